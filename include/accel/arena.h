@@ -1,0 +1,58 @@
+/* Flat arenas. A model registers its parameters by name and shape into a layout; parameters,
+ * gradients, master weights and optimizer moments are buffers of that one layout, so a DDP bucket
+ * or a ZeRO shard is a range of offsets and a checkpoint can name every tensor. */
+#ifndef ACCEL_ARENA_H
+#define ACCEL_ARENA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "accel/status.h"
+
+#define ACCEL_TENSOR_NAME_MAX 64
+#define ACCEL_TENSOR_MAX_DIMS 4
+#define ACCEL_ARENA_ALIGN 16        /* elements: every tensor starts on a 64-byte boundary (fp32) */
+
+enum {
+    ACCEL_TENSOR_NO_DECAY = 1 << 0, /* biases and norm gains: no weight decay */
+};
+
+typedef struct {
+    char name[ACCEL_TENSOR_NAME_MAX];
+    int ndim;
+    int64_t shape[ACCEL_TENSOR_MAX_DIMS];
+    size_t numel;
+    size_t offset;                  /* in elements from the arena start */
+    int layer;                      /* gathering unit for ZeRO-3 (-1: not in a layer) */
+    unsigned flags;
+    float init_std;                 /* N(0, std^2) init; 0 = zeros; <0: constant -init_std */
+} accel_tensor_t;
+
+typedef struct {
+    accel_tensor_t *tensors;
+    int ntensors, capacity;
+    size_t numel;                   /* elements including alignment padding */
+    int nlayers;
+} accel_layout_t;
+
+void accel_layout_init(accel_layout_t *layout);
+void accel_layout_free(accel_layout_t *layout);
+
+/* Register a tensor; shape has ndim entries. Returns the tensor index through *index (may be NULL). */
+accel_status_t accel_layout_add(accel_layout_t *layout, const char *name, int ndim,
+                                const int64_t *shape, int layer, unsigned flags, float init_std,
+                                int *index);
+const accel_tensor_t *accel_layout_find(const accel_layout_t *layout, const char *name);
+/* Number of real elements (padding excluded). */
+size_t accel_layout_params(const accel_layout_t *layout);
+
+/* A 64-byte aligned float buffer of layout->numel elements, zeroed. */
+accel_status_t accel_arena_alloc(const accel_layout_t *layout, float **buf);
+void accel_arena_free(float *buf);
+
+/* Initialise parameters from the keyed RNG: element i of tensor t is a pure function of
+ * (seed, tensor name, i), whatever the world size. */
+void accel_arena_init_params(const accel_layout_t *layout, float *params, uint64_t seed);
+
+#endif

@@ -1,0 +1,59 @@
+/* The process runtime: MPI initialisation, launch detection, topology (node-local and inter-node
+ * communicators), device selection and the start-up table. One per process. */
+#ifndef ACCEL_RUNTIME_H
+#define ACCEL_RUNTIME_H
+
+#include <mpi.h>
+#include <stdbool.h>
+
+#include "accel/config.h"
+#include "accel/device.h"
+#include "accel/launch.h"
+#include "accel/status.h"
+
+#define ACCEL_HOST_MAX 64
+
+typedef struct {
+    int rank, size;                 /* world */
+    int local_rank, local_size;     /* ranks on this node */
+    int node, nnodes;               /* node index (ordered by lowest world rank) and node count */
+    char host[ACCEL_HOST_MAX];
+    MPI_Comm world;                 /* MPI_COMM_WORLD */
+    MPI_Comm local;                 /* ranks on this node */
+    MPI_Comm cross;                 /* ranks with the same local rank on every node (leaders: local 0) */
+    accel_launch_t launch;
+    accel_device_t device;
+    int threads;                    /* compute threads per rank */
+    bool owns_mpi;                  /* accel_init called MPI_Init, so accel_finalize finalizes */
+} accel_runtime_t;
+
+/* Initialise MPI (MPI_Init_thread, FUNNELED) unless already initialised, detect the launcher, check
+ * it against MPI (under Slurm, MPI size must equal SLURM_NTASKS), build the topology and set the
+ * logging identity. Takes OMP_NUM_THREADS from SLURM_CPUS_PER_TASK when unset. */
+accel_status_t accel_init(int *argc, char ***argv, accel_runtime_t **out);
+
+/* Apply the job configuration: log level, pretend nodes (dist.fake_nodes), threads, device. */
+accel_status_t accel_runtime_configure(accel_runtime_t *rt, const accel_config_t *cfg);
+
+/* Rank 0 prints the table rank -> host -> local rank -> device (gathered from every rank). */
+accel_status_t accel_runtime_print_table(const accel_runtime_t *rt, FILE *out);
+
+/* Build the node-local and cross-node communicators, grouping ranks into nodes by shared memory,
+ * or into fake_nodes equal blocks of consecutive ranks when fake_nodes > 0 (tests). */
+accel_status_t accel_runtime_build_topology(accel_runtime_t *rt, int fake_nodes);
+
+/* Free communicators and finalize MPI if accel initialised it. */
+void accel_finalize(accel_runtime_t *rt);
+
+/* Abort every rank of the job with an exit code (MPI_Abort); used on timeouts and fatal errors. */
+void accel_abort(int code) __attribute__((noreturn));
+
+/* Re-run the current program with OpenBLAS's core type set when OpenBLAS misdetects this CPU (it
+ * reads OPENBLAS_CORETYPE once at load time, so the fix needs a fresh exec). Call first in main(),
+ * before MPI_Init. Does nothing when the detection is right or the user set the variable. */
+void accel_blas_fixup(int argc, char **argv);
+/* Name of the BLAS core in use ("SkylakeX", ...) or "unknown". */
+const char *accel_blas_core(void);
+void accel_blas_set_threads(int threads);
+
+#endif

@@ -1,0 +1,24 @@
+/* The training loop behind accel_train: data-parallel steps with gradient accumulation, gradient
+ * averaging over one flat buffer, clipping, the optimizer and progress/metrics output. */
+#ifndef ACCEL_TRAINER_H
+#define ACCEL_TRAINER_H
+
+#include "accel/config.h"
+#include "accel/runtime.h"
+#include "accel/status.h"
+
+typedef struct accel_trainer accel_trainer_t;
+
+typedef struct {
+    int steps;                      /* optimizer steps taken */
+    double last_loss;               /* mean training loss of the last step */
+    double first_loss;
+    double seconds;
+} accel_train_result_t;
+
+accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *cfg,
+                                    accel_trainer_t **out);
+accel_status_t accel_trainer_run(accel_trainer_t *trainer, accel_train_result_t *result);
+void accel_trainer_destroy(accel_trainer_t *trainer);
+
+#endif

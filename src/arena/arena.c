@@ -1,0 +1,104 @@
+/* Parameter layout and flat buffers. Tensors are laid out in registration order, each starting
+ * on a 64-byte boundary so vector loops and MPI-IO see aligned data. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "accel/arena.h"
+#include "accel/log.h"
+#include "accel/rng.h"
+
+void accel_layout_init(accel_layout_t *layout) { memset(layout, 0, sizeof *layout); }
+
+void accel_layout_free(accel_layout_t *layout)
+{
+    free(layout->tensors);
+    memset(layout, 0, sizeof *layout);
+}
+
+accel_status_t accel_layout_add(accel_layout_t *layout, const char *name, int ndim,
+                                const int64_t *shape, int layer, unsigned flags, float init_std,
+                                int *index)
+{
+    if (ndim < 1 || ndim > ACCEL_TENSOR_MAX_DIMS || strlen(name) >= ACCEL_TENSOR_NAME_MAX) {
+        ACCEL_ERROR("tensor '%s': bad rank %d or name too long", name, ndim);
+        return ACCEL_ERR_INVALID;
+    }
+    if (accel_layout_find(layout, name)) {
+        ACCEL_ERROR("tensor '%s' registered twice", name);
+        return ACCEL_ERR_INVALID;
+    }
+    if (layout->ntensors == layout->capacity) {
+        int cap = layout->capacity ? 2 * layout->capacity : 16;
+        accel_tensor_t *t = realloc(layout->tensors, sizeof *t * (size_t)cap);
+        if (!t) return ACCEL_ERR_NOMEM;
+        layout->tensors = t;
+        layout->capacity = cap;
+    }
+    accel_tensor_t *t = &layout->tensors[layout->ntensors];
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%s", name);
+    t->ndim = ndim;
+    t->numel = 1;
+    for (int d = 0; d < ndim; d++) {
+        if (shape[d] <= 0) {
+            ACCEL_ERROR("tensor '%s': dimension %d is %lld", name, d, (long long)shape[d]);
+            return ACCEL_ERR_INVALID;
+        }
+        t->shape[d] = shape[d];
+        t->numel *= (size_t)shape[d];
+    }
+    t->offset = layout->numel;
+    t->layer = layer;
+    t->flags = flags;
+    t->init_std = init_std;
+    layout->numel += (t->numel + ACCEL_ARENA_ALIGN - 1) / ACCEL_ARENA_ALIGN * ACCEL_ARENA_ALIGN;
+    if (layer + 1 > layout->nlayers) layout->nlayers = layer + 1;
+    if (index) *index = layout->ntensors;
+    layout->ntensors++;
+    return ACCEL_OK;
+}
+
+const accel_tensor_t *accel_layout_find(const accel_layout_t *layout, const char *name)
+{
+    for (int i = 0; i < layout->ntensors; i++)
+        if (!strcmp(layout->tensors[i].name, name)) return &layout->tensors[i];
+    return NULL;
+}
+
+size_t accel_layout_params(const accel_layout_t *layout)
+{
+    size_t n = 0;
+    for (int i = 0; i < layout->ntensors; i++) n += layout->tensors[i].numel;
+    return n;
+}
+
+accel_status_t accel_arena_alloc(const accel_layout_t *layout, float **buf)
+{
+    size_t bytes = (layout->numel * sizeof(float) + 63) / 64 * 64;
+    *buf = aligned_alloc(64, bytes ? bytes : 64);
+    if (!*buf) {
+        ACCEL_ERROR("cannot allocate an arena of %zu bytes", bytes);
+        return ACCEL_ERR_NOMEM;
+    }
+    memset(*buf, 0, bytes);
+    return ACCEL_OK;
+}
+
+void accel_arena_free(float *buf) { free(buf); }
+
+void accel_arena_init_params(const accel_layout_t *layout, float *params, uint64_t seed)
+{
+    for (int i = 0; i < layout->ntensors; i++) {
+        const accel_tensor_t *t = &layout->tensors[i];
+        float *p = params + t->offset;
+        if (t->init_std > 0) {
+            accel_rng_fill_normal(p, t->numel, t->init_std, seed, ACCEL_RNG_INIT,
+                                  accel_rng_hash(t->name), 0);
+        } else {
+            float value = t->init_std < 0 ? -t->init_std : 0.0f;
+            for (size_t k = 0; k < t->numel; k++) p[k] = value;
+        }
+    }
+}

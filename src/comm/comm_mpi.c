@@ -1,0 +1,175 @@
+/* MPI backend: non-blocking MPI collectives on host memory. MPI has no half-precision types, so
+ * fp16 and bf16 travel as 2-byte types with user-defined reductions that compute in fp32. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "accel/log.h"
+#include "comm_internal.h"
+
+static MPI_Datatype g_f16 = MPI_DATATYPE_NULL, g_bf16 = MPI_DATATYPE_NULL;
+static MPI_Op g_half_ops[3] = { MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL }; /* sum, max, min */
+
+typedef float (*to_f32_t)(uint16_t);
+typedef uint16_t (*from_f32_t)(float);
+
+static float bf16_to_f32(uint16_t h) { return accel_bf16_to_f32(h); }
+static uint16_t f32_to_bf16(float f) { return accel_f32_to_bf16(f); }
+
+static void half_reduce(void *in, void *inout, int *len, MPI_Datatype *dt, int which)
+{
+    to_f32_t to = *dt == g_bf16 ? bf16_to_f32 : accel_f16_to_f32;
+    from_f32_t from = *dt == g_bf16 ? f32_to_bf16 : accel_f32_to_f16;
+    const uint16_t *a = in;
+    uint16_t *b = inout;
+    for (int i = 0; i < *len; i++) {
+        float x = to(a[i]), y = to(b[i]);
+        float r = which == 0 ? x + y : which == 1 ? (x > y ? x : y) : (x < y ? x : y);
+        b[i] = from(r);
+    }
+}
+static void half_sum(void *in, void *inout, int *len, MPI_Datatype *dt) { half_reduce(in, inout, len, dt, 0); }
+static void half_max(void *in, void *inout, int *len, MPI_Datatype *dt) { half_reduce(in, inout, len, dt, 1); }
+static void half_min(void *in, void *inout, int *len, MPI_Datatype *dt) { half_reduce(in, inout, len, dt, 2); }
+
+static accel_status_t mpi_status(int rc, const char *what)
+{
+    if (rc == MPI_SUCCESS) return ACCEL_OK;
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    ACCEL_ERROR("%s failed: %s", what, msg);
+    return ACCEL_ERR_MPI;
+}
+
+static accel_status_t mpi_init(accel_comm_t *comm)
+{
+    (void)comm;
+    if (g_f16 != MPI_DATATYPE_NULL) return ACCEL_OK;
+    /* Two distinct committed types so the reduction can tell fp16 from bf16. */
+    MPI_Type_contiguous(2, MPI_BYTE, &g_f16);
+    MPI_Type_commit(&g_f16);
+    MPI_Type_contiguous(2, MPI_BYTE, &g_bf16);
+    MPI_Type_commit(&g_bf16);
+    MPI_Op_create(half_sum, 1, &g_half_ops[0]);
+    MPI_Op_create(half_max, 1, &g_half_ops[1]);
+    MPI_Op_create(half_min, 1, &g_half_ops[2]);
+    return ACCEL_OK;
+}
+
+static void mpi_fini(accel_comm_t *comm) { (void)comm; }
+
+static MPI_Datatype mpi_type(accel_dtype_t dtype)
+{
+    switch (dtype) {
+    case ACCEL_F32: return MPI_FLOAT;
+    case ACCEL_F16: return g_f16;
+    case ACCEL_BF16: return g_bf16;
+    case ACCEL_I32: return MPI_INT32_T;
+    case ACCEL_I64: return MPI_INT64_T;
+    case ACCEL_U8: return MPI_UINT8_T;
+    default: return MPI_DATATYPE_NULL;
+    }
+}
+
+/* AVG is a SUM followed by a division when the request completes. */
+static MPI_Op mpi_op(accel_redop_t op, accel_dtype_t dtype)
+{
+    bool half = dtype == ACCEL_F16 || dtype == ACCEL_BF16;
+    switch (op) {
+    case ACCEL_SUM:
+    case ACCEL_AVG: return half ? g_half_ops[0] : MPI_SUM;
+    case ACCEL_MAX: return half ? g_half_ops[1] : MPI_MAX;
+    case ACCEL_MIN: return half ? g_half_ops[2] : MPI_MIN;
+    default: return MPI_OP_NULL;
+    }
+}
+
+static void divide(void *buf, size_t n, accel_dtype_t dtype, int size)
+{
+    switch (dtype) {
+    case ACCEL_F32: { float *x = buf, s = 1.0f / (float)size; for (size_t i = 0; i < n; i++) x[i] *= s; break; }
+    case ACCEL_F16: { uint16_t *x = buf; for (size_t i = 0; i < n; i++) x[i] = accel_f32_to_f16(accel_f16_to_f32(x[i]) / (float)size); break; }
+    case ACCEL_BF16: { uint16_t *x = buf; for (size_t i = 0; i < n; i++) x[i] = accel_f32_to_bf16(accel_bf16_to_f32(x[i]) / (float)size); break; }
+    case ACCEL_I32: { int32_t *x = buf; for (size_t i = 0; i < n; i++) x[i] /= size; break; }
+    case ACCEL_I64: { int64_t *x = buf; for (size_t i = 0; i < n; i++) x[i] /= size; break; }
+    case ACCEL_U8: { uint8_t *x = buf; for (size_t i = 0; i < n; i++) x[i] = (uint8_t)(x[i] / size); break; }
+    default: break;
+    }
+}
+
+static accel_status_t mpi_allreduce(accel_comm_t *comm, const void *send, void *recv, size_t count,
+                                    accel_dtype_t dtype, accel_redop_t op, accel_request_t *req)
+{
+    if (op == ACCEL_AVG) { req->avg_buf = recv; req->avg_count = count; }
+    return mpi_status(MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, (int)count,
+                                     mpi_type(dtype), mpi_op(op, dtype), comm->mpi, &req->mpi),
+                      "MPI_Iallreduce");
+}
+
+static accel_status_t mpi_reduce_scatter(accel_comm_t *comm, const void *send, void *recv,
+                                         size_t recvcount, accel_dtype_t dtype, accel_redop_t op,
+                                         accel_request_t *req)
+{
+    size_t esize = accel_dtype_size(dtype), bytes = recvcount * esize;
+    const char *s = send;
+    char *r = recv;
+    /* The result overlaps the input (in place, NCCL style: recv = send + rank*recvcount):
+     * reduce into a temporary and copy it over on completion. */
+    if (r < s + bytes * (size_t)comm->size && s < r + bytes) {
+        req->staging = malloc(bytes ? bytes : 1);
+        if (!req->staging) return ACCEL_ERR_NOMEM;
+        req->copy_to = recv;
+        req->copy_bytes = bytes;
+        recv = req->staging;
+    }
+    if (op == ACCEL_AVG) { req->avg_buf = recv; req->avg_count = recvcount; }
+    return mpi_status(MPI_Ireduce_scatter_block(send, recv, (int)recvcount, mpi_type(dtype),
+                                                mpi_op(op, dtype), comm->mpi, &req->mpi),
+                      "MPI_Ireduce_scatter_block");
+}
+
+static accel_status_t mpi_allgather(accel_comm_t *comm, const void *send, void *recv,
+                                    size_t sendcount, accel_dtype_t dtype, accel_request_t *req)
+{
+    size_t bytes = sendcount * accel_dtype_size(dtype);
+    bool in_place = (const char *)recv + (size_t)comm->rank * bytes == (const char *)send;
+    return mpi_status(MPI_Iallgather(in_place ? MPI_IN_PLACE : send, (int)sendcount, mpi_type(dtype),
+                                     recv, (int)sendcount, mpi_type(dtype), comm->mpi, &req->mpi),
+                      "MPI_Iallgather");
+}
+
+static accel_status_t mpi_broadcast(accel_comm_t *comm, void *buf, size_t count, accel_dtype_t dtype,
+                                    int root, accel_request_t *req)
+{
+    return mpi_status(MPI_Ibcast(buf, (int)count, mpi_type(dtype), root, comm->mpi, &req->mpi),
+                      "MPI_Ibcast");
+}
+
+static accel_status_t mpi_barrier(accel_comm_t *comm, accel_request_t *req)
+{
+    return mpi_status(MPI_Ibarrier(comm->mpi, &req->mpi), "MPI_Ibarrier");
+}
+
+static accel_status_t mpi_test(accel_comm_t *comm, accel_request_t *req, int *done)
+{
+    ACCEL_CHECK(mpi_status(MPI_Test(&req->mpi, done, MPI_STATUS_IGNORE), "MPI_Test"));
+    if (!*done) return ACCEL_OK;
+    if (req->avg_buf) divide(req->avg_buf, req->avg_count, req->dtype, comm->size);
+    if (req->copy_to) memcpy(req->copy_to, req->staging, req->copy_bytes);
+    return ACCEL_OK;
+}
+
+const accel_comm_backend_ops_t accel_comm_mpi_ops = {
+    .name = "mpi",
+    .init = mpi_init,
+    .fini = mpi_fini,
+    .allreduce = mpi_allreduce,
+    .reduce_scatter = mpi_reduce_scatter,
+    .allgather = mpi_allgather,
+    .broadcast = mpi_broadcast,
+    .barrier = mpi_barrier,
+    .test = mpi_test,
+    .abort = NULL,
+};

@@ -1,0 +1,432 @@
+/* Job configuration: the schema of every key, YAML loading (libyaml), overrides and ACCEL_* variables.
+ * Adding a key = one line in g_schema plus a field in accel_config_t. */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <yaml.h>
+
+#include "accel/config.h"
+
+extern char **environ;
+
+typedef enum { KEY_INT, KEY_U64, KEY_INT64, KEY_DOUBLE, KEY_BOOL, KEY_STRING } key_type_t;
+
+typedef struct {
+    const char *key;
+    key_type_t type;
+    size_t offset;
+    size_t size;                    /* strings: buffer size */
+    const char *def;
+    const char *choices;            /* "a|b|c" for enumerations, NULL otherwise */
+    const char *help;
+} key_spec_t;
+
+#define F(field) offsetof(accel_config_t, field), sizeof(((accel_config_t *)0)->field)
+
+static const key_spec_t g_schema[] = {
+    { "seed", KEY_U64, F(seed), "1234", NULL, "seed of all keyed randomness (weights, data order, dropout)" },
+    { "device", KEY_STRING, F(device), "auto", "auto|cpu|cuda", "where to compute: auto picks the node-local GPU when one is usable" },
+    { "precision", KEY_STRING, F(precision), "fp32", "fp32|bf16|fp16", "compute precision (master weights stay fp32)" },
+    { "threads", KEY_INT, F(threads), "0", NULL, "compute threads per rank; 0 = OMP_NUM_THREADS, else cores / ranks on the node" },
+
+    { "model.name", KEY_STRING, F(model.name), "mlp", "mlp|gpt", "built-in model" },
+    { "model.plugin", KEY_STRING, F(model.plugin), "", NULL, "shared library with a user model (overrides model.name)" },
+    { "model.inputs", KEY_INT, F(model.inputs), "32", NULL, "mlp: input features" },
+    { "model.hidden", KEY_INT, F(model.hidden), "128", NULL, "mlp: hidden width" },
+    { "model.classes", KEY_INT, F(model.classes), "10", NULL, "mlp: output classes" },
+    { "model.depth", KEY_INT, F(model.depth), "2", NULL, "mlp: hidden layers" },
+    { "model.layers", KEY_INT, F(model.layers), "4", NULL, "gpt: transformer blocks" },
+    { "model.heads", KEY_INT, F(model.heads), "4", NULL, "gpt: attention heads" },
+    { "model.width", KEY_INT, F(model.width), "256", NULL, "gpt: embedding width" },
+    { "model.context", KEY_INT, F(model.context), "128", NULL, "gpt: context length in tokens" },
+    { "model.vocab", KEY_INT, F(model.vocab), "256", NULL, "gpt: vocabulary size (256 = bytes)" },
+
+    { "data.path", KEY_STRING, F(data.path), "", NULL, "HDF5 dataset; empty = built-in synthetic task" },
+    { "data.samples", KEY_INT64, F(data.samples), "65536", NULL, "size of the synthetic dataset" },
+    { "data.drop_last", KEY_BOOL, F(data.drop_last), "true", NULL, "drop an epoch's tail that does not fill a global batch" },
+    { "data.noise", KEY_DOUBLE, F(data.noise), "0.05", NULL, "fraction of random labels in the synthetic task" },
+
+    { "train.steps", KEY_INT, F(train.steps), "200", NULL, "optimizer steps" },
+    { "train.global_batch", KEY_INT, F(train.global_batch), "256", NULL, "samples per optimizer step over all ranks" },
+    { "train.grad_accum", KEY_INT, F(train.grad_accum), "1", NULL, "micro-batches accumulated per optimizer step" },
+    { "train.sync_each_batch", KEY_BOOL, F(train.sync_each_batch), "false", NULL, "all-reduce gradients after every micro-batch" },
+    { "train.clip", KEY_DOUBLE, F(train.clip), "1.0", NULL, "clip gradients to this global norm; 0 = off" },
+    { "train.log_every", KEY_INT, F(train.log_every), "10", NULL, "steps between progress lines" },
+    { "train.eval_every", KEY_INT, F(train.eval_every), "0", NULL, "steps between evaluations; 0 = off" },
+    { "train.metrics", KEY_STRING, F(train.metrics), "", NULL, "JSON-lines metrics file written by rank 0" },
+
+    { "optim.name", KEY_STRING, F(optim.name), "adamw", "adamw|sgd", "optimizer" },
+    { "optim.lr", KEY_DOUBLE, F(optim.lr), "0.003", NULL, "peak learning rate" },
+    { "optim.beta1", KEY_DOUBLE, F(optim.beta1), "0.9", NULL, "AdamW beta1" },
+    { "optim.beta2", KEY_DOUBLE, F(optim.beta2), "0.999", NULL, "AdamW beta2" },
+    { "optim.eps", KEY_DOUBLE, F(optim.eps), "1e-8", NULL, "AdamW epsilon" },
+    { "optim.weight_decay", KEY_DOUBLE, F(optim.weight_decay), "0.01", NULL, "decoupled weight decay (not on biases and norms)" },
+    { "optim.momentum", KEY_DOUBLE, F(optim.momentum), "0.9", NULL, "SGD momentum" },
+    { "optim.schedule", KEY_STRING, F(optim.schedule), "cosine", "constant|linear|cosine", "learning-rate schedule over train.steps" },
+    { "optim.warmup", KEY_INT, F(optim.warmup), "10", NULL, "linear warm-up, in optimizer steps" },
+    { "optim.min_lr_ratio", KEY_DOUBLE, F(optim.min_lr_ratio), "0.1", NULL, "final learning rate as a fraction of optim.lr" },
+
+    { "dist.strategy", KEY_STRING, F(dist.strategy), "ddp", "ddp|zero1|zero2|zero3", "data-parallel strategy" },
+    { "dist.hybrid", KEY_BOOL, F(dist.hybrid), "false", NULL, "shard within a node, replicate across nodes" },
+    { "dist.bucket_mb", KEY_DOUBLE, F(dist.bucket_mb), "25", NULL, "gradient bucket size in MiB" },
+    { "dist.fake_nodes", KEY_INT, F(dist.fake_nodes), "0", NULL, "testing: group ranks into this many pretend nodes; 0 = real topology" },
+    { "dist.timeout", KEY_DOUBLE, F(dist.timeout), "600", NULL, "seconds any collective or I/O wait may take before the job aborts; 0 = forever" },
+
+    { "log.level", KEY_STRING, F(log.level), "info", "error|warn|info|debug|trace", "log level (ACCEL_LOG_LEVEL)" },
+    { "log.all_ranks", KEY_BOOL, F(log.all_ranks), "false", NULL, "informational messages from every rank, not only rank 0" },
+};
+#define NKEYS (sizeof g_schema / sizeof g_schema[0])
+
+static const key_spec_t *find_key(const char *key)
+{
+    for (size_t i = 0; i < NKEYS; i++)
+        if (!strcmp(g_schema[i].key, key)) return &g_schema[i];
+    return NULL;
+}
+
+/* Suggest the closest known key for a typo: the one sharing the longest prefix. */
+static const char *closest_key(const char *key)
+{
+    const char *best = NULL;
+    size_t best_len = 2;
+    for (size_t i = 0; i < NKEYS; i++) {
+        size_t n = 0;
+        while (key[n] && key[n] == g_schema[i].key[n]) n++;
+        const char *dot = strchr(key, '.'), *kdot = strchr(g_schema[i].key, '.');
+        const char *leaf = dot ? dot + 1 : key, *kleaf = kdot ? kdot + 1 : g_schema[i].key;
+        if (!strcmp(leaf, kleaf)) n += 8;          /* same leaf in another section */
+        if (n > best_len) { best_len = n; best = g_schema[i].key; }
+    }
+    return best;
+}
+
+static bool parse_bool(const char *v, bool *out)
+{
+    static const char *const yes[] = { "true", "yes", "on", "1" }, *const no[] = { "false", "no", "off", "0" };
+    for (int i = 0; i < 4; i++) {
+        if (!strcasecmp(v, yes[i])) { *out = true; return true; }
+        if (!strcasecmp(v, no[i])) { *out = false; return true; }
+    }
+    return false;
+}
+
+static bool in_choices(const char *choices, const char *v)
+{
+    size_t n = strlen(v);
+    for (const char *p = choices; p && *p;) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        if (len == n && !strncmp(p, v, n)) return true;
+        p = bar ? bar + 1 : NULL;
+    }
+    return false;
+}
+
+accel_status_t accel_config_set(accel_config_t *cfg, const char *key, const char *value, char *err,
+                                size_t errlen)
+{
+    char dummy[8];
+    if (!err) { err = dummy; errlen = sizeof dummy; }
+    const key_spec_t *k = find_key(key);
+    if (!k) {
+        const char *hint = closest_key(key);
+        if (hint)
+            snprintf(err, errlen, "unknown configuration key '%s'\n--> hint: did you mean '%s'? "
+                     "('accel config --defaults' lists every key)", key, hint);
+        else
+            snprintf(err, errlen, "unknown configuration key '%s'\n--> hint: "
+                     "'accel config --defaults' lists every key", key);
+        return ACCEL_ERR_CONFIG;
+    }
+    char *field = (char *)cfg + k->offset;
+    char *end = NULL;
+    errno = 0;
+    switch (k->type) {
+    case KEY_INT: {
+        long v = strtol(value, &end, 10);
+        if (!*value || *end || errno || v < INT_MIN || v > INT_MAX) goto bad_type;
+        if (v < 0) goto negative;
+        *(int *)field = (int)v;
+        break;
+    }
+    case KEY_INT64: {
+        long long v = strtoll(value, &end, 10);
+        if (!*value || *end || errno) goto bad_type;
+        if (v < 0) goto negative;
+        *(int64_t *)field = v;
+        break;
+    }
+    case KEY_U64: {
+        if (value[0] == '-') goto negative;
+        unsigned long long v = strtoull(value, &end, 10);
+        if (!*value || *end || errno) goto bad_type;
+        *(uint64_t *)field = v;
+        break;
+    }
+    case KEY_DOUBLE: {
+        double v = strtod(value, &end);
+        if (!*value || *end || errno || !isfinite(v)) goto bad_type;
+        if (v < 0) goto negative;
+        *(double *)field = v;
+        break;
+    }
+    case KEY_BOOL:
+        if (!parse_bool(value, (bool *)field)) goto bad_type;
+        break;
+    case KEY_STRING:
+        if (k->choices && !in_choices(k->choices, value)) {
+            snprintf(err, errlen, "configuration key '%s' has value '%s'; expected one of %s",
+                     key, value, k->choices);
+            return ACCEL_ERR_CONFIG;
+        }
+        if (strlen(value) >= k->size) {
+            snprintf(err, errlen, "configuration key '%s': value is longer than %zu characters",
+                     key, k->size - 1);
+            return ACCEL_ERR_CONFIG;
+        }
+        snprintf(field, k->size, "%s", value);
+        break;
+    }
+    return ACCEL_OK;
+bad_type:
+    snprintf(err, errlen, "configuration key '%s' expects %s, got '%s'", key,
+             k->type == KEY_BOOL ? "true or false"
+             : k->type == KEY_DOUBLE ? "a number" : "an integer", value);
+    return ACCEL_ERR_CONFIG;
+negative:
+    snprintf(err, errlen, "configuration key '%s' must not be negative, got '%s'", key, value);
+    return ACCEL_ERR_CONFIG;
+}
+
+void accel_config_defaults(accel_config_t *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    for (size_t i = 0; i < NKEYS; i++)
+        (void)accel_config_set(cfg, g_schema[i].key, g_schema[i].def, NULL, 0);
+}
+
+/* Walk a YAML node: mappings nest keys with '.', scalars are values. */
+static accel_status_t load_node(accel_config_t *cfg, yaml_document_t *doc, yaml_node_t *node,
+                                const char *prefix, const char *path, char *err, size_t errlen)
+{
+    if (node->type == YAML_SCALAR_NODE) {
+        if (!*prefix) {
+            if (node->data.scalar.length == 0) return ACCEL_OK;   /* empty document */
+            snprintf(err, errlen, "%s:%lu: expected a mapping of configuration keys, found '%s'",
+                     path, (unsigned long)node->start_mark.line + 1,
+                     (const char *)node->data.scalar.value);
+            return ACCEL_ERR_CONFIG;
+        }
+        char msg[512];
+        accel_status_t st = accel_config_set(cfg, prefix, (const char *)node->data.scalar.value,
+                                             msg, sizeof msg);
+        if (st != ACCEL_OK)
+            snprintf(err, errlen, "%s:%lu: %s", path, (unsigned long)node->start_mark.line + 1, msg);
+        return st;
+    }
+    if (node->type == YAML_SEQUENCE_NODE) {
+        snprintf(err, errlen, "%s:%lu: key '%s' has a list value; every key takes a single value",
+                 path, (unsigned long)node->start_mark.line + 1, prefix);
+        return ACCEL_ERR_CONFIG;
+    }
+    if (node->type != YAML_MAPPING_NODE) return ACCEL_OK;
+    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
+        yaml_node_t *kn = yaml_document_get_node(doc, p->key);
+        yaml_node_t *vn = yaml_document_get_node(doc, p->value);
+        if (!kn || kn->type != YAML_SCALAR_NODE) {
+            snprintf(err, errlen, "%s:%lu: mapping keys must be plain names", path,
+                     kn ? (unsigned long)kn->start_mark.line + 1 : 0UL);
+            return ACCEL_ERR_CONFIG;
+        }
+        char key[256];
+        int n = snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "",
+                         (const char *)kn->data.scalar.value);
+        if (n >= (int)sizeof key) {
+            snprintf(err, errlen, "%s:%lu: key too long", path, (unsigned long)kn->start_mark.line + 1);
+            return ACCEL_ERR_CONFIG;
+        }
+        /* A mapping under a leaf key, or a scalar where a section is expected, is a type error. */
+        if (vn && vn->type == YAML_MAPPING_NODE && find_key(key)) {
+            snprintf(err, errlen, "%s:%lu: key '%s' takes a single value, not a mapping", path,
+                     (unsigned long)vn->start_mark.line + 1, key);
+            return ACCEL_ERR_CONFIG;
+        }
+        if (vn && vn->type == YAML_SCALAR_NODE && !find_key(key)) {
+            size_t len = strlen(key);
+            for (size_t i = 0; i < NKEYS; i++)
+                if (!strncmp(g_schema[i].key, key, len) && g_schema[i].key[len] == '.') {
+                    snprintf(err, errlen, "%s:%lu: '%s' is a section (e.g. '%s'), not a value", path,
+                             (unsigned long)kn->start_mark.line + 1, key, g_schema[i].key);
+                    return ACCEL_ERR_CONFIG;
+                }
+        }
+        accel_status_t st = vn ? load_node(cfg, doc, vn, key, path, err, errlen) : ACCEL_OK;
+        if (st != ACCEL_OK) return st;
+    }
+    return ACCEL_OK;
+}
+
+static accel_status_t load_file(accel_config_t *cfg, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "cannot open configuration file '%s': %s", path, strerror(errno));
+        return errno == ENOENT ? ACCEL_ERR_NOT_FOUND : ACCEL_ERR_IO;
+    }
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    accel_status_t st = ACCEL_OK;
+    yaml_parser_initialize(&parser);
+    yaml_parser_set_input_file(&parser, f);
+    if (!yaml_parser_load(&parser, &doc)) {
+        snprintf(err, errlen, "%s:%lu:%lu: malformed YAML: %s%s%s", path,
+                 (unsigned long)parser.problem_mark.line + 1,
+                 (unsigned long)parser.problem_mark.column + 1,
+                 parser.problem ? parser.problem : "parse error",
+                 parser.context ? " " : "", parser.context ? parser.context : "");
+        st = ACCEL_ERR_CONFIG;
+        goto out_parser;
+    }
+    yaml_node_t *root = yaml_document_get_root_node(&doc);
+    if (root) st = load_node(cfg, &doc, root, "", path, err, errlen);
+    yaml_document_delete(&doc);
+out_parser:
+    yaml_parser_delete(&parser);
+    fclose(f);
+    return st;
+}
+
+bool accel_config_is_override(const char *text)
+{
+    const char *eq = strchr(text, '=');
+    if (!eq || eq == text) return false;
+    for (const char *p = text; p < eq; p++)
+        if (!isalnum((unsigned char)*p) && *p != '.' && *p != '_') return false;
+    return true;
+}
+
+/* ACCEL_TRAIN_GLOBAL_BATCH <-> train.global_batch */
+static void env_name(const char *key, char *out, size_t outlen)
+{
+    size_t n = (size_t)snprintf(out, outlen, "ACCEL_");
+    for (const char *p = key; *p && n + 1 < outlen; p++)
+        out[n++] = *p == '.' ? '_' : (char)toupper((unsigned char)*p);
+    out[n] = '\0';
+}
+
+static const char *env_lookup(char *const envp[], const char *name)
+{
+    size_t n = strlen(name);
+    for (char *const *e = envp; e && *e; e++)
+        if (!strncmp(*e, name, n) && (*e)[n] == '=') return *e + n + 1;
+    return NULL;
+}
+
+accel_status_t accel_config_load(accel_config_t *cfg, const char *path, int noverrides,
+                                 char *const overrides[], char *const envp[], char *err,
+                                 size_t errlen)
+{
+    char dummy[8];
+    if (!err) { err = dummy; errlen = sizeof dummy; }
+    err[0] = '\0';
+    accel_config_defaults(cfg);
+    if (path) {
+        accel_status_t st = load_file(cfg, path, err, errlen);
+        if (st != ACCEL_OK) return st;
+    }
+    for (int i = 0; i < noverrides; i++) {
+        const char *eq = strchr(overrides[i], '=');
+        if (!accel_config_is_override(overrides[i])) {
+            snprintf(err, errlen, "argument '%s' is not a key=value override", overrides[i]);
+            return ACCEL_ERR_CONFIG;
+        }
+        char key[256];
+        snprintf(key, sizeof key, "%.*s", (int)(eq - overrides[i]), overrides[i]);
+        char msg[512];
+        accel_status_t st = accel_config_set(cfg, key, eq + 1, msg, sizeof msg);
+        if (st != ACCEL_OK) {
+            snprintf(err, errlen, "command line: %s", msg);
+            return st;
+        }
+    }
+    if (!envp) envp = environ;
+    for (size_t i = 0; i < NKEYS; i++) {
+        char name[128];
+        env_name(g_schema[i].key, name, sizeof name);
+        const char *v = env_lookup(envp, name);
+        if (!v) continue;
+        char msg[512];
+        accel_status_t st = accel_config_set(cfg, g_schema[i].key, v, msg, sizeof msg);
+        if (st != ACCEL_OK) {
+            snprintf(err, errlen, "environment variable %s: %s", name, msg);
+            return st;
+        }
+    }
+    return ACCEL_OK;
+}
+
+static void format_value(const accel_config_t *cfg, const key_spec_t *k, char *out, size_t outlen)
+{
+    const char *field = (const char *)cfg + k->offset;
+    switch (k->type) {
+    case KEY_INT: snprintf(out, outlen, "%d", *(const int *)field); break;
+    case KEY_INT64: snprintf(out, outlen, "%lld", (long long)*(const int64_t *)field); break;
+    case KEY_U64: snprintf(out, outlen, "%llu", (unsigned long long)*(const uint64_t *)field); break;
+    case KEY_DOUBLE: snprintf(out, outlen, "%.9g", *(const double *)field); break;
+    case KEY_BOOL: snprintf(out, outlen, "%s", *(const bool *)field ? "true" : "false"); break;
+    case KEY_STRING:
+        if (!*field) snprintf(out, outlen, "\"\"");
+        else snprintf(out, outlen, "%s", field);
+        break;
+    }
+}
+
+/* Print keys nested by section; the schema is grouped by section so one pass suffices. */
+static void emit_yaml(const accel_config_t *cfg, FILE *out, bool comments)
+{
+    char section[64] = "";
+    for (size_t i = 0; i < NKEYS; i++) {
+        const key_spec_t *k = &g_schema[i];
+        const char *dot = strchr(k->key, '.');
+        char value[ACCEL_STR_MAX + 8];
+        format_value(cfg, k, value, sizeof value);
+        if (dot) {
+            size_t len = (size_t)(dot - k->key);
+            if (strlen(section) != len || strncmp(section, k->key, len)) {
+                snprintf(section, sizeof section, "%.*s", (int)len, k->key);
+                fprintf(out, "%s:\n", section);
+            }
+            if (comments)
+                fprintf(out, "  # %s%s%s\n", k->help, k->choices ? ": " : "", k->choices ? k->choices : "");
+            fprintf(out, "  %s: %s\n", dot + 1, value);
+        } else {
+            section[0] = '\0';
+            if (comments)
+                fprintf(out, "# %s%s%s\n", k->help, k->choices ? ": " : "", k->choices ? k->choices : "");
+            fprintf(out, "%s: %s\n", k->key, value);
+        }
+    }
+}
+
+void accel_config_print(const accel_config_t *cfg, FILE *out) { emit_yaml(cfg, out, false); }
+
+void accel_config_print_commented(const accel_config_t *cfg, FILE *out) { emit_yaml(cfg, out, true); }
+
+char *accel_config_to_yaml(const accel_config_t *cfg)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return NULL;
+    emit_yaml(cfg, f, false);
+    fclose(f);
+    return buf;
+}

@@ -1,0 +1,223 @@
+/* Process runtime: MPI start-up, the launch sanity check, topology communicators, device choice
+ * and the start-up table. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "accel/log.h"
+#include "accel/runtime.h"
+
+static accel_status_t mpi_status(int rc, const char *what)
+{
+    if (rc == MPI_SUCCESS) return ACCEL_OK;
+    char msg[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, msg, &len);
+    ACCEL_ERROR("%s failed: %s", what, msg);
+    return ACCEL_ERR_MPI;
+}
+
+/* Under srun, a world size that differs from the task count means MPI did not wire up through
+ * Slurm's PMIx: each task came up as its own singleton. */
+static accel_status_t check_launch(const accel_runtime_t *rt)
+{
+    const accel_launch_t *l = &rt->launch;
+    if (l->launcher == ACCEL_LAUNCH_SRUN && l->expected_size > 0 && l->expected_size != rt->size) {
+        ACCEL_ERROR("MPI reports %d rank(s) but srun started %d tasks (SLURM_NTASKS=%d): the tasks did "
+                    "not join one MPI job, so every task would think it is rank 0 of %d.\n"
+                    "--> hint: launch with 'srun --mpi=pmix' (or set MpiDefault=pmix in slurm.conf), "
+                    "with accel built against the MPI that Slurm's PMIx plugin serves",
+                    rt->size, l->expected_size, l->slurm_ntasks, rt->size);
+        return ACCEL_ERR_LAUNCH;
+    }
+    if (l->launcher == ACCEL_LAUNCH_MPIRUN && l->expected_size > 0 && l->expected_size != rt->size) {
+        ACCEL_ERROR("MPI reports %d rank(s) but mpirun announced %d (OMPI_COMM_WORLD_SIZE).\n"
+                    "--> hint: the program and mpirun come from different MPI installations",
+                    rt->size, l->expected_size);
+        return ACCEL_ERR_LAUNCH;
+    }
+    return ACCEL_OK;
+}
+
+accel_status_t accel_init(int *argc, char ***argv, accel_runtime_t **out)
+{
+    accel_runtime_t *rt = calloc(1, sizeof *rt);
+    if (!rt) return ACCEL_ERR_NOMEM;
+    rt->world = MPI_COMM_WORLD;
+    rt->local = rt->cross = MPI_COMM_NULL;
+
+    accel_launch_detect(NULL, &rt->launch);
+    /* Slurm's CPUs per task is the thread budget unless the user chose one. */
+    if (!getenv("OMP_NUM_THREADS") && rt->launch.slurm_cpus_per_task > 0) {
+        char v[16];
+        snprintf(v, sizeof v, "%d", rt->launch.slurm_cpus_per_task);
+        setenv("OMP_NUM_THREADS", v, 0);
+    }
+
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!initialized) {
+        int provided;
+        if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+            fprintf(stderr, "accel: MPI_Init_thread failed\n");
+            free(rt);
+            return ACCEL_ERR_MPI;
+        }
+        rt->owns_mpi = true;
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rt->rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &rt->size);
+
+    const char *slurm_node = getenv("SLURMD_NODENAME");
+    if (slurm_node && *slurm_node) {
+        snprintf(rt->host, sizeof rt->host, "%s", slurm_node);
+    } else {
+        char name[MPI_MAX_PROCESSOR_NAME];
+        int len = 0;
+        MPI_Get_processor_name(name, &len);
+        snprintf(rt->host, sizeof rt->host, "%.63s", name);
+    }
+    accel_log_set_identity(rt->rank, rt->size, rt->host);
+
+    accel_status_t st = check_launch(rt);
+    if (st == ACCEL_OK) st = accel_runtime_build_topology(rt, 0);
+    rt->device.kind = ACCEL_DEVICE_CPU;
+    rt->device.index = -1;
+    snprintf(rt->device.name, sizeof rt->device.name, "cpu");
+    *out = rt;       /* even on error, so the caller can finalize */
+    return st;
+}
+
+accel_status_t accel_runtime_build_topology(accel_runtime_t *rt, int fake_nodes)
+{
+    if (rt->local != MPI_COMM_NULL) MPI_Comm_free(&rt->local);
+    if (rt->cross != MPI_COMM_NULL) MPI_Comm_free(&rt->cross);
+    if (fake_nodes > 0) {
+        if (rt->size % fake_nodes) {
+            ACCEL_ERROR0("dist.fake_nodes=%d does not divide the %d ranks into equal nodes\n"
+                         "--> hint: use a divisor of the world size", fake_nodes, rt->size);
+            return ACCEL_ERR_CONFIG;
+        }
+        int per_node = rt->size / fake_nodes;
+        ACCEL_CHECK(mpi_status(MPI_Comm_split(rt->world, rt->rank / per_node, rt->rank, &rt->local),
+                               "MPI_Comm_split (fake nodes)"));
+    } else {
+        ACCEL_CHECK(mpi_status(MPI_Comm_split_type(rt->world, MPI_COMM_TYPE_SHARED, rt->rank,
+                                                   MPI_INFO_NULL, &rt->local),
+                               "MPI_Comm_split_type(SHARED)"));
+    }
+    MPI_Comm_rank(rt->local, &rt->local_rank);
+    MPI_Comm_size(rt->local, &rt->local_size);
+
+    /* A node is named by the world rank of its local rank 0; nodes are numbered in that order. */
+    int leader = rt->rank;
+    MPI_Bcast(&leader, 1, MPI_INT, 0, rt->local);
+    int *leaders = malloc(sizeof(int) * (size_t)rt->size);
+    if (!leaders) return ACCEL_ERR_NOMEM;
+    ACCEL_CHECK(mpi_status(MPI_Allgather(&leader, 1, MPI_INT, leaders, 1, MPI_INT, rt->world),
+                           "MPI_Allgather (topology)"));
+    rt->node = rt->nnodes = 0;
+    for (int r = 0; r < rt->size; r++) {
+        if (leaders[r] != r) continue;       /* r is a leader exactly when it names itself */
+        if (r < leader) rt->node++;
+        rt->nnodes++;
+    }
+    free(leaders);
+    ACCEL_CHECK(mpi_status(MPI_Comm_split(rt->world, rt->local_rank, rt->node, &rt->cross),
+                           "MPI_Comm_split (cross-node)"));
+    return ACCEL_OK;
+}
+
+accel_status_t accel_runtime_configure(accel_runtime_t *rt, const accel_config_t *cfg)
+{
+    int lvl = accel_log_parse_level(cfg->log.level);
+    if (lvl >= 0 && !getenv("ACCEL_LOG_LEVEL")) accel_log_set_level((accel_log_level_t)lvl);
+    accel_log_set_all_ranks(cfg->log.all_ranks);
+    if (cfg->dist.fake_nodes > 0) ACCEL_CHECK(accel_runtime_build_topology(rt, cfg->dist.fake_nodes));
+
+    /* Threads: explicit setting, else OMP_NUM_THREADS, else share the node's cores. */
+    int threads = cfg->threads;
+    const char *omp = getenv("OMP_NUM_THREADS");
+    if (threads <= 0 && omp) threads = atoi(omp);
+    if (threads <= 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        threads = (int)(cores / (rt->local_size > 0 ? rt->local_size : 1));
+        if (threads < 1) threads = 1;
+    }
+    rt->threads = threads;
+    accel_blas_set_threads(threads);
+
+    accel_status_t st = accel_device_select(cfg->device, rt->local_rank, &rt->device);
+    /* Every rank must agree, or some would wait for collectives the others never start. */
+    int ok = st == ACCEL_OK, all_ok = 0;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, rt->world);
+    if (st != ACCEL_OK) return st;
+    if (!all_ok) {
+        ACCEL_ERROR("device selection failed on another rank");
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    return ACCEL_OK;
+}
+
+typedef struct {
+    char host[ACCEL_HOST_MAX];
+    char device[64];
+    int local_rank, node;
+} table_row_t;
+
+accel_status_t accel_runtime_print_table(const accel_runtime_t *rt, FILE *out)
+{
+    table_row_t mine;
+    memset(&mine, 0, sizeof mine);
+    snprintf(mine.host, sizeof mine.host, "%s", rt->host);
+    if (rt->device.kind == ACCEL_DEVICE_CUDA)
+        snprintf(mine.device, sizeof mine.device, "cuda:%d %.50s", rt->device.index, rt->device.name);
+    else
+        snprintf(mine.device, sizeof mine.device, "cpu (%d thread%s)", rt->threads,
+                 rt->threads == 1 ? "" : "s");
+    mine.local_rank = rt->local_rank;
+    mine.node = rt->node;
+    table_row_t *rows = rt->rank == 0 ? malloc(sizeof *rows * (size_t)rt->size) : NULL;
+    if (rt->rank == 0 && !rows) return ACCEL_ERR_NOMEM;
+    int rc = MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, rows, (int)sizeof mine, MPI_BYTE, 0, rt->world);
+    if (rc != MPI_SUCCESS) { free(rows); return mpi_status(rc, "MPI_Gather (rank table)"); }
+    if (rt->rank == 0) {
+        fprintf(out, "accel: %d rank%s on %d node%s, launched by %s\n", rt->size, rt->size == 1 ? "" : "s",
+                rt->nnodes, rt->nnodes == 1 ? "" : "s", accel_launcher_name(rt->launch.launcher));
+        fprintf(out, "  %-6s %-20s %-5s %-11s %s\n", "rank", "host", "node", "local rank", "device");
+        for (int r = 0; r < rt->size; r++)
+            fprintf(out, "  %-6d %-20s %-5d %-11d %s\n", r, rows[r].host, rows[r].node,
+                    rows[r].local_rank, rows[r].device);
+        fflush(out);
+    }
+    free(rows);
+    return ACCEL_OK;
+}
+
+void accel_finalize(accel_runtime_t *rt)
+{
+    if (!rt) return;
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) {
+        if (rt->local != MPI_COMM_NULL) MPI_Comm_free(&rt->local);
+        if (rt->cross != MPI_COMM_NULL) MPI_Comm_free(&rt->cross);
+        if (rt->owns_mpi) MPI_Finalize();
+    }
+    free(rt);
+}
+
+void accel_abort(int code)
+{
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    fflush(stdout);
+    fflush(stderr);
+    if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, code);
+    _exit(code);
+}

@@ -1,0 +1,51 @@
+/* Model registry: built-in models by name, user models from a plugin shared library that exports
+ * `const accel_model_ops_t accel_model_plugin`. */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <string.h>
+
+#include "accel/log.h"
+#include "accel/model.h"
+
+static const accel_model_ops_t *const g_builtin[] = { &accel_model_mlp };
+
+static accel_status_t find_ops(const accel_config_t *cfg, const accel_model_ops_t **ops)
+{
+    if (cfg->model.plugin[0]) {
+        void *lib = dlopen(cfg->model.plugin, RTLD_NOW | RTLD_LOCAL);
+        if (!lib) {
+            ACCEL_ERROR0("cannot load model plugin '%s': %s", cfg->model.plugin, dlerror());
+            return ACCEL_ERR_NOT_FOUND;
+        }
+        *ops = dlsym(lib, "accel_model_plugin");
+        if (!*ops) {
+            ACCEL_ERROR0("model plugin '%s' does not export 'accel_model_plugin'\n"
+                         "--> hint: define 'const accel_model_ops_t accel_model_plugin = {...};'",
+                         cfg->model.plugin);
+            return ACCEL_ERR_INVALID;
+        }
+        return ACCEL_OK;     /* the library stays loaded for the life of the process */
+    }
+    for (size_t i = 0; i < sizeof g_builtin / sizeof g_builtin[0]; i++)
+        if (!strcmp(g_builtin[i]->name, cfg->model.name)) { *ops = g_builtin[i]; return ACCEL_OK; }
+    ACCEL_ERROR0("model '%s' is not built into this version of accel", cfg->model.name);
+    return ACCEL_ERR_UNSUPPORTED;
+}
+
+accel_status_t accel_model_create(const accel_config_t *cfg, accel_model_t *model)
+{
+    memset(model, 0, sizeof *model);
+    accel_layout_init(&model->layout);
+    ACCEL_CHECK(find_ops(cfg, &model->ops));
+    accel_status_t st = model->ops->create(cfg, &model->layout, &model->state);
+    if (st != ACCEL_OK) accel_layout_free(&model->layout);
+    return st;
+}
+
+void accel_model_destroy(accel_model_t *model)
+{
+    if (model->ops && model->state) model->ops->destroy(model->state);
+    accel_layout_free(&model->layout);
+    memset(model, 0, sizeof *model);
+}

@@ -1,0 +1,93 @@
+/* AdamW (decoupled weight decay, bias-corrected moments) and SGD with momentum over a range of a
+ * flat fp32 arena; learning-rate schedules in optimizer steps. */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accel/log.h"
+#include "accel/optim.h"
+
+accel_status_t accel_optim_create(const accel_optim_config_t *cfg, int total_steps,
+                                  const accel_layout_t *layout, size_t begin, size_t end,
+                                  accel_optim_t *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->cfg = cfg;
+    opt->total_steps = total_steps;
+    opt->begin = begin;
+    opt->end = end;
+    size_t n = end > begin ? end - begin : 0;
+    opt->m = calloc(n ? n : 1, sizeof(float));
+    opt->v = strcmp(cfg->name, "adamw") ? NULL : calloc(n ? n : 1, sizeof(float));
+    opt->decay_mask = calloc(n ? n : 1, 1);
+    if (!opt->m || !opt->decay_mask || (!strcmp(cfg->name, "adamw") && !opt->v)) {
+        accel_optim_destroy(opt);
+        return ACCEL_ERR_NOMEM;
+    }
+    /* Weight decay applies to the real elements of tensors without NO_DECAY (never to padding). */
+    for (int i = 0; i < layout->ntensors; i++) {
+        const accel_tensor_t *t = &layout->tensors[i];
+        if (t->flags & ACCEL_TENSOR_NO_DECAY) continue;
+        size_t lo = t->offset > begin ? t->offset : begin;
+        size_t hi = t->offset + t->numel < end ? t->offset + t->numel : end;
+        if (lo < hi) memset(opt->decay_mask + (lo - begin), 1, hi - lo);
+    }
+    return ACCEL_OK;
+}
+
+void accel_optim_destroy(accel_optim_t *opt)
+{
+    free(opt->m);
+    free(opt->v);
+    free(opt->decay_mask);
+    opt->m = opt->v = NULL;
+    opt->decay_mask = NULL;
+}
+
+double accel_optim_lr(const accel_optim_config_t *cfg, int total_steps, long step)
+{
+    double peak = cfg->lr, floor_lr = cfg->lr * cfg->min_lr_ratio;
+    if (step < cfg->warmup) return peak * (double)(step + 1) / (double)cfg->warmup;
+    if (!strcmp(cfg->schedule, "constant")) return peak;
+    long decay_steps = total_steps - cfg->warmup;
+    double progress = decay_steps > 1 ? (double)(step - cfg->warmup) / (double)(decay_steps - 1) : 1.0;
+    if (progress > 1.0) progress = 1.0;
+    if (!strcmp(cfg->schedule, "linear")) return peak + (floor_lr - peak) * progress;
+    return floor_lr + 0.5 * (peak - floor_lr) * (1.0 + cos(M_PI * progress));
+}
+
+double accel_optim_step(accel_optim_t *opt, float *params, const float *grads)
+{
+    const accel_optim_config_t *c = opt->cfg;
+    double lr = accel_optim_lr(c, opt->total_steps, opt->step);
+    opt->step++;
+    size_t n = opt->end - opt->begin;
+    float *p = params + opt->begin;
+    const float *g = grads + opt->begin;
+    const unsigned char *decay = opt->decay_mask;
+    const float flr = (float)lr, wd = (float)c->weight_decay;
+    if (opt->v) {
+        const float b1 = (float)c->beta1, b2 = (float)c->beta2, eps = (float)c->eps;
+        const float bc1 = (float)(1.0 - pow(c->beta1, (double)opt->step));
+        const float bc2 = (float)(1.0 - pow(c->beta2, (double)opt->step));
+        const float step_size = flr / bc1, inv_sqrt_bc2 = 1.0f / sqrtf(bc2);
+        float *m = opt->m, *v = opt->v;
+        for (size_t i = 0; i < n; i++) {
+            m[i] = b1 * m[i] + (1.0f - b1) * g[i];
+            v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
+            float denom = sqrtf(v[i]) * inv_sqrt_bc2 + eps;
+            p[i] -= step_size * m[i] / denom + (decay[i] ? flr * wd * p[i] : 0.0f);
+        }
+    } else {
+        const float mu = (float)c->momentum;
+        float *buf = opt->m;
+        for (size_t i = 0; i < n; i++) {
+            float gi = g[i] + (decay[i] ? wd * p[i] : 0.0f);
+            buf[i] = mu * buf[i] + gi;
+            p[i] -= flr * buf[i];
+        }
+    }
+    return lr;
+}

@@ -1,0 +1,41 @@
+# Shared helpers for the shell tests (sourced). make check exports top_builddir, top_srcdir, MPIRUN.
+# Every MPI launch is bounded by a timeout: a hung collective must fail the test, not the CI run.
+: "${top_builddir:=$(pwd)}"
+: "${top_srcdir:=$top_builddir}"
+: "${MPIRUN:=mpirun}"
+ACCEL="$top_builddir/accel"
+ACCEL_TRAIN="$top_builddir/accel_train"
+
+# mpirun as root, 4 ranks on 2 cores, traffic on loopback, Check without fork (MPI in-process).
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+export CK_FORK=no
+
+TEST_TIMEOUT=${ACCEL_TEST_TIMEOUT:-300}
+
+# run_mpi NP CMD...: mpirun -np NP CMD, killed after TEST_TIMEOUT seconds.
+run_mpi() {
+    np=$1; shift
+    timeout -k 10 "$TEST_TIMEOUT" "$MPIRUN" -np "$np" "$@"
+}
+
+fail() { echo "FAIL: $*"; exit 1; }
+skip() { echo "SKIP: $*"; exit 77; }
+pass() { echo "PASS: $*"; }
+
+# A scratch directory removed when the test exits.
+make_scratch() {
+    SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/accel-test.XXXXXX")
+    trap 'rm -rf "$SCRATCH"' EXIT
+}
+
+# expect_fail EXPECTED_TEXT CMD...: CMD must exit non-zero (not by a signal) and print the text.
+expect_fail() {
+    want=$1; shift
+    out=$("$@" 2>&1); rc=$?
+    [ "$rc" -ne 0 ] || fail "expected failure from: $* (got exit 0)"
+    [ "$rc" -lt 124 ] || fail "'$*' crashed or hung (exit $rc): $out"
+    printf '%s\n' "$out" | grep -qF -- "$want" || fail "'$*' did not say '$want'; it said: $out"
+    pass "$* -> exit $rc, says '$want'"
+}

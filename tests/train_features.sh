@@ -37,3 +37,25 @@ grep -q "^# accel job configuration" "$SCRATCH/gen.yaml" || fail "accel config h
 grep -q "  steps: 9" "$SCRATCH/gen2.yaml" || fail "accel config key=value"
 expect_fail "exists; not overwriting" "$ACCEL" config --defaults -o "$SCRATCH/gen2.yaml"
 pass "accel_train features"
+
+# A stop trigger raised by one rank stops every rank at the same step, without deadlock.
+out=$(run_mpi 2 "$ACCEL_TRAIN" train.steps=40 debug.stop_step=7 debug.stop_rank=1 2>&1) || fail "stop trigger run: $out"
+echo "$out" | grep -q "stop requested: every rank stops after step 7" || fail "stop trigger not honoured: $out"
+echo "$out" | grep -q "done: 7 steps" || fail "training did not end at step 7"
+# SIGTERM (what Slurm sends before a time limit) is a stop request too.
+"$ACCEL_TRAIN" train.steps=100000 train.log_every=1000 > "$SCRATCH/sig.out" 2>&1 &
+pid=$!
+sleep 2; kill -TERM $pid
+wait $pid || fail "SIGTERM run exited non-zero: $(cat "$SCRATCH/sig.out")"
+grep -q "stop requested by a signal" "$SCRATCH/sig.out" || fail "SIGTERM not turned into a stop: $(tail -3 "$SCRATCH/sig.out")"
+
+# fp16: an overflow injected on rank 1 at step 5 skips exactly that step on every rank.
+run_mpi 2 "$ACCEL_TRAIN" train.steps=12 precision=fp16 debug.overflow_step=5 debug.overflow_rank=1 \
+    train.metrics="$SCRATCH/fp16.jsonl" > "$SCRATCH/fp16.out" 2>&1 || fail "fp16 run: $(cat "$SCRATCH/fp16.out")"
+[ "$(grep -c '"skipped": true' "$SCRATCH/fp16.jsonl")" -eq 1 ] || fail "expected exactly one skipped step"
+grep -q '"step": 5, .*"loss_scale": 32768, "skipped": true' "$SCRATCH/fp16.jsonl" || fail "step 5 not skipped or scale not halved"
+for r in 0 1; do
+    grep -q "\[rank $r/2 .*step 5: fp16 gradient overflow on 1 rank(s); the step is skipped on every rank" "$SCRATCH/fp16.out" \
+        || fail "rank $r did not skip step 5"
+done
+pass "stop trigger, SIGTERM and fp16 overflow skip"

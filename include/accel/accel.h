@@ -16,6 +16,8 @@
 #include "accel/model.h"
 #include "accel/optim.h"
 #include "accel/data.h"
+#include "accel/amp.h"
+#include "accel/grad_sync.h"
 #include "accel/trainer.h"
 #include "accel/version.h"
 

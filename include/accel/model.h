@@ -9,6 +9,13 @@
 #include "accel/config.h"
 #include "accel/status.h"
 
+/* Called by a model's backward pass as soon as every gradient of `layer` is final for the current
+ * micro-batch, so that gradient communication overlaps the backward of earlier layers. */
+typedef struct {
+    void (*layer_done)(void *ctx, int layer);
+    void *ctx;
+} accel_grad_hook_t;
+
 /* A micro-batch on one rank: n samples. Classification models read `inputs` (n x sample_dim floats)
  * and `targets` (n labels); language models read `tokens` (n x (context+1) ids). */
 typedef struct {
@@ -17,7 +24,14 @@ typedef struct {
     const int32_t *targets;
     const int32_t *tokens;
     const int64_t *index;           /* global sample index of each sample */
+    const accel_grad_hook_t *hook;  /* may be NULL; see accel_batch_layer_done */
 } accel_batch_t;
+
+/* Models call this from backward when layer `layer` (the tensor table's layer id) is complete. */
+static inline void accel_batch_layer_done(const accel_batch_t *batch, int layer)
+{
+    if (batch->hook) batch->hook->layer_done(batch->hook->ctx, layer);
+}
 
 typedef struct accel_model_ops accel_model_ops_t;
 

@@ -164,6 +164,7 @@ static accel_status_t mlp_forward_backward(void *state, const accel_layout_t *la
                     1.0f, dW, in);
         for (int i = 0; i < n; i++)
             for (int o = 0; o < out; o++) db[o] += dy[(size_t)i * out + o];
+        accel_batch_layer_done(batch, l);
         if (l == 0) break;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.0f, dy, out, W, in, 0.0f,
                     dx, in);

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,9 @@ struct accel_trainer {
     const accel_config_t *cfg;
     accel_model_t model;
     accel_comm_t *comm;
+    accel_grad_sync_t *sync;
+    accel_loss_scaler_t scaler;
+    double exposed_s, comm_s;       /* gradient sync time exposed after backward / in flight */
     float *params, *grads;
     float *scratch;                 /* per-micro-batch gradients (sync_each_batch) */
     accel_optim_t optim;
@@ -22,8 +26,12 @@ struct accel_trainer {
     int micro;                      /* samples per rank per micro-step */
     float *inputs;
     int32_t *targets;
+    int32_t *tokens;                /* token rows for language models (micro x (context+1)) */
     int64_t *index;
     FILE *metrics;
+    bool stop_requested;
+    const char *unit_name;          /* progress unit: samples or tokens */
+    double units_per_sample;
 };
 
 void accel_trainer_destroy(accel_trainer_t *t)
@@ -33,11 +41,13 @@ void accel_trainer_destroy(accel_trainer_t *t)
     free(t->inputs);
     free(t->targets);
     free(t->index);
+    free(t->tokens);
     accel_sampler_free(&t->sampler);
     accel_optim_destroy(&t->optim);
     accel_arena_free(t->params);
     accel_arena_free(t->grads);
     accel_arena_free(t->scratch);
+    accel_grad_sync_destroy(t->sync);
     accel_comm_destroy(t->comm);
     accel_model_destroy(&t->model);
     free(t);
@@ -50,10 +60,6 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
     if (cfg->data.path[0]) {
         ACCEL_ERROR0("data.path is set ('%s') but this version trains only on the built-in synthetic "
                      "task\n--> hint: leave data.path empty", cfg->data.path);
-        return ACCEL_ERR_UNSUPPORTED;
-    }
-    if (strcmp(cfg->precision, "fp32")) {
-        ACCEL_ERROR0("precision=%s is not available yet; use precision=fp32", cfg->precision);
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (strcmp(cfg->dist.strategy, "ddp")) {
@@ -79,6 +85,11 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
     ACCEL_CHECK_GOTO(accel_optim_create(&cfg->optim, cfg->train.steps, &t->model.layout, 0,
                                         t->model.layout.numel, &t->optim), st, fail);
     ACCEL_CHECK_GOTO(accel_comm_create(rt->world, ACCEL_COMM_MPI, cfg->dist.timeout, &t->comm), st, fail);
+    ACCEL_CHECK_GOTO(accel_grad_sync_create(&t->model.layout, t->comm, t->grads, cfg->dist.bucket_mb,
+                                            (accel_dtype_t)accel_dtype_parse(cfg->dist.comm_dtype),
+                                            &t->sync), st, fail);
+    accel_loss_scaler_init(&t->scaler, !strcmp(cfg->precision, "fp16"), cfg->train.loss_scale,
+                           cfg->train.loss_scale_window);
     st = accel_sampler_init(&t->sampler, cfg->seed, cfg->data.samples, cfg->train.global_batch,
                             cfg->train.grad_accum, rt->size, rt->rank, true, err, sizeof err);
     if (st != ACCEL_OK) {
@@ -86,6 +97,8 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
         goto fail;
     }
     t->micro = accel_sampler_micro_batch(&t->sampler);
+    t->unit_name = "samples";
+    t->units_per_sample = 1.0;
     t->inputs = malloc(sizeof(float) * (size_t)t->micro * (size_t)cfg->model.inputs);
     t->targets = malloc(sizeof(int32_t) * (size_t)t->micro);
     t->index = malloc(sizeof(int64_t) * (size_t)t->micro);
@@ -101,12 +114,13 @@ fail:
     return st;
 }
 
-static void load_batch(accel_trainer_t *t, const int64_t *index, int n)
+static accel_status_t load_batch(accel_trainer_t *t, const int64_t *index, int n)
 {
     const accel_config_t *cfg = t->cfg;
     for (int i = 0; i < n; i++)
         accel_synthetic_sample(cfg->seed, cfg->model.inputs, cfg->model.classes, cfg->data.noise,
                                index[i], t->inputs + (size_t)i * cfg->model.inputs, &t->targets[i]);
+    return ACCEL_OK;
 }
 
 static double grad_norm(const float *g, size_t n)
@@ -131,7 +145,7 @@ static accel_status_t evaluate(accel_trainer_t *t, double *loss, double *accurac
     for (int s = lo; s < hi && st == ACCEL_OK; s += chunk) {
         int n = hi - s < chunk ? hi - s : chunk;
         for (int i = 0; i < n; i++) t->index[i] = cfg->data.samples + s + i;
-        load_batch(t, t->index, n);
+        ACCEL_CHECK(load_batch(t, t->index, n));
         accel_batch_t b = { .n = n, .inputs = t->inputs, .targets = t->targets, .index = t->index };
         st = t->model.ops->eval(t->model.state, &t->model.layout, t->params, &b, l, c);
         for (int i = 0; i < n && st == ACCEL_OK; i++) { sums[0] += l[i]; sums[1] += c[i]; }
@@ -146,6 +160,11 @@ static accel_status_t evaluate(accel_trainer_t *t, double *loss, double *accurac
     return ACCEL_OK;
 }
 
+typedef struct {
+    double loss, lr, grad_norm;
+    bool stop, skipped;
+} step_outcome_t;
+
 static void print_header(const accel_trainer_t *t)
 {
     const accel_config_t *cfg = t->cfg;
@@ -159,82 +178,153 @@ static void print_header(const accel_trainer_t *t)
                cfg->optim.schedule, cfg->optim.warmup);
 }
 
-accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *result)
+/* Signals that ask for a graceful stop (Slurm sends SIGUSR1/SIGTERM before a time limit or
+ * preemption): noted here, acted on by every rank together at the next step boundary. */
+static volatile sig_atomic_t g_stop_signal;
+static void on_stop_signal(int sig) { g_stop_signal = sig; }
+
+void accel_trainer_request_stop(accel_trainer_t *t) { t->stop_requested = true; }
+
+/* One optimizer step: forward/backward over grad_accum micro-batches, gradient sync (overlapped
+ * with the last backward), then the decisions every rank must take together. */
+static accel_status_t train_step(accel_trainer_t *t, int step, step_outcome_t *out)
 {
     const accel_config_t *cfg = t->cfg;
     const accel_layout_t *layout = &t->model.layout;
-    const float scale = 1.0f / (float)cfg->train.global_batch;
+    const float scale = (float)(t->scaler.scale / cfg->train.global_batch);
+    memset(t->grads, 0, sizeof(float) * layout->numel);
+    double loss_local = 0;
+    /* Gradients travel once, at the accumulation boundary (overlapped with the last backward),
+     * unless sync_each_batch asks for a reduction after every micro-batch. */
+    bool sync_each = cfg->train.sync_each_batch && cfg->train.grad_accum > 1;
+    for (int k = 0; k < cfg->train.grad_accum; k++) {
+        bool last = k + 1 == cfg->train.grad_accum;
+        float *target = sync_each ? t->scratch : t->grads;
+        if (sync_each) memset(t->scratch, 0, sizeof(float) * layout->numel);
+        accel_sampler_indices(&t->sampler, k, t->index);
+        ACCEL_CHECK(load_batch(t, t->index, t->micro));
+        accel_batch_t b = { .n = t->micro, .inputs = t->inputs, .targets = t->targets,
+                            .tokens = t->tokens, .index = t->index };
+        if (last && !sync_each) b.hook = accel_grad_sync_begin(t->sync);
+        double l = 0;
+        ACCEL_CHECK(t->model.ops->forward_backward(t->model.state, layout, t->params, target, &b,
+                                                   scale, &l));
+        loss_local += l;
+        if (sync_each) {
+            ACCEL_CHECK(accel_comm_allreduce(t->comm, t->scratch, t->scratch, layout->numel,
+                                             ACCEL_F32, ACCEL_SUM, NULL));
+            for (size_t i = 0; i < layout->numel; i++) t->grads[i] += t->scratch[i];
+        }
+    }
+    accel_sampler_advance(&t->sampler);
+    if (!sync_each) {
+        ACCEL_CHECK(accel_grad_sync_finish(t->sync));
+        t->exposed_s += accel_grad_sync_stats(t->sync)->exposed_s;
+        t->comm_s += accel_grad_sync_stats(t->sync)->comm_s;
+    }
+    if (cfg->debug.overflow_step == step + 1 && cfg->debug.overflow_rank == t->rt->rank)
+        t->grads[0] = INFINITY;
+
+    /* One small allreduce carries what every rank must agree on: the loss, a stop request from
+     * any rank (signal or trigger), and an fp16 overflow on any rank. */
+    bool stop_here = t->stop_requested || g_stop_signal ||
+                     (cfg->debug.stop_step == step + 1 && cfg->debug.stop_rank == t->rt->rank);
+    bool overflow = t->scaler.enabled && !accel_all_finite(t->grads, layout->numel);
+    double flags[3] = { loss_local, stop_here ? 1 : 0, overflow ? 1 : 0 }, global[3];
+    if (MPI_Allreduce(flags, global, 3, MPI_DOUBLE, MPI_SUM, accel_comm_mpi(t->comm)) != MPI_SUCCESS)
+        return ACCEL_ERR_MPI;
+    out->loss = global[0] / cfg->train.global_batch;
+    out->stop = global[1] > 0;
+    double old_scale = t->scaler.scale;
+    out->skipped = accel_loss_scaler_update(&t->scaler, global[2] > 0);
+    out->grad_norm = 0;
+    out->lr = accel_optim_lr(&cfg->optim, cfg->train.steps, t->optim.step);
+    if (out->skipped) {
+        ACCEL_WARN("step %d: fp16 gradient overflow on %g rank(s); the step is skipped on every rank, "
+                   "loss scale %g -> %g", step + 1, global[2], old_scale, t->scaler.scale);
+        return ACCEL_OK;
+    }
+    if (!isfinite(out->loss)) {
+        ACCEL_ERROR0("the training loss became %g at step %d\n--> hint: lower optim.lr, set "
+                     "train.clip, or use precision=fp32", out->loss, step + 1);
+        return ACCEL_ERR_INVALID;
+    }
+    if (old_scale != 1.0) {
+        const float inv = (float)(1.0 / old_scale);
+        for (size_t i = 0; i < layout->numel; i++) t->grads[i] *= inv;
+    }
+    double norm = grad_norm(t->grads, layout->numel);
+    out->grad_norm = norm;
+    if (cfg->train.clip > 0 && norm > cfg->train.clip) {
+        float c = (float)(cfg->train.clip / (norm + 1e-6));
+        for (size_t i = 0; i < layout->numel; i++) t->grads[i] *= c;
+    }
+    out->lr = accel_optim_step(&t->optim, t->params, t->grads);
+    return ACCEL_OK;
+}
+
+accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *result)
+{
+    const accel_config_t *cfg = t->cfg;
     memset(result, 0, sizeof *result);
     print_header(t);
+    struct sigaction sa, old_usr1, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigaction(SIGUSR1, &sa, &old_usr1);
+    sigaction(SIGTERM, &sa, &old_term);
     double t0 = accel_now(), last_log = t0;
     long samples_since_log = 0;
+    accel_status_t st = ACCEL_OK;
     for (int step = 0; step < cfg->train.steps; step++) {
-        memset(t->grads, 0, sizeof(float) * layout->numel);
-        double loss_local = 0;
-        /* Gradients travel once, at the accumulation boundary, unless sync_each_batch asks for a
-         * reduction after every micro-batch (then each one is computed apart and summed). */
-        bool sync_each = cfg->train.sync_each_batch && cfg->train.grad_accum > 1;
-        for (int k = 0; k < cfg->train.grad_accum; k++) {
-            float *target = sync_each ? t->scratch : t->grads;
-            if (sync_each) memset(t->scratch, 0, sizeof(float) * layout->numel);
-            accel_sampler_indices(&t->sampler, k, t->index);
-            load_batch(t, t->index, t->micro);
-            accel_batch_t b = { .n = t->micro, .inputs = t->inputs, .targets = t->targets, .index = t->index };
-            double l = 0;
-            ACCEL_CHECK(t->model.ops->forward_backward(t->model.state, layout, t->params, target, &b,
-                                                       scale, &l));
-            loss_local += l;
-            if (sync_each) {
-                ACCEL_CHECK(accel_comm_allreduce(t->comm, t->scratch, t->scratch, layout->numel,
-                                                 ACCEL_F32, ACCEL_SUM, NULL));
-                for (size_t i = 0; i < layout->numel; i++) t->grads[i] += t->scratch[i];
-            }
-        }
-        accel_sampler_advance(&t->sampler);
-        if (!sync_each)
-            ACCEL_CHECK(accel_comm_allreduce(t->comm, t->grads, t->grads, layout->numel, ACCEL_F32,
-                                             ACCEL_SUM, NULL));
-        double loss_global = 0;
-        MPI_Allreduce(&loss_local, &loss_global, 1, MPI_DOUBLE, MPI_SUM, accel_comm_mpi(t->comm));
-        double loss = loss_global / cfg->train.global_batch;
-        if (!isfinite(loss)) {
-            ACCEL_ERROR0("the training loss became %g at step %d\n--> hint: lower optim.lr or set "
-                         "train.clip", loss, step + 1);
-            return ACCEL_ERR_INVALID;
-        }
-        double norm = grad_norm(t->grads, layout->numel);
-        if (cfg->train.clip > 0 && norm > cfg->train.clip) {
-            float c = (float)(cfg->train.clip / (norm + 1e-6));
-            for (size_t i = 0; i < layout->numel; i++) t->grads[i] *= c;
-        }
-        double lr = accel_optim_step(&t->optim, t->params, t->grads);
-        if (step == 0) result->first_loss = loss;
-        result->last_loss = loss;
+        step_outcome_t o;
+        st = train_step(t, step, &o);
+        if (st != ACCEL_OK) break;
+        if (step == 0) result->first_loss = o.loss;
+        result->last_loss = o.loss;
         result->steps = step + 1;
+        result->skipped += o.skipped;
         samples_since_log += cfg->train.global_batch;
         if (t->metrics)
             fprintf(t->metrics, "{\"step\": %d, \"loss\": %.9g, \"lr\": %.6g, \"grad_norm\": %.6g, "
-                    "\"time\": %.4f}\n", step + 1, loss, lr, norm, accel_now() - t0);
-        bool last = step + 1 == cfg->train.steps;
+                    "\"loss_scale\": %g, \"skipped\": %s, \"time\": %.4f}\n", step + 1, o.loss, o.lr,
+                    o.grad_norm, t->scaler.scale, o.skipped ? "true" : "false", accel_now() - t0);
+        bool last = step + 1 == cfg->train.steps || o.stop;
         if ((cfg->train.log_every > 0 && (step + 1) % cfg->train.log_every == 0) || last || step == 0) {
             double now = accel_now();
             double rate = samples_since_log / (now - last_log > 1e-9 ? now - last_log : 1e-9);
             double per_step = (now - t0) / (step + 1);
-            ACCEL_INFO("step %5d/%d  loss %.4f  lr %.3e  grad-norm %.3f  %.0f samples/s  %.1f s left",
-                       step + 1, cfg->train.steps, loss, lr, norm, rate,
-                       per_step * (cfg->train.steps - step - 1));
+            ACCEL_INFO("step %5d/%d  loss %.4f  lr %.3e  grad-norm %.3f  %.0f %s/s  %.1f s left",
+                       step + 1, cfg->train.steps, o.loss, o.lr, o.grad_norm, rate * t->units_per_sample,
+                       t->unit_name, per_step * (cfg->train.steps - step - 1));
             last_log = now;
             samples_since_log = 0;
         }
+        if (o.stop) {
+            ACCEL_INFO("stop requested%s: every rank stops after step %d",
+                       g_stop_signal ? " by a signal" : "", step + 1);
+            result->stopped = true;
+            break;
+        }
     }
+    sigaction(SIGUSR1, &old_usr1, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    ACCEL_CHECK(st);
     result->seconds = accel_now() - t0;
+    if (result->steps > 0 && accel_grad_sync_nbuckets(t->sync) > 0 && t->comm_s > 0)
+        ACCEL_INFO("gradient sync: %d bucket(s) of ~%.2f MiB; %.2f ms/step in flight, %.2f ms/step "
+                   "exposed after backward (%.0f%% hidden)", accel_grad_sync_nbuckets(t->sync),
+                   accel_grad_sync_stats(t->sync)->bytes / 1048576.0 / accel_grad_sync_nbuckets(t->sync),
+                   1e3 * t->comm_s / result->steps, 1e3 * t->exposed_s / result->steps,
+                   100.0 * (1.0 - t->exposed_s / t->comm_s));
     double eval_loss, accuracy;
     ACCEL_CHECK(evaluate(t, &eval_loss, &accuracy));
-    ACCEL_INFO("done: %d steps in %.2f s; train loss %.4f -> %.4f; held-out loss %.4f, accuracy %.1f%%",
+    ACCEL_INFO("done: %d steps in %.2f s; train loss %.4f -> %.4f; held-out loss %.4f, accuracy %.1f%%%s",
                result->steps, result->seconds, result->first_loss, result->last_loss, eval_loss,
-               100.0 * accuracy);
+               100.0 * accuracy, result->skipped ? " (some fp16 steps skipped)" : "");
     if (t->metrics) {
-        fprintf(t->metrics, "{\"eval_loss\": %.9g, \"eval_accuracy\": %.6g}\n", eval_loss, accuracy);
+        fprintf(t->metrics, "{\"eval_loss\": %.9g, \"eval_accuracy\": %.6g, \"skipped_steps\": %ld}\n",
+                eval_loss, accuracy, result->skipped);
         fflush(t->metrics);
     }
     return ACCEL_OK;

@@ -210,6 +210,37 @@ START_TEST(test_topology_fake_nodes)
 }
 END_TEST
 
+/* Rank 0 runs the section first; the others find its work done. */
+START_TEST(test_main_process_first)
+{
+    world();
+    accel_runtime_t *rt = NULL;
+    int argc = 0;
+    char **argv = NULL;
+    ck_assert_int_eq(accel_init(&argc, &argv, &rt), ACCEL_OK);
+    char path[256];
+    long tag = g_rank == 0 ? (long)getpid() : 0;
+    MPI_Bcast(&tag, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+    snprintf(path, sizeof path, "/tmp/accel-main-first-%ld", tag);
+    for (int local = 0; local < 2; local++) {
+        ck_assert_int_eq(accel_main_first_begin(rt, local), ACCEL_OK);
+        if (g_rank == 0) {
+            usleep(200 * 1000);            /* the others must still be waiting */
+            FILE *f = fopen(path, "w");
+            ck_assert_ptr_nonnull(f);
+            fclose(f);
+        } else {
+            ck_assert_int_eq(access(path, F_OK), 0);
+        }
+        ck_assert_int_eq(accel_main_first_end(rt, local), ACCEL_OK);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (g_rank == 0) unlink(path);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    accel_finalize(rt);
+}
+END_TEST
+
 START_TEST(test_nccl_bootstrap_path)
 {
     accel_comm_t *c = NULL;
@@ -237,6 +268,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_allgather_broadcast_all);
     tcase_add_test(tc, test_overlapping_requests);
     tcase_add_test(tc, test_topology_fake_nodes);
+    tcase_add_test(tc, test_main_process_first);
     tcase_add_test(tc, test_nccl_bootstrap_path);
     suite_add_tcase(s, tc);
     return s;

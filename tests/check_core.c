@@ -474,7 +474,8 @@ START_TEST(test_adamw_step)
     snprintf(c.name, sizeof c.name, "adamw");
     snprintf(c.schedule, sizeof c.schedule, "constant");
     accel_optim_t opt;
-    ck_assert_int_eq(accel_optim_create(&c, 10, &l, 0, l.numel, &opt), ACCEL_OK);
+    ck_assert_int_eq(accel_optim_create(&c, 10, l.numel, &opt), ACCEL_OK);
+    accel_optim_mark_decay(&opt, &l, 0, l.numel, 0);
     float p[32] = { 0 }, g[32] = { 0 };
     p[0] = 1.0f; g[0] = 0.3f;      /* w[0]: decayed */
     p[16] = 1.0f; g[16] = 0.3f;    /* b[0]: not decayed */

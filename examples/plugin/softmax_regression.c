@@ -84,7 +84,7 @@ static accel_status_t forward_backward(void *state, const accel_layout_t *layout
     for (int i = 0; i < batch->n; i++)
         *loss_sum += sample(m, layout, params, grads, batch->inputs + (size_t)i * m->inputs,
                             batch->targets[i], grad_scale, NULL);
-    accel_batch_layer_done(batch, 0);   /* lets accel start the gradient allreduce */
+    accel_batch_layer_done(batch, 0);   /* lets accel start reducing the gradients */
     return ACCEL_OK;
 }
 
@@ -106,6 +106,7 @@ static void destroy(void *state)
 }
 
 const accel_model_ops_t accel_model_plugin = {
+    .abi = ACCEL_MODEL_ABI,
     .name = "softmax_regression",
     .create = create,
     .forward_backward = forward_backward,

@@ -18,6 +18,7 @@
 #include "accel/data.h"
 #include "accel/amp.h"
 #include "accel/grad_sync.h"
+#include "accel/dist.h"
 #include "accel/trainer.h"
 #include "accel/version.h"
 

@@ -26,9 +26,10 @@ accel_status_t accel_grad_sync_create(const accel_layout_t *layout, accel_comm_t
                                       accel_grad_sync_t **out);
 void accel_grad_sync_destroy(accel_grad_sync_t *sync);
 
-/* Arm for one backward pass whose gradients must be summed across ranks; the returned hook goes
- * into the batch. */
-const accel_grad_hook_t *accel_grad_sync_begin(accel_grad_sync_t *sync);
+/* Arm for one backward pass whose gradients must be summed across ranks. */
+void accel_grad_sync_begin(accel_grad_sync_t *sync);
+/* The model finished layer `layer`'s gradients: start its bucket when complete, drive progress. */
+void accel_grad_sync_layer_done(accel_grad_sync_t *sync, int layer);
 /* Start any bucket not started yet (models that never call the hook) and wait for all of them. */
 accel_status_t accel_grad_sync_finish(accel_grad_sync_t *sync);
 /* Blocking sum of the whole arena in one call (reference path and sync_each_batch). */

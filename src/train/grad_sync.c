@@ -27,7 +27,6 @@ struct accel_grad_sync {
     int nbuckets;
     int *bucket_of_layer;           /* layer id -> bucket, -1 when the layer owns no tensor */
     int nlayers;
-    accel_grad_hook_t hook;
     double first_start;
     accel_grad_sync_stats_t stats;
 };
@@ -100,9 +99,8 @@ static void progress(accel_grad_sync_t *s)
     }
 }
 
-static void on_layer_done(void *ctx, int layer)
+void accel_grad_sync_layer_done(accel_grad_sync_t *s, int layer)
 {
-    accel_grad_sync_t *s = ctx;
     if (layer < 0 || layer >= s->nlayers || s->bucket_of_layer[layer] < 0) return;
     bucket_t *b = &s->buckets[s->bucket_of_layer[layer]];
     if (--b->pending == 0) start_bucket(s, b);
@@ -133,8 +131,6 @@ accel_status_t accel_grad_sync_create(const accel_layout_t *layout, accel_comm_t
     s->bucket_of_layer = malloc(sizeof(int) * (size_t)s->nlayers);
     if (!s->buckets || !s->bucket_of_layer) { accel_grad_sync_destroy(s); return ACCEL_ERR_NOMEM; }
     for (int l = 0; l < s->nlayers; l++) s->bucket_of_layer[l] = -1;
-    s->hook.layer_done = on_layer_done;
-    s->hook.ctx = s;
     size_t target = (size_t)(bucket_mb * 1048576.0 / sizeof(float));
     if (target < 1) target = 1;
 
@@ -173,7 +169,7 @@ accel_status_t accel_grad_sync_create(const accel_layout_t *layout, accel_comm_t
     return ACCEL_OK;
 }
 
-const accel_grad_hook_t *accel_grad_sync_begin(accel_grad_sync_t *s)
+void accel_grad_sync_begin(accel_grad_sync_t *s)
 {
     for (int i = 0; i < s->nbuckets; i++) {
         s->buckets[i].pending = s->buckets[i].nlayers;
@@ -182,7 +178,6 @@ const accel_grad_hook_t *accel_grad_sync_begin(accel_grad_sync_t *s)
         s->buckets[i].req = NULL;
     }
     s->first_start = 0;
-    return &s->hook;
 }
 
 accel_status_t accel_grad_sync_finish(accel_grad_sync_t *s)

@@ -1,6 +1,8 @@
-/* The data-parallel training loop: each rank computes gradients of its share of every global batch
- * (scaled by 1/global_batch), one allreduce over the flat gradient arena sums them, then every rank
- * clips and applies the same update. */
+/* The training loop behind accel_train. Each rank computes the gradients of its share of every
+ * global batch (scaled by 1/global_batch, times the fp16 loss scale), the distributed state
+ * (src/train/dist.c) sums them across ranks — overlapped with backward — and every rank applies the
+ * same update to what it owns. Decisions every rank must share (the loss, an overflow, a stop
+ * request, the gradient norm) travel in one small allreduce per step. */
 #include "config.h"
 
 #include <math.h>
@@ -10,17 +12,14 @@
 #include <string.h>
 
 #include "accel/accel.h"
+#include "accel/dist.h"
 
 struct accel_trainer {
     accel_runtime_t *rt;
     const accel_config_t *cfg;
     accel_model_t model;
-    accel_comm_t *comm;
-    accel_grad_sync_t *sync;
+    accel_dist_t *dist;
     accel_loss_scaler_t scaler;
-    double exposed_s, comm_s;       /* gradient sync time exposed after backward / in flight */
-    float *params, *grads;
-    float *scratch;                 /* per-micro-batch gradients (sync_each_batch) */
     accel_optim_t optim;
     accel_sampler_t sampler;
     int micro;                      /* samples per rank per micro-step */
@@ -34,6 +33,11 @@ struct accel_trainer {
     double units_per_sample;
 };
 
+typedef struct {
+    double loss, lr, grad_norm;
+    bool stop, skipped;
+} step_outcome_t;
+
 void accel_trainer_destroy(accel_trainer_t *t)
 {
     if (!t) return;
@@ -44,11 +48,7 @@ void accel_trainer_destroy(accel_trainer_t *t)
     free(t->tokens);
     accel_sampler_free(&t->sampler);
     accel_optim_destroy(&t->optim);
-    accel_arena_free(t->params);
-    accel_arena_free(t->grads);
-    accel_arena_free(t->scratch);
-    accel_grad_sync_destroy(t->sync);
-    accel_comm_destroy(t->comm);
+    accel_dist_destroy(t->dist);
     accel_model_destroy(&t->model);
     free(t);
 }
@@ -62,10 +62,6 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
                      "task\n--> hint: leave data.path empty", cfg->data.path);
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (strcmp(cfg->dist.strategy, "ddp")) {
-        ACCEL_ERROR0("dist.strategy=%s is not available yet; use dist.strategy=ddp", cfg->dist.strategy);
-        return ACCEL_ERR_UNSUPPORTED;
-    }
     if (cfg->train.steps < 1) {
         ACCEL_ERROR0("train.steps must be at least 1 (got %d)", cfg->train.steps);
         return ACCEL_ERR_CONFIG;
@@ -77,17 +73,14 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
     accel_status_t st;
     char err[512] = "";
     ACCEL_CHECK_GOTO(accel_model_create(cfg, &t->model), st, fail);
-    ACCEL_CHECK_GOTO(accel_arena_alloc(&t->model.layout, &t->params), st, fail);
-    ACCEL_CHECK_GOTO(accel_arena_alloc(&t->model.layout, &t->grads), st, fail);
-    if (cfg->train.sync_each_batch && cfg->train.grad_accum > 1)
-        ACCEL_CHECK_GOTO(accel_arena_alloc(&t->model.layout, &t->scratch), st, fail);
-    accel_arena_init_params(&t->model.layout, t->params, cfg->seed);
-    ACCEL_CHECK_GOTO(accel_optim_create(&cfg->optim, cfg->train.steps, &t->model.layout, 0,
-                                        t->model.layout.numel, &t->optim), st, fail);
-    ACCEL_CHECK_GOTO(accel_comm_create(rt->world, ACCEL_COMM_MPI, cfg->dist.timeout, &t->comm), st, fail);
-    ACCEL_CHECK_GOTO(accel_grad_sync_create(&t->model.layout, t->comm, t->grads, cfg->dist.bucket_mb,
-                                            (accel_dtype_t)accel_dtype_parse(cfg->dist.comm_dtype),
-                                            &t->sync), st, fail);
+    ACCEL_CHECK_GOTO(accel_dist_create(rt, cfg, t->model.ops, &t->model.layout, &t->dist), st, fail);
+    accel_dist_init_params(t->dist, cfg->seed);
+    ACCEL_CHECK_GOTO(accel_optim_create(&cfg->optim, cfg->train.steps, accel_dist_owned_numel(t->dist),
+                                        &t->optim), st, fail);
+    const accel_range_t *ranges;
+    int nranges = accel_dist_owned_ranges(t->dist, &ranges);
+    for (int i = 0; i < nranges; i++)
+        accel_optim_mark_decay(&t->optim, &t->model.layout, ranges[i].begin, ranges[i].end, ranges[i].owned);
     accel_loss_scaler_init(&t->scaler, !strcmp(cfg->precision, "fp16"), cfg->train.loss_scale,
                            cfg->train.loss_scale_window);
     st = accel_sampler_init(&t->sampler, cfg->seed, cfg->data.samples, cfg->train.global_batch,
@@ -123,13 +116,6 @@ static accel_status_t load_batch(accel_trainer_t *t, const int64_t *index, int n
     return ACCEL_OK;
 }
 
-static double grad_norm(const float *g, size_t n)
-{
-    double s = 0;
-    for (size_t i = 0; i < n; i++) s += (double)g[i] * g[i];
-    return sqrt(s);
-}
-
 /* Held-out evaluation on samples the training set never uses, shared evenly across ranks. */
 static accel_status_t evaluate(accel_trainer_t *t, double *loss, double *accuracy)
 {
@@ -139,31 +125,29 @@ static accel_status_t evaluate(accel_trainer_t *t, double *loss, double *accurac
     float *l = malloc(sizeof(float) * (size_t)chunk);
     int *c = malloc(sizeof(int) * (size_t)chunk);
     if (!l || !c) { free(l); free(c); return ACCEL_ERR_NOMEM; }
-    int lo = (int)((int64_t)total * t->rt->rank / t->rt->size);
-    int hi = (int)((int64_t)total * (t->rt->rank + 1) / t->rt->size);
+    /* Equal shares (rounded up) so every rank makes the same number of calls: under ZeRO-3 each
+     * call gathers layers collectively. */
+    int share = (total + t->rt->size - 1) / t->rt->size, lo = share * t->rt->rank;
     accel_status_t st = ACCEL_OK;
-    for (int s = lo; s < hi && st == ACCEL_OK; s += chunk) {
-        int n = hi - s < chunk ? hi - s : chunk;
-        for (int i = 0; i < n; i++) t->index[i] = cfg->data.samples + s + i;
+    for (int s = 0; s < share && st == ACCEL_OK; s += chunk) {
+        int n = share - s < chunk ? share - s : chunk;
+        for (int i = 0; i < n; i++) t->index[i] = cfg->data.samples + (lo + s + i) % total;
         ACCEL_CHECK(load_batch(t, t->index, n));
-        accel_batch_t b = { .n = n, .inputs = t->inputs, .targets = t->targets, .index = t->index };
-        st = t->model.ops->eval(t->model.state, &t->model.layout, t->params, &b, l, c);
-        for (int i = 0; i < n && st == ACCEL_OK; i++) { sums[0] += l[i]; sums[1] += c[i]; }
+        accel_batch_t b = { .n = n, .inputs = t->inputs, .targets = t->targets, .index = t->index,
+                            .hooks = accel_dist_eval_hooks(t->dist) };
+        st = t->model.ops->eval(t->model.state, &t->model.layout, accel_dist_params(t->dist), &b, l, c);
+        for (int i = 0; i < n && st == ACCEL_OK; i++)
+            if (lo + s + i < total) { sums[0] += l[i]; sums[1] += c[i]; }
     }
     free(l);
     free(c);
     ACCEL_CHECK(st);
     double global[2];
-    MPI_Allreduce(sums, global, 2, MPI_DOUBLE, MPI_SUM, accel_comm_mpi(t->comm));
+    MPI_Allreduce(sums, global, 2, MPI_DOUBLE, MPI_SUM, t->rt->world);
     *loss = global[0] / total;
     *accuracy = global[1] / total;
     return ACCEL_OK;
 }
-
-typedef struct {
-    double loss, lr, grad_norm;
-    bool stop, skipped;
-} step_outcome_t;
 
 static void print_header(const accel_trainer_t *t)
 {
@@ -176,6 +160,9 @@ static void print_header(const accel_trainer_t *t)
                "%s lr %.3g, %s schedule, %d warm-up steps", cfg->train.global_batch, rt->size,
                cfg->train.grad_accum, t->micro, cfg->train.steps, cfg->optim.name, cfg->optim.lr,
                cfg->optim.schedule, cfg->optim.warmup);
+    ACCEL_INFO("strategy %s%s, precision %s; this rank owns %zu of %zu state elements",
+               cfg->dist.strategy, cfg->dist.hybrid ? " (hybrid: sharded within nodes)" : "",
+               cfg->precision, accel_dist_owned_numel(t->dist), t->model.layout.numel);
 }
 
 /* Signals that ask for a graceful stop (Slurm sends SIGUSR1/SIGTERM before a time limit or
@@ -185,82 +172,60 @@ static void on_stop_signal(int sig) { g_stop_signal = sig; }
 
 void accel_trainer_request_stop(accel_trainer_t *t) { t->stop_requested = true; }
 
-/* One optimizer step: forward/backward over grad_accum micro-batches, gradient sync (overlapped
- * with the last backward), then the decisions every rank must take together. */
+/* One optimizer step: forward/backward over grad_accum micro-batches with the gradient reduction
+ * overlapped, then the decisions every rank takes together, then the update. */
 static accel_status_t train_step(accel_trainer_t *t, int step, step_outcome_t *out)
 {
     const accel_config_t *cfg = t->cfg;
     const accel_layout_t *layout = &t->model.layout;
+    const int K = cfg->train.grad_accum;
     const float scale = (float)(t->scaler.scale / cfg->train.global_batch);
-    memset(t->grads, 0, sizeof(float) * layout->numel);
     double loss_local = 0;
-    /* Gradients travel once, at the accumulation boundary (overlapped with the last backward),
-     * unless sync_each_batch asks for a reduction after every micro-batch. */
-    bool sync_each = cfg->train.sync_each_batch && cfg->train.grad_accum > 1;
-    for (int k = 0; k < cfg->train.grad_accum; k++) {
-        bool last = k + 1 == cfg->train.grad_accum;
-        float *target = sync_each ? t->scratch : t->grads;
-        if (sync_each) memset(t->scratch, 0, sizeof(float) * layout->numel);
+    for (int k = 0; k < K; k++) {
         accel_sampler_indices(&t->sampler, k, t->index);
         ACCEL_CHECK(load_batch(t, t->index, t->micro));
         accel_batch_t b = { .n = t->micro, .inputs = t->inputs, .targets = t->targets,
-                            .tokens = t->tokens, .index = t->index };
-        if (last && !sync_each) b.hook = accel_grad_sync_begin(t->sync);
+                            .tokens = t->tokens, .index = t->index,
+                            .hooks = accel_dist_begin_micro(t->dist, k, K) };
         double l = 0;
-        ACCEL_CHECK(t->model.ops->forward_backward(t->model.state, layout, t->params, target, &b,
-                                                   scale, &l));
+        ACCEL_CHECK(t->model.ops->forward_backward(t->model.state, layout, accel_dist_params(t->dist),
+                                                   accel_dist_micro_grads(t->dist), &b, scale, &l));
+        ACCEL_CHECK(accel_dist_end_micro(t->dist, k, K));
         loss_local += l;
-        if (sync_each) {
-            ACCEL_CHECK(accel_comm_allreduce(t->comm, t->scratch, t->scratch, layout->numel,
-                                             ACCEL_F32, ACCEL_SUM, NULL));
-            for (size_t i = 0; i < layout->numel; i++) t->grads[i] += t->scratch[i];
-        }
     }
     accel_sampler_advance(&t->sampler);
-    if (!sync_each) {
-        ACCEL_CHECK(accel_grad_sync_finish(t->sync));
-        t->exposed_s += accel_grad_sync_stats(t->sync)->exposed_s;
-        t->comm_s += accel_grad_sync_stats(t->sync)->comm_s;
-    }
     if (cfg->debug.overflow_step == step + 1 && cfg->debug.overflow_rank == t->rt->rank)
-        t->grads[0] = INFINITY;
+        accel_dist_poison_grads(t->dist);
 
-    /* One small allreduce carries what every rank must agree on: the loss, a stop request from
-     * any rank (signal or trigger), and an fp16 overflow on any rank. */
+    int replicas = 1;
+    double sumsq = accel_dist_grad_sumsq(t->dist, &replicas);
     bool stop_here = t->stop_requested || g_stop_signal ||
                      (cfg->debug.stop_step == step + 1 && cfg->debug.stop_rank == t->rt->rank);
-    bool overflow = t->scaler.enabled && !accel_all_finite(t->grads, layout->numel);
-    double flags[3] = { loss_local, stop_here ? 1 : 0, overflow ? 1 : 0 }, global[3];
-    if (MPI_Allreduce(flags, global, 3, MPI_DOUBLE, MPI_SUM, accel_comm_mpi(t->comm)) != MPI_SUCCESS)
+    bool overflow = t->scaler.enabled && !accel_dist_grads_finite(t->dist);
+    double flags[4] = { loss_local, stop_here ? 1 : 0, overflow ? 1 : 0, sumsq / replicas }, global[4];
+    if (MPI_Allreduce(flags, global, 4, MPI_DOUBLE, MPI_SUM, t->rt->world) != MPI_SUCCESS)
         return ACCEL_ERR_MPI;
     out->loss = global[0] / cfg->train.global_batch;
     out->stop = global[1] > 0;
     double old_scale = t->scaler.scale;
     out->skipped = accel_loss_scaler_update(&t->scaler, global[2] > 0);
-    out->grad_norm = 0;
     out->lr = accel_optim_lr(&cfg->optim, cfg->train.steps, t->optim.step);
+    out->grad_norm = 0;
     if (out->skipped) {
         ACCEL_WARN("step %d: fp16 gradient overflow on %g rank(s); the step is skipped on every rank, "
                    "loss scale %g -> %g", step + 1, global[2], old_scale, t->scaler.scale);
         return ACCEL_OK;
     }
-    if (!isfinite(out->loss)) {
+    if (!isfinite(out->loss) || !isfinite(global[3])) {
         ACCEL_ERROR0("the training loss became %g at step %d\n--> hint: lower optim.lr, set "
                      "train.clip, or use precision=fp32", out->loss, step + 1);
         return ACCEL_ERR_INVALID;
     }
-    if (old_scale != 1.0) {
-        const float inv = (float)(1.0 / old_scale);
-        for (size_t i = 0; i < layout->numel; i++) t->grads[i] *= inv;
-    }
-    double norm = grad_norm(t->grads, layout->numel);
+    double norm = sqrt(global[3]) / old_scale;
     out->grad_norm = norm;
-    if (cfg->train.clip > 0 && norm > cfg->train.clip) {
-        float c = (float)(cfg->train.clip / (norm + 1e-6));
-        for (size_t i = 0; i < layout->numel; i++) t->grads[i] *= c;
-    }
-    out->lr = accel_optim_step(&t->optim, t->params, t->grads);
-    return ACCEL_OK;
+    double mul = 1.0 / old_scale;
+    if (cfg->train.clip > 0 && norm > cfg->train.clip) mul *= cfg->train.clip / (norm + 1e-6);
+    return accel_dist_step(t->dist, &t->optim, (float)mul, &out->lr);
 }
 
 accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *result)
@@ -275,6 +240,7 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
     sigaction(SIGTERM, &sa, &old_term);
     double t0 = accel_now(), last_log = t0;
     long samples_since_log = 0;
+    size_t bytes0 = accel_dist_bytes_sent(t->dist);
     accel_status_t st = ACCEL_OK;
     for (int step = 0; step < cfg->train.steps; step++) {
         step_outcome_t o;
@@ -311,12 +277,14 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
     sigaction(SIGTERM, &old_term, NULL);
     ACCEL_CHECK(st);
     result->seconds = accel_now() - t0;
-    if (result->steps > 0 && accel_grad_sync_nbuckets(t->sync) > 0 && t->comm_s > 0)
-        ACCEL_INFO("gradient sync: %d bucket(s) of ~%.2f MiB; %.2f ms/step in flight, %.2f ms/step "
-                   "exposed after backward (%.0f%% hidden)", accel_grad_sync_nbuckets(t->sync),
-                   accel_grad_sync_stats(t->sync)->bytes / 1048576.0 / accel_grad_sync_nbuckets(t->sync),
-                   1e3 * t->comm_s / result->steps, 1e3 * t->exposed_s / result->steps,
-                   100.0 * (1.0 - t->exposed_s / t->comm_s));
+    double exposed, in_flight;
+    accel_dist_sync_times(t->dist, &exposed, &in_flight);
+    if (result->steps > 0 && in_flight > 0)
+        ACCEL_INFO("gradient sync: %.2f ms/step in flight, %.2f ms/step exposed after backward "
+                   "(%.0f%% hidden); %.2f MiB sent per step by this rank",
+                   1e3 * in_flight / result->steps, 1e3 * exposed / result->steps,
+                   100.0 * (1.0 - exposed / in_flight),
+                   (double)(accel_dist_bytes_sent(t->dist) - bytes0) / 1048576.0 / result->steps);
     double eval_loss, accuracy;
     ACCEL_CHECK(evaluate(t, &eval_loss, &accuracy));
     ACCEL_INFO("done: %d steps in %.2f s; train loss %.4f -> %.4f; held-out loss %.4f, accuracy %.1f%%%s",

@@ -19,6 +19,7 @@
 #include "accel/amp.h"
 #include "accel/grad_sync.h"
 #include "accel/dist.h"
+#include "accel/memory.h"
 #include "accel/trainer.h"
 #include "accel/version.h"
 

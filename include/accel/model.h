@@ -78,6 +78,9 @@ struct accel_model_ops {
     accel_status_t (*eval)(void *state, const accel_layout_t *layout, const float *params,
                            const accel_batch_t *batch, float *loss, int *correct);
     void (*destroy)(void *state);
+    /* Optional: bytes of activations and work buffers a forward+backward of micro_batch samples
+     * keeps (for accel estimate-memory). */
+    size_t (*activation_bytes)(const accel_config_t *cfg, int micro_batch);
 };
 
 /* Built-in models by name ("mlp", "gpt"), or a plugin when cfg->model.plugin is set. */

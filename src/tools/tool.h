@@ -5,5 +5,6 @@
 int accel_cmd_env(int argc, char **argv);
 int accel_cmd_test(int argc, char **argv);
 int accel_cmd_config(int argc, char **argv);
+int accel_cmd_estimate(int argc, char **argv);
 
 #endif

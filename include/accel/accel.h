@@ -16,6 +16,8 @@
 #include "accel/model.h"
 #include "accel/optim.h"
 #include "accel/data.h"
+#include "accel/dataset.h"
+#include "accel/eval.h"
 #include "accel/trainer.h"
 #include "accel/version.h"
 

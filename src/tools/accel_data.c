@@ -184,13 +184,18 @@ static int collect_dir(filelist_t *l, const char *dir, int depth)
     }
     closedir(d);
     if (rc == 0) qsort(names, (size_t)n, sizeof *names, cmp_name);
-    for (int i = 0; i < n && rc == 0; i++) {
-        char path[PATH_MAX];
-        struct stat sb;
-        if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, names[i]) >= sizeof path) continue;
-        if (stat(path, &sb) != 0) continue;                   /* dangling link */
-        if (S_ISDIR(sb.st_mode)) rc = collect_dir(l, path, depth + 1);
-        else if (S_ISREG(sb.st_mode) && sb.st_size > 0) rc = list_add(l, path, &sb);
+    /* Entries themselves first, then symbolic links: a link to a file read already (GFDL ->
+     * GFDL-1.3 in the default corpus) is skipped, so its text is read once, under its own name. */
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < n && rc == 0; i++) {
+            char path[PATH_MAX];
+            struct stat sb, lsb;
+            if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, names[i]) >= sizeof path) continue;
+            if (lstat(path, &lsb) != 0 || S_ISLNK(lsb.st_mode) != (pass == 1)) continue;
+            if (stat(path, &sb) != 0) continue;               /* dangling link */
+            if (S_ISDIR(sb.st_mode)) rc = collect_dir(l, path, depth + 1);
+            else if (S_ISREG(sb.st_mode) && sb.st_size > 0) rc = list_add(l, path, &sb);
+        }
     }
     for (int i = 0; i < n; i++) free(names[i]);
     free(names);
@@ -234,9 +239,10 @@ static void prepare_usage(FILE *out)
             "Tokenise text files byte by byte into an accel token dataset (HDF5):\n"
             "tokenizer \"bytes\": every byte is one token, token = byte value (0..255), vocab 256,\n"
             "stored as uint8. Files are concatenated in the order given (a directory: its regular\n"
-            "files, recursively, in name order; hidden and empty files are skipped, links to a file\n"
-            "already read are read once). The last --val-fraction of the token stream is the\n"
-            "validation split, the rest the training split (deterministic, no shuffling).\n"
+            "files in name order, then its symbolic links, recursing into subdirectories; hidden\n"
+            "and empty files are skipped, and a file reached twice is read once). The last\n"
+            "--val-fraction of the token stream is the validation split, the rest the training\n"
+            "split (deterministic, no shuffling). Every input file is listed as it is read.\n"
             "\n"
             "With no inputs it reads " DEFAULT_CORPUS " (the license texts every Debian system\n"
             "has, package base-files): a small corpus of English text, about 240 KB.\n"

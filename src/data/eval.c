@@ -29,8 +29,7 @@ void accel_eval_indices(int64_t nsamples, int world, int rank, int m, int64_t ba
     }
 }
 
-/* Per-rank header exchanged first: real rows, width, n_total, and whether the local arguments are
- * usable. */
+/* Per-rank header exchanged first: real rows, width and n_total (ranks must agree on the last two). */
 enum { H_ROWS, H_WIDTH, H_TOTAL, H_OK, H_LEN };
 
 /* Every rank learns whether any rank failed a local step (the failing rank says why), so all take
@@ -59,8 +58,8 @@ accel_status_t accel_eval_gather(MPI_Comm comm, const float *values, const int64
     unsigned char *seen = NULL;
     MPI_Datatype row = MPI_DATATYPE_NULL;
 
-    /* Local arguments; a problem is carried in the header rather than returned, so the other
-     * ranks do not wait for this one in the next collective. */
+    /* Local arguments and allocations: a problem is not returned at once but agreed on (agree()),
+     * so the other ranks do not wait for this one in the next collective. */
     int64_t mine[H_LEN] = { 0, width, n_total, 1 };
     if (n_local < 0 || width <= 0 || n_total < 0 || (n_local > 0 && (!values || !index)) ||
         (n_total > 0 && !out))

@@ -20,6 +20,8 @@
 #include "accel/grad_sync.h"
 #include "accel/dist.h"
 #include "accel/memory.h"
+#include "accel/dataset.h"
+#include "accel/eval.h"
 #include "accel/trainer.h"
 #include "accel/version.h"
 

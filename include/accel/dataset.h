@@ -27,6 +27,7 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "accel/status.h"
 
@@ -101,5 +102,17 @@ accel_status_t accel_dataset_write_classification(const char *path, int classes,
                                                   const float *val_inputs,
                                                   const int32_t *val_labels, int64_t nval,
                                                   const char *description);
+
+/* Text corpora. The default corpus is the license texts every Debian system has (package
+ * base-files), tokenised byte by byte. */
+#define ACCEL_CORPUS_DEFAULT_INPUT "/usr/share/common-licenses"
+#define ACCEL_CORPUS_DEFAULT_OUTPUT "data/corpus.h5"
+
+/* Byte-level tokenise the inputs (files, or directories read recursively in name order; none = the
+ * default corpus) into a token dataset at `output`: the last val_fraction of the stream is /val.
+ * Lists each file read on `progress` (may be NULL). On error, err says what and why. */
+accel_status_t accel_corpus_prepare(const char *const *inputs, int ninputs, const char *output,
+                                    double val_fraction, int context, FILE *progress, char *err,
+                                    size_t errlen);
 
 #endif

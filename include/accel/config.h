@@ -23,8 +23,9 @@ typedef struct {
 } accel_model_config_t;
 
 typedef struct {
-    char path[ACCEL_STR_MAX];       /* data.path: HDF5 dataset; empty = built-in synthetic data */
-    int64_t samples;                /* data.samples: synthetic dataset size */
+    char path[ACCEL_STR_MAX];       /* data.path: HDF5 dataset; empty = built-in data */
+    int64_t samples;                /* data.samples: synthetic training set size */
+    int64_t eval_samples;           /* data.eval_samples: synthetic validation set size */
     bool drop_last;                 /* data.drop_last */
     double noise;                   /* data.noise: label noise of the synthetic task */
 } accel_data_config_t;

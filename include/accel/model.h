@@ -66,6 +66,7 @@ struct accel_model_ops {
     unsigned abi;                   /* ACCEL_MODEL_ABI */
     const char *name;
     int fetches_layers;             /* 1: calls accel_batch_layer_fetch/release around parameter use */
+    int consumes_tokens;            /* 1: reads batch->tokens (language model); 0: inputs + targets */
     /* Read sizes from cfg, register parameters into layout, allocate private state. */
     accel_status_t (*create)(const accel_config_t *cfg, accel_layout_t *layout, void **state);
     /* Forward and backward over a micro-batch: returns the SUM of per-sample losses in *loss_sum,

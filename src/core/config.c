@@ -49,9 +49,10 @@ static const key_spec_t g_schema[] = {
     { "model.context", KEY_INT, F(model.context), "128", NULL, "gpt: context length in tokens" },
     { "model.vocab", KEY_INT, F(model.vocab), "256", NULL, "gpt: vocabulary size (256 = bytes)" },
 
-    { "data.path", KEY_STRING, F(data.path), "", NULL, "HDF5 dataset; empty = built-in synthetic task" },
-    { "data.samples", KEY_INT64, F(data.samples), "65536", NULL, "size of the synthetic dataset" },
-    { "data.drop_last", KEY_BOOL, F(data.drop_last), "true", NULL, "drop an epoch's tail that does not fill a global batch" },
+    { "data.path", KEY_STRING, F(data.path), "", NULL, "HDF5 dataset (accel_data); empty = built-in data: the synthetic task for classifiers, the Debian text corpus (prepared on first use) for language models; 'synthetic' = synthetic tokens" },
+    { "data.samples", KEY_INT64, F(data.samples), "65536", NULL, "size of the synthetic training set" },
+    { "data.eval_samples", KEY_INT64, F(data.eval_samples), "2048", NULL, "size of the synthetic validation set" },
+    { "data.drop_last", KEY_BOOL, F(data.drop_last), "true", NULL, "drop an epoch's tail that does not fill a global batch (false: pad it with known duplicates)" },
     { "data.noise", KEY_DOUBLE, F(data.noise), "0.05", NULL, "fraction of random labels in the synthetic task" },
 
     { "train.steps", KEY_INT, F(train.steps), "200", NULL, "optimizer steps" },

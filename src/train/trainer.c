@@ -5,11 +5,13 @@
  * request, the gradient norm) travel in one small allreduce per step. */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "accel/accel.h"
 #include "accel/dist.h"
@@ -23,10 +25,15 @@ struct accel_trainer {
     accel_optim_t optim;
     accel_sampler_t sampler;
     int micro;                      /* samples per rank per micro-step */
+    bool tokens_model;              /* the model reads token rows; else inputs + labels */
+    accel_dataset_t *train_set, *val_set; /* NULL: synthetic data */
+    int64_t val_samples;
     float *inputs;
     int32_t *targets;
     int32_t *tokens;                /* token rows for language models (micro x (context+1)) */
     int64_t *index;
+    unsigned char *valid;           /* evaluation: 0 marks a padding duplicate */
+    char train_set_path[ACCEL_STR_MAX];
     FILE *metrics;
     bool stop_requested;
     const char *unit_name;          /* progress unit: samples or tokens */
@@ -45,7 +52,10 @@ void accel_trainer_destroy(accel_trainer_t *t)
     free(t->inputs);
     free(t->targets);
     free(t->index);
+    free(t->valid);
     free(t->tokens);
+    accel_dataset_close(t->val_set);
+    accel_dataset_close(t->train_set);
     accel_sampler_free(&t->sampler);
     accel_optim_destroy(&t->optim);
     accel_dist_destroy(t->dist);
@@ -53,15 +63,136 @@ void accel_trainer_destroy(accel_trainer_t *t)
     free(t);
 }
 
+/* ---------------------------------------------------------------- data */
+
+/* Where the batches come from: an HDF5 dataset (data.path), the Debian text corpus for language
+ * models (prepared by rank 0 on first use), or built-in synthetic data. Checks that the data fits
+ * the model before any step runs. */
+static accel_status_t open_data(accel_trainer_t *t)
+{
+    const accel_config_t *cfg = t->cfg;
+    const char *path = cfg->data.path;
+    if (!strcmp(path, "synthetic") || (!path[0] && !t->tokens_model)) {
+        if (t->tokens_model) {
+            ACCEL_ERROR0("data.path=synthetic: this version has no synthetic token task\n"
+                         "--> hint: make one with 'accel_data synth --kind tokens' and set data.path");
+            return ACCEL_ERR_UNSUPPORTED;
+        }
+        t->val_samples = cfg->data.eval_samples;
+        return ACCEL_OK;
+    }
+    if (!path[0]) {
+        path = ACCEL_CORPUS_DEFAULT_OUTPUT;
+        /* Rank 0 prepares the default corpus once; the others wait, then find it. */
+        ACCEL_CHECK(accel_main_first_begin(t->rt, false));
+        accel_status_t st = ACCEL_OK;
+        struct stat sb;
+        if (stat(path, &sb) != 0) {
+            char err[1024];
+            ACCEL_INFO("preparing the default corpus %s from %s (byte-level tokens)", path,
+                       ACCEL_CORPUS_DEFAULT_INPUT);
+            if (mkdir("data", 0777) != 0 && errno != EEXIST) {
+                ACCEL_ERROR("cannot create directory 'data': %s", strerror(errno));
+                st = ACCEL_ERR_IO;
+            } else {
+                st = accel_corpus_prepare(NULL, 0, path, 0.1, cfg->model.context, NULL, err, sizeof err);
+                if (st != ACCEL_OK) ACCEL_ERROR("preparing the default corpus failed: %s", err);
+            }
+        }
+        /* Everyone learns whether it worked, so no rank opens a file that is not there. */
+        int ok = st == ACCEL_OK, all = 0;
+        ACCEL_CHECK(accel_main_first_end(t->rt, false));
+        MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, t->rt->world);
+        if (!all) return st != ACCEL_OK ? st : ACCEL_ERR_IO;
+    }
+    snprintf(t->train_set_path, sizeof t->train_set_path, "%s", path);
+    ACCEL_CHECK(accel_dataset_open(path, "train", cfg->model.context, t->rt->world, &t->train_set));
+    ACCEL_CHECK(accel_dataset_open(path, "val", cfg->model.context, t->rt->world, &t->val_set));
+    const accel_dataset_info_t *info = accel_dataset_info(t->train_set);
+    if (t->tokens_model != (info->kind == ACCEL_DATASET_TOKENS)) {
+        ACCEL_ERROR0("%s holds %s data but model '%s' expects %s\n--> hint: use a %s dataset or "
+                     "another model", path, info->kind == ACCEL_DATASET_TOKENS ? "token" : "classification",
+                     t->model.ops->name, t->tokens_model ? "tokens" : "feature vectors and labels",
+                     t->tokens_model ? "token" : "classification");
+        return ACCEL_ERR_SHAPE;
+    }
+    if (t->tokens_model && info->vocab > cfg->model.vocab) {
+        ACCEL_ERROR0("%s has a vocabulary of %d tokens but model.vocab is %d\n--> hint: set "
+                     "model.vocab=%d", path, info->vocab, cfg->model.vocab, info->vocab);
+        return ACCEL_ERR_SHAPE;
+    }
+    if (!t->tokens_model && (info->features != cfg->model.inputs || info->classes > cfg->model.classes)) {
+        ACCEL_ERROR0("%s has %d features and %d classes but the model has model.inputs=%d and "
+                     "model.classes=%d\n--> hint: set model.inputs=%d model.classes=%d", path,
+                     info->features, info->classes, cfg->model.inputs, cfg->model.classes,
+                     info->features, info->classes);
+        return ACCEL_ERR_SHAPE;
+    }
+    t->val_samples = accel_dataset_info(t->val_set)->nsamples;
+    ACCEL_INFO("data: %s: %lld training and %lld validation samples%s", path,
+               (long long)info->nsamples, (long long)t->val_samples,
+               t->tokens_model ? " of context+1 tokens" : "");
+    return ACCEL_OK;
+}
+
+/* Fill the batch buffers with samples index[0..n) of the training set or, with val, of the
+ * validation set. Dataset read errors can hit one rank alone: the caller agrees before going on. */
+static accel_status_t load_batch(accel_trainer_t *t, const int64_t *index, int n, bool val)
+{
+    const accel_config_t *cfg = t->cfg;
+    accel_dataset_t *ds = val ? t->val_set : t->train_set;
+    if (ds) return accel_dataset_read(ds, index, n, t->tokens, t->inputs, t->targets);
+    int64_t base = val ? cfg->data.samples : 0;     /* validation samples follow the training ones */
+    for (int i = 0; i < n; i++)
+        accel_synthetic_sample(cfg->seed, cfg->model.inputs, cfg->model.classes, cfg->data.noise,
+                               base + index[i], t->inputs + (size_t)i * cfg->model.inputs, &t->targets[i]);
+    return ACCEL_OK;
+}
+
+/* Distributed evaluation of the validation set: every sample exactly once, padding duplicates of
+ * the last global batch dropped by their global index (accel_eval_gather). */
+static accel_status_t evaluate(accel_trainer_t *t, double *loss, double *accuracy)
+{
+    const int m = t->micro, world = t->rt->size, rank = t->rt->rank;
+    const int64_t N = t->val_samples, nb = accel_eval_nbatches(N, world, m);
+    const size_t rows = nb * m > 0 ? (size_t)(nb * m) : 1;
+    float *vals = malloc(sizeof(float) * 2 * rows);
+    float *l = malloc(sizeof(float) * (size_t)m);
+    int *c = malloc(sizeof(int) * (size_t)m);
+    int64_t *all_index = malloc(sizeof(int64_t) * rows);
+    unsigned char *all_valid = malloc(rows);
+    float *gathered = malloc(sizeof(float) * 2 * (size_t)(N ? N : 1));
+    accel_status_t st = vals && l && c && all_index && all_valid && gathered ? ACCEL_OK : ACCEL_ERR_NOMEM;
+    for (int64_t b = 0; b < nb && st == ACCEL_OK; b++) {
+        accel_eval_indices(N, world, rank, m, b, t->index, t->valid);
+        st = load_batch(t, t->index, m, true);
+        if (st != ACCEL_OK) break;
+        accel_batch_t batch = { .n = m, .inputs = t->inputs, .targets = t->targets, .tokens = t->tokens,
+                                .index = t->index, .hooks = accel_dist_eval_hooks(t->dist) };
+        memset(c, 0, sizeof(int) * (size_t)m);
+        st = t->model.ops->eval(t->model.state, &t->model.layout, accel_dist_params(t->dist), &batch, l, c);
+        for (int i = 0; i < m; i++) {
+            vals[2 * (b * m + i)] = l[i];
+            vals[2 * (b * m + i) + 1] = (float)c[i];
+            all_index[b * m + i] = t->index[i];
+            all_valid[b * m + i] = t->valid[i];
+        }
+    }
+    int ok = st == ACCEL_OK, all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, t->rt->world);
+    if (all)
+        st = accel_eval_gather(t->rt->world, vals, all_index, all_valid, (int)(nb * m), N, 2, gathered);
+    else if (st == ACCEL_OK)
+        st = ACCEL_ERR_IO;      /* another rank failed; it said why */
+    if (st == ACCEL_OK) st = accel_eval_mean(gathered, N, 2, loss, accuracy);
+    free(vals); free(l); free(c); free(all_index); free(all_valid); free(gathered);
+    return st;
+}
+
 accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *cfg,
                                     accel_trainer_t **out)
 {
     *out = NULL;
-    if (cfg->data.path[0]) {
-        ACCEL_ERROR0("data.path is set ('%s') but this version trains only on the built-in synthetic "
-                     "task\n--> hint: leave data.path empty", cfg->data.path);
-        return ACCEL_ERR_UNSUPPORTED;
-    }
     if (cfg->train.steps < 1) {
         ACCEL_ERROR0("train.steps must be at least 1 (got %d)", cfg->train.steps);
         return ACCEL_ERR_CONFIG;
@@ -83,19 +214,31 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
         accel_optim_mark_decay(&t->optim, &t->model.layout, ranges[i].begin, ranges[i].end, ranges[i].owned);
     accel_loss_scaler_init(&t->scaler, !strcmp(cfg->precision, "fp16"), cfg->train.loss_scale,
                            cfg->train.loss_scale_window);
-    st = accel_sampler_init(&t->sampler, cfg->seed, cfg->data.samples, cfg->train.global_batch,
+    t->tokens_model = t->model.ops->consumes_tokens;
+    ACCEL_CHECK_GOTO(open_data(t), st, fail);
+    int64_t ntrain = t->train_set ? accel_dataset_info(t->train_set)->nsamples : cfg->data.samples;
+    st = accel_sampler_init(&t->sampler, cfg->seed, ntrain, cfg->train.global_batch,
                             cfg->train.grad_accum, rt->size, rt->rank, true, err, sizeof err);
     if (st != ACCEL_OK) {
-        ACCEL_ERROR0("%s", err);
+        ACCEL_ERROR0("%s%s%s", err, t->train_set ? " in " : "", t->train_set ? t->train_set_path : "");
         goto fail;
     }
+    t->sampler.drop_last = cfg->data.drop_last;
     t->micro = accel_sampler_micro_batch(&t->sampler);
-    t->unit_name = "samples";
-    t->units_per_sample = 1.0;
-    t->inputs = malloc(sizeof(float) * (size_t)t->micro * (size_t)cfg->model.inputs);
-    t->targets = malloc(sizeof(int32_t) * (size_t)t->micro);
-    t->index = malloc(sizeof(int64_t) * (size_t)t->micro);
-    if (!t->inputs || !t->targets || !t->index) { st = ACCEL_ERR_NOMEM; goto fail; }
+    t->unit_name = t->tokens_model ? "tokens" : "samples";
+    t->units_per_sample = t->tokens_model ? cfg->model.context : 1.0;
+    size_t m = (size_t)t->micro;
+    t->index = malloc(sizeof(int64_t) * m);
+    t->valid = malloc(m);
+    if (t->tokens_model) {
+        t->tokens = malloc(sizeof(int32_t) * m * (size_t)(cfg->model.context + 1));
+        if (!t->tokens) { st = ACCEL_ERR_NOMEM; goto fail; }
+    } else {
+        t->inputs = malloc(sizeof(float) * m * (size_t)cfg->model.inputs);
+        t->targets = malloc(sizeof(int32_t) * m);
+        if (!t->inputs || !t->targets) { st = ACCEL_ERR_NOMEM; goto fail; }
+    }
+    if (!t->index || !t->valid) { st = ACCEL_ERR_NOMEM; goto fail; }
     if (rt->rank == 0 && cfg->train.metrics[0]) {
         t->metrics = fopen(cfg->train.metrics, "w");
         if (!t->metrics) ACCEL_WARN("cannot write metrics to '%s'", cfg->train.metrics);
@@ -105,48 +248,6 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
 fail:
     accel_trainer_destroy(t);
     return st;
-}
-
-static accel_status_t load_batch(accel_trainer_t *t, const int64_t *index, int n)
-{
-    const accel_config_t *cfg = t->cfg;
-    for (int i = 0; i < n; i++)
-        accel_synthetic_sample(cfg->seed, cfg->model.inputs, cfg->model.classes, cfg->data.noise,
-                               index[i], t->inputs + (size_t)i * cfg->model.inputs, &t->targets[i]);
-    return ACCEL_OK;
-}
-
-/* Held-out evaluation on samples the training set never uses, shared evenly across ranks. */
-static accel_status_t evaluate(accel_trainer_t *t, double *loss, double *accuracy)
-{
-    const accel_config_t *cfg = t->cfg;
-    const int total = 2048, chunk = t->micro;
-    double sums[2] = { 0, 0 };
-    float *l = malloc(sizeof(float) * (size_t)chunk);
-    int *c = malloc(sizeof(int) * (size_t)chunk);
-    if (!l || !c) { free(l); free(c); return ACCEL_ERR_NOMEM; }
-    /* Equal shares (rounded up) so every rank makes the same number of calls: under ZeRO-3 each
-     * call gathers layers collectively. */
-    int share = (total + t->rt->size - 1) / t->rt->size, lo = share * t->rt->rank;
-    accel_status_t st = ACCEL_OK;
-    for (int s = 0; s < share && st == ACCEL_OK; s += chunk) {
-        int n = share - s < chunk ? share - s : chunk;
-        for (int i = 0; i < n; i++) t->index[i] = cfg->data.samples + (lo + s + i) % total;
-        ACCEL_CHECK(load_batch(t, t->index, n));
-        accel_batch_t b = { .n = n, .inputs = t->inputs, .targets = t->targets, .index = t->index,
-                            .hooks = accel_dist_eval_hooks(t->dist) };
-        st = t->model.ops->eval(t->model.state, &t->model.layout, accel_dist_params(t->dist), &b, l, c);
-        for (int i = 0; i < n && st == ACCEL_OK; i++)
-            if (lo + s + i < total) { sums[0] += l[i]; sums[1] += c[i]; }
-    }
-    free(l);
-    free(c);
-    ACCEL_CHECK(st);
-    double global[2];
-    MPI_Allreduce(sums, global, 2, MPI_DOUBLE, MPI_SUM, t->rt->world);
-    *loss = global[0] / total;
-    *accuracy = global[1] / total;
-    return ACCEL_OK;
 }
 
 static void print_header(const accel_trainer_t *t)
@@ -183,7 +284,11 @@ static accel_status_t train_step(accel_trainer_t *t, int step, step_outcome_t *o
     double loss_local = 0;
     for (int k = 0; k < K; k++) {
         accel_sampler_indices(&t->sampler, k, t->index);
-        ACCEL_CHECK(load_batch(t, t->index, t->micro));
+        accel_status_t rd = load_batch(t, t->index, t->micro, false);
+        if (rd != ACCEL_OK) {   /* this rank alone may have failed: take the job down */
+            ACCEL_ERROR("reading training samples failed: %s; aborting the job", accel_status_str(rd));
+            accel_abort(accel_status_exit_code(rd));
+        }
         accel_batch_t b = { .n = t->micro, .inputs = t->inputs, .targets = t->targets,
                             .tokens = t->tokens, .index = t->index,
                             .hooks = accel_dist_begin_micro(t->dist, k, K) };
@@ -287,9 +392,11 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
                    (double)(accel_dist_bytes_sent(t->dist) - bytes0) / 1048576.0 / result->steps);
     double eval_loss, accuracy;
     ACCEL_CHECK(evaluate(t, &eval_loss, &accuracy));
-    ACCEL_INFO("done: %d steps in %.2f s; train loss %.4f -> %.4f; held-out loss %.4f, accuracy %.1f%%%s",
-               result->steps, result->seconds, result->first_loss, result->last_loss, eval_loss,
-               100.0 * accuracy, result->skipped ? " (some fp16 steps skipped)" : "");
+    char acc[48] = "";
+    if (!t->tokens_model) snprintf(acc, sizeof acc, ", accuracy %.1f%%", 100.0 * accuracy);
+    ACCEL_INFO("done: %d steps in %.2f s; train loss %.4f -> %.4f; held-out loss %.4f%s%s",
+               result->steps, result->seconds, result->first_loss, result->last_loss, eval_loss, acc,
+               result->skipped ? " (some fp16 steps skipped)" : "");
     if (t->metrics) {
         fprintf(t->metrics, "{\"eval_loss\": %.9g, \"eval_accuracy\": %.6g, \"skipped_steps\": %ld}\n",
                 eval_loss, accuracy, result->skipped);

@@ -16,6 +16,8 @@ typedef struct {
     double seconds;
     long skipped;                   /* fp16 steps skipped for overflow */
     bool stopped;                   /* a stop trigger or signal ended training early */
+    double peak_bytes;              /* peak resident memory above start-up, max over ranks */
+    double bytes_per_step;          /* model-state bytes this rank sent per step */
 } accel_train_result_t;
 
 accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *cfg,

@@ -35,6 +35,7 @@ struct accel_trainer {
     unsigned char *valid;           /* evaluation: 0 marks a padding duplicate */
     char train_set_path[ACCEL_STR_MAX];
     FILE *metrics;
+    size_t rss_start;               /* resident bytes before any model state existed */
     bool stop_requested;
     const char *unit_name;          /* progress unit: samples or tokens */
     double units_per_sample;
@@ -199,6 +200,7 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
     }
     accel_trainer_t *t = calloc(1, sizeof *t);
     if (!t) return ACCEL_ERR_NOMEM;
+    t->rss_start = accel_memory_resident();
     t->rt = rt;
     t->cfg = cfg;
     accel_status_t st;
@@ -384,12 +386,20 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
     result->seconds = accel_now() - t0;
     double exposed, in_flight;
     accel_dist_sync_times(t->dist, &exposed, &in_flight);
+    result->bytes_per_step = result->steps ? (double)(accel_dist_bytes_sent(t->dist) - bytes0) / result->steps : 0;
     if (result->steps > 0 && in_flight > 0)
         ACCEL_INFO("gradient sync: %.2f ms/step in flight, %.2f ms/step exposed after backward "
                    "(%.0f%% hidden); %.2f MiB sent per step by this rank",
                    1e3 * in_flight / result->steps, 1e3 * exposed / result->steps,
                    100.0 * (1.0 - exposed / in_flight),
                    (double)(accel_dist_bytes_sent(t->dist) - bytes0) / 1048576.0 / result->steps);
+    /* Peak resident memory above start-up, per rank: what the model state, activations and
+     * communication buffers really took (compare with accel estimate-memory). */
+    double mine = (double)(accel_memory_peak() - t->rss_start), peak[2] = { mine, -mine }, ext[2];
+    MPI_Allreduce(peak, ext, 2, MPI_DOUBLE, MPI_MAX, t->rt->world);
+    result->peak_bytes = ext[0];
+    ACCEL_INFO("memory: peak resident %.1f MiB per rank above start-up (max over ranks; min %.1f MiB)",
+               ext[0] / 1048576.0, -ext[1] / 1048576.0);
     double eval_loss, accuracy;
     ACCEL_CHECK(evaluate(t, &eval_loss, &accuracy));
     char acc[48] = "";
@@ -398,8 +408,9 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
                result->steps, result->seconds, result->first_loss, result->last_loss, eval_loss, acc,
                result->skipped ? " (some fp16 steps skipped)" : "");
     if (t->metrics) {
-        fprintf(t->metrics, "{\"eval_loss\": %.9g, \"eval_accuracy\": %.6g, \"skipped_steps\": %ld}\n",
-                eval_loss, accuracy, result->skipped);
+        fprintf(t->metrics, "{\"eval_loss\": %.9g, \"eval_accuracy\": %.6g, \"skipped_steps\": %ld, "
+                "\"peak_bytes\": %.0f, \"seconds\": %.4f, \"bytes_sent_per_step\": %.0f}\n", eval_loss,
+                accuracy, result->skipped, result->peak_bytes, result->seconds, result->bytes_per_step);
         fflush(t->metrics);
     }
     return ACCEL_OK;

@@ -22,6 +22,7 @@ struct accel_trainer {
     int micro;                      /* samples per rank per micro-step */
     float *inputs;
     int32_t *targets;
+    int32_t *tokens;                /* language models: micro x (context+1) token ids */
     int64_t *index;
     FILE *metrics;
 };
@@ -32,6 +33,7 @@ void accel_trainer_destroy(accel_trainer_t *t)
     if (t->metrics) fclose(t->metrics);
     free(t->inputs);
     free(t->targets);
+    free(t->tokens);
     free(t->index);
     accel_sampler_free(&t->sampler);
     accel_optim_destroy(&t->optim);
@@ -90,6 +92,10 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
     t->targets = malloc(sizeof(int32_t) * (size_t)t->micro);
     t->index = malloc(sizeof(int64_t) * (size_t)t->micro);
     if (!t->inputs || !t->targets || !t->index) { st = ACCEL_ERR_NOMEM; goto fail; }
+    if (t->model.ops->logits) {     /* a language model: feed it synthetic token rows */
+        t->tokens = malloc(sizeof(int32_t) * (size_t)t->micro * ((size_t)cfg->model.context + 1));
+        if (!t->tokens) { st = ACCEL_ERR_NOMEM; goto fail; }
+    }
     if (rt->rank == 0 && cfg->train.metrics[0]) {
         t->metrics = fopen(cfg->train.metrics, "w");
         if (!t->metrics) ACCEL_WARN("cannot write metrics to '%s'", cfg->train.metrics);
@@ -104,6 +110,12 @@ fail:
 static void load_batch(accel_trainer_t *t, const int64_t *index, int n)
 {
     const accel_config_t *cfg = t->cfg;
+    if (t->tokens) {
+        for (int i = 0; i < n; i++)
+            accel_synthetic_tokens(cfg->seed, cfg->model.vocab, cfg->model.context, index[i],
+                                   t->tokens + (size_t)i * ((size_t)cfg->model.context + 1));
+        return;
+    }
     for (int i = 0; i < n; i++)
         accel_synthetic_sample(cfg->seed, cfg->model.inputs, cfg->model.classes, cfg->data.noise,
                                index[i], t->inputs + (size_t)i * cfg->model.inputs, &t->targets[i]);
@@ -132,7 +144,8 @@ static accel_status_t evaluate(accel_trainer_t *t, double *loss, double *accurac
         int n = hi - s < chunk ? hi - s : chunk;
         for (int i = 0; i < n; i++) t->index[i] = cfg->data.samples + s + i;
         load_batch(t, t->index, n);
-        accel_batch_t b = { .n = n, .inputs = t->inputs, .targets = t->targets, .index = t->index };
+        accel_batch_t b = { .n = n, .inputs = t->inputs, .targets = t->targets, .tokens = t->tokens,
+                            .index = t->index };
         st = t->model.ops->eval(t->model.state, &t->model.layout, t->params, &b, l, c);
         for (int i = 0; i < n && st == ACCEL_OK; i++) { sums[0] += l[i]; sums[1] += c[i]; }
     }
@@ -179,7 +192,8 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
             if (sync_each) memset(t->scratch, 0, sizeof(float) * layout->numel);
             accel_sampler_indices(&t->sampler, k, t->index);
             load_batch(t, t->index, t->micro);
-            accel_batch_t b = { .n = t->micro, .inputs = t->inputs, .targets = t->targets, .index = t->index };
+            accel_batch_t b = { .n = t->micro, .inputs = t->inputs, .targets = t->targets,
+                                .tokens = t->tokens, .index = t->index };
             double l = 0;
             ACCEL_CHECK(t->model.ops->forward_backward(t->model.state, layout, t->params, target, &b,
                                                        scale, &l));

@@ -1,5 +1,5 @@
-/* Precision-dispatching CPU matrix product (see gemm_cpu.h). Operands are packed to their
- * compute type in a scratch buffer owned by the caller's accel_gemm_cpu_t, then handed to BLAS;
+/* Precision-dispatching CPU matrix product (see gemm_cpu.h). For reduced precision the operands
+ * are converted while being packed into a scratch buffer owned by the caller's accel_gemm_cpu_t;
  * the packing pass is O(operand size), small next to the O(M N K) product. */
 #include "config.h"
 
@@ -14,11 +14,10 @@
 
 /* OpenBLAS has sbgemm (bf16 inputs, fp32 accumulation) only when it was built with
  * BUILD_BFLOAT16=1; Debian 12's 0.3.21 declares it in cblas.h but does not export it. So it is
- * looked up at run time: a BLAS that has it is used, otherwise bf16 is emulated like fp16
- * (operands rounded to bf16, multiplied in fp32: the same products, fp32 accumulation). */
-typedef void (*sbgemm_fn)(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRANSPOSE, int,
-                          int, int, float, const uint16_t *, int, const uint16_t *,
-                          int, float, float *, int);
+ * looked up at run time and used when the BLAS has it. */
+typedef void (*sbgemm_fn)(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRANSPOSE, int, int,
+                          int, float, const uint16_t *, int, const uint16_t *, int, float, float *,
+                          int);
 
 static sbgemm_fn find_sbgemm(void)
 {
@@ -31,7 +30,17 @@ static sbgemm_fn find_sbgemm(void)
     return fn;
 }
 
-bool accel_gemm_cpu_has_bf16(void) { return find_sbgemm() != NULL; }
+/* Otherwise accel's own AVX512-BF16 kernel runs the products big enough to repay its packing;
+ * small ones (the attention blocks) and CPUs without AVX512-BF16 are emulated: operands rounded to
+ * bf16 and multiplied by sgemm, the same products with fp32 accumulation. */
+static bool use_x86_kernel(int M, int N, int K)
+{
+    static int avail = -1;
+    if (avail < 0) avail = !getenv("ACCEL_NO_BF16_KERNEL") && accel_gemm_bf16_x86_available();
+    return avail && M >= 32 && N >= 32 && K >= 32 && (double)M * N * K >= 1048576.0;
+}
+
+bool accel_gemm_cpu_has_bf16(void) { return find_sbgemm() != NULL || use_x86_kernel(64, 64, 256); }
 
 accel_status_t accel_gemm_cpu_init(accel_gemm_cpu_t *g, accel_dtype_t dtype)
 {
@@ -53,15 +62,8 @@ void accel_gemm_cpu_free(accel_gemm_cpu_t *g)
     g->work_bytes = 0;
 }
 
-static size_t elem_bytes(const accel_gemm_cpu_t *g)
+static accel_status_t grow(accel_gemm_cpu_t *g, size_t bytes)
 {
-    return g->dtype == ACCEL_BF16 && find_sbgemm() ? sizeof(uint16_t) : sizeof(float);
-}
-
-accel_status_t accel_gemm_cpu_reserve(accel_gemm_cpu_t *g, size_t elements)
-{
-    if (g->dtype == ACCEL_F32) return ACCEL_OK;
-    size_t bytes = elements * elem_bytes(g) + 128;     /* + room to align the second operand */
     if (bytes <= g->work_bytes) return ACCEL_OK;
     void *p = NULL;
     if (posix_memalign(&p, 64, bytes)) {
@@ -72,6 +74,12 @@ accel_status_t accel_gemm_cpu_reserve(accel_gemm_cpu_t *g, size_t elements)
     g->work = p;
     g->work_bytes = bytes;
     return ACCEL_OK;
+}
+
+accel_status_t accel_gemm_cpu_reserve(accel_gemm_cpu_t *g, size_t elements)
+{
+    if (g->dtype == ACCEL_F32) return ACCEL_OK;
+    return grow(g, elements * sizeof(float) + 128);    /* + room to align the second operand */
 }
 
 accel_status_t accel_gemm_cpu(accel_gemm_cpu_t *g, bool transA, bool transB, int M, int N, int K,
@@ -89,21 +97,29 @@ accel_status_t accel_gemm_cpu(accel_gemm_cpu_t *g, bool transA, bool transB, int
     size_t brows = transB ? (size_t)N : (size_t)K, bcols = transB ? (size_t)K : (size_t)N;
     size_t na = arows * acols, nb = brows * bcols;
     size_t na_padded = (na + 31) / 32 * 32;              /* keep the second operand 64-byte aligned */
-    ACCEL_CHECK(accel_gemm_cpu_reserve(g, na_padded + nb));
-    sbgemm_fn sbgemm = g->dtype == ACCEL_BF16 ? find_sbgemm() : NULL;
-    if (sbgemm) {
-        uint16_t *a16 = g->work, *b16 = a16 + na_padded;
-        accel_cpu_pack_bf16(a16, A, arows, acols, (size_t)lda);
-        accel_cpu_pack_bf16(b16, B, brows, bcols, (size_t)ldb);
-        sbgemm(CblasRowMajor, ta, tb, M, N, K, alpha, a16, (int)acols, b16, (int)bcols, beta,
-               C, ldc);
-        return ACCEL_OK;
+    if (g->dtype == ACCEL_BF16) {
+        sbgemm_fn sbgemm = find_sbgemm();
+        if (sbgemm) {
+            ACCEL_CHECK(grow(g, (na_padded + nb) * sizeof(uint16_t) + 128));
+            uint16_t *a16 = g->work, *b16 = a16 + na_padded;
+            accel_cpu_pack_bf16(a16, A, arows, acols, (size_t)lda);
+            accel_cpu_pack_bf16(b16, B, brows, bcols, (size_t)ldb);
+            sbgemm(CblasRowMajor, ta, tb, M, N, K, alpha, a16, (int)acols, b16, (int)bcols, beta, C,
+                   ldc);
+            return ACCEL_OK;
+        }
+        if (use_x86_kernel(M, N, K)) {
+            ACCEL_CHECK(grow(g, accel_gemm_bf16_x86_work(M, N, K)));
+            accel_gemm_bf16_x86(g->work, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+            return ACCEL_OK;
+        }
     }
+    ACCEL_CHECK(grow(g, (na_padded + nb) * sizeof(float) + 128));
     float *ar = g->work, *br = ar + na_padded;
     if (g->dtype == ACCEL_F16) {
         accel_cpu_pack_f16_round(ar, A, arows, acols, (size_t)lda);
         accel_cpu_pack_f16_round(br, B, brows, bcols, (size_t)ldb);
-    } else {                                            /* bf16 without sbgemm */
+    } else {
         accel_cpu_pack_bf16_round(ar, A, arows, acols, (size_t)lda);
         accel_cpu_pack_bf16_round(br, B, brows, bcols, (size_t)ldb);
     }

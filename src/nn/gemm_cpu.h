@@ -1,6 +1,7 @@
 /* Precision-dispatching CPU matrix product for the built-in models (private to libaccel).
  * fp32: cblas_sgemm. bf16: operands rounded to bf16, products accumulated in fp32 (OpenBLAS
- * cblas_sbgemm where the BLAS has it, else emulated like fp16). fp16: operands rounded to the nearest fp16
+ * cblas_sbgemm where the BLAS has it, else accel's own AVX512-BF16 kernel where the CPU has
+ * it, else emulated like fp16). fp16: operands rounded to the nearest fp16
  * value and multiplied in fp32 (emulated: CPUs have no fp16 GEMM). The output C is always fp32. */
 #ifndef ACCEL_NN_GEMM_CPU_H
 #define ACCEL_NN_GEMM_CPU_H
@@ -29,6 +30,15 @@ accel_status_t accel_gemm_cpu_reserve(accel_gemm_cpu_t *g, size_t elements);
 accel_status_t accel_gemm_cpu(accel_gemm_cpu_t *g, bool transA, bool transB, int M, int N, int K,
                               float alpha, const float *A, int lda, const float *B, int ldb,
                               float beta, float *C, int ldc);
+
+/* The AVX512-BF16 kernel behind the bf16 path (gemm_bf16_x86.c): available on this CPU, scratch
+ * bytes it needs for an M x N x K product, and the product itself (same arguments as
+ * accel_gemm_cpu, plus the scratch). */
+bool accel_gemm_bf16_x86_available(void);
+size_t accel_gemm_bf16_x86_work(int M, int N, int K);
+void accel_gemm_bf16_x86(void *work, bool transA, bool transB, int M, int N, int K, float alpha,
+                         const float *A, int lda, const float *B, int ldb, float beta, float *C,
+                         int ldc);
 
 /* True when bf16 products run natively (the BLAS exports cblas_sbgemm), false when emulated. */
 bool accel_gemm_cpu_has_bf16(void);

@@ -1,8 +1,9 @@
 /* Precision-dispatching CPU matrix product for the built-in models (private to libaccel).
  * fp32: cblas_sgemm. bf16: operands rounded to bf16, products accumulated in fp32 (OpenBLAS
  * cblas_sbgemm where the BLAS has it, else accel's own AVX512-BF16 kernel where the CPU has
- * it, else emulated like fp16). fp16: operands rounded to the nearest fp16
- * value and multiplied in fp32 (emulated: CPUs have no fp16 GEMM). The output C is always fp32. */
+ * it, else emulated like fp16). fp16: operands rounded to the nearest fp16 value and multiplied
+ * in fp32 (emulated: CPUs have no fp16 GEMM). The output C is always fp32. ACCEL_NO_SBGEMM=1 and
+ * ACCEL_NO_BF16_KERNEL=1 turn the native bf16 paths off (to compare against the emulation). */
 #ifndef ACCEL_NN_GEMM_CPU_H
 #define ACCEL_NN_GEMM_CPU_H
 

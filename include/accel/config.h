@@ -41,6 +41,8 @@ typedef struct {
     int log_every;                  /* train.log_every */
     int eval_every;                 /* train.eval_every, 0 = off */
     char metrics[ACCEL_STR_MAX];    /* train.metrics: JSON-lines file written by rank 0 */
+    int sample_tokens;              /* train.sample_tokens: generated at the end (language models) */
+    char sample_prompt[ACCEL_STR_MAX]; /* train.sample_prompt */
 } accel_train_config_t;
 
 typedef struct {

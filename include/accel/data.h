@@ -48,4 +48,8 @@ void accel_sampler_seek(accel_sampler_t *s, int64_t epoch, int64_t offset);
 void accel_synthetic_sample(uint64_t seed, int features, int classes, double noise, int64_t index,
                             float *x, int32_t *label);
 
+/* Built-in synthetic token task for language models: row[0..context] (context+1 ids in
+ * 0..vocab-1) from a keyed random order-2 Markov chain, a pure function of (seed, index). */
+void accel_synthetic_tokens(uint64_t seed, int vocab, int context, int64_t index, int32_t *row);
+
 #endif

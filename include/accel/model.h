@@ -37,17 +37,17 @@ typedef struct {
 
 static inline void accel_batch_layer_fetch(const accel_batch_t *batch, int layer, int backward)
 {
-    if (batch->hooks && batch->hooks->fetch) batch->hooks->fetch(batch->hooks->ctx, layer, backward);
+    if (batch && batch->hooks && batch->hooks->fetch) batch->hooks->fetch(batch->hooks->ctx, layer, backward);
 }
 
 static inline void accel_batch_layer_release(const accel_batch_t *batch, int layer)
 {
-    if (batch->hooks && batch->hooks->release) batch->hooks->release(batch->hooks->ctx, layer);
+    if (batch && batch->hooks && batch->hooks->release) batch->hooks->release(batch->hooks->ctx, layer);
 }
 
 static inline void accel_batch_layer_done(const accel_batch_t *batch, int layer)
 {
-    if (batch->hooks && batch->hooks->grads_done) batch->hooks->grads_done(batch->hooks->ctx, layer);
+    if (batch && batch->hooks && batch->hooks->grads_done) batch->hooks->grads_done(batch->hooks->ctx, layer);
 }
 
 typedef struct accel_model_ops accel_model_ops_t;
@@ -56,6 +56,7 @@ typedef struct {
     const accel_model_ops_t *ops;
     void *state;                    /* model-private */
     accel_layout_t layout;          /* parameter table */
+    int vocab, context;             /* language models (ops->logits set): model.vocab, model.context */
 } accel_model_t;
 
 /* Plugins set .abi = ACCEL_MODEL_ABI; accel refuses a plugin built against another version of this
@@ -82,12 +83,26 @@ struct accel_model_ops {
     /* Optional: bytes of activations and work buffers a forward+backward of micro_batch samples
      * keeps (for accel estimate-memory). */
     size_t (*activation_bytes)(const accel_config_t *cfg, int micro_batch);
+    /* Optional (language models; NULL otherwise): the vocabulary logits that follow the last of
+     * ntokens tokens (1 <= ntokens <= context) into out_logits[vocab]. */
+    accel_status_t (*logits)(void *state, const accel_layout_t *layout, const float *params,
+                             const int32_t *tokens, int ntokens, float *out_logits);
 };
 
 /* Built-in models by name ("mlp", "gpt"), or a plugin when cfg->model.plugin is set. */
 accel_status_t accel_model_create(const accel_config_t *cfg, accel_model_t *model);
 void accel_model_destroy(accel_model_t *model);
 
+/* Text generation with a model that has a `logits` op: append nnew tokens to the prompt
+ * (nprompt >= 1 ids) and write them to out[nnew]. The model sees at most its context: the most
+ * recent tokens. temperature == 0 picks the argmax (greedy, lowest id on ties); otherwise it samples
+ * from softmax(logits / temperature) restricted to the top_k most likely ids (top_k <= 0: all),
+ * drawing from the keyed RNG (seed, ACCEL_RNG_SAMPLE), so a seed always gives the same text. */
+accel_status_t accel_model_generate(const accel_model_t *m, const float *params,
+                                    const int32_t *prompt, int nprompt, int nnew, float temperature,
+                                    int top_k, uint64_t seed, int32_t *out);
+
 extern const accel_model_ops_t accel_model_mlp;
+extern const accel_model_ops_t accel_model_gpt;
 
 #endif

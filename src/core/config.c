@@ -64,6 +64,8 @@ static const key_spec_t g_schema[] = {
     { "train.loss_scale_window", KEY_INT, F(train.loss_scale_window), "2000", NULL, "fp16: overflow-free steps before the loss scale doubles" },
     { "train.log_every", KEY_INT, F(train.log_every), "10", NULL, "steps between progress lines" },
     { "train.eval_every", KEY_INT, F(train.eval_every), "0", NULL, "steps between evaluations; 0 = off" },
+    { "train.sample_tokens", KEY_INT, F(train.sample_tokens), "200", NULL, "language models: tokens of text generated at the end; 0 = none" },
+    { "train.sample_prompt", KEY_STRING, F(train.sample_prompt), "The ", NULL, "language models: prompt of the generated sample" },
     { "train.metrics", KEY_STRING, F(train.metrics), "", NULL, "JSON-lines metrics file written by rank 0" },
 
     { "optim.name", KEY_STRING, F(optim.name), "adamw", "adamw|sgd", "optimizer" },

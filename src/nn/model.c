@@ -8,7 +8,7 @@
 #include "accel/log.h"
 #include "accel/model.h"
 
-static const accel_model_ops_t *const g_builtin[] = { &accel_model_mlp };
+static const accel_model_ops_t *const g_builtin[] = { &accel_model_mlp, &accel_model_gpt };
 
 static accel_status_t find_ops(const accel_config_t *cfg, const accel_model_ops_t **ops)
 {
@@ -45,8 +45,15 @@ accel_status_t accel_model_create(const accel_config_t *cfg, accel_model_t *mode
     accel_layout_init(&model->layout);
     ACCEL_CHECK(find_ops(cfg, &model->ops));
     accel_status_t st = model->ops->create(cfg, &model->layout, &model->state);
-    if (st != ACCEL_OK) accel_layout_free(&model->layout);
-    return st;
+    if (st != ACCEL_OK) {
+        accel_layout_free(&model->layout);
+        return st;
+    }
+    if (model->ops->logits) {
+        model->vocab = cfg->model.vocab;
+        model->context = cfg->model.context;
+    }
+    return ACCEL_OK;
 }
 
 void accel_model_destroy(accel_model_t *model)

@@ -340,6 +340,20 @@ static accel_status_t gather_all(accel_dist_t *d)
     return ACCEL_OK;
 }
 
+accel_status_t accel_dist_gather_full(accel_dist_t *d)
+{
+    if (d->strategy == ACCEL_ZERO3) gather_all(d);
+    return ACCEL_OK;
+}
+
+accel_status_t accel_dist_release_full(accel_dist_t *d)
+{
+    if (d->strategy == ACCEL_ZERO3)
+        for (int l = 0; l < d->nunits; l++)
+            if (d->units[l].state != UNIT_RELEASED) release_params(d, &d->units[l]);
+    return ACCEL_OK;
+}
+
 void accel_dist_init_params(accel_dist_t *d, uint64_t seed)
 {
     if (!zero(d)) {

@@ -52,9 +52,9 @@ void accel_trainer_destroy(accel_trainer_t *t)
     if (t->metrics) fclose(t->metrics);
     free(t->inputs);
     free(t->targets);
+    free(t->tokens);
     free(t->index);
     free(t->valid);
-    free(t->tokens);
     accel_dataset_close(t->val_set);
     accel_dataset_close(t->train_set);
     accel_sampler_free(&t->sampler);
@@ -74,11 +74,6 @@ static accel_status_t open_data(accel_trainer_t *t)
     const accel_config_t *cfg = t->cfg;
     const char *path = cfg->data.path;
     if (!strcmp(path, "synthetic") || (!path[0] && !t->tokens_model)) {
-        if (t->tokens_model) {
-            ACCEL_ERROR0("data.path=synthetic: this version has no synthetic token task\n"
-                         "--> hint: make one with 'accel_data synth --kind tokens' and set data.path");
-            return ACCEL_ERR_UNSUPPORTED;
-        }
         t->val_samples = cfg->data.eval_samples;
         return ACCEL_OK;
     }
@@ -144,6 +139,12 @@ static accel_status_t load_batch(accel_trainer_t *t, const int64_t *index, int n
     accel_dataset_t *ds = val ? t->val_set : t->train_set;
     if (ds) return accel_dataset_read(ds, index, n, t->tokens, t->inputs, t->targets);
     int64_t base = val ? cfg->data.samples : 0;     /* validation samples follow the training ones */
+    if (t->tokens_model) {
+        for (int i = 0; i < n; i++)
+            accel_synthetic_tokens(cfg->seed, cfg->model.vocab, cfg->model.context, base + index[i],
+                                   t->tokens + (size_t)i * ((size_t)cfg->model.context + 1));
+        return ACCEL_OK;
+    }
     for (int i = 0; i < n; i++)
         accel_synthetic_sample(cfg->seed, cfg->model.inputs, cfg->model.classes, cfg->data.noise,
                                base + index[i], t->inputs + (size_t)i * cfg->model.inputs, &t->targets[i]);
@@ -250,6 +251,38 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
 fail:
     accel_trainer_destroy(t);
     return st;
+}
+
+/* A short generated text from the trained language model (byte tokens printed as text). Under
+ * ZeRO-3 every rank helps gather the full parameters; rank 0 generates. */
+static accel_status_t print_sample(accel_trainer_t *t)
+{
+    const accel_config_t *cfg = t->cfg;
+    const char *prompt = cfg->train.sample_prompt;
+    int np = (int)strlen(prompt), nnew = cfg->train.sample_tokens;
+    if (np == 0 || t->model.vocab < 256) return ACCEL_OK;     /* byte-level text only */
+    ACCEL_CHECK(accel_dist_gather_full(t->dist));
+    accel_status_t st = ACCEL_OK;
+    if (t->rt->rank == 0) {
+        int32_t *ids = malloc(sizeof(int32_t) * (size_t)(np + nnew));
+        if (!ids) st = ACCEL_ERR_NOMEM;
+        for (int i = 0; st == ACCEL_OK && i < np; i++) ids[i] = (unsigned char)prompt[i];
+        if (st == ACCEL_OK)
+            st = accel_model_generate(&t->model, accel_dist_params(t->dist), ids, np, nnew, 0.8f, 40,
+                                      cfg->seed, ids + np);
+        if (st == ACCEL_OK) {
+            printf("sample (temperature 0.8, top-k 40):\n%s", prompt);
+            for (int i = 0; i < nnew; i++) {
+                int c = ids[np + i];
+                putchar(c == '\n' || c == '\t' || (c >= 32 && c < 127) ? c : '?');
+            }
+            printf("\n");
+            fflush(stdout);
+        }
+        free(ids);
+    }
+    accel_status_t rel = accel_dist_release_full(t->dist);
+    return st != ACCEL_OK ? st : rel;
 }
 
 static void print_header(const accel_trainer_t *t)
@@ -407,6 +440,7 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
     ACCEL_INFO("done: %d steps in %.2f s; train loss %.4f -> %.4f; held-out loss %.4f%s%s",
                result->steps, result->seconds, result->first_loss, result->last_loss, eval_loss, acc,
                result->skipped ? " (some fp16 steps skipped)" : "");
+    if (t->tokens_model && cfg->train.sample_tokens > 0) ACCEL_CHECK(print_sample(t));
     if (t->metrics) {
         fprintf(t->metrics, "{\"eval_loss\": %.9g, \"eval_accuracy\": %.6g, \"skipped_steps\": %ld, "
                 "\"peak_bytes\": %.0f, \"seconds\": %.4f, \"bytes_sent_per_step\": %.0f}\n", eval_loss,

@@ -1,4 +1,4 @@
-/* accel: the toolkit's command-line front end (env, test, config). */
+/* accel: the toolkit's command-line front end (env, test, config, launch). */
 #include "config.h"
 
 #include <stdio.h>
@@ -15,6 +15,7 @@ static const struct {
     { "env", accel_cmd_env, "versions, launcher, rank/host/device table, environment (paste into bug reports)" },
     { "test", accel_cmd_test, "pre-flight check: collectives, bandwidth, parallel HDF5 (run under mpirun/srun)" },
     { "config", accel_cmd_config, "write a commented job YAML with every key and its default" },
+    { "launch", accel_cmd_launch, "run a command on N ranks: srun inside a Slurm allocation, mpirun outside" },
 };
 #define NCOMMANDS (sizeof g_commands / sizeof g_commands[0])
 

@@ -12,8 +12,12 @@
 #   LOCAL_SLURM_NODES=1       virtual nodes n1..nN, one slurmd each (slurmd -N nX); MPI sees them as separate
 #                             nodes because each has its own TmpFS, TMPDIR and Open MPI shared-memory directory
 #   LOCAL_SLURM_CPUS=<cores>  CPUs per node (may exceed the real cores: SlurmdParameters=config_overrides)
+#   LOCAL_SLURM_GPUS=0        N: every node advertises N "gpu" GRES with no device files, so that GPU job
+#                             scripts (--gpus-per-node) are accepted; the jobs still compute on the CPU
 #   LOCAL_SLURM_PORT=auto     slurmctld port; slurmd of node k uses PORT+k. 'auto' picks the first free block
 #                             from 17817 upwards (outside the ephemeral port range); a number is used as is
+#   LOCAL_SLURM_CRED_EXPIRE=10  seconds a job credential lives; also the delay before a requeued job restarts
+#                             (Slurm's default is 120)
 #   LOCAL_SLURM_LINK_ETC=0    1: also link /etc/slurm/slurm.conf to the config, only if that path is free
 #   LOCAL_SLURM_KEEP_LOGS=0   1: `down` keeps $LOCAL_SLURM_DIR/log
 #   LOCAL_SLURM_WAIT=30       seconds `up` waits for the nodes to become idle
@@ -143,7 +147,7 @@ EOF
 
 cmd_status() {
     if ! load_state; then echo "local-slurm: no cluster in $D"; return 3; fi
-    echo "local-slurm: $D, $NODES node(s) x $CPUS CPUs, slurmctld port $PORT, SLURM_CONF=$CONF"
+    echo "local-slurm: $D, $NODES node(s) x $CPUS CPUs, ${GPUS:-0} gpu GRES, slurmctld port $PORT, SLURM_CONF=$CONF"
     while read -r f c; do
         p=$(pid_of "$f")
         if running "$p" "$c"; then echo "  $c ($(basename "$f" .pid)) pid $p: running"
@@ -232,7 +236,8 @@ SlurmdUser=root
 SlurmctldPort=$PORT
 AuthType=auth/munge
 CredType=cred/munge
-AuthInfo=socket=$D/munge/munge.sock
+# cred_expire: job credentials' lifetime, and how long a requeued job waits before it may start
+AuthInfo=socket=$D/munge/munge.sock,cred_expire=$CRED_EXPIRE
 StateSaveLocation=$D/spool/ctld
 SlurmdSpoolDir=$D/spool/%n
 SlurmctldPidFile=$D/run/slurmctld.pid
@@ -263,10 +268,20 @@ KillWait=2
 AccountingStorageType=accounting_storage/none
 JobAcctGatherType=jobacct_gather/none
 EOF
+        gres=""
+        if [ "$GPUS" -gt 0 ]; then
+            echo "GresTypes=gpu"
+            gres=" Gres=gpu:$GPUS"
+            # Slurm drops GPUs without device files: stand-ins (copies of /dev/null, never opened here).
+            mkdir -p "$D/dev"
+            g=0
+            while [ "$g" -lt "$GPUS" ]; do mknod "$D/dev/gpu$g" c 1 3 2>/dev/null || : >"$D/dev/gpu$g"; g=$((g + 1)); done
+            printf 'AutoDetect=off\nName=gpu File=%s/dev/gpu[0-%s]\n' "$D" $((GPUS - 1)) >"$D/etc/gres.conf"
+        fi
         k=1
         while [ "$k" -le "$NODES" ]; do
             mkdir -p "$D/tmp/n$k"
-            echo "NodeName=n$k NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((PORT + k)) CPUs=$CPUS State=UNKNOWN"
+            echo "NodeName=n$k NodeHostname=localhost NodeAddr=127.0.0.1 Port=$((PORT + k)) CPUs=$CPUS$gres State=UNKNOWN"
             k=$((k + 1))
         done
         echo "PartitionName=debug Nodes=n[1-$NODES] Default=YES DefaultTime=00:10:00 MaxTime=INFINITE OverSubscribe=YES State=UP"
@@ -274,6 +289,7 @@ EOF
     cat >"$STATE" <<EOF
 NODES=$NODES
 CPUS=$CPUS
+GPUS=$GPUS
 PORT=$PORT
 SHM='$SHM'
 LINK_ETC=$LINK_ETC
@@ -308,10 +324,14 @@ cmd_up() {
 
     NODES=${LOCAL_SLURM_NODES:-1}
     CPUS=${LOCAL_SLURM_CPUS:-$(nproc)}
+    GPUS=${LOCAL_SLURM_GPUS:-0}
+    CRED_EXPIRE=${LOCAL_SLURM_CRED_EXPIRE:-10}
     WAIT=${LOCAL_SLURM_WAIT:-30}
     LINK_ETC=${LOCAL_SLURM_LINK_ETC:-0}
     case $NODES in ''|*[!0-9]*|0) die "LOCAL_SLURM_NODES='$NODES' is not a positive number" ;; esac
     case $CPUS in ''|*[!0-9]*|0) die "LOCAL_SLURM_CPUS='$CPUS' is not a positive number" ;; esac
+    case $GPUS in ''|*[!0-9]*) die "LOCAL_SLURM_GPUS='$GPUS' is not a number" ;; esac
+    case $CRED_EXPIRE in ''|*[!0-9]*|0) die "LOCAL_SLURM_CRED_EXPIRE='$CRED_EXPIRE' is not a positive number" ;; esac
     PORT=${LOCAL_SLURM_PORT:-auto}
     if [ "$PORT" = auto ]; then
         PORT=17817
@@ -351,15 +371,15 @@ cmd_up() {
 
     # SLURM_CONF in the daemons' environment marks their job steps as ours (see leftovers).
     SLURM_CONF=$CONF "$SBIN/slurmctld" -f "$CONF" \
-        || { tail -20 "$D/log/slurmctld.log" >&2; cmd_down; die "slurmctld did not start"; }
+        || { tail -n 20 "$D/log/slurmctld.log" >&2; cmd_down; die "slurmctld did not start"; }
     k=1
     while [ "$k" -le "$NODES" ]; do
         SLURM_CONF=$CONF "$SBIN/slurmd" -f "$CONF" -N "n$k" \
-            || { tail -20 "$D/log/slurmd-n$k.log" >&2; cmd_down; die "slurmd -N n$k did not start"; }
+            || { tail -n 20 "$D/log/slurmd-n$k.log" >&2; cmd_down; die "slurmd -N n$k did not start"; }
         k=$((k + 1))
     done
     if ! wait_idle; then
-        tail -5 "$D/log/slurmctld.log" "$D"/log/slurmd-*.log >&2
+        tail -n 5 "$D/log/slurmctld.log" "$D"/log/slurmd-*.log >&2
         cmd_down
         die "cluster did not come up"
     fi
@@ -367,7 +387,7 @@ cmd_up() {
     out=$(timeout 60 env SLURM_CONF="$CONF" srun -t 1 -N "$NODES" -n "$NODES" echo local-slurm-ok 2>&1)
     if [ "$(printf '%s\n' "$out" | grep -cx local-slurm-ok)" != "$NODES" ]; then
         say "a test step failed: $out"
-        tail -5 "$D/log/slurmctld.log" "$D"/log/slurmd-*.log >&2
+        tail -n 5 "$D/log/slurmctld.log" "$D"/log/slurmd-*.log >&2
         cmd_down
         die "cluster did not come up"
     fi

@@ -12,7 +12,7 @@
 #   LOCAL_SLURM_NODES=1       virtual nodes n1..nN, one slurmd each (slurmd -N nX); MPI sees them as separate
 #                             nodes because each has its own TmpFS, TMPDIR and Open MPI shared-memory directory
 #   LOCAL_SLURM_CPUS=<cores>  CPUs per node (may exceed the real cores: SlurmdParameters=config_overrides)
-#   LOCAL_SLURM_GPUS=0        N: every node advertises N "gpu" GRES with no device files, so that GPU job
+#   LOCAL_SLURM_GPUS=0        N: every node advertises N "gpu" GRES (stand-in device files), so that GPU job
 #                             scripts (--gpus-per-node) are accepted; the jobs still compute on the CPU
 #   LOCAL_SLURM_PORT=auto     slurmctld port; slurmd of node k uses PORT+k. 'auto' picks the first free block
 #                             from 17817 upwards (outside the ephemeral port range); a number is used as is
@@ -58,9 +58,10 @@ daemons() {
     echo "$D/munge/munged.pid munged"
 }
 
-# Job step daemons and job tasks left behind: processes whose environment carries our SLURM_CONF
-# and a job id (slurmd starts slurmstepd with our environment; tasks inherit the submitter's).
-# Never this shell or its ancestors.
+# Processes of this cluster that the pid files missed (a pid file lost or overwritten) and job
+# processes left behind: every daemon is started with SLURM_CONF=$CONF in its environment, which
+# slurmscriptd and slurmstepd inherit, and job tasks inherit it from the submitter. Matched: our
+# daemons by name, and any process that also carries a job id. Never this shell or its ancestors.
 leftovers() {
     ancestors=" "
     a=$$
@@ -74,7 +75,7 @@ leftovers() {
         tr '\0' '\n' 2>/dev/null <"$e" | grep -qxF "SLURM_CONF=$CONF" || continue
         c=$(cat "/proc/$p/comm" 2>/dev/null)
         case $c in
-            slurmstepd) ;;
+            munged|slurmctld|slurmd|slurmscriptd|slurmstepd) ;;
             *) tr '\0' '\n' 2>/dev/null <"$e" | grep -q '^SLURM_JOB_ID=' || continue ;;
         esac
         st=$(sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null | cut -d' ' -f1)
@@ -194,9 +195,14 @@ EOF
     fi
     left=$(leftovers)
     if [ -n "$left" ]; then
-        say "killing leftover job processes:" $left
+        say "stopping leftover processes of this cluster:" "$(echo "$left" | tr '\n' ' ')"
         # shellcheck disable=SC2086
-        kill -KILL $left 2>/dev/null
+        kill -TERM $left 2>/dev/null
+        i=0
+        while [ "$i" -lt 30 ] && [ -n "$(leftovers)" ]; do sleep 0.1; i=$((i + 1)); done
+        left=$(leftovers)
+        # shellcheck disable=SC2086
+        [ -n "$left" ] && kill -KILL $left 2>/dev/null
     fi
     if [ "${LINK_ETC:-0}" = 1 ] && [ "$(readlink /etc/slurm/slurm.conf 2>/dev/null)" = "$CONF" ]; then
         rm -f /etc/slurm/slurm.conf
@@ -332,6 +338,12 @@ cmd_up() {
     case $CPUS in ''|*[!0-9]*|0) die "LOCAL_SLURM_CPUS='$CPUS' is not a positive number" ;; esac
     case $GPUS in ''|*[!0-9]*) die "LOCAL_SLURM_GPUS='$GPUS' is not a number" ;; esac
     case $CRED_EXPIRE in ''|*[!0-9]*|0) die "LOCAL_SLURM_CRED_EXPIRE='$CRED_EXPIRE' is not a positive number" ;; esac
+    # Clusters started at the same time (make -j check) must not pick the same free ports: choose
+    # and bind them under one machine-wide lock, held until the daemons listen.
+    if command -v flock >/dev/null 2>&1; then
+        exec 9>"${LOCAL_SLURM_LOCK:-/tmp/local-slurm.lock}"
+        flock -w 120 9 || die "timed out waiting for ${LOCAL_SLURM_LOCK:-/tmp/local-slurm.lock}"
+    fi
     PORT=${LOCAL_SLURM_PORT:-auto}
     if [ "$PORT" = auto ]; then
         PORT=17817
@@ -356,7 +368,7 @@ cmd_up() {
     mungekey -c -k "$D/munge/munge.key" -b 1024 >/dev/null 2>&1 \
         || dd if=/dev/urandom of="$D/munge/munge.key" bs=128 count=1 2>/dev/null
     chmod 600 "$D/munge/munge.key"
-    "$SBIN/munged" --key-file="$D/munge/munge.key" --socket="$D/munge/munge.sock" \
+    SLURM_CONF=$CONF "$SBIN/munged" 9>&- --key-file="$D/munge/munge.key" --socket="$D/munge/munge.sock" \
         --pid-file="$D/munge/munged.pid" --log-file="$D/munge/munged.log" \
         --seed-file="$D/munge/munged.seed" || { cat "$D/munge/munged.log" >&2; cmd_down; die "munged did not start"; }
 
@@ -369,12 +381,12 @@ cmd_up() {
         fi
     fi
 
-    # SLURM_CONF in the daemons' environment marks their job steps as ours (see leftovers).
-    SLURM_CONF=$CONF "$SBIN/slurmctld" -f "$CONF" \
+    # SLURM_CONF in the daemons' environment marks them and their job steps as ours (see leftovers).
+    SLURM_CONF=$CONF "$SBIN/slurmctld" -f "$CONF" 9>&- \
         || { tail -n 20 "$D/log/slurmctld.log" >&2; cmd_down; die "slurmctld did not start"; }
     k=1
     while [ "$k" -le "$NODES" ]; do
-        SLURM_CONF=$CONF "$SBIN/slurmd" -f "$CONF" -N "n$k" \
+        SLURM_CONF=$CONF "$SBIN/slurmd" -f "$CONF" -N "n$k" 9>&- \
             || { tail -n 20 "$D/log/slurmd-n$k.log" >&2; cmd_down; die "slurmd -N n$k did not start"; }
         k=$((k + 1))
     done
@@ -383,6 +395,7 @@ cmd_up() {
         cmd_down
         die "cluster did not come up"
     fi
+    exec 9>&-
     # One step through PMIx on every node proves the whole path (munge, TmpFS, pmix plugin).
     out=$(timeout 60 env SLURM_CONF="$CONF" srun -t 1 -N "$NODES" -n "$NODES" echo local-slurm-ok 2>&1)
     if [ "$(printf '%s\n' "$out" | grep -cx local-slurm-ok)" != "$NODES" ]; then

@@ -88,6 +88,22 @@ START_TEST(inside_passes_cpus_per_task)
 }
 END_TEST
 
+START_TEST(inside_a_step_overlaps)
+{
+    /* An 'srun --pty bash' shell: one-task step; the new step must share its CPUs. */
+    char *const env[] = { "SLURM_JOB_ID=9", "SLURM_NTASKS=1", "SLURM_STEP_ID=0", "SLURM_STEP_NUM_TASKS=1",
+                          "SLURM_PROCID=0", NULL };
+    ck_assert_str_eq(build(env, 2, false, "-n 4 x"), "srun --mpi=pmix --overlap -n 4 x");
+    ck_assert_str_eq(build(env, 2, false, "x"), "");
+    ck_assert_ptr_nonnull(strstr(g_err, "give it"));
+    /* srun -n 4 accel launch: every task would start its own srun. */
+    char *const env4[] = { "SLURM_JOB_ID=9", "SLURM_NTASKS=4", "SLURM_STEP_ID=0", "SLURM_STEP_NUM_TASKS=4",
+                           "SLURM_PROCID=2", NULL };
+    ck_assert_str_eq(build(env4, 2, false, "-n 4 x"), "");
+    ck_assert_ptr_nonnull(strstr(g_err, "one of the 4 tasks"));
+}
+END_TEST
+
 START_TEST(launcher_programs_from_env)
 {
     char *const env[] = { "ACCEL_MPIRUN=/opt/ompi/bin/mpirun", NULL };
@@ -152,6 +168,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, inside_uses_srun_and_allocation_tasks);
     tcase_add_test(tc, inside_without_ntasks_lets_srun_decide);
     tcase_add_test(tc, inside_passes_cpus_per_task);
+    tcase_add_test(tc, inside_a_step_overlaps);
     tcase_add_test(tc, launcher_programs_from_env);
     tcase_add_test(tc, command_options_belong_to_the_command);
     tcase_add_test(tc, bad_options);

@@ -25,6 +25,13 @@ grep -q "2 ranks on 2 nodes, launched by srun" "$S/train.out" || { cat "$S/train
 [ "$(grep -c '"step"' "$S/m.jsonl")" = 5 ] || fail "expected 5 steps of metrics"
 pass "accel launch -n 2 --nodes 2 accel_train inside a 4-task allocation: 2 ranks, one per node"
 
+# From a shell inside a one-task step (like srun --pty bash): --overlap, else srun would wait forever.
+run_salloc -n 2 srun -n 1 "$ACCEL" launch -n 2 -- "$ACCEL" env >"$S/step.out" 2>&1 || { cat "$S/step.out"; fail "launch inside a step"; }
+grep -q "^accel launch: srun --mpi=pmix --overlap -n 2 " "$S/step.out" || { cat "$S/step.out"; fail "no --overlap inside a step"; }
+grep -q "2 ranks on 1 node, launched by srun" "$S/step.out" || { cat "$S/step.out"; fail "inside a step: not 2 ranks"; }
+expect_fail "one of the 2 tasks of a job step" run_salloc -n 2 srun -n 2 "$ACCEL" launch -n 2 -- true
+pass "inside a job step: --overlap; under a multi-task srun: refused"
+
 run_salloc -n 1 "$ACCEL" launch -- sh -c 'exit 5' >/dev/null 2>&1; rc=$?
 [ "$rc" = 5 ] || fail "exit status 5 came back as $rc"
 pass "exit status passes through srun and salloc"

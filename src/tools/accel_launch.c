@@ -28,7 +28,8 @@ static void usage(FILE *out)
             "    inside a Slurm allocation (salloc, sbatch; SLURM_JOB_ID set):\n"
             "      srun --mpi=pmix [-n N] [-N M] [--cpus-per-task=C] CMD ARGS...\n"
             "      N defaults to the allocation's tasks (SLURM_NTASKS), C to SLURM_CPUS_PER_TASK\n"
-            "      (Slurm 22.05's srun no longer takes it from the allocation by itself)\n"
+            "      (Slurm 22.05's srun no longer takes it from the allocation by itself);\n"
+            "      from a shell inside a job step (srun --pty bash) give -n; --overlap is added\n"
             "    elsewhere:\n"
             "      mpirun -np N [--oversubscribe] [--allow-run-as-root] CMD ARGS...\n"
             "      N defaults to the cores this process may use; --oversubscribe is added when N\n"
@@ -151,9 +152,26 @@ char **accel_launch_cmd_build(const accel_launch_opts_t *o, char *const envp[], 
     accel_launch_detect(envp, &l);
     argv_t a = { 0 };
     if (l.in_slurm_allocation) {
+        /* Inside a job step (srun --pty bash, or by mistake srun -n 4 accel launch): the new step
+         * must share the step's CPUs (--overlap, Slurm >= 20.11), else srun waits for them forever;
+         * and SLURM_NTASKS there is the step's own count, not the allocation's. */
+        bool in_step = env_get(envp, "SLURM_STEP_ID") || env_get(envp, "SLURM_STEPID");
+        int step_tasks = 0;
+        if (in_step && parse_count(env_get(envp, "SLURM_STEP_NUM_TASKS"), &step_tasks) && step_tasks > 1) {
+            snprintf(err, errlen, "accel launch is running as one of the %d tasks of a job step, so each "
+                     "task would start its own srun\n--> hint: run accel launch once, from the batch "
+                     "script or the salloc shell, not under srun", step_tasks);
+            return NULL;
+        }
+        if (in_step && o->ntasks <= 0) {
+            snprintf(err, errlen, "inside a job step (an 'srun --pty' shell?) the number of ranks is not "
+                     "known: SLURM_NTASKS is the step's own\n--> hint: give it, e.g. accel launch -n 4 -- CMD");
+            return NULL;
+        }
         const char *srun = env_get(envp, "ACCEL_SRUN");
         push(&a, "%s", srun && *srun ? srun : "srun");
         push(&a, "--mpi=pmix");
+        if (in_step) push(&a, "--overlap");
         int ntasks = o->ntasks > 0 ? o->ntasks : l.slurm_ntasks;
         if (ntasks > 0) { push(&a, "-n"); push(&a, "%d", ntasks); }
         if (o->nodes > 0) { push(&a, "-N"); push(&a, "%d", o->nodes); }

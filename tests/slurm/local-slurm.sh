@@ -2,10 +2,10 @@
 # local-slurm.sh: a private Slurm cluster on this machine, for tests and for trying accel's Slurm
 # templates without a real cluster. Uses the Debian packages (slurm-wlm 22.05, munge) and runs as root.
 #
-#   tests/slurm/local-slurm.sh up        start munged, slurmctld and N slurmd; wait until the nodes are idle
-#   eval "$(tests/slurm/local-slurm.sh env)"   SLURM_CONF and the Open MPI settings for clients (srun, sbatch)
-#   tests/slurm/local-slurm.sh status    daemons, nodes, jobs (exit 0 up, 1 partly up, 3 down)
-#   tests/slurm/local-slurm.sh down      cancel every job, stop every daemon this script started, remove the state
+#   local-slurm.sh up        start munged, slurmctld and N slurmd; wait until the nodes are idle
+#   eval "$(local-slurm.sh env)"   SLURM_CONF and the Open MPI settings for clients (srun, sbatch)
+#   local-slurm.sh status    daemons, nodes, jobs (exit 0 up, 1 partly up, 3 down)
+#   local-slurm.sh down      cancel every job, stop every daemon this script started, remove the state
 #
 # Knobs (read by `up`; the other commands use what `up` recorded in $LOCAL_SLURM_DIR/state.env):
 #   LOCAL_SLURM_DIR=/tmp/local-slurm  state directory (config, munge key and socket, spool, logs)

@@ -42,12 +42,20 @@ echo "fake-train rank ${SLURM_PROCID}: resumed, finished"
 EOS
 chmod +x "$S/fake-train"
 
+# The preemptible job goes first: its requeue delay then overlaps the other jobs.
+ACCEL_TRAIN=$S/fake-train submit preempt "$T/preemptible.sbatch" train.steps=5
 submit cpu "$T/cpu.sbatch" train.steps=20 train.metrics="$S/cpu.jsonl"
 submit bad "$T/cpu.sbatch" train.stepz=20
 ACCEL_TEST_MAX_MIB=1 ACCEL_TEST_DIR=$S submit pre "$T/preflight.sbatch"
 ACCEL_DEVICE=cpu submit multi --ntasks-per-node=2 --gpus-per-node=2 --cpus-per-task=1 --time=5 \
     "$T/gpu-multinode.sbatch" train.steps=5
-ACCEL_TRAIN=$S/fake-train submit preempt "$T/preemptible.sbatch" train.steps=5
+
+# Preemption: wait until the stand-in runs, send the batch shell what --signal=B:USR1 would send.
+i=0
+while [ ! -e "$S/fake-started" ] && [ $i -lt 300 ]; do sleep 0.2; i=$((i + 1)); done
+[ -e "$S/fake-started" ] || { cat "$S"/accel-preemptible-*.out; fail "preemptible job never started"; }
+scancel --batch --signal=USR1 "$preempt_job" || fail "scancel --signal=USR1"
+# The requeued job may start again after the credential lifetime (LOCAL_SLURM_CRED_EXPIRE, 10 s here).
 
 check_job "$cpu_job" COMPLETED "$S/accel-cpu-$cpu_job.out" "2 ranks on 1 node, launched by srun" "cpu (2 threads)"
 [ "$(grep -c '"step"' "$S/cpu.jsonl")" = 20 ] || fail "cpu.sbatch: expected 20 steps of metrics"
@@ -60,12 +68,6 @@ pass "preflight.sbatch: accel env and accel test on 2 nodes, PASSED"
 check_job "$multi_job" COMPLETED "$S/accel-multinode-$multi_job.out" "4 ranks on 2 nodes, launched by srun" "step *5/5"
 pass "gpu-multinode.sbatch (ACCEL_DEVICE=cpu): 4 ranks on 2 nodes trained"
 
-# Preemption: wait until the stand-in runs, send the batch shell what --signal=B:USR1 would send.
-i=0
-while [ ! -e "$S/fake-started" ] && [ $i -lt 300 ]; do sleep 0.2; i=$((i + 1)); done
-[ -e "$S/fake-started" ] || { cat "$S"/accel-preemptible-*.out; fail "preemptible job never started"; }
-scancel --batch --signal=USR1 "$preempt_job" || fail "scancel --signal=USR1"
-# The requeued job may start again after the credential lifetime (LOCAL_SLURM_CRED_EXPIRE, 10 s here).
 check_job "$preempt_job" COMPLETED "$S/accel-preemptible-$preempt_job.out" \
     "USR1: checkpoint written" "requeueing job $preempt_job" "run 2 on" "resumed, finished" \
     "args: train.steps=5 resume=auto ckpt.dir=$S/ckpt-$preempt_job" "accel_train finished (exit 0)"

@@ -10,6 +10,8 @@
 #include "accel/log.h"
 #include "accel/runtime.h"
 
+extern char **environ;
+
 static accel_status_t mpi_status(int rc, const char *what)
 {
     if (rc == MPI_SUCCESS) return ACCEL_OK;
@@ -48,7 +50,10 @@ static accel_status_t check_launch(const accel_runtime_t *rt)
 static accel_status_t check_launch_before_mpi(const accel_launch_t *l)
 {
     if (l->launcher != ACCEL_LAUNCH_SRUN || l->pmix) return ACCEL_OK;
-    if (getenv("PMI_FD") || getenv("PMI_RANK") || getenv("PMI_SIZE")) return ACCEL_OK;   /* PMI-1/2 */
+    /* Any PMI-1/2 or vendor PMI variable (PMI_FD, PMI_RANK, Cray's PMI_CONTROL_PORT...) means some
+     * wire-up is there; --mpi=none sets none of them. */
+    for (char **e = environ; e && *e; e++)
+        if (!strncmp(*e, "PMI_", 4) || !strncmp(*e, "PMIX_", 5)) return ACCEL_OK;
 #if defined(OPEN_MPI) && OPEN_MPI
     bool fatal = l->expected_size >= 1;         /* Open MPI cannot even start one task this way */
 #else

@@ -262,7 +262,7 @@ JobCompType=jobcomp/filetxt
 JobCompLoc=$D/log/jobcomp.txt
 MailProg=/bin/true
 SchedulerType=sched/backfill
-SchedulerParameters=batch_sched_delay=0
+SchedulerParameters=batch_sched_delay=0,sched_interval=2,bf_interval=2
 SelectType=select/cons_tres
 SelectTypeParameters=CR_CPU
 # Debian's Open MPI wires up only through PMIx (pmi2 and none abort)

@@ -16,6 +16,12 @@
 #include "accel/model.h"
 #include "accel/optim.h"
 #include "accel/data.h"
+#include "accel/amp.h"
+#include "accel/grad_sync.h"
+#include "accel/dist.h"
+#include "accel/memory.h"
+#include "accel/dataset.h"
+#include "accel/eval.h"
 #include "accel/trainer.h"
 #include "accel/version.h"
 

@@ -23,8 +23,9 @@ typedef struct {
 } accel_model_config_t;
 
 typedef struct {
-    char path[ACCEL_STR_MAX];       /* data.path: HDF5 dataset; empty = built-in synthetic data */
-    int64_t samples;                /* data.samples: synthetic dataset size */
+    char path[ACCEL_STR_MAX];       /* data.path: HDF5 dataset; empty = built-in data */
+    int64_t samples;                /* data.samples: synthetic training set size */
+    int64_t eval_samples;           /* data.eval_samples: synthetic validation set size */
     bool drop_last;                 /* data.drop_last */
     double noise;                   /* data.noise: label noise of the synthetic task */
 } accel_data_config_t;
@@ -35,6 +36,8 @@ typedef struct {
     int grad_accum;                 /* train.grad_accum: micro-batches per optimizer step */
     bool sync_each_batch;           /* train.sync_each_batch */
     double clip;                    /* train.clip: max global gradient norm, 0 = off */
+    double loss_scale;              /* train.loss_scale: initial fp16 loss scale */
+    int loss_scale_window;          /* train.loss_scale_window: good steps before it doubles */
     int log_every;                  /* train.log_every */
     int eval_every;                 /* train.eval_every, 0 = off */
     char metrics[ACCEL_STR_MAX];    /* train.metrics: JSON-lines file written by rank 0 */
@@ -52,9 +55,16 @@ typedef struct {
     char strategy[16];              /* dist.strategy: ddp | zero1 | zero2 | zero3 */
     bool hybrid;                    /* dist.hybrid */
     double bucket_mb;               /* dist.bucket_mb */
+    char comm_dtype[16];            /* dist.comm_dtype: fp32 | bf16 | fp16 gradient traffic */
     int fake_nodes;                 /* dist.fake_nodes: test only, group ranks into N pretend nodes */
     double timeout;                 /* dist.timeout: seconds any wait may take before the job aborts */
 } accel_dist_config_t;
+
+/* Fault injection for tests: a rank raises a stop trigger or an fp16 overflow at a given step. */
+typedef struct {
+    int stop_step, stop_rank;       /* debug.stop_step (0 = off), debug.stop_rank */
+    int overflow_step, overflow_rank; /* debug.overflow_step (0 = off), debug.overflow_rank */
+} accel_debug_config_t;
 
 typedef struct {
     char level[16];                 /* log.level */
@@ -72,6 +82,7 @@ typedef struct {
     accel_optim_config_t optim;
     accel_dist_config_t dist;
     accel_log_config_t log;
+    accel_debug_config_t debug;
 } accel_config_t;
 
 /* Fill cfg with the schema defaults. */

@@ -18,6 +18,8 @@ typedef struct {
     int grad_accum;
     int world, rank;
     bool shuffle;
+    bool drop_last;                 /* true (default): drop an epoch's short tail; false: pad the
+                                     * last global batch with the epoch's first samples again */
     int64_t epoch;                  /* position: epoch ... */
     int64_t offset;                 /* ... and global sample offset within it */
     uint64_t *perm;                 /* order of the current epoch */
@@ -32,7 +34,8 @@ void accel_sampler_free(accel_sampler_t *s);
 int accel_sampler_micro_batch(const accel_sampler_t *s);
 
 /* Global sample indices of this rank's micro-batch `micro` (0..grad_accum-1) of the current global
- * batch (micro_batch entries). The tail of an epoch too short for a global batch is dropped. */
+ * batch (micro_batch entries). The tail of an epoch too short for a global batch is dropped, or,
+ * without drop_last, completed with known duplicates (the epoch's order from its start again). */
 void accel_sampler_indices(accel_sampler_t *s, int micro, int64_t *indices);
 /* Move to the next global batch. */
 void accel_sampler_advance(accel_sampler_t *s);

@@ -239,6 +239,25 @@ accel_status_t accel_runtime_print_table(const accel_runtime_t *rt, FILE *out)
     return ACCEL_OK;
 }
 
+/* The leader passes through begin and waits at end; everyone else waits at begin until the
+ * leader has reached end. One barrier on each side, so a leader failure surfaces as the
+ * leader's error plus a timeout, never a silent hang (barriers run under MPI_ERRORS_RETURN). */
+accel_status_t accel_main_first_begin(const accel_runtime_t *rt, bool local)
+{
+    MPI_Comm c = local ? rt->local : rt->world;
+    int r = local ? rt->local_rank : rt->rank;
+    if (r != 0) return mpi_status(MPI_Barrier(c), "MPI_Barrier (main process first)");
+    return ACCEL_OK;
+}
+
+accel_status_t accel_main_first_end(const accel_runtime_t *rt, bool local)
+{
+    MPI_Comm c = local ? rt->local : rt->world;
+    int r = local ? rt->local_rank : rt->rank;
+    if (r == 0) return mpi_status(MPI_Barrier(c), "MPI_Barrier (main process first)");
+    return ACCEL_OK;
+}
+
 void accel_finalize(accel_runtime_t *rt)
 {
     if (!rt) return;

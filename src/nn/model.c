@@ -25,6 +25,12 @@ static accel_status_t find_ops(const accel_config_t *cfg, const accel_model_ops_
                          cfg->model.plugin);
             return ACCEL_ERR_INVALID;
         }
+        if ((*ops)->abi != ACCEL_MODEL_ABI) {
+            ACCEL_ERROR0("model plugin '%s' was built for model interface version %u, this accel has "
+                         "version %u\n--> hint: rebuild the plugin against this accel's headers",
+                         cfg->model.plugin, (*ops)->abi, ACCEL_MODEL_ABI);
+            return ACCEL_ERR_INVALID;
+        }
         return ACCEL_OK;     /* the library stays loaded for the life of the process */
     }
     for (size_t i = 0; i < sizeof g_builtin / sizeof g_builtin[0]; i++)

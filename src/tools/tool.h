@@ -8,6 +8,7 @@
 int accel_cmd_env(int argc, char **argv);
 int accel_cmd_test(int argc, char **argv);
 int accel_cmd_config(int argc, char **argv);
+int accel_cmd_estimate(int argc, char **argv);
 int accel_cmd_launch(int argc, char **argv);
 
 /* accel launch, in pieces that tests can drive with a made-up environment (src/tools/accel_launch.c). */

@@ -1,4 +1,4 @@
-/* accel: the toolkit's command-line front end (env, test, config). */
+/* accel: the toolkit's command-line front end (env, test, config, launch). */
 #include "config.h"
 
 #include <stdio.h>
@@ -16,6 +16,7 @@ static const struct {
     { "test", accel_cmd_test, "pre-flight check: collectives, bandwidth, parallel HDF5 (run under mpirun/srun)" },
     { "config", accel_cmd_config, "write a commented job YAML with every key and its default" },
     { "estimate-memory", accel_cmd_estimate, "bytes per rank for each strategy and world size, from a job configuration" },
+    { "launch", accel_cmd_launch, "run a command on N ranks: srun inside a Slurm allocation, mpirun outside" },
 };
 #define NCOMMANDS (sizeof g_commands / sizeof g_commands[0])
 

@@ -20,7 +20,7 @@ peak=$(OMP_NUM_THREADS=1 ./bench/gemm_peak)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 echo "GPT: $L layers, $H heads, width $C, context $T, vocab $V: N = $N parameters, $FLOP_TOKEN FLOP/token"
-echo "machine: $(nproc) cores; single-core sgemm peak $peak GFLOP/s (1024^3, OpenBLAS $(./accel env | sed -n 's/^BLAS *//p'))"
+echo "machine: $(nproc) cores; single-core sgemm peak $peak GFLOP/s (1024^3, $(./accel env | sed -n 's/^BLAS *//p'))"
 printf '%-26s %12s %12s %14s\n' "run" "tokens/s" "GFLOP/s" "of core peak"
 report() { # NAME TOKENS_PER_S
     awk -v n="$1" -v tps="$2" -v f="$FLOP_TOKEN" -v p="$peak" -v r="$RANKS" 'BEGIN {

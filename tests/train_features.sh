@@ -48,7 +48,7 @@ pass "accel_train features"
 # A stop trigger raised by one rank stops every rank at the same step, without deadlock.
 out=$(run_mpi 2 "$ACCEL_TRAIN" model.name=mlp train.steps=40 debug.stop_step=7 debug.stop_rank=1 2>&1) || fail "stop trigger run: $out"
 echo "$out" | grep -q "stop requested: every rank stops after step 7" || fail "stop trigger not honoured: $out"
-echo "$out" | grep -q "done: 7 steps" || fail "training did not end at step 7"
+echo "$out" | grep -q "done: step 7 of 40" || fail "training did not end at step 7"
 # SIGTERM (what Slurm sends before a time limit) is a stop request too.
 "$ACCEL_TRAIN" model.name=mlp train.steps=100000 train.log_every=1000 > "$SCRATCH/sig.out" 2>&1 &
 pid=$!

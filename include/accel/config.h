@@ -62,6 +62,12 @@ typedef struct {
     double timeout;                 /* dist.timeout: seconds any wait may take before the job aborts */
 } accel_dist_config_t;
 
+typedef struct {
+    char dir[ACCEL_STR_MAX];        /* ckpt.dir: where checkpoints go; empty = none */
+    int every;                      /* ckpt.every: steps between checkpoints; 0 = only at the end/stop */
+    int keep_last;                  /* ckpt.keep_last: older ones are removed after a new one is complete */
+} accel_ckpt_config_t;
+
 /* Fault injection for tests: a rank raises a stop trigger or an fp16 overflow at a given step. */
 typedef struct {
     int stop_step, stop_rank;       /* debug.stop_step (0 = off), debug.stop_rank */
@@ -84,6 +90,8 @@ typedef struct {
     accel_optim_config_t optim;
     accel_dist_config_t dist;
     accel_log_config_t log;
+    accel_ckpt_config_t ckpt;
+    char resume[ACCEL_STR_MAX];     /* resume: "" | auto | PATH */
     accel_debug_config_t debug;
 } accel_config_t;
 

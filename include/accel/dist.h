@@ -75,6 +75,9 @@ accel_status_t accel_dist_end_micro(accel_dist_t *dist, int micro, int nmicro);
 /* Hooks for forward-only passes (evaluation, generation): fetch/release layers under ZeRO-3. */
 const accel_layer_hooks_t *accel_dist_eval_hooks(accel_dist_t *dist);
 
+/* The owned parameters were just loaded (a checkpoint): bring the arena the model reads up to date. */
+accel_status_t accel_dist_params_loaded(accel_dist_t *dist);
+
 /* Make the whole parameter arena valid on every rank (ZeRO-3: gather every layer; a collective),
  * e.g. for generation, and hand the memory back afterwards. No-ops for the other strategies. */
 accel_status_t accel_dist_gather_full(accel_dist_t *dist);

@@ -9,6 +9,10 @@
 
 typedef struct accel_trainer accel_trainer_t;
 
+/* Exit status of accel_train after SIGUSR1/SIGTERM stopped it and the checkpoint was written:
+ * "requeue me" for the sbatch templates (resume=auto continues from that checkpoint). */
+#define ACCEL_EXIT_REQUEUE 3
+
 typedef struct {
     int steps;                      /* optimizer steps taken */
     double last_loss;               /* mean training loss of the last step */
@@ -16,6 +20,8 @@ typedef struct {
     double seconds;
     long skipped;                   /* fp16 steps skipped for overflow */
     bool stopped;                   /* a stop trigger or signal ended training early */
+    bool signalled;                 /* ... and it was SIGUSR1/SIGTERM (preemption, time limit) */
+    bool checkpoint_failed;         /* the final checkpoint could not be written */
     double peak_bytes;              /* peak resident memory above start-up, max over ranks */
     double bytes_per_step;          /* model-state bytes this rank sent per step */
 } accel_train_result_t;

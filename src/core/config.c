@@ -89,6 +89,11 @@ static const key_spec_t g_schema[] = {
     { "log.level", KEY_STRING, F(log.level), "info", "error|warn|info|debug|trace", "log level (ACCEL_LOG_LEVEL)" },
     { "log.all_ranks", KEY_BOOL, F(log.all_ranks), "false", NULL, "informational messages from every rank, not only rank 0" },
 
+    { "ckpt.dir", KEY_STRING, F(ckpt.dir), "", NULL, "directory of checkpoints (one parallel-HDF5 file each); empty = no checkpoints" },
+    { "ckpt.every", KEY_INT, F(ckpt.every), "0", NULL, "optimizer steps between checkpoints; 0 = only at the end and when stopped by a signal" },
+    { "ckpt.keep_last", KEY_INT, F(ckpt.keep_last), "3", NULL, "checkpoints kept; older ones are removed only after a new one is complete; 0 = all" },
+    { "resume", KEY_STRING, F(resume), "", NULL, "continue from a checkpoint: auto (the newest in ckpt.dir, if any) or a file path" },
+
     { "debug.stop_step", KEY_INT, F(debug.stop_step), "0", NULL, "testing: debug.stop_rank raises the stop trigger at this step; 0 = off" },
     { "debug.stop_rank", KEY_INT, F(debug.stop_rank), "0", NULL, "testing: the rank that raises the stop trigger" },
     { "debug.overflow_step", KEY_INT, F(debug.overflow_step), "0", NULL, "testing: debug.overflow_rank injects an inf gradient at this step; 0 = off" },

@@ -25,7 +25,10 @@ static void usage(FILE *out)
             "options:\n"
             "  -h, --help          this help\n"
             "  -V, --version       print the version\n"
-            "  --print-config      print the effective configuration and exit\n");
+            "  --print-config      print the effective configuration and exit\n"
+            "\n"
+            "exit status: 0 done; 2 bad configuration or input; 3 stopped by SIGUSR1/SIGTERM after\n"
+            "writing a checkpoint (requeue and run again with resume=auto); 1 any other failure\n");
 }
 
 int main(int argc, char **argv)
@@ -79,9 +82,9 @@ int main(int argc, char **argv)
         st = accel_runtime_print_table(rt, stdout);
     }
     accel_trainer_t *trainer = NULL;
+    accel_train_result_t result = { 0 };
     if (st == ACCEL_OK) st = accel_trainer_create(rt, &cfg, &trainer);
     if (st == ACCEL_OK) {
-        accel_train_result_t result;
         st = accel_trainer_run(trainer, &result);
         /* A failure inside the loop may be on this rank alone while the others wait in a
          * collective: take the whole job down rather than leave them hanging. */
@@ -95,5 +98,8 @@ out:
     if (st != ACCEL_OK) ACCEL_ERROR0("accel_train failed: %s", accel_status_str(st));
     free(overrides);
     accel_finalize(rt);
+    if (st == ACCEL_OK && result.checkpoint_failed) return 1;
+    /* Stopped by Slurm's warning signal with the state saved: ask the job script to requeue. */
+    if (st == ACCEL_OK && result.signalled && cfg.ckpt.dir[0]) return ACCEL_EXIT_REQUEUE;
     return accel_status_exit_code(st);
 }

@@ -340,6 +340,14 @@ static accel_status_t gather_all(accel_dist_t *d)
     return ACCEL_OK;
 }
 
+accel_status_t accel_dist_params_loaded(accel_dist_t *d)
+{
+    if (!zero(d)) return ACCEL_OK;
+    for (int l = 0; l < d->nunits; l++)
+        if (d->units[l].state != UNIT_RELEASED) release_params(d, &d->units[l]);
+    return d->strategy == ACCEL_ZERO3 ? ACCEL_OK : gather_all(d);
+}
+
 accel_status_t accel_dist_gather_full(accel_dist_t *d)
 {
     if (d->strategy == ACCEL_ZERO3) gather_all(d);

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "accel/accel.h"
+#include "accel/ckpt.h"
 #include "accel/dist.h"
 
 struct accel_trainer {
@@ -36,6 +37,8 @@ struct accel_trainer {
     char train_set_path[ACCEL_STR_MAX];
     FILE *metrics;
     size_t rss_start;               /* resident bytes before any model state existed */
+    int start_step;                 /* optimizer steps done before this run (resume) */
+    double last_lr;
     bool stop_requested;
     const char *unit_name;          /* progress unit: samples or tokens */
     double units_per_sample;
@@ -242,8 +245,9 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
         if (!t->inputs || !t->targets) { st = ACCEL_ERR_NOMEM; goto fail; }
     }
     if (!t->index || !t->valid) { st = ACCEL_ERR_NOMEM; goto fail; }
+    ACCEL_CHECK_GOTO(resume(t), st, fail);
     if (rt->rank == 0 && cfg->train.metrics[0]) {
-        t->metrics = fopen(cfg->train.metrics, "w");
+        t->metrics = fopen(cfg->train.metrics, t->start_step > 0 ? "a" : "w");
         if (!t->metrics) ACCEL_WARN("cannot write metrics to '%s'", cfg->train.metrics);
     }
     *out = t;
@@ -251,6 +255,126 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
 fail:
     accel_trainer_destroy(t);
     return st;
+}
+
+/* ---------------------------------------------------------------- checkpoints */
+
+/* The state a checkpoint holds: parameters (fp32 master values) and optimizer moments, as this
+ * rank owns them (DDP: replicated; ZeRO: one slice per layer), plus the training position. */
+static int state_arenas(accel_trainer_t *t, accel_ckpt_arena_t *arenas, accel_ckpt_range_t **ranges)
+{
+    const accel_range_t *owned;
+    int nowned = accel_dist_owned_ranges(t->dist, &owned);
+    bool replicated = accel_dist_replicated(t->dist);
+    *ranges = NULL;
+    if (!replicated) {
+        *ranges = malloc(sizeof **ranges * (size_t)(nowned ? nowned : 1));
+        if (!*ranges) return -1;
+        for (int i = 0; i < nowned; i++)
+            (*ranges)[i] = (accel_ckpt_range_t){ owned[i].begin, owned[i].end, owned[i].owned };
+    }
+    bool adam = t->optim.v != NULL;
+    const char *names[3] = { "model", adam ? "optim/exp_avg" : "optim/momentum", "optim/exp_avg_sq" };
+    float *data[3] = { accel_dist_owned_params(t->dist), t->optim.m, t->optim.v };
+    int n = adam ? 3 : 2;
+    for (int i = 0; i < n; i++)
+        arenas[i] = (accel_ckpt_arena_t){ .name = names[i], .data = data[i], .replicated = replicated,
+                                          .ranges = *ranges, .nranges = replicated ? 0 : nowned };
+    return n;
+}
+
+static accel_status_t save_checkpoint(accel_trainer_t *t, int steps_done)
+{
+    const accel_config_t *cfg = t->cfg;
+    accel_ckpt_arena_t arenas[3];
+    accel_ckpt_range_t *ranges;
+    int n = state_arenas(t, arenas, &ranges);
+    if (n < 0) return ACCEL_ERR_NOMEM;
+    accel_ckpt_meta_t meta;
+    accel_ckpt_meta_init(&meta);
+    meta.step = steps_done;
+    meta.tokens = (int64_t)steps_done * cfg->train.global_batch * (int64_t)t->units_per_sample;
+    meta.epoch = t->sampler.epoch;
+    meta.data_offset = t->sampler.offset;
+    meta.rng_seed = cfg->seed;
+    meta.lr = t->last_lr;
+    meta.sched_step = t->optim.step;
+    meta.loss_scale = t->scaler.enabled ? t->scaler.scale : 0;
+    meta.loss_scale_good_steps = t->scaler.good_steps;
+    meta.skipped_steps = t->scaler.skipped;
+    snprintf(meta.strategy, sizeof meta.strategy, "%s", cfg->dist.strategy);
+    snprintf(meta.precision, sizeof meta.precision, "%s", cfg->precision);
+    meta.config_yaml = accel_config_to_yaml(cfg);
+    char path[ACCEL_CKPT_PATH_MAX] = "";
+    double t0 = accel_now();
+    accel_status_t st = accel_ckpt_save(t->rt->world, cfg->ckpt.dir, &t->model.layout, arenas, n, &meta,
+                                        cfg->ckpt.keep_last, path);
+    free(meta.config_yaml);
+    free(ranges);
+    if (st == ACCEL_OK)
+        ACCEL_INFO("checkpoint: step %d saved to %s in %.2f s", steps_done, path, accel_now() - t0);
+    else
+        ACCEL_ERROR0("checkpoint at step %d was NOT saved (%s); the previous checkpoint in %s is intact "
+                     "and training state is unchanged", steps_done, accel_status_str(st), cfg->ckpt.dir);
+    return st;
+}
+
+/* resume=auto: the newest complete checkpoint in ckpt.dir (none: start fresh); resume=PATH: that
+ * file. Restores parameters, optimizer moments, the schedule, the loss scale and the data position,
+ * whatever world size or strategy wrote it. */
+static accel_status_t resume(accel_trainer_t *t)
+{
+    const accel_config_t *cfg = t->cfg;
+    if (!cfg->resume[0]) return ACCEL_OK;
+    char path[ACCEL_CKPT_PATH_MAX] = "";
+    int found = 1;
+    if (!strcmp(cfg->resume, "auto")) {
+        if (!cfg->ckpt.dir[0]) {
+            ACCEL_ERROR0("resume=auto needs ckpt.dir (where to look for checkpoints)");
+            return ACCEL_ERR_CONFIG;
+        }
+        if (t->rt->rank == 0) found = accel_ckpt_find_latest(cfg->ckpt.dir, path) == ACCEL_OK;
+        MPI_Bcast(&found, 1, MPI_INT, 0, t->rt->world);
+        MPI_Bcast(path, sizeof path, MPI_CHAR, 0, t->rt->world);
+        if (!found) {
+            ACCEL_INFO("resume=auto: no checkpoint in %s yet; starting from step 0", cfg->ckpt.dir);
+            return ACCEL_OK;
+        }
+    } else {
+        snprintf(path, sizeof path, "%s", cfg->resume);
+    }
+    accel_ckpt_arena_t arenas[3];
+    accel_ckpt_range_t *ranges;
+    int n = state_arenas(t, arenas, &ranges);
+    if (n < 0) return ACCEL_ERR_NOMEM;
+    accel_ckpt_meta_t meta;
+    accel_ckpt_meta_init(&meta);
+    accel_status_t st = accel_ckpt_load(t->rt->world, path, &t->model.layout, arenas, n, &meta);
+    free(ranges);
+    if (st != ACCEL_OK) {
+        ACCEL_ERROR0("cannot resume from %s: %s\n--> hint: 'accel_ckpt verify %s' says what is wrong; "
+                     "training does not start from a partial or mismatched state", path,
+                     accel_status_str(st), path);
+        accel_ckpt_meta_free(&meta);
+        return st;
+    }
+    if (meta.step >= cfg->train.steps)
+        ACCEL_WARN0("%s is at step %lld, which is not below train.steps=%d: nothing left to train",
+                    path, (long long)meta.step, cfg->train.steps);
+    t->start_step = (int)meta.step;
+    t->optim.step = meta.sched_step;
+    t->last_lr = meta.lr;
+    if (t->scaler.enabled && meta.loss_scale > 0) {
+        t->scaler.scale = meta.loss_scale;
+        t->scaler.good_steps = (int)meta.loss_scale_good_steps;
+    }
+    t->scaler.skipped = meta.skipped_steps;
+    accel_sampler_seek(&t->sampler, meta.epoch, meta.data_offset);
+    ACCEL_INFO("resumed from %s: step %lld (saved by %d rank%s with %s, %s); data at epoch %lld, "
+               "sample %lld", path, (long long)meta.step, meta.world_size, meta.world_size == 1 ? "" : "s",
+               meta.strategy, meta.precision, (long long)meta.epoch, (long long)meta.data_offset);
+    accel_ckpt_meta_free(&meta);
+    return accel_dist_params_loaded(t->dist);
 }
 
 /* A short generated text from the trained language model (byte tokens printed as text). Under
@@ -382,11 +506,13 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
     long samples_since_log = 0;
     size_t bytes0 = accel_dist_bytes_sent(t->dist);
     accel_status_t st = ACCEL_OK;
-    for (int step = 0; step < cfg->train.steps; step++) {
+    int done_here = 0;
+    for (int step = t->start_step; step < cfg->train.steps; step++) {
         step_outcome_t o;
         st = train_step(t, step, &o);
         if (st != ACCEL_OK) break;
-        if (step == 0) result->first_loss = o.loss;
+        t->last_lr = o.lr;
+        if (done_here++ == 0) result->first_loss = o.loss;
         result->last_loss = o.loss;
         result->steps = step + 1;
         result->skipped += o.skipped;
@@ -399,17 +525,26 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
         if ((cfg->train.log_every > 0 && (step + 1) % cfg->train.log_every == 0) || last || step == 0) {
             double now = accel_now();
             double rate = samples_since_log / (now - last_log > 1e-9 ? now - last_log : 1e-9);
-            double per_step = (now - t0) / (step + 1);
+            double per_step = (now - t0) / done_here;
             ACCEL_INFO("step %5d/%d  loss %.4f  lr %.3e  grad-norm %.3f  %.0f %s/s  %.1f s left",
                        step + 1, cfg->train.steps, o.loss, o.lr, o.grad_norm, rate * t->units_per_sample,
                        t->unit_name, per_step * (cfg->train.steps - step - 1));
             last_log = now;
             samples_since_log = 0;
         }
+        /* Checkpoints: every ckpt.every steps, at a stop request, and at the end. A failed
+         * periodic save is reported and training goes on from the intact in-memory state. */
+        bool save = cfg->ckpt.dir[0] && (last || (cfg->ckpt.every > 0 && (step + 1) % cfg->ckpt.every == 0));
+        if (save) {
+            accel_status_t cs = save_checkpoint(t, step + 1);
+            if (cs != ACCEL_OK && last) result->checkpoint_failed = true;
+        }
         if (o.stop) {
-            ACCEL_INFO("stop requested%s: every rank stops after step %d",
-                       g_stop_signal ? " by a signal" : "", step + 1);
+            ACCEL_INFO("stop requested%s: every rank stops after step %d%s",
+                       g_stop_signal ? " by a signal" : "", step + 1,
+                       cfg->ckpt.dir[0] ? " (checkpoint written)" : "");
             result->stopped = true;
+            result->signalled = g_stop_signal != 0;
             break;
         }
     }
@@ -419,13 +554,13 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
     result->seconds = accel_now() - t0;
     double exposed, in_flight;
     accel_dist_sync_times(t->dist, &exposed, &in_flight);
-    result->bytes_per_step = result->steps ? (double)(accel_dist_bytes_sent(t->dist) - bytes0) / result->steps : 0;
-    if (result->steps > 0 && in_flight > 0)
+    int nsteps = done_here > 0 ? done_here : 1;
+    result->bytes_per_step = (double)(accel_dist_bytes_sent(t->dist) - bytes0) / nsteps;
+    if (done_here > 0 && in_flight > 0)
         ACCEL_INFO("gradient sync: %.2f ms/step in flight, %.2f ms/step exposed after backward "
                    "(%.0f%% hidden); %.2f MiB sent per step by this rank",
-                   1e3 * in_flight / result->steps, 1e3 * exposed / result->steps,
-                   100.0 * (1.0 - exposed / in_flight),
-                   (double)(accel_dist_bytes_sent(t->dist) - bytes0) / 1048576.0 / result->steps);
+                   1e3 * in_flight / nsteps, 1e3 * exposed / nsteps, 100.0 * (1.0 - exposed / in_flight),
+                   result->bytes_per_step / 1048576.0);
     /* Peak resident memory above start-up, per rank: what the model state, activations and
      * communication buffers really took (compare with accel estimate-memory). */
     double mine = (double)(accel_memory_peak() - t->rss_start), peak[2] = { mine, -mine }, ext[2];
@@ -437,8 +572,8 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
     ACCEL_CHECK(evaluate(t, &eval_loss, &accuracy));
     char acc[48] = "";
     if (!t->tokens_model) snprintf(acc, sizeof acc, ", accuracy %.1f%%", 100.0 * accuracy);
-    ACCEL_INFO("done: %d steps in %.2f s; train loss %.4f -> %.4f; held-out loss %.4f%s%s",
-               result->steps, result->seconds, result->first_loss, result->last_loss, eval_loss, acc,
+    ACCEL_INFO("done: step %d of %d (%d in this run) in %.2f s; train loss %.4f -> %.4f; held-out loss %.4f%s%s",
+               result->steps, cfg->train.steps, done_here, result->seconds, result->first_loss, result->last_loss, eval_loss, acc,
                result->skipped ? " (some fp16 steps skipped)" : "");
     if (t->tokens_model && cfg->train.sample_tokens > 0) ACCEL_CHECK(print_sample(t));
     if (t->metrics) {

@@ -18,5 +18,6 @@
 #include "accel/data.h"
 #include "accel/trainer.h"
 #include "accel/version.h"
+#include "accel/ckpt.h"
 
 #endif

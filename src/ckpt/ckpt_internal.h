@@ -1,0 +1,84 @@
+/* Helpers shared by the checkpoint sources (save, load, meta, verify) and nowhere else. */
+#ifndef ACCEL_CKPT_INTERNAL_H
+#define ACCEL_CKPT_INTERNAL_H
+
+#include <hdf5.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "accel/ckpt.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "checkpoint checksums hash the little-endian bytes of the file; add byte swapping for this host"
+#endif
+
+/* Root attributes. */
+#define CK_ATTR_FORMAT "format"
+#define CK_ATTR_VERSION "format_version"
+#define CK_ATTR_COMPLETE "complete"
+#define CK_ATTR_ARENAS "arenas"
+#define CK_ATTR_ALGO "checksum_algorithm"
+#define CK_ATTR_BLOCK "checksum_block_elems"
+#define CK_ALGO_NAME "xxh3_64"
+/* Per-dataset attribute: tensor checksum (accel_ckpt_hash_tensor of its block table). */
+#define CK_ATTR_XXH "xxh3_64"
+#define CK_GROUP_META "meta"
+#define CK_GROUP_SUMS "checksums"
+#define CK_DSET_CONFIG "config.yaml"
+
+/* HDF5 prints its error stack by default; the library reports errors itself, so printing is off
+ * while a checkpoint function runs and restored afterwards. */
+typedef struct {
+    H5E_auto2_t func;
+    void *data;
+} ck_h5_quiet_t;
+void ck_h5_quiet_begin(ck_h5_quiet_t *q);
+void ck_h5_quiet_end(const ck_h5_quiet_t *q);
+/* The innermost message of the current HDF5 error stack (e.g. the MPI-IO or POSIX error), or "". */
+void ck_h5_last_error(char *buf, size_t len);
+
+/* Attribute helpers on any object. Return <0 on error. */
+int ck_attr_write_str(hid_t obj, const char *name, const char *value);
+int ck_attr_write_i64(hid_t obj, const char *name, int64_t value);
+int ck_attr_write_u64(hid_t obj, const char *name, uint64_t value);
+int ck_attr_write_f64(hid_t obj, const char *name, double value);
+/* Missing attribute: returns 1 and leaves the value alone; read error: <0; found: 0. */
+int ck_attr_read_str(hid_t obj, const char *name, char *value, size_t len);
+int ck_attr_read_i64(hid_t obj, const char *name, int64_t *value);
+int ck_attr_read_u64(hid_t obj, const char *name, uint64_t *value);
+int ck_attr_read_f64(hid_t obj, const char *name, double *value);
+
+/* Write/read the metadata group (/meta) and the root format attributes except `complete`. In a
+ * parallel file every rank must pass the same values (created: ck_now_utc on one rank). */
+void ck_now_utc(char *buf, size_t len);
+int ck_meta_write(hid_t file, const accel_ckpt_meta_t *meta, int world_size, const char *arenas,
+                  const char *created);
+accel_status_t ck_meta_read(hid_t file, const char *path, accel_ckpt_meta_t *meta, bool log);
+
+/* Check the root attributes: format name, version (not from the future), complete flag, checksum
+ * algorithm. *block receives the checksum block size. Logs a message naming path when log. */
+accel_status_t ck_check_format(hid_t file, const char *path, uint64_t *block, bool need_complete,
+                               bool log);
+/* 1 when every component of an absolute HDF5 path exists, 0 when not, <0 on error. */
+int ck_path_exists(hid_t file, const char *path);
+
+/* "/<arena>/<tensor>" and "/checksums/<arena>/<tensor>". */
+void ck_data_path(char *buf, size_t len, const char *arena, const char *tensor);
+void ck_sum_path(char *buf, size_t len, const char *arena, const char *tensor);
+
+/* Select the flat range [begin, end) of a dataspace of the given shape (hyperslab union; none when
+ * empty). Returns <0 on error. */
+int ck_select_range(hid_t space, int ndim, const int64_t *shape, uint64_t begin, uint64_t end);
+
+/* Elements moved per H5Dread/H5Dwrite call and rank: MPI counts are ints, so transfers stay well
+ * below 2 GiB (ACCEL_CKPT_IO_CHUNK overrides, for tests). */
+uint64_t ck_io_chunk(void);
+
+/* snprintf that may truncate silently (paths in messages). */
+void ck_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Open a file read-only through the serial (sec2) driver, quietly. <0 on failure. */
+hid_t ck_open_serial(const char *path);
+
+#endif

@@ -1,0 +1,719 @@
+/* Collective checkpoint save: every rank writes the hyperslabs it owns of every tensor into one
+ * HDF5 file through MPI-IO, hashes its checksum blocks, and rank 0 publishes the file atomically
+ * (fsync, rename, `latest`). Every step that can fail on one rank is followed by an agreement
+ * (allreduce of the status), so all ranks take the same path and no collective is left waiting. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "accel/ckpt.h"
+#include "accel/log.h"
+#include "ckpt_internal.h"
+
+typedef struct {
+    const accel_tensor_t *t;
+    uint64_t lb, le;                /* tensor-local elements [lb, le) this rank writes */
+    uint64_t max_own;               /* most elements any rank writes: sets the number of calls */
+    uint64_t nblocks;
+    uint64_t *hashes;               /* into the arena's block table */
+    hid_t dset, sums;
+} wtensor_t;
+
+typedef struct {
+    const accel_ckpt_arena_t *a;
+    wtensor_t *ts;
+    uint64_t *hashes;               /* all blocks of all tensors, in layout order */
+    uint64_t nblocks;
+} warena_t;
+
+static accel_status_t agree(MPI_Comm comm, accel_status_t st)
+{
+    int v = (int)st, m = 0;
+    if (MPI_Allreduce(&v, &m, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) return ACCEL_ERR_MPI;
+    return (accel_status_t)m;
+}
+
+static uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+/* ------------------------------------------------------------------ argument checks */
+
+static bool arena_name_ok(const char *name)
+{
+    if (!name || !*name || name[0] == '/' || name[strlen(name) - 1] == '/' || strstr(name, "//"))
+        return false;
+    size_t n = strlen(CK_GROUP_META);
+    if (!strncmp(name, CK_GROUP_META, n) && (name[n] == '\0' || name[n] == '/')) return false;
+    n = strlen(CK_GROUP_SUMS);
+    if (!strncmp(name, CK_GROUP_SUMS, n) && (name[n] == '\0' || name[n] == '/')) return false;
+    return strlen(name) < 256;
+}
+
+static accel_status_t check_args(const accel_layout_t *layout, const accel_ckpt_arena_t *arenas,
+                                 int narenas, const char *what)
+{
+    if (!layout || layout->ntensors < 1 || narenas < 1 || !arenas) {
+        ACCEL_ERROR("checkpoint %s: nothing to do (%d tensors, %d arenas)", what,
+                    layout ? layout->ntensors : 0, narenas);
+        return ACCEL_ERR_INVALID;
+    }
+    for (int i = 0; i < narenas; i++) {
+        const accel_ckpt_arena_t *a = &arenas[i];
+        if (!arena_name_ok(a->name)) {
+            ACCEL_ERROR("checkpoint %s: arena name '%s' is not valid\n--> hint: use a group path such "
+                        "as 'model' or 'optim/exp_avg' (not 'meta' or 'checksums')", what,
+                        a->name ? a->name : "(null)");
+            return ACCEL_ERR_INVALID;
+        }
+        for (int j = 0; j < i; j++)
+            if (!strcmp(arenas[j].name, a->name)) {
+                ACCEL_ERROR("checkpoint %s: arena '%s' given twice", what, a->name);
+                return ACCEL_ERR_INVALID;
+            }
+        if (!a->replicated && (a->begin > a->end || a->end > layout->numel)) {
+            ACCEL_ERROR("checkpoint %s: arena '%s' range [%zu, %zu) is outside the layout (%zu "
+                        "elements)", what, a->name, a->begin, a->end, layout->numel);
+            return ACCEL_ERR_INVALID;
+        }
+        bool owns = a->replicated || a->end > a->begin;
+        if (owns && !a->data) {
+            ACCEL_ERROR("checkpoint %s: arena '%s' has no data pointer", what, a->name);
+            return ACCEL_ERR_INVALID;
+        }
+    }
+    for (int t = 0; t < layout->ntensors; t++)
+        if (strstr(layout->tensors[t].name, "//") || layout->tensors[t].name[0] == '/') {
+            ACCEL_ERROR("checkpoint %s: tensor name '%s' cannot be an HDF5 path", what,
+                        layout->tensors[t].name);
+            return ACCEL_ERR_INVALID;
+        }
+    return ACCEL_OK;
+}
+
+typedef struct {
+    uint64_t b, e;
+} range_t;
+
+static int cmp_range(const void *x, const void *y)
+{
+    const range_t *a = x, *b = y;
+    return a->b < b->b ? -1 : a->b > b->b;
+}
+
+/* Ownership of one sharded arena: the ranges of all ranks must tile every tensor. Every rank checks
+ * the same gathered data, so every rank reaches the same verdict; rank 0 says why. */
+static accel_status_t plan_sharded(MPI_Comm comm, int size, int rank, const accel_layout_t *layout,
+                                   warena_t *wa, range_t *all, range_t *tmp)
+{
+    uint64_t mine[2] = { wa->a->begin, wa->a->end };
+    if (MPI_Allgather(mine, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T, comm) != MPI_SUCCESS)
+        return ACCEL_ERR_MPI;
+    for (int i = 0; i < layout->ntensors; i++) {
+        const accel_tensor_t *t = &layout->tensors[i];
+        uint64_t off = t->offset, n = t->numel;
+        int k = 0;
+        uint64_t max_own = 0;
+        for (int r = 0; r < size; r++) {
+            uint64_t b = all[r].b > off ? all[r].b : off, e = all[r].e < off + n ? all[r].e : off + n;
+            if (b < e) {
+                tmp[k].b = b - off;
+                tmp[k].e = e - off;
+                if (e - b > max_own) max_own = e - b;
+                k++;
+            }
+        }
+        qsort(tmp, (size_t)k, sizeof *tmp, cmp_range);
+        uint64_t pos = 0;
+        for (int j = 0; j < k; j++) {
+            if (tmp[j].b != pos) {
+                ACCEL_ERROR0("checkpoint save: arena '%s', tensor '%s': elements %s %llu are %s\n--> "
+                             "hint: the [begin, end) ranges of the ranks must cover every tensor "
+                             "exactly once, or mark the arena replicated", wa->a->name, t->name,
+                             tmp[j].b > pos ? "from" : "at", (unsigned long long)(tmp[j].b > pos ? pos : tmp[j].b),
+                             tmp[j].b > pos ? "owned by no rank" : "owned by two ranks");
+                return ACCEL_ERR_INVALID;
+            }
+            pos = tmp[j].e;
+        }
+        if (pos != n) {
+            ACCEL_ERROR0("checkpoint save: arena '%s', tensor '%s': elements from %llu are owned by no "
+                         "rank\n--> hint: the [begin, end) ranges of the ranks must cover every tensor "
+                         "exactly once, or mark the arena replicated", wa->a->name, t->name,
+                         (unsigned long long)pos);
+            return ACCEL_ERR_INVALID;
+        }
+        wtensor_t *w = &wa->ts[i];
+        uint64_t b = all[rank].b > off ? all[rank].b : off, e = all[rank].e < off + n ? all[rank].e : off + n;
+        w->lb = b < e ? b - off : 0;
+        w->le = b < e ? e - off : 0;
+        w->max_own = max_own;
+    }
+    return ACCEL_OK;
+}
+
+/* A replicated arena: each tensor's checksum blocks are dealt out evenly, starting at a different
+ * rank for each tensor so small tensors spread over the ranks. Whole blocks: no read-back needed. */
+static void plan_replicated(int size, int rank, const accel_layout_t *layout, warena_t *wa)
+{
+    for (int i = 0; i < layout->ntensors; i++) {
+        wtensor_t *w = &wa->ts[i];
+        uint64_t nb = w->nblocks, n = w->t->numel;
+        uint64_t r = (uint64_t)((rank + i) % size);
+        uint64_t kb = r * nb / (uint64_t)size, ke = (r + 1) * nb / (uint64_t)size;
+        w->lb = kb * ACCEL_CKPT_BLOCK_ELEMS;
+        w->le = ke * ACCEL_CKPT_BLOCK_ELEMS < n ? ke * ACCEL_CKPT_BLOCK_ELEMS : n;
+        if (w->lb >= w->le) w->lb = w->le = 0;
+        uint64_t most = div_up(nb, (uint64_t)size) * ACCEL_CKPT_BLOCK_ELEMS;
+        w->max_own = most < n ? most : n;
+    }
+}
+
+/* ------------------------------------------------------------------ file system helpers */
+
+static int mkdirs(const char *dir)
+{
+    char buf[ACCEL_CKPT_PATH_MAX];
+    snprintf(buf, sizeof buf, "%s", dir);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) && errno != EEXIST) return -1;
+    struct stat sb;
+    return stat(buf, &sb) == 0 && S_ISDIR(sb.st_mode) ? 0 : -1;
+}
+
+static int fsync_path(const char *path, bool directory)
+{
+    int fd = open(path, directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
+    if (fd < 0) return -1;
+    int rc = fsync(fd);
+    /* Some file systems cannot fsync a directory (EINVAL); the rename is still ordered. */
+    if (rc && directory && (errno == EINVAL || errno == EBADF)) rc = 0;
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc;
+}
+
+/* Write `content` to path atomically: path.tmp, fsync, rename, fsync the directory. */
+static int write_atomic(const char *dir, const char *path, const char *content)
+{
+    char tmp[ACCEL_CKPT_PATH_MAX + 8];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) return -1;
+    size_t n = strlen(content);
+    ssize_t w = write(fd, content, n);
+    int rc = (w == (ssize_t)n && fsync(fd) == 0) ? 0 : -1;
+    int e = errno;
+    if (close(fd)) rc = -1;
+    if (!rc && rename(tmp, path)) rc = -1;
+    if (rc) {
+        e = errno ? errno : e;
+        unlink(tmp);
+        errno = e;
+        return -1;
+    }
+    return fsync_path(dir, true);
+}
+
+/* step-<digits>.h5 (or .h5.tmp when tmp) -> step number, -1 otherwise. */
+static long long parse_step_name(const char *name, bool tmp)
+{
+    long long step;
+    int used = 0;
+    if (sscanf(name, "step-%lld%n", &step, &used) != 1 || step < 0 || strncmp(name, "step-", 5) ||
+        name[5] < '0' || name[5] > '9')
+        return -1;
+    return !strcmp(name + used, tmp ? ".h5.tmp" : ".h5") ? step : -1;
+}
+
+static int cmp_ll_desc(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* After a successful save: keep the new file plus the keep_last-1 highest other steps; remove
+ * tmp files left by saves that crashed. */
+static void prune(const char *dir, long long new_step, int keep_last)
+{
+    DIR *d = opendir(dir);
+    if (!d) return;
+    long long *steps = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    char path[ACCEL_CKPT_PATH_MAX + 300];
+    while ((de = readdir(d))) {
+        long long s = parse_step_name(de->d_name, true);
+        if (s >= 0 && s != new_step) {
+            snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+            if (!unlink(path)) ACCEL_DEBUG("checkpoint: removed %s left by an interrupted save", path);
+            continue;
+        }
+        s = parse_step_name(de->d_name, false);
+        if (s < 0 || s == new_step || keep_last <= 0) continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            long long *p = realloc(steps, cap * sizeof *p);
+            if (!p) break;
+            steps = p;
+        }
+        steps[n++] = s;
+    }
+    closedir(d);
+    if (keep_last > 0 && n > 0) {
+        qsort(steps, n, sizeof *steps, cmp_ll_desc);
+        for (size_t i = (size_t)keep_last - 1; i < n; i++) {
+            snprintf(path, sizeof path, "%s/step-%08lld.h5", dir, steps[i]);
+            if (unlink(path)) ACCEL_WARN("checkpoint: cannot remove old %s: %s", path, strerror(errno));
+            else ACCEL_INFO("checkpoint: removed %s (keep_last=%d)", path, keep_last);
+        }
+    }
+    free(steps);
+}
+
+/* Test hook: ACCEL_CKPT_TEST_KILL=tensor:N | before-rename | before-latest kills rank 0 there, as a
+ * node failure would; the atomicity tests use it to crash a save at a known point. */
+static void test_kill(int rank, const char *stage, int ntensors_done)
+{
+    const char *env = getenv("ACCEL_CKPT_TEST_KILL");
+    if (!env || rank != 0) return;
+    if (!strncmp(env, "tensor:", 7) && !strcmp(stage, "tensor") && atoi(env + 7) == ntensors_done)
+        raise(SIGKILL);
+    if (!strcmp(env, stage)) raise(SIGKILL);
+}
+
+/* ------------------------------------------------------------------ the save */
+
+static hid_t make_fapl(MPI_Comm comm)
+{
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl < 0) return -1;
+    /* Alignment: large tensors start on file-system block / stripe boundaries so collective
+     * buffering writes whole stripes (ACCEL_CKPT_ALIGN bytes; default 1 MiB, 0 = off). */
+    const char *env = getenv("ACCEL_CKPT_ALIGN");
+    long long align = env ? atoll(env) : 1 << 20;
+    if (H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL) < 0 ||
+        H5Pset_all_coll_metadata_ops(fapl, true) < 0 || H5Pset_coll_metadata_write(fapl, true) < 0 ||
+        (align > 1 && H5Pset_alignment(fapl, (hsize_t)align, (hsize_t)align) < 0)) {
+        H5Pclose(fapl);
+        return -1;
+    }
+    return fapl;
+}
+
+/* Create the data and checksum datasets of one tensor (collective: same calls on every rank). */
+static int create_tensor(hid_t file, hid_t lcpl, hid_t dcpl, const char *arena, wtensor_t *w)
+{
+    char path[512];
+    hsize_t dims[ACCEL_TENSOR_MAX_DIMS], nb = w->nblocks;
+    for (int d = 0; d < w->t->ndim; d++) dims[d] = (hsize_t)w->t->shape[d];
+    hid_t s = H5Screate_simple(w->t->ndim, dims, NULL);
+    ck_data_path(path, sizeof path, arena, w->t->name);
+    w->dset = s >= 0 ? H5Dcreate2(file, path, H5T_IEEE_F32LE, s, lcpl, dcpl, H5P_DEFAULT) : -1;
+    if (s >= 0) H5Sclose(s);
+    s = H5Screate_simple(1, &nb, NULL);
+    ck_sum_path(path, sizeof path, arena, w->t->name);
+    w->sums = s >= 0 ? H5Dcreate2(file, path, H5T_STD_U64LE, s, lcpl, dcpl, H5P_DEFAULT) : -1;
+    if (s >= 0) H5Sclose(s);
+    return w->dset < 0 || w->sums < 0 ? -1 : 0;
+}
+
+/* Collective write of this rank's elements of one tensor, then the hashes of the blocks that lie
+ * wholly in memory. Ranks write in the same number of calls, each at most ck_io_chunk() elements. */
+static int write_tensor(hid_t dxpl, const float *data, wtensor_t *w)
+{
+    const accel_tensor_t *t = w->t;
+    uint64_t chunk = ck_io_chunk(), ncalls = w->max_own ? div_up(w->max_own, chunk) : 1;
+    hid_t fs = H5Dget_space(w->dset);
+    if (fs < 0) return -1;
+    int rc = 0;
+    float dummy = 0;
+    for (uint64_t c = 0; c < ncalls && !rc; c++) {
+        uint64_t b = w->lb + c * chunk, e = b + chunk < w->le ? b + chunk : w->le;
+        if (b >= w->le) b = e = 0;
+        hsize_t n = e > b ? e - b : 1;
+        hid_t ms = H5Screate_simple(1, &n, NULL);
+        if (ms < 0 || ck_select_range(fs, t->ndim, t->shape, b, e) < 0 || (e <= b && H5Sselect_none(ms) < 0) ||
+            H5Dwrite(w->dset, H5T_NATIVE_FLOAT, ms, fs, dxpl, e > b ? data + t->offset + b : &dummy) < 0)
+            rc = -1;
+        if (ms >= 0) H5Sclose(ms);
+    }
+    H5Sclose(fs);
+    /* Blocks whose first element this rank owns; all but possibly the last lie inside [lb, le). */
+    for (uint64_t k = div_up(w->lb, ACCEL_CKPT_BLOCK_ELEMS); k < div_up(w->le, ACCEL_CKPT_BLOCK_ELEMS); k++) {
+        uint64_t b = k * ACCEL_CKPT_BLOCK_ELEMS, e = b + ACCEL_CKPT_BLOCK_ELEMS;
+        if (e > t->numel) e = t->numel;
+        if (e <= w->le) w->hashes[k] = accel_ckpt_hash_block(data + t->offset + b, e - b);
+    }
+    return rc;
+}
+
+/* Hash the block cut by this rank's range end, reading it back from the file (the part beyond
+ * le was written by other ranks). Independent read: only this rank needs it. */
+static int readback_tensor(hid_t dxpl_ind, float *scratch, wtensor_t *w)
+{
+    const accel_tensor_t *t = w->t;
+    if (w->le <= w->lb) return 0;
+    uint64_t k = div_up(w->le, ACCEL_CKPT_BLOCK_ELEMS) - 1;
+    uint64_t b = k * ACCEL_CKPT_BLOCK_ELEMS, e = b + ACCEL_CKPT_BLOCK_ELEMS;
+    if (e > t->numel) e = t->numel;
+    if (b < w->lb || e <= w->le) return 0;      /* block not ours, or hashed from memory */
+    hsize_t n = e - b;
+    hid_t fs = H5Dget_space(w->dset), ms = H5Screate_simple(1, &n, NULL);
+    int rc = (fs < 0 || ms < 0 || ck_select_range(fs, t->ndim, t->shape, b, e) < 0 ||
+              H5Dread(w->dset, H5T_NATIVE_FLOAT, ms, fs, dxpl_ind, scratch) < 0) ? -1 : 0;
+    if (!rc) w->hashes[k] = accel_ckpt_hash_block(scratch, e - b);
+    if (ms >= 0) H5Sclose(ms);
+    if (fs >= 0) H5Sclose(fs);
+    return rc;
+}
+
+/* Rank 0 writes the block table (every rank has it after the allreduce), collectively. */
+static int write_sums(hid_t dxpl, int rank, wtensor_t *w)
+{
+    hid_t fs = H5Dget_space(w->sums);
+    hsize_t n = w->nblocks;
+    hid_t ms = H5Screate_simple(1, &n, NULL);
+    int rc = fs < 0 || ms < 0 ? -1 : 0;
+    if (!rc && rank != 0 && (H5Sselect_none(fs) < 0 || H5Sselect_none(ms) < 0)) rc = -1;
+    if (!rc && H5Dwrite(w->sums, H5T_NATIVE_UINT64, ms, fs, dxpl, w->hashes) < 0) rc = -1;
+    if (!rc && ck_attr_write_u64(w->dset, CK_ATTR_XXH, accel_ckpt_hash_tensor(w->hashes, w->nblocks)) < 0)
+        rc = -1;
+    if (ms >= 0) H5Sclose(ms);
+    if (fs >= 0) H5Sclose(fs);
+    return rc;
+}
+
+static void close_tensors(warena_t *wa, int narenas, int ntensors)
+{
+    for (int i = 0; wa && i < narenas; i++)
+        for (int j = 0; wa[i].ts && j < ntensors; j++) {
+            if (wa[i].ts[j].dset >= 0) H5Dclose(wa[i].ts[j].dset);
+            if (wa[i].ts[j].sums >= 0) H5Dclose(wa[i].ts[j].sums);
+            wa[i].ts[j].dset = wa[i].ts[j].sums = -1;
+        }
+}
+
+accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layout_t *layout,
+                               const accel_ckpt_arena_t *arenas, int narenas,
+                               const accel_ckpt_meta_t *meta_in, int keep_last, char *path_out)
+{
+    int rank, size;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    if (path_out) path_out[0] = '\0';
+    ck_h5_quiet_t quiet;
+    ck_h5_quiet_begin(&quiet);
+
+    accel_status_t st = ACCEL_OK;
+    accel_ckpt_meta_t meta;
+    char *yaml = NULL, *arena_list = NULL, created[32] = "";
+    char tmp[ACCEL_CKPT_PATH_MAX], final[ACCEL_CKPT_PATH_MAX], latest[ACCEL_CKPT_PATH_MAX];
+    char errmsg[1024] = "", h5err[512];
+    warena_t *wa = NULL;
+    range_t *all = NULL, *scratch_r = NULL;
+    float *scratch = NULL;
+    hid_t fapl = -1, dxpl = -1, dxpl_ind = -1, lcpl = -1, dcpl = -1, file = -1;
+    bool file_created = false;
+
+    /* Rank 0's metadata is the truth: broadcast it (and the YAML text) so the collective attribute
+     * writes see identical values everywhere. */
+    if (rank == 0) {
+        if (meta_in) meta = *meta_in;
+        else accel_ckpt_meta_init(&meta);
+        ck_now_utc(created, sizeof created);
+    }
+    if (MPI_Bcast(&meta, (int)sizeof meta, MPI_BYTE, 0, comm) != MPI_SUCCESS ||
+        MPI_Bcast(created, sizeof created, MPI_CHAR, 0, comm) != MPI_SUCCESS) {
+        st = ACCEL_ERR_MPI;
+        goto done;
+    }
+    {
+        long long ylen = rank == 0 && meta.config_yaml ? (long long)strlen(meta.config_yaml) : -1;
+        MPI_Bcast(&ylen, 1, MPI_LONG_LONG, 0, comm);
+        meta.config_yaml = NULL;
+        if (ylen >= 0) {
+            yaml = malloc((size_t)ylen + 1);
+            int ok = yaml != NULL, all_ok;
+            MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+            if (!all_ok) { st = ACCEL_ERR_NOMEM; goto done; }
+            if (rank == 0) memcpy(yaml, meta_in->config_yaml, (size_t)ylen + 1);
+            MPI_Bcast(yaml, (int)ylen + 1, MPI_CHAR, 0, comm);
+            meta.config_yaml = yaml;
+        }
+    }
+    if (meta.nextra < 0 || meta.nextra > ACCEL_CKPT_EXTRA_MAX) meta.nextra = 0;
+
+    st = check_args(layout, arenas, narenas, "save");
+    if (st == ACCEL_OK && (!dir || !*dir || meta.step < 0 ||
+                           strlen(dir) + 32 >= ACCEL_CKPT_PATH_MAX)) {
+        ACCEL_ERROR("checkpoint save: bad directory '%s' or step %lld", dir ? dir : "(null)",
+                    (long long)meta.step);
+        st = ACCEL_ERR_INVALID;
+    }
+    st = agree(comm, st);
+    if (st != ACCEL_OK) goto done;
+    snprintf(final, sizeof final, "%s/step-%08lld.h5", dir, (long long)meta.step);
+    ck_fmt(tmp, sizeof tmp, "%s.tmp", final);
+    snprintf(latest, sizeof latest, "%s/latest", dir);
+
+    if (rank == 0 && mkdirs(dir)) {
+        ACCEL_ERROR("checkpoint save: cannot create directory %s: %s\n--> hint: check the path and "
+                    "its permissions", dir, strerror(errno));
+        st = ACCEL_ERR_IO;
+    }
+    st = agree(comm, st);
+    if (st != ACCEL_OK) goto done;
+
+    /* Plan who writes what. */
+    wa = calloc((size_t)narenas, sizeof *wa);
+    all = malloc(sizeof *all * (size_t)size);
+    scratch_r = malloc(sizeof *scratch_r * (size_t)size);
+    size_t list_len = 1;
+    for (int i = 0; i < narenas; i++) list_len += strlen(arenas[i].name) + 1;
+    arena_list = calloc(list_len, 1);
+    if (!wa || !all || !scratch_r || !arena_list) st = ACCEL_ERR_NOMEM;
+    for (int i = 0; st == ACCEL_OK && i < narenas; i++) {
+        warena_t *w = &wa[i];
+        w->a = &arenas[i];
+        if (i) strcat(arena_list, ";");
+        strcat(arena_list, arenas[i].name);
+        w->ts = calloc((size_t)layout->ntensors, sizeof *w->ts);
+        if (!w->ts) { st = ACCEL_ERR_NOMEM; break; }
+        for (int j = 0; j < layout->ntensors; j++) {
+            w->ts[j].t = &layout->tensors[j];
+            w->ts[j].nblocks = div_up(layout->tensors[j].numel, ACCEL_CKPT_BLOCK_ELEMS);
+            w->ts[j].dset = w->ts[j].sums = -1;
+            w->nblocks += w->ts[j].nblocks;
+        }
+        w->hashes = calloc(w->nblocks, sizeof *w->hashes);
+        if (!w->hashes) { st = ACCEL_ERR_NOMEM; break; }
+        uint64_t pos = 0;
+        for (int j = 0; j < layout->ntensors; j++) {
+            w->ts[j].hashes = w->hashes + pos;
+            pos += w->ts[j].nblocks;
+        }
+    }
+    scratch = malloc(sizeof(float) * ACCEL_CKPT_BLOCK_ELEMS);
+    if (!scratch) st = ACCEL_ERR_NOMEM;
+    st = agree(comm, st);
+    if (st != ACCEL_OK) {
+        if (st == ACCEL_ERR_NOMEM) ACCEL_ERROR0("checkpoint save: out of memory for the plan");
+        goto done;
+    }
+    for (int i = 0; i < narenas && st == ACCEL_OK; i++) {
+        if (arenas[i].replicated) plan_replicated(size, rank, layout, &wa[i]);
+        else st = plan_sharded(comm, size, rank, layout, &wa[i], all, scratch_r);
+    }
+    if (st != ACCEL_OK) goto done;   /* same verdict on every rank */
+
+    /* Create the file and every dataset. */
+    fapl = make_fapl(comm);
+    dxpl = H5Pcreate(H5P_DATASET_XFER);
+    dxpl_ind = H5Pcreate(H5P_DATASET_XFER);
+    lcpl = H5Pcreate(H5P_LINK_CREATE);
+    dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    if (fapl < 0 || dxpl < 0 || dxpl_ind < 0 || lcpl < 0 || dcpl < 0 ||
+        H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) < 0 || H5Pset_dxpl_mpio(dxpl_ind, H5FD_MPIO_INDEPENDENT) < 0 ||
+        H5Pset_create_intermediate_group(lcpl, 1) < 0 || H5Pset_layout(dcpl, H5D_CONTIGUOUS) < 0 ||
+        H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0 || H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 ||
+        H5Pset_obj_track_times(dcpl, false) < 0) {
+        ck_fmt(errmsg, sizeof errmsg, "cannot set up HDF5 property lists");
+        st = ACCEL_ERR_HDF5;
+    }
+    st = agree(comm, st);
+    if (st != ACCEL_OK) goto fail;
+    file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    if (file < 0) {
+        ck_h5_last_error(h5err, sizeof h5err);
+        ck_fmt(errmsg, sizeof errmsg, "cannot create %s: %s", tmp, h5err);
+        st = ACCEL_ERR_IO;
+    }
+    file_created = true;
+    st = agree(comm, st);
+    if (st != ACCEL_OK) goto fail;
+
+    if (ck_meta_write(file, &meta, size, arena_list, created) < 0) {
+        ck_h5_last_error(h5err, sizeof h5err);
+        ck_fmt(errmsg, sizeof errmsg, "writing the metadata of %s: %s", tmp, h5err);
+        st = ACCEL_ERR_IO;
+    }
+    for (int i = 0; i < narenas && st == ACCEL_OK; i++)
+        for (int j = 0; j < layout->ntensors && st == ACCEL_OK; j++)
+            if (create_tensor(file, lcpl, dcpl, arenas[i].name, &wa[i].ts[j]) < 0) {
+                ck_h5_last_error(h5err, sizeof h5err);
+                ck_fmt(errmsg, sizeof errmsg, "creating dataset /%s/%s in %s: %s", arenas[i].name,
+                         layout->tensors[j].name, tmp, h5err);
+                st = ACCEL_ERR_IO;
+            }
+    st = agree(comm, st);
+    if (st != ACCEL_OK) goto fail;
+
+    /* The data: one collective write per tensor (more for huge ones), agreed after each. */
+    int done_tensors = 0;
+    bool reported_mode = false;
+    for (int i = 0; i < narenas && st == ACCEL_OK; i++)
+        for (int j = 0; j < layout->ntensors && st == ACCEL_OK; j++) {
+            wtensor_t *w = &wa[i].ts[j];
+            if (write_tensor(dxpl, arenas[i].data, w) < 0) {
+                ck_h5_last_error(h5err, sizeof h5err);
+                ck_fmt(errmsg, sizeof errmsg, "writing tensor '%s/%s' to %s: %s", arenas[i].name,
+                         w->t->name, tmp, h5err);
+                st = ACCEL_ERR_IO;
+            }
+            if (!reported_mode && w->max_own >= ACCEL_CKPT_BLOCK_ELEMS) {
+                /* HDF5 may fall back to independent I/O silently; say so at debug level. */
+                H5D_mpio_actual_io_mode_t mode;
+                uint32_t local_cause = 0, global_cause = 0;
+                if (H5Pget_mpio_actual_io_mode(dxpl, &mode) >= 0 && mode == H5D_MPIO_NO_COLLECTIVE &&
+                    H5Pget_mpio_no_collective_cause(dxpl, &local_cause, &global_cause) >= 0)
+                    ACCEL_DEBUG("checkpoint: tensor '%s' was written independently (HDF5 cause 0x%x)",
+                                w->t->name, (unsigned)global_cause);
+                reported_mode = true;
+            }
+            st = agree(comm, st);
+            test_kill(rank, "tensor", ++done_tensors);
+        }
+    if (st != ACCEL_OK) goto fail;
+
+    /* Blocks cut by a range end: read back once every rank's data is in the file. */
+    if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) {
+        ck_h5_last_error(h5err, sizeof h5err);
+        ck_fmt(errmsg, sizeof errmsg, "flushing %s: %s", tmp, h5err);
+        st = ACCEL_ERR_IO;
+    }
+    MPI_Barrier(comm);
+    for (int i = 0; i < narenas && st == ACCEL_OK; i++)
+        for (int j = 0; j < layout->ntensors && st == ACCEL_OK; j++)
+            if (readback_tensor(dxpl_ind, scratch, &wa[i].ts[j]) < 0) {
+                ck_h5_last_error(h5err, sizeof h5err);
+                ck_fmt(errmsg, sizeof errmsg, "reading back tensor '%s/%s' from %s for its checksum: %s",
+                         arenas[i].name, layout->tensors[j].name, tmp, h5err);
+                st = ACCEL_ERR_IO;
+            }
+    st = agree(comm, st);
+    if (st != ACCEL_OK) goto fail;
+
+    /* Each block was hashed by exactly one rank, the others hold zero: XOR gathers the tables. */
+    for (int i = 0; i < narenas && st == ACCEL_OK; i++) {
+        uint64_t done = 0;
+        while (done < wa[i].nblocks && st == ACCEL_OK) {
+            int n = wa[i].nblocks - done > (1u << 26) ? 1 << 26 : (int)(wa[i].nblocks - done);
+            if (MPI_Allreduce(MPI_IN_PLACE, wa[i].hashes + done, n, MPI_UINT64_T, MPI_BXOR, comm) != MPI_SUCCESS)
+                st = ACCEL_ERR_MPI;
+            done += (uint64_t)n;
+        }
+    }
+    for (int i = 0; i < narenas && st == ACCEL_OK; i++)
+        for (int j = 0; j < layout->ntensors && st == ACCEL_OK; j++)
+            if (write_sums(dxpl, rank, &wa[i].ts[j]) < 0) {
+                ck_h5_last_error(h5err, sizeof h5err);
+                ck_fmt(errmsg, sizeof errmsg, "writing the checksums of '%s/%s' to %s: %s",
+                         arenas[i].name, layout->tensors[j].name, tmp, h5err);
+                st = ACCEL_ERR_IO;
+            }
+    if (st == ACCEL_OK && ck_attr_write_i64(file, CK_ATTR_COMPLETE, 1) < 0) {
+        ck_h5_last_error(h5err, sizeof h5err);
+        ck_fmt(errmsg, sizeof errmsg, "finishing %s: %s", tmp, h5err);
+        st = ACCEL_ERR_IO;
+    }
+    st = agree(comm, st);
+    if (st != ACCEL_OK) goto fail;
+
+    close_tensors(wa, narenas, layout->ntensors);
+    if (H5Fclose(file) < 0) {
+        ck_h5_last_error(h5err, sizeof h5err);
+        ck_fmt(errmsg, sizeof errmsg, "closing %s: %s", tmp, h5err);
+        st = ACCEL_ERR_IO;
+    }
+    file = -1;
+    /* Every writer flushes its own dirty pages (on a parallel file system one client's fsync
+     * does not cover another's). */
+    if (st == ACCEL_OK && fsync_path(tmp, false)) {
+        ck_fmt(errmsg, sizeof errmsg, "fsync of %s: %s", tmp, strerror(errno));
+        st = ACCEL_ERR_IO;
+    }
+    st = agree(comm, st);
+    if (st != ACCEL_OK) goto fail;
+
+    /* Publish: rename, then the `latest` pointer. Rank 0 alone; the others wait for its verdict. */
+    if (rank == 0) {
+        test_kill(rank, "before-rename", 0);
+        if (rename(tmp, final) || fsync_path(dir, true)) {
+            ACCEL_ERROR("checkpoint save failed: renaming %s to %s: %s\n--> hint: check the "
+                        "permissions of %s; the previous checkpoint is untouched", tmp, final,
+                        strerror(errno), dir);
+            unlink(tmp);
+            st = ACCEL_ERR_IO;
+        }
+        if (st == ACCEL_OK) {
+            test_kill(rank, "before-latest", 0);
+            const char *base = strrchr(final, '/') + 1;
+            char content[300];
+            snprintf(content, sizeof content, "%s\n", base);
+            if (write_atomic(dir, latest, content)) {
+                /* The new file is complete and find_latest finds it by its step; still an error. */
+                ACCEL_ERROR("checkpoint saved as %s, but updating %s failed: %s\n--> hint: check "
+                            "free space and permissions in %s", final, latest, strerror(errno), dir);
+                st = ACCEL_ERR_IO;
+            } else {
+                prune(dir, (long long)meta.step, keep_last);
+            }
+        }
+    }
+    {
+        int v = (int)st;
+        MPI_Bcast(&v, 1, MPI_INT, 0, comm);
+        st = (accel_status_t)v;
+    }
+    if (st == ACCEL_OK) {
+        if (path_out) snprintf(path_out, ACCEL_CKPT_PATH_MAX, "%s", final);
+        ACCEL_DEBUG("checkpoint: saved %s", final);
+    }
+    goto done;
+
+fail:
+    if (errmsg[0])
+        ACCEL_ERROR("checkpoint save failed: %s\n--> hint: check free space and quotas of %s "
+                    "(df -h); the previous checkpoint is untouched", errmsg, dir);
+    close_tensors(wa, narenas, layout ? layout->ntensors : 0);
+    if (file >= 0) H5Fclose(file);
+    file = -1;
+    MPI_Barrier(comm);
+    if (rank == 0 && file_created) unlink(tmp);
+    if (rank == 0)
+        ACCEL_ERROR("checkpoint step %lld was NOT saved (%s); %s/latest still names the previous "
+                    "checkpoint", (long long)meta.step, accel_status_str(st), dir);
+
+done:
+    if (wa)
+        for (int i = 0; i < narenas; i++) {
+            free(wa[i].ts);
+            free(wa[i].hashes);
+        }
+    free(wa);
+    free(all);
+    free(scratch_r);
+    free(scratch);
+    free(arena_list);
+    free(yaml);
+    if (fapl >= 0) H5Pclose(fapl);
+    if (dxpl >= 0) H5Pclose(dxpl);
+    if (dxpl_ind >= 0) H5Pclose(dxpl_ind);
+    if (lcpl >= 0) H5Pclose(lcpl);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    ck_h5_quiet_end(&quiet);
+    return st;
+}

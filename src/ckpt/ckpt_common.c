@@ -120,14 +120,11 @@ typedef struct {
 
 static herr_t walk_cb(unsigned n, const H5E_error2_t *err, void *data)
 {
+    (void)n;
     last_err_t *le = data;
-    /* Walking downward, the last entry is the innermost: the one nearest the system call. Keep
-     * the first message that carries the most information (MPI and POSIX errors say the reason). */
-    if (err->desc && err->desc[0]) {
-        if (n == 0 || !le->buf[0]) snprintf(le->buf, le->len, "%s", err->desc);
-        if (strstr(err->desc, "errno") || strstr(err->desc, "MPI") || strstr(err->desc, "error message"))
-            snprintf(le->buf, le->len, "%s", err->desc);
-    }
+    /* Walking downward the last entry is the innermost, nearest the cause ("truncated file: eof =
+     * ...", the MPI or POSIX error); the outer ones only say which API call failed. */
+    if (err->desc && err->desc[0]) snprintf(le->buf, le->len, "%s", err->desc);
     return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "accel/ckpt.h"
@@ -24,7 +25,7 @@ typedef struct {
     uint64_t max_own;               /* most elements any rank writes: sets the number of calls */
     uint64_t nblocks;
     uint64_t *hashes;               /* into the arena's block table */
-    hid_t dset, sums;
+    hid_t dset;                     /* open in the parallel phase */
 } wtensor_t;
 
 typedef struct {
@@ -294,45 +295,145 @@ static void test_kill(int rank, const char *stage, int ntensors_done)
     if (!strcmp(env, stage)) raise(SIGKILL);
 }
 
+/* Test hook: ACCEL_CKPT_TEST_FAIL=N makes the last rank report a write error on the N-th tensor
+ * (1-based), as a full disk on one writer would; the tests check the cleanup without root. */
+static bool test_fail(int rank, int size, int ntensor)
+{
+    const char *env = getenv("ACCEL_CKPT_TEST_FAIL");
+    return env && rank == size - 1 && atoi(env) == ntensor;
+}
+
 /* ------------------------------------------------------------------ the save */
 
-static hid_t make_fapl(MPI_Comm comm)
+static hid_t make_fapl(MPI_Comm comm, bool parallel)
 {
     hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
     if (fapl < 0) return -1;
     /* Alignment: large tensors start on file-system block / stripe boundaries so collective
-     * buffering writes whole stripes (ACCEL_CKPT_ALIGN bytes; default 1 MiB, 0 = off). */
+     * buffering writes whole stripes (ACCEL_CKPT_ALIGN bytes; default 1 MiB, 0 = off). Metadata
+     * is aggregated into blocks of 64 KiB so the small objects stay together at the front. */
     const char *env = getenv("ACCEL_CKPT_ALIGN");
     long long align = env ? atoll(env) : 1 << 20;
-    if (H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL) < 0 ||
-        H5Pset_all_coll_metadata_ops(fapl, true) < 0 || H5Pset_coll_metadata_write(fapl, true) < 0 ||
-        (align > 1 && H5Pset_alignment(fapl, (hsize_t)align, (hsize_t)align) < 0)) {
+    if ((align > 1 && H5Pset_alignment(fapl, (hsize_t)align, (hsize_t)align) < 0) ||
+        H5Pset_meta_block_size(fapl, 65536) < 0 ||
+        (parallel && (H5Pset_fapl_mpio(fapl, comm, MPI_INFO_NULL) < 0 ||
+                      H5Pset_all_coll_metadata_ops(fapl, true) < 0 ||
+                      H5Pset_coll_metadata_write(fapl, true) < 0))) {
         H5Pclose(fapl);
         return -1;
     }
     return fapl;
 }
 
-/* Create the data and checksum datasets of one tensor (collective: same calls on every rank). */
-static int create_tensor(hid_t file, hid_t lcpl, hid_t dcpl, const char *arena, wtensor_t *w)
+/* Create the data and checksum datasets of one tensor (rank 0, serial file). */
+static int create_tensor(hid_t file, hid_t lcpl, hid_t dcpl, const char *arena, const wtensor_t *w)
 {
-    char path[512];
+    char path[600];
     hsize_t dims[ACCEL_TENSOR_MAX_DIMS], nb = w->nblocks;
     for (int d = 0; d < w->t->ndim; d++) dims[d] = (hsize_t)w->t->shape[d];
     hid_t s = H5Screate_simple(w->t->ndim, dims, NULL);
     ck_data_path(path, sizeof path, arena, w->t->name);
-    w->dset = s >= 0 ? H5Dcreate2(file, path, H5T_IEEE_F32LE, s, lcpl, dcpl, H5P_DEFAULT) : -1;
+    hid_t d1 = s >= 0 ? H5Dcreate2(file, path, H5T_IEEE_F32LE, s, lcpl, dcpl, H5P_DEFAULT) : -1;
     if (s >= 0) H5Sclose(s);
     s = H5Screate_simple(1, &nb, NULL);
     ck_sum_path(path, sizeof path, arena, w->t->name);
-    w->sums = s >= 0 ? H5Dcreate2(file, path, H5T_STD_U64LE, s, lcpl, dcpl, H5P_DEFAULT) : -1;
+    hid_t d2 = s >= 0 ? H5Dcreate2(file, path, H5T_STD_U64LE, s, lcpl, dcpl, H5P_DEFAULT) : -1;
     if (s >= 0) H5Sclose(s);
-    return w->dset < 0 || w->sums < 0 ? -1 : 0;
+    int rc = d1 < 0 || d2 < 0 ? -1 : 0;
+    if (d1 >= 0) H5Dclose(d1);
+    if (d2 >= 0) H5Dclose(d2);
+    return rc;
+}
+
+/* Before HDF5 touches the file: is there room, and may the file grow that large? HDF5 1.10 cannot
+ * recover from a failure to extend the file when it closes it (the handle is left half-freed and
+ * the process crashes at exit), so an over-estimate of the size is tried first with ftruncate
+ * (sparse: EFBIG from a file-size limit shows here) and compared with the free space. */
+static int probe_space(const char *tmp, const char *dir, const accel_layout_t *layout, int narenas,
+                       char *errmsg, size_t errlen)
+{
+    const char *env = getenv("ACCEL_CKPT_ALIGN");
+    uint64_t align = env ? (uint64_t)atoll(env) : 1 << 20, data = 0, est = 1 << 20;
+    for (int j = 0; j < layout->ntensors; j++) {
+        uint64_t bytes = layout->tensors[j].numel * sizeof(float);
+        uint64_t sums = div_up(layout->tensors[j].numel, ACCEL_CKPT_BLOCK_ELEMS) * 8;
+        data += bytes;
+        est += bytes + sums + 8192 + (align > 1 && bytes >= align ? align : 0) +
+               (align > 1 && sums >= align ? align : 0);
+    }
+    data *= (uint64_t)narenas;
+    est = (est - (1 << 20)) * (uint64_t)narenas + (1 << 20);
+    struct statvfs vfs;
+    const char *check = getenv("ACCEL_CKPT_SPACE_CHECK");   /* 0: skip the free-space check (tests) */
+    if ((!check || strcmp(check, "0")) && statvfs(dir, &vfs) == 0 && vfs.f_blocks > 0 &&
+        (uint64_t)vfs.f_bavail * vfs.f_frsize < data) {
+        ck_fmt(errmsg, errlen, "%s needs %.3f GB but only %.3f GB are free in %s", tmp, data / 1e9,
+               (double)vfs.f_bavail * vfs.f_frsize / 1e9, dir);
+        return -1;
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0 || ftruncate(fd, (off_t)est)) {
+        ck_fmt(errmsg, errlen, "cannot create %s of %.3f GB: %s", tmp, est / 1e9, strerror(errno));
+        if (fd >= 0) close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+/* Phase 1, rank 0 alone with the serial driver: the file, its metadata and every dataset, data
+ * space allocated (contiguous, no fill). Doing the structure serially means the parallel phase
+ * changes no HDF5 metadata, so an I/O error there cannot leave the ranks' metadata caches in
+ * different states (which makes a parallel H5Fclose hang). */
+static int create_file(const char *tmp, const accel_ckpt_meta_t *meta, int size, const char *arena_list,
+                       const char *created, const accel_ckpt_arena_t *arenas, int narenas,
+                       const accel_layout_t *layout, const warena_t *wa, char *errmsg, size_t errlen)
+{
+    char h5err[512];
+    hid_t fapl = make_fapl(MPI_COMM_SELF, false), lcpl = H5Pcreate(H5P_LINK_CREATE);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE), file = -1;
+    int rc = -1;
+    if (fapl < 0 || lcpl < 0 || dcpl < 0 || H5Pset_create_intermediate_group(lcpl, 1) < 0 ||
+        H5Pset_layout(dcpl, H5D_CONTIGUOUS) < 0 || H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0 ||
+        H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 || H5Pset_obj_track_times(dcpl, false) < 0) {
+        ck_fmt(errmsg, errlen, "cannot set up HDF5 property lists");
+        goto out;
+    }
+    file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    if (file < 0) {
+        ck_h5_last_error(h5err, sizeof h5err);
+        ck_fmt(errmsg, errlen, "cannot create %s: %s", tmp, h5err);
+        goto out;
+    }
+    if (ck_meta_write(file, meta, size, arena_list, created) < 0) {
+        ck_h5_last_error(h5err, sizeof h5err);
+        ck_fmt(errmsg, errlen, "writing the metadata of %s: %s", tmp, h5err);
+        goto out;
+    }
+    for (int i = 0; i < narenas; i++)
+        for (int j = 0; j < layout->ntensors; j++)
+            if (create_tensor(file, lcpl, dcpl, arenas[i].name, &wa[i].ts[j]) < 0) {
+                ck_h5_last_error(h5err, sizeof h5err);
+                ck_fmt(errmsg, errlen, "creating dataset /%s/%s in %s: %s", arenas[i].name,
+                       layout->tensors[j].name, tmp, h5err);
+                goto out;
+            }
+    rc = 0;
+out:
+    if (file >= 0 && H5Fclose(file) < 0 && rc == 0) {
+        ck_h5_last_error(h5err, sizeof h5err);
+        ck_fmt(errmsg, errlen, "closing %s after creating its datasets: %s", tmp, h5err);
+        rc = -1;
+    }
+    if (fapl >= 0) H5Pclose(fapl);
+    if (lcpl >= 0) H5Pclose(lcpl);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    return rc;
 }
 
 /* Collective write of this rank's elements of one tensor, then the hashes of the blocks that lie
  * wholly in memory. Ranks write in the same number of calls, each at most ck_io_chunk() elements. */
-static int write_tensor(hid_t dxpl, const float *data, wtensor_t *w)
+static int write_tensor(hid_t dxpl, const float *data, wtensor_t *w, char *err, size_t errlen)
 {
     const accel_tensor_t *t = w->t;
     uint64_t chunk = ck_io_chunk(), ncalls = w->max_own ? div_up(w->max_own, chunk) : 1;
@@ -346,8 +447,10 @@ static int write_tensor(hid_t dxpl, const float *data, wtensor_t *w)
         hsize_t n = e > b ? e - b : 1;
         hid_t ms = H5Screate_simple(1, &n, NULL);
         if (ms < 0 || ck_select_range(fs, t->ndim, t->shape, b, e) < 0 || (e <= b && H5Sselect_none(ms) < 0) ||
-            H5Dwrite(w->dset, H5T_NATIVE_FLOAT, ms, fs, dxpl, e > b ? data + t->offset + b : &dummy) < 0)
+            H5Dwrite(w->dset, H5T_NATIVE_FLOAT, ms, fs, dxpl, e > b ? data + t->offset + b : &dummy) < 0) {
+            ck_h5_last_error(err, errlen);      /* before the next HDF5 call clears the stack */
             rc = -1;
+        }
         if (ms >= 0) H5Sclose(ms);
     }
     H5Sclose(fs);
@@ -380,19 +483,51 @@ static int readback_tensor(hid_t dxpl_ind, float *scratch, wtensor_t *w)
     return rc;
 }
 
-/* Rank 0 writes the block table (every rank has it after the allreduce), collectively. */
-static int write_sums(hid_t dxpl, int rank, wtensor_t *w)
+/* Phase 3, rank 0 alone: the checksum tables (every rank has them after the allreduce), the
+ * per-tensor checksum attributes and the `complete` mark, then fsync. */
+static int finish_file(const char *tmp, const accel_ckpt_arena_t *arenas, int narenas,
+                       const accel_layout_t *layout, const warena_t *wa, char *errmsg, size_t errlen)
 {
-    hid_t fs = H5Dget_space(w->sums);
-    hsize_t n = w->nblocks;
-    hid_t ms = H5Screate_simple(1, &n, NULL);
-    int rc = fs < 0 || ms < 0 ? -1 : 0;
-    if (!rc && rank != 0 && (H5Sselect_none(fs) < 0 || H5Sselect_none(ms) < 0)) rc = -1;
-    if (!rc && H5Dwrite(w->sums, H5T_NATIVE_UINT64, ms, fs, dxpl, w->hashes) < 0) rc = -1;
-    if (!rc && ck_attr_write_u64(w->dset, CK_ATTR_XXH, accel_ckpt_hash_tensor(w->hashes, w->nblocks)) < 0)
+    char h5err[512], path[600];
+    hid_t fapl = make_fapl(MPI_COMM_SELF, false);
+    hid_t file = fapl >= 0 ? H5Fopen(tmp, H5F_ACC_RDWR, fapl) : -1;
+    int rc = file < 0 ? -1 : 0;
+    if (rc) {
+        ck_h5_last_error(h5err, sizeof h5err);
+        ck_fmt(errmsg, errlen, "reopening %s to store checksums: %s", tmp, h5err);
+    }
+    for (int i = 0; i < narenas && !rc; i++)
+        for (int j = 0; j < layout->ntensors && !rc; j++) {
+            const wtensor_t *w = &wa[i].ts[j];
+            ck_sum_path(path, sizeof path, arenas[i].name, w->t->name);
+            hid_t sd = H5Dopen2(file, path, H5P_DEFAULT);
+            ck_data_path(path, sizeof path, arenas[i].name, w->t->name);
+            hid_t dd = H5Dopen2(file, path, H5P_DEFAULT);
+            if (sd < 0 || dd < 0 || H5Dwrite(sd, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, w->hashes) < 0 ||
+                ck_attr_write_u64(dd, CK_ATTR_XXH, accel_ckpt_hash_tensor(w->hashes, w->nblocks)) < 0) {
+                ck_h5_last_error(h5err, sizeof h5err);
+                ck_fmt(errmsg, errlen, "writing the checksums of '%s/%s' to %s: %s", arenas[i].name,
+                       w->t->name, tmp, h5err);
+                rc = -1;
+            }
+            if (sd >= 0) H5Dclose(sd);
+            if (dd >= 0) H5Dclose(dd);
+        }
+    if (!rc && ck_attr_write_i64(file, CK_ATTR_COMPLETE, 1) < 0) {
+        ck_h5_last_error(h5err, sizeof h5err);
+        ck_fmt(errmsg, errlen, "finishing %s: %s", tmp, h5err);
         rc = -1;
-    if (ms >= 0) H5Sclose(ms);
-    if (fs >= 0) H5Sclose(fs);
+    }
+    if (file >= 0 && H5Fclose(file) < 0 && !rc) {
+        ck_h5_last_error(h5err, sizeof h5err);
+        ck_fmt(errmsg, errlen, "closing %s: %s", tmp, h5err);
+        rc = -1;
+    }
+    if (!rc && fsync_path(tmp, false)) {
+        ck_fmt(errmsg, errlen, "fsync of %s: %s", tmp, strerror(errno));
+        rc = -1;
+    }
+    if (fapl >= 0) H5Pclose(fapl);
     return rc;
 }
 
@@ -401,8 +536,7 @@ static void close_tensors(warena_t *wa, int narenas, int ntensors)
     for (int i = 0; wa && i < narenas; i++)
         for (int j = 0; wa[i].ts && j < ntensors; j++) {
             if (wa[i].ts[j].dset >= 0) H5Dclose(wa[i].ts[j].dset);
-            if (wa[i].ts[j].sums >= 0) H5Dclose(wa[i].ts[j].sums);
-            wa[i].ts[j].dset = wa[i].ts[j].sums = -1;
+            wa[i].ts[j].dset = -1;
         }
 }
 
@@ -425,7 +559,7 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
     warena_t *wa = NULL;
     range_t *all = NULL, *scratch_r = NULL;
     float *scratch = NULL;
-    hid_t fapl = -1, dxpl = -1, dxpl_ind = -1, lcpl = -1, dcpl = -1, file = -1;
+    hid_t fapl = -1, dxpl = -1, dxpl_ind = -1, file = -1;
     bool file_created = false;
 
     /* Rank 0's metadata is the truth: broadcast it (and the YAML text) so the collective attribute
@@ -495,7 +629,7 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
         for (int j = 0; j < layout->ntensors; j++) {
             w->ts[j].t = &layout->tensors[j];
             w->ts[j].nblocks = div_up(layout->tensors[j].numel, ACCEL_CKPT_BLOCK_ELEMS);
-            w->ts[j].dset = w->ts[j].sums = -1;
+            w->ts[j].dset = -1;
             w->nblocks += w->ts[j].nblocks;
         }
         w->hashes = calloc(w->nblocks, sizeof *w->hashes);
@@ -519,45 +653,44 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
     }
     if (st != ACCEL_OK) goto done;   /* same verdict on every rank */
 
-    /* Create the file and every dataset. */
-    fapl = make_fapl(comm);
+    /* Phase 1: rank 0 creates the file and every dataset. */
+    if (rank == 0 && (probe_space(tmp, dir, layout, narenas, errmsg, sizeof errmsg) < 0 ||
+                      create_file(tmp, &meta, size, arena_list, created, arenas, narenas, layout, wa,
+                                  errmsg, sizeof errmsg) < 0))
+        st = ACCEL_ERR_IO;
+    file_created = true;
+    st = agree(comm, st);
+    if (st != ACCEL_OK) goto fail;
+
+    /* Phase 2: every rank opens it through MPI-IO and writes its elements, collectively. */
+    fapl = make_fapl(comm, true);
     dxpl = H5Pcreate(H5P_DATASET_XFER);
     dxpl_ind = H5Pcreate(H5P_DATASET_XFER);
-    lcpl = H5Pcreate(H5P_LINK_CREATE);
-    dcpl = H5Pcreate(H5P_DATASET_CREATE);
-    if (fapl < 0 || dxpl < 0 || dxpl_ind < 0 || lcpl < 0 || dcpl < 0 ||
-        H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) < 0 || H5Pset_dxpl_mpio(dxpl_ind, H5FD_MPIO_INDEPENDENT) < 0 ||
-        H5Pset_create_intermediate_group(lcpl, 1) < 0 || H5Pset_layout(dcpl, H5D_CONTIGUOUS) < 0 ||
-        H5Pset_alloc_time(dcpl, H5D_ALLOC_TIME_EARLY) < 0 || H5Pset_fill_time(dcpl, H5D_FILL_TIME_NEVER) < 0 ||
-        H5Pset_obj_track_times(dcpl, false) < 0) {
+    if (fapl < 0 || dxpl < 0 || dxpl_ind < 0 || H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) < 0 ||
+        H5Pset_dxpl_mpio(dxpl_ind, H5FD_MPIO_INDEPENDENT) < 0) {
         ck_fmt(errmsg, sizeof errmsg, "cannot set up HDF5 property lists");
         st = ACCEL_ERR_HDF5;
     }
     st = agree(comm, st);
     if (st != ACCEL_OK) goto fail;
-    file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+    file = H5Fopen(tmp, H5F_ACC_RDWR, fapl);
     if (file < 0) {
         ck_h5_last_error(h5err, sizeof h5err);
-        ck_fmt(errmsg, sizeof errmsg, "cannot create %s: %s", tmp, h5err);
+        ck_fmt(errmsg, sizeof errmsg, "cannot open %s with MPI-IO: %s", tmp, h5err);
         st = ACCEL_ERR_IO;
     }
-    file_created = true;
     st = agree(comm, st);
     if (st != ACCEL_OK) goto fail;
-
-    if (ck_meta_write(file, &meta, size, arena_list, created) < 0) {
-        ck_h5_last_error(h5err, sizeof h5err);
-        ck_fmt(errmsg, sizeof errmsg, "writing the metadata of %s: %s", tmp, h5err);
-        st = ACCEL_ERR_IO;
-    }
     for (int i = 0; i < narenas && st == ACCEL_OK; i++)
-        for (int j = 0; j < layout->ntensors && st == ACCEL_OK; j++)
-            if (create_tensor(file, lcpl, dcpl, arenas[i].name, &wa[i].ts[j]) < 0) {
-                ck_h5_last_error(h5err, sizeof h5err);
-                ck_fmt(errmsg, sizeof errmsg, "creating dataset /%s/%s in %s: %s", arenas[i].name,
-                         layout->tensors[j].name, tmp, h5err);
-                st = ACCEL_ERR_IO;
+        for (int j = 0; j < layout->ntensors && st == ACCEL_OK; j++) {
+            char dpath[600];
+            ck_data_path(dpath, sizeof dpath, arenas[i].name, layout->tensors[j].name);
+            wa[i].ts[j].dset = H5Dopen2(file, dpath, H5P_DEFAULT);
+            if (wa[i].ts[j].dset < 0) {
+                ck_fmt(errmsg, sizeof errmsg, "cannot open %s in %s", dpath, tmp);
+                st = ACCEL_ERR_HDF5;
             }
+        }
     st = agree(comm, st);
     if (st != ACCEL_OK) goto fail;
 
@@ -567,10 +700,14 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
     for (int i = 0; i < narenas && st == ACCEL_OK; i++)
         for (int j = 0; j < layout->ntensors && st == ACCEL_OK; j++) {
             wtensor_t *w = &wa[i].ts[j];
-            if (write_tensor(dxpl, arenas[i].data, w) < 0) {
-                ck_h5_last_error(h5err, sizeof h5err);
+            int wrc = write_tensor(dxpl, arenas[i].data, w, h5err, sizeof h5err);
+            if (wrc == 0 && test_fail(rank, size, done_tensors + 1)) {
+                ck_fmt(h5err, sizeof h5err, "injected failure (ACCEL_CKPT_TEST_FAIL)");
+                wrc = -1;
+            }
+            if (wrc < 0) {
                 ck_fmt(errmsg, sizeof errmsg, "writing tensor '%s/%s' to %s: %s", arenas[i].name,
-                         w->t->name, tmp, h5err);
+                       w->t->name, tmp, h5err);
                 st = ACCEL_ERR_IO;
             }
             if (!reported_mode && w->max_own >= ACCEL_CKPT_BLOCK_ELEMS) {
@@ -600,38 +737,11 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
             if (readback_tensor(dxpl_ind, scratch, &wa[i].ts[j]) < 0) {
                 ck_h5_last_error(h5err, sizeof h5err);
                 ck_fmt(errmsg, sizeof errmsg, "reading back tensor '%s/%s' from %s for its checksum: %s",
-                         arenas[i].name, layout->tensors[j].name, tmp, h5err);
+                       arenas[i].name, layout->tensors[j].name, tmp, h5err);
                 st = ACCEL_ERR_IO;
             }
     st = agree(comm, st);
     if (st != ACCEL_OK) goto fail;
-
-    /* Each block was hashed by exactly one rank, the others hold zero: XOR gathers the tables. */
-    for (int i = 0; i < narenas && st == ACCEL_OK; i++) {
-        uint64_t done = 0;
-        while (done < wa[i].nblocks && st == ACCEL_OK) {
-            int n = wa[i].nblocks - done > (1u << 26) ? 1 << 26 : (int)(wa[i].nblocks - done);
-            if (MPI_Allreduce(MPI_IN_PLACE, wa[i].hashes + done, n, MPI_UINT64_T, MPI_BXOR, comm) != MPI_SUCCESS)
-                st = ACCEL_ERR_MPI;
-            done += (uint64_t)n;
-        }
-    }
-    for (int i = 0; i < narenas && st == ACCEL_OK; i++)
-        for (int j = 0; j < layout->ntensors && st == ACCEL_OK; j++)
-            if (write_sums(dxpl, rank, &wa[i].ts[j]) < 0) {
-                ck_h5_last_error(h5err, sizeof h5err);
-                ck_fmt(errmsg, sizeof errmsg, "writing the checksums of '%s/%s' to %s: %s",
-                         arenas[i].name, layout->tensors[j].name, tmp, h5err);
-                st = ACCEL_ERR_IO;
-            }
-    if (st == ACCEL_OK && ck_attr_write_i64(file, CK_ATTR_COMPLETE, 1) < 0) {
-        ck_h5_last_error(h5err, sizeof h5err);
-        ck_fmt(errmsg, sizeof errmsg, "finishing %s: %s", tmp, h5err);
-        st = ACCEL_ERR_IO;
-    }
-    st = agree(comm, st);
-    if (st != ACCEL_OK) goto fail;
-
     close_tensors(wa, narenas, layout->ntensors);
     if (H5Fclose(file) < 0) {
         ck_h5_last_error(h5err, sizeof h5err);
@@ -645,6 +755,27 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
         ck_fmt(errmsg, sizeof errmsg, "fsync of %s: %s", tmp, strerror(errno));
         st = ACCEL_ERR_IO;
     }
+    st = agree(comm, st);
+    if (st != ACCEL_OK) goto fail;
+
+    /* Each block was hashed by exactly one rank, the others hold zero: XOR gathers the tables
+     * (on rank 0, which stores them). */
+    for (int i = 0; i < narenas && st == ACCEL_OK; i++) {
+        uint64_t done = 0;
+        while (done < wa[i].nblocks && st == ACCEL_OK) {
+            int n = wa[i].nblocks - done > (1u << 26) ? 1 << 26 : (int)(wa[i].nblocks - done);
+            uint64_t *p = wa[i].hashes + done;
+            if (MPI_Reduce(rank == 0 ? MPI_IN_PLACE : p, p, n, MPI_UINT64_T, MPI_BXOR, 0, comm) != MPI_SUCCESS)
+                st = ACCEL_ERR_MPI;
+            done += (uint64_t)n;
+        }
+    }
+    st = agree(comm, st);
+    if (st != ACCEL_OK) goto fail;
+
+    /* Phase 3: rank 0 stores the checksums and marks the file complete. */
+    if (rank == 0 && finish_file(tmp, arenas, narenas, layout, wa, errmsg, sizeof errmsg) < 0)
+        st = ACCEL_ERR_IO;
     st = agree(comm, st);
     if (st != ACCEL_OK) goto fail;
 
@@ -693,9 +824,14 @@ fail:
     file = -1;
     MPI_Barrier(comm);
     if (rank == 0 && file_created) unlink(tmp);
-    if (rank == 0)
+    if (rank == 0) {
+        struct statvfs vfs;
+        char space[96] = "";
+        if (dir && statvfs(dir, &vfs) == 0 && vfs.f_blocks > 0)
+            ck_fmt(space, sizeof space, " (%.3f GB free there now)", (double)vfs.f_bavail * vfs.f_frsize / 1e9);
         ACCEL_ERROR("checkpoint step %lld was NOT saved (%s); %s/latest still names the previous "
-                    "checkpoint", (long long)meta.step, accel_status_str(st), dir);
+                    "checkpoint%s", (long long)meta.step, accel_status_str(st), dir, space);
+    }
 
 done:
     if (wa)
@@ -712,8 +848,6 @@ done:
     if (fapl >= 0) H5Pclose(fapl);
     if (dxpl >= 0) H5Pclose(dxpl);
     if (dxpl_ind >= 0) H5Pclose(dxpl_ind);
-    if (lcpl >= 0) H5Pclose(lcpl);
-    if (dcpl >= 0) H5Pclose(dcpl);
     ck_h5_quiet_end(&quiet);
     return st;
 }

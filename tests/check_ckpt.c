@@ -144,7 +144,7 @@ static void state_make(state_t *s, bool other_shape, bool extra, bool replicated
         for (size_t i = 0; i < s->L.numel; i++) s->buf[a][i] = fill ? val(a, i) : -1.0f;
         size_t n = s->L.numel;
         s->arenas[a] = (accel_ckpt_arena_t){ names[a], s->buf[a], (size_t)g_rank * n / (size_t)g_size,
-                                             (size_t)(g_rank + 1) * n / (size_t)g_size, replicated };
+                                             (size_t)(g_rank + 1) * n / (size_t)g_size, replicated, false };
     }
 }
 
@@ -247,6 +247,40 @@ START_TEST(test_roundtrip)
             ck_assert_int_eq(problems, 0);
         }
     }
+}
+END_TEST
+
+START_TEST(test_shard_buffers)
+{
+    /* ZeRO shards held in buffers of end - begin elements (data[0] = element begin). */
+    fresh_dir();
+    accel_layout_t L;
+    layout_small(&L, false, false);
+    size_t n = L.numel, b = (size_t)g_rank * n / (size_t)g_size, e = (size_t)(g_rank + 1) * n / (size_t)g_size;
+    float *shard = malloc((e - b + 1) * sizeof(float));
+    for (size_t i = b; i < e; i++) shard[i - b] = val(0, i);
+    accel_ckpt_arena_t a = { "model", shard, b, e, false, true };
+    accel_ckpt_meta_t m;
+    accel_ckpt_meta_init(&m);
+    m.step = 21;
+    ck_assert_int_eq(accel_ckpt_save(MPI_COMM_WORLD, g_dir, &L, &a, 1, &m, 0, NULL), ACCEL_OK);
+    free(shard);
+    /* Read back with the reversed split, into a buffer with guard elements on both sides. */
+    size_t q = (size_t)(g_size - 1 - g_rank);
+    b = q * n / (size_t)g_size;
+    e = (q + 1) * n / (size_t)g_size;
+    float *buf = malloc((e - b + 2) * sizeof(float));
+    for (size_t i = 0; i < e - b + 2; i++) buf[i] = -7.0f;
+    a = (accel_ckpt_arena_t){ "model", buf + 1, b, e, false, true };
+    char p[512];
+    path_of(p, sizeof p, 21);
+    ck_assert_int_eq(accel_ckpt_load(MPI_COMM_WORLD, p, &L, &a, 1, NULL), ACCEL_OK);
+    ck_assert(buf[0] == -7.0f && buf[e - b + 1] == -7.0f);
+    for (int t = 0; t < L.ntensors; t++)
+        for (size_t i = L.tensors[t].offset; i < L.tensors[t].offset + L.tensors[t].numel; i++)
+            if (i >= b && i < e) ck_assert(buf[1 + i - b] == val(0, i));
+    free(buf);
+    accel_layout_free(&L);
 }
 END_TEST
 
@@ -441,6 +475,7 @@ static Suite *make_suite(void)
     tc = tcase_create("io");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, test_roundtrip);
+    tcase_add_test(tc, test_shard_buffers);
     tcase_add_test(tc, test_load_refusals);
     tcase_add_test(tc, test_bad_ownership);
     tcase_add_test(tc, test_latest_and_keep);

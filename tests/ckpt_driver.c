@@ -210,7 +210,7 @@ int main(int argc, char **argv)
         size_t b, e;
         bool rep;
         pattern_range(pattern, L.numel, &b, &e, &rep);
-        arenas[a] = (accel_ckpt_arena_t){ g_arena_names[a], bufs[a], b, e, rep };
+        arenas[a] = (accel_ckpt_arena_t){ g_arena_names[a], bufs[a], b, e, rep, false };
         /* save: owned values, garbage elsewhere; load: all sentinel */
         fill(&L, bufs[a], a, seed, save ? b : 0, save ? e : 0, save && rep);
     }

@@ -21,7 +21,7 @@ pass "--help"
 grep -q '^model/h.0.attn.qkv.weight  *\[3, 40, 1200\]  *fp32  *576000 ' "$SCRATCH/ls" || fail "ls line: $(cat "$SCRATCH/ls")"
 grep -q '^optim/exp_avg_sq/conv  *\[5, 7, 33, 61\] ' "$SCRATCH/ls" || fail "ls 4-D tensor"
 grep -q '^# 18 tensors, 4626432 bytes' "$SCRATCH/ls" || fail "ls total: $(tail -1 "$SCRATCH/ls")"
-"$CKPT" ls -a "$F" | grep -q '^checksums/model/big  *\[3\]  *int64' || fail "ls -a shows checksum tables"
+"$CKPT" ls -a "$F" | grep -q '^checksums/model/big  *\[3\]  *uint64' || fail "ls -a shows checksum tables"
 h5ls -r "$F" | grep -q '/model/lnf/gain  *Dataset {64}' || fail "h5ls reads the file"
 pass "ls"
 

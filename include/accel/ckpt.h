@@ -24,9 +24,11 @@
 /* One state arena: a flat float buffer laid out by the layout (tensor t at t->offset).
  * name is the HDF5 group the tensors go to: "model", "optim/exp_avg", "optim/exp_avg_sq",
  * "optim/momentum", ... (not "meta" or "checksums", no leading '/').
- * data is indexed from the arena start; only data[begin, end) is read (save) or written (load).
+ * data is indexed from the arena start (a full-size buffer), or, with shard_buffer, data[0] is
+ * element `begin` (a buffer of end - begin elements, like accel_optim_t.m). Only elements
+ * [begin, end) are read (save) or written (load).
  * replicated = true: every rank holds the whole arena; on save the library splits each tensor among
- * the ranks, on load every rank reads all of it (begin/end are ignored).
+ * the ranks, on load every rank reads all of it (begin/end are ignored; shard_buffer must be false).
  * replicated = false: the rank owns [begin, end) (a ZeRO shard). On save the ranges of all ranks must
  * cover every tensor element exactly once (padding between tensors may be left out); on load each
  * rank reads its own range, any ranges at all. */
@@ -35,6 +37,7 @@ typedef struct {
     float *data;
     size_t begin, end;
     bool replicated;
+    bool shard_buffer;
 } accel_ckpt_arena_t;
 
 /* A free-form key/value pair: room for state this struct does not name yet. */

@@ -49,8 +49,8 @@ int ck_attr_read_i64(hid_t obj, const char *name, int64_t *value);
 int ck_attr_read_u64(hid_t obj, const char *name, uint64_t *value);
 int ck_attr_read_f64(hid_t obj, const char *name, double *value);
 
-/* Write/read the metadata group (/meta) and the root format attributes except `complete`. In a
- * parallel file every rank must pass the same values (created: ck_now_utc on one rank). */
+/* Write/read the metadata group (/meta) and the root format attributes except `complete`
+ * (written by rank 0 alone, serial file). created: ck_now_utc. */
 void ck_now_utc(char *buf, size_t len);
 int ck_meta_write(hid_t file, const accel_ckpt_meta_t *meta, int world_size, const char *arenas,
                   const char *created);
@@ -77,6 +77,12 @@ uint64_t ck_io_chunk(void);
 
 /* snprintf that may truncate silently (paths in messages). */
 void ck_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Pointer to element g of an arena (g in [begin, end), or any element when replicated). */
+static inline float *ck_elem(const accel_ckpt_arena_t *a, size_t g)
+{
+    return a->data + (g - (a->shard_buffer ? a->begin : 0));
+}
 
 /* Open a file read-only through the serial (sec2) driver, quietly. <0 on failure. */
 hid_t ck_open_serial(const char *path);

@@ -127,8 +127,9 @@ static accel_status_t open_tensor(hid_t file, hid_t dxpl, const char *path, cons
     return st;
 }
 
-/* Read [lb, le) of one tensor into dst (collective, same number of calls on every rank). */
-static int read_tensor(hid_t dxpl, float *dst, rtensor_t *r)
+/* Read [lb, le) of one tensor to own (tensor element lb; collective, same number of calls on every
+ * rank). */
+static int read_tensor(hid_t dxpl, float *own, rtensor_t *r)
 {
     const accel_tensor_t *t = r->t;
     uint64_t chunk = ck_io_chunk(), ncalls = r->max_need ? div_up(r->max_need, chunk) : 1;
@@ -142,7 +143,7 @@ static int read_tensor(hid_t dxpl, float *dst, rtensor_t *r)
         hsize_t n = e > b ? e - b : 1;
         hid_t ms = H5Screate_simple(1, &n, NULL);
         if (ms < 0 || ck_select_range(fs, t->ndim, t->shape, b, e) < 0 || (e <= b && H5Sselect_none(ms) < 0) ||
-            H5Dread(r->dset, H5T_NATIVE_FLOAT, ms, fs, dxpl, e > b ? dst + b : &dummy) < 0)
+            H5Dread(r->dset, H5T_NATIVE_FLOAT, ms, fs, dxpl, e > b ? own + (b - r->lb) : &dummy) < 0)
             rc = -1;
         if (ms >= 0) H5Sclose(ms);
     }
@@ -161,10 +162,11 @@ static int read_piece(hid_t dxpl_ind, rtensor_t *r, uint64_t b, uint64_t e, floa
     return rc;
 }
 
-/* Verify every block overlapping [lb, le) of src (tensor-local indexing). Edge blocks are completed
+/* Verify every block overlapping [lb, le); own holds those elements (own[0] = element lb). Edge
+ * blocks are completed
  * from the file into scratch (2*B floats). Returns the first bad block, -1 when all good, -2 on a
  * read error. */
-static int64_t verify_tensor(hid_t dxpl_ind, const float *src, rtensor_t *r, uint64_t B, float *scratch,
+static int64_t verify_tensor(hid_t dxpl_ind, const float *own, rtensor_t *r, uint64_t B, float *scratch,
                              XXH3_state_t *state, uint64_t *computed)
 {
     if (r->le <= r->lb) return -1;
@@ -174,7 +176,7 @@ static int64_t verify_tensor(hid_t dxpl_ind, const float *src, rtensor_t *r, uin
         uint64_t b = k * B, e = b + B < n ? b + B : n;
         uint64_t h;
         if (b >= r->lb && e <= r->le) {
-            h = accel_ckpt_hash_block(src + b, e - b);
+            h = accel_ckpt_hash_block(own + (b - r->lb), e - b);
         } else {
             uint64_t mb = b > r->lb ? b : r->lb, me = e < r->le ? e : r->le;
             XXH3_64bits_reset(state);
@@ -182,7 +184,7 @@ static int64_t verify_tensor(hid_t dxpl_ind, const float *src, rtensor_t *r, uin
                 if (read_piece(dxpl_ind, r, b, mb, scratch) < 0) return -2;
                 XXH3_64bits_update(state, scratch, (mb - b) * sizeof(float));
             }
-            XXH3_64bits_update(state, src + mb, (me - mb) * sizeof(float));
+            XXH3_64bits_update(state, own + (mb - r->lb), (me - mb) * sizeof(float));
             if (me < e) {
                 if (read_piece(dxpl_ind, r, me, e, scratch + B) < 0) return -2;
                 XXH3_64bits_update(state, scratch + B, (e - me) * sizeof(float));
@@ -225,7 +227,8 @@ accel_status_t accel_ckpt_load(MPI_Comm comm, const char *path, const accel_layo
     for (int i = 0; i < narenas; i++)
         if (!arenas[i].name || !*arenas[i].name ||
             (!arenas[i].replicated && (arenas[i].begin > arenas[i].end || arenas[i].end > layout->numel)) ||
-            (!arenas[i].data && (arenas[i].replicated || arenas[i].end > arenas[i].begin))) {
+            (!arenas[i].data && (arenas[i].replicated || arenas[i].end > arenas[i].begin)) ||
+            (arenas[i].replicated && arenas[i].shard_buffer)) {
             ACCEL_ERROR("checkpoint load: arena %d ('%s'): bad name, range [%zu, %zu) or data pointer "
                         "(layout has %zu elements)", i, arenas[i].name ? arenas[i].name : "(null)",
                         arenas[i].begin, arenas[i].end, layout->numel);
@@ -354,8 +357,8 @@ accel_status_t accel_ckpt_load(MPI_Comm comm, const char *path, const accel_layo
                     }
                 }
             }
-            float *dst = a->data ? a->data + t->offset : NULL;
-            if (read_tensor(dxpl, dst, r) < 0) {
+            float *own = r->le > r->lb ? ck_elem(a, t->offset + r->lb) : NULL;
+            if (read_tensor(dxpl, own, r) < 0) {
                 ck_h5_last_error(h5err, sizeof h5err);
                 if (local == ACCEL_OK)
                     ACCEL_ERROR("checkpoint %s: reading tensor '%s/%s' failed: %s\n--> hint: the file "
@@ -365,7 +368,7 @@ accel_status_t accel_ckpt_load(MPI_Comm comm, const char *path, const accel_layo
                 continue;
             }
             uint64_t computed = 0;
-            int64_t bad = verify_tensor(dxpl_ind, dst, r, B, scratch, state, &computed);
+            int64_t bad = verify_tensor(dxpl_ind, own, r, B, scratch, state, &computed);
             if (bad == -2) {
                 if (local == ACCEL_OK)
                     ACCEL_ERROR("checkpoint %s: reading tensor '%s/%s' to check a block failed", path,

@@ -1,7 +1,11 @@
-/* Collective checkpoint save: every rank writes the hyperslabs it owns of every tensor into one
- * HDF5 file through MPI-IO, hashes its checksum blocks, and rank 0 publishes the file atomically
- * (fsync, rename, `latest`). Every step that can fail on one rank is followed by an agreement
- * (allreduce of the status), so all ranks take the same path and no collective is left waiting. */
+/* Checkpoint save in three phases. 1: rank 0 creates the file, the metadata and every dataset with
+ * the serial driver (space allocated, nothing written). 2: all ranks reopen it through MPI-IO and
+ * write the hyperslabs they own collectively, hash their checksum blocks (reading back the blocks
+ * cut by their range end) and fsync. 3: rank 0 stores the gathered checksum tables and the
+ * `complete` mark, fsyncs and publishes atomically (rename, then `latest`). Phase 2 changes no HDF5
+ * metadata, so an I/O error there cannot desynchronise the ranks' HDF5 state. Every step that can
+ * fail on one rank is followed by an agreement (allreduce of the status): all ranks take the same
+ * path and no collective is left waiting. */
 #include "config.h"
 
 #include <dirent.h>
@@ -84,8 +88,9 @@ static accel_status_t check_args(const accel_layout_t *layout, const accel_ckpt_
             return ACCEL_ERR_INVALID;
         }
         bool owns = a->replicated || a->end > a->begin;
-        if (owns && !a->data) {
-            ACCEL_ERROR("checkpoint %s: arena '%s' has no data pointer", what, a->name);
+        if ((owns && !a->data) || (a->replicated && a->shard_buffer)) {
+            ACCEL_ERROR("checkpoint %s: arena '%s' has no data pointer, or is replicated with a shard "
+                        "buffer", what, a->name);
             return ACCEL_ERR_INVALID;
         }
     }
@@ -432,8 +437,9 @@ out:
 }
 
 /* Collective write of this rank's elements of one tensor, then the hashes of the blocks that lie
- * wholly in memory. Ranks write in the same number of calls, each at most ck_io_chunk() elements. */
-static int write_tensor(hid_t dxpl, const float *data, wtensor_t *w, char *err, size_t errlen)
+ * wholly in memory. Ranks write in the same number of calls, each at most ck_io_chunk() elements.
+ * own points to tensor element lb (NULL when the rank owns nothing of it). */
+static int write_tensor(hid_t dxpl, const float *own, wtensor_t *w, char *err, size_t errlen)
 {
     const accel_tensor_t *t = w->t;
     uint64_t chunk = ck_io_chunk(), ncalls = w->max_own ? div_up(w->max_own, chunk) : 1;
@@ -447,7 +453,7 @@ static int write_tensor(hid_t dxpl, const float *data, wtensor_t *w, char *err, 
         hsize_t n = e > b ? e - b : 1;
         hid_t ms = H5Screate_simple(1, &n, NULL);
         if (ms < 0 || ck_select_range(fs, t->ndim, t->shape, b, e) < 0 || (e <= b && H5Sselect_none(ms) < 0) ||
-            H5Dwrite(w->dset, H5T_NATIVE_FLOAT, ms, fs, dxpl, e > b ? data + t->offset + b : &dummy) < 0) {
+            H5Dwrite(w->dset, H5T_NATIVE_FLOAT, ms, fs, dxpl, e > b ? own + (b - w->lb) : &dummy) < 0) {
             ck_h5_last_error(err, errlen);      /* before the next HDF5 call clears the stack */
             rc = -1;
         }
@@ -458,7 +464,7 @@ static int write_tensor(hid_t dxpl, const float *data, wtensor_t *w, char *err, 
     for (uint64_t k = div_up(w->lb, ACCEL_CKPT_BLOCK_ELEMS); k < div_up(w->le, ACCEL_CKPT_BLOCK_ELEMS); k++) {
         uint64_t b = k * ACCEL_CKPT_BLOCK_ELEMS, e = b + ACCEL_CKPT_BLOCK_ELEMS;
         if (e > t->numel) e = t->numel;
-        if (e <= w->le) w->hashes[k] = accel_ckpt_hash_block(data + t->offset + b, e - b);
+        if (e <= w->le) w->hashes[k] = accel_ckpt_hash_block(own + (b - w->lb), e - b);
     }
     return rc;
 }
@@ -700,7 +706,8 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
     for (int i = 0; i < narenas && st == ACCEL_OK; i++)
         for (int j = 0; j < layout->ntensors && st == ACCEL_OK; j++) {
             wtensor_t *w = &wa[i].ts[j];
-            int wrc = write_tensor(dxpl, arenas[i].data, w, h5err, sizeof h5err);
+            const float *own = w->le > w->lb ? ck_elem(&arenas[i], w->t->offset + w->lb) : NULL;
+            int wrc = write_tensor(dxpl, own, w, h5err, sizeof h5err);
             if (wrc == 0 && test_fail(rank, size, done_tensors + 1)) {
                 ck_fmt(h5err, sizeof h5err, "injected failure (ACCEL_CKPT_TEST_FAIL)");
                 wrc = -1;

@@ -200,9 +200,10 @@ static const char *type_name(hid_t dset)
     hid_t t = H5Dget_type(dset);
     H5T_class_t c = H5Tget_class(t);
     size_t n = H5Tget_size(t);
+    bool sign = c == H5T_INTEGER && H5Tget_sign(t) == H5T_SGN_2;
     H5Tclose(t);
-    if (c == H5T_FLOAT) return n == 4 ? "fp32" : n == 8 ? "fp64" : n == 2 ? "16-bit float" : "float";
-    if (c == H5T_INTEGER) return n == 8 ? "int64" : n == 4 ? "int32" : "integer";
+    if (c == H5T_FLOAT) return n == 4 ? "fp32" : n == 8 ? "fp64" : n == 2 ? "bf16" : "float";
+    if (c == H5T_INTEGER) return n == 8 ? (sign ? "int64" : "uint64") : n == 4 ? (sign ? "int32" : "uint32") : "integer";
     if (c == H5T_STRING) return "string";
     return "other";
 }

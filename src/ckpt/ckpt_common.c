@@ -103,6 +103,42 @@ uint64_t accel_ckpt_hash_tensor(const uint64_t *block_hashes, size_t nblocks)
     return XXH3_64bits(block_hashes, nblocks * sizeof(uint64_t));
 }
 
+accel_status_t ck_check_same_call(MPI_Comm comm, const accel_layout_t *layout,
+                                  const accel_ckpt_arena_t *arenas, int narenas, const char *what)
+{
+    XXH3_state_t *h = XXH3_createState();
+    uint64_t sig[2] = { 0, 0 }, out[2];
+    if (h) {
+        XXH3_64bits_reset(h);
+        XXH3_64bits_update(h, &narenas, sizeof narenas);
+        for (int i = 0; arenas && i < narenas; i++) {
+            const char *n = arenas[i].name ? arenas[i].name : "";
+            unsigned char rep = arenas[i].replicated;
+            XXH3_64bits_update(h, n, strlen(n) + 1);
+            XXH3_64bits_update(h, &rep, 1);
+        }
+        for (int t = 0; layout && t < layout->ntensors; t++) {
+            const accel_tensor_t *T = &layout->tensors[t];
+            XXH3_64bits_update(h, T->name, strlen(T->name) + 1);
+            XXH3_64bits_update(h, T->shape, sizeof(int64_t) * (size_t)T->ndim);
+            XXH3_64bits_update(h, &T->offset, sizeof T->offset);
+        }
+        sig[0] = XXH3_64bits_digest(h);
+        XXH3_freeState(h);
+    }
+    sig[1] = ~sig[0];
+    if (MPI_Allreduce(sig, out, 2, MPI_UINT64_T, MPI_MAX, comm) != MPI_SUCCESS) return ACCEL_ERR_MPI;
+    if (out[0] != sig[0] || out[1] != sig[1]) {
+        int rank;
+        MPI_Comm_rank(comm, &rank);
+        if (rank == 0)
+            ACCEL_ERROR("checkpoint %s: the ranks passed different layouts or arena lists (names, "
+                        "replicated flags)\n--> hint: every rank must describe the same state", what);
+        return ACCEL_ERR_INVALID;
+    }
+    return ACCEL_OK;
+}
+
 /* ------------------------------------------------------------------ HDF5 helpers */
 
 void ck_h5_quiet_begin(ck_h5_quiet_t *q)

@@ -3,6 +3,7 @@
 #define ACCEL_CKPT_INTERNAL_H
 
 #include <hdf5.h>
+#include <mpi.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -77,6 +78,12 @@ uint64_t ck_io_chunk(void);
 
 /* snprintf that may truncate silently (paths in messages). */
 void ck_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Every rank of a save/load must pass the same layout and arena list (names, replicated flags):
+ * otherwise the collectives would not match and the job would hang. Returns ACCEL_OK on every rank
+ * or ACCEL_ERR_INVALID on every rank (rank 0 logs). */
+accel_status_t ck_check_same_call(MPI_Comm comm, const accel_layout_t *layout,
+                                  const accel_ckpt_arena_t *arenas, int narenas, const char *what);
 
 /* Pointer to element g of an arena (g in [begin, end), or any element when replicated). */
 static inline float *ck_elem(const accel_ckpt_arena_t *a, size_t g)

@@ -235,6 +235,7 @@ accel_status_t accel_ckpt_load(MPI_Comm comm, const char *path, const accel_layo
             st = ACCEL_ERR_INVALID;
         }
     st = agree(comm, st);
+    if (st == ACCEL_OK) st = ck_check_same_call(comm, layout, arenas, narenas, "load");
     if (st != ACCEL_OK) goto done;
 
     /* Cheap checks on one rank first, so a missing file gives one clear line. */

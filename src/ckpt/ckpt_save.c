@@ -597,6 +597,8 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
     if (meta.nextra < 0 || meta.nextra > ACCEL_CKPT_EXTRA_MAX) meta.nextra = 0;
 
     st = check_args(layout, arenas, narenas, "save");
+    st = agree(comm, st);
+    if (st == ACCEL_OK) st = ck_check_same_call(comm, layout, arenas, narenas, "save");
     if (st == ACCEL_OK && (!dir || !*dir || meta.step < 0 ||
                            strlen(dir) + 32 >= ACCEL_CKPT_PATH_MAX)) {
         ACCEL_ERROR("checkpoint save: bad directory '%s' or step %lld", dir ? dir : "(null)",

@@ -1,7 +1,9 @@
 /* Shared main() for Check test programs that may run under mpirun: MPI is initialised once here,
  * tests run in-process (CK_NOFORK: a forked child cannot use MPI), rank 0 prints the Check summary,
  * and the failure count is summed over ranks so every rank exits with the same status.
- * A test file defines `static Suite *make_suite(void)` and then includes this header. */
+ * A test file defines `static Suite *make_suite(void)` and then includes this header; it may define
+ * ACCEL_CHECK_ALT_MAIN(argc, argv) first, a statement run after MPI_Init that can return early
+ * (e.g. a special mode selected by an argument). */
 #ifndef ACCEL_CHECK_MAIN_H
 #define ACCEL_CHECK_MAIN_H
 
@@ -20,6 +22,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     accel_log_set_identity(rank, size, "test");
+#ifdef ACCEL_CHECK_ALT_MAIN
+    ACCEL_CHECK_ALT_MAIN(argc, argv);
+#endif
     SRunner *sr = srunner_create(make_suite());
     srunner_set_fork_status(sr, CK_NOFORK);
     srunner_run_all(sr, rank == 0 ? CK_NORMAL : CK_SILENT);

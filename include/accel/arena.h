@@ -51,8 +51,23 @@ size_t accel_layout_params(const accel_layout_t *layout);
 accel_status_t accel_arena_alloc(const accel_layout_t *layout, float **buf);
 void accel_arena_free(float *buf);
 
+/* An arena whose physical memory can be handed back piece by piece (ZeRO-2/3 gradients and
+ * ZeRO-3 parameters): reserved with mmap, zero-filled on first touch. */
+accel_status_t accel_arena_alloc_virtual(const accel_layout_t *layout, float **buf);
+void accel_arena_free_virtual(const accel_layout_t *layout, float *buf);
+/* Elements [begin, end) read as zero afterwards, and the whole pages inside the range go back to
+ * the system (neighbouring elements keep their values). */
+void accel_arena_release(float *buf, size_t begin, size_t end);
+
+/* Insert padding so that every layer starts on, and spans, a multiple of `multiple` elements
+ * (ZeRO shards each layer evenly across ranks). Tensors of a layer must be registered together. */
+accel_status_t accel_layout_pad_layers(accel_layout_t *layout, size_t multiple);
+
 /* Initialise parameters from the keyed RNG: element i of tensor t is a pure function of
  * (seed, tensor name, i), whatever the world size. */
 void accel_arena_init_params(const accel_layout_t *layout, float *params, uint64_t seed);
+/* The same for arena elements [begin, end) only, written to dst[0 .. end-begin) (a shard). */
+void accel_arena_init_range(const accel_layout_t *layout, float *dst, size_t begin, size_t end,
+                            uint64_t seed);
 
 #endif

@@ -18,6 +18,8 @@ typedef struct {
     int grad_accum;
     int world, rank;
     bool shuffle;
+    bool drop_last;                 /* true (default): drop an epoch's short tail; false: pad the
+                                     * last global batch with the epoch's first samples again */
     int64_t epoch;                  /* position: epoch ... */
     int64_t offset;                 /* ... and global sample offset within it */
     uint64_t *perm;                 /* order of the current epoch */
@@ -32,7 +34,8 @@ void accel_sampler_free(accel_sampler_t *s);
 int accel_sampler_micro_batch(const accel_sampler_t *s);
 
 /* Global sample indices of this rank's micro-batch `micro` (0..grad_accum-1) of the current global
- * batch (micro_batch entries). The tail of an epoch too short for a global batch is dropped. */
+ * batch (micro_batch entries). The tail of an epoch too short for a global batch is dropped, or,
+ * without drop_last, completed with known duplicates (the epoch's order from its start again). */
 void accel_sampler_indices(accel_sampler_t *s, int micro, int64_t *indices);
 /* Move to the next global batch. */
 void accel_sampler_advance(accel_sampler_t *s);
@@ -44,5 +47,9 @@ void accel_sampler_seek(accel_sampler_t *s, int64_t epoch, int64_t offset);
  * (seed, index), so any rank can produce any sample. */
 void accel_synthetic_sample(uint64_t seed, int features, int classes, double noise, int64_t index,
                             float *x, int32_t *label);
+
+/* Built-in synthetic token task for language models: row[0..context] (context+1 ids in
+ * 0..vocab-1) from a keyed random order-2 Markov chain, a pure function of (seed, index). */
+void accel_synthetic_tokens(uint64_t seed, int vocab, int context, int64_t index, int32_t *row);
 
 #endif

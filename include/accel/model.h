@@ -9,6 +9,21 @@
 #include "accel/config.h"
 #include "accel/status.h"
 
+/* Layer hooks: how a model lets accel overlap communication with compute. A layer is the tensor
+ * table's layer id (the unit of ZeRO-3 gathering and of gradient buckets).
+ *   fetch       before the model reads a layer's parameters (forward, or backward when backward=1):
+ *               under ZeRO-3 the layer is gathered here, and the next one prefetched
+ *   release     after the model's last read of the layer's parameters in this pass
+ *   grads_done  once every gradient of the layer is final for the micro-batch: its reduction starts
+ * Models call them through accel_batch_layer_*; a model that calls fetch/release sets
+ * fetches_layers in its ops (ZeRO-3 needs it). */
+typedef struct {
+    void (*fetch)(void *ctx, int layer, int backward);
+    void (*release)(void *ctx, int layer);
+    void (*grads_done)(void *ctx, int layer);
+    void *ctx;
+} accel_layer_hooks_t;
+
 /* A micro-batch on one rank: n samples. Classification models read `inputs` (n x sample_dim floats)
  * and `targets` (n labels); language models read `tokens` (n x (context+1) ids). */
 typedef struct {
@@ -17,7 +32,23 @@ typedef struct {
     const int32_t *targets;
     const int32_t *tokens;
     const int64_t *index;           /* global sample index of each sample */
+    const accel_layer_hooks_t *hooks; /* may be NULL */
 } accel_batch_t;
+
+static inline void accel_batch_layer_fetch(const accel_batch_t *batch, int layer, int backward)
+{
+    if (batch && batch->hooks && batch->hooks->fetch) batch->hooks->fetch(batch->hooks->ctx, layer, backward);
+}
+
+static inline void accel_batch_layer_release(const accel_batch_t *batch, int layer)
+{
+    if (batch && batch->hooks && batch->hooks->release) batch->hooks->release(batch->hooks->ctx, layer);
+}
+
+static inline void accel_batch_layer_done(const accel_batch_t *batch, int layer)
+{
+    if (batch && batch->hooks && batch->hooks->grads_done) batch->hooks->grads_done(batch->hooks->ctx, layer);
+}
 
 typedef struct accel_model_ops accel_model_ops_t;
 
@@ -25,10 +56,18 @@ typedef struct {
     const accel_model_ops_t *ops;
     void *state;                    /* model-private */
     accel_layout_t layout;          /* parameter table */
+    int vocab, context;             /* language models (ops->logits set): model.vocab, model.context */
 } accel_model_t;
 
+/* Plugins set .abi = ACCEL_MODEL_ABI; accel refuses a plugin built against another version of this
+ * interface instead of crashing in it. */
+#define ACCEL_MODEL_ABI 2
+
 struct accel_model_ops {
+    unsigned abi;                   /* ACCEL_MODEL_ABI */
     const char *name;
+    int fetches_layers;             /* 1: calls accel_batch_layer_fetch/release around parameter use */
+    int consumes_tokens;            /* 1: reads batch->tokens (language model); 0: inputs + targets */
     /* Read sizes from cfg, register parameters into layout, allocate private state. */
     accel_status_t (*create)(const accel_config_t *cfg, accel_layout_t *layout, void **state);
     /* Forward and backward over a micro-batch: returns the SUM of per-sample losses in *loss_sum,
@@ -41,12 +80,29 @@ struct accel_model_ops {
     accel_status_t (*eval)(void *state, const accel_layout_t *layout, const float *params,
                            const accel_batch_t *batch, float *loss, int *correct);
     void (*destroy)(void *state);
+    /* Optional: bytes of activations and work buffers a forward+backward of micro_batch samples
+     * keeps (for accel estimate-memory). */
+    size_t (*activation_bytes)(const accel_config_t *cfg, int micro_batch);
+    /* Optional (language models; NULL otherwise): the vocabulary logits that follow the last of
+     * ntokens tokens (1 <= ntokens <= context) into out_logits[vocab]. */
+    accel_status_t (*logits)(void *state, const accel_layout_t *layout, const float *params,
+                             const int32_t *tokens, int ntokens, float *out_logits);
 };
 
 /* Built-in models by name ("mlp", "gpt"), or a plugin when cfg->model.plugin is set. */
 accel_status_t accel_model_create(const accel_config_t *cfg, accel_model_t *model);
 void accel_model_destroy(accel_model_t *model);
 
+/* Text generation with a model that has a `logits` op: append nnew tokens to the prompt
+ * (nprompt >= 1 ids) and write them to out[nnew]. The model sees at most its context: the most
+ * recent tokens. temperature == 0 picks the argmax (greedy, lowest id on ties); otherwise it samples
+ * from softmax(logits / temperature) restricted to the top_k most likely ids (top_k <= 0: all),
+ * drawing from the keyed RNG (seed, ACCEL_RNG_SAMPLE), so a seed always gives the same text. */
+accel_status_t accel_model_generate(const accel_model_t *m, const float *params,
+                                    const int32_t *prompt, int nprompt, int nnew, float temperature,
+                                    int top_k, uint64_t seed, int32_t *out);
+
 extern const accel_model_ops_t accel_model_mlp;
+extern const accel_model_ops_t accel_model_gpt;
 
 #endif

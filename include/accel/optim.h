@@ -1,6 +1,6 @@
-/* Optimizers over flat fp32 arenas (AdamW, SGD with momentum) and learning-rate schedules counted
- * in optimizer steps of the global batch. Works on any [begin, end) element range, so a ZeRO shard
- * updates only its slice. */
+/* Optimizers over flat fp32 vectors (AdamW, SGD with momentum) and learning-rate schedules counted
+ * in optimizer steps of the global batch. The vector is the whole parameter arena (DDP) or the
+ * concatenation of a rank's ZeRO slices; weight decay is marked per element from the tensor table. */
 #ifndef ACCEL_OPTIM_H
 #define ACCEL_OPTIM_H
 
@@ -14,21 +14,25 @@ typedef struct {
     const accel_optim_config_t *cfg;
     int total_steps;
     float *m, *v;                   /* moments (AdamW: m and v; SGD: m = momentum buffer) */
-    size_t begin, end;              /* element range this rank updates */
-    unsigned char *decay_mask;      /* 1 where weight decay applies, per element in [begin, end) */
+    size_t n;                       /* elements updated */
+    unsigned char *decay_mask;      /* 1 where weight decay applies */
     long step;                      /* optimizer steps taken */
 } accel_optim_t;
 
-accel_status_t accel_optim_create(const accel_optim_config_t *cfg, int total_steps,
-                                  const accel_layout_t *layout, size_t begin, size_t end,
+/* An optimizer for n elements; no element is decayed until accel_optim_mark_decay says so. */
+accel_status_t accel_optim_create(const accel_optim_config_t *cfg, int total_steps, size_t n,
                                   accel_optim_t *opt);
+/* Elements [arena_begin, arena_end) of the parameter arena are stored at position local_offset of
+ * the optimizer's vector: mark those belonging to tensors that take weight decay (not biases and
+ * norms, never padding). */
+void accel_optim_mark_decay(accel_optim_t *opt, const accel_layout_t *layout, size_t arena_begin,
+                            size_t arena_end, size_t local_offset);
 void accel_optim_destroy(accel_optim_t *opt);
 
 /* Learning rate for optimizer step `step` (0-based). */
 double accel_optim_lr(const accel_optim_config_t *cfg, int total_steps, long step);
 
-/* One update of params[begin..end) from grads[begin..end); both arrays are indexed from the arena
- * start. Returns the learning rate used. */
+/* One update of params[0..n) from grads[0..n). Returns the learning rate used. */
 double accel_optim_step(accel_optim_t *opt, float *params, const float *grads);
 
 #endif

@@ -42,6 +42,13 @@ accel_status_t accel_runtime_print_table(const accel_runtime_t *rt, FILE *out);
  * or into fake_nodes equal blocks of consecutive ranks when fake_nodes > 0 (tests). */
 accel_status_t accel_runtime_build_topology(accel_runtime_t *rt, int fake_nodes);
 
+/* Main-process-first sections (dataset preparation, downloads, caches): rank 0 runs the section
+ * while the others wait at begin; then the others run it (finding the work done). Every rank calls
+ * both, in this order:  accel_main_first_begin(rt); ...section...; accel_main_first_end(rt);
+ * With local = true the first process is each node's local rank 0 (node-local file systems). */
+accel_status_t accel_main_first_begin(const accel_runtime_t *rt, bool local);
+accel_status_t accel_main_first_end(const accel_runtime_t *rt, bool local);
+
 /* Free communicators and finalize MPI if accel initialised it. */
 void accel_finalize(accel_runtime_t *rt);
 

@@ -14,11 +14,19 @@ typedef struct {
     double last_loss;               /* mean training loss of the last step */
     double first_loss;
     double seconds;
+    long skipped;                   /* fp16 steps skipped for overflow */
+    bool stopped;                   /* a stop trigger or signal ended training early */
+    double peak_bytes;              /* peak resident memory above start-up, max over ranks */
+    double bytes_per_step;          /* model-state bytes this rank sent per step */
 } accel_train_result_t;
 
 accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *cfg,
                                     accel_trainer_t **out);
 accel_status_t accel_trainer_run(accel_trainer_t *trainer, accel_train_result_t *result);
 void accel_trainer_destroy(accel_trainer_t *trainer);
+
+/* Raise the stop trigger from this rank (e.g. early stopping): every rank stops together at the
+ * end of the current step, without deadlock. SIGUSR1 and SIGTERM raise it too. */
+void accel_trainer_request_stop(accel_trainer_t *trainer);
 
 #endif

@@ -4,6 +4,8 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "accel/arena.h"
 #include "accel/log.h"
@@ -90,15 +92,82 @@ void accel_arena_free(float *buf) { free(buf); }
 
 void accel_arena_init_params(const accel_layout_t *layout, float *params, uint64_t seed)
 {
+    accel_arena_init_range(layout, params, 0, layout->numel, seed);
+}
+
+void accel_arena_init_range(const accel_layout_t *layout, float *dst, size_t begin, size_t end,
+                            uint64_t seed)
+{
+    memset(dst, 0, sizeof(float) * (end - begin));          /* padding stays zero */
     for (int i = 0; i < layout->ntensors; i++) {
         const accel_tensor_t *t = &layout->tensors[i];
-        float *p = params + t->offset;
+        size_t lo = t->offset > begin ? t->offset : begin;
+        size_t hi = t->offset + t->numel < end ? t->offset + t->numel : end;
+        if (lo >= hi) continue;
+        float *p = dst + (lo - begin);
         if (t->init_std > 0) {
-            accel_rng_fill_normal(p, t->numel, t->init_std, seed, ACCEL_RNG_INIT,
-                                  accel_rng_hash(t->name), 0);
+            accel_rng_fill_normal(p, hi - lo, t->init_std, seed, ACCEL_RNG_INIT,
+                                  accel_rng_hash(t->name), lo - t->offset);
         } else {
             float value = t->init_std < 0 ? -t->init_std : 0.0f;
-            for (size_t k = 0; k < t->numel; k++) p[k] = value;
+            for (size_t k = 0; k < hi - lo; k++) p[k] = value;
         }
     }
+}
+
+accel_status_t accel_arena_alloc_virtual(const accel_layout_t *layout, float **buf)
+{
+    size_t bytes = layout->numel * sizeof(float);
+    void *p = mmap(NULL, bytes ? bytes : 4096, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        *buf = NULL;
+        ACCEL_ERROR("cannot reserve %zu bytes of address space for an arena", bytes);
+        return ACCEL_ERR_NOMEM;
+    }
+    *buf = p;
+    return ACCEL_OK;
+}
+
+void accel_arena_free_virtual(const accel_layout_t *layout, float *buf)
+{
+    size_t bytes = layout->numel * sizeof(float);
+    if (buf) munmap(buf, bytes ? bytes : 4096);
+}
+
+void accel_arena_release(float *buf, size_t begin, size_t end)
+{
+    static size_t page;
+    if (!page) page = (size_t)sysconf(_SC_PAGESIZE);
+    uintptr_t b = (uintptr_t)(buf + begin), e = (uintptr_t)(buf + end);
+    uintptr_t lo = (b + page - 1) / page * page, hi = e / page * page;
+    if (hi > lo) {
+        madvise((void *)lo, hi - lo, MADV_DONTNEED);
+        memset((void *)b, 0, lo - b);          /* partial pages shared with neighbours: zero by hand */
+        memset((void *)hi, 0, e - hi);
+    } else {
+        memset((void *)b, 0, e - b);
+    }
+}
+
+accel_status_t accel_layout_pad_layers(accel_layout_t *layout, size_t multiple)
+{
+    if (multiple % ACCEL_ARENA_ALIGN) multiple *= ACCEL_ARENA_ALIGN;
+    size_t off = 0;
+    for (int i = 0; i < layout->ntensors; i++) {
+        accel_tensor_t *t = &layout->tensors[i];
+        if (i > 0 && t->layer != layout->tensors[i - 1].layer) {
+            if (t->layer < layout->tensors[i - 1].layer) {
+                ACCEL_ERROR0("tensor '%s' (layer %d) is registered after layer %d: ZeRO shards whole "
+                             "layers, so a model must register each layer's tensors together, in "
+                             "layer order", t->name, t->layer, layout->tensors[i - 1].layer);
+                return ACCEL_ERR_INVALID;
+            }
+            off = (off + multiple - 1) / multiple * multiple;
+        }
+        t->offset = off;
+        off += (t->numel + ACCEL_ARENA_ALIGN - 1) / ACCEL_ARENA_ALIGN * ACCEL_ARENA_ALIGN;
+    }
+    layout->numel = (off + multiple - 1) / multiple * multiple;
+    return ACCEL_OK;
 }

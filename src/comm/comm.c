@@ -194,12 +194,14 @@ accel_status_t accel_comm_wait(accel_comm_t *comm, accel_request_t *req)
         accel_status_t st = accel_comm_test(comm, req, &done);
         if (done) return st;
         if (comm->timeout_s > 0 && (spins & 63) == 0 && accel_now() - start > comm->timeout_s) {
-            ACCEL_ERROR("timed out after %.0f s in %s (%zu x %s, %s backend, communicator of %d ranks): "
+            char payload[96] = "";
+            if (count)
+                snprintf(payload, sizeof payload, " of %zu x %s", count, accel_dtype_name(dtype));
+            ACCEL_ERROR("timed out after %.0f s in %s%s (%s backend, communicator of %d ranks): "
                         "at least one rank never joined this collective; aborting the job.\n"
                         "--> hint: look for a rank that failed or stalled earlier; raise dist.timeout "
                         "if the other ranks legitimately take longer (e.g. a slow file system)",
-                        accel_now() - start, what, count, accel_dtype_name(dtype),
-                        comm->ops->name, comm->size);
+                        accel_now() - start, what, payload, comm->ops->name, comm->size);
             if (comm->ops->abort) comm->ops->abort(comm);
             accel_abort(124);
         }

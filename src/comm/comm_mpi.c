@@ -8,6 +8,19 @@
 #include "accel/log.h"
 #include "comm_internal.h"
 
+/* Allreduces of at least this many bytes use the ring (src/comm/ring.c); tunable once from the
+ * environment as ACCEL_RING_MIN_BYTES (0 = always, a huge value = never). */
+static size_t ring_min_bytes(void)
+{
+    static long long v = -1;
+    if (v < 0) {
+        const char *e = getenv("ACCEL_RING_MIN_BYTES");
+        v = e && *e ? atoll(e) : 256 * 1024;
+        if (v < 0) v = 0;
+    }
+    return (size_t)v;
+}
+
 static MPI_Datatype g_f16 = MPI_DATATYPE_NULL, g_bf16 = MPI_DATATYPE_NULL;
 static MPI_Op g_half_ops[3] = { MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL }; /* sum, max, min */
 
@@ -32,6 +45,36 @@ static void half_reduce(void *in, void *inout, int *len, MPI_Datatype *dt, int w
 static void half_sum(void *in, void *inout, int *len, MPI_Datatype *dt) { half_reduce(in, inout, len, dt, 0); }
 static void half_max(void *in, void *inout, int *len, MPI_Datatype *dt) { half_reduce(in, inout, len, dt, 1); }
 static void half_min(void *in, void *inout, int *len, MPI_Datatype *dt) { half_reduce(in, inout, len, dt, 2); }
+
+#define REDUCE_LOOP(T)                                                                          \
+    do {                                                                                        \
+        const T *a = in;                                                                        \
+        T *b = inout;                                                                           \
+        if (op == ACCEL_MAX)                                                                    \
+            for (size_t i = 0; i < n; i++) b[i] = a[i] > b[i] ? a[i] : b[i];                    \
+        else if (op == ACCEL_MIN)                                                               \
+            for (size_t i = 0; i < n; i++) b[i] = a[i] < b[i] ? a[i] : b[i];                    \
+        else                                                                                    \
+            for (size_t i = 0; i < n; i++) b[i] = (T)(a[i] + b[i]);                             \
+    } while (0)
+
+void accel_comm_reduce_local(const void *in, void *inout, size_t n, accel_dtype_t dtype, accel_redop_t op)
+{
+    switch (dtype) {
+    case ACCEL_F32: REDUCE_LOOP(float); break;
+    case ACCEL_I32: REDUCE_LOOP(int32_t); break;
+    case ACCEL_I64: REDUCE_LOOP(int64_t); break;
+    case ACCEL_U8: REDUCE_LOOP(uint8_t); break;
+    case ACCEL_F16:
+    case ACCEL_BF16: {
+        int len = (int)n;
+        MPI_Datatype dt = dtype == ACCEL_BF16 ? g_bf16 : g_f16;
+        half_reduce((void *)in, inout, &len, &dt, op == ACCEL_MAX ? 1 : op == ACCEL_MIN ? 2 : 0);
+        break;
+    }
+    default: break;
+    }
+}
 
 static accel_status_t mpi_status(int rc, const char *what)
 {
@@ -103,6 +146,9 @@ static accel_status_t mpi_allreduce(accel_comm_t *comm, const void *send, void *
                                     accel_dtype_t dtype, accel_redop_t op, accel_request_t *req)
 {
     if (op == ACCEL_AVG) { req->avg_buf = recv; req->avg_count = count; }
+    /* Large buffers take the bandwidth-optimal ring; small ones are latency-bound. */
+    if (count * accel_dtype_size(dtype) >= ring_min_bytes() && comm->size > 1)
+        return accel_ring_start(comm, ACCEL_RING_ALLREDUCE, send, recv, count, dtype, op, &req->ring);
     return mpi_status(MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, (int)count,
                                      mpi_type(dtype), mpi_op(op, dtype), comm->mpi, &req->mpi),
                       "MPI_Iallreduce");
@@ -125,19 +171,16 @@ static accel_status_t mpi_reduce_scatter(accel_comm_t *comm, const void *send, v
         recv = req->staging;
     }
     if (op == ACCEL_AVG) { req->avg_buf = recv; req->avg_count = recvcount; }
-    return mpi_status(MPI_Ireduce_scatter_block(send, recv, (int)recvcount, mpi_type(dtype),
-                                                mpi_op(op, dtype), comm->mpi, &req->mpi),
-                      "MPI_Ireduce_scatter_block");
+    return accel_ring_start(comm, ACCEL_RING_REDUCE_SCATTER, send, recv, recvcount * (size_t)comm->size,
+                            dtype, op, &req->ring);
 }
 
 static accel_status_t mpi_allgather(accel_comm_t *comm, const void *send, void *recv,
                                     size_t sendcount, accel_dtype_t dtype, accel_request_t *req)
 {
-    size_t bytes = sendcount * accel_dtype_size(dtype);
-    bool in_place = (const char *)recv + (size_t)comm->rank * bytes == (const char *)send;
-    return mpi_status(MPI_Iallgather(in_place ? MPI_IN_PLACE : send, (int)sendcount, mpi_type(dtype),
-                                     recv, (int)sendcount, mpi_type(dtype), comm->mpi, &req->mpi),
-                      "MPI_Iallgather");
+    (void)req;
+    return accel_ring_start(comm, ACCEL_RING_ALLGATHER, send, recv, sendcount * (size_t)comm->size,
+                            dtype, ACCEL_SUM, &req->ring);
 }
 
 static accel_status_t mpi_broadcast(accel_comm_t *comm, void *buf, size_t count, accel_dtype_t dtype,
@@ -154,7 +197,17 @@ static accel_status_t mpi_barrier(accel_comm_t *comm, accel_request_t *req)
 
 static accel_status_t mpi_test(accel_comm_t *comm, accel_request_t *req, int *done)
 {
-    ACCEL_CHECK(mpi_status(MPI_Test(&req->mpi, done, MPI_STATUS_IGNORE), "MPI_Test"));
+    if (req->ring) {
+        accel_status_t st = accel_ring_test(req->ring, done);
+        if (st != ACCEL_OK || *done) {
+            accel_ring_free(req->ring);
+            req->ring = NULL;
+            *done = 1;
+        }
+        ACCEL_CHECK(st);
+    } else {
+        ACCEL_CHECK(mpi_status(MPI_Test(&req->mpi, done, MPI_STATUS_IGNORE), "MPI_Test"));
+    }
     if (!*done) return ACCEL_OK;
     if (req->avg_buf) divide(req->avg_buf, req->avg_count, req->dtype, comm->size);
     if (req->copy_to) memcpy(req->copy_to, req->staging, req->copy_bytes);

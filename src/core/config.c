@@ -49,9 +49,10 @@ static const key_spec_t g_schema[] = {
     { "model.context", KEY_INT, F(model.context), "128", NULL, "gpt: context length in tokens" },
     { "model.vocab", KEY_INT, F(model.vocab), "256", NULL, "gpt: vocabulary size (256 = bytes)" },
 
-    { "data.path", KEY_STRING, F(data.path), "", NULL, "HDF5 dataset; empty = built-in synthetic task" },
-    { "data.samples", KEY_INT64, F(data.samples), "65536", NULL, "size of the synthetic dataset" },
-    { "data.drop_last", KEY_BOOL, F(data.drop_last), "true", NULL, "drop an epoch's tail that does not fill a global batch" },
+    { "data.path", KEY_STRING, F(data.path), "", NULL, "HDF5 dataset (accel_data); empty = built-in data: the synthetic task for classifiers, the Debian text corpus (prepared on first use) for language models; 'synthetic' = synthetic tokens" },
+    { "data.samples", KEY_INT64, F(data.samples), "65536", NULL, "size of the synthetic training set" },
+    { "data.eval_samples", KEY_INT64, F(data.eval_samples), "2048", NULL, "size of the synthetic validation set" },
+    { "data.drop_last", KEY_BOOL, F(data.drop_last), "true", NULL, "drop an epoch's tail that does not fill a global batch (false: pad it with known duplicates)" },
     { "data.noise", KEY_DOUBLE, F(data.noise), "0.05", NULL, "fraction of random labels in the synthetic task" },
 
     { "train.steps", KEY_INT, F(train.steps), "200", NULL, "optimizer steps" },
@@ -59,8 +60,12 @@ static const key_spec_t g_schema[] = {
     { "train.grad_accum", KEY_INT, F(train.grad_accum), "1", NULL, "micro-batches accumulated per optimizer step" },
     { "train.sync_each_batch", KEY_BOOL, F(train.sync_each_batch), "false", NULL, "all-reduce gradients after every micro-batch" },
     { "train.clip", KEY_DOUBLE, F(train.clip), "1.0", NULL, "clip gradients to this global norm; 0 = off" },
+    { "train.loss_scale", KEY_DOUBLE, F(train.loss_scale), "65536", NULL, "fp16: initial dynamic loss scale (halved on overflow)" },
+    { "train.loss_scale_window", KEY_INT, F(train.loss_scale_window), "2000", NULL, "fp16: overflow-free steps before the loss scale doubles" },
     { "train.log_every", KEY_INT, F(train.log_every), "10", NULL, "steps between progress lines" },
     { "train.eval_every", KEY_INT, F(train.eval_every), "0", NULL, "steps between evaluations; 0 = off" },
+    { "train.sample_tokens", KEY_INT, F(train.sample_tokens), "200", NULL, "language models: tokens of text generated at the end; 0 = none" },
+    { "train.sample_prompt", KEY_STRING, F(train.sample_prompt), "The ", NULL, "language models: prompt of the generated sample" },
     { "train.metrics", KEY_STRING, F(train.metrics), "", NULL, "JSON-lines metrics file written by rank 0" },
 
     { "optim.name", KEY_STRING, F(optim.name), "adamw", "adamw|sgd", "optimizer" },
@@ -77,11 +82,17 @@ static const key_spec_t g_schema[] = {
     { "dist.strategy", KEY_STRING, F(dist.strategy), "ddp", "ddp|zero1|zero2|zero3", "data-parallel strategy" },
     { "dist.hybrid", KEY_BOOL, F(dist.hybrid), "false", NULL, "shard within a node, replicate across nodes" },
     { "dist.bucket_mb", KEY_DOUBLE, F(dist.bucket_mb), "25", NULL, "gradient bucket size in MiB" },
+    { "dist.comm_dtype", KEY_STRING, F(dist.comm_dtype), "fp32", "fp32|bf16|fp16", "type gradients travel in between ranks" },
     { "dist.fake_nodes", KEY_INT, F(dist.fake_nodes), "0", NULL, "testing: group ranks into this many pretend nodes; 0 = real topology" },
     { "dist.timeout", KEY_DOUBLE, F(dist.timeout), "600", NULL, "seconds any collective or I/O wait may take before the job aborts; 0 = forever" },
 
     { "log.level", KEY_STRING, F(log.level), "info", "error|warn|info|debug|trace", "log level (ACCEL_LOG_LEVEL)" },
     { "log.all_ranks", KEY_BOOL, F(log.all_ranks), "false", NULL, "informational messages from every rank, not only rank 0" },
+
+    { "debug.stop_step", KEY_INT, F(debug.stop_step), "0", NULL, "testing: debug.stop_rank raises the stop trigger at this step; 0 = off" },
+    { "debug.stop_rank", KEY_INT, F(debug.stop_rank), "0", NULL, "testing: the rank that raises the stop trigger" },
+    { "debug.overflow_step", KEY_INT, F(debug.overflow_step), "0", NULL, "testing: debug.overflow_rank injects an inf gradient at this step; 0 = off" },
+    { "debug.overflow_rank", KEY_INT, F(debug.overflow_rank), "0", NULL, "testing: the rank that injects the overflow" },
 };
 #define NKEYS (sizeof g_schema / sizeof g_schema[0])
 

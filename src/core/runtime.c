@@ -10,6 +10,8 @@
 #include "accel/log.h"
 #include "accel/runtime.h"
 
+extern char **environ;
+
 static accel_status_t mpi_status(int rc, const char *what)
 {
     if (rc == MPI_SUCCESS) return ACCEL_OK;
@@ -42,6 +44,40 @@ static accel_status_t check_launch(const accel_runtime_t *rt)
     return ACCEL_OK;
 }
 
+/* Before MPI_Init: srun tasks that got neither a PMIx nor a PMI environment (srun --mpi=none, or
+ * MpiDefault=none) cannot join one MPI job. Open MPI aborts inside MPI_Init with a page about its
+ * build; other MPIs start N singletons. Either way, say what happened in accel's words first. */
+static accel_status_t check_launch_before_mpi(const accel_launch_t *l)
+{
+    if (l->launcher != ACCEL_LAUNCH_SRUN || l->pmix) return ACCEL_OK;
+    /* Any PMI-1/2 or vendor PMI variable (PMI_FD, PMI_RANK, Cray's PMI_CONTROL_PORT...) means some
+     * wire-up is there; --mpi=none sets none of them. */
+    for (char **e = environ; e && *e; e++)
+        if (!strncmp(*e, "PMI_", 4) || !strncmp(*e, "PMIX_", 5)) return ACCEL_OK;
+#if defined(OPEN_MPI) && OPEN_MPI
+    bool fatal = l->expected_size >= 1;         /* Open MPI cannot even start one task this way */
+#else
+    bool fatal = l->expected_size > 1;
+#endif
+    if (!fatal) return ACCEL_OK;
+    /* MPI is not up: take the rank and size from Slurm so only task 0 prints. */
+    const char *node = getenv("SLURMD_NODENAME");
+    accel_log_set_identity(l->expected_rank > 0 ? l->expected_rank : 0, l->expected_size,
+                           node && *node ? node : "?");
+    if (l->expected_size > 1)
+        ACCEL_ERROR0("srun started %d tasks without a PMIx or PMI environment (srun --mpi=none, or "
+                     "MpiDefault=none in slurm.conf), so the tasks did not join one MPI job: each would "
+                     "start alone as rank 0 of 1, or MPI_Init would abort.\n"
+                     "--> hint: launch with 'srun --mpi=pmix' (or set MpiDefault=pmix in slurm.conf); "
+                     "'srun --mpi=list' shows what this Slurm offers", l->expected_size);
+    else
+        ACCEL_ERROR0("srun started this task without a PMIx or PMI environment (srun --mpi=none, or "
+                     "MpiDefault=none in slurm.conf), and Open MPI cannot start that way, so the task did "
+                     "not join an MPI job.\n"
+                     "--> hint: launch with 'srun --mpi=pmix' (or set MpiDefault=pmix in slurm.conf)");
+    return ACCEL_ERR_LAUNCH;
+}
+
 accel_status_t accel_init(int *argc, char ***argv, accel_runtime_t **out)
 {
     accel_runtime_t *rt = calloc(1, sizeof *rt);
@@ -60,6 +96,11 @@ accel_status_t accel_init(int *argc, char ***argv, accel_runtime_t **out)
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (!initialized) {
+        accel_status_t st = check_launch_before_mpi(&rt->launch);
+        if (st != ACCEL_OK) {
+            *out = rt;       /* MPI never started: accel_finalize only frees */
+            return st;
+        }
         int provided;
         if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
             fprintf(stderr, "accel: MPI_Init_thread failed\n");
@@ -195,6 +236,25 @@ accel_status_t accel_runtime_print_table(const accel_runtime_t *rt, FILE *out)
         fflush(out);
     }
     free(rows);
+    return ACCEL_OK;
+}
+
+/* The leader passes through begin and waits at end; everyone else waits at begin until the
+ * leader has reached end. One barrier on each side, so a leader failure surfaces as the
+ * leader's error plus a timeout, never a silent hang (barriers run under MPI_ERRORS_RETURN). */
+accel_status_t accel_main_first_begin(const accel_runtime_t *rt, bool local)
+{
+    MPI_Comm c = local ? rt->local : rt->world;
+    int r = local ? rt->local_rank : rt->rank;
+    if (r != 0) return mpi_status(MPI_Barrier(c), "MPI_Barrier (main process first)");
+    return ACCEL_OK;
+}
+
+accel_status_t accel_main_first_end(const accel_runtime_t *rt, bool local)
+{
+    MPI_Comm c = local ? rt->local : rt->world;
+    int r = local ? rt->local_rank : rt->rank;
+    if (r == 0) return mpi_status(MPI_Barrier(c), "MPI_Barrier (main process first)");
     return ACCEL_OK;
 }
 

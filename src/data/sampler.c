@@ -16,7 +16,7 @@ accel_status_t accel_sampler_init(accel_sampler_t *s, uint64_t seed, int64_t nsa
 {
     *s = (accel_sampler_t){ .seed = seed, .nsamples = nsamples, .global_batch = global_batch,
                             .grad_accum = grad_accum, .world = world, .rank = rank,
-                            .shuffle = shuffle, .perm_epoch = -1 };
+                            .shuffle = shuffle, .drop_last = true, .perm_epoch = -1 };
     if (global_batch <= 0 || grad_accum <= 0) {
         snprintf(err, errlen, "train.global_batch (%d) and train.grad_accum (%d) must be positive",
                  global_batch, grad_accum);
@@ -65,13 +65,13 @@ void accel_sampler_indices(accel_sampler_t *s, int micro, int64_t *indices)
     ensure_perm(s);
     int m = accel_sampler_micro_batch(s);
     int64_t first = s->offset + (int64_t)(micro * s->world + s->rank) * m;
-    for (int i = 0; i < m; i++) indices[i] = (int64_t)s->perm[first + i];
+    for (int i = 0; i < m; i++) indices[i] = (int64_t)s->perm[(first + i) % s->nsamples];
 }
 
 void accel_sampler_advance(accel_sampler_t *s)
 {
     s->offset += s->global_batch;
-    if (s->offset + s->global_batch > s->nsamples) {
+    if (s->drop_last ? s->offset + s->global_batch > s->nsamples : s->offset >= s->nsamples) {
         s->epoch++;
         s->offset = 0;
     }

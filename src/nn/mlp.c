@@ -90,9 +90,11 @@ static accel_status_t reserve(mlp_t *m, int n)
 }
 
 /* out[n, o] = in[n, i] W^T + b, then ReLU unless it is the last layer. */
-static void forward(const mlp_t *m, const accel_layout_t *layout, const float *params, int n)
+static void forward(const mlp_t *m, const accel_layout_t *layout, const float *params,
+                    const accel_batch_t *batch, int n)
 {
     for (int l = 0; l <= m->depth; l++) {
+        accel_batch_layer_fetch(batch, l, 0);
         int in = layer_in(m, l), out = layer_out(m, l);
         const float *W = params + layout->tensors[m->w[l]].offset;
         const float *b = params + layout->tensors[m->b[l]].offset;
@@ -102,6 +104,7 @@ static void forward(const mlp_t *m, const accel_layout_t *layout, const float *p
                     1.0f, y, out);
         if (l < m->depth)
             for (size_t k = 0; k < (size_t)n * out; k++) y[k] = y[k] > 0 ? y[k] : 0.0f;
+        accel_batch_layer_release(batch, l);
     }
 }
 
@@ -152,11 +155,12 @@ static accel_status_t mlp_forward_backward(void *state, const accel_layout_t *la
     ACCEL_CHECK(check_batch(m, batch));
     ACCEL_CHECK(reserve(m, n));
     memcpy(m->act[0], batch->inputs, sizeof(float) * (size_t)n * (size_t)m->inputs);
-    forward(m, layout, params, n);
+    forward(m, layout, params, batch, n);
     float *dy = m->grad_a, *dx = m->grad_b;
     *loss_sum = softmax_xent(m, batch->targets, n, NULL, NULL, dy, grad_scale);
     for (int l = m->depth; l >= 0; l--) {
         int in = layer_in(m, l), out = layer_out(m, l);
+        accel_batch_layer_fetch(batch, l, 1);
         const float *W = params + layout->tensors[m->w[l]].offset;
         float *dW = grads + layout->tensors[m->w[l]].offset;
         float *db = grads + layout->tensors[m->b[l]].offset;
@@ -164,9 +168,12 @@ static accel_status_t mlp_forward_backward(void *state, const accel_layout_t *la
                     1.0f, dW, in);
         for (int i = 0; i < n; i++)
             for (int o = 0; o < out; o++) db[o] += dy[(size_t)i * out + o];
+        accel_batch_layer_done(batch, l);
+        if (l > 0)
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.0f, dy, out, W, in,
+                        0.0f, dx, in);
+        accel_batch_layer_release(batch, l);
         if (l == 0) break;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.0f, dy, out, W, in, 0.0f,
-                    dx, in);
         const float *a = m->act[l];              /* ReLU output: gradient passes where a > 0 */
         for (size_t k = 0; k < (size_t)n * in; k++)
             if (a[k] <= 0) dx[k] = 0.0f;
@@ -182,15 +189,28 @@ static accel_status_t mlp_eval(void *state, const accel_layout_t *layout, const 
     ACCEL_CHECK(check_batch(m, batch));
     ACCEL_CHECK(reserve(m, batch->n));
     memcpy(m->act[0], batch->inputs, sizeof(float) * (size_t)batch->n * (size_t)m->inputs);
-    forward(m, layout, params, batch->n);
+    forward(m, layout, params, batch, batch->n);
     softmax_xent(m, batch->targets, batch->n, loss, correct, NULL, 0.0f);
     return ACCEL_OK;
 }
 
+/* Mirrors reserve(): each layer's input, the logits and two gradient buffers of the widest layer. */
+static size_t mlp_activation_bytes(const accel_config_t *cfg, int n)
+{
+    const accel_model_config_t *c = &cfg->model;
+    size_t widest = (size_t)(c->inputs > c->hidden ? c->inputs : c->hidden);
+    if ((size_t)c->classes > widest) widest = (size_t)c->classes;
+    size_t floats = (size_t)c->inputs + (size_t)c->depth * (size_t)c->hidden + (size_t)c->classes + 2 * widest;
+    return sizeof(float) * (size_t)n * floats;
+}
+
 const accel_model_ops_t accel_model_mlp = {
+    .abi = ACCEL_MODEL_ABI,
     .name = "mlp",
+    .fetches_layers = 1,
     .create = mlp_create,
     .forward_backward = mlp_forward_backward,
     .eval = mlp_eval,
     .destroy = mlp_destroy,
+    .activation_bytes = mlp_activation_bytes,
 };

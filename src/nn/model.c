@@ -8,7 +8,7 @@
 #include "accel/log.h"
 #include "accel/model.h"
 
-static const accel_model_ops_t *const g_builtin[] = { &accel_model_mlp };
+static const accel_model_ops_t *const g_builtin[] = { &accel_model_mlp, &accel_model_gpt };
 
 static accel_status_t find_ops(const accel_config_t *cfg, const accel_model_ops_t **ops)
 {
@@ -25,6 +25,12 @@ static accel_status_t find_ops(const accel_config_t *cfg, const accel_model_ops_
                          cfg->model.plugin);
             return ACCEL_ERR_INVALID;
         }
+        if ((*ops)->abi != ACCEL_MODEL_ABI) {
+            ACCEL_ERROR0("model plugin '%s' was built for model interface version %u, this accel has "
+                         "version %u\n--> hint: rebuild the plugin against this accel's headers",
+                         cfg->model.plugin, (*ops)->abi, ACCEL_MODEL_ABI);
+            return ACCEL_ERR_INVALID;
+        }
         return ACCEL_OK;     /* the library stays loaded for the life of the process */
     }
     for (size_t i = 0; i < sizeof g_builtin / sizeof g_builtin[0]; i++)
@@ -39,8 +45,15 @@ accel_status_t accel_model_create(const accel_config_t *cfg, accel_model_t *mode
     accel_layout_init(&model->layout);
     ACCEL_CHECK(find_ops(cfg, &model->ops));
     accel_status_t st = model->ops->create(cfg, &model->layout, &model->state);
-    if (st != ACCEL_OK) accel_layout_free(&model->layout);
-    return st;
+    if (st != ACCEL_OK) {
+        accel_layout_free(&model->layout);
+        return st;
+    }
+    if (model->ops->logits) {
+        model->vocab = cfg->model.vocab;
+        model->context = cfg->model.context;
+    }
+    return ACCEL_OK;
 }
 
 void accel_model_destroy(accel_model_t *model)

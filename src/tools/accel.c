@@ -1,4 +1,4 @@
-/* accel: the toolkit's command-line front end (env, test, config). */
+/* accel: the toolkit's command-line front end (env, test, config, launch). */
 #include "config.h"
 
 #include <stdio.h>
@@ -15,13 +15,15 @@ static const struct {
     { "env", accel_cmd_env, "versions, launcher, rank/host/device table, environment (paste into bug reports)" },
     { "test", accel_cmd_test, "pre-flight check: collectives, bandwidth, parallel HDF5 (run under mpirun/srun)" },
     { "config", accel_cmd_config, "write a commented job YAML with every key and its default" },
+    { "estimate-memory", accel_cmd_estimate, "bytes per rank for each strategy and world size, from a job configuration" },
+    { "launch", accel_cmd_launch, "run a command on N ranks: srun inside a Slurm allocation, mpirun outside" },
 };
 #define NCOMMANDS (sizeof g_commands / sizeof g_commands[0])
 
 static void usage(FILE *out)
 {
     fprintf(out, "usage: accel <command> [options]\n\ncommands:\n");
-    for (size_t i = 0; i < NCOMMANDS; i++) fprintf(out, "  %-8s %s\n", g_commands[i].name, g_commands[i].help);
+    for (size_t i = 0; i < NCOMMANDS; i++) fprintf(out, "  %-16s %s\n", g_commands[i].name, g_commands[i].help);
     fprintf(out, "\n'accel <command> --help' describes each command. Training: accel_train --help.\n");
 }
 

@@ -3,38 +3,42 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "accel/log.h"
 #include "accel/optim.h"
 
-accel_status_t accel_optim_create(const accel_optim_config_t *cfg, int total_steps,
-                                  const accel_layout_t *layout, size_t begin, size_t end,
+accel_status_t accel_optim_create(const accel_optim_config_t *cfg, int total_steps, size_t n,
                                   accel_optim_t *opt)
 {
     memset(opt, 0, sizeof *opt);
     opt->cfg = cfg;
     opt->total_steps = total_steps;
-    opt->begin = begin;
-    opt->end = end;
-    size_t n = end > begin ? end - begin : 0;
+    opt->n = n;
+    bool adam = !strcmp(cfg->name, "adamw");
     opt->m = calloc(n ? n : 1, sizeof(float));
-    opt->v = strcmp(cfg->name, "adamw") ? NULL : calloc(n ? n : 1, sizeof(float));
+    opt->v = adam ? calloc(n ? n : 1, sizeof(float)) : NULL;
     opt->decay_mask = calloc(n ? n : 1, 1);
-    if (!opt->m || !opt->decay_mask || (!strcmp(cfg->name, "adamw") && !opt->v)) {
+    if (!opt->m || !opt->decay_mask || (adam && !opt->v)) {
         accel_optim_destroy(opt);
+        ACCEL_ERROR("cannot allocate optimizer state for %zu parameters", n);
         return ACCEL_ERR_NOMEM;
     }
-    /* Weight decay applies to the real elements of tensors without NO_DECAY (never to padding). */
+    return ACCEL_OK;
+}
+
+void accel_optim_mark_decay(accel_optim_t *opt, const accel_layout_t *layout, size_t arena_begin,
+                            size_t arena_end, size_t local_offset)
+{
     for (int i = 0; i < layout->ntensors; i++) {
         const accel_tensor_t *t = &layout->tensors[i];
         if (t->flags & ACCEL_TENSOR_NO_DECAY) continue;
-        size_t lo = t->offset > begin ? t->offset : begin;
-        size_t hi = t->offset + t->numel < end ? t->offset + t->numel : end;
-        if (lo < hi) memset(opt->decay_mask + (lo - begin), 1, hi - lo);
+        size_t lo = t->offset > arena_begin ? t->offset : arena_begin;
+        size_t hi = t->offset + t->numel < arena_end ? t->offset + t->numel : arena_end;
+        if (lo < hi) memset(opt->decay_mask + local_offset + (lo - arena_begin), 1, hi - lo);
     }
-    return ACCEL_OK;
 }
 
 void accel_optim_destroy(accel_optim_t *opt)
@@ -63,9 +67,9 @@ double accel_optim_step(accel_optim_t *opt, float *params, const float *grads)
     const accel_optim_config_t *c = opt->cfg;
     double lr = accel_optim_lr(c, opt->total_steps, opt->step);
     opt->step++;
-    size_t n = opt->end - opt->begin;
-    float *p = params + opt->begin;
-    const float *g = grads + opt->begin;
+    size_t n = opt->n;
+    float *p = params;
+    const float *g = grads;
     const unsigned char *decay = opt->decay_mask;
     const float flr = (float)lr, wd = (float)c->weight_decay;
     if (opt->v) {

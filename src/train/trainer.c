@@ -1,30 +1,50 @@
-/* The data-parallel training loop: each rank computes gradients of its share of every global batch
- * (scaled by 1/global_batch), one allreduce over the flat gradient arena sums them, then every rank
- * clips and applies the same update. */
+/* The training loop behind accel_train. Each rank computes the gradients of its share of every
+ * global batch (scaled by 1/global_batch, times the fp16 loss scale), the distributed state
+ * (src/train/dist.c) sums them across ranks — overlapped with backward — and every rank applies the
+ * same update to what it owns. Decisions every rank must share (the loss, an overflow, a stop
+ * request, the gradient norm) travel in one small allreduce per step. */
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "accel/accel.h"
+#include "accel/dist.h"
 
 struct accel_trainer {
     accel_runtime_t *rt;
     const accel_config_t *cfg;
     accel_model_t model;
-    accel_comm_t *comm;
-    float *params, *grads;
-    float *scratch;                 /* per-micro-batch gradients (sync_each_batch) */
+    accel_dist_t *dist;
+    accel_loss_scaler_t scaler;
     accel_optim_t optim;
     accel_sampler_t sampler;
     int micro;                      /* samples per rank per micro-step */
+    bool tokens_model;              /* the model reads token rows; else inputs + labels */
+    accel_dataset_t *train_set, *val_set; /* NULL: synthetic data */
+    int64_t val_samples;
     float *inputs;
     int32_t *targets;
+    int32_t *tokens;                /* token rows for language models (micro x (context+1)) */
     int64_t *index;
+    unsigned char *valid;           /* evaluation: 0 marks a padding duplicate */
+    char train_set_path[ACCEL_STR_MAX];
     FILE *metrics;
+    size_t rss_start;               /* resident bytes before any model state existed */
+    bool stop_requested;
+    const char *unit_name;          /* progress unit: samples or tokens */
+    double units_per_sample;
 };
+
+typedef struct {
+    double loss, lr, grad_norm;
+    bool stop, skipped;
+} step_outcome_t;
 
 void accel_trainer_destroy(accel_trainer_t *t)
 {
@@ -32,64 +52,196 @@ void accel_trainer_destroy(accel_trainer_t *t)
     if (t->metrics) fclose(t->metrics);
     free(t->inputs);
     free(t->targets);
+    free(t->tokens);
     free(t->index);
+    free(t->valid);
+    accel_dataset_close(t->val_set);
+    accel_dataset_close(t->train_set);
     accel_sampler_free(&t->sampler);
     accel_optim_destroy(&t->optim);
-    accel_arena_free(t->params);
-    accel_arena_free(t->grads);
-    accel_arena_free(t->scratch);
-    accel_comm_destroy(t->comm);
+    accel_dist_destroy(t->dist);
     accel_model_destroy(&t->model);
     free(t);
+}
+
+/* ---------------------------------------------------------------- data */
+
+/* Where the batches come from: an HDF5 dataset (data.path), the Debian text corpus for language
+ * models (prepared by rank 0 on first use), or built-in synthetic data. Checks that the data fits
+ * the model before any step runs. */
+static accel_status_t open_data(accel_trainer_t *t)
+{
+    const accel_config_t *cfg = t->cfg;
+    const char *path = cfg->data.path;
+    if (!strcmp(path, "synthetic") || (!path[0] && !t->tokens_model)) {
+        t->val_samples = cfg->data.eval_samples;
+        return ACCEL_OK;
+    }
+    if (!path[0]) {
+        path = ACCEL_CORPUS_DEFAULT_OUTPUT;
+        /* Rank 0 prepares the default corpus once; the others wait, then find it. */
+        ACCEL_CHECK(accel_main_first_begin(t->rt, false));
+        accel_status_t st = ACCEL_OK;
+        struct stat sb;
+        if (stat(path, &sb) != 0) {
+            char err[1024];
+            ACCEL_INFO("preparing the default corpus %s from %s (byte-level tokens)", path,
+                       ACCEL_CORPUS_DEFAULT_INPUT);
+            if (mkdir("data", 0777) != 0 && errno != EEXIST) {
+                ACCEL_ERROR("cannot create directory 'data': %s", strerror(errno));
+                st = ACCEL_ERR_IO;
+            } else {
+                st = accel_corpus_prepare(NULL, 0, path, 0.1, cfg->model.context, NULL, err, sizeof err);
+                if (st != ACCEL_OK) ACCEL_ERROR("preparing the default corpus failed: %s", err);
+            }
+        }
+        /* Everyone learns whether it worked, so no rank opens a file that is not there. */
+        int ok = st == ACCEL_OK, all = 0;
+        ACCEL_CHECK(accel_main_first_end(t->rt, false));
+        MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, t->rt->world);
+        if (!all) return st != ACCEL_OK ? st : ACCEL_ERR_IO;
+    }
+    snprintf(t->train_set_path, sizeof t->train_set_path, "%s", path);
+    ACCEL_CHECK(accel_dataset_open(path, "train", cfg->model.context, t->rt->world, &t->train_set));
+    ACCEL_CHECK(accel_dataset_open(path, "val", cfg->model.context, t->rt->world, &t->val_set));
+    const accel_dataset_info_t *info = accel_dataset_info(t->train_set);
+    if (t->tokens_model != (info->kind == ACCEL_DATASET_TOKENS)) {
+        ACCEL_ERROR0("%s holds %s data but model '%s' expects %s\n--> hint: use a %s dataset or "
+                     "another model", path, info->kind == ACCEL_DATASET_TOKENS ? "token" : "classification",
+                     t->model.ops->name, t->tokens_model ? "tokens" : "feature vectors and labels",
+                     t->tokens_model ? "token" : "classification");
+        return ACCEL_ERR_SHAPE;
+    }
+    if (t->tokens_model && info->vocab > cfg->model.vocab) {
+        ACCEL_ERROR0("%s has a vocabulary of %d tokens but model.vocab is %d\n--> hint: set "
+                     "model.vocab=%d", path, info->vocab, cfg->model.vocab, info->vocab);
+        return ACCEL_ERR_SHAPE;
+    }
+    if (!t->tokens_model && (info->features != cfg->model.inputs || info->classes > cfg->model.classes)) {
+        ACCEL_ERROR0("%s has %d features and %d classes but the model has model.inputs=%d and "
+                     "model.classes=%d\n--> hint: set model.inputs=%d model.classes=%d", path,
+                     info->features, info->classes, cfg->model.inputs, cfg->model.classes,
+                     info->features, info->classes);
+        return ACCEL_ERR_SHAPE;
+    }
+    t->val_samples = accel_dataset_info(t->val_set)->nsamples;
+    ACCEL_INFO("data: %s: %lld training and %lld validation samples%s", path,
+               (long long)info->nsamples, (long long)t->val_samples,
+               t->tokens_model ? " of context+1 tokens" : "");
+    return ACCEL_OK;
+}
+
+/* Fill the batch buffers with samples index[0..n) of the training set or, with val, of the
+ * validation set. Dataset read errors can hit one rank alone: the caller agrees before going on. */
+static accel_status_t load_batch(accel_trainer_t *t, const int64_t *index, int n, bool val)
+{
+    const accel_config_t *cfg = t->cfg;
+    accel_dataset_t *ds = val ? t->val_set : t->train_set;
+    if (ds) return accel_dataset_read(ds, index, n, t->tokens, t->inputs, t->targets);
+    int64_t base = val ? cfg->data.samples : 0;     /* validation samples follow the training ones */
+    if (t->tokens_model) {
+        for (int i = 0; i < n; i++)
+            accel_synthetic_tokens(cfg->seed, cfg->model.vocab, cfg->model.context, base + index[i],
+                                   t->tokens + (size_t)i * ((size_t)cfg->model.context + 1));
+        return ACCEL_OK;
+    }
+    for (int i = 0; i < n; i++)
+        accel_synthetic_sample(cfg->seed, cfg->model.inputs, cfg->model.classes, cfg->data.noise,
+                               base + index[i], t->inputs + (size_t)i * cfg->model.inputs, &t->targets[i]);
+    return ACCEL_OK;
+}
+
+/* Distributed evaluation of the validation set: every sample exactly once, padding duplicates of
+ * the last global batch dropped by their global index (accel_eval_gather). */
+static accel_status_t evaluate(accel_trainer_t *t, double *loss, double *accuracy)
+{
+    const int m = t->micro, world = t->rt->size, rank = t->rt->rank;
+    const int64_t N = t->val_samples, nb = accel_eval_nbatches(N, world, m);
+    const size_t rows = nb * m > 0 ? (size_t)(nb * m) : 1;
+    float *vals = malloc(sizeof(float) * 2 * rows);
+    float *l = malloc(sizeof(float) * (size_t)m);
+    int *c = malloc(sizeof(int) * (size_t)m);
+    int64_t *all_index = malloc(sizeof(int64_t) * rows);
+    unsigned char *all_valid = malloc(rows);
+    float *gathered = malloc(sizeof(float) * 2 * (size_t)(N ? N : 1));
+    accel_status_t st = vals && l && c && all_index && all_valid && gathered ? ACCEL_OK : ACCEL_ERR_NOMEM;
+    for (int64_t b = 0; b < nb && st == ACCEL_OK; b++) {
+        accel_eval_indices(N, world, rank, m, b, t->index, t->valid);
+        st = load_batch(t, t->index, m, true);
+        if (st != ACCEL_OK) break;
+        accel_batch_t batch = { .n = m, .inputs = t->inputs, .targets = t->targets, .tokens = t->tokens,
+                                .index = t->index, .hooks = accel_dist_eval_hooks(t->dist) };
+        memset(c, 0, sizeof(int) * (size_t)m);
+        st = t->model.ops->eval(t->model.state, &t->model.layout, accel_dist_params(t->dist), &batch, l, c);
+        for (int i = 0; i < m; i++) {
+            vals[2 * (b * m + i)] = l[i];
+            vals[2 * (b * m + i) + 1] = (float)c[i];
+            all_index[b * m + i] = t->index[i];
+            all_valid[b * m + i] = t->valid[i];
+        }
+    }
+    int ok = st == ACCEL_OK, all = 0;
+    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, t->rt->world);
+    if (all)
+        st = accel_eval_gather(t->rt->world, vals, all_index, all_valid, (int)(nb * m), N, 2, gathered);
+    else if (st == ACCEL_OK)
+        st = ACCEL_ERR_IO;      /* another rank failed; it said why */
+    if (st == ACCEL_OK) st = accel_eval_mean(gathered, N, 2, loss, accuracy);
+    free(vals); free(l); free(c); free(all_index); free(all_valid); free(gathered);
+    return st;
 }
 
 accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *cfg,
                                     accel_trainer_t **out)
 {
     *out = NULL;
-    if (cfg->data.path[0]) {
-        ACCEL_ERROR0("data.path is set ('%s') but this version trains only on the built-in synthetic "
-                     "task\n--> hint: leave data.path empty", cfg->data.path);
-        return ACCEL_ERR_UNSUPPORTED;
-    }
-    if (strcmp(cfg->precision, "fp32")) {
-        ACCEL_ERROR0("precision=%s is not available yet; use precision=fp32", cfg->precision);
-        return ACCEL_ERR_UNSUPPORTED;
-    }
-    if (strcmp(cfg->dist.strategy, "ddp")) {
-        ACCEL_ERROR0("dist.strategy=%s is not available yet; use dist.strategy=ddp", cfg->dist.strategy);
-        return ACCEL_ERR_UNSUPPORTED;
-    }
     if (cfg->train.steps < 1) {
         ACCEL_ERROR0("train.steps must be at least 1 (got %d)", cfg->train.steps);
         return ACCEL_ERR_CONFIG;
     }
     accel_trainer_t *t = calloc(1, sizeof *t);
     if (!t) return ACCEL_ERR_NOMEM;
+    t->rss_start = accel_memory_resident();
     t->rt = rt;
     t->cfg = cfg;
     accel_status_t st;
     char err[512] = "";
     ACCEL_CHECK_GOTO(accel_model_create(cfg, &t->model), st, fail);
-    ACCEL_CHECK_GOTO(accel_arena_alloc(&t->model.layout, &t->params), st, fail);
-    ACCEL_CHECK_GOTO(accel_arena_alloc(&t->model.layout, &t->grads), st, fail);
-    if (cfg->train.sync_each_batch && cfg->train.grad_accum > 1)
-        ACCEL_CHECK_GOTO(accel_arena_alloc(&t->model.layout, &t->scratch), st, fail);
-    accel_arena_init_params(&t->model.layout, t->params, cfg->seed);
-    ACCEL_CHECK_GOTO(accel_optim_create(&cfg->optim, cfg->train.steps, &t->model.layout, 0,
-                                        t->model.layout.numel, &t->optim), st, fail);
-    ACCEL_CHECK_GOTO(accel_comm_create(rt->world, ACCEL_COMM_MPI, cfg->dist.timeout, &t->comm), st, fail);
-    st = accel_sampler_init(&t->sampler, cfg->seed, cfg->data.samples, cfg->train.global_batch,
+    ACCEL_CHECK_GOTO(accel_dist_create(rt, cfg, t->model.ops, &t->model.layout, &t->dist), st, fail);
+    accel_dist_init_params(t->dist, cfg->seed);
+    ACCEL_CHECK_GOTO(accel_optim_create(&cfg->optim, cfg->train.steps, accel_dist_owned_numel(t->dist),
+                                        &t->optim), st, fail);
+    const accel_range_t *ranges;
+    int nranges = accel_dist_owned_ranges(t->dist, &ranges);
+    for (int i = 0; i < nranges; i++)
+        accel_optim_mark_decay(&t->optim, &t->model.layout, ranges[i].begin, ranges[i].end, ranges[i].owned);
+    accel_loss_scaler_init(&t->scaler, !strcmp(cfg->precision, "fp16"), cfg->train.loss_scale,
+                           cfg->train.loss_scale_window);
+    t->tokens_model = t->model.ops->consumes_tokens;
+    ACCEL_CHECK_GOTO(open_data(t), st, fail);
+    int64_t ntrain = t->train_set ? accel_dataset_info(t->train_set)->nsamples : cfg->data.samples;
+    st = accel_sampler_init(&t->sampler, cfg->seed, ntrain, cfg->train.global_batch,
                             cfg->train.grad_accum, rt->size, rt->rank, true, err, sizeof err);
     if (st != ACCEL_OK) {
-        ACCEL_ERROR0("%s", err);
+        ACCEL_ERROR0("%s%s%s", err, t->train_set ? " in " : "", t->train_set ? t->train_set_path : "");
         goto fail;
     }
+    t->sampler.drop_last = cfg->data.drop_last;
     t->micro = accel_sampler_micro_batch(&t->sampler);
-    t->inputs = malloc(sizeof(float) * (size_t)t->micro * (size_t)cfg->model.inputs);
-    t->targets = malloc(sizeof(int32_t) * (size_t)t->micro);
-    t->index = malloc(sizeof(int64_t) * (size_t)t->micro);
-    if (!t->inputs || !t->targets || !t->index) { st = ACCEL_ERR_NOMEM; goto fail; }
+    t->unit_name = t->tokens_model ? "tokens" : "samples";
+    t->units_per_sample = t->tokens_model ? cfg->model.context : 1.0;
+    size_t m = (size_t)t->micro;
+    t->index = malloc(sizeof(int64_t) * m);
+    t->valid = malloc(m);
+    if (t->tokens_model) {
+        t->tokens = malloc(sizeof(int32_t) * m * (size_t)(cfg->model.context + 1));
+        if (!t->tokens) { st = ACCEL_ERR_NOMEM; goto fail; }
+    } else {
+        t->inputs = malloc(sizeof(float) * m * (size_t)cfg->model.inputs);
+        t->targets = malloc(sizeof(int32_t) * m);
+        if (!t->inputs || !t->targets) { st = ACCEL_ERR_NOMEM; goto fail; }
+    }
+    if (!t->index || !t->valid) { st = ACCEL_ERR_NOMEM; goto fail; }
     if (rt->rank == 0 && cfg->train.metrics[0]) {
         t->metrics = fopen(cfg->train.metrics, "w");
         if (!t->metrics) ACCEL_WARN("cannot write metrics to '%s'", cfg->train.metrics);
@@ -101,49 +253,36 @@ fail:
     return st;
 }
 
-static void load_batch(accel_trainer_t *t, const int64_t *index, int n)
+/* A short generated text from the trained language model (byte tokens printed as text). Under
+ * ZeRO-3 every rank helps gather the full parameters; rank 0 generates. */
+static accel_status_t print_sample(accel_trainer_t *t)
 {
     const accel_config_t *cfg = t->cfg;
-    for (int i = 0; i < n; i++)
-        accel_synthetic_sample(cfg->seed, cfg->model.inputs, cfg->model.classes, cfg->data.noise,
-                               index[i], t->inputs + (size_t)i * cfg->model.inputs, &t->targets[i]);
-}
-
-static double grad_norm(const float *g, size_t n)
-{
-    double s = 0;
-    for (size_t i = 0; i < n; i++) s += (double)g[i] * g[i];
-    return sqrt(s);
-}
-
-/* Held-out evaluation on samples the training set never uses, shared evenly across ranks. */
-static accel_status_t evaluate(accel_trainer_t *t, double *loss, double *accuracy)
-{
-    const accel_config_t *cfg = t->cfg;
-    const int total = 2048, chunk = t->micro;
-    double sums[2] = { 0, 0 };
-    float *l = malloc(sizeof(float) * (size_t)chunk);
-    int *c = malloc(sizeof(int) * (size_t)chunk);
-    if (!l || !c) { free(l); free(c); return ACCEL_ERR_NOMEM; }
-    int lo = (int)((int64_t)total * t->rt->rank / t->rt->size);
-    int hi = (int)((int64_t)total * (t->rt->rank + 1) / t->rt->size);
+    const char *prompt = cfg->train.sample_prompt;
+    int np = (int)strlen(prompt), nnew = cfg->train.sample_tokens;
+    if (np == 0 || t->model.vocab < 256) return ACCEL_OK;     /* byte-level text only */
+    ACCEL_CHECK(accel_dist_gather_full(t->dist));
     accel_status_t st = ACCEL_OK;
-    for (int s = lo; s < hi && st == ACCEL_OK; s += chunk) {
-        int n = hi - s < chunk ? hi - s : chunk;
-        for (int i = 0; i < n; i++) t->index[i] = cfg->data.samples + s + i;
-        load_batch(t, t->index, n);
-        accel_batch_t b = { .n = n, .inputs = t->inputs, .targets = t->targets, .index = t->index };
-        st = t->model.ops->eval(t->model.state, &t->model.layout, t->params, &b, l, c);
-        for (int i = 0; i < n && st == ACCEL_OK; i++) { sums[0] += l[i]; sums[1] += c[i]; }
+    if (t->rt->rank == 0) {
+        int32_t *ids = malloc(sizeof(int32_t) * (size_t)(np + nnew));
+        if (!ids) st = ACCEL_ERR_NOMEM;
+        for (int i = 0; st == ACCEL_OK && i < np; i++) ids[i] = (unsigned char)prompt[i];
+        if (st == ACCEL_OK)
+            st = accel_model_generate(&t->model, accel_dist_params(t->dist), ids, np, nnew, 0.8f, 40,
+                                      cfg->seed, ids + np);
+        if (st == ACCEL_OK) {
+            printf("sample (temperature 0.8, top-k 40):\n%s", prompt);
+            for (int i = 0; i < nnew; i++) {
+                int c = ids[np + i];
+                putchar(c == '\n' || c == '\t' || (c >= 32 && c < 127) ? c : '?');
+            }
+            printf("\n");
+            fflush(stdout);
+        }
+        free(ids);
     }
-    free(l);
-    free(c);
-    ACCEL_CHECK(st);
-    double global[2];
-    MPI_Allreduce(sums, global, 2, MPI_DOUBLE, MPI_SUM, accel_comm_mpi(t->comm));
-    *loss = global[0] / total;
-    *accuracy = global[1] / total;
-    return ACCEL_OK;
+    accel_status_t rel = accel_dist_release_full(t->dist);
+    return st != ACCEL_OK ? st : rel;
 }
 
 static void print_header(const accel_trainer_t *t)
@@ -157,84 +296,155 @@ static void print_header(const accel_trainer_t *t)
                "%s lr %.3g, %s schedule, %d warm-up steps", cfg->train.global_batch, rt->size,
                cfg->train.grad_accum, t->micro, cfg->train.steps, cfg->optim.name, cfg->optim.lr,
                cfg->optim.schedule, cfg->optim.warmup);
+    ACCEL_INFO("strategy %s%s, precision %s; this rank owns %zu of %zu state elements",
+               cfg->dist.strategy, cfg->dist.hybrid ? " (hybrid: sharded within nodes)" : "",
+               cfg->precision, accel_dist_owned_numel(t->dist), t->model.layout.numel);
+}
+
+/* Signals that ask for a graceful stop (Slurm sends SIGUSR1/SIGTERM before a time limit or
+ * preemption): noted here, acted on by every rank together at the next step boundary. */
+static volatile sig_atomic_t g_stop_signal;
+static void on_stop_signal(int sig) { g_stop_signal = sig; }
+
+void accel_trainer_request_stop(accel_trainer_t *t) { t->stop_requested = true; }
+
+/* One optimizer step: forward/backward over grad_accum micro-batches with the gradient reduction
+ * overlapped, then the decisions every rank takes together, then the update. */
+static accel_status_t train_step(accel_trainer_t *t, int step, step_outcome_t *out)
+{
+    const accel_config_t *cfg = t->cfg;
+    const accel_layout_t *layout = &t->model.layout;
+    const int K = cfg->train.grad_accum;
+    const float scale = (float)(t->scaler.scale / cfg->train.global_batch);
+    double loss_local = 0;
+    for (int k = 0; k < K; k++) {
+        accel_sampler_indices(&t->sampler, k, t->index);
+        accel_status_t rd = load_batch(t, t->index, t->micro, false);
+        if (rd != ACCEL_OK) {   /* this rank alone may have failed: take the job down */
+            ACCEL_ERROR("reading training samples failed: %s; aborting the job", accel_status_str(rd));
+            accel_abort(accel_status_exit_code(rd));
+        }
+        accel_batch_t b = { .n = t->micro, .inputs = t->inputs, .targets = t->targets,
+                            .tokens = t->tokens, .index = t->index,
+                            .hooks = accel_dist_begin_micro(t->dist, k, K) };
+        double l = 0;
+        ACCEL_CHECK(t->model.ops->forward_backward(t->model.state, layout, accel_dist_params(t->dist),
+                                                   accel_dist_micro_grads(t->dist), &b, scale, &l));
+        ACCEL_CHECK(accel_dist_end_micro(t->dist, k, K));
+        loss_local += l;
+    }
+    accel_sampler_advance(&t->sampler);
+    if (cfg->debug.overflow_step == step + 1 && cfg->debug.overflow_rank == t->rt->rank)
+        accel_dist_poison_grads(t->dist);
+
+    int replicas = 1;
+    double sumsq = accel_dist_grad_sumsq(t->dist, &replicas);
+    bool stop_here = t->stop_requested || g_stop_signal ||
+                     (cfg->debug.stop_step == step + 1 && cfg->debug.stop_rank == t->rt->rank);
+    bool overflow = t->scaler.enabled && !accel_dist_grads_finite(t->dist);
+    double flags[4] = { loss_local, stop_here ? 1 : 0, overflow ? 1 : 0, sumsq / replicas }, global[4];
+    if (MPI_Allreduce(flags, global, 4, MPI_DOUBLE, MPI_SUM, t->rt->world) != MPI_SUCCESS)
+        return ACCEL_ERR_MPI;
+    out->loss = global[0] / cfg->train.global_batch;
+    out->stop = global[1] > 0;
+    double old_scale = t->scaler.scale;
+    out->skipped = accel_loss_scaler_update(&t->scaler, global[2] > 0);
+    out->lr = accel_optim_lr(&cfg->optim, cfg->train.steps, t->optim.step);
+    out->grad_norm = 0;
+    if (out->skipped) {
+        ACCEL_WARN("step %d: fp16 gradient overflow on %g rank(s); the step is skipped on every rank, "
+                   "loss scale %g -> %g", step + 1, global[2], old_scale, t->scaler.scale);
+        return ACCEL_OK;
+    }
+    if (!isfinite(out->loss) || !isfinite(global[3])) {
+        ACCEL_ERROR0("the training loss became %g at step %d\n--> hint: lower optim.lr, set "
+                     "train.clip, or use precision=fp32", out->loss, step + 1);
+        return ACCEL_ERR_INVALID;
+    }
+    double norm = sqrt(global[3]) / old_scale;
+    out->grad_norm = norm;
+    double mul = 1.0 / old_scale;
+    if (cfg->train.clip > 0 && norm > cfg->train.clip) mul *= cfg->train.clip / (norm + 1e-6);
+    return accel_dist_step(t->dist, &t->optim, (float)mul, &out->lr);
 }
 
 accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *result)
 {
     const accel_config_t *cfg = t->cfg;
-    const accel_layout_t *layout = &t->model.layout;
-    const float scale = 1.0f / (float)cfg->train.global_batch;
     memset(result, 0, sizeof *result);
     print_header(t);
+    struct sigaction sa, old_usr1, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigaction(SIGUSR1, &sa, &old_usr1);
+    sigaction(SIGTERM, &sa, &old_term);
     double t0 = accel_now(), last_log = t0;
     long samples_since_log = 0;
+    size_t bytes0 = accel_dist_bytes_sent(t->dist);
+    accel_status_t st = ACCEL_OK;
     for (int step = 0; step < cfg->train.steps; step++) {
-        memset(t->grads, 0, sizeof(float) * layout->numel);
-        double loss_local = 0;
-        /* Gradients travel once, at the accumulation boundary, unless sync_each_batch asks for a
-         * reduction after every micro-batch (then each one is computed apart and summed). */
-        bool sync_each = cfg->train.sync_each_batch && cfg->train.grad_accum > 1;
-        for (int k = 0; k < cfg->train.grad_accum; k++) {
-            float *target = sync_each ? t->scratch : t->grads;
-            if (sync_each) memset(t->scratch, 0, sizeof(float) * layout->numel);
-            accel_sampler_indices(&t->sampler, k, t->index);
-            load_batch(t, t->index, t->micro);
-            accel_batch_t b = { .n = t->micro, .inputs = t->inputs, .targets = t->targets, .index = t->index };
-            double l = 0;
-            ACCEL_CHECK(t->model.ops->forward_backward(t->model.state, layout, t->params, target, &b,
-                                                       scale, &l));
-            loss_local += l;
-            if (sync_each) {
-                ACCEL_CHECK(accel_comm_allreduce(t->comm, t->scratch, t->scratch, layout->numel,
-                                                 ACCEL_F32, ACCEL_SUM, NULL));
-                for (size_t i = 0; i < layout->numel; i++) t->grads[i] += t->scratch[i];
-            }
-        }
-        accel_sampler_advance(&t->sampler);
-        if (!sync_each)
-            ACCEL_CHECK(accel_comm_allreduce(t->comm, t->grads, t->grads, layout->numel, ACCEL_F32,
-                                             ACCEL_SUM, NULL));
-        double loss_global = 0;
-        MPI_Allreduce(&loss_local, &loss_global, 1, MPI_DOUBLE, MPI_SUM, accel_comm_mpi(t->comm));
-        double loss = loss_global / cfg->train.global_batch;
-        if (!isfinite(loss)) {
-            ACCEL_ERROR0("the training loss became %g at step %d\n--> hint: lower optim.lr or set "
-                         "train.clip", loss, step + 1);
-            return ACCEL_ERR_INVALID;
-        }
-        double norm = grad_norm(t->grads, layout->numel);
-        if (cfg->train.clip > 0 && norm > cfg->train.clip) {
-            float c = (float)(cfg->train.clip / (norm + 1e-6));
-            for (size_t i = 0; i < layout->numel; i++) t->grads[i] *= c;
-        }
-        double lr = accel_optim_step(&t->optim, t->params, t->grads);
-        if (step == 0) result->first_loss = loss;
-        result->last_loss = loss;
+        step_outcome_t o;
+        st = train_step(t, step, &o);
+        if (st != ACCEL_OK) break;
+        if (step == 0) result->first_loss = o.loss;
+        result->last_loss = o.loss;
         result->steps = step + 1;
+        result->skipped += o.skipped;
         samples_since_log += cfg->train.global_batch;
         if (t->metrics)
             fprintf(t->metrics, "{\"step\": %d, \"loss\": %.9g, \"lr\": %.6g, \"grad_norm\": %.6g, "
-                    "\"time\": %.4f}\n", step + 1, loss, lr, norm, accel_now() - t0);
-        bool last = step + 1 == cfg->train.steps;
+                    "\"loss_scale\": %g, \"skipped\": %s, \"time\": %.4f}\n", step + 1, o.loss, o.lr,
+                    o.grad_norm, t->scaler.scale, o.skipped ? "true" : "false", accel_now() - t0);
+        bool last = step + 1 == cfg->train.steps || o.stop;
         if ((cfg->train.log_every > 0 && (step + 1) % cfg->train.log_every == 0) || last || step == 0) {
             double now = accel_now();
             double rate = samples_since_log / (now - last_log > 1e-9 ? now - last_log : 1e-9);
             double per_step = (now - t0) / (step + 1);
-            ACCEL_INFO("step %5d/%d  loss %.4f  lr %.3e  grad-norm %.3f  %.0f samples/s  %.1f s left",
-                       step + 1, cfg->train.steps, loss, lr, norm, rate,
-                       per_step * (cfg->train.steps - step - 1));
+            ACCEL_INFO("step %5d/%d  loss %.4f  lr %.3e  grad-norm %.3f  %.0f %s/s  %.1f s left",
+                       step + 1, cfg->train.steps, o.loss, o.lr, o.grad_norm, rate * t->units_per_sample,
+                       t->unit_name, per_step * (cfg->train.steps - step - 1));
             last_log = now;
             samples_since_log = 0;
         }
+        if (o.stop) {
+            ACCEL_INFO("stop requested%s: every rank stops after step %d",
+                       g_stop_signal ? " by a signal" : "", step + 1);
+            result->stopped = true;
+            break;
+        }
     }
+    sigaction(SIGUSR1, &old_usr1, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    ACCEL_CHECK(st);
     result->seconds = accel_now() - t0;
+    double exposed, in_flight;
+    accel_dist_sync_times(t->dist, &exposed, &in_flight);
+    result->bytes_per_step = result->steps ? (double)(accel_dist_bytes_sent(t->dist) - bytes0) / result->steps : 0;
+    if (result->steps > 0 && in_flight > 0)
+        ACCEL_INFO("gradient sync: %.2f ms/step in flight, %.2f ms/step exposed after backward "
+                   "(%.0f%% hidden); %.2f MiB sent per step by this rank",
+                   1e3 * in_flight / result->steps, 1e3 * exposed / result->steps,
+                   100.0 * (1.0 - exposed / in_flight),
+                   (double)(accel_dist_bytes_sent(t->dist) - bytes0) / 1048576.0 / result->steps);
+    /* Peak resident memory above start-up, per rank: what the model state, activations and
+     * communication buffers really took (compare with accel estimate-memory). */
+    double mine = (double)(accel_memory_peak() - t->rss_start), peak[2] = { mine, -mine }, ext[2];
+    MPI_Allreduce(peak, ext, 2, MPI_DOUBLE, MPI_MAX, t->rt->world);
+    result->peak_bytes = ext[0];
+    ACCEL_INFO("memory: peak resident %.1f MiB per rank above start-up (max over ranks; min %.1f MiB)",
+               ext[0] / 1048576.0, -ext[1] / 1048576.0);
     double eval_loss, accuracy;
     ACCEL_CHECK(evaluate(t, &eval_loss, &accuracy));
-    ACCEL_INFO("done: %d steps in %.2f s; train loss %.4f -> %.4f; held-out loss %.4f, accuracy %.1f%%",
-               result->steps, result->seconds, result->first_loss, result->last_loss, eval_loss,
-               100.0 * accuracy);
+    char acc[48] = "";
+    if (!t->tokens_model) snprintf(acc, sizeof acc, ", accuracy %.1f%%", 100.0 * accuracy);
+    ACCEL_INFO("done: %d steps in %.2f s; train loss %.4f -> %.4f; held-out loss %.4f%s%s",
+               result->steps, result->seconds, result->first_loss, result->last_loss, eval_loss, acc,
+               result->skipped ? " (some fp16 steps skipped)" : "");
+    if (t->tokens_model && cfg->train.sample_tokens > 0) ACCEL_CHECK(print_sample(t));
     if (t->metrics) {
-        fprintf(t->metrics, "{\"eval_loss\": %.9g, \"eval_accuracy\": %.6g}\n", eval_loss, accuracy);
+        fprintf(t->metrics, "{\"eval_loss\": %.9g, \"eval_accuracy\": %.6g, \"skipped_steps\": %ld, "
+                "\"peak_bytes\": %.0f, \"seconds\": %.4f, \"bytes_sent_per_step\": %.0f}\n", eval_loss,
+                accuracy, result->skipped, result->peak_bytes, result->seconds, result->bytes_per_step);
         fflush(t->metrics);
     }
     return ACCEL_OK;

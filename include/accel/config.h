@@ -1,0 +1,115 @@
+/* Job configuration: one YAML file, overridden by key.sub=value arguments, then by ACCEL_* variables
+ * (ACCEL_TRAIN_STEPS overrides train.steps). Every key is declared once in a schema (src/core/config.c)
+ * with its type, default and help, so unknown keys and wrong types are errors, and the effective
+ * configuration can be printed and stored. */
+#ifndef ACCEL_CONFIG_H
+#define ACCEL_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "accel/status.h"
+
+#define ACCEL_STR_MAX 256
+
+typedef struct {
+    char name[32];                  /* model.name: mlp | gpt */
+    char plugin[ACCEL_STR_MAX];     /* model.plugin: shared library with a user model */
+    /* mlp */
+    int inputs, hidden, classes, depth;
+    /* gpt */
+    int layers, heads, width, context, vocab;
+} accel_model_config_t;
+
+typedef struct {
+    char path[ACCEL_STR_MAX];       /* data.path: HDF5 dataset; empty = built-in data */
+    int64_t samples;                /* data.samples: synthetic training set size */
+    int64_t eval_samples;           /* data.eval_samples: synthetic validation set size */
+    bool drop_last;                 /* data.drop_last */
+    double noise;                   /* data.noise: label noise of the synthetic task */
+} accel_data_config_t;
+
+typedef struct {
+    int steps;                      /* train.steps: optimizer steps */
+    int global_batch;               /* train.global_batch: samples per optimizer step, all ranks */
+    int grad_accum;                 /* train.grad_accum: micro-batches per optimizer step */
+    bool sync_each_batch;           /* train.sync_each_batch */
+    double clip;                    /* train.clip: max global gradient norm, 0 = off */
+    double loss_scale;              /* train.loss_scale: initial fp16 loss scale */
+    int loss_scale_window;          /* train.loss_scale_window: good steps before it doubles */
+    int log_every;                  /* train.log_every */
+    int eval_every;                 /* train.eval_every, 0 = off */
+    char metrics[ACCEL_STR_MAX];    /* train.metrics: JSON-lines file written by rank 0 */
+    int sample_tokens;              /* train.sample_tokens: generated at the end (language models) */
+    char sample_prompt[ACCEL_STR_MAX]; /* train.sample_prompt */
+} accel_train_config_t;
+
+typedef struct {
+    char name[16];                  /* optim.name: adamw | sgd */
+    double lr, beta1, beta2, eps, weight_decay, momentum;
+    char schedule[16];              /* optim.schedule: constant | linear | cosine */
+    int warmup;                     /* optim.warmup: optimizer steps */
+    double min_lr_ratio;            /* optim.min_lr_ratio */
+} accel_optim_config_t;
+
+typedef struct {
+    char strategy[16];              /* dist.strategy: ddp | zero1 | zero2 | zero3 */
+    bool hybrid;                    /* dist.hybrid */
+    double bucket_mb;               /* dist.bucket_mb */
+    char comm_dtype[16];            /* dist.comm_dtype: fp32 | bf16 | fp16 gradient traffic */
+    int fake_nodes;                 /* dist.fake_nodes: test only, group ranks into N pretend nodes */
+    double timeout;                 /* dist.timeout: seconds any wait may take before the job aborts */
+} accel_dist_config_t;
+
+/* Fault injection for tests: a rank raises a stop trigger or an fp16 overflow at a given step. */
+typedef struct {
+    int stop_step, stop_rank;       /* debug.stop_step (0 = off), debug.stop_rank */
+    int overflow_step, overflow_rank; /* debug.overflow_step (0 = off), debug.overflow_rank */
+} accel_debug_config_t;
+
+typedef struct {
+    char level[16];                 /* log.level */
+    bool all_ranks;                 /* log.all_ranks */
+} accel_log_config_t;
+
+typedef struct {
+    uint64_t seed;                  /* seed */
+    char device[16];                /* device: auto | cpu | cuda */
+    char precision[16];             /* precision: fp32 | bf16 | fp16 */
+    int threads;                    /* threads: BLAS/OpenMP threads per rank, 0 = auto */
+    accel_model_config_t model;
+    accel_data_config_t data;
+    accel_train_config_t train;
+    accel_optim_config_t optim;
+    accel_dist_config_t dist;
+    accel_log_config_t log;
+    accel_debug_config_t debug;
+} accel_config_t;
+
+/* Fill cfg with the schema defaults. */
+void accel_config_defaults(accel_config_t *cfg);
+
+/* Load: defaults, then the YAML file (path may be NULL), then "key=value" overrides, then ACCEL_*
+ * variables from envp (NULL = the process environment). On error, *err (if not NULL) receives a
+ * message naming the file, line, key and value; the caller prints it. */
+accel_status_t accel_config_load(accel_config_t *cfg, const char *path, int noverrides,
+                                 char *const overrides[], char *const envp[], char *err,
+                                 size_t errlen);
+
+/* Set one key from text, with type checking ("train.steps", "100"). */
+accel_status_t accel_config_set(accel_config_t *cfg, const char *key, const char *value,
+                                char *err, size_t errlen);
+
+/* Print the effective configuration as YAML (nested, with every key). */
+void accel_config_print(const accel_config_t *cfg, FILE *out);
+/* Same, into a malloc'ed string (stored in checkpoints). */
+char *accel_config_to_yaml(const accel_config_t *cfg);
+
+/* Same, with each key's meaning as a comment above it (accel config). */
+void accel_config_print_commented(const accel_config_t *cfg, FILE *out);
+
+/* True when text looks like a "key=value" override rather than a file name. */
+bool accel_config_is_override(const char *text);
+
+#endif

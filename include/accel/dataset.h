@@ -1,0 +1,118 @@
+/* HDF5 datasets: the on-disk format, a collective MPI-IO loader that reads exactly the requested
+ * samples with hyperslab selections, and serial writers (used by accel_data).
+ *
+ * Format (version 1; docs/datasets.md has the full description):
+ *
+ *   token dataset            file attributes  format = "accel-tokens", version = 1,
+ *                                             vocab (int), tokenizer (string, e.g. "bytes")
+ *     /train/tokens          1-D unsigned 16-bit integers (8-bit allowed when vocab <= 256)
+ *     /val/tokens            same
+ *   Sample i of a split at context T is tokens[i*T .. i*T+T] (T+1 tokens: T inputs and the T
+ *   next-token targets; consecutive samples share one token). nsamples = (ntokens - 1) / T, so the
+ *   context is chosen when the file is opened, not when it is written.
+ *   tokenizer "bytes": byte-level tokens, token = byte value, vocab = 256.
+ *
+ *   classification dataset   file attributes  format = "accel-classification", version = 1,
+ *                                             classes (int)
+ *     /train/inputs          [N, F] float32
+ *     /train/labels          [N] int32, each in [0, classes)
+ *     /val/inputs, /val/labels   same, with their own N
+ *
+ * Readers ignore attributes they do not know (writers add `description`), and refuse a version
+ * newer than theirs. The loader also accepts other integer/float widths (e.g. files written by
+ * h5py), converting on read. */
+#ifndef ACCEL_DATASET_H
+#define ACCEL_DATASET_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "accel/status.h"
+
+#define ACCEL_DATASET_VERSION 1
+#define ACCEL_DATASET_FORMAT_TOKENS "accel-tokens"
+#define ACCEL_DATASET_FORMAT_CLASSIFICATION "accel-classification"
+
+typedef enum {
+    ACCEL_DATASET_TOKENS = 1,
+    ACCEL_DATASET_CLASSIFICATION = 2,
+} accel_dataset_kind_t;
+
+typedef struct {
+    accel_dataset_kind_t kind;
+    int version;
+    const char *path;               /* as given to accel_dataset_open */
+    const char *split;              /* "train", "val" */
+    int64_t nsamples;
+    /* token datasets */
+    int context;                    /* T: a sample is T+1 tokens */
+    int64_t ntokens;                /* tokens in this split */
+    int vocab;
+    int token_bytes;                /* width on disk: 1 or 2 (other integer widths are converted) */
+    char tokenizer[64];
+    /* classification datasets */
+    int features;                   /* F */
+    int classes;
+    /* accounting: dataset elements (tokens, or input values + labels) this rank has read so far.
+     * A read of n samples touches at most n*(T+1) tokens or n*(F+1) values: no rank reads more. */
+    int64_t elements_read;
+} accel_dataset_info_t;
+
+typedef struct accel_dataset accel_dataset_t;
+
+/* Open split `split` of the dataset at `path`, collectively over `comm` (every rank of comm calls
+ * it with the same arguments) with the MPI-IO driver. `context` (T) is used by token datasets and
+ * ignored by classification datasets. Validates format, version and shapes; on failure rank 0 of
+ * comm logs what is wrong (naming file and dataset) and every rank returns the same status:
+ * ACCEL_ERR_NOT_FOUND (no file, no split), ACCEL_ERR_CORRUPT (not HDF5, wrong format, bad shapes),
+ * ACCEL_ERR_UNSUPPORTED (newer version), ACCEL_ERR_SHAPE (too few tokens for one sample),
+ * ACCEL_ERR_INVALID (bad arguments). */
+accel_status_t accel_dataset_open(const char *path, const char *split, int context, MPI_Comm comm,
+                                  accel_dataset_t **out);
+/* Collective over the communicator the dataset was opened with. NULL is ignored. */
+void accel_dataset_close(accel_dataset_t *ds);
+const accel_dataset_info_t *accel_dataset_info(const accel_dataset_t *ds);
+
+/* Read samples indices[0..n) (each in [0, nsamples); any order, duplicates allowed) into
+ * accel_batch_t-compatible buffers, sample j at row j:
+ *   token datasets:          tokens[n * (T+1)] (int32); inputs and labels may be NULL
+ *   classification datasets: inputs[n * F] (float) and labels[n] (int32); tokens may be NULL
+ * The samples are read with one hyperslab selection per HDF5 dataset (the union of the samples'
+ * blocks) and one independent H5Dread, so ranks may call it with different n, different numbers
+ * of times, or not at all. Not collective. A token outside [0, vocab), a label outside
+ * [0, classes) or a non-finite input is ACCEL_ERR_CORRUPT (logged with file, dataset, sample);
+ * an index out of range is ACCEL_ERR_INVALID. Errors are local to the calling rank: a caller
+ * that must stay in step with other ranks agrees on the outcome (e.g. MPI_Allreduce of a flag). */
+accel_status_t accel_dataset_read(accel_dataset_t *ds, const int64_t *indices, int n,
+                                  int32_t *tokens, float *inputs, int32_t *labels);
+
+/* Serial writers (one process). The file is written to a temporary name beside `path`, flushed
+ * to disk and renamed over `path`, so a failure never leaves a half-written dataset.
+ * Token stream: `stream` holds ntrain + nval tokens of token_bytes (1: uint8, needs vocab <= 256;
+ * 2: uint16, needs vocab <= 65536) each; the first ntrain form /train/tokens, the rest /val/tokens.
+ * `description` (may be NULL) is stored as an attribute for people reading the file. */
+accel_status_t accel_dataset_write_tokens(const char *path, const char *tokenizer, int vocab,
+                                          const void *stream, int token_bytes, int64_t ntrain,
+                                          int64_t nval, const char *description);
+accel_status_t accel_dataset_write_classification(const char *path, int classes, int features,
+                                                  const float *train_inputs,
+                                                  const int32_t *train_labels, int64_t ntrain,
+                                                  const float *val_inputs,
+                                                  const int32_t *val_labels, int64_t nval,
+                                                  const char *description);
+
+/* Text corpora. The default corpus is the license texts every Debian system has (package
+ * base-files), tokenised byte by byte. */
+#define ACCEL_CORPUS_DEFAULT_INPUT "/usr/share/common-licenses"
+#define ACCEL_CORPUS_DEFAULT_OUTPUT "data/corpus.h5"
+
+/* Byte-level tokenise the inputs (files, or directories read recursively in name order; none = the
+ * default corpus) into a token dataset at `output`: the last val_fraction of the stream is /val.
+ * Lists each file read on `progress` (may be NULL). On error, err says what and why. */
+accel_status_t accel_corpus_prepare(const char *const *inputs, int ninputs, const char *output,
+                                    double val_fraction, int context, FILE *progress, char *err,
+                                    size_t errlen);
+
+#endif

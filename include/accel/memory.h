@@ -1,0 +1,36 @@
+/* Memory per rank: the estimate behind `accel estimate-memory`, and the resident-set readings that
+ * benchmarks compare it with. */
+#ifndef ACCEL_MEMORY_H
+#define ACCEL_MEMORY_H
+
+#include <stddef.h>
+
+#include "accel/arena.h"
+#include "accel/config.h"
+#include "accel/dist.h"
+#include "accel/model.h"
+
+typedef struct {
+    size_t params;                  /* parameters the model reads (replicated, or gathered layers) */
+    size_t grads;                   /* full-size gradients, or shards plus layers in flight */
+    size_t master;                  /* fp32 master slices kept apart from the parameters (ZeRO) */
+    size_t optim;                   /* optimizer moments */
+    size_t activations;             /* forward/backward buffers for one micro-batch */
+    size_t comm;                    /* staging and MPI temporary buffers */
+    size_t total;
+    double psi;                     /* parameters (elements, padding included) */
+    double paper_bytes_per_param;   /* the ZeRO paper's model-state accounting (mixed-precision Adam) */
+} accel_memory_estimate_t;
+
+/* Estimate for `strategy` on `world` ranks with `ranks_per_node` per node (hybrid shards within a
+ * node). The layout is the model's unpadded tensor table. */
+accel_status_t accel_memory_estimate(const accel_config_t *cfg, const accel_model_ops_t *model,
+                                     const accel_layout_t *layout, accel_strategy_t strategy,
+                                     bool hybrid, int world, int ranks_per_node,
+                                     accel_memory_estimate_t *out);
+
+/* Resident memory of this process now and at its peak (VmRSS, VmHWM), in bytes; 0 if unknown. */
+size_t accel_memory_resident(void);
+size_t accel_memory_peak(void);
+
+#endif

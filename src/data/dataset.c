@@ -1,0 +1,758 @@
+/* HDF5 datasets (format in include/accel/dataset.h and docs/datasets.md): a loader that opens a
+ * split collectively with the MPI-IO driver and reads exactly the requested samples, and serial
+ * writers that publish a file atomically (temporary name, fsync, rename).
+ *
+ * A read sorts and de-duplicates the requested samples, merges their element ranges into disjoint
+ * intervals (consecutive token samples share a token, so their blocks overlap), selects the union
+ * of those intervals with H5S_SELECT_OR, and issues one independent H5Dread into a packed buffer.
+ * HDF5 delivers a hyperslab union in file order, whatever order the blocks were added in, so the
+ * samples are then copied from the packed buffer into request order (validating every value). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <hdf5.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "accel/dataset.h"
+#include "accel/log.h"
+
+struct accel_dataset {
+    accel_dataset_info_t info;
+    char *path;
+    char split[32];
+    MPI_Comm comm;
+    int rank;
+    hid_t file, fapl, dxpl;
+    hid_t data;                     /* /split/tokens or /split/inputs */
+    hid_t labels;                   /* /split/labels (classification) */
+    hid_t tok_memtype;              /* memory type tokens are read as */
+    size_t tok_memsize;
+};
+
+/* Errors found identically by every rank (open-time validation) are printed once, by rank 0 of the
+ * dataset's communicator; errors of one rank's read are printed by that rank. */
+static void ds_error(int rank, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void ds_error(int rank, const char *fmt, ...)
+{
+    if (rank != 0) return;
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    accel_log(ACCEL_LOG_ERROR, false, "%s", msg);
+}
+
+/* ------------------------------------------------------------------ attributes */
+
+/* Read a string attribute of the root group (fixed or variable length, any character set, so
+ * files written by h5py are accepted). Returns 1 when found, 0 when absent, -1 when not a string. */
+static int read_str_attr(hid_t file, const char *name, char *buf, size_t len)
+{
+    int ret = -1;
+    hid_t attr = -1, ftype = -1, mtype = -1, space = -1;
+    htri_t exists;
+    H5E_BEGIN_TRY { exists = H5Aexists(file, name); } H5E_END_TRY;
+    if (exists <= 0) return 0;
+    H5E_BEGIN_TRY {
+        attr = H5Aopen(file, name, H5P_DEFAULT);
+        if (attr >= 0) ftype = H5Aget_type(attr);
+        if (attr >= 0) space = H5Aget_space(attr);
+    } H5E_END_TRY;
+    if (ftype < 0 || space < 0 || H5Tget_class(ftype) != H5T_STRING ||
+        H5Sget_simple_extent_npoints(space) != 1)
+        goto out;
+    mtype = H5Tcopy(ftype);
+    if (H5Tis_variable_str(ftype) > 0) {
+        char *s = NULL;
+        herr_t e;
+        H5E_BEGIN_TRY { e = H5Aread(attr, mtype, &s); } H5E_END_TRY;
+        if (e < 0 || !s) goto out;
+        snprintf(buf, len, "%s", s);
+        H5free_memory(s);
+    } else {
+        size_t sz = H5Tget_size(ftype);
+        char *tmp = calloc(sz + 1, 1);
+        herr_t e = -1;
+        if (tmp) H5E_BEGIN_TRY { e = H5Aread(attr, mtype, tmp); } H5E_END_TRY;
+        if (e < 0) { free(tmp); goto out; }
+        size_t n = strnlen(tmp, sz);
+        while (n > 0 && tmp[n - 1] == ' ') n--;       /* H5T_STR_SPACEPAD */
+        tmp[n] = '\0';
+        snprintf(buf, len, "%s", tmp);
+        free(tmp);
+    }
+    ret = 1;
+out:
+    if (mtype >= 0) H5Tclose(mtype);
+    if (space >= 0) H5Sclose(space);
+    if (ftype >= 0) H5Tclose(ftype);
+    if (attr >= 0) H5Aclose(attr);
+    return ret;
+}
+
+/* Integer attribute of the root group: 1 found, 0 absent, -1 not a scalar integer. */
+static int read_int_attr(hid_t file, const char *name, long long *value)
+{
+    int ret = -1;
+    hid_t attr = -1, ftype = -1, space = -1;
+    htri_t exists;
+    H5E_BEGIN_TRY { exists = H5Aexists(file, name); } H5E_END_TRY;
+    if (exists <= 0) return 0;
+    H5E_BEGIN_TRY {
+        attr = H5Aopen(file, name, H5P_DEFAULT);
+        if (attr >= 0) ftype = H5Aget_type(attr);
+        if (attr >= 0) space = H5Aget_space(attr);
+    } H5E_END_TRY;
+    if (ftype >= 0 && space >= 0 && H5Tget_class(ftype) == H5T_INTEGER &&
+        H5Sget_simple_extent_npoints(space) == 1) {
+        herr_t e;
+        H5E_BEGIN_TRY { e = H5Aread(attr, H5T_NATIVE_LLONG, value); } H5E_END_TRY;
+        if (e >= 0) ret = 1;
+    }
+    if (space >= 0) H5Sclose(space);
+    if (ftype >= 0) H5Tclose(ftype);
+    if (attr >= 0) H5Aclose(attr);
+    return ret;
+}
+
+/* ------------------------------------------------------------------ open */
+
+/* The HDF5 superblock signature sits at byte 0 or, after a user block, at 512, 1024, 2048, ...
+ * Checked by hand rather than with H5Fis_hdf5, which opens the file with the serial driver and
+ * takes a file lock (refused on parallel file systems mounted without flock). */
+static int has_hdf5_signature(const char *path, long long size)
+{
+    static const unsigned char sig[8] = { 0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n' };
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    int found = 0;
+    for (long long off = 0; !found && off + 8 <= size; off = off ? 2 * off : 512) {
+        unsigned char buf[8];
+        found = fseek(f, (long)off, SEEK_SET) == 0 && fread(buf, 1, 8, f) == 8 && !memcmp(buf, sig, 8);
+    }
+    fclose(f);
+    return found;
+}
+
+static accel_status_t open_dataset(accel_dataset_t *ds, const char *name, hid_t *out)
+{
+    char full[96];
+    snprintf(full, sizeof full, "/%s/%s", ds->split, name);
+    htri_t exists;
+    H5E_BEGIN_TRY { exists = H5Lexists(ds->file, full, H5P_DEFAULT); } H5E_END_TRY;
+    if (exists > 0) H5E_BEGIN_TRY { *out = H5Dopen2(ds->file, full, H5P_DEFAULT); } H5E_END_TRY;
+    if (exists <= 0 || *out < 0) {
+        ds_error(ds->rank, "%s: dataset %s is missing (a %s file has /%s/%s)\n--> hint: the file is "
+                 "incomplete or was not written by accel_data; list it with: h5ls -r %s", ds->path,
+                 full, ds->info.kind == ACCEL_DATASET_TOKENS ? ACCEL_DATASET_FORMAT_TOKENS
+                 : ACCEL_DATASET_FORMAT_CLASSIFICATION, ds->split, name, ds->path);
+        return ACCEL_ERR_CORRUPT;
+    }
+    return ACCEL_OK;
+}
+
+/* Rank and dims of an open dataset's extent, and its type class and size. */
+static int dataset_shape(hid_t dset, hsize_t dims[2], H5T_class_t *cls, size_t *size, H5T_sign_t *sign)
+{
+    hid_t space = H5Dget_space(dset), type = H5Dget_type(dset);
+    int rank = H5Sget_simple_extent_ndims(space);
+    if (rank >= 1 && rank <= 2) H5Sget_simple_extent_dims(space, dims, NULL);
+    *cls = H5Tget_class(type);
+    *size = H5Tget_size(type);
+    *sign = *cls == H5T_INTEGER ? H5Tget_sign(type) : H5T_SGN_NONE;
+    H5Tclose(type);
+    H5Sclose(space);
+    return rank;
+}
+
+static accel_status_t open_tokens(accel_dataset_t *ds, int context)
+{
+    accel_dataset_info_t *in = &ds->info;
+    long long vocab = 0;
+    int r = read_int_attr(ds->file, "vocab", &vocab);
+    if (r <= 0 || vocab <= 0 || vocab > INT32_MAX) {
+        ds_error(ds->rank, "%s: attribute 'vocab' is %s\n--> hint: a token file states its vocabulary "
+                 "size as a positive integer attribute 'vocab' (256 for byte-level tokens)",
+                 ds->path, r == 0 ? "missing" : r < 0 ? "not an integer" : "not positive");
+        return ACCEL_ERR_CORRUPT;
+    }
+    in->vocab = (int)vocab;
+    if (read_str_attr(ds->file, "tokenizer", in->tokenizer, sizeof in->tokenizer) <= 0)
+        snprintf(in->tokenizer, sizeof in->tokenizer, "unknown");
+    ACCEL_CHECK(open_dataset(ds, "tokens", &ds->data));
+    hsize_t dims[2] = { 0, 0 };
+    H5T_class_t cls;
+    size_t size;
+    H5T_sign_t sign;
+    int rank = dataset_shape(ds->data, dims, &cls, &size, &sign);
+    if (rank != 1 || cls != H5T_INTEGER) {
+        ds_error(ds->rank, "%s: dataset /%s/tokens must be a 1-D integer array, but it is %d-D of %s"
+                 "\n--> hint: write tokens as a flat uint16 (or uint8) array", ds->path, ds->split,
+                 rank, cls == H5T_INTEGER ? "integers" : cls == H5T_FLOAT ? "floats" : "another type");
+        return ACCEL_ERR_CORRUPT;
+    }
+    in->token_bytes = (int)size;
+    if (size == 1 && sign == H5T_SGN_NONE) {
+        ds->tok_memtype = H5T_NATIVE_UINT8;
+        ds->tok_memsize = 1;
+    } else if (size == 2 && sign == H5T_SGN_NONE) {
+        ds->tok_memtype = H5T_NATIVE_UINT16;
+        ds->tok_memsize = 2;
+    } else {
+        ds->tok_memtype = H5T_NATIVE_INT64;   /* converted by HDF5, range-checked on copy */
+        ds->tok_memsize = 8;
+    }
+    in->ntokens = (int64_t)dims[0];
+    if (context <= 0) {
+        ds_error(ds->rank, "%s: context %d is not positive\n--> hint: a token sample is context+1 "
+                 "tokens; set model.context", ds->path, context);
+        return ACCEL_ERR_INVALID;
+    }
+    in->context = context;
+    in->nsamples = in->ntokens > 0 ? (in->ntokens - 1) / context : 0;
+    if (in->nsamples < 1) {
+        ds_error(ds->rank, "%s: split '%s' holds %lld tokens, too few for one sample at context %d "
+                 "(needs %d)\n--> hint: use a smaller context or a bigger corpus",
+                 ds->path, ds->split, (long long)in->ntokens, context, context + 1);
+        return ACCEL_ERR_SHAPE;
+    }
+    return ACCEL_OK;
+}
+
+static accel_status_t open_classification(accel_dataset_t *ds)
+{
+    accel_dataset_info_t *in = &ds->info;
+    long long classes = 0;
+    int r = read_int_attr(ds->file, "classes", &classes);
+    if (r <= 0 || classes <= 0 || classes > INT32_MAX) {
+        ds_error(ds->rank, "%s: attribute 'classes' is %s\n--> hint: a classification file states "
+                 "its number of classes as a positive integer attribute 'classes'", ds->path,
+                 r == 0 ? "missing" : r < 0 ? "not an integer" : "not positive");
+        return ACCEL_ERR_CORRUPT;
+    }
+    in->classes = (int)classes;
+    ACCEL_CHECK(open_dataset(ds, "inputs", &ds->data));
+    ACCEL_CHECK(open_dataset(ds, "labels", &ds->labels));
+    hsize_t xd[2] = { 0, 0 }, yd[2] = { 0, 0 };
+    H5T_class_t xc, yc;
+    size_t xs, ys;
+    H5T_sign_t sg;
+    int xr = dataset_shape(ds->data, xd, &xc, &xs, &sg);
+    int yr = dataset_shape(ds->labels, yd, &yc, &ys, &sg);
+    if (xr != 2 || xc != H5T_FLOAT || xd[1] == 0 || xd[1] > INT32_MAX) {
+        ds_error(ds->rank, "%s: dataset /%s/inputs must be a 2-D float array [N, features], but it is "
+                 "%d-D of %s\n--> hint: write inputs as float32 [N, F]", ds->path, ds->split, xr,
+                 xc == H5T_FLOAT ? "floats" : xc == H5T_INTEGER ? "integers" : "another type");
+        return ACCEL_ERR_CORRUPT;
+    }
+    if (yr != 1 || yc != H5T_INTEGER) {
+        ds_error(ds->rank, "%s: dataset /%s/labels must be a 1-D integer array [N], but it is %d-D of "
+                 "%s\n--> hint: write labels as int32 [N]", ds->path, ds->split, yr,
+                 yc == H5T_INTEGER ? "integers" : yc == H5T_FLOAT ? "floats" : "another type");
+        return ACCEL_ERR_CORRUPT;
+    }
+    if (xd[0] != yd[0]) {
+        ds_error(ds->rank, "%s: /%s/inputs has %llu rows but /%s/labels has %llu\n--> hint: every "
+                 "sample needs one input row and one label", ds->path, ds->split,
+                 (unsigned long long)xd[0], ds->split, (unsigned long long)yd[0]);
+        return ACCEL_ERR_CORRUPT;
+    }
+    in->features = (int)xd[1];
+    in->nsamples = (int64_t)xd[0];
+    if (in->nsamples < 1) {
+        ds_error(ds->rank, "%s: split '%s' holds no samples\n--> hint: write at least one sample per "
+                 "split", ds->path, ds->split);
+        return ACCEL_ERR_SHAPE;
+    }
+    return ACCEL_OK;
+}
+
+accel_status_t accel_dataset_open(const char *path, const char *split, int context, MPI_Comm comm,
+                                  accel_dataset_t **out)
+{
+    *out = NULL;
+    accel_status_t st = ACCEL_OK;
+    accel_dataset_t *ds = calloc(1, sizeof *ds);
+    if (!ds) return ACCEL_ERR_NOMEM;
+    ds->file = ds->fapl = ds->dxpl = ds->data = ds->labels = -1;
+    ds->comm = comm;
+    MPI_Comm_rank(comm, &ds->rank);
+    if (!path || !*path || !split || !*split || strlen(split) >= sizeof ds->split ||
+        strchr(split, '/')) {
+        ds_error(ds->rank, "accel_dataset_open: bad arguments (path '%s', split '%s')",
+                 path ? path : "(null)", split ? split : "(null)");
+        st = ACCEL_ERR_INVALID;
+        goto fail;
+    }
+    ds->path = strdup(path);
+    if (!ds->path) { st = ACCEL_ERR_NOMEM; goto fail; }
+    snprintf(ds->split, sizeof ds->split, "%s", split);
+    ds->info.path = ds->path;
+    ds->info.split = ds->split;
+
+    /* Checks that every rank makes alike (same shared file), before the collective open, so the
+     * messages say what is wrong instead of dumping an HDF5 error stack. */
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        ds_error(ds->rank, "cannot open dataset '%s': %s\n--> hint: create one with 'accel_data "
+                 "prepare' or 'accel_data synth'", path, strerror(errno));
+        st = ACCEL_ERR_NOT_FOUND;
+        goto fail;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        ds_error(ds->rank, "dataset '%s' is not a regular file", path);
+        st = ACCEL_ERR_INVALID;
+        goto fail;
+    }
+    if (!has_hdf5_signature(path, (long long)sb.st_size)) {
+        ds_error(ds->rank, "'%s' is not an HDF5 file\n--> hint: accel datasets are HDF5 files made "
+                 "by 'accel_data prepare' (text) or 'accel_data synth'", path);
+        st = ACCEL_ERR_CORRUPT;
+        goto fail;
+    }
+
+    ds->fapl = H5Pcreate(H5P_FILE_ACCESS);
+    ds->dxpl = H5Pcreate(H5P_DATASET_XFER);
+    if (ds->fapl < 0 || ds->dxpl < 0 || H5Pset_fapl_mpio(ds->fapl, comm, MPI_INFO_NULL) < 0 ||
+        H5Pset_dxpl_mpio(ds->dxpl, H5FD_MPIO_INDEPENDENT) < 0) {
+        ds_error(ds->rank, "%s: cannot set up the MPI-IO driver", path);
+        st = ACCEL_ERR_HDF5;
+        goto fail;
+    }
+    /* Metadata (attributes, dataset headers) is read by every rank; all reads are independent. */
+    H5E_BEGIN_TRY { ds->file = H5Fopen(path, H5F_ACC_RDONLY, ds->fapl); } H5E_END_TRY;
+    if (ds->file < 0) {
+        ds_error(ds->rank, "%s: HDF5 cannot open the file (truncated or damaged?)\n--> hint: check it "
+                 "with: h5dump -H %s", path, path);
+        st = ACCEL_ERR_CORRUPT;
+        goto fail;
+    }
+
+    char format[64] = "";
+    int r = read_str_attr(ds->file, "format", format, sizeof format);
+    if (r <= 0) {
+        ds_error(ds->rank, "%s: not an accel dataset: the file attribute 'format' is %s\n--> hint: "
+                 "expected format \"%s\" or \"%s\"; make datasets with accel_data", path,
+                 r == 0 ? "missing" : "not a string", ACCEL_DATASET_FORMAT_TOKENS,
+                 ACCEL_DATASET_FORMAT_CLASSIFICATION);
+        st = ACCEL_ERR_CORRUPT;
+        goto fail;
+    }
+    if (!strcmp(format, ACCEL_DATASET_FORMAT_TOKENS)) ds->info.kind = ACCEL_DATASET_TOKENS;
+    else if (!strcmp(format, ACCEL_DATASET_FORMAT_CLASSIFICATION)) ds->info.kind = ACCEL_DATASET_CLASSIFICATION;
+    else {
+        ds_error(ds->rank, "%s: unknown dataset format \"%s\"\n--> hint: expected \"%s\" or \"%s\"",
+                 path, format, ACCEL_DATASET_FORMAT_TOKENS, ACCEL_DATASET_FORMAT_CLASSIFICATION);
+        st = ACCEL_ERR_CORRUPT;
+        goto fail;
+    }
+    long long version = 0;
+    r = read_int_attr(ds->file, "version", &version);
+    if (r <= 0 || version < 1) {
+        ds_error(ds->rank, "%s: attribute 'version' is %s\n--> hint: a %s file carries an integer "
+                 "attribute 'version' = %d", path, r == 0 ? "missing" : r < 0 ? "not an integer"
+                 : "not positive", format, ACCEL_DATASET_VERSION);
+        st = ACCEL_ERR_CORRUPT;
+        goto fail;
+    }
+    if (version > ACCEL_DATASET_VERSION) {
+        ds_error(ds->rank, "%s: %s version %lld is newer than this accel reads (%d)\n--> hint: "
+                 "upgrade accel", path, format, version, ACCEL_DATASET_VERSION);
+        st = ACCEL_ERR_UNSUPPORTED;
+        goto fail;
+    }
+    ds->info.version = (int)version;
+
+    char group[40];
+    snprintf(group, sizeof group, "/%s", split);
+    htri_t has_split;
+    H5E_BEGIN_TRY { has_split = H5Lexists(ds->file, group, H5P_DEFAULT); } H5E_END_TRY;
+    if (has_split <= 0) {
+        ds_error(ds->rank, "%s: there is no split '%s' (group %s)\n--> hint: accel datasets have the "
+                 "splits 'train' and 'val'", path, split, group);
+        st = ACCEL_ERR_NOT_FOUND;
+        goto fail;
+    }
+    if (ds->info.kind == ACCEL_DATASET_TOKENS) st = open_tokens(ds, context);
+    else st = open_classification(ds);
+    if (st != ACCEL_OK) goto fail;
+    *out = ds;
+    return ACCEL_OK;
+fail:
+    accel_dataset_close(ds);
+    return st;
+}
+
+void accel_dataset_close(accel_dataset_t *ds)
+{
+    if (!ds) return;
+    if (ds->labels >= 0) H5Dclose(ds->labels);
+    if (ds->data >= 0) H5Dclose(ds->data);
+    if (ds->file >= 0) H5Fclose(ds->file);
+    if (ds->dxpl >= 0) H5Pclose(ds->dxpl);
+    if (ds->fapl >= 0) H5Pclose(ds->fapl);
+    free(ds->path);
+    free(ds);
+}
+
+const accel_dataset_info_t *accel_dataset_info(const accel_dataset_t *ds)
+{
+    return &ds->info;
+}
+
+/* ------------------------------------------------------------------ read */
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The unique requested samples in file order, and where each one's elements start in the packed
+ * buffer the union selection is read into. */
+typedef struct {
+    int64_t *uniq;                  /* sorted unique sample indices */
+    int64_t *packed;                /* element offset of uniq[k] in the packed buffer */
+    int nuniq;
+    hsize_t *istart, *ilen;         /* disjoint element intervals, in file order */
+    int nint;
+    hsize_t total;                  /* elements in the union */
+} plan_t;
+
+static void plan_free(plan_t *p)
+{
+    free(p->uniq);
+    free(p->packed);
+    free(p->istart);
+    free(p->ilen);
+}
+
+/* Sample i covers elements [i*stride, i*stride + span) of the dataset's first dimension. */
+static accel_status_t plan_build(plan_t *p, const int64_t *indices, int n, int64_t stride, int64_t span)
+{
+    memset(p, 0, sizeof *p);
+    p->uniq = malloc(sizeof *p->uniq * (size_t)n);
+    p->packed = malloc(sizeof *p->packed * (size_t)n);
+    p->istart = malloc(sizeof *p->istart * (size_t)n);
+    p->ilen = malloc(sizeof *p->ilen * (size_t)n);
+    if (!p->uniq || !p->packed || !p->istart || !p->ilen) return ACCEL_ERR_NOMEM;
+    memcpy(p->uniq, indices, sizeof *p->uniq * (size_t)n);
+    qsort(p->uniq, (size_t)n, sizeof *p->uniq, cmp_i64);
+    int u = 0;
+    for (int k = 0; k < n; k++)
+        if (u == 0 || p->uniq[u - 1] != p->uniq[k]) p->uniq[u++] = p->uniq[k];
+    p->nuniq = u;
+    hsize_t base = 0;               /* packed offset of the current interval */
+    for (int k = 0; k < u; k++) {
+        hsize_t s = (hsize_t)(p->uniq[k] * stride), e = s + (hsize_t)span;
+        if (p->nint > 0 && s <= p->istart[p->nint - 1] + p->ilen[p->nint - 1]) {
+            hsize_t *len = &p->ilen[p->nint - 1];
+            if (e > p->istart[p->nint - 1] + *len) *len = e - p->istart[p->nint - 1];
+        } else {
+            if (p->nint > 0) base += p->ilen[p->nint - 1];
+            p->istart[p->nint] = s;
+            p->ilen[p->nint] = e - s;
+            p->nint++;
+        }
+        p->packed[k] = (int64_t)(base + (s - p->istart[p->nint - 1]));
+    }
+    p->total = base + p->ilen[p->nint - 1];
+    return ACCEL_OK;
+}
+
+static int plan_find(const plan_t *p, int64_t index)
+{
+    const int64_t *hit = bsearch(&index, p->uniq, (size_t)p->nuniq, sizeof *p->uniq, cmp_i64);
+    return (int)(hit - p->uniq);
+}
+
+/* Read the union of the plan's intervals (rows of `cols` elements) from dset into buf. */
+static accel_status_t read_union(accel_dataset_t *ds, hid_t dset, const plan_t *p, hsize_t cols,
+                                 hid_t memtype, void *buf, const char *what)
+{
+    accel_status_t st = ACCEL_OK;
+    hid_t fspace = H5Dget_space(dset), mspace = -1;
+    int rank = H5Sget_simple_extent_ndims(fspace);
+    herr_t e = fspace < 0 ? -1 : 0;
+    for (int k = 0; k < p->nint && e >= 0; k++) {
+        hsize_t start[2] = { p->istart[k], 0 }, count[2] = { p->ilen[k], cols };
+        e = H5Sselect_hyperslab(fspace, k == 0 ? H5S_SELECT_SET : H5S_SELECT_OR, start, NULL, count, NULL);
+    }
+    hsize_t npoints = p->total * (rank == 2 ? cols : 1);
+    if (e >= 0 && (hsize_t)H5Sget_select_npoints(fspace) != npoints) e = -1;
+    if (e >= 0) mspace = H5Screate_simple(1, &npoints, NULL);
+    if (e >= 0 && mspace >= 0) e = H5Dread(dset, memtype, mspace, fspace, ds->dxpl, buf);
+    if (e < 0 || mspace < 0) {
+        ACCEL_ERROR("%s: reading %llu elements of /%s/%s in %d blocks failed\n--> hint: the file may "
+                    "be truncated; check it with h5dump", ds->path, (unsigned long long)npoints,
+                    ds->split, what, p->nint);
+        st = ACCEL_ERR_HDF5;
+    } else {
+        ds->info.elements_read += (int64_t)npoints;
+    }
+    if (mspace >= 0) H5Sclose(mspace);
+    if (fspace >= 0) H5Sclose(fspace);
+    return st;
+}
+
+static accel_status_t read_tokens(accel_dataset_t *ds, const int64_t *indices, int n, int32_t *tokens)
+{
+    const accel_dataset_info_t *in = &ds->info;
+    const int64_t T = in->context, row = T + 1;
+    plan_t p;
+    accel_status_t st = plan_build(&p, indices, n, T, row);
+    void *buf = NULL;
+    if (st == ACCEL_OK) {
+        buf = malloc(ds->tok_memsize * (size_t)p.total);
+        if (!buf) st = ACCEL_ERR_NOMEM;
+    }
+    if (st == ACCEL_OK) st = read_union(ds, ds->data, &p, 1, ds->tok_memtype, buf, "tokens");
+    for (int j = 0; j < n && st == ACCEL_OK; j++) {
+        int k = plan_find(&p, indices[j]);
+        int64_t off = p.packed[k];
+        int32_t *dst = tokens + (size_t)j * (size_t)row;
+        for (int64_t t = 0; t < row; t++) {
+            int64_t v = ds->tok_memsize == 1 ? ((const uint8_t *)buf)[off + t]
+                        : ds->tok_memsize == 2 ? ((const uint16_t *)buf)[off + t]
+                        : ((const int64_t *)buf)[off + t];
+            if (v < 0 || v >= in->vocab) {
+                ACCEL_ERROR("%s: /%s/tokens[%lld] = %lld (in sample %lld) is outside [0, vocab=%d): "
+                            "corrupt data\n--> hint: the file is damaged or its 'vocab' attribute is "
+                            "wrong; inspect it with h5dump -d /%s/tokens -s %lld -c 1 %s", ds->path,
+                            ds->split, (long long)(indices[j] * T + t), (long long)v,
+                            (long long)indices[j], in->vocab, ds->split,
+                            (long long)(indices[j] * T + t), ds->path);
+                st = ACCEL_ERR_CORRUPT;
+                break;
+            }
+            dst[t] = (int32_t)v;
+        }
+    }
+    free(buf);
+    plan_free(&p);
+    return st;
+}
+
+static accel_status_t read_classification(accel_dataset_t *ds, const int64_t *indices, int n,
+                                          float *inputs, int32_t *labels)
+{
+    const accel_dataset_info_t *in = &ds->info;
+    const size_t F = (size_t)in->features;
+    plan_t p;
+    accel_status_t st = plan_build(&p, indices, n, 1, 1);
+    float *xb = NULL;
+    int32_t *yb = NULL;
+    if (st == ACCEL_OK) {
+        xb = malloc(sizeof *xb * F * (size_t)p.total);
+        yb = malloc(sizeof *yb * (size_t)p.total);
+        if (!xb || !yb) st = ACCEL_ERR_NOMEM;
+    }
+    if (st == ACCEL_OK) st = read_union(ds, ds->data, &p, F, H5T_NATIVE_FLOAT, xb, "inputs");
+    if (st == ACCEL_OK) st = read_union(ds, ds->labels, &p, 1, H5T_NATIVE_INT32, yb, "labels");
+    for (int j = 0; j < n && st == ACCEL_OK; j++) {
+        int64_t off = p.packed[plan_find(&p, indices[j])];
+        int32_t y = yb[off];
+        if (y < 0 || y >= in->classes) {
+            ACCEL_ERROR("%s: /%s/labels[%lld] = %d is outside [0, classes=%d): corrupt data\n--> hint: "
+                        "the file is damaged or its 'classes' attribute is wrong", ds->path, ds->split,
+                        (long long)indices[j], (int)y, in->classes);
+            st = ACCEL_ERR_CORRUPT;
+            break;
+        }
+        const float *src = xb + (size_t)off * F;
+        for (size_t f = 0; f < F; f++) {
+            if (!isfinite(src[f])) {
+                ACCEL_ERROR("%s: /%s/inputs[%lld][%zu] is %g: corrupt data\n--> hint: inputs must be "
+                            "finite numbers", ds->path, ds->split, (long long)indices[j], f,
+                            (double)src[f]);
+                st = ACCEL_ERR_CORRUPT;
+                break;
+            }
+        }
+        if (st != ACCEL_OK) break;
+        memcpy(inputs + (size_t)j * F, src, sizeof *inputs * F);
+        labels[j] = y;
+    }
+    free(xb);
+    free(yb);
+    plan_free(&p);
+    return st;
+}
+
+accel_status_t accel_dataset_read(accel_dataset_t *ds, const int64_t *indices, int n,
+                                  int32_t *tokens, float *inputs, int32_t *labels)
+{
+    if (!ds || n < 0 || (n > 0 && !indices)) return ACCEL_ERR_INVALID;
+    if (n == 0) return ACCEL_OK;
+    const accel_dataset_info_t *in = &ds->info;
+    for (int j = 0; j < n; j++) {
+        if (indices[j] < 0 || indices[j] >= in->nsamples) {
+            ACCEL_ERROR("%s: sample index %lld is outside split '%s' (%lld samples)\n--> hint: the "
+                        "sampler and the dataset disagree on the dataset size", ds->path,
+                        (long long)indices[j], ds->split, (long long)in->nsamples);
+            return ACCEL_ERR_INVALID;
+        }
+    }
+    if (in->kind == ACCEL_DATASET_TOKENS) {
+        if (!tokens) return ACCEL_ERR_INVALID;
+        return read_tokens(ds, indices, n, tokens);
+    }
+    if (!inputs || !labels) return ACCEL_ERR_INVALID;
+    return read_classification(ds, indices, n, inputs, labels);
+}
+
+/* ------------------------------------------------------------------ write */
+
+static herr_t write_str_attr(hid_t file, const char *name, const char *value)
+{
+    hid_t type = H5Tcopy(H5T_C_S1), space = H5Screate(H5S_SCALAR), attr = -1;
+    herr_t e = H5Tset_size(type, strlen(value) > 0 ? strlen(value) : 1);
+    if (e >= 0) e = H5Tset_strpad(type, H5T_STR_NULLTERM);
+    if (e >= 0) attr = H5Acreate2(file, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
+    if (attr < 0) e = -1;
+    if (e >= 0) e = H5Awrite(attr, type, value);
+    if (attr >= 0) H5Aclose(attr);
+    H5Sclose(space);
+    H5Tclose(type);
+    return e;
+}
+
+static herr_t write_int_attr(hid_t file, const char *name, long long value)
+{
+    hid_t space = H5Screate(H5S_SCALAR);
+    hid_t attr = H5Acreate2(file, name, H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t e = attr < 0 ? -1 : H5Awrite(attr, H5T_NATIVE_LLONG, &value);
+    if (attr >= 0) H5Aclose(attr);
+    H5Sclose(space);
+    return e;
+}
+
+/* A contiguous dataset /group/name of rank 1 or 2 holding `data`. */
+static herr_t write_array(hid_t file, const char *path, int rank, const hsize_t *dims, hid_t filetype,
+                          hid_t memtype, const void *data)
+{
+    hid_t space = H5Screate_simple(rank, dims, NULL);
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    H5Pset_create_intermediate_group(lcpl, 1);
+    hid_t dset = H5Dcreate2(file, path, filetype, space, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t e = dset < 0 ? -1 : 0;
+    hsize_t n = 1;
+    for (int i = 0; i < rank; i++) n *= dims[i];
+    if (e >= 0 && n > 0) e = H5Dwrite(dset, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, data);
+    if (dset >= 0) H5Dclose(dset);
+    H5Pclose(lcpl);
+    H5Sclose(space);
+    return e;
+}
+
+typedef struct {
+    char tmp[4096];
+    hid_t file;
+} writer_t;
+
+static accel_status_t writer_begin(writer_t *w, const char *path)
+{
+    w->file = -1;
+    if ((size_t)snprintf(w->tmp, sizeof w->tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof w->tmp)
+        return ACCEL_ERR_INVALID;
+    H5E_BEGIN_TRY { w->file = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT); } H5E_END_TRY;
+    if (w->file < 0) {
+        int err = errno;
+        ACCEL_ERROR("cannot create '%s': %s\n--> hint: check that the directory exists and is "
+                    "writable", w->tmp, err ? strerror(err) : "HDF5 error");
+        return ACCEL_ERR_IO;
+    }
+    return ACCEL_OK;
+}
+
+/* Close, flush to disk, rename into place; or remove the temporary file when st is an error. */
+static accel_status_t writer_end(writer_t *w, const char *path, accel_status_t st)
+{
+    if (w->file >= 0 && H5Fclose(w->file) < 0 && st == ACCEL_OK) st = ACCEL_ERR_HDF5;
+    w->file = -1;
+    if (st == ACCEL_OK) {
+        int fd = open(w->tmp, O_RDONLY);
+        if (fd < 0 || fsync(fd) != 0) st = ACCEL_ERR_IO;
+        if (fd >= 0) close(fd);
+        if (st != ACCEL_OK) ACCEL_ERROR("cannot flush '%s' to disk: %s", w->tmp, strerror(errno));
+    }
+    if (st == ACCEL_OK && rename(w->tmp, path) != 0) {
+        ACCEL_ERROR("cannot rename '%s' to '%s': %s", w->tmp, path, strerror(errno));
+        st = ACCEL_ERR_IO;
+    }
+    if (st != ACCEL_OK) unlink(w->tmp);
+    return st;
+}
+
+accel_status_t accel_dataset_write_tokens(const char *path, const char *tokenizer, int vocab,
+                                          const void *stream, int token_bytes, int64_t ntrain,
+                                          int64_t nval, const char *description)
+{
+    if (!path || !tokenizer || vocab <= 0 || ntrain < 0 || nval < 0 || (!stream && ntrain + nval > 0) ||
+        (token_bytes != 1 && token_bytes != 2) || vocab > (token_bytes == 1 ? 256 : 65536)) {
+        ACCEL_ERROR("accel_dataset_write_tokens: bad arguments (vocab %d, %d-byte tokens, %lld + %lld "
+                    "tokens)", vocab, token_bytes, (long long)ntrain, (long long)nval);
+        return ACCEL_ERR_INVALID;
+    }
+    writer_t w;
+    accel_status_t st = writer_begin(&w, path);
+    if (st != ACCEL_OK) return st;
+    hid_t ft = token_bytes == 1 ? H5T_STD_U8LE : H5T_STD_U16LE;
+    hid_t mt = token_bytes == 1 ? H5T_NATIVE_UINT8 : H5T_NATIVE_UINT16;
+    hsize_t dtrain = (hsize_t)ntrain, dval = (hsize_t)nval;
+    const char *val = stream ? (const char *)stream + (size_t)ntrain * (size_t)token_bytes : NULL;
+    herr_t e = write_str_attr(w.file, "format", ACCEL_DATASET_FORMAT_TOKENS);
+    if (e >= 0) e = write_int_attr(w.file, "version", ACCEL_DATASET_VERSION);
+    if (e >= 0) e = write_int_attr(w.file, "vocab", vocab);
+    if (e >= 0) e = write_str_attr(w.file, "tokenizer", tokenizer);
+    if (e >= 0 && description) e = write_str_attr(w.file, "description", description);
+    if (e >= 0) e = write_array(w.file, "/train/tokens", 1, &dtrain, ft, mt, stream);
+    if (e >= 0) e = write_array(w.file, "/val/tokens", 1, &dval, ft, mt, val);
+    if (e < 0) {
+        ACCEL_ERROR("writing token dataset '%s' failed (disk full?)", w.tmp);
+        st = ACCEL_ERR_HDF5;
+    }
+    return writer_end(&w, path, st);
+}
+
+accel_status_t accel_dataset_write_classification(const char *path, int classes, int features,
+                                                  const float *train_inputs,
+                                                  const int32_t *train_labels, int64_t ntrain,
+                                                  const float *val_inputs,
+                                                  const int32_t *val_labels, int64_t nval,
+                                                  const char *description)
+{
+    if (!path || classes <= 0 || features <= 0 || ntrain < 0 || nval < 0 ||
+        (ntrain > 0 && (!train_inputs || !train_labels)) || (nval > 0 && (!val_inputs || !val_labels))) {
+        ACCEL_ERROR("accel_dataset_write_classification: bad arguments (%d classes, %d features, "
+                    "%lld + %lld samples)", classes, features, (long long)ntrain, (long long)nval);
+        return ACCEL_ERR_INVALID;
+    }
+    writer_t w;
+    accel_status_t st = writer_begin(&w, path);
+    if (st != ACCEL_OK) return st;
+    hsize_t xtrain[2] = { (hsize_t)ntrain, (hsize_t)features }, xval[2] = { (hsize_t)nval, (hsize_t)features };
+    hsize_t ytrain = (hsize_t)ntrain, yval = (hsize_t)nval;
+    herr_t e = write_str_attr(w.file, "format", ACCEL_DATASET_FORMAT_CLASSIFICATION);
+    if (e >= 0) e = write_int_attr(w.file, "version", ACCEL_DATASET_VERSION);
+    if (e >= 0) e = write_int_attr(w.file, "classes", classes);
+    if (e >= 0 && description) e = write_str_attr(w.file, "description", description);
+    if (e >= 0) e = write_array(w.file, "/train/inputs", 2, xtrain, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, train_inputs);
+    if (e >= 0) e = write_array(w.file, "/train/labels", 1, &ytrain, H5T_STD_I32LE, H5T_NATIVE_INT32, train_labels);
+    if (e >= 0) e = write_array(w.file, "/val/inputs", 2, xval, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, val_inputs);
+    if (e >= 0) e = write_array(w.file, "/val/labels", 1, &yval, H5T_STD_I32LE, H5T_NATIVE_INT32, val_labels);
+    if (e < 0) {
+        ACCEL_ERROR("writing classification dataset '%s' failed (disk full?)", w.tmp);
+        st = ACCEL_ERR_HDF5;
+    }
+    return writer_end(&w, path, st);
+}

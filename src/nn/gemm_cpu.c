@@ -1,0 +1,128 @@
+/* Precision-dispatching CPU matrix product (see gemm_cpu.h). For reduced precision the operands
+ * are converted while being packed into a scratch buffer owned by the caller's accel_gemm_cpu_t;
+ * the packing pass is O(operand size), small next to the O(M N K) product. */
+#include "config.h"
+
+#include <cblas.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "accel/log.h"
+#include "gemm_cpu.h"
+#include "kernels_cpu.h"
+
+/* OpenBLAS has sbgemm (bf16 inputs, fp32 accumulation) only when it was built with
+ * BUILD_BFLOAT16=1; Debian 12's 0.3.21 declares it in cblas.h but does not export it. So it is
+ * looked up at run time and used when the BLAS has it. */
+typedef void (*sbgemm_fn)(enum CBLAS_ORDER, enum CBLAS_TRANSPOSE, enum CBLAS_TRANSPOSE, int, int,
+                          int, float, const uint16_t *, int, const uint16_t *, int, float, float *,
+                          int);
+
+static sbgemm_fn find_sbgemm(void)
+{
+    static int looked;
+    static sbgemm_fn fn;
+    if (!looked) {                  /* idempotent: a race only repeats the same lookup */
+        if (!getenv("ACCEL_NO_SBGEMM")) fn = (sbgemm_fn)dlsym(RTLD_DEFAULT, "cblas_sbgemm");
+        looked = 1;
+    }
+    return fn;
+}
+
+/* Otherwise accel's own AVX512-BF16 kernel runs the products big enough to repay its packing;
+ * small ones (the attention blocks) and CPUs without AVX512-BF16 are emulated: operands rounded to
+ * bf16 and multiplied by sgemm, the same products with fp32 accumulation. */
+static bool use_x86_kernel(int M, int N, int K)
+{
+    static int avail = -1;
+    if (avail < 0) avail = !getenv("ACCEL_NO_BF16_KERNEL") && accel_gemm_bf16_x86_available();
+    return avail && M >= 32 && N >= 32 && K >= 32 && (double)M * N * K >= 1048576.0;
+}
+
+bool accel_gemm_cpu_has_bf16(void) { return find_sbgemm() != NULL || use_x86_kernel(64, 64, 256); }
+
+accel_status_t accel_gemm_cpu_init(accel_gemm_cpu_t *g, accel_dtype_t dtype)
+{
+    g->work = NULL;
+    g->work_bytes = 0;
+    g->dtype = dtype;
+    if (dtype != ACCEL_F32 && dtype != ACCEL_BF16 && dtype != ACCEL_F16) {
+        ACCEL_ERROR0("matrix products cannot compute in %s\n--> hint: use precision fp32, bf16 "
+                     "or fp16", accel_dtype_name(dtype));
+        return ACCEL_ERR_INVALID;
+    }
+    return ACCEL_OK;
+}
+
+void accel_gemm_cpu_free(accel_gemm_cpu_t *g)
+{
+    free(g->work);
+    g->work = NULL;
+    g->work_bytes = 0;
+}
+
+static accel_status_t grow(accel_gemm_cpu_t *g, size_t bytes)
+{
+    if (bytes <= g->work_bytes) return ACCEL_OK;
+    void *p = NULL;
+    if (posix_memalign(&p, 64, bytes)) {
+        ACCEL_ERROR("cannot allocate %zu bytes for matrix-product operands", bytes);
+        return ACCEL_ERR_NOMEM;
+    }
+    free(g->work);
+    g->work = p;
+    g->work_bytes = bytes;
+    return ACCEL_OK;
+}
+
+accel_status_t accel_gemm_cpu_reserve(accel_gemm_cpu_t *g, size_t elements)
+{
+    if (g->dtype == ACCEL_F32) return ACCEL_OK;
+    return grow(g, elements * sizeof(float) + 128);    /* + room to align the second operand */
+}
+
+accel_status_t accel_gemm_cpu(accel_gemm_cpu_t *g, bool transA, bool transB, int M, int N, int K,
+                              float alpha, const float *A, int lda, const float *B, int ldb,
+                              float beta, float *C, int ldc)
+{
+    const enum CBLAS_TRANSPOSE ta = transA ? CblasTrans : CblasNoTrans;
+    const enum CBLAS_TRANSPOSE tb = transB ? CblasTrans : CblasNoTrans;
+    if (g->dtype == ACCEL_F32 || M <= 0 || N <= 0 || K <= 0) {
+        cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return ACCEL_OK;
+    }
+    /* Stored shapes: A is M x K (K x M when transposed), B is K x N (N x K). */
+    size_t arows = transA ? (size_t)K : (size_t)M, acols = transA ? (size_t)M : (size_t)K;
+    size_t brows = transB ? (size_t)N : (size_t)K, bcols = transB ? (size_t)K : (size_t)N;
+    size_t na = arows * acols, nb = brows * bcols;
+    size_t na_padded = (na + 31) / 32 * 32;              /* keep the second operand 64-byte aligned */
+    if (g->dtype == ACCEL_BF16) {
+        sbgemm_fn sbgemm = find_sbgemm();
+        if (sbgemm) {
+            ACCEL_CHECK(grow(g, (na_padded + nb) * sizeof(uint16_t) + 128));
+            uint16_t *a16 = g->work, *b16 = a16 + na_padded;
+            accel_cpu_pack_bf16(a16, A, arows, acols, (size_t)lda);
+            accel_cpu_pack_bf16(b16, B, brows, bcols, (size_t)ldb);
+            sbgemm(CblasRowMajor, ta, tb, M, N, K, alpha, a16, (int)acols, b16, (int)bcols, beta, C,
+                   ldc);
+            return ACCEL_OK;
+        }
+        if (use_x86_kernel(M, N, K)) {
+            ACCEL_CHECK(grow(g, accel_gemm_bf16_x86_work(M, N, K)));
+            accel_gemm_bf16_x86(g->work, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+            return ACCEL_OK;
+        }
+    }
+    ACCEL_CHECK(grow(g, (na_padded + nb) * sizeof(float) + 128));
+    float *ar = g->work, *br = ar + na_padded;
+    if (g->dtype == ACCEL_F16) {
+        accel_cpu_pack_f16_round(ar, A, arows, acols, (size_t)lda);
+        accel_cpu_pack_f16_round(br, B, brows, bcols, (size_t)ldb);
+    } else {
+        accel_cpu_pack_bf16_round(ar, A, arows, acols, (size_t)lda);
+        accel_cpu_pack_bf16_round(br, B, brows, bcols, (size_t)ldb);
+    }
+    cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, alpha, ar, (int)acols, br, (int)bcols, beta, C, ldc);
+    return ACCEL_OK;
+}

@@ -1,0 +1,95 @@
+/* Text generation for any model with a `logits` op: greedy (temperature 0) or sampled with
+ * temperature and top-k from the keyed RNG, so a seed always reproduces the same tokens. The whole
+ * window is recomputed for every new token (no key/value cache): simple, and fast enough for the
+ * small models this serves. */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accel/log.h"
+#include "accel/model.h"
+#include "accel/rng.h"
+
+typedef struct {
+    float z;
+    int id;
+} scored_t;
+
+/* Descending by logit, ascending id on ties: a total order, so top-k is deterministic. */
+static int by_score(const void *a, const void *b)
+{
+    const scored_t *x = a, *y = b;
+    if (x->z != y->z) return x->z > y->z ? -1 : 1;
+    return (x->id > y->id) - (x->id < y->id);
+}
+
+static int argmax(const float *z, int n)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (z[i] > z[best]) best = i;
+    return best;
+}
+
+static int sample(const float *z, int V, float temperature, int top_k, float u, scored_t *work)
+{
+    for (int i = 0; i < V; i++) work[i] = (scored_t){ z[i] / temperature, i };
+    qsort(work, (size_t)V, sizeof *work, by_score);
+    int k = top_k > 0 && top_k < V ? top_k : V;
+    double total = 0;
+    for (int i = 0; i < k; i++) total += exp((double)work[i].z - (double)work[0].z);
+    double target = (double)u * total, acc = 0;
+    for (int i = 0; i < k; i++) {
+        acc += exp((double)work[i].z - (double)work[0].z);
+        if (acc > target) return work[i].id;
+    }
+    return work[k - 1].id;              /* u * total rounded up to the last bucket */
+}
+
+accel_status_t accel_model_generate(const accel_model_t *m, const float *params,
+                                    const int32_t *prompt, int nprompt, int nnew, float temperature,
+                                    int top_k, uint64_t seed, int32_t *out)
+{
+    if (!m->ops || !m->ops->logits) {
+        ACCEL_ERROR0("model '%s' cannot generate text (it has no logits op)\n--> hint: use a "
+                     "language model such as model.name=gpt", m->ops ? m->ops->name : "?");
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    if (nprompt < 1 || nnew < 0 || !(temperature >= 0.0f) || isinf(temperature)) {
+        ACCEL_ERROR0("generate needs a prompt of at least one token, nnew >= 0 and a finite "
+                     "temperature >= 0 (got nprompt=%d nnew=%d temperature=%g)", nprompt, nnew,
+                     (double)temperature);
+        return ACCEL_ERR_INVALID;
+    }
+    const int V = m->vocab, ctx = m->context;
+    int32_t *seq = malloc(sizeof(int32_t) * ((size_t)nprompt + (size_t)nnew));
+    float *logits = malloc(sizeof(float) * (size_t)V);
+    scored_t *work = temperature > 0 ? malloc(sizeof(scored_t) * (size_t)V) : NULL;
+    accel_status_t st = ACCEL_OK;
+    if (!seq || !logits || (temperature > 0 && !work)) {
+        st = ACCEL_ERR_NOMEM;
+        goto out;
+    }
+    memcpy(seq, prompt, sizeof(int32_t) * (size_t)nprompt);
+    for (int i = 0; i < nnew; i++) {
+        int len = nprompt + i, window = len < ctx ? len : ctx;
+        ACCEL_CHECK_GOTO(m->ops->logits(m->state, &m->layout, params, seq + len - window, window,
+                                        logits), st, out);
+        int next;
+        if (temperature == 0.0f) {
+            next = argmax(logits, V);
+        } else {
+            float u = accel_rng_uniform(seed, ACCEL_RNG_SAMPLE, 0, (uint64_t)i);
+            next = sample(logits, V, temperature, top_k, u, work);
+        }
+        seq[len] = next;
+        out[i] = next;
+    }
+out:
+    free(seq);
+    free(logits);
+    free(work);
+    return st;
+}

@@ -1,0 +1,284 @@
+/* Fused single-threaded CPU kernels for the built-in models (see kernels_cpu.h).
+ *
+ * Speed comes from the compiler: the loops are plain C written so GCC vectorises them, and the
+ * hot ones are built three times (AVX-512, AVX2, baseline) with the best picked at load time
+ * (target_clones). exp is a branch-free polynomial so loops that call it vectorise too. This file
+ * is compiled at -O3 without FP-trap semantics (the pragma below): accel never inspects FP
+ * exception flags, and without it GCC will not if-convert the clamps in exp. Reductions keep
+ * LANES partial sums combined in a fixed order, so results do not depend on the vector width. */
+#include "config.h"
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("O3", "no-trapping-math")
+#endif
+
+#include <math.h>
+#include <string.h>
+
+#include "accel/dtype.h"
+#include "kernels_cpu.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#include <immintrin.h>
+#define ACCEL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define ACCEL_X86 1
+#else
+#define ACCEL_CLONES
+#define ACCEL_X86 0
+#endif
+
+#define LANES 16
+
+/* exp(x) for any float x: Cody-Waite range reduction and a degree-6 polynomial (Cephes expf),
+ * inputs clamped to [-87, 88] so 2^n stays a normal number. Relative error about 2 ulp. */
+static inline float fexp(float x)
+{
+    x = x > -87.0f ? x : -87.0f;
+    x = x < 88.0f ? x : 88.0f;
+    const float magic = 12582912.0f;                /* 1.5 * 2^23: adding it rounds to integer */
+    float t = x * 1.44269504088896341f + magic;
+    float n = t - magic;
+    int32_t ti;
+    memcpy(&ti, &t, 4);
+    int32_t ni = ti - 0x4B400000;                   /* integer value of n */
+    float r = x - n * 0.693359375f;
+    r = r - n * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    int32_t sb = (ni + 127) << 23;
+    float s;
+    memcpy(&s, &sb, 4);
+    return p * s;
+}
+
+/* tanh(u) = 1 - 2 / (exp(2u) + 1): absolute error ~1e-7, saturates cleanly at +-1. */
+static inline float ftanh(float u) { return 1.0f - 2.0f / (fexp(2.0f * u) + 1.0f); }
+
+static inline float hsum(float acc[LANES])
+{
+    for (int w = LANES / 2; w > 0; w /= 2)
+        for (int k = 0; k < w; k++) acc[k] += acc[k + w];
+    return acc[0];
+}
+
+static inline float sum_of(const float *x, int n)
+{
+    float acc[LANES] = { 0 };
+    int i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int k = 0; k < LANES; k++) acc[k] += x[i + k];
+    for (int k = 0; i + k < n; k++) acc[k] += x[i + k];
+    return hsum(acc);
+}
+
+static inline float dot_of(const float *x, const float *y, int n)
+{
+    float acc[LANES] = { 0 };
+    int i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int k = 0; k < LANES; k++) acc[k] += x[i + k] * y[i + k];
+    for (int k = 0; i + k < n; k++) acc[k] += x[i + k] * y[i + k];
+    return hsum(acc);
+}
+
+static inline float max_of(const float *x, int n)
+{
+    float acc[LANES];
+    for (int k = 0; k < LANES; k++) acc[k] = -INFINITY;
+    int i = 0;
+    for (; i + LANES <= n; i += LANES)
+        for (int k = 0; k < LANES; k++) acc[k] = x[i + k] > acc[k] ? x[i + k] : acc[k];
+    for (int k = 0; i + k < n; k++) acc[k] = x[i + k] > acc[k] ? x[i + k] : acc[k];
+    float m = acc[0];
+    for (int k = 1; k < LANES; k++) m = acc[k] > m ? acc[k] : m;
+    return m;
+}
+
+ACCEL_CLONES
+void accel_cpu_bias_rows(float *y, const float *b, const float *res, size_t rows, int cols)
+{
+    for (size_t r = 0; r < rows; r++) {
+        float *yr = y + r * (size_t)cols;
+        if (res) {
+            const float *xr = res + r * (size_t)cols;
+            for (int c = 0; c < cols; c++) yr[c] = xr[c] + b[c];
+        } else {
+            memcpy(yr, b, sizeof(float) * (size_t)cols);
+        }
+    }
+}
+
+ACCEL_CLONES
+void accel_cpu_colsum_add(float *db, const float *dy, size_t rows, int cols)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *d = dy + r * (size_t)cols;
+        for (int c = 0; c < cols; c++) db[c] += d[c];
+    }
+}
+
+ACCEL_CLONES
+void accel_cpu_layernorm_forward(float *out, float *mean, float *rstd, const float *x,
+                                 const float *w, const float *b, size_t rows, int C)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = x + r * (size_t)C;
+        float *o = out + r * (size_t)C;
+        float m = sum_of(xr, C) / (float)C;
+        float acc[LANES] = { 0 };
+        int i = 0;
+        for (; i + LANES <= C; i += LANES)
+            for (int k = 0; k < LANES; k++) {
+                float d = xr[i + k] - m;
+                acc[k] += d * d;
+            }
+        for (int k = 0; i + k < C; k++) {
+            float d = xr[i + k] - m;
+            acc[k] += d * d;
+        }
+        float s = 1.0f / sqrtf(hsum(acc) / (float)C + ACCEL_LN_EPS);
+        for (int c = 0; c < C; c++) o[c] = (xr[c] - m) * s * w[c] + b[c];
+        mean[r] = m;
+        rstd[r] = s;
+    }
+}
+
+ACCEL_CLONES
+void accel_cpu_layernorm_backward(float *dx, float *dw, float *db, const float *dout,
+                                  const float *x, const float *mean, const float *rstd,
+                                  const float *w, size_t rows, int C)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = x + r * (size_t)C, *d = dout + r * (size_t)C;
+        float *dxr = dx + r * (size_t)C;
+        const float m = mean[r], s = rstd[r];
+        float ag[LANES] = { 0 }, agx[LANES] = { 0 };
+        int i = 0;
+        for (; i + LANES <= C; i += LANES)
+            for (int k = 0; k < LANES; k++) {
+                float g = d[i + k] * w[i + k], xh = (xr[i + k] - m) * s;
+                ag[k] += g;
+                agx[k] += g * xh;
+            }
+        for (int k = 0; i + k < C; k++) {
+            float g = d[i + k] * w[i + k], xh = (xr[i + k] - m) * s;
+            ag[k] += g;
+            agx[k] += g * xh;
+        }
+        const float mg = hsum(ag) / (float)C, mgx = hsum(agx) / (float)C;
+        for (int c = 0; c < C; c++) {
+            float xh = (xr[c] - m) * s;
+            dw[c] += d[c] * xh;
+            db[c] += d[c];
+            dxr[c] += s * (d[c] * w[c] - mg - xh * mgx);
+        }
+    }
+}
+
+#define GELU_K 0.7978845608028654f         /* sqrt(2 / pi) */
+#define GELU_A 0.044715f
+
+ACCEL_CLONES
+void accel_cpu_gelu_forward(float *out, const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i];
+        float t = ftanh(GELU_K * (v + GELU_A * v * v * v));
+        out[i] = 0.5f * v * (1.0f + t);
+    }
+}
+
+ACCEL_CLONES
+void accel_cpu_gelu_backward(float *d, const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i];
+        float t = ftanh(GELU_K * (v + GELU_A * v * v * v));
+        float g = 0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * GELU_K * (1.0f + 3.0f * GELU_A * v * v);
+        d[i] *= g;
+    }
+}
+
+ACCEL_CLONES
+float accel_cpu_softmax(float *p, const float *z, int n)
+{
+    float m = max_of(z, n);
+    for (int i = 0; i < n; i++) p[i] = fexp(z[i] - m);
+    float s = sum_of(p, n);
+    float inv = 1.0f / s;
+    for (int i = 0; i < n; i++) p[i] *= inv;
+    return m + logf(s);
+}
+
+ACCEL_CLONES
+void accel_cpu_softmax_backward(float *ds, const float *p, const float *dp, int n, float scale)
+{
+    float s = dot_of(p, dp, n);
+    for (int i = 0; i < n; i++) ds[i] = p[i] * (dp[i] - s) * scale;
+}
+
+ACCEL_CLONES
+float accel_cpu_dot(const float *x, const float *y, int n) { return dot_of(x, y, n); }
+
+ACCEL_CLONES
+void accel_cpu_exp(float *y, const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) y[i] = fexp(x[i]);
+}
+
+ACCEL_CLONES
+void accel_cpu_pack_bf16(uint16_t *dst, const float *src, size_t rows, size_t cols, size_t ld)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *s = src + r * ld;
+        uint16_t *o = dst + r * cols;
+        for (size_t c = 0; c < cols; c++) o[c] = accel_f32_to_bf16(s[c]);
+    }
+}
+
+ACCEL_CLONES
+void accel_cpu_pack_bf16_round(float *dst, const float *src, size_t rows, size_t cols, size_t ld)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *s = src + r * ld;
+        float *o = dst + r * cols;
+        for (size_t c = 0; c < cols; c++) o[c] = accel_bf16_to_f32(accel_f32_to_bf16(s[c]));
+    }
+}
+
+#if ACCEL_X86
+/* F16C converts 8 values at a time with round-to-nearest-even, as accel_f32_to_f16 does. */
+__attribute__((target("avx,f16c")))
+static void pack_f16_f16c(float *dst, const float *src, size_t rows, size_t cols, size_t ld)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *s = src + r * ld;
+        float *o = dst + r * cols;
+        size_t c = 0;
+        for (; c + 8 <= cols; c += 8) {
+            __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(s + c), _MM_FROUND_TO_NEAREST_INT);
+            _mm256_storeu_ps(o + c, _mm256_cvtph_ps(h));
+        }
+        for (; c < cols; c++) o[c] = accel_f16_to_f32(accel_f32_to_f16(s[c]));
+    }
+}
+#endif
+
+void accel_cpu_pack_f16_round(float *dst, const float *src, size_t rows, size_t cols, size_t ld)
+{
+#if ACCEL_X86
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("f16c")) {
+        pack_f16_f16c(dst, src, rows, cols, ld);
+        return;
+    }
+#endif
+    for (size_t r = 0; r < rows; r++)
+        for (size_t c = 0; c < cols; c++)
+            dst[r * cols + c] = accel_f16_to_f32(accel_f32_to_f16(src[r * ld + c]));
+}

@@ -1,0 +1,46 @@
+/* Fused single-threaded CPU kernels for the built-in models (private to libaccel): LayerNorm,
+ * GELU, softmax, bias and residual adds, column sums, and fp32 <-> bf16/fp16 operand conversion.
+ * Every kernel is deterministic: reductions use a fixed number of partial sums combined in a fixed
+ * order, so the result does not depend on which SIMD width the CPU offers. */
+#ifndef ACCEL_NN_KERNELS_CPU_H
+#define ACCEL_NN_KERNELS_CPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ACCEL_LN_EPS 1e-5f
+
+/* y[r, :] = b (+ res[r, :] when res is not NULL), for rows x cols. */
+void accel_cpu_bias_rows(float *y, const float *b, const float *res, size_t rows, int cols);
+/* db[:] += sum over rows of dy[r, :]. */
+void accel_cpu_colsum_add(float *db, const float *dy, size_t rows, int cols);
+
+/* LayerNorm over the last dimension C: out = (x - mean) * rstd * w + b; mean and rstd per row. */
+void accel_cpu_layernorm_forward(float *out, float *mean, float *rstd, const float *x,
+                                 const float *w, const float *b, size_t rows, int C);
+/* Backward: dx += ..., dw += ..., db += ... from dout and the forward's input, mean and rstd. */
+void accel_cpu_layernorm_backward(float *dx, float *dw, float *db, const float *dout,
+                                  const float *x, const float *mean, const float *rstd,
+                                  const float *w, size_t rows, int C);
+
+/* GELU, tanh approximation (GPT-2): out = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
+void accel_cpu_gelu_forward(float *out, const float *x, size_t n);
+/* In place: d[i] = d[i] * gelu'(x[i]). */
+void accel_cpu_gelu_backward(float *d, const float *x, size_t n);
+
+/* Softmax of z[0..n-1] into p (p may equal z); returns log(sum(exp(z))). */
+float accel_cpu_softmax(float *p, const float *z, int n);
+/* Softmax backward for one row: ds = p * (dp - sum(p * dp)) * scale (ds may equal dp). */
+void accel_cpu_softmax_backward(float *ds, const float *p, const float *dp, int n, float scale);
+/* sum(x[i] * y[i]) with fixed-order partial sums. */
+float accel_cpu_dot(const float *x, const float *y, int n);
+/* exp for many values (vectorised polynomial, about 2 ulp). */
+void accel_cpu_exp(float *y, const float *x, size_t n);
+
+/* Pack a rows x cols block with leading dimension ld into dst (leading dimension cols),
+ * rounding to bf16 (round to nearest even) or to the nearest fp16 value kept as fp32. */
+void accel_cpu_pack_bf16(uint16_t *dst, const float *src, size_t rows, size_t cols, size_t ld);
+void accel_cpu_pack_bf16_round(float *dst, const float *src, size_t rows, size_t cols, size_t ld);
+void accel_cpu_pack_f16_round(float *dst, const float *src, size_t rows, size_t cols, size_t ld);
+
+#endif

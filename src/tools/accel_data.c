@@ -1,0 +1,504 @@
+/* accel_data: make and inspect HDF5 datasets (format: include/accel/dataset.h, docs/datasets.md).
+ *   accel_data prepare [--output FILE] [--val-fraction F] [FILE|DIR ...]   text -> byte tokens
+ *   accel_data synth --kind tokens|classification --output FILE [...]      synthetic test data
+ *   accel_data info FILE [--context T]                                     what a file holds
+ * A serial tool: under mpirun, rank 0 does the work and every rank exits with its status. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <hdf5.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "accel/accel.h"
+#include "accel/dataset.h"
+
+#define DEFAULT_CORPUS ACCEL_CORPUS_DEFAULT_INPUT
+#define DEFAULT_OUTPUT ACCEL_CORPUS_DEFAULT_OUTPUT
+
+/* ------------------------------------------------------------------ option parsing */
+
+/* Option `name` with a value, as "--name VALUE" or "--name=VALUE". Returns the value and advances
+ * *i, or NULL when argv[*i] is not this option. *missing is set when the value is absent. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name, int *missing)
+{
+    size_t len = strlen(name);
+    if (strncmp(argv[*i], name, len)) return NULL;
+    if (argv[*i][len] == '=') return argv[*i] + len + 1;
+    if (argv[*i][len] != '\0') return NULL;
+    if (*i + 1 >= argc) { *missing = 1; return NULL; }
+    return argv[++*i];
+}
+
+static int parse_ll(const char *cmd, const char *opt, const char *text, long long lo, long long hi,
+                    long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end || v < lo || v > hi) {
+        fprintf(stderr, "accel_data %s: %s '%s' is not an integer in [%lld, %lld]\n", cmd, opt, text, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_double(const char *cmd, const char *opt, const char *text, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || !isfinite(v)) {
+        fprintf(stderr, "accel_data %s: %s '%s' is not a number\n", cmd, opt, text);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ output files */
+
+/* May `path` be (over)written? A missing file, or an existing accel dataset, may; anything else
+ * (a text file given by mistake, another HDF5 file) only with --force. */
+static int check_output(const char *cmd, const char *path, int force)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        if (errno == ENOENT) return 0;
+        fprintf(stderr, "accel_data %s: cannot check output '%s': %s\n", cmd, path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(sb.st_mode)) {
+        fprintf(stderr, "accel_data %s: output '%s' exists and is not a regular file\n", cmd, path);
+        return -1;
+    }
+    if (force) return 0;
+    htri_t h5;
+    H5E_BEGIN_TRY { h5 = H5Fis_hdf5(path); } H5E_END_TRY;
+    char format[64] = "";
+    if (h5 > 0) {
+        hid_t f;
+        H5E_BEGIN_TRY { f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT); } H5E_END_TRY;
+        if (f >= 0) {
+            hid_t a = -1, t = -1;
+            H5E_BEGIN_TRY {
+                a = H5Aopen(f, "format", H5P_DEFAULT);
+                if (a >= 0) t = H5Aget_type(a);
+            } H5E_END_TRY;
+            if (t >= 0 && H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t) &&
+                H5Tget_size(t) < sizeof format) {
+                hid_t m = H5Tcopy(t);
+                H5E_BEGIN_TRY { H5Aread(a, m, format); } H5E_END_TRY;
+                H5Tclose(m);
+            }
+            if (t >= 0) H5Tclose(t);
+            if (a >= 0) H5Aclose(a);
+            H5Fclose(f);
+        }
+    }
+    if (h5 > 0 && !strncmp(format, "accel-", 6)) return 0;
+    fprintf(stderr, "accel_data %s: output '%s' exists and is %s; refusing to overwrite it\n"
+            "--> hint: choose another --output, remove the file, or pass --force\n", cmd, path,
+            h5 > 0 ? "an HDF5 file that is not an accel dataset" : "not an HDF5 file");
+    return -1;
+}
+
+/* ------------------------------------------------------------------ prepare */
+
+static void prepare_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: accel_data prepare [--output FILE] [--val-fraction F] [--context T] [--force]\n"
+            "                          [FILE|DIR ...]\n"
+            "\n"
+            "Tokenise text files byte by byte into an accel token dataset (HDF5):\n"
+            "tokenizer \"bytes\": every byte is one token, token = byte value (0..255), vocab 256,\n"
+            "stored as uint8. Files are concatenated in the order given (a directory: its regular\n"
+            "files in name order, then its symbolic links, recursing into subdirectories; hidden\n"
+            "and empty files are skipped, and a file reached twice is read once). The last\n"
+            "--val-fraction of the token stream is the validation split, the rest the training\n"
+            "split (deterministic, no shuffling). Every input file is listed as it is read.\n"
+            "\n"
+            "With no inputs it reads " DEFAULT_CORPUS " (the license texts every Debian system\n"
+            "has, package base-files): a small corpus of English text, about 240 KB.\n"
+            "\n"
+            "options:\n"
+            "  --output FILE        dataset to write (default " DEFAULT_OUTPUT ", directory created);\n"
+            "                       written under a temporary name and renamed when complete\n"
+            "  --val-fraction F     share of the tokens held out for validation, 0 < F < 1 (default 0.1)\n"
+            "  --context T          refuse a corpus whose splits hold no sample of T+1 tokens (default 64)\n"
+            "  --force              overwrite FILE even if it is not an accel dataset\n"
+            "  -h, --help           this help\n"
+            "\n"
+            "examples:\n"
+            "  accel_data prepare                                   licenses -> data/corpus.h5\n"
+            "  accel_data prepare --output books.h5 --val-fraction 0.05 books/\n"
+            "  accel_data info data/corpus.h5 --context 128\n");
+}
+
+static int cmd_prepare(int argc, char **argv)
+{
+    const char *output = NULL;
+    double val_fraction = 0.1;
+    long long context = 64;
+    int force = 0, ninputs = 0;
+    const char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
+    if (!inputs) return 1;
+    int rc = 2;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        int missing = 0;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { prepare_usage(stdout); rc = 0; goto out; }
+        else if ((v = opt_value(argc, argv, &i, "--output", &missing))) output = v;
+        else if ((v = opt_value(argc, argv, &i, "--val-fraction", &missing))) {
+            if (parse_double("prepare", "--val-fraction", v, &val_fraction)) goto out;
+        } else if ((v = opt_value(argc, argv, &i, "--context", &missing))) {
+            if (parse_ll("prepare", "--context", v, 1, INT_MAX - 1, &context)) goto out;
+        } else if (!strcmp(argv[i], "--force")) force = 1;
+        else if (missing) { fprintf(stderr, "accel_data prepare: %s needs a value\n", argv[i]); goto out; }
+        else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "accel_data prepare: unknown option '%s'\n", argv[i]);
+            prepare_usage(stderr);
+            goto out;
+        } else inputs[ninputs++] = argv[i];
+    }
+    if (!(val_fraction > 0 && val_fraction < 1)) {
+        fprintf(stderr, "accel_data prepare: --val-fraction %g is outside (0, 1)\n--> hint: 0.1 holds "
+                "out the last 10%% of the text for validation\n", val_fraction);
+        goto out;
+    }
+    if (ninputs == 0) {
+        struct stat sb;
+        if (stat(DEFAULT_CORPUS, &sb) != 0) {
+            fprintf(stderr, "accel_data prepare: no inputs given and the default corpus " DEFAULT_CORPUS
+                    " is missing\n--> hint: name text files or directories to read\n");
+            goto out;
+        }
+        inputs[ninputs++] = DEFAULT_CORPUS;
+    }
+    if (!output) {
+        output = DEFAULT_OUTPUT;
+        if (mkdir("data", 0777) != 0 && errno != EEXIST) {
+            fprintf(stderr, "accel_data prepare: cannot create directory 'data': %s\n", strerror(errno));
+            rc = 1;
+            goto out;
+        }
+    }
+    if (check_output("prepare", output, force)) goto out;
+
+    char err[1024];
+    accel_status_t st = accel_corpus_prepare(inputs, ninputs, output, val_fraction, (int)context,
+                                             stdout, err, sizeof err);
+    if (st != ACCEL_OK) {
+        fprintf(stderr, "accel_data prepare: %s\n", err);
+        rc = accel_status_exit_code(st);
+        goto out;
+    }
+    rc = 0;
+out:
+    free(inputs);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ synth */
+
+/* Synthetic token stream (kept here: the library may grow its own token generator). Token k is a
+ * pure function of (seed, k): mostly a counting sequence, next = previous + 7 (mod vocab), so a
+ * model can learn it, with 10% of tokens replaced by uniform noise. */
+#define SYNTH_TOKEN_STREAM 0x746f6b656e73ull    /* "tokens" */
+static int synth_stream_token(uint64_t seed, int vocab, int64_t k)
+{
+    if (accel_rng_uniform(seed, ACCEL_RNG_DATA, SYNTH_TOKEN_STREAM, 2 * (uint64_t)k) < 0.1f)
+        return (int)(accel_rng_uniform(seed, ACCEL_RNG_DATA, SYNTH_TOKEN_STREAM, 2 * (uint64_t)k + 1) *
+                     (float)vocab) % vocab;
+    return (int)((k * 7) % vocab);
+}
+
+static void synth_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: accel_data synth --kind tokens|classification --output FILE [options]\n"
+            "\n"
+            "Write a synthetic dataset (for tests and demos); every value is a pure function of\n"
+            "(seed, sample index), so the same options always give the same file.\n"
+            "  tokens:          a noisy counting sequence (next = previous + 7 mod vocab, 10%% random\n"
+            "                   tokens), tokenizer \"synthetic\"; /train holds samples*context+1 tokens\n"
+            "  classification:  the built-in task of accel_train (inputs ~ N(0,1)^F, label = argmax of\n"
+            "                   a fixed random linear teacher, a fraction --noise of labels random);\n"
+            "                   train sample i is synthetic sample i, val sample j is sample N+j\n"
+            "\n"
+            "options:\n"
+            "  --kind K             tokens | classification (required)\n"
+            "  --output FILE        dataset to write (required)\n"
+            "  --samples N          training samples (default 1024)\n"
+            "  --val-samples N      validation samples (default samples/8, at least 1)\n"
+            "  --seed S             generator seed (default 1234)\n"
+            "  --vocab V            tokens: vocabulary size, 2..65536 (default 256; uint8 when <= 256)\n"
+            "  --context T          tokens: context the sample counts refer to (default 64)\n"
+            "  --features F         classification: inputs per sample (default 16)\n"
+            "  --classes K          classification: number of classes (default 4)\n"
+            "  --noise X            classification: fraction of random labels, 0..1 (default 0.05)\n"
+            "  --force              overwrite FILE even if it is not an accel dataset\n"
+            "  -h, --help           this help\n");
+}
+
+static int cmd_synth(int argc, char **argv)
+{
+    const char *kind = NULL, *output = NULL;
+    long long samples = 1024, val_samples = -1, seed = 1234, vocab = 256, context = 64;
+    long long features = 16, classes = 4;
+    double noise = 0.05;
+    int force = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        int missing = 0, bad = 0;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { synth_usage(stdout); return 0; }
+        else if ((v = opt_value(argc, argv, &i, "--kind", &missing))) kind = v;
+        else if ((v = opt_value(argc, argv, &i, "--output", &missing))) output = v;
+        else if ((v = opt_value(argc, argv, &i, "--samples", &missing))) bad = parse_ll("synth", "--samples", v, 1, 1LL << 40, &samples);
+        else if ((v = opt_value(argc, argv, &i, "--val-samples", &missing))) bad = parse_ll("synth", "--val-samples", v, 1, 1LL << 40, &val_samples);
+        else if ((v = opt_value(argc, argv, &i, "--seed", &missing))) bad = parse_ll("synth", "--seed", v, 0, LLONG_MAX, &seed);
+        else if ((v = opt_value(argc, argv, &i, "--vocab", &missing))) bad = parse_ll("synth", "--vocab", v, 2, 65536, &vocab);
+        else if ((v = opt_value(argc, argv, &i, "--context", &missing))) bad = parse_ll("synth", "--context", v, 1, 1 << 24, &context);
+        else if ((v = opt_value(argc, argv, &i, "--features", &missing))) bad = parse_ll("synth", "--features", v, 1, 1 << 20, &features);
+        else if ((v = opt_value(argc, argv, &i, "--classes", &missing))) bad = parse_ll("synth", "--classes", v, 2, 1 << 20, &classes);
+        else if ((v = opt_value(argc, argv, &i, "--noise", &missing))) {
+            bad = parse_double("synth", "--noise", v, &noise);
+            if (!bad && (noise < 0 || noise > 1)) {
+                fprintf(stderr, "accel_data synth: --noise %g is outside [0, 1]\n", noise);
+                bad = 1;
+            }
+        } else if (!strcmp(argv[i], "--force")) force = 1;
+        else if (missing) { fprintf(stderr, "accel_data synth: %s needs a value\n", argv[i]); return 2; }
+        else {
+            fprintf(stderr, "accel_data synth: unexpected argument '%s'\n", argv[i]);
+            synth_usage(stderr);
+            return 2;
+        }
+        if (bad) return 2;
+    }
+    if (!kind || !output) {
+        fprintf(stderr, "accel_data synth: --kind and --output are required\n--> hint: accel_data synth "
+                "--kind tokens --output tokens.h5\n");
+        return 2;
+    }
+    int is_tokens = !strcmp(kind, "tokens");
+    if (!is_tokens && strcmp(kind, "classification")) {
+        fprintf(stderr, "accel_data synth: --kind '%s' is neither 'tokens' nor 'classification'\n", kind);
+        return 2;
+    }
+    if (val_samples < 0) val_samples = samples / 8 > 0 ? samples / 8 : 1;
+    if (check_output("synth", output, force)) return 2;
+
+    accel_status_t st;
+    char desc[256];
+    if (is_tokens) {
+        long long ntrain = samples * context + 1, nval = val_samples * context + 1;
+        if (ntrain + nval > (1LL << 34)) {
+            fprintf(stderr, "accel_data synth: %lld tokens is more than a synthetic test set needs\n", ntrain + nval);
+            return 2;
+        }
+        int bytes = vocab <= 256 ? 1 : 2;
+        void *stream = malloc((size_t)(ntrain + nval) * (size_t)bytes);
+        if (!stream) { fprintf(stderr, "accel_data synth: out of memory\n"); return 1; }
+        for (long long k = 0; k < ntrain + nval; k++) {
+            int t = synth_stream_token((uint64_t)seed, (int)vocab, k);
+            if (bytes == 1) ((uint8_t *)stream)[k] = (uint8_t)t;
+            else ((uint16_t *)stream)[k] = (uint16_t)t;
+        }
+        snprintf(desc, sizeof desc, "accel_data synth --kind tokens: counting sequence +7 mod %lld with "
+                 "10%% noise, seed %lld", vocab, seed);
+        st = accel_dataset_write_tokens(output, "synthetic", (int)vocab, stream, bytes, ntrain, nval, desc);
+        free(stream);
+        if (st == ACCEL_OK)
+            printf("wrote %s: %s v%d, tokenizer synthetic, vocab %lld (%s); train %lld tokens (%lld "
+                   "samples at context %lld), val %lld tokens (%lld samples)\n", output,
+                   ACCEL_DATASET_FORMAT_TOKENS, ACCEL_DATASET_VERSION, vocab, bytes == 1 ? "uint8" : "uint16",
+                   ntrain, samples, context, nval, val_samples);
+    } else {
+        long long n = samples + val_samples;
+        if (n * features > (1LL << 31)) {
+            fprintf(stderr, "accel_data synth: %lld x %lld inputs is more than a synthetic test set needs\n",
+                    n, features);
+            return 2;
+        }
+        float *x = malloc(sizeof *x * (size_t)(n * features));
+        int32_t *y = malloc(sizeof *y * (size_t)n);
+        if (!x || !y) { free(x); free(y); fprintf(stderr, "accel_data synth: out of memory\n"); return 1; }
+        for (long long i = 0; i < n; i++)
+            accel_synthetic_sample((uint64_t)seed, (int)features, (int)classes, noise, i,
+                                   x + (size_t)(i * features), &y[i]);
+        snprintf(desc, sizeof desc, "accel_data synth --kind classification: accel_synthetic_sample, "
+                 "seed %lld, noise %g; val sample j is synthetic sample %lld+j", seed, noise, samples);
+        st = accel_dataset_write_classification(output, (int)classes, (int)features, x, y, samples,
+                                                x + (size_t)(samples * features), y + samples,
+                                                val_samples, desc);
+        free(x);
+        free(y);
+        if (st == ACCEL_OK)
+            printf("wrote %s: %s v%d, %lld classes, %lld features; train %lld samples, val %lld samples\n",
+                   output, ACCEL_DATASET_FORMAT_CLASSIFICATION, ACCEL_DATASET_VERSION, classes, features,
+                   samples, val_samples);
+    }
+    if (st != ACCEL_OK) {
+        fprintf(stderr, "accel_data synth: writing '%s' failed: %s\n", output, accel_status_str(st));
+        return accel_status_exit_code(st);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ info */
+
+static void info_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: accel_data info FILE [--context T]\n"
+            "\n"
+            "Print a dataset's format, version and splits: for token datasets the tokenizer\n"
+            "(\"bytes\" = one token per byte, vocab 256), vocabulary and tokens per split, and with\n"
+            "--context T the samples per split (a sample is T+1 tokens; nsamples = (ntokens-1)/T);\n"
+            "for classification datasets the classes, features and samples per split.\n"
+            "The file is opened and validated exactly as accel_train opens it.\n"
+            "\n"
+            "options:\n"
+            "  --context T          count token samples at context T\n"
+            "  -h, --help           this help\n");
+}
+
+/* The optional free-text attribute writers leave for people. */
+static void print_description(const char *path)
+{
+    hid_t f, a = -1, t = -1;
+    H5E_BEGIN_TRY { f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT); } H5E_END_TRY;
+    if (f < 0) return;
+    H5E_BEGIN_TRY {
+        a = H5Aopen(f, "description", H5P_DEFAULT);
+        if (a >= 0) t = H5Aget_type(a);
+    } H5E_END_TRY;
+    if (t >= 0 && H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t)) {
+        size_t n = H5Tget_size(t);
+        char *s = calloc(n + 1, 1);
+        hid_t m = H5Tcopy(t);
+        if (s && H5Aread(a, m, s) >= 0) printf("description: %s\n", s);
+        H5Tclose(m);
+        free(s);
+    }
+    if (t >= 0) H5Tclose(t);
+    if (a >= 0) H5Aclose(a);
+    H5Fclose(f);
+}
+
+static int cmd_info(int argc, char **argv)
+{
+    const char *path = NULL;
+    long long context = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        int missing = 0;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { info_usage(stdout); return 0; }
+        else if ((v = opt_value(argc, argv, &i, "--context", &missing))) {
+            if (parse_ll("info", "--context", v, 1, INT_MAX - 1, &context)) return 2;
+        } else if (missing) { fprintf(stderr, "accel_data info: %s needs a value\n", argv[i]); return 2; }
+        else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "accel_data info: unknown option '%s'\n", argv[i]);
+            info_usage(stderr);
+            return 2;
+        } else if (!path) path = argv[i];
+        else { fprintf(stderr, "accel_data info: more than one file ('%s', '%s')\n", path, argv[i]); return 2; }
+    }
+    if (!path) {
+        fprintf(stderr, "accel_data info: which file?\n");
+        info_usage(stderr);
+        return 2;
+    }
+    static const char *const splits[] = { "train", "val" };
+    accel_dataset_t *ds[2] = { NULL, NULL };
+    accel_status_t st = ACCEL_OK;
+    for (int s = 0; s < 2 && st == ACCEL_OK; s++)
+        st = accel_dataset_open(path, splits[s], context > 0 ? (int)context : 1, MPI_COMM_SELF, &ds[s]);
+    if (st == ACCEL_OK) {
+        const accel_dataset_info_t *in = accel_dataset_info(ds[0]);
+        printf("file: %s\n", path);
+        if (in->kind == ACCEL_DATASET_TOKENS) {
+            printf("format: %s, version %d\n", ACCEL_DATASET_FORMAT_TOKENS, in->version);
+            printf("tokenizer: %s%s, vocab %d, stored as %d-byte integers\n", in->tokenizer,
+                   !strcmp(in->tokenizer, "bytes") ? " (one token per byte)" : "", in->vocab,
+                   in->token_bytes);
+        } else {
+            printf("format: %s, version %d\n", ACCEL_DATASET_FORMAT_CLASSIFICATION, in->version);
+            printf("classes: %d, features: %d\n", in->classes, in->features);
+        }
+        print_description(path);
+        for (int s = 0; s < 2; s++) {
+            in = accel_dataset_info(ds[s]);
+            if (in->kind == ACCEL_DATASET_TOKENS && context > 0)
+                printf("%-5s: %lld tokens, %lld samples at context %lld\n", splits[s],
+                       (long long)in->ntokens, (long long)in->nsamples, context);
+            else if (in->kind == ACCEL_DATASET_TOKENS)
+                printf("%-5s: %lld tokens\n", splits[s], (long long)in->ntokens);
+            else
+                printf("%-5s: %lld samples\n", splits[s], (long long)in->nsamples);
+        }
+    }
+    for (int s = 0; s < 2; s++) accel_dataset_close(ds[s]);
+    return accel_status_exit_code(st);
+}
+
+/* ------------------------------------------------------------------ main */
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: accel_data <command> [options]\n"
+            "\n"
+            "Make and inspect accel datasets (HDF5 files read in parallel by accel_train):\n"
+            "  prepare   tokenise text files byte by byte (tokenizer \"bytes\": token = byte value,\n"
+            "            vocab 256) into a token dataset; default corpus " DEFAULT_CORPUS "\n"
+            "  synth     write a synthetic token or classification dataset (tests, demos)\n"
+            "  info      print a dataset's format, splits and sizes\n"
+            "\n"
+            "'accel_data <command> --help' describes each command; docs/datasets.md the format.\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+        printf("accel_data (accel) %s\n", accel_version());
+        return 0;
+    }
+    int (*run)(int, char **) = !strcmp(argv[1], "prepare") ? cmd_prepare
+                               : !strcmp(argv[1], "synth") ? cmd_synth
+                               : !strcmp(argv[1], "info") ? cmd_info : NULL;
+    if (!run) {
+        fprintf(stderr, "accel_data: unknown command '%s'\n\n", argv[1]);
+        usage(stderr);
+        return 2;
+    }
+    /* --help needs no MPI. */
+    for (int i = 2; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return run(argc - 1, argv + 1);
+
+    accel_runtime_t *rt = NULL;
+    accel_status_t st = accel_init(&argc, &argv, &rt);
+    int rc;
+    if (st != ACCEL_OK) {
+        fprintf(stderr, "accel_data: start-up failed: %s\n", accel_status_str(st));
+        rc = accel_status_exit_code(st);
+    } else {
+        rc = rt->rank == 0 ? run(argc - 1, argv + 1) : 0;
+        fflush(stdout);
+        MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    }
+    accel_finalize(rt);
+    return rc;
+}

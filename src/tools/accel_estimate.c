@@ -1,0 +1,81 @@
+/* accel estimate-memory: configuration in, table out. Bytes per rank for parameters, gradients,
+ * master weights, optimizer state, activations and communication buffers, for every strategy and a
+ * range of world sizes, with the ZeRO paper's model-state accounting alongside. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accel/accel.h"
+#include "accel/memory.h"
+#include "tool.h"
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: accel estimate-memory [config.yaml] [key=value ...] [--world N,N,...] [--per-node K]\n"
+                 "  Bytes per rank for each strategy (ddp, zero1, zero2, zero3; hybrid with --per-node)\n"
+                 "  and world size, from the job configuration (model sizes, batch, optimizer).\n"
+                 "  --world LIST   world sizes (default: 1,2,4,8,16)\n"
+                 "  --per-node K   ranks per node for the hybrid rows (default: none)\n");
+}
+
+static double mib(size_t b) { return (double)b / 1048576.0; }
+
+int accel_cmd_estimate(int argc, char **argv)
+{
+    const char *path = NULL, *worlds = "1,2,4,8,16";
+    int per_node = 0;
+    char **overrides = calloc((size_t)argc + 1, sizeof *overrides);
+    int noverrides = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); free(overrides); return 0; }
+        if (!strcmp(argv[i], "--world") && i + 1 < argc) { worlds = argv[++i]; continue; }
+        if (!strcmp(argv[i], "--per-node") && i + 1 < argc) { per_node = atoi(argv[++i]); continue; }
+        if (accel_config_is_override(argv[i])) { overrides[noverrides++] = argv[i]; continue; }
+        if (argv[i][0] != '-' && !path) { path = argv[i]; continue; }
+        fprintf(stderr, "accel estimate-memory: unexpected argument '%s'\n", argv[i]);
+        usage(stderr);
+        free(overrides);
+        return 2;
+    }
+    accel_config_t cfg;
+    char err[1024];
+    accel_status_t st = accel_config_load(&cfg, path, noverrides, overrides, NULL, err, sizeof err);
+    free(overrides);
+    if (st != ACCEL_OK) {
+        fprintf(stderr, "accel estimate-memory: %s\n", err);
+        return accel_status_exit_code(st);
+    }
+    accel_model_t model;
+    if ((st = accel_model_create(&cfg, &model)) != ACCEL_OK) return accel_status_exit_code(st);
+    size_t nparams = accel_layout_params(&model.layout);
+    printf("model %s: %zu parameters; %s, global batch %d, grad_accum %d; MiB per rank\n",
+           model.ops->name, nparams, cfg.optim.name, cfg.train.global_batch, cfg.train.grad_accum);
+    printf("%-13s %5s %10s %10s %10s %10s %11s %9s %10s   %s\n", "strategy", "ranks", "params", "grads",
+           "master", "optimizer", "activations", "comm", "total", "model state vs ZeRO paper (bytes/param)");
+    int rc = 0;
+    char list[256];
+    snprintf(list, sizeof list, "%s", worlds);
+    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+        int world = atoi(tok);
+        if (world < 1) { fprintf(stderr, "accel estimate-memory: bad world size '%s'\n", tok); rc = 2; break; }
+        for (int hybrid = 0; hybrid < (per_node > 0 ? 2 : 1); hybrid++)
+            for (int s = hybrid ? ACCEL_ZERO1 : ACCEL_DDP; s <= ACCEL_ZERO3; s++) {
+                if (hybrid && world % per_node) continue;
+                accel_memory_estimate_t e;
+                cfg.train.global_batch = cfg.train.global_batch;   /* per-rank micro-batch follows world */
+                if (accel_memory_estimate(&cfg, model.ops, &model.layout, (accel_strategy_t)s, hybrid,
+                                          world, hybrid ? per_node : world, &e) != ACCEL_OK)
+                    continue;
+                double state = (double)(e.params + e.grads + e.master + e.optim) / e.psi;
+                char name[24];
+                snprintf(name, sizeof name, "%s%s", accel_strategy_name((accel_strategy_t)s), hybrid ? "+hybrid" : "");
+                printf("%-13s %5d %10.1f %10.1f %10.1f %10.1f %11.1f %9.1f %10.1f   %5.2f vs %5.2f\n", name,
+                       world, mib(e.params), mib(e.grads), mib(e.master), mib(e.optim), mib(e.activations),
+                       mib(e.comm), mib(e.total), state, e.paper_bytes_per_param);
+            }
+    }
+    accel_model_destroy(&model);
+    return rc;
+}

@@ -1,0 +1,107 @@
+/* Memory accounting. What accel stores per rank (parameters fp32, gradients fp32, AdamW moments
+ * 2 x fp32, and under ZeRO a separate fp32 master slice):
+ *   ddp    params 4P + grads 4P + moments 8P                          = 16P
+ *   zero1  params 4P + grads 4P + (master 4 + grads 4 + moments 8)P/N
+ *   zero2  params 4P + (master 4 + grads 4 + moments 8)P/N + layers in flight
+ *   zero3  (master 4 + grads 4 + moments 8)P/N + gathered layers and gradients in flight
+ * The ZeRO paper counts 16-bit parameters and gradients (2P each) for mixed precision: 16P, 4P+12P/N,
+ * 2P+14P/N, 16P/N; it is printed alongside. P includes the per-layer padding to a multiple of N. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accel/memory.h"
+
+static size_t read_status_kib(const char *field)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return 0;
+    char line[256];
+    size_t kib = 0, n = strlen(field);
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, field, n)) { kib = (size_t)strtoull(line + n, NULL, 10); break; }
+    fclose(f);
+    return kib * 1024;
+}
+
+size_t accel_memory_resident(void) { return read_status_kib("VmRSS:"); }
+size_t accel_memory_peak(void) { return read_status_kib("VmHWM:"); }
+
+accel_status_t accel_memory_estimate(const accel_config_t *cfg, const accel_model_ops_t *model,
+                                     const accel_layout_t *layout, accel_strategy_t strategy,
+                                     bool hybrid, int world, int ranks_per_node,
+                                     accel_memory_estimate_t *out)
+{
+    memset(out, 0, sizeof *out);
+    if (world < 1 || ranks_per_node < 1 || world % ranks_per_node) return ACCEL_ERR_INVALID;
+    int shards = strategy == ACCEL_DDP ? 1 : hybrid ? ranks_per_node : world;
+    /* Pad a copy of the table as the ZeRO strategies do. */
+    accel_layout_t padded = *layout;
+    padded.tensors = malloc(sizeof *padded.tensors * (size_t)(layout->ntensors ? layout->ntensors : 1));
+    if (!padded.tensors) return ACCEL_ERR_NOMEM;
+    memcpy(padded.tensors, layout->tensors, sizeof *padded.tensors * (size_t)layout->ntensors);
+    accel_status_t st = strategy == ACCEL_DDP ? ACCEL_OK
+                        : accel_layout_pad_layers(&padded, (size_t)shards * ACCEL_ARENA_ALIGN);
+    double P = (double)padded.numel;
+    /* The largest layer bounds what ZeRO-2/3 hold in flight. */
+    size_t largest = 0;
+    for (int l = 0; l < padded.nlayers; l++) {
+        size_t lo = (size_t)-1, hi = 0;
+        for (int i = 0; i < padded.ntensors; i++)
+            if (padded.tensors[i].layer == l) {
+                if (padded.tensors[i].offset < lo) lo = padded.tensors[i].offset;
+                if (padded.tensors[i].offset + padded.tensors[i].numel > hi)
+                    hi = padded.tensors[i].offset + padded.tensors[i].numel;
+            }
+        if (hi > lo && hi - lo > largest) largest = hi - lo;
+    }
+    free(padded.tensors);
+    if (st != ACCEL_OK) return st;
+
+    const double f = sizeof(float), N = shards;
+    const double moments = strcmp(cfg->optim.name, "adamw") ? 1 : 2;
+    const int micro = cfg->train.global_batch / (world * (cfg->train.grad_accum > 0 ? cfg->train.grad_accum : 1));
+    double in_flight = 2.0 * f * (double)largest;           /* current layer + the next one */
+    switch (strategy) {
+    case ACCEL_DDP:
+        out->params = (size_t)(f * P);
+        out->grads = (size_t)(f * P);
+        out->optim = (size_t)(moments * f * P);
+        /* libnbc's ring allreduce keeps a temporary copy of a bucket; half-precision staging. */
+        out->comm = (size_t)(f * (cfg->dist.bucket_mb * 1048576.0 / f < P ? cfg->dist.bucket_mb * 1048576.0 / f : P));
+        if (strcmp(cfg->dist.comm_dtype, "fp32")) out->comm += (size_t)(2 * P);
+        if (cfg->train.sync_each_batch && cfg->train.grad_accum > 1) out->comm += (size_t)(f * P);
+        out->paper_bytes_per_param = 16;
+        break;
+    case ACCEL_ZERO1:
+        out->params = (size_t)(f * P);
+        out->grads = (size_t)(f * P + f * P / N);
+        out->master = (size_t)(f * P / N);
+        out->optim = (size_t)(moments * f * P / N);
+        out->comm = (size_t)(f * (double)largest);
+        out->paper_bytes_per_param = 4 + 12 / N;
+        break;
+    case ACCEL_ZERO2:
+        out->params = (size_t)(f * P);
+        out->grads = (size_t)(f * P / N * (cfg->train.grad_accum > 1 ? 2 : 1) + in_flight);
+        out->master = (size_t)(f * P / N);
+        out->optim = (size_t)(moments * f * P / N);
+        out->comm = (size_t)(f * (double)largest);
+        out->paper_bytes_per_param = 2 + 14 / N;
+        break;
+    case ACCEL_ZERO3:
+        out->params = (size_t)in_flight;
+        out->grads = (size_t)(f * P / N * (cfg->train.grad_accum > 1 ? 2 : 1) + in_flight);
+        out->master = (size_t)(f * P / N);
+        out->optim = (size_t)(moments * f * P / N);
+        out->comm = (size_t)(f * (double)largest);
+        out->paper_bytes_per_param = 16 / N;
+        break;
+    }
+    out->activations = model->activation_bytes ? model->activation_bytes(cfg, micro > 0 ? micro : 1) : 0;
+    out->total = out->params + out->grads + out->master + out->optim + out->activations + out->comm;
+    out->psi = P;
+    return ACCEL_OK;
+}

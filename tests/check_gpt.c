@@ -1,0 +1,649 @@
+/* Unit tests of the built-in GPT (src/nn/gpt.c), its precision-dispatching GEMM and fused kernels,
+ * text generation and the synthetic token task.
+ *
+ * The central test compares the analytic gradient of every parameter tensor with central finite
+ * differences of the model's own fp32 forward pass. For that test the weights are drawn larger
+ * than the GPT-2 init (std 0.3 instead of 0.02) so every tensor's gradient is well above the
+ * float rounding noise of the loss; the loss sum is accumulated in double. */
+#include "config.h"
+
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accel/accel.h"
+#include "../src/nn/gemm_cpu.h"
+#include "../src/nn/kernels_cpu.h"
+
+#define TL 2    /* tiny model: layers, heads, width, context, vocab, batch */
+#define TNH 2
+#define TC 8
+#define TT 5
+#define TV 11
+#define TB 3
+
+static accel_config_t make_cfg(int L, int NH, int C, int T, int V, const char *precision)
+{
+    accel_config_t cfg;
+    accel_config_defaults(&cfg);
+    snprintf(cfg.model.name, sizeof cfg.model.name, "gpt");
+    snprintf(cfg.precision, sizeof cfg.precision, "%s", precision);
+    cfg.model.layers = L;
+    cfg.model.heads = NH;
+    cfg.model.width = C;
+    cfg.model.context = T;
+    cfg.model.vocab = V;
+    return cfg;
+}
+
+typedef struct {
+    accel_config_t cfg;
+    accel_model_t model;
+    float *params, *grads;
+    int32_t *tokens;
+    int B, T, V;
+} fixture_t;
+
+/* A GPT with the default init (seed 1234) and B rows of pseudo-random tokens. */
+static void fixture_open(fixture_t *f, int L, int NH, int C, int T, int V, int B, const char *precision)
+{
+    memset(f, 0, sizeof *f);
+    f->cfg = make_cfg(L, NH, C, T, V, precision);
+    ck_assert_int_eq(accel_model_create(&f->cfg, &f->model), ACCEL_OK);
+    ck_assert_int_eq(accel_arena_alloc(&f->model.layout, &f->params), ACCEL_OK);
+    ck_assert_int_eq(accel_arena_alloc(&f->model.layout, &f->grads), ACCEL_OK);
+    accel_arena_init_params(&f->model.layout, f->params, 1234);
+    f->B = B;
+    f->T = T;
+    f->V = V;
+    f->tokens = malloc(sizeof(int32_t) * (size_t)B * (size_t)(T + 1));
+    for (int i = 0; i < B * (T + 1); i++)
+        f->tokens[i] = (int32_t)(accel_rng_uniform(77, ACCEL_RNG_DATA, 5, (uint64_t)i) * V) % V;
+}
+
+static void fixture_close(fixture_t *f)
+{
+    free(f->tokens);
+    accel_arena_free(f->params);
+    accel_arena_free(f->grads);
+    accel_model_destroy(&f->model);
+}
+
+/* Larger weights for the gradient check: matrices N(0, 0.3^2), norm gains 1 + N(0, 0.1^2),
+ * biases N(0, 0.1^2). */
+static void big_init(fixture_t *f)
+{
+    const accel_layout_t *lay = &f->model.layout;
+    for (int i = 0; i < lay->ntensors; i++) {
+        const accel_tensor_t *t = &lay->tensors[i];
+        float *p = f->params + t->offset;
+        bool gain = strstr(t->name, "ln") && strstr(t->name, ".weight");
+        accel_rng_fill_normal(p, t->numel, t->ndim == 2 ? 0.3f : 0.1f, 99, ACCEL_RNG_INIT, (uint64_t)i, 0);
+        if (gain)
+            for (size_t k = 0; k < t->numel; k++) p[k] += 1.0f;
+    }
+}
+
+static accel_batch_t batch_of(const fixture_t *f)
+{
+    return (accel_batch_t){ .n = f->B, .tokens = f->tokens };
+}
+
+static double loss_of(fixture_t *f)
+{
+    accel_batch_t b = batch_of(f);
+    double loss = 0;
+    ck_assert_int_eq(f->model.ops->forward_backward(f->model.state, &f->model.layout, f->params,
+                                                    f->grads, &b, 0.0f, &loss), ACCEL_OK);
+    return loss;
+}
+
+static void grads_of(fixture_t *f, float scale, double *loss)
+{
+    accel_batch_t b = batch_of(f);
+    ck_assert_int_eq(f->model.ops->forward_backward(f->model.state, &f->model.layout, f->params,
+                                                    f->grads, &b, scale, loss), ACCEL_OK);
+}
+
+START_TEST(test_layout)
+{
+    fixture_t f;
+    fixture_open(&f, TL, TNH, TC, TT, TV, TB, "fp32");
+    const accel_layout_t *lay = &f.model.layout;
+    ck_assert_str_eq(f.model.ops->name, "gpt");
+    ck_assert_int_eq(lay->ntensors, 2 + 12 * TL + 2);
+    ck_assert_int_eq(lay->nlayers, TL + 2);
+    size_t expect = (size_t)TV * TC + (size_t)TT * TC + (size_t)TL * (12 * TC * TC + 13 * TC) + 2 * TC;
+    ck_assert_uint_eq(accel_layout_params(lay), expect);
+    /* Layer ids never decrease, so each layer's tensors are contiguous. */
+    for (int i = 1; i < lay->ntensors; i++)
+        ck_assert_int_ge(lay->tensors[i].layer, lay->tensors[i - 1].layer);
+    const accel_tensor_t *t = accel_layout_find(lay, "h.1.attn.qkv.weight");
+    ck_assert_ptr_nonnull(t);
+    ck_assert_int_eq(t->layer, 2);
+    ck_assert_int_eq(t->shape[0], 3 * TC);
+    ck_assert_int_eq(t->shape[1], TC);
+    ck_assert_float_eq_tol(t->init_std, 0.02f, 1e-7f);
+    t = accel_layout_find(lay, "h.0.mlp.proj.weight");
+    ck_assert_ptr_nonnull(t);
+    ck_assert_int_eq(t->shape[0], TC);
+    ck_assert_int_eq(t->shape[1], 4 * TC);
+    ck_assert_float_eq_tol(t->init_std, 0.02f / sqrtf(2.0f * TL), 1e-7f);
+    ck_assert_float_eq_tol(accel_layout_find(lay, "h.0.attn.proj.weight")->init_std,
+                           0.02f / sqrtf(2.0f * TL), 1e-7f);
+    ck_assert_int_eq(accel_layout_find(lay, "wte")->layer, 0);
+    ck_assert_int_eq(accel_layout_find(lay, "wpe")->layer, 0);
+    ck_assert_int_eq(accel_layout_find(lay, "lnf.bias")->layer, TL + 1);
+    for (int i = 0; i < lay->ntensors; i++) {
+        const accel_tensor_t *x = &lay->tensors[i];
+        bool nodecay = (x->flags & ACCEL_TENSOR_NO_DECAY) != 0;
+        ck_assert_msg(nodecay == (x->ndim == 1), "%s: decay flag", x->name);
+        if (strstr(x->name, "ln") && strstr(x->name, ".weight")) {
+            ck_assert_float_eq(x->init_std, -1.0f);
+            ck_assert_float_eq(f.params[x->offset], 1.0f);
+        } else if (x->ndim == 1) {
+            ck_assert_float_eq(x->init_std, 0.0f);
+        }
+    }
+    ck_assert_ptr_nonnull(f.model.ops->logits);
+    ck_assert_int_eq(f.model.vocab, TV);
+    ck_assert_int_eq(f.model.context, TT);
+    fixture_close(&f);
+}
+END_TEST
+
+START_TEST(test_bad_config)
+{
+    accel_model_t m;
+    accel_config_t cfg = make_cfg(2, 3, 8, 5, 11, "fp32");      /* 8 % 3 != 0 */
+    ck_assert_int_eq(accel_model_create(&cfg, &m), ACCEL_ERR_CONFIG);
+    cfg = make_cfg(0, 2, 8, 5, 11, "fp32");
+    ck_assert_int_eq(accel_model_create(&cfg, &m), ACCEL_ERR_CONFIG);
+    cfg = make_cfg(2, 2, 8, 0, 11, "fp32");
+    ck_assert_int_eq(accel_model_create(&cfg, &m), ACCEL_ERR_CONFIG);
+    cfg = make_cfg(2, 2, 8, 5, 1, "fp32");
+    ck_assert_int_eq(accel_model_create(&cfg, &m), ACCEL_ERR_CONFIG);
+    cfg = make_cfg(2, 2, 8, 5, 11, "int8");
+    ck_assert_int_eq(accel_model_create(&cfg, &m), ACCEL_ERR_CONFIG);
+}
+END_TEST
+
+/* At init the logits are tiny, so every token's loss is close to ln(V). */
+START_TEST(test_init_loss)
+{
+    fixture_t f;
+    fixture_open(&f, TL, TNH, TC, TT, TV, TB, "fp32");
+    double sum = loss_of(&f);
+    ck_assert_double_eq_tol(sum / TB, log((double)TV), 0.02);
+    float loss[TB];
+    int correct[TB] = { 7, 7, 7 };
+    accel_batch_t b = batch_of(&f);
+    ck_assert_int_eq(f.model.ops->eval(f.model.state, &f.model.layout, f.params, &b, loss, correct),
+                     ACCEL_OK);
+    double esum = 0;
+    for (int i = 0; i < TB; i++) {
+        esum += loss[i];
+        ck_assert_int_eq(correct[i], 0);
+    }
+    ck_assert_double_eq_tol(esum, sum, 1e-5);
+    ck_assert_int_eq(f.model.ops->eval(f.model.state, &f.model.layout, f.params, &b, loss, NULL),
+                     ACCEL_OK);
+    fixture_close(&f);
+}
+END_TEST
+
+/* Central differences on up to `per_tensor` elements of every tensor (first, last, and keyed
+ * random ones). Pass: |analytic - numeric| <= ATOL + RTOL * max(|analytic|, |numeric|). With
+ * h = 1e-2 the float rounding noise of the loss contributes ~5e-5 and the O(h^2) truncation a few
+ * 1e-5 here, so ATOL = 3e-4, RTOL = 1e-2 leaves margin while a missing term fails by far. */
+#define FD_H 1e-2
+#define FD_ATOL 3e-4
+#define FD_RTOL 1e-2
+
+static void gradcheck(fixture_t *f, int per_tensor, const char *only)
+{
+    const accel_layout_t *lay = &f->model.layout;
+    memset(f->grads, 0, sizeof(float) * lay->numel);
+    double loss;
+    grads_of(f, 1.0f, &loss);
+    double worst = 0;
+    int checked = 0;
+    for (int i = 0; i < lay->ntensors; i++) {
+        const accel_tensor_t *t = &lay->tensors[i];
+        if (only && !strstr(t->name, only)) continue;
+        int n = (int)t->numel < per_tensor ? (int)t->numel : per_tensor;
+        double gmax = 0;
+        for (int s = 0; s < n; s++) {
+            size_t e = s == 0 ? 0 : s == 1 ? t->numel - 1
+                     : (size_t)(accel_rng_uniform(5, ACCEL_RNG_DATA, (uint64_t)i, (uint64_t)s) * t->numel) % t->numel;
+            float *p = f->params + t->offset + e;
+            float orig = *p;
+            *p = orig + (float)FD_H;
+            double up = loss_of(f);
+            *p = orig - (float)FD_H;
+            double down = loss_of(f);
+            *p = orig;
+            double numeric = (up - down) / (2 * FD_H);
+            double analytic = f->grads[t->offset + e];
+            double err = fabs(analytic - numeric);
+            double bound = FD_ATOL + FD_RTOL * fmax(fabs(analytic), fabs(numeric));
+            ck_assert_msg(err <= bound, "%s[%zu]: analytic %.6g, numeric %.6g (error %.3g > %.3g)",
+                          t->name, e, analytic, numeric, err, bound);
+            if (err / bound > worst) worst = err / bound;
+            if (fabs(analytic) > gmax) gmax = fabs(analytic);
+            checked++;
+        }
+        /* A gradient that is zero everywhere checked would make the comparison vacuous. */
+        ck_assert_msg(gmax > 10 * FD_ATOL, "%s: gradient too small to check (%.3g)", t->name, gmax);
+    }
+    ck_assert_int_gt(checked, 0);
+    printf("gradcheck: %d elements, worst error %.2f of the bound\n", checked, worst);
+}
+
+START_TEST(test_gradcheck_all_tensors)
+{
+    fixture_t f;
+    fixture_open(&f, TL, TNH, TC, TT, TV, TB, "fp32");
+    big_init(&f);
+    gradcheck(&f, 8, NULL);
+    fixture_close(&f);
+}
+END_TEST
+
+/* A context longer than one attention row block (32) exercises the block-causal products. */
+START_TEST(test_gradcheck_long_context)
+{
+    fixture_t f;
+    fixture_open(&f, 1, 2, 8, 40, TV, 2, "fp32");
+    big_init(&f);
+    gradcheck(&f, 6, "attn");
+    gradcheck(&f, 6, "wpe");
+    fixture_close(&f);
+}
+END_TEST
+
+/* Gradients are ADDED (never overwritten) and scale linearly with grad_scale. */
+START_TEST(test_accumulate_and_scale)
+{
+    fixture_t f;
+    fixture_open(&f, TL, TNH, TC, TT, TV, TB, "fp32");
+    big_init(&f);
+    size_t n = f.model.layout.numel;
+    float *g1 = malloc(sizeof(float) * n), *base = malloc(sizeof(float) * n);
+    double l1, l2;
+    memset(f.grads, 0, sizeof(float) * n);
+    grads_of(&f, 0.25f, &l1);
+    memcpy(g1, f.grads, sizeof(float) * n);
+    /* Start from arbitrary gradients: the pass must add to them. */
+    for (size_t i = 0; i < n; i++) base[i] = f.grads[i] = (float)((i % 7) * 0.5 - 1.0);
+    grads_of(&f, 0.25f, &l2);
+    ck_assert_double_eq(l1, l2);
+    double maxg = 0;
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_float_eq_tol(f.grads[i] - base[i], g1[i], 1e-6f + 1e-5f * fabsf(g1[i]));
+        if (fabsf(g1[i]) > maxg) maxg = fabsf(g1[i]);
+    }
+    ck_assert_double_gt(maxg, 1e-3);
+    /* Scale 0.5 gives twice the gradient of scale 0.25. */
+    memset(f.grads, 0, sizeof(float) * n);
+    grads_of(&f, 0.5f, &l2);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_float_eq_tol(f.grads[i], 2.0f * g1[i], 1e-6f + 1e-5f * fabsf(g1[i]));
+    /* Two passes accumulate to twice one pass. */
+    memset(f.grads, 0, sizeof(float) * n);
+    grads_of(&f, 0.25f, &l2);
+    grads_of(&f, 0.25f, &l2);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_float_eq_tol(f.grads[i], 2.0f * g1[i], 1e-6f + 1e-5f * fabsf(g1[i]));
+    free(g1);
+    free(base);
+    fixture_close(&f);
+}
+END_TEST
+
+static double xent(const float *z, int V, int y)
+{
+    double m = z[0], s = 0;
+    for (int v = 1; v < V; v++) m = fmax(m, z[v]);
+    for (int v = 0; v < V; v++) s += exp(z[v] - m);
+    return m + log(s) - z[y];
+}
+
+/* Causality: the training forward's loss equals the sum of per-position losses computed from
+ * prefixes only (the logits op sees tokens 0..t and nothing after), and changing a future token
+ * leaves the logits of every earlier position unchanged. */
+START_TEST(test_causality)
+{
+    fixture_t f;
+    const int T = 37, V = TV;
+    fixture_open(&f, TL, TNH, TC, T, V, 1, "fp32");
+    big_init(&f);
+    float z[TV], z2[TV];
+    const accel_model_ops_t *ops = f.model.ops;
+    double from_prefixes = 0;
+    for (int t = 0; t < T; t++) {
+        ck_assert_int_eq(ops->logits(f.model.state, &f.model.layout, f.params, f.tokens, t + 1, z),
+                         ACCEL_OK);
+        from_prefixes += xent(z, V, f.tokens[t + 1]);
+    }
+    from_prefixes /= T;
+    float loss;
+    accel_batch_t b = batch_of(&f);
+    ck_assert_int_eq(ops->eval(f.model.state, &f.model.layout, f.params, &b, &loss, NULL), ACCEL_OK);
+    ck_assert_double_eq_tol(loss, from_prefixes, 1e-5 * from_prefixes);
+    /* Change token 20: the logits after tokens 0..19 must not move; those after 0..20 must. */
+    int32_t *alt = malloc(sizeof(int32_t) * (T + 1));
+    memcpy(alt, f.tokens, sizeof(int32_t) * (T + 1));
+    alt[20] = (alt[20] + 3) % V;
+    for (int t = 0; t < T; t++) {
+        ck_assert_int_eq(ops->logits(f.model.state, &f.model.layout, f.params, f.tokens, t + 1, z),
+                         ACCEL_OK);
+        ck_assert_int_eq(ops->logits(f.model.state, &f.model.layout, f.params, alt, t + 1, z2),
+                         ACCEL_OK);
+        double diff = 0;
+        for (int v = 0; v < V; v++) diff = fmax(diff, fabs(z[v] - z2[v]));
+        if (t < 20) ck_assert_msg(diff == 0.0, "position %d changed by %g", t, diff);
+        else ck_assert_msg(diff > 1e-4, "position %d did not see token 20", t);
+    }
+    /* In the batched training pass: the loss of a sequence whose tail differs after position 20
+     * differs only through positions 19.. (target 20 and later), which the prefix sums confirm. */
+    memcpy(f.tokens, alt, sizeof(int32_t) * (T + 1));
+    double alt_prefixes = 0;
+    for (int t = 0; t < T; t++) {
+        ops->logits(f.model.state, &f.model.layout, f.params, f.tokens, t + 1, z);
+        alt_prefixes += xent(z, V, f.tokens[t + 1]);
+    }
+    ck_assert_int_eq(ops->eval(f.model.state, &f.model.layout, f.params, &b, &loss, NULL), ACCEL_OK);
+    ck_assert_double_eq_tol(loss, alt_prefixes / T, 1e-5 * alt_prefixes / T);
+    free(alt);
+    fixture_close(&f);
+}
+END_TEST
+
+/* bf16 and fp16 products change the loss by rounding only: within 2e-3 relative of fp32 at the
+ * default init (measured: ~1e-4), and the gradients point the same way (cosine > 0.999). The
+ * difference must not be exactly zero, or the reduced precision was never applied. */
+START_TEST(test_precision)
+{
+    const char *names[] = { "bf16", "fp16" };
+    fixture_t ref;
+    fixture_open(&ref, TL, TNH, 32, 16, 50, TB, "fp32");
+    size_t n = ref.model.layout.numel;
+    double l32;
+    memset(ref.grads, 0, sizeof(float) * n);
+    grads_of(&ref, 1.0f, &l32);
+    for (int k = 0; k < 2; k++) {
+        fixture_t f;
+        fixture_open(&f, TL, TNH, 32, 16, 50, TB, names[k]);
+        double l;
+        memset(f.grads, 0, sizeof(float) * n);
+        grads_of(&f, 1.0f, &l);
+        double dot = 0, na = 0, nb = 0;
+        for (size_t i = 0; i < n; i++) {
+            dot += (double)f.grads[i] * ref.grads[i];
+            na += (double)f.grads[i] * f.grads[i];
+            nb += (double)ref.grads[i] * ref.grads[i];
+        }
+        double cosine = dot / sqrt(na * nb);
+        printf("%s: loss %.7f vs fp32 %.7f (relative %.2e), gradient cosine %.6f\n", names[k], l,
+               l32, fabs(l - l32) / l32, cosine);
+        ck_assert_double_le(fabs(l - l32), 2e-3 * l32);
+        ck_assert_double_ne(l, l32);
+        ck_assert_double_gt(cosine, 0.999);
+        fixture_close(&f);
+    }
+    fixture_close(&ref);
+}
+END_TEST
+
+START_TEST(test_bad_tokens)
+{
+    fixture_t f;
+    fixture_open(&f, TL, TNH, TC, TT, TV, TB, "fp32");
+    accel_batch_t b = batch_of(&f);
+    double loss;
+    float l[TB];
+    const int32_t bad[] = { -1, TV, 1 << 30 };
+    for (int k = 0; k < 3; k++) {
+        int32_t keep = f.tokens[TT + 1 + 2];
+        f.tokens[TT + 1 + 2] = bad[k];
+        ck_assert_int_eq(f.model.ops->forward_backward(f.model.state, &f.model.layout, f.params,
+                                                       f.grads, &b, 1.0f, &loss), ACCEL_ERR_INVALID);
+        ck_assert_int_eq(f.model.ops->eval(f.model.state, &f.model.layout, f.params, &b, l, NULL),
+                         ACCEL_ERR_INVALID);
+        f.tokens[TT + 1 + 2] = keep;
+    }
+    /* The target (last id of a row) is checked too. */
+    f.tokens[TT] = TV;
+    ck_assert_int_eq(f.model.ops->eval(f.model.state, &f.model.layout, f.params, &b, l, NULL),
+                     ACCEL_ERR_INVALID);
+    b.tokens = NULL;
+    ck_assert_int_eq(f.model.ops->eval(f.model.state, &f.model.layout, f.params, &b, l, NULL),
+                     ACCEL_ERR_INVALID);
+    float z[TV];
+    int32_t prompt[2] = { 1, TV + 4 };
+    ck_assert_int_eq(f.model.ops->logits(f.model.state, &f.model.layout, f.params, prompt, 2, z),
+                     ACCEL_ERR_INVALID);
+    ck_assert_int_eq(f.model.ops->logits(f.model.state, &f.model.layout, f.params, prompt, 0, z),
+                     ACCEL_ERR_INVALID);
+    int32_t out[4];
+    ck_assert_int_eq(accel_model_generate(&f.model, f.params, prompt, 2, 4, 0.0f, 0, 1, out),
+                     ACCEL_ERR_INVALID);
+    fixture_close(&f);
+}
+END_TEST
+
+START_TEST(test_generate)
+{
+    fixture_t f;
+    fixture_open(&f, TL, TNH, TC, TT, TV, 1, "fp32");
+    big_init(&f);
+    const int32_t prompt[] = { 3, 1, 4, 1, 5, 9, 2 };   /* longer than the context: sliding window */
+    const int np = 7, nn = 12;
+    int32_t a[12], b[12], c[12], g[12];
+    /* Greedy: each token is the argmax of the logits of the (windowed) sequence so far. */
+    ck_assert_int_eq(accel_model_generate(&f.model, f.params, prompt, np, nn, 0.0f, 0, 1, g), ACCEL_OK);
+    int32_t seq[32];
+    memcpy(seq, prompt, sizeof prompt);
+    for (int i = 0; i < nn; i++) {
+        float z[TV];
+        int len = np + i, w = len < TT ? len : TT;
+        ck_assert_int_eq(f.model.ops->logits(f.model.state, &f.model.layout, f.params, seq + len - w,
+                                             w, z), ACCEL_OK);
+        int best = 0;
+        for (int v = 1; v < TV; v++)
+            if (z[v] > z[best]) best = v;
+        ck_assert_int_eq(g[i], best);
+        seq[len] = best;
+    }
+    /* Sampling: the same seed gives the same tokens, another seed other tokens. */
+    ck_assert_int_eq(accel_model_generate(&f.model, f.params, prompt, np, nn, 1.5f, 0, 42, a), ACCEL_OK);
+    ck_assert_int_eq(accel_model_generate(&f.model, f.params, prompt, np, nn, 1.5f, 0, 42, b), ACCEL_OK);
+    ck_assert_int_eq(memcmp(a, b, sizeof a), 0);
+    ck_assert_int_eq(accel_model_generate(&f.model, f.params, prompt, np, nn, 1.5f, 0, 43, c), ACCEL_OK);
+    ck_assert_int_ne(memcmp(a, c, sizeof a), 0);
+    for (int i = 0; i < nn; i++) ck_assert(a[i] >= 0 && a[i] < TV);
+    /* top_k = 1 is greedy whatever the temperature and seed. */
+    ck_assert_int_eq(accel_model_generate(&f.model, f.params, prompt, np, nn, 2.0f, 1, 7, c), ACCEL_OK);
+    ck_assert_int_eq(memcmp(c, g, sizeof g), 0);
+    /* top_k = 3 only ever picks one of the 3 most likely tokens (checked on the first step). */
+    float z[TV];
+    f.model.ops->logits(f.model.state, &f.model.layout, f.params, prompt + np - TT, TT, z);
+    for (uint64_t s = 0; s < 20; s++) {
+        ck_assert_int_eq(accel_model_generate(&f.model, f.params, prompt, np, 1, 5.0f, 3, s, c), ACCEL_OK);
+        int above = 0;
+        for (int v = 0; v < TV; v++) above += z[v] > z[c[0]];
+        ck_assert_int_lt(above, 3);
+    }
+    /* Models without a logits op cannot generate. */
+    accel_config_t cfg;
+    accel_config_defaults(&cfg);
+    accel_model_t mlp;
+    ck_assert_int_eq(accel_model_create(&cfg, &mlp), ACCEL_OK);
+    ck_assert_ptr_null(mlp.ops->logits);
+    ck_assert_int_eq(accel_model_generate(&mlp, f.params, prompt, np, 1, 0.0f, 0, 1, c),
+                     ACCEL_ERR_UNSUPPORTED);
+    accel_model_destroy(&mlp);
+    fixture_close(&f);
+}
+END_TEST
+
+/* The dispatching GEMM against a double reference on the rounded operands, for every transpose
+ * combination, leading dimensions wider than the rows, and beta 0, 0.5 and 1. The small shape runs
+ * the emulated path; the large one (odd sizes, K over several blocks) the AVX512-BF16 kernel on
+ * CPUs that have it. Rounded operands multiply exactly in fp32, so only the fp32 accumulation
+ * differs from the reference: |error| <= 2e-6 * K * max|a b| covers it with a wide margin, and a
+ * misplaced or unconverted element costs O(1). */
+static void gemm_case(accel_dtype_t type, int M, int N, int K)
+{
+    const int ld = (M > N ? M : N) + (K > 0 ? K : 0) + 3;
+    float *A = malloc(sizeof(float) * ld * ld), *B = malloc(sizeof(float) * ld * ld);
+    float *C = malloc(sizeof(float) * M * ld), *C0 = malloc(sizeof(float) * M * ld);
+    accel_rng_fill_normal(A, (uint64_t)ld * ld, 1.0f, 3, ACCEL_RNG_DATA, 1, 0);
+    accel_rng_fill_normal(B, (uint64_t)ld * ld, 1.0f, 3, ACCEL_RNG_DATA, 2, 0);
+    accel_rng_fill_normal(C0, (uint64_t)M * ld, 1.0f, 3, ACCEL_RNG_DATA, 3, 0);
+    const float betas[] = { 0.0f, 0.5f, 1.0f };
+    accel_gemm_cpu_t g;
+    ck_assert_int_eq(accel_gemm_cpu_init(&g, type), ACCEL_OK);
+    for (int tr = 0; tr < 12; tr++) {
+        bool ta = tr & 1, tb = tr & 2;
+        float beta = betas[tr / 4];
+        memcpy(C, C0, sizeof(float) * M * ld);
+        ck_assert_int_eq(accel_gemm_cpu(&g, ta, tb, M, N, K, 0.75f, A, ld, B, ld, beta, C, ld),
+                         ACCEL_OK);
+        double worst = 0;
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double s = 0;
+                for (int k = 0; k < K; k++) {
+                    float a = ta ? A[k * ld + i] : A[i * ld + k];
+                    float b = tb ? B[j * ld + k] : B[k * ld + j];
+                    if (type == ACCEL_BF16) {
+                        a = accel_bf16_to_f32(accel_f32_to_bf16(a));
+                        b = accel_bf16_to_f32(accel_f32_to_bf16(b));
+                    } else if (type == ACCEL_F16) {
+                        a = accel_f16_to_f32(accel_f32_to_f16(a));
+                        b = accel_f16_to_f32(accel_f32_to_f16(b));
+                    }
+                    s += (double)a * b;
+                }
+                double want = 0.75 * s + beta * C0[i * ld + j];
+                worst = fmax(worst, fabs(C[i * ld + j] - want));
+            }
+        ck_assert_msg(worst < 2e-6 * K * 16, "%s %dx%dx%d trans %d%d beta %g: error %g",
+                      accel_dtype_name(type), M, N, K, ta, tb, beta, worst);
+    }
+    accel_gemm_cpu_free(&g);
+    free(A);
+    free(B);
+    free(C);
+    free(C0);
+}
+
+START_TEST(test_gemm)
+{
+    const accel_dtype_t types[] = { ACCEL_F32, ACCEL_BF16, ACCEL_F16 };
+    for (int ti = 0; ti < 3; ti++) {
+        gemm_case(types[ti], 19, 23, 37);
+        gemm_case(types[ti], 77, 70, 801);
+    }
+    gemm_case(ACCEL_BF16, 64, 96, 256);
+    accel_gemm_cpu_t g;
+    ck_assert_int_eq(accel_gemm_cpu_init(&g, ACCEL_I32), ACCEL_ERR_INVALID);
+    printf("bf16 products: %s\n", accel_gemm_cpu_has_bf16() ? "native" : "emulated");
+}
+END_TEST
+
+START_TEST(test_kernels)
+{
+    /* exp: relative error below 1e-6 over the range softmax uses. */
+    float x[201], y[201];
+    for (int i = 0; i <= 200; i++) x[i] = -80.0f + 0.8f * (float)i;
+    accel_cpu_exp(y, x, 201);
+    for (int i = 0; i <= 200; i++)
+        ck_assert_msg(fabs(y[i] - exp((double)x[i])) <= 1e-6 * exp((double)x[i]), "exp(%g)", x[i]);
+    /* GELU against the formula in double; its derivative against central differences. */
+    float g[201], d[201];
+    for (int i = 0; i <= 200; i++) x[i] = -10.0f + 0.1f * (float)i;
+    accel_cpu_gelu_forward(g, x, 201);
+    for (int i = 0; i <= 200; i++) d[i] = 1.0f;
+    accel_cpu_gelu_backward(d, x, 201);
+    for (int i = 0; i <= 200; i++) {
+        double v = x[i];
+        double want = 0.5 * v * (1 + tanh(sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
+        ck_assert_msg(fabs(g[i] - want) < 2e-6 * (1 + fabs(want)), "gelu(%g) = %g, want %g", v, g[i], want);
+        double h = 1e-4;
+        double up = 0.5 * (v + h) * (1 + tanh(sqrt(2 / M_PI) * ((v + h) + 0.044715 * pow(v + h, 3))));
+        double dn = 0.5 * (v - h) * (1 + tanh(sqrt(2 / M_PI) * ((v - h) + 0.044715 * pow(v - h, 3))));
+        ck_assert_msg(fabs(d[i] - (up - dn) / (2 * h)) < 1e-5, "gelu'(%g)", v);
+    }
+    /* Softmax sums to one and returns log-sum-exp. */
+    float z[37], p[37];
+    double s = 0;
+    for (int i = 0; i < 37; i++) {
+        z[i] = (float)(i % 5) - 2.5f * (float)(i % 3);
+        s += exp(z[i]);
+    }
+    float lse = accel_cpu_softmax(p, z, 37);
+    ck_assert_double_eq_tol(lse, log(s), 1e-5);
+    double ps = 0;
+    for (int i = 0; i < 37; i++) ps += p[i];
+    ck_assert_double_eq_tol(ps, 1.0, 1e-6);
+}
+END_TEST
+
+START_TEST(test_synthetic_tokens)
+{
+    const int V = 50, T = 64;
+    int32_t a[65], b[65], c[65];
+    accel_synthetic_tokens(9, V, T, 12345, a);
+    accel_synthetic_tokens(9, V, T, 12345, b);
+    accel_synthetic_tokens(9, V, T, 12346, c);
+    ck_assert_int_eq(memcmp(a, b, sizeof a), 0);
+    ck_assert_int_ne(memcmp(a, c, sizeof a), 0);
+    /* Learnable: most tokens are one of four successors of the token before them. */
+    int follows = 0, total = 0;
+    for (int64_t s = 0; s < 200; s++) {
+        accel_synthetic_tokens(9, V, T, s, a);
+        for (int t = 0; t <= T; t++) ck_assert(a[t] >= 0 && a[t] < V);
+        for (int t = 2; t <= T; t++) {
+            int hit = 0;
+            for (int j = 0; j < 4; j++) {
+                hit |= a[t] == (int32_t)(accel_rng_uniform(9, ACCEL_RNG_DATA, (1ull << 60) - 1,
+                                                           (uint64_t)a[t - 1] * 4 + j) * V);
+            }
+            follows += hit;
+            total++;
+        }
+    }
+    ck_assert_double_gt((double)follows / total, 0.88);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("gpt");
+    TCase *tc = tcase_create("model");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_layout);
+    tcase_add_test(tc, test_bad_config);
+    tcase_add_test(tc, test_init_loss);
+    tcase_add_test(tc, test_gradcheck_all_tensors);
+    tcase_add_test(tc, test_gradcheck_long_context);
+    tcase_add_test(tc, test_accumulate_and_scale);
+    tcase_add_test(tc, test_causality);
+    tcase_add_test(tc, test_precision);
+    tcase_add_test(tc, test_bad_tokens);
+    tcase_add_test(tc, test_generate);
+    suite_add_tcase(s, tc);
+    TCase *tk = tcase_create("kernels");
+    tcase_add_test(tk, test_gemm);
+    tcase_add_test(tk, test_kernels);
+    tcase_add_test(tk, test_synthetic_tokens);
+    suite_add_tcase(s, tk);
+    return s;
+}
+
+#include "check_main.h"

@@ -393,10 +393,25 @@ static void format_value(const accel_config_t *cfg, const key_spec_t *k, char *o
     case KEY_U64: snprintf(out, outlen, "%llu", (unsigned long long)*(const uint64_t *)field); break;
     case KEY_DOUBLE: snprintf(out, outlen, "%.9g", *(const double *)field); break;
     case KEY_BOOL: snprintf(out, outlen, "%s", *(const bool *)field ? "true" : "false"); break;
-    case KEY_STRING:
-        if (!*field) snprintf(out, outlen, "\"\"");
-        else snprintf(out, outlen, "%s", field);
+    case KEY_STRING: {
+        /* Plain when YAML reads it back unchanged, else double-quoted with escapes. */
+        bool plain = *field && !isspace((unsigned char)field[0]) && !isspace((unsigned char)field[strlen(field) - 1]) &&
+                     !strpbrk(field, ":#\"'{}[],&*!|>%@`\\") && !strchr("-?", field[0]);
+        if (plain) {
+            snprintf(out, outlen, "%s", field);
+            break;
+        }
+        size_t n = 0;
+        out[n++] = '"';
+        for (const char *p = field; *p && n + 3 < outlen; p++) {
+            if (*p == '"' || *p == '\\') out[n++] = '\\';
+            if (*p == '\n') { out[n++] = '\\'; out[n++] = 'n'; continue; }
+            out[n++] = *p;
+        }
+        out[n++] = '"';
+        out[n] = '\0';
         break;
+    }
     }
 }
 

@@ -485,6 +485,10 @@ static accel_status_t gpt_forward_backward(void *state, const accel_layout_t *la
     ACCEL_CHECK(forward(m, layout, params, batch->tokens, stride, B, T, batch));
     ACCEL_CHECK(head_loss(m, layout, params, batch->tokens, stride, B, T, NULL, grad_scale,
                           loss_sum, batch));
+    if (grad_scale == 0.0f) {   /* nothing to add to the gradients (the logits are not dlogits) */
+        accel_batch_layer_release(batch, 0);
+        return ACCEL_OK;
+    }
     return backward(m, layout, params, grads, batch->tokens, stride, B, T, batch);
 }
 

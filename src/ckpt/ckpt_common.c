@@ -277,11 +277,24 @@ void ck_sum_path(char *buf, size_t len, const char *arena, const char *tensor)
     snprintf(buf, len, "/" CK_GROUP_SUMS "/%s/%s", arena, tensor);
 }
 
-hid_t ck_open_serial(const char *path)
+hid_t ck_fapl_serial(void)
+{
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl >= 0 && H5Pset_file_locking(fapl, false, true) < 0) {
+        H5Pclose(fapl);
+        return -1;
+    }
+    return fapl;
+}
+
+hid_t ck_open_serial(const char *path, char *err, size_t errlen)
 {
     ck_h5_quiet_t q;
     ck_h5_quiet_begin(&q);
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    hid_t fapl = ck_fapl_serial();
+    hid_t f = fapl >= 0 ? H5Fopen(path, H5F_ACC_RDONLY, fapl) : -1;
+    if (f < 0 && err) ck_h5_last_error(err, errlen);
+    if (fapl >= 0) H5Pclose(fapl);
     ck_h5_quiet_end(&q);
     return f;
 }

@@ -91,7 +91,12 @@ static inline float *ck_elem(const accel_ckpt_arena_t *a, size_t g)
     return a->data + (g - (a->shard_buffer ? a->begin : 0));
 }
 
-/* Open a file read-only through the serial (sec2) driver, quietly. <0 on failure. */
-hid_t ck_open_serial(const char *path);
+/* A file access property list for the serial (sec2) driver without HDF5's file lock: flock is
+ * refused on parallel file systems mounted without it, and the tmp-file + rename protocol already
+ * keeps readers off files being written. Close with H5Pclose. */
+hid_t ck_fapl_serial(void);
+/* Open a file read-only through the serial (sec2) driver, quietly. <0 on failure, with the HDF5
+ * reason in err (may be NULL). */
+hid_t ck_open_serial(const char *path, char *err, size_t errlen);
 
 #endif

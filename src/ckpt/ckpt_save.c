@@ -312,7 +312,7 @@ static bool test_fail(int rank, int size, int ntensor)
 
 static hid_t make_fapl(MPI_Comm comm, bool parallel)
 {
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    hid_t fapl = parallel ? H5Pcreate(H5P_FILE_ACCESS) : ck_fapl_serial();
     if (fapl < 0) return -1;
     /* Alignment: large tensors start on file-system block / stripe boundaries so collective
      * buffering writes whole stripes (ACCEL_CKPT_ALIGN bytes; default 1 MiB, 0 = off). Metadata

@@ -154,12 +154,11 @@ static accel_status_t open_checked(const char *path, hid_t *file, uint64_t *B, b
     ck_h5_quiet_t q;
     ck_h5_quiet_begin(&q);
     accel_status_t st = ACCEL_OK;
+    char h5err[512] = "";
     if (!S_ISREG(sb.st_mode) || H5Fis_hdf5(path) <= 0) {
         ACCEL_ERROR("%s is not an HDF5 file (%lld bytes)", path, (long long)sb.st_size);
         st = ACCEL_ERR_CORRUPT;
-    } else if ((*file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0) {
-        char h5err[512];
-        ck_h5_last_error(h5err, sizeof h5err);
+    } else if ((*file = ck_open_serial(path, h5err, sizeof h5err)) < 0) {
         ACCEL_ERROR("cannot open checkpoint %s: %s\n--> hint: the file is truncated or damaged", path, h5err);
         st = ACCEL_ERR_CORRUPT;
     } else {
@@ -256,7 +255,7 @@ static bool cheap_check(const char *path)
     ck_h5_quiet_t q;
     ck_h5_quiet_begin(&q);
     bool ok = false;
-    hid_t f = H5Fis_hdf5(path) > 0 ? H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT) : -1;
+    hid_t f = H5Fis_hdf5(path) > 0 ? ck_open_serial(path, NULL, 0) : -1;
     if (f >= 0) {
         uint64_t B;
         ok = ck_check_format(f, path, &B, true, false) == ACCEL_OK;

@@ -114,7 +114,11 @@ static hid_t open_file(const char *path)
         fprintf(stderr, "accel_ckpt: %s is not an HDF5 file\n", path);
         return -1;
     }
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    /* No HDF5 file lock: flock is refused on some parallel file systems. */
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_file_locking(fapl, false, true);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+    H5Pclose(fapl);
     if (f < 0) fprintf(stderr, "accel_ckpt: cannot open %s (truncated or damaged?)\n", path);
     return f;
 }
@@ -652,7 +656,10 @@ static int cmd_export(int argc, char **argv)
         if (out && fclose(out)) rc = rc ? rc : 1;
         out = NULL;
     } else {
-        of = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+        hid_t ofapl = H5Pcreate(H5P_FILE_ACCESS);
+        H5Pset_file_locking(ofapl, false, true);
+        of = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, ofapl);
+        H5Pclose(ofapl);
         ftype = bf16 ? bf16_type() : H5Tcopy(H5T_IEEE_F32LE);
         hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
         H5Pset_create_intermediate_group(lcpl, 1);

@@ -72,7 +72,7 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < e - b; i++) shard[i] = (float)((b + i) % 1000) * 0.001f;
     /* a shard buffer: shard[0] is arena element b */
-    accel_ckpt_arena_t arena = { "model", shard, b, e, false, true };
+    accel_ckpt_arena_t arena = { .name = "model", .data = shard, .begin = b, .end = e, .shard_buffer = true };
     double bytes = (double)accel_layout_params(&L) * 4;
 
     double *ts = calloc((size_t)reps, sizeof *ts), *tl = calloc((size_t)reps, sizeof *tl);

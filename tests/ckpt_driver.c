@@ -8,7 +8,9 @@
  *   latest DIR                         print accel_ckpt_find_latest(DIR)
  *   set-attr PATH NAME INT             overwrite an integer root attribute (format_version, complete)
  * PATTERN: zero (even contiguous shards), uneven (unaligned cuts, rank 1 owns nothing when there
- * are >= 3 ranks), reverse (rank r owns shard P-1-r), replicated.
+ * are >= 3 ranks), reverse (rank r owns shard P-1-r), layers (two ranges per rank: slice r of each
+ * of two "layers", as ZeRO does), striped (10007-element stripes round-robin: many ranges and
+ * several pieces of one tensor per rank), replicated.
  * opts: --model base|other|extra|less, --seed S, --keep N, --step N (expected step on load).
  * Exit 0 on success, 1 on a check failure, the tool exit code of the status otherwise. */
 #include "config.h"
@@ -72,18 +74,16 @@ static void build_layout(accel_layout_t *L, const char *model)
     if (!strcmp(model, "extra")) accel_layout_add(L, "h.1.bias", 1, bias, 1, 0, 0, NULL);
 }
 
-/* The [begin, end) this rank owns under a pattern. */
-static void pattern_range(const char *pattern, size_t N, size_t *b, size_t *e, bool *replicated)
+/* The ranges this rank owns under a pattern (offset = begin: the buffers are full-size arenas). */
+#define MAX_RANGES 4096
+static int pattern_ranges(const char *pattern, const accel_layout_t *L, accel_ckpt_range_t *r,
+                          bool *replicated)
 {
-    size_t P = (size_t)g_size, r = (size_t)g_rank;
+    size_t N = L->numel, P = (size_t)g_size, q = (size_t)g_rank;
+    int n = 0;
     *replicated = false;
     if (!strcmp(pattern, "replicated")) {
         *replicated = true;
-        *b = *e = 0;
-    } else if (!strcmp(pattern, "reverse")) {
-        size_t q = P - 1 - r;
-        *b = q * N / P;
-        *e = (q + 1) * N / P;
     } else if (!strcmp(pattern, "uneven")) {
         size_t cut[65];
         cut[0] = 0;
@@ -91,37 +91,61 @@ static void pattern_range(const char *pattern, size_t N, size_t *b, size_t *e, b
         if (P >= 3) cut[2] = cut[1];        /* rank 1 owns nothing */
         cut[P] = N;
         for (size_t k = 1; k <= P; k++) if (cut[k] < cut[k - 1]) cut[k] = cut[k - 1];
-        *b = cut[r];
-        *e = cut[r + 1];
+        r[n++] = (accel_ckpt_range_t){ cut[q], cut[q + 1], cut[q] };
+    } else if (!strcmp(pattern, "layers")) {
+        /* ZeRO-like: two "layers" (emb..h.0.bias and conv..end), rank r owns slice r of each. */
+        size_t split = 0;
+        for (int t = 0; t < L->ntensors; t++)
+            if (!strcmp(L->tensors[t].name, "h.0.bias")) split = L->tensors[t].offset + L->tensors[t].numel;
+        size_t lb[2] = { 0, split }, le[2] = { split, N };
+        for (int k = 0; k < 2; k++) {
+            size_t len = le[k] - lb[k], b = lb[k] + q * len / P, e = lb[k] + (q + 1) * len / P;
+            if (e > b) r[n++] = (accel_ckpt_range_t){ b, e, b };
+        }
+    } else if (!strcmp(pattern, "striped")) {
+        /* Stripes of 10007 elements dealt round-robin: many pieces of each tensor per rank, blocks
+         * cut by pieces of the same rank. */
+        for (size_t b = 0, k = 0; b < N && n < MAX_RANGES; b += 10007, k++)
+            if (k % P == q) r[n++] = (accel_ckpt_range_t){ b, b + 10007 < N ? b + 10007 : N, b };
     } else {
-        *b = r * N / P;
-        *e = (r + 1) * N / P;
+        size_t s = !strcmp(pattern, "reverse") ? P - 1 - q : q;
+        r[n++] = (accel_ckpt_range_t){ s * N / P, (s + 1) * N / P, s * N / P };
     }
+    return n;
 }
 
-static void fill(const accel_layout_t *L, float *buf, int arena, uint64_t seed, size_t b, size_t e,
-                 bool replicated)
+static bool owned(const accel_ckpt_range_t *r, int n, size_t g)
+{
+    for (int k = 0; k < n; k++)
+        if (g >= r[k].begin && g < r[k].end) return true;
+    return false;
+}
+
+/* save: owned values, garbage elsewhere; load: all sentinel (n = -1). */
+static void fill(const accel_layout_t *L, float *buf, int arena, uint64_t seed, const accel_ckpt_range_t *r,
+                 int n, bool replicated)
 {
     for (size_t i = 0; i < L->numel; i++) memcpy(&buf[i], &SENTINEL, 4);
+    if (n < 0) return;
     for (int t = 0; t < L->ntensors; t++) {
         const accel_tensor_t *T = &L->tensors[t];
         for (size_t i = 0; i < T->numel; i++) {
             size_t g = T->offset + i;
-            if (replicated || (g >= b && g < e)) buf[g] = value_of(seed, arena, tensor_id(T->name), i);
+            if (replicated || owned(r, n, g)) buf[g] = value_of(seed, arena, tensor_id(T->name), i);
         }
     }
 }
 
-/* Every tensor element in the range equals its value; everything else is still the sentinel. */
-static long check(const accel_layout_t *L, const float *buf, int arena, uint64_t seed, size_t b,
-                  size_t e, bool replicated)
+/* Every tensor element owned equals its value; everything else is still the sentinel. */
+static long check(const accel_layout_t *L, const float *buf, int arena, uint64_t seed,
+                  const accel_ckpt_range_t *r, int n, bool replicated)
 {
     long bad = 0;
     for (size_t g = 0; g < L->numel; g++) {
         int t = -1;
         for (int k = 0; k < L->ntensors; k++)
             if (g >= L->tensors[k].offset && g < L->tensors[k].offset + L->tensors[k].numel) t = k;
-        bool want_value = t >= 0 && (replicated || (g >= b && g < e));
+        bool want_value = t >= 0 && (replicated || owned(r, n, g));
         uint32_t got;
         memcpy(&got, &buf[g], 4);
         bool ok;
@@ -198,6 +222,8 @@ int main(int argc, char **argv)
     build_layout(&L, model);
     float *bufs[NARENAS];
     accel_ckpt_arena_t arenas[NARENAS];
+    static accel_ckpt_range_t ranges[MAX_RANGES];
+    int nranges = 0;
     bool save = !strncmp(cmd, "save", 4);
     if (save) {
         step = posv[1] ? atoll(posv[1]) : 0;
@@ -207,12 +233,13 @@ int main(int argc, char **argv)
     }
     for (int a = 0; a < NARENAS; a++) {
         accel_arena_alloc(&L, &bufs[a]);
-        size_t b, e;
         bool rep;
-        pattern_range(pattern, L.numel, &b, &e, &rep);
-        arenas[a] = (accel_ckpt_arena_t){ g_arena_names[a], bufs[a], b, e, rep, false };
-        /* save: owned values, garbage elsewhere; load: all sentinel */
-        fill(&L, bufs[a], a, seed, save ? b : 0, save ? e : 0, save && rep);
+        nranges = pattern_ranges(pattern, &L, ranges, &rep);
+        /* One range: the begin/end form; several: the range list. */
+        arenas[a] = (accel_ckpt_arena_t){ g_arena_names[a], bufs[a], nranges == 1 ? ranges[0].begin : 0,
+                                          nranges == 1 ? ranges[0].end : 0, rep, false,
+                                          nranges > 1 ? ranges : NULL, nranges > 1 ? nranges : 0 };
+        fill(&L, bufs[a], a, seed, ranges, save ? nranges : -1, rep);
     }
 
     if (save) {
@@ -271,7 +298,7 @@ int main(int argc, char **argv)
         } else {
             long bad = 0;
             for (int a = 0; a < NARENAS; a++)
-                bad += check(&L, bufs[a], a, seed, arenas[a].begin, arenas[a].end, arenas[a].replicated);
+                bad += check(&L, bufs[a], a, seed, ranges, nranges, arenas[a].replicated);
             const char *note = accel_ckpt_meta_get_extra(&meta, "note");
             if ((expect_step >= 0 && meta.step != expect_step) || meta.tokens != meta.step * 1000 ||
                 meta.epoch != 2 || meta.data_offset != 12345 || meta.rng_seed != seed ||

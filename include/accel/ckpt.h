@@ -21,23 +21,34 @@
 #define ACCEL_CKPT_PATH_MAX 4096
 #define ACCEL_CKPT_EXTRA_MAX 16
 
+/* One piece of a rank's share of an arena: arena elements [begin, end), element `begin` stored at
+ * data[offset]. Field for field the same as accel_range_t (dist.h: begin, end, owned), so the
+ * trainer's owned-vector ranges can be copied over directly. */
+typedef struct {
+    size_t begin, end, offset;
+} accel_ckpt_range_t;
+
 /* One state arena: a flat float buffer laid out by the layout (tensor t at t->offset).
  * name is the HDF5 group the tensors go to: "model", "optim/exp_avg", "optim/exp_avg_sq",
  * "optim/momentum", ... (not "meta" or "checksums", no leading '/').
- * data is indexed from the arena start (a full-size buffer), or, with shard_buffer, data[0] is
- * element `begin` (a buffer of end - begin elements, like accel_optim_t.m). Only elements
- * [begin, end) are read (save) or written (load).
- * replicated = true: every rank holds the whole arena; on save the library splits each tensor among
- * the ranks, on load every rank reads all of it (begin/end are ignored; shard_buffer must be false).
- * replicated = false: the rank owns [begin, end) (a ZeRO shard). On save the ranges of all ranks must
- * cover every tensor element exactly once (padding between tensors may be left out); on load each
- * rank reads its own range, any ranges at all. */
+ * Which elements this rank holds, and where:
+ *   replicated = true: every rank holds the whole arena, data[0] is element 0. On save the library
+ *     splits each tensor among the ranks; on load every rank reads all of it.
+ *   nranges > 0: the rank holds ranges[0..nranges) (ZeRO: one slice per layer, packed into an owned
+ *     vector): element g of range k is data[ranges[k].offset + g - ranges[k].begin].
+ *   otherwise one range [begin, end): data[0] is element 0 (a full-size buffer), or element `begin`
+ *     with shard_buffer (a buffer of end - begin elements).
+ * On save the ranges of all ranks must cover every tensor element exactly once (padding between
+ * tensors may be left out, a rank may hold nothing); only those elements are read. On load each rank
+ * reads its own ranges, any ranges at all; only those elements are written. */
 typedef struct {
     const char *name;
     float *data;
     size_t begin, end;
     bool replicated;
     bool shard_buffer;
+    const accel_ckpt_range_t *ranges;
+    int nranges;
 } accel_ckpt_arena_t;
 
 /* A free-form key/value pair: room for state this struct does not name yet. */

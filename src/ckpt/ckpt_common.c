@@ -91,6 +91,128 @@ uint64_t ck_io_chunk(void)
     return chunk;
 }
 
+/* ------------------------------------------------------------------ ownership pieces */
+
+int ck_ranges(const accel_ckpt_arena_t *a, accel_ckpt_range_t *one, const accel_ckpt_range_t **out)
+{
+    if (a->nranges > 0) {
+        *out = a->ranges;
+        return a->nranges;
+    }
+    one->begin = a->begin;
+    one->end = a->end;
+    one->offset = a->shard_buffer ? 0 : a->begin;
+    *out = one;
+    return a->end > a->begin ? 1 : 0;
+}
+
+static int cmp_range_begin(const void *x, const void *y)
+{
+    const accel_ckpt_range_t *a = *(const accel_ckpt_range_t *const *)x, *b = *(const accel_ckpt_range_t *const *)y;
+    return a->begin < b->begin ? -1 : a->begin > b->begin;
+}
+
+int ck_first_tensor_after(const accel_layout_t *L, uint64_t g)
+{
+    int lo = 0, hi = L->ntensors;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (L->tensors[mid].offset + L->tensors[mid].numel <= g) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+accel_status_t ck_pieces(const accel_layout_t *L, const accel_ckpt_arena_t *a, bool disjoint,
+                         ck_piece_t **pieces, int *npieces, ck_piece_t **storage)
+{
+    accel_ckpt_range_t one;
+    const accel_ckpt_range_t *r;
+    int nr = ck_ranges(a, &one, &r);
+    *storage = NULL;
+    for (int t = 0; t < L->ntensors; t++) {
+        pieces[t] = NULL;
+        npieces[t] = 0;
+    }
+    for (int t = 1; t < L->ntensors; t++)
+        if (L->tensors[t].offset < L->tensors[t - 1].offset + L->tensors[t - 1].numel) {
+            ACCEL_ERROR("checkpoint: layout tensors are not in increasing offset order ('%s')", L->tensors[t].name);
+            return ACCEL_ERR_INVALID;
+        }
+    const accel_ckpt_range_t **sorted = malloc(sizeof *sorted * (size_t)(nr ? nr : 1));
+    if (!sorted) return ACCEL_ERR_NOMEM;
+    for (int k = 0; k < nr; k++) {
+        if (r[k].begin > r[k].end || r[k].end > L->numel) {
+            ACCEL_ERROR("checkpoint: arena '%s' range %d [%zu, %zu) is outside the layout (%zu elements)",
+                        a->name, k, r[k].begin, r[k].end, L->numel);
+            free(sorted);
+            return ACCEL_ERR_INVALID;
+        }
+        sorted[k] = &r[k];
+    }
+    qsort(sorted, (size_t)nr, sizeof *sorted, cmp_range_begin);
+    /* Count, then fill: pieces of tensor t are contiguous in storage, in range order. */
+    size_t total = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            *storage = malloc(sizeof **storage * (total ? total : 1));
+            if (!*storage) { free(sorted); return ACCEL_ERR_NOMEM; }
+            size_t pos = 0;
+            for (int t = 0; t < L->ntensors; t++) {
+                pieces[t] = *storage + pos;
+                pos += (size_t)npieces[t];
+                npieces[t] = 0;
+            }
+        }
+        for (int k = 0; k < nr; k++) {
+            const accel_ckpt_range_t *q = sorted[k];
+            for (int t = ck_first_tensor_after(L, q->begin); t < L->ntensors && L->tensors[t].offset < q->end; t++) {
+                const accel_tensor_t *T = &L->tensors[t];
+                uint64_t b = q->begin > T->offset ? q->begin : T->offset;
+                uint64_t e = q->end < T->offset + T->numel ? q->end : T->offset + T->numel;
+                if (b >= e) continue;
+                if (pass == 0) { npieces[t]++; total++; continue; }
+                ck_piece_t *p = &pieces[t][npieces[t]++];
+                p->b = b - T->offset;
+                p->e = e - T->offset;
+                p->mem = a->data + q->offset + (b - q->begin);
+                if (disjoint && npieces[t] > 1 && p[-1].e > p->b) {
+                    ACCEL_ERROR("checkpoint: arena '%s': two ranges of this rank both hold element %llu of "
+                                "tensor '%s'", a->name, (unsigned long long)p->b, T->name);
+                    free(sorted);
+                    free(*storage);
+                    *storage = NULL;
+                    return ACCEL_ERR_INVALID;
+                }
+            }
+        }
+    }
+    free(sorted);
+    return ACCEL_OK;
+}
+
+uint64_t ck_calls(const ck_piece_t *p, int n, uint64_t chunk)
+{
+    uint64_t c = 0;
+    for (int i = 0; i < n; i++) c += (p[i].e - p[i].b + chunk - 1) / chunk;
+    return c;
+}
+
+bool ck_call(const ck_piece_t *p, int n, uint64_t chunk, uint64_t c, uint64_t *b, uint64_t *e, float **mem)
+{
+    for (int i = 0; i < n; i++) {
+        uint64_t k = (p[i].e - p[i].b + chunk - 1) / chunk;
+        if (c < k) {
+            *b = p[i].b + c * chunk;
+            *e = *b + chunk < p[i].e ? *b + chunk : p[i].e;
+            *mem = p[i].mem + (*b - p[i].b);
+            return true;
+        }
+        c -= k;
+    }
+    return false;
+}
+
 /* ------------------------------------------------------------------ checksums */
 
 uint64_t accel_ckpt_hash_block(const float *values, size_t n)

@@ -85,11 +85,25 @@ void ck_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(p
 accel_status_t ck_check_same_call(MPI_Comm comm, const accel_layout_t *layout,
                                   const accel_ckpt_arena_t *arenas, int narenas, const char *what);
 
-/* Pointer to element g of an arena (g in [begin, end), or any element when replicated). */
-static inline float *ck_elem(const accel_ckpt_arena_t *a, size_t g)
-{
-    return a->data + (g - (a->shard_buffer ? a->begin : 0));
-}
+/* A piece of one tensor held by this rank: tensor-local elements [b, e), element b at mem. */
+typedef struct {
+    uint64_t b, e;
+    float *mem;
+} ck_piece_t;
+
+/* This rank's pieces of every tensor, from the arena's ranges (not replicated), sorted by b.
+ * pieces[t] / npieces[t] point into *storage (free it). Ranges that overlap each other within a
+ * tensor are refused when `disjoint` (save). Logs and returns ACCEL_ERR_INVALID / NOMEM. */
+accel_status_t ck_pieces(const accel_layout_t *layout, const accel_ckpt_arena_t *a, bool disjoint,
+                         ck_piece_t **pieces, int *npieces, ck_piece_t **storage);
+/* First tensor whose end lies past arena element g (tensors are in increasing offset order). */
+int ck_first_tensor_after(const accel_layout_t *layout, uint64_t g);
+/* The arena's ranges as a list (the single-range form gives one range, or none when empty). */
+int ck_ranges(const accel_ckpt_arena_t *a, accel_ckpt_range_t *one, const accel_ckpt_range_t **out);
+/* Number of H5Dwrite/H5Dread calls this rank needs for a tensor's pieces (chunk elements each). */
+uint64_t ck_calls(const ck_piece_t *p, int n, uint64_t chunk);
+/* The c-th call of a tensor's pieces: [b, e) and the memory of b; false when past the last. */
+bool ck_call(const ck_piece_t *p, int n, uint64_t chunk, uint64_t c, uint64_t *b, uint64_t *e, float **mem);
 
 /* A file access property list for the serial (sec2) driver without HDF5's file lock: flock is
  * refused on parallel file systems mounted without it, and the tmp-file + rename protocol already

@@ -19,8 +19,9 @@ typedef struct {
     hid_t dset;
     uint64_t nblocks;
     uint64_t *sums;                 /* stored block checksums */
-    uint64_t lb, le;                /* tensor-local elements this rank reads */
-    uint64_t max_need;              /* most elements any rank reads: sets the number of calls */
+    ck_piece_t *pieces;             /* what this rank reads of the tensor */
+    int npieces;
+    uint64_t ncalls;                /* H5Dread calls per rank (the most any rank needs) */
 } rtensor_t;
 
 static accel_status_t agree(MPI_Comm comm, accel_status_t st)
@@ -127,23 +128,23 @@ static accel_status_t open_tensor(hid_t file, hid_t dxpl, const char *path, cons
     return st;
 }
 
-/* Read [lb, le) of one tensor to own (tensor element lb; collective, same number of calls on every
- * rank). */
-static int read_tensor(hid_t dxpl, float *own, rtensor_t *r)
+/* Read this rank's pieces of one tensor (collective: ncalls calls on every rank, none selected past
+ * this rank's last). */
+static int read_tensor(hid_t dxpl, rtensor_t *r)
 {
     const accel_tensor_t *t = r->t;
-    uint64_t chunk = ck_io_chunk(), ncalls = r->max_need ? div_up(r->max_need, chunk) : 1;
+    uint64_t chunk = ck_io_chunk();
     hid_t fs = H5Dget_space(r->dset);
     if (fs < 0) return -1;
     int rc = 0;
-    float dummy;
-    for (uint64_t c = 0; c < ncalls; c++) {
-        uint64_t b = r->lb + c * chunk, e = b + chunk < r->le ? b + chunk : r->le;
-        if (b >= r->le) b = e = 0;
+    float dummy, *mem;
+    for (uint64_t c = 0; c < r->ncalls; c++) {
+        uint64_t b = 0, e = 0;
+        if (!ck_call(r->pieces, r->npieces, chunk, c, &b, &e, &mem)) b = e = 0;
         hsize_t n = e > b ? e - b : 1;
         hid_t ms = H5Screate_simple(1, &n, NULL);
         if (ms < 0 || ck_select_range(fs, t->ndim, t->shape, b, e) < 0 || (e <= b && H5Sselect_none(ms) < 0) ||
-            H5Dread(r->dset, H5T_NATIVE_FLOAT, ms, fs, dxpl, e > b ? own + (b - r->lb) : &dummy) < 0)
+            H5Dread(r->dset, H5T_NATIVE_FLOAT, ms, fs, dxpl, e > b ? mem : &dummy) < 0)
             rc = -1;
         if (ms >= 0) H5Sclose(ms);
     }
@@ -162,29 +163,30 @@ static int read_piece(hid_t dxpl_ind, rtensor_t *r, uint64_t b, uint64_t e, floa
     return rc;
 }
 
-/* Verify every block overlapping [lb, le); own holds those elements (own[0] = element lb). Edge
- * blocks are completed
+/* Verify every block overlapping one piece [lb, le) (own[0] = element lb). Edge blocks are completed
  * from the file into scratch (2*B floats). Returns the first bad block, -1 when all good, -2 on a
  * read error. */
-static int64_t verify_tensor(hid_t dxpl_ind, const float *own, rtensor_t *r, uint64_t B, float *scratch,
-                             XXH3_state_t *state, uint64_t *computed)
+static int64_t verify_piece(hid_t dxpl_ind, rtensor_t *r, const ck_piece_t *p, uint64_t B, float *scratch,
+                            XXH3_state_t *state, uint64_t *computed)
 {
-    if (r->le <= r->lb) return -1;
+    const uint64_t lb = p->b, le = p->e;
+    const float *own = p->mem;
+    if (le <= lb) return -1;
     uint64_t n = r->t->numel;
-    uint64_t kb = r->lb / B, ke = div_up(r->le, B);
+    uint64_t kb = lb / B, ke = div_up(le, B);
     for (uint64_t k = kb; k < ke; k++) {
         uint64_t b = k * B, e = b + B < n ? b + B : n;
         uint64_t h;
-        if (b >= r->lb && e <= r->le) {
-            h = accel_ckpt_hash_block(own + (b - r->lb), e - b);
+        if (b >= lb && e <= le) {
+            h = accel_ckpt_hash_block(own + (b - lb), e - b);
         } else {
-            uint64_t mb = b > r->lb ? b : r->lb, me = e < r->le ? e : r->le;
+            uint64_t mb = b > lb ? b : lb, me = e < le ? e : le;
             XXH3_64bits_reset(state);
             if (b < mb) {
                 if (read_piece(dxpl_ind, r, b, mb, scratch) < 0) return -2;
                 XXH3_64bits_update(state, scratch, (mb - b) * sizeof(float));
             }
-            XXH3_64bits_update(state, own + (mb - r->lb), (me - mb) * sizeof(float));
+            XXH3_64bits_update(state, own + (mb - lb), (me - mb) * sizeof(float));
             if (me < e) {
                 if (read_piece(dxpl_ind, r, me, e, scratch + B) < 0) return -2;
                 XXH3_64bits_update(state, scratch + B, (e - me) * sizeof(float));
@@ -213,7 +215,9 @@ accel_status_t accel_ckpt_load(MPI_Comm comm, const char *path, const accel_layo
     accel_ckpt_meta_t meta;
     accel_ckpt_meta_init(&meta);
     rtensor_t **rt = NULL;
-    uint64_t *ranges = NULL, B = 0;
+    ck_piece_t **storage = NULL, **pp = NULL;
+    int *np = NULL;
+    uint64_t *calls = NULL, B = 0;
     float *scratch = NULL;
     XXH3_state_t *state = NULL;
     hid_t fapl = -1, dxpl = -1, dxpl_ind = -1, file = -1;
@@ -224,19 +228,62 @@ accel_status_t accel_ckpt_load(MPI_Comm comm, const char *path, const accel_layo
         st = ACCEL_ERR_INVALID;
         goto done;
     }
-    for (int i = 0; i < narenas; i++)
-        if (!arenas[i].name || !*arenas[i].name ||
-            (!arenas[i].replicated && (arenas[i].begin > arenas[i].end || arenas[i].end > layout->numel)) ||
-            (!arenas[i].data && (arenas[i].replicated || arenas[i].end > arenas[i].begin)) ||
-            (arenas[i].replicated && arenas[i].shard_buffer)) {
-            ACCEL_ERROR("checkpoint load: arena %d ('%s'): bad name, range [%zu, %zu) or data pointer "
-                        "(layout has %zu elements)", i, arenas[i].name ? arenas[i].name : "(null)",
-                        arenas[i].begin, arenas[i].end, layout->numel);
+    for (int i = 0; i < narenas; i++) {
+        const accel_ckpt_arena_t *a = &arenas[i];
+        bool owns = a->replicated || a->nranges > 0 || a->end > a->begin;
+        if (!a->name || !*a->name || (owns && !a->data) || a->nranges < 0 || (a->nranges > 0 && !a->ranges) ||
+            (a->replicated && (a->shard_buffer || a->nranges > 0))) {
+            ACCEL_ERROR("checkpoint load: arena %d ('%s'): bad name, data pointer or range list", i,
+                        a->name ? a->name : "(null)");
             st = ACCEL_ERR_INVALID;
         }
+    }
     st = agree(comm, st);
     if (st == ACCEL_OK) st = ck_check_same_call(comm, layout, arenas, narenas, "load");
     if (st != ACCEL_OK) goto done;
+
+    /* What each rank reads of each tensor, and how many calls that takes on the busiest rank. */
+    rt = calloc((size_t)narenas, sizeof *rt);
+    storage = calloc((size_t)narenas, sizeof *storage);
+    pp = malloc(sizeof *pp * (size_t)layout->ntensors);
+    np = malloc(sizeof *np * (size_t)layout->ntensors);
+    calls = malloc(sizeof *calls * (size_t)layout->ntensors);
+    if (!rt || !storage || !pp || !np || !calls) st = ACCEL_ERR_NOMEM;
+    for (int i = 0; st == ACCEL_OK && i < narenas; i++) {
+        rt[i] = calloc((size_t)layout->ntensors, sizeof **rt);
+        if (!rt[i]) { st = ACCEL_ERR_NOMEM; break; }
+        for (int j = 0; j < layout->ntensors; j++) {
+            rt[i][j].t = &layout->tensors[j];
+            rt[i][j].dset = -1;
+        }
+        if (arenas[i].replicated) {
+            storage[i] = malloc(sizeof **storage * (size_t)layout->ntensors);
+            if (!storage[i]) { st = ACCEL_ERR_NOMEM; break; }
+            for (int j = 0; j < layout->ntensors; j++) {
+                const accel_tensor_t *t = &layout->tensors[j];
+                storage[i][j] = (ck_piece_t){ 0, t->numel, arenas[i].data + t->offset };
+                rt[i][j].pieces = &storage[i][j];
+                rt[i][j].npieces = 1;
+            }
+        } else {
+            st = ck_pieces(layout, &arenas[i], false, pp, np, &storage[i]);
+            for (int j = 0; st == ACCEL_OK && j < layout->ntensors; j++) {
+                rt[i][j].pieces = pp[j];
+                rt[i][j].npieces = np[j];
+            }
+        }
+    }
+    st = agree(comm, st);
+    for (int i = 0; st == ACCEL_OK && i < narenas; i++) {
+        for (int j = 0; j < layout->ntensors; j++) calls[j] = ck_calls(rt[i][j].pieces, rt[i][j].npieces, ck_io_chunk());
+        if (MPI_Allreduce(MPI_IN_PLACE, calls, layout->ntensors, MPI_UINT64_T, MPI_MAX, comm) != MPI_SUCCESS)
+            st = ACCEL_ERR_MPI;
+        for (int j = 0; j < layout->ntensors; j++) rt[i][j].ncalls = calls[j];
+    }
+    if (st != ACCEL_OK) {
+        if (st == ACCEL_ERR_NOMEM) ACCEL_ERROR("checkpoint load: out of memory");
+        goto done;
+    }
 
     /* Cheap checks on one rank first, so a missing file gives one clear line. */
     if (rank == 0) {
@@ -284,20 +331,9 @@ accel_status_t accel_ckpt_load(MPI_Comm comm, const char *path, const accel_layo
     if (st != ACCEL_OK) goto done;
 
     /* Phase 1: every tensor present, right shape, checksum table intact. No caller buffer touched. */
-    rt = calloc((size_t)narenas, sizeof *rt);
-    ranges = malloc(sizeof *ranges * 2 * (size_t)size);
     scratch = malloc(sizeof *scratch * 2 * B);
     state = XXH3_createState();
-    if (!rt || !ranges || !scratch || !state) st = ACCEL_ERR_NOMEM;
-    for (int i = 0; st == ACCEL_OK && i < narenas; i++) {
-        rt[i] = calloc((size_t)layout->ntensors, sizeof **rt);
-        if (!rt[i]) st = ACCEL_ERR_NOMEM;
-        for (int j = 0; rt[i] && j < layout->ntensors; j++) {
-            rt[i][j].t = &layout->tensors[j];
-            rt[i][j].dset = -1;
-        }
-    }
-    st = agree(comm, st);
+    st = agree(comm, scratch && state ? ACCEL_OK : ACCEL_ERR_NOMEM);
     if (st != ACCEL_OK) {
         if (st == ACCEL_ERR_NOMEM) ACCEL_ERROR("checkpoint load: out of memory");
         goto done;
@@ -333,33 +369,11 @@ accel_status_t accel_ckpt_load(MPI_Comm comm, const char *path, const accel_layo
     accel_status_t local = ACCEL_OK;
     for (int i = 0; i < narenas; i++) {
         const accel_ckpt_arena_t *a = &arenas[i];
-        uint64_t mine[2] = { a->begin, a->end };
-        if (!a->replicated &&
-            MPI_Allgather(mine, 2, MPI_UINT64_T, ranges, 2, MPI_UINT64_T, comm) != MPI_SUCCESS) {
-            local = ACCEL_ERR_MPI;
-            break;
-        }
         for (int j = 0; j < layout->ntensors; j++) {
             rtensor_t *r = &rt[i][j];
             const accel_tensor_t *t = r->t;
-            if (a->replicated) {
-                r->lb = 0;
-                r->le = r->max_need = t->numel;
-            } else {
-                uint64_t off = t->offset, n = t->numel;
-                r->max_need = 0;
-                for (int q = 0; q < size; q++) {
-                    uint64_t b = ranges[2 * q] > off ? ranges[2 * q] : off;
-                    uint64_t e = ranges[2 * q + 1] < off + n ? ranges[2 * q + 1] : off + n;
-                    if (e > b && e - b > r->max_need) r->max_need = e - b;
-                    if (q == rank) {
-                        r->lb = e > b ? b - off : 0;
-                        r->le = e > b ? e - off : 0;
-                    }
-                }
-            }
-            float *own = r->le > r->lb ? ck_elem(a, t->offset + r->lb) : NULL;
-            if (read_tensor(dxpl, own, r) < 0) {
+            if (r->ncalls == 0) continue;       /* no rank reads this tensor */
+            if (read_tensor(dxpl, r) < 0) {
                 ck_h5_last_error(h5err, sizeof h5err);
                 if (local == ACCEL_OK)
                     ACCEL_ERROR("checkpoint %s: reading tensor '%s/%s' failed: %s\n--> hint: the file "
@@ -369,7 +383,9 @@ accel_status_t accel_ckpt_load(MPI_Comm comm, const char *path, const accel_layo
                 continue;
             }
             uint64_t computed = 0;
-            int64_t bad = verify_tensor(dxpl_ind, own, r, B, scratch, state, &computed);
+            int64_t bad = -1;
+            for (int k = 0; k < r->npieces && bad == -1; k++)
+                bad = verify_piece(dxpl_ind, r, &r->pieces[k], B, scratch, state, &computed);
             if (bad == -2) {
                 if (local == ACCEL_OK)
                     ACCEL_ERROR("checkpoint %s: reading tensor '%s/%s' to check a block failed", path,
@@ -410,7 +426,12 @@ done:
     if (dxpl_ind >= 0) H5Pclose(dxpl_ind);
     if (state) XXH3_freeState(state);
     free(scratch);
-    free(ranges);
+    if (storage)
+        for (int i = 0; i < narenas; i++) free(storage[i]);
+    free(storage);
+    free(pp);
+    free(np);
+    free(calls);
     if (st == ACCEL_OK && meta_out) *meta_out = meta;
     else accel_ckpt_meta_free(&meta);
     ck_h5_quiet_end(&quiet);

@@ -25,8 +25,9 @@
 
 typedef struct {
     const accel_tensor_t *t;
-    uint64_t lb, le;                /* tensor-local elements [lb, le) this rank writes */
-    uint64_t max_own;               /* most elements any rank writes: sets the number of calls */
+    ck_piece_t *pieces;             /* what this rank writes of the tensor */
+    int npieces;
+    uint64_t ncalls;                /* H5Dwrite calls per rank (the most any rank needs) */
     uint64_t nblocks;
     uint64_t *hashes;               /* into the arena's block table */
     hid_t dset;                     /* open in the parallel phase */
@@ -37,6 +38,7 @@ typedef struct {
     wtensor_t *ts;
     uint64_t *hashes;               /* all blocks of all tensors, in layout order */
     uint64_t nblocks;
+    ck_piece_t *storage;            /* the pieces of all tensors */
 } warena_t;
 
 static accel_status_t agree(MPI_Comm comm, accel_status_t st)
@@ -82,15 +84,11 @@ static accel_status_t check_args(const accel_layout_t *layout, const accel_ckpt_
                 ACCEL_ERROR("checkpoint %s: arena '%s' given twice", what, a->name);
                 return ACCEL_ERR_INVALID;
             }
-        if (!a->replicated && (a->begin > a->end || a->end > layout->numel)) {
-            ACCEL_ERROR("checkpoint %s: arena '%s' range [%zu, %zu) is outside the layout (%zu "
-                        "elements)", what, a->name, a->begin, a->end, layout->numel);
-            return ACCEL_ERR_INVALID;
-        }
-        bool owns = a->replicated || a->end > a->begin;
-        if ((owns && !a->data) || (a->replicated && a->shard_buffer)) {
-            ACCEL_ERROR("checkpoint %s: arena '%s' has no data pointer, or is replicated with a shard "
-                        "buffer", what, a->name);
+        bool owns = a->replicated || a->nranges > 0 || a->end > a->begin;
+        if ((owns && !a->data) || a->nranges < 0 || (a->nranges > 0 && !a->ranges) ||
+            (a->replicated && (a->shard_buffer || a->nranges > 0))) {
+            ACCEL_ERROR("checkpoint %s: arena '%s': no data pointer, a bad range list, or replicated "
+                        "with ranges or a shard buffer", what, a->name);
             return ACCEL_ERR_INVALID;
         }
     }
@@ -103,82 +101,122 @@ static accel_status_t check_args(const accel_layout_t *layout, const accel_ckpt_
     return ACCEL_OK;
 }
 
-typedef struct {
-    uint64_t b, e;
-} range_t;
-
-static int cmp_range(const void *x, const void *y)
+static int cmp_u64pair(const void *x, const void *y)
 {
-    const range_t *a = x, *b = y;
-    return a->b < b->b ? -1 : a->b > b->b;
+    const uint64_t *a = x, *b = y;
+    return a[0] < b[0] ? -1 : a[0] > b[0];
 }
 
-/* Ownership of one sharded arena: the ranges of all ranks must tile every tensor. Every rank checks
- * the same gathered data, so every rank reaches the same verdict; rank 0 says why. */
-static accel_status_t plan_sharded(MPI_Comm comm, int size, int rank, const accel_layout_t *layout,
-                                   warena_t *wa, range_t *all, range_t *tmp)
+/* The number of write calls per tensor: every rank makes the most any rank needs. */
+static accel_status_t plan_calls(MPI_Comm comm, const accel_layout_t *layout, warena_t *wa, uint64_t *tmp)
 {
-    uint64_t mine[2] = { wa->a->begin, wa->a->end };
-    if (MPI_Allgather(mine, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T, comm) != MPI_SUCCESS)
+    uint64_t chunk = ck_io_chunk();
+    for (int t = 0; t < layout->ntensors; t++) tmp[t] = ck_calls(wa->ts[t].pieces, wa->ts[t].npieces, chunk);
+    if (MPI_Allreduce(MPI_IN_PLACE, tmp, layout->ntensors, MPI_UINT64_T, MPI_MAX, comm) != MPI_SUCCESS)
         return ACCEL_ERR_MPI;
-    for (int i = 0; i < layout->ntensors; i++) {
-        const accel_tensor_t *t = &layout->tensors[i];
-        uint64_t off = t->offset, n = t->numel;
-        int k = 0;
-        uint64_t max_own = 0;
-        for (int r = 0; r < size; r++) {
-            uint64_t b = all[r].b > off ? all[r].b : off, e = all[r].e < off + n ? all[r].e : off + n;
-            if (b < e) {
-                tmp[k].b = b - off;
-                tmp[k].e = e - off;
-                if (e - b > max_own) max_own = e - b;
-                k++;
-            }
-        }
-        qsort(tmp, (size_t)k, sizeof *tmp, cmp_range);
-        uint64_t pos = 0;
-        for (int j = 0; j < k; j++) {
-            if (tmp[j].b != pos) {
-                ACCEL_ERROR0("checkpoint save: arena '%s', tensor '%s': elements %s %llu are %s\n--> "
-                             "hint: the [begin, end) ranges of the ranks must cover every tensor "
-                             "exactly once, or mark the arena replicated", wa->a->name, t->name,
-                             tmp[j].b > pos ? "from" : "at", (unsigned long long)(tmp[j].b > pos ? pos : tmp[j].b),
-                             tmp[j].b > pos ? "owned by no rank" : "owned by two ranks");
-                return ACCEL_ERR_INVALID;
-            }
-            pos = tmp[j].e;
-        }
-        if (pos != n) {
-            ACCEL_ERROR0("checkpoint save: arena '%s', tensor '%s': elements from %llu are owned by no "
-                         "rank\n--> hint: the [begin, end) ranges of the ranks must cover every tensor "
-                         "exactly once, or mark the arena replicated", wa->a->name, t->name,
-                         (unsigned long long)pos);
-            return ACCEL_ERR_INVALID;
-        }
-        wtensor_t *w = &wa->ts[i];
-        uint64_t b = all[rank].b > off ? all[rank].b : off, e = all[rank].e < off + n ? all[rank].e : off + n;
-        w->lb = b < e ? b - off : 0;
-        w->le = b < e ? e - off : 0;
-        w->max_own = max_own;
-    }
+    for (int t = 0; t < layout->ntensors; t++) wa->ts[t].ncalls = tmp[t];
     return ACCEL_OK;
+}
+
+/* Ownership of one sharded arena: this rank's pieces of each tensor, and a check that the ranges of
+ * all ranks tile every tensor. Every rank checks the same gathered ranges, so every rank reaches
+ * the same verdict; rank 0 says why. */
+static accel_status_t plan_sharded(MPI_Comm comm, int size, const accel_layout_t *layout, warena_t *wa,
+                                   uint64_t *tmp)
+{
+    ck_piece_t **pp = malloc(sizeof *pp * (size_t)layout->ntensors);
+    int *np = malloc(sizeof *np * (size_t)layout->ntensors);
+    int *counts = malloc(sizeof *counts * (size_t)size), *displs = malloc(sizeof *displs * (size_t)size);
+    uint64_t *mine = NULL, *all = NULL, *pos = NULL;
+    accel_status_t st = pp && np && counts && displs ? ACCEL_OK : ACCEL_ERR_NOMEM;
+    if (st == ACCEL_OK) st = ck_pieces(layout, wa->a, true, pp, np, &wa->storage);
+    st = agree(comm, st);
+    if (st != ACCEL_OK) goto out;
+    for (int t = 0; t < layout->ntensors; t++) {
+        wa->ts[t].pieces = pp[t];
+        wa->ts[t].npieces = np[t];
+    }
+
+    /* Gather every rank's ranges (begin, end). */
+    accel_ckpt_range_t one;
+    const accel_ckpt_range_t *r;
+    int nr = ck_ranges(wa->a, &one, &r), two = 2 * nr;
+    if (MPI_Allgather(&two, 1, MPI_INT, counts, 1, MPI_INT, comm) != MPI_SUCCESS) { st = ACCEL_ERR_MPI; goto out; }
+    long long total = 0;
+    for (int q = 0; q < size; q++) { displs[q] = (int)total; total += counts[q]; }
+    mine = malloc(sizeof *mine * (size_t)(two ? two : 1));
+    all = malloc(sizeof *all * (size_t)(total ? total : 1));
+    pos = calloc((size_t)layout->ntensors, sizeof *pos);
+    int ok = mine && all && pos && total < (1LL << 31), all_ok;
+    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
+    if (!all_ok) { st = ACCEL_ERR_NOMEM; goto out; }
+    for (int k = 0; k < nr; k++) { mine[2 * k] = r[k].begin; mine[2 * k + 1] = r[k].end; }
+    if (MPI_Allgatherv(mine, two, MPI_UINT64_T, all, counts, displs, MPI_UINT64_T, comm) != MPI_SUCCESS) {
+        st = ACCEL_ERR_MPI;
+        goto out;
+    }
+    /* Walk all ranges in begin order: each tensor's pieces then arrive in order and must continue
+     * exactly where the previous one ended. */
+    qsort(all, (size_t)total / 2, 2 * sizeof *all, cmp_u64pair);
+    for (long long k = 0; k < total / 2 && st == ACCEL_OK; k++) {
+        uint64_t rb = all[2 * k], re = all[2 * k + 1];
+        for (int t = ck_first_tensor_after(layout, rb);
+             t < layout->ntensors && layout->tensors[t].offset < re && st == ACCEL_OK; t++) {
+            const accel_tensor_t *T = &layout->tensors[t];
+            uint64_t b = rb > T->offset ? rb : T->offset, e = re < T->offset + T->numel ? re : T->offset + T->numel;
+            if (b >= e) continue;
+            b -= T->offset;
+            e -= T->offset;
+            if (b != pos[t]) {
+                ACCEL_ERROR0("checkpoint save: arena '%s', tensor '%s': elements %s %llu are %s\n--> "
+                             "hint: the ranges of the ranks must cover every tensor exactly once, or "
+                             "mark the arena replicated", wa->a->name, T->name, b > pos[t] ? "from" : "at",
+                             (unsigned long long)(b > pos[t] ? pos[t] : b),
+                             b > pos[t] ? "held by no rank" : "held twice");
+                st = ACCEL_ERR_INVALID;
+            }
+            pos[t] = e;
+        }
+    }
+    for (int t = 0; t < layout->ntensors && st == ACCEL_OK; t++)
+        if (pos[t] != layout->tensors[t].numel) {
+            ACCEL_ERROR0("checkpoint save: arena '%s', tensor '%s': elements from %llu are held by no "
+                         "rank\n--> hint: the ranges of the ranks must cover every tensor exactly once, "
+                         "or mark the arena replicated", wa->a->name, layout->tensors[t].name,
+                         (unsigned long long)pos[t]);
+            st = ACCEL_ERR_INVALID;
+        }
+    if (st == ACCEL_OK) st = plan_calls(comm, layout, wa, tmp);
+out:
+    free(pp);
+    free(np);
+    free(counts);
+    free(displs);
+    free(mine);
+    free(all);
+    free(pos);
+    return st;
 }
 
 /* A replicated arena: each tensor's checksum blocks are dealt out evenly, starting at a different
  * rank for each tensor so small tensors spread over the ranks. Whole blocks: no read-back needed. */
-static void plan_replicated(int size, int rank, const accel_layout_t *layout, warena_t *wa)
+static accel_status_t plan_replicated(MPI_Comm comm, int size, int rank, const accel_layout_t *layout,
+                                      warena_t *wa, uint64_t *tmp)
 {
+    wa->storage = calloc((size_t)layout->ntensors, sizeof *wa->storage);
+    accel_status_t st = agree(comm, wa->storage ? ACCEL_OK : ACCEL_ERR_NOMEM);
+    if (st != ACCEL_OK) return st;
     for (int i = 0; i < layout->ntensors; i++) {
         wtensor_t *w = &wa->ts[i];
         uint64_t nb = w->nblocks, n = w->t->numel;
         uint64_t r = (uint64_t)((rank + i) % size);
         uint64_t kb = r * nb / (uint64_t)size, ke = (r + 1) * nb / (uint64_t)size;
-        w->lb = kb * ACCEL_CKPT_BLOCK_ELEMS;
-        w->le = ke * ACCEL_CKPT_BLOCK_ELEMS < n ? ke * ACCEL_CKPT_BLOCK_ELEMS : n;
-        if (w->lb >= w->le) w->lb = w->le = 0;
-        uint64_t most = div_up(nb, (uint64_t)size) * ACCEL_CKPT_BLOCK_ELEMS;
-        w->max_own = most < n ? most : n;
+        uint64_t lb = kb * ACCEL_CKPT_BLOCK_ELEMS, le = ke * ACCEL_CKPT_BLOCK_ELEMS < n ? ke * ACCEL_CKPT_BLOCK_ELEMS : n;
+        w->pieces = &wa->storage[i];
+        w->npieces = lb < le ? 1 : 0;
+        wa->storage[i] = (ck_piece_t){ lb, le, wa->a->data + w->t->offset + lb };
     }
+    return plan_calls(comm, layout, wa, tmp);
 }
 
 /* ------------------------------------------------------------------ file system helpers */
@@ -436,57 +474,62 @@ out:
     return rc;
 }
 
-/* Collective write of this rank's elements of one tensor, then the hashes of the blocks that lie
- * wholly in memory. Ranks write in the same number of calls, each at most ck_io_chunk() elements.
- * own points to tensor element lb (NULL when the rank owns nothing of it). */
-static int write_tensor(hid_t dxpl, const float *own, wtensor_t *w, char *err, size_t errlen)
+/* Collective write of this rank's pieces of one tensor (ncalls calls on every rank, at most
+ * ck_io_chunk() elements each; none selected past this rank's last), then the hashes of the blocks
+ * whose first element it holds and that lie wholly in one of its pieces. */
+static int write_tensor(hid_t dxpl, wtensor_t *w, char *err, size_t errlen)
 {
     const accel_tensor_t *t = w->t;
-    uint64_t chunk = ck_io_chunk(), ncalls = w->max_own ? div_up(w->max_own, chunk) : 1;
+    const uint64_t B = ACCEL_CKPT_BLOCK_ELEMS, chunk = ck_io_chunk();
     hid_t fs = H5Dget_space(w->dset);
     if (fs < 0) return -1;
     int rc = 0;
-    float dummy = 0;
-    for (uint64_t c = 0; c < ncalls && !rc; c++) {
-        uint64_t b = w->lb + c * chunk, e = b + chunk < w->le ? b + chunk : w->le;
-        if (b >= w->le) b = e = 0;
+    float dummy = 0, *mem;
+    for (uint64_t c = 0; c < w->ncalls && !rc; c++) {
+        uint64_t b = 0, e = 0;
+        if (!ck_call(w->pieces, w->npieces, chunk, c, &b, &e, &mem)) b = e = 0;
         hsize_t n = e > b ? e - b : 1;
         hid_t ms = H5Screate_simple(1, &n, NULL);
         if (ms < 0 || ck_select_range(fs, t->ndim, t->shape, b, e) < 0 || (e <= b && H5Sselect_none(ms) < 0) ||
-            H5Dwrite(w->dset, H5T_NATIVE_FLOAT, ms, fs, dxpl, e > b ? own + (b - w->lb) : &dummy) < 0) {
+            H5Dwrite(w->dset, H5T_NATIVE_FLOAT, ms, fs, dxpl, e > b ? mem : &dummy) < 0) {
             ck_h5_last_error(err, errlen);      /* before the next HDF5 call clears the stack */
             rc = -1;
         }
         if (ms >= 0) H5Sclose(ms);
     }
     H5Sclose(fs);
-    /* Blocks whose first element this rank owns; all but possibly the last lie inside [lb, le). */
-    for (uint64_t k = div_up(w->lb, ACCEL_CKPT_BLOCK_ELEMS); k < div_up(w->le, ACCEL_CKPT_BLOCK_ELEMS); k++) {
-        uint64_t b = k * ACCEL_CKPT_BLOCK_ELEMS, e = b + ACCEL_CKPT_BLOCK_ELEMS;
-        if (e > t->numel) e = t->numel;
-        if (e <= w->le) w->hashes[k] = accel_ckpt_hash_block(own + (b - w->lb), e - b);
+    for (int i = 0; i < w->npieces; i++) {
+        const ck_piece_t *p = &w->pieces[i];
+        for (uint64_t k = div_up(p->b, B); k < div_up(p->e, B); k++) {
+            uint64_t b = k * B, e = b + B < t->numel ? b + B : t->numel;
+            if (e <= p->e) w->hashes[k] = accel_ckpt_hash_block(p->mem + (b - p->b), e - b);
+        }
     }
     return rc;
 }
 
-/* Hash the block cut by this rank's range end, reading it back from the file (the part beyond
- * le was written by other ranks). Independent read: only this rank needs it. */
+/* Hash the blocks cut by the end of one of this rank's pieces (at most one per piece), reading
+ * them back from the file: the part beyond the piece was written by other ranks (or by this rank
+ * from another piece). Independent reads: only this rank needs them. */
 static int readback_tensor(hid_t dxpl_ind, float *scratch, wtensor_t *w)
 {
     const accel_tensor_t *t = w->t;
-    if (w->le <= w->lb) return 0;
-    uint64_t k = div_up(w->le, ACCEL_CKPT_BLOCK_ELEMS) - 1;
-    uint64_t b = k * ACCEL_CKPT_BLOCK_ELEMS, e = b + ACCEL_CKPT_BLOCK_ELEMS;
-    if (e > t->numel) e = t->numel;
-    if (b < w->lb || e <= w->le) return 0;      /* block not ours, or hashed from memory */
-    hsize_t n = e - b;
-    hid_t fs = H5Dget_space(w->dset), ms = H5Screate_simple(1, &n, NULL);
-    int rc = (fs < 0 || ms < 0 || ck_select_range(fs, t->ndim, t->shape, b, e) < 0 ||
-              H5Dread(w->dset, H5T_NATIVE_FLOAT, ms, fs, dxpl_ind, scratch) < 0) ? -1 : 0;
-    if (!rc) w->hashes[k] = accel_ckpt_hash_block(scratch, e - b);
-    if (ms >= 0) H5Sclose(ms);
-    if (fs >= 0) H5Sclose(fs);
-    return rc;
+    const uint64_t B = ACCEL_CKPT_BLOCK_ELEMS;
+    for (int i = 0; i < w->npieces; i++) {
+        const ck_piece_t *p = &w->pieces[i];
+        if (p->e <= p->b) continue;
+        uint64_t k = div_up(p->e, B) - 1, b = k * B, e = b + B < t->numel ? b + B : t->numel;
+        if (b < p->b || e <= p->e) continue;    /* block not ours, or hashed from memory */
+        hsize_t n = e - b;
+        hid_t fs = H5Dget_space(w->dset), ms = H5Screate_simple(1, &n, NULL);
+        int rc = (fs < 0 || ms < 0 || ck_select_range(fs, t->ndim, t->shape, b, e) < 0 ||
+                  H5Dread(w->dset, H5T_NATIVE_FLOAT, ms, fs, dxpl_ind, scratch) < 0) ? -1 : 0;
+        if (!rc) w->hashes[k] = accel_ckpt_hash_block(scratch, e - b);
+        if (ms >= 0) H5Sclose(ms);
+        if (fs >= 0) H5Sclose(fs);
+        if (rc) return -1;
+    }
+    return 0;
 }
 
 /* Phase 3, rank 0 alone: the checksum tables (every rank has them after the allreduce), the
@@ -563,7 +606,7 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
     char tmp[ACCEL_CKPT_PATH_MAX], final[ACCEL_CKPT_PATH_MAX], latest[ACCEL_CKPT_PATH_MAX];
     char errmsg[1024] = "", h5err[512];
     warena_t *wa = NULL;
-    range_t *all = NULL, *scratch_r = NULL;
+    uint64_t *tmp_calls = NULL;
     float *scratch = NULL;
     hid_t fapl = -1, dxpl = -1, dxpl_ind = -1, file = -1;
     bool file_created = false;
@@ -621,12 +664,11 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
 
     /* Plan who writes what. */
     wa = calloc((size_t)narenas, sizeof *wa);
-    all = malloc(sizeof *all * (size_t)size);
-    scratch_r = malloc(sizeof *scratch_r * (size_t)size);
+    tmp_calls = malloc(sizeof *tmp_calls * (size_t)layout->ntensors);
     size_t list_len = 1;
     for (int i = 0; i < narenas; i++) list_len += strlen(arenas[i].name) + 1;
     arena_list = calloc(list_len, 1);
-    if (!wa || !all || !scratch_r || !arena_list) st = ACCEL_ERR_NOMEM;
+    if (!wa || !tmp_calls || !arena_list) st = ACCEL_ERR_NOMEM;
     for (int i = 0; st == ACCEL_OK && i < narenas; i++) {
         warena_t *w = &wa[i];
         w->a = &arenas[i];
@@ -656,8 +698,8 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
         goto done;
     }
     for (int i = 0; i < narenas && st == ACCEL_OK; i++) {
-        if (arenas[i].replicated) plan_replicated(size, rank, layout, &wa[i]);
-        else st = plan_sharded(comm, size, rank, layout, &wa[i], all, scratch_r);
+        if (arenas[i].replicated) st = plan_replicated(comm, size, rank, layout, &wa[i], tmp_calls);
+        else st = plan_sharded(comm, size, layout, &wa[i], tmp_calls);
     }
     if (st != ACCEL_OK) goto done;   /* same verdict on every rank */
 
@@ -708,8 +750,7 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
     for (int i = 0; i < narenas && st == ACCEL_OK; i++)
         for (int j = 0; j < layout->ntensors && st == ACCEL_OK; j++) {
             wtensor_t *w = &wa[i].ts[j];
-            const float *own = w->le > w->lb ? ck_elem(&arenas[i], w->t->offset + w->lb) : NULL;
-            int wrc = write_tensor(dxpl, own, w, h5err, sizeof h5err);
+            int wrc = write_tensor(dxpl, w, h5err, sizeof h5err);
             if (wrc == 0 && test_fail(rank, size, done_tensors + 1)) {
                 ck_fmt(h5err, sizeof h5err, "injected failure (ACCEL_CKPT_TEST_FAIL)");
                 wrc = -1;
@@ -719,7 +760,7 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
                        w->t->name, tmp, h5err);
                 st = ACCEL_ERR_IO;
             }
-            if (!reported_mode && w->max_own >= ACCEL_CKPT_BLOCK_ELEMS) {
+            if (!reported_mode && w->t->numel >= ACCEL_CKPT_BLOCK_ELEMS) {
                 /* HDF5 may fall back to independent I/O silently; say so at debug level. */
                 H5D_mpio_actual_io_mode_t mode;
                 uint32_t local_cause = 0, global_cause = 0;
@@ -847,10 +888,10 @@ done:
         for (int i = 0; i < narenas; i++) {
             free(wa[i].ts);
             free(wa[i].hashes);
+            free(wa[i].storage);
         }
     free(wa);
-    free(all);
-    free(scratch_r);
+    free(tmp_calls);
     free(scratch);
     free(arena_list);
     free(yaml);

@@ -87,7 +87,7 @@ START_TEST(test_config_defaults)
 {
     accel_config_t c;
     accel_config_defaults(&c);
-    ck_assert_str_eq(c.model.name, "mlp");
+    ck_assert_str_eq(c.model.name, "gpt");
     ck_assert_int_eq(c.train.grad_accum, 1);
     ck_assert_str_eq(c.optim.name, "adamw");
     ck_assert(c.data.drop_last);
@@ -494,6 +494,7 @@ START_TEST(test_mlp_finite_differences)
 {
     accel_config_t cfg;
     accel_config_defaults(&cfg);
+    snprintf(cfg.model.name, sizeof cfg.model.name, "mlp");
     cfg.model.inputs = 5; cfg.model.hidden = 7; cfg.model.classes = 4; cfg.model.depth = 2;
     accel_model_t m;
     ck_assert_int_eq(accel_model_create(&cfg, &m), ACCEL_OK);

@@ -480,6 +480,7 @@ START_TEST(test_generate)
     /* Models without a logits op cannot generate. */
     accel_config_t cfg;
     accel_config_defaults(&cfg);
+    snprintf(cfg.model.name, sizeof cfg.model.name, "mlp");
     accel_model_t mlp;
     ck_assert_int_eq(accel_model_create(&cfg, &mlp), ACCEL_OK);
     ck_assert_ptr_null(mlp.ops->logits);

@@ -5,7 +5,7 @@
 # ends at the same loss (data-parallel GPT gradients do not depend on the world size).
 . "${top_srcdir:-.}/tests/lib.sh"
 make_scratch
-args="model.name=gpt model.layers=2 model.width=64 model.heads=4 model.context=32 train.steps=60 train.global_batch=16"
+args="data.path=synthetic model.name=gpt model.layers=2 model.width=64 model.heads=4 model.context=32 train.steps=60 train.global_batch=16"
 
 run_mpi 2 "$ACCEL_TRAIN" $args train.metrics="$SCRATCH/m2.jsonl" > "$SCRATCH/out2" 2>&1 ||
     { cat "$SCRATCH/out2"; fail "2-rank gpt training failed"; }

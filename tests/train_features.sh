@@ -3,13 +3,20 @@
 # global batch, the rank table, SGD and schedules, the example configs.
 . "$top_srcdir/tests/lib.sh"
 make_scratch
-out=$(run_mpi 2 "$ACCEL_TRAIN" train.steps=20 2>&1) || fail "2-rank run on defaults: $out"
-for want in "effective configuration (built-in defaults)" "global_batch: 256" "accel: 2 ranks on 1 node" \
-            "global batch 256 = 2 ranks x 1 grad_accum x 128 micro-batch" "step    20/20" "held-out loss"; do
+# Built-in defaults: a small GPT on the Debian text corpus, which rank 0 prepares on first use.
+out=$(cd "$SCRATCH" && run_mpi 2 "$ACCEL_TRAIN" train.steps=20 train.sample_tokens=40 2>&1) || fail "2-rank run on defaults: $out"
+for want in "effective configuration (built-in defaults)" "global_batch: 32" "accel: 2 ranks on 1 node" \
+            "preparing the default corpus data/corpus.h5" "data: data/corpus.h5:" \
+            "global batch 32 = 2 ranks x 1 grad_accum x 16 micro-batch" "step    20/20" "tokens/s" \
+            "held-out loss" "sample (temperature 0.8, top-k 40):"; do
     echo "$out" | grep -qF -- "$want" || fail "output lacks '$want': $out"
 done
+[ -f "$SCRATCH/data/corpus.h5" ] || fail "the default corpus was not kept for the next run"
+out=$(cd "$SCRATCH" && run_mpi 2 "$ACCEL_TRAIN" train.steps=2 train.sample_tokens=0 2>&1) || fail "second run: $out"
+echo "$out" | grep -q "preparing the default corpus" && fail "the corpus was prepared twice"
 cat > "$SCRATCH/job.yaml" <<YAML
 model:
+  name: mlp
   hidden: 32
 train:
   steps: 15
@@ -39,18 +46,18 @@ expect_fail "exists; not overwriting" "$ACCEL" config --defaults -o "$SCRATCH/ge
 pass "accel_train features"
 
 # A stop trigger raised by one rank stops every rank at the same step, without deadlock.
-out=$(run_mpi 2 "$ACCEL_TRAIN" train.steps=40 debug.stop_step=7 debug.stop_rank=1 2>&1) || fail "stop trigger run: $out"
+out=$(run_mpi 2 "$ACCEL_TRAIN" model.name=mlp train.steps=40 debug.stop_step=7 debug.stop_rank=1 2>&1) || fail "stop trigger run: $out"
 echo "$out" | grep -q "stop requested: every rank stops after step 7" || fail "stop trigger not honoured: $out"
 echo "$out" | grep -q "done: 7 steps" || fail "training did not end at step 7"
 # SIGTERM (what Slurm sends before a time limit) is a stop request too.
-"$ACCEL_TRAIN" train.steps=100000 train.log_every=1000 > "$SCRATCH/sig.out" 2>&1 &
+"$ACCEL_TRAIN" model.name=mlp train.steps=100000 train.log_every=1000 > "$SCRATCH/sig.out" 2>&1 &
 pid=$!
 sleep 2; kill -TERM $pid
 wait $pid || fail "SIGTERM run exited non-zero: $(cat "$SCRATCH/sig.out")"
 grep -q "stop requested by a signal" "$SCRATCH/sig.out" || fail "SIGTERM not turned into a stop: $(tail -3 "$SCRATCH/sig.out")"
 
 # fp16: an overflow injected on rank 1 at step 5 skips exactly that step on every rank.
-run_mpi 2 "$ACCEL_TRAIN" train.steps=12 precision=fp16 debug.overflow_step=5 debug.overflow_rank=1 \
+run_mpi 2 "$ACCEL_TRAIN" model.name=mlp train.steps=12 precision=fp16 debug.overflow_step=5 debug.overflow_rank=1 \
     train.metrics="$SCRATCH/fp16.jsonl" > "$SCRATCH/fp16.out" 2>&1 || fail "fp16 run: $(cat "$SCRATCH/fp16.out")"
 [ "$(grep -c '"skipped": true' "$SCRATCH/fp16.jsonl")" -eq 1 ] || fail "expected exactly one skipped step"
 grep -q '"step": 5, .*"loss_scale": 32768, "skipped": true' "$SCRATCH/fp16.jsonl" || fail "step 5 not skipped or scale not halved"

@@ -4,7 +4,7 @@
 # gradient accumulation.
 . "$top_srcdir/tests/lib.sh"
 make_scratch
-args="train.steps=50 train.global_batch=64 seed=11 optim.lr=0.01 log.level=warn model.hidden=40 model.depth=3"
+args="model.name=mlp train.steps=50 train.global_batch=64 seed=11 optim.lr=0.01 optim.warmup=10 log.level=warn model.hidden=40 model.depth=3"
 train() { # NAME NP ARGS...
     name=$1; np=$2; shift 2
     run_mpi $np "$ACCEL_TRAIN" $args train.metrics="$SCRATCH/$name.jsonl" "$@" > "$SCRATCH/$name.out" 2>&1 \
@@ -38,6 +38,16 @@ for s in zero2 zero3; do
     train "$s-accum" 2 dist.strategy=$s train.grad_accum=4
     compare ddp "$s-accum"
 done
+# The GPT (tied embeddings fetched twice per pass under ZeRO-3) on 4 ranks and two pretend nodes.
+args="model.name=gpt data.path=synthetic model.layers=3 model.width=32 model.heads=2 model.context=16
+      train.steps=50 train.global_batch=8 seed=5 optim.lr=0.01 train.sample_tokens=8 log.level=warn"
+train gpt-ddp 1
+for s in zero2 zero3; do
+    train "gpt-$s" 4 dist.strategy=$s
+    compare gpt-ddp "gpt-$s"
+done
+train gpt-hybrid 4 dist.strategy=zero3 dist.hybrid=true dist.fake_nodes=2
+compare gpt-ddp gpt-hybrid
 expect_fail "needs dist.strategy=zero1, zero2 or zero3" "$ACCEL_TRAIN" dist.hybrid=true
 expect_fail "expected one of ddp|zero1|zero2|zero3" "$ACCEL_TRAIN" dist.strategy=zero4
 pass "all strategies match ddp"

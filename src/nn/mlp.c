@@ -2,7 +2,6 @@
  * `classes` logits and softmax cross-entropy. Matrix products go to BLAS. */
 #include "config.h"
 
-#include <cblas.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +9,7 @@
 
 #include "accel/log.h"
 #include "accel/model.h"
+#include "gemm_cpu.h"
 
 typedef struct {
     int inputs, hidden, classes, depth;
@@ -17,7 +17,10 @@ typedef struct {
     int capacity;                   /* batch size the buffers hold */
     float **act;                    /* act[l]: input of layer l (act[0] = batch inputs copy) */
     float *logits, *grad_a, *grad_b;
+    accel_gemm_cpu_t gemm;          /* matrix products in the compute precision */
 } mlp_t;
+
+#define GEMM(...) accel_gemm_cpu(&m->gemm, __VA_ARGS__)
 
 static int layer_in(const mlp_t *m, int l) { return l == 0 ? m->inputs : m->hidden; }
 static int layer_out(const mlp_t *m, int l) { return l == m->depth ? m->classes : m->hidden; }
@@ -34,6 +37,7 @@ static void mlp_destroy(void *state)
     free(m->grad_b);
     free(m->w);
     free(m->b);
+    accel_gemm_cpu_free(&m->gemm);
     free(m);
 }
 
@@ -51,6 +55,11 @@ static accel_status_t mlp_create(const accel_config_t *cfg, accel_layout_t *layo
     m->hidden = c->hidden;
     m->classes = c->classes;
     m->depth = c->depth;
+    int dt = accel_dtype_parse(cfg->precision);
+    if (accel_gemm_cpu_init(&m->gemm, dt < 0 ? ACCEL_F32 : (accel_dtype_t)dt) != ACCEL_OK) {
+        free(m);
+        return ACCEL_ERR_CONFIG;
+    }
     m->w = calloc((size_t)m->depth + 1, sizeof(int));
     m->b = calloc((size_t)m->depth + 1, sizeof(int));
     m->act = calloc((size_t)m->depth + 1, sizeof(float *));
@@ -90,8 +99,8 @@ static accel_status_t reserve(mlp_t *m, int n)
 }
 
 /* out[n, o] = in[n, i] W^T + b, then ReLU unless it is the last layer. */
-static void forward(const mlp_t *m, const accel_layout_t *layout, const float *params,
-                    const accel_batch_t *batch, int n)
+static accel_status_t forward(mlp_t *m, const accel_layout_t *layout, const float *params,
+                              const accel_batch_t *batch, int n)
 {
     for (int l = 0; l <= m->depth; l++) {
         accel_batch_layer_fetch(batch, l, 0);
@@ -100,12 +109,12 @@ static void forward(const mlp_t *m, const accel_layout_t *layout, const float *p
         const float *b = params + layout->tensors[m->b[l]].offset;
         float *y = l == m->depth ? m->logits : m->act[l + 1];
         for (int i = 0; i < n; i++) memcpy(y + (size_t)i * out, b, sizeof(float) * (size_t)out);
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, in, 1.0f, m->act[l], in, W, in,
-                    1.0f, y, out);
+        ACCEL_CHECK(GEMM(false, true, n, out, in, 1.0f, m->act[l], in, W, in, 1.0f, y, out));
         if (l < m->depth)
             for (size_t k = 0; k < (size_t)n * out; k++) y[k] = y[k] > 0 ? y[k] : 0.0f;
         accel_batch_layer_release(batch, l);
     }
+    return ACCEL_OK;
 }
 
 /* Softmax cross-entropy per sample; optionally the gradient of the scaled loss sum into dlogits. */
@@ -155,7 +164,7 @@ static accel_status_t mlp_forward_backward(void *state, const accel_layout_t *la
     ACCEL_CHECK(check_batch(m, batch));
     ACCEL_CHECK(reserve(m, n));
     memcpy(m->act[0], batch->inputs, sizeof(float) * (size_t)n * (size_t)m->inputs);
-    forward(m, layout, params, batch, n);
+    ACCEL_CHECK(forward(m, layout, params, batch, n));
     float *dy = m->grad_a, *dx = m->grad_b;
     *loss_sum = softmax_xent(m, batch->targets, n, NULL, NULL, dy, grad_scale);
     for (int l = m->depth; l >= 0; l--) {
@@ -164,14 +173,11 @@ static accel_status_t mlp_forward_backward(void *state, const accel_layout_t *la
         const float *W = params + layout->tensors[m->w[l]].offset;
         float *dW = grads + layout->tensors[m->w[l]].offset;
         float *db = grads + layout->tensors[m->b[l]].offset;
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, out, in, n, 1.0f, dy, out, m->act[l], in,
-                    1.0f, dW, in);
+        ACCEL_CHECK(GEMM(true, false, out, in, n, 1.0f, dy, out, m->act[l], in, 1.0f, dW, in));
         for (int i = 0; i < n; i++)
             for (int o = 0; o < out; o++) db[o] += dy[(size_t)i * out + o];
         accel_batch_layer_done(batch, l);
-        if (l > 0)
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, in, out, 1.0f, dy, out, W, in,
-                        0.0f, dx, in);
+        if (l > 0) ACCEL_CHECK(GEMM(false, false, n, in, out, 1.0f, dy, out, W, in, 0.0f, dx, in));
         accel_batch_layer_release(batch, l);
         if (l == 0) break;
         const float *a = m->act[l];              /* ReLU output: gradient passes where a > 0 */
@@ -189,7 +195,7 @@ static accel_status_t mlp_eval(void *state, const accel_layout_t *layout, const 
     ACCEL_CHECK(check_batch(m, batch));
     ACCEL_CHECK(reserve(m, batch->n));
     memcpy(m->act[0], batch->inputs, sizeof(float) * (size_t)batch->n * (size_t)m->inputs);
-    forward(m, layout, params, batch, batch->n);
+    ACCEL_CHECK(forward(m, layout, params, batch, batch->n));
     softmax_xent(m, batch->targets, batch->n, loss, correct, NULL, 0.0f);
     return ACCEL_OK;
 }

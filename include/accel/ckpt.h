@@ -1,0 +1,148 @@
+/* Checkpoints: one parallel-HDF5 file per save, every tensor of every state arena stored at its
+ * full logical shape, written collectively by all ranks (each rank writes only the elements it
+ * owns) and readable by any number of ranks with any ownership. Blockwise xxh3 checksums that do
+ * not depend on how the writers split the tensors; atomic publication (tmp file, fsync, rename,
+ * `latest` pointer). The on-disk format is described in docs/checkpoint-format.md. */
+#ifndef ACCEL_CKPT_H
+#define ACCEL_CKPT_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "accel/arena.h"
+#include "accel/status.h"
+
+#define ACCEL_CKPT_FORMAT_NAME "accel-checkpoint"
+#define ACCEL_CKPT_FORMAT_VERSION 1         /* files with a larger version are refused */
+#define ACCEL_CKPT_BLOCK_ELEMS 65536        /* checksum block: elements of one tensor, logical order */
+#define ACCEL_CKPT_PATH_MAX 4096
+#define ACCEL_CKPT_EXTRA_MAX 16
+
+/* One piece of a rank's share of an arena: arena elements [begin, end), element `begin` stored at
+ * data[offset]. Field for field the same as accel_range_t (dist.h: begin, end, owned), so the
+ * trainer's owned-vector ranges can be copied over directly. */
+typedef struct {
+    size_t begin, end, offset;
+} accel_ckpt_range_t;
+
+/* One state arena: a flat float buffer laid out by the layout (tensor t at t->offset).
+ * name is the HDF5 group the tensors go to: "model", "optim/exp_avg", "optim/exp_avg_sq",
+ * "optim/momentum", ... (not "meta" or "checksums", no leading '/').
+ * Which elements this rank holds, and where:
+ *   replicated = true: every rank holds the whole arena, data[0] is element 0. On save the library
+ *     splits each tensor among the ranks; on load every rank reads all of it.
+ *   nranges > 0: the rank holds ranges[0..nranges) (ZeRO: one slice per layer, packed into an owned
+ *     vector): element g of range k is data[ranges[k].offset + g - ranges[k].begin].
+ *   otherwise one range [begin, end): data[0] is element 0 (a full-size buffer), or element `begin`
+ *     with shard_buffer (a buffer of end - begin elements).
+ * On save the ranges of all ranks must cover every tensor element exactly once (padding between
+ * tensors may be left out, a rank may hold nothing); only those elements are read. On load each rank
+ * reads its own ranges, any ranges at all; only those elements are written. */
+typedef struct {
+    const char *name;
+    float *data;
+    size_t begin, end;
+    bool replicated;
+    bool shard_buffer;
+    const accel_ckpt_range_t *ranges;
+    int nranges;
+} accel_ckpt_arena_t;
+
+/* A free-form key/value pair: room for state this struct does not name yet. */
+typedef struct {
+    char key[64];
+    char value[192];
+} accel_ckpt_extra_t;
+
+/* Training state stored next to the tensors. The caller fills the first part before a save (from
+ * rank 0: the library broadcasts it, so every rank need not agree); a load fills all of it.
+ * Fields missing in an older file read as zero/empty; attributes this version does not know are
+ * ignored, so new fields can be added without a format version change. */
+typedef struct {
+    int64_t step;                   /* optimizer steps completed */
+    int64_t tokens;                 /* tokens (or samples) seen */
+    int64_t epoch;                  /* data position: epoch ... */
+    int64_t data_offset;            /* ... and global sample offset inside it */
+    uint64_t rng_seed;              /* keyed RNG: seed and the counter of draws consumed */
+    uint64_t rng_counter;
+    double lr;                      /* learning rate of the last step */
+    int64_t sched_step;             /* learning-rate schedule position (optimizer steps) */
+    double loss_scale;              /* fp16 dynamic loss scale (0: none) */
+    int64_t loss_scale_good_steps;  /* steps since the last overflow (growth tracker) */
+    int64_t skipped_steps;          /* steps skipped for overflow */
+    char strategy[16];              /* dist.strategy at save time: ddp, zero1, ... */
+    char precision[16];             /* fp32, bf16, fp16 */
+    char *config_yaml;              /* effective configuration (accel_config_to_yaml); save: read
+                                       only, may be NULL; load: malloc'ed, see accel_ckpt_meta_free */
+    int nextra;
+    accel_ckpt_extra_t extra[ACCEL_CKPT_EXTRA_MAX];
+    /* Filled by the library (ignored on save). */
+    int world_size;                 /* ranks that wrote the file */
+    int format_version;
+    char accel_version[32];
+    char created[32];               /* UTC, ISO 8601 */
+} accel_ckpt_meta_t;
+
+void accel_ckpt_meta_init(accel_ckpt_meta_t *meta);
+/* Frees config_yaml of a loaded meta (not of one the caller filled). */
+void accel_ckpt_meta_free(accel_ckpt_meta_t *meta);
+/* Add or replace a key in meta->extra. */
+accel_status_t accel_ckpt_meta_set_extra(accel_ckpt_meta_t *meta, const char *key, const char *value);
+/* Value of a key in meta->extra, or NULL. */
+const char *accel_ckpt_meta_get_extra(const accel_ckpt_meta_t *meta, const char *key);
+
+/* Collective over comm. Writes <dir>/step-<08d step>.h5.tmp with every tensor of every arena,
+ * fsyncs it, renames it to step-<08d>.h5, then replaces <dir>/latest (file name inside). keep_last
+ * > 0 then removes all but the newest keep_last checkpoints (never the new one). dir is created
+ * if missing. The arenas are only read. On any error every rank returns the same status, the tmp
+ * file is removed and the previous checkpoint and `latest` are untouched. path_out (may be NULL,
+ * ACCEL_CKPT_PATH_MAX bytes) receives the published file. */
+accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layout_t *layout,
+                               const accel_ckpt_arena_t *arenas, int narenas,
+                               const accel_ckpt_meta_t *meta, int keep_last, char *path_out);
+
+/* Collective over comm. Validates the file (HDF5, format name and version, every tensor of every
+ * requested arena present with the layout's shape, checksum tables) before writing any caller
+ * buffer; then reads each rank's elements and verifies every checksum block it touched. On a
+ * format, version, missing-tensor or shape error the buffers are untouched. On a checksum or read
+ * error found while reading (ACCEL_ERR_CORRUPT, ACCEL_ERR_IO) the requested ranges are undefined
+ * and the caller must not train on them. meta may be NULL. Every rank returns the same status. */
+accel_status_t accel_ckpt_load(MPI_Comm comm, const char *path, const accel_layout_t *layout,
+                               const accel_ckpt_arena_t *arenas, int narenas,
+                               accel_ckpt_meta_t *meta);
+
+/* Newest complete checkpoint in dir: the file `latest` names (or a higher step-*.h5), checked to be
+ * an accel checkpoint that was closed completely; otherwise the highest step-*.h5 passing that
+ * check. ACCEL_ERR_NOT_FOUND when there is none. Local (no MPI): call it on one rank and broadcast,
+ * or on every rank of a shared file system. path_out: ACCEL_CKPT_PATH_MAX bytes. */
+accel_status_t accel_ckpt_find_latest(const char *dir, char *path_out);
+
+/* Read only the metadata of a checkpoint (local, no MPI). meta: free with accel_ckpt_meta_free. */
+accel_status_t accel_ckpt_read_meta(const char *path, accel_ckpt_meta_t *meta);
+
+/* Verify a whole file (local, no MPI, streams block by block): format, completeness, every
+ * tensor against its checksum table. Problems are printed to `report` (may be NULL), naming the
+ * tensor and block; verbose also prints one line per good tensor. *nproblems (may be NULL)
+ * receives their count. ACCEL_OK when the file is sound, ACCEL_ERR_CORRUPT (or the open error)
+ * otherwise. */
+accel_status_t accel_ckpt_verify(const char *path, FILE *report, bool verbose, int *nproblems);
+
+/* Low level: split the flat range [begin, end) of a row-major tensor of the given shape into at most
+ * 2*ndim-1 rectangles (start[d], count[d]), in flat order, that together hold each element of the
+ * range exactly once. Returns the number of boxes (0 for an empty range). */
+#define ACCEL_CKPT_MAX_BOXES (2 * ACCEL_TENSOR_MAX_DIMS - 1)
+typedef struct {
+    uint64_t start[ACCEL_TENSOR_MAX_DIMS], count[ACCEL_TENSOR_MAX_DIMS];
+} accel_ckpt_box_t;
+int accel_ckpt_decompose(int ndim, const int64_t *shape, uint64_t begin, uint64_t end,
+                         accel_ckpt_box_t *boxes);
+
+/* Low level: checksum of one block of little-endian fp32 values (XXH3-64, seed 0), and the tensor
+ * checksum derived from its block checksums (XXH3-64 of the little-endian uint64 array). */
+uint64_t accel_ckpt_hash_block(const float *values, size_t n);
+uint64_t accel_ckpt_hash_tensor(const uint64_t *block_hashes, size_t nblocks);
+
+#endif

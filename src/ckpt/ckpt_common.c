@@ -1,0 +1,659 @@
+/* Checkpoint building blocks shared by save, load and verify: flat-range -> hyperslab decomposition,
+ * block checksums, HDF5 attribute helpers, the metadata group and the format check. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <xxhash.h>
+
+#include "accel/ckpt.h"
+#include "accel/log.h"
+#include "accel/version.h"
+#include "ckpt_internal.h"
+
+/* ------------------------------------------------------------------ decomposition */
+
+/* Split [b, e) (relative to the sub-tensor of dims d..ndim-1 at prefix index `prefix`) into boxes.
+ * A flat range of a row-major tensor is a partial first slice of dim d, a run of whole slices and
+ * a partial last slice; the partial slices recurse one dimension down. */
+static int decompose_rec(int ndim, const int64_t *shape, int d, uint64_t *prefix, uint64_t b,
+                         uint64_t e, accel_ckpt_box_t *boxes, int n)
+{
+    if (b >= e) return n;
+    uint64_t inner = 1;
+    for (int k = d + 1; k < ndim; k++) inner *= (uint64_t)shape[k];
+    if (d == ndim - 1) {
+        /* inner == 1: one run along the last dimension */
+        accel_ckpt_box_t *bx = &boxes[n];
+        for (int k = 0; k < d; k++) { bx->start[k] = prefix[k]; bx->count[k] = 1; }
+        bx->start[d] = b;
+        bx->count[d] = e - b;
+        for (int k = d + 1; k < ACCEL_TENSOR_MAX_DIMS; k++) { bx->start[k] = 0; bx->count[k] = 0; }
+        return n + 1;
+    }
+    uint64_t i0 = b / inner;
+    if (b % inner) {
+        uint64_t slice_end = (i0 + 1) * inner;
+        prefix[d] = i0;
+        if (e <= slice_end)
+            return decompose_rec(ndim, shape, d + 1, prefix, b - i0 * inner, e - i0 * inner, boxes, n);
+        n = decompose_rec(ndim, shape, d + 1, prefix, b - i0 * inner, inner, boxes, n);
+        b = slice_end;
+    }
+    uint64_t full0 = b / inner, full1 = e / inner;
+    if (full1 > full0) {
+        accel_ckpt_box_t *bx = &boxes[n++];
+        for (int k = 0; k < d; k++) { bx->start[k] = prefix[k]; bx->count[k] = 1; }
+        bx->start[d] = full0;
+        bx->count[d] = full1 - full0;
+        for (int k = d + 1; k < ndim; k++) { bx->start[k] = 0; bx->count[k] = (uint64_t)shape[k]; }
+        for (int k = ndim; k < ACCEL_TENSOR_MAX_DIMS; k++) { bx->start[k] = 0; bx->count[k] = 0; }
+    }
+    if (e % inner) {
+        prefix[d] = full1;
+        n = decompose_rec(ndim, shape, d + 1, prefix, 0, e - full1 * inner, boxes, n);
+    }
+    return n;
+}
+
+int accel_ckpt_decompose(int ndim, const int64_t *shape, uint64_t begin, uint64_t end,
+                         accel_ckpt_box_t *boxes)
+{
+    if (ndim < 1 || ndim > ACCEL_TENSOR_MAX_DIMS || begin >= end) return 0;
+    uint64_t prefix[ACCEL_TENSOR_MAX_DIMS] = { 0 };
+    return decompose_rec(ndim, shape, 0, prefix, begin, end, boxes, 0);
+}
+
+int ck_select_range(hid_t space, int ndim, const int64_t *shape, uint64_t begin, uint64_t end)
+{
+    if (begin >= end) return H5Sselect_none(space) < 0 ? -1 : 0;
+    accel_ckpt_box_t boxes[ACCEL_CKPT_MAX_BOXES];
+    int n = accel_ckpt_decompose(ndim, shape, begin, end, boxes);
+    for (int i = 0; i < n; i++) {
+        hsize_t start[ACCEL_TENSOR_MAX_DIMS], count[ACCEL_TENSOR_MAX_DIMS];
+        for (int d = 0; d < ndim; d++) { start[d] = boxes[i].start[d]; count[d] = boxes[i].count[d]; }
+        if (H5Sselect_hyperslab(space, i ? H5S_SELECT_OR : H5S_SELECT_SET, start, NULL, count, NULL) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+uint64_t ck_io_chunk(void)
+{
+    static uint64_t chunk;
+    if (!chunk) {
+        const char *env = getenv("ACCEL_CKPT_IO_CHUNK");
+        long long v = env ? atoll(env) : 0;
+        chunk = v > 0 ? (uint64_t)v : (uint64_t)1 << 28;   /* 256 Mi elements = 1 GiB of fp32 */
+    }
+    return chunk;
+}
+
+/* ------------------------------------------------------------------ ownership pieces */
+
+int ck_ranges(const accel_ckpt_arena_t *a, accel_ckpt_range_t *one, const accel_ckpt_range_t **out)
+{
+    if (a->nranges > 0) {
+        *out = a->ranges;
+        return a->nranges;
+    }
+    one->begin = a->begin;
+    one->end = a->end;
+    one->offset = a->shard_buffer ? 0 : a->begin;
+    *out = one;
+    return a->end > a->begin ? 1 : 0;
+}
+
+static int cmp_range_begin(const void *x, const void *y)
+{
+    const accel_ckpt_range_t *a = *(const accel_ckpt_range_t *const *)x, *b = *(const accel_ckpt_range_t *const *)y;
+    return a->begin < b->begin ? -1 : a->begin > b->begin;
+}
+
+int ck_first_tensor_after(const accel_layout_t *L, uint64_t g)
+{
+    int lo = 0, hi = L->ntensors;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (L->tensors[mid].offset + L->tensors[mid].numel <= g) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+accel_status_t ck_pieces(const accel_layout_t *L, const accel_ckpt_arena_t *a, bool disjoint,
+                         ck_piece_t **pieces, int *npieces, ck_piece_t **storage)
+{
+    accel_ckpt_range_t one;
+    const accel_ckpt_range_t *r;
+    int nr = ck_ranges(a, &one, &r);
+    *storage = NULL;
+    for (int t = 0; t < L->ntensors; t++) {
+        pieces[t] = NULL;
+        npieces[t] = 0;
+    }
+    for (int t = 1; t < L->ntensors; t++)
+        if (L->tensors[t].offset < L->tensors[t - 1].offset + L->tensors[t - 1].numel) {
+            ACCEL_ERROR("checkpoint: layout tensors are not in increasing offset order ('%s')", L->tensors[t].name);
+            return ACCEL_ERR_INVALID;
+        }
+    const accel_ckpt_range_t **sorted = malloc(sizeof *sorted * (size_t)(nr ? nr : 1));
+    if (!sorted) return ACCEL_ERR_NOMEM;
+    for (int k = 0; k < nr; k++) {
+        if (r[k].begin > r[k].end || r[k].end > L->numel) {
+            ACCEL_ERROR("checkpoint: arena '%s' range %d [%zu, %zu) is outside the layout (%zu elements)",
+                        a->name, k, r[k].begin, r[k].end, L->numel);
+            free(sorted);
+            return ACCEL_ERR_INVALID;
+        }
+        sorted[k] = &r[k];
+    }
+    qsort(sorted, (size_t)nr, sizeof *sorted, cmp_range_begin);
+    /* Count, then fill: pieces of tensor t are contiguous in storage, in range order. */
+    size_t total = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            *storage = malloc(sizeof **storage * (total ? total : 1));
+            if (!*storage) { free(sorted); return ACCEL_ERR_NOMEM; }
+            size_t pos = 0;
+            for (int t = 0; t < L->ntensors; t++) {
+                pieces[t] = *storage + pos;
+                pos += (size_t)npieces[t];
+                npieces[t] = 0;
+            }
+        }
+        for (int k = 0; k < nr; k++) {
+            const accel_ckpt_range_t *q = sorted[k];
+            for (int t = ck_first_tensor_after(L, q->begin); t < L->ntensors && L->tensors[t].offset < q->end; t++) {
+                const accel_tensor_t *T = &L->tensors[t];
+                uint64_t b = q->begin > T->offset ? q->begin : T->offset;
+                uint64_t e = q->end < T->offset + T->numel ? q->end : T->offset + T->numel;
+                if (b >= e) continue;
+                if (pass == 0) { npieces[t]++; total++; continue; }
+                ck_piece_t *p = &pieces[t][npieces[t]++];
+                p->b = b - T->offset;
+                p->e = e - T->offset;
+                p->mem = a->data + q->offset + (b - q->begin);
+                if (disjoint && npieces[t] > 1 && p[-1].e > p->b) {
+                    ACCEL_ERROR("checkpoint: arena '%s': two ranges of this rank both hold element %llu of "
+                                "tensor '%s'", a->name, (unsigned long long)p->b, T->name);
+                    free(sorted);
+                    free(*storage);
+                    *storage = NULL;
+                    return ACCEL_ERR_INVALID;
+                }
+            }
+        }
+    }
+    free(sorted);
+    return ACCEL_OK;
+}
+
+uint64_t ck_calls(const ck_piece_t *p, int n, uint64_t chunk)
+{
+    uint64_t c = 0;
+    for (int i = 0; i < n; i++) c += (p[i].e - p[i].b + chunk - 1) / chunk;
+    return c;
+}
+
+bool ck_call(const ck_piece_t *p, int n, uint64_t chunk, uint64_t c, uint64_t *b, uint64_t *e, float **mem)
+{
+    for (int i = 0; i < n; i++) {
+        uint64_t k = (p[i].e - p[i].b + chunk - 1) / chunk;
+        if (c < k) {
+            *b = p[i].b + c * chunk;
+            *e = *b + chunk < p[i].e ? *b + chunk : p[i].e;
+            *mem = p[i].mem + (*b - p[i].b);
+            return true;
+        }
+        c -= k;
+    }
+    return false;
+}
+
+/* ------------------------------------------------------------------ checksums */
+
+uint64_t accel_ckpt_hash_block(const float *values, size_t n)
+{
+    return XXH3_64bits(values, n * sizeof(float));
+}
+
+uint64_t accel_ckpt_hash_tensor(const uint64_t *block_hashes, size_t nblocks)
+{
+    return XXH3_64bits(block_hashes, nblocks * sizeof(uint64_t));
+}
+
+accel_status_t ck_check_same_call(MPI_Comm comm, const accel_layout_t *layout,
+                                  const accel_ckpt_arena_t *arenas, int narenas, const char *what)
+{
+    XXH3_state_t *h = XXH3_createState();
+    uint64_t sig[2] = { 0, 0 }, out[2];
+    if (h) {
+        XXH3_64bits_reset(h);
+        XXH3_64bits_update(h, &narenas, sizeof narenas);
+        for (int i = 0; arenas && i < narenas; i++) {
+            const char *n = arenas[i].name ? arenas[i].name : "";
+            unsigned char rep = arenas[i].replicated;
+            XXH3_64bits_update(h, n, strlen(n) + 1);
+            XXH3_64bits_update(h, &rep, 1);
+        }
+        for (int t = 0; layout && t < layout->ntensors; t++) {
+            const accel_tensor_t *T = &layout->tensors[t];
+            XXH3_64bits_update(h, T->name, strlen(T->name) + 1);
+            XXH3_64bits_update(h, T->shape, sizeof(int64_t) * (size_t)T->ndim);
+            XXH3_64bits_update(h, &T->offset, sizeof T->offset);
+        }
+        sig[0] = XXH3_64bits_digest(h);
+        XXH3_freeState(h);
+    }
+    sig[1] = ~sig[0];
+    if (MPI_Allreduce(sig, out, 2, MPI_UINT64_T, MPI_MAX, comm) != MPI_SUCCESS) return ACCEL_ERR_MPI;
+    if (out[0] != sig[0] || out[1] != sig[1]) {
+        int rank;
+        MPI_Comm_rank(comm, &rank);
+        if (rank == 0)
+            ACCEL_ERROR("checkpoint %s: the ranks passed different layouts or arena lists (names, "
+                        "replicated flags)\n--> hint: every rank must describe the same state", what);
+        return ACCEL_ERR_INVALID;
+    }
+    return ACCEL_OK;
+}
+
+/* ------------------------------------------------------------------ HDF5 helpers */
+
+void ck_h5_quiet_begin(ck_h5_quiet_t *q)
+{
+    H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data);
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+void ck_h5_quiet_end(const ck_h5_quiet_t *q) { H5Eset_auto2(H5E_DEFAULT, q->func, q->data); }
+
+typedef struct {
+    char *buf;
+    size_t len;
+} last_err_t;
+
+static herr_t walk_cb(unsigned n, const H5E_error2_t *err, void *data)
+{
+    (void)n;
+    last_err_t *le = data;
+    /* Walking downward the last entry is the innermost, nearest the cause ("truncated file: eof =
+     * ...", the MPI or POSIX error); the outer ones only say which API call failed. */
+    if (err->desc && err->desc[0]) snprintf(le->buf, le->len, "%s", err->desc);
+    return 0;
+}
+
+void ck_h5_last_error(char *buf, size_t len)
+{
+    if (!len) return;
+    buf[0] = '\0';
+    last_err_t le = { buf, len };
+    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, walk_cb, &le);
+}
+
+static int attr_write(hid_t obj, const char *name, hid_t ftype, hid_t mtype, const void *value)
+{
+    hid_t space = H5Screate(H5S_SCALAR);
+    if (space < 0) return -1;
+    if (H5Aexists(obj, name) > 0) H5Adelete(obj, name);
+    hid_t a = H5Acreate2(obj, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT);
+    int rc = a < 0 ? -1 : (H5Awrite(a, mtype, value) < 0 ? -1 : 0);
+    if (a >= 0) H5Aclose(a);
+    H5Sclose(space);
+    return rc;
+}
+
+int ck_attr_write_str(hid_t obj, const char *name, const char *value)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    if (t < 0) return -1;
+    size_t n = strlen(value);
+    H5Tset_size(t, n ? n : 1);
+    H5Tset_strpad(t, H5T_STR_NULLPAD);
+    int rc = attr_write(obj, name, t, t, n ? value : "");
+    H5Tclose(t);
+    return rc;
+}
+
+int ck_attr_write_i64(hid_t obj, const char *name, int64_t v)
+{
+    return attr_write(obj, name, H5T_STD_I64LE, H5T_NATIVE_INT64, &v);
+}
+int ck_attr_write_u64(hid_t obj, const char *name, uint64_t v)
+{
+    return attr_write(obj, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, &v);
+}
+int ck_attr_write_f64(hid_t obj, const char *name, double v)
+{
+    return attr_write(obj, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &v);
+}
+
+/* Open a scalar attribute; 1 when it does not exist. */
+static int attr_open(hid_t obj, const char *name, hid_t *a)
+{
+    htri_t ex = H5Aexists(obj, name);
+    if (ex < 0) return -1;
+    if (ex == 0) return 1;
+    *a = H5Aopen(obj, name, H5P_DEFAULT);
+    return *a < 0 ? -1 : 0;
+}
+
+static int attr_read_num(hid_t obj, const char *name, hid_t mtype, void *value)
+{
+    hid_t a;
+    int rc = attr_open(obj, name, &a);
+    if (rc) return rc;
+    hid_t t = H5Aget_type(a);
+    H5T_class_t cls = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
+    rc = (cls == H5T_INTEGER || cls == H5T_FLOAT) && H5Aread(a, mtype, value) >= 0 ? 0 : -1;
+    if (t >= 0) H5Tclose(t);
+    H5Aclose(a);
+    return rc;
+}
+
+int ck_attr_read_i64(hid_t obj, const char *name, int64_t *v) { return attr_read_num(obj, name, H5T_NATIVE_INT64, v); }
+int ck_attr_read_u64(hid_t obj, const char *name, uint64_t *v) { return attr_read_num(obj, name, H5T_NATIVE_UINT64, v); }
+int ck_attr_read_f64(hid_t obj, const char *name, double *v) { return attr_read_num(obj, name, H5T_NATIVE_DOUBLE, v); }
+
+int ck_attr_read_str(hid_t obj, const char *name, char *value, size_t len)
+{
+    hid_t a;
+    int rc = attr_open(obj, name, &a);
+    if (rc) return rc;
+    rc = -1;
+    hid_t ft = H5Aget_type(a);
+    if (ft >= 0 && H5Tget_class(ft) == H5T_STRING && !H5Tis_variable_str(ft)) {
+        size_t n = H5Tget_size(ft);
+        char *tmp = calloc(n + 1, 1);
+        hid_t mt = H5Tcopy(ft);
+        if (tmp && mt >= 0 && H5Tset_cset(mt, H5T_CSET_ASCII) >= 0 && H5Aread(a, mt, tmp) >= 0) {
+            snprintf(value, len, "%s", tmp);
+            rc = 0;
+        }
+        if (mt >= 0) H5Tclose(mt);
+        free(tmp);
+    }
+    if (ft >= 0) H5Tclose(ft);
+    H5Aclose(a);
+    return rc;
+}
+
+void ck_fmt(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+}
+
+void ck_data_path(char *buf, size_t len, const char *arena, const char *tensor)
+{
+    snprintf(buf, len, "/%s/%s", arena, tensor);
+}
+
+void ck_sum_path(char *buf, size_t len, const char *arena, const char *tensor)
+{
+    snprintf(buf, len, "/" CK_GROUP_SUMS "/%s/%s", arena, tensor);
+}
+
+hid_t ck_fapl_serial(void)
+{
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    if (fapl >= 0 && H5Pset_file_locking(fapl, false, true) < 0) {
+        H5Pclose(fapl);
+        return -1;
+    }
+    return fapl;
+}
+
+hid_t ck_open_serial(const char *path, char *err, size_t errlen)
+{
+    ck_h5_quiet_t q;
+    ck_h5_quiet_begin(&q);
+    hid_t fapl = ck_fapl_serial();
+    hid_t f = fapl >= 0 ? H5Fopen(path, H5F_ACC_RDONLY, fapl) : -1;
+    if (f < 0 && err) ck_h5_last_error(err, errlen);
+    if (fapl >= 0) H5Pclose(fapl);
+    ck_h5_quiet_end(&q);
+    return f;
+}
+
+/* ------------------------------------------------------------------ metadata */
+
+/* Errors every rank finds alike are printed by one of them. */
+#define CK_ERR(...) do { if (log) ACCEL_ERROR(__VA_ARGS__); } while (0)
+
+int ck_path_exists(hid_t file, const char *path)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1;; p++) {
+        if (*p == '/' || *p == '\0') {
+            char c = *p;
+            *p = '\0';
+            htri_t ex = H5Lexists(file, buf, H5P_DEFAULT);
+            if (ex <= 0) return ex < 0 ? -1 : 0;
+            if (!c) return 1;
+            *p = c;
+        }
+    }
+}
+
+void accel_ckpt_meta_init(accel_ckpt_meta_t *meta) { memset(meta, 0, sizeof *meta); }
+
+void accel_ckpt_meta_free(accel_ckpt_meta_t *meta)
+{
+    if (!meta) return;
+    free(meta->config_yaml);
+    meta->config_yaml = NULL;
+}
+
+accel_status_t accel_ckpt_meta_set_extra(accel_ckpt_meta_t *meta, const char *key, const char *value)
+{
+    if (!key || !*key || strlen(key) >= sizeof meta->extra[0].key || strchr(key, '/') ||
+        strlen(value) >= sizeof meta->extra[0].value) {
+        ACCEL_ERROR("checkpoint extra '%s': key empty, too long or containing '/', or value too long "
+                    "(limits %zu and %zu bytes)", key ? key : "(null)", sizeof meta->extra[0].key - 1,
+                    sizeof meta->extra[0].value - 1);
+        return ACCEL_ERR_INVALID;
+    }
+    int i = 0;
+    while (i < meta->nextra && strcmp(meta->extra[i].key, key)) i++;
+    if (i == meta->nextra) {
+        if (meta->nextra == ACCEL_CKPT_EXTRA_MAX) {
+            ACCEL_ERROR("checkpoint extra '%s': already %d extra keys", key, ACCEL_CKPT_EXTRA_MAX);
+            return ACCEL_ERR_INVALID;
+        }
+        meta->nextra++;
+    }
+    snprintf(meta->extra[i].key, sizeof meta->extra[i].key, "%s", key);
+    snprintf(meta->extra[i].value, sizeof meta->extra[i].value, "%s", value);
+    return ACCEL_OK;
+}
+
+const char *accel_ckpt_meta_get_extra(const accel_ckpt_meta_t *meta, const char *key)
+{
+    for (int i = 0; i < meta->nextra; i++)
+        if (!strcmp(meta->extra[i].key, key)) return meta->extra[i].value;
+    return NULL;
+}
+
+/* The numeric fields, by attribute name: one table for writing and reading. */
+#define META_I64(f) { #f, offsetof(accel_ckpt_meta_t, f), 'i' }
+#define META_U64(f) { #f, offsetof(accel_ckpt_meta_t, f), 'u' }
+#define META_F64(f) { #f, offsetof(accel_ckpt_meta_t, f), 'f' }
+static const struct {
+    const char *name;
+    size_t offset;
+    char kind;
+} g_meta_fields[] = {
+    META_I64(step), META_I64(tokens), META_I64(epoch), META_I64(data_offset),
+    META_U64(rng_seed), META_U64(rng_counter), META_F64(lr), META_I64(sched_step),
+    META_F64(loss_scale), META_I64(loss_scale_good_steps), META_I64(skipped_steps),
+};
+#define NMETA (sizeof g_meta_fields / sizeof g_meta_fields[0])
+
+void ck_now_utc(char *buf, size_t len)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
+}
+
+int ck_meta_write(hid_t file, const accel_ckpt_meta_t *meta, int world_size, const char *arenas,
+                  const char *created)
+{
+    int rc = 0;
+    rc |= ck_attr_write_str(file, CK_ATTR_FORMAT, ACCEL_CKPT_FORMAT_NAME);
+    rc |= ck_attr_write_i64(file, CK_ATTR_VERSION, ACCEL_CKPT_FORMAT_VERSION);
+    rc |= ck_attr_write_str(file, CK_ATTR_ALGO, CK_ALGO_NAME);
+    rc |= ck_attr_write_i64(file, CK_ATTR_BLOCK, ACCEL_CKPT_BLOCK_ELEMS);
+    rc |= ck_attr_write_str(file, CK_ATTR_ARENAS, arenas);
+    if (rc) return -1;
+
+    hid_t g = H5Gcreate2(file, CK_GROUP_META, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (g < 0) return -1;
+    for (size_t i = 0; i < NMETA; i++) {
+        const char *p = (const char *)meta + g_meta_fields[i].offset;
+        switch (g_meta_fields[i].kind) {
+        case 'i': rc |= ck_attr_write_i64(g, g_meta_fields[i].name, *(const int64_t *)p); break;
+        case 'u': rc |= ck_attr_write_u64(g, g_meta_fields[i].name, *(const uint64_t *)p); break;
+        default: rc |= ck_attr_write_f64(g, g_meta_fields[i].name, *(const double *)p); break;
+        }
+    }
+    rc |= ck_attr_write_i64(g, "world_size", world_size);
+    rc |= ck_attr_write_str(g, "strategy", meta->strategy);
+    rc |= ck_attr_write_str(g, "precision", meta->precision);
+    rc |= ck_attr_write_str(g, "accel_version", accel_version());
+    rc |= ck_attr_write_str(g, "created", created);
+
+    /* The configuration as a scalar string dataset: YAML can outgrow the 64 KiB attribute limit. */
+    const char *yaml = meta->config_yaml ? meta->config_yaml : "";
+    size_t n = strlen(yaml);
+    hid_t t = H5Tcopy(H5T_C_S1), s = H5Screate(H5S_SCALAR);
+    H5Tset_size(t, n ? n : 1);
+    H5Tset_strpad(t, H5T_STR_NULLPAD);
+    hid_t d = H5Dcreate2(g, CK_DSET_CONFIG, t, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (d < 0 || H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, n ? yaml : "") < 0) rc = -1;
+    if (d >= 0) H5Dclose(d);
+    H5Sclose(s);
+    H5Tclose(t);
+
+    hid_t x = H5Gcreate2(g, "extra", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (x < 0) rc = -1;
+    for (int i = 0; x >= 0 && i < meta->nextra && i < ACCEL_CKPT_EXTRA_MAX; i++)
+        rc |= ck_attr_write_str(x, meta->extra[i].key, meta->extra[i].value);
+    if (x >= 0) H5Gclose(x);
+    H5Gclose(g);
+    return rc ? -1 : 0;
+}
+
+static herr_t extra_cb(hid_t loc, const char *name, const H5A_info_t *info, void *data)
+{
+    (void)info;
+    accel_ckpt_meta_t *meta = data;
+    char value[sizeof meta->extra[0].value] = "";
+    if (meta->nextra < ACCEL_CKPT_EXTRA_MAX && strlen(name) < sizeof meta->extra[0].key &&
+        ck_attr_read_str(loc, name, value, sizeof value) == 0) {
+        snprintf(meta->extra[meta->nextra].key, sizeof meta->extra[0].key, "%s", name);
+        snprintf(meta->extra[meta->nextra].value, sizeof meta->extra[0].value, "%s", value);
+        meta->nextra++;
+    }
+    return 0;
+}
+
+accel_status_t ck_meta_read(hid_t file, const char *path, accel_ckpt_meta_t *meta, bool log)
+{
+    accel_ckpt_meta_init(meta);
+    int64_t v = 0;
+    if (ck_attr_read_i64(file, CK_ATTR_VERSION, &v) == 0) meta->format_version = (int)v;
+    htri_t ex = H5Lexists(file, CK_GROUP_META, H5P_DEFAULT);
+    if (ex <= 0) {
+        CK_ERR("checkpoint %s has no /%s group\n--> hint: the file is damaged or not an accel "
+                    "checkpoint", path, CK_GROUP_META);
+        return ACCEL_ERR_CORRUPT;
+    }
+    hid_t g = H5Gopen2(file, CK_GROUP_META, H5P_DEFAULT);
+    if (g < 0) return ACCEL_ERR_HDF5;
+    int bad = 0;
+    for (size_t i = 0; i < NMETA; i++) {
+        char *p = (char *)meta + g_meta_fields[i].offset;
+        int rc = g_meta_fields[i].kind == 'i' ? ck_attr_read_i64(g, g_meta_fields[i].name, (int64_t *)p)
+               : g_meta_fields[i].kind == 'u' ? ck_attr_read_u64(g, g_meta_fields[i].name, (uint64_t *)p)
+               : ck_attr_read_f64(g, g_meta_fields[i].name, (double *)p);
+        if (rc < 0) bad = 1;
+    }
+    if (ck_attr_read_i64(g, "world_size", &v) == 0) meta->world_size = (int)v;
+    bad |= ck_attr_read_str(g, "strategy", meta->strategy, sizeof meta->strategy) < 0;
+    bad |= ck_attr_read_str(g, "precision", meta->precision, sizeof meta->precision) < 0;
+    bad |= ck_attr_read_str(g, "accel_version", meta->accel_version, sizeof meta->accel_version) < 0;
+    bad |= ck_attr_read_str(g, "created", meta->created, sizeof meta->created) < 0;
+
+    if (H5Lexists(g, CK_DSET_CONFIG, H5P_DEFAULT) > 0) {
+        hid_t d = H5Dopen2(g, CK_DSET_CONFIG, H5P_DEFAULT);
+        hid_t t = d >= 0 ? H5Dget_type(d) : -1;
+        if (t >= 0 && H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t)) {
+            size_t n = H5Tget_size(t);
+            meta->config_yaml = calloc(n + 1, 1);
+            if (!meta->config_yaml || H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, meta->config_yaml) < 0)
+                bad = 1;
+        } else {
+            bad = 1;
+        }
+        if (t >= 0) H5Tclose(t);
+        if (d >= 0) H5Dclose(d);
+    }
+    if (H5Lexists(g, "extra", H5P_DEFAULT) > 0) {
+        hid_t x = H5Gopen2(g, "extra", H5P_DEFAULT);
+        hsize_t idx = 0;
+        if (x < 0 || H5Aiterate2(x, H5_INDEX_NAME, H5_ITER_INC, &idx, extra_cb, meta) < 0) bad = 1;
+        if (x >= 0) H5Gclose(x);
+    }
+    H5Gclose(g);
+    if (bad) {
+        CK_ERR("checkpoint %s: cannot read its metadata (/%s)\n--> hint: the file is damaged; "
+                    "'accel_ckpt verify %s' tells more", path, CK_GROUP_META, path);
+        accel_ckpt_meta_free(meta);
+        return ACCEL_ERR_CORRUPT;
+    }
+    return ACCEL_OK;
+}
+
+accel_status_t ck_check_format(hid_t file, const char *path, uint64_t *block, bool need_complete,
+                               bool log)
+{
+    char name[64] = "";
+    int64_t version = 0, complete = 0, blk = 0;
+    char algo[32] = "";
+    if (ck_attr_read_str(file, CK_ATTR_FORMAT, name, sizeof name) != 0 || strcmp(name, ACCEL_CKPT_FORMAT_NAME)) {
+        CK_ERR("%s is an HDF5 file but not an accel checkpoint (root attribute '%s' is '%s', "
+                    "expected '%s')", path, CK_ATTR_FORMAT, name, ACCEL_CKPT_FORMAT_NAME);
+        return ACCEL_ERR_INVALID;
+    }
+    if (ck_attr_read_i64(file, CK_ATTR_VERSION, &version) != 0 || version < 1) {
+        CK_ERR("checkpoint %s: missing or bad '%s' attribute", path, CK_ATTR_VERSION);
+        return ACCEL_ERR_CORRUPT;
+    }
+    if (version > ACCEL_CKPT_FORMAT_VERSION) {
+        CK_ERR("checkpoint %s has format version %lld, but this accel (%s) reads versions up to "
+                    "%d\n--> hint: load it with a newer accel", path, (long long)version,
+                    accel_version(), ACCEL_CKPT_FORMAT_VERSION);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    if (need_complete && (ck_attr_read_i64(file, CK_ATTR_COMPLETE, &complete) != 0 || complete != 1)) {
+        CK_ERR("checkpoint %s is incomplete (no '%s' mark): its save did not finish\n--> hint: "
+                    "use an earlier checkpoint", path, CK_ATTR_COMPLETE);
+        return ACCEL_ERR_CORRUPT;
+    }
+    if (ck_attr_read_str(file, CK_ATTR_ALGO, algo, sizeof algo) != 0 || strcmp(algo, CK_ALGO_NAME) ||
+        ck_attr_read_i64(file, CK_ATTR_BLOCK, &blk) != 0 || blk <= 0) {
+        CK_ERR("checkpoint %s: checksum algorithm '%s' with block %lld is not supported (expected "
+                    "'%s')", path, algo, (long long)blk, CK_ALGO_NAME);
+        return ACCEL_ERR_CORRUPT;
+    }
+    *block = (uint64_t)blk;
+    return ACCEL_OK;
+}

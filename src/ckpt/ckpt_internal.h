@@ -1,0 +1,116 @@
+/* Helpers shared by the checkpoint sources (save, load, meta, verify) and nowhere else. */
+#ifndef ACCEL_CKPT_INTERNAL_H
+#define ACCEL_CKPT_INTERNAL_H
+
+#include <hdf5.h>
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "accel/ckpt.h"
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "checkpoint checksums hash the little-endian bytes of the file; add byte swapping for this host"
+#endif
+
+/* Root attributes. */
+#define CK_ATTR_FORMAT "format"
+#define CK_ATTR_VERSION "format_version"
+#define CK_ATTR_COMPLETE "complete"
+#define CK_ATTR_ARENAS "arenas"
+#define CK_ATTR_ALGO "checksum_algorithm"
+#define CK_ATTR_BLOCK "checksum_block_elems"
+#define CK_ALGO_NAME "xxh3_64"
+/* Per-dataset attribute: tensor checksum (accel_ckpt_hash_tensor of its block table). */
+#define CK_ATTR_XXH "xxh3_64"
+#define CK_GROUP_META "meta"
+#define CK_GROUP_SUMS "checksums"
+#define CK_DSET_CONFIG "config.yaml"
+
+/* HDF5 prints its error stack by default; the library reports errors itself, so printing is off
+ * while a checkpoint function runs and restored afterwards. */
+typedef struct {
+    H5E_auto2_t func;
+    void *data;
+} ck_h5_quiet_t;
+void ck_h5_quiet_begin(ck_h5_quiet_t *q);
+void ck_h5_quiet_end(const ck_h5_quiet_t *q);
+/* The innermost message of the current HDF5 error stack (e.g. the MPI-IO or POSIX error), or "". */
+void ck_h5_last_error(char *buf, size_t len);
+
+/* Attribute helpers on any object. Return <0 on error. */
+int ck_attr_write_str(hid_t obj, const char *name, const char *value);
+int ck_attr_write_i64(hid_t obj, const char *name, int64_t value);
+int ck_attr_write_u64(hid_t obj, const char *name, uint64_t value);
+int ck_attr_write_f64(hid_t obj, const char *name, double value);
+/* Missing attribute: returns 1 and leaves the value alone; read error: <0; found: 0. */
+int ck_attr_read_str(hid_t obj, const char *name, char *value, size_t len);
+int ck_attr_read_i64(hid_t obj, const char *name, int64_t *value);
+int ck_attr_read_u64(hid_t obj, const char *name, uint64_t *value);
+int ck_attr_read_f64(hid_t obj, const char *name, double *value);
+
+/* Write/read the metadata group (/meta) and the root format attributes except `complete`
+ * (written by rank 0 alone, serial file). created: ck_now_utc. */
+void ck_now_utc(char *buf, size_t len);
+int ck_meta_write(hid_t file, const accel_ckpt_meta_t *meta, int world_size, const char *arenas,
+                  const char *created);
+accel_status_t ck_meta_read(hid_t file, const char *path, accel_ckpt_meta_t *meta, bool log);
+
+/* Check the root attributes: format name, version (not from the future), complete flag, checksum
+ * algorithm. *block receives the checksum block size. Logs a message naming path when log. */
+accel_status_t ck_check_format(hid_t file, const char *path, uint64_t *block, bool need_complete,
+                               bool log);
+/* 1 when every component of an absolute HDF5 path exists, 0 when not, <0 on error. */
+int ck_path_exists(hid_t file, const char *path);
+
+/* "/<arena>/<tensor>" and "/checksums/<arena>/<tensor>". */
+void ck_data_path(char *buf, size_t len, const char *arena, const char *tensor);
+void ck_sum_path(char *buf, size_t len, const char *arena, const char *tensor);
+
+/* Select the flat range [begin, end) of a dataspace of the given shape (hyperslab union; none when
+ * empty). Returns <0 on error. */
+int ck_select_range(hid_t space, int ndim, const int64_t *shape, uint64_t begin, uint64_t end);
+
+/* Elements moved per H5Dread/H5Dwrite call and rank: MPI counts are ints, so transfers stay well
+ * below 2 GiB (ACCEL_CKPT_IO_CHUNK overrides, for tests). */
+uint64_t ck_io_chunk(void);
+
+/* snprintf that may truncate silently (paths in messages). */
+void ck_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Every rank of a save/load must pass the same layout and arena list (names, replicated flags):
+ * otherwise the collectives would not match and the job would hang. Returns ACCEL_OK on every rank
+ * or ACCEL_ERR_INVALID on every rank (rank 0 logs). */
+accel_status_t ck_check_same_call(MPI_Comm comm, const accel_layout_t *layout,
+                                  const accel_ckpt_arena_t *arenas, int narenas, const char *what);
+
+/* A piece of one tensor held by this rank: tensor-local elements [b, e), element b at mem. */
+typedef struct {
+    uint64_t b, e;
+    float *mem;
+} ck_piece_t;
+
+/* This rank's pieces of every tensor, from the arena's ranges (not replicated), sorted by b.
+ * pieces[t] / npieces[t] point into *storage (free it). Ranges that overlap each other within a
+ * tensor are refused when `disjoint` (save). Logs and returns ACCEL_ERR_INVALID / NOMEM. */
+accel_status_t ck_pieces(const accel_layout_t *layout, const accel_ckpt_arena_t *a, bool disjoint,
+                         ck_piece_t **pieces, int *npieces, ck_piece_t **storage);
+/* First tensor whose end lies past arena element g (tensors are in increasing offset order). */
+int ck_first_tensor_after(const accel_layout_t *layout, uint64_t g);
+/* The arena's ranges as a list (the single-range form gives one range, or none when empty). */
+int ck_ranges(const accel_ckpt_arena_t *a, accel_ckpt_range_t *one, const accel_ckpt_range_t **out);
+/* Number of H5Dwrite/H5Dread calls this rank needs for a tensor's pieces (chunk elements each). */
+uint64_t ck_calls(const ck_piece_t *p, int n, uint64_t chunk);
+/* The c-th call of a tensor's pieces: [b, e) and the memory of b; false when past the last. */
+bool ck_call(const ck_piece_t *p, int n, uint64_t chunk, uint64_t c, uint64_t *b, uint64_t *e, float **mem);
+
+/* A file access property list for the serial (sec2) driver without HDF5's file lock: flock is
+ * refused on parallel file systems mounted without it, and the tmp-file + rename protocol already
+ * keeps readers off files being written. Close with H5Pclose. */
+hid_t ck_fapl_serial(void);
+/* Open a file read-only through the serial (sec2) driver, quietly. <0 on failure, with the HDF5
+ * reason in err (may be NULL). */
+hid_t ck_open_serial(const char *path, char *err, size_t errlen);
+
+#endif

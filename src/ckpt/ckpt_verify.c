@@ -1,0 +1,338 @@
+/* Local (single-process, no MPI) checkpoint functions: full verification streamed block by block,
+ * finding the newest complete checkpoint of a directory, reading the metadata alone. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "accel/ckpt.h"
+#include "accel/log.h"
+#include "ckpt_internal.h"
+
+#define VERIFY_BLOCKS_PER_READ 16   /* 1 Mi elements = 4 MiB per read */
+#define VERIFY_MAX_BAD_LINES 20     /* per tensor */
+
+typedef struct {
+    char **names;
+    int n, cap;
+} names_t;
+
+static herr_t collect_dsets(hid_t obj, const char *name, const H5O_info_t *info, void *data)
+{
+    (void)obj;
+    names_t *nl = data;
+    if (info->type != H5O_TYPE_DATASET) return 0;
+    if (nl->n == nl->cap) {
+        int cap = nl->cap ? 2 * nl->cap : 64;
+        char **p = realloc(nl->names, sizeof *p * (size_t)cap);
+        if (!p) return -1;
+        nl->names = p;
+        nl->cap = cap;
+    }
+    nl->names[nl->n] = strdup(name);
+    return nl->names[nl->n++] ? 0 : -1;
+}
+
+static void names_free(names_t *nl)
+{
+    for (int i = 0; i < nl->n; i++) free(nl->names[i]);
+    free(nl->names);
+    memset(nl, 0, sizeof *nl);
+}
+
+/* Datasets under a group, as paths relative to it. <0 when the group cannot be walked. */
+static int list_group(hid_t file, const char *group, names_t *nl)
+{
+    hid_t g = H5Gopen2(file, group, H5P_DEFAULT);
+    if (g < 0) return -1;
+    herr_t rc = H5Ovisit(g, H5_INDEX_NAME, H5_ITER_INC, collect_dsets, nl);
+    H5Gclose(g);
+    return rc < 0 ? -1 : 0;
+}
+
+#define PROBLEM(...)                                                                          \
+    do {                                                                                      \
+        problems++;                                                                           \
+        if (report) { fprintf(report, "BAD   "); fprintf(report, __VA_ARGS__); fputc('\n', report); } \
+    } while (0)
+
+/* Verify one tensor; returns the number of problems. */
+static int verify_one(hid_t file, const char *arena, const char *name, uint64_t B, float *buf,
+                      FILE *report, bool verbose, uint64_t *elems)
+{
+    int problems = 0;
+    char dpath[1200], spath[1200];
+    snprintf(dpath, sizeof dpath, "/%s/%s", arena, name);
+    snprintf(spath, sizeof spath, "/%s/%s/%s", CK_GROUP_SUMS, arena, name);
+    hid_t d = H5Dopen2(file, dpath, H5P_DEFAULT);
+    hid_t space = d >= 0 ? H5Dget_space(d) : -1, type = d >= 0 ? H5Dget_type(d) : -1;
+    int nd = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
+    hsize_t dims[H5S_MAX_RANK];
+    int64_t shape[ACCEL_TENSOR_MAX_DIMS];
+    uint64_t n = 1, nblocks = 0, *sums = NULL, whole = 0;
+    hid_t sd = -1, ss = -1;
+    if (d < 0 || nd < 1 || nd > ACCEL_TENSOR_MAX_DIMS || type < 0 || H5Tget_class(type) != H5T_FLOAT ||
+        H5Tget_size(type) != 4) {
+        PROBLEM("%s/%s: not a readable fp32 dataset of 1 to %d dimensions", arena, name, ACCEL_TENSOR_MAX_DIMS);
+        goto out;
+    }
+    H5Sget_simple_extent_dims(space, dims, NULL);
+    for (int k = 0; k < nd; k++) { shape[k] = (int64_t)dims[k]; n *= dims[k]; }
+    *elems += n;
+    nblocks = (n + B - 1) / B;
+    if (H5Dget_storage_size(d) < n * sizeof(float)) {
+        PROBLEM("%s/%s: only %llu of %llu bytes allocated in the file", arena, name,
+                (unsigned long long)H5Dget_storage_size(d), (unsigned long long)(n * sizeof(float)));
+        goto out;
+    }
+    sd = ck_path_exists(file, spath) > 0 ? H5Dopen2(file, spath, H5P_DEFAULT) : -1;
+    ss = sd >= 0 ? H5Dget_space(sd) : -1;
+    hsize_t ns = 0;
+    if (ss >= 0 && H5Sget_simple_extent_ndims(ss) == 1) H5Sget_simple_extent_dims(ss, &ns, NULL);
+    sums = ns == nblocks ? malloc(sizeof *sums * (ns ? ns : 1)) : NULL;
+    if (!sums || H5Dread(sd, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, sums) < 0) {
+        PROBLEM("%s/%s: checksum table %s %s (%llu entries, expected %llu)", arena, name, spath,
+                sd < 0 ? "missing" : "unreadable", (unsigned long long)ns, (unsigned long long)nblocks);
+        goto out;
+    }
+    if (ck_attr_read_u64(d, CK_ATTR_XXH, &whole) != 0 || whole != accel_ckpt_hash_tensor(sums, nblocks))
+        PROBLEM("%s/%s: checksum table does not match the tensor's '%s' attribute", arena, name, CK_ATTR_XXH);
+    int bad_lines = 0;
+    hid_t fs = H5Dget_space(d);
+    for (uint64_t k0 = 0; k0 < nblocks && fs >= 0; k0 += VERIFY_BLOCKS_PER_READ) {
+        uint64_t k1 = k0 + VERIFY_BLOCKS_PER_READ < nblocks ? k0 + VERIFY_BLOCKS_PER_READ : nblocks;
+        uint64_t b = k0 * B, e = k1 * B < n ? k1 * B : n;
+        hsize_t cnt = e - b;
+        hid_t ms = H5Screate_simple(1, &cnt, NULL);
+        int rc = ms < 0 || ck_select_range(fs, nd, shape, b, e) < 0 ||
+                 H5Dread(d, H5T_NATIVE_FLOAT, ms, fs, H5P_DEFAULT, buf) < 0;
+        if (ms >= 0) H5Sclose(ms);
+        if (rc) {
+            PROBLEM("%s/%s: cannot read elements %llu..%llu (file truncated?)", arena, name,
+                    (unsigned long long)b, (unsigned long long)(e - 1));
+            break;
+        }
+        for (uint64_t k = k0; k < k1; k++) {
+            uint64_t bb = k * B, be = bb + B < n ? bb + B : n;
+            uint64_t h = accel_ckpt_hash_block(buf + (bb - b), be - bb);
+            if (h != sums[k]) {
+                problems++;
+                if (report && bad_lines++ < VERIFY_MAX_BAD_LINES)
+                    fprintf(report, "BAD   %s/%s: block %llu (elements %llu..%llu) checksum mismatch "
+                            "(stored %016llx, computed %016llx)\n", arena, name, (unsigned long long)k,
+                            (unsigned long long)bb, (unsigned long long)(be - 1),
+                            (unsigned long long)sums[k], (unsigned long long)h);
+            }
+        }
+    }
+    if (fs >= 0) H5Sclose(fs);
+    if (report && bad_lines > VERIFY_MAX_BAD_LINES)
+        fprintf(report, "BAD   %s/%s: ... %d more bad blocks\n", arena, name, bad_lines - VERIFY_MAX_BAD_LINES);
+    if (!problems && verbose && report)
+        fprintf(report, "OK    %s/%s: %llu elements, %llu blocks, xxh3 %016llx\n", arena, name,
+                (unsigned long long)n, (unsigned long long)nblocks, (unsigned long long)whole);
+out:
+    free(sums);
+    if (ss >= 0) H5Sclose(ss);
+    if (sd >= 0) H5Dclose(sd);
+    if (type >= 0) H5Tclose(type);
+    if (space >= 0) H5Sclose(space);
+    if (d >= 0) H5Dclose(d);
+    return problems;
+}
+
+static accel_status_t open_checked(const char *path, hid_t *file, uint64_t *B, bool need_complete)
+{
+    struct stat sb;
+    if (stat(path, &sb)) {
+        ACCEL_ERROR("checkpoint %s: %s", path, strerror(errno));
+        return ACCEL_ERR_NOT_FOUND;
+    }
+    ck_h5_quiet_t q;
+    ck_h5_quiet_begin(&q);
+    accel_status_t st = ACCEL_OK;
+    char h5err[512] = "";
+    if (!S_ISREG(sb.st_mode) || H5Fis_hdf5(path) <= 0) {
+        ACCEL_ERROR("%s is not an HDF5 file (%lld bytes)", path, (long long)sb.st_size);
+        st = ACCEL_ERR_CORRUPT;
+    } else if ((*file = ck_open_serial(path, h5err, sizeof h5err)) < 0) {
+        ACCEL_ERROR("cannot open checkpoint %s: %s\n--> hint: the file is truncated or damaged", path, h5err);
+        st = ACCEL_ERR_CORRUPT;
+    } else {
+        st = ck_check_format(*file, path, B, need_complete, true);
+        if (st != ACCEL_OK) {
+            H5Fclose(*file);
+            *file = -1;
+        }
+    }
+    ck_h5_quiet_end(&q);
+    return st;
+}
+
+accel_status_t accel_ckpt_verify(const char *path, FILE *report, bool verbose, int *nproblems)
+{
+    if (nproblems) *nproblems = 0;
+    hid_t file = -1;
+    uint64_t B = 0;
+    accel_status_t st = open_checked(path, &file, &B, true);
+    if (st != ACCEL_OK) {
+        if (nproblems) *nproblems = 1;
+        return st;
+    }
+    ck_h5_quiet_t q;
+    ck_h5_quiet_begin(&q);
+    int problems = 0, ntensors = 0;
+    uint64_t elems = 0;
+    char arenas[4096] = "";
+    float *buf = malloc(sizeof(float) * B * VERIFY_BLOCKS_PER_READ);
+    accel_ckpt_meta_t meta;
+    if (!buf) {
+        st = ACCEL_ERR_NOMEM;
+        goto out;
+    }
+    if (ck_meta_read(file, path, &meta, true) != ACCEL_OK) PROBLEM("metadata (/%s) unreadable", CK_GROUP_META);
+    else accel_ckpt_meta_free(&meta);
+    if (ck_attr_read_str(file, CK_ATTR_ARENAS, arenas, sizeof arenas) != 0 || !arenas[0])
+        PROBLEM("root attribute '%s' missing: cannot tell which groups hold tensors", CK_ATTR_ARENAS);
+    for (char *save = NULL, *a = strtok_r(arenas, ";", &save); a; a = strtok_r(NULL, ";", &save)) {
+        char gpath[600];
+        names_t data = { 0 }, sums = { 0 };
+        snprintf(gpath, sizeof gpath, "/%s", a);
+        if (ck_path_exists(file, gpath) <= 0 || list_group(file, gpath, &data) < 0) {
+            PROBLEM("state '%s' listed in the file is missing", a);
+            continue;
+        }
+        for (int i = 0; i < data.n; i++, ntensors++)
+            problems += verify_one(file, a, data.names[i], B, buf, report, verbose, &elems);
+        /* A checksum table without its tensor: the tensor was lost. */
+        snprintf(gpath, sizeof gpath, "/%s/%s", CK_GROUP_SUMS, a);
+        if (ck_path_exists(file, gpath) > 0 && list_group(file, gpath, &sums) == 0)
+            for (int i = 0; i < sums.n; i++) {
+                char dp[1200];
+                snprintf(dp, sizeof dp, "/%s/%s", a, sums.names[i]);
+                if (ck_path_exists(file, dp) <= 0) PROBLEM("%s/%s: tensor missing (its checksum table exists)", a, sums.names[i]);
+            }
+        names_free(&data);
+        names_free(&sums);
+    }
+    if (report)
+        fprintf(report, "%s %s: %d tensors, %llu elements, %d problem%s\n", problems ? "FAILED" : "OK",
+                path, ntensors, (unsigned long long)elems, problems, problems == 1 ? "" : "s");
+    if (problems) st = ACCEL_ERR_CORRUPT;
+out:
+    free(buf);
+    H5Fclose(file);
+    ck_h5_quiet_end(&q);
+    if (nproblems) *nproblems = problems;
+    return st;
+}
+
+accel_status_t accel_ckpt_read_meta(const char *path, accel_ckpt_meta_t *meta)
+{
+    hid_t file = -1;
+    uint64_t B;
+    accel_ckpt_meta_init(meta);
+    accel_status_t st = open_checked(path, &file, &B, false);
+    if (st != ACCEL_OK) return st;
+    ck_h5_quiet_t q;
+    ck_h5_quiet_begin(&q);
+    st = ck_meta_read(file, path, meta, true);
+    H5Fclose(file);
+    ck_h5_quiet_end(&q);
+    return st;
+}
+
+/* ------------------------------------------------------------------ find latest */
+
+/* Opens as an accel checkpoint with the `complete` mark (the save finished). No data read. */
+static bool cheap_check(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) || !S_ISREG(sb.st_mode)) return false;
+    ck_h5_quiet_t q;
+    ck_h5_quiet_begin(&q);
+    bool ok = false;
+    hid_t f = H5Fis_hdf5(path) > 0 ? ck_open_serial(path, NULL, 0) : -1;
+    if (f >= 0) {
+        uint64_t B;
+        ok = ck_check_format(f, path, &B, true, false) == ACCEL_OK;
+        H5Fclose(f);
+    }
+    ck_h5_quiet_end(&q);
+    return ok;
+}
+
+static long long step_of(const char *name)
+{
+    long long step;
+    int used = 0;
+    if (strncmp(name, "step-", 5) || name[5] < '0' || name[5] > '9' ||
+        sscanf(name, "step-%lld%n", &step, &used) != 1 || strcmp(name + used, ".h5"))
+        return -1;
+    return step;
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+accel_status_t accel_ckpt_find_latest(const char *dir, char *path_out)
+{
+    path_out[0] = '\0';
+    char path[ACCEL_CKPT_PATH_MAX + 300], name[256] = "";
+    long long best = -1;
+    snprintf(path, sizeof path, "%s/latest", dir);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (fgets(name, sizeof name, f)) name[strcspn(name, "\r\n")] = '\0';
+        fclose(f);
+        long long s = step_of(name);
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        if (s >= 0 && cheap_check(path)) {
+            best = s;
+            ck_fmt(path_out, ACCEL_CKPT_PATH_MAX, "%s", path);
+        } else {
+            ACCEL_WARN("checkpoint: %s/latest names '%s', which is not a complete checkpoint; looking "
+                       "for the newest one in %s", dir, name, dir);
+        }
+    }
+    /* A crash between the rename and the `latest` update leaves a newer complete file. */
+    DIR *d = opendir(dir);
+    if (!d) {
+        if (best >= 0) return ACCEL_OK;
+        ACCEL_ERROR("checkpoint directory %s: %s", dir, strerror(errno));
+        return ACCEL_ERR_NOT_FOUND;
+    }
+    long long *steps = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        long long s = step_of(de->d_name);
+        if (s <= best) continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            long long *p = realloc(steps, cap * sizeof *p);
+            if (!p) break;
+            steps = p;
+        }
+        steps[n++] = s;
+    }
+    closedir(d);
+    qsort(steps, n, sizeof *steps, cmp_desc);
+    for (size_t i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/step-%08lld.h5", dir, steps[i]);
+        if (cheap_check(path)) {
+            ck_fmt(path_out, ACCEL_CKPT_PATH_MAX, "%s", path);
+            best = steps[i];
+            break;
+        }
+        ACCEL_WARN("checkpoint: skipping %s: not a complete checkpoint", path);
+    }
+    free(steps);
+    return best >= 0 ? ACCEL_OK : ACCEL_ERR_NOT_FOUND;
+}

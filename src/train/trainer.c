@@ -194,69 +194,6 @@ static accel_status_t evaluate(accel_trainer_t *t, double *loss, double *accurac
     return st;
 }
 
-accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *cfg,
-                                    accel_trainer_t **out)
-{
-    *out = NULL;
-    if (cfg->train.steps < 1) {
-        ACCEL_ERROR0("train.steps must be at least 1 (got %d)", cfg->train.steps);
-        return ACCEL_ERR_CONFIG;
-    }
-    accel_trainer_t *t = calloc(1, sizeof *t);
-    if (!t) return ACCEL_ERR_NOMEM;
-    t->rss_start = accel_memory_resident();
-    t->rt = rt;
-    t->cfg = cfg;
-    accel_status_t st;
-    char err[512] = "";
-    ACCEL_CHECK_GOTO(accel_model_create(cfg, &t->model), st, fail);
-    ACCEL_CHECK_GOTO(accel_dist_create(rt, cfg, t->model.ops, &t->model.layout, &t->dist), st, fail);
-    accel_dist_init_params(t->dist, cfg->seed);
-    ACCEL_CHECK_GOTO(accel_optim_create(&cfg->optim, cfg->train.steps, accel_dist_owned_numel(t->dist),
-                                        &t->optim), st, fail);
-    const accel_range_t *ranges;
-    int nranges = accel_dist_owned_ranges(t->dist, &ranges);
-    for (int i = 0; i < nranges; i++)
-        accel_optim_mark_decay(&t->optim, &t->model.layout, ranges[i].begin, ranges[i].end, ranges[i].owned);
-    accel_loss_scaler_init(&t->scaler, !strcmp(cfg->precision, "fp16"), cfg->train.loss_scale,
-                           cfg->train.loss_scale_window);
-    t->tokens_model = t->model.ops->consumes_tokens;
-    ACCEL_CHECK_GOTO(open_data(t), st, fail);
-    int64_t ntrain = t->train_set ? accel_dataset_info(t->train_set)->nsamples : cfg->data.samples;
-    st = accel_sampler_init(&t->sampler, cfg->seed, ntrain, cfg->train.global_batch,
-                            cfg->train.grad_accum, rt->size, rt->rank, true, err, sizeof err);
-    if (st != ACCEL_OK) {
-        ACCEL_ERROR0("%s%s%s", err, t->train_set ? " in " : "", t->train_set ? t->train_set_path : "");
-        goto fail;
-    }
-    t->sampler.drop_last = cfg->data.drop_last;
-    t->micro = accel_sampler_micro_batch(&t->sampler);
-    t->unit_name = t->tokens_model ? "tokens" : "samples";
-    t->units_per_sample = t->tokens_model ? cfg->model.context : 1.0;
-    size_t m = (size_t)t->micro;
-    t->index = malloc(sizeof(int64_t) * m);
-    t->valid = malloc(m);
-    if (t->tokens_model) {
-        t->tokens = malloc(sizeof(int32_t) * m * (size_t)(cfg->model.context + 1));
-        if (!t->tokens) { st = ACCEL_ERR_NOMEM; goto fail; }
-    } else {
-        t->inputs = malloc(sizeof(float) * m * (size_t)cfg->model.inputs);
-        t->targets = malloc(sizeof(int32_t) * m);
-        if (!t->inputs || !t->targets) { st = ACCEL_ERR_NOMEM; goto fail; }
-    }
-    if (!t->index || !t->valid) { st = ACCEL_ERR_NOMEM; goto fail; }
-    ACCEL_CHECK_GOTO(resume(t), st, fail);
-    if (rt->rank == 0 && cfg->train.metrics[0]) {
-        t->metrics = fopen(cfg->train.metrics, t->start_step > 0 ? "a" : "w");
-        if (!t->metrics) ACCEL_WARN("cannot write metrics to '%s'", cfg->train.metrics);
-    }
-    *out = t;
-    return ACCEL_OK;
-fail:
-    accel_trainer_destroy(t);
-    return st;
-}
-
 /* ---------------------------------------------------------------- checkpoints */
 
 /* The state a checkpoint holds: parameters (fp32 master values) and optimizer moments, as this
@@ -375,6 +312,69 @@ static accel_status_t resume(accel_trainer_t *t)
                meta.strategy, meta.precision, (long long)meta.epoch, (long long)meta.data_offset);
     accel_ckpt_meta_free(&meta);
     return accel_dist_params_loaded(t->dist);
+}
+
+accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *cfg,
+                                    accel_trainer_t **out)
+{
+    *out = NULL;
+    if (cfg->train.steps < 1) {
+        ACCEL_ERROR0("train.steps must be at least 1 (got %d)", cfg->train.steps);
+        return ACCEL_ERR_CONFIG;
+    }
+    accel_trainer_t *t = calloc(1, sizeof *t);
+    if (!t) return ACCEL_ERR_NOMEM;
+    t->rss_start = accel_memory_resident();
+    t->rt = rt;
+    t->cfg = cfg;
+    accel_status_t st;
+    char err[512] = "";
+    ACCEL_CHECK_GOTO(accel_model_create(cfg, &t->model), st, fail);
+    ACCEL_CHECK_GOTO(accel_dist_create(rt, cfg, t->model.ops, &t->model.layout, &t->dist), st, fail);
+    accel_dist_init_params(t->dist, cfg->seed);
+    ACCEL_CHECK_GOTO(accel_optim_create(&cfg->optim, cfg->train.steps, accel_dist_owned_numel(t->dist),
+                                        &t->optim), st, fail);
+    const accel_range_t *ranges;
+    int nranges = accel_dist_owned_ranges(t->dist, &ranges);
+    for (int i = 0; i < nranges; i++)
+        accel_optim_mark_decay(&t->optim, &t->model.layout, ranges[i].begin, ranges[i].end, ranges[i].owned);
+    accel_loss_scaler_init(&t->scaler, !strcmp(cfg->precision, "fp16"), cfg->train.loss_scale,
+                           cfg->train.loss_scale_window);
+    t->tokens_model = t->model.ops->consumes_tokens;
+    ACCEL_CHECK_GOTO(open_data(t), st, fail);
+    int64_t ntrain = t->train_set ? accel_dataset_info(t->train_set)->nsamples : cfg->data.samples;
+    st = accel_sampler_init(&t->sampler, cfg->seed, ntrain, cfg->train.global_batch,
+                            cfg->train.grad_accum, rt->size, rt->rank, true, err, sizeof err);
+    if (st != ACCEL_OK) {
+        ACCEL_ERROR0("%s%s%s", err, t->train_set ? " in " : "", t->train_set ? t->train_set_path : "");
+        goto fail;
+    }
+    t->sampler.drop_last = cfg->data.drop_last;
+    t->micro = accel_sampler_micro_batch(&t->sampler);
+    t->unit_name = t->tokens_model ? "tokens" : "samples";
+    t->units_per_sample = t->tokens_model ? cfg->model.context : 1.0;
+    size_t m = (size_t)t->micro;
+    t->index = malloc(sizeof(int64_t) * m);
+    t->valid = malloc(m);
+    if (t->tokens_model) {
+        t->tokens = malloc(sizeof(int32_t) * m * (size_t)(cfg->model.context + 1));
+        if (!t->tokens) { st = ACCEL_ERR_NOMEM; goto fail; }
+    } else {
+        t->inputs = malloc(sizeof(float) * m * (size_t)cfg->model.inputs);
+        t->targets = malloc(sizeof(int32_t) * m);
+        if (!t->inputs || !t->targets) { st = ACCEL_ERR_NOMEM; goto fail; }
+    }
+    if (!t->index || !t->valid) { st = ACCEL_ERR_NOMEM; goto fail; }
+    ACCEL_CHECK_GOTO(resume(t), st, fail);
+    if (rt->rank == 0 && cfg->train.metrics[0]) {
+        t->metrics = fopen(cfg->train.metrics, t->start_step > 0 ? "a" : "w");
+        if (!t->metrics) ACCEL_WARN("cannot write metrics to '%s'", cfg->train.metrics);
+    }
+    *out = t;
+    return ACCEL_OK;
+fail:
+    accel_trainer_destroy(t);
+    return st;
 }
 
 /* A short generated text from the trained language model (byte tokens printed as text). Under

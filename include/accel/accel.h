@@ -24,5 +24,6 @@
 #include "accel/eval.h"
 #include "accel/trainer.h"
 #include "accel/version.h"
+#include "accel/infer.h"
 
 #endif

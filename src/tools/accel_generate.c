@@ -327,6 +327,9 @@ int main(int argc, char **argv)
     }
     st = accel_infer_pad_layout(&model.layout);
     if (st != ACCEL_OK) goto out;
+    /* Every tensor there with the right shape, before any map or budget talk. */
+    st = accel_weights_check(w, &model.layout);
+    if (st != ACCEL_OK) goto out;
     const int V = model.vocab, T = model.context;
 
     /* Workspace: the model's inference buffers, the logits and the token buffers. */

@@ -63,7 +63,12 @@ accel_status_t accel_weights_read(accel_weights_t *w, int index, float *dst);
 /* ------------------------------------------------------------------ device maps */
 
 /* Give every layer its own whole pages (padding between layers), so a layer's memory can be
- * handed back exactly. Call on the model's layout before mapping or dispatching. */
+ * handed back exactly: 2 MiB huge pages for layers of at least ACCEL_INFER_HUGE_MIN bytes (the
+ * dispatcher asks for transparent huge pages there: streaming them is several times faster than
+ * faulting 4 KiB pages), system pages otherwise. Call on the model's layout before mapping or
+ * dispatching. */
+#define ACCEL_INFER_HUGE_BYTES ((size_t)2 << 20)
+#define ACCEL_INFER_HUGE_MIN ((size_t)8 << 20)
 accel_status_t accel_infer_pad_layout(accel_layout_t *layout);
 
 typedef struct {

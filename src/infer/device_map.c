@@ -86,9 +86,31 @@ accel_status_t accel_infer_layer_ranges(const accel_layout_t *layout, size_t *be
 accel_status_t accel_infer_pad_layout(accel_layout_t *layout)
 {
     long page = sysconf(_SC_PAGESIZE);
-    size_t elems = page > 0 ? (size_t)page / sizeof(float) : 1024;
+    const size_t small = page > 0 ? (size_t)page / sizeof(float) : 1024;
+    const size_t huge = ACCEL_INFER_HUGE_BYTES / sizeof(float);
     ACCEL_CHECK(accel_infer_layer_ranges(layout, NULL, NULL, NULL, NULL));
-    return accel_layout_pad_layers(layout, elems);
+    /* Each layer starts on, and spans, whole pages: huge pages (2 MiB) for layers of at least
+     * ACCEL_INFER_HUGE_MIN bytes, so that streaming them faults 2 MiB at a time (several times
+     * faster than 4 KiB pages) and releasing them frees whole huge pages. */
+    size_t off = 0;
+    for (int i = 0; i < layout->ntensors;) {
+        int layer = layout->tensors[i].layer, j = i;
+        size_t bytes = 0;
+        for (; j < layout->ntensors && layout->tensors[j].layer == layer; j++)
+            bytes += (layout->tensors[j].numel + ACCEL_ARENA_ALIGN - 1) / ACCEL_ARENA_ALIGN *
+                     ACCEL_ARENA_ALIGN * sizeof(float);
+        size_t a = bytes >= ACCEL_INFER_HUGE_MIN ? huge : small;
+        off = (off + a - 1) / a * a;
+        for (int k = i; k < j; k++) {
+            layout->tensors[k].offset = off;
+            off += (layout->tensors[k].numel + ACCEL_ARENA_ALIGN - 1) / ACCEL_ARENA_ALIGN *
+                   ACCEL_ARENA_ALIGN;
+        }
+        off = (off + a - 1) / a * a;
+        i = j;
+    }
+    layout->numel = (off + small - 1) / small * small;
+    return ACCEL_OK;
 }
 
 /* ------------------------------------------------------------------ sizes */

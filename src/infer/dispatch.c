@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "accel/infer.h"
 #include "accel/log.h"
@@ -37,6 +38,8 @@ struct accel_dispatch {
     accel_weights_t *w;
     const accel_device_map_t *map;
     float *params;
+    void *reserved;                     /* the mapping params lies in (aligned to 2 MiB) */
+    size_t reserved_bytes;
     int nlayers, slots;
     size_t *begin, *end;
     int *tbeg, *tend;
@@ -207,6 +210,31 @@ static void hook_release(void *ctx, int layer)
     pthread_mutex_unlock(&d->mu);
 }
 
+/* The arena as virtual memory (zero pages until touched), 2 MiB aligned so that the layers
+ * accel_infer_pad_layout gave huge pages can have transparent huge pages (a hint: the kernel may
+ * still use 4 KiB pages; ACCEL_INFER_HUGEPAGES=0 turns the hint off). */
+static accel_status_t reserve_arena(accel_dispatch_t *d, const accel_layout_t *layout)
+{
+    const size_t align = ACCEL_INFER_HUGE_BYTES;
+    d->reserved_bytes = layout->numel * sizeof(float) + align;
+    void *p = mmap(NULL, d->reserved_bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        ACCEL_ERROR("cannot reserve %zu bytes of address space for the parameters", d->reserved_bytes);
+        return ACCEL_ERR_NOMEM;
+    }
+    d->reserved = p;
+    d->params = (float *)(((uintptr_t)p + align - 1) / align * align);
+    const char *env = getenv("ACCEL_INFER_HUGEPAGES");
+    if (env && !strcmp(env, "0")) return ACCEL_OK;
+    for (int l = 0; l < d->nlayers; l++) {
+        size_t b = d->begin[l] * sizeof(float), e = d->end[l] * sizeof(float);
+        if (e - b >= ACCEL_INFER_HUGE_MIN && b % align == 0 && e % align == 0)
+            madvise((char *)d->params + b, e - b, MADV_HUGEPAGE);
+    }
+    return ACCEL_OK;
+}
+
 accel_status_t accel_dispatch_create(const accel_model_t *model, accel_weights_t *w,
                                      const accel_device_map_t *map, accel_dispatch_t **out)
 {
@@ -250,7 +278,7 @@ accel_status_t accel_dispatch_create(const accel_model_t *model, accel_weights_t
     accel_status_t st = ACCEL_OK;
     if (!d->begin || !d->end || !d->tbeg || !d->tend || !d->state || !d->in_use) st = ACCEL_ERR_NOMEM;
     if (st == ACCEL_OK) st = accel_infer_layer_ranges(layout, d->begin, d->end, d->tbeg, d->tend);
-    if (st == ACCEL_OK) st = accel_arena_alloc_virtual(layout, &d->params);
+    if (st == ACCEL_OK) st = reserve_arena(d, layout);
     /* Resident layers, read here on the calling thread (before the prefetch thread exists). */
     double t0 = accel_now();
     for (int l = 0; l < d->nlayers && st == ACCEL_OK; l++)
@@ -346,7 +374,7 @@ void accel_dispatch_destroy(accel_dispatch_t *d)
     }
     pthread_mutex_destroy(&d->mu);
     pthread_cond_destroy(&d->cv);
-    if (d->params) accel_arena_free_virtual(&d->model->layout, d->params);
+    if (d->reserved) munmap(d->reserved, d->reserved_bytes);
     free(d->begin);
     free(d->end);
     free(d->tbeg);

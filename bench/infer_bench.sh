@@ -2,8 +2,9 @@
 # Big-model inference benchmark (not a test): load time, tokens/s, peak memory and the fraction of
 # disk-read time hidden by prefetch, for three device maps of one GPT checkpoint:
 #   resident   every layer in memory                       (--device-map '*=cpu')
-#   half       auto map within half the weights' size       (--max-memory cpu=...)
+#   half       the first half of the blocks in memory       (--device-map '0-K=cpu,*=disk')
 #   one        everything but the embeddings on disk        (--device-map '0=cpu,*=disk')
+#   auto       device_map=auto within half the weights      (--max-memory cpu=...)
 #
 #   make accel_generate tests/infer_mkweights
 #   bench/infer_bench.sh                          # default: width 1024, 20 layers = 1.0 GB fp32
@@ -53,7 +54,8 @@ echo "model: $cfg, $mib MiB of fp32 weights; $N new tokens after a $P-byte promp
 echo "token recomputes its window); ring $S slots; page cache warm (not dropped)"
 printf '%-9s %-28s %8s %10s %9s %10s %10s %9s %7s\n' map spec "load s" "tokens/s" "peak MiB" \
     "read MiB" "read MiB/s" "waited s" hidden
-for run in "resident|--device-map *=cpu" "half|--max-memory cpu=${half}MiB" "one|--device-map 0=cpu,*=disk"; do
+for run in "resident|--device-map *=cpu" "half|--device-map 0-$((L / 2))=cpu,*=disk" \
+           "one|--device-map 0=cpu,*=disk" "auto|--max-memory cpu=${half}MiB"; do
     name=${run%%|*}
     spec=${run#*|}
     out=$("$G" "$ckpt" -q --stats --prompt "$prompt" -n "$N" --ring-slots "$S" $spec threads=$TH 2>&1 >/dev/null)

@@ -18,6 +18,7 @@
 
 #include "accel/accel.h"
 #include "infer_weights.h"
+#include "../src/infer/infer_internal.h"
 
 #define L_ 6
 #define NH_ 4
@@ -222,6 +223,24 @@ START_TEST(test_parse_map)
     o.max_memory[ACCEL_TIER_DISK] = 1000;
     ck_assert_int_eq(accel_device_map_parse("*=disk", &m.layout, &o, &map, err, sizeof err), ACCEL_ERR_NOMEM);
     ck_assert_ptr_nonnull(strstr(err, "disk budget"));
+    accel_model_destroy(&m);
+
+    /* Layers of 8 MiB or more start on 2 MiB boundaries; a layer's range ends at its last page,
+     * before the gap up to the next boundary. */
+    cfg.model.width = 448;
+    cfg.model.layers = 2;
+    ck_assert_int_eq(accel_model_create(&cfg, &m), ACCEL_OK);
+    ck_assert_int_eq(accel_infer_pad_layout(&m.layout), ACCEL_OK);
+    size_t begin[4], end[4];
+    ck_assert_int_eq(accel_infer_layer_ranges(&m.layout, begin, end, NULL, NULL), ACCEL_OK);
+    const size_t huge = ACCEL_INFER_HUGE_BYTES / sizeof(float);
+    for (int l = 1; l <= 2; l++) {
+        ck_assert_uint_eq(begin[l] % huge, 0);
+        ck_assert_uint_eq(end[l] % page, 0);
+        ck_assert_uint_lt(end[l] - begin[l] - (size_t)(12 * 448 * 448 + 13 * 448), page);
+        ck_assert_uint_le(end[l], begin[l + 1]);
+    }
+    ck_assert_uint_eq(begin[3] % page, 0);      /* the final norm is small: a page boundary */
     accel_model_destroy(&m);
 }
 END_TEST

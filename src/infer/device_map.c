@@ -51,6 +51,8 @@ accel_status_t accel_infer_layer_ranges(const accel_layout_t *layout, size_t *be
                                         int *tbeg, int *tend)
 {
     const int L = layout->nlayers;
+    long pg = sysconf(_SC_PAGESIZE);
+    const size_t page = pg > 0 ? (size_t)pg / sizeof(float) : 1024;
     for (int l = 0; l < L; l++) {
         if (begin) begin[l] = 0;
         if (end) end[l] = 0;
@@ -58,6 +60,7 @@ accel_status_t accel_infer_layer_ranges(const accel_layout_t *layout, size_t *be
         if (tend) tend[l] = 0;
     }
     int prev = -1;
+    size_t last_end = 0;                /* end of the previous layer's last tensor */
     for (int i = 0; i < layout->ntensors; i++) {
         const accel_tensor_t *t = &layout->tensors[i];
         if (t->layer < 0 || t->layer < prev) {
@@ -67,6 +70,12 @@ accel_status_t accel_infer_layer_ranges(const accel_layout_t *layout, size_t *be
             return ACCEL_ERR_INVALID;
         }
         if (t->layer != prev) {
+            /* A layer ends at its last tensor, rounded up to a page (not beyond the next layer):
+             * the gap up to the next layer's start (huge-page alignment) is never touched. */
+            if (prev >= 0 && end) {
+                size_t e = (last_end + page - 1) / page * page;
+                end[prev] = e < t->offset ? e : t->offset;
+            }
             /* Layers skipped in between have no tensors: empty ranges here. */
             for (int l = prev + 1; l <= t->layer; l++) {
                 if (begin) begin[l] = t->offset;
@@ -74,12 +83,15 @@ accel_status_t accel_infer_layer_ranges(const accel_layout_t *layout, size_t *be
                 if (tbeg) tbeg[l] = i;
                 if (tend) tend[l] = i;
             }
-            if (prev >= 0 && end) end[prev] = t->offset;
             prev = t->layer;
         }
+        last_end = t->offset + t->numel;
         if (tend) tend[t->layer] = i + 1;
     }
-    if (prev >= 0 && end) end[prev] = layout->numel;
+    if (prev >= 0 && end) {
+        size_t e = (last_end + page - 1) / page * page;
+        end[prev] = e < layout->numel ? e : layout->numel;
+    }
     return ACCEL_OK;
 }
 
@@ -89,9 +101,11 @@ accel_status_t accel_infer_pad_layout(accel_layout_t *layout)
     const size_t small = page > 0 ? (size_t)page / sizeof(float) : 1024;
     const size_t huge = ACCEL_INFER_HUGE_BYTES / sizeof(float);
     ACCEL_CHECK(accel_infer_layer_ranges(layout, NULL, NULL, NULL, NULL));
-    /* Each layer starts on, and spans, whole pages: huge pages (2 MiB) for layers of at least
-     * ACCEL_INFER_HUGE_MIN bytes, so that streaming them faults 2 MiB at a time (several times
-     * faster than 4 KiB pages) and releasing them frees whole huge pages. */
+    /* Each layer starts on a page and the next one starts on a page after its end: a 2 MiB
+     * (huge page) boundary for layers of at least ACCEL_INFER_HUGE_MIN bytes, so that streaming
+     * them faults 2 MiB at a time (several times faster than 4 KiB pages). The gap after a layer
+     * is address space only, never touched (accel_infer_layer_ranges ends the layer at its last
+     * page). */
     size_t off = 0;
     for (int i = 0; i < layout->ntensors;) {
         int layer = layout->tensors[i].layer, j = i;
@@ -106,10 +120,10 @@ accel_status_t accel_infer_pad_layout(accel_layout_t *layout)
             off += (layout->tensors[k].numel + ACCEL_ARENA_ALIGN - 1) / ACCEL_ARENA_ALIGN *
                    ACCEL_ARENA_ALIGN;
         }
-        off = (off + a - 1) / a * a;
+        off = (off + small - 1) / small * small;
         i = j;
     }
-    layout->numel = (off + small - 1) / small * small;
+    layout->numel = off;
     return ACCEL_OK;
 }
 

@@ -228,8 +228,10 @@ static accel_status_t reserve_arena(accel_dispatch_t *d, const accel_layout_t *l
     const char *env = getenv("ACCEL_INFER_HUGEPAGES");
     if (env && !strcmp(env, "0")) return ACCEL_OK;
     for (int l = 0; l < d->nlayers; l++) {
-        size_t b = d->begin[l] * sizeof(float), e = d->end[l] * sizeof(float);
-        if (e - b >= ACCEL_INFER_HUGE_MIN && b % align == 0 && e % align == 0)
+        /* Whole huge pages only: the layer's last partial 2 MiB stays in small pages, so no
+         * huge page reaches into the untouched gap after it. */
+        size_t b = d->begin[l] * sizeof(float), e = d->end[l] * sizeof(float) / align * align;
+        if ((d->end[l] - d->begin[l]) * sizeof(float) >= ACCEL_INFER_HUGE_MIN && b % align == 0 && e > b)
             madvise((char *)d->params + b, e - b, MADV_HUGEPAGE);
     }
     return ACCEL_OK;

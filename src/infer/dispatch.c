@@ -187,8 +187,20 @@ static void hook_fetch(void *ctx, int layer, int backward)
     }
     if (d->io_status == ACCEL_OK && !(d->nseq > 0 && seq_at(d, d->next_use) == layer)) miss(d, layer);
     int64_t e = d->next_use;
-    while (d->io_status == ACCEL_OK && !(d->next_io > e && d->state[layer] == L_READY))
+    while (d->io_status == ACCEL_OK && !(d->next_io > e && d->state[layer] == L_READY)) {
+        /* Every slot held by a layer in use and this one not there: it can never come. */
+        int held = 0;
+        for (int l = 0; l < d->nlayers; l++) held += d->in_use[l] > 0;
+        if (d->state[layer] == L_EMPTY && d->loading < 0 && d->nresident >= d->slots &&
+            held >= d->slots) {
+            ACCEL_ERROR("the model holds %d disk layers at once and asks for layer %d, but the "
+                        "ring has %d slots\n--> hint: raise --ring-slots to at least %d", held,
+                        layer, d->slots, held + 1);
+            d->io_status = ACCEL_ERR_INVALID;
+            break;
+        }
         pthread_cond_wait(&d->cv, &d->mu);
+    }
     if (d->io_status == ACCEL_OK) {
         d->next_use = e + 1;
         d->in_use[layer]++;

@@ -25,5 +25,6 @@
 #include "accel/trainer.h"
 #include "accel/version.h"
 #include "accel/ckpt.h"
+#include "accel/infer.h"
 
 #endif

@@ -61,7 +61,7 @@ typedef struct {
 
 /* Plugins set .abi = ACCEL_MODEL_ABI; accel refuses a plugin built against another version of this
  * interface instead of crashing in it. */
-#define ACCEL_MODEL_ABI 2
+#define ACCEL_MODEL_ABI 3
 
 struct accel_model_ops {
     unsigned abi;                   /* ACCEL_MODEL_ABI */
@@ -87,6 +87,19 @@ struct accel_model_ops {
      * ntokens tokens (1 <= ntokens <= context) into out_logits[vocab]. */
     accel_status_t (*logits)(void *state, const accel_layout_t *layout, const float *params,
                              const int32_t *tokens, int ntokens, float *out_logits);
+    /* Optional (language models; added in ABI 3): the logits that follow each of the tokens
+     * first..ntokens-1 of one sequence (0 <= first < ntokens <= context) into
+     * out_logits[(ntokens - first) x vocab], calling the layer hooks (may be NULL) around every
+     * use of a layer's parameters, so that weights can live outside one resident arena (big-model
+     * inference streams them layer by layer, include/accel/infer.h). Forward only: the model may
+     * keep one layer's activations at a time. `logits` gives the same values as first = ntokens-1
+     * with no hooks. */
+    accel_status_t (*logits_range)(void *state, const accel_layout_t *layout, const float *params,
+                                   const int32_t *tokens, int ntokens, int first,
+                                   float *out_logits, const accel_layer_hooks_t *hooks);
+    /* Optional, with logits_range: bytes of the buffers logits_range uses for a sequence of the
+     * full context (counted in an inference memory budget). */
+    size_t (*logits_bytes)(const accel_config_t *cfg);
 };
 
 /* Built-in models by name ("mlp", "gpt"), or a plugin when cfg->model.plugin is set. */
@@ -101,6 +114,13 @@ void accel_model_destroy(accel_model_t *model);
 accel_status_t accel_model_generate(const accel_model_t *m, const float *params,
                                     const int32_t *prompt, int nprompt, int nnew, float temperature,
                                     int top_k, uint64_t seed, int32_t *out);
+
+/* The token accel_model_generate picks from logits[V] for new token number `step` (0, 1, ...):
+ * the argmax when temperature == 0, else a draw from the keyed RNG (seed, ACCEL_RNG_SAMPLE, step)
+ * over softmax(logits / temperature) restricted to the top_k most likely ids (top_k <= 0: all).
+ * For loops that compute logits themselves (accel_generate with streamed weights). */
+accel_status_t accel_model_pick_token(const float *logits, int V, float temperature, int top_k,
+                                      uint64_t seed, int step, int32_t *token);
 
 extern const accel_model_ops_t accel_model_mlp;
 extern const accel_model_ops_t accel_model_gpt;

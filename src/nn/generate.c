@@ -48,6 +48,26 @@ static int sample(const float *z, int V, float temperature, int top_k, float u, 
     return work[k - 1].id;              /* u * total rounded up to the last bucket */
 }
 
+accel_status_t accel_model_pick_token(const float *logits, int V, float temperature, int top_k,
+                                      uint64_t seed, int step, int32_t *token)
+{
+    if (V < 1 || !(temperature >= 0.0f) || isinf(temperature) || step < 0) {
+        ACCEL_ERROR("pick_token needs V >= 1, a finite temperature >= 0 and step >= 0 (got V=%d "
+                    "temperature=%g step=%d)", V, (double)temperature, step);
+        return ACCEL_ERR_INVALID;
+    }
+    if (temperature == 0.0f) {
+        *token = argmax(logits, V);
+        return ACCEL_OK;
+    }
+    scored_t *work = malloc(sizeof(scored_t) * (size_t)V);
+    if (!work) return ACCEL_ERR_NOMEM;
+    float u = accel_rng_uniform(seed, ACCEL_RNG_SAMPLE, 0, (uint64_t)step);
+    *token = sample(logits, V, temperature, top_k, u, work);
+    free(work);
+    return ACCEL_OK;
+}
+
 accel_status_t accel_model_generate(const accel_model_t *m, const float *params,
                                     const int32_t *prompt, int nprompt, int nnew, float temperature,
                                     int top_k, uint64_t seed, int32_t *out)

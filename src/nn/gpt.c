@@ -52,7 +52,19 @@ typedef struct {
     float *dp;                      /* [T, T] attention backward scratch for one (sample, head) */
     float *mem;
     int capacity;                   /* samples (at full context) the buffers hold */
+    /* Inference (logits ops): one sequence, one set of block activations shared by every block
+     * (nothing is kept for a backward pass), so the buffers do not grow with the depth. */
+    gpt_acts_t iact;
+    float *ix0, *ilnf, *ilnf_mean, *ilnf_rstd;
+    float *imem;
 } gpt_t;
+
+/* Where a forward pass keeps its activations: block l uses act[l * act_step]. */
+typedef struct {
+    gpt_acts_t *act;
+    int act_step;                   /* 1: one set per block (training), 0: one shared set */
+    float *x0, *lnf, *lnf_mean, *lnf_rstd;
+} gpt_fwd_t;
 
 #define PARAM(idx) (params + layout->tensors[(idx)].offset)
 #define GRAD(idx) (grads + layout->tensors[(idx)].offset)
@@ -64,6 +76,7 @@ static void gpt_destroy(void *state)
     if (!m) return;
     accel_gemm_cpu_free(&m->gemm);
     free(m->mem);
+    free(m->imem);
     free(m->act);
     free(m->blk);
     free(m);
@@ -232,7 +245,6 @@ static accel_status_t reserve(gpt_t *m, int B)
     TAKE(m->d4c, BT * 4 * C);
     TAKE(m->dp, T * T);
 #undef TAKE
-#undef PIECE
     m->capacity = B;
     /* The largest pair of operands any product converts (bf16/fp16): an activation-sized and a
      * weight-sized one, or two activation-sized ones in the weight gradients. */
@@ -331,8 +343,9 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
 }
 
 /* Forward through the final LayerNorm for B rows of T input tokens (row stride `stride`). */
-static accel_status_t forward(gpt_t *m, const accel_layout_t *layout, const float *params,
-                              const int32_t *tokens, int stride, int B, int T, const accel_batch_t *hb)
+static accel_status_t forward(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_t *layout,
+                              const float *params, const int32_t *tokens, int stride, int B, int T,
+                              const accel_batch_t *hb)
 {
     const int C = m->C;
     const size_t BT = (size_t)B * T;
@@ -341,14 +354,14 @@ static accel_status_t forward(gpt_t *m, const accel_layout_t *layout, const floa
     for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++) {
             const float *e = wte + (size_t)tokens[(size_t)b * stride + t] * C, *p = wpe + (size_t)t * C;
-            float *x = m->x0 + ((size_t)b * T + t) * C;
+            float *x = fw->x0 + ((size_t)b * T + t) * C;
             for (int c = 0; c < C; c++) x[c] = e[c] + p[c];
         }
     accel_batch_layer_release(hb, 0);
-    const float *res = m->x0;
+    const float *res = fw->x0;
     for (int l = 0; l < m->L; l++) {
         const gpt_block_t *k = &m->blk[l];
-        gpt_acts_t *a = &m->act[l];
+        gpt_acts_t *a = &fw->act[l * fw->act_step];
         accel_batch_layer_fetch(hb, l + 1, 0);      /* block l: layer l+1 */
         accel_cpu_layernorm_forward(a->ln1, a->ln1_mean, a->ln1_rstd, res, PARAM(k->ln1w),
                                     PARAM(k->ln1b), BT, C);
@@ -369,10 +382,16 @@ static accel_status_t forward(gpt_t *m, const accel_layout_t *layout, const floa
         res = a->res3;
     }
     accel_batch_layer_fetch(hb, m->L + 1, 0);       /* final LayerNorm: layer L+1 */
-    accel_cpu_layernorm_forward(m->lnf, m->lnf_mean, m->lnf_rstd, res, PARAM(m->lnfw),
+    accel_cpu_layernorm_forward(fw->lnf, fw->lnf_mean, fw->lnf_rstd, res, PARAM(m->lnfw),
                                 PARAM(m->lnfb), BT, C);
     accel_batch_layer_release(hb, m->L + 1);
     return ACCEL_OK;
+}
+
+/* The training buffers: every block's activations are kept for the backward pass. */
+static gpt_fwd_t train_fwd(gpt_t *m)
+{
+    return (gpt_fwd_t){ m->act, 1, m->x0, m->lnf, m->lnf_mean, m->lnf_rstd };
 }
 
 /* LM head and cross-entropy: per-sample mean token loss into loss[B] (may be NULL), the sum as
@@ -482,7 +501,8 @@ static accel_status_t gpt_forward_backward(void *state, const accel_layout_t *la
     if (B <= 0) return ACCEL_OK;
     ACCEL_CHECK(check_tokens(m, batch->tokens, B, stride, stride));
     ACCEL_CHECK(reserve(m, B));
-    ACCEL_CHECK(forward(m, layout, params, batch->tokens, stride, B, T, batch));
+    gpt_fwd_t fw = train_fwd(m);
+    ACCEL_CHECK(forward(m, &fw, layout, params, batch->tokens, stride, B, T, batch));
     ACCEL_CHECK(head_loss(m, layout, params, batch->tokens, stride, B, T, NULL, grad_scale,
                           loss_sum, batch));
     if (grad_scale == 0.0f) {   /* nothing to add to the gradients (the logits are not dlogits) */
@@ -500,7 +520,8 @@ static accel_status_t gpt_eval(void *state, const accel_layout_t *layout, const 
     if (B <= 0) return ACCEL_OK;
     ACCEL_CHECK(check_tokens(m, batch->tokens, B, stride, stride));
     ACCEL_CHECK(reserve(m, B));
-    ACCEL_CHECK(forward(m, layout, params, batch->tokens, stride, B, T, batch));
+    gpt_fwd_t fw = train_fwd(m);
+    ACCEL_CHECK(forward(m, &fw, layout, params, batch->tokens, stride, B, T, batch));
     double sum;
     ACCEL_CHECK(head_loss(m, layout, params, batch->tokens, stride, B, T, loss, 0.0f, &sum, batch));
     accel_batch_layer_release(batch, 0);
@@ -508,21 +529,96 @@ static accel_status_t gpt_eval(void *state, const accel_layout_t *layout, const 
     return ACCEL_OK;
 }
 
-static accel_status_t gpt_logits(void *state, const accel_layout_t *layout, const float *params,
-                                 const int32_t *tokens, int ntokens, float *out_logits)
+/* Floats of the inference buffers (one sequence at full context, one shared block set). */
+static size_t infer_floats(size_t C, size_t T, size_t NH)
+{
+    return 7 * PIECE(T * C) + PIECE(T * 3 * C) + PIECE(NH * T * T) + 2 * PIECE(T * 4 * C) +
+           6 * PIECE(T);
+}
+
+/* Scratch elements the bf16/fp16 products of one sequence convert (as in reserve, B = 1). */
+static size_t infer_gemm_elements(size_t C, size_t T, size_t V)
+{
+    size_t wide = V > 4 * C ? V : 4 * C;
+    return T * wide + (T > wide ? T : wide) * C + 2 * T * T + 64;
+}
+
+static size_t gpt_logits_bytes(const accel_config_t *cfg)
+{
+    const accel_model_config_t *c = &cfg->model;
+    const size_t C = (size_t)c->width, T = (size_t)c->context, V = (size_t)c->vocab;
+    size_t bytes = sizeof(float) * infer_floats(C, T, (size_t)c->heads);
+    if (accel_dtype_parse(cfg->precision) != ACCEL_F32)   /* converted operands (upper bound) */
+        bytes += sizeof(float) * infer_gemm_elements(C, T, V) + 128;
+    return bytes;
+}
+
+static accel_status_t reserve_infer(gpt_t *m)
+{
+    if (m->imem) return ACCEL_OK;
+    const size_t C = (size_t)m->C, T = (size_t)m->T, NH = (size_t)m->NH;
+    void *mem = NULL;
+    size_t total = infer_floats(C, T, NH);
+    if (posix_memalign(&mem, 64, total * sizeof(float))) {
+        ACCEL_ERROR("gpt: cannot allocate %.1f MiB of inference buffers", total * 4.0 / 1048576.0);
+        return ACCEL_ERR_NOMEM;
+    }
+    m->imem = mem;
+    float *p = mem;
+    gpt_acts_t *a = &m->iact;
+#define TAKE(ptr, n) do { (ptr) = p; p += PIECE(n); } while (0)
+    TAKE(a->ln1, T * C);
+    TAKE(a->ln1_mean, T);
+    TAKE(a->ln1_rstd, T);
+    TAKE(a->qkv, T * 3 * C);
+    TAKE(a->att, NH * T * T);
+    TAKE(a->atty, T * C);
+    TAKE(a->res2, T * C);
+    TAKE(a->ln2, T * C);
+    TAKE(a->ln2_mean, T);
+    TAKE(a->ln2_rstd, T);
+    TAKE(a->fch, T * 4 * C);
+    TAKE(a->fch_gelu, T * 4 * C);
+    TAKE(a->res3, T * C);
+    TAKE(m->ix0, T * C);
+    TAKE(m->ilnf, T * C);
+    TAKE(m->ilnf_mean, T);
+    TAKE(m->ilnf_rstd, T);
+#undef TAKE
+    return accel_gemm_cpu_reserve(&m->gemm, infer_gemm_elements(C, T, (size_t)m->V));
+}
+
+/* One shared block set works because block l only reads the residual res3 of block l-1 before it
+ * overwrites res3 (ln1 and res2 = res + attention are computed first). */
+static accel_status_t gpt_logits_range(void *state, const accel_layout_t *layout,
+                                       const float *params, const int32_t *tokens, int ntokens,
+                                       int first, float *out_logits,
+                                       const accel_layer_hooks_t *hooks)
 {
     gpt_t *m = state;
-    if (ntokens < 1 || ntokens > m->T) {
-        ACCEL_ERROR("gpt: logits need 1..%d tokens of context (got %d)\n--> hint: pass at most "
-                    "model.context tokens (the most recent ones)", m->T, ntokens);
+    if (ntokens < 1 || ntokens > m->T || first < 0 || first >= ntokens) {
+        ACCEL_ERROR("gpt: logits need 1..%d tokens of context and a first position inside them "
+                    "(got %d tokens, first %d)\n--> hint: pass at most model.context tokens (the "
+                    "most recent ones)", m->T, ntokens, first);
         return ACCEL_ERR_INVALID;
     }
     ACCEL_CHECK(check_tokens(m, tokens, 1, ntokens, ntokens));
-    ACCEL_CHECK(reserve(m, 1));
-    ACCEL_CHECK(forward(m, layout, params, tokens, ntokens, 1, ntokens, NULL));
-    GEMM(false, true, 1, m->V, m->C, 1.0f, m->lnf + (size_t)(ntokens - 1) * m->C, m->C,
-         PARAM(m->wte), m->C, 0.0f, out_logits, m->V);
-    return ACCEL_OK;
+    ACCEL_CHECK(reserve_infer(m));
+    accel_batch_t hb = { .hooks = hooks };
+    gpt_fwd_t fw = { &m->iact, 0, m->ix0, m->ilnf, m->ilnf_mean, m->ilnf_rstd };
+    ACCEL_CHECK(forward(m, &fw, layout, params, tokens, ntokens, 1, ntokens, &hb));
+    accel_batch_layer_fetch(&hb, 0, 0);              /* the tied LM head reads wte again */
+    accel_status_t st = accel_gemm_cpu(&m->gemm, false, true, ntokens - first, m->V, m->C, 1.0f,
+                                       fw.lnf + (size_t)first * m->C, m->C, PARAM(m->wte), m->C,
+                                       0.0f, out_logits, m->V);
+    accel_batch_layer_release(&hb, 0);
+    return st;
+}
+
+static accel_status_t gpt_logits(void *state, const accel_layout_t *layout, const float *params,
+                                 const int32_t *tokens, int ntokens, float *out_logits)
+{
+    return gpt_logits_range(state, layout, params, tokens, ntokens, ntokens - 1, out_logits, NULL);
 }
 
 const accel_model_ops_t accel_model_gpt = {
@@ -535,5 +631,7 @@ const accel_model_ops_t accel_model_gpt = {
     .eval = gpt_eval,
     .destroy = gpt_destroy,
     .logits = gpt_logits,
+    .logits_range = gpt_logits_range,
+    .logits_bytes = gpt_logits_bytes,
     .activation_bytes = gpt_activation_bytes,
 };

@@ -59,6 +59,7 @@ int main(int argc, char **argv)
     }
 
     accel_runtime_t *rt = NULL;
+    accel_train_result_t result = { 0 };
     accel_status_t st = accel_init(&argc, &argv, &rt);
     accel_config_t cfg;
     char err[1024];
@@ -82,7 +83,6 @@ int main(int argc, char **argv)
         st = accel_runtime_print_table(rt, stdout);
     }
     accel_trainer_t *trainer = NULL;
-    accel_train_result_t result = { 0 };
     if (st == ACCEL_OK) st = accel_trainer_create(rt, &cfg, &trainer);
     if (st == ACCEL_OK) {
         st = accel_trainer_run(trainer, &result);

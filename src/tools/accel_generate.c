@@ -1,0 +1,528 @@
+/* accel_generate: big-model inference from a checkpoint or exported weights, within a memory
+ * budget: empty initialisation, a device map (auto within --max-memory, or explicit), layers on
+ * disk streamed with prefetch (include/accel/infer.h, docs/inference.md).
+ *   accel_generate WEIGHTS [--prompt TEXT] [-n N] [--temperature T --top-k K --seed S]
+ *   accel_generate WEIGHTS --score FILE
+ * One process, no MPI. Generated text goes to stdout; the map and the reports go to stderr. */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "accel/accel.h"
+#include "accel/infer.h"
+
+#define KIB 1024.0
+#define MIB (1024.0 * 1024.0)
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+        "usage: accel_generate WEIGHTS [options] [key=value ...]\n"
+        "\n"
+        "Run a GPT from a checkpoint (step-*.h5 from accel_train, or a checkpoint directory: its\n"
+        "'latest' file names the checkpoint) or from exported weights (accel_ckpt export --format\n"
+        "hdf5), with weights larger than the memory you give it: layers that do not fit are read\n"
+        "from the file when they are used, prefetched on a background thread.\n"
+        "Model sizes come from the configuration stored in the checkpoint; key=value overrides it\n"
+        "(exported weights store none: give model.name=gpt model.layers=... on the command line).\n"
+        "\n"
+        "modes:\n"
+        "  --prompt TEXT         generate after TEXT (byte-level tokens: one token per byte;\n"
+        "                        default: a newline); the text goes to stdout\n"
+        "  --prompt-file FILE    the prompt from a file\n"
+        "  --score FILE          perplexity of FILE: non-overlapping windows of model.context\n"
+        "                        predicted tokens (each window also sees the token before it)\n"
+        "generation:\n"
+        "  -n, --tokens N        new tokens (default 64)\n"
+        "  --temperature T       0 = greedy (default); > 0 samples from softmax(logits / T)\n"
+        "  --top-k K             sample among the K most likely tokens (default 0 = all)\n"
+        "  --seed S              sampling seed (default 1): a seed always gives the same text\n"
+        "memory:\n"
+        "  --max-memory SPEC     budget per tier, e.g. cpu=64MiB,disk=10GiB (default: cpu\n"
+        "                        unlimited). The cpu budget holds the resident layers, the disk\n"
+        "                        ring and the workspace; gpu is not available (counts as 0)\n"
+        "  --device-map SPEC     auto (default) or LAYERS=TIER items: 0-3=cpu,4-=disk, 0=cpu,*=disk\n"
+        "                        (layer 0: embeddings, 1..L: blocks, L+1: final norm)\n"
+        "  --ring-slots N        disk layers resident at once, >= 2 (default 2: one computes, one\n"
+        "                        is read)\n"
+        "  --print-map           print the device map and exit (reads no weights)\n"
+        "reports:\n"
+        "  --stats               load time, tokens/s, disk reads, prefetch, peak memory (stderr)\n"
+        "  --logits-out FILE     append every pass's fp32 logits to FILE (raw, for comparisons)\n"
+        "  -q, --quiet           no map printout\n"
+        "  -h, --help, -V, --version\n"
+        "\n"
+        "The prompt must fit in model.context tokens (a longer one is refused); generation past\n"
+        "the context keeps the most recent model.context tokens. There is no key/value cache:\n"
+        "each new token recomputes its window. Details: docs/inference.md\n");
+}
+
+typedef struct {
+    const char *weights, *prompt, *prompt_file, *score, *max_memory, *device_map, *logits_out;
+    int ntokens, top_k, ring_slots;
+    double temperature;
+    unsigned long long seed;
+    bool print_map, stats, quiet;
+    char **overrides;
+    int noverrides;
+} opts_t;
+
+static const char *opt_value(int argc, char **argv, int *i, const char *name, int *missing)
+{
+    size_t len = strlen(name);
+    if (strncmp(argv[*i], name, len)) return NULL;
+    if (argv[*i][len] == '=') return argv[*i] + len + 1;
+    if (argv[*i][len] != '\0') return NULL;
+    if (*i + 1 >= argc) { *missing = 1; return NULL; }
+    return argv[++*i];
+}
+
+static int parse_int(const char *opt, const char *text, long long lo, long long hi, long long *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    if (errno || end == text || *end || v < lo || v > hi) {
+        fprintf(stderr, "accel_generate: %s '%s' is not an integer in [%lld, %lld]\n", opt, text, lo, hi);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+/* 0 ok, 1 exit 0 (help/version), 2 usage error. */
+static int parse_args(int argc, char **argv, opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->ntokens = 64;
+    o->seed = 1;
+    o->ring_slots = 2;
+    o->overrides = calloc((size_t)argc + 1, sizeof *o->overrides);
+    if (!o->overrides) return 2;
+    for (int i = 1; i < argc; i++) {
+        int missing = 0;
+        const char *v;
+        long long n;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { usage(stdout); return 1; }
+        if (!strcmp(argv[i], "-V") || !strcmp(argv[i], "--version")) {
+            printf("accel_generate (accel) %s\n", accel_version());
+            return 1;
+        }
+        if ((v = opt_value(argc, argv, &i, "--prompt-file", &missing))) o->prompt_file = v;
+        else if ((v = opt_value(argc, argv, &i, "--prompt", &missing))) o->prompt = v;
+        else if ((v = opt_value(argc, argv, &i, "--score", &missing))) o->score = v;
+        else if ((v = opt_value(argc, argv, &i, "--max-memory", &missing))) o->max_memory = v;
+        else if ((v = opt_value(argc, argv, &i, "--device-map", &missing))) o->device_map = v;
+        else if ((v = opt_value(argc, argv, &i, "--logits-out", &missing))) o->logits_out = v;
+        else if ((v = opt_value(argc, argv, &i, "--tokens", &missing)) ||
+                 (v = opt_value(argc, argv, &i, "-n", &missing))) {
+            if (parse_int("--tokens", v, 0, 100000000, &n)) return 2;
+            o->ntokens = (int)n;
+        } else if ((v = opt_value(argc, argv, &i, "--top-k", &missing))) {
+            if (parse_int("--top-k", v, 0, INT_MAX, &n)) return 2;
+            o->top_k = (int)n;
+        } else if ((v = opt_value(argc, argv, &i, "--ring-slots", &missing))) {
+            if (parse_int("--ring-slots", v, 2, 1024, &n)) return 2;
+            o->ring_slots = (int)n;
+        } else if ((v = opt_value(argc, argv, &i, "--seed", &missing))) {
+            if (parse_int("--seed", v, 0, LLONG_MAX, &n)) return 2;
+            o->seed = (unsigned long long)n;
+        } else if ((v = opt_value(argc, argv, &i, "--temperature", &missing))) {
+            char *end;
+            errno = 0;
+            o->temperature = strtod(v, &end);
+            if (errno || end == v || *end || !isfinite(o->temperature) || o->temperature < 0) {
+                fprintf(stderr, "accel_generate: --temperature '%s' is not a number >= 0\n", v);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--print-map")) o->print_map = true;
+        else if (!strcmp(argv[i], "--stats")) o->stats = true;
+        else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) o->quiet = true;
+        else if (missing) {
+            fprintf(stderr, "accel_generate: option %s needs a value\n", argv[i]);
+            return 2;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "accel_generate: unknown option '%s'\n--> hint: accel_generate --help "
+                    "lists the options\n", argv[i]);
+            return 2;
+        } else if (accel_config_is_override(argv[i])) {
+            o->overrides[o->noverrides++] = argv[i];
+        } else if (!o->weights) {
+            o->weights = argv[i];
+        } else {
+            fprintf(stderr, "accel_generate: more than one weights file ('%s' and '%s')\n",
+                    o->weights, argv[i]);
+            return 2;
+        }
+        if (missing) {
+            fprintf(stderr, "accel_generate: option %s needs a value\n", argv[i]);
+            return 2;
+        }
+    }
+    if (!o->weights) {
+        fprintf(stderr, "accel_generate: no weights file\n");
+        usage(stderr);
+        return 2;
+    }
+    if ((o->prompt || o->prompt_file) && o->score) {
+        fprintf(stderr, "accel_generate: --score and --prompt/--prompt-file exclude each other\n");
+        return 2;
+    }
+    if (o->prompt && o->prompt_file) {
+        fprintf(stderr, "accel_generate: give --prompt or --prompt-file, not both\n");
+        return 2;
+    }
+    return 0;
+}
+
+/* A checkpoint directory: the file its `latest` names. */
+static int resolve_weights(const char *path, char *out, size_t outlen)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        snprintf(out, outlen, "%s", path);
+        return 0;
+    }
+    char latest[4096];
+    snprintf(latest, sizeof latest, "%s/latest", path);
+    FILE *f = fopen(latest, "r");
+    char name[1024] = "";
+    if (!f || !fgets(name, sizeof name, f)) {
+        fprintf(stderr, "accel_generate: '%s' is a directory without a readable 'latest' file\n"
+                "--> hint: pass a checkpoint file (DIR/step-*.h5)\n", path);
+        if (f) fclose(f);
+        return -1;
+    }
+    fclose(f);
+    name[strcspn(name, "\r\n")] = '\0';
+    snprintf(out, outlen, "%s/%s", path, name);
+    return 0;
+}
+
+/* Whole file into memory (prompts). */
+static char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "accel_generate: cannot read '%s': %s\n", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    size_t r;
+    while (buf && (r = fread(buf + n, 1, cap - n, f)) > 0) {
+        n += r;
+        if (n == cap) {
+            char *b = realloc(buf, cap *= 2);
+            if (!b) { free(buf); buf = NULL; }
+            else buf = b;
+        }
+    }
+    if (ferror(f)) {
+        fprintf(stderr, "accel_generate: error reading '%s': %s\n", path, strerror(errno));
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    *len = n;
+    return buf;
+}
+
+static int bytes_to_tokens(const unsigned char *text, size_t n, int V, int32_t *out, const char *what)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (text[i] >= V) {
+            fprintf(stderr, "accel_generate: %s byte %zu is %u, outside the vocabulary 0..%d\n"
+                    "--> hint: accel models use byte tokens; this model (model.vocab=%d) cannot read "
+                    "this text\n", what, i, text[i], V - 1, V);
+            return -1;
+        }
+        out[i] = text[i];
+    }
+    return 0;
+}
+
+static int write_logits(FILE *f, const float *z, size_t n)
+{
+    if (f && fwrite(z, sizeof(float), n, f) != n) {
+        fprintf(stderr, "accel_generate: writing the logits failed: %s\n", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static void report_disk(const accel_dispatch_stats_t *s, FILE *out)
+{
+    if (!s->layer_reads) {
+        fprintf(out, "disk:   no layer streamed\n");
+        return;
+    }
+    double hidden = s->read_seconds > 0 ? 1.0 - s->wait_seconds / s->read_seconds : 1.0;
+    if (hidden < 0) hidden = 0;
+    fprintf(out, "disk:   %lld layer reads, %.1f MiB in %.3f s (%.0f MiB/s, page cache as found: "
+            "warm unless dropped); compute waited %.3f s: %.0f%% of the read time hidden by "
+            "prefetch; %lld unforeseen fetches\n", (long long)s->layer_reads, s->bytes_read / MIB,
+            s->read_seconds, s->read_seconds > 0 ? s->bytes_read / MIB / s->read_seconds : 0.0,
+            s->wait_seconds, 100.0 * hidden, (long long)s->misses);
+}
+
+int main(int argc, char **argv)
+{
+    accel_blas_fixup(argc, argv);
+    opts_t o;
+    int pr = parse_args(argc, argv, &o);
+    if (pr) {
+        free(o.overrides);
+        return pr == 1 ? 0 : 2;
+    }
+    int rc = 1;
+    accel_status_t st = ACCEL_OK;
+    accel_weights_t *w = NULL;
+    accel_model_t model;
+    memset(&model, 0, sizeof model);
+    bool have_model = false, have_map = false;
+    accel_device_map_t map;
+    accel_dispatch_t *d = NULL;
+    int32_t *seq = NULL;
+    float *logits = NULL;
+    char *text = NULL;
+    FILE *lf = NULL, *sf = NULL;
+    char path[4096 + 1100], err[2048];
+    const double t_start = accel_now();
+
+    if (resolve_weights(o.weights, path, sizeof path)) goto out;
+    st = accel_weights_open(path, &w);
+    if (st != ACCEL_OK) goto out;
+    accel_config_t cfg;
+    st = accel_weights_load_config(w, o.noverrides, o.overrides, &cfg, err, sizeof err);
+    if (st != ACCEL_OK) {
+        fprintf(stderr, "accel_generate: %s\n", err);
+        goto out;
+    }
+    if (!accel_weights_config_yaml(w) && !o.noverrides)
+        fprintf(stderr, "accel_generate: %s holds %s without a configuration: using the built-in "
+                "defaults\n--> hint: give the model sizes, e.g. model.name=gpt model.layers=12 "
+                "model.width=768 model.heads=12 model.context=256 model.vocab=256\n", path,
+                accel_weights_kind(w));
+    if (cfg.threads > 0) accel_blas_set_threads(cfg.threads);
+    int lvl = accel_log_parse_level(cfg.log.level);
+    if (lvl >= 0 && !getenv("ACCEL_LOG_LEVEL")) accel_log_set_level((accel_log_level_t)lvl);
+
+    /* Empty initialisation: the model and its tensor table, no weight memory. */
+    st = accel_model_create(&cfg, &model);
+    if (st != ACCEL_OK) goto out;
+    have_model = true;
+    if (!model.ops->logits_range || !model.ops->logits_bytes) {
+        fprintf(stderr, "accel_generate: model '%s' is not a language model with layer-by-layer "
+                "logits\n--> hint: accel_generate runs model.name=gpt checkpoints\n", model.ops->name);
+        st = ACCEL_ERR_UNSUPPORTED;
+        goto out;
+    }
+    st = accel_infer_pad_layout(&model.layout);
+    if (st != ACCEL_OK) goto out;
+    /* Every tensor there with the right shape, before any map or budget talk. */
+    st = accel_weights_check(w, &model.layout);
+    if (st != ACCEL_OK) goto out;
+    const int V = model.vocab, T = model.context;
+
+    /* Workspace: the model's inference buffers, the logits and the token buffers. */
+    size_t prompt_len = 1;
+    if (o.prompt) prompt_len = strlen(o.prompt);
+    if (o.prompt_file) {
+        text = read_file(o.prompt_file, &prompt_len);
+        if (!text) { st = ACCEL_ERR_IO; goto out; }
+    }
+    size_t logit_rows = o.score ? (size_t)T : 1;
+    size_t seq_len = o.score ? (size_t)T + 1 : prompt_len + (size_t)o.ntokens;
+    size_t workspace = model.ops->logits_bytes(&cfg) + logit_rows * (size_t)V * sizeof(float) +
+                       seq_len * sizeof(int32_t) + (o.score ? (size_t)T + 1 : prompt_len);
+    accel_map_opts_t mo = { .ring_slots = o.ring_slots, .workspace = workspace };
+    mo.max_memory[ACCEL_TIER_GPU] = 0;
+    mo.max_memory[ACCEL_TIER_CPU] = SIZE_MAX;
+    mo.max_memory[ACCEL_TIER_DISK] = SIZE_MAX;
+    if (o.max_memory && accel_parse_max_memory(o.max_memory, mo.max_memory, err, sizeof err) != ACCEL_OK) {
+        fprintf(stderr, "accel_generate: %s\n", err);
+        st = ACCEL_ERR_INVALID;
+        goto out;
+    }
+    if (!o.device_map || !strcmp(o.device_map, "auto")) {
+        st = accel_device_map_auto(&model.layout, &mo, &map);
+    } else {
+        st = accel_device_map_parse(o.device_map, &model.layout, &mo, &map, err, sizeof err);
+        if (st != ACCEL_OK) fprintf(stderr, "accel_generate: %s\n", err);
+    }
+    if (st != ACCEL_OK) goto out;
+    have_map = true;
+    if (!o.quiet || o.print_map) {
+        FILE *mout = o.print_map ? stdout : stderr;
+        char a[32];
+        fprintf(mout, "accel_generate: %s (%s), model %s: %d layers, %zu parameters (%s fp32)\n",
+                path, accel_weights_kind(w), model.ops->name, model.layout.nlayers,
+                accel_layout_params(&model.layout),
+                accel_infer_fmt_bytes(accel_layout_params(&model.layout) * sizeof(float), a, sizeof a));
+        accel_device_map_print(&map, &model.layout, mout);
+        fprintf(mout, "  no KV cache: each new token recomputes its window of up to %d tokens\n", T);
+    }
+    if (o.print_map) {
+        rc = 0;
+        goto out;
+    }
+
+    /* Validate the inputs before reading any weights. */
+    if (!o.score) {
+        if (!o.prompt && !o.prompt_file) o.prompt = "\n";
+        if (o.prompt) prompt_len = strlen(o.prompt);
+        const unsigned char *p = (const unsigned char *)(o.prompt ? o.prompt : text);
+        if (prompt_len < 1) {
+            fprintf(stderr, "accel_generate: the prompt is empty\n--> hint: give at least one "
+                    "byte (the default prompt is a newline)\n");
+            st = ACCEL_ERR_INVALID;
+            goto out;
+        }
+        if (prompt_len > (size_t)T) {
+            fprintf(stderr, "accel_generate: the prompt has %zu tokens (bytes), but the model's "
+                    "context is %d tokens\n--> hint: shorten the prompt to at most %d bytes (the "
+                    "model sees only its context); generation past the context keeps the most "
+                    "recent tokens\n", prompt_len, T, T);
+            st = ACCEL_ERR_INVALID;
+            goto out;
+        }
+        seq = malloc(sizeof *seq * (prompt_len + (size_t)o.ntokens));
+        logits = malloc(sizeof *logits * (size_t)V);
+        if (!seq || !logits) { st = ACCEL_ERR_NOMEM; goto out; }
+        if (bytes_to_tokens(p, prompt_len, V, seq, "prompt")) { st = ACCEL_ERR_INVALID; goto out; }
+    } else {
+        sf = fopen(o.score, "rb");
+        if (!sf) {
+            fprintf(stderr, "accel_generate: cannot read '%s': %s\n", o.score, strerror(errno));
+            st = ACCEL_ERR_IO;
+            goto out;
+        }
+        seq = malloc(sizeof *seq * ((size_t)T + 1));
+        logits = malloc(sizeof *logits * (size_t)T * (size_t)V);
+        text = realloc(text, (size_t)T + 1);
+        if (!seq || !logits || !text) { st = ACCEL_ERR_NOMEM; goto out; }
+    }
+    if (o.logits_out && !(lf = fopen(o.logits_out, "wb"))) {
+        fprintf(stderr, "accel_generate: cannot write '%s': %s\n", o.logits_out, strerror(errno));
+        st = ACCEL_ERR_IO;
+        goto out;
+    }
+
+    const size_t rss_before = accel_memory_resident();
+    st = accel_dispatch_create(&model, w, &map, &d);
+    if (st != ACCEL_OK) goto out;
+    accel_dispatch_stats_t s0;
+    accel_dispatch_stats(d, &s0);
+    const double t_run = accel_now();
+    long long produced = 0;
+    if (!o.score) {
+        fwrite(o.prompt ? o.prompt : text, 1, prompt_len, stdout);
+        for (int i = 0; i < o.ntokens; i++) {
+            int len = (int)prompt_len + i, window = len < T ? len : T;
+            st = accel_dispatch_logits(d, seq + len - window, window, window - 1, logits);
+            if (st != ACCEL_OK) goto out;
+            if (write_logits(lf, logits, (size_t)V)) { st = ACCEL_ERR_IO; goto out; }
+            int32_t next;
+            st = accel_model_pick_token(logits, V, (float)o.temperature, o.top_k, o.seed, i, &next);
+            if (st != ACCEL_OK) goto out;
+            seq[len] = next;
+            putchar(next < 256 ? next : '?');
+            fflush(stdout);
+            produced++;
+        }
+        putchar('\n');
+    } else {
+        /* Windows of T+1 tokens overlapping by one: inputs 0..n-1 predict 1..n. */
+        double nll = 0;
+        long long scored = 0, windows = 0;
+        size_t have = 0;
+        for (;;) {
+            size_t r = fread(text + have, 1, (size_t)T + 1 - have, sf);
+            if (ferror(sf)) {
+                fprintf(stderr, "accel_generate: error reading '%s': %s\n", o.score, strerror(errno));
+                st = ACCEL_ERR_IO;
+                goto out;
+            }
+            have += r;
+            if (have < 2) break;
+            if (bytes_to_tokens((const unsigned char *)text, have, V, seq, "text")) {
+                st = ACCEL_ERR_INVALID;
+                goto out;
+            }
+            int n = (int)have - 1;
+            st = accel_dispatch_logits(d, seq, n, 0, logits);
+            if (st != ACCEL_OK) goto out;
+            if (write_logits(lf, logits, (size_t)n * (size_t)V)) { st = ACCEL_ERR_IO; goto out; }
+            for (int t = 0; t < n; t++) {
+                const float *z = logits + (size_t)t * V;
+                double mx = z[0], sum = 0;
+                for (int v = 1; v < V; v++) if (z[v] > mx) mx = z[v];
+                for (int v = 0; v < V; v++) sum += exp((double)z[v] - mx);
+                nll += mx + log(sum) - (double)z[seq[t + 1]];
+            }
+            scored += n;
+            windows++;
+            if (have < (size_t)T + 1) break;
+            text[0] = text[T];                  /* the last target opens the next window */
+            have = 1;
+        }
+        produced = scored;
+        if (!scored) {
+            fprintf(stderr, "accel_generate: '%s' has fewer than 2 bytes: nothing to score\n", o.score);
+            st = ACCEL_ERR_INVALID;
+            goto out;
+        }
+        printf("score: %s: %lld tokens in %lld windows of up to %d: mean loss %.6f nats/token, "
+               "perplexity %.4f, %.4f bits/byte\n", o.score, scored, windows, T, nll / scored,
+               exp(nll / scored), nll / scored / log(2.0));
+    }
+    const double t_end = accel_now();
+    if (o.stats) {
+        accel_dispatch_stats_t s;
+        accel_dispatch_stats(d, &s);
+        double run = t_end - t_run;
+        fprintf(stderr, "load:   %.3f s to read %.1f MiB of resident weights (start-up to first "
+                "pass %.3f s)\n", s.load_seconds, s.resident_bytes / MIB, t_run - t_start);
+        fprintf(stderr, "%s %lld tokens in %.3f s = %.2f tokens/s (%lld passes)\n",
+                o.score ? "score: " : "gen:   ", produced, run, run > 0 ? produced / run : 0.0,
+                (long long)s.passes);
+        report_disk(&s, stderr);
+        size_t peak = accel_memory_peak();
+        char a[32], b[32], c[32], e[32], f[32];
+        fprintf(stderr, "memory: peak resident %s, before loading %s, peak - before %s; cpu budget "
+                "%s (map total %s)\n", accel_infer_fmt_bytes(peak, a, sizeof a),
+                accel_infer_fmt_bytes(rss_before, b, sizeof b),
+                accel_infer_fmt_bytes(peak > rss_before ? peak - rss_before : 0, c, sizeof c),
+                accel_infer_fmt_bytes(map.max_memory[ACCEL_TIER_CPU], e, sizeof e),
+                accel_infer_fmt_bytes(map.cpu_total, f, sizeof f));
+        fprintf(stderr, "memory-bytes: peak=%zu before=%zu budget=%zu map_total=%zu\n", peak,
+                rss_before, map.max_memory[ACCEL_TIER_CPU] == SIZE_MAX ? 0 : map.max_memory[ACCEL_TIER_CPU],
+                map.cpu_total);
+    }
+    rc = 0;
+out:
+    if (st != ACCEL_OK && rc) rc = accel_status_exit_code(st);
+    if (rc == 0 && st != ACCEL_OK) rc = 1;
+    if (lf && fclose(lf) && !rc) {
+        fprintf(stderr, "accel_generate: writing '%s' failed: %s\n", o.logits_out, strerror(errno));
+        rc = 1;
+    }
+    if (sf) fclose(sf);
+    accel_dispatch_destroy(d);
+    if (have_map) accel_device_map_free(&map);
+    if (have_model) accel_model_destroy(&model);
+    accel_weights_close(w);
+    free(seq);
+    free(logits);
+    free(text);
+    free(o.overrides);
+    return rc;
+}

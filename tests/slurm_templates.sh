@@ -1,8 +1,8 @@
 #!/bin/sh
 # The sbatch templates in slurm/, submitted unchanged to a private 2-node cluster: cpu.sbatch trains,
 # preflight.sbatch passes on both nodes, gpu-multinode.sbatch runs with ACCEL_DEVICE=cpu (the nodes
-# advertise stand-in GPUs), a bad key fails the job, and preemptible.sbatch requeues itself on USR1
-# (with a stand-in trainer: the checkpoint keys belong to accel_train). Jobs are polled with
+# advertise stand-in GPUs), a bad key fails the job, and preemptible.sbatch checkpoints on USR1,
+# requeues itself and finishes with the same model as an uninterrupted run. Jobs are polled with
 # squeue in a bounded loop; each job's output file is checked.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/slurm/cluster.sh"
@@ -27,33 +27,25 @@ check_job() {
     done
 }
 
-# A stand-in trainer for the preemption flow: the first run waits for USR1 and "checkpoints";
-# the requeued run (SLURM_RESTART_COUNT=1) "resumes" and finishes.
-cat >"$S/fake-train" <<'EOS'
-#!/bin/sh
-echo "fake-train rank ${SLURM_PROCID}: args: $*"
-if [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then
-    trap 'echo "fake-train rank ${SLURM_PROCID}: USR1: checkpoint written"; exit 0' USR1
-    [ "$SLURM_PROCID" = 0 ] && : >"$PWD/fake-started"
-    i=0; while [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
-    exit 1
-fi
-echo "fake-train rank ${SLURM_PROCID}: resumed, finished"
-EOS
-chmod +x "$S/fake-train"
+# The preemption flow with the real accel_train: a small GPT, long enough to be running when the
+# signal comes; its final model must equal the one an uninterrupted run produces.
+PRE_ARGS="model.name=gpt data.path=synthetic model.layers=2 model.width=32 model.heads=2 model.context=16
+          train.global_batch=8 train.steps=2500 train.log_every=100 train.sample_tokens=0 data.eval_samples=8"
 
 # The preemptible job goes first: its requeue delay then overlaps the other jobs.
-ACCEL_TRAIN=$S/fake-train submit preempt "$T/preemptible.sbatch" train.steps=5
+submit preempt "$T/preemptible.sbatch" $PRE_ARGS
 submit cpu "$T/cpu.sbatch" train.steps=20 train.metrics="$S/cpu.jsonl"
 submit bad "$T/cpu.sbatch" train.stepz=20
 ACCEL_TEST_MAX_MIB=1 ACCEL_TEST_DIR=$S submit pre "$T/preflight.sbatch"
 ACCEL_DEVICE=cpu submit multi --ntasks-per-node=2 --gpus-per-node=2 --cpus-per-task=1 --time=5 \
     "$T/gpu-multinode.sbatch" train.steps=5
 
-# Preemption: wait until the stand-in runs, send the batch shell what --signal=B:USR1 would send.
+# Preemption: once training is under way, send the batch shell what --signal=B:USR1 would send.
 i=0
-while [ ! -e "$S/fake-started" ] && [ $i -lt 300 ]; do sleep 0.2; i=$((i + 1)); done
-[ -e "$S/fake-started" ] || { cat "$S"/accel-preemptible-*.out; fail "preemptible job never started"; }
+while ! grep -q "step  *[0-9]*00/2500" "$S/accel-preemptible-$preempt_job.out" 2>/dev/null && [ $i -lt 600 ]; do
+    sleep 0.1; i=$((i + 1))
+done
+grep -q "step  *[0-9]*00/2500" "$S/accel-preemptible-$preempt_job.out" || { cat "$S"/accel-preemptible-*.out; fail "preemptible job never started training"; }
 scancel --batch --signal=USR1 "$preempt_job" || fail "scancel --signal=USR1"
 # The requeued job may start again after the credential lifetime (LOCAL_SLURM_CRED_EXPIRE, 10 s here).
 
@@ -69,7 +61,12 @@ check_job "$multi_job" COMPLETED "$S/accel-multinode-$multi_job.out" "4 ranks on
 pass "gpu-multinode.sbatch (ACCEL_DEVICE=cpu): 4 ranks on 2 nodes trained"
 
 check_job "$preempt_job" COMPLETED "$S/accel-preemptible-$preempt_job.out" \
-    "USR1: checkpoint written" "requeueing job $preempt_job" "run 2 on" "resumed, finished" \
-    "args: train.steps=5 resume=auto ckpt.dir=$S/ckpt-$preempt_job" "accel_train finished (exit 0)"
+    "stop requested by a signal" "requeueing job $preempt_job" "run 2 on" \
+    "resumed from $S/ckpt-$preempt_job/step-" "done: step 2500 of 2500" "accel_train finished (exit 0)"
 scontrol show job "$preempt_job" | grep -q "Restarts=1" || fail "preemptible job did not restart exactly once"
-pass "preemptible.sbatch: USR1 -> ranks checkpoint -> requeue -> resumed run completes"
+# The same training without interruption, same ranks and threads: the final models are identical.
+run_srun --mpi=pmix -n 2 --cpus-per-task=2 "$ACCEL_TRAIN" $PRE_ARGS ckpt.dir="$S/ref" >"$S/ref.out" 2>&1 \
+    || { cat "$S/ref.out"; fail "uninterrupted reference run"; }
+"$top_builddir/accel_ckpt" diff "$S/ref/step-00002500.h5" "$S/ckpt-$preempt_job/step-00002500.h5" >"$S/diff.out" \
+    || { tail -5 "$S/diff.out"; fail "the preempted run's final model differs from the uninterrupted run's"; }
+pass "preemptible.sbatch: USR1 -> checkpoint -> requeue -> resume; final model identical to an uninterrupted run ($(tail -1 "$S/diff.out"))"

@@ -161,6 +161,25 @@ static void hook_release(void *ctx, int layer)
     if (u) release_params(d, u);
 }
 
+/* ZeRO-2/3 hand a layer's full-size gradients back once its reduce-scatter completes. MPI moves
+ * them only while we poll, so bound the layers in flight: wait for the oldest beyond the window. */
+#define REDUCE_WINDOW 2
+
+static void bound_reduces_in_flight(accel_dist_t *d, int newest)
+{
+    int in_flight = 0;
+    for (int l = d->nunits - 1; l >= 0; l--)
+        if (d->units[l].reduce) in_flight++;
+    /* Backward runs from the last layer down: the oldest reductions have the highest layer ids. */
+    for (int l = d->nunits - 1; l > newest && in_flight > REDUCE_WINDOW; l--) {
+        unit_t *u = &d->units[l];
+        if (!u->reduce) continue;
+        if (accel_comm_wait(d->shard, u->reduce) != ACCEL_OK) accel_abort(1);
+        reduce_completed(d, u);
+        in_flight--;
+    }
+}
+
 static void hook_grads_done(void *ctx, int layer)
 {
     accel_dist_t *d = ctx;
@@ -174,6 +193,7 @@ static void hook_grads_done(void *ctx, int layer)
     unit_t *u = unit_of(d, layer);
     if (u) start_reduce(d, u);
     progress(d);
+    if (d->grads_virtual) bound_reduces_in_flight(d, layer);
 }
 
 /* ------------------------------------------------------------------------ creation */

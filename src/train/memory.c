@@ -29,6 +29,12 @@ static size_t read_status_kib(const char *field)
 size_t accel_memory_resident(void) { return read_status_kib("VmRSS:"); }
 size_t accel_memory_peak(void) { return read_status_kib("VmHWM:"); }
 
+/* Ranks a DDP gradient allreduce (world) or a ZeRO reduce-scatter (the shard group) spans. */
+static double shards_or_world(accel_strategy_t strategy, bool hybrid, int world, int ranks_per_node)
+{
+    return strategy != ACCEL_DDP && hybrid ? ranks_per_node : world;
+}
+
 accel_status_t accel_memory_estimate(const accel_config_t *cfg, const accel_model_ops_t *model,
                                      const accel_layout_t *layout, accel_strategy_t strategy,
                                      bool hybrid, int world, int ranks_per_node,
@@ -64,13 +70,17 @@ accel_status_t accel_memory_estimate(const accel_config_t *cfg, const accel_mode
     const double moments = strcmp(cfg->optim.name, "adamw") ? 1 : 2;
     const int micro = cfg->train.global_batch / (world * (cfg->train.grad_accum > 0 ? cfg->train.grad_accum : 1));
     double in_flight = 2.0 * f * (double)largest;           /* current layer + the next one */
+    /* The ring collectives keep two blocks (1/N of the buffer each) of scratch per operation in
+     * flight: for ddp and zero1 every bucket/layer can be in flight at the end of backward; zero2/3
+     * keep at most two layers' reductions in flight (src/train/dist.c). */
+    const double ring_all = world > 1 ? 2.0 * f * P / shards_or_world(strategy, hybrid, world, ranks_per_node) : 0;
+    const double ring_window = world > 1 ? 2.0 * 2.0 * f * (double)largest / N : 0;
     switch (strategy) {
     case ACCEL_DDP:
         out->params = (size_t)(f * P);
         out->grads = (size_t)(f * P);
         out->optim = (size_t)(moments * f * P);
-        /* libnbc's ring allreduce keeps a temporary copy of a bucket; half-precision staging. */
-        out->comm = (size_t)(f * (cfg->dist.bucket_mb * 1048576.0 / f < P ? cfg->dist.bucket_mb * 1048576.0 / f : P));
+        out->comm = (size_t)ring_all;                       /* + half-precision staging: */
         if (strcmp(cfg->dist.comm_dtype, "fp32")) out->comm += (size_t)(2 * P);
         if (cfg->train.sync_each_batch && cfg->train.grad_accum > 1) out->comm += (size_t)(f * P);
         out->paper_bytes_per_param = 16;
@@ -80,7 +90,7 @@ accel_status_t accel_memory_estimate(const accel_config_t *cfg, const accel_mode
         out->grads = (size_t)(f * P + f * P / N);
         out->master = (size_t)(f * P / N);
         out->optim = (size_t)(moments * f * P / N);
-        out->comm = (size_t)(f * (double)largest);
+        out->comm = (size_t)ring_all;
         out->paper_bytes_per_param = 4 + 12 / N;
         break;
     case ACCEL_ZERO2:
@@ -88,7 +98,7 @@ accel_status_t accel_memory_estimate(const accel_config_t *cfg, const accel_mode
         out->grads = (size_t)(f * P / N * (cfg->train.grad_accum > 1 ? 2 : 1) + in_flight);
         out->master = (size_t)(f * P / N);
         out->optim = (size_t)(moments * f * P / N);
-        out->comm = (size_t)(f * (double)largest);
+        out->comm = (size_t)ring_window;
         out->paper_bytes_per_param = 2 + 14 / N;
         break;
     case ACCEL_ZERO3:
@@ -96,7 +106,7 @@ accel_status_t accel_memory_estimate(const accel_config_t *cfg, const accel_mode
         out->grads = (size_t)(f * P / N * (cfg->train.grad_accum > 1 ? 2 : 1) + in_flight);
         out->master = (size_t)(f * P / N);
         out->optim = (size_t)(moments * f * P / N);
-        out->comm = (size_t)(f * (double)largest);
+        out->comm = (size_t)ring_window;
         out->paper_bytes_per_param = 16 / N;
         break;
     }

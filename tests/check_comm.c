@@ -22,32 +22,6 @@ static void world(void)
 
 static double value(int r, size_t i) { return (double)((r * 7 + (int)i) % 5 + 1); }
 
-static void put(void *b, accel_dtype_t dt, size_t i, double v)
-{
-    switch (dt) {
-    case ACCEL_F32: ((float *)b)[i] = (float)v; break;
-    case ACCEL_F16: ((uint16_t *)b)[i] = accel_f32_to_f16((float)v); break;
-    case ACCEL_BF16: ((uint16_t *)b)[i] = accel_f32_to_bf16((float)v); break;
-    case ACCEL_I32: ((int32_t *)b)[i] = (int32_t)v; break;
-    case ACCEL_I64: ((int64_t *)b)[i] = (int64_t)v; break;
-    case ACCEL_U8: ((uint8_t *)b)[i] = (uint8_t)v; break;
-    default: break;
-    }
-}
-
-static double get(const void *b, accel_dtype_t dt, size_t i)
-{
-    switch (dt) {
-    case ACCEL_F32: return ((const float *)b)[i];
-    case ACCEL_F16: return accel_f16_to_f32(((const uint16_t *)b)[i]);
-    case ACCEL_BF16: return accel_bf16_to_f32(((const uint16_t *)b)[i]);
-    case ACCEL_I32: return ((const int32_t *)b)[i];
-    case ACCEL_I64: return (double)((const int64_t *)b)[i];
-    case ACCEL_U8: return ((const uint8_t *)b)[i];
-    default: return NAN;
-    }
-}
-
 static double expect_reduce(size_t i, accel_redop_t op, accel_dtype_t dt)
 {
     double acc = value(0, i);
@@ -88,12 +62,12 @@ START_TEST(test_allreduce_all)
                 bool nb = mode & 1, inplace = mode & 2;
                 size_t es = accel_dtype_size((accel_dtype_t)dt);
                 char *s = malloc(n * es), *r = malloc(n * es);
-                for (size_t i = 0; i < n; i++) put(s, dt, i, value(g_rank, i));
+                for (size_t i = 0; i < n; i++) accel_dtype_store(s, dt, i, value(g_rank, i));
                 char *dst = inplace ? s : r;
                 accel_request_t *req = NULL;
                 ck_assert_int_eq(accel_comm_allreduce(c, s, dst, n, dt, op, nb ? &req : NULL), ACCEL_OK);
                 if (nb) ck_assert_int_eq(accel_comm_wait(c, req), ACCEL_OK);
-                for (size_t i = 0; i < n; i++) assert_close(get(dst, dt, i), expect_reduce(i, op, dt), dt, "allreduce", i);
+                for (size_t i = 0; i < n; i++) assert_close(accel_dtype_load(dst, dt, i), expect_reduce(i, op, dt), dt, "allreduce", i);
                 free(s);
                 free(r);
             }
@@ -111,14 +85,14 @@ START_TEST(test_reduce_scatter_all)
                 bool nb = mode & 1, inplace = mode & 2;
                 size_t es = accel_dtype_size((accel_dtype_t)dt);
                 char *s = malloc(total * es), *r = malloc(block * es);
-                for (size_t i = 0; i < total; i++) put(s, dt, i, value(g_rank, i));
+                for (size_t i = 0; i < total; i++) accel_dtype_store(s, dt, i, value(g_rank, i));
                 /* In place, NCCL style: the result lands on this rank's block of the input. */
                 char *dst = inplace ? s + (size_t)g_rank * block * es : r;
                 accel_request_t *req = NULL;
                 ck_assert_int_eq(accel_comm_reduce_scatter(c, s, dst, block, dt, op, nb ? &req : NULL), ACCEL_OK);
                 if (nb) ck_assert_int_eq(accel_comm_wait(c, req), ACCEL_OK);
                 for (size_t i = 0; i < block; i++)
-                    assert_close(get(dst, dt, i), expect_reduce((size_t)g_rank * block + i, op, dt), dt, "reduce-scatter", i);
+                    assert_close(accel_dtype_load(dst, dt, i), expect_reduce((size_t)g_rank * block + i, op, dt), dt, "reduce-scatter", i);
                 free(s);
                 free(r);
             }
@@ -137,17 +111,17 @@ START_TEST(test_allgather_broadcast_all)
             char *s = malloc(block * es), *r = malloc(total * es);
             const char *src = s;
             if (inplace) src = r + (size_t)g_rank * block * es;
-            for (size_t i = 0; i < block; i++) put((void *)src, dt, i, value(g_rank, i));
+            for (size_t i = 0; i < block; i++) accel_dtype_store((void *)src, dt, i, value(g_rank, i));
             accel_request_t *req = NULL;
             ck_assert_int_eq(accel_comm_allgather(c, src, r, block, dt, nb ? &req : NULL), ACCEL_OK);
             if (nb) ck_assert_int_eq(accel_comm_wait(c, req), ACCEL_OK);
             for (size_t i = 0; i < total; i++)
-                assert_close(get(r, dt, i), value((int)(i / block), i % block), dt, "allgather", i);
+                assert_close(accel_dtype_load(r, dt, i), value((int)(i / block), i % block), dt, "allgather", i);
             int root = (mode + dt) % g_size;
-            for (size_t i = 0; i < total; i++) put(r, dt, i, g_rank == root ? value(root, i) : 0);
+            for (size_t i = 0; i < total; i++) accel_dtype_store(r, dt, i, g_rank == root ? value(root, i) : 0);
             ck_assert_int_eq(accel_comm_broadcast(c, r, total, dt, root, nb ? &req : NULL), ACCEL_OK);
             if (nb) ck_assert_int_eq(accel_comm_wait(c, req), ACCEL_OK);
-            for (size_t i = 0; i < total; i++) assert_close(get(r, dt, i), value(root, i), dt, "broadcast", i);
+            for (size_t i = 0; i < total; i++) assert_close(accel_dtype_load(r, dt, i), value(root, i), dt, "broadcast", i);
             free(s);
             free(r);
         }

@@ -26,14 +26,7 @@ steps "$S/a.jsonl" > "$S/a.steps"
 cmp -s "$S/full.steps" "$S/a.steps" || { diff "$S/full.steps" "$S/a.steps" | head; fail "resume is not bit-identical"; }
 pass "same world size: 40 steps bit-identical after a stop at 17 and resume=auto"
 
-compare() { # A B: the step lines agree within 1e-5 relative
-    awk '
-        function loss(line) { sub(/.*"loss": /, "", line); sub(/,.*/, "", line); return line + 0 }
-        function step(line) { sub(/.*"step": /, "", line); sub(/,.*/, "", line); return line + 0 }
-        FNR == NR { if ($0 ~ /"step"/) ref[step($0)] = loss($0); next }
-        /"step"/ { k = step($0); d = loss($0) - ref[k]; if (d < 0) d = -d; r = d / ref[k]; if (r > w) w = r; n++ }
-        END { printf "%d steps, max relative difference %.2e\n", n, w; exit (n == 40 && w <= 1e-5) ? 0 : 1 }' "$1" "$2"
-}
+compare() { compare_losses "$1" "$2" 1e-5 40; }
 elastic() { # NAME NP1 STRATEGY1 NP2 STRATEGY2
     run_mpi $2 "$ACCEL_TRAIN" $args ckpt.dir="$S/$1" dist.strategy=$3 debug.stop_step=13 train.metrics="$S/$1.jsonl" \
         > "$S/$1.out" 2>&1 || fail "$1 first part: $(tail -3 "$S/$1.out")"

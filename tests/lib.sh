@@ -39,3 +39,16 @@ expect_fail() {
     printf '%s\n' "$out" | grep -qF -- "$want" || fail "'$*' did not say '$want'; it said: $out"
     pass "$* -> exit $rc, says '$want'"
 }
+
+# compare_losses REF RUN [TOL] [STEPS]: the step lines of two train.metrics files agree within TOL
+# relative (default 1e-5) step by step (lines are matched by step number, so evaluation lines and
+# resumed runs are fine), and RUN holds STEPS of them when given. Prints the largest difference.
+compare_losses() {
+    awk -v tol="${3:-1e-5}" -v want="${4:-0}" -v a="$1" -v b="$2" '
+        function field(line, key) { sub(".*\"" key "\": ", "", line); sub(/[,}].*/, "", line); return line + 0 }
+        FNR == NR { if ($0 ~ /"step"/) ref[field($0, "step")] = field($0, "loss"); next }
+        /"step"/ { k = field($0, "step"); d = field($0, "loss") - ref[k]; if (d < 0) d = -d;
+                   r = d / (ref[k] < 0 ? -ref[k] : ref[k]); if (r > w) w = r; n++ }
+        END { printf "%s vs %s: %d steps, max relative difference %.2e\n", b, a, n, w;
+              exit ((want == 0 || n == want) && n > 0 && w <= tol) ? 0 : 1 }' "$1" "$2"
+}

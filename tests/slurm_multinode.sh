@@ -28,10 +28,5 @@ pass "srun -N 2 -n 4 accel_train: same losses as mpirun -np 4"
 run_srun --mpi=pmix -N 2 -n 4 "$ACCEL_TRAIN" train.steps=10 dist.strategy=zero3 dist.hybrid=true \
     train.metrics="$S/hybrid.jsonl" >"$S/hybrid.out" 2>&1 || { cat "$S/hybrid.out"; fail "srun hybrid zero3"; }
 grep -q "strategy zero3 (hybrid: sharded within nodes)" "$S/hybrid.out" || { cat "$S/hybrid.out"; fail "not hybrid"; }
-awk '
-    function loss(line) { sub(/.*"loss": /, "", line); sub(/,.*/, "", line); return line + 0 }
-    FNR == NR { if ($0 ~ /"step"/) ref[FNR] = loss($0); next }
-    /"step"/ { d = loss($0) - ref[FNR]; if (d < 0) d = -d; r = d / ref[FNR]; if (r > w) w = r; n++ }
-    END { printf "hybrid zero3 on 2 nodes vs ddp: %d steps, max relative difference %.2e\n", n, w;
-          exit (n == 10 && w <= 1e-5) ? 0 : 1 }' "$S/mpirun.jsonl" "$S/hybrid.jsonl" || fail "hybrid differs from ddp"
+compare_losses "$S/mpirun.jsonl" "$S/hybrid.jsonl" 1e-5 10 || fail "hybrid differs from ddp"
 pass "srun -N 2 -n 4 hybrid zero3: matches ddp"

@@ -13,15 +13,7 @@ done
 # Accumulation: 2 ranks x 4 micro-batches of 8 equals the same global batch of 64.
 run_mpi 2 "$ACCEL_TRAIN" $args train.grad_accum=4 train.metrics="$SCRATCH/acc.jsonl" >/dev/null || fail "grad_accum run"
 run_mpi 2 "$ACCEL_TRAIN" $args train.grad_accum=4 train.sync_each_batch=true train.metrics="$SCRATCH/sync.jsonl" >/dev/null || fail "sync_each_batch run"
-compare() {
-    awk -v tol=1e-5 -v a="$1" -v b="$2" '
-        function loss(line) { sub(/.*"loss": /, "", line); sub(/,.*/, "", line); return line + 0 }
-        FNR == NR { if ($0 ~ /"step"/) ref[FNR] = loss($0); next }
-        /"step"/ { x = loss($0); r = ref[FNR]; d = x - r; if (d < 0) d = -d;
-                   rel = d / (r < 0 ? -r : r); if (rel > worst) worst = rel; n++ }
-        END { printf "%s vs %s: %d steps, max relative difference %.2e\n", a, b, n, worst;
-              exit (n == 50 && worst <= tol) ? 0 : 1 }' "$SCRATCH/$1.jsonl" "$SCRATCH/$2.jsonl"
-}
+compare() { compare_losses "$SCRATCH/$1.jsonl" "$SCRATCH/$2.jsonl" 1e-5 50; }
 compare m1 m2 || fail "1 vs 2 ranks"
 compare m1 m4 || fail "1 vs 4 ranks"
 compare m1 acc || fail "grad_accum=4 vs one batch"
@@ -44,11 +36,6 @@ compare m1 m4 || fail "gpt: 1 vs 4 ranks"
 compare m1 acc || fail "gpt: grad_accum=2 vs one batch"
 for p in bf16 fp16; do
     run_mpi 2 "$ACCEL_TRAIN" $args precision=$p train.metrics="$SCRATCH/$p.jsonl" >/dev/null || fail "gpt $p"
-    awk -v tol=0.02 '
-        function loss(line) { sub(/.*"loss": /, "", line); sub(/,.*/, "", line); return line + 0 }
-        FNR == NR { if ($0 ~ /"step"/) ref[FNR] = loss($0); next }
-        /"step"/ { d = loss($0) - ref[FNR]; if (d < 0) d = -d; rel = d / ref[FNR]; if (rel > w) w = rel; n++ }
-        END { printf "gpt %s vs fp32: %d steps, max relative difference %.2e (tolerance 2e-2)\n", p, n, w;
-              exit (n == 50 && w <= tol) ? 0 : 1 }' p=$p "$SCRATCH/m1.jsonl" "$SCRATCH/$p.jsonl" || fail "$p drifts from fp32"
+    compare_losses "$SCRATCH/m1.jsonl" "$SCRATCH/$p.jsonl" 0.02 50 || fail "$p drifts from fp32"
 done
 pass "gpt: 1/2/4 ranks and accumulation agree; bf16 and fp16 within tolerance"

@@ -10,16 +10,7 @@ train() { # NAME NP ARGS...
     run_mpi $np "$ACCEL_TRAIN" $args train.metrics="$SCRATCH/$name.jsonl" "$@" > "$SCRATCH/$name.out" 2>&1 \
         || fail "$name: $(tail -5 "$SCRATCH/$name.out")"
 }
-compare() {
-    awk -v tol=1e-5 -v a="$1" -v b="$2" '
-        function loss(line) { sub(/.*"loss": /, "", line); sub(/,.*/, "", line); return line + 0 }
-        FNR == NR { if ($0 ~ /"step"/) ref[FNR] = loss($0); next }
-        /"step"/ { x = loss($0); r = ref[FNR]; d = x - r; if (d < 0) d = -d;
-                   rel = d / (r < 0 ? -r : r); if (rel > worst) worst = rel; n++ }
-        END { printf "%-14s vs %-8s: %d steps, max relative difference %.2e\n", b, a, n, worst;
-              exit (n == 50 && worst <= tol) ? 0 : 1 }' "$SCRATCH/$1.jsonl" "$SCRATCH/$2.jsonl" \
-        || fail "$2 differs from $1"
-}
+compare() { compare_losses "$SCRATCH/$1.jsonl" "$SCRATCH/$2.jsonl" 1e-5 50 || fail "$2 differs from $1"; }
 train ddp 1
 for np in 1 2 4; do
     for s in zero1 zero2 zero3; do

@@ -42,4 +42,8 @@ static inline float accel_bf16_to_f32(uint16_t h)
 uint16_t accel_f32_to_f16(float f);
 float accel_f16_to_f32(uint16_t h);
 
+/* Element i of a typed buffer as a double, and back (rounded to the type; for tests and tools). */
+double accel_dtype_load(const void *buf, accel_dtype_t dtype, size_t i);
+void accel_dtype_store(void *buf, accel_dtype_t dtype, size_t i, double value);
+
 #endif

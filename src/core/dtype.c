@@ -86,3 +86,29 @@ float accel_f16_to_f32(uint16_t h)
     memcpy(&f, &x, 4);
     return f;
 }
+
+double accel_dtype_load(const void *buf, accel_dtype_t dtype, size_t i)
+{
+    switch (dtype) {
+    case ACCEL_F32: return ((const float *)buf)[i];
+    case ACCEL_F16: return accel_f16_to_f32(((const uint16_t *)buf)[i]);
+    case ACCEL_BF16: return accel_bf16_to_f32(((const uint16_t *)buf)[i]);
+    case ACCEL_I32: return ((const int32_t *)buf)[i];
+    case ACCEL_I64: return (double)((const int64_t *)buf)[i];
+    case ACCEL_U8: return ((const uint8_t *)buf)[i];
+    default: return NAN;
+    }
+}
+
+void accel_dtype_store(void *buf, accel_dtype_t dtype, size_t i, double value)
+{
+    switch (dtype) {
+    case ACCEL_F32: ((float *)buf)[i] = (float)value; break;
+    case ACCEL_F16: ((uint16_t *)buf)[i] = accel_f32_to_f16((float)value); break;
+    case ACCEL_BF16: ((uint16_t *)buf)[i] = accel_f32_to_bf16((float)value); break;
+    case ACCEL_I32: ((int32_t *)buf)[i] = (int32_t)value; break;
+    case ACCEL_I64: ((int64_t *)buf)[i] = (int64_t)value; break;
+    case ACCEL_U8: ((uint8_t *)buf)[i] = (uint8_t)value; break;
+    default: break;
+    }
+}

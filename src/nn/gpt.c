@@ -196,6 +196,22 @@ static size_t gpt_activation_bytes(const accel_config_t *cfg, int micro_batch)
                                              (size_t)c->vocab, (size_t)c->heads, (size_t)micro_batch);
 }
 
+/* One block's activations for B sequences of T tokens, carved from p; returns what follows. */
+static float *carve_block(gpt_acts_t *a, float *p, size_t B, size_t T, size_t C, size_t NH)
+{
+    const size_t BT = B * T;
+    float **const order[] = { &a->ln1, &a->ln1_mean, &a->ln1_rstd, &a->qkv, &a->att, &a->atty,
+                              &a->res2, &a->ln2, &a->ln2_mean, &a->ln2_rstd, &a->fch, &a->fch_gelu,
+                              &a->res3 };
+    const size_t sizes[] = { BT * C, BT, BT, BT * 3 * C, B * NH * T * T, BT * C, BT * C, BT * C, BT,
+                             BT, BT * 4 * C, BT * 4 * C, BT * C };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        *order[i] = p;
+        p += PIECE(sizes[i]);
+    }
+    return p;
+}
+
 static accel_status_t reserve(gpt_t *m, int B)
 {
     if (B <= m->capacity) return ACCEL_OK;
@@ -218,22 +234,7 @@ static accel_status_t reserve(gpt_t *m, int B)
     m->mem = mem;
     float *p = mem;
 #define TAKE(ptr, n) do { (ptr) = p; p += PIECE(n); } while (0)
-    for (int l = 0; l < m->L; l++) {
-        gpt_acts_t *a = &m->act[l];
-        TAKE(a->ln1, BT * C);
-        TAKE(a->ln1_mean, BT);
-        TAKE(a->ln1_rstd, BT);
-        TAKE(a->qkv, BT * 3 * C);
-        TAKE(a->att, (size_t)B * NH * T * T);
-        TAKE(a->atty, BT * C);
-        TAKE(a->res2, BT * C);
-        TAKE(a->ln2, BT * C);
-        TAKE(a->ln2_mean, BT);
-        TAKE(a->ln2_rstd, BT);
-        TAKE(a->fch, BT * 4 * C);
-        TAKE(a->fch_gelu, BT * 4 * C);
-        TAKE(a->res3, BT * C);
-    }
+    for (int l = 0; l < m->L; l++) p = carve_block(&m->act[l], p, (size_t)B, T, C, NH);
     TAKE(m->x0, BT * C);
     TAKE(m->lnf, BT * C);
     TAKE(m->lnf_mean, BT);
@@ -565,21 +566,8 @@ static accel_status_t reserve_infer(gpt_t *m)
     }
     m->imem = mem;
     float *p = mem;
-    gpt_acts_t *a = &m->iact;
 #define TAKE(ptr, n) do { (ptr) = p; p += PIECE(n); } while (0)
-    TAKE(a->ln1, T * C);
-    TAKE(a->ln1_mean, T);
-    TAKE(a->ln1_rstd, T);
-    TAKE(a->qkv, T * 3 * C);
-    TAKE(a->att, NH * T * T);
-    TAKE(a->atty, T * C);
-    TAKE(a->res2, T * C);
-    TAKE(a->ln2, T * C);
-    TAKE(a->ln2_mean, T);
-    TAKE(a->ln2_rstd, T);
-    TAKE(a->fch, T * 4 * C);
-    TAKE(a->fch_gelu, T * 4 * C);
-    TAKE(a->res3, T * C);
+    p = carve_block(&m->iact, p, 1, T, C, NH);
     TAKE(m->ix0, T * C);
     TAKE(m->ilnf, T * C);
     TAKE(m->ilnf_mean, T);

@@ -24,32 +24,6 @@ typedef struct {
  * over 64 ranks in bf16 (8-bit mantissa): at most 3 * 64 = 192 < 256. */
 static double value_of(int r, size_t i) { return (double)((r + (int)i) % 3 + 1); }
 
-static void store(void *buf, accel_dtype_t dt, size_t i, double v)
-{
-    switch (dt) {
-    case ACCEL_F32: ((float *)buf)[i] = (float)v; break;
-    case ACCEL_F16: ((uint16_t *)buf)[i] = accel_f32_to_f16((float)v); break;
-    case ACCEL_BF16: ((uint16_t *)buf)[i] = accel_f32_to_bf16((float)v); break;
-    case ACCEL_I32: ((int32_t *)buf)[i] = (int32_t)v; break;
-    case ACCEL_I64: ((int64_t *)buf)[i] = (int64_t)v; break;
-    case ACCEL_U8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
-    default: break;
-    }
-}
-
-static double load(const void *buf, accel_dtype_t dt, size_t i)
-{
-    switch (dt) {
-    case ACCEL_F32: return ((const float *)buf)[i];
-    case ACCEL_F16: return accel_f16_to_f32(((const uint16_t *)buf)[i]);
-    case ACCEL_BF16: return accel_bf16_to_f32(((const uint16_t *)buf)[i]);
-    case ACCEL_I32: return ((const int32_t *)buf)[i];
-    case ACCEL_I64: return (double)((const int64_t *)buf)[i];
-    case ACCEL_U8: return ((const uint8_t *)buf)[i];
-    default: return NAN;
-    }
-}
-
 static bool is_int(accel_dtype_t dt) { return dt == ACCEL_I32 || dt == ACCEL_I64 || dt == ACCEL_U8; }
 
 /* Expected reduction of element i over all ranks; AVG is computed as the backend does it. */
@@ -100,22 +74,22 @@ static accel_status_t run_collective(tester_t *t, int kind, accel_dtype_t dt, ac
     switch (kind) {
     case 0:
         count = total;
-        for (size_t i = 0; i < total; i++) store(send, dt, i, value_of(r, i));
+        for (size_t i = 0; i < total; i++) accel_dtype_store(send, dt, i, value_of(r, i));
         st = accel_comm_allreduce(t->comm, send, recv, total, dt, op, preq);
         break;
     case 1:
         count = block;
-        for (size_t i = 0; i < total; i++) store(send, dt, i, value_of(r, i));
+        for (size_t i = 0; i < total; i++) accel_dtype_store(send, dt, i, value_of(r, i));
         st = accel_comm_reduce_scatter(t->comm, send, recv, block, dt, op, preq);
         break;
     case 2:
         count = total;
-        for (size_t i = 0; i < block; i++) store(send, dt, i, value_of(r, r * block + i));
+        for (size_t i = 0; i < block; i++) accel_dtype_store(send, dt, i, value_of(r, r * block + i));
         st = accel_comm_allgather(t->comm, send, recv, block, dt, preq);
         break;
     default:
         count = total;
-        for (size_t i = 0; i < total; i++) store(recv, dt, i, r == root ? value_of(root, i) : 0);
+        for (size_t i = 0; i < total; i++) accel_dtype_store(recv, dt, i, r == root ? value_of(root, i) : 0);
         st = accel_comm_broadcast(t->comm, recv, total, dt, root, preq);
         break;
     }
@@ -128,7 +102,7 @@ static accel_status_t run_collective(tester_t *t, int kind, accel_dtype_t dt, ac
         size_t gi = kind == 1 ? (size_t)r * block + i : i;
         want = kind <= 1 ? reduce_expected(n, gi, op, dt) : kind == 2 ? value_of((int)(i / block), i)
                                                                        : value_of(root, i);
-        got = load(recv, dt, i);
+        got = accel_dtype_load(recv, dt, i);
         if (fabs(got - want) > tolerance(dt, want)) { ok = false; bad = i; }
     }
     record(t, ok, names[kind], dt, kind <= 1 ? accel_redop_name(op) : "-", nb, bad, got, want);

@@ -14,6 +14,11 @@ export CK_FORK=no
 
 TEST_TIMEOUT=${ACCEL_TEST_TIMEOUT:-300}
 
+# Each test runs in its own directory under the build tree (what it leaves there, such as the
+# default corpus data/corpus.h5 that accel_train prepares, goes away with 'make clean').
+TEST_DIR="$top_builddir/tests/run/$(basename "$0" .sh)"
+mkdir -p "$TEST_DIR" && cd "$TEST_DIR" || { echo "FAIL: cannot enter $TEST_DIR"; exit 1; }
+
 # run_mpi NP CMD...: mpirun -np NP CMD, killed after TEST_TIMEOUT seconds.
 run_mpi() {
     np=$1; shift

@@ -68,27 +68,29 @@ double accel_optim_step(accel_optim_t *opt, float *params, const float *grads)
     double lr = accel_optim_lr(c, opt->total_steps, opt->step);
     opt->step++;
     size_t n = opt->n;
-    float *p = params;
-    const float *g = grads;
-    const unsigned char *decay = opt->decay_mask;
+    /* restrict and the branch-free decay term let the compiler vectorise these loops. */
+    float *restrict p = params;
+    const float *restrict g = grads;
+    const unsigned char *restrict decay = opt->decay_mask;
     const float flr = (float)lr, wd = (float)c->weight_decay;
     if (opt->v) {
         const float b1 = (float)c->beta1, b2 = (float)c->beta2, eps = (float)c->eps;
         const float bc1 = (float)(1.0 - pow(c->beta1, (double)opt->step));
         const float bc2 = (float)(1.0 - pow(c->beta2, (double)opt->step));
         const float step_size = flr / bc1, inv_sqrt_bc2 = 1.0f / sqrtf(bc2);
-        float *m = opt->m, *v = opt->v;
+        float *restrict m = opt->m, *restrict v = opt->v;
+        const float lr_wd = flr * wd;
         for (size_t i = 0; i < n; i++) {
             m[i] = b1 * m[i] + (1.0f - b1) * g[i];
             v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
             float denom = sqrtf(v[i]) * inv_sqrt_bc2 + eps;
-            p[i] -= step_size * m[i] / denom + (decay[i] ? flr * wd * p[i] : 0.0f);
+            p[i] -= step_size * m[i] / denom + (float)decay[i] * lr_wd * p[i];
         }
     } else {
         const float mu = (float)c->momentum;
-        float *buf = opt->m;
+        float *restrict buf = opt->m;
         for (size_t i = 0; i < n; i++) {
-            float gi = g[i] + (decay[i] ? wd * p[i] : 0.0f);
+            float gi = g[i] + (float)decay[i] * wd * p[i];
             buf[i] = mu * buf[i] + gi;
             p[i] -= flr * buf[i];
         }

@@ -12,12 +12,14 @@
 #include <stdlib.h>
 
 #include "accel/log.h"
+#include "accel/runtime.h"
 
 static Suite *make_suite(void);
 
 int main(int argc, char **argv)
 {
     int provided, rank, size;
+    accel_mpi_defaults();          /* the MPI settings accel programs run with */
     MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);

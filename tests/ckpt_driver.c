@@ -175,6 +175,7 @@ static uint64_t sum_bits(const float *buf, size_t n)
 
 int main(int argc, char **argv)
 {
+    accel_mpi_defaults();          /* the MPI-IO settings accel_train uses */
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);

@@ -32,6 +32,11 @@ typedef struct {
  * logging identity. Takes OMP_NUM_THREADS from SLURM_CPUS_PER_TASK when unset. */
 accel_status_t accel_init(int *argc, char ***argv, accel_runtime_t **out);
 
+/* MPI settings accel relies on (the MPI-IO collective-write strategy), set as environment defaults
+ * that the user's own settings override. accel_init calls it; programs that call MPI_Init
+ * themselves call it first. */
+void accel_mpi_defaults(void);
+
 /* Apply the job configuration: log level, pretend nodes (dist.fake_nodes), threads, device. */
 accel_status_t accel_runtime_configure(accel_runtime_t *rt, const accel_config_t *cfg);
 

@@ -78,6 +78,15 @@ static accel_status_t check_launch_before_mpi(const accel_launch_t *l)
     return ACCEL_ERR_LAUNCH;
 }
 
+void accel_mpi_defaults(void)
+{
+    /* Checkpoints write each rank's large contiguous slices: Open MPI's OMPIO then goes about 2-3x
+     * faster with individual file writes than with two-phase collective buffering (bench/ckpt_bench:
+     * 1.3 vs 0.35-1.1 GB/s on one rank), and unlike ROMIO it fails cleanly on a full disk. The
+     * user's own setting wins. */
+    setenv("OMPI_MCA_fcoll", "individual", 0);
+}
+
 accel_status_t accel_init(int *argc, char ***argv, accel_runtime_t **out)
 {
     accel_runtime_t *rt = calloc(1, sizeof *rt);
@@ -93,6 +102,7 @@ accel_status_t accel_init(int *argc, char ***argv, accel_runtime_t **out)
         setenv("OMP_NUM_THREADS", v, 0);
     }
 
+    accel_mpi_defaults();
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (!initialized) {

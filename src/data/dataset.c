@@ -23,6 +23,7 @@
 
 #include "accel/dataset.h"
 #include "accel/log.h"
+#include "../core/h5probe.h"
 
 struct accel_dataset {
     accel_dataset_info_t info;
@@ -125,23 +126,6 @@ static int read_int_attr(hid_t file, const char *name, long long *value)
 }
 
 /* ------------------------------------------------------------------ open */
-
-/* The HDF5 superblock signature sits at byte 0 or, after a user block, at 512, 1024, 2048, ...
- * Checked by hand rather than with H5Fis_hdf5, which opens the file with the serial driver and
- * takes a file lock (refused on parallel file systems mounted without flock). */
-static int has_hdf5_signature(const char *path, long long size)
-{
-    static const unsigned char sig[8] = { 0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n' };
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    int found = 0;
-    for (long long off = 0; !found && off + 8 <= size; off = off ? 2 * off : 512) {
-        unsigned char buf[8];
-        found = fseek(f, (long)off, SEEK_SET) == 0 && fread(buf, 1, 8, f) == 8 && !memcmp(buf, sig, 8);
-    }
-    fclose(f);
-    return found;
-}
 
 static accel_status_t open_dataset(accel_dataset_t *ds, const char *name, hid_t *out)
 {
@@ -313,7 +297,7 @@ accel_status_t accel_dataset_open(const char *path, const char *split, int conte
         st = ACCEL_ERR_INVALID;
         goto fail;
     }
-    if (!has_hdf5_signature(path, (long long)sb.st_size)) {
+    if (!accel_h5_probe(path, (long long)sb.st_size)) {
         ds_error(ds->rank, "'%s' is not an HDF5 file\n--> hint: accel datasets are HDF5 files made "
                  "by 'accel_data prepare' (text) or 'accel_data synth'", path);
         st = ACCEL_ERR_CORRUPT;

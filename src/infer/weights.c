@@ -17,6 +17,7 @@
 
 #include "accel/infer.h"
 #include "accel/log.h"
+#include "../core/h5probe.h"
 
 #define CKPT_FORMAT "accel-checkpoint"
 #define CKPT_MAX_VERSION 1
@@ -35,20 +36,6 @@ struct accel_weights {
     unsigned char *dtype;
     char (*names)[ACCEL_TENSOR_NAME_MAX]; /* per layout tensor, for messages */
 };
-
-static int has_hdf5_signature(const char *path, long long size)
-{
-    static const unsigned char sig[8] = { 0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n' };
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    int found = 0;
-    for (long long off = 0; !found && off + 8 <= size; off = off ? 2 * off : 512) {
-        unsigned char buf[8];
-        found = fseek(f, (long)off, SEEK_SET) == 0 && fread(buf, 1, 8, f) == 8 && !memcmp(buf, sig, 8);
-    }
-    fclose(f);
-    return found;
-}
 
 static int link_exists(hid_t loc, const char *path)
 {
@@ -164,7 +151,7 @@ accel_status_t accel_weights_open(const char *path, accel_weights_t **out)
         ACCEL_ERROR("cannot read weights file '%s': %s", path, strerror(errno));
         return ACCEL_ERR_IO;
     }
-    if (!has_hdf5_signature(path, (long long)sb.st_size)) {
+    if (!accel_h5_probe(path, (long long)sb.st_size)) {
         ACCEL_ERROR("'%s' is not an HDF5 file\n--> hint: accel_generate reads accel checkpoints "
                     "and weights exported as HDF5 ('accel_ckpt export FILE --format hdf5')", path);
         return ACCEL_ERR_CORRUPT;

@@ -17,23 +17,12 @@
 
 #include "accel/accel.h"
 #include "accel/dataset.h"
+#include "args.h"
 
 #define DEFAULT_CORPUS ACCEL_CORPUS_DEFAULT_INPUT
 #define DEFAULT_OUTPUT ACCEL_CORPUS_DEFAULT_OUTPUT
 
 /* ------------------------------------------------------------------ option parsing */
-
-/* Option `name` with a value, as "--name VALUE" or "--name=VALUE". Returns the value and advances
- * *i, or NULL when argv[*i] is not this option. *missing is set when the value is absent. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name, int *missing)
-{
-    size_t len = strlen(name);
-    if (strncmp(argv[*i], name, len)) return NULL;
-    if (argv[*i][len] == '=') return argv[*i] + len + 1;
-    if (argv[*i][len] != '\0') return NULL;
-    if (*i + 1 >= argc) { *missing = 1; return NULL; }
-    return argv[++*i];
-}
 
 static int parse_ll(const char *cmd, const char *opt, const char *text, long long lo, long long hi,
                     long long *out)
@@ -155,10 +144,10 @@ static int cmd_prepare(int argc, char **argv)
         const char *v;
         int missing = 0;
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { prepare_usage(stdout); rc = 0; goto out; }
-        else if ((v = opt_value(argc, argv, &i, "--output", &missing))) output = v;
-        else if ((v = opt_value(argc, argv, &i, "--val-fraction", &missing))) {
+        else if ((v = accel_arg_value(argc, argv, &i, "--output", &missing))) output = v;
+        else if ((v = accel_arg_value(argc, argv, &i, "--val-fraction", &missing))) {
             if (parse_double("prepare", "--val-fraction", v, &val_fraction)) goto out;
-        } else if ((v = opt_value(argc, argv, &i, "--context", &missing))) {
+        } else if ((v = accel_arg_value(argc, argv, &i, "--context", &missing))) {
             if (parse_ll("prepare", "--context", v, 1, INT_MAX - 1, &context)) goto out;
         } else if (!strcmp(argv[i], "--force")) force = 1;
         else if (missing) { fprintf(stderr, "accel_data prepare: %s needs a value\n", argv[i]); goto out; }
@@ -259,16 +248,16 @@ static int cmd_synth(int argc, char **argv)
         const char *v;
         int missing = 0, bad = 0;
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { synth_usage(stdout); return 0; }
-        else if ((v = opt_value(argc, argv, &i, "--kind", &missing))) kind = v;
-        else if ((v = opt_value(argc, argv, &i, "--output", &missing))) output = v;
-        else if ((v = opt_value(argc, argv, &i, "--samples", &missing))) bad = parse_ll("synth", "--samples", v, 1, 1LL << 40, &samples);
-        else if ((v = opt_value(argc, argv, &i, "--val-samples", &missing))) bad = parse_ll("synth", "--val-samples", v, 1, 1LL << 40, &val_samples);
-        else if ((v = opt_value(argc, argv, &i, "--seed", &missing))) bad = parse_ll("synth", "--seed", v, 0, LLONG_MAX, &seed);
-        else if ((v = opt_value(argc, argv, &i, "--vocab", &missing))) bad = parse_ll("synth", "--vocab", v, 2, 65536, &vocab);
-        else if ((v = opt_value(argc, argv, &i, "--context", &missing))) bad = parse_ll("synth", "--context", v, 1, 1 << 24, &context);
-        else if ((v = opt_value(argc, argv, &i, "--features", &missing))) bad = parse_ll("synth", "--features", v, 1, 1 << 20, &features);
-        else if ((v = opt_value(argc, argv, &i, "--classes", &missing))) bad = parse_ll("synth", "--classes", v, 2, 1 << 20, &classes);
-        else if ((v = opt_value(argc, argv, &i, "--noise", &missing))) {
+        else if ((v = accel_arg_value(argc, argv, &i, "--kind", &missing))) kind = v;
+        else if ((v = accel_arg_value(argc, argv, &i, "--output", &missing))) output = v;
+        else if ((v = accel_arg_value(argc, argv, &i, "--samples", &missing))) bad = parse_ll("synth", "--samples", v, 1, 1LL << 40, &samples);
+        else if ((v = accel_arg_value(argc, argv, &i, "--val-samples", &missing))) bad = parse_ll("synth", "--val-samples", v, 1, 1LL << 40, &val_samples);
+        else if ((v = accel_arg_value(argc, argv, &i, "--seed", &missing))) bad = parse_ll("synth", "--seed", v, 0, LLONG_MAX, &seed);
+        else if ((v = accel_arg_value(argc, argv, &i, "--vocab", &missing))) bad = parse_ll("synth", "--vocab", v, 2, 65536, &vocab);
+        else if ((v = accel_arg_value(argc, argv, &i, "--context", &missing))) bad = parse_ll("synth", "--context", v, 1, 1 << 24, &context);
+        else if ((v = accel_arg_value(argc, argv, &i, "--features", &missing))) bad = parse_ll("synth", "--features", v, 1, 1 << 20, &features);
+        else if ((v = accel_arg_value(argc, argv, &i, "--classes", &missing))) bad = parse_ll("synth", "--classes", v, 2, 1 << 20, &classes);
+        else if ((v = accel_arg_value(argc, argv, &i, "--noise", &missing))) {
             bad = parse_double("synth", "--noise", v, &noise);
             if (!bad && (noise < 0 || noise > 1)) {
                 fprintf(stderr, "accel_data synth: --noise %g is outside [0, 1]\n", noise);
@@ -402,7 +391,7 @@ static int cmd_info(int argc, char **argv)
         const char *v;
         int missing = 0;
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { info_usage(stdout); return 0; }
-        else if ((v = opt_value(argc, argv, &i, "--context", &missing))) {
+        else if ((v = accel_arg_value(argc, argv, &i, "--context", &missing))) {
             if (parse_ll("info", "--context", v, 1, INT_MAX - 1, &context)) return 2;
         } else if (missing) { fprintf(stderr, "accel_data info: %s needs a value\n", argv[i]); return 2; }
         else if (argv[i][0] == '-' && argv[i][1]) {

@@ -17,6 +17,7 @@
 
 #include "accel/accel.h"
 #include "accel/infer.h"
+#include "args.h"
 
 #define KIB 1024.0
 #define MIB (1024.0 * 1024.0)
@@ -74,16 +75,6 @@ typedef struct {
     int noverrides;
 } opts_t;
 
-static const char *opt_value(int argc, char **argv, int *i, const char *name, int *missing)
-{
-    size_t len = strlen(name);
-    if (strncmp(argv[*i], name, len)) return NULL;
-    if (argv[*i][len] == '=') return argv[*i] + len + 1;
-    if (argv[*i][len] != '\0') return NULL;
-    if (*i + 1 >= argc) { *missing = 1; return NULL; }
-    return argv[++*i];
-}
-
 static int parse_int(const char *opt, const char *text, long long lo, long long hi, long long *out)
 {
     char *end;
@@ -115,26 +106,26 @@ static int parse_args(int argc, char **argv, opts_t *o)
             printf("accel_generate (accel) %s\n", accel_version());
             return 1;
         }
-        if ((v = opt_value(argc, argv, &i, "--prompt-file", &missing))) o->prompt_file = v;
-        else if ((v = opt_value(argc, argv, &i, "--prompt", &missing))) o->prompt = v;
-        else if ((v = opt_value(argc, argv, &i, "--score", &missing))) o->score = v;
-        else if ((v = opt_value(argc, argv, &i, "--max-memory", &missing))) o->max_memory = v;
-        else if ((v = opt_value(argc, argv, &i, "--device-map", &missing))) o->device_map = v;
-        else if ((v = opt_value(argc, argv, &i, "--logits-out", &missing))) o->logits_out = v;
-        else if ((v = opt_value(argc, argv, &i, "--tokens", &missing)) ||
-                 (v = opt_value(argc, argv, &i, "-n", &missing))) {
+        if ((v = accel_arg_value(argc, argv, &i, "--prompt-file", &missing))) o->prompt_file = v;
+        else if ((v = accel_arg_value(argc, argv, &i, "--prompt", &missing))) o->prompt = v;
+        else if ((v = accel_arg_value(argc, argv, &i, "--score", &missing))) o->score = v;
+        else if ((v = accel_arg_value(argc, argv, &i, "--max-memory", &missing))) o->max_memory = v;
+        else if ((v = accel_arg_value(argc, argv, &i, "--device-map", &missing))) o->device_map = v;
+        else if ((v = accel_arg_value(argc, argv, &i, "--logits-out", &missing))) o->logits_out = v;
+        else if ((v = accel_arg_value(argc, argv, &i, "--tokens", &missing)) ||
+                 (v = accel_arg_value(argc, argv, &i, "-n", &missing))) {
             if (parse_int("--tokens", v, 0, 100000000, &n)) return 2;
             o->ntokens = (int)n;
-        } else if ((v = opt_value(argc, argv, &i, "--top-k", &missing))) {
+        } else if ((v = accel_arg_value(argc, argv, &i, "--top-k", &missing))) {
             if (parse_int("--top-k", v, 0, INT_MAX, &n)) return 2;
             o->top_k = (int)n;
-        } else if ((v = opt_value(argc, argv, &i, "--ring-slots", &missing))) {
+        } else if ((v = accel_arg_value(argc, argv, &i, "--ring-slots", &missing))) {
             if (parse_int("--ring-slots", v, 2, 1024, &n)) return 2;
             o->ring_slots = (int)n;
-        } else if ((v = opt_value(argc, argv, &i, "--seed", &missing))) {
+        } else if ((v = accel_arg_value(argc, argv, &i, "--seed", &missing))) {
             if (parse_int("--seed", v, 0, LLONG_MAX, &n)) return 2;
             o->seed = (unsigned long long)n;
-        } else if ((v = opt_value(argc, argv, &i, "--temperature", &missing))) {
+        } else if ((v = accel_arg_value(argc, argv, &i, "--temperature", &missing))) {
             char *end;
             errno = 0;
             o->temperature = strtod(v, &end);

@@ -155,11 +155,11 @@ TARGET static void pack_panels(uint32_t *dst, int W, bool lane_major, const floa
         }
 }
 
-/* C[mr x nr] += alpha * A(MR x kc2 pairs) Bp(kc2 pairs x NR); word (i, kp) of A at
- * Ap[i * ai + kp * ak]. Inlined into two kernels with constant layouts. */
+/* C[mr x nr] = alpha * A(MR x kc2 pairs) Bp(kc2 pairs x NR) (+ C when accumulate); word (i, kp)
+ * of A at Ap[i * ai + kp * ak]. Inlined into two kernels with constant layouts. */
 TARGET static inline __attribute__((always_inline)) void
 micro_body(int kc2, const uint32_t *Ap, size_t ai, size_t ak, const uint32_t *Bp, float *C, int ldc,
-           int mr, int nr, float alpha)
+           int mr, int nr, float alpha, bool accumulate)
 {
     __m512 c[MR][2];
 #pragma GCC unroll 12
@@ -180,33 +180,34 @@ micro_body(int kc2, const uint32_t *Ap, size_t ai, size_t ak, const uint32_t *Bp
     __mmask16 m1 = (__mmask16)(nr >= 32 ? 0xffff : nr > 16 ? (1u << (nr - 16)) - 1 : 0);
     for (int i = 0; i < mr; i++) {
         float *ci = C + (size_t)i * ldc;
-        __m512 x0 = _mm512_maskz_loadu_ps(m0, ci), x1 = _mm512_maskz_loadu_ps(m1, ci + 16);
+        __m512 x0 = _mm512_setzero_ps(), x1 = _mm512_setzero_ps();
+        if (accumulate) x0 = _mm512_maskz_loadu_ps(m0, ci), x1 = _mm512_maskz_loadu_ps(m1, ci + 16);
         _mm512_mask_storeu_ps(ci, m0, _mm512_fmadd_ps(va, c[i][0], x0));
         _mm512_mask_storeu_ps(ci + 16, m1, _mm512_fmadd_ps(va, c[i][1], x1));
     }
 }
 
 TARGET static void kernel_kp_major(int kc2, const uint32_t *Ap, const uint32_t *Bp, float *C,
-                                   int ldc, int mr, int nr, float alpha)
+                                   int ldc, int mr, int nr, float alpha, bool accumulate)
 {
-    micro_body(kc2, Ap, 1, MR, Bp, C, ldc, mr, nr, alpha);
+    micro_body(kc2, Ap, 1, MR, Bp, C, ldc, mr, nr, alpha, accumulate);
 }
 
 TARGET static void kernel_lane_major(int kc2, const uint32_t *Ap, const uint32_t *Bp, float *C,
-                                     int ldc, int mr, int nr, float alpha)
+                                     int ldc, int mr, int nr, float alpha, bool accumulate)
 {
-    micro_body(kc2, Ap, (size_t)kc2, 1, Bp, C, ldc, mr, nr, alpha);
+    micro_body(kc2, Ap, (size_t)kc2, 1, Bp, C, ldc, mr, nr, alpha, accumulate);
 }
 
 TARGET void accel_gemm_bf16_x86(void *work, bool transA, bool transB, int M, int N, int K,
                                 float alpha, const float *A, int lda, const float *B, int ldb,
                                 float beta, float *C, int ldc)
 {
-    if (beta != 1.0f)
+    /* beta 0: the first k block stores its products without reading C (no zeroing pass). */
+    if (beta != 1.0f && beta != 0.0f)
         for (int i = 0; i < M; i++) {
             float *ci = C + (size_t)i * ldc;
-            if (beta == 0.0f) memset(ci, 0, sizeof(float) * (size_t)N);
-            else for (int j = 0; j < N; j++) ci[j] *= beta;
+            for (int j = 0; j < N; j++) ci[j] *= beta;
         }
     const int npan = (N + NR - 1) / NR;
     const int kcmax = K < KC ? K : KC;
@@ -230,7 +231,7 @@ TARGET void accel_gemm_bf16_x86(void *work, bool transA, bool transB, int M, int
                     int r0 = i0 + q * MR, mr = M - r0 < MR ? M - r0 : MR;
                     (lane_major ? kernel_lane_major : kernel_kp_major)(
                         kc2, ap + (size_t)q * kc2 * MR, bp + (size_t)p * kc2 * NR,
-                        C + (size_t)r0 * ldc + j0, ldc, mr, nr, alpha);
+                        C + (size_t)r0 * ldc + j0, ldc, mr, nr, alpha, k0 > 0 || beta != 0.0f);
                 }
             }
         }

@@ -297,6 +297,10 @@ static void round_operand(const gpt_t *m, float *dst, const float *src, size_t r
  * place (as are dY and dS in the backward pass); P also feeds the softmax backward in full
  * precision, so its rounded copy goes to a scratch buffer. */
 #define GEMM32(...) ACCEL_CHECK(accel_gemm_cpu(&m->gemm32, __VA_ARGS__))
+/* Q K^T and dY V^T (both operands k-contiguous) are faster in native bf16 where the CPU has it:
+ * rounding the already rounded operands again changes nothing. */
+#define GEMM_NT(...) ACCEL_CHECK(accel_gemm_cpu(m->precision == ACCEL_BF16 && accel_gemm_cpu_has_bf16() \
+                                                    ? &m->gemm : &m->gemm32, __VA_ARGS__))
 
 /* Causal self-attention of one block, per (sample, head), in row blocks of ATT_BLOCK: rows r0..r1-1
  * only see columns 0..r1-1, so the product skips the masked upper triangle block by block. */
@@ -312,8 +316,8 @@ static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, float *pr, int 
             float *y = a->atty + (size_t)b * T * C + (size_t)h * hs;
             for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) {
                 int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
-                GEMM32(false, true, r1 - r0, r1, hs, scale, q + (size_t)r0 * C3, C3, k, C3, 0.0f,
-                       S + (size_t)r0 * T, T);
+                GEMM_NT(false, true, r1 - r0, r1, hs, scale, q + (size_t)r0 * C3, C3, k, C3, 0.0f,
+                        S + (size_t)r0 * T, T);
                 for (int t = r0; t < r1; t++) {
                     float *row = S + (size_t)t * T;
                     accel_cpu_softmax(row, row, t + 1);
@@ -357,8 +361,8 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
              * later, in the dQ and dK products), zero above the diagonal. */
             for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) {
                 int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
-                GEMM32(false, true, r1 - r0, r1, hs, 1.0f, dy + (size_t)r0 * C, C, v, C3, 0.0f,
-                       dS + (size_t)r0 * T, T);
+                GEMM_NT(false, true, r1 - r0, r1, hs, 1.0f, dy + (size_t)r0 * C, C, v, C3, 0.0f,
+                        dS + (size_t)r0 * T, T);
                 for (int t = r0; t < r1; t++) {
                     float *row = dS + (size_t)t * T;
                     accel_cpu_softmax_backward(row, P + (size_t)t * T, row, t + 1, 1.0f);

@@ -78,7 +78,8 @@ TARGET static inline void transpose16(__m512i r[16])
         r[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
     }
     for (int j = 0; j < 4; j++) {
-        __m512i x0 = _mm512_shuffle_i32x4(r[j], r[4 + j], 0x44), x1 = _mm512_shuffle_i32x4(r[j], r[4 + j], 0xee);
+        __m512i x0 = _mm512_shuffle_i32x4(r[j], r[4 + j], 0x44);
+        __m512i x1 = _mm512_shuffle_i32x4(r[j], r[4 + j], 0xee);
         __m512i y0 = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0x44);
         __m512i y1 = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0xee);
         t[j] = _mm512_shuffle_i32x4(x0, y0, 0x88);
@@ -150,7 +151,8 @@ TARGET static void pack_panels(uint32_t *dst, int W, bool lane_major, const floa
             for (; kp < kc2; kp++)
                 for (int i = 0; i < 16; i++) {
                     const float *x = src + (size_t)(first + i) * sl + (size_t)(2 * kp);
-                    d[(size_t)kp * W + i] = first + i < n ? pair_word(x[0], 2 * kp + 1 < kc ? x[1] : 0.0f) : 0;
+                    if (first + i >= n) d[(size_t)kp * W + i] = 0;
+                    else d[(size_t)kp * W + i] = pair_word(x[0], 2 * kp + 1 < kc ? x[1] : 0.0f);
                 }
         }
 }

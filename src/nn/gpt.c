@@ -299,8 +299,11 @@ static void round_operand(const gpt_t *m, float *dst, const float *src, size_t r
 #define GEMM32(...) ACCEL_CHECK(accel_gemm_cpu(&m->gemm32, __VA_ARGS__))
 /* Q K^T and dY V^T (both operands k-contiguous) are faster in native bf16 where the CPU has it:
  * rounding the already rounded operands again changes nothing. */
-#define GEMM_NT(...) ACCEL_CHECK(accel_gemm_cpu(m->precision == ACCEL_BF16 && accel_gemm_cpu_has_bf16() \
-                                                    ? &m->gemm : &m->gemm32, __VA_ARGS__))
+#define GEMM_NT(...) ACCEL_CHECK(accel_gemm_cpu(nt_gemm(m), __VA_ARGS__))
+static accel_gemm_cpu_t *nt_gemm(gpt_t *m)
+{
+    return m->precision == ACCEL_BF16 && accel_gemm_cpu_has_bf16() ? &m->gemm : &m->gemm32;
+}
 
 /* Causal self-attention of one block, per (sample, head), in row blocks of ATT_BLOCK: rows r0..r1-1
  * only see columns 0..r1-1, so the product skips the masked upper triangle block by block. */

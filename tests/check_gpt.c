@@ -551,6 +551,7 @@ START_TEST(test_gemm)
         gemm_case(types[ti], 77, 70, 801);
     }
     gemm_case(ACCEL_BF16, 64, 96, 256);
+    gemm_case(ACCEL_BF16, 20, 24, 72);      /* attention-sized: partial panels, k tail */
     accel_gemm_cpu_t g;
     ck_assert_int_eq(accel_gemm_cpu_init(&g, ACCEL_I32), ACCEL_ERR_INVALID);
     printf("bf16 products: %s\n", accel_gemm_cpu_has_bf16() ? "native" : "emulated");

@@ -41,71 +41,127 @@ size_t accel_gemm_bf16_x86_work(int M, int N, int K)
     return sizeof(uint32_t) * kc2 * (npan * NR + MC) + 128;
 }
 
-/* A row of kc contiguous floats -> kc2 words bf16(x[2kp]) | bf16(x[2kp+1]) << 16, stored at
- * dst[kp * stride] (kc odd: the last word's high half is 0). */
-TARGET static void convert_row(uint32_t *dst, size_t stride, const float *r, int kc)
+/* Two floats -> one word bf16(a) | bf16(b) << 16 (round to nearest even, as VCVTNE2PS2BF16). */
+TARGET static inline uint32_t pair_word(float a, float b)
+{
+    __m128bh h = _mm_cvtneps_pbh(_mm_set_ps(0.0f, 0.0f, b, a));
+    uint32_t word;
+    memcpy(&word, &h, 4);
+    return word;
+}
+
+/* A row of kc contiguous floats -> kc2 contiguous words bf16(r[2kp]) | bf16(r[2kp+1]) << 16
+ * (kc odd: the last word's high half is 0). */
+TARGET static void convert_row(uint32_t *dst, const float *r, int kc)
 {
     const int kc2 = (kc + 1) / 2;
     int kp = 0;
-    for (; 2 * kp + 32 <= kc; kp += 16) {
-        __m512i w = (__m512i)_mm512_cvtne2ps_pbh(_mm512_loadu_ps(r + 2 * kp + 16),
-                                                 _mm512_loadu_ps(r + 2 * kp));
-        if (stride == 1) {
-            _mm512_storeu_si512(dst + kp, w);
-        } else {
-            uint32_t words[16];
-            _mm512_storeu_si512(words, w);
-            for (int q = 0; q < 16; q++) dst[(size_t)(kp + q) * stride] = words[q];
-        }
-    }
-    for (; kp < kc2; kp++) {
-        float a = r[2 * kp], b = 2 * kp + 1 < kc ? r[2 * kp + 1] : 0.0f;
-        __m128bh h = _mm_cvtneps_pbh(_mm_set_ps(0.0f, 0.0f, b, a));
-        uint32_t word;
-        memcpy(&word, &h, 4);
-        dst[(size_t)kp * stride] = word;
-    }
+    for (; 2 * kp + 32 <= kc; kp += 16)
+        _mm512_storeu_si512(dst + kp, (__m512i)_mm512_cvtne2ps_pbh(_mm512_loadu_ps(r + 2 * kp + 16),
+                                                                   _mm512_loadu_ps(r + 2 * kp)));
+    for (; kp < kc2; kp++) dst[kp] = pair_word(r[2 * kp], 2 * kp + 1 < kc ? r[2 * kp + 1] : 0.0f);
 }
 
-/* Pack W lanes x kc values of op(X), x(l, k) = src[l * sl + k * sk], lanes >= nl as zeros, into
- * words w(l, kp) = bf16(x(l, 2kp)) | bf16(x(l, 2kp+1)) << 16 stored at dst[l * dl + kp * dk].
- * Exactly one of sl, sk is 1. kp-major panels (dl = 1, dk = W) are what the micro-kernel loads
- * B from; A may also be lane-major (dl = kc2, dk = 1), which a k-contiguous A packs into without
- * any transpose. */
-TARGET static void pack_panel(uint32_t *dst, int W, size_t dl, size_t dk, const float *src,
-                              size_t sl, size_t sk, int nl, int kc)
+/* In-register transpose of a 16 x 16 matrix of 32-bit words (r[i] holds row i): unpack pairs of
+ * words, then pairs of pairs, then a 4 x 4 transpose of the 128-bit quarters. */
+TARGET static inline void transpose16(__m512i r[16])
 {
-    const int kc2 = (kc + 1) / 2;
-    if (sl != 1) {                  /* k contiguous: convert each lane's row */
-        for (int l = 0; l < W; l++) {
-            if (l < nl) convert_row(dst + (size_t)l * dl, dk, src + (size_t)l * sl, kc);
-            else for (int kp = 0; kp < kc2; kp++) dst[(size_t)l * dl + (size_t)kp * dk] = 0;
+    __m512i t[16];
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) {   /* r[4i + j], quarter c: word 4c + j of rows 4i .. 4i+3 */
+        r[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
+        r[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
+        r[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
+        r[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
+    }
+    for (int j = 0; j < 4; j++) {
+        __m512i x0 = _mm512_shuffle_i32x4(r[j], r[4 + j], 0x44);
+        __m512i x1 = _mm512_shuffle_i32x4(r[j], r[4 + j], 0xee);
+        __m512i y0 = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0x44);
+        __m512i y1 = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0xee);
+        t[j] = _mm512_shuffle_i32x4(x0, y0, 0x88);
+        t[4 + j] = _mm512_shuffle_i32x4(x0, y0, 0xdd);
+        t[8 + j] = _mm512_shuffle_i32x4(x1, y1, 0x88);
+        t[12 + j] = _mm512_shuffle_i32x4(x1, y1, 0xdd);
+    }
+    for (int i = 0; i < 16; i++) r[i] = t[i];
+}
+
+/* Pack lanes 0 .. n-1 of op(X), x(l, k) = src[l * sl + k * sk] for k < kc, into panels of W lanes
+ * (lanes >= n zero), panel q at dst + q * kc2 * W, as words w(l, kp) = bf16(x(l, 2kp)) |
+ * bf16(x(l, 2kp+1)) << 16 at [kp * W + l] (kp-major: how the micro-kernel loads B, and A when it is
+ * transposed) or, when lane_major, at [l * kc2 + kp] (A with k contiguous: no transpose needed).
+ * Exactly one of sl, sk is 1. Every source row is read front to back in one sweep (all panels
+ * together), so packing streams through memory instead of striding down one panel at a time. */
+TARGET static void pack_panels(uint32_t *dst, int W, bool lane_major, const float *src, size_t sl,
+                               size_t sk, int n, int kc)
+{
+    const int kc2 = (kc + 1) / 2, npan = (n + W - 1) / W;
+    const size_t psize = (size_t)kc2 * W;
+    if (lane_major) {               /* k contiguous, lane-major: convert each lane's row */
+        for (int l = 0; l < npan * W; l++) {
+            uint32_t *d = dst + (size_t)(l / W) * psize + (size_t)(l % W) * kc2;
+            if (l < n) convert_row(d, src + (size_t)l * sl, kc);
+            else memset(d, 0, sizeof(uint32_t) * (size_t)kc2);
         }
         return;
     }
-    /* Lanes contiguous (then always kp-major): two rows of k give one row of words. */
-    for (int kp = 0; kp < kc2; kp++) {
-        const float *r0 = src + (size_t)(2 * kp) * sk;
-        const float *r1 = 2 * kp + 1 < kc ? r0 + sk : NULL;
-        for (int l = 0; l < W; l += 16) {
-            int n = nl - l < 16 ? (nl - l > 0 ? nl - l : 0) : 16;
-            __mmask16 m = (__mmask16)((1u << n) - 1);
-            __m512 x0 = _mm512_maskz_loadu_ps(m, r0 + l);
-            __m512 x1 = r1 ? _mm512_maskz_loadu_ps(m, r1 + l) : _mm512_setzero_ps();
-            __m512i w0 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(x0));
-            __m512i w1 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(x1));
-            __m512i w = _mm512_or_si512(w0, _mm512_slli_epi32(w1, 16));
-            __mmask16 sm = (__mmask16)((1u << (W - l < 16 ? W - l : 16)) - 1);
-            _mm512_mask_storeu_epi32(dst + (size_t)kp * dk + l, sm, w);
+    if (sl == 1) {                  /* lanes contiguous: two rows of k give one row of words */
+        for (int kp = 0; kp < kc2; kp++) {
+            const float *r0 = src + (size_t)(2 * kp) * sk;
+            const float *r1 = 2 * kp + 1 < kc ? r0 + sk : NULL;
+            for (int q = 0; q < npan; q++)
+                for (int l = 0; l < W; l += 16) {
+                    int first = q * W + l, left = n - first;
+                    int cnt = left < 16 ? (left > 0 ? left : 0) : 16;
+                    if (cnt > W - l) cnt = W - l;
+                    __mmask16 m = (__mmask16)((1u << cnt) - 1);
+                    __m512 x0 = _mm512_maskz_loadu_ps(m, r0 + first);
+                    __m512 x1 = r1 ? _mm512_maskz_loadu_ps(m, r1 + first) : _mm512_setzero_ps();
+                    __m512i w0 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(x0));
+                    __m512i w1 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(x1));
+                    __m512i w = _mm512_or_si512(w0, _mm512_slli_epi32(w1, 16));
+                    __mmask16 sm = (__mmask16)((1u << (W - l < 16 ? W - l : 16)) - 1);
+                    _mm512_mask_storeu_epi32(dst + (size_t)q * psize + (size_t)kp * W + l, sm, w);
+                }
         }
+        return;
     }
+    /* k contiguous into kp-major panels (B of an NT product, W a multiple of 16): convert 16
+     * lanes x 32 k values into a 16 x 16 block of words and transpose it in registers. */
+    for (int q = 0; q < npan; q++)
+        for (int l0 = 0; l0 < W; l0 += 16) {
+            uint32_t *d = dst + (size_t)q * psize + l0;
+            const int first = q * W + l0;
+            int kp = 0;
+            for (; 2 * kp + 32 <= kc; kp += 16) {
+                __m512i r[16];
+                for (int i = 0; i < 16; i++) {
+                    const float *x = src + (size_t)(first + i) * sl + (size_t)(2 * kp);
+                    r[i] = first + i < n ? (__m512i)_mm512_cvtne2ps_pbh(_mm512_loadu_ps(x + 16),
+                                                                         _mm512_loadu_ps(x))
+                                         : _mm512_setzero_si512();
+                }
+                transpose16(r);
+                for (int j = 0; j < 16; j++) _mm512_storeu_si512(d + (size_t)(kp + j) * W, r[j]);
+            }
+            for (; kp < kc2; kp++)
+                for (int i = 0; i < 16; i++) {
+                    const float *x = src + (size_t)(first + i) * sl + (size_t)(2 * kp);
+                    if (first + i >= n) d[(size_t)kp * W + i] = 0;
+                    else d[(size_t)kp * W + i] = pair_word(x[0], 2 * kp + 1 < kc ? x[1] : 0.0f);
+                }
+        }
 }
 
-/* C[mr x nr] += alpha * A(MR x kc2 pairs) Bp(kc2 pairs x NR); word (i, kp) of A at
- * Ap[i * ai + kp * ak]. Inlined into two kernels with constant layouts. */
+/* C[mr x nr] = alpha * A(MR x kc2 pairs) Bp(kc2 pairs x NR) (+ C when accumulate); word (i, kp)
+ * of A at Ap[i * ai + kp * ak]. Inlined into two kernels with constant layouts. */
 TARGET static inline __attribute__((always_inline)) void
 micro_body(int kc2, const uint32_t *Ap, size_t ai, size_t ak, const uint32_t *Bp, float *C, int ldc,
-           int mr, int nr, float alpha)
+           int mr, int nr, float alpha, bool accumulate)
 {
     __m512 c[MR][2];
 #pragma GCC unroll 12
@@ -126,33 +182,34 @@ micro_body(int kc2, const uint32_t *Ap, size_t ai, size_t ak, const uint32_t *Bp
     __mmask16 m1 = (__mmask16)(nr >= 32 ? 0xffff : nr > 16 ? (1u << (nr - 16)) - 1 : 0);
     for (int i = 0; i < mr; i++) {
         float *ci = C + (size_t)i * ldc;
-        __m512 x0 = _mm512_maskz_loadu_ps(m0, ci), x1 = _mm512_maskz_loadu_ps(m1, ci + 16);
+        __m512 x0 = _mm512_setzero_ps(), x1 = _mm512_setzero_ps();
+        if (accumulate) x0 = _mm512_maskz_loadu_ps(m0, ci), x1 = _mm512_maskz_loadu_ps(m1, ci + 16);
         _mm512_mask_storeu_ps(ci, m0, _mm512_fmadd_ps(va, c[i][0], x0));
         _mm512_mask_storeu_ps(ci + 16, m1, _mm512_fmadd_ps(va, c[i][1], x1));
     }
 }
 
 TARGET static void kernel_kp_major(int kc2, const uint32_t *Ap, const uint32_t *Bp, float *C,
-                                   int ldc, int mr, int nr, float alpha)
+                                   int ldc, int mr, int nr, float alpha, bool accumulate)
 {
-    micro_body(kc2, Ap, 1, MR, Bp, C, ldc, mr, nr, alpha);
+    micro_body(kc2, Ap, 1, MR, Bp, C, ldc, mr, nr, alpha, accumulate);
 }
 
 TARGET static void kernel_lane_major(int kc2, const uint32_t *Ap, const uint32_t *Bp, float *C,
-                                     int ldc, int mr, int nr, float alpha)
+                                     int ldc, int mr, int nr, float alpha, bool accumulate)
 {
-    micro_body(kc2, Ap, (size_t)kc2, 1, Bp, C, ldc, mr, nr, alpha);
+    micro_body(kc2, Ap, (size_t)kc2, 1, Bp, C, ldc, mr, nr, alpha, accumulate);
 }
 
 TARGET void accel_gemm_bf16_x86(void *work, bool transA, bool transB, int M, int N, int K,
                                 float alpha, const float *A, int lda, const float *B, int ldb,
                                 float beta, float *C, int ldc)
 {
-    if (beta != 1.0f)
+    /* beta 0: the first k block stores its products without reading C (no zeroing pass). */
+    if (beta != 1.0f && beta != 0.0f)
         for (int i = 0; i < M; i++) {
             float *ci = C + (size_t)i * ldc;
-            if (beta == 0.0f) memset(ci, 0, sizeof(float) * (size_t)N);
-            else for (int j = 0; j < N; j++) ci[j] *= beta;
+            for (int j = 0; j < N; j++) ci[j] *= beta;
         }
     const int npan = (N + NR - 1) / NR;
     const int kcmax = K < KC ? K : KC;
@@ -164,27 +221,19 @@ TARGET void accel_gemm_bf16_x86(void *work, bool transA, bool transB, int M, int
     const bool lane_major = !transA;        /* A's k is contiguous: pack it without a transpose */
     for (int k0 = 0; k0 < K; k0 += KC) {
         const int kc = K - k0 < KC ? K - k0 : KC, kc2 = (kc + 1) / 2;
-        for (int p = 0; p < npan; p++) {
-            int j0 = p * NR;
-            pack_panel(bp + (size_t)p * kc2 * NR, NR, 1, NR, B + (size_t)j0 * b_sj + (size_t)k0 * b_sk,
-                       b_sj, b_sk, N - j0 < NR ? N - j0 : NR, kc);
-        }
+        pack_panels(bp, NR, false, B + (size_t)k0 * b_sk, b_sj, b_sk, N, kc);
         for (int i0 = 0; i0 < M; i0 += MC) {
             const int mc = M - i0 < MC ? M - i0 : MC;
             const int mpan = (mc + MR - 1) / MR;
-            for (int q = 0; q < mpan; q++) {
-                int r0 = i0 + q * MR;
-                pack_panel(ap + (size_t)q * kc2 * MR, MR, lane_major ? (size_t)kc2 : 1,
-                           lane_major ? 1 : MR, A + (size_t)r0 * a_si + (size_t)k0 * a_sk, a_si,
-                           a_sk, M - r0 < MR ? M - r0 : MR, kc);
-            }
+            pack_panels(ap, MR, lane_major, A + (size_t)i0 * a_si + (size_t)k0 * a_sk, a_si, a_sk,
+                        mc, kc);
             for (int p = 0; p < npan; p++) {
                 int j0 = p * NR, nr = N - j0 < NR ? N - j0 : NR;
                 for (int q = 0; q < mpan; q++) {
                     int r0 = i0 + q * MR, mr = M - r0 < MR ? M - r0 : MR;
                     (lane_major ? kernel_lane_major : kernel_kp_major)(
                         kc2, ap + (size_t)q * kc2 * MR, bp + (size_t)p * kc2 * NR,
-                        C + (size_t)r0 * ldc + j0, ldc, mr, nr, alpha);
+                        C + (size_t)r0 * ldc + j0, ldc, mr, nr, alpha, k0 > 0 || beta != 0.0f);
                 }
             }
         }

@@ -30,14 +30,15 @@ static sbgemm_fn find_sbgemm(void)
     return fn;
 }
 
-/* Otherwise accel's own AVX512-BF16 kernel runs the products big enough to repay its packing;
- * small ones (the attention blocks) and CPUs without AVX512-BF16 are emulated: operands rounded to
- * bf16 and multiplied by sgemm, the same products with fp32 accumulation. */
+/* Otherwise accel's own AVX512-BF16 kernel runs the products big enough to repay its packing
+ * (down to the 32 x 32 x 64 blocks of attention, where it beats rounding plus sgemm); tiny ones
+ * and CPUs without AVX512-BF16 are emulated: operands rounded to bf16 and multiplied by sgemm,
+ * the same products with fp32 accumulation. */
 static bool use_x86_kernel(int M, int N, int K)
 {
     static int avail = -1;
     if (avail < 0) avail = !getenv("ACCEL_NO_BF16_KERNEL") && accel_gemm_bf16_x86_available();
-    return avail && M >= 32 && N >= 32 && K >= 32 && (double)M * N * K >= 1048576.0;
+    return avail && M >= 16 && N >= 16 && K >= 16 && (double)M * N * K >= 32768.0;
 }
 
 bool accel_gemm_cpu_has_bf16(void) { return find_sbgemm() != NULL || use_x86_kernel(64, 64, 256); }

@@ -42,6 +42,7 @@ typedef struct {
     int L, NH, C, T, V;
     accel_dtype_t precision;
     accel_gemm_cpu_t gemm;
+    accel_gemm_cpu_t gemm32;        /* fp32 products, for attention operands rounded beforehand */
     int wte, wpe, lnfw, lnfb;
     gpt_block_t *blk;
     gpt_acts_t *act;
@@ -50,12 +51,13 @@ typedef struct {
     float *logits;                  /* [BT, V]; overwritten by d(loss)/d(logits) in training */
     float *dres, *dc, *d3c, *d4c;   /* backward scratch: [BT, C], [BT, C], [BT, 3C], [BT, 4C] */
     float *dp;                      /* [T, T] attention backward scratch for one (sample, head) */
+    float *pr;                      /* [T, T] rounded copy of one (sample, head)'s probabilities */
     float *mem;
     int capacity;                   /* samples (at full context) the buffers hold */
     /* Inference (logits ops): one sequence, one set of block activations shared by every block
      * (nothing is kept for a backward pass), so the buffers do not grow with the depth. */
     gpt_acts_t iact;
-    float *ix0, *ilnf, *ilnf_mean, *ilnf_rstd;
+    float *ix0, *ilnf, *ilnf_mean, *ilnf_rstd, *ipr;
     float *imem;
 } gpt_t;
 
@@ -64,6 +66,7 @@ typedef struct {
     gpt_acts_t *act;
     int act_step;                   /* 1: one set per block (training), 0: one shared set */
     float *x0, *lnf, *lnf_mean, *lnf_rstd;
+    float *pr;                      /* [T, T] scratch: rounded attention probabilities */
 } gpt_fwd_t;
 
 #define PARAM(idx) (params + layout->tensors[(idx)].offset)
@@ -75,6 +78,7 @@ static void gpt_destroy(void *state)
     gpt_t *m = state;
     if (!m) return;
     accel_gemm_cpu_free(&m->gemm);
+    accel_gemm_cpu_free(&m->gemm32);
     free(m->mem);
     free(m->imem);
     free(m->act);
@@ -136,6 +140,7 @@ static accel_status_t gpt_create(const accel_config_t *cfg, accel_layout_t *layo
     m->V = c->vocab;
     m->precision = precision;
     accel_status_t st = accel_gemm_cpu_init(&m->gemm, precision);
+    if (st == ACCEL_OK) st = accel_gemm_cpu_init(&m->gemm32, ACCEL_F32);
     m->blk = calloc((size_t)m->L, sizeof *m->blk);
     m->act = calloc((size_t)m->L, sizeof *m->act);
     if (st == ACCEL_OK && (!m->blk || !m->act)) st = ACCEL_ERR_NOMEM;
@@ -186,7 +191,7 @@ static size_t activation_floats(size_t L, size_t C, size_t T, size_t V, size_t N
     size_t per_layer = 4 * PIECE(BT * C) + PIECE(BT * 3 * C) + PIECE(B * NH * T * T) +
                        2 * PIECE(BT * 4 * C) + PIECE(BT * C) + 4 * PIECE(BT);
     return L * per_layer + 2 * PIECE(BT * C) + 2 * PIECE(BT) + PIECE(BT * V) +
-           2 * PIECE(BT * C) + PIECE(BT * 3 * C) + PIECE(BT * 4 * C) + PIECE(T * T);
+           2 * PIECE(BT * C) + PIECE(BT * 3 * C) + PIECE(BT * 4 * C) + 2 * PIECE(T * T);
 }
 
 static size_t gpt_activation_bytes(const accel_config_t *cfg, int micro_batch)
@@ -245,6 +250,7 @@ static accel_status_t reserve(gpt_t *m, int B)
     TAKE(m->d3c, BT * 3 * C);
     TAKE(m->d4c, BT * 4 * C);
     TAKE(m->dp, T * T);
+    TAKE(m->pr, T * T);
 #undef TAKE
     m->capacity = B;
     /* The largest pair of operands any product converts (bf16/fp16): an activation-sized and a
@@ -275,12 +281,37 @@ static accel_status_t check_tokens(const gpt_t *m, const int32_t *tokens, int B,
     return ACCEL_OK;
 }
 
+/* Round a rows x cols block (leading dimension ld) to the model's precision, into dst (leading
+ * dimension cols; dst == src rounds in place when ld == cols). Nothing to do in fp32. */
+static void round_operand(const gpt_t *m, float *dst, const float *src, size_t rows, size_t cols,
+                          size_t ld)
+{
+    if (m->precision == ACCEL_BF16) accel_cpu_pack_bf16_round(dst, src, rows, cols, ld);
+    else if (m->precision == ACCEL_F16) accel_cpu_pack_f16_round(dst, src, rows, cols, ld);
+}
+
+/* The attention products are many small ones (ATT_BLOCK rows, head-size columns) whose operands
+ * would each be rounded again for every block they take part in. Instead every operand is rounded
+ * once, where it is made, and the products run in fp32 (m->gemm32): the same "operands rounded,
+ * fp32 accumulation" products. q, k and v are only ever product operands, so they are rounded in
+ * place (as are dY and dS in the backward pass); P also feeds the softmax backward in full
+ * precision, so its rounded copy goes to a scratch buffer. */
+#define GEMM32(...) ACCEL_CHECK(accel_gemm_cpu(&m->gemm32, __VA_ARGS__))
+/* Q K^T and dY V^T (both operands k-contiguous) are faster in native bf16 where the CPU has it:
+ * rounding the already rounded operands again changes nothing. */
+#define GEMM_NT(...) ACCEL_CHECK(accel_gemm_cpu(nt_gemm(m), __VA_ARGS__))
+static accel_gemm_cpu_t *nt_gemm(gpt_t *m)
+{
+    return m->precision == ACCEL_BF16 && accel_gemm_cpu_has_bf16() ? &m->gemm : &m->gemm32;
+}
+
 /* Causal self-attention of one block, per (sample, head), in row blocks of ATT_BLOCK: rows r0..r1-1
  * only see columns 0..r1-1, so the product skips the masked upper triangle block by block. */
-static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, int B, int T)
+static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, float *pr, int B, int T)
 {
     const int C = m->C, NH = m->NH, hs = C / NH, C3 = 3 * C;
     const float scale = 1.0f / sqrtf((float)hs);
+    round_operand(m, a->qkv, a->qkv, (size_t)B * T, (size_t)C3, (size_t)C3);
     for (int b = 0; b < B; b++)
         for (int h = 0; h < NH; h++) {
             const float *q = a->qkv + (size_t)b * T * C3 + (size_t)h * hs, *k = q + C, *v = q + 2 * C;
@@ -288,15 +319,20 @@ static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, int B, int T)
             float *y = a->atty + (size_t)b * T * C + (size_t)h * hs;
             for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) {
                 int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
-                GEMM(false, true, r1 - r0, r1, hs, scale, q + (size_t)r0 * C3, C3, k, C3, 0.0f,
-                     S + (size_t)r0 * T, T);
+                GEMM_NT(false, true, r1 - r0, r1, hs, scale, q + (size_t)r0 * C3, C3, k, C3, 0.0f,
+                        S + (size_t)r0 * T, T);
                 for (int t = r0; t < r1; t++) {
                     float *row = S + (size_t)t * T;
                     accel_cpu_softmax(row, row, t + 1);
                     memset(row + t + 1, 0, sizeof(float) * (size_t)(T - t - 1));
                 }
-                GEMM(false, false, r1 - r0, hs, r1, 1.0f, S + (size_t)r0 * T, T, v, C3, 0.0f,
-                     y + (size_t)r0 * C, C);
+                const float *P = S + (size_t)r0 * T;
+                if (m->precision != ACCEL_F32) {
+                    round_operand(m, pr, P, (size_t)(r1 - r0), (size_t)r1, (size_t)T);
+                    P = pr;
+                }
+                GEMM32(false, false, r1 - r0, hs, r1, 1.0f, P, P == pr ? r1 : T, v, C3, 0.0f,
+                       y + (size_t)r0 * C, C);
             }
         }
     return ACCEL_OK;
@@ -307,7 +343,11 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
 {
     const int C = m->C, NH = m->NH, hs = C / NH, C3 = 3 * C;
     const float scale = 1.0f / sqrtf((float)hs);
+    const bool rounded = m->precision != ACCEL_F32;
     float *dS = m->dp;
+    /* dY (m->dc) is only a product operand here and is overwritten right after: round in place.
+     * q, k and v were rounded in place by the forward pass. */
+    round_operand(m, m->dc, m->dc, (size_t)B * T, (size_t)C, (size_t)C);
     for (int b = 0; b < B; b++)
         for (int h = 0; h < NH; h++) {
             const size_t qoff = (size_t)b * T * C3 + (size_t)h * hs;
@@ -315,29 +355,37 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
             float *dq = m->d3c + qoff, *dk = dq + C, *dv = dq + 2 * C;
             const float *P = a->att + ((size_t)b * NH + h) * T * T;
             const float *dy = m->dc + (size_t)b * T * C + (size_t)h * hs;
+            const float *Pr = P;                    /* P as a product operand */
+            if (rounded) {
+                round_operand(m, m->pr, P, (size_t)T, (size_t)T, (size_t)T);
+                Pr = m->pr;
+            }
             /* dP = dY V^T (lower triangle, by row blocks), then dS = softmax backward (scaled
              * later, in the dQ and dK products), zero above the diagonal. */
             for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) {
                 int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
-                GEMM(false, true, r1 - r0, r1, hs, 1.0f, dy + (size_t)r0 * C, C, v, C3, 0.0f,
-                     dS + (size_t)r0 * T, T);
+                GEMM_NT(false, true, r1 - r0, r1, hs, 1.0f, dy + (size_t)r0 * C, C, v, C3, 0.0f,
+                        dS + (size_t)r0 * T, T);
                 for (int t = r0; t < r1; t++) {
                     float *row = dS + (size_t)t * T;
                     accel_cpu_softmax_backward(row, P + (size_t)t * T, row, t + 1, 1.0f);
                     memset(row + t + 1, 0, sizeof(float) * (size_t)(T - t - 1));
                 }
+                /* dS is only a product operand from here on */
+                round_operand(m, dS + (size_t)r0 * T, dS + (size_t)r0 * T, (size_t)(r1 - r0),
+                              (size_t)T, (size_t)T);
                 /* dQ rows r0..r1-1 = scale * dS[r0:r1, 0:r1] K[0:r1] */
-                GEMM(false, false, r1 - r0, hs, r1, scale, dS + (size_t)r0 * T, T, k, C3, 0.0f,
-                     dq + (size_t)r0 * C3, C3);
+                GEMM32(false, false, r1 - r0, hs, r1, scale, dS + (size_t)r0 * T, T, k, C3, 0.0f,
+                       dq + (size_t)r0 * C3, C3);
             }
             /* Column blocks c0..c1-1 of P and dS are non-zero only in rows c0..T-1:
              * dV[c0:c1] = P[c0:T, c0:c1]^T dY[c0:T], dK[c0:c1] = scale * dS[c0:T, c0:c1]^T Q[c0:T]. */
             for (int c0 = 0; c0 < T; c0 += ATT_BLOCK) {
                 int c1 = c0 + ATT_BLOCK < T ? c0 + ATT_BLOCK : T;
-                GEMM(true, false, c1 - c0, hs, T - c0, 1.0f, P + (size_t)c0 * T + c0, T,
-                     dy + (size_t)c0 * C, C, 0.0f, dv + (size_t)c0 * C3, C3);
-                GEMM(true, false, c1 - c0, hs, T - c0, scale, dS + (size_t)c0 * T + c0, T,
-                     q + (size_t)c0 * C3, C3, 0.0f, dk + (size_t)c0 * C3, C3);
+                GEMM32(true, false, c1 - c0, hs, T - c0, 1.0f, Pr + (size_t)c0 * T + c0, T,
+                       dy + (size_t)c0 * C, C, 0.0f, dv + (size_t)c0 * C3, C3);
+                GEMM32(true, false, c1 - c0, hs, T - c0, scale, dS + (size_t)c0 * T + c0, T,
+                       q + (size_t)c0 * C3, C3, 0.0f, dk + (size_t)c0 * C3, C3);
             }
         }
     return ACCEL_OK;
@@ -368,7 +416,7 @@ static accel_status_t forward(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_
                                     PARAM(k->ln1b), BT, C);
         accel_cpu_bias_rows(a->qkv, PARAM(k->qkvb), NULL, BT, 3 * C);
         GEMM(false, true, (int)BT, 3 * C, C, 1.0f, a->ln1, C, PARAM(k->qkvw), C, 1.0f, a->qkv, 3 * C);
-        ACCEL_CHECK(attention_forward(m, a, B, T));
+        ACCEL_CHECK(attention_forward(m, a, fw->pr, B, T));
         accel_cpu_bias_rows(a->res2, PARAM(k->projb), res, BT, C);     /* residual + bias + proj */
         GEMM(false, true, (int)BT, C, C, 1.0f, a->atty, C, PARAM(k->projw), C, 1.0f, a->res2, C);
         accel_cpu_layernorm_forward(a->ln2, a->ln2_mean, a->ln2_rstd, a->res2, PARAM(k->ln2w),
@@ -392,7 +440,7 @@ static accel_status_t forward(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_
 /* The training buffers: every block's activations are kept for the backward pass. */
 static gpt_fwd_t train_fwd(gpt_t *m)
 {
-    return (gpt_fwd_t){ m->act, 1, m->x0, m->lnf, m->lnf_mean, m->lnf_rstd };
+    return (gpt_fwd_t){ m->act, 1, m->x0, m->lnf, m->lnf_mean, m->lnf_rstd, m->pr };
 }
 
 /* LM head and cross-entropy: per-sample mean token loss into loss[B] (may be NULL), the sum as
@@ -534,7 +582,7 @@ static accel_status_t gpt_eval(void *state, const accel_layout_t *layout, const 
 static size_t infer_floats(size_t C, size_t T, size_t NH)
 {
     return 7 * PIECE(T * C) + PIECE(T * 3 * C) + PIECE(NH * T * T) + 2 * PIECE(T * 4 * C) +
-           6 * PIECE(T);
+           6 * PIECE(T) + PIECE(T * T);
 }
 
 /* Scratch elements the bf16/fp16 products of one sequence convert (as in reserve, B = 1). */
@@ -572,6 +620,7 @@ static accel_status_t reserve_infer(gpt_t *m)
     TAKE(m->ilnf, T * C);
     TAKE(m->ilnf_mean, T);
     TAKE(m->ilnf_rstd, T);
+    TAKE(m->ipr, T * T);
 #undef TAKE
     return accel_gemm_cpu_reserve(&m->gemm, infer_gemm_elements(C, T, (size_t)m->V));
 }
@@ -593,7 +642,7 @@ static accel_status_t gpt_logits_range(void *state, const accel_layout_t *layout
     ACCEL_CHECK(check_tokens(m, tokens, 1, ntokens, ntokens));
     ACCEL_CHECK(reserve_infer(m));
     accel_batch_t hb = { .hooks = hooks };
-    gpt_fwd_t fw = { &m->iact, 0, m->ix0, m->ilnf, m->ilnf_mean, m->ilnf_rstd };
+    gpt_fwd_t fw = { &m->iact, 0, m->ix0, m->ilnf, m->ilnf_mean, m->ilnf_rstd, m->ipr };
     ACCEL_CHECK(forward(m, &fw, layout, params, tokens, ntokens, 1, ntokens, &hb));
     accel_batch_layer_fetch(&hb, 0, 0);              /* the tied LM head reads wte again */
     accel_status_t st = accel_gemm_cpu(&m->gemm, false, true, ntokens - first, m->V, m->C, 1.0f,

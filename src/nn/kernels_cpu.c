@@ -148,8 +148,10 @@ void accel_cpu_layernorm_forward(float *out, float *mean, float *rstd, const flo
     }
 }
 
+/* restrict: GCC does not vectorise the update loop (three outputs, three inputs) otherwise. */
 ACCEL_CLONES
-void accel_cpu_layernorm_backward(float *dx, float *dw, float *db, const float *dout,
+void accel_cpu_layernorm_backward(float *restrict dx, float *restrict dw, float *restrict db,
+                                  const float *dout,
                                   const float *x, const float *mean, const float *rstd,
                                   const float *w, size_t rows, int C)
 {

@@ -18,10 +18,11 @@ void accel_cpu_colsum_add(float *db, const float *dy, size_t rows, int cols);
 /* LayerNorm over the last dimension C: out = (x - mean) * rstd * w + b; mean and rstd per row. */
 void accel_cpu_layernorm_forward(float *out, float *mean, float *rstd, const float *x,
                                  const float *w, const float *b, size_t rows, int C);
-/* Backward: dx += ..., dw += ..., db += ... from dout and the forward's input, mean and rstd. */
-void accel_cpu_layernorm_backward(float *dx, float *dw, float *db, const float *dout,
-                                  const float *x, const float *mean, const float *rstd,
-                                  const float *w, size_t rows, int C);
+/* Backward: dx += ..., dw += ..., db += ... from dout and the forward's input, mean and rstd.
+ * dx, dw and db must not overlap each other or the inputs. */
+void accel_cpu_layernorm_backward(float *restrict dx, float *restrict dw, float *restrict db,
+                                  const float *dout, const float *x, const float *mean,
+                                  const float *rstd, const float *w, size_t rows, int C);
 
 /* GELU, tanh approximation (GPT-2): out = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))). */
 void accel_cpu_gelu_forward(float *out, const float *x, size_t n);

@@ -2,7 +2,9 @@
  * block checksums, HDF5 attribute helpers, the metadata group and the format check. */
 #include "config.h"
 
+#include <dirent.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -656,4 +658,43 @@ accel_status_t ck_check_format(hid_t file, const char *path, uint64_t *block, bo
     }
     *block = (uint64_t)blk;
     return ACCEL_OK;
+}
+
+long long ck_step_of(const char *name, bool tmp)
+{
+    long long step;
+    int used = 0;
+    if (strncmp(name, "step-", 5) || name[5] < '0' || name[5] > '9' ||
+        sscanf(name, "step-%lld%n", &step, &used) != 1 || step < 0)
+        return -1;
+    return !strcmp(name + used, tmp ? ".h5.tmp" : ".h5") ? step : -1;
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+    long long x = *(const long long *)a, y = *(const long long *)b;
+    return x < y ? 1 : x > y ? -1 : 0;
+}
+
+size_t ck_list_steps(const char *dir, long long above, long long **steps)
+{
+    *steps = NULL;
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        long long s = ck_step_of(de->d_name, false);
+        if (s <= above) continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            long long *p = realloc(*steps, cap * sizeof *p);
+            if (!p) break;
+            *steps = p;
+        }
+        (*steps)[n++] = s;
+    }
+    closedir(d);
+    if (n > 1) qsort(*steps, n, sizeof **steps, cmp_desc);
+    return n;
 }

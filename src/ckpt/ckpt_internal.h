@@ -113,4 +113,11 @@ hid_t ck_fapl_serial(void);
  * reason in err (may be NULL). */
 hid_t ck_open_serial(const char *path, char *err, size_t errlen);
 
+/* Checkpoint file names: step-<digits>.h5 (with tmp: step-<digits>.h5.tmp) -> the step, -1 for any
+ * other name. */
+long long ck_step_of(const char *name, bool tmp);
+/* Steps above `above` that have a step-<N>.h5 file in dir, newest first, into a malloc'ed array
+ * (*steps, NULL when none). Returns their count; an unreadable dir has none. */
+size_t ck_list_steps(const char *dir, long long above, long long **steps);
+
 #endif

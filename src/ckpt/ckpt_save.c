@@ -271,58 +271,29 @@ static int write_atomic(const char *dir, const char *path, const char *content)
     return fsync_path(dir, true);
 }
 
-/* step-<digits>.h5 (or .h5.tmp when tmp) -> step number, -1 otherwise. */
-static long long parse_step_name(const char *name, bool tmp)
-{
-    long long step;
-    int used = 0;
-    if (sscanf(name, "step-%lld%n", &step, &used) != 1 || step < 0 || strncmp(name, "step-", 5) ||
-        name[5] < '0' || name[5] > '9')
-        return -1;
-    return !strcmp(name + used, tmp ? ".h5.tmp" : ".h5") ? step : -1;
-}
-
-static int cmp_ll_desc(const void *a, const void *b)
-{
-    long long x = *(const long long *)a, y = *(const long long *)b;
-    return x < y ? 1 : x > y ? -1 : 0;
-}
-
 /* After a successful save: keep the new file plus the keep_last-1 highest other steps; remove
  * tmp files left by saves that crashed. */
 static void prune(const char *dir, long long new_step, int keep_last)
 {
+    char path[ACCEL_CKPT_PATH_MAX + 300];
     DIR *d = opendir(dir);
     if (!d) return;
-    long long *steps = NULL;
-    size_t n = 0, cap = 0;
     struct dirent *de;
-    char path[ACCEL_CKPT_PATH_MAX + 300];
     while ((de = readdir(d))) {
-        long long s = parse_step_name(de->d_name, true);
-        if (s >= 0 && s != new_step) {
-            snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
-            if (!unlink(path)) ACCEL_DEBUG("checkpoint: removed %s left by an interrupted save", path);
-            continue;
-        }
-        s = parse_step_name(de->d_name, false);
-        if (s < 0 || s == new_step || keep_last <= 0) continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 16;
-            long long *p = realloc(steps, cap * sizeof *p);
-            if (!p) break;
-            steps = p;
-        }
-        steps[n++] = s;
+        long long s = ck_step_of(de->d_name, true);
+        if (s < 0 || s == new_step) continue;
+        snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        if (!unlink(path)) ACCEL_DEBUG("checkpoint: removed %s left by an interrupted save", path);
     }
     closedir(d);
-    if (keep_last > 0 && n > 0) {
-        qsort(steps, n, sizeof *steps, cmp_ll_desc);
-        for (size_t i = (size_t)keep_last - 1; i < n; i++) {
-            snprintf(path, sizeof path, "%s/step-%08lld.h5", dir, steps[i]);
-            if (unlink(path)) ACCEL_WARN("checkpoint: cannot remove old %s: %s", path, strerror(errno));
-            else ACCEL_INFO("checkpoint: removed %s (keep_last=%d)", path, keep_last);
-        }
+    if (keep_last <= 0) return;
+    long long *steps;
+    size_t n = ck_list_steps(dir, -1, &steps), kept = 1;   /* the new checkpoint counts as kept */
+    for (size_t i = 0; i < n; i++) {
+        if (steps[i] == new_step || kept++ < (size_t)keep_last) continue;
+        snprintf(path, sizeof path, "%s/step-%08lld.h5", dir, steps[i]);
+        if (unlink(path)) ACCEL_WARN("checkpoint: cannot remove old %s: %s", path, strerror(errno));
+        else ACCEL_INFO("checkpoint: removed %s (keep_last=%d)", path, keep_last);
     }
     free(steps);
 }

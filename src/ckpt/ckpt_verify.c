@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -265,22 +266,6 @@ static bool cheap_check(const char *path)
     return ok;
 }
 
-static long long step_of(const char *name)
-{
-    long long step;
-    int used = 0;
-    if (strncmp(name, "step-", 5) || name[5] < '0' || name[5] > '9' ||
-        sscanf(name, "step-%lld%n", &step, &used) != 1 || strcmp(name + used, ".h5"))
-        return -1;
-    return step;
-}
-
-static int cmp_desc(const void *a, const void *b)
-{
-    long long x = *(const long long *)a, y = *(const long long *)b;
-    return x < y ? 1 : x > y ? -1 : 0;
-}
-
 accel_status_t accel_ckpt_find_latest(const char *dir, char *path_out)
 {
     path_out[0] = '\0';
@@ -291,7 +276,7 @@ accel_status_t accel_ckpt_find_latest(const char *dir, char *path_out)
     if (f) {
         if (fgets(name, sizeof name, f)) name[strcspn(name, "\r\n")] = '\0';
         fclose(f);
-        long long s = step_of(name);
+        long long s = ck_step_of(name, false);
         snprintf(path, sizeof path, "%s/%s", dir, name);
         if (s >= 0 && cheap_check(path)) {
             best = s;
@@ -302,28 +287,8 @@ accel_status_t accel_ckpt_find_latest(const char *dir, char *path_out)
         }
     }
     /* A crash between the rename and the `latest` update leaves a newer complete file. */
-    DIR *d = opendir(dir);
-    if (!d) {
-        if (best >= 0) return ACCEL_OK;
-        ACCEL_ERROR("checkpoint directory %s: %s", dir, strerror(errno));
-        return ACCEL_ERR_NOT_FOUND;
-    }
-    long long *steps = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        long long s = step_of(de->d_name);
-        if (s <= best) continue;
-        if (n == cap) {
-            cap = cap ? 2 * cap : 16;
-            long long *p = realloc(steps, cap * sizeof *p);
-            if (!p) break;
-            steps = p;
-        }
-        steps[n++] = s;
-    }
-    closedir(d);
-    qsort(steps, n, sizeof *steps, cmp_desc);
+    long long *steps;
+    size_t n = ck_list_steps(dir, best, &steps);
     for (size_t i = 0; i < n; i++) {
         snprintf(path, sizeof path, "%s/step-%08lld.h5", dir, steps[i]);
         if (cheap_check(path)) {
@@ -334,5 +299,7 @@ accel_status_t accel_ckpt_find_latest(const char *dir, char *path_out)
         ACCEL_WARN("checkpoint: skipping %s: not a complete checkpoint", path);
     }
     free(steps);
+    if (best < 0 && access(dir, R_OK | X_OK) != 0)
+        ACCEL_ERROR("checkpoint directory %s: %s", dir, strerror(errno));
     return best >= 0 ? ACCEL_OK : ACCEL_ERR_NOT_FOUND;
 }

@@ -81,7 +81,7 @@ static const key_spec_t g_schema[] = {
 
     { "dist.strategy", KEY_STRING, F(dist.strategy), "ddp", "ddp|zero1|zero2|zero3", "data-parallel strategy" },
     { "dist.hybrid", KEY_BOOL, F(dist.hybrid), "false", NULL, "shard within a node, replicate across nodes" },
-    { "dist.bucket_mb", KEY_DOUBLE, F(dist.bucket_mb), "25", NULL, "gradient bucket size in MiB" },
+    { "dist.bucket_mb", KEY_DOUBLE, F(dist.bucket_mb), "0", NULL, "gradient bucket size in MiB; 0 = auto: 25, less for small models so backward overlaps 8 buckets" },
     { "dist.comm_dtype", KEY_STRING, F(dist.comm_dtype), "fp32", "fp32|bf16|fp16", "type gradients travel in between ranks" },
     { "dist.fake_nodes", KEY_INT, F(dist.fake_nodes), "0", NULL, "testing: group ranks into this many pretend nodes; 0 = real topology" },
     { "dist.timeout", KEY_DOUBLE, F(dist.timeout), "600", NULL, "seconds any collective or I/O wait may take before the job aborts; 0 = forever" },

@@ -180,7 +180,11 @@ micro_body(int kc2, const uint32_t *Ap, size_t ai, size_t ak, const uint32_t *Bp
     const __m512 va = _mm512_set1_ps(alpha);
     __mmask16 m0 = (__mmask16)(nr >= 16 ? 0xffff : (1u << nr) - 1);
     __mmask16 m1 = (__mmask16)(nr >= 32 ? 0xffff : nr > 16 ? (1u << (nr - 16)) - 1 : 0);
-    for (int i = 0; i < mr; i++) {
+    /* Unrolled with a break, not a loop to mr: constant indices keep c[][] in registers (a
+     * variable index makes the compiler spill all 24 accumulators to the stack every call). */
+#pragma GCC unroll 12
+    for (int i = 0; i < MR; i++) {
+        if (i >= mr) break;
         float *ci = C + (size_t)i * ldc;
         __m512 x0 = _mm512_setzero_ps(), x1 = _mm512_setzero_ps();
         if (accumulate) x0 = _mm512_maskz_loadu_ps(m0, ci), x1 = _mm512_maskz_loadu_ps(m1, ci + 16);

@@ -35,6 +35,9 @@ pass "kill at fixed points"
 for delay in 0.05 0.15 0.3; do
     "$MPIRUN" -np 2 "$DRIVER" save "$D" 3 uneven >/dev/null 2>&1 &
     mpid=$!
+    # Count the delay from when both ranks exist, and kill both: a rank killed alone while its
+    # peer is still inside MPI_Init can leave Open MPI's mpirun waiting (on a loaded machine).
+    timeout 30 sh -c "while [ \$(pgrep -c -P $mpid) -lt 2 ] && kill -0 $mpid 2>/dev/null; do sleep 0.01; done"
     sleep $delay
     for p in $(pgrep -P $mpid); do kill -9 "$p" 2>/dev/null; done
     timeout 60 sh -c "while kill -0 $mpid 2>/dev/null; do sleep 0.1; done" || { kill -9 $mpid; fail "mpirun did not exit"; }

@@ -32,9 +32,9 @@ BASE="libc6 libc-bin libgcc-s1 libstdc++6 gcc-12-base libcrypt1 zlib1g libzstd1 
  libsemanage-common libsepol2 passwd adduser login debconf cdebconf dpkg tar install-info perl-base
  coreutils dash bash sed grep mawk base-files base-passwd debianutils util-linux libuuid1 libblkid1
  libmount1 libsmartcols1 libsystemd0 libudev1 sensible-utils"
-# Depended on, but not needed to build or run accel on one node: hwloc's X11/OpenCL/NVML plugins,
-# ssh (multi-node launch), verbs provider drivers (no InfiniBand on the device machine).
-EXCLUDE="libhwloc-plugins openssh-client ibverbs-providers"
+# Depended on, but not needed to build or run accel on one node: hwloc's X11/OpenCL/NVML plugins
+# (10 MiB with libicu and libX11) and ssh (multi-node launch).
+EXCLUDE="libhwloc-plugins openssh-client"
 # Runtime roots (with their dependency closure) and development packages (alone).
 RUNTIME="libopenmpi3 openmpi-bin openmpi-common libpmix2 libhdf5-openmpi-103-1 libyaml-0-2 libxxhash0
  libopenblas0-pthread libsubunit0 make pkgconf"
@@ -50,11 +50,12 @@ done
 
 in_list() { case " $(echo $2) " in *" $1 "*) return 0;; esac; return 1; }
 
-# Direct Depends/Pre-Depends of one package, first alternative of each "a | b" group; a virtual
-# package resolves to its first provider unless a provider is already in BASE.
+# Direct Depends/Pre-Depends of the given packages (one apt-cache call), first alternative of each
+# "a | b" group; a virtual package resolves to its first provider unless a provider is in BASE.
 direct_deps() {
     apt-cache depends --no-recommends --no-suggests --no-conflicts --no-breaks --no-replaces \
-        --no-enhances "$1" 2>/dev/null | awk -v base=" $(echo $BASE) " '
+        --no-enhances "$@" 2>/dev/null | awk -v base=" $(echo $BASE) " '
+        function flush() { if (!inbase && provider != "") print provider; pending_virtual = 0 }
         /^  *\|?(Pre)?Depends:/ {
             alt = ($0 ~ /^ *\|/); name = $2
             if (pending_virtual) flush()
@@ -64,23 +65,22 @@ direct_deps() {
             sub(/:any$/, "", name); print name; next }
         /^    [^ ]/ && pending_virtual { p = $1; sub(/:.*/, "", p)
             if (index(base, " " p " ")) inbase = 1; if (provider == "") provider = p; next }
+        /^[^ ]/ { if (pending_virtual) flush(); ingroup = 0; next }
         { if (pending_virtual) flush() }
-        function flush() { if (!inbase && provider != "") print provider; pending_virtual = 0 }
         END { if (pending_virtual) flush() }'
 }
 
 echo "pack.sh: resolving the dependency closure of the runtime packages"
-todo=$(echo $RUNTIME) seen=""
-while [ -n "$todo" ]; do
-    set -- $todo; p=$1; shift; todo="$*"
-    p=${p%:amd64}
-    in_list "$p" "$seen" && continue
-    in_list "$p" "$BASE" && continue
-    in_list "$p" "$EXCLUDE" && continue
-    apt-cache show "$p" >/dev/null 2>&1 || { echo "pack.sh: package '$p' unknown to apt
---> hint: apt-get update" >&2; exit 1; }
-    seen="$seen $p"
-    todo="$todo $(direct_deps "$p" | tr '\n' ' ')"
+level=$(echo $RUNTIME) seen=""
+while [ -n "$level" ]; do      # breadth first, one apt-cache call per level
+    new=""
+    for p in $level; do
+        p=${p%:amd64}
+        in_list "$p" "$seen $new" || in_list "$p" "$BASE" || in_list "$p" "$EXCLUDE" || new="$new $p"
+    done
+    seen="$seen $new"
+    level=""
+    [ -z "$new" ] || level=$(direct_deps $new | sort -u | tr '\n' ' ')
 done
 pkgs=$(echo $seen $DEVEL | tr ' ' '\n' | sort -u)
 
@@ -95,7 +95,12 @@ for p in $pkgs; do
     f=$(ls /var/cache/apt/archives/${p}_$(echo "$v" | sed 's/:/%3a/')_*.deb 2>/dev/null | head -n1 || true)
     if [ -n "$f" ]; then cp "$f" .; else missing="$missing $p"; fi
 done
-[ -z "$missing" ] || apt-get download -q -o APT::Sandbox::User=root $missing >/dev/null
+[ -z "$missing" ] || apt-get download -q -o APT::Sandbox::User=root $missing >/dev/null ||
+    { echo "pack.sh: apt-get download failed for:$missing
+--> hint: apt-get update" >&2; exit 1; }
+for p in $pkgs; do
+    ls ${p}_*.deb >/dev/null 2>&1 || { echo "pack.sh: no .deb for $p" >&2; exit 1; }
+done
 cd "$top"
 
 echo "pack.sh: generating configure and Makefile.in from the working tree"

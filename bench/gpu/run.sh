@@ -109,6 +109,7 @@ unpack_prefix() {
     for f in "$prefix"/usr/bin/*.openmpi; do ln -sf "$(basename "$f")" "${f%.openmpi}"; done
     ln -sf ../openblas-pthread/pkgconfig/openblas.pc "$prefix/usr/lib/$multiarch/pkgconfig/openblas.pc"
     ln -sf ../openblas-pthread/cblas.h "$prefix/usr/include/$multiarch/cblas.h"
+    ln -sf ../libpsm1/libpsm_infinipath.so.1.16 "$prefix/usr/lib/$multiarch/libpsm_infinipath.so.1"
     echo "$stamp" > "$prefix/.stamp"
     say "prefix: $n packages unpacked into $prefix ($(du -sm "$prefix" | cut -f1) MiB)"
 }
@@ -132,6 +133,9 @@ setup_env() {
     # One node, no InfiniBand: shared memory + TCP; no UCX/OFI probing (their providers are not carried).
     export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader,tcp OMPI_MCA_osc=^ucx OMPI_MCA_mtl=^ofi
     export OMPI_MCA_btl_base_warn_component_unused=0
+    # Open MPI 4 refuses to start even a local daemon (mpirun, singletons) when its rsh agent is
+    # missing ("plm_rsh_agent: ssh : rsh ... could not be found"); one node never calls it.
+    command -v ssh >/dev/null || command -v rsh >/dev/null || export OMPI_MCA_plm_rsh_agent=false
     # For tools that must not see the prefix's libraries (PyTorch): the environment before it.
     export ACCEL_GPU_ORIG_LD_LIBRARY_PATH=$orig_ld ACCEL_GPU_ORIG_PATH=$orig_path
 }
@@ -199,16 +203,17 @@ phase_build() {
 }
 
 # Every library the built programs load must come from the prefix, the CUDA toolkit/driver, or
-# the system's core (libc, libstdc++, libgcc_s, libz, libzstd, libgmp): nothing else of the
-# machine is assumed, and nothing may be missing.
+# the system's core (pack.sh's BASE: libc, libstdc++, libgcc_s, zlib, zstd, gmp, udev ...):
+# nothing else of the machine is assumed, and nothing may be missing.
+core_libs='/(ld-linux[^/]*|lib(c|m|dl|rt|pthread|resolv|util|stdc\+\+|gcc_s|z|zstd|lzma|bz2|gmp|crypt|selinux|pcre2-8|cap|cap-ng|audit|md|udev|systemd|acl|attr|tinfo|uuid|blkid|mount)\.so[.0-9]*)$'
 check_libraries() {
-    local f lib bad=0 report=$work/logs/ldd.txt
+    local f bad=0 report=$work/logs/ldd.txt
     : > "$report"
-    for f in "$build"/.libs/libaccel.so.0 "$build"/.libs/lt-accel_train "$build"/.libs/accel_train \
-             "$build"/.libs/accel "$build"/.libs/accel_data "$prefix"/usr/bin/orted.openmpi "$prefix"/usr/bin/orted; do
+    for f in "$build"/.libs/libaccel.so.0 "$build"/.libs/accel_train "$build"/.libs/accel \
+             "$build"/.libs/accel_data "$prefix"/usr/bin/orted "$prefix"/usr/bin/pkgconf "$prefix"/usr/bin/make; do
         [ -f "$f" ] || continue
         echo "== $f" >> "$report"
-        ldd "$f" >> "$report" 2>&1
+        LD_LIBRARY_PATH=$build/.libs:$LD_LIBRARY_PATH ldd "$f" >> "$report" 2>&1
     done
     # Plugins of Open MPI and PMIx are loaded at run time: they must resolve too.
     for f in $(find "$prefix" -name 'mca_*.so' -o -name 'pmix_mca_*.so'); do
@@ -219,8 +224,8 @@ check_libraries() {
         bad=1
     fi
     local outside
-    outside=$(grep '=>' "$report" | awk '{print $3}' | grep -v "^$prefix/" |
-              grep -v -E "^$cuda/|/cuda|nvidia|/lib(c|m|dl|rt|pthread|stdc\+\+|gcc_s|z|zstd|gmp|resolv|util)\.so" | sort -u)
+    outside=$(grep '=>' "$report" | grep -v 'not found' | awk '{print $3}' | grep -v -e "^$prefix/" -e "^$build/" |
+              grep -v -E -e "^$cuda/|/cuda|nvidia" -e "$core_libs" | sort -u)
     [ -z "$outside" ] || say "build: libraries from the machine outside the prefix and the core: $(echo $outside)"
     cat "$report" >> "$out/build.log"
     [ $bad = 0 ] && say "build: ldd: every library of accel and Open MPI/PMIx resolves (prefix + core + CUDA)"

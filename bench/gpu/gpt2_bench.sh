@@ -19,16 +19,22 @@
 #
 # Variables: BENCH_MICRO, BENCH_STEPS, BENCH_WARMUP, BENCH_MODES ("accel eager accelerate compile"),
 # BENCH_PEAK_FLOPS (989e12), BENCH_RAW (folder for raw logs), BENCH_TIMEOUT (per run, 240 s),
-# PYTHON (python3).
+# PYTHON (default: the first of python3, /usr/bin/python3 that has PyTorch).
 set -uo pipefail
 build=${1:?usage: gpt2_bench.sh BUILD_DIR}
 build=$(cd "$build" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 raw=${BENCH_RAW:-$(mktemp -d)}
 mkdir -p "$raw"
-py=${PYTHON:-python3}
 modes=${BENCH_MODES:-accel eager accelerate compile}
 tmo=${BENCH_TIMEOUT:-240}
+# run.sh's deadline for the whole call (seconds since the epoch): each run gets at most what is left.
+deadline=${ACCEL_GPU_DEADLINE:-$(( $(date +%s) + 3600 ))}
+run_timeout() { # -> seconds for the next run, or nothing when there is no time left for one
+    local l=$(( deadline - $(date +%s) - 10 ))
+    [ "$l" -ge 30 ] || return 1
+    [ "$l" -lt "$tmo" ] && echo "$l" || echo "$tmo"
+}
 
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
     gpu=1 dev=cuda
@@ -54,6 +60,15 @@ pyenv() {
         LD_LIBRARY_PATH="${ACCEL_GPU_ORIG_LD_LIBRARY_PATH:-}" PATH="${ACCEL_GPU_ORIG_PATH:-$PATH}" \
         PYTHONUNBUFFERED=1 "$@"
 }
+
+# The first python3 with PyTorch: the PATH's (the device image's venv), else Debian's.
+py=${PYTHON:-}
+if [ -z "$py" ]; then
+    for c in python3 /usr/bin/python3; do
+        pyenv "$c" -c 'import torch' >/dev/null 2>&1 && { py=$c; break; }
+    done
+    py=${py:-python3}
+fi
 
 # GPU memory meter: MiB in use, sampled in the background while a command runs.
 meter_pid=""
@@ -83,8 +98,10 @@ run_accel() {
         NOTE[accel]="accel_data synth failed: $(tail -n 1 "$raw/accel_data.log")"; return 1
     fi
     rm -f "$raw/accel.jsonl"
+    local t
+    t=$(run_timeout) || { NOTE[accel]="no time left in this call (run.sh's RUN_BUDGET)"; return 1; }
     meter_start accel
-    timeout "$tmo" "$build/accel_train" model.name=gpt device=$dev precision=bf16 \
+    timeout "$t" "$build/accel_train" model.name=gpt device=$dev precision=bf16 \
         model.layers=$L model.heads=$H model.width=$C model.context=$T model.vocab=$V \
         data.path="$data" train.global_batch=$B train.steps=$((WARM + STEPS)) train.log_every=10 \
         train.sample_tokens=0 train.metrics="$raw/accel.jsonl" > "$log" 2>&1
@@ -92,7 +109,7 @@ run_accel() {
     MEM[accel]=$(meter_stop accel)
     cat "$log"
     if [ $rc != 0 ] || [ ! -s "$raw/accel.jsonl" ]; then
-        NOTE[accel]="accel_train failed (rc $rc): $(grep -m1 -i 'error' "$log" | cut -c1-160)"
+        NOTE[accel]="accel_train failed (rc $rc$([ $rc = 124 ] && echo ": stopped after $t s")): $(grep -m1 -i 'error' "$log" | cut -c1-160)"
         return 1
     fi
     # tokens/s over the steps after the warm-up, from each step's end time (seconds since start).
@@ -111,8 +128,10 @@ run_torch() { # MODE
     rows="$rows $m"
     NOTE[$m]=""
     [ $m = eager ] && [ $gpu = 1 ] && extra=--matmul-peak
+    local t
+    t=$(run_timeout) || { NOTE[$m]="no time left in this call (run.sh's RUN_BUDGET)"; return 1; }
     meter_start "$m"
-    pyenv timeout "$tmo" "$py" "$here/gpt2_torch.py" --mode "$m" --device $dev --layers $L --heads $H \
+    pyenv timeout "$t" "$py" "$here/gpt2_torch.py" --mode "$m" --device $dev --layers $L --heads $H \
         --width $C --context $T --vocab $V --micro $B --steps $STEPS --warmup $WARM \
         --threads $threads $( [ "$peak" != 0 ] && echo --peak-flops "$peak") $extra > "$log" 2>&1
     local rc=$?
@@ -122,7 +141,7 @@ run_torch() { # MODE
     local res
     res=$(grep '^RESULT ' "$log" | tail -n 1 | cut -c8-)
     if [ -z "$res" ]; then
-        NOTE[$m]=$(grep -m1 '^SKIP' "$log" || echo "failed (rc $rc): $(tail -n 1 "$log" | cut -c1-160)")
+        NOTE[$m]=$(grep -m1 '^SKIP' "$log" || echo "failed (rc $rc$([ $rc = 124 ] && echo ": stopped after $t s")): $(tail -n 1 "$log" | cut -c1-160)")
         return 1
     fi
     read -r TPS[$m] MS[$m] pmem mm < <(echo "$res" | pyenv "$py" -c 'import json, sys
@@ -149,12 +168,12 @@ ratio() { # A B -> A/B or -
         else printf "%.2fx", a / b }'
 }
 echo "==== table: GPT $L x $C, context $T, vocab $V, micro-batch $B, bf16, $STEPS timed steps ($dev)"
-printf '%-28s %11s %9s %7s %9s %14s %14s\n' run tokens/s ms/step MFU "peak GiB" "accel/this" ""
+printf '%-28s %11s %9s %7s %9s %11s\n' run tokens/s ms/step MFU "peak GiB" "accel/this"
 for m in $rows; do
     if [ -n "${TPS[$m]:-}" ] && [ "${TPS[$m]}" != - ]; then
         mfu=$(awk -v t="${TPS[$m]}" -v f=$FLOP_TOKEN -v p="$peak" 'BEGIN {
               if (p + 0 > 0) printf "%.1f%%", 100 * t * f / p; else print "-" }')
-        printf '%-28s %11.0f %9.1f %7s %9s %14s\n' "$(label $m)" "${TPS[$m]}" "${MS[$m]}" "$mfu" \
+        printf '%-28s %11.0f %9.1f %7s %9s %11s\n' "$(label $m)" "${TPS[$m]}" "${MS[$m]}" "$mfu" \
             "${MEM[$m]:--}" "$( [ $m = accel ] && echo - || ratio "${TPS[accel]:-}" "${TPS[$m]}")"
     else
         printf '%-28s %s\n' "$(label $m)" "n/a: ${NOTE[$m]:-no result}"

@@ -40,6 +40,16 @@ summary=$out/summary.txt
 orig_path=$PATH
 orig_ld=${LD_LIBRARY_PATH:-}
 
+# One deadline for the whole call (the run tool stops a command at 600 s): phases and benchmark
+# runs get what is left, the benchmark keeps a reserve, so the summary always gets written.
+budget=${RUN_BUDGET:-560}
+export ACCEL_GPU_DEADLINE=$(( $(date +%s) + budget ))
+left() { echo $(( ACCEL_GPU_DEADLINE - $(date +%s) )); }
+cap() { # WANTED RESERVE -> seconds a phase may take: WANTED, or what is left minus RESERVE
+    local l=$(( $(left) - $2 ))
+    [ "$l" -lt "$1" ] && echo $(( l > 10 ? l : 10 )) || echo "$1"
+}
+
 say() { printf '[%s +%4ds] %s\n' "$(date -u +%H:%M:%S)" "$SECONDS" "$*" | tee -a "$summary"; }
 die() { say "FAILED: $*"; pack_logs; exit 1; }
 
@@ -188,12 +198,14 @@ phase_build() {
     if [ -x "$cuda/bin/nvcc" ]; then cuda_arg=--with-cuda=$cuda; fi
     find_cuda_extras
     local arch=${NVCC_ARCH:--gencode arch=compute_90,code=sm_90}
+    local tmo
+    tmo=$(cap "${BUILD_TIMEOUT:-360}" 120)
     {
         echo "== configure $cuda_arg NVCC_ARCH=$arch"
         cd "$build" &&
         "$top/configure" $cuda_arg NVCC_ARCH="$arch" CPPFLAGS="$extra_cppflags" LDFLAGS="$extra_ldflags" &&
-        echo "== make -j$jobs" && make -j"$jobs" &&
-        echo "== make -j$jobs check programs" && make -j"$jobs" check TESTS=
+        echo "== make -j$jobs" && timeout "$tmo" make -j"$jobs" &&
+        echo "== make -j$jobs check programs" && timeout "$tmo" make -j"$jobs" check TESTS=
     } > "$out/build.log" 2>&1
     local rc=$?
     grep -A 14 'configuration summary' "$out/build.log" | sed 's/^/  /' | tee -a "$summary" >/dev/null
@@ -249,10 +261,13 @@ phase_test() {
             list=tests/unit.sh
         fi
     fi
-    say "test: ${list:-the whole make check} (one at a time: they share the GPU)"
-    if [ -z "$list" ]; then (cd "$build" && make -j"$jobs" check) > "$out/test.log" 2>&1
-    else (cd "$build" && make -j1 check TESTS="$list") > "$out/test.log" 2>&1; fi
+    local tmo
+    tmo=$(cap "${TEST_TIMEOUT:-240}" $([ "$mode" = all ] && echo 240 || echo 15))
+    say "test: ${list:-the whole make check} (one at a time: they share the GPU; at most $tmo s)"
+    if [ -z "$list" ]; then (cd "$build" && timeout "$tmo" make -j"$jobs" check) > "$out/test.log" 2>&1
+    else (cd "$build" && timeout "$tmo" make -j1 check TESTS="$list") > "$out/test.log" 2>&1; fi
     rc=$?
+    [ $rc = 124 ] && say "test: STOPPED after $tmo s (TEST_TIMEOUT); the log so far is in test.log"
     grep -E '^(PASS|FAIL|SKIP|XFAIL|XPASS|ERROR):|^# (TOTAL|PASS|SKIP|FAIL|ERROR)' "$out/test.log" | tee -a "$summary"
     # Skips say why (e.g. no CUDA device): keep their reasons in the summary.
     for f in $list; do

@@ -17,7 +17,8 @@
 # program's own figure (accel: resident memory above start-up; PyTorch: maximum resident size).
 # Prints a table last: tokens/s, ms/step, MFU, peak GiB, accel's ratio to each PyTorch run.
 #
-# Variables: BENCH_MICRO, BENCH_STEPS, BENCH_WARMUP, BENCH_MODES ("accel eager accelerate compile"),
+# Variables: BENCH_SHAPE ("layers heads width context vocab"), BENCH_MICRO, BENCH_STEPS, BENCH_WARMUP,
+# BENCH_DEVICE (cuda with a GPU, else cpu), BENCH_MODES ("accel eager accelerate compile"),
 # BENCH_PEAK_FLOPS (989e12), BENCH_RAW (folder for raw logs), BENCH_TIMEOUT (per run, 240 s),
 # PYTHON (default: the first of python3, /usr/bin/python3 that has PyTorch).
 set -uo pipefail
@@ -37,14 +38,14 @@ run_timeout() { # -> seconds for the next run, or nothing when there is no time 
 }
 
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
-    gpu=1 dev=cuda
-    L=12 H=12 C=768 T=1024 V=50257
+    gpu=1 dev=${BENCH_DEVICE:-cuda}
+    read -r L H C T V <<< "${BENCH_SHAPE:-12 12 768 1024 50257}"
     B=${BENCH_MICRO:-16} STEPS=${BENCH_STEPS:-30} WARM=${BENCH_WARMUP:-10}
     peak=${BENCH_PEAK_FLOPS:-989e12}
     threads=0
 else
-    gpu=0 dev=cpu
-    L=2 H=2 C=64 T=64 V=512
+    gpu=0 dev=${BENCH_DEVICE:-cpu}
+    read -r L H C T V <<< "${BENCH_SHAPE:-2 2 64 64 512}"
     B=${BENCH_MICRO:-4} STEPS=${BENCH_STEPS:-8} WARM=${BENCH_WARMUP:-3}
     peak=${BENCH_PEAK_FLOPS:-0}
     threads=1

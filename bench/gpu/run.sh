@@ -14,6 +14,7 @@
 #     bench   bench/gpu/gpt2_bench.sh: accel_train vs PyTorch eager / Accelerate / torch.compile on
 #             GPT-2 124M (on a machine without a GPU: device=cpu and a tiny GPT) -> bench.log
 #     all     probe, build, test, bench
+#     env     print the environment (eval "$(bash bench/gpu/run.sh env)") to run accel by hand
 #
 # Everything goes to $OUT (the run tool brings it back; elsewhere .gpubuild/out): summary.txt (phase
 # timestamps, results, the benchmark table), env.txt, build.log, test.log, bench.log, and logs.tar.gz
@@ -138,6 +139,9 @@ setup_env() {
     # Relocated Open MPI and PMIx find their components, help files and orted here.
     export OPAL_PREFIX=$p/usr
     export PMIX_PREFIX=$p/usr/lib/$multiarch/pmix2 PMIX_INSTALL_PREFIX=$p/usr/lib/$multiarch/pmix2
+    # PMIx 4.2 does not relocate its component folder from those (it then prints "help-pcompress.txt:
+    # No such file" and runs without its plugins): name it.
+    export PMIX_MCA_mca_base_component_path=$PMIX_PREFIX/lib/pmix
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
     export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
     # One node, no InfiniBand: shared memory + TCP; no UCX/OFI probing (their providers are not carried).
@@ -271,8 +275,8 @@ phase_test() {
     grep -E '^(PASS|FAIL|SKIP|XFAIL|XPASS|ERROR):|^# (TOTAL|PASS|SKIP|FAIL|ERROR)' "$out/test.log" | tee -a "$summary"
     # Skips say why (e.g. no CUDA device): keep their reasons in the summary.
     for f in $list; do
-        [ -f "$build/${f%.sh}.log" ] && grep -q '^SKIP' "$build/${f%.sh}.trs" 2>/dev/null &&
-            say "  $(basename "$f"): $(grep -v '^SKIP' "$build/${f%.sh}.log" | tail -n 1)"
+        grep -q ':test-result: SKIP' "$build/${f%.sh}.trs" 2>/dev/null &&
+            say "  skipped $(basename "$f"): $(grep -v -e '^SKIP tests/' -e '^-----' "$build/${f%.sh}.log" | tail -n 1 | cut -c1-200)"
     done
     say "test: rc $rc in $((SECONDS - t0)) s"
     return $rc
@@ -291,6 +295,16 @@ phase_bench() {
 }
 
 mode=${1:-all}
+if [ "$mode" = env ]; then  # for other commands in the kit's environment: eval "$(bash bench/gpu/run.sh env)"
+    [ -f "$prefix/.stamp" ] || unpack_prefix >/dev/null
+    setup_env
+    for v in PATH LD_LIBRARY_PATH CPATH LIBRARY_PATH PKG_CONFIG PKG_CONFIG_LIBDIR PKG_CONFIG_SYSROOT_DIR \
+             OPAL_PREFIX PMIX_PREFIX PMIX_INSTALL_PREFIX PMIX_MCA_mca_base_component_path \
+             ACCEL_GPU_ORIG_LD_LIBRARY_PATH ACCEL_GPU_ORIG_PATH $(compgen -e | grep '^OMPI_MCA_\|^OMPI_ALLOW'); do
+        [ -n "${!v+x}" ] && printf 'export %s=%q\n' "$v" "${!v}"
+    done
+    exit 0
+fi
 say "run.sh $mode in $top (kit $(head -n 2 "$kit/MANIFEST" 2>/dev/null | tr '\n' ' '))"
 status=0
 case $mode in

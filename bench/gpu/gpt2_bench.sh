@@ -102,6 +102,8 @@ run_accel() {
     local t
     t=$(run_timeout) || { NOTE[accel]="no time left in this call (run.sh's RUN_BUDGET)"; return 1; }
     meter_start accel
+    # (ACCEL_* variables override arguments: none may steer this run elsewhere, e.g. ACCEL_DEVICE)
+    env $(compgen -e | grep '^ACCEL_' | grep -v '^ACCEL_GPU_' | sed 's/^/-u /') \
     timeout "$t" "$build/accel_train" model.name=gpt device=$dev precision=bf16 \
         model.layers=$L model.heads=$H model.width=$C model.context=$T model.vocab=$V \
         data.path="$data" train.global_batch=$B train.steps=$((WARM + STEPS)) train.log_every=10 \

@@ -154,24 +154,30 @@ setup_env() {
     export ACCEL_GPU_ORIG_LD_LIBRARY_PATH=$orig_ld ACCEL_GPU_ORIG_PATH=$orig_path
 }
 
-# NCCL and cuBLAS outside the toolkit (e.g. only in the PyTorch wheels): a -I and a folder with
-# the unversioned link names, so configure finds them.
+# NCCL and cuBLAS outside the toolkit (e.g. only in the PyTorch wheels, site-packages/nvidia/*):
+# -I and -L flags, with a folder of unversioned link names, so configure finds them.
 find_cuda_extras() {
     extra_cppflags="" extra_ldflags=""
-    [ -f "$cuda/include/nccl.h" ] || [ -f /usr/include/nccl.h ] || {
-        local site h
-        for site in $(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null); do
-            h=$site/nvidia/nccl
-            if [ -f "$h/include/nccl.h" ] && ls "$h"/lib/libnccl.so* >/dev/null 2>&1; then
-                mkdir -p "$work/links"
-                ln -sf "$(ls "$h"/lib/libnccl.so* | head -n 1)" "$work/links/libnccl.so"
-                extra_cppflags="-I$h/include"
-                extra_ldflags="-L$work/links -Wl,-rpath,$h/lib"
-                say "build: NCCL from the PyTorch wheel ($h)"
-                break
-            fi
+    local sites site d lib
+    sites=$( { python3 -c 'import site; print("\n".join(site.getsitepackages()))' 2>/dev/null
+               ls -d /opt/torch/.venv/lib/python3*/site-packages /usr/local/lib/python3*/dist-packages 2>/dev/null; } | sort -u)
+    # name  header  library  (all three must be missing from the toolkit and the system first)
+    while read -r name header lib; do
+        [ -f "$cuda/include/$header" ] || [ -f "/usr/include/$header" ] || ls "$cuda"/lib64/$lib.so >/dev/null 2>&1 && continue
+        for site in $sites; do
+            d=$site/nvidia/$name
+            [ -f "$d/include/$header" ] && ls "$d"/lib/$lib.so.* >/dev/null 2>&1 || continue
+            mkdir -p "$work/links"
+            for l in "$d"/lib/lib*.so.*; do b=$(basename "$l"); ln -sf "$l" "$work/links/${b%%.so.*}.so"; done
+            extra_cppflags="$extra_cppflags -I$d/include"
+            extra_ldflags="$extra_ldflags -L$work/links -Wl,-rpath,$d/lib"
+            say "build: $name from the PyTorch wheel ($d)"
+            break
         done
-    }
+    done <<'LIST'
+nccl nccl.h libnccl
+cublas cublas_v2.h libcublas
+LIST
 }
 
 # ------------------------------------------------------------------ build
@@ -204,17 +210,25 @@ phase_build() {
     local arch=${NVCC_ARCH:--gencode arch=compute_90,code=sm_90}
     local tmo
     tmo=$(cap "${BUILD_TIMEOUT:-360}" 120)
+    local t1 t2 rc
     {
         echo "== configure $cuda_arg NVCC_ARCH=$arch"
         cd "$build" &&
-        "$top/configure" $cuda_arg NVCC_ARCH="$arch" CPPFLAGS="$extra_cppflags" LDFLAGS="$extra_ldflags" &&
-        echo "== make -j$jobs" && timeout "$tmo" make -j"$jobs" &&
-        echo "== make -j$jobs check programs" && timeout "$tmo" make -j"$jobs" check TESTS=
+        "$top/configure" $cuda_arg NVCC_ARCH="$arch" CPPFLAGS="$extra_cppflags" LDFLAGS="$extra_ldflags"
     } > "$out/build.log" 2>&1
-    local rc=$?
+    rc=$?
+    t1=$SECONDS
+    if [ $rc = 0 ]; then
+        {
+            echo "== make -j$jobs" && (cd "$build" && timeout "$tmo" make -j"$jobs") &&
+            echo "== make -j$jobs check programs" && (cd "$build" && timeout "$tmo" make -j"$jobs" check TESTS=)
+        } >> "$out/build.log" 2>&1
+        rc=$?
+    fi
+    t2=$SECONDS
     grep -A 14 'configuration summary' "$out/build.log" | sed 's/^/  /' | tee -a "$summary" >/dev/null
     [ $rc = 0 ] || { tail -n 30 "$out/build.log"; die "build (rc $rc); see build.log"; }
-    say "build: done in $((SECONDS - t0)) s (-j$jobs)"
+    say "build: done in $((SECONDS - t0)) s (-j$jobs): prefix + configure $((t1 - t0)) s, make $((t2 - t1)) s"
     check_libraries
 }
 

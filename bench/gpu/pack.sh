@@ -135,6 +135,13 @@ total=$(du -sb "$kit" | cut -f1)
 n=$(ls "$kit"/debs/*.deb | wc -l)
 printf 'pack.sh: %s: %d packages + autotools files, %.1f MiB in all (limit %d MiB)\n' \
     "$kit" "$n" "$(echo "$total" | awk '{print $1 / 1048576}')" "$limit_mib"
+# The run tool sends the working tree (tracked + untracked files git does not ignore) and the carried
+# kit, 64 MiB at most.
+tree=$(cd "$top" && git ls-files -co --exclude-standard -z | xargs -0 stat -c %s 2>/dev/null | awk '{ s += $1 } END { print s + 0 }')
+printf 'pack.sh: working tree %.1f MiB + kit = %.1f MiB to send (the run tool takes 64 MiB)\n' \
+    "$(echo "$tree" | awk '{print $1 / 1048576}')" "$(echo "$tree $total" | awk '{print ($1 + $2) / 1048576}')"
+[ $((tree + total)) -le $((64 * 1048576)) ] ||
+    echo "pack.sh: WARNING: more than 64 MiB would travel: remove or ignore large untracked files" >&2
 if [ "$total" -gt $((limit_mib * 1048576)) ]; then
     echo "pack.sh: the kit is larger than $limit_mib MiB: the largest packages are" >&2
     ls -S "$kit"/debs | head -n 5 >&2

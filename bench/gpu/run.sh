@@ -88,6 +88,7 @@ phase_probe() {
         python3 -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, torch.cuda.is_available())' 2>&1 | tail -n 1
         python3 -c 'import accelerate; print("accelerate", accelerate.__version__)' 2>&1 | tail -n 1
     } > "$out/env.txt" 2>&1
+    say "probe: $(grep -E '^(gcc \(|Cuda|[0-9.]+ torch|accelerate)' "$out/env.txt" | sed 's/Cuda compilation tools, /nvcc /' | tr '\n' ';' | sed 's/;$//; s/;/; /g')"
     if have_gpu; then say "probe: GPU $(nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | head -n 1)"
     else say "probe: no GPU (nvidia-smi absent or lists none): CPU build and CPU bench only"; fi
     for t in gcc g++ make pkg-config; do

@@ -87,6 +87,8 @@ meter_stop() { # NAME -> prints GiB above the baseline, or "-"
         END { if (m == "" || base == "") print "-"; else printf "%.2f", (m - base) / 1024 }' "$raw/$1.mem"
 }
 
+trap '[ -z "$meter_pid" ] || kill "$meter_pid" 2>/dev/null' EXIT
+
 declare -A TPS MS MEM NOTE
 rows=""
 
@@ -182,6 +184,11 @@ for m in $rows; do
         printf '%-28s %s\n' "$(label $m)" "n/a: ${NOTE[$m]:-no result}"
     fi
 done
+if [ $gpu = 1 ]; then
+    echo "peak GiB: GPU memory in use during the run above the level before it (nvidia-smi every 100 ms; CUDA context included)"
+else
+    echo "peak GiB: accel: resident memory above start-up; PyTorch: the process's maximum resident size"
+fi
 if [ "$matmul" != 0 ]; then
     awk -v m="$matmul" -v p="$peak" 'BEGIN { printf "measured bf16 matrix product (8192^3): %.0f TFLOP/s = %.0f%% of the %.0f TFLOP/s used for MFU\n", m / 1e12, 100 * m / p, p / 1e12 }'
 fi

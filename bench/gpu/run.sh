@@ -159,7 +159,7 @@ setup_env() {
 find_cuda_extras() {
     extra_cppflags="" extra_ldflags=""
     local sites site d lib
-    sites=$( { python3 -c 'import site; print("\n".join(site.getsitepackages()))' 2>/dev/null
+    sites=$( { LD_LIBRARY_PATH=$orig_ld PATH=$orig_path python3 -c 'import site; print("\n".join(site.getsitepackages()))' 2>/dev/null
                ls -d /opt/torch/.venv/lib/python3*/site-packages /usr/local/lib/python3*/dist-packages 2>/dev/null; } | sort -u)
     # name  header  library  (all three must be missing from the toolkit and the system first)
     while read -r name header lib; do

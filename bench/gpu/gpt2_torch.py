@@ -166,9 +166,8 @@ def main():
             skip(f"Hugging Face Accelerate is not installed ({e})")
         accelerator = Accelerator(mixed_precision="bf16" if args.precision == "bf16" else "no",
                                   cpu=(device == "cpu"))
-    if device == "cuda":
-        torch.backends.cuda.matmul.allow_tf32 = True
-        torch.backends.cudnn.allow_tf32 = True
+    # (No TF32 switches: under bf16 autocast every product is bf16, and PyTorch >= 2.9 objects to
+    # mixing its legacy allow_tf32 flags with the newer fp32_precision settings.)
 
     torch.manual_seed(args.seed)
     model = GPT(args.layers, args.heads, args.width, args.context, args.vocab, attn).to(device)

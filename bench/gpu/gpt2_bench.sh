@@ -70,6 +70,8 @@ if [ -z "$py" ]; then
     done
     py=${py:-python3}
 fi
+py_ok=1
+pyenv "$py" -c 'import torch' >/dev/null 2>&1 || py_ok=0
 
 # GPU memory meter: MiB in use, sampled in the background while a command runs.
 meter_pid=""
@@ -133,6 +135,7 @@ run_torch() { # MODE
     rows="$rows $m"
     NOTE[$m]=""
     [ $m = eager ] && [ $gpu = 1 ] && extra=--matmul-peak
+    [ $py_ok = 1 ] || { NOTE[$m]="no Python with PyTorch here ($py; set PYTHON=...)"; return 1; }
     local t
     t=$(run_timeout) || { NOTE[$m]="no time left in this call (run.sh's RUN_BUDGET)"; return 1; }
     meter_start "$m"

@@ -25,13 +25,14 @@ limit_mib=${GPUKIT_LIMIT_MIB:-50}
 
 # Present on every glibc system that can run a compiler (Debian's "required" core): never carried,
 # because a second copy of these on LD_LIBRARY_PATH could shadow the device's newer ones (libc,
-# libstdc++, libgcc_s, zlib, zstd, gmp are what gcc, nvcc and PyTorch load too).
+# libstdc++, libgcc_s, zlib, zstd, gmp are what gcc, nvcc and PyTorch load too). libudev1 (hwloc),
+# libuuid1 and libdb5.3 (SASL) are carried although most systems have them: a minimal image may not.
 BASE="libc6 libc-bin libgcc-s1 libstdc++6 gcc-12-base libcrypt1 zlib1g libzstd1 liblzma5 libbz2-1.0
  libgmp10 libselinux1 libpcre2-8-0 libtinfo6 libacl1 libattr1 libaudit1 libaudit-common libcap-ng0
- libcap2 libmd0 libpam0g libpam-modules libpam-modules-bin libpam-runtime libdb5.3 libsemanage2
+ libcap2 libmd0 libpam0g libpam-modules libpam-modules-bin libpam-runtime libsemanage2
  libsemanage-common libsepol2 passwd adduser login debconf cdebconf dpkg tar install-info perl-base
- coreutils dash bash sed grep mawk base-files base-passwd debianutils util-linux libuuid1 libblkid1
- libmount1 libsmartcols1 libsystemd0 libudev1 sensible-utils"
+ coreutils dash bash sed grep mawk base-files base-passwd debianutils util-linux libblkid1
+ libmount1 libsmartcols1 libsystemd0 sensible-utils"
 # Depended on, but not needed to build or run accel on one node: hwloc's X11/OpenCL/NVML plugins
 # (10 MiB with libicu and libX11) and ssh (multi-node launch).
 EXCLUDE="libhwloc-plugins openssh-client"

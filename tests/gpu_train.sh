@@ -4,6 +4,7 @@
 #   the NCCL communicator is created from MPI on one rank; 2 ranks (ddp, zero1) when 2 GPUs exist;
 #   fp16 with loss scaling runs; a checkpoint written on the GPU resumes on the CPU.
 . "${top_srcdir:-.}/tests/lib.sh"
+unset ACCEL_DEVICE      # lib.sh keeps the other tests on the CPU; these choose their device
 probe=$("$top_builddir/tests/gpu_gpt_check" --probe 2>&1); rc=$?
 [ "$rc" -eq 77 ] && skip "${probe#SKIP: }"
 [ "$rc" -eq 0 ] || fail "GPU probe failed: $probe"

@@ -418,17 +418,34 @@ accel_status_t accel_gpt_cuda_create(const accel_gpt_cuda_config_t *c, accel_gpt
     CU(cudaMallocHost((void **)&g->h_sumsq, sizeof(double)));
     ACCEL_CHECK_GOTO(dalloc(g, (void **)&g->d_sumsq, sizeof(double), "norm scratch"), st, fail);
 #undef CU
-    ACCEL_CHECK_GOTO(create_comm(g, c), st, fail);
-    ACCEL_CHECK_GOTO(plan_comm(g, c), st, fail);
+    st = ACCEL_OK;
+fail:
+    /* NCCL initialisation is collective: every rank learns first whether every rank got this far,
+     * so that a rank that failed above cannot leave the others waiting in ncclCommInitRank. */
+    {
+        int ok = st == ACCEL_OK, all = 0;
+        if (MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, c->comm) != MPI_SUCCESS) all = 0;
+        if (!all) {
+            if (st == ACCEL_OK) {
+                ACCEL_ERROR("gpt_cuda: the GPU engine could not be set up on another rank");
+                st = ACCEL_ERR_CUDA;
+            }
+            accel_gpt_cuda_destroy(g);
+            return st;
+        }
+    }
+    st = create_comm(g, c);
+    if (st == ACCEL_OK) st = plan_comm(g, c);
+    if (st != ACCEL_OK) {
+        accel_gpt_cuda_destroy(g);
+        return st;
+    }
     ACCEL_INFO("gpu: %s GPT engine, %.1f MiB of device memory (activations %.1f MiB for %d x %d "
                "tokens), %d gradient %s", accel_dtype_name(g->dt), g->device_bytes / 1048576.0,
                g->plan.total / 1048576.0, g->B, g->T, g->nbuckets,
                g->sharded ? "reduce-scatters (zero1, one per layer)" : "buckets (ddp allreduce)");
     *out = g;
     return ACCEL_OK;
-fail:
-    accel_gpt_cuda_destroy(g);
-    return st;
 }
 
 /* ------------------------------------------------------------------ state transfer */

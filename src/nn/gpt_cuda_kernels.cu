@@ -73,8 +73,8 @@ static __global__ void encoder_forward_kernel(T *x, const int32_t *tok, int stri
 {
     size_t n = (size_t)B * Tn * C;
     GRID_STRIDE(i, n) {
-        size_t bt = i / C;
-        int c = (int)(i % C), b = (int)(bt / Tn), t = (int)(bt % Tn);
+        const unsigned ui = (unsigned)i, bt = ui / (unsigned)C;   /* sizes < 2^31 (the plan) */
+        const int c = (int)(ui % (unsigned)C), b = (int)(bt / (unsigned)Tn), t = (int)(bt % (unsigned)Tn);
         int id = tok[(size_t)b * stride + t];
         x[i] = st<T>(wte[(size_t)id * C + c] + wpe[(size_t)t * C + c]);
     }
@@ -86,8 +86,8 @@ static __global__ void encoder_backward_kernel(float *dwte, float *dwpe, const T
 {
     size_t n = (size_t)B * Tn * C;
     GRID_STRIDE(i, n) {
-        size_t bt = i / C;
-        int c = (int)(i % C), b = (int)(bt / Tn), t = (int)(bt % Tn);
+        const unsigned ui = (unsigned)i, bt = ui / (unsigned)C;   /* sizes < 2^31 (the plan) */
+        const int c = (int)(ui % (unsigned)C), b = (int)(bt / (unsigned)Tn), t = (int)(bt % (unsigned)Tn);
         int id = tok[(size_t)b * stride + t];
         float v = ld(d[i]);
         atomicAdd(&dwte[(size_t)id * C + c], v);
@@ -219,23 +219,26 @@ template <typename T>
 static __global__ void permute_kernel(T *dst, const T *src, const float *bias, int B, int Tn, int NH,
                                       int hs, int nparts)
 {
-    const size_t C = (size_t)NH * hs, W = C * nparts, BTC = (size_t)B * Tn * C;
+    /* 32-bit index arithmetic: the plan keeps every buffer below 2^31 elements */
+    const unsigned C = (unsigned)(NH * hs), W = C * nparts, BTC = (unsigned)(B * Tn) * C;
+    const unsigned uhs = (unsigned)hs, uT = (unsigned)Tn, uNH = (unsigned)NH;
     GRID_STRIDE(i, (size_t)B * Tn * W) {
-        size_t bt = i / W, j = i % W;
-        size_t part = j / C, cc = j % C, h = cc / hs, d = cc % hs, b = bt / Tn, t = bt % Tn;
+        const unsigned ui = (unsigned)i, bt = ui / W, j = ui % W;
+        const unsigned part = j / C, cc = j % C, h = cc / uhs, d = cc % uhs, b = bt / uT, t = bt % uT;
         float v = ld(src[i]) + (bias ? bias[j] : 0.0f);
-        dst[part * BTC + ((b * NH + h) * Tn + t) * hs + d] = st<T>(v);
+        dst[part * BTC + ((b * uNH + h) * uT + t) * uhs + d] = st<T>(v);
     }
 }
 
 template <typename T>
 static __global__ void unpermute_kernel(T *dst, const T *src, int B, int Tn, int NH, int hs, int nparts)
 {
-    const size_t C = (size_t)NH * hs, W = C * nparts, BTC = (size_t)B * Tn * C;
+    const unsigned C = (unsigned)(NH * hs), W = C * nparts, BTC = (unsigned)(B * Tn) * C;
+    const unsigned uhs = (unsigned)hs, uT = (unsigned)Tn, uNH = (unsigned)NH;
     GRID_STRIDE(i, (size_t)B * Tn * W) {
-        size_t bt = i / W, j = i % W;
-        size_t part = j / C, cc = j % C, h = cc / hs, d = cc % hs, b = bt / Tn, t = bt % Tn;
-        dst[i] = src[part * BTC + ((b * NH + h) * Tn + t) * hs + d];
+        const unsigned ui = (unsigned)i, bt = ui / W, j = ui % W;
+        const unsigned part = j / C, cc = j % C, h = cc / uhs, d = cc % uhs, b = bt / uT, t = bt % uT;
+        dst[i] = src[part * BTC + ((b * uNH + h) * uT + t) * uhs + d];
     }
 }
 
@@ -324,7 +327,7 @@ template <typename T>
 static __global__ void bias_gelu_forward_kernel(T *fch, T *out, const float *bias, size_t n, int C4)
 {
     GRID_STRIDE(i, n) {
-        T v = st<T>(ld(fch[i]) + bias[i % C4]);
+        T v = st<T>(ld(fch[i]) + bias[(unsigned)i % (unsigned)C4]);
         fch[i] = v;
         out[i] = st<T>(gelu(ld(v)));
     }

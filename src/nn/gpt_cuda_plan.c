@@ -32,6 +32,9 @@ accel_status_t accel_gpt_cuda_plan(int L, int NH, int C, int T, int V, int B, si
     if (BT > INT_MAX / 4 || Vpl > INT_MAX || (long long)C * 4 > INT_MAX ||
         (long long)B * NH > INT_MAX || (long long)B * NH * T > INT_MAX)
         return ACCEL_ERR_INVALID;
+    /* The element-wise kernels index their buffers with 32-bit arithmetic. */
+    if (BT * 4 * C > INT_MAX || BT * Vpl > INT_MAX || (long long)B * NH * T * T > INT_MAX)
+        return ACCEL_ERR_INVALID;
     const int Vp = (int)Vpl;
     plan->L = L; plan->NH = NH; plan->C = C; plan->T = T; plan->V = V; plan->B = B;
     plan->Vp = Vp;

@@ -16,14 +16,15 @@ accel_status_t accel_trainer_gpu_wanted(const accel_runtime_t *rt, const accel_c
     char why[512], note[512];
     accel_status_t st = accel_gpt_cuda_check_config(cfg, why, sizeof why, note, sizeof note);
     if (st != ACCEL_OK) {
-        bool model_only = cfg->model.plugin[0] || strcmp(cfg->model.name, "gpt");
-        if (!strcmp(cfg->device, "cuda") || !model_only) {
+        if (!strcmp(cfg->device, "cuda")) {
             ACCEL_ERROR0("%s", why);
             return st;
         }
-        ACCEL_WARN0("device=auto: model '%s' has no GPU path, so it trains on the CPU although a "
-                    "GPU is present\n--> hint: set device=cpu to silence this",
-                    cfg->model.plugin[0] ? cfg->model.plugin : cfg->model.name);
+        /* device=auto: the CPU, said out loud (the first line of the reason, without "device=cuda: ") */
+        const char *reason = strncmp(why, "device=cuda: ", 13) ? why : why + 13;
+        int len = (int)strcspn(reason, "\n");
+        ACCEL_WARN0("device=auto: %.*s, so this job trains on the CPU although a GPU is present\n"
+                    "--> hint: set device=cpu to silence this", len, reason);
         return ACCEL_OK;
     }
     if (note[0]) ACCEL_WARN0("%s", note);

@@ -12,9 +12,9 @@
 #include "accel/optim.h"
 #include "accel/runtime.h"
 
-/* Whether this job trains on the GPU. With a CUDA device selected: true when the model has a GPU
- * path; device=cuda and a model without one is an error naming the model (ACCEL_ERR_UNSUPPORTED);
- * device=auto and such a model trains on the CPU with a warning saying so. */
+/* Whether this job trains on the GPU. With a CUDA device selected: true when the GPU path supports
+ * the job (the built-in gpt, ddp or zero1); otherwise device=cuda is an error naming the model or
+ * setting (ACCEL_ERR_UNSUPPORTED), and device=auto trains on the CPU with a warning saying why. */
 accel_status_t accel_trainer_gpu_wanted(const accel_runtime_t *rt, const accel_config_t *cfg,
                                         bool *use_gpu);
 

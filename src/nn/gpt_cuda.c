@@ -403,10 +403,13 @@ accel_status_t accel_gpt_cuda_create(const accel_gpt_cuda_config_t *c, accel_gpt
     if (g->sharded) ACCEL_CHECK_GOTO(dalloc(g, (void **)&g->owned_grads, on * sizeof(float), "gradient shard"), st, fail);
     else g->owned_grads = g->grads;
     ACCEL_CHECK_GOTO(dalloc(g, (void **)&g->acts, g->plan.total, "activations"), st, fail);
-    CU(cudaMemcpy(g->decay, c->decay_mask, g->owned_n, cudaMemcpyHostToDevice));
-    CU(cudaMemset(g->grads, 0, n4));
-    CU(cudaMemset(g->m, 0, on * sizeof(float)));
-    if (g->v) CU(cudaMemset(g->v, 0, on * sizeof(float)));
+    /* Everything on the engine's stream: its streams are non-blocking, so work on the legacy
+     * default stream (plain cudaMemcpy/cudaMemset) would not be ordered with its kernels. */
+    CU(cudaMemcpyAsync(g->decay, c->decay_mask, g->owned_n, cudaMemcpyHostToDevice, g->stream));
+    CU(cudaMemsetAsync(g->grads, 0, n4, g->stream));
+    CU(cudaMemsetAsync(g->m, 0, on * sizeof(float), g->stream));
+    if (g->v) CU(cudaMemsetAsync(g->v, 0, on * sizeof(float), g->stream));
+    CU(cudaStreamSynchronize(g->stream));
     const size_t tok_bytes = sizeof(int32_t) * (size_t)g->B * (size_t)(g->T + 1);
     for (int s = 0; s < 2; s++) {
         ACCEL_CHECK_GOTO(dalloc(g, (void **)&g->d_tok[s], tok_bytes, "token rows"), st, fail);
@@ -453,10 +456,11 @@ fail:
 accel_status_t accel_gpt_cuda_upload(accel_gpt_cuda_t *g, const float *params, const float *m,
                                      const float *v)
 {
-    CUDA_OK(cudaStreamSynchronize(g->stream));
-    CUDA_OK(cudaMemcpy(g->params, params, g->numel * sizeof(float), cudaMemcpyHostToDevice));
-    if (m) CUDA_OK(cudaMemcpy(g->m, m, g->owned_n * sizeof(float), cudaMemcpyHostToDevice));
-    if (v && g->v) CUDA_OK(cudaMemcpy(g->v, v, g->owned_n * sizeof(float), cudaMemcpyHostToDevice));
+    /* Stream-ordered copies (pageable memory is staged by the driver), then the cast after them. */
+    CUDA_OK(cudaMemcpyAsync(g->params, params, g->numel * sizeof(float), cudaMemcpyHostToDevice, g->stream));
+    if (m) CUDA_OK(cudaMemcpyAsync(g->m, m, g->owned_n * sizeof(float), cudaMemcpyHostToDevice, g->stream));
+    if (v && g->v)
+        CUDA_OK(cudaMemcpyAsync(g->v, v, g->owned_n * sizeof(float), cudaMemcpyHostToDevice, g->stream));
     if (g->lp != (void *)g->params) KERNEL(cast, g->dt, g->lp, g->params, g->numel, g->stream);
     CUDA_OK(cudaStreamSynchronize(g->stream));
     return ACCEL_OK;
@@ -465,16 +469,17 @@ accel_status_t accel_gpt_cuda_upload(accel_gpt_cuda_t *g, const float *params, c
 accel_status_t accel_gpt_cuda_download(accel_gpt_cuda_t *g, float *params, float *owned_params,
                                        float *m, float *v)
 {
-    CUDA_OK(cudaStreamSynchronize(g->stream));
-    if (params) CUDA_OK(cudaMemcpy(params, g->params, g->numel * sizeof(float), cudaMemcpyDeviceToHost));
+    const cudaMemcpyKind d2h = cudaMemcpyDeviceToHost;
+    if (params) CUDA_OK(cudaMemcpyAsync(params, g->params, g->numel * sizeof(float), d2h, g->stream));
     if (owned_params)
         for (int r = 0; r < g->nranges; r++) {
             const accel_gpt_cuda_range_t *rg = &g->ranges[r];
-            CUDA_OK(cudaMemcpy(owned_params + rg->owned, g->params + rg->begin,
-                               (rg->end - rg->begin) * sizeof(float), cudaMemcpyDeviceToHost));
+            CUDA_OK(cudaMemcpyAsync(owned_params + rg->owned, g->params + rg->begin,
+                                    (rg->end - rg->begin) * sizeof(float), d2h, g->stream));
         }
-    if (m) CUDA_OK(cudaMemcpy(m, g->m, g->owned_n * sizeof(float), cudaMemcpyDeviceToHost));
-    if (v && g->v) CUDA_OK(cudaMemcpy(v, g->v, g->owned_n * sizeof(float), cudaMemcpyDeviceToHost));
+    if (m) CUDA_OK(cudaMemcpyAsync(m, g->m, g->owned_n * sizeof(float), d2h, g->stream));
+    if (v && g->v) CUDA_OK(cudaMemcpyAsync(v, g->v, g->owned_n * sizeof(float), d2h, g->stream));
+    CUDA_OK(cudaStreamSynchronize(g->stream));
     return ACCEL_OK;
 }
 
@@ -830,7 +835,8 @@ accel_status_t accel_gpt_cuda_gradients(accel_gpt_cuda_t *g, const int32_t *toke
     double total = 0;
     for (size_t i = 0; i < g->loss_rows; i++) total += (double)g->h_losses[i];
     *loss_sum = total / g->T;
-    CUDA_OK(cudaMemcpy(grads, g->grads, g->numel * sizeof(float), cudaMemcpyDeviceToHost));
+    CUDA_OK(cudaMemcpyAsync(grads, g->grads, g->numel * sizeof(float), cudaMemcpyDeviceToHost, g->stream));
+    CUDA_OK(cudaStreamSynchronize(g->stream));
     return ACCEL_OK;
 }
 

@@ -469,7 +469,7 @@ accel_status_t accel_gpt_cuda_upload(accel_gpt_cuda_t *g, const float *params, c
 accel_status_t accel_gpt_cuda_download(accel_gpt_cuda_t *g, float *params, float *owned_params,
                                        float *m, float *v)
 {
-    const cudaMemcpyKind d2h = cudaMemcpyDeviceToHost;
+    const enum cudaMemcpyKind d2h = cudaMemcpyDeviceToHost;
     if (params) CUDA_OK(cudaMemcpyAsync(params, g->params, g->numel * sizeof(float), d2h, g->stream));
     if (owned_params)
         for (int r = 0; r < g->nranges; r++) {

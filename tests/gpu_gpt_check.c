@@ -6,6 +6,11 @@
  *               (printed per tensor, worst first flagged), in fp32, bf16 and fp16
  *   eval        per-sample losses of a forward-only pass
  *   update      one AdamW and one SGD update from the same start: parameter changes agree
+ *   step path   the trainer's sequence (forward_backward, finish_grads, step) under ddp and under
+ *               zero1 (one rank: per-layer owned ranges): loss, gradient norm and update
+ *
+ * Built twice: as gpu_gpt_check (the real device) and, with ACCEL_GPU_MOCK=1, as gpu_mock_check
+ * linked with tests/gpu_mock.c, an emulated device that checks the engine's host code without a GPU.
  *
  * Usage: gpu_gpt_check [--probe]   (--probe: exit 0 when a GPU is usable, 77 otherwise) */
 #include "config.h"
@@ -228,6 +233,84 @@ static int check_update(int adam)
     return fails;
 }
 
+/* The trainer's call sequence on one rank, ddp (one range) or zero1 (one range per layer). */
+static int check_step_path(int sharded)
+{
+    ref_t r;
+    ref_open(&r, "fp32");
+    r.cfg.optim.lr = 1e-2;
+    r.cfg.optim.eps = 1e-3;
+    r.cfg.optim.weight_decay = 0.1;
+    r.cfg.optim.warmup = 0;
+    const accel_layout_t *lay = &r.model.layout;
+    const size_t n = lay->numel;
+    const int nl = lay->nlayers;
+    int fails = 0, nr = 0;
+    accel_gpt_cuda_range_t *ranges = calloc((size_t)nl + 1, sizeof *ranges);
+    size_t *b = calloc((size_t)nl, sizeof *b), *e = calloc((size_t)nl, sizeof *e), owned_n = 0;
+    if (!sharded) {
+        ranges[nr++] = (accel_gpt_cuda_range_t){ 0, n, 0 };
+        owned_n = n;
+    } else {
+        accel_gpt_cuda_plan_layer_spans(lay, ACCEL_ARENA_ALIGN, b, e);  /* one rank: slice = layer */
+        for (int l = 0; l < nl; l++) {
+            ranges[nr++] = (accel_gpt_cuda_range_t){ b[l], e[l], owned_n };
+            owned_n += e[l] - b[l];
+        }
+    }
+    accel_batch_t bt = { .n = B_, .tokens = r.tokens };
+    double loss_cpu, sumsq_cpu = 0;
+    accel_optim_t opt, opt_ref;
+    float *p0 = malloc(n * sizeof(float)), *pc = malloc(n * sizeof(float)), *pg = malloc(n * sizeof(float));
+    float *zeros = calloc(owned_n, sizeof(float));
+    memcpy(p0, r.params, n * sizeof(float));
+    memcpy(pc, p0, n * sizeof(float));
+    r.model.ops->forward_backward(r.model.state, lay, r.params, r.grads, &bt, 1.0f / B_, &loss_cpu);
+    for (size_t i = 0; i < n; i++) sumsq_cpu += (double)r.grads[i] * r.grads[i];
+    accel_optim_create(&r.cfg.optim, 10, n, &opt_ref);
+    accel_optim_mark_decay(&opt_ref, lay, 0, n, 0);
+    double lr = accel_optim_step(&opt_ref, pc, r.grads);
+    accel_optim_create(&r.cfg.optim, 10, owned_n, &opt);
+    for (int i = 0; i < nr; i++) accel_optim_mark_decay(&opt, lay, ranges[i].begin, ranges[i].end, ranges[i].owned);
+    accel_gpt_cuda_config_t gc = { .cfg = &r.cfg, .layout = lay, .micro = B_, .grad_accum = 1,
+                                   .sharded = sharded, .ranges = ranges, .nranges = nr,
+                                   .owned_n = owned_n, .decay_mask = opt.decay_mask, .adam = 1,
+                                   .comm = MPI_COMM_WORLD };
+    accel_gpt_cuda_t *g = NULL;
+    double loss = 0, sumsq = 0;
+    int replicas = 0, finite = 0;
+    accel_gpt_cuda_update_t u = { .lr = (float)lr, .beta1 = (float)r.cfg.optim.beta1,
+                                  .beta2 = (float)r.cfg.optim.beta2, .eps = (float)r.cfg.optim.eps,
+                                  .weight_decay = (float)r.cfg.optim.weight_decay,
+                                  .bias_corr1 = (float)(1.0 - r.cfg.optim.beta1),
+                                  .bias_corr2 = (float)(1.0 - r.cfg.optim.beta2), .grad_mul = 1.0f };
+    const char *what = sharded ? "zero1" : "ddp";
+    if (accel_gpt_cuda_create(&gc, &g) != ACCEL_OK || accel_gpt_cuda_upload(g, p0, zeros, zeros) != ACCEL_OK ||
+        accel_gpt_cuda_forward_backward(g, r.tokens, B_, 0, 1, 1.0f / B_) != ACCEL_OK ||
+        accel_gpt_cuda_finish_grads(g, &loss, &sumsq, &replicas, &finite) != ACCEL_OK ||
+        accel_gpt_cuda_step(g, &u) != ACCEL_OK || accel_gpt_cuda_download(g, pg, NULL, NULL, NULL) != ACCEL_OK) {
+        printf("FAIL: %s step path on the GPU (see the error above)\n", what);
+        fails = 1;
+    } else {
+        double lrel = fabs(loss - loss_cpu) / fabs(loss_cpu), srel = fabs(sumsq - sumsq_cpu) / sumsq_cpu;
+        for (size_t i = 0; i < n; i++) {
+            pc[i] -= p0[i];
+            pg[i] -= p0[i];
+        }
+        double rn, d = norm_diff(pg, pc, n, &rn);
+        fails = !(lrel <= 1e-5) + !(srel <= 1e-3) + !(d <= 1e-3 * rn) + (finite != 1) + (replicas != 1);
+        printf("%s step path (%d owned range%s): loss rel %.2e, grad sumsq rel %.2e, update rel %.2e, "
+               "finite %d, replicas %d: %s\n", what, nr, nr == 1 ? "" : "s", lrel, srel, rn > 0 ? d / rn : d,
+               finite, replicas, fails ? "FAIL" : "ok");
+    }
+    accel_gpt_cuda_destroy(g);
+    accel_optim_destroy(&opt);
+    accel_optim_destroy(&opt_ref);
+    free(p0); free(pc); free(pg); free(zeros); free(ranges); free(b); free(e);
+    ref_close(&r);
+    return fails;
+}
+
 int main(int argc, char **argv)
 {
     int provided, rank, size;
@@ -236,6 +319,16 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     accel_log_set_identity(rank, size, "gpu_gpt_check");
+    setvbuf(stdout, NULL, _IOLBF, 0);   /* keep our lines in order with the log (stderr) */
+#if ACCEL_GPU_MOCK
+    (void)argc; (void)argv;
+#if !ACCEL_HAVE_CUDA
+    printf("SKIP: accel was built without CUDA: no GPU engine to check\n");
+    MPI_Finalize();
+    return 77;
+#endif
+    printf("device: emulated on the host (tests/gpu_mock.c): checks the engine's host code\n");
+#else
     const char *why = NULL;
     int ndev = accel_device_cuda_count(&why);
     if (ndev == 0) {
@@ -254,6 +347,7 @@ int main(int argc, char **argv)
         return 1;
     }
     printf("device: %s\n", dev.name);
+#endif
     int fails = 0;
     fails += check_gradients("fp32", 1e-3, 1e-5, 1.0f);
     fails += check_gradients("bf16", 5e-2, 1e-2, 1.0f);
@@ -262,6 +356,8 @@ int main(int argc, char **argv)
     fails += check_eval("bf16", 1e-2);
     fails += check_update(1);
     fails += check_update(0);
+    fails += check_step_path(0);
+    fails += check_step_path(1);
     printf("%s: %d check(s) failed\n", fails ? "FAIL" : "PASS", fails);
     MPI_Finalize();
     return fails ? 1 : 0;

@@ -314,8 +314,9 @@ static accel_status_t create_comm(accel_gpt_cuda_t *g, const accel_gpt_cuda_conf
         return st;
     }
     g->comm_stream = (cudaStream_t)accel_comm_cuda_stream(g->comm);
-    ACCEL_INFO("gpu: NCCL %d communicator over %d rank%s (bootstrapped from MPI)",
-               accel_comm_nccl_version(), g->world, g->world == 1 ? "" : "s");
+    if (g->comm)
+        ACCEL_INFO("gpu: NCCL %d communicator over %d rank%s (bootstrapped from MPI)",
+                   accel_comm_nccl_version(), g->world, g->world == 1 ? "" : "s");
     return ACCEL_OK;
 #else
     if (g->world > 1) {
@@ -444,9 +445,9 @@ fail:
         return st;
     }
     ACCEL_INFO("gpu: %s GPT engine, %.1f MiB of device memory (activations %.1f MiB for %d x %d "
-               "tokens), %d gradient %s", accel_dtype_name(g->dt), g->device_bytes / 1048576.0,
+               "tokens), gradients reduced in %d %s", accel_dtype_name(g->dt), g->device_bytes / 1048576.0,
                g->plan.total / 1048576.0, g->B, g->T, g->nbuckets,
-               g->sharded ? "reduce-scatters (zero1, one per layer)" : "buckets (ddp allreduce)");
+               g->sharded ? "reduce-scatters (zero1, one per layer)" : "bucket allreduces (ddp)");
     *out = g;
     return ACCEL_OK;
 }

@@ -7,8 +7,7 @@
  * naively with cuBLAS's own column-major semantics and argument checks (so a wrong transpose,
  * leading dimension or stride in the engine gives wrong numbers or CUBLAS_STATUS_INVALID_VALUE),
  * and each accel_gk_* kernel is re-implemented in plain C from its contract in
- * src/nn/gpt_cuda_kernels.h. The NCCL communicator is left out (one rank, no collectives); MPI
- * communicators are the real ones. It is linked into two programs: tests/gpu_mock_check (the engine
+ * src/nn/gpt_cuda_kernels.h. The engine's NCCL communicator is an MPI one over host memory. It is linked into two programs: tests/gpu_mock_check (the engine
  * against the CPU model) and tests/gpu_mock_train (accel_train itself, so the trainer's whole
  * device=cuda path runs: device selection, steps, evaluation, checkpoints, resume).
  *
@@ -91,19 +90,18 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
     return cudaSuccess;
 }
 
-/* NCCL: none (one rank, the engine then reduces nothing); MPI communicators are the real ones. */
+/* "Device" memory is host memory, so the engine's NCCL communicator can be an MPI one: the same
+ * collectives (in-place allreduce, reduce-scatter into a shard, in-place allgather) on the same
+ * buffers, waited for by the same accel_comm_wait. Multi-rank runs under mpirun thus exercise the
+ * engine's bucket and shard logic. */
 accel_status_t accel_comm_create(MPI_Comm mpi_comm, accel_comm_backend_t backend, double timeout_s,
                                  accel_comm_t **out)
 {
-    *out = NULL;
-    if (backend == ACCEL_COMM_NCCL) {
-        int size = 0;
-        MPI_Comm_size(mpi_comm, &size);
-        return size == 1 ? ACCEL_OK : ACCEL_ERR_UNSUPPORTED;
-    }
+    (void)backend;
     accel_status_t (*real)(MPI_Comm, accel_comm_backend_t, double, accel_comm_t **) =
         (accel_status_t (*)(MPI_Comm, accel_comm_backend_t, double, accel_comm_t **))dlsym(RTLD_NEXT, "accel_comm_create");
-    return real ? real(mpi_comm, backend, timeout_s, out) : ACCEL_ERR_UNSUPPORTED;
+    *out = NULL;
+    return real ? real(mpi_comm, ACCEL_COMM_MPI, timeout_s, out) : ACCEL_ERR_UNSUPPORTED;
 }
 
 /* ------------------------------------------------------------------ cuBLAS */

@@ -36,7 +36,9 @@
         }                                                                                       \
     } while (0)
 
-/* Kernel launchers return a cudaError_t; name the launcher in the message. */
+/* Kernel launchers return a cudaError_t; name the launcher in the message. With ACCEL_CUDA_SYNC=1
+ * the engine waits for every kernel and product, so an error is reported at the one that failed
+ * rather than at a later launch (slow; for debugging). */
 #define KERNEL(name, ...)                                                                       \
     do {                                                                                        \
         int e_ = accel_gk_##name(__VA_ARGS__);                                                  \
@@ -45,6 +47,7 @@
                         cudaGetErrorString((cudaError_t)e_));                                   \
             return ACCEL_ERR_CUDA;                                                              \
         }                                                                                       \
+        if (g->debug_sync) ACCEL_CHECK(debug_sync(g, "kernel " #name));                         \
     } while (0)
 
 typedef struct {                    /* tensor indices of one block */
@@ -90,7 +93,19 @@ struct accel_gpt_cuda {
     double exposed_s;
     size_t device_bytes;
     bool poison;
+    bool debug_sync;                /* ACCEL_CUDA_SYNC=1: wait after every kernel and product */
 };
+
+static accel_status_t debug_sync(accel_gpt_cuda_t *g, const char *what)
+{
+    cudaError_t e = cudaStreamSynchronize(g->stream);
+    if (e != cudaSuccess) {
+        ACCEL_ERROR("gpt_cuda: %s failed on the device: %s (%s)", what, cudaGetErrorName(e),
+                    cudaGetErrorString(e));
+        return ACCEL_ERR_CUDA;
+    }
+    return ACCEL_OK;
+}
 
 #define ACT(g, off) ((void *)((g)->acts + (off)))
 #define P32(g, idx) ((g)->params + (g)->layout->tensors[(idx)].offset)
@@ -136,6 +151,7 @@ static accel_status_t gemm(accel_gpt_cuda_t *g, const char *what, bool ta, bool 
                     what, M, N, K, batch, ta ? "A^T" : "A", tb ? " B^T" : " B", blas_status(s));
         return ACCEL_ERR_CUDA;
     }
+    if (g->debug_sync) return debug_sync(g, what);
     return ACCEL_OK;
 }
 
@@ -345,6 +361,8 @@ accel_status_t accel_gpt_cuda_create(const accel_gpt_cuda_config_t *c, accel_gpt
     g->sharded = c->sharded;
     g->adam = c->adam;
     g->owned_n = c->owned_n;
+    const char *dbg = getenv("ACCEL_CUDA_SYNC");
+    g->debug_sync = dbg && atoi(dbg) > 0;
     g->dt = (accel_dtype_t)dt;
     g->cdt = dt == ACCEL_BF16 ? CUDA_R_16BF : dt == ACCEL_F16 ? CUDA_R_16F : CUDA_R_32F;
     g->asz = dt == ACCEL_F32 ? 4 : 2;

@@ -171,5 +171,8 @@ size_t accel_gpt_cuda_bytes_sent(const accel_gpt_cuda_t *g);
 double accel_gpt_cuda_exposed_seconds(const accel_gpt_cuda_t *g);
 /* Device bytes allocated by the engine. */
 size_t accel_gpt_cuda_device_bytes(const accel_gpt_cuda_t *g);
+/* Mean device time per optimizer step, in ms, from CUDA events on the compute stream: the first
+ * micro-batch's forward (through the loss), all micro-batches' forward+backward, the update. */
+void accel_gpt_cuda_timing(accel_gpt_cuda_t *g, double *fwd_ms, double *fb_ms, double *opt_ms);
 
 #endif

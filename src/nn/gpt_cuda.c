@@ -94,6 +94,11 @@ struct accel_gpt_cuda {
     size_t device_bytes;
     bool poison;
     bool debug_sync;                /* ACCEL_CUDA_SYNC=1: wait after every kernel and product */
+    /* Device time of the phases (CUDA events on the compute stream), summed over steps. */
+    cudaEvent_t ev_start, ev_fwd, ev_end, ev_opt0, ev_opt1;
+    bool step_timed, opt_pending;
+    double fwd_ms, fb_ms, opt_ms;
+    int timed_steps, timed_opts;
 };
 
 static accel_status_t debug_sync(accel_gpt_cuda_t *g, const char *what)
@@ -228,6 +233,9 @@ void accel_gpt_cuda_destroy(accel_gpt_cuda_t *g)
 {
     if (!g) return;
     if (g->stream) cudaStreamSynchronize(g->stream);
+    cudaEvent_t *evs[] = { &g->ev_start, &g->ev_fwd, &g->ev_end, &g->ev_opt0, &g->ev_opt1 };
+    for (int i = 0; i < 5; i++)
+        if (*evs[i]) cudaEventDestroy(*evs[i]);
     for (int b = 0; b < g->nbuckets; b++)
         if (g->bucket_ready && g->bucket_ready[b]) cudaEventDestroy(g->bucket_ready[b]);
     accel_comm_destroy(g->comm);
@@ -437,6 +445,11 @@ accel_status_t accel_gpt_cuda_create(const accel_gpt_cuda_config_t *c, accel_gpt
         CU(cudaEventCreateWithFlags(&g->tok_used[s], cudaEventDisableTiming));
     }
     CU(cudaMallocHost((void **)&g->h_losses, sizeof(float) * (size_t)g->K * g->B * g->T));
+    CU(cudaEventCreateWithFlags(&g->ev_start, cudaEventDefault));
+    CU(cudaEventCreateWithFlags(&g->ev_fwd, cudaEventDefault));
+    CU(cudaEventCreateWithFlags(&g->ev_end, cudaEventDefault));
+    CU(cudaEventCreateWithFlags(&g->ev_opt0, cudaEventDefault));
+    CU(cudaEventCreateWithFlags(&g->ev_opt1, cudaEventDefault));
     CU(cudaMallocHost((void **)&g->h_sumsq, sizeof(double)));
     ACCEL_CHECK_GOTO(dalloc(g, (void **)&g->d_sumsq, sizeof(double), "norm scratch"), st, fail);
 #undef CU
@@ -722,10 +735,13 @@ static accel_status_t micro_step(accel_gpt_cuda_t *g, const int32_t *tokens, int
     if (first) {
         CUDA_OK(cudaMemsetAsync(g->grads, 0, g->numel * sizeof(float), g->stream));
         g->loss_rows = 0;
+        CUDA_OK(cudaEventRecord(g->ev_start, g->stream));
+        g->step_timed = false;
     }
     ACCEL_CHECK(forward(g, tok, n));
     KERNEL(classifier, g->dt, ACT(g, g->plan.logits), (float *)ACT(g, g->plan.losses), tok, g->T + 1,
            n, g->T, g->V, g->plan.Vp, grad_scale / (float)g->T, grad_scale != 0.0f, g->stream);
+    if (first) CUDA_OK(cudaEventRecord(g->ev_fwd, g->stream));
     if (g->loss_rows + (size_t)n * g->T > (size_t)g->K * g->B * g->T) {
         ACCEL_ERROR("gpt_cuda: more micro-batches in a step than train.grad_accum=%d", g->K);
         return ACCEL_ERR_INVALID;
@@ -734,7 +750,38 @@ static accel_status_t micro_step(accel_gpt_cuda_t *g, const int32_t *tokens, int
     g->loss_rows += (size_t)n * g->T;
     if (grad_scale != 0.0f) ACCEL_CHECK(backward(g, tok, n, reduce));
     CUDA_OK(cudaEventRecord(g->tok_used[s], g->stream));
+    if (reduce) {
+        CUDA_OK(cudaEventRecord(g->ev_end, g->stream));
+        g->step_timed = true;
+    }
     return ACCEL_OK;
+}
+
+/* Fold the finished phases' event times into the sums (the stream has been synchronised). */
+static void collect_times(accel_gpt_cuda_t *g)
+{
+    float ms;
+    if (g->step_timed) {
+        if (cudaEventElapsedTime(&ms, g->ev_start, g->ev_fwd) == cudaSuccess) g->fwd_ms += ms;
+        if (cudaEventElapsedTime(&ms, g->ev_start, g->ev_end) == cudaSuccess) g->fb_ms += ms;
+        g->timed_steps++;
+        g->step_timed = false;
+    }
+    if (g->opt_pending) {
+        if (cudaEventElapsedTime(&ms, g->ev_opt0, g->ev_opt1) == cudaSuccess) g->opt_ms += ms;
+        g->timed_opts++;
+        g->opt_pending = false;
+    }
+    cudaGetLastError();             /* a failed timing query is not an error of the job */
+}
+
+void accel_gpt_cuda_timing(accel_gpt_cuda_t *g, double *fwd_ms, double *fb_ms, double *opt_ms)
+{
+    cudaStreamSynchronize(g->stream);
+    collect_times(g);
+    *fwd_ms = g->timed_steps ? g->fwd_ms / g->timed_steps : 0;
+    *fb_ms = g->timed_steps ? g->fb_ms / g->timed_steps : 0;
+    *opt_ms = g->timed_opts ? g->opt_ms / g->timed_opts : 0;
 }
 
 accel_status_t accel_gpt_cuda_forward_backward(accel_gpt_cuda_t *g, const int32_t *tokens, int n,
@@ -767,6 +814,7 @@ accel_status_t accel_gpt_cuda_finish_grads(accel_gpt_cuda_t *g, double *loss_sum
     KERNEL(sumsq, g->owned_grads, g->sharded ? g->owned_n : g->numel, g->d_sumsq, g->stream);
     CUDA_OK(cudaMemcpyAsync(g->h_sumsq, g->d_sumsq, sizeof(double), cudaMemcpyDeviceToHost, g->stream));
     CUDA_OK(cudaStreamSynchronize(g->stream));
+    collect_times(g);
     double total = 0;
     for (size_t i = 0; i < g->loss_rows; i++) total += (double)g->h_losses[i];
     *loss_sum = total / g->T;
@@ -781,6 +829,7 @@ accel_status_t accel_gpt_cuda_step(accel_gpt_cuda_t *g, const accel_gpt_cuda_upd
     void *lp = g->dt == ACCEL_F32 || g->sharded ? NULL : g->lp;
     const float step_size = u->lr / u->bias_corr1, inv_sqrt_bc2 = 1.0f / sqrtf(u->bias_corr2);
     const float lr_wd = u->lr * u->weight_decay;
+    CUDA_OK(cudaEventRecord(g->ev_opt0, g->stream));
     for (int r = 0; r < g->nranges; r++) {
         const accel_gpt_cuda_range_t *rg = &g->ranges[r];
         size_t n = rg->end - rg->begin;
@@ -794,7 +843,11 @@ accel_status_t accel_gpt_cuda_step(accel_gpt_cuda_t *g, const accel_gpt_cuda_upd
             KERNEL(sgd, g->dt, p, lpr, gr, g->m + rg->owned, g->decay + rg->owned, n, u->grad_mul, u->lr,
                    u->weight_decay, u->momentum, g->stream);
     }
-    if (!g->sharded) return ACCEL_OK;
+    if (!g->sharded) {
+        CUDA_OK(cudaEventRecord(g->ev_opt1, g->stream));
+        g->opt_pending = true;
+        return ACCEL_OK;
+    }
     /* zero1: every rank updated its slice of every layer; gather the layers in place. */
     if (g->comm && g->nbuckets > 0) {
         CUDA_OK(cudaEventRecord(g->bucket_ready[0], g->stream));
@@ -817,6 +870,8 @@ accel_status_t accel_gpt_cuda_step(accel_gpt_cuda_t *g, const accel_gpt_cuda_upd
             }
     }
     if (g->lp != (void *)g->params) KERNEL(cast, g->dt, g->lp, g->params, g->numel, g->stream);
+    CUDA_OK(cudaEventRecord(g->ev_opt1, g->stream));
+    g->opt_pending = true;
     return ACCEL_OK;
 }
 
@@ -899,5 +954,7 @@ accel_status_t accel_gpt_cuda_gradients(accel_gpt_cuda_t *g, const int32_t *t, i
 size_t accel_gpt_cuda_bytes_sent(const accel_gpt_cuda_t *g) { (void)g; return 0; }
 double accel_gpt_cuda_exposed_seconds(const accel_gpt_cuda_t *g) { (void)g; return 0; }
 size_t accel_gpt_cuda_device_bytes(const accel_gpt_cuda_t *g) { (void)g; return 0; }
+void accel_gpt_cuda_timing(accel_gpt_cuda_t *g, double *f, double *fb, double *o)
+{ (void)g; *f = *fb = *o = 0; }
 
 #endif

@@ -577,9 +577,12 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
     int nsteps = done_here > 0 ? done_here : 1;
     result->bytes_per_step = (double)(accel_dist_bytes_sent(t->dist) - bytes0) / nsteps;
     if (t->gpu) {
+        double fwd, fb, opt;
+        accel_gpt_cuda_timing(t->gpu, &fwd, &fb, &opt);
         result->bytes_per_step = (double)accel_gpt_cuda_bytes_sent(t->gpu) / nsteps;
-        ACCEL_INFO("gpu: gradient reduction exposed %.2f ms/step after backward; %.2f MiB sent per "
-                   "step by this rank", 1e3 * accel_gpt_cuda_exposed_seconds(t->gpu) / nsteps,
+        ACCEL_INFO("gpu: %.2f ms/step forward+backward (first micro-batch forward %.2f ms), %.2f ms "
+                   "update, gradient reduction exposed %.2f ms after backward; %.2f MiB sent per "
+                   "step by this rank", fb, fwd, opt, 1e3 * accel_gpt_cuda_exposed_seconds(t->gpu) / nsteps,
                    result->bytes_per_step / 1048576.0);
     }
     if (done_here > 0 && in_flight > 0)

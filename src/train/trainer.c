@@ -458,13 +458,13 @@ static accel_status_t train_step(accel_trainer_t *t, int step, step_outcome_t *o
             ACCEL_ERROR("reading training samples failed: %s; aborting the job", accel_status_str(rd));
             accel_abort(accel_status_exit_code(rd));
         }
-        accel_batch_t b = { .n = t->micro, .inputs = t->inputs, .targets = t->targets,
-                            .tokens = t->tokens, .index = t->index,
-                            .hooks = accel_dist_begin_micro(t->dist, k, K) };
         if (t->gpu) {   /* asynchronous: the loss comes with the gradients' reduction */
             ACCEL_CHECK(accel_gpt_cuda_forward_backward(t->gpu, t->tokens, t->micro, k, K, scale));
             continue;
         }
+        accel_batch_t b = { .n = t->micro, .inputs = t->inputs, .targets = t->targets,
+                            .tokens = t->tokens, .index = t->index,
+                            .hooks = accel_dist_begin_micro(t->dist, k, K) };
         double l = 0;
         ACCEL_CHECK(t->model.ops->forward_backward(t->model.state, layout, accel_dist_params(t->dist),
                                                    accel_dist_micro_grads(t->dist), &b, scale, &l));
@@ -570,8 +570,8 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
     sigaction(SIGUSR1, &old_usr1, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     ACCEL_CHECK(st);
-    if (t->gpu) ACCEL_CHECK(accel_trainer_gpu_to_host(t->gpu, t->dist, &t->optim)); /* sampling */
     result->seconds = accel_now() - t0;
+    if (t->gpu) ACCEL_CHECK(accel_trainer_gpu_to_host(t->gpu, t->dist, &t->optim)); /* sampling */
     double exposed, in_flight;
     accel_dist_sync_times(t->dist, &exposed, &in_flight);
     int nsteps = done_here > 0 ? done_here : 1;

@@ -31,6 +31,13 @@ grep -q "held-out loss" emu.log || fail "no evaluation at the end: $(tail -5 emu
 cpu_eval=$(sed -n 's/.*held-out loss \([0-9.]*\).*/\1/p' cpu.log)
 emu_eval=$(sed -n 's/.*held-out loss \([0-9.]*\).*/\1/p' emu.log)
 [ "$cpu_eval" = "$emu_eval" ] || fail "held-out loss on the emulated GPU $emu_eval, on the CPU $cpu_eval"
+# text generation on the device: the same sample as the CPU (byte vocabulary, fp32)
+train gencpu "$ACCEL_TRAIN" device=cpu precision=fp32 train.steps=5 model.vocab=256 train.sample_tokens=24
+train genemu "$mock" device=cuda precision=fp32 train.steps=5 model.vocab=256 train.sample_tokens=24
+sed -n '/^sample/,$p' gencpu.log | grep -v "^\[" > gencpu.txt
+sed -n '/^sample/,$p' genemu.log | grep -v "^\[" > genemu.txt
+[ -s gencpu.txt ] || fail "no sample from the CPU run: $(tail -5 gencpu.log)"
+cmp -s gencpu.txt genemu.txt || fail "the emulated GPU generated other text: $(cat genemu.txt) vs $(cat gencpu.txt)"
 train emubf16 "$mock" device=cuda precision=bf16 train.steps=30
 compare_losses "$SCRATCH/cpu.jsonl" "$SCRATCH/emubf16.jsonl" 2e-2 30 || fail "emulated GPU bf16 differs from the CPU beyond bf16 tolerance"
 train emuz1 "$mock" device=cuda precision=fp32 train.steps=30 dist.strategy=zero1

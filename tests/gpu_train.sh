@@ -44,6 +44,9 @@ if [ "${ngpu:-1}" -ge 2 ]; then
 else
     echo "only ${ngpu:-1} GPU: the 2-rank part is skipped"
 fi
+# text generation on the device at the end of a run
+train gpugen 1 device=cuda precision=bf16 train.steps=5 model.vocab=256 train.sample_tokens=32
+grep -q "^sample" gpugen.log || fail "no generated sample on the GPU: $(tail -5 gpugen.log)"
 # A checkpoint written on the GPU resumes on the CPU (device-independent format).
 train gpuck 1 device=cuda precision=bf16 train.steps=20 ckpt.dir="$SCRATCH/ck" ckpt.every=10
 ck="$SCRATCH/ck/step-00000010.h5"

@@ -160,6 +160,11 @@ accel_status_t accel_gpt_cuda_poison_grads(accel_gpt_cuda_t *g);
 /* Forward only: per-sample mean token loss of n rows into loss[n]. */
 accel_status_t accel_gpt_cuda_eval(accel_gpt_cuda_t *g, const int32_t *tokens, int n, float *loss);
 
+/* The vocabulary logits that follow the last of ntokens (1..context) tokens into out_logits[vocab]
+ * (for text generation on the device). */
+accel_status_t accel_gpt_cuda_logits(accel_gpt_cuda_t *g, const int32_t *tokens, int ntokens,
+                                     float *out_logits);
+
 /* Tests: one forward+backward of n rows from zeroed gradients with grad_scale, no communication;
  * the fp32 gradient arena (layout->numel) into grads and the summed per-sample loss. */
 accel_status_t accel_gpt_cuda_gradients(accel_gpt_cuda_t *g, const int32_t *tokens, int n,

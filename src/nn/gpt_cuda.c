@@ -901,6 +901,45 @@ accel_status_t accel_gpt_cuda_eval(accel_gpt_cuda_t *g, const int32_t *tokens, i
     return ACCEL_OK;
 }
 
+accel_status_t accel_gpt_cuda_logits(accel_gpt_cuda_t *g, const int32_t *tokens, int ntokens,
+                                     float *out_logits)
+{
+    if (ntokens < 1 || ntokens > g->T) {
+        ACCEL_ERROR("gpt_cuda: logits need 1..%d tokens (got %d)", g->T, ntokens);
+        return ACCEL_ERR_INVALID;
+    }
+    /* One row at full context: the causal mask makes positions < ntokens independent of the
+     * padding after them. */
+    const size_t row = (size_t)g->T + 1;
+    int32_t *ids = calloc(row, sizeof *ids);
+    void *z = malloc((size_t)g->V * g->asz);
+    accel_status_t st = ids && z ? ACCEL_OK : ACCEL_ERR_NOMEM;
+    int s = 0;
+    if (st == ACCEL_OK) {
+        memcpy(ids, tokens, sizeof *ids * (size_t)ntokens);
+        st = stage_tokens(g, ids, 1, &s);
+    }
+    if (st == ACCEL_OK) st = forward(g, g->d_tok[s], 1);
+    if (st == ACCEL_OK) {
+        const char *src = (const char *)ACT(g, g->plan.logits) + (size_t)(ntokens - 1) * g->plan.Vp * g->asz;
+        cudaError_t e = cudaMemcpyAsync(z, src, (size_t)g->V * g->asz, cudaMemcpyDeviceToHost, g->stream);
+        if (e == cudaSuccess) e = cudaEventRecord(g->tok_used[s], g->stream);
+        if (e == cudaSuccess) e = cudaStreamSynchronize(g->stream);
+        if (e != cudaSuccess) {
+            ACCEL_ERROR("gpt_cuda: copying the logits to the host failed: %s", cudaGetErrorString(e));
+            st = ACCEL_ERR_CUDA;
+        }
+    }
+    if (st == ACCEL_OK)
+        for (int v = 0; v < g->V; v++)
+            out_logits[v] = g->dt == ACCEL_F32 ? ((const float *)z)[v]
+                          : g->dt == ACCEL_BF16 ? accel_bf16_to_f32(((const uint16_t *)z)[v])
+                                                : accel_f16_to_f32(((const uint16_t *)z)[v]);
+    free(ids);
+    free(z);
+    return st;
+}
+
 accel_status_t accel_gpt_cuda_gradients(accel_gpt_cuda_t *g, const int32_t *tokens, int n,
                                         float grad_scale, float *grads, double *loss_sum)
 {
@@ -956,5 +995,7 @@ double accel_gpt_cuda_exposed_seconds(const accel_gpt_cuda_t *g) { (void)g; retu
 size_t accel_gpt_cuda_device_bytes(const accel_gpt_cuda_t *g) { (void)g; return 0; }
 void accel_gpt_cuda_timing(accel_gpt_cuda_t *g, double *f, double *fb, double *o)
 { (void)g; *f = *fb = *o = 0; }
+accel_status_t accel_gpt_cuda_logits(accel_gpt_cuda_t *g, const int32_t *t, int n, float *l)
+{ (void)g; (void)t; (void)n; (void)l; return no_cuda(); }
 
 #endif

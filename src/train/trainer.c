@@ -401,7 +401,10 @@ static accel_status_t print_sample(accel_trainer_t *t)
         int32_t *ids = malloc(sizeof(int32_t) * (size_t)(np + nnew));
         if (!ids) st = ACCEL_ERR_NOMEM;
         for (int i = 0; st == ACCEL_OK && i < np; i++) ids[i] = (unsigned char)prompt[i];
-        if (st == ACCEL_OK)
+        if (st == ACCEL_OK && t->gpu)
+            st = accel_trainer_gpu_generate(t->gpu, t->model.vocab, t->model.context, ids, np, nnew,
+                                            0.8f, 40, cfg->seed, ids + np);
+        else if (st == ACCEL_OK)
             st = accel_model_generate(&t->model, accel_dist_params(t->dist), ids, np, nnew, 0.8f, 40,
                                       cfg->seed, ids + np);
         if (st == ACCEL_OK) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "accel/log.h"
+#include "accel/model.h"
 #include "trainer_gpu.h"
 
 accel_status_t accel_trainer_gpu_wanted(const accel_runtime_t *rt, const accel_config_t *cfg,
@@ -105,4 +106,25 @@ accel_status_t accel_trainer_gpu_to_host(accel_gpt_cuda_t *g, accel_dist_t *dist
     bool sharded = accel_dist_strategy(dist) != ACCEL_DDP;
     return accel_gpt_cuda_download(g, accel_dist_params(dist),
                                    sharded ? accel_dist_owned_params(dist) : NULL, opt->m, opt->v);
+}
+
+accel_status_t accel_trainer_gpu_generate(accel_gpt_cuda_t *g, int vocab, int context,
+                                          const int32_t *prompt, int nprompt, int nnew,
+                                          float temperature, int top_k, uint64_t seed, int32_t *out)
+{
+    int32_t *seq = malloc(sizeof(int32_t) * (size_t)(nprompt + nnew + 1));
+    float *logits = malloc(sizeof(float) * (size_t)vocab);
+    accel_status_t st = seq && logits ? ACCEL_OK : ACCEL_ERR_NOMEM;
+    if (st == ACCEL_OK) memcpy(seq, prompt, sizeof(int32_t) * (size_t)nprompt);
+    for (int i = 0; st == ACCEL_OK && i < nnew; i++) {
+        int len = nprompt + i, window = len < context ? len : context;
+        st = accel_gpt_cuda_logits(g, seq + len - window, window, logits);
+        int32_t next = 0;
+        if (st == ACCEL_OK) st = accel_model_pick_token(logits, vocab, temperature, top_k, seed, i, &next);
+        seq[len] = next;
+        out[i] = next;
+    }
+    free(seq);
+    free(logits);
+    return st;
 }

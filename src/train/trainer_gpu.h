@@ -28,6 +28,12 @@ accel_status_t accel_trainer_gpu_create(const accel_runtime_t *rt, const accel_c
 accel_status_t accel_trainer_gpu_step(accel_gpt_cuda_t *g, accel_optim_t *opt, float grad_mul,
                                       double *lr);
 
+/* accel_model_generate's text generation (same windowing and token choice) with the logits
+ * computed on the device. */
+accel_status_t accel_trainer_gpu_generate(accel_gpt_cuda_t *g, int vocab, int context,
+                                          const int32_t *prompt, int nprompt, int nnew,
+                                          float temperature, int top_k, uint64_t seed, int32_t *out);
+
 /* Device state -> the host dist arenas and optimizer moments (for checkpoints, sampling). */
 accel_status_t accel_trainer_gpu_to_host(accel_gpt_cuda_t *g, accel_dist_t *dist, accel_optim_t *opt);
 

@@ -30,6 +30,14 @@
 #include "accel/dtype.h"
 #include "../src/nn/gpt_cuda_kernels.h"
 
+/* With ACCEL_GPU_REF_ONLY (tests/gpu_ref.c) only the C kernels are built, named ref_accel_gk_*:
+ * the host reference that tests/gpu_kernels_check.c compares the CUDA kernels with. */
+#if ACCEL_GPU_REF_ONLY
+#include "gpu_ref.h"
+#define GK(name) ref_accel_gk_##name
+#else
+#define GK(name) accel_gk_##name
+
 /* ------------------------------------------------------------------ runtime */
 
 static int dummy_object;
@@ -75,6 +83,15 @@ cudaError_t cudaMemsetAsync(void *p, int v, size_t n, cudaStream_t s)
     memset(p, v, n);
     return cudaSuccess;
 }
+
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t n, enum cudaMemcpyKind k)
+{
+    (void)k;
+    memmove(dst, src, n);
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSynchronize(void) { return cudaSuccess; }
 
 cudaError_t cudaEventQuery(cudaEvent_t e) { (void)e; return cudaSuccess; }
 cudaError_t cudaGetDeviceCount(int *n) { *n = 1; return cudaSuccess; }
@@ -201,6 +218,8 @@ cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t h, cublasOperation_t ta
     return CUBLAS_STATUS_SUCCESS;
 }
 
+#endif /* !ACCEL_GPU_REF_ONLY */
+
 /* ------------------------------------------------------------------ kernels (contracts in C) */
 
 static float ld(int dt, const void *p, size_t i) { return (float)accel_dtype_load(p, (accel_dtype_t)dt, i); }
@@ -210,7 +229,7 @@ static float rnd(int dt, float v) { uint32_t tmp = 0; st(dt, &tmp, 0, v); return
 #define GELU_K 0.7978845608028654f
 #define GELU_A 0.044715f
 
-int accel_gk_encoder_forward(int dt, void *x, const int32_t *tok, int stride, const float *wte,
+int GK(encoder_forward)(int dt, void *x, const int32_t *tok, int stride, const float *wte,
                              const float *wpe, int B, int T, int C, accel_stream_t s)
 {
     (void)s;
@@ -222,7 +241,7 @@ int accel_gk_encoder_forward(int dt, void *x, const int32_t *tok, int stride, co
     return 0;
 }
 
-int accel_gk_encoder_backward(int dt, float *dwte, float *dwpe, const void *d, const int32_t *tok,
+int GK(encoder_backward)(int dt, float *dwte, float *dwpe, const void *d, const int32_t *tok,
                               int stride, int B, int T, int C, accel_stream_t s)
 {
     (void)s;
@@ -236,7 +255,7 @@ int accel_gk_encoder_backward(int dt, float *dwte, float *dwpe, const void *d, c
     return 0;
 }
 
-int accel_gk_layernorm_forward(int dt, void *out, float *mean, float *rstd, void *res_out,
+int GK(layernorm_forward)(int dt, void *out, float *mean, float *rstd, void *res_out,
                                const void *res_in, const void *y, const float *bias, const float *w,
                                const float *b, int rows, int C, accel_stream_t s)
 {
@@ -265,7 +284,7 @@ int accel_gk_layernorm_forward(int dt, void *out, float *mean, float *rstd, void
     return 0;
 }
 
-int accel_gk_layernorm_backward(int dt, void *dx, float *dw, float *db, const void *dout,
+int GK(layernorm_backward)(int dt, void *dx, float *dw, float *db, const void *dout,
                                 const void *x, const float *mean, const float *rstd, const float *w,
                                 int rows, int C, accel_stream_t s)
 {
@@ -309,7 +328,7 @@ static void perm(int dt, void *dst, const void *src, const float *bias, int B, i
                     }
 }
 
-int accel_gk_permute(int dt, void *dst, const void *src, const float *bias, int B, int T, int NH,
+int GK(permute)(int dt, void *dst, const void *src, const float *bias, int B, int T, int NH,
                      int hs, int nparts, accel_stream_t s)
 {
     (void)s;
@@ -317,7 +336,7 @@ int accel_gk_permute(int dt, void *dst, const void *src, const float *bias, int 
     return 0;
 }
 
-int accel_gk_unpermute(int dt, void *dst, const void *src, int B, int T, int NH, int hs, int nparts,
+int GK(unpermute)(int dt, void *dst, const void *src, int B, int T, int NH, int hs, int nparts,
                        accel_stream_t s)
 {
     (void)s;
@@ -325,7 +344,7 @@ int accel_gk_unpermute(int dt, void *dst, const void *src, int B, int T, int NH,
     return 0;
 }
 
-int accel_gk_softmax_forward(int dt, void *P, const float *S, int rows, int T, accel_stream_t s)
+int GK(softmax_forward)(int dt, void *P, const float *S, int rows, int T, accel_stream_t s)
 {
     (void)s;
     for (int r = 0; r < rows; r++) {
@@ -341,7 +360,7 @@ int accel_gk_softmax_forward(int dt, void *P, const float *S, int rows, int T, a
     return 0;
 }
 
-int accel_gk_softmax_backward(int dt, void *dS, const void *P, const float *dP, int rows, int T,
+int GK(softmax_backward)(int dt, void *dS, const void *P, const float *dP, int rows, int T,
                               accel_stream_t s)
 {
     (void)s;
@@ -356,7 +375,7 @@ int accel_gk_softmax_backward(int dt, void *dS, const void *P, const float *dP, 
     return 0;
 }
 
-int accel_gk_bias_gelu_forward(int dt, void *fch, void *gelu, const float *bias, size_t n, int C4,
+int GK(bias_gelu_forward)(int dt, void *fch, void *gelu, const float *bias, size_t n, int C4,
                                accel_stream_t s)
 {
     (void)s;
@@ -368,7 +387,7 @@ int accel_gk_bias_gelu_forward(int dt, void *fch, void *gelu, const float *bias,
     return 0;
 }
 
-int accel_gk_gelu_backward(int dt, void *d, const void *fch, size_t n, accel_stream_t s)
+int GK(gelu_backward)(int dt, void *d, const void *fch, size_t n, accel_stream_t s)
 {
     (void)s;
     for (size_t i = 0; i < n; i++) {
@@ -379,7 +398,7 @@ int accel_gk_gelu_backward(int dt, void *d, const void *fch, size_t n, accel_str
     return 0;
 }
 
-int accel_gk_colsum_add(int dt, float *db, const void *d, int rows, int cols, accel_stream_t s)
+int GK(colsum_add)(int dt, float *db, const void *d, int rows, int cols, accel_stream_t s)
 {
     (void)s;
     for (int r = 0; r < rows; r++)
@@ -387,7 +406,7 @@ int accel_gk_colsum_add(int dt, float *db, const void *d, int rows, int cols, ac
     return 0;
 }
 
-int accel_gk_classifier(int dt, void *logits, float *losses, const int32_t *tok, int stride, int B,
+int GK(classifier)(int dt, void *logits, float *losses, const int32_t *tok, int stride, int B,
                         int T, int V, int Vp, float dscale, int write_grad, accel_stream_t s)
 {
     (void)s;
@@ -407,7 +426,7 @@ int accel_gk_classifier(int dt, void *logits, float *losses, const int32_t *tok,
     return 0;
 }
 
-int accel_gk_adamw(int dt, float *p, void *lp, const float *g, float *m, float *v,
+int GK(adamw)(int dt, float *p, void *lp, const float *g, float *m, float *v,
                    const unsigned char *decay, size_t n, float grad_mul, float beta1, float beta2,
                    float eps, float step_size, float inv_sqrt_bc2, float lr_wd, accel_stream_t s)
 {
@@ -423,7 +442,7 @@ int accel_gk_adamw(int dt, float *p, void *lp, const float *g, float *m, float *
     return 0;
 }
 
-int accel_gk_sgd(int dt, float *p, void *lp, const float *g, float *buf, const unsigned char *decay,
+int GK(sgd)(int dt, float *p, void *lp, const float *g, float *buf, const unsigned char *decay,
                  size_t n, float grad_mul, float lr, float wd, float momentum, accel_stream_t s)
 {
     (void)s;
@@ -436,14 +455,14 @@ int accel_gk_sgd(int dt, float *p, void *lp, const float *g, float *buf, const u
     return 0;
 }
 
-int accel_gk_sumsq(const float *g, size_t n, double *out, accel_stream_t s)
+int GK(sumsq)(const float *g, size_t n, double *out, accel_stream_t s)
 {
     (void)s;
     for (size_t i = 0; i < n; i++) *out += (double)g[i] * g[i];
     return 0;
 }
 
-int accel_gk_cast(int dt, void *out, const float *in, size_t n, accel_stream_t s)
+int GK(cast)(int dt, void *out, const float *in, size_t n, accel_stream_t s)
 {
     (void)s;
     for (size_t i = 0; i < n; i++) st(dt, out, i, in[i]);

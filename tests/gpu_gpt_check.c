@@ -285,6 +285,8 @@ static int check_step_path(int sharded)
                                   .bias_corr1 = (float)(1.0 - r.cfg.optim.beta1),
                                   .bias_corr2 = (float)(1.0 - r.cfg.optim.beta2), .grad_mul = 1.0f };
     const char *what = sharded ? "zero1" : "ddp";
+    size_t estimate = 0;
+    accel_gpt_cuda_estimate_bytes(&r.cfg, B_, n, owned_n, sharded, &estimate);
     if (accel_gpt_cuda_create(&gc, &g) != ACCEL_OK || accel_gpt_cuda_upload(g, p0, zeros, zeros) != ACCEL_OK ||
         accel_gpt_cuda_forward_backward(g, r.tokens, B_, 0, 1, 1.0f / B_) != ACCEL_OK ||
         accel_gpt_cuda_finish_grads(g, &loss, &sumsq, &replicas, &finite) != ACCEL_OK ||
@@ -299,6 +301,11 @@ static int check_step_path(int sharded)
         }
         double rn, d = norm_diff(pg, pc, n, &rn);
         fails = !(lrel <= 1e-5) + !(srel <= 1e-3) + !(d <= 1e-3 * rn) + (finite != 1) + (replicas != 1);
+        if (estimate != accel_gpt_cuda_device_bytes(g)) {
+            printf("%s: device memory estimate %zu bytes, the engine allocated %zu\n", what, estimate,
+                   accel_gpt_cuda_device_bytes(g));
+            fails++;
+        }
         printf("%s step path (%d owned range%s): loss rel %.2e, grad sumsq rel %.2e, update rel %.2e, "
                "finite %d, replicas %d: %s\n", what, nr, nr == 1 ? "" : "s", lrel, srel, rn > 0 ? d / rn : d,
                finite, replicas, fails ? "FAIL" : "ok");

@@ -87,6 +87,12 @@ int accel_gpt_cuda_plan_buckets(const size_t *begin, const size_t *end, int nlay
  * loops cover the rest); at least one block. */
 unsigned accel_gpt_cuda_grid(size_t n, unsigned block, unsigned max_blocks);
 
+/* Device bytes the engine allocates for this configuration (model.*, precision, optim.name) with
+ * `micro` samples per micro-batch, an arena of numel elements and owned_n owned elements
+ * (sharded: zero1's separate gradient shard). ACCEL_ERR_INVALID when the plan is out of range. */
+accel_status_t accel_gpt_cuda_estimate_bytes(const accel_config_t *cfg, int micro, size_t numel,
+                                             size_t owned_n, int sharded, size_t *bytes);
+
 /* Whether this job can train on the GPU: the built-in gpt model (no plugin), strategy ddp or zero1
  * without hybrid sharding, precision fp32/bf16/fp16. On refusal writes a message naming the model,
  * strategy or setting (with a "--> hint:") into why and returns ACCEL_ERR_UNSUPPORTED. Settings

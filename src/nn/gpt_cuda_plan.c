@@ -130,6 +130,28 @@ int accel_gpt_cuda_plan_buckets(const size_t *begin, const size_t *end, int nlay
     return n;
 }
 
+accel_status_t accel_gpt_cuda_estimate_bytes(const accel_config_t *cfg, int micro, size_t numel,
+                                             size_t owned_n, int sharded, size_t *bytes)
+{
+    const accel_model_config_t *m = &cfg->model;
+    int dt = accel_dtype_parse(cfg->precision);
+    size_t asz = dt == ACCEL_F32 ? 4 : 2;
+    accel_gpt_cuda_plan_t plan;
+    *bytes = 0;
+    ACCEL_CHECK(accel_gpt_cuda_plan(m->layers, m->heads, m->width, m->context, m->vocab, micro, asz, &plan));
+    /* what accel_gpt_cuda_create allocates, in its order */
+    const size_t on = owned_n ? owned_n : 1;
+    const int adam = !strcmp(cfg->optim.name, "adamw");
+    size_t b = 2 * numel * 4;                        /* fp32 parameters and gradients */
+    if (asz == 2) b += numel * 2;                    /* 16-bit parameter copy */
+    b += on * 4 * (adam ? 2 : 1) + on;               /* moments, weight-decay mask */
+    if (sharded) b += on * 4;                        /* gradient shard */
+    b += plan.total;                                 /* activations */
+    b += 2 * 4 * (size_t)micro * ((size_t)m->context + 1) + sizeof(double);  /* tokens, norm */
+    *bytes = b;
+    return ACCEL_OK;
+}
+
 unsigned accel_gpt_cuda_grid(size_t n, unsigned block, unsigned max_blocks)
 {
     if (block == 0) block = 1;

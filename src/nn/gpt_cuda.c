@@ -332,8 +332,16 @@ static accel_status_t create_comm(accel_gpt_cuda_t *g, const accel_gpt_cuda_conf
     MPI_Comm_rank(c->comm, &g->rank);
 #if ACCEL_HAVE_NCCL
     accel_status_t st = accel_comm_create(c->comm, ACCEL_COMM_NCCL, c->cfg->dist.timeout, &g->comm);
+    if (st != ACCEL_OK && g->world == 1) {  /* one rank needs no collectives: train on */
+        ACCEL_WARN("gpt_cuda: cannot create an NCCL communicator (%s); one rank needs none, so "
+                   "training continues without it\n--> hint: NCCL_DEBUG=INFO shows why NCCL failed "
+                   "(it is needed for more than one rank)", accel_status_str(st));
+        g->comm = NULL;
+        return ACCEL_OK;
+    }
     if (st != ACCEL_OK) {
-        ACCEL_ERROR("gpt_cuda: cannot create the NCCL communicator over %d rank%s (%s)", g->world,
+        ACCEL_ERROR("gpt_cuda: cannot create the NCCL communicator over %d rank%s (%s)\n--> hint: "
+                    "NCCL_DEBUG=INFO shows why; one rank per GPU is needed", g->world,
                     g->world == 1 ? "" : "s", accel_status_str(st));
         return st;
     }

@@ -10,10 +10,12 @@
 #include "config.h"
 
 #include <math.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "accel/comm.h"
 #include "accel/gpt_cuda.h"
@@ -94,6 +96,7 @@ struct accel_gpt_cuda {
     size_t device_bytes;
     bool poison;
     bool debug_sync;                /* ACCEL_CUDA_SYNC=1: wait after every kernel and product */
+    double timeout;                 /* dist.timeout: seconds a collective may take */
     /* Device time of the phases (CUDA events on the compute stream), summed over steps. */
     cudaEvent_t ev_start, ev_fwd, ev_end, ev_opt0, ev_opt1;
     bool step_timed, opt_pending;
@@ -377,6 +380,7 @@ accel_status_t accel_gpt_cuda_create(const accel_gpt_cuda_config_t *c, accel_gpt
     g->sharded = c->sharded;
     g->adam = c->adam;
     g->owned_n = c->owned_n;
+    g->timeout = c->cfg->dist.timeout;
     const char *dbg = getenv("ACCEL_CUDA_SYNC");
     g->debug_sync = dbg && atoi(dbg) > 0;
     g->dt = (accel_dtype_t)dt;
@@ -798,21 +802,47 @@ accel_status_t accel_gpt_cuda_forward_backward(accel_gpt_cuda_t *g, const int32_
     return micro_step(g, tokens, n, k == 0, k + 1 == K, grad_scale);
 }
 
+/* Wait for bucket b's collective (the watchdog): polls NCCL's completion and asynchronous errors;
+ * past dist.timeout it says which collective of which layers hung, then accel_comm_wait aborts the
+ * job (ncclCommAbort first) with the communicator's own message. */
+static accel_status_t wait_bucket(accel_gpt_cuda_t *g, int b, const char *what)
+{
+    const accel_gpt_cuda_bucket_t *bk = &g->buckets[b];
+    double t0 = accel_now();
+    for (long spins = 0;; spins++) {
+        int done = 0;
+        accel_status_t st = accel_comm_test(g->comm, g->reqs[b], &done);
+        if (done) {
+            g->reqs[b] = NULL;
+            if (st != ACCEL_OK)
+                ACCEL_ERROR("gpt_cuda: the %s of layers %d..%d (%zu floats) failed", what,
+                            bk->first_layer, bk->last_layer, bk->end - bk->begin);
+            return st;
+        }
+        if (g->timeout > 0 && (spins & 63) == 0 && accel_now() - t0 > g->timeout) {
+            ACCEL_ERROR("gpt_cuda: the %s of layers %d..%d (%zu floats, NCCL) has not completed after "
+                        "%.0f s (dist.timeout): a rank is missing from it or hung", what,
+                        bk->first_layer, bk->last_layer, bk->end - bk->begin, accel_now() - t0);
+            st = accel_comm_wait(g->comm, g->reqs[b]);      /* past its deadline: aborts the job */
+            g->reqs[b] = NULL;
+            return st != ACCEL_OK ? st : ACCEL_ERR_TIMEOUT;
+        }
+        if (spins > 2000) {
+            struct timespec ts = { 0, 50 * 1000 };
+            nanosleep(&ts, NULL);
+        } else if (spins > 200) {
+            sched_yield();
+        }
+    }
+}
+
 accel_status_t accel_gpt_cuda_finish_grads(accel_gpt_cuda_t *g, double *loss_sum, double *sumsq,
                                            int *replicas, int *finite)
 {
     double t0 = accel_now();
     for (int b = 0; b < g->nbuckets; b++)
-        if (g->reqs[b]) {
-            accel_status_t st = accel_comm_wait(g->comm, g->reqs[b]);
-            g->reqs[b] = NULL;
-            if (st != ACCEL_OK) {
-                ACCEL_ERROR("gpt_cuda: gradient %s of layers %d..%d (%zu floats) failed",
-                            g->sharded ? "reduce-scatter" : "allreduce", g->buckets[b].first_layer,
-                            g->buckets[b].last_layer, g->buckets[b].end - g->buckets[b].begin);
-                return st;
-            }
-        }
+        if (g->reqs[b])
+            ACCEL_CHECK(wait_bucket(g, b, g->sharded ? "gradient reduce-scatter" : "gradient allreduce"));
     g->exposed_s += accel_now() - t0;
     if (g->poison) {                /* tests: an injected overflow, after the reduction */
         CUDA_OK(cudaMemsetAsync(g->owned_grads, 0xff, sizeof(float), g->stream));
@@ -868,14 +898,7 @@ accel_status_t accel_gpt_cuda_step(accel_gpt_cuda_t *g, const accel_gpt_cuda_upd
                                              g->params + bk->begin, slice, ACCEL_F32, &g->reqs[b]));
         }
         for (int b = 0; b < g->nbuckets; b++)
-            if (g->reqs[b]) {
-                accel_status_t st = accel_comm_wait(g->comm, g->reqs[b]);
-                g->reqs[b] = NULL;
-                if (st != ACCEL_OK) {
-                    ACCEL_ERROR("gpt_cuda: parameter allgather of layer %d failed", g->buckets[b].first_layer);
-                    return st;
-                }
-            }
+            if (g->reqs[b]) ACCEL_CHECK(wait_bucket(g, b, "parameter allgather"));
     }
     if (g->lp != (void *)g->params) KERNEL(cast, g->dt, g->lp, g->params, g->numel, g->stream);
     CUDA_OK(cudaEventRecord(g->ev_opt1, g->stream));

@@ -11,6 +11,9 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 export CK_FORK=no
+# The CPU is the reference the tests compare against at ~1e-7: keep accel_train there even on a
+# machine with GPUs (device=auto would pick them). The GPU tests (tests/gpu_*.sh) unset this.
+export ACCEL_DEVICE="${ACCEL_DEVICE:-cpu}"
 
 TEST_TIMEOUT=${ACCEL_TEST_TIMEOUT:-300}
 

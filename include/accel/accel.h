@@ -26,5 +26,6 @@
 #include "accel/version.h"
 #include "accel/ckpt.h"
 #include "accel/infer.h"
+#include "accel/gpt_cuda.h"
 
 #endif

@@ -56,4 +56,8 @@ const char *accel_redop_name(accel_redop_t op);
 /* NCCL version code, or 0 when built without NCCL. */
 int accel_comm_nccl_version(void);
 
+/* The CUDA stream (cudaStream_t) an NCCL communicator's collectives run on, so that callers can
+ * order their own device work before a collective with an event; NULL for the MPI backend. */
+void *accel_comm_cuda_stream(const accel_comm_t *comm);
+
 #endif

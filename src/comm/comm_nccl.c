@@ -200,6 +200,12 @@ int accel_comm_nccl_version(void)
     return v;
 }
 
+void *accel_comm_cuda_stream(const accel_comm_t *comm)
+{
+    if (!comm || comm->ops != &accel_comm_nccl_ops || !comm->backend) return NULL;
+    return ((nccl_state_t *)comm->backend)->stream;
+}
+
 const accel_comm_backend_ops_t accel_comm_nccl_ops = {
     .name = "nccl",
     .init = nccl_init,
@@ -226,6 +232,12 @@ static accel_status_t nccl_unavailable(accel_comm_t *comm)
 static void nccl_nothing(accel_comm_t *comm) { (void)comm; }
 
 int accel_comm_nccl_version(void) { return 0; }
+
+void *accel_comm_cuda_stream(const accel_comm_t *comm)
+{
+    (void)comm;
+    return NULL;
+}
 
 const accel_comm_backend_ops_t accel_comm_nccl_ops = {
     .name = "nccl",

@@ -76,6 +76,24 @@ int accel_cmd_estimate(int argc, char **argv)
                        mib(e.comm), mib(e.total), state, e.paper_bytes_per_param);
             }
     }
+    /* The built-in GPT on GPUs (device=cuda): what the engine allocates in device memory. */
+    if (rc == 0 && !strcmp(model.ops->name, "gpt") && !cfg.model.plugin[0]) {
+        printf("GPU engine (device=cuda), device MiB per rank:\n");
+        snprintf(list, sizeof list, "%s", worlds);
+        for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+            int world = atoi(tok), per_rank = world * cfg.train.grad_accum;
+            if (world < 1 || per_rank < 1 || cfg.train.global_batch % per_rank) continue;
+            int micro = cfg.train.global_batch / per_rank;
+            size_t numel = model.layout.numel, ddp = 0, z1 = 0;
+            size_t padded = numel + (size_t)model.layout.nlayers * (size_t)world * ACCEL_ARENA_ALIGN;
+            if (accel_gpt_cuda_estimate_bytes(&cfg, micro, numel, numel, 0, &ddp) != ACCEL_OK ||
+                accel_gpt_cuda_estimate_bytes(&cfg, micro, padded, padded / (size_t)world, 1, &z1) != ACCEL_OK) {
+                printf("  %5d ranks: a micro-batch of %d is out of range for the GPU engine\n", world, micro);
+                continue;
+            }
+            printf("  %5d ranks, micro-batch %d: ddp %.1f, zero1 %.1f\n", world, micro, mib(ddp), mib(z1));
+        }
+    }
     accel_model_destroy(&model);
     return rc;
 }

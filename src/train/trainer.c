@@ -16,6 +16,7 @@
 #include "accel/accel.h"
 #include "accel/ckpt.h"
 #include "accel/dist.h"
+#include "trainer_gpu.h"
 
 struct accel_trainer {
     accel_runtime_t *rt;
@@ -42,6 +43,8 @@ struct accel_trainer {
     bool stop_requested;
     const char *unit_name;          /* progress unit: samples or tokens */
     double units_per_sample;
+    bool use_gpu;                   /* device=cuda path (trainer_gpu.c): the engine computes */
+    accel_gpt_cuda_t *gpu;
 };
 
 typedef struct {
@@ -61,6 +64,7 @@ void accel_trainer_destroy(accel_trainer_t *t)
     accel_dataset_close(t->val_set);
     accel_dataset_close(t->train_set);
     accel_sampler_free(&t->sampler);
+    accel_gpt_cuda_destroy(t->gpu);
     accel_optim_destroy(&t->optim);
     accel_dist_destroy(t->dist);
     accel_model_destroy(&t->model);
@@ -175,7 +179,8 @@ static accel_status_t evaluate(accel_trainer_t *t, double *loss, double *accurac
         accel_batch_t batch = { .n = m, .inputs = t->inputs, .targets = t->targets, .tokens = t->tokens,
                                 .index = t->index, .hooks = accel_dist_eval_hooks(t->dist) };
         memset(c, 0, sizeof(int) * (size_t)m);
-        st = t->model.ops->eval(t->model.state, &t->model.layout, accel_dist_params(t->dist), &batch, l, c);
+        if (t->gpu) st = accel_gpt_cuda_eval(t->gpu, t->tokens, m, l);
+        else st = t->model.ops->eval(t->model.state, &t->model.layout, accel_dist_params(t->dist), &batch, l, c);
         for (int i = 0; i < m; i++) {
             vals[2 * (b * m + i)] = l[i];
             vals[2 * (b * m + i) + 1] = (float)c[i];
@@ -223,6 +228,7 @@ static int state_arenas(accel_trainer_t *t, accel_ckpt_arena_t *arenas, accel_ck
 static accel_status_t save_checkpoint(accel_trainer_t *t, int steps_done)
 {
     const accel_config_t *cfg = t->cfg;
+    if (t->gpu) ACCEL_CHECK(accel_trainer_gpu_to_host(t->gpu, t->dist, &t->optim));
     accel_ckpt_arena_t arenas[3];
     accel_ckpt_range_t *ranges;
     int n = state_arenas(t, arenas, &ranges);
@@ -330,6 +336,7 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
     accel_status_t st;
     char err[512] = "";
     ACCEL_CHECK_GOTO(accel_model_create(cfg, &t->model), st, fail);
+    ACCEL_CHECK_GOTO(accel_trainer_gpu_wanted(rt, cfg, &t->use_gpu), st, fail);
     ACCEL_CHECK_GOTO(accel_dist_create(rt, cfg, t->model.ops, &t->model.layout, &t->dist), st, fail);
     accel_dist_init_params(t->dist, cfg->seed);
     ACCEL_CHECK_GOTO(accel_optim_create(&cfg->optim, cfg->train.steps, accel_dist_owned_numel(t->dist),
@@ -366,6 +373,9 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
     }
     if (!t->index || !t->valid) { st = ACCEL_ERR_NOMEM; goto fail; }
     ACCEL_CHECK_GOTO(resume(t), st, fail);
+    if (t->use_gpu)     /* after resume: the engine starts from the restored host state */
+        ACCEL_CHECK_GOTO(accel_trainer_gpu_create(rt, cfg, &t->model.layout, t->dist, &t->optim,
+                                                  t->micro, &t->gpu), st, fail);
     if (rt->rank == 0 && cfg->train.metrics[0]) {
         t->metrics = fopen(cfg->train.metrics, t->start_step > 0 ? "a" : "w");
         if (!t->metrics) ACCEL_WARN("cannot write metrics to '%s'", cfg->train.metrics);
@@ -391,7 +401,10 @@ static accel_status_t print_sample(accel_trainer_t *t)
         int32_t *ids = malloc(sizeof(int32_t) * (size_t)(np + nnew));
         if (!ids) st = ACCEL_ERR_NOMEM;
         for (int i = 0; st == ACCEL_OK && i < np; i++) ids[i] = (unsigned char)prompt[i];
-        if (st == ACCEL_OK)
+        if (st == ACCEL_OK && t->gpu)
+            st = accel_trainer_gpu_generate(t->gpu, t->model.vocab, t->model.context, ids, np, nnew,
+                                            0.8f, 40, cfg->seed, ids + np);
+        else if (st == ACCEL_OK)
             st = accel_model_generate(&t->model, accel_dist_params(t->dist), ids, np, nnew, 0.8f, 40,
                                       cfg->seed, ids + np);
         if (st == ACCEL_OK) {
@@ -448,6 +461,10 @@ static accel_status_t train_step(accel_trainer_t *t, int step, step_outcome_t *o
             ACCEL_ERROR("reading training samples failed: %s; aborting the job", accel_status_str(rd));
             accel_abort(accel_status_exit_code(rd));
         }
+        if (t->gpu) {   /* asynchronous: the loss comes with the gradients' reduction */
+            ACCEL_CHECK(accel_gpt_cuda_forward_backward(t->gpu, t->tokens, t->micro, k, K, scale));
+            continue;
+        }
         accel_batch_t b = { .n = t->micro, .inputs = t->inputs, .targets = t->targets,
                             .tokens = t->tokens, .index = t->index,
                             .hooks = accel_dist_begin_micro(t->dist, k, K) };
@@ -458,14 +475,18 @@ static accel_status_t train_step(accel_trainer_t *t, int step, step_outcome_t *o
         loss_local += l;
     }
     accel_sampler_advance(&t->sampler);
-    if (cfg->debug.overflow_step == step + 1 && cfg->debug.overflow_rank == t->rt->rank)
-        accel_dist_poison_grads(t->dist);
+    if (cfg->debug.overflow_step == step + 1 && cfg->debug.overflow_rank == t->rt->rank) {
+        if (t->gpu) ACCEL_CHECK(accel_gpt_cuda_poison_grads(t->gpu));
+        else accel_dist_poison_grads(t->dist);
+    }
 
-    int replicas = 1;
-    double sumsq = accel_dist_grad_sumsq(t->dist, &replicas);
+    int replicas = 1, finite = 1;
+    double sumsq;
+    if (t->gpu) ACCEL_CHECK(accel_gpt_cuda_finish_grads(t->gpu, &loss_local, &sumsq, &replicas, &finite));
+    else sumsq = accel_dist_grad_sumsq(t->dist, &replicas);
     bool stop_here = t->stop_requested || g_stop_signal ||
                      (cfg->debug.stop_step == step + 1 && cfg->debug.stop_rank == t->rt->rank);
-    bool overflow = t->scaler.enabled && !accel_dist_grads_finite(t->dist);
+    bool overflow = t->scaler.enabled && !(t->gpu ? finite : accel_dist_grads_finite(t->dist));
     double flags[4] = { loss_local, stop_here ? 1 : 0, overflow ? 1 : 0, sumsq / replicas }, global[4];
     if (MPI_Allreduce(flags, global, 4, MPI_DOUBLE, MPI_SUM, t->rt->world) != MPI_SUCCESS)
         return ACCEL_ERR_MPI;
@@ -489,6 +510,7 @@ static accel_status_t train_step(accel_trainer_t *t, int step, step_outcome_t *o
     out->grad_norm = norm;
     double mul = 1.0 / old_scale;
     if (cfg->train.clip > 0 && norm > cfg->train.clip) mul *= cfg->train.clip / (norm + 1e-6);
+    if (t->gpu) return accel_trainer_gpu_step(t->gpu, &t->optim, (float)mul, &out->lr);
     return accel_dist_step(t->dist, &t->optim, (float)mul, &out->lr);
 }
 
@@ -552,10 +574,20 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
     sigaction(SIGTERM, &old_term, NULL);
     ACCEL_CHECK(st);
     result->seconds = accel_now() - t0;
+    if (t->gpu) ACCEL_CHECK(accel_trainer_gpu_to_host(t->gpu, t->dist, &t->optim)); /* sampling */
     double exposed, in_flight;
     accel_dist_sync_times(t->dist, &exposed, &in_flight);
     int nsteps = done_here > 0 ? done_here : 1;
     result->bytes_per_step = (double)(accel_dist_bytes_sent(t->dist) - bytes0) / nsteps;
+    if (t->gpu) {
+        double fwd, fb, opt;
+        accel_gpt_cuda_timing(t->gpu, &fwd, &fb, &opt);
+        result->bytes_per_step = (double)accel_gpt_cuda_bytes_sent(t->gpu) / nsteps;
+        ACCEL_INFO("gpu: %.2f ms/step forward+backward (first micro-batch forward %.2f ms), %.2f ms "
+                   "update, gradient reduction exposed %.2f ms after backward; %.2f MiB sent per "
+                   "step by this rank", fb, fwd, opt, 1e3 * accel_gpt_cuda_exposed_seconds(t->gpu) / nsteps,
+                   result->bytes_per_step / 1048576.0);
+    }
     if (done_here > 0 && in_flight > 0)
         ACCEL_INFO("gradient sync: %.2f ms/step in flight, %.2f ms/step exposed after backward "
                    "(%.0f%% hidden); %.2f MiB sent per step by this rank",

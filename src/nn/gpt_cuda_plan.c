@@ -1,0 +1,207 @@
+/* Host-side planning for the CUDA GPT engine: device buffer layout, gradient buckets, launch
+ * geometry and the checks that decide whether a job can train on the GPU. Plain C with no CUDA
+ * dependency, so it is built and unit tested on every machine (tests/check_gpt_cuda.c). */
+#include "config.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "accel/dtype.h"
+#include "accel/gpt_cuda.h"
+
+static size_t align_up(size_t n) { return (n + ACCEL_GPT_CUDA_ALIGN - 1) / ACCEL_GPT_CUDA_ALIGN * ACCEL_GPT_CUDA_ALIGN; }
+
+/* Take `bytes` from the running offset *p; return where the piece starts. */
+static size_t take(size_t *p, size_t bytes)
+{
+    size_t at = *p;
+    *p = align_up(*p + bytes);
+    return at;
+}
+
+accel_status_t accel_gpt_cuda_plan(int L, int NH, int C, int T, int V, int B, size_t act_size,
+                                   accel_gpt_cuda_plan_t *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    if (L < 1 || NH < 1 || C < 1 || T < 1 || V < 2 || B < 1 || C % NH ||
+        (act_size != 2 && act_size != 4))
+        return ACCEL_ERR_INVALID;
+    /* cuBLAS takes int dimensions and leading dimensions; strided-batch strides are 64-bit. */
+    const long long BT = (long long)B * T, Vpl = ((long long)V + 63) / 64 * 64;
+    if (BT > INT_MAX / 4 || Vpl > INT_MAX || (long long)C * 4 > INT_MAX ||
+        (long long)B * NH > INT_MAX || (long long)B * NH * T > INT_MAX)
+        return ACCEL_ERR_INVALID;
+    /* The element-wise kernels index their buffers with 32-bit arithmetic. */
+    if (BT * 4 * C > INT_MAX || BT * Vpl > INT_MAX || (long long)B * NH * T * T > INT_MAX)
+        return ACCEL_ERR_INVALID;
+    const int Vp = (int)Vpl;
+    plan->L = L; plan->NH = NH; plan->C = C; plan->T = T; plan->V = V; plan->B = B;
+    plan->Vp = Vp;
+    plan->act_size = act_size;
+    const size_t a = act_size, f = sizeof(float), bt = (size_t)BT, c = (size_t)C;
+    const size_t tt = (size_t)B * (size_t)NH * (size_t)T * (size_t)T;
+
+    size_t p = 0;
+    accel_gpt_cuda_layer_plan_t *lp = &plan->layer;
+    lp->ln1 = take(&p, a * bt * c);
+    lp->ln1_mean = take(&p, f * bt);
+    lp->ln1_rstd = take(&p, f * bt);
+    lp->qkvp = take(&p, a * bt * 3 * c);
+    lp->att = take(&p, a * tt);
+    lp->atty = take(&p, a * bt * c);
+    lp->res2 = take(&p, a * bt * c);
+    lp->ln2 = take(&p, a * bt * c);
+    lp->ln2_mean = take(&p, f * bt);
+    lp->ln2_rstd = take(&p, f * bt);
+    lp->fch = take(&p, a * bt * 4 * c);
+    lp->fch_gelu = take(&p, a * bt * 4 * c);
+    lp->res3 = take(&p, a * bt * c);
+    plan->layer_bytes = p;
+
+    p = 0;
+    plan->layers_base = take(&p, plan->layer_bytes * (size_t)L);
+    plan->x0 = take(&p, a * bt * c);
+    plan->lnf = take(&p, a * bt * c);
+    plan->lnf_mean = take(&p, f * bt);
+    plan->lnf_rstd = take(&p, f * bt);
+    plan->logits = take(&p, a * bt * (size_t)Vp);
+    plan->s_qkv = take(&p, a * bt * 3 * c);
+    plan->s_c = take(&p, a * bt * c);
+    plan->s_4c = take(&p, a * bt * 4 * c);
+    plan->s_yp = take(&p, a * bt * c);
+    plan->s_dqkvp = take(&p, a * bt * 3 * c);
+    plan->s_att32 = take(&p, f * tt);
+    plan->s_datt = take(&p, a * tt);
+    plan->dres = take(&p, a * bt * c);
+    plan->losses = take(&p, f * bt);
+    plan->total = p;
+    return ACCEL_OK;
+}
+
+accel_status_t accel_gpt_cuda_plan_layer_spans(const accel_layout_t *layout, size_t multiple,
+                                               size_t *begin, size_t *end)
+{
+    if (multiple == 0) multiple = 1;
+    for (int l = 0; l < layout->nlayers; l++) {
+        begin[l] = (size_t)-1;
+        end[l] = 0;
+    }
+    for (int i = 0; i < layout->ntensors; i++) {
+        const accel_tensor_t *t = &layout->tensors[i];
+        if (t->layer < 0 || t->layer >= layout->nlayers) return ACCEL_ERR_INVALID;
+        if (t->offset < begin[t->layer]) begin[t->layer] = t->offset;
+        if (t->offset + t->numel > end[t->layer]) end[t->layer] = t->offset + t->numel;
+    }
+    size_t prev_end = 0;
+    for (int l = 0; l < layout->nlayers; l++) {
+        if (end[l] == 0) { begin[l] = end[l] = 0; continue; }
+        end[l] = (end[l] + multiple - 1) / multiple * multiple;
+        if (end[l] > layout->numel) end[l] = layout->numel;
+        if (begin[l] < prev_end) return ACCEL_ERR_INVALID;   /* layers must not interleave */
+        prev_end = end[l];
+    }
+    return ACCEL_OK;
+}
+
+int accel_gpt_cuda_plan_buckets(const size_t *begin, const size_t *end, int nlayers,
+                                size_t bucket_bytes, accel_gpt_cuda_bucket_t *out)
+{
+    int n = 0;
+    int top = -1;                    /* highest layer of the bucket being filled */
+    size_t lo = 0, hi = 0;
+    for (int l = nlayers - 1; l >= 0; l--) {
+        if (end[l] <= begin[l]) {    /* empty layer: belongs to whatever bucket is open */
+            if (top < 0) continue;
+        } else if (top < 0) {
+            top = l;
+            lo = begin[l];
+            hi = end[l];
+        } else {
+            if (begin[l] < lo) lo = begin[l];
+            if (end[l] > hi) hi = end[l];
+        }
+        if (top >= 0 && ((hi - lo) * sizeof(float) >= bucket_bytes || l == 0)) {
+            out[n++] = (accel_gpt_cuda_bucket_t){ l, top, lo, hi };
+            top = -1;
+        }
+    }
+    if (top >= 0) out[n++] = (accel_gpt_cuda_bucket_t){ 0, top, lo, hi };
+    return n;
+}
+
+accel_status_t accel_gpt_cuda_estimate_bytes(const accel_config_t *cfg, int micro, size_t numel,
+                                             size_t owned_n, int sharded, size_t *bytes)
+{
+    const accel_model_config_t *m = &cfg->model;
+    int dt = accel_dtype_parse(cfg->precision);
+    size_t asz = dt == ACCEL_F32 ? 4 : 2;
+    accel_gpt_cuda_plan_t plan;
+    *bytes = 0;
+    ACCEL_CHECK(accel_gpt_cuda_plan(m->layers, m->heads, m->width, m->context, m->vocab, micro, asz, &plan));
+    /* what accel_gpt_cuda_create allocates, in its order */
+    const size_t on = owned_n ? owned_n : 1;
+    const int adam = !strcmp(cfg->optim.name, "adamw");
+    size_t b = 2 * numel * 4;                        /* fp32 parameters and gradients */
+    if (asz == 2) b += numel * 2;                    /* 16-bit parameter copy */
+    b += on * 4 * (adam ? 2 : 1) + on;               /* moments, weight-decay mask */
+    if (sharded) b += on * 4;                        /* gradient shard */
+    b += plan.total;                                 /* activations */
+    b += 2 * 4 * (size_t)micro * ((size_t)m->context + 1) + sizeof(double);  /* tokens, norm */
+    *bytes = b;
+    return ACCEL_OK;
+}
+
+unsigned accel_gpt_cuda_grid(size_t n, unsigned block, unsigned max_blocks)
+{
+    if (block == 0) block = 1;
+    size_t blocks = (n + block - 1) / block;
+    if (blocks > max_blocks) blocks = max_blocks;
+    return blocks ? (unsigned)blocks : 1u;
+}
+
+accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why, size_t whylen,
+                                           char *note, size_t notelen)
+{
+    if (note && notelen) note[0] = '\0';
+    if (cfg->model.plugin[0]) {
+        snprintf(why, whylen, "device=cuda: the plugin model '%s' has no GPU path (accel trains "
+                 "only the built-in gpt on the GPU)\n--> hint: use device=cpu for this model",
+                 cfg->model.plugin);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    if (strcmp(cfg->model.name, "gpt")) {
+        snprintf(why, whylen, "device=cuda: model '%s' has no GPU path (accel trains only the "
+                 "built-in gpt on the GPU)\n--> hint: use device=cpu for model.name=%s",
+                 cfg->model.name, cfg->model.name);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    if (strcmp(cfg->dist.strategy, "ddp") && strcmp(cfg->dist.strategy, "zero1")) {
+        snprintf(why, whylen, "device=cuda: dist.strategy=%s is not implemented on the GPU yet "
+                 "(ddp and zero1 are)\n--> hint: use dist.strategy=ddp or zero1, or device=cpu",
+                 cfg->dist.strategy);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    if (cfg->dist.hybrid) {
+        snprintf(why, whylen, "device=cuda: dist.hybrid=true is not implemented on the GPU yet"
+                 "\n--> hint: set dist.hybrid=false, or use device=cpu");
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    int dt = accel_dtype_parse(cfg->precision);
+    if (dt != ACCEL_F32 && dt != ACCEL_BF16 && dt != ACCEL_F16) {
+        snprintf(why, whylen, "device=cuda: precision '%s' is not supported\n--> hint: use fp32, "
+                 "bf16 or fp16", cfg->precision);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    if (note && notelen) {
+        size_t used = 0;
+        if (accel_dtype_parse(cfg->dist.comm_dtype) != ACCEL_F32)
+            used += (size_t)snprintf(note + used, notelen - used, "dist.comm_dtype=%s is ignored on "
+                                     "the GPU: gradients are reduced in fp32", cfg->dist.comm_dtype);
+        if (cfg->train.sync_each_batch && used < notelen)
+            snprintf(note + used, notelen - used, "%strain.sync_each_batch is ignored on the GPU: "
+                     "gradients accumulate on the device and are reduced once per step",
+                     used ? "; " : "");
+    }
+    return ACCEL_OK;
+}

@@ -1,0 +1,41 @@
+/* Host reference implementations of the CUDA GPT kernels (tests/gpu_mock.c built with
+ * ACCEL_GPU_REF_ONLY, see tests/gpu_ref.c): the same contracts as src/nn/gpt_cuda_kernels.h, in
+ * plain C, for tests/gpu_kernels_check.c to compare the device kernels with. */
+#ifndef ACCEL_TESTS_GPU_REF_H
+#define ACCEL_TESTS_GPU_REF_H
+
+#include "../src/nn/gpt_cuda_kernels.h"
+
+int ref_accel_gk_encoder_forward(int dt, void *x, const int32_t *tok, int stride, const float *wte,
+                             const float *wpe, int B, int T, int C, accel_stream_t s);
+int ref_accel_gk_encoder_backward(int dt, float *dwte, float *dwpe, const void *d, const int32_t *tok,
+                              int stride, int B, int T, int C, accel_stream_t s);
+int ref_accel_gk_layernorm_forward(int dt, void *out, float *mean, float *rstd, void *res_out,
+                               const void *res_in, const void *y, const float *bias, const float *w,
+                               const float *b, int rows, int C, accel_stream_t s);
+int ref_accel_gk_layernorm_backward(int dt, void *dx, float *dw, float *db, const void *dout,
+                                const void *x, const float *mean, const float *rstd, const float *w,
+                                int rows, int C, accel_stream_t s);
+int ref_accel_gk_permute(int dt, void *dst, const void *src, const float *bias, int B, int T, int NH,
+                     int hs, int nparts, accel_stream_t s);
+int ref_accel_gk_unpermute(int dt, void *dst, const void *src, int B, int T, int NH, int hs, int nparts,
+                       accel_stream_t s);
+int ref_accel_gk_softmax_forward(int dt, void *P, const float *S, int rows, int T, accel_stream_t s);
+int ref_accel_gk_softmax_backward(int dt, void *dS, const void *P, const float *dP, int rows, int T,
+                              accel_stream_t s);
+int ref_accel_gk_bias_gelu_forward(int dt, void *fch, void *gelu, const float *bias, size_t n, int C4,
+                               accel_stream_t s);
+int ref_accel_gk_gelu_backward(int dt, void *d, const void *fch, size_t n, accel_stream_t s);
+int ref_accel_gk_colsum_add(int dt, float *db, const void *d, int rows, int cols, accel_stream_t s);
+int ref_accel_gk_classifier(int dt, void *logits, float *losses, const int32_t *tok, int stride, int B,
+                        int T, int V, int Vp, float dscale, int write_grad, accel_stream_t s);
+int ref_accel_gk_adamw(int dt, float *p, void *lp, const float *g, float *m, float *v,
+                   const unsigned char *decay, size_t n, float grad_mul, float beta1, float beta2,
+                   float eps, float step_size, float inv_sqrt_bc2, float lr_wd, accel_stream_t s);
+int ref_accel_gk_sgd(int dt, float *p, void *lp, const float *g, float *buf,
+                 const unsigned char *decay, size_t n, float grad_mul, float lr, float wd,
+                 float momentum, accel_stream_t s);
+int ref_accel_gk_sumsq(const float *g, size_t n, double *out, accel_stream_t s);
+int ref_accel_gk_cast(int dt, void *out, const float *in, size_t n, accel_stream_t s);
+
+#endif

@@ -1,0 +1,58 @@
+#!/bin/sh
+# accel_train on the GPU against the CPU reference (skipped where no GPU is usable):
+#   200 steps: GPU fp32 and GPU bf16 loss curves against CPU fp32; zero1 and grad_accum=2 against
+#   ddp on one GPU (compared runs share train.steps, hence the learning-rate schedule);
+#   the NCCL communicator is created from MPI on one rank; 2 ranks (ddp, zero1) when 2 GPUs exist;
+#   fp16 with loss scaling runs; a checkpoint written on the GPU resumes on the CPU.
+. "${top_srcdir:-.}/tests/lib.sh"
+unset ACCEL_DEVICE      # lib.sh keeps the other tests on the CPU; these choose their device
+probe=$("$top_builddir/tests/gpu_gpt_check" --probe 2>&1); rc=$?
+[ "$rc" -eq 77 ] && skip "${probe#SKIP: }"
+[ "$rc" -eq 0 ] || fail "GPU probe failed: $probe"
+ngpu=$(printf '%s\n' "$probe" | sed -n 's/^\([0-9]*\) CUDA device.*/\1/p')
+make_scratch
+common="model.name=gpt model.layers=2 model.heads=4 model.width=64 model.context=32 model.vocab=128 \
+data.path=synthetic train.global_batch=8 train.log_every=50 optim.lr=1e-3 optim.warmup=10 \
+train.sample_tokens=0 data.eval_samples=64"
+train() {   # train NAME NP ARGS...: metrics into NAME.jsonl, output into NAME.log
+    name=$1; np=$2; shift 2
+    # shellcheck disable=SC2086
+    run_mpi "$np" "$ACCEL_TRAIN" $common train.metrics="$SCRATCH/$name.jsonl" "$@" > "$name.log" 2>&1 ||
+        fail "$name: accel_train failed: $(tail -30 "$name.log")"
+    grep "step \|gpu:\|NCCL" "$name.log" | head -8
+}
+train cpu32 1 device=cpu precision=fp32 train.steps=200
+train gpu32 1 device=cuda precision=fp32 train.steps=200
+grep -q "gpu: training on" gpu32.log || fail "device=cuda did not train on the GPU: $(head -40 gpu32.log)"
+compare_losses "$SCRATCH/cpu32.jsonl" "$SCRATCH/gpu32.jsonl" 2e-3 200 || fail "GPU fp32 loss curve differs from CPU fp32"
+train gpubf16 1 device=cuda precision=bf16 train.steps=200
+compare_losses "$SCRATCH/cpu32.jsonl" "$SCRATCH/gpubf16.jsonl" 5e-2 200 || fail "GPU bf16 loss curve differs from CPU fp32 beyond bf16 tolerance"
+if grep -q "define ACCEL_HAVE_NCCL 1" "$top_builddir/config.h"; then
+    grep -q "NCCL .* communicator over 1 rank" gpu32.log || fail "no 1-rank NCCL communicator: $(grep -i nccl gpu32.log)"
+fi
+train gpuz1 1 device=cuda precision=fp32 train.steps=200 dist.strategy=zero1
+compare_losses "$SCRATCH/gpu32.jsonl" "$SCRATCH/gpuz1.jsonl" 1e-4 200 || fail "zero1 on one GPU differs from ddp"
+train gpu16 1 device=cuda precision=fp16 train.steps=50 debug.overflow_step=3
+grep -q "step 3: fp16 gradient overflow" gpu16.log || fail "injected fp16 overflow not seen on the GPU: $(grep -i overflow gpu16.log)"
+train gpuacc 1 device=cuda precision=fp32 train.steps=200 train.grad_accum=2
+compare_losses "$SCRATCH/gpu32.jsonl" "$SCRATCH/gpuacc.jsonl" 1e-3 200 || fail "grad_accum=2 on the GPU differs from one micro-batch"
+if [ "${ngpu:-1}" -ge 2 ]; then
+    train gpu2 2 device=cuda precision=fp32 train.steps=200 dist.bucket_mb=0.05
+    compare_losses "$SCRATCH/gpu32.jsonl" "$SCRATCH/gpu2.jsonl" 1e-3 200 || fail "2-rank GPU ddp differs from 1 rank"
+    train gpu2z1 2 device=cuda precision=fp32 train.steps=200 dist.strategy=zero1
+    compare_losses "$SCRATCH/gpu2.jsonl" "$SCRATCH/gpu2z1.jsonl" 1e-3 200 || fail "2-rank GPU zero1 differs from ddp"
+else
+    echo "only ${ngpu:-1} GPU: the 2-rank part is skipped"
+fi
+# text generation on the device at the end of a run
+train gpugen 1 device=cuda precision=bf16 train.steps=5 model.vocab=256 train.sample_tokens=32
+grep -q "^sample" gpugen.log || fail "no generated sample on the GPU: $(tail -5 gpugen.log)"
+# A checkpoint written on the GPU resumes on the CPU (device-independent format).
+train gpuck 1 device=cuda precision=bf16 train.steps=20 ckpt.dir="$SCRATCH/ck" ckpt.every=10
+ck="$SCRATCH/ck/step-00000010.h5"
+[ -f "$ck" ] || fail "no checkpoint at $ck: $(ls "$SCRATCH/ck")"
+"$top_builddir/accel_ckpt" verify "$ck" > verify.log 2>&1 || fail "accel_ckpt verify $ck: $(cat verify.log)"
+train cpuresume 1 device=cpu precision=fp32 train.steps=20 resume="$ck"
+grep -q "resumed from" cpuresume.log || fail "the CPU run did not resume: $(head -30 cpuresume.log)"
+compare_losses "$SCRATCH/gpuck.jsonl" "$SCRATCH/cpuresume.jsonl" 5e-2 10 || fail "CPU resumed from a GPU checkpoint does not continue its loss curve"
+pass "GPU training follows the CPU reference; GPU checkpoints resume on the CPU"

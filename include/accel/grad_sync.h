@@ -20,6 +20,10 @@ typedef struct {
     size_t bytes;                   /* payload bytes reduced per sync */
 } accel_grad_sync_stats_t;
 
+/* Elements per bucket for dist.bucket_mb (0 = auto: 25 MiB, or an eighth of a small arena of numel
+ * elements, at least 1 MiB). The GPU engine buckets by the same rule. */
+size_t accel_grad_sync_bucket_elems(double bucket_mb, size_t numel);
+
 /* comm_dtype: ACCEL_F32, ACCEL_BF16 or ACCEL_F16 (gradients travel in that type). */
 accel_status_t accel_grad_sync_create(const accel_layout_t *layout, accel_comm_t *comm,
                                       float *grads, double bucket_mb, accel_dtype_t comm_dtype,

@@ -19,6 +19,7 @@
 
 #include "accel/comm.h"
 #include "accel/gpt_cuda.h"
+#include "accel/grad_sync.h"
 #include "accel/log.h"
 #include "accel/timer.h"
 
@@ -293,8 +294,9 @@ static accel_status_t plan_comm(accel_gpt_cuda_t *g, const accel_gpt_cuda_config
         goto done;
     }
     if (!g->sharded) {
-        size_t bytes = (size_t)(c->cfg->dist.bucket_mb * 1048576.0);
-        g->nbuckets = accel_gpt_cuda_plan_buckets(begin, end, nl, bytes ? bytes : 1, g->buckets);
+        size_t bytes = sizeof(float) * accel_grad_sync_bucket_elems(c->cfg->dist.bucket_mb,
+                                                                   g->layout->numel);
+        g->nbuckets = accel_gpt_cuda_plan_buckets(begin, end, nl, bytes, g->buckets);
     } else {
         g->nbuckets = 0;
         for (int l = nl - 1; l >= 0; l--) {

@@ -64,13 +64,17 @@ static bool layers_contiguous(const accel_layout_t *layout)
     return true;
 }
 
-/* dist.bucket_mb = 0: PyTorch DDP's 25 MiB, but small models (under 200 MiB of gradients) get
- * arena / 8 (at least 1 MiB), so that their sync also starts during backward instead of after it. */
-static size_t auto_bucket_elems(size_t numel)
+size_t accel_grad_sync_bucket_elems(double bucket_mb, size_t numel)
 {
-    const size_t mib = 1048576 / sizeof(float), cap = 25 * mib, floor = mib;
+    if (bucket_mb > 0) {
+        size_t n = (size_t)(bucket_mb * 1048576.0 / sizeof(float));
+        return n > 0 ? n : 1;
+    }
+    /* auto: PyTorch DDP's 25 MiB, but an eighth of the arena (at least 1 MiB) for small models, so
+     * that their sync also starts during backward instead of after it */
+    const size_t mib = 1048576 / sizeof(float), cap = 25 * mib, least = mib;
     size_t eighth = numel / 8;
-    return eighth > cap ? cap : eighth < floor ? floor : eighth;
+    return eighth > cap ? cap : eighth < least ? least : eighth;
 }
 
 static void start_bucket(accel_grad_sync_t *s, bucket_t *b)
@@ -140,9 +144,7 @@ accel_status_t accel_grad_sync_create(const accel_layout_t *layout, accel_comm_t
     s->bucket_of_layer = malloc(sizeof(int) * (size_t)s->nlayers);
     if (!s->buckets || !s->bucket_of_layer) { accel_grad_sync_destroy(s); return ACCEL_ERR_NOMEM; }
     for (int l = 0; l < s->nlayers; l++) s->bucket_of_layer[l] = -1;
-    size_t target = bucket_mb > 0 ? (size_t)(bucket_mb * 1048576.0 / sizeof(float))
-                                  : auto_bucket_elems(layout->numel);
-    if (target < 1) target = 1;
+    const size_t target = accel_grad_sync_bucket_elems(bucket_mb, layout->numel);
 
     if (!layers_contiguous(layout)) {
         /* One bucket for the whole arena, reduced after backward: correct, just not overlapped. */

@@ -110,40 +110,22 @@ TARGET static void pack_panels(uint32_t *dst, int W, bool lane_major, const floa
         return;
     }
     if (sl == 1) {                  /* lanes contiguous: two rows of k give one row of words */
-        /* 32 lanes of each row convert in one instruction; word j takes element j of row 2kp as
-         * its low half and element j of row 2kp+1 as its high half. */
-        __m512i lo_idx, hi_idx;
-        {
-            int16_t lo[32], hi[32];
-            for (int j = 0; j < 16; j++) {
-                lo[2 * j] = (int16_t)j, lo[2 * j + 1] = (int16_t)(32 + j);
-                hi[2 * j] = (int16_t)(16 + j), hi[2 * j + 1] = (int16_t)(48 + j);
-            }
-            lo_idx = _mm512_loadu_si512(lo);
-            hi_idx = _mm512_loadu_si512(hi);
-        }
         for (int kp = 0; kp < kc2; kp++) {
             const float *r0 = src + (size_t)(2 * kp) * sk;
             const float *r1 = 2 * kp + 1 < kc ? r0 + sk : NULL;
             for (int q = 0; q < npan; q++)
-                for (int l = 0; l < W; l += 32) {
-                    const int first = q * W + l, cap = W - l < 32 ? W - l : 32;
-                    int cnt = n - first < cap ? n - first : cap;
-                    if (cnt < 0) cnt = 0;
-                    const uint32_t m = cnt >= 32 ? 0xffffffffu : (1u << cnt) - 1;
-                    const __mmask16 m0 = (__mmask16)m, m1 = (__mmask16)(m >> 16);
-                    __m512 x0 = _mm512_maskz_loadu_ps(m0, r0 + first);
-                    __m512 x1 = _mm512_maskz_loadu_ps(m1, r0 + first + 16);
-                    __m512 y0 = r1 ? _mm512_maskz_loadu_ps(m0, r1 + first) : _mm512_setzero_ps();
-                    __m512 y1 = r1 ? _mm512_maskz_loadu_ps(m1, r1 + first + 16) : _mm512_setzero_ps();
-                    __m512i a = (__m512i)_mm512_cvtne2ps_pbh(x1, x0);
-                    __m512i b = (__m512i)_mm512_cvtne2ps_pbh(y1, y0);
-                    uint32_t *d = dst + (size_t)q * psize + (size_t)kp * W + l;
-                    const __mmask16 s0 = (__mmask16)(cap >= 16 ? 0xffff : (1u << cap) - 1);
-                    _mm512_mask_storeu_epi32(d, s0, _mm512_permutex2var_epi16(a, lo_idx, b));
-                    if (cap > 16)
-                        _mm512_mask_storeu_epi32(d + 16, (__mmask16)((1u << (cap - 16)) - 1),
-                                                 _mm512_permutex2var_epi16(a, hi_idx, b));
+                for (int l = 0; l < W; l += 16) {
+                    int first = q * W + l, left = n - first;
+                    int cnt = left < 16 ? (left > 0 ? left : 0) : 16;
+                    if (cnt > W - l) cnt = W - l;
+                    __mmask16 m = (__mmask16)((1u << cnt) - 1);
+                    __m512 x0 = _mm512_maskz_loadu_ps(m, r0 + first);
+                    __m512 x1 = r1 ? _mm512_maskz_loadu_ps(m, r1 + first) : _mm512_setzero_ps();
+                    __m512i w0 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(x0));
+                    __m512i w1 = _mm512_cvtepu16_epi32((__m256i)_mm512_cvtneps_pbh(x1));
+                    __m512i w = _mm512_or_si512(w0, _mm512_slli_epi32(w1, 16));
+                    __mmask16 sm = (__mmask16)((1u << (W - l < 16 ? W - l : 16)) - 1);
+                    _mm512_mask_storeu_epi32(dst + (size_t)q * psize + (size_t)kp * W + l, sm, w);
                 }
         }
         return;

@@ -177,14 +177,14 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (strcmp(cfg->dist.strategy, "ddp") && strcmp(cfg->dist.strategy, "zero1")) {
-        snprintf(why, whylen, "device=cuda: dist.strategy=%s is not implemented on the GPU yet "
-                 "(ddp and zero1 are)\n--> hint: use dist.strategy=ddp or zero1, or device=cpu",
+        snprintf(why, whylen, "device=cuda: the GPU engine runs dist.strategy=ddp or zero1, "
+                 "not %s\n--> hint: use dist.strategy=ddp or zero1, or device=cpu",
                  cfg->dist.strategy);
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (cfg->dist.hybrid) {
-        snprintf(why, whylen, "device=cuda: dist.hybrid=true is not implemented on the GPU yet"
-                 "\n--> hint: set dist.hybrid=false, or use device=cpu");
+        snprintf(why, whylen, "device=cuda: the GPU engine does not shard within nodes "
+                 "(dist.hybrid=true)\n--> hint: set dist.hybrid=false, or use device=cpu");
         return ACCEL_ERR_UNSUPPORTED;
     }
     int dt = accel_dtype_parse(cfg->precision);

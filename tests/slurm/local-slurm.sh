@@ -225,11 +225,13 @@ write_conf() {
     cat >"$D/etc/task_prolog.sh" <<EOF
 #!/bin/sh
 # TaskProlog: virtual nodes share one hostname, so Open MPI's per-host files (shared-memory segments,
-# session directory) must be told apart by node name, or ranks of different nodes collide.
-n=\${SLURMD_NODENAME:-node}
-mkdir -p "$SHM/\$n" "$D/tmp/\$n"
-echo "export OMPI_MCA_btl_vader_backing_directory=$SHM/\$n"
-echo "export TMPDIR=$D/tmp/\$n"
+# session directory) must be told apart by node name, or ranks of different nodes collide; and by
+# job, or one job's cleanup of its session directory races another job's creation of its own (seen:
+# "shared memory initialization ... open(2) ENOENT", then a segfault, with two jobs on one node).
+d=\${SLURMD_NODENAME:-node}/job\${SLURM_JOB_ID:-0}
+mkdir -p "$SHM/\$d" "$D/tmp/\$d"
+echo "export OMPI_MCA_btl_vader_backing_directory=$SHM/\$d"
+echo "export TMPDIR=$D/tmp/\$d"
 EOF
     chmod 755 "$D/etc/task_prolog.sh"
     {

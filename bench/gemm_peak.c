@@ -1,28 +1,107 @@
-/* Single-core sgemm peak of this machine (the denominator of the benchmark's efficiency ratio):
- * the best of several 1024^3 products through the same OpenBLAS accel uses, one thread. */
+/* Single-core fp32 peak of this machine, the denominator of the benchmark's efficiency ratio.
+ *   bench/gemm_peak            prints the GEMM peak (GFLOP/s)
+ *   bench/gemm_peak -v         also prints the FMA ceiling and the size that reached the peak
+ * GEMM peak: the best one-thread sgemm, through the same OpenBLAS accel uses, over square sizes
+ * and the benchmark GPT's product shapes (no single size is best on every CPU: on this project's
+ * Zen 4 machine 1024^3 runs ~25% below 256^3). FMA ceiling: independent 512-bit (or 256-bit)
+ * FMAs back to back, what no product can exceed. */
 #include <cblas.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "accel/runtime.h"
 #include "accel/timer.h"
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+#define FMA_CHAINS 12                   /* independent accumulators: covers FMA latency x ports */
+
+__attribute__((target("avx512f"))) static double fma_ceiling_512(long iters)
+{
+    __m512 acc[FMA_CHAINS], x = _mm512_set1_ps(1.0000001f), y = _mm512_set1_ps(1e-7f);
+    for (int i = 0; i < FMA_CHAINS; i++) acc[i] = _mm512_set1_ps((float)i);
+    double t0 = accel_now();
+    for (long n = 0; n < iters; n++)
+#pragma GCC unroll 12
+        for (int i = 0; i < FMA_CHAINS; i++) acc[i] = _mm512_fmadd_ps(acc[i], x, y);
+    double s = accel_now() - t0;
+    float keep = 0;                     /* use the results so the loop is not optimised away */
+    for (int i = 0; i < FMA_CHAINS; i++) keep += _mm512_reduce_add_ps(acc[i]);
+    if (keep == 42.0f) puts("");
+    return 2.0 * 16 * FMA_CHAINS * (double)iters / s / 1e9;
+}
+
+__attribute__((target("avx2,fma"))) static double fma_ceiling_256(long iters)
+{
+    __m256 acc[FMA_CHAINS], x = _mm256_set1_ps(1.0000001f), y = _mm256_set1_ps(1e-7f);
+    for (int i = 0; i < FMA_CHAINS; i++) acc[i] = _mm256_set1_ps((float)i);
+    double t0 = accel_now();
+    for (long n = 0; n < iters; n++)
+#pragma GCC unroll 12
+        for (int i = 0; i < FMA_CHAINS; i++) acc[i] = _mm256_fmadd_ps(acc[i], x, y);
+    double s = accel_now() - t0;
+    float lanes[8], keep = 0;
+    for (int i = 0; i < FMA_CHAINS; i++) {
+        _mm256_storeu_ps(lanes, acc[i]);
+        for (int j = 0; j < 8; j++) keep += lanes[j];
+    }
+    if (keep == 42.0f) puts("");
+    return 2.0 * 8 * FMA_CHAINS * (double)iters / s / 1e9;
+}
+
+static double fma_ceiling(void)
+{
+    __builtin_cpu_init();
+    double best = 0;
+    for (int r = 0; r < 5; r++) {
+        double g = __builtin_cpu_supports("avx512f") ? fma_ceiling_512(20000000)
+                 : __builtin_cpu_supports("fma") ? fma_ceiling_256(20000000) : 0;
+        if (g > best) best = g;
+    }
+    return best;
+}
+#else
+static double fma_ceiling(void) { return 0; }
+#endif
+
 int main(int argc, char **argv)
 {
+    const int verbose = argc > 1 && !strcmp(argv[1], "-v");
+    if (argc > 1 && !verbose) {
+        printf("usage: gemm_peak [-v]\n  prints the best single-thread sgemm GFLOP/s over square "
+               "sizes and the benchmark GPT's shapes; -v adds the FMA ceiling\n");
+        return strcmp(argv[1], "-h") && strcmp(argv[1], "--help") ? 2 : 0;
+    }
     accel_blas_fixup(argc, argv);            /* the same OpenBLAS core selection as accel_train */
     accel_blas_set_threads(1);
-    const int n = 1024, reps = 8;
-    float *a = malloc(sizeof(float) * n * n), *b = malloc(sizeof(float) * n * n), *c = malloc(sizeof(float) * n * n);
+    /* M x N x K: squares, then the GPT's products (1024 tokens; width 256, 3x and 4x wider). */
+    static const int shapes[][3] = { { 256, 256, 256 }, { 512, 512, 512 }, { 768, 768, 768 },
+                                     { 1024, 1024, 1024 }, { 1024, 768, 256 }, { 1024, 1024, 256 },
+                                     { 1024, 256, 1024 } };
+    const size_t most = 1024 * 1024;
+    float *a = malloc(sizeof(float) * most), *b = malloc(sizeof(float) * most),
+          *c = malloc(sizeof(float) * most);
     if (!a || !b || !c) return 1;
-    for (int i = 0; i < n * n; i++) { a[i] = (float)(i % 7) * 0.1f; b[i] = (float)(i % 5) * 0.1f; c[i] = 0; }
+    for (size_t i = 0; i < most; i++) { a[i] = (float)(i % 7) * 0.1f; b[i] = (float)(i % 5) * 0.1f; c[i] = 0; }
     double best = 0;
-    for (int r = 0; r < reps; r++) {
-        double t0 = accel_now();
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
-        double gflops = 2.0 * n * n * n / (accel_now() - t0) / 1e9;
-        if (gflops > best) best = gflops;
+    int at = 0;
+    for (int s = 0; s < (int)(sizeof shapes / sizeof shapes[0]); s++) {
+        const int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+        const double flop = 2.0 * M * N * K;
+        for (int r = 0; r < 8 || r * flop < 4e9; r++) {    /* at least ~4 GFLOP per shape */
+            double t0 = accel_now();
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, a, K, b, N, 0.0f, c, N);
+            double gflops = flop / (accel_now() - t0) / 1e9;
+            if (gflops > best) best = gflops, at = s;
+        }
     }
-    printf("%.1f\n", best);
+    if (verbose)
+        printf("%.1f GFLOP/s sgemm (best at %d x %d x %d), FMA ceiling %.1f GFLOP/s\n", best,
+               shapes[at][0], shapes[at][1], shapes[at][2], fma_ceiling());
+    else
+        printf("%.1f\n", best);
     free(a); free(b); free(c);
     return 0;
 }

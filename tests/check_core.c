@@ -1,5 +1,6 @@
 /* Unit tests of the core layer (single process): status codes, logging, configuration, launcher
- * detection, topology, dtype conversions, keyed RNG, sampler, arena, optimizer, MLP gradients. */
+ * detection, topology, dtype conversions, keyed RNG, sampler, arena, optimizer, gradient
+ * reductions, MLP gradients. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -489,6 +490,34 @@ START_TEST(test_adamw_step)
 }
 END_TEST
 
+/* The vectorised reductions behind clipping and the fp16 overflow check: every length (tails
+ * shorter than the 16 partial sums included), and a non-finite value anywhere. */
+START_TEST(test_grad_reductions)
+{
+    enum { N = 1000 };
+    float *x = malloc(sizeof(float) * N);
+    ck_assert_ptr_nonnull(x);
+    for (int i = 0; i < N; i++) x[i] = (float)((i * 37) % 101 - 50) * 0.01f;
+    ck_assert(accel_sum_squares(x, 0) == 0.0);
+    ck_assert(accel_all_finite(x, 0));
+    for (int n = 1; n <= N; n += (n < 40 ? 1 : 97)) {
+        double ref = 0;
+        for (int i = 0; i < n; i++) ref += (double)x[i] * x[i];
+        ck_assert_double_eq_tol(accel_sum_squares(x, (size_t)n), ref, 1e-12 * (ref + 1));
+        ck_assert(accel_all_finite(x, (size_t)n));
+        const float bad[3] = { NAN, INFINITY, -INFINITY };
+        for (int b = 0; b < 3; b++)
+            for (int at = 0; at < n; at += (n > 20 ? n / 7 + 1 : 1)) {
+                float keep = x[at];
+                x[at] = bad[b];
+                ck_assert_msg(!accel_all_finite(x, (size_t)n), "n=%d, %g at %d not seen", n, bad[b], at);
+                x[at] = keep;
+            }
+    }
+    free(x);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- MLP gradients */
 START_TEST(test_mlp_finite_differences)
 {
@@ -587,6 +616,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_arena_layout);
     tcase_add_test(tc, test_lr_schedules);
     tcase_add_test(tc, test_adamw_step);
+    tcase_add_test(tc, test_grad_reductions);
     tcase_add_test(tc, test_mlp_finite_differences);
     suite_add_tcase(s, tc);
     return s;

@@ -35,4 +35,7 @@ double accel_optim_lr(const accel_optim_config_t *cfg, int total_steps, long ste
 /* One update of params[0..n) from grads[0..n). Returns the learning rate used. */
 double accel_optim_step(accel_optim_t *opt, float *params, const float *grads);
 
+/* sum(x[i]^2) in double, for the global gradient norm; the same bits on every CPU. */
+double accel_sum_squares(const float *x, size_t n);
+
 #endif

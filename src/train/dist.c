@@ -477,10 +477,8 @@ double accel_dist_grad_sumsq(const accel_dist_t *d, int *replicas)
     const float *g;
     size_t n;
     owned_share(d, &g, &n);
-    double s = 0;
-    for (size_t i = 0; i < n; i++) s += (double)g[i] * g[i];
     *replicas = zero(d) ? d->replicas : 1;
-    return s;
+    return accel_sum_squares(g, n);
 }
 
 void accel_dist_poison_grads(accel_dist_t *d)

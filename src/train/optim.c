@@ -1,5 +1,9 @@
 /* AdamW (decoupled weight decay, bias-corrected moments) and SGD with momentum over a range of a
- * flat fp32 arena; learning-rate schedules in optimizer steps. */
+ * flat fp32 arena; learning-rate schedules in optimizer steps.
+ *
+ * The update loops are built for AVX-512, AVX2 and the baseline (target_clones, picked at load
+ * time) without contracting a*b+c into FMAs, so every CPU computes the same bits; the sum of
+ * squares keeps 16 partial sums combined in a fixed order for the same reason. */
 #include "config.h"
 
 #include <math.h>
@@ -9,6 +13,13 @@
 
 #include "accel/log.h"
 #include "accel/optim.h"
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define OPTIM_CLONES \
+    __attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off")))
+#else
+#define OPTIM_CLONES
+#endif
 
 accel_status_t accel_optim_create(const accel_optim_config_t *cfg, int total_steps, size_t n,
                                   accel_optim_t *opt)
@@ -62,38 +73,57 @@ double accel_optim_lr(const accel_optim_config_t *cfg, int total_steps, long ste
     return floor_lr + 0.5 * (peak - floor_lr) * (1.0 + cos(M_PI * progress));
 }
 
+OPTIM_CLONES
+static void adamw_update(float *restrict p, const float *restrict g, float *restrict m,
+                         float *restrict v, const unsigned char *restrict decay, size_t n, float b1,
+                         float b2, float eps, float step_size, float inv_sqrt_bc2, float lr_wd)
+{
+    for (size_t i = 0; i < n; i++) {
+        m[i] = b1 * m[i] + (1.0f - b1) * g[i];
+        v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
+        float denom = sqrtf(v[i]) * inv_sqrt_bc2 + eps;
+        p[i] -= step_size * m[i] / denom + (float)decay[i] * lr_wd * p[i];
+    }
+}
+
+OPTIM_CLONES
+static void sgd_update(float *restrict p, const float *restrict g, float *restrict buf,
+                       const unsigned char *restrict decay, size_t n, float mu, float lr, float wd)
+{
+    for (size_t i = 0; i < n; i++) {
+        float gi = g[i] + (float)decay[i] * wd * p[i];
+        buf[i] = mu * buf[i] + gi;
+        p[i] -= lr * buf[i];
+    }
+}
+
 double accel_optim_step(accel_optim_t *opt, float *params, const float *grads)
 {
     const accel_optim_config_t *c = opt->cfg;
     double lr = accel_optim_lr(c, opt->total_steps, opt->step);
     opt->step++;
-    size_t n = opt->n;
-    /* restrict and the branch-free decay term let the compiler vectorise these loops. */
-    float *restrict p = params;
-    const float *restrict g = grads;
-    const unsigned char *restrict decay = opt->decay_mask;
     const float flr = (float)lr, wd = (float)c->weight_decay;
     if (opt->v) {
-        const float b1 = (float)c->beta1, b2 = (float)c->beta2, eps = (float)c->eps;
         const float bc1 = (float)(1.0 - pow(c->beta1, (double)opt->step));
         const float bc2 = (float)(1.0 - pow(c->beta2, (double)opt->step));
-        const float step_size = flr / bc1, inv_sqrt_bc2 = 1.0f / sqrtf(bc2);
-        float *restrict m = opt->m, *restrict v = opt->v;
-        const float lr_wd = flr * wd;
-        for (size_t i = 0; i < n; i++) {
-            m[i] = b1 * m[i] + (1.0f - b1) * g[i];
-            v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
-            float denom = sqrtf(v[i]) * inv_sqrt_bc2 + eps;
-            p[i] -= step_size * m[i] / denom + (float)decay[i] * lr_wd * p[i];
-        }
+        adamw_update(params, grads, opt->m, opt->v, opt->decay_mask, opt->n, (float)c->beta1,
+                     (float)c->beta2, (float)c->eps, flr / bc1, 1.0f / sqrtf(bc2), flr * wd);
     } else {
-        const float mu = (float)c->momentum;
-        float *restrict buf = opt->m;
-        for (size_t i = 0; i < n; i++) {
-            float gi = g[i] + (float)decay[i] * wd * p[i];
-            buf[i] = mu * buf[i] + gi;
-            p[i] -= flr * buf[i];
-        }
+        sgd_update(params, grads, opt->m, opt->decay_mask, opt->n, (float)c->momentum, flr, wd);
     }
     return lr;
+}
+
+OPTIM_CLONES
+double accel_sum_squares(const float *x, size_t n)
+{
+    enum { PARTS = 16 };
+    double acc[PARTS] = { 0 };
+    size_t i = 0;
+    for (; i + PARTS <= n; i += PARTS)
+        for (int k = 0; k < PARTS; k++) acc[k] += (double)x[i + k] * x[i + k];
+    for (int k = 0; i + k < n; k++) acc[k] += (double)x[i + k] * x[i + k];
+    for (int w = PARTS / 2; w > 0; w /= 2)
+        for (int k = 0; k < w; k++) acc[k] += acc[k + w];
+    return acc[0];
 }

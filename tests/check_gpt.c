@@ -494,7 +494,8 @@ END_TEST
 /* The dispatching GEMM against a double reference on the rounded operands, for every transpose
  * combination, leading dimensions wider than the rows, and beta 0, 0.5 and 1. The small shape runs
  * the emulated path; the large one (odd sizes, K over several blocks) the AVX512-BF16 kernel on
- * CPUs that have it. Rounded operands multiply exactly in fp32, so only the fp32 accumulation
+ * CPUs that have it, and in fp32 oneDNN's sgemm where accel is built with it (130 x 150 x 300 is
+ * past the size it takes over from OpenBLAS at). Rounded operands multiply exactly in fp32, so only the fp32 accumulation
  * differs from the reference: |error| <= 2e-6 * K * max|a b| covers it with a wide margin, and a
  * misplaced or unconverted element costs O(1). */
 static void gemm_case(accel_dtype_t type, int M, int N, int K)
@@ -550,6 +551,7 @@ START_TEST(test_gemm)
         gemm_case(types[ti], 19, 23, 37);
         gemm_case(types[ti], 77, 70, 801);
     }
+    gemm_case(ACCEL_F32, 130, 150, 300);
     gemm_case(ACCEL_BF16, 64, 96, 256);
     gemm_case(ACCEL_BF16, 20, 24, 72);      /* attention-sized: partial panels, k tail */
     accel_gemm_cpu_t g;

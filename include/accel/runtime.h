@@ -66,6 +66,10 @@ void accel_abort(int code) __attribute__((noreturn));
 void accel_blas_fixup(int argc, char **argv);
 /* Name of the BLAS core in use ("SkylakeX", ...) or "unknown". */
 const char *accel_blas_core(void);
+/* Threads for the CPU matrix products (OpenBLAS, and oneDNN's OpenMP); at least 1. */
 void accel_blas_set_threads(int threads);
+/* Version of the oneDNN library that runs the large fp32 products ("2.6.3"), or NULL when accel was
+ * built without it. */
+const char *accel_blas_onednn_version(void);
 
 #endif

@@ -1,7 +1,8 @@
 /* OpenBLAS run-time fixes a user should never need to know about. OpenBLAS 0.3.21 does not
  * recognise recent Xeons (AVX-512, AMX) and falls back to its Prescott kernels, about 5x slower.
  * It reads OPENBLAS_CORETYPE only once, when the library loads, so the fix re-executes the
- * program with the variable set, before MPI starts. */
+ * program with the variable set, before MPI starts. Also the thread count of the product
+ * libraries (OpenBLAS, and oneDNN where accel is built with it). */
 #include "config.h"
 
 #include <stdlib.h>
@@ -13,6 +14,13 @@
 
 #if ACCEL_HAVE_OPENBLAS
 #include <cblas.h>
+#endif
+#if ACCEL_HAVE_ONEDNN
+#include <oneapi/dnnl/dnnl.h>
+#include <stdio.h>
+#endif
+#if ACCEL_ONEDNN_OPENMP
+#include <omp.h>
 #endif
 
 const char *accel_blas_core(void)
@@ -27,10 +35,25 @@ const char *accel_blas_core(void)
 
 void accel_blas_set_threads(int threads)
 {
+    if (threads < 1) threads = 1;
 #if ACCEL_HAVE_OPENBLAS
-    openblas_set_num_threads(threads > 0 ? threads : 1);
-#else
+    openblas_set_num_threads(threads);
+#endif
+#if ACCEL_ONEDNN_OPENMP
+    omp_set_num_threads(threads);      /* oneDNN's products (gemm_cpu.c) thread through OpenMP */
+#endif
     (void)threads;
+}
+
+const char *accel_blas_onednn_version(void)
+{
+#if ACCEL_HAVE_ONEDNN
+    static char version[32];
+    const dnnl_version_t *v = dnnl_version();
+    snprintf(version, sizeof version, "%d.%d.%d", v->major, v->minor, v->patch);
+    return version;
+#else
+    return NULL;
 #endif
 }
 

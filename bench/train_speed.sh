@@ -24,7 +24,8 @@ peak=$(OMP_NUM_THREADS=1 ./bench/gemm_peak)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 echo "GPT: $L layers, $H heads, width $C, context $T, vocab $V: N = $N parameters, $FLOP_TOKEN FLOP/token"
-echo "machine: $(nproc) cores; single-core sgemm peak $peak GFLOP/s (best size; $(./accel env | sed -n 's/^BLAS *//p'))"
+echo "machine: $(nproc) cores; single-core sgemm peak $peak GFLOP/s (best size and library)"
+echo "accel products: $(./accel env | sed -n 's/^BLAS *//p'); oneDNN $(./accel env | sed -n 's/^oneDNN *//p')"
 report() { # NAME TOKENS_PER_S
     awk -v n="$1" -v tps="$2" -v f="$FLOP_TOKEN" -v p="$peak" -v r="$RANKS" 'BEGIN {
         g = tps * f / 1e9; printf "%-30s %12.0f %12.1f %13.0f%%\n", n, tps, g, 100 * g / r / p }'

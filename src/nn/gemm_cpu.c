@@ -36,13 +36,21 @@ static sbgemm_fn find_sbgemm(void)
 /* fp32 products: oneDNN's JIT sgemm runs products of a million multiply-adds and more 5-15% faster
  * than OpenBLAS 0.3.21 on AVX-512 (the GPT's layers, 128^3 upwards; bench/gemm_peak -v shows both
  * libraries); smaller ones, such as the 32-row attention blocks, stay on OpenBLAS, whose
- * small-matrix path wins there. ACCEL_NO_ONEDNN=1 turns oneDNN off. */
+ * small-matrix path wins there. Only measured, so only used, on CPUs with AVX-512;
+ * ACCEL_NO_ONEDNN=1 turns it off. */
 static void sgemm(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha,
                   const float *A, int lda, const float *B, int ldb, float beta, float *C, int ldc)
 {
 #if ACCEL_HAVE_ONEDNN
     static int use_onednn = -1;
-    if (use_onednn < 0) use_onednn = !getenv("ACCEL_NO_ONEDNN");
+    if (use_onednn < 0) {
+#if defined(__x86_64__)
+        __builtin_cpu_init();
+        use_onednn = !getenv("ACCEL_NO_ONEDNN") && __builtin_cpu_supports("avx512f");
+#else
+        use_onednn = 0;
+#endif
+    }
     if (use_onednn && (double)M * N * K >= 1048576.0 &&
         dnnl_sgemm(ta == CblasTrans ? 'T' : 'N', tb == CblasTrans ? 'T' : 'N', M, N, K, alpha, A,
                    lda, B, ldb, beta, C, ldc) == dnnl_success)

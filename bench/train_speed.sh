@@ -25,7 +25,8 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 echo "GPT: $L layers, $H heads, width $C, context $T, vocab $V: N = $N parameters, $FLOP_TOKEN FLOP/token"
 echo "machine: $(nproc) cores; single-core sgemm peak $peak GFLOP/s (best size and library)"
-echo "accel products: $(./accel env | sed -n 's/^BLAS *//p'); oneDNN $(./accel env | sed -n 's/^oneDNN *//p')"
+versions=$(./accel env)     # accel env also starts MPI: run it once
+echo "accel products: $(echo "$versions" | sed -n 's/^BLAS *//p'); oneDNN $(echo "$versions" | sed -n 's/^oneDNN *//p')"
 report() { # NAME TOKENS_PER_S
     awk -v n="$1" -v tps="$2" -v f="$FLOP_TOKEN" -v p="$peak" -v r="$RANKS" 'BEGIN {
         g = tps * f / 1e9; printf "%-30s %12.0f %12.1f %13.0f%%\n", n, tps, g, 100 * g / r / p }'
@@ -49,7 +50,7 @@ torch_tps() { # PRECISION
 torch=no
 if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
     torch=yes
-    core=$(./accel env | sed -n 's/^BLAS.*core //p')
+    core=$(echo "$versions" | sed -n 's/^BLAS.*core //p')
 else
     echo "pytorch: not installed (apt-get install python3-torch) - reference skipped"
 fi

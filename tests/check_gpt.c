@@ -595,6 +595,14 @@ START_TEST(test_kernels)
     double ps = 0;
     for (int i = 0; i < 37; i++) ps += p[i];
     ck_assert_double_eq_tol(ps, 1.0, 1e-6);
+    /* Transpose of a strided block whose sides are not multiples of the 16 x 16 tiles. */
+    enum { ROWS = 37, COLS = 19, LD = 23 };
+    float src[ROWS * LD], dst[COLS * ROWS];
+    for (int i = 0; i < ROWS * LD; i++) src[i] = (float)i;
+    accel_cpu_transpose(dst, src, ROWS, COLS, LD);
+    for (int r = 0; r < ROWS; r++)
+        for (int c = 0; c < COLS; c++)
+            ck_assert_msg(dst[c * ROWS + r] == src[r * LD + c], "transpose (%d, %d)", r, c);
 }
 END_TEST
 

@@ -52,12 +52,13 @@ typedef struct {
     float *dres, *dc, *d3c, *d4c;   /* backward scratch: [BT, C], [BT, C], [BT, 3C], [BT, 4C] */
     float *dp;                      /* [T, T] attention backward scratch for one (sample, head) */
     float *pr;                      /* [T, T] rounded copy of one (sample, head)'s probabilities */
+    float *kt;                      /* [hs, T] one (sample, head)'s keys or values, transposed */
     float *mem;
     int capacity;                   /* samples (at full context) the buffers hold */
     /* Inference (logits ops): one sequence, one set of block activations shared by every block
      * (nothing is kept for a backward pass), so the buffers do not grow with the depth. */
     gpt_acts_t iact;
-    float *ix0, *ilnf, *ilnf_mean, *ilnf_rstd, *ipr;
+    float *ix0, *ilnf, *ilnf_mean, *ilnf_rstd, *ipr, *ikt;
     float *imem;
 } gpt_t;
 
@@ -67,6 +68,7 @@ typedef struct {
     int act_step;                   /* 1: one set per block (training), 0: one shared set */
     float *x0, *lnf, *lnf_mean, *lnf_rstd;
     float *pr;                      /* [T, T] scratch: rounded attention probabilities */
+    float *kt;                      /* [hs, T] scratch: one head's keys, transposed */
 } gpt_fwd_t;
 
 #define PARAM(idx) (params + layout->tensors[(idx)].offset)
@@ -191,7 +193,8 @@ static size_t activation_floats(size_t L, size_t C, size_t T, size_t V, size_t N
     size_t per_layer = 4 * PIECE(BT * C) + PIECE(BT * 3 * C) + PIECE(B * NH * T * T) +
                        2 * PIECE(BT * 4 * C) + PIECE(BT * C) + 4 * PIECE(BT);
     return L * per_layer + 2 * PIECE(BT * C) + 2 * PIECE(BT) + PIECE(BT * V) +
-           2 * PIECE(BT * C) + PIECE(BT * 3 * C) + PIECE(BT * 4 * C) + 2 * PIECE(T * T);
+           2 * PIECE(BT * C) + PIECE(BT * 3 * C) + PIECE(BT * 4 * C) + 2 * PIECE(T * T) +
+           PIECE(C / NH * T);
 }
 
 static size_t gpt_activation_bytes(const accel_config_t *cfg, int micro_batch)
@@ -251,6 +254,7 @@ static accel_status_t reserve(gpt_t *m, int B)
     TAKE(m->d4c, BT * 4 * C);
     TAKE(m->dp, T * T);
     TAKE(m->pr, T * T);
+    TAKE(m->kt, C / NH * T);
 #undef TAKE
     m->capacity = B;
     /* The largest pair of operands any product converts (bf16/fp16): an activation-sized and a
@@ -299,16 +303,36 @@ static void round_operand(const gpt_t *m, float *dst, const float *src, size_t r
 #define GEMM32(...) ACCEL_CHECK(accel_gemm_cpu(&m->gemm32, __VA_ARGS__))
 /* Q K^T and dY V^T (both operands k-contiguous) are faster in native bf16 where the CPU has it:
  * rounding the already rounded operands again changes nothing. */
-#define GEMM_NT(...) ACCEL_CHECK(accel_gemm_cpu(nt_gemm(m), __VA_ARGS__))
 static accel_gemm_cpu_t *nt_gemm(gpt_t *m)
 {
     return m->precision == ACCEL_BF16 && accel_gemm_cpu_has_bf16() ? &m->gemm : &m->gemm32;
 }
 
+/* fp32 sgemm runs these small NT products well below the same blocks in NN form (OpenBLAS 0.3.21,
+ * in the step: 37-58 against 50-89 GFLOP/s), so for fp32 products the second operand (one head's
+ * keys or values) is transposed once per (sample, head) and every row block runs NN; the bf16
+ * kernel packs either layout at the same cost. Returns whether to transpose. */
+static bool transpose_nt_operand(gpt_t *m) { return nt_gemm(m) == &m->gemm32; }
+
+/* S[rows x cols] = alpha * A X^T, X k-contiguous (leading dimension ldx) or, when xt is not NULL,
+ * already transposed into xt ([hs, T]). */
+static accel_status_t gemm_nt(gpt_t *m, int rows, int cols, int hs, int T, float alpha,
+                              const float *A, int lda, const float *X, int ldx, const float *xt,
+                              float *S)
+{
+    if (xt)
+        return accel_gemm_cpu(&m->gemm32, false, false, rows, cols, hs, alpha, A, lda, xt, T,
+                              0.0f, S, T);
+    return accel_gemm_cpu(nt_gemm(m), false, true, rows, cols, hs, alpha, A, lda, X, ldx, 0.0f, S,
+                          T);
+}
+
 /* Causal self-attention of one block, per (sample, head), in row blocks of ATT_BLOCK: rows r0..r1-1
  * only see columns 0..r1-1, so the product skips the masked upper triangle block by block. */
-static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, float *pr, int B, int T)
+static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t *fw, int B,
+                                        int T)
 {
+    float *pr = fw->pr, *kt = transpose_nt_operand(m) ? fw->kt : NULL;
     const int C = m->C, NH = m->NH, hs = C / NH, C3 = 3 * C;
     const float scale = 1.0f / sqrtf((float)hs);
     round_operand(m, a->qkv, a->qkv, (size_t)B * T, (size_t)C3, (size_t)C3);
@@ -317,10 +341,11 @@ static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, float *pr, int 
             const float *q = a->qkv + (size_t)b * T * C3 + (size_t)h * hs, *k = q + C, *v = q + 2 * C;
             float *S = a->att + ((size_t)b * NH + h) * T * T;
             float *y = a->atty + (size_t)b * T * C + (size_t)h * hs;
+            if (kt) accel_cpu_transpose(kt, k, (size_t)T, (size_t)hs, (size_t)C3);
             for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) {
                 int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
-                GEMM_NT(false, true, r1 - r0, r1, hs, scale, q + (size_t)r0 * C3, C3, k, C3, 0.0f,
-                        S + (size_t)r0 * T, T);
+                ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, scale, q + (size_t)r0 * C3, C3, k, C3, kt,
+                                    S + (size_t)r0 * T));
                 for (int t = r0; t < r1; t++) {
                     float *row = S + (size_t)t * T;
                     accel_cpu_softmax(row, row, t + 1);
@@ -344,7 +369,7 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
     const int C = m->C, NH = m->NH, hs = C / NH, C3 = 3 * C;
     const float scale = 1.0f / sqrtf((float)hs);
     const bool rounded = m->precision != ACCEL_F32;
-    float *dS = m->dp;
+    float *dS = m->dp, *vt = transpose_nt_operand(m) ? m->kt : NULL;
     /* dY (m->dc) is only a product operand here and is overwritten right after: round in place.
      * q, k and v were rounded in place by the forward pass. */
     round_operand(m, m->dc, m->dc, (size_t)B * T, (size_t)C, (size_t)C);
@@ -362,10 +387,11 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
             }
             /* dP = dY V^T (lower triangle, by row blocks), then dS = softmax backward (scaled
              * later, in the dQ and dK products), zero above the diagonal. */
+            if (vt) accel_cpu_transpose(vt, v, (size_t)T, (size_t)hs, (size_t)C3);
             for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) {
                 int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
-                GEMM_NT(false, true, r1 - r0, r1, hs, 1.0f, dy + (size_t)r0 * C, C, v, C3, 0.0f,
-                        dS + (size_t)r0 * T, T);
+                ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, 1.0f, dy + (size_t)r0 * C, C, v, C3, vt,
+                                    dS + (size_t)r0 * T));
                 for (int t = r0; t < r1; t++) {
                     float *row = dS + (size_t)t * T;
                     accel_cpu_softmax_backward(row, P + (size_t)t * T, row, t + 1, 1.0f);
@@ -416,7 +442,7 @@ static accel_status_t forward(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_
                                     PARAM(k->ln1b), BT, C);
         accel_cpu_bias_rows(a->qkv, PARAM(k->qkvb), NULL, BT, 3 * C);
         GEMM(false, true, (int)BT, 3 * C, C, 1.0f, a->ln1, C, PARAM(k->qkvw), C, 1.0f, a->qkv, 3 * C);
-        ACCEL_CHECK(attention_forward(m, a, fw->pr, B, T));
+        ACCEL_CHECK(attention_forward(m, a, fw, B, T));
         accel_cpu_bias_rows(a->res2, PARAM(k->projb), res, BT, C);     /* residual + bias + proj */
         GEMM(false, true, (int)BT, C, C, 1.0f, a->atty, C, PARAM(k->projw), C, 1.0f, a->res2, C);
         accel_cpu_layernorm_forward(a->ln2, a->ln2_mean, a->ln2_rstd, a->res2, PARAM(k->ln2w),
@@ -440,7 +466,7 @@ static accel_status_t forward(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_
 /* The training buffers: every block's activations are kept for the backward pass. */
 static gpt_fwd_t train_fwd(gpt_t *m)
 {
-    return (gpt_fwd_t){ m->act, 1, m->x0, m->lnf, m->lnf_mean, m->lnf_rstd, m->pr };
+    return (gpt_fwd_t){ m->act, 1, m->x0, m->lnf, m->lnf_mean, m->lnf_rstd, m->pr, m->kt };
 }
 
 /* LM head and cross-entropy: per-sample mean token loss into loss[B] (may be NULL), the sum as
@@ -582,7 +608,7 @@ static accel_status_t gpt_eval(void *state, const accel_layout_t *layout, const 
 static size_t infer_floats(size_t C, size_t T, size_t NH)
 {
     return 7 * PIECE(T * C) + PIECE(T * 3 * C) + PIECE(NH * T * T) + 2 * PIECE(T * 4 * C) +
-           6 * PIECE(T) + PIECE(T * T);
+           6 * PIECE(T) + PIECE(T * T) + PIECE(C / NH * T);
 }
 
 /* Scratch elements the bf16/fp16 products of one sequence convert (as in reserve, B = 1). */
@@ -621,6 +647,7 @@ static accel_status_t reserve_infer(gpt_t *m)
     TAKE(m->ilnf_mean, T);
     TAKE(m->ilnf_rstd, T);
     TAKE(m->ipr, T * T);
+    TAKE(m->ikt, C / NH * T);
 #undef TAKE
     return accel_gemm_cpu_reserve(&m->gemm, infer_gemm_elements(C, T, (size_t)m->V));
 }
@@ -642,7 +669,7 @@ static accel_status_t gpt_logits_range(void *state, const accel_layout_t *layout
     ACCEL_CHECK(check_tokens(m, tokens, 1, ntokens, ntokens));
     ACCEL_CHECK(reserve_infer(m));
     accel_batch_t hb = { .hooks = hooks };
-    gpt_fwd_t fw = { &m->iact, 0, m->ix0, m->ilnf, m->ilnf_mean, m->ilnf_rstd, m->ipr };
+    gpt_fwd_t fw = { &m->iact, 0, m->ix0, m->ilnf, m->ilnf_mean, m->ilnf_rstd, m->ipr, m->ikt };
     ACCEL_CHECK(forward(m, &fw, layout, params, tokens, ntokens, 1, ntokens, &hb));
     accel_batch_layer_fetch(&hb, 0, 0);              /* the tied LM head reads wte again */
     accel_status_t st = accel_gemm_cpu(&m->gemm, false, true, ntokens - first, m->V, m->C, 1.0f,

@@ -284,3 +284,16 @@ void accel_cpu_pack_f16_round(float *dst, const float *src, size_t rows, size_t 
         for (size_t c = 0; c < cols; c++)
             dst[r * cols + c] = accel_f16_to_f32(accel_f32_to_f16(src[r * ld + c]));
 }
+
+/* In 16 x 16 tiles, so both the reads and the strided writes stay within a few cache lines. */
+ACCEL_CLONES
+void accel_cpu_transpose(float *dst, const float *src, size_t rows, size_t cols, size_t ld)
+{
+    enum { TILE = 16 };
+    for (size_t r0 = 0; r0 < rows; r0 += TILE)
+        for (size_t c0 = 0; c0 < cols; c0 += TILE) {
+            size_t r1 = r0 + TILE < rows ? r0 + TILE : rows, c1 = c0 + TILE < cols ? c0 + TILE : cols;
+            for (size_t r = r0; r < r1; r++)
+                for (size_t c = c0; c < c1; c++) dst[c * rows + r] = src[r * ld + c];
+        }
+}

@@ -43,5 +43,7 @@ void accel_cpu_exp(float *y, const float *x, size_t n);
 void accel_cpu_pack_bf16(uint16_t *dst, const float *src, size_t rows, size_t cols, size_t ld);
 void accel_cpu_pack_bf16_round(float *dst, const float *src, size_t rows, size_t cols, size_t ld);
 void accel_cpu_pack_f16_round(float *dst, const float *src, size_t rows, size_t cols, size_t ld);
+/* dst[c * rows + r] = src[r * ld + c]: a rows x cols block transposed into a dense cols x rows. */
+void accel_cpu_transpose(float *dst, const float *src, size_t rows, size_t cols, size_t ld);
 
 #endif

@@ -480,11 +480,34 @@ START_TEST(test_adamw_step)
     float p[32] = { 0 }, g[32] = { 0 };
     p[0] = 1.0f; g[0] = 0.3f;      /* w[0]: decayed */
     p[16] = 1.0f; g[16] = 0.3f;    /* b[0]: not decayed */
-    accel_optim_step(&opt, p, g);
+    accel_optim_step(&opt, p, g, 1.0f);
     /* First Adam step moves by lr * sign(g) (bias-corrected m/sqrt(v) = 1), decay by lr*wd*p. */
     ck_assert_float_eq_tol(p[0], 1.0f - 0.1f - 0.1f * 0.5f * 1.0f, 1e-6f);
     ck_assert_float_eq_tol(p[16], 1.0f - 0.1f, 1e-6f);
     ck_assert_float_eq(p[1], 0.0f);
+    /* The gradient multiplier applies inside the update: a second step on g/4 with grad_mul 4
+     * equals one on g (exactly: powers of two), and differs from one on g/4. */
+    accel_optim_t twin, quarter;
+    ck_assert_int_eq(accel_optim_create(&c, 10, l.numel, &twin), ACCEL_OK);
+    ck_assert_int_eq(accel_optim_create(&c, 10, l.numel, &quarter), ACCEL_OK);
+    accel_optim_mark_decay(&twin, &l, 0, l.numel, 0);
+    accel_optim_mark_decay(&quarter, &l, 0, l.numel, 0);
+    float pt[32], pq[32], g4[32];
+    memcpy(pt, p, sizeof p);
+    memcpy(pq, p, sizeof p);
+    for (int i = 0; i < 32; i++) g4[i] = g[i] / 4;
+    const size_t bytes = sizeof(float) * l.numel;
+    memcpy(twin.m, opt.m, bytes), memcpy(twin.v, opt.v, bytes);
+    memcpy(quarter.m, opt.m, bytes), memcpy(quarter.v, opt.v, bytes);
+    twin.step = quarter.step = opt.step;
+    accel_optim_step(&opt, p, g, 1.0f);
+    accel_optim_step(&twin, pt, g4, 4.0f);
+    accel_optim_step(&quarter, pq, g4, 1.0f);
+    ck_assert_float_eq(pt[0], p[0]);
+    ck_assert_float_eq(pt[16], p[16]);
+    ck_assert_float_ne(pq[0], p[0]);
+    accel_optim_destroy(&twin);
+    accel_optim_destroy(&quarter);
     accel_optim_destroy(&opt);
     accel_layout_free(&l);
 }

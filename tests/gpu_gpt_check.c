@@ -205,7 +205,7 @@ static int check_update(int adam)
     accel_optim_mark_decay(&opt, lay, 0, n, 0);
     accel_gpt_cuda_t *g = engine_open(&r, opt.decay_mask, adam);
     memcpy(pc, p0, n * sizeof(float));
-    double lr = accel_optim_step(&opt, pc, r.grads);
+    double lr = accel_optim_step(&opt, pc, r.grads, 1.0f);
     accel_gpt_cuda_update_t u = { .lr = (float)lr, .beta1 = (float)r.cfg.optim.beta1,
                                   .beta2 = (float)r.cfg.optim.beta2, .eps = (float)r.cfg.optim.eps,
                                   .weight_decay = (float)r.cfg.optim.weight_decay,
@@ -269,7 +269,7 @@ static int check_step_path(int sharded)
     for (size_t i = 0; i < n; i++) sumsq_cpu += (double)r.grads[i] * r.grads[i];
     accel_optim_create(&r.cfg.optim, 10, n, &opt_ref);
     accel_optim_mark_decay(&opt_ref, lay, 0, n, 0);
-    double lr = accel_optim_step(&opt_ref, pc, r.grads);
+    double lr = accel_optim_step(&opt_ref, pc, r.grads, 1.0f);
     accel_optim_create(&r.cfg.optim, 10, owned_n, &opt);
     for (int i = 0; i < nr; i++) accel_optim_mark_decay(&opt, lay, ranges[i].begin, ranges[i].end, ranges[i].owned);
     accel_gpt_cuda_config_t gc = { .cfg = &r.cfg, .layout = lay, .micro = B_, .grad_accum = 1,

@@ -90,8 +90,8 @@ double accel_dist_grad_sumsq(const accel_dist_t *dist, int *replicas);
 bool accel_dist_grads_finite(const accel_dist_t *dist);
 /* Testing: make this rank's share of the gradients non-finite (an injected fp16 overflow). */
 void accel_dist_poison_grads(accel_dist_t *dist);
-/* Multiply the owned gradients by mul (unscale and clip), take an optimizer step on the owned
- * vector, and bring the parameters the model reads up to date. Returns the learning rate. */
+/* Take an optimizer step on the owned vector with the owned gradients multiplied by mul (unscale
+ * and clip), and bring the parameters the model reads up to date. Returns the learning rate. */
 accel_status_t accel_dist_step(accel_dist_t *dist, accel_optim_t *opt, float mul, double *lr);
 
 /* Bytes this rank has handed to collectives for model state (gradients and parameters). */

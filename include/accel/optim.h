@@ -32,8 +32,11 @@ void accel_optim_destroy(accel_optim_t *opt);
 /* Learning rate for optimizer step `step` (0-based). */
 double accel_optim_lr(const accel_optim_config_t *cfg, int total_steps, long step);
 
-/* One update of params[0..n) from grads[0..n). Returns the learning rate used. */
-double accel_optim_step(accel_optim_t *opt, float *params, const float *grads);
+/* One update of params[0..n) from the gradients grad_mul * grads[0..n) (the loss-scale and
+ * clipping factor, applied inside the update rather than in a pass of its own). Returns the
+ * learning rate used. */
+double accel_optim_step(accel_optim_t *opt, float *params, const float *grads,
+                        float grad_mul);
 
 /* sum(x[i]^2) in double, for the global gradient norm; the same bits on every CPU. */
 double accel_sum_squares(const float *x, size_t n);

@@ -499,10 +499,7 @@ bool accel_dist_grads_finite(const accel_dist_t *d)
 
 accel_status_t accel_dist_step(accel_dist_t *d, accel_optim_t *opt, float mul, double *lr)
 {
-    float *g = accel_dist_owned_grads(d);
-    if (mul != 1.0f)
-        for (size_t i = 0; i < d->owned_n; i++) g[i] *= mul;
-    *lr = accel_optim_step(opt, accel_dist_owned_params(d), g);
+    *lr = accel_optim_step(opt, accel_dist_owned_params(d), accel_dist_owned_grads(d), mul);
     if (!zero(d)) return ACCEL_OK;
     if (d->strategy == ACCEL_ZERO3) {
         /* Layers are fetched on demand; any still resident holds the old values. */

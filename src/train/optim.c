@@ -74,30 +74,32 @@ double accel_optim_lr(const accel_optim_config_t *cfg, int total_steps, long ste
 }
 
 OPTIM_CLONES
-static void adamw_update(float *restrict p, const float *restrict g, float *restrict m,
+static void adamw_update(float *restrict p, const float *restrict g, float mul, float *restrict m,
                          float *restrict v, const unsigned char *restrict decay, size_t n, float b1,
                          float b2, float eps, float step_size, float inv_sqrt_bc2, float lr_wd)
 {
     for (size_t i = 0; i < n; i++) {
-        m[i] = b1 * m[i] + (1.0f - b1) * g[i];
-        v[i] = b2 * v[i] + (1.0f - b2) * g[i] * g[i];
+        const float gi = g[i] * mul;
+        m[i] = b1 * m[i] + (1.0f - b1) * gi;
+        v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
         float denom = sqrtf(v[i]) * inv_sqrt_bc2 + eps;
         p[i] -= step_size * m[i] / denom + (float)decay[i] * lr_wd * p[i];
     }
 }
 
 OPTIM_CLONES
-static void sgd_update(float *restrict p, const float *restrict g, float *restrict buf,
+static void sgd_update(float *restrict p, const float *restrict g, float mul, float *restrict buf,
                        const unsigned char *restrict decay, size_t n, float mu, float lr, float wd)
 {
     for (size_t i = 0; i < n; i++) {
-        float gi = g[i] + (float)decay[i] * wd * p[i];
+        float gi = g[i] * mul + (float)decay[i] * wd * p[i];
         buf[i] = mu * buf[i] + gi;
         p[i] -= lr * buf[i];
     }
 }
 
-double accel_optim_step(accel_optim_t *opt, float *params, const float *grads)
+double accel_optim_step(accel_optim_t *opt, float *params, const float *grads,
+                        float grad_mul)
 {
     const accel_optim_config_t *c = opt->cfg;
     double lr = accel_optim_lr(c, opt->total_steps, opt->step);
@@ -106,10 +108,10 @@ double accel_optim_step(accel_optim_t *opt, float *params, const float *grads)
     if (opt->v) {
         const float bc1 = (float)(1.0 - pow(c->beta1, (double)opt->step));
         const float bc2 = (float)(1.0 - pow(c->beta2, (double)opt->step));
-        adamw_update(params, grads, opt->m, opt->v, opt->decay_mask, opt->n, (float)c->beta1,
+        adamw_update(params, grads, grad_mul, opt->m, opt->v, opt->decay_mask, opt->n, (float)c->beta1,
                      (float)c->beta2, (float)c->eps, flr / bc1, 1.0f / sqrtf(bc2), flr * wd);
     } else {
-        sgd_update(params, grads, opt->m, opt->decay_mask, opt->n, (float)c->momentum, flr, wd);
+        sgd_update(params, grads, grad_mul, opt->m, opt->decay_mask, opt->n, (float)c->momentum, flr, wd);
     }
     return lr;
 }

@@ -595,6 +595,43 @@ START_TEST(test_kernels)
     double ps = 0;
     for (int i = 0; i < 37; i++) ps += p[i];
     ck_assert_double_eq_tol(ps, 1.0, 1e-6);
+    /* LayerNorm backward against its formula in double, on rows wider than one vector of lanes
+     * with a tail (the tiny models' rows are all tail); dx, dw and db accumulate. */
+    enum { LR = 3, LC = 37 };
+    float lx[LR * LC], lw[LC], lb[LC], lo[LR * LC], lmean[LR], lrstd[LR], ld[LR * LC];
+    float ldx[LR * LC], ldw[LC], ldb[LC];
+    for (int i = 0; i < LR * LC; i++) {
+        lx[i] = sinf(0.7f * (float)i) * (1.0f + (float)(i % 3));
+        ld[i] = cosf(0.3f * (float)i);
+        ldx[i] = 0.25f;
+    }
+    for (int c = 0; c < LC; c++) lw[c] = 0.5f + 0.01f * (float)c, lb[c] = 0.1f, ldw[c] = ldb[c] = 1.0f;
+    accel_cpu_layernorm_forward(lo, lmean, lrstd, lx, lw, lb, LR, LC);
+    accel_cpu_layernorm_backward(ldx, ldw, ldb, ld, lx, lmean, lrstd, lw, LR, LC);
+    double want_dw[LC] = { 0 }, want_db[LC] = { 0 };
+    for (int r = 0; r < LR; r++) {
+        const float *xr = lx + r * LC, *dr = ld + r * LC;
+        double m = 0, var = 0, mg = 0, mgx = 0;
+        for (int c = 0; c < LC; c++) m += xr[c] / (double)LC;
+        for (int c = 0; c < LC; c++) var += (xr[c] - m) * (xr[c] - m) / LC;
+        double rs = 1 / sqrt(var + ACCEL_LN_EPS);
+        for (int c = 0; c < LC; c++) {
+            mg += dr[c] * lw[c] / LC;
+            mgx += dr[c] * lw[c] * (xr[c] - m) * rs / LC;
+        }
+        for (int c = 0; c < LC; c++) {
+            double xh = (xr[c] - m) * rs;
+            double want = 0.25 + rs * (dr[c] * lw[c] - mg - xh * mgx);
+            ck_assert_msg(fabs(ldx[r * LC + c] - want) < 1e-5 * (1 + fabs(want)),
+                          "layernorm dx[%d][%d] = %g, want %g", r, c, ldx[r * LC + c], want);
+            want_dw[c] += dr[c] * xh;
+            want_db[c] += dr[c];
+        }
+    }
+    for (int c = 0; c < LC; c++) {
+        ck_assert_msg(fabs(ldw[c] - 1 - want_dw[c]) < 1e-5 * (1 + fabs(want_dw[c])), "dw[%d]", c);
+        ck_assert_msg(fabs(ldb[c] - 1 - want_db[c]) < 1e-5 * (1 + fabs(want_db[c])), "db[%d]", c);
+    }
     /* Transpose of a strided block whose sides are not multiples of the 16 x 16 tiles. */
     enum { ROWS = 37, COLS = 19, LD = 23 };
     float src[ROWS * LD], dst[COLS * ROWS];

@@ -605,7 +605,11 @@ START_TEST(test_kernels)
         ld[i] = cosf(0.3f * (float)i);
         ldx[i] = 0.25f;
     }
-    for (int c = 0; c < LC; c++) lw[c] = 0.5f + 0.01f * (float)c, lb[c] = 0.1f, ldw[c] = ldb[c] = 1.0f;
+    for (int c = 0; c < LC; c++) {
+        lw[c] = 0.5f + 0.01f * (float)c;
+        lb[c] = 0.1f;
+        ldw[c] = ldb[c] = 1.0f;
+    }
     accel_cpu_layernorm_forward(lo, lmean, lrstd, lx, lw, lb, LR, LC);
     accel_cpu_layernorm_backward(ldx, ldw, ldb, ld, lx, lmean, lrstd, lw, LR, LC);
     double want_dw[LC] = { 0 }, want_db[LC] = { 0 };

@@ -1,7 +1,7 @@
 /* Gradient synchronisation overlapped with backward. The gradient arena is cut into buckets of
- * whole layers (about dist.bucket_mb each, 0 = auto; last layer first, the order backward produces them);
- * a bucket's non-blocking allreduce starts as soon as the model reports its last layer done, and
- * outstanding requests are driven while later layers compute. Buckets are ranges of the arena. */
+ * whole layers (about dist.bucket_mb each, 0 = auto; last layer first, the order backward produces
+ * them); a bucket's non-blocking allreduce starts as soon as the model reports its last layer done,
+ * and outstanding requests are driven while later layers compute. Buckets are ranges of the arena. */
 #ifndef ACCEL_GRAD_SYNC_H
 #define ACCEL_GRAD_SYNC_H
 

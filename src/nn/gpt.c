@@ -344,8 +344,8 @@ static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t
             if (kt) accel_cpu_transpose(kt, k, (size_t)T, (size_t)hs, (size_t)C3);
             for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) {
                 int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
-                ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, scale, q + (size_t)r0 * C3, C3, k, C3, kt,
-                                    S + (size_t)r0 * T));
+                ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, scale, q + (size_t)r0 * C3, C3, k, C3,
+                                    kt, S + (size_t)r0 * T));
                 for (int t = r0; t < r1; t++) {
                     float *row = S + (size_t)t * T;
                     accel_cpu_softmax(row, row, t + 1);

@@ -308,7 +308,8 @@ void accel_cpu_transpose(float *dst, const float *src, size_t rows, size_t cols,
     enum { TILE = 16 };
     for (size_t r0 = 0; r0 < rows; r0 += TILE)
         for (size_t c0 = 0; c0 < cols; c0 += TILE) {
-            size_t r1 = r0 + TILE < rows ? r0 + TILE : rows, c1 = c0 + TILE < cols ? c0 + TILE : cols;
+            size_t r1 = r0 + TILE < rows ? r0 + TILE : rows;
+            size_t c1 = c0 + TILE < cols ? c0 + TILE : cols;
             for (size_t r = r0; r < r1; r++)
                 for (size_t c = c0; c < c1; c++) dst[c * rows + r] = src[r * ld + c];
         }

@@ -108,10 +108,12 @@ double accel_optim_step(accel_optim_t *opt, float *params, const float *grads,
     if (opt->v) {
         const float bc1 = (float)(1.0 - pow(c->beta1, (double)opt->step));
         const float bc2 = (float)(1.0 - pow(c->beta2, (double)opt->step));
-        adamw_update(params, grads, grad_mul, opt->m, opt->v, opt->decay_mask, opt->n, (float)c->beta1,
-                     (float)c->beta2, (float)c->eps, flr / bc1, 1.0f / sqrtf(bc2), flr * wd);
+        adamw_update(params, grads, grad_mul, opt->m, opt->v, opt->decay_mask, opt->n,
+                     (float)c->beta1, (float)c->beta2, (float)c->eps, flr / bc1, 1.0f / sqrtf(bc2),
+                     flr * wd);
     } else {
-        sgd_update(params, grads, grad_mul, opt->m, opt->decay_mask, opt->n, (float)c->momentum, flr, wd);
+        sgd_update(params, grads, grad_mul, opt->m, opt->decay_mask, opt->n, (float)c->momentum,
+                   flr, wd);
     }
     return lr;
 }

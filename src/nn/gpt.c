@@ -285,34 +285,42 @@ static accel_status_t check_tokens(const gpt_t *m, const int32_t *tokens, int B,
     return ACCEL_OK;
 }
 
-/* Round a rows x cols block (leading dimension ld) to the model's precision, into dst (leading
- * dimension cols; dst == src rounds in place when ld == cols). Nothing to do in fp32. */
+/* Attention is many small products (ATT_BLOCK rows, head-size columns). Where bf16 products are
+ * native, all of them run on m->gemm, whose kernel rounds the operands as it packs them (32-row
+ * blocks run at ~125 GFLOP/s there, twice fp32 sgemm). Elsewhere (fp32, fp16, emulated bf16) an
+ * operand would be rounded again for every block it takes part in, so instead every operand is
+ * rounded once, where it is made, and the products run in fp32 (m->gemm32): the same "operands
+ * rounded, fp32 accumulation" products. q, k and v are only ever product operands, so they are
+ * rounded in place (as are dY and dS in the backward pass); P also feeds the softmax backward in
+ * full precision, so its rounded copy goes to a scratch buffer. */
+static bool att_native(const gpt_t *m)
+{
+    return m->precision == ACCEL_BF16 && accel_gemm_cpu_has_bf16();
+}
+
+static accel_gemm_cpu_t *att_gemm(gpt_t *m) { return att_native(m) ? &m->gemm : &m->gemm32; }
+
+/* Whether attention operands are rounded beforehand (see above). */
+static bool att_prerounded(const gpt_t *m) { return m->precision != ACCEL_F32 && !att_native(m); }
+
+#define ATT_GEMM(...) ACCEL_CHECK(accel_gemm_cpu(att_gemm(m), __VA_ARGS__))
+
+/* Round a rows x cols attention operand (leading dimension ld) to the model's precision, into
+ * dst (leading dimension cols; dst == src rounds in place when ld == cols), where operands are
+ * rounded beforehand. */
 static void round_operand(const gpt_t *m, float *dst, const float *src, size_t rows, size_t cols,
                           size_t ld)
 {
+    if (!att_prerounded(m)) return;
     if (m->precision == ACCEL_BF16) accel_cpu_pack_bf16_round(dst, src, rows, cols, ld);
-    else if (m->precision == ACCEL_F16) accel_cpu_pack_f16_round(dst, src, rows, cols, ld);
+    else accel_cpu_pack_f16_round(dst, src, rows, cols, ld);
 }
 
-/* The attention products are many small ones (ATT_BLOCK rows, head-size columns) whose operands
- * would each be rounded again for every block they take part in. Instead every operand is rounded
- * once, where it is made, and the products run in fp32 (m->gemm32): the same "operands rounded,
- * fp32 accumulation" products. q, k and v are only ever product operands, so they are rounded in
- * place (as are dY and dS in the backward pass); P also feeds the softmax backward in full
- * precision, so its rounded copy goes to a scratch buffer. */
-#define GEMM32(...) ACCEL_CHECK(accel_gemm_cpu(&m->gemm32, __VA_ARGS__))
-/* Q K^T and dY V^T (both operands k-contiguous) are faster in native bf16 where the CPU has it:
- * rounding the already rounded operands again changes nothing. */
-static accel_gemm_cpu_t *nt_gemm(gpt_t *m)
-{
-    return m->precision == ACCEL_BF16 && accel_gemm_cpu_has_bf16() ? &m->gemm : &m->gemm32;
-}
-
-/* fp32 sgemm runs these small NT products well below the same blocks in NN form (OpenBLAS 0.3.21,
- * in the step: 37-58 against 50-89 GFLOP/s), so for fp32 products the second operand (one head's
- * keys or values) is transposed once per (sample, head) and every row block runs NN; the bf16
- * kernel packs either layout at the same cost. Returns whether to transpose. */
-static bool transpose_nt_operand(gpt_t *m) { return nt_gemm(m) == &m->gemm32; }
+/* fp32 sgemm runs the small NT products Q K^T and dY V^T well below the same blocks in NN form
+ * (OpenBLAS 0.3.21, in the step: 37-58 against 50-89 GFLOP/s), so for fp32 products the second
+ * operand (one head's keys or values) is transposed once per (sample, head) and every row block
+ * runs NN; the bf16 kernel packs either layout at the same cost. Returns whether to transpose. */
+static bool transpose_nt_operand(gpt_t *m) { return !att_native(m); }
 
 /* S[rows x cols] = alpha * A X^T, X k-contiguous (leading dimension ldx) or, when xt is not NULL,
  * already transposed into xt ([hs, T]). */
@@ -321,9 +329,9 @@ static accel_status_t gemm_nt(gpt_t *m, int rows, int cols, int hs, int T, float
                               float *S)
 {
     if (xt)
-        return accel_gemm_cpu(&m->gemm32, false, false, rows, cols, hs, alpha, A, lda, xt, T,
+        return accel_gemm_cpu(att_gemm(m), false, false, rows, cols, hs, alpha, A, lda, xt, T,
                               0.0f, S, T);
-    return accel_gemm_cpu(nt_gemm(m), false, true, rows, cols, hs, alpha, A, lda, X, ldx, 0.0f, S,
+    return accel_gemm_cpu(att_gemm(m), false, true, rows, cols, hs, alpha, A, lda, X, ldx, 0.0f, S,
                           T);
 }
 
@@ -352,11 +360,11 @@ static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t
                     memset(row + t + 1, 0, sizeof(float) * (size_t)(T - t - 1));
                 }
                 const float *P = S + (size_t)r0 * T;
-                if (m->precision != ACCEL_F32) {
+                if (att_prerounded(m)) {
                     round_operand(m, pr, P, (size_t)(r1 - r0), (size_t)r1, (size_t)T);
                     P = pr;
                 }
-                GEMM32(false, false, r1 - r0, hs, r1, 1.0f, P, P == pr ? r1 : T, v, C3, 0.0f,
+                ATT_GEMM(false, false, r1 - r0, hs, r1, 1.0f, P, P == pr ? r1 : T, v, C3, 0.0f,
                        y + (size_t)r0 * C, C);
             }
         }
@@ -368,10 +376,10 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
 {
     const int C = m->C, NH = m->NH, hs = C / NH, C3 = 3 * C;
     const float scale = 1.0f / sqrtf((float)hs);
-    const bool rounded = m->precision != ACCEL_F32;
+    const bool rounded = att_prerounded(m);
     float *dS = m->dp, *vt = transpose_nt_operand(m) ? m->kt : NULL;
-    /* dY (m->dc) is only a product operand here and is overwritten right after: round in place.
-     * q, k and v were rounded in place by the forward pass. */
+    /* dY (m->dc) is only a product operand here and is overwritten right after: round in place
+     * (where operands are rounded beforehand; q, k and v then were, by the forward pass). */
     round_operand(m, m->dc, m->dc, (size_t)B * T, (size_t)C, (size_t)C);
     for (int b = 0; b < B; b++)
         for (int h = 0; h < NH; h++) {
@@ -401,16 +409,16 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
                 round_operand(m, dS + (size_t)r0 * T, dS + (size_t)r0 * T, (size_t)(r1 - r0),
                               (size_t)T, (size_t)T);
                 /* dQ rows r0..r1-1 = scale * dS[r0:r1, 0:r1] K[0:r1] */
-                GEMM32(false, false, r1 - r0, hs, r1, scale, dS + (size_t)r0 * T, T, k, C3, 0.0f,
+                ATT_GEMM(false, false, r1 - r0, hs, r1, scale, dS + (size_t)r0 * T, T, k, C3, 0.0f,
                        dq + (size_t)r0 * C3, C3);
             }
             /* Column blocks c0..c1-1 of P and dS are non-zero only in rows c0..T-1:
              * dV[c0:c1] = P[c0:T, c0:c1]^T dY[c0:T], dK[c0:c1] = scale * dS[c0:T, c0:c1]^T Q[c0:T]. */
             for (int c0 = 0; c0 < T; c0 += ATT_BLOCK) {
                 int c1 = c0 + ATT_BLOCK < T ? c0 + ATT_BLOCK : T;
-                GEMM32(true, false, c1 - c0, hs, T - c0, 1.0f, Pr + (size_t)c0 * T + c0, T,
+                ATT_GEMM(true, false, c1 - c0, hs, T - c0, 1.0f, Pr + (size_t)c0 * T + c0, T,
                        dy + (size_t)c0 * C, C, 0.0f, dv + (size_t)c0 * C3, C3);
-                GEMM32(true, false, c1 - c0, hs, T - c0, scale, dS + (size_t)c0 * T + c0, T,
+                ATT_GEMM(true, false, c1 - c0, hs, T - c0, scale, dS + (size_t)c0 * T + c0, T,
                        q + (size_t)c0 * C3, C3, 0.0f, dk + (size_t)c0 * C3, C3);
             }
         }

@@ -568,6 +568,73 @@ static void gemm_case(accel_dtype_t type, int M, int N, int K)
     free(C0);
 }
 
+static float round_to(accel_dtype_t type, float x)
+{
+    if (type == ACCEL_BF16) return accel_bf16_to_f32(accel_f32_to_bf16(x));
+    if (type == ACCEL_F16) return accel_f16_to_f32(accel_f32_to_f16(x));
+    return x;
+}
+
+/* The causal-attention products (lower triangle of A B^T; L B and L^T B with L lower triangular)
+ * against a double reference on rounded operands, as gemm_case. T 19 is a full product on every
+ * path; 77 (odd, partial tiles) and 128 run the triangle-only bf16 kernel where the CPU has it. */
+static void tri_case(accel_dtype_t type, int T, int K)
+{
+    const int ld = T + K + 5;
+    float *A = malloc(sizeof(float) * T * ld), *B = malloc(sizeof(float) * T * ld);
+    float *L = malloc(sizeof(float) * T * ld), *C = malloc(sizeof(float) * T * ld);
+    accel_rng_fill_normal(A, (uint64_t)T * ld, 1.0f, 3, ACCEL_RNG_DATA, 1, 0);
+    accel_rng_fill_normal(B, (uint64_t)T * ld, 1.0f, 3, ACCEL_RNG_DATA, 2, 0);
+    accel_rng_fill_normal(L, (uint64_t)T * ld, 1.0f, 3, ACCEL_RNG_DATA, 4, 0);
+    for (int i = 0; i < T; i++)
+        for (int j = i + 1; j < T; j++) L[i * ld + j] = 0.0f;
+    accel_gemm_cpu_t g;
+    ck_assert_int_eq(accel_gemm_cpu_init(&g, type), ACCEL_OK);
+    ck_assert_int_eq(accel_gemm_cpu_lower_nt(&g, T, K, 0.75f, A, ld, B, ld, C, ld), ACCEL_OK);
+    double worst = 0;
+    for (int i = 0; i < T; i++)
+        for (int j = 0; j <= i; j++) {
+            double s = 0;
+            for (int k = 0; k < K; k++)
+                s += (double)round_to(type, A[i * ld + k]) * round_to(type, B[j * ld + k]);
+            worst = fmax(worst, fabs(C[i * ld + j] - 0.75 * s));
+        }
+    ck_assert_msg(worst < 2e-6 * K * 16, "%s lower_nt T %d K %d: error %g", accel_dtype_name(type),
+                  T, K, worst);
+    for (int tr = 0; tr < 2; tr++) {
+        for (int i = 0; i < T; i++)
+            for (int j = 0; j < ld; j++) C[i * ld + j] = NAN;        /* C is overwritten */
+        ck_assert_int_eq(accel_gemm_cpu_trmm(&g, tr, T, K, 0.75f, L, ld, B, ld, C, ld), ACCEL_OK);
+        worst = 0;
+        for (int i = 0; i < T; i++)
+            for (int j = 0; j < K; j++) {
+                double s = 0;
+                for (int k = 0; k < T; k++)
+                    s += (double)round_to(type, tr ? L[k * ld + i] : L[i * ld + k]) *
+                         round_to(type, B[k * ld + j]);
+                worst = fmax(worst, fabs(C[i * ld + j] - 0.75 * s));
+            }
+        ck_assert_msg(worst < 2e-6 * T * 16, "%s trmm trans %d T %d N %d: error %g",
+                      accel_dtype_name(type), tr, T, K, worst);
+    }
+    accel_gemm_cpu_free(&g);
+    free(A);
+    free(B);
+    free(L);
+    free(C);
+}
+
+START_TEST(test_tri_gemm)
+{
+    const accel_dtype_t types[] = { ACCEL_F32, ACCEL_BF16, ACCEL_F16 };
+    for (int ti = 0; ti < 3; ti++) {
+        tri_case(types[ti], 19, 8);
+        tri_case(types[ti], 77, 37);
+        tri_case(types[ti], 128, 64);
+    }
+}
+END_TEST
+
 START_TEST(test_gemm)
 {
     const accel_dtype_t types[] = { ACCEL_F32, ACCEL_BF16, ACCEL_F16 };
@@ -717,6 +784,7 @@ static Suite *make_suite(void)
     suite_add_tcase(s, tc);
     TCase *tk = tcase_create("kernels");
     tcase_add_test(tk, test_gemm);
+    tcase_add_test(tk, test_tri_gemm);
     tcase_add_test(tk, test_kernels);
     tcase_add_test(tk, test_synthetic_tokens);
     suite_add_tcase(s, tk);

@@ -156,3 +156,31 @@ accel_status_t accel_gemm_cpu(accel_gemm_cpu_t *g, bool transA, bool transB, int
     sgemm(ta, tb, M, N, K, alpha, ar, (int)acols, br, (int)bcols, beta, C, ldc);
     return ACCEL_OK;
 }
+
+/* The triangular products run on the bf16 kernel when it would run the full product. */
+static bool tri_on_x86_kernel(const accel_gemm_cpu_t *g, int T, int K)
+{
+    return g->dtype == ACCEL_BF16 && !find_sbgemm() && use_x86_kernel(T, T, K);
+}
+
+accel_status_t accel_gemm_cpu_lower_nt(accel_gemm_cpu_t *g, int T, int K, float alpha,
+                                       const float *A, int lda, const float *B, int ldb, float *C,
+                                       int ldc)
+{
+    if (!tri_on_x86_kernel(g, T, K))
+        return accel_gemm_cpu(g, false, true, T, T, K, alpha, A, lda, B, ldb, 0.0f, C, ldc);
+    ACCEL_CHECK(grow(g, accel_gemm_bf16_x86_tri_work(T, K)));
+    accel_gemm_bf16_x86_lower_nt(g->work, T, K, alpha, A, lda, B, ldb, C, ldc);
+    return ACCEL_OK;
+}
+
+accel_status_t accel_gemm_cpu_trmm(accel_gemm_cpu_t *g, bool transL, int T, int N, float alpha,
+                                   const float *L, int ldl, const float *B, int ldb, float *C,
+                                   int ldc)
+{
+    if (!tri_on_x86_kernel(g, T, N))
+        return accel_gemm_cpu(g, transL, false, T, N, T, alpha, L, ldl, B, ldb, 0.0f, C, ldc);
+    ACCEL_CHECK(grow(g, accel_gemm_bf16_x86_tri_work(T, N)));
+    accel_gemm_bf16_x86_trmm(g->work, transL, T, N, alpha, L, ldl, B, ldb, C, ldc);
+    return ACCEL_OK;
+}

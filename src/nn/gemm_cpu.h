@@ -32,6 +32,20 @@ accel_status_t accel_gemm_cpu(accel_gemm_cpu_t *g, bool transA, bool transB, int
                               float alpha, const float *A, int lda, const float *B, int ldb,
                               float beta, float *C, int ldc);
 
+/* The two product shapes of causal attention, on a T x T lower triangle (row t of the score
+ * matrix only sees columns 0..t), computed without the masked half where the bf16 kernel runs
+ * them and as full products otherwise:
+ *   accel_gemm_cpu_lower_nt: C[i][j] = alpha * sum_k A[i][k] B[j][k] for j <= i (A, B: T x K);
+ *     the entries above the diagonal are left unspecified.
+ *   accel_gemm_cpu_trmm: C = alpha * op(L) B, L T x T lower triangular (its entries above the
+ *     diagonal must be zero), op(L) = L^T when transL is set, B T x N. C is overwritten. */
+accel_status_t accel_gemm_cpu_lower_nt(accel_gemm_cpu_t *g, int T, int K, float alpha,
+                                       const float *A, int lda, const float *B, int ldb, float *C,
+                                       int ldc);
+accel_status_t accel_gemm_cpu_trmm(accel_gemm_cpu_t *g, bool transL, int T, int N, float alpha,
+                                   const float *L, int ldl, const float *B, int ldb, float *C,
+                                   int ldc);
+
 /* The AVX512-BF16 kernel behind the bf16 path (gemm_bf16_x86.c): available on this CPU, scratch
  * bytes it needs for an M x N x K product, and the product itself (same arguments as
  * accel_gemm_cpu, plus the scratch). */
@@ -40,6 +54,14 @@ size_t accel_gemm_bf16_x86_work(int M, int N, int K);
 void accel_gemm_bf16_x86(void *work, bool transA, bool transB, int M, int N, int K, float alpha,
                          const float *A, int lda, const float *B, int ldb, float beta, float *C,
                          int ldc);
+
+/* The triangular products above on that kernel, and the scratch bytes they need (T x T
+ * triangle, K or N the other dimension). */
+size_t accel_gemm_bf16_x86_tri_work(int T, int K);
+void accel_gemm_bf16_x86_lower_nt(void *work, int T, int K, float alpha, const float *A, int lda,
+                                  const float *B, int ldb, float *C, int ldc);
+void accel_gemm_bf16_x86_trmm(void *work, bool transL, int T, int N, float alpha, const float *L,
+                              int ldl, const float *B, int ldb, float *C, int ldc);
 
 /* True when bf16 products run natively (the BLAS exports cblas_sbgemm), false when emulated. */
 bool accel_gemm_cpu_has_bf16(void);

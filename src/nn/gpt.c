@@ -285,62 +285,73 @@ static accel_status_t check_tokens(const gpt_t *m, const int32_t *tokens, int B,
     return ACCEL_OK;
 }
 
-/* Attention is many small products (ATT_BLOCK rows, head-size columns). Where bf16 products are
- * native, all of them run on m->gemm, whose kernel rounds the operands as it packs them (32-row
- * blocks run at ~125 GFLOP/s there, twice fp32 sgemm). Elsewhere (fp32, fp16, emulated bf16) an
- * operand would be rounded again for every block it takes part in, so instead every operand is
- * rounded once, where it is made, and the products run in fp32 (m->gemm32): the same "operands
- * rounded, fp32 accumulation" products. q, k and v are only ever product operands, so they are
- * rounded in place (as are dY and dS in the backward pass); P also feeds the softmax backward in
- * full precision, so its rounded copy goes to a scratch buffer. */
+/* Attention runs one (sample, head) at a time, on its T x T lower triangle, one of two ways:
+ * - where bf16 products are native, each product covers the whole head (the triangular products
+ *   of gemm_cpu.h, m->gemm): the kernel packs every operand once, rounding it as it goes, and
+ *   skips the masked half tile by tile;
+ * - elsewhere (fp32, fp16, emulated bf16), in row blocks of ATT_BLOCK, which skip the masked half
+ *   block by block. An operand would be rounded again for every block it takes part in, so every
+ *   operand is rounded once, where it is made, and the products run in fp32 (m->gemm32): the same
+ *   "operands rounded, fp32 accumulation" products. q, k and v are only ever product operands,
+ *   so they are rounded in place (as are dY and dS in the backward pass); P also feeds the
+ *   softmax backward in full precision, so its rounded copy goes to a scratch buffer. */
 static bool att_native(const gpt_t *m)
 {
     return m->precision == ACCEL_BF16 && accel_gemm_cpu_has_bf16();
 }
 
-static accel_gemm_cpu_t *att_gemm(gpt_t *m) { return att_native(m) ? &m->gemm : &m->gemm32; }
+#define GEMM32(...) ACCEL_CHECK(accel_gemm_cpu(&m->gemm32, __VA_ARGS__))
 
-/* Whether attention operands are rounded beforehand (see above). */
-static bool att_prerounded(const gpt_t *m) { return m->precision != ACCEL_F32 && !att_native(m); }
-
-#define ATT_GEMM(...) ACCEL_CHECK(accel_gemm_cpu(att_gemm(m), __VA_ARGS__))
-
-/* Round a rows x cols attention operand (leading dimension ld) to the model's precision, into
- * dst (leading dimension cols; dst == src rounds in place when ld == cols), where operands are
- * rounded beforehand. */
+/* Round a rows x cols block (leading dimension ld) to the model's precision, into dst (leading
+ * dimension cols; dst == src rounds in place when ld == cols), for the row-block products. */
 static void round_operand(const gpt_t *m, float *dst, const float *src, size_t rows, size_t cols,
                           size_t ld)
 {
-    if (!att_prerounded(m)) return;
+    if (att_native(m)) return;                  /* the whole-head products round as they pack */
     if (m->precision == ACCEL_BF16) accel_cpu_pack_bf16_round(dst, src, rows, cols, ld);
-    else accel_cpu_pack_f16_round(dst, src, rows, cols, ld);
+    else if (m->precision == ACCEL_F16) accel_cpu_pack_f16_round(dst, src, rows, cols, ld);
 }
 
 /* fp32 sgemm runs the small NT products Q K^T and dY V^T well below the same blocks in NN form
- * (OpenBLAS 0.3.21, in the step: 37-58 against 50-89 GFLOP/s), so for fp32 products the second
- * operand (one head's keys or values) is transposed once per (sample, head) and every row block
- * runs NN; the bf16 kernel packs either layout at the same cost. Returns whether to transpose. */
-static bool transpose_nt_operand(gpt_t *m) { return !att_native(m); }
-
-/* S[rows x cols] = alpha * A X^T, X k-contiguous (leading dimension ldx) or, when xt is not NULL,
- * already transposed into xt ([hs, T]). */
+ * (OpenBLAS 0.3.21, in the step: 37-58 against 50-89 GFLOP/s), so the second operand (one head's
+ * keys or values) is transposed once per (sample, head) into xt ([hs, T]) and every row block
+ * runs NN: S[rows x cols] = alpha * A X^T. */
 static accel_status_t gemm_nt(gpt_t *m, int rows, int cols, int hs, int T, float alpha,
-                              const float *A, int lda, const float *X, int ldx, const float *xt,
-                              float *S)
+                              const float *A, int lda, const float *xt, float *S)
 {
-    if (xt)
-        return accel_gemm_cpu(att_gemm(m), false, false, rows, cols, hs, alpha, A, lda, xt, T,
-                              0.0f, S, T);
-    return accel_gemm_cpu(att_gemm(m), false, true, rows, cols, hs, alpha, A, lda, X, ldx, 0.0f, S,
+    return accel_gemm_cpu(&m->gemm32, false, false, rows, cols, hs, alpha, A, lda, xt, T, 0.0f, S,
                           T);
 }
 
-/* Causal self-attention of one block, per (sample, head), in row blocks of ATT_BLOCK: rows r0..r1-1
- * only see columns 0..r1-1, so the product skips the masked upper triangle block by block. */
+/* Rows r0..r1-1 of S become softmax rows over their causal prefix (row t: columns 0..t), zero
+ * above the diagonal (the triangular products read P and dS as lower triangular). */
+static void causal_softmax(float *S, int T, int r0, int r1)
+{
+    for (int t = r0; t < r1; t++) {
+        float *row = S + (size_t)t * T;
+        accel_cpu_softmax(row, row, t + 1);
+        memset(row + t + 1, 0, sizeof(float) * (size_t)(T - t - 1));
+    }
+}
+
+/* Rows r0..r1-1 of dP (in dS) become dS = softmax backward through P, zero above the diagonal
+ * (unscaled: the dQ and dK products apply the 1/sqrt(hs)). */
+static void causal_softmax_backward(float *dS, const float *P, int T, int r0, int r1)
+{
+    for (int t = r0; t < r1; t++) {
+        float *row = dS + (size_t)t * T;
+        accel_cpu_softmax_backward(row, P + (size_t)t * T, row, t + 1, 1.0f);
+        memset(row + t + 1, 0, sizeof(float) * (size_t)(T - t - 1));
+    }
+}
+
+/* Causal self-attention of one block: per (sample, head), S = Q K^T / sqrt(hs) on the lower
+ * triangle, P = softmax(S) (kept in a->att for backward), Y = P V. */
 static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t *fw, int B,
                                         int T)
 {
-    float *pr = fw->pr, *kt = transpose_nt_operand(m) ? fw->kt : NULL;
+    const bool native = att_native(m);
+    float *pr = fw->pr, *kt = fw->kt;
     const int C = m->C, NH = m->NH, hs = C / NH, C3 = 3 * C;
     const float scale = 1.0f / sqrtf((float)hs);
     round_operand(m, a->qkv, a->qkv, (size_t)B * T, (size_t)C3, (size_t)C3);
@@ -349,37 +360,40 @@ static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t
             const float *q = a->qkv + (size_t)b * T * C3 + (size_t)h * hs, *k = q + C, *v = q + 2 * C;
             float *S = a->att + ((size_t)b * NH + h) * T * T;
             float *y = a->atty + (size_t)b * T * C + (size_t)h * hs;
-            if (kt) accel_cpu_transpose(kt, k, (size_t)T, (size_t)hs, (size_t)C3);
-            for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) {
+            if (native) {
+                ACCEL_CHECK(accel_gemm_cpu_lower_nt(&m->gemm, T, hs, scale, q, C3, k, C3, S, T));
+                causal_softmax(S, T, 0, T);
+                ACCEL_CHECK(accel_gemm_cpu_trmm(&m->gemm, false, T, hs, 1.0f, S, T, v, C3, y, C));
+                continue;
+            }
+            accel_cpu_transpose(kt, k, (size_t)T, (size_t)hs, (size_t)C3);
+            for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) {     /* rows r0..r1-1 see columns < r1 */
                 int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
-                ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, scale, q + (size_t)r0 * C3, C3, k, C3,
-                                    kt, S + (size_t)r0 * T));
-                for (int t = r0; t < r1; t++) {
-                    float *row = S + (size_t)t * T;
-                    accel_cpu_softmax(row, row, t + 1);
-                    memset(row + t + 1, 0, sizeof(float) * (size_t)(T - t - 1));
-                }
+                ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, scale, q + (size_t)r0 * C3, C3, kt,
+                                    S + (size_t)r0 * T));
+                causal_softmax(S, T, r0, r1);
                 const float *P = S + (size_t)r0 * T;
-                if (att_prerounded(m)) {
+                if (m->precision != ACCEL_F32) {
                     round_operand(m, pr, P, (size_t)(r1 - r0), (size_t)r1, (size_t)T);
                     P = pr;
                 }
-                ATT_GEMM(false, false, r1 - r0, hs, r1, 1.0f, P, P == pr ? r1 : T, v, C3, 0.0f,
+                GEMM32(false, false, r1 - r0, hs, r1, 1.0f, P, P == pr ? r1 : T, v, C3, 0.0f,
                        y + (size_t)r0 * C, C);
             }
         }
     return ACCEL_OK;
 }
 
-/* Backward of attention_forward: dY (d->dc, [BT, C]) into d(qkv) (m->d3c, [BT, 3C], overwritten). */
+/* Backward of attention_forward: dY (d->dc, [BT, C]) into d(qkv) (m->d3c, [BT, 3C], overwritten):
+ * dP = dY V^T, dS = softmax backward, dQ = dS K / sqrt(hs), dV = P^T dY, dK = dS^T Q / sqrt(hs). */
 static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, int T)
 {
+    const bool native = att_native(m), rounded = m->precision != ACCEL_F32 && !native;
     const int C = m->C, NH = m->NH, hs = C / NH, C3 = 3 * C;
     const float scale = 1.0f / sqrtf((float)hs);
-    const bool rounded = att_prerounded(m);
-    float *dS = m->dp, *vt = transpose_nt_operand(m) ? m->kt : NULL;
-    /* dY (m->dc) is only a product operand here and is overwritten right after: round in place
-     * (where operands are rounded beforehand; q, k and v then were, by the forward pass). */
+    float *dS = m->dp, *vt = m->kt;
+    /* dY (m->dc) is only a product operand here and is overwritten right after: round in place.
+     * q, k and v were rounded in place by the forward pass. */
     round_operand(m, m->dc, m->dc, (size_t)B * T, (size_t)C, (size_t)C);
     for (int b = 0; b < B; b++)
         for (int h = 0; h < NH; h++) {
@@ -388,37 +402,40 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
             float *dq = m->d3c + qoff, *dk = dq + C, *dv = dq + 2 * C;
             const float *P = a->att + ((size_t)b * NH + h) * T * T;
             const float *dy = m->dc + (size_t)b * T * C + (size_t)h * hs;
+            if (native) {
+                accel_gemm_cpu_t *g = &m->gemm;
+                ACCEL_CHECK(accel_gemm_cpu_lower_nt(g, T, hs, 1.0f, dy, C, v, C3, dS, T));
+                causal_softmax_backward(dS, P, T, 0, T);
+                ACCEL_CHECK(accel_gemm_cpu_trmm(g, false, T, hs, scale, dS, T, k, C3, dq, C3));
+                ACCEL_CHECK(accel_gemm_cpu_trmm(g, true, T, hs, 1.0f, P, T, dy, C, dv, C3));
+                ACCEL_CHECK(accel_gemm_cpu_trmm(g, true, T, hs, scale, dS, T, q, C3, dk, C3));
+                continue;
+            }
             const float *Pr = P;                    /* P as a product operand */
             if (rounded) {
                 round_operand(m, m->pr, P, (size_t)T, (size_t)T, (size_t)T);
                 Pr = m->pr;
             }
-            /* dP = dY V^T (lower triangle, by row blocks), then dS = softmax backward (scaled
-             * later, in the dQ and dK products), zero above the diagonal. */
-            if (vt) accel_cpu_transpose(vt, v, (size_t)T, (size_t)hs, (size_t)C3);
+            accel_cpu_transpose(vt, v, (size_t)T, (size_t)hs, (size_t)C3);
             for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) {
                 int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
-                ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, 1.0f, dy + (size_t)r0 * C, C, v, C3, vt,
+                ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, 1.0f, dy + (size_t)r0 * C, C, vt,
                                     dS + (size_t)r0 * T));
-                for (int t = r0; t < r1; t++) {
-                    float *row = dS + (size_t)t * T;
-                    accel_cpu_softmax_backward(row, P + (size_t)t * T, row, t + 1, 1.0f);
-                    memset(row + t + 1, 0, sizeof(float) * (size_t)(T - t - 1));
-                }
+                causal_softmax_backward(dS, P, T, r0, r1);
                 /* dS is only a product operand from here on */
                 round_operand(m, dS + (size_t)r0 * T, dS + (size_t)r0 * T, (size_t)(r1 - r0),
                               (size_t)T, (size_t)T);
                 /* dQ rows r0..r1-1 = scale * dS[r0:r1, 0:r1] K[0:r1] */
-                ATT_GEMM(false, false, r1 - r0, hs, r1, scale, dS + (size_t)r0 * T, T, k, C3, 0.0f,
+                GEMM32(false, false, r1 - r0, hs, r1, scale, dS + (size_t)r0 * T, T, k, C3, 0.0f,
                        dq + (size_t)r0 * C3, C3);
             }
             /* Column blocks c0..c1-1 of P and dS are non-zero only in rows c0..T-1:
              * dV[c0:c1] = P[c0:T, c0:c1]^T dY[c0:T], dK[c0:c1] = scale * dS[c0:T, c0:c1]^T Q[c0:T]. */
             for (int c0 = 0; c0 < T; c0 += ATT_BLOCK) {
                 int c1 = c0 + ATT_BLOCK < T ? c0 + ATT_BLOCK : T;
-                ATT_GEMM(true, false, c1 - c0, hs, T - c0, 1.0f, Pr + (size_t)c0 * T + c0, T,
+                GEMM32(true, false, c1 - c0, hs, T - c0, 1.0f, Pr + (size_t)c0 * T + c0, T,
                        dy + (size_t)c0 * C, C, 0.0f, dv + (size_t)c0 * C3, C3);
-                ATT_GEMM(true, false, c1 - c0, hs, T - c0, scale, dS + (size_t)c0 * T + c0, T,
+                GEMM32(true, false, c1 - c0, hs, T - c0, scale, dS + (size_t)c0 * T + c0, T,
                        q + (size_t)c0 * C3, C3, 0.0f, dk + (size_t)c0 * C3, C3);
             }
         }

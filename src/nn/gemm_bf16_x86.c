@@ -173,6 +173,10 @@ micro_body(int kc2, const uint32_t *Ap, size_t ai, size_t ak, const uint32_t *Bp
            int mr, int nr, float alpha, bool accumulate)
 {
     __m512 c[MR][2];
+    for (int i = 0; i < mr; i++) {      /* C's tile arrives while the products run */
+        _mm_prefetch((const char *)(C + (size_t)i * ldc), _MM_HINT_T0);
+        if (nr > 16) _mm_prefetch((const char *)(C + (size_t)i * ldc + 16), _MM_HINT_T0);
+    }
 #pragma GCC unroll 12
     for (int i = 0; i < MR; i++) c[i][0] = c[i][1] = _mm512_setzero_ps();
     for (int kp = 0; kp < kc2; kp++) {

@@ -20,6 +20,8 @@
 
 #include <immintrin.h>
 
+#include "transpose_x86.h"
+
 #define MR 12
 #define NR 32
 #define KC 384                      /* k values per block (even) */
@@ -65,34 +67,6 @@ TARGET static void convert_row(uint32_t *dst, const float *r, int kc)
         _mm512_storeu_si512(dst + kp, (__m512i)_mm512_cvtne2ps_pbh(_mm512_loadu_ps(r + 2 * kp + 16),
                                                                    _mm512_loadu_ps(r + 2 * kp)));
     for (; kp < kc2; kp++) dst[kp] = pair_word(r[2 * kp], 2 * kp + 1 < kc ? r[2 * kp + 1] : 0.0f);
-}
-
-/* In-register transpose of a 16 x 16 matrix of 32-bit words (r[i] holds row i): unpack pairs of
- * words, then pairs of pairs, then a 4 x 4 transpose of the 128-bit quarters. */
-TARGET static inline void transpose16(__m512i r[16])
-{
-    __m512i t[16];
-    for (int i = 0; i < 8; i++) {
-        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
-    }
-    for (int i = 0; i < 4; i++) {   /* r[4i + j], quarter c: word 4c + j of rows 4i .. 4i+3 */
-        r[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
-        r[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
-        r[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
-        r[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
-    }
-    for (int j = 0; j < 4; j++) {
-        __m512i x0 = _mm512_shuffle_i32x4(r[j], r[4 + j], 0x44);
-        __m512i x1 = _mm512_shuffle_i32x4(r[j], r[4 + j], 0xee);
-        __m512i y0 = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0x44);
-        __m512i y1 = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0xee);
-        t[j] = _mm512_shuffle_i32x4(x0, y0, 0x88);
-        t[4 + j] = _mm512_shuffle_i32x4(x0, y0, 0xdd);
-        t[8 + j] = _mm512_shuffle_i32x4(x1, y1, 0x88);
-        t[12 + j] = _mm512_shuffle_i32x4(x1, y1, 0xdd);
-    }
-    for (int i = 0; i < 16; i++) r[i] = t[i];
 }
 
 /* Pack lanes 0 .. n-1 of op(X), x(l, k) = src[l * sl + k * sk] for k < kc, into panels of W lanes
@@ -154,7 +128,7 @@ TARGET static void pack_panels(uint32_t *dst, int W, bool lane_major, const floa
                                                                          _mm512_loadu_ps(x))
                                          : _mm512_setzero_si512();
                 }
-                transpose16(r);
+                accel_transpose16(r);
                 for (int j = 0; j < 16; j++) _mm512_storeu_si512(d + (size_t)(kp + j) * W, r[j]);
             }
             for (; kp < kc2; kp++)

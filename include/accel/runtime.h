@@ -29,7 +29,9 @@ typedef struct {
 
 /* Initialise MPI (MPI_Init_thread, FUNNELED) unless already initialised, detect the launcher, check
  * it against MPI (under Slurm, MPI size must equal SLURM_NTASKS), build the topology and set the
- * logging identity. Takes OMP_NUM_THREADS from SLURM_CPUS_PER_TASK when unset. */
+ * logging identity. Takes OMP_NUM_THREADS from SLURM_CPUS_PER_TASK when unset. Also keeps freed
+ * memory in glibc's heap (mallopt mmap/trim thresholds; not when GLIBC_TUNABLES or MALLOC_* are
+ * set), so MPI's per-call scratch buffers are not page-faulted in again every step. */
 accel_status_t accel_init(int *argc, char ***argv, accel_runtime_t **out);
 
 /* MPI settings accel relies on (the MPI-IO collective-write strategy), set as environment defaults

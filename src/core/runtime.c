@@ -30,11 +30,13 @@ static accel_status_t mpi_status(int rc, const char *what)
  * malloc. */
 static void keep_freed_memory(void)
 {
+#if defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD)    /* glibc */
     if (getenv("GLIBC_TUNABLES") || getenv("MALLOC_MMAP_THRESHOLD_") ||
         getenv("MALLOC_TRIM_THRESHOLD_"))
         return;
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
+#endif
 }
 
 /* Under srun, a world size that differs from the task count means MPI did not wire up through

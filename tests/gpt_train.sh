@@ -2,7 +2,8 @@
 # End to end: accel_train model.name=gpt on the synthetic token task (an order-2 Markov chain over
 # the vocabulary) learns: the mean loss of the last 5 of 60 steps is at least 1.5 nats below the
 # first step's (~ln 256 = 5.55; it reaches ~3), and so is the held-out loss. The same run on 1 rank
-# ends at the same loss (data-parallel GPT gradients do not depend on the world size).
+# ends at the same loss (data-parallel GPT gradients do not depend on the world size), and the
+# 2-rank run reports its fastest and slowest rank's forward+backward time and its update time.
 . "${top_srcdir:-.}/tests/lib.sh"
 make_scratch
 args="data.path=synthetic model.name=gpt model.layers=2 model.width=64 model.heads=4 model.context=32 train.steps=60 train.global_batch=16"
@@ -25,6 +26,12 @@ echo "2 ranks: $steps steps, loss $first -> $last (mean of last 5: $tail5), held
 [ "$steps" = 60 ] || fail "expected 60 metrics lines, got $steps"
 awk -v f="$first" -v t="$tail5" -v e="$eval" 'BEGIN { exit !(f > 5.0 && t < f - 1.5 && e < f - 1.5) }' ||
     fail "gpt did not learn: first loss $first, last-5 mean $tail5, held-out $eval"
+# The per-rank compute summary: fastest <= slowest forward+backward, and a non-zero update time.
+line=$(grep "cpu: forward+backward" "$SCRATCH/out2") || { cat "$SCRATCH/out2"; fail "no compute summary"; }
+times=$(echo "$line" | sed -n 's/.*backward \([0-9.]*\) ms\/step on the fastest rank, \([0-9.]*\) on the slowest; optimizer update \([0-9.]*\) ms.*/\1 \2 \3/p')
+echo "$times" | awk '{ exit !(NF == 3 && $1 > 0 && $2 >= $1 && $3 > 0) }' ||
+    fail "implausible compute summary: $line"
+echo "2 ranks, ${line#*cpu: }"
 set -- $(summary "$SCRATCH/m1.jsonl")
 echo "1 rank: loss $2 -> $4"
 awk -v a="$last" -v b="$4" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-5 * b) }' ||

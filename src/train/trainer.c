@@ -43,6 +43,7 @@ struct accel_trainer {
     bool stop_requested;
     const char *unit_name;          /* progress unit: samples or tokens */
     double units_per_sample;
+    double compute_s, update_s;     /* CPU path, this run: forward+backward and optimizer time */
     bool use_gpu;                   /* device=cuda path (trainer_gpu.c): the engine computes */
     accel_gpt_cuda_t *gpu;
 };
@@ -468,9 +469,10 @@ static accel_status_t train_step(accel_trainer_t *t, int step, step_outcome_t *o
         accel_batch_t b = { .n = t->micro, .inputs = t->inputs, .targets = t->targets,
                             .tokens = t->tokens, .index = t->index,
                             .hooks = accel_dist_begin_micro(t->dist, k, K) };
-        double l = 0;
+        double l = 0, c0 = accel_now();
         ACCEL_CHECK(t->model.ops->forward_backward(t->model.state, layout, accel_dist_params(t->dist),
                                                    accel_dist_micro_grads(t->dist), &b, scale, &l));
+        t->compute_s += accel_now() - c0;
         ACCEL_CHECK(accel_dist_end_micro(t->dist, k, K));
         loss_local += l;
     }
@@ -511,7 +513,10 @@ static accel_status_t train_step(accel_trainer_t *t, int step, step_outcome_t *o
     double mul = 1.0 / old_scale;
     if (cfg->train.clip > 0 && norm > cfg->train.clip) mul *= cfg->train.clip / (norm + 1e-6);
     if (t->gpu) return accel_trainer_gpu_step(t->gpu, &t->optim, (float)mul, &out->lr);
-    return accel_dist_step(t->dist, &t->optim, (float)mul, &out->lr);
+    double u0 = accel_now();
+    accel_status_t st = accel_dist_step(t->dist, &t->optim, (float)mul, &out->lr);
+    t->update_s += accel_now() - u0;
+    return st;
 }
 
 accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *result)
@@ -587,6 +592,14 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
                    "update, gradient reduction exposed %.2f ms after backward; %.2f MiB sent per "
                    "step by this rank", fb, fwd, opt, 1e3 * accel_gpt_cuda_exposed_seconds(t->gpu) / nsteps,
                    result->bytes_per_step / 1048576.0);
+    }
+    if (!t->gpu && done_here > 0) {
+        /* The fastest and slowest rank's compute: their gap is time the gradient sync waits. */
+        double mine[3] = { -t->compute_s, t->compute_s, t->update_s }, ext[3];
+        MPI_Allreduce(mine, ext, 3, MPI_DOUBLE, MPI_MAX, t->rt->world);
+        ACCEL_INFO("cpu: forward+backward %.2f ms/step on the fastest rank, %.2f on the slowest; "
+                   "optimizer update %.2f ms/step", -1e3 * ext[0] / nsteps, 1e3 * ext[1] / nsteps,
+                   1e3 * ext[2] / nsteps);
     }
     if (done_here > 0 && in_flight > 0)
         ACCEL_INFO("gradient sync: %.2f ms/step in flight, %.2f ms/step exposed after backward "

@@ -28,7 +28,7 @@ awk -v f="$first" -v t="$tail5" -v e="$eval" 'BEGIN { exit !(f > 5.0 && t < f - 
     fail "gpt did not learn: first loss $first, last-5 mean $tail5, held-out $eval"
 # The per-rank compute summary: fastest <= slowest forward+backward, and a non-zero update time.
 line=$(grep "cpu: forward+backward" "$SCRATCH/out2") || { cat "$SCRATCH/out2"; fail "no compute summary"; }
-times=$(echo "$line" | sed -n 's/.*backward \([0-9.]*\) ms\/step on the fastest rank, \([0-9.]*\) on the slowest; optimizer update \([0-9.]*\) ms.*/\1 \2 \3/p')
+times=$(echo "$line" | sed -n 's/.*backward \([0-9.]*\) .* rank, \([0-9.]*\) on .* update \([0-9.]*\) ms.*/\1 \2 \3/p')
 echo "$times" | awk '{ exit !(NF == 3 && $1 > 0 && $2 >= $1 && $3 > 0) }' ||
     fail "implausible compute summary: $line"
 echo "2 ranks, ${line#*cpu: }"

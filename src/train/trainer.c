@@ -596,10 +596,10 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
     if (!t->gpu && done_here > 0) {
         /* The fastest and slowest rank's compute: their gap is time the gradient sync waits. */
         double mine[3] = { -t->compute_s, t->compute_s, t->update_s }, ext[3];
-        MPI_Allreduce(mine, ext, 3, MPI_DOUBLE, MPI_MAX, t->rt->world);
-        ACCEL_INFO("cpu: forward+backward %.2f ms/step on the fastest rank, %.2f on the slowest; "
-                   "optimizer update %.2f ms/step", -1e3 * ext[0] / nsteps, 1e3 * ext[1] / nsteps,
-                   1e3 * ext[2] / nsteps);
+        if (MPI_Allreduce(mine, ext, 3, MPI_DOUBLE, MPI_MAX, t->rt->world) == MPI_SUCCESS)
+            ACCEL_INFO("cpu: forward+backward %.2f ms/step on the fastest rank, %.2f on the "
+                       "slowest; optimizer update %.2f ms/step", -1e3 * ext[0] / nsteps,
+                       1e3 * ext[1] / nsteps, 1e3 * ext[2] / nsteps);
     }
     if (done_here > 0 && in_flight > 0)
         ACCEL_INFO("gradient sync: %.2f ms/step in flight, %.2f ms/step exposed after backward "

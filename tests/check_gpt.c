@@ -659,14 +659,19 @@ START_TEST(test_kernels)
     accel_cpu_exp(y, x, 201);
     for (int i = 0; i <= 200; i++)
         ck_assert_msg(fabs(y[i] - exp((double)x[i])) <= 1e-6 * exp((double)x[i]), "exp(%g)", x[i]);
-    /* GELU against the formula in double; its derivative against central differences. */
-    float g[201], d[201];
-    for (int i = 0; i <= 200; i++) x[i] = -10.0f + 0.1f * (float)i;
-    accel_cpu_gelu_forward(g, x, 201);
+    /* Bias + GELU against the formula in double (3 rows x 67 columns, the bias added in place); the
+     * derivative against central differences, and the bias gradient as its column sums. */
+    float g[201], d[201], bias[67], dbias[67];
+    for (int c = 0; c < 67; c++) bias[c] = 0.01f * (float)c, dbias[c] = 0.5f;
+    for (int i = 0; i <= 200; i++) x[i] = -10.0f + 0.1f * (float)i - bias[i % 67];
+    accel_cpu_bias_gelu_forward(x, g, bias, 3, 67);
     for (int i = 0; i <= 200; i++) d[i] = 1.0f;
-    accel_cpu_gelu_backward(d, x, 201);
+    accel_cpu_gelu_backward(d, x, dbias, 3, 67);
+    for (int c = 0; c < 67; c++)
+        ck_assert_msg(fabs(dbias[c] - (0.5 + d[c] + d[67 + c] + d[134 + c])) < 1e-6, "dbias[%d]", c);
     for (int i = 0; i <= 200; i++) {
         double v = x[i];
+        ck_assert_msg(fabs(v - (-10.0 + 0.1 * i)) < 1e-5, "bias not added: x[%d] = %g", i, v);
         double want = 0.5 * v * (1 + tanh(sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
         ck_assert_msg(fabs(g[i] - want) < 2e-6 * (1 + fabs(want)), "gelu(%g) = %g, want %g", v, g[i], want);
         double h = 1e-4;

@@ -472,9 +472,8 @@ static accel_status_t forward(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_
         GEMM(false, true, (int)BT, C, C, 1.0f, a->atty, C, PARAM(k->projw), C, 1.0f, a->res2, C);
         accel_cpu_layernorm_forward(a->ln2, a->ln2_mean, a->ln2_rstd, a->res2, PARAM(k->ln2w),
                                     PARAM(k->ln2b), BT, C);
-        accel_cpu_bias_rows(a->fch, PARAM(k->fcb), NULL, BT, 4 * C);
-        GEMM(false, true, (int)BT, 4 * C, C, 1.0f, a->ln2, C, PARAM(k->fcw), C, 1.0f, a->fch, 4 * C);
-        accel_cpu_gelu_forward(a->fch_gelu, a->fch, BT * 4 * C);
+        GEMM(false, true, (int)BT, 4 * C, C, 1.0f, a->ln2, C, PARAM(k->fcw), C, 0.0f, a->fch, 4 * C);
+        accel_cpu_bias_gelu_forward(a->fch, a->fch_gelu, PARAM(k->fcb), BT, 4 * C);
         accel_cpu_bias_rows(a->res3, PARAM(k->fcpb), a->res2, BT, C);
         GEMM(false, true, (int)BT, C, 4 * C, 1.0f, a->fch_gelu, 4 * C, PARAM(k->fcpw), 4 * C, 1.0f,
              a->res3, C);
@@ -557,10 +556,9 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
         GEMM(false, false, bt, C4, C, 1.0f, m->dres, C, PARAM(k->fcpw), C4, 0.0f, m->d4c, C4);
         GEMM(true, false, C, C4, bt, 1.0f, m->dres, C, a->fch_gelu, C4, 1.0f, GRAD(k->fcpw), C4);
         accel_cpu_colsum_add(GRAD(k->fcpb), m->dres, BT, C);
-        accel_cpu_gelu_backward(m->d4c, a->fch, BT * C4);
+        accel_cpu_gelu_backward(m->d4c, a->fch, GRAD(k->fcb), BT, C4);
         GEMM(false, false, bt, C, C4, 1.0f, m->d4c, C4, PARAM(k->fcw), C, 0.0f, m->dc, C);
         GEMM(true, false, C4, C, bt, 1.0f, m->d4c, C4, a->ln2, C, 1.0f, GRAD(k->fcw), C);
-        accel_cpu_colsum_add(GRAD(k->fcb), m->d4c, BT, C4);
         accel_cpu_layernorm_backward(m->dres, GRAD(k->ln2w), GRAD(k->ln2b), m->dc, a->res2,
                                      a->ln2_mean, a->ln2_rstd, PARAM(k->ln2w), BT, C);
         /* Attention: res2 = res_in + attn(ln1 qkv^T + qkvb) proj^T + projb */

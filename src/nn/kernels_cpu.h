@@ -25,7 +25,8 @@ void accel_cpu_layernorm_backward(float *restrict dx, float *restrict dw, float 
                                   const float *rstd, const float *w, size_t rows, int C);
 
 /* Bias and GELU, tanh approximation (GPT-2), over rows x cols: x[r][c] += bias[c] in place (the
- * pre-activation the backward pass needs), then out = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
+ * pre-activation the backward pass needs), then
+ * out = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
  * One pass over the product's output instead of a bias prefill and a GELU pass. */
 void accel_cpu_bias_gelu_forward(float *x, float *out, const float *bias, size_t rows, int cols);
 /* In place: d[r][c] *= gelu'(x[r][c]), and dbias[c] += the column sums of the new d (rows in

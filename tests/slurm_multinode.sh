@@ -1,6 +1,7 @@
 #!/bin/sh
 # accel on 2 (virtual) Slurm nodes x 2 tasks: accel test passes and sees 2 nodes with 2 local ranks
-# each, and training gives exactly the losses of mpirun -np 4 on one node.
+# each, no rank talks before all have finished MPI_Init, and training gives exactly the losses of
+# mpirun -np 4 on one node.
 . "$top_srcdir/tests/lib.sh"
 . "$top_srcdir/tests/slurm/cluster.sh"
 slurm_cluster_up 2 2
@@ -14,6 +15,25 @@ echo "$out" | grep -q "accel test: PASSED" || { echo "$out"; fail "accel test di
 table=$(echo "$out" | sed -n 's/^  \([0-9]\) *\(n[12]\) *\([01]\) *\([01]\) .*/\1 \2 \3 \4/p' | tr '\n' ';')
 [ "$table" = "0 n1 0 0;1 n1 0 1;2 n2 1 0;3 n2 1 1;" ] || { echo "$out"; fail "rank table: got '$table'"; }
 pass "srun -N 2 -n 4 accel test: PASSED, 2 nodes, 2 local ranks on each"
+
+# Start-up order: no rank may send before every rank has finished MPI_Init. Slurm's PMIx plugin
+# releases Open MPI's closing MPI_Init barrier early on one node (by 1-20 ms here), and a message
+# that reaches a rank still inside MPI_Init crashes it; accel_init fences before talking. The probe
+# (LD_PRELOAD) stamps each rank's MPI_Init return and its first communicating MPI call.
+PROBE=$top_builddir/tests/.libs/startup_probe.so
+[ -f "$PROBE" ] || fail "$PROBE not built (make check builds it)"
+for i in 1 2 3; do
+    out=$(run_srun --mpi=pmix -N 2 -n 4 env LD_PRELOAD="$PROBE" "$ACCEL" env 2>&1 >/dev/null) \
+        || { echo "$out"; fail "srun accel env with the start-up probe"; }
+    gap=$(echo "$out" | awk '/^startup-probe:/ {
+            if ($4 == "initialized") { n++; if ($5 > last) last = $5 }
+            if ($4 == "talks" && (first == "" || $5 < first)) first = $5 }
+        END { if (n != 4 || first == "") print "none"; else printf "%.3f", (first - last) * 1000 }')
+    [ "$gap" != none ] || { echo "$out"; fail "start-up probe: expected 4 ranks' stamps"; }
+    awk -v g="$gap" 'BEGIN { exit !(g > 0) }' \
+        || { echo "$out"; fail "a rank talked ${gap#-} ms before the last rank had finished MPI_Init"; }
+done
+pass "start-up order: every rank finished MPI_Init before any rank talked (3 launches; last gap $gap ms)"
 
 run_mpi 4 "$ACCEL_TRAIN" train.steps=10 train.metrics="$S/mpirun.jsonl" >"$S/mpirun.out" 2>&1 \
     || { cat "$S/mpirun.out"; fail "mpirun -np 4 accel_train"; }

@@ -17,7 +17,7 @@ table=$(echo "$out" | sed -n 's/^  \([0-9]\) *\(n[12]\) *\([01]\) *\([01]\) .*/\
 pass "srun -N 2 -n 4 accel test: PASSED, 2 nodes, 2 local ranks on each"
 
 # Start-up order: no rank may send before every rank has finished MPI_Init. Slurm's PMIx plugin
-# releases Open MPI's closing MPI_Init barrier early on one node (by 1-20 ms here), and a message
+# releases Open MPI's closing MPI_Init barrier early on one node (by up to tens of ms), and a message
 # that reaches a rank still inside MPI_Init crashes it; accel_init fences before talking. The probe
 # (LD_PRELOAD) stamps each rank's MPI_Init return and its first communicating MPI call.
 PROBE=$top_builddir/tests/.libs/startup_probe.so

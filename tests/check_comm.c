@@ -154,6 +154,48 @@ START_TEST(test_overlapping_requests)
 }
 END_TEST
 
+/* Gradient buckets reduce while the caller only polls (as a model's backward does between its
+ * products), with no wait: the reduction of a finished layer must not be left for the end. */
+START_TEST(test_grad_sync_progress)
+{
+    accel_comm_t *c = make_comm();
+    accel_layout_t L;
+    accel_layout_init(&L);
+    const int64_t shape[1] = { 300000 };        /* 1.2 MB a layer: the ring path */
+    for (int l = 0; l < 3; l++) {
+        char name[16];
+        snprintf(name, sizeof name, "layer%d", l);
+        ck_assert_int_eq(accel_layout_add(&L, name, 1, shape, l, 0, 0, NULL), ACCEL_OK);
+    }
+    float *g = NULL;
+    ck_assert_int_eq(accel_arena_alloc(&L, &g), ACCEL_OK);
+    for (size_t i = 0; i < L.numel; i++) g[i] = (float)(g_rank + 1);
+    accel_grad_sync_t *s = NULL;
+    ck_assert_int_eq(accel_grad_sync_create(&L, c, g, 1.0, ACCEL_F32, &s), ACCEL_OK);
+    ck_assert_int_eq(accel_grad_sync_nbuckets(s), 3);
+    accel_grad_sync_begin(s);
+    accel_grad_sync_layer_done(s, 2);
+    ck_assert_int_eq(accel_grad_sync_in_flight(s), 1);
+    double t0 = accel_now();
+    while (accel_grad_sync_in_flight(s) > 0 && accel_now() - t0 < 30) accel_grad_sync_progress(s);
+    ck_assert_msg(accel_grad_sync_in_flight(s) == 0, "polling alone did not finish the bucket in 30 s");
+    const float sum = (float)(g_size * (g_size + 1) / 2), own = (float)(g_rank + 1);
+    const accel_tensor_t *t0_ = accel_layout_find(&L, "layer0"), *t2 = accel_layout_find(&L, "layer2");
+    ck_assert_float_eq(g[t2->offset], sum);
+    ck_assert_float_eq(g[t2->offset + t2->numel - 1], sum);
+    ck_assert_float_eq(g[t0_->offset], own);  /* not started yet */
+    accel_grad_sync_layer_done(s, 1);
+    accel_grad_sync_layer_done(s, 0);
+    ck_assert_int_eq(accel_grad_sync_finish(s), ACCEL_OK);
+    ck_assert_int_eq(accel_grad_sync_in_flight(s), 0);
+    for (size_t i = 0; i < L.numel; i += 4999) ck_assert_float_eq(g[i], sum);
+    accel_grad_sync_destroy(s);
+    accel_arena_free(g);
+    accel_layout_free(&L);
+    accel_comm_destroy(c);
+}
+END_TEST
+
 START_TEST(test_topology_fake_nodes)
 {
     world();
@@ -241,6 +283,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_reduce_scatter_all);
     tcase_add_test(tc, test_allgather_broadcast_all);
     tcase_add_test(tc, test_overlapping_requests);
+    tcase_add_test(tc, test_grad_sync_progress);
     tcase_add_test(tc, test_topology_fake_nodes);
     tcase_add_test(tc, test_main_process_first);
     tcase_add_test(tc, test_nccl_bootstrap_path);

@@ -34,6 +34,10 @@ void accel_grad_sync_destroy(accel_grad_sync_t *sync);
 void accel_grad_sync_begin(accel_grad_sync_t *sync);
 /* The model finished layer `layer`'s gradients: start its bucket when complete, drive progress. */
 void accel_grad_sync_layer_done(accel_grad_sync_t *sync, int layer);
+/* Drive the reductions in flight (call it often during backward). */
+void accel_grad_sync_progress(accel_grad_sync_t *sync);
+/* Buckets started and not yet reduced. */
+int accel_grad_sync_in_flight(const accel_grad_sync_t *sync);
 /* Start any bucket not started yet (models that never call the hook) and wait for all of them. */
 accel_status_t accel_grad_sync_finish(accel_grad_sync_t *sync);
 /* Blocking sum of the whole arena in one call (reference path and sync_each_batch). */

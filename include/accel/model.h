@@ -15,13 +15,17 @@
  *               under ZeRO-3 the layer is gathered here, and the next one prefetched
  *   release     after the model's last read of the layer's parameters in this pass
  *   grads_done  once every gradient of the layer is final for the micro-batch: its reduction starts
- * Models call them through accel_batch_layer_*; a model that calls fetch/release sets
- * fetches_layers in its ops (ZeRO-3 needs it). */
+ *   progress    now and then inside a layer (after each large product): MPI moves the reductions
+ *               in flight only inside MPI calls, so a pass that calls it only between layers
+ *               leaves part of the last ones' traffic to wait for after backward
+ * Models call them through accel_batch_layer_* and accel_batch_progress; a model that calls
+ * fetch/release sets fetches_layers in its ops (ZeRO-3 needs it). */
 typedef struct {
     void (*fetch)(void *ctx, int layer, int backward);
     void (*release)(void *ctx, int layer);
     void (*grads_done)(void *ctx, int layer);
     void *ctx;
+    void (*progress)(void *ctx);    /* last, so plugins built before it still line up */
 } accel_layer_hooks_t;
 
 /* A micro-batch on one rank: n samples. Classification models read `inputs` (n x sample_dim floats)
@@ -48,6 +52,11 @@ static inline void accel_batch_layer_release(const accel_batch_t *batch, int lay
 static inline void accel_batch_layer_done(const accel_batch_t *batch, int layer)
 {
     if (batch && batch->hooks && batch->hooks->grads_done) batch->hooks->grads_done(batch->hooks->ctx, layer);
+}
+
+static inline void accel_batch_progress(const accel_batch_t *batch)
+{
+    if (batch && batch->hooks && batch->hooks->progress) batch->hooks->progress(batch->hooks->ctx);
 }
 
 typedef struct accel_model_ops accel_model_ops_t;

@@ -546,7 +546,8 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
                                  m->lnf_rstd, PARAM(m->lnfw), BT, C);
     accel_batch_layer_release(hb, m->L + 1);
     accel_batch_layer_done(hb, m->L + 1);
-    /* m->dres carries d(loss)/d(residual) down through the blocks. */
+    /* m->dres carries d(loss)/d(residual) down through the blocks; accel_batch_progress after each
+     * weight product keeps the reductions of the blocks already done moving. */
     for (int l = m->L - 1; l >= 0; l--) {
         const gpt_block_t *k = &m->blk[l];
         const gpt_acts_t *a = &m->act[l];
@@ -555,17 +556,21 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
         /* MLP: res3 = res2 + gelu(ln2 fc^T + fcb) fcp^T + fcpb */
         GEMM(false, false, bt, C4, C, 1.0f, m->dres, C, PARAM(k->fcpw), C4, 0.0f, m->d4c, C4);
         GEMM(true, false, C, C4, bt, 1.0f, m->dres, C, a->fch_gelu, C4, 1.0f, GRAD(k->fcpw), C4);
+        accel_batch_progress(hb);
         accel_cpu_colsum_add(GRAD(k->fcpb), m->dres, BT, C);
         accel_cpu_gelu_backward(m->d4c, a->fch, GRAD(k->fcb), BT, C4);
         GEMM(false, false, bt, C, C4, 1.0f, m->d4c, C4, PARAM(k->fcw), C, 0.0f, m->dc, C);
         GEMM(true, false, C4, C, bt, 1.0f, m->d4c, C4, a->ln2, C, 1.0f, GRAD(k->fcw), C);
+        accel_batch_progress(hb);
         accel_cpu_layernorm_backward(m->dres, GRAD(k->ln2w), GRAD(k->ln2b), m->dc, a->res2,
                                      a->ln2_mean, a->ln2_rstd, PARAM(k->ln2w), BT, C);
         /* Attention: res2 = res_in + attn(ln1 qkv^T + qkvb) proj^T + projb */
         GEMM(false, false, bt, C, C, 1.0f, m->dres, C, PARAM(k->projw), C, 0.0f, m->dc, C);
         GEMM(true, false, C, C, bt, 1.0f, m->dres, C, a->atty, C, 1.0f, GRAD(k->projw), C);
         accel_cpu_colsum_add(GRAD(k->projb), m->dres, BT, C);
+        accel_batch_progress(hb);
         ACCEL_CHECK(attention_backward(m, a, B, T));
+        accel_batch_progress(hb);
         GEMM(false, false, bt, C, C3, 1.0f, m->d3c, C3, PARAM(k->qkvw), C, 0.0f, m->dc, C);
         GEMM(true, false, C3, C, bt, 1.0f, m->d3c, C3, a->ln1, C, 1.0f, GRAD(k->qkvw), C);
         accel_cpu_colsum_add(GRAD(k->qkvb), m->d3c, BT, C3);

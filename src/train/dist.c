@@ -196,6 +196,13 @@ static void hook_grads_done(void *ctx, int layer)
     if (d->grads_virtual) bound_reduces_in_flight(d, layer);
 }
 
+static void hook_progress(void *ctx)
+{
+    accel_dist_t *d = ctx;
+    if (d->strategy != ACCEL_DDP) progress(d);
+    else if (d->micro + 1 == d->nmicro && !d->sync_each) accel_grad_sync_progress(d->sync);
+}
+
 /* ------------------------------------------------------------------------ creation */
 
 static void layer_span(const accel_layout_t *layout, int layer, size_t multiple, size_t *b, size_t *e)
@@ -309,8 +316,8 @@ accel_status_t accel_dist_create(const accel_runtime_t *rt, const accel_config_t
     d->world_size = rt->size;
     d->replicas = 1;
     d->sync_each = cfg->train.sync_each_batch && cfg->train.grad_accum > 1;
-    d->hooks = (accel_layer_hooks_t){ hook_fetch, hook_release, hook_grads_done, d };
-    d->eval_hooks = (accel_layer_hooks_t){ hook_fetch, hook_release, NULL, d };
+    d->hooks = (accel_layer_hooks_t){ hook_fetch, hook_release, hook_grads_done, d, hook_progress };
+    d->eval_hooks = (accel_layer_hooks_t){ hook_fetch, hook_release, NULL, d, hook_progress };
     accel_status_t st;
     ACCEL_CHECK_GOTO(accel_comm_create(rt->world, ACCEL_COMM_MPI, cfg->dist.timeout, &d->world), st, fail);
     if (zero(d)) {

@@ -101,7 +101,7 @@ static void start_bucket(accel_grad_sync_t *s, bucket_t *b)
 }
 
 /* Drive outstanding requests: Open MPI progresses non-blocking collectives only inside MPI calls. */
-static void progress(accel_grad_sync_t *s)
+void accel_grad_sync_progress(accel_grad_sync_t *s)
 {
     for (int i = 0; i < s->nbuckets; i++) {
         bucket_t *b = &s->buckets[i];
@@ -112,12 +112,19 @@ static void progress(accel_grad_sync_t *s)
     }
 }
 
+int accel_grad_sync_in_flight(const accel_grad_sync_t *s)
+{
+    int n = 0;
+    for (int i = 0; i < s->nbuckets; i++) n += s->buckets[i].req != NULL;
+    return n;
+}
+
 void accel_grad_sync_layer_done(accel_grad_sync_t *s, int layer)
 {
     if (layer < 0 || layer >= s->nlayers || s->bucket_of_layer[layer] < 0) return;
     bucket_t *b = &s->buckets[s->bucket_of_layer[layer]];
     if (--b->pending == 0) start_bucket(s, b);
-    progress(s);
+    accel_grad_sync_progress(s);
 }
 
 void accel_grad_sync_destroy(accel_grad_sync_t *s)

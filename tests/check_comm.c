@@ -1,7 +1,8 @@
 /* Multi-rank tests of the communicator and topology (run under mpirun with 2 and 4 ranks):
  * every collective on every dtype and operation, blocking and non-blocking, in place and not,
- * node grouping, and the NCCL bootstrap path. With --hang, rank 0 skips a barrier to show that
- * the timeout reports the collective and aborts the job. */
+ * gradient buckets driven by polling alone, node grouping, and the NCCL bootstrap path. With
+ * --hang, rank 0 skips a barrier to show that the timeout reports the collective and aborts the
+ * job. */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -176,14 +177,16 @@ START_TEST(test_grad_sync_progress)
     accel_grad_sync_begin(s);
     accel_grad_sync_layer_done(s, 2);
     ck_assert_int_eq(accel_grad_sync_in_flight(s), 1);
-    double t0 = accel_now();
-    while (accel_grad_sync_in_flight(s) > 0 && accel_now() - t0 < 30) accel_grad_sync_progress(s);
-    ck_assert_msg(accel_grad_sync_in_flight(s) == 0, "polling alone did not finish the bucket in 30 s");
+    const double start = accel_now();
+    while (accel_grad_sync_in_flight(s) > 0 && accel_now() - start < 30)
+        accel_grad_sync_progress(s);
+    ck_assert_msg(accel_grad_sync_in_flight(s) == 0, "polling alone left the bucket unfinished for 30 s");
     const float sum = (float)(g_size * (g_size + 1) / 2), own = (float)(g_rank + 1);
-    const accel_tensor_t *t0_ = accel_layout_find(&L, "layer0"), *t2 = accel_layout_find(&L, "layer2");
-    ck_assert_float_eq(g[t2->offset], sum);
-    ck_assert_float_eq(g[t2->offset + t2->numel - 1], sum);
-    ck_assert_float_eq(g[t0_->offset], own);  /* not started yet */
+    const accel_tensor_t *first = accel_layout_find(&L, "layer0");
+    const accel_tensor_t *last = accel_layout_find(&L, "layer2");
+    ck_assert_float_eq(g[last->offset], sum);
+    ck_assert_float_eq(g[last->offset + last->numel - 1], sum);
+    ck_assert_float_eq(g[first->offset], own);  /* its bucket has not started */
     accel_grad_sync_layer_done(s, 1);
     accel_grad_sync_layer_done(s, 0);
     ck_assert_int_eq(accel_grad_sync_finish(s), ACCEL_OK);

@@ -196,11 +196,12 @@ static void hook_grads_done(void *ctx, int layer)
     if (d->grads_virtual) bound_reduces_in_flight(d, layer);
 }
 
+/* Polls whatever is in flight; with nothing started it touches no MPI. */
 static void hook_progress(void *ctx)
 {
     accel_dist_t *d = ctx;
-    if (d->strategy != ACCEL_DDP) progress(d);
-    else if (d->micro + 1 == d->nmicro && !d->sync_each) accel_grad_sync_progress(d->sync);
+    if (d->strategy == ACCEL_DDP) accel_grad_sync_progress(d->sync);
+    else progress(d);
 }
 
 /* ------------------------------------------------------------------------ creation */

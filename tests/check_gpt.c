@@ -659,25 +659,25 @@ START_TEST(test_kernels)
     accel_cpu_exp(y, x, 201);
     for (int i = 0; i <= 200; i++)
         ck_assert_msg(fabs(y[i] - exp((double)x[i])) <= 1e-6 * exp((double)x[i]), "exp(%g)", x[i]);
-    /* Bias + GELU against the formula in double (3 rows x 67 columns, the bias added in place); the
-     * derivative against central differences, and the bias gradient as its column sums. */
-    float g[201], d[201], bias[67], dbias[67];
+    /* Bias + GELU against the formula in double (3 rows x 67 columns); the derivative it leaves in
+     * x against central differences; the backward pass multiplies by it and sums the bias gradient. */
+    float g[201], d[201], v0[201], bias[67], dbias[67];
     for (int c = 0; c < 67; c++) bias[c] = 0.01f * (float)c, dbias[c] = 0.5f;
-    for (int i = 0; i <= 200; i++) x[i] = -10.0f + 0.1f * (float)i - bias[i % 67];
+    for (int i = 0; i <= 200; i++) v0[i] = -10.0f + 0.1f * (float)i, x[i] = v0[i] - bias[i % 67];
     accel_cpu_bias_gelu_forward(x, g, bias, 3, 67);
-    for (int i = 0; i <= 200; i++) d[i] = 1.0f;
+    for (int i = 0; i <= 200; i++) d[i] = 2.0f;
     accel_cpu_gelu_backward(d, x, dbias, 3, 67);
     for (int c = 0; c < 67; c++)
         ck_assert_msg(fabs(dbias[c] - (0.5 + d[c] + d[67 + c] + d[134 + c])) < 1e-6, "dbias[%d]", c);
     for (int i = 0; i <= 200; i++) {
-        double v = x[i];
-        ck_assert_msg(fabs(v - (-10.0 + 0.1 * i)) < 1e-5, "bias not added: x[%d] = %g", i, v);
+        double v = v0[i];
         double want = 0.5 * v * (1 + tanh(sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));
         ck_assert_msg(fabs(g[i] - want) < 2e-6 * (1 + fabs(want)), "gelu(%g) = %g, want %g", v, g[i], want);
         double h = 1e-4;
         double up = 0.5 * (v + h) * (1 + tanh(sqrt(2 / M_PI) * ((v + h) + 0.044715 * pow(v + h, 3))));
         double dn = 0.5 * (v - h) * (1 + tanh(sqrt(2 / M_PI) * ((v - h) + 0.044715 * pow(v - h, 3))));
-        ck_assert_msg(fabs(d[i] - (up - dn) / (2 * h)) < 1e-5, "gelu'(%g)", v);
+        ck_assert_msg(fabs(x[i] - (up - dn) / (2 * h)) < 1e-5, "gelu'(%g) = %g", v, x[i]);
+        ck_assert_msg(d[i] == 2.0f * x[i], "backward: d[%d] = %g, want 2 gelu' = %g", i, d[i], 2 * x[i]);
     }
     /* Softmax sums to one and returns log-sum-exp. */
     float z[37], p[37];

@@ -34,7 +34,7 @@ typedef struct {                    /* activations of one block, stored for the 
     float *atty;                    /* [BT, C] attention output before the projection */
     float *res2;                    /* [BT, C] residual after attention */
     float *ln2, *ln2_mean, *ln2_rstd;
-    float *fch, *fch_gelu;          /* [BT, 4C] MLP pre-activation and GELU output */
+    float *fch, *fch_gelu;          /* [BT, 4C] fc output, then gelu' of it; GELU output */
     float *res3;                    /* [BT, C] residual after the MLP = the block's output */
 } gpt_acts_t;
 

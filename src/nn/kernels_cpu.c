@@ -209,24 +209,22 @@ void accel_cpu_bias_gelu_forward(float *x, float *out, const float *bias, size_t
         float *xr = x + r * (size_t)cols, *o = out + r * (size_t)cols;
         for (int c = 0; c < cols; c++) {
             float v = xr[c] + bias[c];
-            xr[c] = v;
-            o[c] = 0.5f * v * (1.0f + ftanh(GELU_K * (v + GELU_A * v * v * v)));
+            float t = ftanh(GELU_K * (v + GELU_A * v * v * v));
+            o[c] = 0.5f * v * (1.0f + t);
+            xr[c] = 0.5f * (1.0f + t) +
+                    0.5f * v * (1.0f - t * t) * GELU_K * (1.0f + 3.0f * GELU_A * v * v);
         }
     }
 }
 
 ACCEL_CLONES
-void accel_cpu_gelu_backward(float *d, const float *x, float *dbias, size_t rows, int cols)
+void accel_cpu_gelu_backward(float *d, const float *dgelu, float *dbias, size_t rows, int cols)
 {
     for (size_t r = 0; r < rows; r++) {
         float *dr = d + r * (size_t)cols;
-        const float *xr = x + r * (size_t)cols;
+        const float *gr = dgelu + r * (size_t)cols;
         for (int c = 0; c < cols; c++) {
-            float v = xr[c];
-            float t = ftanh(GELU_K * (v + GELU_A * v * v * v));
-            float g = 0.5f * (1.0f + t) +
-                      0.5f * v * (1.0f - t * t) * GELU_K * (1.0f + 3.0f * GELU_A * v * v);
-            dr[c] *= g;
+            dr[c] *= gr[c];
             dbias[c] += dr[c];
         }
     }

@@ -24,14 +24,14 @@ void accel_cpu_layernorm_backward(float *restrict dx, float *restrict dw, float 
                                   const float *dout, const float *x, const float *mean,
                                   const float *rstd, const float *w, size_t rows, int C);
 
-/* Bias and GELU, tanh approximation (GPT-2), over rows x cols: x[r][c] += bias[c] in place (the
- * pre-activation the backward pass needs), then
- * out = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
- * One pass over the product's output instead of a bias prefill and a GELU pass. */
+/* Bias and GELU, tanh approximation (GPT-2), over rows x cols: with v = x[r][c] + bias[c],
+ * out = 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))), and x[r][c] becomes gelu'(v), all the
+ * backward pass needs: one pass over the product's output, and no tanh in the backward pass. */
 void accel_cpu_bias_gelu_forward(float *x, float *out, const float *bias, size_t rows, int cols);
-/* In place: d[r][c] *= gelu'(x[r][c]), and dbias[c] += the column sums of the new d (rows in
- * order, as accel_cpu_colsum_add): the bias gradient without another pass over d. */
-void accel_cpu_gelu_backward(float *d, const float *x, float *dbias, size_t rows, int cols);
+/* In place: d[r][c] *= dgelu[r][c] (the derivative left by the forward pass), and dbias[c] +=
+ * the column sums of the new d (rows in order, as accel_cpu_colsum_add): the bias gradient
+ * without another pass over d. */
+void accel_cpu_gelu_backward(float *d, const float *dgelu, float *dbias, size_t rows, int cols);
 
 /* Softmax of z[0..n-1] into p (p may equal z); returns log(sum(exp(z))). */
 float accel_cpu_softmax(float *p, const float *z, int n);

@@ -59,6 +59,16 @@ accel_status_t accel_main_first_end(const accel_runtime_t *rt, bool local);
 /* Free communicators and finalize MPI if accel initialised it. */
 void accel_finalize(accel_runtime_t *rt);
 
+/* An MPI return code as a status: ACCEL_OK, or ACCEL_ERR_MPI after logging "<what> failed: <MPI's
+ * message>". */
+accel_status_t accel_mpi_status(int rc, const char *what);
+
+/* Every rank agrees on success (a collective over comm): returns the rank's own error when it has
+ * one, else the lowest status of any rank (that rank has said why), else ACCEL_OK. Call it where
+ * a step that can fail on one rank is followed by a collective, so that every rank takes the same
+ * path and none waits alone. */
+accel_status_t accel_agree(MPI_Comm comm, accel_status_t local);
+
 /* Abort every rank of the job with an exit code (MPI_Abort); used on timeouts and fatal errors. */
 void accel_abort(int code) __attribute__((noreturn));
 

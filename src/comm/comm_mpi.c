@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "accel/log.h"
+#include "accel/runtime.h"
 #include "comm_internal.h"
 
 /* Allreduces of at least this many bytes use the ring (src/comm/ring.c); tunable once from the
@@ -76,16 +77,6 @@ void accel_comm_reduce_local(const void *in, void *inout, size_t n, accel_dtype_
     }
 }
 
-static accel_status_t mpi_status(int rc, const char *what)
-{
-    if (rc == MPI_SUCCESS) return ACCEL_OK;
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    MPI_Error_string(rc, msg, &len);
-    ACCEL_ERROR("%s failed: %s", what, msg);
-    return ACCEL_ERR_MPI;
-}
-
 static accel_status_t mpi_init(accel_comm_t *comm)
 {
     (void)comm;
@@ -149,7 +140,7 @@ static accel_status_t mpi_allreduce(accel_comm_t *comm, const void *send, void *
     /* Large buffers take the bandwidth-optimal ring; small ones are latency-bound. */
     if (count * accel_dtype_size(dtype) >= ring_min_bytes() && comm->size > 1)
         return accel_ring_start(comm, ACCEL_RING_ALLREDUCE, send, recv, count, dtype, op, &req->ring);
-    return mpi_status(MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, (int)count,
+    return accel_mpi_status(MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, (int)count,
                                      mpi_type(dtype), mpi_op(op, dtype), comm->mpi, &req->mpi),
                       "MPI_Iallreduce");
 }
@@ -186,13 +177,13 @@ static accel_status_t mpi_allgather(accel_comm_t *comm, const void *send, void *
 static accel_status_t mpi_broadcast(accel_comm_t *comm, void *buf, size_t count, accel_dtype_t dtype,
                                     int root, accel_request_t *req)
 {
-    return mpi_status(MPI_Ibcast(buf, (int)count, mpi_type(dtype), root, comm->mpi, &req->mpi),
+    return accel_mpi_status(MPI_Ibcast(buf, (int)count, mpi_type(dtype), root, comm->mpi, &req->mpi),
                       "MPI_Ibcast");
 }
 
 static accel_status_t mpi_barrier(accel_comm_t *comm, accel_request_t *req)
 {
-    return mpi_status(MPI_Ibarrier(comm->mpi, &req->mpi), "MPI_Ibarrier");
+    return accel_mpi_status(MPI_Ibarrier(comm->mpi, &req->mpi), "MPI_Ibarrier");
 }
 
 static accel_status_t mpi_test(accel_comm_t *comm, accel_request_t *req, int *done)
@@ -206,7 +197,7 @@ static accel_status_t mpi_test(accel_comm_t *comm, accel_request_t *req, int *do
         }
         ACCEL_CHECK(st);
     } else {
-        ACCEL_CHECK(mpi_status(MPI_Test(&req->mpi, done, MPI_STATUS_IGNORE), "MPI_Test"));
+        ACCEL_CHECK(accel_mpi_status(MPI_Test(&req->mpi, done, MPI_STATUS_IGNORE), "MPI_Test"));
     }
     if (!*done) return ACCEL_OK;
     if (req->avg_buf) divide(req->avg_buf, req->avg_count, req->dtype, comm->size);

@@ -14,16 +14,6 @@
 
 extern char **environ;
 
-static accel_status_t mpi_status(int rc, const char *what)
-{
-    if (rc == MPI_SUCCESS) return ACCEL_OK;
-    char msg[MPI_MAX_ERROR_STRING];
-    int len = 0;
-    MPI_Error_string(rc, msg, &len);
-    ACCEL_ERROR("%s failed: %s", what, msg);
-    return ACCEL_ERR_MPI;
-}
-
 /* Open MPI's non-blocking collectives malloc a scratch buffer the size of the message on every
  * call (megabytes per gradient bucket), and glibc serves such sizes with fresh mappings: every
  * step page-faulted and zeroed them again (~800 faults per rank per step for the benchmark GPT,
@@ -196,10 +186,10 @@ accel_status_t accel_runtime_build_topology(accel_runtime_t *rt, int fake_nodes)
             return ACCEL_ERR_CONFIG;
         }
         int per_node = rt->size / fake_nodes;
-        ACCEL_CHECK(mpi_status(MPI_Comm_split(rt->world, rt->rank / per_node, rt->rank, &rt->local),
+        ACCEL_CHECK(accel_mpi_status(MPI_Comm_split(rt->world, rt->rank / per_node, rt->rank, &rt->local),
                                "MPI_Comm_split (fake nodes)"));
     } else {
-        ACCEL_CHECK(mpi_status(MPI_Comm_split_type(rt->world, MPI_COMM_TYPE_SHARED, rt->rank,
+        ACCEL_CHECK(accel_mpi_status(MPI_Comm_split_type(rt->world, MPI_COMM_TYPE_SHARED, rt->rank,
                                                    MPI_INFO_NULL, &rt->local),
                                "MPI_Comm_split_type(SHARED)"));
     }
@@ -211,7 +201,7 @@ accel_status_t accel_runtime_build_topology(accel_runtime_t *rt, int fake_nodes)
     MPI_Bcast(&leader, 1, MPI_INT, 0, rt->local);
     int *leaders = malloc(sizeof(int) * (size_t)rt->size);
     if (!leaders) return ACCEL_ERR_NOMEM;
-    ACCEL_CHECK(mpi_status(MPI_Allgather(&leader, 1, MPI_INT, leaders, 1, MPI_INT, rt->world),
+    ACCEL_CHECK(accel_mpi_status(MPI_Allgather(&leader, 1, MPI_INT, leaders, 1, MPI_INT, rt->world),
                            "MPI_Allgather (topology)"));
     rt->node = rt->nnodes = 0;
     for (int r = 0; r < rt->size; r++) {
@@ -220,7 +210,7 @@ accel_status_t accel_runtime_build_topology(accel_runtime_t *rt, int fake_nodes)
         rt->nnodes++;
     }
     free(leaders);
-    ACCEL_CHECK(mpi_status(MPI_Comm_split(rt->world, rt->local_rank, rt->node, &rt->cross),
+    ACCEL_CHECK(accel_mpi_status(MPI_Comm_split(rt->world, rt->local_rank, rt->node, &rt->cross),
                            "MPI_Comm_split (cross-node)"));
     return ACCEL_OK;
 }
@@ -277,7 +267,7 @@ accel_status_t accel_runtime_print_table(const accel_runtime_t *rt, FILE *out)
     table_row_t *rows = rt->rank == 0 ? malloc(sizeof *rows * (size_t)rt->size) : NULL;
     if (rt->rank == 0 && !rows) return ACCEL_ERR_NOMEM;
     int rc = MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, rows, (int)sizeof mine, MPI_BYTE, 0, rt->world);
-    if (rc != MPI_SUCCESS) { free(rows); return mpi_status(rc, "MPI_Gather (rank table)"); }
+    if (rc != MPI_SUCCESS) { free(rows); return accel_mpi_status(rc, "MPI_Gather (rank table)"); }
     if (rt->rank == 0) {
         fprintf(out, "accel: %d rank%s on %d node%s, launched by %s\n", rt->size, rt->size == 1 ? "" : "s",
                 rt->nnodes, rt->nnodes == 1 ? "" : "s", accel_launcher_name(rt->launch.launcher));
@@ -298,7 +288,7 @@ accel_status_t accel_main_first_begin(const accel_runtime_t *rt, bool local)
 {
     MPI_Comm c = local ? rt->local : rt->world;
     int r = local ? rt->local_rank : rt->rank;
-    if (r != 0) return mpi_status(MPI_Barrier(c), "MPI_Barrier (main process first)");
+    if (r != 0) return accel_mpi_status(MPI_Barrier(c), "MPI_Barrier (main process first)");
     return ACCEL_OK;
 }
 
@@ -306,7 +296,7 @@ accel_status_t accel_main_first_end(const accel_runtime_t *rt, bool local)
 {
     MPI_Comm c = local ? rt->local : rt->world;
     int r = local ? rt->local_rank : rt->rank;
-    if (r == 0) return mpi_status(MPI_Barrier(c), "MPI_Barrier (main process first)");
+    if (r == 0) return accel_mpi_status(MPI_Barrier(c), "MPI_Barrier (main process first)");
     return ACCEL_OK;
 }
 

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "accel/accel.h"
+#include "../src/nn/gpt_cuda.h"
 
 static accel_config_t gpt_cfg(int L, int NH, int C, int T, int V)
 {
@@ -123,67 +124,50 @@ START_TEST(test_plan_rejects)
 }
 END_TEST
 
-/* The built-in GPT's layout: layers are contiguous spans in order, and the buckets cover every
- * layer exactly once, highest layers first, each (but the last) at least bucket_bytes. */
-static void check_buckets(const accel_layout_t *lay, size_t multiple, size_t bucket_bytes)
+/* The built-in GPT's layout as the trainer cuts it (accel_layout_layer_range, the one definition of
+ * a layer's span used by buckets, ZeRO units and the device casts): layers are contiguous spans in
+ * order, each a multiple of the ZeRO padding, holding every tensor of the layer. */
+static void check_spans(const accel_layout_t *lay, size_t multiple)
 {
     int nl = lay->nlayers;
-    size_t *b = calloc((size_t)nl, sizeof *b), *e = calloc((size_t)nl, sizeof *e);
-    ck_assert_int_eq(accel_gpt_cuda_plan_layer_spans(lay, multiple, b, e), ACCEL_OK);
+    size_t prev_end = 0;
     for (int l = 0; l < nl; l++) {
-        ck_assert_uint_lt(b[l], e[l]);
-        ck_assert_uint_eq((e[l] - b[l]) % multiple, 0);
-        if (l) ck_assert_uint_le(e[l - 1], b[l]);
+        size_t b, e;
+        accel_layout_layer_range(lay, l, multiple, &b, &e);
+        ck_assert_uint_lt(b, e);
+        ck_assert_uint_eq((e - b) % multiple, 0);
+        ck_assert_uint_le(prev_end, b);
+        if (l == 0) ck_assert_uint_eq(b, 0);
+        prev_end = e;
+        for (int i = 0; i < lay->ntensors; i++) {
+            const accel_tensor_t *t = &lay->tensors[i];
+            if (t->layer != l) continue;
+            ck_assert_uint_ge(t->offset, b);
+            ck_assert_uint_le(t->offset + t->numel, e);
+        }
     }
-    ck_assert_uint_eq(b[0], 0);
-    ck_assert_uint_le(e[nl - 1], lay->numel);
-    for (int i = 0; i < lay->ntensors; i++) {
-        const accel_tensor_t *t = &lay->tensors[i];
-        ck_assert_uint_ge(t->offset, b[t->layer]);
-        ck_assert_uint_le(t->offset + t->numel, e[t->layer]);
-    }
-    accel_gpt_cuda_bucket_t *bk = calloc((size_t)nl, sizeof *bk);
-    int nb = accel_gpt_cuda_plan_buckets(b, e, nl, bucket_bytes, bk);
-    ck_assert_int_ge(nb, 1);
-    ck_assert_int_le(nb, nl);
-    int expect_top = nl - 1;
-    for (int i = 0; i < nb; i++) {
-        ck_assert_int_eq(bk[i].last_layer, expect_top);
-        ck_assert_int_le(bk[i].first_layer, bk[i].last_layer);
-        ck_assert_uint_eq(bk[i].begin, b[bk[i].first_layer]);
-        ck_assert_uint_eq(bk[i].end, e[bk[i].last_layer]);
-        if (i + 1 < nb) ck_assert_uint_ge((bk[i].end - bk[i].begin) * 4, bucket_bytes);
-        expect_top = bk[i].first_layer - 1;
-    }
-    ck_assert_int_eq(expect_top, -1);
-    free(bk);
-    free(b);
-    free(e);
+    ck_assert_uint_le(prev_end, lay->numel);
+    size_t b, e;
+    accel_layout_layer_range(lay, nl + 3, multiple, &b, &e);     /* no such layer: empty */
+    ck_assert_uint_eq(b, 0);
+    ck_assert_uint_eq(e, 0);
 }
 
-START_TEST(test_buckets)
+START_TEST(test_layer_spans)
 {
     accel_config_t cfg = gpt_cfg(4, 4, 64, 32, 100);
     accel_model_t m;
     ck_assert_int_eq(accel_model_create(&cfg, &m), ACCEL_OK);
     ck_assert_int_eq(m.layout.nlayers, 6);
-    check_buckets(&m.layout, 1, 1);                 /* one bucket per layer */
-    check_buckets(&m.layout, 1, 64 * 1024);
-    check_buckets(&m.layout, 1, (size_t)1 << 40);   /* one bucket for everything */
-    size_t b[6], e[6];
-    accel_gpt_cuda_bucket_t bk[6];
-    ck_assert_int_eq(accel_gpt_cuda_plan_layer_spans(&m.layout, 1, b, e), ACCEL_OK);
-    ck_assert_int_eq(accel_gpt_cuda_plan_buckets(b, e, 6, 1, bk), 6);
-    ck_assert_int_eq(accel_gpt_cuda_plan_buckets(b, e, 6, (size_t)1 << 40, bk), 1);
-    ck_assert_int_eq(bk[0].first_layer, 0);
-    ck_assert_int_eq(bk[0].last_layer, 5);
-    /* zero1 over 2 and 3 ranks: the ZeRO padding makes every layer split evenly */
+    check_spans(&m.layout, 1);
+    check_spans(&m.layout, ACCEL_ARENA_ALIGN);
+    /* ZeRO over 2 and 3 ranks: the padding makes every layer split evenly */
     for (int world = 2; world <= 3; world++) {
         accel_model_t z;
         ck_assert_int_eq(accel_model_create(&cfg, &z), ACCEL_OK);
         size_t mult = (size_t)world * ACCEL_ARENA_ALIGN;
         ck_assert_int_eq(accel_layout_pad_layers(&z.layout, mult), ACCEL_OK);
-        check_buckets(&z.layout, mult, 1);
+        check_spans(&z.layout, mult);
         accel_model_destroy(&z);
     }
     accel_model_destroy(&m);
@@ -219,17 +203,17 @@ START_TEST(test_config_checks)
     snprintf(cfg.precision, sizeof cfg.precision, "fp16");
     ck_assert_int_eq(check(&cfg, why, note), ACCEL_OK);
 
-    const char *refused[] = { "zero2", "zero3" };
+    /* every strategy runs on the GPU: they belong to the trainer, not to the model */
+    const char *strategies[] = { "zero2", "zero3" };
     for (int i = 0; i < 2; i++) {
         accel_config_t c = gpt_cfg(2, 2, 16, 8, 32);
-        snprintf(c.dist.strategy, sizeof c.dist.strategy, "%s", refused[i]);
-        ck_assert_int_eq(check(&c, why, note), ACCEL_ERR_UNSUPPORTED);
-        ck_assert_msg(strstr(why, refused[i]) && strstr(why, "--> hint"), "message: %s", why);
+        snprintf(c.dist.strategy, sizeof c.dist.strategy, "%s", strategies[i]);
+        ck_assert_int_eq(check(&c, why, note), ACCEL_OK);
     }
     accel_config_t h = gpt_cfg(2, 2, 16, 8, 32);
     h.dist.hybrid = true;
-    ck_assert_int_eq(check(&h, why, note), ACCEL_ERR_UNSUPPORTED);
-    ck_assert_ptr_nonnull(strstr(why, "hybrid"));
+    snprintf(h.dist.strategy, sizeof h.dist.strategy, "zero3");
+    ck_assert_int_eq(check(&h, why, note), ACCEL_OK);
 
     accel_config_t mlp;
     accel_config_defaults(&mlp);
@@ -249,33 +233,29 @@ START_TEST(test_config_checks)
 
     accel_config_t notes = gpt_cfg(2, 2, 16, 8, 32);
     snprintf(notes.dist.comm_dtype, sizeof notes.dist.comm_dtype, "bf16");
-    notes.train.sync_each_batch = true;
     ck_assert_int_eq(check(&notes, why, note), ACCEL_OK);
-    ck_assert_msg(strstr(note, "comm_dtype") && strstr(note, "sync_each_batch"), "note: %s", note);
+    ck_assert_msg(strstr(note, "comm_dtype"), "note: %s", note);
 }
 END_TEST
 
-/* Without a usable GPU the engine refuses cleanly (an error status and a message, no crash); with
- * one this test has nothing to prove (tests/gpu_gpt.sh covers the engine). */
+/* Without a usable GPU the CUDA model refuses cleanly (an error status and a message, no crash);
+ * with one this test has nothing to prove (tests/gpu_gpt.sh covers the model). */
 START_TEST(test_engine_without_gpu)
 {
     const char *why = NULL;
     if (accel_device_cuda_count(&why) > 0) return;
     accel_config_t cfg = gpt_cfg(2, 2, 16, 8, 32);
     accel_model_t m;
-    ck_assert_int_eq(accel_model_create(&cfg, &m), ACCEL_OK);
-    accel_gpt_cuda_range_t r = { 0, m.layout.numel, 0 };
-    unsigned char *mask = calloc(m.layout.numel, 1);
-    accel_gpt_cuda_config_t gc = { .cfg = &cfg, .layout = &m.layout, .micro = 2, .grad_accum = 1,
-                                   .ranges = &r, .nranges = 1, .owned_n = m.layout.numel,
-                                   .decay_mask = mask, .adam = 1, .comm = MPI_COMM_WORLD };
-    accel_gpt_cuda_t *g = (accel_gpt_cuda_t *)&gc;  /* must be reset to NULL */
-    accel_status_t st = accel_gpt_cuda_create(&gc, &g);
-    ck_assert_int_ne(st, ACCEL_OK);
-    ck_assert_ptr_null(g);
-    accel_gpt_cuda_destroy(NULL);
-    free(mask);
+    ck_assert_int_ne(accel_model_create_on(&cfg, ACCEL_DEVICE_CUDA, &m), ACCEL_OK);
+    ck_assert_ptr_null(m.state);
     accel_model_destroy(&m);
+    char whynot[512];
+    accel_config_t mlp;
+    accel_config_defaults(&mlp);
+    snprintf(mlp.model.name, sizeof mlp.model.name, "mlp");
+    ck_assert(!accel_model_runs_on(&mlp, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
+    ck_assert(accel_model_runs_on(&mlp, ACCEL_DEVICE_CPU, whynot, sizeof whynot));
+    ck_assert(accel_model_runs_on(&cfg, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
 }
 END_TEST
 
@@ -285,7 +265,7 @@ static Suite *make_suite(void)
     TCase *tc = tcase_create("plan");
     tcase_add_test(tc, test_plan_layout);
     tcase_add_test(tc, test_plan_rejects);
-    tcase_add_test(tc, test_buckets);
+    tcase_add_test(tc, test_layer_spans);
     tcase_add_test(tc, test_grid);
     tcase_add_test(tc, test_config_checks);
     tcase_add_test(tc, test_engine_without_gpu);

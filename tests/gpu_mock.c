@@ -462,6 +462,13 @@ int GK(sumsq)(const float *g, size_t n, double *out, accel_stream_t s)
     return 0;
 }
 
+int GK(add)(float *y, const float *x, size_t n, accel_stream_t s)
+{
+    (void)s;
+    for (size_t i = 0; i < n; i++) y[i] += x[i];
+    return 0;
+}
+
 int GK(cast)(int dt, void *out, const float *in, size_t n, accel_stream_t s)
 {
     (void)s;

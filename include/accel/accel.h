@@ -26,6 +26,5 @@
 #include "accel/version.h"
 #include "accel/ckpt.h"
 #include "accel/infer.h"
-#include "accel/gpt_cuda.h"
 
 #endif

@@ -63,6 +63,13 @@ void accel_arena_release(float *buf, size_t begin, size_t end);
  * (ZeRO shards each layer evenly across ranks). Tensors of a layer must be registered together. */
 accel_status_t accel_layout_pad_layers(accel_layout_t *layout, size_t multiple);
 
+/* The arena elements [begin, end) of a layer's tensors, the end rounded up to `multiple` elements
+ * (ZeRO pads layers that way; pass ACCEL_ARENA_ALIGN otherwise). A layer with no tensor gets
+ * begin = end = 0. The one definition of a layer's range: buckets, ZeRO units and device casts
+ * all use it. */
+void accel_layout_layer_range(const accel_layout_t *layout, int layer, size_t multiple,
+                              size_t *begin, size_t *end);
+
 /* Initialise parameters from the keyed RNG: element i of tensor t is a pure function of
  * (seed, tensor name, i), whatever the world size. */
 void accel_arena_init_params(const accel_layout_t *layout, float *params, uint64_t seed);

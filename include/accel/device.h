@@ -28,6 +28,11 @@ accel_status_t accel_device_select(const char *request, int local_rank, accel_de
 int accel_device_cuda_runtime_version(void);
 int accel_device_cuda_driver_version(void);
 
+/* The rank's CUDA compute stream (cudaStream_t), created on first use: every piece of device work
+ * of a rank (model kernels, the trainer's device operations) is queued on it, and NCCL collectives
+ * are ordered after it. ACCEL_ERR_UNSUPPORTED without CUDA. */
+accel_status_t accel_device_cuda_stream(void **stream);
+
 /* Device memory (cudaMalloc) or 64-byte aligned host memory for the CPU. */
 accel_status_t accel_device_alloc(const accel_device_t *dev, size_t bytes, void **ptr);
 void accel_device_free(const accel_device_t *dev, void *ptr);

@@ -22,6 +22,7 @@
 
 #include "accel/arena.h"
 #include "accel/config.h"
+#include "accel/device.h"
 #include "accel/model.h"
 #include "accel/optim.h"
 #include "accel/runtime.h"
@@ -40,17 +41,30 @@ typedef struct {
 
 typedef struct accel_dist accel_dist_t;
 
-/* Pads the layout for ZeRO (before any buffer is allocated), creates communicators and buffers. */
+/* Pads the layout for ZeRO (before any buffer is allocated), creates communicators and buffers in
+ * the memory of `device` (host memory and MPI for the CPU; device memory and NCCL for CUDA). */
 accel_status_t accel_dist_create(const accel_runtime_t *rt, const accel_config_t *cfg,
-                                 const accel_model_ops_t *model, accel_layout_t *layout,
-                                 accel_dist_t **out);
+                                 const accel_model_ops_t *model, accel_device_kind_t device,
+                                 accel_layout_t *layout, accel_dist_t **out);
 void accel_dist_destroy(accel_dist_t *dist);
 
 accel_strategy_t accel_dist_strategy(const accel_dist_t *dist);
 bool accel_dist_hybrid(const accel_dist_t *dist);
 
 /* Initialise parameters from the keyed RNG (each rank only what it holds). */
-void accel_dist_init_params(accel_dist_t *dist, uint64_t seed);
+accel_status_t accel_dist_init_params(accel_dist_t *dist, uint64_t seed);
+
+/* The device operations of the dist's memory (src/train/devops.h). */
+const struct accel_devops *accel_dist_devops(const accel_dist_t *dist);
+
+/* Host views of the rank's owned state for checkpoints: out = { owned parameters, opt->m, opt->v }
+ * (v NULL for SGD). On the CPU these are the live buffers; for device memory, host copies, filled
+ * from the device when download is true. After reading a checkpoint into them,
+ * accel_dist_host_state_loaded moves them back and brings the parameters the model reads up to
+ * date (it calls accel_dist_params_loaded). */
+accel_status_t accel_dist_host_state(accel_dist_t *dist, accel_optim_t *opt, bool download,
+                                     float *out[3]);
+accel_status_t accel_dist_host_state_loaded(accel_dist_t *dist, accel_optim_t *opt);
 
 /* The full-size parameter arena the model reads (under ZeRO-3 only fetched layers are valid). */
 float *accel_dist_params(accel_dist_t *dist);
@@ -84,12 +98,11 @@ accel_status_t accel_dist_gather_full(accel_dist_t *dist);
 accel_status_t accel_dist_release_full(accel_dist_t *dist);
 
 /* Sum of squares of this rank's share of the reduced gradients, and how many ranks hold each share
- * (sum over all ranks, divided by it, is the global squared norm). */
-double accel_dist_grad_sumsq(const accel_dist_t *dist, int *replicas);
-/* False when some owned gradient is inf or NaN (this rank's share). */
-bool accel_dist_grads_finite(const accel_dist_t *dist);
+ * (sum over all ranks, divided by it, is the global squared norm). Not finite when some gradient
+ * of the share is inf or NaN (the fp16 overflow check). */
+accel_status_t accel_dist_grad_sumsq(const accel_dist_t *dist, double *sumsq, int *replicas);
 /* Testing: make this rank's share of the gradients non-finite (an injected fp16 overflow). */
-void accel_dist_poison_grads(accel_dist_t *dist);
+accel_status_t accel_dist_poison_grads(accel_dist_t *dist);
 /* Take an optimizer step on the owned vector with the owned gradients multiplied by mul (unscale
  * and clip), and bring the parameters the model reads up to date. Returns the learning rate. */
 accel_status_t accel_dist_step(accel_dist_t *dist, accel_optim_t *opt, float mul, double *lr);

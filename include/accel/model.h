@@ -3,10 +3,13 @@
 #ifndef ACCEL_MODEL_H
 #define ACCEL_MODEL_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "accel/arena.h"
 #include "accel/config.h"
+#include "accel/device.h"
 #include "accel/status.h"
 
 /* Layer hooks: how a model lets accel overlap communication with compute. A layer is the tensor
@@ -113,6 +116,14 @@ struct accel_model_ops {
 
 /* Built-in models by name ("mlp", "gpt"), or a plugin when cfg->model.plugin is set. */
 accel_status_t accel_model_create(const accel_config_t *cfg, accel_model_t *model);
+/* The same model computing on `device`: its parameters, gradients and batches' work live in that
+ * device's memory (the trainer keeps them there). A model without a path for the device is refused
+ * with a message naming it (ACCEL_ERR_UNSUPPORTED); accel_model_runs_on asks first, quietly, and
+ * says why not in why[whylen]. */
+accel_status_t accel_model_create_on(const accel_config_t *cfg, accel_device_kind_t device,
+                                     accel_model_t *model);
+bool accel_model_runs_on(const accel_config_t *cfg, accel_device_kind_t device, char *why,
+                         size_t whylen);
 void accel_model_destroy(accel_model_t *model);
 
 /* Text generation with a model that has a `logits` op: append nnew tokens to the prompt
@@ -133,5 +144,6 @@ accel_status_t accel_model_pick_token(const float *logits, int V, float temperat
 
 extern const accel_model_ops_t accel_model_mlp;
 extern const accel_model_ops_t accel_model_gpt;
+extern const accel_model_ops_t accel_model_gpt_cuda;   /* the gpt's layers on a CUDA device */
 
 #endif

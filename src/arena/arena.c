@@ -171,3 +171,18 @@ accel_status_t accel_layout_pad_layers(accel_layout_t *layout, size_t multiple)
     layout->numel = (off + multiple - 1) / multiple * multiple;
     return ACCEL_OK;
 }
+
+void accel_layout_layer_range(const accel_layout_t *layout, int layer, size_t multiple,
+                              size_t *begin, size_t *end)
+{
+    size_t b = (size_t)-1, e = 0;
+    for (int i = 0; i < layout->ntensors; i++) {
+        const accel_tensor_t *t = &layout->tensors[i];
+        if (t->layer != layer) continue;
+        if (t->offset < b) b = t->offset;
+        if (t->offset + t->numel > e) e = t->offset + t->numel;
+    }
+    if (multiple < 1) multiple = 1;
+    *begin = e ? b : 0;
+    *end = e ? (e + multiple - 1) / multiple * multiple : 0;
+}

@@ -19,6 +19,7 @@ typedef struct {
     ncclComm_t nccl;
     cudaStream_t stream;
     int *scratch;                   /* one device int for barriers */
+    cudaEvent_t queued;             /* the compute stream's work queued before a collective */
 } nccl_state_t;
 
 #define NCCL_TRY(call)                                                                          \
@@ -93,6 +94,7 @@ static accel_status_t nccl_init(accel_comm_t *comm)
         return ACCEL_ERR_NCCL;
     }
     if (cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking) != cudaSuccess ||
+        cudaEventCreateWithFlags(&s->queued, cudaEventDisableTiming) != cudaSuccess ||
         cudaMalloc((void **)&s->scratch, sizeof(int)) != cudaSuccess) {
         ACCEL_ERROR("cannot create the NCCL stream: %s", cudaGetErrorString(cudaGetLastError()));
         ncclCommAbort(s->nccl);
@@ -108,6 +110,7 @@ static void nccl_fini(accel_comm_t *comm)
     nccl_state_t *s = comm->backend;
     if (!s) return;
     ncclCommDestroy(s->nccl);
+    if (s->queued) cudaEventDestroy(s->queued);
     cudaStreamDestroy(s->stream);
     cudaFree(s->scratch);
     free(s);
@@ -122,10 +125,22 @@ static accel_status_t record(nccl_state_t *s, accel_request_t *req)
     return ACCEL_OK;
 }
 
+/* A collective reads what the rank's compute stream (accel_device_cuda_stream) has queued before
+ * it: the communicator's stream waits for that work first. */
+static accel_status_t after_compute(nccl_state_t *s)
+{
+    void *compute = NULL;
+    ACCEL_CHECK(accel_device_cuda_stream(&compute));
+    CUDA_TRY(cudaEventRecord(s->queued, (cudaStream_t)compute));
+    CUDA_TRY(cudaStreamWaitEvent(s->stream, s->queued, 0));
+    return ACCEL_OK;
+}
+
 static accel_status_t nccl_allreduce(accel_comm_t *comm, const void *send, void *recv, size_t count,
                                      accel_dtype_t dtype, accel_redop_t op, accel_request_t *req)
 {
     nccl_state_t *s = comm->backend;
+    ACCEL_CHECK(after_compute(s));
     NCCL_TRY(ncclAllReduce(send, recv, count, nccl_type(dtype), nccl_op(op), s->nccl, s->stream));
     return record(s, req);
 }
@@ -135,6 +150,7 @@ static accel_status_t nccl_reduce_scatter(accel_comm_t *comm, const void *send, 
                                           accel_request_t *req)
 {
     nccl_state_t *s = comm->backend;
+    ACCEL_CHECK(after_compute(s));
     NCCL_TRY(ncclReduceScatter(send, recv, recvcount, nccl_type(dtype), nccl_op(op), s->nccl, s->stream));
     return record(s, req);
 }
@@ -143,6 +159,7 @@ static accel_status_t nccl_allgather(accel_comm_t *comm, const void *send, void 
                                      size_t sendcount, accel_dtype_t dtype, accel_request_t *req)
 {
     nccl_state_t *s = comm->backend;
+    ACCEL_CHECK(after_compute(s));
     NCCL_TRY(ncclAllGather(send, recv, sendcount, nccl_type(dtype), s->nccl, s->stream));
     return record(s, req);
 }
@@ -151,6 +168,7 @@ static accel_status_t nccl_broadcast(accel_comm_t *comm, void *buf, size_t count
                                      int root, accel_request_t *req)
 {
     nccl_state_t *s = comm->backend;
+    ACCEL_CHECK(after_compute(s));
     NCCL_TRY(ncclBroadcast(buf, buf, count, nccl_type(dtype), root, s->nccl, s->stream));
     return record(s, req);
 }
@@ -158,6 +176,7 @@ static accel_status_t nccl_broadcast(accel_comm_t *comm, void *buf, size_t count
 static accel_status_t nccl_barrier(accel_comm_t *comm, accel_request_t *req)
 {
     nccl_state_t *s = comm->backend;
+    ACCEL_CHECK(after_compute(s));
     NCCL_TRY(ncclAllReduce(s->scratch, s->scratch, 1, ncclInt32, ncclSum, s->nccl, s->stream));
     return record(s, req);
 }

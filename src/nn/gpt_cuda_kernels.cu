@@ -518,6 +518,17 @@ extern "C" int accel_gk_sumsq(const float *g, size_t n, double *out, accel_strea
     return (int)cudaGetLastError();
 }
 
+static __global__ void add_kernel(float *y, const float *x, size_t n)
+{
+    GRID_STRIDE(i, n) y[i] += x[i];
+}
+
+extern "C" int accel_gk_add(float *y, const float *x, size_t n, accel_stream_t s)
+{
+    add_kernel<<<grid(n), BLOCK, 0, (cudaStream_t)s>>>(y, x, n);
+    return (int)cudaGetLastError();
+}
+
 template <typename T>
 static __global__ void cast_kernel(T *out, const float *in, size_t n)
 {

@@ -66,6 +66,8 @@ int accel_gk_sgd(int dt, float *p, void *lp, const float *g, float *buf,
                  float momentum, accel_stream_t s);
 /* *out += sum of g[i]^2 (double accumulation across blocks) */
 int accel_gk_sumsq(const float *g, size_t n, double *out, accel_stream_t s);
+/* y[i] += x[i] (fp32): gradients accumulated across micro-batches */
+int accel_gk_add(float *y, const float *x, size_t n, accel_stream_t s);
 /* out = (activation type) in */
 int accel_gk_cast(int dt, void *out, const float *in, size_t n, accel_stream_t s);
 

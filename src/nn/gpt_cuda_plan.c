@@ -1,5 +1,5 @@
-/* Host-side planning for the CUDA GPT engine: device buffer layout, gradient buckets, launch
- * geometry and the checks that decide whether a job can train on the GPU. Plain C with no CUDA
+/* Host-side planning for the CUDA GPT: device buffer layout, launch geometry and the check that
+ * decides whether a job can train on the GPU. Plain C with no CUDA
  * dependency, so it is built and unit tested on every machine (tests/check_gpt_cuda.c). */
 #include "config.h"
 
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "accel/dtype.h"
-#include "accel/gpt_cuda.h"
+#include "gpt_cuda.h"
 
 static size_t align_up(size_t n) { return (n + ACCEL_GPT_CUDA_ALIGN - 1) / ACCEL_GPT_CUDA_ALIGN * ACCEL_GPT_CUDA_ALIGN; }
 
@@ -79,57 +79,6 @@ accel_status_t accel_gpt_cuda_plan(int L, int NH, int C, int T, int V, int B, si
     return ACCEL_OK;
 }
 
-accel_status_t accel_gpt_cuda_plan_layer_spans(const accel_layout_t *layout, size_t multiple,
-                                               size_t *begin, size_t *end)
-{
-    if (multiple == 0) multiple = 1;
-    for (int l = 0; l < layout->nlayers; l++) {
-        begin[l] = (size_t)-1;
-        end[l] = 0;
-    }
-    for (int i = 0; i < layout->ntensors; i++) {
-        const accel_tensor_t *t = &layout->tensors[i];
-        if (t->layer < 0 || t->layer >= layout->nlayers) return ACCEL_ERR_INVALID;
-        if (t->offset < begin[t->layer]) begin[t->layer] = t->offset;
-        if (t->offset + t->numel > end[t->layer]) end[t->layer] = t->offset + t->numel;
-    }
-    size_t prev_end = 0;
-    for (int l = 0; l < layout->nlayers; l++) {
-        if (end[l] == 0) { begin[l] = end[l] = 0; continue; }
-        end[l] = (end[l] + multiple - 1) / multiple * multiple;
-        if (end[l] > layout->numel) end[l] = layout->numel;
-        if (begin[l] < prev_end) return ACCEL_ERR_INVALID;   /* layers must not interleave */
-        prev_end = end[l];
-    }
-    return ACCEL_OK;
-}
-
-int accel_gpt_cuda_plan_buckets(const size_t *begin, const size_t *end, int nlayers,
-                                size_t bucket_bytes, accel_gpt_cuda_bucket_t *out)
-{
-    int n = 0;
-    int top = -1;                    /* highest layer of the bucket being filled */
-    size_t lo = 0, hi = 0;
-    for (int l = nlayers - 1; l >= 0; l--) {
-        if (end[l] <= begin[l]) {    /* empty layer: belongs to whatever bucket is open */
-            if (top < 0) continue;
-        } else if (top < 0) {
-            top = l;
-            lo = begin[l];
-            hi = end[l];
-        } else {
-            if (begin[l] < lo) lo = begin[l];
-            if (end[l] > hi) hi = end[l];
-        }
-        if (top >= 0 && ((hi - lo) * sizeof(float) >= bucket_bytes || l == 0)) {
-            out[n++] = (accel_gpt_cuda_bucket_t){ l, top, lo, hi };
-            top = -1;
-        }
-    }
-    if (top >= 0) out[n++] = (accel_gpt_cuda_bucket_t){ 0, top, lo, hi };
-    return n;
-}
-
 accel_status_t accel_gpt_cuda_estimate_bytes(const accel_config_t *cfg, int micro, size_t numel,
                                              size_t owned_n, int sharded, size_t *bytes)
 {
@@ -139,13 +88,14 @@ accel_status_t accel_gpt_cuda_estimate_bytes(const accel_config_t *cfg, int micr
     accel_gpt_cuda_plan_t plan;
     *bytes = 0;
     ACCEL_CHECK(accel_gpt_cuda_plan(m->layers, m->heads, m->width, m->context, m->vocab, micro, asz, &plan));
-    /* what accel_gpt_cuda_create allocates, in its order */
+    /* the trainer's state (src/train/dist.c, optim.c; device arenas are allocated whole) and the
+     * model's buffers (src/nn/gpt_cuda.c) */
     const size_t on = owned_n ? owned_n : 1;
     const int adam = !strcmp(cfg->optim.name, "adamw");
     size_t b = 2 * numel * 4;                        /* fp32 parameters and gradients */
-    if (asz == 2) b += numel * 2;                    /* 16-bit parameter copy */
+    if (asz == 2) b += numel * 2;                    /* 16-bit weight copy */
     b += on * 4 * (adam ? 2 : 1) + on;               /* moments, weight-decay mask */
-    if (sharded) b += on * 4;                        /* gradient shard */
+    if (sharded) b += 2 * on * 4;                    /* parameter and gradient shards */
     b += plan.total;                                 /* activations */
     b += 2 * 4 * (size_t)micro * ((size_t)m->context + 1) + sizeof(double);  /* tokens, norm */
     *bytes = b;
@@ -176,32 +126,14 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                  cfg->model.name, cfg->model.name);
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (strcmp(cfg->dist.strategy, "ddp") && strcmp(cfg->dist.strategy, "zero1")) {
-        snprintf(why, whylen, "device=cuda: the GPU engine runs dist.strategy=ddp or zero1, "
-                 "not %s\n--> hint: use dist.strategy=ddp or zero1, or device=cpu",
-                 cfg->dist.strategy);
-        return ACCEL_ERR_UNSUPPORTED;
-    }
-    if (cfg->dist.hybrid) {
-        snprintf(why, whylen, "device=cuda: the GPU engine does not shard within nodes "
-                 "(dist.hybrid=true)\n--> hint: set dist.hybrid=false, or use device=cpu");
-        return ACCEL_ERR_UNSUPPORTED;
-    }
     int dt = accel_dtype_parse(cfg->precision);
     if (dt != ACCEL_F32 && dt != ACCEL_BF16 && dt != ACCEL_F16) {
         snprintf(why, whylen, "device=cuda: precision '%s' is not supported\n--> hint: use fp32, "
                  "bf16 or fp16", cfg->precision);
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (note && notelen) {
-        size_t used = 0;
-        if (accel_dtype_parse(cfg->dist.comm_dtype) != ACCEL_F32)
-            used += (size_t)snprintf(note + used, notelen - used, "dist.comm_dtype=%s is ignored on "
-                                     "the GPU: gradients are reduced in fp32", cfg->dist.comm_dtype);
-        if (cfg->train.sync_each_batch && used < notelen)
-            snprintf(note + used, notelen - used, "%strain.sync_each_batch is ignored on the GPU: "
-                     "gradients accumulate on the device and are reduced once per step",
-                     used ? "; " : "");
-    }
+    if (note && notelen && accel_dtype_parse(cfg->dist.comm_dtype) != ACCEL_F32)
+        snprintf(note, notelen, "dist.comm_dtype=%s is ignored on the GPU: gradients are reduced "
+                 "in fp32", cfg->dist.comm_dtype);
     return ACCEL_OK;
 }

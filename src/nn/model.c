@@ -7,6 +7,7 @@
 
 #include "accel/log.h"
 #include "accel/model.h"
+#include "gpt_cuda.h"
 
 static const accel_model_ops_t *const g_builtin[] = { &accel_model_mlp, &accel_model_gpt };
 
@@ -39,11 +40,35 @@ static accel_status_t find_ops(const accel_config_t *cfg, const accel_model_ops_
     return ACCEL_ERR_UNSUPPORTED;
 }
 
+bool accel_model_runs_on(const accel_config_t *cfg, accel_device_kind_t device, char *why,
+                         size_t whylen)
+{
+    if (device == ACCEL_DEVICE_CPU) return true;
+    char note[256];
+    return accel_gpt_cuda_check_config(cfg, why, whylen, note, sizeof note) == ACCEL_OK;
+}
+
 accel_status_t accel_model_create(const accel_config_t *cfg, accel_model_t *model)
+{
+    return accel_model_create_on(cfg, ACCEL_DEVICE_CPU, model);
+}
+
+accel_status_t accel_model_create_on(const accel_config_t *cfg, accel_device_kind_t device,
+                                     accel_model_t *model)
 {
     memset(model, 0, sizeof *model);
     accel_layout_init(&model->layout);
-    ACCEL_CHECK(find_ops(cfg, &model->ops));
+    if (device == ACCEL_DEVICE_CUDA) {
+        char why[512], note[512];
+        if (accel_gpt_cuda_check_config(cfg, why, sizeof why, note, sizeof note) != ACCEL_OK) {
+            ACCEL_ERROR0("%s", why);
+            return ACCEL_ERR_UNSUPPORTED;
+        }
+        if (note[0]) ACCEL_WARN0("%s", note);
+        model->ops = &accel_model_gpt_cuda;
+    } else {
+        ACCEL_CHECK(find_ops(cfg, &model->ops));
+    }
     accel_status_t st = model->ops->create(cfg, &model->layout, &model->state);
     if (st != ACCEL_OK) {
         accel_layout_free(&model->layout);

@@ -9,6 +9,7 @@
 
 #include "accel/accel.h"
 #include "accel/memory.h"
+#include "../nn/gpt_cuda.h"
 #include "tool.h"
 
 static void usage(FILE *out)

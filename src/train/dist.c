@@ -1,4 +1,9 @@
-/* Distributed model state for ddp / zero1 / zero2 / zero3 / hybrid (see include/accel/dist.h). */
+/* Distributed model state for ddp / zero1 / zero2 / zero3 / hybrid (see include/accel/dist.h),
+ * written once for every device: buffers live in the memory of the device operations table
+ * (devops.h) and move through the communicator that fits it (MPI for host memory, NCCL for device
+ * memory). A collective that fails inside a model hook is remembered and returned by the next call
+ * that returns a status (accel_dist_end_micro), never an abort: a peer left waiting is ended by
+ * the comm layer's watchdog (dist.timeout). */
 #include "config.h"
 
 #include <math.h>
@@ -10,6 +15,7 @@
 #include "accel/grad_sync.h"
 #include "accel/log.h"
 #include "accel/timer.h"
+#include "devops.h"
 
 typedef enum { UNIT_RELEASED = 0, UNIT_GATHERING, UNIT_READY } unit_state_t;
 
@@ -24,6 +30,8 @@ typedef struct {
 } unit_t;
 
 struct accel_dist {
+    const accel_devops_t *ops;
+    accel_status_t failed;          /* first failure inside a hook, returned by end_micro */
     accel_strategy_t strategy;
     bool hybrid;
     const accel_layout_t *layout;
@@ -40,6 +48,7 @@ struct accel_dist {
     int nranges;
     size_t owned_n;
     float *shard_params, *shard_grads, *staging;
+    float *host_state[3];           /* device memory: host copies of params, m, v (checkpoints) */
     accel_grad_sync_t *sync;
     accel_layer_hooks_t hooks, eval_hooks;
     int micro, nmicro;
@@ -65,19 +74,25 @@ const char *accel_strategy_name(accel_strategy_t s)
 
 static bool zero(const accel_dist_t *d) { return d->strategy != ACCEL_DDP; }
 
+/* Remember the first failure (the comm layer has said what failed). */
+static void note(accel_dist_t *d, accel_status_t st)
+{
+    if (st != ACCEL_OK && d->failed == ACCEL_OK) d->failed = st;
+}
+
 static void start_gather(accel_dist_t *d, unit_t *u)
 {
     if (u->state != UNIT_RELEASED || u->slice == 0) return;
     accel_status_t st = accel_comm_allgather(d->shard, d->shard_params + u->owned,
                                              d->params + u->begin, u->slice, ACCEL_F32, &u->gather);
-    if (st != ACCEL_OK) accel_abort(1);    /* the comm layer has said why; peers would hang */
-    u->state = UNIT_GATHERING;
+    note(d, st);
+    u->state = st == ACCEL_OK ? UNIT_GATHERING : UNIT_READY;
 }
 
 static void finish_gather(accel_dist_t *d, unit_t *u)
 {
     if (u->state == UNIT_GATHERING) {
-        if (accel_comm_wait(d->shard, u->gather) != ACCEL_OK) accel_abort(1);
+        note(d, accel_comm_wait(d->shard, u->gather));
         u->gather = NULL;
     }
     u->state = UNIT_READY;
@@ -86,7 +101,7 @@ static void finish_gather(accel_dist_t *d, unit_t *u)
 static void release_params(accel_dist_t *d, unit_t *u)
 {
     finish_gather(d, u);
-    accel_arena_release(d->params, u->begin, u->end);
+    note(d, d->ops->release(d->params, u->begin, u->end));
     u->state = UNIT_RELEASED;
 }
 
@@ -100,14 +115,15 @@ static void start_reduce(accel_dist_t *d, unit_t *u)
     float *dst = (d->micro == 0 ? d->shard_grads : d->staging) + u->owned;
     accel_status_t st = accel_comm_reduce_scatter(d->shard, d->grads + u->begin, dst, u->slice,
                                                   ACCEL_F32, ACCEL_SUM, &u->reduce);
-    if (st != ACCEL_OK) accel_abort(1);
+    if (st != ACCEL_OK) u->reduce = NULL;
+    note(d, st);
 }
 
 static void reduce_completed(accel_dist_t *d, unit_t *u)
 {
     u->reduce = NULL;
     /* ZeRO-2/3: the full-size gradients of this layer are no longer needed. */
-    if (d->grads_virtual) accel_arena_release(d->grads, u->begin, u->end);
+    if (d->grads_virtual) note(d, d->ops->release(d->grads, u->begin, u->end));
 }
 
 /* Open MPI progresses non-blocking collectives only inside MPI calls: poke them between layers. */
@@ -117,12 +133,14 @@ static void progress(accel_dist_t *d)
         unit_t *u = &d->units[i];
         int done = 0;
         if (u->reduce) {
-            if (accel_comm_test(d->shard, u->reduce, &done) != ACCEL_OK) accel_abort(1);
-            if (done) reduce_completed(d, u);
+            accel_status_t st = accel_comm_test(d->shard, u->reduce, &done);
+            note(d, st);
+            if (done || st != ACCEL_OK) reduce_completed(d, u);
         }
         if (u->state == UNIT_GATHERING) {
-            if (accel_comm_test(d->shard, u->gather, &done) != ACCEL_OK) accel_abort(1);
-            if (done) { u->gather = NULL; u->state = UNIT_READY; }
+            accel_status_t st = accel_comm_test(d->shard, u->gather, &done);
+            note(d, st);
+            if (done || st != ACCEL_OK) { u->gather = NULL; u->state = UNIT_READY; }
         }
     }
 }
@@ -174,7 +192,7 @@ static void bound_reduces_in_flight(accel_dist_t *d, int newest)
     for (int l = d->nunits - 1; l > newest && in_flight > REDUCE_WINDOW; l--) {
         unit_t *u = &d->units[l];
         if (!u->reduce) continue;
-        if (accel_comm_wait(d->shard, u->reduce) != ACCEL_OK) accel_abort(1);
+        note(d, accel_comm_wait(d->shard, u->reduce));
         reduce_completed(d, u);
         in_flight--;
     }
@@ -206,32 +224,18 @@ static void hook_progress(void *ctx)
 
 /* ------------------------------------------------------------------------ creation */
 
-static void layer_span(const accel_layout_t *layout, int layer, size_t multiple, size_t *b, size_t *e)
-{
-    *b = (size_t)-1;
-    *e = 0;
-    for (int i = 0; i < layout->ntensors; i++) {
-        const accel_tensor_t *t = &layout->tensors[i];
-        if (t->layer != layer) continue;
-        if (t->offset < *b) *b = t->offset;
-        if (t->offset + t->numel > *e) *e = t->offset + t->numel;
-    }
-    if (*e) *e = (*e + multiple - 1) / multiple * multiple;
-    else *b = 0;
-}
-
 void accel_dist_destroy(accel_dist_t *d)
 {
     if (!d) return;
     accel_grad_sync_destroy(d->sync);
-    if (d->params_virtual) accel_arena_free_virtual(d->layout, d->params);
-    else accel_arena_free(d->params);
-    if (d->grads_virtual) accel_arena_free_virtual(d->layout, d->grads);
-    else accel_arena_free(d->grads);
-    accel_arena_free(d->scratch);
-    free(d->shard_params);
-    free(d->shard_grads);
-    free(d->staging);
+    const accel_devops_t *ops = d->ops;
+    if (d->params) ops->arena_free(d->layout, d->params_virtual, d->params);
+    if (d->grads) ops->arena_free(d->layout, d->grads_virtual, d->grads);
+    if (d->scratch) ops->arena_free(d->layout, false, d->scratch);
+    ops->free(d->shard_params);
+    ops->free(d->shard_grads);
+    ops->free(d->staging);
+    for (int i = 0; i < 3; i++) free(d->host_state[i]);
     free(d->units);
     free(d->ranges);
     accel_comm_destroy(d->world);
@@ -244,12 +248,12 @@ static accel_status_t create_zero(accel_dist_t *d, const accel_runtime_t *rt, co
                                   accel_layout_t *layout)
 {
     MPI_Comm shard_comm = d->hybrid ? rt->local : rt->world;
-    ACCEL_CHECK(accel_comm_create(shard_comm, ACCEL_COMM_MPI, cfg->dist.timeout, &d->shard));
+    ACCEL_CHECK(accel_comm_create(shard_comm, d->ops->comm, cfg->dist.timeout, &d->shard));
     d->shards = accel_comm_size(d->shard);
     d->shard_rank = accel_comm_rank(d->shard);
     d->replicas = d->world_size / d->shards;
     if (d->hybrid && rt->nnodes > 1)
-        ACCEL_CHECK(accel_comm_create(rt->cross, ACCEL_COMM_MPI, cfg->dist.timeout, &d->replica));
+        ACCEL_CHECK(accel_comm_create(rt->cross, d->ops->comm, cfg->dist.timeout, &d->replica));
     for (int i = 0; i < layout->ntensors; i++)
         if (layout->tensors[i].layer < 0) {
             ACCEL_ERROR0("tensor '%s' belongs to no layer: ZeRO shards layer by layer", layout->tensors[i].name);
@@ -264,7 +268,7 @@ static accel_status_t create_zero(accel_dist_t *d, const accel_runtime_t *rt, co
     if (!d->units || !d->ranges) return ACCEL_ERR_NOMEM;
     for (int l = 0; l < d->nunits; l++) {
         unit_t *u = &d->units[l];
-        layer_span(layout, l, multiple, &u->begin, &u->end);
+        accel_layout_layer_range(layout, l, multiple, &u->begin, &u->end);
         u->slice = (u->end - u->begin) / (size_t)d->shards;
         u->owned = d->owned_n;
         if (!u->slice) continue;
@@ -272,28 +276,26 @@ static accel_status_t create_zero(accel_dist_t *d, const accel_runtime_t *rt, co
         d->ranges[d->nranges++] = (accel_range_t){ mine, mine + u->slice, u->owned };
         d->owned_n += u->slice;
     }
+    const accel_devops_t *ops = d->ops;
     size_t owned_bytes = sizeof(float) * (d->owned_n ? d->owned_n : 1);
-    d->shard_params = aligned_alloc(64, (owned_bytes + 63) / 64 * 64);
-    d->shard_grads = aligned_alloc(64, (owned_bytes + 63) / 64 * 64);
-    if (!d->shard_params || !d->shard_grads) return ACCEL_ERR_NOMEM;
-    if (cfg->train.grad_accum > 1 && d->strategy != ACCEL_ZERO1) {
-        d->staging = aligned_alloc(64, (owned_bytes + 63) / 64 * 64);
-        if (!d->staging) return ACCEL_ERR_NOMEM;
-    }
+    ACCEL_CHECK(ops->alloc(owned_bytes, (void **)&d->shard_params));
+    ACCEL_CHECK(ops->alloc(owned_bytes, (void **)&d->shard_grads));
+    if (cfg->train.grad_accum > 1 && d->strategy != ACCEL_ZERO1)
+        ACCEL_CHECK(ops->alloc(owned_bytes, (void **)&d->staging));
     d->params_virtual = d->strategy == ACCEL_ZERO3;
     d->grads_virtual = d->strategy != ACCEL_ZERO1;
-    ACCEL_CHECK(d->params_virtual ? accel_arena_alloc_virtual(layout, &d->params)
-                                  : accel_arena_alloc(layout, &d->params));
-    ACCEL_CHECK(d->grads_virtual ? accel_arena_alloc_virtual(layout, &d->grads)
-                                 : accel_arena_alloc(layout, &d->grads));
+    ACCEL_CHECK(ops->arena_alloc(layout, d->params_virtual, &d->params));
+    ACCEL_CHECK(ops->arena_alloc(layout, d->grads_virtual, &d->grads));
     return ACCEL_OK;
 }
 
 accel_status_t accel_dist_create(const accel_runtime_t *rt, const accel_config_t *cfg,
-                                 const accel_model_ops_t *model, accel_layout_t *layout,
-                                 accel_dist_t **out)
+                                 const accel_model_ops_t *model, accel_device_kind_t device,
+                                 accel_layout_t *layout, accel_dist_t **out)
 {
     *out = NULL;
+    const accel_devops_t *ops;
+    ACCEL_CHECK(accel_devops_for(device, &ops));
     int strategy = accel_strategy_parse(cfg->dist.strategy);
     if (strategy < 0) return ACCEL_ERR_CONFIG;
     if (cfg->dist.hybrid && strategy == ACCEL_DDP) {
@@ -309,6 +311,7 @@ accel_status_t accel_dist_create(const accel_runtime_t *rt, const accel_config_t
     }
     accel_dist_t *d = calloc(1, sizeof *d);
     if (!d) return ACCEL_ERR_NOMEM;
+    d->ops = ops;
     d->strategy = (accel_strategy_t)strategy;
     d->hybrid = cfg->dist.hybrid;
     d->layout = layout;
@@ -320,16 +323,18 @@ accel_status_t accel_dist_create(const accel_runtime_t *rt, const accel_config_t
     d->hooks = (accel_layer_hooks_t){ hook_fetch, hook_release, hook_grads_done, d, hook_progress };
     d->eval_hooks = (accel_layer_hooks_t){ hook_fetch, hook_release, NULL, d, hook_progress };
     accel_status_t st;
-    ACCEL_CHECK_GOTO(accel_comm_create(rt->world, ACCEL_COMM_MPI, cfg->dist.timeout, &d->world), st, fail);
+    ACCEL_CHECK_GOTO(accel_comm_create(rt->world, ops->comm, cfg->dist.timeout, &d->world), st, fail);
     if (zero(d)) {
         ACCEL_CHECK_GOTO(create_zero(d, rt, cfg, layout), st, fail);
     } else {
-        ACCEL_CHECK_GOTO(accel_arena_alloc(layout, &d->params), st, fail);
-        ACCEL_CHECK_GOTO(accel_arena_alloc(layout, &d->grads), st, fail);
-        if (d->sync_each) ACCEL_CHECK_GOTO(accel_arena_alloc(layout, &d->scratch), st, fail);
+        ACCEL_CHECK_GOTO(ops->arena_alloc(layout, false, &d->params), st, fail);
+        ACCEL_CHECK_GOTO(ops->arena_alloc(layout, false, &d->grads), st, fail);
+        if (d->sync_each) ACCEL_CHECK_GOTO(ops->arena_alloc(layout, false, &d->scratch), st, fail);
+        /* Gradients travel in comm_dtype through host staging; device memory reduces in fp32. */
+        accel_dtype_t comm_dtype = ops->host ? (accel_dtype_t)accel_dtype_parse(cfg->dist.comm_dtype)
+                                             : ACCEL_F32;
         ACCEL_CHECK_GOTO(accel_grad_sync_create(layout, d->world, d->grads, cfg->dist.bucket_mb,
-                                                (accel_dtype_t)accel_dtype_parse(cfg->dist.comm_dtype),
-                                                &d->sync), st, fail);
+                                                comm_dtype, &d->sync), st, fail);
         d->owned_n = layout->numel;
         d->ranges = malloc(sizeof *d->ranges);
         if (!d->ranges) { st = ACCEL_ERR_NOMEM; goto fail; }
@@ -360,12 +365,20 @@ int accel_dist_owned_ranges(const accel_dist_t *d, const accel_range_t **ranges)
     return d->nranges;
 }
 
+/* The failure a hook remembered, if any (and forget it). */
+static accel_status_t take_failure(accel_dist_t *d)
+{
+    accel_status_t st = d->failed;
+    d->failed = ACCEL_OK;
+    return st;
+}
+
 /* zero1/2: refresh the full parameter arena from the owned slices (one allgather per layer). */
 static accel_status_t gather_all(accel_dist_t *d)
 {
     for (int l = 0; l < d->nunits; l++) start_gather(d, &d->units[l]);
     for (int l = 0; l < d->nunits; l++) finish_gather(d, &d->units[l]);
-    return ACCEL_OK;
+    return take_failure(d);
 }
 
 accel_status_t accel_dist_params_loaded(accel_dist_t *d)
@@ -378,8 +391,7 @@ accel_status_t accel_dist_params_loaded(accel_dist_t *d)
 
 accel_status_t accel_dist_gather_full(accel_dist_t *d)
 {
-    if (d->strategy == ACCEL_ZERO3) gather_all(d);
-    return ACCEL_OK;
+    return d->strategy == ACCEL_ZERO3 ? gather_all(d) : ACCEL_OK;
 }
 
 accel_status_t accel_dist_release_full(accel_dist_t *d)
@@ -387,23 +399,61 @@ accel_status_t accel_dist_release_full(accel_dist_t *d)
     if (d->strategy == ACCEL_ZERO3)
         for (int l = 0; l < d->nunits; l++)
             if (d->units[l].state != UNIT_RELEASED) release_params(d, &d->units[l]);
+    return take_failure(d);
+}
+
+accel_status_t accel_dist_init_params(accel_dist_t *d, uint64_t seed)
+{
+    /* The keyed RNG runs on the host: device memory is filled through one host buffer. */
+    const accel_devops_t *ops = d->ops;
+    float *owned = accel_dist_owned_params(d), *host = owned;
+    size_t n = zero(d) ? d->owned_n : d->layout->numel;
+    if (!ops->host) {
+        host = calloc(n ? n : 1, sizeof(float));
+        if (!host) return ACCEL_ERR_NOMEM;
+    }
+    if (!zero(d))
+        accel_arena_init_params(d->layout, host, seed);
+    else
+        for (int i = 0; i < d->nranges; i++)
+            accel_arena_init_range(d->layout, host + d->ranges[i].owned, d->ranges[i].begin,
+                                   d->ranges[i].end, seed);
+    accel_status_t st = host != owned ? ops->upload(owned, host, sizeof(float) * n) : ACCEL_OK;
+    if (host != owned) free(host);
+    ACCEL_CHECK(st);
+    if (zero(d) && d->strategy != ACCEL_ZERO3) {
+        for (int l = 0; l < d->nunits; l++) d->units[l].state = UNIT_RELEASED;
+        return gather_all(d);
+    }
     return ACCEL_OK;
 }
 
-void accel_dist_init_params(accel_dist_t *d, uint64_t seed)
+accel_status_t accel_dist_host_state(accel_dist_t *d, accel_optim_t *opt, bool download, float *out[3])
 {
-    if (!zero(d)) {
-        accel_arena_init_params(d->layout, d->params, seed);
-        return;
+    float *live[3] = { accel_dist_owned_params(d), opt->m, opt->v };
+    for (int i = 0; i < 3; i++) {
+        out[i] = live[i];
+        if (d->ops->host || !live[i]) continue;
+        if (!d->host_state[i]) {
+            d->host_state[i] = malloc(sizeof(float) * (d->owned_n ? d->owned_n : 1));
+            if (!d->host_state[i]) return ACCEL_ERR_NOMEM;
+        }
+        out[i] = d->host_state[i];
+        if (download) ACCEL_CHECK(d->ops->download(out[i], live[i], sizeof(float) * d->owned_n));
     }
-    for (int i = 0; i < d->nranges; i++)
-        accel_arena_init_range(d->layout, d->shard_params + d->ranges[i].owned, d->ranges[i].begin,
-                               d->ranges[i].end, seed);
-    if (d->strategy != ACCEL_ZERO3) {
-        for (int l = 0; l < d->nunits; l++) d->units[l].state = UNIT_RELEASED;
-        gather_all(d);
-    }
+    return ACCEL_OK;
 }
+
+accel_status_t accel_dist_host_state_loaded(accel_dist_t *d, accel_optim_t *opt)
+{
+    float *live[3] = { accel_dist_owned_params(d), opt->m, opt->v };
+    for (int i = 0; i < 3; i++)
+        if (!d->ops->host && live[i] && d->host_state[i])
+            ACCEL_CHECK(d->ops->upload(live[i], d->host_state[i], sizeof(float) * d->owned_n));
+    return accel_dist_params_loaded(d);
+}
+
+const accel_devops_t *accel_dist_devops(const accel_dist_t *d) { return d->ops; }
 
 /* ------------------------------------------------------------------------ the step */
 
@@ -414,10 +464,10 @@ const accel_layer_hooks_t *accel_dist_begin_micro(accel_dist_t *d, int micro, in
     bool last = micro + 1 == nmicro;
     if (micro == 0) {
         d->first_reduce = 0;
-        if (!d->grads_virtual) memset(d->grads, 0, sizeof(float) * d->layout->numel);
+        if (!d->grads_virtual) note(d, d->ops->zero(d->grads, sizeof(float) * d->layout->numel));
     }
     for (int l = 0; l < d->nunits; l++) d->units[l].reduce_started = false;
-    if (d->sync_each) memset(d->scratch, 0, sizeof(float) * d->layout->numel);
+    if (d->sync_each) note(d, d->ops->zero(d->scratch, sizeof(float) * d->layout->numel));
     if (!zero(d) && last && !d->sync_each) accel_grad_sync_begin(d->sync);
     return &d->hooks;
 }
@@ -433,10 +483,11 @@ accel_status_t accel_dist_end_micro(accel_dist_t *d, int micro, int nmicro)
 {
     bool last = micro + 1 == nmicro;
     size_t n = d->layout->numel;
+    ACCEL_CHECK(take_failure(d));
     if (!zero(d)) {
         if (d->sync_each) {
             ACCEL_CHECK(accel_comm_allreduce(d->world, d->scratch, d->scratch, n, ACCEL_F32, ACCEL_SUM, NULL));
-            for (size_t i = 0; i < n; i++) d->grads[i] += d->scratch[i];
+            ACCEL_CHECK(d->ops->add(d->grads, d->scratch, n));
         } else if (last) {
             ACCEL_CHECK(accel_grad_sync_finish(d->sync));
             d->exposed_s += accel_grad_sync_stats(d->sync)->exposed_s;
@@ -450,11 +501,12 @@ accel_status_t accel_dist_end_micro(accel_dist_t *d, int micro, int nmicro)
     for (int l = 0; l < d->nunits; l++) {
         unit_t *u = &d->units[l];
         if (!u->reduce) continue;
-        ACCEL_CHECK(accel_comm_wait(d->shard, u->reduce));
+        note(d, accel_comm_wait(d->shard, u->reduce));
         reduce_completed(d, u);
     }
+    ACCEL_CHECK(take_failure(d));
     if (micro > 0 && d->strategy != ACCEL_ZERO1)
-        for (size_t i = 0; i < d->owned_n; i++) d->shard_grads[i] += d->staging[i];
+        ACCEL_CHECK(d->ops->add(d->shard_grads, d->staging, d->owned_n));
     if (last && d->replica)
         ACCEL_CHECK(accel_comm_allreduce(d->replica, d->shard_grads, d->shard_grads, d->owned_n,
                                          ACCEL_F32, ACCEL_SUM, NULL));
@@ -480,40 +532,33 @@ static void owned_share(const accel_dist_t *d, const float **g, size_t *n)
     *n = hi - lo;
 }
 
-double accel_dist_grad_sumsq(const accel_dist_t *d, int *replicas)
+accel_status_t accel_dist_grad_sumsq(const accel_dist_t *d, double *sumsq, int *replicas)
 {
     const float *g;
     size_t n;
     owned_share(d, &g, &n);
     *replicas = zero(d) ? d->replicas : 1;
-    return accel_sum_squares(g, n);
+    return d->ops->sumsq(g, n, sumsq);
 }
 
-void accel_dist_poison_grads(accel_dist_t *d)
+accel_status_t accel_dist_poison_grads(accel_dist_t *d)
 {
     const float *g;
     size_t n;
     owned_share(d, &g, &n);
-    if (n) ((float *)g)[0] = INFINITY;
-}
-
-bool accel_dist_grads_finite(const accel_dist_t *d)
-{
-    const float *g;
-    size_t n;
-    owned_share(d, &g, &n);
-    return accel_all_finite(g, n);
+    const float inf = INFINITY;
+    return n ? d->ops->upload((float *)g, &inf, sizeof inf) : ACCEL_OK;
 }
 
 accel_status_t accel_dist_step(accel_dist_t *d, accel_optim_t *opt, float mul, double *lr)
 {
-    *lr = accel_optim_step(opt, accel_dist_owned_params(d), accel_dist_owned_grads(d), mul);
+    ACCEL_CHECK(accel_optim_update(opt, accel_dist_owned_params(d), accel_dist_owned_grads(d), mul, lr));
     if (!zero(d)) return ACCEL_OK;
     if (d->strategy == ACCEL_ZERO3) {
         /* Layers are fetched on demand; any still resident holds the old values. */
         for (int l = 0; l < d->nunits; l++)
             if (d->units[l].state != UNIT_RELEASED) release_params(d, &d->units[l]);
-        return ACCEL_OK;
+        return take_failure(d);
     }
     for (int l = 0; l < d->nunits; l++) d->units[l].state = UNIT_RELEASED;
     return gather_all(d);

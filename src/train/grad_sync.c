@@ -33,15 +33,7 @@ struct accel_grad_sync {
 
 static void layer_range(const accel_layout_t *layout, int layer, size_t *begin, size_t *end)
 {
-    *begin = (size_t)-1;
-    *end = 0;
-    for (int i = 0; i < layout->ntensors; i++) {
-        const accel_tensor_t *t = &layout->tensors[i];
-        if (t->layer != layer) continue;
-        size_t padded = (t->numel + ACCEL_ARENA_ALIGN - 1) / ACCEL_ARENA_ALIGN * ACCEL_ARENA_ALIGN;
-        if (t->offset < *begin) *begin = t->offset;
-        if (t->offset + padded > *end) *end = t->offset + padded;
-    }
+    accel_layout_layer_range(layout, layer, ACCEL_ARENA_ALIGN, begin, end);
 }
 
 /* Layers must occupy disjoint, ascending ranges for buckets of whole layers to be ranges. */

@@ -13,6 +13,7 @@
 
 #include "accel/log.h"
 #include "accel/optim.h"
+#include "devops.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define OPTIM_CLONES \
@@ -24,18 +25,30 @@
 accel_status_t accel_optim_create(const accel_optim_config_t *cfg, int total_steps, size_t n,
                                   accel_optim_t *opt)
 {
+    return accel_optim_create_on(cfg, total_steps, n, NULL, opt);
+}
+
+accel_status_t accel_optim_create_on(const accel_optim_config_t *cfg, int total_steps, size_t n,
+                                     const accel_devops_t *ops, accel_optim_t *opt)
+{
     memset(opt, 0, sizeof *opt);
+    if (!ops) ACCEL_CHECK(accel_devops_for(ACCEL_DEVICE_CPU, &ops));
     opt->cfg = cfg;
     opt->total_steps = total_steps;
+    opt->ops = ops;
     opt->n = n;
+    const size_t bytes = sizeof(float) * (n ? n : 1);
     bool adam = !strcmp(cfg->name, "adamw");
-    opt->m = calloc(n ? n : 1, sizeof(float));
-    opt->v = adam ? calloc(n ? n : 1, sizeof(float)) : NULL;
+    accel_status_t st = ops->alloc(bytes, (void **)&opt->m);
+    if (st == ACCEL_OK && adam) st = ops->alloc(bytes, (void **)&opt->v);
     opt->decay_mask = calloc(n ? n : 1, 1);
-    if (!opt->m || !opt->decay_mask || (adam && !opt->v)) {
+    if (st == ACCEL_OK && !opt->decay_mask) st = ACCEL_ERR_NOMEM;
+    if (st == ACCEL_OK && ops->host) opt->decay_dev = opt->decay_mask;
+    else if (st == ACCEL_OK) st = ops->alloc(n ? n : 1, (void **)&opt->decay_dev);
+    if (st != ACCEL_OK) {
         accel_optim_destroy(opt);
         ACCEL_ERROR("cannot allocate optimizer state for %zu parameters", n);
-        return ACCEL_ERR_NOMEM;
+        return st;
     }
     return ACCEL_OK;
 }
@@ -50,14 +63,19 @@ void accel_optim_mark_decay(accel_optim_t *opt, const accel_layout_t *layout, si
         size_t hi = t->offset + t->numel < arena_end ? t->offset + t->numel : arena_end;
         if (lo < hi) memset(opt->decay_mask + local_offset + (lo - arena_begin), 1, hi - lo);
     }
+    opt->mask_dirty = true;
 }
 
 void accel_optim_destroy(accel_optim_t *opt)
 {
-    free(opt->m);
-    free(opt->v);
+    if (opt->ops) {
+        opt->ops->free(opt->m);
+        opt->ops->free(opt->v);
+        if (opt->decay_dev != opt->decay_mask) opt->ops->free(opt->decay_dev);
+    }
     free(opt->decay_mask);
     opt->m = opt->v = NULL;
+    opt->decay_dev = NULL;
     opt->decay_mask = NULL;
 }
 
@@ -98,24 +116,46 @@ static void sgd_update(float *restrict p, const float *restrict g, float mul, fl
     }
 }
 
-double accel_optim_step(accel_optim_t *opt, float *params, const float *grads,
-                        float grad_mul)
+void accel_optim_adamw_host(float *p, const float *g, float *m, float *v, const unsigned char *decay,
+                            size_t n, const accel_update_t *u)
+{
+    adamw_update(p, g, u->grad_mul, m, v, decay, n, u->beta1, u->beta2, u->eps, u->step_size,
+                 u->inv_sqrt_bc2, u->lr_wd);
+}
+
+void accel_optim_sgd_host(float *p, const float *g, float *buf, const unsigned char *decay,
+                          size_t n, const accel_update_t *u)
+{
+    sgd_update(p, g, u->grad_mul, buf, decay, n, u->momentum, u->lr, u->weight_decay);
+}
+
+double accel_optim_step(accel_optim_t *opt, float *params, const float *grads, float grad_mul)
+{
+    double lr = 0;
+    accel_optim_update(opt, params, grads, grad_mul, &lr);     /* host memory cannot fail */
+    return lr;
+}
+
+accel_status_t accel_optim_update(accel_optim_t *opt, float *params, const float *grads,
+                                  float grad_mul, double *lr)
 {
     const accel_optim_config_t *c = opt->cfg;
-    double lr = accel_optim_lr(c, opt->total_steps, opt->step);
+    if (opt->mask_dirty && opt->decay_dev != opt->decay_mask)
+        ACCEL_CHECK(opt->ops->upload(opt->decay_dev, opt->decay_mask, opt->n));
+    opt->mask_dirty = false;
+    *lr = accel_optim_lr(c, opt->total_steps, opt->step);
     opt->step++;
-    const float flr = (float)lr, wd = (float)c->weight_decay;
-    if (opt->v) {
-        const float bc1 = (float)(1.0 - pow(c->beta1, (double)opt->step));
-        const float bc2 = (float)(1.0 - pow(c->beta2, (double)opt->step));
-        adamw_update(params, grads, grad_mul, opt->m, opt->v, opt->decay_mask, opt->n,
-                     (float)c->beta1, (float)c->beta2, (float)c->eps, flr / bc1, 1.0f / sqrtf(bc2),
-                     flr * wd);
-    } else {
-        sgd_update(params, grads, grad_mul, opt->m, opt->decay_mask, opt->n, (float)c->momentum,
-                   flr, wd);
-    }
-    return lr;
+    /* Single-precision constants, computed once here for every device. */
+    const float flr = (float)*lr, wd = (float)c->weight_decay;
+    const float bc1 = (float)(1.0 - pow(c->beta1, (double)opt->step));
+    const float bc2 = (float)(1.0 - pow(c->beta2, (double)opt->step));
+    accel_update_t u = {
+        .grad_mul = grad_mul, .beta1 = (float)c->beta1, .beta2 = (float)c->beta2,
+        .eps = (float)c->eps, .step_size = flr / bc1, .inv_sqrt_bc2 = 1.0f / sqrtf(bc2),
+        .lr_wd = flr * wd, .lr = flr, .weight_decay = wd, .momentum = (float)c->momentum,
+    };
+    if (opt->v) return opt->ops->adamw(params, grads, opt->m, opt->v, opt->decay_dev, opt->n, &u);
+    return opt->ops->sgd(params, grads, opt->m, opt->decay_dev, opt->n, &u);
 }
 
 OPTIM_CLONES

@@ -16,7 +16,7 @@
 #include "accel/accel.h"
 #include "accel/ckpt.h"
 #include "accel/dist.h"
-#include "trainer_gpu.h"
+#include "devops.h"
 
 struct accel_trainer {
     accel_runtime_t *rt;
@@ -43,9 +43,8 @@ struct accel_trainer {
     bool stop_requested;
     const char *unit_name;          /* progress unit: samples or tokens */
     double units_per_sample;
-    double compute_s, update_s;     /* CPU path, this run: forward+backward and optimizer time */
-    bool use_gpu;                   /* device=cuda path (trainer_gpu.c): the engine computes */
-    accel_gpt_cuda_t *gpu;
+    double compute_s, update_s;     /* this run: forward+backward and optimizer time */
+    accel_device_kind_t device;     /* where the model computes and its state lives */
 };
 
 typedef struct {
@@ -65,7 +64,6 @@ void accel_trainer_destroy(accel_trainer_t *t)
     accel_dataset_close(t->val_set);
     accel_dataset_close(t->train_set);
     accel_sampler_free(&t->sampler);
-    accel_gpt_cuda_destroy(t->gpu);
     accel_optim_destroy(&t->optim);
     accel_dist_destroy(t->dist);
     accel_model_destroy(&t->model);
@@ -104,10 +102,8 @@ static accel_status_t open_data(accel_trainer_t *t)
             }
         }
         /* Everyone learns whether it worked, so no rank opens a file that is not there. */
-        int ok = st == ACCEL_OK, all = 0;
         ACCEL_CHECK(accel_main_first_end(t->rt, false));
-        MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, t->rt->world);
-        if (!all) return st != ACCEL_OK ? st : ACCEL_ERR_IO;
+        ACCEL_CHECK(accel_agree(t->rt->world, st));
     }
     snprintf(t->train_set_path, sizeof t->train_set_path, "%s", path);
     ACCEL_CHECK(accel_dataset_open(path, "train", cfg->model.context, t->rt->world, &t->train_set));
@@ -180,8 +176,7 @@ static accel_status_t evaluate(accel_trainer_t *t, double *loss, double *accurac
         accel_batch_t batch = { .n = m, .inputs = t->inputs, .targets = t->targets, .tokens = t->tokens,
                                 .index = t->index, .hooks = accel_dist_eval_hooks(t->dist) };
         memset(c, 0, sizeof(int) * (size_t)m);
-        if (t->gpu) st = accel_gpt_cuda_eval(t->gpu, t->tokens, m, l);
-        else st = t->model.ops->eval(t->model.state, &t->model.layout, accel_dist_params(t->dist), &batch, l, c);
+        st = t->model.ops->eval(t->model.state, &t->model.layout, accel_dist_params(t->dist), &batch, l, c);
         for (int i = 0; i < m; i++) {
             vals[2 * (b * m + i)] = l[i];
             vals[2 * (b * m + i) + 1] = (float)c[i];
@@ -189,12 +184,9 @@ static accel_status_t evaluate(accel_trainer_t *t, double *loss, double *accurac
             all_valid[b * m + i] = t->valid[i];
         }
     }
-    int ok = st == ACCEL_OK, all = 0;
-    MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, t->rt->world);
-    if (all)
+    st = accel_agree(t->rt->world, st);     /* a failing rank has said why */
+    if (st == ACCEL_OK)
         st = accel_eval_gather(t->rt->world, vals, all_index, all_valid, (int)(nb * m), N, 2, gathered);
-    else if (st == ACCEL_OK)
-        st = ACCEL_ERR_IO;      /* another rank failed; it said why */
     if (st == ACCEL_OK) st = accel_eval_mean(gathered, N, 2, loss, accuracy);
     free(vals); free(l); free(c); free(all_index); free(all_valid); free(gathered);
     return st;
@@ -203,13 +195,17 @@ static accel_status_t evaluate(accel_trainer_t *t, double *loss, double *accurac
 /* ---------------------------------------------------------------- checkpoints */
 
 /* The state a checkpoint holds: parameters (fp32 master values) and optimizer moments, as this
- * rank owns them (DDP: replicated; ZeRO: one slice per layer), plus the training position. */
-static int state_arenas(accel_trainer_t *t, accel_ckpt_arena_t *arenas, accel_ckpt_range_t **ranges)
+ * rank owns them (DDP: replicated; ZeRO: one slice per layer), plus the training position. The
+ * arenas are host views of them (device memory is copied there first when `download`). */
+static int state_arenas(accel_trainer_t *t, bool download, accel_ckpt_arena_t *arenas,
+                        accel_ckpt_range_t **ranges)
 {
+    float *data[3];
+    *ranges = NULL;
+    if (accel_dist_host_state(t->dist, &t->optim, download, data) != ACCEL_OK) return -1;
     const accel_range_t *owned;
     int nowned = accel_dist_owned_ranges(t->dist, &owned);
     bool replicated = accel_dist_replicated(t->dist);
-    *ranges = NULL;
     if (!replicated) {
         *ranges = malloc(sizeof **ranges * (size_t)(nowned ? nowned : 1));
         if (!*ranges) return -1;
@@ -218,7 +214,6 @@ static int state_arenas(accel_trainer_t *t, accel_ckpt_arena_t *arenas, accel_ck
     }
     bool adam = t->optim.v != NULL;
     const char *names[3] = { "model", adam ? "optim/exp_avg" : "optim/momentum", "optim/exp_avg_sq" };
-    float *data[3] = { accel_dist_owned_params(t->dist), t->optim.m, t->optim.v };
     int n = adam ? 3 : 2;
     for (int i = 0; i < n; i++)
         arenas[i] = (accel_ckpt_arena_t){ .name = names[i], .data = data[i], .replicated = replicated,
@@ -229,10 +224,9 @@ static int state_arenas(accel_trainer_t *t, accel_ckpt_arena_t *arenas, accel_ck
 static accel_status_t save_checkpoint(accel_trainer_t *t, int steps_done)
 {
     const accel_config_t *cfg = t->cfg;
-    if (t->gpu) ACCEL_CHECK(accel_trainer_gpu_to_host(t->gpu, t->dist, &t->optim));
     accel_ckpt_arena_t arenas[3];
     accel_ckpt_range_t *ranges;
-    int n = state_arenas(t, arenas, &ranges);
+    int n = state_arenas(t, true, arenas, &ranges);
     if (n < 0) return ACCEL_ERR_NOMEM;
     accel_ckpt_meta_t meta;
     accel_ckpt_meta_init(&meta);
@@ -278,8 +272,9 @@ static accel_status_t resume(accel_trainer_t *t)
             return ACCEL_ERR_CONFIG;
         }
         if (t->rt->rank == 0) found = accel_ckpt_find_latest(cfg->ckpt.dir, path) == ACCEL_OK;
-        MPI_Bcast(&found, 1, MPI_INT, 0, t->rt->world);
-        MPI_Bcast(path, sizeof path, MPI_CHAR, 0, t->rt->world);
+        ACCEL_CHECK(accel_mpi_status(MPI_Bcast(&found, 1, MPI_INT, 0, t->rt->world), "MPI_Bcast (resume=auto)"));
+        ACCEL_CHECK(accel_mpi_status(MPI_Bcast(path, sizeof path, MPI_CHAR, 0, t->rt->world),
+                                     "MPI_Bcast (resume=auto)"));
         if (!found) {
             ACCEL_INFO("resume=auto: no checkpoint in %s yet; starting from step 0", cfg->ckpt.dir);
             return ACCEL_OK;
@@ -289,7 +284,7 @@ static accel_status_t resume(accel_trainer_t *t)
     }
     accel_ckpt_arena_t arenas[3];
     accel_ckpt_range_t *ranges;
-    int n = state_arenas(t, arenas, &ranges);
+    int n = state_arenas(t, false, arenas, &ranges);
     if (n < 0) return ACCEL_ERR_NOMEM;
     accel_ckpt_meta_t meta;
     accel_ckpt_meta_init(&meta);
@@ -318,7 +313,24 @@ static accel_status_t resume(accel_trainer_t *t)
                "sample %lld", path, (long long)meta.step, meta.world_size, meta.world_size == 1 ? "" : "s",
                meta.strategy, meta.precision, (long long)meta.epoch, (long long)meta.data_offset);
     accel_ckpt_meta_free(&meta);
-    return accel_dist_params_loaded(t->dist);
+    return accel_dist_host_state_loaded(t->dist, &t->optim);
+}
+
+/* Where this job computes: the runtime's device, unless the model has no path there (then
+ * device=cuda is an error naming the model, and device=auto trains on the CPU, saying why). */
+static accel_status_t choose_device(accel_trainer_t *t)
+{
+    t->device = t->rt->device.kind;
+    char why[512];
+    if (t->device == ACCEL_DEVICE_CPU || accel_model_runs_on(t->cfg, t->device, why, sizeof why))
+        return ACCEL_OK;
+    if (!strcmp(t->cfg->device, "cuda")) return ACCEL_OK;   /* accel_model_create_on says why */
+    const char *reason = strncmp(why, "device=cuda: ", 13) ? why : why + 13;
+    int len = (int)strcspn(reason, "\n");
+    ACCEL_WARN0("device=auto: %.*s, so this job trains on the CPU although a GPU is present\n"
+                "--> hint: set device=cpu to silence this", len, reason);
+    t->device = ACCEL_DEVICE_CPU;
+    return ACCEL_OK;
 }
 
 accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *cfg,
@@ -336,12 +348,13 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
     t->cfg = cfg;
     accel_status_t st;
     char err[512] = "";
-    ACCEL_CHECK_GOTO(accel_model_create(cfg, &t->model), st, fail);
-    ACCEL_CHECK_GOTO(accel_trainer_gpu_wanted(rt, cfg, &t->use_gpu), st, fail);
-    ACCEL_CHECK_GOTO(accel_dist_create(rt, cfg, t->model.ops, &t->model.layout, &t->dist), st, fail);
-    accel_dist_init_params(t->dist, cfg->seed);
-    ACCEL_CHECK_GOTO(accel_optim_create(&cfg->optim, cfg->train.steps, accel_dist_owned_numel(t->dist),
-                                        &t->optim), st, fail);
+    ACCEL_CHECK_GOTO(choose_device(t), st, fail);
+    ACCEL_CHECK_GOTO(accel_model_create_on(cfg, t->device, &t->model), st, fail);
+    ACCEL_CHECK_GOTO(accel_dist_create(rt, cfg, t->model.ops, t->device, &t->model.layout, &t->dist),
+                     st, fail);
+    ACCEL_CHECK_GOTO(accel_dist_init_params(t->dist, cfg->seed), st, fail);
+    ACCEL_CHECK_GOTO(accel_optim_create_on(&cfg->optim, cfg->train.steps, accel_dist_owned_numel(t->dist),
+                                           accel_dist_devops(t->dist), &t->optim), st, fail);
     const accel_range_t *ranges;
     int nranges = accel_dist_owned_ranges(t->dist, &ranges);
     for (int i = 0; i < nranges; i++)
@@ -374,9 +387,6 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
     }
     if (!t->index || !t->valid) { st = ACCEL_ERR_NOMEM; goto fail; }
     ACCEL_CHECK_GOTO(resume(t), st, fail);
-    if (t->use_gpu)     /* after resume: the engine starts from the restored host state */
-        ACCEL_CHECK_GOTO(accel_trainer_gpu_create(rt, cfg, &t->model.layout, t->dist, &t->optim,
-                                                  t->micro, &t->gpu), st, fail);
     if (rt->rank == 0 && cfg->train.metrics[0]) {
         t->metrics = fopen(cfg->train.metrics, t->start_step > 0 ? "a" : "w");
         if (!t->metrics) ACCEL_WARN("cannot write metrics to '%s'", cfg->train.metrics);
@@ -402,10 +412,7 @@ static accel_status_t print_sample(accel_trainer_t *t)
         int32_t *ids = malloc(sizeof(int32_t) * (size_t)(np + nnew));
         if (!ids) st = ACCEL_ERR_NOMEM;
         for (int i = 0; st == ACCEL_OK && i < np; i++) ids[i] = (unsigned char)prompt[i];
-        if (st == ACCEL_OK && t->gpu)
-            st = accel_trainer_gpu_generate(t->gpu, t->model.vocab, t->model.context, ids, np, nnew,
-                                            0.8f, 40, cfg->seed, ids + np);
-        else if (st == ACCEL_OK)
+        if (st == ACCEL_OK)
             st = accel_model_generate(&t->model, accel_dist_params(t->dist), ids, np, nnew, 0.8f, 40,
                                       cfg->seed, ids + np);
         if (st == ACCEL_OK) {
@@ -437,6 +444,10 @@ static void print_header(const accel_trainer_t *t)
     ACCEL_INFO("strategy %s%s, precision %s; this rank owns %zu of %zu state elements",
                cfg->dist.strategy, cfg->dist.hybrid ? " (hybrid: sharded within nodes)" : "",
                cfg->precision, accel_dist_owned_numel(t->dist), t->model.layout.numel);
+    if (t->device != ACCEL_DEVICE_CPU)
+        ACCEL_INFO("device: %s (%s:%d); state and collectives in device memory (%s)", rt->device.name,
+                   accel_dist_devops(t->dist)->name, rt->device.index,
+                   accel_dist_devops(t->dist)->comm == ACCEL_COMM_NCCL ? "NCCL" : "MPI");
 }
 
 /* Signals that ask for a graceful stop (Slurm sends SIGUSR1/SIGTERM before a time limit or
@@ -457,14 +468,11 @@ static accel_status_t train_step(accel_trainer_t *t, int step, step_outcome_t *o
     double loss_local = 0;
     for (int k = 0; k < K; k++) {
         accel_sampler_indices(&t->sampler, k, t->index);
-        accel_status_t rd = load_batch(t, t->index, t->micro, false);
-        if (rd != ACCEL_OK) {   /* this rank alone may have failed: take the job down */
-            ACCEL_ERROR("reading training samples failed: %s; aborting the job", accel_status_str(rd));
-            accel_abort(accel_status_exit_code(rd));
-        }
-        if (t->gpu) {   /* asynchronous: the loss comes with the gradients' reduction */
-            ACCEL_CHECK(accel_gpt_cuda_forward_backward(t->gpu, t->tokens, t->micro, k, K, scale));
-            continue;
+        /* A read can fail on one rank alone: every rank learns it before the collectives. */
+        accel_status_t rd = accel_agree(t->rt->world, load_batch(t, t->index, t->micro, false));
+        if (rd != ACCEL_OK) {
+            ACCEL_ERROR("reading training samples failed: %s", accel_status_str(rd));
+            return rd;
         }
         accel_batch_t b = { .n = t->micro, .inputs = t->inputs, .targets = t->targets,
                             .tokens = t->tokens, .index = t->index,
@@ -477,21 +485,18 @@ static accel_status_t train_step(accel_trainer_t *t, int step, step_outcome_t *o
         loss_local += l;
     }
     accel_sampler_advance(&t->sampler);
-    if (cfg->debug.overflow_step == step + 1 && cfg->debug.overflow_rank == t->rt->rank) {
-        if (t->gpu) ACCEL_CHECK(accel_gpt_cuda_poison_grads(t->gpu));
-        else accel_dist_poison_grads(t->dist);
-    }
+    if (cfg->debug.overflow_step == step + 1 && cfg->debug.overflow_rank == t->rt->rank)
+        ACCEL_CHECK(accel_dist_poison_grads(t->dist));
 
-    int replicas = 1, finite = 1;
+    int replicas = 1;
     double sumsq;
-    if (t->gpu) ACCEL_CHECK(accel_gpt_cuda_finish_grads(t->gpu, &loss_local, &sumsq, &replicas, &finite));
-    else sumsq = accel_dist_grad_sumsq(t->dist, &replicas);
+    ACCEL_CHECK(accel_dist_grad_sumsq(t->dist, &sumsq, &replicas));
     bool stop_here = t->stop_requested || g_stop_signal ||
                      (cfg->debug.stop_step == step + 1 && cfg->debug.stop_rank == t->rt->rank);
-    bool overflow = t->scaler.enabled && !(t->gpu ? finite : accel_dist_grads_finite(t->dist));
+    bool overflow = t->scaler.enabled && !isfinite(sumsq);
     double flags[4] = { loss_local, stop_here ? 1 : 0, overflow ? 1 : 0, sumsq / replicas }, global[4];
-    if (MPI_Allreduce(flags, global, 4, MPI_DOUBLE, MPI_SUM, t->rt->world) != MPI_SUCCESS)
-        return ACCEL_ERR_MPI;
+    ACCEL_CHECK(accel_mpi_status(MPI_Allreduce(flags, global, 4, MPI_DOUBLE, MPI_SUM, t->rt->world),
+                                 "MPI_Allreduce (the step's loss and decisions)"));
     out->loss = global[0] / cfg->train.global_batch;
     out->stop = global[1] > 0;
     double old_scale = t->scaler.scale;
@@ -512,7 +517,6 @@ static accel_status_t train_step(accel_trainer_t *t, int step, step_outcome_t *o
     out->grad_norm = norm;
     double mul = 1.0 / old_scale;
     if (cfg->train.clip > 0 && norm > cfg->train.clip) mul *= cfg->train.clip / (norm + 1e-6);
-    if (t->gpu) return accel_trainer_gpu_step(t->gpu, &t->optim, (float)mul, &out->lr);
     double u0 = accel_now();
     accel_status_t st = accel_dist_step(t->dist, &t->optim, (float)mul, &out->lr);
     t->update_s += accel_now() - u0;
@@ -579,27 +583,18 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
     sigaction(SIGTERM, &old_term, NULL);
     ACCEL_CHECK(st);
     result->seconds = accel_now() - t0;
-    if (t->gpu) ACCEL_CHECK(accel_trainer_gpu_to_host(t->gpu, t->dist, &t->optim)); /* sampling */
     double exposed, in_flight;
     accel_dist_sync_times(t->dist, &exposed, &in_flight);
     int nsteps = done_here > 0 ? done_here : 1;
     result->bytes_per_step = (double)(accel_dist_bytes_sent(t->dist) - bytes0) / nsteps;
-    if (t->gpu) {
-        double fwd, fb, opt;
-        accel_gpt_cuda_timing(t->gpu, &fwd, &fb, &opt);
-        result->bytes_per_step = (double)accel_gpt_cuda_bytes_sent(t->gpu) / nsteps;
-        ACCEL_INFO("gpu: %.2f ms/step forward+backward (first micro-batch forward %.2f ms), %.2f ms "
-                   "update, gradient reduction exposed %.2f ms after backward; %.2f MiB sent per "
-                   "step by this rank", fb, fwd, opt, 1e3 * accel_gpt_cuda_exposed_seconds(t->gpu) / nsteps,
-                   result->bytes_per_step / 1048576.0);
-    }
-    if (!t->gpu && done_here > 0) {
+    if (done_here > 0) {
         /* The fastest and slowest rank's compute: their gap is time the gradient sync waits. */
         double mine[3] = { -t->compute_s, t->compute_s, t->update_s }, ext[3];
-        if (MPI_Allreduce(mine, ext, 3, MPI_DOUBLE, MPI_MAX, t->rt->world) == MPI_SUCCESS)
-            ACCEL_INFO("cpu: forward+backward %.2f ms/step on the fastest rank, %.2f on the "
-                       "slowest; optimizer update %.2f ms/step", -1e3 * ext[0] / nsteps,
-                       1e3 * ext[1] / nsteps, 1e3 * ext[2] / nsteps);
+        ACCEL_CHECK(accel_mpi_status(MPI_Allreduce(mine, ext, 3, MPI_DOUBLE, MPI_MAX, t->rt->world),
+                                     "MPI_Allreduce (compute summary)"));
+        ACCEL_INFO("%s: forward+backward %.2f ms/step on the fastest rank, %.2f on the "
+                   "slowest; optimizer update %.2f ms/step", accel_dist_devops(t->dist)->name,
+                   -1e3 * ext[0] / nsteps, 1e3 * ext[1] / nsteps, 1e3 * ext[2] / nsteps);
     }
     if (done_here > 0 && in_flight > 0)
         ACCEL_INFO("gradient sync: %.2f ms/step in flight, %.2f ms/step exposed after backward "
@@ -609,7 +604,8 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
     /* Peak resident memory above start-up, per rank: what the model state, activations and
      * communication buffers really took (compare with accel estimate-memory). */
     double mine = (double)(accel_memory_peak() - t->rss_start), peak[2] = { mine, -mine }, ext[2];
-    MPI_Allreduce(peak, ext, 2, MPI_DOUBLE, MPI_MAX, t->rt->world);
+    ACCEL_CHECK(accel_mpi_status(MPI_Allreduce(peak, ext, 2, MPI_DOUBLE, MPI_MAX, t->rt->world),
+                                 "MPI_Allreduce (peak memory)"));
     result->peak_bytes = ext[0];
     ACCEL_INFO("memory: peak resident %.1f MiB per rank above start-up (max over ranks; min %.1f MiB)",
                ext[0] / 1048576.0, -ext[1] / 1048576.0);

@@ -1,0 +1,245 @@
+/* Device operations for host memory and for CUDA device memory (see devops.h). The CUDA table
+ * queues everything on the rank's compute stream; kernels come from src/nn/gpt_cuda_kernels.cu. */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accel/log.h"
+#include "accel/optim.h"
+#include "devops.h"
+
+/* ------------------------------------------------------------------ host memory */
+
+static accel_status_t host_alloc(size_t bytes, void **ptr)
+{
+    size_t rounded = (bytes + 63) / 64 * 64;
+    *ptr = aligned_alloc(64, rounded ? rounded : 64);
+    if (!*ptr) {
+        ACCEL_ERROR("cannot allocate %.1f MiB of host memory", bytes / 1048576.0);
+        return ACCEL_ERR_NOMEM;
+    }
+    memset(*ptr, 0, rounded ? rounded : 64);
+    return ACCEL_OK;
+}
+
+static void host_free(void *ptr) { free(ptr); }
+
+static accel_status_t host_arena_alloc(const accel_layout_t *layout, bool release_able, float **buf)
+{
+    return release_able ? accel_arena_alloc_virtual(layout, buf) : accel_arena_alloc(layout, buf);
+}
+
+static void host_arena_free(const accel_layout_t *layout, bool release_able, float *buf)
+{
+    if (release_able) accel_arena_free_virtual(layout, buf);
+    else accel_arena_free(buf);
+}
+
+static accel_status_t host_release(float *buf, size_t begin, size_t end)
+{
+    accel_arena_release(buf, begin, end);
+    return ACCEL_OK;
+}
+
+static accel_status_t host_zero(void *ptr, size_t bytes)
+{
+    memset(ptr, 0, bytes);
+    return ACCEL_OK;
+}
+
+static accel_status_t host_copy(void *dst, const void *src, size_t bytes)
+{
+    if (dst != src) memcpy(dst, src, bytes);
+    return ACCEL_OK;
+}
+
+static accel_status_t host_add(float *restrict y, const float *restrict x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) y[i] += x[i];
+    return ACCEL_OK;
+}
+
+static accel_status_t host_sumsq(const float *x, size_t n, double *out)
+{
+    *out = accel_sum_squares(x, n);
+    return ACCEL_OK;
+}
+
+static accel_status_t host_adamw(float *p, const float *g, float *m, float *v,
+                                 const unsigned char *decay, size_t n, const accel_update_t *u)
+{
+    accel_optim_adamw_host(p, g, m, v, decay, n, u);
+    return ACCEL_OK;
+}
+
+static accel_status_t host_sgd(float *p, const float *g, float *buf, const unsigned char *decay,
+                               size_t n, const accel_update_t *u)
+{
+    accel_optim_sgd_host(p, g, buf, decay, n, u);
+    return ACCEL_OK;
+}
+
+static const accel_devops_t g_host = {
+    .name = "cpu", .host = true, .comm = ACCEL_COMM_MPI,
+    .alloc = host_alloc, .free = host_free, .arena_alloc = host_arena_alloc,
+    .arena_free = host_arena_free, .release = host_release, .zero = host_zero,
+    .upload = host_copy, .download = host_copy, .add = host_add, .sumsq = host_sumsq,
+    .adamw = host_adamw, .sgd = host_sgd,
+};
+
+/* ------------------------------------------------------------------ CUDA device memory */
+
+#if ACCEL_HAVE_CUDA
+#include <cuda_runtime.h>
+
+#include "../nn/gpt_cuda_kernels.h"
+
+static cudaStream_t stream(void)
+{
+    void *s = NULL;
+    accel_device_cuda_stream(&s);   /* created by the first caller; a failure was reported there */
+    return (cudaStream_t)s;
+}
+
+#define CUDA_OK(call, what)                                                                     \
+    do {                                                                                        \
+        cudaError_t e_ = (call);                                                                \
+        if (e_ != cudaSuccess) {                                                                \
+            ACCEL_ERROR("%s failed: %s (%s)", what, cudaGetErrorName(e_), cudaGetErrorString(e_)); \
+            return ACCEL_ERR_CUDA;                                                              \
+        }                                                                                       \
+    } while (0)
+
+static accel_status_t cuda_zero(void *ptr, size_t bytes)
+{
+    CUDA_OK(cudaMemsetAsync(ptr, 0, bytes, stream()), "cudaMemsetAsync");
+    return ACCEL_OK;
+}
+
+static accel_status_t cuda_alloc(size_t bytes, void **ptr)
+{
+    cudaError_t e = cudaMalloc(ptr, bytes ? bytes : 1);
+    if (e != cudaSuccess) {
+        size_t free_b = 0, total_b = 0;
+        cudaGetLastError();
+        cudaMemGetInfo(&free_b, &total_b);
+        ACCEL_ERROR("cannot allocate %.1f MiB of device memory: %s (%.1f of %.1f MiB free)\n--> hint: "
+                    "lower the micro-batch (raise train.grad_accum), shard more state "
+                    "(dist.strategy=zero2 or zero3) or use a smaller model", bytes / 1048576.0,
+                    cudaGetErrorString(e), free_b / 1048576.0, total_b / 1048576.0);
+        *ptr = NULL;
+        return ACCEL_ERR_NOMEM;
+    }
+    return cuda_zero(*ptr, bytes ? bytes : 1);
+}
+
+static void cuda_free(void *ptr)
+{
+    if (ptr) cudaFree(ptr);
+}
+
+static accel_status_t cuda_arena_alloc(const accel_layout_t *layout, bool release_able, float **buf)
+{
+    (void)release_able;             /* device arenas are allocated whole; release only zeroes */
+    return cuda_alloc(sizeof(float) * (layout->numel ? layout->numel : 1), (void **)buf);
+}
+
+static void cuda_arena_free(const accel_layout_t *layout, bool release_able, float *buf)
+{
+    (void)layout;
+    (void)release_able;
+    cuda_free(buf);
+}
+
+static accel_status_t cuda_release(float *buf, size_t begin, size_t end)
+{
+    return end > begin ? cuda_zero(buf + begin, (end - begin) * sizeof(float)) : ACCEL_OK;
+}
+
+static accel_status_t cuda_upload(void *dst, const void *src, size_t bytes)
+{
+    CUDA_OK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, stream()), "cudaMemcpyAsync (to the device)");
+    /* the host buffer may be reused as soon as we return */
+    CUDA_OK(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
+    return ACCEL_OK;
+}
+
+static accel_status_t cuda_download(void *dst, const void *src, size_t bytes)
+{
+    CUDA_OK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, stream()), "cudaMemcpyAsync (to the host)");
+    CUDA_OK(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
+    return ACCEL_OK;
+}
+
+#define KERNEL_OK(call, name)                                                                   \
+    do {                                                                                        \
+        int e_ = (call);                                                                        \
+        if (e_ != 0) {                                                                          \
+            ACCEL_ERROR("kernel %s failed to launch: %s", name, cudaGetErrorString((cudaError_t)e_)); \
+            return ACCEL_ERR_CUDA;                                                              \
+        }                                                                                       \
+    } while (0)
+
+static accel_status_t cuda_add(float *y, const float *x, size_t n)
+{
+    KERNEL_OK(accel_gk_add(y, x, n, stream()), "add");
+    return ACCEL_OK;
+}
+
+static accel_status_t cuda_sumsq(const float *x, size_t n, double *out)
+{
+    static double *d_sum, *h_sum;   /* one scratch pair per process, kept for its life */
+    if (!d_sum) {
+        CUDA_OK(cudaMalloc((void **)&d_sum, sizeof(double)), "cudaMalloc (norm scratch)");
+        CUDA_OK(cudaMallocHost((void **)&h_sum, sizeof(double)), "cudaMallocHost (norm scratch)");
+    }
+    CUDA_OK(cudaMemsetAsync(d_sum, 0, sizeof(double), stream()), "cudaMemsetAsync");
+    if (n) KERNEL_OK(accel_gk_sumsq(x, n, d_sum, stream()), "sumsq");
+    CUDA_OK(cudaMemcpyAsync(h_sum, d_sum, sizeof(double), cudaMemcpyDeviceToHost, stream()), "cudaMemcpyAsync");
+    CUDA_OK(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
+    *out = *h_sum;
+    return ACCEL_OK;
+}
+
+static accel_status_t cuda_adamw(float *p, const float *g, float *m, float *v,
+                                 const unsigned char *decay, size_t n, const accel_update_t *u)
+{
+    if (n)
+        KERNEL_OK(accel_gk_adamw(ACCEL_F32, p, NULL, g, m, v, decay, n, u->grad_mul, u->beta1, u->beta2,
+                                 u->eps, u->step_size, u->inv_sqrt_bc2, u->lr_wd, stream()), "adamw");
+    return ACCEL_OK;
+}
+
+static accel_status_t cuda_sgd(float *p, const float *g, float *buf, const unsigned char *decay,
+                               size_t n, const accel_update_t *u)
+{
+    if (n)
+        KERNEL_OK(accel_gk_sgd(ACCEL_F32, p, NULL, g, buf, decay, n, u->grad_mul, u->lr,
+                               u->weight_decay, u->momentum, stream()), "sgd");
+    return ACCEL_OK;
+}
+
+static const accel_devops_t g_cuda = {
+    .name = "cuda", .host = false, .comm = ACCEL_COMM_NCCL,
+    .alloc = cuda_alloc, .free = cuda_free, .arena_alloc = cuda_arena_alloc,
+    .arena_free = cuda_arena_free, .release = cuda_release, .zero = cuda_zero,
+    .upload = cuda_upload, .download = cuda_download, .add = cuda_add, .sumsq = cuda_sumsq,
+    .adamw = cuda_adamw, .sgd = cuda_sgd,
+};
+#endif
+
+accel_status_t accel_devops_for(accel_device_kind_t kind, const accel_devops_t **ops)
+{
+    *ops = &g_host;
+    if (kind == ACCEL_DEVICE_CPU) return ACCEL_OK;
+#if ACCEL_HAVE_CUDA
+    *ops = &g_cuda;
+    void *s;
+    return accel_device_cuda_stream(&s);
+#else
+    ACCEL_ERROR("accel was built without CUDA\n--> hint: use device=cpu, or rebuild with a CUDA toolkit");
+    return ACCEL_ERR_UNSUPPORTED;
+#endif
+}

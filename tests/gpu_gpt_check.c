@@ -42,7 +42,7 @@ static void ref_open(ref_t *r, const char *precision)
     memset(r, 0, sizeof *r);
     accel_config_defaults(&r->cfg);
     snprintf(r->cfg.model.name, sizeof r->cfg.model.name, "gpt");
-    snprintf(r->cfg.precision, sizeof r->cfg.precision, "%s", precision);
+    accel_config_set(&r->cfg, "precision", precision, NULL, 0);
     r->cfg.model.layers = L_;
     r->cfg.model.heads = NH_;
     r->cfg.model.width = C_;
@@ -118,7 +118,7 @@ static int check_gradients(const char *precision, double tol, double loss_tol, f
 {
     ref_t r;
     ref_open(&r, "fp32");                           /* the reference is always fp32 */
-    snprintf(r.cfg.precision, sizeof r.cfg.precision, "%s", precision);   /* the engine's */
+    accel_config_set(&r.cfg, "precision", precision, NULL, 0);    /* the GPU model's */
     const accel_layout_t *lay = &r.model.layout;
     accel_batch_t b = { .n = B_, .tokens = r.tokens };
     double loss_cpu = 0, loss_gpu = 0;
@@ -169,7 +169,7 @@ static int check_eval(const char *precision, double tol)
 {
     ref_t r;
     ref_open(&r, "fp32");
-    snprintf(r.cfg.precision, sizeof r.cfg.precision, "%s", precision);
+    accel_config_set(&r.cfg, "precision", precision, NULL, 0);
     accel_batch_t b = { .n = B_, .tokens = r.tokens };
     float lc[B_], lg[B_];
     int fails = 0;

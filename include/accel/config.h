@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "accel/dtype.h"
 #include "accel/status.h"
 
 #define ACCEL_STR_MAX 256
@@ -53,11 +54,17 @@ typedef struct {
     double min_lr_ratio;            /* optim.min_lr_ratio */
 } accel_optim_config_t;
 
+/* Enumerated keys are parsed once, where the configuration is read: each keeps its text (for
+ * printing and checkpoints) and its value, set together by accel_config_set. */
+typedef enum { ACCEL_DDP = 0, ACCEL_ZERO1, ACCEL_ZERO2, ACCEL_ZERO3 } accel_strategy_t;
+
 typedef struct {
     char strategy[16];              /* dist.strategy: ddp | zero1 | zero2 | zero3 */
+    accel_strategy_t strategy_id;   /* ... parsed */
     bool hybrid;                    /* dist.hybrid */
     double bucket_mb;               /* dist.bucket_mb */
     char comm_dtype[16];            /* dist.comm_dtype: fp32 | bf16 | fp16 gradient traffic */
+    accel_dtype_t comm_dtype_id;    /* ... parsed */
     int fake_nodes;                 /* dist.fake_nodes: test only, group ranks into N pretend nodes */
     double timeout;                 /* dist.timeout: seconds any wait may take before the job aborts */
 } accel_dist_config_t;
@@ -83,6 +90,7 @@ typedef struct {
     uint64_t seed;                  /* seed */
     char device[16];                /* device: auto | cpu | cuda */
     char precision[16];             /* precision: fp32 | bf16 | fp16 */
+    accel_dtype_t precision_id;     /* ... parsed */
     int threads;                    /* threads: BLAS/OpenMP threads per rank, 0 = auto */
     accel_model_config_t model;
     accel_data_config_t data;

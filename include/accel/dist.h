@@ -27,10 +27,7 @@
 #include "accel/optim.h"
 #include "accel/runtime.h"
 
-typedef enum { ACCEL_DDP = 0, ACCEL_ZERO1, ACCEL_ZERO2, ACCEL_ZERO3 } accel_strategy_t;
-
-/* "ddp", "zero1", ... -> strategy; -1 when unknown. */
-int accel_strategy_parse(const char *name);
+/* accel_strategy_t (include/accel/config.h) -> "ddp", "zero1", ... */
 const char *accel_strategy_name(accel_strategy_t strategy);
 
 /* One piece of a rank's state: arena elements [begin, end) stored at `owned` offset of the rank's

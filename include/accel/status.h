@@ -1,5 +1,15 @@
 /* Status codes returned by every accel function, and the macros that carry an error up the stack.
- * The library never exits: tools turn a status into a message and an exit code. */
+ * The library never exits: tools turn a status into a message and an exit code.
+ *
+ * Where a job can be aborted (MPI_Abort through accel_abort), and why:
+ *  - the watchdog (src/comm/comm.c): a collective that has not completed after dist.timeout seconds
+ *    means a peer never joined it; every other rank would wait forever, so the job ends (exit 124)
+ *    with a message naming the collective. It is the library's only abort.
+ *  - accel_train (src/tools/accel_train.c): when training fails on one rank of several, the others
+ *    may be waiting in a collective; the tool ends the job rather than leave them hanging.
+ * Everything else returns a status; failures that one rank alone can meet (reading data, a device
+ * error, a collective failing inside a model hook) are agreed on by every rank (accel_agree) or
+ * returned at the next call that returns a status. */
 #ifndef ACCEL_STATUS_H
 #define ACCEL_STATUS_H
 

@@ -101,6 +101,29 @@ static const key_spec_t g_schema[] = {
 };
 #define NKEYS (sizeof g_schema / sizeof g_schema[0])
 
+/* Enumerated keys parsed once, where the configuration is read: the value of each of the key's
+ * choices (in the order of its "a|b|c"), stored in an int-sized enum field next to its text. */
+static const int g_dtype_ids[] = { ACCEL_F32, ACCEL_BF16, ACCEL_F16 };   /* "fp32|bf16|fp16" */
+static const int g_strategy_ids[] = { ACCEL_DDP, ACCEL_ZERO1, ACCEL_ZERO2, ACCEL_ZERO3 };
+static const struct {
+    const char *key;
+    const int *ids;
+    size_t offset;
+} g_enum_ids[] = {
+    { "precision", g_dtype_ids, offsetof(accel_config_t, precision_id) },
+    { "dist.strategy", g_strategy_ids, offsetof(accel_config_t, dist.strategy_id) },
+    { "dist.comm_dtype", g_dtype_ids, offsetof(accel_config_t, dist.comm_dtype_id) },
+};
+_Static_assert(sizeof(accel_dtype_t) == sizeof(int) && sizeof(accel_strategy_t) == sizeof(int),
+               "enumerated keys are stored as int");
+
+static void set_enum_id(accel_config_t *cfg, const char *key, int choice)
+{
+    for (size_t i = 0; i < sizeof g_enum_ids / sizeof g_enum_ids[0]; i++)
+        if (!strcmp(g_enum_ids[i].key, key))
+            *(int *)((char *)cfg + g_enum_ids[i].offset) = g_enum_ids[i].ids[choice];
+}
+
 static const key_spec_t *find_key(const char *key)
 {
     for (size_t i = 0; i < NKEYS; i++)
@@ -134,16 +157,18 @@ static bool parse_bool(const char *v, bool *out)
     return false;
 }
 
-static bool in_choices(const char *choices, const char *v)
+/* The position of v among "a|b|c", or -1. */
+static int choice_index(const char *choices, const char *v)
 {
     size_t n = strlen(v);
-    for (const char *p = choices; p && *p;) {
+    int i = 0;
+    for (const char *p = choices; p && *p; i++) {
         const char *bar = strchr(p, '|');
         size_t len = bar ? (size_t)(bar - p) : strlen(p);
-        if (len == n && !strncmp(p, v, n)) return true;
+        if (len == n && !strncmp(p, v, n)) return i;
         p = bar ? bar + 1 : NULL;
     }
-    return false;
+    return -1;
 }
 
 accel_status_t accel_config_set(accel_config_t *cfg, const char *key, const char *value, char *err,
@@ -198,7 +223,8 @@ accel_status_t accel_config_set(accel_config_t *cfg, const char *key, const char
         if (!parse_bool(value, (bool *)field)) goto bad_type;
         break;
     case KEY_STRING:
-        if (k->choices && !in_choices(k->choices, value)) {
+        int choice = k->choices ? choice_index(k->choices, value) : -1;
+        if (k->choices && choice < 0) {
             snprintf(err, errlen, "configuration key '%s' has value '%s'; expected one of %s",
                      key, value, k->choices);
             return ACCEL_ERR_CONFIG;
@@ -209,6 +235,7 @@ accel_status_t accel_config_set(accel_config_t *cfg, const char *key, const char
             return ACCEL_ERR_CONFIG;
         }
         snprintf(field, k->size, "%s", value);
+        if (choice >= 0) set_enum_id(cfg, k->key, choice);
         break;
     }
     return ACCEL_OK;

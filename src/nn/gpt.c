@@ -118,13 +118,7 @@ static accel_status_t validate(const accel_config_t *cfg, accel_dtype_t *precisi
                      "vocab <= 67108864", c->layers, c->width, c->context, c->vocab);
         return ACCEL_ERR_CONFIG;
     }
-    int dt = accel_dtype_parse(cfg->precision);
-    if (dt != ACCEL_F32 && dt != ACCEL_BF16 && dt != ACCEL_F16) {
-        ACCEL_ERROR0("gpt: precision '%s' is not supported\n--> hint: use fp32, bf16 or fp16",
-                     cfg->precision);
-        return ACCEL_ERR_CONFIG;
-    }
-    *precision = (accel_dtype_t)dt;
+    *precision = cfg->precision_id;                 /* fp32, bf16 or fp16: checked by the config */
     return ACCEL_OK;
 }
 
@@ -651,7 +645,7 @@ static size_t gpt_logits_bytes(const accel_config_t *cfg)
     const accel_model_config_t *c = &cfg->model;
     const size_t C = (size_t)c->width, T = (size_t)c->context, V = (size_t)c->vocab;
     size_t bytes = sizeof(float) * infer_floats(C, T, (size_t)c->heads);
-    if (accel_dtype_parse(cfg->precision) != ACCEL_F32)   /* converted operands (upper bound) */
+    if (cfg->precision_id != ACCEL_F32)   /* converted operands (upper bound) */
         bytes += sizeof(float) * infer_gemm_elements(C, T, V) + 128;
     return bytes;
 }

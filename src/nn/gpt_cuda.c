@@ -274,12 +274,7 @@ static accel_status_t gpt_cuda_create(const accel_config_t *cfg, accel_layout_t 
     ACCEL_CHECK(accel_model_gpt.create(cfg, layout, &cpu));
     accel_model_gpt.destroy(cpu);
     const accel_model_config_t *mc = &cfg->model;
-    int dt = accel_dtype_parse(cfg->precision);
-    if (dt != ACCEL_F32 && dt != ACCEL_BF16 && dt != ACCEL_F16) {
-        ACCEL_ERROR0("gpt_cuda: precision '%s' is not supported\n--> hint: use fp32, bf16 or fp16",
-                     cfg->precision);
-        return ACCEL_ERR_CONFIG;
-    }
+    const accel_dtype_t dt = cfg->precision_id;    /* fp32, bf16 or fp16: checked by the config */
     if (mc->width > 6144) {
         ACCEL_ERROR0("gpt_cuda: model.width=%d is above the 6144 the LayerNorm kernels support", mc->width);
         return ACCEL_ERR_CONFIG;
@@ -292,7 +287,7 @@ static accel_status_t gpt_cuda_create(const accel_config_t *cfg, accel_layout_t 
     g->layout = layout;
     const char *dbg = getenv("ACCEL_CUDA_SYNC");
     g->debug_sync = dbg && atoi(dbg) > 0;
-    g->dt = (accel_dtype_t)dt;
+    g->dt = dt;
     g->cdt = dt == ACCEL_BF16 ? CUDA_R_16BF : dt == ACCEL_F16 ? CUDA_R_16F : CUDA_R_32F;
     g->asz = dt == ACCEL_F32 ? 4 : 2;
     g->blk = calloc((size_t)(g->L > 0 ? g->L : 1), sizeof *g->blk);

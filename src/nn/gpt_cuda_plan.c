@@ -83,8 +83,7 @@ accel_status_t accel_gpt_cuda_estimate_bytes(const accel_config_t *cfg, int micr
                                              size_t owned_n, int sharded, size_t *bytes)
 {
     const accel_model_config_t *m = &cfg->model;
-    int dt = accel_dtype_parse(cfg->precision);
-    size_t asz = dt == ACCEL_F32 ? 4 : 2;
+    size_t asz = cfg->precision_id == ACCEL_F32 ? 4 : 2;
     accel_gpt_cuda_plan_t plan;
     *bytes = 0;
     ACCEL_CHECK(accel_gpt_cuda_plan(m->layers, m->heads, m->width, m->context, m->vocab, micro, asz, &plan));
@@ -126,13 +125,7 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                  cfg->model.name, cfg->model.name);
         return ACCEL_ERR_UNSUPPORTED;
     }
-    int dt = accel_dtype_parse(cfg->precision);
-    if (dt != ACCEL_F32 && dt != ACCEL_BF16 && dt != ACCEL_F16) {
-        snprintf(why, whylen, "device=cuda: precision '%s' is not supported\n--> hint: use fp32, "
-                 "bf16 or fp16", cfg->precision);
-        return ACCEL_ERR_UNSUPPORTED;
-    }
-    if (note && notelen && accel_dtype_parse(cfg->dist.comm_dtype) != ACCEL_F32)
+    if (note && notelen && cfg->dist.comm_dtype_id != ACCEL_F32)
         snprintf(note, notelen, "dist.comm_dtype=%s is ignored on the GPU: gradients are reduced "
                  "in fp32", cfg->dist.comm_dtype);
     return ACCEL_OK;

@@ -55,8 +55,7 @@ static accel_status_t mlp_create(const accel_config_t *cfg, accel_layout_t *layo
     m->hidden = c->hidden;
     m->classes = c->classes;
     m->depth = c->depth;
-    int dt = accel_dtype_parse(cfg->precision);
-    if (accel_gemm_cpu_init(&m->gemm, dt < 0 ? ACCEL_F32 : (accel_dtype_t)dt) != ACCEL_OK) {
+    if (accel_gemm_cpu_init(&m->gemm, cfg->precision_id) != ACCEL_OK) {
         free(m);
         return ACCEL_ERR_CONFIG;
     }

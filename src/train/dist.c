@@ -56,14 +56,6 @@ struct accel_dist {
     double exposed_s, inflight_s, first_reduce;
 };
 
-int accel_strategy_parse(const char *name)
-{
-    static const char *const names[] = { "ddp", "zero1", "zero2", "zero3" };
-    for (int i = 0; i < 4; i++)
-        if (!strcmp(name, names[i])) return i;
-    return -1;
-}
-
 const char *accel_strategy_name(accel_strategy_t s)
 {
     static const char *const names[] = { "ddp", "zero1", "zero2", "zero3" };
@@ -296,8 +288,7 @@ accel_status_t accel_dist_create(const accel_runtime_t *rt, const accel_config_t
     *out = NULL;
     const accel_devops_t *ops;
     ACCEL_CHECK(accel_devops_for(device, &ops));
-    int strategy = accel_strategy_parse(cfg->dist.strategy);
-    if (strategy < 0) return ACCEL_ERR_CONFIG;
+    const accel_strategy_t strategy = cfg->dist.strategy_id;
     if (cfg->dist.hybrid && strategy == ACCEL_DDP) {
         ACCEL_ERROR0("dist.hybrid=true shards within a node and replicates across nodes: it needs "
                      "dist.strategy=zero1, zero2 or zero3 (got ddp)");
@@ -312,7 +303,7 @@ accel_status_t accel_dist_create(const accel_runtime_t *rt, const accel_config_t
     accel_dist_t *d = calloc(1, sizeof *d);
     if (!d) return ACCEL_ERR_NOMEM;
     d->ops = ops;
-    d->strategy = (accel_strategy_t)strategy;
+    d->strategy = strategy;
     d->hybrid = cfg->dist.hybrid;
     d->layout = layout;
     d->cfg = cfg;
@@ -331,8 +322,7 @@ accel_status_t accel_dist_create(const accel_runtime_t *rt, const accel_config_t
         ACCEL_CHECK_GOTO(ops->arena_alloc(layout, false, &d->grads), st, fail);
         if (d->sync_each) ACCEL_CHECK_GOTO(ops->arena_alloc(layout, false, &d->scratch), st, fail);
         /* Gradients travel in comm_dtype through host staging; device memory reduces in fp32. */
-        accel_dtype_t comm_dtype = ops->host ? (accel_dtype_t)accel_dtype_parse(cfg->dist.comm_dtype)
-                                             : ACCEL_F32;
+        accel_dtype_t comm_dtype = ops->host ? cfg->dist.comm_dtype_id : ACCEL_F32;
         ACCEL_CHECK_GOTO(accel_grad_sync_create(layout, d->world, d->grads, cfg->dist.bucket_mb,
                                                 comm_dtype, &d->sync), st, fail);
         d->owned_n = layout->numel;

@@ -359,7 +359,7 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
     int nranges = accel_dist_owned_ranges(t->dist, &ranges);
     for (int i = 0; i < nranges; i++)
         accel_optim_mark_decay(&t->optim, &t->model.layout, ranges[i].begin, ranges[i].end, ranges[i].owned);
-    accel_loss_scaler_init(&t->scaler, !strcmp(cfg->precision, "fp16"), cfg->train.loss_scale,
+    accel_loss_scaler_init(&t->scaler, cfg->precision_id == ACCEL_F16, cfg->train.loss_scale,
                            cfg->train.loss_scale_window);
     t->tokens_model = t->model.ops->consumes_tokens;
     ACCEL_CHECK_GOTO(open_data(t), st, fail);

@@ -33,6 +33,10 @@ int accel_device_cuda_driver_version(void);
  * are ordered after it. ACCEL_ERR_UNSUPPORTED without CUDA. */
 accel_status_t accel_device_cuda_stream(void **stream);
 
+/* cudaMalloc of `bytes` for `what`; when the device is full, ACCEL_ERR_NOMEM after a message
+ * naming `what`, the size and the free memory, with what to do about it. */
+accel_status_t accel_device_cuda_alloc(size_t bytes, const char *what, void **ptr);
+
 /* Device memory (cudaMalloc) or 64-byte aligned host memory for the CPU. */
 accel_status_t accel_device_alloc(const accel_device_t *dev, size_t bytes, void **ptr);
 void accel_device_free(const accel_device_t *dev, void *ptr);

@@ -18,6 +18,7 @@
 
 #include "accel/log.h"
 #include "accel/model.h"
+#include "gpt.h"
 #include "gemm_cpu.h"
 #include "kernels_cpu.h"
 
@@ -257,9 +258,7 @@ static accel_status_t reserve(gpt_t *m, int B)
     return accel_gemm_cpu_reserve(&m->gemm, BT * wide + (BT > wide ? BT : wide) * C + 2 * T * T + 64);
 }
 
-/* Every token id of the B rows (n_per_row ids each, row stride `stride`) must index the vocab. */
-static accel_status_t check_tokens(const gpt_t *m, const int32_t *tokens, int B, int n_per_row,
-                                   int stride)
+accel_status_t accel_gpt_check_tokens(const int32_t *tokens, int B, int n_per_row, int stride, int V)
 {
     if (!tokens) {
         ACCEL_ERROR("gpt needs token batches, but the batch has no tokens\n--> hint: feed "
@@ -269,10 +268,10 @@ static accel_status_t check_tokens(const gpt_t *m, const int32_t *tokens, int B,
     for (int b = 0; b < B; b++)
         for (int t = 0; t < n_per_row; t++) {
             int32_t id = tokens[(size_t)b * stride + t];
-            if (id < 0 || id >= m->V) {
+            if (id < 0 || id >= V) {
                 ACCEL_ERROR("gpt: sample %d, position %d has token id %d, outside the vocabulary "
                             "0..%d\n--> hint: the data's tokenizer must match model.vocab=%d", b, t,
-                            id, m->V - 1, m->V);
+                            id, V - 1, V);
                 return ACCEL_ERR_INVALID;
             }
         }
@@ -596,7 +595,7 @@ static accel_status_t gpt_forward_backward(void *state, const accel_layout_t *la
     const int B = batch->n, T = m->T, stride = T + 1;
     *loss_sum = 0;
     if (B <= 0) return ACCEL_OK;
-    ACCEL_CHECK(check_tokens(m, batch->tokens, B, stride, stride));
+    ACCEL_CHECK(accel_gpt_check_tokens(batch->tokens, B, stride, stride, m->V));
     ACCEL_CHECK(reserve(m, B));
     gpt_fwd_t fw = train_fwd(m);
     ACCEL_CHECK(forward(m, &fw, layout, params, batch->tokens, stride, B, T, batch));
@@ -615,7 +614,7 @@ static accel_status_t gpt_eval(void *state, const accel_layout_t *layout, const 
     gpt_t *m = state;
     const int B = batch->n, T = m->T, stride = T + 1;
     if (B <= 0) return ACCEL_OK;
-    ACCEL_CHECK(check_tokens(m, batch->tokens, B, stride, stride));
+    ACCEL_CHECK(accel_gpt_check_tokens(batch->tokens, B, stride, stride, m->V));
     ACCEL_CHECK(reserve(m, B));
     gpt_fwd_t fw = train_fwd(m);
     ACCEL_CHECK(forward(m, &fw, layout, params, batch->tokens, stride, B, T, batch));
@@ -688,7 +687,7 @@ static accel_status_t gpt_logits_range(void *state, const accel_layout_t *layout
                     "most recent ones)", m->T, ntokens, first);
         return ACCEL_ERR_INVALID;
     }
-    ACCEL_CHECK(check_tokens(m, tokens, 1, ntokens, ntokens));
+    ACCEL_CHECK(accel_gpt_check_tokens(tokens, 1, ntokens, ntokens, m->V));
     ACCEL_CHECK(reserve_infer(m));
     accel_batch_t hb = { .hooks = hooks };
     gpt_fwd_t fw = { &m->iact, 0, m->ix0, m->ilnf, m->ilnf_mean, m->ilnf_rstd, m->ipr, m->ikt };

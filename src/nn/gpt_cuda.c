@@ -22,6 +22,7 @@
 #include "accel/device.h"
 #include "accel/log.h"
 #include "accel/model.h"
+#include "gpt.h"
 #include "gpt_cuda.h"
 
 #if ACCEL_HAVE_CUDA
@@ -227,19 +228,7 @@ static void gpt_cuda_destroy(void *state)
 
 static accel_status_t dalloc(void **p, size_t bytes, const char *what)
 {
-    cudaError_t e = cudaMalloc(p, bytes ? bytes : 1);
-    if (e != cudaSuccess) {
-        size_t free_b = 0, total_b = 0;
-        cudaGetLastError();
-        cudaMemGetInfo(&free_b, &total_b);
-        ACCEL_ERROR("gpt_cuda: cannot allocate %.1f MiB of device memory for %s: %s (%.1f of %.1f "
-                    "MiB free)\n--> hint: lower the micro-batch (raise train.grad_accum) or the "
-                    "model size", bytes / 1048576.0, what, cudaGetErrorString(e),
-                    free_b / 1048576.0, total_b / 1048576.0);
-        *p = NULL;
-        return ACCEL_ERR_NOMEM;
-    }
-    return ACCEL_OK;
+    return accel_device_cuda_alloc(bytes, what, p);
 }
 
 /* Buffers for micro-batches of up to B rows (kept and reused; grown when a larger one comes). */
@@ -333,21 +322,10 @@ fail:
 static accel_status_t check_tokens(const accel_gpt_cuda_t *g, const int32_t *tokens, int n)
 {
     if (n < 1 || n > g->B) {
-        ACCEL_ERROR("gpt_cuda: a micro-batch of %d samples (the engine was sized for 1..%d)", n, g->B);
+        ACCEL_ERROR("gpt_cuda: a micro-batch of %d samples (the buffers hold 1..%d)", n, g->B);
         return ACCEL_ERR_INVALID;
     }
-    const int stride = g->T + 1;
-    for (int b = 0; b < n; b++)
-        for (int t = 0; t < stride; t++) {
-            int32_t id = tokens[(size_t)b * stride + t];
-            if (id < 0 || id >= g->V) {
-                ACCEL_ERROR("gpt: sample %d, position %d has token id %d, outside the vocabulary "
-                            "0..%d\n--> hint: the data's tokenizer must match model.vocab=%d", b, t,
-                            id, g->V - 1, g->V);
-                return ACCEL_ERR_INVALID;
-            }
-        }
-    return ACCEL_OK;
+    return accel_gpt_check_tokens(tokens, n, g->T + 1, g->T + 1, g->V);
 }
 
 /* Host rows -> pinned slot -> device on the copy stream; the compute stream waits for the copy.

@@ -120,18 +120,7 @@ static accel_status_t cuda_zero(void *ptr, size_t bytes)
 
 static accel_status_t cuda_alloc(size_t bytes, void **ptr)
 {
-    cudaError_t e = cudaMalloc(ptr, bytes ? bytes : 1);
-    if (e != cudaSuccess) {
-        size_t free_b = 0, total_b = 0;
-        cudaGetLastError();
-        cudaMemGetInfo(&free_b, &total_b);
-        ACCEL_ERROR("cannot allocate %.1f MiB of device memory: %s (%.1f of %.1f MiB free)\n--> hint: "
-                    "lower the micro-batch (raise train.grad_accum), shard more state "
-                    "(dist.strategy=zero2 or zero3) or use a smaller model", bytes / 1048576.0,
-                    cudaGetErrorString(e), free_b / 1048576.0, total_b / 1048576.0);
-        *ptr = NULL;
-        return ACCEL_ERR_NOMEM;
-    }
+    ACCEL_CHECK(accel_device_cuda_alloc(bytes, "the trainer's state", ptr));
     return cuda_zero(*ptr, bytes ? bytes : 1);
 }
 

@@ -15,12 +15,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "accel/ckpt.h"
 #include "accel/infer.h"
 #include "accel/log.h"
-#include "../core/h5probe.h"
+#include "../h5/h5util.h"
 
-#define CKPT_FORMAT "accel-checkpoint"
-#define CKPT_MAX_VERSION 1
 #define READ_CHUNK ((size_t)1 << 26)    /* elements per H5Dread (HDF5 1.10: stay far below 2 GiB) */
 
 enum { DT_FLOAT, DT_BF16_BITS };        /* how a dataset's values become fp32 */
@@ -42,61 +41,6 @@ static int link_exists(hid_t loc, const char *path)
     htri_t r;
     H5E_BEGIN_TRY { r = H5Lexists(loc, path, H5P_DEFAULT); } H5E_END_TRY;
     return r > 0;
-}
-
-/* A string attribute (fixed or variable length) into out; 1 read, 0 missing, -1 not a string. */
-static int read_str_attr(hid_t obj, const char *name, char *out, size_t outlen)
-{
-    htri_t ex;
-    H5E_BEGIN_TRY { ex = H5Aexists(obj, name); } H5E_END_TRY;
-    if (ex <= 0) return 0;
-    int ret = -1;
-    hid_t a = -1, t = -1, mt = -1;
-    H5E_BEGIN_TRY {
-        a = H5Aopen(obj, name, H5P_DEFAULT);
-        t = a >= 0 ? H5Aget_type(a) : -1;
-        if (t >= 0 && H5Tget_class(t) == H5T_STRING) {
-            if (H5Tis_variable_str(t) > 0) {
-                char *s = NULL;
-                mt = H5Tcopy(H5T_C_S1);
-                H5Tset_size(mt, H5T_VARIABLE);
-                if (H5Aread(a, mt, &s) >= 0 && s) {
-                    snprintf(out, outlen, "%s", s);
-                    H5free_memory(s);
-                    ret = 1;
-                }
-            } else {
-                size_t n = H5Tget_size(t);
-                char *buf = calloc(n + 1, 1);
-                mt = H5Tcopy(H5T_C_S1);
-                H5Tset_size(mt, n);
-                if (buf && H5Aread(a, mt, buf) >= 0) {
-                    snprintf(out, outlen, "%s", buf);
-                    ret = 1;
-                }
-                free(buf);
-            }
-        }
-    } H5E_END_TRY;
-    if (mt >= 0) H5Tclose(mt);
-    if (t >= 0) H5Tclose(t);
-    if (a >= 0) H5Aclose(a);
-    return ret;
-}
-
-/* An integer attribute; 1 read, 0 missing, -1 unreadable. */
-static int read_int_attr(hid_t obj, const char *name, long long *out)
-{
-    htri_t ex;
-    H5E_BEGIN_TRY { ex = H5Aexists(obj, name); } H5E_END_TRY;
-    if (ex <= 0) return 0;
-    int ret = -1;
-    H5E_BEGIN_TRY {
-        hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
-        if (a >= 0 && H5Aread(a, H5T_NATIVE_LLONG, out) >= 0) ret = 1;
-        if (a >= 0) H5Aclose(a);
-    } H5E_END_TRY;
-    return ret;
 }
 
 /* /meta/config.yaml: a scalar string dataset (fixed or variable length). NULL when absent. */
@@ -178,16 +122,18 @@ accel_status_t accel_weights_open(const char *path, accel_weights_t **out)
         goto fail;
     }
     char format[64] = "";
-    if (read_str_attr(w->file, "format", format, sizeof format) == 1 && !strcmp(format, CKPT_FORMAT)) {
-        long long version = 0, complete = 0;
-        if (read_int_attr(w->file, "format_version", &version) == 1 && version > CKPT_MAX_VERSION) {
+    if (accel_h5_attr_read_str(w->file, "format", format, sizeof format) == ACCEL_OK &&
+        !strcmp(format, ACCEL_CKPT_FORMAT_NAME)) {
+        int64_t version = 0, complete = 0;
+        if (accel_h5_attr_read_i64(w->file, "format_version", &version) == ACCEL_OK &&
+            version > ACCEL_CKPT_FORMAT_VERSION) {
             ACCEL_ERROR("%s has checkpoint format version %lld, but this accel reads versions up "
-                        "to %d\n--> hint: use the accel that wrote it", path, version,
-                        CKPT_MAX_VERSION);
+                        "to %d\n--> hint: use the accel that wrote it", path, (long long)version,
+                        ACCEL_CKPT_FORMAT_VERSION);
             st = ACCEL_ERR_UNSUPPORTED;
             goto fail;
         }
-        if (read_int_attr(w->file, "complete", &complete) != 1 || complete != 1) {
+        if (accel_h5_attr_read_i64(w->file, "complete", &complete) != ACCEL_OK || complete != 1) {
             ACCEL_ERROR("%s is an incomplete checkpoint (its save did not finish)\n--> hint: use "
                         "an earlier step-*.h5, or the one 'accel_ckpt latest DIR' names", path);
             st = ACCEL_ERR_CORRUPT;
@@ -337,7 +283,7 @@ accel_status_t accel_weights_check(accel_weights_t *w, const accel_layout_t *lay
         H5T_class_t cls = type >= 0 ? H5Tget_class(type) : H5T_NO_CLASS;
         size_t tsize = type >= 0 ? H5Tget_size(type) : 0;
         char dtype_attr[16] = "";
-        read_str_attr(d, "dtype", dtype_attr, sizeof dtype_attr);
+        (void)accel_h5_attr_read_str(d, "dtype", dtype_attr, sizeof dtype_attr);   /* optional */
         if (space >= 0) H5Sclose(space);
         if (type >= 0) H5Tclose(type);
         bool same = ndim == t->ndim;

@@ -130,6 +130,80 @@ accel_status_t accel_ckpt_read_meta(const char *path, accel_ckpt_meta_t *meta);
  * otherwise. */
 accel_status_t accel_ckpt_verify(const char *path, FILE *report, bool verbose, int *nproblems);
 
+/* ------------------------------------------------------------------ reading one file
+ * Read-only access to one checkpoint, or to weights exported from one (accel_ckpt export
+ * --format hdf5: tensors at the root), for tools and inference: local (no MPI), serial HDF5
+ * without file locks. Callers name states ("model", "optim/exp_avg"; "" is the root group) and
+ * tensors; the layout of the file stays the library's business. Nothing is checked against
+ * checksums here (accel_ckpt_verify does that). */
+typedef struct accel_ckpt_file accel_ckpt_file_t;
+
+#define ACCEL_CKPT_NAME_MAX 256
+#define ACCEL_CKPT_MAX_RANK 32
+
+typedef struct {
+    char name[ACCEL_CKPT_NAME_MAX];     /* relative to its state ("h.0.attn.qkv.weight") */
+    int ndim;                           /* 0: scalar */
+    uint64_t dims[ACCEL_CKPT_MAX_RANK];
+    uint64_t numel;
+    char dtype[8];                      /* fp32, fp64, bf16, int64, uint64, int32, uint32, integer,
+                                           string, float, other */
+    bool fp32;                          /* stored as 4-byte floats */
+    bool readable;                      /* accel_ckpt_file_read can give it as fp32: any float type,
+                                           or bf16 bits (uint16 with attribute dtype="bf16") */
+    uint64_t bytes;                     /* storage allocated in the file */
+    int64_t offset;                     /* file offset of contiguous data, -1 when there is none */
+} accel_ckpt_tensor_info_t;
+
+/* Open path for reading. Not logged: on failure err (may be NULL) receives one line ("<path>: No
+ * such file or directory", "<path> is not an HDF5 file", "cannot open <path> (truncated or
+ * damaged?)") and the status says which (ACCEL_ERR_NOT_FOUND / IO, ACCEL_ERR_CORRUPT). */
+accel_status_t accel_ckpt_file_open(const char *path, accel_ckpt_file_t **out, char *err, size_t errlen);
+void accel_ckpt_file_close(accel_ckpt_file_t *f);
+
+/* Whether the file says it is an accel checkpoint (format name), its format version (0 when not
+ * one) and whether its save completed. Any pointer may be NULL. */
+void accel_ckpt_file_format(const accel_ckpt_file_t *f, bool *checkpoint, int *version, bool *complete);
+
+/* The states the file holds, in stored order: its list of arenas, or "model" for a file without
+ * one that has a /model group. Returns their count; names live until close. */
+int accel_ckpt_file_states(const accel_ckpt_file_t *f, const char *const **names);
+
+/* Whether a state group exists ("" is the root). */
+bool accel_ckpt_file_has_state(const accel_ckpt_file_t *f, const char *state);
+
+/* Every dataset under a state, sorted by name (names relative to the state, nested ones with
+ * '/'). *infos is malloc'ed (free it); ACCEL_ERR_NOT_FOUND when the state is missing. */
+accel_status_t accel_ckpt_file_list(accel_ckpt_file_t *f, const char *state,
+                                    accel_ckpt_tensor_info_t **infos, int *n);
+
+/* The bookkeeping datasets (checksum tables, then metadata), names relative to the root
+ * ("checksums/model/w", "meta/config.yaml"). *infos is malloc'ed (free it). */
+accel_status_t accel_ckpt_file_list_bookkeeping(accel_ckpt_file_t *f, accel_ckpt_tensor_info_t **infos,
+                                                int *n);
+
+/* One dataset's description; ACCEL_ERR_NOT_FOUND when there is no dataset state/name. */
+accel_status_t accel_ckpt_file_tensor(accel_ckpt_file_t *f, const char *state, const char *name,
+                                      accel_ckpt_tensor_info_t *info);
+
+/* Flat elements [begin, end) (row-major) of state/name as fp32, for tensors of 1 to
+ * ACCEL_TENSOR_MAX_DIMS dimensions that are `readable`. Not logged (callers say which tensor of
+ * what failed): ACCEL_ERR_NOT_FOUND, ACCEL_ERR_INVALID (not readable, bad range) or ACCEL_ERR_IO
+ * (HDF5 cannot read it: a damaged file). Reading one tensor in pieces keeps it open between calls. */
+accel_status_t accel_ckpt_file_read(accel_ckpt_file_t *f, const char *state, const char *name,
+                                    uint64_t begin, uint64_t end, float *buf);
+
+/* The stored configuration (YAML, malloc'ed: free it), or NULL when the file holds none. */
+accel_status_t accel_ckpt_file_config(accel_ckpt_file_t *f, char **yaml);
+
+/* Export a state's tensors as weights for inference (the file accel_weights_open reads): one
+ * dataset per tensor at /<name>, fp32, or bf16 (a 16-bit HDF5 float type, rounded to nearest
+ * even) with attribute dtype = "fp32" / "bf16". Streams, and publishes output atomically
+ * (output.tmp, fsync, rename). Every tensor must be readable with 1 to ACCEL_TENSOR_MAX_DIMS
+ * dimensions. Logged. *ntensors (may be NULL) receives the count written. */
+accel_status_t accel_ckpt_file_export_hdf5(accel_ckpt_file_t *f, const char *state, const char *output,
+                                           bool bf16, int *ntensors);
+
 /* Low level: split the flat range [begin, end) of a row-major tensor of the given shape into at most
  * 2*ndim-1 rectangles (start[d], count[d]), in flat order, that together hold each element of the
  * range exactly once. Returns the number of boxes (0 for an empty range). */

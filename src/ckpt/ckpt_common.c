@@ -1,5 +1,5 @@
 /* Checkpoint building blocks shared by save, load and verify: flat-range -> hyperslab decomposition,
- * block checksums, HDF5 attribute helpers, the metadata group and the format check. */
+ * block checksums, the metadata group and the format check (HDF5 helpers: src/h5). */
 #include "config.h"
 
 #include <dirent.h>
@@ -12,6 +12,7 @@
 
 #include "accel/ckpt.h"
 #include "accel/log.h"
+#include "accel/runtime.h"
 #include "accel/version.h"
 #include "ckpt_internal.h"
 
@@ -251,11 +252,11 @@ accel_status_t ck_check_same_call(MPI_Comm comm, const accel_layout_t *layout,
         XXH3_freeState(h);
     }
     sig[1] = ~sig[0];
-    if (MPI_Allreduce(sig, out, 2, MPI_UINT64_T, MPI_MAX, comm) != MPI_SUCCESS) return ACCEL_ERR_MPI;
+    ACCEL_CHECK(accel_mpi_status(MPI_Allreduce(sig, out, 2, MPI_UINT64_T, MPI_MAX, comm),
+                                 "MPI_Allreduce (checkpoint call signature)"));
     if (out[0] != sig[0] || out[1] != sig[1]) {
-        int rank;
-        MPI_Comm_rank(comm, &rank);
-        if (rank == 0)
+        int rank = 0;
+        if (accel_mpi_status(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank") == ACCEL_OK && rank == 0)
             ACCEL_ERROR("checkpoint %s: the ranks passed different layouts or arena lists (names, "
                         "replicated flags)\n--> hint: every rank must describe the same state", what);
         return ACCEL_ERR_INVALID;
@@ -263,125 +264,7 @@ accel_status_t ck_check_same_call(MPI_Comm comm, const accel_layout_t *layout,
     return ACCEL_OK;
 }
 
-/* ------------------------------------------------------------------ HDF5 helpers */
-
-void ck_h5_quiet_begin(ck_h5_quiet_t *q)
-{
-    H5Eget_auto2(H5E_DEFAULT, &q->func, &q->data);
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-}
-
-void ck_h5_quiet_end(const ck_h5_quiet_t *q) { H5Eset_auto2(H5E_DEFAULT, q->func, q->data); }
-
-typedef struct {
-    char *buf;
-    size_t len;
-} last_err_t;
-
-static herr_t walk_cb(unsigned n, const H5E_error2_t *err, void *data)
-{
-    (void)n;
-    last_err_t *le = data;
-    /* Walking downward the last entry is the innermost, nearest the cause ("truncated file: eof =
-     * ...", the MPI or POSIX error); the outer ones only say which API call failed. */
-    if (err->desc && err->desc[0]) snprintf(le->buf, le->len, "%s", err->desc);
-    return 0;
-}
-
-void ck_h5_last_error(char *buf, size_t len)
-{
-    if (!len) return;
-    buf[0] = '\0';
-    last_err_t le = { buf, len };
-    H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, walk_cb, &le);
-}
-
-static int attr_write(hid_t obj, const char *name, hid_t ftype, hid_t mtype, const void *value)
-{
-    hid_t space = H5Screate(H5S_SCALAR);
-    if (space < 0) return -1;
-    if (H5Aexists(obj, name) > 0) H5Adelete(obj, name);
-    hid_t a = H5Acreate2(obj, name, ftype, space, H5P_DEFAULT, H5P_DEFAULT);
-    int rc = a < 0 ? -1 : (H5Awrite(a, mtype, value) < 0 ? -1 : 0);
-    if (a >= 0) H5Aclose(a);
-    H5Sclose(space);
-    return rc;
-}
-
-int ck_attr_write_str(hid_t obj, const char *name, const char *value)
-{
-    hid_t t = H5Tcopy(H5T_C_S1);
-    if (t < 0) return -1;
-    size_t n = strlen(value);
-    H5Tset_size(t, n ? n : 1);
-    H5Tset_strpad(t, H5T_STR_NULLPAD);
-    int rc = attr_write(obj, name, t, t, n ? value : "");
-    H5Tclose(t);
-    return rc;
-}
-
-int ck_attr_write_i64(hid_t obj, const char *name, int64_t v)
-{
-    return attr_write(obj, name, H5T_STD_I64LE, H5T_NATIVE_INT64, &v);
-}
-int ck_attr_write_u64(hid_t obj, const char *name, uint64_t v)
-{
-    return attr_write(obj, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, &v);
-}
-int ck_attr_write_f64(hid_t obj, const char *name, double v)
-{
-    return attr_write(obj, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &v);
-}
-
-/* Open a scalar attribute; 1 when it does not exist. */
-static int attr_open(hid_t obj, const char *name, hid_t *a)
-{
-    htri_t ex = H5Aexists(obj, name);
-    if (ex < 0) return -1;
-    if (ex == 0) return 1;
-    *a = H5Aopen(obj, name, H5P_DEFAULT);
-    return *a < 0 ? -1 : 0;
-}
-
-static int attr_read_num(hid_t obj, const char *name, hid_t mtype, void *value)
-{
-    hid_t a;
-    int rc = attr_open(obj, name, &a);
-    if (rc) return rc;
-    hid_t t = H5Aget_type(a);
-    H5T_class_t cls = t >= 0 ? H5Tget_class(t) : H5T_NO_CLASS;
-    rc = (cls == H5T_INTEGER || cls == H5T_FLOAT) && H5Aread(a, mtype, value) >= 0 ? 0 : -1;
-    if (t >= 0) H5Tclose(t);
-    H5Aclose(a);
-    return rc;
-}
-
-int ck_attr_read_i64(hid_t obj, const char *name, int64_t *v) { return attr_read_num(obj, name, H5T_NATIVE_INT64, v); }
-int ck_attr_read_u64(hid_t obj, const char *name, uint64_t *v) { return attr_read_num(obj, name, H5T_NATIVE_UINT64, v); }
-int ck_attr_read_f64(hid_t obj, const char *name, double *v) { return attr_read_num(obj, name, H5T_NATIVE_DOUBLE, v); }
-
-int ck_attr_read_str(hid_t obj, const char *name, char *value, size_t len)
-{
-    hid_t a;
-    int rc = attr_open(obj, name, &a);
-    if (rc) return rc;
-    rc = -1;
-    hid_t ft = H5Aget_type(a);
-    if (ft >= 0 && H5Tget_class(ft) == H5T_STRING && !H5Tis_variable_str(ft)) {
-        size_t n = H5Tget_size(ft);
-        char *tmp = calloc(n + 1, 1);
-        hid_t mt = H5Tcopy(ft);
-        if (tmp && mt >= 0 && H5Tset_cset(mt, H5T_CSET_ASCII) >= 0 && H5Aread(a, mt, tmp) >= 0) {
-            snprintf(value, len, "%s", tmp);
-            rc = 0;
-        }
-        if (mt >= 0) H5Tclose(mt);
-        free(tmp);
-    }
-    if (ft >= 0) H5Tclose(ft);
-    H5Aclose(a);
-    return rc;
-}
+/* ------------------------------------------------------------------ names */
 
 void ck_fmt(char *buf, size_t len, const char *fmt, ...)
 {
@@ -401,48 +284,10 @@ void ck_sum_path(char *buf, size_t len, const char *arena, const char *tensor)
     snprintf(buf, len, "/" CK_GROUP_SUMS "/%s/%s", arena, tensor);
 }
 
-hid_t ck_fapl_serial(void)
-{
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    if (fapl >= 0 && H5Pset_file_locking(fapl, false, true) < 0) {
-        H5Pclose(fapl);
-        return -1;
-    }
-    return fapl;
-}
-
-hid_t ck_open_serial(const char *path, char *err, size_t errlen)
-{
-    ck_h5_quiet_t q;
-    ck_h5_quiet_begin(&q);
-    hid_t fapl = ck_fapl_serial();
-    hid_t f = fapl >= 0 ? H5Fopen(path, H5F_ACC_RDONLY, fapl) : -1;
-    if (f < 0 && err) ck_h5_last_error(err, errlen);
-    if (fapl >= 0) H5Pclose(fapl);
-    ck_h5_quiet_end(&q);
-    return f;
-}
-
 /* ------------------------------------------------------------------ metadata */
 
 /* Errors every rank finds alike are printed by one of them. */
 #define CK_ERR(...) do { if (log) ACCEL_ERROR(__VA_ARGS__); } while (0)
-
-int ck_path_exists(hid_t file, const char *path)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1;; p++) {
-        if (*p == '/' || *p == '\0') {
-            char c = *p;
-            *p = '\0';
-            htri_t ex = H5Lexists(file, buf, H5P_DEFAULT);
-            if (ex <= 0) return ex < 0 ? -1 : 0;
-            if (!c) return 1;
-            *p = c;
-        }
-    }
-}
 
 void accel_ckpt_meta_init(accel_ckpt_meta_t *meta) { memset(meta, 0, sizeof *meta); }
 
@@ -505,52 +350,59 @@ void ck_now_utc(char *buf, size_t len)
     strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", gmtime_r(&now, &tm));
 }
 
+/* The configuration as a scalar string dataset: YAML can outgrow the 64 KiB attribute limit. */
+static int write_config(hid_t g, const char *yaml)
+{
+    size_t n = strlen(yaml);
+    hid_t t = H5Tcopy(H5T_C_S1), s = H5Screate(H5S_SCALAR), d = -1;
+    int rc = t < 0 || s < 0 || H5Tset_size(t, n ? n : 1) < 0 || H5Tset_strpad(t, H5T_STR_NULLPAD) < 0 ? -1 : 0;
+    if (!rc) d = H5Dcreate2(g, CK_DSET_CONFIG, t, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (!rc && (d < 0 || H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, n ? yaml : "") < 0)) rc = -1;
+    if (d >= 0 && H5Dclose(d) < 0) rc = -1;
+    if (s >= 0) H5Sclose(s);
+    if (t >= 0) H5Tclose(t);
+    return rc;
+}
+
 int ck_meta_write(hid_t file, const accel_ckpt_meta_t *meta, int world_size, const char *arenas,
                   const char *created)
 {
-    int rc = 0;
-    rc |= ck_attr_write_str(file, CK_ATTR_FORMAT, ACCEL_CKPT_FORMAT_NAME);
-    rc |= ck_attr_write_i64(file, CK_ATTR_VERSION, ACCEL_CKPT_FORMAT_VERSION);
-    rc |= ck_attr_write_str(file, CK_ATTR_ALGO, CK_ALGO_NAME);
-    rc |= ck_attr_write_i64(file, CK_ATTR_BLOCK, ACCEL_CKPT_BLOCK_ELEMS);
-    rc |= ck_attr_write_str(file, CK_ATTR_ARENAS, arenas);
-    if (rc) return -1;
+    /* The attribute writers log their own failures: stop at the first. */
+#define W(call) do { if ((call) != ACCEL_OK) goto fail; } while (0)
+    hid_t g = -1, x = -1;
+    W(accel_h5_attr_write_str(file, CK_ATTR_FORMAT, ACCEL_CKPT_FORMAT_NAME));
+    W(accel_h5_attr_write_i64(file, CK_ATTR_VERSION, ACCEL_CKPT_FORMAT_VERSION));
+    W(accel_h5_attr_write_str(file, CK_ATTR_ALGO, CK_ALGO_NAME));
+    W(accel_h5_attr_write_i64(file, CK_ATTR_BLOCK, ACCEL_CKPT_BLOCK_ELEMS));
+    W(accel_h5_attr_write_str(file, CK_ATTR_ARENAS, arenas));
 
-    hid_t g = H5Gcreate2(file, CK_GROUP_META, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    if (g < 0) return -1;
+    g = H5Gcreate2(file, CK_GROUP_META, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (g < 0) goto fail;
     for (size_t i = 0; i < NMETA; i++) {
         const char *p = (const char *)meta + g_meta_fields[i].offset;
         switch (g_meta_fields[i].kind) {
-        case 'i': rc |= ck_attr_write_i64(g, g_meta_fields[i].name, *(const int64_t *)p); break;
-        case 'u': rc |= ck_attr_write_u64(g, g_meta_fields[i].name, *(const uint64_t *)p); break;
-        default: rc |= ck_attr_write_f64(g, g_meta_fields[i].name, *(const double *)p); break;
+        case 'i': W(accel_h5_attr_write_i64(g, g_meta_fields[i].name, *(const int64_t *)p)); break;
+        case 'u': W(accel_h5_attr_write_u64(g, g_meta_fields[i].name, *(const uint64_t *)p)); break;
+        default: W(accel_h5_attr_write_f64(g, g_meta_fields[i].name, *(const double *)p)); break;
         }
     }
-    rc |= ck_attr_write_i64(g, "world_size", world_size);
-    rc |= ck_attr_write_str(g, "strategy", meta->strategy);
-    rc |= ck_attr_write_str(g, "precision", meta->precision);
-    rc |= ck_attr_write_str(g, "accel_version", accel_version());
-    rc |= ck_attr_write_str(g, "created", created);
-
-    /* The configuration as a scalar string dataset: YAML can outgrow the 64 KiB attribute limit. */
-    const char *yaml = meta->config_yaml ? meta->config_yaml : "";
-    size_t n = strlen(yaml);
-    hid_t t = H5Tcopy(H5T_C_S1), s = H5Screate(H5S_SCALAR);
-    H5Tset_size(t, n ? n : 1);
-    H5Tset_strpad(t, H5T_STR_NULLPAD);
-    hid_t d = H5Dcreate2(g, CK_DSET_CONFIG, t, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    if (d < 0 || H5Dwrite(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, n ? yaml : "") < 0) rc = -1;
-    if (d >= 0) H5Dclose(d);
-    H5Sclose(s);
-    H5Tclose(t);
-
-    hid_t x = H5Gcreate2(g, "extra", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    if (x < 0) rc = -1;
-    for (int i = 0; x >= 0 && i < meta->nextra && i < ACCEL_CKPT_EXTRA_MAX; i++)
-        rc |= ck_attr_write_str(x, meta->extra[i].key, meta->extra[i].value);
+    W(accel_h5_attr_write_i64(g, "world_size", world_size));
+    W(accel_h5_attr_write_str(g, "strategy", meta->strategy));
+    W(accel_h5_attr_write_str(g, "precision", meta->precision));
+    W(accel_h5_attr_write_str(g, "accel_version", accel_version()));
+    W(accel_h5_attr_write_str(g, "created", created));
+    if (write_config(g, meta->config_yaml ? meta->config_yaml : "") < 0) goto fail;
+    x = H5Gcreate2(g, "extra", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (x < 0) goto fail;
+    for (int i = 0; i < meta->nextra && i < ACCEL_CKPT_EXTRA_MAX; i++)
+        W(accel_h5_attr_write_str(x, meta->extra[i].key, meta->extra[i].value));
+    herr_t cx = H5Gclose(x), cg = H5Gclose(g);
+    return cx < 0 || cg < 0 ? -1 : 0;
+#undef W
+fail:
     if (x >= 0) H5Gclose(x);
-    H5Gclose(g);
-    return rc ? -1 : 0;
+    if (g >= 0) H5Gclose(g);
+    return -1;
 }
 
 static herr_t extra_cb(hid_t loc, const char *name, const H5A_info_t *info, void *data)
@@ -559,7 +411,7 @@ static herr_t extra_cb(hid_t loc, const char *name, const H5A_info_t *info, void
     accel_ckpt_meta_t *meta = data;
     char value[sizeof meta->extra[0].value] = "";
     if (meta->nextra < ACCEL_CKPT_EXTRA_MAX && strlen(name) < sizeof meta->extra[0].key &&
-        ck_attr_read_str(loc, name, value, sizeof value) == 0) {
+        accel_h5_attr_read_str(loc, name, value, sizeof value) == ACCEL_OK) {
         snprintf(meta->extra[meta->nextra].key, sizeof meta->extra[0].key, "%s", name);
         snprintf(meta->extra[meta->nextra].value, sizeof meta->extra[0].value, "%s", value);
         meta->nextra++;
@@ -567,11 +419,14 @@ static herr_t extra_cb(hid_t loc, const char *name, const H5A_info_t *info, void
     return 0;
 }
 
+/* Fields missing in an older file read as zero; only a present but unreadable one is damage. */
+#define READ_BAD(st) ((st) != ACCEL_OK && (st) != ACCEL_ERR_NOT_FOUND)
+
 accel_status_t ck_meta_read(hid_t file, const char *path, accel_ckpt_meta_t *meta, bool log)
 {
     accel_ckpt_meta_init(meta);
     int64_t v = 0;
-    if (ck_attr_read_i64(file, CK_ATTR_VERSION, &v) == 0) meta->format_version = (int)v;
+    if (accel_h5_attr_read_i64(file, CK_ATTR_VERSION, &v) == ACCEL_OK) meta->format_version = (int)v;
     htri_t ex = H5Lexists(file, CK_GROUP_META, H5P_DEFAULT);
     if (ex <= 0) {
         CK_ERR("checkpoint %s has no /%s group\n--> hint: the file is damaged or not an accel "
@@ -583,16 +438,16 @@ accel_status_t ck_meta_read(hid_t file, const char *path, accel_ckpt_meta_t *met
     int bad = 0;
     for (size_t i = 0; i < NMETA; i++) {
         char *p = (char *)meta + g_meta_fields[i].offset;
-        int rc = g_meta_fields[i].kind == 'i' ? ck_attr_read_i64(g, g_meta_fields[i].name, (int64_t *)p)
-               : g_meta_fields[i].kind == 'u' ? ck_attr_read_u64(g, g_meta_fields[i].name, (uint64_t *)p)
-               : ck_attr_read_f64(g, g_meta_fields[i].name, (double *)p);
-        if (rc < 0) bad = 1;
+        accel_status_t rc = g_meta_fields[i].kind == 'i' ? accel_h5_attr_read_i64(g, g_meta_fields[i].name, (int64_t *)p)
+               : g_meta_fields[i].kind == 'u' ? accel_h5_attr_read_u64(g, g_meta_fields[i].name, (uint64_t *)p)
+               : accel_h5_attr_read_f64(g, g_meta_fields[i].name, (double *)p);
+        bad |= READ_BAD(rc);
     }
-    if (ck_attr_read_i64(g, "world_size", &v) == 0) meta->world_size = (int)v;
-    bad |= ck_attr_read_str(g, "strategy", meta->strategy, sizeof meta->strategy) < 0;
-    bad |= ck_attr_read_str(g, "precision", meta->precision, sizeof meta->precision) < 0;
-    bad |= ck_attr_read_str(g, "accel_version", meta->accel_version, sizeof meta->accel_version) < 0;
-    bad |= ck_attr_read_str(g, "created", meta->created, sizeof meta->created) < 0;
+    if (accel_h5_attr_read_i64(g, "world_size", &v) == ACCEL_OK) meta->world_size = (int)v;
+    bad |= READ_BAD(accel_h5_attr_read_str(g, "strategy", meta->strategy, sizeof meta->strategy));
+    bad |= READ_BAD(accel_h5_attr_read_str(g, "precision", meta->precision, sizeof meta->precision));
+    bad |= READ_BAD(accel_h5_attr_read_str(g, "accel_version", meta->accel_version, sizeof meta->accel_version));
+    bad |= READ_BAD(accel_h5_attr_read_str(g, "created", meta->created, sizeof meta->created));
 
     if (H5Lexists(g, CK_DSET_CONFIG, H5P_DEFAULT) > 0) {
         hid_t d = H5Dopen2(g, CK_DSET_CONFIG, H5P_DEFAULT);
@@ -630,12 +485,12 @@ accel_status_t ck_check_format(hid_t file, const char *path, uint64_t *block, bo
     char name[64] = "";
     int64_t version = 0, complete = 0, blk = 0;
     char algo[32] = "";
-    if (ck_attr_read_str(file, CK_ATTR_FORMAT, name, sizeof name) != 0 || strcmp(name, ACCEL_CKPT_FORMAT_NAME)) {
+    if (accel_h5_attr_read_str(file, CK_ATTR_FORMAT, name, sizeof name) != ACCEL_OK || strcmp(name, ACCEL_CKPT_FORMAT_NAME)) {
         CK_ERR("%s is an HDF5 file but not an accel checkpoint (root attribute '%s' is '%s', "
                     "expected '%s')", path, CK_ATTR_FORMAT, name, ACCEL_CKPT_FORMAT_NAME);
         return ACCEL_ERR_INVALID;
     }
-    if (ck_attr_read_i64(file, CK_ATTR_VERSION, &version) != 0 || version < 1) {
+    if (accel_h5_attr_read_i64(file, CK_ATTR_VERSION, &version) != ACCEL_OK || version < 1) {
         CK_ERR("checkpoint %s: missing or bad '%s' attribute", path, CK_ATTR_VERSION);
         return ACCEL_ERR_CORRUPT;
     }
@@ -645,13 +500,13 @@ accel_status_t ck_check_format(hid_t file, const char *path, uint64_t *block, bo
                     accel_version(), ACCEL_CKPT_FORMAT_VERSION);
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (need_complete && (ck_attr_read_i64(file, CK_ATTR_COMPLETE, &complete) != 0 || complete != 1)) {
+    if (need_complete && (accel_h5_attr_read_i64(file, CK_ATTR_COMPLETE, &complete) != ACCEL_OK || complete != 1)) {
         CK_ERR("checkpoint %s is incomplete (no '%s' mark): its save did not finish\n--> hint: "
                     "use an earlier checkpoint", path, CK_ATTR_COMPLETE);
         return ACCEL_ERR_CORRUPT;
     }
-    if (ck_attr_read_str(file, CK_ATTR_ALGO, algo, sizeof algo) != 0 || strcmp(algo, CK_ALGO_NAME) ||
-        ck_attr_read_i64(file, CK_ATTR_BLOCK, &blk) != 0 || blk <= 0) {
+    if (accel_h5_attr_read_str(file, CK_ATTR_ALGO, algo, sizeof algo) != ACCEL_OK || strcmp(algo, CK_ALGO_NAME) ||
+        accel_h5_attr_read_i64(file, CK_ATTR_BLOCK, &blk) != ACCEL_OK || blk <= 0) {
         CK_ERR("checkpoint %s: checksum algorithm '%s' with block %lld is not supported (expected "
                     "'%s')", path, algo, (long long)blk, CK_ALGO_NAME);
         return ACCEL_ERR_CORRUPT;

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "accel/ckpt.h"
+#include "../h5/h5util.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "checkpoint checksums hash the little-endian bytes of the file; add byte swapping for this host"
@@ -28,28 +29,6 @@
 #define CK_GROUP_SUMS "checksums"
 #define CK_DSET_CONFIG "config.yaml"
 
-/* HDF5 prints its error stack by default; the library reports errors itself, so printing is off
- * while a checkpoint function runs and restored afterwards. */
-typedef struct {
-    H5E_auto2_t func;
-    void *data;
-} ck_h5_quiet_t;
-void ck_h5_quiet_begin(ck_h5_quiet_t *q);
-void ck_h5_quiet_end(const ck_h5_quiet_t *q);
-/* The innermost message of the current HDF5 error stack (e.g. the MPI-IO or POSIX error), or "". */
-void ck_h5_last_error(char *buf, size_t len);
-
-/* Attribute helpers on any object. Return <0 on error. */
-int ck_attr_write_str(hid_t obj, const char *name, const char *value);
-int ck_attr_write_i64(hid_t obj, const char *name, int64_t value);
-int ck_attr_write_u64(hid_t obj, const char *name, uint64_t value);
-int ck_attr_write_f64(hid_t obj, const char *name, double value);
-/* Missing attribute: returns 1 and leaves the value alone; read error: <0; found: 0. */
-int ck_attr_read_str(hid_t obj, const char *name, char *value, size_t len);
-int ck_attr_read_i64(hid_t obj, const char *name, int64_t *value);
-int ck_attr_read_u64(hid_t obj, const char *name, uint64_t *value);
-int ck_attr_read_f64(hid_t obj, const char *name, double *value);
-
 /* Write/read the metadata group (/meta) and the root format attributes except `complete`
  * (written by rank 0 alone, serial file). created: ck_now_utc. */
 void ck_now_utc(char *buf, size_t len);
@@ -61,9 +40,6 @@ accel_status_t ck_meta_read(hid_t file, const char *path, accel_ckpt_meta_t *met
  * algorithm. *block receives the checksum block size. Logs a message naming path when log. */
 accel_status_t ck_check_format(hid_t file, const char *path, uint64_t *block, bool need_complete,
                                bool log);
-/* 1 when every component of an absolute HDF5 path exists, 0 when not, <0 on error. */
-int ck_path_exists(hid_t file, const char *path);
-
 /* "/<arena>/<tensor>" and "/checksums/<arena>/<tensor>". */
 void ck_data_path(char *buf, size_t len, const char *arena, const char *tensor);
 void ck_sum_path(char *buf, size_t len, const char *arena, const char *tensor);
@@ -75,6 +51,9 @@ int ck_select_range(hid_t space, int ndim, const int64_t *shape, uint64_t begin,
 /* Elements moved per H5Dread/H5Dwrite call and rank: MPI counts are ints, so transfers stay well
  * below 2 GiB (ACCEL_CKPT_IO_CHUNK overrides, for tests). */
 uint64_t ck_io_chunk(void);
+
+/* ceil(a / b), for block and call counts. */
+static inline uint64_t ck_div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 /* snprintf that may truncate silently (paths in messages). */
 void ck_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -104,14 +83,6 @@ int ck_ranges(const accel_ckpt_arena_t *a, accel_ckpt_range_t *one, const accel_
 uint64_t ck_calls(const ck_piece_t *p, int n, uint64_t chunk);
 /* The c-th call of a tensor's pieces: [b, e) and the memory of b; false when past the last. */
 bool ck_call(const ck_piece_t *p, int n, uint64_t chunk, uint64_t c, uint64_t *b, uint64_t *e, float **mem);
-
-/* A file access property list for the serial (sec2) driver without HDF5's file lock: flock is
- * refused on parallel file systems mounted without it, and the tmp-file + rename protocol already
- * keeps readers off files being written. Close with H5Pclose. */
-hid_t ck_fapl_serial(void);
-/* Open a file read-only through the serial (sec2) driver, quietly. <0 on failure, with the HDF5
- * reason in err (may be NULL). */
-hid_t ck_open_serial(const char *path, char *err, size_t errlen);
 
 /* Checkpoint file names: step-<digits>.h5 (with tmp: step-<digits>.h5.tmp) -> the step, -1 for any
  * other name. */

@@ -12,6 +12,7 @@
 
 #include "accel/ckpt.h"
 #include "accel/log.h"
+#include "accel/runtime.h"
 #include "ckpt_internal.h"
 
 typedef struct {
@@ -23,15 +24,6 @@ typedef struct {
     int npieces;
     uint64_t ncalls;                /* H5Dread calls per rank (the most any rank needs) */
 } rtensor_t;
-
-static accel_status_t agree(MPI_Comm comm, accel_status_t st)
-{
-    int v = (int)st, m = 0;
-    if (MPI_Allreduce(&v, &m, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) return ACCEL_ERR_MPI;
-    return (accel_status_t)m;
-}
-
-static uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 static void fmt_shape(char *buf, size_t len, int ndim, const hsize_t *dims)
 {
@@ -58,7 +50,7 @@ static accel_status_t open_tensor(hid_t file, hid_t dxpl, const char *path, cons
     char dpath[600], spath[600], have[128], want[128];
     ck_data_path(dpath, sizeof dpath, arena, t->name);
     ck_sum_path(spath, sizeof spath, arena, t->name);
-    int ex = ck_path_exists(file, dpath);
+    int ex = accel_h5_path_exists(file, dpath);
     if (ex <= 0) {
         if (log)
             ACCEL_ERROR("checkpoint %s has no tensor '%s/%s'\n--> hint: it was saved from a different "
@@ -94,8 +86,8 @@ static accel_status_t open_tensor(hid_t file, hid_t dxpl, const char *path, cons
         if (log) ACCEL_ERROR("tensor '%s/%s' in checkpoint %s is not fp32", arena, t->name, path);
         return ACCEL_ERR_CORRUPT;
     }
-    r->nblocks = div_up(t->numel, B);
-    ex = ck_path_exists(file, spath);
+    r->nblocks = ck_div_up(t->numel, B);
+    ex = accel_h5_path_exists(file, spath);
     hid_t sd = ex > 0 ? H5Dopen2(file, spath, H5P_DEFAULT) : -1;
     hid_t ss = sd >= 0 ? H5Dget_space(sd) : -1;
     hsize_t n = 0;
@@ -114,7 +106,7 @@ static accel_status_t open_tensor(hid_t file, hid_t dxpl, const char *path, cons
         st = ACCEL_ERR_CORRUPT;
     } else {
         uint64_t whole = 0;
-        if (ck_attr_read_u64(r->dset, CK_ATTR_XXH, &whole) != 0 ||
+        if (accel_h5_attr_read_u64(r->dset, CK_ATTR_XXH, &whole) != ACCEL_OK ||
             whole != accel_ckpt_hash_tensor(r->sums, r->nblocks)) {
             if (log)
                 ACCEL_ERROR("checkpoint %s: the checksum table of tensor '%s/%s' does not match the "
@@ -173,7 +165,7 @@ static int64_t verify_piece(hid_t dxpl_ind, rtensor_t *r, const ck_piece_t *p, u
     const float *own = p->mem;
     if (le <= lb) return -1;
     uint64_t n = r->t->numel;
-    uint64_t kb = lb / B, ke = div_up(le, B);
+    uint64_t kb = lb / B, ke = ck_div_up(le, B);
     for (uint64_t k = kb; k < ke; k++) {
         uint64_t b = k * B, e = b + B < n ? b + B : n;
         uint64_t h;
@@ -205,12 +197,11 @@ accel_status_t accel_ckpt_load(MPI_Comm comm, const char *path, const accel_layo
                                const accel_ckpt_arena_t *arenas, int narenas,
                                accel_ckpt_meta_t *meta_out)
 {
-    int rank, size;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
+    int rank;
+    ACCEL_CHECK(accel_mpi_status(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank (checkpoint load)"));
     bool log = rank == 0;
-    ck_h5_quiet_t quiet;
-    ck_h5_quiet_begin(&quiet);
+    accel_h5_quiet_t quiet;
+    accel_h5_quiet_begin(&quiet);
     accel_status_t st = ACCEL_OK;
     accel_ckpt_meta_t meta;
     accel_ckpt_meta_init(&meta);
@@ -238,7 +229,7 @@ accel_status_t accel_ckpt_load(MPI_Comm comm, const char *path, const accel_layo
             st = ACCEL_ERR_INVALID;
         }
     }
-    st = agree(comm, st);
+    st = accel_agree(comm, st);
     if (st == ACCEL_OK) st = ck_check_same_call(comm, layout, arenas, narenas, "load");
     if (st != ACCEL_OK) goto done;
 
@@ -273,11 +264,11 @@ accel_status_t accel_ckpt_load(MPI_Comm comm, const char *path, const accel_layo
             }
         }
     }
-    st = agree(comm, st);
+    st = accel_agree(comm, st);
     for (int i = 0; st == ACCEL_OK && i < narenas; i++) {
         for (int j = 0; j < layout->ntensors; j++) calls[j] = ck_calls(rt[i][j].pieces, rt[i][j].npieces, ck_io_chunk());
-        if (MPI_Allreduce(MPI_IN_PLACE, calls, layout->ntensors, MPI_UINT64_T, MPI_MAX, comm) != MPI_SUCCESS)
-            st = ACCEL_ERR_MPI;
+        st = accel_mpi_status(MPI_Allreduce(MPI_IN_PLACE, calls, layout->ntensors, MPI_UINT64_T, MPI_MAX, comm),
+                              "MPI_Allreduce (checkpoint read calls)");
         for (int j = 0; j < layout->ntensors; j++) rt[i][j].ncalls = calls[j];
     }
     if (st != ACCEL_OK) {
@@ -295,13 +286,13 @@ accel_status_t accel_ckpt_load(MPI_Comm comm, const char *path, const accel_layo
         } else if (!S_ISREG(sb.st_mode)) {
             ACCEL_ERROR("checkpoint %s is not a regular file", path);
             st = ACCEL_ERR_INVALID;
-        } else if (H5Fis_hdf5(path) <= 0) {
+        } else if (!accel_h5_probe(path, (long long)sb.st_size)) {
             ACCEL_ERROR("checkpoint %s is not an HDF5 file (%lld bytes)\n--> hint: the file is damaged "
                         "or is not a checkpoint; use an earlier one", path, (long long)sb.st_size);
             st = ACCEL_ERR_CORRUPT;
         }
     }
-    st = agree(comm, st);
+    st = accel_agree(comm, st);
     if (st != ACCEL_OK) goto done;
 
     fapl = H5Pcreate(H5P_FILE_ACCESS);
@@ -311,29 +302,29 @@ accel_status_t accel_ckpt_load(MPI_Comm comm, const char *path, const accel_layo
         H5Pset_all_coll_metadata_ops(fapl, true) < 0 || H5Pset_dxpl_mpio(dxpl, H5FD_MPIO_COLLECTIVE) < 0 ||
         H5Pset_dxpl_mpio(dxpl_ind, H5FD_MPIO_INDEPENDENT) < 0)
         st = ACCEL_ERR_HDF5;
-    st = agree(comm, st);
+    st = accel_agree(comm, st);
     if (st != ACCEL_OK) goto done;
     file = H5Fopen(path, H5F_ACC_RDONLY, fapl);
     if (file < 0) {
-        ck_h5_last_error(h5err, sizeof h5err);
+        accel_h5_last_error(h5err, sizeof h5err);
         if (log)
             ACCEL_ERROR("cannot open checkpoint %s: %s\n--> hint: the file is truncated or damaged; "
                         "use an earlier checkpoint", path, h5err);
         st = ACCEL_ERR_CORRUPT;
     }
-    st = agree(comm, st);
+    st = accel_agree(comm, st);
     if (st != ACCEL_OK) goto done;
 
     st = ck_check_format(file, path, &B, true, log);
     if (st == ACCEL_OK) st = ck_meta_read(file, path, &meta, log);
-    if (st == ACCEL_OK) ck_attr_read_str(file, CK_ATTR_ARENAS, arena_list, sizeof arena_list);
-    st = agree(comm, st);
+    if (st == ACCEL_OK) (void)accel_h5_attr_read_str(file, CK_ATTR_ARENAS, arena_list, sizeof arena_list);   /* for messages only */
+    st = accel_agree(comm, st);
     if (st != ACCEL_OK) goto done;
 
     /* Phase 1: every tensor present, right shape, checksum table intact. No caller buffer touched. */
     scratch = malloc(sizeof *scratch * 2 * B);
     state = XXH3_createState();
-    st = agree(comm, scratch && state ? ACCEL_OK : ACCEL_ERR_NOMEM);
+    st = accel_agree(comm, scratch && state ? ACCEL_OK : ACCEL_ERR_NOMEM);
     if (st != ACCEL_OK) {
         if (st == ACCEL_ERR_NOMEM) ACCEL_ERROR("checkpoint load: out of memory");
         goto done;
@@ -341,7 +332,7 @@ accel_status_t accel_ckpt_load(MPI_Comm comm, const char *path, const accel_layo
     for (int i = 0; st == ACCEL_OK && i < narenas; i++) {
         char gpath[300];
         snprintf(gpath, sizeof gpath, "/%s", arenas[i].name);
-        if (ck_path_exists(file, gpath) <= 0) {
+        if (accel_h5_path_exists(file, gpath) <= 0) {
             if (log)
                 ACCEL_ERROR("checkpoint %s has no state '%s' (it holds: %s)\n--> hint: it was saved "
                             "without that state (e.g. another optimizer), or is not for this run", path,
@@ -361,7 +352,7 @@ accel_status_t accel_ckpt_load(MPI_Comm comm, const char *path, const accel_layo
             if (g >= 0) H5Gclose(g);
         }
     }
-    st = agree(comm, st);
+    st = accel_agree(comm, st);
     if (st != ACCEL_OK) goto done;
 
     /* Phase 2: read and verify. Errors are noted and the loop goes on, so that every rank makes
@@ -374,7 +365,7 @@ accel_status_t accel_ckpt_load(MPI_Comm comm, const char *path, const accel_layo
             const accel_tensor_t *t = r->t;
             if (r->ncalls == 0) continue;       /* no rank reads this tensor */
             if (read_tensor(dxpl, r) < 0) {
-                ck_h5_last_error(h5err, sizeof h5err);
+                accel_h5_last_error(h5err, sizeof h5err);
                 if (local == ACCEL_OK)
                     ACCEL_ERROR("checkpoint %s: reading tensor '%s/%s' failed: %s\n--> hint: the file "
                                 "is truncated or damaged; use an earlier checkpoint", path, a->name,
@@ -404,7 +395,7 @@ accel_status_t accel_ckpt_load(MPI_Comm comm, const char *path, const accel_layo
             }
         }
     }
-    st = agree(comm, local);
+    st = accel_agree(comm, local);
     if (st != ACCEL_OK && log)
         ACCEL_ERROR("checkpoint %s was not loaded (%s); the state buffers are now undefined", path,
                     accel_status_str(st));
@@ -434,6 +425,6 @@ done:
     free(calls);
     if (st == ACCEL_OK && meta_out) *meta_out = meta;
     else accel_ckpt_meta_free(&meta);
-    ck_h5_quiet_end(&quiet);
+    accel_h5_quiet_end(&quiet);
     return st;
 }

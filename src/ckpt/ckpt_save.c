@@ -21,6 +21,7 @@
 
 #include "accel/ckpt.h"
 #include "accel/log.h"
+#include "accel/runtime.h"
 #include "ckpt_internal.h"
 
 typedef struct {
@@ -40,15 +41,6 @@ typedef struct {
     uint64_t nblocks;
     ck_piece_t *storage;            /* the pieces of all tensors */
 } warena_t;
-
-static accel_status_t agree(MPI_Comm comm, accel_status_t st)
-{
-    int v = (int)st, m = 0;
-    if (MPI_Allreduce(&v, &m, 1, MPI_INT, MPI_MIN, comm) != MPI_SUCCESS) return ACCEL_ERR_MPI;
-    return (accel_status_t)m;
-}
-
-static uint64_t div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 /* ------------------------------------------------------------------ argument checks */
 
@@ -112,8 +104,8 @@ static accel_status_t plan_calls(MPI_Comm comm, const accel_layout_t *layout, wa
 {
     uint64_t chunk = ck_io_chunk();
     for (int t = 0; t < layout->ntensors; t++) tmp[t] = ck_calls(wa->ts[t].pieces, wa->ts[t].npieces, chunk);
-    if (MPI_Allreduce(MPI_IN_PLACE, tmp, layout->ntensors, MPI_UINT64_T, MPI_MAX, comm) != MPI_SUCCESS)
-        return ACCEL_ERR_MPI;
+    ACCEL_CHECK(accel_mpi_status(MPI_Allreduce(MPI_IN_PLACE, tmp, layout->ntensors, MPI_UINT64_T, MPI_MAX, comm),
+                                 "MPI_Allreduce (checkpoint write calls)"));
     for (int t = 0; t < layout->ntensors; t++) wa->ts[t].ncalls = tmp[t];
     return ACCEL_OK;
 }
@@ -130,7 +122,7 @@ static accel_status_t plan_sharded(MPI_Comm comm, int size, const accel_layout_t
     uint64_t *mine = NULL, *all = NULL, *pos = NULL;
     accel_status_t st = pp && np && counts && displs ? ACCEL_OK : ACCEL_ERR_NOMEM;
     if (st == ACCEL_OK) st = ck_pieces(layout, wa->a, true, pp, np, &wa->storage);
-    st = agree(comm, st);
+    st = accel_agree(comm, st);
     if (st != ACCEL_OK) goto out;
     for (int t = 0; t < layout->ntensors; t++) {
         wa->ts[t].pieces = pp[t];
@@ -141,20 +133,19 @@ static accel_status_t plan_sharded(MPI_Comm comm, int size, const accel_layout_t
     accel_ckpt_range_t one;
     const accel_ckpt_range_t *r;
     int nr = ck_ranges(wa->a, &one, &r), two = 2 * nr;
-    if (MPI_Allgather(&two, 1, MPI_INT, counts, 1, MPI_INT, comm) != MPI_SUCCESS) { st = ACCEL_ERR_MPI; goto out; }
+    st = accel_mpi_status(MPI_Allgather(&two, 1, MPI_INT, counts, 1, MPI_INT, comm), "MPI_Allgather (range counts)");
+    if (st != ACCEL_OK) goto out;
     long long total = 0;
     for (int q = 0; q < size; q++) { displs[q] = (int)total; total += counts[q]; }
     mine = malloc(sizeof *mine * (size_t)(two ? two : 1));
     all = malloc(sizeof *all * (size_t)(total ? total : 1));
     pos = calloc((size_t)layout->ntensors, sizeof *pos);
-    int ok = mine && all && pos && total < (1LL << 31), all_ok;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
-    if (!all_ok) { st = ACCEL_ERR_NOMEM; goto out; }
+    st = accel_agree(comm, mine && all && pos && total < (1LL << 31) ? ACCEL_OK : ACCEL_ERR_NOMEM);
+    if (st != ACCEL_OK) goto out;
     for (int k = 0; k < nr; k++) { mine[2 * k] = r[k].begin; mine[2 * k + 1] = r[k].end; }
-    if (MPI_Allgatherv(mine, two, MPI_UINT64_T, all, counts, displs, MPI_UINT64_T, comm) != MPI_SUCCESS) {
-        st = ACCEL_ERR_MPI;
-        goto out;
-    }
+    st = accel_mpi_status(MPI_Allgatherv(mine, two, MPI_UINT64_T, all, counts, displs, MPI_UINT64_T, comm),
+                          "MPI_Allgatherv (ranges)");
+    if (st != ACCEL_OK) goto out;
     /* Walk all ranges in begin order: each tensor's pieces then arrive in order and must continue
      * exactly where the previous one ended. */
     qsort(all, (size_t)total / 2, 2 * sizeof *all, cmp_u64pair);
@@ -204,7 +195,7 @@ static accel_status_t plan_replicated(MPI_Comm comm, int size, int rank, const a
                                       warena_t *wa, uint64_t *tmp)
 {
     wa->storage = calloc((size_t)layout->ntensors, sizeof *wa->storage);
-    accel_status_t st = agree(comm, wa->storage ? ACCEL_OK : ACCEL_ERR_NOMEM);
+    accel_status_t st = accel_agree(comm, wa->storage ? ACCEL_OK : ACCEL_ERR_NOMEM);
     if (st != ACCEL_OK) return st;
     for (int i = 0; i < layout->ntensors; i++) {
         wtensor_t *w = &wa->ts[i];
@@ -234,41 +225,6 @@ static int mkdirs(const char *dir)
     if (mkdir(buf, 0777) && errno != EEXIST) return -1;
     struct stat sb;
     return stat(buf, &sb) == 0 && S_ISDIR(sb.st_mode) ? 0 : -1;
-}
-
-static int fsync_path(const char *path, bool directory)
-{
-    int fd = open(path, directory ? O_RDONLY | O_DIRECTORY : O_RDONLY);
-    if (fd < 0) return -1;
-    int rc = fsync(fd);
-    /* Some file systems cannot fsync a directory (EINVAL); the rename is still ordered. */
-    if (rc && directory && (errno == EINVAL || errno == EBADF)) rc = 0;
-    int e = errno;
-    close(fd);
-    errno = e;
-    return rc;
-}
-
-/* Write `content` to path atomically: path.tmp, fsync, rename, fsync the directory. */
-static int write_atomic(const char *dir, const char *path, const char *content)
-{
-    char tmp[ACCEL_CKPT_PATH_MAX + 8];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) return -1;
-    size_t n = strlen(content);
-    ssize_t w = write(fd, content, n);
-    int rc = (w == (ssize_t)n && fsync(fd) == 0) ? 0 : -1;
-    int e = errno;
-    if (close(fd)) rc = -1;
-    if (!rc && rename(tmp, path)) rc = -1;
-    if (rc) {
-        e = errno ? errno : e;
-        unlink(tmp);
-        errno = e;
-        return -1;
-    }
-    return fsync_path(dir, true);
 }
 
 /* After a successful save: keep the new file plus the keep_last-1 highest other steps; remove
@@ -321,7 +277,9 @@ static bool test_fail(int rank, int size, int ntensor)
 
 static hid_t make_fapl(MPI_Comm comm, bool parallel)
 {
-    hid_t fapl = parallel ? H5Pcreate(H5P_FILE_ACCESS) : ck_fapl_serial();
+    hid_t fapl = -1;
+    if (parallel) fapl = H5Pcreate(H5P_FILE_ACCESS);
+    else if (accel_h5_fapl_serial(&fapl) != ACCEL_OK) fapl = -1;
     if (fapl < 0) return -1;
     /* Alignment: large tensors start on file-system block / stripe boundaries so collective
      * buffering writes whole stripes (ACCEL_CKPT_ALIGN bytes; default 1 MiB, 0 = off). Metadata
@@ -370,7 +328,7 @@ static int probe_space(const char *tmp, const char *dir, const accel_layout_t *l
     uint64_t align = env ? (uint64_t)atoll(env) : 1 << 20, data = 0, est = 1 << 20;
     for (int j = 0; j < layout->ntensors; j++) {
         uint64_t bytes = layout->tensors[j].numel * sizeof(float);
-        uint64_t sums = div_up(layout->tensors[j].numel, ACCEL_CKPT_BLOCK_ELEMS) * 8;
+        uint64_t sums = ck_div_up(layout->tensors[j].numel, ACCEL_CKPT_BLOCK_ELEMS) * 8;
         data += bytes;
         est += bytes + sums + 8192 + (align > 1 && bytes >= align ? align : 0) +
                (align > 1 && sums >= align ? align : 0);
@@ -415,19 +373,19 @@ static int create_file(const char *tmp, const accel_ckpt_meta_t *meta, int size,
     }
     file = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
     if (file < 0) {
-        ck_h5_last_error(h5err, sizeof h5err);
+        accel_h5_last_error(h5err, sizeof h5err);
         ck_fmt(errmsg, errlen, "cannot create %s: %s", tmp, h5err);
         goto out;
     }
     if (ck_meta_write(file, meta, size, arena_list, created) < 0) {
-        ck_h5_last_error(h5err, sizeof h5err);
+        accel_h5_last_error(h5err, sizeof h5err);
         ck_fmt(errmsg, errlen, "writing the metadata of %s: %s", tmp, h5err);
         goto out;
     }
     for (int i = 0; i < narenas; i++)
         for (int j = 0; j < layout->ntensors; j++)
             if (create_tensor(file, lcpl, dcpl, arenas[i].name, &wa[i].ts[j]) < 0) {
-                ck_h5_last_error(h5err, sizeof h5err);
+                accel_h5_last_error(h5err, sizeof h5err);
                 ck_fmt(errmsg, errlen, "creating dataset /%s/%s in %s: %s", arenas[i].name,
                        layout->tensors[j].name, tmp, h5err);
                 goto out;
@@ -435,7 +393,7 @@ static int create_file(const char *tmp, const accel_ckpt_meta_t *meta, int size,
     rc = 0;
 out:
     if (file >= 0 && H5Fclose(file) < 0 && rc == 0) {
-        ck_h5_last_error(h5err, sizeof h5err);
+        accel_h5_last_error(h5err, sizeof h5err);
         ck_fmt(errmsg, errlen, "closing %s after creating its datasets: %s", tmp, h5err);
         rc = -1;
     }
@@ -463,7 +421,7 @@ static int write_tensor(hid_t dxpl, wtensor_t *w, char *err, size_t errlen)
         hid_t ms = H5Screate_simple(1, &n, NULL);
         if (ms < 0 || ck_select_range(fs, t->ndim, t->shape, b, e) < 0 || (e <= b && H5Sselect_none(ms) < 0) ||
             H5Dwrite(w->dset, H5T_NATIVE_FLOAT, ms, fs, dxpl, e > b ? mem : &dummy) < 0) {
-            ck_h5_last_error(err, errlen);      /* before the next HDF5 call clears the stack */
+            accel_h5_last_error(err, errlen);      /* before the next HDF5 call clears the stack */
             rc = -1;
         }
         if (ms >= 0) H5Sclose(ms);
@@ -471,7 +429,7 @@ static int write_tensor(hid_t dxpl, wtensor_t *w, char *err, size_t errlen)
     H5Sclose(fs);
     for (int i = 0; i < w->npieces; i++) {
         const ck_piece_t *p = &w->pieces[i];
-        for (uint64_t k = div_up(p->b, B); k < div_up(p->e, B); k++) {
+        for (uint64_t k = ck_div_up(p->b, B); k < ck_div_up(p->e, B); k++) {
             uint64_t b = k * B, e = b + B < t->numel ? b + B : t->numel;
             if (e <= p->e) w->hashes[k] = accel_ckpt_hash_block(p->mem + (b - p->b), e - b);
         }
@@ -489,7 +447,7 @@ static int readback_tensor(hid_t dxpl_ind, float *scratch, wtensor_t *w)
     for (int i = 0; i < w->npieces; i++) {
         const ck_piece_t *p = &w->pieces[i];
         if (p->e <= p->b) continue;
-        uint64_t k = div_up(p->e, B) - 1, b = k * B, e = b + B < t->numel ? b + B : t->numel;
+        uint64_t k = ck_div_up(p->e, B) - 1, b = k * B, e = b + B < t->numel ? b + B : t->numel;
         if (b < p->b || e <= p->e) continue;    /* block not ours, or hashed from memory */
         hsize_t n = e - b;
         hid_t fs = H5Dget_space(w->dset), ms = H5Screate_simple(1, &n, NULL);
@@ -513,7 +471,7 @@ static int finish_file(const char *tmp, const accel_ckpt_arena_t *arenas, int na
     hid_t file = fapl >= 0 ? H5Fopen(tmp, H5F_ACC_RDWR, fapl) : -1;
     int rc = file < 0 ? -1 : 0;
     if (rc) {
-        ck_h5_last_error(h5err, sizeof h5err);
+        accel_h5_last_error(h5err, sizeof h5err);
         ck_fmt(errmsg, errlen, "reopening %s to store checksums: %s", tmp, h5err);
     }
     for (int i = 0; i < narenas && !rc; i++)
@@ -524,8 +482,8 @@ static int finish_file(const char *tmp, const accel_ckpt_arena_t *arenas, int na
             ck_data_path(path, sizeof path, arenas[i].name, w->t->name);
             hid_t dd = H5Dopen2(file, path, H5P_DEFAULT);
             if (sd < 0 || dd < 0 || H5Dwrite(sd, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, w->hashes) < 0 ||
-                ck_attr_write_u64(dd, CK_ATTR_XXH, accel_ckpt_hash_tensor(w->hashes, w->nblocks)) < 0) {
-                ck_h5_last_error(h5err, sizeof h5err);
+                accel_h5_attr_write_u64(dd, CK_ATTR_XXH, accel_ckpt_hash_tensor(w->hashes, w->nblocks)) != ACCEL_OK) {
+                accel_h5_last_error(h5err, sizeof h5err);
                 ck_fmt(errmsg, errlen, "writing the checksums of '%s/%s' to %s: %s", arenas[i].name,
                        w->t->name, tmp, h5err);
                 rc = -1;
@@ -533,17 +491,17 @@ static int finish_file(const char *tmp, const accel_ckpt_arena_t *arenas, int na
             if (sd >= 0) H5Dclose(sd);
             if (dd >= 0) H5Dclose(dd);
         }
-    if (!rc && ck_attr_write_i64(file, CK_ATTR_COMPLETE, 1) < 0) {
-        ck_h5_last_error(h5err, sizeof h5err);
+    if (!rc && accel_h5_attr_write_i64(file, CK_ATTR_COMPLETE, 1) != ACCEL_OK) {
+        accel_h5_last_error(h5err, sizeof h5err);
         ck_fmt(errmsg, errlen, "finishing %s: %s", tmp, h5err);
         rc = -1;
     }
     if (file >= 0 && H5Fclose(file) < 0 && !rc) {
-        ck_h5_last_error(h5err, sizeof h5err);
+        accel_h5_last_error(h5err, sizeof h5err);
         ck_fmt(errmsg, errlen, "closing %s: %s", tmp, h5err);
         rc = -1;
     }
-    if (!rc && fsync_path(tmp, false)) {
+    if (!rc && accel_h5_fsync_path(tmp, false)) {
         ck_fmt(errmsg, errlen, "fsync of %s: %s", tmp, strerror(errno));
         rc = -1;
     }
@@ -565,11 +523,11 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
                                const accel_ckpt_meta_t *meta_in, int keep_last, char *path_out)
 {
     int rank, size;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
     if (path_out) path_out[0] = '\0';
-    ck_h5_quiet_t quiet;
-    ck_h5_quiet_begin(&quiet);
+    ACCEL_CHECK(accel_mpi_status(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank (checkpoint save)"));
+    ACCEL_CHECK(accel_mpi_status(MPI_Comm_size(comm, &size), "MPI_Comm_size (checkpoint save)"));
+    accel_h5_quiet_t quiet;
+    accel_h5_quiet_begin(&quiet);
 
     accel_status_t st = ACCEL_OK;
     accel_ckpt_meta_t meta;
@@ -589,29 +547,27 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
         else accel_ckpt_meta_init(&meta);
         ck_now_utc(created, sizeof created);
     }
-    if (MPI_Bcast(&meta, (int)sizeof meta, MPI_BYTE, 0, comm) != MPI_SUCCESS ||
-        MPI_Bcast(created, sizeof created, MPI_CHAR, 0, comm) != MPI_SUCCESS) {
-        st = ACCEL_ERR_MPI;
-        goto done;
-    }
-    {
-        long long ylen = rank == 0 && meta.config_yaml ? (long long)strlen(meta.config_yaml) : -1;
-        MPI_Bcast(&ylen, 1, MPI_LONG_LONG, 0, comm);
-        meta.config_yaml = NULL;
-        if (ylen >= 0) {
-            yaml = malloc((size_t)ylen + 1);
-            int ok = yaml != NULL, all_ok;
-            MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, comm);
-            if (!all_ok) { st = ACCEL_ERR_NOMEM; goto done; }
-            if (rank == 0) memcpy(yaml, meta_in->config_yaml, (size_t)ylen + 1);
-            MPI_Bcast(yaml, (int)ylen + 1, MPI_CHAR, 0, comm);
-            meta.config_yaml = yaml;
-        }
+    long long ylen = rank == 0 && meta.config_yaml ? (long long)strlen(meta.config_yaml) : -1;
+    st = accel_mpi_status(MPI_Bcast(&meta, (int)sizeof meta, MPI_BYTE, 0, comm), "MPI_Bcast (checkpoint metadata)");
+    if (st == ACCEL_OK)
+        st = accel_mpi_status(MPI_Bcast(created, sizeof created, MPI_CHAR, 0, comm), "MPI_Bcast (checkpoint time)");
+    if (st == ACCEL_OK)
+        st = accel_mpi_status(MPI_Bcast(&ylen, 1, MPI_LONG_LONG, 0, comm), "MPI_Bcast (configuration length)");
+    if (st != ACCEL_OK) goto done;
+    meta.config_yaml = NULL;
+    if (ylen >= 0) {
+        yaml = malloc((size_t)ylen + 1);
+        st = accel_agree(comm, yaml ? ACCEL_OK : ACCEL_ERR_NOMEM);
+        if (st != ACCEL_OK) goto done;
+        if (rank == 0) memcpy(yaml, meta_in->config_yaml, (size_t)ylen + 1);
+        st = accel_mpi_status(MPI_Bcast(yaml, (int)ylen + 1, MPI_CHAR, 0, comm), "MPI_Bcast (configuration)");
+        if (st != ACCEL_OK) goto done;
+        meta.config_yaml = yaml;
     }
     if (meta.nextra < 0 || meta.nextra > ACCEL_CKPT_EXTRA_MAX) meta.nextra = 0;
 
     st = check_args(layout, arenas, narenas, "save");
-    st = agree(comm, st);
+    st = accel_agree(comm, st);
     if (st == ACCEL_OK) st = ck_check_same_call(comm, layout, arenas, narenas, "save");
     if (st == ACCEL_OK && (!dir || !*dir || meta.step < 0 ||
                            strlen(dir) + 32 >= ACCEL_CKPT_PATH_MAX)) {
@@ -619,7 +575,7 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
                     (long long)meta.step);
         st = ACCEL_ERR_INVALID;
     }
-    st = agree(comm, st);
+    st = accel_agree(comm, st);
     if (st != ACCEL_OK) goto done;
     snprintf(final, sizeof final, "%s/step-%08lld.h5", dir, (long long)meta.step);
     ck_fmt(tmp, sizeof tmp, "%s.tmp", final);
@@ -630,7 +586,7 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
                     "its permissions", dir, strerror(errno));
         st = ACCEL_ERR_IO;
     }
-    st = agree(comm, st);
+    st = accel_agree(comm, st);
     if (st != ACCEL_OK) goto done;
 
     /* Plan who writes what. */
@@ -649,7 +605,7 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
         if (!w->ts) { st = ACCEL_ERR_NOMEM; break; }
         for (int j = 0; j < layout->ntensors; j++) {
             w->ts[j].t = &layout->tensors[j];
-            w->ts[j].nblocks = div_up(layout->tensors[j].numel, ACCEL_CKPT_BLOCK_ELEMS);
+            w->ts[j].nblocks = ck_div_up(layout->tensors[j].numel, ACCEL_CKPT_BLOCK_ELEMS);
             w->ts[j].dset = -1;
             w->nblocks += w->ts[j].nblocks;
         }
@@ -663,7 +619,7 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
     }
     scratch = malloc(sizeof(float) * ACCEL_CKPT_BLOCK_ELEMS);
     if (!scratch) st = ACCEL_ERR_NOMEM;
-    st = agree(comm, st);
+    st = accel_agree(comm, st);
     if (st != ACCEL_OK) {
         if (st == ACCEL_ERR_NOMEM) ACCEL_ERROR0("checkpoint save: out of memory for the plan");
         goto done;
@@ -680,7 +636,7 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
                                   errmsg, sizeof errmsg) < 0))
         st = ACCEL_ERR_IO;
     file_created = true;
-    st = agree(comm, st);
+    st = accel_agree(comm, st);
     if (st != ACCEL_OK) goto fail;
 
     /* Phase 2: every rank opens it through MPI-IO and writes its elements, collectively. */
@@ -692,15 +648,15 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
         ck_fmt(errmsg, sizeof errmsg, "cannot set up HDF5 property lists");
         st = ACCEL_ERR_HDF5;
     }
-    st = agree(comm, st);
+    st = accel_agree(comm, st);
     if (st != ACCEL_OK) goto fail;
     file = H5Fopen(tmp, H5F_ACC_RDWR, fapl);
     if (file < 0) {
-        ck_h5_last_error(h5err, sizeof h5err);
+        accel_h5_last_error(h5err, sizeof h5err);
         ck_fmt(errmsg, sizeof errmsg, "cannot open %s with MPI-IO: %s", tmp, h5err);
         st = ACCEL_ERR_IO;
     }
-    st = agree(comm, st);
+    st = accel_agree(comm, st);
     if (st != ACCEL_OK) goto fail;
     for (int i = 0; i < narenas && st == ACCEL_OK; i++)
         for (int j = 0; j < layout->ntensors && st == ACCEL_OK; j++) {
@@ -712,7 +668,7 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
                 st = ACCEL_ERR_HDF5;
             }
         }
-    st = agree(comm, st);
+    st = accel_agree(comm, st);
     if (st != ACCEL_OK) goto fail;
 
     /* The data: one collective write per tensor (more for huge ones), agreed after each. */
@@ -741,42 +697,45 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
                                 w->t->name, (unsigned)global_cause);
                 reported_mode = true;
             }
-            st = agree(comm, st);
+            st = accel_agree(comm, st);
             test_kill(rank, "tensor", ++done_tensors);
         }
     if (st != ACCEL_OK) goto fail;
 
     /* Blocks cut by a range end: read back once every rank's data is in the file. */
     if (H5Fflush(file, H5F_SCOPE_GLOBAL) < 0) {
-        ck_h5_last_error(h5err, sizeof h5err);
+        accel_h5_last_error(h5err, sizeof h5err);
         ck_fmt(errmsg, sizeof errmsg, "flushing %s: %s", tmp, h5err);
         st = ACCEL_ERR_IO;
     }
-    MPI_Barrier(comm);
+    {
+        accel_status_t bst = accel_mpi_status(MPI_Barrier(comm), "MPI_Barrier (checkpoint data written)");
+        if (st == ACCEL_OK) st = bst;
+    }
     for (int i = 0; i < narenas && st == ACCEL_OK; i++)
         for (int j = 0; j < layout->ntensors && st == ACCEL_OK; j++)
             if (readback_tensor(dxpl_ind, scratch, &wa[i].ts[j]) < 0) {
-                ck_h5_last_error(h5err, sizeof h5err);
+                accel_h5_last_error(h5err, sizeof h5err);
                 ck_fmt(errmsg, sizeof errmsg, "reading back tensor '%s/%s' from %s for its checksum: %s",
                        arenas[i].name, layout->tensors[j].name, tmp, h5err);
                 st = ACCEL_ERR_IO;
             }
-    st = agree(comm, st);
+    st = accel_agree(comm, st);
     if (st != ACCEL_OK) goto fail;
     close_tensors(wa, narenas, layout->ntensors);
     if (H5Fclose(file) < 0) {
-        ck_h5_last_error(h5err, sizeof h5err);
+        accel_h5_last_error(h5err, sizeof h5err);
         ck_fmt(errmsg, sizeof errmsg, "closing %s: %s", tmp, h5err);
         st = ACCEL_ERR_IO;
     }
     file = -1;
     /* Every writer flushes its own dirty pages (on a parallel file system one client's fsync
      * does not cover another's). */
-    if (st == ACCEL_OK && fsync_path(tmp, false)) {
+    if (st == ACCEL_OK && accel_h5_fsync_path(tmp, false)) {
         ck_fmt(errmsg, sizeof errmsg, "fsync of %s: %s", tmp, strerror(errno));
         st = ACCEL_ERR_IO;
     }
-    st = agree(comm, st);
+    st = accel_agree(comm, st);
     if (st != ACCEL_OK) goto fail;
 
     /* Each block was hashed by exactly one rank, the others hold zero: XOR gathers the tables
@@ -786,28 +745,29 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
         while (done < wa[i].nblocks && st == ACCEL_OK) {
             int n = wa[i].nblocks - done > (1u << 26) ? 1 << 26 : (int)(wa[i].nblocks - done);
             uint64_t *p = wa[i].hashes + done;
-            if (MPI_Reduce(rank == 0 ? MPI_IN_PLACE : p, p, n, MPI_UINT64_T, MPI_BXOR, 0, comm) != MPI_SUCCESS)
-                st = ACCEL_ERR_MPI;
+            st = accel_mpi_status(MPI_Reduce(rank == 0 ? MPI_IN_PLACE : p, p, n, MPI_UINT64_T, MPI_BXOR, 0, comm),
+                                  "MPI_Reduce (checksum tables)");
             done += (uint64_t)n;
         }
     }
-    st = agree(comm, st);
+    st = accel_agree(comm, st);
     if (st != ACCEL_OK) goto fail;
 
     /* Phase 3: rank 0 stores the checksums and marks the file complete. */
     if (rank == 0 && finish_file(tmp, arenas, narenas, layout, wa, errmsg, sizeof errmsg) < 0)
         st = ACCEL_ERR_IO;
-    st = agree(comm, st);
+    st = accel_agree(comm, st);
     if (st != ACCEL_OK) goto fail;
 
     /* Publish: rename, then the `latest` pointer. Rank 0 alone; the others wait for its verdict. */
     if (rank == 0) {
         test_kill(rank, "before-rename", 0);
-        if (rename(tmp, final) || fsync_path(dir, true)) {
+        /* Each rank fsynced its own pages above; publishing fsyncs once more (cheap: nothing
+         * dirty is left), renames and fsyncs the directory, and removes tmp on failure. */
+        if (accel_h5_publish(tmp, final) != ACCEL_OK) {
             ACCEL_ERROR("checkpoint save failed: renaming %s to %s: %s\n--> hint: check the "
                         "permissions of %s; the previous checkpoint is untouched", tmp, final,
                         strerror(errno), dir);
-            unlink(tmp);
             st = ACCEL_ERR_IO;
         }
         if (st == ACCEL_OK) {
@@ -815,7 +775,7 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
             const char *base = strrchr(final, '/') + 1;
             char content[300];
             snprintf(content, sizeof content, "%s\n", base);
-            if (write_atomic(dir, latest, content)) {
+            if (accel_h5_publish_text(latest, content) != ACCEL_OK) {
                 /* The new file is complete and find_latest finds it by its step; still an error. */
                 ACCEL_ERROR("checkpoint saved as %s, but updating %s failed: %s\n--> hint: check "
                             "free space and permissions in %s", final, latest, strerror(errno), dir);
@@ -826,9 +786,10 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
         }
     }
     {
+        /* Rank 0's verdict is everyone's (not an agreement: the others did nothing that can fail). */
         int v = (int)st;
-        MPI_Bcast(&v, 1, MPI_INT, 0, comm);
-        st = (accel_status_t)v;
+        accel_status_t bst = accel_mpi_status(MPI_Bcast(&v, 1, MPI_INT, 0, comm), "MPI_Bcast (checkpoint published)");
+        st = bst != ACCEL_OK ? bst : (accel_status_t)v;
     }
     if (st == ACCEL_OK) {
         if (path_out) snprintf(path_out, ACCEL_CKPT_PATH_MAX, "%s", final);
@@ -843,7 +804,8 @@ fail:
     close_tensors(wa, narenas, layout ? layout->ntensors : 0);
     if (file >= 0) H5Fclose(file);
     file = -1;
-    MPI_Barrier(comm);
+    /* Only after every rank closed it; an MPI failure here changes nothing (st is an error). */
+    (void)accel_mpi_status(MPI_Barrier(comm), "MPI_Barrier (checkpoint cleanup)");
     if (rank == 0 && file_created) unlink(tmp);
     if (rank == 0) {
         struct statvfs vfs;
@@ -869,6 +831,6 @@ done:
     if (fapl >= 0) H5Pclose(fapl);
     if (dxpl >= 0) H5Pclose(dxpl);
     if (dxpl_ind >= 0) H5Pclose(dxpl_ind);
-    ck_h5_quiet_end(&quiet);
+    accel_h5_quiet_end(&quiet);
     return st;
 }

@@ -89,7 +89,7 @@ static int verify_one(hid_t file, const char *arena, const char *name, uint64_t 
                 (unsigned long long)H5Dget_storage_size(d), (unsigned long long)(n * sizeof(float)));
         goto out;
     }
-    sd = ck_path_exists(file, spath) > 0 ? H5Dopen2(file, spath, H5P_DEFAULT) : -1;
+    sd = accel_h5_path_exists(file, spath) > 0 ? H5Dopen2(file, spath, H5P_DEFAULT) : -1;
     ss = sd >= 0 ? H5Dget_space(sd) : -1;
     hsize_t ns = 0;
     if (ss >= 0 && H5Sget_simple_extent_ndims(ss) == 1) H5Sget_simple_extent_dims(ss, &ns, NULL);
@@ -99,7 +99,7 @@ static int verify_one(hid_t file, const char *arena, const char *name, uint64_t 
                 sd < 0 ? "missing" : "unreadable", (unsigned long long)ns, (unsigned long long)nblocks);
         goto out;
     }
-    if (ck_attr_read_u64(d, CK_ATTR_XXH, &whole) != 0 || whole != accel_ckpt_hash_tensor(sums, nblocks))
+    if (accel_h5_attr_read_u64(d, CK_ATTR_XXH, &whole) != ACCEL_OK || whole != accel_ckpt_hash_tensor(sums, nblocks))
         PROBLEM("%s/%s: checksum table does not match the tensor's '%s' attribute", arena, name, CK_ATTR_XXH);
     int bad_lines = 0;
     hid_t fs = H5Dget_space(d);
@@ -152,14 +152,14 @@ static accel_status_t open_checked(const char *path, hid_t *file, uint64_t *B, b
         ACCEL_ERROR("checkpoint %s: %s", path, strerror(errno));
         return ACCEL_ERR_NOT_FOUND;
     }
-    ck_h5_quiet_t q;
-    ck_h5_quiet_begin(&q);
+    accel_h5_quiet_t q;
+    accel_h5_quiet_begin(&q);
     accel_status_t st = ACCEL_OK;
     char h5err[512] = "";
-    if (!S_ISREG(sb.st_mode) || H5Fis_hdf5(path) <= 0) {
+    if (!S_ISREG(sb.st_mode) || !accel_h5_probe(path, (long long)sb.st_size)) {
         ACCEL_ERROR("%s is not an HDF5 file (%lld bytes)", path, (long long)sb.st_size);
         st = ACCEL_ERR_CORRUPT;
-    } else if ((*file = ck_open_serial(path, h5err, sizeof h5err)) < 0) {
+    } else if (accel_h5_open_read(path, file, h5err, sizeof h5err) != ACCEL_OK) {
         ACCEL_ERROR("cannot open checkpoint %s: %s\n--> hint: the file is truncated or damaged", path, h5err);
         st = ACCEL_ERR_CORRUPT;
     } else {
@@ -169,7 +169,7 @@ static accel_status_t open_checked(const char *path, hid_t *file, uint64_t *B, b
             *file = -1;
         }
     }
-    ck_h5_quiet_end(&q);
+    accel_h5_quiet_end(&q);
     return st;
 }
 
@@ -183,8 +183,8 @@ accel_status_t accel_ckpt_verify(const char *path, FILE *report, bool verbose, i
         if (nproblems) *nproblems = 1;
         return st;
     }
-    ck_h5_quiet_t q;
-    ck_h5_quiet_begin(&q);
+    accel_h5_quiet_t q;
+    accel_h5_quiet_begin(&q);
     int problems = 0, ntensors = 0;
     uint64_t elems = 0;
     char arenas[4096] = "";
@@ -196,13 +196,13 @@ accel_status_t accel_ckpt_verify(const char *path, FILE *report, bool verbose, i
     }
     if (ck_meta_read(file, path, &meta, true) != ACCEL_OK) PROBLEM("metadata (/%s) unreadable", CK_GROUP_META);
     else accel_ckpt_meta_free(&meta);
-    if (ck_attr_read_str(file, CK_ATTR_ARENAS, arenas, sizeof arenas) != 0 || !arenas[0])
+    if (accel_h5_attr_read_str(file, CK_ATTR_ARENAS, arenas, sizeof arenas) != ACCEL_OK || !arenas[0])
         PROBLEM("root attribute '%s' missing: cannot tell which groups hold tensors", CK_ATTR_ARENAS);
     for (char *save = NULL, *a = strtok_r(arenas, ";", &save); a; a = strtok_r(NULL, ";", &save)) {
         char gpath[600];
         names_t data = { 0 }, sums = { 0 };
         snprintf(gpath, sizeof gpath, "/%s", a);
-        if (ck_path_exists(file, gpath) <= 0 || list_group(file, gpath, &data) < 0) {
+        if (accel_h5_path_exists(file, gpath) <= 0 || list_group(file, gpath, &data) < 0) {
             PROBLEM("state '%s' listed in the file is missing", a);
             continue;
         }
@@ -210,11 +210,11 @@ accel_status_t accel_ckpt_verify(const char *path, FILE *report, bool verbose, i
             problems += verify_one(file, a, data.names[i], B, buf, report, verbose, &elems);
         /* A checksum table without its tensor: the tensor was lost. */
         snprintf(gpath, sizeof gpath, "/%s/%s", CK_GROUP_SUMS, a);
-        if (ck_path_exists(file, gpath) > 0 && list_group(file, gpath, &sums) == 0)
+        if (accel_h5_path_exists(file, gpath) > 0 && list_group(file, gpath, &sums) == 0)
             for (int i = 0; i < sums.n; i++) {
                 char dp[1200];
                 snprintf(dp, sizeof dp, "/%s/%s", a, sums.names[i]);
-                if (ck_path_exists(file, dp) <= 0) PROBLEM("%s/%s: tensor missing (its checksum table exists)", a, sums.names[i]);
+                if (accel_h5_path_exists(file, dp) <= 0) PROBLEM("%s/%s: tensor missing (its checksum table exists)", a, sums.names[i]);
             }
         names_free(&data);
         names_free(&sums);
@@ -226,7 +226,7 @@ accel_status_t accel_ckpt_verify(const char *path, FILE *report, bool verbose, i
 out:
     free(buf);
     H5Fclose(file);
-    ck_h5_quiet_end(&q);
+    accel_h5_quiet_end(&q);
     if (nproblems) *nproblems = problems;
     return st;
 }
@@ -238,11 +238,11 @@ accel_status_t accel_ckpt_read_meta(const char *path, accel_ckpt_meta_t *meta)
     accel_ckpt_meta_init(meta);
     accel_status_t st = open_checked(path, &file, &B, false);
     if (st != ACCEL_OK) return st;
-    ck_h5_quiet_t q;
-    ck_h5_quiet_begin(&q);
+    accel_h5_quiet_t q;
+    accel_h5_quiet_begin(&q);
     st = ck_meta_read(file, path, meta, true);
     H5Fclose(file);
-    ck_h5_quiet_end(&q);
+    accel_h5_quiet_end(&q);
     return st;
 }
 
@@ -253,16 +253,16 @@ static bool cheap_check(const char *path)
 {
     struct stat sb;
     if (stat(path, &sb) || !S_ISREG(sb.st_mode)) return false;
-    ck_h5_quiet_t q;
-    ck_h5_quiet_begin(&q);
+    accel_h5_quiet_t q;
+    accel_h5_quiet_begin(&q);
     bool ok = false;
-    hid_t f = H5Fis_hdf5(path) > 0 ? ck_open_serial(path, NULL, 0) : -1;
-    if (f >= 0) {
+    hid_t f = -1;
+    if (accel_h5_probe(path, (long long)sb.st_size) && accel_h5_open_read(path, &f, NULL, 0) == ACCEL_OK) {
         uint64_t B;
         ok = ck_check_format(f, path, &B, true, false) == ACCEL_OK;
         H5Fclose(f);
     }
-    ck_h5_quiet_end(&q);
+    accel_h5_quiet_end(&q);
     return ok;
 }
 

@@ -10,7 +10,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <hdf5.h>
 #include <limits.h>
 #include <math.h>
@@ -23,7 +22,8 @@
 
 #include "accel/dataset.h"
 #include "accel/log.h"
-#include "../core/h5probe.h"
+#include "accel/runtime.h"
+#include "../h5/h5util.h"
 
 struct accel_dataset {
     accel_dataset_info_t info;
@@ -54,75 +54,10 @@ static void ds_error(int rank, const char *fmt, ...)
 
 /* ------------------------------------------------------------------ attributes */
 
-/* Read a string attribute of the root group (fixed or variable length, any character set, so
- * files written by h5py are accepted). Returns 1 when found, 0 when absent, -1 when not a string. */
-static int read_str_attr(hid_t file, const char *name, char *buf, size_t len)
+/* Why a root attribute could not serve (src/h5 reads it), in the words of the messages below. */
+static const char *attr_problem(accel_status_t r, const char *kind)
 {
-    int ret = -1;
-    hid_t attr = -1, ftype = -1, mtype = -1, space = -1;
-    htri_t exists;
-    H5E_BEGIN_TRY { exists = H5Aexists(file, name); } H5E_END_TRY;
-    if (exists <= 0) return 0;
-    H5E_BEGIN_TRY {
-        attr = H5Aopen(file, name, H5P_DEFAULT);
-        if (attr >= 0) ftype = H5Aget_type(attr);
-        if (attr >= 0) space = H5Aget_space(attr);
-    } H5E_END_TRY;
-    if (ftype < 0 || space < 0 || H5Tget_class(ftype) != H5T_STRING ||
-        H5Sget_simple_extent_npoints(space) != 1)
-        goto out;
-    mtype = H5Tcopy(ftype);
-    if (H5Tis_variable_str(ftype) > 0) {
-        char *s = NULL;
-        herr_t e;
-        H5E_BEGIN_TRY { e = H5Aread(attr, mtype, &s); } H5E_END_TRY;
-        if (e < 0 || !s) goto out;
-        snprintf(buf, len, "%s", s);
-        H5free_memory(s);
-    } else {
-        size_t sz = H5Tget_size(ftype);
-        char *tmp = calloc(sz + 1, 1);
-        herr_t e = -1;
-        if (tmp) H5E_BEGIN_TRY { e = H5Aread(attr, mtype, tmp); } H5E_END_TRY;
-        if (e < 0) { free(tmp); goto out; }
-        size_t n = strnlen(tmp, sz);
-        while (n > 0 && tmp[n - 1] == ' ') n--;       /* H5T_STR_SPACEPAD */
-        tmp[n] = '\0';
-        snprintf(buf, len, "%s", tmp);
-        free(tmp);
-    }
-    ret = 1;
-out:
-    if (mtype >= 0) H5Tclose(mtype);
-    if (space >= 0) H5Sclose(space);
-    if (ftype >= 0) H5Tclose(ftype);
-    if (attr >= 0) H5Aclose(attr);
-    return ret;
-}
-
-/* Integer attribute of the root group: 1 found, 0 absent, -1 not a scalar integer. */
-static int read_int_attr(hid_t file, const char *name, long long *value)
-{
-    int ret = -1;
-    hid_t attr = -1, ftype = -1, space = -1;
-    htri_t exists;
-    H5E_BEGIN_TRY { exists = H5Aexists(file, name); } H5E_END_TRY;
-    if (exists <= 0) return 0;
-    H5E_BEGIN_TRY {
-        attr = H5Aopen(file, name, H5P_DEFAULT);
-        if (attr >= 0) ftype = H5Aget_type(attr);
-        if (attr >= 0) space = H5Aget_space(attr);
-    } H5E_END_TRY;
-    if (ftype >= 0 && space >= 0 && H5Tget_class(ftype) == H5T_INTEGER &&
-        H5Sget_simple_extent_npoints(space) == 1) {
-        herr_t e;
-        H5E_BEGIN_TRY { e = H5Aread(attr, H5T_NATIVE_LLONG, value); } H5E_END_TRY;
-        if (e >= 0) ret = 1;
-    }
-    if (space >= 0) H5Sclose(space);
-    if (ftype >= 0) H5Tclose(ftype);
-    if (attr >= 0) H5Aclose(attr);
-    return ret;
+    return r == ACCEL_ERR_NOT_FOUND ? "missing" : r != ACCEL_OK ? kind : "not positive";
 }
 
 /* ------------------------------------------------------------------ open */
@@ -161,16 +96,16 @@ static int dataset_shape(hid_t dset, hsize_t dims[2], H5T_class_t *cls, size_t *
 static accel_status_t open_tokens(accel_dataset_t *ds, int context)
 {
     accel_dataset_info_t *in = &ds->info;
-    long long vocab = 0;
-    int r = read_int_attr(ds->file, "vocab", &vocab);
-    if (r <= 0 || vocab <= 0 || vocab > INT32_MAX) {
+    int64_t vocab = 0;
+    accel_status_t r = accel_h5_attr_read_i64(ds->file, "vocab", &vocab);
+    if (r != ACCEL_OK || vocab <= 0 || vocab > INT32_MAX) {
         ds_error(ds->rank, "%s: attribute 'vocab' is %s\n--> hint: a token file states its vocabulary "
                  "size as a positive integer attribute 'vocab' (256 for byte-level tokens)",
-                 ds->path, r == 0 ? "missing" : r < 0 ? "not an integer" : "not positive");
+                 ds->path, attr_problem(r, "not an integer"));
         return ACCEL_ERR_CORRUPT;
     }
     in->vocab = (int)vocab;
-    if (read_str_attr(ds->file, "tokenizer", in->tokenizer, sizeof in->tokenizer) <= 0)
+    if (accel_h5_attr_read_str(ds->file, "tokenizer", in->tokenizer, sizeof in->tokenizer) != ACCEL_OK)
         snprintf(in->tokenizer, sizeof in->tokenizer, "unknown");
     ACCEL_CHECK(open_dataset(ds, "tokens", &ds->data));
     hsize_t dims[2] = { 0, 0 };
@@ -215,12 +150,12 @@ static accel_status_t open_tokens(accel_dataset_t *ds, int context)
 static accel_status_t open_classification(accel_dataset_t *ds)
 {
     accel_dataset_info_t *in = &ds->info;
-    long long classes = 0;
-    int r = read_int_attr(ds->file, "classes", &classes);
-    if (r <= 0 || classes <= 0 || classes > INT32_MAX) {
+    int64_t classes = 0;
+    accel_status_t r = accel_h5_attr_read_i64(ds->file, "classes", &classes);
+    if (r != ACCEL_OK || classes <= 0 || classes > INT32_MAX) {
         ds_error(ds->rank, "%s: attribute 'classes' is %s\n--> hint: a classification file states "
                  "its number of classes as a positive integer attribute 'classes'", ds->path,
-                 r == 0 ? "missing" : r < 0 ? "not an integer" : "not positive");
+                 attr_problem(r, "not an integer"));
         return ACCEL_ERR_CORRUPT;
     }
     in->classes = (int)classes;
@@ -269,7 +204,8 @@ accel_status_t accel_dataset_open(const char *path, const char *split, int conte
     if (!ds) return ACCEL_ERR_NOMEM;
     ds->file = ds->fapl = ds->dxpl = ds->data = ds->labels = -1;
     ds->comm = comm;
-    MPI_Comm_rank(comm, &ds->rank);
+    st = accel_mpi_status(MPI_Comm_rank(comm, &ds->rank), "MPI_Comm_rank (dataset open)");
+    if (st != ACCEL_OK) goto fail;
     if (!path || !*path || !split || !*split || strlen(split) >= sizeof ds->split ||
         strchr(split, '/')) {
         ds_error(ds->rank, "accel_dataset_open: bad arguments (path '%s', split '%s')",
@@ -322,11 +258,11 @@ accel_status_t accel_dataset_open(const char *path, const char *split, int conte
     }
 
     char format[64] = "";
-    int r = read_str_attr(ds->file, "format", format, sizeof format);
-    if (r <= 0) {
+    accel_status_t r = accel_h5_attr_read_str(ds->file, "format", format, sizeof format);
+    if (r != ACCEL_OK) {
         ds_error(ds->rank, "%s: not an accel dataset: the file attribute 'format' is %s\n--> hint: "
                  "expected format \"%s\" or \"%s\"; make datasets with accel_data", path,
-                 r == 0 ? "missing" : "not a string", ACCEL_DATASET_FORMAT_TOKENS,
+                 attr_problem(r, "not a string"), ACCEL_DATASET_FORMAT_TOKENS,
                  ACCEL_DATASET_FORMAT_CLASSIFICATION);
         st = ACCEL_ERR_CORRUPT;
         goto fail;
@@ -339,18 +275,18 @@ accel_status_t accel_dataset_open(const char *path, const char *split, int conte
         st = ACCEL_ERR_CORRUPT;
         goto fail;
     }
-    long long version = 0;
-    r = read_int_attr(ds->file, "version", &version);
-    if (r <= 0 || version < 1) {
+    int64_t version = 0;
+    r = accel_h5_attr_read_i64(ds->file, "version", &version);
+    if (r != ACCEL_OK || version < 1) {
         ds_error(ds->rank, "%s: attribute 'version' is %s\n--> hint: a %s file carries an integer "
-                 "attribute 'version' = %d", path, r == 0 ? "missing" : r < 0 ? "not an integer"
-                 : "not positive", format, ACCEL_DATASET_VERSION);
+                 "attribute 'version' = %d", path, attr_problem(r, "not an integer"), format,
+                 ACCEL_DATASET_VERSION);
         st = ACCEL_ERR_CORRUPT;
         goto fail;
     }
     if (version > ACCEL_DATASET_VERSION) {
         ds_error(ds->rank, "%s: %s version %lld is newer than this accel reads (%d)\n--> hint: "
-                 "upgrade accel", path, format, version, ACCEL_DATASET_VERSION);
+                 "upgrade accel", path, format, (long long)version, ACCEL_DATASET_VERSION);
         st = ACCEL_ERR_UNSUPPORTED;
         goto fail;
     }
@@ -596,29 +532,8 @@ accel_status_t accel_dataset_read(accel_dataset_t *ds, const int64_t *indices, i
 
 /* ------------------------------------------------------------------ write */
 
-static herr_t write_str_attr(hid_t file, const char *name, const char *value)
-{
-    hid_t type = H5Tcopy(H5T_C_S1), space = H5Screate(H5S_SCALAR), attr = -1;
-    herr_t e = H5Tset_size(type, strlen(value) > 0 ? strlen(value) : 1);
-    if (e >= 0) e = H5Tset_strpad(type, H5T_STR_NULLTERM);
-    if (e >= 0) attr = H5Acreate2(file, name, type, space, H5P_DEFAULT, H5P_DEFAULT);
-    if (attr < 0) e = -1;
-    if (e >= 0) e = H5Awrite(attr, type, value);
-    if (attr >= 0) H5Aclose(attr);
-    H5Sclose(space);
-    H5Tclose(type);
-    return e;
-}
-
-static herr_t write_int_attr(hid_t file, const char *name, long long value)
-{
-    hid_t space = H5Screate(H5S_SCALAR);
-    hid_t attr = H5Acreate2(file, name, H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT);
-    herr_t e = attr < 0 ? -1 : H5Awrite(attr, H5T_NATIVE_LLONG, &value);
-    if (attr >= 0) H5Aclose(attr);
-    H5Sclose(space);
-    return e;
-}
+/* The attribute writers (src/h5) log their own failures; here they join the herr_t chain. */
+static herr_t attr_ok(accel_status_t st) { return st == ACCEL_OK ? 0 : -1; }
 
 /* A contiguous dataset /group/name of rank 1 or 2 holding `data`. */
 static herr_t write_array(hid_t file, const char *path, int rank, const hsize_t *dims, hid_t filetype,
@@ -658,23 +573,20 @@ static accel_status_t writer_begin(writer_t *w, const char *path)
     return ACCEL_OK;
 }
 
-/* Close, flush to disk, rename into place; or remove the temporary file when st is an error. */
+/* Close and publish atomically (src/h5: fsync, rename, fsync of the directory); or remove the
+ * temporary file when st is an error. */
 static accel_status_t writer_end(writer_t *w, const char *path, accel_status_t st)
 {
-    if (w->file >= 0 && H5Fclose(w->file) < 0 && st == ACCEL_OK) st = ACCEL_ERR_HDF5;
+    if (w->file >= 0 && H5Fclose(w->file) < 0 && st == ACCEL_OK) {
+        ACCEL_ERROR("closing '%s' failed (disk full?)", w->tmp);
+        st = ACCEL_ERR_HDF5;
+    }
     w->file = -1;
-    if (st == ACCEL_OK) {
-        int fd = open(w->tmp, O_RDONLY);
-        if (fd < 0 || fsync(fd) != 0) st = ACCEL_ERR_IO;
-        if (fd >= 0) close(fd);
-        if (st != ACCEL_OK) ACCEL_ERROR("cannot flush '%s' to disk: %s", w->tmp, strerror(errno));
+    if (st != ACCEL_OK) {
+        unlink(w->tmp);
+        return st;
     }
-    if (st == ACCEL_OK && rename(w->tmp, path) != 0) {
-        ACCEL_ERROR("cannot rename '%s' to '%s': %s", w->tmp, path, strerror(errno));
-        st = ACCEL_ERR_IO;
-    }
-    if (st != ACCEL_OK) unlink(w->tmp);
-    return st;
+    return accel_h5_publish(w->tmp, path);
 }
 
 accel_status_t accel_dataset_write_tokens(const char *path, const char *tokenizer, int vocab,
@@ -694,11 +606,11 @@ accel_status_t accel_dataset_write_tokens(const char *path, const char *tokenize
     hid_t mt = token_bytes == 1 ? H5T_NATIVE_UINT8 : H5T_NATIVE_UINT16;
     hsize_t dtrain = (hsize_t)ntrain, dval = (hsize_t)nval;
     const char *val = stream ? (const char *)stream + (size_t)ntrain * (size_t)token_bytes : NULL;
-    herr_t e = write_str_attr(w.file, "format", ACCEL_DATASET_FORMAT_TOKENS);
-    if (e >= 0) e = write_int_attr(w.file, "version", ACCEL_DATASET_VERSION);
-    if (e >= 0) e = write_int_attr(w.file, "vocab", vocab);
-    if (e >= 0) e = write_str_attr(w.file, "tokenizer", tokenizer);
-    if (e >= 0 && description) e = write_str_attr(w.file, "description", description);
+    herr_t e = attr_ok(accel_h5_attr_write_str(w.file, "format", ACCEL_DATASET_FORMAT_TOKENS));
+    if (e >= 0) e = attr_ok(accel_h5_attr_write_i32(w.file, "version", ACCEL_DATASET_VERSION));
+    if (e >= 0) e = attr_ok(accel_h5_attr_write_i32(w.file, "vocab", vocab));
+    if (e >= 0) e = attr_ok(accel_h5_attr_write_str(w.file, "tokenizer", tokenizer));
+    if (e >= 0 && description) e = attr_ok(accel_h5_attr_write_str(w.file, "description", description));
     if (e >= 0) e = write_array(w.file, "/train/tokens", 1, &dtrain, ft, mt, stream);
     if (e >= 0) e = write_array(w.file, "/val/tokens", 1, &dval, ft, mt, val);
     if (e < 0) {
@@ -726,10 +638,10 @@ accel_status_t accel_dataset_write_classification(const char *path, int classes,
     if (st != ACCEL_OK) return st;
     hsize_t xtrain[2] = { (hsize_t)ntrain, (hsize_t)features }, xval[2] = { (hsize_t)nval, (hsize_t)features };
     hsize_t ytrain = (hsize_t)ntrain, yval = (hsize_t)nval;
-    herr_t e = write_str_attr(w.file, "format", ACCEL_DATASET_FORMAT_CLASSIFICATION);
-    if (e >= 0) e = write_int_attr(w.file, "version", ACCEL_DATASET_VERSION);
-    if (e >= 0) e = write_int_attr(w.file, "classes", classes);
-    if (e >= 0 && description) e = write_str_attr(w.file, "description", description);
+    herr_t e = attr_ok(accel_h5_attr_write_str(w.file, "format", ACCEL_DATASET_FORMAT_CLASSIFICATION));
+    if (e >= 0) e = attr_ok(accel_h5_attr_write_i32(w.file, "version", ACCEL_DATASET_VERSION));
+    if (e >= 0) e = attr_ok(accel_h5_attr_write_i32(w.file, "classes", classes));
+    if (e >= 0 && description) e = attr_ok(accel_h5_attr_write_str(w.file, "description", description));
     if (e >= 0) e = write_array(w.file, "/train/inputs", 2, xtrain, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, train_inputs);
     if (e >= 0) e = write_array(w.file, "/train/labels", 1, &ytrain, H5T_STD_I32LE, H5T_NATIVE_INT32, train_labels);
     if (e >= 0) e = write_array(w.file, "/val/inputs", 2, xval, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, val_inputs);

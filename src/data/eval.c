@@ -10,6 +10,7 @@
 
 #include "accel/eval.h"
 #include "accel/log.h"
+#include "accel/runtime.h"
 
 int64_t accel_eval_nbatches(int64_t nsamples, int world, int m)
 {
@@ -32,16 +33,12 @@ void accel_eval_indices(int64_t nsamples, int world, int rank, int m, int64_t ba
 /* Per-rank header exchanged first: real rows, width and n_total (ranks must agree on the last two). */
 enum { H_ROWS, H_WIDTH, H_TOTAL, H_OK, H_LEN };
 
-/* Every rank learns whether any rank failed a local step (the failing rank says why), so all take
- * the same path and none waits in a collective the others skipped. */
-static accel_status_t agree(MPI_Comm comm, accel_status_t local, const char *what)
+/* Every rank learns whether any rank failed a local step (accel_agree), so all take the same path
+ * and none waits in a collective the others skipped; the failing rank says which step. */
+static accel_status_t agree(MPI_Comm comm, int rank, accel_status_t local, const char *what)
 {
-    int rank, bad = local != ACCEL_OK, any = 0;
-    MPI_Comm_rank(comm, &rank);
-    if (bad) ACCEL_ERROR("accel_eval_gather: rank %d cannot take part: check %s", rank, what);
-    if (MPI_Allreduce(&bad, &any, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS) return ACCEL_ERR_MPI;
-    if (!any) return ACCEL_OK;
-    return local != ACCEL_OK ? local : ACCEL_ERR_INVALID;
+    if (local != ACCEL_OK) ACCEL_ERROR("accel_eval_gather: rank %d cannot take part: check %s", rank, what);
+    return accel_agree(comm, local);
 }
 
 accel_status_t accel_eval_gather(MPI_Comm comm, const float *values, const int64_t *index,
@@ -49,8 +46,8 @@ accel_status_t accel_eval_gather(MPI_Comm comm, const float *values, const int64
                                  float *out)
 {
     int rank, size;
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
+    ACCEL_CHECK(accel_mpi_status(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank (accel_eval_gather)"));
+    ACCEL_CHECK(accel_mpi_status(MPI_Comm_size(comm, &size), "MPI_Comm_size (accel_eval_gather)"));
     accel_status_t st = ACCEL_OK;
     int64_t *hdr = NULL, *all_idx = NULL, *my_idx = NULL;
     float *all_val = NULL, *my_val = NULL;
@@ -86,13 +83,12 @@ accel_status_t accel_eval_gather(MPI_Comm comm, const float *values, const int64
     displs = malloc(sizeof *displs * (size_t)size);
     if (!hdr || !counts || !displs) mine[H_OK] = 0;
     /* Agree on whether every rank can take part before the variable-size exchange. */
-    st = agree(comm, mine[H_OK] ? ACCEL_OK : ACCEL_ERR_INVALID, "its arguments (n_local, width, "
+    st = agree(comm, rank, mine[H_OK] ? ACCEL_OK : ACCEL_ERR_INVALID, "its arguments (n_local, width, "
                "n_total, NULL buffers) or memory");
     if (st != ACCEL_OK) goto out;
-    if (MPI_Allgather(mine, H_LEN, MPI_INT64_T, hdr, H_LEN, MPI_INT64_T, comm) != MPI_SUCCESS) {
-        st = ACCEL_ERR_MPI;
-        goto out;
-    }
+    st = accel_mpi_status(MPI_Allgather(mine, H_LEN, MPI_INT64_T, hdr, H_LEN, MPI_INT64_T, comm),
+                          "MPI_Allgather (accel_eval_gather header)");
+    if (st != ACCEL_OK) goto out;
     int64_t total = 0;
     for (int r = 0; r < size; r++) {
         const int64_t *h = hdr + (size_t)r * H_LEN;
@@ -121,17 +117,19 @@ accel_status_t accel_eval_gather(MPI_Comm comm, const float *values, const int64
     all_idx = malloc(sizeof *all_idx * (size_t)(total ? total : 1));
     all_val = malloc(sizeof *all_val * (size_t)(total ? total : 1) * (size_t)width);
     seen = calloc((size_t)(n_total ? n_total : 1), 1);
-    st = agree(comm, all_idx && all_val && seen ? ACCEL_OK : ACCEL_ERR_NOMEM, "memory for the "
+    st = agree(comm, rank, all_idx && all_val && seen ? ACCEL_OK : ACCEL_ERR_NOMEM, "memory for the "
                "gathered results");
     if (st != ACCEL_OK) goto out;
     /* One row = width floats, so the counts stay in samples (width * n could overflow an int). */
-    MPI_Type_contiguous(width, MPI_FLOAT, &row);
-    MPI_Type_commit(&row);
-    if (MPI_Allgatherv(my_idx, nreal, MPI_INT64_T, all_idx, counts, displs, MPI_INT64_T, comm) != MPI_SUCCESS ||
-        MPI_Allgatherv(my_val, nreal, row, all_val, counts, displs, row, comm) != MPI_SUCCESS) {
-        st = ACCEL_ERR_MPI;
-        goto out;
-    }
+    st = accel_mpi_status(MPI_Type_contiguous(width, MPI_FLOAT, &row), "MPI_Type_contiguous (result row)");
+    if (st == ACCEL_OK) st = accel_mpi_status(MPI_Type_commit(&row), "MPI_Type_commit (result row)");
+    if (st == ACCEL_OK)
+        st = accel_mpi_status(MPI_Allgatherv(my_idx, nreal, MPI_INT64_T, all_idx, counts, displs, MPI_INT64_T, comm),
+                              "MPI_Allgatherv (accel_eval_gather indices)");
+    if (st == ACCEL_OK)
+        st = accel_mpi_status(MPI_Allgatherv(my_val, nreal, row, all_val, counts, displs, row, comm),
+                              "MPI_Allgatherv (accel_eval_gather values)");
+    if (st != ACCEL_OK) goto out;
 
     /* Place every row at its index; every rank runs the same checks on the same data. */
     int64_t bad_range = 0, dup = 0, missing = 0;
@@ -167,7 +165,7 @@ accel_status_t accel_eval_gather(MPI_Comm comm, const float *values, const int64
         st = ACCEL_ERR_INVALID;
     }
 out:
-    if (row != MPI_DATATYPE_NULL) MPI_Type_free(&row);
+    if (row != MPI_DATATYPE_NULL) (void)accel_mpi_status(MPI_Type_free(&row), "MPI_Type_free (result row)");
     free(seen);
     free(all_idx);
     free(all_val);

@@ -1,13 +1,13 @@
 /* Weights files for inference: accel checkpoints (tensors in /model, configuration YAML in
  * /meta/config.yaml) and exported weights (tensors at the root or in /model, fp32 or bf16), read
- * with plain serial HDF5 so that one process needs no MPI and no checkpoint library. Only what
- * inference needs is checked (tensor presence, shape, float type); checksums are accel_ckpt's job.
- * Extra groups, tensors and attributes are ignored, so training checkpoints load as they are. */
+ * in one process without MPI through the checkpoint library's file reader (accel_ckpt_file_*),
+ * which alone knows those layouts. Only what inference needs is checked (tensor presence, shape,
+ * float type); checksums are accel_ckpt's job. Extra groups, tensors and attributes are ignored,
+ * so training checkpoints load as they are. */
 #include "config.h"
 
 #define _GNU_SOURCE
 #include <errno.h>
-#include <hdf5.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,123 +15,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "accel/ckpt.h"
 #include "accel/infer.h"
 #include "accel/log.h"
-#include "../core/h5probe.h"
+#include "../h5/h5util.h"
 
-#define CKPT_FORMAT "accel-checkpoint"
-#define CKPT_MAX_VERSION 1
-#define READ_CHUNK ((size_t)1 << 26)    /* elements per H5Dread (HDF5 1.10: stay far below 2 GiB) */
-
-enum { DT_FLOAT, DT_BF16_BITS };        /* how a dataset's values become fp32 */
+#define READ_CHUNK ((uint64_t)1 << 26)  /* elements per read (HDF5 1.10: stay far below 2 GiB) */
 
 struct accel_weights {
     char *path;
-    hid_t file;
-    char prefix[16];                    /* "/model/" or "/" */
+    accel_ckpt_file_t *file;
+    char state[8];                      /* "model", or "" for tensors at the root */
+    char prefix[16];                    /* the same as an HDF5 path prefix, for messages */
     const char *kind;
     char *config_yaml;
     int ntensors;
-    hid_t *dset;                        /* per layout tensor, after check */
-    unsigned char *dtype;
-    char (*names)[ACCEL_TENSOR_NAME_MAX]; /* per layout tensor, for messages */
+    char (*names)[ACCEL_TENSOR_NAME_MAX]; /* per layout tensor, after check */
+    uint64_t *numel;
 };
-
-static int link_exists(hid_t loc, const char *path)
-{
-    htri_t r;
-    H5E_BEGIN_TRY { r = H5Lexists(loc, path, H5P_DEFAULT); } H5E_END_TRY;
-    return r > 0;
-}
-
-/* A string attribute (fixed or variable length) into out; 1 read, 0 missing, -1 not a string. */
-static int read_str_attr(hid_t obj, const char *name, char *out, size_t outlen)
-{
-    htri_t ex;
-    H5E_BEGIN_TRY { ex = H5Aexists(obj, name); } H5E_END_TRY;
-    if (ex <= 0) return 0;
-    int ret = -1;
-    hid_t a = -1, t = -1, mt = -1;
-    H5E_BEGIN_TRY {
-        a = H5Aopen(obj, name, H5P_DEFAULT);
-        t = a >= 0 ? H5Aget_type(a) : -1;
-        if (t >= 0 && H5Tget_class(t) == H5T_STRING) {
-            if (H5Tis_variable_str(t) > 0) {
-                char *s = NULL;
-                mt = H5Tcopy(H5T_C_S1);
-                H5Tset_size(mt, H5T_VARIABLE);
-                if (H5Aread(a, mt, &s) >= 0 && s) {
-                    snprintf(out, outlen, "%s", s);
-                    H5free_memory(s);
-                    ret = 1;
-                }
-            } else {
-                size_t n = H5Tget_size(t);
-                char *buf = calloc(n + 1, 1);
-                mt = H5Tcopy(H5T_C_S1);
-                H5Tset_size(mt, n);
-                if (buf && H5Aread(a, mt, buf) >= 0) {
-                    snprintf(out, outlen, "%s", buf);
-                    ret = 1;
-                }
-                free(buf);
-            }
-        }
-    } H5E_END_TRY;
-    if (mt >= 0) H5Tclose(mt);
-    if (t >= 0) H5Tclose(t);
-    if (a >= 0) H5Aclose(a);
-    return ret;
-}
-
-/* An integer attribute; 1 read, 0 missing, -1 unreadable. */
-static int read_int_attr(hid_t obj, const char *name, long long *out)
-{
-    htri_t ex;
-    H5E_BEGIN_TRY { ex = H5Aexists(obj, name); } H5E_END_TRY;
-    if (ex <= 0) return 0;
-    int ret = -1;
-    H5E_BEGIN_TRY {
-        hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
-        if (a >= 0 && H5Aread(a, H5T_NATIVE_LLONG, out) >= 0) ret = 1;
-        if (a >= 0) H5Aclose(a);
-    } H5E_END_TRY;
-    return ret;
-}
-
-/* /meta/config.yaml: a scalar string dataset (fixed or variable length). NULL when absent. */
-static char *read_config(hid_t file)
-{
-    if (!link_exists(file, "/meta") || !link_exists(file, "/meta/config.yaml")) return NULL;
-    char *text = NULL;
-    H5E_BEGIN_TRY {
-        hid_t d = H5Dopen2(file, "/meta/config.yaml", H5P_DEFAULT);
-        hid_t t = d >= 0 ? H5Dget_type(d) : -1;
-        if (t >= 0 && H5Tget_class(t) == H5T_STRING) {
-            hid_t mt = H5Tcopy(H5T_C_S1);
-            if (H5Tis_variable_str(t) > 0) {
-                char *s = NULL;
-                H5Tset_size(mt, H5T_VARIABLE);
-                if (H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, &s) >= 0 && s) {
-                    text = strdup(s);
-                    H5free_memory(s);
-                }
-            } else {
-                size_t n = H5Tget_size(t);
-                text = calloc(n + 1, 1);
-                H5Tset_size(mt, n);
-                if (text && H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, text) < 0) {
-                    free(text);
-                    text = NULL;
-                }
-            }
-            H5Tclose(mt);
-        }
-        if (t >= 0) H5Tclose(t);
-        if (d >= 0) H5Dclose(d);
-    } H5E_END_TRY;
-    return text;
-}
 
 accel_status_t accel_weights_open(const char *path, accel_weights_t **out)
 {
@@ -161,75 +62,54 @@ accel_status_t accel_weights_open(const char *path, accel_weights_t **out)
         free(w);
         return ACCEL_ERR_NOMEM;
     }
-    w->file = -1;
-    accel_status_t st = ACCEL_OK;
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    /* Read-only: no lock (parallel file systems mounted without flock refuse one). */
-    if (fapl < 0 || H5Pset_fapl_sec2(fapl) < 0 || H5Pset_file_locking(fapl, 0, 1) < 0) {
-        ACCEL_ERROR("%s: cannot set up the HDF5 file access properties", path);
-        st = ACCEL_ERR_HDF5;
-        goto fail;
-    }
-    H5E_BEGIN_TRY { w->file = H5Fopen(path, H5F_ACC_RDONLY, fapl); } H5E_END_TRY;
-    if (w->file < 0) {
+    accel_status_t st = accel_ckpt_file_open(path, &w->file, NULL, 0);
+    if (st != ACCEL_OK) {
         ACCEL_ERROR("%s: HDF5 cannot open the file (truncated or damaged?)\n--> hint: check it "
                     "with: h5dump -H %s", path, path);
+        goto fail;
+    }
+    bool checkpoint = false, complete = false;
+    int version = 0;
+    accel_ckpt_file_format(w->file, &checkpoint, &version, &complete);
+    if (checkpoint && version > ACCEL_CKPT_FORMAT_VERSION) {
+        ACCEL_ERROR("%s has checkpoint format version %d, but this accel reads versions up to %d\n"
+                    "--> hint: use the accel that wrote it", path, version, ACCEL_CKPT_FORMAT_VERSION);
+        st = ACCEL_ERR_UNSUPPORTED;
+        goto fail;
+    }
+    if (checkpoint && !complete) {
+        ACCEL_ERROR("%s is an incomplete checkpoint (its save did not finish)\n--> hint: use "
+                    "an earlier step-*.h5, or the one 'accel_ckpt latest DIR' names", path);
         st = ACCEL_ERR_CORRUPT;
         goto fail;
     }
-    char format[64] = "";
-    if (read_str_attr(w->file, "format", format, sizeof format) == 1 && !strcmp(format, CKPT_FORMAT)) {
-        long long version = 0, complete = 0;
-        if (read_int_attr(w->file, "format_version", &version) == 1 && version > CKPT_MAX_VERSION) {
-            ACCEL_ERROR("%s has checkpoint format version %lld, but this accel reads versions up "
-                        "to %d\n--> hint: use the accel that wrote it", path, version,
-                        CKPT_MAX_VERSION);
-            st = ACCEL_ERR_UNSUPPORTED;
-            goto fail;
-        }
-        if (read_int_attr(w->file, "complete", &complete) != 1 || complete != 1) {
-            ACCEL_ERROR("%s is an incomplete checkpoint (its save did not finish)\n--> hint: use "
-                        "an earlier step-*.h5, or the one 'accel_ckpt latest DIR' names", path);
-            st = ACCEL_ERR_CORRUPT;
-            goto fail;
-        }
-    }
-    if (link_exists(w->file, "/model")) {
-        H5O_info_t info;
-        herr_t r;
-        H5E_BEGIN_TRY { r = H5Oget_info_by_name(w->file, "/model", &info, H5P_DEFAULT); } H5E_END_TRY;
-        if (r >= 0 && info.type == H5O_TYPE_GROUP) snprintf(w->prefix, sizeof w->prefix, "/model/");
-    }
-    if (!w->prefix[0]) snprintf(w->prefix, sizeof w->prefix, "/");
-    w->config_yaml = read_config(w->file);
+    bool model = accel_ckpt_file_has_state(w->file, "model");
+    snprintf(w->state, sizeof w->state, "%s", model ? "model" : "");
+    snprintf(w->prefix, sizeof w->prefix, "%s", model ? "/model/" : "/");
+    /* A configuration that cannot be read counts as none: the model then comes from overrides. */
+    if (accel_ckpt_file_config(w->file, &w->config_yaml) != ACCEL_OK) w->config_yaml = NULL;
     w->kind = w->config_yaml ? "checkpoint" : "exported weights";
-    H5Pclose(fapl);
     *out = w;
     return ACCEL_OK;
 fail:
-    if (fapl >= 0) H5Pclose(fapl);
     accel_weights_close(w);
     return st;
 }
 
-static void close_datasets(accel_weights_t *w)
+static void forget_tensors(accel_weights_t *w)
 {
-    for (int i = 0; i < w->ntensors; i++)
-        if (w->dset[i] >= 0) H5Dclose(w->dset[i]);
-    free(w->dset);
-    free(w->dtype);
     free(w->names);
-    w->dset = NULL;
-    w->dtype = NULL;
+    free(w->numel);
     w->names = NULL;
+    w->numel = NULL;
     w->ntensors = 0;
 }
 
 void accel_weights_close(accel_weights_t *w)
 {
     if (!w) return;
-    close_datasets(w);
-    if (w->file >= 0) H5Fclose(w->file);
+    forget_tensors(w);
+    accel_ckpt_file_close(w->file);
     free(w->config_yaml);
     free(w->path);
     free(w);
@@ -277,158 +157,75 @@ static void shape_str(int ndim, const int64_t *shape, char *out, size_t outlen)
     if (n < outlen) snprintf(out + n, outlen - n, "]");
 }
 
-typedef struct {
-    const accel_layout_t *layout;
-    int unused;
-    char first[ACCEL_TENSOR_NAME_MAX];
-} extra_ctx_t;
-
-static herr_t count_extra(hid_t group, const char *name, const H5L_info_t *info, void *data)
-{
-    (void)info;
-    extra_ctx_t *c = data;
-    H5O_info_t oi;
-    if (H5Oget_info_by_name(group, name, &oi, H5P_DEFAULT) < 0 || oi.type != H5O_TYPE_DATASET) return 0;
-    if (!accel_layout_find(c->layout, name)) {
-        if (!c->unused++) snprintf(c->first, sizeof c->first, "%s", name);
-    }
-    return 0;
-}
-
 accel_status_t accel_weights_check(accel_weights_t *w, const accel_layout_t *layout)
 {
-    close_datasets(w);
-    w->dset = malloc(sizeof *w->dset * (size_t)(layout->ntensors ? layout->ntensors : 1));
-    w->dtype = calloc((size_t)(layout->ntensors ? layout->ntensors : 1), 1);
-    w->names = calloc((size_t)(layout->ntensors ? layout->ntensors : 1), sizeof *w->names);
-    if (!w->dset || !w->dtype || !w->names) return ACCEL_ERR_NOMEM;
-    for (int i = 0; i < layout->ntensors; i++) w->dset[i] = -1;
-    w->ntensors = layout->ntensors;
+    forget_tensors(w);
+    size_t n = (size_t)(layout->ntensors ? layout->ntensors : 1);
+    w->names = calloc(n, sizeof *w->names);
+    w->numel = calloc(n, sizeof *w->numel);
+    if (!w->names || !w->numel) return ACCEL_ERR_NOMEM;
     for (int i = 0; i < layout->ntensors; i++) {
         const accel_tensor_t *t = &layout->tensors[i];
-        char path[ACCEL_TENSOR_NAME_MAX + 16];
-        snprintf(path, sizeof path, "%s%s", w->prefix, t->name);
-        hid_t d = -1;
-        /* H5Lexists fails on a missing intermediate group: check each level. */
-        int exists = 1;
-        for (char *slash = strchr(path + 1, '/'); exists && slash; slash = strchr(slash + 1, '/')) {
-            *slash = '\0';
-            exists = link_exists(w->file, path);
-            *slash = '/';
-        }
-        if (exists && link_exists(w->file, path)) H5E_BEGIN_TRY { d = H5Dopen2(w->file, path, H5P_DEFAULT); } H5E_END_TRY;
-        if (d < 0) {
-            ACCEL_ERROR("%s has no tensor '%s' (%s %s)\n--> hint: the file does not match the "
+        accel_ckpt_tensor_info_t in;
+        if (accel_ckpt_file_tensor(w->file, w->state, t->name, &in) != ACCEL_OK) {
+            ACCEL_ERROR("%s has no tensor '%s%s' (%s %s)\n--> hint: the file does not match the "
                         "model configuration (model.name, model.layers, ...); list it with: "
-                        "h5ls -r %s", w->path, path, w->kind,
+                        "h5ls -r %s", w->path, w->prefix, t->name, w->kind,
                         w->config_yaml ? "with a stored configuration" : "without a configuration",
                         w->path);
             return ACCEL_ERR_NOT_FOUND;
         }
-        w->dset[i] = d;
-        hid_t space = H5Dget_space(d), type = H5Dget_type(d);
-        int ndim = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
-        hsize_t dims[H5S_MAX_RANK];
-        int64_t shape[H5S_MAX_RANK];
-        if (ndim > 0 && ndim <= H5S_MAX_RANK) {
-            H5Sget_simple_extent_dims(space, dims, NULL);
-            for (int k = 0; k < ndim; k++) shape[k] = (int64_t)dims[k];
-        }
-        H5T_class_t cls = type >= 0 ? H5Tget_class(type) : H5T_NO_CLASS;
-        size_t tsize = type >= 0 ? H5Tget_size(type) : 0;
-        char dtype_attr[16] = "";
-        read_str_attr(d, "dtype", dtype_attr, sizeof dtype_attr);
-        if (space >= 0) H5Sclose(space);
-        if (type >= 0) H5Tclose(type);
-        bool same = ndim == t->ndim;
-        for (int k = 0; same && k < ndim; k++) same = shape[k] == t->shape[k];
+        bool same = in.ndim == t->ndim;
+        for (int k = 0; same && k < in.ndim; k++) same = (int64_t)in.dims[k] == t->shape[k];
         if (!same) {
             char have[96] = "(scalar)", want[96];
-            if (ndim > 0 && ndim <= H5S_MAX_RANK) shape_str(ndim, shape, have, sizeof have);
+            int64_t shape[ACCEL_CKPT_MAX_RANK];
+            for (int k = 0; k < in.ndim; k++) shape[k] = (int64_t)in.dims[k];
+            if (in.ndim > 0) shape_str(in.ndim, shape, have, sizeof have);
             shape_str(t->ndim, t->shape, want, sizeof want);
-            ACCEL_ERROR("tensor '%s' has shape %s in %s, but the model expects %s\n--> hint: the "
+            ACCEL_ERROR("tensor '%s%s' has shape %s in %s, but the model expects %s\n--> hint: the "
                         "model sizes (model.width, model.vocab, ...) differ from the ones the "
-                        "weights were trained with; drop the overrides or fix them", path, have,
-                        w->path, want);
+                        "weights were trained with; drop the overrides or fix them", w->prefix,
+                        t->name, have, w->path, want);
             return ACCEL_ERR_SHAPE;
         }
-        if (cls == H5T_FLOAT) {
-            w->dtype[i] = DT_FLOAT;
-        } else if (cls == H5T_INTEGER && tsize == 2 && !strcmp(dtype_attr, "bf16")) {
-            w->dtype[i] = DT_BF16_BITS;
-        } else {
-            ACCEL_ERROR("tensor '%s' in %s is not a float tensor (HDF5 class %d, %zu bytes%s%s)\n"
-                        "--> hint: weights are fp32 or bf16 (a float type, or uint16 with the "
-                        "attribute dtype=\"bf16\")", path, w->path, (int)cls, tsize,
-                        dtype_attr[0] ? ", dtype " : "", dtype_attr);
+        if (!in.readable) {
+            ACCEL_ERROR("tensor '%s%s' in %s is not a float tensor (%s)\n--> hint: weights are fp32 "
+                        "or bf16 (a float type, or uint16 with the attribute dtype=\"bf16\")",
+                        w->prefix, t->name, w->path, in.dtype);
             return ACCEL_ERR_INVALID;
         }
         snprintf(w->names[i], sizeof w->names[i], "%s", t->name);
+        w->numel[i] = in.numel;
     }
+    w->ntensors = layout->ntensors;
     /* Tensors the model does not use: a warning, so a wrong model.layers override shows. */
-    extra_ctx_t c = { .layout = layout };
-    hid_t g = -1;
-    H5E_BEGIN_TRY {
-        g = H5Gopen2(w->file, w->prefix, H5P_DEFAULT);
-        if (g >= 0) H5Literate(g, H5_INDEX_NAME, H5_ITER_NATIVE, NULL, count_extra, &c);
-        if (g >= 0) H5Gclose(g);
-    } H5E_END_TRY;
-    if (c.unused)
-        ACCEL_WARN("%s: %d tensor(s) in %s are not used by the model (first: '%s')", w->path,
-                   c.unused, w->prefix, c.first);
+    accel_ckpt_tensor_info_t *all = NULL;
+    int nall = 0, unused = 0;
+    const char *first = NULL;
+    if (accel_ckpt_file_list(w->file, w->state, &all, &nall) == ACCEL_OK)
+        for (int i = 0; i < nall; i++)
+            if (!accel_layout_find(layout, all[i].name) && !unused++) first = all[i].name;
+    if (unused)
+        ACCEL_WARN("%s: %d tensor(s) in %s are not used by the model (first: '%s')", w->path, unused,
+                   w->prefix, first);
+    free(all);
     return ACCEL_OK;
 }
 
 accel_status_t accel_weights_read(accel_weights_t *w, int index, float *dst)
 {
-    if (index < 0 || index >= w->ntensors || w->dset[index] < 0) return ACCEL_ERR_INVALID;
-    hid_t d = w->dset[index];
-    hid_t fspace = H5Dget_space(d);
-    if (fspace < 0) return ACCEL_ERR_HDF5;
-    int ndim = H5Sget_simple_extent_ndims(fspace);
-    hsize_t dims[H5S_MAX_RANK];
-    H5Sget_simple_extent_dims(fspace, dims, NULL);
-    size_t row = 1;
-    for (int k = 1; k < ndim; k++) row *= (size_t)dims[k];
-    size_t rows_per_read = READ_CHUNK / row ? READ_CHUNK / row : 1;
-    accel_status_t st = ACCEL_OK;
-    for (hsize_t r0 = 0; r0 < dims[0] && st == ACCEL_OK; r0 += rows_per_read) {
-        hsize_t nr = dims[0] - r0 < rows_per_read ? dims[0] - r0 : rows_per_read;
-        hsize_t start[H5S_MAX_RANK] = { r0 }, count[H5S_MAX_RANK];
-        count[0] = nr;
-        for (int k = 1; k < ndim; k++) count[k] = dims[k];
-        hsize_t n = nr * row;
-        hid_t mspace = H5Screate_simple(1, &n, NULL);
-        float *out = dst + r0 * row;
-        herr_t r = -1;
-        H5E_BEGIN_TRY {
-            if (mspace >= 0 &&
-                H5Sselect_hyperslab(fspace, H5S_SELECT_SET, start, NULL, count, NULL) >= 0) {
-                if (w->dtype[index] == DT_FLOAT) {
-                    r = H5Dread(d, H5T_NATIVE_FLOAT, mspace, fspace, H5P_DEFAULT, out);
-                } else {
-                    /* bf16 bits into the upper half of the destination, then widened in place
-                     * front to back: writing float i only overwrites 16-bit values j <= i. */
-                    unsigned char *bytes = (unsigned char *)out;
-                    r = H5Dread(d, H5T_NATIVE_UINT16, mspace, fspace, H5P_DEFAULT, bytes + 2 * n);
-                    for (hsize_t q = 0; r >= 0 && q < n; q++) {
-                        uint16_t h;            /* memcpy: the two views alias */
-                        memcpy(&h, bytes + 2 * n + 2 * q, 2);
-                        uint32_t b = (uint32_t)h << 16;
-                        memcpy(bytes + 4 * q, &b, 4);
-                    }
-                }
-            }
-        } H5E_END_TRY;
-        if (mspace >= 0) H5Sclose(mspace);
-        if (r < 0) {
-            ACCEL_ERROR("%s: reading tensor '%s%s' failed (rows %llu..%llu)\n--> hint: the file "
+    if (index < 0 || index >= w->ntensors) return ACCEL_ERR_INVALID;
+    const uint64_t n = w->numel[index];
+    for (uint64_t b = 0; b < n; b += READ_CHUNK) {
+        uint64_t e = b + READ_CHUNK < n ? b + READ_CHUNK : n;
+        if (accel_ckpt_file_read(w->file, w->state, w->names[index], b, e, dst + b) != ACCEL_OK) {
+            ACCEL_ERROR("%s: reading tensor '%s%s' failed (elements %llu..%llu)\n--> hint: the file "
                         "may be damaged or truncated; check it with accel_ckpt verify or h5dump",
-                        w->path, w->prefix, w->names[index], (unsigned long long)r0,
-                        (unsigned long long)(r0 + nr - 1));
-            st = ACCEL_ERR_IO;
+                        w->path, w->prefix, w->names[index], (unsigned long long)b,
+                        (unsigned long long)(e - 1));
+            return ACCEL_ERR_IO;
         }
     }
-    H5Sclose(fspace);
-    return st;
+    return ACCEL_OK;
 }

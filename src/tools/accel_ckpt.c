@@ -1,11 +1,11 @@
 /* accel_ckpt: inspect, verify, compare and export accel checkpoints (plain HDF5 files).
  *   accel_ckpt ls FILE | info FILE | verify FILE | diff A B | export FILE --format ...
- * Runs as one process without MPI (the serial HDF5 driver); every command streams tensors in
- * chunks, so memory stays far below the model size. */
+ * Runs as one process without MPI; every command streams tensors in chunks, so memory stays far
+ * below the model size. It reads files only through the checkpoint library (accel_ckpt_file_*),
+ * which alone knows their layout: no HDF5 call here. */
 #include "config.h"
 
 #include <errno.h>
-#include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,208 +45,58 @@ static void usage(FILE *out)
 
 /* ------------------------------------------------------------------ helpers */
 
-typedef struct {
-    char **v;
-    int n, cap;
-} strlist_t;
-
-static int strlist_add(strlist_t *l, const char *s)
+static accel_ckpt_file_t *open_file(const char *path)
 {
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 64;
-        char **p = realloc(l->v, sizeof *p * (size_t)cap);
-        if (!p) return -1;
-        l->v = p;
-        l->cap = cap;
-    }
-    return (l->v[l->n++] = strdup(s)) ? 0 : -1;
-}
-
-static void strlist_free(strlist_t *l)
-{
-    for (int i = 0; i < l->n; i++) free(l->v[i]);
-    free(l->v);
-    memset(l, 0, sizeof *l);
-}
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-static herr_t visit_dsets(hid_t obj, const char *name, const H5O_info_t *info, void *data)
-{
-    (void)obj;
-    if (info->type == H5O_TYPE_DATASET && strcmp(name, ".")) return strlist_add(data, name) ? -1 : 0;
-    return 0;
-}
-
-/* Datasets under group (relative names, sorted). */
-static int list_dsets(hid_t file, const char *group, strlist_t *out)
-{
-    if (H5Lexists(file, group, H5P_DEFAULT) <= 0) return -1;
-    hid_t g = H5Gopen2(file, group, H5P_DEFAULT);
-    if (g < 0) return -1;
-    herr_t rc = H5Ovisit(g, H5_INDEX_NAME, H5_ITER_INC, visit_dsets, out);
-    H5Gclose(g);
-    if (out->n) qsort(out->v, (size_t)out->n, sizeof *out->v, cmp_str);
-    return rc < 0 ? -1 : 0;
-}
-
-static bool group_exists(hid_t file, const char *path)
-{
-    char buf[1024];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1;; p++)
-        if (*p == '/' || !*p) {
-            char c = *p;
-            *p = '\0';
-            if (H5Lexists(file, buf, H5P_DEFAULT) <= 0) return false;
-            if (!c) return true;
-            *p = c;
-        }
-}
-
-static hid_t open_file(const char *path)
-{
-    if (access(path, R_OK)) {
-        fprintf(stderr, "accel_ckpt: %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    if (H5Fis_hdf5(path) <= 0) {
-        fprintf(stderr, "accel_ckpt: %s is not an HDF5 file\n", path);
-        return -1;
-    }
-    /* No HDF5 file lock: flock is refused on some parallel file systems. */
-    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
-    H5Pset_file_locking(fapl, false, true);
-    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
-    H5Pclose(fapl);
-    if (f < 0) fprintf(stderr, "accel_ckpt: cannot open %s (truncated or damaged?)\n", path);
+    accel_ckpt_file_t *f = NULL;
+    char err[ACCEL_CKPT_PATH_MAX + 64] = "";
+    accel_status_t st = accel_ckpt_file_open(path, &f, err, sizeof err);
+    if (st != ACCEL_OK) fprintf(stderr, "accel_ckpt: %s\n", err[0] ? err : accel_status_str(st));
     return f;
 }
 
-/* The state groups of a checkpoint, from its 'arenas' attribute. */
-static int arenas_of(hid_t file, strlist_t *out)
+static void shape_str(char *buf, size_t len, const accel_ckpt_tensor_info_t *t)
 {
-    char buf[4096] = "";
-    if (H5Aexists(file, "arenas") > 0) {
-        hid_t a = H5Aopen(file, "arenas", H5P_DEFAULT), t = H5Aget_type(a);
-        size_t n = H5Tget_size(t);
-        if (n < sizeof buf) H5Aread(a, t, buf);
-        H5Tclose(t);
-        H5Aclose(a);
+    if (t->ndim == 0) {
+        snprintf(buf, len, "scalar");
+        return;
     }
-    for (char *s = NULL, *p = strtok_r(buf, ";", &s); p; p = strtok_r(NULL, ";", &s)) strlist_add(out, p);
-    if (!out->n && H5Lexists(file, "model", H5P_DEFAULT) > 0) strlist_add(out, "model");
-    return out->n ? 0 : -1;
+    size_t n = (size_t)snprintf(buf, len, "[");
+    for (int d = 0; d < t->ndim && n < len; d++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%llu", d ? ", " : "", (unsigned long long)t->dims[d]);
+    if (n < len) snprintf(buf + n, len - n, "]");
 }
 
-typedef struct {
-    hid_t dset, space;
-    int ndim;
-    hsize_t dims[H5S_MAX_RANK];
-    int64_t shape[ACCEL_TENSOR_MAX_DIMS];
-    uint64_t numel;
-    bool fp32;
-} tensor_t;
-
-static int tensor_open(hid_t file, const char *path, tensor_t *t)
+static int cmp_info(const void *a, const void *b)
 {
-    memset(t, 0, sizeof *t);
-    t->dset = H5Dopen2(file, path, H5P_DEFAULT);
-    t->space = t->dset >= 0 ? H5Dget_space(t->dset) : -1;
-    if (t->space < 0) return -1;
-    t->ndim = H5Sget_simple_extent_ndims(t->space);
-    H5Sget_simple_extent_dims(t->space, t->dims, NULL);
-    t->numel = 1;
-    for (int d = 0; d < t->ndim; d++) {
-        t->numel *= t->dims[d];
-        if (d < ACCEL_TENSOR_MAX_DIMS) t->shape[d] = (int64_t)t->dims[d];
-    }
-    hid_t ty = H5Dget_type(t->dset);
-    t->fp32 = H5Tget_class(ty) == H5T_FLOAT && H5Tget_size(ty) == 4;
-    H5Tclose(ty);
-    return 0;
+    return strcmp(((const accel_ckpt_tensor_info_t *)a)->name, ((const accel_ckpt_tensor_info_t *)b)->name);
 }
 
-static void tensor_close(tensor_t *t)
+static const accel_ckpt_tensor_info_t *find_info(const accel_ckpt_tensor_info_t *v, int n, const char *name)
 {
-    if (t->space >= 0) H5Sclose(t->space);
-    if (t->dset >= 0) H5Dclose(t->dset);
-}
-
-/* Read flat elements [b, e) of a tensor (any rank 1..4) as fp32. */
-static int tensor_read(tensor_t *t, uint64_t b, uint64_t e, float *buf)
-{
-    if (t->ndim < 1 || t->ndim > ACCEL_TENSOR_MAX_DIMS) return -1;
-    accel_ckpt_box_t boxes[ACCEL_CKPT_MAX_BOXES];
-    int n = accel_ckpt_decompose(t->ndim, t->shape, b, e, boxes);
-    for (int i = 0; i < n; i++) {
-        hsize_t start[ACCEL_TENSOR_MAX_DIMS], count[ACCEL_TENSOR_MAX_DIMS];
-        for (int d = 0; d < t->ndim; d++) { start[d] = boxes[i].start[d]; count[d] = boxes[i].count[d]; }
-        if (H5Sselect_hyperslab(t->space, i ? H5S_SELECT_OR : H5S_SELECT_SET, start, NULL, count, NULL) < 0)
-            return -1;
-    }
-    hsize_t cnt = e - b;
-    hid_t ms = H5Screate_simple(1, &cnt, NULL);
-    herr_t rc = H5Dread(t->dset, H5T_NATIVE_FLOAT, ms, t->space, H5P_DEFAULT, buf);
-    H5Sclose(ms);
-    return rc < 0 ? -1 : 0;
-}
-
-static void print_shape(FILE *out, int ndim, const hsize_t *dims)
-{
-    fputc('[', out);
-    for (int d = 0; d < ndim; d++) fprintf(out, "%s%llu", d ? ", " : "", (unsigned long long)dims[d]);
-    fputc(']', out);
-}
-
-static const char *type_name(hid_t dset)
-{
-    hid_t t = H5Dget_type(dset);
-    H5T_class_t c = H5Tget_class(t);
-    size_t n = H5Tget_size(t);
-    bool sign = c == H5T_INTEGER && H5Tget_sign(t) == H5T_SGN_2;
-    H5Tclose(t);
-    if (c == H5T_FLOAT) return n == 4 ? "fp32" : n == 8 ? "fp64" : n == 2 ? "bf16" : "float";
-    if (c == H5T_INTEGER) return n == 8 ? (sign ? "int64" : "uint64") : n == 4 ? (sign ? "int32" : "uint32") : "integer";
-    if (c == H5T_STRING) return "string";
-    return "other";
+    accel_ckpt_tensor_info_t key;
+    snprintf(key.name, sizeof key.name, "%s", name);
+    return n ? bsearch(&key, v, (size_t)n, sizeof *v, cmp_info) : NULL;
 }
 
 /* ------------------------------------------------------------------ ls */
 
-static int ls_group(hid_t file, const char *group, bool *any, unsigned long long *total, int *count)
+/* One line per dataset; state NULL: the bookkeeping datasets (names already relative to the root). */
+static int ls_state(accel_ckpt_file_t *f, const char *state, unsigned long long *total, int *count)
 {
-    strlist_t names = { 0 };
-    if (list_dsets(file, group, &names) < 0) {
-        strlist_free(&names);
-        return -1;
-    }
-    for (int i = 0; i < names.n; i++) {
-        char path[1200];
-        snprintf(path, sizeof path, "%s/%s", group, names.v[i]);
-        hid_t d = H5Dopen2(file, path, H5P_DEFAULT);
-        if (d < 0) continue;
-        hid_t s = H5Dget_space(d);
-        hsize_t dims[H5S_MAX_RANK];
-        int nd = H5Sget_simple_extent_ndims(s);
-        H5Sget_simple_extent_dims(s, dims, NULL);
-        hsize_t bytes = H5Dget_storage_size(d);
-        haddr_t off = H5Dget_offset(d);
-        char shape[128];
-        FILE *ms = fmemopen(shape, sizeof shape, "w");
-        if (nd == 0) fprintf(ms, "scalar");
-        else print_shape(ms, nd, dims);
-        fclose(ms);
-        char offs[32] = "-";
-        if (off != HADDR_UNDEF) snprintf(offs, sizeof offs, "%llu", (unsigned long long)off);
-        printf("%-48s %-22s %-6s %14llu %14s\n", path + 1, shape, type_name(d), (unsigned long long)bytes, offs);
-        *total += bytes;
+    accel_ckpt_tensor_info_t *ts;
+    int n;
+    accel_status_t st = state ? accel_ckpt_file_list(f, state, &ts, &n) : accel_ckpt_file_list_bookkeeping(f, &ts, &n);
+    if (st != ACCEL_OK) return -1;
+    for (int i = 0; i < n; i++) {
+        char name[2 * ACCEL_CKPT_NAME_MAX + 2], shape[128], offs[32] = "-";
+        snprintf(name, sizeof name, "%s%s%s", state ? state : "", state ? "/" : "", ts[i].name);
+        shape_str(shape, sizeof shape, &ts[i]);
+        if (ts[i].offset >= 0) snprintf(offs, sizeof offs, "%llu", (unsigned long long)ts[i].offset);
+        printf("%-48s %-22s %-6s %14llu %14s\n", name, shape, ts[i].dtype, (unsigned long long)ts[i].bytes, offs);
+        *total += ts[i].bytes;
         (*count)++;
-        *any = true;
-        H5Sclose(s);
-        H5Dclose(d);
     }
-    strlist_free(&names);
+    free(ts);
     return 0;
 }
 
@@ -264,36 +114,31 @@ static int cmd_ls(int argc, char **argv)
         else { fprintf(stderr, "accel_ckpt ls: unexpected argument '%s'\n", argv[i]); return 2; }
     }
     if (!path) { fprintf(stderr, "usage: accel_ckpt ls FILE [-a]\n"); return 2; }
-    hid_t f = open_file(path);
-    if (f < 0) return 2;
-    strlist_t arenas = { 0 };
-    if (arenas_of(f, &arenas) < 0) {
+    accel_ckpt_file_t *f = open_file(path);
+    if (!f) return 2;
+    const char *const *states;
+    int nstates = accel_ckpt_file_states(f, &states);
+    if (!nstates) {
         fprintf(stderr, "accel_ckpt: %s holds no checkpoint state (no 'arenas' attribute, no /model)\n", path);
-        H5Fclose(f);
+        accel_ckpt_file_close(f);
         return 2;
     }
     printf("%-48s %-22s %-6s %14s %14s\n", "# tensor", "shape", "dtype", "bytes", "offset");
     unsigned long long total = 0;
     int count = 0, rc = 0;
-    bool any = false;
-    for (int i = 0; i < arenas.n; i++) {
-        char g[600];
-        snprintf(g, sizeof g, "/%s", arenas.v[i]);
-        if (ls_group(f, g, &any, &total, &count) < 0) {
-            fprintf(stderr, "accel_ckpt: %s: state '%s' is missing\n", path, arenas.v[i]);
+    for (int i = 0; i < nstates; i++)
+        if (ls_state(f, states[i], &total, &count) < 0) {
+            fprintf(stderr, "accel_ckpt: %s: state '%s' is missing\n", path, states[i]);
             rc = 1;
         }
-    }
     printf("# %d tensors, %llu bytes (%.3f GB) of state\n", count, total, total / 1e9);
     if (all) {
         unsigned long long extra = 0;
         int n2 = 0;
-        ls_group(f, "/checksums", &any, &extra, &n2);
-        ls_group(f, "/meta", &any, &extra, &n2);
+        ls_state(f, NULL, &extra, &n2);
         printf("# %d checksum/metadata datasets, %llu bytes\n", n2, extra);
     }
-    strlist_free(&arenas);
-    H5Fclose(f);
+    accel_ckpt_file_close(f);
     return rc;
 }
 
@@ -309,18 +154,14 @@ static int cmd_info(int argc, char **argv)
     accel_ckpt_meta_t m;
     accel_status_t st = accel_ckpt_read_meta(path, &m);
     if (st != ACCEL_OK) return accel_status_exit_code(st);
-    hid_t f = open_file(path);
-    strlist_t arenas = { 0 };
-    if (f >= 0) arenas_of(f, &arenas);
-    int64_t complete = 0;
-    if (f >= 0 && H5Aexists(f, "complete") > 0) {
-        hid_t a = H5Aopen(f, "complete", H5P_DEFAULT);
-        H5Aread(a, H5T_NATIVE_INT64, &complete);
-        H5Aclose(a);
-    }
+    accel_ckpt_file_t *f = open_file(path);
+    const char *const *states = NULL;
+    int nstates = f ? accel_ckpt_file_states(f, &states) : 0;
+    bool complete = false;
+    if (f) accel_ckpt_file_format(f, NULL, NULL, &complete);
     printf("file:            %s\n", path);
     printf("format:          %s version %d%s\n", ACCEL_CKPT_FORMAT_NAME, m.format_version,
-           complete == 1 ? "" : " (INCOMPLETE: the save did not finish)");
+           complete ? "" : " (INCOMPLETE: the save did not finish)");
     printf("written by:      accel %s, %d rank%s, %s\n", m.accel_version, m.world_size,
            m.world_size == 1 ? "" : "s", m.created);
     printf("strategy:        %s\n", m.strategy[0] ? m.strategy : "-");
@@ -334,13 +175,12 @@ static int cmd_info(int argc, char **argv)
     printf("loss scale:      %.6g (good steps %lld, skipped steps %lld)\n", m.loss_scale,
            (long long)m.loss_scale_good_steps, (long long)m.skipped_steps);
     printf("state:          ");
-    for (int i = 0; i < arenas.n; i++) {
-        strlist_t t = { 0 };
-        char g[600];
-        snprintf(g, sizeof g, "/%s", arenas.v[i]);
-        list_dsets(f, g, &t);
-        printf(" %s (%d tensors)%s", arenas.v[i], t.n, i + 1 < arenas.n ? "," : "");
-        strlist_free(&t);
+    for (int i = 0; i < nstates; i++) {
+        accel_ckpt_tensor_info_t *ts = NULL;
+        int n = 0;
+        accel_ckpt_file_list(f, states[i], &ts, &n);
+        printf(" %s (%d tensors)%s", states[i], n, i + 1 < nstates ? "," : "");
+        free(ts);
     }
     printf("\n");
     for (int i = 0; i < m.nextra; i++) printf("extra:           %s = %s\n", m.extra[i].key, m.extra[i].value);
@@ -355,8 +195,7 @@ static int cmd_info(int argc, char **argv)
     } else {
         printf("  (none stored)\n");
     }
-    strlist_free(&arenas);
-    if (f >= 0) H5Fclose(f);
+    accel_ckpt_file_close(f);
     accel_ckpt_meta_free(&m);
     return 0;
 }
@@ -386,6 +225,31 @@ static int cmd_verify(int argc, char **argv)
 
 /* ------------------------------------------------------------------ diff */
 
+/* Max |a-b| and max relative difference of one fp32 tensor in both files; <0 on a read error. */
+static int diff_tensor(accel_ckpt_file_t *fa, accel_ckpt_file_t *fb, const char *state, const char *name,
+                       uint64_t numel, float *x, float *y, double *mabs, double *mrel, bool *nan_mismatch)
+{
+    *mabs = *mrel = 0;
+    *nan_mismatch = false;
+    for (uint64_t b = 0; b < numel; b += CHUNK_ELEMS) {
+        uint64_t e = b + CHUNK_ELEMS < numel ? b + CHUNK_ELEMS : numel;
+        if (accel_ckpt_file_read(fa, state, name, b, e, x) != ACCEL_OK ||
+            accel_ckpt_file_read(fb, state, name, b, e, y) != ACCEL_OK)
+            return -1;
+        for (uint64_t q = 0; q < e - b; q++) {
+            double u = x[q], v = y[q];
+            if (isnan(u) || isnan(v)) {
+                if (isnan(u) != isnan(v)) *nan_mismatch = true;
+                continue;
+            }
+            double dd = fabs(u - v), den = fmax(fabs(u), fabs(v));
+            if (dd > *mabs) *mabs = dd;
+            if (den > 0 && dd / den > *mrel) *mrel = dd / den;
+        }
+    }
+    return 0;
+}
+
 static int cmd_diff(int argc, char **argv)
 {
     const char *pa = NULL, *pb = NULL;
@@ -402,91 +266,73 @@ static int cmd_diff(int argc, char **argv)
         else { fprintf(stderr, "accel_ckpt diff: unexpected argument '%s'\n", argv[i]); return 2; }
     }
     if (!pa || !pb) { fprintf(stderr, "usage: accel_ckpt diff A B [--atol X]\n"); return 2; }
-    hid_t fa = open_file(pa), fb = fa >= 0 ? open_file(pb) : -1;
-    if (fa < 0 || fb < 0) {
-        if (fa >= 0) H5Fclose(fa);
+    accel_ckpt_file_t *fa = open_file(pa), *fb = fa ? open_file(pb) : NULL;
+    if (!fa || !fb) {
+        accel_ckpt_file_close(fa);
         return 2;
     }
-    strlist_t arenas = { 0 }, arenas_b = { 0 };
-    arenas_of(fa, &arenas);
-    arenas_of(fb, &arenas_b);
+    const char *const *sa, *const *sb;
+    int nsa = accel_ckpt_file_states(fa, &sa), nsb = accel_ckpt_file_states(fb, &sb);
     float *x = malloc(sizeof(float) * CHUNK_ELEMS), *y = malloc(sizeof(float) * CHUNK_ELEMS);
     int rc = 0, ndiff = 0, ntensors = 0;
     double worst_abs = 0, worst_rel = 0;
     if (!x || !y) { fprintf(stderr, "accel_ckpt: out of memory\n"); rc = 2; goto out; }
-    for (int i = 0; i < arenas_b.n; i++) {
+    for (int i = 0; i < nsb; i++) {
         bool found = false;
-        for (int j = 0; j < arenas.n; j++) found |= !strcmp(arenas.v[j], arenas_b.v[i]);
-        if (!found) { printf("only in B: state %s\n", arenas_b.v[i]); ndiff++; }
+        for (int j = 0; j < nsa; j++) found |= !strcmp(sa[j], sb[i]);
+        if (!found) { printf("only in B: state %s\n", sb[i]); ndiff++; }
     }
     printf("%-48s %14s %14s\n", "# tensor", "max_abs", "max_rel");
-    for (int i = 0; i < arenas.n && rc != 2; i++) {
-        char g[600];
-        snprintf(g, sizeof g, "/%s", arenas.v[i]);
-        strlist_t na = { 0 }, nb = { 0 };
-        list_dsets(fa, g, &na);
-        if (group_exists(fb, g)) list_dsets(fb, g, &nb);
-        else { printf("only in A: state %s\n", arenas.v[i]); ndiff++; }
-        for (int k = 0; k < nb.n; k++)
-            if (!bsearch(&nb.v[k], na.v, (size_t)na.n, sizeof *na.v, cmp_str)) {
-                printf("only in B: %s/%s\n", arenas.v[i], nb.v[k]);
+    for (int i = 0; i < nsa && rc != 2; i++) {
+        const char *state = sa[i];
+        accel_ckpt_tensor_info_t *na = NULL, *nb = NULL;
+        int nna = 0, nnb = 0;
+        accel_ckpt_file_list(fa, state, &na, &nna);
+        if (accel_ckpt_file_has_state(fb, state)) accel_ckpt_file_list(fb, state, &nb, &nnb);
+        else { printf("only in A: state %s\n", state); ndiff++; }
+        for (int k = 0; k < nnb; k++)
+            if (!find_info(na, nna, nb[k].name)) {
+                printf("only in B: %s/%s\n", state, nb[k].name);
                 ndiff++;
             }
-        for (int k = 0; k < na.n && nb.n; k++) {
-            char path[1200];
-            snprintf(path, sizeof path, "%s/%s", g, na.v[k]);
-            if (!bsearch(&na.v[k], nb.v, (size_t)nb.n, sizeof *nb.v, cmp_str)) {
-                printf("only in A: %s\n", path + 1);
+        for (int k = 0; k < nna && nnb; k++) {
+            char path[2 * ACCEL_CKPT_NAME_MAX + 2];
+            snprintf(path, sizeof path, "%s/%s", state, na[k].name);
+            const accel_ckpt_tensor_info_t *ta = &na[k], *tb = find_info(nb, nnb, na[k].name);
+            if (!tb) {
+                printf("only in A: %s\n", path);
                 ndiff++;
                 continue;
             }
-            tensor_t ta, tb;
-            int oa = tensor_open(fa, path, &ta), ob = tensor_open(fb, path, &tb);
-            bool same_shape = !oa && !ob && ta.ndim == tb.ndim;
-            for (int d = 0; same_shape && d < ta.ndim; d++) same_shape = ta.dims[d] == tb.dims[d];
-            if (oa || ob || !ta.fp32 || !tb.fp32 || ta.ndim > ACCEL_TENSOR_MAX_DIMS) {
-                printf("%-48s cannot be compared (not an fp32 tensor of 1..4 dims)\n", path + 1);
+            bool same_shape = ta->ndim == tb->ndim;
+            for (int d = 0; same_shape && d < ta->ndim; d++) same_shape = ta->dims[d] == tb->dims[d];
+            if (!ta->fp32 || !tb->fp32 || ta->ndim > ACCEL_TENSOR_MAX_DIMS) {
+                printf("%-48s cannot be compared (not an fp32 tensor of 1..4 dims)\n", path);
                 ndiff++;
             } else if (!same_shape) {
-                printf("%-48s shapes differ: ", path + 1);
-                print_shape(stdout, ta.ndim, ta.dims);
-                printf(" vs ");
-                print_shape(stdout, tb.ndim, tb.dims);
-                printf("\n");
+                char s1[128], s2[128];
+                shape_str(s1, sizeof s1, ta);
+                shape_str(s2, sizeof s2, tb);
+                printf("%-48s shapes differ: %s vs %s\n", path, s1, s2);
                 ndiff++;
             } else {
-                double mabs = 0, mrel = 0;
-                bool nan_mismatch = false;
-                for (uint64_t b = 0; b < ta.numel; b += CHUNK_ELEMS) {
-                    uint64_t e = b + CHUNK_ELEMS < ta.numel ? b + CHUNK_ELEMS : ta.numel;
-                    if (tensor_read(&ta, b, e, x) < 0 || tensor_read(&tb, b, e, y) < 0) {
-                        fprintf(stderr, "accel_ckpt: cannot read %s (damaged file?)\n", path + 1);
-                        rc = 2;
-                        break;
-                    }
-                    for (uint64_t q = 0; q < e - b; q++) {
-                        double u = x[q], v = y[q];
-                        if (isnan(u) || isnan(v)) {
-                            if (isnan(u) != isnan(v)) nan_mismatch = true;
-                            continue;
-                        }
-                        double dd = fabs(u - v), den = fmax(fabs(u), fabs(v));
-                        if (dd > mabs) mabs = dd;
-                        if (den > 0 && dd / den > mrel) mrel = dd / den;
-                    }
+                double mabs, mrel;
+                bool nan_mismatch;
+                if (diff_tensor(fa, fb, state, ta->name, ta->numel, x, y, &mabs, &mrel, &nan_mismatch) < 0) {
+                    fprintf(stderr, "accel_ckpt: cannot read %s (damaged file?)\n", path);
+                    rc = 2;
+                    break;
                 }
                 ntensors++;
                 if (nan_mismatch) mabs = mrel = INFINITY;
-                printf("%-48s %14.6g %14.6g%s\n", path + 1, mabs, mrel, nan_mismatch ? "  (NaN in one only)" : "");
+                printf("%-48s %14.6g %14.6g%s\n", path, mabs, mrel, nan_mismatch ? "  (NaN in one only)" : "");
                 if (mabs > worst_abs) worst_abs = mabs;
                 if (mrel > worst_rel) worst_rel = mrel;
                 if (mabs > atol) ndiff++;
             }
-            if (!oa) tensor_close(&ta);
-            if (!ob) tensor_close(&tb);
         }
-        strlist_free(&na);
-        strlist_free(&nb);
+        free(na);
+        free(nb);
     }
     if (rc != 2) {
         printf("# %d tensors compared, max_abs %.6g, max_rel %.6g: %s\n", ntensors, worst_abs, worst_rel,
@@ -496,10 +342,8 @@ static int cmd_diff(int argc, char **argv)
 out:
     free(x);
     free(y);
-    strlist_free(&arenas);
-    strlist_free(&arenas_b);
-    H5Fclose(fa);
-    H5Fclose(fb);
+    accel_ckpt_file_close(fa);
+    accel_ckpt_file_close(fb);
     return rc;
 }
 
@@ -517,17 +361,72 @@ static void json_str(FILE *out, const char *s)
     fputc('"', out);
 }
 
-/* bf16 as an HDF5 float type (sign 15, exponent 7..14 with bias 127, mantissa 0..6), so h5dump
- * and h5py convert it like any float. */
-static hid_t bf16_type(void)
+/* safetensors: 8-byte little-endian header size, JSON header, raw data in header order. */
+static int write_safetensors(accel_ckpt_file_t *f, const char *path, const char *group,
+                             const accel_ckpt_tensor_info_t *ts, int n, bool bf16, const char *tmp)
 {
-    hid_t t = H5Tcopy(H5T_IEEE_F32LE);
-    if (t < 0 || H5Tset_fields(t, 15, 7, 8, 0, 7) < 0 || H5Tset_offset(t, 0) < 0 ||
-        H5Tset_precision(t, 16) < 0 || H5Tset_size(t, 2) < 0 || H5Tset_ebias(t, 127) < 0) {
-        if (t >= 0) H5Tclose(t);
-        return -1;
+    float *buf = malloc(sizeof(float) * CHUNK_ELEMS);
+    uint16_t *half = malloc(sizeof(uint16_t) * CHUNK_ELEMS);
+    if (!buf || !half) {
+        fprintf(stderr, "accel_ckpt: out of memory\n");
+        free(buf);
+        free(half);
+        return 2;
     }
-    return t;
+    int rc = 0;
+    size_t esize = bf16 ? 2 : 4;
+    /* Header first (it needs only shapes), then the data streamed in the same order. */
+    char *hdr = NULL;
+    size_t hlen = 0;
+    FILE *hs = open_memstream(&hdr, &hlen);
+    accel_ckpt_meta_t m;
+    bool have_meta = accel_ckpt_read_meta(path, &m) == ACCEL_OK;
+    fprintf(hs, "{\"__metadata__\":{\"format\":\"pt\",\"source\":\"accel %s\"", accel_version());
+    if (have_meta) fprintf(hs, ",\"step\":\"%lld\"", (long long)m.step);
+    fprintf(hs, "}");
+    uint64_t off = 0;
+    for (int i = 0; i < n; i++) {
+        fputc(',', hs);
+        json_str(hs, ts[i].name);
+        fprintf(hs, ":{\"dtype\":\"%s\",\"shape\":[", bf16 ? "BF16" : "F32");
+        for (int d = 0; d < ts[i].ndim; d++) fprintf(hs, "%s%llu", d ? "," : "", (unsigned long long)ts[i].dims[d]);
+        fprintf(hs, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)off,
+                (unsigned long long)(off + ts[i].numel * esize));
+        off += ts[i].numel * esize;
+    }
+    fprintf(hs, "}");
+    /* Pad with spaces so the data starts 8-byte aligned (as the safetensors writer does). */
+    fflush(hs);
+    while (hlen % 8) {
+        fputc(' ', hs);
+        fflush(hs);
+    }
+    fclose(hs);
+    if (have_meta) accel_ckpt_meta_free(&m);
+    FILE *out = fopen(tmp, "wb");
+    uint8_t le[8];
+    for (int k = 0; k < 8; k++) le[k] = (uint8_t)((uint64_t)hlen >> (8 * k));
+    if (!out || fwrite(le, 1, 8, out) != 8 || fwrite(hdr, 1, hlen, out) != hlen) rc = 1;
+    free(hdr);
+    for (int i = 0; i < n && !rc; i++)
+        for (uint64_t b = 0; b < ts[i].numel && !rc; b += CHUNK_ELEMS) {
+            uint64_t e = b + CHUNK_ELEMS < ts[i].numel ? b + CHUNK_ELEMS : ts[i].numel;
+            if (accel_ckpt_file_read(f, group, ts[i].name, b, e, buf) != ACCEL_OK) {
+                fprintf(stderr, "accel_ckpt export: cannot read %s/%s (damaged file?)\n", group, ts[i].name);
+                rc = 2;
+                break;
+            }
+            if (bf16) {
+                for (uint64_t q = 0; q < e - b; q++) half[q] = accel_f32_to_bf16(buf[q]);
+                if (fwrite(half, 2, e - b, out) != e - b) rc = 1;
+            } else if (fwrite(buf, 4, e - b, out) != e - b) {
+                rc = 1;
+            }
+        }
+    if (out && fclose(out)) rc = rc ? rc : 1;
+    free(buf);
+    free(half);
+    return rc;
 }
 
 static int cmd_export(int argc, char **argv)
@@ -576,142 +475,33 @@ static int cmd_export(int argc, char **argv)
     }
     snprintf(tmp, sizeof tmp, "%s.tmp", output);
 
-    hid_t f = open_file(path);
-    if (f < 0) return 2;
+    accel_ckpt_file_t *f = open_file(path);
+    if (!f) return 2;
     int rc = 0;
-    strlist_t names = { 0 };
-    char g[600];
-    snprintf(g, sizeof g, "/%s", group);
-    tensor_t *ts = NULL;
-    float *buf = malloc(sizeof(float) * CHUNK_ELEMS);
-    uint16_t *half = malloc(sizeof(uint16_t) * CHUNK_ELEMS);
-    FILE *out = NULL;
-    hid_t of = -1, ftype = -1;
-    if (!group_exists(f, g) || list_dsets(f, g, &names) < 0 || !names.n) {
+    accel_ckpt_tensor_info_t *ts = NULL;
+    int n = 0;
+    if (!accel_ckpt_file_has_state(f, group) || accel_ckpt_file_list(f, group, &ts, &n) != ACCEL_OK || !n) {
         fprintf(stderr, "accel_ckpt export: %s has no tensors in group '%s'\n", path, group);
         rc = 2;
         goto out;
     }
-    ts = calloc((size_t)names.n, sizeof *ts);
-    if (!ts || !buf || !half) { fprintf(stderr, "accel_ckpt: out of memory\n"); rc = 2; goto out; }
-    for (int i = 0; i < names.n; i++) {
-        char p[1200];
-        snprintf(p, sizeof p, "%s/%s", g, names.v[i]);
-        if (tensor_open(f, p, &ts[i]) < 0 || !ts[i].fp32 || ts[i].ndim < 1 || ts[i].ndim > ACCEL_TENSOR_MAX_DIMS) {
-            fprintf(stderr, "accel_ckpt export: %s is not an fp32 tensor of 1..4 dimensions\n", p);
+    for (int i = 0; i < n; i++)
+        if (!ts[i].fp32 || ts[i].ndim < 1 || ts[i].ndim > ACCEL_TENSOR_MAX_DIMS) {
+            fprintf(stderr, "accel_ckpt export: /%s/%s is not an fp32 tensor of 1..4 dimensions\n", group,
+                    ts[i].name);
             rc = 2;
             goto out;
         }
+    if (!st_fmt) {
+        /* The library writes (and atomically publishes) the format accel_generate reads. */
+        int written = 0;
+        accel_status_t st = accel_ckpt_file_export_hdf5(f, group, output, bf16, &written);
+        if (st != ACCEL_OK) rc = accel_status_exit_code(st);
+        else printf("exported %d tensors of '%s' from %s to %s (%s, %s)\n", written, group, path, output,
+                    "hdf5", bf16 ? "bf16" : "fp32");
+        goto out;
     }
-    size_t esize = bf16 ? 2 : 4;
-    if (st_fmt) {
-        /* Header first (it needs only shapes), then the data streamed in the same order. */
-        char *hdr = NULL;
-        size_t hlen = 0;
-        FILE *hs = open_memstream(&hdr, &hlen);
-        accel_ckpt_meta_t m;
-        bool have_meta = accel_ckpt_read_meta(path, &m) == ACCEL_OK;
-        fprintf(hs, "{\"__metadata__\":{\"format\":\"pt\",\"source\":\"accel %s\"", accel_version());
-        if (have_meta) fprintf(hs, ",\"step\":\"%lld\"", (long long)m.step);
-        fprintf(hs, "}");
-        uint64_t off = 0;
-        for (int i = 0; i < names.n; i++) {
-            fputc(',', hs);
-            json_str(hs, names.v[i]);
-            fprintf(hs, ":{\"dtype\":\"%s\",\"shape\":[", bf16 ? "BF16" : "F32");
-            for (int d = 0; d < ts[i].ndim; d++) fprintf(hs, "%s%llu", d ? "," : "", (unsigned long long)ts[i].dims[d]);
-            fprintf(hs, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)off,
-                    (unsigned long long)(off + ts[i].numel * esize));
-            off += ts[i].numel * esize;
-        }
-        fprintf(hs, "}");
-        /* Pad with spaces so the data starts 8-byte aligned (as the safetensors writer does). */
-        fflush(hs);
-        while (hlen % 8) {
-            fputc(' ', hs);
-            fflush(hs);
-        }
-        fclose(hs);
-        if (have_meta) accel_ckpt_meta_free(&m);
-        out = fopen(tmp, "wb");
-        uint8_t le[8];
-        for (int k = 0; k < 8; k++) le[k] = (uint8_t)((uint64_t)hlen >> (8 * k));
-        if (!out || fwrite(le, 1, 8, out) != 8 || fwrite(hdr, 1, hlen, out) != hlen) rc = 1;
-        free(hdr);
-        for (int i = 0; i < names.n && !rc; i++)
-            for (uint64_t b = 0; b < ts[i].numel && !rc; b += CHUNK_ELEMS) {
-                uint64_t e = b + CHUNK_ELEMS < ts[i].numel ? b + CHUNK_ELEMS : ts[i].numel;
-                if (tensor_read(&ts[i], b, e, buf) < 0) {
-                    fprintf(stderr, "accel_ckpt export: cannot read %s/%s (damaged file?)\n", group, names.v[i]);
-                    rc = 2;
-                    break;
-                }
-                if (bf16) {
-                    for (uint64_t q = 0; q < e - b; q++) half[q] = accel_f32_to_bf16(buf[q]);
-                    if (fwrite(half, 2, e - b, out) != e - b) rc = 1;
-                } else if (fwrite(buf, 4, e - b, out) != e - b) {
-                    rc = 1;
-                }
-            }
-        if (out && fclose(out)) rc = rc ? rc : 1;
-        out = NULL;
-    } else {
-        hid_t ofapl = H5Pcreate(H5P_FILE_ACCESS);
-        H5Pset_file_locking(ofapl, false, true);
-        of = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, ofapl);
-        H5Pclose(ofapl);
-        ftype = bf16 ? bf16_type() : H5Tcopy(H5T_IEEE_F32LE);
-        hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
-        H5Pset_create_intermediate_group(lcpl, 1);
-        if (of < 0 || ftype < 0) rc = 1;
-        for (int i = 0; i < names.n && !rc; i++) {
-            hid_t s = H5Screate_simple(ts[i].ndim, ts[i].dims, NULL);
-            hid_t d = H5Dcreate2(of, names.v[i], ftype, s, lcpl, H5P_DEFAULT, H5P_DEFAULT);
-            if (d < 0) rc = 1;
-            tensor_t w = { .dset = d, .space = s, .ndim = ts[i].ndim, .numel = ts[i].numel };
-            memcpy(w.shape, ts[i].shape, sizeof w.shape);
-            for (uint64_t b = 0; b < ts[i].numel && !rc; b += CHUNK_ELEMS) {
-                uint64_t e = b + CHUNK_ELEMS < ts[i].numel ? b + CHUNK_ELEMS : ts[i].numel;
-                if (tensor_read(&ts[i], b, e, buf) < 0) {
-                    fprintf(stderr, "accel_ckpt export: cannot read %s/%s (damaged file?)\n", group, names.v[i]);
-                    rc = 2;
-                    break;
-                }
-                accel_ckpt_box_t boxes[ACCEL_CKPT_MAX_BOXES];
-                int nb = accel_ckpt_decompose(w.ndim, w.shape, b, e, boxes);
-                for (int k = 0; k < nb; k++) {
-                    hsize_t start[ACCEL_TENSOR_MAX_DIMS], count[ACCEL_TENSOR_MAX_DIMS];
-                    for (int q = 0; q < w.ndim; q++) { start[q] = boxes[k].start[q]; count[q] = boxes[k].count[q]; }
-                    H5Sselect_hyperslab(s, k ? H5S_SELECT_OR : H5S_SELECT_SET, start, NULL, count, NULL);
-                }
-                hsize_t cnt = e - b;
-                hid_t ms = H5Screate_simple(1, &cnt, NULL);
-                /* HDF5 converts fp32 -> bf16 by truncation; round to nearest even here instead. */
-                if (bf16) {
-                    for (uint64_t q = 0; q < e - b; q++) half[q] = accel_f32_to_bf16(buf[q]);
-                    if (H5Dwrite(d, ftype, ms, s, H5P_DEFAULT, half) < 0) rc = 1;
-                } else if (H5Dwrite(d, H5T_NATIVE_FLOAT, ms, s, H5P_DEFAULT, buf) < 0) {
-                    rc = 1;
-                }
-                H5Sclose(ms);
-            }
-            if (d >= 0) {
-                hid_t st = H5Tcopy(H5T_C_S1);
-                H5Tset_size(st, 4);
-                hid_t as = H5Screate(H5S_SCALAR);
-                hid_t a = H5Acreate2(d, "dtype", st, as, H5P_DEFAULT, H5P_DEFAULT);
-                H5Awrite(a, st, bf16 ? "bf16" : "fp32");
-                H5Aclose(a);
-                H5Sclose(as);
-                H5Tclose(st);
-                H5Dclose(d);
-            }
-            H5Sclose(s);
-        }
-        H5Pclose(lcpl);
-        if (of >= 0 && H5Fclose(of) < 0) rc = rc ? rc : 1;
-        of = -1;
-    }
+    rc = write_safetensors(f, path, group, ts, n, bf16, tmp);
     if (rc) {
         if (rc == 1) fprintf(stderr, "accel_ckpt export: writing %s failed: %s\n--> hint: check free space\n", tmp,
                              strerror(errno));
@@ -721,19 +511,12 @@ static int cmd_export(int argc, char **argv)
         unlink(tmp);
         rc = 1;
     } else {
-        printf("exported %d tensors of '%s' from %s to %s (%s, %s)\n", names.n, group, path, output,
-               st_fmt ? "safetensors" : "hdf5", bf16 ? "bf16" : "fp32");
+        printf("exported %d tensors of '%s' from %s to %s (%s, %s)\n", n, group, path, output,
+               "safetensors", bf16 ? "bf16" : "fp32");
     }
 out:
-    if (ftype >= 0) H5Tclose(ftype);
-    if (ts)
-        for (int i = 0; i < names.n; i++)
-            if (ts[i].dset > 0) tensor_close(&ts[i]);
     free(ts);
-    free(buf);
-    free(half);
-    strlist_free(&names);
-    H5Fclose(f);
+    accel_ckpt_file_close(f);
     return rc;
 }
 
@@ -771,8 +554,6 @@ int main(int argc, char **argv)
         printf("accel_ckpt (accel) %s\n", accel_version());
         return 0;
     }
-    /* The library reports errors itself; HDF5's stack dumps would only add noise. */
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     accel_log_set_identity(0, 1, "accel_ckpt");
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++)
         if (!strcmp(argv[1], cmds[i].name)) return cmds[i].run(argc - 1, argv + 1);

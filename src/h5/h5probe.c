@@ -1,10 +1,11 @@
-/* HDF5 signature probe (see h5probe.h). */
+/* The HDF5 signature probe (see h5util.h): recognising an HDF5 file without opening it through
+ * HDF5. Moved here from src/core: it is HDF5 knowledge. */
 #include "config.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "h5probe.h"
+#include "h5util.h"
 
 int accel_h5_probe(const char *path, long long size)
 {

@@ -1,0 +1,527 @@
+/* Reading one checkpoint file (include/accel/ckpt.h, "reading one file"): the read-only handle
+ * accel_ckpt and inference use, so that the layout (state groups, the arena list, checksum and
+ * metadata groups, the configuration dataset, exported weights at the root) is known here and
+ * nowhere else; and the HDF5 export of a state. Local, serial HDF5, no MPI. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "accel/ckpt.h"
+#include "accel/dtype.h"
+#include "accel/log.h"
+#include "ckpt_internal.h"
+
+#define EXPORT_CHUNK ((uint64_t)1 << 20)   /* elements per streamed read: 4 MiB of fp32 */
+#define MAX_STATES 64
+
+struct accel_ckpt_file {
+    char *path;
+    hid_t file;
+    bool checkpoint, complete;
+    int version;
+    char *states[MAX_STATES];
+    int nstates;
+    /* The dataset read last, kept open: tensors are read in pieces, one after the other. */
+    char cur[2 * ACCEL_CKPT_NAME_MAX + 2];
+    hid_t dset, space;
+    accel_ckpt_tensor_info_t cur_info;
+    bool cur_bf16_bits;
+};
+
+static void set_err(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t len, const char *fmt, ...)
+{
+    if (!err || !len) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+}
+
+/* "/state/name" ("/name" for the root state). */
+static void full_path(char *buf, size_t len, const char *state, const char *name)
+{
+    snprintf(buf, len, "/%s%s%s", state ? state : "", state && *state && name ? "/" : "", name ? name : "");
+}
+
+static void add_state(accel_ckpt_file_t *f, const char *name)
+{
+    if (f->nstates < MAX_STATES && *name && (f->states[f->nstates] = strdup(name))) f->nstates++;
+}
+
+accel_status_t accel_ckpt_file_open(const char *path, accel_ckpt_file_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    set_err(err, errlen, "%s", "");
+    struct stat sb;
+    if (access(path, R_OK) || stat(path, &sb)) {
+        int e = errno;
+        set_err(err, errlen, "%s: %s", path, strerror(e));
+        return e == ENOENT ? ACCEL_ERR_NOT_FOUND : ACCEL_ERR_IO;
+    }
+    if (!accel_h5_probe(path, (long long)sb.st_size)) {
+        set_err(err, errlen, "%s is not an HDF5 file", path);
+        return ACCEL_ERR_CORRUPT;
+    }
+    accel_ckpt_file_t *f = calloc(1, sizeof *f);
+    if (!f || !(f->path = strdup(path))) {
+        free(f);
+        return ACCEL_ERR_NOMEM;
+    }
+    f->dset = f->space = -1;
+    accel_status_t st = accel_h5_open_read(path, &f->file, NULL, 0);
+    if (st != ACCEL_OK) {
+        set_err(err, errlen, "cannot open %s (truncated or damaged?)", path);
+        accel_ckpt_file_close(f);
+        return st;
+    }
+    char format[64] = "", arenas[4096] = "";
+    int64_t version = 0, complete = 0;
+    if (accel_h5_attr_read_str(f->file, CK_ATTR_FORMAT, format, sizeof format) == ACCEL_OK &&
+        !strcmp(format, ACCEL_CKPT_FORMAT_NAME)) {
+        f->checkpoint = true;
+        if (accel_h5_attr_read_i64(f->file, CK_ATTR_VERSION, &version) == ACCEL_OK) f->version = (int)version;
+        f->complete = accel_h5_attr_read_i64(f->file, CK_ATTR_COMPLETE, &complete) == ACCEL_OK && complete == 1;
+    }
+    if (accel_h5_attr_read_str(f->file, CK_ATTR_ARENAS, arenas, sizeof arenas) == ACCEL_OK)
+        for (char *save = NULL, *a = strtok_r(arenas, ";", &save); a; a = strtok_r(NULL, ";", &save))
+            add_state(f, a);
+    if (!f->nstates && accel_ckpt_file_has_state(f, "model")) add_state(f, "model");
+    *out = f;
+    return ACCEL_OK;
+}
+
+static void close_cur(accel_ckpt_file_t *f)
+{
+    if (f->space >= 0) H5Sclose(f->space);
+    if (f->dset >= 0) H5Dclose(f->dset);
+    f->space = f->dset = -1;
+    f->cur[0] = '\0';
+}
+
+void accel_ckpt_file_close(accel_ckpt_file_t *f)
+{
+    if (!f) return;
+    close_cur(f);
+    if (f->file >= 0) H5Fclose(f->file);
+    for (int i = 0; i < f->nstates; i++) free(f->states[i]);
+    free(f->path);
+    free(f);
+}
+
+void accel_ckpt_file_format(const accel_ckpt_file_t *f, bool *checkpoint, int *version, bool *complete)
+{
+    if (checkpoint) *checkpoint = f->checkpoint;
+    if (version) *version = f->version;
+    if (complete) *complete = f->complete;
+}
+
+int accel_ckpt_file_states(const accel_ckpt_file_t *f, const char *const **names)
+{
+    *names = (const char *const *)f->states;
+    return f->nstates;
+}
+
+bool accel_ckpt_file_has_state(const accel_ckpt_file_t *f, const char *state)
+{
+    char p[ACCEL_CKPT_NAME_MAX + 2];
+    full_path(p, sizeof p, state, NULL);
+    if (accel_h5_path_exists(f->file, p) <= 0) return false;
+    H5O_info_t oi;
+    herr_t r;
+    H5E_BEGIN_TRY { r = H5Oget_info_by_name(f->file, p, &oi, H5P_DEFAULT); } H5E_END_TRY;
+    return r >= 0 && oi.type == H5O_TYPE_GROUP;
+}
+
+/* ------------------------------------------------------------------ tensors */
+
+static const char *type_name(hid_t t, bool bf16_bits)
+{
+    H5T_class_t c = H5Tget_class(t);
+    size_t n = H5Tget_size(t);
+    bool sign = c == H5T_INTEGER && H5Tget_sign(t) == H5T_SGN_2;
+    if (bf16_bits) return "bf16";
+    if (c == H5T_FLOAT) return n == 4 ? "fp32" : n == 8 ? "fp64" : n == 2 ? "bf16" : "float";
+    if (c == H5T_INTEGER) return n == 8 ? (sign ? "int64" : "uint64") : n == 4 ? (sign ? "int32" : "uint32") : "integer";
+    if (c == H5T_STRING) return "string";
+    return "other";
+}
+
+/* Describe an open dataset; *bf16_bits: uint16 values holding bf16 bit patterns. */
+static accel_status_t describe(hid_t d, const char *name, accel_ckpt_tensor_info_t *info, bool *bf16_bits)
+{
+    memset(info, 0, sizeof *info);
+    snprintf(info->name, sizeof info->name, "%s", name);
+    hid_t s = H5Dget_space(d), t = H5Dget_type(d);
+    int nd = s >= 0 ? H5Sget_simple_extent_ndims(s) : -1;
+    hsize_t dims[H5S_MAX_RANK];
+    accel_status_t st = ACCEL_OK;
+    if (nd < 0 || t < 0 || (nd > 0 && H5Sget_simple_extent_dims(s, dims, NULL) < 0)) {
+        st = ACCEL_ERR_IO;
+        goto out;
+    }
+    info->ndim = nd;
+    info->numel = 1;
+    for (int k = 0; k < nd; k++) {
+        info->dims[k] = dims[k];
+        info->numel *= dims[k];
+    }
+    H5T_class_t c = H5Tget_class(t);
+    size_t size = H5Tget_size(t);
+    char tag[16] = "";
+    bool bits = c == H5T_INTEGER && size == 2 &&
+                accel_h5_attr_read_str(d, "dtype", tag, sizeof tag) == ACCEL_OK && !strcmp(tag, "bf16");
+    info->fp32 = c == H5T_FLOAT && size == 4;
+    info->readable = c == H5T_FLOAT || bits;
+    snprintf(info->dtype, sizeof info->dtype, "%s", type_name(t, bits));
+    info->bytes = H5Dget_storage_size(d);
+    haddr_t off = H5Dget_offset(d);
+    info->offset = off == HADDR_UNDEF ? -1 : (int64_t)off;
+    if (bf16_bits) *bf16_bits = bits;
+out:
+    if (t >= 0) H5Tclose(t);
+    if (s >= 0) H5Sclose(s);
+    return st;
+}
+
+typedef struct {
+    char **v;
+    int n, cap;
+} names_t;
+
+static herr_t collect(hid_t obj, const char *name, const H5O_info_t *info, void *data)
+{
+    (void)obj;
+    names_t *l = data;
+    if (info->type != H5O_TYPE_DATASET || !strcmp(name, ".")) return 0;
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 64;
+        char **p = realloc(l->v, sizeof *p * (size_t)cap);
+        if (!p) return -1;
+        l->v = p;
+        l->cap = cap;
+    }
+    return (l->v[l->n++] = strdup(name)) ? 0 : -1;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Append the datasets under group (sorted) to *infos, names prefixed by prefix. */
+static accel_status_t list_group(accel_ckpt_file_t *f, const char *group, const char *prefix,
+                                 accel_ckpt_tensor_info_t **infos, int *n)
+{
+    if (!accel_ckpt_file_has_state(f, group)) return ACCEL_ERR_NOT_FOUND;
+    char gp[ACCEL_CKPT_NAME_MAX + 2];
+    full_path(gp, sizeof gp, group, NULL);
+    names_t l = { 0 };
+    accel_status_t st = ACCEL_OK;
+    hid_t g;
+    herr_t r = -1;
+    H5E_BEGIN_TRY {
+        g = H5Gopen2(f->file, gp, H5P_DEFAULT);
+        if (g >= 0) r = H5Ovisit(g, H5_INDEX_NAME, H5_ITER_INC, collect, &l);
+    } H5E_END_TRY;
+    if (r < 0) st = ACCEL_ERR_IO;
+    if (l.n) qsort(l.v, (size_t)l.n, sizeof *l.v, cmp_str);
+    accel_ckpt_tensor_info_t *p = st == ACCEL_OK && l.n ? realloc(*infos, sizeof *p * (size_t)(*n + l.n)) : *infos;
+    if (!p) st = ACCEL_ERR_NOMEM;
+    else *infos = p;
+    for (int i = 0; st == ACCEL_OK && i < l.n; i++) {
+        /* A dataset that cannot be opened is left out (as h5ls would show it: nothing to say). */
+        hid_t d;
+        H5E_BEGIN_TRY { d = H5Dopen2(g, l.v[i], H5P_DEFAULT); } H5E_END_TRY;
+        if (d < 0) continue;
+        char name[ACCEL_CKPT_NAME_MAX];
+        snprintf(name, sizeof name, "%s%s", prefix, l.v[i]);
+        if (describe(d, name, &(*infos)[*n], NULL) == ACCEL_OK) (*n)++;
+        H5Dclose(d);
+    }
+    if (g >= 0) H5Gclose(g);
+    for (int i = 0; i < l.n; i++) free(l.v[i]);
+    free(l.v);
+    return st;
+}
+
+accel_status_t accel_ckpt_file_list(accel_ckpt_file_t *f, const char *state, accel_ckpt_tensor_info_t **infos,
+                                    int *n)
+{
+    *infos = NULL;
+    *n = 0;
+    accel_status_t st = list_group(f, state, "", infos, n);
+    if (st != ACCEL_OK) {
+        free(*infos);
+        *infos = NULL;
+        *n = 0;
+    }
+    return st;
+}
+
+accel_status_t accel_ckpt_file_list_bookkeeping(accel_ckpt_file_t *f, accel_ckpt_tensor_info_t **infos, int *n)
+{
+    *infos = NULL;
+    *n = 0;
+    static const char *const groups[] = { CK_GROUP_SUMS, CK_GROUP_META };
+    for (int i = 0; i < 2; i++) {
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "%s/", groups[i]);
+        accel_status_t st = list_group(f, groups[i], prefix, infos, n);
+        if (st != ACCEL_OK && st != ACCEL_ERR_NOT_FOUND) {
+            free(*infos);
+            *infos = NULL;
+            *n = 0;
+            return st;
+        }
+    }
+    return ACCEL_OK;
+}
+
+/* Make state/name the open dataset. */
+static accel_status_t open_cur(accel_ckpt_file_t *f, const char *state, const char *name)
+{
+    char p[sizeof f->cur];
+    full_path(p, sizeof p, state, name);
+    if (f->dset >= 0 && !strcmp(p, f->cur)) return ACCEL_OK;
+    close_cur(f);
+    if (accel_h5_path_exists(f->file, p) <= 0) return ACCEL_ERR_NOT_FOUND;
+    H5O_info_t oi;
+    herr_t r;
+    H5E_BEGIN_TRY {
+        r = H5Oget_info_by_name(f->file, p, &oi, H5P_DEFAULT);
+        f->dset = r >= 0 && oi.type == H5O_TYPE_DATASET ? H5Dopen2(f->file, p, H5P_DEFAULT) : -1;
+    } H5E_END_TRY;
+    if (r >= 0 && oi.type != H5O_TYPE_DATASET) return ACCEL_ERR_NOT_FOUND;
+    if (f->dset < 0) return ACCEL_ERR_IO;
+    f->space = H5Dget_space(f->dset);
+    if (f->space < 0 || describe(f->dset, name, &f->cur_info, &f->cur_bf16_bits) != ACCEL_OK) {
+        close_cur(f);
+        return ACCEL_ERR_IO;
+    }
+    snprintf(f->cur, sizeof f->cur, "%s", p);
+    return ACCEL_OK;
+}
+
+accel_status_t accel_ckpt_file_tensor(accel_ckpt_file_t *f, const char *state, const char *name,
+                                      accel_ckpt_tensor_info_t *info)
+{
+    accel_status_t st = open_cur(f, state, name);
+    if (st == ACCEL_OK) *info = f->cur_info;
+    return st;
+}
+
+accel_status_t accel_ckpt_file_read(accel_ckpt_file_t *f, const char *state, const char *name,
+                                    uint64_t begin, uint64_t end, float *buf)
+{
+    accel_status_t st = open_cur(f, state, name);
+    if (st != ACCEL_OK) return st;
+    const accel_ckpt_tensor_info_t *in = &f->cur_info;
+    if (!in->readable || in->ndim < 1 || in->ndim > ACCEL_TENSOR_MAX_DIMS || begin > end || end > in->numel)
+        return ACCEL_ERR_INVALID;
+    if (begin == end) return ACCEL_OK;
+    int64_t shape[ACCEL_TENSOR_MAX_DIMS];
+    for (int k = 0; k < in->ndim; k++) shape[k] = (int64_t)in->dims[k];
+    hsize_t n = end - begin;
+    hid_t ms = -1;
+    herr_t r = -1;
+    H5E_BEGIN_TRY {
+        ms = H5Screate_simple(1, &n, NULL);
+        if (ms >= 0 && ck_select_range(f->space, in->ndim, shape, begin, end) == 0) {
+            if (!f->cur_bf16_bits) {
+                r = H5Dread(f->dset, H5T_NATIVE_FLOAT, ms, f->space, H5P_DEFAULT, buf);
+            } else {
+                /* bf16 bits into the upper half of buf, then widened in place front to back:
+                 * writing float i only overwrites 16-bit values j <= i. */
+                unsigned char *bytes = (unsigned char *)buf;
+                r = H5Dread(f->dset, H5T_NATIVE_UINT16, ms, f->space, H5P_DEFAULT, bytes + 2 * n);
+                for (hsize_t q = 0; r >= 0 && q < n; q++) {
+                    uint16_t h;                 /* memcpy: the two views alias */
+                    memcpy(&h, bytes + 2 * n + 2 * q, 2);
+                    uint32_t b = (uint32_t)h << 16;
+                    memcpy(bytes + 4 * q, &b, 4);
+                }
+            }
+        }
+        if (ms >= 0) H5Sclose(ms);
+    } H5E_END_TRY;
+    return r < 0 ? ACCEL_ERR_IO : ACCEL_OK;
+}
+
+accel_status_t accel_ckpt_file_config(accel_ckpt_file_t *f, char **yaml)
+{
+    *yaml = NULL;
+    char p[64];
+    snprintf(p, sizeof p, "/%s/%s", CK_GROUP_META, CK_DSET_CONFIG);
+    if (accel_h5_path_exists(f->file, p) <= 0) return ACCEL_OK;
+    accel_status_t st = ACCEL_ERR_INVALID;
+    H5E_BEGIN_TRY {
+        hid_t d = H5Dopen2(f->file, p, H5P_DEFAULT);
+        hid_t t = d >= 0 ? H5Dget_type(d) : -1;
+        htri_t var = t >= 0 && H5Tget_class(t) == H5T_STRING ? H5Tis_variable_str(t) : -1;
+        if (var > 0) {
+            /* Variable length, as h5py writes a str. */
+            char *s = NULL;
+            if (H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, &s) >= 0 && s) {
+                *yaml = strdup(s);
+                st = *yaml ? ACCEL_OK : ACCEL_ERR_NOMEM;
+                H5free_memory(s);
+            } else {
+                st = ACCEL_ERR_IO;
+            }
+        } else if (var == 0) {
+            size_t n = H5Tget_size(t);
+            *yaml = calloc(n + 1, 1);
+            st = !*yaml ? ACCEL_ERR_NOMEM : H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, *yaml) < 0 ? ACCEL_ERR_IO : ACCEL_OK;
+            if (st != ACCEL_OK) {
+                free(*yaml);
+                *yaml = NULL;
+            }
+        }
+        if (t >= 0) H5Tclose(t);
+        if (d >= 0) H5Dclose(d);
+    } H5E_END_TRY;
+    return st;
+}
+
+/* ------------------------------------------------------------------ export */
+
+/* bf16 as an HDF5 float type (sign 15, exponent 7..14 with bias 127, mantissa 0..6), so h5dump
+ * and h5py convert it like any float. */
+static hid_t bf16_type(void)
+{
+    hid_t t = H5Tcopy(H5T_IEEE_F32LE);
+    if (t < 0 || H5Tset_fields(t, 15, 7, 8, 0, 7) < 0 || H5Tset_offset(t, 0) < 0 ||
+        H5Tset_precision(t, 16) < 0 || H5Tset_size(t, 2) < 0 || H5Tset_ebias(t, 127) < 0) {
+        if (t >= 0) H5Tclose(t);
+        return -1;
+    }
+    return t;
+}
+
+/* One tensor of the export: created, streamed in chunks, tagged with its dtype. */
+static accel_status_t export_tensor(accel_ckpt_file_t *f, const char *state, const accel_ckpt_tensor_info_t *in,
+                                    hid_t out, hid_t ftype, hid_t lcpl, bool bf16, float *buf, uint16_t *half,
+                                    const char *tmp)
+{
+    hsize_t dims[ACCEL_TENSOR_MAX_DIMS];
+    int64_t shape[ACCEL_TENSOR_MAX_DIMS];
+    for (int k = 0; k < in->ndim; k++) {
+        dims[k] = in->dims[k];
+        shape[k] = (int64_t)in->dims[k];
+    }
+    char h5err[256] = "";
+    accel_status_t st = ACCEL_OK;
+    hid_t s = H5Screate_simple(in->ndim, dims, NULL);
+    hid_t d = s >= 0 ? H5Dcreate2(out, in->name, ftype, s, lcpl, H5P_DEFAULT, H5P_DEFAULT) : -1;
+    if (d < 0) {
+        accel_h5_last_error(h5err, sizeof h5err);
+        ACCEL_ERROR("export: cannot create dataset /%s in %s: %s", in->name, tmp, h5err);
+        st = ACCEL_ERR_HDF5;
+    }
+    for (uint64_t b = 0; st == ACCEL_OK && b < in->numel; b += EXPORT_CHUNK) {
+        uint64_t e = b + EXPORT_CHUNK < in->numel ? b + EXPORT_CHUNK : in->numel;
+        if (accel_ckpt_file_read(f, state, in->name, b, e, buf) != ACCEL_OK) {
+            ACCEL_ERROR("export: cannot read %s%s%s from %s (damaged file?)\n--> hint: 'accel_ckpt verify "
+                        "%s' tells more", state, *state ? "/" : "", in->name, f->path, f->path);
+            st = ACCEL_ERR_IO;
+            break;
+        }
+        hsize_t cnt = e - b;
+        hid_t ms = H5Screate_simple(1, &cnt, NULL);
+        herr_t r = ms >= 0 && ck_select_range(s, in->ndim, shape, b, e) == 0 ? 0 : -1;
+        /* HDF5 converts fp32 -> bf16 by truncation; round to nearest even here instead. */
+        if (r >= 0 && bf16) {
+            for (uint64_t q = 0; q < e - b; q++) half[q] = accel_f32_to_bf16(buf[q]);
+            r = H5Dwrite(d, ftype, ms, s, H5P_DEFAULT, half);
+        } else if (r >= 0) {
+            r = H5Dwrite(d, H5T_NATIVE_FLOAT, ms, s, H5P_DEFAULT, buf);
+        }
+        if (r < 0) {
+            accel_h5_last_error(h5err, sizeof h5err);
+            ACCEL_ERROR("export: writing /%s to %s failed: %s\n--> hint: check free space", in->name, tmp, h5err);
+            st = ACCEL_ERR_IO;
+        }
+        if (ms >= 0) H5Sclose(ms);
+    }
+    if (st == ACCEL_OK) st = accel_h5_attr_write_str(d, "dtype", bf16 ? "bf16" : "fp32");
+    if (d >= 0 && H5Dclose(d) < 0 && st == ACCEL_OK) st = ACCEL_ERR_HDF5;
+    if (s >= 0) H5Sclose(s);
+    return st;
+}
+
+accel_status_t accel_ckpt_file_export_hdf5(accel_ckpt_file_t *f, const char *state, const char *output,
+                                           bool bf16, int *ntensors)
+{
+    if (ntensors) *ntensors = 0;
+    char tmp[ACCEL_CKPT_PATH_MAX + 8];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", output) >= sizeof tmp) {
+        ACCEL_ERROR("export: output path too long: %s", output);
+        return ACCEL_ERR_INVALID;
+    }
+    accel_ckpt_tensor_info_t *ts = NULL;
+    int n = 0;
+    accel_status_t st = accel_ckpt_file_list(f, state, &ts, &n);
+    if (st != ACCEL_OK || !n) {
+        ACCEL_ERROR("export: %s has no tensors in group '%s'", f->path, state);
+        free(ts);
+        return st == ACCEL_OK || st == ACCEL_ERR_NOT_FOUND ? ACCEL_ERR_NOT_FOUND : st;
+    }
+    for (int i = 0; i < n; i++)
+        if (!ts[i].fp32 || ts[i].ndim < 1 || ts[i].ndim > ACCEL_TENSOR_MAX_DIMS) {
+            ACCEL_ERROR("export: /%s/%s in %s is not an fp32 tensor of 1..%d dimensions", state, ts[i].name,
+                        f->path, ACCEL_TENSOR_MAX_DIMS);
+            free(ts);
+            return ACCEL_ERR_INVALID;
+        }
+    accel_h5_quiet_t quiet;
+    accel_h5_quiet_begin(&quiet);
+    float *buf = malloc(sizeof *buf * EXPORT_CHUNK);
+    uint16_t *half = malloc(sizeof *half * EXPORT_CHUNK);
+    hid_t fapl = -1, out = -1, ftype = -1, lcpl = -1;
+    bool created = false;
+    char h5err[256] = "";
+    if (!buf || !half) {
+        st = ACCEL_ERR_NOMEM;
+        goto out;
+    }
+    ACCEL_CHECK_GOTO(accel_h5_fapl_serial(&fapl), st, out);
+    H5E_BEGIN_TRY {
+        out = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
+        if (out < 0) accel_h5_last_error(h5err, sizeof h5err);
+    } H5E_END_TRY;
+    if (out < 0) {
+        ACCEL_ERROR("export: cannot create %s: %s\n--> hint: check the directory and free space", tmp, h5err);
+        st = ACCEL_ERR_IO;
+        goto out;
+    }
+    created = true;
+    ftype = bf16 ? bf16_type() : H5Tcopy(H5T_IEEE_F32LE);
+    lcpl = H5Pcreate(H5P_LINK_CREATE);
+    if (ftype < 0 || lcpl < 0 || H5Pset_create_intermediate_group(lcpl, 1) < 0) {
+        ACCEL_ERROR("export: cannot set up HDF5 types and properties");
+        st = ACCEL_ERR_HDF5;
+        goto out;
+    }
+    for (int i = 0; i < n && st == ACCEL_OK; i++)
+        st = export_tensor(f, state, &ts[i], out, ftype, lcpl, bf16, buf, half, tmp);
+out:
+    if (lcpl >= 0) H5Pclose(lcpl);
+    if (ftype >= 0) H5Tclose(ftype);
+    if (out >= 0 && H5Fclose(out) < 0 && st == ACCEL_OK) {
+        ACCEL_ERROR("export: closing %s failed (disk full?)", tmp);
+        st = ACCEL_ERR_IO;
+    }
+    if (fapl >= 0) H5Pclose(fapl);
+    if (created && st != ACCEL_OK) unlink(tmp);
+    if (created && st == ACCEL_OK) st = accel_h5_publish(tmp, output);
+    if (st == ACCEL_OK && ntensors) *ntensors = n;
+    free(buf);
+    free(half);
+    free(ts);
+    accel_h5_quiet_end(&quiet);
+    return st;
+}

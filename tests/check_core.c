@@ -275,6 +275,7 @@ START_TEST(test_topology_singleton)
     accel_config_defaults(&cfg);
     snprintf(cfg.device, sizeof cfg.device, "cpu");
     ck_assert_int_eq(accel_runtime_configure(rt, &cfg), ACCEL_OK);
+    ck_assert_int_eq(accel_device_setup(rt, &cfg), ACCEL_OK);
     ck_assert_int_eq(rt->device.kind, ACCEL_DEVICE_CPU);
     ck_assert_int_ge(rt->threads, 1);
     accel_finalize(rt);      /* does not finalize MPI: the test main owns it */

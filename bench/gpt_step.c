@@ -45,7 +45,7 @@ int main(int argc, char **argv)
         ACCEL_ERROR0("%s", err);
         goto out;
     }
-    if (accel_runtime_configure(rt, &cfg) != ACCEL_OK) goto out;
+    if (accel_runtime_configure(rt, &cfg) != ACCEL_OK || accel_device_setup(rt, &cfg) != ACCEL_OK) goto out;
     accel_model_t m;
     if (accel_model_create(&cfg, &m) != ACCEL_OK) goto out;
     float *params, *grads;

@@ -1,6 +1,6 @@
 /* Unit tests of the core layer (single process): status codes, logging, configuration, launcher
- * detection, topology, dtype conversions, keyed RNG, sampler, arena, optimizer, gradient
- * reductions, MLP gradients. */
+ * detection, topology, dtype conversions, keyed RNG. The other layers have their own programs
+ * (check_device, check_arena, check_data, check_nn, check_train, ...). */
 #include <check.h>
 #include <malloc.h>
 #include <math.h>
@@ -9,7 +9,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "accel/accel.h"
+#include "accel/config.h"
+#include "accel/dtype.h"
+#include "accel/launch.h"
+#include "accel/log.h"
+#include "accel/rng.h"
+#include "accel/runtime.h"
+#include "accel/status.h"
 
 /* ---------------------------------------------------------------- status */
 START_TEST(test_status_strings)
@@ -275,27 +281,9 @@ START_TEST(test_topology_singleton)
     accel_config_defaults(&cfg);
     snprintf(cfg.device, sizeof cfg.device, "cpu");
     ck_assert_int_eq(accel_runtime_configure(rt, &cfg), ACCEL_OK);
-    ck_assert_int_eq(rt->device.kind, ACCEL_DEVICE_CPU);
+    ck_assert_int_eq(rt->device.kind, ACCEL_DEVICE_CPU);   /* the record until the device layer chooses */
     ck_assert_int_ge(rt->threads, 1);
     accel_finalize(rt);      /* does not finalize MPI: the test main owns it */
-}
-END_TEST
-
-START_TEST(test_device_selection)
-{
-    accel_device_t d;
-    ck_assert_int_eq(accel_device_select("cpu", 0, &d), ACCEL_OK);
-    ck_assert_int_eq(d.kind, ACCEL_DEVICE_CPU);
-    const char *why = NULL;
-    if (accel_device_cuda_count(&why) == 0) {
-        ck_assert_ptr_nonnull(why);
-        ck_assert_int_eq(accel_device_select("cuda", 0, &d), ACCEL_ERR_UNSUPPORTED);
-        ck_assert_int_eq(accel_device_select("auto", 0, &d), ACCEL_OK);
-        ck_assert_int_eq(d.kind, ACCEL_DEVICE_CPU);
-    } else {
-        ck_assert_int_eq(accel_device_select("auto", 0, &d), ACCEL_OK);
-        ck_assert_int_eq(d.kind, ACCEL_DEVICE_CUDA);
-    }
 }
 END_TEST
 
@@ -368,250 +356,6 @@ START_TEST(test_rng_permutation)
 }
 END_TEST
 
-/* ---------------------------------------------------------------- sampler */
-/* The set of samples in each optimizer step is the same for every (world, grad_accum). */
-START_TEST(test_sampler_world_independent)
-{
-    enum { N = 103, G = 24, STEPS = 12 };
-    static int64_t reference[STEPS][G];
-    const int worlds[] = { 1, 2, 4, 3 }, accums[] = { 1, 2, 2, 4 };
-    for (int w = 0; w < 4; w++) {
-        int world = worlds[w], accum = accums[w];
-        accel_sampler_t s[4];
-        char err[256];
-        for (int r = 0; r < world; r++)
-            ck_assert_int_eq(accel_sampler_init(&s[r], 77, N, G, accum, world, r, true, err, sizeof err), ACCEL_OK);
-        int m = accel_sampler_micro_batch(&s[0]);
-        ck_assert_int_eq(m * world * accum, G);
-        for (int step = 0; step < STEPS; step++) {
-            int64_t got[G];
-            int k = 0;
-            for (int r = 0; r < world; r++)
-                for (int micro = 0; micro < accum; micro++) {
-                    accel_sampler_indices(&s[r], micro, got + k);
-                    k += m;
-                }
-            /* Sort, then compare with the single-rank reference. */
-            for (int i = 1; i < G; i++)
-                for (int j = i; j > 0 && got[j - 1] > got[j]; j--) { int64_t t = got[j]; got[j] = got[j - 1]; got[j - 1] = t; }
-            for (int i = 1; i < G; i++) ck_assert_int_ne(got[i], got[i - 1]);   /* no repeats */
-            if (w == 0) memcpy(reference[step], got, sizeof got);
-            else ck_assert_int_eq(memcmp(reference[step], got, sizeof got), 0);
-            for (int r = 0; r < world; r++) accel_sampler_advance(&s[r]);
-        }
-        ck_assert_int_eq(s[0].epoch, (STEPS * G) / ((N / G) * G));
-        for (int r = 0; r < world; r++) accel_sampler_free(&s[r]);
-    }
-}
-END_TEST
-
-START_TEST(test_sampler_errors_and_seek)
-{
-    accel_sampler_t s;
-    char err[256];
-    ck_assert_int_eq(accel_sampler_init(&s, 1, 100, 30, 1, 4, 0, true, err, sizeof err), ACCEL_ERR_CONFIG);
-    ck_assert_ptr_nonnull(strstr(err, "not divisible"));
-    ck_assert_int_eq(accel_sampler_init(&s, 1, 10, 16, 1, 1, 0, true, err, sizeof err), ACCEL_ERR_CONFIG);
-    ck_assert_ptr_nonnull(strstr(err, "fewer than one global batch"));
-    ck_assert_int_eq(accel_sampler_init(&s, 1, 100, 10, 1, 1, 0, true, err, sizeof err), ACCEL_OK);
-    int64_t a[10], b[10];
-    for (int i = 0; i < 13; i++) accel_sampler_advance(&s);
-    accel_sampler_indices(&s, 0, a);
-    int64_t epoch = s.epoch, offset = s.offset;
-    ck_assert_int_eq(epoch, 1);
-    ck_assert_int_eq(offset, 30);
-    accel_sampler_seek(&s, 0, 0);
-    accel_sampler_seek(&s, epoch, offset);
-    accel_sampler_indices(&s, 0, b);
-    ck_assert_int_eq(memcmp(a, b, sizeof a), 0);
-    accel_sampler_free(&s);
-}
-END_TEST
-
-/* ---------------------------------------------------------------- arena */
-START_TEST(test_arena_layout)
-{
-    accel_layout_t l;
-    accel_layout_init(&l);
-    int64_t s1[2] = { 3, 5 }, s2[1] = { 7 };
-    int idx;
-    ck_assert_int_eq(accel_layout_add(&l, "a", 2, s1, 0, 0, 0.1f, &idx), ACCEL_OK);
-    ck_assert_int_eq(idx, 0);
-    ck_assert_int_eq(accel_layout_add(&l, "b", 1, s2, 1, ACCEL_TENSOR_NO_DECAY, -1.0f, &idx), ACCEL_OK);
-    ck_assert_int_eq(accel_layout_add(&l, "a", 1, s2, 0, 0, 0, NULL), ACCEL_ERR_INVALID);
-    int64_t bad[1] = { 0 };
-    ck_assert_int_eq(accel_layout_add(&l, "z", 1, bad, 0, 0, 0, NULL), ACCEL_ERR_INVALID);
-    const accel_tensor_t *b = accel_layout_find(&l, "b");
-    ck_assert_ptr_nonnull(b);
-    ck_assert_uint_eq(b->offset % ACCEL_ARENA_ALIGN, 0);
-    ck_assert_uint_eq(b->offset, 16);
-    ck_assert_uint_eq(accel_layout_params(&l), 22);
-    ck_assert_int_eq(l.nlayers, 2);
-    float *p;
-    ck_assert_int_eq(accel_arena_alloc(&l, &p), ACCEL_OK);
-    ck_assert_uint_eq((uintptr_t)p % 64, 0);
-    accel_arena_init_params(&l, p, 42);
-    for (int i = 0; i < 7; i++) ck_assert_float_eq(p[b->offset + i], 1.0f);
-    ck_assert_float_eq(p[0], accel_rng_normal(42, ACCEL_RNG_INIT, accel_rng_hash("a"), 0) * 0.1f);
-    accel_arena_free(p);
-    accel_layout_free(&l);
-}
-END_TEST
-
-/* ---------------------------------------------------------------- optimizer */
-START_TEST(test_lr_schedules)
-{
-    accel_optim_config_t c = { .lr = 1.0, .warmup = 4, .min_lr_ratio = 0.1 };
-    snprintf(c.schedule, sizeof c.schedule, "cosine");
-    ck_assert_double_eq_tol(accel_optim_lr(&c, 20, 0), 0.25, 1e-12);
-    ck_assert_double_eq_tol(accel_optim_lr(&c, 20, 3), 1.0, 1e-12);
-    ck_assert_double_eq_tol(accel_optim_lr(&c, 20, 4), 1.0, 1e-12);
-    ck_assert_double_eq_tol(accel_optim_lr(&c, 20, 19), 0.1, 1e-12);
-    snprintf(c.schedule, sizeof c.schedule, "linear");
-    ck_assert_double_eq_tol(accel_optim_lr(&c, 20, 19), 0.1, 1e-12);
-    ck_assert_double_eq_tol(accel_optim_lr(&c, 21, 12), 0.55, 1e-12);
-    snprintf(c.schedule, sizeof c.schedule, "constant");
-    ck_assert_double_eq_tol(accel_optim_lr(&c, 20, 19), 1.0, 1e-12);
-}
-END_TEST
-
-START_TEST(test_adamw_step)
-{
-    accel_layout_t l;
-    accel_layout_init(&l);
-    int64_t s[1] = { 2 };
-    accel_layout_add(&l, "w", 1, s, 0, 0, 0, NULL);
-    accel_layout_add(&l, "b", 1, s, 0, ACCEL_TENSOR_NO_DECAY, 0, NULL);
-    accel_optim_config_t c = { .lr = 0.1, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8,
-                               .weight_decay = 0.5, .warmup = 0, .min_lr_ratio = 1.0 };
-    snprintf(c.name, sizeof c.name, "adamw");
-    snprintf(c.schedule, sizeof c.schedule, "constant");
-    accel_optim_t opt;
-    ck_assert_int_eq(accel_optim_create(&c, 10, l.numel, &opt), ACCEL_OK);
-    accel_optim_mark_decay(&opt, &l, 0, l.numel, 0);
-    float p[32] = { 0 }, g[32] = { 0 };
-    p[0] = 1.0f; g[0] = 0.3f;      /* w[0]: decayed */
-    p[16] = 1.0f; g[16] = 0.3f;    /* b[0]: not decayed */
-    accel_optim_step(&opt, p, g, 1.0f);
-    /* First Adam step moves by lr * sign(g) (bias-corrected m/sqrt(v) = 1), decay by lr*wd*p. */
-    ck_assert_float_eq_tol(p[0], 1.0f - 0.1f - 0.1f * 0.5f * 1.0f, 1e-6f);
-    ck_assert_float_eq_tol(p[16], 1.0f - 0.1f, 1e-6f);
-    ck_assert_float_eq(p[1], 0.0f);
-    /* The gradient multiplier applies inside the update: a second step on g/4 with grad_mul 4
-     * equals one on g (exactly: powers of two), and differs from one on g/4. */
-    accel_optim_t twin, quarter;
-    ck_assert_int_eq(accel_optim_create(&c, 10, l.numel, &twin), ACCEL_OK);
-    ck_assert_int_eq(accel_optim_create(&c, 10, l.numel, &quarter), ACCEL_OK);
-    accel_optim_mark_decay(&twin, &l, 0, l.numel, 0);
-    accel_optim_mark_decay(&quarter, &l, 0, l.numel, 0);
-    float pt[32], pq[32], g4[32];
-    memcpy(pt, p, sizeof p);
-    memcpy(pq, p, sizeof p);
-    for (int i = 0; i < 32; i++) g4[i] = g[i] / 4;
-    const size_t bytes = sizeof(float) * l.numel;
-    memcpy(twin.m, opt.m, bytes), memcpy(twin.v, opt.v, bytes);
-    memcpy(quarter.m, opt.m, bytes), memcpy(quarter.v, opt.v, bytes);
-    twin.step = quarter.step = opt.step;
-    accel_optim_step(&opt, p, g, 1.0f);
-    accel_optim_step(&twin, pt, g4, 4.0f);
-    accel_optim_step(&quarter, pq, g4, 1.0f);
-    ck_assert_float_eq(pt[0], p[0]);
-    ck_assert_float_eq(pt[16], p[16]);
-    ck_assert_float_ne(pq[0], p[0]);
-    accel_optim_destroy(&twin);
-    accel_optim_destroy(&quarter);
-    accel_optim_destroy(&opt);
-    accel_layout_free(&l);
-}
-END_TEST
-
-/* The vectorised reductions behind clipping and the fp16 overflow check: every length (tails
- * shorter than the 16 partial sums included), and a non-finite value anywhere. */
-START_TEST(test_grad_reductions)
-{
-    enum { N = 1000 };
-    float *x = malloc(sizeof(float) * N);
-    ck_assert_ptr_nonnull(x);
-    for (int i = 0; i < N; i++) x[i] = (float)((i * 37) % 101 - 50) * 0.01f;
-    ck_assert(accel_sum_squares(x, 0) == 0.0);
-    ck_assert(accel_all_finite(x, 0));
-    for (int n = 1; n <= N; n += (n < 40 ? 1 : 97)) {
-        double ref = 0;
-        for (int i = 0; i < n; i++) ref += (double)x[i] * x[i];
-        ck_assert_double_eq_tol(accel_sum_squares(x, (size_t)n), ref, 1e-12 * (ref + 1));
-        ck_assert(accel_all_finite(x, (size_t)n));
-        const float bad[3] = { NAN, INFINITY, -INFINITY };
-        for (int b = 0; b < 3; b++)
-            for (int at = 0; at < n; at += (n > 20 ? n / 7 + 1 : 1)) {
-                float keep = x[at];
-                x[at] = bad[b];
-                ck_assert_msg(!accel_all_finite(x, (size_t)n), "n=%d, %g at %d not seen", n, bad[b], at);
-                x[at] = keep;
-            }
-    }
-    free(x);
-}
-END_TEST
-
-/* ---------------------------------------------------------------- MLP gradients */
-START_TEST(test_mlp_finite_differences)
-{
-    accel_config_t cfg;
-    accel_config_defaults(&cfg);
-    snprintf(cfg.model.name, sizeof cfg.model.name, "mlp");
-    cfg.model.inputs = 5; cfg.model.hidden = 7; cfg.model.classes = 4; cfg.model.depth = 2;
-    accel_model_t m;
-    ck_assert_int_eq(accel_model_create(&cfg, &m), ACCEL_OK);
-    float *p, *g;
-    accel_arena_alloc(&m.layout, &p);
-    accel_arena_alloc(&m.layout, &g);
-    accel_arena_init_params(&m.layout, p, 3);
-    enum { N = 6 };
-    float x[N * 5];
-    int32_t y[N];
-    for (int i = 0; i < N; i++) accel_synthetic_sample(1, 5, 4, 0.0, i, x + i * 5, &y[i]);
-    /* Shift biases off zero so no ReLU input sits exactly at its kink. */
-    for (int t = 0; t < m.layout.ntensors; t++)
-        if (m.layout.tensors[t].flags & ACCEL_TENSOR_NO_DECAY)
-            for (size_t k = 0; k < m.layout.tensors[t].numel; k++) p[m.layout.tensors[t].offset + k] = 0.05f;
-    accel_batch_t b = { .n = N, .inputs = x, .targets = y };
-    double loss;
-    ck_assert_int_eq(m.ops->forward_backward(m.state, &m.layout, p, g, &b, 1.0f, &loss), ACCEL_OK);
-    for (int t = 0; t < m.layout.ntensors; t++) {
-        const accel_tensor_t *T = &m.layout.tensors[t];
-        for (size_t k = 0; k < T->numel; k += 3) {
-            float *w = p + T->offset + k, saved = *w;
-            const float h = 1e-2f;
-            double lp, lm;
-            float *scratch;
-            accel_arena_alloc(&m.layout, &scratch);
-            *w = saved + h;
-            m.ops->forward_backward(m.state, &m.layout, p, scratch, &b, 1.0f, &lp);
-            *w = saved - h;
-            m.ops->forward_backward(m.state, &m.layout, p, scratch, &b, 1.0f, &lm);
-            *w = saved;
-            accel_arena_free(scratch);
-            double fd = (lp - lm) / (2.0 * h), an = g[T->offset + k];
-            ck_assert_msg(fabs(fd - an) <= 2e-3 + 2e-2 * fabs(fd), "%s[%zu]: analytic %g vs finite difference %g",
-                          T->name, k, an, fd);
-        }
-    }
-    /* Gradients accumulate (+=) and scale linearly. */
-    float *g2;
-    accel_arena_alloc(&m.layout, &g2);
-    m.ops->forward_backward(m.state, &m.layout, p, g2, &b, 0.5f, &loss);
-    m.ops->forward_backward(m.state, &m.layout, p, g2, &b, 0.5f, &loss);
-    for (size_t i = 0; i < m.layout.numel; i++) ck_assert_float_eq_tol(g2[i], g[i], 1e-5f);
-    int32_t bad[N] = { 0, 1, 2, 3, 9, 0 };
-    accel_batch_t bb = { .n = N, .inputs = x, .targets = bad };
-    ck_assert_int_eq(m.ops->forward_backward(m.state, &m.layout, p, g2, &bb, 1.0f, &loss), ACCEL_ERR_INVALID);
-    accel_arena_free(g2);
-    accel_arena_free(p);
-    accel_arena_free(g);
-    accel_model_destroy(&m);
-}
-END_TEST
-
 static void make_tmpdir(void)
 {
     snprintf(g_tmpdir, sizeof g_tmpdir, "%s/accel-check-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
@@ -642,17 +386,9 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_launch_srun);
     tcase_add_test(tc, test_launch_batch_script_and_mpirun_in_allocation);
     tcase_add_test(tc, test_topology_singleton);
-    tcase_add_test(tc, test_device_selection);
     tcase_add_test(tc, test_half_conversions);
     tcase_add_test(tc, test_rng_keyed);
     tcase_add_test(tc, test_rng_permutation);
-    tcase_add_test(tc, test_sampler_world_independent);
-    tcase_add_test(tc, test_sampler_errors_and_seek);
-    tcase_add_test(tc, test_arena_layout);
-    tcase_add_test(tc, test_lr_schedules);
-    tcase_add_test(tc, test_adamw_step);
-    tcase_add_test(tc, test_grad_reductions);
-    tcase_add_test(tc, test_mlp_finite_differences);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,5 +1,6 @@
-/* Unit tests of the data layer: the padded evaluation order, the exact gather (and its detection of
- * missing or doubly counted samples), dataset format validation and the hyperslab loader.
+/* Unit tests of the data layer: the sampler (the same samples per step for any world size), the
+ * padded evaluation order, the exact gather (and its detection of missing or doubly counted
+ * samples), dataset format validation and the hyperslab loader.
  * Runs on any number of ranks (tests/data_unit.sh runs it on 1, 2 and 4). Collective tests record
  * failures and agree on them before asserting, so a failure on one rank cannot leave the others
  * waiting in a collective. */
@@ -619,6 +620,66 @@ static void teardown(void)
     }
 }
 
+/* ---------------------------------------------------------------- sampler */
+/* The set of samples in each optimizer step is the same for every (world, grad_accum). */
+START_TEST(test_sampler_world_independent)
+{
+    enum { N = 103, G = 24, STEPS = 12 };
+    static int64_t reference[STEPS][G];
+    const int worlds[] = { 1, 2, 4, 3 }, accums[] = { 1, 2, 2, 4 };
+    for (int w = 0; w < 4; w++) {
+        int world = worlds[w], accum = accums[w];
+        accel_sampler_t s[4];
+        char err[256];
+        for (int r = 0; r < world; r++)
+            ck_assert_int_eq(accel_sampler_init(&s[r], 77, N, G, accum, world, r, true, err, sizeof err), ACCEL_OK);
+        int m = accel_sampler_micro_batch(&s[0]);
+        ck_assert_int_eq(m * world * accum, G);
+        for (int step = 0; step < STEPS; step++) {
+            int64_t got[G];
+            int k = 0;
+            for (int r = 0; r < world; r++)
+                for (int micro = 0; micro < accum; micro++) {
+                    accel_sampler_indices(&s[r], micro, got + k);
+                    k += m;
+                }
+            /* Sort, then compare with the single-rank reference. */
+            for (int i = 1; i < G; i++)
+                for (int j = i; j > 0 && got[j - 1] > got[j]; j--) { int64_t t = got[j]; got[j] = got[j - 1]; got[j - 1] = t; }
+            for (int i = 1; i < G; i++) ck_assert_int_ne(got[i], got[i - 1]);   /* no repeats */
+            if (w == 0) memcpy(reference[step], got, sizeof got);
+            else ck_assert_int_eq(memcmp(reference[step], got, sizeof got), 0);
+            for (int r = 0; r < world; r++) accel_sampler_advance(&s[r]);
+        }
+        ck_assert_int_eq(s[0].epoch, (STEPS * G) / ((N / G) * G));
+        for (int r = 0; r < world; r++) accel_sampler_free(&s[r]);
+    }
+}
+END_TEST
+
+START_TEST(test_sampler_errors_and_seek)
+{
+    accel_sampler_t s;
+    char err[256];
+    ck_assert_int_eq(accel_sampler_init(&s, 1, 100, 30, 1, 4, 0, true, err, sizeof err), ACCEL_ERR_CONFIG);
+    ck_assert_ptr_nonnull(strstr(err, "not divisible"));
+    ck_assert_int_eq(accel_sampler_init(&s, 1, 10, 16, 1, 1, 0, true, err, sizeof err), ACCEL_ERR_CONFIG);
+    ck_assert_ptr_nonnull(strstr(err, "fewer than one global batch"));
+    ck_assert_int_eq(accel_sampler_init(&s, 1, 100, 10, 1, 1, 0, true, err, sizeof err), ACCEL_OK);
+    int64_t a[10], b[10];
+    for (int i = 0; i < 13; i++) accel_sampler_advance(&s);
+    accel_sampler_indices(&s, 0, a);
+    int64_t epoch = s.epoch, offset = s.offset;
+    ck_assert_int_eq(epoch, 1);
+    ck_assert_int_eq(offset, 30);
+    accel_sampler_seek(&s, 0, 0);
+    accel_sampler_seek(&s, epoch, offset);
+    accel_sampler_indices(&s, 0, b);
+    ck_assert_int_eq(memcmp(a, b, sizeof a), 0);
+    accel_sampler_free(&s);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("data");
@@ -637,6 +698,10 @@ static Suite *make_suite(void)
     tcase_add_test(files, test_writer_atomic);
     tcase_set_timeout(files, 120);
     suite_add_tcase(s, files);
+    TCase *sampler = tcase_create("sampler");       /* local: every rank checks the same thing */
+    tcase_add_test(sampler, test_sampler_world_independent);
+    tcase_add_test(sampler, test_sampler_errors_and_seek);
+    suite_add_tcase(s, sampler);
     return s;
 }
 

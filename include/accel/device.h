@@ -5,16 +5,9 @@
 
 #include <stddef.h>
 
+#include "accel/config.h"
+#include "accel/runtime.h"          /* accel_device_t: the runtime's record of the choice */
 #include "accel/status.h"
-
-typedef enum { ACCEL_DEVICE_CPU = 0, ACCEL_DEVICE_CUDA } accel_device_kind_t;
-
-typedef struct {
-    accel_device_kind_t kind;
-    int index;                      /* CUDA ordinal among visible devices, -1 for the CPU */
-    char name[128];                 /* "cpu" or the GPU's name */
-    size_t memory;                  /* bytes of device memory, 0 for the CPU */
-} accel_device_t;
 
 /* Number of usable CUDA devices (0 when built without CUDA or when no driver/GPU is present).
  * When 0, *why (if not NULL) points to a static explanation. */
@@ -23,6 +16,11 @@ int accel_device_cuda_count(const char **why);
 /* Choose the device for a rank. request: "auto", "cpu" or "cuda". With "cuda" and no usable GPU,
  * ACCEL_ERR_UNSUPPORTED; with "auto" and no GPU, the CPU. */
 accel_status_t accel_device_select(const char *request, int local_rank, accel_device_t *out);
+
+/* Choose this rank's device from the job configuration (cfg->device, by node-local rank) into
+ * rt->device, after accel_runtime_configure. Collective over rt->world: every rank agrees on
+ * success, or none would run collectives the others never start. */
+accel_status_t accel_device_setup(accel_runtime_t *rt, const accel_config_t *cfg);
 
 /* Versions for `accel env`: 0 when unknown / not built. */
 int accel_device_cuda_runtime_version(void);

@@ -1,5 +1,5 @@
 /* The process runtime: MPI initialisation, launch detection, topology (node-local and inter-node
- * communicators), device selection and the start-up table. One per process. */
+ * communicators) and the start-up table. One per process. */
 #ifndef ACCEL_RUNTIME_H
 #define ACCEL_RUNTIME_H
 
@@ -7,11 +7,22 @@
 #include <stdbool.h>
 
 #include "accel/config.h"
-#include "accel/device.h"
 #include "accel/launch.h"
 #include "accel/status.h"
 
 #define ACCEL_HOST_MAX 64
+
+/* Where a rank computes, as the runtime records it (the start-up table prints it, the trainer reads
+ * it). The record lives here, in core, so that the runtime needs no device code; the device layer
+ * fills it in (accel_device_setup in accel/device.h). */
+typedef enum { ACCEL_DEVICE_CPU = 0, ACCEL_DEVICE_CUDA } accel_device_kind_t;
+
+typedef struct {
+    accel_device_kind_t kind;
+    int index;                      /* CUDA ordinal among visible devices, -1 for the CPU */
+    char name[128];                 /* "cpu" or the GPU's name */
+    size_t memory;                  /* bytes of device memory, 0 for the CPU */
+} accel_device_t;
 
 typedef struct {
     int rank, size;                 /* world */
@@ -22,7 +33,7 @@ typedef struct {
     MPI_Comm local;                 /* ranks on this node */
     MPI_Comm cross;                 /* ranks with the same local rank on every node (leaders: local 0) */
     accel_launch_t launch;
-    accel_device_t device;
+    accel_device_t device;          /* the CPU until accel_device_setup chooses */
     int threads;                    /* compute threads per rank */
     bool owns_mpi;                  /* accel_init called MPI_Init, so accel_finalize finalizes */
 } accel_runtime_t;
@@ -39,7 +50,8 @@ accel_status_t accel_init(int *argc, char ***argv, accel_runtime_t **out);
  * themselves call it first. */
 void accel_mpi_defaults(void);
 
-/* Apply the job configuration: log level, pretend nodes (dist.fake_nodes), threads, device. */
+/* Apply the job configuration: log level, pretend nodes (dist.fake_nodes), threads. The device is
+ * the device layer's to choose: call accel_device_setup (accel/device.h) next. */
 accel_status_t accel_runtime_configure(accel_runtime_t *rt, const accel_config_t *cfg);
 
 /* Rank 0 prints the table rank -> host -> local rank -> device (gathered from every rank). */

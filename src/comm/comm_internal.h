@@ -51,18 +51,6 @@ struct accel_request {
     size_t copy_bytes;
 };
 
-/* Ring collectives (src/comm/ring.c) for the MPI backend. For reduce-scatter `count` is the total
- * (size x recvcount) and recv one block; for allgather send is this rank's block and recv the total. */
-typedef enum { ACCEL_RING_REDUCE_SCATTER, ACCEL_RING_ALLGATHER, ACCEL_RING_ALLREDUCE } accel_ring_kind_t;
-typedef struct accel_ring accel_ring_t;
-accel_status_t accel_ring_start(accel_comm_t *comm, accel_ring_kind_t kind, const void *send,
-                                void *recv, size_t count, accel_dtype_t dtype, accel_redop_t op,
-                                accel_ring_t **out);
-accel_status_t accel_ring_test(accel_ring_t *ring, int *done);
-void accel_ring_free(accel_ring_t *ring);
-/* inout[i] = op(in[i], inout[i]) for n elements (AVG reduces as SUM). */
-void accel_comm_reduce_local(const void *in, void *inout, size_t n, accel_dtype_t dtype, accel_redop_t op);
-
 extern const accel_comm_backend_ops_t accel_comm_mpi_ops;
 extern const accel_comm_backend_ops_t accel_comm_nccl_ops;
 

@@ -8,6 +8,8 @@
 #include "accel/log.h"
 #include "accel/runtime.h"
 #include "comm_internal.h"
+#include "reduce.h"
+#include "ring.h"
 
 /* Allreduces of at least this many bytes use the ring (src/comm/ring.c); tunable once from the
  * environment as ACCEL_RING_MIN_BYTES (0 = always, a huge value = never). */
@@ -25,57 +27,14 @@ static size_t ring_min_bytes(void)
 static MPI_Datatype g_f16 = MPI_DATATYPE_NULL, g_bf16 = MPI_DATATYPE_NULL;
 static MPI_Op g_half_ops[3] = { MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL }; /* sum, max, min */
 
-typedef float (*to_f32_t)(uint16_t);
-typedef uint16_t (*from_f32_t)(float);
-
-static float bf16_to_f32(uint16_t h) { return accel_bf16_to_f32(h); }
-static uint16_t f32_to_bf16(float f) { return accel_f32_to_bf16(f); }
-
-static void half_reduce(void *in, void *inout, int *len, MPI_Datatype *dt, int which)
+/* MPI's user-defined operations for the 2-byte types: the same element-wise code as the ring. */
+static void half_op(void *in, void *inout, int *len, MPI_Datatype *dt, accel_redop_t op)
 {
-    to_f32_t to = *dt == g_bf16 ? bf16_to_f32 : accel_f16_to_f32;
-    from_f32_t from = *dt == g_bf16 ? f32_to_bf16 : accel_f32_to_f16;
-    const uint16_t *a = in;
-    uint16_t *b = inout;
-    for (int i = 0; i < *len; i++) {
-        float x = to(a[i]), y = to(b[i]);
-        float r = which == 0 ? x + y : which == 1 ? (x > y ? x : y) : (x < y ? x : y);
-        b[i] = from(r);
-    }
+    accel_comm_reduce_local(in, inout, (size_t)*len, *dt == g_bf16 ? ACCEL_BF16 : ACCEL_F16, op);
 }
-static void half_sum(void *in, void *inout, int *len, MPI_Datatype *dt) { half_reduce(in, inout, len, dt, 0); }
-static void half_max(void *in, void *inout, int *len, MPI_Datatype *dt) { half_reduce(in, inout, len, dt, 1); }
-static void half_min(void *in, void *inout, int *len, MPI_Datatype *dt) { half_reduce(in, inout, len, dt, 2); }
-
-#define REDUCE_LOOP(T)                                                                          \
-    do {                                                                                        \
-        const T *a = in;                                                                        \
-        T *b = inout;                                                                           \
-        if (op == ACCEL_MAX)                                                                    \
-            for (size_t i = 0; i < n; i++) b[i] = a[i] > b[i] ? a[i] : b[i];                    \
-        else if (op == ACCEL_MIN)                                                               \
-            for (size_t i = 0; i < n; i++) b[i] = a[i] < b[i] ? a[i] : b[i];                    \
-        else                                                                                    \
-            for (size_t i = 0; i < n; i++) b[i] = (T)(a[i] + b[i]);                             \
-    } while (0)
-
-void accel_comm_reduce_local(const void *in, void *inout, size_t n, accel_dtype_t dtype, accel_redop_t op)
-{
-    switch (dtype) {
-    case ACCEL_F32: REDUCE_LOOP(float); break;
-    case ACCEL_I32: REDUCE_LOOP(int32_t); break;
-    case ACCEL_I64: REDUCE_LOOP(int64_t); break;
-    case ACCEL_U8: REDUCE_LOOP(uint8_t); break;
-    case ACCEL_F16:
-    case ACCEL_BF16: {
-        int len = (int)n;
-        MPI_Datatype dt = dtype == ACCEL_BF16 ? g_bf16 : g_f16;
-        half_reduce((void *)in, inout, &len, &dt, op == ACCEL_MAX ? 1 : op == ACCEL_MIN ? 2 : 0);
-        break;
-    }
-    default: break;
-    }
-}
+static void half_sum(void *in, void *inout, int *len, MPI_Datatype *dt) { half_op(in, inout, len, dt, ACCEL_SUM); }
+static void half_max(void *in, void *inout, int *len, MPI_Datatype *dt) { half_op(in, inout, len, dt, ACCEL_MAX); }
+static void half_min(void *in, void *inout, int *len, MPI_Datatype *dt) { half_op(in, inout, len, dt, ACCEL_MIN); }
 
 static accel_status_t mpi_init(accel_comm_t *comm)
 {

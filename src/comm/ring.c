@@ -14,7 +14,9 @@
 #include <string.h>
 
 #include "accel/log.h"
-#include "comm_internal.h"
+#include "comm_internal.h"   /* struct accel_comm: its MPI communicator, rank, size, tags */
+#include "reduce.h"
+#include "ring.h"
 
 enum { PHASE_REDUCE = 0, PHASE_GATHER = 1, PHASE_DONE = 2 };
 

@@ -1,5 +1,5 @@
-/* Process runtime: MPI start-up, the launch sanity check, topology communicators, device choice
- * and the start-up table. */
+/* Process runtime: MPI start-up, the launch sanity check, topology communicators and the start-up
+ * table. The device is chosen by the device layer (accel_device_setup); core only records it. */
 #include "config.h"
 
 #include <malloc.h>
@@ -233,16 +233,6 @@ accel_status_t accel_runtime_configure(accel_runtime_t *rt, const accel_config_t
     }
     rt->threads = threads;
     accel_blas_set_threads(threads);
-
-    accel_status_t st = accel_device_select(cfg->device, rt->local_rank, &rt->device);
-    /* Every rank must agree, or some would wait for collectives the others never start. */
-    int ok = st == ACCEL_OK, all_ok = 0;
-    MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, rt->world);
-    if (st != ACCEL_OK) return st;
-    if (!all_ok) {
-        ACCEL_ERROR("device selection failed on another rank");
-        return ACCEL_ERR_UNSUPPORTED;
-    }
     return ACCEL_OK;
 }
 

@@ -1,4 +1,5 @@
-/* Device discovery and memory. Without CUDA (or without a driver) every rank computes on the CPU. */
+/* Device discovery, the choice of each rank's device, and memory. Without CUDA (or without a driver)
+ * every rank computes on the CPU. */
 #include "config.h"
 
 #include <stdio.h>
@@ -89,6 +90,15 @@ accel_status_t accel_device_select(const char *request, int local_rank, accel_de
     (void)local_rank;
 #endif
     return ACCEL_OK;
+}
+
+accel_status_t accel_device_setup(accel_runtime_t *rt, const accel_config_t *cfg)
+{
+    accel_status_t st = accel_device_select(cfg->device, rt->local_rank, &rt->device);
+    /* Every rank must agree, or some would wait for collectives the others never start. */
+    accel_status_t all = accel_agree(rt->world, st);
+    if (st == ACCEL_OK && all != ACCEL_OK) ACCEL_ERROR("device selection failed on another rank");
+    return all;
 }
 
 accel_status_t accel_device_alloc(const accel_device_t *dev, size_t bytes, void **ptr)

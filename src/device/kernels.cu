@@ -4,7 +4,7 @@
 #include <cuda_runtime.h>
 #include <stddef.h>
 
-#include "accel/kernels_cuda.h"
+#include "kernels_cuda.h"
 
 static __global__ void fill_kernel(float *x, float value, size_t n)
 {

@@ -111,6 +111,7 @@ int accel_cmd_env(int argc, char **argv)
         accel_config_defaults(&cfg);
         snprintf(cfg.log.level, sizeof cfg.log.level, "warn");  /* no device chatter in the report */
         st = accel_runtime_configure(rt, &cfg);
+        if (st == ACCEL_OK) st = accel_device_setup(rt, &cfg);
     }
     if (st == ACCEL_OK && rt->rank == 0) {
         print_versions();

@@ -262,6 +262,7 @@ int accel_cmd_test(int argc, char **argv)
         accel_config_defaults(&cfg);
         snprintf(cfg.log.level, sizeof cfg.log.level, "warn");
         st = accel_runtime_configure(rt, &cfg);
+        if (st == ACCEL_OK) st = accel_device_setup(rt, &cfg);
     }
     if (st == ACCEL_OK) st = accel_runtime_print_table(rt, stdout);
     if (st == ACCEL_OK) st = accel_comm_create(rt->world, ACCEL_COMM_MPI, timeout, &t.comm);

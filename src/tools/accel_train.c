@@ -73,6 +73,7 @@ int main(int argc, char **argv)
         goto out;
     }
     if (st == ACCEL_OK) st = accel_runtime_configure(rt, &cfg);
+    if (st == ACCEL_OK) st = accel_device_setup(rt, &cfg);
     if (st == ACCEL_OK) {
         if (rt->rank == 0) {
             printf("accel %s: effective configuration%s%s\n", accel_version(), path ? " from " : "",

@@ -1,5 +1,6 @@
-/* CUDA kernels callable from C (built only when ACCEL_HAVE_CUDA). Each returns a cudaError_t as int
- * (0 = success) and runs on the given stream (NULL = the default stream). */
+/* CUDA kernels of the device layer, callable from C (built only when ACCEL_HAVE_CUDA). Engine
+ * internals, not installed. Each returns a cudaError_t as int (0 = success) and runs on the given
+ * stream (NULL = the default stream). */
 #ifndef ACCEL_KERNELS_CUDA_H
 #define ACCEL_KERNELS_CUDA_H
 

@@ -1,0 +1,4 @@
+#!/bin/sh
+# Unit tests of the nn layer (tests/check_nn.c), as a singleton MPI process.
+. "$top_srcdir/tests/lib.sh"
+exec timeout -k 10 "$TEST_TIMEOUT" "$top_builddir/tests/check_nn"

@@ -119,6 +119,13 @@ expect_fail "too little data" t "$AD" prepare --output "$S/x.h5" --context 40 "$
 expect_fail "not an HDF5 file; refusing to overwrite" t "$AD" prepare --output "$S/notes.txt" "$S/b.txt"
 [ "$(cat "$S/notes.txt")" = "precious text" ] || fail "prepare clobbered a text file"
 expect_fail "not an accel dataset; refusing" t "$AD" synth --kind tokens --output "$S/other.h5"
+# an accel checkpoint is an accel file but not a dataset: never replaced without --force
+t "$ACCEL_TRAIN" model.name=mlp data.path=synthetic train.steps=1 train.global_batch=2 \
+    ckpt.dir="$S/ck" log.level=warn > /dev/null 2>&1 || fail "could not write a checkpoint to protect"
+ck=$(ls "$S"/ck/*.h5 | head -n 1)
+sum=$(cksum < "$ck")
+expect_fail "format 'accel-checkpoint'" t "$AD" synth --kind tokens --output "$ck"
+[ "$(cksum < "$ck")" = "$sum" ] || fail "synth overwrote a checkpoint"
 expect_fail "cannot create" t "$AD" prepare --output "$S/no/such/dir/x.h5" "$S/b.txt"
 expect_fail "needs a value" t "$AD" prepare --output
 expect_fail "unknown option '--bogus'" t "$AD" prepare --bogus

@@ -25,6 +25,7 @@
 #define ACCEL_DATASET_H
 
 #include <mpi.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -69,6 +70,15 @@ typedef struct accel_dataset accel_dataset_t;
  * ACCEL_ERR_NOT_FOUND (no file, no split), ACCEL_ERR_CORRUPT (not HDF5, wrong format, bad shapes),
  * ACCEL_ERR_UNSUPPORTED (newer version), ACCEL_ERR_SHAPE (too few tokens for one sample),
  * ACCEL_ERR_INVALID (bad arguments). */
+/* What a file on disk is, for tools about to write over it or describe it, read on one process:
+ * *is_hdf5, the root "format" attribute into format[flen] ("" when none: then it is no accel file)
+ * and the "description" attribute writers leave for people into description[dlen] (may be NULL;
+ * "" when none). ACCEL_ERR_NOT_FOUND when the file cannot be read. */
+accel_status_t accel_dataset_file_kind(const char *path, bool *is_hdf5, char *format, size_t flen,
+                                       char *description, size_t dlen);
+/* True for the format names of accel datasets (not checkpoints or other accel files). */
+bool accel_dataset_format_known(const char *format);
+
 accel_status_t accel_dataset_open(const char *path, const char *split, int context, MPI_Comm comm,
                                   accel_dataset_t **out);
 /* Collective over the communicator the dataset was opened with. NULL is ignored. */

@@ -652,3 +652,28 @@ accel_status_t accel_dataset_write_classification(const char *path, int classes,
     }
     return writer_end(&w, path, st);
 }
+
+bool accel_dataset_format_known(const char *format)
+{
+    return !strcmp(format, ACCEL_DATASET_FORMAT_TOKENS) ||
+           !strcmp(format, ACCEL_DATASET_FORMAT_CLASSIFICATION);
+}
+
+accel_status_t accel_dataset_file_kind(const char *path, bool *is_hdf5, char *format, size_t flen,
+                                       char *description, size_t dlen)
+{
+    *is_hdf5 = false;
+    if (flen) format[0] = '\0';
+    if (description && dlen) description[0] = '\0';
+    struct stat sb;
+    if (stat(path, &sb) != 0) return ACCEL_ERR_NOT_FOUND;
+    if (!accel_h5_probe(path, (long long)sb.st_size)) return ACCEL_OK;
+    *is_hdf5 = true;
+    hid_t f;
+    if (accel_h5_open_read(path, &f, NULL, 0) != ACCEL_OK) return ACCEL_OK;  /* HDF5, but unreadable */
+    if (accel_h5_attr_read_str(f, "format", format, flen) != ACCEL_OK && flen) format[0] = '\0';
+    if (description && dlen && accel_h5_attr_read_str(f, "description", description, dlen) != ACCEL_OK)
+        description[0] = '\0';
+    H5Fclose(f);
+    return ACCEL_OK;
+}

@@ -7,7 +7,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <hdf5.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -68,33 +67,17 @@ static int check_output(const char *cmd, const char *path, int force)
         return -1;
     }
     if (force) return 0;
-    htri_t h5;
-    H5E_BEGIN_TRY { h5 = H5Fis_hdf5(path); } H5E_END_TRY;
+    bool h5 = false;
     char format[64] = "";
-    if (h5 > 0) {
-        hid_t f;
-        H5E_BEGIN_TRY { f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT); } H5E_END_TRY;
-        if (f >= 0) {
-            hid_t a = -1, t = -1;
-            H5E_BEGIN_TRY {
-                a = H5Aopen(f, "format", H5P_DEFAULT);
-                if (a >= 0) t = H5Aget_type(a);
-            } H5E_END_TRY;
-            if (t >= 0 && H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t) &&
-                H5Tget_size(t) < sizeof format) {
-                hid_t m = H5Tcopy(t);
-                H5E_BEGIN_TRY { H5Aread(a, m, format); } H5E_END_TRY;
-                H5Tclose(m);
-            }
-            if (t >= 0) H5Tclose(t);
-            if (a >= 0) H5Aclose(a);
-            H5Fclose(f);
-        }
-    }
-    if (h5 > 0 && !strncmp(format, "accel-", 6)) return 0;
+    accel_dataset_file_kind(path, &h5, format, sizeof format, NULL, 0);
+    /* Only an accel dataset is replaced without --force (a checkpoint is not one). */
+    if (h5 && accel_dataset_format_known(format)) return 0;
+    char what[128];
+    if (!h5) snprintf(what, sizeof what, "not an HDF5 file");
+    else if (format[0]) snprintf(what, sizeof what, "an HDF5 file of format '%s', not an accel dataset", format);
+    else snprintf(what, sizeof what, "an HDF5 file that is not an accel dataset");
     fprintf(stderr, "accel_data %s: output '%s' exists and is %s; refusing to overwrite it\n"
-            "--> hint: choose another --output, remove the file, or pass --force\n", cmd, path,
-            h5 > 0 ? "an HDF5 file that is not an accel dataset" : "not an HDF5 file");
+            "--> hint: choose another --output, remove the file, or pass --force\n", cmd, path, what);
     return -1;
 }
 
@@ -363,24 +346,11 @@ static void info_usage(FILE *out)
 /* The optional free-text attribute writers leave for people. */
 static void print_description(const char *path)
 {
-    hid_t f, a = -1, t = -1;
-    H5E_BEGIN_TRY { f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT); } H5E_END_TRY;
-    if (f < 0) return;
-    H5E_BEGIN_TRY {
-        a = H5Aopen(f, "description", H5P_DEFAULT);
-        if (a >= 0) t = H5Aget_type(a);
-    } H5E_END_TRY;
-    if (t >= 0 && H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t)) {
-        size_t n = H5Tget_size(t);
-        char *s = calloc(n + 1, 1);
-        hid_t m = H5Tcopy(t);
-        if (s && H5Aread(a, m, s) >= 0) printf("description: %s\n", s);
-        H5Tclose(m);
-        free(s);
-    }
-    if (t >= 0) H5Tclose(t);
-    if (a >= 0) H5Aclose(a);
-    H5Fclose(f);
+    bool h5;
+    char format[64], description[4096];
+    if (accel_dataset_file_kind(path, &h5, format, sizeof format, description, sizeof description) ==
+            ACCEL_OK && description[0])
+        printf("description: %s\n", description);
 }
 
 static int cmd_info(int argc, char **argv)

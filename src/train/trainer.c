@@ -13,9 +13,17 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "accel/accel.h"
+#include "accel/amp.h"
 #include "accel/ckpt.h"
+#include "accel/data.h"
+#include "accel/dataset.h"
 #include "accel/dist.h"
+#include "accel/eval.h"
+#include "accel/log.h"
+#include "accel/memory.h"
+#include "accel/optim.h"
+#include "accel/timer.h"
+#include "accel/trainer.h"
 #include "devops.h"
 
 struct accel_trainer {

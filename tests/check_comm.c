@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "accel/accel.h"
+#include "../src/train/grad_sync.h"
 
 static int g_rank, g_size;
 

@@ -22,6 +22,7 @@
 
 #include "accel/accel.h"
 #include "../src/train/devops.h"
+#include "../src/train/optim.h"
 
 #define L_ 2
 #define NH_ 4

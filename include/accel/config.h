@@ -57,6 +57,8 @@ typedef struct {
 /* Enumerated keys are parsed once, where the configuration is read: each keeps its text (for
  * printing and checkpoints) and its value, set together by accel_config_set. */
 typedef enum { ACCEL_DDP = 0, ACCEL_ZERO1, ACCEL_ZERO2, ACCEL_ZERO3 } accel_strategy_t;
+/* accel_strategy_t -> "ddp", "zero1", ... */
+const char *accel_strategy_name(accel_strategy_t strategy);
 
 typedef struct {
     char strategy[16];              /* dist.strategy: ddp | zero1 | zero2 | zero3 */

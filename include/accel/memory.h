@@ -7,7 +7,6 @@
 
 #include "accel/arena.h"
 #include "accel/config.h"
-#include "accel/dist.h"
 #include "accel/model.h"
 
 typedef struct {

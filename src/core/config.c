@@ -117,6 +117,12 @@ static const struct {
 _Static_assert(sizeof(accel_dtype_t) == sizeof(int) && sizeof(accel_strategy_t) == sizeof(int),
                "enumerated keys are stored as int");
 
+const char *accel_strategy_name(accel_strategy_t s)
+{
+    static const char *const names[] = { "ddp", "zero1", "zero2", "zero3" };
+    return (unsigned)s < 4 ? names[s] : "?";
+}
+
 static void set_enum_id(accel_config_t *cfg, const char *key, int choice)
 {
     for (size_t i = 0; i < sizeof g_enum_ids / sizeof g_enum_ids[0]; i++)

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "accel/amp.h"
+#include "amp.h"
 
 int accel_precision_parse(const char *name)
 {
@@ -38,19 +38,4 @@ bool accel_loss_scaler_update(accel_loss_scaler_t *s, bool overflow)
         s->good_steps = 0;
     }
     return false;
-}
-
-bool accel_all_finite(const float *x, size_t n)
-{
-    /* Sum of x*0 is NaN exactly when some element is inf or NaN; one branch-free pass, in 16
-     * partial sums so it vectorises (the order cannot change a NaN). */
-    enum { PARTS = 16 };
-    float acc[PARTS] = { 0 };
-    size_t i = 0;
-    for (; i + PARTS <= n; i += PARTS)
-        for (int k = 0; k < PARTS; k++) acc[k] += x[i + k] * 0.0f;
-    for (int k = 0; i + k < n; k++) acc[k] += x[i + k] * 0.0f;
-    float all = 0.0f;
-    for (int k = 0; k < PARTS; k++) all += acc[k];
-    return all == 0.0f;
 }

@@ -1,5 +1,9 @@
 /* Device operations for host memory and for CUDA device memory (see devops.h). The CUDA table
- * queues everything on the rank's compute stream; kernels come from src/nn/gpt_cuda_kernels.cu. */
+ * queues everything on the rank's compute stream; kernels come from src/nn/gpt_cuda_kernels.cu.
+ *
+ * The host's update loops are built for AVX-512, AVX2 and the baseline (target_clones, picked at
+ * load time) without contracting a*b+c into FMAs, so every CPU computes the same bits; the sum of
+ * squares keeps 16 partial sums combined in a fixed order for the same reason. */
 #include "config.h"
 
 #include <math.h>
@@ -7,10 +11,55 @@
 #include <string.h>
 
 #include "accel/log.h"
-#include "accel/optim.h"
 #include "devops.h"
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define OPTIM_CLONES \
+    __attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off")))
+#else
+#define OPTIM_CLONES
+#endif
+
 /* ------------------------------------------------------------------ host memory */
+
+OPTIM_CLONES
+static void adamw_update(float *restrict p, const float *restrict g, float mul, float *restrict m,
+                         float *restrict v, const unsigned char *restrict decay, size_t n, float b1,
+                         float b2, float eps, float step_size, float inv_sqrt_bc2, float lr_wd)
+{
+    for (size_t i = 0; i < n; i++) {
+        const float gi = g[i] * mul;
+        m[i] = b1 * m[i] + (1.0f - b1) * gi;
+        v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
+        float denom = sqrtf(v[i]) * inv_sqrt_bc2 + eps;
+        p[i] -= step_size * m[i] / denom + (float)decay[i] * lr_wd * p[i];
+    }
+}
+
+OPTIM_CLONES
+static void sgd_update(float *restrict p, const float *restrict g, float mul, float *restrict buf,
+                       const unsigned char *restrict decay, size_t n, float mu, float lr, float wd)
+{
+    for (size_t i = 0; i < n; i++) {
+        float gi = g[i] * mul + (float)decay[i] * wd * p[i];
+        buf[i] = mu * buf[i] + gi;
+        p[i] -= lr * buf[i];
+    }
+}
+
+OPTIM_CLONES
+double accel_sum_squares(const float *x, size_t n)
+{
+    enum { PARTS = 16 };
+    double acc[PARTS] = { 0 };
+    size_t i = 0;
+    for (; i + PARTS <= n; i += PARTS)
+        for (int k = 0; k < PARTS; k++) acc[k] += (double)x[i + k] * x[i + k];
+    for (int k = 0; i + k < n; k++) acc[k] += (double)x[i + k] * x[i + k];
+    for (int w = PARTS / 2; w > 0; w /= 2)
+        for (int k = 0; k < w; k++) acc[k] += acc[k + w];
+    return acc[0];
+}
 
 static accel_status_t host_alloc(size_t bytes, void **ptr)
 {
@@ -70,14 +119,15 @@ static accel_status_t host_sumsq(const float *x, size_t n, double *out)
 static accel_status_t host_adamw(float *p, const float *g, float *m, float *v,
                                  const unsigned char *decay, size_t n, const accel_update_t *u)
 {
-    accel_optim_adamw_host(p, g, m, v, decay, n, u);
+    adamw_update(p, g, u->grad_mul, m, v, decay, n, u->beta1, u->beta2, u->eps, u->step_size,
+                 u->inv_sqrt_bc2, u->lr_wd);
     return ACCEL_OK;
 }
 
 static accel_status_t host_sgd(float *p, const float *g, float *buf, const unsigned char *decay,
                                size_t n, const accel_update_t *u)
 {
-    accel_optim_sgd_host(p, g, buf, decay, n, u);
+    sgd_update(p, g, u->grad_mul, buf, decay, n, u->momentum, u->lr, u->weight_decay);
     return ACCEL_OK;
 }
 

@@ -53,10 +53,8 @@ typedef struct accel_devops {
 /* The table for a device kind (CUDA: ACCEL_ERR_UNSUPPORTED in a build without CUDA). */
 accel_status_t accel_devops_for(accel_device_kind_t kind, const accel_devops_t **ops);
 
-/* The CPU's update loops (src/train/optim.c), for the host table. */
-void accel_optim_adamw_host(float *p, const float *g, float *m, float *v, const unsigned char *decay,
-                            size_t n, const accel_update_t *u);
-void accel_optim_sgd_host(float *p, const float *g, float *buf, const unsigned char *decay,
-                          size_t n, const accel_update_t *u);
+/* sum(x[i]^2) in double over host memory, for the global gradient norm; the same bits on every
+ * CPU. Not finite when some x[i] is inf or NaN (the fp16 overflow check). */
+double accel_sum_squares(const float *x, size_t n);
 
 #endif

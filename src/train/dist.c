@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "accel/amp.h"
-#include "accel/dist.h"
-#include "accel/grad_sync.h"
+#include "amp.h"
+#include "dist.h"
+#include "grad_sync.h"
 #include "accel/log.h"
 #include "accel/timer.h"
 #include "devops.h"
@@ -56,11 +56,6 @@ struct accel_dist {
     double exposed_s, inflight_s, first_reduce;
 };
 
-const char *accel_strategy_name(accel_strategy_t s)
-{
-    static const char *const names[] = { "ddp", "zero1", "zero2", "zero3" };
-    return (unsigned)s < 4 ? names[s] : "?";
-}
 
 /* ------------------------------------------------------------------------ ZeRO communication */
 

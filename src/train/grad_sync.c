@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "accel/dtype.h"
-#include "accel/grad_sync.h"
+#include "grad_sync.h"
 #include "accel/log.h"
 #include "accel/timer.h"
 

@@ -1,9 +1,7 @@
-/* AdamW (decoupled weight decay, bias-corrected moments) and SGD with momentum over a range of a
- * flat fp32 arena; learning-rate schedules in optimizer steps.
- *
- * The update loops are built for AVX-512, AVX2 and the baseline (target_clones, picked at load
- * time) without contracting a*b+c into FMAs, so every CPU computes the same bits; the sum of
- * squares keeps 16 partial sums combined in a fixed order for the same reason. */
+/* AdamW (decoupled weight decay, bias-corrected moments) and SGD with momentum over a flat fp32
+ * vector, and learning-rate schedules in optimizer steps. The update's constants are computed here
+ * once; the update itself is the device operations' (src/train/devops.c: the CPU loops, the CUDA
+ * kernels). */
 #include "config.h"
 
 #include <math.h>
@@ -12,15 +10,9 @@
 #include <string.h>
 
 #include "accel/log.h"
-#include "accel/optim.h"
+#include "optim.h"
 #include "devops.h"
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define OPTIM_CLONES \
-    __attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off")))
-#else
-#define OPTIM_CLONES
-#endif
 
 accel_status_t accel_optim_create(const accel_optim_config_t *cfg, int total_steps, size_t n,
                                   accel_optim_t *opt)
@@ -91,51 +83,6 @@ double accel_optim_lr(const accel_optim_config_t *cfg, int total_steps, long ste
     return floor_lr + 0.5 * (peak - floor_lr) * (1.0 + cos(M_PI * progress));
 }
 
-OPTIM_CLONES
-static void adamw_update(float *restrict p, const float *restrict g, float mul, float *restrict m,
-                         float *restrict v, const unsigned char *restrict decay, size_t n, float b1,
-                         float b2, float eps, float step_size, float inv_sqrt_bc2, float lr_wd)
-{
-    for (size_t i = 0; i < n; i++) {
-        const float gi = g[i] * mul;
-        m[i] = b1 * m[i] + (1.0f - b1) * gi;
-        v[i] = b2 * v[i] + (1.0f - b2) * gi * gi;
-        float denom = sqrtf(v[i]) * inv_sqrt_bc2 + eps;
-        p[i] -= step_size * m[i] / denom + (float)decay[i] * lr_wd * p[i];
-    }
-}
-
-OPTIM_CLONES
-static void sgd_update(float *restrict p, const float *restrict g, float mul, float *restrict buf,
-                       const unsigned char *restrict decay, size_t n, float mu, float lr, float wd)
-{
-    for (size_t i = 0; i < n; i++) {
-        float gi = g[i] * mul + (float)decay[i] * wd * p[i];
-        buf[i] = mu * buf[i] + gi;
-        p[i] -= lr * buf[i];
-    }
-}
-
-void accel_optim_adamw_host(float *p, const float *g, float *m, float *v, const unsigned char *decay,
-                            size_t n, const accel_update_t *u)
-{
-    adamw_update(p, g, u->grad_mul, m, v, decay, n, u->beta1, u->beta2, u->eps, u->step_size,
-                 u->inv_sqrt_bc2, u->lr_wd);
-}
-
-void accel_optim_sgd_host(float *p, const float *g, float *buf, const unsigned char *decay,
-                          size_t n, const accel_update_t *u)
-{
-    sgd_update(p, g, u->grad_mul, buf, decay, n, u->momentum, u->lr, u->weight_decay);
-}
-
-double accel_optim_step(accel_optim_t *opt, float *params, const float *grads, float grad_mul)
-{
-    double lr = 0;
-    accel_optim_update(opt, params, grads, grad_mul, &lr);     /* host memory cannot fail */
-    return lr;
-}
-
 accel_status_t accel_optim_update(accel_optim_t *opt, float *params, const float *grads,
                                   float grad_mul, double *lr)
 {
@@ -158,16 +105,9 @@ accel_status_t accel_optim_update(accel_optim_t *opt, float *params, const float
     return opt->ops->sgd(params, grads, opt->m, opt->decay_dev, opt->n, &u);
 }
 
-OPTIM_CLONES
-double accel_sum_squares(const float *x, size_t n)
+double accel_optim_step(accel_optim_t *opt, float *params, const float *grads, float grad_mul)
 {
-    enum { PARTS = 16 };
-    double acc[PARTS] = { 0 };
-    size_t i = 0;
-    for (; i + PARTS <= n; i += PARTS)
-        for (int k = 0; k < PARTS; k++) acc[k] += (double)x[i + k] * x[i + k];
-    for (int k = 0; i + k < n; k++) acc[k] += (double)x[i + k] * x[i + k];
-    for (int w = PARTS / 2; w > 0; w /= 2)
-        for (int k = 0; k < w; k++) acc[k] += acc[k + w];
-    return acc[0];
+    double lr = 0;
+    accel_optim_update(opt, params, grads, grad_mul, &lr);     /* host memory cannot fail */
+    return lr;
 }

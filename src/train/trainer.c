@@ -13,15 +13,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "accel/amp.h"
+#include "amp.h"
 #include "accel/ckpt.h"
 #include "accel/data.h"
 #include "accel/dataset.h"
-#include "accel/dist.h"
+#include "dist.h"
 #include "accel/eval.h"
 #include "accel/log.h"
 #include "accel/memory.h"
-#include "accel/optim.h"
+#include "optim.h"
 #include "accel/timer.h"
 #include "accel/trainer.h"
 #include "devops.h"

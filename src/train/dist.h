@@ -24,11 +24,9 @@
 #include "accel/config.h"
 #include "accel/device.h"
 #include "accel/model.h"
-#include "accel/optim.h"
+#include "optim.h"
 #include "accel/runtime.h"
 
-/* accel_strategy_t (include/accel/config.h) -> "ddp", "zero1", ... */
-const char *accel_strategy_name(accel_strategy_t strategy);
 
 /* One piece of a rank's state: arena elements [begin, end) stored at `owned` offset of the rank's
  * owned vector. DDP has one range covering the arena (replicated); ZeRO has one per layer. */

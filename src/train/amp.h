@@ -25,7 +25,4 @@ void accel_loss_scaler_init(accel_loss_scaler_t *s, bool enabled, double initial
 /* Record the outcome of a step (overflow on ANY rank); returns true when the step must be skipped. */
 bool accel_loss_scaler_update(accel_loss_scaler_t *s, bool overflow);
 
-/* True when every element is finite. */
-bool accel_all_finite(const float *x, size_t n);
-
 #endif

@@ -50,7 +50,4 @@ accel_status_t accel_optim_update(accel_optim_t *opt, float *params, const float
 /* accel_optim_update for host memory; returns the learning rate used. */
 double accel_optim_step(accel_optim_t *opt, float *params, const float *grads, float grad_mul);
 
-/* sum(x[i]^2) in double, for the global gradient norm; the same bits on every CPU. */
-double accel_sum_squares(const float *x, size_t n);
-
 #endif

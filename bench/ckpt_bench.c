@@ -7,7 +7,7 @@
  *
  * Each rank allocates and touches only its own shard. Save times include the fsync, rename and
  * `latest` update; the file is removed at the end. */
-#include "config.h"
+#include "build_config.h"
 
 #include <mpi.h>
 #include <stdio.h>

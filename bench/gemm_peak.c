@@ -6,7 +6,7 @@
  * (no single size is best on every CPU: on this project's Zen 4 machine 1024^3 runs ~25% below
  * 256^3). FMA ceiling: independent 512-bit (or 256-bit) FMAs back to back, what no product can
  * exceed. */
-#include "config.h"
+#include "build_config.h"
 
 #include <cblas.h>
 #include <stdio.h>

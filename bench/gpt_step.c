@@ -3,7 +3,7 @@
  * its own micro-batches, as data-parallel training does; rank 0 prints the summed tokens/s.
  *   mpirun -np 2 bench/gpt_step [iters=N] [micro=N] [key=value ...]
  * key=value are accel configuration overrides (model.layers=4 precision=bf16 ...). */
-#include "config.h"
+#include "build_config.h"
 
 #include <stdio.h>
 #include <stdlib.h>

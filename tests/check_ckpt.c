@@ -2,7 +2,7 @@
  * exactly once, in flat order, 1-D..4-D), and in-process save/load on MPI_COMM_WORLD (any size):
  * round trips, refusals (missing, not HDF5, truncated, future version, incomplete, wrong shape,
  * missing tensor or state), bad ownership, find_latest and keep_last. */
-#include "config.h"
+#include "build_config.h"
 
 #include <check.h>
 #include <hdf5.h>

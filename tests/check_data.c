@@ -4,7 +4,7 @@
  * Runs on any number of ranks (tests/data_unit.sh runs it on 1, 2 and 4). Collective tests record
  * failures and agree on them before asserting, so a failure on one rank cannot leave the others
  * waiting in a collective. */
-#include "config.h"
+#include "build_config.h"
 
 #include <check.h>
 #include <hdf5.h>

@@ -12,7 +12,7 @@
  * with repeats; odd ranks also make an empty read. Every value is compared. Then the val split is
  * evaluated with the padded evaluation order and accel_eval_gather, and every rank checks that it
  * received each sample's result exactly once, in order. Exit 0 when everything matched. */
-#include "config.h"
+#include "build_config.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * differences of the model's own fp32 forward pass. For that test the weights are drawn larger
  * than the GPT-2 init (std 0.3 instead of 0.02) so every tensor's gradient is well above the
  * float rounding noise of the loss; the loss sum is accumulated in double. */
-#include "config.h"
+#include "build_config.h"
 
 #include <check.h>
 #include <math.h>

@@ -3,7 +3,7 @@
  * gradient buckets of the real GPT tensor table (ddp and the ZeRO-padded zero1 layout), launch
  * geometry, and which jobs the GPU path accepts or refuses (with messages naming the model or
  * setting). Without a GPU, creating the engine must fail cleanly with a message. */
-#include "config.h"
+#include "build_config.h"
 
 #include <check.h>
 #include <stdio.h>

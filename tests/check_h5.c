@@ -3,7 +3,7 @@
  * old file or the new one, never a part, and a failed publication leaves the old one and no
  * temporary file), and the signature probe (HDF5 with and without a user block, text, empty and
  * missing files). Each rank works in its own directory. */
-#include "config.h"
+#include "build_config.h"
 
 #include <check.h>
 #include <hdf5.h>

@@ -4,7 +4,7 @@
  * but one layer on disk, everything on disk, rings of 2-4 slots) and identical to the plain
  * in-memory model. A fake model that fetches its layers in changing orders exercises the prefetch
  * schedule (learning, misses) without a GPT in the way. */
-#include "config.h"
+#include "build_config.h"
 
 #include <check.h>
 #include <hdf5.h>

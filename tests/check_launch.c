@@ -1,7 +1,7 @@
 /* Unit tests of `accel launch`: option parsing and the launcher command built for a given
  * environment (inside a Slurm allocation -> srun --mpi=pmix, outside -> mpirun), core count and
  * root-ness. Nothing is run. */
-#include "config.h"
+#include "build_config.h"
 
 #include <check.h>
 #include <stdio.h>

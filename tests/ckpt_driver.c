@@ -13,7 +13,7 @@
  * several pieces of one tensor per rank), replicated.
  * opts: --model base|other|extra|less, --seed S, --keep N, --step N (expected step on load).
  * Exit 0 on success, 1 on a check failure, the tool exit code of the status otherwise. */
-#include "config.h"
+#include "build_config.h"
 
 #include <hdf5.h>
 #include <math.h>

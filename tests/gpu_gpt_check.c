@@ -13,7 +13,7 @@
  * linked with tests/gpu_mock.c, an emulated device that checks the model's host code without a GPU.
  *
  * Usage: gpu_gpt_check [--probe]   (--probe: exit 0 when a GPU is usable, 77 otherwise) */
-#include "config.h"
+#include "build_config.h"
 
 #include <math.h>
 #include <stdio.h>

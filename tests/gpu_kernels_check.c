@@ -8,7 +8,7 @@
  * Built twice: gpu_kernels_check (the device kernels) and, with ACCEL_GPU_MOCK=1,
  * gpu_kernels_mockcheck (the emulated device, whose kernels ARE the reference: this only checks
  * the harness itself, on machines without a GPU). */
-#include "config.h"
+#include "build_config.h"
 
 #include <math.h>
 #include <mpi.h>

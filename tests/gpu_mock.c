@@ -15,7 +15,7 @@
  * operations reproduce the CPU model's loss, gradients and updates. What it cannot prove: the CUDA
  * kernels themselves (tests/gpu_gpt.sh checks those on a GPU). */
 #define _GNU_SOURCE 1               /* RTLD_NEXT */
-#include "config.h"
+#include "build_config.h"
 
 #include <cublas_v2.h>
 #include <dlfcn.h>

@@ -2,7 +2,7 @@
  * weights (tests/infer_weights.h), for accel_generate tests and bench/infer_bench.sh.
  *   infer_mkweights OUT.h5 [--exported] [--dtype fp32|bf16|bf16-bits] [--drop TENSOR]
  *                   [--reshape TENSOR] [--incomplete] [--seed N] [key=value ...] */
-#include "config.h"
+#include "build_config.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,7 +7,7 @@
 #   tests/layers.sh ROOT [MAP]      check the tree ROOT against MAP (default ROOT/tests/layers.txt)
 #
 # "accel/x.h" resolves to include/accel/x.h, any other quoted include relative to the including
-# file's directory; includes that resolve to no file under src/ or include/ ("config.h", made by
+# file's directory; includes that resolve to no file under src/ or include/ ("build_config.h", made by
 # configure) are not part of the graph. For cycles a .c/.cu and the .h of the same name are one
 # node, so two files that call each other through their own headers show up as a cycle.
 
@@ -121,7 +121,7 @@ src/low/ low
 src/high/ high
 include/accel/high.h high
 EOF
-    printf '#include "config.h"\n#include "accel/high.h"\n' > "$tmp/src/low/up.c"   # upward
+    printf '#include "build_config.h"\n#include "accel/high.h"\n' > "$tmp/src/low/up.c"   # upward
     printf '#include "../low/p.h"\n' > "$tmp/include/accel/high.h"                   # downward: fine
     printf '#include "q.h"\n' > "$tmp/src/low/p.h"                                  # p.h <-> q.h
     printf '#include "p.h"\n' > "$tmp/src/low/q.h"

@@ -201,7 +201,7 @@ phase_build() {
     # Newer than their inputs (which arrived with the tree), in dependency order: make must not
     # try to re-run aclocal/automake/autoconf, which this machine lacks.
     touch "$top/aclocal.m4"; sleep 1
-    touch "$top/configure" "$top/config.h.in"; sleep 1
+    touch "$top/configure" "$top/build_config.h.in"; sleep 1
     touch "$top/Makefile.in"
     mkdir -p "$build"
     local cuda_arg=--without-cuda

@@ -1,6 +1,6 @@
 /* Parameter layout and flat buffers. Tensors are laid out in registration order, each starting
  * on a 64-byte boundary so vector loops and MPI-IO see aligned data. */
-#include "config.h"
+#include "build_config.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* Checkpoint building blocks shared by save, load and verify: flat-range -> hyperslab decomposition,
  * block checksums, the metadata group and the format check (HDF5 helpers: src/h5). */
-#include "config.h"
+#include "build_config.h"
 
 #include <dirent.h>
 #include <stdarg.h>

@@ -2,7 +2,7 @@
  * no tensor data (file, format, version, tensors, shapes, checksum tables), then each rank reads its
  * ranges with collective hyperslab reads and verifies every checksum block it touched (the parts
  * of edge blocks outside its range are read into scratch so whole blocks can be hashed). */
-#include "config.h"
+#include "build_config.h"
 
 #include <errno.h>
 #include <stdlib.h>

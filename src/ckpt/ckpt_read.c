@@ -2,7 +2,7 @@
  * accel_ckpt and inference use, so that the layout (state groups, the arena list, checksum and
  * metadata groups, the configuration dataset, exported weights at the root) is known here and
  * nowhere else; and the HDF5 export of a state. Local, serial HDF5, no MPI. */
-#include "config.h"
+#include "build_config.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -6,7 +6,7 @@
  * metadata, so an I/O error there cannot desynchronise the ranks' HDF5 state. Every step that can
  * fail on one rank is followed by an agreement (allreduce of the status): all ranks take the same
  * path and no collective is left waiting. */
-#include "config.h"
+#include "build_config.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* Local (single-process, no MPI) checkpoint functions: full verification streamed block by block,
  * finding the newest complete checkpoint of a directory, reading the metadata alone. */
-#include "config.h"
+#include "build_config.h"
 
 #include <dirent.h>
 #include <errno.h>

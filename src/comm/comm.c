@@ -1,6 +1,6 @@
 /* The communicator front end: argument checks, blocking calls as non-blocking + wait, and the
  * timeout that turns a hang into a message and an abort. */
-#include "config.h"
+#include "build_config.h"
 
 #include <sched.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* MPI backend: non-blocking MPI collectives on host memory. MPI has no half-precision types, so
  * fp16 and bf16 travel as 2-byte types with user-defined reductions that compute in fp32. */
-#include "config.h"
+#include "build_config.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * (rank 0 ncclGetUniqueId, MPI_Bcast, ncclCommInitRank). Completion is a CUDA event; waits poll it
  * together with ncclCommGetAsyncError so a failed peer is reported, and ncclCommAbort runs before
  * the job is aborted on a timeout. */
-#include "config.h"
+#include "build_config.h"
 
 #include <stdlib.h>
 #include <string.h>

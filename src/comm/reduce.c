@@ -1,5 +1,5 @@
 /* Element-wise reductions on host buffers (see reduce.h). */
-#include "config.h"
+#include "build_config.h"
 
 #include <stdint.h>
 

@@ -8,7 +8,7 @@
  * running sum of block r-s-2 from rank r-1, adding its own part; after N-1 steps it holds block r
  * reduced. Allgather: at step s rank r forwards block r-s and receives block r-s-1. Allreduce is a
  * reduce-scatter followed by an allgather in the same buffer. Progress happens in ring_test. */
-#include "config.h"
+#include "build_config.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* The two MPI helpers every layer uses: an MPI return code turned into a status that names the
  * call, and "every rank agrees on success" (one small allreduce, so that no rank goes on into a
  * collective the others skip). */
-#include "config.h"
+#include "build_config.h"
 
 #include "accel/log.h"
 #include "accel/runtime.h"

@@ -3,7 +3,7 @@
  * It reads OPENBLAS_CORETYPE only once, when the library loads, so the fix re-executes the
  * program with the variable set, before MPI starts. Also the thread count of the product
  * libraries (OpenBLAS, and oneDNN where accel is built with it). */
-#include "config.h"
+#include "build_config.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* Job configuration: the schema of every key, YAML loading (libyaml), overrides and ACCEL_* variables.
  * Adding a key = one line in g_schema plus a field in accel_config_t. */
-#include "config.h"
+#include "build_config.h"
 
 #include <ctype.h>
 #include <errno.h>

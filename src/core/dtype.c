@@ -1,5 +1,5 @@
 /* Element type table and IEEE half-precision conversion. */
-#include "config.h"
+#include "build_config.h"
 
 #include <math.h>
 #include <strings.h>

@@ -2,7 +2,7 @@
  * srun exports SLURM_STEP_ID/SLURM_PROCID per task; Open MPI's mpirun exports OMPI_COMM_WORLD_*;
  * both export PMIX_RANK when PMIx is the wire-up. Being inside an allocation (SLURM_JOB_ID) but
  * started by mpirun counts as mpirun. */
-#include "config.h"
+#include "build_config.h"
 
 #include <stdbool.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* Logging: one line per call, "[rank r/N host] LEVEL: message", written with a single fwrite so
  * lines from different ranks sharing a terminal do not interleave mid-line. */
-#include "config.h"
+#include "build_config.h"
 
 #include <stdarg.h>
 #include <stdio.h>

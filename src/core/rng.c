@@ -1,6 +1,6 @@
 /* Philox4x32-10 (Salmon et al., SC'11): a counter-based generator, so any element of any stream
  * is computed directly from (seed, purpose, stream, index) with no state to carry or broadcast. */
-#include "config.h"
+#include "build_config.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* Process runtime: MPI start-up, the launch sanity check, topology communicators and the start-up
  * table. The device is chosen by the device layer (accel_device_setup); core only records it. */
-#include "config.h"
+#include "build_config.h"
 
 #include <malloc.h>
 #include <pmix.h>

@@ -1,5 +1,5 @@
 /* Status code strings and their mapping to tool exit codes. */
-#include "config.h"
+#include "build_config.h"
 
 #include "accel/log.h"
 #include "accel/status.h"

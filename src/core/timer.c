@@ -1,5 +1,5 @@
 /* Monotonic clock. */
-#include "config.h"
+#include "build_config.h"
 
 #include <time.h>
 

@@ -1,5 +1,5 @@
 /* Version and build features. */
-#include "config.h"
+#include "build_config.h"
 
 #include "accel/version.h"
 

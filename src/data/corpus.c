@@ -1,6 +1,6 @@
 /* Text corpora: byte-level tokenisation of text files into an accel token dataset (the work of
  * `accel_data prepare`, and of accel_train when its default corpus is missing). */
-#include "config.h"
+#include "build_config.h"
 
 #include <dirent.h>
 #include <errno.h>

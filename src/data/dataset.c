@@ -7,7 +7,7 @@
  * of those intervals with H5S_SELECT_OR, and issues one independent H5Dread into a packed buffer.
  * HDF5 delivers a hyperslab union in file order, whatever order the blocks were added in, so the
  * samples are then copied from the packed buffer into request order (validating every value). */
-#include "config.h"
+#include "build_config.h"
 
 #include <errno.h>
 #include <hdf5.h>

@@ -2,7 +2,7 @@
  * padding by its flag and checks that every sample arrives exactly once, and the mean metrics.
  * Every check in the gather is made on data all ranks hold after the same collectives, so ranks
  * always agree on success or failure and none is left waiting in a collective. */
-#include "config.h"
+#include "build_config.h"
 
 #include <limits.h>
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * [b*G, (b+1)*G) of the epoch's permutation; micro-step k of rank r takes the m = G/(K*W) positions
  * starting at b*G + (k*W + r)*m. The sample set of each optimizer step is therefore the same for
  * any world size W and accumulation K. */
-#include "config.h"
+#include "build_config.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* Built-in synthetic classification task (used by the first training run and the tests). */
-#include "config.h"
+#include "build_config.h"
 
 #include "accel/data.h"
 #include "accel/rng.h"

@@ -1,6 +1,6 @@
 /* Device discovery, the choice of each rank's device, and memory. Without CUDA (or without a driver)
  * every rank computes on the CPU. */
-#include "config.h"
+#include "build_config.h"
 
 #include <stdio.h>
 #include <stdlib.h>

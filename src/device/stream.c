@@ -2,7 +2,7 @@
  * work — the model's kernels and products, the trainer's device operations — so that all of it is
  * ordered, and a collective on device memory can be ordered after it with one event (comm_nccl).
  * And device memory for them, with a message that says how much is free when it runs out. */
-#include "config.h"
+#include "build_config.h"
 
 #include "accel/device.h"
 #include "accel/log.h"

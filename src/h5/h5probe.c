@@ -1,6 +1,6 @@
 /* The HDF5 signature probe (see h5util.h): recognising an HDF5 file without opening it through
  * HDF5. Moved here from src/core: it is HDF5 knowledge. */
-#include "config.h"
+#include "build_config.h"
 
 #include <stdio.h>
 #include <string.h>

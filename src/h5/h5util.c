@@ -1,7 +1,7 @@
 /* HDF5 helpers shared by every file format (see h5util.h): quiet error handling, attributes, paths
  * and a serial read-only open. Every HDF5 return is checked; errors that are not an answer for the
  * caller (a missing attribute is one) are logged naming the file, the object and the attribute. */
-#include "config.h"
+#include "build_config.h"
 
 #include <stdio.h>
 #include <stdlib.h>

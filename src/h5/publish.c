@@ -2,7 +2,7 @@
  * sees the previous file or the complete new one, never a part. The order is the one POSIX needs:
  * data on disk (fsync of the file), then the name (rename), then the name on disk (fsync of the
  * directory). */
-#include "config.h"
+#include "build_config.h"
 
 #include <errno.h>
 #include <fcntl.h>

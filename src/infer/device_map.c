@@ -1,7 +1,7 @@
 /* Device maps: which tier (gpu, cpu, disk) holds each layer of a model, chosen automatically
  * within per-tier budgets (max_memory) or spelled out by the user, and the memory it implies:
  * resident weights, the ring of disk-layer slots and the workspace, all counted in the cpu budget. */
-#include "config.h"
+#include "build_config.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -17,7 +17,7 @@
  * that layer: slower, never wrong.
  *
  * HDF5 is not thread-safe here: after creation only the prefetch thread calls it. */
-#include "config.h"
+#include "build_config.h"
 
 #include <pthread.h>
 #include <stdbool.h>

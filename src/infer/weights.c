@@ -4,7 +4,7 @@
  * which alone knows those layouts. Only what inference needs is checked (tensor presence, shape,
  * float type); checksums are accel_ckpt's job. Extra groups, tensors and attributes are ignored,
  * so training checkpoints load as they are. */
-#include "config.h"
+#include "build_config.h"
 
 #define _GNU_SOURCE
 #include <errno.h>

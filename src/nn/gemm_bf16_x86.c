@@ -7,7 +7,7 @@
  * bf16, k-pairs interleaved as VDPBF16PS wants them) into panels of NR = 32 columns, op(A) into
  * panels of MR = 12 rows, MC rows at a time, and a 12 x 32 register-blocked micro-kernel (24
  * accumulators) runs over the panels. Packing converts, so no separate conversion pass is made. */
-#include "config.h"
+#include "build_config.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* Precision-dispatching CPU matrix product (see gemm_cpu.h). For reduced precision the operands
  * are converted while being packed into a scratch buffer owned by the caller's accel_gemm_cpu_t;
  * the packing pass is O(operand size), small next to the O(M N K) product. */
-#include "config.h"
+#include "build_config.h"
 
 #include <cblas.h>
 #include <dlfcn.h>

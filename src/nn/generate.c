@@ -2,7 +2,7 @@
  * temperature and top-k from the keyed RNG, so a seed always reproduces the same tokens. The whole
  * window is recomputed for every new token (no key/value cache): simple, and fast enough for the
  * small models this serves. */
-#include "config.h"
+#include "build_config.h"
 
 #include <math.h>
 #include <stdlib.h>

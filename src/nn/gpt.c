@@ -8,7 +8,7 @@
  * a fused single-threaded loop from kernels_cpu.c. Attention runs per (sample, head) with BLAS in
  * row blocks that skip the masked upper triangle. Buffers are allocated once and grown only when a
  * larger batch arrives. */
-#include "config.h"
+#include "build_config.h"
 
 #include <limits.h>
 #include <math.h>

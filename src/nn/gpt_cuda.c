@@ -11,7 +11,7 @@
  * products run with bf16/fp16/fp32 operands and fp32 accumulation; the weights they read are cast
  * from the fp32 parameters layer by layer as the forward pass fetches them. Every CUDA and cuBLAS
  * return is checked and reported with the call that failed. Host C only. */
-#include "config.h"
+#include "build_config.h"
 
 #include <math.h>
 #include <stdbool.h>

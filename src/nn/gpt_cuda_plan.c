@@ -1,7 +1,7 @@
 /* Host-side planning for the CUDA GPT: device buffer layout, launch geometry and the check that
  * decides whether a job can train on the GPU. Plain C with no CUDA
  * dependency, so it is built and unit tested on every machine (tests/check_gpt_cuda.c). */
-#include "config.h"
+#include "build_config.h"
 
 #include <limits.h>
 #include <stdio.h>

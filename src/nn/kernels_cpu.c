@@ -6,7 +6,7 @@
  * is compiled at -O3 without FP-trap semantics (the pragma below): accel never inspects FP
  * exception flags, and without it GCC will not if-convert the clamps in exp. Reductions keep
  * LANES partial sums combined in a fixed order, so results do not depend on the vector width. */
-#include "config.h"
+#include "build_config.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("O3", "no-trapping-math")

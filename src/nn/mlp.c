@@ -1,6 +1,6 @@
 /* Built-in MLP classifier: depth hidden layers of width `hidden` with ReLU, then a linear layer to
  * `classes` logits and softmax cross-entropy. Matrix products go to BLAS. */
-#include "config.h"
+#include "build_config.h"
 
 #include <math.h>
 #include <stdio.h>

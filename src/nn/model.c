@@ -1,6 +1,6 @@
 /* Model registry: built-in models by name, user models from a plugin shared library that exports
  * `const accel_model_ops_t accel_model_plugin`. */
-#include "config.h"
+#include "build_config.h"
 
 #include <dlfcn.h>
 #include <string.h>

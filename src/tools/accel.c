@@ -1,5 +1,5 @@
 /* accel: the toolkit's command-line front end (env, test, config, launch). */
-#include "config.h"
+#include "build_config.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * Runs as one process without MPI; every command streams tensors in chunks, so memory stays far
  * below the model size. It reads files only through the checkpoint library (accel_ckpt_file_*),
  * which alone knows their layout: no HDF5 call here. */
-#include "config.h"
+#include "build_config.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,7 +1,7 @@
 /* accel config: write a commented job YAML. Interactive on a terminal (asks for the few keys that
  * matter most), --defaults otherwise. Writes only where told (stdout or -o FILE): never a hidden
  * per-user default. */
-#include "config.h"
+#include "build_config.h"
 
 #include <stdio.h>
 #include <stdlib.h>

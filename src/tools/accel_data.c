@@ -3,7 +3,7 @@
  *   accel_data synth --kind tokens|classification --output FILE [...]      synthetic test data
  *   accel_data info FILE [--context T]                                     what a file holds
  * A serial tool: under mpirun, rank 0 does the work and every rank exits with its status. */
-#include "config.h"
+#include "build_config.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 /* accel env: everything a bug report needs, gathered from every rank when run under mpirun/srun. */
-#include "config.h"
+#include "build_config.h"
 
 #include <hdf5.h>
 #include <limits.h>

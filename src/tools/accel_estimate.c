@@ -1,7 +1,7 @@
 /* accel estimate-memory: configuration in, table out. Bytes per rank for parameters, gradients,
  * master weights, optimizer state, activations and communication buffers, for every strategy and a
  * range of world sizes, with the ZeRO paper's model-state accounting alongside. */
-#include "config.h"
+#include "build_config.h"
 
 #include <stdio.h>
 #include <stdlib.h>

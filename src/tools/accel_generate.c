@@ -4,7 +4,7 @@
  *   accel_generate WEIGHTS [--prompt TEXT] [-n N] [--temperature T --top-k K --seed S]
  *   accel_generate WEIGHTS --score FILE
  * One process, no MPI. Generated text goes to stdout; the map and the reports go to stderr. */
-#include "config.h"
+#include "build_config.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -3,7 +3,7 @@
  * the launcher's exit status is the tool's. The command is built from a given environment by
  * functions declared in tool.h, so tests can check it for any environment. */
 #define _GNU_SOURCE     /* sched_getaffinity, CPU_COUNT */
-#include "config.h"
+#include "build_config.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -2,7 +2,7 @@
  * dtype (blocking and non-blocking) element by element, measures allreduce bandwidth as nccl-tests
  * defines it (algbw = bytes / time; busbw = algbw * 2(n-1)/n), writes and reads back a parallel HDF5
  * file collectively, and ends with one PASSED/FAILED line. Exit status 0 only when all passed. */
-#include "config.h"
+#include "build_config.h"
 
 #include <hdf5.h>
 #include <math.h>

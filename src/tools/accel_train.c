@@ -1,6 +1,6 @@
 /* accel_train: the main job. Launched as a singleton, with mpirun -np N, or with srun.
  *   accel_train [config.yaml] [key=value ...] */
-#include "config.h"
+#include "build_config.h"
 
 #include <stdio.h>
 #include <stdlib.h>

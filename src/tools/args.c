@@ -1,5 +1,5 @@
 /* Command-line helpers shared by the tools (see args.h). */
-#include "config.h"
+#include "build_config.h"
 
 #include <string.h>
 

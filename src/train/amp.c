@@ -1,5 +1,5 @@
 /* Loss scaling and finiteness checks for mixed precision. */
-#include "config.h"
+#include "build_config.h"
 
 #include <math.h>
 #include <string.h>

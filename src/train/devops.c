@@ -4,7 +4,7 @@
  * The host's update loops are built for AVX-512, AVX2 and the baseline (target_clones, picked at
  * load time) without contracting a*b+c into FMAs, so every CPU computes the same bits; the sum of
  * squares keeps 16 partial sums combined in a fixed order for the same reason. */
-#include "config.h"
+#include "build_config.h"
 
 #include <math.h>
 #include <stdlib.h>

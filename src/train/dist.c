@@ -4,7 +4,7 @@
  * memory). A collective that fails inside a model hook is remembered and returned by the next call
  * that returns a status (accel_dist_end_micro), never an abort: a peer left waiting is ended by
  * the comm layer's watchdog (dist.timeout). */
-#include "config.h"
+#include "build_config.h"
 
 #include <math.h>
 #include <stdlib.h>

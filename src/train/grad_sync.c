@@ -1,5 +1,5 @@
 /* Bucketed, overlapped gradient allreduce (see include/accel/grad_sync.h). */
-#include "config.h"
+#include "build_config.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,7 @@
  *   zero3  (master 4 + grads 4 + moments 8)P/N + gathered layers and gradients in flight
  * The ZeRO paper counts 16-bit parameters and gradients (2P each) for mixed precision: 16P, 4P+12P/N,
  * 2P+14P/N, 16P/N; it is printed alongside. P includes the per-layer padding to a multiple of N. */
-#include "config.h"
+#include "build_config.h"
 
 #include <stdio.h>
 #include <stdlib.h>

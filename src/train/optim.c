@@ -2,7 +2,7 @@
  * vector, and learning-rate schedules in optimizer steps. The update's constants are computed here
  * once; the update itself is the device operations' (src/train/devops.c: the CPU loops, the CUDA
  * kernels). */
-#include "config.h"
+#include "build_config.h"
 
 #include <math.h>
 #include <stdbool.h>

@@ -3,7 +3,7 @@
  * (src/train/dist.c) sums them across ranks — overlapped with backward — and every rank applies the
  * same update to what it owns. Decisions every rank must share (the loss, an overflow, a stop
  * request, the gradient norm) travel in one small allreduce per step. */
-#include "config.h"
+#include "build_config.h"
 
 #include <errno.h>
 #include <math.h>

@@ -13,18 +13,18 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "amp.h"
 #include "accel/ckpt.h"
 #include "accel/data.h"
 #include "accel/dataset.h"
-#include "dist.h"
 #include "accel/eval.h"
 #include "accel/log.h"
 #include "accel/memory.h"
-#include "optim.h"
 #include "accel/timer.h"
 #include "accel/trainer.h"
+#include "amp.h"
 #include "devops.h"
+#include "dist.h"
+#include "optim.h"
 
 struct accel_trainer {
     accel_runtime_t *rt;
@@ -204,19 +204,28 @@ static accel_status_t evaluate(accel_trainer_t *t, double *loss, double *accurac
 
 /* The state a checkpoint holds: parameters (fp32 master values) and optimizer moments, as this
  * rank owns them (DDP: replicated; ZeRO: one slice per layer), plus the training position. The
- * arenas are host views of them (device memory is copied there first when `download`). */
-static int state_arenas(accel_trainer_t *t, bool download, accel_ckpt_arena_t *arenas,
-                        accel_ckpt_range_t **ranges)
+ * arenas are host views of them (device memory is copied there first when `download`). A local
+ * step that can fail on one rank before collective I/O: every rank agrees on it. */
+static accel_status_t state_arenas(accel_trainer_t *t, bool download, accel_ckpt_arena_t *arenas,
+                                   int *narenas, accel_ckpt_range_t **ranges)
 {
     float *data[3];
     *ranges = NULL;
-    if (accel_dist_host_state(t->dist, &t->optim, download, data) != ACCEL_OK) return -1;
+    accel_status_t st = accel_dist_host_state(t->dist, &t->optim, download, data);
     const accel_range_t *owned;
     int nowned = accel_dist_owned_ranges(t->dist, &owned);
     bool replicated = accel_dist_replicated(t->dist);
-    if (!replicated) {
+    if (st == ACCEL_OK && !replicated) {
         *ranges = malloc(sizeof **ranges * (size_t)(nowned ? nowned : 1));
-        if (!*ranges) return -1;
+        if (!*ranges) st = ACCEL_ERR_NOMEM;
+    }
+    st = accel_agree(t->rt->world, st);
+    if (st != ACCEL_OK) {
+        free(*ranges);
+        *ranges = NULL;
+        return st;
+    }
+    if (!replicated) {
         for (int i = 0; i < nowned; i++)
             (*ranges)[i] = (accel_ckpt_range_t){ owned[i].begin, owned[i].end, owned[i].owned };
     }
@@ -226,7 +235,8 @@ static int state_arenas(accel_trainer_t *t, bool download, accel_ckpt_arena_t *a
     for (int i = 0; i < n; i++)
         arenas[i] = (accel_ckpt_arena_t){ .name = names[i], .data = data[i], .replicated = replicated,
                                           .ranges = *ranges, .nranges = replicated ? 0 : nowned };
-    return n;
+    *narenas = n;
+    return ACCEL_OK;
 }
 
 static accel_status_t save_checkpoint(accel_trainer_t *t, int steps_done)
@@ -234,8 +244,8 @@ static accel_status_t save_checkpoint(accel_trainer_t *t, int steps_done)
     const accel_config_t *cfg = t->cfg;
     accel_ckpt_arena_t arenas[3];
     accel_ckpt_range_t *ranges;
-    int n = state_arenas(t, true, arenas, &ranges);
-    if (n < 0) return ACCEL_ERR_NOMEM;
+    int n;
+    ACCEL_CHECK(state_arenas(t, true, arenas, &n, &ranges));
     accel_ckpt_meta_t meta;
     accel_ckpt_meta_init(&meta);
     meta.step = steps_done;
@@ -292,8 +302,8 @@ static accel_status_t resume(accel_trainer_t *t)
     }
     accel_ckpt_arena_t arenas[3];
     accel_ckpt_range_t *ranges;
-    int n = state_arenas(t, false, arenas, &ranges);
-    if (n < 0) return ACCEL_ERR_NOMEM;
+    int n;
+    ACCEL_CHECK(state_arenas(t, false, arenas, &n, &ranges));
     accel_ckpt_meta_t meta;
     accel_ckpt_meta_init(&meta);
     accel_status_t st = accel_ckpt_load(t->rt->world, path, &t->model.layout, arenas, n, &meta);

@@ -553,3 +553,42 @@ size_t ck_list_steps(const char *dir, long long above, long long **steps)
     if (n > 1) qsort(*steps, n, sizeof **steps, cmp_desc);
     return n;
 }
+
+static herr_t collect_dataset(hid_t obj, const char *name, const H5O_info_t *info, void *data)
+{
+    (void)obj;
+    ck_names_t *l = data;
+    if (info->type != H5O_TYPE_DATASET) return 0;
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 64;
+        char **p = realloc(l->v, sizeof *p * (size_t)cap);
+        if (!p) return -1;
+        l->v = p;
+        l->cap = cap;
+    }
+    return (l->v[l->n++] = strdup(name)) ? 0 : -1;
+}
+
+accel_status_t ck_list_datasets(hid_t file, const char *gpath, ck_names_t *names)
+{
+    memset(names, 0, sizeof *names);
+    hid_t g;
+    herr_t r = -1;
+    H5E_BEGIN_TRY {
+        g = H5Gopen2(file, gpath, H5P_DEFAULT);
+        if (g >= 0) r = H5Ovisit(g, H5_INDEX_NAME, H5_ITER_INC, collect_dataset, names);
+        if (g >= 0) H5Gclose(g);
+    } H5E_END_TRY;
+    if (r < 0) {
+        ck_names_free(names);
+        return ACCEL_ERR_IO;
+    }
+    return ACCEL_OK;
+}
+
+void ck_names_free(ck_names_t *names)
+{
+    for (int i = 0; i < names->n; i++) free(names->v[i]);
+    free(names->v);
+    memset(names, 0, sizeof *names);
+}

@@ -91,4 +91,13 @@ long long ck_step_of(const char *name, bool tmp);
  * (*steps, NULL when none). Returns their count; an unreadable dir has none. */
 size_t ck_list_steps(const char *dir, long long above, long long **steps);
 
+/* The datasets anywhere under the group at gpath, as paths relative to it in name order. */
+typedef struct {
+    char **v;
+    int n, cap;
+} ck_names_t;
+/* ACCEL_ERR_IO when the group cannot be opened or walked (quietly: callers say what it was). */
+accel_status_t ck_list_datasets(hid_t file, const char *gpath, ck_names_t *names);
+void ck_names_free(ck_names_t *names);
+
 #endif

@@ -190,26 +190,6 @@ out:
     return st;
 }
 
-typedef struct {
-    char **v;
-    int n, cap;
-} names_t;
-
-static herr_t collect(hid_t obj, const char *name, const H5O_info_t *info, void *data)
-{
-    (void)obj;
-    names_t *l = data;
-    if (info->type != H5O_TYPE_DATASET || !strcmp(name, ".")) return 0;
-    if (l->n == l->cap) {
-        int cap = l->cap ? 2 * l->cap : 64;
-        char **p = realloc(l->v, sizeof *p * (size_t)cap);
-        if (!p) return -1;
-        l->v = p;
-        l->cap = cap;
-    }
-    return (l->v[l->n++] = strdup(name)) ? 0 : -1;
-}
-
 static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 /* Append the datasets under group (sorted) to *infos, names prefixed by prefix. */
@@ -219,15 +199,11 @@ static accel_status_t list_group(accel_ckpt_file_t *f, const char *group, const 
     if (!accel_ckpt_file_has_state(f, group)) return ACCEL_ERR_NOT_FOUND;
     char gp[ACCEL_CKPT_NAME_MAX + 2];
     full_path(gp, sizeof gp, group, NULL);
-    names_t l = { 0 };
-    accel_status_t st = ACCEL_OK;
-    hid_t g;
-    herr_t r = -1;
-    H5E_BEGIN_TRY {
-        g = H5Gopen2(f->file, gp, H5P_DEFAULT);
-        if (g >= 0) r = H5Ovisit(g, H5_INDEX_NAME, H5_ITER_INC, collect, &l);
-    } H5E_END_TRY;
-    if (r < 0) st = ACCEL_ERR_IO;
+    ck_names_t l;
+    accel_status_t st = ck_list_datasets(f->file, gp, &l);
+    hid_t g = -1;
+    if (st == ACCEL_OK) H5E_BEGIN_TRY { g = H5Gopen2(f->file, gp, H5P_DEFAULT); } H5E_END_TRY;
+    if (st == ACCEL_OK && g < 0) st = ACCEL_ERR_IO;
     if (l.n) qsort(l.v, (size_t)l.n, sizeof *l.v, cmp_str);
     accel_ckpt_tensor_info_t *p = st == ACCEL_OK && l.n ? realloc(*infos, sizeof *p * (size_t)(*n + l.n)) : *infos;
     if (!p) st = ACCEL_ERR_NOMEM;
@@ -243,8 +219,7 @@ static accel_status_t list_group(accel_ckpt_file_t *f, const char *group, const 
         H5Dclose(d);
     }
     if (g >= 0) H5Gclose(g);
-    for (int i = 0; i < l.n; i++) free(l.v[i]);
-    free(l.v);
+    ck_names_free(&l);
     return st;
 }
 

@@ -16,44 +16,6 @@
 #define VERIFY_BLOCKS_PER_READ 16   /* 1 Mi elements = 4 MiB per read */
 #define VERIFY_MAX_BAD_LINES 20     /* per tensor */
 
-typedef struct {
-    char **names;
-    int n, cap;
-} names_t;
-
-static herr_t collect_dsets(hid_t obj, const char *name, const H5O_info_t *info, void *data)
-{
-    (void)obj;
-    names_t *nl = data;
-    if (info->type != H5O_TYPE_DATASET) return 0;
-    if (nl->n == nl->cap) {
-        int cap = nl->cap ? 2 * nl->cap : 64;
-        char **p = realloc(nl->names, sizeof *p * (size_t)cap);
-        if (!p) return -1;
-        nl->names = p;
-        nl->cap = cap;
-    }
-    nl->names[nl->n] = strdup(name);
-    return nl->names[nl->n++] ? 0 : -1;
-}
-
-static void names_free(names_t *nl)
-{
-    for (int i = 0; i < nl->n; i++) free(nl->names[i]);
-    free(nl->names);
-    memset(nl, 0, sizeof *nl);
-}
-
-/* Datasets under a group, as paths relative to it. <0 when the group cannot be walked. */
-static int list_group(hid_t file, const char *group, names_t *nl)
-{
-    hid_t g = H5Gopen2(file, group, H5P_DEFAULT);
-    if (g < 0) return -1;
-    herr_t rc = H5Ovisit(g, H5_INDEX_NAME, H5_ITER_INC, collect_dsets, nl);
-    H5Gclose(g);
-    return rc < 0 ? -1 : 0;
-}
-
 #define PROBLEM(...)                                                                          \
     do {                                                                                      \
         problems++;                                                                           \
@@ -200,24 +162,24 @@ accel_status_t accel_ckpt_verify(const char *path, FILE *report, bool verbose, i
         PROBLEM("root attribute '%s' missing: cannot tell which groups hold tensors", CK_ATTR_ARENAS);
     for (char *save = NULL, *a = strtok_r(arenas, ";", &save); a; a = strtok_r(NULL, ";", &save)) {
         char gpath[600];
-        names_t data = { 0 }, sums = { 0 };
+        ck_names_t data = { 0 }, sums = { 0 };
         snprintf(gpath, sizeof gpath, "/%s", a);
-        if (accel_h5_path_exists(file, gpath) <= 0 || list_group(file, gpath, &data) < 0) {
+        if (accel_h5_path_exists(file, gpath) <= 0 || ck_list_datasets(file, gpath, &data) != ACCEL_OK) {
             PROBLEM("state '%s' listed in the file is missing", a);
             continue;
         }
         for (int i = 0; i < data.n; i++, ntensors++)
-            problems += verify_one(file, a, data.names[i], B, buf, report, verbose, &elems);
+            problems += verify_one(file, a, data.v[i], B, buf, report, verbose, &elems);
         /* A checksum table without its tensor: the tensor was lost. */
         snprintf(gpath, sizeof gpath, "/%s/%s", CK_GROUP_SUMS, a);
-        if (accel_h5_path_exists(file, gpath) > 0 && list_group(file, gpath, &sums) == 0)
+        if (accel_h5_path_exists(file, gpath) > 0 && ck_list_datasets(file, gpath, &sums) == ACCEL_OK)
             for (int i = 0; i < sums.n; i++) {
                 char dp[1200];
-                snprintf(dp, sizeof dp, "/%s/%s", a, sums.names[i]);
-                if (accel_h5_path_exists(file, dp) <= 0) PROBLEM("%s/%s: tensor missing (its checksum table exists)", a, sums.names[i]);
+                snprintf(dp, sizeof dp, "/%s/%s", a, sums.v[i]);
+                if (accel_h5_path_exists(file, dp) <= 0) PROBLEM("%s/%s: tensor missing (its checksum table exists)", a, sums.v[i]);
             }
-        names_free(&data);
-        names_free(&sums);
+        ck_names_free(&data);
+        ck_names_free(&sums);
     }
     if (report)
         fprintf(report, "%s %s: %d tensors, %llu elements, %d problem%s\n", problems ? "FAILED" : "OK",

@@ -41,13 +41,16 @@ static accel_status_t mpi_init(accel_comm_t *comm)
     (void)comm;
     if (g_f16 != MPI_DATATYPE_NULL) return ACCEL_OK;
     /* Two distinct committed types so the reduction can tell fp16 from bf16. */
-    MPI_Type_contiguous(2, MPI_BYTE, &g_f16);
-    MPI_Type_commit(&g_f16);
-    MPI_Type_contiguous(2, MPI_BYTE, &g_bf16);
-    MPI_Type_commit(&g_bf16);
-    MPI_Op_create(half_sum, 1, &g_half_ops[0]);
-    MPI_Op_create(half_max, 1, &g_half_ops[1]);
-    MPI_Op_create(half_min, 1, &g_half_ops[2]);
+    MPI_Datatype f16, bf16;
+    ACCEL_CHECK(accel_mpi_status(MPI_Type_contiguous(2, MPI_BYTE, &f16), "MPI_Type_contiguous (fp16)"));
+    ACCEL_CHECK(accel_mpi_status(MPI_Type_commit(&f16), "MPI_Type_commit (fp16)"));
+    ACCEL_CHECK(accel_mpi_status(MPI_Type_contiguous(2, MPI_BYTE, &bf16), "MPI_Type_contiguous (bf16)"));
+    ACCEL_CHECK(accel_mpi_status(MPI_Type_commit(&bf16), "MPI_Type_commit (bf16)"));
+    MPI_User_function *ops[3] = { half_sum, half_max, half_min };
+    for (int i = 0; i < 3; i++)
+        ACCEL_CHECK(accel_mpi_status(MPI_Op_create(ops[i], 1, &g_half_ops[i]), "MPI_Op_create (fp16/bf16)"));
+    g_bf16 = bf16;
+    g_f16 = f16;                    /* last: it marks the set-up done */
     return ACCEL_OK;
 }
 

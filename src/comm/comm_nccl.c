@@ -9,6 +9,7 @@
 
 #include "accel/device.h"
 #include "accel/log.h"
+#include "accel/runtime.h"
 #include "comm_internal.h"
 
 #if ACCEL_HAVE_NCCL
@@ -77,21 +78,24 @@ static accel_status_t nccl_init(accel_comm_t *comm)
     if (comm->rank == 0) r = ncclGetUniqueId(&id);
     /* Everyone learns whether rank 0 got an id, so a failure there cannot strand the others. */
     int ok = r == ncclSuccess;
-    MPI_Bcast(&ok, 1, MPI_INT, 0, comm->mpi);
-    if (!ok) {
+    accel_status_t st = accel_mpi_status(MPI_Bcast(&ok, 1, MPI_INT, 0, comm->mpi), "MPI_Bcast (NCCL id)");
+    if (st == ACCEL_OK && !ok) {
         ACCEL_ERROR("ncclGetUniqueId failed on rank 0: %s", ncclGetErrorString(r));
-        free(s);
-        return ACCEL_ERR_NCCL;
+        st = ACCEL_ERR_NCCL;
     }
-    MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, comm->mpi);
-    r = ncclCommInitRank(&s->nccl, comm->size, id, comm->rank);
-    int mine = r == ncclSuccess, all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm->mpi);
-    if (!all) {
-        if (mine) ncclCommAbort(s->nccl);
-        else ACCEL_ERROR("ncclCommInitRank failed: %s", ncclGetErrorString(r));
+    if (st == ACCEL_OK)
+        st = accel_mpi_status(MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, comm->mpi), "MPI_Bcast (NCCL id)");
+    if (st != ACCEL_OK) {
         free(s);
-        return ACCEL_ERR_NCCL;
+        return st;
+    }
+    r = ncclCommInitRank(&s->nccl, comm->size, id, comm->rank);
+    if (r != ncclSuccess) ACCEL_ERROR("ncclCommInitRank failed: %s", ncclGetErrorString(r));
+    st = accel_agree(comm->mpi, r == ncclSuccess ? ACCEL_OK : ACCEL_ERR_NCCL);
+    if (st != ACCEL_OK) {
+        if (r == ncclSuccess) ncclCommAbort(s->nccl);
+        free(s);
+        return st;
     }
     if (cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking) != cudaSuccess ||
         cudaEventCreateWithFlags(&s->queued, cudaEventDisableTiming) != cudaSuccess ||

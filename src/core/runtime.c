@@ -198,7 +198,7 @@ accel_status_t accel_runtime_build_topology(accel_runtime_t *rt, int fake_nodes)
 
     /* A node is named by the world rank of its local rank 0; nodes are numbered in that order. */
     int leader = rt->rank;
-    MPI_Bcast(&leader, 1, MPI_INT, 0, rt->local);
+    ACCEL_CHECK(accel_mpi_status(MPI_Bcast(&leader, 1, MPI_INT, 0, rt->local), "MPI_Bcast (topology)"));
     int *leaders = malloc(sizeof(int) * (size_t)rt->size);
     if (!leaders) return ACCEL_ERR_NOMEM;
     ACCEL_CHECK(accel_mpi_status(MPI_Allgather(&leader, 1, MPI_INT, leaders, 1, MPI_INT, rt->world),

@@ -641,19 +641,6 @@ static size_t gpt_cuda_activation_bytes(const accel_config_t *cfg, int micro_bat
     return bytes;
 }
 
-const accel_model_ops_t accel_model_gpt_cuda = {
-    .abi = ACCEL_MODEL_ABI,
-    .name = "gpt",
-    .fetches_layers = 1,
-    .consumes_tokens = 1,
-    .create = gpt_cuda_create,
-    .forward_backward = gpt_cuda_forward_backward,
-    .eval = gpt_cuda_eval,
-    .destroy = gpt_cuda_destroy,
-    .activation_bytes = gpt_cuda_activation_bytes,
-    .logits = gpt_cuda_logits,
-};
-
 #else /* !ACCEL_HAVE_CUDA */
 
 static accel_status_t gpt_cuda_create(const accel_config_t *cfg, accel_layout_t *layout, void **state)
@@ -666,12 +653,25 @@ static accel_status_t gpt_cuda_create(const accel_config_t *cfg, accel_layout_t 
     return ACCEL_ERR_UNSUPPORTED;
 }
 
+/* Without CUDA the model exists (so that a job asking for the GPU is told why not) but cannot be
+ * created. */
+#define gpt_cuda_forward_backward NULL
+#define gpt_cuda_eval NULL
+#define gpt_cuda_destroy NULL
+#define gpt_cuda_activation_bytes NULL
+#define gpt_cuda_logits NULL
+
+#endif
+
 const accel_model_ops_t accel_model_gpt_cuda = {
     .abi = ACCEL_MODEL_ABI,
     .name = "gpt",
     .fetches_layers = 1,
     .consumes_tokens = 1,
     .create = gpt_cuda_create,
+    .forward_backward = gpt_cuda_forward_backward,
+    .eval = gpt_cuda_eval,
+    .destroy = gpt_cuda_destroy,
+    .activation_bytes = gpt_cuda_activation_bytes,
+    .logits = gpt_cuda_logits,
 };
-
-#endif

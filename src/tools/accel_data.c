@@ -456,7 +456,8 @@ int main(int argc, char **argv)
     } else {
         rc = rt->rank == 0 ? run(argc - 1, argv + 1) : 0;
         fflush(stdout);
-        MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (accel_mpi_status(MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast (exit status)") != ACCEL_OK)
+            rc = 1;
     }
     accel_finalize(rt);
     return rc;

@@ -50,8 +50,7 @@ static void record(tester_t *t, bool ok, const char *what, accel_dtype_t dt, con
                    bool nonblocking, size_t bad_index, double got, double want)
 {
     /* All ranks agree on the outcome so the report and the exit status are the same everywhere. */
-    int mine = ok, all = 0;
-    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, t->rt->world);
+    bool all = accel_agree(t->rt->world, ok ? ACCEL_OK : ACCEL_ERR_INVALID) == ACCEL_OK;
     t->checks++;
     if (!ok)
         ACCEL_ERROR("%s %s %s (%s): element %zu is %g, expected %g", what, accel_dtype_name(dt), op,
@@ -150,7 +149,8 @@ static accel_status_t test_bandwidth(tester_t *t, size_t max_bytes)
         for (int it = 0; it < iters; it++)
             ACCEL_CHECK(accel_comm_allreduce(t->comm, buf, buf, count, ACCEL_F32, ACCEL_AVG, NULL));
         double dt = (accel_now() - t0) / iters, tmax = 0;
-        MPI_Allreduce(&dt, &tmax, 1, MPI_DOUBLE, MPI_MAX, t->rt->world);
+        ACCEL_CHECK(accel_mpi_status(MPI_Allreduce(&dt, &tmax, 1, MPI_DOUBLE, MPI_MAX, t->rt->world),
+                                     "MPI_Allreduce (bandwidth)"));
         double algbw = (double)sizes[s] / tmax / 1e9;
         double busbw = n > 1 ? algbw * 2.0 * (n - 1) / n : 0.0;
         if (t->rt->rank == 0)
@@ -167,7 +167,7 @@ static accel_status_t test_hdf5(tester_t *t, const char *dir)
     char path[4096];
     long tag = 0;
     if (r == 0) tag = (long)getpid();
-    MPI_Bcast(&tag, 1, MPI_LONG, 0, t->rt->world);
+    ACCEL_CHECK(accel_mpi_status(MPI_Bcast(&tag, 1, MPI_LONG, 0, t->rt->world), "MPI_Bcast (file name)"));
     snprintf(path, sizeof path, "%s/accel-test-%ld.h5", dir, tag);
     const hsize_t rows = 64, cols = 1024;
     hsize_t dims[2] = { rows * (hsize_t)n, cols }, start[2] = { rows * (hsize_t)r, 0 }, count[2] = { rows, cols };
@@ -216,7 +216,7 @@ static accel_status_t test_hdf5(tester_t *t, const char *dir)
     if (!ok) ACCEL_ERROR("parallel HDF5 write/read of %s failed", path);
     if (bad) ACCEL_ERROR("parallel HDF5: %zu of %llu elements read back wrong", bad, rows * cols);
     record(t, ok && !bad, "parallel HDF5", ACCEL_F32, "write/read", false, 0, (double)bad, 0);
-    MPI_Barrier(t->rt->world);
+    ACCEL_CHECK(accel_mpi_status(MPI_Barrier(t->rt->world), "MPI_Barrier (parallel HDF5)"));
     if (r == 0) {
         unlink(path);
         printf("parallel HDF5    %d rank%s wrote %.1f MiB collectively to %s in %.3f s and read it back: %s\n",

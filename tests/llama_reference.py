@@ -1,0 +1,455 @@
+#!/usr/bin/env python3
+"""Reference fixtures for accel's built-in Llama (tests/check_llama.c), computed with Hugging Face
+transformers, in the manner of llm.c's test_gpt2: a tiny model with random weights, two token
+sequences, and what transformers computes for them -- the logits of every position, the loss and
+the gradient of every parameter -- stored in HDF5 under accel's tensor names and shapes.
+
+This is an oracle only: accel never imports Python. tests/make_llama_fixtures.sh sets up the
+virtual environment (torch, transformers, h5py, numpy from PyPI) and runs this script, which
+writes tests/fixtures/llama/<case>.h5 (or the directory given with --out).
+
+Precision. The model is built in float64 (model.double(), eager attention). Stock transformers
+still rounds a few intermediates to float32 even in a float64 model: RMSNorm casts its input to
+float32, eager attention takes the softmax in float32, and the rotary embedding computes its
+inverse frequencies, angles, cos and sin in float32. The fixtures are computed with those three
+steps replaced by float64 versions of the same formulas (patch_float64 below), so they are exact
+to float64 and an fp32 implementation is compared with the truth, not with float32 noise. To
+show the replacements change nothing but the rounding, every case is also run through stock
+transformers; the largest logit and gradient differences between the two are printed and kept as
+attributes (stock_logits_max_abs_diff, stock_grads_max_rel_diff: of the order of 1e-7), and the
+float64 inverse frequencies must equal transformers' own to float32 precision.
+
+HDF5 layout of a fixture (what check_llama.c reads):
+  attribute config      "key=value key=value ...": accel configuration keys, applied in order
+  attributes            case, generator, torch_version, transformers_version, ... (provenance)
+  /tokens               int32   [B, T+1]   B token sequences
+  /logits               float32 [B, T, V]  logits of positions 0..T-1 (inputs tokens[:, :T])
+  /loss                 float64 scalar     sum over b of mean over t of CE(logits[b,t], tokens[b,t+1])
+  /params/<name>        float32            the weights, under accel's names and shapes
+  /grads/<name>         float32            d loss / d <name>
+
+accel's tensor table (row-major, [out, in] like torch's Linear.weight; hs = width / heads):
+  wte                      [V, C]          model.embed_tokens.weight
+  h.L.norm1.weight         [C]             layers[L].input_layernorm.weight
+  h.L.attn.qkv.weight      [(H+2KV)hs, C]  cat(q_proj, k_proj, v_proj weights) along rows
+  h.L.attn.qkv.bias        [(H+2KV)hs]     cat of the three biases (attention_bias only)
+  h.L.attn.proj.weight     [C, C]          o_proj.weight
+  h.L.norm2.weight         [C]             post_attention_layernorm.weight
+  h.L.mlp.gate_up.weight   [2F, C]         cat(gate_proj, up_proj weights) along rows
+  h.L.mlp.down.weight      [C, F]          down_proj.weight
+  normf.weight             [C]             model.norm.weight
+  lm_head.weight           [V, C]          lm_head.weight (untied models only)
+Within q_proj's rows head h owns rows h*hs .. h*hs+hs-1, and transformers' RoPE rotates the
+pairs (d, d + hs/2) of a head (rotate_half), not adjacent pairs: accel takes the weights as they
+are, so it must rotate the same pairs.
+"""
+
+import argparse
+import math
+import os
+import platform
+import sys
+
+import h5py
+import numpy as np
+import torch
+import torch.nn.functional as F
+import transformers
+from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+from transformers.models.llama import modeling_llama
+from transformers.models.qwen2 import modeling_qwen2
+
+B = 2   # sequences per case
+# Float datasets are stored chunked, byte-shuffled and deflated (HDF5's standard filters: any
+# HDF5 reads them, the reader needs no code for it). Tiny ones are left contiguous.
+PACK = dict(shuffle=True, compression="gzip", compression_opts=9)
+
+# The cases. Sizes are tiny (the fixtures are committed); every feature accel's Llama has gets
+# one case where it matters: grouped-query, multi-query and plain multi-head attention, tied and
+# untied embeddings, Llama-3.1 RoPE scaling, Qwen2's q/k/v biases, a SwiGLU width that is no
+# multiple of 64, odd vocabularies and contexts, four RoPE bases and two RMSNorm epsilons.
+CASES = [
+    dict(name="llama_gqa", arch="llama", layers=2, heads=4, kv_heads=2, width=32, ffn=32,
+         context=12, vocab=61, tied=False, theta=10000.0, eps=1e-6, bias=False, seed=101),
+    dict(name="llama_mqa", arch="llama", layers=2, heads=4, kv_heads=1, width=32, ffn=40,
+         context=13, vocab=67, tied=True, theta=500000.0, eps=1e-5, bias=False, seed=202),
+    # Llama 3.1's factors (8, 1, 4). Head size 16: 8 frequencies, wavelengths 2*pi * 10000^(i/8)
+    # = 6.3, 19.9, 62.8, 199, ... With original_max_position_embeddings = 32 the bands are
+    # wavelength < 32/4: kept (6.3), 8..32: smoothed (19.9), > 32: divided by 8 (the other six).
+    # A kept band needs original/4 > 2*pi (no wavelength is shorter than 2*pi), and transformers
+    # wants the context longer than the original one, hence context 40.
+    dict(name="llama_rope31", arch="llama", layers=2, heads=2, kv_heads=1, width=32, ffn=32,
+         context=40, vocab=61, tied=True, theta=10000.0, eps=1e-5, bias=False, seed=303,
+         llama3=dict(factor=8.0, low_freq_factor=1.0, high_freq_factor=4.0,
+                     original_max_position_embeddings=32)),
+    dict(name="qwen2_bias", arch="qwen2", layers=2, heads=4, kv_heads=2, width=32, ffn=24,
+         context=12, vocab=73, tied=False, theta=1000000.0, eps=1e-6, bias=True, seed=404),
+    dict(name="llama_mha", arch="llama", layers=2, heads=4, kv_heads=4, width=32, ffn=36,
+         context=14, vocab=79, tied=True, theta=10000.0, eps=1e-5, bias=False, seed=505),
+]
+
+# Weight scales: large enough that every gradient is far above float32 noise and the attention
+# is neither uniform nor one-hot, small enough that the logits stay O(1).
+MATRIX_STD = 0.2        # every projection matrix (fan-in 32..48: gain ~1.1..1.4)
+EMBED_STD = 0.3         # token embedding (also the LM head when tied)
+NORM_STD = 0.1          # norm gains: 1 + N(0, 0.1^2)
+BIAS_STD = 0.1          # q, k, v biases
+
+
+def fmt(x):
+    """A number as accel's config parser reads it back exactly."""
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, int):
+        return str(x)
+    return repr(float(x))
+
+
+def accel_config(case):
+    """The accel configuration of a case, as `key=value` pairs in the order they are applied."""
+    c = case
+    kv = [
+        ("model.name", "llama"),
+        ("model.layers", c["layers"]),
+        ("model.heads", c["heads"]),
+        ("model.kv_heads", c["kv_heads"]),
+        ("model.width", c["width"]),
+        ("model.ffn_width", c["ffn"]),
+        ("model.context", c["context"]),
+        ("model.vocab", c["vocab"]),
+        ("model.rope_theta", c["theta"]),
+        ("model.rms_eps", c["eps"]),
+        ("model.tie_embeddings", c["tied"]),
+        ("model.attention_bias", c["bias"]),
+    ]
+    if "llama3" in c:
+        r = c["llama3"]
+        kv += [
+            ("model.rope_scaling", "llama3"),
+            ("model.rope_factor", r["factor"]),
+            ("model.rope_low_freq_factor", r["low_freq_factor"]),
+            ("model.rope_high_freq_factor", r["high_freq_factor"]),
+            ("model.rope_original_context", r["original_max_position_embeddings"]),
+        ]
+    else:
+        kv.append(("model.rope_scaling", "none"))
+    return " ".join(f"{k}={v if isinstance(v, str) else fmt(v)}" for k, v in kv)
+
+
+def hf_model(case):
+    """The transformers model of a case, float64, eager attention, weights not yet set."""
+    c = case
+    rope = {"rope_type": "default", "rope_theta": c["theta"]}
+    if "llama3" in c:
+        rope = {"rope_type": "llama3", "rope_theta": c["theta"], **c["llama3"]}
+    kw = dict(vocab_size=c["vocab"], hidden_size=c["width"], intermediate_size=c["ffn"],
+              num_hidden_layers=c["layers"], num_attention_heads=c["heads"],
+              num_key_value_heads=c["kv_heads"], max_position_embeddings=c["context"],
+              rms_norm_eps=c["eps"], tie_word_embeddings=c["tied"], hidden_act="silu",
+              attention_dropout=0.0, pad_token_id=None, bos_token_id=None, eos_token_id=None)
+    config_cls = LlamaConfig if c["arch"] == "llama" else Qwen2Config
+    if hasattr(config_cls(), "rope_parameters"):    # transformers 5
+        kw["rope_parameters"] = rope
+    else:                                           # transformers 4.x
+        kw["rope_theta"] = c["theta"]
+        if "llama3" in c:
+            kw["rope_scaling"] = dict(rope)
+    if c["arch"] == "llama":
+        kw.update(attention_bias=c["bias"], mlp_bias=False)
+        cfg = LlamaConfig(**kw)
+        cls = LlamaForCausalLM
+    else:
+        assert c["bias"], "Qwen2 always has q/k/v biases"
+        kw.update(use_sliding_window=False, sliding_window=None)
+        cfg = Qwen2Config(**kw)
+        cls = Qwen2ForCausalLM
+    cfg._attn_implementation = "eager"
+    torch.manual_seed(0)                            # the init is overwritten; keep it quiet and fixed
+    model = cls(cfg).double().eval()
+    assert model.config._attn_implementation == "eager", model.config._attn_implementation
+    assert model.model.embed_tokens.padding_idx is None     # a padding row would get no gradient
+    tied = model.lm_head.weight is model.model.embed_tokens.weight
+    assert tied == c["tied"], f"tie_word_embeddings={c['tied']} but lm_head is embed_tokens: {tied}"
+    if c["arch"] == "qwen2":
+        assert all(getattr(layer.self_attn, "sliding_window", None) is None for layer in model.model.layers)
+    for layer in model.model.layers:
+        a = layer.self_attn
+        has_bias = a.q_proj.bias is not None
+        assert has_bias == c["bias"] and (a.k_proj.bias is not None) == has_bias \
+            and (a.v_proj.bias is not None) == has_bias
+        assert a.o_proj.bias is None, "accel's attention output projection has no bias"
+        assert layer.mlp.gate_proj.bias is None and layer.mlp.down_proj.bias is None
+    return model
+
+
+def bf16_exact(v):
+    """v rounded to the nearest bfloat16 number (8 significant bits), kept in float64: exact in
+    float32, and its float32 bit pattern ends in 16 zero bits, which the compressed fixture stores
+    almost for free (the gradients, full float32, take most of a file)."""
+    return v.to(torch.bfloat16).to(torch.float64)
+
+
+def set_weights(model, seed):
+    """Random weights that make the comparison sensitive. Every value is a bfloat16 number, so the
+    float32 fixture holds exactly the weights the float64 reference used."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():     # a tied lm_head is listed once, as embed_tokens
+            r = torch.randn(p.shape, generator=g, dtype=torch.float64)
+            if name.endswith("norm.weight") or name.endswith("layernorm.weight"):
+                v = 1.0 + NORM_STD * r
+            elif name.endswith(".bias"):
+                v = BIAS_STD * r
+            elif "embed_tokens" in name:
+                v = EMBED_STD * r
+            else:
+                assert p.dim() == 2, name
+                v = MATRIX_STD * r
+            p.copy_(bf16_exact(v))
+
+
+# ---------------------------------------------------------------- float64 throughout
+
+def inv_freq_reference(case):
+    """RoPE inverse frequencies in float64, transformers' formulas (default and llama3), and the
+    band of each frequency under llama3 scaling."""
+    hs = case["width"] // case["heads"]
+    inv = 1.0 / case["theta"] ** (np.arange(0, hs, 2, dtype=np.float64) / hs)
+    if "llama3" not in case:
+        return inv, None
+    r = case["llama3"]
+    factor, lff, hff = r["factor"], r["low_freq_factor"], r["high_freq_factor"]
+    orig = r["original_max_position_embeddings"]
+    low_wavelen, high_wavelen = orig / lff, orig / hff
+    out, bands = inv.copy(), []
+    for i, f in enumerate(inv):
+        wavelen = 2 * math.pi / f
+        if wavelen < high_wavelen:
+            bands.append("kept")
+        elif wavelen > low_wavelen:
+            out[i] = f / factor
+            bands.append("scaled")
+        else:
+            s = (orig / wavelen - lff) / (hff - lff)
+            out[i] = (1 - s) * f / factor + s * f
+            bands.append("smoothed")
+    return out, bands
+
+
+def rmsnorm_forward64(self, x):
+    """transformers' RMSNorm without the cast to float32."""
+    variance = x.pow(2).mean(-1, keepdim=True)
+    return self.weight * (x * torch.rsqrt(variance + self.variance_epsilon))
+
+
+def eager_attention_forward64(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
+    """transformers' eager attention with the softmax in the tensors' own precision."""
+    assert kwargs.get("sliding_window") is None
+    key_states = modeling_llama.repeat_kv(key, module.num_key_value_groups)
+    value_states = modeling_llama.repeat_kv(value, module.num_key_value_groups)
+    attn_weights = torch.matmul(query, key_states.transpose(2, 3)) * scaling
+    if attention_mask is not None:
+        attn_weights = attn_weights + attention_mask
+    attn_weights = F.softmax(attn_weights, dim=-1)
+    attn_output = torch.matmul(attn_weights, value_states)
+    return attn_output.transpose(1, 2).contiguous(), attn_weights
+
+
+def rotary_forward64(inv_freq, scaling):
+    inv = torch.tensor(inv_freq, dtype=torch.float64)
+
+    def forward(x, position_ids):
+        freqs = position_ids[..., None].to(torch.float64) * inv
+        emb = torch.cat((freqs, freqs), dim=-1)
+        return (emb.cos() * scaling).to(x.dtype), (emb.sin() * scaling).to(x.dtype)
+    return forward
+
+
+class patch_float64:
+    """Within the block: RMSNorm, eager attention and the rotary embedding of `model` in float64."""
+
+    def __init__(self, model, inv_freq):
+        self.model, self.inv_freq = model, inv_freq
+
+    def __enter__(self):
+        norm_cls = type(self.model.model.norm)
+        mod = sys.modules[type(self.model.model.layers[0].self_attn).__module__]
+        self.saved = (norm_cls, norm_cls.forward, mod, mod.eager_attention_forward)
+        norm_cls.forward = rmsnorm_forward64
+        mod.eager_attention_forward = eager_attention_forward64
+        rot = self.model.model.rotary_emb
+        assert rot.attention_scaling == 1.0
+        rot.forward = rotary_forward64(self.inv_freq, rot.attention_scaling)
+        return self
+
+    def __exit__(self, *exc):
+        norm_cls, norm_forward, mod, eager = self.saved
+        norm_cls.forward = norm_forward
+        mod.eager_attention_forward = eager
+        del self.model.model.rotary_emb.forward      # back to the class's method
+        return False
+
+
+# ---------------------------------------------------------------- the computation
+
+def run(model, tokens):
+    """Logits [B, T, V], accel's loss (sum over sequences of the mean over positions) and the
+    gradients (a dict parameter -> tensor) of the model on tokens [B, T+1]."""
+    model.zero_grad(set_to_none=True)
+    inputs, targets = tokens[:, :-1], tokens[:, 1:]
+    logits = model(input_ids=inputs).logits
+    nb, nt, nv = logits.shape
+    per_token = F.cross_entropy(logits.reshape(nb * nt, nv), targets.reshape(nb * nt), reduction="none")
+    loss = per_token.reshape(nb, nt).mean(dim=1).sum()
+    loss.backward()
+    grads = {p: p.grad.detach().clone() for p in model.parameters()}
+    return logits.detach().clone(), loss.item(), grads
+
+
+def accel_tensors(model, case, value):
+    """accel's name -> array, value(p) giving each HF parameter's data or gradient."""
+    cat = lambda *ps: torch.cat([value(p) for p in ps], dim=0)
+    m = model.model
+    out = {"wte": value(m.embed_tokens.weight)}
+    for l, layer in enumerate(m.layers):
+        a, mlp = layer.self_attn, layer.mlp
+        out[f"h.{l}.norm1.weight"] = value(layer.input_layernorm.weight)
+        out[f"h.{l}.attn.qkv.weight"] = cat(a.q_proj.weight, a.k_proj.weight, a.v_proj.weight)
+        if case["bias"]:
+            out[f"h.{l}.attn.qkv.bias"] = cat(a.q_proj.bias, a.k_proj.bias, a.v_proj.bias)
+        out[f"h.{l}.attn.proj.weight"] = value(a.o_proj.weight)
+        out[f"h.{l}.norm2.weight"] = value(layer.post_attention_layernorm.weight)
+        out[f"h.{l}.mlp.gate_up.weight"] = cat(mlp.gate_proj.weight, mlp.up_proj.weight)
+        out[f"h.{l}.mlp.down.weight"] = value(mlp.down_proj.weight)
+    out["normf.weight"] = value(m.norm.weight)
+    if not case["tied"]:
+        out["lm_head.weight"] = value(model.lm_head.weight)
+    # Every parameter of the HF model appears exactly once.
+    assert sum(t.numel() for t in out.values()) == sum(p.numel() for p in model.parameters())
+    return {k: v.detach().cpu().numpy() for k, v in out.items()}
+
+
+def expected_shapes(case):
+    C, V, F_, L = case["width"], case["vocab"], case["ffn"], case["layers"]
+    hs = C // case["heads"]
+    qkv = (case["heads"] + 2 * case["kv_heads"]) * hs
+    s = {"wte": (V, C), "normf.weight": (C,)}
+    for l in range(L):
+        s[f"h.{l}.norm1.weight"] = (C,)
+        s[f"h.{l}.attn.qkv.weight"] = (qkv, C)
+        if case["bias"]:
+            s[f"h.{l}.attn.qkv.bias"] = (qkv,)
+        s[f"h.{l}.attn.proj.weight"] = (C, C)
+        s[f"h.{l}.norm2.weight"] = (C,)
+        s[f"h.{l}.mlp.gate_up.weight"] = (2 * F_, C)
+        s[f"h.{l}.mlp.down.weight"] = (C, F_)
+    if not case["tied"]:
+        s["lm_head.weight"] = (V, C)
+    return s
+
+
+def make_case(case, outdir, verbose=True):
+    name = case["name"]
+    model = hf_model(case)
+    set_weights(model, case["seed"])
+    g = torch.Generator().manual_seed(case["seed"] + 1)
+    tokens = torch.randint(0, case["vocab"], (B, case["context"] + 1), generator=g)
+
+    # RoPE frequencies: ours (float64) against transformers' (computed in float32).
+    inv_freq, bands = inv_freq_reference(case)
+    hf_inv = model.model.rotary_emb.inv_freq.double().numpy()
+    rel = np.max(np.abs(hf_inv - inv_freq) / inv_freq)
+    assert rel < 1e-6, f"{name}: RoPE inverse frequencies differ from transformers' by {rel:.2e}"
+    if "llama3" in case:
+        assert {"kept", "smoothed", "scaled"} <= set(bands), f"{name}: RoPE bands {bands}"
+
+    # Stock transformers: the cross-check of the loss against its own loss function, and the
+    # reference for what the float64 patches change.
+    s_logits, s_loss, s_grads = run(model, tokens)
+    with torch.no_grad():
+        hf_mean = model(input_ids=tokens, labels=tokens).loss.item()    # mean over B*T targets
+    with patch_float64(model, inv_freq):
+        logits, loss, grads = run(model, tokens)
+    assert abs(hf_mean * B - loss) <= 1e-6 * abs(loss), (hf_mean * B, loss)
+    stock_logits = (s_logits - logits).abs().max().item()
+    stock_grads = max(((s_grads[p] - grads[p]).abs().max() / grads[p].abs().max()).item()
+                      for p in model.parameters())
+    assert stock_logits < 1e-5 and stock_grads < 1e-4, (stock_logits, stock_grads)
+
+    params = accel_tensors(model, case, lambda p: p.detach())
+    gradients = accel_tensors(model, case, lambda p: grads[p])
+    shapes = expected_shapes(case)
+    assert set(params) == set(shapes), set(params) ^ set(shapes)
+    for k, v in params.items():
+        assert v.shape == shapes[k], (k, v.shape, shapes[k])
+        assert np.array_equal(v.astype(np.float32).astype(np.float64), v), k   # exact in float32
+
+    os.makedirs(outdir, exist_ok=True)
+    path = os.path.join(outdir, name + ".h5")
+    tmp = path + ".tmp"
+    with h5py.File(tmp, "w", libver=("v110", "v110")) as f:
+        attrs = {
+            "config": accel_config(case),
+            "case": name,
+            "hf_class": type(model).__name__,
+            "generator": "tests/llama_reference.py (tests/make_llama_fixtures.sh)",
+            "torch_version": torch.__version__,
+            "transformers_version": transformers.__version__,
+            "h5py_version": h5py.__version__,
+            "numpy_version": np.__version__,
+            "python_version": platform.python_version(),
+            "loss_convention": "sum over sequences of the mean over positions of cross-entropy",
+            "precision": "float64 reference (RMSNorm, softmax, RoPE in float64); stored float32",
+        }
+        for k, v in attrs.items():
+            f.attrs[k] = np.bytes_(v.encode("ascii"))
+        f.attrs["seed"] = np.int64(case["seed"])
+        f.attrs["stock_logits_max_abs_diff"] = np.float64(stock_logits)
+        f.attrs["stock_grads_max_rel_diff"] = np.float64(stock_grads)
+        f.attrs["rope_inv_freq"] = inv_freq
+        if bands:
+            f.attrs["rope_bands"] = np.bytes_(" ".join(bands).encode("ascii"))
+        f.create_dataset("tokens", data=tokens.numpy().astype("<i4"))
+        f.create_dataset("logits", data=logits.numpy().astype("<f4"), **PACK)
+        f.create_dataset("loss", data=np.float64(loss))
+        gp, gg = f.create_group("params"), f.create_group("grads")
+        for k in params:
+            gp.create_dataset(k, data=params[k].astype("<f4"), **PACK)
+            gg.create_dataset(k, data=gradients[k].astype("<f4"), **PACK)
+    os.replace(tmp, path)
+
+    if verbose:
+        lg = logits.numpy()
+        print(f"{name}: {type(model).__name__}, {sum(p.numel() for p in model.parameters())} parameters, "
+              f"loss {loss:.6f} (ln V = {math.log(case['vocab']):.3f} per position), "
+              f"logits std {lg.std():.3f} max {np.abs(lg).max():.3f}, {os.path.getsize(path)} bytes")
+        if bands:
+            print(f"  RoPE bands: {' '.join(bands)}")
+        print(f"  stock transformers vs float64: logits {stock_logits:.2e}, gradients {stock_grads:.2e} (relative)")
+        small = sorted((np.abs(v).max(), k) for k, v in gradients.items())[:3]
+        print("  smallest gradients (max |g|): " + ", ".join(f"{k} {m:.2e}" for m, k in small))
+    return path
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures", "llama"),
+                    help="output directory (default: tests/fixtures/llama next to this script)")
+    ap.add_argument("--case", action="append", help="only this case (repeatable)")
+    args = ap.parse_args()
+    torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(1)
+    print(f"torch {torch.__version__}, transformers {transformers.__version__}, h5py {h5py.__version__}, "
+          f"numpy {np.__version__}")
+    names = [c["name"] for c in CASES]
+    for n in args.case or []:
+        if n not in names:
+            ap.error(f"unknown case {n} (cases: {' '.join(names)})")
+    for case in CASES:
+        if args.case and case["name"] not in args.case:
+            continue
+        make_case(case, args.out)
+
+
+if __name__ == "__main__":
+    main()

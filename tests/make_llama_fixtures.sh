@@ -1,0 +1,31 @@
+#!/bin/sh
+# Regenerates the Llama reference fixtures (tests/fixtures/llama/*.h5) that tests/check_llama.c
+# compares accel's built-in Llama with: tests/llama_reference.py runs Hugging Face transformers in
+# float64 on five tiny models and stores logits, loss and gradients under accel's tensor names.
+#
+# Python is an oracle here, never a dependency of accel: `make check` only reads the committed
+# fixtures. This script is for whoever changes the cases or wants to check them again.
+#
+#   tests/make_llama_fixtures.sh [--case NAME]... [--out DIR]
+#
+# It uses the virtual environment bench/.venv at the top of the source tree (VENV=path to use
+# another), creating it when missing: python3 -m venv, then torch, transformers, h5py and numpy
+# from PyPI (the Linux torch wheel from PyPI is large: its CUDA libraries come along; no other
+# index is needed). The fixtures record the versions that made them (attributes torch_version,
+# transformers_version, ...). With the same versions the files come out byte for byte the same.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+venv=${VENV:-"$top/bench/.venv"}
+py="$venv/bin/python"
+
+if ! "$py" -c 'import torch, transformers, h5py, numpy' 2>/dev/null; then
+    if [ ! -x "$py" ]; then
+        echo "creating the virtual environment $venv"
+        python3 -m venv "$venv"
+    fi
+    echo "installing torch, transformers, h5py, numpy into $venv (from PyPI)"
+    "$py" -m pip install --upgrade pip
+    "$py" -m pip install torch transformers h5py numpy
+fi
+
+exec "$py" "$top/tests/llama_reference.py" "$@"

@@ -1,0 +1,395 @@
+/* The built-in Llama (model.name=llama) against Hugging Face transformers, in the manner of
+ * llm.c's test_gpt2: tests/fixtures/llama/<case>.h5 hold a tiny model's weights under accel's
+ * tensor names, two token sequences, and what transformers computed for them in float64 -- the
+ * logits of every position, the loss and the gradient of every parameter
+ * (tests/llama_reference.py, regenerated with tests/make_llama_fixtures.sh).
+ *
+ * For each case: the fixture's configuration (attribute `config`, "key=value ...") is applied to
+ * the defaults, the model is created, its tensor table must be exactly the fixture's (names and
+ * shapes), and then in fp32
+ *   logits     logits_range over each sequence: max |accel - HF| <= 1e-5
+ *   loss       forward_backward's loss_sum (sum over sequences of the mean over positions):
+ *              |accel - HF| <= 1e-5 * max(1, |HF|)
+ *   gradients  every tensor: max |accel - HF| / max |HF| <= 1e-4
+ * The measured figures are printed for every case, passing or not.
+ *
+ * The fixtures are found in $ACCEL_LLAMA_FIXTURES, else $top_srcdir/tests/fixtures/llama (make
+ * check sets top_srcdir; tests/llama_unit.sh runs this program). */
+#include "build_config.h"
+
+#include <check.h>
+#include <dirent.h>
+#include <hdf5.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accel/accel.h"
+
+#define LOGITS_TOL 1e-5
+#define LOSS_TOL 1e-5
+#define GRAD_TOL 1e-4
+
+/* Every fixture this test knows; a .h5 file in the directory that is not listed fails
+ * test_fixture_set, so a new case cannot be added and silently skipped. */
+static const char *const g_cases[] = { "llama_gqa", "llama_mqa", "llama_rope31", "qwen2_bias", "llama_mha" };
+#define NCASES ((int)(sizeof g_cases / sizeof g_cases[0]))
+
+static void fixture_dir(char *dir, size_t len)
+{
+    const char *env = getenv("ACCEL_LLAMA_FIXTURES");
+    const char *top = getenv("top_srcdir");
+    if (env && *env)
+        snprintf(dir, len, "%s", env);
+    else
+        snprintf(dir, len, "%s/tests/fixtures/llama", top && *top ? top : ".");
+}
+
+/* ------------------------------------------------------------------ reading a fixture */
+
+/* A string attribute of the file (fixed or variable length) into buf; 0 when read. */
+static int read_str_attr(hid_t file, const char *name, char *buf, size_t len)
+{
+    int rc = -1;
+    hid_t a = H5Aopen(file, name, H5P_DEFAULT);
+    if (a < 0) return -1;
+    hid_t t = H5Aget_type(a);
+    hid_t mt = H5Tcopy(H5T_C_S1);
+    if (H5Tis_variable_str(t) > 0) {
+        char *s = NULL;
+        H5Tset_size(mt, H5T_VARIABLE);
+        if (H5Aread(a, mt, &s) >= 0 && s) {
+            snprintf(buf, len, "%s", s);
+            H5free_memory(s);
+            rc = 0;
+        }
+    } else {
+        size_t n = H5Tget_size(t);
+        char *s = calloc(n + 1, 1);
+        H5Tset_size(mt, n + 1);
+        H5Tset_strpad(mt, H5T_STR_NULLTERM);
+        if (s && H5Aread(a, mt, s) >= 0) {
+            snprintf(buf, len, "%s", s);
+            rc = 0;
+        }
+        free(s);
+    }
+    H5Tclose(mt);
+    H5Tclose(t);
+    H5Aclose(a);
+    return rc;
+}
+
+/* The shape of dataset `path`; the number of dimensions, or -1 when it cannot be opened. */
+static int dataset_shape(hid_t file, const char *path, hsize_t dims[ACCEL_TENSOR_MAX_DIMS])
+{
+    hid_t d = H5Dopen2(file, path, H5P_DEFAULT);
+    if (d < 0) return -1;
+    hid_t s = H5Dget_space(d);
+    int nd = H5Sget_simple_extent_ndims(s);
+    if (nd > ACCEL_TENSOR_MAX_DIMS) nd = -1;
+    else if (nd >= 0) H5Sget_simple_extent_dims(s, dims, NULL);
+    H5Sclose(s);
+    H5Dclose(d);
+    return nd;
+}
+
+/* printf to the end of buf[cap] (what does not fit is cut). */
+static void append(char *buf, size_t cap, const char *fmt, ...)
+{
+    size_t used = strlen(buf);
+    if (used + 1 >= cap) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + used, cap - used, fmt, ap);
+    va_end(ap);
+}
+
+static size_t numel_of(int nd, const hsize_t *dims)
+{
+    size_t n = 1;
+    for (int i = 0; i < nd; i++) n *= (size_t)dims[i];
+    return n;
+}
+
+/* Read the whole dataset `path` as memtype into buf (n elements expected). */
+static void read_dataset(hid_t file, const char *path, hid_t memtype, void *buf, size_t n)
+{
+    hsize_t dims[ACCEL_TENSOR_MAX_DIMS];
+    int nd = dataset_shape(file, path, dims);
+    ck_assert_msg(nd >= 0, "fixture has no readable dataset %s", path);
+    ck_assert_msg(numel_of(nd, dims) == n, "fixture dataset %s has %zu elements, expected %zu", path,
+                  numel_of(nd, dims), n);
+    hid_t d = H5Dopen2(file, path, H5P_DEFAULT);
+    ck_assert_msg(H5Dread(d, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) >= 0, "cannot read %s", path);
+    H5Dclose(d);
+}
+
+/* The names of the datasets in group `group` (malloc'ed array of n names). */
+static char **group_names(hid_t file, const char *group, int *n)
+{
+    hid_t g = H5Gopen2(file, group, H5P_DEFAULT);
+    ck_assert_msg(g >= 0, "fixture has no group %s", group);
+    H5G_info_t info;
+    ck_assert_int_ge(H5Gget_info(g, &info), 0);
+    char **names = calloc(info.nlinks + 1, sizeof *names);
+    for (hsize_t i = 0; i < info.nlinks; i++) {
+        ssize_t len = H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, NULL, 0, H5P_DEFAULT);
+        ck_assert_int_ge(len, 0);
+        names[i] = malloc((size_t)len + 1);
+        H5Lget_name_by_idx(g, ".", H5_INDEX_NAME, H5_ITER_INC, i, names[i], (size_t)len + 1, H5P_DEFAULT);
+    }
+    H5Gclose(g);
+    *n = (int)info.nlinks;
+    return names;
+}
+
+static void free_names(char **names, int n)
+{
+    for (int i = 0; i < n; i++) free(names[i]);
+    free(names);
+}
+
+static bool in_names(char **names, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(names[i], name) == 0) return true;
+    return false;
+}
+
+/* Apply "key=value key=value ..." to cfg, one accel_config_set at a time. */
+static void apply_config(accel_config_t *cfg, const char *text, const char *cs)
+{
+    char *copy = strdup(text), *save = NULL;
+    for (char *kv = strtok_r(copy, " ", &save); kv; kv = strtok_r(NULL, " ", &save)) {
+        char *eq = strchr(kv, '=');
+        ck_assert_msg(eq != NULL, "%s: config item '%s' is not key=value", cs, kv);
+        *eq = '\0';
+        char err[512] = "";
+        accel_status_t st = accel_config_set(cfg, kv, eq + 1, err, sizeof err);
+        ck_assert_msg(st == ACCEL_OK, "%s: accel_config_set(%s, %s) refused: %s", cs, kv, eq + 1, err);
+    }
+    free(copy);
+}
+
+/* ------------------------------------------------------------------ the comparison */
+
+START_TEST(test_against_transformers)
+{
+    const char *cs = g_cases[_i];
+    char dir[1024], path[1200];
+    fixture_dir(dir, sizeof dir);
+    snprintf(path, sizeof path, "%s/%s.h5", dir, cs);
+    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    ck_assert_msg(file >= 0, "cannot open the fixture %s (tests/make_llama_fixtures.sh makes it)", path);
+
+    char config[2048], torch_v[64] = "?", hf_v[64] = "?";
+    ck_assert_msg(read_str_attr(file, "config", config, sizeof config) == 0, "%s: no config attribute", path);
+    read_str_attr(file, "torch_version", torch_v, sizeof torch_v);
+    read_str_attr(file, "transformers_version", hf_v, sizeof hf_v);
+    printf("%s: transformers %s, torch %s: %s\n", cs, hf_v, torch_v, config);
+
+    accel_config_t cfg;
+    accel_config_defaults(&cfg);
+    apply_config(&cfg, config, cs);
+    ck_assert_str_eq(cfg.precision, "fp32");
+    accel_model_t m;
+    accel_status_t st = accel_model_create(&cfg, &m);
+    ck_assert_msg(st == ACCEL_OK, "%s: accel_model_create refused the configuration: %s (%d)", cs,
+                  accel_status_str(st), (int)st);
+    ck_assert_ptr_nonnull(m.ops->logits_range);
+    const accel_layout_t *lay = &m.layout;
+
+    /* The tensor table: exactly the fixture's tensors, with the same shapes. */
+    int np = 0, ng = 0;
+    char **pnames = group_names(file, "/params", &np);
+    char **gnames = group_names(file, "/grads", &ng);
+    char problems[4096] = "";
+#define PROBLEM(...) append(problems, sizeof problems, __VA_ARGS__)
+    for (int i = 0; i < lay->ntensors; i++) {
+        const accel_tensor_t *t = &lay->tensors[i];
+        char dpath[ACCEL_TENSOR_NAME_MAX + 16];
+        hsize_t dims[ACCEL_TENSOR_MAX_DIMS];
+        snprintf(dpath, sizeof dpath, "/params/%s", t->name);
+        if (!in_names(pnames, np, t->name)) {
+            PROBLEM(" extra tensor %s (not in the fixture);", t->name);
+            continue;
+        }
+        int nd = dataset_shape(file, dpath, dims);
+        bool same = nd == t->ndim;
+        for (int k = 0; same && k < nd; k++) same = (int64_t)dims[k] == t->shape[k];
+        if (!same) {
+            char a[64] = "", b[64] = "";
+            for (int k = 0; k < t->ndim; k++) snprintf(a + strlen(a), sizeof a - strlen(a), "%s%lld", k ? "," : "", (long long)t->shape[k]);
+            for (int k = 0; k < nd; k++) snprintf(b + strlen(b), sizeof b - strlen(b), "%s%llu", k ? "," : "", (unsigned long long)dims[k]);
+            PROBLEM(" %s is [%s] in accel, [%s] in the fixture;", t->name, a, b);
+        }
+    }
+    for (int i = 0; i < np; i++) {
+        if (!accel_layout_find(lay, pnames[i])) PROBLEM(" missing tensor %s (in the fixture, not in accel);", pnames[i]);
+        if (!in_names(gnames, ng, pnames[i])) PROBLEM(" the fixture has no gradient of %s;", pnames[i]);
+    }
+#undef PROBLEM
+    ck_assert_msg(problems[0] == '\0', "%s: the tensor table differs:%s", cs, problems);
+    ck_assert_int_eq(np, lay->ntensors);
+    ck_assert_int_eq(ng, np);
+
+    float *params = NULL, *grads = NULL, *ref = NULL;
+    ck_assert_int_eq(accel_arena_alloc(lay, &params), ACCEL_OK);
+    ck_assert_int_eq(accel_arena_alloc(lay, &grads), ACCEL_OK);
+    for (int i = 0; i < lay->ntensors; i++) {
+        char dpath[ACCEL_TENSOR_NAME_MAX + 16];
+        snprintf(dpath, sizeof dpath, "/params/%s", lay->tensors[i].name);
+        read_dataset(file, dpath, H5T_NATIVE_FLOAT, params + lay->tensors[i].offset, lay->tensors[i].numel);
+    }
+
+    /* tokens [B, T+1], logits [B, T, V], loss */
+    hsize_t td[ACCEL_TENSOR_MAX_DIMS], ld[ACCEL_TENSOR_MAX_DIMS];
+    ck_assert_int_eq(dataset_shape(file, "/tokens", td), 2);
+    ck_assert_int_eq(dataset_shape(file, "/logits", ld), 3);
+    const int B = (int)td[0], T = (int)td[1] - 1, V = (int)ld[2];
+    ck_assert_msg((int)ld[0] == B && (int)ld[1] == T, "%s: /logits is not [B, T, V]", cs);
+    ck_assert_int_eq(V, m.vocab);
+    ck_assert_int_le(T, m.context);
+    int32_t *tokens = malloc(sizeof *tokens * (size_t)B * (size_t)(T + 1));
+    float *want = malloc(sizeof *want * (size_t)B * (size_t)T * (size_t)V);
+    float *got = malloc(sizeof *got * (size_t)T * (size_t)V);
+    double ref_loss = 0;
+    read_dataset(file, "/tokens", H5T_NATIVE_INT32, tokens, (size_t)B * (size_t)(T + 1));
+    read_dataset(file, "/logits", H5T_NATIVE_FLOAT, want, (size_t)B * (size_t)T * (size_t)V);
+    read_dataset(file, "/loss", H5T_NATIVE_DOUBLE, &ref_loss, 1);
+
+    /* Logits of every position, each sequence on its own. */
+    double logit_err = 0;
+    for (int b = 0; b < B; b++) {
+        st = m.ops->logits_range(m.state, lay, params, tokens + (size_t)b * (size_t)(T + 1), T, 0, got, NULL);
+        ck_assert_msg(st == ACCEL_OK, "%s: logits_range failed: %s", cs, accel_status_str(st));
+        const float *w = want + (size_t)b * (size_t)T * (size_t)V;
+        for (size_t k = 0; k < (size_t)T * (size_t)V; k++) {
+            double d = fabs((double)got[k] - (double)w[k]);
+            if (!(d <= logit_err)) logit_err = isnan(d) ? INFINITY : d;
+        }
+    }
+    printf("%s: logits   max |accel - HF| = %.3e (tolerance %.0e)\n", cs, logit_err, LOGITS_TOL);
+
+    /* Loss and gradients of the whole batch. */
+    accel_batch_t batch = { .n = B, .tokens = tokens };
+    double loss_sum = 0;
+    st = m.ops->forward_backward(m.state, lay, params, grads, &batch, 1.0f, &loss_sum);
+    ck_assert_msg(st == ACCEL_OK, "%s: forward_backward failed: %s", cs, accel_status_str(st));
+    double loss_err = fabs(loss_sum - ref_loss), loss_tol = LOSS_TOL * fmax(1.0, fabs(ref_loss));
+    printf("%s: loss     accel %.9f, HF %.9f, |diff| = %.3e (tolerance %.1e)\n", cs, loss_sum, ref_loss,
+           loss_err, loss_tol);
+
+    double worst = 0;
+    const char *worst_name = "";
+    char bad[4096] = "";
+    for (int i = 0; i < lay->ntensors; i++) {
+        const accel_tensor_t *t = &lay->tensors[i];
+        char dpath[ACCEL_TENSOR_NAME_MAX + 16];
+        snprintf(dpath, sizeof dpath, "/grads/%s", t->name);
+        ref = realloc(ref, sizeof *ref * t->numel);
+        read_dataset(file, dpath, H5T_NATIVE_FLOAT, ref, t->numel);
+        double dmax = 0, rmax = 0;
+        const float *g = grads + t->offset;
+        for (size_t k = 0; k < t->numel; k++) {
+            double d = fabs((double)g[k] - (double)ref[k]);
+            if (!(d <= dmax)) dmax = isnan(d) ? INFINITY : d;
+            rmax = fmax(rmax, fabs((double)ref[k]));
+        }
+        double rel = rmax > 0 ? dmax / rmax : dmax;
+        printf("%s: gradient %-26s max |diff| / max |HF| = %.3e (max |HF| %.3e)\n", cs, t->name, rel, rmax);
+        if (!(rel <= worst)) {
+            worst = rel;
+            worst_name = t->name;
+        }
+        if (!(rel <= GRAD_TOL))
+            append(bad, sizeof bad, " %s %.2e;", t->name, rel);
+    }
+    printf("%s: gradients worst %s %.3e (tolerance %.0e)\n", cs, worst_name, worst, GRAD_TOL);
+
+    H5Fclose(file);
+    free_names(pnames, np);
+    free_names(gnames, ng);
+    free(ref);
+    free(tokens);
+    free(want);
+    free(got);
+    accel_arena_free(params);
+    accel_arena_free(grads);
+    accel_model_destroy(&m);
+
+    ck_assert_msg(logit_err <= LOGITS_TOL, "%s: logits differ from transformers by %.3e (tolerance %.0e)", cs,
+                  logit_err, LOGITS_TOL);
+    ck_assert_msg(loss_err <= loss_tol, "%s: loss %.9f, transformers %.9f: |diff| %.3e > %.1e", cs, loss_sum,
+                  ref_loss, loss_err, loss_tol);
+    ck_assert_msg(bad[0] == '\0', "%s: gradients differ from transformers (max |diff| / max |ref| > %.0e):%s", cs,
+                  GRAD_TOL, bad);
+}
+END_TEST
+
+/* The directory holds exactly the fixtures listed in g_cases. */
+START_TEST(test_fixture_set)
+{
+    char dir[1024];
+    fixture_dir(dir, sizeof dir);
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "cannot open the fixture directory %s", dir);
+    int seen[NCASES] = { 0 };
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        if (n < 4 || strcmp(e->d_name + n - 3, ".h5") != 0) continue;
+        int k = -1;
+        for (int i = 0; i < NCASES; i++)
+            if (strlen(g_cases[i]) == n - 3 && strncmp(e->d_name, g_cases[i], n - 3) == 0) k = i;
+        ck_assert_msg(k >= 0, "%s/%s is not a case of check_llama.c (add it to g_cases)", dir, e->d_name);
+        seen[k] = 1;
+    }
+    closedir(d);
+    for (int i = 0; i < NCASES; i++) ck_assert_msg(seen[i], "fixture %s/%s.h5 is missing", dir, g_cases[i]);
+}
+END_TEST
+
+/* A valid small Llama configuration, modified by `extra` ("key=value ..."). */
+static accel_status_t create_with(const char *extra, accel_model_t *m)
+{
+    accel_config_t cfg;
+    accel_config_defaults(&cfg);
+    apply_config(&cfg, "model.name=llama model.layers=2 model.heads=4 model.kv_heads=2 model.width=32 "
+                       "model.ffn_width=40 model.context=8 model.vocab=17", "refusal");
+    apply_config(&cfg, extra, "refusal");
+    return accel_model_create(&cfg, m);
+}
+
+/* Configurations the model must refuse; the same with a valid change is accepted, so a refusal
+ * means the model looked at the value, not that it does not exist. */
+START_TEST(test_refuses_bad_config)
+{
+    accel_model_t m;
+    accel_status_t st = create_with("model.kv_heads=2", &m);
+    ck_assert_msg(st == ACCEL_OK, "the control configuration (heads 4, kv_heads 2) is refused: %s",
+                  accel_status_str(st));
+    accel_model_destroy(&m);
+    ck_assert_msg(create_with("model.kv_heads=3", &m) != ACCEL_OK, "heads=4 kv_heads=3 was accepted");
+    ck_assert_msg(create_with("model.kv_heads=8", &m) != ACCEL_OK, "heads=4 kv_heads=8 was accepted");
+    ck_assert_msg(create_with("model.width=36", &m) != ACCEL_OK,
+                  "width=36 heads=4 (odd head size 9: RoPE rotates pairs) was accepted");
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("llama");
+    TCase *tc = tcase_create("transformers");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_fixture_set);
+    tcase_add_loop_test(tc, test_against_transformers, 0, NCASES);
+    tcase_add_test(tc, test_refuses_bad_config);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+#include "check_main.h"

@@ -152,6 +152,14 @@ accel_status_t accel_model_generate(const accel_model_t *m, const float *params,
 accel_status_t accel_model_pick_token(const float *logits, int V, float temperature, int top_k,
                                       uint64_t seed, int step, int32_t *token);
 
+/* How many of the tokens of a generation window the model may take from its KV cache: the
+ * window holds tokens start..start+n-1 of a sequence, the previous pass held
+ * prev_start..prev_start+prev_n-1 (prev_n = 0: none). Positions shift when the window slides,
+ * so only a window that kept its start and grew reuses the cache. */
+static inline int accel_kv_reusable(int prev_start, int prev_n, int start, int n)
+{
+    return prev_n > 0 && start == prev_start && n > prev_n ? prev_n : 0;
+}
 extern const accel_model_ops_t accel_model_mlp;
 extern const accel_model_ops_t accel_model_gpt;
 extern const accel_model_ops_t accel_model_llama;

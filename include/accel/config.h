@@ -15,12 +15,21 @@
 #define ACCEL_STR_MAX 256
 
 typedef struct {
-    char name[32];                  /* model.name: mlp | gpt */
+    char name[32];                  /* model.name: mlp | gpt | llama */
     char plugin[ACCEL_STR_MAX];     /* model.plugin: shared library with a user model */
     /* mlp */
     int inputs, hidden, classes, depth;
-    /* gpt */
+    /* gpt and llama */
     int layers, heads, width, context, vocab;
+    bool tie_embeddings;            /* model.tie_embeddings: LM head = token embedding */
+    /* llama */
+    int kv_heads;                   /* model.kv_heads: 0 = heads */
+    int ffn_width;                  /* model.ffn_width: 0 = 8/3 width rounded up to 64 */
+    double rope_theta, rms_eps;
+    char rope_scaling[16];          /* model.rope_scaling: none | llama3 */
+    double rope_factor, rope_low_freq_factor, rope_high_freq_factor;
+    int rope_original_context;
+    bool attention_bias;            /* model.attention_bias: q, k, v biases (Qwen2) */
 } accel_model_config_t;
 
 typedef struct {

@@ -139,6 +139,11 @@ accel_status_t accel_dispatch_create(const accel_model_t *model, accel_weights_t
  * out[(ntokens - first) x vocab]. The values do not depend on the map. */
 accel_status_t accel_dispatch_logits(accel_dispatch_t *d, const int32_t *tokens, int ntokens,
                                      int first, float *out);
+/* The logits after the last of ntokens tokens into out[vocab], where the first `cached` tokens
+ * are those of the previous pass (the model's KV cache, see logits_cached in model.h: only the
+ * new positions are computed; 0 = afresh). A model without a KV cache recomputes the window. */
+accel_status_t accel_dispatch_next_logits(accel_dispatch_t *d, const int32_t *tokens, int ntokens,
+                                          int cached, float *out);
 void accel_dispatch_stats(const accel_dispatch_t *d, accel_dispatch_stats_t *stats);
 /* Stops the prefetch thread and releases the arena. */
 void accel_dispatch_destroy(accel_dispatch_t *d);

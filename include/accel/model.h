@@ -73,7 +73,7 @@ typedef struct {
 
 /* Plugins set .abi = ACCEL_MODEL_ABI; accel refuses a plugin built against another version of this
  * interface instead of crashing in it. */
-#define ACCEL_MODEL_ABI 3
+#define ACCEL_MODEL_ABI 4
 
 struct accel_model_ops {
     unsigned abi;                   /* ACCEL_MODEL_ABI */
@@ -112,9 +112,19 @@ struct accel_model_ops {
     /* Optional, with logits_range: bytes of the buffers logits_range uses for a sequence of the
      * full context (counted in an inference memory budget). */
     size_t (*logits_bytes)(const accel_config_t *cfg);
+    /* Optional (language models; added in ABI 4), the KV cache of generation: the logits that
+     * follow the last of ntokens tokens of one sequence into out_logits[vocab], where the first
+     * `cached` tokens (0 <= cached < ntokens) are those the previous logits, logits_range or
+     * logits_cached call on this state was given, with the same parameters: their keys and values
+     * are reused and only positions cached..ntokens-1 are computed (one token's work per new
+     * token). cached = 0 starts afresh. Hooks as in logits_range. Equals logits_range's last row
+     * within float rounding. The cache is the model's: logits_bytes counts it. */
+    accel_status_t (*logits_cached)(void *state, const accel_layout_t *layout, const float *params,
+                                    const int32_t *tokens, int ntokens, int cached,
+                                    float *out_logits, const accel_layer_hooks_t *hooks);
 };
 
-/* Built-in models by name ("mlp", "gpt"), or a plugin when cfg->model.plugin is set. */
+/* Built-in models by name ("mlp", "gpt", "llama"), or a plugin when cfg->model.plugin is set. */
 accel_status_t accel_model_create(const accel_config_t *cfg, accel_model_t *model);
 /* The same model computing on `device`: its parameters, gradients and batches' work live in that
  * device's memory (the trainer keeps them there). A model without a path for the device is refused
@@ -142,8 +152,17 @@ accel_status_t accel_model_generate(const accel_model_t *m, const float *params,
 accel_status_t accel_model_pick_token(const float *logits, int V, float temperature, int top_k,
                                       uint64_t seed, int step, int32_t *token);
 
+/* How many of the tokens of a generation window the model may take from its KV cache: the
+ * window holds tokens start..start+n-1 of a sequence, the previous pass held
+ * prev_start..prev_start+prev_n-1 (prev_n = 0: none). Positions shift when the window slides,
+ * so only a window that kept its start and grew reuses the cache. */
+static inline int accel_kv_reusable(int prev_start, int prev_n, int start, int n)
+{
+    return prev_n > 0 && start == prev_start && n > prev_n ? prev_n : 0;
+}
 extern const accel_model_ops_t accel_model_mlp;
 extern const accel_model_ops_t accel_model_gpt;
+extern const accel_model_ops_t accel_model_llama;
 extern const accel_model_ops_t accel_model_gpt_cuda;   /* the gpt's layers on a CUDA device */
 
 #endif

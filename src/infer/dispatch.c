@@ -328,8 +328,10 @@ static bool same_schedule(const accel_dispatch_t *d)
     return d->nrec == d->nseq && !memcmp(d->rec, d->seq, sizeof *d->rec * (size_t)d->nrec);
 }
 
-accel_status_t accel_dispatch_logits(accel_dispatch_t *d, const int32_t *tokens, int ntokens,
-                                     int first, float *out)
+/* One pass of the model over the weights: logits_range from `first`, or with cached >= 0 the
+ * KV-cached logits after the last token. */
+static accel_status_t pass(accel_dispatch_t *d, const int32_t *tokens, int ntokens, int first,
+                           int cached, float *out)
 {
     const accel_model_t *m = d->model;
     pthread_mutex_lock(&d->mu);
@@ -339,8 +341,12 @@ accel_status_t accel_dispatch_logits(accel_dispatch_t *d, const int32_t *tokens,
     d->nrec = 0;
     pthread_mutex_unlock(&d->mu);
     if (st != ACCEL_OK) return st;
-    st = m->ops->logits_range(m->state, &m->layout, d->params, tokens, ntokens, first, out,
-                              &d->hooks);
+    if (cached >= 0 && m->ops->logits_cached)
+        st = m->ops->logits_cached(m->state, &m->layout, d->params, tokens, ntokens, cached, out,
+                                   &d->hooks);
+    else
+        st = m->ops->logits_range(m->state, &m->layout, d->params, tokens, ntokens, first, out,
+                                  &d->hooks);
     pthread_mutex_lock(&d->mu);
     d->recording = false;
     d->stats.passes++;
@@ -367,6 +373,18 @@ accel_status_t accel_dispatch_logits(accel_dispatch_t *d, const int32_t *tokens,
     }
     pthread_mutex_unlock(&d->mu);
     return st;
+}
+
+accel_status_t accel_dispatch_logits(accel_dispatch_t *d, const int32_t *tokens, int ntokens,
+                                     int first, float *out)
+{
+    return pass(d, tokens, ntokens, first, -1, out);
+}
+
+accel_status_t accel_dispatch_next_logits(accel_dispatch_t *d, const int32_t *tokens, int ntokens,
+                                          int cached, float *out)
+{
+    return pass(d, tokens, ntokens, ntokens - 1, cached < 0 ? 0 : cached, out);
 }
 
 void accel_dispatch_stats(const accel_dispatch_t *d, accel_dispatch_stats_t *stats)

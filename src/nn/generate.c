@@ -1,7 +1,7 @@
 /* Text generation for any model with a `logits` op: greedy (temperature 0) or sampled with
- * temperature and top-k from the keyed RNG, so a seed always reproduces the same tokens. The whole
- * window is recomputed for every new token (no key/value cache): simple, and fast enough for the
- * small models this serves. */
+ * temperature and top-k from the keyed RNG, so a seed always reproduces the same tokens. Models
+ * with a KV cache (logits_cached) compute one new position per token while the sequence fits the
+ * context; past it the window slides, positions shift and each token recomputes its window. */
 #include "build_config.h"
 
 #include <math.h>
@@ -93,10 +93,19 @@ accel_status_t accel_model_generate(const accel_model_t *m, const float *params,
         goto out;
     }
     memcpy(seq, prompt, sizeof(int32_t) * (size_t)nprompt);
+    int prev_start = 0, prev_n = 0;
     for (int i = 0; i < nnew; i++) {
-        int len = nprompt + i, window = len < ctx ? len : ctx;
-        ACCEL_CHECK_GOTO(m->ops->logits(m->state, &m->layout, params, seq + len - window, window,
-                                        logits), st, out);
+        int len = nprompt + i, window = len < ctx ? len : ctx, start = len - window;
+        if (m->ops->logits_cached) {
+            int cached = accel_kv_reusable(prev_start, prev_n, start, window);
+            ACCEL_CHECK_GOTO(m->ops->logits_cached(m->state, &m->layout, params, seq + start,
+                                                   window, cached, logits, NULL), st, out);
+            prev_start = start;
+            prev_n = window;
+        } else {
+            ACCEL_CHECK_GOTO(m->ops->logits(m->state, &m->layout, params, seq + start, window,
+                                            logits), st, out);
+        }
         int next;
         if (temperature == 0.0f) {
             next = argmax(logits, V);

@@ -22,7 +22,7 @@
 #include "accel/device.h"
 #include "accel/log.h"
 #include "accel/model.h"
-#include "gpt.h"
+#include "decoder.h"
 #include "gpt_cuda.h"
 
 #if ACCEL_HAVE_CUDA

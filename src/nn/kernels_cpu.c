@@ -199,6 +199,88 @@ void accel_cpu_layernorm_backward(float *restrict dx, float *restrict dw, float 
     }
 }
 
+ACCEL_CLONES
+void accel_cpu_rmsnorm_forward(float *out, float *rstd, const float *x, const float *w, size_t rows,
+                               int C, float eps)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = x + r * (size_t)C;
+        float *o = out + r * (size_t)C;
+        float s = 1.0f / sqrtf(dot_of(xr, xr, C) / (float)C + eps);
+        for (int c = 0; c < C; c++) o[c] = xr[c] * s * w[c];
+        rstd[r] = s;
+    }
+}
+
+ACCEL_CLONES
+void accel_cpu_rmsnorm_backward(float *restrict dx, float *restrict dw, const float *dout,
+                                const float *x, const float *rstd, const float *w, size_t rows,
+                                int C)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *xr = x + r * (size_t)C, *d = dout + r * (size_t)C;
+        float *dxr = dx + r * (size_t)C;
+        const float s = rstd[r];
+        float acc[LANES] = { 0 };
+        int i = 0;
+        for (; i + LANES <= C; i += LANES)
+            for (int k = 0; k < LANES; k++) acc[k] += d[i + k] * w[i + k] * xr[i + k];
+        for (int k = 0; i + k < C; k++) acc[k] += d[i + k] * w[i + k] * xr[i + k];
+        const float k3 = hsum(acc) / (float)C * s * s * s;
+        for (int c = 0; c < C; c++) {
+            dw[c] += d[c] * xr[c] * s;
+            dxr[c] += s * d[c] * w[c] - k3 * xr[c];
+        }
+    }
+}
+
+ACCEL_CLONES
+void accel_cpu_rope(float *x, size_t rows, size_t ld, int nheads, int hs, const float *cos,
+                    const float *sin, int period, int pos0, int inverse)
+{
+    const int half = hs / 2;
+    const float sign = inverse ? -1.0f : 1.0f;
+    for (size_t r = 0; r < rows; r++) {
+        const size_t p = ((size_t)pos0 + r) % (size_t)period;
+        const float *c = cos + p * (size_t)half, *sn = sin + p * (size_t)half;
+        for (int h = 0; h < nheads; h++) {
+            float *a = x + r * ld + (size_t)h * hs, *b = a + half;
+            for (int i = 0; i < half; i++) {
+                float s = sign * sn[i], x1 = a[i], x2 = b[i];
+                a[i] = x1 * c[i] - x2 * s;
+                b[i] = x2 * c[i] + x1 * s;
+            }
+        }
+    }
+}
+
+/* sigmoid through the vectorisable exp */
+static inline float fsigmoid(float g) { return 1.0f / (1.0f + fexp(-g)); }
+
+ACCEL_CLONES
+void accel_cpu_swiglu_forward(float *h, const float *gu, size_t rows, int F)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *g = gu + r * 2 * (size_t)F, *u = g + F;
+        float *o = h + r * (size_t)F;
+        for (int c = 0; c < F; c++) o[c] = g[c] * fsigmoid(g[c]) * u[c];
+    }
+}
+
+ACCEL_CLONES
+void accel_cpu_swiglu_backward(float *dgu, const float *dh, const float *gu, size_t rows, int F)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *g = gu + r * 2 * (size_t)F, *u = g + F, *d = dh + r * (size_t)F;
+        float *dg = dgu + r * 2 * (size_t)F, *du = dg + F;
+        for (int c = 0; c < F; c++) {
+            float s = fsigmoid(g[c]), silu = g[c] * s;
+            du[c] = d[c] * silu;
+            dg[c] = d[c] * u[c] * s * (1.0f + g[c] * (1.0f - s));
+        }
+    }
+}
+
 #define GELU_K 0.7978845608028654f         /* sqrt(2 / pi) */
 #define GELU_A 0.044715f
 

@@ -24,6 +24,30 @@ void accel_cpu_layernorm_backward(float *restrict dx, float *restrict dw, float 
                                   const float *dout, const float *x, const float *mean,
                                   const float *rstd, const float *w, size_t rows, int C);
 
+/* RMSNorm over the last dimension C (Llama): out = x * rstd * w, rstd = 1 / sqrt(mean(x^2) + eps)
+ * per row, kept for the backward pass. */
+void accel_cpu_rmsnorm_forward(float *out, float *rstd, const float *x, const float *w, size_t rows,
+                               int C, float eps);
+/* Backward: dx += rstd (g - x rstd^2 mean(g x)) with g = dout w, and dw += dout x rstd. dx and dw
+ * must not overlap each other or the inputs. */
+void accel_cpu_rmsnorm_backward(float *restrict dx, float *restrict dw, const float *dout,
+                                const float *x, const float *rstd, const float *w, size_t rows,
+                                int C);
+
+/* Rotary position embedding, the rotate-half convention of Hugging Face's Llama: in every head
+ * (nheads heads of hs values, head h at columns h*hs of each row, row stride ld), the pair
+ * (x[i], x[i + hs/2]) of a row at position p turns by the angle whose cosine and sine are
+ * cos[p * hs/2 + i] and sin[p * hs/2 + i]. Row r sits at position (pos0 + r) % period (rows of
+ * whole sequences: period = the sequence length). inverse turns the other way (the backward pass:
+ * the rotation's transpose). In place. */
+void accel_cpu_rope(float *x, size_t rows, size_t ld, int nheads, int hs, const float *cos,
+                    const float *sin, int period, int pos0, int inverse);
+
+/* SwiGLU (Llama's MLP): gu holds rows of [gate | up] (2F values), h = silu(gate) * up ([rows, F]).
+ * Backward: dgu = [dh * up * silu'(gate) | dh * silu(gate)] (overwritten). */
+void accel_cpu_swiglu_forward(float *h, const float *gu, size_t rows, int F);
+void accel_cpu_swiglu_backward(float *dgu, const float *dh, const float *gu, size_t rows, int F);
+
 /* Bias and GELU, tanh approximation (GPT-2), over rows x cols: with v = x[r][c] + bias[c],
  * out = 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))), and x[r][c] becomes gelu'(v), all the
  * backward pass needs: one pass over the product's output, and no tanh in the backward pass. */

@@ -9,7 +9,8 @@
 #include "accel/model.h"
 #include "gpt_cuda.h"
 
-static const accel_model_ops_t *const g_builtin[] = { &accel_model_mlp, &accel_model_gpt };
+static const accel_model_ops_t *const g_builtin[] = { &accel_model_mlp, &accel_model_gpt,
+                                                        &accel_model_llama };
 
 static accel_status_t find_ops(const accel_config_t *cfg, const accel_model_ops_t **ops)
 {

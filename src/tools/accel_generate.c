@@ -27,7 +27,7 @@ static void usage(FILE *out)
     fprintf(out,
         "usage: accel_generate WEIGHTS [options] [key=value ...]\n"
         "\n"
-        "Run a GPT from a checkpoint (step-*.h5 from accel_train, or a checkpoint directory: its\n"
+        "Run a GPT or Llama from a checkpoint (step-*.h5 from accel_train, or a checkpoint directory: its\n"
         "'latest' file names the checkpoint) or from exported weights (accel_ckpt export --format\n"
         "hdf5), with weights larger than the memory you give it: layers that do not fit are read\n"
         "from the file when they are used, prefetched on a background thread.\n"
@@ -45,6 +45,8 @@ static void usage(FILE *out)
         "  --temperature T       0 = greedy (default); > 0 samples from softmax(logits / T)\n"
         "  --top-k K             sample among the K most likely tokens (default 0 = all)\n"
         "  --seed S              sampling seed (default 1): a seed always gives the same text\n"
+        "  --no-kv-cache         recompute the whole window for every new token (for comparisons;\n"
+        "                        the same logits, slower)\n"
         "memory:\n"
         "  --max-memory SPEC     budget per tier, e.g. cpu=64MiB,disk=10GiB (default: cpu\n"
         "                        unlimited). The cpu budget holds the resident layers, the disk\n"
@@ -61,8 +63,9 @@ static void usage(FILE *out)
         "  -h, --help, -V, --version\n"
         "\n"
         "The prompt must fit in model.context tokens (a longer one is refused); generation past\n"
-        "the context keeps the most recent model.context tokens. There is no key/value cache:\n"
-        "each new token recomputes its window. Details: docs/inference.md\n");
+        "the context keeps the most recent model.context tokens. Inside the context each new\n"
+        "token costs one position's forward (a key/value cache); past it the window slides and\n"
+        "each token recomputes its window. Details: docs/inference.md\n");
 }
 
 typedef struct {
@@ -70,7 +73,7 @@ typedef struct {
     int ntokens, top_k, ring_slots;
     double temperature;
     unsigned long long seed;
-    bool print_map, stats, quiet;
+    bool print_map, stats, quiet, no_kv_cache;
     char **overrides;
     int noverrides;
 } opts_t;
@@ -135,6 +138,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
             }
         } else if (!strcmp(argv[i], "--print-map")) o->print_map = true;
         else if (!strcmp(argv[i], "--stats")) o->stats = true;
+        else if (!strcmp(argv[i], "--no-kv-cache")) o->no_kv_cache = true;
         else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) o->quiet = true;
         else if (missing) {
             fprintf(stderr, "accel_generate: option %s needs a value\n", argv[i]);
@@ -312,7 +316,7 @@ int main(int argc, char **argv)
     have_model = true;
     if (!model.ops->logits_range || !model.ops->logits_bytes) {
         fprintf(stderr, "accel_generate: model '%s' is not a language model with layer-by-layer "
-                "logits\n--> hint: accel_generate runs model.name=gpt checkpoints\n", model.ops->name);
+                "logits\n--> hint: accel_generate runs model.name=gpt and llama checkpoints\n", model.ops->name);
         st = ACCEL_ERR_UNSUPPORTED;
         goto out;
     }
@@ -416,9 +420,18 @@ int main(int argc, char **argv)
     long long produced = 0;
     if (!o.score) {
         fwrite(o.prompt ? o.prompt : text, 1, prompt_len, stdout);
+        int prev_start = 0, prev_n = 0;
         for (int i = 0; i < o.ntokens; i++) {
-            int len = (int)prompt_len + i, window = len < T ? len : T;
-            st = accel_dispatch_logits(d, seq + len - window, window, window - 1, logits);
+            int len = (int)prompt_len + i, window = len < T ? len : T, start = len - window;
+            if (o.no_kv_cache) {
+                st = accel_dispatch_logits(d, seq + start, window, window - 1, logits);
+            } else {
+                st = accel_dispatch_next_logits(d, seq + start, window,
+                                                accel_kv_reusable(prev_start, prev_n, start, window),
+                                                logits);
+                prev_start = start;
+                prev_n = window;
+            }
             if (st != ACCEL_OK) goto out;
             if (write_logits(lf, logits, (size_t)V)) { st = ACCEL_ERR_IO; goto out; }
             int32_t next;

@@ -1,7 +1,7 @@
-/* What the GPT's backends share (src/nn/gpt.c on the CPU, src/nn/gpt_cuda.c on CUDA): an engine
- * internal, not installed. */
-#ifndef ACCEL_NN_GPT_H
-#define ACCEL_NN_GPT_H
+/* What the decoder's backends share (src/nn/decoder.c on the CPU, src/nn/gpt_cuda.c on CUDA): an
+ * engine internal, not installed. */
+#ifndef ACCEL_NN_DECODER_H
+#define ACCEL_NN_DECODER_H
 
 #include <stdint.h>
 

@@ -1,0 +1,1064 @@
+/* The built-in decoder-only transformers for CPU training and inference, one engine for two
+ * families that differ only in their building blocks:
+ *   gpt    GPT-2: token + learned position embeddings, pre-LayerNorm blocks with biases, GELU MLP,
+ *          LM head tied to the token embedding;
+ *   llama  Llama 2/3, Mistral, Qwen2: token embedding, RMSNorm, rotary positions (RoPE, with
+ *          Llama-3.1 frequency scaling), grouped-query attention (kv_heads <= heads), SwiGLU MLP
+ *          without biases (optional q/k/v biases: Qwen2), tied or separate LM head.
+ * Both end with softmax cross-entropy on next-token targets.
+ *
+ * The structure follows karpathy's llm.c (train_gpt2.c): every activation the backward pass needs
+ * is stored once by the forward pass, matrix products go to BLAS through the precision-dispatching
+ * accel_gemm_cpu (fp32, bf16 or emulated fp16 operands, fp32 accumulation), and everything else is
+ * a fused single-threaded loop from kernels_cpu.c. Attention runs per (sample, head) with BLAS in
+ * row blocks that skip the masked upper triangle; a query head reads the key/value head of its
+ * group. Buffers are allocated once and grown only when a larger batch arrives.
+ *
+ * Inference keeps each layer's q|k|v rows of one sequence (the KV cache): a call that extends the
+ * previous sequence computes only the new positions. */
+#include "build_config.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accel/log.h"
+#include "accel/model.h"
+#include "decoder.h"
+#include "gemm_cpu.h"
+#include "kernels_cpu.h"
+
+#define ATT_BLOCK 32                /* attention row block: the causal mask skips whole blocks */
+
+typedef struct {                    /* the building blocks of one family */
+    bool rms;                       /* RMSNorm (no bias) instead of LayerNorm */
+    bool rope;                      /* rotary positions instead of a learned wpe */
+    bool swiglu;                    /* SwiGLU MLP [gate | up] instead of GELU */
+    bool biases;                    /* biases on the projections and the MLP (gpt) */
+    bool qkv_bias;                  /* biases on q, k, v (gpt; llama with attention_bias) */
+    bool tied;                      /* LM head = wte */
+} arch_t;
+
+typedef struct {                    /* tensor indices of one block; -1: absent in this family */
+    int ln1w, ln1b, qkvw, qkvb, projw, projb, ln2w, ln2b, fcw, fcb, fcpw, fcpb;
+} gpt_block_t;
+
+typedef struct {                    /* activations of one block, stored for the backward pass */
+    float *ln1, *ln1_mean, *ln1_rstd;
+    float *qkv;                     /* [BT, QKV]: q heads | k heads | v heads, head h at h*hs */
+    float *att;                     /* [B, NH, T, T] softmax probabilities, zero above the diagonal */
+    float *atty;                    /* [BT, C] attention output before the projection */
+    float *res2;                    /* [BT, C] residual after attention */
+    float *ln2, *ln2_mean, *ln2_rstd;
+    float *fch;                     /* [BT, FIN] first MLP product: gpt: gelu'(fc); llama: gate|up */
+    float *fch_gelu;                /* [BT, F] MLP hidden: GELU output or silu(gate) * up */
+    float *res3;                    /* [BT, C] residual after the MLP = the block's output */
+} gpt_acts_t;
+
+typedef struct {
+    int L, NH, KVH, hs, C, T, V;
+    int QKV;                        /* (NH + 2 KVH) hs: width of the q|k|v rows */
+    int F, FIN;                     /* MLP hidden width; width of its first product (F or 2F) */
+    arch_t arch;
+    float eps;                      /* RMSNorm epsilon (LayerNorm: ACCEL_LN_EPS) */
+    float *rope_cos, *rope_sin;     /* [T, hs/2] */
+    accel_dtype_t precision;
+    accel_gemm_cpu_t gemm;
+    accel_gemm_cpu_t gemm32;        /* fp32 products, for attention operands rounded beforehand */
+    int wte, wpe, lnfw, lnfb, head; /* wpe, lnfb: -1 when absent; head: wte or lm_head */
+    gpt_block_t *blk;
+    gpt_acts_t *act;
+    float *x0;                      /* [BT, C] embeddings: the residual entering block 0 */
+    float *lnf, *lnf_mean, *lnf_rstd;
+    float *logits;                  /* [BT, V]; overwritten by d(loss)/d(logits) in training */
+    float *dres, *dc, *d3c, *d4c;   /* backward scratch: [BT, C], [BT, C], [BT, QKV], [BT, FIN] */
+    float *dff;                     /* [BT, F] SwiGLU backward: d(hidden) */
+    float *dp;                      /* [T, T] attention backward scratch for one (sample, head) */
+    float *pr;                      /* [T, T] rounded copy of one (sample, head)'s probabilities */
+    float *kt;                      /* [hs, T] one (sample, head)'s keys or values, transposed */
+    float *dkv;                     /* [2, T, hs] one head's dK, dV before they join its group's */
+    float *mem;
+    int capacity;                   /* samples (at full context) the buffers hold */
+    /* Inference (logits ops): one sequence, one set of block activations shared by every block
+     * (nothing is kept for a backward pass) except each block's q|k|v rows, the KV cache. */
+    gpt_acts_t iact;
+    float **kv;                     /* [L] -> [T, QKV] */
+    float *ix0, *ilnf, *ilnf_mean, *ilnf_rstd, *ipr, *ikt;
+    float *imem;
+    int cached;                     /* tokens whose q|k|v the cache holds (previous call's) */
+} gpt_t;
+
+/* Where a forward pass keeps its activations: block l uses act[l * act_step]. */
+typedef struct {
+    gpt_acts_t *act;
+    int act_step;                   /* 1: one set per block (training), 0: one shared set */
+    float **kv;                     /* inference: block l's q|k|v rows live in kv[l]; else NULL */
+    float *x0, *lnf, *lnf_mean, *lnf_rstd;
+    float *pr;                      /* [T, T] scratch: rounded attention probabilities */
+    float *kt;                      /* [hs, T] scratch: one head's keys, transposed */
+} gpt_fwd_t;
+
+#define PARAM(idx) (params + layout->tensors[(idx)].offset)
+#define GRAD(idx) (grads + layout->tensors[(idx)].offset)
+#define PARAM_OPT(idx) ((idx) >= 0 ? PARAM(idx) : NULL)
+#define GRAD_OPT(idx) ((idx) >= 0 ? GRAD(idx) : NULL)
+#define GEMM(...) ACCEL_CHECK(accel_gemm_cpu(&m->gemm, __VA_ARGS__))
+
+static void gpt_destroy(void *state)
+{
+    gpt_t *m = state;
+    if (!m) return;
+    accel_gemm_cpu_free(&m->gemm);
+    accel_gemm_cpu_free(&m->gemm32);
+    free(m->mem);
+    free(m->imem);
+    free(m->kv);
+    free(m->act);
+    free(m->blk);
+    free(m->rope_cos);
+    free(m->rope_sin);
+    free(m);
+}
+
+static accel_status_t add(accel_layout_t *layout, const char *name, int ndim, int64_t d0, int64_t d1,
+                          int layer, unsigned flags, float std, int *index)
+{
+    int64_t shape[2] = { d0, d1 };
+    return accel_layout_add(layout, name, ndim, shape, layer, flags, std, index);
+}
+
+/* The SwiGLU width when model.ffn_width = 0: 8/3 of the width, rounded up to a multiple of 64. */
+static int default_ffn_width(int width)
+{
+    int64_t f = ((int64_t)8 * width + 2) / 3;
+    return (int)((f + 63) / 64 * 64);
+}
+
+/* The keys only the llama family reads, at their defaults: gpt refuses any other value rather
+ * than ignore it. */
+static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
+{
+    const char *key = NULL;
+    if (c->kv_heads != 0 && c->kv_heads != c->heads) key = "model.kv_heads";
+    else if (c->ffn_width != 0 && c->ffn_width != 4 * c->width) key = "model.ffn_width";
+    else if (c->rope_theta != 10000.0) key = "model.rope_theta";
+    else if (strcmp(c->rope_scaling, "none")) key = "model.rope_scaling";
+    else if (c->rms_eps != 1e-5) key = "model.rms_eps";
+    else if (!c->tie_embeddings) key = "model.tie_embeddings";
+    else if (c->attention_bias) key = "model.attention_bias";
+    if (!key) return ACCEL_OK;
+    ACCEL_ERROR0("gpt: %s is a llama key (GPT-2 has learned positions, LayerNorm, a GELU MLP of 4 x "
+                 "width, biases everywhere and a tied LM head)\n--> hint: use model.name=llama, or "
+                 "leave %s at its default", key, key);
+    return ACCEL_ERR_CONFIG;
+}
+
+/* Llama-3.1 frequency scaling: low frequencies (wavelength above original_context /
+ * low_freq_factor) slowed down by `factor`, high ones (below original_context / high_freq_factor)
+ * kept, a smooth blend between (transformers' _compute_llama3_parameters). */
+static double llama3_inv_freq(const accel_model_config_t *c, double f)
+{
+    const double pi = 3.14159265358979323846;
+    const double old = c->rope_original_context, lo = c->rope_low_freq_factor;
+    const double hi = c->rope_high_freq_factor, wavelen = 2.0 * pi / f;
+    if (wavelen < old / hi) return f;
+    if (wavelen > old / lo) return f / c->rope_factor;
+    double smooth = (old / wavelen - lo) / (hi - lo);
+    return (1.0 - smooth) * f / c->rope_factor + smooth * f;
+}
+
+/* cos and sin of every (position, frequency) pair: [T, hs/2] each. The inverse frequencies are
+ * rounded to fp32 first, as transformers computes them. */
+static accel_status_t rope_tables(gpt_t *m, const accel_model_config_t *c)
+{
+    const int half = m->hs / 2;
+    m->rope_cos = malloc(sizeof(float) * (size_t)m->T * half);
+    m->rope_sin = malloc(sizeof(float) * (size_t)m->T * half);
+    if (!m->rope_cos || !m->rope_sin) return ACCEL_ERR_NOMEM;
+    for (int i = 0; i < half; i++) {
+        double f = (float)(1.0 / pow(c->rope_theta, (double)(2 * i) / m->hs));
+        if (!strcmp(c->rope_scaling, "llama3")) f = (float)llama3_inv_freq(c, f);
+        for (int t = 0; t < m->T; t++) {
+            m->rope_cos[(size_t)t * half + i] = (float)cos((double)t * f);
+            m->rope_sin[(size_t)t * half + i] = (float)sin((double)t * f);
+        }
+    }
+    return ACCEL_OK;
+}
+
+static accel_status_t validate(const accel_config_t *cfg, bool llama)
+{
+    const accel_model_config_t *c = &cfg->model;
+    const char *name = llama ? "llama" : "gpt";
+    if (c->layers < 1 || c->heads < 1 || c->width < 1 || c->context < 1 || c->vocab < 2) {
+        ACCEL_ERROR0("%s needs model.layers >= 1, model.heads >= 1, model.width >= 1, "
+                     "model.context >= 1 and model.vocab >= 2 (got layers=%d heads=%d width=%d "
+                     "context=%d vocab=%d)", name, c->layers, c->heads, c->width, c->context,
+                     c->vocab);
+        return ACCEL_ERR_CONFIG;
+    }
+    if (c->width % c->heads) {
+        ACCEL_ERROR0("%s: model.width=%d is not divisible by model.heads=%d\n--> hint: choose a "
+                     "width that is a multiple of the number of heads (e.g. width=%d)", name,
+                     c->width, c->heads, (c->width / c->heads + 1) * c->heads);
+        return ACCEL_ERR_CONFIG;
+    }
+    if (!llama) ACCEL_CHECK(refuse_llama_keys(c));
+    const int kvh = c->kv_heads ? c->kv_heads : c->heads;
+    const int ffn = !llama ? 4 * c->width : c->ffn_width ? c->ffn_width : default_ffn_width(c->width);
+    if (llama) {
+        const char *bad = NULL, *why = "";
+        if (kvh < 1 || kvh > c->heads || c->heads % kvh)
+            bad = "model.kv_heads", why = "must divide model.heads (each key/value head serves "
+                                          "a whole group of query heads)";
+        else if ((c->width / c->heads) % 2)
+            bad = "model.heads", why = "gives an odd head size (width / heads): RoPE turns pairs "
+                                       "of values";
+        else if (c->ffn_width < 0)
+            bad = "model.ffn_width", why = "must be >= 1 (0 = the default)";
+        else if (!(c->rope_theta > 1.0) || !isfinite(c->rope_theta))
+            bad = "model.rope_theta", why = "must be a finite number > 1";
+        else if (!(c->rms_eps > 0.0) || !(c->rms_eps < 1.0))
+            bad = "model.rms_eps", why = "must be in (0, 1)";
+        else if (!strcmp(c->rope_scaling, "llama3") && !(c->rope_factor >= 1.0 && isfinite(c->rope_factor)))
+            bad = "model.rope_factor", why = "must be a finite number >= 1";
+        else if (!strcmp(c->rope_scaling, "llama3") && !(c->rope_low_freq_factor > 0.0))
+            bad = "model.rope_low_freq_factor", why = "must be > 0";
+        else if (!strcmp(c->rope_scaling, "llama3") &&
+                 !(c->rope_high_freq_factor > c->rope_low_freq_factor && isfinite(c->rope_high_freq_factor)))
+            bad = "model.rope_high_freq_factor", why = "must be finite and above model.rope_low_freq_factor";
+        else if (!strcmp(c->rope_scaling, "llama3") && c->rope_original_context < 1)
+            bad = "model.rope_original_context", why = "must be >= 1";
+        if (bad) {
+            ACCEL_ERROR0("llama: %s %s (model.heads=%d model.kv_heads=%d model.width=%d)", bad,
+                         why, c->heads, c->kv_heads, c->width);
+            return ACCEL_ERR_CONFIG;
+        }
+    }
+    /* Matrix dimensions are ints for BLAS: keep every row length and per-layer count in range. */
+    if (c->width > (1 << 20) || c->vocab > (1 << 26) || c->context > (1 << 20) ||
+        c->layers > 100000 || ffn > (1 << 22) ||
+        (int64_t)c->width * (llama ? 2 * (int64_t)ffn : ffn) > INT_MAX) {
+        ACCEL_ERROR0("%s: model size out of range (layers=%d width=%d ffn_width=%d context=%d "
+                     "vocab=%d)\n--> hint: the CPU model supports width <= 23170, context <= "
+                     "1048576, vocab <= 67108864", name, c->layers, c->width, ffn, c->context,
+                     c->vocab);
+        return ACCEL_ERR_CONFIG;
+    }
+    return ACCEL_OK;                                /* precision: checked by the config */
+}
+
+/* The dimensions and building blocks of cfg's model (validated). */
+static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
+{
+    const accel_model_config_t *c = &cfg->model;
+    m->L = c->layers;
+    m->NH = c->heads;
+    m->KVH = llama && c->kv_heads ? c->kv_heads : c->heads;
+    m->C = c->width;
+    m->hs = m->C / m->NH;
+    m->T = c->context;
+    m->V = c->vocab;
+    m->QKV = (m->NH + 2 * m->KVH) * m->hs;
+    m->F = !llama ? 4 * m->C : c->ffn_width ? c->ffn_width : default_ffn_width(m->C);
+    m->FIN = llama ? 2 * m->F : m->F;
+    m->arch = llama ? (arch_t){ .rms = true, .rope = true, .swiglu = true, .biases = false,
+                                .qkv_bias = c->attention_bias, .tied = c->tie_embeddings }
+                    : (arch_t){ .rms = false, .rope = false, .swiglu = false, .biases = true,
+                                .qkv_bias = true, .tied = true };
+    m->eps = llama ? (float)c->rms_eps : ACCEL_LN_EPS;
+    m->precision = cfg->precision_id;               /* fp32, bf16 or fp16 */
+}
+
+static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout_t *layout,
+                             void **state)
+{
+    ACCEL_CHECK(validate(cfg, llama));
+    gpt_t *m = calloc(1, sizeof *m);
+    if (!m) return ACCEL_ERR_NOMEM;
+    shape_of(m, cfg, llama);
+    accel_status_t st = accel_gemm_cpu_init(&m->gemm, m->precision);
+    if (st == ACCEL_OK) st = accel_gemm_cpu_init(&m->gemm32, ACCEL_F32);
+    m->blk = calloc((size_t)m->L, sizeof *m->blk);
+    m->act = calloc((size_t)m->L, sizeof *m->act);
+    m->kv = calloc((size_t)m->L, sizeof *m->kv);
+    if (st == ACCEL_OK && (!m->blk || !m->act || !m->kv)) st = ACCEL_ERR_NOMEM;
+    if (st == ACCEL_OK && m->arch.rope) st = rope_tables(m, &cfg->model);
+    if (st != ACCEL_OK) { gpt_destroy(m); return st; }
+
+    const int64_t C = m->C, L = m->L;
+    const arch_t *ar = &m->arch;
+    /* GPT-2 scales the residual projections' init by 1/sqrt(2L); Llama inits every matrix alike. */
+    const float std = 0.02f, res_std = llama ? std : (float)(0.02 / sqrt(2.0 * (double)L));
+    const unsigned nd = ACCEL_TENSOR_NO_DECAY;
+    const char *n1 = ar->rms ? "norm1" : "ln1", *n2 = ar->rms ? "norm2" : "ln2";
+    const char *fc = ar->swiglu ? "mlp.gate_up" : "mlp.fc", *fcp = ar->swiglu ? "mlp.down" : "mlp.proj";
+    /* Each layer's tensors are registered contiguously: ZeRO-3 gathers one layer at a time.
+     * Layer 0: embeddings; 1..L: blocks; L+1: final norm (and a separate LM head). */
+    m->wpe = m->lnfb = m->head = -1;
+    ACCEL_CHECK_GOTO(add(layout, "wte", 2, m->V, C, 0, 0, std, &m->wte), st, fail);
+    if (!ar->rope) ACCEL_CHECK_GOTO(add(layout, "wpe", 2, m->T, C, 0, 0, std, &m->wpe), st, fail);
+    for (int l = 0; l < m->L; l++) {
+        gpt_block_t *b = &m->blk[l];
+        *b = (gpt_block_t){ -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+        char name[ACCEL_TENSOR_NAME_MAX];
+#define ADD(part, suffix, ndim, d0, d1, flags, s, idx)                                      \
+        snprintf(name, sizeof name, "h.%d.%s." suffix, l, part);                            \
+        ACCEL_CHECK_GOTO(add(layout, name, ndim, d0, d1, l + 1, flags, s, idx), st, fail)
+        ADD(n1, "weight", 1, C, 0, nd, -1.0f, &b->ln1w);
+        if (!ar->rms) { ADD(n1, "bias", 1, C, 0, nd, 0.0f, &b->ln1b); }
+        ADD("attn.qkv", "weight", 2, m->QKV, C, 0, std, &b->qkvw);
+        if (ar->qkv_bias) { ADD("attn.qkv", "bias", 1, m->QKV, 0, nd, 0.0f, &b->qkvb); }
+        ADD("attn.proj", "weight", 2, C, C, 0, res_std, &b->projw);
+        if (ar->biases) { ADD("attn.proj", "bias", 1, C, 0, nd, 0.0f, &b->projb); }
+        ADD(n2, "weight", 1, C, 0, nd, -1.0f, &b->ln2w);
+        if (!ar->rms) { ADD(n2, "bias", 1, C, 0, nd, 0.0f, &b->ln2b); }
+        ADD(fc, "weight", 2, m->FIN, C, 0, std, &b->fcw);
+        if (ar->biases) { ADD(fc, "bias", 1, m->FIN, 0, nd, 0.0f, &b->fcb); }
+        ADD(fcp, "weight", 2, C, m->F, 0, res_std, &b->fcpw);
+        if (ar->biases) { ADD(fcp, "bias", 1, C, 0, nd, 0.0f, &b->fcpb); }
+#undef ADD
+    }
+    const int last = m->L + 1;
+    ACCEL_CHECK_GOTO(add(layout, ar->rms ? "normf.weight" : "lnf.weight", 1, C, 0, last, nd, -1.0f,
+                         &m->lnfw), st, fail);
+    if (!ar->rms) ACCEL_CHECK_GOTO(add(layout, "lnf.bias", 1, C, 0, last, nd, 0.0f, &m->lnfb), st, fail);
+    if (ar->tied) m->head = m->wte;
+    else ACCEL_CHECK_GOTO(add(layout, "lm_head.weight", 2, m->V, C, last, 0, std, &m->head), st, fail);
+    *state = m;
+    return ACCEL_OK;
+fail:
+    gpt_destroy(m);
+    return st;
+}
+
+static accel_status_t gpt_create(const accel_config_t *cfg, accel_layout_t *layout, void **state)
+{
+    return create(cfg, false, layout, state);
+}
+
+static accel_status_t llama_create(const accel_config_t *cfg, accel_layout_t *layout, void **state)
+{
+    return create(cfg, true, layout, state);
+}
+
+/* The layer whose parameters the LM head reads: wte's (0) when tied, else the last one's. */
+static int head_layer(const gpt_t *m) { return m->arch.tied ? 0 : m->L + 1; }
+
+/* Room for B samples at full context. One allocation, carved into 64-byte aligned pieces. */
+#define PIECE(n) (((n) + 15) / 16 * 16)
+
+/* Floats of one block's activations for B sequences of T tokens (laid out by carve_block). */
+static size_t block_floats(const gpt_t *m, size_t B, size_t T)
+{
+    const size_t BT = B * T, C = (size_t)m->C;
+    return 4 * PIECE(BT * C) + PIECE(BT * (size_t)m->QKV) + PIECE(B * (size_t)m->NH * T * T) +
+           PIECE(BT * (size_t)m->FIN) + PIECE(BT * (size_t)m->F) + PIECE(BT * C) + 4 * PIECE(BT);
+}
+
+/* Floats of activations and work buffers for a micro-batch of B samples (laid out by reserve). */
+static size_t activation_floats(const gpt_t *m, size_t B)
+{
+    const size_t T = (size_t)m->T, BT = B * T, C = (size_t)m->C;
+    return (size_t)m->L * block_floats(m, B, T) + 2 * PIECE(BT * C) + 2 * PIECE(BT) +
+           PIECE(BT * (size_t)m->V) + 2 * PIECE(BT * C) + PIECE(BT * (size_t)m->QKV) +
+           PIECE(BT * (size_t)m->FIN) + PIECE(m->arch.swiglu ? BT * (size_t)m->F : 0) +
+           2 * PIECE(T * T) + PIECE((size_t)m->hs * T) + PIECE(2 * T * (size_t)m->hs);
+}
+
+static size_t activation_bytes(const accel_config_t *cfg, bool llama, int micro_batch)
+{
+    gpt_t m = { 0 };
+    shape_of(&m, cfg, llama);
+    return sizeof(float) * activation_floats(&m, (size_t)micro_batch);
+}
+
+static size_t gpt_activation_bytes(const accel_config_t *cfg, int micro_batch)
+{
+    return activation_bytes(cfg, false, micro_batch);
+}
+
+static size_t llama_activation_bytes(const accel_config_t *cfg, int micro_batch)
+{
+    return activation_bytes(cfg, true, micro_batch);
+}
+
+/* One block's activations for B sequences of T tokens, carved from p; returns what follows. */
+static float *carve_block(const gpt_t *m, gpt_acts_t *a, float *p, size_t B, size_t T)
+{
+    const size_t BT = B * T, C = (size_t)m->C;
+    float **const order[] = { &a->ln1, &a->ln1_mean, &a->ln1_rstd, &a->qkv, &a->att, &a->atty,
+                              &a->res2, &a->ln2, &a->ln2_mean, &a->ln2_rstd, &a->fch, &a->fch_gelu,
+                              &a->res3 };
+    const size_t sizes[] = { BT * C, BT, BT, BT * (size_t)m->QKV, B * (size_t)m->NH * T * T,
+                             BT * C, BT * C, BT * C, BT, BT, BT * (size_t)m->FIN,
+                             BT * (size_t)m->F, BT * C };
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        *order[i] = p;
+        p += PIECE(sizes[i]);
+    }
+    return p;
+}
+
+/* The largest pair of operands any product of n rows converts (bf16/fp16): an activation-sized
+ * and a weight-sized one, or two activation-sized ones in the weight gradients. */
+static size_t gemm_elements(const gpt_t *m, size_t rows)
+{
+    size_t wide = (size_t)m->V;
+    if ((size_t)m->FIN > wide) wide = (size_t)m->FIN;
+    if ((size_t)m->QKV > wide) wide = (size_t)m->QKV;
+    size_t other = rows > wide ? rows : wide;
+    if ((size_t)m->F > other) other = (size_t)m->F;
+    return rows * wide + other * (size_t)(m->C > m->F ? m->C : m->F) +
+           2 * (size_t)m->T * (size_t)m->T + 64;
+}
+
+static accel_status_t reserve(gpt_t *m, int B)
+{
+    if (B <= m->capacity) return ACCEL_OK;
+    const size_t C = (size_t)m->C, T = (size_t)m->T, V = (size_t)m->V;
+    const size_t BT = (size_t)B * T;
+    size_t wide = V > (size_t)m->FIN ? V : (size_t)m->FIN;
+    if (wide < (size_t)m->QKV) wide = (size_t)m->QKV;
+    if (BT > INT_MAX / wide) {
+        ACCEL_ERROR("%s: a micro-batch of %d samples x %zu tokens is too large for one pass\n"
+                    "--> hint: lower the micro-batch (raise train.grad_accum)",
+                    m->arch.rope ? "llama" : "gpt", B, T);
+        return ACCEL_ERR_INVALID;
+    }
+    size_t total = activation_floats(m, (size_t)B);
+    void *mem = NULL;
+    if (posix_memalign(&mem, 64, total * sizeof(float))) {
+        ACCEL_ERROR("%s: cannot allocate %.1f MiB of activations for a micro-batch of %d samples\n"
+                    "--> hint: lower the micro-batch (raise train.grad_accum)",
+                    m->arch.rope ? "llama" : "gpt", total * 4.0 / 1048576.0, B);
+        return ACCEL_ERR_NOMEM;
+    }
+    free(m->mem);
+    m->mem = mem;
+    float *p = mem;
+#define TAKE(ptr, n) do { (ptr) = p; p += PIECE(n); } while (0)
+    for (int l = 0; l < m->L; l++) p = carve_block(m, &m->act[l], p, (size_t)B, T);
+    TAKE(m->x0, BT * C);
+    TAKE(m->lnf, BT * C);
+    TAKE(m->lnf_mean, BT);
+    TAKE(m->lnf_rstd, BT);
+    TAKE(m->logits, BT * V);
+    TAKE(m->dres, BT * C);
+    TAKE(m->dc, BT * C);
+    TAKE(m->d3c, BT * (size_t)m->QKV);
+    TAKE(m->d4c, BT * (size_t)m->FIN);
+    TAKE(m->dff, m->arch.swiglu ? BT * (size_t)m->F : 0);
+    TAKE(m->dp, T * T);
+    TAKE(m->pr, T * T);
+    TAKE(m->kt, (size_t)m->hs * T);
+    TAKE(m->dkv, 2 * T * (size_t)m->hs);
+#undef TAKE
+    m->capacity = B;
+    return accel_gemm_cpu_reserve(&m->gemm, gemm_elements(m, BT));
+}
+
+accel_status_t accel_gpt_check_tokens(const int32_t *tokens, int B, int n_per_row, int stride, int V)
+{
+    if (!tokens) {
+        ACCEL_ERROR("gpt needs token batches, but the batch has no tokens\n--> hint: feed "
+                    "accel_batch_t.tokens with rows of model.context+1 token ids");
+        return ACCEL_ERR_INVALID;
+    }
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < n_per_row; t++) {
+            int32_t id = tokens[(size_t)b * stride + t];
+            if (id < 0 || id >= V) {
+                ACCEL_ERROR("gpt: sample %d, position %d has token id %d, outside the vocabulary "
+                            "0..%d\n--> hint: the data's tokenizer must match model.vocab=%d", b, t,
+                            id, V - 1, V);
+                return ACCEL_ERR_INVALID;
+            }
+        }
+    return ACCEL_OK;
+}
+
+/* Attention runs one (sample, head) at a time, on its T x T lower triangle, one of two ways:
+ * - where bf16 products are native, each product covers the whole head (the triangular products
+ *   of gemm_cpu.h, m->gemm): the kernel packs every operand once, rounding it as it goes, and
+ *   skips the masked half tile by tile;
+ * - elsewhere (fp32, fp16, emulated bf16), in row blocks of ATT_BLOCK, which skip the masked half
+ *   block by block. An operand would be rounded again for every block it takes part in, so every
+ *   operand is rounded once, where it is made, and the products run in fp32 (m->gemm32): the same
+ *   "operands rounded, fp32 accumulation" products. q, k and v are only ever product operands,
+ *   so they are rounded in place (as are dY and dS in the backward pass); P also feeds the
+ *   softmax backward in full precision, so its rounded copy goes to a scratch buffer.
+ * Inference rows after the first (the KV cache's new positions) always take the row-block way,
+ * and the cache's q|k|v are always rounded in place, so both ways read the same values.
+ * Query head h reads key/value head h / G (G = NH / KVH query heads share one: grouped-query
+ * attention; G = 1 for gpt). */
+static bool att_native(const gpt_t *m)
+{
+    return m->precision == ACCEL_BF16 && accel_gemm_cpu_has_bf16();
+}
+
+#define GEMM32(...) ACCEL_CHECK(accel_gemm_cpu(&m->gemm32, __VA_ARGS__))
+
+/* Round a rows x cols block (leading dimension ld) to the model's precision, into dst (leading
+ * dimension cols; dst == src rounds in place when ld == cols); fp32: nothing to do. */
+static void round_to(const gpt_t *m, float *dst, const float *src, size_t rows, size_t cols,
+                     size_t ld)
+{
+    if (m->precision == ACCEL_BF16) accel_cpu_pack_bf16_round(dst, src, rows, cols, ld);
+    else if (m->precision == ACCEL_F16) accel_cpu_pack_f16_round(dst, src, rows, cols, ld);
+}
+
+/* fp32 sgemm runs the small NT products Q K^T and dY V^T well below the same blocks in NN form
+ * (OpenBLAS 0.3.21, in the step: 37-58 against 50-89 GFLOP/s), so the second operand (one head's
+ * keys or values) is transposed once per (sample, head) into xt ([hs, T]) and every row block
+ * runs NN: S[rows x cols] = alpha * A X^T. */
+static accel_status_t gemm_nt(gpt_t *m, int rows, int cols, int hs, int T, float alpha,
+                              const float *A, int lda, const float *xt, float *S)
+{
+    return accel_gemm_cpu(&m->gemm32, false, false, rows, cols, hs, alpha, A, lda, xt, T, 0.0f, S,
+                          T);
+}
+
+/* Rows r0..r1-1 of S become softmax rows over their causal prefix (row t: columns 0..t), zero
+ * above the diagonal (the triangular products read P and dS as lower triangular). */
+static void causal_softmax(float *S, int T, int r0, int r1)
+{
+    for (int t = r0; t < r1; t++) {
+        float *row = S + (size_t)t * T;
+        accel_cpu_softmax(row, row, t + 1);
+        memset(row + t + 1, 0, sizeof(float) * (size_t)(T - t - 1));
+    }
+}
+
+/* Rows r0..r1-1 of dP (in dS) become dS = softmax backward through P, zero above the diagonal
+ * (unscaled: the dQ and dK products apply the 1/sqrt(hs)). */
+static void causal_softmax_backward(float *dS, const float *P, int T, int r0, int r1)
+{
+    for (int t = r0; t < r1; t++) {
+        float *row = dS + (size_t)t * T;
+        accel_cpu_softmax_backward(row, P + (size_t)t * T, row, t + 1, 1.0f);
+        memset(row + t + 1, 0, sizeof(float) * (size_t)(T - t - 1));
+    }
+}
+
+/* Column offsets of query head h and of its key and value heads in a q|k|v row. */
+static size_t q_col(const gpt_t *m, int h) { return (size_t)h * m->hs; }
+static size_t k_col(const gpt_t *m, int h) { return (size_t)(m->NH + h / (m->NH / m->KVH)) * m->hs; }
+static size_t v_col(const gpt_t *m, int h) { return k_col(m, h) + (size_t)m->KVH * m->hs; }
+
+/* Causal self-attention of one block for query rows p0..T-1 of each sequence (p0 > 0: inference
+ * with the KV cache, B = 1): per (sample, head), S = Q K^T / sqrt(hs) on the lower triangle,
+ * P = softmax(S) (kept in a->att for backward), Y = P V. */
+static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t *fw, int B,
+                                        int T, int p0)
+{
+    const bool native = att_native(m) && p0 == 0;
+    float *pr = fw->pr, *kt = fw->kt;
+    const int C = m->C, NH = m->NH, hs = m->hs, QKV = m->QKV;
+    const float scale = 1.0f / sqrtf((float)hs);
+    if (!native || fw->kv)
+        round_to(m, a->qkv + (size_t)p0 * QKV, a->qkv + (size_t)p0 * QKV,
+                 (size_t)B * T - (size_t)p0, (size_t)QKV, (size_t)QKV);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < NH; h++) {
+            const float *row = a->qkv + (size_t)b * T * QKV;
+            const float *q = row + q_col(m, h), *k = row + k_col(m, h), *v = row + v_col(m, h);
+            float *S = a->att + ((size_t)b * NH + h) * T * T;
+            float *y = a->atty + (size_t)b * T * C + (size_t)h * hs;
+            if (native) {
+                ACCEL_CHECK(accel_gemm_cpu_lower_nt(&m->gemm, T, hs, scale, q, QKV, k, QKV, S, T));
+                causal_softmax(S, T, 0, T);
+                ACCEL_CHECK(accel_gemm_cpu_trmm(&m->gemm, false, T, hs, 1.0f, S, T, v, QKV, y, C));
+                continue;
+            }
+            accel_cpu_transpose(kt, k, (size_t)T, (size_t)hs, (size_t)QKV);
+            for (int r0 = p0; r0 < T; r0 += ATT_BLOCK) {    /* rows r0..r1-1 see columns < r1 */
+                int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
+                ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, scale, q + (size_t)r0 * QKV, QKV, kt,
+                                    S + (size_t)r0 * T));
+                causal_softmax(S, T, r0, r1);
+                const float *P = S + (size_t)r0 * T;
+                if (m->precision != ACCEL_F32) {
+                    round_to(m, pr, P, (size_t)(r1 - r0), (size_t)r1, (size_t)T);
+                    P = pr;
+                }
+                GEMM32(false, false, r1 - r0, hs, r1, 1.0f, P, P == pr ? r1 : T, v, QKV, 0.0f,
+                       y + (size_t)r0 * C, C);
+            }
+        }
+    return ACCEL_OK;
+}
+
+/* dst[r, 0:hs] (+)= src[r, 0:hs] for T rows: a head's dK or dV joins its group's. */
+static void add_head(float *dst, size_t ld, const float *src, int T, int hs)
+{
+    for (int t = 0; t < T; t++)
+        for (int i = 0; i < hs; i++) dst[(size_t)t * ld + i] += src[(size_t)t * hs + i];
+}
+
+/* Backward of attention_forward: dY (d->dc, [BT, C]) into d(qkv) (m->d3c, [BT, QKV], overwritten):
+ * dP = dY V^T, dS = softmax backward, dQ = dS K / sqrt(hs), dV = P^T dY, dK = dS^T Q / sqrt(hs).
+ * The query heads of a group add their dK and dV: the first writes them, the others add theirs
+ * (through m->dkv where the product cannot accumulate). */
+static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, int T)
+{
+    const bool native = att_native(m), rounded = m->precision != ACCEL_F32 && !native;
+    const int C = m->C, NH = m->NH, hs = m->hs, QKV = m->QKV, G = m->NH / m->KVH;
+    const float scale = 1.0f / sqrtf((float)hs);
+    float *dS = m->dp, *vt = m->kt;
+    /* dY (m->dc) is only a product operand here and is overwritten right after: round in place.
+     * q, k and v were rounded in place by the forward pass. */
+    if (!native) round_to(m, m->dc, m->dc, (size_t)B * T, (size_t)C, (size_t)C);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < NH; h++) {
+            const bool first = h % G == 0;          /* of its group: writes dK, dV */
+            const size_t roff = (size_t)b * T * QKV;
+            const float *q = a->qkv + roff + q_col(m, h), *k = a->qkv + roff + k_col(m, h);
+            const float *v = a->qkv + roff + v_col(m, h);
+            float *dq = m->d3c + roff + q_col(m, h), *dk = m->d3c + roff + k_col(m, h);
+            float *dv = m->d3c + roff + v_col(m, h);
+            const float *P = a->att + ((size_t)b * NH + h) * T * T;
+            const float *dy = m->dc + (size_t)b * T * C + (size_t)h * hs;
+            if (native) {
+                accel_gemm_cpu_t *g = &m->gemm;
+                float *dkh = first ? dk : m->dkv, *dvh = first ? dv : m->dkv + (size_t)T * hs;
+                const int ldkv = first ? QKV : hs;
+                ACCEL_CHECK(accel_gemm_cpu_lower_nt(g, T, hs, 1.0f, dy, C, v, QKV, dS, T));
+                causal_softmax_backward(dS, P, T, 0, T);
+                ACCEL_CHECK(accel_gemm_cpu_trmm(g, false, T, hs, scale, dS, T, k, QKV, dq, QKV));
+                ACCEL_CHECK(accel_gemm_cpu_trmm(g, true, T, hs, 1.0f, P, T, dy, C, dvh, ldkv));
+                ACCEL_CHECK(accel_gemm_cpu_trmm(g, true, T, hs, scale, dS, T, q, QKV, dkh, ldkv));
+                if (!first) {
+                    add_head(dk, (size_t)QKV, dkh, T, hs);
+                    add_head(dv, (size_t)QKV, dvh, T, hs);
+                }
+                continue;
+            }
+            const float *Pr = P;                    /* P as a product operand */
+            if (rounded) {
+                round_to(m, m->pr, P, (size_t)T, (size_t)T, (size_t)T);
+                Pr = m->pr;
+            }
+            accel_cpu_transpose(vt, v, (size_t)T, (size_t)hs, (size_t)QKV);
+            for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) {
+                int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
+                ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, 1.0f, dy + (size_t)r0 * C, C, vt,
+                                    dS + (size_t)r0 * T));
+                causal_softmax_backward(dS, P, T, r0, r1);
+                /* dS is only a product operand from here on */
+                round_to(m, dS + (size_t)r0 * T, dS + (size_t)r0 * T, (size_t)(r1 - r0),
+                         (size_t)T, (size_t)T);
+                /* dQ rows r0..r1-1 = scale * dS[r0:r1, 0:r1] K[0:r1] */
+                GEMM32(false, false, r1 - r0, hs, r1, scale, dS + (size_t)r0 * T, T, k, QKV, 0.0f,
+                       dq + (size_t)r0 * QKV, QKV);
+            }
+            /* Column blocks c0..c1-1 of P and dS are non-zero only in rows c0..T-1:
+             * dV[c0:c1] = P[c0:T, c0:c1]^T dY[c0:T], dK[c0:c1] = scale * dS[c0:T, c0:c1]^T Q[c0:T]. */
+            const float beta = first ? 0.0f : 1.0f;
+            for (int c0 = 0; c0 < T; c0 += ATT_BLOCK) {
+                int c1 = c0 + ATT_BLOCK < T ? c0 + ATT_BLOCK : T;
+                GEMM32(true, false, c1 - c0, hs, T - c0, 1.0f, Pr + (size_t)c0 * T + c0, T,
+                       dy + (size_t)c0 * C, C, beta, dv + (size_t)c0 * QKV, QKV);
+                GEMM32(true, false, c1 - c0, hs, T - c0, scale, dS + (size_t)c0 * T + c0, T,
+                       q + (size_t)c0 * QKV, QKV, beta, dk + (size_t)c0 * QKV, QKV);
+            }
+        }
+    return ACCEL_OK;
+}
+
+/* The building blocks that differ between the families. */
+static void norm_forward(const gpt_t *m, float *out, float *mean, float *rstd, const float *x,
+                         const float *w, const float *b, size_t rows)
+{
+    if (m->arch.rms) accel_cpu_rmsnorm_forward(out, rstd, x, w, rows, m->C, m->eps);
+    else accel_cpu_layernorm_forward(out, mean, rstd, x, w, b, rows, m->C);
+}
+
+static void norm_backward(const gpt_t *m, float *dx, float *dw, float *db, const float *dout,
+                          const float *x, const float *mean, const float *rstd, const float *w,
+                          size_t rows)
+{
+    if (m->arch.rms) accel_cpu_rmsnorm_backward(dx, dw, dout, x, rstd, w, rows, m->C);
+    else accel_cpu_layernorm_backward(dx, dw, db, dout, x, mean, rstd, w, rows, m->C);
+}
+
+/* y = b (+ res) for rows x cols, b may be NULL: the start of a product that adds into y. */
+static void start_rows(float *y, const float *b, const float *res, size_t rows, int cols)
+{
+    if (b) accel_cpu_bias_rows(y, b, res, rows, cols);
+    else if (res) memcpy(y, res, sizeof(float) * rows * (size_t)cols);
+    else memset(y, 0, sizeof(float) * rows * (size_t)cols);
+}
+
+/* Rotary positions on the q and k heads of `rows` q|k|v rows, the first at position pos0 of
+ * sequences of T tokens (inverse: the backward pass, on their gradients). */
+static void rope(const gpt_t *m, float *qkv, size_t rows, int T, int pos0, int inverse)
+{
+    accel_cpu_rope(qkv, rows, (size_t)m->QKV, m->NH, m->hs, m->rope_cos, m->rope_sin, T, pos0,
+                   inverse);
+    accel_cpu_rope(qkv + (size_t)m->NH * m->hs, rows, (size_t)m->QKV, m->KVH, m->hs, m->rope_cos,
+                   m->rope_sin, T, pos0, inverse);
+}
+
+/* Forward through the final norm for B rows of T input tokens (row stride `stride`); with p0 > 0
+ * (inference, B = 1) only positions p0..T-1 are computed: the q|k|v rows before them are the
+ * cache's, and only rows p0.. of the other buffers are written. */
+static accel_status_t forward(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_t *layout,
+                              const float *params, const int32_t *tokens, int stride, int B, int T,
+                              int p0, const accel_batch_t *hb)
+{
+    const int C = m->C, QKV = m->QKV, F = m->F, FIN = m->FIN;
+    const size_t BT = (size_t)B * T, R = BT - (size_t)p0;    /* rows computed, from row p0 */
+    const size_t o = (size_t)p0 * C;                         /* ... at this offset in [., C] */
+    accel_batch_layer_fetch(hb, 0, 0);              /* embeddings: layer 0 */
+    const float *wte = PARAM(m->wte), *wpe = PARAM_OPT(m->wpe);
+    for (int b = 0; b < B; b++)
+        for (int t = p0; t < T; t++) {
+            const float *e = wte + (size_t)tokens[(size_t)b * stride + t] * C;
+            float *x = fw->x0 + ((size_t)b * T + t) * C;
+            if (wpe) {
+                const float *p = wpe + (size_t)t * C;
+                for (int c = 0; c < C; c++) x[c] = e[c] + p[c];
+            } else {
+                memcpy(x, e, sizeof(float) * (size_t)C);
+            }
+        }
+    accel_batch_layer_release(hb, 0);
+    const float *res = fw->x0;
+    for (int l = 0; l < m->L; l++) {
+        const gpt_block_t *k = &m->blk[l];
+        gpt_acts_t *a = &fw->act[l * fw->act_step];
+        if (fw->kv) a->qkv = fw->kv[l];
+        float *qkv = a->qkv + (size_t)p0 * QKV;
+        accel_batch_layer_fetch(hb, l + 1, 0);      /* block l: layer l+1 */
+        norm_forward(m, a->ln1 + o, a->ln1_mean + p0, a->ln1_rstd + p0, res + o, PARAM(k->ln1w),
+                     PARAM_OPT(k->ln1b), R);
+        start_rows(qkv, PARAM_OPT(k->qkvb), NULL, R, QKV);
+        GEMM(false, true, (int)R, QKV, C, 1.0f, a->ln1 + o, C, PARAM(k->qkvw), C, 1.0f, qkv, QKV);
+        if (m->arch.rope) rope(m, qkv, R, T, p0, 0);
+        ACCEL_CHECK(attention_forward(m, a, fw, B, T, p0));
+        start_rows(a->res2 + o, PARAM_OPT(k->projb), res + o, R, C);  /* residual + bias + proj */
+        GEMM(false, true, (int)R, C, C, 1.0f, a->atty + o, C, PARAM(k->projw), C, 1.0f,
+             a->res2 + o, C);
+        norm_forward(m, a->ln2 + o, a->ln2_mean + p0, a->ln2_rstd + p0, a->res2 + o,
+                     PARAM(k->ln2w), PARAM_OPT(k->ln2b), R);
+        float *fch = a->fch + (size_t)p0 * FIN, *hid = a->fch_gelu + (size_t)p0 * F;
+        GEMM(false, true, (int)R, FIN, C, 1.0f, a->ln2 + o, C, PARAM(k->fcw), C, 0.0f, fch, FIN);
+        if (m->arch.swiglu) accel_cpu_swiglu_forward(hid, fch, R, F);
+        else accel_cpu_bias_gelu_forward(fch, hid, PARAM(k->fcb), R, F);
+        start_rows(a->res3 + o, PARAM_OPT(k->fcpb), a->res2 + o, R, C);
+        GEMM(false, true, (int)R, C, F, 1.0f, hid, F, PARAM(k->fcpw), F, 1.0f, a->res3 + o, C);
+        accel_batch_layer_release(hb, l + 1);
+        res = a->res3;
+    }
+    accel_batch_layer_fetch(hb, m->L + 1, 0);       /* final norm: layer L+1 */
+    norm_forward(m, fw->lnf + o, fw->lnf_mean + p0, fw->lnf_rstd + p0, res + o, PARAM(m->lnfw),
+                 PARAM_OPT(m->lnfb), R);
+    accel_batch_layer_release(hb, m->L + 1);
+    return ACCEL_OK;
+}
+
+/* The training buffers: every block's activations are kept for the backward pass. */
+static gpt_fwd_t train_fwd(gpt_t *m)
+{
+    return (gpt_fwd_t){ m->act, 1, NULL, m->x0, m->lnf, m->lnf_mean, m->lnf_rstd, m->pr, m->kt };
+}
+
+/* LM head and cross-entropy: per-sample mean token loss into loss[B] (may be NULL), the sum as
+ * the return value through *sum. When dscale != 0 the logits are replaced by
+ * dscale * d(sum of per-sample means)/d(logits). Leaves the head's layer fetched (the backward
+ * pass starts with it; the caller releases it otherwise). */
+static accel_status_t head_loss(gpt_t *m, const accel_layout_t *layout, const float *params,
+                                const int32_t *tokens, int stride, int B, int T, float *loss,
+                                float dscale, double *sum, const accel_batch_t *hb)
+{
+    const int C = m->C, V = m->V;
+    const size_t BT = (size_t)B * T;
+    accel_batch_layer_fetch(hb, head_layer(m), 1);
+    GEMM(false, true, (int)BT, V, C, 1.0f, m->lnf, C, PARAM(m->head), C, 0.0f, m->logits, V);
+    const float g = dscale / (float)T;   /* each token counts 1/T of its sample's loss */
+    double total = 0;
+    for (int b = 0; b < B; b++) {
+        double acc = 0;
+        for (int t = 0; t < T; t++) {
+            float *z = m->logits + ((size_t)b * T + t) * V;
+            int32_t y = tokens[(size_t)b * stride + t + 1];
+            float zy = z[y];
+            float lse = accel_cpu_softmax(z, z, V);
+            acc += (double)lse - (double)zy;
+            if (dscale != 0.0f) {
+                for (int v = 0; v < V; v++) z[v] *= g;
+                z[y] -= g;
+            }
+        }
+        acc /= T;
+        if (loss) loss[b] = (float)acc;
+        total += acc;
+    }
+    *sum = total;
+    return ACCEL_OK;
+}
+
+/* Backward of the MLP of block k: m->dres (d res3) into m->dc (d of its input ln2). */
+static accel_status_t mlp_backward(gpt_t *m, const gpt_block_t *k, const gpt_acts_t *a,
+                                   const accel_layout_t *layout, const float *params, float *grads,
+                                   const accel_batch_t *hb, int bt)
+{
+    const int C = m->C, F = m->F, FIN = m->FIN;
+    float *dhid = m->arch.swiglu ? m->dff : m->d4c;     /* d(hidden) [BT, F] */
+    GEMM(false, false, bt, F, C, 1.0f, m->dres, C, PARAM(k->fcpw), F, 0.0f, dhid, F);
+    GEMM(true, false, C, F, bt, 1.0f, m->dres, C, a->fch_gelu, F, 1.0f, GRAD(k->fcpw), F);
+    accel_batch_progress(hb);
+    if (k->fcpb >= 0) accel_cpu_colsum_add(GRAD(k->fcpb), m->dres, (size_t)bt, C);
+    if (m->arch.swiglu) accel_cpu_swiglu_backward(m->d4c, dhid, a->fch, (size_t)bt, F);
+    else accel_cpu_gelu_backward(m->d4c, a->fch, GRAD(k->fcb), (size_t)bt, F);
+    GEMM(false, false, bt, C, FIN, 1.0f, m->d4c, FIN, PARAM(k->fcw), C, 0.0f, m->dc, C);
+    GEMM(true, false, FIN, C, bt, 1.0f, m->d4c, FIN, a->ln2, C, 1.0f, GRAD(k->fcw), C);
+    accel_batch_progress(hb);
+    return ACCEL_OK;
+}
+
+static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const float *params,
+                               float *grads, const int32_t *tokens, int stride, int B, int T,
+                               const accel_batch_t *hb)
+{
+    const int C = m->C, V = m->V, QKV = m->QKV;
+    const size_t BT = (size_t)B * T;
+    const int bt = (int)BT;
+    /* LM head: dlnf = dlogits W, dW += dlogits^T lnf (W = wte when tied). */
+    GEMM(false, false, bt, C, V, 1.0f, m->logits, V, PARAM(m->head), C, 0.0f, m->dc, C);
+    GEMM(true, false, V, C, bt, 1.0f, m->logits, V, m->lnf, C, 1.0f, GRAD(m->head), C);
+    if (m->arch.tied) {                             /* wte's layer, then the final norm's */
+        accel_batch_layer_release(hb, 0);
+        accel_batch_layer_fetch(hb, m->L + 1, 1);
+    }
+    memset(m->dres, 0, sizeof(float) * BT * C);
+    const float *last = m->L ? m->act[m->L - 1].res3 : m->x0;
+    norm_backward(m, m->dres, GRAD(m->lnfw), GRAD_OPT(m->lnfb), m->dc, last, m->lnf_mean,
+                  m->lnf_rstd, PARAM(m->lnfw), BT);
+    accel_batch_layer_release(hb, m->L + 1);
+    accel_batch_layer_done(hb, m->L + 1);
+    /* m->dres carries d(loss)/d(residual) down through the blocks; accel_batch_progress after each
+     * weight product keeps the reductions of the blocks already done moving. */
+    for (int l = m->L - 1; l >= 0; l--) {
+        const gpt_block_t *k = &m->blk[l];
+        const gpt_acts_t *a = &m->act[l];
+        const float *res_in = l ? m->act[l - 1].res3 : m->x0;
+        accel_batch_layer_fetch(hb, l + 1, 1);
+        /* MLP: res3 = res2 + mlp(norm2(res2)) */
+        ACCEL_CHECK(mlp_backward(m, k, a, layout, params, grads, hb, bt));
+        norm_backward(m, m->dres, GRAD(k->ln2w), GRAD_OPT(k->ln2b), m->dc, a->res2, a->ln2_mean,
+                      a->ln2_rstd, PARAM(k->ln2w), BT);
+        /* Attention: res2 = res_in + attn(rope(norm1(res_in) qkv^T + qkvb)) proj^T + projb */
+        GEMM(false, false, bt, C, C, 1.0f, m->dres, C, PARAM(k->projw), C, 0.0f, m->dc, C);
+        GEMM(true, false, C, C, bt, 1.0f, m->dres, C, a->atty, C, 1.0f, GRAD(k->projw), C);
+        if (k->projb >= 0) accel_cpu_colsum_add(GRAD(k->projb), m->dres, BT, C);
+        accel_batch_progress(hb);
+        ACCEL_CHECK(attention_backward(m, a, B, T));
+        if (m->arch.rope) rope(m, m->d3c, BT, T, 0, 1);
+        accel_batch_progress(hb);
+        GEMM(false, false, bt, C, QKV, 1.0f, m->d3c, QKV, PARAM(k->qkvw), C, 0.0f, m->dc, C);
+        GEMM(true, false, QKV, C, bt, 1.0f, m->d3c, QKV, a->ln1, C, 1.0f, GRAD(k->qkvw), C);
+        if (k->qkvb >= 0) accel_cpu_colsum_add(GRAD(k->qkvb), m->d3c, BT, QKV);
+        norm_backward(m, m->dres, GRAD(k->ln1w), GRAD_OPT(k->ln1b), m->dc, res_in, a->ln1_mean,
+                      a->ln1_rstd, PARAM(k->ln1w), BT);
+        accel_batch_layer_release(hb, l + 1);
+        accel_batch_layer_done(hb, l + 1);
+    }
+    float *dwte = GRAD(m->wte), *dwpe = GRAD_OPT(m->wpe);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++) {
+            const float *d = m->dres + ((size_t)b * T + t) * C;
+            float *e = dwte + (size_t)tokens[(size_t)b * stride + t] * C;
+            for (int c = 0; c < C; c++) e[c] += d[c];
+            if (dwpe) {
+                float *p = dwpe + (size_t)t * C;
+                for (int c = 0; c < C; c++) p[c] += d[c];
+            }
+        }
+    accel_batch_layer_done(hb, 0);                  /* wte has both its head and embedding parts */
+    return ACCEL_OK;
+}
+
+static accel_status_t gpt_forward_backward(void *state, const accel_layout_t *layout,
+                                           const float *params, float *grads,
+                                           const accel_batch_t *batch, float grad_scale,
+                                           double *loss_sum)
+{
+    gpt_t *m = state;
+    const int B = batch->n, T = m->T, stride = T + 1;
+    *loss_sum = 0;
+    if (B <= 0) return ACCEL_OK;
+    ACCEL_CHECK(accel_gpt_check_tokens(batch->tokens, B, stride, stride, m->V));
+    ACCEL_CHECK(reserve(m, B));
+    gpt_fwd_t fw = train_fwd(m);
+    ACCEL_CHECK(forward(m, &fw, layout, params, batch->tokens, stride, B, T, 0, batch));
+    ACCEL_CHECK(head_loss(m, layout, params, batch->tokens, stride, B, T, NULL, grad_scale,
+                          loss_sum, batch));
+    if (grad_scale == 0.0f) {   /* nothing to add to the gradients (the logits are not dlogits) */
+        accel_batch_layer_release(batch, head_layer(m));
+        return ACCEL_OK;
+    }
+    return backward(m, layout, params, grads, batch->tokens, stride, B, T, batch);
+}
+
+static accel_status_t gpt_eval(void *state, const accel_layout_t *layout, const float *params,
+                               const accel_batch_t *batch, float *loss, int *correct)
+{
+    gpt_t *m = state;
+    const int B = batch->n, T = m->T, stride = T + 1;
+    if (B <= 0) return ACCEL_OK;
+    ACCEL_CHECK(accel_gpt_check_tokens(batch->tokens, B, stride, stride, m->V));
+    ACCEL_CHECK(reserve(m, B));
+    gpt_fwd_t fw = train_fwd(m);
+    ACCEL_CHECK(forward(m, &fw, layout, params, batch->tokens, stride, B, T, 0, batch));
+    double sum;
+    ACCEL_CHECK(head_loss(m, layout, params, batch->tokens, stride, B, T, loss, 0.0f, &sum, batch));
+    accel_batch_layer_release(batch, head_layer(m));
+    if (correct) memset(correct, 0, sizeof(int) * (size_t)B);
+    return ACCEL_OK;
+}
+
+/* Floats of the inference buffers: one sequence at full context, one shared block set without
+ * its q|k|v rows, and every block's q|k|v rows (the KV cache). */
+static size_t infer_floats(const gpt_t *m)
+{
+    const size_t T = (size_t)m->T, C = (size_t)m->C;
+    return block_floats(m, 1, T) - PIECE(T * (size_t)m->QKV) +
+           (size_t)m->L * PIECE(T * (size_t)m->QKV) + 2 * PIECE(T * C) + 2 * PIECE(T) +
+           PIECE(T * T) + PIECE((size_t)m->hs * T);
+}
+
+static size_t logits_bytes(const accel_config_t *cfg, bool llama)
+{
+    gpt_t m = { 0 };
+    shape_of(&m, cfg, llama);
+    size_t bytes = sizeof(float) * infer_floats(&m);
+    if (cfg->precision_id != ACCEL_F32)   /* converted operands (upper bound) */
+        bytes += sizeof(float) * gemm_elements(&m, (size_t)m.T) + 128;
+    return bytes;
+}
+
+static size_t gpt_logits_bytes(const accel_config_t *cfg) { return logits_bytes(cfg, false); }
+static size_t llama_logits_bytes(const accel_config_t *cfg) { return logits_bytes(cfg, true); }
+
+static accel_status_t reserve_infer(gpt_t *m)
+{
+    if (m->imem) return ACCEL_OK;
+    const size_t C = (size_t)m->C, T = (size_t)m->T;
+    void *mem = NULL;
+    size_t total = infer_floats(m);
+    if (posix_memalign(&mem, 64, total * sizeof(float))) {
+        ACCEL_ERROR("%s: cannot allocate %.1f MiB of inference buffers",
+                    m->arch.rope ? "llama" : "gpt", total * 4.0 / 1048576.0);
+        return ACCEL_ERR_NOMEM;
+    }
+    m->imem = mem;
+    float *p = mem;
+#define TAKE(ptr, n) do { (ptr) = p; p += PIECE(n); } while (0)
+    p = carve_block(m, &m->iact, p, 1, T);          /* its qkv piece is block 0's cache */
+    m->kv[0] = m->iact.qkv;
+    for (int l = 1; l < m->L; l++) TAKE(m->kv[l], T * (size_t)m->QKV);
+    TAKE(m->ix0, T * C);
+    TAKE(m->ilnf, T * C);
+    TAKE(m->ilnf_mean, T);
+    TAKE(m->ilnf_rstd, T);
+    TAKE(m->ipr, T * T);
+    TAKE(m->ikt, (size_t)m->hs * T);
+#undef TAKE
+    m->cached = 0;
+    return accel_gemm_cpu_reserve(&m->gemm, gemm_elements(m, T));
+}
+
+/* The logits of positions first..ntokens-1 of one sequence, computing positions from p0 on (the
+ * q|k|v rows of positions before p0 are the cache's). One shared block set works because block
+ * l only reads the residual res3 of block l-1 before it overwrites res3 (norm1 and res2 = res +
+ * attention are computed first). */
+static accel_status_t infer(gpt_t *m, const accel_layout_t *layout, const float *params,
+                            const int32_t *tokens, int ntokens, int p0, int first,
+                            float *out_logits, const accel_layer_hooks_t *hooks)
+{
+    const char *name = m->arch.rope ? "llama" : "gpt";
+    if (ntokens < 1 || ntokens > m->T || first < 0 || first >= ntokens) {
+        ACCEL_ERROR("%s: logits need 1..%d tokens of context and a first position inside them "
+                    "(got %d tokens, first %d)\n--> hint: pass at most model.context tokens (the "
+                    "most recent ones)", name, m->T, ntokens, first);
+        return ACCEL_ERR_INVALID;
+    }
+    ACCEL_CHECK(accel_gpt_check_tokens(tokens, 1, ntokens, ntokens, m->V));
+    ACCEL_CHECK(reserve_infer(m));
+    if (p0 < 0 || p0 > m->cached || p0 >= ntokens) {
+        ACCEL_ERROR("%s: %d cached tokens asked for, the KV cache holds %d of this sequence and "
+                    "at least the last of the %d tokens must be new", name, p0, m->cached,
+                    ntokens);
+        return ACCEL_ERR_INVALID;
+    }
+    accel_batch_t hb = { .hooks = hooks };
+    gpt_fwd_t fw = { &m->iact, 0, m->kv, m->ix0, m->ilnf, m->ilnf_mean, m->ilnf_rstd, m->ipr, m->ikt };
+    m->cached = 0;                      /* until this pass completes, the cache is not whole */
+    ACCEL_CHECK(forward(m, &fw, layout, params, tokens, ntokens, 1, ntokens, p0, &hb));
+    m->cached = ntokens;
+    const int h = head_layer(m);
+    accel_batch_layer_fetch(&hb, h, 0);
+    accel_status_t st = accel_gemm_cpu(&m->gemm, false, true, ntokens - first, m->V, m->C, 1.0f,
+                                       fw.lnf + (size_t)first * m->C, m->C, PARAM(m->head), m->C,
+                                       0.0f, out_logits, m->V);
+    accel_batch_layer_release(&hb, h);
+    return st;
+}
+
+static accel_status_t gpt_logits_range(void *state, const accel_layout_t *layout,
+                                       const float *params, const int32_t *tokens, int ntokens,
+                                       int first, float *out_logits,
+                                       const accel_layer_hooks_t *hooks)
+{
+    return infer(state, layout, params, tokens, ntokens, 0, first, out_logits, hooks);
+}
+
+static accel_status_t gpt_logits(void *state, const accel_layout_t *layout, const float *params,
+                                 const int32_t *tokens, int ntokens, float *out_logits)
+{
+    return infer(state, layout, params, tokens, ntokens, 0, ntokens - 1, out_logits, NULL);
+}
+
+static accel_status_t gpt_logits_cached(void *state, const accel_layout_t *layout,
+                                        const float *params, const int32_t *tokens, int ntokens,
+                                        int cached, float *out_logits,
+                                        const accel_layer_hooks_t *hooks)
+{
+    return infer(state, layout, params, tokens, ntokens, cached, ntokens - 1, out_logits, hooks);
+}
+
+const accel_model_ops_t accel_model_gpt = {
+    .abi = ACCEL_MODEL_ABI,
+    .name = "gpt",
+    .fetches_layers = 1,
+    .consumes_tokens = 1,
+    .create = gpt_create,
+    .forward_backward = gpt_forward_backward,
+    .eval = gpt_eval,
+    .destroy = gpt_destroy,
+    .logits = gpt_logits,
+    .logits_range = gpt_logits_range,
+    .logits_bytes = gpt_logits_bytes,
+    .activation_bytes = gpt_activation_bytes,
+    .logits_cached = gpt_logits_cached,
+};
+
+const accel_model_ops_t accel_model_llama = {
+    .abi = ACCEL_MODEL_ABI,
+    .name = "llama",
+    .fetches_layers = 1,
+    .consumes_tokens = 1,
+    .create = llama_create,
+    .forward_backward = gpt_forward_backward,
+    .eval = gpt_eval,
+    .destroy = gpt_destroy,
+    .logits = gpt_logits,
+    .logits_range = gpt_logits_range,
+    .logits_bytes = llama_logits_bytes,
+    .activation_bytes = llama_activation_bytes,
+    .logits_cached = gpt_logits_cached,
+};

@@ -16,7 +16,7 @@ steps replaced by float64 versions of the same formulas (patch_float64 below), s
 to float64 and an fp32 implementation is compared with the truth, not with float32 noise. To
 show the replacements change nothing but the rounding, every case is also run through stock
 transformers; the largest logit and gradient differences between the two are printed and kept as
-attributes (stock_logits_max_abs_diff, stock_grads_max_rel_diff: of the order of 1e-7), and the
+attributes (stock_logits_max_abs_diff, stock_grads_max_rel_diff: about 1e-6 for both), and the
 float64 inverse frequencies must equal transformers' own to float32 precision.
 
 HDF5 layout of a fixture (what check_llama.c reads):
@@ -90,7 +90,7 @@ CASES = [
 
 # Weight scales: large enough that every gradient is far above float32 noise and the attention
 # is neither uniform nor one-hot, small enough that the logits stay O(1).
-MATRIX_STD = 0.2        # every projection matrix (fan-in 32..48: gain ~1.1..1.4)
+MATRIX_STD = 0.2        # every projection matrix (fan-in 24..40: gain ~1.0..1.3)
 EMBED_STD = 0.2         # token embedding (also the LM head when tied: logits of std ~1 either way)
 NORM_STD = 0.1          # norm gains: 1 + N(0, 0.1^2)
 BIAS_STD = 0.1          # q, k, v biases

@@ -7,7 +7,8 @@
  * For each case: the fixture's configuration (attribute `config`, "key=value ...") is applied to
  * the defaults, the model is created, its tensor table must be exactly the fixture's (names and
  * shapes), and then in fp32
- *   logits     logits_range over each sequence: max |accel - HF| <= 1e-5
+ *   logits     logits_range over each sequence: max |accel - HF| <= 1e-5; the same for the
+ *              logits op (last position) and the KV cache (logits_cached, one token at a time)
  *   loss       forward_backward's loss_sum (sum over sequences of the mean over positions):
  *              |accel - HF| <= 1e-5 * max(1, |HF|)
  *   gradients  every tensor: max |accel - HF| / max |HF| <= 1e-4
@@ -105,6 +106,12 @@ static void append(char *buf, size_t cap, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(buf + used, cap - used, fmt, ap);
     va_end(ap);
+}
+
+/* max(a, d) where a NaN difference counts as infinite (fmax would drop it). */
+static double fmax_nan(double a, double d)
+{
+    return isnan(d) ? INFINITY : fmax(a, d);
 }
 
 static size_t numel_of(int nd, const hsize_t *dims)
@@ -269,10 +276,33 @@ START_TEST(test_against_transformers)
         const float *w = want + (size_t)b * (size_t)T * (size_t)V;
         for (size_t k = 0; k < (size_t)T * (size_t)V; k++) {
             double d = fabs((double)got[k] - (double)w[k]);
-            if (!(d <= logit_err)) logit_err = isnan(d) ? INFINITY : d;
+            logit_err = fmax_nan(logit_err, d);
         }
     }
     printf("%s: logits   max |accel - HF| = %.3e (tolerance %.0e)\n", cs, logit_err, LOGITS_TOL);
+
+    /* The same logits through the single-position op and, token by token, the KV cache. */
+    double last_err = 0, cached_err = 0;
+    for (int b = 0; b < B; b++) {
+        const int32_t *seq = tokens + (size_t)b * (size_t)(T + 1);
+        const float *w = want + (size_t)b * (size_t)T * (size_t)V;
+        if (m.ops->logits) {
+            st = m.ops->logits(m.state, lay, params, seq, T, got);
+            ck_assert_msg(st == ACCEL_OK, "%s: logits failed: %s", cs, accel_status_str(st));
+            for (int v = 0; v < V; v++) last_err = fmax_nan(last_err, fabs((double)got[v] - (double)w[(size_t)(T - 1) * V + v]));
+        }
+        if (m.ops->logits_cached)
+            for (int t = 0; t < T; t++) {
+                st = m.ops->logits_cached(m.state, lay, params, seq, t + 1, t, got, NULL);
+                ck_assert_msg(st == ACCEL_OK, "%s: logits_cached(%d tokens, %d cached) failed: %s", cs, t + 1, t,
+                              accel_status_str(st));
+                for (int v = 0; v < V; v++) cached_err = fmax_nan(cached_err, fabs((double)got[v] - (double)w[(size_t)t * V + v]));
+            }
+    }
+    if (m.ops->logits)
+        printf("%s: logits   (last position) max |accel - HF| = %.3e\n", cs, last_err);
+    if (m.ops->logits_cached)
+        printf("%s: logits   (KV cache, one token at a time) max |accel - HF| = %.3e\n", cs, cached_err);
 
     /* Loss and gradients of the whole batch. */
     accel_batch_t batch = { .n = B, .tokens = tokens };
@@ -296,7 +326,7 @@ START_TEST(test_against_transformers)
         const float *g = grads + t->offset;
         for (size_t k = 0; k < t->numel; k++) {
             double d = fabs((double)g[k] - (double)ref[k]);
-            if (!(d <= dmax)) dmax = isnan(d) ? INFINITY : d;
+            dmax = fmax_nan(dmax, d);
             rmax = fmax(rmax, fabs((double)ref[k]));
         }
         double rel = rmax > 0 ? dmax / rmax : dmax;
@@ -323,6 +353,10 @@ START_TEST(test_against_transformers)
 
     ck_assert_msg(logit_err <= LOGITS_TOL, "%s: logits differ from transformers by %.3e (tolerance %.0e)", cs,
                   logit_err, LOGITS_TOL);
+    ck_assert_msg(last_err <= LOGITS_TOL, "%s: the logits op differs from transformers by %.3e (tolerance %.0e)", cs,
+                  last_err, LOGITS_TOL);
+    ck_assert_msg(cached_err <= LOGITS_TOL, "%s: logits_cached differs from transformers by %.3e (tolerance %.0e)",
+                  cs, cached_err, LOGITS_TOL);
     ck_assert_msg(loss_err <= loss_tol, "%s: loss %.9f, transformers %.9f: |diff| %.3e > %.1e", cs, loss_sum,
                   ref_loss, loss_err, loss_tol);
     ck_assert_msg(bad[0] == '\0', "%s: gradients differ from transformers (max |diff| / max |ref| > %.0e):%s", cs,

@@ -63,6 +63,32 @@ static void fixture_open(fixture_t *f, int L, int NH, int C, int T, int V, int B
         f->tokens[i] = (int32_t)(accel_rng_uniform(77, ACCEL_RNG_DATA, 5, (uint64_t)i) * V) % V;
 }
 
+/* A Llama with every optional part on: grouped-query attention (NH heads, NH/2 kv heads), an untied
+ * head, q/k/v biases, Llama-3.1 RoPE scaling with frequencies in all three bands, odd SwiGLU width. */
+static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V, int B,
+                               const char *precision)
+{
+    memset(f, 0, sizeof *f);
+    f->cfg = make_cfg(L, NH, C, T, V, precision);
+    const char *kv[][2] = { { "model.name", "llama" }, { "model.ffn_width", "13" },
+                            { "model.tie_embeddings", "false" }, { "model.attention_bias", "true" },
+                            { "model.rope_scaling", "llama3" }, { "model.rope_original_context", "8" },
+                            { "model.rope_theta", "500" }, { "model.rms_eps", "1e-6" } };
+    for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
+        ck_assert_int_eq(accel_config_set(&f->cfg, kv[i][0], kv[i][1], NULL, 0), ACCEL_OK);
+    f->cfg.model.kv_heads = NH > 1 ? NH / 2 : 1;
+    ck_assert_int_eq(accel_model_create(&f->cfg, &f->model), ACCEL_OK);
+    ck_assert_int_eq(accel_arena_alloc(&f->model.layout, &f->params), ACCEL_OK);
+    ck_assert_int_eq(accel_arena_alloc(&f->model.layout, &f->grads), ACCEL_OK);
+    accel_arena_init_params(&f->model.layout, f->params, 1234);
+    f->B = B;
+    f->T = T;
+    f->V = V;
+    f->tokens = malloc(sizeof(int32_t) * (size_t)B * (size_t)(T + 1));
+    for (int i = 0; i < B * (T + 1); i++)
+        f->tokens[i] = (int32_t)(accel_rng_uniform(77, ACCEL_RNG_DATA, 5, (uint64_t)i) * V) % V;
+}
+
 static void fixture_close(fixture_t *f)
 {
     free(f->tokens);
@@ -79,7 +105,7 @@ static void big_init(fixture_t *f)
     for (int i = 0; i < lay->ntensors; i++) {
         const accel_tensor_t *t = &lay->tensors[i];
         float *p = f->params + t->offset;
-        bool gain = strstr(t->name, "ln") && strstr(t->name, ".weight");
+        bool gain = (strstr(t->name, "ln") || strstr(t->name, "norm")) && strstr(t->name, ".weight");
         accel_rng_fill_normal(p, t->numel, t->ndim == 2 ? 0.3f : 0.1f, 99, ACCEL_RNG_INIT, (uint64_t)i, 0);
         if (gain)
             for (size_t k = 0; k < t->numel; k++) p[k] += 1.0f;
@@ -203,6 +229,9 @@ END_TEST
 #define FD_H 1e-2
 #define FD_ATOL 3e-4
 #define FD_RTOL 1e-2
+/* The Llama's SwiGLU and rotated q/k curve more: its truncation error at h = 1e-2 reaches 2.6e-3
+ * on a q/k/v weight (it falls 11x at h = 3e-3: O(h^2), not a wrong gradient), so it uses 5e-3. */
+static double fd_h = FD_H;
 
 static void gradcheck(fixture_t *f, int per_tensor, const char *only)
 {
@@ -222,12 +251,12 @@ static void gradcheck(fixture_t *f, int per_tensor, const char *only)
                      : (size_t)(accel_rng_uniform(5, ACCEL_RNG_DATA, (uint64_t)i, (uint64_t)s) * t->numel) % t->numel;
             float *p = f->params + t->offset + e;
             float orig = *p;
-            *p = orig + (float)FD_H;
+            *p = orig + (float)fd_h;
             double up = loss_of(f);
-            *p = orig - (float)FD_H;
+            *p = orig - (float)fd_h;
             double down = loss_of(f);
             *p = orig;
-            double numeric = (up - down) / (2 * FD_H);
+            double numeric = (up - down) / (2 * fd_h);
             double analytic = f->grads[t->offset + e];
             double err = fabs(analytic - numeric);
             double bound = FD_ATOL + FD_RTOL * fmax(fabs(analytic), fabs(numeric));
@@ -263,6 +292,76 @@ START_TEST(test_gradcheck_long_context)
     gradcheck(&f, 6, "attn");
     gradcheck(&f, 6, "wpe");
     fixture_close(&f);
+}
+END_TEST
+
+/* The Llama's every tensor (GQA, untied head, q/k/v biases, scaled RoPE), and a context past one
+ * attention row block. Equality with transformers' LlamaForCausalLM is tests/check_llama.c. */
+START_TEST(test_gradcheck_llama)
+{
+    fixture_t f;
+    fd_h = 5e-3;
+    fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
+    big_init(&f);
+    gradcheck(&f, 8, NULL);
+    fixture_close(&f);
+    fixture_open_llama(&f, 1, 2, 8, 40, TV, 2, "fp32");
+    big_init(&f);
+    gradcheck(&f, 6, "attn");
+    fixture_close(&f);
+    fd_h = FD_H;
+}
+END_TEST
+
+/* The KV cache: growing a sequence one token at a time through logits_cached gives the logits of
+ * the whole-window pass (within 1e-5 in fp32; bf16 and fp16 within their rounding), for both
+ * families and past one attention row block; a cache that does not hold the claimed tokens is
+ * refused. */
+static void kv_case(bool llama, const char *precision, double tol)
+{
+    enum { T = 40, V = 13 };
+    fixture_t f;
+    if (llama) fixture_open_llama(&f, 2, 4, 16, T, V, 1, precision);
+    else fixture_open(&f, 2, 2, 16, T, V, 1, precision);
+    big_init(&f);
+    const accel_model_ops_t *ops = f.model.ops;
+    ck_assert_ptr_nonnull(ops->logits_cached);
+    float a[V], b[V];
+    double worst = 0;
+    for (int n = 1; n <= T; n++) {
+        int cached = n == 1 ? 0 : n == 20 ? 12 : n - 1;     /* also a call reusing only a part */
+        ck_assert_int_eq(ops->logits_cached(f.model.state, &f.model.layout, f.params, f.tokens, n,
+                                            cached, a, NULL), ACCEL_OK);
+        for (int v = 0; v < V; v++) b[v] = a[v];
+        /* the reference pass resets the cache; the next cached call must start over from it */
+        ck_assert_int_eq(ops->logits_range(f.model.state, &f.model.layout, f.params, f.tokens, n,
+                                           n - 1, a, NULL), ACCEL_OK);
+        for (int v = 0; v < V; v++) {
+            double d = fabs((double)a[v] - b[v]);
+            if (d > worst) worst = d;
+            ck_assert_msg(d <= tol * (1 + fabs(a[v])), "%s %s: %d tokens, logit %d: cached %g, "
+                          "whole window %g", llama ? "llama" : "gpt", precision, n, v, b[v], a[v]);
+        }
+    }
+    printf("kv cache %s %s: %d tokens, max |cached - whole window| %.2e\n",
+           llama ? "llama" : "gpt", precision, T, worst);
+    /* The cache holds T tokens now: claiming more, or no new token, is refused. */
+    ck_assert_int_eq(ops->logits_cached(f.model.state, &f.model.layout, f.params, f.tokens, 5, 5,
+                                        a, NULL), ACCEL_ERR_INVALID);
+    ck_assert_int_eq(ops->logits_cached(f.model.state, &f.model.layout, f.params, f.tokens, 3, 2,
+                                        a, NULL), ACCEL_OK);
+    ck_assert_int_eq(ops->logits_cached(f.model.state, &f.model.layout, f.params, f.tokens, 10, 4,
+                                        a, NULL), ACCEL_ERR_INVALID);
+    fixture_close(&f);
+}
+
+START_TEST(test_kv_cache)
+{
+    for (int llama = 0; llama < 2; llama++) {
+        kv_case(llama, "fp32", 1e-5);
+        kv_case(llama, "bf16", 2e-2);
+        kv_case(llama, "fp16", 2e-3);
+    }
 }
 END_TEST
 
@@ -783,6 +882,8 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
+    tcase_add_test(tc, test_gradcheck_llama);
+    tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);
     tcase_add_test(tc, test_causality);
     tcase_add_test(tc, test_precision);

@@ -34,7 +34,7 @@ done
 [ "$(wc -c <"$SCRATCH/logits.1")" -eq $((24 * 256 * 4)) ] || fail "expected 24 x 256 fp32 logits"
 grep -q "Hello, world" "$SCRATCH/out.1" || fail "the output does not start with the prompt"
 grep -q "9  h.8.\* (12 tensors) *disk" "$SCRATCH/err.2" || fail "the map printout does not show layer 9 on disk: $(cat "$SCRATCH/err.2")"
-grep -q "no KV cache" "$SCRATCH/err.1" || fail "the map printout does not say 'no KV cache'"
+grep -q "KV cache (in the workspace)" "$SCRATCH/err.1" || fail "the map printout does not say the KV cache runs"
 grep -q "prefetch" "$SCRATCH/err.5" || fail "--stats does not report the prefetch"
 pass "6 device maps (all resident, half, all but one, all on disk, auto 12 MiB, 3 slots): identical text and logits"
 

@@ -363,7 +363,11 @@ int main(int argc, char **argv)
                 accel_layout_params(&model.layout),
                 accel_infer_fmt_bytes(accel_layout_params(&model.layout) * sizeof(float), a, sizeof a));
         accel_device_map_print(&map, &model.layout, mout);
-        fprintf(mout, "  no KV cache: each new token recomputes its window of up to %d tokens\n", T);
+        if (o.no_kv_cache || !model.ops->logits_cached)
+            fprintf(mout, "  no KV cache: each new token recomputes its window of up to %d tokens\n", T);
+        else
+            fprintf(mout, "  KV cache (in the workspace): one position's forward per new token up to "
+                    "%d tokens, then the window slides and each token recomputes it\n", T);
     }
     if (o.print_map) {
         rc = 0;

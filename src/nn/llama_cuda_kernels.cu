@@ -174,7 +174,7 @@ static __global__ void rope_kernel(T *x, const float *cos, const float *sin, siz
 extern "C" int accel_gk_rope(int dt, void *x, const float *cos, const float *sin, int B, int nheads,
                              int T, int hs, int pos0, int inverse, accel_stream_t s)
 {
-    if (hs % 2 || pos0 < 0) return (int)cudaErrorInvalidValue;
+    if (hs <= 0 || hs % 2 || pos0 < 0) return (int)cudaErrorInvalidValue;
     const size_t n = (size_t)B * nheads * T * (hs / 2);
     CHECK_N(n);
     DISPATCH(dt, rope_kernel<act_t><<<grid(n), BLOCK, 0, (cudaStream_t)s>>>(

@@ -57,7 +57,7 @@ int accel_gk_rmsnorm_backward(int dt, void *dx, float *dw, const void *dout, con
  * [T][hs]: q or k after the permute): row t is at position pos0 + t, and the pair (x[i],
  * x[i + hs/2]) turns by the angle of cos/sin[(pos0 + t) * hs/2 + i] (the rotate-half convention of
  * accel_cpu_rope; tables [>= pos0 + T][hs/2] in fp32 device memory, any RoPE scaling already in
- * them). inverse turns the other way: the backward pass. hs even. */
+ * them). inverse turns the other way: the backward pass. hs even and > 0. */
 int accel_gk_rope(int dt, void *x, const float *cos, const float *sin, int B, int nheads, int T,
                   int hs, int pos0, int inverse, accel_stream_t s);
 

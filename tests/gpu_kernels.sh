@@ -1,7 +1,9 @@
 #!/bin/sh
-# Each CUDA kernel of the GPT engine against its host reference, in fp32/bf16/fp16, with the relative
-# error of every output printed (tests/gpu_kernels_check.c). Skipped where no GPU is usable; the
-# harness itself is checked on the emulated device everywhere CUDA is built.
+# Each CUDA kernel of the GPT engine and of the Llama layers against its host reference (the Llama
+# ones: the CPU model's functions; grouped-query attention end to end through cuBLAS), in
+# fp32/bf16/fp16, with the relative error of every output printed (tests/gpu_kernels_check.c).
+# Skipped where no GPU is usable; the harness (and the emulated device's Llama kernels against the
+# CPU) is checked on the emulated device everywhere CUDA is built.
 . "${top_srcdir:-.}/tests/lib.sh"
 mock="$top_builddir/tests/gpu_kernels_mockcheck"
 prog="$top_builddir/tests/gpu_kernels_check"

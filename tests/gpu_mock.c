@@ -7,7 +7,7 @@
  * naively with cuBLAS's own column-major semantics and argument checks (so a wrong transpose,
  * leading dimension or stride in the engine gives wrong numbers or CUBLAS_STATUS_INVALID_VALUE),
  * and each accel_gk_* kernel is re-implemented in plain C from its contract in
- * src/nn/gpt_cuda_kernels.h. The engine's NCCL communicator is an MPI one over host memory. It is linked into two programs: tests/gpu_mock_check (the engine
+ * src/nn/gpt_cuda_kernels.h or src/nn/llama_cuda_kernels.h. The engine's NCCL communicator is an MPI one over host memory. It is linked into two programs: tests/gpu_mock_check (the engine
  * against the CPU model) and tests/gpu_mock_train (accel_train itself, so the trainer's whole
  * device=cuda path runs: device selection, steps, evaluation, checkpoints, resume).
  *
@@ -29,6 +29,7 @@
 #include "accel/comm.h"
 #include "accel/dtype.h"
 #include "../src/nn/gpt_cuda_kernels.h"
+#include "../src/nn/llama_cuda_kernels.h"
 
 /* With ACCEL_GPU_REF_ONLY (tests/gpu_ref.c) only the C kernels are built, named ref_accel_gk_*:
  * the host reference that tests/gpu_kernels_check.c compares the CUDA kernels with. */
@@ -475,3 +476,139 @@ int GK(cast)(int dt, void *out, const float *in, size_t n, accel_stream_t s)
     for (size_t i = 0; i < n; i++) st(dt, out, i, in[i]);
     return 0;
 }
+
+/* ------------------------------------------------------------------ Llama kernels (contracts in C)
+ * src/nn/llama_cuda_kernels.h. Not in the reference build: tests/gpu_ref.c checks the CUDA kernels
+ * (and, on the emulated device, these) against the CPU model's own functions instead. */
+#if !ACCEL_GPU_REF_ONLY
+
+int accel_gk_rmsnorm_forward(int dt, void *out, float *rstd, void *res_out, const void *res_in,
+                             const void *y, const float *bias, const float *w, int rows, int C,
+                             float eps, accel_stream_t s)
+{
+    (void)s;
+    float *x = malloc(sizeof(float) * (size_t)C);
+    for (int r = 0; r < rows; r++) {
+        size_t o = (size_t)r * C;
+        double ss = 0;
+        for (int c = 0; c < C; c++) {
+            float v = ld(dt, res_in, o + c);
+            if (y) {
+                v = rnd(dt, v + ld(dt, y, o + c) + (bias ? bias[c] : 0.0f));
+                st(dt, res_out, o + c, v);
+            }
+            x[c] = v;
+            ss += (double)v * v;
+        }
+        float sd = 1.0f / sqrtf((float)(ss / C) + eps);
+        for (int c = 0; c < C; c++) st(dt, out, o + c, x[c] * sd * w[c]);
+        rstd[r] = sd;
+    }
+    free(x);
+    return 0;
+}
+
+int accel_gk_rmsnorm_backward(int dt, void *dx, float *dw, const void *dout, const void *x,
+                              const float *rstd, const float *w, int rows, int C, accel_stream_t s)
+{
+    (void)s;
+    for (int r = 0; r < rows; r++) {
+        size_t o = (size_t)r * C;
+        const float sd = rstd[r];
+        double gx = 0;
+        for (int c = 0; c < C; c++) gx += (double)ld(dt, dout, o + c) * w[c] * ld(dt, x, o + c);
+        const float k3 = (float)(gx / C) * sd * sd * sd;
+        for (int c = 0; c < C; c++) {
+            float d = ld(dt, dout, o + c), xc = ld(dt, x, o + c);
+            dw[c] += d * xc * sd;
+            st(dt, dx, o + c, ld(dt, dx, o + c) + (sd * d * w[c] - k3 * xc));
+        }
+    }
+    return 0;
+}
+
+int accel_gk_rope(int dt, void *x, const float *cos, const float *sin, int B, int nheads, int T,
+                  int hs, int pos0, int inverse, accel_stream_t s)
+{
+    (void)s;
+    if (hs <= 0 || hs % 2 || pos0 < 0) return (int)cudaErrorInvalidValue;
+    const int half = hs / 2;
+    for (size_t seq = 0; seq < (size_t)B * nheads; seq++)
+        for (int t = 0; t < T; t++) {
+            size_t row = (seq * T + t) * hs, tab = (size_t)(pos0 + t) * half;
+            for (int i = 0; i < half; i++) {
+                float c = cos[tab + i], sn = (inverse ? -1.0f : 1.0f) * sin[tab + i];
+                float x1 = ld(dt, x, row + i), x2 = ld(dt, x, row + half + i);
+                st(dt, x, row + i, x1 * c - x2 * sn);
+                st(dt, x, row + half + i, x2 * c + x1 * sn);
+            }
+        }
+    return 0;
+}
+
+/* column j of qkv row (b, t) <-> its place in q [B][NH][T][hs], k or v [B][KVH][T][hs] */
+static void perm_gqa(int dt, void *rows, void *q, void *k, void *v, const float *bias, int B, int T,
+                     int NH, int KVH, int hs, int forward)
+{
+    const int W = (NH + 2 * KVH) * hs;
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++)
+            for (int j = 0; j < W; j++) {
+                int h = j / hs, nh = NH;
+                void *buf = q;
+                if (h >= NH + KVH) { h -= NH + KVH; nh = KVH; buf = v; }
+                else if (h >= NH) { h -= NH; nh = KVH; buf = k; }
+                size_t heads = (((size_t)b * nh + h) * T + t) * hs + j % hs;
+                size_t rowcol = ((size_t)b * T + t) * W + j;
+                if (forward)
+                    st(dt, buf, heads, ld(dt, rows, rowcol) + (bias ? bias[j] : 0.0f));
+                else
+                    st(dt, rows, rowcol, ld(dt, buf, heads));
+            }
+}
+
+int accel_gk_permute_gqa(int dt, void *q, void *k, void *v, const void *src, const float *bias,
+                         int B, int T, int NH, int KVH, int hs, accel_stream_t s)
+{
+    (void)s;
+    if (KVH <= 0 || NH % KVH) return (int)cudaErrorInvalidValue;
+    perm_gqa(dt, (void *)src, q, k, v, bias, B, T, NH, KVH, hs, 1);
+    return 0;
+}
+
+int accel_gk_unpermute_gqa(int dt, void *dst, const void *q, const void *k, const void *v, int B,
+                           int T, int NH, int KVH, int hs, accel_stream_t s)
+{
+    (void)s;
+    if (KVH <= 0 || NH % KVH) return (int)cudaErrorInvalidValue;
+    perm_gqa(dt, dst, (void *)q, (void *)k, (void *)v, NULL, B, T, NH, KVH, hs, 0);
+    return 0;
+}
+
+int accel_gk_swiglu_forward(int dt, void *h, const void *gu, int rows, int F, accel_stream_t s)
+{
+    (void)s;
+    for (size_t r = 0; r < (size_t)rows; r++)
+        for (int c = 0; c < F; c++) {
+            float g = ld(dt, gu, r * 2 * F + c), u = ld(dt, gu, r * 2 * F + F + c);
+            st(dt, h, r * F + c, g / (1.0f + expf(-g)) * u);
+        }
+    return 0;
+}
+
+int accel_gk_swiglu_backward(int dt, void *dgu, const void *dh, const void *gu, int rows, int F,
+                             accel_stream_t s)
+{
+    (void)s;
+    for (size_t r = 0; r < (size_t)rows; r++)
+        for (int c = 0; c < F; c++) {
+            size_t o = r * 2 * F + c;
+            float g = ld(dt, gu, o), u = ld(dt, gu, o + F), d = ld(dt, dh, r * F + c);
+            float sg = 1.0f / (1.0f + expf(-g));
+            st(dt, dgu, o, d * u * sg * (1.0f + g * (1.0f - sg)));
+            st(dt, dgu, o + F, d * g * sg);
+        }
+    return 0;
+}
+
+#endif /* !ACCEL_GPU_REF_ONLY */

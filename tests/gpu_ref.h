@@ -5,6 +5,7 @@
 #define ACCEL_TESTS_GPU_REF_H
 
 #include "../src/nn/gpt_cuda_kernels.h"
+#include "../src/nn/llama_cuda_kernels.h"
 
 int ref_accel_gk_encoder_forward(int dt, void *x, const int32_t *tok, int stride, const float *wte,
                              const float *wpe, int B, int T, int C, accel_stream_t s);
@@ -37,5 +38,24 @@ int ref_accel_gk_sgd(int dt, float *p, void *lp, const float *g, float *buf,
                  float momentum, accel_stream_t s);
 int ref_accel_gk_sumsq(const float *g, size_t n, double *out, accel_stream_t s);
 int ref_accel_gk_cast(int dt, void *out, const float *in, size_t n, accel_stream_t s);
+
+/* The Llama kernels (src/nn/llama_cuda_kernels.h): the CPU model's own functions
+ * (src/nn/kernels_cpu.h) on fp32 copies of the inputs, outputs rounded to the activation type once,
+ * so each CUDA kernel is held to the exact CPU semantics; the GQA permutes, which have no CPU
+ * counterpart, by loops over heads. */
+int ref_accel_gk_rmsnorm_forward(int dt, void *out, float *rstd, void *res_out, const void *res_in,
+                                 const void *y, const float *bias, const float *w, int rows, int C,
+                                 float eps, accel_stream_t s);
+int ref_accel_gk_rmsnorm_backward(int dt, void *dx, float *dw, const void *dout, const void *x,
+                                  const float *rstd, const float *w, int rows, int C, accel_stream_t s);
+int ref_accel_gk_rope(int dt, void *x, const float *cos, const float *sin, int B, int nheads, int T,
+                      int hs, int pos0, int inverse, accel_stream_t s);
+int ref_accel_gk_permute_gqa(int dt, void *q, void *k, void *v, const void *src, const float *bias,
+                             int B, int T, int NH, int KVH, int hs, accel_stream_t s);
+int ref_accel_gk_unpermute_gqa(int dt, void *dst, const void *q, const void *k, const void *v, int B,
+                               int T, int NH, int KVH, int hs, accel_stream_t s);
+int ref_accel_gk_swiglu_forward(int dt, void *h, const void *gu, int rows, int F, accel_stream_t s);
+int ref_accel_gk_swiglu_backward(int dt, void *dgu, const void *dh, const void *gu, int rows, int F,
+                                 accel_stream_t s);
 
 #endif

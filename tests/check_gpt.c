@@ -46,21 +46,27 @@ typedef struct {
     int B, T, V;
 } fixture_t;
 
-/* A GPT with the default init (seed 1234) and B rows of pseudo-random tokens. */
-static void fixture_open(fixture_t *f, int L, int NH, int C, int T, int V, int B, const char *precision)
+/* The model of cfg with the default init (seed 1234) and B rows of pseudo-random tokens. */
+static void fixture_open_cfg(fixture_t *f, const accel_config_t *cfg, int B)
 {
     memset(f, 0, sizeof *f);
-    f->cfg = make_cfg(L, NH, C, T, V, precision);
+    f->cfg = *cfg;
     ck_assert_int_eq(accel_model_create(&f->cfg, &f->model), ACCEL_OK);
     ck_assert_int_eq(accel_arena_alloc(&f->model.layout, &f->params), ACCEL_OK);
     ck_assert_int_eq(accel_arena_alloc(&f->model.layout, &f->grads), ACCEL_OK);
     accel_arena_init_params(&f->model.layout, f->params, 1234);
     f->B = B;
-    f->T = T;
-    f->V = V;
-    f->tokens = malloc(sizeof(int32_t) * (size_t)B * (size_t)(T + 1));
-    for (int i = 0; i < B * (T + 1); i++)
-        f->tokens[i] = (int32_t)(accel_rng_uniform(77, ACCEL_RNG_DATA, 5, (uint64_t)i) * V) % V;
+    f->T = cfg->model.context;
+    f->V = cfg->model.vocab;
+    f->tokens = malloc(sizeof(int32_t) * (size_t)B * (size_t)(f->T + 1));
+    for (int i = 0; i < B * (f->T + 1); i++)
+        f->tokens[i] = (int32_t)(accel_rng_uniform(77, ACCEL_RNG_DATA, 5, (uint64_t)i) * f->V) % f->V;
+}
+
+static void fixture_open(fixture_t *f, int L, int NH, int C, int T, int V, int B, const char *precision)
+{
+    accel_config_t cfg = make_cfg(L, NH, C, T, V, precision);
+    fixture_open_cfg(f, &cfg, B);
 }
 
 /* A Llama with every optional part on: grouped-query attention (NH heads, NH/2 kv heads), an untied
@@ -68,25 +74,15 @@ static void fixture_open(fixture_t *f, int L, int NH, int C, int T, int V, int B
 static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V, int B,
                                const char *precision)
 {
-    memset(f, 0, sizeof *f);
-    f->cfg = make_cfg(L, NH, C, T, V, precision);
+    accel_config_t cfg = make_cfg(L, NH, C, T, V, precision);
     const char *kv[][2] = { { "model.name", "llama" }, { "model.ffn_width", "13" },
                             { "model.tie_embeddings", "false" }, { "model.attention_bias", "true" },
                             { "model.rope_scaling", "llama3" }, { "model.rope_original_context", "8" },
                             { "model.rope_theta", "500" }, { "model.rms_eps", "1e-6" } };
     for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
-        ck_assert_int_eq(accel_config_set(&f->cfg, kv[i][0], kv[i][1], NULL, 0), ACCEL_OK);
-    f->cfg.model.kv_heads = NH > 1 ? NH / 2 : 1;
-    ck_assert_int_eq(accel_model_create(&f->cfg, &f->model), ACCEL_OK);
-    ck_assert_int_eq(accel_arena_alloc(&f->model.layout, &f->params), ACCEL_OK);
-    ck_assert_int_eq(accel_arena_alloc(&f->model.layout, &f->grads), ACCEL_OK);
-    accel_arena_init_params(&f->model.layout, f->params, 1234);
-    f->B = B;
-    f->T = T;
-    f->V = V;
-    f->tokens = malloc(sizeof(int32_t) * (size_t)B * (size_t)(T + 1));
-    for (int i = 0; i < B * (T + 1); i++)
-        f->tokens[i] = (int32_t)(accel_rng_uniform(77, ACCEL_RNG_DATA, 5, (uint64_t)i) * V) % V;
+        ck_assert_int_eq(accel_config_set(&cfg, kv[i][0], kv[i][1], NULL, 0), ACCEL_OK);
+    cfg.model.kv_heads = NH > 1 ? NH / 2 : 1;
+    fixture_open_cfg(f, &cfg, B);
 }
 
 static void fixture_close(fixture_t *f)

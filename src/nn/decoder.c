@@ -65,6 +65,7 @@ typedef struct {
     float eps;                      /* RMSNorm epsilon (LayerNorm: ACCEL_LN_EPS) */
     float *rope_cos, *rope_sin;     /* [T, hs/2] */
     accel_dtype_t precision;
+    bool whole_head;                /* attention by whole heads (see att_native), read once */
     accel_gemm_cpu_t gemm;
     accel_gemm_cpu_t gemm32;        /* fp32 products, for attention operands rounded beforehand */
     int wte, wpe, lnfw, lnfb, head; /* wpe, lnfb: -1 when absent; head: wte or lm_head */
@@ -270,6 +271,11 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
                                 .qkv_bias = true, .tied = true };
     m->eps = llama ? (float)c->rms_eps : ACCEL_LN_EPS;
     m->precision = cfg->precision_id;               /* fp32, bf16 or fp16 */
+    /* ACCEL_ATT_WHOLE_HEAD=1 takes the whole-head way on any CPU (emulated products there), so
+     * tests cover it where bf16 is not native. */
+    const char *force = getenv("ACCEL_ATT_WHOLE_HEAD");
+    m->whole_head = (m->precision == ACCEL_BF16 && accel_gemm_cpu_has_bf16()) ||
+                    (force && !strcmp(force, "1"));
 }
 
 static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout_t *layout,
@@ -493,11 +499,8 @@ accel_status_t accel_gpt_check_tokens(const int32_t *tokens, int B, int n_per_ro
  * Inference rows after the first (the KV cache's new positions) always take the row-block way,
  * and the cache's q|k|v are always rounded in place, so both ways read the same values.
  * Query head h reads key/value head h / G (G = NH / KVH query heads share one: grouped-query
- * attention; G = 1 for gpt). */
-static bool att_native(const gpt_t *m)
-{
-    return m->precision == ACCEL_BF16 && accel_gemm_cpu_has_bf16();
-}
+ * attention; G = 1 for gpt). ACCEL_ATT_WHOLE_HEAD=1 forces the first way (for tests). */
+static bool att_native(const gpt_t *m) { return m->whole_head; }
 
 #define GEMM32(...) ACCEL_CHECK(accel_gemm_cpu(&m->gemm32, __VA_ARGS__))
 

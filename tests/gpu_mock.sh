@@ -121,5 +121,14 @@ train llmqcpu 1 device=cpu precision=fp32 train.steps=30 model.name=llama model.
 # shellcheck disable=SC2086
 train llmqemu 1 device=cuda precision=fp32 train.steps=30 model.name=llama model.kv_heads=1 model.heads=2
 compare_losses "$SCRATCH/llmqcpu.jsonl" "$SCRATCH/llmqemu.jsonl" 1e-5 30 || fail "emulated GPU tied MQA llama differs from the CPU"
+# the llama's sample at the end of a run: its logits from the device, the same text as the CPU's
+# shellcheck disable=SC2086
+train llgencpu 1 device=cpu precision=fp32 train.steps=5 model.vocab=256 train.sample_tokens=24 $llama
+# shellcheck disable=SC2086
+train llgenemu 1 device=cuda precision=fp32 train.steps=5 model.vocab=256 train.sample_tokens=24 $llama
+sed -n '/^sample/,$p' llgencpu.log | grep -v "^\[" > llgencpu.txt
+sed -n '/^sample/,$p' llgenemu.log | grep -v "^\[" > llgenemu.txt
+[ -s llgencpu.txt ] || fail "no llama sample from the CPU run: $(tail -5 llgencpu.log)"
+cmp -s llgencpu.txt llgenemu.txt || fail "the emulated GPU llama generated other text: $(cat llgenemu.txt) vs $(cat llgencpu.txt)"
 expect_fail "model 'mlp' has no GPU path" "$mock" model.name=mlp data.path=synthetic train.steps=2 train.global_batch=2 device=cuda
 pass "accel_train's device=cuda path (ddp, zero1-3 and hybrid on 1, 2 and 4 ranks, bf16, fp16 overflow, grad_accum, SGD+clip, evaluation, checkpoints both ways; the llama: ddp, zero1, zero3, hybrid zero3, bf16) matches the CPU on the emulated device"

@@ -1,5 +1,5 @@
-/* The built-in GPT on a CUDA device, as a model backend: the same tensor table as the CPU model
- * (src/nn/gpt.c), whose parameters and gradients the trainer keeps in device memory; this file
+/* The built-in decoders (GPT and Llama) on a CUDA device, as a model backend: the same tensor
+ * table as the CPU model (src/nn/decoder.c), whose parameters and gradients the trainer keeps in device memory; this file
  * supplies only the layers: the forward and backward passes as a sequence of cuBLAS products and
  * kernels (src/nn/gpt_cuda_kernels.cu) on the rank's compute stream (accel_device_cuda_stream),
  * with token rows staged through pinned buffers on a copy stream. Optimizer state, gradient
@@ -7,7 +7,10 @@
  * reports each layer through the layer hooks, which gather (ZeRO-3) and reduce it.
  *
  * The pass mirrors the CPU model step by step: pre-LayerNorm blocks, tanh GELU, 1/sqrt(head size)
- * attention scaling, tied LM head, and the loss as the sum of per-sample mean token losses. Matrix
+ * attention scaling, tied LM head, and the loss as the sum of per-sample mean token losses; for the
+ * llama (model.name=llama, src/nn/llama_cuda_kernels.h) RMSNorm, RoPE on q and k, grouped-query
+ * attention (one strided-batched product per sample and kv head), SwiGLU, no position embedding,
+ * optional q/k/v biases and a tied or separate LM head (layer L+1). Matrix
  * products run with bf16/fp16/fp32 operands and fp32 accumulation; the weights they read are cast
  * from the fp32 parameters layer by layer as the forward pass fetches them. Every CUDA and cuBLAS
  * return is checked and reported with the call that failed. Host C only. */

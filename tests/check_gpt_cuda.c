@@ -33,6 +33,7 @@ static int pieces_of(const accel_gpt_cuda_plan_t *p, piece_t *out)
 {
     const size_t a = p->act_size, f = 4, BT = (size_t)p->B * p->T, C = (size_t)p->C;
     const size_t TT = (size_t)p->B * p->NH * p->T * p->T;
+    const size_t QKV = (size_t)p->QKV, FIN = (size_t)p->FIN, F = (size_t)p->F;
     int n = 0;
     for (int l = 0; l < p->L; l++) {
         size_t base = p->layers_base + (size_t)l * p->layer_bytes;
@@ -40,15 +41,15 @@ static int pieces_of(const accel_gpt_cuda_plan_t *p, piece_t *out)
         out[n++] = (piece_t){ base + q->ln1, a * BT * C, "ln1" };
         out[n++] = (piece_t){ base + q->ln1_mean, f * BT, "ln1_mean" };
         out[n++] = (piece_t){ base + q->ln1_rstd, f * BT, "ln1_rstd" };
-        out[n++] = (piece_t){ base + q->qkvp, a * BT * 3 * C, "qkvp" };
+        out[n++] = (piece_t){ base + q->qkvp, a * BT * QKV, "qkvp" };
         out[n++] = (piece_t){ base + q->att, a * TT, "att" };
         out[n++] = (piece_t){ base + q->atty, a * BT * C, "atty" };
         out[n++] = (piece_t){ base + q->res2, a * BT * C, "res2" };
         out[n++] = (piece_t){ base + q->ln2, a * BT * C, "ln2" };
         out[n++] = (piece_t){ base + q->ln2_mean, f * BT, "ln2_mean" };
         out[n++] = (piece_t){ base + q->ln2_rstd, f * BT, "ln2_rstd" };
-        out[n++] = (piece_t){ base + q->fch, a * BT * 4 * C, "fch" };
-        out[n++] = (piece_t){ base + q->fch_gelu, a * BT * 4 * C, "fch_gelu" };
+        out[n++] = (piece_t){ base + q->fch, a * BT * FIN, "fch" };
+        out[n++] = (piece_t){ base + q->fch_gelu, a * BT * F, "fch_gelu" };
         out[n++] = (piece_t){ base + q->res3, a * BT * C, "res3" };
     }
     out[n++] = (piece_t){ p->x0, a * BT * C, "x0" };
@@ -56,15 +57,16 @@ static int pieces_of(const accel_gpt_cuda_plan_t *p, piece_t *out)
     out[n++] = (piece_t){ p->lnf_mean, f * BT, "lnf_mean" };
     out[n++] = (piece_t){ p->lnf_rstd, f * BT, "lnf_rstd" };
     out[n++] = (piece_t){ p->logits, a * BT * (size_t)p->Vp, "logits" };
-    out[n++] = (piece_t){ p->s_qkv, a * BT * 3 * C, "s_qkv" };
+    out[n++] = (piece_t){ p->s_qkv, a * BT * QKV, "s_qkv" };
     out[n++] = (piece_t){ p->s_c, a * BT * C, "s_c" };
-    out[n++] = (piece_t){ p->s_4c, a * BT * 4 * C, "s_4c" };
+    out[n++] = (piece_t){ p->s_4c, a * BT * FIN, "s_4c" };
     out[n++] = (piece_t){ p->s_yp, a * BT * C, "s_yp" };
-    out[n++] = (piece_t){ p->s_dqkvp, a * BT * 3 * C, "s_dqkvp" };
+    out[n++] = (piece_t){ p->s_dqkvp, a * BT * QKV, "s_dqkvp" };
     out[n++] = (piece_t){ p->s_att32, f * TT, "s_att32" };
     out[n++] = (piece_t){ p->s_datt, a * TT, "s_datt" };
     out[n++] = (piece_t){ p->dres, a * BT * C, "dres" };
     out[n++] = (piece_t){ p->losses, f * BT, "losses" };
+    if (FIN != F) out[n++] = (piece_t){ p->s_dh, a * BT * F, "s_dh" };
     return n;
 }
 
@@ -74,10 +76,10 @@ static int by_offset(const void *x, const void *y)
     return a->off < b->off ? -1 : a->off > b->off;
 }
 
-static void check_plan(int L, int NH, int C, int T, int V, int B, size_t asz)
+static void check_plan_of(const accel_gpt_cuda_plan_t *pp)
 {
-    accel_gpt_cuda_plan_t p;
-    ck_assert_int_eq(accel_gpt_cuda_plan(L, NH, C, T, V, B, asz, &p), ACCEL_OK);
+    accel_gpt_cuda_plan_t p = *pp;
+    const int L = p.L, V = p.V;
     ck_assert_int_eq(p.Vp % 64, 0);
     ck_assert_int_ge(p.Vp, V);
     ck_assert_int_lt(p.Vp - V, 64);
@@ -94,12 +96,34 @@ static void check_plan(int L, int NH, int C, int T, int V, int B, size_t asz)
     free(pc);
 }
 
+static void check_plan(int L, int NH, int C, int T, int V, int B, size_t asz)
+{
+    accel_gpt_cuda_plan_t p;
+    ck_assert_int_eq(accel_gpt_cuda_plan(L, NH, C, T, V, B, asz, &p), ACCEL_OK);
+    ck_assert_int_eq(p.QKV, 3 * C);
+    ck_assert_int_eq(p.FIN, 4 * C);
+    check_plan_of(&p);
+}
+
+/* A llama's plan: q|k|v rows of (NH + 2 KVH) hs, SwiGLU [gate | up] of 2F and d(hidden) of F. */
+static void check_plan_llama(int L, int NH, int KVH, int C, int F, int T, int V, int B, size_t asz)
+{
+    accel_gpt_cuda_plan_t p;
+    ck_assert_int_eq(accel_gpt_cuda_plan_gqa(L, NH, KVH, C, F, 2 * F, T, V, B, asz, &p), ACCEL_OK);
+    ck_assert_int_eq(p.QKV, (NH + 2 * KVH) * (C / NH));
+    ck_assert_int_eq(p.KVH, KVH);
+    check_plan_of(&p);
+}
+
 START_TEST(test_plan_layout)
 {
     check_plan(2, 4, 64, 32, 100, 4, 2);
     check_plan(2, 4, 64, 32, 100, 4, 4);
     check_plan(1, 1, 8, 5, 11, 3, 2);
     check_plan(3, 3, 24, 7, 256, 1, 4);
+    check_plan_llama(2, 4, 2, 64, 96, 23, 100, 4, 2);
+    check_plan_llama(3, 4, 1, 48, 128, 19, 77, 3, 4);
+    check_plan_llama(1, 8, 8, 64, 176, 5, 11, 2, 2);
     /* GPT-2 124M, 8 x 1024 tokens in bf16: a known size. */
     accel_gpt_cuda_plan_t p;
     ck_assert_int_eq(accel_gpt_cuda_plan(12, 12, 768, 1024, 50257, 8, 2, &p), ACCEL_OK);
@@ -121,6 +145,9 @@ START_TEST(test_plan_rejects)
     ck_assert_int_eq(accel_gpt_cuda_plan(2, 4, 64, 32, 100, 4, 3, &p), ACCEL_ERR_INVALID);
     ck_assert_int_eq(accel_gpt_cuda_plan(2, 4, 64, 1 << 20, 100, 1 << 10, 2, &p), ACCEL_ERR_INVALID);
     ck_assert_int_eq(accel_gpt_cuda_plan(2, 4, 64, 32, 1, 4, 2, &p), ACCEL_ERR_INVALID);
+    ck_assert_int_eq(accel_gpt_cuda_plan_gqa(2, 4, 3, 64, 96, 192, 32, 100, 4, 2, &p), ACCEL_ERR_INVALID);
+    ck_assert_int_eq(accel_gpt_cuda_plan_gqa(2, 4, 0, 64, 96, 192, 32, 100, 4, 2, &p), ACCEL_ERR_INVALID);
+    ck_assert_int_eq(accel_gpt_cuda_plan_gqa(2, 4, 2, 64, 96, 48, 32, 100, 4, 2, &p), ACCEL_ERR_INVALID);
 }
 END_TEST
 
@@ -217,6 +244,18 @@ START_TEST(test_config_checks)
     ck_assert_int_eq(h.dist.strategy_id, ACCEL_ZERO3);     /* parsed once, where it is set */
     ck_assert_int_eq(check(&h, why, note), ACCEL_OK);
 
+    /* the llama trains on the GPU too; its buffers are sized by its own widths */
+    accel_config_t ll = gpt_cfg(2, 4, 64, 23, 100);
+    snprintf(ll.model.name, sizeof ll.model.name, "llama");
+    ll.model.kv_heads = 1;
+    ll.model.tie_embeddings = false;
+    ck_assert_int_eq(check(&ll, why, note), ACCEL_OK);
+    size_t lb = 0, gb = 0;
+    accel_config_t gg = gpt_cfg(2, 4, 64, 23, 100);
+    ck_assert_int_eq(accel_gpt_cuda_estimate_bytes(&ll, 4, 0, 0, 0, &lb), ACCEL_OK);
+    ck_assert_int_eq(accel_gpt_cuda_estimate_bytes(&gg, 4, 0, 0, 0, &gb), ACCEL_OK);
+    ck_assert_msg(lb > 0 && lb != gb, "llama estimate %zu, gpt %zu", lb, gb);
+
     accel_config_t mlp;
     accel_config_defaults(&mlp);
     snprintf(mlp.model.name, sizeof mlp.model.name, "mlp");
@@ -257,6 +296,13 @@ START_TEST(test_engine_without_gpu)
     ck_assert(!accel_model_runs_on(&mlp, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
     ck_assert(accel_model_runs_on(&mlp, ACCEL_DEVICE_CPU, whynot, sizeof whynot));
     ck_assert(accel_model_runs_on(&cfg, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
+    accel_config_t ll = gpt_cfg(2, 4, 16, 8, 32);     /* the llama: the same clean refusal */
+    snprintf(ll.model.name, sizeof ll.model.name, "llama");
+    ll.model.kv_heads = 2;
+    ck_assert(accel_model_runs_on(&ll, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
+    ck_assert_int_ne(accel_model_create_on(&ll, ACCEL_DEVICE_CUDA, &m), ACCEL_OK);
+    ck_assert_ptr_null(m.state);
+    accel_model_destroy(&m);
 }
 END_TEST
 

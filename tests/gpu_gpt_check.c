@@ -1,5 +1,7 @@
-/* GPU tests of the CUDA GPT engine against the CPU reference model (src/nn/gpt.c), tensor by
- * tensor. Exits 77 ("SKIP: no CUDA device: <why>") where no GPU is usable.
+/* GPU tests of the CUDA decoder engine against the CPU reference model (src/nn/decoder.c), tensor
+ * by tensor, for a GPT and for Llamas (grouped-query and multi-query attention, tied and separate
+ * heads, q/k/v biases, Llama-3.1 RoPE scaling). Exits 77 ("SKIP: no CUDA device: <why>") where no
+ * GPU is usable.
  *
  *   gradients   one forward+backward of a tiny GPT on the same weights and tokens: the loss, and
  *               for every tensor of the table the relative error ||g_gpu - g_cpu|| / ||g_cpu||
@@ -24,12 +26,29 @@
 #include "../src/train/devops.h"
 #include "../src/train/optim.h"
 
-#define L_ 2
-#define NH_ 4
-#define C_ 64
-#define T_ 32
-#define V_ 100      /* not a multiple of 64: exercises the padded logits stride */
 #define B_ 4
+
+/* One model configuration: dimensions, then any other keys ("key=value ..."). */
+typedef struct {
+    const char *label;
+    int L, NH, C, T, V;             /* V not a multiple of 64: exercises the padded logits stride */
+    const char *keys;
+} spec_t;
+
+static const spec_t k_gpt = { "gpt", 2, 4, 64, 32, 100, "model.name=gpt" };
+/* grouped-query attention (2 query heads per kv head), tied head */
+static const spec_t k_llama_gqa = { "llama gqa", 2, 4, 64, 32, 100,
+                                    "model.name=llama model.kv_heads=2 model.ffn_width=96" };
+/* separate LM head, q/k/v biases, Llama-3.1 RoPE scaling, a context of 23 */
+static const spec_t k_llama_untied = { "llama untied+bias", 2, 4, 64, 23, 100,
+                                       "model.name=llama model.kv_heads=2 model.tie_embeddings=false "
+                                       "model.attention_bias=true model.rope_scaling=llama3 "
+                                       "model.rope_theta=500000 model.rope_original_context=16 "
+                                       "model.rope_factor=4 model.rms_eps=1e-6" };
+/* multi-query attention (one kv head), tied, default SwiGLU width, a context of 19 */
+static const spec_t k_llama_mqa = { "llama mqa", 3, 4, 48, 19, 77,
+                                    "model.name=llama model.kv_heads=1" };
+static const spec_t *cur = &k_gpt;
 
 typedef struct {
     accel_config_t cfg;
@@ -42,13 +61,23 @@ static void ref_open(ref_t *r, const char *precision)
 {
     memset(r, 0, sizeof *r);
     accel_config_defaults(&r->cfg);
-    snprintf(r->cfg.model.name, sizeof r->cfg.model.name, "gpt");
     accel_config_set(&r->cfg, "precision", precision, NULL, 0);
-    r->cfg.model.layers = L_;
-    r->cfg.model.heads = NH_;
-    r->cfg.model.width = C_;
-    r->cfg.model.context = T_;
-    r->cfg.model.vocab = V_;
+    r->cfg.model.layers = cur->L;
+    r->cfg.model.heads = cur->NH;
+    r->cfg.model.width = cur->C;
+    r->cfg.model.context = cur->T;
+    r->cfg.model.vocab = cur->V;
+    char keys[512], *save = NULL;
+    snprintf(keys, sizeof keys, "%s", cur->keys);
+    for (char *kv = strtok_r(keys, " ", &save); kv; kv = strtok_r(NULL, " ", &save)) {
+        char *eq = strchr(kv, '='), why[256];
+        *eq = '\0';
+        if (accel_config_set(&r->cfg, kv, eq + 1, why, sizeof why) != ACCEL_OK) {
+            fprintf(stderr, "bad test key %s: %s\n", kv, why);
+            exit(1);
+        }
+    }
+    const int T_ = cur->T, V_ = cur->V;
     if (accel_model_create(&r->cfg, &r->model) != ACCEL_OK ||
         accel_arena_alloc(&r->model.layout, &r->params) != ACCEL_OK ||
         accel_arena_alloc(&r->model.layout, &r->grads) != ACCEL_OK) {
@@ -142,8 +171,8 @@ static int check_gradients(const char *precision, double tol, double loss_tol, f
     }
     for (size_t i = 0; i < lay->numel; i++) gg[i] /= loss_scale;
     double lrel = fabs(loss_gpu - loss_cpu) / fabs(loss_cpu);
-    printf("%s: loss CPU fp32 %.7f  GPU %.7f  relative difference %.2e (tolerance %.0e)\n", precision,
-           loss_cpu, loss_gpu, lrel, loss_tol);
+    printf("%s %s: loss CPU fp32 %.7f  GPU %.7f  relative difference %.2e (tolerance %.0e)\n",
+           cur->label, precision, loss_cpu, loss_gpu, lrel, loss_tol);
     if (!(lrel <= loss_tol)) fails++;
     double worst = 0;
     const char *worst_name = "";
@@ -157,8 +186,8 @@ static int check_gradients(const char *precision, double tol, double loss_tol, f
         if (!(rel <= worst)) { worst = rel; worst_name = t->name; }
         fails += bad;
     }
-    printf("%s: worst relative gradient error %.2e in %s (tolerance %.0e): %s\n", precision, worst,
-           worst_name, tol, fails ? "FAIL" : "ok");
+    printf("%s %s: worst relative gradient error %.2e in %s (tolerance %.0e): %s\n", cur->label,
+           precision, worst, worst_name, tol, fails ? "FAIL" : "ok");
 done:
     free(gg);
     gpu_close(&g);
@@ -180,10 +209,11 @@ static int check_eval(const char *precision, double tol)
         g.model.ops->eval(g.model.state, &g.model.layout, g.params, &b, lg, NULL) != ACCEL_OK) fails++;
     for (int i = 0; !fails && i < B_; i++) {
         double rel = fabs((double)lg[i] - lc[i]) / fabs((double)lc[i]);
-        printf("%s eval: sample %d loss CPU %.6f GPU %.6f relative %.2e\n", precision, i, lc[i], lg[i], rel);
+        printf("%s %s eval: sample %d loss CPU %.6f GPU %.6f relative %.2e\n", cur->label, precision, i,
+               lc[i], lg[i], rel);
         if (!(rel <= tol)) fails++;
     }
-    printf("%s eval: %s\n", precision, fails ? "FAIL" : "ok");
+    printf("%s %s eval: %s\n", cur->label, precision, fails ? "FAIL" : "ok");
     gpu_close(&g);
     ref_close(&r);
     return fails;
@@ -238,8 +268,8 @@ static int check_update(int adam)
         }
         double rn, d = norm_diff(pg, pc, n, &rn);
         fails = !(d <= 1e-3 * rn);
-        printf("%s update: |dp_cpu| %.4e  |dp_gpu - dp_cpu| %.4e  relative %.2e (tolerance 1e-3): %s\n",
-               adam ? "AdamW" : "SGD", rn, d, rn > 0 ? d / rn : d, fails ? "FAIL" : "ok");
+        printf("%s %s update: |dp_cpu| %.4e  |dp_gpu - dp_cpu| %.4e  relative %.2e (tolerance 1e-3): %s\n",
+               cur->label, adam ? "AdamW" : "SGD", rn, d, rn > 0 ? d / rn : d, fails ? "FAIL" : "ok");
     }
     if (have_opt) accel_optim_destroy(&opt_gpu);
     gpu_close(&g);
@@ -291,6 +321,19 @@ int main(int argc, char **argv)
     fails += check_gradients("bf16", 5e-2, 1e-2, 1.0f);
     fails += check_gradients("fp16", 5e-2, 1e-2, 1024.0f);
     fails += check_eval("fp32", 1e-5);
+    fails += check_eval("bf16", 1e-2);
+    fails += check_update(1);
+    fails += check_update(0);
+    /* the llama's building blocks: fp32 tight, bf16 loose */
+    const spec_t *llamas[] = { &k_llama_gqa, &k_llama_untied, &k_llama_mqa };
+    for (int i = 0; i < 3; i++) {
+        cur = llamas[i];
+        fails += check_gradients("fp32", 1e-3, 1e-5, 1.0f);
+        fails += check_gradients("bf16", 5e-2, 1e-2, 1.0f);
+        fails += check_eval("fp32", 1e-5);
+    }
+    cur = &k_llama_untied;
+    fails += check_gradients("fp16", 5e-2, 1e-2, 1024.0f);
     fails += check_eval("bf16", 1e-2);
     fails += check_update(1);
     fails += check_update(0);

@@ -194,6 +194,15 @@ static int check_dtype(int dt)
     add(&c, "d", T_ACT, BTC, 0, 'u', 1);
     add(&c, "tok", T_I32, (size_t)B_ * stride, 0, 'i', 7);    /* repeated ids: colliding atomics */
     RUN(encoder_backward, dt, Q("dwte"), Q("dwpe"), Q("d"), Q("tok"), stride, B_, T_, C_, NULL);
+    /* without a position embedding (the llama's) */
+    add(&c, "x", T_ACT, BTC, 1, 'z', 0);
+    add(&c, "tok", T_I32, (size_t)B_ * stride, 0, 'i', V_);
+    add(&c, "wte", T_F32, (size_t)V_ * C_, 0, 'u', 1);
+    RUN(encoder_forward, dt, Q("x"), Q("tok"), stride, Q("wte"), NULL, B_, T_, C_, NULL);
+    add(&c, "dwte", T_F32, (size_t)V_ * C_, 1, 'u', 1);
+    add(&c, "d", T_ACT, BTC, 0, 'u', 1);
+    add(&c, "tok", T_I32, (size_t)B_ * stride, 0, 'i', 7);
+    RUN(encoder_backward, dt, Q("dwte"), NULL, Q("d"), Q("tok"), stride, B_, T_, C_, NULL);
 
     const int widths[] = { C_, 768, 1531 };
     for (int wi = 0; wi < 3; wi++) {

@@ -238,7 +238,7 @@ int GK(encoder_forward)(int dt, void *x, const int32_t *tok, int stride, const f
         for (int t = 0; t < T; t++)
             for (int c = 0; c < C; c++)
                 st(dt, x, ((size_t)b * T + t) * C + c,
-                   wte[(size_t)tok[b * stride + t] * C + c] + wpe[(size_t)t * C + c]);
+                   wte[(size_t)tok[b * stride + t] * C + c] + (wpe ? wpe[(size_t)t * C + c] : 0.0f));
     return 0;
 }
 
@@ -251,7 +251,7 @@ int GK(encoder_backward)(int dt, float *dwte, float *dwpe, const void *d, const 
             for (int c = 0; c < C; c++) {
                 float v = ld(dt, d, ((size_t)b * T + t) * C + c);
                 dwte[(size_t)tok[b * stride + t] * C + c] += v;
-                dwpe[(size_t)t * C + c] += v;
+                if (dwpe) dwpe[(size_t)t * C + c] += v;
             }
     return 0;
 }

@@ -93,5 +93,42 @@ compare_losses "$SCRATCH/cpu.jsonl" "$SCRATCH/emu2each.jsonl" 1e-5 30 || fail "2
 train emu2ck 2 device=cuda precision=fp32 train.steps=30 dist.strategy=zero1 ckpt.dir="$SCRATCH/ck3" ckpt.every=15
 train cpu2resume 1 device=cpu precision=fp32 train.steps=30 resume="$SCRATCH/ck3/step-00000015.h5"
 compare_losses "$SCRATCH/cpu.jsonl" "$SCRATCH/cpu2resume.jsonl" 1e-5 15 || fail "CPU resumed from a 2-rank zero1 emulated-GPU checkpoint differs"
+# the llama on the emulated device (src/nn/gpt_cuda.c with the llama's blocks): grouped-query
+# attention (2 query heads per kv head), a separate LM head (layer L+1), q/k/v biases, a context of
+# 13; every strategy against the CPU run's loss trajectory
+llama="model.name=llama model.heads=4 model.kv_heads=2 model.tie_embeddings=false model.attention_bias=true \
+model.context=13 model.rms_eps=1e-6"
+# shellcheck disable=SC2086
+train llcpu 1 device=cpu precision=fp32 train.steps=30 $llama
+for strategy in ddp zero1 zero3; do
+    # shellcheck disable=SC2086
+    train "ll2$strategy" 2 device=cuda precision=fp32 train.steps=30 dist.bucket_mb=0.01 \
+        dist.strategy="$strategy" $llama
+    grep -q "fp32 Llama layers" "ll2$strategy.log" || fail "llama $strategy did not take the GPU path: $(head -30 "ll2$strategy.log")"
+    compare_losses "$SCRATCH/llcpu.jsonl" "$SCRATCH/ll2$strategy.jsonl" 1e-5 30 ||
+        fail "2-rank emulated GPU llama $strategy differs from the CPU"
+done
+# shellcheck disable=SC2086
+train ll4hyb 4 device=cuda precision=fp32 train.steps=30 dist.strategy=zero3 dist.hybrid=true \
+    dist.fake_nodes=2 $llama
+compare_losses "$SCRATCH/llcpu.jsonl" "$SCRATCH/ll4hyb.jsonl" 1e-5 30 || fail "4-rank emulated GPU llama hybrid zero3 differs from the CPU"
+# shellcheck disable=SC2086
+train ll1bf16 1 device=cuda precision=bf16 train.steps=30 $llama
+compare_losses "$SCRATCH/llcpu.jsonl" "$SCRATCH/ll1bf16.jsonl" 2e-2 30 || fail "emulated GPU llama bf16 differs from the CPU beyond bf16 tolerance"
+# a tied multi-query llama, one rank (ddp)
+# shellcheck disable=SC2086
+train llmqcpu 1 device=cpu precision=fp32 train.steps=30 model.name=llama model.kv_heads=1 model.heads=2
+# shellcheck disable=SC2086
+train llmqemu 1 device=cuda precision=fp32 train.steps=30 model.name=llama model.kv_heads=1 model.heads=2
+compare_losses "$SCRATCH/llmqcpu.jsonl" "$SCRATCH/llmqemu.jsonl" 1e-5 30 || fail "emulated GPU tied MQA llama differs from the CPU"
+# the llama's sample at the end of a run: its logits from the device, the same text as the CPU's
+# shellcheck disable=SC2086
+train llgencpu 1 device=cpu precision=fp32 train.steps=5 model.vocab=256 train.sample_tokens=24 $llama
+# shellcheck disable=SC2086
+train llgenemu 1 device=cuda precision=fp32 train.steps=5 model.vocab=256 train.sample_tokens=24 $llama
+sed -n '/^sample/,$p' llgencpu.log | grep -v "^\[" > llgencpu.txt
+sed -n '/^sample/,$p' llgenemu.log | grep -v "^\[" > llgenemu.txt
+[ -s llgencpu.txt ] || fail "no llama sample from the CPU run: $(tail -5 llgencpu.log)"
+cmp -s llgencpu.txt llgenemu.txt || fail "the emulated GPU llama generated other text: $(cat llgenemu.txt) vs $(cat llgencpu.txt)"
 expect_fail "model 'mlp' has no GPU path" "$mock" model.name=mlp data.path=synthetic train.steps=2 train.global_batch=2 device=cuda
-pass "accel_train's device=cuda path (ddp, zero1-3 and hybrid on 1, 2 and 4 ranks, bf16, fp16 overflow, grad_accum, SGD+clip, evaluation, checkpoints both ways) matches the CPU on the emulated device"
+pass "accel_train's device=cuda path (ddp, zero1-3 and hybrid on 1, 2 and 4 ranks, bf16, fp16 overflow, grad_accum, SGD+clip, evaluation, checkpoints both ways; the llama: ddp, zero1, zero3, hybrid zero3, bf16) matches the CPU on the emulated device"

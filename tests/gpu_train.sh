@@ -3,7 +3,8 @@
 #   200 steps: GPU fp32 and GPU bf16 loss curves against CPU fp32; zero1 and grad_accum=2 against
 #   ddp on one GPU (compared runs share train.steps, hence the learning-rate schedule);
 #   the NCCL communicator is created from MPI on one rank; 2 ranks (ddp, zero1) when 2 GPUs exist;
-#   fp16 with loss scaling runs; a checkpoint written on the GPU resumes on the CPU.
+#   fp16 with loss scaling runs; the llama (fp32, bf16 zero3) against its CPU run; a checkpoint
+#   written on the GPU resumes on the CPU.
 . "${top_srcdir:-.}/tests/lib.sh"
 unset ACCEL_DEVICE      # lib.sh keeps the other tests on the CPU; these choose their device
 probe=$("$top_builddir/tests/gpu_gpt_check" --probe 2>&1); rc=$?
@@ -47,6 +48,17 @@ if [ "${ngpu:-1}" -ge 2 ]; then
 else
     echo "only ${ngpu:-1} GPU: the 2-rank part is skipped"
 fi
+# the llama (grouped-query attention, separate LM head, q/k/v biases, RoPE) against the CPU, fp32 and bf16
+llama="model.name=llama model.kv_heads=2 model.tie_embeddings=false model.attention_bias=true model.context=29"
+# shellcheck disable=SC2086
+train llcpu32 1 device=cpu precision=fp32 train.steps=200 $llama
+# shellcheck disable=SC2086
+train llgpu32 1 device=cuda precision=fp32 train.steps=200 $llama
+grep -q "fp32 Llama layers" llgpu32.log || fail "the llama did not train on the GPU: $(head -40 llgpu32.log)"
+compare_losses "$SCRATCH/llcpu32.jsonl" "$SCRATCH/llgpu32.jsonl" 2e-3 200 || fail "GPU fp32 llama loss curve differs from CPU fp32"
+# shellcheck disable=SC2086
+train llgpubf16 1 device=cuda precision=bf16 train.steps=200 dist.strategy=zero3 $llama
+compare_losses "$SCRATCH/llcpu32.jsonl" "$SCRATCH/llgpubf16.jsonl" 5e-2 200 || fail "GPU bf16 zero3 llama loss curve differs from CPU fp32 beyond bf16 tolerance"
 # text generation on the device at the end of a run
 train gpugen 1 device=cuda precision=bf16 train.steps=5 model.vocab=256 train.sample_tokens=32
 grep -q "^sample" gpugen.log || fail "no generated sample on the GPU: $(tail -5 gpugen.log)"
@@ -58,4 +70,4 @@ ck="$SCRATCH/ck/step-00000010.h5"
 train cpuresume 1 device=cpu precision=fp32 train.steps=20 resume="$ck"
 grep -q "resumed from" cpuresume.log || fail "the CPU run did not resume: $(head -30 cpuresume.log)"
 compare_losses "$SCRATCH/gpuck.jsonl" "$SCRATCH/cpuresume.jsonl" 5e-2 10 || fail "CPU resumed from a GPU checkpoint does not continue its loss curve"
-pass "GPU training follows the CPU reference; GPU checkpoints resume on the CPU"
+pass "GPU training (gpt and llama) follows the CPU reference; GPU checkpoints resume on the CPU"

@@ -164,5 +164,6 @@ extern const accel_model_ops_t accel_model_mlp;
 extern const accel_model_ops_t accel_model_gpt;
 extern const accel_model_ops_t accel_model_llama;
 extern const accel_model_ops_t accel_model_gpt_cuda;   /* the gpt's layers on a CUDA device */
+extern const accel_model_ops_t accel_model_llama_cuda; /* the llama's layers on a CUDA device */
 
 #endif

@@ -170,22 +170,28 @@ static double llama3_inv_freq(const accel_model_config_t *c, double f)
     return (1.0 - smooth) * f / c->rope_factor + smooth * f;
 }
 
-/* cos and sin of every (position, frequency) pair: [T, hs/2] each. The inverse frequencies are
- * rounded to fp32 first, as transformers computes them. */
+void accel_decoder_rope_tables(const accel_model_config_t *c, int T, int hs, float *cos_t,
+                               float *sin_t)
+{
+    const int half = hs / 2;
+    for (int i = 0; i < half; i++) {
+        double f = (float)(1.0 / pow(c->rope_theta, (double)(2 * i) / hs));
+        if (!strcmp(c->rope_scaling, "llama3")) f = (float)llama3_inv_freq(c, f);
+        for (int t = 0; t < T; t++) {
+            cos_t[(size_t)t * half + i] = (float)cos((double)t * f);
+            sin_t[(size_t)t * half + i] = (float)sin((double)t * f);
+        }
+    }
+}
+
+/* cos and sin of every (position, frequency) pair: [T, hs/2] each. */
 static accel_status_t rope_tables(gpt_t *m, const accel_model_config_t *c)
 {
     const int half = m->hs / 2;
     m->rope_cos = malloc(sizeof(float) * (size_t)m->T * half);
     m->rope_sin = malloc(sizeof(float) * (size_t)m->T * half);
     if (!m->rope_cos || !m->rope_sin) return ACCEL_ERR_NOMEM;
-    for (int i = 0; i < half; i++) {
-        double f = (float)(1.0 / pow(c->rope_theta, (double)(2 * i) / m->hs));
-        if (!strcmp(c->rope_scaling, "llama3")) f = (float)llama3_inv_freq(c, f);
-        for (int t = 0; t < m->T; t++) {
-            m->rope_cos[(size_t)t * half + i] = (float)cos((double)t * f);
-            m->rope_sin[(size_t)t * half + i] = (float)sin((double)t * f);
-        }
-    }
+    accel_decoder_rope_tables(c, m->T, m->hs, m->rope_cos, m->rope_sin);
     return ACCEL_OK;
 }
 
@@ -276,6 +282,15 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
     const char *force = getenv("ACCEL_ATT_WHOLE_HEAD");
     m->whole_head = (m->precision == ACCEL_BF16 && accel_gemm_cpu_has_bf16()) ||
                     (force && !strcmp(force, "1"));
+}
+
+void accel_decoder_dims(const accel_config_t *cfg, accel_decoder_dims_t *d)
+{
+    gpt_t m = { 0 };
+    const bool llama = !strcmp(cfg->model.name, "llama");
+    if (cfg->model.heads < 1 || cfg->model.width < 1) { memset(d, 0, sizeof *d); return; }
+    shape_of(&m, cfg, llama);
+    *d = (accel_decoder_dims_t){ m.L, m.NH, m.KVH, m.hs, m.C, m.T, m.V, m.QKV, m.F, m.FIN, llama };
 }
 
 static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout_t *layout,

@@ -5,10 +5,27 @@
 
 #include <stdint.h>
 
+#include "accel/config.h"
 #include "accel/status.h"
 
 /* Token ids outside the vocabulary would index past wte: both backends refuse them with this check
  * of B rows of n_per_row ids at row stride `stride` (a NULL batch is refused too). */
 accel_status_t accel_gpt_check_tokens(const int32_t *tokens, int B, int n_per_row, int stride, int V);
+
+/* The dimensions of a decoder (model.name gpt or llama; not validated: the CPU model's create
+ * refuses a bad one): QKV = (NH + 2 KVH) hs is the width of the q|k|v rows, F the MLP hidden width
+ * and FIN the width of its first product (2F for SwiGLU: rows [gate | up]). */
+typedef struct {
+    int L, NH, KVH, hs, C, T, V, QKV, F, FIN;
+    int llama;                      /* RMSNorm, RoPE, SwiGLU, no wpe, optional qkv bias / head */
+} accel_decoder_dims_t;
+
+void accel_decoder_dims(const accel_config_t *cfg, accel_decoder_dims_t *d);
+
+/* The RoPE tables of a llama: cos and sin of every (position, frequency) pair, [T, hs/2] each, in
+ * the caller's arrays (inverse frequencies rounded to fp32 as transformers computes them, then
+ * Llama-3.1 scaling when model.rope_scaling=llama3). */
+void accel_decoder_rope_tables(const accel_model_config_t *c, int T, int hs, float *cos_t,
+                               float *sin_t);
 
 #endif

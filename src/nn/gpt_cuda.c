@@ -1,5 +1,5 @@
-/* The built-in GPT on a CUDA device, as a model backend: the same tensor table as the CPU model
- * (src/nn/gpt.c), whose parameters and gradients the trainer keeps in device memory; this file
+/* The built-in decoders (GPT and Llama) on a CUDA device, as a model backend: the same tensor
+ * table as the CPU model (src/nn/decoder.c), whose parameters and gradients the trainer keeps in device memory; this file
  * supplies only the layers: the forward and backward passes as a sequence of cuBLAS products and
  * kernels (src/nn/gpt_cuda_kernels.cu) on the rank's compute stream (accel_device_cuda_stream),
  * with token rows staged through pinned buffers on a copy stream. Optimizer state, gradient
@@ -7,7 +7,10 @@
  * reports each layer through the layer hooks, which gather (ZeRO-3) and reduce it.
  *
  * The pass mirrors the CPU model step by step: pre-LayerNorm blocks, tanh GELU, 1/sqrt(head size)
- * attention scaling, tied LM head, and the loss as the sum of per-sample mean token losses. Matrix
+ * attention scaling, tied LM head, and the loss as the sum of per-sample mean token losses; for the
+ * llama (model.name=llama, src/nn/llama_cuda_kernels.h) RMSNorm, RoPE on q and k, grouped-query
+ * attention (one strided-batched product per sample and kv head), SwiGLU, no position embedding,
+ * optional q/k/v biases and a tied or separate LM head (layer L+1). Matrix
  * products run with bf16/fp16/fp32 operands and fp32 accumulation; the weights they read are cast
  * from the fp32 parameters layer by layer as the forward pass fetches them. Every CUDA and cuBLAS
  * return is checked and reported with the call that failed. Host C only. */
@@ -30,6 +33,7 @@
 #include <cuda_runtime.h>
 
 #include "gpt_cuda_kernels.h"
+#include "llama_cuda_kernels.h"
 
 #define CUDA_OK(call)                                                                           \
     do {                                                                                        \
@@ -55,18 +59,23 @@
         if (g->debug_sync) ACCEL_CHECK(debug_sync(g, "kernel " #name));                         \
     } while (0)
 
-typedef struct {                    /* tensor indices of one block */
+typedef struct {                    /* tensor indices of one block; -1: absent (llama) */
     int ln1w, ln1b, qkvw, qkvb, projw, projb, ln2w, ln2b, fcw, fcb, fcpw, fcpb;
 } blk_t;
 
 struct accel_gpt_cuda {
     int L, NH, C, T, V, hs;
+    int KVH, G, QKV, F, FIN;        /* kv heads, NH / KVH, (NH + 2 KVH) hs, MLP widths */
+    bool llama;                     /* RMSNorm, RoPE, GQA, SwiGLU, no wpe, optional biases */
+    bool tied;                      /* LM head = wte (else lm_head.weight in layer L+1) */
+    float eps;                      /* RMSNorm epsilon */
+    float *rope_cos, *rope_sin;     /* device [T, hs/2] (llama) */
     int B;                          /* micro-batch the buffers are sized for (grown on demand) */
     accel_dtype_t dt;
     cudaDataType_t cdt;             /* activations and the low-precision weight copy */
     size_t asz;
     const accel_layout_t *layout;
-    int wte, wpe, lnfw, lnfb;
+    int wte, wpe, lnfw, lnfb, head; /* wpe, lnfb: -1 when absent; head: wte or lm_head */
     blk_t *blk;
     accel_gpt_cuda_plan_t plan;
     cudaStream_t stream, copy;
@@ -97,6 +106,8 @@ static accel_status_t debug_sync(accel_gpt_cuda_t *g, const char *what)
 #define ACT(g, off) ((void *)((g)->acts + (off)))
 #define P32(g, idx) ((g)->params + (g)->layout->tensors[(idx)].offset)
 #define G32(g, idx) ((g)->grads + (g)->layout->tensors[(idx)].offset)
+#define P32_OPT(g, idx) ((idx) >= 0 ? P32(g, idx) : NULL)
+#define G32_OPT(g, idx) ((idx) >= 0 ? G32(g, idx) : NULL)
 #define PLP(g, idx) ((const void *)((const char *)(g)->lp + (g)->layout->tensors[(idx)].offset * (g)->asz))
 
 /* ------------------------------------------------------------------ matrix products */
@@ -159,37 +170,63 @@ static accel_status_t find(const accel_layout_t *layout, const char *name, int *
             *index = i;
             return ACCEL_OK;
         }
-    ACCEL_ERROR("gpt_cuda: the model has no tensor '%s': the layout is not the built-in gpt's", name);
+    ACCEL_ERROR("gpt_cuda: the model has no tensor '%s': the layout is not the built-in decoder's", name);
     return ACCEL_ERR_SHAPE;
+}
+
+/* A tensor the family may lack: -1 when absent. */
+static int find_opt(const accel_layout_t *layout, const char *name)
+{
+    for (int i = 0; i < layout->ntensors; i++)
+        if (!strcmp(layout->tensors[i].name, name)) return i;
+    return -1;
 }
 
 static accel_status_t find_tensors(accel_gpt_cuda_t *g)
 {
     const accel_layout_t *lo = g->layout;
+    const bool ll = g->llama;
     ACCEL_CHECK(find(lo, "wte", &g->wte));
-    ACCEL_CHECK(find(lo, "wpe", &g->wpe));
-    ACCEL_CHECK(find(lo, "lnf.weight", &g->lnfw));
-    ACCEL_CHECK(find(lo, "lnf.bias", &g->lnfb));
+    g->wpe = g->lnfb = -1;
+    if (!ll) ACCEL_CHECK(find(lo, "wpe", &g->wpe));
+    ACCEL_CHECK(find(lo, ll ? "normf.weight" : "lnf.weight", &g->lnfw));
+    if (!ll) ACCEL_CHECK(find(lo, "lnf.bias", &g->lnfb));
+    g->head = g->wte;
+    if (!g->tied) ACCEL_CHECK(find(lo, "lm_head.weight", &g->head));
     for (int l = 0; l < g->L; l++) {
         blk_t *b = &g->blk[l];
+        *b = (blk_t){ -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
         char name[ACCEL_TENSOR_NAME_MAX];
 #define FIND(suffix, field)                                                                     \
-        snprintf(name, sizeof name, "h.%d." suffix, l);                                         \
+        snprintf(name, sizeof name, "h.%d.%s", l, suffix);                                      \
         ACCEL_CHECK(find(lo, name, &b->field))
-        FIND("ln1.weight", ln1w); FIND("ln1.bias", ln1b);
-        FIND("attn.qkv.weight", qkvw); FIND("attn.qkv.bias", qkvb);
-        FIND("attn.proj.weight", projw); FIND("attn.proj.bias", projb);
-        FIND("ln2.weight", ln2w); FIND("ln2.bias", ln2b);
-        FIND("mlp.fc.weight", fcw); FIND("mlp.fc.bias", fcb);
-        FIND("mlp.proj.weight", fcpw); FIND("mlp.proj.bias", fcpb);
+        if (ll) {
+            FIND("norm1.weight", ln1w);
+            FIND("attn.qkv.weight", qkvw);
+            snprintf(name, sizeof name, "h.%d.attn.qkv.bias", l);
+            b->qkvb = find_opt(lo, name);           /* model.attention_bias */
+            FIND("attn.proj.weight", projw);
+            FIND("norm2.weight", ln2w);
+            FIND("mlp.gate_up.weight", fcw);
+            FIND("mlp.down.weight", fcpw);
+        } else {
+            FIND("ln1.weight", ln1w); FIND("ln1.bias", ln1b);
+            FIND("attn.qkv.weight", qkvw); FIND("attn.qkv.bias", qkvb);
+            FIND("attn.proj.weight", projw); FIND("attn.proj.bias", projb);
+            FIND("ln2.weight", ln2w); FIND("ln2.bias", ln2b);
+            FIND("mlp.fc.weight", fcw); FIND("mlp.fc.bias", fcb);
+            FIND("mlp.proj.weight", fcpw); FIND("mlp.proj.bias", fcpb);
+        }
 #undef FIND
     }
     /* The tied head reads wte as a [V, C] matrix. */
-    const accel_tensor_t *wte = &lo->tensors[g->wte];
-    if (wte->ndim != 2 || wte->shape[0] != g->V || wte->shape[1] != g->C) {
-        ACCEL_ERROR("gpt_cuda: wte has shape [%lld, %lld], expected [%d, %d]",
-                    (long long)wte->shape[0], (long long)wte->shape[1], g->V, g->C);
-        return ACCEL_ERR_SHAPE;
+    for (int i = 0; i < 2; i++) {                  /* wte, and the head when separate */
+        const accel_tensor_t *w = &lo->tensors[i ? g->head : g->wte];
+        if (w->ndim != 2 || w->shape[0] != g->V || w->shape[1] != g->C) {
+            ACCEL_ERROR("gpt_cuda: %s has shape [%lld, %lld], expected [%d, %d]", w->name,
+                        (long long)w->shape[0], (long long)w->shape[1], g->V, g->C);
+            return ACCEL_ERR_SHAPE;
+        }
     }
     return ACCEL_OK;
 }
@@ -220,6 +257,8 @@ static void gpt_cuda_destroy(void *state)
         if (g->tok_used[s]) cudaEventDestroy(g->tok_used[s]);
     }
     cudaFree(g->lp16);
+    cudaFree(g->rope_cos);
+    cudaFree(g->rope_sin);
     if (g->blas) cublasDestroy(g->blas);
     if (g->copy) cudaStreamDestroy(g->copy);
     free(g->blk);
@@ -236,7 +275,8 @@ static accel_status_t reserve(accel_gpt_cuda_t *g, int B)
 {
     if (B <= g->B) return ACCEL_OK;
     free_buffers(g);
-    if (accel_gpt_cuda_plan(g->L, g->NH, g->C, g->T, g->V, B, g->asz, &g->plan) != ACCEL_OK) {
+    if (accel_gpt_cuda_plan_gqa(g->L, g->NH, g->KVH, g->C, g->F, g->FIN, g->T, g->V, B, g->asz,
+                                &g->plan) != ACCEL_OK) {
         ACCEL_ERROR0("gpt_cuda: a micro-batch of %d x %d tokens of this model (width %d, vocab %d) "
                      "is out of range for the GPU kernels\n--> hint: lower the micro-batch (raise "
                      "train.grad_accum)", B, g->T, g->C, g->V);
@@ -250,8 +290,8 @@ static accel_status_t reserve(accel_gpt_cuda_t *g, int B)
     }
     CUDA_OK(cudaMallocHost((void **)&g->h_losses, sizeof(float) * (size_t)B * g->T));
     g->B = B;
-    ACCEL_INFO("gpu: %s GPT layers, %.1f MiB of activations for %d x %d tokens",
-               accel_dtype_name(g->dt), g->plan.total / 1048576.0, B, g->T);
+    ACCEL_INFO("gpu: %s %s layers, %.1f MiB of activations for %d x %d tokens",
+               accel_dtype_name(g->dt), g->llama ? "Llama" : "GPT", g->plan.total / 1048576.0, B, g->T);
     return ACCEL_OK;
 }
 
@@ -260,11 +300,13 @@ static accel_status_t gpt_cuda_create(const accel_config_t *cfg, accel_layout_t 
     /* The tensor table is the CPU model's (same names, offsets and initialisation), so that
      * checkpoints and every strategy's ranges are the same on every device. */
     void *cpu = NULL;
-    ACCEL_CHECK(accel_model_gpt.create(cfg, layout, &cpu));
-    accel_model_gpt.destroy(cpu);
+    const bool llama = !strcmp(cfg->model.name, "llama");
+    const accel_model_ops_t *cpu_ops = llama ? &accel_model_llama : &accel_model_gpt;
+    ACCEL_CHECK(cpu_ops->create(cfg, layout, &cpu));
+    cpu_ops->destroy(cpu);
     const accel_model_config_t *mc = &cfg->model;
     const accel_dtype_t dt = cfg->precision_id;    /* fp32, bf16 or fp16: checked by the config */
-    if (mc->width > 6144) {
+    if (!llama && mc->width > 6144) {
         ACCEL_ERROR0("gpt_cuda: model.width=%d is above the 6144 the LayerNorm kernels support", mc->width);
         return ACCEL_ERR_CONFIG;
     }
@@ -273,6 +315,12 @@ static accel_status_t gpt_cuda_create(const accel_config_t *cfg, accel_layout_t 
     accel_status_t st = ACCEL_OK;
     g->L = mc->layers; g->NH = mc->heads; g->C = mc->width; g->T = mc->context; g->V = mc->vocab;
     g->hs = g->C / (g->NH > 0 ? g->NH : 1);
+    accel_decoder_dims_t dims;
+    accel_decoder_dims(cfg, &dims);                 /* validated by the CPU model's create */
+    g->llama = llama;
+    g->KVH = dims.KVH; g->G = g->NH / g->KVH; g->QKV = dims.QKV; g->F = dims.F; g->FIN = dims.FIN;
+    g->tied = !llama || mc->tie_embeddings;
+    g->eps = (float)mc->rms_eps;
     g->layout = layout;
     const char *dbg = getenv("ACCEL_CUDA_SYNC");
     g->debug_sync = dbg && atoi(dbg) > 0;
@@ -306,6 +354,26 @@ static accel_status_t gpt_cuda_create(const accel_config_t *cfg, accel_layout_t 
     }
     if (g->asz == 2)
         ACCEL_CHECK_GOTO(dalloc(&g->lp16, layout->numel * g->asz, "16-bit weight copy"), st, fail);
+    if (llama) {                                    /* RoPE tables, computed as the CPU model's */
+        const size_t tab = (size_t)g->T * (size_t)(g->hs / 2);
+        float *hc = malloc(sizeof(float) * tab), *hsn = malloc(sizeof(float) * tab);
+        if (!hc || !hsn) { free(hc); free(hsn); st = ACCEL_ERR_NOMEM; goto fail; }
+        accel_decoder_rope_tables(mc, g->T, g->hs, hc, hsn);
+        st = dalloc((void **)&g->rope_cos, sizeof(float) * tab, "RoPE tables");
+        if (st == ACCEL_OK) st = dalloc((void **)&g->rope_sin, sizeof(float) * tab, "RoPE tables");
+        cudaError_t e = cudaSuccess;
+        if (st == ACCEL_OK) e = cudaMemcpy(g->rope_cos, hc, sizeof(float) * tab, cudaMemcpyHostToDevice);
+        if (st == ACCEL_OK && e == cudaSuccess)
+            e = cudaMemcpy(g->rope_sin, hsn, sizeof(float) * tab, cudaMemcpyHostToDevice);
+        free(hc);
+        free(hsn);
+        if (st != ACCEL_OK) goto fail;
+        if (e != cudaSuccess) {
+            ACCEL_ERROR("gpt_cuda: uploading the RoPE tables failed: %s", cudaGetErrorString(e));
+            st = ACCEL_ERR_CUDA;
+            goto fail;
+        }
+    }
     for (int s = 0; s < 2; s++) {
         CU(cudaEventCreateWithFlags(&g->tok_copied[s], cudaEventDisableTiming));
         CU(cudaEventCreateWithFlags(&g->tok_used[s], cudaEventDisableTiming));
@@ -380,31 +448,64 @@ static char *layer_base(accel_gpt_cuda_t *g, int l)
 #define LA(l, field) ((void *)(layer_base(g, (l)) + g->plan.layer.field))
 #define LF(l, field) ((float *)(layer_base(g, (l)) + g->plan.layer.field))
 
-/* Element offset of part p (0 q, 1 k, 2 v) in a per-head [3][B][NH][T][hs] buffer, in bytes. */
+/* Byte offset of part p (0 q, 1 k, 2 v) in a per-head buffer: q [B][NH][T][hs], then k and v
+ * [B][KVH][T][hs] each (gpt: KVH = NH, the [3][B][NH][T][hs] of accel_gk_permute). */
 static size_t part_bytes(const accel_gpt_cuda_t *g, int n, int p)
 {
-    return (size_t)p * (size_t)n * g->T * g->C * g->asz;
+    const size_t q = (size_t)n * g->T * g->C * g->asz, kv = (size_t)n * g->T * g->KVH * g->hs * g->asz;
+    return p == 0 ? 0 : p == 1 ? q : q + kv;
 }
 
-/* Forward through the logits for n rows of device tokens. */
+/* The layer whose parameters the LM head reads: wte's (0) when tied, else the last one's. */
+static int head_layer(const accel_gpt_cuda_t *g) { return g->tied ? 0 : g->L + 1; }
+
+/* The norms of the two families: gpt LayerNorm (weight and bias, mean and rstd kept), llama
+ * RMSNorm (weight, rstd kept; bias and mean unused). Fused with the residual add when y != NULL. */
+static accel_status_t norm_forward(accel_gpt_cuda_t *g, void *out, float *mean, float *rstd,
+                                   void *res_out, const void *res_in, const void *y,
+                                   const float *bias, const float *w, const float *b, int rows)
+{
+    if (g->llama)
+        KERNEL(rmsnorm_forward, g->dt, out, rstd, res_out, res_in, y, bias, w, rows, g->C, g->eps,
+               g->stream);
+    else
+        KERNEL(layernorm_forward, g->dt, out, mean, rstd, res_out, res_in, y, bias, w, b, rows, g->C,
+               g->stream);
+    return ACCEL_OK;
+}
+
+static accel_status_t norm_backward(accel_gpt_cuda_t *g, void *dx, float *dw, float *db,
+                                    const void *dout, const void *x, const float *mean,
+                                    const float *rstd, const float *w, int rows)
+{
+    if (g->llama)
+        KERNEL(rmsnorm_backward, g->dt, dx, dw, dout, x, rstd, w, rows, g->C, g->stream);
+    else
+        KERNEL(layernorm_backward, g->dt, dx, dw, db, dout, x, mean, rstd, w, rows, g->C, g->stream);
+    return ACCEL_OK;
+}
+
+/* Forward through the logits for n rows of device tokens. Attention runs as one strided-batched
+ * product per (sample, kv head) over its G query heads (llama_cuda_kernels.h; gpt: G = 1). */
 static accel_status_t forward(accel_gpt_cuda_t *g, const int32_t *tok, int n, const accel_layer_hooks_t *hk)
 {
-    const int C = g->C, T = g->T, NH = g->NH, hs = g->hs, BT = n * T, stride = T + 1;
+    const int C = g->C, T = g->T, NH = g->NH, KVH = g->KVH, G = g->G, hs = g->hs, BT = n * T;
+    const int stride = T + 1, QKV = g->QKV, F = g->F, FIN = g->FIN, nb = n * KVH;
     const accel_gpt_cuda_plan_t *pl = &g->plan;
-    const long long sTT = (long long)T * T, sTh = (long long)T * hs;
+    const long long sS = (long long)G * T * T, sQ = (long long)G * T * hs, sKV = (long long)T * hs;
     const float scale = 1.0f / sqrtf((float)hs);
     void *x0 = ACT(g, pl->x0);
     ACCEL_CHECK(fetch(g, hk, 0, true));             /* embeddings: layer 0 */
-    KERNEL(encoder_forward, g->dt, x0, tok, stride, P32(g, g->wte), P32(g, g->wpe), n, T, C, g->stream);
+    KERNEL(encoder_forward, g->dt, x0, tok, stride, P32(g, g->wte), P32_OPT(g, g->wpe), n, T, C, g->stream);
     ACCEL_CHECK(fetch(g, hk, g->L ? 1 : g->L + 1, true));
     release(hk, 0);
     if (g->L == 0) {
-        KERNEL(layernorm_forward, g->dt, ACT(g, pl->lnf), (float *)ACT(g, pl->lnf_mean),
-               (float *)ACT(g, pl->lnf_rstd), NULL, x0, NULL, NULL, P32(g, g->lnfw), P32(g, g->lnfb),
-               BT, C, g->stream);
+        ACCEL_CHECK(norm_forward(g, ACT(g, pl->lnf), (float *)ACT(g, pl->lnf_mean),
+                                 (float *)ACT(g, pl->lnf_rstd), NULL, x0, NULL, NULL,
+                                 P32(g, g->lnfw), P32_OPT(g, g->lnfb), BT));
     } else {
-        KERNEL(layernorm_forward, g->dt, LA(0, ln1), LF(0, ln1_mean), LF(0, ln1_rstd), NULL, x0, NULL,
-               NULL, P32(g, g->blk[0].ln1w), P32(g, g->blk[0].ln1b), BT, C, g->stream);
+        ACCEL_CHECK(norm_forward(g, LA(0, ln1), LF(0, ln1_mean), LF(0, ln1_rstd), NULL, x0, NULL,
+                                 NULL, P32(g, g->blk[0].ln1w), P32_OPT(g, g->blk[0].ln1b), BT));
     }
     for (int l = 0; l < g->L; l++) {
         const blk_t *k = &g->blk[l];
@@ -412,38 +513,48 @@ static accel_status_t forward(accel_gpt_cuda_t *g, const int32_t *tok, int n, co
         char *qkvp = LA(l, qkvp);
         void *s_qkv = ACT(g, pl->s_qkv), *s_c = ACT(g, pl->s_c), *yp = ACT(g, pl->s_yp);
         float *s32 = (float *)ACT(g, pl->s_att32);
-        MM("qkv = ln1 Wqkv^T", false, true, BT, 3 * C, C, LA(l, ln1), C, PLP(g, k->qkvw), C, s_qkv, 3 * C);
-        KERNEL(permute, g->dt, qkvp, s_qkv, P32(g, k->qkvb), n, T, NH, hs, 3, g->stream);
-        const void *q = qkvp, *kk = qkvp + part_bytes(g, n, 1), *v = qkvp + part_bytes(g, n, 2);
-        ACCEL_CHECK(gemm(g, "scores = Q K^T", false, true, T, T, hs, scale, q, hs, sTh, kk, hs, sTh,
-                         0.0f, s32, CUDA_R_32F, T, sTT, n * NH));
+        char *q = qkvp, *kk = qkvp + part_bytes(g, n, 1), *v = qkvp + part_bytes(g, n, 2);
+        MM("qkv = ln1 Wqkv^T", false, true, BT, QKV, C, LA(l, ln1), C, PLP(g, k->qkvw), C, s_qkv, QKV);
+        if (g->llama) {
+            KERNEL(permute_gqa, g->dt, q, kk, v, s_qkv, P32_OPT(g, k->qkvb), n, T, NH, KVH, hs, g->stream);
+            KERNEL(rope, g->dt, q, g->rope_cos, g->rope_sin, n, NH, T, hs, 0, 0, g->stream);
+            KERNEL(rope, g->dt, kk, g->rope_cos, g->rope_sin, n, KVH, T, hs, 0, 0, g->stream);
+        } else {
+            KERNEL(permute, g->dt, qkvp, s_qkv, P32(g, k->qkvb), n, T, NH, hs, 3, g->stream);
+        }
+        ACCEL_CHECK(gemm(g, "scores = Q K^T", false, true, G * T, T, hs, scale, q, hs, sQ, kk, hs, sKV,
+                         0.0f, s32, CUDA_R_32F, T, sS, nb));
         KERNEL(softmax_forward, g->dt, LA(l, att), s32, n * NH * T, T, g->stream);
-        ACCEL_CHECK(gemm(g, "y = P V", false, false, T, hs, T, 1.0f, LA(l, att), T, sTT, v, hs, sTh,
-                         0.0f, yp, g->cdt, hs, sTh, n * NH));
+        ACCEL_CHECK(gemm(g, "y = P V", false, false, G * T, hs, T, 1.0f, LA(l, att), T, sS, v, hs, sKV,
+                         0.0f, yp, g->cdt, hs, sQ, nb));
         KERNEL(unpermute, g->dt, LA(l, atty), yp, n, T, NH, hs, 1, g->stream);
         MM("attn proj", false, true, BT, C, C, LA(l, atty), C, PLP(g, k->projw), C, s_c, C);
-        KERNEL(layernorm_forward, g->dt, LA(l, ln2), LF(l, ln2_mean), LF(l, ln2_rstd), LA(l, res2),
-               res_in, s_c, P32(g, k->projb), P32(g, k->ln2w), P32(g, k->ln2b), BT, C, g->stream);
-        MM("mlp fc", false, true, BT, 4 * C, C, LA(l, ln2), C, PLP(g, k->fcw), C, LA(l, fch), 4 * C);
-        KERNEL(bias_gelu_forward, g->dt, LA(l, fch), LA(l, fch_gelu), P32(g, k->fcb), (size_t)BT * 4 * C,
-               4 * C, g->stream);
-        MM("mlp proj", false, true, BT, C, 4 * C, LA(l, fch_gelu), 4 * C, PLP(g, k->fcpw), 4 * C, s_c, C);
-        /* res3 = res2 + mlp + bias, normalised by the next block's ln1 or by lnf */
+        ACCEL_CHECK(norm_forward(g, LA(l, ln2), LF(l, ln2_mean), LF(l, ln2_rstd), LA(l, res2), res_in,
+                                 s_c, P32_OPT(g, k->projb), P32(g, k->ln2w), P32_OPT(g, k->ln2b), BT));
+        MM("mlp fc", false, true, BT, FIN, C, LA(l, ln2), C, PLP(g, k->fcw), C, LA(l, fch), FIN);
+        if (g->llama)
+            KERNEL(swiglu_forward, g->dt, LA(l, fch_gelu), LA(l, fch), BT, F, g->stream);
+        else
+            KERNEL(bias_gelu_forward, g->dt, LA(l, fch), LA(l, fch_gelu), P32(g, k->fcb),
+                   (size_t)BT * F, F, g->stream);
+        MM("mlp proj", false, true, BT, C, F, LA(l, fch_gelu), F, PLP(g, k->fcpw), F, s_c, C);
+        /* res3 = res2 + mlp + bias, normalised by the next block's norm1 or by the final norm */
         bool last = l + 1 == g->L;
         ACCEL_CHECK(fetch(g, hk, last ? g->L + 1 : l + 2, true));
         void *lnout = last ? ACT(g, pl->lnf) : LA(l + 1, ln1);
         float *mean = last ? (float *)ACT(g, pl->lnf_mean) : LF(l + 1, ln1_mean);
         float *rstd = last ? (float *)ACT(g, pl->lnf_rstd) : LF(l + 1, ln1_rstd);
         const float *w = last ? P32(g, g->lnfw) : P32(g, g->blk[l + 1].ln1w);
-        const float *b = last ? P32(g, g->lnfb) : P32(g, g->blk[l + 1].ln1b);
-        KERNEL(layernorm_forward, g->dt, lnout, mean, rstd, LA(l, res3), LA(l, res2), s_c,
-               P32(g, k->fcpb), w, b, BT, C, g->stream);
+        const float *b = last ? P32_OPT(g, g->lnfb) : P32_OPT(g, g->blk[l + 1].ln1b);
+        ACCEL_CHECK(norm_forward(g, lnout, mean, rstd, LA(l, res3), LA(l, res2), s_c,
+                                 P32_OPT(g, k->fcpb), w, b, BT));
         release(hk, l + 1);
     }
     release(hk, g->L + 1);
-    /* The tied LM head reads wte (layer 0) again; backward then starts with it too. */
-    ACCEL_CHECK(fetch(g, hk, 0, false));
-    MM("logits = lnf wte^T", false, true, BT, g->V, C, ACT(g, pl->lnf), C, PLP(g, g->wte), C,
+    /* The LM head reads wte (layer 0) again when tied, else lm_head (layer L+1, cast with it
+     * above); backward then starts with that layer fetched. */
+    ACCEL_CHECK(fetch(g, hk, head_layer(g), false));
+    MM("logits = lnf Whead^T", false, true, BT, g->V, C, ACT(g, pl->lnf), C, PLP(g, g->head), C,
        ACT(g, pl->logits), pl->Vp);
     return ACCEL_OK;
 }
@@ -451,9 +562,10 @@ static accel_status_t forward(accel_gpt_cuda_t *g, const int32_t *tok, int n, co
 /* Backward from the dlogits in the logits buffer; gradients added into g->grads. */
 static accel_status_t backward(accel_gpt_cuda_t *g, const int32_t *tok, int n, const accel_layer_hooks_t *hk)
 {
-    const int C = g->C, T = g->T, NH = g->NH, hs = g->hs, BT = n * T, V = g->V, stride = T + 1;
+    const int C = g->C, T = g->T, NH = g->NH, KVH = g->KVH, G = g->G, hs = g->hs, BT = n * T;
+    const int V = g->V, stride = T + 1, QKV = g->QKV, F = g->F, FIN = g->FIN, nb = n * KVH;
     const accel_gpt_cuda_plan_t *pl = &g->plan;
-    const long long sTT = (long long)T * T, sTh = (long long)T * hs;
+    const long long sS = (long long)G * T * T, sQ = (long long)G * T * hs, sKV = (long long)T * hs;
     const float scale = 1.0f / sqrtf((float)hs);
     void *logits = ACT(g, pl->logits), *lnf = ACT(g, pl->lnf), *dres = ACT(g, pl->dres);
     void *s_c = ACT(g, pl->s_c), *s_4c = ACT(g, pl->s_4c), *s_qkv = ACT(g, pl->s_qkv);
@@ -462,59 +574,73 @@ static accel_status_t backward(accel_gpt_cuda_t *g, const int32_t *tok, int n, c
     float *s32 = (float *)ACT(g, pl->s_att32);
     void *datt = ACT(g, pl->s_datt);
     void *x0 = ACT(g, pl->x0);
-    /* tied LM head */
-    MM("dlnf = dlogits wte", false, false, BT, C, V, logits, pl->Vp, PLP(g, g->wte), C, s_c, C);
-    MM_GRAD("dwte += dlogits^T lnf", V, C, BT, logits, pl->Vp, lnf, C, G32(g, g->wte), C);
-    release(hk, 0);
+    /* LM head (wte when tied) */
+    MM("dlnf = dlogits Whead", false, false, BT, C, V, logits, pl->Vp, PLP(g, g->head), C, s_c, C);
+    MM_GRAD("dWhead += dlogits^T lnf", V, C, BT, logits, pl->Vp, lnf, C, G32(g, g->head), C);
+    if (g->tied) release(hk, 0);
     CUDA_OK(cudaMemsetAsync(dres, 0, (size_t)BT * C * g->asz, g->stream));
-    ACCEL_CHECK(fetch(g, hk, g->L + 1, false));
+    if (g->tied) ACCEL_CHECK(fetch(g, hk, g->L + 1, false));  /* untied: fetched for the head */
     const void *last = g->L ? LA(g->L - 1, res3) : x0;
-    KERNEL(layernorm_backward, g->dt, dres, G32(g, g->lnfw), G32(g, g->lnfb), s_c, last,
-           (float *)ACT(g, pl->lnf_mean), (float *)ACT(g, pl->lnf_rstd), P32(g, g->lnfw), BT, C, g->stream);
+    ACCEL_CHECK(norm_backward(g, dres, G32(g, g->lnfw), G32_OPT(g, g->lnfb), s_c, last,
+                              (float *)ACT(g, pl->lnf_mean), (float *)ACT(g, pl->lnf_rstd),
+                              P32(g, g->lnfw), BT));
     release(hk, g->L + 1);
     done(hk, g->L + 1);
     for (int l = g->L - 1; l >= 0; l--) {
         const blk_t *k = &g->blk[l];
         const void *res_in = l ? LA(l - 1, res3) : x0;
         ACCEL_CHECK(fetch(g, hk, l + 1, false));
-        /* MLP: res3 = res2 + gelu(ln2 Wfc^T + bfc) Wfcp^T + bfcp */
-        MM("d(gelu) = dres Wfcp", false, false, BT, 4 * C, C, dres, C, PLP(g, k->fcpw), 4 * C, s_4c, 4 * C);
-        MM_GRAD("dWfcp += dres^T gelu", C, 4 * C, BT, dres, C, LA(l, fch_gelu), 4 * C, G32(g, k->fcpw), 4 * C);
-        KERNEL(colsum_add, g->dt, G32(g, k->fcpb), dres, BT, C, g->stream);
-        KERNEL(gelu_backward, g->dt, s_4c, LA(l, fch), (size_t)BT * 4 * C, g->stream);
-        MM("dln2 = dfch Wfc", false, false, BT, C, 4 * C, s_4c, 4 * C, PLP(g, k->fcw), C, s_c, C);
-        MM_GRAD("dWfc += dfch^T ln2", 4 * C, C, BT, s_4c, 4 * C, LA(l, ln2), C, G32(g, k->fcw), C);
-        KERNEL(colsum_add, g->dt, G32(g, k->fcb), s_4c, BT, 4 * C, g->stream);
-        KERNEL(layernorm_backward, g->dt, dres, G32(g, k->ln2w), G32(g, k->ln2b), s_c, LA(l, res2),
-               LF(l, ln2_mean), LF(l, ln2_rstd), P32(g, k->ln2w), BT, C, g->stream);
+        /* MLP: res3 = res2 + act(ln2 Wfc^T + bfc) Wfcp^T + bfcp (llama: act = SwiGLU, no biases) */
+        if (g->llama) {
+            void *dh = ACT(g, pl->s_dh);
+            MM("dh = dres Wdown", false, false, BT, F, C, dres, C, PLP(g, k->fcpw), F, dh, F);
+            MM_GRAD("dWdown += dres^T h", C, F, BT, dres, C, LA(l, fch_gelu), F, G32(g, k->fcpw), F);
+            KERNEL(swiglu_backward, g->dt, s_4c, dh, LA(l, fch), BT, F, g->stream);
+        } else {
+            MM("d(gelu) = dres Wfcp", false, false, BT, F, C, dres, C, PLP(g, k->fcpw), F, s_4c, F);
+            MM_GRAD("dWfcp += dres^T gelu", C, F, BT, dres, C, LA(l, fch_gelu), F, G32(g, k->fcpw), F);
+            KERNEL(colsum_add, g->dt, G32(g, k->fcpb), dres, BT, C, g->stream);
+            KERNEL(gelu_backward, g->dt, s_4c, LA(l, fch), (size_t)BT * F, g->stream);
+        }
+        MM("dln2 = dfch Wfc", false, false, BT, C, FIN, s_4c, FIN, PLP(g, k->fcw), C, s_c, C);
+        MM_GRAD("dWfc += dfch^T ln2", FIN, C, BT, s_4c, FIN, LA(l, ln2), C, G32(g, k->fcw), C);
+        if (k->fcb >= 0) KERNEL(colsum_add, g->dt, G32(g, k->fcb), s_4c, BT, FIN, g->stream);
+        ACCEL_CHECK(norm_backward(g, dres, G32(g, k->ln2w), G32_OPT(g, k->ln2b), s_c, LA(l, res2),
+                                  LF(l, ln2_mean), LF(l, ln2_rstd), P32(g, k->ln2w), BT));
         /* attention: res2 = res_in + attn(ln1) Wproj^T + bproj */
         MM("datty = dres Wproj", false, false, BT, C, C, dres, C, PLP(g, k->projw), C, s_c, C);
         MM_GRAD("dWproj += dres^T atty", C, C, BT, dres, C, LA(l, atty), C, G32(g, k->projw), C);
-        KERNEL(colsum_add, g->dt, G32(g, k->projb), dres, BT, C, g->stream);
+        if (k->projb >= 0) KERNEL(colsum_add, g->dt, G32(g, k->projb), dres, BT, C, g->stream);
         KERNEL(permute, g->dt, yp, s_c, NULL, n, T, NH, hs, 1, g->stream);
         const char *qkvp = LA(l, qkvp);
         const void *q = qkvp, *kk = qkvp + part_bytes(g, n, 1), *v = qkvp + part_bytes(g, n, 2);
-        void *dq = dqkvp, *dk = dqkvp + part_bytes(g, n, 1), *dv = dqkvp + part_bytes(g, n, 2);
-        ACCEL_CHECK(gemm(g, "dP = dY V^T", false, true, T, T, hs, 1.0f, yp, hs, sTh, v, hs, sTh, 0.0f,
-                         s32, CUDA_R_32F, T, sTT, n * NH));
-        ACCEL_CHECK(gemm(g, "dV = P^T dY", true, false, T, hs, T, 1.0f, LA(l, att), T, sTT, yp, hs, sTh,
-                         0.0f, dv, g->cdt, hs, sTh, n * NH));
+        char *dq = dqkvp, *dk = dqkvp + part_bytes(g, n, 1), *dv = dqkvp + part_bytes(g, n, 2);
+        ACCEL_CHECK(gemm(g, "dP = dY V^T", false, true, G * T, T, hs, 1.0f, yp, hs, sQ, v, hs, sKV, 0.0f,
+                         s32, CUDA_R_32F, T, sS, nb));
+        ACCEL_CHECK(gemm(g, "dV = P^T dY", true, false, T, hs, G * T, 1.0f, LA(l, att), T, sS, yp, hs, sQ,
+                         0.0f, dv, g->cdt, hs, sKV, nb));
         KERNEL(softmax_backward, g->dt, datt, LA(l, att), s32, n * NH * T, T, g->stream);
-        ACCEL_CHECK(gemm(g, "dQ = dS K", false, false, T, hs, T, scale, datt, T, sTT, kk, hs, sTh, 0.0f,
-                         dq, g->cdt, hs, sTh, n * NH));
-        ACCEL_CHECK(gemm(g, "dK = dS^T Q", true, false, T, hs, T, scale, datt, T, sTT, q, hs, sTh, 0.0f,
-                         dk, g->cdt, hs, sTh, n * NH));
-        KERNEL(unpermute, g->dt, s_qkv, dqkvp, n, T, NH, hs, 3, g->stream);
-        MM("dln1 = dqkv Wqkv", false, false, BT, C, 3 * C, s_qkv, 3 * C, PLP(g, k->qkvw), C, s_c, C);
-        MM_GRAD("dWqkv += dqkv^T ln1", 3 * C, C, BT, s_qkv, 3 * C, LA(l, ln1), C, G32(g, k->qkvw), C);
-        KERNEL(colsum_add, g->dt, G32(g, k->qkvb), s_qkv, BT, 3 * C, g->stream);
-        KERNEL(layernorm_backward, g->dt, dres, G32(g, k->ln1w), G32(g, k->ln1b), s_c, res_in,
-               LF(l, ln1_mean), LF(l, ln1_rstd), P32(g, k->ln1w), BT, C, g->stream);
+        ACCEL_CHECK(gemm(g, "dQ = dS K", false, false, G * T, hs, T, scale, datt, T, sS, kk, hs, sKV, 0.0f,
+                         dq, g->cdt, hs, sQ, nb));
+        ACCEL_CHECK(gemm(g, "dK = dS^T Q", true, false, T, hs, G * T, scale, datt, T, sS, q, hs, sQ, 0.0f,
+                         dk, g->cdt, hs, sKV, nb));
+        if (g->llama) {
+            KERNEL(rope, g->dt, dq, g->rope_cos, g->rope_sin, n, NH, T, hs, 0, 1, g->stream);
+            KERNEL(rope, g->dt, dk, g->rope_cos, g->rope_sin, n, KVH, T, hs, 0, 1, g->stream);
+            KERNEL(unpermute_gqa, g->dt, s_qkv, dq, dk, dv, n, T, NH, KVH, hs, g->stream);
+        } else {
+            KERNEL(unpermute, g->dt, s_qkv, dqkvp, n, T, NH, hs, 3, g->stream);
+        }
+        MM("dln1 = dqkv Wqkv", false, false, BT, C, QKV, s_qkv, QKV, PLP(g, k->qkvw), C, s_c, C);
+        MM_GRAD("dWqkv += dqkv^T ln1", QKV, C, BT, s_qkv, QKV, LA(l, ln1), C, G32(g, k->qkvw), C);
+        if (k->qkvb >= 0) KERNEL(colsum_add, g->dt, G32(g, k->qkvb), s_qkv, BT, QKV, g->stream);
+        ACCEL_CHECK(norm_backward(g, dres, G32(g, k->ln1w), G32_OPT(g, k->ln1b), s_c, res_in,
+                                  LF(l, ln1_mean), LF(l, ln1_rstd), P32(g, k->ln1w), BT));
         release(hk, l + 1);
         done(hk, l + 1);
     }
-    KERNEL(encoder_backward, g->dt, G32(g, g->wte), G32(g, g->wpe), dres, tok, stride, n, T, C, g->stream);
-    done(hk, 0);                                    /* wte: head and embedding parts */
+    KERNEL(encoder_backward, g->dt, G32(g, g->wte), G32_OPT(g, g->wpe), dres, tok, stride, n, T, C, g->stream);
+    done(hk, 0);                                    /* wte: head (when tied) and embedding parts */
     return ACCEL_OK;
 }
 
@@ -561,7 +687,7 @@ static accel_status_t gpt_cuda_forward_backward(void *state, const accel_layout_
     KERNEL(classifier, g->dt, ACT(g, g->plan.logits), (float *)ACT(g, g->plan.losses), tok, g->T + 1,
            n, g->T, g->V, g->plan.Vp, grad_scale / (float)g->T, grad_scale != 0.0f, g->stream);
     if (grad_scale != 0.0f) ACCEL_CHECK(backward(g, tok, n, hk));
-    else release(hk, 0);
+    else release(hk, head_layer(g));
     /* The loss is the one value the host needs: reading it waits for the pass (the gradient
      * reductions started by the hooks run on on the communicator's stream meanwhile). */
     ACCEL_CHECK(fetch_losses(g, n, s));
@@ -581,7 +707,7 @@ static accel_status_t gpt_cuda_eval(void *state, const accel_layout_t *layout, c
     ACCEL_CHECK(begin(g, layout, params, NULL, batch->tokens, n, &s));
     const int32_t *tok = g->d_tok[s];
     ACCEL_CHECK(forward(g, tok, n, batch->hooks));
-    release(batch->hooks, 0);
+    release(batch->hooks, head_layer(g));
     KERNEL(classifier, g->dt, ACT(g, g->plan.logits), (float *)ACT(g, g->plan.losses), tok, g->T + 1,
            n, g->T, g->V, g->plan.Vp, 0.0f, 0, g->stream);
     ACCEL_CHECK(fetch_losses(g, n, s));
@@ -666,6 +792,20 @@ static accel_status_t gpt_cuda_create(const accel_config_t *cfg, accel_layout_t 
 const accel_model_ops_t accel_model_gpt_cuda = {
     .abi = ACCEL_MODEL_ABI,
     .name = "gpt",
+    .fetches_layers = 1,
+    .consumes_tokens = 1,
+    .create = gpt_cuda_create,
+    .forward_backward = gpt_cuda_forward_backward,
+    .eval = gpt_cuda_eval,
+    .destroy = gpt_cuda_destroy,
+    .activation_bytes = gpt_cuda_activation_bytes,
+    .logits = gpt_cuda_logits,
+};
+
+/* The same engine with the llama's building blocks (it reads model.name at create). */
+const accel_model_ops_t accel_model_llama_cuda = {
+    .abi = ACCEL_MODEL_ABI,
+    .name = "llama",
     .fetches_layers = 1,
     .consumes_tokens = 1,
     .create = gpt_cuda_create,

@@ -25,32 +25,37 @@
 
 typedef struct {
     size_t ln1, ln1_mean, ln1_rstd;  /* act [BT,C]; fp32 [BT] x2 */
-    size_t qkvp;                     /* act [3][B][NH][T][hs]: q, k, v per head (bias added) */
+    size_t qkvp;                     /* act q [B][NH][T][hs], k, v [B][KVH][T][hs] (bias added;
+                                      * llama: RoPE applied; q = [B][KVH][G][T][hs]) */
     size_t att;                      /* act [B][NH][T][T]: softmax probabilities, 0 above diagonal */
     size_t atty;                     /* act [BT,C]: attention output (heads concatenated) */
     size_t res2;                     /* act [BT,C]: residual after attention */
     size_t ln2, ln2_mean, ln2_rstd;
-    size_t fch, fch_gelu;            /* act [BT,4C]: MLP pre-activation (bias added), GELU output */
+    size_t fch;                      /* act [BT,FIN]: MLP first product (gpt: bias added; llama:
+                                      * [gate | up]) */
+    size_t fch_gelu;                 /* act [BT,F]: MLP hidden (GELU or silu(gate) * up) */
     size_t res3;                     /* act [BT,C]: block output */
 } accel_gpt_cuda_layer_plan_t;
 
 typedef struct {
     int L, NH, C, T, V, B;
+    int KVH, QKV, F, FIN;            /* kv heads, (NH + 2 KVH) hs, MLP hidden, its first product */
     int Vp;                          /* row stride of the logits (V rounded up to 64) */
     size_t act_size;                 /* bytes per activation element (2 or 4) */
     size_t layer_bytes;              /* bytes of one layer's stored activations */
     size_t layers_base;              /* offset of layer 0; layer l at layers_base + l*layer_bytes */
     accel_gpt_cuda_layer_plan_t layer; /* offsets relative to the layer's base */
     size_t x0, lnf, lnf_mean, lnf_rstd, logits;
-    size_t s_qkv;                    /* act [BT,3C]: qkv product; d(qkv) in backward */
+    size_t s_qkv;                    /* act [BT,QKV]: qkv product; d(qkv) in backward */
     size_t s_c;                      /* act [BT,C]: proj / fc-proj products; d(ln) in backward */
-    size_t s_4c;                     /* act [BT,4C]: d(fch) in backward */
+    size_t s_4c;                     /* act [BT,FIN]: d(fch) in backward */
     size_t s_yp;                     /* act [B,NH,T,hs]: y per head; dy per head in backward */
-    size_t s_dqkvp;                  /* act [3][B][NH][T][hs]: dq, dk, dv per head */
+    size_t s_dqkvp;                  /* act like qkvp: dq, dk, dv per head */
     size_t s_att32;                  /* fp32 [B,NH,T,T]: scores; dP in backward */
     size_t s_datt;                   /* act [B,NH,T,T]: dS in backward */
     size_t dres;                     /* act [BT,C]: d(loss)/d(residual) */
     size_t losses;                   /* fp32 [BT]: per-token losses */
+    size_t s_dh;                     /* act [BT,F]: d(hidden) of a SwiGLU MLP (FIN != F; else 0) */
     size_t total;                    /* bytes of the whole allocation */
 } accel_gpt_cuda_plan_t;
 
@@ -59,6 +64,10 @@ typedef struct {
  * dimension would not fit the int that cuBLAS takes. */
 accel_status_t accel_gpt_cuda_plan(int L, int NH, int C, int T, int V, int B, size_t act_size,
                                    accel_gpt_cuda_plan_t *plan);
+/* The same for any decoder: KVH key/value heads (dividing NH), MLP hidden width F and first-product
+ * width FIN (F: GELU; 2F: SwiGLU). accel_gpt_cuda_plan is KVH = NH, F = FIN = 4C. */
+accel_status_t accel_gpt_cuda_plan_gqa(int L, int NH, int KVH, int C, int F, int FIN, int T, int V,
+                                       int B, size_t act_size, accel_gpt_cuda_plan_t *plan);
 
 /* 1-D launch geometry: blocks of `block` threads covering n items, capped at max_blocks (grid-stride
  * loops cover the rest); at least one block. */
@@ -70,7 +79,7 @@ unsigned accel_gpt_cuda_grid(size_t n, unsigned block, unsigned max_blocks);
 accel_status_t accel_gpt_cuda_estimate_bytes(const accel_config_t *cfg, int micro, size_t numel,
                                              size_t owned_n, int sharded, size_t *bytes);
 
-/* Whether this job can train on the GPU: the built-in gpt model (no plugin), precision
+/* Whether this job can train on the GPU: the built-in gpt or llama model (no plugin), precision
  * fp32/bf16/fp16 (every strategy runs: they belong to the trainer). On refusal writes a message naming the model,
  * strategy or setting (with a "--> hint:") into why and returns ACCEL_ERR_UNSUPPORTED. Settings
  * that are accepted but behave differently on the GPU are described in note (may be empty). */

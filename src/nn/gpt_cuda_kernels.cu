@@ -7,63 +7,16 @@
  * Kernels are templated on the activation type (float, bf16, fp16); arithmetic is fp32 throughout
  * and values are rounded once when stored. Row kernels use one warp per row; element-wise ones use
  * grid-stride loops. Written for accel; the kernel set follows the structure of llm.c. */
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
 
 #include "gpt_cuda_kernels.h"
 
-/* accel_dtype_t values (include/accel/dtype.h) */
-enum { DT_F32 = 0, DT_F16 = 1, DT_BF16 = 2 };
+#include "cuda_common.cuh"
 
-#define BLOCK 256
-#define WARPS (BLOCK / 32)
-#define MAX_BLOCKS 65535u
 #define LN_EPS 1e-5f                /* ACCEL_LN_EPS of the CPU model */
 #define GELU_K 0.7978845608028654f  /* sqrt(2 / pi) */
 #define GELU_A 0.044715f
-
-template <typename T> __device__ __forceinline__ float ld(T x);
-template <> __device__ __forceinline__ float ld<float>(float x) { return x; }
-template <> __device__ __forceinline__ float ld<__nv_bfloat16>(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <> __device__ __forceinline__ float ld<__half>(__half x) { return __half2float(x); }
-
-template <typename T> __device__ __forceinline__ T st(float x);
-template <> __device__ __forceinline__ float st<float>(float x) { return x; }
-template <> __device__ __forceinline__ __nv_bfloat16 st<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
-template <> __device__ __forceinline__ __half st<__half>(float x) { return __float2half_rn(x); }
-
-/* Run the statement with act_t bound to the activation type of dt. */
-#define DISPATCH(dt, ...)                                                                       \
-    switch (dt) {                                                                               \
-    case DT_F32: { typedef float act_t; __VA_ARGS__; break; }                                  \
-    case DT_BF16: { typedef __nv_bfloat16 act_t; __VA_ARGS__; break; }                         \
-    case DT_F16: { typedef __half act_t; __VA_ARGS__; break; }                                 \
-    default: return (int)cudaErrorInvalidValue;                                                 \
-    }                                                                                           \
-    return (int)cudaGetLastError()
-
-#define GRID_STRIDE(i, n)                                                                       \
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n);                    \
-         i += (size_t)gridDim.x * blockDim.x)
-
-static __device__ __forceinline__ float warp_sum(float v)
-{
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-
-static __device__ __forceinline__ float warp_max(float v)
-{
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-    return v;
-}
-
-static unsigned grid(size_t n) { return accel_gpt_cuda_grid(n, BLOCK, MAX_BLOCKS); }
-/* Blocks for one warp per row. */
-static unsigned row_grid(size_t rows) { return accel_gpt_cuda_grid(rows, WARPS, MAX_BLOCKS); }
 
 /* ------------------------------------------------------------------ embedding */
 
@@ -76,7 +29,8 @@ static __global__ void encoder_forward_kernel(T *x, const int32_t *tok, int stri
         const unsigned ui = (unsigned)i, bt = ui / (unsigned)C;   /* sizes < 2^31 (the plan) */
         const int c = (int)(ui % (unsigned)C), b = (int)(bt / (unsigned)Tn), t = (int)(bt % (unsigned)Tn);
         int id = tok[(size_t)b * stride + t];
-        x[i] = st<T>(wte[(size_t)id * C + c] + wpe[(size_t)t * C + c]);
+        x[i] = wpe ? st<T>(wte[(size_t)id * C + c] + wpe[(size_t)t * C + c])
+                   : st<T>(wte[(size_t)id * C + c]);
     }
 }
 
@@ -91,7 +45,7 @@ static __global__ void encoder_backward_kernel(float *dwte, float *dwpe, const T
         int id = tok[(size_t)b * stride + t];
         float v = ld(d[i]);
         atomicAdd(&dwte[(size_t)id * C + c], v);
-        atomicAdd(&dwpe[(size_t)t * C + c], v);
+        if (dwpe) atomicAdd(&dwpe[(size_t)t * C + c], v);
     }
 }
 

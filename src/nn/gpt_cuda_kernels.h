@@ -17,10 +17,10 @@ typedef void *accel_stream_t;       /* cudaStream_t */
 /* the C planner's launch geometry (src/nn/gpt_cuda_plan.c) */
 unsigned accel_gpt_cuda_grid(size_t n, unsigned block, unsigned max_blocks);
 
-/* x[b,t,:] = wte[tok[b*stride+t],:] + wpe[t,:] */
+/* x[b,t,:] = wte[tok[b*stride+t],:] + wpe[t,:] (wpe NULL: no position embedding, the llama's) */
 int accel_gk_encoder_forward(int dt, void *x, const int32_t *tok, int stride, const float *wte,
                              const float *wpe, int B, int T, int C, accel_stream_t s);
-/* dwte[tok] += d, dwpe[t] += d (atomics) */
+/* dwte[tok] += d, dwpe[t] += d (atomics; dwpe may be NULL) */
 int accel_gk_encoder_backward(int dt, float *dwte, float *dwpe, const void *d, const int32_t *tok,
                               int stride, int B, int T, int C, accel_stream_t s);
 /* With y == NULL: out = LayerNorm(res_in). Otherwise res_out = res_in + y + bias (rounded to the

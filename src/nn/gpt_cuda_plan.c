@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "accel/dtype.h"
+#include "decoder.h"
 #include "gpt_cuda.h"
 
 static size_t align_up(size_t n) { return (n + ACCEL_GPT_CUDA_ALIGN - 1) / ACCEL_GPT_CUDA_ALIGN * ACCEL_GPT_CUDA_ALIGN; }
@@ -23,23 +24,38 @@ static size_t take(size_t *p, size_t bytes)
 accel_status_t accel_gpt_cuda_plan(int L, int NH, int C, int T, int V, int B, size_t act_size,
                                    accel_gpt_cuda_plan_t *plan)
 {
+    if (C > INT_MAX / 4) {
+        memset(plan, 0, sizeof *plan);
+        return ACCEL_ERR_INVALID;
+    }
+    return accel_gpt_cuda_plan_gqa(L, NH, NH, C, 4 * C, 4 * C, T, V, B, act_size, plan);
+}
+
+accel_status_t accel_gpt_cuda_plan_gqa(int L, int NH, int KVH, int C, int F, int FIN, int T, int V,
+                                       int B, size_t act_size, accel_gpt_cuda_plan_t *plan)
+{
     memset(plan, 0, sizeof *plan);
-    if (L < 1 || NH < 1 || C < 1 || T < 1 || V < 2 || B < 1 || C % NH ||
-        (act_size != 2 && act_size != 4))
+    if (L < 1 || NH < 1 || C < 1 || T < 1 || V < 2 || B < 1 || C % NH || KVH < 1 || NH % KVH ||
+        F < 1 || FIN < F || (act_size != 2 && act_size != 4))
         return ACCEL_ERR_INVALID;
     /* cuBLAS takes int dimensions and leading dimensions; strided-batch strides are 64-bit. */
     const long long BT = (long long)B * T, Vpl = ((long long)V + 63) / 64 * 64;
-    if (BT > INT_MAX / 4 || Vpl > INT_MAX || (long long)C * 4 > INT_MAX ||
+    const long long QKV = (long long)(NH + 2 * KVH) * (C / NH);
+    long long wide = QKV > FIN ? QKV : FIN;         /* the widest activation row */
+    if (wide < C) wide = C;
+    if (BT > INT_MAX / 4 || Vpl > INT_MAX || wide > INT_MAX ||
         (long long)B * NH > INT_MAX || (long long)B * NH * T > INT_MAX)
         return ACCEL_ERR_INVALID;
     /* The element-wise kernels index their buffers with 32-bit arithmetic. */
-    if (BT * 4 * C > INT_MAX || BT * Vpl > INT_MAX || (long long)B * NH * T * T > INT_MAX)
+    if (BT * wide > INT_MAX || BT * Vpl > INT_MAX || (long long)B * NH * T * T > INT_MAX)
         return ACCEL_ERR_INVALID;
     const int Vp = (int)Vpl;
     plan->L = L; plan->NH = NH; plan->C = C; plan->T = T; plan->V = V; plan->B = B;
+    plan->KVH = KVH; plan->QKV = (int)QKV; plan->F = F; plan->FIN = FIN;
     plan->Vp = Vp;
     plan->act_size = act_size;
     const size_t a = act_size, f = sizeof(float), bt = (size_t)BT, c = (size_t)C;
+    const size_t qkv = (size_t)QKV, fin = (size_t)FIN, ff = (size_t)F;
     const size_t tt = (size_t)B * (size_t)NH * (size_t)T * (size_t)T;
 
     size_t p = 0;
@@ -47,15 +63,15 @@ accel_status_t accel_gpt_cuda_plan(int L, int NH, int C, int T, int V, int B, si
     lp->ln1 = take(&p, a * bt * c);
     lp->ln1_mean = take(&p, f * bt);
     lp->ln1_rstd = take(&p, f * bt);
-    lp->qkvp = take(&p, a * bt * 3 * c);
+    lp->qkvp = take(&p, a * bt * qkv);
     lp->att = take(&p, a * tt);
     lp->atty = take(&p, a * bt * c);
     lp->res2 = take(&p, a * bt * c);
     lp->ln2 = take(&p, a * bt * c);
     lp->ln2_mean = take(&p, f * bt);
     lp->ln2_rstd = take(&p, f * bt);
-    lp->fch = take(&p, a * bt * 4 * c);
-    lp->fch_gelu = take(&p, a * bt * 4 * c);
+    lp->fch = take(&p, a * bt * fin);
+    lp->fch_gelu = take(&p, a * bt * ff);
     lp->res3 = take(&p, a * bt * c);
     plan->layer_bytes = p;
 
@@ -66,15 +82,16 @@ accel_status_t accel_gpt_cuda_plan(int L, int NH, int C, int T, int V, int B, si
     plan->lnf_mean = take(&p, f * bt);
     plan->lnf_rstd = take(&p, f * bt);
     plan->logits = take(&p, a * bt * (size_t)Vp);
-    plan->s_qkv = take(&p, a * bt * 3 * c);
+    plan->s_qkv = take(&p, a * bt * qkv);
     plan->s_c = take(&p, a * bt * c);
-    plan->s_4c = take(&p, a * bt * 4 * c);
+    plan->s_4c = take(&p, a * bt * fin);
     plan->s_yp = take(&p, a * bt * c);
-    plan->s_dqkvp = take(&p, a * bt * 3 * c);
+    plan->s_dqkvp = take(&p, a * bt * qkv);
     plan->s_att32 = take(&p, f * tt);
     plan->s_datt = take(&p, a * tt);
     plan->dres = take(&p, a * bt * c);
     plan->losses = take(&p, f * bt);
+    plan->s_dh = take(&p, FIN != F ? a * bt * ff : 0);
     plan->total = p;
     return ACCEL_OK;
 }
@@ -85,8 +102,11 @@ accel_status_t accel_gpt_cuda_estimate_bytes(const accel_config_t *cfg, int micr
     const accel_model_config_t *m = &cfg->model;
     size_t asz = cfg->precision_id == ACCEL_F32 ? 4 : 2;
     accel_gpt_cuda_plan_t plan;
+    accel_decoder_dims_t d;
     *bytes = 0;
-    ACCEL_CHECK(accel_gpt_cuda_plan(m->layers, m->heads, m->width, m->context, m->vocab, micro, asz, &plan));
+    accel_decoder_dims(cfg, &d);
+    ACCEL_CHECK(accel_gpt_cuda_plan_gqa(m->layers, m->heads, d.KVH, m->width, d.F, d.FIN, m->context,
+                                        m->vocab, micro, asz, &plan));
     /* the trainer's state (src/train/dist.c, optim.c; device arenas are allocated whole) and the
      * model's buffers (src/nn/gpt_cuda.c) */
     const size_t on = owned_n ? owned_n : 1;
@@ -115,13 +135,13 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
     if (note && notelen) note[0] = '\0';
     if (cfg->model.plugin[0]) {
         snprintf(why, whylen, "device=cuda: the plugin model '%s' has no GPU path (accel trains "
-                 "only the built-in gpt on the GPU)\n--> hint: use device=cpu for this model",
+                 "only the built-in gpt and llama on the GPU)\n--> hint: use device=cpu for this model",
                  cfg->model.plugin);
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (strcmp(cfg->model.name, "gpt")) {
+    if (strcmp(cfg->model.name, "gpt") && strcmp(cfg->model.name, "llama")) {
         snprintf(why, whylen, "device=cuda: model '%s' has no GPU path (accel trains only the "
-                 "built-in gpt on the GPU)\n--> hint: use device=cpu for model.name=%s",
+                 "built-in gpt and llama on the GPU)\n--> hint: use device=cpu for model.name=%s",
                  cfg->model.name, cfg->model.name);
         return ACCEL_ERR_UNSUPPORTED;
     }

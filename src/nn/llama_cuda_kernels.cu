@@ -7,59 +7,14 @@
  * loops with 32-bit index arithmetic for element-wise ones (the launchers refuse n >= 2^32). The
  * arithmetic follows src/nn/kernels_cpu.c term by term, so fp32 results differ from the CPU's only
  * by the order of the row sums and by exp. */
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <cuda_runtime.h>
 #include <math.h>
 #include <stdint.h>
 
 #include "llama_cuda_kernels.h"
 
-/* accel_dtype_t values (include/accel/dtype.h) */
-enum { DT_F32 = 0, DT_F16 = 1, DT_BF16 = 2 };
+#include "cuda_common.cuh"
 
-#define BLOCK 256
-#define WARPS (BLOCK / 32)
-#define MAX_BLOCKS 65535u
 #define RMS_SHARED_MAX 12288        /* C floats of dw partials in 48 KiB of shared memory */
-
-/* The small helpers of gpt_cuda_kernels.cu (static there). */
-template <typename T> __device__ __forceinline__ float ld(T x);
-template <> __device__ __forceinline__ float ld<float>(float x) { return x; }
-template <> __device__ __forceinline__ float ld<__nv_bfloat16>(__nv_bfloat16 x) { return __bfloat162float(x); }
-template <> __device__ __forceinline__ float ld<__half>(__half x) { return __half2float(x); }
-
-template <typename T> __device__ __forceinline__ T st(float x);
-template <> __device__ __forceinline__ float st<float>(float x) { return x; }
-template <> __device__ __forceinline__ __nv_bfloat16 st<__nv_bfloat16>(float x) { return __float2bfloat16_rn(x); }
-template <> __device__ __forceinline__ __half st<__half>(float x) { return __float2half_rn(x); }
-
-/* Run the statement with act_t bound to the activation type of dt. */
-#define DISPATCH(dt, ...)                                                                       \
-    switch (dt) {                                                                               \
-    case DT_F32: { typedef float act_t; __VA_ARGS__; break; }                                  \
-    case DT_BF16: { typedef __nv_bfloat16 act_t; __VA_ARGS__; break; }                         \
-    case DT_F16: { typedef __half act_t; __VA_ARGS__; break; }                                 \
-    default: return (int)cudaErrorInvalidValue;                                                 \
-    }                                                                                           \
-    return (int)cudaGetLastError()
-
-#define GRID_STRIDE(i, n)                                                                       \
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n);                    \
-         i += (size_t)gridDim.x * blockDim.x)
-
-/* Element-wise kernels index with unsigned: refuse what does not fit. */
-#define CHECK_N(n)                                                                              \
-    if ((size_t)(n) > 0xffffffffu) return (int)cudaErrorInvalidValue
-
-static __device__ __forceinline__ float warp_sum(float v)
-{
-    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-
-static unsigned grid(size_t n) { return accel_gpt_cuda_grid(n, BLOCK, MAX_BLOCKS); }
-static unsigned row_grid(size_t rows) { return accel_gpt_cuda_grid(rows, WARPS, MAX_BLOCKS); }
 
 /* ------------------------------------------------------------------ RMSNorm */
 

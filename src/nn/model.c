@@ -66,7 +66,7 @@ accel_status_t accel_model_create_on(const accel_config_t *cfg, accel_device_kin
             return ACCEL_ERR_UNSUPPORTED;
         }
         if (note[0]) ACCEL_WARN0("%s", note);
-        model->ops = &accel_model_gpt_cuda;
+        model->ops = !strcmp(cfg->model.name, "llama") ? &accel_model_llama_cuda : &accel_model_gpt_cuda;
     } else {
         ACCEL_CHECK(find_ops(cfg, &model->ops));
     }

@@ -77,8 +77,9 @@ int accel_cmd_estimate(int argc, char **argv)
                        mib(e.comm), mib(e.total), state, e.paper_bytes_per_param);
             }
     }
-    /* The built-in GPT on GPUs (device=cuda): what the engine allocates in device memory. */
-    if (rc == 0 && !strcmp(model.ops->name, "gpt") && !cfg.model.plugin[0]) {
+    /* The built-in GPT or Llama on GPUs (device=cuda): what the engine allocates in device memory. */
+    if (rc == 0 && (!strcmp(model.ops->name, "gpt") || !strcmp(model.ops->name, "llama")) &&
+        !cfg.model.plugin[0]) {
         printf("GPU engine (device=cuda), device MiB per rank:\n");
         snprintf(list, sizeof list, "%s", worlds);
         for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {

@@ -83,9 +83,9 @@ typedef struct {
     float *mem;
     int capacity;                   /* samples (at full context) the buffers hold */
     /* Inference (logits ops): one sequence, one set of block activations shared by every block
-     * (nothing is kept for a backward pass) except each block's q|k|v rows, the KV cache. */
+     * (nothing is kept for a backward pass) except each block's keys and values, the KV cache. */
     gpt_acts_t iact;
-    float **kv;                     /* [L] -> [T, QKV] */
+    float **kv;                     /* [L] -> [T, 2 KVH hs]: keys | values */
     float *ix0, *ilnf, *ilnf_mean, *ilnf_rstd, *ipr, *ikt;
     float *imem;
     int cached;                     /* tokens whose q|k|v the cache holds (previous call's) */
@@ -95,7 +95,8 @@ typedef struct {
 typedef struct {
     gpt_acts_t *act;
     int act_step;                   /* 1: one set per block (training), 0: one shared set */
-    float **kv;                     /* inference: block l's q|k|v rows live in kv[l]; else NULL */
+    float **kv;                     /* inference: block l's k|v rows live in kv[l] (its q rows in
+                                     * act->qkv); training: NULL */
     float *x0, *lnf, *lnf_mean, *lnf_rstd;
     float *pr;                      /* [T, T] scratch: rounded attention probabilities */
     float *kt;                      /* [hs, T] scratch: one head's keys, transposed */
@@ -512,7 +513,7 @@ accel_status_t accel_gpt_check_tokens(const int32_t *tokens, int B, int n_per_ro
  *   so they are rounded in place (as are dY and dS in the backward pass); P also feeds the
  *   softmax backward in full precision, so its rounded copy goes to a scratch buffer.
  * Inference rows after the first (the KV cache's new positions) always take the row-block way,
- * and the cache's q|k|v are always rounded in place, so both ways read the same values.
+ * and inference's q, k and v are always rounded in place, so both ways read the same values.
  * Query head h reads key/value head h / G (G = NH / KVH query heads share one: grouped-query
  * attention; G = 1 for gpt). ACCEL_ATT_WHOLE_HEAD=1 forces the first way (for tests). */
 static bool att_native(const gpt_t *m) { return m->whole_head; }
@@ -561,40 +562,63 @@ static void causal_softmax_backward(float *dS, const float *P, int T, int r0, in
     }
 }
 
-/* Column offsets of query head h and of its key and value heads in a q|k|v row. */
-static size_t q_col(const gpt_t *m, int h) { return (size_t)h * m->hs; }
-static size_t k_col(const gpt_t *m, int h) { return (size_t)(m->NH + h / (m->NH / m->KVH)) * m->hs; }
+/* Where attention reads its rows: q rows (ld ldq) and k|v rows (ld ldkv). Training: both in one
+ * q|k|v buffer; inference: this call's q rows in a scratch, the sequence's k|v rows in the block's
+ * cache (only keys and values are kept). */
+typedef struct {
+    float *q, *kv;
+    size_t ldq, ldkv;
+} qkv_view_t;
+
+static qkv_view_t qkv_rows(const gpt_t *m, float *qkv)
+{
+    return (qkv_view_t){ qkv, qkv + (size_t)m->NH * m->hs, (size_t)m->QKV, (size_t)m->QKV };
+}
+
+/* Column offsets of query head h's key and value heads in a k|v row. */
+static size_t k_col(const gpt_t *m, int h) { return (size_t)(h / (m->NH / m->KVH)) * m->hs; }
 static size_t v_col(const gpt_t *m, int h) { return k_col(m, h) + (size_t)m->KVH * m->hs; }
+
+/* round_to in place on rows of cols values at leading dimension ld. */
+static void round_rows(const gpt_t *m, float *x, size_t rows, size_t cols, size_t ld)
+{
+    if (ld == cols) round_to(m, x, x, rows, cols, cols);
+    else for (size_t r = 0; r < rows; r++) round_to(m, x + r * ld, x + r * ld, 1, cols, cols);
+}
 
 /* Causal self-attention of one block for query rows p0..T-1 of each sequence (p0 > 0: inference
  * with the KV cache, B = 1): per (sample, head), S = Q K^T / sqrt(hs) on the lower triangle,
  * P = softmax(S) (kept in a->att for backward), Y = P V. */
-static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t *fw, int B,
-                                        int T, int p0)
+static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t *fw,
+                                        const qkv_view_t *x, int B, int T, int p0)
 {
     const bool native = att_native(m) && p0 == 0;
     float *pr = fw->pr, *kt = fw->kt;
-    const int C = m->C, NH = m->NH, hs = m->hs, QKV = m->QKV;
+    const int C = m->C, NH = m->NH, hs = m->hs;
+    const int ldq = (int)x->ldq, ldkv = (int)x->ldkv;
     const float scale = 1.0f / sqrtf((float)hs);
-    if (!native || fw->kv)
-        round_to(m, a->qkv + (size_t)p0 * QKV, a->qkv + (size_t)p0 * QKV,
-                 (size_t)B * T - (size_t)p0, (size_t)QKV, (size_t)QKV);
+    if (!native || fw->kv) {
+        const size_t rows = (size_t)B * T - (size_t)p0;
+        round_rows(m, x->q + (size_t)p0 * ldq, rows, (size_t)NH * hs, x->ldq);
+        round_rows(m, x->kv + (size_t)p0 * ldkv, rows, 2 * (size_t)m->KVH * hs, x->ldkv);
+    }
     for (int b = 0; b < B; b++)
         for (int h = 0; h < NH; h++) {
-            const float *row = a->qkv + (size_t)b * T * QKV;
-            const float *q = row + q_col(m, h), *k = row + k_col(m, h), *v = row + v_col(m, h);
+            const float *q = x->q + (size_t)b * T * ldq + (size_t)h * hs;
+            const float *k = x->kv + (size_t)b * T * ldkv + k_col(m, h);
+            const float *v = x->kv + (size_t)b * T * ldkv + v_col(m, h);
             float *S = a->att + ((size_t)b * NH + h) * T * T;
             float *y = a->atty + (size_t)b * T * C + (size_t)h * hs;
             if (native) {
-                ACCEL_CHECK(accel_gemm_cpu_lower_nt(&m->gemm, T, hs, scale, q, QKV, k, QKV, S, T));
+                ACCEL_CHECK(accel_gemm_cpu_lower_nt(&m->gemm, T, hs, scale, q, ldq, k, ldkv, S, T));
                 causal_softmax(S, T, 0, T);
-                ACCEL_CHECK(accel_gemm_cpu_trmm(&m->gemm, false, T, hs, 1.0f, S, T, v, QKV, y, C));
+                ACCEL_CHECK(accel_gemm_cpu_trmm(&m->gemm, false, T, hs, 1.0f, S, T, v, ldkv, y, C));
                 continue;
             }
-            accel_cpu_transpose(kt, k, (size_t)T, (size_t)hs, (size_t)QKV);
+            accel_cpu_transpose(kt, k, (size_t)T, (size_t)hs, (size_t)ldkv);
             for (int r0 = p0; r0 < T; r0 += ATT_BLOCK) {    /* rows r0..r1-1 see columns < r1 */
                 int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
-                ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, scale, q + (size_t)r0 * QKV, QKV, kt,
+                ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, scale, q + (size_t)r0 * ldq, ldq, kt,
                                     S + (size_t)r0 * T));
                 causal_softmax(S, T, r0, r1);
                 const float *P = S + (size_t)r0 * T;
@@ -602,7 +626,7 @@ static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t
                     round_to(m, pr, P, (size_t)(r1 - r0), (size_t)r1, (size_t)T);
                     P = pr;
                 }
-                GEMM32(false, false, r1 - r0, hs, r1, 1.0f, P, P == pr ? r1 : T, v, QKV, 0.0f,
+                GEMM32(false, false, r1 - r0, hs, r1, 1.0f, P, P == pr ? r1 : T, v, ldkv, 0.0f,
                        y + (size_t)r0 * C, C);
             }
         }
@@ -632,11 +656,11 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
     for (int b = 0; b < B; b++)
         for (int h = 0; h < NH; h++) {
             const bool first = h % G == 0;          /* of its group: writes dK, dV */
-            const size_t roff = (size_t)b * T * QKV;
-            const float *q = a->qkv + roff + q_col(m, h), *k = a->qkv + roff + k_col(m, h);
-            const float *v = a->qkv + roff + v_col(m, h);
-            float *dq = m->d3c + roff + q_col(m, h), *dk = m->d3c + roff + k_col(m, h);
-            float *dv = m->d3c + roff + v_col(m, h);
+            const size_t qoff = (size_t)b * T * QKV + (size_t)h * hs;
+            const size_t koff = (size_t)b * T * QKV + (size_t)NH * hs + k_col(m, h);
+            const size_t voff = (size_t)b * T * QKV + (size_t)NH * hs + v_col(m, h);
+            const float *q = a->qkv + qoff, *k = a->qkv + koff, *v = a->qkv + voff;
+            float *dq = m->d3c + qoff, *dk = m->d3c + koff, *dv = m->d3c + voff;
             const float *P = a->att + ((size_t)b * NH + h) * T * T;
             const float *dy = m->dc + (size_t)b * T * C + (size_t)h * hs;
             if (native) {
@@ -710,18 +734,18 @@ static void start_rows(float *y, const float *b, const float *res, size_t rows, 
     else memset(y, 0, sizeof(float) * rows * (size_t)cols);
 }
 
-/* Rotary positions on the q and k heads of `rows` q|k|v rows, the first at position pos0 of
- * sequences of T tokens (inverse: the backward pass, on their gradients). */
-static void rope(const gpt_t *m, float *qkv, size_t rows, int T, int pos0, int inverse)
+/* Rotary positions on the q and k heads of `rows` rows from row p0 of x, the first at position
+ * p0 of sequences of T tokens (inverse: the backward pass, on their gradients). */
+static void rope(const gpt_t *m, const qkv_view_t *x, size_t rows, int T, int p0, int inverse)
 {
-    accel_cpu_rope(qkv, rows, (size_t)m->QKV, m->NH, m->hs, m->rope_cos, m->rope_sin, T, pos0,
-                   inverse);
-    accel_cpu_rope(qkv + (size_t)m->NH * m->hs, rows, (size_t)m->QKV, m->KVH, m->hs, m->rope_cos,
-                   m->rope_sin, T, pos0, inverse);
+    accel_cpu_rope(x->q + (size_t)p0 * x->ldq, rows, x->ldq, m->NH, m->hs, m->rope_cos,
+                   m->rope_sin, T, p0, inverse);
+    accel_cpu_rope(x->kv + (size_t)p0 * x->ldkv, rows, x->ldkv, m->KVH, m->hs, m->rope_cos,
+                   m->rope_sin, T, p0, inverse);
 }
 
 /* Forward through the final norm for B rows of T input tokens (row stride `stride`); with p0 > 0
- * (inference, B = 1) only positions p0..T-1 are computed: the q|k|v rows before them are the
+ * (inference, B = 1) only positions p0..T-1 are computed: the keys and values before them are the
  * cache's, and only rows p0.. of the other buffers are written. */
 static accel_status_t forward(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_t *layout,
                               const float *params, const int32_t *tokens, int stride, int B, int T,
@@ -748,15 +772,28 @@ static accel_status_t forward(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_
     for (int l = 0; l < m->L; l++) {
         const gpt_block_t *k = &m->blk[l];
         gpt_acts_t *a = &fw->act[l * fw->act_step];
-        if (fw->kv) a->qkv = fw->kv[l];
-        float *qkv = a->qkv + (size_t)p0 * QKV;
         accel_batch_layer_fetch(hb, l + 1, 0);      /* block l: layer l+1 */
         norm_forward(m, a->ln1 + o, a->ln1_mean + p0, a->ln1_rstd + p0, res + o, PARAM(k->ln1w),
                      PARAM_OPT(k->ln1b), R);
-        start_rows(qkv, PARAM_OPT(k->qkvb), NULL, R, QKV);
-        GEMM(false, true, (int)R, QKV, C, 1.0f, a->ln1 + o, C, PARAM(k->qkvw), C, 1.0f, qkv, QKV);
-        if (m->arch.rope) rope(m, qkv, R, T, p0, 0);
-        ACCEL_CHECK(attention_forward(m, a, fw, B, T, p0));
+        qkv_view_t x = qkv_rows(m, a->qkv);
+        if (!fw->kv) {                              /* one product: the q|k|v rows */
+            float *qkv = a->qkv + (size_t)p0 * QKV;
+            start_rows(qkv, PARAM_OPT(k->qkvb), NULL, R, QKV);
+            GEMM(false, true, (int)R, QKV, C, 1.0f, a->ln1 + o, C, PARAM(k->qkvw), C, 1.0f, qkv,
+                 QKV);
+        } else {                                    /* q rows to the scratch, k|v to the cache */
+            const int QW = m->NH * m->hs, KVW = QKV - QW;
+            const float *bias = PARAM_OPT(k->qkvb);
+            x = (qkv_view_t){ a->qkv, fw->kv[l], (size_t)QW, (size_t)KVW };
+            float *q = x.q + (size_t)p0 * QW, *kv = x.kv + (size_t)p0 * KVW;
+            start_rows(q, bias, NULL, R, QW);
+            start_rows(kv, bias ? bias + QW : NULL, NULL, R, KVW);
+            GEMM(false, true, (int)R, QW, C, 1.0f, a->ln1 + o, C, PARAM(k->qkvw), C, 1.0f, q, QW);
+            GEMM(false, true, (int)R, KVW, C, 1.0f, a->ln1 + o, C, PARAM(k->qkvw) + (size_t)QW * C,
+                 C, 1.0f, kv, KVW);
+        }
+        if (m->arch.rope) rope(m, &x, R, T, p0, 0);
+        ACCEL_CHECK(attention_forward(m, a, fw, &x, B, T, p0));
         start_rows(a->res2 + o, PARAM_OPT(k->projb), res + o, R, C);  /* residual + bias + proj */
         GEMM(false, true, (int)R, C, C, 1.0f, a->atty + o, C, PARAM(k->projw), C, 1.0f,
              a->res2 + o, C);
@@ -875,7 +912,10 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
         if (k->projb >= 0) accel_cpu_colsum_add(GRAD(k->projb), m->dres, BT, C);
         accel_batch_progress(hb);
         ACCEL_CHECK(attention_backward(m, a, B, T));
-        if (m->arch.rope) rope(m, m->d3c, BT, T, 0, 1);
+        if (m->arch.rope) {
+            qkv_view_t dx = qkv_rows(m, m->d3c);
+            rope(m, &dx, BT, T, 0, 1);
+        }
         accel_batch_progress(hb);
         GEMM(false, false, bt, C, QKV, 1.0f, m->d3c, QKV, PARAM(k->qkvw), C, 0.0f, m->dc, C);
         GEMM(true, false, QKV, C, bt, 1.0f, m->d3c, QKV, a->ln1, C, 1.0f, GRAD(k->qkvw), C);
@@ -939,14 +979,14 @@ static accel_status_t gpt_eval(void *state, const accel_layout_t *layout, const 
     return ACCEL_OK;
 }
 
-/* Floats of the inference buffers: one sequence at full context, one shared block set without
- * its q|k|v rows, and every block's q|k|v rows (the KV cache). */
+/* Floats of the inference buffers: one sequence at full context, one shared block set (its q|k|v
+ * piece holds the q rows) and every block's k|v rows (the KV cache). */
 static size_t infer_floats(const gpt_t *m)
 {
     const size_t T = (size_t)m->T, C = (size_t)m->C;
-    return block_floats(m, 1, T) - PIECE(T * (size_t)m->QKV) +
-           (size_t)m->L * PIECE(T * (size_t)m->QKV) + 2 * PIECE(T * C) + 2 * PIECE(T) +
-           PIECE(T * T) + PIECE((size_t)m->hs * T);
+    const size_t kvw = (size_t)(m->QKV - m->NH * m->hs);
+    return block_floats(m, 1, T) + (size_t)m->L * PIECE(T * kvw) + 2 * PIECE(T * C) +
+           2 * PIECE(T) + PIECE(T * T) + PIECE((size_t)m->hs * T);
 }
 
 static size_t logits_bytes(const accel_config_t *cfg, bool llama)
@@ -976,9 +1016,8 @@ static accel_status_t reserve_infer(gpt_t *m)
     m->imem = mem;
     float *p = mem;
 #define TAKE(ptr, n) do { (ptr) = p; p += PIECE(n); } while (0)
-    p = carve_block(m, &m->iact, p, 1, T);          /* its qkv piece is block 0's cache */
-    m->kv[0] = m->iact.qkv;
-    for (int l = 1; l < m->L; l++) TAKE(m->kv[l], T * (size_t)m->QKV);
+    p = carve_block(m, &m->iact, p, 1, T);          /* its qkv piece takes the q rows */
+    for (int l = 0; l < m->L; l++) TAKE(m->kv[l], T * (size_t)(m->QKV - m->NH * m->hs));
     TAKE(m->ix0, T * C);
     TAKE(m->ilnf, T * C);
     TAKE(m->ilnf_mean, T);
@@ -991,7 +1030,7 @@ static accel_status_t reserve_infer(gpt_t *m)
 }
 
 /* The logits of positions first..ntokens-1 of one sequence, computing positions from p0 on (the
- * q|k|v rows of positions before p0 are the cache's). One shared block set works because block
+ * keys and values of positions before p0 are the cache's). One shared block set works because block
  * l only reads the residual res3 of block l-1 before it overwrites res3 (norm1 and res2 = res +
  * attention are computed first). */
 static accel_status_t infer(gpt_t *m, const accel_layout_t *layout, const float *params,

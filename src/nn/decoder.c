@@ -1088,34 +1088,15 @@ static accel_status_t gpt_logits_cached(void *state, const accel_layout_t *layou
     return infer(state, layout, params, tokens, ntokens, cached, ntokens - 1, out_logits, hooks);
 }
 
-const accel_model_ops_t accel_model_gpt = {
-    .abi = ACCEL_MODEL_ABI,
-    .name = "gpt",
-    .fetches_layers = 1,
-    .consumes_tokens = 1,
-    .create = gpt_create,
-    .forward_backward = gpt_forward_backward,
-    .eval = gpt_eval,
-    .destroy = gpt_destroy,
-    .logits = gpt_logits,
-    .logits_range = gpt_logits_range,
-    .logits_bytes = gpt_logits_bytes,
-    .activation_bytes = gpt_activation_bytes,
-    .logits_cached = gpt_logits_cached,
-};
+/* The two families share every op but create and the size queries. */
+#define DECODER_OPS(family)                                                                     \
+    {                                                                                           \
+        .abi = ACCEL_MODEL_ABI, .name = #family, .fetches_layers = 1, .consumes_tokens = 1,     \
+        .create = family##_create, .forward_backward = gpt_forward_backward, .eval = gpt_eval,  \
+        .destroy = gpt_destroy, .logits = gpt_logits, .logits_range = gpt_logits_range,         \
+        .logits_bytes = family##_logits_bytes, .activation_bytes = family##_activation_bytes,   \
+        .logits_cached = gpt_logits_cached,                                                     \
+    }
 
-const accel_model_ops_t accel_model_llama = {
-    .abi = ACCEL_MODEL_ABI,
-    .name = "llama",
-    .fetches_layers = 1,
-    .consumes_tokens = 1,
-    .create = llama_create,
-    .forward_backward = gpt_forward_backward,
-    .eval = gpt_eval,
-    .destroy = gpt_destroy,
-    .logits = gpt_logits,
-    .logits_range = gpt_logits_range,
-    .logits_bytes = llama_logits_bytes,
-    .activation_bytes = llama_activation_bytes,
-    .logits_cached = gpt_logits_cached,
-};
+const accel_model_ops_t accel_model_gpt = DECODER_OPS(gpt);
+const accel_model_ops_t accel_model_llama = DECODER_OPS(llama);

@@ -789,29 +789,14 @@ static accel_status_t gpt_cuda_create(const accel_config_t *cfg, accel_layout_t 
 
 #endif
 
-const accel_model_ops_t accel_model_gpt_cuda = {
-    .abi = ACCEL_MODEL_ABI,
-    .name = "gpt",
-    .fetches_layers = 1,
-    .consumes_tokens = 1,
-    .create = gpt_cuda_create,
-    .forward_backward = gpt_cuda_forward_backward,
-    .eval = gpt_cuda_eval,
-    .destroy = gpt_cuda_destroy,
-    .activation_bytes = gpt_cuda_activation_bytes,
-    .logits = gpt_cuda_logits,
-};
+/* One engine for both families (it reads model.name at create): two tables for their names. */
+#define DECODER_CUDA_OPS(family)                                                                \
+    {                                                                                           \
+        .abi = ACCEL_MODEL_ABI, .name = family, .fetches_layers = 1, .consumes_tokens = 1,      \
+        .create = gpt_cuda_create, .forward_backward = gpt_cuda_forward_backward,               \
+        .eval = gpt_cuda_eval, .destroy = gpt_cuda_destroy,                                     \
+        .activation_bytes = gpt_cuda_activation_bytes, .logits = gpt_cuda_logits,               \
+    }
 
-/* The same engine with the llama's building blocks (it reads model.name at create). */
-const accel_model_ops_t accel_model_llama_cuda = {
-    .abi = ACCEL_MODEL_ABI,
-    .name = "llama",
-    .fetches_layers = 1,
-    .consumes_tokens = 1,
-    .create = gpt_cuda_create,
-    .forward_backward = gpt_cuda_forward_backward,
-    .eval = gpt_cuda_eval,
-    .destroy = gpt_cuda_destroy,
-    .activation_bytes = gpt_cuda_activation_bytes,
-    .logits = gpt_cuda_logits,
-};
+const accel_model_ops_t accel_model_gpt_cuda = DECODER_CUDA_OPS("gpt");
+const accel_model_ops_t accel_model_llama_cuda = DECODER_CUDA_OPS("llama");

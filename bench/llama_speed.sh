@@ -1,0 +1,137 @@
+#!/bin/sh
+# Training speed of accel_train's built-in Llama against Hugging Face LlamaForCausalLM under PyTorch
+# DDP on this machine, same model, same step, same run.
+#   sh bench/llama_speed.sh            (from the top of a built tree)
+#   BENCH_ROUNDS=5 BENCH_STEPS=60 sh bench/llama_speed.sh
+# Shape: 4 layers, width 256, 4 heads, 2 key/value heads (grouped-query attention), SwiGLU width 688,
+# context 128, byte vocabulary, tied LM head, RoPE base 10000, RMSNorm eps 1e-5, no biases;
+# micro-batch 8 per rank, 2 ranks, AdamW, gradient clipping to 1.0.
+# accel: mpirun -np 2 accel_train model.name=llama on synthetic tokens, one thread per rank.
+# PyTorch: transformers' LlamaForCausalLM (attn_implementation="sdpa", config matching accel's
+# llama keys) under DistributedDataParallel over gloo, 2 processes, torch.set_num_threads(1), fp32
+# and bf16 autocast (bench/llama_torch.py). Prints tokens/s, achieved GFLOP/s (6N + 6LCT FLOPs per
+# token: N parameters, causal attention), the share of this machine's measured single-core sgemm
+# peak (per rank), and the ratio accel / PyTorch of the medians, for fp32 and bf16.
+# As in train_speed.sh, the four runs (accel and PyTorch, fp32 and bf16) are interleaved in
+# BENCH_ROUNDS rounds (default 3) after a discarded warm-up run of each, and the ratios are taken
+# between medians: a shared or virtual machine drifts by 10% and more from one minute to the next.
+# On a CPU without native bf16 products (no avx512_bf16 or AMX: oneDNN's bf16 is unsupported there)
+# PyTorch's bf16 GEMMs fall back to a slow path and a step takes seconds; its bf16 runs then time
+# BENCH_SLOW_STEPS (8) steps after 2 warm-up steps so that a run stays within minutes.
+#
+# Python: the virtual environment bench/.venv at the top of the tree (VENV=path to use another;
+# tests/make_llama_fixtures.sh makes the same one). When it is missing it is created with
+# python3 -m venv and torch + transformers from PyPI (the Linux torch wheel from PyPI is large: its
+# CUDA libraries come along; no other index is needed). BENCH_NO_TORCH=1 skips the reference.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+make -s bench/gemm_peak >/dev/null
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+L=4 H=4 KV=2 C=256 F=688 T=128 V=256 MICRO=8 RANKS=2 STEPS=${BENCH_STEPS:-40} WARM=5 SLOW_STEPS=${BENCH_SLOW_STEPS:-8} ROUNDS=${BENCH_ROUNDS:-3}
+HS=$((C / H))
+# embeddings (tied head) + per layer q, k, v, o, gate, up, down and two RMSNorms + the final RMSNorm
+N=$(( V*C + L*(2*C*C + 2*C*KV*HS + 3*C*F + 2*C) + C ))
+FLOP_TOKEN=$(( 6*N + 6*L*C*T ))
+peak=$(OMP_NUM_THREADS=1 ./bench/gemm_peak)
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+
+cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -n 1)
+fam=$(lscpu | sed -n 's/^CPU family: *//p' | head -n 1)
+mod=$(lscpu | sed -n 's/^Model: *//p' | head -n 1)
+flags=$(lscpu | sed -n 's/^Flags: *//p' | tr ' ' '\n' | grep -E '^(avx2|fma|f16c|avx_vnni|avx512.*|amx.*)$' | tr '\n' ' ')
+case "$flags" in *avx512*) ;; *) flags="$flags(no AVX-512)" ;; esac
+case "$flags" in *amx*) ;; *) flags="$flags (no AMX)" ;; esac
+echo "CPU: $cpu (family $fam model $mod), $(nproc) cores; flags: $flags"
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "Llama: $L layers, $H heads, $KV kv heads, width $C, ffn $F, context $T, vocab $V, tied head:"
+echo "  N = $N parameters, $FLOP_TOKEN FLOP/token; micro-batch $MICRO x $RANKS ranks, $STEPS timed steps after $WARM"
+echo "machine: single-core sgemm peak $peak GFLOP/s (best size and library)"
+versions=$(./accel env)     # accel env also starts MPI: run it once
+echo "accel products: $(echo "$versions" | sed -n 's/^BLAS *//p'); oneDNN $(echo "$versions" | sed -n 's/^oneDNN *//p')"
+
+report() { # NAME TOKENS_PER_S
+    awk -v n="$1" -v tps="$2" -v f="$FLOP_TOKEN" -v p="$peak" -v r="$RANKS" 'BEGIN {
+        g = tps * f / 1e9; printf "%-30s %12.0f %12.1f %13.0f%%\n", n, tps, g, 100 * g / r / p }'
+}
+accel_tps() { # PRECISION
+    timeout 600 mpirun -np $RANKS ./accel_train model.name=llama data.path=synthetic data.eval_samples=16 \
+        model.layers=$L model.heads=$H model.kv_heads=$KV model.width=$C model.ffn_width=$F \
+        model.context=$T model.vocab=$V model.rope_theta=10000 model.rms_eps=1e-5 \
+        model.tie_embeddings=true model.attention_bias=false threads=1 \
+        train.global_batch=$((MICRO*RANKS)) train.steps=$((STEPS+WARM)) train.sample_tokens=0 train.clip=1 \
+        optim.name=adamw precision=$1 log.level=warn train.metrics="$out/$1.jsonl" >/dev/null
+    awk -v w=$WARM -v tok=$((MICRO*RANKS*T)) '
+        /"step"/ { s = $0; sub(/.*"time": /, "", s); sub(/}.*/, "", s); t[++n] = s + 0 }
+        END { printf "%.0f", (n - w) * tok / (t[n] - t[w]) }' "$out/$1.jsonl"
+}
+median() { tr ' ' '\n' | sed '/^$/d' | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+torch_tps() { # PRECISION
+    s=$STEPS w=$WARM
+    # without native bf16 GEMMs (avx512_bf16/AMX) PyTorch's bf16 steps take seconds: fewer of them
+    if [ "$1" = bf16 ] && [ "$torch_bf16" = False ] && [ "$s" -gt "$SLOW_STEPS" ]; then s=$SLOW_STEPS w=2; fi
+    line=$(OMP_NUM_THREADS=1 timeout 600 "$py" bench/llama_torch.py \
+           --ranks $RANKS --layers $L --heads $H --kv-heads $KV --width $C --ffn $F --context $T \
+           --vocab $V --micro $MICRO --steps $s --warmup $w --precision $1 2>"$out/torch.err") || {
+        echo "pytorch run failed:" >&2; tail -n 20 "$out/torch.err" >&2; exit 1; }
+    echo "$line" >"$out/torch.line"
+    echo "$line" | sed 's/.*: \([0-9]*\) tokens.*/\1/'
+}
+
+torch=no torch_bf16=True
+venv=${VENV:-"$top/bench/.venv"}
+py="$venv/bin/python"
+if [ "${BENCH_NO_TORCH:-0}" != 1 ]; then
+    if ! "$py" -c 'import torch, transformers' 2>/dev/null; then
+        echo "creating/filling the virtual environment $venv (torch, transformers from PyPI)"
+        { [ -x "$py" ] || python3 -m venv "$venv"; } &&
+            "$py" -m pip install -q torch transformers || echo "pip install failed"
+    fi
+    if "$py" -c 'import torch, transformers' 2>/dev/null; then
+        torch=yes
+        echo "peer: $("$py" -c 'import torch, transformers; print("torch", torch.__version__, "transformers",
+            transformers.__version__, "- cpu capability", torch.backends.cpu.get_cpu_capability())')"
+        torch_bf16=$("$py" -c 'import torch; print(torch.ops.mkldnn._is_mkldnn_bf16_supported())' 2>/dev/null || echo True)
+        if [ "$torch_bf16" = False ]; then
+            echo "peer: no native bf16 GEMM on this CPU (oneDNN bf16 unsupported): PyTorch's bf16 runs time $SLOW_STEPS steps after 2"
+        fi
+    else
+        echo "pytorch: not available in $venv - reference skipped"
+    fi
+fi
+
+# warm-up, discarded: page cache, oneDNN's kernel cache, Python's imports
+STEPS_SAVED=$STEPS; STEPS=5; accel_tps fp32 >/dev/null
+[ $torch = no ] || torch_tps fp32 >/dev/null
+STEPS=$STEPS_SAVED
+printf '%-30s %12s %12s %14s\n' "run" "tokens/s" "GFLOP/s" "of core peak"
+A32= A16= T32= T16=
+r=1
+while [ $r -le "$ROUNDS" ]; do
+    x=$(accel_tps fp32); A32="$A32 $x"; report "round $r accel fp32" "$x"
+    if [ $torch = yes ]; then x=$(torch_tps fp32); T32="$T32 $x"; report "round $r pytorch fp32" "$x"; fi
+    x=$(accel_tps bf16); A16="$A16 $x"; report "round $r accel bf16" "$x"
+    if [ $torch = yes ]; then x=$(torch_tps bf16); T16="$T16 $x"; report "round $r pytorch bf16" "$x"; fi
+    r=$((r + 1))
+done
+[ $torch = no ] || echo "last pytorch line: $(cat "$out/torch.line")"
+echo "median of $ROUNDS rounds (load average now: $(cut -d' ' -f1-3 /proc/loadavg)):"
+a32=$(echo $A32 | median); a16=$(echo $A16 | median)
+report "accel fp32" "$a32"
+report "accel bf16" "$a16"
+if [ $torch = yes ]; then
+    t32=$(echo $T32 | median); t16=$(echo $T16 | median)
+    report "pytorch fp32 (HF, DDP gloo)" "$t32"
+    report "pytorch bf16 (HF, DDP gloo)" "$t16"
+    ratios() { # ACCEL_LIST TORCH_LIST: the per-round ratios, lowest and highest
+        echo "$1|$2" | awk -F'|' '{ n = split($1, a, " "); split($2, b, " "); lo = 1e9; hi = 0
+            for (i = 1; i <= n; i++) { q = a[i] / b[i]; if (q < lo) lo = q; if (q > hi) hi = q }
+            printf "%.2f-%.2fx", lo, hi }'
+    }
+    awk -v a="$a32" -v t="$t32" -v b="$a16" -v u="$t16" -v r32="$(ratios "$A32" "$T32")" \
+        -v r16="$(ratios "$A16" "$T16")" 'BEGIN {
+        printf "accel / pytorch (medians): fp32 %.2fx (rounds %s; target 1.5x), bf16 %.2fx (rounds %s; target 1.5x)\n",
+               a / t, r32, b / u, r16 }'
+fi

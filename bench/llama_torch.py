@@ -1,0 +1,111 @@
+"""PyTorch reference for bench/llama_speed.sh: Hugging Face LlamaForCausalLM, the same step as accel_train.
+
+The model is transformers' LlamaForCausalLM built from a LlamaConfig that matches accel's
+model.name=llama keys and defaults: num_key_value_heads (model.kv_heads), intermediate_size
+(model.ffn_width), rope_theta 10000 (model.rope_theta), rms_norm_eps 1e-5 (model.rms_eps),
+tie_word_embeddings True (model.tie_embeddings), attention_bias False (model.attention_bias), no MLP
+bias, attn_implementation "sdpa". Byte vocabulary (256), random weights. The loss is the mean
+cross-entropy over all T positions of a (T+1)-token sample (inputs [:-1], targets [1:]), as accel
+computes it; HF's built-in shifted loss would predict only T-1 of them.
+
+Step: AdamW (lr 3e-4, weight decay 0.01 on matrices, none on norms), gradient clipping to 1.0,
+DistributedDataParallel over gloo, one process per rank started with torch.multiprocessing,
+torch.set_num_threads(1) per rank. bf16: torch.autocast("cpu", dtype=torch.bfloat16) around the
+forward, fp32 master weights (accel precision=bf16 keeps fp32 master weights too).
+Prints one line: tokens/s over the timed steps (all ranks).
+
+    python llama_torch.py --ranks 2 --layers 4 --heads 4 --kv-heads 2 --width 256 --ffn 688 \
+        --context 128 --micro 8 --steps 30 --warmup 5 --precision fp32|bf16
+"""
+import argparse
+import os
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def build(args):
+    import transformers
+    from transformers import LlamaConfig, LlamaForCausalLM
+    kw = dict(vocab_size=args.vocab, hidden_size=args.width, intermediate_size=args.ffn,
+              num_hidden_layers=args.layers, num_attention_heads=args.heads,
+              num_key_value_heads=args.kv_heads, max_position_embeddings=args.context,
+              rms_norm_eps=args.rms_eps, tie_word_embeddings=True, attention_bias=False,
+              mlp_bias=False, hidden_act="silu", attention_dropout=0.0)
+    # transformers 5 keeps the RoPE base in rope_parameters; 4.x has a rope_theta argument
+    if int(transformers.__version__.split(".")[0]) >= 5:
+        kw["rope_parameters"] = {"rope_type": "default", "rope_theta": args.rope_theta}
+    else:
+        kw["rope_theta"] = args.rope_theta
+    cfg = LlamaConfig(**kw)
+    cfg._attn_implementation = "sdpa"
+    model = LlamaForCausalLM(cfg).float()
+    model.config.use_cache = False
+    return model
+
+
+def run(rank, args):
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(args.port), GLOO_SOCKET_IFNAME="lo")
+    torch.set_num_threads(args.threads)
+    dist.init_process_group("gloo", rank=rank, world_size=args.ranks)
+    torch.manual_seed(1234)
+    model = build(args)
+    model.train()
+    nparams = sum(p.numel() for p in model.parameters())
+    ddp = nn.parallel.DistributedDataParallel(model)
+    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
+                             {"params": no_decay, "weight_decay": 0.0}], lr=3e-4)
+    g = torch.Generator().manual_seed(rank)
+    data = torch.randint(0, args.vocab, (args.micro, args.context + 1), generator=g)
+    x, y = data[:, :-1].contiguous(), data[:, 1:].contiguous()
+
+    def loss_of():
+        logits = ddp(input_ids=x, use_cache=False).logits
+        return F.cross_entropy(logits.float().view(-1, logits.size(-1)), y.view(-1))
+
+    times = []
+    for step in range(args.warmup + args.steps):
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        if args.precision == "bf16":
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                loss = loss_of()
+        else:
+            loss = loss_of()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        dist.barrier()
+        times.append(time.perf_counter() - t0)
+    if rank == 0:
+        import transformers
+        t = sum(times[args.warmup:])
+        tokens = args.steps * args.micro * args.context * args.ranks
+        print(f"torch {torch.__version__} transformers {transformers.__version__} {args.precision}: "
+              f"{tokens / t:.0f} tokens/s ({1e3 * t / args.steps:.1f} ms/step, loss {loss.item():.3f}, "
+              f"{nparams} parameters, attn {model.config._attn_implementation})", flush=True)
+    dist.destroy_process_group()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    for name, default in [("ranks", 2), ("layers", 4), ("heads", 4), ("kv-heads", 2), ("width", 256),
+                          ("ffn", 688), ("context", 128), ("vocab", 256), ("micro", 8), ("steps", 30),
+                          ("warmup", 5), ("threads", 1), ("port", 29518)]:
+        ap.add_argument("--" + name, type=int, default=default)
+    ap.add_argument("--rope-theta", type=float, default=10000.0)
+    ap.add_argument("--rms-eps", type=float, default=1e-5)
+    ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
+    args = ap.parse_args()
+    mp.spawn(run, args=(args,), nprocs=args.ranks, join=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -615,7 +615,8 @@ static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t
                 ACCEL_CHECK(accel_gemm_cpu_trmm(&m->gemm, false, T, hs, 1.0f, S, T, v, ldkv, y, C));
                 continue;
             }
-            accel_cpu_transpose(kt, k, (size_t)T, (size_t)hs, (size_t)ldkv);
+            if (h % (NH / m->KVH) == 0)     /* once per key head: its group's heads follow */
+                accel_cpu_transpose(kt, k, (size_t)T, (size_t)hs, (size_t)ldkv);
             for (int r0 = p0; r0 < T; r0 += ATT_BLOCK) {    /* rows r0..r1-1 see columns < r1 */
                 int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
                 ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, scale, q + (size_t)r0 * ldq, ldq, kt,
@@ -683,7 +684,7 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
                 round_to(m, m->pr, P, (size_t)T, (size_t)T, (size_t)T);
                 Pr = m->pr;
             }
-            accel_cpu_transpose(vt, v, (size_t)T, (size_t)hs, (size_t)QKV);
+            if (first) accel_cpu_transpose(vt, v, (size_t)T, (size_t)hs, (size_t)QKV);
             for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) {
                 int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
                 ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, 1.0f, dy + (size_t)r0 * C, C, vt,

@@ -1,60 +1,125 @@
 #!/bin/sh
-# Training speed of accel_train against PyTorch on this machine, same GPT, same step, same run.
-#   sh bench/train_speed.sh            (from the top of a built tree; python3-torch optional)
+# Training speed of accel_train against PyTorch on this machine, same model, same step, same run.
+#   sh bench/train_speed.sh                       (from the top of a built tree) the GPT
+#   BENCH_MODEL=llama sh bench/train_speed.sh     the Llama against transformers' LlamaForCausalLM
 #   BENCH_ROUNDS=5 BENCH_STEPS=60 sh bench/train_speed.sh
-# Shape (the issue's): 4 layers, 4 heads, width 256, context 128, byte vocabulary, micro-batch 8 per
-# rank, 2 ranks, AdamW, gradient clipping. accel: mpirun -np 2 accel_train on synthetic tokens.
-# PyTorch: DistributedDataParallel over gloo, 1 thread per rank like accel, fp32 and bf16 autocast,
-# with the same OpenBLAS core fix accel applies to itself. Prints tokens/s, achieved GFLOP/s
-# (6N + 6LCT FLOPs per token: N parameters, causal attention) and the ratio to this machine's
-# measured single-core sgemm peak (per rank: each rank has one core; bf16 can exceed 100%).
-# A shared or virtual machine drifts by 10% and more from one minute to the next, so the four runs
-# (accel and PyTorch, fp32 and bf16) are interleaved in BENCH_ROUNDS rounds after a discarded
-# warm-up run, and the ratios are taken between medians.
+# gpt (the issue's shape): 4 layers, 4 heads, width 256, context 128, byte vocabulary; the peer is
+# bench/gpt_torch.py (the same GPT written in PyTorch).
+# llama: 4 layers, width 256, 4 heads, 2 key/value heads (grouped-query attention), SwiGLU width
+# 688, context 128, byte vocabulary, tied LM head, RoPE base 10000, RMSNorm eps 1e-5, no biases; the
+# peer is bench/llama_torch.py (transformers' LlamaForCausalLM, attn_implementation="sdpa").
+# Both: micro-batch 8 per rank, 2 ranks, AdamW, gradient clipping to 1.0; accel: mpirun -np 2
+# accel_train on synthetic tokens, one thread per rank; PyTorch: DistributedDataParallel over gloo,
+# 2 processes, torch.set_num_threads(1), fp32 and bf16 autocast. Prints tokens/s, achieved GFLOP/s
+# (6N + 6LCT FLOPs per token: N parameters, causal attention), the share of this machine's measured
+# single-core sgemm peak (per rank; bf16 can exceed 100%), and the ratio accel / PyTorch of the
+# medians, for fp32 and bf16.
+# The four runs (accel and PyTorch, fp32 and bf16) are interleaved in BENCH_ROUNDS rounds (default 3)
+# after a discarded warm-up run of each, and the ratios are taken between medians: a shared or
+# virtual machine drifts by 10% and more from one minute to the next.
+# On a CPU without native bf16 products (no avx512_bf16 or AMX: oneDNN's bf16 is unsupported there)
+# PyTorch's bf16 GEMMs fall back to a slow path and a step takes seconds; its bf16 runs then time
+# BENCH_SLOW_STEPS (8) steps after 2 warm-up steps so that a run stays within minutes.
+#
+# Python: the virtual environment bench/.venv at the top of the tree (VENV=path to use another;
+# tests/make_llama_fixtures.sh makes the same one). When it is missing it is created with
+# python3 -m venv and torch + transformers from PyPI (the Linux torch wheel from PyPI is large: its
+# CUDA libraries come along; no other index is needed). BENCH_NO_TORCH=1 skips the reference.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 make -s bench/gemm_peak >/dev/null
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
-L=4 H=4 C=256 T=128 V=256 MICRO=8 RANKS=2 STEPS=${BENCH_STEPS:-40} WARM=5 ROUNDS=${BENCH_ROUNDS:-3}
-N=$(( V*C + T*C + L*(12*C*C + 13*C) + 2*C ))
+MODEL=${BENCH_MODEL:-gpt}
+L=4 H=4 KV=2 C=256 F=688 T=128 V=256 MICRO=8 RANKS=2 STEPS=${BENCH_STEPS:-40} WARM=5 SLOW_STEPS=${BENCH_SLOW_STEPS:-8} ROUNDS=${BENCH_ROUNDS:-3}
+HS=$((C / H))
+case $MODEL in
+gpt)    # wte + wpe + per layer qkv, proj, fc, fc-proj with biases and two LayerNorms + the final one
+        N=$(( V*C + T*C + L*(12*C*C + 13*C) + 2*C ))
+        model_args="model.name=gpt model.layers=$L model.heads=$H model.width=$C model.context=$T model.vocab=$V"
+        peer_script=bench/gpt_torch.py
+        peer_args="--layers $L --heads $H --width $C --context $T"
+        shape="GPT: $L layers, $H heads, width $C, context $T, vocab $V" ;;
+llama)  # embeddings (tied head) + per layer q, k, v, o, gate, up, down and two RMSNorms + the final one
+        N=$(( V*C + L*(2*C*C + 2*C*KV*HS + 3*C*F + 2*C) + C ))
+        model_args="model.name=llama model.layers=$L model.heads=$H model.kv_heads=$KV model.width=$C
+            model.ffn_width=$F model.context=$T model.vocab=$V model.rope_theta=10000 model.rms_eps=1e-5
+            model.tie_embeddings=true model.attention_bias=false"
+        peer_script=bench/llama_torch.py
+        peer_args="--layers $L --heads $H --kv-heads $KV --width $C --ffn $F --context $T --vocab $V"
+        shape="Llama: $L layers, $H heads, $KV kv heads, width $C, ffn $F, context $T, vocab $V, tied head" ;;
+*)      echo "BENCH_MODEL must be gpt or llama (got '$MODEL')" >&2; exit 2 ;;
+esac
 FLOP_TOKEN=$(( 6*N + 6*L*C*T ))
 peak=$(OMP_NUM_THREADS=1 ./bench/gemm_peak)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-echo "GPT: $L layers, $H heads, width $C, context $T, vocab $V: N = $N parameters, $FLOP_TOKEN FLOP/token"
-echo "machine: $(nproc) cores; single-core sgemm peak $peak GFLOP/s (best size and library)"
+
+cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -n 1)
+fam=$(lscpu | sed -n 's/^CPU family: *//p' | head -n 1)
+mod=$(lscpu | sed -n 's/^Model: *//p' | head -n 1)
+flags=$(lscpu | sed -n 's/^Flags: *//p' | tr ' ' '\n' | grep -E '^(avx2|fma|f16c|avx_vnni|avx512.*|amx.*)$' | tr '\n' ' ')
+case "$flags" in *avx512*) ;; *) flags="$flags(no AVX-512)" ;; esac
+case "$flags" in *amx*) ;; *) flags="$flags (no AMX)" ;; esac
+echo "CPU: $cpu (family $fam model $mod), $(nproc) cores; flags: $flags"
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "$shape:"
+echo "  N = $N parameters, $FLOP_TOKEN FLOP/token; micro-batch $MICRO x $RANKS ranks, $STEPS timed steps after $WARM"
+echo "machine: single-core sgemm peak $peak GFLOP/s (best size and library)"
 versions=$(./accel env)     # accel env also starts MPI: run it once
 echo "accel products: $(echo "$versions" | sed -n 's/^BLAS *//p'); oneDNN $(echo "$versions" | sed -n 's/^oneDNN *//p')"
+
 report() { # NAME TOKENS_PER_S
     awk -v n="$1" -v tps="$2" -v f="$FLOP_TOKEN" -v p="$peak" -v r="$RANKS" 'BEGIN {
         g = tps * f / 1e9; printf "%-30s %12.0f %12.1f %13.0f%%\n", n, tps, g, 100 * g / r / p }'
 }
 accel_tps() { # PRECISION
-    timeout 900 mpirun -np $RANKS ./accel_train model.name=gpt data.path=synthetic data.eval_samples=16 \
-        model.layers=$L model.heads=$H model.width=$C model.context=$T model.vocab=$V \
-        train.global_batch=$((MICRO*RANKS)) train.steps=$((STEPS+WARM)) train.sample_tokens=0 \
-        precision=$1 log.level=warn train.metrics="$out/$1.jsonl" >/dev/null
+    timeout 600 mpirun -np $RANKS ./accel_train $model_args data.path=synthetic data.eval_samples=16 threads=1 \
+        train.global_batch=$((MICRO*RANKS)) train.steps=$((STEPS+WARM)) train.sample_tokens=0 train.clip=1 \
+        optim.name=adamw precision=$1 log.level=warn train.metrics="$out/$1.jsonl" >/dev/null
     awk -v w=$WARM -v tok=$((MICRO*RANKS*T)) '
         /"step"/ { s = $0; sub(/.*"time": /, "", s); sub(/}.*/, "", s); t[++n] = s + 0 }
         END { printf "%.0f", (n - w) * tok / (t[n] - t[w]) }' "$out/$1.jsonl"
 }
 median() { tr ' ' '\n' | sed '/^$/d' | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 torch_tps() { # PRECISION
-    line=$(OPENBLAS_CORETYPE=$core OMP_NUM_THREADS=1 timeout 900 /usr/bin/python3 bench/gpt_torch.py \
-           --ranks $RANKS --layers $L --heads $H --width $C --context $T --micro $MICRO \
-           --steps $STEPS --warmup $WARM --precision $1)
+    s=$STEPS w=$WARM
+    # without native bf16 GEMMs (avx512_bf16/AMX) PyTorch's bf16 steps take seconds: fewer of them
+    if [ "$1" = bf16 ] && [ "$torch_bf16" = False ] && [ "$s" -gt "$SLOW_STEPS" ]; then s=$SLOW_STEPS w=2; fi
+    line=$(OMP_NUM_THREADS=1 timeout 600 "$py" $peer_script --ranks $RANKS $peer_args \
+           --micro $MICRO --steps $s --warmup $w --precision $1 2>"$out/torch.err") || {
+        echo "pytorch run failed:" >&2; tail -n 20 "$out/torch.err" >&2; exit 1; }
+    echo "$line" >"$out/torch.line"
     echo "$line" | sed 's/.*: \([0-9]*\) tokens.*/\1/'
 }
-torch=no
-if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
-    torch=yes
-    core=$(echo "$versions" | sed -n 's/^BLAS.*core //p')
-else
-    echo "pytorch: not installed (apt-get install python3-torch) - reference skipped"
+
+torch=no torch_bf16=True
+venv=${VENV:-"$top/bench/.venv"}
+py="$venv/bin/python"
+if [ "${BENCH_NO_TORCH:-0}" != 1 ]; then
+    if ! "$py" -c 'import torch, transformers' 2>/dev/null; then
+        echo "creating/filling the virtual environment $venv (torch, transformers from PyPI)"
+        { [ -x "$py" ] || python3 -m venv "$venv"; } &&
+            "$py" -m pip install -q torch transformers || echo "pip install failed"
+    fi
+    if "$py" -c 'import torch, transformers' 2>/dev/null; then
+        torch=yes
+        echo "peer: $("$py" -c 'import torch, transformers; print("torch", torch.__version__, "transformers",
+            transformers.__version__, "- cpu capability", torch.backends.cpu.get_cpu_capability())')"
+        torch_bf16=$("$py" -c 'import torch; print(torch.ops.mkldnn._is_mkldnn_bf16_supported())' 2>/dev/null || echo True)
+        if [ "$torch_bf16" = False ]; then
+            echo "peer: no native bf16 GEMM on this CPU (oneDNN bf16 unsupported): PyTorch's bf16 runs time $SLOW_STEPS steps after 2"
+        fi
+    else
+        echo "pytorch: not available in $venv - reference skipped"
+    fi
 fi
-STEPS_SAVED=$STEPS; STEPS=5; accel_tps fp32 >/dev/null; STEPS=$STEPS_SAVED   # warm-up, discarded
+
+# warm-up, discarded: page cache, oneDNN's kernel cache, Python's imports
+STEPS_SAVED=$STEPS; STEPS=5; accel_tps fp32 >/dev/null
+[ $torch = no ] || torch_tps fp32 >/dev/null
+STEPS=$STEPS_SAVED
 printf '%-30s %12s %12s %14s\n' "run" "tokens/s" "GFLOP/s" "of core peak"
 A32= A16= T32= T16=
 r=1
@@ -65,7 +130,8 @@ while [ $r -le "$ROUNDS" ]; do
     if [ $torch = yes ]; then x=$(torch_tps bf16); T16="$T16 $x"; report "round $r pytorch bf16" "$x"; fi
     r=$((r + 1))
 done
-echo "median of $ROUNDS rounds:"
+[ $torch = no ] || echo "last pytorch line: $(cat "$out/torch.line")"
+echo "median of $ROUNDS rounds (load average now: $(cut -d' ' -f1-3 /proc/loadavg)):"
 a32=$(echo $A32 | median); a16=$(echo $A16 | median)
 report "accel fp32" "$a32"
 report "accel bf16" "$a16"

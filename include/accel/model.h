@@ -160,6 +160,7 @@ static inline int accel_kv_reusable(int prev_start, int prev_n, int start, int n
 {
     return prev_n > 0 && start == prev_start && n > prev_n ? prev_n : 0;
 }
+
 extern const accel_model_ops_t accel_model_mlp;
 extern const accel_model_ops_t accel_model_gpt;
 extern const accel_model_ops_t accel_model_llama;

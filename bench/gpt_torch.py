@@ -12,13 +12,14 @@ import argparse
 import math
 import os
 import sys
-import time
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 import torch.nn as nn
 import torch.nn.functional as F
+
+from ddp_step import timed_steps
 
 
 class Block(nn.Module):
@@ -69,29 +70,11 @@ def run(rank, args):
     torch.manual_seed(1234)
     model = GPT(args.layers, args.heads, args.width, args.context, 256)
     ddp = nn.parallel.DistributedDataParallel(model)
-    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
-    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=3e-4)
     g = torch.Generator().manual_seed(rank)
     data = torch.randint(0, 256, (args.micro, args.context + 1), generator=g)
     x, y = data[:, :-1], data[:, 1:]
-    times = []
-    for step in range(args.warmup + args.steps):
-        t0 = time.perf_counter()
-        opt.zero_grad(set_to_none=True)
-        if args.precision == "bf16":
-            with torch.autocast("cpu", dtype=torch.bfloat16):
-                loss = ddp(x, y)
-        else:
-            loss = ddp(x, y)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        dist.barrier()
-        times.append(time.perf_counter() - t0)
+    t, loss = timed_steps(model, lambda: ddp(x, y), args)
     if rank == 0:
-        t = sum(times[args.warmup:])
         tokens = args.steps * args.micro * args.context * args.ranks
         print(f"torch {torch.__version__} {args.precision}: {tokens / t:.0f} tokens/s "
               f"({1e3 * t / args.steps:.1f} ms/step, loss {loss.item():.3f})", flush=True)

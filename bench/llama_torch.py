@@ -20,13 +20,14 @@ Prints one line: tokens/s over the timed steps (all ranks).
 import argparse
 import os
 import sys
-import time
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 import torch.nn as nn
 import torch.nn.functional as F
+
+from ddp_step import timed_steps
 
 
 def build(args):
@@ -58,10 +59,6 @@ def run(rank, args):
     model.train()
     nparams = sum(p.numel() for p in model.parameters())
     ddp = nn.parallel.DistributedDataParallel(model)
-    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
-    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
-    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.01},
-                             {"params": no_decay, "weight_decay": 0.0}], lr=3e-4)
     g = torch.Generator().manual_seed(rank)
     data = torch.randint(0, args.vocab, (args.micro, args.context + 1), generator=g)
     x, y = data[:, :-1].contiguous(), data[:, 1:].contiguous()
@@ -70,23 +67,9 @@ def run(rank, args):
         logits = ddp(input_ids=x, use_cache=False).logits
         return F.cross_entropy(logits.float().view(-1, logits.size(-1)), y.view(-1))
 
-    times = []
-    for step in range(args.warmup + args.steps):
-        t0 = time.perf_counter()
-        opt.zero_grad(set_to_none=True)
-        if args.precision == "bf16":
-            with torch.autocast("cpu", dtype=torch.bfloat16):
-                loss = loss_of()
-        else:
-            loss = loss_of()
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        dist.barrier()
-        times.append(time.perf_counter() - t0)
+    t, loss = timed_steps(model, loss_of, args)
     if rank == 0:
         import transformers
-        t = sum(times[args.warmup:])
         tokens = args.steps * args.micro * args.context * args.ranks
         print(f"torch {torch.__version__} transformers {transformers.__version__} {args.precision}: "
               f"{tokens / t:.0f} tokens/s ({1e3 * t / args.steps:.1f} ms/step, loss {loss.item():.3f}, "

@@ -765,6 +765,7 @@ START_TEST(test_gemm)
     for (int ti = 0; ti < 3; ti++) {
         gemm_case(types[ti], 19, 23, 37);
         gemm_case(types[ti], 77, 70, 801);
+        gemm_case(types[ti], 1, 70, 37);    /* one row (a KV-cached token): the sgemv path */
     }
     gemm_case(ACCEL_F32, 130, 150, 300);
     gemm_case(ACCEL_BF16, 64, 96, 256);

@@ -941,6 +941,18 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
     return ACCEL_OK;
 }
 
+/* A batch's forward pass through the final norm, every block's activations kept (training and
+ * evaluation alike): its tokens checked, the buffers grown to its size. */
+static accel_status_t batch_forward(gpt_t *m, const accel_layout_t *layout, const float *params,
+                                    const accel_batch_t *batch)
+{
+    const int B = batch->n, T = m->T, stride = T + 1;
+    ACCEL_CHECK(accel_gpt_check_tokens(batch->tokens, B, stride, stride, m->V));
+    ACCEL_CHECK(reserve(m, B));
+    gpt_fwd_t fw = train_fwd(m);
+    return forward(m, &fw, layout, params, batch->tokens, stride, B, T, 0, batch);
+}
+
 static accel_status_t gpt_forward_backward(void *state, const accel_layout_t *layout,
                                            const float *params, float *grads,
                                            const accel_batch_t *batch, float grad_scale,
@@ -950,10 +962,7 @@ static accel_status_t gpt_forward_backward(void *state, const accel_layout_t *la
     const int B = batch->n, T = m->T, stride = T + 1;
     *loss_sum = 0;
     if (B <= 0) return ACCEL_OK;
-    ACCEL_CHECK(accel_gpt_check_tokens(batch->tokens, B, stride, stride, m->V));
-    ACCEL_CHECK(reserve(m, B));
-    gpt_fwd_t fw = train_fwd(m);
-    ACCEL_CHECK(forward(m, &fw, layout, params, batch->tokens, stride, B, T, 0, batch));
+    ACCEL_CHECK(batch_forward(m, layout, params, batch));
     ACCEL_CHECK(head_loss(m, layout, params, batch->tokens, stride, B, T, NULL, grad_scale,
                           loss_sum, batch));
     if (grad_scale == 0.0f) {   /* nothing to add to the gradients (the logits are not dlogits) */
@@ -969,10 +978,7 @@ static accel_status_t gpt_eval(void *state, const accel_layout_t *layout, const 
     gpt_t *m = state;
     const int B = batch->n, T = m->T, stride = T + 1;
     if (B <= 0) return ACCEL_OK;
-    ACCEL_CHECK(accel_gpt_check_tokens(batch->tokens, B, stride, stride, m->V));
-    ACCEL_CHECK(reserve(m, B));
-    gpt_fwd_t fw = train_fwd(m);
-    ACCEL_CHECK(forward(m, &fw, layout, params, batch->tokens, stride, B, T, 0, batch));
+    ACCEL_CHECK(batch_forward(m, layout, params, batch));
     double sum;
     ACCEL_CHECK(head_loss(m, layout, params, batch->tokens, stride, B, T, loss, 0.0f, &sum, batch));
     accel_batch_layer_release(batch, head_layer(m));

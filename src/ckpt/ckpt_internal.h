@@ -28,6 +28,8 @@
 #define CK_GROUP_META "meta"
 #define CK_GROUP_SUMS "checksums"
 #define CK_DSET_CONFIG "config.yaml"
+#define CK_DSET_TOKENIZER "tokenizer.json"  /* 1-D uint8 in /meta: the tokenizer file's bytes */
+#define CK_TOKENIZER_MAX ((size_t)1 << 30) /* larger is damage: real ones are a few MiB */
 
 /* Write/read the metadata group (/meta) and the root format attributes except `complete`
  * (written by rank 0 alone, serial file). created: ck_now_utc. */

@@ -4,9 +4,12 @@
  * Format (version 1; docs/datasets.md has the full description):
  *
  *   token dataset            file attributes  format = "accel-tokens", version = 1,
- *                                             vocab (int), tokenizer (string, e.g. "bytes")
- *     /train/tokens          1-D unsigned 16-bit integers (8-bit allowed when vocab <= 256)
+ *                                             vocab (int), tokenizer (string, e.g. "bytes"),
+ *                                             tokenizer_hash (string, "" when none)
+ *     /train/tokens          1-D unsigned integers: uint16; uint8 allowed when vocab <= 256,
+ *                            uint32 when vocab > 65536
  *     /val/tokens            same
+ *     /tokenizer.json        1-D uint8, optional: the tokenizer.json bytes the tokens were made with
  *   Sample i of a split at context T is tokens[i*T .. i*T+T] (T+1 tokens: T inputs and the T
  *   next-token targets; consecutive samples share one token). nsamples = (ntokens - 1) / T, so the
  *   context is chosen when the file is opened, not when it is written.
@@ -51,14 +54,19 @@ typedef struct {
     int context;                    /* T: a sample is T+1 tokens */
     int64_t ntokens;                /* tokens in this split */
     int vocab;
-    int token_bytes;                /* width on disk: 1 or 2 (other integer widths are converted) */
-    char tokenizer[64];
+    int token_bytes;                /* width on disk: 1, 2 or 4 (other integer widths are converted) */
+    char tokenizer[64];             /* attribute 'tokenizer' ("unknown" when absent) */
     /* classification datasets */
     int features;                   /* F */
     int classes;
     /* accounting: dataset elements (tokens, or input values + labels) this rank has read so far.
      * A read of n samples touches at most n*(T+1) tokens or n*(F+1) values: no rank reads more. */
     int64_t elements_read;
+    /* token datasets, continued: attribute 'tokenizer_hash' (xxh64 of the tokenizer.json bytes as
+     * 16 hex digits; "" for "bytes", pre-tokenized imports without --tokenizer, older files), and
+     * whether the file keeps the tokenizer.json bytes (read them with accel_dataset_tokenizer_json) */
+    char tokenizer_hash[24];
+    bool has_tokenizer_json;
 } accel_dataset_info_t;
 
 typedef struct accel_dataset accel_dataset_t;
@@ -98,6 +106,13 @@ const accel_dataset_info_t *accel_dataset_info(const accel_dataset_t *ds);
 accel_status_t accel_dataset_read(accel_dataset_t *ds, const int64_t *indices, int n,
                                   int32_t *tokens, float *inputs, int32_t *labels);
 
+/* The tokenizer.json bytes a token dataset keeps (dataset /tokenizer.json), read on one process
+ * (serial, no MPI): *json is a malloc'd NUL-terminated copy of *len bytes (free it). A file
+ * without them (tokenizer "bytes", pre-tokenized imports without --tokenizer) gives
+ * ACCEL_ERR_NOT_FOUND with *json = NULL, *len = 0; a file that is not an accel token dataset
+ * ACCEL_ERR_CORRUPT (logged). */
+accel_status_t accel_dataset_tokenizer_json(const char *path, char **json, size_t *len);
+
 /* Serial writers (one process). The file is written to a temporary name beside `path`, flushed
  * to disk and renamed over `path`, so a failure never leaves a half-written dataset.
  * Token stream: `stream` holds ntrain + nval tokens of token_bytes (1: uint8, needs vocab <= 256;
@@ -106,6 +121,22 @@ accel_status_t accel_dataset_read(accel_dataset_t *ds, const int64_t *indices, i
 accel_status_t accel_dataset_write_tokens(const char *path, const char *tokenizer, int vocab,
                                           const void *stream, int token_bytes, int64_t ntrain,
                                           int64_t nval, const char *description);
+/* What a token dataset records besides its tokens. */
+typedef struct {
+    const char *tokenizer;          /* attribute 'tokenizer': "bytes", "gpt2", "llm.c-gpt2", "npy" */
+    const char *tokenizer_hash;     /* attribute 'tokenizer_hash'; NULL is written as "" */
+    const char *tokenizer_json;     /* kept as /tokenizer.json when not NULL */
+    size_t tokenizer_json_len;
+    int vocab;
+    const char *description;        /* may be NULL */
+} accel_token_meta_t;
+/* As accel_dataset_write_tokens, with the tokenizer's hash and bytes; token_bytes 1, 2 or 4
+ * (uint32, for vocab > 65536). */
+accel_status_t accel_dataset_write_tokens_meta(const char *path, const accel_token_meta_t *meta,
+                                               const void *stream, int token_bytes, int64_t ntrain,
+                                               int64_t nval);
+/* The narrowest width (1, 2 or 4 bytes) that holds every token of a vocabulary of `vocab`. */
+int accel_dataset_token_bytes(int vocab);
 accel_status_t accel_dataset_write_classification(const char *path, int classes, int features,
                                                   const float *train_inputs,
                                                   const int32_t *train_labels, int64_t ntrain,

@@ -156,4 +156,38 @@ accel_status_t accel_corpus_prepare(const char *const *inputs, int ninputs, cons
                                     double val_fraction, int context, FILE *progress, char *err,
                                     size_t errlen);
 
+/* Text and JSON Lines -> tokens (accel_data prepare). Every document is a text file, or the string
+ * field `jsonl_field` of each line of a JSON Lines file. Documents are tokenized one by one and
+ * concatenated in input order; when the tokenizer has a BOS token every document is preceded by
+ * it, else when it has an EOS token every document is followed by it, else (the byte tokenizer)
+ * nothing is added: the stream is the files' bytes exactly. Inputs that do not look like text
+ * (NUL bytes, .npy or llm.c magic, HDF5; in text mode also JSON Lines) are refused with a hint
+ * naming the right command, unless `force`. The last val_fraction of the stream is /val. */
+typedef struct {
+    const char *tokenizer;          /* tokenizer.json (or its directory); NULL or "bytes": bytes */
+    const char *jsonl_field;        /* NULL: text files; else JSON Lines, the document field */
+    double val_fraction;            /* in (0, 1) */
+    int context;                    /* refuse splits without one sample of context+1 tokens */
+    bool force;                     /* tokenize inputs that do not look like text */
+    FILE *progress;                 /* files read, the separator rule, counts; may be NULL */
+} accel_prepare_options_t;
+accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const char *output,
+                                  const accel_prepare_options_t *opt, char *err, size_t errlen);
+
+/* Pre-tokenized files -> tokens (accel_data import): llm.c token shards (GPT-2: magic 20240520 v1,
+ * uint16; Llama-3: magic 20240801 v7, uint32) and NumPy .npy 1-D C-order little-endian
+ * uint8/uint16/uint32/int32/int64 arrays, recognised by their magic, concatenated in input order
+ * exactly as they are. The vocabulary: `vocab`, else the tokenizer's, else the llm.c header kind
+ * (GPT-2 50257, Llama-3 128256); otherwise refused. A token >= vocab is refused naming the file,
+ * position and value. */
+typedef struct {
+    int vocab;                      /* 0: from the tokenizer or the llm.c header */
+    const char *tokenizer;          /* recorded with its hash and bytes when given; may be NULL */
+    double val_fraction;
+    int context;
+    FILE *progress;
+} accel_import_options_t;
+accel_status_t accel_data_import(const char *const *inputs, int ninputs, const char *output,
+                                 const accel_import_options_t *opt, char *err, size_t errlen);
+
 #endif

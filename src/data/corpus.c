@@ -247,7 +247,11 @@ static accel_status_t check_kind(const char *path, const unsigned char *buf, siz
     case ACCEL_INPUT_LLMC:
         hint = "import pre-tokenized files with: accel_data import";
         break;
-    case ACCEL_INPUT_LLMC_EVAL: hint = "llm.c evaluation files are not training text"; break;
+    case ACCEL_INPUT_LLMC_EVAL:
+        snprintf(err, errlen, "%s is an llm.c evaluation file (HellaSwag/MMLU examples), not text\n"
+                 "--> hint: evaluation files hold examples, not a token stream: neither prepare nor "
+                 "import reads them (--force tokenizes its bytes anyway)", path);
+        return ACCEL_ERR_INVALID;
     case ACCEL_INPUT_HDF5: hint = "an HDF5 file (an accel dataset?) is not text: inspect it with accel_data info"; break;
     case ACCEL_INPUT_BINARY:
         if (jsonl) return ACCEL_OK;          /* the JSON parser names the line */
@@ -260,9 +264,9 @@ static accel_status_t check_kind(const char *path, const unsigned char *buf, siz
     else if (k == ACCEL_INPUT_JSONL && jsonl)
         return ACCEL_OK;
     else
-        snprintf(err, errlen, "%s looks like %s, not %s\n--> hint: %s %s, or pass --force to tokenize "
-                 "its bytes as %s anyway", path, accel_input_kind_name(k), jsonl ? "JSON Lines" : "text",
-                 hint, path, jsonl ? "JSON Lines" : "text");
+        snprintf(err, errlen, "%s looks like %s, not %s\n--> hint: %s %s, or pass --force to %s "
+                 "anyway", path, accel_input_kind_name(k), jsonl ? "JSON Lines" : "text", hint, path,
+                 jsonl ? "read it as JSON Lines" : "tokenize its bytes as text");
     return ACCEL_ERR_INVALID;
 }
 
@@ -300,7 +304,7 @@ accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const 
     if (progress)
         fprintf(progress, "tokenizer %s%s%s, vocab %d, stored as uint%d; %s; documents: %s\n",
                 accel_tokenizer_name(tok), is_bytes ? "" : " hash ", accel_tokenizer_hash(tok), vocab,
-                8 * s.width, rule, jsonl ? "field of each JSON line" : "one per file");
+                8 * s.width, rule, jsonl ? "the string field of each JSON line" : "one per file");
     long long total = 0, ndocs = 0;
     for (int i = 0; i < files.n; i++) {
         const char *path = files.paths[i];

@@ -138,9 +138,12 @@ static accel_status_t copy_tokens(FILE *f, const char *path, const accel_tokfile
             if (tf->is_signed && tf->itemsize < 8 && (u >> (8 * tf->itemsize - 1)) & 1)
                 v = (int64_t)(u | ~((1ULL << (8 * tf->itemsize)) - 1));               /* sign-extend */
             if (v < 0 || v >= s->vocab) {
-                snprintf(err, errlen, "%s: token %lld at position %lld (of %lld) is %s vocab %d\n"
+                char what[64];
+                if (v < 0) snprintf(what, sizeof what, "negative");
+                else snprintf(what, sizeof what, ">= vocab %d", s->vocab);
+                snprintf(err, errlen, "%s: token %lld at position %lld (of %lld) is %s\n"
                          "--> hint: %s", path, (long long)v, (long long)(done + (int64_t)i),
-                         (long long)tf->count, v < 0 ? "negative, outside [0," : ">=", s->vocab,
+                         (long long)tf->count, what,
                          v < 0 ? "token ids are non-negative; the file is not a token array"
                                : "give the vocabulary the tokens were made with (--vocab V or "
                                  "--tokenizer tokenizer.json)");
@@ -176,7 +179,16 @@ static accel_status_t open_tokfile(const char *path, int64_t size, FILE **fp, ac
     accel_status_t st;
     if (k == ACCEL_INPUT_NPY) st = accel_npy_open(f, path, size, tf, err, errlen);
     else if (k == ACCEL_INPUT_LLMC || k == ACCEL_INPUT_LLMC_EVAL) st = accel_llmc_open(f, path, size, tf, err, errlen);
-    else {
+    else if (k == ACCEL_INPUT_BINARY || k == ACCEL_INPUT_HDF5) {
+        long first = n >= 4 ? (long)(int32_t)((uint32_t)head[0] | (uint32_t)head[1] << 8 |
+                                             (uint32_t)head[2] << 16 | (uint32_t)head[3] << 24) : 0;
+        snprintf(err, errlen, "%s is %s but neither an llm.c token shard (its first int32 is %ld, not "
+                 "the magic %d or %d) nor a NumPy .npy file (no \\x93NUMPY magic)\n--> hint: llm.c "
+                 "shards are written by llm.c's dev/data scripts, .npy files by numpy.save; text goes "
+                 "through accel_data prepare", path, accel_input_kind_name(k), first,
+                 ACCEL_LLMC_MAGIC_GPT2, ACCEL_LLMC_MAGIC_LLAMA3);
+        st = ACCEL_ERR_INVALID;
+    } else {
         snprintf(err, errlen, "%s is %s, not pre-tokenized: import reads llm.c token shards (magic %d "
                  "or %d) and NumPy .npy token arrays\n--> hint: tokenize text with: accel_data "
                  "prepare%s [--tokenizer tokenizer.json] %s", path, accel_input_kind_name(k),

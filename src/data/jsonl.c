@@ -47,6 +47,11 @@ accel_status_t accel_jsonl_each(const char *path, const char *buf, size_t len, c
         json_error_t je;
         /* JSON_ALLOW_NUL: "\u0000" is valid JSON; the document keeps it (its length is explicit). */
         json_t *obj = json_loadb(s, n, JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES, &je);
+        if (!obj && !strncmp(je.text, "unable to decode byte", 21)) {
+            snprintf(err, errlen, "%s:%lld: invalid UTF-8 (%s, column %d)\n--> hint: JSON text is "
+                     "UTF-8; convert the file (iconv -t UTF-8)", path, line, je.text, je.column);
+            return ACCEL_ERR_INVALID;
+        }
         if (!obj) {
             snprintf(err, errlen, "%s:%lld: not JSON: %s (column %d)\n--> hint: every line of a JSON "
                      "Lines file is one JSON object, e.g. {\"%s\": \"...\"}; text files go through "

@@ -180,6 +180,8 @@ accel_status_t accel_npy_open(FILE *f, const char *path, int64_t size, accel_tok
     snprintf(shown, sizeof shown, "%.*s", (int)(hlen < 150 ? hlen : 150), hdr);
     for (char *q = shown; *q; q++)
         if ((unsigned char)*q < 32 || (unsigned char)*q > 126) *q = '?';
+    for (size_t k = strlen(shown); k > 0 && (shown[k - 1] == ' ' || shown[k - 1] == '?'); k--)
+        shown[k - 1] = '\0';               /* numpy's padding and the final newline */
     if (hdr[hlen - 1] != '\n') {
         snprintf(err, errlen, "%s: malformed .npy header (it does not end with a newline): %s\n"
                  "--> hint: write the file with numpy.save", path, shown);
@@ -240,15 +242,16 @@ accel_status_t accel_npy_open(FILE *f, const char *path, int64_t size, accel_tok
                  "np.save(\"%s\", a.astype(\"<u4\"))  (little-endian uint32)", path, descr, words, path);
         goto cleanup;
     }
+    if (fortran) {
+        snprintf(err, errlen, "%s: fortran_order is True (a Fortran-order array of shape %s); accel reads "
+                 "1-D C-order token arrays\n--> hint: np.save(\"%s\", np.ascontiguousarray(a).reshape(-1)) "
+                 "if its rows follow each other", path, shape, path);
+        goto cleanup;
+    }
     if (ndim != 1) {
         snprintf(err, errlen, "%s: shape %s is %d-D; a token array is 1-D\n--> hint: a token stream "
                  "is one flat array: np.save(\"%s\", a.reshape(-1)) if its rows follow each other",
                  path, shape, ndim, path);
-        goto cleanup;
-    }
-    if (fortran) {
-        snprintf(err, errlen, "%s: fortran_order is True; accel reads C-order arrays\n--> hint: "
-                 "np.save(\"%s\", np.ascontiguousarray(a))", path, path);
         goto cleanup;
     }
     out->count = dims[0];

@@ -109,10 +109,53 @@ ids = []
 for d in docs:                        # the rule: BOS before every document
     ids += [bos] + tok.encode(d, add_special_tokens=False).ids
 expect("docs.jsonl.tinybpe", ids)
+np.save(path("tinybpe_ids.npy"), np.asarray(ids, dtype="<i4"))   # pre-tokenized with tinybpe
+expect("tinybpe_ids.npy", ids)
 text = "A text file is one document.\nIt has two lines, and ünïcödé.\n"
 with open(path("text.txt"), "w", encoding="utf-8") as f:
     f.write(text)
 expect("text.txt.tinybpe", [bos] + tok.encode(text, add_special_tokens=False).ids)
+def xxh64(data, seed=0):
+    """XXH64 (the reference algorithm), for the hash datasets record; no xxhash module needed."""
+    P1, P2, P3, P4, P5 = (0x9E3779B185EBCA87, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
+                          0x85EBCA77C2B2AE63, 0x27D4EB2F165667C5)
+    M = (1 << 64) - 1
+    rotl = lambda x, r: ((x << r) | (x >> (64 - r))) & M
+    rnd = lambda acc, v: (rotl((acc + v * P2) & M, 31) * P1) & M
+    merge = lambda acc, v: (((acc ^ rnd(0, v)) * P1) + P4) & M
+    n, i = len(data), 0
+    if n >= 32:
+        v = [(seed + P1 + P2) & M, (seed + P2) & M, seed, (seed - P1) & M]
+        while i + 32 <= n:
+            for k in range(4):
+                v[k] = rnd(v[k], int.from_bytes(data[i + 8 * k:i + 8 * k + 8], "little"))
+            i += 32
+        h = (rotl(v[0], 1) + rotl(v[1], 7) + rotl(v[2], 12) + rotl(v[3], 18)) & M
+        for k in range(4):
+            h = merge(h, v[k])
+    else:
+        h = (seed + P5) & M
+    h = (h + n) & M
+    while i + 8 <= n:
+        h = (rotl(h ^ rnd(0, int.from_bytes(data[i:i + 8], "little")), 27) * P1 + P4) & M
+        i += 8
+    if i + 4 <= n:
+        h = (rotl(h ^ (int.from_bytes(data[i:i + 4], "little") * P1) & M, 23) * P2 + P3) & M
+        i += 4
+    while i < n:
+        h = (rotl(h ^ (data[i] * P5) & M, 11) * P1) & M
+        i += 1
+    h ^= h >> 33
+    h = (h * P2) & M
+    h ^= h >> 29
+    h = (h * P3) & M
+    return h ^ (h >> 32)
+
+
+assert xxh64(b"") == 0xEF46DB3751D8E999 and xxh64(b"a") == 0xD24EC4F1A98C6E5B
+with open(path("tinybpe/tokenizer.json"), "rb") as f:
+    with open(path("tinybpe/XXH64"), "w") as g:
+        g.write("%016x\n" % xxh64(f.read()))
 with open(path("tinybpe/VERSION"), "w") as f:
     f.write("tokenizers %s, vocab %d, bos %d\n" % (tokenizers.__version__, tok.get_vocab_size(), bos))
 

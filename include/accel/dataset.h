@@ -116,7 +116,7 @@ accel_status_t accel_dataset_tokenizer_json(const char *path, char **json, size_
 /* Serial writers (one process). The file is written to a temporary name beside `path`, flushed
  * to disk and renamed over `path`, so a failure never leaves a half-written dataset.
  * Token stream: `stream` holds ntrain + nval tokens of token_bytes (1: uint8, needs vocab <= 256;
- * 2: uint16, needs vocab <= 65536) each; the first ntrain form /train/tokens, the rest /val/tokens.
+ * 2: uint16, needs vocab <= 65536; 4: uint32, for larger vocabularies) each; the first ntrain form /train/tokens, the rest /val/tokens.
  * `description` (may be NULL) is stored as an attribute for people reading the file. */
 accel_status_t accel_dataset_write_tokens(const char *path, const char *tokenizer, int vocab,
                                           const void *stream, int token_bytes, int64_t ntrain,

@@ -14,7 +14,6 @@
 
 #include "accel/dataset.h"
 #include "accel/tokenizer.h"
-#include "../h5/h5util.h"
 #include "import.h"
 
 /* ------------------------------------------------------------------ recognising inputs */

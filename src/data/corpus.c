@@ -354,6 +354,8 @@ accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const 
             if (jsonl)
                 fprintf(progress, "  read %-50s %10lld bytes, %lld documents -> %lld tokens\n", path,
                         (long long)size, enc.docs - docs_before, (long long)(s.n - before));
+            else if (is_bytes)          /* one token per byte: the line scripts already parse */
+                fprintf(progress, "  read %-50s %10lld bytes\n", path, (long long)size);
             else
                 fprintf(progress, "  read %-50s %10lld bytes -> %lld tokens\n", path, (long long)size,
                         (long long)(s.n - before));

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "accel/accel.h"
+#include "accel/tokenizer.h"
 
 static int g_rank, g_size;
 static char g_dir[256];             /* scratch directory shared by all ranks */
@@ -650,6 +651,19 @@ START_TEST(test_uint32_tokens_and_tokenizer_meta)
         got = (char *)json;
         EXPECT(accel_dataset_tokenizer_json(small, &got, &len) == ACCEL_ERR_NOT_FOUND && !got && len == 0,
                "a bytes dataset keeps no tokenizer.json");
+        /* the recorded tokenizer, ready to decode: "bytes" opens; a name without its JSON does not */
+        accel_tokenizer_t *tk = NULL;
+        char terr[512] = "";
+        EXPECT(accel_dataset_tokenizer(small, &tk, terr, sizeof terr) == ACCEL_OK && tk &&
+               !strcmp(accel_tokenizer_name(tk), "bytes"), "bytes tokenizer from the dataset: %s", terr);
+        if (tk) accel_tokenizer_free(tk);
+        char nojson[512];
+        path_of(nojson, sizeof nojson, "npy_tokens.h5");
+        uint16_t w[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+        ck_assert_int_eq(accel_dataset_write_tokens(nojson, "npy", 1000, w, 2, 4, 4, NULL), ACCEL_OK);
+        tk = NULL;
+        EXPECT(accel_dataset_tokenizer(nojson, &tk, terr, sizeof terr) == ACCEL_ERR_NOT_FOUND && !tk &&
+               strstr(terr, "records tokenizer 'npy' without its tokenizer.json"), "no JSON: %s", terr);
     }
     ds = expect_open(small, "val", 1, ACCEL_OK, NULL, NULL);
     if (ds) {

@@ -112,6 +112,12 @@ accel_status_t accel_dataset_read(accel_dataset_t *ds, const int64_t *indices, i
  * ACCEL_ERR_NOT_FOUND with *json = NULL, *len = 0; a file that is not an accel token dataset
  * ACCEL_ERR_CORRUPT (logged). */
 accel_status_t accel_dataset_tokenizer_json(const char *path, char **json, size_t *len);
+/* The tokenizer a token dataset was made with, ready to decode (serial, one process): "bytes", or
+ * the kept tokenizer.json (accel_tokenizer_open_recorded). ACCEL_ERR_NOT_FOUND, with err saying
+ * so, when the file records a tokenizer without its bytes (e.g. "llm.c-gpt2", "npy", "synthetic"). */
+struct accel_tokenizer;
+accel_status_t accel_dataset_tokenizer(const char *path, struct accel_tokenizer **out, char *err,
+                                       size_t errlen);
 
 /* Serial writers (one process). The file is written to a temporary name beside `path`, flushed
  * to disk and renamed over `path`, so a failure never leaves a half-written dataset.

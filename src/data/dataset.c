@@ -23,6 +23,7 @@
 #include "accel/dataset.h"
 #include "accel/log.h"
 #include "accel/runtime.h"
+#include "accel/tokenizer.h"
 #include "../h5/h5util.h"
 
 struct accel_dataset {
@@ -764,5 +765,30 @@ cleanup:
     if (space >= 0) H5Sclose(space);
     if (d >= 0) H5Dclose(d);
     H5Fclose(f);
+    return st;
+}
+
+accel_status_t accel_dataset_tokenizer(const char *path, accel_tokenizer_t **out, char *err,
+                                       size_t errlen)
+{
+    char name[ACCEL_TOKENIZER_NAME_MAX] = "";
+    hid_t f = -1;
+    accel_status_t st = accel_h5_open_read(path, &f, err, errlen);
+    if (st != ACCEL_OK) return st;
+    if (accel_h5_attr_read_str(f, "tokenizer", name, sizeof name) != ACCEL_OK) name[0] = '\0';
+    H5Fclose(f);
+    if (!strcmp(name, ACCEL_TOKENIZER_BYTES)) return accel_tokenizer_bytes(out);
+    char *json = NULL;
+    size_t len = 0;
+    st = accel_dataset_tokenizer_json(path, &json, &len);
+    if (st == ACCEL_ERR_NOT_FOUND)
+        snprintf(err, errlen, "%s records tokenizer '%s' without its tokenizer.json\n--> hint: make "
+                 "the dataset with --tokenizer tokenizer.json (accel_data prepare or import)", path,
+                 name[0] ? name : "unknown");
+    else if (st != ACCEL_OK)
+        snprintf(err, errlen, "%s: cannot read its tokenizer.json: %s", path, accel_status_str(st));
+    else
+        st = accel_tokenizer_open_recorded(name, json, len, out, err, errlen);
+    free(json);
     return st;
 }

@@ -190,10 +190,13 @@ typedef struct {
     accel_tokenizer_t *tok;
     accel_tokstream_t *s;
     int bos, eos;                   /* what is added around each document; -1: nothing */
+    bool is_bytes;                  /* token = byte: copied straight in, no id array */
     int32_t *ids;
     size_t cap;
     const char *path;
     long long docs;
+    long long doc_bytes, next_report;   /* JSON Lines progress, every 64 MiB of documents */
+    FILE *progress;
     char *err;
     size_t errlen;
 } encoder_t;
@@ -201,6 +204,23 @@ typedef struct {
 static accel_status_t encode_doc(void *ctx, const char *text, size_t len, long long line)
 {
     encoder_t *e = ctx;
+    e->doc_bytes += (long long)len;
+    if (e->progress && line > 0 && e->doc_bytes >= e->next_report) {
+        fprintf(e->progress, "    line %lld: %lld documents, %lld tokens so far\n", line, e->docs,
+                (long long)e->s->n);
+        fflush(e->progress);
+        e->next_report += 64LL << 20;
+    }
+    if (e->is_bytes) {              /* a file's bytes are its tokens; no 4-byte id per byte */
+        if (accel_tokstream_reserve(e->s, (int64_t)len) != ACCEL_OK) {
+            snprintf(e->err, e->errlen, "out of memory holding %lld tokens", (long long)(e->s->n + (int64_t)len));
+            return ACCEL_ERR_NOMEM;
+        }
+        memcpy(e->s->buf + e->s->n, text, len);
+        e->s->n += (int64_t)len;
+        e->docs++;
+        return ACCEL_OK;
+    }
     size_t n = 0;
     accel_status_t st = accel_tokenizer_encode(e->tok, text, len, &e->ids, &n, &e->cap);
     if (st != ACCEL_OK) {
@@ -295,6 +315,9 @@ accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const 
     if ((st = accel_tokstream_init(&s, vocab, 0)) != ACCEL_OK) goto cleanup;
     enc.tok = tok;
     enc.s = &s;
+    enc.is_bytes = is_bytes && s.width == 1 && accel_tokenizer_bos(tok) < 0 && accel_tokenizer_eos(tok) < 0;
+    enc.progress = progress;
+    enc.next_report = 64LL << 20;
     enc.bos = accel_tokenizer_bos(tok);
     enc.eos = enc.bos >= 0 ? -1 : accel_tokenizer_eos(tok);
     char rule[160];

@@ -67,6 +67,7 @@ typedef struct {
      * whether the file keeps the tokenizer.json bytes (read them with accel_dataset_tokenizer_json) */
     char tokenizer_hash[24];
     bool has_tokenizer_json;
+    bool token_signed;              /* the tokens' integer type on disk is signed (h5py files) */
 } accel_dataset_info_t;
 
 typedef struct accel_dataset accel_dataset_t;

@@ -126,6 +126,7 @@ static accel_status_t open_tokens(accel_dataset_t *ds, int context)
         return ACCEL_ERR_CORRUPT;
     }
     in->token_bytes = (int)size;
+    in->token_signed = sign != H5T_SGN_NONE;
     if (size == 1 && sign == H5T_SGN_NONE) {
         ds->tok_memtype = H5T_NATIVE_UINT8;
         ds->tok_memsize = 1;

@@ -526,7 +526,7 @@ static int cmd_info(int argc, char **argv)
             printf("format: %s, version %d\n", ACCEL_DATASET_FORMAT_TOKENS, in->version);
             printf("tokenizer: %s%s, vocab %d, stored as %d-byte integers (%sint%d)\n", in->tokenizer,
                    !strcmp(in->tokenizer, "bytes") ? " (one token per byte)" : "", in->vocab,
-                   in->token_bytes, in->token_bytes <= 4 ? "u" : "", 8 * in->token_bytes);
+                   in->token_bytes, in->token_signed ? "" : "u", 8 * in->token_bytes);
             printf("tokenizer hash: %s\n", in->tokenizer_hash[0] ? in->tokenizer_hash : "none");
             char *json = NULL;
             size_t jlen = 0;

@@ -71,6 +71,14 @@ total=$(ntok "$S/want.u32"); nval=$(awk -v n="$total" 'BEGIN {printf "%.0f", n *
 dump_has "train $((total - nval)) val $nval width 2 vocab 50257 tokenizer pretokenized"
 [ "$(printf '%s\n' "$out" | grep -c '^  import ')" -eq 3 ] || fail "import does not list each file: $out"
 pass "three inputs -> one stream of $total tokens in order; val = the last $nval"
+# --val: those files are /val exactly (llm.c's train and val shards)
+cat "$F/gpt2.bin.u32" "$F/u16.npy.u32" > "$S/want.u32"
+out=$(t "$AD" import --output "$S/val.h5" --vocab 50257 --context 8 "$F/gpt2.bin" --val "$F/u16.npy") || fail "import --val: $out"
+same_stream "$S/val.h5" "$S/want.u32"
+dump_has "train 1500 val 900 width 2"
+expect_fail "is both a training input and a --val file" t "$AD" import --output "$S/x.h5" --vocab 50257 "$F/gpt2.bin" --val "$F/gpt2.bin"
+expect_fail "--val and --val-fraction both" t "$AD" import --output "$S/x.h5" --vocab 50257 --val-fraction 0.2 "$F/gpt2.bin" --val "$F/u16.npy"
+pass "import --val: /val is exactly the --val file"
 
 # ---- JSON Lines with the byte tokenizer: the documents' UTF-8 bytes, nothing between them
 out=$(t "$AD" prepare --jsonl --output "$S/docs.h5" --context 4 --val-fraction 0.2 "$F/docs.jsonl") || fail "prepare --jsonl: $out"

@@ -190,6 +190,9 @@ accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const 
 typedef struct {
     int vocab;                      /* 0: from the tokenizer or the llm.c header */
     const char *tokenizer;          /* recorded with its hash and bytes when given; may be NULL */
+    const char *const *val_inputs;  /* when nval_inputs > 0: these files (after the inputs) are /val
+                                     * exactly, and val_fraction is not used (llm.c's *_val_* shards) */
+    int nval_inputs;
     double val_fraction;
     int context;
     FILE *progress;

@@ -21,7 +21,7 @@
 /* The first error of a collect_* call, reported by accel_corpus_prepare. */
 static char g_err[1024];
 
-static int list_add(accel_filelist_t *l, const char *path, const struct stat *sb)
+int accel_filelist_add(accel_filelist_t *l, const char *path, const struct stat *sb)
 {
     for (int i = 0; i < l->n; i++)
         if (l->dev[i] == sb->st_dev && l->ino[i] == sb->st_ino) return 0;   /* a link to a file we have */
@@ -96,7 +96,7 @@ static int collect_dir(accel_filelist_t *l, const char *dir, int depth)
             if (lstat(path, &lsb) != 0 || S_ISLNK(lsb.st_mode) != (pass == 1)) continue;
             if (stat(path, &sb) != 0) continue;               /* dangling link */
             if (S_ISDIR(sb.st_mode)) rc = collect_dir(l, path, depth + 1);
-            else if (S_ISREG(sb.st_mode) && sb.st_size > 0) rc = list_add(l, path, &sb);
+            else if (S_ISREG(sb.st_mode) && sb.st_size > 0) rc = accel_filelist_add(l, path, &sb);
         }
     }
     for (int i = 0; i < n; i++) free(names[i]);
@@ -128,7 +128,7 @@ static int collect_input(accel_filelist_t *l, const char *path)
         snprintf(g_err, sizeof g_err, "input '%s' is empty\n--> hint: give files with text in them", path);
         return -1;
     }
-    return list_add(l, path, &sb);
+    return accel_filelist_add(l, path, &sb);
 }
 
 accel_status_t accel_filelist_collect(const char *const *inputs, int ninputs, accel_filelist_t *l,
@@ -396,7 +396,8 @@ accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const 
         .tokenizer = accel_tokenizer_name(tok), .tokenizer_hash = accel_tokenizer_hash(tok),
         .tokenizer_json = json, .tokenizer_json_len = jlen, .vocab = vocab, .description = desc,
     };
-    st = accel_tokstream_publish(&s, output, &meta, opt->val_fraction, opt->context, progress, err, errlen);
+    st = accel_tokstream_publish(&s, output, &meta, opt->val_fraction, -1, opt->context, progress,
+                                err, errlen);
 cleanup:
     free(text);
     free(enc.ids);

@@ -78,10 +78,16 @@ void accel_tokstream_free(accel_tokstream_t *s)
 
 accel_status_t accel_tokstream_publish(const accel_tokstream_t *s, const char *output,
                                        const accel_token_meta_t *meta, double val_fraction,
-                                       int context, FILE *progress, char *err, size_t errlen)
+                                       int64_t nval_given, int context, FILE *progress, char *err,
+                                       size_t errlen)
 {
-    long long total = s->n, nval = llround((double)total * val_fraction), ntrain = total - nval;
-    if (progress)
+    long long total = s->n;
+    long long nval = nval_given >= 0 ? nval_given : llround((double)total * val_fraction);
+    long long ntrain = total - nval;
+    if (progress && nval_given >= 0)
+        fprintf(progress, "%lld tokens: train %lld, val %lld (the --val files: the last %lld tokens "
+                "of the stream)\n", total, ntrain, nval, nval);
+    else if (progress)
         fprintf(progress, "%lld tokens: train %lld, val %lld (val fraction %g: the last %lld tokens "
                 "of the stream)\n", total, ntrain, nval, val_fraction, nval);
     if (ntrain < context + 1 || nval < context + 1) {
@@ -203,7 +209,7 @@ static accel_status_t open_tokfile(const char *path, int64_t size, FILE **fp, ac
 accel_status_t accel_data_import(const char *const *inputs, int ninputs, const char *output,
                                  const accel_import_options_t *opt, char *err, size_t errlen)
 {
-    accel_filelist_t files = { 0 };
+    accel_filelist_t files = { 0 }, vfiles = { 0 };
     accel_tokfile_t *tf = NULL;
     accel_tokenizer_t *tok = NULL;
     accel_tokstream_t s = { 0 };
@@ -217,6 +223,27 @@ accel_status_t accel_data_import(const char *const *inputs, int ninputs, const c
     if (opt->tokenizer && (st = accel_data_tokenizer_open(opt->tokenizer, &tok, err, errlen)) != ACCEL_OK)
         goto cleanup;
     if ((st = accel_filelist_collect(inputs, ninputs, &files, err, errlen)) != ACCEL_OK) goto cleanup;
+    /* --val files follow the training files in the stream and form /val exactly. */
+    const int ntrain_files = files.n;
+    if (opt->nval_inputs > 0) {
+        if ((st = accel_filelist_collect(opt->val_inputs, opt->nval_inputs, &vfiles, err, errlen)) != ACCEL_OK)
+            goto cleanup;
+        for (int v = 0; v < vfiles.n; v++)
+            for (int i = 0; i < ntrain_files; i++)
+                if (vfiles.dev[v] == files.dev[i] && vfiles.ino[v] == files.ino[i]) {
+                    snprintf(err, errlen, "%s is both a training input and a --val file (as %s)\n"
+                             "--> hint: a file belongs to one split", vfiles.paths[v], files.paths[i]);
+                    st = ACCEL_ERR_INVALID;
+                    goto cleanup;
+                }
+        struct stat sb;
+        for (int v = 0; v < vfiles.n; v++)
+            if (stat(vfiles.paths[v], &sb) != 0 || accel_filelist_add(&files, vfiles.paths[v], &sb) != 0) {
+                snprintf(err, errlen, "cannot list '%s': %s", vfiles.paths[v], strerror(errno));
+                st = ACCEL_ERR_NOMEM;
+                goto cleanup;
+            }
+    }
     tf = calloc((size_t)files.n, sizeof *tf);
     if (!tf) {
         st = ACCEL_ERR_NOMEM;
@@ -270,8 +297,8 @@ accel_status_t accel_data_import(const char *const *inputs, int ninputs, const c
     }
     for (int i = 0; i < files.n; i++) {
         if (progress) {
-            fprintf(progress, "  import %-44s %s, %lld tokens\n", files.paths[i], tf[i].what,
-                    (long long)tf[i].count);
+            fprintf(progress, "  import %-44s %s, %lld tokens%s\n", files.paths[i], tf[i].what,
+                    (long long)tf[i].count, i >= ntrain_files ? " (val)" : "");
             fflush(progress);
         }
         FILE *f = fopen(files.paths[i], "rb");
@@ -288,20 +315,31 @@ accel_status_t accel_data_import(const char *const *inputs, int ninputs, const c
     snprintf(name, sizeof name, "%s", same ? tf[0].format : "pretokenized");
     size_t jlen = 0;
     const char *json = tok ? accel_tokenizer_json(tok, &jlen) : NULL;
-    snprintf(desc, sizeof desc, "accel_data import: %d file(s) (%s), %lld tokens concatenated in "
-             "order; vocab %d from %s; last %g of the stream is /val", files.n, name,
-             (long long)total, vocab, vocab_from, opt->val_fraction);
+    int64_t nval = -1;
+    if (opt->nval_inputs > 0) {
+        nval = 0;
+        for (int i = ntrain_files; i < files.n; i++) nval += tf[i].count;
+        snprintf(desc, sizeof desc, "accel_data import: %d file(s) (%s), %lld tokens concatenated in "
+                 "order; vocab %d from %s; /val is the last %d file(s)", files.n, name,
+                 (long long)total, vocab, vocab_from, files.n - ntrain_files);
+    } else {
+        snprintf(desc, sizeof desc, "accel_data import: %d file(s) (%s), %lld tokens concatenated in "
+                 "order; vocab %d from %s; last %g of the stream is /val", files.n, name,
+                 (long long)total, vocab, vocab_from, opt->val_fraction);
+    }
     accel_token_meta_t meta = {
         .tokenizer = tok ? accel_tokenizer_name(tok) : name,
         .tokenizer_hash = tok ? accel_tokenizer_hash(tok) : "",
         .tokenizer_json = json, .tokenizer_json_len = jlen,
         .vocab = vocab, .description = desc,
     };
-    st = accel_tokstream_publish(&s, output, &meta, opt->val_fraction, opt->context, progress, err, errlen);
+    st = accel_tokstream_publish(&s, output, &meta, opt->val_fraction, nval, opt->context, progress,
+                                err, errlen);
 cleanup:
     accel_tokstream_free(&s);
     if (tok) accel_tokenizer_free(tok);
     free(tf);
     accel_filelist_free(&files);
+    accel_filelist_free(&vfiles);
     return st;
 }

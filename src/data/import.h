@@ -90,6 +90,10 @@ typedef struct {
 accel_status_t accel_filelist_collect(const char *const *inputs, int ninputs, accel_filelist_t *l,
                                       char *err, size_t errlen);
 void accel_filelist_free(accel_filelist_t *l);
+/* Append one file (0; -1 when out of memory); a file already listed (same device and inode) is
+ * not added again. */
+struct stat;
+int accel_filelist_add(accel_filelist_t *l, const char *path, const struct stat *sb);
 
 /* ------------------------------------------------------------------ tokenizers (corpus.c) */
 
@@ -121,10 +125,12 @@ static inline void accel_tokstream_put(accel_tokstream_t *s, uint32_t tok)
 }
 void accel_tokstream_free(accel_tokstream_t *s);
 
-/* Split the stream (the last val_fraction of it, rounded, is /val), check that each split holds a
- * sample at `context`, write `output` atomically and report on progress (may be NULL). */
+/* Split the stream (the last val_fraction of it, rounded, is /val; or, when nval >= 0, the last
+ * nval tokens), check that each split holds a sample at `context`, write `output` atomically and
+ * report on progress (may be NULL). */
 accel_status_t accel_tokstream_publish(const accel_tokstream_t *s, const char *output,
                                        const accel_token_meta_t *meta, double val_fraction,
-                                       int context, FILE *progress, char *err, size_t errlen);
+                                       int64_t nval, int context, FILE *progress, char *err,
+                                       size_t errlen);
 
 #endif

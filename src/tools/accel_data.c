@@ -224,7 +224,8 @@ static void import_usage(FILE *out)
 {
     fprintf(out,
             "usage: accel_data import --output FILE [--vocab V] [--tokenizer FILE|DIR]\n"
-            "                         [--val-fraction F] [--context T] [--force] FILE|DIR ...\n"
+            "                         [--val-fraction F | --val FILE ...] [--context T] [--force]\n"
+            "                         FILE|DIR ...\n"
             "\n"
             "Import pre-tokenized token streams into an accel token dataset (HDF5). Each file is\n"
             "recognised by its first bytes (not its name):\n"
@@ -234,7 +235,8 @@ static void import_usage(FILE *out)
             "  NumPy .npy arrays:  1-D, C order, little-endian uint8, uint16, uint32, int32 or int64\n"
             "The files' tokens are concatenated in the order given (a directory: its files in name\n"
             "order), exactly as they are: no separators are added. The last --val-fraction of the\n"
-            "stream is the validation split. Each file is listed as it is read.\n"
+            "stream is the validation split; or, with --val, the --val files (in their order, after\n"
+            "the others) are exactly the validation split. Each file is listed as it is read.\n"
             "\n"
             "Vocabulary: --vocab V, else the vocabulary of --tokenizer, else the llm.c header's kind\n"
             "(GPT-2 50257, Llama-3 128256); a .npy array states none, so it needs one of the two.\n"
@@ -249,12 +251,14 @@ static void import_usage(FILE *out)
             "  --vocab V            vocabulary size\n"
             "  --tokenizer T        the tokenizer.json the tokens were made with (recorded)\n"
             "  --val-fraction F     share of the tokens held out for validation, 0 < F < 1 (default 0.1)\n"
+            "  --val FILE           a file whose tokens are the validation split (repeatable), e.g.\n"
+            "                       llm.c's *_val_*.bin shard; not with --val-fraction\n"
             "  --context T          refuse a stream whose splits hold no sample of T+1 tokens (default 64)\n"
             "  --force              overwrite FILE even if it is not an accel dataset\n"
             "  -h, --help           this help\n"
             "\n"
             "examples:\n"
-            "  accel_data import --output tiny.h5 tinyshakespeare_train.bin tinyshakespeare_val.bin\n"
+            "  accel_data import --output tiny.h5 tiny_shakespeare_train.bin --val tiny_shakespeare_val.bin\n"
             "  accel_data import --output web.h5 --vocab 128256 tokens.npy\n");
 }
 
@@ -263,9 +267,10 @@ static int cmd_import(int argc, char **argv)
     const char *output = NULL, *tokenizer = NULL;
     double val_fraction = 0.1;
     long long context = 64, vocab = 0;
-    int force = 0, ninputs = 0;
+    int force = 0, ninputs = 0, nval = 0, fraction_given = 0;
     const char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
-    if (!inputs) return 1;
+    const char **vals = calloc((size_t)argc + 1, sizeof *vals);
+    if (!inputs || !vals) { free(inputs); free(vals); return 1; }
     int rc = 2;
     for (int i = 1; i < argc; i++) {
         const char *v;
@@ -273,9 +278,11 @@ static int cmd_import(int argc, char **argv)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { import_usage(stdout); rc = 0; goto out; }
         else if ((v = accel_arg_value(argc, argv, &i, "--output", &missing))) output = v;
         else if ((v = accel_arg_value(argc, argv, &i, "--tokenizer", &missing))) tokenizer = v;
+        else if ((v = accel_arg_value(argc, argv, &i, "--val", &missing))) vals[nval++] = v;
         else if ((v = accel_arg_value(argc, argv, &i, "--vocab", &missing))) {
             if (parse_ll("import", "--vocab", v, 2, INT32_MAX, &vocab)) goto out;
         } else if ((v = accel_arg_value(argc, argv, &i, "--val-fraction", &missing))) {
+            fraction_given = 1;
             if (parse_double("import", "--val-fraction", v, &val_fraction)) goto out;
         } else if ((v = accel_arg_value(argc, argv, &i, "--context", &missing))) {
             if (parse_ll("import", "--context", v, 1, INT_MAX - 1, &context)) goto out;
@@ -292,6 +299,11 @@ static int cmd_import(int argc, char **argv)
                 "out the last 10%% of the tokens for validation\n", val_fraction);
         goto out;
     }
+    if (nval > 0 && fraction_given) {
+        fprintf(stderr, "accel_data import: --val and --val-fraction both say where /val comes from\n"
+                "--> hint: give one of them\n");
+        goto out;
+    }
     if (!output || ninputs == 0) {
         fprintf(stderr, "accel_data import: %s\n--> hint: accel_data import --output tokens.h5 "
                 "shard_000.bin shard_001.bin\n", !output ? "--output is required" : "no input files");
@@ -299,9 +311,9 @@ static int cmd_import(int argc, char **argv)
     }
     if (check_output("import", output, force)) goto out;
     char err[2048];
-    accel_import_options_t opt = { .vocab = (int)vocab, .tokenizer = tokenizer,
-                                   .val_fraction = val_fraction, .context = (int)context,
-                                   .progress = stdout };
+    accel_import_options_t opt = { .vocab = (int)vocab, .tokenizer = tokenizer, .val_inputs = vals,
+                                   .nval_inputs = nval, .val_fraction = val_fraction,
+                                   .context = (int)context, .progress = stdout };
     accel_status_t st = accel_data_import(inputs, ninputs, output, &opt, err, sizeof err);
     if (st != ACCEL_OK) {
         fflush(stdout);
@@ -312,6 +324,7 @@ static int cmd_import(int argc, char **argv)
     rc = 0;
 out:
     free(inputs);
+    free(vals);
     return rc;
 }
 

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "accel/accel.h"
+#include "accel/tokenizer.h"
 
 static int g_rank, g_size;
 static char g_dir[256];             /* scratch directory shared by all ranks */
@@ -589,6 +590,93 @@ START_TEST(test_writer_atomic)
 }
 END_TEST
 
+/* Vocabularies over 65536 are stored as uint32 and read back exactly (every rank reads a share),
+ * tokens at the top of the vocabulary included; the tokenizer's hash and kept tokenizer.json come
+ * back through the info and accel_dataset_tokenizer_json; a file without them says so. */
+START_TEST(test_uint32_tokens_and_tokenizer_meta)
+{
+    char big[512], small[512];
+    path_of(big, sizeof big, "u32_tokens.h5");
+    path_of(small, sizeof small, "u8_tokens.h5");
+    const int vocab = 131072;
+    const int64_t ntrain = 500, nval = 40;
+    static const char json[] = "{\"model\": {\"type\": \"BPE\"}, \"note\": \"caf\xc3\xa9\"}";
+    if (g_rank == 0) {
+        uint32_t *s = malloc(sizeof *s * (size_t)(ntrain + nval));
+        for (int64_t k = 0; k < ntrain + nval; k++) s[k] = (uint32_t)((k * 104729) % vocab);
+        s[3] = vocab - 1;
+        s[4] = 65536;
+        accel_token_meta_t meta = { .tokenizer = "tiny", .tokenizer_hash = "0123456789abcdef",
+                                    .tokenizer_json = json, .tokenizer_json_len = sizeof json - 1,
+                                    .vocab = vocab, .description = "unit test" };
+        ck_assert_int_eq(accel_dataset_token_bytes(vocab), 4);
+        ck_assert_int_eq(accel_dataset_token_bytes(65536), 2);
+        ck_assert_int_eq(accel_dataset_token_bytes(256), 1);
+        ck_assert_int_eq(accel_dataset_write_tokens_meta(big, &meta, s, 4, ntrain, nval), ACCEL_OK);
+        capture_begin();   /* 2-byte tokens cannot hold vocab 131072 */
+        accel_status_t st = accel_dataset_write_tokens_meta(small, &meta, s, 2, ntrain, nval);
+        capture_end();
+        ck_assert_int_eq(st, ACCEL_ERR_INVALID);
+        uint8_t b[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+        ck_assert_int_eq(accel_dataset_write_tokens(small, "bytes", 256, b, 1, 4, 4, NULL), ACCEL_OK);
+        free(s);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    accel_dataset_t *ds = expect_open(big, "train", 1, ACCEL_OK, NULL, NULL);
+    if (ds) {
+        const accel_dataset_info_t *in = accel_dataset_info(ds);
+        EXPECT(in->token_bytes == 4 && in->vocab == vocab && !strcmp(in->tokenizer, "tiny") &&
+               !strcmp(in->tokenizer_hash, "0123456789abcdef") && in->has_tokenizer_json,
+               "info: %d-byte tokens, vocab %d, tokenizer %s hash %s json %d", in->token_bytes,
+               in->vocab, in->tokenizer, in->tokenizer_hash, (int)in->has_tokenizer_json);
+        int64_t idx[64];
+        int32_t buf[128];
+        int n = 0;
+        for (int64_t i = g_rank; i < in->nsamples && n < 64; i += g_size) idx[n++] = i;
+        EXPECT(accel_dataset_read(ds, idx, n, buf, NULL, NULL) == ACCEL_OK, "uint32 read");
+        for (int j = 0; j < n; j++)
+            for (int t = 0; t < 2; t++) {
+                int64_t k = idx[j] + t;
+                int32_t want = k == 3 ? vocab - 1 : k == 4 ? 65536 : (int32_t)((k * 104729) % vocab);
+                EXPECT(buf[2 * j + t] == want, "token %lld = %d, want %d", (long long)k, buf[2 * j + t], want);
+            }
+        accel_dataset_close(ds);
+    }
+    if (g_rank == 0) {
+        char *got = NULL;
+        size_t len = 0;
+        EXPECT(accel_dataset_tokenizer_json(big, &got, &len) == ACCEL_OK && len == sizeof json - 1 &&
+               !memcmp(got, json, len) && got[len] == '\0', "tokenizer.json read back (%zu bytes)", len);
+        free(got);
+        got = (char *)json;
+        EXPECT(accel_dataset_tokenizer_json(small, &got, &len) == ACCEL_ERR_NOT_FOUND && !got && len == 0,
+               "a bytes dataset keeps no tokenizer.json");
+        /* the recorded tokenizer, ready to decode: "bytes" opens; a name without its JSON does not */
+        accel_tokenizer_t *tk = NULL;
+        char terr[512] = "";
+        EXPECT(accel_dataset_tokenizer(small, &tk, terr, sizeof terr) == ACCEL_OK && tk &&
+               !strcmp(accel_tokenizer_name(tk), "bytes"), "bytes tokenizer from the dataset: %s", terr);
+        if (tk) accel_tokenizer_free(tk);
+        char nojson[512];
+        path_of(nojson, sizeof nojson, "npy_tokens.h5");
+        uint16_t w[8] = { 1, 2, 3, 4, 5, 6, 7, 8 };
+        ck_assert_int_eq(accel_dataset_write_tokens(nojson, "npy", 1000, w, 2, 4, 4, NULL), ACCEL_OK);
+        tk = NULL;
+        EXPECT(accel_dataset_tokenizer(nojson, &tk, terr, sizeof terr) == ACCEL_ERR_NOT_FOUND && !tk &&
+               strstr(terr, "records tokenizer 'npy' without its tokenizer.json"), "no JSON: %s", terr);
+    }
+    ds = expect_open(small, "val", 1, ACCEL_OK, NULL, NULL);
+    if (ds) {
+        const accel_dataset_info_t *in = accel_dataset_info(ds);
+        EXPECT(in->token_bytes == 1 && !in->tokenizer_hash[0] && !in->has_tokenizer_json,
+               "bytes info: %d-byte, hash '%s', json %d", in->token_bytes, in->tokenizer_hash,
+               (int)in->has_tokenizer_json);
+        accel_dataset_close(ds);
+    }
+    agree_and_assert();
+}
+END_TEST
+
 /* ------------------------------------------------------------------ setup */
 
 static void identify(void)
@@ -696,6 +784,7 @@ static Suite *make_suite(void)
     tcase_add_test(files, test_classification_validation);
     tcase_add_test(files, test_loader_reads);
     tcase_add_test(files, test_writer_atomic);
+    tcase_add_test(files, test_uint32_tokens_and_tokenizer_meta);
     tcase_set_timeout(files, 120);
     suite_add_tcase(s, files);
     TCase *sampler = tcase_create("sampler");       /* local: every rank checks the same thing */

@@ -4,9 +4,12 @@
  * Format (version 1; docs/datasets.md has the full description):
  *
  *   token dataset            file attributes  format = "accel-tokens", version = 1,
- *                                             vocab (int), tokenizer (string, e.g. "bytes")
- *     /train/tokens          1-D unsigned 16-bit integers (8-bit allowed when vocab <= 256)
+ *                                             vocab (int), tokenizer (string, e.g. "bytes"),
+ *                                             tokenizer_hash (string, "" when none)
+ *     /train/tokens          1-D unsigned integers: uint16; uint8 allowed when vocab <= 256,
+ *                            uint32 when vocab > 65536
  *     /val/tokens            same
+ *     /tokenizer.json        1-D uint8, optional: the tokenizer.json bytes the tokens were made with
  *   Sample i of a split at context T is tokens[i*T .. i*T+T] (T+1 tokens: T inputs and the T
  *   next-token targets; consecutive samples share one token). nsamples = (ntokens - 1) / T, so the
  *   context is chosen when the file is opened, not when it is written.
@@ -51,14 +54,20 @@ typedef struct {
     int context;                    /* T: a sample is T+1 tokens */
     int64_t ntokens;                /* tokens in this split */
     int vocab;
-    int token_bytes;                /* width on disk: 1 or 2 (other integer widths are converted) */
-    char tokenizer[64];
+    int token_bytes;                /* width on disk: 1, 2 or 4 (other integer widths are converted) */
+    char tokenizer[64];             /* attribute 'tokenizer' ("unknown" when absent) */
     /* classification datasets */
     int features;                   /* F */
     int classes;
     /* accounting: dataset elements (tokens, or input values + labels) this rank has read so far.
      * A read of n samples touches at most n*(T+1) tokens or n*(F+1) values: no rank reads more. */
     int64_t elements_read;
+    /* token datasets, continued: attribute 'tokenizer_hash' (xxh64 of the tokenizer.json bytes as
+     * 16 hex digits; "" for "bytes", pre-tokenized imports without --tokenizer, older files), and
+     * whether the file keeps the tokenizer.json bytes (read them with accel_dataset_tokenizer_json) */
+    char tokenizer_hash[24];
+    bool has_tokenizer_json;
+    bool token_signed;              /* the tokens' integer type on disk is signed (h5py files) */
 } accel_dataset_info_t;
 
 typedef struct accel_dataset accel_dataset_t;
@@ -98,14 +107,43 @@ const accel_dataset_info_t *accel_dataset_info(const accel_dataset_t *ds);
 accel_status_t accel_dataset_read(accel_dataset_t *ds, const int64_t *indices, int n,
                                   int32_t *tokens, float *inputs, int32_t *labels);
 
+/* The tokenizer.json bytes a token dataset keeps (dataset /tokenizer.json), read on one process
+ * (serial, no MPI): *json is a malloc'd NUL-terminated copy of *len bytes (free it). A file
+ * without them (tokenizer "bytes", pre-tokenized imports without --tokenizer) gives
+ * ACCEL_ERR_NOT_FOUND with *json = NULL, *len = 0; a file that is not an accel token dataset
+ * ACCEL_ERR_CORRUPT (logged). */
+accel_status_t accel_dataset_tokenizer_json(const char *path, char **json, size_t *len);
+/* The tokenizer a token dataset was made with, ready to decode (serial, one process): "bytes", or
+ * the kept tokenizer.json (accel_tokenizer_open_recorded). ACCEL_ERR_NOT_FOUND, with err saying
+ * so, when the file records a tokenizer without its bytes (e.g. "llm.c-gpt2", "npy", "synthetic"). */
+struct accel_tokenizer;
+accel_status_t accel_dataset_tokenizer(const char *path, struct accel_tokenizer **out, char *err,
+                                       size_t errlen);
+
 /* Serial writers (one process). The file is written to a temporary name beside `path`, flushed
  * to disk and renamed over `path`, so a failure never leaves a half-written dataset.
  * Token stream: `stream` holds ntrain + nval tokens of token_bytes (1: uint8, needs vocab <= 256;
- * 2: uint16, needs vocab <= 65536) each; the first ntrain form /train/tokens, the rest /val/tokens.
+ * 2: uint16, needs vocab <= 65536; 4: uint32, for larger vocabularies) each; the first ntrain form /train/tokens, the rest /val/tokens.
  * `description` (may be NULL) is stored as an attribute for people reading the file. */
 accel_status_t accel_dataset_write_tokens(const char *path, const char *tokenizer, int vocab,
                                           const void *stream, int token_bytes, int64_t ntrain,
                                           int64_t nval, const char *description);
+/* What a token dataset records besides its tokens. */
+typedef struct {
+    const char *tokenizer;          /* attribute 'tokenizer': "bytes", "gpt2", "llm.c-gpt2", "npy" */
+    const char *tokenizer_hash;     /* attribute 'tokenizer_hash'; NULL is written as "" */
+    const char *tokenizer_json;     /* kept as /tokenizer.json when not NULL */
+    size_t tokenizer_json_len;
+    int vocab;
+    const char *description;        /* may be NULL */
+} accel_token_meta_t;
+/* As accel_dataset_write_tokens, with the tokenizer's hash and bytes; token_bytes 1, 2 or 4
+ * (uint32, for vocab > 65536). */
+accel_status_t accel_dataset_write_tokens_meta(const char *path, const accel_token_meta_t *meta,
+                                               const void *stream, int token_bytes, int64_t ntrain,
+                                               int64_t nval);
+/* The narrowest width (1, 2 or 4 bytes) that holds every token of a vocabulary of `vocab`. */
+int accel_dataset_token_bytes(int vocab);
 accel_status_t accel_dataset_write_classification(const char *path, int classes, int features,
                                                   const float *train_inputs,
                                                   const int32_t *train_labels, int64_t ntrain,
@@ -124,5 +162,42 @@ accel_status_t accel_dataset_write_classification(const char *path, int classes,
 accel_status_t accel_corpus_prepare(const char *const *inputs, int ninputs, const char *output,
                                     double val_fraction, int context, FILE *progress, char *err,
                                     size_t errlen);
+
+/* Text and JSON Lines -> tokens (accel_data prepare). Every document is a text file, or the string
+ * field `jsonl_field` of each line of a JSON Lines file. Documents are tokenized one by one and
+ * concatenated in input order; when the tokenizer has a BOS token every document is preceded by
+ * it, else when it has an EOS token every document is followed by it, else (the byte tokenizer)
+ * nothing is added: the stream is the files' bytes exactly. Inputs that do not look like text
+ * (NUL bytes, .npy or llm.c magic, HDF5; in text mode also JSON Lines) are refused with a hint
+ * naming the right command, unless `force`. The last val_fraction of the stream is /val. */
+typedef struct {
+    const char *tokenizer;          /* tokenizer.json (or its directory); NULL or "bytes": bytes */
+    const char *jsonl_field;        /* NULL: text files; else JSON Lines, the document field */
+    double val_fraction;            /* in (0, 1) */
+    int context;                    /* refuse splits without one sample of context+1 tokens */
+    bool force;                     /* tokenize inputs that do not look like text */
+    FILE *progress;                 /* files read, the separator rule, counts; may be NULL */
+} accel_prepare_options_t;
+accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const char *output,
+                                  const accel_prepare_options_t *opt, char *err, size_t errlen);
+
+/* Pre-tokenized files -> tokens (accel_data import): llm.c token shards (GPT-2: magic 20240520 v1,
+ * uint16; Llama-3: magic 20240801 v7, uint32) and NumPy .npy 1-D C-order little-endian
+ * uint8/uint16/uint32/int32/int64 arrays, recognised by their magic, concatenated in input order
+ * exactly as they are. The vocabulary: `vocab`, else the tokenizer's, else the llm.c header kind
+ * (GPT-2 50257, Llama-3 128256); otherwise refused. A token >= vocab is refused naming the file,
+ * position and value. */
+typedef struct {
+    int vocab;                      /* 0: from the tokenizer or the llm.c header */
+    const char *tokenizer;          /* recorded with its hash and bytes when given; may be NULL */
+    const char *const *val_inputs;  /* when nval_inputs > 0: these files (after the inputs) are /val
+                                     * exactly, and val_fraction is not used (llm.c's *_val_* shards) */
+    int nval_inputs;
+    double val_fraction;
+    int context;
+    FILE *progress;
+} accel_import_options_t;
+accel_status_t accel_data_import(const char *const *inputs, int ninputs, const char *output,
+                                 const accel_import_options_t *opt, char *err, size_t errlen);
 
 #endif

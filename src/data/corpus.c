@@ -1,5 +1,7 @@
-/* Text corpora: byte-level tokenisation of text files into an accel token dataset (the work of
- * `accel_data prepare`, and of accel_train when its default corpus is missing). */
+/* Text corpora: text files and JSON Lines documents tokenized into an accel token dataset (the
+ * work of `accel_data prepare`, and of accel_train when its default corpus is missing), and the
+ * input file lists that prepare and import share. Files are read one at a time, so memory holds
+ * one file and the token stream at the dataset's width (one byte per token for "bytes"). */
 #include "build_config.h"
 
 #include <dirent.h>
@@ -13,19 +15,13 @@
 
 #include "accel/dataset.h"
 #include "accel/log.h"
+#include "accel/tokenizer.h"
+#include "import.h"
 
 /* The first error of a collect_* call, reported by accel_corpus_prepare. */
 static char g_err[1024];
 
-typedef struct {
-    char **paths;
-    long long *sizes;
-    int n, cap;
-    dev_t *dev;
-    ino_t *ino;
-} filelist_t;
-
-static int list_add(filelist_t *l, const char *path, const struct stat *sb)
+int accel_filelist_add(accel_filelist_t *l, const char *path, const struct stat *sb)
 {
     for (int i = 0; i < l->n; i++)
         if (l->dev[i] == sb->st_dev && l->ino[i] == sb->st_ino) return 0;   /* a link to a file we have */
@@ -51,7 +47,7 @@ static int list_add(filelist_t *l, const char *path, const struct stat *sb)
     return 0;
 }
 
-static void list_free(filelist_t *l)
+void accel_filelist_free(accel_filelist_t *l)
 {
     for (int i = 0; i < l->n; i++) free(l->paths[i]);
     free(l->paths);
@@ -66,7 +62,7 @@ static int cmp_name(const void *a, const void *b)
 }
 
 /* Regular files under dir, in name order, recursively; hidden entries and empty files skipped. */
-static int collect_dir(filelist_t *l, const char *dir, int depth)
+static int collect_dir(accel_filelist_t *l, const char *dir, int depth)
 {
     if (depth > 16) return 0;
     DIR *d = opendir(dir);
@@ -100,7 +96,7 @@ static int collect_dir(filelist_t *l, const char *dir, int depth)
             if (lstat(path, &lsb) != 0 || S_ISLNK(lsb.st_mode) != (pass == 1)) continue;
             if (stat(path, &sb) != 0) continue;               /* dangling link */
             if (S_ISDIR(sb.st_mode)) rc = collect_dir(l, path, depth + 1);
-            else if (S_ISREG(sb.st_mode) && sb.st_size > 0) rc = list_add(l, path, &sb);
+            else if (S_ISREG(sb.st_mode) && sb.st_size > 0) rc = accel_filelist_add(l, path, &sb);
         }
     }
     for (int i = 0; i < n; i++) free(names[i]);
@@ -108,7 +104,7 @@ static int collect_dir(filelist_t *l, const char *dir, int depth)
     return rc;
 }
 
-static int collect_input(filelist_t *l, const char *path)
+static int collect_input(accel_filelist_t *l, const char *path)
 {
     struct stat sb;
     if (stat(path, &sb) != 0) {
@@ -132,77 +128,290 @@ static int collect_input(filelist_t *l, const char *path)
         snprintf(g_err, sizeof g_err, "input '%s' is empty\n--> hint: give files with text in them", path);
         return -1;
     }
-    return list_add(l, path, &sb);
+    return accel_filelist_add(l, path, &sb);
 }
 
-accel_status_t accel_corpus_prepare(const char *const *inputs, int ninputs, const char *output,
-                                    double val_fraction, int context, FILE *progress, char *err,
-                                    size_t errlen)
+accel_status_t accel_filelist_collect(const char *const *inputs, int ninputs, accel_filelist_t *l,
+                                      char *err, size_t errlen)
+{
+    g_err[0] = '\0';
+    for (int i = 0; i < ninputs; i++)
+        if (collect_input(l, inputs[i])) {
+            snprintf(err, errlen, "%s", g_err[0] ? g_err : "out of memory listing the inputs");
+            return g_err[0] ? ACCEL_ERR_NOT_FOUND : ACCEL_ERR_NOMEM;
+        }
+    return ACCEL_OK;
+}
+
+accel_status_t accel_data_tokenizer_open(const char *path, accel_tokenizer_t **out, char *err,
+                                         size_t errlen)
+{
+    if (!path || !strcmp(path, ACCEL_TOKENIZER_BYTES)) return accel_tokenizer_bytes(out);
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        snprintf(err, errlen, "cannot read tokenizer '%s': %s\n--> hint: --tokenizer takes a Hugging "
+                 "Face tokenizer.json file or a model directory holding one (or 'bytes')", path,
+                 strerror(errno));
+        return ACCEL_ERR_NOT_FOUND;
+    }
+    char terr[512] = "";
+    accel_status_t st = accel_tokenizer_load(path, out, terr, sizeof terr);
+    if (st != ACCEL_OK)
+        snprintf(err, errlen, "cannot use tokenizer '%s': %s", path, terr[0] ? terr : accel_status_str(st));
+    return st;
+}
+
+/* The first byte of buf[0..len) where UTF-8 is invalid (overlong forms, surrogates and code points
+ * above U+10FFFF included), or len when it is all valid. */
+static size_t utf8_invalid_at(const unsigned char *s, size_t len)
+{
+    size_t i = 0;
+    while (i < len) {
+        unsigned c = s[i];
+        size_t n;
+        unsigned min;
+        if (c < 0x80) { i++; continue; }
+        else if ((c & 0xe0) == 0xc0) { n = 1; min = 0x80; c &= 0x1f; }
+        else if ((c & 0xf0) == 0xe0) { n = 2; min = 0x800; c &= 0x0f; }
+        else if ((c & 0xf8) == 0xf0) { n = 3; min = 0x10000; c &= 0x07; }
+        else return i;
+        for (size_t k = 1; k <= n; k++) {
+            if (i + k >= len || (s[i + k] & 0xc0) != 0x80) return i;
+            c = c << 6 | (s[i + k] & 0x3f);
+        }
+        if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) return i;
+        i += n + 1;
+    }
+    return len;
+}
+
+/* Tokenizing one document into the stream, with the separator rule. */
+typedef struct {
+    accel_tokenizer_t *tok;
+    accel_tokstream_t *s;
+    int bos, eos;                   /* what is added around each document; -1: nothing */
+    bool is_bytes;                  /* token = byte: copied straight in, no id array */
+    int32_t *ids;
+    size_t cap;
+    const char *path;
+    long long docs;
+    long long doc_bytes, next_report;   /* JSON Lines progress, every 64 MiB of documents */
+    FILE *progress;
+    char *err;
+    size_t errlen;
+} encoder_t;
+
+static accel_status_t encode_doc(void *ctx, const char *text, size_t len, long long line)
+{
+    encoder_t *e = ctx;
+    e->doc_bytes += (long long)len;
+    if (e->progress && line > 0 && e->doc_bytes >= e->next_report) {
+        fprintf(e->progress, "    line %lld: %lld documents, %lld tokens so far\n", line, e->docs,
+                (long long)e->s->n);
+        fflush(e->progress);
+        e->next_report += 64LL << 20;
+    }
+    if (e->is_bytes) {              /* a file's bytes are its tokens; no 4-byte id per byte */
+        if (accel_tokstream_reserve(e->s, (int64_t)len) != ACCEL_OK) {
+            snprintf(e->err, e->errlen, "out of memory holding %lld tokens", (long long)(e->s->n + (int64_t)len));
+            return ACCEL_ERR_NOMEM;
+        }
+        memcpy(e->s->buf + e->s->n, text, len);
+        e->s->n += (int64_t)len;
+        e->docs++;
+        return ACCEL_OK;
+    }
+    size_t n = 0;
+    accel_status_t st = accel_tokenizer_encode(e->tok, text, len, &e->ids, &n, &e->cap);
+    if (st != ACCEL_OK) {
+        if (line > 0)
+            snprintf(e->err, e->errlen, "%s:%lld: the tokenizer refused the document: %s", e->path,
+                     line, accel_status_str(st));
+        else
+            snprintf(e->err, e->errlen, "%s: the tokenizer refused the text: %s", e->path,
+                     accel_status_str(st));
+        return st;
+    }
+    if (accel_tokstream_reserve(e->s, (int64_t)n + 1) != ACCEL_OK) {
+        snprintf(e->err, e->errlen, "out of memory holding %lld tokens", (long long)(e->s->n + (int64_t)n));
+        return ACCEL_ERR_NOMEM;
+    }
+    if (e->bos >= 0) accel_tokstream_put(e->s, (uint32_t)e->bos);
+    for (size_t i = 0; i < n; i++) {
+        if (e->ids[i] < 0 || e->ids[i] >= e->s->vocab) {
+            snprintf(e->err, e->errlen, "%s: the tokenizer produced id %d outside its vocabulary [0, %d)",
+                     e->path, (int)e->ids[i], e->s->vocab);
+            return ACCEL_ERR_CORRUPT;
+        }
+        accel_tokstream_put(e->s, (uint32_t)e->ids[i]);
+    }
+    if (e->eos >= 0) accel_tokstream_put(e->s, (uint32_t)e->eos);
+    e->docs++;
+    return ACCEL_OK;
+}
+
+/* Refuse an input prepare should not tokenize as text; the hint names the command that reads it. */
+static accel_status_t check_kind(const char *path, const unsigned char *buf, size_t len, bool jsonl,
+                                 char *err, size_t errlen)
+{
+    size_t nul = 0;
+    accel_input_kind_t k = accel_input_sniff(buf, len, !jsonl, &nul);
+    const char *hint = NULL;
+    switch (k) {
+    case ACCEL_INPUT_TEXT: return ACCEL_OK;
+    case ACCEL_INPUT_JSONL:
+        hint = "tokenize the documents of its \"text\" field with: accel_data prepare --jsonl "
+               "[--jsonl-field NAME]";
+        break;
+    case ACCEL_INPUT_NPY:
+    case ACCEL_INPUT_LLMC:
+        hint = "import pre-tokenized files with: accel_data import";
+        break;
+    case ACCEL_INPUT_LLMC_EVAL:
+        snprintf(err, errlen, "%s is an llm.c evaluation file (HellaSwag/MMLU examples), not text\n"
+                 "--> hint: evaluation files hold examples, not a token stream: neither prepare nor "
+                 "import reads them (--force tokenizes its bytes anyway)", path);
+        return ACCEL_ERR_INVALID;
+    case ACCEL_INPUT_HDF5: hint = "an HDF5 file (an accel dataset?) is not text: inspect it with accel_data info"; break;
+    case ACCEL_INPUT_BINARY:
+        if (jsonl) return ACCEL_OK;          /* the JSON parser names the line */
+        hint = "give text files, or import pre-tokenized files with accel_data import";
+        break;
+    }
+    if (k == ACCEL_INPUT_BINARY)
+        snprintf(err, errlen, "%s is not text: it holds a NUL byte at offset %zu\n--> hint: %s, or pass "
+                 "--force to tokenize its bytes anyway", path, nul, hint);
+    else if (k == ACCEL_INPUT_JSONL && jsonl)
+        return ACCEL_OK;
+    else
+        snprintf(err, errlen, "%s looks like %s, not %s\n--> hint: %s %s, or pass --force to %s "
+                 "anyway", path, accel_input_kind_name(k), jsonl ? "JSON Lines" : "text", hint, path,
+                 jsonl ? "read it as JSON Lines" : "tokenize its bytes as text");
+    return ACCEL_ERR_INVALID;
+}
+
+accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const char *output,
+                                  const accel_prepare_options_t *opt, char *err, size_t errlen)
 {
     static const char *const default_inputs[] = { ACCEL_CORPUS_DEFAULT_INPUT };
     if (ninputs == 0) {
         inputs = default_inputs;
         ninputs = 1;
     }
-    filelist_t files = { 0 };
+    FILE *progress = opt->progress;
+    const bool jsonl = opt->jsonl_field != NULL;
+    accel_filelist_t files = { 0 };
+    accel_tokenizer_t *tok = NULL;
+    accel_tokstream_t s = { 0 };
     unsigned char *text = NULL;
-    accel_status_t st = ACCEL_ERR_INVALID;
-    g_err[0] = '\0';
-    for (int i = 0; i < ninputs; i++)
-        if (collect_input(&files, inputs[i])) {
-            snprintf(err, errlen, "%s", g_err[0] ? g_err : "out of memory listing the inputs");
-            st = g_err[0] ? ACCEL_ERR_NOT_FOUND : ACCEL_ERR_NOMEM;
-            goto out;
-        }
-    long long total = 0;
-    for (int i = 0; i < files.n; i++) total += files.sizes[i];
-    text = malloc((size_t)(total ? total : 1));
-    if (!text) {
-        snprintf(err, errlen, "cannot hold %lld bytes of text in memory", total);
-        st = ACCEL_ERR_NOMEM;
-        goto out;
-    }
-    long long got = 0;
+    encoder_t enc = { .err = err, .errlen = errlen, .bos = -1, .eos = -1 };
+    err[0] = '\0';
+    accel_status_t st = accel_data_tokenizer_open(opt->tokenizer, &tok, err, errlen);
+    if (st != ACCEL_OK) goto cleanup;
+    const bool is_bytes = !strcmp(accel_tokenizer_name(tok), ACCEL_TOKENIZER_BYTES) &&
+                          !accel_tokenizer_hash(tok)[0];
+    if ((st = accel_filelist_collect(inputs, ninputs, &files, err, errlen)) != ACCEL_OK) goto cleanup;
+    const int vocab = accel_tokenizer_vocab(tok);
+    if ((st = accel_tokstream_init(&s, vocab, 0)) != ACCEL_OK) goto cleanup;
+    enc.tok = tok;
+    enc.s = &s;
+    enc.is_bytes = is_bytes && s.width == 1 && accel_tokenizer_bos(tok) < 0 && accel_tokenizer_eos(tok) < 0;
+    enc.progress = progress;
+    enc.next_report = 64LL << 20;
+    enc.bos = accel_tokenizer_bos(tok);
+    enc.eos = enc.bos >= 0 ? -1 : accel_tokenizer_eos(tok);
+    char rule[160];
+    if (enc.bos >= 0) snprintf(rule, sizeof rule, "each document is preceded by BOS (id %d)", enc.bos);
+    else if (enc.eos >= 0) snprintf(rule, sizeof rule, "each document is followed by EOS (id %d)", enc.eos);
+    else snprintf(rule, sizeof rule, "documents are concatenated as they are (the tokenizer has no BOS or EOS)");
+    if (progress)
+        fprintf(progress, "tokenizer %s%s%s, vocab %d, stored as uint%d; %s; documents: %s\n",
+                accel_tokenizer_name(tok), is_bytes ? "" : " hash ", accel_tokenizer_hash(tok), vocab,
+                8 * s.width, rule, jsonl ? "the string field of each JSON line" : "one per file");
+    long long total = 0, ndocs = 0;
     for (int i = 0; i < files.n; i++) {
-        FILE *f = fopen(files.paths[i], "rb");
-        size_t n = f ? fread(text + got, 1, (size_t)files.sizes[i], f) : 0;
-        if (!f || n != (size_t)files.sizes[i]) {
-            snprintf(err, errlen, "cannot read '%s': %s", files.paths[i],
-                     f ? "it changed size while being read" : strerror(errno));
+        const char *path = files.paths[i];
+        size_t size = (size_t)files.sizes[i];
+        free(text);
+        text = malloc(size + 1);
+        FILE *f = text ? fopen(path, "rb") : NULL;
+        size_t n = f ? fread(text, 1, size, f) : 0;
+        if (!text || !f || n != size) {
+            snprintf(err, errlen, "cannot read '%s': %s", path, !text ? "out of memory"
+                     : f ? "it changed size while being read" : strerror(errno));
             if (f) fclose(f);
-            st = ACCEL_ERR_IO;
-            goto out;
+            st = text ? ACCEL_ERR_IO : ACCEL_ERR_NOMEM;
+            goto cleanup;
         }
         fclose(f);
-        if (progress) fprintf(progress, "  read %-50s %10lld bytes\n", files.paths[i], files.sizes[i]);
-        got += (long long)n;
+        text[size] = '\0';
+        if (!opt->force && (st = check_kind(path, text, size, jsonl, err, errlen)) != ACCEL_OK) goto cleanup;
+        enc.path = path;
+        long long before = s.n, docs_before = enc.docs;
+        if (jsonl) {
+            long long nd;
+            st = accel_jsonl_each(path, (const char *)text, size, opt->jsonl_field, encode_doc, &enc,
+                                  &nd, err, errlen);
+        } else {
+            /* File tokenizers take UTF-8 only; say where it breaks rather than just refusing. */
+            size_t bad = is_bytes ? size : utf8_invalid_at(text, size);
+            if (bad < size) {
+                snprintf(err, errlen, "%s: invalid UTF-8 at byte offset %zu (byte 0x%02x)\n--> hint: "
+                         "tokenizer %s reads UTF-8 text; convert the file (iconv -t UTF-8)", path, bad,
+                         text[bad], accel_tokenizer_name(tok));
+                st = ACCEL_ERR_INVALID;
+            } else {
+                st = encode_doc(&enc, (const char *)text, size, 0);
+            }
+        }
+        if (st != ACCEL_OK) goto cleanup;
+        if (jsonl && enc.docs == docs_before) {
+            snprintf(err, errlen, "%s holds no JSON lines\n--> hint: one JSON object per line, the "
+                     "document in field \"%s\"", path, opt->jsonl_field);
+            st = ACCEL_ERR_INVALID;
+            goto cleanup;
+        }
+        total += (long long)size;
+        ndocs += enc.docs - docs_before;
+        if (progress) {
+            if (jsonl)
+                fprintf(progress, "  read %-50s %10lld bytes, %lld documents -> %lld tokens\n", path,
+                        (long long)size, enc.docs - docs_before, (long long)(s.n - before));
+            else if (is_bytes)          /* one token per byte: the line scripts already parse */
+                fprintf(progress, "  read %-50s %10lld bytes\n", path, (long long)size);
+            else
+                fprintf(progress, "  read %-50s %10lld bytes -> %lld tokens\n", path, (long long)size,
+                        (long long)(s.n - before));
+            fflush(progress);
+        }
     }
-    long long nval = llround((double)total * val_fraction);
-    long long ntrain = total - nval;
-    if (progress)
-        fprintf(progress, "read %d file(s), %lld bytes -> %lld tokens: train %lld, val %lld (val fraction %g)\n",
-                files.n, total, total, ntrain, nval, val_fraction);
-    if (ntrain < context + 1 || nval < context + 1) {
-        snprintf(err, errlen, "too little data: %lld bytes give %lld training and %lld validation "
-                 "tokens, but one sample at context %d needs %d tokens in each split\n--> hint: add "
-                 "text, or lower the context", total, ntrain, nval, context, context + 1);
-        st = ACCEL_ERR_SHAPE;
-        goto out;
-    }
+    if (progress) fprintf(progress, "read %d file(s), %lld bytes -> ", files.n, total);
+    size_t jlen = 0;
+    const char *json = accel_tokenizer_json(tok, &jlen);
     char desc[512];
-    snprintf(desc, sizeof desc, "accel_data prepare: %d file(s), %lld bytes, byte-level tokens, last "
-             "%g of the stream is /val", files.n, total, val_fraction);
-    st = accel_dataset_write_tokens(output, "bytes", 256, text, 1, ntrain, nval, desc);
-    if (st != ACCEL_OK) {
-        snprintf(err, errlen, "writing '%s' failed: %s", output, accel_status_str(st));
-        goto out;
-    }
-    if (progress)
-        fprintf(progress, "wrote %s: %s v%d, tokenizer bytes, vocab 256 (uint8); at context %d: %lld "
-                "train and %lld val samples\n", output, ACCEL_DATASET_FORMAT_TOKENS,
-                ACCEL_DATASET_VERSION, context, (ntrain - 1) / context, (nval - 1) / context);
-out:
+    snprintf(desc, sizeof desc, "accel_data prepare: %d file(s), %lld bytes, %lld document(s) (%s), "
+             "tokenizer %s; %s; last %g of the stream is /val", files.n, total, ndocs,
+             jsonl ? "JSON Lines" : "text files", accel_tokenizer_name(tok), rule, opt->val_fraction);
+    accel_token_meta_t meta = {
+        .tokenizer = accel_tokenizer_name(tok), .tokenizer_hash = accel_tokenizer_hash(tok),
+        .tokenizer_json = json, .tokenizer_json_len = jlen, .vocab = vocab, .description = desc,
+    };
+    st = accel_tokstream_publish(&s, output, &meta, opt->val_fraction, -1, opt->context, progress,
+                                err, errlen);
+cleanup:
     free(text);
-    list_free(&files);
+    free(enc.ids);
+    accel_tokstream_free(&s);
+    if (tok) accel_tokenizer_free(tok);
+    accel_filelist_free(&files);
     return st;
+}
+
+accel_status_t accel_corpus_prepare(const char *const *inputs, int ninputs, const char *output,
+                                    double val_fraction, int context, FILE *progress, char *err,
+                                    size_t errlen)
+{
+    accel_prepare_options_t opt = { .val_fraction = val_fraction, .context = context,
+                                    .progress = progress };
+    return accel_data_prepare(inputs, ninputs, output, &opt, err, errlen);
 }

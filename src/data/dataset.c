@@ -23,6 +23,7 @@
 #include "accel/dataset.h"
 #include "accel/log.h"
 #include "accel/runtime.h"
+#include "accel/tokenizer.h"
 #include "../h5/h5util.h"
 
 struct accel_dataset {
@@ -107,6 +108,11 @@ static accel_status_t open_tokens(accel_dataset_t *ds, int context)
     in->vocab = (int)vocab;
     if (accel_h5_attr_read_str(ds->file, "tokenizer", in->tokenizer, sizeof in->tokenizer) != ACCEL_OK)
         snprintf(in->tokenizer, sizeof in->tokenizer, "unknown");
+    /* Files written before the tokenizer was recorded by hash have neither: "" and false. */
+    if (accel_h5_attr_read_str(ds->file, "tokenizer_hash", in->tokenizer_hash,
+                               sizeof in->tokenizer_hash) != ACCEL_OK)
+        in->tokenizer_hash[0] = '\0';
+    in->has_tokenizer_json = accel_h5_path_exists(ds->file, "/tokenizer.json") > 0;
     ACCEL_CHECK(open_dataset(ds, "tokens", &ds->data));
     hsize_t dims[2] = { 0, 0 };
     H5T_class_t cls;
@@ -120,12 +126,16 @@ static accel_status_t open_tokens(accel_dataset_t *ds, int context)
         return ACCEL_ERR_CORRUPT;
     }
     in->token_bytes = (int)size;
+    in->token_signed = sign != H5T_SGN_NONE;
     if (size == 1 && sign == H5T_SGN_NONE) {
         ds->tok_memtype = H5T_NATIVE_UINT8;
         ds->tok_memsize = 1;
     } else if (size == 2 && sign == H5T_SGN_NONE) {
         ds->tok_memtype = H5T_NATIVE_UINT16;
         ds->tok_memsize = 2;
+    } else if (size == 4 && sign == H5T_SGN_NONE) {
+        ds->tok_memtype = H5T_NATIVE_UINT32;   /* vocab > 65536 (Llama-3 and the like) */
+        ds->tok_memsize = 4;
     } else {
         ds->tok_memtype = H5T_NATIVE_INT64;   /* converted by HDF5, range-checked on copy */
         ds->tok_memsize = 8;
@@ -443,6 +453,7 @@ static accel_status_t read_tokens(accel_dataset_t *ds, const int64_t *indices, i
         for (int64_t t = 0; t < row; t++) {
             int64_t v = ds->tok_memsize == 1 ? ((const uint8_t *)buf)[off + t]
                         : ds->tok_memsize == 2 ? ((const uint16_t *)buf)[off + t]
+                        : ds->tok_memsize == 4 ? (int64_t)((const uint32_t *)buf)[off + t]
                         : ((const int64_t *)buf)[off + t];
             if (v < 0 || v >= in->vocab) {
                 ACCEL_ERROR("%s: /%s/tokens[%lld] = %lld (in sample %lld) is outside [0, vocab=%d): "
@@ -589,12 +600,28 @@ static accel_status_t writer_end(writer_t *w, const char *path, accel_status_t s
     return accel_h5_publish(w->tmp, path);
 }
 
+int accel_dataset_token_bytes(int vocab)
+{
+    return vocab <= 256 ? 1 : vocab <= 65536 ? 2 : 4;
+}
+
 accel_status_t accel_dataset_write_tokens(const char *path, const char *tokenizer, int vocab,
                                           const void *stream, int token_bytes, int64_t ntrain,
                                           int64_t nval, const char *description)
 {
-    if (!path || !tokenizer || vocab <= 0 || ntrain < 0 || nval < 0 || (!stream && ntrain + nval > 0) ||
-        (token_bytes != 1 && token_bytes != 2) || vocab > (token_bytes == 1 ? 256 : 65536)) {
+    accel_token_meta_t meta = { .tokenizer = tokenizer, .vocab = vocab, .description = description };
+    return accel_dataset_write_tokens_meta(path, &meta, stream, token_bytes, ntrain, nval);
+}
+
+accel_status_t accel_dataset_write_tokens_meta(const char *path, const accel_token_meta_t *meta,
+                                               const void *stream, int token_bytes, int64_t ntrain,
+                                               int64_t nval)
+{
+    int vocab = meta ? meta->vocab : 0;
+    if (!path || !meta || !meta->tokenizer || vocab <= 0 || ntrain < 0 || nval < 0 ||
+        (!stream && ntrain + nval > 0) || (token_bytes != 1 && token_bytes != 2 && token_bytes != 4) ||
+        (token_bytes < 4 && vocab > (token_bytes == 1 ? 256 : 65536)) ||
+        (meta->tokenizer_json_len > 0 && !meta->tokenizer_json)) {
         ACCEL_ERROR("accel_dataset_write_tokens: bad arguments (vocab %d, %d-byte tokens, %lld + %lld "
                     "tokens)", vocab, token_bytes, (long long)ntrain, (long long)nval);
         return ACCEL_ERR_INVALID;
@@ -602,17 +629,25 @@ accel_status_t accel_dataset_write_tokens(const char *path, const char *tokenize
     writer_t w;
     accel_status_t st = writer_begin(&w, path);
     if (st != ACCEL_OK) return st;
-    hid_t ft = token_bytes == 1 ? H5T_STD_U8LE : H5T_STD_U16LE;
-    hid_t mt = token_bytes == 1 ? H5T_NATIVE_UINT8 : H5T_NATIVE_UINT16;
+    hid_t ft = token_bytes == 1 ? H5T_STD_U8LE : token_bytes == 2 ? H5T_STD_U16LE : H5T_STD_U32LE;
+    hid_t mt = token_bytes == 1 ? H5T_NATIVE_UINT8 : token_bytes == 2 ? H5T_NATIVE_UINT16 : H5T_NATIVE_UINT32;
     hsize_t dtrain = (hsize_t)ntrain, dval = (hsize_t)nval;
     const char *val = stream ? (const char *)stream + (size_t)ntrain * (size_t)token_bytes : NULL;
     herr_t e = attr_ok(accel_h5_attr_write_str(w.file, "format", ACCEL_DATASET_FORMAT_TOKENS));
     if (e >= 0) e = attr_ok(accel_h5_attr_write_i32(w.file, "version", ACCEL_DATASET_VERSION));
     if (e >= 0) e = attr_ok(accel_h5_attr_write_i32(w.file, "vocab", vocab));
-    if (e >= 0) e = attr_ok(accel_h5_attr_write_str(w.file, "tokenizer", tokenizer));
-    if (e >= 0 && description) e = attr_ok(accel_h5_attr_write_str(w.file, "description", description));
+    if (e >= 0) e = attr_ok(accel_h5_attr_write_str(w.file, "tokenizer", meta->tokenizer));
+    if (e >= 0) e = attr_ok(accel_h5_attr_write_str(w.file, "tokenizer_hash",
+                                                    meta->tokenizer_hash ? meta->tokenizer_hash : ""));
+    if (e >= 0 && meta->description)
+        e = attr_ok(accel_h5_attr_write_str(w.file, "description", meta->description));
     if (e >= 0) e = write_array(w.file, "/train/tokens", 1, &dtrain, ft, mt, stream);
     if (e >= 0) e = write_array(w.file, "/val/tokens", 1, &dval, ft, mt, val);
+    if (e >= 0 && meta->tokenizer_json) {
+        hsize_t dj = (hsize_t)meta->tokenizer_json_len;
+        e = write_array(w.file, "/tokenizer.json", 1, &dj, H5T_STD_U8LE, H5T_NATIVE_UINT8,
+                        meta->tokenizer_json);
+    }
     if (e < 0) {
         ACCEL_ERROR("writing token dataset '%s' failed (disk full?)", w.tmp);
         st = ACCEL_ERR_HDF5;
@@ -676,4 +711,85 @@ accel_status_t accel_dataset_file_kind(const char *path, bool *is_hdf5, char *fo
         description[0] = '\0';
     H5Fclose(f);
     return ACCEL_OK;
+}
+
+accel_status_t accel_dataset_tokenizer_json(const char *path, char **json, size_t *len)
+{
+    if (!path || !json || !len) return ACCEL_ERR_INVALID;
+    *json = NULL;
+    *len = 0;
+    hid_t f = -1, d = -1, space = -1;
+    char h5err[256] = "";
+    accel_status_t st = accel_h5_open_read(path, &f, h5err, sizeof h5err);
+    if (st != ACCEL_OK) {
+        ACCEL_ERROR("%s: cannot open the dataset to read its tokenizer: %s\n--> hint: check the path "
+                    "(data.path) and the file with: accel_data info %s", path, h5err, path);
+        return st;
+    }
+    char format[64] = "";
+    if (accel_h5_attr_read_str(f, "format", format, sizeof format) != ACCEL_OK ||
+        strcmp(format, ACCEL_DATASET_FORMAT_TOKENS)) {
+        ACCEL_ERROR("%s: not an accel token dataset (format '%s'), so it keeps no tokenizer\n--> "
+                    "hint: make token datasets with accel_data prepare or accel_data import", path,
+                    format);
+        st = ACCEL_ERR_CORRUPT;
+        goto cleanup;
+    }
+    if (accel_h5_path_exists(f, "/tokenizer.json") <= 0) {
+        st = ACCEL_ERR_NOT_FOUND;           /* "bytes" or a pre-tokenized import: nothing kept */
+        goto cleanup;
+    }
+    accel_h5_quiet_t q;
+    accel_h5_quiet_begin(&q);
+    d = H5Dopen2(f, "/tokenizer.json", H5P_DEFAULT);
+    space = d >= 0 ? H5Dget_space(d) : -1;
+    hsize_t n = 0;
+    int ok = space >= 0 && H5Sget_simple_extent_ndims(space) == 1 &&
+             H5Sget_simple_extent_dims(space, &n, NULL) == 1;
+    char *buf = ok ? malloc((size_t)n + 1) : NULL;
+    if (ok && !buf) st = ACCEL_ERR_NOMEM;
+    else if (!ok || (n > 0 && H5Dread(d, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)) {
+        accel_h5_last_error(h5err, sizeof h5err);
+        ACCEL_ERROR("%s: dataset /tokenizer.json cannot be read as a 1-D byte array: %s\n--> hint: "
+                    "the file is damaged; make it again with accel_data", path, h5err);
+        st = ACCEL_ERR_CORRUPT;
+    }
+    accel_h5_quiet_end(&q);
+    if (st != ACCEL_OK) {
+        free(buf);
+        goto cleanup;
+    }
+    buf[n] = '\0';
+    *json = buf;
+    *len = (size_t)n;
+cleanup:
+    if (space >= 0) H5Sclose(space);
+    if (d >= 0) H5Dclose(d);
+    H5Fclose(f);
+    return st;
+}
+
+accel_status_t accel_dataset_tokenizer(const char *path, accel_tokenizer_t **out, char *err,
+                                       size_t errlen)
+{
+    char name[ACCEL_TOKENIZER_NAME_MAX] = "";
+    hid_t f = -1;
+    accel_status_t st = accel_h5_open_read(path, &f, err, errlen);
+    if (st != ACCEL_OK) return st;
+    if (accel_h5_attr_read_str(f, "tokenizer", name, sizeof name) != ACCEL_OK) name[0] = '\0';
+    H5Fclose(f);
+    if (!strcmp(name, ACCEL_TOKENIZER_BYTES)) return accel_tokenizer_bytes(out);
+    char *json = NULL;
+    size_t len = 0;
+    st = accel_dataset_tokenizer_json(path, &json, &len);
+    if (st == ACCEL_ERR_NOT_FOUND)
+        snprintf(err, errlen, "%s records tokenizer '%s' without its tokenizer.json\n--> hint: make "
+                 "the dataset with --tokenizer tokenizer.json (accel_data prepare or import)", path,
+                 name[0] ? name : "unknown");
+    else if (st != ACCEL_OK)
+        snprintf(err, errlen, "%s: cannot read its tokenizer.json: %s", path, accel_status_str(st));
+    else
+        st = accel_tokenizer_open_recorded(name, json, len, out, err, errlen);
+    free(json);
+    return st;
 }

@@ -1,5 +1,6 @@
 /* accel_data: make and inspect HDF5 datasets (format: include/accel/dataset.h, docs/datasets.md).
- *   accel_data prepare [--output FILE] [--val-fraction F] [FILE|DIR ...]   text -> byte tokens
+ *   accel_data prepare [--tokenizer T] [--jsonl] [--output FILE] [FILE|DIR ...]   text -> tokens
+ *   accel_data import --output FILE [--vocab V] FILE ...                   llm.c .bin, .npy -> tokens
  *   accel_data synth --kind tokens|classification --output FILE [...]      synthetic test data
  *   accel_data info FILE [--context T]                                     what a file holds
  * A serial tool: under mpirun, rank 0 does the work and every rank exits with its status. */
@@ -86,40 +87,62 @@ static int check_output(const char *cmd, const char *path, int force)
 static void prepare_usage(FILE *out)
 {
     fprintf(out,
-            "usage: accel_data prepare [--output FILE] [--val-fraction F] [--context T] [--force]\n"
+            "usage: accel_data prepare [--tokenizer FILE|DIR|bytes] [--jsonl] [--jsonl-field NAME]\n"
+            "                          [--output FILE] [--val-fraction F] [--context T] [--force]\n"
             "                          [FILE|DIR ...]\n"
             "\n"
-            "Tokenise text files byte by byte into an accel token dataset (HDF5):\n"
-            "tokenizer \"bytes\": every byte is one token, token = byte value (0..255), vocab 256,\n"
-            "stored as uint8. Files are concatenated in the order given (a directory: its regular\n"
-            "files in name order, then its symbolic links, recursing into subdirectories; hidden\n"
-            "and empty files are skipped, and a file reached twice is read once). The last\n"
-            "--val-fraction of the token stream is the validation split, the rest the training\n"
-            "split (deterministic, no shuffling). Every input file is listed as it is read.\n"
+            "Tokenize text into an accel token dataset (HDF5). Every document is tokenized and the\n"
+            "documents are concatenated in input order:\n"
+            "  text files (default)  each file is one document\n"
+            "  --jsonl               JSON Lines: each line is a JSON object and its string field\n"
+            "                        NAME (--jsonl-field, default \"text\") is one document\n"
+            "Files are read in the order given (a directory: its regular files in name order, then\n"
+            "its symbolic links, recursing into subdirectories; hidden and empty files are skipped,\n"
+            "and a file reached twice is read once). Every input file is listed as it is read.\n"
+            "\n"
+            "Tokenizer: --tokenizer names a Hugging Face tokenizer.json (or a model directory holding\n"
+            "one); it is recorded in the dataset (name, hash and the file's bytes). Without it the\n"
+            "tokenizer is \"bytes\": every byte is one token, token = byte value (0..255), vocab 256,\n"
+            "stored as uint8. Tokens are stored as uint8, uint16, or uint32 when the vocabulary\n"
+            "exceeds 65536.\n"
+            "Document separators: when the tokenizer has a BOS token every document is preceded by\n"
+            "it; else when it has an EOS token every document is followed by it; else (\"bytes\")\n"
+            "nothing is added, so the stream is exactly the files' bytes (or the documents' UTF-8\n"
+            "bytes). The rule in use is printed.\n"
+            "Split: the last --val-fraction of the token stream is the validation split, the rest\n"
+            "the training split (deterministic, no shuffling; the split may fall inside a document).\n"
+            "\n"
+            "Inputs that are not text are refused with a hint (NUL bytes, NumPy .npy or llm.c .bin\n"
+            "magic -> accel_data import; JSON Lines -> prepare --jsonl), unless --force.\n"
             "\n"
             "With no inputs it reads " DEFAULT_CORPUS " (the license texts every Debian system\n"
             "has, package base-files): a small corpus of English text, about 240 KB.\n"
             "\n"
             "options:\n"
+            "  --tokenizer T        tokenizer.json file or directory, or 'bytes' (default bytes)\n"
+            "  --jsonl              inputs are JSON Lines (one document per line)\n"
+            "  --jsonl-field NAME   the field holding each line's text (default \"text\"; implies --jsonl)\n"
             "  --output FILE        dataset to write (default " DEFAULT_OUTPUT ", directory created);\n"
             "                       written under a temporary name and renamed when complete\n"
             "  --val-fraction F     share of the tokens held out for validation, 0 < F < 1 (default 0.1)\n"
             "  --context T          refuse a corpus whose splits hold no sample of T+1 tokens (default 64)\n"
-            "  --force              overwrite FILE even if it is not an accel dataset\n"
+            "  --force              tokenize inputs that do not look like text anyway, and overwrite\n"
+            "                       FILE even if it is not an accel dataset\n"
             "  -h, --help           this help\n"
             "\n"
             "examples:\n"
             "  accel_data prepare                                   licenses -> data/corpus.h5\n"
             "  accel_data prepare --output books.h5 --val-fraction 0.05 books/\n"
+            "  accel_data prepare --jsonl --tokenizer gpt2/tokenizer.json --output web.h5 web.jsonl\n"
             "  accel_data info data/corpus.h5 --context 128\n");
 }
 
 static int cmd_prepare(int argc, char **argv)
 {
-    const char *output = NULL;
+    const char *output = NULL, *tokenizer = NULL, *field = NULL;
     double val_fraction = 0.1;
     long long context = 64;
-    int force = 0, ninputs = 0;
+    int force = 0, ninputs = 0, jsonl = 0;
     const char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
     if (!inputs) return 1;
     int rc = 2;
@@ -128,11 +151,14 @@ static int cmd_prepare(int argc, char **argv)
         int missing = 0;
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { prepare_usage(stdout); rc = 0; goto out; }
         else if ((v = accel_arg_value(argc, argv, &i, "--output", &missing))) output = v;
+        else if ((v = accel_arg_value(argc, argv, &i, "--tokenizer", &missing))) tokenizer = v;
+        else if ((v = accel_arg_value(argc, argv, &i, "--jsonl-field", &missing))) { field = v; jsonl = 1; }
         else if ((v = accel_arg_value(argc, argv, &i, "--val-fraction", &missing))) {
             if (parse_double("prepare", "--val-fraction", v, &val_fraction)) goto out;
         } else if ((v = accel_arg_value(argc, argv, &i, "--context", &missing))) {
             if (parse_ll("prepare", "--context", v, 1, INT_MAX - 1, &context)) goto out;
         } else if (!strcmp(argv[i], "--force")) force = 1;
+        else if (!strcmp(argv[i], "--jsonl")) jsonl = 1;
         else if (missing) { fprintf(stderr, "accel_data prepare: %s needs a value\n", argv[i]); goto out; }
         else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "accel_data prepare: unknown option '%s'\n", argv[i]);
@@ -143,6 +169,16 @@ static int cmd_prepare(int argc, char **argv)
     if (!(val_fraction > 0 && val_fraction < 1)) {
         fprintf(stderr, "accel_data prepare: --val-fraction %g is outside (0, 1)\n--> hint: 0.1 holds "
                 "out the last 10%% of the text for validation\n", val_fraction);
+        goto out;
+    }
+    if (field && !field[0]) {
+        fprintf(stderr, "accel_data prepare: --jsonl-field is empty\n--> hint: name the field that "
+                "holds each line's text, e.g. --jsonl-field text\n");
+        goto out;
+    }
+    if (ninputs == 0 && jsonl) {
+        fprintf(stderr, "accel_data prepare: --jsonl needs input files\n--> hint: accel_data prepare "
+                "--jsonl FILE.jsonl ...\n");
         goto out;
     }
     if (ninputs == 0) {
@@ -164,10 +200,14 @@ static int cmd_prepare(int argc, char **argv)
     }
     if (check_output("prepare", output, force)) goto out;
 
-    char err[1024];
-    accel_status_t st = accel_corpus_prepare(inputs, ninputs, output, val_fraction, (int)context,
-                                             stdout, err, sizeof err);
+    char err[2048];
+    accel_prepare_options_t opt = {
+        .tokenizer = tokenizer, .jsonl_field = jsonl ? (field ? field : "text") : NULL,
+        .val_fraction = val_fraction, .context = (int)context, .force = force != 0, .progress = stdout,
+    };
+    accel_status_t st = accel_data_prepare(inputs, ninputs, output, &opt, err, sizeof err);
     if (st != ACCEL_OK) {
+        fflush(stdout);
         fprintf(stderr, "accel_data prepare: %s\n", err);
         rc = accel_status_exit_code(st);
         goto out;
@@ -175,6 +215,116 @@ static int cmd_prepare(int argc, char **argv)
     rc = 0;
 out:
     free(inputs);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ import */
+
+static void import_usage(FILE *out)
+{
+    fprintf(out,
+            "usage: accel_data import --output FILE [--vocab V] [--tokenizer FILE|DIR]\n"
+            "                         [--val-fraction F | --val FILE ...] [--context T] [--force]\n"
+            "                         FILE|DIR ...\n"
+            "\n"
+            "Import pre-tokenized token streams into an accel token dataset (HDF5). Each file is\n"
+            "recognised by its first bytes (not its name):\n"
+            "  llm.c token shards (.bin): 256 int32 header, magic 20240520 version 1 = GPT-2,\n"
+            "                      uint16 tokens; magic 20240801 version 7 = Llama-3, uint32 tokens;\n"
+            "                      header[2] = token count (the file must be exactly that long)\n"
+            "  NumPy .npy arrays:  1-D, C order, little-endian uint8, uint16, uint32, int32 or int64\n"
+            "The files' tokens are concatenated in the order given (a directory: its files in name\n"
+            "order), exactly as they are: no separators are added. The last --val-fraction of the\n"
+            "stream is the validation split; or, with --val, the --val files (in their order, after\n"
+            "the others) are exactly the validation split. Each file is listed as it is read.\n"
+            "\n"
+            "Vocabulary: --vocab V, else the vocabulary of --tokenizer, else the llm.c header's kind\n"
+            "(GPT-2 50257, Llama-3 128256); a .npy array states none, so it needs one of the two.\n"
+            "Every token must be in [0, V): a token >= V is refused naming file, position and value.\n"
+            "Tokens are stored as uint8 (V <= 256), uint16 (V <= 65536) or uint32.\n"
+            "The tokenizer recorded is --tokenizer's (name, hash and tokenizer.json bytes), else\n"
+            "\"llm.c-gpt2\", \"llm.c-llama3\" or \"npy\" (\"pretokenized\" when mixed), with no hash.\n"
+            "\n"
+            "options:\n"
+            "  --output FILE        dataset to write (required); written under a temporary name and\n"
+            "                       renamed when complete\n"
+            "  --vocab V            vocabulary size\n"
+            "  --tokenizer T        the tokenizer.json the tokens were made with (recorded)\n"
+            "  --val-fraction F     share of the tokens held out for validation, 0 < F < 1 (default 0.1)\n"
+            "  --val FILE           a file whose tokens are the validation split (repeatable), e.g.\n"
+            "                       llm.c's *_val_*.bin shard; not with --val-fraction\n"
+            "  --context T          refuse a stream whose splits hold no sample of T+1 tokens (default 64)\n"
+            "  --force              overwrite FILE even if it is not an accel dataset\n"
+            "  -h, --help           this help\n"
+            "\n"
+            "examples:\n"
+            "  accel_data import --output tiny.h5 tiny_shakespeare_train.bin --val tiny_shakespeare_val.bin\n"
+            "  accel_data import --output web.h5 --vocab 128256 tokens.npy\n");
+}
+
+static int cmd_import(int argc, char **argv)
+{
+    const char *output = NULL, *tokenizer = NULL;
+    double val_fraction = 0.1;
+    long long context = 64, vocab = 0;
+    int force = 0, ninputs = 0, nval = 0, fraction_given = 0;
+    const char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
+    const char **vals = calloc((size_t)argc + 1, sizeof *vals);
+    if (!inputs || !vals) { free(inputs); free(vals); return 1; }
+    int rc = 2;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        int missing = 0;
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) { import_usage(stdout); rc = 0; goto out; }
+        else if ((v = accel_arg_value(argc, argv, &i, "--output", &missing))) output = v;
+        else if ((v = accel_arg_value(argc, argv, &i, "--tokenizer", &missing))) tokenizer = v;
+        else if ((v = accel_arg_value(argc, argv, &i, "--val", &missing))) vals[nval++] = v;
+        else if ((v = accel_arg_value(argc, argv, &i, "--vocab", &missing))) {
+            if (parse_ll("import", "--vocab", v, 2, INT32_MAX, &vocab)) goto out;
+        } else if ((v = accel_arg_value(argc, argv, &i, "--val-fraction", &missing))) {
+            fraction_given = 1;
+            if (parse_double("import", "--val-fraction", v, &val_fraction)) goto out;
+        } else if ((v = accel_arg_value(argc, argv, &i, "--context", &missing))) {
+            if (parse_ll("import", "--context", v, 1, INT_MAX - 1, &context)) goto out;
+        } else if (!strcmp(argv[i], "--force")) force = 1;
+        else if (missing) { fprintf(stderr, "accel_data import: %s needs a value\n", argv[i]); goto out; }
+        else if (argv[i][0] == '-' && argv[i][1]) {
+            fprintf(stderr, "accel_data import: unknown option '%s'\n", argv[i]);
+            import_usage(stderr);
+            goto out;
+        } else inputs[ninputs++] = argv[i];
+    }
+    if (!(val_fraction > 0 && val_fraction < 1)) {
+        fprintf(stderr, "accel_data import: --val-fraction %g is outside (0, 1)\n--> hint: 0.1 holds "
+                "out the last 10%% of the tokens for validation\n", val_fraction);
+        goto out;
+    }
+    if (nval > 0 && fraction_given) {
+        fprintf(stderr, "accel_data import: --val and --val-fraction both say where /val comes from\n"
+                "--> hint: give one of them\n");
+        goto out;
+    }
+    if (!output || ninputs == 0) {
+        fprintf(stderr, "accel_data import: %s\n--> hint: accel_data import --output tokens.h5 "
+                "shard_000.bin shard_001.bin\n", !output ? "--output is required" : "no input files");
+        goto out;
+    }
+    if (check_output("import", output, force)) goto out;
+    char err[2048];
+    accel_import_options_t opt = { .vocab = (int)vocab, .tokenizer = tokenizer, .val_inputs = vals,
+                                   .nval_inputs = nval, .val_fraction = val_fraction,
+                                   .context = (int)context, .progress = stdout };
+    accel_status_t st = accel_data_import(inputs, ninputs, output, &opt, err, sizeof err);
+    if (st != ACCEL_OK) {
+        fflush(stdout);
+        fprintf(stderr, "accel_data import: %s\n", err);
+        rc = accel_status_exit_code(st);
+        goto out;
+    }
+    rc = 0;
+out:
+    free(inputs);
+    free(vals);
     return rc;
 }
 
@@ -333,7 +483,8 @@ static void info_usage(FILE *out)
             "usage: accel_data info FILE [--context T]\n"
             "\n"
             "Print a dataset's format, version and splits: for token datasets the tokenizer\n"
-            "(\"bytes\" = one token per byte, vocab 256), vocabulary and tokens per split, and with\n"
+            "(\"bytes\" = one token per byte, vocab 256) with its hash and whether the file keeps\n"
+            "its tokenizer.json, the vocabulary, the stored token width and tokens per split, and with\n"
             "--context T the samples per split (a sample is T+1 tokens; nsamples = (ntokens-1)/T);\n"
             "for classification datasets the classes, features and samples per split.\n"
             "The file is opened and validated exactly as accel_train opens it.\n"
@@ -386,9 +537,17 @@ static int cmd_info(int argc, char **argv)
         printf("file: %s\n", path);
         if (in->kind == ACCEL_DATASET_TOKENS) {
             printf("format: %s, version %d\n", ACCEL_DATASET_FORMAT_TOKENS, in->version);
-            printf("tokenizer: %s%s, vocab %d, stored as %d-byte integers\n", in->tokenizer,
+            printf("tokenizer: %s%s, vocab %d, stored as %d-byte integers (%sint%d)\n", in->tokenizer,
                    !strcmp(in->tokenizer, "bytes") ? " (one token per byte)" : "", in->vocab,
-                   in->token_bytes);
+                   in->token_bytes, in->token_signed ? "" : "u", 8 * in->token_bytes);
+            printf("tokenizer hash: %s\n", in->tokenizer_hash[0] ? in->tokenizer_hash : "none");
+            char *json = NULL;
+            size_t jlen = 0;
+            if (in->has_tokenizer_json && accel_dataset_tokenizer_json(path, &json, &jlen) == ACCEL_OK)
+                printf("tokenizer.json: kept in the file (%zu bytes, dataset /tokenizer.json)\n", jlen);
+            else
+                printf("tokenizer.json: not kept%s\n", !strcmp(in->tokenizer, "bytes") ? " (none needed)" : "");
+            free(json);
         } else {
             printf("format: %s, version %d\n", ACCEL_DATASET_FORMAT_CLASSIFICATION, in->version);
             printf("classes: %d, features: %d\n", in->classes, in->features);
@@ -417,8 +576,11 @@ static void usage(FILE *out)
             "usage: accel_data <command> [options]\n"
             "\n"
             "Make and inspect accel datasets (HDF5 files read in parallel by accel_train):\n"
-            "  prepare   tokenise text files byte by byte (tokenizer \"bytes\": token = byte value,\n"
-            "            vocab 256) into a token dataset; default corpus " DEFAULT_CORPUS "\n"
+            "  prepare   tokenize text files or JSON Lines documents into a token dataset, with a\n"
+            "            Hugging Face tokenizer.json (--tokenizer) or byte by byte (tokenizer \"bytes\":\n"
+            "            token = byte value, vocab 256); default corpus " DEFAULT_CORPUS "\n"
+            "  import    llm.c token shards (.bin) and NumPy .npy token arrays -> a token dataset,\n"
+            "            the token stream kept exactly\n"
             "  synth     write a synthetic token or classification dataset (tests, demos)\n"
             "  info      print a dataset's format, splits and sizes\n"
             "\n"
@@ -436,6 +598,7 @@ int main(int argc, char **argv)
         return 0;
     }
     int (*run)(int, char **) = !strcmp(argv[1], "prepare") ? cmd_prepare
+                               : !strcmp(argv[1], "import") ? cmd_import
                                : !strcmp(argv[1], "synth") ? cmd_synth
                                : !strcmp(argv[1], "info") ? cmd_info : NULL;
     if (!run) {

@@ -1,0 +1,345 @@
+/* Pre-tokenized imports (accel_data import): llm.c token shards and NumPy .npy arrays, recognised by
+ * their magic, concatenated in the order given into one token stream, kept exactly (no separators
+ * are added: the files already hold whatever their maker put between documents). Also what prepare
+ * shares: recognising an input by its first bytes, the token stream at the dataset's width, and
+ * its split and atomic publication. */
+#include "build_config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "accel/dataset.h"
+#include "accel/tokenizer.h"
+#include "import.h"
+
+/* ------------------------------------------------------------------ recognising inputs */
+
+accel_input_kind_t accel_input_sniff(const unsigned char *buf, size_t len, bool jsonl, size_t *nul_at)
+{
+    static const unsigned char hdf5[8] = { 0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n' };
+    if (accel_npy_magic(buf, len)) return ACCEL_INPUT_NPY;
+    int32_t m = accel_llmc_magic(buf, len);
+    if (m == ACCEL_LLMC_MAGIC_EVAL) return ACCEL_INPUT_LLMC_EVAL;
+    if (m) return ACCEL_INPUT_LLMC;
+    if (len >= 8 && !memcmp(buf, hdf5, 8)) return ACCEL_INPUT_HDF5;
+    const unsigned char *z = memchr(buf, 0, len);
+    if (z) {
+        if (nul_at) *nul_at = (size_t)(z - buf);
+        return ACCEL_INPUT_BINARY;
+    }
+    if (jsonl && accel_jsonl_sniff((const char *)buf, len)) return ACCEL_INPUT_JSONL;
+    return ACCEL_INPUT_TEXT;
+}
+
+const char *accel_input_kind_name(accel_input_kind_t k)
+{
+    switch (k) {
+    case ACCEL_INPUT_TEXT: return "text";
+    case ACCEL_INPUT_JSONL: return "JSON Lines (every line a JSON object)";
+    case ACCEL_INPUT_NPY: return "a NumPy .npy array";
+    case ACCEL_INPUT_LLMC: return "an llm.c token shard";
+    case ACCEL_INPUT_LLMC_EVAL: return "an llm.c evaluation file";
+    case ACCEL_INPUT_HDF5: return "an HDF5 file";
+    default: return "binary data";
+    }
+}
+
+/* ------------------------------------------------------------------ token streams */
+
+accel_status_t accel_tokstream_init(accel_tokstream_t *s, int vocab, int64_t expect)
+{
+    memset(s, 0, sizeof *s);
+    s->vocab = vocab;
+    s->width = accel_dataset_token_bytes(vocab);
+    return accel_tokstream_reserve(s, expect > 0 ? expect : 4096);
+}
+
+accel_status_t accel_tokstream_reserve(accel_tokstream_t *s, int64_t more)
+{
+    if (s->n + more <= s->cap) return ACCEL_OK;
+    int64_t cap = s->cap ? s->cap : 4096;
+    while (cap < s->n + more) cap *= 2;
+    unsigned char *p = realloc(s->buf, (size_t)cap * (size_t)s->width);
+    if (!p) return ACCEL_ERR_NOMEM;
+    s->buf = p;
+    s->cap = cap;
+    return ACCEL_OK;
+}
+
+void accel_tokstream_free(accel_tokstream_t *s)
+{
+    free(s->buf);
+    memset(s, 0, sizeof *s);
+}
+
+accel_status_t accel_tokstream_publish(const accel_tokstream_t *s, const char *output,
+                                       const accel_token_meta_t *meta, double val_fraction,
+                                       int64_t nval_given, int context, FILE *progress, char *err,
+                                       size_t errlen)
+{
+    long long total = s->n;
+    long long nval = nval_given >= 0 ? nval_given : llround((double)total * val_fraction);
+    long long ntrain = total - nval;
+    if (progress && nval_given >= 0)
+        fprintf(progress, "%lld tokens: train %lld, val %lld (the --val files: the last %lld tokens "
+                "of the stream)\n", total, ntrain, nval, nval);
+    else if (progress)
+        fprintf(progress, "%lld tokens: train %lld, val %lld (val fraction %g: the last %lld tokens "
+                "of the stream)\n", total, ntrain, nval, val_fraction, nval);
+    if (ntrain < context + 1 || nval < context + 1) {
+        snprintf(err, errlen, "too little data: %lld tokens give %lld training and %lld validation "
+                 "tokens, but one sample at context %d needs %d tokens in each split\n--> hint: add "
+                 "data, or lower the context (--context)", total, ntrain, nval, context, context + 1);
+        return ACCEL_ERR_SHAPE;
+    }
+    accel_status_t st = accel_dataset_write_tokens_meta(output, meta, s->buf, s->width, ntrain, nval);
+    if (st != ACCEL_OK) {
+        snprintf(err, errlen, "writing '%s' failed: %s", output, accel_status_str(st));
+        return st;
+    }
+    if (progress)
+        fprintf(progress, "wrote %s: %s v%d, tokenizer %s%s%s, vocab %d (uint%d); at context %d: %lld "
+                "train and %lld val samples\n", output, ACCEL_DATASET_FORMAT_TOKENS,
+                ACCEL_DATASET_VERSION, meta->tokenizer,
+                meta->tokenizer_hash && meta->tokenizer_hash[0] ? " hash " : "",
+                meta->tokenizer_hash ? meta->tokenizer_hash : "", meta->vocab, 8 * s->width, context,
+                (ntrain - 1) / context, (nval - 1) / context);
+    return ACCEL_OK;
+}
+
+/* ------------------------------------------------------------------ import */
+
+/* Copy one file's tokens into the stream, checking each against [0, vocab). */
+static accel_status_t copy_tokens(FILE *f, const char *path, const accel_tokfile_t *tf,
+                                  accel_tokstream_t *s, FILE *progress, char *err, size_t errlen)
+{
+    enum { CHUNK = 1 << 20 };
+    unsigned char *buf = malloc((size_t)CHUNK * (size_t)tf->itemsize);
+    if (!buf) {
+        snprintf(err, errlen, "out of memory reading %s", path);
+        return ACCEL_ERR_NOMEM;
+    }
+    accel_status_t st = ACCEL_OK;
+    if (fseek(f, (long)tf->offset, SEEK_SET) != 0) st = ACCEL_ERR_IO;
+    int64_t done = 0, next_report = 64LL << 20;
+    while (st == ACCEL_OK && done < tf->count) {
+        size_t want = (size_t)(tf->count - done < CHUNK ? tf->count - done : CHUNK);
+        if (fread(buf, (size_t)tf->itemsize, want, f) != want) {
+            snprintf(err, errlen, "%s: read failed after %lld of %lld tokens: %s", path,
+                     (long long)done, (long long)tf->count, ferror(f) ? strerror(errno)
+                     : "the file became shorter while being read");
+            st = ACCEL_ERR_IO;
+            break;
+        }
+        for (size_t i = 0; i < want; i++) {
+            const unsigned char *p = buf + i * (size_t)tf->itemsize;
+            uint64_t u = 0;
+            for (int b = 0; b < tf->itemsize; b++) u |= (uint64_t)p[b] << (8 * b);   /* little-endian */
+            int64_t v = (int64_t)u;
+            if (tf->is_signed && tf->itemsize < 8 && (u >> (8 * tf->itemsize - 1)) & 1)
+                v = (int64_t)(u | ~((1ULL << (8 * tf->itemsize)) - 1));               /* sign-extend */
+            if (v < 0 || v >= s->vocab) {
+                char what[64];
+                if (v < 0) snprintf(what, sizeof what, "negative");
+                else snprintf(what, sizeof what, ">= vocab %d", s->vocab);
+                snprintf(err, errlen, "%s: token %lld at position %lld (of %lld) is %s\n"
+                         "--> hint: %s", path, (long long)v, (long long)(done + (int64_t)i),
+                         (long long)tf->count, what,
+                         v < 0 ? "token ids are non-negative; the file is not a token array"
+                               : "give the vocabulary the tokens were made with (--vocab V or "
+                                 "--tokenizer tokenizer.json)");
+                st = ACCEL_ERR_INVALID;
+                break;
+            }
+            accel_tokstream_put(s, (uint32_t)v);
+        }
+        done += (int64_t)want;
+        if (progress && done >= next_report && done < tf->count) {
+            fprintf(progress, "    %lld / %lld tokens\n", (long long)done, (long long)tf->count);
+            fflush(progress);
+            next_report += 64LL << 20;
+        }
+    }
+    if (st == ACCEL_ERR_IO && !err[0]) snprintf(err, errlen, "%s: cannot seek to the tokens", path);
+    free(buf);
+    return st;
+}
+
+/* Open and recognise one input; a file that is not pre-tokenized says what it looks like. */
+static accel_status_t open_tokfile(const char *path, int64_t size, FILE **fp, accel_tokfile_t *tf,
+                                   char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+        return ACCEL_ERR_NOT_FOUND;
+    }
+    unsigned char head[4096];
+    size_t n = fread(head, 1, sizeof head, f);
+    accel_input_kind_t k = accel_input_sniff(head, n, true, NULL);
+    accel_status_t st;
+    if (k == ACCEL_INPUT_NPY) st = accel_npy_open(f, path, size, tf, err, errlen);
+    else if (k == ACCEL_INPUT_LLMC || k == ACCEL_INPUT_LLMC_EVAL) st = accel_llmc_open(f, path, size, tf, err, errlen);
+    else if (k == ACCEL_INPUT_BINARY || k == ACCEL_INPUT_HDF5) {
+        long first = n >= 4 ? (long)(int32_t)((uint32_t)head[0] | (uint32_t)head[1] << 8 |
+                                             (uint32_t)head[2] << 16 | (uint32_t)head[3] << 24) : 0;
+        snprintf(err, errlen, "%s is %s but neither an llm.c token shard (its first int32 is %ld, not "
+                 "the magic %d or %d) nor a NumPy .npy file (no \\x93NUMPY magic)\n--> hint: llm.c "
+                 "shards are written by llm.c's dev/data scripts, .npy files by numpy.save; text goes "
+                 "through accel_data prepare", path, accel_input_kind_name(k), first,
+                 ACCEL_LLMC_MAGIC_GPT2, ACCEL_LLMC_MAGIC_LLAMA3);
+        st = ACCEL_ERR_INVALID;
+    } else {
+        snprintf(err, errlen, "%s is %s, not pre-tokenized: import reads llm.c token shards (magic %d "
+                 "or %d) and NumPy .npy token arrays\n--> hint: tokenize text with: accel_data "
+                 "prepare%s [--tokenizer tokenizer.json] %s", path, accel_input_kind_name(k),
+                 ACCEL_LLMC_MAGIC_GPT2, ACCEL_LLMC_MAGIC_LLAMA3, k == ACCEL_INPUT_JSONL ? " --jsonl" : "",
+                 path);
+        st = ACCEL_ERR_INVALID;
+    }
+    if (st != ACCEL_OK) fclose(f);
+    else *fp = f;
+    return st;
+}
+
+accel_status_t accel_data_import(const char *const *inputs, int ninputs, const char *output,
+                                 const accel_import_options_t *opt, char *err, size_t errlen)
+{
+    accel_filelist_t files = { 0 }, vfiles = { 0 };
+    accel_tokfile_t *tf = NULL;
+    accel_tokenizer_t *tok = NULL;
+    accel_tokstream_t s = { 0 };
+    FILE *progress = opt->progress;
+    err[0] = '\0';
+    accel_status_t st = ACCEL_ERR_INVALID;
+    if (ninputs < 1) {
+        snprintf(err, errlen, "no inputs\n--> hint: name llm.c .bin shards or .npy token arrays");
+        goto cleanup;
+    }
+    if (opt->tokenizer && (st = accel_data_tokenizer_open(opt->tokenizer, &tok, err, errlen)) != ACCEL_OK)
+        goto cleanup;
+    if ((st = accel_filelist_collect(inputs, ninputs, &files, err, errlen)) != ACCEL_OK) goto cleanup;
+    /* --val files follow the training files in the stream and form /val exactly. */
+    const int ntrain_files = files.n;
+    if (opt->nval_inputs > 0) {
+        if ((st = accel_filelist_collect(opt->val_inputs, opt->nval_inputs, &vfiles, err, errlen)) != ACCEL_OK)
+            goto cleanup;
+        for (int v = 0; v < vfiles.n; v++)
+            for (int i = 0; i < ntrain_files; i++)
+                if (vfiles.dev[v] == files.dev[i] && vfiles.ino[v] == files.ino[i]) {
+                    snprintf(err, errlen, "%s is both a training input and a --val file (as %s)\n"
+                             "--> hint: a file belongs to one split", vfiles.paths[v], files.paths[i]);
+                    st = ACCEL_ERR_INVALID;
+                    goto cleanup;
+                }
+        struct stat sb;
+        for (int v = 0; v < vfiles.n; v++)
+            if (stat(vfiles.paths[v], &sb) != 0 || accel_filelist_add(&files, vfiles.paths[v], &sb) != 0) {
+                snprintf(err, errlen, "cannot list '%s': %s", vfiles.paths[v], strerror(errno));
+                st = ACCEL_ERR_NOMEM;
+                goto cleanup;
+            }
+    }
+    tf = calloc((size_t)files.n, sizeof *tf);
+    if (!tf) {
+        st = ACCEL_ERR_NOMEM;
+        goto cleanup;
+    }
+    /* Headers first: the vocabulary (hence the width) and the total are known before any copy. */
+    int64_t total = 0;
+    for (int i = 0; i < files.n; i++) {
+        FILE *f = NULL;
+        if ((st = open_tokfile(files.paths[i], files.sizes[i], &f, &tf[i], err, errlen)) != ACCEL_OK)
+            goto cleanup;
+        fclose(f);
+        total += tf[i].count;
+    }
+    int vocab = opt->vocab;
+    const char *vocab_from = "--vocab";
+    if (tok && vocab > 0 && vocab != accel_tokenizer_vocab(tok)) {
+        snprintf(err, errlen, "--vocab %d disagrees with tokenizer %s (vocab %d)\n--> hint: give one "
+                 "of them", vocab, accel_tokenizer_name(tok), accel_tokenizer_vocab(tok));
+        st = ACCEL_ERR_INVALID;
+        goto cleanup;
+    }
+    if (vocab <= 0 && tok) {
+        vocab = accel_tokenizer_vocab(tok);
+        vocab_from = "the tokenizer";
+    }
+    bool same = true;
+    for (int i = 1; i < files.n; i++) same = same && !strcmp(tf[i].format, tf[0].format);
+    if (vocab <= 0) {
+        int first_unknown = -1;
+        for (int i = 0; i < files.n && first_unknown < 0; i++)
+            if (!tf[i].vocab) first_unknown = i;
+        if (first_unknown >= 0 || !same) {
+            snprintf(err, errlen, "the vocabulary is unknown: %s\n--> hint: give --vocab V (e.g. "
+                     "50257 for GPT-2 tokens, 128256 for Llama-3) or --tokenizer tokenizer.json",
+                     first_unknown >= 0 ? "a .npy array does not record it" :
+                     "the llm.c shards are of different kinds (GPT-2 and Llama-3)");
+            st = ACCEL_ERR_INVALID;
+            goto cleanup;
+        }
+        vocab = tf[0].vocab;
+        vocab_from = "the llm.c header";
+    }
+    if (progress)
+        fprintf(progress, "vocab %d (from %s), stored as uint%d; %d file(s), %lld tokens, "
+                "concatenated in order as they are (no separators added)\n", vocab, vocab_from,
+                8 * accel_dataset_token_bytes(vocab), files.n, (long long)total);
+    if ((st = accel_tokstream_init(&s, vocab, total)) != ACCEL_OK) {
+        snprintf(err, errlen, "cannot hold %lld tokens in memory", (long long)total);
+        goto cleanup;
+    }
+    for (int i = 0; i < files.n; i++) {
+        if (progress) {
+            fprintf(progress, "  import %-44s %s, %lld tokens%s\n", files.paths[i], tf[i].what,
+                    (long long)tf[i].count, i >= ntrain_files ? " (val)" : "");
+            fflush(progress);
+        }
+        FILE *f = fopen(files.paths[i], "rb");
+        if (!f) {
+            snprintf(err, errlen, "cannot read '%s': %s", files.paths[i], strerror(errno));
+            st = ACCEL_ERR_IO;
+            goto cleanup;
+        }
+        st = copy_tokens(f, files.paths[i], &tf[i], &s, progress, err, errlen);
+        fclose(f);
+        if (st != ACCEL_OK) goto cleanup;
+    }
+    char name[64], desc[512];
+    snprintf(name, sizeof name, "%s", same ? tf[0].format : "pretokenized");
+    size_t jlen = 0;
+    const char *json = tok ? accel_tokenizer_json(tok, &jlen) : NULL;
+    int64_t nval = -1;
+    if (opt->nval_inputs > 0) {
+        nval = 0;
+        for (int i = ntrain_files; i < files.n; i++) nval += tf[i].count;
+        snprintf(desc, sizeof desc, "accel_data import: %d file(s) (%s), %lld tokens concatenated in "
+                 "order; vocab %d from %s; /val is the last %d file(s)", files.n, name,
+                 (long long)total, vocab, vocab_from, files.n - ntrain_files);
+    } else {
+        snprintf(desc, sizeof desc, "accel_data import: %d file(s) (%s), %lld tokens concatenated in "
+                 "order; vocab %d from %s; last %g of the stream is /val", files.n, name,
+                 (long long)total, vocab, vocab_from, opt->val_fraction);
+    }
+    accel_token_meta_t meta = {
+        .tokenizer = tok ? accel_tokenizer_name(tok) : name,
+        .tokenizer_hash = tok ? accel_tokenizer_hash(tok) : "",
+        .tokenizer_json = json, .tokenizer_json_len = jlen,
+        .vocab = vocab, .description = desc,
+    };
+    st = accel_tokstream_publish(&s, output, &meta, opt->val_fraction, nval, opt->context, progress,
+                                err, errlen);
+cleanup:
+    accel_tokstream_free(&s);
+    if (tok) accel_tokenizer_free(tok);
+    free(tf);
+    accel_filelist_free(&files);
+    accel_filelist_free(&vfiles);
+    return st;
+}

@@ -1,0 +1,136 @@
+/* The data layer's importers, private to libaccel (the public API is include/accel/dataset.h):
+ * the pre-tokenized file formats (llmc.c: llm.c token shards; npy.c: NumPy .npy arrays), JSON Lines
+ * documents (jsonl.c), recognising a file by its first bytes, input file lists, and the token
+ * stream that prepare and import fill and publish (import.c). Functions return accel_status_t and
+ * put what went wrong, with a hint, into err; none logs or exits. */
+#ifndef ACCEL_DATA_IMPORT_H
+#define ACCEL_DATA_IMPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "accel/dataset.h"
+#include "accel/status.h"
+
+/* ------------------------------------------------------------------ pre-tokenized files */
+
+/* Where a pre-tokenized file keeps its tokens: `count` little-endian integers of `itemsize` bytes
+ * (signed or not) from byte `offset` to the end of the file. */
+typedef struct {
+    char format[32];                /* "llm.c-gpt2", "llm.c-llama3", "npy" (recorded as tokenizer) */
+    char what[192];                 /* for people: "llm.c GPT-2 shard, uint16 tokens" */
+    int64_t count;
+    int64_t offset;
+    int itemsize;                   /* 1, 2, 4 or 8 */
+    bool is_signed;
+    int vocab;                      /* the vocabulary the format implies; 0 when it says none */
+} accel_tokfile_t;
+
+/* llm.c (karpathy/llm.c, dev/data/data_common.py write_datafile): a header of 256 int32 (magic,
+ * version, token count, zeros), then the tokens. */
+#define ACCEL_LLMC_HEADER_BYTES 1024
+#define ACCEL_LLMC_MAGIC_GPT2 20240520      /* version 1, uint16 tokens, GPT-2 vocab 50257 */
+#define ACCEL_LLMC_MAGIC_LLAMA3 20240801    /* version 7, uint32 tokens, Llama-3 vocab 128256 */
+#define ACCEL_LLMC_MAGIC_EVAL 20240522      /* write_evalfile: HellaSwag/MMLU examples, not a stream */
+/* The first 4 bytes of `head` (n bytes) are an llm.c magic: its value, else 0. */
+int32_t accel_llmc_magic(const unsigned char *head, size_t n);
+accel_status_t accel_llmc_open(FILE *f, const char *path, int64_t size, accel_tokfile_t *out,
+                               char *err, size_t errlen);
+
+/* NumPy .npy, format versions 1.0, 2.0 and 3.0 (numpy.lib.format). */
+bool accel_npy_magic(const unsigned char *head, size_t n);
+accel_status_t accel_npy_open(FILE *f, const char *path, int64_t size, accel_tokfile_t *out,
+                              char *err, size_t errlen);
+
+/* ------------------------------------------------------------------ JSON Lines */
+
+/* Called with each document: the UTF-8 text of the field (len bytes, NUL-terminated) and its
+ * 1-based line number. A status other than ACCEL_OK stops the walk and is returned. */
+typedef accel_status_t (*accel_jsonl_doc_fn)(void *ctx, const char *text, size_t len, long long line);
+/* Every non-blank line of buf[0..len) must be a JSON object whose `field` is a string; blank lines
+ * are skipped. Errors name path and line. *ndocs: documents passed to fn. */
+accel_status_t accel_jsonl_each(const char *path, const char *buf, size_t len, const char *field,
+                                accel_jsonl_doc_fn fn, void *ctx, long long *ndocs, char *err,
+                                size_t errlen);
+/* The file looks like JSON Lines: its first non-blank lines (up to 8) all parse as JSON objects. */
+bool accel_jsonl_sniff(const char *buf, size_t len);
+
+/* ------------------------------------------------------------------ recognising inputs */
+
+typedef enum {
+    ACCEL_INPUT_TEXT = 0,
+    ACCEL_INPUT_JSONL,
+    ACCEL_INPUT_NPY,
+    ACCEL_INPUT_LLMC,               /* a token shard (either magic) */
+    ACCEL_INPUT_LLMC_EVAL,
+    ACCEL_INPUT_HDF5,
+    ACCEL_INPUT_BINARY,             /* holds NUL bytes */
+} accel_input_kind_t;
+
+/* What the bytes buf[0..len) (a whole file, or its start) are; *nul_at: offset of the first NUL
+ * for ACCEL_INPUT_BINARY. JSON Lines is told apart from text only when `jsonl` is true. */
+accel_input_kind_t accel_input_sniff(const unsigned char *buf, size_t len, bool jsonl, size_t *nul_at);
+const char *accel_input_kind_name(accel_input_kind_t k);
+
+/* ------------------------------------------------------------------ file lists (corpus.c) */
+
+typedef struct {
+    char **paths;
+    long long *sizes;
+    int n, cap;
+    dev_t *dev;
+    ino_t *ino;
+} accel_filelist_t;
+
+/* Files to read, in order: a file as given, a directory's regular files in name order, then its
+ * symbolic links, recursively (hidden and empty files skipped, a file reached twice kept once). */
+accel_status_t accel_filelist_collect(const char *const *inputs, int ninputs, accel_filelist_t *l,
+                                      char *err, size_t errlen);
+void accel_filelist_free(accel_filelist_t *l);
+/* Append one file (0; -1 when out of memory); a file already listed (same device and inode) is
+ * not added again. */
+struct stat;
+int accel_filelist_add(accel_filelist_t *l, const char *path, const struct stat *sb);
+
+/* ------------------------------------------------------------------ tokenizers (corpus.c) */
+
+/* "bytes" (or NULL): the byte tokenizer; else accel_tokenizer_load(path), after checking the path
+ * exists so that a missing file is named as such. */
+struct accel_tokenizer;
+accel_status_t accel_data_tokenizer_open(const char *path, struct accel_tokenizer **out, char *err,
+                                         size_t errlen);
+
+/* ------------------------------------------------------------------ token streams (import.c) */
+
+/* Tokens held at the dataset's width (1, 2 or 4 bytes, from the vocabulary), filled in order. */
+typedef struct {
+    unsigned char *buf;
+    int64_t n, cap;                 /* tokens */
+    int width;
+    int vocab;
+} accel_tokstream_t;
+
+accel_status_t accel_tokstream_init(accel_tokstream_t *s, int vocab, int64_t expect);
+accel_status_t accel_tokstream_reserve(accel_tokstream_t *s, int64_t more);
+/* Append (after a reserve) one token; the caller has checked 0 <= tok < vocab. */
+static inline void accel_tokstream_put(accel_tokstream_t *s, uint32_t tok)
+{
+    if (s->width == 1) s->buf[s->n] = (unsigned char)tok;
+    else if (s->width == 2) ((uint16_t *)s->buf)[s->n] = (uint16_t)tok;
+    else ((uint32_t *)s->buf)[s->n] = tok;
+    s->n++;
+}
+void accel_tokstream_free(accel_tokstream_t *s);
+
+/* Split the stream (the last val_fraction of it, rounded, is /val; or, when nval >= 0, the last
+ * nval tokens), check that each split holds a sample at `context`, write `output` atomically and
+ * report on progress (may be NULL). */
+accel_status_t accel_tokstream_publish(const accel_tokstream_t *s, const char *output,
+                                       const accel_token_meta_t *meta, double val_fraction,
+                                       int64_t nval, int context, FILE *progress, char *err,
+                                       size_t errlen);
+
+#endif

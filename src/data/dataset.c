@@ -26,6 +26,9 @@
 #include "accel/tokenizer.h"
 #include "../h5/h5util.h"
 
+/* A kept tokenizer.json larger than this is damage: real ones are a few MiB (Llama-3: 9 MiB). */
+#define DATASET_TOKENIZER_MAX ((size_t)1 << 30)
+
 struct accel_dataset {
     accel_dataset_info_t info;
     char *path;
@@ -643,11 +646,9 @@ accel_status_t accel_dataset_write_tokens_meta(const char *path, const accel_tok
         e = attr_ok(accel_h5_attr_write_str(w.file, "description", meta->description));
     if (e >= 0) e = write_array(w.file, "/train/tokens", 1, &dtrain, ft, mt, stream);
     if (e >= 0) e = write_array(w.file, "/val/tokens", 1, &dval, ft, mt, val);
-    if (e >= 0 && meta->tokenizer_json) {
-        hsize_t dj = (hsize_t)meta->tokenizer_json_len;
-        e = write_array(w.file, "/tokenizer.json", 1, &dj, H5T_STD_U8LE, H5T_NATIVE_UINT8,
-                        meta->tokenizer_json);
-    }
+    if (e >= 0 && meta->tokenizer_json)
+        e = attr_ok(accel_h5_write_bytes(w.file, "/tokenizer.json", meta->tokenizer_json,
+                                         meta->tokenizer_json_len));
     if (e < 0) {
         ACCEL_ERROR("writing token dataset '%s' failed (disk full?)", w.tmp);
         st = ACCEL_ERR_HDF5;
@@ -718,7 +719,7 @@ accel_status_t accel_dataset_tokenizer_json(const char *path, char **json, size_
     if (!path || !json || !len) return ACCEL_ERR_INVALID;
     *json = NULL;
     *len = 0;
-    hid_t f = -1, d = -1, space = -1;
+    hid_t f = -1;
     char h5err[256] = "";
     accel_status_t st = accel_h5_open_read(path, &f, h5err, sizeof h5err);
     if (st != ACCEL_OK) {
@@ -735,36 +736,14 @@ accel_status_t accel_dataset_tokenizer_json(const char *path, char **json, size_
         st = ACCEL_ERR_CORRUPT;
         goto cleanup;
     }
-    if (accel_h5_path_exists(f, "/tokenizer.json") <= 0) {
-        st = ACCEL_ERR_NOT_FOUND;           /* "bytes" or a pre-tokenized import: nothing kept */
-        goto cleanup;
-    }
-    accel_h5_quiet_t q;
-    accel_h5_quiet_begin(&q);
-    d = H5Dopen2(f, "/tokenizer.json", H5P_DEFAULT);
-    space = d >= 0 ? H5Dget_space(d) : -1;
-    hsize_t n = 0;
-    int ok = space >= 0 && H5Sget_simple_extent_ndims(space) == 1 &&
-             H5Sget_simple_extent_dims(space, &n, NULL) == 1;
-    char *buf = ok ? malloc((size_t)n + 1) : NULL;
-    if (ok && !buf) st = ACCEL_ERR_NOMEM;
-    else if (!ok || (n > 0 && H5Dread(d, H5T_NATIVE_UINT8, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0)) {
-        accel_h5_last_error(h5err, sizeof h5err);
-        ACCEL_ERROR("%s: dataset /tokenizer.json cannot be read as a 1-D byte array: %s\n--> hint: "
-                    "the file is damaged; make it again with accel_data", path, h5err);
+    st = accel_h5_read_bytes(f, "/tokenizer.json", DATASET_TOKENIZER_MAX, json, len);
+    if (st != ACCEL_OK && st != ACCEL_ERR_NOT_FOUND) {  /* NOT_FOUND: "bytes" or an import: none kept */
+        ACCEL_ERROR("%s: dataset /tokenizer.json cannot be read as a 1-D byte array of at most %zu "
+                    "bytes (%s)\n--> hint: the file is damaged; make it again with accel_data", path,
+                    DATASET_TOKENIZER_MAX, accel_status_str(st));
         st = ACCEL_ERR_CORRUPT;
     }
-    accel_h5_quiet_end(&q);
-    if (st != ACCEL_OK) {
-        free(buf);
-        goto cleanup;
-    }
-    buf[n] = '\0';
-    *json = buf;
-    *len = (size_t)n;
 cleanup:
-    if (space >= 0) H5Sclose(space);
-    if (d >= 0) H5Dclose(d);
     H5Fclose(f);
     return st;
 }

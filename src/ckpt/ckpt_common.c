@@ -351,7 +351,7 @@ void ck_now_utc(char *buf, size_t len)
 }
 
 /* The configuration as a scalar string dataset: YAML can outgrow the 64 KiB attribute limit. */
-static int write_config(hid_t g, const char *yaml)
+int ck_write_config(hid_t g, const char *yaml)
 {
     size_t n = strlen(yaml);
     hid_t t = H5Tcopy(H5T_C_S1), s = H5Screate(H5S_SCALAR), d = -1;
@@ -391,7 +391,7 @@ int ck_meta_write(hid_t file, const accel_ckpt_meta_t *meta, int world_size, con
     W(accel_h5_attr_write_str(g, "precision", meta->precision));
     W(accel_h5_attr_write_str(g, "accel_version", accel_version()));
     W(accel_h5_attr_write_str(g, "created", created));
-    if (write_config(g, meta->config_yaml ? meta->config_yaml : "") < 0) goto fail;
+    if (ck_write_config(g, meta->config_yaml ? meta->config_yaml : "") < 0) goto fail;
     x = H5Gcreate2(g, "extra", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (x < 0) goto fail;
     for (int i = 0; i < meta->nextra && i < ACCEL_CKPT_EXTRA_MAX; i++)

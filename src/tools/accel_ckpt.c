@@ -402,7 +402,9 @@ static int write_safetensors(accel_ckpt_file_t *f, const char *path, const char 
     char *yaml = NULL, source[64], step[32] = "";
     accel_ckpt_file_config(f, &yaml);
     accel_ckpt_meta_t m;
-    if (accel_ckpt_read_meta(path, &m) == ACCEL_OK) {
+    bool checkpoint = false;
+    accel_ckpt_file_format(f, &checkpoint, NULL, NULL);
+    if (checkpoint && accel_ckpt_read_meta(path, &m) == ACCEL_OK) {
         snprintf(step, sizeof step, "%lld", (long long)m.step);
         accel_ckpt_meta_free(&m);
     }
@@ -449,11 +451,12 @@ static int write_hf(accel_ckpt_file_t *f, const char *path, const char *group, b
 static int cmd_export(int argc, char **argv)
 {
     const char *path = NULL, *format = NULL, *dtype = "fp32", *output = NULL, *group = "model";
+    bool group_given = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--format") && i + 1 < argc) format = argv[++i];
         else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) dtype = argv[++i];
         else if ((!strcmp(argv[i], "--output") || !strcmp(argv[i], "-o")) && i + 1 < argc) output = argv[++i];
-        else if (!strcmp(argv[i], "--group") && i + 1 < argc) group = argv[++i];
+        else if (!strcmp(argv[i], "--group") && i + 1 < argc) group = argv[++i], group_given = true;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             printf("usage: accel_ckpt export FILE --format safetensors|hdf5|hf [--dtype fp32|bf16]\n"
                    "                         [--output OUT] [--group G]\n"
@@ -501,6 +504,8 @@ static int cmd_export(int argc, char **argv)
     int rc = 0;
     accel_ckpt_tensor_info_t *ts = NULL;
     int n = 0;
+    /* Weights files (exports, imports) keep their tensors at the root. */
+    if (!group_given && !accel_ckpt_file_has_state(f, group)) group = "";
     if (!accel_ckpt_file_has_state(f, group) || accel_ckpt_file_list(f, group, &ts, &n) != ACCEL_OK || !n) {
         fprintf(stderr, "accel_ckpt export: %s has no tensors in group '%s'\n", path, group);
         rc = 2;

@@ -489,9 +489,43 @@ static accel_status_t open_index(accel_hf_t *hf, const char *index, char *err, s
     return st;
 }
 
+/* A tied model may still store lm_head.weight (transformers ignores it and ties): accepted only
+ * when it is the embedding, since accel computes the head from wte. */
+static accel_status_t check_tied_head(accel_hf_t *hf, const accel_st_tensor_t *head, int shard, char *err,
+                                      size_t errlen)
+{
+    int ws = 0;
+    const char *wte_name = hf->cfg.model.name[0] == 'g' ? "transformer.wte.weight" : "model.embed_tokens.weight";
+    const accel_st_tensor_t *wte = find_tensor(hf, wte_name, &ws);
+    if (!wte || wte->numel != head->numel) {
+        set_err(err, errlen, "%s: lm_head.weight does not have the embedding's shape, but "
+                "tie_word_embeddings = true\n--> hint: config.json and the weights disagree about the tie",
+                hf->dir);
+        return ACCEL_ERR_SHAPE;
+    }
+    float *a = malloc(sizeof(float) * (head->numel ? head->numel : 1)), *b = malloc(sizeof(float) * (head->numel ? head->numel : 1));
+    accel_status_t st = a && b ? ACCEL_OK : ACCEL_ERR_NOMEM;
+    if (st == ACCEL_OK) st = accel_st_read(hf->shards[shard], head, 0, head->numel, a);
+    if (st == ACCEL_OK) st = accel_st_read(hf->shards[ws], wte, 0, wte->numel, b);
+    if (st == ACCEL_OK && memcmp(a, b, sizeof(float) * head->numel)) {
+        set_err(err, errlen, "%s: tie_word_embeddings = true, but lm_head.weight differs from %s: accel ties "
+                "the head to the embedding and would drop it\n--> hint: set tie_word_embeddings to false in "
+                "config.json if the head is separate", hf->dir, wte_name);
+        st = ACCEL_ERR_UNSUPPORTED;
+    }
+    free(a);
+    free(b);
+    return st;
+}
+
 accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size_t errlen)
 {
     *out = NULL;
+    if (!exists(path)) {
+        set_err(err, errlen, "%s: %s\n--> hint: pass a Hugging Face model directory (config.json + "
+                "model.safetensors)", path, strerror(ENOENT));
+        return ACCEL_ERR_NOT_FOUND;
+    }
     accel_hf_t *hf = calloc(1, sizeof *hf);
     if (!hf) return ACCEL_ERR_NOMEM;
     accel_status_t st = ACCEL_OK;
@@ -575,7 +609,11 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
                 size_t a = strlen(name), b = strlen(g_ignored_suffixes[k]);
                 used = a >= b && !strcmp(name + a - b, g_ignored_suffixes[k]);
             }
-            if (!used && !strcmp(name, "lm_head.weight")) used = true;
+            if (!used && !strcmp(name, "lm_head.weight")) {
+                st = check_tied_head(hf, accel_st_at(hf->shards[s], i), s, err, errlen);
+                if (st != ACCEL_OK) goto fail;
+                used = true;
+            }
             if (!used) {
                 set_err(err, errlen, "%s: tensor %s has no place in accel's %s model\n--> hint: the "
                         "architecture has parts accel does not compute (biases, extra norms, ...)",

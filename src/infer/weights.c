@@ -109,7 +109,7 @@ accel_status_t accel_weights_open(const char *path, accel_weights_t **out)
     *out = NULL;
     struct stat sb;
     if (stat(path, &sb) != 0) {
-        ACCEL_ERROR("cannot open weights '%s': %s\n--> hint: pass a checkpoint (step-*.h5 "
+        ACCEL_ERROR("cannot open weights file '%s': %s\n--> hint: pass a checkpoint (step-*.h5 "
                     "written by accel_train), weights exported with 'accel_ckpt export' or "
                     "imported with 'accel_ckpt import', or a Hugging Face model directory", path,
                     strerror(errno));

@@ -147,6 +147,46 @@ static int cmd_ls(int argc, char **argv)
 
 /* ------------------------------------------------------------------ info */
 
+static void print_indented(const char *text)
+{
+    for (const char *p = text; *p;) {
+        const char *nl = strchr(p, '\n');
+        int n = nl ? (int)(nl - p) : (int)strlen(p);
+        printf("  %.*s\n", n, p);
+        p += n + (nl ? 1 : 0);
+    }
+}
+
+/* A weights file (export, import): no training state, but tensors, configuration, tokenizer. */
+static int info_weights(accel_ckpt_file_t *f, const char *path)
+{
+    const char *state = accel_ckpt_file_has_state(f, "model") ? "model" : "";
+    accel_ckpt_tensor_info_t *ts = NULL;
+    int n = 0;
+    accel_ckpt_file_list(f, state, &ts, &n);
+    uint64_t numel = 0;
+    for (int i = 0; i < n; i++) numel += ts[i].numel;
+    printf("file:            %s\n", path);
+    printf("format:          accel weights file (an export or import: no training state)\n");
+    printf("tensors:         %d (%llu parameters)%s\n", n, (unsigned long long)numel, n ? "" : " -- none");
+    char *tok = NULL, name[128] = "", hash[128] = "";
+    size_t toklen = 0;
+    if (accel_ckpt_file_tokenizer(f, &tok, &toklen, name, sizeof name, hash, sizeof hash) == ACCEL_OK)
+        printf("tokenizer:       %s (%zu bytes of tokenizer.json%s%s)\n", name[0] ? name : "-", toklen,
+               hash[0] ? ", hash " : "", hash);
+    else
+        printf("tokenizer:       (none stored)\n");
+    char *yaml = NULL;
+    accel_ckpt_file_config(f, &yaml);
+    printf("configuration:\n");
+    if (yaml && *yaml) print_indented(yaml);
+    else printf("  (none stored)\n");
+    free(yaml);
+    free(tok);
+    free(ts);
+    return 0;
+}
+
 static int cmd_info(int argc, char **argv)
 {
     if (argc != 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -154,6 +194,16 @@ static int cmd_info(int argc, char **argv)
         return argc == 2 ? 0 : 2;
     }
     const char *path = argv[1];
+    accel_ckpt_file_t *wf = open_file(path);
+    if (!wf) return 2;
+    bool is_ckpt = false;
+    accel_ckpt_file_format(wf, &is_ckpt, NULL, NULL);
+    if (!is_ckpt) {
+        int rc = info_weights(wf, path);
+        accel_ckpt_file_close(wf);
+        return rc;
+    }
+    accel_ckpt_file_close(wf);
     accel_ckpt_meta_t m;
     accel_status_t st = accel_ckpt_read_meta(path, &m);
     if (st != ACCEL_OK) return accel_status_exit_code(st);
@@ -189,12 +239,7 @@ static int cmd_info(int argc, char **argv)
     for (int i = 0; i < m.nextra; i++) printf("extra:           %s = %s\n", m.extra[i].key, m.extra[i].value);
     printf("configuration:\n");
     if (m.config_yaml && m.config_yaml[0]) {
-        for (const char *p = m.config_yaml; *p;) {
-            const char *nl = strchr(p, '\n');
-            int n = nl ? (int)(nl - p) : (int)strlen(p);
-            printf("  %.*s\n", n, p);
-            p += n + (nl ? 1 : 0);
-        }
+        print_indented(m.config_yaml);
     } else {
         printf("  (none stored)\n");
     }

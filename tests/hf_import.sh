@@ -58,6 +58,8 @@ for name in gpt2 llama_gqa qwen2_bias; do
         "$CMP" logits "$FIX/$name" x.logits > /dev/null || fail "accel_generate $w: logits differ"
         "$GEN" "$w" -q --prompt "ab" -n 4 > /dev/null 2>&1 || fail "accel_generate $w --prompt"
     done
+    "$CKPT" diff "$name.h5" "$name.model.h5" > diff.txt || { cat diff.txt; fail "$name: the hdf5 export differs from the import"; }
+    "$CKPT" ls "$name.safetensors" > /dev/null 2>&1 && fail "accel_ckpt ls read a safetensors file as HDF5"
     pass "$name: accel_generate on the hdf5, safetensors and hf exports and the HF directory, no model keys"
 done
 

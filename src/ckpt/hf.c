@@ -93,6 +93,7 @@ typedef struct {
     bool qkv_bias, tied;
 } dims_t;
 
+/* model.ffn_width = 0 means this width in src/nn/decoder.c (which ckpt may not include). */
 static int default_ffn_width(int width)
 {
     int64_t f = ((int64_t)8 * width + 2) / 3;

@@ -81,6 +81,22 @@ static const accel_ckpt_tensor_info_t *find_info(const accel_ckpt_tensor_info_t 
     return n ? bsearch(&key, v, (size_t)n, sizeof *v, cmp_info) : NULL;
 }
 
+/* The states of a file; a weights file (export, import) without a /model group has one: its
+ * root (""). */
+static int file_states(accel_ckpt_file_t *f, const char *const **names)
+{
+    static const char *const root[] = { "" };
+    int n = accel_ckpt_file_states(f, names);
+    accel_ckpt_tensor_info_t *ts = NULL;
+    int nt = 0;
+    if (!n && accel_ckpt_file_list(f, "", &ts, &nt) == ACCEL_OK && nt) {
+        *names = root;
+        n = 1;
+    }
+    free(ts);
+    return n;
+}
+
 /* ------------------------------------------------------------------ ls */
 
 /* One line per dataset; state NULL: the bookkeeping datasets (names already relative to the root). */
@@ -120,7 +136,7 @@ static int cmd_ls(int argc, char **argv)
     accel_ckpt_file_t *f = open_file(path);
     if (!f) return 2;
     const char *const *states;
-    int nstates = accel_ckpt_file_states(f, &states);
+    int nstates = file_states(f, &states);
     if (!nstates) {
         fprintf(stderr, "accel_ckpt: %s holds no checkpoint state (no 'arenas' attribute, no /model)\n", path);
         accel_ckpt_file_close(f);
@@ -320,7 +336,7 @@ static int cmd_diff(int argc, char **argv)
         return 2;
     }
     const char *const *sa, *const *sb;
-    int nsa = accel_ckpt_file_states(fa, &sa), nsb = accel_ckpt_file_states(fb, &sb);
+    int nsa = file_states(fa, &sa), nsb = file_states(fb, &sb);
     float *x = malloc(sizeof(float) * CHUNK_ELEMS), *y = malloc(sizeof(float) * CHUNK_ELEMS);
     int rc = 0, ndiff = 0, ntensors = 0;
     double worst_abs = 0, worst_rel = 0;

@@ -711,6 +711,14 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16)
                       "activation_function", "gelu_new", "tie_word_embeddings", 1, "resid_pdrop", 0.0,
                       "embd_pdrop", 0.0, "attn_pdrop", 0.0, "scale_attn_weights", 1, "use_cache", 1,
                       "dtype", dtype, "torch_dtype", dtype);
+        /* GPT2Config defaults bos/eos to 50256 (<|endoftext|>): right for the GPT-2 vocabulary,
+         * out of range for any smaller one. accel knows no other ids. */
+        json_t *id = m->vocab == 50257 ? json_integer(50256) : json_null();
+        if (j) {
+            json_object_set(j, "bos_token_id", id);
+            json_object_set(j, "eos_token_id", id);
+        }
+        json_decref(id);
     } else {
         const char *arch = m->attention_bias ? "Qwen2ForCausalLM" : "LlamaForCausalLM";
         j = json_pack("{s:[s], s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:s, s:b, s:b, s:b, s:b, s:s, s:s}",

@@ -18,11 +18,14 @@ CKPT="$top_builddir/accel_ckpt"
 GEN="$top_builddir/accel_generate"
 CMP="$top_builddir/tests/hf_compare"
 FIX="$top_srcdir/tests/fixtures/hf"
-[ -x "$CMP" ] || fail "$CMP is not built (make check builds it)"
+[ -x "$CMP" ] && [ -x "$top_builddir/tests/check_hf" ] || fail "$CMP or tests/check_hf is not built (make check builds them)"
 HDF5_USE_FILE_LOCKING=FALSE
 export HDF5_USE_FILE_LOCKING
 make_scratch
 cd "$SCRATCH" || fail "no scratch"
+# The modules alone (Check): safetensors round trips and refusals, the HF table against the models.
+TMPDIR="$SCRATCH" timeout -k 10 "$TEST_TIMEOUT" "$top_builddir/tests/check_hf" || fail "check_hf"
+pass "check_hf"
 
 # ---------------------------------------------------------------- 1, 2: import, logits, export
 for dir in "$FIX"/*/; do

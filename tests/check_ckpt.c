@@ -165,6 +165,14 @@ static accel_status_t save_step(long step, bool replicated, int keep)
     m.step = step;
     m.lr = 0.5;
     snprintf(m.precision, sizeof m.precision, "fp32");
+    /* Only rank 0's metadata counts: the others pass none and must still write the same file. */
+    static const char tok_json[] = "{\"model\": {\"type\": \"BPE\"}}";
+    if (g_rank == 0) {
+        snprintf(m.tokenizer, sizeof m.tokenizer, "toy");
+        snprintf(m.tokenizer_hash, sizeof m.tokenizer_hash, "0123456789abcdef");
+        m.tokenizer_json = (char *)tok_json;
+        m.tokenizer_json_len = sizeof tok_json - 1;
+    }
     accel_status_t st = accel_ckpt_save(MPI_COMM_WORLD, g_dir, &s.L, s.arenas, 2, &m, keep, NULL);
     state_free(&s);
     return st;
@@ -233,6 +241,10 @@ START_TEST(test_roundtrip)
         ck_assert_str_eq(m.precision, "fp32");
         ck_assert_int_eq(m.world_size, g_size);
         ck_assert_ptr_nonnull(m.config_yaml);
+        ck_assert_str_eq(m.tokenizer, "toy");
+        ck_assert_str_eq(m.tokenizer_hash, "0123456789abcdef");
+        ck_assert_uint_eq(m.tokenizer_json_len, 26);
+        ck_assert_str_eq(m.tokenizer_json, "{\"model\": {\"type\": \"BPE\"}}");
         accel_ckpt_meta_free(&m);
         for (int a = 0; a < 2; a++)
             for (int t = 0; t < s.L.ntensors; t++) {

@@ -77,6 +77,14 @@ typedef struct {
     char precision[16];             /* fp32, bf16, fp16 */
     char *config_yaml;              /* effective configuration (accel_config_to_yaml); save: read
                                        only, may be NULL; load: malloc'ed, see accel_ckpt_meta_free */
+    /* The tokenizer the training data was made with (from the dataset; docs/tokenizers.md):
+     * name ("" = unknown), xxh64 hash of its tokenizer.json ("" for "bytes") and the JSON bytes
+     * themselves (NULL = none kept), so generation and exports decode without the original file.
+     * save: read only; load: malloc'ed, see accel_ckpt_meta_free. */
+    char tokenizer[64];
+    char tokenizer_hash[24];
+    char *tokenizer_json;
+    size_t tokenizer_json_len;
     int nextra;
     accel_ckpt_extra_t extra[ACCEL_CKPT_EXTRA_MAX];
     /* Filled by the library (ignored on save). */
@@ -87,7 +95,7 @@ typedef struct {
 } accel_ckpt_meta_t;
 
 void accel_ckpt_meta_init(accel_ckpt_meta_t *meta);
-/* Frees config_yaml of a loaded meta (not of one the caller filled). */
+/* Frees config_yaml and tokenizer_json of a loaded meta (not of one the caller filled). */
 void accel_ckpt_meta_free(accel_ckpt_meta_t *meta);
 /* Add or replace a key in meta->extra. */
 accel_status_t accel_ckpt_meta_set_extra(accel_ckpt_meta_t *meta, const char *key, const char *value);
@@ -227,7 +235,8 @@ typedef struct {
     const char *config_yaml;        /* may be NULL */
     const void *tokenizer;          /* tokenizer.json bytes, may be NULL */
     size_t tokenizer_len;
-    const char *tokenizer_name, *tokenizer_hash;   /* may be NULL */
+    const char *tokenizer_name;     /* may be NULL */
+    const char *tokenizer_hash;     /* NULL: computed (XXH64 of the bytes, 16 hex digits) */
     const char *source;             /* where the weights came from (attribute on /meta), may be NULL */
 } accel_ckpt_weights_meta_t;
 

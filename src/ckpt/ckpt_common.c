@@ -296,6 +296,9 @@ void accel_ckpt_meta_free(accel_ckpt_meta_t *meta)
     if (!meta) return;
     free(meta->config_yaml);
     meta->config_yaml = NULL;
+    free(meta->tokenizer_json);
+    meta->tokenizer_json = NULL;
+    meta->tokenizer_json_len = 0;
 }
 
 accel_status_t accel_ckpt_meta_set_extra(accel_ckpt_meta_t *meta, const char *key, const char *value)
@@ -392,6 +395,12 @@ int ck_meta_write(hid_t file, const accel_ckpt_meta_t *meta, int world_size, con
     W(accel_h5_attr_write_str(g, "accel_version", accel_version()));
     W(accel_h5_attr_write_str(g, "created", created));
     if (ck_write_config(g, meta->config_yaml ? meta->config_yaml : "") < 0) goto fail;
+    if (meta->tokenizer[0]) {
+        W(accel_h5_attr_write_str(g, CK_ATTR_TOKENIZER, meta->tokenizer));
+        W(accel_h5_attr_write_str(g, CK_ATTR_TOKENIZER_HASH, meta->tokenizer_hash));
+    }
+    if (meta->tokenizer_json)
+        W(accel_h5_write_bytes(g, CK_DSET_TOKENIZER, meta->tokenizer_json, meta->tokenizer_json_len));
     x = H5Gcreate2(g, "extra", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (x < 0) goto fail;
     for (int i = 0; i < meta->nextra && i < ACCEL_CKPT_EXTRA_MAX; i++)
@@ -463,6 +472,13 @@ accel_status_t ck_meta_read(hid_t file, const char *path, accel_ckpt_meta_t *met
         if (t >= 0) H5Tclose(t);
         if (d >= 0) H5Dclose(d);
     }
+    bad |= READ_BAD(accel_h5_attr_read_str(g, "tokenizer", meta->tokenizer, sizeof meta->tokenizer));
+    bad |= READ_BAD(accel_h5_attr_read_str(g, "tokenizer_hash", meta->tokenizer_hash,
+                                           sizeof meta->tokenizer_hash));
+    if (H5Lexists(g, CK_DSET_TOKENIZER, H5P_DEFAULT) > 0 &&
+        accel_h5_read_bytes(g, CK_DSET_TOKENIZER, CK_TOKENIZER_MAX, &meta->tokenizer_json,
+                            &meta->tokenizer_json_len) != ACCEL_OK)
+        bad = 1;
     if (H5Lexists(g, "extra", H5P_DEFAULT) > 0) {
         hid_t x = H5Gopen2(g, "extra", H5P_DEFAULT);
         hsize_t idx = 0;

@@ -28,6 +28,8 @@
 #define CK_GROUP_META "meta"
 #define CK_GROUP_SUMS "checksums"
 #define CK_DSET_CONFIG "config.yaml"
+#define CK_DSET_TOKENIZER "tokenizer.json"  /* 1-D uint8 in /meta: the tokenizer file's bytes */
+#define CK_TOKENIZER_MAX ((size_t)1 << 30) /* larger is damage: real ones are a few MiB */
 
 /* Write/read the metadata group (/meta) and the root format attributes except `complete`
  * (written by rank 0 alone, serial file). created: ck_now_utc. */
@@ -36,7 +38,6 @@ int ck_meta_write(hid_t file, const accel_ckpt_meta_t *meta, int world_size, con
                   const char *created);
 /* The configuration YAML as the scalar string dataset CK_DSET_CONFIG in group g; <0 on error. */
 int ck_write_config(hid_t g, const char *yaml);
-#define CK_DSET_TOKENIZER "tokenizer.json"
 #define CK_ATTR_TOKENIZER "tokenizer"
 #define CK_ATTR_TOKENIZER_HASH "tokenizer_hash"
 accel_status_t ck_meta_read(hid_t file, const char *path, accel_ckpt_meta_t *meta, bool log);

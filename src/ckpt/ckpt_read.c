@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <xxhash.h>
+
 #include "accel/ckpt.h"
 #include "accel/dtype.h"
 #include "accel/log.h"
@@ -441,17 +443,14 @@ static accel_status_t write_weights_meta(hid_t out, const accel_ckpt_weights_met
     if (st == ACCEL_OK && m->config_yaml && ck_write_config(g, m->config_yaml) < 0) st = ACCEL_ERR_HDF5;
     if (st == ACCEL_OK && m->source) st = accel_h5_attr_write_str(g, "source", m->source);
     if (st == ACCEL_OK && m->tokenizer) {
-        hsize_t n = m->tokenizer_len;
-        hid_t s = H5Screate_simple(1, &n, NULL);
-        hid_t d = s >= 0 ? H5Dcreate2(g, CK_DSET_TOKENIZER, H5T_STD_U8LE, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT) : -1;
-        if (d < 0 || (n && H5Dwrite(d, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, m->tokenizer) < 0))
-            st = ACCEL_ERR_HDF5;
-        if (d >= 0) H5Dclose(d);
-        if (s >= 0) H5Sclose(s);
+        st = accel_h5_write_bytes(g, CK_DSET_TOKENIZER, m->tokenizer, m->tokenizer_len);
         if (st == ACCEL_OK && m->tokenizer_name)
             st = accel_h5_attr_write_str(g, CK_ATTR_TOKENIZER, m->tokenizer_name);
-        if (st == ACCEL_OK && m->tokenizer_hash)
-            st = accel_h5_attr_write_str(g, CK_ATTR_TOKENIZER_HASH, m->tokenizer_hash);
+        /* The hash convention of checkpoints: XXH64 of the bytes, 16 hex digits. */
+        char hash[24];
+        snprintf(hash, sizeof hash, "%016llx", (unsigned long long)XXH64(m->tokenizer, m->tokenizer_len, 0));
+        if (st == ACCEL_OK)
+            st = accel_h5_attr_write_str(g, CK_ATTR_TOKENIZER_HASH, m->tokenizer_hash ? m->tokenizer_hash : hash);
     }
     if (g >= 0) H5Gclose(g);
     if (st != ACCEL_OK) ACCEL_ERROR("weights: cannot write /%s (configuration, tokenizer) to %s", CK_GROUP_META, tmp);
@@ -523,32 +522,15 @@ accel_status_t accel_ckpt_file_tokenizer(accel_ckpt_file_t *f, char **json, size
     *len = 0;
     if (name && namelen) name[0] = '\0';
     if (hash && hashlen) hash[0] = '\0';
-    const char *p = "/" CK_GROUP_META "/" CK_DSET_TOKENIZER;
-    if (accel_h5_path_exists(f->file, p) <= 0) return ACCEL_ERR_NOT_FOUND;
-    accel_status_t st = ACCEL_ERR_IO;
-    H5E_BEGIN_TRY {
-        hid_t d = H5Dopen2(f->file, p, H5P_DEFAULT);
-        hid_t s = d >= 0 ? H5Dget_space(d) : -1;
-        hssize_t n = s >= 0 ? H5Sget_simple_extent_npoints(s) : -1;
-        if (n >= 0 && (*json = malloc((size_t)n + 1))) {
-            if (n == 0 || H5Dread(d, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, *json) >= 0) {
-                (*json)[n] = '\0';
-                *len = (size_t)n;
-                st = ACCEL_OK;
-            } else {
-                free(*json);
-                *json = NULL;
-            }
-        }
-        if (s >= 0) H5Sclose(s);
-        if (d >= 0) H5Dclose(d);
-        hid_t g = H5Gopen2(f->file, "/" CK_GROUP_META, H5P_DEFAULT);
-        if (g >= 0) {
-            if (name) accel_h5_attr_read_str(g, CK_ATTR_TOKENIZER, name, namelen);
-            if (hash) accel_h5_attr_read_str(g, CK_ATTR_TOKENIZER_HASH, hash, hashlen);
-            H5Gclose(g);
-        }
-    } H5E_END_TRY;
+    hid_t g = -1;
+    H5E_BEGIN_TRY { g = H5Gopen2(f->file, "/" CK_GROUP_META, H5P_DEFAULT); } H5E_END_TRY;
+    if (g < 0) return ACCEL_ERR_NOT_FOUND;
+    accel_status_t st = accel_h5_read_bytes(g, CK_DSET_TOKENIZER, CK_TOKENIZER_MAX, json, len);
+    if (st == ACCEL_OK) {
+        if (name) accel_h5_attr_read_str(g, CK_ATTR_TOKENIZER, name, namelen);
+        if (hash) accel_h5_attr_read_str(g, CK_ATTR_TOKENIZER_HASH, hash, hashlen);
+    }
+    H5Gclose(g);
     return st;
 }
 

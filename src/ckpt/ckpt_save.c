@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -509,6 +510,37 @@ static int finish_file(const char *tmp, const accel_ckpt_arena_t *arenas, int na
     return rc;
 }
 
+/* Rank 0's text (data, n bytes; data NULL = none) on every rank: *out malloc'ed with a NUL after
+ * it, or NULL. Collective; every rank returns the same status. */
+static accel_status_t bcast_blob(MPI_Comm comm, const char *data, size_t n, char **out, const char *what)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    long long len = rank == 0 && data ? (long long)n : -1;
+    *out = NULL;
+    accel_status_t st = accel_mpi_status(MPI_Bcast(&len, 1, MPI_LONG_LONG, 0, comm), "MPI_Bcast (metadata length)");
+    if (st != ACCEL_OK || len < 0) return st;
+    if (len >= INT_MAX) {
+        if (rank == 0) ACCEL_ERROR("checkpoint save: the %s is %lld bytes, too large", what, len);
+        return ACCEL_ERR_INVALID;
+    }
+    char *buf = malloc((size_t)len + 1);
+    st = accel_agree(comm, buf ? ACCEL_OK : ACCEL_ERR_NOMEM);
+    if (st != ACCEL_OK) {
+        free(buf);
+        return st;
+    }
+    if (rank == 0) memcpy(buf, data, (size_t)len);
+    buf[len] = '\0';
+    st = accel_mpi_status(MPI_Bcast(buf, (int)len, MPI_CHAR, 0, comm), "MPI_Bcast (metadata)");
+    if (st != ACCEL_OK) {
+        free(buf);
+        return st;
+    }
+    *out = buf;
+    return ACCEL_OK;
+}
+
 static void close_tensors(warena_t *wa, int narenas, int ntensors)
 {
     for (int i = 0; wa && i < narenas; i++)
@@ -531,7 +563,7 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
 
     accel_status_t st = ACCEL_OK;
     accel_ckpt_meta_t meta;
-    char *yaml = NULL, *arena_list = NULL, created[32] = "";
+    char *yaml = NULL, *tokenizer_json = NULL, *arena_list = NULL, created[32] = "";
     char tmp[ACCEL_CKPT_PATH_MAX], final[ACCEL_CKPT_PATH_MAX], latest[ACCEL_CKPT_PATH_MAX];
     char errmsg[1024] = "", h5err[512];
     warena_t *wa = NULL;
@@ -547,23 +579,19 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
         else accel_ckpt_meta_init(&meta);
         ck_now_utc(created, sizeof created);
     }
-    long long ylen = rank == 0 && meta.config_yaml ? (long long)strlen(meta.config_yaml) : -1;
     st = accel_mpi_status(MPI_Bcast(&meta, (int)sizeof meta, MPI_BYTE, 0, comm), "MPI_Bcast (checkpoint metadata)");
     if (st == ACCEL_OK)
         st = accel_mpi_status(MPI_Bcast(created, sizeof created, MPI_CHAR, 0, comm), "MPI_Bcast (checkpoint time)");
-    if (st == ACCEL_OK)
-        st = accel_mpi_status(MPI_Bcast(&ylen, 1, MPI_LONG_LONG, 0, comm), "MPI_Bcast (configuration length)");
     if (st != ACCEL_OK) goto done;
-    meta.config_yaml = NULL;
-    if (ylen >= 0) {
-        yaml = malloc((size_t)ylen + 1);
-        st = accel_agree(comm, yaml ? ACCEL_OK : ACCEL_ERR_NOMEM);
-        if (st != ACCEL_OK) goto done;
-        if (rank == 0) memcpy(yaml, meta_in->config_yaml, (size_t)ylen + 1);
-        st = accel_mpi_status(MPI_Bcast(yaml, (int)ylen + 1, MPI_CHAR, 0, comm), "MPI_Bcast (configuration)");
-        if (st != ACCEL_OK) goto done;
-        meta.config_yaml = yaml;
-    }
+    const accel_ckpt_meta_t *m0 = rank == 0 ? meta_in : NULL;
+    st = bcast_blob(comm, m0 ? m0->config_yaml : NULL, m0 && m0->config_yaml ? strlen(m0->config_yaml) : 0,
+                    &yaml, "configuration");
+    if (st == ACCEL_OK)
+        st = bcast_blob(comm, m0 ? m0->tokenizer_json : NULL, m0 ? m0->tokenizer_json_len : 0, &tokenizer_json,
+                        "tokenizer.json");
+    if (st != ACCEL_OK) goto done;
+    meta.config_yaml = yaml;
+    meta.tokenizer_json = tokenizer_json;
     if (meta.nextra < 0 || meta.nextra > ACCEL_CKPT_EXTRA_MAX) meta.nextra = 0;
 
     st = check_args(layout, arenas, narenas, "save");
@@ -828,6 +856,7 @@ done:
     free(scratch);
     free(arena_list);
     free(yaml);
+    free(tokenizer_json);
     if (fapl >= 0) H5Pclose(fapl);
     if (dxpl >= 0) H5Pclose(dxpl);
     if (dxpl_ind >= 0) H5Pclose(dxpl_ind);

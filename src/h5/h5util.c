@@ -216,6 +216,59 @@ accel_status_t accel_h5_attr_read_i64(hid_t obj, const char *name, int64_t *v) {
 accel_status_t accel_h5_attr_read_u64(hid_t obj, const char *name, uint64_t *v) { return attr_read(obj, name, 'u', v, 0); }
 accel_status_t accel_h5_attr_read_f64(hid_t obj, const char *name, double *v) { return attr_read(obj, name, 'f', v, 0); }
 
+/* ------------------------------------------------------------------ byte blobs */
+
+accel_status_t accel_h5_write_bytes(hid_t loc, const char *name, const void *data, size_t n)
+{
+    hsize_t dim = n;
+    hid_t s = H5Screate_simple(1, &dim, NULL), d = -1;
+    accel_status_t st = s < 0 ? ACCEL_ERR_HDF5 : ACCEL_OK;
+    if (st == ACCEL_OK) d = H5Dcreate2(loc, name, H5T_STD_U8LE, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (st == ACCEL_OK &&
+        (d < 0 || (n && H5Dwrite(d, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)))
+        st = ACCEL_ERR_HDF5;
+    if (d >= 0 && H5Dclose(d) < 0) st = ACCEL_ERR_HDF5;
+    if (s >= 0) H5Sclose(s);
+    return st;
+}
+
+accel_status_t accel_h5_read_bytes(hid_t loc, const char *name, size_t max_len, char **data,
+                                   size_t *len)
+{
+    *data = NULL;
+    *len = 0;
+    htri_t ex;
+    H5E_BEGIN_TRY { ex = H5Lexists(loc, name, H5P_DEFAULT); } H5E_END_TRY;
+    if (ex <= 0) return ex < 0 ? ACCEL_ERR_HDF5 : ACCEL_ERR_NOT_FOUND;
+    hid_t d, t = -1, s = -1;
+    H5E_BEGIN_TRY { d = H5Dopen2(loc, name, H5P_DEFAULT); } H5E_END_TRY;
+    if (d < 0) return ACCEL_ERR_INVALID;                    /* a group or a dangling link */
+    accel_status_t st = ACCEL_ERR_INVALID;
+    hsize_t dim = 0;
+    t = H5Dget_type(d);
+    s = H5Dget_space(d);
+    if (t >= 0 && s >= 0 && H5Tget_class(t) == H5T_INTEGER && H5Tget_size(t) == 1 &&
+        H5Sget_simple_extent_ndims(s) == 1 && H5Sget_simple_extent_dims(s, &dim, NULL) == 1 &&
+        dim <= max_len) {
+        char *buf = malloc((size_t)dim + 1);
+        if (!buf) {
+            st = ACCEL_ERR_NOMEM;
+        } else if (dim && H5Dread(d, H5T_NATIVE_UCHAR, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
+            free(buf);
+            st = ACCEL_ERR_HDF5;
+        } else {
+            buf[dim] = '\0';
+            *data = buf;
+            *len = (size_t)dim;
+            st = ACCEL_OK;
+        }
+    }
+    if (s >= 0) H5Sclose(s);
+    if (t >= 0) H5Tclose(t);
+    H5Dclose(d);
+    return st;
+}
+
 /* ------------------------------------------------------------------ files */
 
 int accel_h5_path_exists(hid_t loc, const char *path)

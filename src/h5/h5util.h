@@ -49,6 +49,15 @@ accel_status_t accel_h5_attr_read_i64(hid_t obj, const char *name, int64_t *valu
 accel_status_t accel_h5_attr_read_u64(hid_t obj, const char *name, uint64_t *value);
 accel_status_t accel_h5_attr_read_f64(hid_t obj, const char *name, double *value);
 
+/* ------------------------------------------------------------------ byte blobs
+ * A file kept inside an HDF5 file (e.g. a tokenizer.json) as a 1-D uint8 dataset: attributes stop
+ * at 64 KiB. write: `name` in group `loc`, n bytes (n may be 0). read: *data malloc'ed with a NUL
+ * after the *len bytes; ACCEL_ERR_NOT_FOUND when absent, ACCEL_ERR_INVALID when it is not a 1-D
+ * 8-bit integer dataset or larger than max_len bytes. Not logged. */
+accel_status_t accel_h5_write_bytes(hid_t loc, const char *name, const void *data, size_t n);
+accel_status_t accel_h5_read_bytes(hid_t loc, const char *name, size_t max_len, char **data,
+                                   size_t *len);
+
 /* ------------------------------------------------------------------ files */
 
 /* 1 when every component of an absolute HDF5 path ("/a/b/c") exists, 0 when one does not, <0 on

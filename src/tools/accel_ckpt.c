@@ -682,10 +682,17 @@ static int cmd_import(int argc, char **argv)
         wt[i].dims[0] = t[i].dims[0];
         wt[i].dims[1] = t[i].dims[1];
     }
-    char source[4200];
+    char source[4200], tokname[64];
     snprintf(source, sizeof source, "%s (%s)", src, accel_hf_architecture(hf));
+    /* The tokenizer's name: the model directory's (as tokenizers are called after their model). */
+    char dirbuf[4096];
+    snprintf(dirbuf, sizeof dirbuf, "%s", src);
+    size_t dl = strlen(dirbuf);
+    while (dl > 1 && dirbuf[dl - 1] == '/') dirbuf[--dl] = '\0';
+    const char *base = strrchr(dirbuf, '/');
+    snprintf(tokname, sizeof tokname, "%s", base ? base + 1 : dirbuf);
     accel_ckpt_weights_meta_t meta = { .config_yaml = accel_hf_config_yaml(hf), .tokenizer = tok,
-                                       .tokenizer_len = toklen, .tokenizer_name = tok ? "hf" : NULL,
+                                       .tokenizer_len = toklen, .tokenizer_name = tok ? tokname : NULL,
                                        .source = source };
     if (st == ACCEL_OK) st = accel_ckpt_weights_write(output, wt, n, fill_import, &ctx, dt == ACCEL_BF16, &meta);
     if (st == ACCEL_OK)

@@ -21,6 +21,8 @@
 #include "accel/trainer.h"
 #include "accel/version.h"
 #include "accel/ckpt.h"
+#include "accel/safetensors.h"
+#include "accel/hf.h"
 #include "accel/infer.h"
 
 #endif

@@ -204,13 +204,50 @@ accel_status_t accel_ckpt_file_read(accel_ckpt_file_t *f, const char *state, con
 /* The stored configuration (YAML, malloc'ed: free it), or NULL when the file holds none. */
 accel_status_t accel_ckpt_file_config(accel_ckpt_file_t *f, char **yaml);
 
-/* Export a state's tensors as weights for inference (the file accel_weights_open reads): one
+/* Export a state's tensors as weights for inference (the file accel_weights_open reads), with
+ * the file's configuration and tokenizer in /meta (accel_ckpt_weights_write): one
  * dataset per tensor at /<name>, fp32, or bf16 (a 16-bit HDF5 float type, rounded to nearest
  * even) with attribute dtype = "fp32" / "bf16". Streams, and publishes output atomically
  * (output.tmp, fsync, rename). Every tensor must be readable with 1 to ACCEL_TENSOR_MAX_DIMS
  * dimensions. Logged. *ntensors (may be NULL) receives the count written. */
 accel_status_t accel_ckpt_file_export_hdf5(accel_ckpt_file_t *f, const char *state, const char *output,
                                            bool bf16, int *ntensors);
+
+/* The tokenizer a file carries (/meta/tokenizer.json: the tokenizer.json bytes; attributes
+ * `tokenizer` and `tokenizer_hash` on /meta). *json is malloc'ed and NUL-terminated (*len bytes
+ * without it); name and hash (may be NULL) receive the attributes or "". ACCEL_ERR_NOT_FOUND when
+ * the file has none. */
+accel_status_t accel_ckpt_file_tokenizer(accel_ckpt_file_t *f, char **json, size_t *len, char *name,
+                                         size_t namelen, char *hash, size_t hashlen);
+
+/* ------------------------------------------------------------------ writing weights files
+ * A weights file (the one accel_ckpt export --format hdf5 and accel_ckpt import write, and
+ * accel_weights_open reads): one dataset per tensor at /<name> (fp32, or a bf16 float type with
+ * attribute dtype), and /meta/config.yaml (the configuration, as a checkpoint stores it) and
+ * /meta/tokenizer.json when given. */
+typedef struct {
+    const char *name;
+    int ndim;
+    uint64_t dims[ACCEL_TENSOR_MAX_DIMS];
+} accel_ckpt_wtensor_t;
+
+typedef struct {
+    const char *config_yaml;        /* may be NULL */
+    const void *tokenizer;          /* tokenizer.json bytes, may be NULL */
+    size_t tokenizer_len;
+    const char *tokenizer_name;     /* may be NULL */
+    const char *tokenizer_hash;     /* NULL: computed (XXH64 of the bytes, 16 hex digits) */
+    const char *source;             /* where the weights came from (attribute on /meta), may be NULL */
+} accel_ckpt_weights_meta_t;
+
+/* Gives elements [begin, end) of tensor `index` as fp32 into dst (logs what it cannot read). */
+typedef accel_status_t (*accel_ckpt_fill_fn)(void *ctx, int index, uint64_t begin, uint64_t end, float *dst);
+
+/* Streams the tensors from fill and publishes output atomically (output.tmp, fsync, rename).
+ * Logged. meta may be NULL. */
+accel_status_t accel_ckpt_weights_write(const char *output, const accel_ckpt_wtensor_t *tensors, int n,
+                                        accel_ckpt_fill_fn fill, void *ctx, bool bf16,
+                                        const accel_ckpt_weights_meta_t *meta);
 
 /* Low level: split the flat range [begin, end) of a row-major tensor of the given shape into at most
  * 2*ndim-1 rectangles (start[d], count[d]), in flat order, that together hold each element of the

@@ -50,6 +50,7 @@ typedef struct {
     int loss_scale_window;          /* train.loss_scale_window: good steps before it doubles */
     int log_every;                  /* train.log_every */
     int eval_every;                 /* train.eval_every, 0 = off */
+    char init_from[ACCEL_STR_MAX];  /* train.init_from: weights to start from (step 0) */
     char metrics[ACCEL_STR_MAX];    /* train.metrics: JSON-lines file written by rank 0 */
     int sample_tokens;              /* train.sample_tokens: generated at the end (language models) */
     char sample_prompt[ACCEL_STR_MAX]; /* train.sample_prompt */
@@ -123,6 +124,17 @@ void accel_config_defaults(accel_config_t *cfg);
 accel_status_t accel_config_load(accel_config_t *cfg, const char *path, int noverrides,
                                  char *const overrides[], char *const envp[], char *err,
                                  size_t errlen);
+
+/* Defaults, then the YAML text (a configuration stored in a file); `what` names it in messages. */
+accel_status_t accel_config_from_yaml(accel_config_t *cfg, const char *yaml, const char *what, char *err,
+                                      size_t errlen);
+
+/* Take the model.* keys (not model.plugin) of `from` (the configuration stored with weights named
+ * `what`). A key the user set (a value other than the default) that differs from the file's is
+ * refused, naming the key and both values; keys listed in free_keys (NULL-terminated, may be NULL)
+ * keep the user's value when set, since the weights do not fix them. */
+accel_status_t accel_config_adopt_model(accel_config_t *cfg, const accel_config_t *from, const char *what,
+                                        const char *const *free_keys, char *err, size_t errlen);
 
 /* Set one key from text, with type checking ("train.steps", "100"). */
 accel_status_t accel_config_set(accel_config_t *cfg, const char *key, const char *value,

@@ -26,6 +26,13 @@ typedef struct {
     double bytes_per_step;          /* model-state bytes this rank sent per step */
 } accel_train_result_t;
 
+/* train.init_from: take the model keys (model.*) from the configuration stored with those weights
+ * (checkpoint, export, import, or a Hugging Face config.json). A model key the job set to something
+ * else is refused naming the key and both values (err receives the message); a llama's
+ * model.context is the job's choice. Local: call it on every rank before accel_trainer_create,
+ * which then loads the weights (unless resume finds a checkpoint: resume wins, with a note). */
+accel_status_t accel_trainer_init_config(accel_config_t *cfg, char *err, size_t errlen);
+
 accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *cfg,
                                     accel_trainer_t **out);
 accel_status_t accel_trainer_run(accel_trainer_t *trainer, accel_train_result_t *result);

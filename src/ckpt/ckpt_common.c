@@ -354,7 +354,7 @@ void ck_now_utc(char *buf, size_t len)
 }
 
 /* The configuration as a scalar string dataset: YAML can outgrow the 64 KiB attribute limit. */
-static int write_config(hid_t g, const char *yaml)
+int ck_write_config(hid_t g, const char *yaml)
 {
     size_t n = strlen(yaml);
     hid_t t = H5Tcopy(H5T_C_S1), s = H5Screate(H5S_SCALAR), d = -1;
@@ -394,10 +394,10 @@ int ck_meta_write(hid_t file, const accel_ckpt_meta_t *meta, int world_size, con
     W(accel_h5_attr_write_str(g, "precision", meta->precision));
     W(accel_h5_attr_write_str(g, "accel_version", accel_version()));
     W(accel_h5_attr_write_str(g, "created", created));
-    if (write_config(g, meta->config_yaml ? meta->config_yaml : "") < 0) goto fail;
+    if (ck_write_config(g, meta->config_yaml ? meta->config_yaml : "") < 0) goto fail;
     if (meta->tokenizer[0]) {
-        W(accel_h5_attr_write_str(g, "tokenizer", meta->tokenizer));
-        W(accel_h5_attr_write_str(g, "tokenizer_hash", meta->tokenizer_hash));
+        W(accel_h5_attr_write_str(g, CK_ATTR_TOKENIZER, meta->tokenizer));
+        W(accel_h5_attr_write_str(g, CK_ATTR_TOKENIZER_HASH, meta->tokenizer_hash));
     }
     if (meta->tokenizer_json)
         W(accel_h5_write_bytes(g, CK_DSET_TOKENIZER, meta->tokenizer_json, meta->tokenizer_json_len));

@@ -36,6 +36,10 @@
 void ck_now_utc(char *buf, size_t len);
 int ck_meta_write(hid_t file, const accel_ckpt_meta_t *meta, int world_size, const char *arenas,
                   const char *created);
+/* The configuration YAML as the scalar string dataset CK_DSET_CONFIG in group g; <0 on error. */
+int ck_write_config(hid_t g, const char *yaml);
+#define CK_ATTR_TOKENIZER "tokenizer"
+#define CK_ATTR_TOKENIZER_HASH "tokenizer_hash"
 accel_status_t ck_meta_read(hid_t file, const char *path, accel_ckpt_meta_t *meta, bool log);
 
 /* Check the root attributes: format name, version (not from the future), complete flag, checksum

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <xxhash.h>
+
 #include "accel/ckpt.h"
 #include "accel/dtype.h"
 #include "accel/log.h"
@@ -210,6 +212,11 @@ static accel_status_t list_group(accel_ckpt_file_t *f, const char *group, const 
     else *infos = p;
     for (int i = 0; st == ACCEL_OK && i < l.n; i++) {
         /* A dataset that cannot be opened is left out (as h5ls would show it: nothing to say). */
+        /* Exported weights keep their tensors at the root next to /meta (configuration,
+         * tokenizer): those are not tensors of the root state. */
+        if (!*group && (!strncmp(l.v[i], CK_GROUP_META "/", sizeof CK_GROUP_META) ||
+                        !strncmp(l.v[i], CK_GROUP_SUMS "/", sizeof CK_GROUP_SUMS)))
+            continue;
         hid_t d;
         H5E_BEGIN_TRY { d = H5Dopen2(g, l.v[i], H5P_DEFAULT); } H5E_END_TRY;
         if (d < 0) continue;
@@ -377,16 +384,18 @@ static hid_t bf16_type(void)
     return t;
 }
 
-/* One tensor of the export: created, streamed in chunks, tagged with its dtype. */
-static accel_status_t export_tensor(accel_ckpt_file_t *f, const char *state, const accel_ckpt_tensor_info_t *in,
-                                    hid_t out, hid_t ftype, hid_t lcpl, bool bf16, float *buf, uint16_t *half,
-                                    const char *tmp)
+/* One tensor of a weights file: created, streamed in chunks from fill, tagged with its dtype. */
+static accel_status_t write_tensor(const accel_ckpt_wtensor_t *in, int index, accel_ckpt_fill_fn fill, void *ctx,
+                                   hid_t out, hid_t ftype, hid_t lcpl, bool bf16, float *buf, uint16_t *half,
+                                   const char *tmp)
 {
     hsize_t dims[ACCEL_TENSOR_MAX_DIMS];
     int64_t shape[ACCEL_TENSOR_MAX_DIMS];
+    uint64_t numel = 1;
     for (int k = 0; k < in->ndim; k++) {
         dims[k] = in->dims[k];
         shape[k] = (int64_t)in->dims[k];
+        numel *= in->dims[k];
     }
     char h5err[256] = "";
     accel_status_t st = ACCEL_OK;
@@ -394,17 +403,13 @@ static accel_status_t export_tensor(accel_ckpt_file_t *f, const char *state, con
     hid_t d = s >= 0 ? H5Dcreate2(out, in->name, ftype, s, lcpl, H5P_DEFAULT, H5P_DEFAULT) : -1;
     if (d < 0) {
         accel_h5_last_error(h5err, sizeof h5err);
-        ACCEL_ERROR("export: cannot create dataset /%s in %s: %s", in->name, tmp, h5err);
+        ACCEL_ERROR("weights: cannot create dataset /%s in %s: %s", in->name, tmp, h5err);
         st = ACCEL_ERR_HDF5;
     }
-    for (uint64_t b = 0; st == ACCEL_OK && b < in->numel; b += EXPORT_CHUNK) {
-        uint64_t e = b + EXPORT_CHUNK < in->numel ? b + EXPORT_CHUNK : in->numel;
-        if (accel_ckpt_file_read(f, state, in->name, b, e, buf) != ACCEL_OK) {
-            ACCEL_ERROR("export: cannot read %s%s%s from %s (damaged file?)\n--> hint: 'accel_ckpt verify "
-                        "%s' tells more", state, *state ? "/" : "", in->name, f->path, f->path);
-            st = ACCEL_ERR_IO;
-            break;
-        }
+    for (uint64_t b = 0; st == ACCEL_OK && b < numel; b += EXPORT_CHUNK) {
+        uint64_t e = b + EXPORT_CHUNK < numel ? b + EXPORT_CHUNK : numel;
+        st = fill(ctx, index, b, e, buf);
+        if (st != ACCEL_OK) break;          /* the filler said what it could not read */
         hsize_t cnt = e - b;
         hid_t ms = H5Screate_simple(1, &cnt, NULL);
         herr_t r = ms >= 0 && ck_select_range(s, in->ndim, shape, b, e) == 0 ? 0 : -1;
@@ -417,7 +422,7 @@ static accel_status_t export_tensor(accel_ckpt_file_t *f, const char *state, con
         }
         if (r < 0) {
             accel_h5_last_error(h5err, sizeof h5err);
-            ACCEL_ERROR("export: writing /%s to %s failed: %s\n--> hint: check free space", in->name, tmp, h5err);
+            ACCEL_ERROR("weights: writing /%s to %s failed: %s\n--> hint: check free space", in->name, tmp, h5err);
             st = ACCEL_ERR_IO;
         }
         if (ms >= 0) H5Sclose(ms);
@@ -428,30 +433,39 @@ static accel_status_t export_tensor(accel_ckpt_file_t *f, const char *state, con
     return st;
 }
 
-accel_status_t accel_ckpt_file_export_hdf5(accel_ckpt_file_t *f, const char *state, const char *output,
-                                           bool bf16, int *ntensors)
+/* /meta of a weights file: the configuration and the tokenizer (1-D uint8 dataset + attributes). */
+static accel_status_t write_weights_meta(hid_t out, const accel_ckpt_weights_meta_t *m, const char *tmp)
 {
-    if (ntensors) *ntensors = 0;
+    if (!m || (!m->config_yaml && !m->tokenizer)) return ACCEL_OK;
+    accel_status_t st = ACCEL_OK;
+    hid_t g = H5Gcreate2(out, "/" CK_GROUP_META, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    if (g < 0) st = ACCEL_ERR_HDF5;
+    if (st == ACCEL_OK && m->config_yaml && ck_write_config(g, m->config_yaml) < 0) st = ACCEL_ERR_HDF5;
+    if (st == ACCEL_OK && m->source) st = accel_h5_attr_write_str(g, "source", m->source);
+    if (st == ACCEL_OK && m->tokenizer) {
+        st = accel_h5_write_bytes(g, CK_DSET_TOKENIZER, m->tokenizer, m->tokenizer_len);
+        if (st == ACCEL_OK && m->tokenizer_name)
+            st = accel_h5_attr_write_str(g, CK_ATTR_TOKENIZER, m->tokenizer_name);
+        /* The hash convention of checkpoints: XXH64 of the bytes, 16 hex digits. */
+        char hash[24];
+        snprintf(hash, sizeof hash, "%016llx", (unsigned long long)XXH64(m->tokenizer, m->tokenizer_len, 0));
+        if (st == ACCEL_OK)
+            st = accel_h5_attr_write_str(g, CK_ATTR_TOKENIZER_HASH, m->tokenizer_hash ? m->tokenizer_hash : hash);
+    }
+    if (g >= 0) H5Gclose(g);
+    if (st != ACCEL_OK) ACCEL_ERROR("weights: cannot write /%s (configuration, tokenizer) to %s", CK_GROUP_META, tmp);
+    return st;
+}
+
+accel_status_t accel_ckpt_weights_write(const char *output, const accel_ckpt_wtensor_t *ts, int n,
+                                        accel_ckpt_fill_fn fill, void *ctx, bool bf16,
+                                        const accel_ckpt_weights_meta_t *meta)
+{
     char tmp[ACCEL_CKPT_PATH_MAX + 8];
     if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", output) >= sizeof tmp) {
-        ACCEL_ERROR("export: output path too long: %s", output);
+        ACCEL_ERROR("weights: output path too long: %s", output);
         return ACCEL_ERR_INVALID;
     }
-    accel_ckpt_tensor_info_t *ts = NULL;
-    int n = 0;
-    accel_status_t st = accel_ckpt_file_list(f, state, &ts, &n);
-    if (st != ACCEL_OK || !n) {
-        ACCEL_ERROR("export: %s has no tensors in group '%s'", f->path, state);
-        free(ts);
-        return st == ACCEL_OK || st == ACCEL_ERR_NOT_FOUND ? ACCEL_ERR_NOT_FOUND : st;
-    }
-    for (int i = 0; i < n; i++)
-        if (!ts[i].fp32 || ts[i].ndim < 1 || ts[i].ndim > ACCEL_TENSOR_MAX_DIMS) {
-            ACCEL_ERROR("export: /%s/%s in %s is not an fp32 tensor of 1..%d dimensions", state, ts[i].name,
-                        f->path, ACCEL_TENSOR_MAX_DIMS);
-            free(ts);
-            return ACCEL_ERR_INVALID;
-        }
     accel_h5_quiet_t quiet;
     accel_h5_quiet_begin(&quiet);
     float *buf = malloc(sizeof *buf * EXPORT_CHUNK);
@@ -459,6 +473,7 @@ accel_status_t accel_ckpt_file_export_hdf5(accel_ckpt_file_t *f, const char *sta
     hid_t fapl = -1, out = -1, ftype = -1, lcpl = -1;
     bool created = false;
     char h5err[256] = "";
+    accel_status_t st = ACCEL_OK;
     if (!buf || !half) {
         st = ACCEL_ERR_NOMEM;
         goto out;
@@ -469,7 +484,7 @@ accel_status_t accel_ckpt_file_export_hdf5(accel_ckpt_file_t *f, const char *sta
         if (out < 0) accel_h5_last_error(h5err, sizeof h5err);
     } H5E_END_TRY;
     if (out < 0) {
-        ACCEL_ERROR("export: cannot create %s: %s\n--> hint: check the directory and free space", tmp, h5err);
+        ACCEL_ERROR("weights: cannot create %s: %s\n--> hint: check the directory and free space", tmp, h5err);
         st = ACCEL_ERR_IO;
         goto out;
     }
@@ -477,26 +492,111 @@ accel_status_t accel_ckpt_file_export_hdf5(accel_ckpt_file_t *f, const char *sta
     ftype = bf16 ? bf16_type() : H5Tcopy(H5T_IEEE_F32LE);
     lcpl = H5Pcreate(H5P_LINK_CREATE);
     if (ftype < 0 || lcpl < 0 || H5Pset_create_intermediate_group(lcpl, 1) < 0) {
-        ACCEL_ERROR("export: cannot set up HDF5 types and properties");
+        ACCEL_ERROR("weights: cannot set up HDF5 types and properties");
         st = ACCEL_ERR_HDF5;
         goto out;
     }
+    st = write_weights_meta(out, meta, tmp);
     for (int i = 0; i < n && st == ACCEL_OK; i++)
-        st = export_tensor(f, state, &ts[i], out, ftype, lcpl, bf16, buf, half, tmp);
+        st = write_tensor(&ts[i], i, fill, ctx, out, ftype, lcpl, bf16, buf, half, tmp);
 out:
     if (lcpl >= 0) H5Pclose(lcpl);
     if (ftype >= 0) H5Tclose(ftype);
     if (out >= 0 && H5Fclose(out) < 0 && st == ACCEL_OK) {
-        ACCEL_ERROR("export: closing %s failed (disk full?)", tmp);
+        ACCEL_ERROR("weights: closing %s failed (disk full?)", tmp);
         st = ACCEL_ERR_IO;
     }
     if (fapl >= 0) H5Pclose(fapl);
     if (created && st != ACCEL_OK) unlink(tmp);
     if (created && st == ACCEL_OK) st = accel_h5_publish(tmp, output);
-    if (st == ACCEL_OK && ntensors) *ntensors = n;
     free(buf);
     free(half);
-    free(ts);
     accel_h5_quiet_end(&quiet);
+    return st;
+}
+
+accel_status_t accel_ckpt_file_tokenizer(accel_ckpt_file_t *f, char **json, size_t *len, char *name,
+                                         size_t namelen, char *hash, size_t hashlen)
+{
+    *json = NULL;
+    *len = 0;
+    if (name && namelen) name[0] = '\0';
+    if (hash && hashlen) hash[0] = '\0';
+    hid_t g = -1;
+    H5E_BEGIN_TRY { g = H5Gopen2(f->file, "/" CK_GROUP_META, H5P_DEFAULT); } H5E_END_TRY;
+    if (g < 0) return ACCEL_ERR_NOT_FOUND;
+    accel_status_t st = accel_h5_read_bytes(g, CK_DSET_TOKENIZER, CK_TOKENIZER_MAX, json, len);
+    if (st == ACCEL_OK) {
+        if (name) accel_h5_attr_read_str(g, CK_ATTR_TOKENIZER, name, namelen);
+        if (hash) accel_h5_attr_read_str(g, CK_ATTR_TOKENIZER_HASH, hash, hashlen);
+    }
+    H5Gclose(g);
+    return st;
+}
+
+typedef struct {
+    accel_ckpt_file_t *f;
+    const char *state;
+    const accel_ckpt_tensor_info_t *ts;
+} file_fill_t;
+
+static accel_status_t fill_from_file(void *vctx, int index, uint64_t begin, uint64_t end, float *dst)
+{
+    file_fill_t *c = vctx;
+    accel_status_t st = accel_ckpt_file_read(c->f, c->state, c->ts[index].name, begin, end, dst);
+    if (st != ACCEL_OK)
+        ACCEL_ERROR("export: cannot read %s%s%s from %s (damaged file?)\n--> hint: 'accel_ckpt verify %s' "
+                    "tells more", c->state, *c->state ? "/" : "", c->ts[index].name, c->f->path, c->f->path);
+    return st;
+}
+
+accel_status_t accel_ckpt_file_export_hdf5(accel_ckpt_file_t *f, const char *state, const char *output,
+                                           bool bf16, int *ntensors)
+{
+    if (ntensors) *ntensors = 0;
+    accel_ckpt_tensor_info_t *ts = NULL;
+    int n = 0;
+    accel_status_t st = accel_ckpt_file_list(f, state, &ts, &n);
+    if (st != ACCEL_OK || !n) {
+        ACCEL_ERROR("export: %s has no tensors in group '%s'", f->path, state);
+        free(ts);
+        return st == ACCEL_OK || st == ACCEL_ERR_NOT_FOUND ? ACCEL_ERR_NOT_FOUND : st;
+    }
+    accel_ckpt_wtensor_t *wt = calloc((size_t)n, sizeof *wt);
+    if (!wt) {
+        free(ts);
+        return ACCEL_ERR_NOMEM;
+    }
+    for (int i = 0; i < n; i++) {
+        if (!ts[i].fp32 || ts[i].ndim < 1 || ts[i].ndim > ACCEL_TENSOR_MAX_DIMS) {
+            ACCEL_ERROR("export: /%s/%s in %s is not an fp32 tensor of 1..%d dimensions", state, ts[i].name,
+                        f->path, ACCEL_TENSOR_MAX_DIMS);
+            free(ts);
+            free(wt);
+            return ACCEL_ERR_INVALID;
+        }
+        wt[i].name = ts[i].name;
+        wt[i].ndim = ts[i].ndim;
+        for (int k = 0; k < ts[i].ndim; k++) wt[i].dims[k] = ts[i].dims[k];
+    }
+    /* The export carries what a reader needs to use it alone: the configuration and tokenizer. */
+    accel_ckpt_weights_meta_t meta = { 0 };
+    char *yaml = NULL, *tok = NULL, tname[128] = "", thash[128] = "";
+    size_t toklen = 0;
+    if (accel_ckpt_file_config(f, &yaml) == ACCEL_OK) meta.config_yaml = yaml;
+    if (accel_ckpt_file_tokenizer(f, &tok, &toklen, tname, sizeof tname, thash, sizeof thash) == ACCEL_OK) {
+        meta.tokenizer = tok;
+        meta.tokenizer_len = toklen;
+        meta.tokenizer_name = tname[0] ? tname : NULL;
+        meta.tokenizer_hash = thash[0] ? thash : NULL;
+    }
+    meta.source = f->path;
+    file_fill_t ctx = { f, state, ts };
+    st = accel_ckpt_weights_write(output, wt, n, fill_from_file, &ctx, bf16, &meta);
+    if (st == ACCEL_OK && ntensors) *ntensors = n;
+    free(yaml);
+    free(tok);
+    free(wt);
+    free(ts);
     return st;
 }

@@ -77,6 +77,7 @@ static const key_spec_t g_schema[] = {
     { "train.eval_every", KEY_INT, F(train.eval_every), "0", NULL, "steps between evaluations; 0 = off" },
     { "train.sample_tokens", KEY_INT, F(train.sample_tokens), "200", NULL, "language models: tokens of text generated at the end; 0 = none" },
     { "train.sample_prompt", KEY_STRING, F(train.sample_prompt), "The ", NULL, "language models: prompt of the generated sample" },
+    { "train.init_from", KEY_STRING, F(train.init_from), "", NULL, "start training (step 0, fresh optimizer and schedule) from these weights: an accel checkpoint, weights exported by accel_ckpt (hdf5, safetensors, hf), an 'accel_ckpt import' file or a Hugging Face model directory; the model keys come from the file; ignored when resume finds a checkpoint" },
     { "train.metrics", KEY_STRING, F(train.metrics), "", NULL, "JSON-lines metrics file written by rank 0" },
 
     { "optim.name", KEY_STRING, F(optim.name), "adamw", "adamw|sgd", "optimizer" },
@@ -334,13 +335,9 @@ static accel_status_t load_node(accel_config_t *cfg, yaml_document_t *doc, yaml_
     return ACCEL_OK;
 }
 
-static accel_status_t load_file(accel_config_t *cfg, const char *path, char *err, size_t errlen)
+/* YAML from an open stream; path names it in messages. Closes f. */
+static accel_status_t load_stream(accel_config_t *cfg, FILE *f, const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "cannot open configuration file '%s': %s", path, strerror(errno));
-        return errno == ENOENT ? ACCEL_ERR_NOT_FOUND : ACCEL_ERR_IO;
-    }
     yaml_parser_t parser;
     yaml_document_t doc;
     accel_status_t st = ACCEL_OK;
@@ -362,6 +359,31 @@ out_parser:
     yaml_parser_delete(&parser);
     fclose(f);
     return st;
+}
+
+static accel_status_t load_file(accel_config_t *cfg, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "cannot open configuration file '%s': %s", path, strerror(errno));
+        return errno == ENOENT ? ACCEL_ERR_NOT_FOUND : ACCEL_ERR_IO;
+    }
+    return load_stream(cfg, f, path, err, errlen);
+}
+
+accel_status_t accel_config_from_yaml(accel_config_t *cfg, const char *yaml, const char *what, char *err,
+                                      size_t errlen)
+{
+    char dummy[8];
+    if (!err) { err = dummy; errlen = sizeof dummy; }
+    err[0] = '\0';
+    accel_config_defaults(cfg);
+    FILE *f = fmemopen((void *)yaml, strlen(yaml), "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot read the stored configuration: %s", what, strerror(errno));
+        return ACCEL_ERR_IO;
+    }
+    return load_stream(cfg, f, what, err, errlen);
 }
 
 bool accel_config_is_override(const char *text)
@@ -504,4 +526,31 @@ char *accel_config_to_yaml(const accel_config_t *cfg)
     emit_yaml(cfg, f, false);
     fclose(f);
     return buf;
+}
+
+accel_status_t accel_config_adopt_model(accel_config_t *cfg, const accel_config_t *from, const char *what,
+                                        const char *const *free_keys, char *err, size_t errlen)
+{
+    accel_config_t defaults;
+    accel_config_defaults(&defaults);
+    for (size_t i = 0; i < NKEYS; i++) {
+        const key_spec_t *k = &g_schema[i];
+        if (strncmp(k->key, "model.", 6) || !strcmp(k->key, "model.plugin")) continue;
+        bool is_free = false;
+        for (const char *const *fk = free_keys; fk && *fk; fk++) is_free |= !strcmp(*fk, k->key);
+        char mine[ACCEL_STR_MAX + 8], theirs[ACCEL_STR_MAX + 8], def[ACCEL_STR_MAX + 8];
+        format_value(cfg, k, mine, sizeof mine);
+        format_value(from, k, theirs, sizeof theirs);
+        format_value(&defaults, k, def, sizeof def);
+        bool user_set = strcmp(mine, def) != 0;
+        if (is_free && user_set) continue;          /* the user's choice, the file does not fix it */
+        if (user_set && strcmp(mine, theirs)) {
+            snprintf(err, errlen, "%s=%s contradicts %s, which holds a model with %s=%s\n--> hint: drop "
+                     "%s from the command line and configuration (the model comes from the file)",
+                     k->key, mine, what, k->key, theirs, k->key);
+            return ACCEL_ERR_CONFIG;
+        }
+        memcpy((char *)cfg + k->offset, (const char *)from + k->offset, k->size);
+    }
+    return ACCEL_OK;
 }

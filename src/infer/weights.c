@@ -1,7 +1,10 @@
-/* Weights files for inference: accel checkpoints (tensors in /model, configuration YAML in
- * /meta/config.yaml) and exported weights (tensors at the root or in /model, fp32 or bf16), read
- * in one process without MPI through the checkpoint library's file reader (accel_ckpt_file_*),
- * which alone knows those layouts. Only what inference needs is checked (tensor presence, shape,
+/* Weights files for inference and train.init_from: accel checkpoints (tensors in /model,
+ * configuration YAML in /meta/config.yaml), exported or imported weights (HDF5: tensors at the
+ * root or in /model, fp32 or bf16, configuration in /meta/config.yaml; safetensors written by
+ * accel_ckpt export: configuration in __metadata__ accel_config), and Hugging Face models (a
+ * directory with config.json and safetensors, or one .safetensors file in it), read in one
+ * process without MPI through the checkpoint layer's readers (accel_ckpt_file_*, accel_st_*,
+ * accel_hf_*), which alone know those layouts. Only what inference needs is checked (tensor presence, shape,
  * float type); checksums are accel_ckpt's job. Extra groups, tensors and attributes are ignored,
  * so training checkpoints load as they are. */
 #include "build_config.h"
@@ -16,15 +19,22 @@
 #include <unistd.h>
 
 #include "accel/ckpt.h"
+#include "accel/hf.h"
 #include "accel/infer.h"
+#include "accel/safetensors.h"
 #include "accel/log.h"
 #include "../h5/h5util.h"
 
 #define READ_CHUNK ((uint64_t)1 << 26)  /* elements per read (HDF5 1.10: stay far below 2 GiB) */
 
+typedef enum { SRC_HDF5, SRC_SAFETENSORS, SRC_HF } source_t;
+
 struct accel_weights {
     char *path;
-    accel_ckpt_file_t *file;
+    source_t src;
+    accel_ckpt_file_t *file;            /* SRC_HDF5 */
+    accel_st_t *st;                     /* SRC_SAFETENSORS (accel's own export) */
+    accel_hf_t *hf;                     /* SRC_HF */
     char state[8];                      /* "model", or "" for tensors at the root */
     char prefix[16];                    /* the same as an HDF5 path prefix, for messages */
     const char *kind;
@@ -34,39 +44,43 @@ struct accel_weights {
     uint64_t *numel;
 };
 
-accel_status_t accel_weights_open(const char *path, accel_weights_t **out)
+static accel_status_t open_safetensors(accel_weights_t *w)
 {
-    *out = NULL;
-    struct stat sb;
-    if (stat(path, &sb) != 0) {
-        ACCEL_ERROR("cannot open weights file '%s': %s\n--> hint: pass a checkpoint (step-*.h5 "
-                    "written by accel_train) or weights exported with 'accel_ckpt export --format "
-                    "hdf5'", path, strerror(errno));
-        return errno == ENOENT ? ACCEL_ERR_NOT_FOUND : ACCEL_ERR_IO;
+    char err[2048] = "";
+    accel_status_t st = accel_st_open(w->path, &w->st, err, sizeof err);
+    if (st != ACCEL_OK) {
+        ACCEL_ERROR("%s\n--> hint: check the file (a truncated download or copy?)", err);
+        return st;
     }
-    if (!S_ISREG(sb.st_mode)) {
-        ACCEL_ERROR("weights file '%s' is not a regular file", path);
-        return ACCEL_ERR_INVALID;
+    const char *yaml = accel_st_metadata(w->st, "accel_config");
+    if (yaml && *yaml && !(w->config_yaml = strdup(yaml))) return ACCEL_ERR_NOMEM;
+    w->kind = "exported weights (safetensors)";
+    snprintf(w->prefix, sizeof w->prefix, "%s", "");
+    return ACCEL_OK;
+}
+
+static accel_status_t open_hf(accel_weights_t *w)
+{
+    char err[4096] = "";
+    accel_status_t st = accel_hf_open(w->path, &w->hf, err, sizeof err);
+    if (st != ACCEL_OK) {
+        ACCEL_ERROR("cannot read the Hugging Face model %s: %s", w->path, err);
+        return st;
     }
-    if (access(path, R_OK) != 0) {
-        ACCEL_ERROR("cannot read weights file '%s': %s", path, strerror(errno));
-        return ACCEL_ERR_IO;
-    }
-    if (!accel_h5_probe(path, (long long)sb.st_size)) {
-        ACCEL_ERROR("'%s' is not an HDF5 file\n--> hint: accel_generate reads accel checkpoints "
-                    "and weights exported as HDF5 ('accel_ckpt export FILE --format hdf5')", path);
-        return ACCEL_ERR_CORRUPT;
-    }
-    accel_weights_t *w = calloc(1, sizeof *w);
-    if (!w || !(w->path = strdup(path))) {
-        free(w);
-        return ACCEL_ERR_NOMEM;
-    }
+    if (!(w->config_yaml = strdup(accel_hf_config_yaml(w->hf)))) return ACCEL_ERR_NOMEM;
+    w->kind = "Hugging Face model";
+    snprintf(w->prefix, sizeof w->prefix, "%s", "");
+    return ACCEL_OK;
+}
+
+static accel_status_t open_hdf5(accel_weights_t *w)
+{
+    const char *path = w->path;
     accel_status_t st = accel_ckpt_file_open(path, &w->file, NULL, 0);
     if (st != ACCEL_OK) {
         ACCEL_ERROR("%s: HDF5 cannot open the file (truncated or damaged?)\n--> hint: check it "
                     "with: h5dump -H %s", path, path);
-        goto fail;
+        return st;
     }
     bool checkpoint = false, complete = false;
     int version = 0;
@@ -74,26 +88,64 @@ accel_status_t accel_weights_open(const char *path, accel_weights_t **out)
     if (checkpoint && version > ACCEL_CKPT_FORMAT_VERSION) {
         ACCEL_ERROR("%s has checkpoint format version %d, but this accel reads versions up to %d\n"
                     "--> hint: use the accel that wrote it", path, version, ACCEL_CKPT_FORMAT_VERSION);
-        st = ACCEL_ERR_UNSUPPORTED;
-        goto fail;
+        return ACCEL_ERR_UNSUPPORTED;
     }
     if (checkpoint && !complete) {
         ACCEL_ERROR("%s is an incomplete checkpoint (its save did not finish)\n--> hint: use "
                     "an earlier step-*.h5, or the one 'accel_ckpt latest DIR' names", path);
-        st = ACCEL_ERR_CORRUPT;
-        goto fail;
+        return ACCEL_ERR_CORRUPT;
     }
     bool model = accel_ckpt_file_has_state(w->file, "model");
     snprintf(w->state, sizeof w->state, "%s", model ? "model" : "");
     snprintf(w->prefix, sizeof w->prefix, "%s", model ? "/model/" : "/");
     /* A configuration that cannot be read counts as none: the model then comes from overrides. */
     if (accel_ckpt_file_config(w->file, &w->config_yaml) != ACCEL_OK) w->config_yaml = NULL;
-    w->kind = w->config_yaml ? "checkpoint" : "exported weights";
+    w->kind = checkpoint ? "checkpoint" : "exported weights";
+    return ACCEL_OK;
+}
+
+accel_status_t accel_weights_open(const char *path, accel_weights_t **out)
+{
+    *out = NULL;
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+        ACCEL_ERROR("cannot open weights file '%s': %s\n--> hint: pass a checkpoint (step-*.h5 "
+                    "written by accel_train), weights exported with 'accel_ckpt export' or "
+                    "imported with 'accel_ckpt import', or a Hugging Face model directory", path,
+                    strerror(errno));
+        return errno == ENOENT ? ACCEL_ERR_NOT_FOUND : ACCEL_ERR_IO;
+    }
+    bool hf = accel_hf_is_model(path);
+    if (!S_ISREG(sb.st_mode) && !hf) {
+        ACCEL_ERROR("weights '%s' is not a regular file%s", path, S_ISDIR(sb.st_mode) ?
+                    " (a directory without config.json: not a Hugging Face model)" : "");
+        return ACCEL_ERR_INVALID;
+    }
+    if (access(path, R_OK) != 0) {
+        ACCEL_ERROR("cannot read weights '%s': %s", path, strerror(errno));
+        return ACCEL_ERR_IO;
+    }
+    size_t len = strlen(path);
+    bool safetensors = !hf && len >= 12 && !strcmp(path + len - 12, ".safetensors");
+    if (!hf && !safetensors && !accel_h5_probe(path, (long long)sb.st_size)) {
+        ACCEL_ERROR("'%s' is not an HDF5 file\n--> hint: accel reads accel checkpoints, weights "
+                    "exported as HDF5 or safetensors ('accel_ckpt export FILE --format hdf5'), and "
+                    "Hugging Face model directories", path);
+        return ACCEL_ERR_CORRUPT;
+    }
+    accel_weights_t *w = calloc(1, sizeof *w);
+    if (!w || !(w->path = strdup(path))) {
+        free(w);
+        return ACCEL_ERR_NOMEM;
+    }
+    w->src = hf ? SRC_HF : safetensors ? SRC_SAFETENSORS : SRC_HDF5;
+    accel_status_t st = hf ? open_hf(w) : safetensors ? open_safetensors(w) : open_hdf5(w);
+    if (st != ACCEL_OK) {
+        accel_weights_close(w);
+        return st;
+    }
     *out = w;
     return ACCEL_OK;
-fail:
-    accel_weights_close(w);
-    return st;
 }
 
 static void forget_tensors(accel_weights_t *w)
@@ -110,6 +162,8 @@ void accel_weights_close(accel_weights_t *w)
     if (!w) return;
     forget_tensors(w);
     accel_ckpt_file_close(w->file);
+    accel_st_close(w->st);
+    accel_hf_close(w->hf);
     free(w->config_yaml);
     free(w->path);
     free(w);
@@ -157,6 +211,60 @@ static void shape_str(int ndim, const int64_t *shape, char *out, size_t outlen)
     if (n < outlen) snprintf(out + n, outlen - n, "]");
 }
 
+/* One tensor's description, whatever the source. */
+static accel_status_t describe(accel_weights_t *w, const char *name, accel_ckpt_tensor_info_t *in)
+{
+    memset(in, 0, sizeof *in);
+    if (w->src == SRC_HDF5) return accel_ckpt_file_tensor(w->file, w->state, name, in);
+    snprintf(in->name, sizeof in->name, "%s", name);
+    in->readable = true;
+    if (w->src == SRC_SAFETENSORS) {
+        const accel_st_tensor_t *t = accel_st_find(w->st, name);
+        if (!t) return ACCEL_ERR_NOT_FOUND;
+        in->ndim = t->ndim;
+        for (int k = 0; k < t->ndim && k < ACCEL_CKPT_MAX_RANK; k++) in->dims[k] = t->dims[k];
+        in->numel = t->numel;
+        snprintf(in->dtype, sizeof in->dtype, "%s", accel_st_dtype_name(t->dtype));
+        return ACCEL_OK;
+    }
+    const accel_hf_tensor_t *ts;
+    int n = accel_hf_tensors(w->hf, &ts);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(ts[i].name, name)) {
+            in->ndim = ts[i].ndim;
+            in->dims[0] = ts[i].dims[0];
+            in->dims[1] = ts[i].dims[1];
+            in->numel = ts[i].dims[0] * (ts[i].ndim == 2 ? ts[i].dims[1] : 1);
+            snprintf(in->dtype, sizeof in->dtype, "fp32");
+            return ACCEL_OK;
+        }
+    return ACCEL_ERR_NOT_FOUND;
+}
+
+/* Every tensor name the source holds (for the unused-tensor warning). */
+static int list_names(accel_weights_t *w, char (**names)[ACCEL_CKPT_NAME_MAX])
+{
+    *names = NULL;
+    int n = 0;
+    if (w->src == SRC_HDF5) {
+        accel_ckpt_tensor_info_t *all = NULL;
+        if (accel_ckpt_file_list(w->file, w->state, &all, &n) != ACCEL_OK) return 0;
+        *names = calloc((size_t)(n ? n : 1), sizeof **names);
+        for (int i = 0; *names && i < n; i++) snprintf((*names)[i], sizeof **names, "%s", all[i].name);
+        free(all);
+    } else if (w->src == SRC_SAFETENSORS) {
+        n = accel_st_count(w->st);
+        *names = calloc((size_t)(n ? n : 1), sizeof **names);
+        for (int i = 0; *names && i < n; i++) snprintf((*names)[i], sizeof **names, "%s", accel_st_at(w->st, i)->name);
+    } else {
+        const accel_hf_tensor_t *ts;
+        n = accel_hf_tensors(w->hf, &ts);
+        *names = calloc((size_t)(n ? n : 1), sizeof **names);
+        for (int i = 0; *names && i < n; i++) snprintf((*names)[i], sizeof **names, "%s", ts[i].name);
+    }
+    return *names ? n : 0;
+}
+
 accel_status_t accel_weights_check(accel_weights_t *w, const accel_layout_t *layout)
 {
     forget_tensors(w);
@@ -167,10 +275,10 @@ accel_status_t accel_weights_check(accel_weights_t *w, const accel_layout_t *lay
     for (int i = 0; i < layout->ntensors; i++) {
         const accel_tensor_t *t = &layout->tensors[i];
         accel_ckpt_tensor_info_t in;
-        if (accel_ckpt_file_tensor(w->file, w->state, t->name, &in) != ACCEL_OK) {
+        if (describe(w, t->name, &in) != ACCEL_OK) {
             ACCEL_ERROR("%s has no tensor '%s%s' (%s %s)\n--> hint: the file does not match the "
                         "model configuration (model.name, model.layers, ...); list it with: "
-                        "h5ls -r %s", w->path, w->prefix, t->name, w->kind,
+                        "accel_ckpt ls %s", w->path, w->prefix, t->name, w->kind,
                         w->config_yaml ? "with a stored configuration" : "without a configuration",
                         w->path);
             return ACCEL_ERR_NOT_FOUND;
@@ -200,12 +308,11 @@ accel_status_t accel_weights_check(accel_weights_t *w, const accel_layout_t *lay
     }
     w->ntensors = layout->ntensors;
     /* Tensors the model does not use: a warning, so a wrong model.layers override shows. */
-    accel_ckpt_tensor_info_t *all = NULL;
-    int nall = 0, unused = 0;
+    char (*all)[ACCEL_CKPT_NAME_MAX] = NULL;
+    int nall = list_names(w, &all), unused = 0;
     const char *first = NULL;
-    if (accel_ckpt_file_list(w->file, w->state, &all, &nall) == ACCEL_OK)
-        for (int i = 0; i < nall; i++)
-            if (!accel_layout_find(layout, all[i].name) && !unused++) first = all[i].name;
+    for (int i = 0; i < nall; i++)
+        if (!accel_layout_find(layout, all[i]) && !unused++) first = all[i];
     if (unused)
         ACCEL_WARN("%s: %d tensor(s) in %s are not used by the model (first: '%s')", w->path, unused,
                    w->prefix, first);
@@ -217,6 +324,15 @@ accel_status_t accel_weights_read(accel_weights_t *w, int index, float *dst)
 {
     if (index < 0 || index >= w->ntensors) return ACCEL_ERR_INVALID;
     const uint64_t n = w->numel[index];
+    if (w->src != SRC_HDF5) {
+        char err[2048] = "";
+        accel_status_t st = ACCEL_OK;
+        if (w->src == SRC_SAFETENSORS) st = accel_st_read(w->st, accel_st_find(w->st, w->names[index]), 0, n, dst);
+        else st = accel_hf_read(w->hf, w->names[index], dst, err, sizeof err);
+        if (st != ACCEL_OK)
+            ACCEL_ERROR("%s: reading tensor '%s' failed%s%s", w->path, w->names[index], err[0] ? ": " : "", err);
+        return st;
+    }
     for (uint64_t b = 0; b < n; b += READ_CHUNK) {
         uint64_t e = b + READ_CHUNK < n ? b + READ_CHUNK : n;
         if (accel_ckpt_file_read(w->file, w->state, w->names[index], b, e, dst + b) != ACCEL_OK) {

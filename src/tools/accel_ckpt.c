@@ -32,10 +32,13 @@ static void usage(FILE *out)
             "                           status non-zero on any problem, naming tensor and block\n"
             "  diff A B [--atol X]      per tensor max |a-b| and max relative difference; exit 0 when\n"
             "                           all differences are <= X (default 0), 1 otherwise, 2 on errors\n"
-            "  export FILE --format safetensors|hdf5 [--dtype fp32|bf16] [--output OUT] [--group G]\n"
+            "  export FILE --format safetensors|hdf5|hf [--dtype fp32|bf16] [--output OUT] [--group G]\n"
             "                           the consolidated model weights (group G, default 'model') as one\n"
-            "                           safetensors or plain HDF5 file (default OUT: FILE with the\n"
-            "                           extension .safetensors or .model.h5)\n"
+            "                           safetensors or plain HDF5 file, or a Hugging Face directory (hf),\n"
+            "                           with the model configuration (default OUT: FILE with the\n"
+            "                           extension .safetensors, .model.h5 or .hf)\n"
+            "  import DIR|FILE -o OUT   a Hugging Face model (GPT-2, Llama, Mistral, Qwen2: config.json\n"
+            "                           + safetensors) as accel weights with their configuration\n"
             "  latest DIR               the newest complete checkpoint in DIR\n"
             "\n"
             "options:\n"
@@ -78,6 +81,22 @@ static const accel_ckpt_tensor_info_t *find_info(const accel_ckpt_tensor_info_t 
     return n ? bsearch(&key, v, (size_t)n, sizeof *v, cmp_info) : NULL;
 }
 
+/* The states of a file; a weights file (export, import) without a /model group has one: its
+ * root (""). */
+static int file_states(accel_ckpt_file_t *f, const char *const **names)
+{
+    static const char *const root[] = { "" };
+    int n = accel_ckpt_file_states(f, names);
+    accel_ckpt_tensor_info_t *ts = NULL;
+    int nt = 0;
+    if (!n && accel_ckpt_file_list(f, "", &ts, &nt) == ACCEL_OK && nt) {
+        *names = root;
+        n = 1;
+    }
+    free(ts);
+    return n;
+}
+
 /* ------------------------------------------------------------------ ls */
 
 /* One line per dataset; state NULL: the bookkeeping datasets (names already relative to the root). */
@@ -117,7 +136,7 @@ static int cmd_ls(int argc, char **argv)
     accel_ckpt_file_t *f = open_file(path);
     if (!f) return 2;
     const char *const *states;
-    int nstates = accel_ckpt_file_states(f, &states);
+    int nstates = file_states(f, &states);
     if (!nstates) {
         fprintf(stderr, "accel_ckpt: %s holds no checkpoint state (no 'arenas' attribute, no /model)\n", path);
         accel_ckpt_file_close(f);
@@ -144,6 +163,46 @@ static int cmd_ls(int argc, char **argv)
 
 /* ------------------------------------------------------------------ info */
 
+static void print_indented(const char *text)
+{
+    for (const char *p = text; *p;) {
+        const char *nl = strchr(p, '\n');
+        int n = nl ? (int)(nl - p) : (int)strlen(p);
+        printf("  %.*s\n", n, p);
+        p += n + (nl ? 1 : 0);
+    }
+}
+
+/* A weights file (export, import): no training state, but tensors, configuration, tokenizer. */
+static int info_weights(accel_ckpt_file_t *f, const char *path)
+{
+    const char *state = accel_ckpt_file_has_state(f, "model") ? "model" : "";
+    accel_ckpt_tensor_info_t *ts = NULL;
+    int n = 0;
+    accel_ckpt_file_list(f, state, &ts, &n);
+    uint64_t numel = 0;
+    for (int i = 0; i < n; i++) numel += ts[i].numel;
+    printf("file:            %s\n", path);
+    printf("format:          accel weights file (an export or import: no training state)\n");
+    printf("tensors:         %d (%llu parameters)%s\n", n, (unsigned long long)numel, n ? "" : " -- none");
+    char *tok = NULL, name[128] = "", hash[128] = "";
+    size_t toklen = 0;
+    if (accel_ckpt_file_tokenizer(f, &tok, &toklen, name, sizeof name, hash, sizeof hash) == ACCEL_OK)
+        printf("tokenizer:       %s (%zu bytes of tokenizer.json%s%s)\n", name[0] ? name : "-", toklen,
+               hash[0] ? ", hash " : "", hash);
+    else
+        printf("tokenizer:       (none stored)\n");
+    char *yaml = NULL;
+    accel_ckpt_file_config(f, &yaml);
+    printf("configuration:\n");
+    if (yaml && *yaml) print_indented(yaml);
+    else printf("  (none stored)\n");
+    free(yaml);
+    free(tok);
+    free(ts);
+    return 0;
+}
+
 static int cmd_info(int argc, char **argv)
 {
     if (argc != 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -151,6 +210,16 @@ static int cmd_info(int argc, char **argv)
         return argc == 2 ? 0 : 2;
     }
     const char *path = argv[1];
+    accel_ckpt_file_t *wf = open_file(path);
+    if (!wf) return 2;
+    bool is_ckpt = false;
+    accel_ckpt_file_format(wf, &is_ckpt, NULL, NULL);
+    if (!is_ckpt) {
+        int rc = info_weights(wf, path);
+        accel_ckpt_file_close(wf);
+        return rc;
+    }
+    accel_ckpt_file_close(wf);
     accel_ckpt_meta_t m;
     accel_status_t st = accel_ckpt_read_meta(path, &m);
     if (st != ACCEL_OK) return accel_status_exit_code(st);
@@ -186,12 +255,7 @@ static int cmd_info(int argc, char **argv)
     for (int i = 0; i < m.nextra; i++) printf("extra:           %s = %s\n", m.extra[i].key, m.extra[i].value);
     printf("configuration:\n");
     if (m.config_yaml && m.config_yaml[0]) {
-        for (const char *p = m.config_yaml; *p;) {
-            const char *nl = strchr(p, '\n');
-            int n = nl ? (int)(nl - p) : (int)strlen(p);
-            printf("  %.*s\n", n, p);
-            p += n + (nl ? 1 : 0);
-        }
+        print_indented(m.config_yaml);
     } else {
         printf("  (none stored)\n");
     }
@@ -272,7 +336,7 @@ static int cmd_diff(int argc, char **argv)
         return 2;
     }
     const char *const *sa, *const *sb;
-    int nsa = accel_ckpt_file_states(fa, &sa), nsb = accel_ckpt_file_states(fb, &sb);
+    int nsa = file_states(fa, &sa), nsb = file_states(fb, &sb);
     float *x = malloc(sizeof(float) * CHUNK_ELEMS), *y = malloc(sizeof(float) * CHUNK_ELEMS);
     int rc = 0, ndiff = 0, ntensors = 0;
     double worst_abs = 0, worst_rel = 0;
@@ -349,114 +413,136 @@ out:
 
 /* ------------------------------------------------------------------ export */
 
-static void json_str(FILE *out, const char *s)
+/* A state's tensors, read whole or in pieces, as the writers' fill callbacks want them. */
+typedef struct {
+    accel_ckpt_file_t *f;
+    const char *state;
+    const accel_ckpt_tensor_info_t *ts;
+} source_t;
+
+static accel_status_t fill_tensor(void *ctx, int index, uint64_t begin, uint64_t end, float *dst)
 {
-    fputc('"', out);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(out, "\\%c", c);
-        else if (c < 0x20) fprintf(out, "\\u%04x", c);
-        else fputc(c, out);
-    }
-    fputc('"', out);
+    source_t *s = ctx;
+    accel_status_t st = accel_ckpt_file_read(s->f, s->state, s->ts[index].name, begin, end, dst);
+    if (st != ACCEL_OK)
+        fprintf(stderr, "accel_ckpt export: cannot read %s/%s (damaged file?)\n", s->state, s->ts[index].name);
+    return st;
 }
 
-/* safetensors: 8-byte little-endian header size, JSON header, raw data in header order. */
-static int write_safetensors(accel_ckpt_file_t *f, const char *path, const char *group,
-                             const accel_ckpt_tensor_info_t *ts, int n, bool bf16, const char *tmp)
+static accel_status_t get_tensor(void *ctx, const char *name, uint64_t numel, float *dst)
 {
-    float *buf = malloc(sizeof(float) * CHUNK_ELEMS);
-    uint16_t *half = malloc(sizeof(uint16_t) * CHUNK_ELEMS);
-    if (!buf || !half) {
-        fprintf(stderr, "accel_ckpt: out of memory\n");
-        free(buf);
-        free(half);
+    source_t *s = ctx;
+    accel_ckpt_tensor_info_t in;
+    if (accel_ckpt_file_tensor(s->f, s->state, name, &in) != ACCEL_OK) {
+        fprintf(stderr, "accel_ckpt export: the file has no tensor %s%s%s, which the configuration's model "
+                "has\n--> hint: the stored configuration does not describe these weights\n", s->state,
+                *s->state ? "/" : "", name);
+        return ACCEL_ERR_NOT_FOUND;
+    }
+    if (in.numel != numel) {
+        fprintf(stderr, "accel_ckpt export: tensor %s has %llu elements, the configuration's model %llu\n", name,
+                (unsigned long long)in.numel, (unsigned long long)numel);
+        return ACCEL_ERR_SHAPE;
+    }
+    return accel_ckpt_file_read(s->f, s->state, name, 0, numel, dst);
+}
+
+/* safetensors with the configuration in __metadata__ (accel_config), so accel_generate and
+ * train.init_from need nothing else. */
+static int write_safetensors(accel_ckpt_file_t *f, const char *path, const char *group,
+                             const accel_ckpt_tensor_info_t *ts, int n, bool bf16, const char *output)
+{
+    accel_st_entry_t *e = calloc((size_t)n, sizeof *e);
+    if (!e) return 2;
+    for (int i = 0; i < n; i++) {
+        e[i].name = ts[i].name;
+        e[i].dtype = bf16 ? ACCEL_ST_BF16 : ACCEL_ST_F32;
+        e[i].ndim = ts[i].ndim;
+        for (int d = 0; d < ts[i].ndim; d++) e[i].dims[d] = ts[i].dims[d];
+    }
+    char *yaml = NULL, source[64], step[32] = "";
+    accel_ckpt_file_config(f, &yaml);
+    accel_ckpt_meta_t m;
+    bool checkpoint = false;
+    accel_ckpt_file_format(f, &checkpoint, NULL, NULL);
+    if (checkpoint && accel_ckpt_read_meta(path, &m) == ACCEL_OK) {
+        snprintf(step, sizeof step, "%lld", (long long)m.step);
+        accel_ckpt_meta_free(&m);
+    }
+    snprintf(source, sizeof source, "accel %s", accel_version());
+    const char *meta[] = { "format", "pt", "source", source, "accel_format", "accel-weights",
+                           "accel_format_version", "1", "step", step, "accel_config", yaml ? yaml : "" };
+    int nmeta = yaml ? 6 : 5;
+    if (!step[0]) { meta[8] = meta[10]; meta[9] = meta[11]; nmeta--; }
+    if (!yaml)
+        fprintf(stderr, "accel_ckpt export: %s stores no configuration: the export will not carry one\n", path);
+    source_t src = { f, group, ts };
+    accel_status_t st = accel_st_write(output, e, n, meta, nmeta, fill_tensor, &src);
+    free(yaml);
+    free(e);
+    return st == ACCEL_OK ? 0 : accel_status_exit_code(st);
+}
+
+/* A Hugging Face directory: names, layouts and config.json from the stored configuration. */
+static int write_hf(accel_ckpt_file_t *f, const char *path, const char *group, bool bf16, const char *outdir)
+{
+    char *yaml = NULL, err[2048];
+    if (accel_ckpt_file_config(f, &yaml) != ACCEL_OK || !yaml) {
+        fprintf(stderr, "accel_ckpt export: %s stores no model configuration, so the Hugging Face names and "
+                "config.json cannot be derived\n--> hint: export from a checkpoint, an import, or an export "
+                "made by this version\n", path);
         return 2;
     }
-    int rc = 0;
-    size_t esize = bf16 ? 2 : 4;
-    /* Header first (it needs only shapes), then the data streamed in the same order. */
-    char *hdr = NULL;
-    size_t hlen = 0;
-    FILE *hs = open_memstream(&hdr, &hlen);
-    accel_ckpt_meta_t m;
-    bool have_meta = accel_ckpt_read_meta(path, &m) == ACCEL_OK;
-    fprintf(hs, "{\"__metadata__\":{\"format\":\"pt\",\"source\":\"accel %s\"", accel_version());
-    if (have_meta) fprintf(hs, ",\"step\":\"%lld\"", (long long)m.step);
-    fprintf(hs, "}");
-    uint64_t off = 0;
-    for (int i = 0; i < n; i++) {
-        fputc(',', hs);
-        json_str(hs, ts[i].name);
-        fprintf(hs, ":{\"dtype\":\"%s\",\"shape\":[", bf16 ? "BF16" : "F32");
-        for (int d = 0; d < ts[i].ndim; d++) fprintf(hs, "%s%llu", d ? "," : "", (unsigned long long)ts[i].dims[d]);
-        fprintf(hs, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)off,
-                (unsigned long long)(off + ts[i].numel * esize));
-        off += ts[i].numel * esize;
+    accel_config_t cfg;
+    accel_status_t st = accel_config_from_yaml(&cfg, yaml, path, err, sizeof err);
+    free(yaml);
+    if (st != ACCEL_OK) {
+        fprintf(stderr, "accel_ckpt export: the stored configuration of %s: %s\n", path, err);
+        return 2;
     }
-    fprintf(hs, "}");
-    /* Pad with spaces so the data starts 8-byte aligned (as the safetensors writer does). */
-    fflush(hs);
-    while (hlen % 8) {
-        fputc(' ', hs);
-        fflush(hs);
-    }
-    fclose(hs);
-    if (have_meta) accel_ckpt_meta_free(&m);
-    FILE *out = fopen(tmp, "wb");
-    uint8_t le[8];
-    for (int k = 0; k < 8; k++) le[k] = (uint8_t)((uint64_t)hlen >> (8 * k));
-    if (!out || fwrite(le, 1, 8, out) != 8 || fwrite(hdr, 1, hlen, out) != hlen) rc = 1;
-    free(hdr);
-    for (int i = 0; i < n && !rc; i++)
-        for (uint64_t b = 0; b < ts[i].numel && !rc; b += CHUNK_ELEMS) {
-            uint64_t e = b + CHUNK_ELEMS < ts[i].numel ? b + CHUNK_ELEMS : ts[i].numel;
-            if (accel_ckpt_file_read(f, group, ts[i].name, b, e, buf) != ACCEL_OK) {
-                fprintf(stderr, "accel_ckpt export: cannot read %s/%s (damaged file?)\n", group, ts[i].name);
-                rc = 2;
-                break;
-            }
-            if (bf16) {
-                for (uint64_t q = 0; q < e - b; q++) half[q] = accel_f32_to_bf16(buf[q]);
-                if (fwrite(half, 2, e - b, out) != e - b) rc = 1;
-            } else if (fwrite(buf, 4, e - b, out) != e - b) {
-                rc = 1;
-            }
-        }
-    if (out && fclose(out)) rc = rc ? rc : 1;
-    free(buf);
-    free(half);
-    return rc;
+    char *tok = NULL, tname[128] = "";
+    size_t toklen = 0;
+    accel_ckpt_file_tokenizer(f, &tok, &toklen, tname, sizeof tname, NULL, 0);
+    source_t src = { f, group, NULL };
+    st = accel_hf_export(&cfg, get_tensor, &src, bf16, outdir, tok, toklen, tname);
+    free(tok);
+    return st == ACCEL_OK ? 0 : accel_status_exit_code(st) ? accel_status_exit_code(st) : 2;
 }
 
 static int cmd_export(int argc, char **argv)
 {
     const char *path = NULL, *format = NULL, *dtype = "fp32", *output = NULL, *group = "model";
+    bool group_given = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--format") && i + 1 < argc) format = argv[++i];
         else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) dtype = argv[++i];
         else if ((!strcmp(argv[i], "--output") || !strcmp(argv[i], "-o")) && i + 1 < argc) output = argv[++i];
-        else if (!strcmp(argv[i], "--group") && i + 1 < argc) group = argv[++i];
+        else if (!strcmp(argv[i], "--group") && i + 1 < argc) group = argv[++i], group_given = true;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: accel_ckpt export FILE --format safetensors|hdf5 [--dtype fp32|bf16]\n"
+            printf("usage: accel_ckpt export FILE --format safetensors|hdf5|hf [--dtype fp32|bf16]\n"
                    "                         [--output OUT] [--group G]\n"
                    "  Writes the consolidated tensors of group G (default 'model': the fp32\n"
-                   "  weights) as one file for inference or other tools:\n"
+                   "  weights) for inference or other tools, with the model configuration:\n"
                    "  safetensors: 8-byte little-endian header size, JSON header (dtype F32/BF16,\n"
-                   "               shape, data_offsets), raw data; tensors sorted by name.\n"
-                   "  hdf5:        one dataset per tensor at /<name>, fp32 or a bf16 float type.\n"
-                   "  bf16 rounds to nearest even. Default OUT: FILE with .safetensors / .model.h5.\n");
+                   "               shape, data_offsets), raw data; tensors sorted by name; the\n"
+                   "               configuration YAML in __metadata__ accel_config.\n"
+                   "  hdf5:        one dataset per tensor at /<name>, fp32 or a bf16 float type;\n"
+                   "               the configuration in /meta/config.yaml.\n"
+                   "  hf:          a Hugging Face model directory OUT (model.safetensors with HF\n"
+                   "               names and layouts, config.json, generation_config.json, the\n"
+                   "               tokenizer when the file has one) that from_pretrained loads.\n"
+                   "  bf16 rounds to nearest even. Default OUT: FILE with .safetensors / .model.h5 / .hf.\n");
             return 0;
         } else if (!path) path = argv[i];
         else { fprintf(stderr, "accel_ckpt export: unexpected argument '%s'\n", argv[i]); return 2; }
     }
     if (!path || !format) {
-        fprintf(stderr, "usage: accel_ckpt export FILE --format safetensors|hdf5 [--dtype fp32|bf16] [--output OUT]\n");
+        fprintf(stderr, "usage: accel_ckpt export FILE --format safetensors|hdf5|hf [--dtype fp32|bf16] [--output OUT]\n");
         return 2;
     }
-    bool st_fmt = !strcmp(format, "safetensors");
-    if (!st_fmt && strcmp(format, "hdf5")) {
-        fprintf(stderr, "accel_ckpt export: unknown format '%s'\n--> hint: use safetensors or hdf5\n", format);
+    bool st_fmt = !strcmp(format, "safetensors"), hf_fmt = !strcmp(format, "hf");
+    if (!st_fmt && !hf_fmt && strcmp(format, "hdf5")) {
+        fprintf(stderr, "accel_ckpt export: unknown format '%s'\n--> hint: use safetensors, hdf5 or hf\n", format);
         return 2;
     }
     int dt = accel_dtype_parse(dtype);
@@ -465,21 +551,22 @@ static int cmd_export(int argc, char **argv)
         return 2;
     }
     bool bf16 = dt == ACCEL_BF16;
-    char outbuf[ACCEL_CKPT_PATH_MAX + 32], tmp[ACCEL_CKPT_PATH_MAX + 64];
+    char outbuf[ACCEL_CKPT_PATH_MAX + 32];
     if (!output) {
         snprintf(outbuf, sizeof outbuf, "%s", path);
         char *dot = strrchr(outbuf, '.'), *slash = strrchr(outbuf, '/');
         if (dot && (!slash || dot > slash)) *dot = '\0';
-        strcat(outbuf, st_fmt ? ".safetensors" : ".model.h5");
+        strcat(outbuf, st_fmt ? ".safetensors" : hf_fmt ? ".hf" : ".model.h5");
         output = outbuf;
     }
-    snprintf(tmp, sizeof tmp, "%s.tmp", output);
 
     accel_ckpt_file_t *f = open_file(path);
     if (!f) return 2;
     int rc = 0;
     accel_ckpt_tensor_info_t *ts = NULL;
     int n = 0;
+    /* Weights files (exports, imports) keep their tensors at the root. */
+    if (!group_given && !accel_ckpt_file_has_state(f, group)) group = "";
     if (!accel_ckpt_file_has_state(f, group) || accel_ckpt_file_list(f, group, &ts, &n) != ACCEL_OK || !n) {
         fprintf(stderr, "accel_ckpt export: %s has no tensors in group '%s'\n", path, group);
         rc = 2;
@@ -492,6 +579,12 @@ static int cmd_export(int argc, char **argv)
             rc = 2;
             goto out;
         }
+    if (hf_fmt) {
+        rc = write_hf(f, path, group, bf16, output);
+        if (!rc) printf("exported %d tensors of '%s' from %s to %s (hf, %s)\n", n, group, path, output,
+                        bf16 ? "bf16" : "fp32");
+        goto out;
+    }
     if (!st_fmt) {
         /* The library writes (and atomically publishes) the format accel_generate reads. */
         int written = 0;
@@ -501,23 +594,115 @@ static int cmd_export(int argc, char **argv)
                     "hdf5", bf16 ? "bf16" : "fp32");
         goto out;
     }
-    rc = write_safetensors(f, path, group, ts, n, bf16, tmp);
-    if (rc) {
-        if (rc == 1) fprintf(stderr, "accel_ckpt export: writing %s failed: %s\n--> hint: check free space\n", tmp,
-                             strerror(errno));
-        unlink(tmp);
-    } else if (rename(tmp, output)) {
-        fprintf(stderr, "accel_ckpt export: renaming %s to %s: %s\n", tmp, output, strerror(errno));
-        unlink(tmp);
-        rc = 1;
-    } else {
+    rc = write_safetensors(f, path, group, ts, n, bf16, output);
+    if (!rc)
         printf("exported %d tensors of '%s' from %s to %s (%s, %s)\n", n, group, path, output,
                "safetensors", bf16 ? "bf16" : "fp32");
-    }
 out:
     free(ts);
     accel_ckpt_file_close(f);
     return rc;
+}
+
+/* ------------------------------------------------------------------ import */
+
+typedef struct {
+    accel_hf_t *hf;
+    const accel_hf_tensor_t *t;
+    float *buf;                     /* the whole tensor `cached` */
+    int cached;
+} import_t;
+
+static accel_status_t fill_import(void *ctx, int index, uint64_t begin, uint64_t end, float *dst)
+{
+    import_t *c = ctx;
+    if (c->cached != index) {
+        const accel_hf_tensor_t *t = &c->t[index];
+        uint64_t numel = t->dims[0] * (t->ndim == 2 ? t->dims[1] : 1);
+        free(c->buf);
+        c->buf = malloc(sizeof(float) * (numel ? numel : 1));
+        c->cached = -1;
+        if (!c->buf) return ACCEL_ERR_NOMEM;
+        char err[2048];
+        accel_status_t st = accel_hf_read(c->hf, t->name, c->buf, err, sizeof err);
+        if (st != ACCEL_OK) {
+            fprintf(stderr, "accel_ckpt import: %s\n", err);
+            return st;
+        }
+        c->cached = index;
+    }
+    memcpy(dst, c->buf + begin, sizeof(float) * (end - begin));
+    return ACCEL_OK;
+}
+
+static int cmd_import(int argc, char **argv)
+{
+    const char *src = NULL, *output = NULL, *dtype = "fp32";
+    for (int i = 1; i < argc; i++) {
+        if ((!strcmp(argv[i], "--output") || !strcmp(argv[i], "-o")) && i + 1 < argc) output = argv[++i];
+        else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) dtype = argv[++i];
+        else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: accel_ckpt import DIR|FILE -o OUT.h5 [--dtype fp32|bf16]\n"
+                   "  Reads a Hugging Face model (a directory with config.json and model.safetensors,\n"
+                   "  or sharded with model.safetensors.index.json; or one .safetensors file in such a\n"
+                   "  directory) of GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM or\n"
+                   "  Qwen2ForCausalLM and writes accel weights (the layout of export --format hdf5)\n"
+                   "  with the model configuration and the tokenizer.json in /meta. BF16/F16 weights\n"
+                   "  become fp32. accel_generate and train.init_from=OUT.h5 read the result as it is.\n");
+            return 0;
+        } else if (!src) src = argv[i];
+        else { fprintf(stderr, "accel_ckpt import: unexpected argument '%s'\n", argv[i]); return 2; }
+    }
+    if (!src || !output) {
+        fprintf(stderr, "usage: accel_ckpt import DIR|FILE -o OUT.h5 [--dtype fp32|bf16]\n");
+        return 2;
+    }
+    int dt = accel_dtype_parse(dtype);
+    if (dt != ACCEL_F32 && dt != ACCEL_BF16) {
+        fprintf(stderr, "accel_ckpt import: unsupported dtype '%s'\n--> hint: use fp32 or bf16\n", dtype);
+        return 2;
+    }
+    char err[4096] = "";
+    accel_hf_t *hf = NULL;
+    accel_status_t st = accel_hf_open(src, &hf, err, sizeof err);
+    if (st != ACCEL_OK) {
+        fprintf(stderr, "accel_ckpt import: %s\n", err[0] ? err : accel_status_str(st));
+        return accel_status_exit_code(st) ? accel_status_exit_code(st) : 2;
+    }
+    const accel_hf_tensor_t *t;
+    int n = accel_hf_tensors(hf, &t);
+    accel_ckpt_wtensor_t *wt = calloc((size_t)n, sizeof *wt);
+    import_t ctx = { hf, t, NULL, -1 };
+    size_t toklen = 0;
+    char *tok = accel_hf_tokenizer(hf, &toklen);
+    if (!wt) st = ACCEL_ERR_NOMEM;
+    for (int i = 0; wt && i < n; i++) {
+        wt[i].name = t[i].name;
+        wt[i].ndim = t[i].ndim;
+        wt[i].dims[0] = t[i].dims[0];
+        wt[i].dims[1] = t[i].dims[1];
+    }
+    char source[4200], tokname[64];
+    snprintf(source, sizeof source, "%s (%s)", src, accel_hf_architecture(hf));
+    /* The tokenizer's name: the model directory's (as tokenizers are called after their model). */
+    char dirbuf[4096];
+    snprintf(dirbuf, sizeof dirbuf, "%s", src);
+    size_t dl = strlen(dirbuf);
+    while (dl > 1 && dirbuf[dl - 1] == '/') dirbuf[--dl] = '\0';
+    const char *base = strrchr(dirbuf, '/');
+    snprintf(tokname, sizeof tokname, "%s", base ? base + 1 : dirbuf);
+    accel_ckpt_weights_meta_t meta = { .config_yaml = accel_hf_config_yaml(hf), .tokenizer = tok,
+                                       .tokenizer_len = toklen, .tokenizer_name = tok ? tokname : NULL,
+                                       .source = source };
+    if (st == ACCEL_OK) st = accel_ckpt_weights_write(output, wt, n, fill_import, &ctx, dt == ACCEL_BF16, &meta);
+    if (st == ACCEL_OK)
+        printf("imported %s (%s, model.name=%s, %d tensors%s) to %s\n", src, accel_hf_architecture(hf),
+               accel_hf_config(hf)->model.name, n, tok ? ", tokenizer.json" : "", output);
+    free(tok);
+    free(ctx.buf);
+    free(wt);
+    accel_hf_close(hf);
+    return st == ACCEL_OK ? 0 : 2;
 }
 
 /* ------------------------------------------------------------------ latest */
@@ -545,7 +730,7 @@ int main(int argc, char **argv)
         const char *name;
         int (*run)(int, char **);
     } cmds[] = { { "ls", cmd_ls }, { "info", cmd_info }, { "verify", cmd_verify }, { "diff", cmd_diff },
-                 { "export", cmd_export }, { "latest", cmd_latest } };
+                 { "export", cmd_export }, { "import", cmd_import }, { "latest", cmd_latest } };
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;

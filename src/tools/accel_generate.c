@@ -28,11 +28,13 @@ static void usage(FILE *out)
         "usage: accel_generate WEIGHTS [options] [key=value ...]\n"
         "\n"
         "Run a GPT or Llama from a checkpoint (step-*.h5 from accel_train, or a checkpoint directory: its\n"
-        "'latest' file names the checkpoint) or from exported weights (accel_ckpt export --format\n"
-        "hdf5), with weights larger than the memory you give it: layers that do not fit are read\n"
-        "from the file when they are used, prefetched on a background thread.\n"
-        "Model sizes come from the configuration stored in the checkpoint; key=value overrides it\n"
-        "(exported weights store none: give model.name=gpt model.layers=... on the command line).\n"
+        "'latest' file names the checkpoint), from weights exported by accel_ckpt export (hdf5,\n"
+        "safetensors, hf) or imported by accel_ckpt import, or from a Hugging Face model directory\n"
+        "(GPT-2, Llama, Mistral, Qwen2), with weights larger than the memory you give it: layers\n"
+        "that do not fit are read from the file when they are used, prefetched on a background thread.\n"
+        "Model sizes come from the configuration stored with the weights (config.json for Hugging\n"
+        "Face models); key=value overrides it (older exports store none: give model.name=gpt\n"
+        "model.layers=... on the command line).\n"
         "\n"
         "modes:\n"
         "  --prompt TEXT         generate after TEXT (byte-level tokens: one token per byte;\n"
@@ -177,11 +179,12 @@ static int parse_args(int argc, char **argv, opts_t *o)
     return 0;
 }
 
-/* A checkpoint directory: the file its `latest` names. */
+/* A checkpoint directory: the file its `latest` names (a Hugging Face model directory is read
+ * as it is). */
 static int resolve_weights(const char *path, char *out, size_t outlen)
 {
     struct stat sb;
-    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode) || accel_hf_is_model(path)) {
         snprintf(out, outlen, "%s", path);
         return 0;
     }

@@ -68,6 +68,11 @@ int main(int argc, char **argv)
         /* Every rank reads the same inputs and fails the same way; one message is enough. */
         if (st != ACCEL_OK) ACCEL_ERROR0("%s", err);
     }
+    /* train.init_from: the model keys come from the weights' stored configuration. */
+    if (st == ACCEL_OK && cfg.train.init_from[0]) {
+        st = accel_trainer_init_config(&cfg, err, sizeof err);
+        if (st != ACCEL_OK) ACCEL_ERROR0("%s", err);
+    }
     if (st == ACCEL_OK && print_only) {
         if (rt->rank == 0) accel_config_print(&cfg, stdout);
         goto out;

@@ -24,6 +24,7 @@
 #include "amp.h"
 #include "devops.h"
 #include "dist.h"
+#include "init_from.h"
 #include "optim.h"
 
 struct accel_trainer {
@@ -47,6 +48,7 @@ struct accel_trainer {
     FILE *metrics;
     size_t rss_start;               /* resident bytes before any model state existed */
     int start_step;                 /* optimizer steps done before this run (resume) */
+    bool resumed;                   /* the state came from a checkpoint (resume) */
     double last_lr;
     bool stop_requested;
     const char *unit_name;          /* progress unit: samples or tokens */
@@ -319,6 +321,7 @@ static accel_status_t resume(accel_trainer_t *t)
         ACCEL_WARN0("%s is at step %lld, which is not below train.steps=%d: nothing left to train",
                     path, (long long)meta.step, cfg->train.steps);
     t->start_step = (int)meta.step;
+    t->resumed = true;
     t->optim.step = meta.sched_step;
     t->last_lr = meta.lr;
     if (t->scaler.enabled && meta.loss_scale > 0) {
@@ -332,6 +335,37 @@ static accel_status_t resume(accel_trainer_t *t)
                meta.strategy, meta.precision, (long long)meta.epoch, (long long)meta.data_offset);
     accel_ckpt_meta_free(&meta);
     return accel_dist_host_state_loaded(t->dist, &t->optim);
+}
+
+/* train.init_from: the parameters from a weights file, everything else fresh (step 0, optimizer
+ * moments zero, the schedule and the data from the start). A resumed run keeps its checkpoint. */
+static accel_status_t init_from(accel_trainer_t *t)
+{
+    const char *path = t->cfg->train.init_from;
+    if (!path[0]) return ACCEL_OK;
+    if (t->resumed) {
+        ACCEL_INFO("note: resuming from a checkpoint, so train.init_from=%s is ignored (it only "
+                   "starts a new run)", path);
+        return ACCEL_OK;
+    }
+    float *data[3];
+    accel_status_t st = accel_agree(t->rt->world, accel_dist_host_state(t->dist, &t->optim, true, data));
+    if (st != ACCEL_OK) return st;
+    const accel_range_t *ranges;
+    int nranges = accel_dist_owned_ranges(t->dist, &ranges);
+    double t0 = accel_now();
+    st = accel_init_from_load(t->rt->world, path, &t->model.layout, data[0], accel_dist_replicated(t->dist),
+                              ranges, nranges);
+    if (st != ACCEL_OK) {
+        ACCEL_ERROR0("cannot start from train.init_from=%s: %s\n--> hint: the model keys must describe "
+                     "these weights (they come from the file when it stores a configuration)", path,
+                     accel_status_str(st));
+        return st;
+    }
+    ACCEL_CHECK(accel_dist_host_state_loaded(t->dist, &t->optim));
+    ACCEL_INFO("initialised the parameters from train.init_from=%s in %.2f s; step 0, fresh optimizer "
+               "and schedule", path, accel_now() - t0);
+    return ACCEL_OK;
 }
 
 /* Where this job computes: the runtime's device, unless the model has no path there (then
@@ -405,6 +439,7 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
     }
     if (!t->index || !t->valid) { st = ACCEL_ERR_NOMEM; goto fail; }
     ACCEL_CHECK_GOTO(resume(t), st, fail);
+    ACCEL_CHECK_GOTO(init_from(t), st, fail);
     if (rt->rank == 0 && cfg->train.metrics[0]) {
         t->metrics = fopen(cfg->train.metrics, t->start_step > 0 ? "a" : "w");
         if (!t->metrics) ACCEL_WARN("cannot write metrics to '%s'", cfg->train.metrics);

@@ -1,0 +1,62 @@
+/* Hugging Face models <-> accel weights: the one owner of the tensor-name, layout and
+ * configuration mapping (src/ckpt/hf.c, driven by one table; docs/huggingface.md). Reads
+ * GPT2LMHeadModel and the Llama family (LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM)
+ * from a model directory (config.json + model.safetensors or sharded with
+ * model.safetensors.index.json), and writes a directory transformers' from_pretrained loads.
+ * Local, no MPI. */
+#ifndef ACCEL_HF_H
+#define ACCEL_HF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "accel/config.h"
+#include "accel/status.h"
+
+#define ACCEL_HF_NAME_MAX 128
+
+/* One accel tensor of a gpt or llama model (names and shapes as src/nn/decoder.c registers them). */
+typedef struct {
+    char name[ACCEL_HF_NAME_MAX];
+    int ndim;
+    uint64_t dims[2];
+} accel_hf_tensor_t;
+
+/* accel's tensors of cfg's model (model.name gpt or llama), in registration order. *out is
+ * malloc'ed; returns the count, or a negative status. */
+int accel_hf_accel_tensors(const accel_model_config_t *m, accel_hf_tensor_t **out);
+
+/* True when path looks like a Hugging Face model: a directory with config.json, or a
+ * *.safetensors file next to a config.json without accel's own metadata. */
+bool accel_hf_is_model(const char *path);
+
+typedef struct accel_hf accel_hf_t;
+
+/* Open a Hugging Face model (directory, or a .safetensors file inside one): config.json
+ * translated and checked (what accel cannot compute is refused naming the key), every shard
+ * opened and checked, every tensor accel needs present with its shape. Not logged: err
+ * receives the reason. */
+accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size_t errlen);
+void accel_hf_close(accel_hf_t *hf);
+/* The configuration (defaults + the model keys from config.json) and its YAML. */
+const accel_config_t *accel_hf_config(const accel_hf_t *hf);
+const char *accel_hf_config_yaml(const accel_hf_t *hf);
+const char *accel_hf_architecture(const accel_hf_t *hf);
+/* accel's tensors (as accel_hf_accel_tensors), and one of them read whole as fp32. */
+int accel_hf_tensors(const accel_hf_t *hf, const accel_hf_tensor_t **tensors);
+accel_status_t accel_hf_read(accel_hf_t *hf, const char *accel_name, float *dst, char *err, size_t errlen);
+/* The directory's tokenizer.json (malloc'ed, *len bytes), or NULL when there is none. */
+char *accel_hf_tokenizer(const accel_hf_t *hf, size_t *len);
+
+/* Gives one accel tensor (whole, numel elements) as fp32. */
+typedef accel_status_t (*accel_hf_get_fn)(void *ctx, const char *accel_name, uint64_t numel, float *dst);
+
+/* Write outdir/model.safetensors (HF names and layouts; a tied head is not stored), config.json
+ * and generation_config.json, plus outdir/tokenizer.json and a minimal tokenizer_config.json when
+ * tokenizer (len bytes) is given. bf16 stores BF16 weights. Logged. */
+accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, void *ctx, bool bf16,
+                               const char *outdir, const char *tokenizer, size_t tokenizer_len,
+                               const char *tokenizer_name);
+
+#endif

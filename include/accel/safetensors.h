@@ -1,0 +1,68 @@
+/* safetensors files (https://github.com/huggingface/safetensors): an 8-byte little-endian header
+ * size, a JSON header (per tensor: dtype, shape, data_offsets into the data area; an optional
+ * "__metadata__" object of strings), then the raw little-endian data. One module owns the format
+ * (src/ckpt/safetensors.c): the strict reader used by inference, import and init_from, and the
+ * streaming writer used by every export. Local, no MPI. */
+#ifndef ACCEL_SAFETENSORS_H
+#define ACCEL_SAFETENSORS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "accel/status.h"
+
+#define ACCEL_ST_MAX_DIMS 8
+#define ACCEL_ST_HEADER_MAX ((uint64_t)100 << 20)   /* the reference reader's limit: 100 MB */
+
+typedef enum { ACCEL_ST_F32 = 0, ACCEL_ST_BF16, ACCEL_ST_F16 } accel_st_dtype_t;
+
+typedef struct {
+    char *name;
+    accel_st_dtype_t dtype;
+    int ndim;
+    uint64_t dims[ACCEL_ST_MAX_DIMS];
+    uint64_t numel;
+    uint64_t begin, end;            /* byte offsets into the data area */
+} accel_st_tensor_t;
+
+typedef struct accel_st accel_st_t;
+
+/* Open and check a file: header size within the file and ACCEL_ST_HEADER_MAX, valid JSON, every
+ * tensor with a known dtype (F32, BF16, F16), shape product x element size == byte length,
+ * offsets inside the data area, tensors not overlapping. Not logged: err (may be NULL) receives
+ * one line naming the file and what is wrong. ACCEL_ERR_NOT_FOUND / ACCEL_ERR_IO (cannot open),
+ * ACCEL_ERR_CORRUPT (a bad header), ACCEL_ERR_UNSUPPORTED (another dtype). */
+accel_status_t accel_st_open(const char *path, accel_st_t **out, char *err, size_t errlen);
+void accel_st_close(accel_st_t *st);
+const char *accel_st_path(const accel_st_t *st);
+/* Tensors, sorted by name. */
+int accel_st_count(const accel_st_t *st);
+const accel_st_tensor_t *accel_st_at(const accel_st_t *st, int i);
+const accel_st_tensor_t *accel_st_find(const accel_st_t *st, const char *name);
+/* A "__metadata__" string, or NULL. */
+const char *accel_st_metadata(const accel_st_t *st, const char *key);
+/* Flat elements [begin, end) of t as fp32 (BF16 and F16 widened exactly). */
+accel_status_t accel_st_read(const accel_st_t *st, const accel_st_tensor_t *t, uint64_t begin,
+                             uint64_t end, float *dst);
+const char *accel_st_dtype_name(accel_st_dtype_t dtype);
+
+/* ------------------------------------------------------------------ writing */
+
+typedef struct {
+    const char *name;
+    accel_st_dtype_t dtype;         /* F32 or BF16 (rounded to nearest even) */
+    int ndim;
+    uint64_t dims[ACCEL_ST_MAX_DIMS];
+} accel_st_entry_t;
+
+/* Gives elements [begin, end) of entry `index` as fp32 into dst. */
+typedef accel_status_t (*accel_st_fill_fn)(void *ctx, int index, uint64_t begin, uint64_t end,
+                                           float *dst);
+
+/* Write entries (in the given order) with "__metadata__" = meta[0..2*nmeta) as key, value pairs,
+ * streaming the data from fill; publishes atomically (path.tmp, fsync, rename). Logged. */
+accel_status_t accel_st_write(const char *path, const accel_st_entry_t *entries, int n,
+                              const char *const *meta, int nmeta, accel_st_fill_fn fill, void *ctx);
+
+#endif

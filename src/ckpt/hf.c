@@ -1,0 +1,881 @@
+/* Hugging Face models <-> accel weights (include/accel/hf.h). One table (g_map) says which
+ * Hugging Face tensor holds which rows of which accel tensor, and whether it is stored transposed
+ * (GPT-2's Conv1D keeps [in, out]); import, inference and export all walk it, so a name or layout
+ * is written down once. config.json is translated key by key; what accel's decoder cannot compute
+ * (another activation, sliding windows shorter than the context, rope types other than llama3,
+ * biases it has no place for, ...) is refused naming the key. JSON through jansson. */
+#include "build_config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "accel/hf.h"
+#include "accel/log.h"
+#include "accel/safetensors.h"
+#include "accel/version.h"
+#include "../h5/h5util.h"
+
+#define MAX_SHARDS 4096
+
+enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP };
+enum { F_GPT = 1, F_LLAMA = 2, F_BLOCK = 4, F_QKVB = 8, F_UNTIED = 16 };
+
+typedef struct {
+    const char *accel, *hf;         /* "%d" = block index */
+    int part;                       /* which rows of the accel tensor (fused q|k|v, gate|up) */
+    bool transpose;                 /* Hugging Face stores it [in, out] (GPT-2 Conv1D) */
+    unsigned flags;
+} map_t;
+
+static const map_t g_map[] = {
+    { "wte", "transformer.wte.weight", P_ALL, false, F_GPT },
+    { "wpe", "transformer.wpe.weight", P_ALL, false, F_GPT },
+    { "h.%d.ln1.weight", "transformer.h.%d.ln_1.weight", P_ALL, false, F_GPT | F_BLOCK },
+    { "h.%d.ln1.bias", "transformer.h.%d.ln_1.bias", P_ALL, false, F_GPT | F_BLOCK },
+    { "h.%d.attn.qkv.weight", "transformer.h.%d.attn.c_attn.weight", P_ALL, true, F_GPT | F_BLOCK },
+    { "h.%d.attn.qkv.bias", "transformer.h.%d.attn.c_attn.bias", P_ALL, false, F_GPT | F_BLOCK },
+    { "h.%d.attn.proj.weight", "transformer.h.%d.attn.c_proj.weight", P_ALL, true, F_GPT | F_BLOCK },
+    { "h.%d.attn.proj.bias", "transformer.h.%d.attn.c_proj.bias", P_ALL, false, F_GPT | F_BLOCK },
+    { "h.%d.ln2.weight", "transformer.h.%d.ln_2.weight", P_ALL, false, F_GPT | F_BLOCK },
+    { "h.%d.ln2.bias", "transformer.h.%d.ln_2.bias", P_ALL, false, F_GPT | F_BLOCK },
+    { "h.%d.mlp.fc.weight", "transformer.h.%d.mlp.c_fc.weight", P_ALL, true, F_GPT | F_BLOCK },
+    { "h.%d.mlp.fc.bias", "transformer.h.%d.mlp.c_fc.bias", P_ALL, false, F_GPT | F_BLOCK },
+    { "h.%d.mlp.proj.weight", "transformer.h.%d.mlp.c_proj.weight", P_ALL, true, F_GPT | F_BLOCK },
+    { "h.%d.mlp.proj.bias", "transformer.h.%d.mlp.c_proj.bias", P_ALL, false, F_GPT | F_BLOCK },
+    { "lnf.weight", "transformer.ln_f.weight", P_ALL, false, F_GPT },
+    { "lnf.bias", "transformer.ln_f.bias", P_ALL, false, F_GPT },
+
+    { "wte", "model.embed_tokens.weight", P_ALL, false, F_LLAMA },
+    { "h.%d.norm1.weight", "model.layers.%d.input_layernorm.weight", P_ALL, false, F_LLAMA | F_BLOCK },
+    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.q_proj.weight", P_Q, false, F_LLAMA | F_BLOCK },
+    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.k_proj.weight", P_K, false, F_LLAMA | F_BLOCK },
+    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.v_proj.weight", P_V, false, F_LLAMA | F_BLOCK },
+    { "h.%d.attn.qkv.bias", "model.layers.%d.self_attn.q_proj.bias", P_Q, false, F_LLAMA | F_BLOCK | F_QKVB },
+    { "h.%d.attn.qkv.bias", "model.layers.%d.self_attn.k_proj.bias", P_K, false, F_LLAMA | F_BLOCK | F_QKVB },
+    { "h.%d.attn.qkv.bias", "model.layers.%d.self_attn.v_proj.bias", P_V, false, F_LLAMA | F_BLOCK | F_QKVB },
+    { "h.%d.attn.proj.weight", "model.layers.%d.self_attn.o_proj.weight", P_ALL, false, F_LLAMA | F_BLOCK },
+    { "h.%d.norm2.weight", "model.layers.%d.post_attention_layernorm.weight", P_ALL, false, F_LLAMA | F_BLOCK },
+    { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.gate_proj.weight", P_GATE, false, F_LLAMA | F_BLOCK },
+    { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.up_proj.weight", P_UP, false, F_LLAMA | F_BLOCK },
+    { "h.%d.mlp.down.weight", "model.layers.%d.mlp.down_proj.weight", P_ALL, false, F_LLAMA | F_BLOCK },
+    { "normf.weight", "model.norm.weight", P_ALL, false, F_LLAMA },
+    { "lm_head.weight", "lm_head.weight", P_ALL, false, F_LLAMA | F_UNTIED },
+};
+#define NMAP (sizeof g_map / sizeof g_map[0])
+
+/* Buffers Hugging Face keeps in some files that carry no weights (GPT-2's causal mask, rotary
+ * inverse frequencies of old Llama saves): skipped on import. */
+static const char *const g_ignored_suffixes[] = { ".attn.bias", ".attn.masked_bias", ".rotary_emb.inv_freq" };
+
+static void set_err(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_err(char *err, size_t len, const char *fmt, ...)
+{
+    if (!err || !len) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+}
+
+/* ------------------------------------------------------------------ sizes */
+
+typedef struct {
+    bool llama;
+    int L, NH, KVH, hs, C, T, V, F;
+    bool qkv_bias, tied;
+} dims_t;
+
+/* model.ffn_width = 0 means this width in src/nn/decoder.c (which ckpt may not include). */
+static int default_ffn_width(int width)
+{
+    int64_t f = ((int64_t)8 * width + 2) / 3;
+    return (int)((f + 63) / 64 * 64);
+}
+
+static dims_t dims_of(const accel_model_config_t *m)
+{
+    dims_t d = { .llama = !strcmp(m->name, "llama"), .L = m->layers, .NH = m->heads, .C = m->width,
+                 .T = m->context, .V = m->vocab };
+    d.KVH = d.llama && m->kv_heads ? m->kv_heads : m->heads;
+    d.hs = m->heads ? m->width / m->heads : 0;
+    d.F = !d.llama ? 4 * m->width : m->ffn_width ? m->ffn_width : default_ffn_width(m->width);
+    d.qkv_bias = d.llama ? m->attention_bias : true;
+    d.tied = d.llama ? m->tie_embeddings : true;
+    return d;
+}
+
+static bool map_applies(const map_t *e, const dims_t *d)
+{
+    if (!(e->flags & (d->llama ? F_LLAMA : F_GPT))) return false;
+    if ((e->flags & F_QKVB) && !d->qkv_bias) return false;
+    if ((e->flags & F_UNTIED) && d->tied) return false;
+    return true;
+}
+
+/* The accel tensor's shape from its (pattern) name, as src/nn/decoder.c registers it. */
+static void accel_shape(const dims_t *d, const char *pattern, int *ndim, uint64_t dims[2])
+{
+    const uint64_t C = (uint64_t)d->C, QKV = (uint64_t)(d->NH + 2 * d->KVH) * (uint64_t)d->hs;
+    const uint64_t F = (uint64_t)d->F, FIN = d->llama ? 2 * F : F;
+    const char *p = strncmp(pattern, "h.%d.", 5) ? pattern : pattern + 5;
+    const bool bias = strstr(p, ".bias") != NULL;
+    uint64_t rows = C, cols = C;
+    if (!strcmp(p, "wte") || !strcmp(p, "lm_head.weight")) rows = (uint64_t)d->V;
+    else if (!strcmp(p, "wpe")) rows = (uint64_t)d->T;
+    else if (!strncmp(p, "attn.qkv.", 9)) rows = QKV;
+    else if (!strncmp(p, "mlp.fc.", 7) || !strncmp(p, "mlp.gate_up.", 12)) rows = FIN;
+    else if (!strcmp(p, "mlp.proj.weight") || !strcmp(p, "mlp.down.weight")) cols = F;
+    /* Vectors: biases and norm gains. */
+    const bool vec = bias || !strncmp(p, "ln", 2) || !strncmp(p, "norm", 4);
+    *ndim = vec ? 1 : 2;
+    dims[0] = rows;
+    dims[1] = vec ? 0 : cols;
+}
+
+/* Rows [r0, r1) of the accel tensor a part covers. */
+static void part_rows(const dims_t *d, int part, uint64_t rows, uint64_t *r0, uint64_t *r1)
+{
+    const uint64_t q = (uint64_t)d->NH * d->hs, kv = (uint64_t)d->KVH * d->hs, F = (uint64_t)d->F;
+    switch (part) {
+    case P_Q: *r0 = 0; *r1 = q; break;
+    case P_K: *r0 = q; *r1 = q + kv; break;
+    case P_V: *r0 = q + kv; *r1 = q + 2 * kv; break;
+    case P_GATE: *r0 = 0; *r1 = F; break;
+    case P_UP: *r0 = F; *r1 = 2 * F; break;
+    default: *r0 = 0; *r1 = rows; break;
+    }
+}
+
+/* One concrete (layer-substituted) mapping entry with its shapes. */
+typedef struct {
+    char accel[ACCEL_HF_NAME_MAX], hf[ACCEL_HF_NAME_MAX];
+    int ndim;                       /* the accel tensor's */
+    uint64_t dims[2];
+    uint64_t r0, r1;                /* its rows this HF tensor holds */
+    bool transpose;
+    uint64_t hf_dims[2];            /* the HF tensor's shape (ndim the same) */
+} entry_t;
+
+/* Every entry for the model, in accel registration order. *out malloc'ed; returns the count. */
+static int entries_of(const dims_t *d, entry_t **out)
+{
+    size_t cap = NMAP * (size_t)(d->L + 1), n = 0;
+    entry_t *e = calloc(cap, sizeof *e);
+    if (!e) return ACCEL_ERR_NOMEM;
+    /* Layer 0, then the blocks, then the final entries, as src/nn/decoder.c registers them. */
+    for (int pass = 0; pass < 3; pass++) {
+        int lmax = pass == 1 ? d->L : 1;
+        for (int l = 0; l < lmax; l++)
+            for (size_t i = 0; i < NMAP; i++) {
+                const map_t *m = &g_map[i];
+                bool block = m->flags & F_BLOCK;
+                bool first = !strcmp(m->accel, "wte") || !strcmp(m->accel, "wpe");
+                if (!map_applies(m, d) || (pass == 1) != block || (pass == 0) != (first && !block)) continue;
+                entry_t *x = &e[n++];
+                snprintf(x->accel, sizeof x->accel, m->accel, l);
+                snprintf(x->hf, sizeof x->hf, m->hf, l);
+                accel_shape(d, m->accel, &x->ndim, x->dims);
+                part_rows(d, m->part, x->dims[0], &x->r0, &x->r1);
+                x->transpose = m->transpose;
+                uint64_t rows = x->r1 - x->r0;
+                if (x->ndim == 1) x->hf_dims[0] = rows;
+                else if (x->transpose) { x->hf_dims[0] = x->dims[1]; x->hf_dims[1] = rows; }
+                else { x->hf_dims[0] = rows; x->hf_dims[1] = x->dims[1]; }
+            }
+    }
+    *out = e;
+    return (int)n;
+}
+
+int accel_hf_accel_tensors(const accel_model_config_t *m, accel_hf_tensor_t **out)
+{
+    *out = NULL;
+    if (strcmp(m->name, "gpt") && strcmp(m->name, "llama")) return ACCEL_ERR_UNSUPPORTED;
+    dims_t d = dims_of(m);
+    entry_t *e;
+    int ne = entries_of(&d, &e);
+    if (ne < 0) return ne;
+    accel_hf_tensor_t *t = calloc((size_t)ne + 1, sizeof *t);
+    int n = 0;
+    for (int i = 0; t && i < ne; i++) {
+        if (n && !strcmp(t[n - 1].name, e[i].accel)) continue;
+        snprintf(t[n].name, sizeof t[n].name, "%s", e[i].accel);
+        t[n].ndim = e[i].ndim;
+        t[n].dims[0] = e[i].dims[0];
+        t[n].dims[1] = e[i].dims[1];
+        n++;
+    }
+    free(e);
+    if (!t) return ACCEL_ERR_NOMEM;
+    *out = t;
+    return n;
+}
+
+/* ------------------------------------------------------------------ config.json -> accel */
+
+static const char *jstr(json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+/* An integer key, or def when absent/null; -1 marks "not an integer". */
+static long long jint(json_t *o, const char *k, long long def)
+{
+    json_t *v = json_object_get(o, k);
+    if (!v || json_is_null(v)) return def;
+    return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
+}
+
+static double jnum(json_t *o, const char *k, double def)
+{
+    json_t *v = json_object_get(o, k);
+    return v && json_is_number(v) ? json_number_value(v) : def;
+}
+
+static bool jbool(json_t *o, const char *k, bool def)
+{
+    json_t *v = json_object_get(o, k);
+    return v && json_is_boolean(v) ? json_is_true(v) : def;
+}
+
+typedef struct {
+    const char *arch, *model_type;
+    bool llama;
+} arch_info_t;
+
+static const arch_info_t g_archs[] = {
+    { "GPT2LMHeadModel", "gpt2", false },
+    { "LlamaForCausalLM", "llama", true },
+    { "MistralForCausalLM", "mistral", true },
+    { "Qwen2ForCausalLM", "qwen2", true },
+};
+
+#define REFUSE(...) do { set_err(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
+
+/* config.json (root) into cfg->model; refuses what accel cannot compute. */
+static accel_status_t translate_config(json_t *root, const char *path, accel_config_t *cfg, const char **arch_out,
+                                       char *err, size_t errlen)
+{
+    const char *arch = NULL;
+    json_t *archs = json_object_get(root, "architectures");
+    if (json_is_array(archs) && json_array_size(archs) > 0) arch = json_string_value(json_array_get(archs, 0));
+    const char *mt = jstr(root, "model_type");
+    const arch_info_t *ai = NULL;
+    for (size_t i = 0; i < sizeof g_archs / sizeof g_archs[0]; i++)
+        if (arch ? !strcmp(arch, g_archs[i].arch) : mt && !strcmp(mt, g_archs[i].model_type)) ai = &g_archs[i];
+    if (!ai)
+        REFUSE("%s: architectures = %s (model_type %s) is not a model accel can run\n--> hint: accel imports "
+               "GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM and Qwen2ForCausalLM", path,
+               arch ? arch : "(none)", mt ? mt : "(none)");
+    *arch_out = ai->arch;
+    accel_model_config_t *m = &cfg->model;
+    if (!ai->llama) {
+        snprintf(m->name, sizeof m->name, "gpt");
+        m->layers = (int)jint(root, "n_layer", 12);
+        m->heads = (int)jint(root, "n_head", 12);
+        m->width = (int)jint(root, "n_embd", 768);
+        m->context = (int)jint(root, "n_positions", jint(root, "n_ctx", 1024));
+        m->vocab = (int)jint(root, "vocab_size", 50257);
+        const char *act = jstr(root, "activation_function");
+        if (act && strcmp(act, "gelu_new") && strcmp(act, "gelu_pytorch_tanh"))
+            REFUSE("%s: activation_function = %s: accel's GPT uses the tanh GELU (gelu_new)", path, act);
+        long long inner = jint(root, "n_inner", 0);
+        if (inner != 0 && inner != 4LL * m->width)
+            REFUSE("%s: n_inner = %lld: accel's GPT has an MLP of 4 x n_embd = %d", path, inner, 4 * m->width);
+        double eps = jnum(root, "layer_norm_epsilon", 1e-5);
+        if (fabs(eps - 1e-5) > 1e-12)
+            REFUSE("%s: layer_norm_epsilon = %g: accel's GPT LayerNorm uses 1e-5", path, eps);
+        if (!jbool(root, "tie_word_embeddings", true))
+            REFUSE("%s: tie_word_embeddings = false: accel's GPT always ties the LM head to wte\n--> hint: "
+                   "a GPT-2 with a separate head cannot be imported", path);
+        if (!jbool(root, "scale_attn_weights", true))
+            REFUSE("%s: scale_attn_weights = false: accel scales attention by 1/sqrt(head size)", path);
+        if (jbool(root, "scale_attn_by_inverse_layer_idx", false))
+            REFUSE("%s: scale_attn_by_inverse_layer_idx = true is not supported", path);
+        if (jbool(root, "add_cross_attention", false))
+            REFUSE("%s: add_cross_attention = true is not supported (decoder-only models)", path);
+    } else {
+        snprintf(m->name, sizeof m->name, "llama");
+        m->layers = (int)jint(root, "num_hidden_layers", 32);
+        m->heads = (int)jint(root, "num_attention_heads", 32);
+        m->kv_heads = (int)jint(root, "num_key_value_heads", m->heads);
+        m->width = (int)jint(root, "hidden_size", 4096);
+        m->ffn_width = (int)jint(root, "intermediate_size", 11008);
+        m->context = (int)jint(root, "max_position_embeddings", 2048);
+        m->vocab = (int)jint(root, "vocab_size", 32000);
+        m->rms_eps = jnum(root, "rms_norm_eps", 1e-6);
+        const char *act = jstr(root, "hidden_act");
+        if (act && strcmp(act, "silu"))
+            REFUSE("%s: hidden_act = %s: accel's Llama uses SwiGLU (silu)", path, act);
+        if (m->heads > 0 && m->width % m->heads)
+            REFUSE("%s: hidden_size = %d is not a multiple of num_attention_heads = %d", path, m->width, m->heads);
+        long long hd = jint(root, "head_dim", 0);
+        if (hd != 0 && m->heads > 0 && hd != m->width / m->heads)
+            REFUSE("%s: head_dim = %lld but hidden_size / num_attention_heads = %d: accel needs head_dim = "
+                   "hidden_size / heads", path, hd, m->width / m->heads);
+        if (jbool(root, "mlp_bias", false))
+            REFUSE("%s: mlp_bias = true: accel's Llama MLP has no biases", path);
+        bool qwen = !strcmp(ai->arch, "Qwen2ForCausalLM");
+        /* Llama's attention_bias also puts a bias on o_proj, which accel has no place for; Qwen2
+         * has biases on q, k, v only (accel's model.attention_bias). */
+        if (!qwen && jbool(root, "attention_bias", false))
+            REFUSE("%s: attention_bias = true on %s adds an o_proj bias, which accel does not have\n--> hint: "
+                   "accel's attention biases are Qwen2's (q, k, v only)", path, ai->arch);
+        m->attention_bias = qwen;
+        /* transformers' defaults: tied for Qwen2 only when it says so; false for Llama/Mistral. */
+        m->tie_embeddings = jbool(root, "tie_word_embeddings", false);
+        json_t *sw = json_object_get(root, "sliding_window");
+        bool use_sw = qwen ? jbool(root, "use_sliding_window", false) : sw && !json_is_null(sw);
+        if (use_sw && json_is_integer(sw) && json_integer_value(sw) < m->context)
+            REFUSE("%s: sliding_window = %lld is smaller than the context (max_position_embeddings = %d): accel "
+                   "attends to the whole context", path, (long long)json_integer_value(sw), m->context);
+        /* RoPE: transformers 5 writes rope_parameters, older versions rope_theta + rope_scaling. */
+        json_t *rp = json_object_get(root, "rope_parameters");
+        if (!json_is_object(rp)) rp = json_object_get(root, "rope_scaling");
+        m->rope_theta = jnum(root, "rope_theta", json_is_object(rp) ? jnum(rp, "rope_theta", 10000.0) : 10000.0);
+        const char *rtype = json_is_object(rp) ? (jstr(rp, "rope_type") ? jstr(rp, "rope_type") : jstr(rp, "type")) : NULL;
+        if (!rtype || !strcmp(rtype, "default")) {
+            snprintf(m->rope_scaling, sizeof m->rope_scaling, "none");
+        } else if (!strcmp(rtype, "llama3")) {
+            snprintf(m->rope_scaling, sizeof m->rope_scaling, "llama3");
+            m->rope_factor = jnum(rp, "factor", 8.0);
+            m->rope_low_freq_factor = jnum(rp, "low_freq_factor", 1.0);
+            m->rope_high_freq_factor = jnum(rp, "high_freq_factor", 4.0);
+            m->rope_original_context = (int)jint(rp, "original_max_position_embeddings", 8192);
+        } else {
+            REFUSE("%s: rope_scaling type = %s: accel computes RoPE without scaling or with llama3 scaling", path,
+                   rtype);
+        }
+        if (m->kv_heads == m->heads) m->kv_heads = 0;
+    }
+    if (m->layers < 1 || m->heads < 1 || m->width < 1 || m->context < 1 || m->vocab < 2 ||
+        (ai->llama && (m->ffn_width < 1 || m->kv_heads < 0)))
+        REFUSE("%s: the sizes are missing or not positive integers (layers %d, heads %d, width %d, context %d, "
+               "vocab %d)", path, m->layers, m->heads, m->width, m->context, m->vocab);
+    return ACCEL_OK;
+}
+
+/* ------------------------------------------------------------------ reading a model directory */
+
+struct accel_hf {
+    char dir[4096];
+    accel_config_t cfg;
+    char *yaml;
+    const char *arch;
+    accel_st_t *shards[MAX_SHARDS];
+    int nshards;
+    entry_t *e;
+    int ne;
+    accel_hf_tensor_t *t;
+    int nt;
+};
+
+static char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = NULL;
+    size_t cap = 0, n = 0, r;
+    do {
+        if (n == cap) {
+            char *b = realloc(buf, (cap = cap ? 2 * cap : 65536) + 1);
+            if (!b) { free(buf); fclose(f); return NULL; }
+            buf = b;
+        }
+        r = fread(buf + n, 1, cap - n, f);
+        n += r;
+    } while (r > 0);
+    fclose(f);
+    buf[n] = '\0';
+    if (len) *len = n;
+    return buf;
+}
+
+static bool is_dir(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+static bool exists(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0;
+}
+
+bool accel_hf_is_model(const char *path)
+{
+    char p[4200];
+    if (is_dir(path)) {
+        snprintf(p, sizeof p, "%s/config.json", path);
+        return exists(p);
+    }
+    size_t n = strlen(path);
+    if (n < 12 || strcmp(path + n - 12, ".safetensors")) return false;
+    const char *slash = strrchr(path, '/');
+    snprintf(p, sizeof p, "%.*sconfig.json", slash ? (int)(slash - path + 1) : 0, path);
+    if (!exists(p)) return false;
+    accel_st_t *st;
+    if (accel_st_open(path, &st, NULL, 0) != ACCEL_OK) return true;   /* let open say why */
+    bool accel_own = accel_st_metadata(st, "accel_config") != NULL;
+    accel_st_close(st);
+    return !accel_own;
+}
+
+static const accel_st_tensor_t *find_tensor(const accel_hf_t *hf, const char *name, int *shard)
+{
+    for (int i = 0; i < hf->nshards; i++) {
+        const accel_st_tensor_t *t = accel_st_find(hf->shards[i], name);
+        if (t) { if (shard) *shard = i; return t; }
+    }
+    return NULL;
+}
+
+static accel_status_t open_shard(accel_hf_t *hf, const char *file, char *err, size_t errlen)
+{
+    if (hf->nshards >= MAX_SHARDS) {
+        set_err(err, errlen, "%s: more than %d shards", hf->dir, MAX_SHARDS);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    char p[8400];
+    snprintf(p, sizeof p, "%s/%s", hf->dir, file);
+    for (int i = 0; i < hf->nshards; i++)
+        if (!strcmp(accel_st_path(hf->shards[i]), p)) return ACCEL_OK;
+    accel_status_t st = accel_st_open(p, &hf->shards[hf->nshards], err, errlen);
+    if (st == ACCEL_OK) hf->nshards++;
+    return st;
+}
+
+/* model.safetensors.index.json: every shard its weight_map names. */
+static accel_status_t open_index(accel_hf_t *hf, const char *index, char *err, size_t errlen)
+{
+    json_error_t je;
+    json_t *root = json_load_file(index, 0, &je);
+    json_t *wm = json_object_get(root, "weight_map");
+    accel_status_t st = ACCEL_OK;
+    if (!json_is_object(wm)) {
+        set_err(err, errlen, "%s: %s", index, root ? "no weight_map object" : je.text);
+        st = ACCEL_ERR_CORRUPT;
+    }
+    const char *k;
+    json_t *v;
+    if (st == ACCEL_OK) json_object_foreach(wm, k, v) {
+        const char *file = json_string_value(v);
+        if (!file || strchr(file, '/')) {
+            set_err(err, errlen, "%s: weight_map[%s] is not a file name in the directory", index, k);
+            st = ACCEL_ERR_CORRUPT;
+            break;
+        }
+        char msg[1024];
+        st = open_shard(hf, file, msg, sizeof msg);
+        if (st != ACCEL_OK) {
+            set_err(err, errlen, "%s names shard %s (for %s), which cannot be read: %s", index, file, k, msg);
+            break;
+        }
+        if (!find_tensor(hf, k, NULL)) {
+            set_err(err, errlen, "%s: weight_map says %s is in %s, but it is not there", index, k, file);
+            st = ACCEL_ERR_CORRUPT;
+            break;
+        }
+    }
+    json_decref(root);
+    return st;
+}
+
+/* A tied model may still store lm_head.weight (transformers ignores it and ties): accepted only
+ * when it is the embedding, since accel computes the head from wte. */
+static accel_status_t check_tied_head(accel_hf_t *hf, const accel_st_tensor_t *head, int shard, char *err,
+                                      size_t errlen)
+{
+    int ws = 0;
+    const char *wte_name = hf->cfg.model.name[0] == 'g' ? "transformer.wte.weight" : "model.embed_tokens.weight";
+    const accel_st_tensor_t *wte = find_tensor(hf, wte_name, &ws);
+    if (!wte || wte->numel != head->numel) {
+        set_err(err, errlen, "%s: lm_head.weight does not have the embedding's shape, but "
+                "tie_word_embeddings = true\n--> hint: config.json and the weights disagree about the tie",
+                hf->dir);
+        return ACCEL_ERR_SHAPE;
+    }
+    float *a = malloc(sizeof(float) * (head->numel ? head->numel : 1)), *b = malloc(sizeof(float) * (head->numel ? head->numel : 1));
+    accel_status_t st = a && b ? ACCEL_OK : ACCEL_ERR_NOMEM;
+    if (st == ACCEL_OK) st = accel_st_read(hf->shards[shard], head, 0, head->numel, a);
+    if (st == ACCEL_OK) st = accel_st_read(hf->shards[ws], wte, 0, wte->numel, b);
+    if (st == ACCEL_OK && memcmp(a, b, sizeof(float) * head->numel)) {
+        set_err(err, errlen, "%s: tie_word_embeddings = true, but lm_head.weight differs from %s: accel ties "
+                "the head to the embedding and would drop it\n--> hint: set tie_word_embeddings to false in "
+                "config.json if the head is separate", hf->dir, wte_name);
+        st = ACCEL_ERR_UNSUPPORTED;
+    }
+    free(a);
+    free(b);
+    return st;
+}
+
+accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (!exists(path)) {
+        set_err(err, errlen, "%s: %s\n--> hint: pass a Hugging Face model directory (config.json + "
+                "model.safetensors)", path, strerror(ENOENT));
+        return ACCEL_ERR_NOT_FOUND;
+    }
+    accel_hf_t *hf = calloc(1, sizeof *hf);
+    if (!hf) return ACCEL_ERR_NOMEM;
+    accel_status_t st = ACCEL_OK;
+    const char *file = NULL;
+    if (is_dir(path)) {
+        snprintf(hf->dir, sizeof hf->dir, "%s", path);
+    } else {
+        const char *slash = strrchr(path, '/');
+        snprintf(hf->dir, sizeof hf->dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+        file = slash ? slash + 1 : path;
+    }
+    char p[4200];
+    snprintf(p, sizeof p, "%s/config.json", hf->dir);
+    json_error_t je;
+    json_t *root = json_load_file(p, 0, &je);
+    if (!root) {
+        set_err(err, errlen, "%s: %s\n--> hint: a Hugging Face model directory holds config.json and "
+                "model.safetensors (save_pretrained writes them)", p, exists(p) ? je.text : strerror(ENOENT));
+        st = exists(p) ? ACCEL_ERR_CORRUPT : ACCEL_ERR_NOT_FOUND;
+        goto fail;
+    }
+    accel_config_defaults(&hf->cfg);
+    st = translate_config(root, p, &hf->cfg, &hf->arch, err, errlen);
+    json_decref(root);
+    if (st != ACCEL_OK) goto fail;
+    if (file) {
+        st = open_shard(hf, file, err, errlen);
+    } else {
+        snprintf(p, sizeof p, "%s/model.safetensors.index.json", hf->dir);
+        if (exists(p)) st = open_index(hf, p, err, errlen);
+        else {
+            snprintf(p, sizeof p, "%s/model.safetensors", hf->dir);
+            if (!exists(p)) {
+                set_err(err, errlen, "%s has neither model.safetensors nor model.safetensors.index.json\n--> hint: "
+                        "save the model with save_pretrained(dir, safe_serialization=True); accel does not read "
+                        "pytorch_model.bin", hf->dir);
+                st = ACCEL_ERR_NOT_FOUND;
+            } else {
+                st = open_shard(hf, "model.safetensors", err, errlen);
+            }
+        }
+    }
+    if (st != ACCEL_OK) goto fail;
+    dims_t d = dims_of(&hf->cfg.model);
+    hf->ne = entries_of(&d, &hf->e);
+    hf->nt = accel_hf_accel_tensors(&hf->cfg.model, &hf->t);
+    if (hf->ne < 0 || hf->nt < 0) { st = ACCEL_ERR_NOMEM; goto fail; }
+    /* Every tensor accel needs, with the shape the configuration gives it. */
+    for (int i = 0; i < hf->ne; i++) {
+        const entry_t *x = &hf->e[i];
+        const accel_st_tensor_t *t = find_tensor(hf, x->hf, NULL);
+        if (!t) {
+            set_err(err, errlen, "%s: tensor %s is missing (accel's %s)\n--> hint: the weights do not match "
+                    "config.json, or the save is incomplete", hf->dir, x->hf, x->accel);
+            st = ACCEL_ERR_NOT_FOUND;
+            goto fail;
+        }
+        bool same = t->ndim == x->ndim && t->dims[0] == x->hf_dims[0] && (x->ndim == 1 || t->dims[1] == x->hf_dims[1]);
+        if (!same) {
+            char have[96] = "", want[96];
+            size_t n = 0;
+            for (int k = 0; k < t->ndim && n < sizeof have; k++)
+                n += (size_t)snprintf(have + n, sizeof have - n, "%s%llu", k ? ", " : "", (unsigned long long)t->dims[k]);
+            if (x->ndim == 1) snprintf(want, sizeof want, "%llu", (unsigned long long)x->hf_dims[0]);
+            else snprintf(want, sizeof want, "%llu, %llu", (unsigned long long)x->hf_dims[0],
+                          (unsigned long long)x->hf_dims[1]);
+            set_err(err, errlen, "%s: tensor %s has shape [%s], but config.json gives [%s]", hf->dir, x->hf,
+                    have, want);
+            st = ACCEL_ERR_SHAPE;
+            goto fail;
+        }
+    }
+    /* Tensors accel has no place for would be silently dropped: refuse them (a tied head HF also
+     * stored is the exception: transformers ties it too). */
+    for (int s = 0; s < hf->nshards; s++)
+        for (int i = 0; i < accel_st_count(hf->shards[s]); i++) {
+            const char *name = accel_st_at(hf->shards[s], i)->name;
+            bool used = false;
+            for (int k = 0; k < hf->ne && !used; k++) used = !strcmp(hf->e[k].hf, name);
+            for (size_t k = 0; k < sizeof g_ignored_suffixes / sizeof *g_ignored_suffixes && !used; k++) {
+                size_t a = strlen(name), b = strlen(g_ignored_suffixes[k]);
+                used = a >= b && !strcmp(name + a - b, g_ignored_suffixes[k]);
+            }
+            if (!used && !strcmp(name, "lm_head.weight")) {
+                st = check_tied_head(hf, accel_st_at(hf->shards[s], i), s, err, errlen);
+                if (st != ACCEL_OK) goto fail;
+                used = true;
+            }
+            if (!used) {
+                set_err(err, errlen, "%s: tensor %s has no place in accel's %s model\n--> hint: the "
+                        "architecture has parts accel does not compute (biases, extra norms, ...)",
+                        accel_st_path(hf->shards[s]), name, hf->cfg.model.name);
+                st = ACCEL_ERR_UNSUPPORTED;
+                goto fail;
+            }
+        }
+    hf->yaml = accel_config_to_yaml(&hf->cfg);
+    if (!hf->yaml) { st = ACCEL_ERR_NOMEM; goto fail; }
+    *out = hf;
+    return ACCEL_OK;
+fail:
+    accel_hf_close(hf);
+    return st;
+}
+
+void accel_hf_close(accel_hf_t *hf)
+{
+    if (!hf) return;
+    for (int i = 0; i < hf->nshards; i++) accel_st_close(hf->shards[i]);
+    free(hf->e);
+    free(hf->t);
+    free(hf->yaml);
+    free(hf);
+}
+
+const accel_config_t *accel_hf_config(const accel_hf_t *hf) { return &hf->cfg; }
+const char *accel_hf_config_yaml(const accel_hf_t *hf) { return hf->yaml; }
+const char *accel_hf_architecture(const accel_hf_t *hf) { return hf->arch; }
+
+int accel_hf_tensors(const accel_hf_t *hf, const accel_hf_tensor_t **tensors)
+{
+    *tensors = hf->t;
+    return hf->nt;
+}
+
+accel_status_t accel_hf_read(accel_hf_t *hf, const char *accel_name, float *dst, char *err, size_t errlen)
+{
+    bool found = false;
+    for (int i = 0; i < hf->ne; i++) {
+        const entry_t *x = &hf->e[i];
+        if (strcmp(x->accel, accel_name)) continue;
+        found = true;
+        int s = 0;
+        const accel_st_tensor_t *t = find_tensor(hf, x->hf, &s);
+        const uint64_t cols = x->ndim == 2 ? x->dims[1] : 1, rows = x->r1 - x->r0;
+        accel_status_t st;
+        if (!x->transpose) {
+            st = accel_st_read(hf->shards[s], t, 0, t->numel, dst + x->r0 * cols);
+        } else {
+            /* HF [cols, rows] -> accel rows [r0, r1) of [.., cols]. */
+            float *tmp = malloc(sizeof(float) * (t->numel ? t->numel : 1));
+            st = tmp ? accel_st_read(hf->shards[s], t, 0, t->numel, tmp) : ACCEL_ERR_NOMEM;
+            for (uint64_t r = 0; st == ACCEL_OK && r < rows; r++)
+                for (uint64_t c = 0; c < cols; c++) dst[(x->r0 + r) * cols + c] = tmp[c * rows + r];
+            free(tmp);
+        }
+        if (st != ACCEL_OK) {
+            set_err(err, errlen, "%s: reading %s failed (%s)", accel_st_path(hf->shards[s]), x->hf,
+                    accel_status_str(st));
+            return st;
+        }
+    }
+    if (!found) {
+        set_err(err, errlen, "%s: accel tensor %s is not part of this %s model", hf->dir, accel_name,
+                hf->cfg.model.name);
+        return ACCEL_ERR_NOT_FOUND;
+    }
+    return ACCEL_OK;
+}
+
+char *accel_hf_tokenizer(const accel_hf_t *hf, size_t *len)
+{
+    char p[4200];
+    snprintf(p, sizeof p, "%s/tokenizer.json", hf->dir);
+    return slurp(p, len);
+}
+
+/* ------------------------------------------------------------------ export */
+
+/* config.json for cfg's model (transformers 4.4x and 5 read it). */
+static json_t *hf_config_json(const accel_config_t *cfg, bool bf16)
+{
+    const accel_model_config_t *m = &cfg->model;
+    dims_t d = dims_of(m);
+    const char *dtype = bf16 ? "bfloat16" : "float32";
+    json_t *j;
+    if (!d.llama) {
+        j = json_pack("{s:[s], s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:n, s:f, s:s, s:b, s:f, s:f, s:f, s:b, s:b, s:s, s:s}",
+                      "architectures", "GPT2LMHeadModel", "model_type", "gpt2", "n_layer", m->layers,
+                      "n_head", m->heads, "n_embd", m->width, "n_positions", m->context, "n_ctx", m->context,
+                      "vocab_size", m->vocab, "n_inner", "layer_norm_epsilon", 1e-5,
+                      "activation_function", "gelu_new", "tie_word_embeddings", 1, "resid_pdrop", 0.0,
+                      "embd_pdrop", 0.0, "attn_pdrop", 0.0, "scale_attn_weights", 1, "use_cache", 1,
+                      "dtype", dtype, "torch_dtype", dtype);
+        /* GPT2Config defaults bos/eos to 50256 (<|endoftext|>): right for the GPT-2 vocabulary,
+         * out of range for any smaller one. accel knows no other ids. */
+        json_t *id = m->vocab == 50257 ? json_integer(50256) : json_null();
+        if (j) {
+            json_object_set(j, "bos_token_id", id);
+            json_object_set(j, "eos_token_id", id);
+        }
+        json_decref(id);
+    } else {
+        const char *arch = m->attention_bias ? "Qwen2ForCausalLM" : "LlamaForCausalLM";
+        j = json_pack("{s:[s], s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:s, s:b, s:b, s:b, s:b, s:s, s:s}",
+                      "architectures", arch, "model_type", m->attention_bias ? "qwen2" : "llama",
+                      "hidden_size", m->width, "intermediate_size", d.F, "num_hidden_layers", m->layers,
+                      "num_attention_heads", m->heads, "num_key_value_heads", d.KVH, "head_dim", d.hs,
+                      "max_position_embeddings", m->context, "vocab_size", m->vocab, "rms_norm_eps", m->rms_eps,
+                      "rope_theta", m->rope_theta, "hidden_act", "silu", "tie_word_embeddings", m->tie_embeddings,
+                      "attention_bias", 0, "mlp_bias", 0, "use_cache", 1, "dtype", dtype, "torch_dtype", dtype);
+        if (j && !strcmp(m->rope_scaling, "llama3"))
+            json_object_set_new(j, "rope_scaling",
+                                json_pack("{s:s, s:f, s:f, s:f, s:i}", "rope_type", "llama3", "factor", m->rope_factor,
+                                          "low_freq_factor", m->rope_low_freq_factor, "high_freq_factor",
+                                          m->rope_high_freq_factor, "original_max_position_embeddings",
+                                          m->rope_original_context));
+        if (j && m->attention_bias) {
+            json_object_del(j, "attention_bias");   /* Qwen2: q, k, v biases always */
+            json_object_set_new(j, "use_sliding_window", json_false());
+            json_object_set_new(j, "sliding_window", json_null());
+        }
+    }
+    if (j) {
+        char ver[64];
+        snprintf(ver, sizeof ver, "accel %s", accel_version());
+        json_object_set_new(j, "accel_version", json_string(ver));
+    }
+    return j;
+}
+
+typedef struct {
+    const entry_t *e;
+    accel_hf_get_fn get;
+    void *ctx;
+    float *full;                    /* the accel tensor the cached entry comes from */
+    size_t full_cap;
+    char full_name[ACCEL_HF_NAME_MAX];
+    float *part;                    /* the HF tensor of the entry being written */
+    size_t part_cap;
+    int cached;                     /* entry index the part buffer holds, -1 none */
+} export_ctx_t;
+
+static accel_status_t grow(float **buf, size_t *cap, size_t n)
+{
+    if (n <= *cap) return ACCEL_OK;
+    float *b = realloc(*buf, sizeof(float) * n);
+    if (!b) return ACCEL_ERR_NOMEM;
+    *buf = b;
+    *cap = n;
+    return ACCEL_OK;
+}
+
+static accel_status_t export_fill(void *vctx, int index, uint64_t begin, uint64_t end, float *dst)
+{
+    export_ctx_t *c = vctx;
+    const entry_t *x = &c->e[index];
+    if (c->cached != index) {
+        uint64_t cols = x->ndim == 2 ? x->dims[1] : 1, rows = x->r1 - x->r0, numel = x->dims[0] * cols;
+        ACCEL_CHECK(grow(&c->full, &c->full_cap, numel));
+        ACCEL_CHECK(grow(&c->part, &c->part_cap, rows * cols));
+        if (strcmp(c->full_name, x->accel)) {
+            accel_status_t st = c->get(c->ctx, x->accel, numel, c->full);
+            if (st != ACCEL_OK) {
+                ACCEL_ERROR("export: cannot read accel tensor %s (for %s)", x->accel, x->hf);
+                return st;
+            }
+            snprintf(c->full_name, sizeof c->full_name, "%s", x->accel);
+        }
+        for (uint64_t r = 0; r < rows; r++)
+            for (uint64_t k = 0; k < cols; k++) {
+                float v = c->full[(x->r0 + r) * cols + k];
+                if (x->transpose) c->part[k * rows + r] = v;
+                else c->part[r * cols + k] = v;
+            }
+        c->cached = index;
+    }
+    memcpy(dst, c->part + begin, sizeof(float) * (end - begin));
+    return ACCEL_OK;
+}
+
+static accel_status_t write_json(const char *dir, const char *name, json_t *j)
+{
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    char *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(17)) : NULL;
+    if (!text) {
+        ACCEL_ERROR("export: cannot build %s", p);
+        return ACCEL_ERR_NOMEM;
+    }
+    size_t n = strlen(text);
+    char *withnl = realloc(text, n + 2);
+    if (!withnl) { free(text); return ACCEL_ERR_NOMEM; }
+    withnl[n] = '\n';
+    withnl[n + 1] = '\0';
+    accel_status_t st = accel_h5_publish_text(p, withnl);
+    free(withnl);
+    return st;
+}
+
+accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, void *ctx, bool bf16,
+                               const char *outdir, const char *tokenizer, size_t tokenizer_len,
+                               const char *tokenizer_name)
+{
+    const accel_model_config_t *m = &cfg->model;
+    if (strcmp(m->name, "gpt") && strcmp(m->name, "llama")) {
+        ACCEL_ERROR("export --format hf: model.name=%s has no Hugging Face counterpart\n--> hint: gpt "
+                    "(GPT2LMHeadModel) and llama (LlamaForCausalLM, Qwen2ForCausalLM) export", m->name);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    if (mkdir(outdir, 0777) != 0 && errno != EEXIST) {
+        ACCEL_ERROR("export: cannot create directory %s: %s", outdir, strerror(errno));
+        return ACCEL_ERR_IO;
+    }
+    dims_t d = dims_of(m);
+    entry_t *e = NULL;
+    int n = entries_of(&d, &e);
+    if (n < 0) return n;
+    accel_st_entry_t *se = calloc((size_t)n, sizeof *se);
+    export_ctx_t c = { .e = e, .get = get, .ctx = ctx, .cached = -1 };
+    accel_status_t st = se ? ACCEL_OK : ACCEL_ERR_NOMEM;
+    for (int i = 0; st == ACCEL_OK && i < n; i++) {
+        se[i].name = e[i].hf;
+        se[i].dtype = bf16 ? ACCEL_ST_BF16 : ACCEL_ST_F32;
+        se[i].ndim = e[i].ndim;
+        se[i].dims[0] = e[i].hf_dims[0];
+        se[i].dims[1] = e[i].hf_dims[1];
+    }
+    char path[4200];
+    snprintf(path, sizeof path, "%s/model.safetensors", outdir);
+    const char *meta[] = { "format", "pt" };
+    if (st == ACCEL_OK) st = accel_st_write(path, se, n, meta, 1, export_fill, &c);
+    json_t *cj = st == ACCEL_OK ? hf_config_json(cfg, bf16) : NULL;
+    if (st == ACCEL_OK) st = write_json(outdir, "config.json", cj);
+    json_decref(cj);
+    if (st == ACCEL_OK) {
+        json_t *g = json_pack("{s:b}", "_from_model_config", 1);
+        st = write_json(outdir, "generation_config.json", g);
+        json_decref(g);
+    }
+    if (st == ACCEL_OK && tokenizer) {
+        char *text = malloc(tokenizer_len + 1);
+        if (!text) st = ACCEL_ERR_NOMEM;
+        else {
+            memcpy(text, tokenizer, tokenizer_len);
+            text[tokenizer_len] = '\0';
+            snprintf(path, sizeof path, "%s/tokenizer.json", outdir);
+            st = accel_h5_publish_text(path, text);
+            free(text);
+        }
+        json_t *tc = json_pack("{s:s, s:i}", "tokenizer_class", "PreTrainedTokenizerFast", "model_max_length",
+                               m->context);
+        if (tc && tokenizer_name && *tokenizer_name) json_object_set_new(tc, "accel_tokenizer", json_string(tokenizer_name));
+        if (st == ACCEL_OK) st = write_json(outdir, "tokenizer_config.json", tc);
+        json_decref(tc);
+    }
+    free(c.full);
+    free(c.part);
+    free(se);
+    free(e);
+    return st;
+}

@@ -1,0 +1,19 @@
+/* train.init_from inside the trainer (src/train/init_from.c). */
+#ifndef ACCEL_TRAIN_INIT_FROM_H
+#define ACCEL_TRAIN_INIT_FROM_H
+
+#include <mpi.h>
+#include <stdbool.h>
+
+#include "accel/arena.h"
+#include "accel/status.h"
+#include "dist.h"
+
+/* Collective over comm: every rank opens path and writes the model parameters it holds into
+ * params (replicated: the whole arena; otherwise the owned vector described by ranges). Every
+ * rank returns the same status; the parameters are undefined after a failure. */
+accel_status_t accel_init_from_load(MPI_Comm comm, const char *path, const accel_layout_t *layout,
+                                    float *params, bool replicated, const accel_range_t *ranges,
+                                    int nranges);
+
+#endif

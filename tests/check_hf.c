@@ -1,0 +1,167 @@
+/* Check tests of the Hugging Face interchange modules (src/ckpt/safetensors.c, src/ckpt/hf.c):
+ * safetensors write/read round trips (F32, BF16), the reader's refusals of damaged headers, and the
+ * HF table's list of accel tensors against the layout the built-in models register (hf.c may not
+ * include nn, so this keeps the two in step). Files go to $TMPDIR. */
+#include "build_config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "accel/config.h"
+#include "accel/dtype.h"
+#include "accel/hf.h"
+#include "accel/model.h"
+#include "accel/safetensors.h"
+
+static char g_path[4096];
+
+static const char *tmp_path(const char *name)
+{
+    const char *d = getenv("TMPDIR");
+    snprintf(g_path, sizeof g_path, "%s/check_hf_%d_%s", d ? d : "/tmp", (int)getpid(), name);
+    return g_path;
+}
+
+static accel_status_t fill_ramp(void *ctx, int index, uint64_t begin, uint64_t end, float *dst)
+{
+    (void)ctx;
+    for (uint64_t i = begin; i < end; i++) dst[i - begin] = (float)(index + 1) * 0.37f * (float)i - 1.25f;
+    return ACCEL_OK;
+}
+
+START_TEST(test_roundtrip)
+{
+    accel_st_entry_t e[2] = { { "b.weight", ACCEL_ST_F32, 2, { 3, 5 } }, { "a.bias", ACCEL_ST_BF16, 1, { 7 } } };
+    const char *meta[] = { "format", "pt", "accel_config", "model:\n  name: gpt\n" };
+    char path[4096];
+    snprintf(path, sizeof path, "%s", tmp_path("rt.safetensors"));
+    ck_assert_int_eq(accel_st_write(path, e, 2, meta, 2, fill_ramp, NULL), ACCEL_OK);
+    accel_st_t *st;
+    char err[1024];
+    ck_assert_int_eq(accel_st_open(path, &st, err, sizeof err), ACCEL_OK);
+    ck_assert_int_eq(accel_st_count(st), 2);
+    ck_assert_str_eq(accel_st_at(st, 0)->name, "a.bias");          /* sorted by name */
+    ck_assert_str_eq(accel_st_metadata(st, "accel_config"), meta[3]);
+    const accel_st_tensor_t *w = accel_st_find(st, "b.weight"), *b = accel_st_find(st, "a.bias");
+    ck_assert_ptr_nonnull(w);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_int_eq((int)w->numel, 15);
+    ck_assert_int_eq(b->dtype, ACCEL_ST_BF16);
+    float v[15], want[15];
+    ck_assert_int_eq(accel_st_read(st, w, 0, 15, v), ACCEL_OK);
+    fill_ramp(NULL, 0, 0, 15, want);
+    for (int i = 0; i < 15; i++) ck_assert_float_eq(v[i], want[i]);
+    ck_assert_int_eq(accel_st_read(st, b, 2, 7, v), ACCEL_OK);
+    fill_ramp(NULL, 1, 2, 7, want);
+    for (int i = 0; i < 5; i++) ck_assert_float_eq(v[i], accel_bf16_to_f32(accel_f32_to_bf16(want[i])));
+    ck_assert_int_eq(accel_st_read(st, b, 3, 9, v), ACCEL_ERR_INVALID);
+    accel_st_close(st);
+    unlink(path);
+}
+END_TEST
+
+/* A file with the given header and `data` bytes of data. */
+static void write_raw(const char *path, const char *hdr, size_t data)
+{
+    FILE *f = fopen(path, "wb");
+    uint64_t n = strlen(hdr);
+    for (int k = 0; k < 8; k++) fputc((int)((n >> (8 * k)) & 0xff), f);
+    fputs(hdr, f);
+    for (size_t i = 0; i < data; i++) fputc(0, f);
+    fclose(f);
+}
+
+START_TEST(test_refusals)
+{
+    static const struct {
+        const char *hdr;
+        size_t data;
+        accel_status_t st;
+        const char *msg;
+    } cases[] = {
+        { "{\"a\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}", 8, ACCEL_ERR_CORRUPT, "run past the data" },
+        { "{\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,16]}}", 16, ACCEL_ERR_CORRUPT, "12 expected" },
+        { "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},\"b\":{\"dtype\":\"F32\",\"shape\":[2],"
+          "\"data_offsets\":[4,12]}}", 16, ACCEL_ERR_CORRUPT, "overlap" },
+        { "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,0]}}", 16, ACCEL_ERR_CORRUPT, "begin <= end" },
+        { "{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}}", 16, ACCEL_ERR_UNSUPPORTED, "dtype U8" },
+        { "{\"a\":{\"dtype\":\"F32\",\"shape\":[-2],\"data_offsets\":[0,8]}}", 16, ACCEL_ERR_CORRUPT, "not a size" },
+        { "{\"a\":", 16, ACCEL_ERR_CORRUPT, "not a JSON object" },
+        { "[1,2]", 16, ACCEL_ERR_CORRUPT, "not a JSON object" },
+        { "{\"__metadata__\":{\"k\":1}}", 0, ACCEL_ERR_CORRUPT, "object of strings" },
+    };
+    char path[4096];
+    snprintf(path, sizeof path, "%s", tmp_path("bad.safetensors"));
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        write_raw(path, cases[i].hdr, cases[i].data);
+        accel_st_t *st = NULL;
+        char err[1024] = "";
+        ck_assert_int_eq(accel_st_open(path, &st, err, sizeof err), cases[i].st);
+        ck_assert_msg(strstr(err, cases[i].msg), "case %zu: '%s' lacks '%s'", i, err, cases[i].msg);
+        ck_assert_ptr_null(st);
+    }
+    /* A header size larger than the file. */
+    FILE *f = fopen(path, "wb");
+    fwrite("\xff\xff\x00\x00\x00\x00\x00\x00{}", 1, 10, f);
+    fclose(f);
+    accel_st_t *st = NULL;
+    char err[1024] = "";
+    ck_assert_int_eq(accel_st_open(path, &st, err, sizeof err), ACCEL_ERR_CORRUPT);
+    ck_assert_ptr_nonnull(strstr(err, "header size 65535"));
+    unlink(path);
+}
+END_TEST
+
+/* hf.c's tensor list equals the decoder's layout, name for name and shape for shape. */
+static void same_as_model(const char *const *overrides, int n)
+{
+    accel_config_t cfg;
+    char err[512];
+    ck_assert_int_eq(accel_config_load(&cfg, NULL, n, (char *const *)overrides, NULL, err, sizeof err), ACCEL_OK);
+    accel_model_t model;
+    memset(&model, 0, sizeof model);
+    ck_assert_int_eq(accel_model_create(&cfg, &model), ACCEL_OK);
+    accel_hf_tensor_t *t;
+    int nt = accel_hf_accel_tensors(&cfg.model, &t);
+    ck_assert_int_eq(nt, model.layout.ntensors);
+    for (int i = 0; i < nt; i++) {
+        const accel_tensor_t *m = &model.layout.tensors[i];
+        ck_assert_str_eq(t[i].name, m->name);
+        ck_assert_int_eq(t[i].ndim, m->ndim);
+        for (int d = 0; d < m->ndim; d++) ck_assert_int_eq((int64_t)t[i].dims[d], m->shape[d]);
+    }
+    free(t);
+    accel_model_destroy(&model);
+}
+
+START_TEST(test_table_matches_models)
+{
+    const char *gpt[] = { "model.name=gpt", "model.layers=3", "model.width=32", "model.heads=4", "model.context=8",
+                          "model.vocab=50" };
+    same_as_model(gpt, 6);
+    const char *llama[] = { "model.name=llama", "model.layers=2", "model.width=32", "model.heads=4",
+                            "model.kv_heads=2", "model.tie_embeddings=false", "model.attention_bias=true",
+                            "model.vocab=40" };
+    same_as_model(llama, 8);
+    const char *llama_tied[] = { "model.name=llama", "model.layers=1", "model.width=64", "model.heads=2" };
+    same_as_model(llama_tied, 4);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+    Suite *s = suite_create("hf");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, test_roundtrip);
+    tcase_add_test(tc, test_refusals);
+    tcase_add_test(tc, test_table_matches_models);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+#include "check_main.h"

@@ -1,0 +1,170 @@
+#!/bin/sh
+# Hugging Face interchange end to end (docs/huggingface.md), on the committed fixtures
+# tests/fixtures/hf/<name>/ (tiny random GPT-2, Llama GQA/untied, Mistral, Qwen2 with biases, Llama
+# with llama3 RoPE scaling, a sharded save, a bf16 save; made by tests/make_hf_fixtures.sh, which
+# also recorded transformers' fp32 logits and loss on fixed tokens). No Python here:
+#   1. accel_ckpt import of each fixture; accel's logits equal HF's within 1e-5, the loss within 1e-6
+#      (the imported file, and the fixture directory read directly);
+#   2. export --format hf of the import reproduces the fixture's tensors exactly (names, shapes,
+#      values) and its config.json architecture fields;
+#   3. accel_generate runs on the hdf5, safetensors and hf exports and the fixture with no model keys;
+#   4. train.init_from (fixture directory and imported file; 1, 2 and 4 ranks; ddp, zero3): step 0,
+#      first loss = the imported model's loss on that batch, the loss falls; a contradicting model key
+#      is refused; resume wins over init_from;
+#   5. bad input is refused with a message: unsupported architecture, missing tensor, wrong shape,
+#      truncated file, out-of-range offsets, a missing shard, unsupported settings.
+. "${top_srcdir:-.}/tests/lib.sh"
+CKPT="$top_builddir/accel_ckpt"
+GEN="$top_builddir/accel_generate"
+CMP="$top_builddir/tests/hf_compare"
+FIX="$top_srcdir/tests/fixtures/hf"
+[ -x "$CMP" ] && [ -x "$top_builddir/tests/check_hf" ] || fail "$CMP or tests/check_hf is not built (make check builds them)"
+HDF5_USE_FILE_LOCKING=FALSE
+export HDF5_USE_FILE_LOCKING
+make_scratch
+cd "$SCRATCH" || fail "no scratch"
+# The modules alone (Check): safetensors round trips and refusals, the HF table against the models.
+TMPDIR="$SCRATCH" timeout -k 10 "$TEST_TIMEOUT" "$top_builddir/tests/check_hf" || fail "check_hf"
+pass "check_hf"
+
+# ---------------------------------------------------------------- 1, 2: import, logits, export
+for dir in "$FIX"/*/; do
+    name=$(basename "$dir")
+    "$CKPT" import "$dir" -o "$name.h5" > import.log 2>&1 || { cat import.log; fail "import $name"; }
+    rm -f "$name.logits"
+    "$GEN" "$name.h5" -q --score "$dir/tokens.bin" --logits-out "$name.logits" > /dev/null 2>gen.err ||
+        { cat gen.err; fail "accel_generate on the import of $name"; }
+    "$CMP" logits "$dir" "$name.logits" || fail "$name: logits/loss differ from transformers"
+    rm -f "$name.dir.logits"
+    "$GEN" "$dir" -q --score "$dir/tokens.bin" --logits-out "$name.dir.logits" > /dev/null 2>gen.err ||
+        { cat gen.err; fail "accel_generate on the fixture directory $name"; }
+    "$CMP" logits "$dir" "$name.dir.logits" || fail "$name: logits from the HF directory differ"
+    "$CKPT" export "$name.h5" --format hf --output "$name.hf" > /dev/null || fail "export --format hf of $name"
+    "$CMP" tensors "$dir" "$name.hf" || fail "$name: the hf export does not reproduce the fixture's tensors"
+    "$CMP" config "$dir/config.json" "$name.hf/config.json" || fail "$name: config.json differs"
+    pass "$name: import, logits and loss equal to transformers, hf export reproduces the fixture"
+done
+# bf16 out: the bf16 fixture's values are bf16 numbers, so a bf16 export gives them back exactly.
+"$CKPT" export llama_bf16.h5 --format hf --dtype bf16 --output bf16.hf > /dev/null || fail "export bf16"
+"$CMP" tensors "$FIX/llama_bf16" bf16.hf || fail "bf16 export differs from the bf16 fixture"
+grep -q '"bfloat16"' bf16.hf/config.json || fail "bf16 export: config.json does not say bfloat16"
+pass "bf16 fixture: a bf16 hf export reproduces it"
+
+# ---------------------------------------------------------------- 3: every export runs without model keys
+for name in gpt2 llama_gqa qwen2_bias; do
+    "$CKPT" export "$name.h5" --format safetensors --output "$name.safetensors" > /dev/null || fail "safetensors export"
+    "$CKPT" export "$name.h5" --format hdf5 --output "$name.model.h5" > /dev/null || fail "hdf5 export"
+    for w in "$name.model.h5" "$name.safetensors" "$name.hf" "$FIX/$name" "$FIX/$name/model.safetensors"; do
+        rm -f x.logits
+        "$GEN" "$w" -q --score "$FIX/$name/tokens.bin" --logits-out x.logits > /dev/null 2>gen.err ||
+            { cat gen.err; fail "accel_generate $w"; }
+        "$CMP" logits "$FIX/$name" x.logits > /dev/null || fail "accel_generate $w: logits differ"
+        "$GEN" "$w" -q --prompt "ab" -n 4 > /dev/null 2>&1 || fail "accel_generate $w --prompt"
+    done
+    "$CKPT" diff "$name.h5" "$name.model.h5" > diff.txt || { cat diff.txt; fail "$name: the hdf5 export differs from the import"; }
+    "$CKPT" ls "$name.safetensors" > /dev/null 2>&1 && fail "accel_ckpt ls read a safetensors file as HDF5"
+    pass "$name: accel_generate on the hdf5, safetensors and hf exports and the HF directory, no model keys"
+done
+
+# ---------------------------------------------------------------- 4: train.init_from
+# A corpus of 100 bytes: 80 training tokens = 4 samples of 16+1 at context 16 (one global batch),
+# so the first step's loss is the model's mean loss over exactly the windows --score sees.
+cat "$FIX"/*/tokens.bin | head -c 100 > text.txt
+"$top_builddir/accel_data" prepare --output d.h5 --val-fraction 0.2 --context 16 text.txt > /dev/null ||
+    fail "accel_data prepare"
+head -c 65 text.txt > batch.txt
+train_case() {     # NP STRATEGY INIT_FROM REF_WEIGHTS TAG
+    np=$1 strat=$2 init=$3 ref=$4 tag=$5
+    want=$("$GEN" "$ref" -q --score batch.txt | sed -n 's/.*mean loss \([0-9.]*\) nats.*/\1/p')
+    [ -n "$want" ] || fail "no reference loss for $ref"
+    rm -f "m_$tag.jsonl"
+    run_mpi "$np" "$ACCEL_TRAIN" "train.init_from=$init" data.path=d.h5 train.global_batch=4 train.steps=6 \
+        train.log_every=1 train.sample_tokens=0 optim.warmup=0 optim.lr=1e-2 dist.strategy="$strat" \
+        "train.metrics=m_$tag.jsonl" > "train_$tag.log" 2>&1 || { cat "train_$tag.log"; fail "init_from $tag"; }
+    grep -q "initialised the parameters from train.init_from" "train_$tag.log" || fail "$tag: no init_from line"
+    awk -v want="$want" -v tag="$tag" '
+        /"step"/ { sub(/.*"step": /, ""); s = $0 + 0; l = $0; sub(/.*"loss": /, "", l); l += 0;
+                   if (!n++) { first = l; fs = s } last = l }
+        END { d = first - want; if (d < 0) d = -d;
+              printf "%s: first step %d, loss %.7f (model on the batch %.6f, |diff| %.2g), last %.4f\n", tag, fs, first, want, d, last;
+              exit !(fs == 1 && d <= 1e-5 && last < first - 0.1) }' "m_$tag.jsonl" ||
+        fail "$tag: the first loss is not the imported model's, or the loss does not fall"
+}
+train_case 1 ddp "$FIX/llama_gqa" "$FIX/llama_gqa" llama_dir_1_ddp
+train_case 2 ddp "$FIX/llama_gqa" "$FIX/llama_gqa" llama_dir_2_ddp
+train_case 2 zero3 "$FIX/llama_gqa" "$FIX/llama_gqa" llama_dir_2_zero3
+train_case 1 zero3 gpt2.h5 gpt2.h5 gpt2_imp_1_zero3
+train_case 2 zero3 gpt2.h5 gpt2.h5 gpt2_imp_2_zero3
+train_case 2 ddp qwen2_bias.h5 qwen2_bias.h5 qwen2_imp_2_ddp
+train_case 4 zero2 "$FIX/llama_sharded" "$FIX/llama_sharded" llama_sharded_4_zero2
+pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3)"
+expect_fail "model.layers=3 contradicts train.init_from=$FIX/gpt2, which holds a model with model.layers=2" \
+    "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=3 data.path=d.h5
+"$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=2 data.path=d.h5 train.global_batch=4 train.steps=1 \
+    train.sample_tokens=0 > same.log 2>&1 || { cat same.log; fail "a model key equal to the file's is refused"; }
+# A checkpoint in ckpt.dir: resume wins, init_from is noted and ignored.
+run_mpi 1 "$ACCEL_TRAIN" "train.init_from=gpt2.h5" data.path=d.h5 train.global_batch=4 train.steps=2 \
+    train.sample_tokens=0 ckpt.dir=ck > r1.log 2>&1 || { cat r1.log; fail "init_from with ckpt.dir"; }
+run_mpi 1 "$ACCEL_TRAIN" "train.init_from=gpt2.h5" data.path=d.h5 train.global_batch=4 train.steps=3 \
+    train.sample_tokens=0 ckpt.dir=ck resume=auto > r2.log 2>&1 || { cat r2.log; fail "resume with init_from"; }
+grep -q "resumed from" r2.log && grep -q "train.init_from=gpt2.h5 is ignored" r2.log ||
+    { cat r2.log; fail "resume did not win over init_from"; }
+pass "a contradicting model key is refused; resume wins over train.init_from"
+
+# ---------------------------------------------------------------- tokenizer: import stores it, export writes it
+cp -r "$FIX/gpt2" tok && printf '{"version":"1.0","model":{"type":"BPE"}}' > tok/tokenizer.json
+"$CKPT" import tok -o tok.h5 > /dev/null || fail "import with tokenizer.json"
+"$CKPT" export tok.h5 --format hf --output tok.hf > /dev/null || fail "export with tokenizer"
+cmp -s tok/tokenizer.json tok.hf/tokenizer.json && [ -f tok.hf/tokenizer_config.json ] ||
+    fail "tokenizer.json did not travel through import and export"
+"$CKPT" export tok.h5 --format hdf5 --output tok2.h5 > /dev/null && "$CKPT" export tok2.h5 --format hf --output tok2.hf > /dev/null &&
+    cmp -s tok/tokenizer.json tok2.hf/tokenizer.json || fail "the hdf5 export lost the tokenizer"
+"$CKPT" info tok.h5 > info.txt || fail "accel_ckpt info on a weights file"
+grep -q "tokenizer: *tok (.*hash [0-9a-f]\{16\})" info.txt && grep -q "name: gpt" info.txt || { cat info.txt; fail "info: tokenizer or configuration missing"; }
+pass "tokenizer.json: import stores it, exports carry it, export --format hf writes it"
+
+# ---------------------------------------------------------------- 5: refused input
+bad() {     # NAME TEXT: a copy of the gpt2 or llama fixture to spoil
+    rm -rf "$1" && cp -r "$FIX/$2" "$1"
+}
+bad bert gpt2 && sed -i 's/"GPT2LMHeadModel"/"BertModel"/; s/"gpt2"/"bert"/' bert/config.json
+expect_fail "architectures = BertModel" "$CKPT" import bert -o x.h5
+bad missing llama_gqa && sed -i 's/"num_hidden_layers": 2/"num_hidden_layers": 3/' missing/config.json
+expect_fail "tensor model.layers.2.input_layernorm.weight is missing" "$CKPT" import missing -o x.h5
+bad shape llama_gqa && sed -i 's/"intermediate_size": 32/"intermediate_size": 48/' shape/config.json
+expect_fail "has shape [32, 16], but config.json gives [48, 16]" "$CKPT" import shape -o x.h5
+bad trunc gpt2 && head -c 3000 "$FIX/gpt2/model.safetensors" > trunc/model.safetensors
+expect_fail "run past the data" "$CKPT" import trunc -o x.h5
+expect_fail "run past the data" "$GEN" trunc -q --prompt a
+bad tiny gpt2 && head -c 5 "$FIX/gpt2/model.safetensors" > tiny/model.safetensors
+expect_fail "too short for a safetensors file" "$CKPT" import tiny -o x.h5
+bad offs gpt2 && hdr='{"transformer.wte.weight":{"dtype":"F32","shape":[2],"data_offsets":[0,8000]}}'
+{ printf "\\$(printf %03o ${#hdr})\\000\\000\\000\\000\\000\\000\\000"; printf '%s' "$hdr"; printf '12345678'; } > offs/model.safetensors
+expect_fail "data_offsets [0, 8000] run past the data" "$CKPT" import offs -o x.h5
+bad overlap gpt2 && hdr='{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}'
+{ printf "\\$(printf %03o ${#hdr})\\000\\000\\000\\000\\000\\000\\000"; printf '%s' "$hdr"; printf '12345678'; } > overlap/model.safetensors
+expect_fail "overlap" "$CKPT" import overlap -o x.h5
+bad dtype gpt2 && hdr='{"a":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}}'
+{ printf "\\$(printf %03o ${#hdr})\\000\\000\\000\\000\\000\\000\\000"; printf '%s' "$hdr"; printf '12345678'; } > dtype/model.safetensors
+expect_fail "has dtype I64, which accel does not read" "$CKPT" import dtype -o x.h5
+bad shard llama_sharded && rm shard/model-00002-of-00003.safetensors
+expect_fail "names shard model-00002-of-00003.safetensors" "$CKPT" import shard -o x.h5
+bad sw mistral && sed -i 's/"sliding_window": null/"sliding_window": 8/' sw/config.json
+expect_fail "sliding_window = 8 is smaller than the context" "$CKPT" import sw -o x.h5
+bad rope llama_rope31 && sed -i 's/"rope_type": "llama3"/"rope_type": "yarn"/' rope/config.json
+expect_fail "rope_scaling type = yarn" "$CKPT" import rope -o x.h5
+bad act llama_gqa && sed -i 's/"hidden_act": "silu"/"hidden_act": "gelu"/' act/config.json
+expect_fail "hidden_act = gelu" "$CKPT" import act -o x.h5
+bad hd mistral && sed -i 's/"head_dim": 4/"head_dim": 8/' hd/config.json
+expect_fail "head_dim = 8 but hidden_size / num_attention_heads = 4" "$CKPT" import hd -o x.h5
+bad tie gpt2 && sed -i 's/"tie_word_embeddings": true/"tie_word_embeddings": false/' tie/config.json
+expect_fail "tie_word_embeddings = false" "$CKPT" import tie -o x.h5
+bad untied llama_gqa && sed -i 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' untied/config.json
+expect_fail "tie_word_embeddings = true, but lm_head.weight differs" "$GEN" untied -q --prompt a
+bad lbias llama_gqa && sed -i 's/"attention_bias": false/"attention_bias": true/' lbias/config.json
+expect_fail "attention_bias = true on LlamaForCausalLM adds an o_proj bias" "$CKPT" import lbias -o x.h5
+bad gelu gpt2 && sed -i 's/"gelu_new"/"relu"/' gelu/config.json
+expect_fail "activation_function = relu" "$CKPT" import gelu -o x.h5
+expect_fail "nowhere: No such file or directory" "$CKPT" import "$SCRATCH/nowhere" -o x.h5
+expect_fail "neither model.safetensors nor model.safetensors.index.json" sh -c "mkdir -p empty && cp '$FIX/gpt2/config.json' empty/ && '$CKPT' import empty -o x.h5"
+pass "bad Hugging Face input refused with messages"

@@ -1,0 +1,126 @@
+"""Tiny random Hugging Face models and their reference outputs for tests/hf_import.sh.
+
+Run by tests/make_hf_fixtures.sh with the venv python (bench/.venv: torch, transformers,
+safetensors, numpy; tests/make_hf_fixtures.sh makes it with `python3 -m venv bench/.venv &&
+bench/.venv/bin/pip install torch transformers safetensors numpy h5py` when it is missing).
+
+Each model is built from a config with random weights (no hub download), saved with
+save_pretrained into tests/fixtures/hf/<name>/, and scored in float32 on fixed tokens:
+  tokens.bin      context+1 byte tokens (accel_generate --score reads them as text)
+  ref_logits.f32  float32 logits [context, vocab] of HF on tokens[:-1] (little-endian, raw)
+  ref.json        {"loss": mean cross-entropy of tokens[1:], "context": T, "vocab": V}
+Weights are drawn with a larger std than transformers' 0.02 so the logits are not all ~0 and a
+wrong mapping cannot hide in rounding.
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+import transformers as tf
+
+V, T = 256, 16
+
+
+def gpt2():
+    return tf.GPT2LMHeadModel(tf.GPT2Config(vocab_size=V, n_positions=T, n_embd=16, n_layer=2,
+                                            n_head=4, activation_function="gelu_new",
+                                            bos_token_id=0, eos_token_id=0))
+
+
+def llama_gqa():
+    return tf.LlamaForCausalLM(tf.LlamaConfig(vocab_size=V, hidden_size=16, intermediate_size=32,
+                                              num_hidden_layers=2, num_attention_heads=4,
+                                              num_key_value_heads=2, max_position_embeddings=T,
+                                              rms_norm_eps=1e-6, rope_theta=500000.0,
+                                              tie_word_embeddings=False, bos_token_id=1,
+                                              eos_token_id=2))
+
+
+def llama_rope31():
+    return tf.LlamaForCausalLM(tf.LlamaConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+        num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=T,
+        rope_theta=10000.0, tie_word_embeddings=True,
+        rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                      "high_freq_factor": 4.0, "original_max_position_embeddings": 8}))
+
+
+def mistral():
+    return tf.MistralForCausalLM(tf.MistralConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=T,
+        sliding_window=None, tie_word_embeddings=False, head_dim=4))
+
+
+def qwen2():
+    return tf.Qwen2ForCausalLM(tf.Qwen2Config(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=T,
+        rope_theta=1000000.0, tie_word_embeddings=True, use_sliding_window=False))
+
+
+def llama_sharded():
+    return llama_gqa()
+
+
+def llama_bf16():
+    return llama_gqa()
+
+
+CASES = {
+    "gpt2": (gpt2, {}),
+    "llama_gqa": (llama_gqa, {}),
+    "llama_rope31": (llama_rope31, {}),
+    "mistral": (mistral, {}),
+    "qwen2_bias": (qwen2, {}),
+    "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
+    "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
+}
+
+
+def main(out_root, names):
+    torch.manual_seed(0)
+    rng = np.random.default_rng(7)
+    tokens = torch.tensor(rng.integers(0, V, size=T + 1), dtype=torch.long)
+    for name in names or CASES:
+        make, opts = CASES[name]
+        torch.manual_seed(sum(map(ord, name)))
+        model = make().float().eval()
+        with torch.no_grad():
+            for n, p in model.named_parameters():
+                if p.dim() > 1:
+                    p.normal_(0.0, 0.3)
+                elif "norm" in n or "ln_" in n:
+                    p.normal_(1.0, 0.1)
+                else:
+                    p.normal_(0.0, 0.1)
+        if "dtype" in opts:
+            # bf16 on disk: round the weights first, so the fp32 reference is the bf16 model.
+            model = model.to(opts["dtype"]).float()
+        out = os.path.join(out_root, name)
+        os.makedirs(out, exist_ok=True)
+        for f in os.listdir(out):
+            os.remove(os.path.join(out, f))
+        save = model.to(opts["dtype"]) if "dtype" in opts else model
+        kw = {"max_shard_size": opts["max_shard_size"]} if "max_shard_size" in opts else {}
+        save.save_pretrained(out, safe_serialization=True, **kw)
+        # The reference is what from_pretrained gives in fp32 from the saved files (a bf16 model
+        # cast back in memory would keep bf16-rounded rotary frequencies, unlike a fresh load).
+        cls = type(model)
+        model = cls.from_pretrained(out, dtype=torch.float32).eval()
+        with torch.no_grad():
+            logits = model(tokens[None, :-1]).logits[0].float()
+            loss = torch.nn.functional.cross_entropy(logits, tokens[1:]).item()
+        logits.numpy().astype("<f4").tofile(os.path.join(out, "ref_logits.f32"))
+        with open(os.path.join(out, "tokens.bin"), "wb") as f:
+            f.write(bytes(tokens.tolist()))
+        with open(os.path.join(out, "ref.json"), "w") as f:
+            json.dump({"loss": loss, "context": T, "vocab": V,
+                       "architecture": type(model).__name__}, f, indent=1)
+        print(f"{name}: {type(model).__name__}, loss {loss:.6f}, files {sorted(os.listdir(out))}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2:])

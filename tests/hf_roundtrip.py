@@ -1,0 +1,99 @@
+"""accel's `export --format hf` loaded by transformers' from_pretrained (not part of make check).
+
+For (a) models trained a few steps by accel_train (GPT-2 and Llama configurations) and (b) the
+committed fixtures imported with `accel_ckpt import`, this exports a Hugging Face directory,
+loads it with AutoModelForCausalLM.from_pretrained(output_loading_info=True), and reports the
+missing and unexpected keys (both must be 0) and the largest |logit difference| between
+transformers (fp32) and accel_generate --logits-out on the same tokens (must be <= 1e-5).
+
+    bench/.venv/bin/python tests/hf_roundtrip.py [--build DIR]     (DIR: where accel is built)
+Exit status 0 when every case passes. tests/make_hf_fixtures.sh runs it with ROUNDTRIP=1.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+import transformers as tf
+
+TOL = 1e-5
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        sys.exit(f"failed: {' '.join(cmd)}\n{r.stdout}\n{r.stderr}")
+    return r.stdout
+
+
+def check(build, name, weights, work, tokens):
+    hf_dir = os.path.join(work, name + ".hf")
+    run([os.path.join(build, "accel_ckpt"), "export", weights, "--format", "hf", "--output", hf_dir])
+    model, info = tf.AutoModelForCausalLM.from_pretrained(hf_dir, dtype=torch.float32,
+                                                          output_loading_info=True)
+    model.eval()
+    missing, unexpected = info["missing_keys"], info["unexpected_keys"]
+    tok_path = os.path.join(work, name + ".tokens")
+    with open(tok_path, "wb") as f:
+        f.write(bytes(tokens))
+    logits_path = os.path.join(work, name + ".logits")
+    if os.path.exists(logits_path):
+        os.remove(logits_path)
+    run([os.path.join(build, "accel_generate"), weights, "-q", "--score", tok_path, "--logits-out", logits_path])
+    ours = np.fromfile(logits_path, "<f4")
+    with torch.no_grad():
+        ref = model(torch.tensor(tokens[:-1])[None]).logits[0].numpy().ravel()
+    diff = float(np.abs(ours[:ref.size] - ref).max()) if ours.size >= ref.size else float("inf")
+    ok = not missing and not unexpected and diff <= TOL
+    print(f"{name:28s} {type(model).__name__:22s} missing {len(missing)} unexpected {len(unexpected)} "
+          f"max|logit diff| {diff:.3g}  {'OK' if ok else 'FAIL'}"
+          + (f"  missing={list(missing)} unexpected={list(unexpected)}" if missing or unexpected else ""))
+    return ok
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap.add_argument("--build", default=os.path.dirname(here))
+    a = ap.parse_args()
+    build = os.path.abspath(a.build)
+    fixtures = os.path.join(here, "fixtures", "hf")
+    rng = np.random.default_rng(11)
+    ok = True
+    with tempfile.TemporaryDirectory() as work:
+        # (a) trained by accel
+        base = ["model.context=16", "model.vocab=256", "data.path=synthetic", "train.steps=5",
+                "train.global_batch=4", "train.sample_tokens=0", "train.log_every=0",
+                "data.eval_samples=4"]
+        for name, keys in [
+            ("trained_gpt", ["model.name=gpt", "model.layers=2", "model.width=32", "model.heads=4"]),
+            ("trained_llama", ["model.name=llama", "model.layers=2", "model.width=32", "model.heads=4",
+                               "model.kv_heads=2", "model.ffn_width=48", "model.tie_embeddings=false",
+                               "model.rope_theta=50000", "model.rms_eps=1e-6"]),
+            ("trained_llama3_tied", ["model.name=llama", "model.layers=1", "model.width=32",
+                                     "model.heads=2", "model.rope_scaling=llama3",
+                                     "model.rope_original_context=8"]),
+            ("trained_qwen2_bias", ["model.name=llama", "model.layers=1", "model.width=32",
+                                    "model.heads=4", "model.kv_heads=2", "model.attention_bias=true"]),
+        ]:
+            ck = os.path.join(work, name)
+            run([os.path.join(build, "accel_train"), *base, *keys, f"ckpt.dir={ck}"],
+                env={**os.environ, "ACCEL_DEVICE": "cpu"})
+            latest = open(os.path.join(ck, "latest")).read().strip()
+            tokens = rng.integers(0, 256, size=17).tolist()
+            ok &= check(build, name, os.path.join(ck, latest), work, tokens)
+        # (b) imported fixtures
+        for fx in sorted(os.listdir(fixtures)):
+            imp = os.path.join(work, fx + ".h5")
+            run([os.path.join(build, "accel_ckpt"), "import", os.path.join(fixtures, fx), "-o", imp])
+            tokens = list(open(os.path.join(fixtures, fx, "tokens.bin"), "rb").read())
+            ok &= check(build, "imported_" + fx, imp, work, tokens)
+    print("hf_roundtrip:", "PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,35 @@
+#!/bin/sh
+# Regenerates the Hugging Face fixtures (tests/fixtures/hf/<name>/) that tests/hf_import.sh imports,
+# runs and exports: tests/hf_reference.py builds seven tiny random models (GPT2LMHeadModel;
+# LlamaForCausalLM with GQA and an untied head; MistralForCausalLM; Qwen2ForCausalLM with its q/k/v
+# biases; Llama with llama3 rope_scaling; one saved sharded with model.safetensors.index.json; one
+# in bf16), saves them with save_pretrained and records HF's fp32 logits and loss on fixed tokens.
+#
+# Python is an oracle here, never a dependency of accel: `make check` only reads the committed
+# fixtures. With ROUNDTRIP=1 (and accel built in the tree) it then runs tests/hf_roundtrip.py:
+# from_pretrained on accel's export --format hf, missing/unexpected keys and logits vs accel.
+#
+#   tests/make_hf_fixtures.sh [NAME...]          (default: all, into tests/fixtures/hf)
+#
+# It uses the virtual environment bench/.venv at the top of the source tree (VENV=path to use
+# another), creating it when missing: python3 -m venv bench/.venv, then
+# bench/.venv/bin/pip install torch transformers safetensors numpy h5py (from PyPI).
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+venv=${VENV:-"$top/bench/.venv"}
+py="$venv/bin/python"
+
+if ! "$py" -c 'import torch, transformers, safetensors, numpy' 2>/dev/null; then
+    if [ ! -x "$py" ]; then
+        echo "creating the virtual environment $venv"
+        python3 -m venv "$venv"
+    fi
+    echo "installing torch, transformers, safetensors, numpy, h5py into $venv (from PyPI)"
+    "$py" -m pip install --upgrade pip
+    "$py" -m pip install torch transformers safetensors numpy h5py
+fi
+
+"$py" "$top/tests/hf_reference.py" "$top/tests/fixtures/hf" "$@"
+if [ "${ROUNDTRIP:-0}" = 1 ]; then
+    "$py" "$top/tests/hf_roundtrip.py" --build "${BUILD:-$top}"
+fi

@@ -24,6 +24,7 @@
 #include "accel/config.h"
 #include "accel/model.h"
 #include "accel/status.h"
+#include "accel/tokenizer.h"
 
 typedef enum { ACCEL_TIER_GPU = 0, ACCEL_TIER_CPU, ACCEL_TIER_DISK, ACCEL_NTIERS } accel_tier_t;
 
@@ -34,10 +35,11 @@ int accel_tier_parse(const char *name);
 /* ------------------------------------------------------------------ weights files */
 
 /* An opened weights file: an accel checkpoint (step-*.h5: tensors in /model, configuration in
- * /meta/config.yaml; extra groups and attributes are ignored) or exported weights (tensors at the
- * root or in /model, no configuration; fp32, any HDF5 float type such as accel_ckpt's bf16, or
- * uint16 holding bf16 bits with a "dtype" attribute "bf16"). Plain serial HDF5 (sec2 driver, no
- * file lock). HDF5 here is not thread-safe: while a dispatcher built on it exists, only the
+ * /meta/config.yaml; extra groups and attributes are ignored), exported or imported weights (HDF5:
+ * tensors at the root, configuration in /meta/config.yaml; fp32, any HDF5 float type such as
+ * accel_ckpt's bf16, or uint16 holding bf16 bits with a "dtype" attribute "bf16"; safetensors with
+ * the configuration in its metadata), or a Hugging Face model directory (docs/huggingface.md).
+ * HDF5 files are read with plain serial HDF5 (sec2 driver, no file lock). HDF5 here is not thread-safe: while a dispatcher built on it exists, only the
  * dispatcher may call HDF5. */
 typedef struct accel_weights accel_weights_t;
 
@@ -53,6 +55,12 @@ const char *accel_weights_config_yaml(const accel_weights_t *w);
 accel_status_t accel_weights_load_config(const accel_weights_t *w, int noverrides,
                                          char *const overrides[], accel_config_t *cfg, char *err,
                                          size_t errlen);
+/* The tokenizer the weights were trained with, as the file keeps it (/meta/tokenizer.json of a
+ * checkpoint or HDF5 weights file, the metadata of accel's safetensors export, a Hugging Face
+ * directory's tokenizer.json). ACCEL_ERR_NOT_FOUND (err untouched) when none is kept; other
+ * errors with err saying why. Free with accel_tokenizer_free. */
+accel_status_t accel_weights_tokenizer(const accel_weights_t *w, accel_tokenizer_t **tok, char *err,
+                                       size_t errlen);
 /* Every tensor of the layout is in the file with the layout's shape and a float type; prints the
  * first problem (a missing tensor, a wrong shape or type). Tensors the layout lacks are ignored
  * (counted in a warning). Keeps the datasets open for accel_weights_read. */

@@ -202,6 +202,59 @@ accel_status_t accel_weights_load_config(const accel_weights_t *w, int noverride
     return st;
 }
 
+/* The tokenizer's name for a Hugging Face model: its directory's (tokenizers are called after their
+ * model), as accel_ckpt import records it. */
+static void hf_dir_name(const char *path, char *name, size_t len)
+{
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path);
+    struct stat sb;
+    if (stat(buf, &sb) == 0 && !S_ISDIR(sb.st_mode)) {          /* HF_DIR/model.safetensors */
+        char *slash = strrchr(buf, '/');
+        if (slash) *slash = '\0';
+        else snprintf(buf, sizeof buf, ".");
+    }
+    size_t n = strlen(buf);
+    while (n > 1 && buf[n - 1] == '/') buf[--n] = '\0';
+    const char *base = strrchr(buf, '/');
+    snprintf(name, len, "%s", base ? base + 1 : buf);
+}
+
+accel_status_t accel_weights_tokenizer(const accel_weights_t *w, accel_tokenizer_t **tok, char *err,
+                                       size_t errlen)
+{
+    *tok = NULL;
+    char name[ACCEL_TOKENIZER_NAME_MAX] = "", *json = NULL;
+    size_t len = 0;
+    accel_status_t st = ACCEL_ERR_NOT_FOUND;
+    switch (w->src) {
+    case SRC_HDF5:
+        st = accel_ckpt_file_tokenizer(w->file, &json, &len, name, sizeof name, NULL, 0);
+        break;
+    case SRC_SAFETENSORS: {
+        const char *j = accel_st_metadata(w->st, "accel_tokenizer_json");
+        const char *n = accel_st_metadata(w->st, "accel_tokenizer");
+        if (j) {
+            len = strlen(j);
+            st = (json = strdup(j)) ? ACCEL_OK : ACCEL_ERR_NOMEM;
+            snprintf(name, sizeof name, "%s", n ? n : "tokenizer");
+        }
+        break;
+    }
+    case SRC_HF:
+        if ((json = accel_hf_tokenizer(w->hf, &len))) st = ACCEL_OK;
+        hf_dir_name(w->path, name, sizeof name);
+        break;
+    }
+    if (st == ACCEL_OK) {
+        st = accel_tokenizer_open_recorded(name[0] ? name : "tokenizer", json, len, tok, err, errlen);
+    } else if (st != ACCEL_ERR_NOT_FOUND) {
+        snprintf(err, errlen, "%s: cannot read the tokenizer it keeps (%s)", w->path, accel_status_str(st));
+    }
+    free(json);
+    return st;
+}
+
 static void shape_str(int ndim, const int64_t *shape, char *out, size_t outlen)
 {
     size_t n = 0;

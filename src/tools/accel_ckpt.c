@@ -470,14 +470,24 @@ static int write_safetensors(accel_ckpt_file_t *f, const char *path, const char 
         accel_ckpt_meta_free(&m);
     }
     snprintf(source, sizeof source, "accel %s", accel_version());
-    const char *meta[] = { "format", "pt", "source", source, "accel_format", "accel-weights",
-                           "accel_format_version", "1", "step", step, "accel_config", yaml ? yaml : "" };
-    int nmeta = yaml ? 6 : 5;
-    if (!step[0]) { meta[8] = meta[10]; meta[9] = meta[11]; nmeta--; }
+    /* The tokenizer travels too (safetensors metadata are strings; tokenizer.json is UTF-8). */
+    char *tok = NULL, tname[64] = "";
+    size_t toklen = 0;
+    accel_ckpt_file_tokenizer(f, &tok, &toklen, tname, sizeof tname, NULL, 0);
+    const char *meta[16] = { "format", "pt", "source", source, "accel_format", "accel-weights",
+                             "accel_format_version", "1" };
+    int nmeta = 4;
+    if (step[0]) { meta[2 * nmeta] = "step"; meta[2 * nmeta + 1] = step; nmeta++; }
+    if (yaml) { meta[2 * nmeta] = "accel_config"; meta[2 * nmeta + 1] = yaml; nmeta++; }
+    if (tok && strlen(tok) == toklen) {
+        meta[2 * nmeta] = "accel_tokenizer"; meta[2 * nmeta + 1] = tname; nmeta++;
+        meta[2 * nmeta] = "accel_tokenizer_json"; meta[2 * nmeta + 1] = tok; nmeta++;
+    }
     if (!yaml)
         fprintf(stderr, "accel_ckpt export: %s stores no configuration: the export will not carry one\n", path);
     source_t src = { f, group, ts };
     accel_status_t st = accel_st_write(output, e, n, meta, nmeta, fill_tensor, &src);
+    free(tok);
     free(yaml);
     free(e);
     return st == ACCEL_OK ? 0 : accel_status_exit_code(st);

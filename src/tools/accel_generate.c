@@ -37,11 +37,13 @@ static void usage(FILE *out)
         "model.layers=... on the command line).\n"
         "\n"
         "modes:\n"
-        "  --prompt TEXT         generate after TEXT (byte-level tokens: one token per byte;\n"
-        "                        default: a newline); the text goes to stdout\n"
+        "  --prompt TEXT         generate after TEXT (default: a newline); the text goes to stdout\n"
         "  --prompt-file FILE    the prompt from a file\n"
-        "  --score FILE          perplexity of FILE: non-overlapping windows of model.context\n"
-        "                        predicted tokens (each window also sees the token before it)\n"
+        "  --score FILE          perplexity of FILE (read whole): non-overlapping windows of\n"
+        "                        model.context predicted tokens (each also sees the token before it)\n"
+        "  --tokenizer T         tokenizer.json (file or directory) or 'bytes' (default: the one kept\n"
+        "                        with the weights, else bytes: one token per byte). A tokenizer with a\n"
+        "                        beginning-of-text token puts it before the prompt and the scored text\n"
         "generation:\n"
         "  -n, --tokens N        new tokens (default 64)\n"
         "  --temperature T       0 = greedy (default); > 0 samples from softmax(logits / T)\n"
@@ -71,7 +73,7 @@ static void usage(FILE *out)
 }
 
 typedef struct {
-    const char *weights, *prompt, *prompt_file, *score, *max_memory, *device_map, *logits_out;
+    const char *weights, *prompt, *prompt_file, *score, *max_memory, *device_map, *logits_out, *tokenizer;
     int ntokens, top_k, ring_slots;
     double temperature;
     unsigned long long seed;
@@ -114,6 +116,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
         if ((v = accel_arg_value(argc, argv, &i, "--prompt-file", &missing))) o->prompt_file = v;
         else if ((v = accel_arg_value(argc, argv, &i, "--prompt", &missing))) o->prompt = v;
         else if ((v = accel_arg_value(argc, argv, &i, "--score", &missing))) o->score = v;
+        else if ((v = accel_arg_value(argc, argv, &i, "--tokenizer", &missing))) o->tokenizer = v;
         else if ((v = accel_arg_value(argc, argv, &i, "--max-memory", &missing))) o->max_memory = v;
         else if ((v = accel_arg_value(argc, argv, &i, "--device-map", &missing))) o->device_map = v;
         else if ((v = accel_arg_value(argc, argv, &i, "--logits-out", &missing))) o->logits_out = v;
@@ -233,18 +236,66 @@ static char *read_file(const char *path, size_t *len)
     return buf;
 }
 
-static int bytes_to_tokens(const unsigned char *text, size_t n, int V, int32_t *out, const char *what)
+/* The tokenizer: --tokenizer, else the one kept with the weights, else bytes. Its ids must be
+ * the model's (a file tokenizer larger than model.vocab is refused; byte ids are checked one by one
+ * in encode_text, so byte-level models with a small vocabulary read what they can). */
+static accel_status_t open_tokenizer(const opts_t *o, const accel_weights_t *w, int V,
+                                     accel_tokenizer_t **tok)
 {
-    for (size_t i = 0; i < n; i++) {
-        if (text[i] >= V) {
-            fprintf(stderr, "accel_generate: %s byte %zu is %u, outside the vocabulary 0..%d\n"
-                    "--> hint: accel models use byte tokens; this model (model.vocab=%d) cannot read "
-                    "this text\n", what, i, text[i], V - 1, V);
-            return -1;
-        }
-        out[i] = text[i];
+    char err[2048] = "";
+    accel_status_t st;
+    if (o->tokenizer && !strcmp(o->tokenizer, ACCEL_TOKENIZER_BYTES)) st = accel_tokenizer_bytes(tok);
+    else if (o->tokenizer) st = accel_tokenizer_load(o->tokenizer, tok, err, sizeof err);
+    else if ((st = accel_weights_tokenizer(w, tok, err, sizeof err)) == ACCEL_ERR_NOT_FOUND)
+        st = accel_tokenizer_bytes(tok);
+    if (st != ACCEL_OK) {
+        fprintf(stderr, "accel_generate: %s\n--> hint: --tokenizer FILE|bytes chooses another\n",
+                err[0] ? err : accel_status_str(st));
+        return st;
     }
-    return 0;
+    int tv = accel_tokenizer_vocab(*tok);
+    if (strcmp(accel_tokenizer_name(*tok), ACCEL_TOKENIZER_BYTES) && tv > V) {
+        fprintf(stderr, "accel_generate: tokenizer '%s' has %d tokens but the model's vocabulary is "
+                "model.vocab=%d\n--> hint: use the tokenizer the model was trained with\n",
+                accel_tokenizer_name(*tok), tv, V);
+        return ACCEL_ERR_SHAPE;
+    }
+    return ACCEL_OK;
+}
+
+/* text[0..n) as token ids (after the tokenizer's beginning-of-text token when it has one) in a
+ * malloc'ed array with room for `extra` more; every id checked against the model's vocabulary. */
+static int32_t *encode_text(accel_tokenizer_t *tok, const char *text, size_t n, int V, size_t extra,
+                            size_t *ntok, const char *what)
+{
+    size_t cnt = 0, cap = 64;
+    int32_t *ids = malloc(sizeof *ids * cap);
+    int bos = accel_tokenizer_bos(tok);
+    accel_status_t st = ids ? ACCEL_OK : ACCEL_ERR_NOMEM;
+    if (st == ACCEL_OK && bos >= 0) ids[cnt++] = bos;
+    if (st == ACCEL_OK) st = accel_tokenizer_encode(tok, text, n, &ids, &cnt, &cap);
+    if (st == ACCEL_OK && cap < cnt + extra) {
+        int32_t *p = realloc(ids, sizeof *ids * (cnt + extra));
+        if (!p) st = ACCEL_ERR_NOMEM;
+        else ids = p;
+    }
+    if (st != ACCEL_OK) {
+        fprintf(stderr, "accel_generate: tokenizer '%s' cannot encode the %s: %s%s\n",
+                accel_tokenizer_name(tok), what, accel_status_str(st),
+                st == ACCEL_ERR_INVALID ? " (not UTF-8 text?)" : "");
+        free(ids);
+        return NULL;
+    }
+    for (size_t i = 0; i < cnt; i++)
+        if (ids[i] < 0 || ids[i] >= V) {
+            fprintf(stderr, "accel_generate: %s token %zu is %d, outside the vocabulary 0..%d\n"
+                    "--> hint: this model (model.vocab=%d) cannot read this text with tokenizer '%s'\n",
+                    what, i, ids[i], V - 1, V, accel_tokenizer_name(tok));
+            free(ids);
+            return NULL;
+        }
+    *ntok = cnt;
+    return ids;
 }
 
 static int write_logits(FILE *f, const float *z, size_t n)
@@ -291,7 +342,8 @@ int main(int argc, char **argv)
     int32_t *seq = NULL;
     float *logits = NULL;
     char *text = NULL;
-    FILE *lf = NULL, *sf = NULL;
+    accel_tokenizer_t *tok = NULL;
+    FILE *lf = NULL;
     char path[4096 + 1100], err[2048];
     const double t_start = accel_now();
 
@@ -330,17 +382,48 @@ int main(int argc, char **argv)
     if (st != ACCEL_OK) goto out;
     const int V = model.vocab, T = model.context;
 
-    /* Workspace: the model's inference buffers, the logits and the token buffers. */
-    size_t prompt_len = 1;
-    if (o.prompt) prompt_len = strlen(o.prompt);
-    if (o.prompt_file) {
-        text = read_file(o.prompt_file, &prompt_len);
+    st = open_tokenizer(&o, w, V, &tok);
+    if (st != ACCEL_OK) goto out;
+
+    /* The text (prompt or scored file) as tokens, before any map or weights. */
+    size_t text_len = 0, prompt_len = 0, ntext = 0;
+    if (o.score || o.prompt_file) {
+        text = read_file(o.score ? o.score : o.prompt_file, &text_len);
         if (!text) { st = ACCEL_ERR_IO; goto out; }
+    } else {
+        if (!o.prompt) o.prompt = "\n";
+        text_len = strlen(o.prompt);
     }
+    const char *src_text = o.prompt && !o.score ? o.prompt : text;
+    seq = encode_text(tok, src_text, text_len, V, o.score ? 0 : (size_t)o.ntokens, &ntext,
+                      o.score ? "text" : "prompt");
+    if (!seq) { st = ACCEL_ERR_INVALID; goto out; }
+    if (!o.score) {
+        prompt_len = ntext;
+        if (prompt_len < 1) {
+            fprintf(stderr, "accel_generate: the prompt is empty\n--> hint: give at least one "
+                    "character (the default prompt is a newline)\n");
+            st = ACCEL_ERR_INVALID;
+            goto out;
+        }
+        if (prompt_len > (size_t)T) {
+            fprintf(stderr, "accel_generate: the prompt has %zu tokens, but the model's context is "
+                    "%d tokens\n--> hint: shorten the prompt (the model sees only its context); "
+                    "generation past the context keeps the most recent tokens\n", prompt_len, T);
+            st = ACCEL_ERR_INVALID;
+            goto out;
+        }
+    } else if (ntext < 2) {
+        fprintf(stderr, "accel_generate: '%s' has fewer than 2 tokens: nothing to score\n", o.score);
+        st = ACCEL_ERR_INVALID;
+        goto out;
+    }
+
+    /* Workspace: the model's inference buffers, the logits, the tokens and the text. */
     size_t logit_rows = o.score ? (size_t)T : 1;
-    size_t seq_len = o.score ? (size_t)T + 1 : prompt_len + (size_t)o.ntokens;
+    size_t seq_len = o.score ? ntext : prompt_len + (size_t)o.ntokens;
     size_t workspace = model.ops->logits_bytes(&cfg) + logit_rows * (size_t)V * sizeof(float) +
-                       seq_len * sizeof(int32_t) + (o.score ? (size_t)T + 1 : prompt_len);
+                       seq_len * sizeof(int32_t) + text_len;
     accel_map_opts_t mo = { .ring_slots = o.ring_slots, .workspace = workspace };
     mo.max_memory[ACCEL_TIER_GPU] = 0;
     mo.max_memory[ACCEL_TIER_CPU] = SIZE_MAX;
@@ -366,6 +449,9 @@ int main(int argc, char **argv)
                 accel_layout_params(&model.layout),
                 accel_infer_fmt_bytes(accel_layout_params(&model.layout) * sizeof(float), a, sizeof a));
         accel_device_map_print(&map, &model.layout, mout);
+        const char *th = accel_tokenizer_hash(tok);
+        fprintf(mout, "  tokenizer %s%s%s%s, %d tokens\n", accel_tokenizer_name(tok), th[0] ? " (xxh64 " : "",
+                th, th[0] ? ")" : "", accel_tokenizer_vocab(tok));
         if (o.no_kv_cache || !model.ops->logits_cached)
             fprintf(mout, "  no KV cache: each new token recomputes its window of up to %d tokens\n", T);
         else
@@ -377,41 +463,8 @@ int main(int argc, char **argv)
         goto out;
     }
 
-    /* Validate the inputs before reading any weights. */
-    if (!o.score) {
-        if (!o.prompt && !o.prompt_file) o.prompt = "\n";
-        if (o.prompt) prompt_len = strlen(o.prompt);
-        const unsigned char *p = (const unsigned char *)(o.prompt ? o.prompt : text);
-        if (prompt_len < 1) {
-            fprintf(stderr, "accel_generate: the prompt is empty\n--> hint: give at least one "
-                    "byte (the default prompt is a newline)\n");
-            st = ACCEL_ERR_INVALID;
-            goto out;
-        }
-        if (prompt_len > (size_t)T) {
-            fprintf(stderr, "accel_generate: the prompt has %zu tokens (bytes), but the model's "
-                    "context is %d tokens\n--> hint: shorten the prompt to at most %d bytes (the "
-                    "model sees only its context); generation past the context keeps the most "
-                    "recent tokens\n", prompt_len, T, T);
-            st = ACCEL_ERR_INVALID;
-            goto out;
-        }
-        seq = malloc(sizeof *seq * (prompt_len + (size_t)o.ntokens));
-        logits = malloc(sizeof *logits * (size_t)V);
-        if (!seq || !logits) { st = ACCEL_ERR_NOMEM; goto out; }
-        if (bytes_to_tokens(p, prompt_len, V, seq, "prompt")) { st = ACCEL_ERR_INVALID; goto out; }
-    } else {
-        sf = fopen(o.score, "rb");
-        if (!sf) {
-            fprintf(stderr, "accel_generate: cannot read '%s': %s\n", o.score, strerror(errno));
-            st = ACCEL_ERR_IO;
-            goto out;
-        }
-        seq = malloc(sizeof *seq * ((size_t)T + 1));
-        logits = malloc(sizeof *logits * (size_t)T * (size_t)V);
-        text = realloc(text, (size_t)T + 1);
-        if (!seq || !logits || !text) { st = ACCEL_ERR_NOMEM; goto out; }
-    }
+    logits = malloc(sizeof *logits * logit_rows * (size_t)V);
+    if (!logits) { st = ACCEL_ERR_NOMEM; goto out; }
     if (o.logits_out && !(lf = fopen(o.logits_out, "wb"))) {
         fprintf(stderr, "accel_generate: cannot write '%s': %s\n", o.logits_out, strerror(errno));
         st = ACCEL_ERR_IO;
@@ -426,7 +479,7 @@ int main(int argc, char **argv)
     const double t_run = accel_now();
     long long produced = 0;
     if (!o.score) {
-        fwrite(o.prompt ? o.prompt : text, 1, prompt_len, stdout);
+        fwrite(src_text, 1, text_len, stdout);
         int prev_start = 0, prev_n = 0;
         for (int i = 0; i < o.ntokens; i++) {
             int len = (int)prompt_len + i, window = len < T ? len : T, start = len - window;
@@ -445,7 +498,9 @@ int main(int argc, char **argv)
             st = accel_model_pick_token(logits, V, (float)o.temperature, o.top_k, o.seed, i, &next);
             if (st != ACCEL_OK) goto out;
             seq[len] = next;
-            putchar(next < 256 ? next : '?');
+            size_t nb = 0;
+            const char *piece = accel_tokenizer_token_bytes(tok, next, 0, &nb);
+            if (piece) fwrite(piece, 1, nb, stdout);    /* a character may span tokens: bytes as they come */
             fflush(stdout);
             produced++;
         }
@@ -454,22 +509,9 @@ int main(int argc, char **argv)
         /* Windows of T+1 tokens overlapping by one: inputs 0..n-1 predict 1..n. */
         double nll = 0;
         long long scored = 0, windows = 0;
-        size_t have = 0;
-        for (;;) {
-            size_t r = fread(text + have, 1, (size_t)T + 1 - have, sf);
-            if (ferror(sf)) {
-                fprintf(stderr, "accel_generate: error reading '%s': %s\n", o.score, strerror(errno));
-                st = ACCEL_ERR_IO;
-                goto out;
-            }
-            have += r;
-            if (have < 2) break;
-            if (bytes_to_tokens((const unsigned char *)text, have, V, seq, "text")) {
-                st = ACCEL_ERR_INVALID;
-                goto out;
-            }
-            int n = (int)have - 1;
-            st = accel_dispatch_logits(d, seq, n, 0, logits);
+        for (size_t at = 0; at + 1 < ntext; at += (size_t)T) {
+            int n = (int)(ntext - at - 1 < (size_t)T ? ntext - at - 1 : (size_t)T);
+            st = accel_dispatch_logits(d, seq + at, n, 0, logits);
             if (st != ACCEL_OK) goto out;
             if (write_logits(lf, logits, (size_t)n * (size_t)V)) { st = ACCEL_ERR_IO; goto out; }
             for (int t = 0; t < n; t++) {
@@ -477,23 +519,15 @@ int main(int argc, char **argv)
                 double mx = z[0], sum = 0;
                 for (int v = 1; v < V; v++) if (z[v] > mx) mx = z[v];
                 for (int v = 0; v < V; v++) sum += exp((double)z[v] - mx);
-                nll += mx + log(sum) - (double)z[seq[t + 1]];
+                nll += mx + log(sum) - (double)z[seq[at + (size_t)t + 1]];
             }
             scored += n;
             windows++;
-            if (have < (size_t)T + 1) break;
-            text[0] = text[T];                  /* the last target opens the next window */
-            have = 1;
         }
         produced = scored;
-        if (!scored) {
-            fprintf(stderr, "accel_generate: '%s' has fewer than 2 bytes: nothing to score\n", o.score);
-            st = ACCEL_ERR_INVALID;
-            goto out;
-        }
         printf("score: %s: %lld tokens in %lld windows of up to %d: mean loss %.6f nats/token, "
                "perplexity %.4f, %.4f bits/byte\n", o.score, scored, windows, T, nll / scored,
-               exp(nll / scored), nll / scored / log(2.0));
+               exp(nll / scored), nll / log(2.0) / (double)text_len);
     }
     const double t_end = accel_now();
     if (o.stats) {
@@ -526,11 +560,11 @@ out:
         fprintf(stderr, "accel_generate: writing '%s' failed: %s\n", o.logits_out, strerror(errno));
         rc = 1;
     }
-    if (sf) fclose(sf);
     accel_dispatch_destroy(d);
     if (have_map) accel_device_map_free(&map);
     if (have_model) accel_model_destroy(&model);
     accel_weights_close(w);
+    accel_tokenizer_free(tok);
     free(seq);
     free(logits);
     free(text);

@@ -62,6 +62,9 @@ int accel_tokenizer_eos(const accel_tokenizer_t *t);
  * *ids may start NULL). Not thread-safe on one tokenizer (it keeps a cache of encoded words). */
 accel_status_t accel_tokenizer_encode(accel_tokenizer_t *t, const char *text, size_t len,
                                       int32_t **ids, size_t *n, size_t *cap);
+/* Why the last accel_tokenizer_encode on t failed (e.g. the byte offset of invalid UTF-8), "" after
+ * a success. */
+const char *accel_tokenizer_last_error(const accel_tokenizer_t *t);
 /* Decode ids into a NUL-terminated malloc'd string (*len bytes, not counting the NUL), with the
  * decoder's clean-up (metaspace -> spaces, byte fallback, the leading space the encoder added).
  * An id outside [0, vocab) is ACCEL_ERR_INVALID. */

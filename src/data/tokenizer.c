@@ -462,7 +462,7 @@ static void bytes_to_unicode(uint32_t byte_cp[256])
 }
 
 /* Map a byte-level token string back to bytes; 0 when a character is not in the byte alphabet. */
-static int bl_to_bytes(const int8_t *cp_byte, const char *s, size_t n, buf_t *o)
+static int bl_to_bytes(const int16_t *cp_byte, const char *s, size_t n, buf_t *o)
 {
     o->n = 0;
     const unsigned char *u = (const unsigned char *)s;
@@ -820,7 +820,7 @@ static accel_status_t parse_decoder(accel_tokenizer_t *t, json_t *n, char *err, 
 /* ------------------------------------------------------------------ loading: the model */
 
 /* A vocabulary string in the model's stored form (raw bytes for byte-level models). */
-static int model_form(const accel_tokenizer_t *t, const int8_t *cp_byte, const char *s, size_t n,
+static int model_form(const accel_tokenizer_t *t, const int16_t *cp_byte, const char *s, size_t n,
                       buf_t *o)
 {
     if (t->byte_level) {
@@ -831,7 +831,7 @@ static int model_form(const accel_tokenizer_t *t, const int8_t *cp_byte, const c
     return buf_put(o, s, n) ? -1 : 1;
 }
 
-static accel_status_t parse_model(accel_tokenizer_t *t, json_t *model, const int8_t *cp_byte,
+static accel_status_t parse_model(accel_tokenizer_t *t, json_t *model, const int16_t *cp_byte,
                                   char *err, size_t errlen)
 {
     accel_status_t st = ACCEL_OK;
@@ -1079,7 +1079,7 @@ static void find_bos_eos(accel_tokenizer_t *t, json_t *root)
 }
 
 /* Per-id strings: the HF token string (decoder input) and the raw bytes (token_bytes). */
-static accel_status_t build_id_tables(accel_tokenizer_t *t, json_t *vocab, const int8_t *cp_byte)
+static accel_status_t build_id_tables(accel_tokenizer_t *t, json_t *vocab, const int16_t *cp_byte)
 {
     size_t nv = (size_t)t->vocab;
     t->tok_str = calloc(nv, sizeof *t->tok_str);
@@ -1285,10 +1285,10 @@ accel_status_t accel_tokenizer_from_json(const char *json, size_t len, const cha
         goto fail;
     }
     uint32_t byte_cp[256];
-    int8_t cp_byte[324];
+    int16_t cp_byte[324];
     bytes_to_unicode(byte_cp);
     memset(cp_byte, -1, sizeof cp_byte);
-    for (int b = 0; b < 256; b++) cp_byte[byte_cp[b]] = (int8_t)b;
+    for (int b = 0; b < 256; b++) cp_byte[byte_cp[b]] = (int16_t)b;
     if ((st = parse_model(t, model, cp_byte, sub, sizeof sub)) ||
         (st = parse_added(t, json_object_get(root, "added_tokens"), sub, sizeof sub))) {
         set_err(err, errlen, "tokenizer '%s': %s", t->name, sub);
@@ -2005,13 +2005,13 @@ static int dec_step(const accel_tokenizer_t *t, const decstep_t *d, slist_t *in,
     buf_t *o;
     switch (d->type) {
     case DEC_BYTELEVEL: {
-        static int8_t cp_byte[324];
+        static int16_t cp_byte[324];
         static int init;
         if (!init) {
             uint32_t bc[256];
             bytes_to_unicode(bc);
             memset(cp_byte, -1, sizeof cp_byte);
-            for (int b = 0; b < 256; b++) cp_byte[bc[b]] = (int8_t)b;
+            for (int b = 0; b < 256; b++) cp_byte[bc[b]] = (int16_t)b;
             init = 1;
         }
         buf_t all = { 0 }, one = { 0 };
@@ -2164,8 +2164,8 @@ accel_status_t accel_tokenizer_decode(const accel_tokenizer_t *t, const int32_t 
     }
     for (size_t i = 0; i < n; i++)
         if (ids[i] < 0 || ids[i] >= t->vocab) return ACCEL_ERR_INVALID;
-    /* HF (tokenizers >= 0.20): added tokens are copied as they are; the decoder runs on the model
-     * tokens between them, each stretch on its own. */
+    /* As HF's Tokenizer::decode: every token's string (added tokens: their content) goes through
+     * the decoder chain in one list. */
     slist_t a = { 0 }, b = { 0 };
     buf_t res = { 0 };
     accel_status_t st = ACCEL_ERR_NOMEM;
@@ -2173,13 +2173,6 @@ accel_status_t accel_tokenizer_decode(const accel_tokenizer_t *t, const int32_t 
     res.p[0] = '\0';
     for (size_t i = 0; i < n; i++) {
         int32_t id = ids[i];
-        if (t->is_added[id]) {
-            if (run_decoder(t, &a, &b, &res)) goto done;
-            a.n = 0;
-            if (!t->has_decoder && res.n && buf_put(&res, " ", 1)) goto done;
-            if (buf_put(&res, t->tok_str[id], t->tok_len[id])) goto done;
-            continue;
-        }
         if (!t->tok_str[id]) continue;               /* an id with no token: HF skips it */
         buf_t *s = slist_add(&a);
         if (!s || buf_put(s, t->tok_str[id], t->tok_len[id])) goto done;

@@ -4,7 +4,7 @@
  * hand-picked strings with full ids and decodes, names/hashes/bos/eos, and bad input.
  * Fixtures: tests/fixtures/tokenizer/ (made by tests/make_tokenizer_fixtures.sh); the runner
  * (tests/tokenizer_unit.sh) unpacks them into $ACCEL_TOK_DIR: <name>/tokenizer.json, text.txt,
- * <name>.expect, cases.json. */
+ * <name>.expect, cases.json, variants.json. */
 #include "build_config.h"
 
 #include <check.h>
@@ -283,6 +283,69 @@ START_TEST(test_cases)
 }
 END_TEST
 
+/* The features the five files do not use, each a patch of one of them (tests/fixtures/tokenizer/
+ * variants.json: "set" replaces top-level keys, "add" appends added tokens, "model" sets model keys),
+ * with HF's ids and decodes of short strings. */
+START_TEST(test_variants)
+{
+    char path[512];
+    json_error_t jerr;
+    snprintf(path, sizeof path, "%s/variants.json", dir());
+    json_t *vars = json_load_file(path, 0, &jerr), *v;
+    ck_assert_msg(vars != NULL, "%s: %s", path, jerr.text);
+    size_t i;
+    int checked = 0;
+    json_array_foreach(vars, i, v) {
+        const char *base = json_string_value(json_object_get(v, "base"));
+        const char *what = json_string_value(json_object_get(v, "what"));
+        snprintf(path, sizeof path, "%s/%s/tokenizer.json", dir(), base);
+        json_t *js = json_load_file(path, 0, &jerr);
+        ck_assert_msg(js != NULL, "%s: %s", path, jerr.text);
+        json_object_update(js, json_object_get(v, "set"));
+        json_array_extend(json_object_get(js, "added_tokens"), json_object_get(v, "add"));
+        if (json_object_get(v, "model")) json_object_update(json_object_get(js, "model"), json_object_get(v, "model"));
+        char *text = json_dumps(js, JSON_COMPACT);
+        char err[1024] = "";
+        accel_tokenizer_t *t = NULL;
+        accel_status_t st = accel_tokenizer_from_json(text, strlen(text), base, &t, err, sizeof err);
+        ck_assert_msg(st == ACCEL_OK, "variant '%s': %d %s", what, st, err);
+        json_t *c;
+        size_t j;
+        json_array_foreach(json_object_get(v, "cases"), j, c) {
+            json_t *jt = json_object_get(c, "text"), *jids = json_object_get(c, "ids");
+            size_t nw = json_array_size(jids), n = 0, cap = 0;
+            int32_t *ids = NULL, *want = malloc((nw + 1) * sizeof *want);
+            for (size_t k = 0; k < nw; k++) want[k] = (int32_t)json_integer_value(json_array_get(jids, k));
+            ck_assert_int_eq(accel_tokenizer_encode(t, json_string_value(jt), json_string_length(jt), &ids, &n, &cap),
+                             ACCEL_OK);
+            int same = n == nw;
+            for (size_t k = 0; same && k < n; k++) same = ids[k] == want[k];
+            if (!same) {
+                char got[512] = "", exp[512] = "";
+                for (size_t k = 0; k < n && strlen(got) < 480; k++) sprintf(got + strlen(got), " %d", ids[k]);
+                for (size_t k = 0; k < nw && strlen(exp) < 480; k++) sprintf(exp + strlen(exp), " %d", want[k]);
+                ck_abort_msg("variant '%s': encode('%s'): accel [%s ], HF [%s ]", what, json_string_value(jt), got, exp);
+            }
+            char *dec = NULL;
+            size_t dn;
+            ck_assert_int_eq(accel_tokenizer_decode(t, want, nw, &dec, &dn), ACCEL_OK);
+            const char *wd = json_string_value(json_object_get(c, "decode"));
+            ck_assert_msg(!strcmp(dec, wd), "variant '%s': decode of '%s': accel '%s', HF '%s'", what,
+                          json_string_value(jt), dec, wd);
+            free(dec);
+            free(ids);
+            free(want);
+            checked++;
+        }
+        accel_tokenizer_free(t);
+        free(text);
+        json_decref(js);
+    }
+    printf("%d strings through %zu variants identical to HF tokenizers\n", checked, json_array_size(vars));
+    json_decref(vars);
+}
+END_TEST
+
 /* A character split across tokens: token_bytes hands out the raw bytes piece by piece, decode of
  * the incomplete piece gives U+FFFD (as HF), the whole sequence the character. */
 START_TEST(test_partial_utf8)
@@ -410,6 +473,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_bytes);
     tcase_add_test(tc, test_identity);
     tcase_add_test(tc, test_cases);
+    tcase_add_test(tc, test_variants);
     tcase_add_test(tc, test_partial_utf8);
     tcase_add_test(tc, test_bad_input);
     tcase_add_test(tc, test_big_text);

@@ -11,6 +11,10 @@ Run through tests/make_tokenizer_fixtures.sh (it names the venv). Writes into OU
                          little-endian uint32 (a mismatch is located to its block without storing
                          every id)
   cases.json             short strings with their full ids and decodes, per tokenizer
+  variants.json          the features the five files do not use (other pre-tokenizer settings,
+                         normalizers, added-token options): each a patch of one of the files above
+                         ("set": top-level keys replaced, "add": added tokens appended) with the
+                         short strings' ids and decodes; VARIANTS_ONLY=1 remakes just this file
 """
 import gzip
 import json
@@ -205,8 +209,93 @@ SHORT = [
 ]
 
 
+ws = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
+
+
+def split(pattern, behavior, invert=False, regex=True):
+    return {"type": "Split", "pattern": {"Regex" if regex else "String": pattern},
+            "behavior": behavior, "invert": invert}
+
+
+def seq(*p):
+    return {"type": "Sequence", "pretokenizers": list(p)}
+
+
+def added(id_, content, special=False, lstrip=False, rstrip=False, single_word=False, normalized=None):
+    return {"id": id_, "content": content, "single_word": single_word, "lstrip": lstrip, "rstrip": rstrip,
+            "normalized": (not special) if normalized is None else normalized, "special": special}
+
+
+VARIANTS = [
+    ("gpt2", "ByteLevel add_prefix_space", {"pre_tokenizer": {"type": "ByteLevel", "add_prefix_space": True,
+                                                              "trim_offsets": True, "use_regex": True}}, []),
+    ("gpt2", "Digits individual", {"pre_tokenizer": seq({"type": "Digits", "individual_digits": True}, ws)}, []),
+    ("gpt2", "Digits runs + ByteLevel regex", {"pre_tokenizer": seq(
+        {"type": "Digits", "individual_digits": False},
+        {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True})}, []),
+    ("gpt2", "Split Removed", {"pre_tokenizer": seq(split(r"\s+", "Removed"), ws)}, []),
+    ("gpt2", "Split String MergedWithPrevious", {"pre_tokenizer": seq(split(" ", "MergedWithPrevious", regex=False), ws)}, []),
+    ("gpt2", "Split MergedWithNext", {"pre_tokenizer": seq(split(r"\s", "MergedWithNext"), ws)}, []),
+    ("gpt2", "Split Contiguous", {"pre_tokenizer": seq(split(r"[,.!?]", "Contiguous"), ws)}, []),
+    ("gpt2", "Split invert", {"pre_tokenizer": seq(split(r"\p{L}+|\p{N}+", "Isolated", invert=True), ws)}, []),
+    ("gpt2", "Split invert Removed", {"pre_tokenizer": seq(split(r"\w+|[^\w\s]+", "Removed", invert=True), ws)}, []),
+    ("gpt2", "normalizers NFKC Lowercase Strip Replace-regex", {"normalizer": {"type": "Sequence", "normalizers": [
+        {"type": "NFKC"}, {"type": "Lowercase"}, {"type": "Strip", "strip_left": True, "strip_right": True},
+        {"type": "Replace", "pattern": {"Regex": r"\d"}, "content": "#"}]}}, []),
+    ("gpt2", "NFD", {"normalizer": {"type": "NFD"}}, []),
+    ("gpt2", "added tokens lstrip/rstrip/single_word/normalized", {}, [
+        added(6000, "<mask>", special=True, lstrip=True), added(6001, "[R]", special=True, rstrip=True),
+        added(6002, "cat", single_word=True), added(6003, "qqzx", normalized=True),
+        added(6004, "<|end|>", special=True), added(6005, "<|end|>x", special=True)]),
+    ("mistral", "Metaspace always, no split", {"pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581",
+                                                                 "prepend_scheme": "always", "split": False},
+                                               "decoder": {"type": "Sequence", "decoders": [
+                                                   {"type": "ByteFallback"},
+                                                   {"type": "Metaspace", "replacement": "\u2581",
+                                                    "prepend_scheme": "always", "split": False}]}}, []),
+    ("mistral", "Metaspace never", {"pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581",
+                                                      "prepend_scheme": "never", "split": True},
+                                    "decoder": {"type": "Sequence", "decoders": [
+                                        {"type": "ByteFallback"},
+                                        {"type": "Metaspace", "replacement": "\u2581",
+                                         "prepend_scheme": "never", "split": True}]}}, []),
+    ("mistral", "no unk fusing, no byte fallback", {}, []),
+]
+EXTRA = ["a <mask> b", "x<mask>", "[R]   y", "cat concat cat", "the cat's world", "hello world", "xqqzx qqzx!",
+         "  <|end|>x <|end|>  ", "I  have 12345 cats, dogs!!! and... birds?", "ÀÉÎ ＡＢＣ ﬁ ²", "  padded  "]
+
+
+def make_variants(toks):
+    out = []
+    for base, what, set_, add in VARIANTS:
+        js = json.loads(json.dumps(toks[base]))
+        js.update(set_)
+        js["added_tokens"] = js["added_tokens"] + add
+        if what.startswith("no unk"):
+            js["model"]["byte_fallback"] = False
+            js["model"]["fuse_unk"] = False
+        tok = Tokenizer.from_str(json.dumps(js))
+        cases = []
+        for s in SHORT + EXTRA:
+            e = tok.encode(s, add_special_tokens=False).ids
+            cases.append({"text": s, "ids": e, "decode": tok.decode(e, skip_special_tokens=False)})
+        patch = {"base": base, "what": what, "set": set_, "add": add, "cases": cases}
+        if what.startswith("no unk"):
+            patch["model"] = {"byte_fallback": False, "fuse_unk": False}
+        out.append(patch)
+    with open(os.path.join(OUT, "variants.json"), "w", encoding="utf-8") as f:
+        json.dump(out, f, ensure_ascii=False, indent=0)
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
+    if os.environ.get("VARIANTS_ONLY"):
+        toks = {}
+        for name in ("gpt2", "mistral"):
+            with gzip.open(os.path.join(OUT, name + ".json.gz"), "rt", encoding="utf-8") as f:
+                toks[name] = json.load(f)
+        make_variants(toks)
+        return
     corpus = training_corpus()
     text = test_text()
     raw = text.encode("utf-8")
@@ -257,6 +346,7 @@ def main():
                           "decode": tok.decode(e[:1], skip_special_tokens=False)})
     with open(os.path.join(OUT, "cases.json"), "w", encoding="utf-8") as f:
         json.dump(cases, f, ensure_ascii=False, indent=0)
+    make_variants(toks)
 
 
 if __name__ == "__main__":

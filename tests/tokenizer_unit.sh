@@ -13,7 +13,7 @@ for f in "$FIX"/*.json.gz; do
     name=$(basename "$f" .json.gz)
     mkdir -p "tok/$name" && gzip -dc "$f" > "tok/$name/tokenizer.json" || fail "cannot unpack $f"
 done
-cp "$FIX"/*.expect "$FIX/cases.json" tok/ || fail "cannot copy the expected ids"
+cp "$FIX"/*.expect "$FIX/cases.json" "$FIX/variants.json" tok/ || fail "cannot copy the expected ids"
 cp tok/gpt2/tokenizer.json tok/gpt2-copy.json
 export ACCEL_TOK_DIR="$TEST_DIR/tok"
 out=$(run_mpi 1 "$PROG" 2>&1); rc=$?

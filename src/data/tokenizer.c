@@ -1317,7 +1317,7 @@ accel_status_t accel_tokenizer_from_json(const char *json, size_t len, const cha
     for (int i = 0; i < t->nadded && !t->word_re; i++) {
         if (!t->added[i].single_word) continue;
         pattern_t p = { 0 };
-        if ((st = compile_regex(t, "[\\p{L}\\p{N}\\p{M}_]", 20, &p, "single_word", sub, sizeof sub))) goto fail;
+        if ((st = compile_regex(t, "[\\p{L}\\p{N}\\p{M}_]", 18, &p, "single_word", sub, sizeof sub))) goto fail;
         t->word_re = p.re;
         t->word_md = p.md;
     }

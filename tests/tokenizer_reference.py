@@ -247,6 +247,12 @@ VARIANTS = [
         added(6000, "<mask>", special=True, lstrip=True), added(6001, "[R]", special=True, rstrip=True),
         added(6002, "cat", single_word=True), added(6003, "qqzx", normalized=True),
         added(6004, "<|end|>", special=True), added(6005, "<|end|>x", special=True)]),
+    ("gpt2", "normalized added tokens after Lowercase", {"normalizer": {"type": "Lowercase"}}, [
+        added(6000, "qqzx", normalized=True), added(6001, "QQ", special=True, normalized=False),
+        added(6002, "Zz", normalized=True)]),
+    ("llama2", "normalized added tokens after Prepend+Replace", {}, [
+        added(3500, "qqzx", normalized=True), added(3501, "QQ", special=True, normalized=False),
+        added(3502, "a b", normalized=True)]),
     ("mistral", "Metaspace always, no split", {"pre_tokenizer": {"type": "Metaspace", "replacement": "\u2581",
                                                                  "prepend_scheme": "always", "split": False},
                                                "decoder": {"type": "Sequence", "decoders": [
@@ -261,7 +267,7 @@ VARIANTS = [
                                          "prepend_scheme": "never", "split": True}]}}, []),
     ("mistral", "no unk fusing, no byte fallback", {}, []),
 ]
-EXTRA = ["a <mask> b", "x<mask>", "[R]   y", "cat concat cat", "the cat's world", "hello world", "xqqzx qqzx!",
+EXTRA = ["a <mask> b", "x<mask>", "[R]   y", "cat concat cat", "the cat's world", "hello world", "xqqzx qqzx!", "QQZX QQ qqzx", "hello qqzx", "qqzx", "a b a  b", "ZZ zz Zz",
          "  <|end|>x <|end|>  ", "I  have 12345 cats, dogs!!! and... birds?", "ÀÉÎ ＡＢＣ ﬁ ²", "  padded  "]
 
 
@@ -291,7 +297,7 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     if os.environ.get("VARIANTS_ONLY"):
         toks = {}
-        for name in ("gpt2", "mistral"):
+        for name in ("gpt2", "mistral", "llama2"):
             with gzip.open(os.path.join(OUT, name + ".json.gz"), "rt", encoding="utf-8") as f:
                 toks[name] = json.load(f)
         make_variants(toks)

@@ -372,6 +372,8 @@ typedef struct {
     char *content;
     size_t len;
     int special, single_word, lstrip, rstrip, normalized;
+    char *match;                /* what is looked for: the content, normalized when `normalized` */
+    size_t match_len;
 } added_t;
 
 struct accel_tokenizer {
@@ -405,8 +407,10 @@ struct accel_tokenizer {
 
     added_t *added;
     int nadded;
-    int16_t *added_first[256];           /* indices of added tokens by first byte, longest first */
-    int added_nfirst[256];
+    /* indices of added tokens by first byte, longest first; [0]: matched in the raw text, [1]: the
+     * `normalized` ones, matched in the normalized text (HF's two passes) */
+    int16_t *added_first[2][256];
+    int added_nfirst[2][256];
 
     norm_t norm[MAX_STEPS];
     int nnorm;
@@ -958,11 +962,13 @@ cleanup:
     return st;
 }
 
+static int normalize(accel_tokenizer_t *t, const char *s, size_t n, const char **res, size_t *rn);
+
 static int cmp_added_len(const void *x, const void *y, void *ctx)
 {
     const added_t *ad = ctx;
     int a = *(const int16_t *)x, b = *(const int16_t *)y;
-    if (ad[a].len != ad[b].len) return ad[a].len < ad[b].len ? 1 : -1;
+    if (ad[a].match_len != ad[b].match_len) return ad[a].match_len < ad[b].match_len ? 1 : -1;
     return a - b;
 }
 
@@ -998,21 +1004,39 @@ static accel_status_t parse_added(accel_tokenizer_t *t, json_t *list, char *err,
         a->single_word = get_bool(e, "single_word", 0);
         a->lstrip = get_bool(e, "lstrip", 0);
         a->rstrip = get_bool(e, "rstrip", 0);
-        a->normalized = get_bool(e, "normalized", !a->special);
+        a->normalized = get_bool(e, "normalized", !a->special) ? 1 : 0;
         if (a->id + 1 > t->vocab) t->vocab = a->id + 1;
     }
-    int16_t idx[1 << 15];
-    for (int c = 0; c < 256; c++) {
-        int k = 0;
-        for (int j = 0; j < t->nadded; j++)
-            if ((unsigned char)t->added[j].content[0] == c) idx[k++] = (int16_t)j;
-        if (!k) continue;
-        qsort_r(idx, (size_t)k, sizeof idx[0], cmp_added_len, t->added);
-        t->added_first[c] = malloc((size_t)k * sizeof idx[0]);
-        if (!t->added_first[c]) return ACCEL_ERR_NOMEM;
-        memcpy(t->added_first[c], idx, (size_t)k * sizeof idx[0]);
-        t->added_nfirst[c] = k;
+    /* the normalized tokens are looked for in normalized text: normalize their content the same way */
+    for (int j = 0; j < t->nadded; j++) {
+        added_t *a = &t->added[j];
+        const char *m = a->content;
+        size_t ml = a->len;
+        if (a->normalized && t->nnorm && normalize(t, a->content, a->len, &m, &ml)) return ACCEL_ERR_NOMEM;
+        if (!(a->match = dupn(m, ml))) return ACCEL_ERR_NOMEM;
+        a->match_len = ml;
     }
+    int16_t *idx = malloc((size_t)(t->nadded ? t->nadded : 1) * sizeof *idx);
+    if (!idx) return ACCEL_ERR_NOMEM;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int c = 0; c < 256; c++) {
+            int k = 0;
+            for (int j = 0; j < t->nadded; j++)
+                if (t->added[j].normalized == pass && t->added[j].match_len &&
+                    (unsigned char)t->added[j].match[0] == c)
+                    idx[k++] = (int16_t)j;
+            if (!k) continue;
+            qsort_r(idx, (size_t)k, sizeof idx[0], cmp_added_len, t->added);
+            t->added_first[pass][c] = malloc((size_t)k * sizeof idx[0]);
+            if (!t->added_first[pass][c]) {
+                free(idx);
+                return ACCEL_ERR_NOMEM;
+            }
+            memcpy(t->added_first[pass][c], idx, (size_t)k * sizeof idx[0]);
+            t->added_nfirst[pass][c] = k;
+        }
+    }
+    free(idx);
     return ACCEL_OK;
 }
 
@@ -1099,10 +1123,11 @@ static accel_status_t build_id_tables(accel_tokenizer_t *t, json_t *vocab, const
         if (!t->tok_str[id]) goto nomem;
     }
     for (int i = 0; i < t->nadded; i++) {
+        /* HF decodes a `normalized` added token as its normalized content */
         size_t id = (size_t)t->added[i].id;
         free(t->tok_str[id]);
-        t->tok_str[id] = dupn(t->added[i].content, t->added[i].len);
-        t->tok_len[id] = t->added[i].len;
+        t->tok_str[id] = dupn(t->added[i].match, t->added[i].match_len);
+        t->tok_len[id] = t->added[i].match_len;
         t->is_added[id] = 1;
         if (!t->tok_str[id]) goto nomem;
     }
@@ -1356,9 +1381,15 @@ void accel_tokenizer_free(accel_tokenizer_t *t)
     free(t->raw);
     free(t->raw_len);
     free(t->is_added);
-    for (int i = 0; i < t->nadded; i++) free(t->added[i].content);
+    for (int i = 0; i < t->nadded; i++) {
+        free(t->added[i].content);
+        free(t->added[i].match);
+    }
     free(t->added);
-    for (int c = 0; c < 256; c++) free(t->added_first[c]);
+    for (int c = 0; c < 256; c++) {
+        free(t->added_first[0][c]);
+        free(t->added_first[1][c]);
+    }
     for (int i = 0; i < t->nnorm; i++) {
         pattern_free(&t->norm[i].pat);
         free(t->norm[i].content);
@@ -1851,17 +1882,6 @@ nomem:
     return -1;
 }
 
-static int encode_segment(accel_tokenizer_t *t, const char *s, size_t n, int at0, out_t *o)
-{
-    if (!n) return 0;
-    const char *ns = s;
-    size_t nn = n;
-    if (t->nnorm && normalize(t, s, n, &ns, &nn)) return -1;
-    if (!t->nnorm) return pretok_run(t, 0, s, n, at0, o);
-    /* pre-tokenizers never touch normbuf, so the normalized text stays put while they run */
-    return pretok_run(t, 0, ns, nn, at0, o);
-}
-
 /* ------------------------------------------------------------------ encoding: added tokens */
 
 static int is_word_at(const accel_tokenizer_t *t, const char *s, size_t n, size_t pos)
@@ -1872,18 +1892,18 @@ static int is_word_at(const accel_tokenizer_t *t, const char *s, size_t n, size_
 }
 
 /* Next added token at or after pos: [*a, *b) is what it covers (with lstrip/rstrip whitespace). */
-static int next_added(const accel_tokenizer_t *t, const char *s, size_t n, size_t pos, size_t floor,
-                      size_t *a, size_t *b, int *id)
+static int next_added(const accel_tokenizer_t *t, int pass, const char *s, size_t n, size_t pos,
+                      size_t floor, size_t *a, size_t *b, int *id)
 {
     const unsigned char *u = (const unsigned char *)s;
     for (size_t i = pos; i < n; i++) {
-        int k = t->added_nfirst[u[i]];
+        int k = t->added_nfirst[pass][u[i]];
         if (!k) continue;
-        const int16_t *cand = t->added_first[u[i]];
+        const int16_t *cand = t->added_first[pass][u[i]];
         for (int j = 0; j < k; j++) {
             const added_t *ad = &t->added[cand[j]];
-            if (ad->len > n - i || memcmp(s + i, ad->content, ad->len)) continue;
-            size_t start = i, stop = i + ad->len;
+            if (ad->match_len > n - i || memcmp(s + i, ad->match, ad->match_len)) continue;
+            size_t start = i, stop = i + ad->match_len;
             if (ad->single_word) {
                 size_t p = i;
                 int before = 0, after = stop < n && is_word_at(t, s, n, stop);
@@ -1921,6 +1941,29 @@ static int next_added(const accel_tokenizer_t *t, const char *s, size_t n, size_
     return 0;
 }
 
+/* A stretch of text between added tokens: normalized, then split on the `normalized` added tokens
+ * (HF's second pass), then each piece through the pre-tokenizers and the model. */
+static int encode_segment(accel_tokenizer_t *t, const char *s, size_t n, int at0, out_t *o)
+{
+    if (!n) return 0;
+    const char *ns = s;
+    size_t nn = n;
+    /* pre-tokenizers never touch normbuf, so the normalized text stays put while they run */
+    if (t->nnorm && normalize(t, s, n, &ns, &nn)) return -1;
+    size_t pos = 0, floor = 0, a, b;
+    int id, r;
+    while (pos < nn) {
+        if (!t->nadded || !next_added(t, 1, ns, nn, pos, floor, &a, &b, &id)) {
+            a = b = nn;
+            id = -1;
+        }
+        if ((r = pretok_run(t, 0, ns + pos, a - pos, at0 && pos == 0, o))) return r;
+        if (id >= 0 && (r = out_put(o, &id, 1))) return r;
+        pos = floor = b;
+    }
+    return 0;
+}
+
 accel_status_t accel_tokenizer_encode(accel_tokenizer_t *t, const char *text, size_t len,
                                       int32_t **ids, size_t *n, size_t *cap)
 {
@@ -1941,7 +1984,7 @@ accel_status_t accel_tokenizer_encode(accel_tokenizer_t *t, const char *text, si
     size_t pos = 0, floor = 0, a, b;
     int id, r;
     while (pos < len) {
-        if (!t->nadded || !next_added(t, text, len, pos, floor, &a, &b, &id)) {
+        if (!t->nadded || !next_added(t, 0, text, len, pos, floor, &a, &b, &id)) {
             a = b = len;
             id = -1;
         }

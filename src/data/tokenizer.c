@@ -823,7 +823,9 @@ static accel_status_t parse_decoder(accel_tokenizer_t *t, json_t *n, char *err, 
 
 /* ------------------------------------------------------------------ loading: the model */
 
-/* A vocabulary string in the model's stored form (raw bytes for byte-level models). */
+/* A vocabulary string in the model's stored form (raw bytes for byte-level models): 1, or 2 for a
+ * byte-level token with characters outside the byte alphabet (kept as its UTF-8: the encoder can
+ * never produce it, HF's neither); -1 when out of memory. */
 static int model_form(const accel_tokenizer_t *t, const int16_t *cp_byte, const char *s, size_t n,
                       buf_t *o)
 {
@@ -832,7 +834,7 @@ static int model_form(const accel_tokenizer_t *t, const int16_t *cp_byte, const 
         if (r) return r;
     }
     o->n = 0;
-    return buf_put(o, s, n) ? -1 : 1;
+    return buf_put(o, s, n) ? -1 : t->byte_level ? 2 : 1;
 }
 
 static accel_status_t parse_model(accel_tokenizer_t *t, json_t *model, const int16_t *cp_byte,
@@ -883,6 +885,9 @@ static accel_status_t parse_model(accel_tokenizer_t *t, json_t *model, const int
         int id = (int)json_integer_value(val);
         if (id + 1 > t->vocab) t->vocab = id + 1;
         int r = model_form(t, cp_byte, key, strlen(key), &a);
+        int64_t prev;
+        /* an unmappable byte-level token never takes the place of a real one with the same bytes */
+        if (r == 2 && strmap_get(&t->vocab_map, a.p, a.n, &prev)) continue;
         if (r < 0 || strmap_put(&t->vocab_map, a.p, a.n, id)) {
             st = ACCEL_ERR_NOMEM;
             goto cleanup;

@@ -2053,15 +2053,12 @@ static int dec_step(const accel_tokenizer_t *t, const decstep_t *d, slist_t *in,
     buf_t *o;
     switch (d->type) {
     case DEC_BYTELEVEL: {
-        static int16_t cp_byte[324];
-        static int init;
-        if (!init) {
-            uint32_t bc[256];
-            bytes_to_unicode(bc);
-            memset(cp_byte, -1, sizeof cp_byte);
-            for (int b = 0; b < 256; b++) cp_byte[bc[b]] = (int16_t)b;
-            init = 1;
-        }
+        /* built per call (a few hundred stores): decode may run on several threads at once */
+        int16_t cp_byte[324];
+        uint32_t bc[256];
+        bytes_to_unicode(bc);
+        memset(cp_byte, -1, sizeof cp_byte);
+        for (int b = 0; b < 256; b++) cp_byte[bc[b]] = (int16_t)b;
         buf_t all = { 0 }, one = { 0 };
         for (size_t i = 0; i < in->n; i++) {
             int r = bl_to_bytes(cp_byte, in->s[i].p, in->s[i].n, &one);

@@ -66,8 +66,11 @@ accel_status_t accel_tokenizer_encode(accel_tokenizer_t *t, const char *text, si
  * a success. */
 const char *accel_tokenizer_last_error(const accel_tokenizer_t *t);
 /* Decode ids into a NUL-terminated malloc'd string (*len bytes, not counting the NUL), with the
- * decoder's clean-up (metaspace -> spaces, byte fallback, the leading space the encoder added).
- * An id outside [0, vocab) is ACCEL_ERR_INVALID. */
+ * decoder's clean-up (metaspace -> spaces, byte fallback, the leading space the encoder added):
+ * HF's Tokenizer.decode(ids, skip_special_tokens=False), special tokens written as their content.
+ * Bytes that do not form valid UTF-8 (e.g. a prefix of the ids ending inside a character) become
+ * U+FFFD as in HF: one per maximal invalid sequence for byte-level tokens, one per byte for a run
+ * of <0xAB> byte-fallback tokens. An id outside [0, vocab) is ACCEL_ERR_INVALID. Thread-safe. */
 accel_status_t accel_tokenizer_decode(const accel_tokenizer_t *t, const int32_t *ids, size_t n,
                                       char **text, size_t *len);
 /* The raw bytes one token stands for, for printing token by token as they are generated (a

@@ -470,8 +470,8 @@ START_TEST(test_bad_input)
                    ACCEL_ERR_CORRUPT, "merges[0]");
     expect_refused("{\"normalizer\": {\"type\": \"BertNormalizer\"}, \"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}}}",
                    ACCEL_ERR_UNSUPPORTED, "BertNormalizer");
-    expect_refused("{\"pre_tokenizer\": {\"type\": \"Whitespace\"}, \"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}}}",
-                   ACCEL_ERR_UNSUPPORTED, "Whitespace");
+    expect_refused("{\"pre_tokenizer\": {\"type\": \"BertPreTokenizer\"}, \"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}}}",
+                   ACCEL_ERR_UNSUPPORTED, "BertPreTokenizer");
     expect_refused("{\"decoder\": {\"type\": \"WordPiece\"}, \"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 0}}}",
                    ACCEL_ERR_UNSUPPORTED, "decoder type 'WordPiece'");
     expect_refused("{\"pre_tokenizer\": {\"type\": \"Split\", \"pattern\": {\"Regex\": \"(\"}, \"behavior\": "

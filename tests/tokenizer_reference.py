@@ -239,6 +239,11 @@ VARIANTS = [
     ("gpt2", "Split Contiguous", {"pre_tokenizer": seq(split(r"[,.!?]", "Contiguous"), ws)}, []),
     ("gpt2", "Split invert", {"pre_tokenizer": seq(split(r"\p{L}+|\p{N}+", "Isolated", invert=True), ws)}, []),
     ("gpt2", "Split invert Removed", {"pre_tokenizer": seq(split(r"\w+|[^\w\s]+", "Removed", invert=True), ws)}, []),
+    ("gpt2", "Whitespace", {"pre_tokenizer": seq({"type": "Whitespace"}, ws)}, []),
+    ("gpt2", "WhitespaceSplit", {"pre_tokenizer": seq({"type": "WhitespaceSplit"}, ws)}, []),
+    ("gpt2", "Punctuation", {"pre_tokenizer": seq({"type": "Punctuation", "behavior": "Isolated"}, ws)}, []),
+    ("gpt2", "Punctuation Contiguous", {"pre_tokenizer": seq({"type": "Punctuation", "behavior": "Contiguous"},
+                                                             {"type": "Digits", "individual_digits": False}, ws)}, []),
     ("gpt2", "normalizers NFKC Lowercase Strip Replace-regex", {"normalizer": {"type": "Sequence", "normalizers": [
         {"type": "NFKC"}, {"type": "Lowercase"}, {"type": "Strip", "strip_left": True, "strip_right": True},
         {"type": "Replace", "pattern": {"Regex": r"\d"}, "content": "#"}]}}, []),

@@ -709,6 +709,29 @@ static accel_status_t parse_pretok(accel_tokenizer_t *t, json_t *n, char *err, s
         }
         t->npre++;
         return parse_pattern(t, json_object_get(n, "pattern"), &s->pat, "pre_tokenizer Split", err, errlen);
+    } else if (!strcmp(type, "Whitespace") || !strcmp(type, "WhitespaceSplit") ||
+               !strcmp(type, "Punctuation")) {
+        /* HF's definitions as splits: Whitespace keeps \w+ and runs of other non-space characters
+         * (\w as Rust's regex crate has it: letters, marks, digits, connectors, ZWJ/ZWNJ);
+         * WhitespaceSplit drops whitespace; Punctuation isolates each ASCII or Unicode punctuation
+         * character (Rust's is_ascii_punctuation counts $+<=>^`|~ too) */
+        const char *re = !strcmp(type, "Whitespace")
+                             ? "[\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\x{200C}\\x{200D}]+|"
+                               "[^\\p{Alphabetic}\\p{M}\\p{Nd}\\p{Pc}\\x{200C}\\x{200D}\\s]+"
+                       : !strcmp(type, "WhitespaceSplit") ? "\\s+" : "[\\p{P}$+<=>^`|~]";
+        s->type = PRE_SPLIT;
+        s->behavior = !strcmp(type, "Punctuation") ? BEH_ISOLATED : BEH_REMOVED;
+        s->invert = !strcmp(type, "Whitespace");
+        const char *b = json_string_value(json_object_get(n, "behavior"));
+        if (b && !strcmp(type, "Punctuation")) {
+            if (!strcmp(b, "Isolated")) s->behavior = BEH_ISOLATED;
+            else if (!strcmp(b, "Removed")) s->behavior = BEH_REMOVED;
+            else if (!strcmp(b, "MergedWithPrevious")) s->behavior = BEH_MERGED_PREV;
+            else if (!strcmp(b, "MergedWithNext")) s->behavior = BEH_MERGED_NEXT;
+            else if (!strcmp(b, "Contiguous")) s->behavior = BEH_CONTIGUOUS;
+        }
+        t->npre++;
+        return compile_regex(t, re, strlen(re), &s->pat, "pre_tokenizer", err, errlen);
     } else if (!strcmp(type, "Digits")) {
         s->type = PRE_SPLIT;
         s->behavior = BEH_ISOLATED;
@@ -741,7 +764,7 @@ static accel_status_t parse_pretok(accel_tokenizer_t *t, json_t *n, char *err, s
         s->split = get_bool(n, "split", 1);
     } else {
         set_err(err, errlen, "pre_tokenizer type '%s' is not supported (accel reads ByteLevel, Split, "
-                "Metaspace, Digits, Sequence)", type);
+                "Metaspace, Digits, Whitespace, WhitespaceSplit, Punctuation, Sequence)", type);
         return ACCEL_ERR_UNSUPPORTED;
     }
     t->npre++;

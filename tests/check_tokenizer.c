@@ -108,6 +108,15 @@ START_TEST(test_identity)
         ck_assert_int_ge(eos, 0);
         ck_assert_msg(accel_tokenizer_bos(t) == bos, "%s: bos %d, want %d", NAMES[k], accel_tokenizer_bos(t), bos);
         ck_assert_msg(accel_tokenizer_eos(t) == eos, "%s: eos %d, want %d", NAMES[k], accel_tokenizer_eos(t), eos);
+        ck_assert_int_eq(accel_tokenizer_token_id(t, want[k].eos), eos);
+        ck_assert_int_eq(accel_tokenizer_token_id(t, "no such token here"), -1);
+        /* a vocabulary entry in the file's spelling: byte-level "Ġ" or metaspace "▁" forms */
+        const char *piece = k < 3 ? "\xC4\xA0the" : "\xE2\x96\x81the";
+        int pid = accel_tokenizer_token_id(t, piece);
+        size_t pl;
+        ck_assert_msg(pid >= 0, "%s: '%s' not found", NAMES[k], piece);
+        const char *pb = accel_tokenizer_token_bytes(t, pid, 0, &pl);
+        ck_assert_msg(pl == 4 && !memcmp(pb, " the", 4), "%s: token_bytes('%s') = '%.*s'", NAMES[k], piece, (int)pl, pb);
 
         /* the recorded form: same tokenizer from the kept bytes and the name */
         accel_tokenizer_t *r = NULL;

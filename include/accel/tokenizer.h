@@ -57,6 +57,11 @@ int accel_tokenizer_vocab(const accel_tokenizer_t *t);
 int accel_tokenizer_bos(const accel_tokenizer_t *t);
 int accel_tokenizer_eos(const accel_tokenizer_t *t);
 
+/* The id of a token given as the tokenizer.json spells it (an added token's content such as
+ * "<|im_end|>", or a vocabulary entry such as "Ġthe" or "▁the"); -1 when there is none. For
+ * "bytes", a one-character string gives its byte. Linear in the vocabulary: look ids up once. */
+int accel_tokenizer_token_id(const accel_tokenizer_t *t, const char *token);
+
 /* Encode text[0..len) (UTF-8; invalid UTF-8 is ACCEL_ERR_INVALID for file tokenizers, any byte
  * is fine for "bytes"), appending the ids to the growable array *ids (capacity *cap, count *n;
  * *ids may start NULL). Not thread-safe on one tokenizer (it keeps a cache of encoded words). */

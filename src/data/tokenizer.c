@@ -1453,6 +1453,18 @@ int accel_tokenizer_bos(const accel_tokenizer_t *t) { return t->bos; }
 int accel_tokenizer_eos(const accel_tokenizer_t *t) { return t->eos; }
 const char *accel_tokenizer_last_error(const accel_tokenizer_t *t) { return t->err; }
 
+int accel_tokenizer_token_id(const accel_tokenizer_t *t, const char *token)
+{
+    size_t n = strlen(token);
+    if (t->is_bytes) return n == 1 ? (unsigned char)token[0] : -1;
+    /* added tokens first: their content wins over a vocabulary entry with the same id */
+    for (int i = 0; i < t->nadded; i++)
+        if (t->added[i].len == n && !memcmp(t->added[i].content, token, n)) return t->added[i].id;
+    for (int id = 0; id < t->vocab; id++)
+        if (t->tok_str[id] && t->tok_len[id] == n && !memcmp(t->tok_str[id], token, n)) return id;
+    return -1;
+}
+
 const char *accel_tokenizer_json(const accel_tokenizer_t *t, size_t *len)
 {
     *len = t->json_len;

@@ -612,7 +612,7 @@ static accel_status_t parse_normalizer(accel_tokenizer_t *t, json_t *n, char *er
         }
         s->type = NORM_PREPEND;
         s->content_len = json_string_length(p);
-        s->content = dupn(json_string_value(p), s->content_len);
+        if (!(s->content = dupn(json_string_value(p), s->content_len))) return ACCEL_ERR_NOMEM;
     } else if (!strcmp(type, "Replace")) {
         json_t *c = json_object_get(n, "content");
         if (!json_is_string(c)) {
@@ -623,6 +623,7 @@ static accel_status_t parse_normalizer(accel_tokenizer_t *t, json_t *n, char *er
         s->content_len = json_string_length(c);
         s->content = dupn(json_string_value(c), s->content_len);
         t->nnorm++;                  /* owned from here on: freed with the tokenizer */
+        if (!s->content) return ACCEL_ERR_NOMEM;
         return parse_pattern(t, json_object_get(n, "pattern"), &s->pat, "normalizer Replace", err, errlen);
     } else if (!strcmp(type, "NFC") || !strcmp(type, "NFD") || !strcmp(type, "NFKC") ||
                !strcmp(type, "NFKD")) {
@@ -824,6 +825,10 @@ static accel_status_t parse_decoder(accel_tokenizer_t *t, json_t *n, char *err, 
         d->pat = dupn(json_string_value(ps), d->pat_len);
         d->content_len = json_string_length(c);
         d->content = dupn(json_string_value(c), d->content_len);
+        if (!d->pat || !d->content) {
+            t->ndec++;               /* freed with the tokenizer */
+            return ACCEL_ERR_NOMEM;
+        }
     } else if (!strcmp(type, "Metaspace")) {
         json_t *r = json_object_get(n, "replacement");
         if (!json_is_string(r)) r = json_object_get(n, "str_rep");
@@ -1486,11 +1491,12 @@ static int sym_reserve(accel_tokenizer_t *t, size_t n)
     if (d) t->sym_next = d;
     uint32_t *e = realloc(t->sym_len, c * sizeof *e);
     if (e) t->sym_len = e;
-    struct heap_e *h = realloc(t->heap, c * sizeof *h);
+    /* the heap holds the initial pairs plus at most two per merge, less one per pop: < 2n */
+    struct heap_e *h = realloc(t->heap, 2 * c * sizeof *h);
     if (h) t->heap = h;
     if (!a || !b || !d || !e || !h) return -1;
     t->sym_cap = c;
-    t->heap_cap = c;
+    t->heap_cap = 2 * c;
     return 0;
 }
 

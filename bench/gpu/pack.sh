@@ -38,9 +38,9 @@ BASE="libc6 libc-bin libgcc-s1 libstdc++6 gcc-12-base libcrypt1 zlib1g libzstd1 
 EXCLUDE="libhwloc-plugins openssh-client"
 # Runtime roots (with their dependency closure) and development packages (alone).
 RUNTIME="libopenmpi3 openmpi-bin openmpi-common libpmix2 libhdf5-openmpi-103-1 libyaml-0-2 libxxhash0
- libjansson4
+ libjansson4 libunistring2
  libopenblas0-pthread libsubunit0 make pkgconf"
-DEVEL="libopenmpi-dev libpmix-dev libhdf5-openmpi-dev libyaml-dev libxxhash-dev libjansson-dev libpcre2-dev libopenblas-pthread-dev
+DEVEL="libopenmpi-dev libpmix-dev libhdf5-openmpi-dev libyaml-dev libxxhash-dev libjansson-dev libpcre2-dev libunistring-dev libopenblas-pthread-dev
  check libsubunit-dev"
 
 command -v apt-cache >/dev/null && command -v apt-get >/dev/null ||

@@ -57,14 +57,25 @@ int accel_tokenizer_vocab(const accel_tokenizer_t *t);
 int accel_tokenizer_bos(const accel_tokenizer_t *t);
 int accel_tokenizer_eos(const accel_tokenizer_t *t);
 
+/* The id of a token given as the tokenizer.json spells it (an added token's content such as
+ * "<|im_end|>", or a vocabulary entry such as "Ġthe" or "▁the"); -1 when there is none. For
+ * "bytes", a one-character string gives its byte. Linear in the vocabulary: look ids up once. */
+int accel_tokenizer_token_id(const accel_tokenizer_t *t, const char *token);
+
 /* Encode text[0..len) (UTF-8; invalid UTF-8 is ACCEL_ERR_INVALID for file tokenizers, any byte
  * is fine for "bytes"), appending the ids to the growable array *ids (capacity *cap, count *n;
  * *ids may start NULL). Not thread-safe on one tokenizer (it keeps a cache of encoded words). */
 accel_status_t accel_tokenizer_encode(accel_tokenizer_t *t, const char *text, size_t len,
                                       int32_t **ids, size_t *n, size_t *cap);
+/* Why the last accel_tokenizer_encode on t failed (e.g. the byte offset of invalid UTF-8), "" after
+ * a success. */
+const char *accel_tokenizer_last_error(const accel_tokenizer_t *t);
 /* Decode ids into a NUL-terminated malloc'd string (*len bytes, not counting the NUL), with the
- * decoder's clean-up (metaspace -> spaces, byte fallback, the leading space the encoder added).
- * An id outside [0, vocab) is ACCEL_ERR_INVALID. */
+ * decoder's clean-up (metaspace -> spaces, byte fallback, the leading space the encoder added):
+ * HF's Tokenizer.decode(ids, skip_special_tokens=False), special tokens written as their content.
+ * Bytes that do not form valid UTF-8 (e.g. a prefix of the ids ending inside a character) become
+ * U+FFFD as in HF: one per maximal invalid sequence for byte-level tokens, one per byte for a run
+ * of <0xAB> byte-fallback tokens. An id outside [0, vocab) is ACCEL_ERR_INVALID. Thread-safe. */
 accel_status_t accel_tokenizer_decode(const accel_tokenizer_t *t, const int32_t *ids, size_t n,
                                       char **text, size_t *len);
 /* The raw bytes one token stands for, for printing token by token as they are generated (a

@@ -17,9 +17,11 @@
 #include "accel/data.h"
 #include "accel/dataset.h"
 #include "accel/eval.h"
+#include "accel/infer.h"
 #include "accel/log.h"
 #include "accel/memory.h"
 #include "accel/timer.h"
+#include "accel/tokenizer.h"
 #include "accel/trainer.h"
 #include "amp.h"
 #include "devops.h"
@@ -45,6 +47,11 @@ struct accel_trainer {
     int64_t *index;
     unsigned char *valid;           /* evaluation: 0 marks a padding duplicate */
     char train_set_path[ACCEL_STR_MAX];
+    /* The tokenizer the data was made with (name and hash on every rank; the tokenizer.json bytes
+     * on rank 0, which saves checkpoints' metadata and prints the sample). */
+    char tok_name[ACCEL_TOKENIZER_NAME_MAX], tok_hash[ACCEL_TOKENIZER_HASH_LEN + 8];
+    char *tok_json;
+    size_t tok_json_len;
     FILE *metrics;
     size_t rss_start;               /* resident bytes before any model state existed */
     int start_step;                 /* optimizer steps done before this run (resume) */
@@ -66,6 +73,7 @@ void accel_trainer_destroy(accel_trainer_t *t)
 {
     if (!t) return;
     if (t->metrics) fclose(t->metrics);
+    free(t->tok_json);
     free(t->inputs);
     free(t->targets);
     free(t->tokens);
@@ -142,7 +150,13 @@ static accel_status_t open_data(accel_trainer_t *t)
     ACCEL_INFO("data: %s: %lld training and %lld validation samples%s", path,
                (long long)info->nsamples, (long long)t->val_samples,
                t->tokens_model ? " of context+1 tokens" : "");
-    return ACCEL_OK;
+    if (!t->tokens_model) return ACCEL_OK;
+    snprintf(t->tok_name, sizeof t->tok_name, "%s", info->tokenizer);
+    snprintf(t->tok_hash, sizeof t->tok_hash, "%s", info->tokenizer_hash);
+    accel_status_t st = ACCEL_OK;
+    if (t->rt->rank == 0 && info->has_tokenizer_json)
+        st = accel_dataset_tokenizer_json(path, &t->tok_json, &t->tok_json_len);
+    return accel_agree(t->rt->world, st == ACCEL_ERR_NOT_FOUND ? ACCEL_OK : st);
 }
 
 /* Fill the batch buffers with samples index[0..n) of the training set or, with val, of the
@@ -263,6 +277,10 @@ static accel_status_t save_checkpoint(accel_trainer_t *t, int steps_done)
     snprintf(meta.strategy, sizeof meta.strategy, "%s", cfg->dist.strategy);
     snprintf(meta.precision, sizeof meta.precision, "%s", cfg->precision);
     meta.config_yaml = accel_config_to_yaml(cfg);
+    snprintf(meta.tokenizer, sizeof meta.tokenizer, "%s", t->tok_name);
+    snprintf(meta.tokenizer_hash, sizeof meta.tokenizer_hash, "%s", t->tok_hash);
+    meta.tokenizer_json = t->tok_json;
+    meta.tokenizer_json_len = t->tok_json_len;
     char path[ACCEL_CKPT_PATH_MAX] = "";
     double t0 = accel_now();
     accel_status_t st = accel_ckpt_save(t->rt->world, cfg->ckpt.dir, &t->model.layout, arenas, n, &meta,
@@ -337,6 +355,52 @@ static accel_status_t resume(accel_trainer_t *t)
     return accel_dist_host_state_loaded(t->dist, &t->optim);
 }
 
+/* The tokenizer of train.init_from's weights against the data's, on rank 0: a model trained on
+ * other token ids would learn from noise. Data without a known tokenizer (a pre-tokenized import)
+ * takes the weights' one, so checkpoints and exports carry it. */
+static accel_status_t init_from_tokenizer(accel_trainer_t *t, const char *path)
+{
+    if (t->rt->rank != 0 || !t->tokens_model || !t->train_set) return ACCEL_OK;
+    accel_weights_t *w = NULL;
+    accel_tokenizer_t *tok = NULL;
+    char err[2048] = "";
+    accel_status_t st = accel_weights_open(path, &w);
+    if (st == ACCEL_OK) st = accel_weights_tokenizer(w, &tok, err, sizeof err);
+    if (st == ACCEL_ERR_NOT_FOUND) {
+        st = ACCEL_OK;                                  /* the weights keep none: nothing to compare */
+    } else if (st != ACCEL_OK) {
+        if (err[0]) ACCEL_ERROR("train.init_from=%s: %s", path, err);
+    } else {
+        const char *hash = accel_tokenizer_hash(tok);
+        bool data_bytes = !strcmp(t->tok_name, ACCEL_TOKENIZER_BYTES);
+        if ((t->tok_hash[0] && strcmp(t->tok_hash, hash)) || data_bytes) {
+            ACCEL_ERROR("the data %s was made with tokenizer '%s'%s%s%s but train.init_from=%s was "
+                        "trained with tokenizer '%s' (xxh64 %s)\n--> hint: prepare the data with the "
+                        "model's tokenizer: accel_data prepare --tokenizer %s ...", t->train_set_path,
+                        t->tok_name, t->tok_hash[0] ? " (xxh64 " : "", t->tok_hash, t->tok_hash[0] ? ")" : "",
+                        path, accel_tokenizer_name(tok), hash, path);
+            st = ACCEL_ERR_SHAPE;
+        } else if (!t->tok_json) {
+            size_t len = 0;
+            const char *json = accel_tokenizer_json(tok, &len);
+            if (!(t->tok_json = malloc(len + 1))) {
+                st = ACCEL_ERR_NOMEM;
+            } else {
+                memcpy(t->tok_json, json, len);
+                t->tok_json[len] = '\0';
+                t->tok_json_len = len;
+                snprintf(t->tok_name, sizeof t->tok_name, "%s", accel_tokenizer_name(tok));
+                snprintf(t->tok_hash, sizeof t->tok_hash, "%s", hash);
+                ACCEL_INFO("tokenizer: the data records none; checkpoints keep train.init_from's '%s'",
+                           t->tok_name);
+            }
+        }
+    }
+    accel_tokenizer_free(tok);
+    accel_weights_close(w);
+    return st;
+}
+
 /* train.init_from: the parameters from a weights file, everything else fresh (step 0, optimizer
  * moments zero, the schedule and the data from the start). A resumed run keeps its checkpoint. */
 static accel_status_t init_from(accel_trainer_t *t)
@@ -348,6 +412,7 @@ static accel_status_t init_from(accel_trainer_t *t)
                    "starts a new run)", path);
         return ACCEL_OK;
     }
+    ACCEL_CHECK(accel_agree(t->rt->world, init_from_tokenizer(t, path)));
     float *data[3];
     accel_status_t st = accel_agree(t->rt->world, accel_dist_host_state(t->dist, &t->optim, true, data));
     if (st != ACCEL_OK) return st;
@@ -451,33 +516,74 @@ fail:
     return st;
 }
 
-/* A short generated text from the trained language model (byte tokens printed as text). Under
- * ZeRO-3 every rank helps gather the full parameters; rank 0 generates. */
+/* The data's tokenizer, to print the sample: the kept tokenizer.json, or "bytes"; NULL (no sample)
+ * for data whose tokens have no known text (synthetic, pre-tokenized without a tokenizer). */
+static accel_tokenizer_t *sample_tokenizer(const accel_trainer_t *t)
+{
+    accel_tokenizer_t *tok = NULL;
+    char err[1024];
+    if (!t->tok_json && strcmp(t->tok_name, ACCEL_TOKENIZER_BYTES)) return NULL;
+    if (accel_tokenizer_open_recorded(t->tok_name, t->tok_json, t->tok_json_len, &tok, err,
+                                      sizeof err) != ACCEL_OK) {
+        ACCEL_WARN("no sample: the data's tokenizer cannot be read: %s", err);
+        return NULL;
+    }
+    return tok;
+}
+
+/* A short generated text from the trained language model, in the data's tokenizer. Under ZeRO-3
+ * every rank helps gather the full parameters; rank 0 generates. */
 static accel_status_t print_sample(accel_trainer_t *t)
 {
     const accel_config_t *cfg = t->cfg;
     const char *prompt = cfg->train.sample_prompt;
-    int np = (int)strlen(prompt), nnew = cfg->train.sample_tokens;
-    if (np == 0 || t->model.vocab < 256) return ACCEL_OK;     /* byte-level text only */
+    int nnew = cfg->train.sample_tokens;
+    if (!prompt[0] || nnew <= 0 || !t->tokens_model) return ACCEL_OK;
+    bool bytes = !strcmp(t->tok_name, ACCEL_TOKENIZER_BYTES);
+    bool known = t->tok_json || (bytes && t->model.vocab >= 256);
+    int ok = t->rt->rank == 0 ? known : 0;             /* every rank takes the same branch */
+    MPI_Bcast(&ok, 1, MPI_INT, 0, t->rt->world);
+    if (!ok) return ACCEL_OK;
     ACCEL_CHECK(accel_dist_gather_full(t->dist));
     accel_status_t st = ACCEL_OK;
     if (t->rt->rank == 0) {
-        int32_t *ids = malloc(sizeof(int32_t) * (size_t)(np + nnew));
-        if (!ids) st = ACCEL_ERR_NOMEM;
-        for (int i = 0; st == ACCEL_OK && i < np; i++) ids[i] = (unsigned char)prompt[i];
-        if (st == ACCEL_OK)
-            st = accel_model_generate(&t->model, accel_dist_params(t->dist), ids, np, nnew, 0.8f, 40,
-                                      cfg->seed, ids + np);
-        if (st == ACCEL_OK) {
-            printf("sample (temperature 0.8, top-k 40):\n%s", prompt);
-            for (int i = 0; i < nnew; i++) {
-                int c = ids[np + i];
-                putchar(c == '\n' || c == '\t' || (c >= 32 && c < 127) ? c : '?');
+        accel_tokenizer_t *tok = sample_tokenizer(t);
+        int32_t *ids = NULL;
+        size_t np = 0, cap = 0;
+        char *text = NULL;
+        size_t tlen = 0;
+        if (tok) {
+            cap = (size_t)nnew + 16;
+            ids = malloc(sizeof *ids * cap);
+            if (!ids) st = ACCEL_ERR_NOMEM;
+            if (st == ACCEL_OK && accel_tokenizer_bos(tok) >= 0) ids[np++] = accel_tokenizer_bos(tok);
+            if (st == ACCEL_OK) st = accel_tokenizer_encode(tok, prompt, strlen(prompt), &ids, &np, &cap);
+            if (st == ACCEL_OK && np + (size_t)nnew > cap) {
+                int32_t *p = realloc(ids, sizeof *ids * (np + (size_t)nnew));
+                if (p) ids = p;
+                else st = ACCEL_ERR_NOMEM;
             }
-            printf("\n");
-            fflush(stdout);
+            for (size_t i = 0; st == ACCEL_OK && i < np; i++)
+                if (ids[i] >= t->model.vocab) st = ACCEL_ERR_SHAPE;   /* no sample; training is fine */
+            if (st == ACCEL_OK)
+                st = accel_model_generate(&t->model, accel_dist_params(t->dist), ids, (int)np, nnew, 0.8f,
+                                          40, cfg->seed, ids + np);
+            if (st == ACCEL_OK) st = accel_tokenizer_decode(tok, ids + np, (size_t)nnew, &text, &tlen);
         }
+        if (st == ACCEL_OK && text) {
+            /* Control bytes (a byte-level model's early noise) would garble the terminal. */
+            for (size_t i = 0; i < tlen; i++)
+                if ((unsigned char)text[i] < 32 && text[i] != '\n' && text[i] != '\t') text[i] = '?';
+            printf("sample (temperature 0.8, top-k 40):\n%s%s\n", prompt, text);
+            fflush(stdout);
+        } else if (st == ACCEL_ERR_SHAPE || st == ACCEL_ERR_INVALID) {
+            ACCEL_WARN("no sample: the prompt does not encode within model.vocab=%d with tokenizer "
+                       "'%s'", t->model.vocab, tok ? accel_tokenizer_name(tok) : "?");
+            st = ACCEL_OK;
+        }
+        free(text);
         free(ids);
+        accel_tokenizer_free(tok);
     }
     accel_status_t rel = accel_dist_release_full(t->dist);
     return st != ACCEL_OK ? st : rel;

@@ -253,6 +253,11 @@ static int cmd_info(int argc, char **argv)
     }
     printf("\n");
     for (int i = 0; i < m.nextra; i++) printf("extra:           %s = %s\n", m.extra[i].key, m.extra[i].value);
+    if (m.tokenizer[0])
+        printf("tokenizer:       %s%s%s (%s)\n", m.tokenizer, m.tokenizer_hash[0] ? ", hash " : "",
+               m.tokenizer_hash, m.tokenizer_json ? "tokenizer.json kept" : "no tokenizer.json kept");
+    else
+        printf("tokenizer:       (not recorded)\n");
     printf("configuration:\n");
     if (m.config_yaml && m.config_yaml[0]) {
         print_indented(m.config_yaml);

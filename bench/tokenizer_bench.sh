@@ -13,24 +13,23 @@
 #          (its fastest path; one thread)
 #   whole  one encode call over the whole 1.15 MB text
 # Each run uses a freshly loaded tokenizer on both sides (cold word caches; load time not counted);
-# the best of BENCH_REPS runs; the id counts are printed side by side (they must agree). Python: bench/.venv (PYTHON=... to override;
-# python3 -m venv bench/.venv && bench/.venv/bin/pip install tokenizers).
+# the best of BENCH_REPS runs; the id counts are printed side by side (they must agree). Python:
+# bench/venv.sh (bench/.venv with tokenizers, made when missing; PYTHON=... to override).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${top_builddir:-$top}
-PYTHON=${PYTHON:-$top/bench/.venv/bin/python}
 REPS=${BENCH_REPS:-5}
 TOKS=${BENCH_TOKENIZERS:-gpt2 llama3 qwen2 mistral llama2}
 FIX=$top/tests/fixtures/tokenizer
-[ -x "$PYTHON" ] || { echo "tokenizer_bench: $PYTHON not found
---> hint: python3 -m venv bench/.venv && bench/.venv/bin/pip install tokenizers" >&2; exit 2; }
+. "$top/bench/venv.sh"
+python_with "import tokenizers" tokenizers || exit 2
 make -C "$build" -s bench/tokenizer_bench >/dev/null
 work=$(mktemp -d "${TMPDIR:-/tmp}/accel-tokbench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 gzip -dc "$FIX/text.txt.gz" > "$work/text.txt"
 export RAYON_NUM_THREADS=1 TOKENIZERS_PARALLELISM=false
 echo "CPU: $(lscpu | sed -n 's/^Model name: *//p' | head -1), $(nproc) cores; text $(wc -c < "$work/text.txt") bytes; best of $REPS"
-echo "HF tokenizers $("$PYTHON" -c 'import tokenizers; print(tokenizers.__version__)')"
+echo "HF tokenizers $("$py" -c 'import tokenizers; print(tokenizers.__version__)')"
 DOC=${BENCH_DOC:-4096}
 printf '%-9s %-6s %12s %12s %8s %10s %10s\n' tokenizer mode "accel MB/s" "HF MB/s" ratio "accel ids" "HF ids"
 for t in $TOKS; do
@@ -39,7 +38,7 @@ for t in $TOKS; do
     for mode in docs whole; do
         d=$DOC; [ $mode = whole ] && d=0
         a=$("$build/bench/tokenizer_bench" "$work/$t" "$work/text.txt" "$REPS" "$d")
-        h=$("$PYTHON" "$top/bench/tokenizer_hf.py" "$work/$t/tokenizer.json" "$work/text.txt" "$REPS" "$d")
+        h=$("$py" "$top/bench/tokenizer_hf.py" "$work/$t/tokenizer.json" "$work/text.txt" "$REPS" "$d")
         set -- $a; am=$2; ai=$4
         set -- $h; hm=$2; hi=$4
         printf '%-9s %-6s %12s %12s %7.2fx %10s %10s\n' "$t" "$mode" "$am" "$hm" \

@@ -11,17 +11,11 @@
 #
 #   tests/make_data_fixtures.sh [OUTDIR]        (default tests/fixtures/data)
 #
-# Python: $PYTHON, else bench/.venv/bin/python of this tree or of /work/main, with numpy and
-# tokenizers installed (python -m pip install numpy tokenizers).
+# Python: bench/venv.sh ($PYTHON, else bench/.venv with numpy and tokenizers, made when missing).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-"$top/tests/fixtures/data"}
-py=${PYTHON:-}
-for p in "$top/bench/.venv/bin/python" /work/main/bench/.venv/bin/python; do
-    [ -n "$py" ] && break
-    [ -x "$p" ] && py=$p
-done
-[ -n "$py" ] || py=python3
-"$py" -c 'import numpy, tokenizers' || { echo "need numpy and tokenizers for $py"; exit 1; }
+. "$top/bench/venv.sh"
+python_with "import numpy, tokenizers" numpy tokenizers
 mkdir -p "$out"
 exec "$py" "$top/tests/data_fixtures.py" "$out"

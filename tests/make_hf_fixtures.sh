@@ -16,18 +16,8 @@
 # bench/.venv/bin/pip install torch transformers safetensors numpy h5py (from PyPI).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-venv=${VENV:-"$top/bench/.venv"}
-py="$venv/bin/python"
-
-if ! "$py" -c 'import torch, transformers, safetensors, numpy' 2>/dev/null; then
-    if [ ! -x "$py" ]; then
-        echo "creating the virtual environment $venv"
-        python3 -m venv "$venv"
-    fi
-    echo "installing torch, transformers, safetensors, numpy, h5py into $venv (from PyPI)"
-    "$py" -m pip install --upgrade pip
-    "$py" -m pip install torch transformers safetensors numpy h5py
-fi
+. "$top/bench/venv.sh"
+python_with "import torch, transformers, safetensors, numpy, h5py" torch transformers safetensors numpy h5py
 
 "$py" "$top/tests/hf_reference.py" "$top/tests/fixtures/hf" "$@"
 if [ "${ROUNDTRIP:-0}" = 1 ]; then

@@ -15,17 +15,7 @@
 # transformers_version, ...). With the same versions the files come out byte for byte the same.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-venv=${VENV:-"$top/bench/.venv"}
-py="$venv/bin/python"
-
-if ! "$py" -c 'import torch, transformers, h5py, numpy' 2>/dev/null; then
-    if [ ! -x "$py" ]; then
-        echo "creating the virtual environment $venv"
-        python3 -m venv "$venv"
-    fi
-    echo "installing torch, transformers, h5py, numpy into $venv (from PyPI)"
-    "$py" -m pip install --upgrade pip
-    "$py" -m pip install torch transformers h5py numpy
-fi
+. "$top/bench/venv.sh"
+python_with "import torch, transformers, h5py, numpy" torch transformers h5py numpy
 
 exec "$py" "$top/tests/llama_reference.py" "$@"

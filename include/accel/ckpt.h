@@ -243,6 +243,14 @@ typedef struct {
 /* Gives elements [begin, end) of tensor `index` as fp32 into dst (logs what it cannot read). */
 typedef accel_status_t (*accel_ckpt_fill_fn)(void *ctx, int index, uint64_t begin, uint64_t end, float *dst);
 
+/* A fill source reading a file's tensors: ctx is an accel_ckpt_file_source_t, index into ts. */
+typedef struct {
+    accel_ckpt_file_t *f;
+    const char *state;
+    const accel_ckpt_tensor_info_t *ts;
+} accel_ckpt_file_source_t;
+accel_status_t accel_ckpt_file_fill(void *ctx, int index, uint64_t begin, uint64_t end, float *dst);
+
 /* Streams the tensors from fill and publishes output atomically (output.tmp, fsync, rename).
  * Logged. meta may be NULL. */
 accel_status_t accel_ckpt_weights_write(const char *output, const accel_ckpt_wtensor_t *tensors, int n,

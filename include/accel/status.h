@@ -13,6 +13,8 @@
 #ifndef ACCEL_STATUS_H
 #define ACCEL_STATUS_H
 
+#include <stddef.h>
+
 typedef enum {
     ACCEL_OK = 0,
     ACCEL_ERR_INVALID = -1,     /* bad argument or bad input data */
@@ -34,6 +36,9 @@ typedef enum {
 
 /* Short description of a status code ("invalid argument", ...). Never NULL. */
 const char *accel_status_str(accel_status_t status);
+/* printf into a caller's error buffer (err[len]; nothing when err is NULL or len 0): how functions
+ * that do not log say why they failed. */
+void accel_errf(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /* Exit code a tool should return for a status: 0 for ACCEL_OK, 2 for input and configuration
  * errors, 1 for everything else. */

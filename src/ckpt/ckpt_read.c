@@ -36,16 +36,6 @@ struct accel_ckpt_file {
     bool cur_bf16_bits;
 };
 
-static void set_err(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t len, const char *fmt, ...)
-{
-    if (!err || !len) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-}
-
 /* "/state/name" ("/name" for the root state). */
 static void full_path(char *buf, size_t len, const char *state, const char *name)
 {
@@ -60,15 +50,15 @@ static void add_state(accel_ckpt_file_t *f, const char *name)
 accel_status_t accel_ckpt_file_open(const char *path, accel_ckpt_file_t **out, char *err, size_t errlen)
 {
     *out = NULL;
-    set_err(err, errlen, "%s", "");
+    accel_errf(err, errlen, "%s", "");
     struct stat sb;
     if (access(path, R_OK) || stat(path, &sb)) {
         int e = errno;
-        set_err(err, errlen, "%s: %s", path, strerror(e));
+        accel_errf(err, errlen, "%s: %s", path, strerror(e));
         return e == ENOENT ? ACCEL_ERR_NOT_FOUND : ACCEL_ERR_IO;
     }
     if (!accel_h5_probe(path, (long long)sb.st_size)) {
-        set_err(err, errlen, "%s is not an HDF5 file", path);
+        accel_errf(err, errlen, "%s is not an HDF5 file", path);
         return ACCEL_ERR_CORRUPT;
     }
     accel_ckpt_file_t *f = calloc(1, sizeof *f);
@@ -79,7 +69,7 @@ accel_status_t accel_ckpt_file_open(const char *path, accel_ckpt_file_t **out, c
     f->dset = f->space = -1;
     accel_status_t st = accel_h5_open_read(path, &f->file, NULL, 0);
     if (st != ACCEL_OK) {
-        set_err(err, errlen, "cannot open %s (truncated or damaged?)", path);
+        accel_errf(err, errlen, "cannot open %s (truncated or damaged?)", path);
         accel_ckpt_file_close(f);
         return st;
     }
@@ -534,15 +524,9 @@ accel_status_t accel_ckpt_file_tokenizer(accel_ckpt_file_t *f, char **json, size
     return st;
 }
 
-typedef struct {
-    accel_ckpt_file_t *f;
-    const char *state;
-    const accel_ckpt_tensor_info_t *ts;
-} file_fill_t;
-
-static accel_status_t fill_from_file(void *vctx, int index, uint64_t begin, uint64_t end, float *dst)
+accel_status_t accel_ckpt_file_fill(void *ctx, int index, uint64_t begin, uint64_t end, float *dst)
 {
-    file_fill_t *c = vctx;
+    accel_ckpt_file_source_t *c = ctx;
     accel_status_t st = accel_ckpt_file_read(c->f, c->state, c->ts[index].name, begin, end, dst);
     if (st != ACCEL_OK)
         ACCEL_ERROR("export: cannot read %s%s%s from %s (damaged file?)\n--> hint: 'accel_ckpt verify %s' "
@@ -591,8 +575,8 @@ accel_status_t accel_ckpt_file_export_hdf5(accel_ckpt_file_t *f, const char *sta
         meta.tokenizer_hash = thash[0] ? thash : NULL;
     }
     meta.source = f->path;
-    file_fill_t ctx = { f, state, ts };
-    st = accel_ckpt_weights_write(output, wt, n, fill_from_file, &ctx, bf16, &meta);
+    accel_ckpt_file_source_t ctx = { f, state, ts };
+    st = accel_ckpt_weights_write(output, wt, n, accel_ckpt_file_fill, &ctx, bf16, &meta);
     if (st == ACCEL_OK && ntensors) *ntensors = n;
     free(yaml);
     free(tok);

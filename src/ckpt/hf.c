@@ -75,16 +75,6 @@ static const map_t g_map[] = {
  * inverse frequencies of old Llama saves): skipped on import. */
 static const char *const g_ignored_suffixes[] = { ".attn.bias", ".attn.masked_bias", ".rotary_emb.inv_freq" };
 
-static void set_err(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t len, const char *fmt, ...)
-{
-    if (!err || !len) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-}
-
 /* ------------------------------------------------------------------ sizes */
 
 typedef struct {
@@ -258,7 +248,7 @@ static const arch_info_t g_archs[] = {
     { "Qwen2ForCausalLM", "qwen2", true },
 };
 
-#define REFUSE(...) do { set_err(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
+#define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
 
 /* config.json (root) into cfg->model; refuses what accel cannot compute. */
 static accel_status_t translate_config(json_t *root, const char *path, accel_config_t *cfg, const char **arch_out,
@@ -442,7 +432,7 @@ static const accel_st_tensor_t *find_tensor(const accel_hf_t *hf, const char *na
 static accel_status_t open_shard(accel_hf_t *hf, const char *file, char *err, size_t errlen)
 {
     if (hf->nshards >= MAX_SHARDS) {
-        set_err(err, errlen, "%s: more than %d shards", hf->dir, MAX_SHARDS);
+        accel_errf(err, errlen, "%s: more than %d shards", hf->dir, MAX_SHARDS);
         return ACCEL_ERR_UNSUPPORTED;
     }
     char p[8400];
@@ -462,7 +452,7 @@ static accel_status_t open_index(accel_hf_t *hf, const char *index, char *err, s
     json_t *wm = json_object_get(root, "weight_map");
     accel_status_t st = ACCEL_OK;
     if (!json_is_object(wm)) {
-        set_err(err, errlen, "%s: %s", index, root ? "no weight_map object" : je.text);
+        accel_errf(err, errlen, "%s: %s", index, root ? "no weight_map object" : je.text);
         st = ACCEL_ERR_CORRUPT;
     }
     const char *k;
@@ -470,18 +460,18 @@ static accel_status_t open_index(accel_hf_t *hf, const char *index, char *err, s
     if (st == ACCEL_OK) json_object_foreach(wm, k, v) {
         const char *file = json_string_value(v);
         if (!file || strchr(file, '/')) {
-            set_err(err, errlen, "%s: weight_map[%s] is not a file name in the directory", index, k);
+            accel_errf(err, errlen, "%s: weight_map[%s] is not a file name in the directory", index, k);
             st = ACCEL_ERR_CORRUPT;
             break;
         }
         char msg[1024];
         st = open_shard(hf, file, msg, sizeof msg);
         if (st != ACCEL_OK) {
-            set_err(err, errlen, "%s names shard %s (for %s), which cannot be read: %s", index, file, k, msg);
+            accel_errf(err, errlen, "%s names shard %s (for %s), which cannot be read: %s", index, file, k, msg);
             break;
         }
         if (!find_tensor(hf, k, NULL)) {
-            set_err(err, errlen, "%s: weight_map says %s is in %s, but it is not there", index, k, file);
+            accel_errf(err, errlen, "%s: weight_map says %s is in %s, but it is not there", index, k, file);
             st = ACCEL_ERR_CORRUPT;
             break;
         }
@@ -499,7 +489,7 @@ static accel_status_t check_tied_head(accel_hf_t *hf, const accel_st_tensor_t *h
     const char *wte_name = hf->cfg.model.name[0] == 'g' ? "transformer.wte.weight" : "model.embed_tokens.weight";
     const accel_st_tensor_t *wte = find_tensor(hf, wte_name, &ws);
     if (!wte || wte->numel != head->numel) {
-        set_err(err, errlen, "%s: lm_head.weight does not have the embedding's shape, but "
+        accel_errf(err, errlen, "%s: lm_head.weight does not have the embedding's shape, but "
                 "tie_word_embeddings = true\n--> hint: config.json and the weights disagree about the tie",
                 hf->dir);
         return ACCEL_ERR_SHAPE;
@@ -509,7 +499,7 @@ static accel_status_t check_tied_head(accel_hf_t *hf, const accel_st_tensor_t *h
     if (st == ACCEL_OK) st = accel_st_read(hf->shards[shard], head, 0, head->numel, a);
     if (st == ACCEL_OK) st = accel_st_read(hf->shards[ws], wte, 0, wte->numel, b);
     if (st == ACCEL_OK && memcmp(a, b, sizeof(float) * head->numel)) {
-        set_err(err, errlen, "%s: tie_word_embeddings = true, but lm_head.weight differs from %s: accel ties "
+        accel_errf(err, errlen, "%s: tie_word_embeddings = true, but lm_head.weight differs from %s: accel ties "
                 "the head to the embedding and would drop it\n--> hint: set tie_word_embeddings to false in "
                 "config.json if the head is separate", hf->dir, wte_name);
         st = ACCEL_ERR_UNSUPPORTED;
@@ -523,7 +513,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
 {
     *out = NULL;
     if (!exists(path)) {
-        set_err(err, errlen, "%s: %s\n--> hint: pass a Hugging Face model directory (config.json + "
+        accel_errf(err, errlen, "%s: %s\n--> hint: pass a Hugging Face model directory (config.json + "
                 "model.safetensors)", path, strerror(ENOENT));
         return ACCEL_ERR_NOT_FOUND;
     }
@@ -543,7 +533,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     json_error_t je;
     json_t *root = json_load_file(p, 0, &je);
     if (!root) {
-        set_err(err, errlen, "%s: %s\n--> hint: a Hugging Face model directory holds config.json and "
+        accel_errf(err, errlen, "%s: %s\n--> hint: a Hugging Face model directory holds config.json and "
                 "model.safetensors (save_pretrained writes them)", p, exists(p) ? je.text : strerror(ENOENT));
         st = exists(p) ? ACCEL_ERR_CORRUPT : ACCEL_ERR_NOT_FOUND;
         goto fail;
@@ -560,7 +550,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
         else {
             snprintf(p, sizeof p, "%s/model.safetensors", hf->dir);
             if (!exists(p)) {
-                set_err(err, errlen, "%s has neither model.safetensors nor model.safetensors.index.json\n--> hint: "
+                accel_errf(err, errlen, "%s has neither model.safetensors nor model.safetensors.index.json\n--> hint: "
                         "save the model with save_pretrained(dir, safe_serialization=True); accel does not read "
                         "pytorch_model.bin", hf->dir);
                 st = ACCEL_ERR_NOT_FOUND;
@@ -579,7 +569,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
         const entry_t *x = &hf->e[i];
         const accel_st_tensor_t *t = find_tensor(hf, x->hf, NULL);
         if (!t) {
-            set_err(err, errlen, "%s: tensor %s is missing (accel's %s)\n--> hint: the weights do not match "
+            accel_errf(err, errlen, "%s: tensor %s is missing (accel's %s)\n--> hint: the weights do not match "
                     "config.json, or the save is incomplete", hf->dir, x->hf, x->accel);
             st = ACCEL_ERR_NOT_FOUND;
             goto fail;
@@ -593,7 +583,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
             if (x->ndim == 1) snprintf(want, sizeof want, "%llu", (unsigned long long)x->hf_dims[0]);
             else snprintf(want, sizeof want, "%llu, %llu", (unsigned long long)x->hf_dims[0],
                           (unsigned long long)x->hf_dims[1]);
-            set_err(err, errlen, "%s: tensor %s has shape [%s], but config.json gives [%s]", hf->dir, x->hf,
+            accel_errf(err, errlen, "%s: tensor %s has shape [%s], but config.json gives [%s]", hf->dir, x->hf,
                     have, want);
             st = ACCEL_ERR_SHAPE;
             goto fail;
@@ -616,7 +606,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
                 used = true;
             }
             if (!used) {
-                set_err(err, errlen, "%s: tensor %s has no place in accel's %s model\n--> hint: the "
+                accel_errf(err, errlen, "%s: tensor %s has no place in accel's %s model\n--> hint: the "
                         "architecture has parts accel does not compute (biases, extra norms, ...)",
                         accel_st_path(hf->shards[s]), name, hf->cfg.model.name);
                 st = ACCEL_ERR_UNSUPPORTED;
@@ -674,13 +664,13 @@ accel_status_t accel_hf_read(accel_hf_t *hf, const char *accel_name, float *dst,
             free(tmp);
         }
         if (st != ACCEL_OK) {
-            set_err(err, errlen, "%s: reading %s failed (%s)", accel_st_path(hf->shards[s]), x->hf,
+            accel_errf(err, errlen, "%s: reading %s failed (%s)", accel_st_path(hf->shards[s]), x->hf,
                     accel_status_str(st));
             return st;
         }
     }
     if (!found) {
-        set_err(err, errlen, "%s: accel tensor %s is not part of this %s model", hf->dir, accel_name,
+        accel_errf(err, errlen, "%s: accel tensor %s is not part of this %s model", hf->dir, accel_name,
                 hf->cfg.model.name);
         return ACCEL_ERR_NOT_FOUND;
     }

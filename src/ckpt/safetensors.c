@@ -33,16 +33,6 @@ struct accel_st {
     json_t *meta;                   /* "__metadata__" or NULL */
 };
 
-static void set_err(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t len, const char *fmt, ...)
-{
-    if (!err || !len) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-}
-
 static const char *const g_dtypes[] = { "F32", "BF16", "F16" };
 static const size_t g_esize[] = { 4, 2, 2 };
 
@@ -68,19 +58,19 @@ static accel_status_t parse_entry(accel_st_t *st, const char *key, json_t *v, ac
     json_t *offs = json_object_get(v, "data_offsets");
     if (!json_is_object(v) || !json_is_string(dt) || !json_is_array(shape) || !json_is_array(offs) ||
         json_array_size(offs) != 2) {
-        set_err(err, errlen, "%s: header entry '%s' is not {dtype, shape, data_offsets[2]}", p, key);
+        accel_errf(err, errlen, "%s: header entry '%s' is not {dtype, shape, data_offsets[2]}", p, key);
         return ACCEL_ERR_CORRUPT;
     }
     int d = -1;
     for (int k = 0; k < 3; k++)
         if (!strcmp(json_string_value(dt), g_dtypes[k])) d = k;
     if (d < 0) {
-        set_err(err, errlen, "%s: tensor '%s' has dtype %s, which accel does not read\n--> hint: "
+        accel_errf(err, errlen, "%s: tensor '%s' has dtype %s, which accel does not read\n--> hint: "
                 "accel reads F32, BF16 and F16 weights", p, key, json_string_value(dt));
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (json_array_size(shape) > ACCEL_ST_MAX_DIMS) {
-        set_err(err, errlen, "%s: tensor '%s' has %zu dimensions (at most %d)", p, key,
+        accel_errf(err, errlen, "%s: tensor '%s' has %zu dimensions (at most %d)", p, key,
                 json_array_size(shape), ACCEL_ST_MAX_DIMS);
         return ACCEL_ERR_CORRUPT;
     }
@@ -90,12 +80,12 @@ static accel_status_t parse_entry(accel_st_t *st, const char *key, json_t *v, ac
     for (int k = 0; k < t->ndim; k++) {
         json_t *e = json_array_get(shape, (size_t)k);
         if (!json_is_integer(e) || json_integer_value(e) < 0 || json_integer_value(e) > (json_int_t)1 << 40) {
-            set_err(err, errlen, "%s: tensor '%s': shape entry %d is not a size", p, key, k);
+            accel_errf(err, errlen, "%s: tensor '%s': shape entry %d is not a size", p, key, k);
             return ACCEL_ERR_CORRUPT;
         }
         t->dims[k] = (uint64_t)json_integer_value(e);
         if (t->dims[k] && t->numel > ((uint64_t)1 << 50) / t->dims[k]) {
-            set_err(err, errlen, "%s: tensor '%s': shape too large", p, key);
+            accel_errf(err, errlen, "%s: tensor '%s': shape too large", p, key);
             return ACCEL_ERR_CORRUPT;
         }
         t->numel *= t->dims[k];
@@ -103,19 +93,19 @@ static accel_status_t parse_entry(accel_st_t *st, const char *key, json_t *v, ac
     json_t *b = json_array_get(offs, 0), *e = json_array_get(offs, 1);
     if (!json_is_integer(b) || !json_is_integer(e) || json_integer_value(b) < 0 ||
         json_integer_value(e) < json_integer_value(b)) {
-        set_err(err, errlen, "%s: tensor '%s': data_offsets are not [begin, end] with begin <= end", p, key);
+        accel_errf(err, errlen, "%s: tensor '%s': data_offsets are not [begin, end] with begin <= end", p, key);
         return ACCEL_ERR_CORRUPT;
     }
     t->begin = (uint64_t)json_integer_value(b);
     t->end = (uint64_t)json_integer_value(e);
     if (t->end > st->data_size) {
-        set_err(err, errlen, "%s: tensor '%s': data_offsets [%llu, %llu] run past the data (%llu bytes)"
+        accel_errf(err, errlen, "%s: tensor '%s': data_offsets [%llu, %llu] run past the data (%llu bytes)"
                 "\n--> hint: the file is truncated or its header is damaged", p, key,
                 (unsigned long long)t->begin, (unsigned long long)t->end, (unsigned long long)st->data_size);
         return ACCEL_ERR_CORRUPT;
     }
     if (t->end - t->begin != t->numel * g_esize[d]) {
-        set_err(err, errlen, "%s: tensor '%s': %llu bytes for a %s tensor of %llu elements (%llu expected)",
+        accel_errf(err, errlen, "%s: tensor '%s': %llu bytes for a %s tensor of %llu elements (%llu expected)",
                 p, key, (unsigned long long)(t->end - t->begin), g_dtypes[d], (unsigned long long)t->numel,
                 (unsigned long long)(t->numel * g_esize[d]));
         return ACCEL_ERR_CORRUPT;
@@ -132,7 +122,7 @@ static accel_status_t parse_header(accel_st_t *st, const char *text, size_t len,
     accel_status_t s = ACCEL_OK;
     accel_st_tensor_t **order = NULL;
     if (!json_is_object(root)) {
-        set_err(err, errlen, "%s: the header is not a JSON object (%s, line %d)", st->path,
+        accel_errf(err, errlen, "%s: the header is not a JSON object (%s, line %d)", st->path,
                 root ? "another JSON value" : je.text, je.line);
         s = ACCEL_ERR_CORRUPT;
         goto out;
@@ -149,7 +139,7 @@ static accel_status_t parse_header(accel_st_t *st, const char *text, size_t len,
             if (!json_is_object(v)) s = ACCEL_ERR_CORRUPT;
             else json_object_foreach(v, mk, mv) if (!json_is_string(mv)) s = ACCEL_ERR_CORRUPT;
             if (s != ACCEL_OK) {
-                set_err(err, errlen, "%s: __metadata__ is not an object of strings", st->path);
+                accel_errf(err, errlen, "%s: __metadata__ is not an object of strings", st->path);
                 goto out;
             }
             st->meta = json_incref(v);
@@ -165,7 +155,7 @@ static accel_status_t parse_header(accel_st_t *st, const char *text, size_t len,
     qsort(order, (size_t)st->n, sizeof *order, cmp_begin);
     for (int i = 1; i < st->n; i++)
         if (order[i]->begin < order[i - 1]->end) {
-            set_err(err, errlen, "%s: tensors '%s' and '%s' overlap (bytes %llu.. and ..%llu)", st->path,
+            accel_errf(err, errlen, "%s: tensors '%s' and '%s' overlap (bytes %llu.. and ..%llu)", st->path,
                     order[i - 1]->name, order[i]->name, (unsigned long long)order[i]->begin,
                     (unsigned long long)order[i - 1]->end);
             s = ACCEL_ERR_CORRUPT;
@@ -184,19 +174,19 @@ accel_status_t accel_st_open(const char *path, accel_st_t **out, char *err, size
     accel_status_t s = ACCEL_OK;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
-        set_err(err, errlen, "%s: %s", path, strerror(errno));
+        accel_errf(err, errlen, "%s: %s", path, strerror(errno));
         return errno == ENOENT ? ACCEL_ERR_NOT_FOUND : ACCEL_ERR_IO;
     }
     accel_st_t *st = calloc(1, sizeof *st);
     struct stat sb;
     if (!st || !(st->path = strdup(path))) { s = ACCEL_ERR_NOMEM; goto fail; }
     if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-        set_err(err, errlen, "%s is not a regular file", path);
+        accel_errf(err, errlen, "%s is not a regular file", path);
         s = ACCEL_ERR_IO;
         goto fail;
     }
     if (sb.st_size < 8) {
-        set_err(err, errlen, "%s: %lld bytes: too short for a safetensors file (truncated?)", path,
+        accel_errf(err, errlen, "%s: %lld bytes: too short for a safetensors file (truncated?)", path,
                 (long long)sb.st_size);
         s = ACCEL_ERR_CORRUPT;
         goto fail;
@@ -204,7 +194,7 @@ accel_status_t accel_st_open(const char *path, accel_st_t **out, char *err, size
     st->size = (size_t)sb.st_size;
     void *m = mmap(NULL, st->size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (m == MAP_FAILED) {
-        set_err(err, errlen, "%s: mmap: %s", path, strerror(errno));
+        accel_errf(err, errlen, "%s: mmap: %s", path, strerror(errno));
         s = ACCEL_ERR_IO;
         goto fail;
     }
@@ -212,7 +202,7 @@ accel_status_t accel_st_open(const char *path, accel_st_t **out, char *err, size
     uint64_t hlen = 0;
     for (int k = 0; k < 8; k++) hlen |= (uint64_t)st->map[k] << (8 * k);
     if (hlen < 2 || hlen > ACCEL_ST_HEADER_MAX || hlen > st->size - 8) {
-        set_err(err, errlen, "%s: header size %llu does not fit the file (%zu bytes) or the limit of "
+        accel_errf(err, errlen, "%s: header size %llu does not fit the file (%zu bytes) or the limit of "
                 "%llu\n--> hint: the file is truncated or not a safetensors file", path,
                 (unsigned long long)hlen, st->size, (unsigned long long)ACCEL_ST_HEADER_MAX);
         s = ACCEL_ERR_CORRUPT;

@@ -1,6 +1,9 @@
 /* Status code strings and their mapping to tool exit codes. */
 #include "build_config.h"
 
+#include <stdarg.h>
+#include <stdio.h>
+
 #include "accel/log.h"
 #include "accel/status.h"
 
@@ -44,4 +47,13 @@ int accel_status_exit_code(accel_status_t status)
 void accel_log_trace_error(const char *file, int line, const char *expr, accel_status_t st)
 {
     accel_log(ACCEL_LOG_DEBUG, false, "%s:%d: %s -> %s", file, line, expr, accel_status_str(st));
+}
+
+void accel_errf(char *err, size_t len, const char *fmt, ...)
+{
+    if (!err || !len) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
 }

@@ -9,25 +9,13 @@
 #include <string.h>
 
 #include "import.h"
+#include "json_type.h"
 
 static bool blank(const char *p, size_t n)
 {
     for (size_t i = 0; i < n; i++)
         if (p[i] != ' ' && p[i] != '\t' && p[i] != '\r') return false;
     return true;
-}
-
-static const char *type_name(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER: return "an integer";
-    case JSON_REAL: return "a number";
-    case JSON_TRUE: case JSON_FALSE: return "a boolean";
-    default: return "null";
-    }
 }
 
 accel_status_t accel_jsonl_each(const char *path, const char *buf, size_t len, const char *field,
@@ -63,7 +51,7 @@ accel_status_t accel_jsonl_each(const char *path, const char *buf, size_t len, c
         if (!json_is_object(obj)) {
             snprintf(err, errlen, "%s:%lld: the line is %s, not a JSON object\n--> hint: every line "
                      "is one object holding the document in field \"%s\"", path, line,
-                     type_name(obj), field);
+                     accel_json_type_name(obj), field);
             st = ACCEL_ERR_INVALID;
         } else if (!v) {
             char keys[256] = "";
@@ -80,7 +68,7 @@ accel_status_t accel_jsonl_each(const char *path, const char *buf, size_t len, c
             st = ACCEL_ERR_INVALID;
         } else if (!json_is_string(v)) {
             snprintf(err, errlen, "%s:%lld: field \"%s\" is %s, not a string\n--> hint: the document "
-                     "field must hold the text as a JSON string", path, line, field, type_name(v));
+                     "field must hold the text as a JSON string", path, line, field, accel_json_type_name(v));
             st = ACCEL_ERR_INVALID;
         } else {
             st = fn(ctx, json_string_value(v), json_string_length(v), line);

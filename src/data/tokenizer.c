@@ -30,6 +30,7 @@
 #include <xxhash.h>
 
 #include "accel/tokenizer.h"
+#include "json_type.h"
 
 #define MAX_STEPS 16                 /* pre-tokenizer / normalizer / decoder steps after flattening */
 #define CACHE_PIECE_MAX 256          /* pieces longer than this are not cached */
@@ -485,28 +486,6 @@ static int bl_to_bytes(const int16_t *cp_byte, const char *s, size_t n, buf_t *o
 
 /* ------------------------------------------------------------------ loading: helpers */
 
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
-
-static const char *jtype(const json_t *v)
-{
-    switch (json_typeof(v)) {
-    case JSON_OBJECT: return "an object";
-    case JSON_ARRAY: return "an array";
-    case JSON_STRING: return "a string";
-    case JSON_INTEGER: return "an integer";
-    case JSON_REAL: return "a number";
-    case JSON_TRUE: case JSON_FALSE: return "a boolean";
-    default: return "null";
-    }
-}
-
 static int get_bool(json_t *o, const char *key, int dflt)
 {
     json_t *v = json_object_get(o, key);
@@ -531,7 +510,7 @@ static accel_status_t compile_regex(accel_tokenizer_t *t, const char *src, size_
     if (!pat->re) {
         PCRE2_UCHAR msg[160];
         pcre2_get_error_message(ec, msg, sizeof msg);
-        set_err(err, errlen, "%s: regex '%.*s' does not compile at offset %zu: %s", what, (int)n, src,
+        accel_errf(err, errlen, "%s: regex '%.*s' does not compile at offset %zu: %s", what, (int)n, src,
                 (size_t)eo, (char *)msg);
         return ACCEL_ERR_UNSUPPORTED;
     }
@@ -553,14 +532,14 @@ static accel_status_t parse_pattern(accel_tokenizer_t *t, json_t *p, pattern_t *
         pat->lit = dupn(json_string_value(s), pat->litlen);
         if (!pat->lit) return ACCEL_ERR_NOMEM;
         if (!pat->litlen) {
-            set_err(err, errlen, "%s: empty String pattern\n--> hint: the tokenizer.json is damaged", what);
+            accel_errf(err, errlen, "%s: empty String pattern\n--> hint: the tokenizer.json is damaged", what);
             return ACCEL_ERR_CORRUPT;
         }
         return ACCEL_OK;
     }
     if (json_is_string(r))
         return compile_regex(t, json_string_value(r), json_string_length(r), pat, what, err, errlen);
-    set_err(err, errlen, "%s: 'pattern' is not {\"String\": ...} or {\"Regex\": ...}", what);
+    accel_errf(err, errlen, "%s: 'pattern' is not {\"String\": ...} or {\"Regex\": ...}", what);
     return ACCEL_ERR_CORRUPT;
 }
 
@@ -580,7 +559,7 @@ static accel_status_t parse_normalizer(accel_tokenizer_t *t, json_t *n, char *er
 {
     if (!n || json_is_null(n)) return ACCEL_OK;
     if (!json_is_object(n)) {
-        set_err(err, errlen, "'normalizer' is %s, expected an object or null", jtype(n));
+        accel_errf(err, errlen, "'normalizer' is %s, expected an object or null", accel_json_type_name(n));
         return ACCEL_ERR_CORRUPT;
     }
     const char *type = json_string_value(json_object_get(n, "type"));
@@ -589,7 +568,7 @@ static accel_status_t parse_normalizer(accel_tokenizer_t *t, json_t *n, char *er
         json_t *list = json_object_get(n, "normalizers"), *e;
         size_t i;
         if (!json_is_array(list)) {
-            set_err(err, errlen, "normalizer Sequence: 'normalizers' is not an array");
+            accel_errf(err, errlen, "normalizer Sequence: 'normalizers' is not an array");
             return ACCEL_ERR_CORRUPT;
         }
         json_array_foreach(list, i, e) {
@@ -599,7 +578,7 @@ static accel_status_t parse_normalizer(accel_tokenizer_t *t, json_t *n, char *er
         return ACCEL_OK;
     }
     if (t->nnorm == MAX_STEPS) {
-        set_err(err, errlen, "normalizer: more than %d steps", MAX_STEPS);
+        accel_errf(err, errlen, "normalizer: more than %d steps", MAX_STEPS);
         return ACCEL_ERR_UNSUPPORTED;
     }
     norm_t *s = &t->norm[t->nnorm];
@@ -607,7 +586,7 @@ static accel_status_t parse_normalizer(accel_tokenizer_t *t, json_t *n, char *er
     if (!strcmp(type, "Prepend")) {
         json_t *p = json_object_get(n, "prepend");
         if (!json_is_string(p)) {
-            set_err(err, errlen, "normalizer Prepend: 'prepend' is not a string");
+            accel_errf(err, errlen, "normalizer Prepend: 'prepend' is not a string");
             return ACCEL_ERR_CORRUPT;
         }
         s->type = NORM_PREPEND;
@@ -616,7 +595,7 @@ static accel_status_t parse_normalizer(accel_tokenizer_t *t, json_t *n, char *er
     } else if (!strcmp(type, "Replace")) {
         json_t *c = json_object_get(n, "content");
         if (!json_is_string(c)) {
-            set_err(err, errlen, "normalizer Replace: 'content' is not a string");
+            accel_errf(err, errlen, "normalizer Replace: 'content' is not a string");
             return ACCEL_ERR_CORRUPT;
         }
         s->type = NORM_REPLACE;
@@ -637,7 +616,7 @@ static accel_status_t parse_normalizer(accel_tokenizer_t *t, json_t *n, char *er
         s->strip_left = get_bool(n, "strip_left", 1);
         s->strip_right = get_bool(n, "strip_right", 1);
     } else {
-        set_err(err, errlen, "normalizer type '%s' is not supported (accel reads Sequence, Prepend, "
+        accel_errf(err, errlen, "normalizer type '%s' is not supported (accel reads Sequence, Prepend, "
                 "Replace, NFC, NFD, NFKC, NFKD, Lowercase, Strip)", type);
         return ACCEL_ERR_UNSUPPORTED;
     }
@@ -649,7 +628,7 @@ static accel_status_t parse_pretok(accel_tokenizer_t *t, json_t *n, char *err, s
 {
     if (!n || json_is_null(n)) return ACCEL_OK;
     if (!json_is_object(n)) {
-        set_err(err, errlen, "'pre_tokenizer' is %s, expected an object or null", jtype(n));
+        accel_errf(err, errlen, "'pre_tokenizer' is %s, expected an object or null", accel_json_type_name(n));
         return ACCEL_ERR_CORRUPT;
     }
     const char *type = json_string_value(json_object_get(n, "type"));
@@ -658,7 +637,7 @@ static accel_status_t parse_pretok(accel_tokenizer_t *t, json_t *n, char *err, s
         json_t *list = json_object_get(n, "pretokenizers"), *e;
         size_t i;
         if (!json_is_array(list)) {
-            set_err(err, errlen, "pre_tokenizer Sequence: 'pretokenizers' is not an array");
+            accel_errf(err, errlen, "pre_tokenizer Sequence: 'pretokenizers' is not an array");
             return ACCEL_ERR_CORRUPT;
         }
         json_array_foreach(list, i, e) {
@@ -668,12 +647,12 @@ static accel_status_t parse_pretok(accel_tokenizer_t *t, json_t *n, char *err, s
         return ACCEL_OK;
     }
     if (t->npre == MAX_STEPS) {
-        set_err(err, errlen, "pre_tokenizer: more than %d steps", MAX_STEPS);
+        accel_errf(err, errlen, "pre_tokenizer: more than %d steps", MAX_STEPS);
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (t->byte_level) {
         /* the ByteLevel step rewrites text into its printable alphabet: a later step would see it */
-        set_err(err, errlen, "pre_tokenizer '%s' after ByteLevel is not supported "
+        accel_errf(err, errlen, "pre_tokenizer '%s' after ByteLevel is not supported "
                 "(accel needs ByteLevel to be the last pre-tokenizer)", type);
         return ACCEL_ERR_UNSUPPORTED;
     }
@@ -705,7 +684,7 @@ static accel_status_t parse_pretok(accel_tokenizer_t *t, json_t *n, char *err, s
         else if (!strcmp(b, "MergedWithNext")) s->behavior = BEH_MERGED_NEXT;
         else if (!strcmp(b, "Contiguous")) s->behavior = BEH_CONTIGUOUS;
         else {
-            set_err(err, errlen, "pre_tokenizer Split: behavior '%s' is unknown", b);
+            accel_errf(err, errlen, "pre_tokenizer Split: behavior '%s' is unknown", b);
             return ACCEL_ERR_UNSUPPORTED;
         }
         t->npre++;
@@ -746,7 +725,7 @@ static accel_status_t parse_pretok(accel_tokenizer_t *t, json_t *n, char *err, s
         const char *rs = json_is_string(r) ? json_string_value(r) : "\xE2\x96\x81";
         s->repl_len = strlen(rs);
         if (s->repl_len == 0 || s->repl_len > 4 || utf8_len((unsigned char)rs[0]) != s->repl_len) {
-            set_err(err, errlen, "pre_tokenizer Metaspace: replacement '%s' is not one character", rs);
+            accel_errf(err, errlen, "pre_tokenizer Metaspace: replacement '%s' is not one character", rs);
             return ACCEL_ERR_CORRUPT;
         }
         memcpy(s->repl, rs, s->repl_len);
@@ -756,7 +735,7 @@ static accel_status_t parse_pretok(accel_tokenizer_t *t, json_t *n, char *err, s
             else if (!strcmp(ps, "first")) s->prepend = PREPEND_FIRST;
             else if (!strcmp(ps, "never")) s->prepend = PREPEND_NEVER;
             else {
-                set_err(err, errlen, "pre_tokenizer Metaspace: prepend_scheme '%s' is unknown", ps);
+                accel_errf(err, errlen, "pre_tokenizer Metaspace: prepend_scheme '%s' is unknown", ps);
                 return ACCEL_ERR_UNSUPPORTED;
             }
         } else {
@@ -764,7 +743,7 @@ static accel_status_t parse_pretok(accel_tokenizer_t *t, json_t *n, char *err, s
         }
         s->split = get_bool(n, "split", 1);
     } else {
-        set_err(err, errlen, "pre_tokenizer type '%s' is not supported (accel reads ByteLevel, Split, "
+        accel_errf(err, errlen, "pre_tokenizer type '%s' is not supported (accel reads ByteLevel, Split, "
                 "Metaspace, Digits, Whitespace, WhitespaceSplit, Punctuation, Sequence)", type);
         return ACCEL_ERR_UNSUPPORTED;
     }
@@ -777,7 +756,7 @@ static accel_status_t parse_decoder(accel_tokenizer_t *t, json_t *n, char *err, 
     if (!n || json_is_null(n)) return ACCEL_OK;
     t->has_decoder = 1;
     if (!json_is_object(n)) {
-        set_err(err, errlen, "'decoder' is %s, expected an object or null", jtype(n));
+        accel_errf(err, errlen, "'decoder' is %s, expected an object or null", accel_json_type_name(n));
         return ACCEL_ERR_CORRUPT;
     }
     const char *type = json_string_value(json_object_get(n, "type"));
@@ -786,7 +765,7 @@ static accel_status_t parse_decoder(accel_tokenizer_t *t, json_t *n, char *err, 
         json_t *list = json_object_get(n, "decoders"), *e;
         size_t i;
         if (!json_is_array(list)) {
-            set_err(err, errlen, "decoder Sequence: 'decoders' is not an array");
+            accel_errf(err, errlen, "decoder Sequence: 'decoders' is not an array");
             return ACCEL_ERR_CORRUPT;
         }
         json_array_foreach(list, i, e) {
@@ -796,7 +775,7 @@ static accel_status_t parse_decoder(accel_tokenizer_t *t, json_t *n, char *err, 
         return ACCEL_OK;
     }
     if (t->ndec == MAX_STEPS) {
-        set_err(err, errlen, "decoder: more than %d steps", MAX_STEPS);
+        accel_errf(err, errlen, "decoder: more than %d steps", MAX_STEPS);
         return ACCEL_ERR_UNSUPPORTED;
     }
     decstep_t *d = &t->dec[t->ndec];
@@ -816,7 +795,7 @@ static accel_status_t parse_decoder(accel_tokenizer_t *t, json_t *n, char *err, 
         json_t *p = json_object_get(n, "pattern"), *c = json_object_get(n, "content");
         json_t *ps = json_object_get(p, "String");
         if (!json_is_string(ps) || !json_is_string(c) || !json_string_length(ps)) {
-            set_err(err, errlen, "decoder Replace: accel reads a String pattern and a string content "
+            accel_errf(err, errlen, "decoder Replace: accel reads a String pattern and a string content "
                     "(a Regex pattern is not supported)");
             return ACCEL_ERR_UNSUPPORTED;
         }
@@ -841,7 +820,7 @@ static accel_status_t parse_decoder(accel_tokenizer_t *t, json_t *n, char *err, 
                                                                                      : PREPEND_ALWAYS;
         else d->prepend = get_bool(n, "add_prefix_space", 1) ? PREPEND_ALWAYS : PREPEND_NEVER;
     } else {
-        set_err(err, errlen, "decoder type '%s' is not supported (accel reads ByteLevel, Metaspace, "
+        accel_errf(err, errlen, "decoder type '%s' is not supported (accel reads ByteLevel, Metaspace, "
                 "Replace, ByteFallback, Fuse, Strip, Sequence)", type);
         return ACCEL_ERR_UNSUPPORTED;
     }
@@ -872,13 +851,13 @@ static accel_status_t parse_model(accel_tokenizer_t *t, json_t *model, const int
     buf_t a = { 0 }, b = { 0 }, ab = { 0 };
     const char *type = json_string_value(json_object_get(model, "type"));
     if (type && strcmp(type, "BPE")) {
-        set_err(err, errlen, "model type '%s' is not supported (accel reads BPE models: GPT-2, "
+        accel_errf(err, errlen, "model type '%s' is not supported (accel reads BPE models: GPT-2, "
                 "Llama, Qwen2, Mistral style)", type);
         return ACCEL_ERR_UNSUPPORTED;
     }
     json_t *v = json_object_get(model, "dropout");
     if (v && !json_is_null(v)) {
-        set_err(err, errlen, "model.dropout is %g: BPE dropout is not supported (accel encodes "
+        accel_errf(err, errlen, "model.dropout is %g: BPE dropout is not supported (accel encodes "
                 "deterministically)\n--> hint: set \"dropout\": null for inference and datasets",
                 json_number_value(v));
         return ACCEL_ERR_UNSUPPORTED;
@@ -887,8 +866,8 @@ static accel_status_t parse_model(accel_tokenizer_t *t, json_t *model, const int
     for (int i = 0; i < 2; i++) {
         v = json_object_get(model, affixes[i]);
         if (v && !json_is_null(v)) {
-            set_err(err, errlen, "model.%s is '%s': subword prefixes/suffixes are not supported",
-                    affixes[i], json_is_string(v) ? json_string_value(v) : jtype(v));
+            accel_errf(err, errlen, "model.%s is '%s': subword prefixes/suffixes are not supported",
+                    affixes[i], json_is_string(v) ? json_string_value(v) : accel_json_type_name(v));
             return ACCEL_ERR_UNSUPPORTED;
         }
     }
@@ -898,15 +877,15 @@ static accel_status_t parse_model(accel_tokenizer_t *t, json_t *model, const int
 
     json_t *vocab = json_object_get(model, "vocab");
     if (!json_is_object(vocab)) {
-        set_err(err, errlen, "model.vocab is %s, expected an object (token -> id)",
-                vocab ? jtype(vocab) : "missing");
+        accel_errf(err, errlen, "model.vocab is %s, expected an object (token -> id)",
+                vocab ? accel_json_type_name(vocab) : "missing");
         return ACCEL_ERR_CORRUPT;
     }
     const char *key;
     json_t *val;
     json_object_foreach(vocab, key, val) {
         if (!json_is_integer(val) || json_integer_value(val) < 0 || json_integer_value(val) >= INT32_MAX) {
-            set_err(err, errlen, "model.vocab['%s'] is %s, expected an id >= 0", key, jtype(val));
+            accel_errf(err, errlen, "model.vocab['%s'] is %s, expected an id >= 0", key, accel_json_type_name(val));
             st = ACCEL_ERR_CORRUPT;
             goto cleanup;
         }
@@ -931,7 +910,7 @@ static accel_status_t parse_model(accel_tokenizer_t *t, json_t *model, const int
             goto cleanup;
         }
         if (!strmap_get(&t->vocab_map, a.p, a.n, &id)) {
-            set_err(err, errlen, "model.unk_token '%s' is not in the vocabulary", json_string_value(unk));
+            accel_errf(err, errlen, "model.unk_token '%s' is not in the vocabulary", json_string_value(unk));
             st = ACCEL_ERR_CORRUPT;
             goto cleanup;
         }
@@ -940,7 +919,7 @@ static accel_status_t parse_model(accel_tokenizer_t *t, json_t *model, const int
 
     json_t *merges = json_object_get(model, "merges");
     if (merges && !json_is_array(merges)) {
-        set_err(err, errlen, "model.merges is %s, expected an array", jtype(merges));
+        accel_errf(err, errlen, "model.merges is %s, expected an array", accel_json_type_name(merges));
         st = ACCEL_ERR_CORRUPT;
         goto cleanup;
     }
@@ -956,7 +935,7 @@ static accel_status_t parse_model(accel_tokenizer_t *t, json_t *model, const int
         if (json_is_string(m)) {            /* "a b" (older files) */
             const char *s = json_string_value(m), *sp = strchr(s, ' ');
             if (!sp || strchr(sp + 1, ' ')) {
-                set_err(err, errlen, "model.merges[%zu] = '%s' is not two tokens separated by one space",
+                accel_errf(err, errlen, "model.merges[%zu] = '%s' is not two tokens separated by one space",
                         i, s);
                 st = ACCEL_ERR_CORRUPT;
                 goto cleanup;
@@ -967,7 +946,7 @@ static accel_status_t parse_model(accel_tokenizer_t *t, json_t *model, const int
             sa = json_string_value(json_array_get(m, 0)); la = json_string_length(json_array_get(m, 0));
             sb = json_string_value(json_array_get(m, 1)); lb = json_string_length(json_array_get(m, 1));
         } else {
-            set_err(err, errlen, "model.merges[%zu] is %s, expected \"a b\" or [\"a\", \"b\"]", i, jtype(m));
+            accel_errf(err, errlen, "model.merges[%zu] is %s, expected \"a b\" or [\"a\", \"b\"]", i, accel_json_type_name(m));
             st = ACCEL_ERR_CORRUPT;
             goto cleanup;
         }
@@ -980,7 +959,7 @@ static accel_status_t parse_model(accel_tokenizer_t *t, json_t *model, const int
         }
         if (!strmap_get(&t->vocab_map, a.p, a.n, &ia) || !strmap_get(&t->vocab_map, b.p, b.n, &ib) ||
             !strmap_get(&t->vocab_map, ab.p, ab.n, &iab)) {
-            set_err(err, errlen, "model.merges[%zu] ('%.*s' + '%.*s'): a token or their merge is not "
+            accel_errf(err, errlen, "model.merges[%zu] ('%.*s' + '%.*s'): a token or their merge is not "
                     "in the vocabulary\n--> hint: the tokenizer.json is damaged", i, (int)la, sa,
                     (int)lb, sb);
             st = ACCEL_ERR_CORRUPT;
@@ -1009,12 +988,12 @@ static accel_status_t parse_added(accel_tokenizer_t *t, json_t *list, char *err,
 {
     if (!list || json_is_null(list)) return ACCEL_OK;
     if (!json_is_array(list)) {
-        set_err(err, errlen, "'added_tokens' is %s, expected an array", jtype(list));
+        accel_errf(err, errlen, "'added_tokens' is %s, expected an array", accel_json_type_name(list));
         return ACCEL_ERR_CORRUPT;
     }
     size_t n = json_array_size(list), i;
     if (n > INT16_MAX) {
-        set_err(err, errlen, "added_tokens: %zu entries, accel reads at most %d", n, INT16_MAX);
+        accel_errf(err, errlen, "added_tokens: %zu entries, accel reads at most %d", n, INT16_MAX);
         return ACCEL_ERR_UNSUPPORTED;
     }
     t->added = calloc(n ? n : 1, sizeof *t->added);
@@ -1024,7 +1003,7 @@ static accel_status_t parse_added(accel_tokenizer_t *t, json_t *list, char *err,
         json_t *id = json_object_get(e, "id"), *c = json_object_get(e, "content");
         if (!json_is_integer(id) || json_integer_value(id) < 0 || json_integer_value(id) >= INT32_MAX ||
             !json_is_string(c) || !json_string_length(c)) {
-            set_err(err, errlen, "added_tokens[%zu]: needs an integer 'id' >= 0 and a non-empty "
+            accel_errf(err, errlen, "added_tokens[%zu]: needs an integer 'id' >= 0 and a non-empty "
                     "string 'content'", i);
             return ACCEL_ERR_CORRUPT;
         }
@@ -1248,7 +1227,7 @@ accel_status_t accel_tokenizer_load(const char *path, accel_tokenizer_t **out, c
     struct stat sb;
     accel_status_t st;
     if (stat(path, &sb)) {
-        set_err(err, errlen, "tokenizer %s: %s\n--> hint: pass a tokenizer.json or the directory holding it",
+        accel_errf(err, errlen, "tokenizer %s: %s\n--> hint: pass a tokenizer.json or the directory holding it",
                 path, strerror(errno));
         return ACCEL_ERR_IO;
     }
@@ -1257,7 +1236,7 @@ accel_status_t accel_tokenizer_load(const char *path, accel_tokenizer_t **out, c
     base_name(file, name, sizeof name);
     FILE *f = fopen(file, "rb");
     if (!f) {
-        set_err(err, errlen, "tokenizer %s: %s\n--> hint: pass a tokenizer.json or the directory holding it",
+        accel_errf(err, errlen, "tokenizer %s: %s\n--> hint: pass a tokenizer.json or the directory holding it",
                 file, strerror(errno));
         return ACCEL_ERR_IO;
     }
@@ -1282,12 +1261,12 @@ accel_status_t accel_tokenizer_load(const char *path, accel_tokenizer_t **out, c
     fclose(f);
     if (ioerr) {
         free(data);
-        set_err(err, errlen, "tokenizer %s: read error", file);
+        accel_errf(err, errlen, "tokenizer %s: read error", file);
         return ACCEL_ERR_IO;
     }
     char sub[4000];
     st = accel_tokenizer_from_json(data, n, name, out, sub, sizeof sub);
-    if (st) set_err(err, errlen, "%s: %s", file, sub);
+    if (st) accel_errf(err, errlen, "%s: %s", file, sub);
     free(data);
     return st;
 }
@@ -1303,22 +1282,22 @@ accel_status_t accel_tokenizer_from_json(const char *json, size_t len, const cha
     snprintf(t->name, sizeof t->name, "%s", name && *name ? name : "tokenizer");
     json_t *root = json_loadb(json, len, JSON_ALLOW_NUL, &jerr);
     if (!root) {
-        set_err(err, errlen, "tokenizer '%s' is not valid JSON: line %d, column %d: %s\n"
+        accel_errf(err, errlen, "tokenizer '%s' is not valid JSON: line %d, column %d: %s\n"
                 "--> hint: the file is truncated or not a tokenizer.json", t->name, jerr.line,
                 jerr.column, jerr.text);
         st = ACCEL_ERR_CORRUPT;
         goto fail;
     }
     if (!json_is_object(root)) {
-        set_err(err, errlen, "tokenizer '%s': the JSON is %s, expected an object", t->name, jtype(root));
+        accel_errf(err, errlen, "tokenizer '%s': the JSON is %s, expected an object", t->name, accel_json_type_name(root));
         st = ACCEL_ERR_CORRUPT;
         goto fail;
     }
     json_t *model = json_object_get(root, "model");
     if (!json_is_object(model)) {
-        set_err(err, errlen, "tokenizer '%s': key 'model' is %s, expected an object\n"
+        accel_errf(err, errlen, "tokenizer '%s': key 'model' is %s, expected an object\n"
                 "--> hint: this is not a Hugging Face tokenizer.json", t->name,
-                model ? jtype(model) : "missing");
+                model ? accel_json_type_name(model) : "missing");
         st = ACCEL_ERR_CORRUPT;
         goto fail;
     }
@@ -1339,7 +1318,7 @@ accel_status_t accel_tokenizer_from_json(const char *json, size_t len, const cha
     if ((st = parse_normalizer(t, json_object_get(root, "normalizer"), sub, sizeof sub)) ||
         (st = parse_pretok(t, json_object_get(root, "pre_tokenizer"), sub, sizeof sub)) ||
         (st = parse_decoder(t, json_object_get(root, "decoder"), sub, sizeof sub))) {
-        set_err(err, errlen, "tokenizer '%s': %s", t->name, sub);
+        accel_errf(err, errlen, "tokenizer '%s': %s", t->name, sub);
         goto fail;
     }
     uint32_t byte_cp[256];
@@ -1349,11 +1328,11 @@ accel_status_t accel_tokenizer_from_json(const char *json, size_t len, const cha
     for (int b = 0; b < 256; b++) cp_byte[byte_cp[b]] = (int16_t)b;
     if ((st = parse_model(t, model, cp_byte, sub, sizeof sub)) ||
         (st = parse_added(t, json_object_get(root, "added_tokens"), sub, sizeof sub))) {
-        set_err(err, errlen, "tokenizer '%s': %s", t->name, sub);
+        accel_errf(err, errlen, "tokenizer '%s': %s", t->name, sub);
         goto fail;
     }
     if (t->vocab <= 0) {
-        set_err(err, errlen, "tokenizer '%s': the vocabulary is empty", t->name);
+        accel_errf(err, errlen, "tokenizer '%s': the vocabulary is empty", t->name);
         st = ACCEL_ERR_CORRUPT;
         goto fail;
     }
@@ -1385,7 +1364,7 @@ accel_status_t accel_tokenizer_from_json(const char *json, size_t len, const cha
 fail:
     json_decref(root);
     accel_tokenizer_free(t);
-    if (st == ACCEL_ERR_NOMEM) set_err(err, errlen, "tokenizer '%s': out of memory", name ? name : "");
+    if (st == ACCEL_ERR_NOMEM) accel_errf(err, errlen, "tokenizer '%s': out of memory", name ? name : "");
     return st;
 }
 

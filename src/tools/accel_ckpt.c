@@ -418,25 +418,9 @@ out:
 
 /* ------------------------------------------------------------------ export */
 
-/* A state's tensors, read whole or in pieces, as the writers' fill callbacks want them. */
-typedef struct {
-    accel_ckpt_file_t *f;
-    const char *state;
-    const accel_ckpt_tensor_info_t *ts;
-} source_t;
-
-static accel_status_t fill_tensor(void *ctx, int index, uint64_t begin, uint64_t end, float *dst)
-{
-    source_t *s = ctx;
-    accel_status_t st = accel_ckpt_file_read(s->f, s->state, s->ts[index].name, begin, end, dst);
-    if (st != ACCEL_OK)
-        fprintf(stderr, "accel_ckpt export: cannot read %s/%s (damaged file?)\n", s->state, s->ts[index].name);
-    return st;
-}
-
 static accel_status_t get_tensor(void *ctx, const char *name, uint64_t numel, float *dst)
 {
-    source_t *s = ctx;
+    accel_ckpt_file_source_t *s = ctx;
     accel_ckpt_tensor_info_t in;
     if (accel_ckpt_file_tensor(s->f, s->state, name, &in) != ACCEL_OK) {
         fprintf(stderr, "accel_ckpt export: the file has no tensor %s%s%s, which the configuration's model "
@@ -490,8 +474,8 @@ static int write_safetensors(accel_ckpt_file_t *f, const char *path, const char 
     }
     if (!yaml)
         fprintf(stderr, "accel_ckpt export: %s stores no configuration: the export will not carry one\n", path);
-    source_t src = { f, group, ts };
-    accel_status_t st = accel_st_write(output, e, n, meta, nmeta, fill_tensor, &src);
+    accel_ckpt_file_source_t src = { f, group, ts };
+    accel_status_t st = accel_st_write(output, e, n, meta, nmeta, accel_ckpt_file_fill, &src);
     free(tok);
     free(yaml);
     free(e);
@@ -518,7 +502,7 @@ static int write_hf(accel_ckpt_file_t *f, const char *path, const char *group, b
     char *tok = NULL, tname[128] = "";
     size_t toklen = 0;
     accel_ckpt_file_tokenizer(f, &tok, &toklen, tname, sizeof tname, NULL, 0);
-    source_t src = { f, group, NULL };
+    accel_ckpt_file_source_t src = { f, group, NULL };
     st = accel_hf_export(&cfg, get_tensor, &src, bf16, outdir, tok, toklen, tname);
     free(tok);
     return st == ACCEL_OK ? 0 : accel_status_exit_code(st) ? accel_status_exit_code(st) : 2;

@@ -516,13 +516,19 @@ fail:
     return st;
 }
 
-/* The data's tokenizer, to print the sample: the kept tokenizer.json, or "bytes"; NULL (no sample)
- * for data whose tokens have no known text (synthetic, pre-tokenized without a tokenizer). */
+/* The data's tokenizer, to print the sample: the kept tokenizer.json, or "bytes" (also for synthetic
+ * data, whose samples then show what the model learnt as bytes); NULL (no sample) for a dataset
+ * whose tokens have no known text (pre-tokenized without a tokenizer). */
+static bool sample_bytes(const accel_trainer_t *t)
+{
+    return !strcmp(t->tok_name, ACCEL_TOKENIZER_BYTES) || !t->train_set;
+}
+
 static accel_tokenizer_t *sample_tokenizer(const accel_trainer_t *t)
 {
     accel_tokenizer_t *tok = NULL;
     char err[1024];
-    if (!t->tok_json && strcmp(t->tok_name, ACCEL_TOKENIZER_BYTES)) return NULL;
+    if (!t->tok_json) return sample_bytes(t) && accel_tokenizer_bytes(&tok) == ACCEL_OK ? tok : NULL;
     if (accel_tokenizer_open_recorded(t->tok_name, t->tok_json, t->tok_json_len, &tok, err,
                                       sizeof err) != ACCEL_OK) {
         ACCEL_WARN("no sample: the data's tokenizer cannot be read: %s", err);
@@ -539,8 +545,7 @@ static accel_status_t print_sample(accel_trainer_t *t)
     const char *prompt = cfg->train.sample_prompt;
     int nnew = cfg->train.sample_tokens;
     if (!prompt[0] || nnew <= 0 || !t->tokens_model) return ACCEL_OK;
-    bool bytes = !strcmp(t->tok_name, ACCEL_TOKENIZER_BYTES);
-    bool known = t->tok_json || (bytes && t->model.vocab >= 256);
+    bool known = t->tok_json || (sample_bytes(t) && t->model.vocab >= 256);
     int ok = t->rt->rank == 0 ? known : 0;             /* every rank takes the same branch */
     MPI_Bcast(&ok, 1, MPI_INT, 0, t->rt->world);
     if (!ok) return ACCEL_OK;
@@ -568,7 +573,13 @@ static accel_status_t print_sample(accel_trainer_t *t)
             if (st == ACCEL_OK)
                 st = accel_model_generate(&t->model, accel_dist_params(t->dist), ids, (int)np, nnew, 0.8f,
                                           40, cfg->seed, ids + np);
-            if (st == ACCEL_OK) st = accel_tokenizer_decode(tok, ids + np, (size_t)nnew, &text, &tlen);
+            if (st == ACCEL_OK && !t->tok_json) {          /* bytes: a larger id shows as '?' */
+                if (!(text = malloc((size_t)nnew + 1))) st = ACCEL_ERR_NOMEM;
+                for (int i = 0; text && i < nnew; i++) text[i] = ids[np + i] < 256 ? (char)ids[np + i] : '?';
+                if (text) text[tlen = (size_t)nnew] = '\0';
+            } else if (st == ACCEL_OK) {
+                st = accel_tokenizer_decode(tok, ids + np, (size_t)nnew, &text, &tlen);
+            }
         }
         if (st == ACCEL_OK && text) {
             /* Control bytes (a byte-level model's early noise) would garble the terminal. */

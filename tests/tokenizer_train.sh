@@ -1,7 +1,8 @@
 #!/bin/sh
 # A tokenizer.json from data to model and back out: data prepared with a byte-level BPE
 # (tests/fixtures/data/tinybpe, vocabulary 400) trains a GPT whose sample is decoded with it; the
-# checkpoint keeps the tokenizer (name, hash, bytes); the hf export writes the same tokenizer.json;
+# checkpoint keeps the tokenizer (name, hash, bytes); the hf export writes the same tokenizer.json
+# and its bos/eos ids;
 # accel_generate encodes prompts with it from the checkpoint, the safetensors export and the hf
 # export; train.init_from refuses data made with another tokenizer; a tokenizer larger than the
 # model's vocabulary is refused.
@@ -29,6 +30,10 @@ pass "training on tinybpe data: sample decoded, checkpoint keeps tokenizer tinyb
 # Exports carry it: hf writes the same tokenizer.json; safetensors keeps it in its metadata.
 out=$(t "$AC" export "$ck" --format hf --output "$S/hf" 2>&1) || fail "export hf: $out"
 cmp "$S/hf/tokenizer.json" "$TOK/tokenizer.json" || fail "the hf export's tokenizer.json differs from the data's"
+# tinybpe's <|begin_of_text|> (0) and <|end_of_text|> (1) name the ids transformers generates with
+grep -q '"bos_token_id": 0,' "$S/hf/config.json" && grep -q '"eos_token_id": 1' "$S/hf/generation_config.json" ||
+    fail "bos/eos ids not exported: $(cat "$S/hf/config.json" "$S/hf/generation_config.json")"
+grep -qF '"bos_token": "<|begin_of_text|>"' "$S/hf/tokenizer_config.json" || fail "tokenizer_config.json: $(cat "$S/hf/tokenizer_config.json")"
 out=$(t "$AC" export "$ck" --format safetensors --output "$S/m.safetensors" 2>&1) || fail "export safetensors: $out"
 for w in "$ck" "$S/m.safetensors" "$S/hf"; do
     out=$(t "$G" "$w" --prompt "The " -n 8 2>&1) || fail "accel_generate $w: $out"

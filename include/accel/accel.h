@@ -18,6 +18,7 @@
 #include "accel/memory.h"
 #include "accel/dataset.h"
 #include "accel/eval.h"
+#include "accel/tokenizer.h"
 #include "accel/trainer.h"
 #include "accel/version.h"
 #include "accel/ckpt.h"

@@ -52,11 +52,21 @@ char *accel_hf_tokenizer(const accel_hf_t *hf, size_t *len);
 /* Gives one accel tensor (whole, numel elements) as fp32. */
 typedef accel_status_t (*accel_hf_get_fn)(void *ctx, const char *accel_name, uint64_t numel, float *dst);
 
+/* The tokenizer that goes with an export: its tokenizer.json bytes (NULL: none), name, and the
+ * beginning/end-of-text tokens (id -1 and text NULL when unknown), for config.json,
+ * generation_config.json and tokenizer_config.json. */
+typedef struct {
+    const char *json;
+    size_t len;
+    const char *name;
+    int bos_id, eos_id;
+    const char *bos, *eos;
+} accel_hf_tokenizer_t;
+
 /* Write outdir/model.safetensors (HF names and layouts; a tied head is not stored), config.json
  * and generation_config.json, plus outdir/tokenizer.json and a minimal tokenizer_config.json when
- * tokenizer (len bytes) is given. bf16 stores BF16 weights. Logged. */
+ * tok->json is given (tok may be NULL). bf16 stores BF16 weights. Logged. */
 accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, void *ctx, bool bf16,
-                               const char *outdir, const char *tokenizer, size_t tokenizer_len,
-                               const char *tokenizer_name);
+                               const char *outdir, const accel_hf_tokenizer_t *tok);
 
 #endif

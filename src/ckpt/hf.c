@@ -687,7 +687,7 @@ char *accel_hf_tokenizer(const accel_hf_t *hf, size_t *len)
 /* ------------------------------------------------------------------ export */
 
 /* config.json for cfg's model (transformers 4.4x and 5 read it). */
-static json_t *hf_config_json(const accel_config_t *cfg, bool bf16)
+static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, int eos_id)
 {
     const accel_model_config_t *m = &cfg->model;
     dims_t d = dims_of(m);
@@ -701,14 +701,9 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16)
                       "activation_function", "gelu_new", "tie_word_embeddings", 1, "resid_pdrop", 0.0,
                       "embd_pdrop", 0.0, "attn_pdrop", 0.0, "scale_attn_weights", 1, "use_cache", 1,
                       "dtype", dtype, "torch_dtype", dtype);
-        /* GPT2Config defaults bos/eos to 50256 (<|endoftext|>): right for the GPT-2 vocabulary,
-         * out of range for any smaller one. accel knows no other ids. */
-        json_t *id = m->vocab == 50257 ? json_integer(50256) : json_null();
-        if (j) {
-            json_object_set(j, "bos_token_id", id);
-            json_object_set(j, "eos_token_id", id);
-        }
-        json_decref(id);
+        /* Without a tokenizer: GPT2Config defaults bos/eos to 50256 (<|endoftext|>), right for
+         * the GPT-2 vocabulary and out of range for any smaller one. */
+        if (bos_id < 0 && eos_id < 0 && m->vocab == 50257) bos_id = eos_id = 50256;
     } else {
         const char *arch = m->attention_bias ? "Qwen2ForCausalLM" : "LlamaForCausalLM";
         j = json_pack("{s:[s], s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:s, s:b, s:b, s:b, s:b, s:s, s:s}",
@@ -731,6 +726,9 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16)
         }
     }
     if (j) {
+        /* Ids the tokenizer names (null when unknown: transformers' defaults may be out of range). */
+        json_object_set_new(j, "bos_token_id", bos_id >= 0 && bos_id < m->vocab ? json_integer(bos_id) : json_null());
+        json_object_set_new(j, "eos_token_id", eos_id >= 0 && eos_id < m->vocab ? json_integer(eos_id) : json_null());
         char ver[64];
         snprintf(ver, sizeof ver, "accel %s", accel_version());
         json_object_set_new(j, "accel_version", json_string(ver));
@@ -808,9 +806,10 @@ static accel_status_t write_json(const char *dir, const char *name, json_t *j)
 }
 
 accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, void *ctx, bool bf16,
-                               const char *outdir, const char *tokenizer, size_t tokenizer_len,
-                               const char *tokenizer_name)
+                               const char *outdir, const accel_hf_tokenizer_t *tok)
 {
+    static const accel_hf_tokenizer_t none = { .bos_id = -1, .eos_id = -1 };
+    if (!tok) tok = &none;
     const accel_model_config_t *m = &cfg->model;
     if (strcmp(m->name, "gpt") && strcmp(m->name, "llama")) {
         ACCEL_ERROR("export --format hf: model.name=%s has no Hugging Face counterpart\n--> hint: gpt "
@@ -839,27 +838,31 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     snprintf(path, sizeof path, "%s/model.safetensors", outdir);
     const char *meta[] = { "format", "pt" };
     if (st == ACCEL_OK) st = accel_st_write(path, se, n, meta, 1, export_fill, &c);
-    json_t *cj = st == ACCEL_OK ? hf_config_json(cfg, bf16) : NULL;
+    json_t *cj = st == ACCEL_OK ? hf_config_json(cfg, bf16, tok->bos_id, tok->eos_id) : NULL;
     if (st == ACCEL_OK) st = write_json(outdir, "config.json", cj);
     json_decref(cj);
     if (st == ACCEL_OK) {
         json_t *g = json_pack("{s:b}", "_from_model_config", 1);
+        if (g && tok->bos_id >= 0 && tok->bos_id < m->vocab) json_object_set_new(g, "bos_token_id", json_integer(tok->bos_id));
+        if (g && tok->eos_id >= 0 && tok->eos_id < m->vocab) json_object_set_new(g, "eos_token_id", json_integer(tok->eos_id));
         st = write_json(outdir, "generation_config.json", g);
         json_decref(g);
     }
-    if (st == ACCEL_OK && tokenizer) {
-        char *text = malloc(tokenizer_len + 1);
+    if (st == ACCEL_OK && tok->json) {
+        char *text = malloc(tok->len + 1);
         if (!text) st = ACCEL_ERR_NOMEM;
         else {
-            memcpy(text, tokenizer, tokenizer_len);
-            text[tokenizer_len] = '\0';
+            memcpy(text, tok->json, tok->len);
+            text[tok->len] = '\0';
             snprintf(path, sizeof path, "%s/tokenizer.json", outdir);
             st = accel_h5_publish_text(path, text);
             free(text);
         }
         json_t *tc = json_pack("{s:s, s:i}", "tokenizer_class", "PreTrainedTokenizerFast", "model_max_length",
                                m->context);
-        if (tc && tokenizer_name && *tokenizer_name) json_object_set_new(tc, "accel_tokenizer", json_string(tokenizer_name));
+        if (tc && tok->name && *tok->name) json_object_set_new(tc, "accel_tokenizer", json_string(tok->name));
+        if (tc && tok->bos) json_object_set_new(tc, "bos_token", json_string(tok->bos));
+        if (tc && tok->eos) json_object_set_new(tc, "eos_token", json_string(tok->eos));
         if (st == ACCEL_OK) st = write_json(outdir, "tokenizer_config.json", tc);
         json_decref(tc);
     }

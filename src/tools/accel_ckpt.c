@@ -502,8 +502,26 @@ static int write_hf(accel_ckpt_file_t *f, const char *path, const char *group, b
     char *tok = NULL, tname[128] = "";
     size_t toklen = 0;
     accel_ckpt_file_tokenizer(f, &tok, &toklen, tname, sizeof tname, NULL, 0);
+    /* The special tokens come from the tokenizer itself (its post-processor and added tokens). */
+    accel_hf_tokenizer_t ht = { .json = tok, .len = toklen, .name = tname, .bos_id = -1, .eos_id = -1 };
+    accel_tokenizer_t *t = NULL;
+    char terr[1024] = "", *bos = NULL, *eos = NULL;
+    if (tok && accel_tokenizer_from_json(tok, toklen, tname, &t, terr, sizeof terr) == ACCEL_OK) {
+        size_t n;
+        const char *p;
+        ht.bos_id = accel_tokenizer_bos(t);
+        ht.eos_id = accel_tokenizer_eos(t);
+        if (ht.bos_id >= 0 && (p = accel_tokenizer_token_bytes(t, ht.bos_id, 0, &n))) ht.bos = bos = strndup(p, n);
+        if (ht.eos_id >= 0 && (p = accel_tokenizer_token_bytes(t, ht.eos_id, 0, &n))) ht.eos = eos = strndup(p, n);
+    } else if (tok) {
+        fprintf(stderr, "accel_ckpt export: the stored tokenizer.json cannot be read (%s): exported as it "
+                "is, without bos/eos ids\n", terr);
+    }
     accel_ckpt_file_source_t src = { f, group, NULL };
-    st = accel_hf_export(&cfg, get_tensor, &src, bf16, outdir, tok, toklen, tname);
+    st = accel_hf_export(&cfg, get_tensor, &src, bf16, outdir, &ht);
+    accel_tokenizer_free(t);
+    free(bos);
+    free(eos);
     free(tok);
     return st == ACCEL_OK ? 0 : accel_status_exit_code(st) ? accel_status_exit_code(st) : 2;
 }

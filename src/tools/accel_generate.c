@@ -246,8 +246,13 @@ static accel_status_t open_tokenizer(const opts_t *o, const accel_weights_t *w, 
     accel_status_t st;
     if (o->tokenizer && !strcmp(o->tokenizer, ACCEL_TOKENIZER_BYTES)) st = accel_tokenizer_bytes(tok);
     else if (o->tokenizer) st = accel_tokenizer_load(o->tokenizer, tok, err, sizeof err);
-    else if ((st = accel_weights_tokenizer(w, tok, err, sizeof err)) == ACCEL_ERR_NOT_FOUND)
+    else if ((st = accel_weights_tokenizer(w, tok, err, sizeof err)) == ACCEL_ERR_NOT_FOUND) {
         st = accel_tokenizer_bytes(tok);
+        if (V != 256)   /* a byte-level model has exactly 256 ids; this one was trained on others */
+            fprintf(stderr, "accel_generate: %s keeps no tokenizer: reading and writing text one byte "
+                    "per token, which a model with model.vocab=%d was probably not trained on\n--> hint: "
+                    "--tokenizer tokenizer.json (or the model's directory)\n", accel_weights_path(w), V);
+    }
     if (st != ACCEL_OK) {
         fprintf(stderr, "accel_generate: %s\n--> hint: --tokenizer FILE|bytes chooses another\n",
                 err[0] ? err : accel_status_str(st));

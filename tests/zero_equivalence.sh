@@ -25,7 +25,7 @@ for s in zero1 zero2 zero3; do
     grep -q "4 ranks on 2 nodes" "$SCRATCH/hybrid-$s.out" || fail "hybrid run did not see 2 nodes"
     compare ddp "hybrid-$s"
 done
-for s in zero2 zero3; do
+for s in zero1 zero2 zero3; do
     train "$s-accum" 2 dist.strategy=$s train.grad_accum=4
     compare ddp "$s-accum"
 done

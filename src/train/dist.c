@@ -93,13 +93,15 @@ static void release_params(accel_dist_t *d, unit_t *u)
 }
 
 /* Gradients of a unit: reduce-scatter this rank's slice into the owned gradients (the first
- * micro-batch of a step writes them directly, later ones go through staging and are added). */
+ * micro-batch of a step writes them directly, later ones go through staging and are added;
+ * zero1 reduces once per step, after its last micro-batch, and has no staging). */
 static void start_reduce(accel_dist_t *d, unit_t *u)
 {
     if (u->reduce_started || u->slice == 0) return;
     u->reduce_started = true;
     if (d->first_reduce == 0) d->first_reduce = accel_now();
-    float *dst = (d->micro == 0 ? d->shard_grads : d->staging) + u->owned;
+    bool direct = d->micro == 0 || d->strategy == ACCEL_ZERO1;
+    float *dst = (direct ? d->shard_grads : d->staging) + u->owned;
     accel_status_t st = accel_comm_reduce_scatter(d->shard, d->grads + u->begin, dst, u->slice,
                                                   ACCEL_F32, ACCEL_SUM, &u->reduce);
     if (st != ACCEL_OK) u->reduce = NULL;

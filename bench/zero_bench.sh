@@ -23,10 +23,10 @@ for np in $RANKS; do
     for s in ddp zero1 zero2 zero3; do
         timeout 900 mpirun -np "$np" ./accel_train $common dist.strategy=$s train.metrics="$out/$s-$np.jsonl" \
             > "$out/$s-$np.out" 2>&1 || { echo "run $s on $np ranks failed:"; tail -5 "$out/$s-$np.out"; exit 1; }
-        last=$(grep eval_loss "$out/$s-$np.jsonl")
+        last=$(grep '"kind": "summary"' "$out/$s-$np.jsonl" | tail -1)
         peak=$(echo "$last" | sed 's/.*"peak_bytes": \([0-9.e+]*\).*/\1/')
         sent=$(echo "$last" | sed 's/.*"bytes_sent_per_step": \([0-9.e+]*\).*/\1/')
-        secs=$(awk '/"step"/ { s = $0; sub(/.*"time": /, "", s); sub(/}.*/, "", s); t[++n] = s + 0 }
+        secs=$(awk '/"kind": "train"/ { s = $0; sub(/.*"time": /, "", s); sub(/}.*/, "", s); t[++n] = s + 0 }
                     END { v = n > 2 ? (t[n] - t[2]) / (n - 2) : t[n] / n; printf "%.3f", v }' "$out/$s-$np.jsonl")
         pred=$(./accel estimate-memory $common dist.strategy=$s --world "$np" |
                awk -v s="$s" -v n="$np" '$1 == s && $2 == n { print $9 }')

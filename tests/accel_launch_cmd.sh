@@ -27,7 +27,7 @@ timeout -k 10 120 "$ACCEL" launch -n 2 -- "$ACCEL_TRAIN" train.steps=5 train.met
     || { cat "$S/run.out"; fail "accel launch -n 2 accel_train"; }
 grep -q "^accel launch: mpirun -np 2" "$S/run.out" || { cat "$S/run.out"; fail "command not printed"; }
 grep -q "2 ranks on 1 node, launched by mpirun" "$S/run.out" || { cat "$S/run.out"; fail "not 2 ranks under mpirun"; }
-[ "$(grep -c '"step"' "$S/m.jsonl")" = 5 ] || fail "expected 5 steps of metrics"
+[ "$(grep -c '"kind": "train"' "$S/m.jsonl")" = 5 ] || fail "expected 5 steps of metrics"
 pass "accel launch -n 2 accel_train: ran under mpirun"
 
 cores=$(nproc)

@@ -10,7 +10,7 @@ make_scratch
 S=$SCRATCH
 args="model.name=gpt data.path=synthetic model.layers=2 model.width=32 model.heads=2 model.context=16
       train.steps=40 train.global_batch=12 seed=5 train.sample_tokens=0 data.eval_samples=12"
-steps() { grep '"step"' "$1" | sed 's/, "time.*//'; }
+steps() { grep '"kind": "train"' "$1" | sed 's/, "time.*//'; }
 run_mpi 2 "$ACCEL_TRAIN" $args train.metrics="$S/full.jsonl" >/dev/null || fail "uninterrupted run"
 
 # Same world size: bit-identical.

@@ -108,7 +108,7 @@ T="model.name=gpt model.layers=1 model.heads=2 model.width=16 model.context=16 t
 t "$AD" import --output "$S/big.h5" --vocab 100000 --context 16 "$F/big_u32.npy" > /dev/null || fail "import big"
 out=$(run_mpi 1 "$ACCEL_TRAIN" $T model.vocab=100000 data.path="$S/big.h5" train.metrics="$S/big.jsonl" 2>&1) \
     || fail "accel_train on the uint32 dataset: $out"
-[ "$(grep -c '"step"' "$S/big.jsonl")" -ge 3 ] || fail "accel_train wrote no steps: $(cat "$S/big.jsonl")"
+[ "$(grep -c '"kind": "train"' "$S/big.jsonl")" -ge 3 ] || fail "accel_train wrote no steps: $(cat "$S/big.jsonl")"
 expect_fail "has a vocabulary of 100000 tokens but model.vocab is 50000" run_mpi 1 "$ACCEL_TRAIN" $T model.vocab=50000 data.path="$S/big.h5"
 pass "accel_train: 3 steps on the uint32 dataset (vocab 100000)"
 

@@ -13,11 +13,12 @@ run_mpi 2 "$ACCEL_TRAIN" $args train.metrics="$SCRATCH/m2.jsonl" > "$SCRATCH/out
 run_mpi 1 "$ACCEL_TRAIN" $args train.metrics="$SCRATCH/m1.jsonl" > "$SCRATCH/out1" 2>&1 ||
     { cat "$SCRATCH/out1"; fail "1-rank gpt training failed"; }
 
-# Metrics lines: {"step": N, "loss": X, ...}; the last line holds {"eval_loss": X, ...}.
+# Metrics rows (docs/metrics.md): {"step": N, "kind": "train", "loss": X, ...}, then the final
+# {"step": 60, "kind": "eval", "eval_loss": X, ...}.
 summary() {
     awk -F'[:,]' '
-        /"step"/ { for (i = 1; i < NF; i++) if ($i ~ /"loss"/) l[++n] = $(i + 1) }
-        /"eval_loss"/ { e = $2 }
+        /"kind": "train"/ { for (i = 1; i < NF; i++) if ($i ~ /"loss"/) l[++n] = $(i + 1) }
+        /"eval_loss"/ { for (i = 1; i < NF; i++) if ($i ~ /"eval_loss"/) e = $(i + 1) }
         END { s = 0; for (i = n - 4; i <= n; i++) s += l[i]; printf "%d %.9g %.9g %.9g %.9g\n", n, l[1], s / 5, l[n], e }' "$1"
 }
 set -- $(summary "$SCRATCH/m2.jsonl")

@@ -83,7 +83,7 @@ train_case() {     # NP STRATEGY INIT_FROM REF_WEIGHTS TAG
         "train.metrics=m_$tag.jsonl" > "train_$tag.log" 2>&1 || { cat "train_$tag.log"; fail "init_from $tag"; }
     grep -q "initialised the parameters from train.init_from" "train_$tag.log" || fail "$tag: no init_from line"
     awk -v want="$want" -v tag="$tag" '
-        /"step"/ { sub(/.*"step": /, ""); s = $0 + 0; l = $0; sub(/.*"loss": /, "", l); l += 0;
+        /"kind": "train"/ { sub(/.*"step": /, ""); s = $0 + 0; l = $0; sub(/.*"loss": /, "", l); l += 0;
                    if (!n++) { first = l; fs = s } last = l }
         END { d = first - want; if (d < 0) d = -d;
               printf "%s: first step %d, loss %.7f (model on the batch %.6f, |diff| %.2g), last %.4f\n", tag, fs, first, want, d, last;

@@ -54,8 +54,8 @@ expect_fail() {
 compare_losses() {
     awk -v tol="${3:-1e-5}" -v want="${4:-0}" -v a="$1" -v b="$2" '
         function field(line, key) { sub(".*\"" key "\": ", "", line); sub(/[,}].*/, "", line); return line + 0 }
-        FNR == NR { if ($0 ~ /"step"/) ref[field($0, "step")] = field($0, "loss"); next }
-        /"step"/ { k = field($0, "step"); d = field($0, "loss") - ref[k]; if (d < 0) d = -d;
+        FNR == NR { if ($0 ~ /"kind": "train"/) ref[field($0, "step")] = field($0, "loss"); next }
+        /"kind": "train"/ { k = field($0, "step"); d = field($0, "loss") - ref[k]; if (d < 0) d = -d;
                    r = d / (ref[k] < 0 ? -ref[k] : ref[k]); if (r > w) w = r; n++ }
         END { printf "%s vs %s: %d steps, max relative difference %.2e\n", b, a, n, w;
               exit ((want == 0 || n == want) && n > 0 && w <= tol) ? 0 : 1 }' "$1" "$2"

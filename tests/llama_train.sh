@@ -33,8 +33,8 @@ for s in ddp zero3; do train "accum-$s" 2 dist.strategy=$s train.grad_accum=2; c
 e1=$(eval_loss ddp) e4=$(eval_loss ddp-4)
 [ -n "$e1" ] && awk -v a="$e1" -v b="$e4" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= 1e-5 * a) }' ||
     fail "held-out loss on 1 rank ($e1) and 4 ranks ($e4) differ"
-first=$(grep -m1 '"step"' "$S/ddp.jsonl" | sed 's/.*"loss": \([^,]*\),.*/\1/')
-last=$(grep '"step": 40,' "$S/ddp.jsonl" | sed 's/.*"loss": \([^,]*\),.*/\1/')
+first=$(grep -m1 '"kind": "train"' "$S/ddp.jsonl" | sed 's/.*"loss": \([^,]*\),.*/\1/')
+last=$(grep '"step": 40, "kind": "train"' "$S/ddp.jsonl" | sed 's/.*"loss": \([^,]*\),.*/\1/')
 awk -v f="$first" -v l="$last" 'BEGIN { exit !(l < f - 1.0) }' || fail "llama did not learn: $first -> $last"
 pass "llama: 1/2/4 ranks, ddp/zero1/zero2/zero3/hybrid and grad_accum agree; loss $first -> $last, held-out $e1"
 

@@ -22,7 +22,7 @@ pass "salloc -N 2 -n 4 accel launch accel env: 4 ranks on 2 nodes through srun"
 run_salloc -N 2 -n 4 "$ACCEL" launch -n 2 --nodes 2 -- "$ACCEL_TRAIN" train.steps=5 train.metrics="$S/m.jsonl" \
     >"$S/train.out" 2>&1 || { cat "$S/train.out"; fail "accel launch -n 2 --nodes 2 accel_train"; }
 grep -q "2 ranks on 2 nodes, launched by srun" "$S/train.out" || { cat "$S/train.out"; fail "not 2 ranks on 2 nodes"; }
-[ "$(grep -c '"step"' "$S/m.jsonl")" = 5 ] || fail "expected 5 steps of metrics"
+[ "$(grep -c '"kind": "train"' "$S/m.jsonl")" = 5 ] || fail "expected 5 steps of metrics"
 pass "accel launch -n 2 --nodes 2 accel_train inside a 4-task allocation: 2 ranks, one per node"
 
 # From a shell inside a one-task step (like srun --pty bash): --overlap, else srun would wait forever.

@@ -50,7 +50,7 @@ scancel --batch --signal=USR1 "$preempt_job" || fail "scancel --signal=USR1"
 # The requeued job may start again after the credential lifetime (LOCAL_SLURM_CRED_EXPIRE, 10 s here).
 
 check_job "$cpu_job" COMPLETED "$S/accel-cpu-$cpu_job.out" "2 ranks on 1 node, launched by srun" "cpu (2 threads)"
-[ "$(grep -c '"step"' "$S/cpu.jsonl")" = 20 ] || fail "cpu.sbatch: expected 20 steps of metrics"
+[ "$(grep -c '"kind": "train"' "$S/cpu.jsonl")" = 20 ] || fail "cpu.sbatch: expected 20 steps of metrics"
 pass "cpu.sbatch: 2 ranks x 2 threads trained 20 steps"
 check_job "$bad_job" FAILED "$S/accel-cpu-$bad_job.out" "unknown configuration key 'train.stepz'"
 pass "cpu.sbatch with a bad key: job FAILED, the output names the key"

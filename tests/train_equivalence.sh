@@ -8,7 +8,7 @@ make_scratch
 args="model.name=mlp train.steps=50 train.global_batch=64 seed=11 optim.lr=0.01 optim.warmup=10 log.level=warn"
 for np in 1 2 4; do
     run_mpi $np "$ACCEL_TRAIN" $args train.metrics="$SCRATCH/m$np.jsonl" >/dev/null || fail "training on $np ranks"
-    [ "$(grep -c '"step"' "$SCRATCH/m$np.jsonl")" -eq 50 ] || fail "expected 50 steps on $np ranks"
+    [ "$(grep -c '"kind": "train"' "$SCRATCH/m$np.jsonl")" -eq 50 ] || fail "expected 50 steps on $np ranks"
 done
 # Accumulation: 2 ranks x 4 micro-batches of 8 equals the same global batch of 64.
 run_mpi 2 "$ACCEL_TRAIN" $args train.grad_accum=4 train.metrics="$SCRATCH/acc.jsonl" >/dev/null || fail "grad_accum run"
@@ -18,8 +18,8 @@ compare m1 m2 || fail "1 vs 2 ranks"
 compare m1 m4 || fail "1 vs 4 ranks"
 compare m1 acc || fail "grad_accum=4 vs one batch"
 compare m1 sync || fail "sync_each_batch vs one batch"
-first=$(grep -m1 '"step"' "$SCRATCH/m1.jsonl" | sed 's/.*"loss": \([^,]*\),.*/\1/')
-last=$(grep '"step": 50,' "$SCRATCH/m1.jsonl" | sed 's/.*"loss": \([^,]*\),.*/\1/')
+first=$(grep -m1 '"kind": "train"' "$SCRATCH/m1.jsonl" | sed 's/.*"loss": \([^,]*\),.*/\1/')
+last=$(grep '"step": 50, "kind": "train"' "$SCRATCH/m1.jsonl" | sed 's/.*"loss": \([^,]*\),.*/\1/')
 awk -v f="$first" -v l="$last" 'BEGIN { exit !(l < 0.7 * f) }' || fail "loss did not fall: $first -> $last"
 pass "mlp: 1/2/4 ranks and accumulation agree; loss $first -> $last"
 

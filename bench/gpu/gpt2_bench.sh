@@ -121,7 +121,7 @@ run_accel() {
     fi
     # tokens/s over the steps after the warm-up, from each step's end time (seconds since start).
     read -r TPS[accel] MS[accel] < <(awk -v w=$WARM -v tok=$((B * T)) '
-        /"step"/ { s = $0; sub(/.*"time": /, "", s); sub(/[,}].*/, "", s); t[++n] = s + 0 }
+        /"kind": "train"/ { s = $0; sub(/.*"time": /, "", s); sub(/[,}].*/, "", s); t[++n] = s + 0 }
         END { if (n <= w) { print "- -"; exit }
               d = t[n] - t[w]; printf "%.1f %.3f\n", (n - w) * tok / d, 1e3 * d / (n - w) }' "$raw/accel.jsonl")
     if [ $gpu = 0 ]; then

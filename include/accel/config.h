@@ -49,7 +49,7 @@ typedef struct {
     double loss_scale;              /* train.loss_scale: initial fp16 loss scale */
     int loss_scale_window;          /* train.loss_scale_window: good steps before it doubles */
     int log_every;                  /* train.log_every */
-    int eval_every;                 /* train.eval_every, 0 = off */
+    int eval_every;                 /* train.eval_every: steps between evaluations, 0 = final only */
     char init_from[ACCEL_STR_MAX];  /* train.init_from: weights to start from (step 0) */
     char metrics[ACCEL_STR_MAX];    /* train.metrics: JSON-lines file written by rank 0 */
     int sample_tokens;              /* train.sample_tokens: generated at the end (language models) */

@@ -62,7 +62,7 @@ static const key_spec_t g_schema[] = {
 
     { "data.path", KEY_STRING, F(data.path), "", NULL, "HDF5 dataset (accel_data); empty = built-in data: the synthetic task for classifiers, the Debian text corpus (prepared on first use) for language models; 'synthetic' = synthetic tokens" },
     { "data.samples", KEY_INT64, F(data.samples), "65536", NULL, "size of the synthetic training set" },
-    { "data.eval_samples", KEY_INT64, F(data.eval_samples), "2048", NULL, "size of the synthetic validation set" },
+    { "data.eval_samples", KEY_INT64, F(data.eval_samples), "2048", NULL, "size of the synthetic validation set (a dataset's val split is evaluated whole)" },
     { "data.drop_last", KEY_BOOL, F(data.drop_last), "true", NULL, "drop an epoch's tail that does not fill a global batch (false: pad it with known duplicates)" },
     { "data.noise", KEY_DOUBLE, F(data.noise), "0.05", NULL, "fraction of random labels in the synthetic task" },
 
@@ -74,11 +74,11 @@ static const key_spec_t g_schema[] = {
     { "train.loss_scale", KEY_DOUBLE, F(train.loss_scale), "65536", NULL, "fp16: initial dynamic loss scale (halved on overflow)" },
     { "train.loss_scale_window", KEY_INT, F(train.loss_scale_window), "2000", NULL, "fp16: overflow-free steps before the loss scale doubles" },
     { "train.log_every", KEY_INT, F(train.log_every), "25", NULL, "steps between progress lines" },
-    { "train.eval_every", KEY_INT, F(train.eval_every), "0", NULL, "steps between evaluations; 0 = off" },
+    { "train.eval_every", KEY_INT, F(train.eval_every), "0", NULL, "optimizer steps between held-out evaluations (progress line and metrics row); 0 = only the final one" },
     { "train.sample_tokens", KEY_INT, F(train.sample_tokens), "200", NULL, "language models: tokens of text generated at the end; 0 = none" },
     { "train.sample_prompt", KEY_STRING, F(train.sample_prompt), "The ", NULL, "language models: prompt of the generated sample" },
     { "train.init_from", KEY_STRING, F(train.init_from), "", NULL, "start training (step 0, fresh optimizer and schedule) from these weights: an accel checkpoint, weights exported by accel_ckpt (hdf5, safetensors, hf), an 'accel_ckpt import' file or a Hugging Face model directory; the model keys come from the file; ignored when resume finds a checkpoint" },
-    { "train.metrics", KEY_STRING, F(train.metrics), "", NULL, "JSON-lines metrics file written by rank 0" },
+    { "train.metrics", KEY_STRING, F(train.metrics), "", NULL, "JSON-lines metrics file written by rank 0 (docs/metrics.md); a resume keeps its rows up to the checkpoint's step" },
 
     { "optim.name", KEY_STRING, F(optim.name), "adamw", "adamw|sgd", "optimizer" },
     { "optim.lr", KEY_DOUBLE, F(optim.lr), "0.003", NULL, "peak learning rate" },

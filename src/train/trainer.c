@@ -23,6 +23,7 @@
 #include "accel/timer.h"
 #include "accel/tokenizer.h"
 #include "accel/trainer.h"
+#include "../h5/h5util.h"
 #include "amp.h"
 #include "devops.h"
 #include "dist.h"
@@ -214,6 +215,24 @@ static accel_status_t evaluate(accel_trainer_t *t, double *loss, double *accurac
     if (st == ACCEL_OK) st = accel_eval_mean(gathered, N, 2, loss, accuracy);
     free(vals); free(l); free(c); free(all_index); free(all_valid); free(gathered);
     return st;
+}
+
+/* One evaluation after `step` optimizer steps (periodic or final, the same code so the values
+ * compare): a progress line and, with `row`, an eval row in the metrics. */
+static accel_status_t evaluate_step(accel_trainer_t *t, int step, double t0, bool row, double *loss,
+                                    double *accuracy)
+{
+    ACCEL_CHECK(evaluate(t, loss, accuracy));
+    char acc[48] = "";
+    if (!t->tokens_model) snprintf(acc, sizeof acc, ", accuracy %.1f%%", 100.0 * *accuracy);
+    ACCEL_INFO("eval step %d: held-out loss %.4f%s (%lld samples)", step, *loss, acc, (long long)t->val_samples);
+    if (t->metrics && row) {
+        fprintf(t->metrics, "{\"step\": %d, \"kind\": \"eval\", \"eval_loss\": %.9g, \"eval_accuracy\": %.6g, "
+                "\"eval_samples\": %lld, \"time\": %.4f}\n", step, *loss, *accuracy,
+                (long long)t->val_samples, accel_now() - t0);
+        fflush(t->metrics);
+    }
+    return ACCEL_OK;
 }
 
 /* ---------------------------------------------------------------- checkpoints */
@@ -450,6 +469,53 @@ static accel_status_t choose_device(accel_trainer_t *t)
     return ACCEL_OK;
 }
 
+/* The step a metrics row belongs to, or -1 for a row without one (an older format) or a partial
+ * last line (a crash mid-write). */
+static long metrics_row_step(const char *line, size_t len)
+{
+    if (len == 0 || line[len - 1] != '\n') return -1;
+    const char *p = strstr(line, "\"step\": ");
+    if (!p || p >= line + len) return -1;
+    char *end;
+    long step = strtol(p + 8, &end, 10);
+    return end == p + 8 || step < 0 ? -1 : step;
+}
+
+/* On resume, rank 0 keeps only the metrics rows of steps up to the checkpoint's (rows of steps
+ * trained past it would come again) and publishes the file atomically, so a crash here leaves the
+ * old file whole. */
+static accel_status_t metrics_keep_upto(const char *path, int step)
+{
+    FILE *in = fopen(path, "r");
+    if (!in) return errno == ENOENT ? ACCEL_OK : ACCEL_ERR_IO;
+    char *line = NULL, *kept = NULL;
+    size_t cap = 0, used = 0, room = 0;
+    ssize_t n;
+    accel_status_t st = ACCEL_OK;
+    while (st == ACCEL_OK && (n = getline(&line, &cap, in)) > 0) {
+        long s = metrics_row_step(line, (size_t)n);
+        if (s < 0 || s > step) continue;
+        if (used + (size_t)n + 1 > room) {
+            size_t want = 2 * room + (size_t)n + 4096;
+            char *p = realloc(kept, want);
+            if (!p) { st = ACCEL_ERR_NOMEM; break; }
+            kept = p;
+            room = want;
+        }
+        memcpy(kept + used, line, (size_t)n);
+        used += (size_t)n;
+    }
+    if (ferror(in)) st = ACCEL_ERR_IO;
+    fclose(in);
+    free(line);
+    if (st == ACCEL_OK) {
+        if (kept) kept[used] = '\0';
+        st = accel_h5_publish_text(path, kept ? kept : "");
+    }
+    free(kept);
+    return st;
+}
+
 accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *cfg,
                                     accel_trainer_t **out)
 {
@@ -506,7 +572,13 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
     ACCEL_CHECK_GOTO(resume(t), st, fail);
     ACCEL_CHECK_GOTO(init_from(t), st, fail);
     if (rt->rank == 0 && cfg->train.metrics[0]) {
-        t->metrics = fopen(cfg->train.metrics, t->start_step > 0 ? "a" : "w");
+        bool append = t->start_step > 0;
+        if (append && metrics_keep_upto(cfg->train.metrics, t->start_step) != ACCEL_OK) {
+            ACCEL_WARN("cannot drop the metrics rows after step %d from '%s'; starting it afresh",
+                       t->start_step, cfg->train.metrics);
+            append = false;
+        }
+        t->metrics = fopen(cfg->train.metrics, append ? "a" : "w");
         if (!t->metrics) ACCEL_WARN("cannot write metrics to '%s'", cfg->train.metrics);
     }
     *out = t;
@@ -719,7 +791,7 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
         result->skipped += o.skipped;
         samples_since_log += cfg->train.global_batch;
         if (t->metrics)
-            fprintf(t->metrics, "{\"step\": %d, \"loss\": %.9g, \"lr\": %.6g, \"grad_norm\": %.6g, "
+            fprintf(t->metrics, "{\"step\": %d, \"kind\": \"train\", \"loss\": %.9g, \"lr\": %.6g, \"grad_norm\": %.6g, "
                     "\"loss_scale\": %g, \"skipped\": %s, \"time\": %.4f}\n", step + 1, o.loss, o.lr,
                     o.grad_norm, t->scaler.scale, o.skipped ? "true" : "false", accel_now() - t0);
         bool last = step + 1 == cfg->train.steps || o.stop;
@@ -739,6 +811,14 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
         if (save) {
             accel_status_t cs = save_checkpoint(t, step + 1);
             if (cs != ACCEL_OK && last) result->checkpoint_failed = true;
+        }
+        /* Periodic evaluation; the last step's is the final one below, not done twice. Its time
+         * is left out of the next progress line's throughput. */
+        if (cfg->train.eval_every > 0 && (step + 1) % cfg->train.eval_every == 0 && !last) {
+            double e0 = accel_now(), el, ea;
+            st = evaluate_step(t, step + 1, t0, true, &el, &ea);
+            if (st != ACCEL_OK) break;
+            last_log += accel_now() - e0;
         }
         if (o.stop) {
             ACCEL_INFO("stop requested%s: every rank stops after step %d%s",
@@ -779,18 +859,21 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
     result->peak_bytes = ext[0];
     ACCEL_INFO("memory: peak resident %.1f MiB per rank above start-up (max over ranks; min %.1f MiB)",
                ext[0] / 1048576.0, -ext[1] / 1048576.0);
+    /* A run that trained no step (resumed at the end) adds no rows: its step has them already. */
+    const int at = done_here > 0 ? result->steps : t->start_step;
     double eval_loss, accuracy;
-    ACCEL_CHECK(evaluate(t, &eval_loss, &accuracy));
+    ACCEL_CHECK(evaluate_step(t, at, t0, done_here > 0, &eval_loss, &accuracy));
     char acc[48] = "";
     if (!t->tokens_model) snprintf(acc, sizeof acc, ", accuracy %.1f%%", 100.0 * accuracy);
     ACCEL_INFO("done: step %d of %d (%d in this run) in %.2f s; train loss %.4f -> %.4f; held-out loss %.4f%s%s",
                result->steps, cfg->train.steps, done_here, result->seconds, result->first_loss, result->last_loss, eval_loss, acc,
                result->skipped ? " (some fp16 steps skipped)" : "");
     if (t->tokens_model && cfg->train.sample_tokens > 0) ACCEL_CHECK(print_sample(t));
-    if (t->metrics) {
-        fprintf(t->metrics, "{\"eval_loss\": %.9g, \"eval_accuracy\": %.6g, \"skipped_steps\": %ld, "
-                "\"peak_bytes\": %.0f, \"seconds\": %.4f, \"bytes_sent_per_step\": %.0f}\n", eval_loss,
-                accuracy, result->skipped, result->peak_bytes, result->seconds, result->bytes_per_step);
+    if (t->metrics && done_here > 0) {
+        fprintf(t->metrics, "{\"step\": %d, \"kind\": \"summary\", \"steps_this_run\": %d, \"skipped_steps\": %ld, "
+                "\"peak_bytes\": %.0f, \"seconds\": %.4f, \"bytes_sent_per_step\": %.0f}\n",
+                at, done_here, result->skipped,
+                result->peak_bytes, result->seconds, result->bytes_per_step);
         fflush(t->metrics);
     }
     return ACCEL_OK;

@@ -65,7 +65,7 @@ slurm_wait_job() {
 }
 
 losses() {
-    sed -n 's/^{"step": \([0-9]*\), "loss": \([^,]*\), "lr": [^,]*, "grad_norm": \([^,]*\),.*/\1 \2 \3/p' "$1"
+    sed -n 's/^{"step": \([0-9]*\), "kind": "train", "loss": \([^,]*\), "lr": [^,]*, "grad_norm": \([^,]*\),.*/\1 \2 \3/p' "$1"
 }
 
 # same_losses A B STEPS: both metrics files hold STEPS identical (step, loss, grad-norm) lines.

@@ -179,9 +179,10 @@ END_TEST
 START_TEST(test_cpu_peak_measured)
 {
     double tf = 0;
-    int reps = 0;
-    ck_assert_int_eq(accel_flops_cpu_peak(ACCEL_F32, 0.02, &tf, &reps), ACCEL_OK);
+    int reps = 0, size = 0;
+    ck_assert_int_eq(accel_flops_cpu_peak(ACCEL_F32, 1, 0.02, &tf, &size, &reps), ACCEL_OK);
     ck_assert_int_ge(reps, 3);
+    ck_assert_int_eq(size, 256);
     ck_assert(tf > 0 && tf < 100);          /* a positive, plausible per-thread-group rate */
 }
 END_TEST

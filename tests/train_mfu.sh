@@ -54,7 +54,7 @@ expect_fail "configuration key 'train.peak_tflops' must not be negative" "$ACCEL
 # CPUs without the key: the measured peak, printed once, is the denominator.
 out=$(cd "$SCRATCH" && run_mpi 2 "$ACCEL_TRAIN" $gpt 2>&1) || fail "2-rank run with a measured peak: $out"
 echo "$out" > "$SCRATCH/measured.log"
-peak=$(sed -n 's/.*peak: \([0-9.e+-]*\) TFLOP\/s per rank (measured: best fp32 512^3 product.*/\1/p' "$SCRATCH/measured.log")
+peak=$(sed -n 's/.*peak: \([0-9.e+-]*\) TFLOP\/s per rank (measured: best fp32 [0-9]*^3 product.*/\1/p' "$SCRATCH/measured.log")
 [ -n "$peak" ] || fail "no measured peak in the header: $out"
 check_summary "$SCRATCH/measured.log" "$peak" 2 2 64 32
 # The mlp: 6N per sample, no attention term.

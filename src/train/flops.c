@@ -77,22 +77,25 @@ double accel_flops_gpu_peak(const char *device_name, accel_dtype_t dtype, const 
 
 /* A measurement rather than cores x clock x FLOPs/cycle: clocks under load, the vector units a
  * BLAS really uses and the emulated bf16/fp16 paths are not knowable from the ISA, and a shared or
- * oversubscribed node gives less than its nominal share. 512^3 is large enough for a BLAS to reach
- * its steady rate and small enough (0.27 GFLOP) to repeat many times in a fraction of a second;
- * the best repetition discards warm-up and interruptions. */
-accel_status_t accel_flops_cpu_peak(accel_dtype_t dtype, double seconds, double *tflops, int *reps)
+ * oversubscribed node gives less than its nominal share. 256^3 reaches a BLAS's steady rate on one
+ * or two threads (on Zen 4 it beats 1024^3, bench/gemm_peak.c) in 0.75 MiB, which adds nothing
+ * to the trainer's peak-memory report; more threads get 512^3 to share. Small enough to repeat many
+ * times in a fraction of a second: the best repetition discards warm-up and interruptions. */
+accel_status_t accel_flops_cpu_peak(accel_dtype_t dtype, int threads, double seconds, double *tflops,
+                                    int *size, int *reps)
 {
-    enum { S = 512 };
+    const int S = threads > 2 ? 512 : 256;
     *tflops = 0;
+    if (size) *size = S;
     accel_gemm_cpu_t g;
     ACCEL_CHECK(accel_gemm_cpu_init(&g, dtype));
     accel_status_t st = accel_gemm_cpu_reserve(&g, 2 * (size_t)S * S);
-    float *a = malloc(sizeof(float) * S * S * 3);
+    float *a = malloc(sizeof(float) * (size_t)S * S * 3);
     if (!a) st = ACCEL_ERR_NOMEM;
     int n = 0;
     double best = 0;
     if (st == ACCEL_OK) {
-        float *b = a + S * S, *c = b + S * S;
+        float *b = a + (size_t)S * S, *c = b + (size_t)S * S;
         for (size_t i = 0; i < (size_t)S * S; i++) {
             a[i] = (float)(i % 7) * 0.1f;
             b[i] = (float)(i % 5) * 0.1f;

@@ -20,9 +20,10 @@ double accel_flops_per_unit(const char *model, bool tokens_model, size_t nparams
  * table. *label (may be NULL) gets the table row's name. */
 double accel_flops_gpu_peak(const char *device_name, accel_dtype_t dtype, const char **label);
 
-/* One thread group's measured peak TFLOP/s of the CPU products the models use in `dtype`
- * (accel_gemm_cpu at the BLAS threads already set): the best of repeated 512^3 products over about
- * `seconds`. *reps (may be NULL) gets how many ran. */
-accel_status_t accel_flops_cpu_peak(accel_dtype_t dtype, double seconds, double *tflops, int *reps);
+/* One rank's measured peak TFLOP/s of the CPU products the models use in `dtype` (accel_gemm_cpu
+ * at the BLAS threads already set, `threads` of them): the best of repeated square products over
+ * about `seconds`. *size and *reps (may be NULL) get the product's size and how many ran. */
+accel_status_t accel_flops_cpu_peak(accel_dtype_t dtype, int threads, double seconds, double *tflops,
+                                    int *size, int *reps);
 
 #endif

@@ -625,15 +625,16 @@ static accel_status_t setup_mfu(accel_trainer_t *t)
             ACCEL_INFO("peak unknown for %s %s: set train.peak_tflops for MFU", rt->device.name, dt);
     } else {
         double mine[2] = { 0, 0 }, all[2];
-        int reps = 0;
-        if (accel_flops_cpu_peak(cfg->precision_id, 0.2, &mine[0], &reps) != ACCEL_OK || !(mine[0] > 0))
+        int size = 0, reps = 0;
+        if (accel_flops_cpu_peak(cfg->precision_id, rt->threads, 0.2, &mine[0], &size, &reps) != ACCEL_OK ||
+            !(mine[0] > 0))
             mine[1] = 1;
         ACCEL_CHECK(accel_mpi_status(MPI_Allreduce(mine, all, 2, MPI_DOUBLE, MPI_SUM, rt->world),
                                      "MPI_Allreduce (measured peak)"));
         t->peak_tflops = all[1] > 0 ? 0 : all[0] / rt->size;
         if (t->peak_tflops > 0)
-            ACCEL_INFO("peak: %.4g TFLOP/s per rank (measured: best %s 512^3 product of %d in 0.2 s, "
-                       "%d thread%s, mean over ranks)", t->peak_tflops, dt, reps, rt->threads,
+            ACCEL_INFO("peak: %.4g TFLOP/s per rank (measured: best %s %d^3 product of %d in 0.2 s, "
+                       "%d thread%s, mean over ranks)", t->peak_tflops, dt, size, reps, rt->threads,
                        rt->threads == 1 ? "" : "s");
         else
             ACCEL_INFO("peak unknown: the %s product measurement failed; set train.peak_tflops for MFU", dt);

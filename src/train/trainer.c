@@ -657,6 +657,14 @@ static const char *mfu_text(const accel_trainer_t *t, const char *sep, double tf
     return buf;
 }
 
+/* MFU as a metrics value: a fraction, or null when the peak is unknown. */
+static const char *mfu_json(const accel_trainer_t *t, double tflops, char *buf, size_t len)
+{
+    if (!(t->peak_tflops > 0)) return "null";
+    snprintf(buf, len, "%.6g", tflops / t->peak_tflops);
+    return buf;
+}
+
 static void print_header(const accel_trainer_t *t)
 {
     const accel_config_t *cfg = t->cfg;
@@ -786,9 +794,7 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
             fprintf(t->metrics, "{\"step\": %d, \"loss\": %.9g, \"lr\": %.6g, \"grad_norm\": %.6g, "
                     "\"loss_scale\": %g, \"skipped\": %s, \"time\": %.4f, \"tflops\": %.6g, \"mfu\": %s}\n",
                     step + 1, o.loss, o.lr, o.grad_norm, t->scaler.scale, o.skipped ? "true" : "false",
-                    accel_now() - t0, step_tflops,
-                    t->peak_tflops > 0 ? (snprintf(mfu, sizeof mfu, "%.6g", step_tflops / t->peak_tflops), mfu)
-                                       : "null");
+                    accel_now() - t0, step_tflops, mfu_json(t, step_tflops, mfu, sizeof mfu));
         bool last = step + 1 == cfg->train.steps || o.stop;
         if ((cfg->train.log_every > 0 && (step + 1) % cfg->train.log_every == 0) || last || step == 0) {
             double now = accel_now();
@@ -833,8 +839,8 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
         int counted = done_here > 1 ? done_here - 1 : 1;
         double rate = counted * (double)cfg->train.global_batch / steps_s, tf = rank_tflops(t, rate);
         ACCEL_INFO("throughput: %.0f %s/s, %.4g TFLOP/s per rank%s over %d step%s (%.4g FLOP per "
-                   "%s)%s", rate * t->units_per_sample,
-                   t->unit_name, tf, mfu_text(t, ", ", tf, mfu, sizeof mfu), counted, counted == 1 ? "" : "s",
+                   "%s)%s", rate * t->units_per_sample, t->unit_name, tf,
+                   mfu_text(t, ", ", tf, mfu, sizeof mfu), counted, counted == 1 ? "" : "s",
                    t->flops_per_sample / t->units_per_sample, t->tokens_model ? "token" : "sample",
                    done_here > 1 ? ", first step excluded" : "");
     }

@@ -79,7 +79,7 @@ accel_tps() { # PRECISION
         train.global_batch=$((MICRO*RANKS)) train.steps=$((STEPS+WARM)) train.sample_tokens=0 train.clip=1 \
         optim.name=adamw precision=$1 log.level=warn train.metrics="$out/$1.jsonl" >/dev/null
     awk -v w=$WARM -v tok=$((MICRO*RANKS*T)) '
-        /"kind": "train"/ { s = $0; sub(/.*"time": /, "", s); sub(/}.*/, "", s); t[++n] = s + 0 }
+        /"kind": "train"/ { s = $0; sub(/.*"time": /, "", s); sub(/[,}].*/, "", s); t[++n] = s + 0 }
         END { printf "%.0f", (n - w) * tok / (t[n] - t[w]) }' "$out/$1.jsonl"
 }
 median() { tr ' ' '\n' | sed '/^$/d' | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }

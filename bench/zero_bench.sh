@@ -26,7 +26,7 @@ for np in $RANKS; do
         last=$(grep '"kind": "summary"' "$out/$s-$np.jsonl" | tail -1)
         peak=$(echo "$last" | sed 's/.*"peak_bytes": \([0-9.e+]*\).*/\1/')
         sent=$(echo "$last" | sed 's/.*"bytes_sent_per_step": \([0-9.e+]*\).*/\1/')
-        secs=$(awk '/"kind": "train"/ { s = $0; sub(/.*"time": /, "", s); sub(/}.*/, "", s); t[++n] = s + 0 }
+        secs=$(awk '/"kind": "train"/ { s = $0; sub(/.*"time": /, "", s); sub(/[,}].*/, "", s); t[++n] = s + 0 }
                     END { v = n > 2 ? (t[n] - t[2]) / (n - 2) : t[n] / n; printf "%.3f", v }' "$out/$s-$np.jsonl")
         pred=$(./accel estimate-memory $common dist.strategy=$s --world "$np" |
                awk -v s="$s" -v n="$np" '$1 == s && $2 == n { print $9 }')

@@ -1,5 +1,6 @@
-/* Unit tests of the train layer (single process): learning-rate schedules, the AdamW step, and the
- * gradient reductions behind clipping and the fp16 overflow check. The multi-rank trainer is tested
+/* Unit tests of the train layer (single process): learning-rate schedules, the AdamW step, the
+ * gradient reductions behind clipping and the fp16 overflow check, and the FLOP count and peaks of
+ * MFU. The multi-rank trainer is tested
  * end to end (tests/train_*.sh, zero_equivalence.sh). */
 #include <check.h>
 #include <math.h>
@@ -10,6 +11,8 @@
 #include "../src/train/amp.h"
 #include "accel/arena.h"
 #include "../src/train/devops.h"
+#include "../src/train/flops.h"
+#include "accel/model.h"
 #include "../src/train/optim.h"
 
 /* ---------------------------------------------------------------- optimizer */
@@ -109,6 +112,81 @@ START_TEST(test_grad_reductions)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- MFU */
+
+/* The model built from `sets` (key=value pairs) has `nparams` parameters and its FLOPs per token are
+ * `flops` (both computed by hand in the caller). */
+static void check_lm_flops(const char *const *sets, size_t nparams, double flops)
+{
+    accel_config_t cfg;
+    accel_config_defaults(&cfg);
+    char err[256];
+    for (int i = 0; sets[i]; i += 2)
+        ck_assert_msg(accel_config_set(&cfg, sets[i], sets[i + 1], err, sizeof err) == ACCEL_OK, "%s", err);
+    accel_model_t m;
+    ck_assert_int_eq(accel_model_create(&cfg, &m), ACCEL_OK);
+    size_t n = accel_layout_params(&m.layout);
+    ck_assert_uint_eq(n, nparams);
+    ck_assert_double_eq(accel_flops_per_unit(cfg.model.name, true, n, cfg.model.layers, cfg.model.width,
+                                             cfg.model.context), flops);
+    accel_model_destroy(&m);
+}
+
+START_TEST(test_flops_per_token)
+{
+    /* GPT-2, L=2, C=64, T=32, V=256: wte 256*64 = 16384, wpe 32*64 = 2048, per block ln1 128 +
+     * qkv 64*192+192 = 12480 + proj 4096+64 = 4160 + ln2 128 + fc 64*256+256 = 16640 + fc proj
+     * 256*64+64 = 16448 = 49984, twice = 99968, lnf 128: N = 118528.
+     * 6N + 6LCT = 711168 + 6*2*64*32 = 711168 + 24576 = 735744. */
+    const char *const gpt[] = { "model.name", "gpt", "model.layers", "2", "model.width", "64",
+                                "model.context", "32", "model.vocab", "256", "model.heads", "4", NULL };
+    check_lm_flops(gpt, 118528, 735744.0);
+    /* Llama, L=2, C=64, T=32, V=256, 4 heads of 16, 2 kv heads (k, v 32 wide), SwiGLU 192 (8/3 x 64
+     * up to a multiple of 64), separate LM head: wte 16384 + head 16384, per block norm1 64 + q 4096
+     * + k 2048 + v 2048 + o 4096 + norm2 64 + gate, up, down 3 x 12288 = 49280, twice = 98560,
+     * normf 64: N = 131392. 6N + 6LCT = 788352 + 24576 = 812928. */
+    const char *const llama[] = { "model.name", "llama", "model.layers", "2", "model.width", "64",
+                                  "model.context", "32", "model.vocab", "256", "model.heads", "4",
+                                  "model.kv_heads", "2", "model.tie_embeddings", "false", NULL };
+    check_lm_flops(llama, 131392, 812928.0);
+    /* No attention term for classifiers and plugins: 6N per sample, or per token. */
+    ck_assert_double_eq(accel_flops_per_unit("mlp", false, 1000, 2, 64, 32), 6000.0);
+    ck_assert_double_eq(accel_flops_per_unit("my_plugin", true, 1000, 2, 64, 32), 6000.0);
+}
+END_TEST
+
+START_TEST(test_gpu_peaks)
+{
+    const char *label;
+    ck_assert_double_eq(accel_flops_gpu_peak("NVIDIA H100 80GB HBM3", ACCEL_BF16, &label), 989.4);
+    ck_assert_str_eq(label, "H100 SXM");
+    ck_assert_double_eq(accel_flops_gpu_peak("NVIDIA H100 80GB HBM3", ACCEL_F32, NULL), 66.9);
+    ck_assert_double_eq(accel_flops_gpu_peak("NVIDIA H100 PCIe", ACCEL_F16, NULL), 756.0);
+    ck_assert_double_eq(accel_flops_gpu_peak("NVIDIA H200", ACCEL_BF16, NULL), 989.4);
+    ck_assert_double_eq(accel_flops_gpu_peak("NVIDIA A100-SXM4-80GB", ACCEL_BF16, NULL), 312.0);
+    ck_assert_double_eq(accel_flops_gpu_peak("NVIDIA A100-PCIE-40GB", ACCEL_F32, NULL), 19.5);
+    ck_assert_double_eq(accel_flops_gpu_peak("NVIDIA A10", ACCEL_BF16, NULL), 125.0);
+    ck_assert_double_eq(accel_flops_gpu_peak("NVIDIA L4", ACCEL_BF16, NULL), 121.0);
+    /* Unknown, never a neighbour's figure: A10G is not A10, H100 NVL not H100 SXM. */
+    ck_assert_double_eq(accel_flops_gpu_peak("NVIDIA A10G", ACCEL_BF16, &label), 0);
+    ck_assert_ptr_null(label);
+    ck_assert_double_eq(accel_flops_gpu_peak("NVIDIA H100 NVL", ACCEL_BF16, NULL), 0);
+    ck_assert_double_eq(accel_flops_gpu_peak("Tesla V100-SXM2-16GB", ACCEL_F32, NULL), 0);
+    ck_assert_double_eq(accel_flops_gpu_peak("mock", ACCEL_F32, NULL), 0);
+}
+END_TEST
+
+START_TEST(test_cpu_peak_measured)
+{
+    double tf = 0;
+    int reps = 0, size = 0;
+    ck_assert_int_eq(accel_flops_cpu_peak(ACCEL_F32, 1, 0.02, &tf, &size, &reps), ACCEL_OK);
+    ck_assert_int_ge(reps, 3);
+    ck_assert_int_eq(size, 256);
+    ck_assert(tf > 0 && tf < 100);          /* a positive, plausible per-thread-group rate */
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
     Suite *s = suite_create("train");
@@ -116,6 +194,9 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_lr_schedules);
     tcase_add_test(tc, test_adamw_step);
     tcase_add_test(tc, test_grad_reductions);
+    tcase_add_test(tc, test_flops_per_token);
+    tcase_add_test(tc, test_gpu_peaks);
+    tcase_add_test(tc, test_cpu_peak_measured);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -48,6 +48,7 @@ typedef struct {
     double clip;                    /* train.clip: max global gradient norm, 0 = off */
     double loss_scale;              /* train.loss_scale: initial fp16 loss scale */
     int loss_scale_window;          /* train.loss_scale_window: good steps before it doubles */
+    double peak_tflops;             /* train.peak_tflops: per-rank peak for MFU, 0 = auto */
     int log_every;                  /* train.log_every */
     int eval_every;                 /* train.eval_every: steps between evaluations, 0 = final only */
     char init_from[ACCEL_STR_MAX];  /* train.init_from: weights to start from (step 0) */

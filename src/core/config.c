@@ -73,6 +73,7 @@ static const key_spec_t g_schema[] = {
     { "train.clip", KEY_DOUBLE, F(train.clip), "1.0", NULL, "clip gradients to this global norm; 0 = off" },
     { "train.loss_scale", KEY_DOUBLE, F(train.loss_scale), "65536", NULL, "fp16: initial dynamic loss scale (halved on overflow)" },
     { "train.loss_scale_window", KEY_INT, F(train.loss_scale_window), "2000", NULL, "fp16: overflow-free steps before the loss scale doubles" },
+    { "train.peak_tflops", KEY_DOUBLE, F(train.peak_tflops), "0", NULL, "peak TFLOP/s of one rank's device in the training precision, the denominator of the MFU printed; 0 = auto: a table for known GPUs, a short matrix-product measurement on CPUs" },
     { "train.log_every", KEY_INT, F(train.log_every), "25", NULL, "steps between progress lines" },
     { "train.eval_every", KEY_INT, F(train.eval_every), "0", NULL, "optimizer steps between held-out evaluations (progress line and metrics row); 0 = only the final one" },
     { "train.sample_tokens", KEY_INT, F(train.sample_tokens), "200", NULL, "language models: tokens of text generated at the end; 0 = none" },

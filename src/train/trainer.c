@@ -27,6 +27,7 @@
 #include "amp.h"
 #include "devops.h"
 #include "dist.h"
+#include "flops.h"
 #include "init_from.h"
 #include "optim.h"
 
@@ -63,6 +64,8 @@ struct accel_trainer {
     double units_per_sample;
     double compute_s, update_s;     /* this run: forward+backward and optimizer time */
     accel_device_kind_t device;     /* where the model computes and its state lives */
+    double flops_per_sample;        /* the model's training FLOPs per sample (flops.c) */
+    double peak_tflops;             /* one rank's peak for MFU; 0 = unknown: no MFU printed */
 };
 
 typedef struct {
@@ -672,6 +675,68 @@ static accel_status_t print_sample(accel_trainer_t *t)
     return st != ACCEL_OK ? st : rel;
 }
 
+/* The denominator of MFU, printed once: train.peak_tflops, the GPU table, or on CPUs a ~0.2 s
+ * product measured by every rank at once (as they will compute), averaged over the ranks. A GPU
+ * missing from the table gets no MFU rather than a guess. Collective. */
+static accel_status_t setup_mfu(accel_trainer_t *t)
+{
+    const accel_config_t *cfg = t->cfg;
+    const accel_runtime_t *rt = t->rt;
+    t->flops_per_sample = t->units_per_sample *
+        accel_flops_per_unit(t->model.ops->name, t->tokens_model, accel_layout_params(&t->model.layout),
+                             cfg->model.layers, cfg->model.width, cfg->model.context);
+    const char *dt = accel_dtype_name(cfg->precision_id), *label;
+    t->peak_tflops = cfg->train.peak_tflops;
+    if (t->peak_tflops > 0) {
+        ACCEL_INFO("peak: %.4g TFLOP/s per rank (train.peak_tflops)", t->peak_tflops);
+    } else if (t->device == ACCEL_DEVICE_CUDA) {
+        t->peak_tflops = accel_flops_gpu_peak(rt->device.name, cfg->precision_id, &label);
+        if (t->peak_tflops > 0)
+            ACCEL_INFO("peak: %.4g TFLOP/s per rank (%s, %s dense, datasheet)", t->peak_tflops, label, dt);
+        else
+            ACCEL_INFO("peak unknown for %s %s: set train.peak_tflops for MFU", rt->device.name, dt);
+    } else {
+        double mine[2] = { 0, 0 }, all[2];
+        int size = 0, reps = 0;
+        if (accel_flops_cpu_peak(cfg->precision_id, rt->threads, 0.2, &mine[0], &size, &reps) != ACCEL_OK ||
+            !(mine[0] > 0))
+            mine[1] = 1;
+        ACCEL_CHECK(accel_mpi_status(MPI_Allreduce(mine, all, 2, MPI_DOUBLE, MPI_SUM, rt->world),
+                                     "MPI_Allreduce (measured peak)"));
+        t->peak_tflops = all[1] > 0 ? 0 : all[0] / rt->size;
+        if (t->peak_tflops > 0)
+            ACCEL_INFO("peak: %.4g TFLOP/s per rank (measured: best %s %d^3 product of %d in 0.2 s, "
+                       "%d thread%s, mean over ranks)", t->peak_tflops, dt, size, reps, rt->threads,
+                       rt->threads == 1 ? "" : "s");
+        else
+            ACCEL_INFO("peak unknown: the %s product measurement failed; set train.peak_tflops for MFU", dt);
+    }
+    return ACCEL_OK;
+}
+
+/* Achieved TFLOP/s per rank at `samples_per_s` over all ranks, and MFU as "<sep>MFU 12.34%" (empty
+ * when the peak is unknown). */
+static double rank_tflops(const accel_trainer_t *t, double samples_per_s)
+{
+    return samples_per_s * t->flops_per_sample / t->rt->size / 1e12;
+}
+
+static const char *mfu_text(const accel_trainer_t *t, const char *sep, double tflops, char *buf,
+                            size_t len)
+{
+    if (t->peak_tflops > 0) snprintf(buf, len, "%sMFU %.2f%%", sep, 100.0 * tflops / t->peak_tflops);
+    else buf[0] = '\0';
+    return buf;
+}
+
+/* MFU as a metrics value: a fraction, or null when the peak is unknown. */
+static const char *mfu_json(const accel_trainer_t *t, double tflops, char *buf, size_t len)
+{
+    if (!(t->peak_tflops > 0)) return "null";
+    snprintf(buf, len, "%.6g", tflops / t->peak_tflops);
+    return buf;
+}
+
 static void print_header(const accel_trainer_t *t)
 {
     const accel_config_t *cfg = t->cfg;
@@ -770,6 +835,7 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
     const accel_config_t *cfg = t->cfg;
     memset(result, 0, sizeof *result);
     print_header(t);
+    ACCEL_CHECK(setup_mfu(t));
     struct sigaction sa, old_usr1, old_term;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_stop_signal;
@@ -780,10 +846,16 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
     size_t bytes0 = accel_dist_bytes_sent(t->dist);
     accel_status_t st = ACCEL_OK;
     int done_here = 0;
+    double first_s = 0, steps_s = 0; /* time in train_step: this run's first step, the later ones */
+    char mfu[48];
     for (int step = t->start_step; step < cfg->train.steps; step++) {
         step_outcome_t o;
+        double s0 = accel_now();
         st = train_step(t, step, &o);
         if (st != ACCEL_OK) break;
+        double step_s = accel_now() - s0;
+        double step_tflops = step_s > 0 ? rank_tflops(t, cfg->train.global_batch / step_s) : 0;
+        *(done_here == 0 ? &first_s : &steps_s) += step_s;
         t->last_lr = o.lr;
         if (done_here++ == 0) result->first_loss = o.loss;
         result->last_loss = o.loss;
@@ -792,16 +864,19 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
         samples_since_log += cfg->train.global_batch;
         if (t->metrics)
             fprintf(t->metrics, "{\"step\": %d, \"kind\": \"train\", \"loss\": %.9g, \"lr\": %.6g, \"grad_norm\": %.6g, "
-                    "\"loss_scale\": %g, \"skipped\": %s, \"time\": %.4f}\n", step + 1, o.loss, o.lr,
-                    o.grad_norm, t->scaler.scale, o.skipped ? "true" : "false", accel_now() - t0);
+                    "\"loss_scale\": %g, \"skipped\": %s, \"time\": %.4f, \"tflops\": %.6g, \"mfu\": %s}\n",
+                    step + 1, o.loss, o.lr, o.grad_norm, t->scaler.scale, o.skipped ? "true" : "false",
+                    accel_now() - t0, step_tflops, mfu_json(t, step_tflops, mfu, sizeof mfu));
         bool last = step + 1 == cfg->train.steps || o.stop;
         if ((cfg->train.log_every > 0 && (step + 1) % cfg->train.log_every == 0) || last || step == 0) {
             double now = accel_now();
             double rate = samples_since_log / (now - last_log > 1e-9 ? now - last_log : 1e-9);
             double per_step = (now - t0) / done_here;
-            ACCEL_INFO("step %5d/%d  loss %.4f  lr %.3e  grad-norm %.3f  %.0f %s/s  %.1f s left",
-                       step + 1, cfg->train.steps, o.loss, o.lr, o.grad_norm, rate * t->units_per_sample,
-                       t->unit_name, per_step * (cfg->train.steps - step - 1));
+            double tf = rank_tflops(t, rate);
+            ACCEL_INFO("step %5d/%d  loss %.4f  lr %.3e  grad-norm %.3f  %.0f %s/s  %.3g TFLOP/s/rank%s  "
+                       "%.1f s left", step + 1, cfg->train.steps, o.loss, o.lr, o.grad_norm,
+                       rate * t->units_per_sample, t->unit_name, tf, mfu_text(t, "  ", tf, mfu, sizeof mfu),
+                       per_step * (cfg->train.steps - step - 1));
             last_log = now;
             samples_since_log = 0;
         }
@@ -837,6 +912,18 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
     accel_dist_sync_times(t->dist, &exposed, &in_flight);
     int nsteps = done_here > 0 ? done_here : 1;
     result->bytes_per_step = (double)(accel_dist_bytes_sent(t->dist) - bytes0) / nsteps;
+    if (done_here == 1) steps_s = first_s;
+    if (done_here > 0 && steps_s > 0) {
+        /* The mean over the steps after the first (its warm-up: first touches, BLAS start-up), or
+         * over the first when it is all this run did; checkpoint saves between steps not counted. */
+        int counted = done_here > 1 ? done_here - 1 : 1;
+        double rate = counted * (double)cfg->train.global_batch / steps_s, tf = rank_tflops(t, rate);
+        ACCEL_INFO("throughput: %.0f %s/s, %.4g TFLOP/s per rank%s over %d step%s (%.4g FLOP per "
+                   "%s)%s", rate * t->units_per_sample, t->unit_name, tf,
+                   mfu_text(t, ", ", tf, mfu, sizeof mfu), counted, counted == 1 ? "" : "s",
+                   t->flops_per_sample / t->units_per_sample, t->tokens_model ? "token" : "sample",
+                   done_here > 1 ? ", first step excluded" : "");
+    }
     if (done_here > 0) {
         /* The fastest and slowest rank's compute: their gap is time the gradient sync waits. */
         double mine[3] = { -t->compute_s, t->compute_s, t->update_s }, ext[3];

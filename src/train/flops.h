@@ -1,0 +1,29 @@
+/* Model FLOPs utilisation (MFU): the FLOPs a training step does by the llm.c/PaLM convention and
+ * the peak of the device they run on (private to libaccel; the trainer prints both). */
+#ifndef ACCEL_TRAIN_FLOPS_H
+#define ACCEL_TRAIN_FLOPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "accel/dtype.h"
+#include "accel/status.h"
+
+/* Training FLOPs (forward + backward) per token of a language model, or per sample of any other
+ * model. model: "gpt", "llama", "mlp", or anything else (a plugin). nparams: every parameter,
+ * the embeddings included (tied ones once); layers, width, context: model.layers/width/context. */
+double accel_flops_per_unit(const char *model, bool tokens_model, size_t nparams, int layers,
+                            int width, int context);
+
+/* Dense peak TFLOP/s of a CUDA GPU, by the name the driver reports (cudaDeviceProp.name), for
+ * products in `dtype` (fp32: plain fp32, accel does not enable TF32). 0 when the GPU is not in the
+ * table. *label (may be NULL) gets the table row's name. */
+double accel_flops_gpu_peak(const char *device_name, accel_dtype_t dtype, const char **label);
+
+/* One rank's measured peak TFLOP/s of the CPU products the models use in `dtype` (accel_gemm_cpu
+ * at the BLAS threads already set, `threads` of them): the best of repeated square products over
+ * about `seconds`. *size and *reps (may be NULL) get the product's size and how many ran. */
+accel_status_t accel_flops_cpu_peak(accel_dtype_t dtype, int threads, double seconds, double *tflops,
+                                    int *size, int *reps);
+
+#endif

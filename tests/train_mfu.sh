@@ -42,7 +42,7 @@ grep -qF "peak: 0.05 TFLOP/s per rank (train.peak_tflops)" "$SCRATCH/peak.log" |
 [ "$(grep -c "TFLOP/s/rank  MFU [0-9.]*%" "$SCRATCH/peak.log")" -eq 3 ] || fail "progress lines lack TFLOP/s and MFU: $out"
 check_summary "$SCRATCH/peak.log" 0.05 2 2 64 32
 # Metrics step rows: tflops, and mfu = tflops / peak as a fraction.
-awk '/"step"/ { t = $0; sub(/.*"tflops": /, "", t); sub(/,.*/, "", t); m = $0; sub(/.*"mfu": /, "", m); sub(/[,}].*/, "", m)
+awk '/"kind": "train"/ { t = $0; sub(/.*"tflops": /, "", t); sub(/,.*/, "", t); m = $0; sub(/.*"mfu": /, "", m); sub(/[,}].*/, "", m)
                 if (t <= 0 || m == "null") { print "bad row: " $0; exit 1 }
                 d = m - t / 0.05; if (d < 0) d = -d; if (d > 1e-5 * (m + 1)) { print "mfu != tflops/peak: " $0; exit 1 }
                 n++ }

@@ -53,11 +53,18 @@ accel_status_t accel_trainer_init_config(accel_config_t *cfg, char *err, size_t 
 
 accel_status_t accel_init_from_load(MPI_Comm comm, const char *path, const accel_layout_t *layout,
                                     float *params, bool replicated, const accel_range_t *ranges,
-                                    int nranges)
+                                    int nranges, accel_tokenizer_t **tok)
 {
     accel_weights_t *w = NULL;
     accel_status_t st = accel_weights_open(path, &w);
     if (st == ACCEL_OK) st = accel_weights_check(w, layout);
+    if (tok) *tok = NULL;
+    if (st == ACCEL_OK && tok) {
+        char err[2048] = "";
+        st = accel_weights_tokenizer(w, tok, err, sizeof err);
+        if (st == ACCEL_ERR_NOT_FOUND) st = ACCEL_OK;        /* the weights keep none */
+        else if (st != ACCEL_OK) ACCEL_ERROR("train.init_from=%s: %s", path, err);
+    }
     st = accel_agree(comm, st);
     float *tmp = NULL;
     for (int i = 0; st == ACCEL_OK && i < layout->ntensors; i++) {
@@ -83,5 +90,10 @@ accel_status_t accel_init_from_load(MPI_Comm comm, const char *path, const accel
     }
     free(tmp);
     accel_weights_close(w);
-    return accel_agree(comm, st);
+    st = accel_agree(comm, st);
+    if (st != ACCEL_OK && tok) {
+        accel_tokenizer_free(*tok);
+        *tok = NULL;
+    }
+    return st;
 }

@@ -7,13 +7,15 @@
 
 #include "accel/arena.h"
 #include "accel/status.h"
+#include "accel/tokenizer.h"
 #include "dist.h"
 
 /* Collective over comm: every rank opens path and writes the model parameters it holds into
- * params (replicated: the whole arena; otherwise the owned vector described by ranges). Every
- * rank returns the same status; the parameters are undefined after a failure. */
+ * params (replicated: the whole arena; otherwise the owned vector described by ranges). A rank
+ * that passes tok receives the tokenizer the weights keep (NULL when none). Every rank returns the
+ * same status; the parameters are undefined after a failure. */
 accel_status_t accel_init_from_load(MPI_Comm comm, const char *path, const accel_layout_t *layout,
                                     float *params, bool replicated, const accel_range_t *ranges,
-                                    int nranges);
+                                    int nranges, accel_tokenizer_t **tok);
 
 #endif

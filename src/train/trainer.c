@@ -377,50 +377,32 @@ static accel_status_t resume(accel_trainer_t *t)
     return accel_dist_host_state_loaded(t->dist, &t->optim);
 }
 
-/* The tokenizer of train.init_from's weights against the data's, on rank 0: a model trained on
- * other token ids would learn from noise. Data without a known tokenizer (a pre-tokenized import)
- * takes the weights' one, so checkpoints and exports carry it. */
-static accel_status_t init_from_tokenizer(accel_trainer_t *t, const char *path)
+/* The tokenizer of train.init_from's weights (tok, on rank 0; NULL when they keep none) against the
+ * data's: a model trained on other token ids would learn from noise. Data without a known
+ * tokenizer (a pre-tokenized import) takes the weights' one, so checkpoints and exports carry it. */
+static accel_status_t init_from_tokenizer(accel_trainer_t *t, const char *path, const accel_tokenizer_t *tok)
 {
-    if (t->rt->rank != 0 || !t->tokens_model || !t->train_set) return ACCEL_OK;
-    accel_weights_t *w = NULL;
-    accel_tokenizer_t *tok = NULL;
-    char err[2048] = "";
-    accel_status_t st = accel_weights_open(path, &w);
-    if (st == ACCEL_OK) st = accel_weights_tokenizer(w, &tok, err, sizeof err);
-    if (st == ACCEL_ERR_NOT_FOUND) {
-        st = ACCEL_OK;                                  /* the weights keep none: nothing to compare */
-    } else if (st != ACCEL_OK) {
-        if (err[0]) ACCEL_ERROR("train.init_from=%s: %s", path, err);
-    } else {
-        const char *hash = accel_tokenizer_hash(tok);
-        bool data_bytes = !strcmp(t->tok_name, ACCEL_TOKENIZER_BYTES);
-        if ((t->tok_hash[0] && strcmp(t->tok_hash, hash)) || data_bytes) {
-            ACCEL_ERROR("the data %s was made with tokenizer '%s'%s%s%s but train.init_from=%s was "
-                        "trained with tokenizer '%s' (xxh64 %s)\n--> hint: prepare the data with the "
-                        "model's tokenizer: accel_data prepare --tokenizer %s ...", t->train_set_path,
-                        t->tok_name, t->tok_hash[0] ? " (xxh64 " : "", t->tok_hash, t->tok_hash[0] ? ")" : "",
-                        path, accel_tokenizer_name(tok), hash, path);
-            st = ACCEL_ERR_SHAPE;
-        } else if (!t->tok_json) {
-            size_t len = 0;
-            const char *json = accel_tokenizer_json(tok, &len);
-            if (!(t->tok_json = malloc(len + 1))) {
-                st = ACCEL_ERR_NOMEM;
-            } else {
-                memcpy(t->tok_json, json, len);
-                t->tok_json[len] = '\0';
-                t->tok_json_len = len;
-                snprintf(t->tok_name, sizeof t->tok_name, "%s", accel_tokenizer_name(tok));
-                snprintf(t->tok_hash, sizeof t->tok_hash, "%s", hash);
-                ACCEL_INFO("tokenizer: the data records none; checkpoints keep train.init_from's '%s'",
-                           t->tok_name);
-            }
-        }
+    if (!tok || !t->tokens_model || !t->train_set) return ACCEL_OK;
+    const char *hash = accel_tokenizer_hash(tok);
+    if ((t->tok_hash[0] && strcmp(t->tok_hash, hash)) || !strcmp(t->tok_name, ACCEL_TOKENIZER_BYTES)) {
+        ACCEL_ERROR("the data %s was made with tokenizer '%s'%s%s%s but train.init_from=%s was "
+                    "trained with tokenizer '%s' (xxh64 %s)\n--> hint: prepare the data with the "
+                    "model's tokenizer: accel_data prepare --tokenizer %s ...", t->train_set_path,
+                    t->tok_name, t->tok_hash[0] ? " (xxh64 " : "", t->tok_hash, t->tok_hash[0] ? ")" : "",
+                    path, accel_tokenizer_name(tok), hash, path);
+        return ACCEL_ERR_SHAPE;
     }
-    accel_tokenizer_free(tok);
-    accel_weights_close(w);
-    return st;
+    if (t->tok_json) return ACCEL_OK;
+    size_t len = 0;
+    const char *json = accel_tokenizer_json(tok, &len);
+    if (!(t->tok_json = malloc(len + 1))) return ACCEL_ERR_NOMEM;
+    memcpy(t->tok_json, json, len);
+    t->tok_json[len] = '\0';
+    t->tok_json_len = len;
+    snprintf(t->tok_name, sizeof t->tok_name, "%s", accel_tokenizer_name(tok));
+    snprintf(t->tok_hash, sizeof t->tok_hash, "%s", hash);
+    ACCEL_INFO("tokenizer: the data records none; checkpoints keep train.init_from's '%s'", t->tok_name);
+    return ACCEL_OK;
 }
 
 /* train.init_from: the parameters from a weights file, everything else fresh (step 0, optimizer
@@ -434,21 +416,24 @@ static accel_status_t init_from(accel_trainer_t *t)
                    "starts a new run)", path);
         return ACCEL_OK;
     }
-    ACCEL_CHECK(accel_agree(t->rt->world, init_from_tokenizer(t, path)));
     float *data[3];
     accel_status_t st = accel_agree(t->rt->world, accel_dist_host_state(t->dist, &t->optim, true, data));
     if (st != ACCEL_OK) return st;
     const accel_range_t *ranges;
     int nranges = accel_dist_owned_ranges(t->dist, &ranges);
     double t0 = accel_now();
+    accel_tokenizer_t *tok = NULL;
     st = accel_init_from_load(t->rt->world, path, &t->model.layout, data[0], accel_dist_replicated(t->dist),
-                              ranges, nranges);
+                              ranges, nranges, t->rt->rank == 0 ? &tok : NULL);
     if (st != ACCEL_OK) {
         ACCEL_ERROR0("cannot start from train.init_from=%s: %s\n--> hint: the model keys must describe "
                      "these weights (they come from the file when it stores a configuration)", path,
                      accel_status_str(st));
         return st;
     }
+    st = accel_agree(t->rt->world, init_from_tokenizer(t, path, tok));
+    accel_tokenizer_free(tok);
+    if (st != ACCEL_OK) return st;
     ACCEL_CHECK(accel_dist_host_state_loaded(t->dist, &t->optim));
     ACCEL_INFO("initialised the parameters from train.init_from=%s in %.2f s; step 0, fresh optimizer "
                "and schedule", path, accel_now() - t0);

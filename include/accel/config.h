@@ -40,10 +40,21 @@ typedef struct {
     double noise;                   /* data.noise: label noise of the synthetic task */
 } accel_data_config_t;
 
+/* Enumerated keys are parsed once, where the configuration is read: each keeps its text (for
+ * printing and checkpoints) and its value, set together by accel_config_set. */
+typedef enum { ACCEL_RECOMPUTE_NONE = 0, ACCEL_RECOMPUTE_MLP, ACCEL_RECOMPUTE_BLOCK } accel_recompute_t;
+
+/* A count key set to "auto" (train.micro_batch). */
+#define ACCEL_AUTO (-1)
+
 typedef struct {
     int steps;                      /* train.steps: optimizer steps */
     int global_batch;               /* train.global_batch: samples per optimizer step, all ranks */
     int grad_accum;                 /* train.grad_accum: micro-batches per optimizer step */
+    int micro_batch;                /* train.micro_batch: 0 = derived, N, or ACCEL_AUTO (memory plan) */
+    int64_t memory_limit;           /* train.memory_limit: bytes per rank for the plan, 0 = auto */
+    char recompute[16];             /* train.recompute: none | mlp | block */
+    accel_recompute_t recompute_id; /* ... parsed */
     bool sync_each_batch;           /* train.sync_each_batch */
     double clip;                    /* train.clip: max global gradient norm, 0 = off */
     double loss_scale;              /* train.loss_scale: initial fp16 loss scale */
@@ -65,8 +76,6 @@ typedef struct {
     double min_lr_ratio;            /* optim.min_lr_ratio */
 } accel_optim_config_t;
 
-/* Enumerated keys are parsed once, where the configuration is read: each keeps its text (for
- * printing and checkpoints) and its value, set together by accel_config_set. */
 typedef enum { ACCEL_DDP = 0, ACCEL_ZERO1, ACCEL_ZERO2, ACCEL_ZERO3 } accel_strategy_t;
 /* accel_strategy_t -> "ddp", "zero1", ... */
 const char *accel_strategy_name(accel_strategy_t strategy);

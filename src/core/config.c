@@ -17,7 +17,9 @@
 
 extern char **environ;
 
-typedef enum { KEY_INT, KEY_U64, KEY_INT64, KEY_DOUBLE, KEY_BOOL, KEY_STRING } key_type_t;
+/* KEY_COUNT: an int >= 0 or "auto" (stored as ACCEL_AUTO); KEY_BYTES: a size in bytes, written
+ * plain or with a unit (KiB MiB GiB TiB, or KB MB GB TB in powers of 1000), stored as int64. */
+typedef enum { KEY_INT, KEY_U64, KEY_INT64, KEY_DOUBLE, KEY_BOOL, KEY_STRING, KEY_COUNT, KEY_BYTES } key_type_t;
 
 typedef struct {
     const char *key;
@@ -69,6 +71,9 @@ static const key_spec_t g_schema[] = {
     { "train.steps", KEY_INT, F(train.steps), "600", NULL, "optimizer steps" },
     { "train.global_batch", KEY_INT, F(train.global_batch), "32", NULL, "samples per optimizer step over all ranks" },
     { "train.grad_accum", KEY_INT, F(train.grad_accum), "1", NULL, "micro-batches accumulated per optimizer step" },
+    { "train.micro_batch", KEY_COUNT, F(train.micro_batch), "0", NULL, "samples per rank in one forward/backward pass: 0 = train.global_batch / (ranks x train.grad_accum); N = that many, train.grad_accum then making up the global batch; auto = the largest whose estimated peak memory fits train.memory_limit (no trial runs)" },
+    { "train.memory_limit", KEY_BYTES, F(train.memory_limit), "0", NULL, "bytes per rank train.micro_batch=auto plans for (e.g. 8GiB); 0 = the device's memory, or on CPUs the node's memory divided by its ranks" },
+    { "train.recompute", KEY_STRING, F(train.recompute), "none", "none|mlp|block", "activation recompute (gpt, llama on CPUs): mlp = keep no MLP activations and recompute them in backward; block = keep only each block's input and recompute the block in backward" },
     { "train.sync_each_batch", KEY_BOOL, F(train.sync_each_batch), "false", NULL, "all-reduce gradients after every micro-batch" },
     { "train.clip", KEY_DOUBLE, F(train.clip), "1.0", NULL, "clip gradients to this global norm; 0 = off" },
     { "train.loss_scale", KEY_DOUBLE, F(train.loss_scale), "65536", NULL, "fp16: initial dynamic loss scale (halved on overflow)" },
@@ -118,6 +123,7 @@ static const key_spec_t g_schema[] = {
  * choices (in the order of its "a|b|c"), stored in an int-sized enum field next to its text. */
 static const int g_dtype_ids[] = { ACCEL_F32, ACCEL_BF16, ACCEL_F16 };   /* "fp32|bf16|fp16" */
 static const int g_strategy_ids[] = { ACCEL_DDP, ACCEL_ZERO1, ACCEL_ZERO2, ACCEL_ZERO3 };
+static const int g_recompute_ids[] = { ACCEL_RECOMPUTE_NONE, ACCEL_RECOMPUTE_MLP, ACCEL_RECOMPUTE_BLOCK };
 static const struct {
     const char *key;
     const int *ids;
@@ -126,8 +132,10 @@ static const struct {
     { "precision", g_dtype_ids, offsetof(accel_config_t, precision_id) },
     { "dist.strategy", g_strategy_ids, offsetof(accel_config_t, dist.strategy_id) },
     { "dist.comm_dtype", g_dtype_ids, offsetof(accel_config_t, dist.comm_dtype_id) },
+    { "train.recompute", g_recompute_ids, offsetof(accel_config_t, train.recompute_id) },
 };
-_Static_assert(sizeof(accel_dtype_t) == sizeof(int) && sizeof(accel_strategy_t) == sizeof(int),
+_Static_assert(sizeof(accel_dtype_t) == sizeof(int) && sizeof(accel_strategy_t) == sizeof(int) &&
+               sizeof(accel_recompute_t) == sizeof(int),
                "enumerated keys are stored as int");
 
 const char *accel_strategy_name(accel_strategy_t s)
@@ -173,6 +181,29 @@ static bool parse_bool(const char *v, bool *out)
         if (!strcasecmp(v, yes[i])) { *out = true; return true; }
         if (!strcasecmp(v, no[i])) { *out = false; return true; }
     }
+    return false;
+}
+
+/* "123", "1.5GiB", "800MB" -> bytes (binary units KiB..TiB, decimal KB..TB); false when malformed
+ * or beyond int64. */
+static bool parse_bytes(const char *v, int64_t *out)
+{
+    static const struct { const char *unit; double scale; } units[] = {
+        { "", 1 }, { "B", 1 }, { "KiB", 1024.0 }, { "MiB", 1048576.0 }, { "GiB", 1073741824.0 },
+        { "TiB", 1099511627776.0 }, { "KB", 1e3 }, { "MB", 1e6 }, { "GB", 1e9 }, { "TB", 1e12 },
+    };
+    char *end = NULL;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (!*v || end == v || errno || !isfinite(x) || x < 0) return false;
+    while (*end == ' ') end++;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (!strcmp(end, units[i].unit)) {
+            double bytes = x * units[i].scale;
+            if (bytes >= 9.2e18) return false;
+            *out = (int64_t)bytes;
+            return true;
+        }
     return false;
 }
 
@@ -241,6 +272,21 @@ accel_status_t accel_config_set(accel_config_t *cfg, const char *key, const char
     case KEY_BOOL:
         if (!parse_bool(value, (bool *)field)) goto bad_type;
         break;
+    case KEY_COUNT: {
+        if (!strcmp(value, "auto")) { *(int *)field = ACCEL_AUTO; break; }
+        long v = strtol(value, &end, 10);
+        if (!*value || *end || errno || v > INT_MAX) goto bad_type;
+        if (v < 0) goto negative;
+        *(int *)field = (int)v;
+        break;
+    }
+    case KEY_BYTES: {
+        if (value[0] == '-') goto negative;
+        int64_t v;
+        if (!parse_bytes(value, &v)) goto bad_type;
+        *(int64_t *)field = v;
+        break;
+    }
     case KEY_STRING:
         int choice = k->choices ? choice_index(k->choices, value) : -1;
         if (k->choices && choice < 0) {
@@ -261,7 +307,10 @@ accel_status_t accel_config_set(accel_config_t *cfg, const char *key, const char
 bad_type:
     snprintf(err, errlen, "configuration key '%s' expects %s, got '%s'", key,
              k->type == KEY_BOOL ? "true or false"
-             : k->type == KEY_DOUBLE ? "a number" : "an integer", value);
+             : k->type == KEY_DOUBLE ? "a number"
+             : k->type == KEY_COUNT ? "an integer or auto"
+             : k->type == KEY_BYTES ? "a size in bytes, optionally with a unit (e.g. 512MiB, 8GiB, 2GB)"
+             : "an integer", value);
     return ACCEL_ERR_CONFIG;
 negative:
     snprintf(err, errlen, "configuration key '%s' must not be negative, got '%s'", key, value);
@@ -465,6 +514,11 @@ static void format_value(const accel_config_t *cfg, const key_spec_t *k, char *o
     case KEY_U64: snprintf(out, outlen, "%llu", (unsigned long long)*(const uint64_t *)field); break;
     case KEY_DOUBLE: snprintf(out, outlen, "%.9g", *(const double *)field); break;
     case KEY_BOOL: snprintf(out, outlen, "%s", *(const bool *)field ? "true" : "false"); break;
+    case KEY_COUNT:
+        if (*(const int *)field == ACCEL_AUTO) snprintf(out, outlen, "auto");
+        else snprintf(out, outlen, "%d", *(const int *)field);
+        break;
+    case KEY_BYTES: snprintf(out, outlen, "%lld", (long long)*(const int64_t *)field); break;
     case KEY_STRING: {
         /* Plain when YAML reads it back unchanged, else double-quoted with escapes. */
         bool plain = *field && !isspace((unsigned char)field[0]) && !isspace((unsigned char)field[strlen(field) - 1]) &&

@@ -8,7 +8,8 @@
  * Both end with softmax cross-entropy on next-token targets.
  *
  * The structure follows karpathy's llm.c (train_gpt2.c): every activation the backward pass needs
- * is stored once by the forward pass, matrix products go to BLAS through the precision-dispatching
+ * is stored once by the forward pass (or, with train.recompute, recomputed by the backward pass
+ * from a block's stored input, see "Activation recompute" below), matrix products go to BLAS through the precision-dispatching
  * accel_gemm_cpu (fp32, bf16 or emulated fp16 operands, fp32 accumulation), and everything else is
  * a fused single-threaded loop from kernels_cpu.c. Attention runs per (sample, head) with BLAS in
  * row blocks that skip the masked upper triangle; a query head reads the key/value head of its
@@ -70,7 +71,9 @@ typedef struct {
     accel_gemm_cpu_t gemm32;        /* fp32 products, for attention operands rounded beforehand */
     int wte, wpe, lnfw, lnfb, head; /* wpe, lnfb: -1 when absent; head: wte or lm_head */
     gpt_block_t *blk;
-    gpt_acts_t *act;
+    gpt_acts_t *act;                /* [L] per block; with recompute, some pieces point into one
+                                     * set shared by every block (see carve_training) */
+    accel_recompute_t recompute;    /* train.recompute */
     float *x0;                      /* [BT, C] embeddings: the residual entering block 0 */
     float *lnf, *lnf_mean, *lnf_rstd;
     float *logits;                  /* [BT, V]; overwritten by d(loss)/d(logits) in training */
@@ -278,6 +281,7 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
                                 .qkv_bias = true, .tied = true };
     m->eps = llama ? (float)c->rms_eps : ACCEL_LN_EPS;
     m->precision = cfg->precision_id;               /* fp32, bf16 or fp16 */
+    m->recompute = cfg->train.recompute_id;
     /* ACCEL_ATT_WHOLE_HEAD=1 takes the whole-head way on any CPU (emulated products there), so
      * tests cover it where bf16 is not native. */
     const char *force = getenv("ACCEL_ATT_WHOLE_HEAD");
@@ -372,19 +376,53 @@ static int head_layer(const gpt_t *m) { return m->arch.tied ? 0 : m->L + 1; }
 /* Room for B samples at full context. One allocation, carved into 64-byte aligned pieces. */
 #define PIECE(n) (((n) + 15) / 16 * 16)
 
-/* Floats of one block's activations for B sequences of T tokens (laid out by carve_block). */
-static size_t block_floats(const gpt_t *m, size_t B, size_t T)
+/* The pieces of one block's activations, in the order they are carved. */
+enum { A_LN1, A_LN1_MEAN, A_LN1_RSTD, A_QKV, A_ATT, A_ATTY, A_RES2, A_LN2, A_LN2_MEAN, A_LN2_RSTD,
+       A_FCH, A_FCH_GELU, A_RES3, A_PIECES };
+#define ALL_PIECES ((1u << A_PIECES) - 1)
+
+/* Activation recompute: the pieces each block keeps for its backward pass. The others live in one
+ * set shared by every block and are rebuilt from the block's stored input just before its backward
+ * pass (recompute_block): none keeps everything; mlp drops the MLP's (norm2, its two products'
+ * results: about 60% of a GPT block's floats at short context); block keeps only the block's
+ * output, which is the next block's input. */
+static unsigned kept_pieces(accel_recompute_t r)
 {
-    const size_t BT = B * T, C = (size_t)m->C;
-    return 4 * PIECE(BT * C) + PIECE(BT * (size_t)m->QKV) + PIECE(B * (size_t)m->NH * T * T) +
-           PIECE(BT * (size_t)m->FIN) + PIECE(BT * (size_t)m->F) + PIECE(BT * C) + 4 * PIECE(BT);
+    const unsigned mlp = 1u << A_LN2 | 1u << A_LN2_MEAN | 1u << A_LN2_RSTD | 1u << A_FCH |
+                         1u << A_FCH_GELU;
+    if (r == ACCEL_RECOMPUTE_MLP) return ALL_PIECES & ~mlp;
+    if (r == ACCEL_RECOMPUTE_BLOCK) return 1u << A_RES3;
+    return ALL_PIECES;
 }
 
-/* Floats of activations and work buffers for a micro-batch of B samples (laid out by reserve). */
+/* Floats of each piece for B sequences of T tokens. */
+static void piece_floats(const gpt_t *m, size_t B, size_t T, size_t sizes[A_PIECES])
+{
+    const size_t BT = B * T, C = (size_t)m->C;
+    const size_t s[A_PIECES] = { BT * C, BT, BT, BT * (size_t)m->QKV, B * (size_t)m->NH * T * T,
+                                 BT * C, BT * C, BT * C, BT, BT, BT * (size_t)m->FIN,
+                                 BT * (size_t)m->F, BT * C };
+    memcpy(sizes, s, sizeof s);
+}
+
+/* Floats of the pieces in `mask` of one block's activations (laid out by carve_block). */
+static size_t block_floats(const gpt_t *m, size_t B, size_t T, unsigned mask)
+{
+    size_t sizes[A_PIECES], n = 0;
+    piece_floats(m, B, T, sizes);
+    for (int i = 0; i < A_PIECES; i++)
+        if (mask & 1u << i) n += PIECE(sizes[i]);
+    return n;
+}
+
+/* Floats of activations and work buffers for a micro-batch of B samples (laid out by reserve):
+ * the blocks' kept pieces, the shared set of the others, and the rest. */
 static size_t activation_floats(const gpt_t *m, size_t B)
 {
     const size_t T = (size_t)m->T, BT = B * T, C = (size_t)m->C;
-    return (size_t)m->L * block_floats(m, B, T) + 2 * PIECE(BT * C) + 2 * PIECE(BT) +
+    const unsigned keep = kept_pieces(m->recompute);
+    return (size_t)m->L * block_floats(m, B, T, keep) + block_floats(m, B, T, ALL_PIECES & ~keep) +
+           2 * PIECE(BT * C) + 2 * PIECE(BT) +
            PIECE(BT * (size_t)m->V) + 2 * PIECE(BT * C) + PIECE(BT * (size_t)m->QKV) +
            PIECE(BT * (size_t)m->FIN) + PIECE(m->arch.swiglu ? BT * (size_t)m->F : 0) +
            2 * PIECE(T * T) + PIECE((size_t)m->hs * T) + PIECE(2 * T * (size_t)m->hs);
@@ -407,20 +445,20 @@ static size_t llama_activation_bytes(const accel_config_t *cfg, int micro_batch)
     return activation_bytes(cfg, true, micro_batch);
 }
 
-/* One block's activations for B sequences of T tokens, carved from p; returns what follows. */
-static float *carve_block(const gpt_t *m, gpt_acts_t *a, float *p, size_t B, size_t T)
+/* The pieces in `mask` of one block's activations for B sequences of T tokens, carved from p (the
+ * others are left as they are); returns what follows. */
+static float *carve_block(const gpt_t *m, gpt_acts_t *a, float *p, size_t B, size_t T, unsigned mask)
 {
-    const size_t BT = B * T, C = (size_t)m->C;
-    float **const order[] = { &a->ln1, &a->ln1_mean, &a->ln1_rstd, &a->qkv, &a->att, &a->atty,
-                              &a->res2, &a->ln2, &a->ln2_mean, &a->ln2_rstd, &a->fch, &a->fch_gelu,
-                              &a->res3 };
-    const size_t sizes[] = { BT * C, BT, BT, BT * (size_t)m->QKV, B * (size_t)m->NH * T * T,
-                             BT * C, BT * C, BT * C, BT, BT, BT * (size_t)m->FIN,
-                             BT * (size_t)m->F, BT * C };
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        *order[i] = p;
-        p += PIECE(sizes[i]);
-    }
+    float **const order[A_PIECES] = { &a->ln1, &a->ln1_mean, &a->ln1_rstd, &a->qkv, &a->att,
+                                      &a->atty, &a->res2, &a->ln2, &a->ln2_mean, &a->ln2_rstd,
+                                      &a->fch, &a->fch_gelu, &a->res3 };
+    size_t sizes[A_PIECES];
+    piece_floats(m, B, T, sizes);
+    for (int i = 0; i < A_PIECES; i++)
+        if (mask & 1u << i) {
+            *order[i] = p;
+            p += PIECE(sizes[i]);
+        }
     return p;
 }
 
@@ -462,7 +500,14 @@ static accel_status_t reserve(gpt_t *m, int B)
     m->mem = mem;
     float *p = mem;
 #define TAKE(ptr, n) do { (ptr) = p; p += PIECE(n); } while (0)
-    for (int l = 0; l < m->L; l++) p = carve_block(m, &m->act[l], p, (size_t)B, T);
+    /* The shared set first (recompute), then each block's own pieces. */
+    const unsigned keep = kept_pieces(m->recompute);
+    gpt_acts_t shared = { 0 };
+    p = carve_block(m, &shared, p, (size_t)B, T, ALL_PIECES & ~keep);
+    for (int l = 0; l < m->L; l++) {
+        m->act[l] = shared;
+        p = carve_block(m, &m->act[l], p, (size_t)B, T, keep);
+    }
     TAKE(m->x0, BT * C);
     TAKE(m->lnf, BT * C);
     TAKE(m->lnf_mean, BT);
@@ -745,6 +790,61 @@ static void rope(const gpt_t *m, const qkv_view_t *x, size_t rows, int T, int p0
                    m->rope_sin, T, p0, inverse);
 }
 
+/* Block l's attention half for the rows from p0 (R = B T - p0): norm1, the q|k|v rows (rotated),
+ * attention, and res2 = res + bias + the attention output projected. */
+static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_t *layout,
+                                      const float *params, int l, gpt_acts_t *a, const float *res,
+                                      int B, int T, int p0)
+{
+    const int C = m->C, QKV = m->QKV;
+    const size_t R = (size_t)B * T - (size_t)p0, o = (size_t)p0 * C;
+    const gpt_block_t *k = &m->blk[l];
+    norm_forward(m, a->ln1 + o, a->ln1_mean + p0, a->ln1_rstd + p0, res + o, PARAM(k->ln1w),
+                 PARAM_OPT(k->ln1b), R);
+    qkv_view_t x = qkv_rows(m, a->qkv);
+    if (!fw->kv) {                                  /* one product: the q|k|v rows */
+        float *qkv = a->qkv + (size_t)p0 * QKV;
+        start_rows(qkv, PARAM_OPT(k->qkvb), NULL, R, QKV);
+        GEMM(false, true, (int)R, QKV, C, 1.0f, a->ln1 + o, C, PARAM(k->qkvw), C, 1.0f, qkv, QKV);
+    } else {                                        /* q rows to the scratch, k|v to the cache */
+        const int QW = m->NH * m->hs, KVW = QKV - QW;
+        const float *bias = PARAM_OPT(k->qkvb);
+        x = (qkv_view_t){ a->qkv, fw->kv[l], (size_t)QW, (size_t)KVW };
+        float *q = x.q + (size_t)p0 * QW, *kv = x.kv + (size_t)p0 * KVW;
+        start_rows(q, bias, NULL, R, QW);
+        start_rows(kv, bias ? bias + QW : NULL, NULL, R, KVW);
+        GEMM(false, true, (int)R, QW, C, 1.0f, a->ln1 + o, C, PARAM(k->qkvw), C, 1.0f, q, QW);
+        GEMM(false, true, (int)R, KVW, C, 1.0f, a->ln1 + o, C, PARAM(k->qkvw) + (size_t)QW * C,
+             C, 1.0f, kv, KVW);
+    }
+    if (m->arch.rope) rope(m, &x, R, T, p0, 0);
+    ACCEL_CHECK(attention_forward(m, a, fw, &x, B, T, p0));
+    start_rows(a->res2 + o, PARAM_OPT(k->projb), res + o, R, C);      /* residual + bias + proj */
+    GEMM(false, true, (int)R, C, C, 1.0f, a->atty + o, C, PARAM(k->projw), C, 1.0f, a->res2 + o, C);
+    return ACCEL_OK;
+}
+
+/* Block l's MLP half for rows p0..BT-1: norm2, the first product and the hidden activation, and
+ * with `output` res3 = res2 + bias + the second product (its backward pass needs no res3, so a
+ * recompute skips that product). */
+static accel_status_t block_mlp(gpt_t *m, const accel_layout_t *layout, const float *params, int l,
+                                gpt_acts_t *a, size_t BT, int p0, bool output)
+{
+    const int C = m->C, F = m->F, FIN = m->FIN;
+    const size_t R = BT - (size_t)p0, o = (size_t)p0 * C;
+    const gpt_block_t *k = &m->blk[l];
+    norm_forward(m, a->ln2 + o, a->ln2_mean + p0, a->ln2_rstd + p0, a->res2 + o, PARAM(k->ln2w),
+                 PARAM_OPT(k->ln2b), R);
+    float *fch = a->fch + (size_t)p0 * FIN, *hid = a->fch_gelu + (size_t)p0 * F;
+    GEMM(false, true, (int)R, FIN, C, 1.0f, a->ln2 + o, C, PARAM(k->fcw), C, 0.0f, fch, FIN);
+    if (m->arch.swiglu) accel_cpu_swiglu_forward(hid, fch, R, F);
+    else accel_cpu_bias_gelu_forward(fch, hid, PARAM(k->fcb), R, F);
+    if (!output) return ACCEL_OK;
+    start_rows(a->res3 + o, PARAM_OPT(k->fcpb), a->res2 + o, R, C);
+    GEMM(false, true, (int)R, C, F, 1.0f, hid, F, PARAM(k->fcpw), F, 1.0f, a->res3 + o, C);
+    return ACCEL_OK;
+}
+
 /* Forward through the final norm for B rows of T input tokens (row stride `stride`); with p0 > 0
  * (inference, B = 1) only positions p0..T-1 are computed: the keys and values before them are the
  * cache's, and only rows p0.. of the other buffers are written. */
@@ -752,7 +852,7 @@ static accel_status_t forward(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_
                               const float *params, const int32_t *tokens, int stride, int B, int T,
                               int p0, const accel_batch_t *hb)
 {
-    const int C = m->C, QKV = m->QKV, F = m->F, FIN = m->FIN;
+    const int C = m->C;
     const size_t BT = (size_t)B * T, R = BT - (size_t)p0;    /* rows computed, from row p0 */
     const size_t o = (size_t)p0 * C;                         /* ... at this offset in [., C] */
     accel_batch_layer_fetch(hb, 0, 0);              /* embeddings: layer 0 */
@@ -771,41 +871,10 @@ static accel_status_t forward(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_
     accel_batch_layer_release(hb, 0);
     const float *res = fw->x0;
     for (int l = 0; l < m->L; l++) {
-        const gpt_block_t *k = &m->blk[l];
         gpt_acts_t *a = &fw->act[l * fw->act_step];
         accel_batch_layer_fetch(hb, l + 1, 0);      /* block l: layer l+1 */
-        norm_forward(m, a->ln1 + o, a->ln1_mean + p0, a->ln1_rstd + p0, res + o, PARAM(k->ln1w),
-                     PARAM_OPT(k->ln1b), R);
-        qkv_view_t x = qkv_rows(m, a->qkv);
-        if (!fw->kv) {                              /* one product: the q|k|v rows */
-            float *qkv = a->qkv + (size_t)p0 * QKV;
-            start_rows(qkv, PARAM_OPT(k->qkvb), NULL, R, QKV);
-            GEMM(false, true, (int)R, QKV, C, 1.0f, a->ln1 + o, C, PARAM(k->qkvw), C, 1.0f, qkv,
-                 QKV);
-        } else {                                    /* q rows to the scratch, k|v to the cache */
-            const int QW = m->NH * m->hs, KVW = QKV - QW;
-            const float *bias = PARAM_OPT(k->qkvb);
-            x = (qkv_view_t){ a->qkv, fw->kv[l], (size_t)QW, (size_t)KVW };
-            float *q = x.q + (size_t)p0 * QW, *kv = x.kv + (size_t)p0 * KVW;
-            start_rows(q, bias, NULL, R, QW);
-            start_rows(kv, bias ? bias + QW : NULL, NULL, R, KVW);
-            GEMM(false, true, (int)R, QW, C, 1.0f, a->ln1 + o, C, PARAM(k->qkvw), C, 1.0f, q, QW);
-            GEMM(false, true, (int)R, KVW, C, 1.0f, a->ln1 + o, C, PARAM(k->qkvw) + (size_t)QW * C,
-                 C, 1.0f, kv, KVW);
-        }
-        if (m->arch.rope) rope(m, &x, R, T, p0, 0);
-        ACCEL_CHECK(attention_forward(m, a, fw, &x, B, T, p0));
-        start_rows(a->res2 + o, PARAM_OPT(k->projb), res + o, R, C);  /* residual + bias + proj */
-        GEMM(false, true, (int)R, C, C, 1.0f, a->atty + o, C, PARAM(k->projw), C, 1.0f,
-             a->res2 + o, C);
-        norm_forward(m, a->ln2 + o, a->ln2_mean + p0, a->ln2_rstd + p0, a->res2 + o,
-                     PARAM(k->ln2w), PARAM_OPT(k->ln2b), R);
-        float *fch = a->fch + (size_t)p0 * FIN, *hid = a->fch_gelu + (size_t)p0 * F;
-        GEMM(false, true, (int)R, FIN, C, 1.0f, a->ln2 + o, C, PARAM(k->fcw), C, 0.0f, fch, FIN);
-        if (m->arch.swiglu) accel_cpu_swiglu_forward(hid, fch, R, F);
-        else accel_cpu_bias_gelu_forward(fch, hid, PARAM(k->fcb), R, F);
-        start_rows(a->res3 + o, PARAM_OPT(k->fcpb), a->res2 + o, R, C);
-        GEMM(false, true, (int)R, C, F, 1.0f, hid, F, PARAM(k->fcpw), F, 1.0f, a->res3 + o, C);
+        ACCEL_CHECK(block_attention(m, fw, layout, params, l, a, res, B, T, p0));
+        ACCEL_CHECK(block_mlp(m, layout, params, l, a, BT, p0, true));
         accel_batch_layer_release(hb, l + 1);
         res = a->res3;
     }
@@ -876,6 +945,21 @@ static accel_status_t mlp_backward(gpt_t *m, const gpt_block_t *k, const gpt_act
     return ACCEL_OK;
 }
 
+/* Activation recompute: rebuild the pieces block l did not keep (kept_pieces) from its stored
+ * input, with the products and loops of the forward pass in the same order on the same operands,
+ * so the backward pass reads bitwise the values a run that kept everything reads (fp32 losses
+ * match exactly). The MLP's second product is skipped: the block's output is kept. */
+static accel_status_t recompute_block(gpt_t *m, const accel_layout_t *layout, const float *params,
+                                      int l, gpt_acts_t *a, const float *res_in, int B, int T)
+{
+    if (m->recompute == ACCEL_RECOMPUTE_NONE) return ACCEL_OK;
+    if (m->recompute == ACCEL_RECOMPUTE_BLOCK) {
+        gpt_fwd_t fw = train_fwd(m);
+        ACCEL_CHECK(block_attention(m, &fw, layout, params, l, a, res_in, B, T, 0));
+    }
+    return block_mlp(m, layout, params, l, a, (size_t)B * T, 0, false);
+}
+
 static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const float *params,
                                float *grads, const int32_t *tokens, int stride, int B, int T,
                                const accel_batch_t *hb)
@@ -900,9 +984,10 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
      * weight product keeps the reductions of the blocks already done moving. */
     for (int l = m->L - 1; l >= 0; l--) {
         const gpt_block_t *k = &m->blk[l];
-        const gpt_acts_t *a = &m->act[l];
+        gpt_acts_t *a = &m->act[l];
         const float *res_in = l ? m->act[l - 1].res3 : m->x0;
         accel_batch_layer_fetch(hb, l + 1, 1);
+        ACCEL_CHECK(recompute_block(m, layout, params, l, a, res_in, B, T));
         /* MLP: res3 = res2 + mlp(norm2(res2)) */
         ACCEL_CHECK(mlp_backward(m, k, a, layout, params, grads, hb, bt));
         norm_backward(m, m->dres, GRAD(k->ln2w), GRAD_OPT(k->ln2b), m->dc, a->res2, a->ln2_mean,
@@ -992,7 +1077,7 @@ static size_t infer_floats(const gpt_t *m)
 {
     const size_t T = (size_t)m->T, C = (size_t)m->C;
     const size_t kvw = (size_t)(m->QKV - m->NH * m->hs);
-    return block_floats(m, 1, T) + (size_t)m->L * PIECE(T * kvw) + 2 * PIECE(T * C) +
+    return block_floats(m, 1, T, ALL_PIECES) + (size_t)m->L * PIECE(T * kvw) + 2 * PIECE(T * C) +
            2 * PIECE(T) + PIECE(T * T) + PIECE((size_t)m->hs * T);
 }
 
@@ -1023,7 +1108,7 @@ static accel_status_t reserve_infer(gpt_t *m)
     m->imem = mem;
     float *p = mem;
 #define TAKE(ptr, n) do { (ptr) = p; p += PIECE(n); } while (0)
-    p = carve_block(m, &m->iact, p, 1, T);          /* its qkv piece takes the q rows */
+    p = carve_block(m, &m->iact, p, 1, T, ALL_PIECES); /* its qkv piece takes the q rows */
     for (int l = 0; l < m->L; l++) TAKE(m->kv[l], T * (size_t)(m->QKV - m->NH * m->hs));
     TAKE(m->ix0, T * C);
     TAKE(m->ilnf, T * C);

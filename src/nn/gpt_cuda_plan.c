@@ -145,6 +145,12 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                  cfg->model.name, cfg->model.name);
         return ACCEL_ERR_UNSUPPORTED;
     }
+    if (cfg->train.recompute_id != ACCEL_RECOMPUTE_NONE) {
+        snprintf(why, whylen, "device=cuda: train.recompute=%s is not implemented in the GPU engine "
+                 "yet (it recomputes on CPUs only)\n--> hint: use train.recompute=none on the GPU, "
+                 "or a smaller train.micro_batch", cfg->train.recompute);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
     if (note && notelen && cfg->dist.comm_dtype_id != ACCEL_F32)
         snprintf(note, notelen, "dist.comm_dtype=%s is ignored on the GPU: gradients are reduced "
                  "in fp32", cfg->dist.comm_dtype);

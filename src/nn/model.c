@@ -69,6 +69,15 @@ accel_status_t accel_model_create_on(const accel_config_t *cfg, accel_device_kin
         model->ops = !strcmp(cfg->model.name, "llama") ? &accel_model_llama_cuda : &accel_model_gpt_cuda;
     } else {
         ACCEL_CHECK(find_ops(cfg, &model->ops));
+        /* Only the built-in transformers know which activations to drop and rebuild. */
+        if (cfg->train.recompute_id != ACCEL_RECOMPUTE_NONE && model->ops != &accel_model_gpt &&
+            model->ops != &accel_model_llama) {
+            ACCEL_ERROR0("train.recompute=%s: model '%s' has no activation recompute (the built-in "
+                         "gpt and llama have)\n--> hint: set train.recompute=none, or lower the "
+                         "micro-batch (train.micro_batch, train.grad_accum)", cfg->train.recompute,
+                         model->ops->name);
+            return ACCEL_ERR_UNSUPPORTED;
+        }
     }
     accel_status_t st = model->ops->create(cfg, &model->layout, &model->state);
     if (st != ACCEL_OK) {

@@ -427,6 +427,53 @@ START_TEST(test_accumulate_and_scale)
 }
 END_TEST
 
+/* train.recompute: mlp and block rebuild what they drop with the forward pass's own products, so the
+ * loss and every gradient are bitwise those of recompute=none (gpt and llama, fp32 and bf16, two
+ * passes: the second accumulates onto the first and finds the shared buffers as the first left
+ * them), while the activation memory shrinks none > mlp > block. */
+START_TEST(test_recompute_bitwise)
+{
+    static const char *const modes[] = { "none", "mlp", "block" };
+    const bool llama = _i / 2;
+    const char *precision = _i % 2 ? "bf16" : "fp32";
+    float *ref = NULL;
+    double ref_loss = 0;
+    size_t bytes[3];
+    for (int r = 0; r < 3; r++) {
+        fixture_t f;
+        if (llama) fixture_open_llama(&f, 3, 4, 16, 7, TV, TB, precision);
+        else fixture_open(&f, 3, TNH, TC, TT, TV, TB, precision);
+        ck_assert_int_eq(accel_config_set(&f.cfg, "train.recompute", modes[r], NULL, 0), ACCEL_OK);
+        accel_model_destroy(&f.model);          /* rebuilt with the mode (same layout and weights) */
+        ck_assert_int_eq(accel_model_create(&f.cfg, &f.model), ACCEL_OK);
+        bytes[r] = f.model.ops->activation_bytes(&f.cfg, 4);
+        big_init(&f);
+        const size_t n = f.model.layout.numel;
+        double loss, loss2;
+        memset(f.grads, 0, sizeof(float) * n);
+        grads_of(&f, 0.5f, &loss);
+        grads_of(&f, 0.5f, &loss2);
+        ck_assert(loss == loss2);
+        if (r == 0) {
+            ref = malloc(sizeof(float) * n);
+            memcpy(ref, f.grads, sizeof(float) * n);
+            ref_loss = loss;
+        } else {
+            ck_assert_msg(loss == ref_loss, "%s %s recompute=%s: loss %.17g, none %.17g",
+                          llama ? "llama" : "gpt", precision, modes[r], loss, ref_loss);
+            for (size_t i = 0; i < n; i++)
+                ck_assert_msg(memcmp(&f.grads[i], &ref[i], sizeof(float)) == 0,
+                              "%s %s recompute=%s: gradient %zu is %.9g, none gives %.9g",
+                              llama ? "llama" : "gpt", precision, modes[r], i, f.grads[i], ref[i]);
+        }
+        fixture_close(&f);
+    }
+    ck_assert_uint_gt(bytes[0], bytes[1]);
+    ck_assert_uint_gt(bytes[1], bytes[2]);
+    free(ref);
+}
+END_TEST
+
 static double xent(const float *z, int V, int y)
 {
     double m = z[0], s = 0;
@@ -909,6 +956,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_gradcheck_llama);
     tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);
+    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 4);
     tcase_add_test(tc, test_causality);
     tcase_add_test(tc, test_precision);
     tcase_add_test(tc, test_bad_tokens);

@@ -28,8 +28,28 @@ accel_status_t accel_memory_estimate(const accel_config_t *cfg, const accel_mode
                                      bool hybrid, int world, int ranks_per_node,
                                      accel_memory_estimate_t *out);
 
+/* The micro-batches per optimizer step on `world` ranks: train.grad_accum, or what a fixed
+ * train.micro_batch (> 0) makes of the global batch. */
+int accel_memory_grad_accum(const accel_config_t *cfg, int world);
+
+/* train.micro_batch=auto: the largest micro-batch that divides the per-rank batch
+ * (global_batch / world) and whose estimate (with train.grad_accum making up the rest) fits `limit`
+ * bytes. *micro and *fit receive it and its estimate; *next_micro and *next the next larger
+ * candidate and its estimate (0 when the whole per-rank batch fits). ACCEL_ERR_NOMEM when not even
+ * a micro-batch of 1 fits (*fit then holds its estimate); ACCEL_ERR_INVALID when the global batch
+ * does not divide over the ranks. */
+accel_status_t accel_memory_plan_micro_batch(const accel_config_t *cfg, const accel_model_ops_t *model,
+                                             const accel_layout_t *layout, int world,
+                                             int ranks_per_node, size_t limit, int *micro,
+                                             accel_memory_estimate_t *fit, int *next_micro,
+                                             accel_memory_estimate_t *next);
+
 /* Resident memory of this process now and at its peak (VmRSS, VmHWM), in bytes; 0 if unknown. */
 size_t accel_memory_resident(void);
 size_t accel_memory_peak(void);
+
+/* MemTotal and MemAvailable of this node (/proc/meminfo), in bytes; 0 if unknown. */
+size_t accel_memory_node_total(void);
+size_t accel_memory_node_available(void);
 
 #endif

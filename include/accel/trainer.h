@@ -33,6 +33,13 @@ typedef struct {
  * which then loads the weights (unless resume finds a checkpoint: resume wins, with a note). */
 accel_status_t accel_trainer_init_config(accel_config_t *cfg, char *err, size_t errlen);
 
+/* The micro-batch (src/train/plan.c): train.micro_batch=N sets train.grad_accum to make up the
+ * global batch; train.micro_batch=auto picks the largest micro-batch whose estimated peak memory
+ * (accel estimate-memory's) fits train.memory_limit (default: the GPU's memory, or the node's
+ * divided by its ranks), prints the choice, and sets train.micro_batch and train.grad_accum.
+ * Collective; call it on every rank after accel_device_setup and before accel_trainer_create. */
+accel_status_t accel_trainer_plan_batch(const accel_runtime_t *rt, accel_config_t *cfg);
+
 accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *cfg,
                                     accel_trainer_t **out);
 accel_status_t accel_trainer_run(accel_trainer_t *trainer, accel_train_result_t *result);

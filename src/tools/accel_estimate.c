@@ -16,7 +16,10 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: accel estimate-memory [config.yaml] [key=value ...] [--world N,N,...] [--per-node K]\n"
                  "  Bytes per rank for each strategy (ddp, zero1, zero2, zero3; hybrid with --per-node)\n"
-                 "  and world size, from the job configuration (model sizes, batch, optimizer).\n"
+                 "  and world size, from the job configuration (model sizes, batch, micro-batch,\n"
+                 "  train.recompute, optimizer). With train.micro_batch=auto each row shows the\n"
+                 "  micro-batch accel_train would choose (limit: train.memory_limit, else this\n"
+                 "  node's memory divided by its ranks).\n"
                  "  --world LIST   world sizes (default: 1,2,4,8,16)\n"
                  "  --per-node K   ranks per node for the hybrid rows (default: none)\n");
 }
@@ -51,10 +54,19 @@ int accel_cmd_estimate(int argc, char **argv)
     accel_model_t model;
     if ((st = accel_model_create(&cfg, &model)) != ACCEL_OK) return accel_status_exit_code(st);
     size_t nparams = accel_layout_params(&model.layout);
-    printf("model %s: %zu parameters; %s, global batch %d, grad_accum %d; MiB per rank\n",
-           model.ops->name, nparams, cfg.optim.name, cfg.train.global_batch, cfg.train.grad_accum);
-    printf("%-13s %5s %10s %10s %10s %10s %11s %9s %10s   %s\n", "strategy", "ranks", "params", "grads",
-           "master", "optimizer", "activations", "comm", "total", "model state vs ZeRO paper (bytes/param)");
+    const bool autob = cfg.train.micro_batch == ACCEL_AUTO;
+    char mb[32];
+    if (autob) snprintf(mb, sizeof mb, "auto");
+    else if (cfg.train.micro_batch > 0) snprintf(mb, sizeof mb, "%d", cfg.train.micro_batch);
+    else snprintf(mb, sizeof mb, "global/(ranks x %d)", cfg.train.grad_accum);
+    printf("model %s: %zu parameters; %s, global batch %d, micro-batch %s, recompute %s; MiB per rank\n",
+           model.ops->name, nparams, cfg.optim.name, cfg.train.global_batch, mb, cfg.train.recompute);
+    if (autob)
+        printf("micro-batch auto: the largest that fits %s per rank\n",
+               cfg.train.memory_limit > 0 ? "train.memory_limit" : "this node's memory divided by its ranks (--per-node, else all)");
+    printf("%-13s %5s %5s %5s %10s %10s %10s %10s %11s %9s %10s   %s\n", "strategy", "ranks", "micro", "accum",
+           "params", "grads", "master", "optimizer", "activations", "comm", "total",
+           "model state vs ZeRO paper (bytes/param)");
     int rc = 0;
     char list[256];
     snprintf(list, sizeof list, "%s", worlds);
@@ -64,26 +76,46 @@ int accel_cmd_estimate(int argc, char **argv)
         for (int hybrid = 0; hybrid < (per_node > 0 ? 2 : 1); hybrid++)
             for (int s = hybrid ? ACCEL_ZERO1 : ACCEL_DDP; s <= ACCEL_ZERO3; s++) {
                 if (hybrid && world % per_node) continue;
+                const int node_ranks = hybrid || (per_node > 0 && per_node < world) ? per_node : world;
+                char name[24];
+                snprintf(name, sizeof name, "%s%s", accel_strategy_name((accel_strategy_t)s), hybrid ? "+hybrid" : "");
+                accel_config_t c = cfg;
+                c.dist.strategy_id = (accel_strategy_t)s;
+                c.dist.hybrid = hybrid;
                 accel_memory_estimate_t e;
-                cfg.train.global_batch = cfg.train.global_batch;   /* per-rank micro-batch follows world */
-                if (accel_memory_estimate(&cfg, model.ops, &model.layout, (accel_strategy_t)s, hybrid,
+                if (autob) {   /* what accel_train would plan for these ranks */
+                    size_t limit = cfg.train.memory_limit > 0 ? (size_t)cfg.train.memory_limit
+                                   : accel_memory_node_total() / (size_t)node_ranks;
+                    int m = 0, next_m = 0;
+                    accel_memory_estimate_t next;
+                    accel_status_t pst = accel_memory_plan_micro_batch(&c, model.ops, &model.layout, world,
+                                                                       node_ranks, limit, &m, &e, &next_m, &next);
+                    if (pst == ACCEL_ERR_NOMEM)
+                        printf("%-13s %5d  a micro-batch of 1 needs %.1f MiB, over the limit of %.1f MiB\n",
+                               name, world, mib(e.total), mib(limit));
+                    if (pst != ACCEL_OK) continue;
+                    c.train.micro_batch = m;
+                }
+                const int accum = accel_memory_grad_accum(&c, world);
+                if (c.train.global_batch % (world * accum)) continue;   /* not a valid split */
+                if (accel_memory_estimate(&c, model.ops, &model.layout, (accel_strategy_t)s, hybrid,
                                           world, hybrid ? per_node : world, &e) != ACCEL_OK)
                     continue;
                 double state = (double)(e.params + e.grads + e.master + e.optim) / e.psi;
-                char name[24];
-                snprintf(name, sizeof name, "%s%s", accel_strategy_name((accel_strategy_t)s), hybrid ? "+hybrid" : "");
-                printf("%-13s %5d %10.1f %10.1f %10.1f %10.1f %11.1f %9.1f %10.1f   %5.2f vs %5.2f\n", name,
-                       world, mib(e.params), mib(e.grads), mib(e.master), mib(e.optim), mib(e.activations),
-                       mib(e.comm), mib(e.total), state, e.paper_bytes_per_param);
+                printf("%-13s %5d %5d %5d %10.1f %10.1f %10.1f %10.1f %11.1f %9.1f %10.1f   %5.2f vs %5.2f\n", name,
+                       world, c.train.global_batch / (world * accum), accum, mib(e.params), mib(e.grads),
+                       mib(e.master), mib(e.optim), mib(e.activations), mib(e.comm), mib(e.total), state,
+                       e.paper_bytes_per_param);
             }
     }
     /* The built-in GPT or Llama on GPUs (device=cuda): what the engine allocates in device memory. */
     if (rc == 0 && (!strcmp(model.ops->name, "gpt") || !strcmp(model.ops->name, "llama")) &&
         !cfg.model.plugin[0]) {
-        printf("GPU engine (device=cuda), device MiB per rank:\n");
+        printf("GPU engine (device=cuda), device MiB per rank%s:\n",
+               autob ? " (micro_batch=auto plans against the GPU's memory at run time; rows for grad_accum 1)" : "");
         snprintf(list, sizeof list, "%s", worlds);
         for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
-            int world = atoi(tok), per_rank = world * cfg.train.grad_accum;
+            int world = atoi(tok), per_rank = world * accel_memory_grad_accum(&cfg, world);
             if (world < 1 || per_rank < 1 || cfg.train.global_batch % per_rank) continue;
             int micro = cfg.train.global_batch / per_rank;
             size_t numel = model.layout.numel, ddp = 0, z1 = 0;

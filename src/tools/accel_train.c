@@ -79,6 +79,7 @@ int main(int argc, char **argv)
     }
     if (st == ACCEL_OK) st = accel_runtime_configure(rt, &cfg);
     if (st == ACCEL_OK) st = accel_device_setup(rt, &cfg);
+    if (st == ACCEL_OK) st = accel_trainer_plan_batch(rt, &cfg);
     if (st == ACCEL_OK) {
         if (rt->rank == 0) {
             printf("accel %s: effective configuration%s%s\n", accel_version(), path ? " from " : "",

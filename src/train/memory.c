@@ -1,11 +1,13 @@
 /* Memory accounting. What accel stores per rank (parameters fp32, gradients fp32, AdamW moments
- * 2 x fp32, and under ZeRO a separate fp32 master slice):
- *   ddp    params 4P + grads 4P + moments 8P                          = 16P
+ * 2 x fp32 plus a one-byte weight-decay mask, and under ZeRO a separate fp32 master slice):
+ *   ddp    params 4P + grads 4P + moments 8P (+ mask 1P)              = 16P (17P)
  *   zero1  params 4P + grads 4P + (master 4 + grads 4 + moments 8)P/N
  *   zero2  params 4P + (master 4 + grads 4 + moments 8)P/N + layers in flight
  *   zero3  (master 4 + grads 4 + moments 8)P/N + gathered layers and gradients in flight
  * The ZeRO paper counts 16-bit parameters and gradients (2P each) for mixed precision: 16P, 4P+12P/N,
- * 2P+14P/N, 16P/N; it is printed alongside. P includes the per-layer padding to a multiple of N. */
+ * 2P+14P/N, 16P/N; it is printed alongside. P includes the per-layer padding to a multiple of N.
+ * Activations are the model's (activation_bytes: what it keeps for backward, train.recompute
+ * included). */
 #include "build_config.h"
 
 #include <stdio.h>
@@ -14,9 +16,9 @@
 
 #include "accel/memory.h"
 
-static size_t read_status_kib(const char *field)
+static size_t read_kib(const char *path, const char *field)
 {
-    FILE *f = fopen("/proc/self/status", "r");
+    FILE *f = fopen(path, "r");
     if (!f) return 0;
     char line[256];
     size_t kib = 0, n = strlen(field);
@@ -26,8 +28,18 @@ static size_t read_status_kib(const char *field)
     return kib * 1024;
 }
 
-size_t accel_memory_resident(void) { return read_status_kib("VmRSS:"); }
-size_t accel_memory_peak(void) { return read_status_kib("VmHWM:"); }
+size_t accel_memory_resident(void) { return read_kib("/proc/self/status", "VmRSS:"); }
+size_t accel_memory_peak(void) { return read_kib("/proc/self/status", "VmHWM:"); }
+size_t accel_memory_node_total(void) { return read_kib("/proc/meminfo", "MemTotal:"); }
+size_t accel_memory_node_available(void) { return read_kib("/proc/meminfo", "MemAvailable:"); }
+
+int accel_memory_grad_accum(const accel_config_t *cfg, int world)
+{
+    const int mb = cfg->train.micro_batch;
+    if (mb > 0 && world > 0 && (int64_t)world * mb <= cfg->train.global_batch)
+        return cfg->train.global_batch / (world * mb);
+    return cfg->train.grad_accum > 0 ? cfg->train.grad_accum : 1;
+}
 
 /* Ranks a DDP gradient allreduce (world) or a ZeRO reduce-scatter (the shard group) spans. */
 static double shards_or_world(accel_strategy_t strategy, bool hybrid, int world, int ranks_per_node)
@@ -67,8 +79,10 @@ accel_status_t accel_memory_estimate(const accel_config_t *cfg, const accel_mode
     if (st != ACCEL_OK) return st;
 
     const double f = sizeof(float), N = shards;
-    const double moments = strcmp(cfg->optim.name, "adamw") ? 1 : 2;
-    const int micro = cfg->train.global_batch / (world * (cfg->train.grad_accum > 0 ? cfg->train.grad_accum : 1));
+    /* the moments, and the weight-decay mask: one byte per owned element (src/train/optim.c) */
+    const double moments = (strcmp(cfg->optim.name, "adamw") ? 1 : 2) + 1.0 / f;
+    const int accum = accel_memory_grad_accum(cfg, world);
+    const int micro = cfg->train.global_batch / (world * accum);
     double in_flight = 2.0 * f * (double)largest;           /* current layer + the next one */
     /* The ring collectives keep two blocks (1/N of the buffer each) of scratch per operation in
      * flight: for ddp and zero1 every bucket/layer can be in flight at the end of backward; zero2/3
@@ -82,7 +96,7 @@ accel_status_t accel_memory_estimate(const accel_config_t *cfg, const accel_mode
         out->optim = (size_t)(moments * f * P);
         out->comm = (size_t)ring_all;                       /* + half-precision staging: */
         if (strcmp(cfg->dist.comm_dtype, "fp32")) out->comm += (size_t)(2 * P);
-        if (cfg->train.sync_each_batch && cfg->train.grad_accum > 1) out->comm += (size_t)(f * P);
+        if (cfg->train.sync_each_batch && accum > 1) out->comm += (size_t)(f * P);
         out->paper_bytes_per_param = 16;
         break;
     case ACCEL_ZERO1:
@@ -95,7 +109,7 @@ accel_status_t accel_memory_estimate(const accel_config_t *cfg, const accel_mode
         break;
     case ACCEL_ZERO2:
         out->params = (size_t)(f * P);
-        out->grads = (size_t)(f * P / N * (cfg->train.grad_accum > 1 ? 2 : 1) + in_flight);
+        out->grads = (size_t)(f * P / N * (accum > 1 ? 2 : 1) + in_flight);
         out->master = (size_t)(f * P / N);
         out->optim = (size_t)(moments * f * P / N);
         out->comm = (size_t)ring_window;
@@ -103,7 +117,7 @@ accel_status_t accel_memory_estimate(const accel_config_t *cfg, const accel_mode
         break;
     case ACCEL_ZERO3:
         out->params = (size_t)in_flight;
-        out->grads = (size_t)(f * P / N * (cfg->train.grad_accum > 1 ? 2 : 1) + in_flight);
+        out->grads = (size_t)(f * P / N * (accum > 1 ? 2 : 1) + in_flight);
         out->master = (size_t)(f * P / N);
         out->optim = (size_t)(moments * f * P / N);
         out->comm = (size_t)ring_window;
@@ -114,4 +128,38 @@ accel_status_t accel_memory_estimate(const accel_config_t *cfg, const accel_mode
     out->total = out->params + out->grads + out->master + out->optim + out->activations + out->comm;
     out->psi = P;
     return ACCEL_OK;
+}
+
+accel_status_t accel_memory_plan_micro_batch(const accel_config_t *cfg, const accel_model_ops_t *model,
+                                             const accel_layout_t *layout, int world,
+                                             int ranks_per_node, size_t limit, int *micro,
+                                             accel_memory_estimate_t *fit, int *next_micro,
+                                             accel_memory_estimate_t *next)
+{
+    *micro = *next_micro = 0;
+    memset(fit, 0, sizeof *fit);
+    memset(next, 0, sizeof *next);
+    if (world < 1 || cfg->train.global_batch < world || cfg->train.global_batch % world)
+        return ACCEL_ERR_INVALID;
+    const int per_rank = cfg->train.global_batch / world;
+    accel_config_t c = *cfg;
+    /* Candidates from the largest down: the first that fits is the choice, the one before it
+     * (the next larger) is what did not. */
+    for (int m = per_rank; m >= 1; m--) {
+        if (per_rank % m) continue;
+        c.train.grad_accum = per_rank / m;
+        c.train.micro_batch = m;
+        accel_memory_estimate_t e;
+        ACCEL_CHECK(accel_memory_estimate(&c, model, layout, cfg->dist.strategy_id, cfg->dist.hybrid,
+                                          world, ranks_per_node, &e));
+        if (e.total <= limit) {
+            *micro = m;
+            *fit = e;
+            return ACCEL_OK;
+        }
+        *next_micro = m;
+        *next = e;
+        *fit = e;
+    }
+    return ACCEL_ERR_NOMEM;
 }

@@ -512,6 +512,15 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
         ACCEL_ERROR0("train.steps must be at least 1 (got %d)", cfg->train.steps);
         return ACCEL_ERR_CONFIG;
     }
+    const int mb = cfg->train.micro_batch;
+    if (mb == ACCEL_AUTO || (mb > 0 && (int64_t)mb * rt->size * cfg->train.grad_accum != cfg->train.global_batch)) {
+        ACCEL_ERROR0("train.micro_batch=%s is not planned: train.grad_accum=%d x %d ranks x %s does "
+                     "not make the global batch %d\n--> hint: call accel_trainer_plan_batch before "
+                     "accel_trainer_create", cfg->train.micro_batch == ACCEL_AUTO ? "auto" : "N",
+                     cfg->train.grad_accum, rt->size, mb == ACCEL_AUTO ? "auto" : "micro_batch",
+                     cfg->train.global_batch);
+        return ACCEL_ERR_CONFIG;
+    }
     accel_trainer_t *t = calloc(1, sizeof *t);
     if (!t) return ACCEL_ERR_NOMEM;
     t->rss_start = accel_memory_resident();

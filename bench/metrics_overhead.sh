@@ -27,8 +27,9 @@ run() { # on|off -> tokens/s
     [ "$1" = on ] && extra="train.metrics=$out/m.jsonl train.tensorboard=$out/tb"
     rm -rf "$out/m.jsonl" "$out/tb"
     mpirun -np "$RANKS" ./accel_train $args $extra > "$out/log" 2>&1 || { cat "$out/log" >&2; exit 1; }
-    [ "$1" = off ] || [ -s "$out/m.jsonl" ] && { [ "$1" = off ] || ls "$out"/tb/events.out.tfevents.* >/dev/null; } ||
-        { echo "metrics_overhead.sh: the 'on' run wrote no metrics" >&2; exit 1; }
+    if [ "$1" = on ] && ! { [ -s "$out/m.jsonl" ] && ls "$out"/tb/events.out.tfevents.* >/dev/null 2>&1; }; then
+        echo "metrics_overhead.sh: the 'on' run wrote no metrics or no event file" >&2; exit 1
+    fi
     sed -n 's/.*throughput: \([0-9.]*\) tokens\/s.*/\1/p' "$out/log"
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }

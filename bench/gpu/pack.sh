@@ -6,7 +6,7 @@
 #
 # .gpukit/debs/      the Debian 12 packages accel's build and run need that a stock CUDA image lacks:
 #                    Open MPI + PMIx + hwloc/libevent/libfabric/UCX, parallel HDF5 (Open MPI flavour)
-#                    and its libcurl stack, libyaml, xxhash, OpenBLAS (+ libgfortran), Check/subunit,
+#                    and its libcurl stack, libyaml, xxhash, protobuf-c (+ protoc-c), ISA-L, OpenBLAS (+ libgfortran), Check/subunit,
 #                    make and pkgconf. Runtime packages come with the closure of their Depends that is
 #                    not in $BASE (assumed present on any glibc system with a compiler); -dev packages
 #                    come alone (headers, .pc files, link symlinks). bench/gpu/run.sh dpkg -x's them
@@ -38,10 +38,10 @@ BASE="libc6 libc-bin libgcc-s1 libstdc++6 gcc-12-base libcrypt1 zlib1g libzstd1 
 EXCLUDE="libhwloc-plugins openssh-client"
 # Runtime roots (with their dependency closure) and development packages (alone).
 RUNTIME="libopenmpi3 openmpi-bin openmpi-common libpmix2 libhdf5-openmpi-103-1 libyaml-0-2 libxxhash0
- libjansson4 libunistring2
+ libjansson4 libunistring2 libprotobuf-c1 libisal2
  libopenblas0-pthread libsubunit0 make pkgconf"
 DEVEL="libopenmpi-dev libpmix-dev libhdf5-openmpi-dev libyaml-dev libxxhash-dev libjansson-dev libpcre2-dev libunistring-dev libopenblas-pthread-dev
- check libsubunit-dev"
+ check libsubunit-dev libprotobuf-c-dev protobuf-c-compiler libisal-dev"
 
 command -v apt-cache >/dev/null && command -v apt-get >/dev/null ||
     { echo "pack.sh: needs apt (Debian 12): apt-cache/apt-get not found" >&2; exit 1; }

@@ -64,6 +64,7 @@ typedef struct {
     int eval_every;                 /* train.eval_every: steps between evaluations, 0 = final only */
     char init_from[ACCEL_STR_MAX];  /* train.init_from: weights to start from (step 0) */
     char metrics[ACCEL_STR_MAX];    /* train.metrics: JSON-lines file written by rank 0 */
+    char tensorboard[ACCEL_STR_MAX];/* train.tensorboard: event file directory (rank 0) */
     int sample_tokens;              /* train.sample_tokens: generated at the end (language models) */
     char sample_prompt[ACCEL_STR_MAX]; /* train.sample_prompt */
 } accel_train_config_t;

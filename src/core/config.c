@@ -85,6 +85,7 @@ static const key_spec_t g_schema[] = {
     { "train.sample_prompt", KEY_STRING, F(train.sample_prompt), "The ", NULL, "language models: prompt of the generated sample" },
     { "train.init_from", KEY_STRING, F(train.init_from), "", NULL, "start training (step 0, fresh optimizer and schedule) from these weights: an accel checkpoint, weights exported by accel_ckpt (hdf5, safetensors, hf), an 'accel_ckpt import' file or a Hugging Face model directory; the model keys come from the file; ignored when resume finds a checkpoint" },
     { "train.metrics", KEY_STRING, F(train.metrics), "", NULL, "JSON-lines metrics file written by rank 0 (docs/metrics.md); a resume keeps its rows up to the checkpoint's step" },
+    { "train.tensorboard", KEY_STRING, F(train.tensorboard), "", NULL, "directory for TensorBoard event files written by rank 0 (docs/metrics.md); empty = none; a resume continues the same run" },
 
     { "optim.name", KEY_STRING, F(optim.name), "adamw", "adamw|sgd", "optimizer" },
     { "optim.lr", KEY_DOUBLE, F(optim.lr), "0.003", NULL, "peak learning rate" },

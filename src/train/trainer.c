@@ -23,12 +23,12 @@
 #include "accel/timer.h"
 #include "accel/tokenizer.h"
 #include "accel/trainer.h"
-#include "../h5/h5util.h"
 #include "amp.h"
 #include "devops.h"
 #include "dist.h"
 #include "flops.h"
 #include "init_from.h"
+#include "metrics.h"
 #include "optim.h"
 
 struct accel_trainer {
@@ -54,7 +54,7 @@ struct accel_trainer {
     char tok_name[ACCEL_TOKENIZER_NAME_MAX], tok_hash[ACCEL_TOKENIZER_HASH_LEN + 8];
     char *tok_json;
     size_t tok_json_len;
-    FILE *metrics;
+    accel_metrics_t *metrics;       /* rank 0: train.metrics, train.tensorboard; else NULL */
     size_t rss_start;               /* resident bytes before any model state existed */
     int start_step;                 /* optimizer steps done before this run (resume) */
     bool resumed;                   /* the state came from a checkpoint (resume) */
@@ -76,7 +76,7 @@ typedef struct {
 void accel_trainer_destroy(accel_trainer_t *t)
 {
     if (!t) return;
-    if (t->metrics) fclose(t->metrics);
+    accel_metrics_close(t->metrics);
     free(t->tok_json);
     free(t->inputs);
     free(t->targets);
@@ -229,12 +229,7 @@ static accel_status_t evaluate_step(accel_trainer_t *t, int step, double t0, boo
     char acc[48] = "";
     if (!t->tokens_model) snprintf(acc, sizeof acc, ", accuracy %.1f%%", 100.0 * *accuracy);
     ACCEL_INFO("eval step %d: held-out loss %.4f%s (%lld samples)", step, *loss, acc, (long long)t->val_samples);
-    if (t->metrics && row) {
-        fprintf(t->metrics, "{\"step\": %d, \"kind\": \"eval\", \"eval_loss\": %.9g, \"eval_accuracy\": %.6g, "
-                "\"eval_samples\": %lld, \"time\": %.4f}\n", step, *loss, *accuracy,
-                (long long)t->val_samples, accel_now() - t0);
-        fflush(t->metrics);
-    }
+    if (row) accel_metrics_eval(t->metrics, step, *loss, *accuracy, (long long)t->val_samples, accel_now() - t0);
     return ACCEL_OK;
 }
 
@@ -457,53 +452,6 @@ static accel_status_t choose_device(accel_trainer_t *t)
     return ACCEL_OK;
 }
 
-/* The step a metrics row belongs to, or -1 for a row without one (an older format) or a partial
- * last line (a crash mid-write). */
-static long metrics_row_step(const char *line, size_t len)
-{
-    if (len == 0 || line[len - 1] != '\n') return -1;
-    const char *p = strstr(line, "\"step\": ");
-    if (!p || p >= line + len) return -1;
-    char *end;
-    long step = strtol(p + 8, &end, 10);
-    return end == p + 8 || step < 0 ? -1 : step;
-}
-
-/* On resume, rank 0 keeps only the metrics rows of steps up to the checkpoint's (rows of steps
- * trained past it would come again) and publishes the file atomically, so a crash here leaves the
- * old file whole. */
-static accel_status_t metrics_keep_upto(const char *path, int step)
-{
-    FILE *in = fopen(path, "r");
-    if (!in) return errno == ENOENT ? ACCEL_OK : ACCEL_ERR_IO;
-    char *line = NULL, *kept = NULL;
-    size_t cap = 0, used = 0, room = 0;
-    ssize_t n;
-    accel_status_t st = ACCEL_OK;
-    while (st == ACCEL_OK && (n = getline(&line, &cap, in)) > 0) {
-        long s = metrics_row_step(line, (size_t)n);
-        if (s < 0 || s > step) continue;
-        if (used + (size_t)n + 1 > room) {
-            size_t want = 2 * room + (size_t)n + 4096;
-            char *p = realloc(kept, want);
-            if (!p) { st = ACCEL_ERR_NOMEM; break; }
-            kept = p;
-            room = want;
-        }
-        memcpy(kept + used, line, (size_t)n);
-        used += (size_t)n;
-    }
-    if (ferror(in)) st = ACCEL_ERR_IO;
-    fclose(in);
-    free(line);
-    if (st == ACCEL_OK) {
-        if (kept) kept[used] = '\0';
-        st = accel_h5_publish_text(path, kept ? kept : "");
-    }
-    free(kept);
-    return st;
-}
-
 accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *cfg,
                                     accel_trainer_t **out)
 {
@@ -568,16 +516,7 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
     if (!t->index || !t->valid) { st = ACCEL_ERR_NOMEM; goto fail; }
     ACCEL_CHECK_GOTO(resume(t), st, fail);
     ACCEL_CHECK_GOTO(init_from(t), st, fail);
-    if (rt->rank == 0 && cfg->train.metrics[0]) {
-        bool append = t->start_step > 0;
-        if (append && metrics_keep_upto(cfg->train.metrics, t->start_step) != ACCEL_OK) {
-            ACCEL_WARN("cannot drop the metrics rows after step %d from '%s'; starting it afresh",
-                       t->start_step, cfg->train.metrics);
-            append = false;
-        }
-        t->metrics = fopen(cfg->train.metrics, append ? "a" : "w");
-        if (!t->metrics) ACCEL_WARN("cannot write metrics to '%s'", cfg->train.metrics);
-    }
+    ACCEL_CHECK_GOTO(accel_metrics_open(rt, cfg, t->start_step, t->resumed, t->unit_name, &t->metrics), st, fail);
     *out = t;
     return ACCEL_OK;
 fail:
@@ -723,14 +662,6 @@ static const char *mfu_text(const accel_trainer_t *t, const char *sep, double tf
     return buf;
 }
 
-/* MFU as a metrics value: a fraction, or null when the peak is unknown. */
-static const char *mfu_json(const accel_trainer_t *t, double tflops, char *buf, size_t len)
-{
-    if (!(t->peak_tflops > 0)) return "null";
-    snprintf(buf, len, "%.6g", tflops / t->peak_tflops);
-    return buf;
-}
-
 static void print_header(const accel_trainer_t *t)
 {
     const accel_config_t *cfg = t->cfg;
@@ -856,11 +787,15 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
         result->steps = step + 1;
         result->skipped += o.skipped;
         samples_since_log += cfg->train.global_batch;
-        if (t->metrics)
-            fprintf(t->metrics, "{\"step\": %d, \"kind\": \"train\", \"loss\": %.9g, \"lr\": %.6g, \"grad_norm\": %.6g, "
-                    "\"loss_scale\": %g, \"skipped\": %s, \"time\": %.4f, \"tflops\": %.6g, \"mfu\": %s}\n",
-                    step + 1, o.loss, o.lr, o.grad_norm, t->scaler.scale, o.skipped ? "true" : "false",
-                    accel_now() - t0, step_tflops, mfu_json(t, step_tflops, mfu, sizeof mfu));
+        if (t->metrics) {
+            accel_metrics_step_t row = {
+                .step = step + 1, .loss = o.loss, .lr = o.lr, .grad_norm = o.grad_norm,
+                .loss_scale = t->scaler.scale, .skipped = o.skipped, .time = accel_now() - t0,
+                .tflops = step_tflops, .mfu = t->peak_tflops > 0 ? step_tflops / t->peak_tflops : -1,
+                .units_per_s = step_s > 0 ? cfg->train.global_batch * t->units_per_sample / step_s : 0,
+                .memory_gib = accel_memory_peak() / 1073741824.0 };
+            accel_metrics_step(t->metrics, &row);
+        }
         bool last = step + 1 == cfg->train.steps || o.stop;
         if ((cfg->train.log_every > 0 && (step + 1) % cfg->train.log_every == 0) || last || step == 0) {
             double now = accel_now();
@@ -950,12 +885,8 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
                result->steps, cfg->train.steps, done_here, result->seconds, result->first_loss, result->last_loss, eval_loss, acc,
                result->skipped ? " (some fp16 steps skipped)" : "");
     if (t->tokens_model && cfg->train.sample_tokens > 0) ACCEL_CHECK(print_sample(t));
-    if (t->metrics && done_here > 0) {
-        fprintf(t->metrics, "{\"step\": %d, \"kind\": \"summary\", \"steps_this_run\": %d, \"skipped_steps\": %ld, "
-                "\"peak_bytes\": %.0f, \"seconds\": %.4f, \"bytes_sent_per_step\": %.0f}\n",
-                at, done_here, result->skipped,
-                result->peak_bytes, result->seconds, result->bytes_per_step);
-        fflush(t->metrics);
-    }
+    if (done_here > 0)
+        accel_metrics_summary(t->metrics, at, done_here, result->skipped, result->peak_bytes,
+                              result->seconds, result->bytes_per_step);
     return ACCEL_OK;
 }

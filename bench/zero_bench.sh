@@ -29,7 +29,7 @@ for np in $RANKS; do
         secs=$(awk '/"kind": "train"/ { s = $0; sub(/.*"time": /, "", s); sub(/[,}].*/, "", s); t[++n] = s + 0 }
                     END { v = n > 2 ? (t[n] - t[2]) / (n - 2) : t[n] / n; printf "%.3f", v }' "$out/$s-$np.jsonl")
         pred=$(./accel estimate-memory $common dist.strategy=$s --world "$np" |
-               awk -v s="$s" -v n="$np" '$1 == s && $2 == n { print $9 }')
+               awk -v s="$s" -v n="$np" '$1 == s && $2 == n { print $11 }')
         awk -v s="$s" -v n="$np" -v peak="$peak" -v pred="$pred" -v sent="$sent" -v P="$P" -v t="$secs" 'BEGIN {
             m = peak / 1048576; theory = (n > 1 ? 2 * (n - 1) / n : 0) * 4 * P / 1048576;
             if (s == "zero3") theory *= 1.5;

@@ -8,8 +8,8 @@
  * Both end with softmax cross-entropy on next-token targets.
  *
  * The structure follows karpathy's llm.c (train_gpt2.c): every activation the backward pass needs
- * is stored once by the forward pass (or, with train.recompute, recomputed by the backward pass
- * from a block's stored input, see "Activation recompute" below), matrix products go to BLAS through the precision-dispatching
+ * is stored once by the forward pass (or, with train.recompute, rebuilt by the backward pass from
+ * the block's stored input: kept_pieces), matrix products go to BLAS through the precision-dispatching
  * accel_gemm_cpu (fp32, bf16 or emulated fp16 operands, fp32 accumulation), and everything else is
  * a fused single-threaded loop from kernels_cpu.c. Attention runs per (sample, head) with BLAS in
  * row blocks that skip the masked upper triangle; a query head reads the key/value head of its
@@ -72,7 +72,7 @@ typedef struct {
     int wte, wpe, lnfw, lnfb, head; /* wpe, lnfb: -1 when absent; head: wte or lm_head */
     gpt_block_t *blk;
     gpt_acts_t *act;                /* [L] per block; with recompute, some pieces point into one
-                                     * set shared by every block (see carve_training) */
+                                     * set shared by every block (kept_pieces, reserve) */
     accel_recompute_t recompute;    /* train.recompute */
     float *x0;                      /* [BT, C] embeddings: the residual entering block 0 */
     float *lnf, *lnf_mean, *lnf_rstd;
@@ -383,8 +383,8 @@ enum { A_LN1, A_LN1_MEAN, A_LN1_RSTD, A_QKV, A_ATT, A_ATTY, A_RES2, A_LN2, A_LN2
 
 /* Activation recompute: the pieces each block keeps for its backward pass. The others live in one
  * set shared by every block and are rebuilt from the block's stored input just before its backward
- * pass (recompute_block): none keeps everything; mlp drops the MLP's (norm2, its two products'
- * results: about 60% of a GPT block's floats at short context); block keeps only the block's
+ * pass (recompute_block): none keeps everything; mlp drops the MLP's (norm2 and the first
+ * product's two results: over half of a GPT block's floats at short context); block keeps only the block's
  * output, which is the next block's input. */
 static unsigned kept_pieces(accel_recompute_t r)
 {

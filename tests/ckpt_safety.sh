@@ -6,8 +6,9 @@
 #     does not continue another model's checkpoint, pruning and saving leave another run's files alone;
 #  3. rollback: after resuming from an older step, `latest` is the truth for resume=auto; the
 #     abandoned timeline's newer files are kept (not chosen) until the new timeline passes them;
-#  4. output paths are checked before step 1 (unwritable ckpt.dir / metrics, paths too long for
-#     Open MPI's MPI-IO), with every rank agreeing (1 and 2 ranks, no hang);
+#  4. output paths are checked before step 1 (unwritable ckpt.dir / metrics, a metrics file that is
+#     another kind of file, paths too long for Open MPI's MPI-IO), with every rank agreeing (1 and
+#     2 ranks, no hang);
 #  5. a failed save says truthfully which checkpoint, if any, is intact.
 . "${top_srcdir:-.}/tests/lib.sh"
 make_scratch
@@ -115,6 +116,9 @@ for np in 1 2; do
     printf '%s\n' "$out" | grep -qE "step +1/|done: step" && fail "$np ranks: trained before finding ckpt.dir unwritable"
 done
 expect_fail "train.metrics=$S/no/dir/m.jsonl: cannot write it" train 2 train.steps=2 train.metrics="$S/no/dir/m.jsonl"
+"$AD" synth --kind tokens --output "$S/m.h5" > /dev/null || fail "synth m.h5"; m0=$(sum "$S/m.h5")
+expect_fail "is not a metrics file (JSON lines); refusing" train 2 train.steps=2 train.metrics="$S/m.h5"
+[ "$(sum "$S/m.h5")" = "$m0" ] || fail "train.metrics overwrote a dataset"
 RO="$S/ro"
 mkdir -p "$RO"
 if [ "$(id -u)" = 0 ]; then

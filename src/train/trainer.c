@@ -618,8 +618,19 @@ static accel_status_t check_outputs(const accel_runtime_t *rt, const accel_confi
         if (st == ACCEL_OK && cfg->resume[0] && strcmp(cfg->resume, "auto"))
             st = mpiio_path_ok("resume", cfg->resume, cfg->resume, strlen(cfg->resume));
         if (st == ACCEL_OK && cfg->train.metrics[0]) {
+            /* A fresh run rewrites the metrics file: never a file of another kind (a checkpoint or a
+             * dataset named by mistake). JSON lines start with '{'. */
+            FILE *f = fopen(cfg->train.metrics, "rb");
+            int c = f ? fgetc(f) : EOF;
+            if (f) fclose(f);
+            if (c != EOF && c != '{') {
+                ACCEL_ERROR("train.metrics=%s exists and is not a metrics file (JSON lines); refusing "
+                            "to overwrite it\n--> hint: name another file, or remove it yourself",
+                            cfg->train.metrics);
+                return accel_agree(rt->world, ACCEL_ERR_CONFIG);
+            }
             /* Append mode: creates a missing file, changes nothing in an existing one. */
-            FILE *f = fopen(cfg->train.metrics, "a");
+            f = fopen(cfg->train.metrics, "a");
             if (!f) {
                 ACCEL_ERROR("train.metrics=%s: cannot write it: %s\n--> hint: give a file in an "
                             "existing directory this job can write, or train.metrics= (empty) for "

@@ -102,7 +102,9 @@ expect_fail "model.layers=3 contradicts train.init_from=$FIX/gpt2, which holds a
     "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=3 data.path=d.h5
 "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=2 data.path=d.h5 train.global_batch=4 train.steps=1 \
     train.sample_tokens=0 > same.log 2>&1 || { cat same.log; fail "a model key equal to the file's is refused"; }
-# A checkpoint in ckpt.dir: resume wins, init_from is noted and ignored.
+# A checkpoint in ckpt.dir: resume wins, init_from is noted and ignored. (A fresh run refuses a
+# ckpt.dir holding another run's checkpoints: start from an empty one, also when the test reruns.)
+rm -rf ck
 run_mpi 1 "$ACCEL_TRAIN" "train.init_from=gpt2.h5" data.path=d.h5 train.global_batch=4 train.steps=2 \
     train.sample_tokens=0 ckpt.dir=ck > r1.log 2>&1 || { cat r1.log; fail "init_from with ckpt.dir"; }
 run_mpi 1 "$ACCEL_TRAIN" "train.init_from=gpt2.h5" data.path=d.h5 train.global_batch=4 train.steps=3 \

@@ -20,6 +20,14 @@
 #define ACCEL_CKPT_BLOCK_ELEMS 65536        /* checksum block: elements of one tensor, logical order */
 #define ACCEL_CKPT_PATH_MAX 4096
 #define ACCEL_CKPT_EXTRA_MAX 16
+/* Run identity and timeline, kept in /meta/extra (docs/checkpoint-format.md, "Runs and timelines"):
+ * run_id: 32 hex digits, random at a fresh start, kept through resume; model_hash: 16 hex digits
+ * naming the model's tensor table; ckpt_id: 16 random hex digits of this checkpoint; parent_id:
+ * the ckpt_id of the checkpoint this state continues (empty at a fresh start). */
+#define ACCEL_CKPT_EXTRA_RUN_ID "run_id"
+#define ACCEL_CKPT_EXTRA_MODEL_HASH "model_hash"
+#define ACCEL_CKPT_EXTRA_CKPT_ID "ckpt_id"
+#define ACCEL_CKPT_EXTRA_PARENT_ID "parent_id"
 
 /* One piece of a rank's share of an arena: arena elements [begin, end), element `begin` stored at
  * data[offset]. Field for field the same as accel_range_t (dist.h: begin, end, owned), so the
@@ -104,8 +112,9 @@ const char *accel_ckpt_meta_get_extra(const accel_ckpt_meta_t *meta, const char 
 
 /* Collective over comm. Writes <dir>/step-<08d step>.h5.tmp with every tensor of every arena,
  * fsyncs it, renames it to step-<08d>.h5, then replaces <dir>/latest (file name inside). keep_last
- * > 0 then removes all but the newest keep_last checkpoints (never the new one). dir is created
- * if missing. The arenas are only read. On any error every rank returns the same status, the tmp
+ * > 0 then removes all but the newest keep_last checkpoints of the same run (meta->extra run_id;
+ * never the new one, never another run's, never a higher step of an abandoned timeline). A
+ * step-<08d>.h5 of another run is never replaced (ACCEL_ERR_INVALID). dir is created if missing. The arenas are only read. On any error every rank returns the same status, the tmp
  * file is removed and the previous checkpoint and `latest` are untouched. path_out (may be NULL,
  * ACCEL_CKPT_PATH_MAX bytes) receives the published file. */
 accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layout_t *layout,
@@ -122,9 +131,10 @@ accel_status_t accel_ckpt_load(MPI_Comm comm, const char *path, const accel_layo
                                const accel_ckpt_arena_t *arenas, int narenas,
                                accel_ckpt_meta_t *meta);
 
-/* Newest complete checkpoint in dir: the file `latest` names (or a higher step-*.h5), checked to be
- * an accel checkpoint that was closed completely; otherwise the highest step-*.h5 passing that
- * check. ACCEL_ERR_NOT_FOUND when there is none. Local (no MPI): call it on one rank and broadcast,
+/* Newest complete checkpoint in dir: the file `latest` names (or a higher step-*.h5 that continues
+ * it: its parent_id is the ckpt_id of latest's file, as after a crash between the rename and the
+ * `latest` update; a higher file of an abandoned timeline is never chosen), checked to be an accel
+ * checkpoint that was closed completely; otherwise the highest step-*.h5 passing that check. ACCEL_ERR_NOT_FOUND when there is none. Local (no MPI): call it on one rank and broadcast,
  * or on every rank of a shared file system. path_out: ACCEL_CKPT_PATH_MAX bytes. */
 accel_status_t accel_ckpt_find_latest(const char *dir, char *path_out);
 

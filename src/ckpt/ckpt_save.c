@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "accel/ckpt.h"
@@ -228,18 +229,49 @@ static int mkdirs(const char *dir)
     return stat(buf, &sb) == 0 && S_ISDIR(sb.st_mode) ? 0 : -1;
 }
 
-/* After a successful save: keep the new file plus the keep_last-1 highest other steps; remove
- * tmp files left by saves that crashed. */
-static void prune(const char *dir, long long new_step, int keep_last)
+/* The run a checkpoint file (or a tmp file past its create phase) belongs to: its /meta/extra
+ * run_id, "" when it records none (an older file, or a caller that sets none). -1 when the file
+ * does not read as a checkpoint's metadata. Serial, rank 0. */
+static int file_run_id(const char *path, char *run, size_t len)
 {
-    char path[ACCEL_CKPT_PATH_MAX + 300];
+    run[0] = '\0';
+    hid_t f = -1;
+    if (accel_h5_open_read(path, &f, NULL, 0) != ACCEL_OK) return -1;
+    accel_ckpt_meta_t m;
+    accel_status_t st = ck_meta_read(f, path, &m, false);
+    H5Fclose(f);
+    const char *v = st == ACCEL_OK ? accel_ckpt_meta_get_extra(&m, ACCEL_CKPT_EXTRA_RUN_ID) : NULL;
+    snprintf(run, len, "%s", v ? v : "");
+    accel_ckpt_meta_free(&m);
+    return st == ACCEL_OK ? 0 : -1;
+}
+
+/* After a successful save of run `run` at new_step: keep the new file plus the keep_last-1 highest
+ * lower steps of the same run. Never removed: another run's checkpoints (a shared directory), files
+ * that do not read as checkpoints, and higher steps (an abandoned timeline after a rollback: they go
+ * once this timeline has passed them, like any other). Tmp files of interrupted saves go when they
+ * are this run's, or unreadable and older than a minute (a crash in the create phase); another
+ * run's save may be in progress. A caller without a run_id ("") keeps the old rule for files
+ * without one (and any tmp file). */
+static void prune(const char *dir, long long new_step, int keep_last, const char *run)
+{
+    char path[ACCEL_CKPT_PATH_MAX + 300], other[64];
     DIR *d = opendir(dir);
     if (!d) return;
     struct dirent *de;
+    time_t now = time(NULL);
     while ((de = readdir(d))) {
         long long s = ck_step_of(de->d_name, true);
         if (s < 0 || s == new_step) continue;
         snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+        struct stat sb;
+        int rc = file_run_id(path, other, sizeof other);
+        bool ours = !run[0] || (rc == 0 && !strcmp(other, run)) ||
+                    (rc < 0 && stat(path, &sb) == 0 && now - sb.st_mtime > 60);
+        if (!ours) {
+            ACCEL_DEBUG("checkpoint: keeping %s (%s)", path, rc < 0 ? "a save may be writing it" : "another run's");
+            continue;
+        }
         if (!unlink(path)) ACCEL_DEBUG("checkpoint: removed %s left by an interrupted save", path);
     }
     closedir(d);
@@ -247,12 +279,28 @@ static void prune(const char *dir, long long new_step, int keep_last)
     long long *steps;
     size_t n = ck_list_steps(dir, -1, &steps), kept = 1;   /* the new checkpoint counts as kept */
     for (size_t i = 0; i < n; i++) {
-        if (steps[i] == new_step || kept++ < (size_t)keep_last) continue;
+        if (steps[i] >= new_step) continue;                /* the new one; an abandoned timeline's */
         snprintf(path, sizeof path, "%s/step-%08lld.h5", dir, steps[i]);
+        if (file_run_id(path, other, sizeof other) < 0 || strcmp(other, run)) continue;
+        if (kept++ < (size_t)keep_last) continue;
         if (unlink(path)) ACCEL_WARN("checkpoint: cannot remove old %s: %s", path, strerror(errno));
         else ACCEL_INFO("checkpoint: removed %s (keep_last=%d)", path, keep_last);
     }
     free(steps);
+}
+
+/* What is true about dir's checkpoints after a failed save (rank 0): the file `latest` names when
+ * it is a complete checkpoint, else the newest complete one, else that there is none. */
+static void describe_intact(const char *dir, char *buf, size_t len)
+{
+    char path[ACCEL_CKPT_PATH_MAX];
+    accel_log_level_t lv = accel_log_get_level();
+    accel_log_set_level(ACCEL_LOG_ERROR);   /* find_latest's warnings would confuse the message */
+    accel_status_t st = dir ? accel_ckpt_find_latest(dir, path) : ACCEL_ERR_NOT_FOUND;
+    accel_log_set_level(lv);
+    if (st == ACCEL_OK) ck_fmt(buf, len, "the last complete checkpoint, %s, is untouched", path);
+    else ck_fmt(buf, len, "there is no complete checkpoint in %s (nothing was lost: none had been saved)",
+                dir ? dir : "(null)");
 }
 
 /* Test hook: ACCEL_CKPT_TEST_KILL=tensor:N | before-rename | before-latest kills rank 0 there, as a
@@ -658,6 +706,20 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
     }
     if (st != ACCEL_OK) goto done;   /* same verdict on every rank */
 
+    /* A checkpoint of another run at this step (a shared directory) is never replaced. The same
+     * run's (a rollback's new timeline passing the old one) is. */
+    if (rank == 0 && access(final, F_OK) == 0) {
+        const char *mine = accel_ckpt_meta_get_extra(&meta, ACCEL_CKPT_EXTRA_RUN_ID);
+        char other[64];
+        if (mine && *mine && file_run_id(final, other, sizeof other) == 0 && other[0] && strcmp(other, mine)) {
+            ACCEL_ERROR("checkpoint save: %s belongs to another run (run_id %s); this run is %s, so it "
+                        "is not replaced\n--> hint: give each run its own ckpt.dir", final, other, mine);
+            st = ACCEL_ERR_INVALID;
+        }
+    }
+    st = accel_agree(comm, st);
+    if (st != ACCEL_OK) goto done;
+
     /* Phase 1: rank 0 creates the file and every dataset. */
     if (rank == 0 && (probe_space(tmp, dir, layout, narenas, errmsg, sizeof errmsg) < 0 ||
                       create_file(tmp, &meta, size, arena_list, created, arenas, narenas, layout, wa,
@@ -793,9 +855,11 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
         /* Each rank fsynced its own pages above; publishing fsyncs once more (cheap: nothing
          * dirty is left), renames and fsyncs the directory, and removes tmp on failure. */
         if (accel_h5_publish(tmp, final) != ACCEL_OK) {
+            char intact[ACCEL_CKPT_PATH_MAX + 128];
+            int e = errno;
+            describe_intact(dir, intact, sizeof intact);
             ACCEL_ERROR("checkpoint save failed: renaming %s to %s: %s\n--> hint: check the "
-                        "permissions of %s; the previous checkpoint is untouched", tmp, final,
-                        strerror(errno), dir);
+                        "permissions of %s; %s", tmp, final, strerror(e), dir, intact);
             st = ACCEL_ERR_IO;
         }
         if (st == ACCEL_OK) {
@@ -809,7 +873,8 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
                             "free space and permissions in %s", final, latest, strerror(errno), dir);
                 st = ACCEL_ERR_IO;
             } else {
-                prune(dir, (long long)meta.step, keep_last);
+                const char *run = accel_ckpt_meta_get_extra(&meta, ACCEL_CKPT_EXTRA_RUN_ID);
+                prune(dir, (long long)meta.step, keep_last, run ? run : "");
             }
         }
     }
@@ -828,7 +893,7 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
 fail:
     if (errmsg[0])
         ACCEL_ERROR("checkpoint save failed: %s\n--> hint: check free space and quotas of %s "
-                    "(df -h); the previous checkpoint is untouched", errmsg, dir);
+                    "(df -h)", errmsg, dir);
     close_tensors(wa, narenas, layout ? layout->ntensors : 0);
     if (file >= 0) H5Fclose(file);
     file = -1;
@@ -840,8 +905,10 @@ fail:
         char space[96] = "";
         if (dir && statvfs(dir, &vfs) == 0 && vfs.f_blocks > 0)
             ck_fmt(space, sizeof space, " (%.3f GB free there now)", (double)vfs.f_bavail * vfs.f_frsize / 1e9);
-        ACCEL_ERROR("checkpoint step %lld was NOT saved (%s); %s/latest still names the previous "
-                    "checkpoint%s", (long long)meta.step, accel_status_str(st), dir, space);
+        char intact[ACCEL_CKPT_PATH_MAX + 128];
+        describe_intact(dir, intact, sizeof intact);
+        ACCEL_ERROR("checkpoint step %lld was NOT saved (%s); %s%s", (long long)meta.step,
+                    accel_status_str(st), intact, space);
     }
 
 done:

@@ -228,8 +228,18 @@ static bool cheap_check(const char *path)
     return ok;
 }
 
+/* The /meta/extra value `key` of a checkpoint ("" when absent or unreadable). */
+static void extra_of(const char *path, const char *key, char *out, size_t len)
+{
+    accel_ckpt_meta_t m;
+    const char *v = accel_ckpt_read_meta(path, &m) == ACCEL_OK ? accel_ckpt_meta_get_extra(&m, key) : NULL;
+    snprintf(out, len, "%s", v ? v : "");
+    accel_ckpt_meta_free(&m);
+}
+
 accel_status_t accel_ckpt_find_latest(const char *dir, char *path_out)
 {
+    char latest_id[64] = "", parent[64];
     path_out[0] = '\0';
     char path[ACCEL_CKPT_PATH_MAX + 300], name[256] = "";
     long long best = -1;
@@ -243,6 +253,7 @@ accel_status_t accel_ckpt_find_latest(const char *dir, char *path_out)
         if (s >= 0 && cheap_check(path)) {
             best = s;
             ck_fmt(path_out, ACCEL_CKPT_PATH_MAX, "%s", path);
+            extra_of(path, ACCEL_CKPT_EXTRA_CKPT_ID, latest_id, sizeof latest_id);
         } else {
             ACCEL_WARN("checkpoint: %s/latest names '%s', which is not a complete checkpoint; looking "
                        "for the newest one in %s", dir, name, dir);
@@ -254,6 +265,17 @@ accel_status_t accel_ckpt_find_latest(const char *dir, char *path_out)
     for (size_t i = 0; i < n; i++) {
         snprintf(path, sizeof path, "%s/step-%08lld.h5", dir, steps[i]);
         if (cheap_check(path)) {
+            /* `latest` is the truth: a higher file is taken only when it continues latest's (a
+             * crash between the rename and the `latest` update), never from an abandoned
+             * timeline (a rollback resumed from an older step). */
+            if (latest_id[0]) {
+                extra_of(path, ACCEL_CKPT_EXTRA_PARENT_ID, parent, sizeof parent);
+                if (strcmp(parent, latest_id)) {
+                    ACCEL_DEBUG("checkpoint: not choosing %s: it does not continue the checkpoint "
+                                "%s/latest names", path, dir);
+                    continue;
+                }
+            }
             ck_fmt(path_out, ACCEL_CKPT_PATH_MAX, "%s", path);
             best = steps[i];
             break;

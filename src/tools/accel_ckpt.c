@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "accel/accel.h"
+#include "outcheck.h"
 
 #define CHUNK_ELEMS (1u << 20)     /* elements per streamed read: 4 MiB of fp32 */
 
@@ -33,12 +34,17 @@ static void usage(FILE *out)
             "  diff A B [--atol X]      per tensor max |a-b| and max relative difference; exit 0 when\n"
             "                           all differences are <= X (default 0), 1 otherwise, 2 on errors\n"
             "  export FILE --format safetensors|hdf5|hf [--dtype fp32|bf16] [--output OUT] [--group G]\n"
+            "         [--force]\n"
             "                           the consolidated model weights (group G, default 'model') as one\n"
             "                           safetensors or plain HDF5 file, or a Hugging Face directory (hf),\n"
             "                           with the model configuration (default OUT: FILE with the\n"
             "                           extension .safetensors, .model.h5 or .hf)\n"
-            "  import DIR|FILE -o OUT   a Hugging Face model (GPT-2, Llama, Mistral, Qwen2: config.json\n"
+            "  import DIR|FILE -o OUT [--force]\n"
+            "                           a Hugging Face model (GPT-2, Llama, Mistral, Qwen2: config.json\n"
             "                           + safetensors) as accel weights with their configuration\n"
+            "  export and import replace an existing OUT only when it is of the kind they write\n"
+            "  (safetensors, HDF5 weights, an hf directory); --force replaces another kind, except an\n"
+            "  accel checkpoint, which they never overwrite\n"
             "  latest DIR               the newest complete checkpoint in DIR\n"
             "\n"
             "options:\n"
@@ -529,15 +535,16 @@ static int write_hf(accel_ckpt_file_t *f, const char *path, const char *group, b
 static int cmd_export(int argc, char **argv)
 {
     const char *path = NULL, *format = NULL, *dtype = "fp32", *output = NULL, *group = "model";
-    bool group_given = false;
+    bool group_given = false, force = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--format") && i + 1 < argc) format = argv[++i];
+        else if (!strcmp(argv[i], "--force")) force = true;
         else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) dtype = argv[++i];
         else if ((!strcmp(argv[i], "--output") || !strcmp(argv[i], "-o")) && i + 1 < argc) output = argv[++i];
         else if (!strcmp(argv[i], "--group") && i + 1 < argc) group = argv[++i], group_given = true;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             printf("usage: accel_ckpt export FILE --format safetensors|hdf5|hf [--dtype fp32|bf16]\n"
-                   "                         [--output OUT] [--group G]\n"
+                   "                         [--output OUT] [--group G] [--force]\n"
                    "  Writes the consolidated tensors of group G (default 'model': the fp32\n"
                    "  weights) for inference or other tools, with the model configuration:\n"
                    "  safetensors: 8-byte little-endian header size, JSON header (dtype F32/BF16,\n"
@@ -548,7 +555,10 @@ static int cmd_export(int argc, char **argv)
                    "  hf:          a Hugging Face model directory OUT (model.safetensors with HF\n"
                    "               names and layouts, config.json, generation_config.json, the\n"
                    "               tokenizer when the file has one) that from_pretrained loads.\n"
-                   "  bf16 rounds to nearest even. Default OUT: FILE with .safetensors / .model.h5 / .hf.\n");
+                   "  bf16 rounds to nearest even. Default OUT: FILE with .safetensors / .model.h5 / .hf.\n"
+                   "  An existing OUT is replaced only when it is of the kind written (a safetensors\n"
+                   "  file, an HDF5 weights file, an hf directory: empty or with a config.json);\n"
+                   "  --force replaces another kind, but never an accel checkpoint.\n");
             return 0;
         } else if (!path) path = argv[i];
         else { fprintf(stderr, "accel_ckpt export: unexpected argument '%s'\n", argv[i]); return 2; }
@@ -576,6 +586,9 @@ static int cmd_export(int argc, char **argv)
         strcat(outbuf, st_fmt ? ".safetensors" : hf_fmt ? ".hf" : ".model.h5");
         output = outbuf;
     }
+    if (accel_out_check("accel_ckpt export", output, st_fmt ? ACCEL_OUT_SAFETENSORS : hf_fmt ?
+                        ACCEL_OUT_DIRECTORY : ACCEL_OUT_WEIGHTS_H5, force))
+        return 2;
 
     accel_ckpt_file_t *f = open_file(path);
     if (!f) return 2;
@@ -655,25 +668,30 @@ static accel_status_t fill_import(void *ctx, int index, uint64_t begin, uint64_t
 static int cmd_import(int argc, char **argv)
 {
     const char *src = NULL, *output = NULL, *dtype = "fp32";
+    bool force = false;
     for (int i = 1; i < argc; i++) {
         if ((!strcmp(argv[i], "--output") || !strcmp(argv[i], "-o")) && i + 1 < argc) output = argv[++i];
+        else if (!strcmp(argv[i], "--force")) force = true;
         else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) dtype = argv[++i];
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: accel_ckpt import DIR|FILE -o OUT.h5 [--dtype fp32|bf16]\n"
+            printf("usage: accel_ckpt import DIR|FILE -o OUT.h5 [--dtype fp32|bf16] [--force]\n"
                    "  Reads a Hugging Face model (a directory with config.json and model.safetensors,\n"
                    "  or sharded with model.safetensors.index.json; or one .safetensors file in such a\n"
                    "  directory) of GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM or\n"
                    "  Qwen2ForCausalLM and writes accel weights (the layout of export --format hdf5)\n"
                    "  with the model configuration and the tokenizer.json in /meta. BF16/F16 weights\n"
-                   "  become fp32. accel_generate and train.init_from=OUT.h5 read the result as it is.\n");
+                   "  become fp32. accel_generate and train.init_from=OUT.h5 read the result as it is.\n"
+                   "  An existing OUT is replaced only when it is an HDF5 weights file; --force\n"
+                   "  replaces another kind, but never an accel checkpoint.\n");
             return 0;
         } else if (!src) src = argv[i];
         else { fprintf(stderr, "accel_ckpt import: unexpected argument '%s'\n", argv[i]); return 2; }
     }
     if (!src || !output) {
-        fprintf(stderr, "usage: accel_ckpt import DIR|FILE -o OUT.h5 [--dtype fp32|bf16]\n");
+        fprintf(stderr, "usage: accel_ckpt import DIR|FILE -o OUT.h5 [--dtype fp32|bf16] [--force]\n");
         return 2;
     }
+    if (accel_out_check("accel_ckpt import", output, ACCEL_OUT_WEIGHTS_H5, force)) return 2;
     int dt = accel_dtype_parse(dtype);
     if (dt != ACCEL_F32 && dt != ACCEL_BF16) {
         fprintf(stderr, "accel_ckpt import: unsupported dtype '%s'\n--> hint: use fp32 or bf16\n", dtype);

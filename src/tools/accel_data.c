@@ -18,6 +18,7 @@
 #include "accel/accel.h"
 #include "accel/dataset.h"
 #include "args.h"
+#include "outcheck.h"
 
 #define DEFAULT_CORPUS ACCEL_CORPUS_DEFAULT_INPUT
 #define DEFAULT_OUTPUT ACCEL_CORPUS_DEFAULT_OUTPUT
@@ -53,33 +54,14 @@ static int parse_double(const char *cmd, const char *opt, const char *text, doub
 
 /* ------------------------------------------------------------------ output files */
 
-/* May `path` be (over)written? A missing file, or an existing accel dataset, may; anything else
- * (a text file given by mistake, another HDF5 file) only with --force. */
+/* May `path` be (over)written? A missing file or an accel dataset may; another kind of file (a
+ * text file given by mistake, weights, another program's HDF5 file) only with --force; an accel
+ * checkpoint never (outcheck.c, shared with accel_ckpt). */
 static int check_output(const char *cmd, const char *path, int force)
 {
-    struct stat sb;
-    if (stat(path, &sb) != 0) {
-        if (errno == ENOENT) return 0;
-        fprintf(stderr, "accel_data %s: cannot check output '%s': %s\n", cmd, path, strerror(errno));
-        return -1;
-    }
-    if (!S_ISREG(sb.st_mode)) {
-        fprintf(stderr, "accel_data %s: output '%s' exists and is not a regular file\n", cmd, path);
-        return -1;
-    }
-    if (force) return 0;
-    bool h5 = false;
-    char format[64] = "";
-    accel_dataset_file_kind(path, &h5, format, sizeof format, NULL, 0);
-    /* Only an accel dataset is replaced without --force (a checkpoint is not one). */
-    if (h5 && accel_dataset_format_known(format)) return 0;
-    char what[128];
-    if (!h5) snprintf(what, sizeof what, "not an HDF5 file");
-    else if (format[0]) snprintf(what, sizeof what, "an HDF5 file of format '%s', not an accel dataset", format);
-    else snprintf(what, sizeof what, "an HDF5 file that is not an accel dataset");
-    fprintf(stderr, "accel_data %s: output '%s' exists and is %s; refusing to overwrite it\n"
-            "--> hint: choose another --output, remove the file, or pass --force\n", cmd, path, what);
-    return -1;
+    char tool[64];
+    snprintf(tool, sizeof tool, "accel_data %s", cmd);
+    return accel_out_check(tool, path, ACCEL_OUT_DATASET, force != 0);
 }
 
 /* ------------------------------------------------------------------ prepare */
@@ -127,7 +109,7 @@ static void prepare_usage(FILE *out)
             "  --val-fraction F     share of the tokens held out for validation, 0 < F < 1 (default 0.1)\n"
             "  --context T          refuse a corpus whose splits hold no sample of T+1 tokens (default 64)\n"
             "  --force              tokenize inputs that do not look like text anyway, and overwrite\n"
-            "                       FILE even if it is not an accel dataset\n"
+            "                       FILE even if it is not an accel dataset (never a checkpoint)\n"
             "  -h, --help           this help\n"
             "\n"
             "examples:\n"
@@ -254,7 +236,8 @@ static void import_usage(FILE *out)
             "  --val FILE           a file whose tokens are the validation split (repeatable), e.g.\n"
             "                       llm.c's *_val_*.bin shard; not with --val-fraction\n"
             "  --context T          refuse a stream whose splits hold no sample of T+1 tokens (default 64)\n"
-            "  --force              overwrite FILE even if it is not an accel dataset\n"
+            "  --force              overwrite FILE even if it is not an accel dataset (an existing\n"
+            "                       accel dataset is replaced without it; an accel checkpoint never)\n"
             "  -h, --help           this help\n"
             "\n"
             "examples:\n"
@@ -366,7 +349,8 @@ static void synth_usage(FILE *out)
             "  --features F         classification: inputs per sample (default 16)\n"
             "  --classes K          classification: number of classes (default 4)\n"
             "  --noise X            classification: fraction of random labels, 0..1 (default 0.05)\n"
-            "  --force              overwrite FILE even if it is not an accel dataset\n"
+            "  --force              overwrite FILE even if it is not an accel dataset (an existing\n"
+            "                       accel dataset is replaced without it; an accel checkpoint never)\n"
             "  -h, --help           this help\n");
 }
 

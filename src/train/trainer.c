@@ -11,7 +11,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <xxhash.h>
 
 #include "accel/ckpt.h"
 #include "accel/data.h"
@@ -58,6 +63,9 @@ struct accel_trainer {
     size_t rss_start;               /* resident bytes before any model state existed */
     int start_step;                 /* optimizer steps done before this run (resume) */
     bool resumed;                   /* the state came from a checkpoint (resume) */
+    /* Run identity (docs/checkpoint-format.md, "Runs and timelines"): random at a fresh start,
+     * the checkpoint's on resume; the model's tensor table hash; the ckpt_id this state continues. */
+    char run_id[40], model_hash[24], parent_id[24];
     double last_lr;
     bool stop_requested;
     const char *unit_name;          /* progress unit: samples or tokens */
@@ -272,6 +280,43 @@ static accel_status_t state_arenas(accel_trainer_t *t, bool download, accel_ckpt
     return ACCEL_OK;
 }
 
+/* nbytes random bytes as hex into out (2*nbytes+1 chars): /dev/urandom, else time and pid mixed
+ * (an id, not a secret). */
+static void random_hex(char *out, int nbytes)
+{
+    unsigned char b[32];
+    int fd = open("/dev/urandom", O_RDONLY);
+    ssize_t got = fd >= 0 ? read(fd, b, (size_t)nbytes) : -1;
+    if (fd >= 0) close(fd);
+    if (got != nbytes) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t x = XXH64(&ts, sizeof ts, (uint64_t)getpid());
+        for (int i = 0; i < nbytes; i++) {
+            if (i % 8 == 0) x = XXH64(&x, sizeof x, (uint64_t)i);
+            b[i] = (unsigned char)(x >> (8 * (i % 8)));
+        }
+    }
+    for (int i = 0; i < nbytes; i++) sprintf(out + 2 * i, "%02x", b[i]);
+}
+
+/* The model's identity in checkpoints: XXH64 of its tensor table (names and shapes). */
+static void model_hash(const accel_layout_t *layout, char *out, size_t len)
+{
+    XXH64_state_t *h = XXH64_createState();
+    uint64_t v = 0;
+    if (h && XXH64_reset(h, 0) == XXH_OK) {
+        for (int i = 0; i < layout->ntensors; i++) {
+            const accel_tensor_t *T = &layout->tensors[i];
+            XXH64_update(h, T->name, strlen(T->name) + 1);
+            XXH64_update(h, T->shape, sizeof T->shape[0] * (size_t)T->ndim);
+        }
+        v = XXH64_digest(h);
+    }
+    XXH64_freeState(h);
+    snprintf(out, len, "%016llx", (unsigned long long)v);
+}
+
 static accel_status_t save_checkpoint(accel_trainer_t *t, int steps_done)
 {
     const accel_config_t *cfg = t->cfg;
@@ -298,17 +343,47 @@ static accel_status_t save_checkpoint(accel_trainer_t *t, int steps_done)
     snprintf(meta.tokenizer_hash, sizeof meta.tokenizer_hash, "%s", t->tok_hash);
     meta.tokenizer_json = t->tok_json;
     meta.tokenizer_json_len = t->tok_json_len;
+    char ckpt_id[24];
+    random_hex(ckpt_id, 8);
+    accel_ckpt_meta_set_extra(&meta, ACCEL_CKPT_EXTRA_RUN_ID, t->run_id);
+    accel_ckpt_meta_set_extra(&meta, ACCEL_CKPT_EXTRA_MODEL_HASH, t->model_hash);
+    accel_ckpt_meta_set_extra(&meta, ACCEL_CKPT_EXTRA_CKPT_ID, ckpt_id);
+    accel_ckpt_meta_set_extra(&meta, ACCEL_CKPT_EXTRA_PARENT_ID, t->parent_id);
     char path[ACCEL_CKPT_PATH_MAX] = "";
     double t0 = accel_now();
     accel_status_t st = accel_ckpt_save(t->rt->world, cfg->ckpt.dir, &t->model.layout, arenas, n, &meta,
                                         cfg->ckpt.keep_last, path);
     free(meta.config_yaml);
     free(ranges);
-    if (st == ACCEL_OK)
+    if (st == ACCEL_OK) {
+        /* The next checkpoint continues this one (rank 0's id is the one stored). */
+        snprintf(t->parent_id, sizeof t->parent_id, "%s", ckpt_id);
         ACCEL_INFO("checkpoint: step %d saved to %s in %.2f s", steps_done, path, accel_now() - t0);
-    else
-        ACCEL_ERROR0("checkpoint at step %d was NOT saved (%s); the previous checkpoint in %s is intact "
-                     "and training state is unchanged", steps_done, accel_status_str(st), cfg->ckpt.dir);
+    } else {
+        /* accel_ckpt_save said which checkpoint, if any, is intact. */
+        ACCEL_ERROR0("checkpoint at step %d was NOT saved (%s); the training state in memory is "
+                     "unchanged", steps_done, accel_status_str(st));
+    }
+    return st;
+}
+
+/* resume=auto's choice (rank 0): a checkpoint of another model belongs to another run. */
+static accel_status_t same_model(const accel_trainer_t *t, const char *path)
+{
+    accel_ckpt_meta_t m;
+    accel_status_t st = accel_ckpt_read_meta(path, &m);
+    const char *mh = st == ACCEL_OK ? accel_ckpt_meta_get_extra(&m, ACCEL_CKPT_EXTRA_MODEL_HASH) : NULL;
+    const char *rid = st == ACCEL_OK ? accel_ckpt_meta_get_extra(&m, ACCEL_CKPT_EXTRA_RUN_ID) : NULL;
+    st = ACCEL_OK;
+    if (mh && *mh && strcmp(mh, t->model_hash)) {
+        ACCEL_ERROR("resume=auto: cannot resume from %s: it belongs to another run (run_id %s, model "
+                    "%s), and this run (new run_id %s, model %s) has another model; %s/latest names "
+                    "that run's checkpoint\n--> hint: give this run its own ckpt.dir, or name the "
+                    "checkpoint to start from with resume=PATH", path, rid && *rid ? rid : "unknown", mh,
+                    t->run_id, t->model_hash, t->cfg->ckpt.dir);
+        st = ACCEL_ERR_CONFIG;
+    }
+    accel_ckpt_meta_free(&m);
     return st;
 }
 
@@ -334,6 +409,8 @@ static accel_status_t resume(accel_trainer_t *t)
             ACCEL_INFO("resume=auto: no checkpoint in %s yet; starting from step 0", cfg->ckpt.dir);
             return ACCEL_OK;
         }
+        /* Never continue another run's checkpoint (a shared ckpt.dir): its model must be ours. */
+        ACCEL_CHECK(accel_agree(t->rt->world, t->rt->rank == 0 ? same_model(t, path) : ACCEL_OK));
     } else {
         snprintf(path, sizeof path, "%s", cfg->resume);
     }
@@ -357,6 +434,11 @@ static accel_status_t resume(accel_trainer_t *t)
                     path, (long long)meta.step, cfg->train.steps);
     t->start_step = (int)meta.step;
     t->resumed = true;
+    /* The run goes on under the checkpoint's identity (an older file has none: keep the new id). */
+    const char *rid = accel_ckpt_meta_get_extra(&meta, ACCEL_CKPT_EXTRA_RUN_ID);
+    const char *cid = accel_ckpt_meta_get_extra(&meta, ACCEL_CKPT_EXTRA_CKPT_ID);
+    if (rid && *rid) snprintf(t->run_id, sizeof t->run_id, "%s", rid);
+    snprintf(t->parent_id, sizeof t->parent_id, "%s", cid ? cid : "");
     t->optim.step = meta.sched_step;
     t->last_lr = meta.lr;
     if (t->scaler.enabled && meta.loss_scale > 0) {
@@ -452,6 +534,147 @@ static accel_status_t choose_device(accel_trainer_t *t)
     return ACCEL_OK;
 }
 
+/* ------------------------------------------------------------------ start-up checks of outputs */
+
+/* Open MPI 4.1's default MPI-IO component (ompio) aborts the process (glibc's buffer overflow check)
+ * when MPI_File_open gets a path longer than 244 characters: measured with Open MPI 4.1.4, 245
+ * aborts, 244 works, with 1 and 2 ranks, absolute or relative (romio321 has no such limit). The
+ * checkpoint files and the datasets are opened through MPI-IO, so longer paths are refused here
+ * instead of killing the job at its first save. */
+#define MPIIO_PATH_MAX 244
+
+static bool romio_selected(void)
+{
+    const char *io = getenv("OMPI_MCA_io");
+    return io && io[0] != '^' && strstr(io, "romio");
+}
+
+static accel_status_t mpiio_path_ok(const char *key, const char *value, const char *example, size_t len)
+{
+    if (len <= MPIIO_PATH_MAX || romio_selected()) return ACCEL_OK;
+    ACCEL_ERROR("%s=%s: the path accel opens through MPI-IO (%s) has %zu characters, but Open MPI's "
+                "MPI-IO component ompio aborts the process above %d\n--> hint: use a shorter path "
+                "(e.g. a symbolic link to the directory), or run with mpirun --mca io romio321",
+                key, value, example, len, MPIIO_PATH_MAX);
+    return ACCEL_ERR_CONFIG;
+}
+
+/* mkdir -p (0 or -1 with errno). */
+static int make_dirs(const char *dir)
+{
+    char buf[ACCEL_STR_MAX + 8];
+    if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf) { errno = ENAMETOOLONG; return -1; }
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) && errno != EEXIST) return -1;
+    struct stat sb;
+    if (stat(buf, &sb)) return -1;
+    if (!S_ISDIR(sb.st_mode)) { errno = ENOTDIR; return -1; }
+    return 0;
+}
+
+/* The directory exists (created if needed) and a file can be created in it: a probe file, removed
+ * at once (access() would say yes to root on a read-only mount). */
+static accel_status_t dir_writable(const char *key, const char *dir)
+{
+    char probe[ACCEL_STR_MAX + 64];
+    int fd = -1;
+    if (make_dirs(dir) == 0) {
+        snprintf(probe, sizeof probe, "%s/.accel-write-test.%ld", dir, (long)getpid());
+        fd = open(probe, O_WRONLY | O_CREAT | O_EXCL, 0644);
+    }
+    if (fd < 0) {
+        ACCEL_ERROR("%s=%s: cannot write there: %s\n--> hint: give a directory this job can create and "
+                    "write (checked before step 1, so no training is lost at the first write)", key, dir,
+                    strerror(errno));
+        return ACCEL_ERR_IO;
+    }
+    close(fd);
+    unlink(probe);
+    return ACCEL_OK;
+}
+
+/* Every output path is writable, and every path opened through MPI-IO short enough, before the
+ * first step: a read-only ckpt.dir used to show only at the first save, after the run. Rank 0
+ * checks (the paths are shared); every rank learns the verdict. */
+static accel_status_t check_outputs(const accel_runtime_t *rt, const accel_config_t *cfg)
+{
+    accel_status_t st = ACCEL_OK;
+    if (rt->rank == 0) {
+        char name[64];
+        if (cfg->ckpt.dir[0]) {
+            int n = snprintf(name, sizeof name, "/step-%08d.h5.tmp", cfg->train.steps);
+            char example[ACCEL_STR_MAX + 64];
+            snprintf(example, sizeof example, "%s%s", cfg->ckpt.dir, name);
+            st = mpiio_path_ok("ckpt.dir", cfg->ckpt.dir, example, strlen(cfg->ckpt.dir) + (size_t)n);
+            if (st == ACCEL_OK) st = dir_writable("ckpt.dir", cfg->ckpt.dir);
+        }
+        if (st == ACCEL_OK && cfg->data.path[0] && strcmp(cfg->data.path, "synthetic"))
+            st = mpiio_path_ok("data.path", cfg->data.path, cfg->data.path, strlen(cfg->data.path));
+        if (st == ACCEL_OK && cfg->resume[0] && strcmp(cfg->resume, "auto"))
+            st = mpiio_path_ok("resume", cfg->resume, cfg->resume, strlen(cfg->resume));
+        if (st == ACCEL_OK && cfg->train.metrics[0]) {
+            /* A fresh run rewrites the metrics file: never a file of another kind (a checkpoint or a
+             * dataset named by mistake). JSON lines start with '{'. */
+            FILE *f = fopen(cfg->train.metrics, "rb");
+            int c = f ? fgetc(f) : EOF;
+            if (f) fclose(f);
+            if (c != EOF && c != '{') {
+                ACCEL_ERROR("train.metrics=%s exists and is not a metrics file (JSON lines); refusing "
+                            "to overwrite it\n--> hint: name another file, or remove it yourself",
+                            cfg->train.metrics);
+                return accel_agree(rt->world, ACCEL_ERR_CONFIG);
+            }
+            /* Append mode: creates a missing file, changes nothing in an existing one. */
+            f = fopen(cfg->train.metrics, "a");
+            if (!f) {
+                ACCEL_ERROR("train.metrics=%s: cannot write it: %s\n--> hint: give a file in an "
+                            "existing directory this job can write, or train.metrics= (empty) for "
+                            "none", cfg->train.metrics, strerror(errno));
+                st = ACCEL_ERR_IO;
+            } else {
+                fclose(f);
+            }
+        }
+        /* train.tensorboard: accel_metrics_open creates and opens its event file before step 1. */
+    }
+    return accel_agree(rt->world, st);
+}
+
+/* A checkpoint directory belongs to one run (rank 0, after resume): a new run does not move into a
+ * directory holding another run's checkpoints (its saves would take over `latest`, so that run's
+ * resume=auto would continue this one), and a resumed run only into its own. */
+static accel_status_t check_ckpt_owner(const accel_trainer_t *t)
+{
+    const accel_config_t *cfg = t->cfg;
+    char path[ACCEL_CKPT_PATH_MAX];
+    if (!cfg->ckpt.dir[0] || accel_ckpt_find_latest(cfg->ckpt.dir, path) != ACCEL_OK) return ACCEL_OK;
+    accel_ckpt_meta_t m;
+    const char *rid = accel_ckpt_read_meta(path, &m) == ACCEL_OK ? accel_ckpt_meta_get_extra(&m, ACCEL_CKPT_EXTRA_RUN_ID) : NULL;
+    char other[64];
+    snprintf(other, sizeof other, "%s", rid && *rid ? rid : "");
+    accel_ckpt_meta_free(&m);
+    if (!t->resumed) {
+        ACCEL_ERROR("ckpt.dir=%s already holds checkpoints of another run (newest: %s, run_id %s); "
+                    "this new run (run_id %s) would take over %s/latest and mix its checkpoints with "
+                    "them\n--> hint: resume=auto to continue that run, another ckpt.dir for a new run, "
+                    "or remove the old checkpoints first", cfg->ckpt.dir, path, other[0] ? other : "unknown",
+                    t->run_id, cfg->ckpt.dir);
+        return ACCEL_ERR_CONFIG;
+    }
+    if (other[0] && strcmp(other, t->run_id)) {
+        ACCEL_ERROR("ckpt.dir=%s holds checkpoints of another run (newest: %s, run_id %s), but this run "
+                    "continues run %s (resume=%s)\n--> hint: give this run its own ckpt.dir",
+                    cfg->ckpt.dir, path, other, t->run_id, cfg->resume);
+        return ACCEL_ERR_CONFIG;
+    }
+    return ACCEL_OK;
+}
+
 accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *cfg,
                                     accel_trainer_t **out)
 {
@@ -469,6 +692,7 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
                      cfg->train.global_batch);
         return ACCEL_ERR_CONFIG;
     }
+    ACCEL_CHECK(check_outputs(rt, cfg));
     accel_trainer_t *t = calloc(1, sizeof *t);
     if (!t) return ACCEL_ERR_NOMEM;
     t->rss_start = accel_memory_resident();
@@ -514,8 +738,16 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
         if (!t->inputs || !t->targets) { st = ACCEL_ERR_NOMEM; goto fail; }
     }
     if (!t->index || !t->valid) { st = ACCEL_ERR_NOMEM; goto fail; }
+    model_hash(&t->model.layout, t->model_hash, sizeof t->model_hash);
+    if (rt->rank == 0) random_hex(t->run_id, 16);   /* a fresh run's; resume replaces it */
     ACCEL_CHECK_GOTO(resume(t), st, fail);
     ACCEL_CHECK_GOTO(init_from(t), st, fail);
+    ACCEL_CHECK_GOTO(accel_agree(rt->world, rt->rank == 0 ? check_ckpt_owner(t) : ACCEL_OK), st, fail);
+    ACCEL_CHECK_GOTO(accel_mpi_status(MPI_Bcast(t->run_id, sizeof t->run_id, MPI_CHAR, 0, rt->world),
+                                      "MPI_Bcast (run id)"), st, fail);
+    if (cfg->ckpt.dir[0])
+        ACCEL_INFO("checkpoints: run_id %s (%s), model %s, in %s", t->run_id, t->resumed ? "resumed" :
+                   "a new run", t->model_hash, cfg->ckpt.dir);
     ACCEL_CHECK_GOTO(accel_metrics_open(rt, cfg, t->start_step, t->resumed, t->unit_name, &t->metrics), st, fail);
     *out = t;
     return ACCEL_OK;

@@ -158,20 +158,31 @@ static accel_status_t describe(hid_t d, const char *name, accel_ckpt_tensor_info
         st = ACCEL_ERR_IO;
         goto out;
     }
-    info->ndim = nd;
-    info->numel = 1;
-    for (int k = 0; k < nd; k++) {
-        info->dims[k] = dims[k];
-        info->numel *= dims[k];
+    if (nd > ACCEL_CKPT_MAX_RANK) {
+        st = ACCEL_ERR_IO;
+        goto out;
     }
+    info->ndim = nd;
+    for (int k = 0; k < nd; k++) info->dims[k] = dims[k];
     H5T_class_t c = H5Tget_class(t);
     size_t size = H5Tget_size(t);
+    /* Sizes come from the file: an element count that overflows, or data that was never
+     * allocated (reads would give fill values, an export would stream them without end), make the
+     * tensor unreadable rather than trusted. */
+    uint64_t numel = 0;
+    bool sized = ck_dims_numel(nd, dims, size, &numel);
+    bool allocated = sized && ck_storage_ok(d, numel * size);
+    info->numel = sized ? numel : 0;
     char tag[16] = "";
     bool bits = c == H5T_INTEGER && size == 2 &&
                 accel_h5_attr_read_str(d, "dtype", tag, sizeof tag) == ACCEL_OK && !strcmp(tag, "bf16");
     info->fp32 = c == H5T_FLOAT && size == 4;
     info->readable = c == H5T_FLOAT || bits;
     snprintf(info->dtype, sizeof info->dtype, "%s", type_name(t, bits));
+    if (!allocated) {
+        info->fp32 = info->readable = false;
+        snprintf(info->dtype, sizeof info->dtype, "%s", sized ? "unalloc" : "toobig");
+    }
     info->bytes = H5Dget_storage_size(d);
     haddr_t off = H5Dget_offset(d);
     info->offset = off == HADDR_UNDEF ? -1 : (int64_t)off;

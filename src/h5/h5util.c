@@ -319,3 +319,25 @@ accel_status_t accel_h5_open_read(const char *path, hid_t *file, char *err, size
     H5Pclose(fapl);
     return *file >= 0 ? ACCEL_OK : ACCEL_ERR_CORRUPT;
 }
+
+bool accel_h5_dset_allocated(hid_t dset, uint64_t nbytes)
+{
+    if (nbytes == 0) return true;
+    H5D_space_status_t ss;
+    herr_t r;
+    hsize_t have;
+    H5D_layout_t lay = H5D_LAYOUT_ERROR;
+    H5E_BEGIN_TRY {
+        r = H5Dget_space_status(dset, &ss);
+        have = H5Dget_storage_size(dset);
+        hid_t dcpl = H5Dget_create_plist(dset);
+        if (dcpl >= 0) {
+            lay = H5Pget_layout(dcpl);
+            H5Pclose(dcpl);
+        }
+    } H5E_END_TRY;
+    if (r < 0 || ss != H5D_SPACE_STATUS_ALLOCATED) return false;
+    /* Chunked data may be compressed (smaller than nbytes), but every chunk must be there. */
+    if (lay == H5D_CHUNKED) return have > 0;
+    return (lay == H5D_CONTIGUOUS || lay == H5D_COMPACT) && have >= nbytes;
+}

@@ -287,8 +287,26 @@ static int cmd_verify(int argc, char **argv)
         else { fprintf(stderr, "accel_ckpt verify: unexpected argument '%s'\n", argv[i]); return 2; }
     }
     if (!path) { fprintf(stderr, "usage: accel_ckpt verify FILE [-v]\n"); return 2; }
+    /* The tensors and shapes the file must hold come from its stored model configuration, so a
+     * tensor reshaped, replaced or deleted together with its checksum table is found too. */
+    accel_ckpt_meta_t m;
+    accel_model_t model;
+    bool have_model = false;
+    if (accel_ckpt_read_meta(path, &m) == ACCEL_OK) {
+        accel_config_t cfg;
+        char err[2048] = "";
+        if (m.config_yaml && m.config_yaml[0] &&
+            accel_config_from_yaml(&cfg, m.config_yaml, path, err, sizeof err) == ACCEL_OK &&
+            accel_model_create(&cfg, &model) == ACCEL_OK)
+            have_model = true;
+        else if (m.config_yaml && m.config_yaml[0])
+            fprintf(stderr, "accel_ckpt verify: the stored configuration of %s does not give a model (%s): "
+                    "tensor names and shapes are not checked\n", path, err[0] ? err : "model creation failed");
+        accel_ckpt_meta_free(&m);
+    }
     int problems = 0;
-    accel_status_t st = accel_ckpt_verify(path, stdout, verbose, &problems);
+    accel_status_t st = accel_ckpt_verify_layout(path, have_model ? &model.layout : NULL, stdout, verbose, &problems);
+    if (have_model) accel_model_destroy(&model);
     return accel_status_exit_code(st);
 }
 

@@ -467,8 +467,10 @@ accel_status_t ck_meta_read(hid_t file, const char *path, accel_ckpt_meta_t *met
     if (H5Lexists(g, CK_DSET_CONFIG, H5P_DEFAULT) > 0) {
         hid_t d = H5Dopen2(g, CK_DSET_CONFIG, H5P_DEFAULT);
         hid_t t = d >= 0 ? H5Dget_type(d) : -1;
-        if (t >= 0 && H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t)) {
-            size_t n = H5Tget_size(t);
+        hsize_t fsize = 0;
+        if (t >= 0 && H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t) &&
+            H5Fget_filesize(file, &fsize) >= 0 && H5Tget_size(t) <= fsize) {
+            size_t n = H5Tget_size(t);   /* bounded by the file's size: it comes from the file */
             meta->config_yaml = calloc(n + 1, 1);
             if (!meta->config_yaml || H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, meta->config_yaml) < 0)
                 bad = 1;

@@ -249,7 +249,7 @@ accel_status_t accel_h5_read_bytes(hid_t loc, const char *name, size_t max_len, 
     s = H5Dget_space(d);
     if (t >= 0 && s >= 0 && H5Tget_class(t) == H5T_INTEGER && H5Tget_size(t) == 1 &&
         H5Sget_simple_extent_ndims(s) == 1 && H5Sget_simple_extent_dims(s, &dim, NULL) == 1 &&
-        dim <= max_len) {
+        dim <= max_len && accel_h5_dset_allocated(d, dim)) {
         char *buf = malloc((size_t)dim + 1);
         if (!buf) {
             st = ACCEL_ERR_NOMEM;

@@ -174,6 +174,10 @@ typedef struct {
  * damaged?)") and the status says which (ACCEL_ERR_NOT_FOUND / IO, ACCEL_ERR_CORRUPT). */
 accel_status_t accel_ckpt_file_open(const char *path, accel_ckpt_file_t **out, char *err, size_t errlen);
 void accel_ckpt_file_close(accel_ckpt_file_t *f);
+/* Reads of a checkpoint's states are checked against its block checksums and /meta checksum (a
+ * damaged tensor reads as ACCEL_ERR_CORRUPT, logged). checked = false turns that off for this
+ * handle: for comparing a damaged file with a good one (accel_ckpt diff), never for using it. */
+void accel_ckpt_file_set_checked(accel_ckpt_file_t *f, bool checked);
 
 /* Whether the file says it is an accel checkpoint (format name), its format version (0 when not
  * one) and whether its save completed. Any pointer may be NULL. */

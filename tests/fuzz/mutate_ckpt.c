@@ -542,12 +542,18 @@ typedef struct {
     long n, refused, identical, changed, wrong, known, crash, hang, skipped;
 } counts_t;
 
+/* SIGTERM/SIGINT (a timeout): finish the case at hand and print the counts so far. */
+static volatile sig_atomic_t g_stop;
+static void on_stop(int sig) { (void)sig; g_stop = 1; }
+
 static int run_case(bool data, const char *path)
 {
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) return -1;
     if (pid == 0) {
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
         alarm(ALARM_S);
         int fd = open("/dev/null", O_WRONLY);
         if (fd >= 0 && !getenv("MUTATE_VERBOSE")) { dup2(fd, 2); dup2(fd, 1); }
@@ -564,7 +570,7 @@ static int campaign(bool data, long n, counts_t *per, counts_t *tot, bool quiet)
     const kind_t *kinds = data ? g_data_kinds : g_ckpt_kinds;
     int nk = data ? NDATA : NCKPT;
     const char *orig = data ? g_data_orig : g_orig, *work = data ? g_data_work : g_work;
-    for (long i = 0; i < n; i++) {
+    for (long i = 0; i < n && !g_stop; i++) {
         int k = (int)rndn((uint64_t)nk);
         uint64_t case_seed = g_rng;
         if (copy_file(orig, work) || kinds[k].apply(work) < 0) {
@@ -819,6 +825,8 @@ int main(int argc, char **argv)
         rc = 2;
     } else {
         g_rng = seed;
+        signal(SIGTERM, on_stop);
+        signal(SIGINT, on_stop);
         if (emit_dir) {
             rc = emit(emit_dir, g_orig, g_data_orig) ? 2 : 0;
             MPI_Finalize();
@@ -827,7 +835,7 @@ int main(int argc, char **argv)
         counts_t pc[NCKPT] = { 0 }, pd[NDATA] = { 0 }, tc = { 0 }, td = { 0 };
         campaign(false, n, pc, &tc, quiet);
         campaign(true, dn, pd, &td, quiet);
-        printf("# seed %llu\n", (unsigned long long)seed);
+        printf("# seed %llu%s\n", (unsigned long long)seed, g_stop ? " (stopped early by a signal)" : "");
         print_counts("checkpoint", g_ckpt_kinds, NCKPT, pc, &tc);
         print_counts("dataset", g_data_kinds, NDATA, pd, &td);
         if (tc.wrong + tc.crash + tc.hang + td.wrong + td.crash + td.hang) rc = 1;

@@ -753,6 +753,9 @@ START_TEST(test_sampler_errors_and_seek)
     ck_assert_ptr_nonnull(strstr(err, "not divisible"));
     ck_assert_int_eq(accel_sampler_init(&s, 1, 10, 16, 1, 1, 0, true, err, sizeof err), ACCEL_ERR_CONFIG);
     ck_assert_ptr_nonnull(strstr(err, "fewer than one global batch"));
+    /* A sample count from a damaged file: 8 * 2^62 bytes wraps to 0, which malloc once granted. */
+    ck_assert_int_eq(accel_sampler_init(&s, 1, (int64_t)1 << 62, 2, 1, 1, 0, true, err, sizeof err), ACCEL_ERR_NOMEM);
+    ck_assert_ptr_nonnull(strstr(err, "4611686018427387904 samples"));
     ck_assert_int_eq(accel_sampler_init(&s, 1, 100, 10, 1, 1, 0, true, err, sizeof err), ACCEL_OK);
     int64_t a[10], b[10];
     for (int i = 0; i < 13; i++) accel_sampler_advance(&s);

@@ -147,6 +147,11 @@ accel_status_t accel_ckpt_read_meta(const char *path, accel_ckpt_meta_t *meta);
  * receives their count. ACCEL_OK when the file is sound, ACCEL_ERR_CORRUPT (or the open error)
  * otherwise. */
 accel_status_t accel_ckpt_verify(const char *path, FILE *report, bool verbose, int *nproblems);
+/* The same, and every tensor of the model's layout (its names and shapes, e.g. built from the stored
+ * configuration) must be present in every state with that shape; tensors the layout lacks are
+ * problems too. layout NULL: accel_ckpt_verify. */
+accel_status_t accel_ckpt_verify_layout(const char *path, const accel_layout_t *layout, FILE *report,
+                                        bool verbose, int *nproblems);
 
 /* ------------------------------------------------------------------ reading one file
  * Read-only access to one checkpoint, or to weights exported from one (accel_ckpt export
@@ -165,7 +170,8 @@ typedef struct {
     uint64_t dims[ACCEL_CKPT_MAX_RANK];
     uint64_t numel;
     char dtype[8];                      /* fp32, fp64, bf16, int64, uint64, int32, uint32, integer,
-                                           string, float, other */
+                                           string, float, other; unalloc: data never
+                                           written; toobig: size overflows (neither readable) */
     bool fp32;                          /* stored as 4-byte floats */
     bool readable;                      /* accel_ckpt_file_read can give it as fp32: any float type,
                                            or bf16 bits (uint16 with attribute dtype="bf16") */
@@ -178,6 +184,10 @@ typedef struct {
  * damaged?)") and the status says which (ACCEL_ERR_NOT_FOUND / IO, ACCEL_ERR_CORRUPT). */
 accel_status_t accel_ckpt_file_open(const char *path, accel_ckpt_file_t **out, char *err, size_t errlen);
 void accel_ckpt_file_close(accel_ckpt_file_t *f);
+/* Reads of a checkpoint's states are checked against its block checksums and /meta checksum (a
+ * damaged tensor reads as ACCEL_ERR_CORRUPT, logged). checked = false turns that off for this
+ * handle: for comparing a damaged file with a good one (accel_ckpt diff), never for using it. */
+void accel_ckpt_file_set_checked(accel_ckpt_file_t *f, bool checked);
 
 /* Whether the file says it is an accel checkpoint (format name), its format version (0 when not
  * one) and whether its save completed. Any pointer may be NULL. */

@@ -405,6 +405,12 @@ int ck_meta_write(hid_t file, const accel_ckpt_meta_t *meta, int world_size, con
     if (x < 0) goto fail;
     for (int i = 0; i < meta->nextra && i < ACCEL_CKPT_EXTRA_MAX; i++)
         W(accel_h5_attr_write_str(x, meta->extra[i].key, meta->extra[i].value));
+    /* The digest of what was just written, as a reader will see it. */
+    accel_ckpt_meta_t seen = *meta;
+    seen.world_size = world_size;
+    snprintf(seen.accel_version, sizeof seen.accel_version, "%s", accel_version());
+    snprintf(seen.created, sizeof seen.created, "%s", created);
+    W(accel_h5_attr_write_u64(g, CK_ATTR_META_XXH, ck_meta_digest(&seen, arenas)));
     herr_t cx = H5Gclose(x), cg = H5Gclose(g);
     return cx < 0 || cg < 0 ? -1 : 0;
 #undef W
@@ -461,8 +467,10 @@ accel_status_t ck_meta_read(hid_t file, const char *path, accel_ckpt_meta_t *met
     if (H5Lexists(g, CK_DSET_CONFIG, H5P_DEFAULT) > 0) {
         hid_t d = H5Dopen2(g, CK_DSET_CONFIG, H5P_DEFAULT);
         hid_t t = d >= 0 ? H5Dget_type(d) : -1;
-        if (t >= 0 && H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t)) {
-            size_t n = H5Tget_size(t);
+        hsize_t fsize = 0;
+        if (t >= 0 && H5Tget_class(t) == H5T_STRING && !H5Tis_variable_str(t) &&
+            H5Fget_filesize(file, &fsize) >= 0 && H5Tget_size(t) <= fsize) {
+            size_t n = H5Tget_size(t);   /* bounded by the file's size: it comes from the file */
             meta->config_yaml = calloc(n + 1, 1);
             if (!meta->config_yaml || H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, meta->config_yaml) < 0)
                 bad = 1;
@@ -525,6 +533,12 @@ accel_status_t ck_check_format(hid_t file, const char *path, uint64_t *block, bo
         accel_h5_attr_read_i64(file, CK_ATTR_BLOCK, &blk) != ACCEL_OK || blk <= 0) {
         CK_ERR("checkpoint %s: checksum algorithm '%s' with block %lld is not supported (expected "
                     "'%s')", path, algo, (long long)blk, CK_ALGO_NAME);
+        return ACCEL_ERR_CORRUPT;
+    }
+    if ((uint64_t)blk > CK_BLOCK_MAX) {
+        CK_ERR("checkpoint %s: root attribute '%s' is %lld, outside 1..%llu (accel writes %d)\n--> hint: "
+               "the file is damaged; use an earlier checkpoint", path, CK_ATTR_BLOCK, (long long)blk,
+               (unsigned long long)CK_BLOCK_MAX, ACCEL_CKPT_BLOCK_ELEMS);
         return ACCEL_ERR_CORRUPT;
     }
     *block = (uint64_t)blk;
@@ -607,4 +621,102 @@ void ck_names_free(ck_names_t *names)
     for (int i = 0; i < names->n; i++) free(names->v[i]);
     free(names->v);
     memset(names, 0, sizeof *names);
+}
+
+/* ------------------------------------------------------------------ checked sizes */
+
+bool ck_dims_numel(int ndim, const hsize_t *dims, size_t elem_bytes, uint64_t *n)
+{
+    uint64_t v = 1, bytes;
+    for (int k = 0; k < ndim; k++)
+        if (!ck_mul(v, (uint64_t)dims[k], &v)) return false;
+    if (!ck_mul(v, elem_bytes ? elem_bytes : 1, &bytes) || bytes > (uint64_t)INT64_MAX) return false;
+    *n = v;
+    return true;
+}
+
+int ck_is_dataset(hid_t file, const char *path)
+{
+    if (accel_h5_path_exists(file, path) <= 0) return 0;
+    H5O_info_t oi;
+    herr_t r;
+    H5E_BEGIN_TRY { r = H5Oget_info_by_name(file, path, &oi, H5P_DEFAULT); } H5E_END_TRY;
+    return r >= 0 && oi.type == H5O_TYPE_DATASET;
+}
+
+bool ck_storage_ok(hid_t dset, uint64_t nbytes) { return accel_h5_dset_allocated(dset, nbytes); }
+
+/* ------------------------------------------------------------------ metadata digest */
+
+static void dg_str(XXH3_state_t *h, const char *name, const char *v)
+{
+    XXH3_64bits_update(h, name, strlen(name) + 1);
+    v = v ? v : "";
+    XXH3_64bits_update(h, v, strlen(v) + 1);
+}
+
+static int cmp_extra(const void *a, const void *b)
+{
+    return strcmp(((const accel_ckpt_extra_t *)a)->key, ((const accel_ckpt_extra_t *)b)->key);
+}
+
+uint64_t ck_meta_digest(const accel_ckpt_meta_t *meta, const char *arenas)
+{
+    XXH3_state_t *h = XXH3_createState();
+    if (!h) return 0;
+    XXH3_64bits_reset(h);
+    for (size_t i = 0; i < NMETA; i++) {
+        XXH3_64bits_update(h, g_meta_fields[i].name, strlen(g_meta_fields[i].name) + 1);
+        XXH3_64bits_update(h, (const char *)meta + g_meta_fields[i].offset, 8);
+    }
+    int64_t ws = meta->world_size;
+    XXH3_64bits_update(h, "world_size", sizeof "world_size");
+    XXH3_64bits_update(h, &ws, sizeof ws);
+    dg_str(h, "strategy", meta->strategy);
+    dg_str(h, "precision", meta->precision);
+    dg_str(h, "accel_version", meta->accel_version);
+    dg_str(h, "created", meta->created);
+    dg_str(h, CK_DSET_CONFIG, meta->config_yaml);
+    dg_str(h, CK_ATTR_TOKENIZER, meta->tokenizer);
+    dg_str(h, CK_ATTR_TOKENIZER_HASH, meta->tokenizer[0] ? meta->tokenizer_hash : "");
+    uint64_t tl = meta->tokenizer_json ? (uint64_t)meta->tokenizer_json_len : 0;
+    XXH3_64bits_update(h, CK_DSET_TOKENIZER, sizeof CK_DSET_TOKENIZER);
+    XXH3_64bits_update(h, &tl, sizeof tl);
+    if (tl) XXH3_64bits_update(h, meta->tokenizer_json, tl);
+    /* extra: written in the caller's order, read back in name order */
+    int ne = meta->nextra < 0 ? 0 : meta->nextra > ACCEL_CKPT_EXTRA_MAX ? ACCEL_CKPT_EXTRA_MAX : meta->nextra;
+    accel_ckpt_extra_t ex[ACCEL_CKPT_EXTRA_MAX];
+    memcpy(ex, meta->extra, sizeof ex[0] * (size_t)ne);
+    qsort(ex, (size_t)ne, sizeof ex[0], cmp_extra);
+    for (int i = 0; i < ne; i++) dg_str(h, ex[i].key, ex[i].value);
+    dg_str(h, CK_ATTR_ARENAS, arenas);
+    uint64_t d = XXH3_64bits_digest(h);
+    XXH3_freeState(h);
+    return d;
+}
+
+accel_status_t ck_meta_check(hid_t file, const char *path, const accel_ckpt_meta_t *meta, bool log, bool *absent)
+{
+    *absent = false;
+    char arenas[4096] = "";
+    uint64_t stored = 0;
+    hid_t g;
+    H5E_BEGIN_TRY { g = H5Gopen2(file, CK_GROUP_META, H5P_DEFAULT); } H5E_END_TRY;
+    if (g < 0) return ACCEL_ERR_CORRUPT;
+    accel_status_t r = accel_h5_attr_read_u64(g, CK_ATTR_META_XXH, &stored);
+    H5Gclose(g);
+    if (r == ACCEL_ERR_NOT_FOUND) {
+        *absent = true;
+        return ACCEL_OK;
+    }
+    (void)accel_h5_attr_read_str(file, CK_ATTR_ARENAS, arenas, sizeof arenas);
+    uint64_t have = ck_meta_digest(meta, arenas);
+    if (r != ACCEL_OK || have != stored) {
+        CK_ERR("checkpoint %s: its metadata (/%s: step, lr, configuration...) does not match its "
+               "checksum '%s' (stored %016llx, computed %016llx)\n--> hint: the file is damaged or was "
+               "edited; use an earlier checkpoint", path, CK_GROUP_META, CK_ATTR_META_XXH,
+               (unsigned long long)stored, (unsigned long long)have);
+        return ACCEL_ERR_CORRUPT;
+    }
+    return ACCEL_OK;
 }

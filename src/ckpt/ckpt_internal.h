@@ -58,8 +58,33 @@ int ck_select_range(hid_t space, int ndim, const int64_t *shape, uint64_t begin,
  * below 2 GiB (ACCEL_CKPT_IO_CHUNK overrides, for tests). */
 uint64_t ck_io_chunk(void);
 
-/* ceil(a / b), for block and call counts. */
-static inline uint64_t ck_div_up(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+/* ceil(a / b), for block and call counts (no overflow for any a; b > 0). */
+static inline uint64_t ck_div_up(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+
+/* Checked arithmetic for sizes read from files: false when the result does not fit. */
+static inline bool ck_mul(uint64_t a, uint64_t b, uint64_t *r) { return !__builtin_mul_overflow(a, b, r); }
+static inline bool ck_add(uint64_t a, uint64_t b, uint64_t *r) { return !__builtin_add_overflow(a, b, r); }
+
+/* Limits on what a file may claim before we allocate or loop on it. The block size sizes the
+ * scratch buffers (load: 2 blocks of fp32 per rank), so a damaged attribute must not reach malloc. */
+#define CK_BLOCK_MAX ((uint64_t)1 << 24)
+/* Product of a dataset's dimensions as elements, checked: false (and *n untouched) when it
+ * overflows or when n * elem_bytes would. */
+bool ck_dims_numel(int ndim, const hsize_t *dims, size_t elem_bytes, uint64_t *n);
+/* The object at path is a dataset (not a group, not missing): 1; otherwise 0. Quiet. */
+int ck_is_dataset(hid_t file, const char *path);
+/* The dataset has file space for all of its nbytes (H5Dget_space_status and the storage size):
+ * reading unallocated data returns fill values, not what was saved. */
+bool ck_storage_ok(hid_t dset, uint64_t nbytes);
+
+/* Digest of the metadata as written (/meta attributes, config.yaml, tokenizer.json, extra, and the
+ * root attribute `arenas`), in a canonical order independent of HDF5's storage order. Stored as the
+ * /meta attribute CK_ATTR_META_XXH at save; checked by verify and load. */
+#define CK_ATTR_META_XXH "meta_xxh3_64"
+uint64_t ck_meta_digest(const accel_ckpt_meta_t *meta, const char *arenas);
+/* Check the stored /meta digest against the metadata read: ACCEL_OK, ACCEL_ERR_CORRUPT (mismatch,
+ * logs when log), or ACCEL_OK with *absent = true for a checkpoint written before the digest. */
+accel_status_t ck_meta_check(hid_t file, const char *path, const accel_ckpt_meta_t *meta, bool log, bool *absent);
 
 /* snprintf that may truncate silently (paths in messages). */
 void ck_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

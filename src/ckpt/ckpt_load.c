@@ -44,7 +44,7 @@ static herr_t count_dsets(hid_t obj, const char *name, const H5O_info_t *info, v
 /* Open and check one tensor: present, fp32, the layout's shape, a checksum table of the right
  * length whose own checksum matches. Reads the table (collectively: every rank reads all of it). */
 static accel_status_t open_tensor(hid_t file, hid_t dxpl, const char *path, const char *arena,
-                                  uint64_t B, rtensor_t *r, bool log)
+                                  uint64_t B, uint64_t fsize, rtensor_t *r, bool log)
 {
     const accel_tensor_t *t = r->t;
     char dpath[600], spath[600], have[128], want[128];
@@ -58,16 +58,18 @@ static accel_status_t open_tensor(hid_t file, hid_t dxpl, const char *path, cons
                         t->name, path);
         return ACCEL_ERR_NOT_FOUND;
     }
-    r->dset = H5Dopen2(file, dpath, H5P_DEFAULT);
+    r->dset = ck_is_dataset(file, dpath) ? H5Dopen2(file, dpath, H5P_DEFAULT) : -1;
     if (r->dset < 0) {
-        if (log) ACCEL_ERROR("checkpoint %s: '%s' is not a readable dataset", path, dpath);
+        if (log)
+            ACCEL_ERROR("checkpoint %s: '%s' is not a readable dataset (a group or another object?)\n"
+                        "--> hint: the file is damaged; use an earlier checkpoint", path, dpath);
         return ACCEL_ERR_CORRUPT;
     }
     hid_t space = H5Dget_space(r->dset), type = H5Dget_type(r->dset);
     hsize_t dims[H5S_MAX_RANK], wdims[ACCEL_TENSOR_MAX_DIMS];
     int nd = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
     if (nd >= 0 && nd <= H5S_MAX_RANK) H5Sget_simple_extent_dims(space, dims, NULL);
-    bool fp32 = type >= 0 && H5Tget_class(type) == H5T_FLOAT && H5Tget_size(type) == 4;
+    bool fp32 = type >= 0 && H5Tequal(type, H5T_IEEE_F32LE) > 0;
     if (space >= 0) H5Sclose(space);
     if (type >= 0) H5Tclose(type);
     for (int d = 0; d < t->ndim; d++) wdims[d] = (hsize_t)t->shape[d];
@@ -83,18 +85,31 @@ static accel_status_t open_tensor(hid_t file, hid_t dxpl, const char *path, cons
         return ACCEL_ERR_SHAPE;
     }
     if (!fp32) {
-        if (log) ACCEL_ERROR("tensor '%s/%s' in checkpoint %s is not fp32", arena, t->name, path);
+        if (log) ACCEL_ERROR("tensor '%s/%s' in checkpoint %s is not fp32 (little-endian IEEE)", arena, t->name, path);
+        return ACCEL_ERR_CORRUPT;
+    }
+    /* The shape is the layout's, so the byte count cannot overflow; the file must hold the bytes. */
+    uint64_t tbytes = (uint64_t)t->numel * sizeof(float);
+    if (tbytes > fsize || !ck_storage_ok(r->dset, tbytes)) {
+        if (log)
+            ACCEL_ERROR("checkpoint %s: tensor '%s/%s' has %llu of its %llu bytes allocated in a file of "
+                        "%llu bytes\n--> hint: the file is damaged; use an earlier checkpoint", path, arena,
+                        t->name, (unsigned long long)H5Dget_storage_size(r->dset), (unsigned long long)tbytes,
+                        (unsigned long long)fsize);
         return ACCEL_ERR_CORRUPT;
     }
     r->nblocks = ck_div_up(t->numel, B);
     ex = accel_h5_path_exists(file, spath);
-    hid_t sd = ex > 0 ? H5Dopen2(file, spath, H5P_DEFAULT) : -1;
-    hid_t ss = sd >= 0 ? H5Dget_space(sd) : -1;
+    hid_t sd = ex > 0 && ck_is_dataset(file, spath) ? H5Dopen2(file, spath, H5P_DEFAULT) : -1;
+    hid_t ss = sd >= 0 ? H5Dget_space(sd) : -1, stype = sd >= 0 ? H5Dget_type(sd) : -1;
     hsize_t n = 0;
     if (ss >= 0 && H5Sget_simple_extent_ndims(ss) == 1) H5Sget_simple_extent_dims(ss, &n, NULL);
+    bool table_ok = stype >= 0 && H5Tequal(stype, H5T_STD_U64LE) > 0 && n == r->nblocks &&
+                    ck_storage_ok(sd, r->nblocks * sizeof(uint64_t));
+    if (stype >= 0) H5Tclose(stype);
     accel_status_t st = ACCEL_OK;
-    r->sums = n == r->nblocks ? malloc(sizeof *r->sums * (n ? n : 1)) : NULL;
-    if (n != r->nblocks || !r->sums) {
+    r->sums = table_ok ? malloc(sizeof *r->sums * (n ? n : 1)) : NULL;
+    if (!table_ok || !r->sums) {
         if (log)
             ACCEL_ERROR("checkpoint %s: the checksum table %s is %s (%llu entries, expected %llu)\n--> "
                         "hint: the file is damaged; use an earlier checkpoint", path, spath,
@@ -317,6 +332,13 @@ accel_status_t accel_ckpt_load(MPI_Comm comm, const char *path, const accel_layo
 
     st = ck_check_format(file, path, &B, true, log);
     if (st == ACCEL_OK) st = ck_meta_read(file, path, &meta, log);
+    bool meta_unsummed = false;
+    if (st == ACCEL_OK) st = ck_meta_check(file, path, &meta, log, &meta_unsummed);
+    if (st == ACCEL_OK && meta_unsummed && log)
+        ACCEL_WARN("checkpoint %s has no metadata checksum '%s' (written by an older accel): its /%s "
+                   "values (step, lr, configuration) are not verified", path, CK_ATTR_META_XXH, CK_GROUP_META);
+    hsize_t fsize = 0;
+    if (st == ACCEL_OK && H5Fget_filesize(file, &fsize) < 0) st = ACCEL_ERR_HDF5;
     if (st == ACCEL_OK) (void)accel_h5_attr_read_str(file, CK_ATTR_ARENAS, arena_list, sizeof arena_list);   /* for messages only */
     st = accel_agree(comm, st);
     if (st != ACCEL_OK) goto done;
@@ -341,7 +363,7 @@ accel_status_t accel_ckpt_load(MPI_Comm comm, const char *path, const accel_layo
             break;
         }
         for (int j = 0; st == ACCEL_OK && j < layout->ntensors; j++)
-            st = open_tensor(file, dxpl, path, arenas[i].name, B, &rt[i][j], log);
+            st = open_tensor(file, dxpl, path, arenas[i].name, B, (uint64_t)fsize, &rt[i][j], log);
         if (st == ACCEL_OK) {
             int nd = 0;
             hid_t g = H5Gopen2(file, gpath, H5P_DEFAULT);

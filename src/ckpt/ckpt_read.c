@@ -34,6 +34,14 @@ struct accel_ckpt_file {
     hid_t dset, space;
     accel_ckpt_tensor_info_t cur_info;
     bool cur_bf16_bits;
+    /* Checkpoints: every read is checked against the block checksums (B = 0: the root attributes
+     * are unusable, so nothing of a state can be trusted). cur_sums: the open tensor's table, NULL
+     * when it is missing or malformed (cur_sum_err says why). */
+    uint64_t B;
+    uint64_t *cur_sums, cur_nblocks;
+    const char *cur_sum_err;
+    float *scratch;                     /* one block, for the edges of a read */
+    bool unchecked;                     /* accel_ckpt_file_set_checked(f, false) */
 };
 
 /* "/state/name" ("/name" for the root state). */
@@ -81,6 +89,16 @@ accel_status_t accel_ckpt_file_open(const char *path, accel_ckpt_file_t **out, c
         if (accel_h5_attr_read_i64(f->file, CK_ATTR_VERSION, &version) == ACCEL_OK) f->version = (int)version;
         f->complete = accel_h5_attr_read_i64(f->file, CK_ATTR_COMPLETE, &complete) == ACCEL_OK && complete == 1;
     }
+    if (f->checkpoint && ck_check_format(f->file, path, &f->B, false, false) != ACCEL_OK) f->B = 0;
+    /* Files made by hand in the checkpoint layout without any checksum group (test and benchmark
+     * weights, tests/infer_weights.h) are read unchecked, with a warning; verify and load refuse
+     * them. Once the group exists, every tensor read needs its table. */
+    if (f->checkpoint && accel_h5_path_exists(f->file, "/" CK_GROUP_SUMS) <= 0) {
+        ACCEL_WARN("checkpoint %s has no checksums (/%s): its tensors are read unchecked\n--> hint: "
+                   "'accel_ckpt verify %s' refuses such a file; a checkpoint saved by accel has them",
+                   path, CK_GROUP_SUMS, path);
+        f->unchecked = true;
+    }
     if (accel_h5_attr_read_str(f->file, CK_ATTR_ARENAS, arenas, sizeof arenas) == ACCEL_OK)
         for (char *save = NULL, *a = strtok_r(arenas, ";", &save); a; a = strtok_r(NULL, ";", &save))
             add_state(f, a);
@@ -89,8 +107,17 @@ accel_status_t accel_ckpt_file_open(const char *path, accel_ckpt_file_t **out, c
     return ACCEL_OK;
 }
 
+void accel_ckpt_file_set_checked(accel_ckpt_file_t *f, bool checked)
+{
+    if (f) f->unchecked = !checked;
+}
+
 static void close_cur(accel_ckpt_file_t *f)
 {
+    free(f->cur_sums);
+    f->cur_sums = NULL;
+    f->cur_nblocks = 0;
+    f->cur_sum_err = NULL;
     if (f->space >= 0) H5Sclose(f->space);
     if (f->dset >= 0) H5Dclose(f->dset);
     f->space = f->dset = -1;
@@ -101,6 +128,7 @@ void accel_ckpt_file_close(accel_ckpt_file_t *f)
 {
     if (!f) return;
     close_cur(f);
+    free(f->scratch);
     if (f->file >= 0) H5Fclose(f->file);
     for (int i = 0; i < f->nstates; i++) free(f->states[i]);
     free(f->path);
@@ -158,20 +186,31 @@ static accel_status_t describe(hid_t d, const char *name, accel_ckpt_tensor_info
         st = ACCEL_ERR_IO;
         goto out;
     }
-    info->ndim = nd;
-    info->numel = 1;
-    for (int k = 0; k < nd; k++) {
-        info->dims[k] = dims[k];
-        info->numel *= dims[k];
+    if (nd > ACCEL_CKPT_MAX_RANK) {
+        st = ACCEL_ERR_IO;
+        goto out;
     }
+    info->ndim = nd;
+    for (int k = 0; k < nd; k++) info->dims[k] = dims[k];
     H5T_class_t c = H5Tget_class(t);
     size_t size = H5Tget_size(t);
+    /* Sizes come from the file: an element count that overflows, or data that was never
+     * allocated (reads would give fill values, an export would stream them without end), make the
+     * tensor unreadable rather than trusted. */
+    uint64_t numel = 0;
+    bool sized = ck_dims_numel(nd, dims, size, &numel);
+    bool allocated = sized && ck_storage_ok(d, numel * size);
+    info->numel = sized ? numel : 0;
     char tag[16] = "";
     bool bits = c == H5T_INTEGER && size == 2 &&
                 accel_h5_attr_read_str(d, "dtype", tag, sizeof tag) == ACCEL_OK && !strcmp(tag, "bf16");
     info->fp32 = c == H5T_FLOAT && size == 4;
     info->readable = c == H5T_FLOAT || bits;
     snprintf(info->dtype, sizeof info->dtype, "%s", type_name(t, bits));
+    if (!allocated) {
+        info->fp32 = info->readable = false;
+        snprintf(info->dtype, sizeof info->dtype, "%s", sized ? "unalloc" : "toobig");
+    }
     info->bytes = H5Dget_storage_size(d);
     haddr_t off = H5Dget_offset(d);
     info->offset = off == HADDR_UNDEF ? -1 : (int64_t)off;
@@ -253,6 +292,76 @@ accel_status_t accel_ckpt_file_list_bookkeeping(accel_ckpt_file_t *f, accel_ckpt
     return ACCEL_OK;
 }
 
+/* The checksum table of the open tensor of a checkpoint: a uint64 dataset with one entry per block
+ * of B elements, matching the tensor's xxh3_64 attribute. */
+static void load_sums(accel_ckpt_file_t *f, const char *state, const char *name)
+{
+    const accel_ckpt_tensor_info_t *in = &f->cur_info;
+    char sp[2 * ACCEL_CKPT_NAME_MAX + 16];
+    ck_sum_path(sp, sizeof sp, state, name);
+    if (!f->B) { f->cur_sum_err = "the checkpoint's checksum attributes are unusable"; return; }
+    if (!in->readable) return;          /* refused anyway */
+    uint64_t nb = ck_div_up(in->numel, f->B), whole = 0;
+    hsize_t n = 0;
+    hid_t d = ck_is_dataset(f->file, sp) ? H5Dopen2(f->file, sp, H5P_DEFAULT) : -1;
+    hid_t s = d >= 0 ? H5Dget_space(d) : -1, t = d >= 0 ? H5Dget_type(d) : -1;
+    if (s >= 0 && H5Sget_simple_extent_ndims(s) == 1) H5Sget_simple_extent_dims(s, &n, NULL);
+    f->cur_sum_err = "its checksum table is missing or malformed";
+    if (t >= 0 && H5Tequal(t, H5T_STD_U64LE) > 0 && n == nb && ck_storage_ok(d, nb * sizeof(uint64_t)) &&
+        (f->cur_sums = malloc(sizeof(uint64_t) * (nb ? nb : 1)))) {
+        if (H5Dread(d, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, f->cur_sums) < 0 ||
+            accel_h5_attr_read_u64(f->dset, CK_ATTR_XXH, &whole) != ACCEL_OK ||
+            whole != accel_ckpt_hash_tensor(f->cur_sums, nb)) {
+            free(f->cur_sums);
+            f->cur_sums = NULL;
+            f->cur_sum_err = "its checksum table does not match the tensor's xxh3_64 attribute";
+        } else {
+            f->cur_nblocks = nb;
+            f->cur_sum_err = NULL;
+        }
+    }
+    if (t >= 0) H5Tclose(t);
+    if (s >= 0) H5Sclose(s);
+    if (d >= 0) H5Dclose(d);
+}
+
+/* Check the blocks that [begin, end) (just read into buf) touches; edge blocks are read whole
+ * into scratch. */
+static accel_status_t check_blocks(accel_ckpt_file_t *f, const char *state, const char *name,
+                                   uint64_t begin, uint64_t end, const float *buf)
+{
+    const uint64_t B = f->B, n = f->cur_info.numel;
+    int64_t shape[ACCEL_TENSOR_MAX_DIMS];
+    for (int k = 0; k < f->cur_info.ndim; k++) shape[k] = (int64_t)f->cur_info.dims[k];
+    for (uint64_t k = begin / B; k < ck_div_up(end, B); k++) {
+        uint64_t b = k * B, e = n - b > B ? b + B : n, h;
+        if (b >= begin && e <= end) {
+            h = accel_ckpt_hash_block(buf + (b - begin), e - b);
+        } else {
+            if (!f->scratch && !(f->scratch = malloc(sizeof(float) * B))) return ACCEL_ERR_NOMEM;
+            hsize_t cnt = e - b;
+            hid_t ms = H5Screate_simple(1, &cnt, NULL);
+            herr_t r = -1;
+            H5E_BEGIN_TRY {
+                if (ms >= 0 && ck_select_range(f->space, f->cur_info.ndim, shape, b, e) == 0)
+                    r = H5Dread(f->dset, H5T_NATIVE_FLOAT, ms, f->space, H5P_DEFAULT, f->scratch);
+            } H5E_END_TRY;
+            if (ms >= 0) H5Sclose(ms);
+            if (r < 0) return ACCEL_ERR_IO;
+            h = accel_ckpt_hash_block(f->scratch, e - b);
+        }
+        if (h != f->cur_sums[k]) {
+            ACCEL_ERROR("checkpoint %s: tensor '%s/%s' block %llu (elements %llu..%llu) fails its checksum "
+                        "(stored %016llx, computed %016llx)\n--> hint: the file is damaged; 'accel_ckpt "
+                        "verify %s' lists every bad block", f->path, state, name, (unsigned long long)k,
+                        (unsigned long long)b, (unsigned long long)(e - 1), (unsigned long long)f->cur_sums[k],
+                        (unsigned long long)h, f->path);
+            return ACCEL_ERR_CORRUPT;
+        }
+    }
+    return ACCEL_OK;
+}
+
 /* Make state/name the open dataset. */
 static accel_status_t open_cur(accel_ckpt_file_t *f, const char *state, const char *name)
 {
@@ -275,6 +384,7 @@ static accel_status_t open_cur(accel_ckpt_file_t *f, const char *state, const ch
         return ACCEL_ERR_IO;
     }
     snprintf(f->cur, sizeof f->cur, "%s", p);
+    if (f->checkpoint && state && *state) load_sums(f, state, name);
     return ACCEL_OK;
 }
 
@@ -295,6 +405,13 @@ accel_status_t accel_ckpt_file_read(accel_ckpt_file_t *f, const char *state, con
     if (!in->readable || in->ndim < 1 || in->ndim > ACCEL_TENSOR_MAX_DIMS || begin > end || end > in->numel)
         return ACCEL_ERR_INVALID;
     if (begin == end) return ACCEL_OK;
+    bool verify = f->checkpoint && *state && !f->unchecked;
+    if (verify && (!f->cur_sums || f->cur_bf16_bits)) {
+        ACCEL_ERROR("checkpoint %s: tensor '%s/%s' cannot be read: %s\n--> hint: the file is damaged; "
+                    "'accel_ckpt verify %s' tells more", f->path, state, name,
+                    f->cur_sum_err ? f->cur_sum_err : "it is not fp32", f->path);
+        return ACCEL_ERR_CORRUPT;
+    }
     int64_t shape[ACCEL_TENSOR_MAX_DIMS];
     for (int k = 0; k < in->ndim; k++) shape[k] = (int64_t)in->dims[k];
     hsize_t n = end - begin;
@@ -320,12 +437,24 @@ accel_status_t accel_ckpt_file_read(accel_ckpt_file_t *f, const char *state, con
         }
         if (ms >= 0) H5Sclose(ms);
     } H5E_END_TRY;
-    return r < 0 ? ACCEL_ERR_IO : ACCEL_OK;
+    if (r < 0) return ACCEL_ERR_IO;
+    return verify ? check_blocks(f, state, name, begin, end, buf) : ACCEL_OK;
 }
 
 accel_status_t accel_ckpt_file_config(accel_ckpt_file_t *f, char **yaml)
 {
     *yaml = NULL;
+    if (f->checkpoint && !f->unchecked) {
+        /* A checkpoint's configuration is covered by the /meta checksum: check it first. */
+        accel_ckpt_meta_t m;
+        bool absent = false;
+        accel_status_t mst = ck_meta_read(f->file, f->path, &m, true);
+        if (mst == ACCEL_OK) {
+            mst = ck_meta_check(f->file, f->path, &m, true, &absent);
+            accel_ckpt_meta_free(&m);
+        }
+        if (mst != ACCEL_OK) return mst;
+    }
     char p[64];
     snprintf(p, sizeof p, "/%s/%s", CK_GROUP_META, CK_DSET_CONFIG);
     if (accel_h5_path_exists(f->file, p) <= 0) return ACCEL_OK;
@@ -346,7 +475,9 @@ accel_status_t accel_ckpt_file_config(accel_ckpt_file_t *f, char **yaml)
             }
         } else if (var == 0) {
             size_t n = H5Tget_size(t);
-            *yaml = calloc(n + 1, 1);
+            hsize_t fsize = 0;
+            /* the string's size comes from the file: no more than the file can hold */
+            *yaml = H5Fget_filesize(f->file, &fsize) >= 0 && n <= fsize ? calloc(n + 1, 1) : NULL;
             st = !*yaml ? ACCEL_ERR_NOMEM : H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, *yaml) < 0 ? ACCEL_ERR_IO : ACCEL_OK;
             if (st != ACCEL_OK) {
                 free(*yaml);
@@ -553,8 +684,9 @@ accel_status_t accel_ckpt_file_export_hdf5(accel_ckpt_file_t *f, const char *sta
     }
     for (int i = 0; i < n; i++) {
         if (!ts[i].fp32 || ts[i].ndim < 1 || ts[i].ndim > ACCEL_TENSOR_MAX_DIMS) {
-            ACCEL_ERROR("export: /%s/%s in %s is not an fp32 tensor of 1..%d dimensions", state, ts[i].name,
-                        f->path, ACCEL_TENSOR_MAX_DIMS);
+            ACCEL_ERROR("export: /%s/%s in %s is not an fp32 tensor of 1..%d dimensions (it is %s, %d-D)\n"
+                        "--> hint: 'unalloc' or 'toobig' mean a damaged file; 'accel_ckpt verify' tells more",
+                        state, ts[i].name, f->path, ACCEL_TENSOR_MAX_DIMS, ts[i].dtype, ts[i].ndim);
             free(ts);
             free(wt);
             return ACCEL_ERR_INVALID;

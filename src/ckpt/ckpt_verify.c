@@ -13,7 +13,7 @@
 #include "accel/log.h"
 #include "ckpt_internal.h"
 
-#define VERIFY_BLOCKS_PER_READ 16   /* 1 Mi elements = 4 MiB per read */
+#define VERIFY_READ_ELEMS ((uint64_t)1 << 20)   /* about 4 MiB per read (at least one block) */
 #define VERIFY_MAX_BAD_LINES 20     /* per tensor */
 
 #define PROBLEM(...)                                                                          \
@@ -22,52 +22,96 @@
         if (report) { fprintf(report, "BAD   "); fprintf(report, __VA_ARGS__); fputc('\n', report); } \
     } while (0)
 
-/* Verify one tensor; returns the number of problems. */
-static int verify_one(hid_t file, const char *arena, const char *name, uint64_t B, float *buf,
-                      FILE *report, bool verbose, uint64_t *elems)
+static void shape_str(char *buf, size_t len, int nd, const hsize_t *dims)
+{
+    size_t n = (size_t)snprintf(buf, len, "[");
+    for (int d = 0; d < nd && n < len; d++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%llu", d ? ", " : "", (unsigned long long)dims[d]);
+    if (n < len) snprintf(buf + n, len - n, "]");
+}
+
+/* Verify one tensor; returns the number of problems. want (may be NULL): the model's tensor, whose
+ * shape the dataset must have. Every size read from the file is checked before it is used: the
+ * element count against overflow and the file's size, the table length against the element count. */
+static int verify_one(hid_t file, const char *arena, const char *name, const accel_tensor_t *want,
+                      uint64_t B, uint64_t fsize, float *buf, uint64_t bpr, FILE *report, bool verbose,
+                      uint64_t *elems)
 {
     int problems = 0;
-    char dpath[1200], spath[1200];
+    char dpath[1200], spath[1200], have_s[160], want_s[160];
     snprintf(dpath, sizeof dpath, "/%s/%s", arena, name);
     snprintf(spath, sizeof spath, "/%s/%s/%s", CK_GROUP_SUMS, arena, name);
-    hid_t d = H5Dopen2(file, dpath, H5P_DEFAULT);
-    hid_t space = d >= 0 ? H5Dget_space(d) : -1, type = d >= 0 ? H5Dget_type(d) : -1;
-    int nd = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
+    hid_t d = -1, space = -1, type = -1, sd = -1, ss = -1, st = -1;
     hsize_t dims[H5S_MAX_RANK];
     int64_t shape[ACCEL_TENSOR_MAX_DIMS];
-    uint64_t n = 1, nblocks = 0, *sums = NULL, whole = 0;
-    hid_t sd = -1, ss = -1;
-    if (d < 0 || nd < 1 || nd > ACCEL_TENSOR_MAX_DIMS || type < 0 || H5Tget_class(type) != H5T_FLOAT ||
-        H5Tget_size(type) != 4) {
-        PROBLEM("%s/%s: not a readable fp32 dataset of 1 to %d dimensions", arena, name, ACCEL_TENSOR_MAX_DIMS);
+    uint64_t n = 0, nblocks = 0, *sums = NULL, whole = 0, tbytes = 0;
+    int nd = -1;
+    if (accel_h5_path_exists(file, dpath) <= 0) {
+        PROBLEM("%s/%s: tensor missing%s", arena, name, want ? " (the stored model configuration has it)" : "");
+        goto out;
+    }
+    if (!ck_is_dataset(file, dpath)) {
+        PROBLEM("%s/%s: not a dataset (a group or another object stands in its place)", arena, name);
+        goto out;
+    }
+    d = H5Dopen2(file, dpath, H5P_DEFAULT);
+    space = d >= 0 ? H5Dget_space(d) : -1;
+    type = d >= 0 ? H5Dget_type(d) : -1;
+    nd = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
+    if (d < 0 || nd < 1 || nd > ACCEL_TENSOR_MAX_DIMS || type < 0 || H5Tequal(type, H5T_IEEE_F32LE) <= 0) {
+        PROBLEM("%s/%s: not a readable fp32 (little-endian IEEE) dataset of 1 to %d dimensions (%d-D)",
+                arena, name, ACCEL_TENSOR_MAX_DIMS, nd);
         goto out;
     }
     H5Sget_simple_extent_dims(space, dims, NULL);
-    for (int k = 0; k < nd; k++) { shape[k] = (int64_t)dims[k]; n *= dims[k]; }
-    *elems += n;
-    nblocks = (n + B - 1) / B;
-    if (H5Dget_storage_size(d) < n * sizeof(float)) {
-        PROBLEM("%s/%s: only %llu of %llu bytes allocated in the file", arena, name,
-                (unsigned long long)H5Dget_storage_size(d), (unsigned long long)(n * sizeof(float)));
+    for (int k = 0; k < nd; k++) shape[k] = (int64_t)dims[k];
+    shape_str(have_s, sizeof have_s, nd, dims);
+    if (want) {
+        hsize_t wd[ACCEL_TENSOR_MAX_DIMS];
+        bool same = nd == want->ndim;
+        for (int k = 0; k < want->ndim; k++) wd[k] = (hsize_t)want->shape[k];
+        for (int k = 0; same && k < nd; k++) same = dims[k] == wd[k];
+        if (!same) {
+            shape_str(want_s, sizeof want_s, want->ndim, wd);
+            PROBLEM("%s/%s: shape %s, but the stored model configuration has %s", arena, name, have_s, want_s);
+            goto out;
+        }
+    }
+    if (!ck_dims_numel(nd, dims, sizeof(float), &n) || (tbytes = n * sizeof(float)) > fsize) {
+        PROBLEM("%s/%s: shape %s claims more data than the file holds (%llu bytes)", arena, name, have_s,
+                (unsigned long long)fsize);
         goto out;
     }
-    sd = accel_h5_path_exists(file, spath) > 0 ? H5Dopen2(file, spath, H5P_DEFAULT) : -1;
-    ss = sd >= 0 ? H5Dget_space(sd) : -1;
+    *elems += n;
+    nblocks = ck_div_up(n, B);
+    if (!ck_storage_ok(d, tbytes)) {
+        PROBLEM("%s/%s: only %llu of %llu bytes allocated in the file", arena, name,
+                (unsigned long long)H5Dget_storage_size(d), (unsigned long long)tbytes);
+        goto out;
+    }
     hsize_t ns = 0;
-    if (ss >= 0 && H5Sget_simple_extent_ndims(ss) == 1) H5Sget_simple_extent_dims(ss, &ns, NULL);
-    sums = ns == nblocks ? malloc(sizeof *sums * (ns ? ns : 1)) : NULL;
+    if (ck_is_dataset(file, spath)) {
+        sd = H5Dopen2(file, spath, H5P_DEFAULT);
+        ss = sd >= 0 ? H5Dget_space(sd) : -1;
+        st = sd >= 0 ? H5Dget_type(sd) : -1;
+        if (ss >= 0 && H5Sget_simple_extent_ndims(ss) == 1) H5Sget_simple_extent_dims(ss, &ns, NULL);
+    }
+    bool table_ok = sd >= 0 && st >= 0 && H5Tequal(st, H5T_STD_U64LE) > 0 && ns == nblocks &&
+                    ck_storage_ok(sd, nblocks * sizeof(uint64_t));
+    sums = table_ok ? malloc(sizeof *sums * (ns ? ns : 1)) : NULL;
     if (!sums || H5Dread(sd, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, sums) < 0) {
-        PROBLEM("%s/%s: checksum table %s %s (%llu entries, expected %llu)", arena, name, spath,
-                sd < 0 ? "missing" : "unreadable", (unsigned long long)ns, (unsigned long long)nblocks);
+        PROBLEM("%s/%s: checksum table %s %s (%llu entries, expected %llu uint64 for %llu elements in blocks of %llu)",
+                arena, name, spath, sd < 0 ? "missing or not a dataset" : "malformed or unreadable",
+                (unsigned long long)ns, (unsigned long long)nblocks, (unsigned long long)n, (unsigned long long)B);
         goto out;
     }
     if (accel_h5_attr_read_u64(d, CK_ATTR_XXH, &whole) != ACCEL_OK || whole != accel_ckpt_hash_tensor(sums, nblocks))
         PROBLEM("%s/%s: checksum table does not match the tensor's '%s' attribute", arena, name, CK_ATTR_XXH);
     int bad_lines = 0;
     hid_t fs = H5Dget_space(d);
-    for (uint64_t k0 = 0; k0 < nblocks && fs >= 0; k0 += VERIFY_BLOCKS_PER_READ) {
-        uint64_t k1 = k0 + VERIFY_BLOCKS_PER_READ < nblocks ? k0 + VERIFY_BLOCKS_PER_READ : nblocks;
-        uint64_t b = k0 * B, e = k1 * B < n ? k1 * B : n;
+    for (uint64_t k0 = 0; k0 < nblocks && fs >= 0; k0 += bpr) {
+        uint64_t k1 = nblocks - k0 > bpr ? k0 + bpr : nblocks;
+        uint64_t b = k0 * B, e = k1 < nblocks ? k1 * B : n;
         hsize_t cnt = e - b;
         hid_t ms = H5Screate_simple(1, &cnt, NULL);
         int rc = ms < 0 || ck_select_range(fs, nd, shape, b, e) < 0 ||
@@ -79,7 +123,7 @@ static int verify_one(hid_t file, const char *arena, const char *name, uint64_t 
             break;
         }
         for (uint64_t k = k0; k < k1; k++) {
-            uint64_t bb = k * B, be = bb + B < n ? bb + B : n;
+            uint64_t bb = k * B, be = n - bb > B ? bb + B : n;
             uint64_t h = accel_ckpt_hash_block(buf + (bb - b), be - bb);
             if (h != sums[k]) {
                 problems++;
@@ -99,6 +143,7 @@ static int verify_one(hid_t file, const char *arena, const char *name, uint64_t 
                 (unsigned long long)n, (unsigned long long)nblocks, (unsigned long long)whole);
 out:
     free(sums);
+    if (st >= 0) H5Tclose(st);
     if (ss >= 0) H5Sclose(ss);
     if (sd >= 0) H5Dclose(sd);
     if (type >= 0) H5Tclose(type);
@@ -135,7 +180,13 @@ static accel_status_t open_checked(const char *path, hid_t *file, uint64_t *B, b
     return st;
 }
 
-accel_status_t accel_ckpt_verify(const char *path, FILE *report, bool verbose, int *nproblems)
+static bool in_layout(const accel_layout_t *layout, const char *name)
+{
+    return layout && accel_layout_find(layout, name) != NULL;
+}
+
+accel_status_t accel_ckpt_verify_layout(const char *path, const accel_layout_t *layout, FILE *report,
+                                        bool verbose, int *nproblems)
 {
     if (nproblems) *nproblems = 0;
     hid_t file = -1;
@@ -149,34 +200,68 @@ accel_status_t accel_ckpt_verify(const char *path, FILE *report, bool verbose, i
     accel_h5_quiet_begin(&q);
     int problems = 0, ntensors = 0;
     uint64_t elems = 0;
+    hsize_t fsize = 0;
     char arenas[4096] = "";
-    float *buf = malloc(sizeof(float) * B * VERIFY_BLOCKS_PER_READ);
+    /* B <= CK_BLOCK_MAX (ck_check_format), so the buffer stays within 64 MiB. */
+    uint64_t bpr = B >= VERIFY_READ_ELEMS ? 1 : VERIFY_READ_ELEMS / B;
+    float *buf = malloc(sizeof(float) * B * bpr);
     accel_ckpt_meta_t meta;
     if (!buf) {
         st = ACCEL_ERR_NOMEM;
         goto out;
     }
-    if (ck_meta_read(file, path, &meta, true) != ACCEL_OK) PROBLEM("metadata (/%s) unreadable", CK_GROUP_META);
-    else accel_ckpt_meta_free(&meta);
+    if (H5Fget_filesize(file, &fsize) < 0) fsize = 0;
+    if (ck_meta_read(file, path, &meta, true) != ACCEL_OK) {
+        PROBLEM("metadata (/%s) unreadable", CK_GROUP_META);
+    } else {
+        bool absent = false;
+        if (ck_meta_check(file, path, &meta, false, &absent) != ACCEL_OK)
+            PROBLEM("metadata (/%s: step, lr, configuration...) does not match its checksum '%s'",
+                    CK_GROUP_META, CK_ATTR_META_XXH);
+        else if (absent && report)
+            fprintf(report, "WARN  metadata (/%s) has no checksum '%s' (written by an older accel): not "
+                    "verified\n", CK_GROUP_META, CK_ATTR_META_XXH);
+        accel_ckpt_meta_free(&meta);
+    }
     if (accel_h5_attr_read_str(file, CK_ATTR_ARENAS, arenas, sizeof arenas) != ACCEL_OK || !arenas[0])
         PROBLEM("root attribute '%s' missing: cannot tell which groups hold tensors", CK_ATTR_ARENAS);
+    if (!layout && report)
+        fprintf(report, "WARN  no model layout given: tensors checked against their checksums only, "
+                "not against the model's names and shapes\n");
     for (char *save = NULL, *a = strtok_r(arenas, ";", &save); a; a = strtok_r(NULL, ";", &save)) {
         char gpath[600];
         ck_names_t data = { 0 }, sums = { 0 };
         snprintf(gpath, sizeof gpath, "/%s", a);
-        if (accel_h5_path_exists(file, gpath) <= 0 || ck_list_datasets(file, gpath, &data) != ACCEL_OK) {
-            PROBLEM("state '%s' listed in the file is missing", a);
+        H5O_info_t oi;
+        herr_t r = -1;
+        if (accel_h5_path_exists(file, gpath) > 0)
+            H5E_BEGIN_TRY { r = H5Oget_info_by_name(file, gpath, &oi, H5P_DEFAULT); } H5E_END_TRY;
+        if (r < 0 || oi.type != H5O_TYPE_GROUP || ck_list_datasets(file, gpath, &data) != ACCEL_OK) {
+            PROBLEM("state '%s' listed in the file is missing or not a group", a);
             continue;
         }
-        for (int i = 0; i < data.n; i++, ntensors++)
-            problems += verify_one(file, a, data.v[i], B, buf, report, verbose, &elems);
+        if (layout) {
+            /* The model's tensors, each present with its shape; others are reported and checked. */
+            for (int j = 0; j < layout->ntensors; j++, ntensors++)
+                problems += verify_one(file, a, layout->tensors[j].name, &layout->tensors[j], B, fsize, buf,
+                                       bpr, report, verbose, &elems);
+            for (int i = 0; i < data.n; i++)
+                if (!in_layout(layout, data.v[i])) {
+                    PROBLEM("%s/%s: a tensor the stored model configuration does not have", a, data.v[i]);
+                    problems += verify_one(file, a, data.v[i], NULL, B, fsize, buf, bpr, report, verbose, &elems);
+                }
+        } else {
+            for (int i = 0; i < data.n; i++, ntensors++)
+                problems += verify_one(file, a, data.v[i], NULL, B, fsize, buf, bpr, report, verbose, &elems);
+        }
         /* A checksum table without its tensor: the tensor was lost. */
         snprintf(gpath, sizeof gpath, "/%s/%s", CK_GROUP_SUMS, a);
         if (accel_h5_path_exists(file, gpath) > 0 && ck_list_datasets(file, gpath, &sums) == ACCEL_OK)
             for (int i = 0; i < sums.n; i++) {
                 char dp[1200];
                 snprintf(dp, sizeof dp, "/%s/%s", a, sums.v[i]);
-                if (accel_h5_path_exists(file, dp) <= 0) PROBLEM("%s/%s: tensor missing (its checksum table exists)", a, sums.v[i]);
+                if (!ck_is_dataset(file, dp) && !in_layout(layout, sums.v[i]))
+                    PROBLEM("%s/%s: tensor missing (its checksum table exists)", a, sums.v[i]);
             }
         ck_names_free(&data);
         ck_names_free(&sums);
@@ -191,6 +276,11 @@ out:
     accel_h5_quiet_end(&q);
     if (nproblems) *nproblems = problems;
     return st;
+}
+
+accel_status_t accel_ckpt_verify(const char *path, FILE *report, bool verbose, int *nproblems)
+{
+    return accel_ckpt_verify_layout(path, NULL, report, verbose, nproblems);
 }
 
 accel_status_t accel_ckpt_read_meta(const char *path, accel_ckpt_meta_t *meta)

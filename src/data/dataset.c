@@ -92,6 +92,10 @@ static int dataset_shape(hid_t dset, hsize_t dims[2], H5T_class_t *cls, size_t *
     *cls = H5Tget_class(type);
     *size = H5Tget_size(type);
     *sign = *cls == H5T_INTEGER ? H5Tget_sign(type) : H5T_SGN_NONE;
+    /* An integer whose bits do not fill its bytes (an HDF5 9-bit type, a bit offset) is converted
+     * with clamping by HDF5: not a type accel or numpy writes. Reported as "another type". */
+    if (*cls == H5T_INTEGER && (H5Tget_precision(type) != 8 * *size || H5Tget_offset(type) != 0))
+        *cls = H5T_NO_CLASS;
     H5Tclose(type);
     H5Sclose(space);
     return rank;
@@ -126,6 +130,26 @@ static accel_status_t open_tokens(accel_dataset_t *ds, int context)
         ds_error(ds->rank, "%s: dataset /%s/tokens must be a 1-D integer array, but it is %d-D of %s"
                  "\n--> hint: write tokens as a flat uint16 (or uint8) array", ds->path, ds->split,
                  rank, cls == H5T_INTEGER ? "integers" : cls == H5T_FLOAT ? "floats" : "another type");
+        return ACCEL_ERR_CORRUPT;
+    }
+    /* The types accel_data writes (uint8/16/32) and the signed ones numpy gives (int32, int64,
+     * range-checked on copy); anything else would be converted with clamping. */
+    bool known = sign == H5T_SGN_NONE ? (size == 1 || size == 2 || size == 4) : (size == 4 || size == 8);
+    if (!known) {
+        ds_error(ds->rank, "%s: dataset /%s/tokens holds %zu-byte %s integers, not a token type accel "
+                 "reads (uint8, uint16, uint32, int32, int64)\n--> hint: write tokens as uint16 (uint32 "
+                 "for vocabularies above 65536)", ds->path, ds->split, size,
+                 sign == H5T_SGN_NONE ? "unsigned" : "signed");
+        return ACCEL_ERR_CORRUPT;
+    }
+    uint64_t nbytes;
+    if (dims[0] > (hsize_t)INT64_MAX / 8 || __builtin_mul_overflow((uint64_t)dims[0], (uint64_t)size, &nbytes) ||
+        !accel_h5_dset_allocated(ds->data, nbytes)) {
+        ds_error(ds->rank, "%s: dataset /%s/tokens claims %llu tokens of %zu bytes, but %s\n--> hint: the "
+                 "file is damaged or was created without writing its data; rewrite it with accel_data",
+                 ds->path, ds->split, (unsigned long long)dims[0], size,
+                 dims[0] > (hsize_t)INT64_MAX / 8 ? "that count is out of range"
+                                                 : "its data was never written (no storage in the file)");
         return ACCEL_ERR_CORRUPT;
     }
     in->token_bytes = (int)size;
@@ -196,6 +220,15 @@ static accel_status_t open_classification(accel_dataset_t *ds)
         ds_error(ds->rank, "%s: /%s/inputs has %llu rows but /%s/labels has %llu\n--> hint: every "
                  "sample needs one input row and one label", ds->path, ds->split,
                  (unsigned long long)xd[0], ds->split, (unsigned long long)yd[0]);
+        return ACCEL_ERR_CORRUPT;
+    }
+    uint64_t xbytes, ybytes;
+    if (xd[0] > (hsize_t)INT32_MAX * 64 || __builtin_mul_overflow((uint64_t)xd[0], (uint64_t)xd[1] * xs, &xbytes) ||
+        __builtin_mul_overflow((uint64_t)yd[0], (uint64_t)ys, &ybytes) || !accel_h5_dset_allocated(ds->data, xbytes) ||
+        !accel_h5_dset_allocated(ds->labels, ybytes)) {
+        ds_error(ds->rank, "%s: /%s/inputs [%llu, %llu] or /%s/labels has no data in the file (never "
+                 "written) or a size out of range\n--> hint: the file is damaged; rewrite it", ds->path,
+                 ds->split, (unsigned long long)xd[0], (unsigned long long)xd[1], ds->split);
         return ACCEL_ERR_CORRUPT;
     }
     in->features = (int)xd[1];

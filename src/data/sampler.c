@@ -33,8 +33,14 @@ accel_status_t accel_sampler_init(accel_sampler_t *s, uint64_t seed, int64_t nsa
                  (long long)nsamples, global_batch);
         return ACCEL_ERR_CONFIG;
     }
-    s->perm = malloc(sizeof *s->perm * (size_t)nsamples);
-    if (!s->perm) return ACCEL_ERR_NOMEM;
+    /* nsamples comes from a file: the permutation's size must not wrap (2^62 samples would). */
+    size_t bytes;
+    if (__builtin_mul_overflow(sizeof *s->perm, (uint64_t)nsamples, &bytes) || !(s->perm = malloc(bytes))) {
+        snprintf(err, errlen, "the dataset has %lld samples: a permutation of them (%zu bytes each) does "
+                 "not fit in memory\n--> hint: the dataset's size is damaged, or use a smaller one",
+                 (long long)nsamples, sizeof *s->perm);
+        return ACCEL_ERR_NOMEM;
+    }
     return ACCEL_OK;
 }
 

@@ -249,7 +249,7 @@ accel_status_t accel_h5_read_bytes(hid_t loc, const char *name, size_t max_len, 
     s = H5Dget_space(d);
     if (t >= 0 && s >= 0 && H5Tget_class(t) == H5T_INTEGER && H5Tget_size(t) == 1 &&
         H5Sget_simple_extent_ndims(s) == 1 && H5Sget_simple_extent_dims(s, &dim, NULL) == 1 &&
-        dim <= max_len) {
+        dim <= max_len && accel_h5_dset_allocated(d, dim)) {
         char *buf = malloc((size_t)dim + 1);
         if (!buf) {
             st = ACCEL_ERR_NOMEM;
@@ -318,4 +318,26 @@ accel_status_t accel_h5_open_read(const char *path, hid_t *file, char *err, size
     } H5E_END_TRY;
     H5Pclose(fapl);
     return *file >= 0 ? ACCEL_OK : ACCEL_ERR_CORRUPT;
+}
+
+bool accel_h5_dset_allocated(hid_t dset, uint64_t nbytes)
+{
+    if (nbytes == 0) return true;
+    H5D_space_status_t ss;
+    herr_t r;
+    hsize_t have;
+    H5D_layout_t lay = H5D_LAYOUT_ERROR;
+    H5E_BEGIN_TRY {
+        r = H5Dget_space_status(dset, &ss);
+        have = H5Dget_storage_size(dset);
+        hid_t dcpl = H5Dget_create_plist(dset);
+        if (dcpl >= 0) {
+            lay = H5Pget_layout(dcpl);
+            H5Pclose(dcpl);
+        }
+    } H5E_END_TRY;
+    if (r < 0 || ss != H5D_SPACE_STATUS_ALLOCATED) return false;
+    /* Chunked data may be compressed (smaller than nbytes), but every chunk must be there. */
+    if (lay == H5D_CHUNKED) return have > 0;
+    return (lay == H5D_CONTIGUOUS || lay == H5D_COMPACT) && have >= nbytes;
 }

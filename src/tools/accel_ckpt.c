@@ -293,8 +293,29 @@ static int cmd_verify(int argc, char **argv)
         else { fprintf(stderr, "accel_ckpt verify: unexpected argument '%s'\n", argv[i]); return 2; }
     }
     if (!path) { fprintf(stderr, "usage: accel_ckpt verify FILE [-v]\n"); return 2; }
+    /* The tensors and shapes the file must hold come from its stored model configuration, so a
+     * tensor reshaped, replaced or deleted together with its checksum table is found too. */
+    accel_model_t model;
+    bool have_model = false;
+    accel_ckpt_file_t *f = NULL;
+    char err[2048] = "", *yaml = NULL;
+    /* Quiet open: an unreadable file is reported once, by the verification below. */
+    if (accel_ckpt_file_open(path, &f, err, sizeof err) == ACCEL_OK && accel_ckpt_file_config(f, &yaml) == ACCEL_OK &&
+        yaml && yaml[0]) {
+        accel_config_t cfg;
+        err[0] = '\0';
+        if (accel_config_from_yaml(&cfg, yaml, path, err, sizeof err) == ACCEL_OK &&
+            accel_model_create(&cfg, &model) == ACCEL_OK)
+            have_model = true;
+        else
+            fprintf(stderr, "accel_ckpt verify: the stored configuration of %s does not give a model (%s): "
+                    "tensor names and shapes are not checked\n", path, err[0] ? err : "model creation failed");
+    }
+    free(yaml);
+    accel_ckpt_file_close(f);
     int problems = 0;
-    accel_status_t st = accel_ckpt_verify(path, stdout, verbose, &problems);
+    accel_status_t st = accel_ckpt_verify_layout(path, have_model ? &model.layout : NULL, stdout, verbose, &problems);
+    if (have_model) accel_model_destroy(&model);
     return accel_status_exit_code(st);
 }
 
@@ -342,6 +363,9 @@ static int cmd_diff(int argc, char **argv)
     }
     if (!pa || !pb) { fprintf(stderr, "usage: accel_ckpt diff A B [--atol X]\n"); return 2; }
     accel_ckpt_file_t *fa = open_file(pa), *fb = fa ? open_file(pb) : NULL;
+    /* diff compares bytes, also of a damaged file (verify says which blocks are bad) */
+    accel_ckpt_file_set_checked(fa, false);
+    accel_ckpt_file_set_checked(fb, false);
     if (!fa || !fb) {
         accel_ckpt_file_close(fa);
         return 2;
@@ -604,8 +628,9 @@ static int cmd_export(int argc, char **argv)
     }
     for (int i = 0; i < n; i++)
         if (!ts[i].fp32 || ts[i].ndim < 1 || ts[i].ndim > ACCEL_TENSOR_MAX_DIMS) {
-            fprintf(stderr, "accel_ckpt export: /%s/%s is not an fp32 tensor of 1..4 dimensions\n", group,
-                    ts[i].name);
+            fprintf(stderr, "accel_ckpt export: /%s/%s is not an fp32 tensor of 1..4 dimensions (it is %s, "
+                    "%d-D)\n--> hint: 'unalloc' or 'toobig' mean a damaged file; 'accel_ckpt verify %s' "
+                    "tells more\n", group, ts[i].name, ts[i].dtype, ts[i].ndim, path);
             rc = 2;
             goto out;
         }

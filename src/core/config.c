@@ -428,6 +428,8 @@ typedef struct {
     accel_config_t *cfg;
     yaml_parser_t parser;
     const char *path;
+    const unsigned char *text;      /* the input, size bytes */
+    size_t size;
     char *err;
     size_t errlen;
     struct { char key[64]; unsigned long line; } seen[NKEYS * 2];   /* keys and sections given */
@@ -439,6 +441,15 @@ static unsigned long line_of(const yaml_event_t *e) { return (unsigned long)e->s
 static accel_status_t next_event(yaml_reader_t *r, yaml_event_t *e)
 {
     if (yaml_parser_parse(&r->parser, e)) return ACCEL_OK;
+    if (r->parser.error == YAML_READER_ERROR) {     /* libyaml knows the byte, we count the line */
+        size_t at = r->parser.problem_offset < r->size ? r->parser.problem_offset : r->size;
+        unsigned long line = 1;
+        for (size_t i = 0; i < at; i++) line += r->text[i] == '\n';
+        snprintf(r->err, r->errlen, "%s:%lu: byte %zu (0x%02x): %s\n--> hint: a configuration is UTF-8 "
+                 "text without control characters (convert a Latin-1 file with iconv)", r->path, line, at,
+                 at < r->size ? r->text[at] : 0u, r->parser.problem ? r->parser.problem : "not UTF-8 text");
+        return ACCEL_ERR_CONFIG;
+    }
     snprintf(r->err, r->errlen, "%s:%lu:%lu: malformed YAML: %s%s%s", r->path,
              (unsigned long)r->parser.problem_mark.line + 1, (unsigned long)r->parser.problem_mark.column + 1,
              r->parser.problem ? r->parser.problem : "parse error", r->parser.context ? " " : "",
@@ -587,7 +598,8 @@ static accel_status_t load_text(accel_config_t *cfg, const char *text, size_t si
     }
     yaml_reader_t *r = calloc(1, sizeof *r);
     if (!r) return ACCEL_ERR_NOMEM;
-    *r = (yaml_reader_t){ .cfg = cfg, .path = path, .err = err, .errlen = errlen };
+    *r = (yaml_reader_t){ .cfg = cfg, .path = path, .text = (const unsigned char *)text, .size = size,
+                          .err = err, .errlen = errlen };
     yaml_parser_initialize(&r->parser);
     yaml_parser_set_input_string(&r->parser, (const unsigned char *)text, size);
     yaml_event_t e;

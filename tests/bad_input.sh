@@ -39,8 +39,10 @@ expect_fail "'optim.eps' has value '0', outside its range (0, 1]" "$ACCEL_TRAIN"
 expect_fail "'optim.min_lr_ratio' has value '5', outside its range [0, 1]" "$ACCEL_TRAIN" optim.min_lr_ratio=5
 expect_fail "'threads' has value '100000', outside its range [0, 1024]" "$ACCEL_TRAIN" threads=100000
 expect_fail "'data.samples' has value '4611686018427387904', outside its range" "$ACCEL_TRAIN" data.samples=4611686018427387904
-expect_fail "debug.stop_rank=5 / debug.overflow_rank=0: this job has only 2 rank(s)" \
+expect_fail "debug.stop_rank=5, but this job has 2 rank(s)" \
     run_mpi 2 "$ACCEL_TRAIN" model.name=mlp train.steps=2 debug.stop_step=1 debug.stop_rank=5
+expect_fail "debug.overflow_rank=1, but this job has 1 rank(s)" \
+    "$ACCEL_TRAIN" model.name=mlp train.steps=2 precision=fp16 debug.overflow_step=1 debug.overflow_rank=1
 # Under mpirun every rank fails the same way, once reported, and the job exits non-zero.
 expect_fail "unknown configuration key 'train.stpes'" run_mpi 2 "$ACCEL_TRAIN" "$SCRATCH/unknown.yaml"
 expect_fail "not divisible" run_mpi 4 "$ACCEL_TRAIN" train.global_batch=6

@@ -1,5 +1,8 @@
 /* Job configuration: the schema of every key, YAML loading (libyaml), overrides and ACCEL_* variables.
- * Adding a key = one line in g_schema plus a field in accel_config_t. */
+ * Adding a key = one line in g_schema (type, default, choices, help and, for a number, its valid
+ * range) plus a field in accel_config_t. Input is untrusted: the reader refuses duplicate keys, a
+ * second document, aliases, text that is not UTF-8 and inputs over 1 MiB, and what it accepts
+ * prints back as YAML that reads to the same bytes (tests/fuzz/fuzz_config.c checks it). */
 #include "build_config.h"
 
 #include <ctype.h>

@@ -191,6 +191,183 @@ START_TEST(test_config_empty_file)
 }
 END_TEST
 
+/* Hostile YAML: duplicate keys (in one mapping, or nested and flat), a second document, aliases,
+ * NUL characters, nesting 200,000 deep and inputs beyond 1 MiB are refused at once, with a line. */
+static void expect_yaml_error(const char *yaml, size_t size, const char *want1, const char *want2)
+{
+    accel_config_t c;
+    char err[1024] = "";
+    ck_assert_int_eq(accel_config_from_yaml_buffer(&c, yaml, size, "job.yaml", err, sizeof err), ACCEL_ERR_CONFIG);
+    ck_assert_msg(strstr(err, want1), "message '%s' lacks '%s'", err, want1);
+    if (want2) ck_assert_msg(strstr(err, want2), "message '%s' lacks '%s'", err, want2);
+}
+#define EXPECT_YAML_ERROR(text, want1, want2) expect_yaml_error(text, sizeof text - 1, want1, want2)
+
+/* "prefix" + open x n + "1" + close x n */
+static char *nested(const char *prefix, const char *open, const char *close, int n)
+{
+    size_t lp = strlen(prefix), lo = strlen(open), lc = strlen(close);
+    char *s = malloc(lp + (lo + lc) * (size_t)n + 3), *p = s;
+    memcpy(p, prefix, lp); p += lp;
+    for (int i = 0; i < n; i++, p += lo) memcpy(p, open, lo);
+    *p++ = '1';
+    for (int i = 0; i < n; i++, p += lc) memcpy(p, close, lc);
+    *p++ = '\n';
+    *p = '\0';
+    return s;
+}
+
+START_TEST(test_config_hostile_yaml)
+{
+    EXPECT_YAML_ERROR("model:\n  name: mlp\n  hidden: 8\n  name: gpt\n", "key 'model.name' is given twice",
+                      "on line 2 and on line 4");
+    EXPECT_YAML_ERROR("model: {layers: 3}\nmodel.layers: 4\n", "key 'model.layers' is given twice",
+                      "on line 1 and on line 2");
+    EXPECT_YAML_ERROR("model.layers: 4\nmodel:\n  layers: 3\n", "key 'model.layers' is given twice",
+                      "on line 1 and on line 3");
+    EXPECT_YAML_ERROR("model:\n  layers: 3\ntrain:\n  steps: 2\nmodel:\n  width: 8\n", "key 'model' is given twice",
+                      "on line 1 and on line 5");
+    EXPECT_YAML_ERROR("seed: 1\nseed: 1\n", "key 'seed' is given twice", "job.yaml:2");
+    EXPECT_YAML_ERROR("seed: 1\n---\nseed: 2\n", "job.yaml:2: a second YAML document", NULL);
+    EXPECT_YAML_ERROR("---\nseed: 1\n...\n---\n", "a second YAML document", NULL);
+    EXPECT_YAML_ERROR("train:\n  metrics: &m a.jsonl\n  tensorboard: *m\n", "job.yaml:3: key 'train.tensorboard' is an alias", NULL);
+    EXPECT_YAML_ERROR("model: &m {name: *m}\n", "is an alias", NULL);
+    EXPECT_YAML_ERROR("ckpt:\n  dir: \"a\\0b\"\n", "job.yaml:2: the value of key 'ckpt.dir' holds a NUL", NULL);
+    EXPECT_YAML_ERROR("bogus: {}\n", "unknown configuration key 'bogus'", NULL);
+    EXPECT_YAML_ERROR("[1, 2]\n", "expected a mapping", NULL);
+    /* 200,000 levels (the parse used to take minutes): refused after the first few tokens. */
+    const char *forms[][3] = { { "", "[", "]" }, { "model: ", "{a: ", "}" }, { "train:\n  steps: ", "[", "]" },
+                               { "model: ", "{name: ", "}" }, { "", "- ", "" } };
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        int n = (int)((1u << 20) - 64) / (int)(strlen(forms[i][1]) + strlen(forms[i][2]));  /* under 1 MiB */
+        char *deep = nested(forms[i][0], forms[i][1], forms[i][2], n < 200000 ? n : 200000);
+        accel_config_t c;
+        char err[1024] = "";
+        ck_assert_int_eq(accel_config_from_yaml_buffer(&c, deep, strlen(deep), "deep.yaml", err, sizeof err),
+                         ACCEL_ERR_CONFIG);
+        ck_assert_msg(!strncmp(err, "deep.yaml:1", 11) || !strncmp(err, "deep.yaml:2", 11), "%s", err);
+        free(deep);
+    }
+    /* More than 1 MiB: refused before parsing, from memory and from a file. */
+    size_t big = (1u << 20) + 1;
+    char *text = malloc(big + 1);
+    memset(text, '#', big);
+    text[big] = '\0';
+    expect_yaml_error(text, big, "too large for a configuration", NULL);
+    const char *path = write_file("big.yaml", text);
+    free(text);
+    accel_config_t c;
+    char err[512];
+    ck_assert_int_eq(accel_config_load(&c, path, 0, NULL, g_no_env, err, sizeof err), ACCEL_ERR_CONFIG);
+    ck_assert_msg(strstr(err, "too large for a configuration"), "%s", err);
+}
+END_TEST
+
+/* Every numeric key has a range: values outside are refused naming key, value and range; the ends
+ * themselves are accepted where the range includes them. */
+START_TEST(test_config_ranges)
+{
+    static const char *const bad[][2] = {
+        { "optim.beta1=2", "[0, 1)" }, { "optim.beta1=1", "[0, 1)" }, { "optim.beta2=1.5", "[0, 1)" },
+        { "optim.eps=0", "(0, 1]" }, { "optim.min_lr_ratio=5", "[0, 1]" }, { "optim.lr=0", "(0, 1000]" },
+        { "optim.momentum=1", "[0, 1)" }, { "threads=100000", "[0, 1024]" },
+        { "data.samples=4611686018427387904", "[1, 1099511627776]" }, { "data.samples=0", "[1, " },
+        { "data.eval_samples=1099511627777", "[0, 1099511627776]" }, { "data.noise=1.5", "[0, 1]" },
+        { "train.steps=0", "[1, 2147483647]" }, { "train.global_batch=0", "[1, " },
+        { "train.grad_accum=0", "[1, " }, { "train.loss_scale=0", "(0, " }, { "train.loss_scale_window=0", "[1, " },
+        { "model.classes=1", "[2, " }, { "model.vocab=1", "[2, " }, { "model.layers=0", "[1, 100000]" },
+        { "model.width=0", "[1, " }, { "model.heads=0", "[1, " }, { "model.context=0", "[1, " },
+        { "model.rms_eps=0", "(0, 1)" }, { "model.rms_eps=1", "(0, 1)" }, { "model.rope_theta=1", "(1, " },
+        { "model.rope_factor=0.5", "[1, " }, { "model.rope_low_freq_factor=0", "(0, " },
+        { "dist.bucket_mb=1e300", "[0, 1048576]" }, { "dist.timeout=1e12", "[0, 1000000000]" },
+        { "train.memory_limit=2000000TB", "[0, " }, { "train.micro_batch=100000000", "[0, 16777216]" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *ov[] = { (char *)bad[i][0] };
+        char key[64];
+        snprintf(key, sizeof key, "'%.*s'", (int)(strchr(bad[i][0], '=') - bad[i][0]), bad[i][0]);
+        expect_config_error(NULL, 1, ov, ACCEL_ERR_CONFIG, key, bad[i][1]);
+        expect_config_error(NULL, 1, ov, ACCEL_ERR_CONFIG, strchr(bad[i][0], '=') + 1, "--> hint:");
+    }
+    char *good[] = { "optim.beta1=0", "optim.beta2=0.9999", "optim.eps=1e-12", "optim.min_lr_ratio=1",
+                     "threads=1024", "data.samples=1099511627776", "data.eval_samples=0", "train.steps=1",
+                     "train.clip=0", "model.rms_eps=1e-6", "dist.timeout=0", "optim.min_lr_ratio=0" };
+    accel_config_t c;
+    char err[1024];
+    ck_assert_msg(accel_config_load(&c, NULL, sizeof good / sizeof good[0], good, g_no_env, err, sizeof err) == ACCEL_OK,
+                  "%s", err);
+    ck_assert_int_eq(c.data.samples, 1LL << 40);
+    /* The schema defaults are in range (accel_config_defaults ignores statuses: check them here). */
+    accel_config_defaults(&c);
+    char *yaml = accel_config_to_yaml(&c);
+    ck_assert_int_eq(accel_config_from_yaml(&c, yaml, "defaults", err, sizeof err), ACCEL_OK);
+    free(yaml);
+    /* Numbers start at once: " -1" is not 2^64 - 1; subnormals (which may not read back) are refused. */
+    ck_assert_int_eq(accel_config_set(&c, "seed", " -1", err, sizeof err), ACCEL_ERR_CONFIG);
+    ck_assert_int_eq(accel_config_set(&c, "optim.eps", "1e-310", err, sizeof err), ACCEL_ERR_CONFIG);
+}
+END_TEST
+
+/* Strings: invalid UTF-8 is refused naming the key and the byte; every other value, however
+ * nasty, prints as YAML that reads back to the same configuration. */
+START_TEST(test_config_string_round_trip)
+{
+    static const char *const bad_utf8[][2] = {
+        { "caf\xe9", "byte 3 is 0xe9" }, { "\xc0\x80", "byte 0 is 0xc0" }, { "x\xed\xa0\x80", "byte 1 is 0xed" },
+        { "\xf4\x90\x80\x80", "byte 0" }, { "ab\xe2\x82", "byte 2" }, { "\x80", "byte 0" }, { "\xff", "byte 0" },
+    };
+    accel_config_t a, b;
+    char err[1024];
+    for (size_t i = 0; i < sizeof bad_utf8 / sizeof bad_utf8[0]; i++) {
+        accel_config_defaults(&a);
+        ck_assert_int_eq(accel_config_set(&a, "ckpt.dir", bad_utf8[i][0], err, sizeof err), ACCEL_ERR_CONFIG);
+        ck_assert_msg(strstr(err, "'ckpt.dir': value is not valid UTF-8") && strstr(err, bad_utf8[i][1]) &&
+                      strstr(err, "--> hint:"), "%s", err);
+    }
+    char longest[ACCEL_STR_MAX];                    /* the longest value, every byte escaped */
+    memset(longest, '\x01', sizeof longest - 1);
+    longest[sizeof longest - 1] = '\0';
+    const char *nasty[] = {
+        "line1\nline2", "a\tb", "\r", "\x01\x02\x1f\x7f", "\xc2\x80\xc2\x85\xc2\x9f", "\xe2\x80\xa8 \xe2\x80\xa9",
+        "\xef\xbb\xbf" "bom", "\xef\xbf\xbe\xef\xbf\xbf", "caf\xc3\xa9 \xf0\x9f\x98\x80 \xf4\x8f\xbf\xbf", " lead",
+        "trail ", "The ", "- dash", "-", "key: value", "a:b", "# hash", "x #y", "'single'", "\"double\"",
+        "back\\slash", "{[,]}", "&anchor", "*alias", "!tag", "|", ">", "%", "@", "`", "~", "null", "---", "...",
+        "?x", "", "  ", "a  b", "\\n", "\\x41", "\xc2\xa0nbsp\xc2\xa0", "/tmp/a b/c:d", longest,
+    };
+    int accepted = 0;
+    for (size_t i = 0; i < sizeof nasty / sizeof nasty[0]; i++) {
+        /* Every key of the schema, read off the printed defaults: those taking free text accept it. */
+        accel_config_defaults(&a);
+        char *keys = accel_config_to_yaml(&a), *save = NULL, section[64] = "";
+        for (char *line = strtok_r(keys, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+            char key[128];
+            const char *colon = strchr(line, ':');
+            if (line[0] != ' ' && colon[1] == '\0') { snprintf(section, sizeof section, "%.*s", (int)(colon - line), line); continue; }
+            if (line[0] == ' ') snprintf(key, sizeof key, "%s.%.*s", section, (int)(colon - line - 2), line + 2);
+            else snprintf(key, sizeof key, "%.*s", (int)(colon - line), line);
+            accel_config_defaults(&a);
+            if (accel_config_set(&a, key, nasty[i], err, sizeof err) != ACCEL_OK) continue;
+            accepted++;
+            char *yaml = accel_config_to_yaml(&a);
+            ck_assert_msg(accel_config_from_yaml(&b, yaml, "printed", err, sizeof err) == ACCEL_OK,
+                          "%s=<%s>: %s\n%s", key, nasty[i], err, yaml);
+            ck_assert_msg(!memcmp(&a, &b, sizeof a), "%s=<%s> read back different:\n%s", key, nasty[i], yaml);
+            const char *path = write_file("printed.yaml", yaml);     /* the file path too */
+            ck_assert_msg(accel_config_load(&b, path, 0, NULL, g_no_env, err, sizeof err) == ACCEL_OK, "%s", err);
+            ck_assert_msg(!memcmp(&a, &b, sizeof a), "%s=<%s> read back different from a file", key, nasty[i]);
+            free(yaml);
+        }
+        free(keys);
+    }
+    /* 8 free-text keys (model.plugin data.path train.init_from train.metrics train.tensorboard
+     * train.sample_prompt ckpt.dir resume) take every value. */
+    ck_assert_int_ge(accepted, 8 * (int)(sizeof nasty / sizeof nasty[0]));
+    /* A value that only looks like YAML syntax stays text. */
+    ck_assert_int_eq(accel_config_from_yaml(&b, "train:\n  sample_prompt: \"\\x41\\u00e9\\n\"\n", "t", err, sizeof err), ACCEL_OK);
+    ck_assert_str_eq(b.train.sample_prompt, "A\xc3\xa9\n");
+}
+END_TEST
+
 /* ---------------------------------------------------------------- launcher detection */
 START_TEST(test_launch_singleton)
 {
@@ -381,6 +558,9 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_config_print_round_trip);
     tcase_add_test(tc, test_config_errors);
     tcase_add_test(tc, test_config_empty_file);
+    tcase_add_test(tc, test_config_hostile_yaml);
+    tcase_add_test(tc, test_config_ranges);
+    tcase_add_test(tc, test_config_string_round_trip);
     tcase_add_test(tc, test_launch_singleton);
     tcase_add_test(tc, test_launch_mpirun);
     tcase_add_test(tc, test_launch_srun);

@@ -140,6 +140,11 @@ accel_status_t accel_config_load(accel_config_t *cfg, const char *path, int nove
 accel_status_t accel_config_from_yaml(accel_config_t *cfg, const char *yaml, const char *what, char *err,
                                       size_t errlen);
 
+/* Same, from size bytes of YAML text (need not end in a NUL): the one loader the files use too, so
+ * it refuses what they refuse (duplicate keys, a second document, aliases, over 1 MiB). */
+accel_status_t accel_config_from_yaml_buffer(accel_config_t *cfg, const void *yaml, size_t size,
+                                             const char *what, char *err, size_t errlen);
+
 /* Take the model.* keys (not model.plugin) of `from` (the configuration stored with weights named
  * `what`). A key the user set (a value other than the default) that differs from the file's is
  * refused, naming the key and both values; keys listed in free_keys (NULL-terminated, may be NULL)

@@ -1,9 +1,13 @@
 /* Job configuration: the schema of every key, YAML loading (libyaml), overrides and ACCEL_* variables.
- * Adding a key = one line in g_schema plus a field in accel_config_t. */
+ * Adding a key = one line in g_schema (type, default, choices, help and, for a number, its valid
+ * range) plus a field in accel_config_t. Input is untrusted: the reader refuses duplicate keys, a
+ * second document, aliases, text that is not UTF-8 and inputs over 1 MiB, and what it accepts
+ * prints back as YAML that reads to the same bytes (tests/fuzz/fuzz_config.c checks it). */
 #include "build_config.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stddef.h>
@@ -29,94 +33,108 @@ typedef struct {
     const char *def;
     const char *choices;            /* "a|b|c" for enumerations, NULL otherwise */
     const char *help;
+    /* Numeric keys: the valid range [lo, hi], an end excluded when its RANGE_OPEN_* bit is set;
+     * accel_config_set refuses a value outside it, naming the key, the value and the range. */
+    double lo, hi;
+    unsigned range;                 /* RANGE_SET | RANGE_OPEN_LO | RANGE_OPEN_HI */
 } key_spec_t;
+
+enum { RANGE_SET = 1, RANGE_OPEN_LO = 2, RANGE_OPEN_HI = 4 };
+#define NO_RANGE 0, 0, 0
+#define R(lo, hi) (double)(lo), (double)(hi), RANGE_SET
+#define R_OPEN_LO(lo, hi) (double)(lo), (double)(hi), RANGE_SET | RANGE_OPEN_LO
+#define R_OPEN_HI(lo, hi) (double)(lo), (double)(hi), RANGE_SET | RANGE_OPEN_HI
+#define R_OPEN(lo, hi) (double)(lo), (double)(hi), RANGE_SET | RANGE_OPEN_LO | RANGE_OPEN_HI
+/* Synthetic sample counts: global indices times the widest per-sample product (context + 1 tokens,
+ * model.inputs features) must stay far inside int64 and size_t. */
+#define SAMPLES_MAX (1LL << 40)
 
 #define F(field) offsetof(accel_config_t, field), sizeof(((accel_config_t *)0)->field)
 
 static const key_spec_t g_schema[] = {
-    { "seed", KEY_U64, F(seed), "1234", NULL, "seed of all keyed randomness (weights, data order, dropout)" },
-    { "device", KEY_STRING, F(device), "auto", "auto|cpu|cuda", "where to compute: auto picks the node-local GPU when one is usable" },
-    { "precision", KEY_STRING, F(precision), "fp32", "fp32|bf16|fp16", "compute precision (master weights stay fp32)" },
-    { "threads", KEY_INT, F(threads), "0", NULL, "compute threads per rank; 0 = OMP_NUM_THREADS, else cores / ranks on the node" },
+    { "seed", KEY_U64, F(seed), "1234", NULL, "seed of all keyed randomness (weights, data order, dropout)", NO_RANGE },
+    { "device", KEY_STRING, F(device), "auto", "auto|cpu|cuda", "where to compute: auto picks the node-local GPU when one is usable", NO_RANGE },
+    { "precision", KEY_STRING, F(precision), "fp32", "fp32|bf16|fp16", "compute precision (master weights stay fp32)", NO_RANGE },
+    { "threads", KEY_INT, F(threads), "0", NULL, "compute threads per rank; 0 = OMP_NUM_THREADS, else cores / ranks on the node", R(0, 1024) },
 
-    { "model.name", KEY_STRING, F(model.name), "gpt", "mlp|gpt|llama", "built-in model: mlp, gpt (GPT-2) or llama (Llama 2/3, Mistral, Qwen2 family)" },
-    { "model.plugin", KEY_STRING, F(model.plugin), "", NULL, "shared library with a user model (overrides model.name)" },
-    { "model.inputs", KEY_INT, F(model.inputs), "32", NULL, "mlp: input features" },
-    { "model.hidden", KEY_INT, F(model.hidden), "128", NULL, "mlp: hidden width" },
-    { "model.classes", KEY_INT, F(model.classes), "10", NULL, "mlp: output classes" },
-    { "model.depth", KEY_INT, F(model.depth), "2", NULL, "mlp: hidden layers" },
-    { "model.layers", KEY_INT, F(model.layers), "4", NULL, "gpt, llama: transformer blocks" },
-    { "model.heads", KEY_INT, F(model.heads), "4", NULL, "gpt, llama: attention heads" },
-    { "model.width", KEY_INT, F(model.width), "128", NULL, "gpt, llama: embedding width" },
-    { "model.context", KEY_INT, F(model.context), "64", NULL, "gpt, llama: context length in tokens" },
-    { "model.vocab", KEY_INT, F(model.vocab), "256", NULL, "gpt, llama: vocabulary size (256 = bytes)" },
-    { "model.kv_heads", KEY_INT, F(model.kv_heads), "0", NULL, "llama: key/value heads (grouped-query attention; 1 = multi-query); 0 = model.heads" },
-    { "model.ffn_width", KEY_INT, F(model.ffn_width), "0", NULL, "llama: SwiGLU hidden width; 0 = 8/3 x width rounded up to a multiple of 64" },
-    { "model.rope_theta", KEY_DOUBLE, F(model.rope_theta), "10000", NULL, "llama: RoPE base frequency" },
-    { "model.rope_scaling", KEY_STRING, F(model.rope_scaling), "none", "none|llama3", "llama: RoPE frequency scaling (llama3: Llama-3.1 style, the four keys below)" },
-    { "model.rope_factor", KEY_DOUBLE, F(model.rope_factor), "8", NULL, "llama: rope_scaling=llama3: low frequencies divided by this" },
-    { "model.rope_low_freq_factor", KEY_DOUBLE, F(model.rope_low_freq_factor), "1", NULL, "llama: rope_scaling=llama3: wavelengths above original_context / this are scaled" },
-    { "model.rope_high_freq_factor", KEY_DOUBLE, F(model.rope_high_freq_factor), "4", NULL, "llama: rope_scaling=llama3: wavelengths below original_context / this are kept" },
-    { "model.rope_original_context", KEY_INT, F(model.rope_original_context), "8192", NULL, "llama: rope_scaling=llama3: the context the model was pre-trained with" },
-    { "model.rms_eps", KEY_DOUBLE, F(model.rms_eps), "1e-5", NULL, "llama: RMSNorm epsilon" },
-    { "model.tie_embeddings", KEY_BOOL, F(model.tie_embeddings), "true", NULL, "the LM head reuses the token embedding; false = a separate lm_head (llama; gpt is always tied)" },
-    { "model.attention_bias", KEY_BOOL, F(model.attention_bias), "false", NULL, "llama: biases on the q, k and v projections (Qwen2)" },
+    { "model.name", KEY_STRING, F(model.name), "gpt", "mlp|gpt|llama", "built-in model: mlp, gpt (GPT-2) or llama (Llama 2/3, Mistral, Qwen2 family)", NO_RANGE },
+    { "model.plugin", KEY_STRING, F(model.plugin), "", NULL, "shared library with a user model (overrides model.name)", NO_RANGE },
+    { "model.inputs", KEY_INT, F(model.inputs), "32", NULL, "mlp: input features", R(1, 1 << 20) },
+    { "model.hidden", KEY_INT, F(model.hidden), "128", NULL, "mlp: hidden width", R(1, 1 << 20) },
+    { "model.classes", KEY_INT, F(model.classes), "10", NULL, "mlp: output classes", R(2, 1 << 20) },
+    { "model.depth", KEY_INT, F(model.depth), "2", NULL, "mlp: hidden layers", R(0, 1024) },
+    { "model.layers", KEY_INT, F(model.layers), "4", NULL, "gpt, llama: transformer blocks", R(1, 100000) },
+    { "model.heads", KEY_INT, F(model.heads), "4", NULL, "gpt, llama: attention heads", R(1, 1 << 16) },
+    { "model.width", KEY_INT, F(model.width), "128", NULL, "gpt, llama: embedding width", R(1, 1 << 20) },
+    { "model.context", KEY_INT, F(model.context), "64", NULL, "gpt, llama: context length in tokens", R(1, 1 << 20) },
+    { "model.vocab", KEY_INT, F(model.vocab), "256", NULL, "gpt, llama: vocabulary size (256 = bytes)", R(2, 1 << 26) },
+    { "model.kv_heads", KEY_INT, F(model.kv_heads), "0", NULL, "llama: key/value heads (grouped-query attention; 1 = multi-query); 0 = model.heads", R(0, 1 << 16) },
+    { "model.ffn_width", KEY_INT, F(model.ffn_width), "0", NULL, "llama: SwiGLU hidden width; 0 = 8/3 x width rounded up to a multiple of 64", R(0, 1 << 22) },
+    { "model.rope_theta", KEY_DOUBLE, F(model.rope_theta), "10000", NULL, "llama: RoPE base frequency", R_OPEN_LO(1, 1e12) },
+    { "model.rope_scaling", KEY_STRING, F(model.rope_scaling), "none", "none|llama3", "llama: RoPE frequency scaling (llama3: Llama-3.1 style, the four keys below)", NO_RANGE },
+    { "model.rope_factor", KEY_DOUBLE, F(model.rope_factor), "8", NULL, "llama: rope_scaling=llama3: low frequencies divided by this", R(1, 1e6) },
+    { "model.rope_low_freq_factor", KEY_DOUBLE, F(model.rope_low_freq_factor), "1", NULL, "llama: rope_scaling=llama3: wavelengths above original_context / this are scaled", R_OPEN_LO(0, 1e6) },
+    { "model.rope_high_freq_factor", KEY_DOUBLE, F(model.rope_high_freq_factor), "4", NULL, "llama: rope_scaling=llama3: wavelengths below original_context / this are kept", R_OPEN_LO(0, 1e6) },
+    { "model.rope_original_context", KEY_INT, F(model.rope_original_context), "8192", NULL, "llama: rope_scaling=llama3: the context the model was pre-trained with", R(1, 1 << 24) },
+    { "model.rms_eps", KEY_DOUBLE, F(model.rms_eps), "1e-5", NULL, "llama: RMSNorm epsilon", R_OPEN(0, 1) },
+    { "model.tie_embeddings", KEY_BOOL, F(model.tie_embeddings), "true", NULL, "the LM head reuses the token embedding; false = a separate lm_head (llama; gpt is always tied)", NO_RANGE },
+    { "model.attention_bias", KEY_BOOL, F(model.attention_bias), "false", NULL, "llama: biases on the q, k and v projections (Qwen2)", NO_RANGE },
 
-    { "data.path", KEY_STRING, F(data.path), "", NULL, "HDF5 dataset (accel_data); empty = built-in data: the synthetic task for classifiers, the Debian text corpus (prepared on first use) for language models; 'synthetic' = synthetic tokens" },
-    { "data.samples", KEY_INT64, F(data.samples), "65536", NULL, "size of the synthetic training set" },
-    { "data.eval_samples", KEY_INT64, F(data.eval_samples), "2048", NULL, "size of the synthetic validation set (a dataset's val split is evaluated whole)" },
-    { "data.drop_last", KEY_BOOL, F(data.drop_last), "true", NULL, "drop an epoch's tail that does not fill a global batch (false: pad it with known duplicates)" },
-    { "data.noise", KEY_DOUBLE, F(data.noise), "0.05", NULL, "fraction of random labels in the synthetic task" },
+    { "data.path", KEY_STRING, F(data.path), "", NULL, "HDF5 dataset (accel_data); empty = built-in data: the synthetic task for classifiers, the Debian text corpus (prepared on first use) for language models; 'synthetic' = synthetic tokens", NO_RANGE },
+    { "data.samples", KEY_INT64, F(data.samples), "65536", NULL, "size of the synthetic training set", R(1, SAMPLES_MAX) },
+    { "data.eval_samples", KEY_INT64, F(data.eval_samples), "2048", NULL, "size of the synthetic validation set (a dataset's val split is evaluated whole)", R(0, SAMPLES_MAX) },
+    { "data.drop_last", KEY_BOOL, F(data.drop_last), "true", NULL, "drop an epoch's tail that does not fill a global batch (false: pad it with known duplicates)", NO_RANGE },
+    { "data.noise", KEY_DOUBLE, F(data.noise), "0.05", NULL, "fraction of random labels in the synthetic task", R(0, 1) },
 
-    { "train.steps", KEY_INT, F(train.steps), "600", NULL, "optimizer steps" },
-    { "train.global_batch", KEY_INT, F(train.global_batch), "32", NULL, "samples per optimizer step over all ranks" },
-    { "train.grad_accum", KEY_INT, F(train.grad_accum), "1", NULL, "micro-batches accumulated per optimizer step" },
-    { "train.micro_batch", KEY_COUNT, F(train.micro_batch), "0", NULL, "samples per rank in one forward/backward pass: 0 = train.global_batch / (ranks x train.grad_accum); N = that many, train.grad_accum then making up the global batch; auto = the largest whose estimated peak memory fits train.memory_limit (no trial runs)" },
-    { "train.memory_limit", KEY_BYTES, F(train.memory_limit), "0", NULL, "bytes per rank train.micro_batch=auto plans for (e.g. 8GiB); 0 = the device's memory, or on CPUs the node's memory divided by its ranks" },
-    { "train.recompute", KEY_STRING, F(train.recompute), "none", "none|mlp|block", "activation recompute (gpt, llama on CPUs): mlp = keep no MLP activations and recompute them in backward; block = keep only each block's input and recompute the block in backward" },
-    { "train.sync_each_batch", KEY_BOOL, F(train.sync_each_batch), "false", NULL, "all-reduce gradients after every micro-batch" },
-    { "train.clip", KEY_DOUBLE, F(train.clip), "1.0", NULL, "clip gradients to this global norm; 0 = off" },
-    { "train.loss_scale", KEY_DOUBLE, F(train.loss_scale), "65536", NULL, "fp16: initial dynamic loss scale (halved on overflow)" },
-    { "train.loss_scale_window", KEY_INT, F(train.loss_scale_window), "2000", NULL, "fp16: overflow-free steps before the loss scale doubles" },
-    { "train.peak_tflops", KEY_DOUBLE, F(train.peak_tflops), "0", NULL, "peak TFLOP/s of one rank's device in the training precision, the denominator of the MFU printed; 0 = auto: a table for known GPUs, a short matrix-product measurement on CPUs" },
-    { "train.log_every", KEY_INT, F(train.log_every), "25", NULL, "steps between progress lines" },
-    { "train.eval_every", KEY_INT, F(train.eval_every), "0", NULL, "optimizer steps between held-out evaluations (progress line and metrics row); 0 = only the final one" },
-    { "train.sample_tokens", KEY_INT, F(train.sample_tokens), "200", NULL, "language models: tokens of text generated at the end; 0 = none" },
-    { "train.sample_prompt", KEY_STRING, F(train.sample_prompt), "The ", NULL, "language models: prompt of the generated sample" },
-    { "train.init_from", KEY_STRING, F(train.init_from), "", NULL, "start training (step 0, fresh optimizer and schedule) from these weights: an accel checkpoint, weights exported by accel_ckpt (hdf5, safetensors, hf), an 'accel_ckpt import' file or a Hugging Face model directory; the model keys come from the file; ignored when resume finds a checkpoint" },
-    { "train.metrics", KEY_STRING, F(train.metrics), "", NULL, "JSON-lines metrics file written by rank 0 (docs/metrics.md); a resume keeps its rows up to the checkpoint's step" },
-    { "train.tensorboard", KEY_STRING, F(train.tensorboard), "", NULL, "directory for TensorBoard event files written by rank 0 (docs/metrics.md); empty = none; a resume continues the same run" },
+    { "train.steps", KEY_INT, F(train.steps), "600", NULL, "optimizer steps", R(1, INT_MAX) },
+    { "train.global_batch", KEY_INT, F(train.global_batch), "32", NULL, "samples per optimizer step over all ranks", R(1, 1 << 24) },
+    { "train.grad_accum", KEY_INT, F(train.grad_accum), "1", NULL, "micro-batches accumulated per optimizer step", R(1, 1 << 24) },
+    { "train.micro_batch", KEY_COUNT, F(train.micro_batch), "0", NULL, "samples per rank in one forward/backward pass: 0 = train.global_batch / (ranks x train.grad_accum); N = that many, train.grad_accum then making up the global batch; auto = the largest whose estimated peak memory fits train.memory_limit (no trial runs)", R(0, 1 << 24) },
+    { "train.memory_limit", KEY_BYTES, F(train.memory_limit), "0", NULL, "bytes per rank train.micro_batch=auto plans for (e.g. 8GiB); 0 = the device's memory, or on CPUs the node's memory divided by its ranks", R(0, 1LL << 60) },
+    { "train.recompute", KEY_STRING, F(train.recompute), "none", "none|mlp|block", "activation recompute (gpt, llama on CPUs): mlp = keep no MLP activations and recompute them in backward; block = keep only each block's input and recompute the block in backward", NO_RANGE },
+    { "train.sync_each_batch", KEY_BOOL, F(train.sync_each_batch), "false", NULL, "all-reduce gradients after every micro-batch", NO_RANGE },
+    { "train.clip", KEY_DOUBLE, F(train.clip), "1.0", NULL, "clip gradients to this global norm; 0 = off", R(0, 1e30) },
+    { "train.loss_scale", KEY_DOUBLE, F(train.loss_scale), "65536", NULL, "fp16: initial dynamic loss scale (halved on overflow)", R_OPEN_LO(0, 1e30) },
+    { "train.loss_scale_window", KEY_INT, F(train.loss_scale_window), "2000", NULL, "fp16: overflow-free steps before the loss scale doubles", R(1, INT_MAX) },
+    { "train.peak_tflops", KEY_DOUBLE, F(train.peak_tflops), "0", NULL, "peak TFLOP/s of one rank's device in the training precision, the denominator of the MFU printed; 0 = auto: a table for known GPUs, a short matrix-product measurement on CPUs", R(0, 1e9) },
+    { "train.log_every", KEY_INT, F(train.log_every), "25", NULL, "steps between progress lines", R(0, INT_MAX) },
+    { "train.eval_every", KEY_INT, F(train.eval_every), "0", NULL, "optimizer steps between held-out evaluations (progress line and metrics row); 0 = only the final one", R(0, INT_MAX) },
+    { "train.sample_tokens", KEY_INT, F(train.sample_tokens), "200", NULL, "language models: tokens of text generated at the end; 0 = none", R(0, 1 << 20) },
+    { "train.sample_prompt", KEY_STRING, F(train.sample_prompt), "The ", NULL, "language models: prompt of the generated sample", NO_RANGE },
+    { "train.init_from", KEY_STRING, F(train.init_from), "", NULL, "start training (step 0, fresh optimizer and schedule) from these weights: an accel checkpoint, weights exported by accel_ckpt (hdf5, safetensors, hf), an 'accel_ckpt import' file or a Hugging Face model directory; the model keys come from the file; ignored when resume finds a checkpoint", NO_RANGE },
+    { "train.metrics", KEY_STRING, F(train.metrics), "", NULL, "JSON-lines metrics file written by rank 0 (docs/metrics.md); a resume keeps its rows up to the checkpoint's step", NO_RANGE },
+    { "train.tensorboard", KEY_STRING, F(train.tensorboard), "", NULL, "directory for TensorBoard event files written by rank 0 (docs/metrics.md); empty = none; a resume continues the same run", NO_RANGE },
 
-    { "optim.name", KEY_STRING, F(optim.name), "adamw", "adamw|sgd", "optimizer" },
-    { "optim.lr", KEY_DOUBLE, F(optim.lr), "0.003", NULL, "peak learning rate" },
-    { "optim.beta1", KEY_DOUBLE, F(optim.beta1), "0.9", NULL, "AdamW beta1" },
-    { "optim.beta2", KEY_DOUBLE, F(optim.beta2), "0.999", NULL, "AdamW beta2" },
-    { "optim.eps", KEY_DOUBLE, F(optim.eps), "1e-8", NULL, "AdamW epsilon" },
-    { "optim.weight_decay", KEY_DOUBLE, F(optim.weight_decay), "0.01", NULL, "decoupled weight decay (not on biases and norms)" },
-    { "optim.momentum", KEY_DOUBLE, F(optim.momentum), "0.9", NULL, "SGD momentum" },
-    { "optim.schedule", KEY_STRING, F(optim.schedule), "cosine", "constant|linear|cosine", "learning-rate schedule over train.steps" },
-    { "optim.warmup", KEY_INT, F(optim.warmup), "30", NULL, "linear warm-up, in optimizer steps" },
-    { "optim.min_lr_ratio", KEY_DOUBLE, F(optim.min_lr_ratio), "0.1", NULL, "final learning rate as a fraction of optim.lr" },
+    { "optim.name", KEY_STRING, F(optim.name), "adamw", "adamw|sgd", "optimizer", NO_RANGE },
+    { "optim.lr", KEY_DOUBLE, F(optim.lr), "0.003", NULL, "peak learning rate", R_OPEN_LO(0, 1e3) },
+    { "optim.beta1", KEY_DOUBLE, F(optim.beta1), "0.9", NULL, "AdamW beta1", R_OPEN_HI(0, 1) },
+    { "optim.beta2", KEY_DOUBLE, F(optim.beta2), "0.999", NULL, "AdamW beta2", R_OPEN_HI(0, 1) },
+    { "optim.eps", KEY_DOUBLE, F(optim.eps), "1e-8", NULL, "AdamW epsilon", R_OPEN_LO(0, 1) },
+    { "optim.weight_decay", KEY_DOUBLE, F(optim.weight_decay), "0.01", NULL, "decoupled weight decay (not on biases and norms)", R(0, 1e3) },
+    { "optim.momentum", KEY_DOUBLE, F(optim.momentum), "0.9", NULL, "SGD momentum", R_OPEN_HI(0, 1) },
+    { "optim.schedule", KEY_STRING, F(optim.schedule), "cosine", "constant|linear|cosine", "learning-rate schedule over train.steps", NO_RANGE },
+    { "optim.warmup", KEY_INT, F(optim.warmup), "30", NULL, "linear warm-up, in optimizer steps", R(0, INT_MAX) },
+    { "optim.min_lr_ratio", KEY_DOUBLE, F(optim.min_lr_ratio), "0.1", NULL, "final learning rate as a fraction of optim.lr", R(0, 1) },
 
-    { "dist.strategy", KEY_STRING, F(dist.strategy), "ddp", "ddp|zero1|zero2|zero3", "data-parallel strategy" },
-    { "dist.hybrid", KEY_BOOL, F(dist.hybrid), "false", NULL, "shard within a node, replicate across nodes" },
-    { "dist.bucket_mb", KEY_DOUBLE, F(dist.bucket_mb), "0", NULL, "gradient bucket size in MiB; 0 = auto: 25, less for small models so backward overlaps 8 buckets" },
-    { "dist.comm_dtype", KEY_STRING, F(dist.comm_dtype), "fp32", "fp32|bf16|fp16", "type gradients travel in between ranks" },
-    { "dist.fake_nodes", KEY_INT, F(dist.fake_nodes), "0", NULL, "testing: group ranks into this many pretend nodes; 0 = real topology" },
-    { "dist.timeout", KEY_DOUBLE, F(dist.timeout), "600", NULL, "seconds any collective or I/O wait may take before the job aborts; 0 = forever" },
+    { "dist.strategy", KEY_STRING, F(dist.strategy), "ddp", "ddp|zero1|zero2|zero3", "data-parallel strategy", NO_RANGE },
+    { "dist.hybrid", KEY_BOOL, F(dist.hybrid), "false", NULL, "shard within a node, replicate across nodes", NO_RANGE },
+    { "dist.bucket_mb", KEY_DOUBLE, F(dist.bucket_mb), "0", NULL, "gradient bucket size in MiB; 0 = auto: 25, less for small models so backward overlaps 8 buckets", R(0, 1 << 20) },
+    { "dist.comm_dtype", KEY_STRING, F(dist.comm_dtype), "fp32", "fp32|bf16|fp16", "type gradients travel in between ranks", NO_RANGE },
+    { "dist.fake_nodes", KEY_INT, F(dist.fake_nodes), "0", NULL, "testing: group ranks into this many pretend nodes; 0 = real topology", R(0, 1 << 20) },
+    { "dist.timeout", KEY_DOUBLE, F(dist.timeout), "600", NULL, "seconds any collective or I/O wait may take before the job aborts; 0 = forever", R(0, 1e9) },
 
-    { "log.level", KEY_STRING, F(log.level), "info", "error|warn|info|debug|trace", "log level (ACCEL_LOG_LEVEL)" },
-    { "log.all_ranks", KEY_BOOL, F(log.all_ranks), "false", NULL, "informational messages from every rank, not only rank 0" },
+    { "log.level", KEY_STRING, F(log.level), "info", "error|warn|info|debug|trace", "log level (ACCEL_LOG_LEVEL)", NO_RANGE },
+    { "log.all_ranks", KEY_BOOL, F(log.all_ranks), "false", NULL, "informational messages from every rank, not only rank 0", NO_RANGE },
 
-    { "ckpt.dir", KEY_STRING, F(ckpt.dir), "", NULL, "directory of checkpoints (one parallel-HDF5 file each); empty = no checkpoints" },
-    { "ckpt.every", KEY_INT, F(ckpt.every), "0", NULL, "optimizer steps between checkpoints; 0 = only at the end and when stopped by a signal" },
-    { "ckpt.keep_last", KEY_INT, F(ckpt.keep_last), "3", NULL, "checkpoints kept; older ones are removed only after a new one is complete; 0 = all" },
-    { "resume", KEY_STRING, F(resume), "", NULL, "continue from a checkpoint: auto (the newest in ckpt.dir, if any) or a file path" },
+    { "ckpt.dir", KEY_STRING, F(ckpt.dir), "", NULL, "directory of checkpoints (one parallel-HDF5 file each); empty = no checkpoints", NO_RANGE },
+    { "ckpt.every", KEY_INT, F(ckpt.every), "0", NULL, "optimizer steps between checkpoints; 0 = only at the end and when stopped by a signal", R(0, INT_MAX) },
+    { "ckpt.keep_last", KEY_INT, F(ckpt.keep_last), "3", NULL, "checkpoints kept; older ones are removed only after a new one is complete; 0 = all", R(0, INT_MAX) },
+    { "resume", KEY_STRING, F(resume), "", NULL, "continue from a checkpoint: auto (the newest in ckpt.dir, if any) or a file path", NO_RANGE },
 
-    { "debug.stop_step", KEY_INT, F(debug.stop_step), "0", NULL, "testing: debug.stop_rank raises the stop trigger at this step; 0 = off" },
-    { "debug.stop_rank", KEY_INT, F(debug.stop_rank), "0", NULL, "testing: the rank that raises the stop trigger" },
-    { "debug.overflow_step", KEY_INT, F(debug.overflow_step), "0", NULL, "testing: debug.overflow_rank injects an inf gradient at this step; 0 = off" },
-    { "debug.overflow_rank", KEY_INT, F(debug.overflow_rank), "0", NULL, "testing: the rank that injects the overflow" },
+    { "debug.stop_step", KEY_INT, F(debug.stop_step), "0", NULL, "testing: debug.stop_rank raises the stop trigger at this step; 0 = off", R(0, INT_MAX) },
+    { "debug.stop_rank", KEY_INT, F(debug.stop_rank), "0", NULL, "testing: the rank that raises the stop trigger", R(0, INT_MAX) },
+    { "debug.overflow_step", KEY_INT, F(debug.overflow_step), "0", NULL, "testing: debug.overflow_rank injects an inf gradient at this step; 0 = off", R(0, INT_MAX) },
+    { "debug.overflow_rank", KEY_INT, F(debug.overflow_rank), "0", NULL, "testing: the rank that injects the overflow", R(0, INT_MAX) },
 };
 #define NKEYS (sizeof g_schema / sizeof g_schema[0])
 
@@ -222,6 +240,46 @@ static int choice_index(const char *choices, const char *v)
     return -1;
 }
 
+/* A range end as people write it: 1024, 1099511627776, 0.5, 1e+30. */
+static void format_bound(double x, char *out, size_t outlen)
+{
+    if (x == (double)INT_MAX) snprintf(out, outlen, "%d", INT_MAX);
+    else if (x == floor(x) && fabs(x) < 1e15) snprintf(out, outlen, "%.0f", x);
+    else snprintf(out, outlen, "%g", x);
+}
+
+static bool in_range(const key_spec_t *k, double v)
+{
+    if (!(k->range & RANGE_SET)) return true;
+    bool lo_ok = k->range & RANGE_OPEN_LO ? v > k->lo : v >= k->lo;
+    bool hi_ok = k->range & RANGE_OPEN_HI ? v < k->hi : v <= k->hi;
+    return lo_ok && hi_ok;
+}
+
+/* The first byte of s that is not part of well-formed UTF-8 (no overlong forms, no surrogates,
+ * nothing above U+10FFFF), or -1 when s is valid. */
+static long utf8_invalid_at(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (p[i]) {
+        unsigned c = p[i];
+        int n = c < 0x80 ? 0 : c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : -1;
+        if (n < 0) return (long)i;
+        unsigned lo = 0x80, hi = 0xBF;              /* the allowed range of the second byte */
+        if (c == 0xE0) lo = 0xA0;
+        else if (c == 0xED) hi = 0x9F;
+        else if (c == 0xF0) lo = 0x90;
+        else if (c == 0xF4) hi = 0x8F;
+        for (int j = 1; j <= n; j++) {
+            unsigned b = p[i + j];
+            if (b < (j == 1 ? lo : 0x80) || b > (j == 1 ? hi : 0xBF)) return (long)i;
+        }
+        i += (size_t)n + 1;
+    }
+    return -1;
+}
+
 accel_status_t accel_config_set(accel_config_t *cfg, const char *key, const char *value, char *err,
                                 size_t errlen)
 {
@@ -240,12 +298,17 @@ accel_status_t accel_config_set(accel_config_t *cfg, const char *key, const char
     }
     char *field = (char *)cfg + k->offset;
     char *end = NULL;
+    double as_double = 0;                           /* the parsed number, for the range check */
+    /* strto* skip leading blanks, and strtoull reads " -1" as 2^64 - 1: numbers start at once. */
+    if (k->type != KEY_STRING && isspace((unsigned char)value[0])) goto bad_type;
     errno = 0;
     switch (k->type) {
     case KEY_INT: {
         long v = strtol(value, &end, 10);
         if (!*value || *end || errno || v < INT_MIN || v > INT_MAX) goto bad_type;
         if (v < 0) goto negative;
+        as_double = (double)v;
+        if (!in_range(k, as_double)) goto out_of_range;
         *(int *)field = (int)v;
         break;
     }
@@ -253,6 +316,8 @@ accel_status_t accel_config_set(accel_config_t *cfg, const char *key, const char
         long long v = strtoll(value, &end, 10);
         if (!*value || *end || errno) goto bad_type;
         if (v < 0) goto negative;
+        as_double = (double)v;
+        if (!in_range(k, as_double)) goto out_of_range;
         *(int64_t *)field = v;
         break;
     }
@@ -265,8 +330,12 @@ accel_status_t accel_config_set(accel_config_t *cfg, const char *key, const char
     }
     case KEY_DOUBLE: {
         double v = strtod(value, &end);
-        if (!*value || *end || errno || !isfinite(v)) goto bad_type;
+        /* Subnormals are refused too: printed and read back they may come out as zero or ERANGE. */
+        if (!*value || *end || errno || !isfinite(v) || (v != 0 && fabs(v) < DBL_MIN)) goto bad_type;
         if (v < 0) goto negative;
+        if (v == 0) v = 0.0;                        /* -0 prints as "-0" */
+        as_double = v;
+        if (!in_range(k, as_double)) goto out_of_range;
         *(double *)field = v;
         break;
     }
@@ -278,6 +347,8 @@ accel_status_t accel_config_set(accel_config_t *cfg, const char *key, const char
         long v = strtol(value, &end, 10);
         if (!*value || *end || errno || v > INT_MAX) goto bad_type;
         if (v < 0) goto negative;
+        as_double = (double)v;
+        if (!in_range(k, as_double)) goto out_of_range;
         *(int *)field = (int)v;
         break;
     }
@@ -285,24 +356,37 @@ accel_status_t accel_config_set(accel_config_t *cfg, const char *key, const char
         if (value[0] == '-') goto negative;
         int64_t v;
         if (!parse_bytes(value, &v)) goto bad_type;
+        as_double = (double)v;
+        if (!in_range(k, as_double)) goto out_of_range;
         *(int64_t *)field = v;
         break;
     }
-    case KEY_STRING:
+    case KEY_STRING: {
+        /* The configuration is printed as YAML and stored in checkpoints; YAML is Unicode. */
+        long bad = utf8_invalid_at(value);
+        if (bad >= 0) {
+            snprintf(err, errlen, "configuration key '%s': value is not valid UTF-8 (byte %ld is 0x%02x)"
+                     "\n--> hint: write the value in UTF-8 (e.g. convert a Latin-1 path with iconv)",
+                     key, bad, (unsigned char)value[bad]);
+            return ACCEL_ERR_CONFIG;
+        }
         int choice = k->choices ? choice_index(k->choices, value) : -1;
         if (k->choices && choice < 0) {
             snprintf(err, errlen, "configuration key '%s' has value '%s'; expected one of %s",
                      key, value, k->choices);
             return ACCEL_ERR_CONFIG;
         }
-        if (strlen(value) >= k->size) {
+        size_t len = strlen(value);
+        if (len >= k->size) {
             snprintf(err, errlen, "configuration key '%s': value is longer than %zu characters",
                      key, k->size - 1);
             return ACCEL_ERR_CONFIG;
         }
-        snprintf(field, k->size, "%s", value);
+        memset(field, 0, k->size);                  /* equal values, equal bytes */
+        memcpy(field, value, len);
         if (choice >= 0) set_enum_id(cfg, k->key, choice);
         break;
+    }
     }
     return ACCEL_OK;
 bad_type:
@@ -316,6 +400,17 @@ bad_type:
 negative:
     snprintf(err, errlen, "configuration key '%s' must not be negative, got '%s'", key, value);
     return ACCEL_ERR_CONFIG;
+out_of_range: {
+    char lo[32], hi[32];
+    format_bound(k->lo, lo, sizeof lo);
+    format_bound(k->hi, hi, sizeof hi);
+    snprintf(err, errlen, "configuration key '%s' has value '%s', outside its range %c%s, %s%c\n"
+             "--> hint: %s takes %c%s, %s%c (%s)", key, value,
+             k->range & RANGE_OPEN_LO ? '(' : '[', lo, hi, k->range & RANGE_OPEN_HI ? ')' : ']',
+             key, k->range & RANGE_OPEN_LO ? '(' : '[', lo, hi, k->range & RANGE_OPEN_HI ? ')' : ']',
+             k->help);
+    return ACCEL_ERR_CONFIG;
+}
 }
 
 void accel_config_defaults(accel_config_t *cfg)
@@ -325,90 +420,214 @@ void accel_config_defaults(accel_config_t *cfg)
         (void)accel_config_set(cfg, g_schema[i].key, g_schema[i].def, NULL, 0);
 }
 
-/* Walk a YAML node: mappings nest keys with '.', scalars are values. */
-static accel_status_t load_node(accel_config_t *cfg, yaml_document_t *doc, yaml_node_t *node,
-                                const char *prefix, const char *path, char *err, size_t errlen)
+/* Hostile input stays cheap: a configuration is a few KiB, and nests at most "section: key: value"
+ * (a mapping deeper than this is refused at once, before libyaml reads further). */
+#define CONFIG_MAX_BYTES ((size_t)1 << 20)
+#define CONFIG_MAX_DEPTH 32
+
+/* One YAML text being read: libyaml's events, walked as they come, so that the first problem stops
+ * the parse (a document tree would be built whole first, slowly for deep nesting). */
+typedef struct {
+    accel_config_t *cfg;
+    yaml_parser_t parser;
+    const char *path;
+    const unsigned char *text;      /* the input, size bytes */
+    size_t size;
+    char *err;
+    size_t errlen;
+    struct { char key[64]; unsigned long line; } seen[NKEYS * 2];   /* keys and sections given */
+    size_t nseen;
+} yaml_reader_t;
+
+static unsigned long line_of(const yaml_event_t *e) { return (unsigned long)e->start_mark.line + 1; }
+
+static accel_status_t next_event(yaml_reader_t *r, yaml_event_t *e)
 {
-    if (node->type == YAML_SCALAR_NODE) {
-        if (!*prefix) {
-            if (node->data.scalar.length == 0) return ACCEL_OK;   /* empty document */
-            snprintf(err, errlen, "%s:%lu: expected a mapping of configuration keys, found '%s'",
-                     path, (unsigned long)node->start_mark.line + 1,
-                     (const char *)node->data.scalar.value);
-            return ACCEL_ERR_CONFIG;
-        }
-        char msg[512];
-        accel_status_t st = accel_config_set(cfg, prefix, (const char *)node->data.scalar.value,
-                                             msg, sizeof msg);
-        if (st != ACCEL_OK)
-            snprintf(err, errlen, "%s:%lu: %s", path, (unsigned long)node->start_mark.line + 1, msg);
-        return st;
-    }
-    if (node->type == YAML_SEQUENCE_NODE) {
-        snprintf(err, errlen, "%s:%lu: key '%s' has a list value; every key takes a single value",
-                 path, (unsigned long)node->start_mark.line + 1, prefix);
+    if (yaml_parser_parse(&r->parser, e)) return ACCEL_OK;
+    if (r->parser.error == YAML_READER_ERROR) {     /* libyaml knows the byte, we count the line */
+        size_t at = r->parser.problem_offset < r->size ? r->parser.problem_offset : r->size;
+        unsigned long line = 1;
+        for (size_t i = 0; i < at; i++) line += r->text[i] == '\n';
+        snprintf(r->err, r->errlen, "%s:%lu: byte %zu (0x%02x): %s\n--> hint: a configuration is UTF-8 "
+                 "text without control characters (convert a Latin-1 file with iconv)", r->path, line, at,
+                 at < r->size ? r->text[at] : 0u, r->parser.problem ? r->parser.problem : "not UTF-8 text");
         return ACCEL_ERR_CONFIG;
     }
-    if (node->type != YAML_MAPPING_NODE) return ACCEL_OK;
-    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top; p++) {
-        yaml_node_t *kn = yaml_document_get_node(doc, p->key);
-        yaml_node_t *vn = yaml_document_get_node(doc, p->value);
-        if (!kn || kn->type != YAML_SCALAR_NODE) {
-            snprintf(err, errlen, "%s:%lu: mapping keys must be plain names", path,
-                     kn ? (unsigned long)kn->start_mark.line + 1 : 0UL);
-            return ACCEL_ERR_CONFIG;
-        }
-        char key[256];
-        int n = snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "",
-                         (const char *)kn->data.scalar.value);
-        if (n >= (int)sizeof key) {
-            snprintf(err, errlen, "%s:%lu: key too long", path, (unsigned long)kn->start_mark.line + 1);
-            return ACCEL_ERR_CONFIG;
-        }
-        /* A mapping under a leaf key, or a scalar where a section is expected, is a type error. */
-        if (vn && vn->type == YAML_MAPPING_NODE && find_key(key)) {
-            snprintf(err, errlen, "%s:%lu: key '%s' takes a single value, not a mapping", path,
-                     (unsigned long)vn->start_mark.line + 1, key);
-            return ACCEL_ERR_CONFIG;
-        }
-        if (vn && vn->type == YAML_SCALAR_NODE && !find_key(key)) {
-            size_t len = strlen(key);
-            for (size_t i = 0; i < NKEYS; i++)
-                if (!strncmp(g_schema[i].key, key, len) && g_schema[i].key[len] == '.') {
-                    snprintf(err, errlen, "%s:%lu: '%s' is a section (e.g. '%s'), not a value", path,
-                             (unsigned long)kn->start_mark.line + 1, key, g_schema[i].key);
-                    return ACCEL_ERR_CONFIG;
-                }
-        }
-        accel_status_t st = vn ? load_node(cfg, doc, vn, key, path, err, errlen) : ACCEL_OK;
-        if (st != ACCEL_OK) return st;
-    }
-    return ACCEL_OK;
+    snprintf(r->err, r->errlen, "%s:%lu:%lu: malformed YAML: %s%s%s", r->path,
+             (unsigned long)r->parser.problem_mark.line + 1, (unsigned long)r->parser.problem_mark.column + 1,
+             r->parser.problem ? r->parser.problem : "parse error", r->parser.context ? " " : "",
+             r->parser.context ? r->parser.context : "");
+    return ACCEL_ERR_CONFIG;
 }
 
-/* YAML from an open stream; path names it in messages. Closes f. */
-static accel_status_t load_stream(accel_config_t *cfg, FILE *f, const char *path, char *err, size_t errlen)
+/* "model" for "model.name": a prefix of some key, followed by a dot. */
+static bool is_section(const char *name)
 {
-    yaml_parser_t parser;
-    yaml_document_t doc;
-    accel_status_t st = ACCEL_OK;
-    yaml_parser_initialize(&parser);
-    yaml_parser_set_input_file(&parser, f);
-    if (!yaml_parser_load(&parser, &doc)) {
-        snprintf(err, errlen, "%s:%lu:%lu: malformed YAML: %s%s%s", path,
-                 (unsigned long)parser.problem_mark.line + 1,
-                 (unsigned long)parser.problem_mark.column + 1,
-                 parser.problem ? parser.problem : "parse error",
-                 parser.context ? " " : "", parser.context ? parser.context : "");
-        st = ACCEL_ERR_CONFIG;
-        goto out_parser;
+    size_t len = strlen(name);
+    for (size_t i = 0; i < NKEYS; i++)
+        if (!strncmp(g_schema[i].key, name, len) && g_schema[i].key[len] == '.') return true;
+    return false;
+}
+
+static accel_status_t load_mapping(yaml_reader_t *r, const char *prefix, unsigned long line, int depth);
+
+/* The value event e of key `prefix` (empty: the document's root). */
+static accel_status_t load_value(yaml_reader_t *r, yaml_event_t *e, const char *prefix, int depth)
+{
+    const unsigned long line = line_of(e);
+    switch (e->type) {
+    case YAML_MAPPING_START_EVENT:
+        return load_mapping(r, prefix, line, depth + 1);
+    case YAML_SEQUENCE_START_EVENT:
+        if (!*prefix)
+            snprintf(r->err, r->errlen, "%s:%lu: expected a mapping of configuration keys, found a list",
+                     r->path, line);
+        else
+            snprintf(r->err, r->errlen, "%s:%lu: key '%s' has a list value; every key takes a single value",
+                     r->path, line, prefix);
+        return ACCEL_ERR_CONFIG;
+    case YAML_ALIAS_EVENT:
+        snprintf(r->err, r->errlen, "%s:%lu: key '%s' is an alias (*%s)\n--> hint: write the value "
+                 "itself; a configuration takes no anchors and aliases", r->path, line, prefix,
+                 (const char *)e->data.alias.anchor);
+        return ACCEL_ERR_CONFIG;
+    case YAML_SCALAR_EVENT: {
+        const char *v = (const char *)e->data.scalar.value;
+        if (!*prefix) {
+            if (e->data.scalar.length == 0) return ACCEL_OK;   /* an empty document */
+            snprintf(r->err, r->errlen, "%s:%lu: expected a mapping of configuration keys, found '%.64s'",
+                     r->path, line, v);
+            return ACCEL_ERR_CONFIG;
+        }
+        if (strlen(v) != e->data.scalar.length) {
+            snprintf(r->err, r->errlen, "%s:%lu: the value of key '%s' holds a NUL character (\\0)",
+                     r->path, line, prefix);
+            return ACCEL_ERR_CONFIG;
+        }
+        char msg[768];
+        accel_status_t st = accel_config_set(r->cfg, prefix, v, msg, sizeof msg);
+        if (st != ACCEL_OK) snprintf(r->err, r->errlen, "%s:%lu: %s", r->path, line, msg);
+        return st;
     }
-    yaml_node_t *root = yaml_document_get_root_node(&doc);
-    if (root) st = load_node(cfg, &doc, root, "", path, err, errlen);
-    yaml_document_delete(&doc);
-out_parser:
-    yaml_parser_delete(&parser);
-    fclose(f);
+    default:
+        snprintf(r->err, r->errlen, "%s:%lu: unexpected YAML structure", r->path, line);
+        return ACCEL_ERR_CONFIG;
+    }
+}
+
+/* key (a section, a key, or section.key written flat) with its value event ve. */
+static accel_status_t load_pair(yaml_reader_t *r, const char *key, unsigned long kline, yaml_event_t *ve,
+                                int depth)
+{
+    const bool leaf = find_key(key) != NULL, section = !leaf && is_section(key);
+    if (!leaf && !section) {
+        char msg[512];
+        (void)accel_config_set(r->cfg, key, "", msg, sizeof msg);    /* the unknown-key message */
+        snprintf(r->err, r->errlen, "%s:%lu: %s", r->path, kline, msg);
+        return ACCEL_ERR_CONFIG;
+    }
+    if (leaf && ve->type == YAML_MAPPING_START_EVENT) {
+        snprintf(r->err, r->errlen, "%s:%lu: key '%s' takes a single value, not a mapping", r->path,
+                 line_of(ve), key);
+        return ACCEL_ERR_CONFIG;
+    }
+    if (section && ve->type == YAML_SCALAR_EVENT) {
+        for (size_t i = 0; i < NKEYS; i++)
+            if (!strncmp(g_schema[i].key, key, strlen(key)) && g_schema[i].key[strlen(key)] == '.') {
+                snprintf(r->err, r->errlen, "%s:%lu: '%s' is a section (e.g. '%s'), not a value", r->path,
+                         kline, key, g_schema[i].key);
+                break;
+            }
+        return ACCEL_ERR_CONFIG;
+    }
+    /* The same key twice (in one mapping, or once nested and once written flat) is a mistake
+     * either way round: refuse it rather than let the later one win silently. */
+    for (size_t i = 0; i < r->nseen; i++)
+        if (!strcmp(r->seen[i].key, key)) {
+            snprintf(r->err, r->errlen, "%s:%lu: key '%s' is given twice, on line %lu and on line %lu\n"
+                     "--> hint: keep one of them", r->path, kline, key, r->seen[i].line, kline);
+            return ACCEL_ERR_CONFIG;
+        }
+    const size_t len = strlen(key);
+    if (r->nseen < sizeof r->seen / sizeof r->seen[0] && len < sizeof r->seen[0].key) {
+        memcpy(r->seen[r->nseen].key, key, len + 1);
+        r->seen[r->nseen++].line = kline;
+    }
+    return load_value(r, ve, key, depth);
+}
+
+/* The pairs of a mapping whose start event (on `line`) was just read, up to its end event. */
+static accel_status_t load_mapping(yaml_reader_t *r, const char *prefix, unsigned long line, int depth)
+{
+    if (depth > CONFIG_MAX_DEPTH) {
+        snprintf(r->err, r->errlen, "%s:%lu: mappings nested more than %d deep\n--> hint: a "
+                 "configuration nests at most 'section: key: value'", r->path, line, CONFIG_MAX_DEPTH);
+        return ACCEL_ERR_CONFIG;
+    }
+    for (;;) {
+        yaml_event_t ke, ve;
+        accel_status_t st = next_event(r, &ke);
+        if (st != ACCEL_OK) return st;
+        if (ke.type == YAML_MAPPING_END_EVENT) { yaml_event_delete(&ke); return ACCEL_OK; }
+        const unsigned long kline = line_of(&ke);
+        char key[256];
+        if (ke.type != YAML_SCALAR_EVENT || strlen((const char *)ke.data.scalar.value) != ke.data.scalar.length) {
+            snprintf(r->err, r->errlen, "%s:%lu: mapping keys must be plain names", r->path, kline);
+            yaml_event_delete(&ke);
+            return ACCEL_ERR_CONFIG;
+        }
+        int n = snprintf(key, sizeof key, "%s%s%s", prefix, *prefix ? "." : "", (const char *)ke.data.scalar.value);
+        yaml_event_delete(&ke);
+        if (n >= (int)sizeof key) {
+            snprintf(r->err, r->errlen, "%s:%lu: key too long", r->path, kline);
+            return ACCEL_ERR_CONFIG;
+        }
+        if ((st = next_event(r, &ve)) != ACCEL_OK) return st;
+        st = load_pair(r, key, kline, &ve, depth);
+        yaml_event_delete(&ve);
+        if (st != ACCEL_OK) return st;
+    }
+}
+
+/* The one loader: size bytes of YAML text (a file's, or a configuration stored in a checkpoint),
+ * applied to cfg over what it holds; path names the text in messages. */
+static accel_status_t load_text(accel_config_t *cfg, const char *text, size_t size, const char *path,
+                                char *err, size_t errlen)
+{
+    if (size > CONFIG_MAX_BYTES) {
+        snprintf(err, errlen, "%s: %zu bytes is too large for a configuration (the limit is %zu)\n"
+                 "--> hint: is this the right file?", path, size, CONFIG_MAX_BYTES);
+        return ACCEL_ERR_CONFIG;
+    }
+    yaml_reader_t *r = calloc(1, sizeof *r);
+    if (!r) return ACCEL_ERR_NOMEM;
+    *r = (yaml_reader_t){ .cfg = cfg, .path = path, .text = (const unsigned char *)text, .size = size,
+                          .err = err, .errlen = errlen };
+    yaml_parser_initialize(&r->parser);
+    yaml_parser_set_input_string(&r->parser, (const unsigned char *)text, size);
+    yaml_event_t e;
+    accel_status_t st;
+    bool have_doc = false;
+    while ((st = next_event(r, &e)) == ACCEL_OK) {
+        const yaml_event_type_t type = e.type;
+        const unsigned long line = line_of(&e);
+        if (type == YAML_DOCUMENT_START_EVENT && have_doc) {
+            snprintf(err, errlen, "%s:%lu: a second YAML document ('---'); a configuration is one "
+                     "document\n--> hint: merge the two, or remove the '---' line", path, line);
+            st = ACCEL_ERR_CONFIG;
+        } else if (type == YAML_DOCUMENT_START_EVENT) {
+            have_doc = true;
+            yaml_event_t root;
+            if ((st = next_event(r, &root)) == ACCEL_OK) {
+                st = load_value(r, &root, "", 0);
+                yaml_event_delete(&root);
+            }
+        }
+        yaml_event_delete(&e);
+        if (st != ACCEL_OK || type == YAML_STREAM_END_EVENT) break;
+    }
+    yaml_parser_delete(&r->parser);
+    free(r);
     return st;
 }
 
@@ -419,22 +638,41 @@ static accel_status_t load_file(accel_config_t *cfg, const char *path, char *err
         snprintf(err, errlen, "cannot open configuration file '%s': %s", path, strerror(errno));
         return errno == ENOENT ? ACCEL_ERR_NOT_FOUND : ACCEL_ERR_IO;
     }
-    return load_stream(cfg, f, path, err, errlen);
+    /* One byte beyond the limit tells a too-large file (a FIFO or /dev/zero has no size to stat). */
+    char *text = malloc(CONFIG_MAX_BYTES + 1);
+    size_t n = text ? fread(text, 1, CONFIG_MAX_BYTES + 1, f) : 0;
+    int read_error = ferror(f);
+    fclose(f);
+    if (!text) return ACCEL_ERR_NOMEM;
+    accel_status_t st;
+    if (read_error) {
+        snprintf(err, errlen, "cannot read configuration file '%s'", path);
+        st = ACCEL_ERR_IO;
+    } else if (n > CONFIG_MAX_BYTES) {
+        snprintf(err, errlen, "%s: larger than %zu bytes, too large for a configuration\n"
+                 "--> hint: is this the right file?", path, CONFIG_MAX_BYTES);
+        st = ACCEL_ERR_CONFIG;
+    } else {
+        st = load_text(cfg, text, n, path, err, errlen);
+    }
+    free(text);
+    return st;
 }
 
-accel_status_t accel_config_from_yaml(accel_config_t *cfg, const char *yaml, const char *what, char *err,
-                                      size_t errlen)
+accel_status_t accel_config_from_yaml_buffer(accel_config_t *cfg, const void *yaml, size_t size,
+                                             const char *what, char *err, size_t errlen)
 {
     char dummy[8];
     if (!err) { err = dummy; errlen = sizeof dummy; }
     err[0] = '\0';
     accel_config_defaults(cfg);
-    FILE *f = fmemopen((void *)yaml, strlen(yaml), "r");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot read the stored configuration: %s", what, strerror(errno));
-        return ACCEL_ERR_IO;
-    }
-    return load_stream(cfg, f, what, err, errlen);
+    return load_text(cfg, yaml, size, what, err, errlen);
+}
+
+accel_status_t accel_config_from_yaml(accel_config_t *cfg, const char *yaml, const char *what, char *err,
+                                      size_t errlen)
+{
+    return accel_config_from_yaml_buffer(cfg, yaml, strlen(yaml), what, err, errlen);
 }
 
 bool accel_config_is_override(const char *text)
@@ -506,6 +744,61 @@ accel_status_t accel_config_load(accel_config_t *cfg, const char *path, int nove
     return ACCEL_OK;
 }
 
+/* The longest printed value: a string of ACCEL_STR_MAX - 1 bytes, each escaped as \xNN, quoted. */
+#define VALUE_MAX (4 * ACCEL_STR_MAX + 8)
+
+/* Characters a plain YAML scalar may hold anywhere without changing meaning (a space only inside). */
+static bool plain_yaml(const char *s)
+{
+    size_t n = strlen(s);
+    if (!n || !(isalnum((unsigned char)s[0]) || strchr("/_.", s[0])) || s[n - 1] == ' ') return false;
+    for (const char *p = s; *p; p++)
+        if (!isalnum((unsigned char)*p) && !strchr("._/+- ", *p)) return false;
+    return true;
+}
+
+/* The code point of the UTF-8 sequence at s (valid: accel_config_set checked it); *len its bytes. */
+static unsigned utf8_decode(const unsigned char *s, int *len)
+{
+    if (s[0] < 0x80) { *len = 1; return s[0]; }
+    if (s[0] < 0xE0) { *len = 2; return (s[0] & 0x1Fu) << 6 | (s[1] & 0x3Fu); }
+    if (s[0] < 0xF0) { *len = 3; return (s[0] & 0x0Fu) << 12 | (s[1] & 0x3Fu) << 6 | (s[2] & 0x3Fu); }
+    *len = 4;
+    return (s[0] & 0x07u) << 18 | (s[1] & 0x3Fu) << 12 | (s[2] & 0x3Fu) << 6 | (s[3] & 0x3Fu);
+}
+
+/* A double-quoted YAML scalar libyaml reads back to the same bytes: \\, \", \n, \t, and \x, \u or
+ * \U escapes for every character a YAML reader refuses or folds (controls, C1, NEL, the line and
+ * paragraph separators, BOM, U+FFFE/U+FFFF). */
+static void quote_yaml(const char *s, char *out, size_t outlen)
+{
+    size_t n = 0;
+    out[n++] = '"';
+    for (const unsigned char *p = (const unsigned char *)s; *p && n + 12 < outlen;) {
+        int len;
+        unsigned c = utf8_decode(p, &len);
+        if (c == '"' || c == '\\') { out[n++] = '\\'; out[n++] = (char)c; }
+        else if (c == '\n') { out[n++] = '\\'; out[n++] = 'n'; }
+        else if (c == '\t') { out[n++] = '\\'; out[n++] = 't'; }
+        else if (c < 0x20 || (c >= 0x7F && c < 0xA0)) n += (size_t)snprintf(out + n, outlen - n, "\\x%02X", c);
+        else if (c == 0x2028 || c == 0x2029 || c == 0xFEFF || c == 0xFFFE || c == 0xFFFF)
+            n += (size_t)snprintf(out + n, outlen - n, "\\u%04X", c);
+        else { memcpy(out + n, p, (size_t)len); n += (size_t)len; }
+        p += len;
+    }
+    out[n++] = '"';
+    out[n] = '\0';
+}
+
+/* The shortest of %.15g, %.16g, %.17g that reads back as the same double. */
+static void format_double(double x, char *out, size_t outlen)
+{
+    for (int prec = 15; prec <= 17; prec++) {
+        snprintf(out, outlen, "%.*g", prec, x);
+        if (strtod(out, NULL) == x) return;
+    }
+}
+
 static void format_value(const accel_config_t *cfg, const key_spec_t *k, char *out, size_t outlen)
 {
     const char *field = (const char *)cfg + k->offset;
@@ -513,7 +806,7 @@ static void format_value(const accel_config_t *cfg, const key_spec_t *k, char *o
     case KEY_INT: snprintf(out, outlen, "%d", *(const int *)field); break;
     case KEY_INT64: snprintf(out, outlen, "%lld", (long long)*(const int64_t *)field); break;
     case KEY_U64: snprintf(out, outlen, "%llu", (unsigned long long)*(const uint64_t *)field); break;
-    case KEY_DOUBLE: snprintf(out, outlen, "%.9g", *(const double *)field); break;
+    case KEY_DOUBLE: format_double(*(const double *)field, out, outlen); break;
     case KEY_BOOL: snprintf(out, outlen, "%s", *(const bool *)field ? "true" : "false"); break;
     case KEY_COUNT:
         if (*(const int *)field == ACCEL_AUTO) snprintf(out, outlen, "auto");
@@ -521,22 +814,10 @@ static void format_value(const accel_config_t *cfg, const key_spec_t *k, char *o
         break;
     case KEY_BYTES: snprintf(out, outlen, "%lld", (long long)*(const int64_t *)field); break;
     case KEY_STRING: {
-        /* Plain when YAML reads it back unchanged, else double-quoted with escapes. */
-        bool plain = *field && !isspace((unsigned char)field[0]) && !isspace((unsigned char)field[strlen(field) - 1]) &&
-                     !strpbrk(field, ":#\"'{}[],&*!|>%@`\\") && !strchr("-?", field[0]);
-        if (plain) {
-            snprintf(out, outlen, "%s", field);
-            break;
-        }
-        size_t n = 0;
-        out[n++] = '"';
-        for (const char *p = field; *p && n + 3 < outlen; p++) {
-            if (*p == '"' || *p == '\\') out[n++] = '\\';
-            if (*p == '\n') { out[n++] = '\\'; out[n++] = 'n'; continue; }
-            out[n++] = *p;
-        }
-        out[n++] = '"';
-        out[n] = '\0';
+        char s[ACCEL_STR_MAX];
+        snprintf(s, sizeof s, "%.*s", (int)(k->size - 1), field);
+        if (plain_yaml(s)) snprintf(out, outlen, "%s", s);
+        else quote_yaml(s, out, outlen);
         break;
     }
     }
@@ -549,7 +830,7 @@ static void emit_yaml(const accel_config_t *cfg, FILE *out, bool comments)
     for (size_t i = 0; i < NKEYS; i++) {
         const key_spec_t *k = &g_schema[i];
         const char *dot = strchr(k->key, '.');
-        char value[ACCEL_STR_MAX + 8];
+        char value[VALUE_MAX];
         format_value(cfg, k, value, sizeof value);
         if (dot) {
             size_t len = (size_t)(dot - k->key);
@@ -594,7 +875,7 @@ accel_status_t accel_config_adopt_model(accel_config_t *cfg, const accel_config_
         if (strncmp(k->key, "model.", 6) || !strcmp(k->key, "model.plugin")) continue;
         bool is_free = false;
         for (const char *const *fk = free_keys; fk && *fk; fk++) is_free |= !strcmp(*fk, k->key);
-        char mine[ACCEL_STR_MAX + 8], theirs[ACCEL_STR_MAX + 8], def[ACCEL_STR_MAX + 8];
+        char mine[VALUE_MAX], theirs[VALUE_MAX], def[VALUE_MAX];
         format_value(cfg, k, mine, sizeof mine);
         format_value(from, k, theirs, sizeof theirs);
         format_value(&defaults, k, def, sizeof def);

@@ -683,6 +683,13 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
         ACCEL_ERROR0("train.steps must be at least 1 (got %d)", cfg->train.steps);
         return ACCEL_ERR_CONFIG;
     }
+    if (cfg->debug.stop_rank >= rt->size || cfg->debug.overflow_rank >= rt->size) {  /* needs the world size */
+        const bool stop = cfg->debug.stop_rank >= rt->size;
+        ACCEL_ERROR0("%s=%d, but this job has %d rank(s)\n--> hint: name a rank below %d",
+                     stop ? "debug.stop_rank" : "debug.overflow_rank",
+                     stop ? cfg->debug.stop_rank : cfg->debug.overflow_rank, rt->size, rt->size);
+        return ACCEL_ERR_CONFIG;
+    }
     const int mb = cfg->train.micro_batch;
     if (mb == ACCEL_AUTO || (mb > 0 && (int64_t)mb * rt->size * cfg->train.grad_accum != cfg->train.global_batch)) {
         ACCEL_ERROR0("train.micro_batch=%s is not planned: train.grad_accum=%d x %d ranks x %s does "

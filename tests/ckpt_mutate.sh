@@ -15,8 +15,8 @@ cat "$out"
 grep -q "^checkpoint *TOTAL *$N " "$out" || fail "mutation campaign did not run $N checkpoint cases"
 pass "mutation campaign: $N checkpoint and 150 dataset mutations, none accepted wrongly, no crash or hang"
 
-timeout 120 "$top_builddir/tests/fuzz/fuzz_ckpt" "${top_srcdir:-.}/tests/fuzz/corpus/ckpt" \
-    || fail "fuzz_ckpt over tests/fuzz/corpus/ckpt"
+timeout 120 "$top_builddir/tests/fuzz/ckpt_regress" "${top_srcdir:-.}/tests/fuzz/corpus/ckpt" \
+    || fail "ckpt_regress (fuzz_ckpt.c) over tests/fuzz/corpus/ckpt"
 pass "fuzz_ckpt over its corpus"
 
 # The defects of the fuzz campaign, one file each, through the tools: a clean refusal naming the

@@ -30,11 +30,11 @@ static void init_once(void)
     /* the model of the seed checkpoints in tests/fuzz/corpus/ckpt (mutate_ckpt --corpus makes them) */
     static const char yaml[] = "model:\n  name: gpt\n  layers: 1\n  heads: 2\n  width: 8\n  context: 4\n  vocab: 16\n";
     accel_config_t cfg;
-    accel_model_t model;
+    static accel_model_t model;         /* kept (reachable) for the process's life */
     char err[512];
     if (accel_config_from_yaml(&cfg, yaml, "fuzz_ckpt", err, sizeof err) == ACCEL_OK &&
         accel_model_create(&cfg, &model) == ACCEL_OK)
-        g_layout = model.layout;       /* kept for the process's life */
+        g_layout = model.layout;
     else
         accel_layout_init(&g_layout);
 }

@@ -126,6 +126,11 @@ typedef struct {
     accel_debug_config_t debug;
 } accel_config_t;
 
+/* Parse a size: "64MiB", "1.5GiB", "800MB", "4096", "0" (B, KB, MB, GB, TB: powers of 1000;
+ * K/KiB, M/MiB, G/GiB, T/TiB: powers of 1024; case-insensitive). Size keys (train.memory_limit)
+ * and accel_generate --max-memory read sizes with it. */
+accel_status_t accel_parse_bytes(const char *text, size_t *bytes);
+
 /* Fill cfg with the schema defaults. */
 void accel_config_defaults(accel_config_t *cfg);
 

@@ -98,9 +98,6 @@ typedef struct {
     size_t max_memory[ACCEL_NTIERS];    /* the budgets it was made for */
 } accel_device_map_t;
 
-/* Parse a size: "64MiB", "1.5GiB", "800MB", "4096", "0" (B, KB, MB, GB, TB: powers of 1000;
- * K/KiB, M/MiB, G/GiB, T/TiB: powers of 1024). */
-accel_status_t accel_parse_bytes(const char *text, size_t *bytes);
 /* Bytes for people: "512 B", "12.0 MiB", "1.50 GiB", "unlimited" (SIZE_MAX); out: 32 bytes. */
 const char *accel_infer_fmt_bytes(size_t bytes, char *out, size_t outlen);
 /* "cpu=64MiB,disk=10GiB,gpu=0" into max_memory[tier]; tiers not named keep their value. */

@@ -203,27 +203,40 @@ static bool parse_bool(const char *v, bool *out)
     return false;
 }
 
-/* "123", "1.5GiB", "800MB" -> bytes (binary units KiB..TiB, decimal KB..TB); false when malformed
- * or beyond int64. */
+accel_status_t accel_parse_bytes(const char *text, size_t *bytes)
+{
+    if (!text) return ACCEL_ERR_INVALID;
+    while (isspace((unsigned char)*text)) text++;
+    if (!isdigit((unsigned char)*text) && *text != '.') return ACCEL_ERR_INVALID;
+    errno = 0;
+    char *end;
+    double v = strtod(text, &end);
+    if (errno || end == text || v < 0) return ACCEL_ERR_INVALID;
+    while (isspace((unsigned char)*end)) end++;
+    static const struct { const char *suffix; double mult; } units[] = {
+        { "", 1 }, { "b", 1 },
+        { "k", 1024.0 }, { "kib", 1024.0 }, { "kb", 1e3 },
+        { "m", 1048576.0 }, { "mib", 1048576.0 }, { "mb", 1e6 },
+        { "g", 1073741824.0 }, { "gib", 1073741824.0 }, { "gb", 1e9 },
+        { "t", 1099511627776.0 }, { "tib", 1099511627776.0 }, { "tb", 1e12 },
+    };
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (!strcasecmp(end, units[i].suffix)) {
+            double b = v * units[i].mult;
+            if (b >= 1.8e19) return ACCEL_ERR_INVALID;
+            *bytes = (size_t)(b + 0.5);
+            return ACCEL_OK;
+        }
+    return ACCEL_ERR_INVALID;
+}
+
+/* A size key's value: accel_parse_bytes, within int64. */
 static bool parse_bytes(const char *v, int64_t *out)
 {
-    static const struct { const char *unit; double scale; } units[] = {
-        { "", 1 }, { "B", 1 }, { "KiB", 1024.0 }, { "MiB", 1048576.0 }, { "GiB", 1073741824.0 },
-        { "TiB", 1099511627776.0 }, { "KB", 1e3 }, { "MB", 1e6 }, { "GB", 1e9 }, { "TB", 1e12 },
-    };
-    char *end = NULL;
-    errno = 0;
-    double x = strtod(v, &end);
-    if (!*v || end == v || errno || !isfinite(x) || x < 0) return false;
-    while (*end == ' ') end++;
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-        if (!strcmp(end, units[i].unit)) {
-            double bytes = x * units[i].scale;
-            if (bytes >= 9.2e18) return false;
-            *out = (int64_t)bytes;
-            return true;
-        }
-    return false;
+    size_t bytes;
+    if (accel_parse_bytes(v, &bytes) != ACCEL_OK || bytes > (size_t)INT64_MAX) return false;
+    *out = (int64_t)bytes;
+    return true;
 }
 
 /* The position of v among "a|b|c", or -1. */

@@ -129,33 +129,6 @@ accel_status_t accel_infer_pad_layout(accel_layout_t *layout)
 
 /* ------------------------------------------------------------------ sizes */
 
-accel_status_t accel_parse_bytes(const char *text, size_t *bytes)
-{
-    if (!text) return ACCEL_ERR_INVALID;
-    while (isspace((unsigned char)*text)) text++;
-    if (!isdigit((unsigned char)*text) && *text != '.') return ACCEL_ERR_INVALID;
-    errno = 0;
-    char *end;
-    double v = strtod(text, &end);
-    if (errno || end == text || v < 0) return ACCEL_ERR_INVALID;
-    while (isspace((unsigned char)*end)) end++;
-    static const struct { const char *suffix; double mult; } units[] = {
-        { "", 1 }, { "b", 1 },
-        { "k", 1024.0 }, { "kib", 1024.0 }, { "kb", 1e3 },
-        { "m", 1048576.0 }, { "mib", 1048576.0 }, { "mb", 1e6 },
-        { "g", 1073741824.0 }, { "gib", 1073741824.0 }, { "gb", 1e9 },
-        { "t", 1099511627776.0 }, { "tib", 1099511627776.0 }, { "tb", 1e12 },
-    };
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-        if (!strcasecmp(end, units[i].suffix)) {
-            double b = v * units[i].mult;
-            if (b >= 1.8e19) return ACCEL_ERR_INVALID;
-            *bytes = (size_t)(b + 0.5);
-            return ACCEL_OK;
-        }
-    return ACCEL_ERR_INVALID;
-}
-
 accel_status_t accel_parse_max_memory(const char *spec, size_t max_memory[ACCEL_NTIERS], char *err,
                                       size_t errlen)
 {

@@ -63,3 +63,21 @@ refuses "never written" "$T" $targs model.context=16 data.path="$em/data_unalloc
 refuses "another type" "$T" $targs model.context=16 data.path="$em/data_9bit.h5"
 refuses "1152921504606846976 tokens\|4611686018427387904 tokens" "$T" $targs model.context=1 data.path="$em/data_2p62.h5"
 pass "accel_train refuses unallocated, 9-bit and 2^62-token datasets"
+
+# Multi-rank: a real checkpoint of a 2-rank zero3 run with a damaged checksum block size; resuming
+# it on 2 ranks with zero1 and zero3 is refused on every rank, with no crash and no hang.
+small="model.name=gpt model.layers=2 model.width=32 model.heads=2 model.context=16 data.path=synthetic
+       train.global_batch=4 train.sample_tokens=0 log.level=warn"
+(cd "$SCRATCH" && run_mpi 2 "$T" $small train.steps=2 dist.strategy=zero3 ckpt.dir=mr > mr.log 2>&1) ||
+    fail "2-rank zero3 run with checkpoints: $(tail -5 "$SCRATCH/mr.log")"
+ck=$(ls "$SCRATCH"/mr/step-*.h5 | tail -1)
+"$top_builddir/tests/fuzz/mutate_ckpt" --set-root-attr "$ck" checksum_block_elems 2305843009213693952 ||
+    fail "cannot damage $ck"
+for s in zero1 zero3; do
+    out=$(cd "$SCRATCH" && run_mpi 2 "$T" $small train.steps=4 dist.strategy=$s resume="$ck" 2>&1); rc=$?
+    [ $rc -ge 1 ] && [ $rc -le 125 ] || fail "2-rank $s resume of a damaged block size: exit $rc
+$out"
+    echo "$out" | grep -q "checksum_block_elems' is 2305843009213693952, outside" ||
+        fail "2-rank $s resume did not name the damaged attribute: $out"
+done
+pass "2-rank zero1 and zero3 resumes refuse a checkpoint whose checksum block size is 2^61"

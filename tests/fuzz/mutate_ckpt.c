@@ -796,8 +796,27 @@ static int corpus(const char *dir)
     return rc ? -1 : 0;
 }
 
+/* --set-root-attr FILE NAME VALUE: overwrite one uint64 root attribute of FILE (a damaged copy of a
+ * real training checkpoint for the multi-rank tests of tests/ckpt_mutate.sh). */
+static int set_root_attr(const char *path, const char *name, uint64_t value)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    if (f < 0) return -1;
+    int rc = -1;
+    if (H5Aexists(f, name) > 0) H5Adelete(f, name);
+    hid_t s = H5Screate(H5S_SCALAR);
+    hid_t a = H5Acreate2(f, name, H5T_NATIVE_UINT64, s, H5P_DEFAULT, H5P_DEFAULT);
+    if (a >= 0 && H5Awrite(a, H5T_NATIVE_UINT64, &value) >= 0) rc = 0;
+    if (a >= 0) H5Aclose(a);
+    H5Sclose(s);
+    H5Fclose(f);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 5 && !strcmp(argv[1], "--set-root-attr"))
+        return set_root_attr(argv[2], argv[3], strtoull(argv[4], NULL, 0)) ? 1 : 0;
     const char *dir = NULL;
     long n = 300, dn = -1;
     uint64_t seed = 1;
@@ -811,7 +830,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--data-n") && i + 1 < argc) dn = atol(argv[++i]);
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--quiet")) quiet = true;
-        else { fprintf(stderr, "usage: mutate_ckpt --dir D [--n N] [--data-n M] [--seed S] [--quiet] [--emit DIR] | --corpus DIR\n"); return 2; }
+        else { fprintf(stderr, "usage: mutate_ckpt --dir D [--n N] [--data-n M] [--seed S] [--quiet] [--emit DIR] | --corpus DIR | --set-root-attr FILE NAME VALUE\n"); return 2; }
     }
     if (!dir && !corpus_dir) { fprintf(stderr, "mutate_ckpt: --dir is required\n"); return 2; }
     if (dn < 0) dn = n / 3;

@@ -228,6 +228,37 @@ uint64_t accel_ckpt_hash_tensor(const uint64_t *block_hashes, size_t nblocks)
     return XXH3_64bits(block_hashes, nblocks * sizeof(uint64_t));
 }
 
+uint64_t ck_hash_named(const char *arena, const char *name, const uint64_t *sums, size_t nblocks)
+{
+    XXH3_state_t *h = XXH3_createState();
+    if (!h) return 0;
+    XXH3_64bits_reset(h);
+    XXH3_64bits_update(h, arena, strlen(arena));
+    XXH3_64bits_update(h, "/", 1);
+    XXH3_64bits_update(h, name, strlen(name) + 1);
+    XXH3_64bits_update(h, sums, nblocks * sizeof(uint64_t));
+    uint64_t d = XXH3_64bits_digest(h);
+    XXH3_freeState(h);
+    return d;
+}
+
+const char *ck_tensor_sums_mismatch(hid_t dset, const char *arena, const char *name,
+                                    const uint64_t *sums, size_t nblocks)
+{
+    uint64_t whole = 0;
+    if (accel_h5_attr_read_u64(dset, CK_ATTR_XXH, &whole) != ACCEL_OK ||
+        whole != accel_ckpt_hash_tensor(sums, nblocks))
+        return CK_ATTR_XXH;
+    hid_t file = H5Iget_file_id(dset);
+    bool named = file >= 0 && H5Aexists(file, CK_ATTR_NAMED_SUMS) > 0;
+    if (file >= 0) H5Fclose(file);
+    if (!named) return NULL;                        /* written before names were bound */
+    if (accel_h5_attr_read_u64(dset, CK_ATTR_XXH_NAMED, &whole) != ACCEL_OK ||
+        whole != ck_hash_named(arena, name, sums, nblocks))
+        return CK_ATTR_XXH_NAMED;
+    return NULL;
+}
+
 accel_status_t ck_check_same_call(MPI_Comm comm, const accel_layout_t *layout,
                                   const accel_ckpt_arena_t *arenas, int narenas, const char *what)
 {

@@ -25,6 +25,11 @@
 #define CK_ALGO_NAME "xxh3_64"
 /* Per-dataset attribute: tensor checksum (accel_ckpt_hash_tensor of its block table). */
 #define CK_ATTR_XXH "xxh3_64"
+/* Per-dataset attribute binding the checksums to the tensor's place: XXH3-64 of "arena/name" (with
+ * its NUL) then the block table (ck_hash_named). A root attribute says the file has them (files
+ * written before have neither), so two tensors swapped together with their tables do not verify. */
+#define CK_ATTR_XXH_NAMED "xxh3_64_named"
+#define CK_ATTR_NAMED_SUMS "checksums_named"
 #define CK_GROUP_META "meta"
 #define CK_GROUP_SUMS "checksums"
 #define CK_DSET_CONFIG "config.yaml"
@@ -59,6 +64,12 @@ int ck_select_range(hid_t space, int ndim, const int64_t *shape, uint64_t begin,
 uint64_t ck_io_chunk(void);
 
 /* ceil(a / b), for block and call counts (no overflow for any a; b > 0). */
+uint64_t ck_hash_named(const char *arena, const char *name, const uint64_t *sums, size_t nblocks);
+/* A tensor's checksum attributes against its block table: NULL when they match, else the name of
+ * the attribute that does not (CK_ATTR_XXH, or CK_ATTR_XXH_NAMED in files that have them). */
+const char *ck_tensor_sums_mismatch(hid_t dset, const char *arena, const char *name,
+                                    const uint64_t *sums, size_t nblocks);
+
 static inline uint64_t ck_div_up(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
 /* Checked arithmetic for sizes read from files: false when the result does not fit. */

@@ -120,13 +120,12 @@ static accel_status_t open_tensor(hid_t file, hid_t dxpl, const char *path, cons
         if (log) ACCEL_ERROR("checkpoint %s: cannot read the checksum table %s", path, spath);
         st = ACCEL_ERR_CORRUPT;
     } else {
-        uint64_t whole = 0;
-        if (accel_h5_attr_read_u64(r->dset, CK_ATTR_XXH, &whole) != ACCEL_OK ||
-            whole != accel_ckpt_hash_tensor(r->sums, r->nblocks)) {
+        const char *bad = ck_tensor_sums_mismatch(r->dset, arena, t->name, r->sums, r->nblocks);
+        if (bad) {
             if (log)
                 ACCEL_ERROR("checkpoint %s: the checksum table of tensor '%s/%s' does not match the "
                             "tensor's '%s' attribute\n--> hint: the file is damaged; use an earlier "
-                            "checkpoint", path, arena, t->name, CK_ATTR_XXH);
+                            "checkpoint", path, arena, t->name, bad);
             st = ACCEL_ERR_CORRUPT;
         }
     }

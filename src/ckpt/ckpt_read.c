@@ -301,7 +301,7 @@ static void load_sums(accel_ckpt_file_t *f, const char *state, const char *name)
     ck_sum_path(sp, sizeof sp, state, name);
     if (!f->B) { f->cur_sum_err = "the checkpoint's checksum attributes are unusable"; return; }
     if (!in->readable) return;          /* refused anyway */
-    uint64_t nb = ck_div_up(in->numel, f->B), whole = 0;
+    uint64_t nb = ck_div_up(in->numel, f->B);
     hsize_t n = 0;
     hid_t d = ck_is_dataset(f->file, sp) ? H5Dopen2(f->file, sp, H5P_DEFAULT) : -1;
     hid_t s = d >= 0 ? H5Dget_space(d) : -1, t = d >= 0 ? H5Dget_type(d) : -1;
@@ -310,11 +310,10 @@ static void load_sums(accel_ckpt_file_t *f, const char *state, const char *name)
     if (t >= 0 && H5Tequal(t, H5T_STD_U64LE) > 0 && n == nb && ck_storage_ok(d, nb * sizeof(uint64_t)) &&
         (f->cur_sums = malloc(sizeof(uint64_t) * (nb ? nb : 1)))) {
         if (H5Dread(d, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, f->cur_sums) < 0 ||
-            accel_h5_attr_read_u64(f->dset, CK_ATTR_XXH, &whole) != ACCEL_OK ||
-            whole != accel_ckpt_hash_tensor(f->cur_sums, nb)) {
+            ck_tensor_sums_mismatch(f->dset, state, name, f->cur_sums, nb)) {
             free(f->cur_sums);
             f->cur_sums = NULL;
-            f->cur_sum_err = "its checksum table does not match the tensor's xxh3_64 attribute";
+            f->cur_sum_err = "its checksum table does not match the tensor's xxh3_64 attributes";
         } else {
             f->cur_nblocks = nb;
             f->cur_sum_err = NULL;

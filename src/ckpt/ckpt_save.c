@@ -531,7 +531,9 @@ static int finish_file(const char *tmp, const accel_ckpt_arena_t *arenas, int na
             ck_data_path(path, sizeof path, arenas[i].name, w->t->name);
             hid_t dd = H5Dopen2(file, path, H5P_DEFAULT);
             if (sd < 0 || dd < 0 || H5Dwrite(sd, H5T_NATIVE_UINT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, w->hashes) < 0 ||
-                accel_h5_attr_write_u64(dd, CK_ATTR_XXH, accel_ckpt_hash_tensor(w->hashes, w->nblocks)) != ACCEL_OK) {
+                accel_h5_attr_write_u64(dd, CK_ATTR_XXH, accel_ckpt_hash_tensor(w->hashes, w->nblocks)) != ACCEL_OK ||
+                accel_h5_attr_write_u64(dd, CK_ATTR_XXH_NAMED, ck_hash_named(arenas[i].name, w->t->name, w->hashes,
+                                                                             w->nblocks)) != ACCEL_OK) {
                 accel_h5_last_error(h5err, sizeof h5err);
                 ck_fmt(errmsg, errlen, "writing the checksums of '%s/%s' to %s: %s", arenas[i].name,
                        w->t->name, tmp, h5err);
@@ -540,7 +542,8 @@ static int finish_file(const char *tmp, const accel_ckpt_arena_t *arenas, int na
             if (sd >= 0) H5Dclose(sd);
             if (dd >= 0) H5Dclose(dd);
         }
-    if (!rc && accel_h5_attr_write_i64(file, CK_ATTR_COMPLETE, 1) != ACCEL_OK) {
+    if (!rc && (accel_h5_attr_write_i64(file, CK_ATTR_NAMED_SUMS, 1) != ACCEL_OK ||
+                accel_h5_attr_write_i64(file, CK_ATTR_COMPLETE, 1) != ACCEL_OK)) {
         accel_h5_last_error(h5err, sizeof h5err);
         ck_fmt(errmsg, errlen, "finishing %s: %s", tmp, h5err);
         rc = -1;

@@ -105,8 +105,9 @@ static int verify_one(hid_t file, const char *arena, const char *name, const acc
                 (unsigned long long)ns, (unsigned long long)nblocks, (unsigned long long)n, (unsigned long long)B);
         goto out;
     }
-    if (accel_h5_attr_read_u64(d, CK_ATTR_XXH, &whole) != ACCEL_OK || whole != accel_ckpt_hash_tensor(sums, nblocks))
-        PROBLEM("%s/%s: checksum table does not match the tensor's '%s' attribute", arena, name, CK_ATTR_XXH);
+    const char *bad = ck_tensor_sums_mismatch(d, arena, name, sums, nblocks);
+    if (bad) PROBLEM("%s/%s: checksum table does not match the tensor's '%s' attribute", arena, name, bad);
+    whole = accel_ckpt_hash_tensor(sums, nblocks);  /* printed when verbose */
     int bad_lines = 0;
     hid_t fs = H5Dget_space(d);
     for (uint64_t k0 = 0; k0 < nblocks && fs >= 0; k0 += bpr) {

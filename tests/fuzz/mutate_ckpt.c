@@ -14,10 +14,10 @@
  *   identical           accepted, and what was read is bitwise the original (fine)
  *   WRONG               accepted with different content (a failure)
  *   crash / hang        a signal / the alarm (failures)
- *   known               accepted with different content, by a mutation listed as a known limit:
- *                       swapping two same-shaped tensors together with their checksum tables
- *                       (nothing in a version-1 file binds a tensor's checksum to its name; a
- *                       save-side manifest would) -- reported, not failed
+ *   known               accepted with different content, by a mutation listed as a known limit
+ *                       (none today: swapping two same-shaped tensors together with their
+ *                       checksum tables was one until each tensor's checksum named its place,
+ *                       the xxh3_64_named attribute) -- reported, not failed
  * Datasets carry no checksums, so a flipped token byte is accepted with different tokens by design:
  * those are counted as "changed (no checksum)" and fail nothing; a structural lie accepted (no
  * storage, a clamping integer type, a huge count) is WRONG.
@@ -468,7 +468,7 @@ static const kind_t g_ckpt_kinds[] = {
     { "delete-tensor+table", m_s5, true, false }, { "delete-table", m_s6, true, false }, { "retype", m_s7, true, false },
     { "huge-unallocated", m_s8, true, false }, { "table-length", m_s9, true, false }, { "root-attr", m_s10, true, false },
     { "meta-attr", m_s11, true, false }, { "meta-config", m_s12, true, false }, { "tensor-xxh3", m_s13, true, false },
-    { "arenas-attr", m_s14, true, false }, { "swap-tensor+table-pairs", m_s15, true, true },
+    { "arenas-attr", m_s14, true, false }, { "swap-tensor+table-pairs", m_s15, true, false },
 };
 #define NCKPT (int)(sizeof g_ckpt_kinds / sizeof g_ckpt_kinds[0])
 

@@ -90,6 +90,7 @@ typedef struct {
     accel_dtype_t comm_dtype_id;    /* ... parsed */
     int fake_nodes;                 /* dist.fake_nodes: test only, group ranks into N pretend nodes */
     double timeout;                 /* dist.timeout: seconds any wait may take before the job aborts */
+    char trace_dir[ACCEL_STR_MAX];  /* dist.trace_dir: flight recorder rings on a timeout */
 } accel_dist_config_t;
 
 typedef struct {

@@ -10,6 +10,7 @@
 #include "accel/log.h"
 #include "accel/runtime.h"
 #include "accel/timer.h"
+#include "accel/trace.h"
 #include "comm_internal.h"
 
 accel_status_t accel_comm_create(MPI_Comm mpi_comm, accel_comm_backend_t backend, double timeout_s,
@@ -68,6 +69,7 @@ static accel_request_t *request_new(const char *what, size_t count, accel_dtype_
     req->dtype = dtype;
     req->op = op;
     req->start = accel_now();
+    req->trace = -1;
     req->mpi = MPI_REQUEST_NULL;
     return req;
 }
@@ -97,6 +99,7 @@ static accel_status_t launch(accel_comm_t *comm, accel_request_t *req, accel_sta
         free(req);
         return st;
     }
+    req->trace = accel_trace_begin(comm->mpi, req->what, req->count * accel_dtype_size(req->dtype));
     if (out) {
         *out = req;
         return ACCEL_OK;
@@ -165,6 +168,7 @@ accel_status_t accel_comm_test(accel_comm_t *comm, accel_request_t *req, int *do
     *done = 0;
     accel_status_t st = comm->ops->test(comm, req, done);
     if (st != ACCEL_OK || *done) {
+        accel_trace_end(req->trace);
         free(req->staging);
         free(req);
         if (st != ACCEL_OK) *done = 1;
@@ -185,25 +189,15 @@ static void backoff(long spins)
 accel_status_t accel_comm_wait(accel_comm_t *comm, accel_request_t *req)
 {
     if (!req) return ACCEL_OK;
-    const char *what = req->what;
-    size_t count = req->count;
-    accel_dtype_t dtype = req->dtype;
-    double start = req->start;
+    const int trace = req->trace;
+    const double start = req->start;
     for (long spins = 0;; spins++) {
         int done = 0;
         accel_status_t st = accel_comm_test(comm, req, &done);
         if (done) return st;
         if (comm->timeout_s > 0 && (spins & 63) == 0 && accel_now() - start > comm->timeout_s) {
-            char payload[96] = "";
-            if (count)
-                snprintf(payload, sizeof payload, " of %zu x %s", count, accel_dtype_name(dtype));
-            ACCEL_ERROR("timed out after %.0f s in %s%s (%s backend, communicator of %d ranks): "
-                        "at least one rank never joined this collective; aborting the job.\n"
-                        "--> hint: look for a rank that failed or stalled earlier; raise dist.timeout "
-                        "if the other ranks legitimately take longer (e.g. a slow file system)",
-                        accel_now() - start, what, payload, comm->ops->name, comm->size);
             if (comm->ops->abort) comm->ops->abort(comm);
-            accel_abort(124);
+            accel_trace_hang(trace, accel_now() - start);   /* reports and aborts */
         }
         backoff(spins);
     }

@@ -40,6 +40,7 @@ struct accel_request {
     accel_dtype_t dtype;
     accel_redop_t op;
     double start;
+    int trace;                      /* flight recorder token (accel/trace.h) */
     MPI_Request mpi;
     void *event;                    /* NCCL: cudaEvent_t */
     struct accel_ring *ring;        /* MPI backend ring collective, instead of `mpi` */

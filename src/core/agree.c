@@ -5,6 +5,7 @@
 
 #include "accel/log.h"
 #include "accel/runtime.h"
+#include "accel/trace.h"
 
 accel_status_t accel_mpi_status(int rc, const char *what)
 {
@@ -20,8 +21,8 @@ accel_status_t accel_agree(MPI_Comm comm, accel_status_t local)
 {
     /* Statuses are 0 or negative: the minimum is an error whenever any rank has one. */
     int mine = (int)local, lowest = 0;
-    accel_status_t st = accel_mpi_status(MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, comm),
-                                         "MPI_Allreduce (every rank agrees)");
+    accel_status_t st = accel_mpi_allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, comm,
+                                            "agree");
     if (st != ACCEL_OK) return local != ACCEL_OK ? local : st;
     if (local != ACCEL_OK) return local;
     return (accel_status_t)lowest;

@@ -122,6 +122,7 @@ static const key_spec_t g_schema[] = {
     { "dist.comm_dtype", KEY_STRING, F(dist.comm_dtype), "fp32", "fp32|bf16|fp16", "type gradients travel in between ranks", NO_RANGE },
     { "dist.fake_nodes", KEY_INT, F(dist.fake_nodes), "0", NULL, "testing: group ranks into this many pretend nodes; 0 = real topology", R(0, 1 << 20) },
     { "dist.timeout", KEY_DOUBLE, F(dist.timeout), "600", NULL, "seconds any collective or I/O wait may take before the job aborts; 0 = forever", R(0, 1e9) },
+    { "dist.trace_dir", KEY_STRING, F(dist.trace_dir), "accel-trace", NULL, "where each rank writes its flight recorder (its last collectives) when a wait passes dist.timeout or on SIGUSR2; the report of who never joined is printed from them (accel trace DIR)", NO_RANGE },
 
     { "log.level", KEY_STRING, F(log.level), "info", "error|warn|info|debug|trace", "log level (ACCEL_LOG_LEVEL)", NO_RANGE },
     { "log.all_ranks", KEY_BOOL, F(log.all_ranks), "false", NULL, "informational messages from every rank, not only rank 0", NO_RANGE },

@@ -11,6 +11,7 @@
 
 #include "accel/log.h"
 #include "accel/runtime.h"
+#include "accel/trace.h"
 
 extern char **environ;
 
@@ -220,6 +221,7 @@ accel_status_t accel_runtime_configure(accel_runtime_t *rt, const accel_config_t
     int lvl = accel_log_parse_level(cfg->log.level);
     if (lvl >= 0 && !getenv("ACCEL_LOG_LEVEL")) accel_log_set_level((accel_log_level_t)lvl);
     accel_log_set_all_ranks(cfg->log.all_ranks);
+    accel_trace_configure(cfg->dist.trace_dir, cfg->dist.timeout);
     if (cfg->dist.fake_nodes > 0) ACCEL_CHECK(accel_runtime_build_topology(rt, cfg->dist.fake_nodes));
 
     /* Threads: explicit setting, else OMP_NUM_THREADS, else share the node's cores. */

@@ -1,11 +1,32 @@
-/* accel: the toolkit's command-line front end (env, test, config, launch). */
+/* accel: the toolkit's command-line front end (env, test, config, estimate-memory, launch, trace). */
 #include "build_config.h"
 
 #include <stdio.h>
 #include <string.h>
 
 #include "accel/accel.h"
+#include "accel/trace.h"
 #include "tool.h"
+
+/* accel trace DIR: the flight recorder's report from the rings the ranks wrote. */
+static int cmd_trace(int argc, char **argv)
+{
+    if (argc != 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        FILE *out = argc == 2 ? stdout : stderr;
+        fprintf(out, "usage: accel trace DIR\n"
+                     "  Compare the flight-recorder rings (trace-rank<R>.txt) that the ranks of a job\n"
+                     "  wrote to DIR (dist.trace_dir) when a wait passed dist.timeout, or on SIGUSR2:\n"
+                     "  which collective the ranks wait in, and which ranks never entered it.\n");
+        return argc == 2 ? 0 : 2;
+    }
+    accel_status_t st = accel_trace_report(argv[1], stdout);
+    if (st == ACCEL_ERR_NOT_FOUND) {
+        fprintf(stderr, "accel trace: no flight-recorder rings (trace-rank<R>.txt) in '%s'\n"
+                        "--> hint: the rings go to dist.trace_dir (default ./accel-trace) of the job\n", argv[1]);
+        return 1;
+    }
+    return st == ACCEL_OK ? 0 : accel_status_exit_code(st);
+}
 
 static const struct {
     const char *name;
@@ -17,6 +38,7 @@ static const struct {
     { "config", accel_cmd_config, "write a commented job YAML with every key and its default" },
     { "estimate-memory", accel_cmd_estimate, "bytes per rank for each strategy and world size, from a job configuration" },
     { "launch", accel_cmd_launch, "run a command on N ranks: srun inside a Slurm allocation, mpirun outside" },
+    { "trace", cmd_trace, "report from the flight recorder: which ranks never entered the collective the others wait in" },
 };
 #define NCOMMANDS (sizeof g_commands / sizeof g_commands[0])
 

@@ -27,6 +27,7 @@
 #include "accel/memory.h"
 #include "accel/timer.h"
 #include "accel/tokenizer.h"
+#include "accel/trace.h"
 #include "accel/trainer.h"
 #include "amp.h"
 #include "devops.h"
@@ -966,8 +967,8 @@ static accel_status_t train_step(accel_trainer_t *t, int step, step_outcome_t *o
                      (cfg->debug.stop_step == step + 1 && cfg->debug.stop_rank == t->rt->rank);
     bool overflow = t->scaler.enabled && !isfinite(sumsq);
     double flags[4] = { loss_local, stop_here ? 1 : 0, overflow ? 1 : 0, sumsq / replicas }, global[4];
-    ACCEL_CHECK(accel_mpi_status(MPI_Allreduce(flags, global, 4, MPI_DOUBLE, MPI_SUM, t->rt->world),
-                                 "MPI_Allreduce (the step's loss and decisions)"));
+    ACCEL_CHECK(accel_mpi_allreduce(flags, global, 4, MPI_DOUBLE, MPI_SUM, t->rt->world,
+                                    "step-allreduce"));
     out->loss = global[0] / cfg->train.global_batch;
     out->stop = global[1] > 0;
     double old_scale = t->scaler.scale;

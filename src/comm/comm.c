@@ -2,10 +2,8 @@
  * timeout that turns a hang into a message and an abort. */
 #include "build_config.h"
 
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "accel/log.h"
 #include "accel/runtime.h"
@@ -176,16 +174,6 @@ accel_status_t accel_comm_test(accel_comm_t *comm, accel_request_t *req, int *do
     return st;
 }
 
-/* Spin briefly (collectives usually finish fast), then yield the core, then sleep: ranks
- * oversubscribed on a few cores must not steal time from the ones still computing. */
-static void backoff(long spins)
-{
-    if (spins < 200) return;
-    if (spins < 2000) { sched_yield(); return; }
-    struct timespec ts = { 0, 50 * 1000 };
-    nanosleep(&ts, NULL);
-}
-
 accel_status_t accel_comm_wait(accel_comm_t *comm, accel_request_t *req)
 {
     if (!req) return ACCEL_OK;
@@ -199,6 +187,6 @@ accel_status_t accel_comm_wait(accel_comm_t *comm, accel_request_t *req)
             if (comm->ops->abort) comm->ops->abort(comm);
             accel_trace_hang(trace, accel_now() - start);   /* reports and aborts */
         }
-        backoff(spins);
+        accel_wait_backoff(spins);
     }
 }

@@ -7,7 +7,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,12 +190,7 @@ accel_status_t accel_mpi_allreduce(const void *send, void *recv, int count, MPI_
         if (done) break;
         if (g_timeout > 0 && (spins & 63) == 0 && accel_now() - start > g_timeout)
             accel_trace_hang(token, accel_now() - start);
-        if (spins > 2000) {
-            struct timespec ts = { 0, 50 * 1000 };
-            nanosleep(&ts, NULL);
-        } else if (spins > 200) {
-            sched_yield();
-        }
+        accel_wait_backoff(spins);
     }
     accel_trace_end(token);
     return ACCEL_OK;

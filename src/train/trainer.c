@@ -67,6 +67,8 @@ struct accel_trainer {
     /* Run identity (docs/checkpoint-format.md, "Runs and timelines"): random at a fresh start,
      * the checkpoint's on resume; the model's tensor table hash; the ckpt_id this state continues. */
     char run_id[40], model_hash[24], parent_id[24];
+    char session[24];               /* random per process start, the same on every rank: with the
+                                     * step it makes each checkpoint's ckpt_id */
     double last_lr;
     bool stop_requested;
     const char *unit_name;          /* progress unit: samples or tokens */
@@ -344,8 +346,12 @@ static accel_status_t save_checkpoint(accel_trainer_t *t, int steps_done)
     snprintf(meta.tokenizer_hash, sizeof meta.tokenizer_hash, "%s", t->tok_hash);
     meta.tokenizer_json = t->tok_json;
     meta.tokenizer_json_len = t->tok_json_len;
+    /* Every rank computes the same id (HDF5 writes /meta collectively): this start's session and
+     * the step, so a rollback that saves the same step again gets a new one. */
     char ckpt_id[24];
-    random_hex(ckpt_id, 8);
+    char key[64];
+    int klen = snprintf(key, sizeof key, "%s/%d", t->session, steps_done);
+    snprintf(ckpt_id, sizeof ckpt_id, "%016llx", (unsigned long long)XXH64(key, (size_t)klen, 0));
     accel_ckpt_meta_set_extra(&meta, ACCEL_CKPT_EXTRA_RUN_ID, t->run_id);
     accel_ckpt_meta_set_extra(&meta, ACCEL_CKPT_EXTRA_MODEL_HASH, t->model_hash);
     accel_ckpt_meta_set_extra(&meta, ACCEL_CKPT_EXTRA_CKPT_ID, ckpt_id);
@@ -357,7 +363,7 @@ static accel_status_t save_checkpoint(accel_trainer_t *t, int steps_done)
     free(meta.config_yaml);
     free(ranges);
     if (st == ACCEL_OK) {
-        /* The next checkpoint continues this one (rank 0's id is the one stored). */
+        /* The next checkpoint continues this one. */
         snprintf(t->parent_id, sizeof t->parent_id, "%s", ckpt_id);
         ACCEL_INFO("checkpoint: step %d saved to %s in %.2f s", steps_done, path, accel_now() - t0);
     } else {
@@ -747,7 +753,12 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
     }
     if (!t->index || !t->valid) { st = ACCEL_ERR_NOMEM; goto fail; }
     model_hash(&t->model.layout, t->model_hash, sizeof t->model_hash);
-    if (rt->rank == 0) random_hex(t->run_id, 16);   /* a fresh run's; resume replaces it */
+    if (rt->rank == 0) {
+        random_hex(t->run_id, 16);                  /* a fresh run's; resume replaces it */
+        random_hex(t->session, 8);
+    }
+    ACCEL_CHECK_GOTO(accel_mpi_status(MPI_Bcast(t->session, sizeof t->session, MPI_CHAR, 0, rt->world),
+                                      "MPI_Bcast (session)"), st, fail);
     ACCEL_CHECK_GOTO(resume(t), st, fail);
     ACCEL_CHECK_GOTO(init_from(t), st, fail);
     ACCEL_CHECK_GOTO(accel_agree(rt->world, rt->rank == 0 ? check_ckpt_owner(t) : ACCEL_OK), st, fail);

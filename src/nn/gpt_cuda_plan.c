@@ -146,9 +146,9 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (cfg->train.recompute_id != ACCEL_RECOMPUTE_NONE) {
-        snprintf(why, whylen, "device=cuda: train.recompute=%s is not implemented in the GPU engine "
-                 "yet (it recomputes on CPUs only)\n--> hint: use train.recompute=none on the GPU, "
-                 "or a smaller train.micro_batch", cfg->train.recompute);
+        snprintf(why, whylen, "device=cuda: train.recompute=%s: the GPU engine keeps every "
+                 "activation (recompute runs in the CPU decoder)\n--> hint: use train.recompute=none "
+                 "on the GPU, or a smaller train.micro_batch", cfg->train.recompute);
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (note && notelen && cfg->dist.comm_dtype_id != ACCEL_F32)

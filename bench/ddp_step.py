@@ -1,10 +1,26 @@
 """The training step both PyTorch peers time (bench/gpt_torch.py, bench/llama_torch.py), the same as
 accel's: AdamW with weight decay on matrices only, fp32 or bf16 autocast, gradients clipped to a
-global norm of 1.0, and a barrier after each step so every rank's time covers the slowest."""
+global norm of 1.0, and a barrier after each step so every rank's time covers the slowest; and the
+three ways PyTorch can run the model (--variant)."""
 import time
 
 import torch
 import torch.distributed as dist
+
+
+VARIANTS = ("manual", "sdpa", "compile")
+
+
+def add_variant_argument(parser):
+    parser.add_argument("--variant", choices=VARIANTS, default="sdpa",
+                        help="eager with the attention written out, eager with "
+                             "scaled_dot_product_attention, or that under torch.compile")
+
+
+def wrap_variant(ddp, variant):
+    """The DDP-wrapped model as the variant runs it: torch.compile compiles the DDP module, whose
+    optimizer splits the graph at the gradient buckets (the recommended order)."""
+    return torch.compile(ddp) if variant == "compile" else ddp
 
 
 def timed_steps(model, loss_of, args):

@@ -4,7 +4,8 @@ The model is transformers' LlamaForCausalLM built from a LlamaConfig that matche
 model.name=llama keys and defaults: num_key_value_heads (model.kv_heads), intermediate_size
 (model.ffn_width), rope_theta 10000 (model.rope_theta), rms_norm_eps 1e-5 (model.rms_eps),
 tie_word_embeddings True (model.tie_embeddings), attention_bias False (model.attention_bias), no MLP
-bias, attn_implementation "sdpa". Byte vocabulary (256), random weights. The loss is the mean
+bias; attention by --variant: manual (attn_implementation "eager": the attention written out),
+sdpa (attn_implementation "sdpa") or compile (sdpa under torch.compile). Byte vocabulary (256), random weights. The loss is the mean
 cross-entropy over all T positions of a (T+1)-token sample (inputs [:-1], targets [1:]), as accel
 computes it; HF's built-in shifted loss would predict only T-1 of them.
 
@@ -15,7 +16,7 @@ forward, fp32 master weights (accel precision=bf16 keeps fp32 master weights too
 Prints one line: tokens/s over the timed steps (all ranks).
 
     python llama_torch.py --ranks 2 --layers 4 --heads 4 --kv-heads 2 --width 256 --ffn 688 \
-        --context 128 --micro 8 --steps 30 --warmup 5 --precision fp32|bf16
+        --context 128 --micro 8 --steps 30 --warmup 5 --precision fp32|bf16 --variant manual|sdpa|compile
 """
 import argparse
 import os
@@ -27,7 +28,7 @@ import torch.multiprocessing as mp
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ddp_step import timed_steps
+from ddp_step import add_variant_argument, timed_steps, wrap_variant
 
 
 def build(args):
@@ -44,7 +45,7 @@ def build(args):
     else:
         kw["rope_theta"] = args.rope_theta
     cfg = LlamaConfig(**kw)
-    cfg._attn_implementation = "sdpa"
+    cfg._attn_implementation = "eager" if args.variant == "manual" else "sdpa"
     model = LlamaForCausalLM(cfg).float()
     model.config.use_cache = False
     return model
@@ -58,7 +59,7 @@ def run(rank, args):
     model = build(args)
     model.train()
     nparams = sum(p.numel() for p in model.parameters())
-    ddp = nn.parallel.DistributedDataParallel(model)
+    ddp = wrap_variant(nn.parallel.DistributedDataParallel(model), args.variant)
     g = torch.Generator().manual_seed(rank)
     data = torch.randint(0, args.vocab, (args.micro, args.context + 1), generator=g)
     x, y = data[:, :-1].contiguous(), data[:, 1:].contiguous()
@@ -71,7 +72,7 @@ def run(rank, args):
     if rank == 0:
         import transformers
         tokens = args.steps * args.micro * args.context * args.ranks
-        print(f"torch {torch.__version__} transformers {transformers.__version__} {args.precision}: "
+        print(f"torch {torch.__version__} transformers {transformers.__version__} {args.precision} {args.variant}: "
               f"{tokens / t:.0f} tokens/s ({1e3 * t / args.steps:.1f} ms/step, loss {loss.item():.3f}, "
               f"{nparams} parameters, attn {model.config._attn_implementation})", flush=True)
     dist.destroy_process_group()
@@ -86,6 +87,7 @@ def main():
     ap.add_argument("--rope-theta", type=float, default=10000.0)
     ap.add_argument("--rms-eps", type=float, default=1e-5)
     ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
+    add_variant_argument(ap)
     args = ap.parse_args()
     mp.spawn(run, args=(args,), nprocs=args.ranks, join=True)
 

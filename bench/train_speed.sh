@@ -7,16 +7,20 @@
 # bench/gpt_torch.py (the same GPT written in PyTorch).
 # llama: 4 layers, width 256, 4 heads, 2 key/value heads (grouped-query attention), SwiGLU width
 # 688, context 128, byte vocabulary, tied LM head, RoPE base 10000, RMSNorm eps 1e-5, no biases; the
-# peer is bench/llama_torch.py (transformers' LlamaForCausalLM, attn_implementation="sdpa").
+# peer is bench/llama_torch.py (transformers' LlamaForCausalLM).
 # Both: micro-batch 8 per rank, 2 ranks, AdamW, gradient clipping to 1.0; accel: mpirun -np 2
 # accel_train on synthetic tokens, one thread per rank; PyTorch: DistributedDataParallel over gloo,
-# 2 processes, torch.set_num_threads(1), fp32 and bf16 autocast. Prints tokens/s, achieved GFLOP/s
-# (6N + 6LCT FLOPs per token: N parameters, causal attention), the share of this machine's measured
-# single-core sgemm peak (per rank; bf16 can exceed 100%), and the ratio accel / PyTorch of the
-# medians, for fp32 and bf16.
-# The four runs (accel and PyTorch, fp32 and bf16) are interleaved in BENCH_ROUNDS rounds (default 3)
-# after a discarded warm-up run of each, and the ratios are taken between medians: a shared or
-# virtual machine drifts by 10% and more from one minute to the next.
+# 2 processes, torch.set_num_threads(1), fp32 and bf16 autocast, each in three variants: eager with
+# the attention written out (manual), eager with scaled_dot_product_attention (sdpa), and sdpa under
+# torch.compile (compile). Prints the CPU and the flags that matter (AVX-512, AVX512-BF16, AMX),
+# which implementation oneDNN runs for accel's products (ONEDNN_VERBOSE on a short run), tokens/s,
+# achieved GFLOP/s (6N + 6LCT FLOPs per token: N parameters, causal attention), the share of this
+# machine's measured single-core sgemm peak (per rank; bf16 can exceed 100%), and the ratio of
+# accel's median to the best PyTorch variant's median, for fp32 and bf16 (targets: fp32 1.5x; bf16
+# 2x with AMX, 1.5x with AVX512-BF16 only).
+# The eight runs of a round (accel and the three PyTorch variants, fp32 and bf16) are interleaved in
+# BENCH_ROUNDS rounds (default 3) after a discarded warm-up run of each, and the ratios are taken
+# between medians: a shared or virtual machine drifts by 10% and more from one minute to the next.
 # On a CPU without native bf16 products (no avx512_bf16 or AMX: oneDNN's bf16 is unsupported there)
 # PyTorch's bf16 GEMMs fall back to a slow path and a step takes seconds; its bf16 runs then time
 # BENCH_SLOW_STEPS (8) steps after 2 warm-up steps so that a run stays within minutes.
@@ -83,15 +87,24 @@ accel_tps() { # PRECISION
         END { printf "%.0f", (n - w) * tok / (t[n] - t[w]) }' "$out/$1.jsonl"
 }
 median() { tr ' ' '\n' | sed '/^$/d' | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-torch_tps() { # PRECISION
+torch_tps() { # PRECISION VARIANT
     s=$STEPS w=$WARM
     # without native bf16 GEMMs (avx512_bf16/AMX) PyTorch's bf16 steps take seconds: fewer of them
     if [ "$1" = bf16 ] && [ "$torch_bf16" = False ] && [ "$s" -gt "$SLOW_STEPS" ]; then s=$SLOW_STEPS w=2; fi
-    line=$(OMP_NUM_THREADS=1 timeout 600 "$py" $peer_script --ranks $RANKS $peer_args \
-           --micro $MICRO --steps $s --warmup $w --precision $1 2>"$out/torch.err") || {
+    line=$(OMP_NUM_THREADS=1 timeout 900 "$py" $peer_script --ranks $RANKS $peer_args \
+           --micro $MICRO --steps $s --warmup $w --precision $1 --variant $2 2>"$out/torch.err") || {
         echo "pytorch run failed:" >&2; tail -n 20 "$out/torch.err" >&2; exit 1; }
-    echo "$line" >"$out/torch.line"
+    echo "$line" >"$out/torch.$1.$2.line"
     echo "$line" | sed 's/.*: \([0-9]*\) tokens.*/\1/'
+}
+# Which implementation oneDNN runs for each kind of accel's products (its verbose mode, one short
+# run of a rank): kind, implementation, data types, and how many executions of the step used it.
+onednn_impls() { # PRECISION
+    ONEDNN_VERBOSE=1 DNNL_VERBOSE=1 timeout 300 ./accel_train $model_args data.path=synthetic \
+        data.eval_samples=0 threads=1 train.global_batch=$MICRO train.steps=2 train.sample_tokens=0 \
+        precision=$1 log.level=warn 2>/dev/null |
+        awk -F, '/^(onednn|dnnl)_verbose,exec,/ { n[$4 " " $5 " " $7]++ }
+                 END { for (k in n) printf "  %s: %s (%d calls in 2 steps)\n", p, k, n[k] }' p="$1" | sort
 }
 
 torch=no torch_bf16=True
@@ -116,36 +129,58 @@ if [ "${BENCH_NO_TORCH:-0}" != 1 ]; then
     fi
 fi
 
-# warm-up, discarded: page cache, oneDNN's kernel cache, Python's imports
+VARIANTS="manual sdpa compile"
+echo "oneDNN in accel's step (kind, implementation, data types):"
+for p in fp32 bf16; do
+    impls=$(onednn_impls $p)
+    if [ -n "$impls" ]; then echo "$impls"; else echo "  $p: no oneDNN primitive ran"; fi
+done
+
+# warm-up, discarded: page cache, oneDNN's kernel cache, Python's imports, torch.compile's cache
 STEPS_SAVED=$STEPS; STEPS=5; accel_tps fp32 >/dev/null
-[ $torch = no ] || torch_tps fp32 >/dev/null
+[ $torch = no ] || for v in $VARIANTS; do torch_tps fp32 $v >/dev/null; torch_tps bf16 $v >/dev/null; done
 STEPS=$STEPS_SAVED
 printf '%-30s %12s %12s %14s\n' "run" "tokens/s" "GFLOP/s" "of core peak"
-A32= A16= T32= T16=
+A32= A16=
+for v in $VARIANTS; do eval "T32_$v= T16_$v="; done
 r=1
 while [ $r -le "$ROUNDS" ]; do
-    x=$(accel_tps fp32); A32="$A32 $x"; report "round $r accel fp32" "$x"
-    if [ $torch = yes ]; then x=$(torch_tps fp32); T32="$T32 $x"; report "round $r pytorch fp32" "$x"; fi
-    x=$(accel_tps bf16); A16="$A16 $x"; report "round $r accel bf16" "$x"
-    if [ $torch = yes ]; then x=$(torch_tps bf16); T16="$T16 $x"; report "round $r pytorch bf16" "$x"; fi
+    for p in fp32 bf16; do
+        x=$(accel_tps $p)
+        if [ $p = fp32 ]; then A32="$A32 $x"; else A16="$A16 $x"; fi
+        report "round $r accel $p" "$x"
+        [ $torch = yes ] || continue
+        for v in $VARIANTS; do
+            x=$(torch_tps $p $v); report "round $r pytorch $p $v" "$x"
+            if [ $p = fp32 ]; then eval "T32_$v=\"\$T32_$v $x\""; else eval "T16_$v=\"\$T16_$v $x\""; fi
+        done
+    done
     r=$((r + 1))
 done
-[ $torch = no ] || echo "last pytorch line: $(cat "$out/torch.line")"
+[ $torch = no ] || { echo "last pytorch lines:"; cat "$out"/torch.*.line | sed 's/^/  /'; }
 echo "median of $ROUNDS rounds (load average now: $(cut -d' ' -f1-3 /proc/loadavg)):"
 a32=$(echo $A32 | median); a16=$(echo $A16 | median)
 report "accel fp32" "$a32"
 report "accel bf16" "$a16"
 if [ $torch = yes ]; then
-    t32=$(echo $T32 | median); t16=$(echo $T16 | median)
-    report "pytorch fp32 (DDP gloo)" "$t32"
-    report "pytorch bf16 (DDP gloo)" "$t16"
+    # the best PyTorch variant of each precision, by median
+    best() { # fp32|bf16: reports each variant's median (stderr); prints "variant median rounds..."
+        for v in $VARIANTS; do
+            eval "l=\$T${1#??}_$v"; m=$(echo $l | median)
+            report "pytorch $1 $v" "$m" >&2
+            echo "$v $m $l"
+        done | sort -k2,2n | tail -n 1
+    }
+    set -- $(best fp32 2>"$out/best32"); cat "$out/best32"; v32=$1 t32=$2; shift 2; T32=$*
+    set -- $(best bf16 2>"$out/best16"); cat "$out/best16"; v16=$1 t16=$2; shift 2; T16=$*
     ratios() { # ACCEL_LIST TORCH_LIST: the per-round ratios, lowest and highest
         echo "$1|$2" | awk -F'|' '{ n = split($1, a, " "); split($2, b, " "); lo = 1e9; hi = 0
             for (i = 1; i <= n; i++) { q = a[i] / b[i]; if (q < lo) lo = q; if (q > hi) hi = q }
             printf "%.2f-%.2fx", lo, hi }'
     }
+    case "$flags" in *amx*) t16_target=2 ;; *avx512_bf16*) t16_target=1.5 ;; *) t16_target="none (no native bf16)" ;; esac
     awk -v a="$a32" -v t="$t32" -v b="$a16" -v u="$t16" -v r32="$(ratios "$A32" "$T32")" \
-        -v r16="$(ratios "$A16" "$T16")" 'BEGIN {
-        printf "accel / pytorch (medians): fp32 %.2fx (rounds %s; target 1.5x), bf16 %.2fx (rounds %s; target 1.5x)\n",
-               a / t, r32, b / u, r16 }'
+        -v r16="$(ratios "$A16" "$T16")" -v v32="$v32" -v v16="$v16" -v g16="$t16_target" 'BEGIN {
+        printf "accel / best pytorch (medians): fp32 %.2fx against %s (rounds %s; target 1.5x), bf16 %.2fx against %s (rounds %s; target %s%s)\n",
+               a / t, v32, r32, b / u, v16, r16, g16, g16 ~ /^[0-9]/ ? "x" : "" }'
 fi

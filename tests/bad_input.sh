@@ -18,6 +18,11 @@ expect_fail "not divisible by ranks x train.grad_accum" "$ACCEL_TRAIN" train.glo
 expect_fail "unknown option '--bogus'" "$ACCEL_TRAIN" --bogus
 expect_fail "more than one configuration file" "$ACCEL_TRAIN" a.yaml b.yaml
 expect_fail "environment variable ACCEL_TRAIN_STEPS" env ACCEL_TRAIN_STEPS=x "$ACCEL_TRAIN"
+# The bf16 product path: a value that names none, and a path this machine cannot run.
+expect_fail "ACCEL_BF16_GEMM=fast is not a bf16 product path" env ACCEL_BF16_GEMM=fast "$ACCEL_TRAIN" precision=bf16 train.steps=1
+case " $(bf16_paths) " in *" sbgemm "*) ;; *)
+    expect_fail "ACCEL_BF16_GEMM=sbgemm: the BLAS has no cblas_sbgemm" env ACCEL_BF16_GEMM=sbgemm "$ACCEL_TRAIN" precision=bf16 train.steps=1 ;;
+esac
 if ! "$top_builddir/tests/gpu_gpt_check" --probe > /dev/null 2>&1; then    # no usable GPU here
     expect_fail "device=cuda but no usable GPU" env -u ACCEL_DEVICE "$ACCEL_TRAIN" device=cuda train.steps=1
 fi

@@ -819,7 +819,10 @@ START_TEST(test_gemm)
     gemm_case(ACCEL_BF16, 20, 24, 72);      /* attention-sized: partial panels, k tail */
     accel_gemm_cpu_t g;
     ck_assert_int_eq(accel_gemm_cpu_init(&g, ACCEL_I32), ACCEL_ERR_INVALID);
-    printf("bf16 products: %s\n", accel_gemm_cpu_has_bf16() ? "native" : "emulated");
+    accel_bf16_path_t path;
+    ck_assert_int_eq(accel_gemm_bf16_path(&path), ACCEL_OK);
+    printf("bf16 products: %s (%s)\n", accel_gemm_cpu_has_bf16() ? "native" : "emulated",
+           accel_gemm_bf16_path_name(path));
 }
 END_TEST
 

@@ -28,6 +28,25 @@ run_mpi() {
     timeout -k 10 "$TEST_TIMEOUT" "$MPIRUN" -np "$np" "$@"
 }
 
+# bf16_paths: the bf16 product paths (ACCEL_BF16_GEMM values) this build and CPU can run, from
+# accel env: always emulate; kernel with AVX512-BF16; onednn with oneDNN and AVX512-BF16 or AMX.
+bf16_paths() {
+    ACCEL_BF16_GEMM= "$ACCEL" env 2>/dev/null |
+        sed -n 's/^bf16 products .*this machine runs: *\([^)]*\)).*/\1/p'
+}
+# for_each_bf16_path CMD...: CMD once with each path forced; says which ones this machine lacks.
+for_each_bf16_path() {
+    paths=$(bf16_paths)
+    [ -n "$paths" ] || fail "accel env does not list the bf16 product paths"
+    for want in onednn kernel; do
+        case " $paths " in *" $want "*) ;;
+        *) echo "note: ACCEL_BF16_GEMM=$want not tested: this build or CPU cannot run it ($paths only)" ;; esac
+    done
+    for path in $paths; do
+        ACCEL_BF16_GEMM=$path "$@" || fail "'$*' failed with ACCEL_BF16_GEMM=$path"
+    done
+}
+
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
 pass() { echo "PASS: $*"; }

@@ -3,7 +3,7 @@
 # gradient of every tensor of five tiny models (GQA, MQA, Llama-3.1 RoPE scaling, Qwen2 biases,
 # MHA) against the fixtures tests/fixtures/llama/*.h5 (made by tests/make_llama_fixtures.sh; Python
 # is not needed here). Run once as the process starts, and once more with OpenBLAS on the AVX-512
-# kernels the training tools select, like tests/gpt_unit.sh.
+# kernels the training tools select, and with each bf16 product path, like tests/gpt_unit.sh.
 . "${top_srcdir:-.}/tests/lib.sh"
 prog="$top_builddir/tests/check_llama"
 [ -x "$prog" ] || fail "$prog is not built (make check builds it)"
@@ -18,4 +18,6 @@ if grep -q avx512f /proc/cpuinfo 2>/dev/null; then
     grep -q avx512_bf16 /proc/cpuinfo && core=Cooperlake
     OPENBLAS_CORETYPE=$core timeout -k 10 "$TEST_TIMEOUT" "$prog" || fail "check_llama failed with OPENBLAS_CORETYPE=$core"
 fi
+# Every bf16 product path this machine runs, forced in turn (gemm_cpu.h): the same tests pass on each.
+for_each_bf16_path timeout -k 10 "$TEST_TIMEOUT" "$prog"
 pass "llama against transformers"

@@ -5,11 +5,13 @@
 
 #include <cblas.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #if ACCEL_HAVE_ONEDNN
 #include <oneapi/dnnl/dnnl.h>
 #endif
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "accel/log.h"
 #include "gemm_cpu.h"
@@ -27,10 +29,76 @@ static sbgemm_fn find_sbgemm(void)
     static int looked;
     static sbgemm_fn fn;
     if (!looked) {                  /* idempotent: a race only repeats the same lookup */
-        if (!getenv("ACCEL_NO_SBGEMM")) fn = (sbgemm_fn)dlsym(RTLD_DEFAULT, "cblas_sbgemm");
+        fn = (sbgemm_fn)dlsym(RTLD_DEFAULT, "cblas_sbgemm");
         looked = 1;
     }
     return fn;
+}
+
+static const char *const path_names[] = { "onednn", "kernel", "sbgemm", "emulate" };
+
+const char *accel_gemm_bf16_path_name(accel_bf16_path_t path)
+{
+    return (unsigned)path < sizeof path_names / sizeof path_names[0] ? path_names[path] : "?";
+}
+
+bool accel_gemm_bf16_path_available(accel_bf16_path_t path)
+{
+    switch (path) {
+    case ACCEL_BF16_ONEDNN: return accel_gemm_onednn_available();
+    case ACCEL_BF16_KERNEL: return accel_gemm_bf16_x86_available();
+    case ACCEL_BF16_SBGEMM: return find_sbgemm() != NULL;
+    default: return true;
+    }
+}
+
+/* auto: oneDNN where the CPU has AMX (its tiles do about ten times the multiply-adds of AVX512-BF16
+ * per cycle, and accel has no AMX kernel); on AVX512-BF16 CPUs without AMX, accel's kernel, which
+ * runs the step's products faster than oneDNN's there (bench/gemm_bf16 prints both; the
+ * triangle-only attention products have no oneDNN counterpart); then the BLAS's sbgemm; then the
+ * emulation. */
+static accel_bf16_path_t auto_path(void)
+{
+    if (accel_gemm_cpu_amx() && accel_gemm_bf16_path_available(ACCEL_BF16_ONEDNN)) return ACCEL_BF16_ONEDNN;
+    if (accel_gemm_bf16_path_available(ACCEL_BF16_KERNEL)) return ACCEL_BF16_KERNEL;
+    if (accel_gemm_bf16_path_available(ACCEL_BF16_SBGEMM)) return ACCEL_BF16_SBGEMM;
+    return ACCEL_BF16_EMULATE;
+}
+
+static accel_bf16_path_t chosen_path;       /* set once, by choose_path */
+static accel_status_t chosen_status;
+
+static void choose_path(void)
+{
+    const char *want = getenv("ACCEL_BF16_GEMM");
+    chosen_path = auto_path();
+    if (!want || !*want || !strcmp(want, "auto")) return;
+    for (int p = 0; p < (int)(sizeof path_names / sizeof path_names[0]); p++) {
+        if (strcmp(want, path_names[p])) continue;
+        if (!accel_gemm_bf16_path_available((accel_bf16_path_t)p)) {
+            ACCEL_ERROR("ACCEL_BF16_GEMM=%s: %s\n--> hint: unset it (auto picks %s on this "
+                        "machine)", want,
+                        p == ACCEL_BF16_ONEDNN ? "accel was built without oneDNN, or this CPU has "
+                                                 "neither AVX512-BF16 nor AMX"
+                        : p == ACCEL_BF16_KERNEL ? "accel's kernel needs AVX512-BF16"
+                                                 : "the BLAS has no cblas_sbgemm",
+                        path_names[chosen_path]);
+            chosen_status = ACCEL_ERR_UNSUPPORTED;
+        }
+        chosen_path = (accel_bf16_path_t)p;
+        return;
+    }
+    ACCEL_ERROR("ACCEL_BF16_GEMM=%s is not a bf16 product path\n--> hint: auto, onednn, kernel, "
+                "sbgemm or emulate", want);
+    chosen_status = ACCEL_ERR_CONFIG;
+}
+
+accel_status_t accel_gemm_bf16_path(accel_bf16_path_t *path)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, choose_path);
+    *path = chosen_path;
+    return chosen_status;
 }
 
 /* fp32 products: oneDNN's JIT sgemm runs products of a million multiply-adds and more 5-15% faster
@@ -69,30 +137,34 @@ static void sgemm(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int M, int N
     cblas_sgemm(CblasRowMajor, ta, tb, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
-/* Otherwise accel's own AVX512-BF16 kernel runs the products big enough to repay its packing
- * (down to the 32 x 32 x 64 blocks of attention, where it beats rounding plus sgemm); tiny ones
- * and CPUs without AVX512-BF16 are emulated: operands rounded to bf16 and multiplied by sgemm,
- * the same products with fp32 accumulation. */
-static bool use_x86_kernel(int M, int N, int K)
+/* The native paths run products big enough to repay converting and packing their operands (down
+ * to the 32 x 32 x 64 blocks of attention, where accel's kernel beats rounding plus sgemm); tiny
+ * ones are emulated: operands rounded to bf16 and multiplied by sgemm, the same products with
+ * fp32 accumulation. */
+static bool big_enough(int M, int N, int K)
 {
-    static int avail = -1;
-    if (avail < 0) avail = !getenv("ACCEL_NO_BF16_KERNEL") && accel_gemm_bf16_x86_available();
-    return avail && M >= 16 && N >= 16 && K >= 16 && (double)M * N * K >= 32768.0;
+    return M >= 16 && N >= 16 && K >= 16 && (double)M * N * K >= 32768.0;
 }
 
-bool accel_gemm_cpu_has_bf16(void) { return find_sbgemm() != NULL || use_x86_kernel(64, 64, 256); }
+bool accel_gemm_cpu_has_bf16(void)
+{
+    accel_bf16_path_t path;
+    return accel_gemm_bf16_path(&path) == ACCEL_OK && path != ACCEL_BF16_EMULATE;
+}
 
 accel_status_t accel_gemm_cpu_init(accel_gemm_cpu_t *g, accel_dtype_t dtype)
 {
     g->work = NULL;
     g->work_bytes = 0;
+    g->onednn = NULL;
     g->dtype = dtype;
+    g->bf16_path = ACCEL_BF16_EMULATE;
     if (dtype != ACCEL_F32 && dtype != ACCEL_BF16 && dtype != ACCEL_F16) {
         ACCEL_ERROR0("matrix products cannot compute in %s\n--> hint: use precision fp32, bf16 "
                      "or fp16", accel_dtype_name(dtype));
         return ACCEL_ERR_INVALID;
     }
-    return ACCEL_OK;
+    return dtype == ACCEL_BF16 ? accel_gemm_bf16_path(&g->bf16_path) : ACCEL_OK;
 }
 
 void accel_gemm_cpu_free(accel_gemm_cpu_t *g)
@@ -100,6 +172,8 @@ void accel_gemm_cpu_free(accel_gemm_cpu_t *g)
     free(g->work);
     g->work = NULL;
     g->work_bytes = 0;
+    accel_gemm_onednn_free(g->onednn);
+    g->onednn = NULL;
 }
 
 static accel_status_t grow(accel_gemm_cpu_t *g, size_t bytes)
@@ -137,22 +211,23 @@ accel_status_t accel_gemm_cpu(accel_gemm_cpu_t *g, bool transA, bool transB, int
     size_t brows = transB ? (size_t)N : (size_t)K, bcols = transB ? (size_t)K : (size_t)N;
     size_t na = arows * acols, nb = brows * bcols;
     size_t na_padded = (na + 31) / 32 * 32;              /* keep the second operand 64-byte aligned */
-    if (g->dtype == ACCEL_BF16) {
-        sbgemm_fn sbgemm = find_sbgemm();
-        if (sbgemm) {
-            ACCEL_CHECK(grow(g, (na_padded + nb) * sizeof(uint16_t) + 128));
-            uint16_t *a16 = g->work, *b16 = a16 + na_padded;
-            accel_cpu_pack_bf16(a16, A, arows, acols, (size_t)lda);
-            accel_cpu_pack_bf16(b16, B, brows, bcols, (size_t)ldb);
-            sbgemm(CblasRowMajor, ta, tb, M, N, K, alpha, a16, (int)acols, b16, (int)bcols, beta, C,
-                   ldc);
-            return ACCEL_OK;
-        }
-        if (use_x86_kernel(M, N, K)) {
+    if (g->dtype == ACCEL_BF16 && g->bf16_path != ACCEL_BF16_EMULATE && big_enough(M, N, K)) {
+        if (g->bf16_path == ACCEL_BF16_KERNEL) {
             ACCEL_CHECK(grow(g, accel_gemm_bf16_x86_work(M, N, K)));
             accel_gemm_bf16_x86(g->work, transA, transB, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
             return ACCEL_OK;
         }
+        /* oneDNN and sbgemm take bf16 operands: convert them into the scratch, dense. */
+        ACCEL_CHECK(grow(g, (na_padded + nb) * sizeof(uint16_t) + 128));
+        uint16_t *a16 = g->work, *b16 = a16 + na_padded;
+        accel_cpu_pack_bf16(a16, A, arows, acols, (size_t)lda);
+        accel_cpu_pack_bf16(b16, B, brows, bcols, (size_t)ldb);
+        if (g->bf16_path == ACCEL_BF16_ONEDNN)
+            return accel_gemm_onednn_bf16(&g->onednn, transA, transB, M, N, K, alpha, a16, b16,
+                                          beta, C, ldc, NULL);
+        find_sbgemm()(CblasRowMajor, ta, tb, M, N, K, alpha, a16, (int)acols, b16, (int)bcols,
+                      beta, C, ldc);
+        return ACCEL_OK;
     }
     ACCEL_CHECK(grow(g, (na_padded + nb) * sizeof(float) + 128));
     float *ar = g->work, *br = ar + na_padded;
@@ -167,10 +242,15 @@ accel_status_t accel_gemm_cpu(accel_gemm_cpu_t *g, bool transA, bool transB, int
     return ACCEL_OK;
 }
 
-/* The triangular products run on the bf16 kernel when it would run the full product. */
+/* The triangular products run on accel's bf16 kernel when it runs the full products, and on the
+ * oneDNN path too where the CPU has AVX512-BF16: skipping the masked half, it runs attention's
+ * blocks about twice as fast as oneDNN's full products (bench/gemm_bf16), which are too small
+ * for oneDNN's brgemm kernels (it picks gemm:jit for them). */
 static bool tri_on_x86_kernel(const accel_gemm_cpu_t *g, int T, int K)
 {
-    return g->dtype == ACCEL_BF16 && !find_sbgemm() && use_x86_kernel(T, T, K);
+    return g->dtype == ACCEL_BF16 && big_enough(T, T, K) &&
+           (g->bf16_path == ACCEL_BF16_KERNEL ||
+            (g->bf16_path == ACCEL_BF16_ONEDNN && accel_gemm_bf16_x86_available()));
 }
 
 accel_status_t accel_gemm_cpu_lower_nt(accel_gemm_cpu_t *g, int T, int K, float alpha,

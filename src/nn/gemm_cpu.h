@@ -1,23 +1,47 @@
 /* Precision-dispatching CPU matrix product for the built-in models (private to libaccel).
- * fp32: cblas_sgemm. bf16: operands rounded to bf16, products accumulated in fp32 (OpenBLAS
- * cblas_sbgemm where the BLAS has it, else accel's own AVX512-BF16 kernel where the CPU has
- * it, else emulated like fp16). fp16: operands rounded to the nearest fp16 value and multiplied
- * in fp32 (emulated: CPUs have no fp16 GEMM). The output C is always fp32. ACCEL_NO_SBGEMM=1 and
- * ACCEL_NO_BF16_KERNEL=1 turn the native bf16 paths off (to compare against the emulation). */
+ * fp32: cblas_sgemm (oneDNN's sgemm for large products on AVX-512). bf16: operands rounded to
+ * bf16, products accumulated in fp32, on one of four paths (accel_bf16_path_t), chosen once per
+ * process: oneDNN's matmul primitive (AMX tiles where the CPU has them), accel's own AVX512-BF16
+ * kernel, OpenBLAS's cblas_sbgemm where the BLAS exports it, or emulated (rounded operands, fp32
+ * sgemm). ACCEL_BF16_GEMM=onednn|kernel|sbgemm|emulate forces one (tests run each). fp16:
+ * operands rounded to the nearest fp16 value and multiplied in fp32 (emulated: CPUs have no fp16
+ * GEMM). The output C is always fp32. */
 #ifndef ACCEL_NN_GEMM_CPU_H
 #define ACCEL_NN_GEMM_CPU_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "accel/dtype.h"
 #include "accel/status.h"
 
+/* Who runs bf16 products. */
+typedef enum {
+    ACCEL_BF16_ONEDNN,              /* oneDNN matmul primitives: on AMX CPUs, and where it wins */
+    ACCEL_BF16_KERNEL,              /* accel's AVX512-BF16 kernel (gemm_bf16_x86.c) */
+    ACCEL_BF16_SBGEMM,              /* the BLAS's cblas_sbgemm (OpenBLAS built with BFLOAT16) */
+    ACCEL_BF16_EMULATE,             /* operands rounded to bf16 and multiplied by sgemm */
+} accel_bf16_path_t;
+
+typedef struct accel_gemm_onednn_cache accel_gemm_onednn_cache_t;
+
 typedef struct {
     accel_dtype_t dtype;            /* ACCEL_F32, ACCEL_BF16 or ACCEL_F16 */
+    accel_bf16_path_t bf16_path;    /* accel_gemm_bf16_path() at init; a benchmark may change it */
     void *work;                     /* converted operands, grown on demand */
     size_t work_bytes;
+    accel_gemm_onednn_cache_t *onednn;  /* oneDNN primitives by product shape, made on first use */
 } accel_gemm_cpu_t;
+
+/* The bf16 path of this process: ACCEL_BF16_GEMM when set (an unknown value, or a path this
+ * build or CPU cannot run, is an error that names it), else the fastest available: oneDNN on AMX
+ * CPUs, accel's kernel on other AVX512-BF16 CPUs, sbgemm where the BLAS has it, else the
+ * emulation. Read once; later calls return the same answer. */
+accel_status_t accel_gemm_bf16_path(accel_bf16_path_t *path);
+const char *accel_gemm_bf16_path_name(accel_bf16_path_t path);
+/* This build and CPU can run that path. */
+bool accel_gemm_bf16_path_available(accel_bf16_path_t path);
 
 /* dtype must be ACCEL_F32, ACCEL_BF16 or ACCEL_F16. */
 accel_status_t accel_gemm_cpu_init(accel_gemm_cpu_t *g, accel_dtype_t dtype);
@@ -63,7 +87,20 @@ void accel_gemm_bf16_x86_lower_nt(void *work, int T, int K, float alpha, const f
 void accel_gemm_bf16_x86_trmm(void *work, bool transL, int T, int N, float alpha, const float *L,
                               int ldl, const float *B, int ldb, float *C, int ldc);
 
-/* True when bf16 products run natively (the BLAS exports cblas_sbgemm), false when emulated. */
+/* oneDNN's bf16 matmul (gemm_onednn.c): available (built with oneDNN, CPU with AVX512-BF16 or
+ * AMX), the CPU has AMX-BF16, and one product C = alpha op(A) op(B) + beta C of dense bf16
+ * operands (A stored M x K, K x M when transA; B K x N, N x K when transB), with the primitive
+ * of its shape made once and kept in *cache (freed by accel_gemm_onednn_free). *impl, when not
+ * NULL, receives oneDNN's name for the implementation it runs. */
+bool accel_gemm_onednn_available(void);
+bool accel_gemm_cpu_amx(void);
+accel_status_t accel_gemm_onednn_bf16(accel_gemm_onednn_cache_t **cache, bool transA, bool transB,
+                                      int M, int N, int K, float alpha, const uint16_t *A,
+                                      const uint16_t *B, float beta, float *C, int ldc,
+                                      const char **impl);
+void accel_gemm_onednn_free(accel_gemm_onednn_cache_t *cache);
+
+/* True when bf16 products run natively (not emulated) in this process. */
 bool accel_gemm_cpu_has_bf16(void);
 
 #endif

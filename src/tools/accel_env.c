@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "accel/accel.h"
+#include "../nn/gemm_cpu.h"
 #include "tool.h"
 
 extern char **environ;
@@ -31,6 +32,21 @@ static void fs_type(const char *path, char *out, size_t outlen)
         }
     }
     fclose(f);
+}
+
+/* Who runs bf16 products (gemm_cpu.h): the path this process takes, and every path the machine
+ * can run (what ACCEL_BF16_GEMM may force; the tests read this line). */
+static void print_bf16_paths(void)
+{
+    accel_bf16_path_t path, p;
+    accel_status_t st = accel_gemm_bf16_path(&path);
+    if (st != ACCEL_OK) printf("bf16 products    refused: ACCEL_BF16_GEMM=%s (this machine runs:",
+                               getenv("ACCEL_BF16_GEMM"));
+    else printf("bf16 products    %s (%s; this machine runs:", accel_gemm_bf16_path_name(path),
+                getenv("ACCEL_BF16_GEMM") ? "ACCEL_BF16_GEMM" : accel_gemm_cpu_amx() ? "auto, AMX" : "auto");
+    for (p = ACCEL_BF16_ONEDNN; p <= ACCEL_BF16_EMULATE; p++)
+        if (accel_gemm_bf16_path_available(p)) printf(" %s", accel_gemm_bf16_path_name(p));
+    printf(")\n");
 }
 
 static void print_versions(void)
@@ -61,6 +77,7 @@ static void print_versions(void)
     const char *onednn = accel_blas_onednn_version();
     if (!onednn) printf("oneDNN           not built\n");
     else printf("oneDNN           %s, %s\n", onednn, getenv("ACCEL_NO_ONEDNN") ? "off (ACCEL_NO_ONEDNN)" : "large fp32 products on AVX-512 CPUs");
+    print_bf16_paths();
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     printf("host             %ld cores, %.1f GiB memory\n", cores, (double)pages * (double)page / (1 << 30));

@@ -97,14 +97,16 @@ torch_tps() { # PRECISION VARIANT
     echo "$line" >"$out/torch.$1.$2.line"
     echo "$line" | sed 's/.*: \([0-9]*\) tokens.*/\1/'
 }
-# Which implementation oneDNN runs for each kind of accel's products (its verbose mode, one short
-# run of a rank): kind, implementation, data types, and how many executions of the step used it.
-onednn_impls() { # PRECISION
-    ONEDNN_VERBOSE=1 DNNL_VERBOSE=1 timeout 300 ./accel_train $model_args data.path=synthetic \
-        data.eval_samples=0 threads=1 train.global_batch=$MICRO train.steps=2 train.sample_tokens=0 \
-        precision=$1 log.level=warn 2>/dev/null |
+# Which implementation oneDNN runs for accel's bf16 products (its verbose mode, a short run of one
+# rank; train.peak_tflops skips the start-up peak measurement): kind, implementation, data types,
+# and how many calls of 2 steps used it. ACCEL_BF16_GEMM
+# (empty: the automatic choice) picks the path.
+onednn_impls() { # ACCEL_BF16_GEMM value
+    ACCEL_BF16_GEMM=$1 ONEDNN_VERBOSE=1 DNNL_VERBOSE=1 timeout 300 ./accel_train $model_args \
+        data.path=synthetic data.eval_samples=0 threads=1 train.global_batch=$MICRO train.steps=2 \
+        train.sample_tokens=0 train.peak_tflops=1 precision=bf16 log.level=warn 2>/dev/null |
         awk -F, '/^(onednn|dnnl)_verbose,exec,/ { n[$4 " " $5 " " $7]++ }
-                 END { for (k in n) printf "  %s: %s (%d calls in 2 steps)\n", p, k, n[k] }' p="$1" | sort
+                 END { for (k in n) printf "    %s (%d calls in 2 steps)\n", k, n[k] }' | sort
 }
 
 torch=no torch_bf16=True
@@ -130,11 +132,13 @@ if [ "${BENCH_NO_TORCH:-0}" != 1 ]; then
 fi
 
 VARIANTS="manual sdpa compile"
-echo "oneDNN in accel's step (kind, implementation, data types):"
-for p in fp32 bf16; do
-    impls=$(onednn_impls $p)
-    if [ -n "$impls" ]; then echo "$impls"; else echo "  $p: no oneDNN primitive ran"; fi
-done
+echo "accel's bf16 $(echo "$versions" | sed -n 's/^bf16 products *//p')"
+echo "  fp32 products: oneDNN's sgemm for the large ones (its BLAS-like API, which its verbose mode does not list), OpenBLAS for the rest"
+case "$versions" in *"bf16 products"*onednn*)
+    echo "  oneDNN's implementations for the bf16 step on the onednn path (verbose):"
+    impls=$(onednn_impls onednn)
+    if [ -n "$impls" ]; then echo "$impls"; else echo "    (no oneDNN verbose output)"; fi ;;
+esac
 
 # warm-up, discarded: page cache, oneDNN's kernel cache, Python's imports, torch.compile's cache
 STEPS_SAVED=$STEPS; STEPS=5; accel_tps fp32 >/dev/null

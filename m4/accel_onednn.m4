@@ -1,10 +1,11 @@
 # ACCEL_CHECK_ONEDNN: oneDNN (optional) for fp32 matrix products, used where it is faster than the
-# CBLAS (large products on AVX-512). --without-onednn leaves every product to the CBLAS.
+# CBLAS (large products on AVX-512), and for bf16 products on AMX CPUs (its matmul primitive).
+# --without-onednn leaves fp32 products to the CBLAS and bf16 ones to accel's kernel.
 # Debian builds oneDNN on OpenMP: accel then links the OpenMP runtime to give oneDNN one thread
 # per rank, as it does OpenBLAS.
 AC_DEFUN([ACCEL_CHECK_ONEDNN], [
   AC_ARG_WITH([onednn],
-    [AS_HELP_STRING([--without-onednn], [do not use oneDNN for fp32 matrix products])],
+    [AS_HELP_STRING([--without-onednn], [do not use oneDNN for fp32 products or bf16 products on AMX])],
     [], [with_onednn=check])
   accel_have_onednn=0
   accel_onednn_summary="no (fp32 products on $accel_blas_name)"
@@ -23,7 +24,7 @@ AC_DEFUN([ACCEL_CHECK_ONEDNN], [
          AC_DEFINE([ACCEL_ONEDNN_OPENMP], [1], [Define when oneDNN threads through OpenMP])])
       AC_COMPUTE_INT([accel_dnnl_major], [DNNL_VERSION_MAJOR], [[#include <oneapi/dnnl/dnnl_version.h>]])
       AC_COMPUTE_INT([accel_dnnl_minor], [DNNL_VERSION_MINOR], [[#include <oneapi/dnnl/dnnl_version.h>]])
-      accel_onednn_summary="oneDNN $accel_dnnl_major.$accel_dnnl_minor (large fp32 products)"],
+      accel_onednn_summary="oneDNN $accel_dnnl_major.$accel_dnnl_minor (large fp32 products; bf16 on AMX)"],
       [AS_IF([test "x$with_onednn" = xyes], [AC_MSG_ERROR([oneDNN not found.
 --> hint: apt-get install libdnnl-dev])])])
   ])

@@ -76,7 +76,7 @@ static void print_versions(void)
     printf("BLAS             %s, core %s\n", ACCEL_HAVE_OPENBLAS ? "OpenBLAS" : "CBLAS", accel_blas_core());
     const char *onednn = accel_blas_onednn_version();
     if (!onednn) printf("oneDNN           not built\n");
-    else printf("oneDNN           %s, %s\n", onednn, getenv("ACCEL_NO_ONEDNN") ? "off (ACCEL_NO_ONEDNN)" : "large fp32 products on AVX-512 CPUs");
+    else printf("oneDNN           %s, %s\n", onednn, getenv("ACCEL_NO_ONEDNN") ? "off (ACCEL_NO_ONEDNN)" : "large fp32 products on AVX-512 CPUs, bf16 on AMX");
     print_bf16_paths();
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);

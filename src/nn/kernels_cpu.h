@@ -67,7 +67,9 @@ float accel_cpu_dot(const float *x, const float *y, int n);
 void accel_cpu_exp(float *y, const float *x, size_t n);
 
 /* Pack a rows x cols block with leading dimension ld into dst (leading dimension cols),
- * rounding to bf16 (round to nearest even) or to the nearest fp16 value kept as fp32. */
+ * rounding to bf16 (round to nearest even; accel_cpu_pack_bf16 flushes denormals to zero on CPUs
+ * with AVX512-BF16, as their conversion instruction does) or to the nearest fp16 value kept as
+ * fp32. */
 void accel_cpu_pack_bf16(uint16_t *dst, const float *src, size_t rows, size_t cols, size_t ld);
 void accel_cpu_pack_bf16_round(float *dst, const float *src, size_t rows, size_t cols, size_t ld);
 void accel_cpu_pack_f16_round(float *dst, const float *src, size_t rows, size_t cols, size_t ld);

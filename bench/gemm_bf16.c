@@ -141,6 +141,7 @@ int main(int argc, char **argv)
     for (int q = 0; q < 4; q++) if (avail[q]) printf(" %16s", paths[q]);
     printf(" %16s  oneDNN implementation\n", "oneDNN alone");
     double total[4] = { 0 };
+    size_t scratch_max = 0;
     for (int i = 0; i < np; i++) {
         const product_t *p = &products[i];
         size_t na = (size_t)p->M * (p->kind == FULL || p->kind == LOWER_NT ? p->K : p->M);
@@ -163,6 +164,8 @@ int main(int argc, char **argv)
                 double t = run_once(&g, p, A, B, Cm);
                 if (r >= 2 && t < best) best = t;
             }
+            if (q == ACCEL_BF16_ONEDNN && accel_gemm_onednn_scratch_bytes(g.onednn) > scratch_max)
+                scratch_max = accel_gemm_onednn_scratch_bytes(g.onednn);
             accel_gemm_cpu_free(&g);
             const double flop = 2.0 * p->M * p->N * p->K;
             const double n = p->kind == FULL ? 1.0 : (double)(rows / T) * heads;  /* per step */
@@ -179,5 +182,7 @@ int main(int argc, char **argv)
     printf("%-40s", "one layer's products (attention x heads x sequences)");
     for (int q = 0; q < 4; q++) if (avail[q]) printf(" %13.2f ms", 1e3 * total[q]);
     printf("\n");
+    if (avail[ACCEL_BF16_ONEDNN])
+        printf("largest oneDNN scratchpad of these products: %.2f MiB\n", scratch_max / 1048576.0);
     return 0;
 }

@@ -432,7 +432,7 @@ static size_t activation_bytes(const accel_config_t *cfg, bool llama, int micro_
 {
     gpt_t m = { 0 };
     shape_of(&m, cfg, llama);
-    return sizeof(float) * activation_floats(&m, (size_t)micro_batch);
+    return sizeof(float) * activation_floats(&m, (size_t)micro_batch) + accel_gemm_cpu_workspace_bytes();
 }
 
 static size_t gpt_activation_bytes(const accel_config_t *cfg, int micro_batch)

@@ -3,7 +3,9 @@
  * AVX512-BF16 brgemm kernels elsewhere. Creating a primitive generates code (about a millisecond),
  * so each product shape gets one, made on first use and kept in the caller's cache; a model's step
  * has a few dozen shapes. Operands arrive as dense bf16 (the caller converts while copying), the
- * transposes are told to oneDNN through strides, alpha is an output scale and beta a sum post-op. */
+ * transposes are told to oneDNN through strides, alpha is an output scale and beta a sum post-op.
+ * The primitives share one scratchpad (oneDNN's user scratchpad mode), grown to the largest any of
+ * them asks for: by default each primitive would keep its own for as long as it lives. */
 #include "build_config.h"
 
 #include <stdint.h>
@@ -33,13 +35,16 @@ typedef struct {
 typedef struct {
     shape_key_t key;
     dnnl_primitive_t prim;
-    dnnl_memory_t a, b, c;          /* created without storage; pointed at the operands per call */
+    dnnl_memory_t a, b, c, scratch; /* created without storage; pointed at the data per call */
+    size_t scratch_bytes;           /* the scratchpad this primitive needs */
     const char *impl;               /* oneDNN's name for the implementation it picked */
 } slot_t;
 
 struct accel_gemm_onednn_cache {
     slot_t slot[CACHE_SLOTS];
     int used, next_evict;
+    void *scratch;                  /* shared by every primitive of this cache */
+    size_t scratch_bytes;
 };
 
 static dnnl_engine_t engine;
@@ -92,6 +97,7 @@ static void slot_free(slot_t *s)
     if (s->a) dnnl_memory_destroy(s->a);
     if (s->b) dnnl_memory_destroy(s->b);
     if (s->c) dnnl_memory_destroy(s->c);
+    if (s->scratch) dnnl_memory_destroy(s->scratch);
     memset(s, 0, sizeof *s);
 }
 
@@ -113,6 +119,7 @@ static accel_status_t slot_make(slot_t *s, const shape_key_t *k)
     if (e == dnnl_success) e = dnnl_memory_desc_init_by_strides(&c_md, 2, c_dims, dnnl_f32, c_str);
     if (e == dnnl_success) e = dnnl_matmul_desc_init(&desc, &a_md, &b_md, NULL, &c_md);
     if (e == dnnl_success) e = dnnl_primitive_attr_create(&attr);
+    if (e == dnnl_success) e = dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
     if (e == dnnl_success && k->alpha != 1.0f)
         e = dnnl_primitive_attr_set_output_scales(attr, 1, 0, &k->alpha);
     if (e == dnnl_success && k->beta != 0.0f) {
@@ -125,6 +132,11 @@ static accel_status_t slot_make(slot_t *s, const shape_key_t *k)
     if (e == dnnl_success) e = dnnl_memory_create(&s->a, &a_md, engine, DNNL_MEMORY_NONE);
     if (e == dnnl_success) e = dnnl_memory_create(&s->b, &b_md, engine, DNNL_MEMORY_NONE);
     if (e == dnnl_success) e = dnnl_memory_create(&s->c, &c_md, engine, DNNL_MEMORY_NONE);
+    if (e == dnnl_success) {
+        const dnnl_memory_desc_t *sp = dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
+        s->scratch_bytes = sp ? dnnl_memory_desc_get_size(sp) : 0;
+        if (s->scratch_bytes) e = dnnl_memory_create(&s->scratch, sp, engine, DNNL_MEMORY_NONE);
+    }
     if (e == dnnl_success) {
         const char *impl = NULL;
         dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
@@ -173,8 +185,23 @@ static accel_status_t find_slot(accel_gemm_onednn_cache_t **cachep, const shape_
     }
     ACCEL_CHECK(slot_make(s, k));
     if (s == &c->slot[c->used]) c->used++;
+    if (s->scratch_bytes > c->scratch_bytes) {
+        void *p = NULL;
+        if (posix_memalign(&p, 64, s->scratch_bytes)) {
+            ACCEL_ERROR("cannot allocate %zu bytes of oneDNN scratchpad", s->scratch_bytes);
+            return ACCEL_ERR_NOMEM;
+        }
+        free(c->scratch);
+        c->scratch = p;
+        c->scratch_bytes = s->scratch_bytes;
+    }
     *out = s;
     return ACCEL_OK;
+}
+
+size_t accel_gemm_onednn_scratch_bytes(const accel_gemm_onednn_cache_t *cache)
+{
+    return cache ? cache->scratch_bytes : 0;
 }
 
 bool accel_gemm_onednn_available(void)
@@ -201,10 +228,12 @@ accel_status_t accel_gemm_onednn_bf16(accel_gemm_onednn_cache_t **cache, bool tr
     dnnl_status_t e = dnnl_memory_set_data_handle(s->a, (void *)A);
     if (e == dnnl_success) e = dnnl_memory_set_data_handle(s->b, (void *)B);
     if (e == dnnl_success) e = dnnl_memory_set_data_handle(s->c, C);
+    if (e == dnnl_success && s->scratch) e = dnnl_memory_set_data_handle(s->scratch, (*cache)->scratch);
     const dnnl_exec_arg_t args[] = {
         { DNNL_ARG_SRC, s->a }, { DNNL_ARG_WEIGHTS, s->b }, { DNNL_ARG_DST, s->c },
+        { DNNL_ARG_SCRATCHPAD, s->scratch },
     };
-    if (e == dnnl_success) e = dnnl_primitive_execute(s->prim, stream, 3, args);
+    if (e == dnnl_success) e = dnnl_primitive_execute(s->prim, stream, s->scratch ? 4 : 3, args);
     if (e == dnnl_success) e = dnnl_stream_wait(stream);
     if (e != dnnl_success) {
         ACCEL_ERROR("oneDNN's bf16 matmul of %d x %d x %d failed: status %d", M, N, K, (int)e);
@@ -217,6 +246,7 @@ void accel_gemm_onednn_free(accel_gemm_onednn_cache_t *cache)
 {
     if (!cache) return;
     for (int i = 0; i < cache->used; i++) slot_free(&cache->slot[i]);
+    free(cache->scratch);
     free(cache);
 }
 
@@ -224,6 +254,7 @@ void accel_gemm_onednn_free(accel_gemm_onednn_cache_t *cache)
 
 bool accel_gemm_cpu_amx(void) { return false; }
 bool accel_gemm_onednn_available(void) { return false; }
+size_t accel_gemm_onednn_scratch_bytes(const accel_gemm_onednn_cache_t *cache) { (void)cache; return 0; }
 accel_status_t accel_gemm_onednn_bf16(accel_gemm_onednn_cache_t **cache, bool transA, bool transB,
                                       int M, int N, int K, float alpha, const uint16_t *A,
                                       const uint16_t *B, float beta, float *C, int ldc,

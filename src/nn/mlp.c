@@ -199,14 +199,15 @@ static accel_status_t mlp_eval(void *state, const accel_layout_t *layout, const 
     return ACCEL_OK;
 }
 
-/* Mirrors reserve(): each layer's input, the logits and two gradient buffers of the widest layer. */
+/* Mirrors reserve(): each layer's input, the logits and two gradient buffers of the widest layer;
+ * and the product libraries' workspace. */
 static size_t mlp_activation_bytes(const accel_config_t *cfg, int n)
 {
     const accel_model_config_t *c = &cfg->model;
     size_t widest = (size_t)(c->inputs > c->hidden ? c->inputs : c->hidden);
     if ((size_t)c->classes > widest) widest = (size_t)c->classes;
     size_t floats = (size_t)c->inputs + (size_t)c->depth * (size_t)c->hidden + (size_t)c->classes + 2 * widest;
-    return sizeof(float) * (size_t)n * floats;
+    return sizeof(float) * (size_t)n * floats + accel_gemm_cpu_workspace_bytes();
 }
 
 const accel_model_ops_t accel_model_mlp = {

@@ -121,12 +121,12 @@ static bool onednn_sgemm_on(void)
 }
 
 /* oneDNN's sgemm generates its kernels on first use and packs operands into buffers of its own:
- * 3-10 MiB after one product, 6-15 MiB over a GPT's training step (oneDNN 2.6.3, one thread,
- * widths 128-512 and products up to 4096^3, measured on Zen 5 as the peak resident memory with and
- * without it). The bf16 primitives' shared scratchpad is under 1 MiB for those shapes. */
+ * 3-10 MiB after one product, 6-20 MiB over a GPT's training step (oneDNN 2.6.3, one thread,
+ * widths 128-512, contexts 128-256, products up to 4096^3; measured on Zen 5 as the peak resident
+ * memory with and without it). The bf16 primitives' shared scratchpad is under 1 MiB there. */
 size_t accel_gemm_cpu_workspace_bytes(void)
 {
-    return onednn_sgemm_on() ? (size_t)16 << 20 : 0;
+    return onednn_sgemm_on() ? (size_t)24 << 20 : 0;
 }
 
 static void sgemm(enum CBLAS_TRANSPOSE ta, enum CBLAS_TRANSPOSE tb, int M, int N, int K, float alpha,

@@ -102,8 +102,8 @@ void accel_gemm_onednn_free(accel_gemm_onednn_cache_t *cache);
 /* The scratchpad the cache's primitives share (the largest any of them needs). */
 size_t accel_gemm_onednn_scratch_bytes(const accel_gemm_onednn_cache_t *cache);
 
-/* Memory the product libraries take beside accel's own buffers, per process (an upper bound the
- * models add to their activation estimate): 16 MiB where oneDNN's sgemm runs, else 0. */
+/* Memory the product libraries take beside accel's own buffers, per process (an allowance the
+ * models add to their activation estimate): 24 MiB where oneDNN's sgemm runs, else 0. */
 size_t accel_gemm_cpu_workspace_bytes(void);
 
 /* True when bf16 products run natively (not emulated) in this process. */

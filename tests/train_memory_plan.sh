@@ -2,6 +2,7 @@
 # Activation recompute and the micro-batch plan (src/nn/decoder.c, src/train/plan.c):
 # - train.recompute=mlp|block trains to bitwise the fp32 losses of none (gpt under zero3 on 2 ranks,
 #   llama with gradient accumulation), and accel estimate-memory's activations shrink none > mlp > block;
+# - a layer's activations grow linearly with the context (attention keeps no T x T probabilities);
 # - train.micro_batch=N sets grad_accum; train.micro_batch=auto with train.memory_limit between the
 #   estimates of two micro-batches picks the smaller, prints the larger's need (over the limit), and
 #   the run's measured peak stays under the limit; 2 ranks plan the same;
@@ -38,6 +39,19 @@ for m in gpt llama; do
         fail "$m: estimate-memory activations none $a0, mlp $a1, block $a2 MiB do not shrink"
     pass "$m: estimate-memory activations none $a0 > mlp $a1 > block $a2 MiB"
 done
+
+# Attention keeps T floats per head and row (its log-sum-exp), not the T x T probabilities: one
+# more layer's activations double with the context (they would quadruple with T x T per head).
+layer() {
+    one=$("$ACCEL" estimate-memory $1 model.layers=1 --world 1 | awk '$1 == "ddp" { print $9 }')
+    two=$("$ACCEL" estimate-memory $1 model.layers=2 --world 1 | awk '$1 == "ddp" { print $9 }')
+    awk -v a="$one" -v b="$two" 'BEGIN { print b - a }'
+}
+long="model.name=gpt model.width=64 model.heads=4 model.vocab=256 data.path=synthetic train.global_batch=4"
+l1=$(layer "$long model.context=1024"); l2=$(layer "$long model.context=2048")
+awk -v a="$l1" -v b="$l2" 'BEGIN { exit !(a > 0 && b < 2.2 * a) }' ||
+    fail "one layer's activations at context 1024: $l1 MiB, at 2048: $l2 MiB (not linear in the context)"
+pass "one layer's activations grow linearly with the context: $l1 MiB at 1024, $l2 MiB at 2048"
 
 # A fixed micro-batch sets grad_accum.
 out=$(cd "$SCRATCH" && run_mpi 2 "$ACCEL_TRAIN" $gpt train.steps=1 train.micro_batch=2 2>&1) ||

@@ -13,7 +13,8 @@
  * accel_gemm_cpu (fp32, bf16 or emulated fp16 operands, fp32 accumulation), and everything else is
  * a fused single-threaded loop from kernels_cpu.c. Attention runs per (sample, head) with BLAS in
  * row blocks that skip the masked upper triangle; a query head reads the key/value head of its
- * group. Buffers are allocated once and grown only when a larger batch arrives.
+ * group; only each attention row's log-sum-exp is stored, and the backward pass recomputes the
+ * probabilities. Buffers are allocated once and grown only when a larger batch arrives.
  *
  * Inference keeps each layer's q|k|v rows of one sequence (the KV cache): a call that extends the
  * previous sequence computes only the new positions. */
@@ -49,7 +50,8 @@ typedef struct {                    /* tensor indices of one block; -1: absent i
 typedef struct {                    /* activations of one block, stored for the backward pass */
     float *ln1, *ln1_mean, *ln1_rstd;
     float *qkv;                     /* [BT, QKV]: q heads | k heads | v heads, head h at h*hs */
-    float *att;                     /* [B, NH, T, T] softmax probabilities, zero above the diagonal */
+    float *lse;                     /* [B, NH, T] log-sum-exp of each attention row's scores: the
+                                     * backward pass recomputes the probabilities from it */
     float *atty;                    /* [BT, C] attention output before the projection */
     float *res2;                    /* [BT, C] residual after attention */
     float *ln2, *ln2_mean, *ln2_rstd;
@@ -80,8 +82,8 @@ typedef struct {
     float *dres, *dc, *d3c, *d4c;   /* backward scratch: [BT, C], [BT, C], [BT, QKV], [BT, FIN] */
     float *dff;                     /* [BT, F] SwiGLU backward: d(hidden) */
     float *dp;                      /* [T, T] attention backward scratch for one (sample, head) */
-    float *pr;                      /* [T, T] rounded copy of one (sample, head)'s probabilities */
-    float *kt;                      /* [hs, T] one (sample, head)'s keys or values, transposed */
+    float *pr;                      /* [T, T] one (sample, head)'s attention probabilities */
+    float *kt, *vt;                 /* [hs, T] one (sample, head)'s keys and values, transposed */
     float *dkv;                     /* [2, T, hs] one head's dK, dV before they join its group's */
     float *mem;
     int capacity;                   /* samples (at full context) the buffers hold */
@@ -101,7 +103,7 @@ typedef struct {
     float **kv;                     /* inference: block l's k|v rows live in kv[l] (its q rows in
                                      * act->qkv); training: NULL */
     float *x0, *lnf, *lnf_mean, *lnf_rstd;
-    float *pr;                      /* [T, T] scratch: rounded attention probabilities */
+    float *pr;                      /* [T, T] scratch: one head's attention scores */
     float *kt;                      /* [hs, T] scratch: one head's keys, transposed */
 } gpt_fwd_t;
 
@@ -377,7 +379,7 @@ static int head_layer(const gpt_t *m) { return m->arch.tied ? 0 : m->L + 1; }
 #define PIECE(n) (((n) + 15) / 16 * 16)
 
 /* The pieces of one block's activations, in the order they are carved. */
-enum { A_LN1, A_LN1_MEAN, A_LN1_RSTD, A_QKV, A_ATT, A_ATTY, A_RES2, A_LN2, A_LN2_MEAN, A_LN2_RSTD,
+enum { A_LN1, A_LN1_MEAN, A_LN1_RSTD, A_QKV, A_LSE, A_ATTY, A_RES2, A_LN2, A_LN2_MEAN, A_LN2_RSTD,
        A_FCH, A_FCH_GELU, A_RES3, A_PIECES };
 #define ALL_PIECES ((1u << A_PIECES) - 1)
 
@@ -399,7 +401,7 @@ static unsigned kept_pieces(accel_recompute_t r)
 static void piece_floats(const gpt_t *m, size_t B, size_t T, size_t sizes[A_PIECES])
 {
     const size_t BT = B * T, C = (size_t)m->C;
-    const size_t s[A_PIECES] = { BT * C, BT, BT, BT * (size_t)m->QKV, B * (size_t)m->NH * T * T,
+    const size_t s[A_PIECES] = { BT * C, BT, BT, BT * (size_t)m->QKV, B * (size_t)m->NH * T,
                                  BT * C, BT * C, BT * C, BT, BT, BT * (size_t)m->FIN,
                                  BT * (size_t)m->F, BT * C };
     memcpy(sizes, s, sizeof s);
@@ -425,7 +427,7 @@ static size_t activation_floats(const gpt_t *m, size_t B)
            2 * PIECE(BT * C) + 2 * PIECE(BT) +
            PIECE(BT * (size_t)m->V) + 2 * PIECE(BT * C) + PIECE(BT * (size_t)m->QKV) +
            PIECE(BT * (size_t)m->FIN) + PIECE(m->arch.swiglu ? BT * (size_t)m->F : 0) +
-           2 * PIECE(T * T) + PIECE((size_t)m->hs * T) + PIECE(2 * T * (size_t)m->hs);
+           2 * PIECE(T * T) + 2 * PIECE((size_t)m->hs * T) + PIECE(2 * T * (size_t)m->hs);
 }
 
 static size_t activation_bytes(const accel_config_t *cfg, bool llama, int micro_batch)
@@ -449,7 +451,7 @@ static size_t llama_activation_bytes(const accel_config_t *cfg, int micro_batch)
  * others are left as they are); returns what follows. */
 static float *carve_block(const gpt_t *m, gpt_acts_t *a, float *p, size_t B, size_t T, unsigned mask)
 {
-    float **const order[A_PIECES] = { &a->ln1, &a->ln1_mean, &a->ln1_rstd, &a->qkv, &a->att,
+    float **const order[A_PIECES] = { &a->ln1, &a->ln1_mean, &a->ln1_rstd, &a->qkv, &a->lse,
                                       &a->atty, &a->res2, &a->ln2, &a->ln2_mean, &a->ln2_rstd,
                                       &a->fch, &a->fch_gelu, &a->res3 };
     size_t sizes[A_PIECES];
@@ -521,6 +523,7 @@ static accel_status_t reserve(gpt_t *m, int B)
     TAKE(m->dp, T * T);
     TAKE(m->pr, T * T);
     TAKE(m->kt, (size_t)m->hs * T);
+    TAKE(m->vt, (size_t)m->hs * T);
     TAKE(m->dkv, 2 * T * (size_t)m->hs);
 #undef TAKE
     m->capacity = B;
@@ -585,14 +588,25 @@ static accel_status_t gemm_nt(gpt_t *m, int rows, int cols, int hs, int T, float
                           T);
 }
 
-/* Rows r0..r1-1 of S become softmax rows over their causal prefix (row t: columns 0..t), zero
- * above the diagonal (the triangular products read P and dS as lower triangular). */
-static void causal_softmax(float *S, int T, int r0, int r1)
+/* Score rows r0..r1-1 (row t at S + (t - r0) ld) become softmax rows over their causal prefix
+ * (row t: columns 0..t), zero above the diagonal up to column cols (the products read P as lower
+ * triangular); lse[t] keeps row t's log-sum-exp. */
+static void causal_softmax(float *S, size_t ld, int cols, int r0, int r1, float *lse)
 {
     for (int t = r0; t < r1; t++) {
-        float *row = S + (size_t)t * T;
-        accel_cpu_softmax(row, row, t + 1);
-        memset(row + t + 1, 0, sizeof(float) * (size_t)(T - t - 1));
+        float *row = S + (size_t)(t - r0) * ld;
+        lse[t] = accel_cpu_softmax(row, row, t + 1);
+        memset(row + t + 1, 0, sizeof(float) * (size_t)(cols - t - 1));
+    }
+}
+
+/* causal_softmax again in the backward pass, from the log-sum-exp it kept: P = exp(S - lse). */
+static void causal_probs(float *S, size_t ld, int cols, int r0, int r1, const float *lse)
+{
+    for (int t = r0; t < r1; t++) {
+        float *row = S + (size_t)(t - r0) * ld;
+        accel_cpu_softmax_from_lse(row, row, t + 1, lse[t]);
+        memset(row + t + 1, 0, sizeof(float) * (size_t)(cols - t - 1));
     }
 }
 
@@ -633,12 +647,15 @@ static void round_rows(const gpt_t *m, float *x, size_t rows, size_t cols, size_
 
 /* Causal self-attention of one block for query rows p0..T-1 of each sequence (p0 > 0: inference
  * with the KV cache, B = 1): per (sample, head), S = Q K^T / sqrt(hs) on the lower triangle,
- * P = softmax(S) (kept in a->att for backward), Y = P V. */
+ * P = softmax(S), Y = P V. S and P live in a scratch (fw->pr) only while their head or row block
+ * is worked on; a->lse keeps each row's log-sum-exp, from which attention_backward recomputes P
+ * (FlashAttention's trade: T floats per head and row block instead of T x T, for one more
+ * product in the backward pass). */
 static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t *fw,
                                         const qkv_view_t *x, int B, int T, int p0)
 {
     const bool native = att_native(m) && p0 == 0;
-    float *pr = fw->pr, *kt = fw->kt;
+    float *S = fw->pr, *kt = fw->kt;
     const int C = m->C, NH = m->NH, hs = m->hs;
     const int ldq = (int)x->ldq, ldkv = (int)x->ldkv;
     const float scale = 1.0f / sqrtf((float)hs);
@@ -652,11 +669,11 @@ static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t
             const float *q = x->q + (size_t)b * T * ldq + (size_t)h * hs;
             const float *k = x->kv + (size_t)b * T * ldkv + k_col(m, h);
             const float *v = x->kv + (size_t)b * T * ldkv + v_col(m, h);
-            float *S = a->att + ((size_t)b * NH + h) * T * T;
+            float *lse = a->lse + ((size_t)b * NH + h) * T;
             float *y = a->atty + (size_t)b * T * C + (size_t)h * hs;
             if (native) {
                 ACCEL_CHECK(accel_gemm_cpu_lower_nt(&m->gemm, T, hs, scale, q, ldq, k, ldkv, S, T));
-                causal_softmax(S, T, 0, T);
+                causal_softmax(S, (size_t)T, T, 0, T, lse);
                 ACCEL_CHECK(accel_gemm_cpu_trmm(&m->gemm, false, T, hs, 1.0f, S, T, v, ldkv, y, C));
                 continue;
             }
@@ -664,15 +681,11 @@ static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t
                 accel_cpu_transpose(kt, k, (size_t)T, (size_t)hs, (size_t)ldkv);
             for (int r0 = p0; r0 < T; r0 += ATT_BLOCK) {    /* rows r0..r1-1 see columns < r1 */
                 int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
-                ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, scale, q + (size_t)r0 * ldq, ldq, kt,
-                                    S + (size_t)r0 * T));
-                causal_softmax(S, T, r0, r1);
-                const float *P = S + (size_t)r0 * T;
-                if (m->precision != ACCEL_F32) {
-                    round_to(m, pr, P, (size_t)(r1 - r0), (size_t)r1, (size_t)T);
-                    P = pr;
-                }
-                GEMM32(false, false, r1 - r0, hs, r1, 1.0f, P, P == pr ? r1 : T, v, ldkv, 0.0f,
+                /* the block's scores at the scratch's start, leading dimension T */
+                ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, scale, q + (size_t)r0 * ldq, ldq, kt, S));
+                causal_softmax(S, (size_t)T, r1, r0, r1, lse);
+                round_rows(m, S, (size_t)(r1 - r0), (size_t)r1, (size_t)T);
+                GEMM32(false, false, r1 - r0, hs, r1, 1.0f, S, T, v, ldkv, 0.0f,
                        y + (size_t)r0 * C, C);
             }
         }
@@ -687,7 +700,8 @@ static void add_head(float *dst, size_t ld, const float *src, int T, int hs)
 }
 
 /* Backward of attention_forward: dY (d->dc, [BT, C]) into d(qkv) (m->d3c, [BT, QKV], overwritten):
- * dP = dY V^T, dS = softmax backward, dQ = dS K / sqrt(hs), dV = P^T dY, dK = dS^T Q / sqrt(hs).
+ * P again (S by the forward pass's products, then exp(S - lse)), dP = dY V^T, dS = softmax
+ * backward, dQ = dS K / sqrt(hs), dV = P^T dY, dK = dS^T Q / sqrt(hs).
  * The query heads of a group add their dK and dV: the first writes them, the others add theirs
  * (through m->dkv where the product cannot accumulate). */
 static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, int T)
@@ -695,7 +709,7 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
     const bool native = att_native(m), rounded = m->precision != ACCEL_F32 && !native;
     const int C = m->C, NH = m->NH, hs = m->hs, QKV = m->QKV, G = m->NH / m->KVH;
     const float scale = 1.0f / sqrtf((float)hs);
-    float *dS = m->dp, *vt = m->kt;
+    float *P = m->pr, *dS = m->dp;
     /* dY (m->dc) is only a product operand here and is overwritten right after: round in place.
      * q, k and v were rounded in place by the forward pass. */
     if (!native) round_to(m, m->dc, m->dc, (size_t)B * T, (size_t)C, (size_t)C);
@@ -707,12 +721,14 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
             const size_t voff = (size_t)b * T * QKV + (size_t)NH * hs + v_col(m, h);
             const float *q = a->qkv + qoff, *k = a->qkv + koff, *v = a->qkv + voff;
             float *dq = m->d3c + qoff, *dk = m->d3c + koff, *dv = m->d3c + voff;
-            const float *P = a->att + ((size_t)b * NH + h) * T * T;
+            const float *lse = a->lse + ((size_t)b * NH + h) * T;
             const float *dy = m->dc + (size_t)b * T * C + (size_t)h * hs;
             if (native) {
                 accel_gemm_cpu_t *g = &m->gemm;
                 float *dkh = first ? dk : m->dkv, *dvh = first ? dv : m->dkv + (size_t)T * hs;
                 const int ldkv = first ? QKV : hs;
+                ACCEL_CHECK(accel_gemm_cpu_lower_nt(g, T, hs, scale, q, QKV, k, QKV, P, T));
+                causal_probs(P, (size_t)T, T, 0, T, lse);
                 ACCEL_CHECK(accel_gemm_cpu_lower_nt(g, T, hs, 1.0f, dy, C, v, QKV, dS, T));
                 causal_softmax_backward(dS, P, T, 0, T);
                 ACCEL_CHECK(accel_gemm_cpu_trmm(g, false, T, hs, scale, dS, T, k, QKV, dq, QKV));
@@ -724,15 +740,15 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
                 }
                 continue;
             }
-            const float *Pr = P;                    /* P as a product operand */
-            if (rounded) {
-                round_to(m, m->pr, P, (size_t)T, (size_t)T, (size_t)T);
-                Pr = m->pr;
-            }
-            if (first) accel_cpu_transpose(vt, v, (size_t)T, (size_t)hs, (size_t)QKV);
+            accel_cpu_transpose(m->kt, k, (size_t)T, (size_t)hs, (size_t)QKV);
+            accel_cpu_transpose(m->vt, v, (size_t)T, (size_t)hs, (size_t)QKV);
             for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) {
                 int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
-                ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, 1.0f, dy + (size_t)r0 * C, C, vt,
+                /* P's rows as the forward pass made them, then dP = dY V^T */
+                ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, scale, q + (size_t)r0 * QKV, QKV, m->kt,
+                                    P + (size_t)r0 * T));
+                causal_probs(P + (size_t)r0 * T, (size_t)T, T, r0, r1, lse);
+                ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, 1.0f, dy + (size_t)r0 * C, C, m->vt,
                                     dS + (size_t)r0 * T));
                 causal_softmax_backward(dS, P, T, r0, r1);
                 /* dS is only a product operand from here on */
@@ -742,12 +758,13 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
                 GEMM32(false, false, r1 - r0, hs, r1, scale, dS + (size_t)r0 * T, T, k, QKV, 0.0f,
                        dq + (size_t)r0 * QKV, QKV);
             }
+            if (rounded) round_to(m, P, P, (size_t)T, (size_t)T, (size_t)T);  /* an operand now */
             /* Column blocks c0..c1-1 of P and dS are non-zero only in rows c0..T-1:
              * dV[c0:c1] = P[c0:T, c0:c1]^T dY[c0:T], dK[c0:c1] = scale * dS[c0:T, c0:c1]^T Q[c0:T]. */
             const float beta = first ? 0.0f : 1.0f;
             for (int c0 = 0; c0 < T; c0 += ATT_BLOCK) {
                 int c1 = c0 + ATT_BLOCK < T ? c0 + ATT_BLOCK : T;
-                GEMM32(true, false, c1 - c0, hs, T - c0, 1.0f, Pr + (size_t)c0 * T + c0, T,
+                GEMM32(true, false, c1 - c0, hs, T - c0, 1.0f, P + (size_t)c0 * T + c0, T,
                        dy + (size_t)c0 * C, C, beta, dv + (size_t)c0 * QKV, QKV);
                 GEMM32(true, false, c1 - c0, hs, T - c0, scale, dS + (size_t)c0 * T + c0, T,
                        q + (size_t)c0 * QKV, QKV, beta, dk + (size_t)c0 * QKV, QKV);

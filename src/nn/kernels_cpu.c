@@ -324,6 +324,12 @@ float accel_cpu_softmax(float *p, const float *z, int n)
 }
 
 ACCEL_CLONES
+void accel_cpu_softmax_from_lse(float *p, const float *z, int n, float lse)
+{
+    for (int i = 0; i < n; i++) p[i] = fexp(z[i] - lse);
+}
+
+ACCEL_CLONES
 void accel_cpu_softmax_backward(float *ds, const float *p, const float *dp, int n, float scale)
 {
     float s = dot_of(p, dp, n);

@@ -59,6 +59,9 @@ void accel_cpu_gelu_backward(float *d, const float *dgelu, float *dbias, size_t 
 
 /* Softmax of z[0..n-1] into p (p may equal z); returns log(sum(exp(z))). */
 float accel_cpu_softmax(float *p, const float *z, int n);
+/* p = exp(z - lse) for n values (p may equal z): a softmax row again from its log-sum-exp lse,
+ * as accel_cpu_softmax returned it. */
+void accel_cpu_softmax_from_lse(float *p, const float *z, int n, float lse);
 /* Softmax backward for one row: ds = p * (dp - sum(p * dp)) * scale (ds may equal dp). */
 void accel_cpu_softmax_backward(float *ds, const float *p, const float *dp, int n, float scale);
 /* sum(x[i] * y[i]) with fixed-order partial sums. */

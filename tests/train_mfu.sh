@@ -2,7 +2,7 @@
 # Achieved TFLOP/s and MFU (src/train/flops.c): the end-of-run throughput line prints MFU =
 # achieved / train.peak_tflops, achieved = tokens/s x FLOP per token / ranks, FLOP per token =
 # 6N + 6LCT (6N per sample for the mlp); the metrics step rows carry tflops and mfu; a negative
-# peak is refused; on CPUs without the key the measured peak is printed and used; a GPU missing
+# peak is refused, an MFU above 100% warns once; on CPUs without the key the measured peak is printed and used; a GPU missing
 # from the peak table (the emulated one) prints no MFU at all.
 . "$top_srcdir/tests/lib.sh"
 make_scratch
@@ -50,6 +50,12 @@ awk '/"kind": "train"/ { t = $0; sub(/.*"tflops": /, "", t); sub(/,.*/, "", t); 
 pass "train.peak_tflops=0.05: progress lines, summary and metrics rows print MFU = achieved / peak"
 
 expect_fail "configuration key 'train.peak_tflops' must not be negative" "$ACCEL_TRAIN" train.peak_tflops=-1
+
+# A peak below what the run achieves is wrong: one warning says so and what to do.
+out=$(cd "$SCRATCH" && run_mpi 1 "$ACCEL_TRAIN" $gpt train.peak_tflops=1e-7 2>&1) || fail "run with a tiny peak: $out"
+[ "$(echo "$out" | grep -c "WARNING: MFU above 100%: .* against a peak of 1e-07 (train.peak_tflops)")" = 1 ] ||
+    fail "an MFU above 100% did not warn exactly once: $out"
+pass "an MFU above 100% warns once, naming where the peak came from"
 
 # CPUs without the key: the measured peak, printed once, is the denominator.
 out=$(cd "$SCRATCH" && run_mpi 2 "$ACCEL_TRAIN" $gpt 2>&1) || fail "2-rank run with a measured peak: $out"

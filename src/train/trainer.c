@@ -77,6 +77,8 @@ struct accel_trainer {
     accel_device_kind_t device;     /* where the model computes and its state lives */
     double flops_per_sample;        /* the model's training FLOPs per sample (flops.c) */
     double peak_tflops;             /* one rank's peak for MFU; 0 = unknown: no MFU printed */
+    bool peak_given;                /* train.peak_tflops set it (else measured or the GPU table) */
+    bool mfu_warned;                /* an MFU above 100% was explained once */
 };
 
 typedef struct {
@@ -871,6 +873,7 @@ static accel_status_t setup_mfu(accel_trainer_t *t)
                              cfg->model.layers, cfg->model.width, cfg->model.context);
     const char *dt = accel_dtype_name(cfg->precision_id), *label;
     t->peak_tflops = cfg->train.peak_tflops;
+    t->peak_given = t->peak_tflops > 0;
     if (t->peak_tflops > 0) {
         ACCEL_INFO("peak: %.4g TFLOP/s per rank (train.peak_tflops)", t->peak_tflops);
     } else if (t->device == ACCEL_DEVICE_CUDA) {
@@ -905,11 +908,22 @@ static double rank_tflops(const accel_trainer_t *t, double samples_per_s)
     return samples_per_s * t->flops_per_sample / t->rt->size / 1e12;
 }
 
-static const char *mfu_text(const accel_trainer_t *t, const char *sep, double tflops, char *buf,
+static const char *mfu_text(accel_trainer_t *t, const char *sep, double tflops, char *buf,
                             size_t len)
 {
-    if (t->peak_tflops > 0) snprintf(buf, len, "%sMFU %.2f%%", sep, 100.0 * tflops / t->peak_tflops);
-    else buf[0] = '\0';
+    buf[0] = '\0';
+    if (!(t->peak_tflops > 0)) return buf;
+    snprintf(buf, len, "%sMFU %.2f%%", sep, 100.0 * tflops / t->peak_tflops);
+    /* More than the peak: the peak is wrong, most often measured while other work shared the cores. */
+    if (tflops > t->peak_tflops && !t->mfu_warned) {
+        t->mfu_warned = true;
+        ACCEL_WARN0("MFU above 100%%: %.3g TFLOP/s per rank against a peak of %.3g (%s)\n"
+                    "--> hint: %s", tflops, t->peak_tflops,
+                    t->peak_given ? "train.peak_tflops" : "measured at start-up",
+                    t->peak_given ? "train.peak_tflops is one rank's peak in TFLOP/s"
+                                  : "the measurement ran while other work shared the cores; set "
+                                    "train.peak_tflops, or run on an idle node");
+    }
     return buf;
 }
 

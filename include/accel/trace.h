@@ -1,7 +1,7 @@
 /* The flight recorder and the one timeout of every wait (DESIGN.md, decision 7).
  *
- * Each rank keeps a ring of its last ACCEL_TRACE_RING collectives (communicator, sequence number on
- * that communicator, operation, bytes, start and end times). Collectives of the comm layer and the
+ * Each rank keeps a ring of its last ACCEL_TRACE_RING collectives (communicator and its MPI name,
+ * sequence number on that communicator, operation, bytes, start and end times). Collectives of the comm layer and the
  * raw MPI ones of accel_mpi_allreduce/accel_agree are recorded. A wait that passes dist.timeout
  * ends the job, but first the rank writes its ring to dist.trace_dir (trace-rank<R>.txt), waits a
  * moment for the other ranks' rings, and the lowest rank that wrote one prints a report naming the

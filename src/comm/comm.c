@@ -24,6 +24,12 @@ accel_status_t accel_comm_create(MPI_Comm mpi_comm, accel_comm_backend_t backend
         return ACCEL_ERR_MPI;
     }
     MPI_Comm_set_errhandler(comm->mpi, MPI_ERRORS_RETURN);
+    /* A duplicate has no name (MPI): the flight recorder reports it as its parent's, "+comm". */
+    char parent[MPI_MAX_OBJECT_NAME] = "", name[MPI_MAX_OBJECT_NAME + 8];
+    int len = 0;
+    MPI_Comm_get_name(mpi_comm, parent, &len);
+    snprintf(name, sizeof name, "%s+comm", len > 0 ? parent : "comm");
+    MPI_Comm_set_name(comm->mpi, name);
     MPI_Comm_rank(comm->mpi, &comm->rank);
     MPI_Comm_size(comm->mpi, &comm->size);
     accel_status_t st = comm->ops->init(comm);

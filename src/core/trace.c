@@ -22,6 +22,8 @@
 
 #define MAX_COMMS 64                /* communicators tracked by handle (beyond: not recorded) */
 
+#define NAME_LEN 48                 /* a communicator's name as the report shows it */
+
 typedef struct {
     unsigned long seq;              /* on its communicator, from 1; 0 = empty slot */
     int comm, comm_size;
@@ -34,6 +36,7 @@ static record_t g_ring[ACCEL_TRACE_RING];
 static unsigned long g_total;       /* records ever made: the next slot is g_total % RING */
 static unsigned long g_seq[MAX_COMMS];
 static int g_size[MAX_COMMS];
+static char g_name[MAX_COMMS][NAME_LEN];   /* MPI_Comm_get_name, blanks as '_'; "" = none */
 static char g_dir[1024] = "accel-trace";
 static double g_timeout = 600;
 
@@ -65,6 +68,14 @@ int accel_trace_begin(MPI_Comm comm, const char *what, size_t bytes)
     if (id < 0 || id >= MAX_COMMS) return -1;
     MPI_Comm_size(comm, &size);
     g_size[id] = size;
+    char name[MPI_MAX_OBJECT_NAME] = "";
+    int len = 0;
+    MPI_Comm_get_name(comm, name, &len);
+    for (int i = 0; i < NAME_LEN - 1; i++) {      /* one word in the ring's lines */
+        g_name[id][i] = name[i] == ' ' ? '_' : name[i];
+        if (!name[i]) break;
+    }
+    g_name[id][NAME_LEN - 1] = '\0';
     unsigned long slot = g_total++ % ACCEL_TRACE_RING;
     g_ring[slot] = (record_t){ ++g_seq[id], id, size, what, bytes, accel_now(), -1.0 };
     return (int)slot;
@@ -98,7 +109,7 @@ static void dump_ring(const char *waiting_what, int token)
     fprintf(f, "accel-trace 1 rank %d size %d host %s pid %ld now %.6f\n", rank, size, host,
             (long)getpid(), (double)wall.tv_sec + 1e-9 * (double)wall.tv_nsec);
     for (int c = 0; c < MAX_COMMS; c++)
-        if (g_size[c]) fprintf(f, "comm %d size %d\n", c, g_size[c]);
+        if (g_size[c]) fprintf(f, "comm %d size %d name %s\n", c, g_size[c], g_name[c][0] ? g_name[c] : "-");
     unsigned long first = g_total > ACCEL_TRACE_RING ? g_total - ACCEL_TRACE_RING : 0;
     for (unsigned long i = first; i < g_total; i++) {
         const record_t *r = &g_ring[i % ACCEL_TRACE_RING];
@@ -144,11 +155,12 @@ void accel_trace_hang(int token, double waited_s)
 {
     const record_t *r = token >= 0 ? &g_ring[token] : NULL;
     const char *what = r ? r->what : "a collective";
-    ACCEL_ERROR("timed out after %.0f s in %s #%lu on communicator %d (%d ranks, %zu bytes): at "
-                "least one rank never joined; writing the flight recorder to %s/ and aborting the job\n"
-                "--> hint: the report below names the ranks that never entered it; raise "
+    const char *name = r && g_name[r->comm][0] ? g_name[r->comm] : "unnamed";
+    ACCEL_ERROR("timed out after %.0f s in %s #%lu on communicator %d (%s, %d ranks, %zu bytes): "
+                "at least one rank never joined; writing the flight recorder to %s/ and aborting the "
+                "job\n--> hint: the report below names the ranks that never entered it; raise "
                 "dist.timeout if they legitimately take longer (e.g. a slow file system)",
-                waited_s, what, r ? r->seq : 0UL, r ? r->comm : -1, r ? r->comm_size : 0,
+                waited_s, what, r ? r->seq : 0UL, r ? r->comm : -1, name, r ? r->comm_size : 0,
                 r ? r->bytes : (size_t)0, g_dir);
     dump_ring(what, token);
     /* The other ranks that wait time out within moments of this one: wait until every rank has
@@ -201,6 +213,7 @@ accel_status_t accel_mpi_allreduce(const void *send, void *recv, int count, MPI_
 typedef struct {
     int present, size;
     int member[MAX_COMMS];
+    char name[MAX_COMMS][NAME_LEN];
     unsigned long last_seq[MAX_COMMS];      /* highest sequence started on each communicator */
     char last_what[MAX_COMMS][32];
     int last_done[MAX_COMMS];
@@ -228,6 +241,9 @@ static void read_ring(const char *path, ring_t *r)
             r->written = now;
         } else if (sscanf(line, "comm %d size %d", &c, &n) == 2 && c >= 0 && c < MAX_COMMS) {
             r->member[c] = n;
+            char name[NAME_LEN];
+            if (sscanf(line, "comm %*d size %*d name %47s", name) == 1 && strcmp(name, "-"))
+                snprintf(r->name[c], sizeof r->name[c], "%s", name);
         } else if (sscanf(line, "op %d %lu %31s %zu %lf %lf", &c, &seq, what, &bytes, &t0, &t1) == 6 &&
                    c >= 0 && c < MAX_COMMS && seq >= r->last_seq[c]) {
             r->last_seq[c] = seq;
@@ -244,6 +260,8 @@ static void read_ring(const char *path, ring_t *r)
 }
 
 static accel_status_t report(const char *dir, FILE *out);
+
+static const char *comm_name(const ring_t *r, int c) { return r->name[c][0] ? r->name[c] : "unnamed"; }
 
 /* The report is built in memory and written at once: the ranks are about to be killed, and a
  * launcher forwards whole writes more reliably than many small ones. */
@@ -313,8 +331,8 @@ static accel_status_t report(const char *dir, FILE *out)
             if (rings[r].present)
                 for (int c = 0; c < MAX_COMMS; c++)
                     if (rings[r].member[c])
-                        fprintf(out, "  rank %d: communicator %d, last %s #%lu (%s)\n", r, c,
-                                rings[r].last_what[c], rings[r].last_seq[c],
+                        fprintf(out, "  rank %d: communicator %d (%s), last %s #%lu (%s)\n", r, c,
+                                comm_name(&rings[r], c), rings[r].last_what[c], rings[r].last_seq[c],
                                 rings[r].last_done[c] ? "done" : "in flight");
         free(rings);
         return ACCEL_OK;
@@ -327,8 +345,8 @@ static accel_status_t report(const char *dir, FILE *out)
     const int c = rings[best].wait_comm;
     const unsigned long seq = rings[best].wait_seq;
     const char *what = rings[best].wait_what;
-    fprintf(out, "  waiting in %s #%lu on communicator %d (%d ranks):", what, seq, c,
-            rings[best].member[c]);
+    fprintf(out, "  waiting in %s #%lu on communicator %d (%s, %d ranks):", what, seq, c,
+            comm_name(&rings[best], c), rings[best].member[c]);
     for (int r = 0; r < size; r++)
         if (rings[r].waiting && rings[r].wait_comm == c && rings[r].wait_seq == seq &&
             rings[r].written - first <= 0.5)

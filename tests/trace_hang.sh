@@ -3,7 +3,9 @@
 # dist.timeout + 10 s the job ends (exit 124 from the watchdog), the report printed by the lowest
 # waiting rank names the stopped rank and the collective the others wait in (with its
 # communicator's name), and `accel trace DIR`
-# gives the same verdict from the rings. SIGUSR2 writes one rank's ring on demand.
+# gives the same verdict from the rings. SIGUSR2 writes one rank's ring on demand. debug.hang_at
+# makes a rank silent at start-up, before a checkpoint save and before the end-of-run summaries:
+# the same timeout and report.
 . "$top_srcdir/tests/lib.sh"
 make_scratch
 run="model.name=gpt model.layers=2 model.width=64 model.heads=2 model.context=32 data.path=synthetic
@@ -49,3 +51,29 @@ out=$("$ACCEL" trace "$SCRATCH/trace") || fail "accel trace: $out"
 echo "$out" | grep -q "rank 2" || fail "accel trace does not name rank 2: $out"
 pass "accel trace DIR: $(echo "$out" | tr '\n' '|')"
 expect_fail "no flight-recorder rings" "$ACCEL" trace "$SCRATCH/none"
+
+# A rank that stops responding outside the training steps: at start-up (rank 0, the broadcasts'
+# root), before a checkpoint save, before the end-of-run summaries. The others' collectives there
+# time out too (exit 124 within dist.timeout + 10 s) and the report names the silent rank; they
+# once waited forever in blocking MPI calls.
+short="model.name=gpt model.layers=1 model.width=32 model.heads=2 model.context=16 data.path=synthetic
+       train.steps=2 train.global_batch=4 train.sample_tokens=0 log.level=warn dist.timeout=3
+       train.peak_tflops=1 ckpt.every=1"
+for case in startup:0 save:1 end:1; do
+    at=${case%:*} r=${case#*:}
+    d="$SCRATCH/hang-$at"
+    mkdir -p "$d"
+    t0=$(date +%s)
+    (cd "$d" && timeout -s KILL 40 "$MPIRUN" -np 2 "$ACCEL_TRAIN" $short ckpt.dir="$d/ckpt" \
+        dist.trace_dir="$d/trace" debug.hang_at=$at debug.hang_rank=$r > job.log 2>&1; echo $? > job.rc)
+    took=$(( $(date +%s) - t0 ))
+    [ "$(cat "$d/job.rc")" = 124 ] ||
+        fail "debug.hang_at=$at on rank $r: exit $(cat "$d/job.rc") after $took s, expected 124 from the timeout: $(tail -20 "$d/job.log")"
+    [ "$took" -le 25 ] || fail "debug.hang_at=$at: the job ran $took s (dist.timeout 3)"
+    report=$(sed -n '/^flight recorder/,/^---/p' "$d/job.log")
+    echo "$report" | grep -q "^  waiting in [a-z-]* #[0-9]* on communicator" ||
+        fail "debug.hang_at=$at: no waiting line in the report: $(tail -30 "$d/job.log")"
+    echo "$report" | grep -q "^  rank $r left no ring" ||
+        fail "debug.hang_at=$at: the report does not name rank $r: $report"
+    pass "debug.hang_at=$at, rank $r silent: exit 124 after $took s, $(echo "$report" | sed -n 's/^  \(waiting in [^:]*\).*/\1/p')"
+done

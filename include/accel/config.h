@@ -99,10 +99,13 @@ typedef struct {
     int keep_last;                  /* ckpt.keep_last: older ones are removed after a new one is complete */
 } accel_ckpt_config_t;
 
-/* Fault injection for tests: a rank raises a stop trigger or an fp16 overflow at a given step. */
+/* Fault injection for tests: a rank raises a stop trigger or an fp16 overflow at a given step, or
+ * stops responding at a point of the run (the others' collectives must time out and report it). */
 typedef struct {
     int stop_step, stop_rank;       /* debug.stop_step (0 = off), debug.stop_rank */
     int overflow_step, overflow_rank; /* debug.overflow_step (0 = off), debug.overflow_rank */
+    char hang_at[16];               /* debug.hang_at: none | startup | save | end */
+    int hang_rank;                  /* debug.hang_rank */
 } accel_debug_config_t;
 
 typedef struct {

@@ -31,9 +31,18 @@ void accel_trace_end(int token);
  * for the others' rings, print the report (lowest rank with a ring) and abort the job (exit 124). */
 void accel_trace_hang(int token, double waited_s) __attribute__((noreturn));
 
-/* MPI_Iallreduce waited on under the timeout, recorded. */
+/* The blocking collectives outside the comm layer, as their nonblocking forms waited on under the
+ * timeout and recorded; `what` is one word (the ring's field), e.g. "bcast-session". */
 accel_status_t accel_mpi_allreduce(const void *send, void *recv, int count, MPI_Datatype type,
                                    MPI_Op op, MPI_Comm comm, const char *what);
+accel_status_t accel_mpi_reduce(const void *send, void *recv, int count, MPI_Datatype type,
+                                MPI_Op op, int root, MPI_Comm comm, const char *what);
+accel_status_t accel_mpi_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                               const char *what);
+/* count elements from every rank, of one type on both sides */
+accel_status_t accel_mpi_allgather(const void *send, int count, MPI_Datatype type, void *recv,
+                                   MPI_Comm comm, const char *what);
+accel_status_t accel_mpi_barrier(MPI_Comm comm, const char *what);
 
 /* The report from the rings in dir: which ranks wait in which collective, and which never
  * entered it (no ring, or a ring whose last operation on that communicator is older).

@@ -13,6 +13,7 @@
 #include "accel/ckpt.h"
 #include "accel/log.h"
 #include "accel/runtime.h"
+#include "accel/trace.h"
 #include "accel/version.h"
 #include "ckpt_internal.h"
 
@@ -283,8 +284,7 @@ accel_status_t ck_check_same_call(MPI_Comm comm, const accel_layout_t *layout,
         XXH3_freeState(h);
     }
     sig[1] = ~sig[0];
-    ACCEL_CHECK(accel_mpi_status(MPI_Allreduce(sig, out, 2, MPI_UINT64_T, MPI_MAX, comm),
-                                 "MPI_Allreduce (checkpoint call signature)"));
+    ACCEL_CHECK(accel_mpi_allreduce(sig, out, 2, MPI_UINT64_T, MPI_MAX, comm, "ckpt-signature"));
     if (out[0] != sig[0] || out[1] != sig[1]) {
         int rank = 0;
         if (accel_mpi_status(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank") == ACCEL_OK && rank == 0)

@@ -13,6 +13,7 @@
 #include "accel/ckpt.h"
 #include "accel/log.h"
 #include "accel/runtime.h"
+#include "accel/trace.h"
 #include "ckpt_internal.h"
 
 typedef struct {
@@ -281,8 +282,8 @@ accel_status_t accel_ckpt_load(MPI_Comm comm, const char *path, const accel_layo
     st = accel_agree(comm, st);
     for (int i = 0; st == ACCEL_OK && i < narenas; i++) {
         for (int j = 0; j < layout->ntensors; j++) calls[j] = ck_calls(rt[i][j].pieces, rt[i][j].npieces, ck_io_chunk());
-        st = accel_mpi_status(MPI_Allreduce(MPI_IN_PLACE, calls, layout->ntensors, MPI_UINT64_T, MPI_MAX, comm),
-                              "MPI_Allreduce (checkpoint read calls)");
+        st = accel_mpi_allreduce(MPI_IN_PLACE, calls, layout->ntensors, MPI_UINT64_T, MPI_MAX, comm,
+                                 "ckpt-read-calls");
         for (int j = 0; j < layout->ntensors; j++) rt[i][j].ncalls = calls[j];
     }
     if (st != ACCEL_OK) {

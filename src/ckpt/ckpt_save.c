@@ -24,6 +24,7 @@
 #include "accel/ckpt.h"
 #include "accel/log.h"
 #include "accel/runtime.h"
+#include "accel/trace.h"
 #include "ckpt_internal.h"
 
 typedef struct {
@@ -106,8 +107,8 @@ static accel_status_t plan_calls(MPI_Comm comm, const accel_layout_t *layout, wa
 {
     uint64_t chunk = ck_io_chunk();
     for (int t = 0; t < layout->ntensors; t++) tmp[t] = ck_calls(wa->ts[t].pieces, wa->ts[t].npieces, chunk);
-    ACCEL_CHECK(accel_mpi_status(MPI_Allreduce(MPI_IN_PLACE, tmp, layout->ntensors, MPI_UINT64_T, MPI_MAX, comm),
-                                 "MPI_Allreduce (checkpoint write calls)"));
+    ACCEL_CHECK(accel_mpi_allreduce(MPI_IN_PLACE, tmp, layout->ntensors, MPI_UINT64_T, MPI_MAX, comm,
+                                    "ckpt-write-calls"));
     for (int t = 0; t < layout->ntensors; t++) wa->ts[t].ncalls = tmp[t];
     return ACCEL_OK;
 }
@@ -135,7 +136,7 @@ static accel_status_t plan_sharded(MPI_Comm comm, int size, const accel_layout_t
     accel_ckpt_range_t one;
     const accel_ckpt_range_t *r;
     int nr = ck_ranges(wa->a, &one, &r), two = 2 * nr;
-    st = accel_mpi_status(MPI_Allgather(&two, 1, MPI_INT, counts, 1, MPI_INT, comm), "MPI_Allgather (range counts)");
+    st = accel_mpi_allgather(&two, 1, MPI_INT, counts, comm, "ckpt-range-counts");
     if (st != ACCEL_OK) goto out;
     long long total = 0;
     for (int q = 0; q < size; q++) { displs[q] = (int)total; total += counts[q]; }
@@ -569,7 +570,7 @@ static accel_status_t bcast_blob(MPI_Comm comm, const char *data, size_t n, char
     MPI_Comm_rank(comm, &rank);
     long long len = rank == 0 && data ? (long long)n : -1;
     *out = NULL;
-    accel_status_t st = accel_mpi_status(MPI_Bcast(&len, 1, MPI_LONG_LONG, 0, comm), "MPI_Bcast (metadata length)");
+    accel_status_t st = accel_mpi_bcast(&len, 1, MPI_LONG_LONG, 0, comm, "ckpt-meta-length");
     if (st != ACCEL_OK || len < 0) return st;
     if (len >= INT_MAX) {
         if (rank == 0) ACCEL_ERROR("checkpoint save: the %s is %lld bytes, too large", what, len);
@@ -583,7 +584,7 @@ static accel_status_t bcast_blob(MPI_Comm comm, const char *data, size_t n, char
     }
     if (rank == 0) memcpy(buf, data, (size_t)len);
     buf[len] = '\0';
-    st = accel_mpi_status(MPI_Bcast(buf, (int)len, MPI_CHAR, 0, comm), "MPI_Bcast (metadata)");
+    st = accel_mpi_bcast(buf, (int)len, MPI_CHAR, 0, comm, "ckpt-meta");
     if (st != ACCEL_OK) {
         free(buf);
         return st;
@@ -630,9 +631,8 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
         else accel_ckpt_meta_init(&meta);
         ck_now_utc(created, sizeof created);
     }
-    st = accel_mpi_status(MPI_Bcast(&meta, (int)sizeof meta, MPI_BYTE, 0, comm), "MPI_Bcast (checkpoint metadata)");
-    if (st == ACCEL_OK)
-        st = accel_mpi_status(MPI_Bcast(created, sizeof created, MPI_CHAR, 0, comm), "MPI_Bcast (checkpoint time)");
+    st = accel_mpi_bcast(&meta, (int)sizeof meta, MPI_BYTE, 0, comm, "ckpt-meta");
+    if (st == ACCEL_OK) st = accel_mpi_bcast(created, sizeof created, MPI_CHAR, 0, comm, "ckpt-time");
     if (st != ACCEL_OK) goto done;
     const accel_ckpt_meta_t *m0 = rank == 0 ? meta_in : NULL;
     st = bcast_blob(comm, m0 ? m0->config_yaml : NULL, m0 && m0->config_yaml ? strlen(m0->config_yaml) : 0,
@@ -802,7 +802,7 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
         st = ACCEL_ERR_IO;
     }
     {
-        accel_status_t bst = accel_mpi_status(MPI_Barrier(comm), "MPI_Barrier (checkpoint data written)");
+        accel_status_t bst = accel_mpi_barrier(comm, "ckpt-data-written");
         if (st == ACCEL_OK) st = bst;
     }
     for (int i = 0; i < narenas && st == ACCEL_OK; i++)
@@ -838,8 +838,8 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
         while (done < wa[i].nblocks && st == ACCEL_OK) {
             int n = wa[i].nblocks - done > (1u << 26) ? 1 << 26 : (int)(wa[i].nblocks - done);
             uint64_t *p = wa[i].hashes + done;
-            st = accel_mpi_status(MPI_Reduce(rank == 0 ? MPI_IN_PLACE : p, p, n, MPI_UINT64_T, MPI_BXOR, 0, comm),
-                                  "MPI_Reduce (checksum tables)");
+            st = accel_mpi_reduce(rank == 0 ? MPI_IN_PLACE : p, p, n, MPI_UINT64_T, MPI_BXOR, 0, comm,
+                                  "ckpt-checksum-tables");
             done += (uint64_t)n;
         }
     }
@@ -884,7 +884,7 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
     {
         /* Rank 0's verdict is everyone's (not an agreement: the others did nothing that can fail). */
         int v = (int)st;
-        accel_status_t bst = accel_mpi_status(MPI_Bcast(&v, 1, MPI_INT, 0, comm), "MPI_Bcast (checkpoint published)");
+        accel_status_t bst = accel_mpi_bcast(&v, 1, MPI_INT, 0, comm, "ckpt-published");
         st = bst != ACCEL_OK ? bst : (accel_status_t)v;
     }
     if (st == ACCEL_OK) {
@@ -901,7 +901,7 @@ fail:
     if (file >= 0) H5Fclose(file);
     file = -1;
     /* Only after every rank closed it; an MPI failure here changes nothing (st is an error). */
-    (void)accel_mpi_status(MPI_Barrier(comm), "MPI_Barrier (checkpoint cleanup)");
+    (void)accel_mpi_barrier(comm, "ckpt-cleanup");
     if (rank == 0 && file_created) unlink(tmp);
     if (rank == 0) {
         struct statvfs vfs;

@@ -136,6 +136,8 @@ static const key_spec_t g_schema[] = {
     { "debug.stop_rank", KEY_INT, F(debug.stop_rank), "0", NULL, "testing: the rank that raises the stop trigger", R(0, INT_MAX) },
     { "debug.overflow_step", KEY_INT, F(debug.overflow_step), "0", NULL, "testing: debug.overflow_rank injects an inf gradient at this step; 0 = off", R(0, INT_MAX) },
     { "debug.overflow_rank", KEY_INT, F(debug.overflow_rank), "0", NULL, "testing: the rank that injects the overflow", R(0, INT_MAX) },
+    { "debug.hang_at", KEY_STRING, F(debug.hang_at), "none", "none|startup|save|end", "testing: debug.hang_rank stops responding (sleeps until killed) at this point: before the start-up broadcasts, before the first checkpoint save, or before the end-of-run summaries", NO_RANGE },
+    { "debug.hang_rank", KEY_INT, F(debug.hang_rank), "0", NULL, "testing: the rank that hangs at debug.hang_at", R(0, INT_MAX) },
 };
 #define NKEYS (sizeof g_schema / sizeof g_schema[0])
 

@@ -199,11 +199,10 @@ accel_status_t accel_runtime_build_topology(accel_runtime_t *rt, int fake_nodes)
 
     /* A node is named by the world rank of its local rank 0; nodes are numbered in that order. */
     int leader = rt->rank;
-    ACCEL_CHECK(accel_mpi_status(MPI_Bcast(&leader, 1, MPI_INT, 0, rt->local), "MPI_Bcast (topology)"));
+    ACCEL_CHECK(accel_mpi_bcast(&leader, 1, MPI_INT, 0, rt->local, "bcast-topology"));
     int *leaders = malloc(sizeof(int) * (size_t)rt->size);
     if (!leaders) return ACCEL_ERR_NOMEM;
-    ACCEL_CHECK(accel_mpi_status(MPI_Allgather(&leader, 1, MPI_INT, leaders, 1, MPI_INT, rt->world),
-                           "MPI_Allgather (topology)"));
+    ACCEL_CHECK(accel_mpi_allgather(&leader, 1, MPI_INT, leaders, rt->world, "allgather-topology"));
     rt->node = rt->nnodes = 0;
     for (int r = 0; r < rt->size; r++) {
         if (leaders[r] != r) continue;       /* r is a leader exactly when it names itself */
@@ -278,7 +277,9 @@ accel_status_t accel_runtime_print_table(const accel_runtime_t *rt, FILE *out)
 
 /* The leader passes through begin and waits at end; everyone else waits at begin until the
  * leader has reached end. One barrier on each side, so a leader failure surfaces as the
- * leader's error plus a timeout, never a silent hang (barriers run under MPI_ERRORS_RETURN). */
+ * leader's error, never a silent hang (barriers run under MPI_ERRORS_RETURN). Not under
+ * dist.timeout: the others legitimately wait as long as the leader's work takes (a dataset
+ * prepared once per node). */
 accel_status_t accel_main_first_begin(const accel_runtime_t *rt, bool local)
 {
     MPI_Comm c = local ? rt->local : rt->world;

@@ -187,18 +187,15 @@ void accel_trace_hang(int token, double waited_s)
     accel_abort(124);
 }
 
-accel_status_t accel_mpi_allreduce(const void *send, void *recv, int count, MPI_Datatype type,
-                                   MPI_Op op, MPI_Comm comm, const char *what)
+/* The one way the wrappers below wait: the nonblocking collective `rc` started (req), recorded
+ * under token, tested until done or the timeout. */
+static accel_status_t timed_wait(int rc, MPI_Request *req, int token, const char *what)
 {
-    int tsize = 0;
-    MPI_Type_size(type, &tsize);
-    int token = accel_trace_begin(comm, what, (size_t)count * (size_t)tsize);
-    MPI_Request req;
-    ACCEL_CHECK(accel_mpi_status(MPI_Iallreduce(send, recv, count, type, op, comm, &req), what));
+    ACCEL_CHECK(accel_mpi_status(rc, what));
     double start = accel_now();
     for (long spins = 0;; spins++) {
         int done = 0;
-        ACCEL_CHECK(accel_mpi_status(MPI_Test(&req, &done, MPI_STATUS_IGNORE), what));
+        ACCEL_CHECK(accel_mpi_status(MPI_Test(req, &done, MPI_STATUS_IGNORE), what));
         if (done) break;
         if (g_timeout > 0 && (spins & 63) == 0 && accel_now() - start > g_timeout)
             accel_trace_hang(token, accel_now() - start);
@@ -206,6 +203,53 @@ accel_status_t accel_mpi_allreduce(const void *send, void *recv, int count, MPI_
     }
     accel_trace_end(token);
     return ACCEL_OK;
+}
+
+static size_t type_bytes(MPI_Datatype type, int count)
+{
+    int tsize = 0;
+    MPI_Type_size(type, &tsize);
+    return (size_t)count * (size_t)tsize;
+}
+
+accel_status_t accel_mpi_allreduce(const void *send, void *recv, int count, MPI_Datatype type,
+                                   MPI_Op op, MPI_Comm comm, const char *what)
+{
+    int token = accel_trace_begin(comm, what, type_bytes(type, count));
+    MPI_Request req;
+    return timed_wait(MPI_Iallreduce(send, recv, count, type, op, comm, &req), &req, token, what);
+}
+
+accel_status_t accel_mpi_reduce(const void *send, void *recv, int count, MPI_Datatype type,
+                                MPI_Op op, int root, MPI_Comm comm, const char *what)
+{
+    int token = accel_trace_begin(comm, what, type_bytes(type, count));
+    MPI_Request req;
+    return timed_wait(MPI_Ireduce(send, recv, count, type, op, root, comm, &req), &req, token, what);
+}
+
+accel_status_t accel_mpi_bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm,
+                               const char *what)
+{
+    int token = accel_trace_begin(comm, what, type_bytes(type, count));
+    MPI_Request req;
+    return timed_wait(MPI_Ibcast(buf, count, type, root, comm, &req), &req, token, what);
+}
+
+accel_status_t accel_mpi_allgather(const void *send, int count, MPI_Datatype type, void *recv,
+                                   MPI_Comm comm, const char *what)
+{
+    int token = accel_trace_begin(comm, what, type_bytes(type, count));
+    MPI_Request req;
+    return timed_wait(MPI_Iallgather(send, count, type, recv, count, type, comm, &req), &req, token,
+                      what);
+}
+
+accel_status_t accel_mpi_barrier(MPI_Comm comm, const char *what)
+{
+    int token = accel_trace_begin(comm, what, 0);
+    MPI_Request req;
+    return timed_wait(MPI_Ibarrier(comm, &req), &req, token, what);
 }
 
 /* ------------------------------------------------------------------ the report */

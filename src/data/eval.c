@@ -11,6 +11,7 @@
 #include "accel/eval.h"
 #include "accel/log.h"
 #include "accel/runtime.h"
+#include "accel/trace.h"
 
 int64_t accel_eval_nbatches(int64_t nsamples, int world, int m)
 {
@@ -86,8 +87,7 @@ accel_status_t accel_eval_gather(MPI_Comm comm, const float *values, const int64
     st = agree(comm, rank, mine[H_OK] ? ACCEL_OK : ACCEL_ERR_INVALID, "its arguments (n_local, width, "
                "n_total, NULL buffers) or memory");
     if (st != ACCEL_OK) goto out;
-    st = accel_mpi_status(MPI_Allgather(mine, H_LEN, MPI_INT64_T, hdr, H_LEN, MPI_INT64_T, comm),
-                          "MPI_Allgather (accel_eval_gather header)");
+    st = accel_mpi_allgather(mine, H_LEN, MPI_INT64_T, hdr, comm, "eval-gather-header");
     if (st != ACCEL_OK) goto out;
     int64_t total = 0;
     for (int r = 0; r < size; r++) {

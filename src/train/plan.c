@@ -12,6 +12,7 @@
 #include "accel/log.h"
 #include "accel/memory.h"
 #include "accel/model.h"
+#include "accel/trace.h"
 #include "accel/trainer.h"
 #include "../nn/gpt_cuda.h"
 
@@ -36,8 +37,8 @@ static accel_status_t memory_limit(const accel_runtime_t *rt, const accel_config
         snprintf(why, whylen, "node memory %.2f GiB / %d rank%s", gib((double)total), ranks,
                  ranks == 1 ? "" : "s");
     }
-    ACCEL_CHECK(accel_mpi_status(MPI_Allreduce(MPI_IN_PLACE, &mine, 1, MPI_DOUBLE, MPI_MIN, rt->world),
-                                 "MPI_Allreduce (memory limit)"));
+    ACCEL_CHECK(accel_mpi_allreduce(MPI_IN_PLACE, &mine, 1, MPI_DOUBLE, MPI_MIN, rt->world,
+                                    "memory-limit"));
     *limit = mine;
     if (!(mine > 0)) {
         ACCEL_ERROR0("train.micro_batch=auto: this node's memory is unknown (/proc/meminfo)\n"

@@ -322,9 +322,19 @@ static void model_hash(const accel_layout_t *layout, char *out, size_t len)
     snprintf(out, len, "%016llx", (unsigned long long)v);
 }
 
+/* debug.hang_at: debug.hang_rank stops responding at `point` until the job is killed (the
+ * others' next collective times out and the flight recorder names this rank). */
+static void debug_hang(const accel_trainer_t *t, const char *point)
+{
+    if (strcmp(t->cfg->debug.hang_at, point) || t->cfg->debug.hang_rank != t->rt->rank) return;
+    ACCEL_WARN("debug.hang_at=%s: this rank stops responding here", point);
+    for (;;) sleep(1);
+}
+
 static accel_status_t save_checkpoint(accel_trainer_t *t, int steps_done)
 {
     const accel_config_t *cfg = t->cfg;
+    debug_hang(t, "save");
     accel_ckpt_arena_t arenas[3];
     accel_ckpt_range_t *ranges;
     int n;
@@ -411,9 +421,8 @@ static accel_status_t resume(accel_trainer_t *t)
             return ACCEL_ERR_CONFIG;
         }
         if (t->rt->rank == 0) found = accel_ckpt_find_latest(cfg->ckpt.dir, path) == ACCEL_OK;
-        ACCEL_CHECK(accel_mpi_status(MPI_Bcast(&found, 1, MPI_INT, 0, t->rt->world), "MPI_Bcast (resume=auto)"));
-        ACCEL_CHECK(accel_mpi_status(MPI_Bcast(path, sizeof path, MPI_CHAR, 0, t->rt->world),
-                                     "MPI_Bcast (resume=auto)"));
+        ACCEL_CHECK(accel_mpi_bcast(&found, 1, MPI_INT, 0, t->rt->world, "bcast-resume"));
+        ACCEL_CHECK(accel_mpi_bcast(path, sizeof path, MPI_CHAR, 0, t->rt->world, "bcast-resume"));
         if (!found) {
             ACCEL_INFO("resume=auto: no checkpoint in %s yet; starting from step 0", cfg->ckpt.dir);
             return ACCEL_OK;
@@ -692,13 +701,17 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
         ACCEL_ERROR0("train.steps must be at least 1 (got %d)", cfg->train.steps);
         return ACCEL_ERR_CONFIG;
     }
-    if (cfg->debug.stop_rank >= rt->size || cfg->debug.overflow_rank >= rt->size) {  /* needs the world size */
-        const bool stop = cfg->debug.stop_rank >= rt->size;
-        ACCEL_ERROR0("%s=%d, but this job has %d rank(s)\n--> hint: name a rank below %d",
-                     stop ? "debug.stop_rank" : "debug.overflow_rank",
-                     stop ? cfg->debug.stop_rank : cfg->debug.overflow_rank, rt->size, rt->size);
-        return ACCEL_ERR_CONFIG;
-    }
+    const struct { const char *key; int rank; } debug_ranks[] = {   /* need the world size */
+        { "debug.stop_rank", cfg->debug.stop_rank },
+        { "debug.overflow_rank", cfg->debug.overflow_rank },
+        { "debug.hang_rank", cfg->debug.hang_rank },
+    };
+    for (size_t i = 0; i < sizeof debug_ranks / sizeof debug_ranks[0]; i++)
+        if (debug_ranks[i].rank >= rt->size) {
+            ACCEL_ERROR0("%s=%d, but this job has %d rank(s)\n--> hint: name a rank below %d",
+                         debug_ranks[i].key, debug_ranks[i].rank, rt->size, rt->size);
+            return ACCEL_ERR_CONFIG;
+        }
     const int mb = cfg->train.micro_batch;
     if (mb == ACCEL_AUTO || (mb > 0 && (int64_t)mb * rt->size * cfg->train.grad_accum != cfg->train.global_batch)) {
         ACCEL_ERROR0("train.micro_batch=%s is not planned: train.grad_accum=%d x %d ranks x %s does "
@@ -759,13 +772,14 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
         random_hex(t->run_id, 16);                  /* a fresh run's; resume replaces it */
         random_hex(t->session, 8);
     }
-    ACCEL_CHECK_GOTO(accel_mpi_status(MPI_Bcast(t->session, sizeof t->session, MPI_CHAR, 0, rt->world),
-                                      "MPI_Bcast (session)"), st, fail);
+    debug_hang(t, "startup");
+    ACCEL_CHECK_GOTO(accel_mpi_bcast(t->session, sizeof t->session, MPI_CHAR, 0, rt->world,
+                                     "bcast-session"), st, fail);
     ACCEL_CHECK_GOTO(resume(t), st, fail);
     ACCEL_CHECK_GOTO(init_from(t), st, fail);
     ACCEL_CHECK_GOTO(accel_agree(rt->world, rt->rank == 0 ? check_ckpt_owner(t) : ACCEL_OK), st, fail);
-    ACCEL_CHECK_GOTO(accel_mpi_status(MPI_Bcast(t->run_id, sizeof t->run_id, MPI_CHAR, 0, rt->world),
-                                      "MPI_Bcast (run id)"), st, fail);
+    ACCEL_CHECK_GOTO(accel_mpi_bcast(t->run_id, sizeof t->run_id, MPI_CHAR, 0, rt->world,
+                                     "bcast-run-id"), st, fail);
     if (cfg->ckpt.dir[0])
         ACCEL_INFO("checkpoints: run_id %s (%s), model %s, in %s", t->run_id, t->resumed ? "resumed" :
                    "a new run", t->model_hash, cfg->ckpt.dir);
@@ -808,7 +822,7 @@ static accel_status_t print_sample(accel_trainer_t *t)
     if (!prompt[0] || nnew <= 0 || !t->tokens_model) return ACCEL_OK;
     bool known = t->tok_json || (sample_bytes(t) && t->model.vocab >= 256);
     int ok = t->rt->rank == 0 ? known : 0;             /* every rank takes the same branch */
-    MPI_Bcast(&ok, 1, MPI_INT, 0, t->rt->world);
+    ACCEL_CHECK(accel_mpi_bcast(&ok, 1, MPI_INT, 0, t->rt->world, "bcast-sample"));
     if (!ok) return ACCEL_OK;
     ACCEL_CHECK(accel_dist_gather_full(t->dist));
     accel_status_t st = ACCEL_OK;
@@ -888,8 +902,7 @@ static accel_status_t setup_mfu(accel_trainer_t *t)
         if (accel_flops_cpu_peak(cfg->precision_id, rt->threads, 0.2, &mine[0], &size, &reps) != ACCEL_OK ||
             !(mine[0] > 0))
             mine[1] = 1;
-        ACCEL_CHECK(accel_mpi_status(MPI_Allreduce(mine, all, 2, MPI_DOUBLE, MPI_SUM, rt->world),
-                                     "MPI_Allreduce (measured peak)"));
+        ACCEL_CHECK(accel_mpi_allreduce(mine, all, 2, MPI_DOUBLE, MPI_SUM, rt->world, "measured-peak"));
         t->peak_tflops = all[1] > 0 ? 0 : all[0] / rt->size;
         if (t->peak_tflops > 0)
             ACCEL_INFO("peak: %.4g TFLOP/s per rank (measured: best %s %d^3 product of %d in 0.2 s, "
@@ -1118,11 +1131,12 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
                    t->flops_per_sample / t->units_per_sample, t->tokens_model ? "token" : "sample",
                    done_here > 1 ? ", first step excluded" : "");
     }
+    debug_hang(t, "end");
     if (done_here > 0) {
         /* The fastest and slowest rank's compute: their gap is time the gradient sync waits. */
         double mine[3] = { -t->compute_s, t->compute_s, t->update_s }, ext[3];
-        ACCEL_CHECK(accel_mpi_status(MPI_Allreduce(mine, ext, 3, MPI_DOUBLE, MPI_MAX, t->rt->world),
-                                     "MPI_Allreduce (compute summary)"));
+        ACCEL_CHECK(accel_mpi_allreduce(mine, ext, 3, MPI_DOUBLE, MPI_MAX, t->rt->world,
+                                        "compute-summary"));
         ACCEL_INFO("%s: forward+backward %.2f ms/step on the fastest rank, %.2f on the "
                    "slowest; optimizer update %.2f ms/step", accel_dist_devops(t->dist)->name,
                    -1e3 * ext[0] / nsteps, 1e3 * ext[1] / nsteps, 1e3 * ext[2] / nsteps);
@@ -1135,8 +1149,7 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
     /* Peak resident memory above start-up, per rank: what the model state, activations and
      * communication buffers really took (compare with accel estimate-memory). */
     double mine = (double)(accel_memory_peak() - t->rss_start), peak[2] = { mine, -mine }, ext[2];
-    ACCEL_CHECK(accel_mpi_status(MPI_Allreduce(peak, ext, 2, MPI_DOUBLE, MPI_MAX, t->rt->world),
-                                 "MPI_Allreduce (peak memory)"));
+    ACCEL_CHECK(accel_mpi_allreduce(peak, ext, 2, MPI_DOUBLE, MPI_MAX, t->rt->world, "peak-memory"));
     result->peak_bytes = ext[0];
     ACCEL_INFO("memory: peak resident %.1f MiB per rank above start-up (max over ranks; min %.1f MiB)",
                ext[0] / 1048576.0, -ext[1] / 1048576.0);

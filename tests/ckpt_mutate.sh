@@ -42,6 +42,7 @@ refuses "model/wte: not a dataset (a group" $V "$em/ckpt_group.h5"
 refuses "model/wte: tensor missing (the stored model configuration has it)" $V "$em/ckpt_delete_pair.h5"
 refuses "does not match the tensor's 'xxh3_64' attribute" $V "$em/ckpt_swap_two.h5"
 refuses "does not match its checksum 'meta_xxh3_64'" $V "$em/ckpt_meta_lr.h5"
+refuses "has no checksum 'meta_xxh3_64', which every checkpoint with 'checksums_named' carries" $V "$em/ckpt_meta_unsummed.h5"
 refuses "/model/wte is not an fp32 tensor of 1..4 dimensions (it is toobig" \
     "$top_builddir/accel_ckpt" export "$em/ckpt_chunked_2p62.h5" --format safetensors -o "$SCRATCH/x.safetensors"
 refuses "/model/wte is not an fp32 tensor of 1..4 dimensions (it is toobig" \
@@ -54,6 +55,7 @@ G="$top_builddir/accel_generate"
 refuses "checksum attributes are unusable" "$G" "$em/ckpt_block_2p61.h5" --prompt a -n 1
 refuses "its checksum table does not match the tensor's xxh3_64 attribute" "$G" "$em/ckpt_swap_two.h5" --prompt a -n 1
 refuses "does not match its checksum 'meta_xxh3_64'" "$G" "$em/ckpt_meta_lr.h5" --prompt a -n 1
+refuses "has no checksum 'meta_xxh3_64', which every checkpoint" "$G" "$em/ckpt_meta_unsummed.h5" --prompt a -n 1
 refuses "shape \[1152921504606846976, 4\]" "$G" "$em/ckpt_chunked_2p62.h5" --prompt a -n 1
 pass "accel_generate refuses them"
 

@@ -738,6 +738,15 @@ accel_status_t ck_meta_check(hid_t file, const char *path, const accel_ckpt_meta
     H5Gclose(g);
     if (r == ACCEL_ERR_NOT_FOUND) {
         *absent = true;
+        /* Only files from before the checksum lack it; every writer of name-bound tensor checksums
+         * (root 'checksums_named', which came later) also wrote it: missing there is damage, e.g.
+         * a flipped byte in the attribute's name, and the /meta values would go unchecked. */
+        if (H5Aexists(file, CK_ATTR_NAMED_SUMS) > 0) {
+            CK_ERR("checkpoint %s: its metadata (/%s) has no checksum '%s', which every checkpoint "
+                   "with '%s' carries\n--> hint: the file is damaged; use an earlier checkpoint",
+                   path, CK_GROUP_META, CK_ATTR_META_XXH, CK_ATTR_NAMED_SUMS);
+            return ACCEL_ERR_CORRUPT;
+        }
         return ACCEL_OK;
     }
     (void)accel_h5_attr_read_str(file, CK_ATTR_ARENAS, arenas, sizeof arenas);

@@ -94,7 +94,8 @@ bool ck_storage_ok(hid_t dset, uint64_t nbytes);
 #define CK_ATTR_META_XXH "meta_xxh3_64"
 uint64_t ck_meta_digest(const accel_ckpt_meta_t *meta, const char *arenas);
 /* Check the stored /meta digest against the metadata read: ACCEL_OK, ACCEL_ERR_CORRUPT (mismatch,
- * logs when log), or ACCEL_OK with *absent = true for a checkpoint written before the digest. */
+ * logs when log), or *absent = true when there is none: ACCEL_OK for a checkpoint written before
+ * the digest, ACCEL_ERR_CORRUPT for one whose other markers say it must have one. */
 accel_status_t ck_meta_check(hid_t file, const char *path, const accel_ckpt_meta_t *meta, bool log, bool *absent);
 
 /* snprintf that may truncate silently (paths in messages). */

@@ -216,7 +216,11 @@ accel_status_t accel_ckpt_verify_layout(const char *path, const accel_layout_t *
         PROBLEM("metadata (/%s) unreadable", CK_GROUP_META);
     } else {
         bool absent = false;
-        if (ck_meta_check(file, path, &meta, false, &absent) != ACCEL_OK)
+        accel_status_t ms = ck_meta_check(file, path, &meta, false, &absent);
+        if (ms != ACCEL_OK && absent)
+            PROBLEM("metadata (/%s) has no checksum '%s', which every checkpoint with '%s' carries",
+                    CK_GROUP_META, CK_ATTR_META_XXH, CK_ATTR_NAMED_SUMS);
+        else if (ms != ACCEL_OK)
             PROBLEM("metadata (/%s: step, lr, configuration...) does not match its checksum '%s'",
                     CK_GROUP_META, CK_ATTR_META_XXH);
         else if (absent && report)

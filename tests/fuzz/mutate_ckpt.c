@@ -112,6 +112,8 @@ static bool meta_same(const accel_ckpt_meta_t *a, const accel_ckpt_meta_t *b)
            (!a->tokenizer_json_len || !memcmp(a->tokenizer_json, b->tokenizer_json, a->tokenizer_json_len));
 }
 
+static bool g_explain;               /* --judge: say what differs */
+
 /* Load path into fresh buffers (filled with a pattern first); *same: bitwise the reference. */
 static accel_status_t load_compare(const char *path, bool *same)
 {
@@ -129,11 +131,13 @@ static accel_status_t load_compare(const char *path, bool *same)
     *same = false;
     if (st == ACCEL_OK) {
         *same = meta_same(&m, &g_ref_meta);
+        if (!*same && g_explain) fprintf(stderr, "loaded metadata differs\n");
         /* tensor elements only: padding between tensors is neither saved nor loaded */
         for (int i = 0; i < 2 && *same; i++)
             for (int t = 0; t < g_layout.ntensors && *same; t++) {
                 const accel_tensor_t *T = &g_layout.tensors[t];
                 *same = !memcmp(buf[i] + T->offset, g_ref[i] + T->offset, sizeof(float) * T->numel);
+                if (!*same && g_explain) fprintf(stderr, "loaded %s/%s differs\n", g_arena_names[i], T->name);
             }
         accel_ckpt_meta_free(&m);
     }
@@ -595,8 +599,7 @@ static int campaign(bool data, long n, counts_t *per, counts_t *tot, bool quiet)
             char keep[4200];
             snprintf(keep, sizeof keep, "%s.case%ld", work, i);
             copy_file(orig, keep);
-            g_rng = case_seed;
-            (void)rndn((uint64_t)nk);
+            g_rng = case_seed;          /* the state the mutation started from (k was drawn before) */
             kinds[k].apply(keep);
             fprintf(stderr, "%s: %s mutation '%s' (case %ld, status %d), kept as %s\n", bad,
                     data ? "dataset" : "checkpoint", kinds[k].name, i, r, keep);
@@ -716,6 +719,15 @@ static int set_attr(const char *p, const char *obj, const char *name, hid_t ftyp
     return rc;
 }
 
+static int del_attr(const char *p, const char *obj, const char *name)
+{
+    hid_t f = open_rw(p);
+    if (f < 0) return -1;
+    int rc = H5Adelete_by_name(f, obj, name, H5P_DEFAULT) < 0 ? -1 : 0;
+    H5Fclose(f);
+    return rc;
+}
+
 /* *a: the first 2-D tensor whose dimensions differ (reshaping it changes the shape); *u, *v: the
  * first two tensors of equal shape (a swap keeps every shape). */
 static void pick_2d(int *a, int *u, int *v)
@@ -760,6 +772,9 @@ static int emit(const char *dir, const char *orig, const char *data_orig)
     g_force_t = u; g_force_u = w;
     rc |= OUT("ckpt_swap_two.h5") || structural(p, 1) < 0;
     rc |= OUT("ckpt_meta_lr.h5") || set_attr(p, "/meta", "lr", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &lr);
+    /* campaign seed 26, case 1073: byte flips hid the checksum's name, then changed a /meta value */
+    rc |= OUT("ckpt_meta_unsummed.h5") || del_attr(p, "/meta", "meta_xxh3_64") ||
+          set_attr(p, "/meta", "lr", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, &lr);
     g_narenas = 2;
 #undef OUT
 #define OUT(name) (snprintf(p, sizeof p, "%s/%s", dir, name), copy_file(data_orig, p) ? -1 : 0)
@@ -821,8 +836,9 @@ int main(int argc, char **argv)
     long n = 300, dn = -1;
     uint64_t seed = 1;
     bool quiet = false;
-    const char *emit_dir = NULL, *corpus_dir = NULL;
+    const char *emit_dir = NULL, *corpus_dir = NULL, *judge = NULL;
     for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--judge") && i + 1 < argc) { judge = argv[++i]; continue; }
         if (!strcmp(argv[i], "--emit") && i + 1 < argc) { emit_dir = argv[++i]; continue; }
         if (!strcmp(argv[i], "--corpus") && i + 1 < argc) { corpus_dir = argv[++i]; continue; }
         if (!strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
@@ -830,7 +846,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--data-n") && i + 1 < argc) dn = atol(argv[++i]);
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--quiet")) quiet = true;
-        else { fprintf(stderr, "usage: mutate_ckpt --dir D [--n N] [--data-n M] [--seed S] [--quiet] [--emit DIR] | --corpus DIR | --set-root-attr FILE NAME VALUE\n"); return 2; }
+        else { fprintf(stderr, "usage: mutate_ckpt --dir D [--n N] [--data-n M] [--seed S] [--quiet] [--emit DIR] [--judge FILE] | --corpus DIR | --set-root-attr FILE NAME VALUE\n"); return 2; }
     }
     if (!dir && !corpus_dir) { fprintf(stderr, "mutate_ckpt: --dir is required\n"); return 2; }
     if (dn < 0) dn = n / 3;
@@ -846,6 +862,14 @@ int main(int argc, char **argv)
         g_rng = seed;
         signal(SIGTERM, on_stop);
         signal(SIGINT, on_stop);
+        if (judge) {                /* a kept case again, in this process, saying what differs */
+            g_explain = true;
+            accel_log_set_level(ACCEL_LOG_INFO);
+            rc = judge_ckpt(judge);
+            printf("%s: %s\n", judge, rc == R_IDENTICAL ? "accepted, identical" : rc == R_REFUSED ? "refused" : "WRONG");
+            MPI_Finalize();
+            return rc == R_WRONG ? 1 : 0;
+        }
         if (emit_dir) {
             rc = emit(emit_dir, g_orig, g_data_orig) ? 2 : 0;
             MPI_Finalize();

@@ -97,6 +97,7 @@ typedef struct {
     char dir[ACCEL_STR_MAX];        /* ckpt.dir: where checkpoints go; empty = none */
     int every;                      /* ckpt.every: steps between checkpoints; 0 = only at the end/stop */
     int keep_last;                  /* ckpt.keep_last: older ones are removed after a new one is complete */
+    bool async;                     /* ckpt.async: a writer thread saves a snapshot while training goes on */
 } accel_ckpt_config_t;
 
 /* Fault injection for tests: a rank raises a stop trigger or an fp16 overflow at a given step, or

@@ -16,6 +16,7 @@ typedef struct {
     size_t optim;                   /* optimizer moments */
     size_t activations;             /* forward/backward buffers for one micro-batch */
     size_t comm;                    /* staging and MPI temporary buffers */
+    size_t snapshot;                /* ckpt.async: the copy of this rank's saved state */
     size_t total;
     double psi;                     /* parameters (elements, padding included) */
     double paper_bytes_per_param;   /* the ZeRO paper's model-state accounting (mixed-precision Adam) */

@@ -36,6 +36,8 @@ typedef struct {
     accel_device_t device;          /* the CPU until accel_device_setup chooses */
     int threads;                    /* compute threads per rank */
     bool owns_mpi;                  /* accel_init called MPI_Init, so accel_finalize finalizes */
+    bool mpi_threads;               /* MPI_THREAD_MULTIPLE provided: a second thread may call MPI
+                                     * (the background checkpoint writer, ckpt.async) */
 } accel_runtime_t;
 
 /* Initialise MPI (MPI_Init_thread, FUNNELED) unless already initialised, detect the launcher, check

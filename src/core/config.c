@@ -129,6 +129,7 @@ static const key_spec_t g_schema[] = {
 
     { "ckpt.dir", KEY_STRING, F(ckpt.dir), "", NULL, "directory of checkpoints (one parallel-HDF5 file each); empty = no checkpoints", NO_RANGE },
     { "ckpt.every", KEY_INT, F(ckpt.every), "0", NULL, "optimizer steps between checkpoints; 0 = only at the end and when stopped by a signal", R(0, INT_MAX) },
+    { "ckpt.async", KEY_BOOL, F(ckpt.async), "false", NULL, "write checkpoints in the background: at the step boundary this rank's share of the state is copied to a snapshot (one more copy in memory) and a writer thread saves it while training goes on; one save in flight, the last one and a stop's are waited for (docs/checkpoint-format.md)", NO_RANGE },
     { "ckpt.keep_last", KEY_INT, F(ckpt.keep_last), "3", NULL, "checkpoints kept; older ones are removed only after a new one is complete; 0 = all", R(0, INT_MAX) },
     { "resume", KEY_STRING, F(resume), "", NULL, "continue from a checkpoint: auto (the newest in ckpt.dir, if any) or a file path", NO_RANGE },
 

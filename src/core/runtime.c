@@ -143,14 +143,21 @@ accel_status_t accel_init(int *argc, char ***argv, accel_runtime_t **out)
             *out = rt;       /* MPI never started: accel_finalize only frees */
             return st;
         }
+        /* MULTIPLE for ckpt.async's writer thread (the configuration is read after MPI starts). */
         int provided;
-        if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+        if (MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
             fprintf(stderr, "accel: MPI_Init_thread failed\n");
             free(rt);
             return ACCEL_ERR_MPI;
         }
         rt->owns_mpi = true;
+        rt->mpi_threads = provided >= MPI_THREAD_MULTIPLE;
         fence_after_mpi_init();
+    }
+    if (!rt->owns_mpi) {            /* the caller started MPI: whatever level it asked for */
+        int level = MPI_THREAD_SINGLE;
+        MPI_Query_thread(&level);
+        rt->mpi_threads = level >= MPI_THREAD_MULTIPLE;
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, &rt->rank);

@@ -76,7 +76,9 @@ int accel_trace_begin(MPI_Comm comm, const char *what, size_t bytes)
         if (!name[i]) break;
     }
     g_name[id][NAME_LEN - 1] = '\0';
-    unsigned long slot = g_total++ % ACCEL_TRACE_RING;
+    /* the writer thread of ckpt.async records too: slots are taken atomically (each communicator
+     * is used by one thread, so its sequence number is not contended) */
+    unsigned long slot = __atomic_fetch_add(&g_total, 1, __ATOMIC_RELAXED) % ACCEL_TRACE_RING;
     g_ring[slot] = (record_t){ ++g_seq[id], id, size, what, bytes, accel_now(), -1.0 };
     return (int)slot;
 }

@@ -446,6 +446,7 @@ static accel_status_t read_union(accel_dataset_t *ds, hid_t dset, const plan_t *
                                  hid_t memtype, void *buf, const char *what)
 {
     accel_status_t st = ACCEL_OK;
+    accel_h5_lock();                    /* a background checkpoint may be in HDF5 (ckpt.async) */
     hid_t fspace = H5Dget_space(dset), mspace = -1;
     int rank = H5Sget_simple_extent_ndims(fspace);
     herr_t e = fspace < 0 ? -1 : 0;
@@ -467,6 +468,7 @@ static accel_status_t read_union(accel_dataset_t *ds, hid_t dset, const plan_t *
     }
     if (mspace >= 0) H5Sclose(mspace);
     if (fspace >= 0) H5Sclose(fspace);
+    accel_h5_unlock();
     return st;
 }
 

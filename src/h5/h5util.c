@@ -3,12 +3,17 @@
  * caller (a missing attribute is one) are logged naming the file, the object and the attribute. */
 #include "build_config.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "accel/log.h"
 #include "h5util.h"
+
+static pthread_mutex_t g_h5_lock = PTHREAD_MUTEX_INITIALIZER;
+void accel_h5_lock(void) { pthread_mutex_lock(&g_h5_lock); }
+void accel_h5_unlock(void) { pthread_mutex_unlock(&g_h5_lock); }
 
 /* ------------------------------------------------------------------ errors */
 

@@ -13,6 +13,14 @@
 
 #include "accel/status.h"
 
+/* ------------------------------------------------------------------ threads */
+
+/* Debian's parallel HDF5 is not thread-safe: while the checkpoint writer thread (ckpt.async) is in
+ * HDF5, another thread must not call it. The writer holds this lock for its whole save; the
+ * training thread's per-step HDF5 calls (dataset reads) take it around each read. */
+void accel_h5_lock(void);
+void accel_h5_unlock(void);
+
 /* ------------------------------------------------------------------ errors */
 
 /* HDF5 prints its error stack by default; accel reports errors itself, so printing is off between

@@ -70,6 +70,7 @@ int accel_cmd_estimate(int argc, char **argv)
     int rc = 0;
     char list[256];
     snprintf(list, sizeof list, "%s", worlds);
+    bool snapshot_said = false;
     for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
         int world = atoi(tok);
         if (world < 1) { fprintf(stderr, "accel estimate-memory: bad world size '%s'\n", tok); rc = 2; break; }
@@ -101,6 +102,11 @@ int accel_cmd_estimate(int argc, char **argv)
                 if (accel_memory_estimate(&c, model.ops, &model.layout, (accel_strategy_t)s, hybrid,
                                           world, hybrid ? per_node : world, &e) != ACCEL_OK)
                     continue;
+                if (e.snapshot && !snapshot_said) {
+                    printf("(ckpt.async: each total includes the checkpoint snapshot, a copy of the state "
+                           "the rank saves: %.1f MiB in the first row)\n", mib(e.snapshot));
+                    snapshot_said = true;
+                }
                 double state = (double)(e.params + e.grads + e.master + e.optim) / e.psi;
                 printf("%-13s %5d %5d %5d %10.1f %10.1f %10.1f %10.1f %11.1f %9.1f %10.1f   %5.2f vs %5.2f\n", name,
                        world, c.train.global_batch / (world * accum), accum, mib(e.params), mib(e.grads),

@@ -125,7 +125,15 @@ accel_status_t accel_memory_estimate(const accel_config_t *cfg, const accel_mode
         break;
     }
     out->activations = model->activation_bytes ? model->activation_bytes(cfg, micro > 0 ? micro : 1) : 0;
-    out->total = out->params + out->grads + out->master + out->optim + out->activations + out->comm;
+    /* ckpt.async copies what the rank saves: parameters (ddp) or its master slice, and the moments
+     * (src/train/ckpt_writer.c) */
+    out->snapshot = 0;
+    if (cfg->ckpt.async && cfg->ckpt.dir[0]) {
+        const double arenas = strcmp(cfg->optim.name, "adamw") ? 2 : 3;
+        out->snapshot = (size_t)(arenas * f * P / (strategy == ACCEL_DDP ? 1 : N));
+    }
+    out->total = out->params + out->grads + out->master + out->optim + out->activations + out->comm +
+                 out->snapshot;
     out->psi = P;
     return ACCEL_OK;
 }

@@ -30,6 +30,7 @@
 #include "accel/trace.h"
 #include "accel/trainer.h"
 #include "amp.h"
+#include "ckpt_writer.h"
 #include "devops.h"
 #include "dist.h"
 #include "flops.h"
@@ -67,6 +68,7 @@ struct accel_trainer {
     /* Run identity (docs/checkpoint-format.md, "Runs and timelines"): random at a fresh start,
      * the checkpoint's on resume; the model's tensor table hash; the ckpt_id this state continues. */
     char run_id[40], model_hash[24], parent_id[24];
+    accel_ckpt_writer_t *writer;    /* ckpt.async: the background checkpoint writer; else NULL */
     char session[24];               /* random per process start, the same on every rank: with the
                                      * step it makes each checkpoint's ckpt_id */
     double last_lr;
@@ -89,6 +91,7 @@ typedef struct {
 void accel_trainer_destroy(accel_trainer_t *t)
 {
     if (!t) return;
+    accel_ckpt_writer_destroy(t->writer);   /* first: a save in flight reads the layout */
     accel_metrics_close(t->metrics);
     free(t->tok_json);
     free(t->inputs);
@@ -331,10 +334,39 @@ static void debug_hang(const accel_trainer_t *t, const char *point)
     for (;;) sleep(1);
 }
 
-static accel_status_t save_checkpoint(accel_trainer_t *t, int steps_done)
+/* How a save ended, said once, whether it ran here or in the background. */
+static void save_done(accel_trainer_t *t, accel_status_t st, int step, const char *ckpt_id,
+                      const char *path, double seconds, bool background)
+{
+    if (st == ACCEL_OK) {
+        /* The next checkpoint continues this one. */
+        snprintf(t->parent_id, sizeof t->parent_id, "%s", ckpt_id);
+        ACCEL_INFO("checkpoint: step %d saved to %s in %.2f s%s", step, path, seconds,
+                   background ? " (in the background)" : "");
+    } else {
+        /* accel_ckpt_save said which checkpoint, if any, is intact. */
+        ACCEL_ERROR0("checkpoint at step %d was NOT saved (%s)%s", step, accel_status_str(st),
+                     background ? "" : "; the training state in memory is unchanged");
+    }
+}
+
+/* ckpt.async: wait for the save in flight, if any, and say how it ended (its status). */
+static accel_status_t finish_background_save(accel_trainer_t *t)
+{
+    accel_ckpt_writer_done_t d;
+    if (!t->writer || !accel_ckpt_writer_wait(t->writer, &d)) return ACCEL_OK;
+    save_done(t, d.status, d.step, d.ckpt_id, d.path, d.seconds, true);
+    return d.status;
+}
+
+/* A checkpoint of the state after steps_done steps. With ckpt.async the state is copied and saved
+ * in the background (after the previous background save has finished); `wait` (the run's last
+ * save, a stop's) waits for it too. */
+static accel_status_t save_checkpoint(accel_trainer_t *t, int steps_done, bool wait)
 {
     const accel_config_t *cfg = t->cfg;
     debug_hang(t, "save");
+    (void)finish_background_save(t);        /* its outcome is reported; the state is still here */
     accel_ckpt_arena_t arenas[3];
     accel_ckpt_range_t *ranges;
     int n;
@@ -368,21 +400,26 @@ static accel_status_t save_checkpoint(accel_trainer_t *t, int steps_done)
     accel_ckpt_meta_set_extra(&meta, ACCEL_CKPT_EXTRA_MODEL_HASH, t->model_hash);
     accel_ckpt_meta_set_extra(&meta, ACCEL_CKPT_EXTRA_CKPT_ID, ckpt_id);
     accel_ckpt_meta_set_extra(&meta, ACCEL_CKPT_EXTRA_PARENT_ID, t->parent_id);
+    if (t->writer) {
+        double copy_s = 0;
+        accel_status_t st = accel_ckpt_writer_start(t->writer, cfg->ckpt.dir, &t->model.layout, arenas, n,
+                                                    &meta, cfg->ckpt.keep_last, steps_done, ckpt_id,
+                                                    &copy_s);
+        free(ranges);                       /* the writer keeps copies; config_yaml is its now */
+        if (st != ACCEL_OK) {
+            save_done(t, st, steps_done, ckpt_id, "", 0, false);
+            return st;
+        }
+        ACCEL_INFO("checkpoint: step %d copied in %.3f s, saving in the background", steps_done, copy_s);
+        return wait ? finish_background_save(t) : ACCEL_OK;
+    }
     char path[ACCEL_CKPT_PATH_MAX] = "";
     double t0 = accel_now();
     accel_status_t st = accel_ckpt_save(t->rt->world, cfg->ckpt.dir, &t->model.layout, arenas, n, &meta,
                                         cfg->ckpt.keep_last, path);
     free(meta.config_yaml);
     free(ranges);
-    if (st == ACCEL_OK) {
-        /* The next checkpoint continues this one. */
-        snprintf(t->parent_id, sizeof t->parent_id, "%s", ckpt_id);
-        ACCEL_INFO("checkpoint: step %d saved to %s in %.2f s", steps_done, path, accel_now() - t0);
-    } else {
-        /* accel_ckpt_save said which checkpoint, if any, is intact. */
-        ACCEL_ERROR0("checkpoint at step %d was NOT saved (%s); the training state in memory is "
-                     "unchanged", steps_done, accel_status_str(st));
-    }
+    save_done(t, st, steps_done, ckpt_id, path, accel_now() - t0, false);
     return st;
 }
 
@@ -784,6 +821,16 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
         ACCEL_INFO("checkpoints: run_id %s (%s), model %s, in %s", t->run_id, t->resumed ? "resumed" :
                    "a new run", t->model_hash, cfg->ckpt.dir);
     ACCEL_CHECK_GOTO(accel_metrics_open(rt, cfg, t->start_step, t->resumed, t->unit_name, &t->metrics), st, fail);
+    if (cfg->ckpt.async && cfg->ckpt.dir[0]) {
+        if (!rt->mpi_threads) {
+            ACCEL_ERROR0("ckpt.async=true needs an MPI that provides MPI_THREAD_MULTIPLE (the writer "
+                         "thread calls MPI while training does); this one does not\n--> hint: "
+                         "ckpt.async=false, or an MPI built with thread support");
+            st = ACCEL_ERR_CONFIG;
+            goto fail;
+        }
+        ACCEL_CHECK_GOTO(accel_ckpt_writer_create(rt->world, &t->writer), st, fail);
+    }
     *out = t;
     return ACCEL_OK;
 fail:
@@ -1091,7 +1138,7 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
          * periodic save is reported and training goes on from the intact in-memory state. */
         bool save = cfg->ckpt.dir[0] && (last || (cfg->ckpt.every > 0 && (step + 1) % cfg->ckpt.every == 0));
         if (save) {
-            accel_status_t cs = save_checkpoint(t, step + 1);
+            accel_status_t cs = save_checkpoint(t, step + 1, last);
             if (cs != ACCEL_OK && last) result->checkpoint_failed = true;
         }
         /* Periodic evaluation; the last step's is the final one below, not done twice. Its time
@@ -1113,6 +1160,8 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
     }
     sigaction(SIGUSR1, &old_usr1, NULL);
     sigaction(SIGTERM, &old_term, NULL);
+    /* A background save still in flight (the loop ended early): wait for it, and say how it ended. */
+    if (finish_background_save(t) != ACCEL_OK) result->checkpoint_failed = true;
     ACCEL_CHECK(st);
     result->seconds = accel_now() - t0;
     double exposed, in_flight;

@@ -69,3 +69,10 @@ res=$(compare_losses "$S/r2.jsonl" "$S/cut.jsonl" 0 12) || fail "resumed run: $r
 pass "stopped at 6, resumed from 4: steps 1..12 and eval rows 5, 10, 12 once each ($res)"
 
 expect_fail "train.eval_every' must not be negative" "$ACCEL_TRAIN" $args train.eval_every=-5
+
+# data.eval_samples=0: no held-out set, no evaluation, a clean end (it once failed after the whole run).
+out=$(run_mpi 2 "$ACCEL_TRAIN" $args data.eval_samples=0 train.eval_every=2 2>&1) ||
+    fail "data.eval_samples=0: $(echo "$out" | tail -5)"
+echo "$out" | grep -q "done: step .*; no held-out set" || fail "data.eval_samples=0: no 'no held-out set' in: $(echo "$out" | tail -5)"
+! echo "$out" | grep -q "eval step" || fail "data.eval_samples=0 still evaluated"
+pass "data.eval_samples=0: trains without evaluating and ends cleanly"

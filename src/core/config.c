@@ -82,7 +82,7 @@ static const key_spec_t g_schema[] = {
 
     { "data.path", KEY_STRING, F(data.path), "", NULL, "HDF5 dataset (accel_data); empty = built-in data: the synthetic task for classifiers, the Debian text corpus (prepared on first use) for language models; 'synthetic' = synthetic tokens", NO_RANGE },
     { "data.samples", KEY_INT64, F(data.samples), "65536", NULL, "size of the synthetic training set", R(1, SAMPLES_MAX) },
-    { "data.eval_samples", KEY_INT64, F(data.eval_samples), "2048", NULL, "size of the synthetic validation set (a dataset's val split is evaluated whole)", R(0, SAMPLES_MAX) },
+    { "data.eval_samples", KEY_INT64, F(data.eval_samples), "2048", NULL, "size of the synthetic validation set, 0 = no held-out evaluation (a dataset's val split is evaluated whole)", R(0, SAMPLES_MAX) },
     { "data.drop_last", KEY_BOOL, F(data.drop_last), "true", NULL, "drop an epoch's tail that does not fill a global batch (false: pad it with known duplicates)", NO_RANGE },
     { "data.noise", KEY_DOUBLE, F(data.noise), "0.05", NULL, "fraction of random labels in the synthetic task", R(0, 1) },
 

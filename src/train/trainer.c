@@ -241,6 +241,10 @@ static accel_status_t evaluate(accel_trainer_t *t, double *loss, double *accurac
 static accel_status_t evaluate_step(accel_trainer_t *t, int step, double t0, bool row, double *loss,
                                     double *accuracy)
 {
+    if (t->val_samples == 0) {              /* no held-out set (synthetic data.eval_samples=0) */
+        *loss = *accuracy = NAN;
+        return ACCEL_OK;
+    }
     ACCEL_CHECK(evaluate(t, loss, accuracy));
     char acc[48] = "";
     if (!t->tokens_model) snprintf(acc, sizeof acc, ", accuracy %.1f%%", 100.0 * *accuracy);
@@ -1206,10 +1210,13 @@ accel_status_t accel_trainer_run(accel_trainer_t *t, accel_train_result_t *resul
     const int at = done_here > 0 ? result->steps : t->start_step;
     double eval_loss, accuracy;
     ACCEL_CHECK(evaluate_step(t, at, t0, done_here > 0, &eval_loss, &accuracy));
-    char acc[48] = "";
-    if (!t->tokens_model) snprintf(acc, sizeof acc, ", accuracy %.1f%%", 100.0 * accuracy);
-    ACCEL_INFO("done: step %d of %d (%d in this run) in %.2f s; train loss %.4f -> %.4f; held-out loss %.4f%s%s",
-               result->steps, cfg->train.steps, done_here, result->seconds, result->first_loss, result->last_loss, eval_loss, acc,
+    char held[96] = "no held-out set";
+    if (!isnan(eval_loss))
+        snprintf(held, sizeof held, "held-out loss %.4f", eval_loss);
+    if (!isnan(eval_loss) && !t->tokens_model)
+        snprintf(held + strlen(held), sizeof held - strlen(held), ", accuracy %.1f%%", 100.0 * accuracy);
+    ACCEL_INFO("done: step %d of %d (%d in this run) in %.2f s; train loss %.4f -> %.4f; %s%s",
+               result->steps, cfg->train.steps, done_here, result->seconds, result->first_loss, result->last_loss, held,
                result->skipped ? " (some fp16 steps skipped)" : "");
     if (t->tokens_model && cfg->train.sample_tokens > 0) ACCEL_CHECK(print_sample(t));
     if (done_here > 0)

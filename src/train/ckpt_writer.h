@@ -4,7 +4,8 @@
  * the world communicator while training goes on. One save in flight: starting the next one, or
  * waiting at the end of the run or at a stop, joins it first. Needs MPI_THREAD_MULTIPLE; the
  * writer holds the HDF5 lock (accel_h5_lock) for its whole save, so the training thread's own
- * HDF5 reads wait for it. */
+ * HDF5 reads wait for it. The writer runs on the node's CPUs outside the rank's binding (a
+ * launcher binds a rank's threads to its cores): a save hides when the node has a core to spare. */
 #ifndef ACCEL_TRAIN_CKPT_WRITER_H
 #define ACCEL_TRAIN_CKPT_WRITER_H
 
@@ -19,6 +20,11 @@ typedef struct accel_ckpt_writer accel_ckpt_writer_t;
 accel_status_t accel_ckpt_writer_create(MPI_Comm world, accel_ckpt_writer_t **out);
 /* Waits for a save in flight, then frees. */
 void accel_ckpt_writer_destroy(accel_ckpt_writer_t *w);
+
+/* Collective. Allocates (and touches) the snapshot for these arenas now, at start-up, so the first
+ * save's copy is only a copy. */
+accel_status_t accel_ckpt_writer_prepare(accel_ckpt_writer_t *w, const accel_layout_t *layout,
+                                         const accel_ckpt_arena_t *arenas, int narenas);
 
 /* What a finished save reports (the same status on every rank). */
 typedef struct {

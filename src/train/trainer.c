@@ -834,6 +834,13 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
             goto fail;
         }
         ACCEL_CHECK_GOTO(accel_ckpt_writer_create(rt->world, &t->writer), st, fail);
+        accel_ckpt_arena_t arenas[3];
+        accel_ckpt_range_t *ranges;
+        int n;
+        ACCEL_CHECK_GOTO(state_arenas(t, false, arenas, &n, &ranges), st, fail);
+        st = accel_ckpt_writer_prepare(t->writer, &t->model.layout, arenas, n);
+        free(ranges);
+        if (st != ACCEL_OK) goto fail;
     }
     *out = t;
     return ACCEL_OK;

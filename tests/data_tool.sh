@@ -29,7 +29,8 @@ if [ -d "$CORPUS" ]; then
     nfiles=$(printf '%s\n' "$out" | grep -c '^  read ')
     printf '%s\n' "$out" | grep -q "read $nfiles file(s)" || fail "prepare file count does not match its listing: $out"
     info=$(t "$AD" info "$S/data/corpus.h5" --context 64) || fail "info on the corpus failed: $info"
-    for w in "format: accel-tokens, version 1" "tokenizer: bytes" "vocab 256" "samples at context 64"; do
+    for w in "format: accel-tokens, version 1" "tokenizer: bytes" "vocab 256" "samples at context 64" \
+             "token reads: direct (pread from the file, outside HDF5)"; do
         printf '%s\n' "$info" | grep -qF "$w" || fail "info lacks '$w': $info"
     done
     tr=$(printf '%s\n' "$info" | sed -n 's/^train: \([0-9]*\) tokens.*/\1/p')

@@ -68,6 +68,8 @@ typedef struct {
     char tokenizer_hash[24];
     bool has_tokenizer_json;
     bool token_signed;              /* the tokens' integer type on disk is signed (h5py files) */
+    bool direct_reads;              /* tokens read by pread straight from the file (contiguous,
+                                     * unfiltered, little-endian, stored as read), not through HDF5 */
 } accel_dataset_info_t;
 
 typedef struct accel_dataset accel_dataset_t;

@@ -10,6 +10,7 @@
 #include "build_config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <hdf5.h>
 #include <limits.h>
 #include <math.h>
@@ -40,7 +41,13 @@ struct accel_dataset {
     hid_t labels;                   /* /split/labels (classification) */
     hid_t tok_memtype;              /* memory type tokens are read as */
     size_t tok_memsize;
+    /* Tokens stored contiguously, unfiltered, little-endian, as tok_memtype: read with pread from
+     * here, outside HDF5 (and its lock: a background checkpoint may hold it for seconds). */
+    int raw_fd;                     /* -1: read through HDF5 */
+    uint64_t raw_offset;            /* file offset of token 0 */
 };
+
+static void open_raw(accel_dataset_t *ds, uint64_t nbytes);
 
 /* Errors found identically by every rank (open-time validation) are printed once, by rank 0 of the
  * dataset's communicator; errors of one rank's read are printed by that rank. */
@@ -168,6 +175,7 @@ static accel_status_t open_tokens(accel_dataset_t *ds, int context)
         ds->tok_memsize = 8;
     }
     in->ntokens = (int64_t)dims[0];
+    open_raw(ds, nbytes);
     if (context <= 0) {
         ds_error(ds->rank, "%s: context %d is not positive\n--> hint: a token sample is context+1 "
                  "tokens; set model.context", ds->path, context);
@@ -249,6 +257,7 @@ accel_status_t accel_dataset_open(const char *path, const char *split, int conte
     accel_dataset_t *ds = calloc(1, sizeof *ds);
     if (!ds) return ACCEL_ERR_NOMEM;
     ds->file = ds->fapl = ds->dxpl = ds->data = ds->labels = -1;
+    ds->raw_fd = -1;
     ds->comm = comm;
     st = accel_mpi_status(MPI_Comm_rank(comm, &ds->rank), "MPI_Comm_rank (dataset open)");
     if (st != ACCEL_OK) goto fail;
@@ -361,6 +370,7 @@ fail:
 void accel_dataset_close(accel_dataset_t *ds)
 {
     if (!ds) return;
+    if (ds->raw_fd >= 0) close(ds->raw_fd);
     if (ds->labels >= 0) H5Dclose(ds->labels);
     if (ds->data >= 0) H5Dclose(ds->data);
     if (ds->file >= 0) H5Fclose(ds->file);
@@ -441,6 +451,53 @@ static int plan_find(const plan_t *p, int64_t index)
     return (int)(hit - p->uniq);
 }
 
+/* The direct path for tokens (raw_fd): only where the bytes in the file are the memory type's
+ * (contiguous layout, no filters, little-endian, the same size) and lie inside the file. */
+static void open_raw(accel_dataset_t *ds, uint64_t nbytes)
+{
+    hid_t dcpl = H5Dget_create_plist(ds->data), ftype = H5Dget_type(ds->data);
+    haddr_t off = H5Dget_offset(ds->data);
+    bool ok = dcpl >= 0 && ftype >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
+              H5Pget_nfilters(dcpl) == 0 && off != HADDR_UNDEF && H5Tget_order(ftype) == H5T_ORDER_LE &&
+              H5Tget_size(ftype) == ds->tok_memsize &&
+              (H5Tget_sign(ftype) == H5T_SGN_NONE) == (ds->tok_memsize != 8);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (ftype >= 0) H5Tclose(ftype);
+    struct stat sb;
+    if (!ok || stat(ds->path, &sb) != 0 || (uint64_t)off > (uint64_t)sb.st_size ||
+        nbytes > (uint64_t)sb.st_size - (uint64_t)off)
+        return;
+    ds->raw_fd = open(ds->path, O_RDONLY | O_CLOEXEC);
+    ds->raw_offset = (uint64_t)off;
+    ds->info.direct_reads = ds->raw_fd >= 0;
+}
+
+/* read_union's direct form: the same packed buffer, by pread. */
+static accel_status_t read_union_raw(accel_dataset_t *ds, const plan_t *p, void *buf)
+{
+    const size_t es = ds->tok_memsize;
+    char *dst = buf;
+    for (int k = 0; k < p->nint; k++) {
+        size_t want = (size_t)p->ilen[k] * es, got = 0;
+        off_t at = (off_t)(ds->raw_offset + (uint64_t)p->istart[k] * es);
+        while (got < want) {
+            ssize_t r = pread(ds->raw_fd, dst + got, want - got, at + (off_t)got);
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) {
+                ACCEL_ERROR("%s: reading tokens %llu..%llu of /%s/tokens failed: %s\n--> hint: the "
+                            "file may be truncated; check it with h5dump", ds->path,
+                            (unsigned long long)p->istart[k], (unsigned long long)(p->istart[k] + p->ilen[k] - 1),
+                            ds->split, r < 0 ? strerror(errno) : "end of file");
+                return ACCEL_ERR_IO;
+            }
+            got += (size_t)r;
+        }
+        dst += want;
+    }
+    ds->info.elements_read += (int64_t)p->total;
+    return ACCEL_OK;
+}
+
 /* Read the union of the plan's intervals (rows of `cols` elements) from dset into buf. */
 static accel_status_t read_union(accel_dataset_t *ds, hid_t dset, const plan_t *p, hsize_t cols,
                                  hid_t memtype, void *buf, const char *what)
@@ -483,7 +540,9 @@ static accel_status_t read_tokens(accel_dataset_t *ds, const int64_t *indices, i
         buf = malloc(ds->tok_memsize * (size_t)p.total);
         if (!buf) st = ACCEL_ERR_NOMEM;
     }
-    if (st == ACCEL_OK) st = read_union(ds, ds->data, &p, 1, ds->tok_memtype, buf, "tokens");
+    if (st == ACCEL_OK)
+        st = ds->raw_fd >= 0 ? read_union_raw(ds, &p, buf)
+                             : read_union(ds, ds->data, &p, 1, ds->tok_memtype, buf, "tokens");
     for (int j = 0; j < n && st == ACCEL_OK; j++) {
         int k = plan_find(&p, indices[j]);
         int64_t off = p.packed[k];

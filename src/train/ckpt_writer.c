@@ -22,7 +22,8 @@ struct accel_ckpt_writer {
     MPI_Comm comm;                  /* the writer's own duplicate of the world */
     float *snap[MAX_ARENAS];        /* the snapshot, one buffer per arena */
     size_t snap_len[MAX_ARENAS];    /* floats allocated */
-    bool running;
+    bool running;                   /* a save was started and not waited for */
+    bool inline_save;               /* ... and ran in the caller's thread (no thread could start) */
     pthread_t thread;
     cpu_set_t cpus;                 /* where the writer runs: the node's CPUs outside this rank's */
     bool own_cpus;                  /* binding (mpirun and srun bind a rank, threads included, to its
@@ -192,8 +193,7 @@ accel_status_t accel_ckpt_writer_start(accel_ckpt_writer_t *w, const char *dir,
         ACCEL_WARN("ckpt.async: cannot start the writer thread (%s); saving in the foreground",
                    strerror(rc));
         writer_main(w);
-        release(w);
-        return w->done.status;
+        w->inline_save = true;      /* reported by accel_ckpt_writer_wait like any other */
     }
     w->running = true;
     return ACCEL_OK;
@@ -202,8 +202,8 @@ accel_status_t accel_ckpt_writer_start(accel_ckpt_writer_t *w, const char *dir,
 bool accel_ckpt_writer_wait(accel_ckpt_writer_t *w, accel_ckpt_writer_done_t *done)
 {
     if (!w || !w->running) return false;
-    pthread_join(w->thread, NULL);
-    w->running = false;
+    if (!w->inline_save) pthread_join(w->thread, NULL);
+    w->running = w->inline_save = false;
     *done = w->done;
     release(w);
     return true;

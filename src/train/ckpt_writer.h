@@ -36,7 +36,8 @@ typedef struct {
 } accel_ckpt_writer_done_t;
 
 /* Collective. Copies what this rank will write of each arena into the snapshot (grown on first
- * use) and starts saving it in the background; takes over meta->config_yaml (freed when done).
+ * use) and starts saving it in the background; on success takes over meta->config_yaml (freed
+ * when done).
  * A save still in flight must have been waited for (accel_ckpt_writer_wait). *copy_s: the
  * seconds the copy took (the training thread's stall). */
 accel_status_t accel_ckpt_writer_start(accel_ckpt_writer_t *w, const char *dir,

@@ -411,6 +411,7 @@ static accel_status_t save_checkpoint(accel_trainer_t *t, int steps_done, bool w
                                                     &copy_s);
         free(ranges);                       /* the writer keeps copies; config_yaml is its now */
         if (st != ACCEL_OK) {
+            free(meta.config_yaml);         /* unless it never started */
             save_done(t, st, steps_done, ckpt_id, "", 0, false);
             return st;
         }

@@ -7,7 +7,7 @@
 #   intact, and resume=auto then finishes the run;
 # - a failing background save (a write error on one rank) is reported, training goes on, and the
 #   run exits non-zero when its last save fails, with no tmp file left;
-# - a stop (debug.stop_step, as a preemption signal) waits for its checkpoint.
+# - a stop (debug.stop_step) and a preemption (SIGUSR1, exit 3) wait for their checkpoint.
 . "$top_srcdir/tests/lib.sh"
 make_scratch
 CKPT="$top_builddir/accel_ckpt"
@@ -91,3 +91,22 @@ grep -q "checkpoint: step 3 saved to .* (in the background)" "$SCRATCH/s.log" ||
 [ "$(cat "$SCRATCH/stopped/latest")" = "step-00000003.h5" ] || fail "stop: latest is '$(cat "$SCRATCH/stopped/latest")'"
 "$CKPT" verify "$SCRATCH/stopped/step-00000003.h5" > /dev/null || fail "stop: step 3 does not verify"
 pass "a stop at step 3 waited for its background checkpoint"
+
+# Preemption: SIGUSR1 to the ranks (as srun delivers Slurm's warning) while background saves run
+# every step: the stop's checkpoint is waited for, verifies, and the run exits 3 (requeue).
+P="$SCRATCH/preempted"
+run_mpi 2 "$ACCEL_TRAIN" $run train.steps=100000 ckpt.every=1 ckpt.keep_last=2 ckpt.async=true \
+    ckpt.dir="$P" > "$SCRATCH/p.log" 2>&1 &
+pid=$!
+for i in $(seq 1 150); do grep -q "saved to .*step-00000020.h5" "$SCRATCH/p.log" 2>/dev/null && break; sleep 0.2; done
+for p in $(pgrep -f "ckpt.dir=$P"); do
+    case $(cat /proc/$p/comm 2>/dev/null) in *accel_train*) kill -USR1 "$p" ;; esac
+done
+wait $pid; rc=$?
+[ "$rc" -eq 3 ] || fail "preempted async run exited $rc, expected 3: $(tail -5 "$SCRATCH/p.log")"
+last=$(sed -n 's/.*every rank stops after step \([0-9]*\).*/\1/p' "$SCRATCH/p.log")
+[ -n "$last" ] || fail "no stop line: $(tail -5 "$SCRATCH/p.log")"
+want=$(printf 'step-%08d.h5' "$last")
+[ "$(cat "$P/latest")" = "$want" ] || fail "preempted at step $last, but latest is '$(cat "$P/latest")'"
+"$CKPT" verify "$P/$want" > /dev/null || fail "the preemption checkpoint $want does not verify"
+pass "SIGUSR1 with background saves every step: stopped after step $last, $want waited for, verifies, exit 3"

@@ -98,10 +98,8 @@ P="$SCRATCH/preempted"
 run_mpi 2 "$ACCEL_TRAIN" $run train.steps=100000 ckpt.every=1 ckpt.keep_last=2 ckpt.async=true \
     ckpt.dir="$P" > "$SCRATCH/p.log" 2>&1 &
 pid=$!
-for i in $(seq 1 150); do grep -q "saved to .*step-00000020.h5" "$SCRATCH/p.log" 2>/dev/null && break; sleep 0.2; done
-for p in $(pgrep -f "ckpt.dir=$P"); do
-    case $(cat /proc/$p/comm 2>/dev/null) in *accel_train*) kill -USR1 "$p" ;; esac
-done
+wait_for_line "$SCRATCH/p.log" "saved to .*step-00000020.h5" || true
+signal_ranks USR1 "ckpt.dir=$P"
 wait $pid; rc=$?
 [ "$rc" -eq 3 ] || fail "preempted async run exited $rc, expected 3: $(tail -5 "$SCRATCH/p.log")"
 last=$(sed -n 's/.*every rank stops after step \([0-9]*\).*/\1/p' "$SCRATCH/p.log")

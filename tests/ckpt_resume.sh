@@ -43,11 +43,8 @@ elastic e3 2 zero3 3 zero1
 # Preemption: SIGUSR1 to every rank -> checkpoint at the next step boundary, exit status 3.
 run_mpi 2 "$ACCEL_TRAIN" $args train.steps=100000 ckpt.dir="$S/p" > "$S/p.out" 2>&1 &
 pid=$!
-for i in $(seq 1 100); do grep -q "step  *25/" "$S/p.out" 2>/dev/null && break; sleep 0.2; done
-# To the ranks themselves (not to timeout or mpirun), as srun delivers Slurm's signal.
-for p in $(pgrep -f "ckpt.dir=$S/p"); do
-    case $(cat /proc/$p/comm 2>/dev/null) in *accel_train*) kill -USR1 "$p" ;; esac
-done
+wait_for_line "$S/p.out" "step  *25/" 100 || true
+signal_ranks USR1 "ckpt.dir=$S/p"
 wait $pid; rc=$?
 [ "$rc" -eq 3 ] || fail "preempted run exited $rc, expected 3: $(tail -5 "$S/p.out")"
 grep -q "stop requested by a signal" "$S/p.out" || fail "signal not reported"

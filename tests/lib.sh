@@ -51,6 +51,19 @@ fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "SKIP: $*"; exit 77; }
 pass() { echo "PASS: $*"; }
 
+# wait_for_line FILE PATTERN [TENTHS]: until FILE has a line matching PATTERN (up to TENTHS/5 s,
+# default 30 s); signal_ranks SIG PATTERN: SIG to the accel_train processes whose command line
+# matches PATTERN, themselves (not mpirun or timeout), as srun delivers Slurm's signals.
+wait_for_line() {
+    for i in $(seq 1 "${3:-150}"); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.2; done
+    return 1
+}
+signal_ranks() {
+    for p in $(pgrep -f "$2"); do
+        case $(cat /proc/$p/comm 2>/dev/null) in *accel_train*) kill -"$1" "$p" ;; esac
+    done
+}
+
 # A scratch directory removed when the test exits.
 make_scratch() {
     SCRATCH=$(mktemp -d "${TMPDIR:-/tmp}/accel-test.XXXXXX")

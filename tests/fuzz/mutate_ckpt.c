@@ -837,8 +837,10 @@ int main(int argc, char **argv)
     uint64_t seed = 1;
     bool quiet = false;
     const char *emit_dir = NULL, *corpus_dir = NULL, *judge = NULL;
+    bool judge_data_file = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--judge") && i + 1 < argc) { judge = argv[++i]; continue; }
+        if (!strcmp(argv[i], "--judge-data") && i + 1 < argc) { judge = argv[++i]; judge_data_file = true; continue; }
         if (!strcmp(argv[i], "--emit") && i + 1 < argc) { emit_dir = argv[++i]; continue; }
         if (!strcmp(argv[i], "--corpus") && i + 1 < argc) { corpus_dir = argv[++i]; continue; }
         if (!strcmp(argv[i], "--dir") && i + 1 < argc) dir = argv[++i];
@@ -846,7 +848,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--data-n") && i + 1 < argc) dn = atol(argv[++i]);
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--quiet")) quiet = true;
-        else { fprintf(stderr, "usage: mutate_ckpt --dir D [--n N] [--data-n M] [--seed S] [--quiet] [--emit DIR] [--judge FILE] | --corpus DIR | --set-root-attr FILE NAME VALUE\n"); return 2; }
+        else { fprintf(stderr, "usage: mutate_ckpt --dir D [--n N] [--data-n M] [--seed S] [--quiet] [--emit DIR] [--judge FILE | --judge-data FILE] | --corpus DIR | --set-root-attr FILE NAME VALUE\n"); return 2; }
     }
     if (!dir && !corpus_dir) { fprintf(stderr, "mutate_ckpt: --dir is required\n"); return 2; }
     if (dn < 0) dn = n / 3;
@@ -865,7 +867,7 @@ int main(int argc, char **argv)
         if (judge) {                /* a kept case again, in this process, saying what differs */
             g_explain = true;
             accel_log_set_level(ACCEL_LOG_INFO);
-            rc = judge_ckpt(judge);
+            rc = judge_data_file ? judge_data(judge) : judge_ckpt(judge);
             printf("%s: %s\n", judge, rc == R_IDENTICAL ? "accepted, identical" : rc == R_REFUSED ? "refused" : "WRONG");
             MPI_Finalize();
             return rc == R_WRONG ? 1 : 0;

@@ -201,6 +201,9 @@ accel_status_t accel_runtime_build_topology(accel_runtime_t *rt, int fake_nodes)
                                                    MPI_INFO_NULL, &rt->local),
                                "MPI_Comm_split_type(SHARED)"));
     }
+    /* Names for the flight recorder's report, before their first collective (MPI_COMM_WORLD is
+     * named by MPI). */
+    MPI_Comm_set_name(rt->local, "node");
     MPI_Comm_rank(rt->local, &rt->local_rank);
     MPI_Comm_size(rt->local, &rt->local_size);
 
@@ -219,8 +222,6 @@ accel_status_t accel_runtime_build_topology(accel_runtime_t *rt, int fake_nodes)
     free(leaders);
     ACCEL_CHECK(accel_mpi_status(MPI_Comm_split(rt->world, rt->local_rank, rt->node, &rt->cross),
                            "MPI_Comm_split (cross-node)"));
-    /* Names for the flight recorder's report (MPI_COMM_WORLD is named by MPI). */
-    MPI_Comm_set_name(rt->local, "node");
     MPI_Comm_set_name(rt->cross, "cross-node");
     return ACCEL_OK;
 }

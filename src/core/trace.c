@@ -68,6 +68,7 @@ int accel_trace_begin(MPI_Comm comm, const char *what, size_t bytes)
     if (id < 0 || id >= MAX_COMMS) return -1;
     MPI_Comm_size(comm, &size);
     g_size[id] = size;
+    /* looked up each time, not cached: a freed communicator's handle may name a new one */
     char name[MPI_MAX_OBJECT_NAME] = "";
     int len = 0;
     MPI_Comm_get_name(comm, name, &len);

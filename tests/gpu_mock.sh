@@ -93,6 +93,14 @@ compare_losses "$SCRATCH/cpu.jsonl" "$SCRATCH/emu2each.jsonl" 1e-5 30 || fail "2
 train emu2ck 2 device=cuda precision=fp32 train.steps=30 dist.strategy=zero1 ckpt.dir="$SCRATCH/ck3" ckpt.every=15
 train cpu2resume 1 device=cpu precision=fp32 train.steps=30 resume="$SCRATCH/ck3/step-00000015.h5"
 compare_losses "$SCRATCH/cpu.jsonl" "$SCRATCH/cpu2resume.jsonl" 1e-5 15 || fail "CPU resumed from a 2-rank zero1 emulated-GPU checkpoint differs"
+# background saves (ckpt.async=true): the writer thread saves the same files from its snapshot
+train emu2async 2 device=cuda precision=fp32 train.steps=30 dist.strategy=zero1 ckpt.dir="$SCRATCH/ck4" ckpt.every=15 \
+    ckpt.async=true
+grep -q "saving in the background" emu2async.log || fail "no background save: $(tail -20 emu2async.log)"
+for f in step-00000015.h5 step-00000030.h5; do
+    "$top_builddir/accel_ckpt" diff "$SCRATCH/ck3/$f" "$SCRATCH/ck4/$f" > diff.log 2>&1 ||
+        fail "emulated GPU background checkpoint $f differs from the synchronous one: $(tail -5 diff.log)"
+done
 # the llama on the emulated device (src/nn/gpt_cuda.c with the llama's blocks): grouped-query
 # attention (2 query heads per kv head), a separate LM head (layer L+1), q/k/v biases, a context of
 # 13; every strategy against the CPU run's loss trajectory
@@ -131,4 +139,4 @@ sed -n '/^sample/,$p' llgenemu.log | grep -v "^\[" > llgenemu.txt
 [ -s llgencpu.txt ] || fail "no llama sample from the CPU run: $(tail -5 llgencpu.log)"
 cmp -s llgencpu.txt llgenemu.txt || fail "the emulated GPU llama generated other text: $(cat llgenemu.txt) vs $(cat llgencpu.txt)"
 expect_fail "model 'mlp' has no GPU path" "$mock" model.name=mlp data.path=synthetic train.steps=2 train.global_batch=2 device=cuda
-pass "accel_train's device=cuda path (ddp, zero1-3 and hybrid on 1, 2 and 4 ranks, bf16, fp16 overflow, grad_accum, SGD+clip, evaluation, checkpoints both ways; the llama: ddp, zero1, zero3, hybrid zero3, bf16) matches the CPU on the emulated device"
+pass "accel_train's device=cuda path (ddp, zero1-3 and hybrid on 1, 2 and 4 ranks, bf16, fp16 overflow, grad_accum, SGD+clip, evaluation, checkpoints both ways and in the background; the llama: ddp, zero1, zero3, hybrid zero3, bf16) matches the CPU on the emulated device"

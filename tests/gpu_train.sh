@@ -70,4 +70,10 @@ ck="$SCRATCH/ck/step-00000010.h5"
 train cpuresume 1 device=cpu precision=fp32 train.steps=20 resume="$ck"
 grep -q "resumed from" cpuresume.log || fail "the CPU run did not resume: $(head -30 cpuresume.log)"
 compare_losses "$SCRATCH/gpuck.jsonl" "$SCRATCH/cpuresume.jsonl" 5e-2 10 || fail "CPU resumed from a GPU checkpoint does not continue its loss curve"
-pass "GPU training (gpt and llama) follows the CPU reference; GPU checkpoints resume on the CPU"
+# A background save (ckpt.async=true) of the device state writes the same files as the synchronous one.
+train gpuasync 1 device=cuda precision=bf16 train.steps=20 ckpt.dir="$SCRATCH/cka" ckpt.every=10 ckpt.async=true
+for f in step-00000010.h5 step-00000020.h5; do
+    "$top_builddir/accel_ckpt" diff "$SCRATCH/ck/$f" "$SCRATCH/cka/$f" > diff.log 2>&1 ||
+        fail "GPU background checkpoint $f differs from the synchronous one: $(tail -5 diff.log)"
+done
+pass "GPU training (gpt and llama) follows the CPU reference; GPU checkpoints (also background ones) resume on the CPU"

@@ -36,12 +36,13 @@ BASE="libc6 libc-bin libgcc-s1 libstdc++6 gcc-12-base libcrypt1 zlib1g libzstd1 
 # Depended on, but not needed to build or run accel on one node: hwloc's X11/OpenCL/NVML plugins
 # (10 MiB with libicu and libX11) and ssh (multi-node launch).
 EXCLUDE="libhwloc-plugins openssh-client"
-# Runtime roots (with their dependency closure) and development packages (alone).
+# Runtime roots (with their dependency closure) and development packages (alone). protoc-c is a
+# runtime root: the build runs it (src/train/tb_event.proto) and it loads libprotoc/libprotobuf.
 RUNTIME="libopenmpi3 openmpi-bin openmpi-common libpmix2 libhdf5-openmpi-103-1 libyaml-0-2 libxxhash0
  libjansson4 libunistring2 libprotobuf-c1 libisal2
- libopenblas0-pthread libsubunit0 make pkgconf"
+ libopenblas0-pthread libsubunit0 make pkgconf protobuf-c-compiler"
 DEVEL="libopenmpi-dev libpmix-dev libhdf5-openmpi-dev libyaml-dev libxxhash-dev libjansson-dev libpcre2-dev libunistring-dev libopenblas-pthread-dev
- check libsubunit-dev libprotobuf-c-dev protobuf-c-compiler libisal-dev"
+ check libsubunit-dev libprotobuf-c-dev libisal-dev"
 
 command -v apt-cache >/dev/null && command -v apt-get >/dev/null ||
     { echo "pack.sh: needs apt (Debian 12): apt-cache/apt-get not found" >&2; exit 1; }

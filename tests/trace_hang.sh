@@ -77,3 +77,6 @@ for case in startup:0 save:1 end:1; do
         fail "debug.hang_at=$at: the report does not name rank $r: $report"
     pass "debug.hang_at=$at, rank $r silent: exit 124 after $took s, $(echo "$report" | sed -n 's/^  \(waiting in [^:]*\).*/\1/p')"
 done
+# The start-up's first collective (the rank table's gather) went through the recorder too.
+grep -q "^op 0 [0-9]* gather-rank-table " "$SCRATCH/hang-startup/trace/trace-rank1.txt" ||
+    fail "the rank table's gather is not in rank 1's ring: $(cat "$SCRATCH/hang-startup/trace/trace-rank1.txt")"

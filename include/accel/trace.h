@@ -42,6 +42,9 @@ accel_status_t accel_mpi_bcast(void *buf, int count, MPI_Datatype type, int root
 /* count elements from every rank, of one type on both sides */
 accel_status_t accel_mpi_allgather(const void *send, int count, MPI_Datatype type, void *recv,
                                    MPI_Comm comm, const char *what);
+/* count elements from every rank into root's recv (ignored elsewhere) */
+accel_status_t accel_mpi_gather(const void *send, int count, MPI_Datatype type, void *recv, int root,
+                                MPI_Comm comm, const char *what);
 accel_status_t accel_mpi_barrier(MPI_Comm comm, const char *what);
 
 /* The report from the rings in dir: which ranks wait in which collective, and which never

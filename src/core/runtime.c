@@ -268,8 +268,9 @@ accel_status_t accel_runtime_print_table(const accel_runtime_t *rt, FILE *out)
     mine.node = rt->node;
     table_row_t *rows = rt->rank == 0 ? malloc(sizeof *rows * (size_t)rt->size) : NULL;
     if (rt->rank == 0 && !rows) return ACCEL_ERR_NOMEM;
-    int rc = MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, rows, (int)sizeof mine, MPI_BYTE, 0, rt->world);
-    if (rc != MPI_SUCCESS) { free(rows); return accel_mpi_status(rc, "MPI_Gather (rank table)"); }
+    accel_status_t st = accel_mpi_gather(&mine, (int)sizeof mine, MPI_BYTE, rows, 0, rt->world,
+                                         "gather-rank-table");
+    if (st != ACCEL_OK) { free(rows); return st; }
     if (rt->rank == 0) {
         fprintf(out, "accel: %d rank%s on %d node%s, launched by %s\n", rt->size, rt->size == 1 ? "" : "s",
                 rt->nnodes, rt->nnodes == 1 ? "" : "s", accel_launcher_name(rt->launch.launcher));

@@ -248,6 +248,15 @@ accel_status_t accel_mpi_allgather(const void *send, int count, MPI_Datatype typ
                       what);
 }
 
+accel_status_t accel_mpi_gather(const void *send, int count, MPI_Datatype type, void *recv, int root,
+                                MPI_Comm comm, const char *what)
+{
+    int token = accel_trace_begin(comm, what, type_bytes(type, count));
+    MPI_Request req;
+    return timed_wait(MPI_Igather(send, count, type, recv, count, type, root, comm, &req), &req, token,
+                      what);
+}
+
 accel_status_t accel_mpi_barrier(MPI_Comm comm, const char *what)
 {
     int token = accel_trace_begin(comm, what, 0);

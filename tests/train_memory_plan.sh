@@ -89,6 +89,17 @@ echo "$out" | grep -q "micro-batch 2 (estimated peak .*) x grad_accum 4 x 2 rank
     fail "2 ranks: $(echo "$out" | grep plan)"
 pass "micro_batch=auto on 2 ranks: micro-batch 2 x grad_accum 4"
 
+# The GPU engine's rows: GPT-2 124M in bf16, 16 x 1024 tokens on one GPU needs about 14.2 GiB
+# (docs/gpu.md); ZeRO shards the optimizer state, so on 4 ranks it needs less than ddp.
+gpt2="model.name=gpt model.layers=12 model.heads=12 model.width=768 model.context=1024 model.vocab=50257
+      train.global_batch=16 precision=bf16"
+gpu=$("$ACCEL" estimate-memory $gpt2 --world 1,4 | sed -n '/^GPU engine/,$p')
+echo "$gpu" | grep -q "^GPU engine (device=cuda), device MiB per rank (ZeRO-1, 2 and 3 alike" || fail "no GPU rows: $gpu"
+echo "$gpu" | awk '/1 ranks, micro-batch 16:/ { d = $6 + 0 } /4 ranks, micro-batch 4:/ { d4 = $6 + 0; z4 = $8 + 0 }
+                   END { exit !(d > 14000 && d < 15000 && z4 > 0 && z4 < d4) }' ||
+    fail "GPU rows out of line (1 GPU ddp about 14.2 GiB; 4 ranks zero1-3 below ddp): $gpu"
+pass "estimate-memory's GPU rows: $(echo "$gpu" | sed 1d | tr -s ' ' | tr '\n' ';')"
+
 # Bad input.
 t="$ACCEL_TRAIN $gpt train.steps=1"
 expect_fail "expected one of none|mlp|block" $t train.recompute=all

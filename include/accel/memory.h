@@ -29,6 +29,13 @@ accel_status_t accel_memory_estimate(const accel_config_t *cfg, const accel_mode
                                      bool hybrid, int world, int ranks_per_node,
                                      accel_memory_estimate_t *out);
 
+/* The built-in GPT/Llama's GPU engine (device=cuda): the device bytes one of `world` ranks allocates
+ * for a micro-batch of `micro` under `strategy` (what train.micro_batch=auto plans by). ZeRO-1, 2
+ * and 3 allocate alike there: the device keeps parameters and gradients whole and shards the
+ * optimizer state. */
+accel_status_t accel_memory_gpu_estimate(const accel_config_t *cfg, const accel_layout_t *layout,
+                                         accel_strategy_t strategy, int world, int micro, size_t *bytes);
+
 /* The micro-batches per optimizer step on `world` ranks: train.grad_accum, or what a fixed
  * train.micro_batch (> 0) makes of the global batch. */
 int accel_memory_grad_accum(const accel_config_t *cfg, int world);

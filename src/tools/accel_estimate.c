@@ -9,7 +9,6 @@
 
 #include "accel/accel.h"
 #include "accel/memory.h"
-#include "../nn/gpt_cuda.h"
 #include "tool.h"
 
 static void usage(FILE *out)
@@ -117,21 +116,21 @@ int accel_cmd_estimate(int argc, char **argv)
     /* The built-in GPT or Llama on GPUs (device=cuda): what the engine allocates in device memory. */
     if (rc == 0 && (!strcmp(model.ops->name, "gpt") || !strcmp(model.ops->name, "llama")) &&
         !cfg.model.plugin[0]) {
-        printf("GPU engine (device=cuda), device MiB per rank%s:\n",
-               autob ? " (micro_batch=auto plans against the GPU's memory at run time; rows for grad_accum 1)" : "");
+        printf("GPU engine (device=cuda), device MiB per rank (ZeRO-1, 2 and 3 alike: the device keeps "
+               "parameters and gradients whole)%s:\n",
+               autob ? "; micro_batch=auto plans against the GPU's memory at run time, rows for grad_accum 1" : "");
         snprintf(list, sizeof list, "%s", worlds);
         for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
             int world = atoi(tok), per_rank = world * accel_memory_grad_accum(&cfg, world);
             if (world < 1 || per_rank < 1 || cfg.train.global_batch % per_rank) continue;
             int micro = cfg.train.global_batch / per_rank;
-            size_t numel = model.layout.numel, ddp = 0, z1 = 0;
-            size_t padded = numel + (size_t)model.layout.nlayers * (size_t)world * ACCEL_ARENA_ALIGN;
-            if (accel_gpt_cuda_estimate_bytes(&cfg, micro, numel, numel, 0, &ddp) != ACCEL_OK ||
-                accel_gpt_cuda_estimate_bytes(&cfg, micro, padded, padded / (size_t)world, 1, &z1) != ACCEL_OK) {
+            size_t ddp = 0, zero = 0;
+            if (accel_memory_gpu_estimate(&cfg, &model.layout, ACCEL_DDP, world, micro, &ddp) != ACCEL_OK ||
+                accel_memory_gpu_estimate(&cfg, &model.layout, ACCEL_ZERO1, world, micro, &zero) != ACCEL_OK) {
                 printf("  %5d ranks: a micro-batch of %d is out of range for the GPU engine\n", world, micro);
                 continue;
             }
-            printf("  %5d ranks, micro-batch %d: ddp %.1f, zero1 %.1f\n", world, micro, mib(ddp), mib(z1));
+            printf("  %5d ranks, micro-batch %d: ddp %.1f, zero1-3 %.1f\n", world, micro, mib(ddp), mib(zero));
         }
     }
     accel_model_destroy(&model);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "accel/memory.h"
+#include "../nn/gpt_cuda.h"
 
 static size_t read_kib(const char *path, const char *field)
 {
@@ -32,6 +33,16 @@ size_t accel_memory_resident(void) { return read_kib("/proc/self/status", "VmRSS
 size_t accel_memory_peak(void) { return read_kib("/proc/self/status", "VmHWM:"); }
 size_t accel_memory_node_total(void) { return read_kib("/proc/meminfo", "MemTotal:"); }
 size_t accel_memory_node_available(void) { return read_kib("/proc/meminfo", "MemAvailable:"); }
+
+accel_status_t accel_memory_gpu_estimate(const accel_config_t *cfg, const accel_layout_t *layout,
+                                         accel_strategy_t strategy, int world, int micro, size_t *bytes)
+{
+    const bool sharded = strategy != ACCEL_DDP;
+    size_t numel = layout->numel;
+    if (sharded) numel += (size_t)layout->nlayers * (size_t)world * ACCEL_ARENA_ALIGN;
+    return accel_gpt_cuda_estimate_bytes(cfg, micro, numel, sharded ? numel / (size_t)world : numel,
+                                         sharded, bytes);
+}
 
 int accel_memory_grad_accum(const accel_config_t *cfg, int world)
 {

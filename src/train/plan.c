@@ -48,19 +48,6 @@ static accel_status_t memory_limit(const accel_runtime_t *rt, const accel_config
     return ACCEL_OK;
 }
 
-/* The GPU engine's device bytes (what it allocates, as accel estimate-memory prints it). */
-static accel_status_t gpu_bytes(const accel_config_t *cfg, const accel_layout_t *layout, int world,
-                                int micro, double *bytes)
-{
-    const bool sharded = cfg->dist.strategy_id != ACCEL_DDP;
-    size_t numel = layout->numel, out = 0;
-    if (sharded) numel += (size_t)layout->nlayers * (size_t)world * ACCEL_ARENA_ALIGN;
-    ACCEL_CHECK(accel_gpt_cuda_estimate_bytes(cfg, micro, numel, sharded ? numel / (size_t)world : numel,
-                                              sharded, &out));
-    *bytes = (double)out;
-    return ACCEL_OK;
-}
-
 /* The largest micro-batch (a divisor of per_rank) whose estimate fits; the next larger one. */
 static accel_status_t plan(const accel_runtime_t *rt, const accel_config_t *cfg,
                            const accel_model_t *model, double limit, int *micro, double *fit,
@@ -79,8 +66,9 @@ static accel_status_t plan(const accel_runtime_t *rt, const accel_config_t *cfg,
     *micro = *next_micro = 0;
     for (int m = per_rank; m >= 1; m--) {
         if (per_rank % m) continue;
-        double bytes = 0;
-        if (gpu_bytes(cfg, &model->layout, rt->size, m, &bytes) != ACCEL_OK) bytes = 1e300;
+        size_t b = 0;
+        double bytes = accel_memory_gpu_estimate(cfg, &model->layout, cfg->dist.strategy_id, rt->size, m,
+                                                 &b) == ACCEL_OK ? (double)b : 1e300;
         *fit = bytes;
         if (bytes <= limit) { *micro = m; return ACCEL_OK; }
         *next_micro = m;

@@ -281,7 +281,8 @@ static void dset(hid_t f, const char *name, int rank, hsize_t d0, hsize_t d1, hi
 /* Token file variants; `variant` breaks one thing. */
 enum {
     TOK_GOOD, TOK_NO_FORMAT, TOK_BAD_FORMAT, TOK_NEW_VERSION, TOK_NO_VERSION, TOK_NO_VOCAB,
-    TOK_2D, TOK_FLOAT, TOK_NO_VAL, TOK_NO_DATASET, TOK_OUT_OF_VOCAB, TOK_H5PY_STYLE, TOK_NVARIANTS
+    TOK_2D, TOK_FLOAT, TOK_NO_VAL, TOK_NO_DATASET, TOK_OUT_OF_VOCAB, TOK_H5PY_STYLE, TOK_NEGATIVE,
+    TOK_NVARIANTS
 };
 #define TOK_N 200
 #define TOK_VOCAB 1000
@@ -303,6 +304,7 @@ static void write_token_variant(const char *path, int variant)
     float tf[TOK_N];
     for (int k = 0; k < TOK_N; k++) t16[k] = (uint16_t)(t32[k] = tok_value(k)), tf[k] = (float)t32[k];
     if (variant == TOK_OUT_OF_VOCAB) t16[57] = TOK_VOCAB + 3;
+    if (variant == TOK_NEGATIVE) t32[57] = -5;
     for (int s = 0; s < 2; s++) {
         const char *name = s ? "/val/tokens" : "/train/tokens";
         if (s && variant == TOK_NO_VAL) continue;
@@ -312,7 +314,8 @@ static void write_token_variant(const char *path, int variant)
         }
         if (variant == TOK_2D) dset(f, name, 2, TOK_N / 4, 4, H5T_STD_U16LE, H5T_NATIVE_UINT16, t16);
         else if (variant == TOK_FLOAT) dset(f, name, 1, TOK_N, 0, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, tf);
-        else if (variant == TOK_H5PY_STYLE) dset(f, name, 1, TOK_N, 0, H5T_STD_I32LE, H5T_NATIVE_INT32, t32);
+        else if (variant == TOK_H5PY_STYLE || variant == TOK_NEGATIVE)
+            dset(f, name, 1, TOK_N, 0, H5T_STD_I32LE, H5T_NATIVE_INT32, t32);
         else dset(f, name, 1, TOK_N, 0, H5T_STD_U16LE, H5T_NATIVE_UINT16, t16);
     }
     H5Fclose(f);
@@ -340,7 +343,7 @@ START_TEST(test_format_validation)
 {
     static const char *const names[TOK_NVARIANTS] = {
         "good.h5", "noformat.h5", "badformat.h5", "v2.h5", "noversion.h5", "novocab.h5", "2d.h5",
-        "float.h5", "noval.h5", "nodataset.h5", "outofvocab.h5", "h5py.h5" };
+        "float.h5", "noval.h5", "nodataset.h5", "outofvocab.h5", "h5py.h5", "negative.h5" };
     char p[TOK_NVARIANTS][512], text[512], trunc[512], missing[512];
     for (int v = 0; v < TOK_NVARIANTS; v++) path_of(p[v], sizeof p[v], names[v]);
     path_of(text, sizeof text, "text.h5");
@@ -382,14 +385,32 @@ START_TEST(test_format_validation)
     expect_open(p[TOK_GOOD], "train", 0, ACCEL_ERR_INVALID, p[TOK_GOOD], "context 0");
     expect_open(p[TOK_GOOD], "test", 10, ACCEL_ERR_NOT_FOUND, "no split 'test'", NULL);
 
-    /* h5py style: variable-length UTF-8 strings, int64 version, int32 tokens: accepted. */
+    /* h5py style: variable-length UTF-8 strings, int64 version, int32 tokens: accepted, and read
+     * directly (contiguous little-endian int32 read as int32). */
     ds = expect_open(p[TOK_H5PY_STYLE], "val", 7, ACCEL_OK, NULL, NULL);
     if (ds) {
+        const accel_dataset_info_t *in = accel_dataset_info(ds);
+        EXPECT(in->token_bytes == 4 && in->token_signed && in->direct_reads,
+               "h5py-style info: %d-byte, signed %d, direct %d", in->token_bytes, in->token_signed,
+               in->direct_reads);
         int64_t idx[2] = { 3, 0 };
         int32_t tok[16];
         EXPECT(accel_dataset_read(ds, idx, 2, tok, NULL, NULL) == ACCEL_OK, "h5py-style read failed");
         for (int t = 0; t < 8; t++)
             EXPECT(tok[t] == tok_value(21 + t) && tok[8 + t] == tok_value(t), "h5py-style token %d", t);
+        accel_dataset_close(ds);
+    }
+
+    /* A negative int32 token is corrupt data too. */
+    ds = expect_open(p[TOK_NEGATIVE], "train", 10, ACCEL_OK, NULL, NULL);
+    if (ds) {
+        int64_t bad = 5;
+        int32_t tok[11];
+        capture_begin();
+        accel_status_t st = accel_dataset_read(ds, &bad, 1, tok, NULL, NULL);
+        const char *log = capture_end();
+        EXPECT(st == ACCEL_ERR_CORRUPT && strstr(log, "/train/tokens[57] = -5"), "negative token: status %d, %s",
+               st, log);
         accel_dataset_close(ds);
     }
 

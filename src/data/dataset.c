@@ -161,19 +161,14 @@ static accel_status_t open_tokens(accel_dataset_t *ds, int context)
     }
     in->token_bytes = (int)size;
     in->token_signed = sign != H5T_SGN_NONE;
-    if (size == 1 && sign == H5T_SGN_NONE) {
-        ds->tok_memtype = H5T_NATIVE_UINT8;
-        ds->tok_memsize = 1;
-    } else if (size == 2 && sign == H5T_SGN_NONE) {
-        ds->tok_memtype = H5T_NATIVE_UINT16;
-        ds->tok_memsize = 2;
-    } else if (size == 4 && sign == H5T_SGN_NONE) {
-        ds->tok_memtype = H5T_NATIVE_UINT32;   /* vocab > 65536 (Llama-3 and the like) */
-        ds->tok_memsize = 4;
-    } else {
-        ds->tok_memtype = H5T_NATIVE_INT64;   /* converted by HDF5, range-checked on copy */
-        ds->tok_memsize = 8;
-    }
+    /* Read as the file's own integer type (so little-endian contiguous data qualifies for the
+     * direct path: uint32 for vocabularies above 65536, int32/int64 as numpy writes them); the
+     * copy into int32 range-checks every token. */
+    ds->tok_memsize = size;
+    if (!in->token_signed)
+        ds->tok_memtype = size == 1 ? H5T_NATIVE_UINT8 : size == 2 ? H5T_NATIVE_UINT16 : H5T_NATIVE_UINT32;
+    else
+        ds->tok_memtype = size == 4 ? H5T_NATIVE_INT32 : H5T_NATIVE_INT64;
     in->ntokens = (int64_t)dims[0];
     open_raw(ds, nbytes);
     if (context <= 0) {
@@ -460,7 +455,7 @@ static void open_raw(accel_dataset_t *ds, uint64_t nbytes)
     bool ok = dcpl >= 0 && ftype >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
               H5Pget_nfilters(dcpl) == 0 && off != HADDR_UNDEF && H5Tget_order(ftype) == H5T_ORDER_LE &&
               H5Tget_size(ftype) == ds->tok_memsize &&
-              (H5Tget_sign(ftype) == H5T_SGN_NONE) == (ds->tok_memsize != 8);
+              (H5Tget_sign(ftype) != H5T_SGN_NONE) == ds->info.token_signed;
     if (dcpl >= 0) H5Pclose(dcpl);
     if (ftype >= 0) H5Tclose(ftype);
     struct stat sb;
@@ -550,8 +545,9 @@ static accel_status_t read_tokens(accel_dataset_t *ds, const int64_t *indices, i
         for (int64_t t = 0; t < row; t++) {
             int64_t v = ds->tok_memsize == 1 ? ((const uint8_t *)buf)[off + t]
                         : ds->tok_memsize == 2 ? ((const uint16_t *)buf)[off + t]
-                        : ds->tok_memsize == 4 ? (int64_t)((const uint32_t *)buf)[off + t]
-                        : ((const int64_t *)buf)[off + t];
+                        : ds->tok_memsize == 8 ? ((const int64_t *)buf)[off + t]
+                        : in->token_signed ? (int64_t)((const int32_t *)buf)[off + t]
+                                           : (int64_t)((const uint32_t *)buf)[off + t];
             if (v < 0 || v >= in->vocab) {
                 ACCEL_ERROR("%s: /%s/tokens[%lld] = %lld (in sample %lld) is outside [0, vocab=%d): "
                             "corrupt data\n--> hint: the file is damaged or its 'vocab' attribute is "

@@ -95,6 +95,51 @@ t "$AD" prepare --jsonl --output "$S/docs2.h5" --context 4 "$F/docs.jsonl" "$S/a
 same_stream "$S/docs2.h5" "$S/want2.u32"
 pass "JSON Lines (non-ASCII, escapes, surrogate pair, blank line) with bytes: exact UTF-8 stream; --jsonl-field"
 
+# ---- streams longer than --buffer: tokens spill to an unlinked temporary file beside the output
+# and JSON Lines are read in blocks (lines cross block ends; a line longer than a block grows it);
+# the datasets hold the same streams, and nothing is left in the directory
+mkdir -p "$S/spill"
+cat "$F/gpt2.bin.u32" "$F/u16.npy.u32" "$F/gpt2.bin.u32" > "$S/want.u32"
+out=$(t "$AD" import --buffer 1KiB --output "$S/spill/multi.h5" --vocab 50257 --val-fraction 0.25 --context 8 \
+      "$F/gpt2.bin" "$F/u16.npy" "$S/again.bin") || fail "import --buffer 1KiB: $out"
+printf '%s\n' "$out" | grep -q "from the token stream's temporary file" || fail "import --buffer 1KiB did not spill: $out"
+printf '%s\n' "$out" | grep -q "^peak memory [0-9]* MiB$" || fail "import does not print its peak memory: $out"
+same_stream "$S/spill/multi.h5" "$S/want.u32"
+for b in 16 100 1KiB; do
+    out=$(t "$AD" prepare --jsonl --buffer $b --output "$S/spill/docs$b.h5" --context 4 --val-fraction 0.2 \
+          "$F/docs.jsonl" "$S/again.jsonl") || fail "prepare --jsonl --buffer $b: $out"
+    printf '%s\n' "$out" | grep -q '6 documents' || fail "prepare --jsonl --buffer $b did not find 6 documents: $out"
+    same_stream "$S/spill/docs$b.h5" "$S/want2.u32"
+done
+printf '%s\n' "$out" | grep -q "^peak memory [0-9]* MiB$" || fail "prepare does not print its peak memory: $out"
+out=$(t "$AD" prepare --buffer 64 --output "$S/spill/forced.h5" --context 8 --force "$F/binary.dat") ||
+    fail "prepare --buffer 64 --force: $out"
+t "$TD" "$S/spill/forced.h5" "$S/got.u32" > /dev/null || fail "token_dump spilled forced"
+od -An -v -tu4 "$S/got.u32" | tr -s ' ' '\n' | grep -v '^$' > "$S/got.txt"
+od -An -v -tu1 "$F/binary.dat" | tr -s ' ' '\n' | grep -v '^$' | cmp -s - "$S/got.txt" ||
+    fail "prepare --buffer 64 did not keep the file's bytes"
+# an error on a line in a later block still names its line
+{ cat "$F/docs.jsonl"; cat "$F/bad_notjson.jsonl"; } > "$S/late.jsonl"
+n=$(($(wc -l < "$F/docs.jsonl") + 3))
+expect_fail "late.jsonl:$n: not JSON" t "$AD" prepare --jsonl --buffer 32 --output "$S/spill/x.h5" "$S/late.jsonl"
+expect_fail "--buffer '8' is not a size of at least 16 bytes" t "$AD" prepare --buffer 8 --output "$S/spill/x.h5" "$F/text.txt"
+expect_fail "--buffer 'lots' is not a size" t "$AD" import --buffer lots --output "$S/spill/x.h5" "$F/gpt2.bin"
+left=$(ls -A "$S/spill" | grep -v '^\(multi\|docs16\|docs100\|docs1KiB\|forced\)\.h5$')
+[ -z "$left" ] || fail "files left beside the outputs: $left"
+pass "streams longer than --buffer (import 1 KiB, JSON Lines 16 B-1 KiB blocks, bytes 64 B): the same datasets, error lines counted across blocks, nothing left behind"
+# a full disk while spilling: a clear message, no output, no temporary file (root: a 64 KiB tmpfs)
+if [ "$(id -u)" = 0 ] && mkdir -p "$S/full" && mount -t tmpfs -o size=64k tmpfs "$S/full" 2>/dev/null; then
+    head -c 300000 /dev/zero | tr '\0' 'a' > "$S/big.txt"
+    expect_fail "temporary file in $S/full failed: No space left on device" \
+        t "$AD" prepare --buffer 4KiB --output "$S/full/x.h5" "$S/big.txt"
+    left=$(ls -A "$S/full")
+    umount "$S/full"
+    [ -z "$left" ] || fail "a failed spill left: $left"
+    pass "disk full while spilling: refused with the reason, nothing left"
+else
+    echo "SKIP (part): disk-full spill (needs root to mount a small tmpfs)"
+fi
+
 # ---- --force tokenizes a non-text file as bytes
 out=$(t "$AD" prepare --force --output "$S/forced.h5" --context 8 "$F/binary.dat") || fail "prepare --force: $out"
 t "$TD" "$S/forced.h5" "$S/got.u32" > /dev/null || fail "token_dump forced"

@@ -144,6 +144,14 @@ typedef struct {
 accel_status_t accel_dataset_write_tokens_meta(const char *path, const accel_token_meta_t *meta,
                                                const void *stream, int token_bytes, int64_t ntrain,
                                                int64_t nval);
+/* As accel_dataset_write_tokens_meta, for streams larger than memory: the tokens come from
+ * `source`, asked for tokens [first, first + count) of the stream in order, at most `block` at a
+ * time; it returns them (count x token_bytes, valid until its next call) or NULL after reporting
+ * why (the file is then not written). */
+typedef const void *(*accel_token_source_fn)(void *ctx, int64_t first, int64_t count);
+accel_status_t accel_dataset_write_tokens_from(const char *path, const accel_token_meta_t *meta,
+                                               accel_token_source_fn source, void *ctx, int64_t block,
+                                               int token_bytes, int64_t ntrain, int64_t nval);
 /* The narrowest width (1, 2 or 4 bytes) that holds every token of a vocabulary of `vocab`. */
 int accel_dataset_token_bytes(int vocab);
 accel_status_t accel_dataset_write_classification(const char *path, int classes, int features,
@@ -179,6 +187,9 @@ typedef struct {
     int context;                    /* refuse splits without one sample of context+1 tokens */
     bool force;                     /* tokenize inputs that do not look like text */
     FILE *progress;                 /* files read, the separator rule, counts; may be NULL */
+    size_t block_bytes;             /* tokens held in memory before they go to a temporary file
+                                     * beside the output (0: 64 MiB); JSON Lines are read in blocks
+                                     * of at least this much too */
 } accel_prepare_options_t;
 accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const char *output,
                                   const accel_prepare_options_t *opt, char *err, size_t errlen);
@@ -198,6 +209,7 @@ typedef struct {
     double val_fraction;
     int context;
     FILE *progress;
+    size_t block_bytes;             /* as accel_prepare_options_t's */
 } accel_import_options_t;
 accel_status_t accel_data_import(const char *const *inputs, int ninputs, const char *output,
                                  const accel_import_options_t *opt, char *err, size_t errlen);

@@ -212,12 +212,11 @@ static accel_status_t encode_doc(void *ctx, const char *text, size_t len, long l
         e->next_report += 64LL << 20;
     }
     if (e->is_bytes) {              /* a file's bytes are its tokens; no 4-byte id per byte */
-        if (accel_tokstream_reserve(e->s, (int64_t)len) != ACCEL_OK) {
-            snprintf(e->err, e->errlen, "out of memory holding %lld tokens", (long long)(e->s->n + (int64_t)len));
-            return ACCEL_ERR_NOMEM;
+        accel_status_t st = accel_tokstream_put_bytes(e->s, (const unsigned char *)text, len);
+        if (st != ACCEL_OK) {
+            snprintf(e->err, e->errlen, "%s", e->s->error);
+            return st;
         }
-        memcpy(e->s->buf + e->s->n, text, len);
-        e->s->n += (int64_t)len;
         e->docs++;
         return ACCEL_OK;
     }
@@ -232,20 +231,20 @@ static accel_status_t encode_doc(void *ctx, const char *text, size_t len, long l
                      accel_status_str(st));
         return st;
     }
-    if (accel_tokstream_reserve(e->s, (int64_t)n + 1) != ACCEL_OK) {
-        snprintf(e->err, e->errlen, "out of memory holding %lld tokens", (long long)(e->s->n + (int64_t)n));
-        return ACCEL_ERR_NOMEM;
-    }
-    if (e->bos >= 0) accel_tokstream_put(e->s, (uint32_t)e->bos);
-    for (size_t i = 0; i < n; i++) {
+    if (e->bos >= 0) st = accel_tokstream_put(e->s, (uint32_t)e->bos);
+    for (size_t i = 0; i < n && st == ACCEL_OK; i++) {
         if (e->ids[i] < 0 || e->ids[i] >= e->s->vocab) {
             snprintf(e->err, e->errlen, "%s: the tokenizer produced id %d outside its vocabulary [0, %d)",
                      e->path, (int)e->ids[i], e->s->vocab);
             return ACCEL_ERR_CORRUPT;
         }
-        accel_tokstream_put(e->s, (uint32_t)e->ids[i]);
+        st = accel_tokstream_put(e->s, (uint32_t)e->ids[i]);
     }
-    if (e->eos >= 0) accel_tokstream_put(e->s, (uint32_t)e->eos);
+    if (st == ACCEL_OK && e->eos >= 0) st = accel_tokstream_put(e->s, (uint32_t)e->eos);
+    if (st != ACCEL_OK) {
+        snprintf(e->err, e->errlen, "%s", e->s->error);
+        return st;
+    }
     e->docs++;
     return ACCEL_OK;
 }
@@ -290,6 +289,98 @@ static accel_status_t check_kind(const char *path, const unsigned char *buf, siz
     return ACCEL_ERR_INVALID;
 }
 
+/* A text file is one document: read whole (its tokens go to the stream, which spills). */
+static accel_status_t prepare_text(const char *path, size_t size, const accel_prepare_options_t *opt,
+                                   bool is_bytes, encoder_t *enc, char *err, size_t errlen)
+{
+    unsigned char *text = malloc(size + 1);
+    FILE *f = text ? fopen(path, "rb") : NULL;
+    size_t n = f ? fread(text, 1, size, f) : 0;
+    accel_status_t st = ACCEL_OK;
+    if (!text || !f || n != size || fgetc(f) != EOF) {
+        snprintf(err, errlen, "cannot read '%s': %s", path, !text ? "out of memory"
+                 : f ? "it changed size while being read" : strerror(errno));
+        st = text ? ACCEL_ERR_IO : ACCEL_ERR_NOMEM;
+    }
+    if (f) fclose(f);
+    if (st == ACCEL_OK) {
+        text[size] = '\0';
+        if (!opt->force) st = check_kind(path, text, size, false, err, errlen);
+    }
+    if (st == ACCEL_OK) {
+        /* File tokenizers take UTF-8 only; say where it breaks rather than just refusing. */
+        size_t bad = is_bytes ? size : utf8_invalid_at(text, size);
+        if (bad < size) {
+            snprintf(err, errlen, "%s: invalid UTF-8 at byte offset %zu (byte 0x%02x)\n--> hint: "
+                     "tokenizer %s reads UTF-8 text; convert the file (iconv -t UTF-8)", path, bad,
+                     text[bad], accel_tokenizer_name(enc->tok));
+            st = ACCEL_ERR_INVALID;
+        } else {
+            st = encode_doc(enc, (const char *)text, size, 0);
+        }
+    }
+    free(text);
+    return st;
+}
+
+/* A JSON Lines file, read in blocks that end at a line break (a line longer than a block grows
+ * it): a file of any size takes about a block of memory. */
+static accel_status_t prepare_jsonl(const char *path, size_t size, const accel_prepare_options_t *opt,
+                                    encoder_t *enc, char *err, size_t errlen)
+{
+    size_t cap = opt->block_bytes ? opt->block_bytes : ACCEL_TOKSTREAM_DEFAULT_BLOCK, have = 0, seen = 0;
+    char *buf = malloc(cap);
+    FILE *f = buf ? fopen(path, "rb") : NULL;
+    if (!buf || !f) {
+        snprintf(err, errlen, "cannot read '%s': %s", path, buf ? strerror(errno) : "out of memory");
+        free(buf);
+        return buf ? ACCEL_ERR_IO : ACCEL_ERR_NOMEM;
+    }
+    accel_status_t st = ACCEL_OK;
+    long long lines = 0;
+    for (bool first = true;; first = false) {
+        if (have == cap) {          /* one line fills the block: make room for the rest of it */
+            char *p = realloc(buf, cap * 2);
+            if (!p) {
+                snprintf(err, errlen, "%s:%lld: out of memory for a line over %zu bytes", path, lines + 1, cap);
+                st = ACCEL_ERR_NOMEM;
+                break;
+            }
+            buf = p;
+            cap *= 2;
+        }
+        size_t got = fread(buf + have, 1, cap - have, f);
+        if (got == 0 && ferror(f)) {
+            snprintf(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+            st = ACCEL_ERR_IO;
+            break;
+        }
+        have += got;
+        seen += got;
+        const bool eof = got < cap - (have - got);
+        if (first && !opt->force &&
+            (st = check_kind(path, (const unsigned char *)buf, have, true, err, errlen)) != ACCEL_OK)
+            break;
+        size_t end = have;
+        if (!eof) {
+            while (end > 0 && buf[end - 1] != '\n') end--;
+            if (end == 0) continue; /* no whole line yet */
+        }
+        long long nd;
+        st = accel_jsonl_each(path, buf, end, opt->jsonl_field, encode_doc, enc, &lines, &nd, err, errlen);
+        if (st != ACCEL_OK || eof) break;
+        memmove(buf, buf + end, have - end);
+        have -= end;
+    }
+    if (st == ACCEL_OK && seen != size) {
+        snprintf(err, errlen, "cannot read '%s': it changed size while being read", path);
+        st = ACCEL_ERR_IO;
+    }
+    fclose(f);
+    free(buf);
+    return st;
+}
+
 accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const char *output,
                                   const accel_prepare_options_t *opt, char *err, size_t errlen)
 {
@@ -303,7 +394,6 @@ accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const 
     accel_filelist_t files = { 0 };
     accel_tokenizer_t *tok = NULL;
     accel_tokstream_t s = { 0 };
-    unsigned char *text = NULL;
     encoder_t enc = { .err = err, .errlen = errlen, .bos = -1, .eos = -1 };
     err[0] = '\0';
     accel_status_t st = accel_data_tokenizer_open(opt->tokenizer, &tok, err, errlen);
@@ -312,7 +402,10 @@ accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const 
                           !accel_tokenizer_hash(tok)[0];
     if ((st = accel_filelist_collect(inputs, ninputs, &files, err, errlen)) != ACCEL_OK) goto cleanup;
     const int vocab = accel_tokenizer_vocab(tok);
-    if ((st = accel_tokstream_init(&s, vocab, 0)) != ACCEL_OK) goto cleanup;
+    if ((st = accel_tokstream_init(&s, vocab, output, opt->block_bytes)) != ACCEL_OK) {
+        snprintf(err, errlen, "%s", s.error);
+        goto cleanup;
+    }
     enc.tok = tok;
     enc.s = &s;
     enc.is_bytes = is_bytes && s.width == 1 && accel_tokenizer_bos(tok) < 0 && accel_tokenizer_eos(tok) < 0;
@@ -332,38 +425,10 @@ accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const 
     for (int i = 0; i < files.n; i++) {
         const char *path = files.paths[i];
         size_t size = (size_t)files.sizes[i];
-        free(text);
-        text = malloc(size + 1);
-        FILE *f = text ? fopen(path, "rb") : NULL;
-        size_t n = f ? fread(text, 1, size, f) : 0;
-        if (!text || !f || n != size) {
-            snprintf(err, errlen, "cannot read '%s': %s", path, !text ? "out of memory"
-                     : f ? "it changed size while being read" : strerror(errno));
-            if (f) fclose(f);
-            st = text ? ACCEL_ERR_IO : ACCEL_ERR_NOMEM;
-            goto cleanup;
-        }
-        fclose(f);
-        text[size] = '\0';
-        if (!opt->force && (st = check_kind(path, text, size, jsonl, err, errlen)) != ACCEL_OK) goto cleanup;
         enc.path = path;
-        long long before = s.n, docs_before = enc.docs;
-        if (jsonl) {
-            long long nd;
-            st = accel_jsonl_each(path, (const char *)text, size, opt->jsonl_field, encode_doc, &enc,
-                                  &nd, err, errlen);
-        } else {
-            /* File tokenizers take UTF-8 only; say where it breaks rather than just refusing. */
-            size_t bad = is_bytes ? size : utf8_invalid_at(text, size);
-            if (bad < size) {
-                snprintf(err, errlen, "%s: invalid UTF-8 at byte offset %zu (byte 0x%02x)\n--> hint: "
-                         "tokenizer %s reads UTF-8 text; convert the file (iconv -t UTF-8)", path, bad,
-                         text[bad], accel_tokenizer_name(tok));
-                st = ACCEL_ERR_INVALID;
-            } else {
-                st = encode_doc(&enc, (const char *)text, size, 0);
-            }
-        }
+        long long before = enc.s->n, docs_before = enc.docs;
+        st = jsonl ? prepare_jsonl(path, size, opt, &enc, err, errlen)
+                   : prepare_text(path, size, opt, is_bytes, &enc, err, errlen);
         if (st != ACCEL_OK) goto cleanup;
         if (jsonl && enc.docs == docs_before) {
             snprintf(err, errlen, "%s holds no JSON lines\n--> hint: one JSON object per line, the "
@@ -399,7 +464,6 @@ accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const 
     st = accel_tokstream_publish(&s, output, &meta, opt->val_fraction, -1, opt->context, progress,
                                 err, errlen);
 cleanup:
-    free(text);
     free(enc.ids);
     accel_tokstream_free(&s);
     if (tok) accel_tokenizer_free(tok);

@@ -706,13 +706,70 @@ accel_status_t accel_dataset_write_tokens(const char *path, const char *tokenize
     return accel_dataset_write_tokens_meta(path, &meta, stream, token_bytes, ntrain, nval);
 }
 
+typedef struct {
+    const char *stream;
+    int width;
+} memory_source_t;
+
+static const void *memory_source(void *ctx, int64_t first, int64_t count)
+{
+    (void)count;
+    const memory_source_t *m = ctx;
+    return m->stream + (size_t)first * (size_t)m->width;
+}
+
 accel_status_t accel_dataset_write_tokens_meta(const char *path, const accel_token_meta_t *meta,
                                                const void *stream, int token_bytes, int64_t ntrain,
                                                int64_t nval)
 {
+    if (!stream && ntrain + nval > 0) {
+        ACCEL_ERROR("accel_dataset_write_tokens: no stream for %lld + %lld tokens", (long long)ntrain,
+                    (long long)nval);
+        return ACCEL_ERR_INVALID;
+    }
+    memory_source_t m = { stream, token_bytes };
+    return accel_dataset_write_tokens_from(path, meta, memory_source, &m, INT64_MAX, token_bytes, ntrain,
+                                           nval);
+}
+
+/* n tokens of the stream from `first` on into a new 1-D dataset, `block` at a time; a source that
+ * fails (it said why) sets *source_failed. */
+static herr_t write_token_array(hid_t file, const char *name, hsize_t n, hid_t filetype, hid_t memtype,
+                                accel_token_source_fn source, void *ctx, int64_t first, int64_t block,
+                                bool *source_failed)
+{
+    hid_t space = H5Screate_simple(1, &n, NULL);
+    hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+    H5Pset_create_intermediate_group(lcpl, 1);
+    hid_t dset = H5Dcreate2(file, name, filetype, space, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+    herr_t e = dset < 0 ? -1 : 0;
+    for (hsize_t done = 0; e >= 0 && done < n;) {
+        hsize_t count = n - done < (hsize_t)block ? n - done : (hsize_t)block;
+        const void *data = source(ctx, first + (int64_t)done, (int64_t)count);
+        if (!data) {
+            *source_failed = true;
+            e = -1;
+            break;
+        }
+        hid_t mspace = H5Screate_simple(1, &count, NULL);
+        e = mspace < 0 ? -1 : H5Sselect_hyperslab(space, H5S_SELECT_SET, &done, NULL, &count, NULL);
+        if (e >= 0) e = H5Dwrite(dset, memtype, mspace, space, H5P_DEFAULT, data);
+        if (mspace >= 0) H5Sclose(mspace);
+        done += count;
+    }
+    if (dset >= 0) H5Dclose(dset);
+    H5Pclose(lcpl);
+    H5Sclose(space);
+    return e;
+}
+
+accel_status_t accel_dataset_write_tokens_from(const char *path, const accel_token_meta_t *meta,
+                                               accel_token_source_fn source, void *ctx, int64_t block,
+                                               int token_bytes, int64_t ntrain, int64_t nval)
+{
     int vocab = meta ? meta->vocab : 0;
-    if (!path || !meta || !meta->tokenizer || vocab <= 0 || ntrain < 0 || nval < 0 ||
-        (!stream && ntrain + nval > 0) || (token_bytes != 1 && token_bytes != 2 && token_bytes != 4) ||
+    if (!path || !meta || !meta->tokenizer || vocab <= 0 || ntrain < 0 || nval < 0 || !source ||
+        block < 1 || (token_bytes != 1 && token_bytes != 2 && token_bytes != 4) ||
         (token_bytes < 4 && vocab > (token_bytes == 1 ? 256 : 65536)) ||
         (meta->tokenizer_json_len > 0 && !meta->tokenizer_json)) {
         ACCEL_ERROR("accel_dataset_write_tokens: bad arguments (vocab %d, %d-byte tokens, %lld + %lld "
@@ -724,8 +781,6 @@ accel_status_t accel_dataset_write_tokens_meta(const char *path, const accel_tok
     if (st != ACCEL_OK) return st;
     hid_t ft = token_bytes == 1 ? H5T_STD_U8LE : token_bytes == 2 ? H5T_STD_U16LE : H5T_STD_U32LE;
     hid_t mt = token_bytes == 1 ? H5T_NATIVE_UINT8 : token_bytes == 2 ? H5T_NATIVE_UINT16 : H5T_NATIVE_UINT32;
-    hsize_t dtrain = (hsize_t)ntrain, dval = (hsize_t)nval;
-    const char *val = stream ? (const char *)stream + (size_t)ntrain * (size_t)token_bytes : NULL;
     herr_t e = attr_ok(accel_h5_attr_write_str(w.file, "format", ACCEL_DATASET_FORMAT_TOKENS));
     if (e >= 0) e = attr_ok(accel_h5_attr_write_i32(w.file, "version", ACCEL_DATASET_VERSION));
     if (e >= 0) e = attr_ok(accel_h5_attr_write_i32(w.file, "vocab", vocab));
@@ -734,12 +789,19 @@ accel_status_t accel_dataset_write_tokens_meta(const char *path, const accel_tok
                                                     meta->tokenizer_hash ? meta->tokenizer_hash : ""));
     if (e >= 0 && meta->description)
         e = attr_ok(accel_h5_attr_write_str(w.file, "description", meta->description));
-    if (e >= 0) e = write_array(w.file, "/train/tokens", 1, &dtrain, ft, mt, stream);
-    if (e >= 0) e = write_array(w.file, "/val/tokens", 1, &dval, ft, mt, val);
+    bool source_failed = false;
+    if (e >= 0)
+        e = write_token_array(w.file, "/train/tokens", (hsize_t)ntrain, ft, mt, source, ctx, 0, block,
+                              &source_failed);
+    if (e >= 0)
+        e = write_token_array(w.file, "/val/tokens", (hsize_t)nval, ft, mt, source, ctx, ntrain, block,
+                              &source_failed);
     if (e >= 0 && meta->tokenizer_json)
         e = attr_ok(accel_h5_write_bytes(w.file, "/tokenizer.json", meta->tokenizer_json,
                                          meta->tokenizer_json_len));
-    if (e < 0) {
+    if (source_failed) {
+        st = ACCEL_ERR_IO;
+    } else if (e < 0) {
         ACCEL_ERROR("writing token dataset '%s' failed (disk full?)", w.tmp);
         st = ACCEL_ERR_HDF5;
     }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "accel/dataset.h"
 #include "accel/tokenizer.h"
@@ -50,33 +51,110 @@ const char *accel_input_kind_name(accel_input_kind_t k)
 
 /* ------------------------------------------------------------------ token streams */
 
-accel_status_t accel_tokstream_init(accel_tokstream_t *s, int vocab, int64_t expect)
+accel_status_t accel_tokstream_init(accel_tokstream_t *s, int vocab, const char *output,
+                                    size_t block_bytes)
 {
     memset(s, 0, sizeof *s);
+    s->fd = -1;
     s->vocab = vocab;
     s->width = accel_dataset_token_bytes(vocab);
-    return accel_tokstream_reserve(s, expect > 0 ? expect : 4096);
+    s->cap = (int64_t)((block_bytes ? block_bytes : ACCEL_TOKSTREAM_DEFAULT_BLOCK) / (size_t)s->width);
+    if (s->cap < 1) s->cap = 1;
+    /* malloc maps a block this large lazily: a small stream makes only the pages it fills resident */
+    s->buf = malloc((size_t)s->cap * (size_t)s->width);
+    if (!s->buf) {
+        snprintf(s->error, sizeof s->error, "out of memory for a block of %lld tokens",
+                 (long long)s->cap);
+        return ACCEL_ERR_NOMEM;
+    }
+    const char *slash = strrchr(output, '/');
+    if (!slash) snprintf(s->dir, sizeof s->dir, ".");
+    else if (slash == output) snprintf(s->dir, sizeof s->dir, "/");
+    else snprintf(s->dir, sizeof s->dir, "%.*s", (int)(slash - output), output);
+    return ACCEL_OK;
 }
 
-accel_status_t accel_tokstream_reserve(accel_tokstream_t *s, int64_t more)
+/* write(2) all of it, through short writes and signals. */
+static int write_all(int fd, const unsigned char *p, size_t len)
 {
-    if (s->n + more <= s->cap) return ACCEL_OK;
-    int64_t cap = s->cap ? s->cap : 4096;
-    while (cap < s->n + more) cap *= 2;
-    unsigned char *p = realloc(s->buf, (size_t)cap * (size_t)s->width);
-    if (!p) return ACCEL_ERR_NOMEM;
-    s->buf = p;
-    s->cap = cap;
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+accel_status_t accel_tokstream_spill(accel_tokstream_t *s)
+{
+    if (s->fd < 0) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/.accel_data-tokens-XXXXXX", s->dir);
+        s->fd = mkstemp(path);
+        if (s->fd < 0) {
+            snprintf(s->error, sizeof s->error, "cannot create a temporary file for the token stream in "
+                     "%s: %s\n--> hint: the output's directory must be writable", s->dir, strerror(errno));
+            return ACCEL_ERR_IO;
+        }
+        unlink(path);               /* the file lives while it is open, and no longer */
+    }
+    if (write_all(s->fd, s->buf, (size_t)s->nbuf * (size_t)s->width) != 0) {
+        snprintf(s->error, sizeof s->error, "writing the token stream (%lld tokens so far) to a temporary "
+                 "file in %s failed: %s\n--> hint: the output's directory needs room for the tokens "
+                 "twice while the file is written", (long long)s->n, s->dir, strerror(errno));
+        return ACCEL_ERR_IO;
+    }
+    s->nbuf = 0;
+    return ACCEL_OK;
+}
+
+accel_status_t accel_tokstream_put_bytes(accel_tokstream_t *s, const unsigned char *p, size_t len)
+{
+    while (len > 0) {
+        if (s->nbuf == s->cap) {
+            accel_status_t st = accel_tokstream_spill(s);
+            if (st != ACCEL_OK) return st;
+        }
+        size_t k = (size_t)(s->cap - s->nbuf) < len ? (size_t)(s->cap - s->nbuf) : len;
+        memcpy(s->buf + s->nbuf, p, k);
+        s->nbuf += (int64_t)k;
+        s->n += (int64_t)k;
+        p += k;
+        len -= k;
+    }
     return ACCEL_OK;
 }
 
 void accel_tokstream_free(accel_tokstream_t *s)
 {
+    if (s->buf && s->fd >= 0) close(s->fd);     /* a stream never initialised has neither */
     free(s->buf);
     memset(s, 0, sizeof *s);
+    s->fd = -1;
 }
 
-accel_status_t accel_tokstream_publish(const accel_tokstream_t *s, const char *output,
+/* The spilled stream read back a block at a time into the (now free) block buffer. */
+static const void *spill_source(void *ctx, int64_t first, int64_t count)
+{
+    accel_tokstream_t *s = ctx;
+    size_t want = (size_t)count * (size_t)s->width, got = 0;
+    off_t at = (off_t)first * s->width;
+    while (got < want) {
+        ssize_t r = pread(s->fd, s->buf + got, want - got, at + (off_t)got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) {
+            snprintf(s->error, sizeof s->error, "reading the token stream back from its temporary "
+                     "file in %s failed: %s", s->dir, r < 0 ? strerror(errno) : "it is shorter than written");
+            return NULL;
+        }
+        got += (size_t)r;
+    }
+    return s->buf;
+}
+
+accel_status_t accel_tokstream_publish(accel_tokstream_t *s, const char *output,
                                        const accel_token_meta_t *meta, double val_fraction,
                                        int64_t nval_given, int context, FILE *progress, char *err,
                                        size_t errlen)
@@ -96,9 +174,24 @@ accel_status_t accel_tokstream_publish(const accel_tokstream_t *s, const char *o
                  "data, or lower the context (--context)", total, ntrain, nval, context, context + 1);
         return ACCEL_ERR_SHAPE;
     }
-    accel_status_t st = accel_dataset_write_tokens_meta(output, meta, s->buf, s->width, ntrain, nval);
+    accel_status_t st;
+    if (s->fd < 0) {                /* all in the block */
+        st = accel_dataset_write_tokens_meta(output, meta, s->buf, s->width, ntrain, nval);
+    } else {
+        if ((st = accel_tokstream_spill(s)) != ACCEL_OK) {
+            snprintf(err, errlen, "%s", s->error);
+            return st;
+        }
+        if (progress) {
+            fprintf(progress, "writing %s from the token stream's temporary file\n", output);
+            fflush(progress);
+        }
+        s->error[0] = '\0';
+        st = accel_dataset_write_tokens_from(output, meta, spill_source, s, s->cap, s->width, ntrain, nval);
+    }
     if (st != ACCEL_OK) {
-        snprintf(err, errlen, "writing '%s' failed: %s", output, accel_status_str(st));
+        if (s->error[0]) snprintf(err, errlen, "writing '%s' failed: %s", output, s->error);
+        else snprintf(err, errlen, "writing '%s' failed: %s", output, accel_status_str(st));
         return st;
     }
     if (progress)
@@ -155,7 +248,10 @@ static accel_status_t copy_tokens(FILE *f, const char *path, const accel_tokfile
                 st = ACCEL_ERR_INVALID;
                 break;
             }
-            accel_tokstream_put(s, (uint32_t)v);
+            if ((st = accel_tokstream_put(s, (uint32_t)v)) != ACCEL_OK) {
+                snprintf(err, errlen, "%s", s->error);
+                break;
+            }
         }
         done += (int64_t)want;
         if (progress && done >= next_report && done < tf->count) {
@@ -291,8 +387,8 @@ accel_status_t accel_data_import(const char *const *inputs, int ninputs, const c
         fprintf(progress, "vocab %d (from %s), stored as uint%d; %d file(s), %lld tokens, "
                 "concatenated in order as they are (no separators added)\n", vocab, vocab_from,
                 8 * accel_dataset_token_bytes(vocab), files.n, (long long)total);
-    if ((st = accel_tokstream_init(&s, vocab, total)) != ACCEL_OK) {
-        snprintf(err, errlen, "cannot hold %lld tokens in memory", (long long)total);
+    if ((st = accel_tokstream_init(&s, vocab, output, opt->block_bytes)) != ACCEL_OK) {
+        snprintf(err, errlen, "%s", s.error);
         goto cleanup;
     }
     for (int i = 0; i < files.n; i++) {

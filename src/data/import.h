@@ -51,10 +51,11 @@ accel_status_t accel_npy_open(FILE *f, const char *path, int64_t size, accel_tok
  * 1-based line number. A status other than ACCEL_OK stops the walk and is returned. */
 typedef accel_status_t (*accel_jsonl_doc_fn)(void *ctx, const char *text, size_t len, long long line);
 /* Every non-blank line of buf[0..len) must be a JSON object whose `field` is a string; blank lines
- * are skipped. Errors name path and line. *ndocs: documents passed to fn. */
+ * are skipped. Errors name path and line. *lines: the lines of the file before buf on entry (a
+ * file read in pieces), through buf on return; *ndocs: documents passed to fn. */
 accel_status_t accel_jsonl_each(const char *path, const char *buf, size_t len, const char *field,
-                                accel_jsonl_doc_fn fn, void *ctx, long long *ndocs, char *err,
-                                size_t errlen);
+                                accel_jsonl_doc_fn fn, void *ctx, long long *lines, long long *ndocs,
+                                char *err, size_t errlen);
 /* The file looks like JSON Lines: its first non-blank lines (up to 8) all parse as JSON objects. */
 bool accel_jsonl_sniff(const char *buf, size_t len);
 
@@ -105,30 +106,49 @@ accel_status_t accel_data_tokenizer_open(const char *path, struct accel_tokenize
 
 /* ------------------------------------------------------------------ token streams (import.c) */
 
-/* Tokens held at the dataset's width (1, 2 or 4 bytes, from the vocabulary), filled in order. */
+/* Tokens at the dataset's width (1, 2 or 4 bytes, from the vocabulary), filled in order. A block
+ * of them is held in memory; each time it fills it is appended to a spill file beside the output
+ * (created and unlinked at once: nothing is left behind, whatever happens), so a stream of any
+ * length takes one block of memory. A stream that fits one block never touches the disk. */
+#define ACCEL_TOKSTREAM_DEFAULT_BLOCK ((size_t)64 << 20)
 typedef struct {
-    unsigned char *buf;
-    int64_t n, cap;                 /* tokens */
+    unsigned char *buf;             /* the block */
+    int64_t n;                      /* tokens in the stream */
+    int64_t nbuf, cap;              /* tokens in the block, its capacity */
     int width;
     int vocab;
+    int fd;                         /* the spill file, -1 until the first block fills */
+    char dir[4096];                 /* where it is made: the output's directory */
+    char error[4352];               /* why a spill or a read-back failed */
 } accel_tokstream_t;
 
-accel_status_t accel_tokstream_init(accel_tokstream_t *s, int vocab, int64_t expect);
-accel_status_t accel_tokstream_reserve(accel_tokstream_t *s, int64_t more);
-/* Append (after a reserve) one token; the caller has checked 0 <= tok < vocab. */
-static inline void accel_tokstream_put(accel_tokstream_t *s, uint32_t tok)
+/* block_bytes: the memory for the block (0: ACCEL_TOKSTREAM_DEFAULT_BLOCK). */
+accel_status_t accel_tokstream_init(accel_tokstream_t *s, int vocab, const char *output,
+                                    size_t block_bytes);
+/* Append the block to the spill file and empty it; on failure s->error says why. */
+accel_status_t accel_tokstream_spill(accel_tokstream_t *s);
+/* Append one token; the caller has checked 0 <= tok < vocab. */
+static inline accel_status_t accel_tokstream_put(accel_tokstream_t *s, uint32_t tok)
 {
-    if (s->width == 1) s->buf[s->n] = (unsigned char)tok;
-    else if (s->width == 2) ((uint16_t *)s->buf)[s->n] = (uint16_t)tok;
-    else ((uint32_t *)s->buf)[s->n] = tok;
+    if (s->nbuf == s->cap) {
+        accel_status_t st = accel_tokstream_spill(s);
+        if (st != ACCEL_OK) return st;
+    }
+    if (s->width == 1) s->buf[s->nbuf] = (unsigned char)tok;
+    else if (s->width == 2) ((uint16_t *)s->buf)[s->nbuf] = (uint16_t)tok;
+    else ((uint32_t *)s->buf)[s->nbuf] = tok;
+    s->nbuf++;
     s->n++;
+    return ACCEL_OK;
 }
+/* Append len one-byte tokens (a stream of width 1: the byte tokenizer). */
+accel_status_t accel_tokstream_put_bytes(accel_tokstream_t *s, const unsigned char *p, size_t len);
 void accel_tokstream_free(accel_tokstream_t *s);
 
 /* Split the stream (the last val_fraction of it, rounded, is /val; or, when nval >= 0, the last
  * nval tokens), check that each split holds a sample at `context`, write `output` atomically and
  * report on progress (may be NULL). */
-accel_status_t accel_tokstream_publish(const accel_tokstream_t *s, const char *output,
+accel_status_t accel_tokstream_publish(accel_tokstream_t *s, const char *output,
                                        const accel_token_meta_t *meta, double val_fraction,
                                        int64_t nval, int context, FILE *progress, char *err,
                                        size_t errlen);

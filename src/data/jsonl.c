@@ -19,18 +19,18 @@ static bool blank(const char *p, size_t n)
 }
 
 accel_status_t accel_jsonl_each(const char *path, const char *buf, size_t len, const char *field,
-                                accel_jsonl_doc_fn fn, void *ctx, long long *ndocs, char *err,
-                                size_t errlen)
+                                accel_jsonl_doc_fn fn, void *ctx, long long *lines, long long *ndocs,
+                                char *err, size_t errlen)
 {
     *ndocs = 0;
-    long long line = 0;
+    long long line = *lines;
     size_t pos = 0;
     while (pos < len) {
         const char *s = buf + pos;
         const char *nl = memchr(s, '\n', len - pos);
         size_t n = nl ? (size_t)(nl - s) : len - pos;
         pos += n + (nl ? 1 : 0);
-        line++;
+        *lines = ++line;
         if (blank(s, n)) continue;
         json_error_t je;
         /* JSON_ALLOW_NUL: "\u0000" is valid JSON; the document keeps it (its length is explicit). */

@@ -17,6 +17,7 @@
 
 #include "accel/accel.h"
 #include "accel/dataset.h"
+#include "accel/memory.h"
 #include "args.h"
 #include "outcheck.h"
 
@@ -64,6 +65,24 @@ static int check_output(const char *cmd, const char *path, int force)
     return accel_out_check(tool, path, ACCEL_OUT_DATASET, force != 0);
 }
 
+/* --buffer SIZE: a size accel_parse_bytes reads, at least 16 bytes (tests use tiny blocks). */
+static int parse_buffer(const char *cmd, const char *v, size_t *out)
+{
+    if (accel_parse_bytes(v, out) != ACCEL_OK || *out < 16) {
+        fprintf(stderr, "accel_data %s: --buffer '%s' is not a size of at least 16 bytes\n--> hint: "
+                "e.g. --buffer 256MiB\n", cmd, v);
+        return 1;
+    }
+    return 0;
+}
+
+/* The process's peak resident memory, after prepare or import (what a login node's limit meets). */
+static void print_peak_memory(void)
+{
+    size_t peak = accel_memory_peak();
+    if (peak) printf("peak memory %.0f MiB\n", (double)peak / 1048576.0);
+}
+
 /* ------------------------------------------------------------------ prepare */
 
 static void prepare_usage(FILE *out)
@@ -71,7 +90,7 @@ static void prepare_usage(FILE *out)
     fprintf(out,
             "usage: accel_data prepare [--tokenizer FILE|DIR|bytes] [--jsonl] [--jsonl-field NAME]\n"
             "                          [--output FILE] [--val-fraction F] [--context T] [--force]\n"
-            "                          [FILE|DIR ...]\n"
+            "                          [--buffer SIZE] [FILE|DIR ...]\n"
             "\n"
             "Tokenize text into an accel token dataset (HDF5). Every document is tokenized and the\n"
             "documents are concatenated in input order:\n"
@@ -97,6 +116,12 @@ static void prepare_usage(FILE *out)
             "Inputs that are not text are refused with a hint (NUL bytes, NumPy .npy or llm.c .bin\n"
             "magic -> accel_data import; JSON Lines -> prepare --jsonl), unless --force.\n"
             "\n"
+            "Memory: tokens are held in a block of --buffer; a longer stream goes to a temporary\n"
+            "file beside FILE (unlinked at once: nothing is left behind), so the output's directory\n"
+            "needs room for the tokens twice while FILE is written. JSON Lines files are read in\n"
+            "blocks of the same size; a text file is one document and is read whole. The peak memory\n"
+            "is printed at the end.\n"
+            "\n"
             "With no inputs it reads " DEFAULT_CORPUS " (the license texts every Debian system\n"
             "has, package base-files): a small corpus of English text, about 240 KB.\n"
             "\n"
@@ -110,6 +135,7 @@ static void prepare_usage(FILE *out)
             "  --context T          refuse a corpus whose splits hold no sample of T+1 tokens (default 64)\n"
             "  --force              tokenize inputs that do not look like text anyway, and overwrite\n"
             "                       FILE even if it is not an accel dataset (never a checkpoint)\n"
+            "  --buffer SIZE        memory for tokens, and for JSON Lines input (default 64MiB)\n"
             "  -h, --help           this help\n"
             "\n"
             "examples:\n"
@@ -124,6 +150,7 @@ static int cmd_prepare(int argc, char **argv)
     const char *output = NULL, *tokenizer = NULL, *field = NULL;
     double val_fraction = 0.1;
     long long context = 64;
+    size_t buffer = 0;
     int force = 0, ninputs = 0, jsonl = 0;
     const char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
     if (!inputs) return 1;
@@ -139,6 +166,8 @@ static int cmd_prepare(int argc, char **argv)
             if (parse_double("prepare", "--val-fraction", v, &val_fraction)) goto out;
         } else if ((v = accel_arg_value(argc, argv, &i, "--context", &missing))) {
             if (parse_ll("prepare", "--context", v, 1, INT_MAX - 1, &context)) goto out;
+        } else if ((v = accel_arg_value(argc, argv, &i, "--buffer", &missing))) {
+            if (parse_buffer("prepare", v, &buffer)) goto out;
         } else if (!strcmp(argv[i], "--force")) force = 1;
         else if (!strcmp(argv[i], "--jsonl")) jsonl = 1;
         else if (missing) { fprintf(stderr, "accel_data prepare: %s needs a value\n", argv[i]); goto out; }
@@ -186,6 +215,7 @@ static int cmd_prepare(int argc, char **argv)
     accel_prepare_options_t opt = {
         .tokenizer = tokenizer, .jsonl_field = jsonl ? (field ? field : "text") : NULL,
         .val_fraction = val_fraction, .context = (int)context, .force = force != 0, .progress = stdout,
+        .block_bytes = buffer,
     };
     accel_status_t st = accel_data_prepare(inputs, ninputs, output, &opt, err, sizeof err);
     if (st != ACCEL_OK) {
@@ -194,6 +224,7 @@ static int cmd_prepare(int argc, char **argv)
         rc = accel_status_exit_code(st);
         goto out;
     }
+    print_peak_memory();
     rc = 0;
 out:
     free(inputs);
@@ -207,7 +238,7 @@ static void import_usage(FILE *out)
     fprintf(out,
             "usage: accel_data import --output FILE [--vocab V] [--tokenizer FILE|DIR]\n"
             "                         [--val-fraction F | --val FILE ...] [--context T] [--force]\n"
-            "                         FILE|DIR ...\n"
+            "                         [--buffer SIZE] FILE|DIR ...\n"
             "\n"
             "Import pre-tokenized token streams into an accel token dataset (HDF5). Each file is\n"
             "recognised by its first bytes (not its name):\n"
@@ -226,6 +257,9 @@ static void import_usage(FILE *out)
             "Tokens are stored as uint8 (V <= 256), uint16 (V <= 65536) or uint32.\n"
             "The tokenizer recorded is --tokenizer's (name, hash and tokenizer.json bytes), else\n"
             "\"llm.c-gpt2\", \"llm.c-llama3\" or \"npy\" (\"pretokenized\" when mixed), with no hash.\n"
+            "Memory: tokens are held in a block of --buffer; a longer stream goes to a temporary\n"
+            "file beside FILE (unlinked at once), so the output's directory needs room for the\n"
+            "tokens twice while FILE is written. The peak memory is printed at the end.\n"
             "\n"
             "options:\n"
             "  --output FILE        dataset to write (required); written under a temporary name and\n"
@@ -238,6 +272,7 @@ static void import_usage(FILE *out)
             "  --context T          refuse a stream whose splits hold no sample of T+1 tokens (default 64)\n"
             "  --force              overwrite FILE even if it is not an accel dataset (an existing\n"
             "                       accel dataset is replaced without it; an accel checkpoint never)\n"
+            "  --buffer SIZE        memory for tokens (default 64MiB)\n"
             "  -h, --help           this help\n"
             "\n"
             "examples:\n"
@@ -250,6 +285,7 @@ static int cmd_import(int argc, char **argv)
     const char *output = NULL, *tokenizer = NULL;
     double val_fraction = 0.1;
     long long context = 64, vocab = 0;
+    size_t buffer = 0;
     int force = 0, ninputs = 0, nval = 0, fraction_given = 0;
     const char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
     const char **vals = calloc((size_t)argc + 1, sizeof *vals);
@@ -269,6 +305,8 @@ static int cmd_import(int argc, char **argv)
             if (parse_double("import", "--val-fraction", v, &val_fraction)) goto out;
         } else if ((v = accel_arg_value(argc, argv, &i, "--context", &missing))) {
             if (parse_ll("import", "--context", v, 1, INT_MAX - 1, &context)) goto out;
+        } else if ((v = accel_arg_value(argc, argv, &i, "--buffer", &missing))) {
+            if (parse_buffer("import", v, &buffer)) goto out;
         } else if (!strcmp(argv[i], "--force")) force = 1;
         else if (missing) { fprintf(stderr, "accel_data import: %s needs a value\n", argv[i]); goto out; }
         else if (argv[i][0] == '-' && argv[i][1]) {
@@ -296,7 +334,8 @@ static int cmd_import(int argc, char **argv)
     char err[2048];
     accel_import_options_t opt = { .vocab = (int)vocab, .tokenizer = tokenizer, .val_inputs = vals,
                                    .nval_inputs = nval, .val_fraction = val_fraction,
-                                   .context = (int)context, .progress = stdout };
+                                   .context = (int)context, .progress = stdout,
+                                   .block_bytes = buffer };
     accel_status_t st = accel_data_import(inputs, ninputs, output, &opt, err, sizeof err);
     if (st != ACCEL_OK) {
         fflush(stdout);
@@ -304,6 +343,7 @@ static int cmd_import(int argc, char **argv)
         rc = accel_status_exit_code(st);
         goto out;
     }
+    print_peak_memory();
     rc = 0;
 out:
     free(inputs);
@@ -351,6 +391,7 @@ static void synth_usage(FILE *out)
             "  --noise X            classification: fraction of random labels, 0..1 (default 0.05)\n"
             "  --force              overwrite FILE even if it is not an accel dataset (an existing\n"
             "                       accel dataset is replaced without it; an accel checkpoint never)\n"
+            "  --buffer SIZE        memory for tokens (default 64MiB)\n"
             "  -h, --help           this help\n");
 }
 

@@ -3,9 +3,11 @@
  * are added: the files already hold whatever their maker put between documents). Also what prepare
  * shares: recognising an input by its first bytes, the token stream at the dataset's width, and
  * its split and atomic publication. */
+#define _GNU_SOURCE             /* O_TMPFILE */
 #include "build_config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,15 +92,20 @@ static int write_all(int fd, const unsigned char *p, size_t len)
 accel_status_t accel_tokstream_spill(accel_tokstream_t *s)
 {
     if (s->fd < 0) {
-        char path[4200];
-        snprintf(path, sizeof path, "%s/.accel_data-tokens-XXXXXX", s->dir);
-        s->fd = mkstemp(path);
+        /* A file with no name (O_TMPFILE); where the file system has none, one unlinked at once.
+         * Either way it lives while it is open, and no longer. */
+        s->fd = open(s->dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (s->fd < 0 && errno != EACCES && errno != ENOSPC && errno != EROFS) {
+            char path[4200];
+            snprintf(path, sizeof path, "%s/.accel_data-tokens-XXXXXX", s->dir);
+            s->fd = mkstemp(path);
+            if (s->fd >= 0) unlink(path);
+        }
         if (s->fd < 0) {
             snprintf(s->error, sizeof s->error, "cannot create a temporary file for the token stream in "
                      "%s: %s\n--> hint: the output's directory must be writable", s->dir, strerror(errno));
             return ACCEL_ERR_IO;
         }
-        unlink(path);               /* the file lives while it is open, and no longer */
     }
     if (write_all(s->fd, s->buf, (size_t)s->nbuf * (size_t)s->width) != 0) {
         snprintf(s->error, sizeof s->error, "writing the token stream (%lld tokens so far) to a temporary "

@@ -70,6 +70,7 @@ typedef struct {
     bool token_signed;              /* the tokens' integer type on disk is signed (h5py files) */
     bool direct_reads;              /* tokens read by pread straight from the file (contiguous,
                                      * unfiltered, little-endian, stored as read), not through HDF5 */
+    const char *hdf5_reads_why;     /* when not direct: why, and how to make them direct */
 } accel_dataset_info_t;
 
 typedef struct accel_dataset accel_dataset_t;

@@ -447,24 +447,33 @@ static int plan_find(const plan_t *p, int64_t index)
 }
 
 /* The direct path for tokens (raw_fd): only where the bytes in the file are the memory type's
- * (contiguous layout, no filters, little-endian, the same size) and lie inside the file. */
+ * (contiguous layout, no filters, little-endian; the memory type is the file's size and sign) and
+ * lie inside the file; else info.hdf5_reads_why says why not. */
 static void open_raw(accel_dataset_t *ds, uint64_t nbytes)
 {
     hid_t dcpl = H5Dget_create_plist(ds->data), ftype = H5Dget_type(ds->data);
     haddr_t off = H5Dget_offset(ds->data);
-    bool ok = dcpl >= 0 && ftype >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS &&
-              H5Pget_nfilters(dcpl) == 0 && off != HADDR_UNDEF && H5Tget_order(ftype) == H5T_ORDER_LE &&
-              H5Tget_size(ftype) == ds->tok_memsize &&
-              (H5Tget_sign(ftype) != H5T_SGN_NONE) == ds->info.token_signed;
+    const char *why = NULL;
+    struct stat sb;
+    if (dcpl < 0 || ftype < 0)
+        why = "HDF5 could not describe the dataset";
+    else if (H5Pget_nfilters(dcpl) != 0)
+        why = "the tokens are compressed or filtered; h5repack -f NONE -l CONTI makes them direct";
+    else if (H5Pget_layout(dcpl) != H5D_CONTIGUOUS)
+        why = "the tokens are chunked (h5py's chunks= or maxshape=); h5repack -l CONTI makes them direct";
+    else if (H5Tget_order(ftype) != H5T_ORDER_LE)
+        why = "the tokens are big-endian";
+    else if (off == HADDR_UNDEF || stat(ds->path, &sb) != 0 || (uint64_t)off > (uint64_t)sb.st_size ||
+             nbytes > (uint64_t)sb.st_size - (uint64_t)off)
+        why = "the tokens' storage is not inside the file";
     if (dcpl >= 0) H5Pclose(dcpl);
     if (ftype >= 0) H5Tclose(ftype);
-    struct stat sb;
-    if (!ok || stat(ds->path, &sb) != 0 || (uint64_t)off > (uint64_t)sb.st_size ||
-        nbytes > (uint64_t)sb.st_size - (uint64_t)off)
-        return;
+    ds->info.hdf5_reads_why = why;
+    if (why) return;
     ds->raw_fd = open(ds->path, O_RDONLY | O_CLOEXEC);
     ds->raw_offset = (uint64_t)off;
     ds->info.direct_reads = ds->raw_fd >= 0;
+    if (!ds->info.direct_reads) ds->info.hdf5_reads_why = "the file cannot be opened a second time";
 }
 
 /* read_union's direct form: the same packed buffer, by pread. */

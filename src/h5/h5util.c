@@ -325,6 +325,25 @@ accel_status_t accel_h5_open_read(const char *path, hid_t *file, char *err, size
     return *file >= 0 ? ACCEL_OK : ACCEL_ERR_CORRUPT;
 }
 
+/* Every chunk of a chunked dataset is stored: a chunk never written would read as fill values.
+ * (H5Dget_space_status cannot say: it calls a dataset "partly allocated" whenever its stored
+ * bytes differ from its elements' size, i.e. when it is compressed or its last chunk is partial.) */
+static bool every_chunk_stored(hid_t dset, hid_t dcpl)
+{
+    hsize_t dims[H5S_MAX_RANK], chunk[H5S_MAX_RANK], stored = 0, want = 1;
+    hid_t space = H5Dget_space(dset);
+    int rank = space >= 0 ? H5Sget_simple_extent_dims(space, dims, NULL) : -1;
+    bool ok = rank >= 0 && H5Pget_chunk(dcpl, rank, chunk) == rank &&
+              H5Dget_num_chunks(dset, space, &stored) >= 0;     /* 1.10 takes no H5S_ALL */
+    for (int i = 0; ok && i < rank; i++) {
+        hsize_t n = chunk[i] ? (dims[i] + chunk[i] - 1) / chunk[i] : 0;
+        ok = n > 0 && want <= (hsize_t)-1 / n;
+        if (ok) want *= n;
+    }
+    if (space >= 0) H5Sclose(space);
+    return ok && stored == want;
+}
+
 bool accel_h5_dset_allocated(hid_t dset, uint64_t nbytes)
 {
     if (nbytes == 0) return true;
@@ -332,17 +351,19 @@ bool accel_h5_dset_allocated(hid_t dset, uint64_t nbytes)
     herr_t r;
     hsize_t have;
     H5D_layout_t lay = H5D_LAYOUT_ERROR;
+    bool chunks_ok = false;
     H5E_BEGIN_TRY {
         r = H5Dget_space_status(dset, &ss);
         have = H5Dget_storage_size(dset);
         hid_t dcpl = H5Dget_create_plist(dset);
         if (dcpl >= 0) {
             lay = H5Pget_layout(dcpl);
+            if (lay == H5D_CHUNKED) chunks_ok = every_chunk_stored(dset, dcpl);
             H5Pclose(dcpl);
         }
     } H5E_END_TRY;
-    if (r < 0 || ss != H5D_SPACE_STATUS_ALLOCATED) return false;
+    if (r < 0) return false;
     /* Chunked data may be compressed (smaller than nbytes), but every chunk must be there. */
-    if (lay == H5D_CHUNKED) return have > 0;
-    return (lay == H5D_CONTIGUOUS || lay == H5D_COMPACT) && have >= nbytes;
+    if (lay == H5D_CHUNKED) return chunks_ok && have > 0;
+    return ss == H5D_SPACE_STATUS_ALLOCATED && (lay == H5D_CONTIGUOUS || lay == H5D_COMPACT) && have >= nbytes;
 }

@@ -103,9 +103,9 @@ accel_status_t accel_h5_publish(const char *tmp, const char *path);
  * rename, fsync the directory. Same guarantees as accel_h5_publish. */
 accel_status_t accel_h5_publish_text(const char *path, const char *content);
 
-/* The dataset has file space for all of its nbytes of data: space status "allocated" and, unless
- * chunked (maybe compressed), a storage size of at least nbytes. Reading unallocated data gives
- * fill values (zeros), not data: readers of checkpoints and datasets refuse it. Quiet. */
+/* The dataset has file space for all of its nbytes of data: contiguous (or compact), allocated
+ * and at least nbytes stored; chunked (maybe compressed), every chunk stored. Reading unallocated
+ * data gives fill values (zeros), not data: readers of checkpoints and datasets refuse it. Quiet. */
 bool accel_h5_dset_allocated(hid_t dset, uint64_t nbytes);
 
 #endif

@@ -566,8 +566,8 @@ static int cmd_info(int argc, char **argv)
                    !strcmp(in->tokenizer, "bytes") ? " (one token per byte)" : "", in->vocab,
                    in->token_bytes, in->token_signed ? "" : "u", 8 * in->token_bytes);
             printf("tokenizer hash: %s\n", in->tokenizer_hash[0] ? in->tokenizer_hash : "none");
-            printf("token reads: %s\n", in->direct_reads ? "direct (pread from the file, outside HDF5)"
-                                                          : "through HDF5 (layout or type needs it)");
+            if (in->direct_reads) printf("token reads: direct (pread from the file, outside HDF5)\n");
+            else printf("token reads: through HDF5 (%s)\n", in->hdf5_reads_why ? in->hdf5_reads_why : "");
             char *json = NULL;
             size_t jlen = 0;
             if (in->has_tokenizer_json && accel_dataset_tokenizer_json(path, &json, &jlen) == ACCEL_OK)

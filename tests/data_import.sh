@@ -140,6 +140,25 @@ else
     echo "SKIP (part): disk-full spill (needs root to mount a small tmpfs)"
 fi
 
+# ---- token datasets written by h5py the ways users write them (tests/make_h5py_fixtures.sh): each
+# gives the same stream through the loader; accel_data info says how it reads them; h5py's lzf
+# filter, which this HDF5 cannot decode, is refused when the file is opened
+H="$F/h5py"
+for f in int64 gzip_shuffle appended fletcher32 bigendian; do
+    same_stream "$H/$f.h5" "$H/tokens.u32"
+    dump_has "train 2500 val 500"
+done
+info() { t "$AD" info "$H/$1.h5" --context 16 | grep '^token reads' || true; }
+for w in "int64:direct" "gzip_shuffle:compressed or filtered" "appended:the tokens are chunked" \
+         "fletcher32:compressed or filtered" "bigendian:the tokens are big-endian"; do
+    info "${w%%:*}" | grep -q "${w#*:}" || fail "info ${w%%:*}.h5: $(info "${w%%:*}"), expected '${w#*:}'"
+done
+expect_fail "/train/tokens is compressed with filter 32000 (lzf" t "$AD" info "$H/lzf.h5"
+out=$(run_mpi 1 "$ACCEL_TRAIN" model.name=gpt model.layers=1 model.heads=2 model.width=16 model.context=16 \
+      model.vocab=1000 train.steps=2 train.global_batch=2 data.path="$H/lzf.h5" 2>&1) && fail "trained on lzf.h5: $out"
+printf '%s\n' "$out" | grep -q "which this HDF5 cannot decode" || fail "accel_train on lzf.h5 did not say why: $out"
+pass "h5py-written datasets (int64, gzip+shuffle, appended in pieces, fletcher32, big-endian): the same stream; lzf refused at open"
+
 # ---- --force tokenizes a non-text file as bytes
 out=$(t "$AD" prepare --force --output "$S/forced.h5" --context 8 "$F/binary.dat") || fail "prepare --force: $out"
 t "$TD" "$S/forced.h5" "$S/got.u32" > /dev/null || fail "token_dump forced"

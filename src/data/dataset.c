@@ -87,6 +87,29 @@ static accel_status_t open_dataset(accel_dataset_t *ds, const char *name, hid_t 
                  : ACCEL_DATASET_FORMAT_CLASSIFICATION, ds->split, name, ds->path);
         return ACCEL_ERR_CORRUPT;
     }
+    /* A filter this HDF5 lacks (h5py's lzf, a Blosc or Zstandard plugin not installed) would fail
+     * at the first read, in the middle of training: say so now. */
+    hid_t dcpl = H5Dget_create_plist(*out);
+    int nfilters = dcpl >= 0 ? H5Pget_nfilters(dcpl) : 0;
+    for (int i = 0; i < nfilters; i++) {
+        char fname[64] = "";
+        unsigned flags = 0;
+        size_t nvalues = 0;
+        H5Z_filter_t id = H5Pget_filter2(dcpl, (unsigned)i, &flags, &nvalues, NULL, sizeof fname, fname, NULL);
+        htri_t avail;
+        H5E_BEGIN_TRY { avail = id >= 0 ? H5Zfilter_avail(id) : 0; } H5E_END_TRY;
+        if (avail <= 0) {
+            ds_error(ds->rank, "%s: dataset %s is compressed with filter %d (%s), which this HDF5 cannot "
+                     "decode\n--> hint: rewrite it without the filter (h5repack -f NONE, on a machine whose "
+                     "HDF5 has it; h5py: compression=\"gzip\" or none)", ds->path, full, (int)id,
+                     fname[0] ? fname : id == 32000 ? "lzf, h5py's own" : "unnamed");
+            H5Pclose(dcpl);
+            H5Dclose(*out);
+            *out = -1;
+            return ACCEL_ERR_UNSUPPORTED;
+        }
+    }
+    if (dcpl >= 0) H5Pclose(dcpl);
     return ACCEL_OK;
 }
 

@@ -107,9 +107,10 @@ accel_status_t accel_data_tokenizer_open(const char *path, struct accel_tokenize
 /* ------------------------------------------------------------------ token streams (import.c) */
 
 /* Tokens at the dataset's width (1, 2 or 4 bytes, from the vocabulary), filled in order. A block
- * of them is held in memory; each time it fills it is appended to a spill file beside the output
- * (created and unlinked at once: nothing is left behind, whatever happens), so a stream of any
- * length takes one block of memory. A stream that fits one block never touches the disk. */
+ * of them is held in memory; each time it fills it is appended to a spill file in the output's
+ * directory (one with no name, O_TMPFILE, else unlinked as soon as it is made: nothing is left
+ * behind, whatever happens), so a stream of any length takes one block of memory. A stream that
+ * fits one block never touches the disk. */
 #define ACCEL_TOKSTREAM_DEFAULT_BLOCK ((size_t)64 << 20)
 typedef struct {
     unsigned char *buf;             /* the block */

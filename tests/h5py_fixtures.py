@@ -23,12 +23,18 @@ tokens = (np.arange(3000, dtype=np.int64) * 31 + 7) % 1000
 train, val = tokens[:2500], tokens[2500:]
 
 
+def token_file(name):
+    """A new file with the attributes of accel's token format, written the h5py way."""
+    f = h5py.File(f"{out}/{name}", "w")
+    f.attrs["format"] = "accel-tokens"
+    f.attrs["version"] = 1
+    f.attrs["vocab"] = 1000
+    f.attrs["tokenizer"] = "h5py-test"
+    return f
+
+
 def write(name, dtype, **kw):
-    with h5py.File(f"{out}/{name}", "w") as f:
-        f.attrs["format"] = "accel-tokens"
-        f.attrs["version"] = 1
-        f.attrs["vocab"] = 1000
-        f.attrs["tokenizer"] = "h5py-test"
+    with token_file(name) as f:
         for split, arr in (("train", train), ("val", val)):
             f.create_dataset(f"{split}/tokens", data=arr.astype(dtype), **kw)
 
@@ -38,11 +44,7 @@ write("gzip_shuffle.h5", np.uint16, compression="gzip", shuffle=True)
 write("fletcher32.h5", np.uint16, fletcher32=True)
 write("bigendian.h5", ">u2")
 write("lzf.h5", np.uint16, compression="lzf")
-with h5py.File(f"{out}/appended.h5", "w") as f:
-    f.attrs["format"] = "accel-tokens"
-    f.attrs["version"] = 1
-    f.attrs["vocab"] = 1000
-    f.attrs["tokenizer"] = "h5py-test"
+with token_file("appended.h5") as f:
     for split, arr in (("train", train), ("val", val)):
         d = f.create_dataset(f"{split}/tokens", shape=(0,), maxshape=(None,), dtype=np.uint16, chunks=(512,))
         for i in range(0, len(arr), 700):

@@ -14,7 +14,6 @@
 #include "accel/model.h"
 #include "accel/trace.h"
 #include "accel/trainer.h"
-#include "../nn/gpt_cuda.h"
 
 static double gib(double bytes) { return bytes / 1073741824.0; }
 

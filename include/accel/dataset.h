@@ -1,14 +1,16 @@
 /* HDF5 datasets: the on-disk format, a collective MPI-IO loader that reads exactly the requested
  * samples with hyperslab selections, and serial writers (used by accel_data).
  *
- * Format (version 1; docs/datasets.md has the full description):
+ * Format (version 1, or 2 when the file has loss masks; docs/datasets.md has the full description):
  *
- *   token dataset            file attributes  format = "accel-tokens", version = 1,
+ *   token dataset            file attributes  format = "accel-tokens", version = 1 (2 with masks),
  *                                             vocab (int), tokenizer (string, e.g. "bytes"),
  *                                             tokenizer_hash (string, "" when none)
  *     /train/tokens          1-D unsigned integers: uint16; uint8 allowed when vocab <= 256,
  *                            uint32 when vocab > 65536
  *     /val/tokens            same
+ *     /train/loss_mask       optional (version 2): 1-D uint8, one per token: 1 = the token is a
+ *     /val/loss_mask         training target, 0 = context only (a prompt); absent = all are targets
  *     /tokenizer.json        1-D uint8, optional: the tokenizer.json bytes the tokens were made with
  *   Sample i of a split at context T is tokens[i*T .. i*T+T] (T+1 tokens: T inputs and the T
  *   next-token targets; consecutive samples share one token). nsamples = (ntokens - 1) / T, so the
@@ -35,7 +37,8 @@
 
 #include "accel/status.h"
 
-#define ACCEL_DATASET_VERSION 1
+#define ACCEL_DATASET_VERSION 2          /* the newest version this accel reads */
+#define ACCEL_DATASET_VERSION_PLAIN 1    /* written when there are no loss masks: older accel reads it */
 #define ACCEL_DATASET_FORMAT_TOKENS "accel-tokens"
 #define ACCEL_DATASET_FORMAT_CLASSIFICATION "accel-classification"
 
@@ -71,6 +74,7 @@ typedef struct {
     bool direct_reads;              /* tokens read by pread straight from the file (contiguous,
                                      * unfiltered, little-endian, stored as read), not through HDF5 */
     const char *hdf5_reads_why;     /* when not direct: why, and how to make them direct */
+    bool has_loss_mask;             /* /split/loss_mask: read it with accel_dataset_read_loss_mask */
 } accel_dataset_info_t;
 
 typedef struct accel_dataset accel_dataset_t;
@@ -110,6 +114,17 @@ const accel_dataset_info_t *accel_dataset_info(const accel_dataset_t *ds);
 accel_status_t accel_dataset_read(accel_dataset_t *ds, const int64_t *indices, int n,
                                   int32_t *tokens, float *inputs, int32_t *labels);
 
+/* The loss mask of token samples indices[0..n) (a token dataset with has_loss_mask), laid out as
+ * accel_dataset_read's tokens: mask[j * (T+1) + t] is 1 when token t of sample j is a training
+ * target, 0 when it is context only. Same selection rules and errors as accel_dataset_read; a
+ * value other than 0 or 1 is ACCEL_ERR_CORRUPT. Not collective. */
+accel_status_t accel_dataset_read_loss_mask(accel_dataset_t *ds, const int64_t *indices, int n,
+                                            uint8_t *mask);
+
+/* How many tokens of the split its loss mask trains (the whole mask is read, a block at a time;
+ * a value other than 0 or 1 is ACCEL_ERR_CORRUPT). Not collective. */
+accel_status_t accel_dataset_loss_mask_count(accel_dataset_t *ds, int64_t *trained);
+
 /* The tokenizer.json bytes a token dataset keeps (dataset /tokenizer.json), read on one process
  * (serial, no MPI): *json is a malloc'd NUL-terminated copy of *len bytes (free it). A file
  * without them (tokenizer "bytes", pre-tokenized imports without --tokenizer) gives
@@ -131,6 +146,10 @@ accel_status_t accel_dataset_tokenizer(const char *path, struct accel_tokenizer 
 accel_status_t accel_dataset_write_tokens(const char *path, const char *tokenizer, int vocab,
                                           const void *stream, int token_bytes, int64_t ntrain,
                                           int64_t nval, const char *description);
+/* Where streamed tokens come from (accel_dataset_write_tokens_from): tokens [first, first + count)
+ * of the stream, count x token_bytes, valid until the next call; NULL after reporting why. */
+typedef const void *(*accel_token_source_fn)(void *ctx, int64_t first, int64_t count);
+
 /* What a token dataset records besides its tokens. */
 typedef struct {
     const char *tokenizer;          /* attribute 'tokenizer': "bytes", "gpt2", "llm.c-gpt2", "npy" */
@@ -139,6 +158,11 @@ typedef struct {
     size_t tokenizer_json_len;
     int vocab;
     const char *description;        /* may be NULL */
+    /* Optional loss mask, one byte (0 or 1) per token of the stream, from a source as the tokens'
+     * (accel_dataset_write_tokens_from; it must serve as many at a time): written as
+     * /train/loss_mask and /val/loss_mask, and the file as version 2. NULL: no mask. */
+    accel_token_source_fn loss_mask;
+    void *loss_mask_ctx;
 } accel_token_meta_t;
 /* As accel_dataset_write_tokens, with the tokenizer's hash and bytes; token_bytes 1, 2 or 4
  * (uint32, for vocab > 65536). */
@@ -149,7 +173,6 @@ accel_status_t accel_dataset_write_tokens_meta(const char *path, const accel_tok
  * `source`, asked for tokens [first, first + count) of the stream in order, at most `block` at a
  * time; it returns them (count x token_bytes, valid until its next call) or NULL after reporting
  * why (the file is then not written). */
-typedef const void *(*accel_token_source_fn)(void *ctx, int64_t first, int64_t count);
 accel_status_t accel_dataset_write_tokens_from(const char *path, const accel_token_meta_t *meta,
                                                accel_token_source_fn source, void *ctx, int64_t block,
                                                int token_bytes, int64_t ntrain, int64_t nval);
@@ -184,6 +207,9 @@ accel_status_t accel_corpus_prepare(const char *const *inputs, int ninputs, cons
 typedef struct {
     const char *tokenizer;          /* tokenizer.json (or its directory); NULL or "bytes": bytes */
     const char *jsonl_field;        /* NULL: text files; else JSON Lines, the document field */
+    const char *prompt_field;       /* JSON Lines: NULL, or the field holding each document's prompt:
+                                     * the line is [BOS] prompt document [EOS], and a loss mask
+                                     * trains the document and EOS only (file version 2) */
     double val_fraction;            /* in (0, 1) */
     int context;                    /* refuse splits without one sample of context+1 tokens */
     bool force;                     /* tokenize inputs that do not look like text */

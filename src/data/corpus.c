@@ -189,6 +189,7 @@ static size_t utf8_invalid_at(const unsigned char *s, size_t len)
 typedef struct {
     accel_tokenizer_t *tok;
     accel_tokstream_t *s;
+    accel_tokstream_t *mask;        /* with a prompt field: 1 per trained token, 0 per context one */
     int bos, eos;                   /* what is added around each document; -1: nothing */
     bool is_bytes;                  /* token = byte: copied straight in, no id array */
     int32_t *ids;
@@ -201,52 +202,67 @@ typedef struct {
     size_t errlen;
 } encoder_t;
 
-static accel_status_t encode_doc(void *ctx, const char *text, size_t len, long long line)
+/* One token and, with a mask, whether it is trained. */
+static accel_status_t put_token(encoder_t *e, uint32_t tok, bool trained)
 {
-    encoder_t *e = ctx;
-    e->doc_bytes += (long long)len;
-    if (e->progress && line > 0 && e->doc_bytes >= e->next_report) {
-        fprintf(e->progress, "    line %lld: %lld documents, %lld tokens so far\n", line, e->docs,
-                (long long)e->s->n);
-        fflush(e->progress);
-        e->next_report += 64LL << 20;
-    }
+    accel_status_t st = accel_tokstream_put(e->s, tok);
+    if (st == ACCEL_OK && e->mask) st = accel_tokstream_put(e->mask, trained);
+    if (st != ACCEL_OK) snprintf(e->err, e->errlen, "%s", e->mask && e->mask->error[0] ? e->mask->error
+                                                                                     : e->s->error);
+    return st;
+}
+
+/* The tokens of text[0..len) (a document, or the prompt before it) into the stream. */
+static accel_status_t encode_text(encoder_t *e, const char *text, size_t len, bool trained, long long line)
+{
     if (e->is_bytes) {              /* a file's bytes are its tokens; no 4-byte id per byte */
         accel_status_t st = accel_tokstream_put_bytes(e->s, (const unsigned char *)text, len);
-        if (st != ACCEL_OK) {
-            snprintf(e->err, e->errlen, "%s", e->s->error);
-            return st;
-        }
-        e->docs++;
-        return ACCEL_OK;
+        for (size_t i = 0; i < len && st == ACCEL_OK && e->mask; i++) st = accel_tokstream_put(e->mask, trained);
+        if (st != ACCEL_OK)
+            snprintf(e->err, e->errlen, "%s", e->mask && e->mask->error[0] ? e->mask->error : e->s->error);
+        return st;
     }
     size_t n = 0;
     accel_status_t st = accel_tokenizer_encode(e->tok, text, len, &e->ids, &n, &e->cap);
     if (st != ACCEL_OK) {
         if (line > 0)
-            snprintf(e->err, e->errlen, "%s:%lld: the tokenizer refused the document: %s", e->path,
-                     line, accel_status_str(st));
+            snprintf(e->err, e->errlen, "%s:%lld: the tokenizer refused the %s: %s", e->path, line,
+                     trained ? "document" : "prompt", accel_status_str(st));
         else
             snprintf(e->err, e->errlen, "%s: the tokenizer refused the text: %s", e->path,
                      accel_status_str(st));
         return st;
     }
-    if (e->bos >= 0) st = accel_tokstream_put(e->s, (uint32_t)e->bos);
     for (size_t i = 0; i < n && st == ACCEL_OK; i++) {
         if (e->ids[i] < 0 || e->ids[i] >= e->s->vocab) {
             snprintf(e->err, e->errlen, "%s: the tokenizer produced id %d outside its vocabulary [0, %d)",
                      e->path, (int)e->ids[i], e->s->vocab);
             return ACCEL_ERR_CORRUPT;
         }
-        st = accel_tokstream_put(e->s, (uint32_t)e->ids[i]);
+        st = put_token(e, (uint32_t)e->ids[i], trained);
     }
-    if (st == ACCEL_OK && e->eos >= 0) st = accel_tokstream_put(e->s, (uint32_t)e->eos);
-    if (st != ACCEL_OK) {
-        snprintf(e->err, e->errlen, "%s", e->s->error);
-        return st;
+    return st;
+}
+
+/* A document: [BOS] [prompt] text [EOS]. With a prompt field only the text and the EOS after it
+ * are trained: the prompt is tokenized on its own, so its tokens are the same whatever follows. */
+static accel_status_t encode_doc(void *ctx, const accel_jsonl_doc_t *doc, long long line)
+{
+    encoder_t *e = ctx;
+    e->doc_bytes += (long long)(doc->len + doc->prompt_len);
+    if (e->progress && line > 0 && e->doc_bytes >= e->next_report) {
+        fprintf(e->progress, "    line %lld: %lld documents, %lld tokens so far\n", line, e->docs,
+                (long long)e->s->n);
+        fflush(e->progress);
+        e->next_report += 64LL << 20;
     }
-    e->docs++;
-    return ACCEL_OK;
+    accel_status_t st = ACCEL_OK;
+    if (e->bos >= 0) st = put_token(e, (uint32_t)e->bos, false);
+    if (st == ACCEL_OK && doc->prompt) st = encode_text(e, doc->prompt, doc->prompt_len, false, line);
+    if (st == ACCEL_OK) st = encode_text(e, doc->text, doc->len, true, line);
+    if (st == ACCEL_OK && e->eos >= 0) st = put_token(e, (uint32_t)e->eos, true);
+    if (st == ACCEL_OK) e->docs++;
+    return st;
 }
 
 /* Refuse an input prepare should not tokenize as text; the hint names the command that reads it. */
@@ -316,7 +332,8 @@ static accel_status_t prepare_text(const char *path, size_t size, const accel_pr
                      text[bad], accel_tokenizer_name(enc->tok));
             st = ACCEL_ERR_INVALID;
         } else {
-            st = encode_doc(enc, (const char *)text, size, 0);
+            accel_jsonl_doc_t doc = { .text = (const char *)text, .len = size };
+            st = encode_doc(enc, &doc, 0);
         }
     }
     free(text);
@@ -367,7 +384,8 @@ static accel_status_t prepare_jsonl(const char *path, size_t size, const accel_p
             if (end == 0) continue; /* no whole line yet */
         }
         long long nd;
-        st = accel_jsonl_each(path, buf, end, opt->jsonl_field, encode_doc, enc, &lines, &nd, err, errlen);
+        st = accel_jsonl_each(path, buf, end, opt->jsonl_field, opt->prompt_field, encode_doc, enc, &lines,
+                              &nd, err, errlen);
         if (st != ACCEL_OK || eof) break;
         memmove(buf, buf + end, have - end);
         have -= end;
@@ -393,7 +411,7 @@ accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const 
     const bool jsonl = opt->jsonl_field != NULL;
     accel_filelist_t files = { 0 };
     accel_tokenizer_t *tok = NULL;
-    accel_tokstream_t s = { 0 };
+    accel_tokstream_t s = { 0 }, mask = { 0 };
     encoder_t enc = { .err = err, .errlen = errlen, .bos = -1, .eos = -1 };
     err[0] = '\0';
     accel_status_t st = accel_data_tokenizer_open(opt->tokenizer, &tok, err, errlen);
@@ -406,15 +424,31 @@ accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const 
         snprintf(err, errlen, "%s", s.error);
         goto cleanup;
     }
+    if (opt->prompt_field) {        /* a mask byte per token, spilled when the tokens are */
+        if (!jsonl) {
+            snprintf(err, errlen, "a prompt field needs JSON Lines input\n--> hint: add --jsonl");
+            st = ACCEL_ERR_INVALID;
+            goto cleanup;
+        }
+        if ((st = accel_tokstream_init(&mask, 2, output, (size_t)s.cap)) != ACCEL_OK) {
+            snprintf(err, errlen, "%s", mask.error);
+            goto cleanup;
+        }
+        enc.mask = &mask;
+    }
     enc.tok = tok;
     enc.s = &s;
     enc.is_bytes = is_bytes && s.width == 1 && accel_tokenizer_bos(tok) < 0 && accel_tokenizer_eos(tok) < 0;
     enc.progress = progress;
     enc.next_report = 64LL << 20;
     enc.bos = accel_tokenizer_bos(tok);
-    enc.eos = enc.bos >= 0 ? -1 : accel_tokenizer_eos(tok);
-    char rule[160];
-    if (enc.bos >= 0) snprintf(rule, sizeof rule, "each document is preceded by BOS (id %d)", enc.bos);
+    /* Prompt and answer: the model must learn where an answer ends, so EOS follows even with BOS. */
+    enc.eos = enc.bos >= 0 && !enc.mask ? -1 : accel_tokenizer_eos(tok);
+    char rule[200];
+    if (enc.mask)
+        snprintf(rule, sizeof rule, "each line is [BOS] prompt document [EOS] (BOS id %d, EOS id %d; -1: "
+                 "none), trained on the document and EOS only", enc.bos, enc.eos);
+    else if (enc.bos >= 0) snprintf(rule, sizeof rule, "each document is preceded by BOS (id %d)", enc.bos);
     else if (enc.eos >= 0) snprintf(rule, sizeof rule, "each document is followed by EOS (id %d)", enc.eos);
     else snprintf(rule, sizeof rule, "documents are concatenated as they are (the tokenizer has no BOS or EOS)");
     if (progress)
@@ -461,11 +495,12 @@ accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const 
         .tokenizer = accel_tokenizer_name(tok), .tokenizer_hash = accel_tokenizer_hash(tok),
         .tokenizer_json = json, .tokenizer_json_len = jlen, .vocab = vocab, .description = desc,
     };
-    st = accel_tokstream_publish(&s, output, &meta, opt->val_fraction, -1, opt->context, progress,
+    st = accel_tokstream_publish(&s, enc.mask, output, &meta, opt->val_fraction, -1, opt->context, progress,
                                 err, errlen);
 cleanup:
     free(enc.ids);
     accel_tokstream_free(&s);
+    accel_tokstream_free(&mask);
     if (tok) accel_tokenizer_free(tok);
     accel_filelist_free(&files);
     return st;

@@ -39,6 +39,7 @@ struct accel_dataset {
     hid_t file, fapl, dxpl;
     hid_t data;                     /* /split/tokens or /split/inputs */
     hid_t labels;                   /* /split/labels (classification) */
+    hid_t mask;                     /* /split/loss_mask (token datasets that have one) */
     hid_t tok_memtype;              /* memory type tokens are read as */
     size_t tok_memsize;
     /* Tokens stored contiguously, unfiltered, little-endian, as tok_memtype: read with pread from
@@ -131,6 +132,34 @@ static int dataset_shape(hid_t dset, hsize_t dims[2], H5T_class_t *cls, size_t *
     return rank;
 }
 
+/* The optional /split/loss_mask: one byte, 0 or 1, per token (the values are checked as read). */
+static accel_status_t open_loss_mask(accel_dataset_t *ds)
+{
+    char full[96];
+    snprintf(full, sizeof full, "/%s/loss_mask", ds->split);
+    if (accel_h5_path_exists(ds->file, full) <= 0) return ACCEL_OK;
+    ACCEL_CHECK(open_dataset(ds, "loss_mask", &ds->mask));
+    hsize_t dims[2] = { 0, 0 };
+    H5T_class_t cls;
+    size_t size;
+    H5T_sign_t sign;
+    int rank = dataset_shape(ds->mask, dims, &cls, &size, &sign);
+    const char *why = rank != 1 ? "it is not 1-D"
+                      : cls != H5T_INTEGER || size != 1 ? "it is not of 1-byte integers (h5py: dtype=np.uint8)"
+                      : (int64_t)dims[0] != ds->info.ntokens ? "its length differs from the tokens'"
+                      : !accel_h5_dset_allocated(ds->mask, (uint64_t)dims[0]) ? "its data was never written"
+                      : NULL;
+    if (why) {
+        ds_error(ds->rank, "%s: dataset %s (%llu elements) does not fit /%s/tokens (%lld): %s\n--> hint: "
+                 "a loss mask holds one uint8 per token, 1 for a training target, 0 for context; "
+                 "rewrite it with accel_data prepare --prompt-field", ds->path, full,
+                 (unsigned long long)dims[0], ds->split, (long long)ds->info.ntokens, why);
+        return ACCEL_ERR_CORRUPT;
+    }
+    ds->info.has_loss_mask = true;
+    return ACCEL_OK;
+}
+
 static accel_status_t open_tokens(accel_dataset_t *ds, int context)
 {
     accel_dataset_info_t *in = &ds->info;
@@ -200,6 +229,7 @@ static accel_status_t open_tokens(accel_dataset_t *ds, int context)
         return ACCEL_ERR_INVALID;
     }
     in->context = context;
+    ACCEL_CHECK(open_loss_mask(ds));
     in->nsamples = in->ntokens > 0 ? (in->ntokens - 1) / context : 0;
     if (in->nsamples < 1) {
         ds_error(ds->rank, "%s: split '%s' holds %lld tokens, too few for one sample at context %d "
@@ -274,7 +304,7 @@ accel_status_t accel_dataset_open(const char *path, const char *split, int conte
     accel_status_t st = ACCEL_OK;
     accel_dataset_t *ds = calloc(1, sizeof *ds);
     if (!ds) return ACCEL_ERR_NOMEM;
-    ds->file = ds->fapl = ds->dxpl = ds->data = ds->labels = -1;
+    ds->file = ds->fapl = ds->dxpl = ds->data = ds->labels = ds->mask = -1;
     ds->raw_fd = -1;
     ds->comm = comm;
     st = accel_mpi_status(MPI_Comm_rank(comm, &ds->rank), "MPI_Comm_rank (dataset open)");
@@ -353,7 +383,7 @@ accel_status_t accel_dataset_open(const char *path, const char *split, int conte
     if (r != ACCEL_OK || version < 1) {
         ds_error(ds->rank, "%s: attribute 'version' is %s\n--> hint: a %s file carries an integer "
                  "attribute 'version' = %d", path, attr_problem(r, "not an integer"), format,
-                 ACCEL_DATASET_VERSION);
+                 ACCEL_DATASET_VERSION_PLAIN);
         st = ACCEL_ERR_CORRUPT;
         goto fail;
     }
@@ -390,6 +420,7 @@ void accel_dataset_close(accel_dataset_t *ds)
     if (!ds) return;
     if (ds->raw_fd >= 0) close(ds->raw_fd);
     if (ds->labels >= 0) H5Dclose(ds->labels);
+    if (ds->mask >= 0) H5Dclose(ds->mask);
     if (ds->data >= 0) H5Dclose(ds->data);
     if (ds->file >= 0) H5Fclose(ds->file);
     if (ds->dxpl >= 0) H5Pclose(ds->dxpl);
@@ -644,20 +675,84 @@ static accel_status_t read_classification(accel_dataset_t *ds, const int64_t *in
     return st;
 }
 
+/* Every index names a sample of the split. */
+static accel_status_t check_indices(const accel_dataset_t *ds, const int64_t *indices, int n)
+{
+    for (int j = 0; j < n; j++) {
+        if (indices[j] < 0 || indices[j] >= ds->info.nsamples) {
+            ACCEL_ERROR("%s: sample index %lld is outside split '%s' (%lld samples)\n--> hint: the "
+                        "sampler and the dataset disagree on the dataset size", ds->path,
+                        (long long)indices[j], ds->split, (long long)ds->info.nsamples);
+            return ACCEL_ERR_INVALID;
+        }
+    }
+    return ACCEL_OK;
+}
+
+accel_status_t accel_dataset_read_loss_mask(accel_dataset_t *ds, const int64_t *indices, int n,
+                                            uint8_t *mask)
+{
+    if (!ds || n < 0 || (n > 0 && (!indices || !mask)) || !ds->info.has_loss_mask) return ACCEL_ERR_INVALID;
+    if (n == 0) return ACCEL_OK;
+    ACCEL_CHECK(check_indices(ds, indices, n));
+    const int64_t T = ds->info.context, row = T + 1;
+    plan_t p;
+    accel_status_t st = plan_build(&p, indices, n, T, row);
+    uint8_t *buf = NULL;
+    if (st == ACCEL_OK && !(buf = malloc((size_t)p.total))) st = ACCEL_ERR_NOMEM;
+    if (st == ACCEL_OK) st = read_union(ds, ds->mask, &p, 1, H5T_NATIVE_UINT8, buf, "loss_mask");
+    for (int j = 0; j < n && st == ACCEL_OK; j++) {
+        const uint8_t *src = buf + p.packed[plan_find(&p, indices[j])];
+        for (int64_t t = 0; t < row; t++) {
+            if (src[t] > 1) {
+                ACCEL_ERROR("%s: /%s/loss_mask[%lld] = %d (in sample %lld) is neither 0 nor 1: corrupt "
+                            "data\n--> hint: a loss mask marks training targets with 1 and context "
+                            "with 0", ds->path, ds->split, (long long)(indices[j] * T + t), src[t],
+                            (long long)indices[j]);
+                st = ACCEL_ERR_CORRUPT;
+                break;
+            }
+        }
+        memcpy(mask + (size_t)j * (size_t)row, src, (size_t)row);
+    }
+    free(buf);
+    plan_free(&p);
+    return st;
+}
+
+accel_status_t accel_dataset_loss_mask_count(accel_dataset_t *ds, int64_t *trained)
+{
+    *trained = 0;
+    if (!ds || !ds->info.has_loss_mask) return ACCEL_ERR_INVALID;
+    const int64_t block = 1 << 24, n = ds->info.ntokens;
+    uint8_t *buf = malloc((size_t)(n < block ? (n ? n : 1) : block));
+    if (!buf) return ACCEL_ERR_NOMEM;
+    accel_status_t st = ACCEL_OK;
+    for (int64_t at = 0; at < n && st == ACCEL_OK; at += block) {
+        int64_t len = n - at < block ? n - at : block;
+        plan_t p = { .istart = &(hsize_t){ (hsize_t)at }, .ilen = &(hsize_t){ (hsize_t)len }, .nint = 1,
+                     .total = (hsize_t)len };
+        st = read_union(ds, ds->mask, &p, 1, H5T_NATIVE_UINT8, buf, "loss_mask");
+        for (int64_t i = 0; i < len && st == ACCEL_OK; i++) {
+            if (buf[i] > 1) {
+                ACCEL_ERROR("%s: /%s/loss_mask[%lld] = %d is neither 0 nor 1: corrupt data", ds->path,
+                            ds->split, (long long)(at + i), buf[i]);
+                st = ACCEL_ERR_CORRUPT;
+            }
+            *trained += buf[i];
+        }
+    }
+    free(buf);
+    return st;
+}
+
 accel_status_t accel_dataset_read(accel_dataset_t *ds, const int64_t *indices, int n,
                                   int32_t *tokens, float *inputs, int32_t *labels)
 {
     if (!ds || n < 0 || (n > 0 && !indices)) return ACCEL_ERR_INVALID;
     if (n == 0) return ACCEL_OK;
     const accel_dataset_info_t *in = &ds->info;
-    for (int j = 0; j < n; j++) {
-        if (indices[j] < 0 || indices[j] >= in->nsamples) {
-            ACCEL_ERROR("%s: sample index %lld is outside split '%s' (%lld samples)\n--> hint: the "
-                        "sampler and the dataset disagree on the dataset size", ds->path,
-                        (long long)indices[j], ds->split, (long long)in->nsamples);
-            return ACCEL_ERR_INVALID;
-        }
-    }
+    ACCEL_CHECK(check_indices(ds, indices, n));
     if (in->kind == ACCEL_DATASET_TOKENS) {
         if (!tokens) return ACCEL_ERR_INVALID;
         return read_tokens(ds, indices, n, tokens);
@@ -814,7 +909,8 @@ accel_status_t accel_dataset_write_tokens_from(const char *path, const accel_tok
     hid_t ft = token_bytes == 1 ? H5T_STD_U8LE : token_bytes == 2 ? H5T_STD_U16LE : H5T_STD_U32LE;
     hid_t mt = token_bytes == 1 ? H5T_NATIVE_UINT8 : token_bytes == 2 ? H5T_NATIVE_UINT16 : H5T_NATIVE_UINT32;
     herr_t e = attr_ok(accel_h5_attr_write_str(w.file, "format", ACCEL_DATASET_FORMAT_TOKENS));
-    if (e >= 0) e = attr_ok(accel_h5_attr_write_i32(w.file, "version", ACCEL_DATASET_VERSION));
+    if (e >= 0) e = attr_ok(accel_h5_attr_write_i32(w.file, "version", meta->loss_mask ? ACCEL_DATASET_VERSION
+                                                                              : ACCEL_DATASET_VERSION_PLAIN));
     if (e >= 0) e = attr_ok(accel_h5_attr_write_i32(w.file, "vocab", vocab));
     if (e >= 0) e = attr_ok(accel_h5_attr_write_str(w.file, "tokenizer", meta->tokenizer));
     if (e >= 0) e = attr_ok(accel_h5_attr_write_str(w.file, "tokenizer_hash",
@@ -828,6 +924,12 @@ accel_status_t accel_dataset_write_tokens_from(const char *path, const accel_tok
     if (e >= 0)
         e = write_token_array(w.file, "/val/tokens", (hsize_t)nval, ft, mt, source, ctx, ntrain, block,
                               &source_failed);
+    if (e >= 0 && meta->loss_mask)
+        e = write_token_array(w.file, "/train/loss_mask", (hsize_t)ntrain, H5T_STD_U8LE, H5T_NATIVE_UINT8,
+                              meta->loss_mask, meta->loss_mask_ctx, 0, block, &source_failed);
+    if (e >= 0 && meta->loss_mask)
+        e = write_token_array(w.file, "/val/loss_mask", (hsize_t)nval, H5T_STD_U8LE, H5T_NATIVE_UINT8,
+                              meta->loss_mask, meta->loss_mask_ctx, ntrain, block, &source_failed);
     if (e >= 0 && meta->tokenizer_json)
         e = attr_ok(accel_h5_write_bytes(w.file, "/tokenizer.json", meta->tokenizer_json,
                                          meta->tokenizer_json_len));
@@ -859,7 +961,7 @@ accel_status_t accel_dataset_write_classification(const char *path, int classes,
     hsize_t xtrain[2] = { (hsize_t)ntrain, (hsize_t)features }, xval[2] = { (hsize_t)nval, (hsize_t)features };
     hsize_t ytrain = (hsize_t)ntrain, yval = (hsize_t)nval;
     herr_t e = attr_ok(accel_h5_attr_write_str(w.file, "format", ACCEL_DATASET_FORMAT_CLASSIFICATION));
-    if (e >= 0) e = attr_ok(accel_h5_attr_write_i32(w.file, "version", ACCEL_DATASET_VERSION));
+    if (e >= 0) e = attr_ok(accel_h5_attr_write_i32(w.file, "version", ACCEL_DATASET_VERSION_PLAIN));
     if (e >= 0) e = attr_ok(accel_h5_attr_write_i32(w.file, "classes", classes));
     if (e >= 0 && description) e = attr_ok(accel_h5_attr_write_str(w.file, "description", description));
     if (e >= 0) e = write_array(w.file, "/train/inputs", 2, xtrain, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, train_inputs);

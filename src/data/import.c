@@ -142,10 +142,12 @@ void accel_tokstream_free(accel_tokstream_t *s)
     s->fd = -1;
 }
 
-/* The spilled stream read back a block at a time into the (now free) block buffer. */
-static const void *spill_source(void *ctx, int64_t first, int64_t count)
+/* The stream's tokens [first, first + count) (count <= its block): from the block while nothing
+ * was spilled, else read back from the spill file into the (now free) block buffer. */
+static const void *stream_source(void *ctx, int64_t first, int64_t count)
 {
     accel_tokstream_t *s = ctx;
+    if (s->fd < 0) return s->buf + (size_t)first * (size_t)s->width;
     size_t want = (size_t)count * (size_t)s->width, got = 0;
     off_t at = (off_t)first * s->width;
     while (got < want) {
@@ -161,8 +163,8 @@ static const void *spill_source(void *ctx, int64_t first, int64_t count)
     return s->buf;
 }
 
-accel_status_t accel_tokstream_publish(accel_tokstream_t *s, const char *output,
-                                       const accel_token_meta_t *meta, double val_fraction,
+accel_status_t accel_tokstream_publish(accel_tokstream_t *s, accel_tokstream_t *mask, const char *output,
+                                       const accel_token_meta_t *meta_in, double val_fraction,
                                        int64_t nval_given, int context, FILE *progress, char *err,
                                        size_t errlen)
 {
@@ -181,21 +183,27 @@ accel_status_t accel_tokstream_publish(accel_tokstream_t *s, const char *output,
                  "data, or lower the context (--context)", total, ntrain, nval, context, context + 1);
         return ACCEL_ERR_SHAPE;
     }
+    accel_token_meta_t meta = *meta_in;
+    if (mask) {                     /* as many mask bytes as tokens, served from a block as large */
+        meta.loss_mask = stream_source;
+        meta.loss_mask_ctx = mask;
+    }
     accel_status_t st;
-    if (s->fd < 0) {                /* all in the block */
-        st = accel_dataset_write_tokens_meta(output, meta, s->buf, s->width, ntrain, nval);
-    } else {
-        if ((st = accel_tokstream_spill(s)) != ACCEL_OK) {
-            snprintf(err, errlen, "%s", s->error);
+    accel_tokstream_t *streams[2] = { s, mask };
+    for (int i = 0; i < 2; i++) {   /* a spilled stream's last block joins its file */
+        if (!streams[i]) continue;
+        if (streams[i]->fd >= 0 && (st = accel_tokstream_spill(streams[i])) != ACCEL_OK) {
+            snprintf(err, errlen, "%s", streams[i]->error);
             return st;
         }
-        if (progress) {
-            fprintf(progress, "writing %s from the token stream's temporary file\n", output);
-            fflush(progress);
-        }
-        s->error[0] = '\0';
-        st = accel_dataset_write_tokens_from(output, meta, spill_source, s, s->cap, s->width, ntrain, nval);
+        streams[i]->error[0] = '\0';
     }
+    if (progress && s->fd >= 0) {
+        fprintf(progress, "writing %s from the token stream's temporary file\n", output);
+        fflush(progress);
+    }
+    st = accel_dataset_write_tokens_from(output, &meta, stream_source, s, s->cap, s->width, ntrain, nval);
+    if (st != ACCEL_OK && mask && mask->error[0]) snprintf(s->error, sizeof s->error, "%s", mask->error);
     if (st != ACCEL_OK) {
         if (s->error[0]) snprintf(err, errlen, "writing '%s' failed: %s", output, s->error);
         else snprintf(err, errlen, "writing '%s' failed: %s", output, accel_status_str(st));
@@ -204,9 +212,9 @@ accel_status_t accel_tokstream_publish(accel_tokstream_t *s, const char *output,
     if (progress)
         fprintf(progress, "wrote %s: %s v%d, tokenizer %s%s%s, vocab %d (uint%d); at context %d: %lld "
                 "train and %lld val samples\n", output, ACCEL_DATASET_FORMAT_TOKENS,
-                ACCEL_DATASET_VERSION, meta->tokenizer,
-                meta->tokenizer_hash && meta->tokenizer_hash[0] ? " hash " : "",
-                meta->tokenizer_hash ? meta->tokenizer_hash : "", meta->vocab, 8 * s->width, context,
+                mask ? ACCEL_DATASET_VERSION : ACCEL_DATASET_VERSION_PLAIN, meta.tokenizer,
+                meta.tokenizer_hash && meta.tokenizer_hash[0] ? " hash " : "",
+                meta.tokenizer_hash ? meta.tokenizer_hash : "", meta.vocab, 8 * s->width, context,
                 (ntrain - 1) / context, (nval - 1) / context);
     return ACCEL_OK;
 }
@@ -436,7 +444,7 @@ accel_status_t accel_data_import(const char *const *inputs, int ninputs, const c
         .tokenizer_json = json, .tokenizer_json_len = jlen,
         .vocab = vocab, .description = desc,
     };
-    st = accel_tokstream_publish(&s, output, &meta, opt->val_fraction, nval, opt->context, progress,
+    st = accel_tokstream_publish(&s, NULL, output, &meta, opt->val_fraction, nval, opt->context, progress,
                                 err, errlen);
 cleanup:
     accel_tokstream_free(&s);

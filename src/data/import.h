@@ -47,15 +47,24 @@ accel_status_t accel_npy_open(FILE *f, const char *path, int64_t size, accel_tok
 
 /* ------------------------------------------------------------------ JSON Lines */
 
-/* Called with each document: the UTF-8 text of the field (len bytes, NUL-terminated) and its
- * 1-based line number. A status other than ACCEL_OK stops the walk and is returned. */
-typedef accel_status_t (*accel_jsonl_doc_fn)(void *ctx, const char *text, size_t len, long long line);
-/* Every non-blank line of buf[0..len) must be a JSON object whose `field` is a string; blank lines
- * are skipped. Errors name path and line. *lines: the lines of the file before buf on entry (a
- * file read in pieces), through buf on return; *ndocs: documents passed to fn. */
+/* One line's document: the UTF-8 text of the document field (len bytes, NUL-terminated) and, when
+ * a prompt field is asked for, the prompt that goes before it (else prompt is NULL). */
+typedef struct {
+    const char *text;
+    size_t len;
+    const char *prompt;
+    size_t prompt_len;
+} accel_jsonl_doc_t;
+/* Called with each document and its 1-based line number. A status other than ACCEL_OK stops the
+ * walk and is returned. */
+typedef accel_status_t (*accel_jsonl_doc_fn)(void *ctx, const accel_jsonl_doc_t *doc, long long line);
+/* Every non-blank line of buf[0..len) must be a JSON object whose `field` (and `prompt_field`,
+ * when not NULL) is a string; blank lines are skipped. Errors name path and line. *lines: the
+ * lines of the file before buf on entry (a file read in pieces), through buf on return; *ndocs:
+ * documents passed to fn. */
 accel_status_t accel_jsonl_each(const char *path, const char *buf, size_t len, const char *field,
-                                accel_jsonl_doc_fn fn, void *ctx, long long *lines, long long *ndocs,
-                                char *err, size_t errlen);
+                                const char *prompt_field, accel_jsonl_doc_fn fn, void *ctx,
+                                long long *lines, long long *ndocs, char *err, size_t errlen);
 /* The file looks like JSON Lines: its first non-blank lines (up to 8) all parse as JSON objects. */
 bool accel_jsonl_sniff(const char *buf, size_t len);
 
@@ -148,8 +157,10 @@ void accel_tokstream_free(accel_tokstream_t *s);
 
 /* Split the stream (the last val_fraction of it, rounded, is /val; or, when nval >= 0, the last
  * nval tokens), check that each split holds a sample at `context`, write `output` atomically and
- * report on progress (may be NULL). */
-accel_status_t accel_tokstream_publish(accel_tokstream_t *s, const char *output,
+ * report on progress (may be NULL). `mask` (may be NULL): the loss mask, a stream of as many
+ * 0/1 bytes made with a block of as many (accel_tokstream_init with vocab 2 and block_bytes / the
+ * tokens' width). */
+accel_status_t accel_tokstream_publish(accel_tokstream_t *s, accel_tokstream_t *mask, const char *output,
                                        const accel_token_meta_t *meta, double val_fraction,
                                        int64_t nval, int context, FILE *progress, char *err,
                                        size_t errlen);

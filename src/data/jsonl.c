@@ -18,9 +18,37 @@ static bool blank(const char *p, size_t n)
     return true;
 }
 
+/* The string `field` of a line's object, or an error naming what the line holds instead. */
+static accel_status_t string_field(json_t *obj, const char *field, const char *flag, const char *path,
+                                   long long line, json_t **out, char *err, size_t errlen)
+{
+    json_t *v = json_object_get(obj, field);
+    if (!v) {
+        char keys[256] = "";
+        size_t k = 0;
+        const char *key;
+        json_t *val;
+        json_object_foreach(obj, key, val) {
+            (void)val;
+            if (k < sizeof keys) k += (size_t)snprintf(keys + k, sizeof keys - k, "%s\"%s\"", k ? ", " : "", key);
+        }
+        snprintf(err, errlen, "%s:%lld: no field \"%s\" (the object has %s)\n--> hint: name the "
+                 "field that holds the text with %s NAME", path, line, field, keys[0] ? keys : "no fields",
+                 flag);
+        return ACCEL_ERR_INVALID;
+    }
+    if (!json_is_string(v)) {
+        snprintf(err, errlen, "%s:%lld: field \"%s\" is %s, not a string\n--> hint: the document "
+                 "field must hold the text as a JSON string", path, line, field, accel_json_type_name(v));
+        return ACCEL_ERR_INVALID;
+    }
+    *out = v;
+    return ACCEL_OK;
+}
+
 accel_status_t accel_jsonl_each(const char *path, const char *buf, size_t len, const char *field,
-                                accel_jsonl_doc_fn fn, void *ctx, long long *lines, long long *ndocs,
-                                char *err, size_t errlen)
+                                const char *prompt_field, accel_jsonl_doc_fn fn, void *ctx,
+                                long long *lines, long long *ndocs, char *err, size_t errlen)
 {
     *ndocs = 0;
     long long line = *lines;
@@ -47,31 +75,20 @@ accel_status_t accel_jsonl_each(const char *path, const char *buf, size_t len, c
             return ACCEL_ERR_INVALID;
         }
         accel_status_t st = ACCEL_OK;
-        json_t *v = json_is_object(obj) ? json_object_get(obj, field) : NULL;
+        json_t *v = NULL, *p = NULL;
         if (!json_is_object(obj)) {
             snprintf(err, errlen, "%s:%lld: the line is %s, not a JSON object\n--> hint: every line "
                      "is one object holding the document in field \"%s\"", path, line,
                      accel_json_type_name(obj), field);
             st = ACCEL_ERR_INVALID;
-        } else if (!v) {
-            char keys[256] = "";
-            size_t k = 0;
-            const char *key;
-            json_t *val;
-            json_object_foreach(obj, key, val) {
-                (void)val;
-                if (k < sizeof keys) k += (size_t)snprintf(keys + k, sizeof keys - k, "%s\"%s\"", k ? ", " : "", key);
-            }
-            snprintf(err, errlen, "%s:%lld: no field \"%s\" (the object has %s)\n--> hint: name the "
-                     "field that holds the text with --jsonl-field NAME", path, line, field,
-                     keys[0] ? keys : "no fields");
-            st = ACCEL_ERR_INVALID;
-        } else if (!json_is_string(v)) {
-            snprintf(err, errlen, "%s:%lld: field \"%s\" is %s, not a string\n--> hint: the document "
-                     "field must hold the text as a JSON string", path, line, field, accel_json_type_name(v));
-            st = ACCEL_ERR_INVALID;
-        } else {
-            st = fn(ctx, json_string_value(v), json_string_length(v), line);
+        }
+        if (st == ACCEL_OK && prompt_field)
+            st = string_field(obj, prompt_field, "--prompt-field", path, line, &p, err, errlen);
+        if (st == ACCEL_OK) st = string_field(obj, field, "--jsonl-field", path, line, &v, err, errlen);
+        if (st == ACCEL_OK) {
+            accel_jsonl_doc_t doc = { json_string_value(v), json_string_length(v),
+                                      p ? json_string_value(p) : NULL, p ? json_string_length(p) : 0 };
+            st = fn(ctx, &doc, line);
             if (st == ACCEL_OK) (*ndocs)++;
         }
         json_decref(obj);

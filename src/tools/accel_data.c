@@ -89,14 +89,17 @@ static void prepare_usage(FILE *out)
 {
     fprintf(out,
             "usage: accel_data prepare [--tokenizer FILE|DIR|bytes] [--jsonl] [--jsonl-field NAME]\n"
-            "                          [--output FILE] [--val-fraction F] [--context T] [--force]\n"
-            "                          [--buffer SIZE] [FILE|DIR ...]\n"
+            "                          [--prompt-field NAME] [--output FILE] [--val-fraction F]\n"
+            "                          [--context T] [--force] [--buffer SIZE] [FILE|DIR ...]\n"
             "\n"
             "Tokenize text into an accel token dataset (HDF5). Every document is tokenized and the\n"
             "documents are concatenated in input order:\n"
             "  text files (default)  each file is one document\n"
             "  --jsonl               JSON Lines: each line is a JSON object and its string field\n"
             "                        NAME (--jsonl-field, default \"text\") is one document\n"
+            "  --prompt-field NAME   prompt and completion (fine-tuning): the line's string field\n"
+            "                        NAME is the prompt, the document follows it, and only the\n"
+            "                        document's tokens are trained (a loss mask; implies --jsonl)\n"
             "Files are read in the order given (a directory: its regular files in name order, then\n"
             "its symbolic links, recursing into subdirectories; hidden and empty files are skipped,\n"
             "and a file reached twice is read once). Every input file is listed as it is read.\n"
@@ -109,7 +112,11 @@ static void prepare_usage(FILE *out)
             "Document separators: when the tokenizer has a BOS token every document is preceded by\n"
             "it; else when it has an EOS token every document is followed by it; else (\"bytes\")\n"
             "nothing is added, so the stream is exactly the files' bytes (or the documents' UTF-8\n"
-            "bytes). The rule in use is printed.\n"
+            "bytes). The rule in use is printed. With --prompt-field each line is [BOS] prompt\n"
+            "document [EOS], using whichever of BOS and EOS the tokenizer has; the prompt is\n"
+            "tokenized on its own, and the file keeps a loss mask (version 2) that trains the\n"
+            "document and EOS and not the BOS or prompt: training averages the loss over the\n"
+            "trained tokens of each global batch.\n"
             "Split: the last --val-fraction of the token stream is the validation split, the rest\n"
             "the training split (deterministic, no shuffling; the split may fall inside a document).\n"
             "\n"
@@ -129,6 +136,7 @@ static void prepare_usage(FILE *out)
             "  --tokenizer T        tokenizer.json file or directory, or 'bytes' (default bytes)\n"
             "  --jsonl              inputs are JSON Lines (one document per line)\n"
             "  --jsonl-field NAME   the field holding each line's text (default \"text\"; implies --jsonl)\n"
+            "  --prompt-field NAME  the field holding each line's prompt, not trained (implies --jsonl)\n"
             "  --output FILE        dataset to write (default " DEFAULT_OUTPUT ", directory created);\n"
             "                       written under a temporary name and renamed when complete\n"
             "  --val-fraction F     share of the tokens held out for validation, 0 < F < 1 (default 0.1)\n"
@@ -142,12 +150,14 @@ static void prepare_usage(FILE *out)
             "  accel_data prepare                                   licenses -> data/corpus.h5\n"
             "  accel_data prepare --output books.h5 --val-fraction 0.05 books/\n"
             "  accel_data prepare --jsonl --tokenizer gpt2/tokenizer.json --output web.h5 web.jsonl\n"
+            "  accel_data prepare --prompt-field prompt --jsonl-field completion \\\n"
+            "      --tokenizer llama/ --output sft.h5 sft.jsonl         prompt/completion pairs\n"
             "  accel_data info data/corpus.h5 --context 128\n");
 }
 
 static int cmd_prepare(int argc, char **argv)
 {
-    const char *output = NULL, *tokenizer = NULL, *field = NULL;
+    const char *output = NULL, *tokenizer = NULL, *field = NULL, *prompt_field = NULL;
     double val_fraction = 0.1;
     long long context = 64;
     size_t buffer = 0;
@@ -162,6 +172,7 @@ static int cmd_prepare(int argc, char **argv)
         else if ((v = accel_arg_value(argc, argv, &i, "--output", &missing))) output = v;
         else if ((v = accel_arg_value(argc, argv, &i, "--tokenizer", &missing))) tokenizer = v;
         else if ((v = accel_arg_value(argc, argv, &i, "--jsonl-field", &missing))) { field = v; jsonl = 1; }
+        else if ((v = accel_arg_value(argc, argv, &i, "--prompt-field", &missing))) { prompt_field = v; jsonl = 1; }
         else if ((v = accel_arg_value(argc, argv, &i, "--val-fraction", &missing))) {
             if (parse_double("prepare", "--val-fraction", v, &val_fraction)) goto out;
         } else if ((v = accel_arg_value(argc, argv, &i, "--context", &missing))) {
@@ -185,6 +196,12 @@ static int cmd_prepare(int argc, char **argv)
     if (field && !field[0]) {
         fprintf(stderr, "accel_data prepare: --jsonl-field is empty\n--> hint: name the field that "
                 "holds each line's text, e.g. --jsonl-field text\n");
+        goto out;
+    }
+    if (prompt_field && (!prompt_field[0] || !strcmp(prompt_field, field ? field : "text"))) {
+        fprintf(stderr, "accel_data prepare: --prompt-field %s\n--> hint: name the field that holds "
+                "each line's prompt; it must differ from the document field (--jsonl-field, default "
+                "\"text\")\n", prompt_field[0] ? "names the document field too" : "is empty");
         goto out;
     }
     if (ninputs == 0 && jsonl) {
@@ -214,6 +231,7 @@ static int cmd_prepare(int argc, char **argv)
     char err[2048];
     accel_prepare_options_t opt = {
         .tokenizer = tokenizer, .jsonl_field = jsonl ? (field ? field : "text") : NULL,
+        .prompt_field = prompt_field,
         .val_fraction = val_fraction, .context = (int)context, .force = force != 0, .progress = stdout,
         .block_bytes = buffer,
     };
@@ -589,6 +607,11 @@ static int cmd_info(int argc, char **argv)
                 printf("%-5s: %lld tokens\n", splits[s], (long long)in->ntokens);
             else
                 printf("%-5s: %lld samples\n", splits[s], (long long)in->nsamples);
+            int64_t trained = 0;
+            if (in->kind == ACCEL_DATASET_TOKENS && in->has_loss_mask &&
+                (st = accel_dataset_loss_mask_count(ds[s], &trained)) == ACCEL_OK)
+                printf("%-5s  loss mask: %lld of the tokens are trained (%.1f%%), the rest are context\n",
+                       "", (long long)trained, in->ntokens ? 100.0 * (double)trained / (double)in->ntokens : 0.0);
         }
     }
     for (int s = 0; s < 2; s++) accel_dataset_close(ds[s]);

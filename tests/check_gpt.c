@@ -427,6 +427,80 @@ START_TEST(test_accumulate_and_scale)
 }
 END_TEST
 
+/* The loss mask (prompt/completion data): a masked-out target adds nothing, so the loss and every
+ * gradient are linear in the mask: for any mask they equal the sum of the single-target passes it
+ * selects (per target t of sample b, the pass whose mask is 1 at (b, t) alone). A mask of ones is
+ * bitwise no mask, one of zeros gives 0, and eval's sample losses add up to the same loss
+ * (gpt and llama: _i = 0, 1). */
+START_TEST(test_loss_mask)
+{
+    fixture_t f;
+    if (_i == 0) fixture_open(&f, TL, TNH, TC, TT, TV, TB, "fp32");
+    else fixture_open_llama(&f, TL, TNH, TC, TT, TV, TB, "fp32");
+    big_init(&f);
+    const size_t n = f.model.layout.numel, row = (size_t)TT + 1, cells = (size_t)TB * row;
+    float *g_none = malloc(sizeof(float) * n), *g_sum = calloc(n, sizeof(float));
+    float *g_one = malloc(sizeof(float) * n * (size_t)TB * TT);
+    double *l_one = malloc(sizeof(double) * (size_t)TB * TT);
+    uint8_t *mask = malloc(cells);
+    accel_batch_t b = batch_of(&f);
+    double l_none, l;
+    memset(f.grads, 0, sizeof(float) * n);
+    grads_of(&f, 0.5f, &l_none);
+    memcpy(g_none, f.grads, sizeof(float) * n);
+    /* ones: bitwise no mask */
+    memset(mask, 1, cells);
+    b.loss_mask = mask;
+    memset(f.grads, 0, sizeof(float) * n);
+    ck_assert_int_eq(f.model.ops->forward_backward(f.model.state, &f.model.layout, f.params, f.grads,
+                                                   &b, 0.5f, &l), ACCEL_OK);
+    ck_assert(l == l_none);
+    ck_assert_int_eq(memcmp(f.grads, g_none, sizeof(float) * n), 0);
+    /* zeros: nothing */
+    memset(mask, 0, cells);
+    memset(f.grads, 0, sizeof(float) * n);
+    ck_assert_int_eq(f.model.ops->forward_backward(f.model.state, &f.model.layout, f.params, f.grads,
+                                                   &b, 0.5f, &l), ACCEL_OK);
+    ck_assert(l == 0.0);
+    for (size_t i = 0; i < n; i++) ck_assert(f.grads[i] == 0.0f);
+    /* one target at a time */
+    for (int k = 0; k < TB * TT; k++) {
+        memset(mask, 0, cells);
+        mask[(size_t)(k / TT) * row + (size_t)(k % TT) + 1] = 1;
+        memset(f.grads, 0, sizeof(float) * n);
+        ck_assert_int_eq(f.model.ops->forward_backward(f.model.state, &f.model.layout, f.params,
+                                                       f.grads, &b, 0.5f, &l_one[k]), ACCEL_OK);
+        ck_assert_double_gt(l_one[k], 0.0);
+        memcpy(g_one + (size_t)k * n, f.grads, sizeof(float) * n);
+    }
+    /* a mixed mask (token 0 of each row is never a target: its value must not matter) */
+    double l_want = 0;
+    for (size_t c = 0; c < cells; c++) mask[c] = c % row == 0 ? 1 : (uint8_t)((c * 7 + 3) % 5 < 2);
+    for (int k = 0; k < TB * TT; k++) {
+        if (!mask[(size_t)(k / TT) * row + (size_t)(k % TT) + 1]) continue;
+        l_want += l_one[k];
+        for (size_t i = 0; i < n; i++) g_sum[i] += g_one[(size_t)k * n + i];
+    }
+    ck_assert_double_gt(l_want, 0.0);
+    ck_assert_double_lt(l_want, l_none);
+    memset(f.grads, 0, sizeof(float) * n);
+    ck_assert_int_eq(f.model.ops->forward_backward(f.model.state, &f.model.layout, f.params, f.grads,
+                                                   &b, 0.5f, &l), ACCEL_OK);
+    ck_assert_double_eq_tol(l, l_want, 1e-9 * l_want);
+    double maxg = 0;
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_float_eq_tol(f.grads[i], g_sum[i], 1e-6f + 1e-5f * fabsf(g_sum[i]));
+        if (fabsf(g_sum[i]) > maxg) maxg = fabsf(g_sum[i]);
+    }
+    ck_assert_double_gt(maxg, 1e-3);
+    float loss[TB];
+    ck_assert_int_eq(f.model.ops->eval(f.model.state, &f.model.layout, f.params, &b, loss, NULL), ACCEL_OK);
+    ck_assert_double_eq_tol((double)loss[0] + loss[1] + loss[2], l_want, 1e-6 * l_want);
+    free(g_none); free(g_sum); free(g_one); free(l_one); free(mask);
+    fixture_close(&f);
+}
+END_TEST
+
 /* train.recompute: mlp and block rebuild what they drop with the forward pass's own products, so the
  * loss and every gradient are bitwise those of recompute=none (gpt and llama, fp32 and bf16, two
  * passes: the second accumulates onto the first and finds the shared buffers as the first left
@@ -959,6 +1033,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_gradcheck_llama);
     tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);
+    tcase_add_loop_test(tc, test_loss_mask, 0, 2);
     tcase_add_loop_test(tc, test_recompute_bitwise, 0, 4);
     tcase_add_test(tc, test_causality);
     tcase_add_test(tc, test_precision);

@@ -69,7 +69,8 @@ static size_t esize(const kcase_t *c, int type)
 }
 
 /* A buffer filled by `fill`: 'u' uniform(-scale, scale), 'p' uniform(0, scale), 'i' integers in
- * [0, scale), 'b' 0/1, 'z' zeros. Activation buffers hold values already rounded to the dtype. */
+ * [0, scale), 'm' the same with a quarter of them -1 (targets a loss mask leaves out), 'b' 0/1,
+ * 'z' zeros. Activation buffers hold values already rounded to the dtype. */
 static void add(kcase_t *c, const char *name, int type, size_t n, int out, char fill, double scale)
 {
     buf_t *b = &c->b[c->nb++];
@@ -82,7 +83,8 @@ static void add(kcase_t *c, const char *name, int type, size_t n, int out, char 
     b->dev_host = calloc(1, bytes);
     for (size_t i = 0; i < n; i++) {
         double v = fill == 'u' ? (2 * urand() - 1) * scale : fill == 'p' ? urand() * scale
-                 : fill == 'i' ? floor(urand() * scale) : fill == 'b' ? (urand() < 0.5) : 0.0;
+                 : fill == 'i' ? floor(urand() * scale) : fill == 'b' ? (urand() < 0.5)
+                 : fill == 'm' ? (urand() < 0.25 ? -1.0 : floor(urand() * scale)) : 0.0;
         switch (type) {
         case T_F32: ((float *)b->ref)[i] = (float)v; break;
         case T_I32: ((int32_t *)b->ref)[i] = (int32_t)v; break;
@@ -272,13 +274,13 @@ static int check_dtype(int dt)
 
     const int vocab[][2] = { { V_, VP_ }, { 100, 128 } };     /* 100 < one block of threads */
     for (int vi = 0; vi < 2; vi++)
-        for (int wg = 0; wg < 2; wg++) {
+        for (int wg = 0; wg < 4; wg++) {            /* 2, 3: with masked targets */
             const int V = vocab[vi][0], Vp = vocab[vi][1];
-            add(&c, "logits", T_ACT, BT * Vp, wg, 'u', 6);
+            add(&c, "logits", T_ACT, BT * Vp, wg & 1, 'u', 6);
             add(&c, "losses", T_F32, BT, 1, 'z', 0);
-            add(&c, "tok", T_I32, (size_t)B_ * stride, 0, 'i', V);
+            add(&c, "tok", T_I32, (size_t)B_ * stride, 0, wg < 2 ? 'i' : 'm', V);
             RUN(classifier, dt, Q("logits"), Q("losses"), Q("tok"), stride, B_, T_, V, Vp,
-                0.37f / T_, wg, NULL);
+                0.37f / T_, wg & 1, NULL);
         }
 
     const size_t np = 100003;

@@ -414,6 +414,11 @@ int GK(classifier)(int dt, void *logits, float *losses, const int32_t *tok, int 
     for (int r = 0; r < B * T; r++) {
         int b = r / T, t = r % T, y = tok[b * stride + t + 1];
         size_t o = (size_t)r * Vp;
+        if (y < 0) {                /* not trained */
+            losses[r] = 0.0f;
+            for (int j = 0; j < V && write_grad; j++) st(dt, logits, o + j, 0.0f);
+            continue;
+        }
         float mx = -INFINITY;
         for (int j = 0; j < V; j++) mx = fmaxf(mx, ld(dt, logits, o + j));
         double sum = 0;

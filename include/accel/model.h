@@ -32,7 +32,9 @@ typedef struct {
 } accel_layer_hooks_t;
 
 /* A micro-batch on one rank: n samples. Classification models read `inputs` (n x sample_dim floats)
- * and `targets` (n labels); language models read `tokens` (n x (context+1) ids). */
+ * and `targets` (n labels); language models read `tokens` (n x (context+1) ids) and, when the data
+ * has one, `loss_mask` (laid out as tokens: loss_mask[i*(context+1) + t+1] = 0 means the target
+ * tokens[i*(context+1) + t+1] is context, not trained: its loss and gradient are 0). */
 typedef struct {
     int n;
     const float *inputs;
@@ -40,6 +42,7 @@ typedef struct {
     const int32_t *tokens;
     const int64_t *index;           /* global sample index of each sample */
     const accel_layer_hooks_t *hooks; /* may be NULL */
+    const uint8_t *loss_mask;       /* NULL: every target is trained (ABI 5) */
 } accel_batch_t;
 
 static inline void accel_batch_layer_fetch(const accel_batch_t *batch, int layer, int backward)
@@ -73,7 +76,7 @@ typedef struct {
 
 /* Plugins set .abi = ACCEL_MODEL_ABI; accel refuses a plugin built against another version of this
  * interface instead of crashing in it. */
-#define ACCEL_MODEL_ABI 4
+#define ACCEL_MODEL_ABI 5
 
 struct accel_model_ops {
     unsigned abi;                   /* ACCEL_MODEL_ABI */
@@ -83,7 +86,9 @@ struct accel_model_ops {
     /* Read sizes from cfg, register parameters into layout, allocate private state. */
     accel_status_t (*create)(const accel_config_t *cfg, accel_layout_t *layout, void **state);
     /* Forward and backward over a micro-batch: returns the SUM of per-sample losses in *loss_sum,
-     * and ADDS grad_scale * d(loss_sum)/d(params) into grads (callers pass 1/global_batch). */
+     * and ADDS grad_scale * d(loss_sum)/d(params) into grads (callers pass 1/global_batch). A
+     * language model's sample loss is the sum of its trained targets' token losses over context
+     * (the mean token loss when every target is trained). */
     accel_status_t (*forward_backward)(void *state, const accel_layout_t *layout,
                                        const float *params, float *grads,
                                        const accel_batch_t *batch, float grad_scale,
@@ -122,6 +127,8 @@ struct accel_model_ops {
     accel_status_t (*logits_cached)(void *state, const accel_layout_t *layout, const float *params,
                                     const int32_t *tokens, int ntokens, int cached,
                                     float *out_logits, const accel_layer_hooks_t *hooks);
+    /* 1: honours batch->loss_mask (added in ABI 5); the trainer refuses masked data otherwise. */
+    int reads_loss_mask;
 };
 
 /* Built-in models by name ("mlp", "gpt", "llama"), or a plugin when cfg->model.plugin is set. */

@@ -908,10 +908,11 @@ static gpt_fwd_t train_fwd(gpt_t *m)
     return (gpt_fwd_t){ m->act, 1, NULL, m->x0, m->lnf, m->lnf_mean, m->lnf_rstd, m->pr, m->kt };
 }
 
-/* LM head and cross-entropy: per-sample mean token loss into loss[B] (may be NULL), the sum as
- * the return value through *sum. When dscale != 0 the logits are replaced by
- * dscale * d(sum of per-sample means)/d(logits). Leaves the head's layer fetched (the backward
- * pass starts with it; the caller releases it otherwise). */
+/* LM head and cross-entropy: per-sample loss (trained targets' token losses over T: the mean
+ * token loss without a mask) into loss[B] (may be NULL), their sum through *sum. When dscale != 0
+ * the logits are replaced by dscale * d(sum of per-sample losses)/d(logits): 0 for a target the
+ * batch's loss mask leaves out. Leaves the head's layer fetched (the backward pass starts with it;
+ * the caller releases it otherwise). */
 static accel_status_t head_loss(gpt_t *m, const accel_layout_t *layout, const float *params,
                                 const int32_t *tokens, int stride, int B, int T, float *loss,
                                 float dscale, double *sum, const accel_batch_t *hb)
@@ -921,11 +922,16 @@ static accel_status_t head_loss(gpt_t *m, const accel_layout_t *layout, const fl
     accel_batch_layer_fetch(hb, head_layer(m), 1);
     GEMM(false, true, (int)BT, V, C, 1.0f, m->lnf, C, PARAM(m->head), C, 0.0f, m->logits, V);
     const float g = dscale / (float)T;   /* each token counts 1/T of its sample's loss */
+    const uint8_t *mask = hb ? hb->loss_mask : NULL;
     double total = 0;
     for (int b = 0; b < B; b++) {
         double acc = 0;
         for (int t = 0; t < T; t++) {
             float *z = m->logits + ((size_t)b * T + t) * V;
+            if (mask && !mask[(size_t)b * stride + t + 1]) {    /* context: no loss, no gradient */
+                if (dscale != 0.0f) memset(z, 0, sizeof *z * (size_t)V);
+                continue;
+            }
             int32_t y = tokens[(size_t)b * stride + t + 1];
             float zy = z[y];
             float lse = accel_cpu_softmax(z, z, V);
@@ -1204,7 +1210,7 @@ static accel_status_t gpt_logits_cached(void *state, const accel_layout_t *layou
         .create = family##_create, .forward_backward = gpt_forward_backward, .eval = gpt_eval,  \
         .destroy = gpt_destroy, .logits = gpt_logits, .logits_range = gpt_logits_range,         \
         .logits_bytes = family##_logits_bytes, .activation_bytes = family##_activation_bytes,   \
-        .logits_cached = gpt_logits_cached,                                                     \
+        .logits_cached = gpt_logits_cached, .reads_loss_mask = 1,                               \
     }
 
 const accel_model_ops_t accel_model_gpt = DECODER_OPS(gpt);

@@ -85,7 +85,9 @@ struct accel_gpt_cuda {
     void *lp16;                     /* 16-bit weights (bf16/fp16), cast per layer in forward */
     const void *lp;                 /* what the products read: lp16, or params for fp32 */
     char *acts;                     /* activations and work buffers (plan) */
-    int32_t *d_tok[2], *h_tok[2];   /* device and pinned host token rows, double-buffered */
+    int32_t *d_tok[2], *h_tok[2];   /* device and pinned host token rows, double-buffered; each
+                                     * slot holds B rows of tokens, then B rows of targets (the
+                                     * tokens with -1 for those a loss mask leaves out) */
     cudaEvent_t tok_copied[2], tok_used[2];
     int slot;
     float *h_losses;                /* pinned: per-token losses of one micro-batch */
@@ -283,7 +285,7 @@ static accel_status_t reserve(accel_gpt_cuda_t *g, int B)
         return ACCEL_ERR_CONFIG;
     }
     ACCEL_CHECK(dalloc((void **)&g->acts, g->plan.total, "activations"));
-    const size_t tok_bytes = sizeof(int32_t) * (size_t)B * (size_t)(g->T + 1);
+    const size_t tok_bytes = 2 * sizeof(int32_t) * (size_t)B * (size_t)(g->T + 1);
     for (int s = 0; s < 2; s++) {
         ACCEL_CHECK(dalloc((void **)&g->d_tok[s], tok_bytes, "token rows"));
         CUDA_OK(cudaMallocHost((void **)&g->h_tok[s], tok_bytes));
@@ -397,15 +399,19 @@ static accel_status_t check_tokens(const accel_gpt_cuda_t *g, const int32_t *tok
 }
 
 /* Host rows -> pinned slot -> device on the copy stream; the compute stream waits for the copy.
- * The slot's previous copy and its previous reader are waited for first (double buffering). */
-static accel_status_t stage_tokens(accel_gpt_cuda_t *g, const int32_t *tokens, int n, int *slot)
+ * The slot's previous copy and its previous reader are waited for first (double buffering). With
+ * a loss mask the rows of targets follow the tokens' (the classifier reads them); without one the
+ * classifier reads its targets from the token rows. */
+static accel_status_t stage_tokens(accel_gpt_cuda_t *g, const int32_t *tokens, const uint8_t *mask,
+                                   int n, int *slot)
 {
     ACCEL_CHECK(check_tokens(g, tokens, n));
     const int s = g->slot;
     g->slot ^= 1;
-    const size_t bytes = sizeof(int32_t) * (size_t)n * (size_t)(g->T + 1);
+    const size_t count = (size_t)n * (size_t)(g->T + 1), bytes = sizeof(int32_t) * count * (mask ? 2 : 1);
     CUDA_OK(cudaEventSynchronize(g->tok_copied[s]));
-    memcpy(g->h_tok[s], tokens, bytes);
+    memcpy(g->h_tok[s], tokens, sizeof(int32_t) * count);
+    for (size_t i = 0; mask && i < count; i++) g->h_tok[s][count + i] = mask[i] ? tokens[i] : -1;
     CUDA_OK(cudaStreamWaitEvent(g->copy, g->tok_used[s], 0));
     CUDA_OK(cudaMemcpyAsync(g->d_tok[s], g->h_tok[s], bytes, cudaMemcpyHostToDevice, g->copy));
     CUDA_OK(cudaEventRecord(g->tok_copied[s], g->copy));
@@ -645,9 +651,9 @@ static accel_status_t backward(accel_gpt_cuda_t *g, const int32_t *tok, int n, c
 }
 
 
-/* Point the passes at this call's parameters and gradients; stage the token rows. */
+/* Point the passes at this call's parameters and gradients; stage the token rows (and targets). */
 static accel_status_t begin(accel_gpt_cuda_t *g, const accel_layout_t *layout, const float *params,
-                            float *grads, const int32_t *tokens, int n, int *slot)
+                            float *grads, const int32_t *tokens, const uint8_t *mask, int n, int *slot)
 {
     if (layout != g->layout) {
         ACCEL_ERROR("gpt_cuda: called with another tensor table than the one it registered");
@@ -657,7 +663,7 @@ static accel_status_t begin(accel_gpt_cuda_t *g, const accel_layout_t *layout, c
     g->grads = grads;
     g->lp = g->lp16 ? g->lp16 : (const void *)params;
     ACCEL_CHECK(reserve(g, n));
-    return stage_tokens(g, tokens, n, slot);
+    return stage_tokens(g, tokens, mask, n, slot);
 }
 
 /* The per-token losses of the last classifier call into h_losses (waits for the stream). */
@@ -680,11 +686,11 @@ static accel_status_t gpt_cuda_forward_backward(void *state, const accel_layout_
     *loss_sum = 0;
     if (n <= 0) return ACCEL_OK;
     int s;
-    ACCEL_CHECK(begin(g, layout, params, grads, batch->tokens, n, &s));
+    ACCEL_CHECK(begin(g, layout, params, grads, batch->tokens, batch->loss_mask, n, &s));
     const accel_layer_hooks_t *hk = batch->hooks;
-    const int32_t *tok = g->d_tok[s];
+    const int32_t *tok = g->d_tok[s], *tgt = tok + (batch->loss_mask ? (size_t)n * (g->T + 1) : 0);
     ACCEL_CHECK(forward(g, tok, n, hk));
-    KERNEL(classifier, g->dt, ACT(g, g->plan.logits), (float *)ACT(g, g->plan.losses), tok, g->T + 1,
+    KERNEL(classifier, g->dt, ACT(g, g->plan.logits), (float *)ACT(g, g->plan.losses), tgt, g->T + 1,
            n, g->T, g->V, g->plan.Vp, grad_scale / (float)g->T, grad_scale != 0.0f, g->stream);
     if (grad_scale != 0.0f) ACCEL_CHECK(backward(g, tok, n, hk));
     else release(hk, head_layer(g));
@@ -704,11 +710,11 @@ static accel_status_t gpt_cuda_eval(void *state, const accel_layout_t *layout, c
     const int n = batch->n;
     if (n <= 0) return ACCEL_OK;
     int s;
-    ACCEL_CHECK(begin(g, layout, params, NULL, batch->tokens, n, &s));
-    const int32_t *tok = g->d_tok[s];
+    ACCEL_CHECK(begin(g, layout, params, NULL, batch->tokens, batch->loss_mask, n, &s));
+    const int32_t *tok = g->d_tok[s], *tgt = tok + (batch->loss_mask ? (size_t)n * (g->T + 1) : 0);
     ACCEL_CHECK(forward(g, tok, n, batch->hooks));
     release(batch->hooks, head_layer(g));
-    KERNEL(classifier, g->dt, ACT(g, g->plan.logits), (float *)ACT(g, g->plan.losses), tok, g->T + 1,
+    KERNEL(classifier, g->dt, ACT(g, g->plan.logits), (float *)ACT(g, g->plan.losses), tgt, g->T + 1,
            n, g->T, g->V, g->plan.Vp, 0.0f, 0, g->stream);
     ACCEL_CHECK(fetch_losses(g, n, s));
     for (int b = 0; b < n; b++) {
@@ -737,7 +743,7 @@ static accel_status_t gpt_cuda_logits(void *state, const accel_layout_t *layout,
     int s = 0;
     if (st == ACCEL_OK) {
         memcpy(ids, tokens, sizeof *ids * (size_t)ntokens);
-        st = begin(g, layout, params, NULL, ids, 1, &s);
+        st = begin(g, layout, params, NULL, ids, NULL, 1, &s);
     }
     if (st == ACCEL_OK) st = forward(g, g->d_tok[s], 1, NULL);
     if (st == ACCEL_OK) {
@@ -796,6 +802,7 @@ static accel_status_t gpt_cuda_create(const accel_config_t *cfg, accel_layout_t 
         .create = gpt_cuda_create, .forward_backward = gpt_cuda_forward_backward,               \
         .eval = gpt_cuda_eval, .destroy = gpt_cuda_destroy,                                     \
         .activation_bytes = gpt_cuda_activation_bytes, .logits = gpt_cuda_logits,               \
+        .reads_loss_mask = 1,                                                                   \
     }
 
 const accel_model_ops_t accel_model_gpt_cuda = DECODER_CUDA_OPS("gpt");

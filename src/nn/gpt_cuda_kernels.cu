@@ -357,6 +357,12 @@ static __global__ void classifier_kernel(T *logits, float *losses, const int32_t
     const int b = (int)(row / Tn), t = (int)(row % Tn);
     const int y = tok[(size_t)b * stride + t + 1];
     T *z = logits + row * Vp;
+    if (y < 0) {                        /* not trained: no loss, no gradient */
+        if (threadIdx.x == 0) losses[row] = 0.0f;
+        if (write_grad)
+            for (int j = threadIdx.x; j < V; j += blockDim.x) z[j] = st<T>(0.0f);
+        return;
+    }
     const float zy = ld(z[y]);           /* read by every thread before anyone overwrites it */
     float m = -INFINITY, s = 0.0f;
     for (int j = threadIdx.x; j < V; j += blockDim.x) {

@@ -52,7 +52,8 @@ int accel_gk_gelu_backward(int dt, void *d, const void *fch, size_t n, accel_str
 int accel_gk_colsum_add(int dt, float *db, const void *d, int rows, int cols, accel_stream_t s);
 /* Per row (B*T rows of V logits, row stride Vp): loss = logsumexp - logit[target] into losses; with
  * write_grad the logits are replaced by dscale * (softmax - onehot(target)). Targets are
- * tok[b*stride + t + 1]. */
+ * tok[b*stride + t + 1]; a target < 0 is not trained (a loss mask's context): loss 0 and, with
+ * write_grad, a row of zeros. */
 int accel_gk_classifier(int dt, void *logits, float *losses, const int32_t *tok, int stride, int B,
                         int T, int V, int Vp, float dscale, int write_grad, accel_stream_t s);
 /* AdamW over n elements (CPU optimizer's arithmetic); lp (activation type, may be NULL) gets the

@@ -53,6 +53,8 @@ struct accel_trainer {
     float *inputs;
     int32_t *targets;
     int32_t *tokens;                /* token rows for language models (micro x (context+1)) */
+    uint8_t *loss_mask;             /* their loss masks, when the data has them (else NULL) */
+    bool batch_masked;              /* the last load_batch filled loss_mask */
     int64_t *index;
     unsigned char *valid;           /* evaluation: 0 marks a padding duplicate */
     char train_set_path[ACCEL_STR_MAX];
@@ -97,6 +99,7 @@ void accel_trainer_destroy(accel_trainer_t *t)
     free(t->inputs);
     free(t->targets);
     free(t->tokens);
+    free(t->loss_mask);
     free(t->index);
     free(t->valid);
     accel_dataset_close(t->val_set);
@@ -171,6 +174,17 @@ static accel_status_t open_data(accel_trainer_t *t)
                (long long)info->nsamples, (long long)t->val_samples,
                t->tokens_model ? " of context+1 tokens" : "");
     if (!t->tokens_model) return ACCEL_OK;
+    if (info->has_loss_mask || accel_dataset_info(t->val_set)->has_loss_mask) {
+        if (!t->model.ops->reads_loss_mask) {
+            ACCEL_ERROR0("%s has a loss mask (prompt/completion data), which model '%s' does not "
+                         "read\n--> hint: train a built-in language model (gpt, llama) on it, or "
+                         "give the plugin .reads_loss_mask", path, t->model.ops->name);
+            return ACCEL_ERR_UNSUPPORTED;
+        }
+        ACCEL_INFO("data: a loss mask trains %s; the loss is the mean over the trained tokens of "
+                   "each global batch", info->has_loss_mask ? "the completions only" : "all training "
+                   "tokens and the validation split's completions");
+    }
     snprintf(t->tok_name, sizeof t->tok_name, "%s", info->tokenizer);
     snprintf(t->tok_hash, sizeof t->tok_hash, "%s", info->tokenizer_hash);
     accel_status_t st = ACCEL_OK;
@@ -185,7 +199,12 @@ static accel_status_t load_batch(accel_trainer_t *t, const int64_t *index, int n
 {
     const accel_config_t *cfg = t->cfg;
     accel_dataset_t *ds = val ? t->val_set : t->train_set;
-    if (ds) return accel_dataset_read(ds, index, n, t->tokens, t->inputs, t->targets);
+    t->batch_masked = ds && accel_dataset_info(ds)->has_loss_mask;
+    if (ds) {
+        accel_status_t st = accel_dataset_read(ds, index, n, t->tokens, t->inputs, t->targets);
+        if (st == ACCEL_OK && t->batch_masked) st = accel_dataset_read_loss_mask(ds, index, n, t->loss_mask);
+        return st;
+    }
     int64_t base = val ? cfg->data.samples : 0;     /* validation samples follow the training ones */
     if (t->tokens_model) {
         for (int i = 0; i < n; i++)
@@ -197,6 +216,17 @@ static accel_status_t load_batch(accel_trainer_t *t, const int64_t *index, int n
         accel_synthetic_sample(cfg->seed, cfg->model.inputs, cfg->model.classes, cfg->data.noise,
                                base + index[i], t->inputs + (size_t)i * cfg->model.inputs, &t->targets[i]);
     return ACCEL_OK;
+}
+
+/* The targets sample i of the last loaded batch trains: all T of them without a loss mask. */
+static int sample_targets(const accel_trainer_t *t, int i)
+{
+    const int T = t->cfg->model.context;
+    if (!t->batch_masked) return T;
+    const uint8_t *m = t->loss_mask + (size_t)i * (size_t)(T + 1) + 1;
+    int n = 0;
+    for (int k = 0; k < T; k++) n += m[k];
+    return n;
 }
 
 /* Distributed evaluation of the validation set: every sample exactly once, padding duplicates of
@@ -218,12 +248,14 @@ static accel_status_t evaluate(accel_trainer_t *t, double *loss, double *accurac
         st = load_batch(t, t->index, m, true);
         if (st != ACCEL_OK) break;
         accel_batch_t batch = { .n = m, .inputs = t->inputs, .targets = t->targets, .tokens = t->tokens,
-                                .index = t->index, .hooks = accel_dist_eval_hooks(t->dist) };
+                                .index = t->index, .hooks = accel_dist_eval_hooks(t->dist),
+                                .loss_mask = t->batch_masked ? t->loss_mask : NULL };
         memset(c, 0, sizeof(int) * (size_t)m);
         st = t->model.ops->eval(t->model.state, &t->model.layout, accel_dist_params(t->dist), &batch, l, c);
         for (int i = 0; i < m; i++) {
             vals[2 * (b * m + i)] = l[i];
-            vals[2 * (b * m + i) + 1] = (float)c[i];
+            /* with a loss mask, the sample's trained targets in place of the (unused) accuracy */
+            vals[2 * (b * m + i) + 1] = t->batch_masked ? (float)sample_targets(t, i) : (float)c[i];
             all_index[b * m + i] = t->index[i];
             all_valid[b * m + i] = t->valid[i];
         }
@@ -232,6 +264,11 @@ static accel_status_t evaluate(accel_trainer_t *t, double *loss, double *accurac
     if (st == ACCEL_OK)
         st = accel_eval_gather(t->rt->world, vals, all_index, all_valid, (int)(nb * m), N, 2, gathered);
     if (st == ACCEL_OK) st = accel_eval_mean(gathered, N, 2, loss, accuracy);
+    if (st == ACCEL_OK && t->val_set && accel_dataset_info(t->val_set)->has_loss_mask) {
+        /* the mean over the trained targets: sum(sample losses) x T / sum(trained targets) */
+        *loss = *accuracy > 0 ? *loss * t->cfg->model.context / *accuracy : NAN;
+        *accuracy = 0;
+    }
     free(vals); free(l); free(c); free(all_index); free(all_valid); free(gathered);
     return st;
 }
@@ -802,7 +839,8 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
     t->valid = malloc(m);
     if (t->tokens_model) {
         t->tokens = malloc(sizeof(int32_t) * m * (size_t)(cfg->model.context + 1));
-        if (!t->tokens) { st = ACCEL_ERR_NOMEM; goto fail; }
+        t->loss_mask = malloc(m * (size_t)(cfg->model.context + 1));
+        if (!t->tokens || !t->loss_mask) { st = ACCEL_ERR_NOMEM; goto fail; }
     } else {
         t->inputs = malloc(sizeof(float) * m * (size_t)cfg->model.inputs);
         t->targets = malloc(sizeof(int32_t) * m);
@@ -1034,7 +1072,7 @@ static accel_status_t train_step(accel_trainer_t *t, int step, step_outcome_t *o
     const accel_layout_t *layout = &t->model.layout;
     const int K = cfg->train.grad_accum;
     const float scale = (float)(t->scaler.scale / cfg->train.global_batch);
-    double loss_local = 0;
+    double loss_local = 0, trained_local = 0;
     for (int k = 0; k < K; k++) {
         accel_sampler_indices(&t->sampler, k, t->index);
         /* A read can fail on one rank alone: every rank learns it before the collectives. */
@@ -1045,7 +1083,9 @@ static accel_status_t train_step(accel_trainer_t *t, int step, step_outcome_t *o
         }
         accel_batch_t b = { .n = t->micro, .inputs = t->inputs, .targets = t->targets,
                             .tokens = t->tokens, .index = t->index,
-                            .hooks = accel_dist_begin_micro(t->dist, k, K) };
+                            .hooks = accel_dist_begin_micro(t->dist, k, K),
+                            .loss_mask = t->batch_masked ? t->loss_mask : NULL };
+        for (int i = 0; t->tokens_model && i < t->micro; i++) trained_local += sample_targets(t, i);
         double l = 0, c0 = accel_now();
         ACCEL_CHECK(t->model.ops->forward_backward(t->model.state, layout, accel_dist_params(t->dist),
                                                    accel_dist_micro_grads(t->dist), &b, scale, &l));
@@ -1063,10 +1103,17 @@ static accel_status_t train_step(accel_trainer_t *t, int step, step_outcome_t *o
     bool stop_here = t->stop_requested || g_stop_signal ||
                      (cfg->debug.stop_step == step + 1 && cfg->debug.stop_rank == t->rt->rank);
     bool overflow = t->scaler.enabled && !isfinite(sumsq);
-    double flags[4] = { loss_local, stop_here ? 1 : 0, overflow ? 1 : 0, sumsq / replicas }, global[4];
-    ACCEL_CHECK(accel_mpi_allreduce(flags, global, 4, MPI_DOUBLE, MPI_SUM, t->rt->world,
+    double flags[5] = { loss_local, stop_here ? 1 : 0, overflow ? 1 : 0, sumsq / replicas, trained_local };
+    double global[5];
+    ACCEL_CHECK(accel_mpi_allreduce(flags, global, 5, MPI_DOUBLE, MPI_SUM, t->rt->world,
                                     "step-allreduce"));
-    out->loss = global[0] / cfg->train.global_batch;
+    /* The loss is the mean over the global batch's trained targets. The gradients were scaled for
+     * global_batch x T of them (every target of a language model trained; the samples of a
+     * classifier): a loss mask leaves fewer, so the loss and gradients are scaled up by `per`
+     * (exactly 1 without one), whatever the ranks and micro-batches the targets fell in. */
+    const double full = t->tokens_model ? (double)cfg->train.global_batch * cfg->model.context : 0;
+    const double per = t->tokens_model && global[4] > 0 ? full / global[4] : 1.0;
+    out->loss = global[0] / cfg->train.global_batch * per;
     out->stop = global[1] > 0;
     double old_scale = t->scaler.scale;
     out->skipped = accel_loss_scaler_update(&t->scaler, global[2] > 0);
@@ -1077,14 +1124,21 @@ static accel_status_t train_step(accel_trainer_t *t, int step, step_outcome_t *o
                    "loss scale %g -> %g", step + 1, global[2], old_scale, t->scaler.scale);
         return ACCEL_OK;
     }
+    if (t->tokens_model && global[4] == 0) {
+        ACCEL_WARN0("step %d: the global batch holds no trained tokens (its loss mask marks all of "
+                    "them as context); the step is skipped", step + 1);
+        out->skipped = true;
+        out->loss = 0;              /* no tokens, no loss (the metrics row says skipped) */
+        return ACCEL_OK;
+    }
     if (!isfinite(out->loss) || !isfinite(global[3])) {
         ACCEL_ERROR0("the training loss became %g at step %d\n--> hint: lower optim.lr, set "
                      "train.clip, or use precision=fp32", out->loss, step + 1);
         return ACCEL_ERR_INVALID;
     }
-    double norm = sqrt(global[3]) / old_scale;
+    double norm = sqrt(global[3]) / old_scale * per;
     out->grad_norm = norm;
-    double mul = 1.0 / old_scale;
+    double mul = per / old_scale;
     if (cfg->train.clip > 0 && norm > cfg->train.clip) mul *= cfg->train.clip / (norm + 1e-6);
     double u0 = accel_now();
     accel_status_t st = accel_dist_step(t->dist, &t->optim, (float)mul, &out->lr);

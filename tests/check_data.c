@@ -304,11 +304,12 @@ static void dset_chunked(hid_t f, const char *name, hsize_t n, hsize_t written, 
 enum {
     TOK_GOOD, TOK_NO_FORMAT, TOK_BAD_FORMAT, TOK_NEW_VERSION, TOK_NO_VERSION, TOK_NO_VOCAB,
     TOK_2D, TOK_FLOAT, TOK_NO_VAL, TOK_NO_DATASET, TOK_OUT_OF_VOCAB, TOK_H5PY_STYLE, TOK_NEGATIVE,
-    TOK_CHUNKED, TOK_CHUNK_HOLE, TOK_NVARIANTS
+    TOK_CHUNKED, TOK_CHUNK_HOLE, TOK_MASK, TOK_MASK_SHORT, TOK_MASK_WIDE, TOK_MASK_BAD, TOK_NVARIANTS
 };
 #define TOK_N 200
 #define TOK_VOCAB 1000
 static int tok_value(int64_t k) { return (int)((k * 31 + 7) % TOK_VOCAB); }
+static int mask_value(int64_t k) { return k % 3 == 0; }
 
 static void write_token_variant(const char *path, int variant)
 {
@@ -317,7 +318,7 @@ static void write_token_variant(const char *path, int variant)
         attr_str(f, "format", variant == TOK_BAD_FORMAT ? "accel-images" : "accel-tokens",
                  variant == TOK_H5PY_STYLE);
     if (variant != TOK_NO_VERSION)
-        attr_int(f, "version", variant == TOK_NEW_VERSION ? 2 : 1,
+        attr_int(f, "version", variant == TOK_NEW_VERSION ? ACCEL_DATASET_VERSION + 1 : variant >= TOK_MASK ? 2 : 1,
                  variant == TOK_H5PY_STYLE ? H5T_STD_I64LE : H5T_STD_I32LE);
     if (variant != TOK_NO_VOCAB) attr_int(f, "vocab", TOK_VOCAB, H5T_STD_I32LE);
     attr_str(f, "tokenizer", "test", variant == TOK_H5PY_STYLE);
@@ -327,6 +328,9 @@ static void write_token_variant(const char *path, int variant)
     for (int k = 0; k < TOK_N; k++) t16[k] = (uint16_t)(t32[k] = tok_value(k)), tf[k] = (float)t32[k];
     if (variant == TOK_OUT_OF_VOCAB) t16[57] = TOK_VOCAB + 3;
     if (variant == TOK_NEGATIVE) t32[57] = -5;
+    uint8_t mask[TOK_N];
+    for (int k = 0; k < TOK_N; k++) mask[k] = (uint8_t)mask_value(k);
+    if (variant == TOK_MASK_BAD) mask[57] = 2;
     for (int s = 0; s < 2; s++) {
         const char *name = s ? "/val/tokens" : "/train/tokens";
         if (s && variant == TOK_NO_VAL) continue;
@@ -341,6 +345,13 @@ static void write_token_variant(const char *path, int variant)
         else if (variant == TOK_CHUNKED || variant == TOK_CHUNK_HOLE)
             dset_chunked(f, name, TOK_N, variant == TOK_CHUNKED ? TOK_N : 64, t16);
         else dset(f, name, 1, TOK_N, 0, H5T_STD_U16LE, H5T_NATIVE_UINT16, t16);
+        const char *mname = s ? "/val/loss_mask" : "/train/loss_mask";
+        if (variant == TOK_MASK || variant == TOK_MASK_BAD)
+            dset(f, mname, 1, TOK_N, 0, H5T_STD_U8LE, H5T_NATIVE_UINT8, mask);
+        else if (variant == TOK_MASK_SHORT)
+            dset(f, mname, 1, TOK_N - 1, 0, H5T_STD_U8LE, H5T_NATIVE_UINT8, mask);
+        else if (variant == TOK_MASK_WIDE)
+            dset(f, mname, 1, TOK_N, 0, H5T_STD_U16LE, H5T_NATIVE_UINT16, t16);
     }
     H5Fclose(f);
 }
@@ -368,7 +379,7 @@ START_TEST(test_format_validation)
     static const char *const names[TOK_NVARIANTS] = {
         "good.h5", "noformat.h5", "badformat.h5", "v2.h5", "noversion.h5", "novocab.h5", "2d.h5",
         "float.h5", "noval.h5", "nodataset.h5", "outofvocab.h5", "h5py.h5", "negative.h5",
-        "chunked.h5", "chunkhole.h5" };
+        "chunked.h5", "chunkhole.h5", "mask.h5", "maskshort.h5", "maskwide.h5", "maskbad.h5" };
     char p[TOK_NVARIANTS][512], text[512], trunc[512], missing[512];
     for (int v = 0; v < TOK_NVARIANTS; v++) path_of(p[v], sizeof p[v], names[v]);
     path_of(text, sizeof text, "text.h5");
@@ -399,7 +410,7 @@ START_TEST(test_format_validation)
     expect_open(trunc, "train", 10, ACCEL_ERR_CORRUPT, trunc, NULL);
     expect_open(p[TOK_NO_FORMAT], "train", 10, ACCEL_ERR_CORRUPT, p[TOK_NO_FORMAT], "'format' is missing");
     expect_open(p[TOK_BAD_FORMAT], "train", 10, ACCEL_ERR_CORRUPT, "accel-images", "unknown dataset format");
-    expect_open(p[TOK_NEW_VERSION], "train", 10, ACCEL_ERR_UNSUPPORTED, p[TOK_NEW_VERSION], "version 2");
+    expect_open(p[TOK_NEW_VERSION], "train", 10, ACCEL_ERR_UNSUPPORTED, p[TOK_NEW_VERSION], "version 3");
     expect_open(p[TOK_NO_VERSION], "train", 10, ACCEL_ERR_CORRUPT, p[TOK_NO_VERSION], "'version' is missing");
     expect_open(p[TOK_NO_VOCAB], "train", 10, ACCEL_ERR_CORRUPT, p[TOK_NO_VOCAB], "'vocab' is missing");
     expect_open(p[TOK_2D], "train", 10, ACCEL_ERR_CORRUPT, "/train/tokens", "1-D");
@@ -441,6 +452,48 @@ START_TEST(test_format_validation)
         accel_dataset_close(ds);
     }
     expect_open(p[TOK_CHUNK_HOLE], "train", 10, ACCEL_ERR_CORRUPT, p[TOK_CHUNK_HOLE], "never written");
+
+    /* Loss masks (version 2): read as the tokens are, counted; refused when they do not fit the
+     * tokens, and a value other than 0/1 is corrupt data found by the rank that reads it. */
+    ds = expect_open(p[TOK_MASK], "train", 7, ACCEL_OK, NULL, NULL);
+    if (ds) {
+        const accel_dataset_info_t *in = accel_dataset_info(ds);
+        EXPECT(in->has_loss_mask && in->version == 2, "mask info: has %d, version %d", in->has_loss_mask, in->version);
+        int64_t idx[2] = { 3, 0 }, trained = 0, want = 0;
+        uint8_t m[16];
+        int32_t tok[16];
+        EXPECT(accel_dataset_read_loss_mask(ds, idx, 2, m) == ACCEL_OK, "mask read failed");
+        EXPECT(accel_dataset_read(ds, idx, 2, tok, NULL, NULL) == ACCEL_OK, "masked tokens read failed");
+        for (int t = 0; t < 8; t++)
+            EXPECT(m[t] == mask_value(21 + t) && m[8 + t] == mask_value(t) && tok[t] == tok_value(21 + t),
+                   "mask value %d", t);
+        for (int k = 0; k < TOK_N; k++) want += mask_value(k);
+        EXPECT(accel_dataset_loss_mask_count(ds, &trained) == ACCEL_OK && trained == want,
+               "mask count %lld, want %lld", (long long)trained, (long long)want);
+        accel_dataset_close(ds);
+    }
+    ds = expect_open(p[TOK_GOOD], "val", 7, ACCEL_OK, NULL, NULL);
+    if (ds) {
+        int64_t idx = 0;
+        uint8_t m[8];
+        EXPECT(!accel_dataset_info(ds)->has_loss_mask, "a file without a mask says it has one");
+        EXPECT(accel_dataset_read_loss_mask(ds, &idx, 1, m) == ACCEL_ERR_INVALID, "mask read without a mask");
+        accel_dataset_close(ds);
+    }
+    expect_open(p[TOK_MASK_SHORT], "val", 7, ACCEL_ERR_CORRUPT, "/val/loss_mask", "length differs");
+    expect_open(p[TOK_MASK_WIDE], "train", 7, ACCEL_ERR_CORRUPT, "/train/loss_mask", "1-byte");
+    ds = expect_open(p[TOK_MASK_BAD], "train", 10, ACCEL_OK, NULL, NULL);
+    if (ds) {
+        int64_t bad = 5, trained;
+        uint8_t m[11];
+        capture_begin();
+        accel_status_t st = accel_dataset_read_loss_mask(ds, &bad, 1, m);
+        accel_status_t st2 = accel_dataset_loss_mask_count(ds, &trained);
+        const char *log = capture_end();
+        EXPECT(st == ACCEL_ERR_CORRUPT && st2 == ACCEL_ERR_CORRUPT && strstr(log, "/train/loss_mask[57] = 2"),
+               "bad mask value: status %d %d, %s", st, st2, log);
+        accel_dataset_close(ds);
+    }
 
     /* A negative int32 token is corrupt data too. */
     ds = expect_open(p[TOK_NEGATIVE], "train", 10, ACCEL_OK, NULL, NULL);

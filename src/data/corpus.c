@@ -190,6 +190,7 @@ typedef struct {
     accel_tokenizer_t *tok;
     accel_tokstream_t *s;
     accel_tokstream_t *mask;        /* with a prompt field: 1 per trained token, 0 per context one */
+    long long trained;              /* tokens the mask trains */
     int bos, eos;                   /* what is added around each document; -1: nothing */
     bool is_bytes;                  /* token = byte: copied straight in, no id array */
     int32_t *ids;
@@ -207,6 +208,7 @@ static accel_status_t put_token(encoder_t *e, uint32_t tok, bool trained)
 {
     accel_status_t st = accel_tokstream_put(e->s, tok);
     if (st == ACCEL_OK && e->mask) st = accel_tokstream_put(e->mask, trained);
+    e->trained += trained;
     if (st != ACCEL_OK) snprintf(e->err, e->errlen, "%s", e->mask && e->mask->error[0] ? e->mask->error
                                                                                      : e->s->error);
     return st;
@@ -218,6 +220,7 @@ static accel_status_t encode_text(encoder_t *e, const char *text, size_t len, bo
     if (e->is_bytes) {              /* a file's bytes are its tokens; no 4-byte id per byte */
         accel_status_t st = accel_tokstream_put_bytes(e->s, (const unsigned char *)text, len);
         for (size_t i = 0; i < len && st == ACCEL_OK && e->mask; i++) st = accel_tokstream_put(e->mask, trained);
+        e->trained += trained ? (long long)len : 0;
         if (st != ACCEL_OK)
             snprintf(e->err, e->errlen, "%s", e->mask && e->mask->error[0] ? e->mask->error : e->s->error);
         return st;
@@ -445,9 +448,12 @@ accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const 
     /* Prompt and answer: the model must learn where an answer ends, so EOS follows even with BOS. */
     enc.eos = enc.bos >= 0 && !enc.mask ? -1 : accel_tokenizer_eos(tok);
     char rule[200];
+    char bos[32] = "", eos[32] = "";
+    if (enc.bos >= 0) snprintf(bos, sizeof bos, "BOS (id %d), ", enc.bos);
+    if (enc.eos >= 0) snprintf(eos, sizeof eos, ", EOS (id %d)", enc.eos);
     if (enc.mask)
-        snprintf(rule, sizeof rule, "each line is [BOS] prompt document [EOS] (BOS id %d, EOS id %d; -1: "
-                 "none), trained on the document and EOS only", enc.bos, enc.eos);
+        snprintf(rule, sizeof rule, "each line is %sprompt, document%s; only the document%s trained",
+                 bos, eos, enc.eos >= 0 ? " and EOS are" : " is");
     else if (enc.bos >= 0) snprintf(rule, sizeof rule, "each document is preceded by BOS (id %d)", enc.bos);
     else if (enc.eos >= 0) snprintf(rule, sizeof rule, "each document is followed by EOS (id %d)", enc.eos);
     else snprintf(rule, sizeof rule, "documents are concatenated as they are (the tokenizer has no BOS or EOS)");
@@ -483,6 +489,13 @@ accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const 
                         (long long)(s.n - before));
             fflush(progress);
         }
+    }
+    if (enc.mask && enc.trained == 0) {
+        snprintf(err, errlen, "no line has a non-empty document (field \"%s\"): nothing would be trained"
+                 "\n--> hint: --jsonl-field names the field holding the completion to train on",
+                 opt->jsonl_field);
+        st = ACCEL_ERR_INVALID;
+        goto cleanup;
     }
     if (progress) fprintf(progress, "read %d file(s), %lld bytes -> ", files.n, total);
     size_t jlen = 0;

@@ -283,6 +283,11 @@ static accel_status_t evaluate_step(accel_trainer_t *t, int step, double t0, boo
         return ACCEL_OK;
     }
     ACCEL_CHECK(evaluate(t, loss, accuracy));
+    if (isnan(*loss)) {                     /* a loss mask that trains none of the held-out tokens */
+        ACCEL_WARN0("eval step %d: the validation split's loss mask trains none of its tokens: no "
+                    "held-out loss", step);
+        return ACCEL_OK;
+    }
     char acc[48] = "";
     if (!t->tokens_model) snprintf(acc, sizeof acc, ", accuracy %.1f%%", 100.0 * *accuracy);
     ACCEL_INFO("eval step %d: held-out loss %.4f%s (%lld samples)", step, *loss, acc, (long long)t->val_samples);

@@ -38,8 +38,9 @@ static accel_status_t string_field(json_t *obj, const char *field, const char *f
         return ACCEL_ERR_INVALID;
     }
     if (!json_is_string(v)) {
-        snprintf(err, errlen, "%s:%lld: field \"%s\" is %s, not a string\n--> hint: the document "
-                 "field must hold the text as a JSON string", path, line, field, accel_json_type_name(v));
+        snprintf(err, errlen, "%s:%lld: field \"%s\" is %s, not a string\n--> hint: the %s field "
+                 "must hold the text as a JSON string", path, line, field, accel_json_type_name(v),
+                 strcmp(flag, "--prompt-field") ? "document" : "prompt");
         return ACCEL_ERR_INVALID;
     }
     *out = v;

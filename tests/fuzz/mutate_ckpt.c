@@ -3,10 +3,10 @@
  *   mutate_ckpt --dir D [--n N] [--seed S] [--data-n M] [--quiet]
  *
  * Saves a small valid checkpoint (5 tensors of 1 to 4 dimensions, one of several checksum blocks,
- * two states) and writes a small token dataset, then applies N (M) random mutations, each to a
- * fresh copy: byte flips, truncations, zeroed and random ranges, and structural ones through the
- * HDF5 API (reshape, swap two tensors, swap a tensor with its checksum table, replace a tensor by a
- * group, delete, change types, claim huge unallocated sizes, set attributes to huge or negative
+ * two states) and writes a small token dataset with a loss mask, then applies N (M) random
+ * mutations, each to a fresh copy: byte flips, truncations, zeroed and random ranges, and
+ * structural ones through the HDF5 API (reshape, swap two tensors, swap a tensor with its
+ * checksum table, replace a tensor by a group, delete, change types, claim huge unallocated sizes, set attributes to huge or negative
  * values, edit /meta). Each case runs in a forked child with an alarm: the checkpoint through
  * accel_ckpt_verify_layout and accel_ckpt_load (MPI_COMM_SELF) into the model's layout, the
  * dataset through accel_dataset_open/read and the sampler. Outcomes:
@@ -51,6 +51,7 @@ static accel_ckpt_meta_t g_ref_meta;
 static const char *g_arena_names[2] = { "model", "optim/exp_avg" };
 static char g_orig[4096], g_work[4096], g_data_orig[4096], g_data_work[4096];
 static int32_t *g_ref_tokens;
+static uint8_t *g_ref_mask;             /* the dataset's loss mask, read back as samples */
 static int64_t g_ref_nsamples;
 #define CONTEXT 16
 
@@ -159,6 +160,15 @@ static int judge_ckpt(const char *path)
     return R_IDENTICAL;
 }
 
+/* The campaign dataset's loss mask, served to the writer. */
+static uint8_t g_mask_stream[2200];
+static const void *mask_source(void *ctx, int64_t first, int64_t count)
+{
+    (void)ctx;
+    (void)count;
+    return g_mask_stream + first;
+}
+
 /* The child's verdict on a token dataset. */
 static int judge_data(const char *path)
 {
@@ -176,10 +186,15 @@ static int judge_data(const char *path)
     accel_sampler_free(&s);
     if (n != g_ref_nsamples) rc = R_CHANGED;
     int64_t m = n < g_ref_nsamples ? n : g_ref_nsamples;
+    if (!in->has_loss_mask) rc = R_CHANGED;     /* the prompts would be trained */
     int32_t *tok = malloc(sizeof(int32_t) * (CONTEXT + 1));
+    uint8_t mask[CONTEXT + 1];
     for (int64_t i = 0; tok && i < m; i++) {
         if (accel_dataset_read(ds, &i, 1, tok, NULL, NULL) != ACCEL_OK) { rc = R_REFUSED; break; }
         if (memcmp(tok, g_ref_tokens + i * (CONTEXT + 1), sizeof(int32_t) * (CONTEXT + 1))) rc = R_CHANGED;
+        if (!in->has_loss_mask) continue;
+        if (accel_dataset_read_loss_mask(ds, &i, 1, mask) != ACCEL_OK) { rc = R_REFUSED; break; }
+        if (memcmp(mask, g_ref_mask + i * (CONTEXT + 1), CONTEXT + 1)) rc = R_CHANGED;
     }
     free(tok);
     accel_dataset_close(ds);
@@ -678,21 +693,26 @@ static int setup(const char *dir)
     }
     snprintf(g_work, sizeof g_work, "%s/work.h5", dir);
 
-    /* the dataset: 2000 uint16 tokens, context 16 */
+    /* the dataset: 2000 uint16 tokens with a loss mask (prompt/completion data), context 16 */
     int64_t ntok = 2000, nval = 200;
     uint16_t *stream = malloc(sizeof *stream * (size_t)(ntok + nval));
     for (int64_t i = 0; i < ntok + nval; i++) stream[i] = (uint16_t)((i * 7919) % 500);
+    for (int64_t i = 0; i < ntok + nval; i++) g_mask_stream[i] = i % 7 >= 3;
     snprintf(g_data_orig, sizeof g_data_orig, "%s/data.h5", dir);
     snprintf(g_data_work, sizeof g_data_work, "%s/data_work.h5", dir);
-    if (accel_dataset_write_tokens(g_data_orig, "bytes", 500, stream, 2, ntok, nval, "mutation campaign") != ACCEL_OK)
+    accel_token_meta_t dm = { .tokenizer = "bytes", .vocab = 500, .description = "mutation campaign",
+                              .loss_mask = mask_source };
+    if (accel_dataset_write_tokens_meta(g_data_orig, &dm, stream, 2, ntok, nval) != ACCEL_OK)
         return -1;
     free(stream);
     accel_dataset_t *ds;
     if (accel_dataset_open(g_data_orig, "train", CONTEXT, MPI_COMM_SELF, &ds) != ACCEL_OK) return -1;
     g_ref_nsamples = accel_dataset_info(ds)->nsamples;
     g_ref_tokens = malloc(sizeof(int32_t) * (CONTEXT + 1) * (size_t)g_ref_nsamples);
+    g_ref_mask = malloc((CONTEXT + 1) * (size_t)g_ref_nsamples);
     for (int64_t i = 0; i < g_ref_nsamples; i++)
-        if (accel_dataset_read(ds, &i, 1, g_ref_tokens + i * (CONTEXT + 1), NULL, NULL) != ACCEL_OK) return -1;
+        if (accel_dataset_read(ds, &i, 1, g_ref_tokens + i * (CONTEXT + 1), NULL, NULL) != ACCEL_OK ||
+            accel_dataset_read_loss_mask(ds, &i, 1, g_ref_mask + i * (CONTEXT + 1)) != ACCEL_OK) return -1;
     accel_dataset_close(ds);
     if (judge_data(g_data_orig) != R_IDENTICAL) {
         fprintf(stderr, "mutate_ckpt: the untouched dataset does not read back identically\n");

@@ -69,6 +69,10 @@ static void fixture_open(fixture_t *f, int L, int NH, int C, int T, int V, int B
     fixture_open_cfg(f, &cfg, B);
 }
 
+/* With g_qwen3 the Llama fixtures get Qwen3's attention too: RMSNorm on every q and k head and a
+ * head size apart from width / heads (model.qk_norm, model.head_dim = width / heads + 2). */
+static bool g_qwen3;
+
 /* A Llama with every optional part on: grouped-query attention (NH heads, NH/2 kv heads), an untied
  * head, q/k/v biases, Llama-3.1 RoPE scaling with frequencies in all three bands, odd SwiGLU width. */
 static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V, int B,
@@ -82,6 +86,10 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
     for (size_t i = 0; i < sizeof kv / sizeof kv[0]; i++)
         ck_assert_int_eq(accel_config_set(&cfg, kv[i][0], kv[i][1], NULL, 0), ACCEL_OK);
     cfg.model.kv_heads = NH > 1 ? NH / 2 : 1;
+    if (g_qwen3) {
+        cfg.model.qk_norm = true;
+        cfg.model.head_dim = C / NH + 2;
+    }
     fixture_open_cfg(f, &cfg, B);
 }
 
@@ -291,11 +299,13 @@ START_TEST(test_gradcheck_long_context)
 }
 END_TEST
 
-/* The Llama's every tensor (GQA, untied head, q/k/v biases, scaled RoPE), and a context past one
- * attention row block. Equality with transformers' LlamaForCausalLM is tests/check_llama.c. */
+/* The Llama's every tensor (GQA, untied head, q/k/v biases, scaled RoPE; with _i = 1 Qwen3's q/k
+ * norms and head size too), and a context past one attention row block. Equality with
+ * transformers' LlamaForCausalLM and Qwen3ForCausalLM is tests/check_llama.c and hf_import.sh. */
 START_TEST(test_gradcheck_llama)
 {
     fixture_t f;
+    g_qwen3 = _i == 1;
     fd_h = 5e-3;
     fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
     big_init(&f);
@@ -333,6 +343,7 @@ START_TEST(test_gradcheck_llama)
     fixture_close(&w);
     fixture_close(&f);
     fd_h = FD_H;
+    g_qwen3 = false;
 }
 END_TEST
 
@@ -363,11 +374,11 @@ static void kv_case(bool llama, const char *precision, double tol)
             double d = fabs((double)a[v] - b[v]);
             if (d > worst) worst = d;
             ck_assert_msg(d <= tol * (1 + fabs(a[v])), "%s %s: %d tokens, logit %d: cached %g, "
-                          "whole window %g", llama ? "llama" : "gpt", precision, n, v, b[v], a[v]);
+                          "whole window %g", g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, n, v, b[v], a[v]);
         }
     }
     printf("kv cache %s %s: %d tokens, max |cached - whole window| %.2e\n",
-           llama ? "llama" : "gpt", precision, T, worst);
+           g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, T, worst);
     /* The cache holds T tokens now: claiming more, or no new token, is refused. */
     ck_assert_int_eq(ops->logits_cached(f.model.state, &f.model.layout, f.params, f.tokens, 5, 5,
                                         a, NULL), ACCEL_ERR_INVALID);
@@ -380,11 +391,13 @@ static void kv_case(bool llama, const char *precision, double tol)
 
 START_TEST(test_kv_cache)
 {
-    for (int llama = 0; llama < 2; llama++) {
+    for (int llama = 0; llama < 3; llama++) {   /* 2: the Llama with Qwen3's attention */
+        g_qwen3 = llama == 2;
         kv_case(llama, "fp32", 1e-5);
         kv_case(llama, "bf16", 2e-2);
         kv_case(llama, "fp16", 2e-3);
     }
+    g_qwen3 = false;
 }
 END_TEST
 
@@ -508,8 +521,9 @@ END_TEST
 START_TEST(test_recompute_bitwise)
 {
     static const char *const modes[] = { "none", "mlp", "block" };
-    const bool llama = _i / 2;
+    const bool llama = _i / 2;                  /* _i / 2 == 2: with Qwen3's attention */
     const char *precision = _i % 2 ? "bf16" : "fp32";
+    g_qwen3 = _i / 2 == 2;
     float *ref = NULL;
     double ref_loss = 0;
     size_t bytes[3];
@@ -534,17 +548,18 @@ START_TEST(test_recompute_bitwise)
             ref_loss = loss;
         } else {
             ck_assert_msg(loss == ref_loss, "%s %s recompute=%s: loss %.17g, none %.17g",
-                          llama ? "llama" : "gpt", precision, modes[r], loss, ref_loss);
+                          g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, modes[r], loss, ref_loss);
             for (size_t i = 0; i < n; i++)
                 ck_assert_msg(memcmp(&f.grads[i], &ref[i], sizeof(float)) == 0,
                               "%s %s recompute=%s: gradient %zu is %.9g, none gives %.9g",
-                              llama ? "llama" : "gpt", precision, modes[r], i, f.grads[i], ref[i]);
+                              g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, modes[r], i, f.grads[i], ref[i]);
         }
         fixture_close(&f);
     }
     ck_assert_uint_gt(bytes[0], bytes[1]);
     ck_assert_uint_gt(bytes[1], bytes[2]);
     free(ref);
+    g_qwen3 = false;
 }
 END_TEST
 
@@ -1030,11 +1045,11 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
-    tcase_add_test(tc, test_gradcheck_llama);
+    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 2);
     tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);
     tcase_add_loop_test(tc, test_loss_mask, 0, 2);
-    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 4);
+    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 6);
     tcase_add_test(tc, test_causality);
     tcase_add_test(tc, test_precision);
     tcase_add_test(tc, test_bad_tokens);

@@ -30,6 +30,8 @@ typedef struct {
     double rope_factor, rope_low_freq_factor, rope_high_freq_factor;
     int rope_original_context;
     bool attention_bias;            /* model.attention_bias: q, k, v biases (Qwen2) */
+    int head_dim;                   /* model.head_dim: 0 = width / heads */
+    bool qk_norm;                   /* model.qk_norm: RMSNorm on each q and k head (Qwen3) */
 } accel_model_config_t;
 
 typedef struct {

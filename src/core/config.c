@@ -79,6 +79,8 @@ static const key_spec_t g_schema[] = {
     { "model.rms_eps", KEY_DOUBLE, F(model.rms_eps), "1e-5", NULL, "llama: RMSNorm epsilon", R_OPEN(0, 1) },
     { "model.tie_embeddings", KEY_BOOL, F(model.tie_embeddings), "true", NULL, "the LM head reuses the token embedding; false = a separate lm_head (llama; gpt is always tied)", NO_RANGE },
     { "model.attention_bias", KEY_BOOL, F(model.attention_bias), "false", NULL, "llama: biases on the q, k and v projections (Qwen2)", NO_RANGE },
+    { "model.head_dim", KEY_INT, F(model.head_dim), "0", NULL, "llama: size of each attention head (even); 0 = width / heads (Qwen3 and Gemma set it apart from the width)", R(0, 1 << 16) },
+    { "model.qk_norm", KEY_BOOL, F(model.qk_norm), "false", NULL, "llama: RMSNorm over each query and key head before RoPE, with weights per head dimension (Qwen3)", NO_RANGE },
 
     { "data.path", KEY_STRING, F(data.path), "", NULL, "HDF5 dataset (accel_data); empty = built-in data: the synthetic task for classifiers, the Debian text corpus (prepared on first use) for language models; 'synthetic' = synthetic tokens", NO_RANGE },
     { "data.samples", KEY_INT64, F(data.samples), "65536", NULL, "size of the synthetic training set", R(1, SAMPLES_MAX) },

@@ -2,9 +2,10 @@
  * families that differ only in their building blocks:
  *   gpt    GPT-2: token + learned position embeddings, pre-LayerNorm blocks with biases, GELU MLP,
  *          LM head tied to the token embedding;
- *   llama  Llama 2/3, Mistral, Qwen2: token embedding, RMSNorm, rotary positions (RoPE, with
- *          Llama-3.1 frequency scaling), grouped-query attention (kv_heads <= heads), SwiGLU MLP
- *          without biases (optional q/k/v biases: Qwen2), tied or separate LM head.
+ *   llama  Llama 2/3, Mistral, Qwen2, Qwen3: token embedding, RMSNorm, rotary positions (RoPE,
+ *          with Llama-3.1 frequency scaling), grouped-query attention (kv_heads <= heads), SwiGLU
+ *          MLP without biases (optional q/k/v biases: Qwen2; RMSNorm on each q and k head and a
+ *          head size apart from width / heads: Qwen3), tied or separate LM head.
  * Both end with softmax cross-entropy on next-token targets.
  *
  * The structure follows karpathy's llm.c (train_gpt2.c): every activation the backward pass needs
@@ -41,18 +42,21 @@ typedef struct {                    /* the building blocks of one family */
     bool biases;                    /* biases on the projections and the MLP (gpt) */
     bool qkv_bias;                  /* biases on q, k, v (gpt; llama with attention_bias) */
     bool tied;                      /* LM head = wte */
+    bool qk_norm;                   /* RMSNorm on each q and k head before RoPE (Qwen3) */
 } arch_t;
 
 typedef struct {                    /* tensor indices of one block; -1: absent in this family */
-    int ln1w, ln1b, qkvw, qkvb, projw, projb, ln2w, ln2b, fcw, fcb, fcpw, fcpb;
+    int ln1w, ln1b, qkvw, qkvb, qnw, knw, projw, projb, ln2w, ln2b, fcw, fcb, fcpw, fcpb;
 } gpt_block_t;
 
 typedef struct {                    /* activations of one block, stored for the backward pass */
     float *ln1, *ln1_mean, *ln1_rstd;
     float *qkv;                     /* [BT, QKV]: q heads | k heads | v heads, head h at h*hs */
+    float *qkn, *qkn_rstd;          /* qk_norm: [BT, QKN] the q|k heads before their norm, and
+                                     * [BT, NH + KVH] each head's 1/rms */
     float *lse;                     /* [B, NH, T] log-sum-exp of each attention row's scores: the
                                      * backward pass recomputes the probabilities from it */
-    float *atty;                    /* [BT, C] attention output before the projection */
+    float *atty;                    /* [BT, QW] attention output before the projection */
     float *res2;                    /* [BT, C] residual after attention */
     float *ln2, *ln2_mean, *ln2_rstd;
     float *fch;                     /* [BT, FIN] first MLP product: gpt: gelu'(fc); llama: gate|up */
@@ -63,6 +67,8 @@ typedef struct {                    /* activations of one block, stored for the 
 typedef struct {
     int L, NH, KVH, hs, C, T, V;
     int QKV;                        /* (NH + 2 KVH) hs: width of the q|k|v rows */
+    int QW;                         /* NH hs: the attention output's width (C unless head_dim) */
+    int QKN;                        /* (NH + KVH) hs with qk_norm (the normed q|k part), else 0 */
     int F, FIN;                     /* MLP hidden width; width of its first product (F or 2F) */
     arch_t arch;
     float eps;                      /* RMSNorm epsilon (LayerNorm: ACCEL_LN_EPS) */
@@ -79,7 +85,8 @@ typedef struct {
     float *x0;                      /* [BT, C] embeddings: the residual entering block 0 */
     float *lnf, *lnf_mean, *lnf_rstd;
     float *logits;                  /* [BT, V]; overwritten by d(loss)/d(logits) in training */
-    float *dres, *dc, *d3c, *d4c;   /* backward scratch: [BT, C], [BT, C], [BT, QKV], [BT, FIN] */
+    float *dres, *dc, *d3c, *d4c;   /* backward scratch: [BT, C], [BT, max(C, QW)], [BT, QKV], [BT, FIN] */
+    float *dqk;                     /* [QKN] qk_norm backward: one row's d(q|k before the norm) */
     float *dff;                     /* [BT, F] SwiGLU backward: d(hidden) */
     float *dp;                      /* [T, T] attention backward scratch for one (sample, head) */
     float *pr;                      /* [T, T] one (sample, head)'s attention probabilities */
@@ -155,6 +162,8 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->rms_eps != 1e-5) key = "model.rms_eps";
     else if (!c->tie_embeddings) key = "model.tie_embeddings";
     else if (c->attention_bias) key = "model.attention_bias";
+    else if (c->head_dim != 0 && c->head_dim * c->heads != c->width) key = "model.head_dim";
+    else if (c->qk_norm) key = "model.qk_norm";
     if (!key) return ACCEL_OK;
     ACCEL_ERROR0("gpt: %s is a llama key (GPT-2 has learned positions, LayerNorm, a GELU MLP of 4 x "
                  "width, biases everywhere and a tied LM head)\n--> hint: use model.name=llama, or "
@@ -212,7 +221,7 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
                      c->vocab);
         return ACCEL_ERR_CONFIG;
     }
-    if (c->width % c->heads) {
+    if (c->width % c->heads && !(llama && c->head_dim)) {
         ACCEL_ERROR0("%s: model.width=%d is not divisible by model.heads=%d\n--> hint: choose a "
                      "width that is a multiple of the number of heads (e.g. width=%d)", name,
                      c->width, c->heads, (c->width / c->heads + 1) * c->heads);
@@ -226,7 +235,9 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
         if (kvh < 1 || kvh > c->heads || c->heads % kvh)
             bad = "model.kv_heads", why = "must divide model.heads (each key/value head serves "
                                           "a whole group of query heads)";
-        else if ((c->width / c->heads) % 2)
+        else if (c->head_dim % 2)
+            bad = "model.head_dim", why = "is odd: RoPE turns pairs of values";
+        else if (!c->head_dim && (c->width / c->heads) % 2)
             bad = "model.heads", why = "gives an odd head size (width / heads): RoPE turns pairs "
                                        "of values";
         else if (c->ffn_width < 0)
@@ -252,7 +263,7 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
     }
     /* Matrix dimensions are ints for BLAS: keep every row length and per-layer count in range. */
     if (c->width > (1 << 20) || c->vocab > (1 << 26) || c->context > (1 << 20) ||
-        c->layers > 100000 || ffn > (1 << 22) ||
+        c->layers > 100000 || ffn > (1 << 22) || (int64_t)c->heads * c->head_dim > (1 << 20) ||
         (int64_t)c->width * (llama ? 2 * (int64_t)ffn : ffn) > INT_MAX) {
         ACCEL_ERROR0("%s: model size out of range (layers=%d width=%d ffn_width=%d context=%d "
                      "vocab=%d)\n--> hint: the CPU model supports width <= 23170, context <= "
@@ -271,14 +282,17 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
     m->NH = c->heads;
     m->KVH = llama && c->kv_heads ? c->kv_heads : c->heads;
     m->C = c->width;
-    m->hs = m->C / m->NH;
+    m->hs = llama && c->head_dim ? c->head_dim : m->C / m->NH;
+    m->QW = m->NH * m->hs;
     m->T = c->context;
     m->V = c->vocab;
     m->QKV = (m->NH + 2 * m->KVH) * m->hs;
     m->F = !llama ? 4 * m->C : c->ffn_width ? c->ffn_width : default_ffn_width(m->C);
     m->FIN = llama ? 2 * m->F : m->F;
+    m->QKN = llama && c->qk_norm ? (m->NH + m->KVH) * m->hs : 0;
     m->arch = llama ? (arch_t){ .rms = true, .rope = true, .swiglu = true, .biases = false,
-                                .qkv_bias = c->attention_bias, .tied = c->tie_embeddings }
+                                .qkv_bias = c->attention_bias, .tied = c->tie_embeddings,
+                                .qk_norm = c->qk_norm }
                     : (arch_t){ .rms = false, .rope = false, .swiglu = false, .biases = true,
                                 .qkv_bias = true, .tied = true };
     m->eps = llama ? (float)c->rms_eps : ACCEL_LN_EPS;
@@ -330,7 +344,7 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
     if (!ar->rope) ACCEL_CHECK_GOTO(add(layout, "wpe", 2, m->T, C, 0, 0, std, &m->wpe), st, fail);
     for (int l = 0; l < m->L; l++) {
         gpt_block_t *b = &m->blk[l];
-        *b = (gpt_block_t){ -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+        *b = (gpt_block_t){ -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
         char name[ACCEL_TENSOR_NAME_MAX];
 #define ADD(part, suffix, ndim, d0, d1, flags, s, idx)                                      \
         snprintf(name, sizeof name, "h.%d.%s." suffix, l, part);                            \
@@ -339,7 +353,11 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
         if (!ar->rms) { ADD(n1, "bias", 1, C, 0, nd, 0.0f, &b->ln1b); }
         ADD("attn.qkv", "weight", 2, m->QKV, C, 0, std, &b->qkvw);
         if (ar->qkv_bias) { ADD("attn.qkv", "bias", 1, m->QKV, 0, nd, 0.0f, &b->qkvb); }
-        ADD("attn.proj", "weight", 2, C, C, 0, res_std, &b->projw);
+        if (ar->qk_norm) {
+            ADD("attn.q_norm", "weight", 1, m->hs, 0, nd, -1.0f, &b->qnw);
+            ADD("attn.k_norm", "weight", 1, m->hs, 0, nd, -1.0f, &b->knw);
+        }
+        ADD("attn.proj", "weight", 2, C, m->QW, 0, res_std, &b->projw);
         if (ar->biases) { ADD("attn.proj", "bias", 1, C, 0, nd, 0.0f, &b->projb); }
         ADD(n2, "weight", 1, C, 0, nd, -1.0f, &b->ln2w);
         if (!ar->rms) { ADD(n2, "bias", 1, C, 0, nd, 0.0f, &b->ln2b); }
@@ -379,8 +397,8 @@ static int head_layer(const gpt_t *m) { return m->arch.tied ? 0 : m->L + 1; }
 #define PIECE(n) (((n) + 15) / 16 * 16)
 
 /* The pieces of one block's activations, in the order they are carved. */
-enum { A_LN1, A_LN1_MEAN, A_LN1_RSTD, A_QKV, A_LSE, A_ATTY, A_RES2, A_LN2, A_LN2_MEAN, A_LN2_RSTD,
-       A_FCH, A_FCH_GELU, A_RES3, A_PIECES };
+enum { A_LN1, A_LN1_MEAN, A_LN1_RSTD, A_QKV, A_QKN, A_QKN_RSTD, A_LSE, A_ATTY, A_RES2, A_LN2,
+       A_LN2_MEAN, A_LN2_RSTD, A_FCH, A_FCH_GELU, A_RES3, A_PIECES };
 #define ALL_PIECES ((1u << A_PIECES) - 1)
 
 /* Activation recompute: the pieces each block keeps for its backward pass. The others live in one
@@ -401,8 +419,9 @@ static unsigned kept_pieces(accel_recompute_t r)
 static void piece_floats(const gpt_t *m, size_t B, size_t T, size_t sizes[A_PIECES])
 {
     const size_t BT = B * T, C = (size_t)m->C;
-    const size_t s[A_PIECES] = { BT * C, BT, BT, BT * (size_t)m->QKV, B * (size_t)m->NH * T,
-                                 BT * C, BT * C, BT * C, BT, BT, BT * (size_t)m->FIN,
+    const size_t s[A_PIECES] = { BT * C, BT, BT, BT * (size_t)m->QKV, BT * (size_t)m->QKN,
+                                 m->QKN ? BT * (size_t)(m->NH + m->KVH) : 0, B * (size_t)m->NH * T,
+                                 BT * (size_t)m->QW, BT * C, BT * C, BT, BT, BT * (size_t)m->FIN,
                                  BT * (size_t)m->F, BT * C };
     memcpy(sizes, s, sizeof s);
 }
@@ -423,9 +442,11 @@ static size_t activation_floats(const gpt_t *m, size_t B)
 {
     const size_t T = (size_t)m->T, BT = B * T, C = (size_t)m->C;
     const unsigned keep = kept_pieces(m->recompute);
+    const size_t DC = C > (size_t)m->QW ? C : (size_t)m->QW;
     return (size_t)m->L * block_floats(m, B, T, keep) + block_floats(m, B, T, ALL_PIECES & ~keep) +
            2 * PIECE(BT * C) + 2 * PIECE(BT) +
-           PIECE(BT * (size_t)m->V) + 2 * PIECE(BT * C) + PIECE(BT * (size_t)m->QKV) +
+           PIECE(BT * (size_t)m->V) + PIECE(BT * C) + PIECE(BT * DC) + PIECE(BT * (size_t)m->QKV) +
+           PIECE((size_t)m->QKN) +
            PIECE(BT * (size_t)m->FIN) + PIECE(m->arch.swiglu ? BT * (size_t)m->F : 0) +
            2 * PIECE(T * T) + 2 * PIECE((size_t)m->hs * T) + PIECE(2 * T * (size_t)m->hs);
 }
@@ -451,9 +472,9 @@ static size_t llama_activation_bytes(const accel_config_t *cfg, int micro_batch)
  * others are left as they are); returns what follows. */
 static float *carve_block(const gpt_t *m, gpt_acts_t *a, float *p, size_t B, size_t T, unsigned mask)
 {
-    float **const order[A_PIECES] = { &a->ln1, &a->ln1_mean, &a->ln1_rstd, &a->qkv, &a->lse,
-                                      &a->atty, &a->res2, &a->ln2, &a->ln2_mean, &a->ln2_rstd,
-                                      &a->fch, &a->fch_gelu, &a->res3 };
+    float **const order[A_PIECES] = { &a->ln1, &a->ln1_mean, &a->ln1_rstd, &a->qkv, &a->qkn,
+                                      &a->qkn_rstd, &a->lse, &a->atty, &a->res2, &a->ln2,
+                                      &a->ln2_mean, &a->ln2_rstd, &a->fch, &a->fch_gelu, &a->res3 };
     size_t sizes[A_PIECES];
     piece_floats(m, B, T, sizes);
     for (int i = 0; i < A_PIECES; i++)
@@ -516,7 +537,7 @@ static accel_status_t reserve(gpt_t *m, int B)
     TAKE(m->lnf_rstd, BT);
     TAKE(m->logits, BT * V);
     TAKE(m->dres, BT * C);
-    TAKE(m->dc, BT * C);
+    TAKE(m->dc, BT * (C > (size_t)m->QW ? C : (size_t)m->QW));
     TAKE(m->d3c, BT * (size_t)m->QKV);
     TAKE(m->d4c, BT * (size_t)m->FIN);
     TAKE(m->dff, m->arch.swiglu ? BT * (size_t)m->F : 0);
@@ -525,6 +546,7 @@ static accel_status_t reserve(gpt_t *m, int B)
     TAKE(m->kt, (size_t)m->hs * T);
     TAKE(m->vt, (size_t)m->hs * T);
     TAKE(m->dkv, 2 * T * (size_t)m->hs);
+    TAKE(m->dqk, (size_t)m->QKN);
 #undef TAKE
     m->capacity = B;
     return accel_gemm_cpu_reserve(&m->gemm, gemm_elements(m, BT));
@@ -656,7 +678,7 @@ static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t
 {
     const bool native = att_native(m) && p0 == 0;
     float *S = fw->pr, *kt = fw->kt;
-    const int C = m->C, NH = m->NH, hs = m->hs;
+    const int QW = m->QW, NH = m->NH, hs = m->hs;
     const int ldq = (int)x->ldq, ldkv = (int)x->ldkv;
     const float scale = 1.0f / sqrtf((float)hs);
     if (!native || fw->kv) {
@@ -670,11 +692,11 @@ static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t
             const float *k = x->kv + (size_t)b * T * ldkv + k_col(m, h);
             const float *v = x->kv + (size_t)b * T * ldkv + v_col(m, h);
             float *lse = a->lse + ((size_t)b * NH + h) * T;
-            float *y = a->atty + (size_t)b * T * C + (size_t)h * hs;
+            float *y = a->atty + (size_t)b * T * QW + (size_t)h * hs;
             if (native) {
                 ACCEL_CHECK(accel_gemm_cpu_lower_nt(&m->gemm, T, hs, scale, q, ldq, k, ldkv, S, T));
                 causal_softmax(S, (size_t)T, T, 0, T, lse);
-                ACCEL_CHECK(accel_gemm_cpu_trmm(&m->gemm, false, T, hs, 1.0f, S, T, v, ldkv, y, C));
+                ACCEL_CHECK(accel_gemm_cpu_trmm(&m->gemm, false, T, hs, 1.0f, S, T, v, ldkv, y, QW));
                 continue;
             }
             if (h % (NH / m->KVH) == 0)     /* once per key head: its group's heads follow */
@@ -686,7 +708,7 @@ static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t
                 causal_softmax(S, (size_t)T, r1, r0, r1, lse);
                 round_rows(m, S, (size_t)(r1 - r0), (size_t)r1, (size_t)T);
                 GEMM32(false, false, r1 - r0, hs, r1, 1.0f, S, T, v, ldkv, 0.0f,
-                       y + (size_t)r0 * C, C);
+                       y + (size_t)r0 * QW, QW);
             }
         }
     return ACCEL_OK;
@@ -699,7 +721,7 @@ static void add_head(float *dst, size_t ld, const float *src, int T, int hs)
         for (int i = 0; i < hs; i++) dst[(size_t)t * ld + i] += src[(size_t)t * hs + i];
 }
 
-/* Backward of attention_forward: dY (d->dc, [BT, C]) into d(qkv) (m->d3c, [BT, QKV], overwritten):
+/* Backward of attention_forward: dY (m->dc, [BT, QW]) into d(qkv) (m->d3c, [BT, QKV], overwritten):
  * P again (S by the forward pass's products, then exp(S - lse)), dP = dY V^T, dS = softmax
  * backward, dQ = dS K / sqrt(hs), dV = P^T dY, dK = dS^T Q / sqrt(hs).
  * The query heads of a group add their dK and dV: the first writes them, the others add theirs
@@ -707,12 +729,12 @@ static void add_head(float *dst, size_t ld, const float *src, int T, int hs)
 static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, int T)
 {
     const bool native = att_native(m), rounded = m->precision != ACCEL_F32 && !native;
-    const int C = m->C, NH = m->NH, hs = m->hs, QKV = m->QKV, G = m->NH / m->KVH;
+    const int QW = m->QW, NH = m->NH, hs = m->hs, QKV = m->QKV, G = m->NH / m->KVH;
     const float scale = 1.0f / sqrtf((float)hs);
     float *P = m->pr, *dS = m->dp;
     /* dY (m->dc) is only a product operand here and is overwritten right after: round in place.
      * q, k and v were rounded in place by the forward pass. */
-    if (!native) round_to(m, m->dc, m->dc, (size_t)B * T, (size_t)C, (size_t)C);
+    if (!native) round_to(m, m->dc, m->dc, (size_t)B * T, (size_t)QW, (size_t)QW);
     for (int b = 0; b < B; b++)
         for (int h = 0; h < NH; h++) {
             const bool first = h % G == 0;          /* of its group: writes dK, dV */
@@ -722,17 +744,17 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
             const float *q = a->qkv + qoff, *k = a->qkv + koff, *v = a->qkv + voff;
             float *dq = m->d3c + qoff, *dk = m->d3c + koff, *dv = m->d3c + voff;
             const float *lse = a->lse + ((size_t)b * NH + h) * T;
-            const float *dy = m->dc + (size_t)b * T * C + (size_t)h * hs;
+            const float *dy = m->dc + (size_t)b * T * QW + (size_t)h * hs;
             if (native) {
                 accel_gemm_cpu_t *g = &m->gemm;
                 float *dkh = first ? dk : m->dkv, *dvh = first ? dv : m->dkv + (size_t)T * hs;
                 const int ldkv = first ? QKV : hs;
                 ACCEL_CHECK(accel_gemm_cpu_lower_nt(g, T, hs, scale, q, QKV, k, QKV, P, T));
                 causal_probs(P, (size_t)T, T, 0, T, lse);
-                ACCEL_CHECK(accel_gemm_cpu_lower_nt(g, T, hs, 1.0f, dy, C, v, QKV, dS, T));
+                ACCEL_CHECK(accel_gemm_cpu_lower_nt(g, T, hs, 1.0f, dy, QW, v, QKV, dS, T));
                 causal_softmax_backward(dS, P, T, 0, T);
                 ACCEL_CHECK(accel_gemm_cpu_trmm(g, false, T, hs, scale, dS, T, k, QKV, dq, QKV));
-                ACCEL_CHECK(accel_gemm_cpu_trmm(g, true, T, hs, 1.0f, P, T, dy, C, dvh, ldkv));
+                ACCEL_CHECK(accel_gemm_cpu_trmm(g, true, T, hs, 1.0f, P, T, dy, QW, dvh, ldkv));
                 ACCEL_CHECK(accel_gemm_cpu_trmm(g, true, T, hs, scale, dS, T, q, QKV, dkh, ldkv));
                 if (!first) {
                     add_head(dk, (size_t)QKV, dkh, T, hs);
@@ -748,7 +770,7 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
                 ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, scale, q + (size_t)r0 * QKV, QKV, m->kt,
                                     P + (size_t)r0 * T));
                 causal_probs(P + (size_t)r0 * T, (size_t)T, T, r0, r1, lse);
-                ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, 1.0f, dy + (size_t)r0 * C, C, m->vt,
+                ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, 1.0f, dy + (size_t)r0 * QW, QW, m->vt,
                                     dS + (size_t)r0 * T));
                 causal_softmax_backward(dS, P, T, r0, r1);
                 /* dS is only a product operand from here on */
@@ -765,7 +787,7 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
             for (int c0 = 0; c0 < T; c0 += ATT_BLOCK) {
                 int c1 = c0 + ATT_BLOCK < T ? c0 + ATT_BLOCK : T;
                 GEMM32(true, false, c1 - c0, hs, T - c0, 1.0f, P + (size_t)c0 * T + c0, T,
-                       dy + (size_t)c0 * C, C, beta, dv + (size_t)c0 * QKV, QKV);
+                       dy + (size_t)c0 * QW, QW, beta, dv + (size_t)c0 * QKV, QKV);
                 GEMM32(true, false, c1 - c0, hs, T - c0, scale, dS + (size_t)c0 * T + c0, T,
                        q + (size_t)c0 * QKV, QKV, beta, dk + (size_t)c0 * QKV, QKV);
             }
@@ -807,6 +829,40 @@ static void rope(const gpt_t *m, const qkv_view_t *x, size_t rows, int T, int p0
                    m->rope_sin, T, p0, inverse);
 }
 
+/* qk_norm (Qwen3): each q head and k head of rows p0.. RMS-normed over its hs values with the
+ * weights qn (queries) and kn (keys), in place; the values before the norm and each head's 1/rms
+ * are kept in a->qkn, a->qkn_rstd for the backward pass. */
+static void qk_norm_forward(const gpt_t *m, const qkv_view_t *x, gpt_acts_t *a, const float *qn,
+                            const float *kn, size_t rows, int p0)
+{
+    const size_t QW = (size_t)m->QW, KW = (size_t)m->KVH * m->hs, QKN = (size_t)m->QKN;
+    for (size_t r = (size_t)p0; r < (size_t)p0 + rows; r++) {
+        float *q = x->q + r * x->ldq, *k = x->kv + r * x->ldkv;
+        float *pre = a->qkn + r * QKN, *rstd = a->qkn_rstd + r * (size_t)(m->NH + m->KVH);
+        memcpy(pre, q, sizeof(float) * QW);
+        memcpy(pre + QW, k, sizeof(float) * KW);
+        accel_cpu_rmsnorm_forward(q, rstd, pre, qn, (size_t)m->NH, m->hs, m->eps);
+        accel_cpu_rmsnorm_forward(k, rstd + m->NH, pre + QW, kn, (size_t)m->KVH, m->hs, m->eps);
+    }
+}
+
+/* Backward of qk_norm_forward over B T rows: d(q|k after the norm) in d3c becomes d(q|k before
+ * it); the norms' weight gradients are added to dqn, dkn. */
+static void qk_norm_backward(gpt_t *m, const gpt_acts_t *a, const float *qn, const float *kn,
+                             float *dqn, float *dkn, size_t rows)
+{
+    const size_t QW = (size_t)m->QW, QKN = (size_t)m->QKN, QKV = (size_t)m->QKV;
+    for (size_t r = 0; r < rows; r++) {
+        float *d = m->d3c + r * QKV;        /* q heads, then k heads: QKN values */
+        const float *pre = a->qkn + r * QKN, *rstd = a->qkn_rstd + r * (size_t)(m->NH + m->KVH);
+        memset(m->dqk, 0, sizeof(float) * QKN);
+        accel_cpu_rmsnorm_backward(m->dqk, dqn, d, pre, rstd, qn, (size_t)m->NH, m->hs);
+        accel_cpu_rmsnorm_backward(m->dqk + QW, dkn, d + QW, pre + QW, rstd + m->NH, kn,
+                                   (size_t)m->KVH, m->hs);
+        memcpy(d, m->dqk, sizeof(float) * QKN);
+    }
+}
+
 /* Block l's attention half for the rows from p0 (R = B T - p0): norm1, the q|k|v rows (rotated),
  * attention, and res2 = res + bias + the attention output projected. */
 static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_t *layout,
@@ -834,10 +890,12 @@ static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel
         GEMM(false, true, (int)R, KVW, C, 1.0f, a->ln1 + o, C, PARAM(k->qkvw) + (size_t)QW * C,
              C, 1.0f, kv, KVW);
     }
+    if (m->arch.qk_norm) qk_norm_forward(m, &x, a, PARAM(k->qnw), PARAM(k->knw), R, p0);
     if (m->arch.rope) rope(m, &x, R, T, p0, 0);
     ACCEL_CHECK(attention_forward(m, a, fw, &x, B, T, p0));
     start_rows(a->res2 + o, PARAM_OPT(k->projb), res + o, R, C);      /* residual + bias + proj */
-    GEMM(false, true, (int)R, C, C, 1.0f, a->atty + o, C, PARAM(k->projw), C, 1.0f, a->res2 + o, C);
+    GEMM(false, true, (int)R, C, m->QW, 1.0f, a->atty + (size_t)p0 * m->QW, m->QW, PARAM(k->projw),
+         m->QW, 1.0f, a->res2 + o, C);
     return ACCEL_OK;
 }
 
@@ -1016,8 +1074,8 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
         norm_backward(m, m->dres, GRAD(k->ln2w), GRAD_OPT(k->ln2b), m->dc, a->res2, a->ln2_mean,
                       a->ln2_rstd, PARAM(k->ln2w), BT);
         /* Attention: res2 = res_in + attn(rope(norm1(res_in) qkv^T + qkvb)) proj^T + projb */
-        GEMM(false, false, bt, C, C, 1.0f, m->dres, C, PARAM(k->projw), C, 0.0f, m->dc, C);
-        GEMM(true, false, C, C, bt, 1.0f, m->dres, C, a->atty, C, 1.0f, GRAD(k->projw), C);
+        GEMM(false, false, bt, m->QW, C, 1.0f, m->dres, C, PARAM(k->projw), m->QW, 0.0f, m->dc, m->QW);
+        GEMM(true, false, C, m->QW, bt, 1.0f, m->dres, C, a->atty, m->QW, 1.0f, GRAD(k->projw), m->QW);
         if (k->projb >= 0) accel_cpu_colsum_add(GRAD(k->projb), m->dres, BT, C);
         accel_batch_progress(hb);
         ACCEL_CHECK(attention_backward(m, a, B, T));
@@ -1025,6 +1083,8 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
             qkv_view_t dx = qkv_rows(m, m->d3c);
             rope(m, &dx, BT, T, 0, 1);
         }
+        if (m->arch.qk_norm)
+            qk_norm_backward(m, a, PARAM(k->qnw), PARAM(k->knw), GRAD(k->qnw), GRAD(k->knw), BT);
         accel_batch_progress(hb);
         GEMM(false, false, bt, C, QKV, 1.0f, m->d3c, QKV, PARAM(k->qkvw), C, 0.0f, m->dc, C);
         GEMM(true, false, QKV, C, bt, 1.0f, m->d3c, QKV, a->ln1, C, 1.0f, GRAD(k->qkvw), C);

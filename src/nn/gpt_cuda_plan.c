@@ -151,6 +151,13 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                  "on the GPU, or a smaller train.micro_batch", cfg->train.recompute);
         return ACCEL_ERR_UNSUPPORTED;
     }
+    const accel_model_config_t *m = &cfg->model;
+    if (m->qk_norm || (m->head_dim && m->head_dim * m->heads != m->width)) {
+        snprintf(why, whylen, "device=cuda: %s (Qwen3-style attention) runs on the CPU only: the GPU "
+                 "engine has no kernels for it yet\n--> hint: use device=cpu for this model",
+                 m->qk_norm ? "model.qk_norm" : "model.head_dim apart from width / heads");
+        return ACCEL_ERR_UNSUPPORTED;
+    }
     if (note && notelen && cfg->dist.comm_dtype_id != ACCEL_F32)
         snprintf(note, notelen, "dist.comm_dtype=%s is ignored on the GPU: gradients are reduced "
                  "in fp32", cfg->dist.comm_dtype);

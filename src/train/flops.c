@@ -14,14 +14,15 @@
  * backward matrix products over all N parameters (llm.c counts the embeddings, PaLM does not: we
  * follow llm.c), plus 6LCT for the attention scores and their weighted sum, each 2·T·C per token
  * and layer forward, half of it under the causal mask, times three for forward + backward. The
- * Llama family counts the same: grouped-query attention still scores heads x head_dim = C. Models
+ * Llama family counts the same with C the attention width heads x head_dim (the width unless
+ * model.head_dim says otherwise): grouped-query attention still scores every query head. Models
  * without attention (mlp, plugins) count 6N per sample, or per token for a plugin reading tokens. */
 double accel_flops_per_unit(const char *model, bool tokens_model, size_t nparams, int layers,
-                            int width, int context)
+                            int att_width, int context)
 {
     double flops = 6.0 * (double)nparams;
     if (tokens_model && (!strcmp(model, "gpt") || !strcmp(model, "llama")))
-        flops += 6.0 * layers * (double)width * context;
+        flops += 6.0 * layers * (double)att_width * context;
     return flops;
 }
 

@@ -11,9 +11,10 @@
 
 /* Training FLOPs (forward + backward) per token of a language model, or per sample of any other
  * model. model: "gpt", "llama", "mlp", or anything else (a plugin). nparams: every parameter,
- * the embeddings included (tied ones once); layers, width, context: model.layers/width/context. */
+ * the embeddings included (tied ones once); layers, context: model.layers/context; att_width:
+ * the attention width, heads x head_dim (model.width unless model.head_dim is set). */
 double accel_flops_per_unit(const char *model, bool tokens_model, size_t nparams, int layers,
-                            int width, int context);
+                            int att_width, int context);
 
 /* Dense peak TFLOP/s of a CUDA GPU, by the name the driver reports (cudaDeviceProp.name), for
  * products in `dtype` (fp32: plain fp32, accel does not enable TF32). 0 when the GPU is not in the

@@ -150,6 +150,9 @@ START_TEST(test_table_matches_models)
     same_as_model(llama, 8);
     const char *llama_tied[] = { "model.name=llama", "model.layers=1", "model.width=64", "model.heads=2" };
     same_as_model(llama_tied, 4);
+    const char *qwen3[] = { "model.name=llama", "model.layers=2", "model.width=32", "model.heads=4",
+                            "model.kv_heads=2", "model.head_dim=12", "model.qk_norm=true" };
+    same_as_model(qwen3, 7);
 }
 END_TEST
 

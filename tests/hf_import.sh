@@ -1,7 +1,8 @@
 #!/bin/sh
 # Hugging Face interchange end to end (docs/huggingface.md), on the committed fixtures
-# tests/fixtures/hf/<name>/ (tiny random GPT-2, Llama GQA/untied, Mistral, Qwen2 with biases, Llama
-# with llama3 RoPE scaling, a sharded save, a bf16 save; made by tests/make_hf_fixtures.sh, which
+# tests/fixtures/hf/<name>/ (tiny random GPT-2, Llama GQA/untied, Mistral, Qwen2 with biases, Qwen3
+# with q/k norms and head_dim apart from the width, Llama with llama3 RoPE scaling, a sharded save,
+# a bf16 save; made by tests/make_hf_fixtures.sh, which
 # also recorded transformers' fp32 logits and loss on fixed tokens). No Python here:
 #   1. accel_ckpt import of each fixture; accel's logits equal HF's within 1e-5, the loss within 1e-6
 #      (the imported file, and the fixture directory read directly);
@@ -51,7 +52,7 @@ grep -q '"bfloat16"' bf16.hf/config.json || fail "bf16 export: config.json does 
 pass "bf16 fixture: a bf16 hf export reproduces it"
 
 # ---------------------------------------------------------------- 3: every export runs without model keys
-for name in gpt2 llama_gqa qwen2_bias; do
+for name in gpt2 llama_gqa qwen2_bias qwen3; do
     "$CKPT" export "$name.h5" --format safetensors --output "$name.safetensors" > /dev/null || fail "safetensors export"
     "$CKPT" export "$name.h5" --format hdf5 --output "$name.model.h5" > /dev/null || fail "hdf5 export"
     for w in "$name.model.h5" "$name.safetensors" "$name.hf" "$FIX/$name" "$FIX/$name/model.safetensors"; do
@@ -96,6 +97,7 @@ train_case 2 zero3 "$FIX/llama_gqa" "$FIX/llama_gqa" llama_dir_2_zero3
 train_case 1 zero3 gpt2.h5 gpt2.h5 gpt2_imp_1_zero3
 train_case 2 zero3 gpt2.h5 gpt2.h5 gpt2_imp_2_zero3
 train_case 2 ddp qwen2_bias.h5 qwen2_bias.h5 qwen2_imp_2_ddp
+train_case 2 zero3 "$FIX/qwen3" "$FIX/qwen3" qwen3_dir_2_zero3
 train_case 4 zero2 "$FIX/llama_sharded" "$FIX/llama_sharded" llama_sharded_4_zero2
 pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3)"
 expect_fail "model.layers=3 contradicts train.init_from=$FIX/gpt2, which holds a model with model.layers=2" \
@@ -158,7 +160,13 @@ expect_fail "rope_scaling type = yarn" "$CKPT" import rope -o x.h5
 bad act llama_gqa && sed -i 's/"hidden_act": "silu"/"hidden_act": "gelu"/' act/config.json
 expect_fail "hidden_act = gelu" "$CKPT" import act -o x.h5
 bad hd mistral && sed -i 's/"head_dim": 4/"head_dim": 8/' hd/config.json
-expect_fail "head_dim = 8 but hidden_size / num_attention_heads = 4" "$CKPT" import hd -o x.h5
+expect_fail "q_proj.weight has shape [16, 16], but config.json gives [32, 16]" "$CKPT" import hd -o x.h5
+bad hdodd mistral && sed -i 's/"head_dim": 4/"head_dim": 5/' hdodd/config.json
+expect_fail "head_dim = 5: accel needs an even head size" "$CKPT" import hdodd -o x.h5
+bad q3bias qwen3 && sed -i 's/"attention_bias": false/"attention_bias": true/' q3bias/config.json
+expect_fail "attention_bias = true on Qwen3ForCausalLM adds an o_proj bias" "$CKPT" import q3bias -o x.h5
+bad q3sw qwen3 && sed -i 's/"use_sliding_window": false/"use_sliding_window": true/; s/"sliding_window": null/"sliding_window": 4/' q3sw/config.json
+expect_fail "sliding_window = 4 is smaller than the context" "$CKPT" import q3sw -o x.h5
 bad tie gpt2 && sed -i 's/"tie_word_embeddings": true/"tie_word_embeddings": false/' tie/config.json
 expect_fail "tie_word_embeddings = false" "$CKPT" import tie -o x.h5
 bad untied llama_gqa && sed -i 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' untied/config.json

@@ -61,6 +61,16 @@ def qwen2():
         rope_theta=1000000.0, tie_word_embeddings=True, use_sliding_window=False))
 
 
+def qwen3():
+    # head_dim 8 with 4 heads of a width-16 model: the attention is twice the width (Qwen3-0.6B's
+    # 16 x 128 heads over a width of 1024 in small), with q/k norms and tied embeddings.
+    return tf.Qwen3ForCausalLM(tf.Qwen3Config(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=T,
+        rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=True,
+        use_sliding_window=False))
+
+
 def llama_sharded():
     return llama_gqa()
 
@@ -75,6 +85,7 @@ CASES = {
     "llama_rope31": (llama_rope31, {}),
     "mistral": (mistral, {}),
     "qwen2_bias": (qwen2, {}),
+    "qwen3": (qwen3, {}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
 }

@@ -78,6 +78,9 @@ def main():
                                      "model.rope_original_context=8"]),
             ("trained_qwen2_bias", ["model.name=llama", "model.layers=1", "model.width=32",
                                     "model.heads=4", "model.kv_heads=2", "model.attention_bias=true"]),
+            ("trained_qwen3", ["model.name=llama", "model.layers=2", "model.width=32",
+                               "model.heads=4", "model.kv_heads=2", "model.head_dim=16",
+                               "model.qk_norm=true", "model.rope_theta=1000000", "model.rms_eps=1e-6"]),
         ]:
             ck = os.path.join(work, name)
             run([os.path.join(build, "accel_train"), *base, *keys, f"ckpt.dir={ck}"],

@@ -26,7 +26,7 @@
 #define MAX_SHARDS 4096
 
 enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP };
-enum { F_GPT = 1, F_LLAMA = 2, F_BLOCK = 4, F_QKVB = 8, F_UNTIED = 16 };
+enum { F_GPT = 1, F_LLAMA = 2, F_BLOCK = 4, F_QKVB = 8, F_UNTIED = 16, F_QKNORM = 32 };
 
 typedef struct {
     const char *accel, *hf;         /* "%d" = block index */
@@ -61,6 +61,8 @@ static const map_t g_map[] = {
     { "h.%d.attn.qkv.bias", "model.layers.%d.self_attn.q_proj.bias", P_Q, false, F_LLAMA | F_BLOCK | F_QKVB },
     { "h.%d.attn.qkv.bias", "model.layers.%d.self_attn.k_proj.bias", P_K, false, F_LLAMA | F_BLOCK | F_QKVB },
     { "h.%d.attn.qkv.bias", "model.layers.%d.self_attn.v_proj.bias", P_V, false, F_LLAMA | F_BLOCK | F_QKVB },
+    { "h.%d.attn.q_norm.weight", "model.layers.%d.self_attn.q_norm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_QKNORM },
+    { "h.%d.attn.k_norm.weight", "model.layers.%d.self_attn.k_norm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_QKNORM },
     { "h.%d.attn.proj.weight", "model.layers.%d.self_attn.o_proj.weight", P_ALL, false, F_LLAMA | F_BLOCK },
     { "h.%d.norm2.weight", "model.layers.%d.post_attention_layernorm.weight", P_ALL, false, F_LLAMA | F_BLOCK },
     { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.gate_proj.weight", P_GATE, false, F_LLAMA | F_BLOCK },
@@ -80,7 +82,7 @@ static const char *const g_ignored_suffixes[] = { ".attn.bias", ".attn.masked_bi
 typedef struct {
     bool llama;
     int L, NH, KVH, hs, C, T, V, F;
-    bool qkv_bias, tied;
+    bool qkv_bias, tied, qk_norm;
 } dims_t;
 
 /* model.ffn_width = 0 means this width in src/nn/decoder.c (which ckpt may not include). */
@@ -95,7 +97,8 @@ static dims_t dims_of(const accel_model_config_t *m)
     dims_t d = { .llama = !strcmp(m->name, "llama"), .L = m->layers, .NH = m->heads, .C = m->width,
                  .T = m->context, .V = m->vocab };
     d.KVH = d.llama && m->kv_heads ? m->kv_heads : m->heads;
-    d.hs = m->heads ? m->width / m->heads : 0;
+    d.hs = d.llama && m->head_dim ? m->head_dim : m->heads ? m->width / m->heads : 0;
+    d.qk_norm = d.llama && m->qk_norm;
     d.F = !d.llama ? 4 * m->width : m->ffn_width ? m->ffn_width : default_ffn_width(m->width);
     d.qkv_bias = d.llama ? m->attention_bias : true;
     d.tied = d.llama ? m->tie_embeddings : true;
@@ -107,6 +110,7 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if (!(e->flags & (d->llama ? F_LLAMA : F_GPT))) return false;
     if ((e->flags & F_QKVB) && !d->qkv_bias) return false;
     if ((e->flags & F_UNTIED) && d->tied) return false;
+    if ((e->flags & F_QKNORM) && !d->qk_norm) return false;
     return true;
 }
 
@@ -123,8 +127,10 @@ static void accel_shape(const dims_t *d, const char *pattern, int *ndim, uint64_
     else if (!strncmp(p, "attn.qkv.", 9)) rows = QKV;
     else if (!strncmp(p, "mlp.fc.", 7) || !strncmp(p, "mlp.gate_up.", 12)) rows = FIN;
     else if (!strcmp(p, "mlp.proj.weight") || !strcmp(p, "mlp.down.weight")) cols = F;
+    else if (!strcmp(p, "attn.proj.weight")) cols = (uint64_t)d->NH * d->hs;
+    else if (strstr(p, "_norm.")) rows = (uint64_t)d->hs;      /* Qwen3's per-head q/k norms */
     /* Vectors: biases and norm gains. */
-    const bool vec = bias || !strncmp(p, "ln", 2) || !strncmp(p, "norm", 4);
+    const bool vec = bias || !strncmp(p, "ln", 2) || !strncmp(p, "norm", 4) || strstr(p, "_norm.");
     *ndim = vec ? 1 : 2;
     dims[0] = rows;
     dims[1] = vec ? 0 : cols;
@@ -246,6 +252,7 @@ static const arch_info_t g_archs[] = {
     { "LlamaForCausalLM", "llama", true },
     { "MistralForCausalLM", "mistral", true },
     { "Qwen2ForCausalLM", "qwen2", true },
+    { "Qwen3ForCausalLM", "qwen3", true },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
@@ -263,7 +270,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         if (arch ? !strcmp(arch, g_archs[i].arch) : mt && !strcmp(mt, g_archs[i].model_type)) ai = &g_archs[i];
     if (!ai)
         REFUSE("%s: architectures = %s (model_type %s) is not a model accel can run\n--> hint: accel imports "
-               "GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM and Qwen2ForCausalLM", path,
+               "GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM and Qwen3ForCausalLM", path,
                arch ? arch : "(none)", mt ? mt : "(none)");
     *arch_out = ai->arch;
     accel_model_config_t *m = &cfg->model;
@@ -305,15 +312,21 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const char *act = jstr(root, "hidden_act");
         if (act && strcmp(act, "silu"))
             REFUSE("%s: hidden_act = %s: accel's Llama uses SwiGLU (silu)", path, act);
-        if (m->heads > 0 && m->width % m->heads)
-            REFUSE("%s: hidden_size = %d is not a multiple of num_attention_heads = %d", path, m->width, m->heads);
         long long hd = jint(root, "head_dim", 0);
-        if (hd != 0 && m->heads > 0 && hd != m->width / m->heads)
-            REFUSE("%s: head_dim = %lld but hidden_size / num_attention_heads = %d: accel needs head_dim = "
-                   "hidden_size / heads", path, hd, m->width / m->heads);
+        if (hd < 0 || hd > (1 << 16) || hd % 2)
+            REFUSE("%s: head_dim = %lld: accel needs an even head size up to 65536", path, hd);
+        if (m->heads > 0 && m->width % m->heads && !hd)
+            REFUSE("%s: hidden_size = %d is not a multiple of num_attention_heads = %d", path, m->width, m->heads);
+        /* head_dim apart from hidden_size / heads (Qwen3, some Mistrals): model.head_dim */
+        m->head_dim = m->heads > 0 && hd && hd * m->heads != m->width ? (int)hd : 0;
+        const bool qwen3 = !strcmp(ai->arch, "Qwen3ForCausalLM");
+        m->qk_norm = qwen3;
         if (jbool(root, "mlp_bias", false))
             REFUSE("%s: mlp_bias = true: accel's Llama MLP has no biases", path);
         bool qwen = !strcmp(ai->arch, "Qwen2ForCausalLM");
+        if (qwen3 && jbool(root, "attention_bias", false))
+            REFUSE("%s: attention_bias = true on Qwen3ForCausalLM adds an o_proj bias, which accel does not "
+                   "have", path);
         /* Llama's attention_bias also puts a bias on o_proj, which accel has no place for; Qwen2
          * has biases on q, k, v only (accel's model.attention_bias). */
         if (!qwen && jbool(root, "attention_bias", false))
@@ -323,7 +336,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         /* transformers' defaults: tied for Qwen2 only when it says so; false for Llama/Mistral. */
         m->tie_embeddings = jbool(root, "tie_word_embeddings", false);
         json_t *sw = json_object_get(root, "sliding_window");
-        bool use_sw = qwen ? jbool(root, "use_sliding_window", false) : sw && !json_is_null(sw);
+        bool use_sw = qwen || qwen3 ? jbool(root, "use_sliding_window", false) : sw && !json_is_null(sw);
         if (use_sw && json_is_integer(sw) && json_integer_value(sw) < m->context)
             REFUSE("%s: sliding_window = %lld is smaller than the context (max_position_embeddings = %d): accel "
                    "attends to the whole context", path, (long long)json_integer_value(sw), m->context);
@@ -705,9 +718,11 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
          * the GPT-2 vocabulary and out of range for any smaller one. */
         if (bos_id < 0 && eos_id < 0 && m->vocab == 50257) bos_id = eos_id = 50256;
     } else {
-        const char *arch = m->attention_bias ? "Qwen2ForCausalLM" : "LlamaForCausalLM";
+        /* Qwen3: q/k norms (and never biases: export refuses both); Qwen2: q, k, v biases. */
+        const char *arch = d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias ? "Qwen2ForCausalLM" : "LlamaForCausalLM";
+        const char *type = d.qk_norm ? "qwen3" : m->attention_bias ? "qwen2" : "llama";
         j = json_pack("{s:[s], s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:s, s:b, s:b, s:b, s:b, s:s, s:s}",
-                      "architectures", arch, "model_type", m->attention_bias ? "qwen2" : "llama",
+                      "architectures", arch, "model_type", type,
                       "hidden_size", m->width, "intermediate_size", d.F, "num_hidden_layers", m->layers,
                       "num_attention_heads", m->heads, "num_key_value_heads", d.KVH, "head_dim", d.hs,
                       "max_position_embeddings", m->context, "vocab_size", m->vocab, "rms_norm_eps", m->rms_eps,
@@ -719,8 +734,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                                           "low_freq_factor", m->rope_low_freq_factor, "high_freq_factor",
                                           m->rope_high_freq_factor, "original_max_position_embeddings",
                                           m->rope_original_context));
-        if (j && m->attention_bias) {
-            json_object_del(j, "attention_bias");   /* Qwen2: q, k, v biases always */
+        if (j && m->attention_bias) json_object_del(j, "attention_bias");   /* Qwen2: q, k, v biases always */
+        if (j && (m->attention_bias || d.qk_norm)) {
             json_object_set_new(j, "use_sliding_window", json_false());
             json_object_set_new(j, "sliding_window", json_null());
         }
@@ -813,7 +828,12 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     const accel_model_config_t *m = &cfg->model;
     if (strcmp(m->name, "gpt") && strcmp(m->name, "llama")) {
         ACCEL_ERROR("export --format hf: model.name=%s has no Hugging Face counterpart\n--> hint: gpt "
-                    "(GPT2LMHeadModel) and llama (LlamaForCausalLM, Qwen2ForCausalLM) export", m->name);
+                    "(GPT2LMHeadModel) and llama (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM) export", m->name);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    if (!strcmp(m->name, "llama") && m->qk_norm && m->attention_bias) {
+        ACCEL_ERROR("export --format hf: q/k norms with q, k, v biases have no Hugging Face "
+                    "counterpart (Qwen3 has the norms and no biases, Qwen2 the biases and no norms)");
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (mkdir(outdir, 0777) != 0 && errno != EEXIST) {

@@ -114,22 +114,31 @@ static accel_status_t open_dataset(accel_dataset_t *ds, const char *name, hid_t 
     return ACCEL_OK;
 }
 
-/* Rank and dims of an open dataset's extent, and its type class and size. */
-static int dataset_shape(hid_t dset, hsize_t dims[2], H5T_class_t *cls, size_t *size, H5T_sign_t *sign)
+/* Rank and dims of an open dataset's extent (dims up to 2-D, else 0), and its type. */
+typedef struct {
+    int rank;
+    hsize_t dims[2];
+    H5T_class_t cls;
+    size_t size;
+    H5T_sign_t sign;
+} dshape_t;
+
+static dshape_t dataset_shape(hid_t dset)
 {
+    dshape_t d = { .dims = { 0, 0 } };
     hid_t space = H5Dget_space(dset), type = H5Dget_type(dset);
-    int rank = H5Sget_simple_extent_ndims(space);
-    if (rank >= 1 && rank <= 2) H5Sget_simple_extent_dims(space, dims, NULL);
-    *cls = H5Tget_class(type);
-    *size = H5Tget_size(type);
-    *sign = *cls == H5T_INTEGER ? H5Tget_sign(type) : H5T_SGN_NONE;
+    d.rank = H5Sget_simple_extent_ndims(space);
+    if (d.rank >= 1 && d.rank <= 2) H5Sget_simple_extent_dims(space, d.dims, NULL);
+    d.cls = H5Tget_class(type);
+    d.size = H5Tget_size(type);
+    d.sign = d.cls == H5T_INTEGER ? H5Tget_sign(type) : H5T_SGN_NONE;
     /* An integer whose bits do not fill its bytes (an HDF5 9-bit type, a bit offset) is converted
      * with clamping by HDF5: not a type accel or numpy writes. Reported as "another type". */
-    if (*cls == H5T_INTEGER && (H5Tget_precision(type) != 8 * *size || H5Tget_offset(type) != 0))
-        *cls = H5T_NO_CLASS;
+    if (d.cls == H5T_INTEGER && (H5Tget_precision(type) != 8 * d.size || H5Tget_offset(type) != 0))
+        d.cls = H5T_NO_CLASS;
     H5Tclose(type);
     H5Sclose(space);
-    return rank;
+    return d;
 }
 
 /* The optional /split/loss_mask: one byte, 0 or 1, per token (the values are checked as read). */
@@ -139,21 +148,18 @@ static accel_status_t open_loss_mask(accel_dataset_t *ds)
     snprintf(full, sizeof full, "/%s/loss_mask", ds->split);
     if (accel_h5_path_exists(ds->file, full) <= 0) return ACCEL_OK;
     ACCEL_CHECK(open_dataset(ds, "loss_mask", &ds->mask));
-    hsize_t dims[2] = { 0, 0 };
-    H5T_class_t cls;
-    size_t size;
-    H5T_sign_t sign;
-    int rank = dataset_shape(ds->mask, dims, &cls, &size, &sign);
-    const char *why = rank != 1 ? "it is not 1-D"
-                      : cls != H5T_INTEGER || size != 1 ? "it is not of 1-byte integers (h5py: dtype=np.uint8)"
-                      : (int64_t)dims[0] != ds->info.ntokens ? "its length differs from the tokens'"
-                      : !accel_h5_dset_allocated(ds->mask, (uint64_t)dims[0]) ? "its data was never written"
+    const dshape_t m = dataset_shape(ds->mask);
+    const char *why = m.rank != 1 ? "it is not 1-D"
+                      : m.cls != H5T_INTEGER || m.size != 1
+                          ? "it is not of 1-byte integers (h5py: dtype=np.uint8)"
+                      : (int64_t)m.dims[0] != ds->info.ntokens ? "its length differs from the tokens'"
+                      : !accel_h5_dset_allocated(ds->mask, (uint64_t)m.dims[0]) ? "its data was never written"
                       : NULL;
     if (why) {
         ds_error(ds->rank, "%s: dataset %s (%llu elements) does not fit /%s/tokens (%lld): %s\n--> hint: "
                  "a loss mask holds one uint8 per token, 1 for a training target, 0 for context; "
                  "rewrite it with accel_data prepare --prompt-field", ds->path, full,
-                 (unsigned long long)dims[0], ds->split, (long long)ds->info.ntokens, why);
+                 (unsigned long long)m.dims[0], ds->split, (long long)ds->info.ntokens, why);
         return ACCEL_ERR_CORRUPT;
     }
     ds->info.has_loss_mask = true;
@@ -180,48 +186,46 @@ static accel_status_t open_tokens(accel_dataset_t *ds, int context)
         in->tokenizer_hash[0] = '\0';
     in->has_tokenizer_json = accel_h5_path_exists(ds->file, "/tokenizer.json") > 0;
     ACCEL_CHECK(open_dataset(ds, "tokens", &ds->data));
-    hsize_t dims[2] = { 0, 0 };
-    H5T_class_t cls;
-    size_t size;
-    H5T_sign_t sign;
-    int rank = dataset_shape(ds->data, dims, &cls, &size, &sign);
-    if (rank != 1 || cls != H5T_INTEGER) {
+    const dshape_t d = dataset_shape(ds->data);
+    if (d.rank != 1 || d.cls != H5T_INTEGER) {
         ds_error(ds->rank, "%s: dataset /%s/tokens must be a 1-D integer array, but it is %d-D of %s"
                  "\n--> hint: write tokens as a flat uint16 (or uint8) array", ds->path, ds->split,
-                 rank, cls == H5T_INTEGER ? "integers" : cls == H5T_FLOAT ? "floats" : "another type");
+                 d.rank, d.cls == H5T_INTEGER ? "integers" : d.cls == H5T_FLOAT ? "floats" : "another type");
         return ACCEL_ERR_CORRUPT;
     }
     /* The types accel_data writes (uint8/16/32) and the signed ones numpy gives (int32, int64,
      * range-checked on copy); anything else would be converted with clamping. */
-    bool known = sign == H5T_SGN_NONE ? (size == 1 || size == 2 || size == 4) : (size == 4 || size == 8);
+    bool known = d.sign == H5T_SGN_NONE ? (d.size == 1 || d.size == 2 || d.size == 4)
+                                        : (d.size == 4 || d.size == 8);
     if (!known) {
         ds_error(ds->rank, "%s: dataset /%s/tokens holds %zu-byte %s integers, not a token type accel "
                  "reads (uint8, uint16, uint32, int32, int64)\n--> hint: write tokens as uint16 (uint32 "
-                 "for vocabularies above 65536)", ds->path, ds->split, size,
-                 sign == H5T_SGN_NONE ? "unsigned" : "signed");
+                 "for vocabularies above 65536)", ds->path, ds->split, d.size,
+                 d.sign == H5T_SGN_NONE ? "unsigned" : "signed");
         return ACCEL_ERR_CORRUPT;
     }
     uint64_t nbytes;
-    if (dims[0] > (hsize_t)INT64_MAX / 8 || __builtin_mul_overflow((uint64_t)dims[0], (uint64_t)size, &nbytes) ||
+    if (d.dims[0] > (hsize_t)INT64_MAX / 8 ||
+        __builtin_mul_overflow((uint64_t)d.dims[0], (uint64_t)d.size, &nbytes) ||
         !accel_h5_dset_allocated(ds->data, nbytes)) {
         ds_error(ds->rank, "%s: dataset /%s/tokens claims %llu tokens of %zu bytes, but %s\n--> hint: the "
                  "file is damaged or was created without writing its data; rewrite it with accel_data",
-                 ds->path, ds->split, (unsigned long long)dims[0], size,
-                 dims[0] > (hsize_t)INT64_MAX / 8 ? "that count is out of range"
+                 ds->path, ds->split, (unsigned long long)d.dims[0], d.size,
+                 d.dims[0] > (hsize_t)INT64_MAX / 8 ? "that count is out of range"
                                                  : "its data was never written (no storage in the file)");
         return ACCEL_ERR_CORRUPT;
     }
-    in->token_bytes = (int)size;
-    in->token_signed = sign != H5T_SGN_NONE;
+    in->token_bytes = (int)d.size;
+    in->token_signed = d.sign != H5T_SGN_NONE;
     /* Read as the file's own integer type (so little-endian contiguous data qualifies for the
      * direct path: uint32 for vocabularies above 65536, int32/int64 as numpy writes them); the
      * copy into int32 range-checks every token. */
-    ds->tok_memsize = size;
+    ds->tok_memsize = d.size;
     if (!in->token_signed)
-        ds->tok_memtype = size == 1 ? H5T_NATIVE_UINT8 : size == 2 ? H5T_NATIVE_UINT16 : H5T_NATIVE_UINT32;
+        ds->tok_memtype = d.size == 1 ? H5T_NATIVE_UINT8 : d.size == 2 ? H5T_NATIVE_UINT16 : H5T_NATIVE_UINT32;
     else
-        ds->tok_memtype = size == 4 ? H5T_NATIVE_INT32 : H5T_NATIVE_INT64;
-    in->ntokens = (int64_t)dims[0];
+        ds->tok_memtype = d.size == 4 ? H5T_NATIVE_INT32 : H5T_NATIVE_INT64;
+    in->ntokens = (int64_t)d.dims[0];
     open_raw(ds, nbytes);
     if (context <= 0) {
         ds_error(ds->rank, "%s: context %d is not positive\n--> hint: a token sample is context+1 "
@@ -254,41 +258,38 @@ static accel_status_t open_classification(accel_dataset_t *ds)
     in->classes = (int)classes;
     ACCEL_CHECK(open_dataset(ds, "inputs", &ds->data));
     ACCEL_CHECK(open_dataset(ds, "labels", &ds->labels));
-    hsize_t xd[2] = { 0, 0 }, yd[2] = { 0, 0 };
-    H5T_class_t xc, yc;
-    size_t xs, ys;
-    H5T_sign_t sg;
-    int xr = dataset_shape(ds->data, xd, &xc, &xs, &sg);
-    int yr = dataset_shape(ds->labels, yd, &yc, &ys, &sg);
-    if (xr != 2 || xc != H5T_FLOAT || xd[1] == 0 || xd[1] > INT32_MAX) {
+    const dshape_t x = dataset_shape(ds->data), y = dataset_shape(ds->labels);
+    if (x.rank != 2 || x.cls != H5T_FLOAT || x.dims[1] == 0 || x.dims[1] > INT32_MAX) {
         ds_error(ds->rank, "%s: dataset /%s/inputs must be a 2-D float array [N, features], but it is "
-                 "%d-D of %s\n--> hint: write inputs as float32 [N, F]", ds->path, ds->split, xr,
-                 xc == H5T_FLOAT ? "floats" : xc == H5T_INTEGER ? "integers" : "another type");
+                 "%d-D of %s\n--> hint: write inputs as float32 [N, F]", ds->path, ds->split, x.rank,
+                 x.cls == H5T_FLOAT ? "floats" : x.cls == H5T_INTEGER ? "integers" : "another type");
         return ACCEL_ERR_CORRUPT;
     }
-    if (yr != 1 || yc != H5T_INTEGER) {
+    if (y.rank != 1 || y.cls != H5T_INTEGER) {
         ds_error(ds->rank, "%s: dataset /%s/labels must be a 1-D integer array [N], but it is %d-D of "
-                 "%s\n--> hint: write labels as int32 [N]", ds->path, ds->split, yr,
-                 yc == H5T_INTEGER ? "integers" : yc == H5T_FLOAT ? "floats" : "another type");
+                 "%s\n--> hint: write labels as int32 [N]", ds->path, ds->split, y.rank,
+                 y.cls == H5T_INTEGER ? "integers" : y.cls == H5T_FLOAT ? "floats" : "another type");
         return ACCEL_ERR_CORRUPT;
     }
-    if (xd[0] != yd[0]) {
+    if (x.dims[0] != y.dims[0]) {
         ds_error(ds->rank, "%s: /%s/inputs has %llu rows but /%s/labels has %llu\n--> hint: every "
                  "sample needs one input row and one label", ds->path, ds->split,
-                 (unsigned long long)xd[0], ds->split, (unsigned long long)yd[0]);
+                 (unsigned long long)x.dims[0], ds->split, (unsigned long long)y.dims[0]);
         return ACCEL_ERR_CORRUPT;
     }
     uint64_t xbytes, ybytes;
-    if (xd[0] > (hsize_t)INT32_MAX * 64 || __builtin_mul_overflow((uint64_t)xd[0], (uint64_t)xd[1] * xs, &xbytes) ||
-        __builtin_mul_overflow((uint64_t)yd[0], (uint64_t)ys, &ybytes) || !accel_h5_dset_allocated(ds->data, xbytes) ||
+    if (x.dims[0] > (hsize_t)INT32_MAX * 64 ||
+        __builtin_mul_overflow((uint64_t)x.dims[0], (uint64_t)x.dims[1] * x.size, &xbytes) ||
+        __builtin_mul_overflow((uint64_t)y.dims[0], (uint64_t)y.size, &ybytes) ||
+        !accel_h5_dset_allocated(ds->data, xbytes) ||
         !accel_h5_dset_allocated(ds->labels, ybytes)) {
         ds_error(ds->rank, "%s: /%s/inputs [%llu, %llu] or /%s/labels has no data in the file (never "
                  "written) or a size out of range\n--> hint: the file is damaged; rewrite it", ds->path,
-                 ds->split, (unsigned long long)xd[0], (unsigned long long)xd[1], ds->split);
+                 ds->split, (unsigned long long)x.dims[0], (unsigned long long)x.dims[1], ds->split);
         return ACCEL_ERR_CORRUPT;
     }
-    in->features = (int)xd[1];
-    in->nsamples = (int64_t)xd[0];
+    in->features = (int)x.dims[1];
+    in->nsamples = (int64_t)x.dims[0];
     if (in->nsamples < 1) {
         ds_error(ds->rank, "%s: split '%s' holds no samples\n--> hint: write at least one sample per "
                  "split", ds->path, ds->split);

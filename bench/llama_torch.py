@@ -1,4 +1,5 @@
-"""PyTorch reference for bench/llama_speed.sh: Hugging Face LlamaForCausalLM, the same step as accel_train.
+"""PyTorch reference for bench/train_speed.sh: Hugging Face LlamaForCausalLM (with --qk-norm
+Qwen3ForCausalLM, --head-dim its head size), the same step as accel_train.
 
 The model is transformers' LlamaForCausalLM built from a LlamaConfig that matches accel's
 model.name=llama keys and defaults: num_key_value_heads (model.kv_heads), intermediate_size
@@ -33,20 +34,26 @@ from ddp_step import add_variant_argument, timed_steps, wrap_variant
 
 def build(args):
     import transformers
-    from transformers import LlamaConfig, LlamaForCausalLM
+    from transformers import LlamaConfig, LlamaForCausalLM, Qwen3Config, Qwen3ForCausalLM
     kw = dict(vocab_size=args.vocab, hidden_size=args.width, intermediate_size=args.ffn,
               num_hidden_layers=args.layers, num_attention_heads=args.heads,
               num_key_value_heads=args.kv_heads, max_position_embeddings=args.context,
               rms_norm_eps=args.rms_eps, tie_word_embeddings=True, attention_bias=False,
-              mlp_bias=False, hidden_act="silu", attention_dropout=0.0)
+              hidden_act="silu", attention_dropout=0.0)
+    if args.head_dim:
+        kw["head_dim"] = args.head_dim
+    if args.qk_norm:            # Qwen3: q/k norms; its MLP has no bias and no mlp_bias key
+        kw["use_sliding_window"] = False
+    else:
+        kw["mlp_bias"] = False
     # transformers 5 keeps the RoPE base in rope_parameters; 4.x has a rope_theta argument
     if int(transformers.__version__.split(".")[0]) >= 5:
         kw["rope_parameters"] = {"rope_type": "default", "rope_theta": args.rope_theta}
     else:
         kw["rope_theta"] = args.rope_theta
-    cfg = LlamaConfig(**kw)
+    cfg = (Qwen3Config if args.qk_norm else LlamaConfig)(**kw)
     cfg._attn_implementation = "eager" if args.variant == "manual" else "sdpa"
-    model = LlamaForCausalLM(cfg).float()
+    model = (Qwen3ForCausalLM if args.qk_norm else LlamaForCausalLM)(cfg).float()
     model.config.use_cache = False
     return model
 
@@ -82,10 +89,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     for name, default in [("ranks", 2), ("layers", 4), ("heads", 4), ("kv-heads", 2), ("width", 256),
                           ("ffn", 688), ("context", 128), ("vocab", 256), ("micro", 8), ("steps", 30),
-                          ("warmup", 5), ("threads", 1), ("port", 29518)]:
+                          ("warmup", 5), ("threads", 1), ("port", 29518), ("head-dim", 0)]:
         ap.add_argument("--" + name, type=int, default=default)
     ap.add_argument("--rope-theta", type=float, default=10000.0)
     ap.add_argument("--rms-eps", type=float, default=1e-5)
+    ap.add_argument("--qk-norm", action="store_true", help="Qwen3ForCausalLM (q/k norms)")
     ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
     add_variant_argument(ap)
     args = ap.parse_args()

@@ -2,12 +2,16 @@
 # Training speed of accel_train against PyTorch on this machine, same model, same step, same run.
 #   sh bench/train_speed.sh                       (from the top of a built tree) the GPT
 #   BENCH_MODEL=llama sh bench/train_speed.sh     the Llama against transformers' LlamaForCausalLM
+#   BENCH_MODEL=qwen3 sh bench/train_speed.sh     Qwen3's attention against Qwen3ForCausalLM
 #   BENCH_ROUNDS=5 BENCH_STEPS=60 sh bench/train_speed.sh
 # gpt (the issue's shape): 4 layers, 4 heads, width 256, context 128, byte vocabulary; the peer is
 # bench/gpt_torch.py (the same GPT written in PyTorch).
 # llama: 4 layers, width 256, 4 heads, 2 key/value heads (grouped-query attention), SwiGLU width
 # 688, context 128, byte vocabulary, tied LM head, RoPE base 10000, RMSNorm eps 1e-5, no biases; the
 # peer is bench/llama_torch.py (transformers' LlamaForCausalLM).
+# qwen3: the llama with Qwen3's attention: head_dim 128 (q and the attention output 512 wide over a
+# width of 256, Qwen3-0.6B's 2:1), q/k RMSNorm per head; peer: Qwen3ForCausalLM (llama_torch.py
+# --head-dim 128 --qk-norm).
 # Both: micro-batch 8 per rank, 2 ranks, AdamW, gradient clipping to 1.0; accel: mpirun -np 2
 # accel_train on synthetic tokens, one thread per rank; PyTorch: DistributedDataParallel over gloo,
 # 2 processes, torch.set_num_threads(1), fp32 and bf16 autocast, each in three variants: eager with
@@ -53,9 +57,20 @@ llama)  # embeddings (tied head) + per layer q, k, v, o, gate, up, down and two 
         peer_script=bench/llama_torch.py
         peer_args="--layers $L --heads $H --kv-heads $KV --width $C --ffn $F --context $T --vocab $V"
         shape="Llama: $L layers, $H heads, $KV kv heads, width $C, ffn $F, context $T, vocab $V, tied head" ;;
-*)      echo "BENCH_MODEL must be gpt or llama (got '$MODEL')" >&2; exit 2 ;;
+qwen3)  # as llama, with q and o over H x HD and k, v over KV x HD, plus two HD-wide norms per layer
+        HD=128
+        N=$(( V*C + L*(2*C*H*HD + 2*C*KV*HD + 3*C*F + 2*C + 2*HD) + C ))
+        model_args="model.name=llama model.layers=$L model.heads=$H model.kv_heads=$KV model.width=$C
+            model.head_dim=$HD model.qk_norm=true model.ffn_width=$F model.context=$T model.vocab=$V
+            model.rope_theta=10000 model.rms_eps=1e-5 model.tie_embeddings=true model.attention_bias=false"
+        peer_script=bench/llama_torch.py
+        peer_args="--layers $L --heads $H --kv-heads $KV --width $C --ffn $F --context $T --vocab $V --head-dim $HD --qk-norm"
+        shape="Qwen3-style: $L layers, $H heads of $HD, $KV kv heads, width $C, ffn $F, context $T, vocab $V, tied head" ;;
+*)      echo "BENCH_MODEL must be gpt, llama or qwen3 (got '$MODEL')" >&2; exit 2 ;;
 esac
-FLOP_TOKEN=$(( 6*N + 6*L*C*T ))
+ATT=$C
+[ "$MODEL" = qwen3 ] && ATT=$((H * HD))      # the attention FLOPs count heads x head_dim
+FLOP_TOKEN=$(( 6*N + 6*L*ATT*T ))
 peak=$(OMP_NUM_THREADS=1 ./bench/gemm_peak)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

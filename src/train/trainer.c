@@ -53,7 +53,7 @@ struct accel_trainer {
     float *inputs;
     int32_t *targets;
     int32_t *tokens;                /* token rows for language models (micro x (context+1)) */
-    uint8_t *loss_mask;             /* their loss masks, when the data has them (else NULL) */
+    uint8_t *loss_mask;             /* their loss masks (filled when the data has them) */
     bool batch_masked;              /* the last load_batch filled loss_mask */
     int64_t *index;
     unsigned char *valid;           /* evaluation: 0 marks a padding duplicate */

@@ -33,7 +33,8 @@ static int pieces_of(const accel_gpt_cuda_plan_t *p, piece_t *out)
 {
     const size_t a = p->act_size, f = 4, BT = (size_t)p->B * p->T, C = (size_t)p->C;
     const size_t TT = (size_t)p->B * p->NH * p->T * p->T;
-    const size_t QKV = (size_t)p->QKV, FIN = (size_t)p->FIN, F = (size_t)p->F;
+    const size_t QKV = (size_t)p->QKV, FIN = (size_t)p->FIN, F = (size_t)p->F, QW = (size_t)p->QW;
+    const size_t DC = C > QW ? C : QW, QKN = p->qk_norm ? (size_t)(p->NH + p->KVH) : 0;
     int n = 0;
     for (int l = 0; l < p->L; l++) {
         size_t base = p->layers_base + (size_t)l * p->layer_bytes;
@@ -42,8 +43,10 @@ static int pieces_of(const accel_gpt_cuda_plan_t *p, piece_t *out)
         out[n++] = (piece_t){ base + q->ln1_mean, f * BT, "ln1_mean" };
         out[n++] = (piece_t){ base + q->ln1_rstd, f * BT, "ln1_rstd" };
         out[n++] = (piece_t){ base + q->qkvp, a * BT * QKV, "qkvp" };
+        if (QKN) out[n++] = (piece_t){ base + q->qkn, a * BT * QKN * p->hs, "qkn" };
+        if (QKN) out[n++] = (piece_t){ base + q->qkn_rstd, f * BT * QKN, "qkn_rstd" };
         out[n++] = (piece_t){ base + q->att, a * TT, "att" };
-        out[n++] = (piece_t){ base + q->atty, a * BT * C, "atty" };
+        out[n++] = (piece_t){ base + q->atty, a * BT * QW, "atty" };
         out[n++] = (piece_t){ base + q->res2, a * BT * C, "res2" };
         out[n++] = (piece_t){ base + q->ln2, a * BT * C, "ln2" };
         out[n++] = (piece_t){ base + q->ln2_mean, f * BT, "ln2_mean" };
@@ -58,9 +61,10 @@ static int pieces_of(const accel_gpt_cuda_plan_t *p, piece_t *out)
     out[n++] = (piece_t){ p->lnf_rstd, f * BT, "lnf_rstd" };
     out[n++] = (piece_t){ p->logits, a * BT * (size_t)p->Vp, "logits" };
     out[n++] = (piece_t){ p->s_qkv, a * BT * QKV, "s_qkv" };
-    out[n++] = (piece_t){ p->s_c, a * BT * C, "s_c" };
+    out[n++] = (piece_t){ p->s_c, a * BT * DC, "s_c" };
     out[n++] = (piece_t){ p->s_4c, a * BT * FIN, "s_4c" };
-    out[n++] = (piece_t){ p->s_yp, a * BT * C, "s_yp" };
+    out[n++] = (piece_t){ p->s_yp, a * BT * QW, "s_yp" };
+    if (QKN) out[n++] = (piece_t){ p->s_dqkn, a * BT * QKN * p->hs, "s_dqkn" };
     out[n++] = (piece_t){ p->s_dqkvp, a * BT * QKV, "s_dqkvp" };
     out[n++] = (piece_t){ p->s_att32, f * TT, "s_att32" };
     out[n++] = (piece_t){ p->s_datt, a * TT, "s_datt" };
@@ -83,7 +87,7 @@ static void check_plan_of(const accel_gpt_cuda_plan_t *pp)
     ck_assert_int_eq(p.Vp % 64, 0);
     ck_assert_int_ge(p.Vp, V);
     ck_assert_int_lt(p.Vp - V, 64);
-    piece_t *pc = malloc(sizeof *pc * (size_t)(13 * L + 32));
+    piece_t *pc = malloc(sizeof *pc * (size_t)(15 * L + 32));
     int n = pieces_of(&p, pc);
     qsort(pc, (size_t)n, sizeof *pc, by_offset);
     for (int i = 0; i < n; i++) {
@@ -105,12 +109,25 @@ static void check_plan(int L, int NH, int C, int T, int V, int B, size_t asz)
     check_plan_of(&p);
 }
 
-/* A llama's plan: q|k|v rows of (NH + 2 KVH) hs, SwiGLU [gate | up] of 2F and d(hidden) of F. */
-static void check_plan_llama(int L, int NH, int KVH, int C, int F, int T, int V, int B, size_t asz)
+/* A llama's dimensions: hs = C / NH unless given (Qwen3), SwiGLU. */
+static accel_decoder_dims_t llama_dims(int L, int NH, int KVH, int hs, int C, int F, int T, int V, int qkn)
+{
+    if (!hs) hs = C / NH;
+    return (accel_decoder_dims_t){ .L = L, .NH = NH, .KVH = KVH, .hs = hs, .C = C, .T = T, .V = V,
+                                   .QKV = (NH + 2 * KVH) * hs, .F = F, .FIN = 2 * F, .llama = 1,
+                                   .qk_norm = qkn };
+}
+
+/* A llama's plan: q|k|v rows of (NH + 2 KVH) hs, SwiGLU [gate | up] of 2F and d(hidden) of F;
+ * with hs apart from C / NH and q/k norms (Qwen3), their buffers too. */
+static void check_plan_llama(int L, int NH, int KVH, int hs, int C, int F, int T, int V, int B,
+                             size_t asz, int qkn)
 {
     accel_gpt_cuda_plan_t p;
-    ck_assert_int_eq(accel_gpt_cuda_plan_gqa(L, NH, KVH, C, F, 2 * F, T, V, B, asz, &p), ACCEL_OK);
-    ck_assert_int_eq(p.QKV, (NH + 2 * KVH) * (C / NH));
+    const accel_decoder_dims_t d = llama_dims(L, NH, KVH, hs, C, F, T, V, qkn);
+    ck_assert_int_eq(accel_gpt_cuda_plan_dims(&d, B, asz, &p), ACCEL_OK);
+    ck_assert_int_eq(p.QKV, (NH + 2 * KVH) * d.hs);
+    ck_assert_int_eq(p.QW, NH * d.hs);
     ck_assert_int_eq(p.KVH, KVH);
     check_plan_of(&p);
 }
@@ -121,9 +138,11 @@ START_TEST(test_plan_layout)
     check_plan(2, 4, 64, 32, 100, 4, 4);
     check_plan(1, 1, 8, 5, 11, 3, 2);
     check_plan(3, 3, 24, 7, 256, 1, 4);
-    check_plan_llama(2, 4, 2, 64, 96, 23, 100, 4, 2);
-    check_plan_llama(3, 4, 1, 48, 128, 19, 77, 3, 4);
-    check_plan_llama(1, 8, 8, 64, 176, 5, 11, 2, 2);
+    check_plan_llama(2, 4, 2, 0, 64, 96, 23, 100, 4, 2, 0);
+    check_plan_llama(3, 4, 1, 0, 48, 128, 19, 77, 3, 4, 0);
+    check_plan_llama(1, 8, 8, 0, 64, 176, 5, 11, 2, 2, 0);
+    check_plan_llama(2, 4, 2, 24, 64, 96, 23, 100, 4, 2, 1);     /* Qwen3: attention wider than C */
+    check_plan_llama(2, 4, 2, 8, 64, 96, 23, 100, 4, 4, 1);      /* ... and narrower */
     /* GPT-2 124M, 8 x 1024 tokens in bf16: a known size. */
     accel_gpt_cuda_plan_t p;
     ck_assert_int_eq(accel_gpt_cuda_plan(12, 12, 768, 1024, 50257, 8, 2, &p), ACCEL_OK);
@@ -145,9 +164,13 @@ START_TEST(test_plan_rejects)
     ck_assert_int_eq(accel_gpt_cuda_plan(2, 4, 64, 32, 100, 4, 3, &p), ACCEL_ERR_INVALID);
     ck_assert_int_eq(accel_gpt_cuda_plan(2, 4, 64, 1 << 20, 100, 1 << 10, 2, &p), ACCEL_ERR_INVALID);
     ck_assert_int_eq(accel_gpt_cuda_plan(2, 4, 64, 32, 1, 4, 2, &p), ACCEL_ERR_INVALID);
-    ck_assert_int_eq(accel_gpt_cuda_plan_gqa(2, 4, 3, 64, 96, 192, 32, 100, 4, 2, &p), ACCEL_ERR_INVALID);
-    ck_assert_int_eq(accel_gpt_cuda_plan_gqa(2, 4, 0, 64, 96, 192, 32, 100, 4, 2, &p), ACCEL_ERR_INVALID);
-    ck_assert_int_eq(accel_gpt_cuda_plan_gqa(2, 4, 2, 64, 96, 48, 32, 100, 4, 2, &p), ACCEL_ERR_INVALID);
+    accel_decoder_dims_t d = llama_dims(2, 4, 3, 0, 64, 96, 32, 100, 0);     /* 4 % 3 */
+    ck_assert_int_eq(accel_gpt_cuda_plan_dims(&d, 4, 2, &p), ACCEL_ERR_INVALID);
+    d = llama_dims(2, 4, 0, 16, 64, 96, 32, 100, 0);                          /* no kv heads */
+    ck_assert_int_eq(accel_gpt_cuda_plan_dims(&d, 4, 2, &p), ACCEL_ERR_INVALID);
+    d = llama_dims(2, 4, 2, 0, 64, 96, 32, 100, 0);
+    d.FIN = 48;                                                               /* FIN < F */
+    ck_assert_int_eq(accel_gpt_cuda_plan_dims(&d, 4, 2, &p), ACCEL_ERR_INVALID);
 }
 END_TEST
 

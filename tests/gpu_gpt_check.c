@@ -48,6 +48,10 @@ static const spec_t k_llama_untied = { "llama untied+bias", 2, 4, 64, 23, 100,
 /* multi-query attention (one kv head), tied, default SwiGLU width, a context of 19 */
 static const spec_t k_llama_mqa = { "llama mqa", 3, 4, 48, 19, 77,
                                     "model.name=llama model.kv_heads=1" };
+/* Qwen3's attention: q/k norms, 4 heads of 24 over a width of 64 (attention wider than the width) */
+static const spec_t k_qwen3 = { "qwen3", 2, 4, 64, 32, 100,
+                                "model.name=llama model.kv_heads=2 model.head_dim=24 model.qk_norm=true "
+                                "model.ffn_width=96 model.rope_theta=1000000 model.rms_eps=1e-6" };
 static const spec_t *cur = &k_gpt;
 
 typedef struct {
@@ -329,8 +333,8 @@ int main(int argc, char **argv)
     fails += check_update(1);
     fails += check_update(0);
     /* the llama's building blocks: fp32 tight, bf16 loose */
-    const spec_t *llamas[] = { &k_llama_gqa, &k_llama_untied, &k_llama_mqa };
-    for (int i = 0; i < 3; i++) {
+    const spec_t *llamas[] = { &k_llama_gqa, &k_llama_untied, &k_llama_mqa, &k_qwen3 };
+    for (int i = 0; i < 4; i++) {
         cur = llamas[i];
         fails += check_gradients("fp32", 1e-3, 1e-5, 1.0f);
         fails += check_gradients("bf16", 5e-2, 1e-2, 1.0f);
@@ -344,8 +348,8 @@ int main(int argc, char **argv)
     /* a loss mask (a third of the targets trained) on the GPT and a Llama */
     for (size_t i = 0; i < sizeof g_mask; i++) g_mask[i] = (uint8_t)((i * 7 + 3) % 5 < 2);
     cur_mask = g_mask;
-    const spec_t *masked[] = { &k_gpt, &k_llama_gqa };
-    for (int i = 0; i < 2; i++) {
+    const spec_t *masked[] = { &k_gpt, &k_llama_gqa, &k_qwen3 };
+    for (int i = 0; i < 3; i++) {
         cur = masked[i];
         printf("with a loss mask:\n");
         fails += check_gradients("fp32", 1e-3, 1e-5, 1.0f);

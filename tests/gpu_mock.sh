@@ -129,6 +129,19 @@ train llmqcpu 1 device=cpu precision=fp32 train.steps=30 model.name=llama model.
 # shellcheck disable=SC2086
 train llmqemu 1 device=cuda precision=fp32 train.steps=30 model.name=llama model.kv_heads=1 model.heads=2
 compare_losses "$SCRATCH/llmqcpu.jsonl" "$SCRATCH/llmqemu.jsonl" 1e-5 30 || fail "emulated GPU tied MQA llama differs from the CPU"
+# Qwen3's attention (q/k norms, 4 heads of 24 over a width of 32) with a loss mask: 2 ranks, zero3
+printf '{"prompt": "Q: %d+%d=", "completion": " %d."}\n' $(seq 1 600 | awk '{ print $1 % 50, $1 % 7, $1 % 50 + $1 % 7 }') > sft.jsonl
+"$top_builddir/accel_data" prepare --prompt-field prompt --jsonl-field completion --context 13 --output sft.h5 sft.jsonl \
+    > sft.log 2>&1 || fail "accel_data prepare --prompt-field: $(tail -3 sft.log)"
+qwen3="model.name=llama model.heads=4 model.kv_heads=2 model.head_dim=24 model.qk_norm=true model.context=13 \
+model.rms_eps=1e-6 model.vocab=256 data.path=sft.h5"
+# shellcheck disable=SC2086
+train q3cpu 1 device=cpu precision=fp32 train.steps=30 $qwen3
+# shellcheck disable=SC2086
+train q3emu 2 device=cuda precision=fp32 train.steps=30 dist.strategy=zero3 $qwen3
+grep -q "fp32 Llama layers" q3emu.log || fail "qwen3 did not take the GPU path: $(head -30 q3emu.log)"
+compare_losses "$SCRATCH/q3cpu.jsonl" "$SCRATCH/q3emu.jsonl" 1e-5 30 ||
+    fail "2-rank emulated GPU Qwen3 with a loss mask differs from the CPU"
 # the llama's sample at the end of a run: its logits from the device, the same text as the CPU's
 # shellcheck disable=SC2086
 train llgencpu 1 device=cpu precision=fp32 train.steps=5 model.vocab=256 train.sample_tokens=24 $llama
@@ -139,4 +152,4 @@ sed -n '/^sample/,$p' llgenemu.log | grep -v "^\[" > llgenemu.txt
 [ -s llgencpu.txt ] || fail "no llama sample from the CPU run: $(tail -5 llgencpu.log)"
 cmp -s llgencpu.txt llgenemu.txt || fail "the emulated GPU llama generated other text: $(cat llgenemu.txt) vs $(cat llgencpu.txt)"
 expect_fail "model 'mlp' has no GPU path" "$mock" model.name=mlp data.path=synthetic train.steps=2 train.global_batch=2 device=cuda
-pass "accel_train's device=cuda path (ddp, zero1-3 and hybrid on 1, 2 and 4 ranks, bf16, fp16 overflow, grad_accum, SGD+clip, evaluation, checkpoints both ways and in the background; the llama: ddp, zero1, zero3, hybrid zero3, bf16) matches the CPU on the emulated device"
+pass "accel_train's device=cuda path (ddp, zero1-3 and hybrid on 1, 2 and 4 ranks, bf16, fp16 overflow, grad_accum, SGD+clip, evaluation, checkpoints both ways and in the background; the llama: ddp, zero1, zero3, hybrid zero3, bf16; Qwen3's attention with a loss mask, zero3) matches the CPU on the emulated device"

@@ -3,8 +3,8 @@
 #   200 steps: GPU fp32 and GPU bf16 loss curves against CPU fp32; zero1 and grad_accum=2 against
 #   ddp on one GPU (compared runs share train.steps, hence the learning-rate schedule);
 #   the NCCL communicator is created from MPI on one rank; 2 ranks (ddp, zero1) when 2 GPUs exist;
-#   fp16 with loss scaling runs; the llama (fp32, bf16 zero3) against its CPU run; a checkpoint
-#   written on the GPU resumes on the CPU.
+#   fp16 with loss scaling runs; the llama (fp32, bf16 zero3) and Qwen3's attention (fp32, bf16)
+#   against their CPU runs; a checkpoint written on the GPU resumes on the CPU.
 . "${top_srcdir:-.}/tests/lib.sh"
 unset ACCEL_DEVICE      # lib.sh keeps the other tests on the CPU; these choose their device
 probe=$("$top_builddir/tests/gpu_gpt_check" --probe 2>&1); rc=$?
@@ -59,6 +59,16 @@ compare_losses "$SCRATCH/llcpu32.jsonl" "$SCRATCH/llgpu32.jsonl" 2e-3 200 || fai
 # shellcheck disable=SC2086
 train llgpubf16 1 device=cuda precision=bf16 train.steps=200 dist.strategy=zero3 $llama
 compare_losses "$SCRATCH/llcpu32.jsonl" "$SCRATCH/llgpubf16.jsonl" 5e-2 200 || fail "GPU bf16 zero3 llama loss curve differs from CPU fp32 beyond bf16 tolerance"
+# Qwen3's attention (q/k norms, 4 heads of 24 over a width of 64) against the CPU, fp32 and bf16
+qwen3="model.name=llama model.kv_heads=2 model.head_dim=24 model.qk_norm=true model.context=29"
+# shellcheck disable=SC2086
+train q3cpu32 1 device=cpu precision=fp32 train.steps=100 $qwen3
+# shellcheck disable=SC2086
+train q3gpu32 1 device=cuda precision=fp32 train.steps=100 $qwen3
+compare_losses "$SCRATCH/q3cpu32.jsonl" "$SCRATCH/q3gpu32.jsonl" 2e-3 100 || fail "GPU fp32 Qwen3 loss curve differs from CPU fp32"
+# shellcheck disable=SC2086
+train q3gpubf16 1 device=cuda precision=bf16 train.steps=100 $qwen3
+compare_losses "$SCRATCH/q3cpu32.jsonl" "$SCRATCH/q3gpubf16.jsonl" 5e-2 100 || fail "GPU bf16 Qwen3 loss curve differs from CPU fp32 beyond bf16 tolerance"
 # text generation on the device at the end of a run
 train gpugen 1 device=cuda precision=bf16 train.steps=5 model.vocab=256 train.sample_tokens=32
 grep -q "^sample" gpugen.log || fail "no generated sample on the GPU: $(tail -5 gpugen.log)"
@@ -76,4 +86,4 @@ for f in step-00000010.h5 step-00000020.h5; do
     "$top_builddir/accel_ckpt" diff "$SCRATCH/ck/$f" "$SCRATCH/cka/$f" > diff.log 2>&1 ||
         fail "GPU background checkpoint $f differs from the synchronous one: $(tail -5 diff.log)"
 done
-pass "GPU training (gpt and llama) follows the CPU reference; GPU checkpoints (also background ones) resume on the CPU"
+pass "GPU training (gpt, llama, Qwen3's attention) follows the CPU reference; GPU checkpoints (also background ones) resume on the CPU"

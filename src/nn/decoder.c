@@ -311,7 +311,8 @@ void accel_decoder_dims(const accel_config_t *cfg, accel_decoder_dims_t *d)
     const bool llama = !strcmp(cfg->model.name, "llama");
     if (cfg->model.heads < 1 || cfg->model.width < 1) { memset(d, 0, sizeof *d); return; }
     shape_of(&m, cfg, llama);
-    *d = (accel_decoder_dims_t){ m.L, m.NH, m.KVH, m.hs, m.C, m.T, m.V, m.QKV, m.F, m.FIN, llama };
+    *d = (accel_decoder_dims_t){ m.L, m.NH, m.KVH, m.hs, m.C, m.T, m.V, m.QKV, m.F, m.FIN, llama,
+                                 m.arch.qk_norm };
 }
 
 static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout_t *layout,

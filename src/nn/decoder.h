@@ -13,11 +13,13 @@
 accel_status_t accel_gpt_check_tokens(const int32_t *tokens, int B, int n_per_row, int stride, int V);
 
 /* The dimensions of a decoder (model.name gpt or llama; not validated: the CPU model's create
- * refuses a bad one): QKV = (NH + 2 KVH) hs is the width of the q|k|v rows, F the MLP hidden width
- * and FIN the width of its first product (2F for SwiGLU: rows [gate | up]). */
+ * refuses a bad one): hs the head size (model.head_dim, else C / NH), QKV = (NH + 2 KVH) hs the
+ * width of the q|k|v rows, F the MLP hidden width and FIN the width of its first product (2F for
+ * SwiGLU: rows [gate | up]). */
 typedef struct {
     int L, NH, KVH, hs, C, T, V, QKV, F, FIN;
     int llama;                      /* RMSNorm, RoPE, SwiGLU, no wpe, optional qkv bias / head */
+    int qk_norm;                    /* RMSNorm on each q and k head before RoPE (Qwen3) */
 } accel_decoder_dims_t;
 
 void accel_decoder_dims(const accel_config_t *cfg, accel_decoder_dims_t *d);

@@ -60,12 +60,15 @@
     } while (0)
 
 typedef struct {                    /* tensor indices of one block; -1: absent (llama) */
-    int ln1w, ln1b, qkvw, qkvb, projw, projb, ln2w, ln2b, fcw, fcb, fcpw, fcpb;
+    int ln1w, ln1b, qkvw, qkvb, qnw, knw, projw, projb, ln2w, ln2b, fcw, fcb, fcpw, fcpb;
 } blk_t;
 
 struct accel_gpt_cuda {
     int L, NH, C, T, V, hs;
     int KVH, G, QKV, F, FIN;        /* kv heads, NH / KVH, (NH + 2 KVH) hs, MLP widths */
+    int QW;                         /* NH hs: the attention output's width (C unless head_dim) */
+    bool qk_norm;                   /* RMSNorm on each q and k head before RoPE (Qwen3) */
+    accel_decoder_dims_t dims;      /* all of them, for the buffer plan */
     bool llama;                     /* RMSNorm, RoPE, GQA, SwiGLU, no wpe, optional biases */
     bool tied;                      /* LM head = wte (else lm_head.weight in layer L+1) */
     float eps;                      /* RMSNorm epsilon */
@@ -197,7 +200,7 @@ static accel_status_t find_tensors(accel_gpt_cuda_t *g)
     if (!g->tied) ACCEL_CHECK(find(lo, "lm_head.weight", &g->head));
     for (int l = 0; l < g->L; l++) {
         blk_t *b = &g->blk[l];
-        *b = (blk_t){ -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+        *b = (blk_t){ -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
         char name[ACCEL_TENSOR_NAME_MAX];
 #define FIND(suffix, field)                                                                     \
         snprintf(name, sizeof name, "h.%d.%s", l, suffix);                                      \
@@ -207,6 +210,7 @@ static accel_status_t find_tensors(accel_gpt_cuda_t *g)
             FIND("attn.qkv.weight", qkvw);
             snprintf(name, sizeof name, "h.%d.attn.qkv.bias", l);
             b->qkvb = find_opt(lo, name);           /* model.attention_bias */
+            if (g->qk_norm) { FIND("attn.q_norm.weight", qnw); FIND("attn.k_norm.weight", knw); }
             FIND("attn.proj.weight", projw);
             FIND("norm2.weight", ln2w);
             FIND("mlp.gate_up.weight", fcw);
@@ -277,8 +281,7 @@ static accel_status_t reserve(accel_gpt_cuda_t *g, int B)
 {
     if (B <= g->B) return ACCEL_OK;
     free_buffers(g);
-    if (accel_gpt_cuda_plan_gqa(g->L, g->NH, g->KVH, g->C, g->F, g->FIN, g->T, g->V, B, g->asz,
-                                &g->plan) != ACCEL_OK) {
+    if (accel_gpt_cuda_plan_dims(&g->dims, B, g->asz, &g->plan) != ACCEL_OK) {
         ACCEL_ERROR0("gpt_cuda: a micro-batch of %d x %d tokens of this model (width %d, vocab %d) "
                      "is out of range for the GPU kernels\n--> hint: lower the micro-batch (raise "
                      "train.grad_accum)", B, g->T, g->C, g->V);
@@ -316,9 +319,12 @@ static accel_status_t gpt_cuda_create(const accel_config_t *cfg, accel_layout_t 
     if (!g) return ACCEL_ERR_NOMEM;
     accel_status_t st = ACCEL_OK;
     g->L = mc->layers; g->NH = mc->heads; g->C = mc->width; g->T = mc->context; g->V = mc->vocab;
-    g->hs = g->C / (g->NH > 0 ? g->NH : 1);
     accel_decoder_dims_t dims;
     accel_decoder_dims(cfg, &dims);                 /* validated by the CPU model's create */
+    g->dims = dims;
+    g->hs = dims.hs;
+    g->QW = g->NH * g->hs;
+    g->qk_norm = dims.qk_norm;
     g->llama = llama;
     g->KVH = dims.KVH; g->G = g->NH / g->KVH; g->QKV = dims.QKV; g->F = dims.F; g->FIN = dims.FIN;
     g->tied = !llama || mc->tie_embeddings;
@@ -458,7 +464,7 @@ static char *layer_base(accel_gpt_cuda_t *g, int l)
  * [B][KVH][T][hs] each (gpt: KVH = NH, the [3][B][NH][T][hs] of accel_gk_permute). */
 static size_t part_bytes(const accel_gpt_cuda_t *g, int n, int p)
 {
-    const size_t q = (size_t)n * g->T * g->C * g->asz, kv = (size_t)n * g->T * g->KVH * g->hs * g->asz;
+    const size_t q = (size_t)n * g->T * g->QW * g->asz, kv = (size_t)n * g->T * g->KVH * g->hs * g->asz;
     return p == 0 ? 0 : p == 1 ? q : q + kv;
 }
 
@@ -488,6 +494,41 @@ static accel_status_t norm_backward(accel_gpt_cuda_t *g, void *dx, float *dw, fl
         KERNEL(rmsnorm_backward, g->dt, dx, dw, dout, x, rstd, w, rows, g->C, g->stream);
     else
         KERNEL(layernorm_backward, g->dt, dx, dw, db, dout, x, mean, rstd, w, rows, g->C, g->stream);
+    return ACCEL_OK;
+}
+
+/* qk_norm (Qwen3): the q heads ([B][NH][T][hs] at q) and the k heads ([B][KVH][T][hs] at k, right
+ * after q) RMS-normed over hs with the block's q_norm and k_norm weights, in place; the values
+ * before the norm and each head row's 1/rms are kept in the layer's qkn, qkn_rstd. */
+static accel_status_t qk_norm_forward(accel_gpt_cuda_t *g, const blk_t *k, int l, void *q, void *kk, int n)
+{
+    const int qrows = n * g->NH * g->T, krows = n * g->KVH * g->T;
+    char *pre = LA(l, qkn);
+    float *rstd = LF(l, qkn_rstd);
+    CUDA_OK(cudaMemcpyAsync(pre, q, (size_t)(qrows + krows) * g->hs * g->asz, cudaMemcpyDeviceToDevice,
+                            g->stream));
+    KERNEL(rmsnorm_forward, g->dt, q, rstd, NULL, pre, NULL, NULL, P32(g, k->qnw), qrows, g->hs, g->eps,
+           g->stream);
+    KERNEL(rmsnorm_forward, g->dt, kk, rstd + qrows, NULL, pre + (size_t)qrows * g->hs * g->asz, NULL,
+           NULL, P32(g, k->knw), krows, g->hs, g->eps, g->stream);
+    return ACCEL_OK;
+}
+
+/* Its backward: d(q|k after the norm) at dq (dk right after, as qk_norm_forward's q and k) becomes
+ * d(q|k before it); the weight gradients are added to the block's q_norm and k_norm. */
+static accel_status_t qk_norm_backward(accel_gpt_cuda_t *g, const blk_t *k, int l, void *dq, int n)
+{
+    const int qrows = n * g->NH * g->T, krows = n * g->KVH * g->T;
+    const size_t bytes = (size_t)(qrows + krows) * g->hs * g->asz, qbytes = (size_t)qrows * g->hs * g->asz;
+    char *dpre = ACT(g, g->plan.s_dqkn), *d = dq;
+    const char *pre = LA(l, qkn);
+    const float *rstd = LF(l, qkn_rstd);
+    CUDA_OK(cudaMemsetAsync(dpre, 0, bytes, g->stream));
+    KERNEL(rmsnorm_backward, g->dt, dpre, G32(g, k->qnw), d, pre, rstd, P32(g, k->qnw), qrows, g->hs,
+           g->stream);
+    KERNEL(rmsnorm_backward, g->dt, dpre + qbytes, G32(g, k->knw), d + qbytes, pre + qbytes, rstd + qrows,
+           P32(g, k->knw), krows, g->hs, g->stream);
+    CUDA_OK(cudaMemcpyAsync(d, dpre, bytes, cudaMemcpyDeviceToDevice, g->stream));
     return ACCEL_OK;
 }
 
@@ -523,6 +564,7 @@ static accel_status_t forward(accel_gpt_cuda_t *g, const int32_t *tok, int n, co
         MM("qkv = ln1 Wqkv^T", false, true, BT, QKV, C, LA(l, ln1), C, PLP(g, k->qkvw), C, s_qkv, QKV);
         if (g->llama) {
             KERNEL(permute_gqa, g->dt, q, kk, v, s_qkv, P32_OPT(g, k->qkvb), n, T, NH, KVH, hs, g->stream);
+            if (g->qk_norm) ACCEL_CHECK(qk_norm_forward(g, k, l, q, kk, n));
             KERNEL(rope, g->dt, q, g->rope_cos, g->rope_sin, n, NH, T, hs, 0, 0, g->stream);
             KERNEL(rope, g->dt, kk, g->rope_cos, g->rope_sin, n, KVH, T, hs, 0, 0, g->stream);
         } else {
@@ -534,7 +576,7 @@ static accel_status_t forward(accel_gpt_cuda_t *g, const int32_t *tok, int n, co
         ACCEL_CHECK(gemm(g, "y = P V", false, false, G * T, hs, T, 1.0f, LA(l, att), T, sS, v, hs, sKV,
                          0.0f, yp, g->cdt, hs, sQ, nb));
         KERNEL(unpermute, g->dt, LA(l, atty), yp, n, T, NH, hs, 1, g->stream);
-        MM("attn proj", false, true, BT, C, C, LA(l, atty), C, PLP(g, k->projw), C, s_c, C);
+        MM("attn proj", false, true, BT, C, g->QW, LA(l, atty), g->QW, PLP(g, k->projw), g->QW, s_c, C);
         ACCEL_CHECK(norm_forward(g, LA(l, ln2), LF(l, ln2_mean), LF(l, ln2_rstd), LA(l, res2), res_in,
                                  s_c, P32_OPT(g, k->projb), P32(g, k->ln2w), P32_OPT(g, k->ln2b), BT));
         MM("mlp fc", false, true, BT, FIN, C, LA(l, ln2), C, PLP(g, k->fcw), C, LA(l, fch), FIN);
@@ -614,8 +656,8 @@ static accel_status_t backward(accel_gpt_cuda_t *g, const int32_t *tok, int n, c
         ACCEL_CHECK(norm_backward(g, dres, G32(g, k->ln2w), G32_OPT(g, k->ln2b), s_c, LA(l, res2),
                                   LF(l, ln2_mean), LF(l, ln2_rstd), P32(g, k->ln2w), BT));
         /* attention: res2 = res_in + attn(ln1) Wproj^T + bproj */
-        MM("datty = dres Wproj", false, false, BT, C, C, dres, C, PLP(g, k->projw), C, s_c, C);
-        MM_GRAD("dWproj += dres^T atty", C, C, BT, dres, C, LA(l, atty), C, G32(g, k->projw), C);
+        MM("datty = dres Wproj", false, false, BT, g->QW, C, dres, C, PLP(g, k->projw), g->QW, s_c, g->QW);
+        MM_GRAD("dWproj += dres^T atty", C, g->QW, BT, dres, C, LA(l, atty), g->QW, G32(g, k->projw), g->QW);
         if (k->projb >= 0) KERNEL(colsum_add, g->dt, G32(g, k->projb), dres, BT, C, g->stream);
         KERNEL(permute, g->dt, yp, s_c, NULL, n, T, NH, hs, 1, g->stream);
         const char *qkvp = LA(l, qkvp);
@@ -633,6 +675,7 @@ static accel_status_t backward(accel_gpt_cuda_t *g, const int32_t *tok, int n, c
         if (g->llama) {
             KERNEL(rope, g->dt, dq, g->rope_cos, g->rope_sin, n, NH, T, hs, 0, 1, g->stream);
             KERNEL(rope, g->dt, dk, g->rope_cos, g->rope_sin, n, KVH, T, hs, 0, 1, g->stream);
+            if (g->qk_norm) ACCEL_CHECK(qk_norm_backward(g, k, l, dq, n));
             KERNEL(unpermute_gqa, g->dt, s_qkv, dq, dk, dv, n, T, NH, KVH, hs, g->stream);
         } else {
             KERNEL(unpermute, g->dt, s_qkv, dqkvp, n, T, NH, hs, 3, g->stream);

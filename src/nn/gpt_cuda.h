@@ -15,6 +15,7 @@
 #include "accel/config.h"
 #include "accel/dtype.h"
 #include "accel/status.h"
+#include "decoder.h"
 
 /* ------------------------------------------------------------------ planning (host-only C) */
 
@@ -27,8 +28,10 @@ typedef struct {
     size_t ln1, ln1_mean, ln1_rstd;  /* act [BT,C]; fp32 [BT] x2 */
     size_t qkvp;                     /* act q [B][NH][T][hs], k, v [B][KVH][T][hs] (bias added;
                                       * llama: RoPE applied; q = [B][KVH][G][T][hs]) */
+    size_t qkn, qkn_rstd;            /* qk_norm: act q|k as qkvp before their norm; fp32 1/rms
+                                      * of each of the B (NH + KVH) T head rows (else size 0) */
     size_t att;                      /* act [B][NH][T][T]: softmax probabilities, 0 above diagonal */
-    size_t atty;                     /* act [BT,C]: attention output (heads concatenated) */
+    size_t atty;                     /* act [BT,QW]: attention output (heads concatenated) */
     size_t res2;                     /* act [BT,C]: residual after attention */
     size_t ln2, ln2_mean, ln2_rstd;
     size_t fch;                      /* act [BT,FIN]: MLP first product (gpt: bias added; llama:
@@ -40,6 +43,8 @@ typedef struct {
 typedef struct {
     int L, NH, C, T, V, B;
     int KVH, QKV, F, FIN;            /* kv heads, (NH + 2 KVH) hs, MLP hidden, its first product */
+    int hs, QW;                      /* head size; NH hs, the attention output's width */
+    int qk_norm;                     /* RMSNorm on each q and k head (Qwen3) */
     int Vp;                          /* row stride of the logits (V rounded up to 64) */
     size_t act_size;                 /* bytes per activation element (2 or 4) */
     size_t layer_bytes;              /* bytes of one layer's stored activations */
@@ -47,9 +52,11 @@ typedef struct {
     accel_gpt_cuda_layer_plan_t layer; /* offsets relative to the layer's base */
     size_t x0, lnf, lnf_mean, lnf_rstd, logits;
     size_t s_qkv;                    /* act [BT,QKV]: qkv product; d(qkv) in backward */
-    size_t s_c;                      /* act [BT,C]: proj / fc-proj products; d(ln) in backward */
+    size_t s_c;                      /* act [BT,max(C,QW)]: proj / fc-proj products; d(ln) and
+                                      * d(atty) in backward */
     size_t s_4c;                     /* act [BT,FIN]: d(fch) in backward */
     size_t s_yp;                     /* act [B,NH,T,hs]: y per head; dy per head in backward */
+    size_t s_dqkn;                   /* qk_norm: act like qkn, d(q|k before the norm) (else 0) */
     size_t s_dqkvp;                  /* act like qkvp: dq, dk, dv per head */
     size_t s_att32;                  /* fp32 [B,NH,T,T]: scores; dP in backward */
     size_t s_datt;                   /* act [B,NH,T,T]: dS in backward */
@@ -64,10 +71,11 @@ typedef struct {
  * dimension would not fit the int that cuBLAS takes. */
 accel_status_t accel_gpt_cuda_plan(int L, int NH, int C, int T, int V, int B, size_t act_size,
                                    accel_gpt_cuda_plan_t *plan);
-/* The same for any decoder: KVH key/value heads (dividing NH), MLP hidden width F and first-product
- * width FIN (F: GELU; 2F: SwiGLU). accel_gpt_cuda_plan is KVH = NH, F = FIN = 4C. */
-accel_status_t accel_gpt_cuda_plan_gqa(int L, int NH, int KVH, int C, int F, int FIN, int T, int V,
-                                       int B, size_t act_size, accel_gpt_cuda_plan_t *plan);
+/* The same for any decoder (src/nn/decoder.h): KVH key/value heads (dividing NH), head size hs
+ * (NH hs may differ from C), MLP hidden width F and first-product width FIN (F: GELU; 2F: SwiGLU),
+ * Qwen3's q/k norms. accel_gpt_cuda_plan is KVH = NH, hs = C / NH, F = FIN = 4C. */
+accel_status_t accel_gpt_cuda_plan_dims(const accel_decoder_dims_t *d, int B, size_t act_size,
+                                        accel_gpt_cuda_plan_t *plan);
 
 /* 1-D launch geometry: blocks of `block` threads covering n items, capped at max_blocks (grid-stride
  * loops cover the rest); at least one block. */

@@ -24,23 +24,26 @@ static size_t take(size_t *p, size_t bytes)
 accel_status_t accel_gpt_cuda_plan(int L, int NH, int C, int T, int V, int B, size_t act_size,
                                    accel_gpt_cuda_plan_t *plan)
 {
-    if (C > INT_MAX / 4) {
+    if (C > INT_MAX / 4 || NH < 1 || C % NH) {
         memset(plan, 0, sizeof *plan);
         return ACCEL_ERR_INVALID;
     }
-    return accel_gpt_cuda_plan_gqa(L, NH, NH, C, 4 * C, 4 * C, T, V, B, act_size, plan);
+    const accel_decoder_dims_t d = { .L = L, .NH = NH, .KVH = NH, .hs = C / NH, .C = C, .T = T, .V = V,
+                                     .QKV = 3 * C, .F = 4 * C, .FIN = 4 * C };
+    return accel_gpt_cuda_plan_dims(&d, B, act_size, plan);
 }
 
-accel_status_t accel_gpt_cuda_plan_gqa(int L, int NH, int KVH, int C, int F, int FIN, int T, int V,
-                                       int B, size_t act_size, accel_gpt_cuda_plan_t *plan)
+accel_status_t accel_gpt_cuda_plan_dims(const accel_decoder_dims_t *d, int B, size_t act_size,
+                                        accel_gpt_cuda_plan_t *plan)
 {
     memset(plan, 0, sizeof *plan);
-    if (L < 1 || NH < 1 || C < 1 || T < 1 || V < 2 || B < 1 || C % NH || KVH < 1 || NH % KVH ||
-        F < 1 || FIN < F || (act_size != 2 && act_size != 4))
+    const int L = d->L, NH = d->NH, KVH = d->KVH, C = d->C, F = d->F, FIN = d->FIN, T = d->T, V = d->V;
+    if (L < 1 || NH < 1 || C < 1 || T < 1 || V < 2 || B < 1 || d->hs < 1 || KVH < 1 || NH % KVH ||
+        F < 1 || FIN < F || (act_size != 2 && act_size != 4) || (long long)NH * d->hs > INT_MAX)
         return ACCEL_ERR_INVALID;
     /* cuBLAS takes int dimensions and leading dimensions; strided-batch strides are 64-bit. */
     const long long BT = (long long)B * T, Vpl = ((long long)V + 63) / 64 * 64;
-    const long long QKV = (long long)(NH + 2 * KVH) * (C / NH);
+    const long long QKV = (long long)(NH + 2 * KVH) * d->hs, QW = (long long)NH * d->hs;
     long long wide = QKV > FIN ? QKV : FIN;         /* the widest activation row */
     if (wide < C) wide = C;
     if (BT > INT_MAX / 4 || Vpl > INT_MAX || wide > INT_MAX ||
@@ -52,10 +55,14 @@ accel_status_t accel_gpt_cuda_plan_gqa(int L, int NH, int KVH, int C, int F, int
     const int Vp = (int)Vpl;
     plan->L = L; plan->NH = NH; plan->C = C; plan->T = T; plan->V = V; plan->B = B;
     plan->KVH = KVH; plan->QKV = (int)QKV; plan->F = F; plan->FIN = FIN;
+    plan->hs = d->hs; plan->QW = (int)QW; plan->qk_norm = d->qk_norm;
     plan->Vp = Vp;
     plan->act_size = act_size;
     const size_t a = act_size, f = sizeof(float), bt = (size_t)BT, c = (size_t)C;
-    const size_t qkv = (size_t)QKV, fin = (size_t)FIN, ff = (size_t)F;
+    const size_t qkv = (size_t)QKV, qw = (size_t)QW, fin = (size_t)FIN, ff = (size_t)F;
+    const size_t dc = c > qw ? c : qw;
+    const size_t qkn = d->qk_norm ? (size_t)(NH + KVH) * (size_t)d->hs : 0;  /* per token */
+    const size_t qkn_rows = d->qk_norm ? (size_t)(NH + KVH) : 0;
     const size_t tt = (size_t)B * (size_t)NH * (size_t)T * (size_t)T;
 
     size_t p = 0;
@@ -64,8 +71,10 @@ accel_status_t accel_gpt_cuda_plan_gqa(int L, int NH, int KVH, int C, int F, int
     lp->ln1_mean = take(&p, f * bt);
     lp->ln1_rstd = take(&p, f * bt);
     lp->qkvp = take(&p, a * bt * qkv);
+    lp->qkn = take(&p, a * bt * qkn);
+    lp->qkn_rstd = take(&p, f * bt * qkn_rows);
     lp->att = take(&p, a * tt);
-    lp->atty = take(&p, a * bt * c);
+    lp->atty = take(&p, a * bt * qw);
     lp->res2 = take(&p, a * bt * c);
     lp->ln2 = take(&p, a * bt * c);
     lp->ln2_mean = take(&p, f * bt);
@@ -83,9 +92,10 @@ accel_status_t accel_gpt_cuda_plan_gqa(int L, int NH, int KVH, int C, int F, int
     plan->lnf_rstd = take(&p, f * bt);
     plan->logits = take(&p, a * bt * (size_t)Vp);
     plan->s_qkv = take(&p, a * bt * qkv);
-    plan->s_c = take(&p, a * bt * c);
+    plan->s_c = take(&p, a * bt * dc);
     plan->s_4c = take(&p, a * bt * fin);
-    plan->s_yp = take(&p, a * bt * c);
+    plan->s_yp = take(&p, a * bt * qw);
+    plan->s_dqkn = take(&p, a * bt * qkn);
     plan->s_dqkvp = take(&p, a * bt * qkv);
     plan->s_att32 = take(&p, f * tt);
     plan->s_datt = take(&p, a * tt);
@@ -105,8 +115,7 @@ accel_status_t accel_gpt_cuda_estimate_bytes(const accel_config_t *cfg, int micr
     accel_decoder_dims_t d;
     *bytes = 0;
     accel_decoder_dims(cfg, &d);
-    ACCEL_CHECK(accel_gpt_cuda_plan_gqa(m->layers, m->heads, d.KVH, m->width, d.F, d.FIN, m->context,
-                                        m->vocab, micro, asz, &plan));
+    ACCEL_CHECK(accel_gpt_cuda_plan_dims(&d, micro, asz, &plan));
     /* the trainer's state (src/train/dist.c, optim.c; device arenas are allocated whole) and the
      * model's buffers (src/nn/gpt_cuda.c) */
     const size_t on = owned_n ? owned_n : 1;
@@ -149,13 +158,6 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
         snprintf(why, whylen, "device=cuda: train.recompute=%s: the GPU engine keeps every "
                  "activation (recompute runs in the CPU decoder)\n--> hint: use train.recompute=none "
                  "on the GPU, or a smaller train.micro_batch", cfg->train.recompute);
-        return ACCEL_ERR_UNSUPPORTED;
-    }
-    const accel_model_config_t *m = &cfg->model;
-    if (m->qk_norm || (m->head_dim && m->head_dim * m->heads != m->width)) {
-        snprintf(why, whylen, "device=cuda: %s (Qwen3-style attention) runs on the CPU only: the GPU "
-                 "engine has no kernels for it yet\n--> hint: use device=cpu for this model",
-                 m->qk_norm ? "model.qk_norm" : "model.head_dim apart from width / heads");
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (note && notelen && cfg->dist.comm_dtype_id != ACCEL_F32)

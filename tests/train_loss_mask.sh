@@ -96,6 +96,16 @@ for m in m1k m2; do
 done
 pass "masked training: step-1 loss $first per trained token; the same on 1 rank, grad_accum=4 and 2 ranks"
 
+# A plugin that does not read loss masks trains on the plain file and is refused the masked one.
+U="$top_builddir/tests/.libs/unigram_plugin.so"
+[ -f "$U" ] || fail "tests/unigram_plugin.so is not built"
+awk -F'"' '{ printf "{\"text\": \"%s%s\"}\n", $4, $8 }' "$S/sft.jsonl" > "$S/plain.jsonl"
+t "$AD" prepare --jsonl --context 16 --output "$S/plain.h5" "$S/plain.jsonl" > "$S/out" 2>&1 || fail "prepare plain: $(cat "$S/out")"
+uargs="model.plugin=$U model.context=16 train.steps=3 train.global_batch=4 train.sample_tokens=0"
+run_mpi 1 "$ACCEL_TRAIN" $uargs data.path="$S/plain.h5" > "$S/u" 2>&1 || fail "the unigram plugin on plain data: $(tail -3 "$S/u")"
+expect_fail "has a loss mask (prompt/completion data), which model 'unigram' does not read" \
+    "$ACCEL_TRAIN" $uargs data.path="$S/sft.h5"
+
 # Bad input.
 expect_fail "must differ from the document field" "$AD" prepare --prompt-field text --output "$S/x.h5" "$S/sft.jsonl"
 expect_fail "is empty" "$AD" prepare --prompt-field "" --output "$S/x.h5" "$S/sft.jsonl"

@@ -19,6 +19,7 @@
 #include "accel/dataset.h"
 #include "accel/eval.h"
 #include "accel/tokenizer.h"
+#include "accel/chat.h"
 #include "accel/trainer.h"
 #include "accel/version.h"
 #include "accel/ckpt.h"

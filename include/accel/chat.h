@@ -42,11 +42,16 @@ bool accel_chat_template_has_var(const accel_chat_template_t *t, const char *nam
  * date_string="26 Jul 2024") or else a plain string (bos_token=<s>). */
 accel_status_t accel_chat_template_set(accel_chat_template_t *t, const char *assignment, char *err,
                                        size_t errlen);
+/* Set a string variable (value[0..len), UTF-8), e.g. a special token the tokenizer knows. */
+accel_status_t accel_chat_template_set_string(accel_chat_template_t *t, const char *name, const char *value,
+                                              size_t len);
 
-/* Render a conversation (`messages`, JSON text of an array of messages) to malloc'd text. */
-accel_status_t accel_chat_render(const accel_chat_template_t *t, const char *messages, size_t len,
-                                 bool add_generation_prompt, char **text, size_t *text_len, char *err,
-                                 size_t errlen);
+/* Render a conversation (`messages`, an array of messages; `tools` an array or NULL) to malloc'd
+ * text, as apply_chat_template(messages, tools=tools, add_generation_prompt=...,
+ * tokenize=False). */
+accel_status_t accel_chat_render(const accel_chat_template_t *t, const struct json_t *messages,
+                                 const struct json_t *tools, bool add_generation_prompt, char **text,
+                                 size_t *text_len, char *err, size_t errlen);
 
 /* ------------------------------------------------------------------ training text */
 

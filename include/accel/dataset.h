@@ -217,6 +217,14 @@ typedef struct {
     size_t block_bytes;             /* tokens held in memory before they go to a temporary file
                                      * beside the output (0: 64 MiB); JSON Lines are read in blocks
                                      * of at least this much too */
+    /* Conversations: a JSON Lines field holding a list of messages (TRL's "messages", or with a
+     * prompt field its conversational prompt/completion) is rendered with a chat template
+     * (include/accel/chat.h) and tokenized whole, nothing added around it; a loss mask trains the
+     * assistant's messages (the completion), or every token with chat_train_all. */
+    const char *chat_template;      /* template file or tokenizer directory; NULL: the tokenizer's */
+    const char *const *chat_vars;   /* NAME=VALUE variables for the template (accel_chat_template_set) */
+    int nchat_vars;
+    bool chat_train_all;
 } accel_prepare_options_t;
 accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const char *output,
                                   const accel_prepare_options_t *opt, char *err, size_t errlen);

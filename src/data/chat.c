@@ -239,6 +239,14 @@ accel_status_t accel_chat_template_set(accel_chat_template_t *t, const char *ass
     return ACCEL_OK;
 }
 
+accel_status_t accel_chat_template_set_string(accel_chat_template_t *t, const char *name, const char *value,
+                                              size_t len)
+{
+    json_t *v = json_stringn(value, len);
+    if (!v) return ACCEL_ERR_INVALID;           /* not UTF-8 */
+    return json_object_set_new(t->vars, name, v) ? ACCEL_ERR_NOMEM : ACCEL_OK;
+}
+
 /* ------------------------------------------------------------------ rendering */
 
 /* A conversation as transformers hands it to the template: each message an object with a string
@@ -298,22 +306,17 @@ static accel_status_t render_n(const accel_chat_template_t *t, const json_t *mes
     return st;
 }
 
-accel_status_t accel_chat_render(const accel_chat_template_t *t, const char *messages, size_t len,
+accel_status_t accel_chat_render(const accel_chat_template_t *t, const json_t *messages, const json_t *tools,
                                  bool add_generation_prompt, char **text, size_t *text_len, char *err,
                                  size_t errlen)
 {
     *text = NULL;
-    json_error_t je;
-    json_t *in = json_loadb(messages, len, 0, &je), *norm = NULL;
-    if (!in) {
-        accel_errf(err, errlen, "the conversation is not JSON: %s (line %d, column %d)", je.text, je.line, je.column);
-        return ACCEL_ERR_INVALID;
-    }
-    accel_status_t st = normalize(in, &norm, err, errlen);
-    json_decref(in);
+    *text_len = 0;
+    json_t *norm = NULL;
+    accel_status_t st = normalize(messages, &norm, err, errlen);
     if (st != ACCEL_OK) return st;
     jinja_output_t o;
-    st = render_n(t, norm, json_array_size(norm), NULL, add_generation_prompt, &o, err, errlen);
+    st = render_n(t, norm, json_array_size(norm), tools, add_generation_prompt, &o, err, errlen);
     json_decref(norm);
     if (st != ACCEL_OK) return st;
     free(o.spans);

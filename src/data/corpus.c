@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "accel/chat.h"
 #include "accel/dataset.h"
 #include "accel/log.h"
 #include "accel/tokenizer.h"
@@ -201,6 +202,12 @@ typedef struct {
     FILE *progress;
     char *err;
     size_t errlen;
+    /* conversations: the template, read at the first one; the mask is made then if there is none */
+    const accel_prepare_options_t *opt;
+    accel_chat_template_t *chat;
+    accel_tokstream_t *mask_store;
+    const char *output;
+    long long conversations;
 } encoder_t;
 
 /* One token and, with a mask, whether it is trained. */
@@ -247,6 +254,129 @@ static accel_status_t encode_text(encoder_t *e, const char *text, size_t len, bo
     return st;
 }
 
+/* The chat template for the first conversation: --chat-template, else the tokenizer's; its special
+ * tokens from the tokenizer when tokenizer_config.json gave none. A mask stream starts here if
+ * there was none, every token before trained. */
+static accel_status_t chat_open(encoder_t *e, long long line)
+{
+    const accel_prepare_options_t *opt = e->opt;
+    const char *path = opt->chat_template ? opt->chat_template : opt->tokenizer;
+    char why[2048];
+    if (!path || !strcmp(path, ACCEL_TOKENIZER_BYTES)) {
+        snprintf(e->err, e->errlen, "%s:%lld: the line holds a conversation (a list of messages) but there is no "
+                 "chat template to render it\n--> hint: --tokenizer HF_DIR (the model's tokenizer directory, "
+                 "with its tokenizer_config.json or chat_template.jinja), or --chat-template FILE", e->path, line);
+        return ACCEL_ERR_INVALID;
+    }
+    accel_status_t st = accel_chat_template_load(path, &e->chat, why, sizeof why);
+    for (int i = 0; st == ACCEL_OK && i < opt->nchat_vars; i++)
+        st = accel_chat_template_set(e->chat, opt->chat_vars[i], why, sizeof why);
+    if (st != ACCEL_OK) {
+        snprintf(e->err, e->errlen, "%s:%lld: a conversation needs the chat template: %s", e->path, line, why);
+        return st;
+    }
+    const struct { const char *name; int id; } special[] = {{"bos_token", e->bos}, {"eos_token", accel_tokenizer_eos(e->tok)}};
+    for (int i = 0; i < 2; i++) {
+        size_t n;
+        const char *bytes = special[i].id >= 0 ? accel_tokenizer_token_bytes(e->tok, special[i].id, 0, &n) : NULL;
+        if (bytes && !accel_chat_template_has_var(e->chat, special[i].name))
+            accel_chat_template_set_string(e->chat, special[i].name, bytes, n);
+    }
+    if (!e->mask) {
+        st = accel_tokstream_init(e->mask_store, 2, e->output, (size_t)e->s->cap);
+        for (int64_t i = 0; st == ACCEL_OK && i < e->s->n; i++) st = accel_tokstream_put(e->mask_store, 1);
+        if (st != ACCEL_OK) {
+            snprintf(e->err, e->errlen, "%s", e->mask_store->error);
+            return st;
+        }
+        e->mask = e->mask_store;
+    }
+    if (e->progress) {
+        fprintf(e->progress, "conversations: rendered with %s; trained: %s\n", accel_chat_template_origin(e->chat),
+                opt->chat_train_all ? "every token (--train-on all)"
+                : opt->prompt_field ? "the completion (after the prompt's generation prompt)"
+                : accel_chat_template_has_generation(e->chat) ? "the assistant messages (the template's "
+                                                                "{% generation %} blocks)"
+                : "the assistant messages (what each adds to the conversation before it)");
+        fflush(e->progress);
+    }
+    return ACCEL_OK;
+}
+
+/* The trained bytes' tokens: the text is tokenized whole, as transformers does, and a token is
+ * trained when its bytes overlap a trained span (transformers' rule for assistant masks). A token's
+ * bytes are known by decoding it; a tokenizer whose tokens do not add up to the text (a normalizer
+ * that rewrites it) has each span tokenized on its own instead. */
+static accel_status_t encode_spans(encoder_t *e, const char *text, size_t len, const accel_chat_span_t *spans,
+                                   int nspans, long long line)
+{
+    size_t n = 0;
+    accel_status_t st = accel_tokenizer_encode(e->tok, text, len, &e->ids, &n, &e->cap);
+    if (st != ACCEL_OK) {
+        snprintf(e->err, e->errlen, "%s:%lld: the tokenizer refused the conversation: %s", e->path, line,
+                 accel_tokenizer_last_error(e->tok)[0] ? accel_tokenizer_last_error(e->tok) : accel_status_str(st));
+        return st;
+    }
+    size_t total = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = 0;
+        if (!accel_tokenizer_token_bytes(e->tok, e->ids[i], i == 0, &k)) break;
+        total += k;
+    }
+    if (total != len) {                     /* span by span */
+        size_t at = 0;
+        for (int i = 0; i <= nspans && st == ACCEL_OK; i++) {
+            size_t end = i < nspans ? spans[i].start : len;
+            if (end > at) st = encode_text(e, text + at, end - at, false, line);
+            if (st == ACCEL_OK && i < nspans) st = encode_text(e, text + spans[i].start, spans[i].end - spans[i].start,
+                                                               true, line);
+            if (i < nspans) at = spans[i].end;
+        }
+        return st;
+    }
+    size_t start = 0;
+    int span = 0;
+    for (size_t i = 0; i < n && st == ACCEL_OK; i++) {
+        size_t k = 0;
+        accel_tokenizer_token_bytes(e->tok, e->ids[i], i == 0, &k);
+        size_t end = start + k;
+        while (span < nspans && start >= spans[span].end) span++;
+        bool trained = span < nspans && end > spans[span].start;
+        if (e->ids[i] < 0 || e->ids[i] >= e->s->vocab) {
+            snprintf(e->err, e->errlen, "%s: the tokenizer produced id %d outside its vocabulary [0, %d)",
+                     e->path, (int)e->ids[i], e->s->vocab);
+            return ACCEL_ERR_CORRUPT;
+        }
+        st = put_token(e, (uint32_t)e->ids[i], trained);
+        start = end;
+    }
+    return st;
+}
+
+/* A conversation: its rendering, nothing added around it (the template writes the special tokens). */
+static accel_status_t encode_chat(encoder_t *e, const accel_jsonl_doc_t *doc, long long line)
+{
+    accel_status_t st = e->chat ? ACCEL_OK : chat_open(e, line);
+    if (st != ACCEL_OK) return st;
+    accel_chat_text_t ct;
+    char why[2048];
+    st = accel_chat_training_text(e->chat, doc->messages, doc->completion, doc->tools,
+                                  e->opt->chat_train_all ? ACCEL_CHAT_TRAIN_ALL : ACCEL_CHAT_TRAIN_ASSISTANT, &ct,
+                                  why, sizeof why);
+    if (st != ACCEL_OK) {
+        snprintf(e->err, e->errlen, "%s:%lld: %s", e->path, line, why);
+        return st;
+    }
+    e->doc_bytes += (long long)ct.len;
+    st = encode_spans(e, ct.text, ct.len, ct.trained, ct.ntrained, line);
+    accel_chat_text_free(&ct);
+    if (st == ACCEL_OK) {
+        e->docs++;
+        e->conversations++;
+    }
+    return st;
+}
+
 /* A document: [BOS] [prompt] text [EOS]. With a prompt field only the text and the EOS after it
  * are trained: the prompt is tokenized on its own, so its tokens are the same whatever follows. */
 static accel_status_t encode_doc(void *ctx, const accel_jsonl_doc_t *doc, long long line)
@@ -259,8 +389,9 @@ static accel_status_t encode_doc(void *ctx, const accel_jsonl_doc_t *doc, long l
         fflush(e->progress);
         e->next_report += 64LL << 20;
     }
+    if (doc->messages) return encode_chat(e, doc, line);
     accel_status_t st = ACCEL_OK;
-    if (e->bos >= 0) st = put_token(e, (uint32_t)e->bos, false);
+    if (e->bos >= 0) st = put_token(e, (uint32_t)e->bos, !doc->prompt);
     if (st == ACCEL_OK && doc->prompt) st = encode_text(e, doc->prompt, doc->prompt_len, false, line);
     if (st == ACCEL_OK) st = encode_text(e, doc->text, doc->len, true, line);
     if (st == ACCEL_OK && e->eos >= 0) st = put_token(e, (uint32_t)e->eos, true);
@@ -415,7 +546,8 @@ accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const 
     accel_filelist_t files = { 0 };
     accel_tokenizer_t *tok = NULL;
     accel_tokstream_t s = { 0 }, mask = { 0 };
-    encoder_t enc = { .err = err, .errlen = errlen, .bos = -1, .eos = -1 };
+    encoder_t enc = { .err = err, .errlen = errlen, .bos = -1, .eos = -1, .opt = opt, .mask_store = &mask,
+                      .output = output };
     err[0] = '\0';
     accel_status_t st = accel_data_tokenizer_open(opt->tokenizer, &tok, err, errlen);
     if (st != ACCEL_OK) goto cleanup;
@@ -491,26 +623,37 @@ accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const 
         }
     }
     if (enc.mask && enc.trained == 0) {
-        snprintf(err, errlen, "no line has a non-empty document (field \"%s\"): nothing would be trained"
-                 "\n--> hint: --jsonl-field names the field holding the completion to train on",
-                 opt->jsonl_field);
+        if (enc.conversations)
+            snprintf(err, errlen, "no conversation has a token to train (field \"%s\"): no assistant message, "
+                     "or only empty ones\n--> hint: the assistant's messages are trained (role \"assistant\"); "
+                     "--train-on all trains every token", opt->jsonl_field);
+        else
+            snprintf(err, errlen, "no line has a non-empty document (field \"%s\"): nothing would be trained"
+                     "\n--> hint: --jsonl-field names the field holding the completion to train on",
+                     opt->jsonl_field);
         st = ACCEL_ERR_INVALID;
         goto cleanup;
     }
     if (progress) fprintf(progress, "read %d file(s), %lld bytes -> ", files.n, total);
     size_t jlen = 0;
     const char *json = accel_tokenizer_json(tok, &jlen);
-    char desc[512];
+    char desc[5120];
+    char chat[4400] = "";
+    if (enc.conversations)
+        snprintf(chat, sizeof chat, "; %lld conversation(s) rendered with %s, %s trained", enc.conversations,
+                 accel_chat_template_origin(enc.chat), opt->chat_train_all ? "every token" : "the assistant's text");
     snprintf(desc, sizeof desc, "accel_data prepare: %d file(s), %lld bytes, %lld document(s) (%s), "
-             "tokenizer %s; %s; last %g of the stream is /val", files.n, total, ndocs,
-             jsonl ? "JSON Lines" : "text files", accel_tokenizer_name(tok), rule, opt->val_fraction);
+             "tokenizer %s; %s%s; last %g of the stream is /val", files.n, total, ndocs,
+             jsonl ? "JSON Lines" : "text files", accel_tokenizer_name(tok), rule, chat, opt->val_fraction);
     accel_token_meta_t meta = {
         .tokenizer = accel_tokenizer_name(tok), .tokenizer_hash = accel_tokenizer_hash(tok),
         .tokenizer_json = json, .tokenizer_json_len = jlen, .vocab = vocab, .description = desc,
     };
-    st = accel_tokstream_publish(&s, enc.mask, output, &meta, opt->val_fraction, -1, opt->context, progress,
-                                err, errlen);
+    /* every token trained: no mask (the file stays readable by versions without loss masks) */
+    st = accel_tokstream_publish(&s, enc.mask && enc.trained < s.n ? enc.mask : NULL, output, &meta,
+                                 opt->val_fraction, -1, opt->context, progress, err, errlen);
 cleanup:
+    accel_chat_template_free(enc.chat);
     free(enc.ids);
     accel_tokstream_free(&s);
     accel_tokstream_free(&mask);

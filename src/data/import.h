@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include <jansson.h>
+
 #include "accel/dataset.h"
 #include "accel/status.h"
 
@@ -48,18 +50,22 @@ accel_status_t accel_npy_open(FILE *f, const char *path, int64_t size, accel_tok
 /* ------------------------------------------------------------------ JSON Lines */
 
 /* One line's document: the UTF-8 text of the document field (len bytes, NUL-terminated) and, when
- * a prompt field is asked for, the prompt that goes before it (else prompt is NULL). */
+ * a prompt field is asked for, the prompt that goes before it (else prompt is NULL). Or, when the
+ * field holds a list of messages, a conversation (text is NULL): `messages` is the document
+ * field's list, or with a prompt field the prompt's, the document field's being `completion`;
+ * `tools` is the line's "tools" list when it has one. */
 typedef struct {
     const char *text;
     size_t len;
     const char *prompt;
     size_t prompt_len;
+    const json_t *messages, *completion, *tools;
 } accel_jsonl_doc_t;
 /* Called with each document and its 1-based line number. A status other than ACCEL_OK stops the
  * walk and is returned. */
 typedef accel_status_t (*accel_jsonl_doc_fn)(void *ctx, const accel_jsonl_doc_t *doc, long long line);
 /* Every non-blank line of buf[0..len) must be a JSON object whose `field` (and `prompt_field`,
- * when not NULL) is a string; blank lines are skipped. Errors name path and line. *lines: the
+ * when not NULL) is a string, or a list of messages (both fields alike); blank lines are skipped. Errors name path and line. *lines: the
  * lines of the file before buf on entry (a file read in pieces), through buf on return; *ndocs:
  * documents passed to fn. */
 accel_status_t accel_jsonl_each(const char *path, const char *buf, size_t len, const char *field,

@@ -1535,7 +1535,11 @@ static stmt_t *parse_body(parser_t *ps, const char *const *ends, const char **fo
         *tail = s;
         tail = &s->next;
     }
-    if (ends) FAIL(ps->p, start_line, "the block opened here is not closed (no {%% %s %%})", ends[0][0] == 'e' ? ends[0] : ends[1] ? ends[1] : ends[0]);
+    if (ends) {                             /* the closing keyword is the last one listed */
+        int last = 0;
+        while (ends[last + 1]) last++;
+        FAIL(ps->p, start_line, "the block opened here is not closed (no {%% %s %%})", ends[last]);
+    }
     return head;
 }
 
@@ -1713,9 +1717,10 @@ static value_t get_item(ctx_t *c, const value_t *obj, const value_t *key, int li
 static void slice_range(ctx_t *c, int64_t len, const value_t *a, const value_t *b, const value_t *st,
                         int64_t *start, int64_t *step, int64_t *count, int line)
 {
-    for (const value_t *v = a; v; v = v == a ? b : v == b ? st : NULL)
-        if (v->t != V_NONE && v->t != V_UNDEF && v->t != V_INT)
-            FAIL(c->p, line, "slice indices must be integers, not %s", type_name(v));
+    const value_t *parts[3] = {a, b, st};
+    for (int i = 0; i < 3; i++)
+        if (parts[i]->t != V_NONE && parts[i]->t != V_UNDEF && parts[i]->t != V_INT)
+            FAIL(c->p, line, "slice indices must be integers, not %s", type_name(parts[i]));
     *step = st->t == V_INT ? st->i : 1;
     if (*step == 0) FAIL(c->p, line, "slice step cannot be zero");
     int64_t lo, hi;

@@ -18,9 +18,10 @@ static bool blank(const char *p, size_t n)
     return true;
 }
 
-/* The string `field` of a line's object, or an error naming what the line holds instead. */
-static accel_status_t string_field(json_t *obj, const char *field, const char *flag, const char *path,
-                                   long long line, json_t **out, char *err, size_t errlen)
+/* The field of a line's object: a string, or a list (a conversation); else an error naming what the
+ * line holds instead. */
+static accel_status_t doc_field(json_t *obj, const char *field, const char *flag, const char *path,
+                                long long line, json_t **out, char *err, size_t errlen)
 {
     json_t *v = json_object_get(obj, field);
     if (!v) {
@@ -37,10 +38,10 @@ static accel_status_t string_field(json_t *obj, const char *field, const char *f
                  flag);
         return ACCEL_ERR_INVALID;
     }
-    if (!json_is_string(v)) {
+    if (!json_is_string(v) && !json_is_array(v)) {
         snprintf(err, errlen, "%s:%lld: field \"%s\" is %s, not a string\n--> hint: the %s field "
-                 "must hold the text as a JSON string", path, line, field, accel_json_type_name(v),
-                 strcmp(flag, "--prompt-field") ? "document" : "prompt");
+                 "must hold the text as a JSON string (or a conversation as a list of messages)", path,
+                 line, field, accel_json_type_name(v), strcmp(flag, "--prompt-field") ? "document" : "prompt");
         return ACCEL_ERR_INVALID;
     }
     *out = v;
@@ -84,11 +85,27 @@ accel_status_t accel_jsonl_each(const char *path, const char *buf, size_t len, c
             st = ACCEL_ERR_INVALID;
         }
         if (st == ACCEL_OK && prompt_field)
-            st = string_field(obj, prompt_field, "--prompt-field", path, line, &p, err, errlen);
-        if (st == ACCEL_OK) st = string_field(obj, field, "--jsonl-field", path, line, &v, err, errlen);
+            st = doc_field(obj, prompt_field, "--prompt-field", path, line, &p, err, errlen);
+        if (st == ACCEL_OK) st = doc_field(obj, field, "--jsonl-field", path, line, &v, err, errlen);
+        if (st == ACCEL_OK && p && json_typeof(p) != json_typeof(v)) {
+            snprintf(err, errlen, "%s:%lld: the prompt (\"%s\") is %s but the completion (\"%s\") is %s"
+                     "\n--> hint: both are strings (text), or both lists of messages (a conversation)", path,
+                     line, prompt_field, accel_json_type_name(p), field, accel_json_type_name(v));
+            st = ACCEL_ERR_INVALID;
+        }
         if (st == ACCEL_OK) {
-            accel_jsonl_doc_t doc = { json_string_value(v), json_string_length(v),
-                                      p ? json_string_value(p) : NULL, p ? json_string_length(p) : 0 };
+            accel_jsonl_doc_t doc = { 0 };
+            if (json_is_string(v)) {
+                doc.text = json_string_value(v);
+                doc.len = json_string_length(v);
+                doc.prompt = p ? json_string_value(p) : NULL;
+                doc.prompt_len = p ? json_string_length(p) : 0;
+            } else {
+                doc.messages = p ? p : v;
+                doc.completion = p ? v : NULL;
+                doc.tools = json_object_get(obj, "tools");
+                if (json_is_null(doc.tools)) doc.tools = NULL;
+            }
             st = fn(ctx, &doc, line);
             if (st == ACCEL_OK) (*ndocs)++;
         }

@@ -89,8 +89,10 @@ static void prepare_usage(FILE *out)
 {
     fprintf(out,
             "usage: accel_data prepare [--tokenizer FILE|DIR|bytes] [--jsonl] [--jsonl-field NAME]\n"
-            "                          [--prompt-field NAME] [--output FILE] [--val-fraction F]\n"
-            "                          [--context T] [--force] [--buffer SIZE] [FILE|DIR ...]\n"
+            "                          [--prompt-field NAME] [--chat-template FILE|DIR]\n"
+            "                          [--chat-var NAME=VALUE ...] [--train-on assistant|all]\n"
+            "                          [--output FILE] [--val-fraction F] [--context T] [--force]\n"
+            "                          [--buffer SIZE] [FILE|DIR ...]\n"
             "\n"
             "Tokenize text into an accel token dataset (HDF5). Every document is tokenized and the\n"
             "documents are concatenated in input order:\n"
@@ -100,6 +102,10 @@ static void prepare_usage(FILE *out)
             "  --prompt-field NAME   prompt and completion (fine-tuning): the line's string field\n"
             "                        NAME is the prompt, the document follows it, and only the\n"
             "                        document's tokens are trained (a loss mask; implies --jsonl)\n"
+            "  conversations         a field holding a list of messages ({\"role\", \"content\"}, as\n"
+            "                        TRL's \"messages\" or its conversational prompt/completion) is\n"
+            "                        rendered with the model's chat template, and only the\n"
+            "                        assistant's messages (the completion) are trained\n"
             "Files are read in the order given (a directory: its regular files in name order, then\n"
             "its symbolic links, recursing into subdirectories; hidden and empty files are skipped,\n"
             "and a file reached twice is read once). Every input file is listed as it is read.\n"
@@ -117,6 +123,17 @@ static void prepare_usage(FILE *out)
             "tokenized on its own, and the file keeps a loss mask (version 2) that trains the\n"
             "document and EOS and not the BOS or prompt: training averages the loss over the\n"
             "trained tokens of each global batch.\n"
+            "Conversations: the chat template is --chat-template (a .jinja file, a\n"
+            "tokenizer_config.json or a directory), else the --tokenizer directory's\n"
+            "(chat_template.jinja or tokenizer_config.json), rendered as transformers'\n"
+            "apply_chat_template does (special tokens from tokenizer_config.json; --chat-var sets\n"
+            "template variables such as enable_thinking=false). The rendering is tokenized whole\n"
+            "with nothing added (the template writes BOS and the end-of-turn tokens). Trained: the\n"
+            "template's {%% generation %%} blocks when it has them; else each assistant message as\n"
+            "what it adds to the conversation before it (rendered with the generation prompt);\n"
+            "with a prompt field, what follows the prompt's generation prompt. A token is trained\n"
+            "when its text overlaps trained text, as transformers' assistant masks. --train-on all\n"
+            "trains every token. A line's \"tools\" list is passed to the template.\n"
             "Split: the last --val-fraction of the token stream is the validation split, the rest\n"
             "the training split (deterministic, no shuffling; the split may fall inside a document).\n"
             "\n"
@@ -137,6 +154,9 @@ static void prepare_usage(FILE *out)
             "  --jsonl              inputs are JSON Lines (one document per line)\n"
             "  --jsonl-field NAME   the field holding each line's text (default \"text\"; implies --jsonl)\n"
             "  --prompt-field NAME  the field holding each line's prompt, not trained (implies --jsonl)\n"
+            "  --chat-template F    the chat template for conversations (default: the tokenizer's)\n"
+            "  --chat-var N=V       a template variable, V as JSON or else a string (repeatable)\n"
+            "  --train-on WHAT      conversations: assistant (default) or all tokens\n"
             "  --output FILE        dataset to write (default " DEFAULT_OUTPUT ", directory created);\n"
             "                       written under a temporary name and renamed when complete\n"
             "  --val-fraction F     share of the tokens held out for validation, 0 < F < 1 (default 0.1)\n"
@@ -152,18 +172,25 @@ static void prepare_usage(FILE *out)
             "  accel_data prepare --jsonl --tokenizer gpt2/tokenizer.json --output web.h5 web.jsonl\n"
             "  accel_data prepare --prompt-field prompt --jsonl-field completion \\\n"
             "      --tokenizer llama/ --output sft.h5 sft.jsonl         prompt/completion pairs\n"
+            "  accel_data prepare --jsonl-field messages --tokenizer qwen/ --output chat.h5 chat.jsonl\n"
+            "                                                       conversations, assistant trained\n"
             "  accel_data info data/corpus.h5 --context 128\n");
 }
 
 static int cmd_prepare(int argc, char **argv)
 {
-    const char *output = NULL, *tokenizer = NULL, *field = NULL, *prompt_field = NULL;
+    const char *output = NULL, *tokenizer = NULL, *field = NULL, *prompt_field = NULL, *chat_template = NULL;
     double val_fraction = 0.1;
     long long context = 64;
     size_t buffer = 0;
-    int force = 0, ninputs = 0, jsonl = 0;
+    int force = 0, ninputs = 0, jsonl = 0, nvars = 0, train_all = 0;
     const char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
-    if (!inputs) return 1;
+    const char **vars = calloc((size_t)argc + 1, sizeof *vars);
+    if (!inputs || !vars) {
+        free(inputs);
+        free(vars);
+        return 1;
+    }
     int rc = 2;
     for (int i = 1; i < argc; i++) {
         const char *v;
@@ -173,6 +200,22 @@ static int cmd_prepare(int argc, char **argv)
         else if ((v = accel_arg_value(argc, argv, &i, "--tokenizer", &missing))) tokenizer = v;
         else if ((v = accel_arg_value(argc, argv, &i, "--jsonl-field", &missing))) { field = v; jsonl = 1; }
         else if ((v = accel_arg_value(argc, argv, &i, "--prompt-field", &missing))) { prompt_field = v; jsonl = 1; }
+        else if ((v = accel_arg_value(argc, argv, &i, "--chat-template", &missing))) { chat_template = v; jsonl = 1; }
+        else if ((v = accel_arg_value(argc, argv, &i, "--chat-var", &missing))) {
+            const char *eq = strchr(v, '=');
+            if (!eq || eq == v) {
+                fprintf(stderr, "accel_data prepare: --chat-var '%s' is not NAME=VALUE\n--> hint: e.g. "
+                        "--chat-var enable_thinking=false\n", v);
+                goto out;
+            }
+            vars[nvars++] = v;
+        } else if ((v = accel_arg_value(argc, argv, &i, "--train-on", &missing))) {
+            if (strcmp(v, "assistant") && strcmp(v, "all")) {
+                fprintf(stderr, "accel_data prepare: --train-on '%s' is not assistant or all\n", v);
+                goto out;
+            }
+            train_all = !strcmp(v, "all");
+        }
         else if ((v = accel_arg_value(argc, argv, &i, "--val-fraction", &missing))) {
             if (parse_double("prepare", "--val-fraction", v, &val_fraction)) goto out;
         } else if ((v = accel_arg_value(argc, argv, &i, "--context", &missing))) {
@@ -233,7 +276,8 @@ static int cmd_prepare(int argc, char **argv)
         .tokenizer = tokenizer, .jsonl_field = jsonl ? (field ? field : "text") : NULL,
         .prompt_field = prompt_field,
         .val_fraction = val_fraction, .context = (int)context, .force = force != 0, .progress = stdout,
-        .block_bytes = buffer,
+        .block_bytes = buffer, .chat_template = chat_template, .chat_vars = vars, .nchat_vars = nvars,
+        .chat_train_all = train_all != 0,
     };
     accel_status_t st = accel_data_prepare(inputs, ninputs, output, &opt, err, sizeof err);
     if (st != ACCEL_OK) {
@@ -246,6 +290,7 @@ static int cmd_prepare(int argc, char **argv)
     rc = 0;
 out:
     free(inputs);
+    free(vars);
     return rc;
 }
 

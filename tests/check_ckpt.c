@@ -156,6 +156,9 @@ static void state_free(state_t *s)
     accel_layout_free(&s->L);
 }
 
+/* The chat template save_step stores (rank 0), NULL: none, as before templates were kept. */
+static const char *g_chat;
+
 static accel_status_t save_step(long step, bool replicated, int keep)
 {
     state_t s;
@@ -172,6 +175,8 @@ static accel_status_t save_step(long step, bool replicated, int keep)
         snprintf(m.tokenizer_hash, sizeof m.tokenizer_hash, "0123456789abcdef");
         m.tokenizer_json = (char *)tok_json;
         m.tokenizer_json_len = sizeof tok_json - 1;
+        m.chat_template = (char *)g_chat;
+        m.chat_template_len = g_chat ? strlen(g_chat) : 0;
     }
     accel_status_t st = accel_ckpt_save(MPI_COMM_WORLD, g_dir, &s.L, s.arenas, 2, &m, keep, NULL);
     state_free(&s);
@@ -222,8 +227,11 @@ static void fresh_dir(void)
 START_TEST(test_roundtrip)
 {
     fresh_dir();
+    static const char chat[] = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}\n{% endfor %}";
     for (int rep = 0; rep < 2; rep++) {
+        g_chat = rep == 1 ? chat : NULL;        /* without a chat template, then with one */
         ck_assert_int_eq(save_step(10 + rep, rep == 1, 0), ACCEL_OK);
+        g_chat = NULL;
         char p[512];
         path_of(p, sizeof p, 10 + rep);
         /* Load sharded the other way round (rank r reads what rank size-1-r wrote). */
@@ -245,6 +253,13 @@ START_TEST(test_roundtrip)
         ck_assert_str_eq(m.tokenizer_hash, "0123456789abcdef");
         ck_assert_uint_eq(m.tokenizer_json_len, 26);
         ck_assert_str_eq(m.tokenizer_json, "{\"model\": {\"type\": \"BPE\"}}");
+        if (rep == 0) {
+            ck_assert_ptr_null(m.chat_template);
+            ck_assert_uint_eq(m.chat_template_len, 0);
+        } else {
+            ck_assert_uint_eq(m.chat_template_len, sizeof chat - 1);
+            ck_assert_str_eq(m.chat_template, chat);
+        }
         accel_ckpt_meta_free(&m);
         for (int a = 0; a < 2; a++)
             for (int t = 0; t < s.L.ntensors; t++) {
@@ -259,6 +274,22 @@ START_TEST(test_roundtrip)
             int problems = -1;
             ck_assert_int_eq(accel_ckpt_verify(p, NULL, false, &problems), ACCEL_OK);
             ck_assert_int_eq(problems, 0);
+            /* The file reader gives the template as stored (exports use it). */
+            accel_ckpt_file_t *f = NULL;
+            ck_assert_int_eq(accel_ckpt_file_open(p, &f, NULL, 0), ACCEL_OK);
+            char *text = NULL;
+            size_t len = 7;
+            accel_status_t cst = accel_ckpt_file_chat_template(f, &text, &len);
+            accel_ckpt_file_close(f);
+            if (rep == 0) {
+                ck_assert_int_eq(cst, ACCEL_ERR_NOT_FOUND);
+                ck_assert_ptr_null(text);
+            } else {
+                ck_assert_int_eq(cst, ACCEL_OK);
+                ck_assert_uint_eq(len, sizeof chat - 1);
+                ck_assert_str_eq(text, chat);
+            }
+            free(text);
         }
     }
 }

@@ -706,8 +706,9 @@ START_TEST(test_writer_atomic)
 END_TEST
 
 /* Vocabularies over 65536 are stored as uint32 and read back exactly (every rank reads a share),
- * tokens at the top of the vocabulary included; the tokenizer's hash and kept tokenizer.json come
- * back through the info and accel_dataset_tokenizer_json; a file without them says so. */
+ * tokens at the top of the vocabulary included; the tokenizer's hash, kept tokenizer.json and chat
+ * template come back through the info, accel_dataset_tokenizer_json and
+ * accel_dataset_chat_template (the template changes no version); a file without them says so. */
 START_TEST(test_uint32_tokens_and_tokenizer_meta)
 {
     char big[512], small[512];
@@ -716,6 +717,7 @@ START_TEST(test_uint32_tokens_and_tokenizer_meta)
     const int vocab = 131072;
     const int64_t ntrain = 500, nval = 40;
     static const char json[] = "{\"model\": {\"type\": \"BPE\"}, \"note\": \"caf\xc3\xa9\"}";
+    static const char chat[] = "{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}";
     if (g_rank == 0) {
         uint32_t *s = malloc(sizeof *s * (size_t)(ntrain + nval));
         for (int64_t k = 0; k < ntrain + nval; k++) s[k] = (uint32_t)((k * 104729) % vocab);
@@ -723,6 +725,7 @@ START_TEST(test_uint32_tokens_and_tokenizer_meta)
         s[4] = 65536;
         accel_token_meta_t meta = { .tokenizer = "tiny", .tokenizer_hash = "0123456789abcdef",
                                     .tokenizer_json = json, .tokenizer_json_len = sizeof json - 1,
+                                    .chat_template = chat, .chat_template_len = sizeof chat - 1,
                                     .vocab = vocab, .description = "unit test" };
         ck_assert_int_eq(accel_dataset_token_bytes(vocab), 4);
         ck_assert_int_eq(accel_dataset_token_bytes(65536), 2);
@@ -744,6 +747,8 @@ START_TEST(test_uint32_tokens_and_tokenizer_meta)
                !strcmp(in->tokenizer_hash, "0123456789abcdef") && in->has_tokenizer_json,
                "info: %d-byte tokens, vocab %d, tokenizer %s hash %s json %d", in->token_bytes,
                in->vocab, in->tokenizer, in->tokenizer_hash, (int)in->has_tokenizer_json);
+        EXPECT(in->has_chat_template && in->version == ACCEL_DATASET_VERSION_PLAIN,
+               "info: chat template %d, version %d", (int)in->has_chat_template, in->version);
         int64_t idx[64];
         int32_t buf[128];
         int n = 0;
@@ -763,9 +768,16 @@ START_TEST(test_uint32_tokens_and_tokenizer_meta)
         EXPECT(accel_dataset_tokenizer_json(big, &got, &len) == ACCEL_OK && len == sizeof json - 1 &&
                !memcmp(got, json, len) && got[len] == '\0', "tokenizer.json read back (%zu bytes)", len);
         free(got);
+        got = NULL;
+        EXPECT(accel_dataset_chat_template(big, &got, &len) == ACCEL_OK && len == sizeof chat - 1 &&
+               !memcmp(got, chat, len) && got[len] == '\0', "chat template read back (%zu bytes)", len);
+        free(got);
         got = (char *)json;
         EXPECT(accel_dataset_tokenizer_json(small, &got, &len) == ACCEL_ERR_NOT_FOUND && !got && len == 0,
                "a bytes dataset keeps no tokenizer.json");
+        got = (char *)chat;
+        EXPECT(accel_dataset_chat_template(small, &got, &len) == ACCEL_ERR_NOT_FOUND && !got && len == 0,
+               "a dataset without conversations keeps no chat template");
         /* the recorded tokenizer, ready to decode: "bytes" opens; a name without its JSON does not */
         accel_tokenizer_t *tk = NULL;
         char terr[512] = "";
@@ -783,9 +795,9 @@ START_TEST(test_uint32_tokens_and_tokenizer_meta)
     ds = expect_open(small, "val", 1, ACCEL_OK, NULL, NULL);
     if (ds) {
         const accel_dataset_info_t *in = accel_dataset_info(ds);
-        EXPECT(in->token_bytes == 1 && !in->tokenizer_hash[0] && !in->has_tokenizer_json,
-               "bytes info: %d-byte, hash '%s', json %d", in->token_bytes, in->tokenizer_hash,
-               (int)in->has_tokenizer_json);
+        EXPECT(in->token_bytes == 1 && !in->tokenizer_hash[0] && !in->has_tokenizer_json &&
+               !in->has_chat_template, "bytes info: %d-byte, hash '%s', json %d, chat %d", in->token_bytes,
+               in->tokenizer_hash, (int)in->has_tokenizer_json, (int)in->has_chat_template);
         accel_dataset_close(ds);
     }
     agree_and_assert();

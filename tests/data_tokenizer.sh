@@ -4,6 +4,8 @@
 # also stored the ids it gives): prepare of JSON Lines and of a text file must give exactly those
 # ids with BOS before every document; the dataset records the tokenizer's name and hash (xxh64 of
 # tokenizer.json) and keeps its bytes; import --tokenizer records it for pre-tokenized input.
+# Conversations (tests/fixtures/chat) keep the chat template they were rendered with, byte for
+# byte; files without conversations keep none.
 . "${top_srcdir:-.}/tests/lib.sh"
 AD="$top_builddir/accel_data"
 TD="$top_builddir/tests/token_dump"
@@ -52,4 +54,20 @@ expect_fail "--vocab 500 disagrees with tokenizer tinybpe (vocab 400)" t "$AD" i
 printf 'valid start \377 then a bad byte\n' > "$S/latin1.txt"
 expect_fail "invalid UTF-8 at byte offset 12" t "$AD" prepare --tokenizer "$TOK" --output "$S/x.h5" "$S/latin1.txt"
 pass "import --tokenizer; token >= tokenizer vocab, invalid UTF-8 refused"
+
+# conversations: the chat template travels with the data (then checkpoints and exports)
+CF="$top_srcdir/tests/fixtures/chat"
+CT="$CF/templates/chatml_generation.jinja"
+t "$AD" prepare --tokenizer "$CF/tok" --chat-template "$CT" --jsonl-field messages --context 8 \
+    --output "$S/chat.h5" "$CF/sft_messages.jsonl" > "$S/out" 2>&1 || fail "prepare of conversations: $(cat "$S/out")"
+rm -f "$S/kept.jinja"
+t "$TD" --chat-template "$S/chat.h5" "$S/kept.jinja" || fail "the conversations' dataset keeps no chat template"
+cmp "$S/kept.jinja" "$CT" || fail "the kept chat template differs from $CT"
+info=$(t "$AD" info "$S/chat.h5") || fail "info: $info"
+printf '%s\n' "$info" | grep -q "chat template: kept in the file ($(wc -c < "$CT") bytes, dataset /chat_template)" ||
+    fail "info does not say the chat template is kept: $info"
+t "$TD" --chat-template "$S/docs.h5" "$S/none.jinja"; rc=$?
+[ "$rc" -eq 3 ] || fail "a dataset without conversations: token_dump --chat-template exited $rc, not 3 (none kept)"
+t "$AD" info "$S/docs.h5" | grep -q "chat template" && fail "info names a chat template for a file without one"
+pass "conversations: the dataset keeps the chat template byte for byte; other files keep none"
 exit 0

@@ -127,6 +127,40 @@ cmp -s tok/tokenizer.json tok.hf/tokenizer.json && [ -f tok.hf/tokenizer_config.
 grep -q "tokenizer: *tok (.*hash [0-9a-f]\{16\})" info.txt && grep -q "name: gpt" info.txt || { cat info.txt; fail "info: tokenizer or configuration missing"; }
 pass "tokenizer.json: import stores it, exports carry it, export --format hf writes it"
 
+# ---------------------------------------------------------------- chat template: import stores it, export writes it
+CT="$top_srcdir/tests/fixtures/chat/templates/chatml_generation.jinja"
+rm -rf chat && cp -r "$FIX/gpt2" chat && cp "$CT" chat/chat_template.jinja
+"$CKPT" import chat -o chat.h5 > import.log 2>&1 || { cat import.log; fail "import with chat_template.jinja"; }
+grep -q ", chat template) to chat.h5" import.log || { cat import.log; fail "import does not say it stored the chat template"; }
+"$CKPT" info chat.h5 > info.txt && grep -q "chat template: *kept ($(wc -c < "$CT") bytes" info.txt ||
+    { cat info.txt; fail "info: the imported chat template"; }
+"$CKPT" export chat.h5 --format hf --output chat.hf > /dev/null || fail "export with a chat template"
+cmp chat/chat_template.jinja chat.hf/chat_template.jinja || fail "chat_template.jinja did not travel through import and export"
+"$CKPT" export chat.h5 --format hdf5 --output chat2.h5 > /dev/null && "$CKPT" export chat2.h5 --format hf --output chat2.hf > /dev/null &&
+    cmp -s "$CT" chat2.hf/chat_template.jinja || fail "the hdf5 export lost the chat template"
+# Without chat_template.jinja: tokenizer_config.json's "chat_template", a string or the "default" of a
+# list (JSON escapes decoded); an export of a file without one writes no chat_template.jinja.
+rm -rf chatcfg && cp -r "$FIX/gpt2" chatcfg && rm -f chatcfg/chat_template.jinja
+printf '{"chat_template": "{%%- for m in messages %%}{{ m.content }}\\n{%%- endfor %%}\\t\\"q\\""}' > chatcfg/tokenizer_config.json
+printf '{%%- for m in messages %%}{{ m.content }}\n{%%- endfor %%}\t"q"' > want.jinja
+"$CKPT" import chatcfg -o chatcfg.h5 > /dev/null && "$CKPT" export chatcfg.h5 --format hf --output chatcfg.hf > /dev/null ||
+    fail "import/export with tokenizer_config.json's chat_template"
+cmp want.jinja chatcfg.hf/chat_template.jinja || fail "tokenizer_config.json's chat_template (a string) did not travel"
+printf '{"chat_template": [{"name": "tool_use", "template": "T"}, {"name": "default", "template": "D\\n"}]}' > chatcfg/tokenizer_config.json
+printf 'D\n' > want.jinja
+"$CKPT" import chatcfg -o chatcfg.h5 > /dev/null && "$CKPT" export chatcfg.h5 --format hf --output chatcfg2.hf > /dev/null ||
+    fail "import/export with named chat templates"
+cmp want.jinja chatcfg2.hf/chat_template.jinja || fail "the \"default\" of tokenizer_config.json's named templates did not travel"
+[ ! -e gpt2.hf/chat_template.jinja ] && [ ! -e tok.hf/chat_template.jinja ] || fail "an export without a chat template wrote chat_template.jinja"
+"$CKPT" info gpt2.h5 | grep -q "chat template: *(none stored)" || fail "info of a file without a chat template"
+# train.init_from an HF directory with a template, on data without one: the checkpoints keep it.
+rm -rf ckc
+run_mpi 1 "$ACCEL_TRAIN" train.init_from=chat data.path=d.h5 train.global_batch=4 train.steps=1 \
+    train.sample_tokens=0 ckpt.dir=ckc > c1.log 2>&1 || { cat c1.log; fail "init_from an HF directory with a chat template"; }
+"$CKPT" export ckc/step-00000001.h5 --format hf --output ckc.hf > /dev/null || fail "export of the init_from checkpoint"
+cmp -s "$CT" ckc.hf/chat_template.jinja || fail "train.init_from's chat template is not in its checkpoints"
+pass "chat template: import stores it (chat_template.jinja, tokenizer_config.json), exports and init_from carry it"
+
 # ---------------------------------------------------------------- 5: refused input
 bad() {     # NAME TEXT: a copy of the gpt2 or llama fixture to spoil
     rm -rf "$1" && cp -r "$FIX/$2" "$1"

@@ -5,10 +5,13 @@
  *                              "train N val M width W vocab V tokenizer NAME hash H json J"
  *   token_dump --json FILE OUT the tokenizer.json bytes the dataset keeps, to OUT
  *                              (exit 3 when it keeps none)
+ *   token_dump --chat-template FILE OUT  the chat template the dataset keeps, to OUT (exit 3
+ *                              when it keeps none)
  *   token_dump --tokenizer PATH  exit 0 when accel_tokenizer_load reads PATH, 1 (printing why)
  *                              otherwise */
 #include "build_config.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,8 +72,10 @@ int main(int argc, char **argv)
         printf("%s (%s)\n", err, accel_status_str(st));
         return 1;
     }
-    if (argc != 3 && !(argc == 4 && !strcmp(argv[1], "--json"))) {
-        fprintf(stderr, "usage: token_dump FILE OUT | --json FILE OUT | --tokenizer PATH\n");
+    bool chat = argc == 4 && !strcmp(argv[1], "--chat-template");
+    if (argc != 3 && !(argc == 4 && (!strcmp(argv[1], "--json") || chat))) {
+        fprintf(stderr, "usage: token_dump FILE OUT | --json FILE OUT | --chat-template FILE OUT | "
+                "--tokenizer PATH\n");
         return 2;
     }
     MPI_Init(&argc, &argv);
@@ -78,7 +83,8 @@ int main(int argc, char **argv)
     if (argc == 4) {
         char *json = NULL;
         size_t len = 0;
-        accel_status_t st = accel_dataset_tokenizer_json(argv[2], &json, &len);
+        accel_status_t st = chat ? accel_dataset_chat_template(argv[2], &json, &len)
+                                 : accel_dataset_tokenizer_json(argv[2], &json, &len);
         FILE *f = st == ACCEL_OK ? fopen(argv[3], "wb") : NULL;
         rc = st == ACCEL_ERR_NOT_FOUND ? 3 : !f || fwrite(json, 1, len, f) != len ? 1 : 0;
         if (f && fclose(f) != 0) rc = 1;

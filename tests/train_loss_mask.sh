@@ -4,7 +4,9 @@
 # with a real tokenizer.json that adds BOS and EOS), the same file whatever --buffer spills; training
 # averages over the trained tokens of each global batch, so the losses do not depend on how the
 # batch is cut into ranks and micro-batches (the gradient-accumulation normalisation Hugging Face
-# fixed in transformers 4.46), and bad input is refused clearly.
+# fixed in transformers 4.46), and bad input is refused clearly. Conversations rendered with a chat
+# template keep it through training: every checkpoint stores it, and the exports carry it
+# (chat_template.jinja of a Hugging Face directory) byte for byte, also through train.init_from.
 . "${top_srcdir:-.}/tests/lib.sh"
 AD="$top_builddir/accel_data"
 TOK="$top_srcdir/tests/fixtures/data/tinybpe"
@@ -105,6 +107,53 @@ uargs="model.plugin=$U model.context=16 train.steps=3 train.global_batch=4 train
 run_mpi 1 "$ACCEL_TRAIN" $uargs data.path="$S/plain.h5" > "$S/u" 2>&1 || fail "the unigram plugin on plain data: $(tail -3 "$S/u")"
 expect_fail "has a loss mask (prompt/completion data), which model 'unigram' does not read" \
     "$ACCEL_TRAIN" $uargs data.path="$S/sft.h5"
+
+# Conversations: the template the data keeps goes into the checkpoints (2 ranks: rank 0's is
+# broadcast) and out with every export, byte for byte.
+CF="$top_srcdir/tests/fixtures/chat"
+CT="$CF/templates/chatml_generation.jinja"
+CK="$top_builddir/accel_ckpt"
+ctbytes=$(wc -c < "$CT")
+t "$AD" prepare --tokenizer "$CF/tok" --chat-template "$CT" --jsonl-field messages --context 8 \
+    --output "$S/chat.h5" "$CF/sft_messages.jsonl" > "$S/out" 2>&1 || fail "prepare of conversations: $(cat "$S/out")"
+cargs="model.name=gpt model.vocab=600 model.layers=1 model.heads=2 model.width=16 model.context=8 \
+train.global_batch=4 train.sample_tokens=0 log.level=warn"
+rm -rf "$S/ck"
+run_mpi 2 "$ACCEL_TRAIN" $cargs data.path="$S/chat.h5" train.steps=2 ckpt.dir="$S/ck" ckpt.every=2 > "$S/oc" 2>&1 ||
+    fail "training on conversations: $(tail -3 "$S/oc")"
+c="$S/ck/step-00000002.h5"
+t "$CK" info "$c" > "$S/info" 2>&1 && grep -q "chat template: *kept ($ctbytes bytes, /meta/chat_template)" "$S/info" ||
+    fail "the checkpoint does not keep the chat template: $(cat "$S/info")"
+t "$CK" verify "$c" > "$S/v" 2>&1 || fail "verify of a checkpoint with a chat template: $(cat "$S/v")"
+t "$CK" export "$c" --format hf --output "$S/chat.hf" > "$S/out" 2>&1 || fail "export --format hf: $(cat "$S/out")"
+cmp "$S/chat.hf/chat_template.jinja" "$CT" || fail "export --format hf: chat_template.jinja differs from $CT"
+t "$CK" export "$c" --format hdf5 --output "$S/chat.model.h5" > "$S/out" 2>&1 &&
+    t "$CK" export "$S/chat.model.h5" --format hf --output "$S/chat2.hf" > "$S/out" 2>&1 ||
+    fail "export hdf5, then hf: $(cat "$S/out")"
+cmp "$S/chat2.hf/chat_template.jinja" "$CT" || fail "the hdf5 export lost the chat template"
+t "$CK" export "$c" --format safetensors --output "$S/chat.safetensors" > "$S/out" 2>&1 ||
+    fail "export --format safetensors: $(cat "$S/out")"
+grep -q accel_chat_template "$S/chat.safetensors" || fail "the safetensors export has no accel_chat_template"
+pass "conversations: the checkpoint keeps the chat template; hf, hdf5 and safetensors exports carry it"
+
+# Data without a template (plain text, the same tokenizer) on weights that keep one
+# (train.init_from=the safetensors export): the checkpoints keep the weights' template, also after
+# a resume.
+t "$AD" prepare --tokenizer "$CF/tok" --jsonl --context 8 --output "$S/plaintok.h5" "$S/plain.jsonl" > "$S/out" 2>&1 ||
+    fail "prepare plain text with the chat tokenizer: $(cat "$S/out")"
+rm -rf "$S/ck2"
+run_mpi 1 "$ACCEL_TRAIN" train.init_from="$S/chat.safetensors" data.path="$S/plaintok.h5" train.steps=2 \
+    train.global_batch=4 train.sample_tokens=0 ckpt.dir="$S/ck2" ckpt.every=2 > "$S/oi" 2>&1 ||
+    fail "init_from the safetensors export: $(tail -3 "$S/oi")"
+grep -q "chat template: the data keeps none; checkpoints keep train.init_from's ($ctbytes bytes)" "$S/oi" ||
+    fail "init_from: the weights' chat template is not taken: $(cat "$S/oi")"
+run_mpi 1 "$ACCEL_TRAIN" train.init_from="$S/chat.safetensors" data.path="$S/plaintok.h5" train.steps=3 \
+    train.global_batch=4 train.sample_tokens=0 ckpt.dir="$S/ck2" ckpt.every=1 resume=auto > "$S/or" 2>&1 ||
+    fail "resume: $(tail -3 "$S/or")"
+t "$CK" export "$S/ck2/step-00000003.h5" --format hf --output "$S/init.hf" > "$S/out" 2>&1 ||
+    fail "export of the resumed run: $(cat "$S/out")"
+cmp "$S/init.hf/chat_template.jinja" "$CT" || fail "init_from + resume: the chat template did not travel"
+pass "train.init_from: data without a template keeps the weights' one, through a resume"
 
 # Bad input.
 expect_fail "must differ from the document field" "$AD" prepare --prompt-field text --output "$S/x.h5" "$S/sft.jsonl"

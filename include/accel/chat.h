@@ -42,6 +42,12 @@ bool accel_chat_template_has_var(const accel_chat_template_t *t, const char *nam
  * date_string="26 Jul 2024") or else a plain string (bos_token=<s>). */
 accel_status_t accel_chat_template_set(accel_chat_template_t *t, const char *assignment, char *err,
                                        size_t errlen);
+/* A string variable's value (a special token such as "eos_token"), or NULL. */
+const char *accel_chat_template_var_string(const accel_chat_template_t *t, const char *name);
+/* bos_token and eos_token from the tokenizer (the text of its BOS and EOS tokens) where
+ * tokenizer_config.json gave none. */
+struct accel_tokenizer;
+void accel_chat_template_use_tokenizer(accel_chat_template_t *t, const struct accel_tokenizer *tok);
 /* Set a string variable (value[0..len), UTF-8), e.g. a special token the tokenizer knows. */
 accel_status_t accel_chat_template_set_string(accel_chat_template_t *t, const char *name, const char *value,
                                               size_t len);

@@ -93,6 +93,11 @@ typedef struct {
     char tokenizer_hash[24];
     char *tokenizer_json;
     size_t tokenizer_json_len;
+    /* The chat template the data's conversations were rendered with (the Jinja text, NULL = none;
+     * /meta/chat_template), so exports carry it (chat_template.jinja). save: read only; load:
+     * malloc'ed, see accel_ckpt_meta_free. */
+    char *chat_template;
+    size_t chat_template_len;
     int nextra;
     accel_ckpt_extra_t extra[ACCEL_CKPT_EXTRA_MAX];
     /* Filled by the library (ignored on save). */
@@ -103,7 +108,8 @@ typedef struct {
 } accel_ckpt_meta_t;
 
 void accel_ckpt_meta_init(accel_ckpt_meta_t *meta);
-/* Frees config_yaml and tokenizer_json of a loaded meta (not of one the caller filled). */
+/* Frees config_yaml, tokenizer_json and chat_template of a loaded meta (not of one the caller
+ * filled). */
 void accel_ckpt_meta_free(accel_ckpt_meta_t *meta);
 /* Add or replace a key in meta->extra. */
 accel_status_t accel_ckpt_meta_set_extra(accel_ckpt_meta_t *meta, const char *key, const char *value);
@@ -239,12 +245,16 @@ accel_status_t accel_ckpt_file_export_hdf5(accel_ckpt_file_t *f, const char *sta
  * the file has none. */
 accel_status_t accel_ckpt_file_tokenizer(accel_ckpt_file_t *f, char **json, size_t *len, char *name,
                                          size_t namelen, char *hash, size_t hashlen);
+/* The chat template a file carries (/meta/chat_template: the Jinja text, 1-D uint8): *text
+ * malloc'ed and NUL-terminated (*len bytes without it). ACCEL_ERR_NOT_FOUND when the file has
+ * none; ACCEL_ERR_INVALID when it is there but not a byte array within the limit. */
+accel_status_t accel_ckpt_file_chat_template(accel_ckpt_file_t *f, char **text, size_t *len);
 
 /* ------------------------------------------------------------------ writing weights files
  * A weights file (the one accel_ckpt export --format hdf5 and accel_ckpt import write, and
  * accel_weights_open reads): one dataset per tensor at /<name> (fp32, or a bf16 float type with
- * attribute dtype), and /meta/config.yaml (the configuration, as a checkpoint stores it) and
- * /meta/tokenizer.json when given. */
+ * attribute dtype), and /meta/config.yaml (the configuration, as a checkpoint stores it),
+ * /meta/tokenizer.json and /meta/chat_template when given. */
 typedef struct {
     const char *name;
     int ndim;
@@ -257,6 +267,8 @@ typedef struct {
     size_t tokenizer_len;
     const char *tokenizer_name;     /* may be NULL */
     const char *tokenizer_hash;     /* NULL: computed (XXH64 of the bytes, 16 hex digits) */
+    const char *chat_template;      /* the chat template's text, may be NULL */
+    size_t chat_template_len;
     const char *source;             /* where the weights came from (attribute on /meta), may be NULL */
 } accel_ckpt_weights_meta_t;
 

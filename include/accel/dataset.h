@@ -12,6 +12,9 @@
  *     /train/loss_mask       optional (version 2): 1-D uint8, one per token: 1 = the token is a
  *     /val/loss_mask         training target, 0 = context only (a prompt); absent = all are targets
  *     /tokenizer.json        1-D uint8, optional: the tokenizer.json bytes the tokens were made with
+ *     /chat_template         1-D uint8, optional: the chat template (Jinja text) conversations
+ *                            were rendered with (accel_data prepare of messages); older readers
+ *                            ignore it, so it changes no version
  *   Sample i of a split at context T is tokens[i*T .. i*T+T] (T+1 tokens: T inputs and the T
  *   next-token targets; consecutive samples share one token). nsamples = (ntokens - 1) / T, so the
  *   context is chosen when the file is opened, not when it is written.
@@ -75,6 +78,7 @@ typedef struct {
                                      * unfiltered, little-endian, stored as read), not through HDF5 */
     const char *hdf5_reads_why;     /* when not direct: why, and how to make them direct */
     bool has_loss_mask;             /* /split/loss_mask: read it with accel_dataset_read_loss_mask */
+    bool has_chat_template;         /* /chat_template: read it with accel_dataset_chat_template */
 } accel_dataset_info_t;
 
 typedef struct accel_dataset accel_dataset_t;
@@ -131,6 +135,11 @@ accel_status_t accel_dataset_loss_mask_count(accel_dataset_t *ds, int64_t *train
  * ACCEL_ERR_NOT_FOUND with *json = NULL, *len = 0; a file that is not an accel token dataset
  * ACCEL_ERR_CORRUPT (logged). */
 accel_status_t accel_dataset_tokenizer_json(const char *path, char **json, size_t *len);
+/* The chat template a token dataset keeps (dataset /chat_template: the template's text, as the
+ * conversations were rendered with it), read like accel_dataset_tokenizer_json: *text malloc'd and
+ * NUL-terminated (*len bytes); ACCEL_ERR_NOT_FOUND (*text = NULL, *len = 0) when the file keeps
+ * none (no conversations, or a file made before templates were kept). */
+accel_status_t accel_dataset_chat_template(const char *path, char **text, size_t *len);
 /* The tokenizer a token dataset was made with, ready to decode (serial, one process): "bytes", or
  * the kept tokenizer.json (accel_tokenizer_open_recorded). ACCEL_ERR_NOT_FOUND, with err saying
  * so, when the file records a tokenizer without its bytes (e.g. "llm.c-gpt2", "npy", "synthetic"). */
@@ -156,6 +165,9 @@ typedef struct {
     const char *tokenizer_hash;     /* attribute 'tokenizer_hash'; NULL is written as "" */
     const char *tokenizer_json;     /* kept as /tokenizer.json when not NULL */
     size_t tokenizer_json_len;
+    const char *chat_template;      /* kept as /chat_template when not NULL (the template the
+                                     * conversations were rendered with) */
+    size_t chat_template_len;
     int vocab;
     const char *description;        /* may be NULL */
     /* Optional loss mask, one byte (0 or 1) per token of the stream, from a source as the tokens'

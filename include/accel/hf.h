@@ -48,24 +48,32 @@ int accel_hf_tensors(const accel_hf_t *hf, const accel_hf_tensor_t **tensors);
 accel_status_t accel_hf_read(accel_hf_t *hf, const char *accel_name, float *dst, char *err, size_t errlen);
 /* The directory's tokenizer.json (malloc'ed, *len bytes), or NULL when there is none. */
 char *accel_hf_tokenizer(const accel_hf_t *hf, size_t *len);
+/* The directory's chat template as transformers finds it (malloc'ed, *len bytes, NUL-terminated):
+ * chat_template.jinja, else tokenizer_config.json's "chat_template" (a string, or of a list of
+ * {"name", "template"} the one named "default"); NULL when there is none. */
+char *accel_hf_chat_template(const accel_hf_t *hf, size_t *len);
 
 /* Gives one accel tensor (whole, numel elements) as fp32. */
 typedef accel_status_t (*accel_hf_get_fn)(void *ctx, const char *accel_name, uint64_t numel, float *dst);
 
 /* The tokenizer that goes with an export: its tokenizer.json bytes (NULL: none), name, and the
  * beginning/end-of-text tokens (id -1 and text NULL when unknown), for config.json,
- * generation_config.json and tokenizer_config.json. */
+ * generation_config.json and tokenizer_config.json; and the chat template's text (NULL: none). */
 typedef struct {
     const char *json;
     size_t len;
     const char *name;
     int bos_id, eos_id;
     const char *bos, *eos;
+    const char *chat_template;
+    size_t chat_template_len;
 } accel_hf_tokenizer_t;
 
 /* Write outdir/model.safetensors (HF names and layouts; a tied head is not stored), config.json
  * and generation_config.json, plus outdir/tokenizer.json and a minimal tokenizer_config.json when
- * tok->json is given (tok may be NULL). bf16 stores BF16 weights. Logged. */
+ * tok->json is given, and outdir/chat_template.jinja (where transformers 5 saves and looks for the
+ * template) when tok->chat_template is (tok may be NULL). bf16 stores BF16
+ * weights. Logged. */
 accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, void *ctx, bool bf16,
                                const char *outdir, const accel_hf_tokenizer_t *tok);
 

@@ -61,6 +61,14 @@ accel_status_t accel_weights_load_config(const accel_weights_t *w, int noverride
  * errors with err saying why. Free with accel_tokenizer_free. */
 accel_status_t accel_weights_tokenizer(const accel_weights_t *w, accel_tokenizer_t **tok, char *err,
                                        size_t errlen);
+/* The chat template the weights keep (its Jinja text, NUL-terminated, *len bytes without the NUL;
+ * len may be NULL): /meta/chat_template of a checkpoint or HDF5 weights file, the metadata
+ * accel_chat_template of accel's safetensors export, a Hugging Face directory's
+ * chat_template.jinja or tokenizer_config.json "chat_template" (the "default" of a list). Read
+ * when the weights are opened and owned by w (valid until accel_weights_close); NULL (*len = 0)
+ * when there is none or it cannot be read. Parse it with accel_chat_template_parse
+ * (include/accel/chat.h). */
+const char *accel_weights_chat_template(const accel_weights_t *w, size_t *len);
 /* Every tensor of the layout is in the file with the layout's shape and a float type; prints the
  * first problem (a missing tensor, a wrong shape or type). Tensors the layout lacks are ignored
  * (counted in a warning). Keeps the datasets open for accel_weights_read. */

@@ -330,6 +330,9 @@ void accel_ckpt_meta_free(accel_ckpt_meta_t *meta)
     free(meta->tokenizer_json);
     meta->tokenizer_json = NULL;
     meta->tokenizer_json_len = 0;
+    free(meta->chat_template);
+    meta->chat_template = NULL;
+    meta->chat_template_len = 0;
 }
 
 accel_status_t accel_ckpt_meta_set_extra(accel_ckpt_meta_t *meta, const char *key, const char *value)
@@ -432,6 +435,10 @@ int ck_meta_write(hid_t file, const accel_ckpt_meta_t *meta, int world_size, con
     }
     if (meta->tokenizer_json)
         W(accel_h5_write_bytes(g, CK_DSET_TOKENIZER, meta->tokenizer_json, meta->tokenizer_json_len));
+    if (meta->chat_template) {
+        W(accel_h5_write_bytes(g, CK_DSET_CHAT_TEMPLATE, meta->chat_template, meta->chat_template_len));
+        W(accel_h5_attr_write_u64(g, CK_ATTR_CHAT_XXH, XXH3_64bits(meta->chat_template, meta->chat_template_len)));
+    }
     x = H5Gcreate2(g, "extra", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (x < 0) goto fail;
     for (int i = 0; i < meta->nextra && i < ACCEL_CKPT_EXTRA_MAX; i++)
@@ -517,6 +524,10 @@ accel_status_t ck_meta_read(hid_t file, const char *path, accel_ckpt_meta_t *met
     if (H5Lexists(g, CK_DSET_TOKENIZER, H5P_DEFAULT) > 0 &&
         accel_h5_read_bytes(g, CK_DSET_TOKENIZER, CK_TOKENIZER_MAX, &meta->tokenizer_json,
                             &meta->tokenizer_json_len) != ACCEL_OK)
+        bad = 1;
+    if (H5Lexists(g, CK_DSET_CHAT_TEMPLATE, H5P_DEFAULT) > 0 &&
+        accel_h5_read_bytes(g, CK_DSET_CHAT_TEMPLATE, CK_CHAT_TEMPLATE_MAX, &meta->chat_template,
+                            &meta->chat_template_len) != ACCEL_OK)
         bad = 1;
     if (H5Lexists(g, "extra", H5P_DEFAULT) > 0) {
         hid_t x = H5Gopen2(g, "extra", H5P_DEFAULT);
@@ -726,11 +737,33 @@ uint64_t ck_meta_digest(const accel_ckpt_meta_t *meta, const char *arenas)
     return d;
 }
 
+accel_status_t ck_chat_check(hid_t file, const char *path, const accel_ckpt_meta_t *meta, bool log)
+{
+    hid_t g;
+    H5E_BEGIN_TRY { g = H5Gopen2(file, CK_GROUP_META, H5P_DEFAULT); } H5E_END_TRY;
+    if (g < 0) return ACCEL_ERR_CORRUPT;
+    uint64_t stored = 0;
+    accel_status_t r = accel_h5_attr_read_u64(g, CK_ATTR_CHAT_XXH, &stored);
+    H5Gclose(g);
+    if (r == ACCEL_ERR_NOT_FOUND && !meta->chat_template) return ACCEL_OK;    /* none kept */
+    if (r == ACCEL_OK && meta->chat_template &&
+        XXH3_64bits(meta->chat_template, meta->chat_template_len) == stored)
+        return ACCEL_OK;
+    CK_ERR("checkpoint %s: its chat template (/%s/%s) %s\n--> hint: the file is damaged or was "
+           "edited; use an earlier checkpoint", path, CK_GROUP_META, CK_DSET_CHAT_TEMPLATE,
+           !meta->chat_template ? "is missing, but its checksum '" CK_ATTR_CHAT_XXH "' is there"
+           : r != ACCEL_OK ? "has no readable checksum '" CK_ATTR_CHAT_XXH "'"
+           : "does not match its checksum '" CK_ATTR_CHAT_XXH "'");
+    return ACCEL_ERR_CORRUPT;
+}
+
 accel_status_t ck_meta_check(hid_t file, const char *path, const accel_ckpt_meta_t *meta, bool log, bool *absent)
 {
     *absent = false;
     char arenas[4096] = "";
     uint64_t stored = 0;
+    /* The chat template has its own checksum, written with it and never without. */
+    if (ck_chat_check(file, path, meta, log) != ACCEL_OK) return ACCEL_ERR_CORRUPT;
     hid_t g;
     H5E_BEGIN_TRY { g = H5Gopen2(file, CK_GROUP_META, H5P_DEFAULT); } H5E_END_TRY;
     if (g < 0) return ACCEL_ERR_CORRUPT;

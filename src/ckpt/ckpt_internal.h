@@ -35,6 +35,11 @@
 #define CK_DSET_CONFIG "config.yaml"
 #define CK_DSET_TOKENIZER "tokenizer.json"  /* 1-D uint8 in /meta: the tokenizer file's bytes */
 #define CK_TOKENIZER_MAX ((size_t)1 << 30) /* larger is damage: real ones are a few MiB */
+#define CK_DSET_CHAT_TEMPLATE "chat_template" /* 1-D uint8 in /meta, optional: the chat template's text */
+#define CK_CHAT_TEMPLATE_MAX ((size_t)1 << 26) /* larger is damage: real ones are a few KiB */
+/* /meta attribute beside it: XXH3-64 of its bytes. Apart from the /meta digest, which leaves the
+ * template out, so readers that do not know templates still verify a file that keeps one. */
+#define CK_ATTR_CHAT_XXH "chat_template_xxh3_64"
 
 /* Write/read the metadata group (/meta) and the root format attributes except `complete`
  * (written by rank 0 alone, serial file). created: ck_now_utc. */
@@ -90,13 +95,17 @@ bool ck_storage_ok(hid_t dset, uint64_t nbytes);
 
 /* Digest of the metadata as written (/meta attributes, config.yaml, tokenizer.json, extra, and the
  * root attribute `arenas`), in a canonical order independent of HDF5's storage order. Stored as the
- * /meta attribute CK_ATTR_META_XXH at save; checked by verify and load. */
+ * /meta attribute CK_ATTR_META_XXH at save; checked by verify and load, with the chat template's
+ * own CK_ATTR_CHAT_XXH when the file keeps one. */
 #define CK_ATTR_META_XXH "meta_xxh3_64"
 uint64_t ck_meta_digest(const accel_ckpt_meta_t *meta, const char *arenas);
 /* Check the stored /meta digest against the metadata read: ACCEL_OK, ACCEL_ERR_CORRUPT (mismatch,
  * logs when log), or *absent = true when there is none: ACCEL_OK for a checkpoint written before
  * the digest, ACCEL_ERR_CORRUPT for one whose other markers say it must have one. */
 accel_status_t ck_meta_check(hid_t file, const char *path, const accel_ckpt_meta_t *meta, bool log, bool *absent);
+/* The chat template (meta->chat_template as read) against CK_ATTR_CHAT_XXH: ACCEL_OK when both are
+ * absent or they match, else ACCEL_ERR_CORRUPT (logs when log). Part of ck_meta_check. */
+accel_status_t ck_chat_check(hid_t file, const char *path, const accel_ckpt_meta_t *meta, bool log);
 
 /* snprintf that may truncate silently (paths in messages). */
 void ck_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -553,10 +553,11 @@ static accel_status_t write_tensor(const accel_ckpt_wtensor_t *in, int index, ac
     return st;
 }
 
-/* /meta of a weights file: the configuration and the tokenizer (1-D uint8 dataset + attributes). */
+/* /meta of a weights file: the configuration, the tokenizer (1-D uint8 dataset + attributes) and
+ * the chat template (1-D uint8 dataset). */
 static accel_status_t write_weights_meta(hid_t out, const accel_ckpt_weights_meta_t *m, const char *tmp)
 {
-    if (!m || (!m->config_yaml && !m->tokenizer)) return ACCEL_OK;
+    if (!m || (!m->config_yaml && !m->tokenizer && !m->chat_template)) return ACCEL_OK;
     accel_status_t st = ACCEL_OK;
     hid_t g = H5Gcreate2(out, "/" CK_GROUP_META, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     if (g < 0) st = ACCEL_ERR_HDF5;
@@ -572,8 +573,11 @@ static accel_status_t write_weights_meta(hid_t out, const accel_ckpt_weights_met
         if (st == ACCEL_OK)
             st = accel_h5_attr_write_str(g, CK_ATTR_TOKENIZER_HASH, m->tokenizer_hash ? m->tokenizer_hash : hash);
     }
+    if (st == ACCEL_OK && m->chat_template)
+        st = accel_h5_write_bytes(g, CK_DSET_CHAT_TEMPLATE, m->chat_template, m->chat_template_len);
     if (g >= 0) H5Gclose(g);
-    if (st != ACCEL_OK) ACCEL_ERROR("weights: cannot write /%s (configuration, tokenizer) to %s", CK_GROUP_META, tmp);
+    if (st != ACCEL_OK)
+        ACCEL_ERROR("weights: cannot write /%s (configuration, tokenizer, chat template) to %s", CK_GROUP_META, tmp);
     return st;
 }
 
@@ -654,6 +658,18 @@ accel_status_t accel_ckpt_file_tokenizer(accel_ckpt_file_t *f, char **json, size
     return st;
 }
 
+accel_status_t accel_ckpt_file_chat_template(accel_ckpt_file_t *f, char **text, size_t *len)
+{
+    *text = NULL;
+    *len = 0;
+    hid_t g = -1;
+    H5E_BEGIN_TRY { g = H5Gopen2(f->file, "/" CK_GROUP_META, H5P_DEFAULT); } H5E_END_TRY;
+    if (g < 0) return ACCEL_ERR_NOT_FOUND;
+    accel_status_t st = accel_h5_read_bytes(g, CK_DSET_CHAT_TEMPLATE, CK_CHAT_TEMPLATE_MAX, text, len);
+    H5Gclose(g);
+    return st;
+}
+
 accel_status_t accel_ckpt_file_fill(void *ctx, int index, uint64_t begin, uint64_t end, float *dst)
 {
     accel_ckpt_file_source_t *c = ctx;
@@ -694,10 +710,11 @@ accel_status_t accel_ckpt_file_export_hdf5(accel_ckpt_file_t *f, const char *sta
         wt[i].ndim = ts[i].ndim;
         for (int k = 0; k < ts[i].ndim; k++) wt[i].dims[k] = ts[i].dims[k];
     }
-    /* The export carries what a reader needs to use it alone: the configuration and tokenizer. */
+    /* The export carries what a reader needs to use it alone: the configuration, tokenizer and
+     * chat template. */
     accel_ckpt_weights_meta_t meta = { 0 };
-    char *yaml = NULL, *tok = NULL, tname[128] = "", thash[128] = "";
-    size_t toklen = 0;
+    char *yaml = NULL, *tok = NULL, *chat = NULL, tname[128] = "", thash[128] = "";
+    size_t toklen = 0, chatlen = 0;
     if (accel_ckpt_file_config(f, &yaml) == ACCEL_OK) meta.config_yaml = yaml;
     if (accel_ckpt_file_tokenizer(f, &tok, &toklen, tname, sizeof tname, thash, sizeof thash) == ACCEL_OK) {
         meta.tokenizer = tok;
@@ -705,12 +722,17 @@ accel_status_t accel_ckpt_file_export_hdf5(accel_ckpt_file_t *f, const char *sta
         meta.tokenizer_name = tname[0] ? tname : NULL;
         meta.tokenizer_hash = thash[0] ? thash : NULL;
     }
+    if (accel_ckpt_file_chat_template(f, &chat, &chatlen) == ACCEL_OK) {
+        meta.chat_template = chat;
+        meta.chat_template_len = chatlen;
+    }
     meta.source = f->path;
     accel_ckpt_file_source_t ctx = { f, state, ts };
     st = accel_ckpt_weights_write(output, wt, n, accel_ckpt_file_fill, &ctx, bf16, &meta);
     if (st == ACCEL_OK && ntensors) *ntensors = n;
     free(yaml);
     free(tok);
+    free(chat);
     free(wt);
     free(ts);
     return st;

@@ -615,7 +615,7 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
 
     accel_status_t st = ACCEL_OK;
     accel_ckpt_meta_t meta;
-    char *yaml = NULL, *tokenizer_json = NULL, *arena_list = NULL, created[32] = "";
+    char *yaml = NULL, *tokenizer_json = NULL, *chat_template = NULL, *arena_list = NULL, created[32] = "";
     char tmp[ACCEL_CKPT_PATH_MAX], final[ACCEL_CKPT_PATH_MAX], latest[ACCEL_CKPT_PATH_MAX];
     char errmsg[1024] = "", h5err[512];
     warena_t *wa = NULL;
@@ -640,9 +640,13 @@ accel_status_t accel_ckpt_save(MPI_Comm comm, const char *dir, const accel_layou
     if (st == ACCEL_OK)
         st = bcast_blob(comm, m0 ? m0->tokenizer_json : NULL, m0 ? m0->tokenizer_json_len : 0, &tokenizer_json,
                         "tokenizer.json");
+    if (st == ACCEL_OK)
+        st = bcast_blob(comm, m0 ? m0->chat_template : NULL, m0 ? m0->chat_template_len : 0, &chat_template,
+                        "chat template");
     if (st != ACCEL_OK) goto done;
     meta.config_yaml = yaml;
     meta.tokenizer_json = tokenizer_json;
+    meta.chat_template = chat_template;
     if (meta.nextra < 0 || meta.nextra > ACCEL_CKPT_EXTRA_MAX) meta.nextra = 0;
 
     st = check_args(layout, arenas, narenas, "save");
@@ -927,6 +931,7 @@ done:
     free(arena_list);
     free(yaml);
     free(tokenizer_json);
+    free(chat_template);
     if (fapl >= 0) H5Pclose(fapl);
     if (dxpl >= 0) H5Pclose(dxpl);
     if (dxpl_ind >= 0) H5Pclose(dxpl_ind);

@@ -220,6 +220,10 @@ accel_status_t accel_ckpt_verify_layout(const char *path, const accel_layout_t *
         if (ms != ACCEL_OK && absent)
             PROBLEM("metadata (/%s) has no checksum '%s', which every checkpoint with '%s' carries",
                     CK_GROUP_META, CK_ATTR_META_XXH, CK_ATTR_NAMED_SUMS);
+        else if (ms != ACCEL_OK && ck_chat_check(file, path, &meta, false) != ACCEL_OK)
+            PROBLEM("chat template (/%s/%s) %s its checksum '%s'%s", CK_GROUP_META, CK_DSET_CHAT_TEMPLATE,
+                    meta.chat_template ? "does not match (or lacks)" : "is missing, but not", CK_ATTR_CHAT_XXH,
+                    meta.chat_template ? "" : " (in /meta)");
         else if (ms != ACCEL_OK)
             PROBLEM("metadata (/%s: step, lr, configuration...) does not match its checksum '%s'",
                     CK_GROUP_META, CK_ATTR_META_XXH);

@@ -697,6 +697,32 @@ char *accel_hf_tokenizer(const accel_hf_t *hf, size_t *len)
     return slurp(p, len);
 }
 
+char *accel_hf_chat_template(const accel_hf_t *hf, size_t *len)
+{
+    char p[4200];
+    snprintf(p, sizeof p, "%s/chat_template.jinja", hf->dir);
+    char *text = exists(p) ? slurp(p, len) : NULL;
+    if (text) return text;
+    /* Older saves keep it in tokenizer_config.json: a string, or named templates (a list). */
+    snprintf(p, sizeof p, "%s/tokenizer_config.json", hf->dir);
+    json_t *root = exists(p) ? json_load_file(p, 0, NULL) : NULL;
+    const json_t *ct = json_object_get(root, "chat_template");
+    for (size_t i = 0; json_is_array(ct) && i < json_array_size(ct); i++) {
+        const json_t *e = json_array_get(ct, i), *name = json_object_get(e, "name");
+        if (json_is_string(name) && !strcmp(json_string_value(name), "default")) {
+            ct = json_object_get(e, "template");
+            break;
+        }
+    }
+    if (json_is_string(ct) && (text = malloc(json_string_length(ct) + 1))) {
+        memcpy(text, json_string_value(ct), json_string_length(ct));
+        text[json_string_length(ct)] = '\0';
+        if (len) *len = json_string_length(ct);
+    }
+    json_decref(root);
+    return text;
+}
+
 /* ------------------------------------------------------------------ export */
 
 /* config.json for cfg's model (transformers 4.4x and 5 read it). */
@@ -885,6 +911,17 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
         if (tc && tok->eos) json_object_set_new(tc, "eos_token", json_string(tok->eos));
         if (st == ACCEL_OK) st = write_json(outdir, "tokenizer_config.json", tc);
         json_decref(tc);
+    }
+    if (st == ACCEL_OK && tok->chat_template) {
+        char *text = malloc(tok->chat_template_len + 1);
+        if (!text) st = ACCEL_ERR_NOMEM;
+        else {
+            memcpy(text, tok->chat_template, tok->chat_template_len);
+            text[tok->chat_template_len] = '\0';
+            snprintf(path, sizeof path, "%s/chat_template.jinja", outdir);
+            st = accel_h5_publish_text(path, text);
+            free(text);
+        }
     }
     free(c.full);
     free(c.part);

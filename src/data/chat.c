@@ -4,6 +4,7 @@
 #include "build_config.h"
 
 #include "accel/chat.h"
+#include "accel/tokenizer.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -237,6 +238,23 @@ accel_status_t accel_chat_template_set(accel_chat_template_t *t, const char *ass
         return ACCEL_ERR_INVALID;
     }
     return ACCEL_OK;
+}
+
+const char *accel_chat_template_var_string(const accel_chat_template_t *t, const char *name)
+{
+    return json_string_value(json_object_get(t->vars, name));
+}
+
+void accel_chat_template_use_tokenizer(accel_chat_template_t *t, const accel_tokenizer_t *tok)
+{
+    const struct { const char *name; int id; } special[] = {{"bos_token", accel_tokenizer_bos(tok)},
+                                                            {"eos_token", accel_tokenizer_eos(tok)}};
+    for (int i = 0; i < 2; i++) {
+        size_t n = 0;
+        const char *bytes = special[i].id >= 0 ? accel_tokenizer_token_bytes(tok, special[i].id, 0, &n) : NULL;
+        if (bytes && !json_object_get(t->vars, special[i].name))
+            accel_chat_template_set_string(t, special[i].name, bytes, n);
+    }
 }
 
 accel_status_t accel_chat_template_set_string(accel_chat_template_t *t, const char *name, const char *value,

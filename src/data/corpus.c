@@ -275,13 +275,7 @@ static accel_status_t chat_open(encoder_t *e, long long line)
         snprintf(e->err, e->errlen, "%s:%lld: a conversation needs the chat template: %s", e->path, line, why);
         return st;
     }
-    const struct { const char *name; int id; } special[] = {{"bos_token", e->bos}, {"eos_token", accel_tokenizer_eos(e->tok)}};
-    for (int i = 0; i < 2; i++) {
-        size_t n;
-        const char *bytes = special[i].id >= 0 ? accel_tokenizer_token_bytes(e->tok, special[i].id, 0, &n) : NULL;
-        if (bytes && !accel_chat_template_has_var(e->chat, special[i].name))
-            accel_chat_template_set_string(e->chat, special[i].name, bytes, n);
-    }
+    accel_chat_template_use_tokenizer(e->chat, e->tok);
     if (!e->mask) {
         st = accel_tokstream_init(e->mask_store, 2, e->output, (size_t)e->s->cap);
         for (int64_t i = 0; st == ACCEL_OK && i < e->s->n; i++) st = accel_tokstream_put(e->mask_store, 1);
@@ -292,7 +286,8 @@ static accel_status_t chat_open(encoder_t *e, long long line)
         e->mask = e->mask_store;
     }
     if (e->progress) {
-        fprintf(e->progress, "conversations: rendered with %s; trained: %s\n", accel_chat_template_origin(e->chat),
+        fprintf(e->progress, "conversations: rendered with %s; trained: %s; nothing is added around a "
+                "conversation (the rule above is for text)\n", accel_chat_template_origin(e->chat),
                 opt->chat_train_all ? "every token (--train-on all)"
                 : opt->prompt_field ? "the completion (after the prompt's generation prompt)"
                 : accel_chat_template_has_generation(e->chat) ? "the assistant messages (the template's "
@@ -642,13 +637,22 @@ accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const 
     if (enc.conversations)
         snprintf(chat, sizeof chat, "; %lld conversation(s) rendered with %s, %s trained", enc.conversations,
                  accel_chat_template_origin(enc.chat), opt->chat_train_all ? "every token" : "the assistant's text");
+    const bool only_chat = enc.conversations == ndocs;     /* the text rule applied to nothing */
     snprintf(desc, sizeof desc, "accel_data prepare: %d file(s), %lld bytes, %lld document(s) (%s), "
              "tokenizer %s; %s%s; last %g of the stream is /val", files.n, total, ndocs,
-             jsonl ? "JSON Lines" : "text files", accel_tokenizer_name(tok), rule, chat, opt->val_fraction);
+             jsonl ? "JSON Lines" : "text files", accel_tokenizer_name(tok),
+             only_chat ? "conversations as the template renders them, nothing added" : rule, chat,
+             opt->val_fraction);
+    if (progress && !enc.conversations && (opt->chat_template || opt->chat_train_all || opt->nchat_vars))
+        fprintf(progress, "note: no line holds a conversation (a list of messages): the chat options had no "
+                "effect\n");
     accel_token_meta_t meta = {
         .tokenizer = accel_tokenizer_name(tok), .tokenizer_hash = accel_tokenizer_hash(tok),
         .tokenizer_json = json, .tokenizer_json_len = jlen, .vocab = vocab, .description = desc,
     };
+    /* The template travels with the data (then checkpoints and exports), as the tokenizer does. */
+    if (enc.conversations > 0 && enc.chat)
+        meta.chat_template = accel_chat_template_source(enc.chat, &meta.chat_template_len);
     /* every token trained: no mask (the file stays readable by versions without loss masks) */
     st = accel_tokstream_publish(&s, enc.mask && enc.trained < s.n ? enc.mask : NULL, output, &meta,
                                  opt->val_fraction, -1, opt->context, progress, err, errlen);

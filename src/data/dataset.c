@@ -29,6 +29,8 @@
 
 /* A kept tokenizer.json larger than this is damage: real ones are a few MiB (Llama-3: 9 MiB). */
 #define DATASET_TOKENIZER_MAX ((size_t)1 << 30)
+/* Likewise a kept chat template: real ones are a few KiB (the largest, tens of KiB). */
+#define DATASET_CHAT_TEMPLATE_MAX ((size_t)1 << 26)
 
 struct accel_dataset {
     accel_dataset_info_t info;
@@ -185,6 +187,7 @@ static accel_status_t open_tokens(accel_dataset_t *ds, int context)
                                sizeof in->tokenizer_hash) != ACCEL_OK)
         in->tokenizer_hash[0] = '\0';
     in->has_tokenizer_json = accel_h5_path_exists(ds->file, "/tokenizer.json") > 0;
+    in->has_chat_template = accel_h5_path_exists(ds->file, "/chat_template") > 0;
     ACCEL_CHECK(open_dataset(ds, "tokens", &ds->data));
     const dshape_t d = dataset_shape(ds->data);
     if (d.rank != 1 || d.cls != H5T_INTEGER) {
@@ -899,7 +902,8 @@ accel_status_t accel_dataset_write_tokens_from(const char *path, const accel_tok
     if (!path || !meta || !meta->tokenizer || vocab <= 0 || ntrain < 0 || nval < 0 || !source ||
         block < 1 || (token_bytes != 1 && token_bytes != 2 && token_bytes != 4) ||
         (token_bytes < 4 && vocab > (token_bytes == 1 ? 256 : 65536)) ||
-        (meta->tokenizer_json_len > 0 && !meta->tokenizer_json)) {
+        (meta->tokenizer_json_len > 0 && !meta->tokenizer_json) ||
+        (meta->chat_template_len > 0 && !meta->chat_template)) {
         ACCEL_ERROR("accel_dataset_write_tokens: bad arguments (vocab %d, %d-byte tokens, %lld + %lld "
                     "tokens)", vocab, token_bytes, (long long)ntrain, (long long)nval);
         return ACCEL_ERR_INVALID;
@@ -934,6 +938,10 @@ accel_status_t accel_dataset_write_tokens_from(const char *path, const accel_tok
     if (e >= 0 && meta->tokenizer_json)
         e = attr_ok(accel_h5_write_bytes(w.file, "/tokenizer.json", meta->tokenizer_json,
                                          meta->tokenizer_json_len));
+    /* Only with conversations: every other file stays as it was. */
+    if (e >= 0 && meta->chat_template)
+        e = attr_ok(accel_h5_write_bytes(w.file, "/chat_template", meta->chat_template,
+                                         meta->chat_template_len));
     if (source_failed) {
         st = ACCEL_ERR_IO;
     } else if (e < 0) {
@@ -1001,38 +1009,52 @@ accel_status_t accel_dataset_file_kind(const char *path, bool *is_hdf5, char *fo
     return ACCEL_OK;
 }
 
-accel_status_t accel_dataset_tokenizer_json(const char *path, char **json, size_t *len)
+/* A file a token dataset keeps as a 1-D uint8 dataset at the root (`name`: "/tokenizer.json",
+ * "/chat_template"; `what` names it in messages). */
+static accel_status_t read_kept(const char *path, const char *name, const char *what, size_t max,
+                                char **data, size_t *len)
 {
-    if (!path || !json || !len) return ACCEL_ERR_INVALID;
-    *json = NULL;
+    if (!path || !data || !len) return ACCEL_ERR_INVALID;
+    *data = NULL;
     *len = 0;
     hid_t f = -1;
     char h5err[256] = "";
     accel_status_t st = accel_h5_open_read(path, &f, h5err, sizeof h5err);
     if (st != ACCEL_OK) {
-        ACCEL_ERROR("%s: cannot open the dataset to read its tokenizer: %s\n--> hint: check the path "
-                    "(data.path) and the file with: accel_data info %s", path, h5err, path);
+        ACCEL_ERROR("%s: cannot open the dataset to read its %s: %s\n--> hint: check the path "
+                    "(data.path) and the file with: accel_data info %s", path, what, h5err, path);
         return st;
     }
     char format[64] = "";
     if (accel_h5_attr_read_str(f, "format", format, sizeof format) != ACCEL_OK ||
         strcmp(format, ACCEL_DATASET_FORMAT_TOKENS)) {
-        ACCEL_ERROR("%s: not an accel token dataset (format '%s'), so it keeps no tokenizer\n--> "
+        ACCEL_ERROR("%s: not an accel token dataset (format '%s'), so it keeps no %s\n--> "
                     "hint: make token datasets with accel_data prepare or accel_data import", path,
-                    format);
+                    format, what);
         st = ACCEL_ERR_CORRUPT;
         goto cleanup;
     }
-    st = accel_h5_read_bytes(f, "/tokenizer.json", DATASET_TOKENIZER_MAX, json, len);
-    if (st != ACCEL_OK && st != ACCEL_ERR_NOT_FOUND) {  /* NOT_FOUND: "bytes" or an import: none kept */
-        ACCEL_ERROR("%s: dataset /tokenizer.json cannot be read as a 1-D byte array of at most %zu "
+    st = accel_h5_read_bytes(f, name, max, data, len);
+    if (st != ACCEL_OK && st != ACCEL_ERR_NOT_FOUND) {  /* NOT_FOUND: none kept */
+        ACCEL_ERROR("%s: dataset %s cannot be read as a 1-D byte array of at most %zu "
                     "bytes (%s)\n--> hint: the file is damaged; make it again with accel_data", path,
-                    DATASET_TOKENIZER_MAX, accel_status_str(st));
+                    name, max, accel_status_str(st));
         st = ACCEL_ERR_CORRUPT;
     }
 cleanup:
     H5Fclose(f);
     return st;
+}
+
+accel_status_t accel_dataset_tokenizer_json(const char *path, char **json, size_t *len)
+{
+    /* NOT_FOUND: "bytes", or an import without --tokenizer */
+    return read_kept(path, "/tokenizer.json", "tokenizer", DATASET_TOKENIZER_MAX, json, len);
+}
+
+accel_status_t accel_dataset_chat_template(const char *path, char **text, size_t *len)
+{
+    return read_kept(path, "/chat_template", "chat template", DATASET_CHAT_TEMPLATE_MAX, text, len);
 }
 
 accel_status_t accel_dataset_tokenizer(const char *path, accel_tokenizer_t **out, char *err,

@@ -39,6 +39,8 @@ struct accel_weights {
     char prefix[16];                    /* the same as an HDF5 path prefix, for messages */
     const char *kind;
     char *config_yaml;
+    char *chat_template;                /* NULL: none kept */
+    size_t chat_template_len;
     int ntensors;
     char (*names)[ACCEL_TENSOR_NAME_MAX]; /* per layout tensor, after check */
     uint64_t *numel;
@@ -54,6 +56,9 @@ static accel_status_t open_safetensors(accel_weights_t *w)
     }
     const char *yaml = accel_st_metadata(w->st, "accel_config");
     if (yaml && *yaml && !(w->config_yaml = strdup(yaml))) return ACCEL_ERR_NOMEM;
+    const char *chat = accel_st_metadata(w->st, "accel_chat_template");
+    if (chat && !(w->chat_template = strdup(chat))) return ACCEL_ERR_NOMEM;
+    w->chat_template_len = chat ? strlen(chat) : 0;
     w->kind = "exported weights (safetensors)";
     snprintf(w->prefix, sizeof w->prefix, "%s", "");
     return ACCEL_OK;
@@ -68,6 +73,7 @@ static accel_status_t open_hf(accel_weights_t *w)
         return st;
     }
     if (!(w->config_yaml = strdup(accel_hf_config_yaml(w->hf)))) return ACCEL_ERR_NOMEM;
+    w->chat_template = accel_hf_chat_template(w->hf, &w->chat_template_len);
     w->kind = "Hugging Face model";
     snprintf(w->prefix, sizeof w->prefix, "%s", "");
     return ACCEL_OK;
@@ -100,6 +106,12 @@ static accel_status_t open_hdf5(accel_weights_t *w)
     snprintf(w->prefix, sizeof w->prefix, "%s", model ? "/model/" : "/");
     /* A configuration that cannot be read counts as none: the model then comes from overrides. */
     if (accel_ckpt_file_config(w->file, &w->config_yaml) != ACCEL_OK) w->config_yaml = NULL;
+    /* Read now, so later callers need no HDF5 (a dispatcher may own it); unreadable counts as none. */
+    if (accel_ckpt_file_chat_template(w->file, &w->chat_template, &w->chat_template_len) != ACCEL_OK) {
+        free(w->chat_template);
+        w->chat_template = NULL;
+        w->chat_template_len = 0;
+    }
     w->kind = checkpoint ? "checkpoint" : "exported weights";
     return ACCEL_OK;
 }
@@ -165,6 +177,7 @@ void accel_weights_close(accel_weights_t *w)
     accel_st_close(w->st);
     accel_hf_close(w->hf);
     free(w->config_yaml);
+    free(w->chat_template);
     free(w->path);
     free(w);
 }
@@ -172,6 +185,12 @@ void accel_weights_close(accel_weights_t *w)
 const char *accel_weights_path(const accel_weights_t *w) { return w->path; }
 const char *accel_weights_kind(const accel_weights_t *w) { return w->kind; }
 const char *accel_weights_config_yaml(const accel_weights_t *w) { return w->config_yaml; }
+
+const char *accel_weights_chat_template(const accel_weights_t *w, size_t *len)
+{
+    if (len) *len = w->chat_template ? w->chat_template_len : 0;
+    return w->chat_template;
+}
 
 accel_status_t accel_weights_load_config(const accel_weights_t *w, int noverrides,
                                          char *const overrides[], accel_config_t *cfg, char *err,

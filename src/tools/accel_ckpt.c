@@ -198,6 +198,13 @@ static int info_weights(accel_ckpt_file_t *f, const char *path)
                hash[0] ? ", hash " : "", hash);
     else
         printf("tokenizer:       (none stored)\n");
+    char *chat = NULL;
+    size_t chatlen = 0;
+    if (accel_ckpt_file_chat_template(f, &chat, &chatlen) == ACCEL_OK)
+        printf("chat template:   kept (%zu bytes, /meta/chat_template)\n", chatlen);
+    else
+        printf("chat template:   (none stored)\n");
+    free(chat);
     char *yaml = NULL;
     accel_ckpt_file_config(f, &yaml);
     printf("configuration:\n");
@@ -264,6 +271,10 @@ static int cmd_info(int argc, char **argv)
                m.tokenizer_hash, m.tokenizer_json ? "tokenizer.json kept" : "no tokenizer.json kept");
     else
         printf("tokenizer:       (not recorded)\n");
+    if (m.chat_template)
+        printf("chat template:   kept (%zu bytes, /meta/chat_template)\n", m.chat_template_len);
+    else
+        printf("chat template:   (none kept)\n");
     printf("configuration:\n");
     if (m.config_yaml && m.config_yaml[0]) {
         print_indented(m.config_yaml);
@@ -490,10 +501,11 @@ static int write_safetensors(accel_ckpt_file_t *f, const char *path, const char 
     }
     snprintf(source, sizeof source, "accel %s", accel_version());
     /* The tokenizer travels too (safetensors metadata are strings; tokenizer.json is UTF-8). */
-    char *tok = NULL, tname[64] = "";
-    size_t toklen = 0;
+    char *tok = NULL, *chat = NULL, tname[64] = "";
+    size_t toklen = 0, chatlen = 0;
     accel_ckpt_file_tokenizer(f, &tok, &toklen, tname, sizeof tname, NULL, 0);
-    const char *meta[16] = { "format", "pt", "source", source, "accel_format", "accel-weights",
+    accel_ckpt_file_chat_template(f, &chat, &chatlen);
+    const char *meta[24] = { "format", "pt", "source", source, "accel_format", "accel-weights",
                              "accel_format_version", "1" };
     int nmeta = 4;
     if (step[0]) { meta[2 * nmeta] = "step"; meta[2 * nmeta + 1] = step; nmeta++; }
@@ -502,11 +514,14 @@ static int write_safetensors(accel_ckpt_file_t *f, const char *path, const char 
         meta[2 * nmeta] = "accel_tokenizer"; meta[2 * nmeta + 1] = tname; nmeta++;
         meta[2 * nmeta] = "accel_tokenizer_json"; meta[2 * nmeta + 1] = tok; nmeta++;
     }
+    /* And the chat template (Jinja text), for apply_chat_template-style rendering. */
+    if (chat && strlen(chat) == chatlen) { meta[2 * nmeta] = "accel_chat_template"; meta[2 * nmeta + 1] = chat; nmeta++; }
     if (!yaml)
         fprintf(stderr, "accel_ckpt export: %s stores no configuration: the export will not carry one\n", path);
     accel_ckpt_file_source_t src = { f, group, ts };
     accel_status_t st = accel_st_write(output, e, n, meta, nmeta, accel_ckpt_file_fill, &src);
     free(tok);
+    free(chat);
     free(yaml);
     free(e);
     return st == ACCEL_OK ? 0 : accel_status_exit_code(st);
@@ -534,6 +549,8 @@ static int write_hf(accel_ckpt_file_t *f, const char *path, const char *group, b
     accel_ckpt_file_tokenizer(f, &tok, &toklen, tname, sizeof tname, NULL, 0);
     /* The special tokens come from the tokenizer itself (its post-processor and added tokens). */
     accel_hf_tokenizer_t ht = { .json = tok, .len = toklen, .name = tname, .bos_id = -1, .eos_id = -1 };
+    char *chat = NULL;              /* the chat template: chat_template.jinja */
+    if (accel_ckpt_file_chat_template(f, &chat, &ht.chat_template_len) == ACCEL_OK) ht.chat_template = chat;
     accel_tokenizer_t *t = NULL;
     char terr[1024] = "", *bos = NULL, *eos = NULL;
     if (tok && accel_tokenizer_from_json(tok, toklen, tname, &t, terr, sizeof terr) == ACCEL_OK) {
@@ -553,6 +570,7 @@ static int write_hf(accel_ckpt_file_t *f, const char *path, const char *group, b
     free(bos);
     free(eos);
     free(tok);
+    free(chat);
     return st == ACCEL_OK ? 0 : accel_status_exit_code(st) ? accel_status_exit_code(st) : 2;
 }
 
@@ -573,12 +591,16 @@ static int cmd_export(int argc, char **argv)
                    "  weights) for inference or other tools, with the model configuration:\n"
                    "  safetensors: 8-byte little-endian header size, JSON header (dtype F32/BF16,\n"
                    "               shape, data_offsets), raw data; tensors sorted by name; the\n"
-                   "               configuration YAML in __metadata__ accel_config.\n"
+                   "               configuration YAML in __metadata__ accel_config (the\n"
+                   "               tokenizer in accel_tokenizer_json, the chat template in\n"
+                   "               accel_chat_template, when the file has them).\n"
                    "  hdf5:        one dataset per tensor at /<name>, fp32 or a bf16 float type;\n"
-                   "               the configuration in /meta/config.yaml.\n"
+                   "               the configuration in /meta/config.yaml (and /meta/tokenizer.json,\n"
+                   "               /meta/chat_template).\n"
                    "  hf:          a Hugging Face model directory OUT (model.safetensors with HF\n"
                    "               names and layouts, config.json, generation_config.json, the\n"
-                   "               tokenizer when the file has one) that from_pretrained loads.\n"
+                   "               tokenizer and chat_template.jinja when the file has them)\n"
+                   "               that from_pretrained loads.\n"
                    "  bf16 rounds to nearest even. Default OUT: FILE with .safetensors / .model.h5 / .hf.\n"
                    "  An existing OUT is replaced only when it is of the kind written (a safetensors\n"
                    "  file, an HDF5 weights file, an hf directory: empty or with a config.json);\n"
@@ -704,7 +726,8 @@ static int cmd_import(int argc, char **argv)
                    "  or sharded with model.safetensors.index.json; or one .safetensors file in such a\n"
                    "  directory) of GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM or\n"
                    "  Qwen2ForCausalLM and writes accel weights (the layout of export --format hdf5)\n"
-                   "  with the model configuration and the tokenizer.json in /meta. BF16/F16 weights\n"
+                   "  with the model configuration, the tokenizer.json and the chat template\n"
+                   "  (chat_template.jinja, else tokenizer_config.json's) in /meta. BF16/F16 weights\n"
                    "  become fp32. accel_generate and train.init_from=OUT.h5 read the result as it is.\n"
                    "  An existing OUT is replaced only when it is an HDF5 weights file; --force\n"
                    "  replaces another kind, but never an accel checkpoint.\n");
@@ -733,8 +756,9 @@ static int cmd_import(int argc, char **argv)
     int n = accel_hf_tensors(hf, &t);
     accel_ckpt_wtensor_t *wt = calloc((size_t)n, sizeof *wt);
     import_t ctx = { hf, t, NULL, -1 };
-    size_t toklen = 0;
+    size_t toklen = 0, chatlen = 0;
     char *tok = accel_hf_tokenizer(hf, &toklen);
+    char *chat = accel_hf_chat_template(hf, &chatlen);
     if (!wt) st = ACCEL_ERR_NOMEM;
     for (int i = 0; wt && i < n; i++) {
         wt[i].name = t[i].name;
@@ -753,12 +777,14 @@ static int cmd_import(int argc, char **argv)
     snprintf(tokname, sizeof tokname, "%s", base ? base + 1 : dirbuf);
     accel_ckpt_weights_meta_t meta = { .config_yaml = accel_hf_config_yaml(hf), .tokenizer = tok,
                                        .tokenizer_len = toklen, .tokenizer_name = tok ? tokname : NULL,
-                                       .source = source };
+                                       .chat_template = chat, .chat_template_len = chatlen, .source = source };
     if (st == ACCEL_OK) st = accel_ckpt_weights_write(output, wt, n, fill_import, &ctx, dt == ACCEL_BF16, &meta);
     if (st == ACCEL_OK)
-        printf("imported %s (%s, model.name=%s, %d tensors%s) to %s\n", src, accel_hf_architecture(hf),
-               accel_hf_config(hf)->model.name, n, tok ? ", tokenizer.json" : "", output);
+        printf("imported %s (%s, model.name=%s, %d tensors%s%s) to %s\n", src, accel_hf_architecture(hf),
+               accel_hf_config(hf)->model.name, n, tok ? ", tokenizer.json" : "", chat ? ", chat template" : "",
+               output);
     free(tok);
+    free(chat);
     free(ctx.buf);
     free(wt);
     accel_hf_close(hf);

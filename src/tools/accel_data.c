@@ -269,6 +269,11 @@ static int cmd_prepare(int argc, char **argv)
             goto out;
         }
     }
+    struct stat csb;
+    if (chat_template && stat(chat_template, &csb) != 0) {
+        fprintf(stderr, "accel_data prepare: --chat-template '%s': %s\n", chat_template, strerror(errno));
+        goto out;
+    }
     if (check_output("prepare", output, force)) goto out;
 
     char err[2048];
@@ -572,7 +577,8 @@ static void info_usage(FILE *out)
             "\n"
             "Print a dataset's format, version and splits: for token datasets the tokenizer\n"
             "(\"bytes\" = one token per byte, vocab 256) with its hash and whether the file keeps\n"
-            "its tokenizer.json, the vocabulary, the stored token width and tokens per split, and with\n"
+            "its tokenizer.json (and the chat template, when conversations were rendered), the\n"
+            "vocabulary, the stored token width and tokens per split, and with\n"
             "--context T the samples per split (a sample is T+1 tokens; nsamples = (ntokens-1)/T);\n"
             "for classification datasets the classes, features and samples per split.\n"
             "The file is opened and validated exactly as accel_train opens it.\n"
@@ -638,6 +644,12 @@ static int cmd_info(int argc, char **argv)
             else
                 printf("tokenizer.json: not kept%s\n", !strcmp(in->tokenizer, "bytes") ? " (none needed)" : "");
             free(json);
+            /* Only files made from conversations keep one: the others print as before. */
+            char *chat = NULL;
+            size_t clen = 0;
+            if (in->has_chat_template && accel_dataset_chat_template(path, &chat, &clen) == ACCEL_OK)
+                printf("chat template: kept in the file (%zu bytes, dataset /chat_template)\n", clen);
+            free(chat);
         } else {
             printf("format: %s, version %d\n", ACCEL_DATASET_FORMAT_CLASSIFICATION, in->version);
             printf("classes: %d, features: %d\n", in->classes, in->features);

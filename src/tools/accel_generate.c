@@ -15,7 +15,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <jansson.h>
+
 #include "accel/accel.h"
+#include "accel/chat.h"
 #include "accel/infer.h"
 #include "args.h"
 
@@ -44,6 +47,20 @@ static void usage(FILE *out)
         "  --tokenizer T         tokenizer.json (file or directory) or 'bytes' (default: the one kept\n"
         "                        with the weights, else bytes: one token per byte). A tokenizer with a\n"
         "                        beginning-of-text token puts it before the prompt and the scored text\n"
+        "chat (docs/chat.md):\n"
+        "  --chat                the prompt is a user message: the model's chat template renders it\n"
+        "                        with the generation prompt, and only the reply is printed; the reply\n"
+        "                        ends at an end-of-turn token (the tokenizer's EOS, the template's\n"
+        "                        eos_token, generation_config.json's eos_token_id, --stop)\n"
+        "  --system TEXT         a system message before it\n"
+        "  --messages FILE       the conversation so far, a JSON list of {\"role\", \"content\"}\n"
+        "                        messages (implies --chat; --prompt adds a user message after it)\n"
+        "  --chat-template T     the template: a .jinja file, tokenizer_config.json or directory\n"
+        "                        (default: the one kept with the weights, else the model or\n"
+        "                        --tokenizer directory's)\n"
+        "  --chat-var N=V        a template variable, V as JSON or else a string (repeatable),\n"
+        "                        e.g. enable_thinking=false\n"
+        "  --stop TOKEN          also end the reply at this token (repeatable), e.g. '<|eot_id|>'\n"
         "generation:\n"
         "  -n, --tokens N        new tokens (default 64)\n"
         "  --temperature T       0 = greedy (default); > 0 samples from softmax(logits / T)\n"
@@ -80,6 +97,11 @@ typedef struct {
     bool print_map, stats, quiet, no_kv_cache;
     char **overrides;
     int noverrides;
+    /* chat */
+    bool chat;
+    const char *system, *messages, *chat_template;
+    const char **chat_vars, **stops;
+    int nchat_vars, nstops;
 } opts_t;
 
 static int parse_int(const char *opt, const char *text, long long lo, long long hi, long long *out)
@@ -103,7 +125,9 @@ static int parse_args(int argc, char **argv, opts_t *o)
     o->seed = 1;
     o->ring_slots = 2;
     o->overrides = calloc((size_t)argc + 1, sizeof *o->overrides);
-    if (!o->overrides) return 2;
+    o->chat_vars = calloc((size_t)argc + 1, sizeof *o->chat_vars);
+    o->stops = calloc((size_t)argc + 1, sizeof *o->stops);
+    if (!o->overrides || !o->chat_vars || !o->stops) return 2;
     for (int i = 1; i < argc; i++) {
         int missing = 0;
         const char *v;
@@ -120,6 +144,17 @@ static int parse_args(int argc, char **argv, opts_t *o)
         else if ((v = accel_arg_value(argc, argv, &i, "--max-memory", &missing))) o->max_memory = v;
         else if ((v = accel_arg_value(argc, argv, &i, "--device-map", &missing))) o->device_map = v;
         else if ((v = accel_arg_value(argc, argv, &i, "--logits-out", &missing))) o->logits_out = v;
+        else if ((v = accel_arg_value(argc, argv, &i, "--system", &missing))) { o->system = v; o->chat = true; }
+        else if ((v = accel_arg_value(argc, argv, &i, "--messages", &missing))) { o->messages = v; o->chat = true; }
+        else if ((v = accel_arg_value(argc, argv, &i, "--chat-template", &missing))) { o->chat_template = v; o->chat = true; }
+        else if ((v = accel_arg_value(argc, argv, &i, "--chat-var", &missing))) {
+            if (!strchr(v, '=') || v[0] == '=') {
+                fprintf(stderr, "accel_generate: --chat-var '%s' is not NAME=VALUE\n--> hint: e.g. "
+                        "--chat-var enable_thinking=false\n", v);
+                return 2;
+            }
+            o->chat_vars[o->nchat_vars++] = v;
+        } else if ((v = accel_arg_value(argc, argv, &i, "--stop", &missing))) o->stops[o->nstops++] = v;
         else if ((v = accel_arg_value(argc, argv, &i, "--tokens", &missing)) ||
                  (v = accel_arg_value(argc, argv, &i, "-n", &missing))) {
             if (parse_int("--tokens", v, 0, 100000000, &n)) return 2;
@@ -144,6 +179,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
         } else if (!strcmp(argv[i], "--print-map")) o->print_map = true;
         else if (!strcmp(argv[i], "--stats")) o->stats = true;
         else if (!strcmp(argv[i], "--no-kv-cache")) o->no_kv_cache = true;
+        else if (!strcmp(argv[i], "--chat")) o->chat = true;
         else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) o->quiet = true;
         else if (missing) {
             fprintf(stderr, "accel_generate: option %s needs a value\n", argv[i]);
@@ -177,6 +213,15 @@ static int parse_args(int argc, char **argv, opts_t *o)
     }
     if (o->prompt && o->prompt_file) {
         fprintf(stderr, "accel_generate: give --prompt or --prompt-file, not both\n");
+        return 2;
+    }
+    if (o->chat && o->score) {
+        fprintf(stderr, "accel_generate: --score reads text as it is; the chat options render prompts\n");
+        return 2;
+    }
+    if (o->chat && !o->prompt && !o->prompt_file && !o->messages) {
+        fprintf(stderr, "accel_generate: --chat needs the user's message (--prompt or --prompt-file) or a "
+                "conversation (--messages FILE)\n");
         return 2;
     }
     return 0;
@@ -268,14 +313,15 @@ static accel_status_t open_tokenizer(const opts_t *o, const accel_weights_t *w, 
     return ACCEL_OK;
 }
 
-/* text[0..n) as token ids (after the tokenizer's beginning-of-text token when it has one) in a
+/* text[0..n) as token ids (after the tokenizer's beginning-of-text token when it has one and
+ * add_bos: a chat template writes its own) in a
  * malloc'ed array with room for `extra` more; every id checked against the model's vocabulary. */
 static int32_t *encode_text(accel_tokenizer_t *tok, const char *text, size_t n, int V, size_t extra,
-                            size_t *ntok, const char *what)
+                            size_t *ntok, const char *what, bool add_bos)
 {
     size_t cnt = 0, cap = 64;
     int32_t *ids = malloc(sizeof *ids * cap);
-    int bos = accel_tokenizer_bos(tok);
+    int bos = add_bos ? accel_tokenizer_bos(tok) : -1;
     accel_status_t st = ids ? ACCEL_OK : ACCEL_ERR_NOMEM;
     if (st == ACCEL_OK && bos >= 0) ids[cnt++] = bos;
     if (st == ACCEL_OK) st = accel_tokenizer_encode(tok, text, n, &ids, &cnt, &cap);
@@ -301,6 +347,117 @@ static int32_t *encode_text(accel_tokenizer_t *tok, const char *text, size_t n, 
         }
     *ntok = cnt;
     return ids;
+}
+
+/* ------------------------------------------------------------------ chat */
+
+/* The chat template: --chat-template, else the one kept with the weights, else the model
+ * directory's, else the --tokenizer directory's; bos_token and eos_token from the tokenizer
+ * where it has no tokenizer_config.json. */
+static accel_status_t open_chat_template(const opts_t *o, const accel_weights_t *w, const char *path,
+                                         const accel_tokenizer_t *tok, accel_chat_template_t **t)
+{
+    char err[8192];
+    struct stat sb;
+    size_t len = 0;
+    const char *kept = accel_weights_chat_template(w, &len);
+    accel_status_t st;
+    if (o->chat_template) st = accel_chat_template_load(o->chat_template, t, err, sizeof err);
+    else if (kept) st = accel_chat_template_parse(kept, len, path, t, err, sizeof err);
+    else if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) st = accel_chat_template_load(path, t, err, sizeof err);
+    else if (o->tokenizer && strcmp(o->tokenizer, ACCEL_TOKENIZER_BYTES))
+        st = accel_chat_template_load(o->tokenizer, t, err, sizeof err);
+    else {
+        snprintf(err, sizeof err, "%s keeps no chat template\n--> hint: --chat-template FILE (a .jinja file, "
+                 "or the model's tokenizer_config.json or directory)", path);
+        st = ACCEL_ERR_NOT_FOUND;
+    }
+    if (st == ACCEL_OK) accel_chat_template_use_tokenizer(*t, tok);    /* where tokenizer_config.json gave none */
+    for (int i = 0; st == ACCEL_OK && i < o->nchat_vars; i++)
+        st = accel_chat_template_set(*t, o->chat_vars[i], err, sizeof err);
+    if (st != ACCEL_OK) fprintf(stderr, "accel_generate: %s\n", err);
+    return st;
+}
+
+static json_t *message(const char *role, const char *content, size_t len)
+{
+    json_t *m = json_object();
+    json_object_set_new(m, "role", json_string(role));
+    json_object_set_new(m, "content", json_stringn(content, len));
+    return m;
+}
+
+/* The conversation (--messages, --system, then the prompt as the user's message) rendered with
+ * the generation prompt into *text. */
+static accel_status_t chat_render(const opts_t *o, const accel_chat_template_t *t, const char *user,
+                                  size_t user_len, char **text, size_t *len)
+{
+    json_t *conv;
+    char err[4096];
+    if (o->messages) {
+        json_error_t je;
+        conv = json_load_file(o->messages, 0, &je);
+        if (!conv || !json_is_array(conv)) {
+            fprintf(stderr, "accel_generate: --messages %s: %s\n--> hint: a JSON list of messages, e.g. "
+                    "[{\"role\": \"user\", \"content\": \"Hello\"}]\n", o->messages,
+                    conv ? "not a list" : je.text);
+            json_decref(conv);
+            return ACCEL_ERR_INVALID;
+        }
+    } else conv = json_array();
+    if (o->system) json_array_insert_new(conv, 0, message("system", o->system, strlen(o->system)));
+    if (user) {
+        json_t *m = message("user", user, user_len);
+        if (!json_object_get(m, "content")) {
+            fprintf(stderr, "accel_generate: the prompt is not UTF-8 text\n");
+            json_decref(m);
+            json_decref(conv);
+            return ACCEL_ERR_INVALID;
+        }
+        json_array_append_new(conv, m);
+    }
+    accel_status_t st = accel_chat_render(t, conv, NULL, true, text, len, err, sizeof err);
+    if (st != ACCEL_OK) fprintf(stderr, "accel_generate: %s\n", err);
+    json_decref(conv);
+    return st;
+}
+
+/* The tokens that end a reply: the tokenizer's EOS, the template's eos_token, the model
+ * directory's generation_config.json eos_token_id (a number or a list), --stop. */
+static int add_stop(int32_t *stops, int n, int id)
+{
+    for (int i = 0; i < n; i++)
+        if (stops[i] == id) return n;
+    if (id >= 0 && n < 64) stops[n++] = id;
+    return n;
+}
+
+static accel_status_t chat_stops(const opts_t *o, const accel_chat_template_t *t, const accel_tokenizer_t *tok,
+                                 const char *path, int32_t *stops, int *nstops)
+{
+    int n = add_stop(stops, 0, accel_tokenizer_eos(tok));
+    const char *eos = accel_chat_template_var_string(t, "eos_token");
+    if (eos) n = add_stop(stops, n, accel_tokenizer_token_id(tok, eos));
+    char gc[8192];
+    snprintf(gc, sizeof gc, "%s/generation_config.json", path);
+    json_t *g = json_load_file(gc, 0, NULL), *e = json_object_get(g, "eos_token_id");
+    if (json_is_integer(e)) n = add_stop(stops, n, (int)json_integer_value(e));
+    size_t i;
+    json_t *v;
+    json_array_foreach(e, i, v)
+        if (json_is_integer(v)) n = add_stop(stops, n, (int)json_integer_value(v));
+    json_decref(g);
+    for (int k = 0; k < o->nstops; k++) {
+        int id = accel_tokenizer_token_id(tok, o->stops[k]);
+        if (id < 0) {
+            fprintf(stderr, "accel_generate: --stop '%s' is not a token of tokenizer '%s'\n--> hint: give a "
+                    "token as the tokenizer spells it, e.g. '<|eot_id|>'\n", o->stops[k], accel_tokenizer_name(tok));
+            return ACCEL_ERR_INVALID;
+        }
+        n = add_stop(stops, n, id);
+    }
+    *nstops = n;
+    return ACCEL_OK;
 }
 
 static int write_logits(FILE *f, const float *z, size_t n)
@@ -334,6 +491,8 @@ int main(int argc, char **argv)
     int pr = parse_args(argc, argv, &o);
     if (pr) {
         free(o.overrides);
+        free(o.chat_vars);
+        free(o.stops);
         return pr == 1 ? 0 : 2;
     }
     int rc = 1;
@@ -348,6 +507,9 @@ int main(int argc, char **argv)
     float *logits = NULL;
     char *text = NULL;
     accel_tokenizer_t *tok = NULL;
+    accel_chat_template_t *chat = NULL;
+    int32_t stops[64];
+    int nstops = 0;
     FILE *lf = NULL;
     char path[4096 + 1100], err[2048];
     const double t_start = accel_now();
@@ -395,13 +557,27 @@ int main(int argc, char **argv)
     if (o.score || o.prompt_file) {
         text = read_file(o.score ? o.score : o.prompt_file, &text_len);
         if (!text) { st = ACCEL_ERR_IO; goto out; }
-    } else {
+    } else if (o.prompt || !o.chat) {
         if (!o.prompt) o.prompt = "\n";
         text_len = strlen(o.prompt);
     }
     const char *src_text = o.prompt && !o.score ? o.prompt : text;
+    if (o.chat) {                   /* the prompt is the user's message: the template renders it */
+        char *rendered = NULL;
+        size_t rlen = 0;
+        const bool user = o.prompt || o.prompt_file;
+        if ((st = open_chat_template(&o, w, path, tok, &chat)) != ACCEL_OK ||
+            (st = chat_render(&o, chat, user ? src_text : NULL, user ? text_len : 0, &rendered, &rlen)) != ACCEL_OK ||
+            (st = chat_stops(&o, chat, tok, path, stops, &nstops)) != ACCEL_OK) {
+            free(rendered);
+            goto out;
+        }
+        free(text);
+        src_text = text = rendered;
+        text_len = rlen;
+    }
     seq = encode_text(tok, src_text, text_len, V, o.score ? 0 : (size_t)o.ntokens, &ntext,
-                      o.score ? "text" : "prompt");
+                      o.score ? "text" : "prompt", !o.chat);
     if (!seq) { st = ACCEL_ERR_INVALID; goto out; }
     if (!o.score) {
         prompt_len = ntext;
@@ -484,7 +660,7 @@ int main(int argc, char **argv)
     const double t_run = accel_now();
     long long produced = 0;
     if (!o.score) {
-        fwrite(src_text, 1, text_len, stdout);
+        if (!o.chat) fwrite(src_text, 1, text_len, stdout);     /* a chat prints the reply only */
         int prev_start = 0, prev_n = 0;
         for (int i = 0; i < o.ntokens; i++) {
             int len = (int)prompt_len + i, window = len < T ? len : T, start = len - window;
@@ -502,6 +678,9 @@ int main(int argc, char **argv)
             int32_t next;
             st = accel_model_pick_token(logits, V, (float)o.temperature, o.top_k, o.seed, i, &next);
             if (st != ACCEL_OK) goto out;
+            bool stop = false;
+            for (int k = 0; k < nstops; k++) stop |= next == stops[k];
+            if (stop) break;        /* the end of the reply: not printed */
             seq[len] = next;
             size_t nb = 0;
             const char *piece = accel_tokenizer_token_bytes(tok, next, 0, &nb);
@@ -570,9 +749,12 @@ out:
     if (have_model) accel_model_destroy(&model);
     accel_weights_close(w);
     accel_tokenizer_free(tok);
+    accel_chat_template_free(chat);
     free(seq);
     free(logits);
     free(text);
     free(o.overrides);
+    free(o.chat_vars);
+    free(o.stops);
     return rc;
 }

@@ -174,7 +174,7 @@ accel_status_t accel_ckpt_writer_start(accel_ckpt_writer_t *w, const char *dir,
     w->layout = layout;
     w->narenas = narenas;
     w->keep_last = keep_last;
-    w->meta = *meta;                /* config_yaml now ours; tokenizer_json stays the caller's */
+    w->meta = *meta;                /* config_yaml now ours; tokenizer_json, chat_template stay the caller's */
     w->done = (accel_ckpt_writer_done_t){ .status = ACCEL_OK, .step = step };
     snprintf(w->done.ckpt_id, sizeof w->done.ckpt_id, "%s", ckpt_id);
     w->t0 = t0;

@@ -53,12 +53,26 @@ accel_status_t accel_trainer_init_config(accel_config_t *cfg, char *err, size_t 
 
 accel_status_t accel_init_from_load(MPI_Comm comm, const char *path, const accel_layout_t *layout,
                                     float *params, bool replicated, const accel_range_t *ranges,
-                                    int nranges, accel_tokenizer_t **tok)
+                                    int nranges, accel_tokenizer_t **tok, char **chat, size_t *chat_len)
 {
     accel_weights_t *w = NULL;
     accel_status_t st = accel_weights_open(path, &w);
     if (st == ACCEL_OK) st = accel_weights_check(w, layout);
     if (tok) *tok = NULL;
+    if (chat) {
+        *chat = NULL;
+        *chat_len = 0;
+    }
+    size_t clen = 0;
+    const char *ct = st == ACCEL_OK && chat ? accel_weights_chat_template(w, &clen) : NULL;
+    if (ct) {
+        if ((*chat = malloc(clen + 1))) {
+            memcpy(*chat, ct, clen + 1);
+            *chat_len = clen;
+        } else {
+            st = ACCEL_ERR_NOMEM;
+        }
+    }
     if (st == ACCEL_OK && tok) {
         char err[2048] = "";
         st = accel_weights_tokenizer(w, tok, err, sizeof err);
@@ -94,6 +108,11 @@ accel_status_t accel_init_from_load(MPI_Comm comm, const char *path, const accel
     if (st != ACCEL_OK && tok) {
         accel_tokenizer_free(*tok);
         *tok = NULL;
+    }
+    if (st != ACCEL_OK && chat) {
+        free(*chat);
+        *chat = NULL;
+        *chat_len = 0;
     }
     return st;
 }

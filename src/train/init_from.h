@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "accel/arena.h"
 #include "accel/status.h"
@@ -12,10 +13,11 @@
 
 /* Collective over comm: every rank opens path and writes the model parameters it holds into
  * params (replicated: the whole arena; otherwise the owned vector described by ranges). A rank
- * that passes tok receives the tokenizer the weights keep (NULL when none). Every rank returns the
- * same status; the parameters are undefined after a failure. */
+ * that passes tok receives the tokenizer the weights keep (NULL when none), one that passes chat
+ * their chat template (malloc'ed text of *chat_len bytes, NUL-terminated; NULL when none). Every
+ * rank returns the same status; the parameters are undefined after a failure. */
 accel_status_t accel_init_from_load(MPI_Comm comm, const char *path, const accel_layout_t *layout,
                                     float *params, bool replicated, const accel_range_t *ranges,
-                                    int nranges, accel_tokenizer_t **tok);
+                                    int nranges, accel_tokenizer_t **tok, char **chat, size_t *chat_len);
 
 #endif

@@ -63,6 +63,10 @@ struct accel_trainer {
     char tok_name[ACCEL_TOKENIZER_NAME_MAX], tok_hash[ACCEL_TOKENIZER_HASH_LEN + 8];
     char *tok_json;
     size_t tok_json_len;
+    /* The chat template the data's conversations were rendered with (rank 0, NULL: none), else
+     * train.init_from's or the resumed checkpoint's: checkpoints keep it for exports. */
+    char *chat_template;
+    size_t chat_template_len;
     accel_metrics_t *metrics;       /* rank 0: train.metrics, train.tensorboard; else NULL */
     size_t rss_start;               /* resident bytes before any model state existed */
     int start_step;                 /* optimizer steps done before this run (resume) */
@@ -96,6 +100,7 @@ void accel_trainer_destroy(accel_trainer_t *t)
     accel_ckpt_writer_destroy(t->writer);   /* first: a save in flight reads the layout */
     accel_metrics_close(t->metrics);
     free(t->tok_json);
+    free(t->chat_template);
     free(t->inputs);
     free(t->targets);
     free(t->tokens);
@@ -182,14 +187,17 @@ static accel_status_t open_data(accel_trainer_t *t)
             return ACCEL_ERR_UNSUPPORTED;
         }
         ACCEL_INFO("data: a loss mask trains %s; the loss is the mean over the trained tokens of "
-                   "each global batch", info->has_loss_mask ? "the completions only" : "all training "
-                   "tokens and the validation split's completions");
+                   "each global batch", info->has_loss_mask ? "the marked tokens only (completions, "
+                   "assistant messages)" : "all training tokens and the validation split's completions");
     }
     snprintf(t->tok_name, sizeof t->tok_name, "%s", info->tokenizer);
     snprintf(t->tok_hash, sizeof t->tok_hash, "%s", info->tokenizer_hash);
     accel_status_t st = ACCEL_OK;
     if (t->rt->rank == 0 && info->has_tokenizer_json)
         st = accel_dataset_tokenizer_json(path, &t->tok_json, &t->tok_json_len);
+    if (st == ACCEL_ERR_NOT_FOUND) st = ACCEL_OK;
+    if (st == ACCEL_OK && t->rt->rank == 0 && info->has_chat_template)
+        st = accel_dataset_chat_template(path, &t->chat_template, &t->chat_template_len);
     return accel_agree(t->rt->world, st == ACCEL_ERR_NOT_FOUND ? ACCEL_OK : st);
 }
 
@@ -436,6 +444,8 @@ static accel_status_t save_checkpoint(accel_trainer_t *t, int steps_done, bool w
     snprintf(meta.tokenizer_hash, sizeof meta.tokenizer_hash, "%s", t->tok_hash);
     meta.tokenizer_json = t->tok_json;
     meta.tokenizer_json_len = t->tok_json_len;
+    meta.chat_template = t->chat_template;
+    meta.chat_template_len = t->chat_template_len;
     /* Every rank computes the same id (HDF5 writes /meta collectively): this start's session and
      * the step, so a rollback that saves the same step again gets a new one. */
     char ckpt_id[24];
@@ -536,6 +546,12 @@ static accel_status_t resume(accel_trainer_t *t)
                     path, (long long)meta.step, cfg->train.steps);
     t->start_step = (int)meta.step;
     t->resumed = true;
+    /* A template the data lacks came from train.init_from at the run's start: keep it. */
+    if (t->rt->rank == 0 && !t->chat_template && meta.chat_template) {
+        t->chat_template = meta.chat_template;
+        t->chat_template_len = meta.chat_template_len;
+        meta.chat_template = NULL;
+    }
     /* The run goes on under the checkpoint's identity (an older file has none: keep the new id). */
     const char *rid = accel_ckpt_meta_get_extra(&meta, ACCEL_CKPT_EXTRA_RUN_ID);
     const char *cid = accel_ckpt_meta_get_extra(&meta, ACCEL_CKPT_EXTRA_CKPT_ID);
@@ -602,8 +618,11 @@ static accel_status_t init_from(accel_trainer_t *t)
     int nranges = accel_dist_owned_ranges(t->dist, &ranges);
     double t0 = accel_now();
     accel_tokenizer_t *tok = NULL;
+    char *chat = NULL;
+    size_t chat_len = 0;
     st = accel_init_from_load(t->rt->world, path, &t->model.layout, data[0], accel_dist_replicated(t->dist),
-                              ranges, nranges, t->rt->rank == 0 ? &tok : NULL);
+                              ranges, nranges, t->rt->rank == 0 ? &tok : NULL, t->rt->rank == 0 ? &chat : NULL,
+                              &chat_len);
     if (st != ACCEL_OK) {
         ACCEL_ERROR0("cannot start from train.init_from=%s: %s\n--> hint: the model keys must describe "
                      "these weights (they come from the file when it stores a configuration)", path,
@@ -612,6 +631,16 @@ static accel_status_t init_from(accel_trainer_t *t)
     }
     st = accel_agree(t->rt->world, init_from_tokenizer(t, path, tok));
     accel_tokenizer_free(tok);
+    /* The weights' chat template, when the data keeps none (e.g. plain text on an instruct model):
+     * the checkpoints then export with it. */
+    if (st == ACCEL_OK && chat && !t->chat_template && t->tokens_model && t->train_set) {
+        t->chat_template = chat;
+        t->chat_template_len = chat_len;
+        chat = NULL;
+        ACCEL_INFO("chat template: the data keeps none; checkpoints keep train.init_from's (%zu bytes)",
+                   t->chat_template_len);
+    }
+    free(chat);
     if (st != ACCEL_OK) return st;
     ACCEL_CHECK(accel_dist_host_state_loaded(t->dist, &t->optim));
     ACCEL_INFO("initialised the parameters from train.init_from=%s in %.2f s; step 0, fresh optimizer "

@@ -261,6 +261,7 @@ START_TEST(test_refusals)
         {"{{ 'x' * 1000000000 }}", "the output passes 256 MiB", ACCEL_ERR_INVALID},
         {"{% break %}", "break or continue outside a loop", ACCEL_ERR_INVALID},
         {"{{ undefined_thing|tojson }}", "tojson: 'undefined_thing' is undefined", ACCEL_ERR_INVALID},
+        {"ok\n{{ '\xe6\x97' }}", "the template is not UTF-8 text (byte 7 is 0xe6)", ACCEL_ERR_INVALID},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *text = NULL, err[2048] = "";

@@ -326,15 +326,36 @@ static size_t u8_count(const char *s, size_t n)
     return k;
 }
 
-/* Byte offsets of the code points of s: off[i] for i in [0, count], off[count] = n. */
+/* Byte offsets of the code points of s: off[i] for i in [0, count], off[count] = n. (Text is
+ * valid UTF-8; the steps are clamped to n all the same.) */
 static size_t *u8_offsets(pool_t *p, const char *s, size_t n, size_t *count)
 {
-    size_t c = u8_count(s, n), k = 0;
+    size_t c = 0, k = 0;
+    for (size_t i = 0; i < n; i += u8_char_len((unsigned char)s[i])) c++;
     size_t *off = palloc(p, (c + 1) * sizeof *off);
     for (size_t i = 0; i < n; i += u8_char_len((unsigned char)s[i])) off[k++] = i;
     off[k] = n;
     *count = c;
     return off;
+}
+
+/* The offset of the first byte of src[0..n) that is not valid UTF-8, or n. */
+static size_t u8_invalid_at(const unsigned char *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        unsigned c = s[i];
+        size_t k = c < 0x80 ? 1 : (c >= 0xc2 && c < 0xe0) ? 2 : (c >= 0xe0 && c < 0xf0) ? 3 : (c >= 0xf0 && c < 0xf5) ? 4 : 0;
+        if (!k || i + k > n) return i;
+        uint32_t cp = k == 1 ? c : c & (0x7f >> k);
+        for (size_t j = 1; j < k; j++) {
+            if ((s[i + j] & 0xc0) != 0x80) return i;
+            cp = cp << 6 | (s[i + j] & 0x3f);
+        }
+        if ((k == 3 && cp < 0x800) || (k == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
+            return i;
+        i += k;
+    }
+    return n;
 }
 
 /* ------------------------------------------------------------------ Python's str() and json.dumps */
@@ -1560,6 +1581,8 @@ accel_status_t jinja_parse(const char *src, size_t len, jinja_template_t **out, 
     }
     parser_t ps = {.p = &t->pool};
     if (memchr(src, 0, len)) FAIL(&t->pool, 0, "the template holds a NUL byte");
+    size_t bad = u8_invalid_at((const unsigned char *)src, len);
+    if (bad < len) FAIL(&t->pool, 0, "the template is not UTF-8 text (byte %zu is 0x%02x)", bad, (unsigned char)src[bad]);
     /* Jinja reads \r\n and \r as \n and drops one newline at the end of the template
      * (keep_trailing_newline is off) */
     char *copy = palloc(&t->pool, len + 1);       /* pieces point into it */

@@ -78,6 +78,14 @@ printf '%s\n' "$out" | grep -qF "conversations: rendered with $F/templates/chatm
     || fail "the progress line is not the completion rule: $out"
 pass "messages x chatml_generation/chatml/llama3 and prompt/completion x chatml: ids and masks are transformers'"
 
+# An NFC-normalizing tokenizer (as Qwen2's) with decomposed characters: the tokens' bytes add up to
+# the normalized text, and the masks are still transformers' (a "\n\n\n" token straddles each
+# assistant header and its answer).
+out=$(t "$AD" prepare --tokenizer "$F/tok_nfc" --chat-template "$F/templates/chatml_generation.jinja" \
+    --jsonl-field messages --context 2 --output "$S/nfc.h5" "$F/sft_nfc.jsonl") || fail "prepare nfc: $out"
+same_as "$S/nfc.h5" sft_nfc.chatml_generation
+pass "an NFC tokenizer and decomposed characters: ids and masks are transformers'"
+
 summary=""
 for name in sft_messages.chatml_generation sft_messages.chatml sft_messages.llama3 sft_pc.chatml; do
     ones=$(nums u1 < "$F/$name.mask" | grep -c '^1$')

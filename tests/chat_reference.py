@@ -50,7 +50,7 @@ import sys
 import jinja2
 import tokenizers
 import transformers
-from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 from transformers import AutoTokenizer, PreTrainedTokenizerFast
 from transformers.utils import logging as hf_logging
 from transformers.utils.chat_template_utils import render_jinja_template
@@ -746,6 +746,39 @@ counts = {
     "sft_messages.llama3": prepare_expect("sft_messages", "llama3", SFT_MESSAGES, prefix_spans),
     "sft_pc.chatml": prepare_expect("sft_pc", "chatml", SFT_PC, prompt_completion_spans),
 }
+
+# ---- a normalizing tokenizer (NFC, as Qwen2's): with decomposed characters the tokens' bytes add up
+# to the normalized text, not the rendering, so accel carries the trained spans into it; the answers
+# start with a blank line, so a "\n\n\n" token straddles the assistant header and the answer
+tok.normalizer = normalizers.NFC()
+os.makedirs(path("tok_nfc"), exist_ok=True)
+tok.save(path("tok_nfc", "tokenizer.json"))
+write_json(os.path.join("tok_nfc", "tokenizer_config.json"), tok_config)
+hf_nfc = AutoTokenizer.from_pretrained(path("tok_nfc"))
+SFT_NFC = [
+    {"messages": [{"role": "user", "content": "Cafe\u0301 please"},
+                  {"role": "assistant", "content": "\n\nSure, cafe\u0301 it is."}]},
+    {"messages": [{"role": "system", "content": "Be nice"}, {"role": "user", "content": "x"},
+                  {"role": "assistant", "content": "\n\nYes e\u0301"},
+                  {"role": "user", "content": "more\u0301"}, {"role": "assistant", "content": "ok\n"}]},
+    {"messages": [{"role": "user", "content": "plain"}, {"role": "assistant", "content": "answer"}]},
+]
+nfc_ids, nfc_mask = [], []
+for line in SFT_NFC:
+    got = hf_nfc.apply_chat_template(line["messages"], chat_template=TEMPLATES["chatml_generation"], tokenize=True,
+                                     return_dict=True, return_assistant_tokens_mask=True)
+    nfc_ids += got["input_ids"]
+    nfc_mask += got["assistant_masks"]
+text0, _ = render(TEMPLATES["chatml_generation"], SFT_NFC[0]["messages"], False, special=TOK_SPECIAL)
+assert hf_nfc.decode(hf_nfc(text0, add_special_tokens=False)["input_ids"]) != text0    # NFC rewrote it
+with open(path("sft_nfc.jsonl"), "w", encoding="utf-8") as f:
+    for line in SFT_NFC:
+        f.write(json.dumps(line, ensure_ascii=False) + "\n")
+with open(path("sft_nfc.chatml_generation.u32"), "wb") as f:
+    f.write(struct.pack("<%dI" % len(nfc_ids), *nfc_ids))
+with open(path("sft_nfc.chatml_generation.mask"), "wb") as f:
+    f.write(bytes(nfc_mask))
+counts["sft_nfc.chatml_generation"] = [len(nfc_ids)]
 write_json("e2e.json", counts)
 with open(path("VERSION"), "w") as f:
     f.write("transformers %s, jinja2 %s, tokenizers %s, tok vocab %d\n" % (

@@ -59,6 +59,11 @@ accel_status_t accel_chat_render(const accel_chat_template_t *t, const struct js
                                  const struct json_t *tools, bool add_generation_prompt, char **text,
                                  size_t *text_len, char *err, size_t errlen);
 
+/* The token that ends an assistant's turn in this template: the first special token the template
+ * writes after an assistant message's content (<|im_end|>, <|eot_id|>, <end_of_turn>, </s>, ...),
+ * found by rendering a probe conversation; -1 when there is none. */
+int accel_chat_template_end_of_turn(const accel_chat_template_t *t, struct accel_tokenizer *tok);
+
 /* ------------------------------------------------------------------ training text */
 
 typedef struct {

@@ -62,6 +62,15 @@ int accel_tokenizer_eos(const accel_tokenizer_t *t);
  * "bytes", a one-character string gives its byte. Linear in the vocabulary: look ids up once. */
 int accel_tokenizer_token_id(const accel_tokenizer_t *t, const char *token);
 
+/* text[0..len) as the tokenizer's normalizers leave it (tokenizer.json "normalizer": NFC,
+ * lowercase, ...), malloc'd into *out. What encoding tokenizes, and what the tokens' bytes add up
+ * to when the normalizer is not undone by decoding (everything but metaspace's). */
+accel_status_t accel_tokenizer_normalize(accel_tokenizer_t *t, const char *text, size_t len, char **out,
+                                         size_t *out_len);
+
+/* The id is an added token marked special (<|im_end|>, <|eot_id|>, </s>, ...). */
+int accel_tokenizer_is_special(const accel_tokenizer_t *t, int id);
+
 /* Encode text[0..len) (UTF-8; invalid UTF-8 is ACCEL_ERR_INVALID for file tokenizers, any byte
  * is fine for "bytes"), appending the ids to the growable array *ids (capacity *cap, count *n;
  * *ids may start NULL). Not thread-safe on one tokenizer (it keeps a cache of encoded words). */

@@ -1,6 +1,7 @@
 /* Chat templates as transformers applies them (include/accel/chat.h): where a tokenizer keeps its
  * template and special tokens, the variables a template sees, and which bytes of a rendered
  * conversation are trained. The Jinja interpreter is jinja.c. */
+#define _GNU_SOURCE               /* memmem */
 #include "build_config.h"
 
 #include "accel/chat.h"
@@ -341,6 +342,30 @@ accel_status_t accel_chat_render(const accel_chat_template_t *t, const json_t *m
     *text = o.text;
     *text_len = o.len;
     return ACCEL_OK;
+}
+
+int accel_chat_template_end_of_turn(const accel_chat_template_t *t, accel_tokenizer_t *tok)
+{
+    static const char probe[] = "accel end-of-turn probe";
+    json_t *conv = json_pack("[{s:s, s:s}, {s:s, s:s}]", "role", "user", "content", "Hello", "role", "assistant",
+                             "content", probe);
+    char *text = NULL, err[256];
+    size_t len = 0, n = 0, cap = 0;
+    int32_t *ids = NULL;
+    int found = -1;
+    if (conv && accel_chat_render(t, conv, NULL, false, &text, &len, err, sizeof err) == ACCEL_OK) {
+        const char *at = memmem(text, len, probe, sizeof probe - 1);
+        if (at) {
+            const char *rest = at + sizeof probe - 1;
+            if (accel_tokenizer_encode(tok, rest, len - (size_t)(rest - text), &ids, &n, &cap) == ACCEL_OK)
+                for (size_t i = 0; i < n && found < 0; i++)
+                    if (accel_tokenizer_is_special(tok, ids[i])) found = ids[i];
+        }
+    }
+    free(ids);
+    free(text);
+    json_decref(conv);
+    return found;
 }
 
 /* ------------------------------------------------------------------ training text */

@@ -298,10 +298,58 @@ static accel_status_t chat_open(encoder_t *e, long long line)
     return ACCEL_OK;
 }
 
+/* The tokens of ids[0..n) with a mask: a token is trained when its bytes [start, end) overlap a
+ * trained span (transformers' rule for assistant masks). */
+static accel_status_t put_masked(encoder_t *e, const int32_t *ids, size_t n, const accel_chat_span_t *spans,
+                                 int nspans)
+{
+    accel_status_t st = ACCEL_OK;
+    size_t start = 0;
+    int span = 0;
+    for (size_t i = 0; i < n && st == ACCEL_OK; i++) {
+        size_t k = 0;
+        accel_tokenizer_token_bytes(e->tok, ids[i], i == 0, &k);
+        size_t end = start + k;
+        while (span < nspans && start >= spans[span].end) span++;
+        if (ids[i] < 0 || ids[i] >= e->s->vocab) {
+            snprintf(e->err, e->errlen, "%s: the tokenizer produced id %d outside its vocabulary [0, %d)",
+                     e->path, (int)ids[i], e->s->vocab);
+            return ACCEL_ERR_CORRUPT;
+        }
+        st = put_token(e, (uint32_t)ids[i], span < nspans && end > spans[span].start);
+        start = end;
+    }
+    return st;
+}
+
+/* The spans carried into the normalized text (a normalizer such as NFC rewrote it): each boundary
+ * moves to the normalized length of the text before it, stretch by stretch. 0 when the stretches
+ * do not add up to the whole text's normalized length `total` (a character composed across a
+ * boundary). */
+static int normalized_spans(encoder_t *e, const char *text, size_t len, const accel_chat_span_t *spans,
+                            int nspans, size_t total, accel_chat_span_t *out)
+{
+    size_t at = 0, nat = 0;
+    for (int i = 0; i <= 2 * nspans; i++) {
+        size_t b = i == 2 * nspans ? len : i % 2 == 0 ? spans[i / 2].start : spans[i / 2].end;
+        char *norm = NULL;
+        size_t nn = 0;
+        if (b > at && accel_tokenizer_normalize(e->tok, text + at, b - at, &norm, &nn) != ACCEL_OK) return 0;
+        free(norm);
+        nat += nn;
+        at = b > at ? b : at;
+        if (i < 2 * nspans) {
+            if (i % 2 == 0) out[i / 2].start = nat;
+            else out[i / 2].end = nat;
+        }
+    }
+    return nat == total;
+}
+
 /* The trained bytes' tokens: the text is tokenized whole, as transformers does, and a token is
- * trained when its bytes overlap a trained span (transformers' rule for assistant masks). A token's
- * bytes are known by decoding it; a tokenizer whose tokens do not add up to the text (a normalizer
- * that rewrites it) has each span tokenized on its own instead. */
+ * trained when its bytes overlap a trained span. A token's bytes are known by decoding it; when a
+ * normalizer rewrote the text (NFC), they add up to the normalized text and the spans are carried
+ * there; failing both, each stretch is tokenized on its own. */
 static accel_status_t encode_spans(encoder_t *e, const char *text, size_t len, const accel_chat_span_t *spans,
                                    int nspans, long long line)
 {
@@ -318,32 +366,22 @@ static accel_status_t encode_spans(encoder_t *e, const char *text, size_t len, c
         if (!accel_tokenizer_token_bytes(e->tok, e->ids[i], i == 0, &k)) break;
         total += k;
     }
-    if (total != len) {                     /* span by span */
-        size_t at = 0;
-        for (int i = 0; i <= nspans && st == ACCEL_OK; i++) {
-            size_t end = i < nspans ? spans[i].start : len;
-            if (end > at) st = encode_text(e, text + at, end - at, false, line);
-            if (st == ACCEL_OK && i < nspans) st = encode_text(e, text + spans[i].start, spans[i].end - spans[i].start,
-                                                               true, line);
-            if (i < nspans) at = spans[i].end;
-        }
+    if (total == len) return put_masked(e, e->ids, n, spans, nspans);
+    accel_chat_span_t *moved = malloc((size_t)(nspans ? nspans : 1) * sizeof *moved);
+    if (!moved) return ACCEL_ERR_NOMEM;
+    if (normalized_spans(e, text, len, spans, nspans, total, moved)) {
+        st = put_masked(e, e->ids, n, moved, nspans);
+        free(moved);
         return st;
     }
-    size_t start = 0;
-    int span = 0;
-    for (size_t i = 0; i < n && st == ACCEL_OK; i++) {
-        size_t k = 0;
-        accel_tokenizer_token_bytes(e->tok, e->ids[i], i == 0, &k);
-        size_t end = start + k;
-        while (span < nspans && start >= spans[span].end) span++;
-        bool trained = span < nspans && end > spans[span].start;
-        if (e->ids[i] < 0 || e->ids[i] >= e->s->vocab) {
-            snprintf(e->err, e->errlen, "%s: the tokenizer produced id %d outside its vocabulary [0, %d)",
-                     e->path, (int)e->ids[i], e->s->vocab);
-            return ACCEL_ERR_CORRUPT;
-        }
-        st = put_token(e, (uint32_t)e->ids[i], trained);
-        start = end;
+    free(moved);
+    size_t at = 0;                          /* stretch by stretch */
+    for (int i = 0; i <= nspans && st == ACCEL_OK; i++) {
+        size_t end = i < nspans ? spans[i].start : len;
+        if (end > at) st = encode_text(e, text + at, end - at, false, line);
+        if (st == ACCEL_OK && i < nspans) st = encode_text(e, text + spans[i].start, spans[i].end - spans[i].start,
+                                                           true, line);
+        if (i < nspans) at = spans[i].end;
     }
     return st;
 }

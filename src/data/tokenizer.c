@@ -1437,6 +1437,26 @@ int accel_tokenizer_bos(const accel_tokenizer_t *t) { return t->bos; }
 int accel_tokenizer_eos(const accel_tokenizer_t *t) { return t->eos; }
 const char *accel_tokenizer_last_error(const accel_tokenizer_t *t) { return t->err; }
 
+accel_status_t accel_tokenizer_normalize(accel_tokenizer_t *t, const char *text, size_t len, char **out,
+                                         size_t *out_len)
+{
+    const char *res = text;
+    size_t rn = len;
+    if (t->nnorm && normalize(t, text, len, &res, &rn)) return ACCEL_ERR_NOMEM;
+    if (!(*out = malloc(rn + 1))) return ACCEL_ERR_NOMEM;
+    memcpy(*out, res, rn);
+    (*out)[rn] = 0;
+    *out_len = rn;
+    return ACCEL_OK;
+}
+
+int accel_tokenizer_is_special(const accel_tokenizer_t *t, int id)
+{
+    for (int i = 0; i < t->nadded; i++)
+        if (t->added[i].id == id) return t->added[i].special;
+    return 0;
+}
+
 int accel_tokenizer_token_id(const accel_tokenizer_t *t, const char *token)
 {
     size_t n = strlen(token);

@@ -422,8 +422,9 @@ static accel_status_t chat_render(const opts_t *o, const accel_chat_template_t *
     return st;
 }
 
-/* The tokens that end a reply: the tokenizer's EOS, the template's eos_token, the model
- * directory's generation_config.json eos_token_id (a number or a list), --stop. */
+/* The tokens that end a reply: the tokenizer's EOS, the template's eos_token and the token it
+ * ends an assistant's turn with, the model directory's generation_config.json eos_token_id (a
+ * number or a list), --stop. */
 static int add_stop(int32_t *stops, int n, int id)
 {
     for (int i = 0; i < n; i++)
@@ -432,12 +433,13 @@ static int add_stop(int32_t *stops, int n, int id)
     return n;
 }
 
-static accel_status_t chat_stops(const opts_t *o, const accel_chat_template_t *t, const accel_tokenizer_t *tok,
+static accel_status_t chat_stops(const opts_t *o, const accel_chat_template_t *t, accel_tokenizer_t *tok,
                                  const char *path, int32_t *stops, int *nstops)
 {
     int n = add_stop(stops, 0, accel_tokenizer_eos(tok));
     const char *eos = accel_chat_template_var_string(t, "eos_token");
     if (eos) n = add_stop(stops, n, accel_tokenizer_token_id(tok, eos));
+    n = add_stop(stops, n, accel_chat_template_end_of_turn(t, tok));
     char gc[8192];
     snprintf(gc, sizeof gc, "%s/generation_config.json", path);
     json_t *g = json_load_file(gc, 0, NULL), *e = json_object_get(g, "eos_token_id");

@@ -55,7 +55,10 @@ printf '%s\n' '[{"role": "system", "content": "Be brief."}]' > "$S/sys.json"
 t "$G" "$S/ck" --messages "$S/sys.json" --prompt "Hi" -n 4 -q --logits-out "$S/c.f32" > /dev/null 2>"$S/err" \
     || fail "--messages with --prompt: $(cat "$S/err")"
 cmp -s "$S/a.f32" "$S/c.f32" || fail "--messages then --prompt is not the same conversation"
-pass "the checkpoint's template; --messages FILE, --system and --prompt build the same conversation"
+t "$G" "$S/ck" --chat --prompt "Hi" -n 1 > /dev/null 2>"$S/err" || fail "--chat: $(cat "$S/err")"
+grep -q "chat: the conversation rendered with .*; the reply ends at.* <|im_end|> (id [0-9]*)" "$S/err" \
+    || fail "the template's end of turn <|im_end|> is not a stop token: $(grep chat: "$S/err")"
+pass "the checkpoint's template, its end of turn (<|im_end|>) a stop token; --messages FILE, --system and --prompt build the same conversation"
 
 # End of turn: the first greedy token made an end-of-turn token ends the reply before it is
 # printed (the output is the final newline alone), from generation_config.json's eos_token_id (an

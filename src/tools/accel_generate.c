@@ -635,6 +635,16 @@ int main(int argc, char **argv)
         const char *th = accel_tokenizer_hash(tok);
         fprintf(mout, "  tokenizer %s%s%s%s, %d tokens\n", accel_tokenizer_name(tok), th[0] ? " (xxh64 " : "",
                 th, th[0] ? ")" : "", accel_tokenizer_vocab(tok));
+        if (chat) {
+            fprintf(mout, "  chat: the conversation rendered with %s, %zu tokens; the reply ends at",
+                    accel_chat_template_origin(chat), prompt_len);
+            for (int k = 0; k < nstops; k++) {
+                size_t nb = 0;
+                const char *b = accel_tokenizer_token_bytes(tok, stops[k], 0, &nb);
+                fprintf(mout, "%s %.*s (id %d)", k ? "," : "", (int)nb, b ? b : "?", stops[k]);
+            }
+            fprintf(mout, "%s\n", nstops ? "" : " no token (--stop adds one)");
+        }
         if (o.no_kv_cache || !model.ops->logits_cached)
             fprintf(mout, "  no KV cache: each new token recomputes its window of up to %d tokens\n", T);
         else

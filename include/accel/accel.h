@@ -3,6 +3,7 @@
 #define ACCEL_ACCEL_H
 
 #include "accel/status.h"
+#include "accel/file.h"
 #include "accel/log.h"
 #include "accel/timer.h"
 #include "accel/config.h"

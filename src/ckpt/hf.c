@@ -17,6 +17,7 @@
 
 #include <jansson.h>
 
+#include "accel/file.h"
 #include "accel/hf.h"
 #include "accel/log.h"
 #include "accel/safetensors.h"
@@ -381,27 +382,6 @@ struct accel_hf {
     int nt;
 };
 
-static char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t cap = 0, n = 0, r;
-    do {
-        if (n == cap) {
-            char *b = realloc(buf, (cap = cap ? 2 * cap : 65536) + 1);
-            if (!b) { free(buf); fclose(f); return NULL; }
-            buf = b;
-        }
-        r = fread(buf + n, 1, cap - n, f);
-        n += r;
-    } while (r > 0);
-    fclose(f);
-    buf[n] = '\0';
-    if (len) *len = n;
-    return buf;
-}
-
 static bool is_dir(const char *p)
 {
     struct stat sb;
@@ -694,14 +674,14 @@ char *accel_hf_tokenizer(const accel_hf_t *hf, size_t *len)
 {
     char p[4200];
     snprintf(p, sizeof p, "%s/tokenizer.json", hf->dir);
-    return slurp(p, len);
+    return accel_file_read(p, len);
 }
 
 char *accel_hf_chat_template(const accel_hf_t *hf, size_t *len)
 {
     char p[4200];
     snprintf(p, sizeof p, "%s/chat_template.jinja", hf->dir);
-    char *text = exists(p) ? slurp(p, len) : NULL;
+    char *text = exists(p) ? accel_file_read(p, len) : NULL;
     if (text) return text;
     /* Older saves keep it in tokenizer_config.json: a string, or named templates (a list). */
     snprintf(p, sizeof p, "%s/tokenizer_config.json", hf->dir);
@@ -724,6 +704,19 @@ char *accel_hf_chat_template(const accel_hf_t *hf, size_t *len)
 }
 
 /* ------------------------------------------------------------------ export */
+
+/* bytes[0..len) as the file outdir/name, published atomically. */
+static accel_status_t publish_bytes(const char *outdir, const char *name, const char *bytes, size_t len)
+{
+    char path[4400], *text = malloc(len + 1);
+    if (!text) return ACCEL_ERR_NOMEM;
+    memcpy(text, bytes, len);
+    text[len] = '\0';
+    snprintf(path, sizeof path, "%s/%s", outdir, name);
+    accel_status_t st = accel_h5_publish_text(path, text);
+    free(text);
+    return st;
+}
 
 /* config.json for cfg's model (transformers 4.4x and 5 read it). */
 static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, int eos_id)
@@ -895,15 +888,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
         json_decref(g);
     }
     if (st == ACCEL_OK && tok->json) {
-        char *text = malloc(tok->len + 1);
-        if (!text) st = ACCEL_ERR_NOMEM;
-        else {
-            memcpy(text, tok->json, tok->len);
-            text[tok->len] = '\0';
-            snprintf(path, sizeof path, "%s/tokenizer.json", outdir);
-            st = accel_h5_publish_text(path, text);
-            free(text);
-        }
+        st = publish_bytes(outdir, "tokenizer.json", tok->json, tok->len);
         json_t *tc = json_pack("{s:s, s:i}", "tokenizer_class", "PreTrainedTokenizerFast", "model_max_length",
                                m->context);
         if (tc && tok->name && *tok->name) json_object_set_new(tc, "accel_tokenizer", json_string(tok->name));
@@ -912,17 +897,8 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
         if (st == ACCEL_OK) st = write_json(outdir, "tokenizer_config.json", tc);
         json_decref(tc);
     }
-    if (st == ACCEL_OK && tok->chat_template) {
-        char *text = malloc(tok->chat_template_len + 1);
-        if (!text) st = ACCEL_ERR_NOMEM;
-        else {
-            memcpy(text, tok->chat_template, tok->chat_template_len);
-            text[tok->chat_template_len] = '\0';
-            snprintf(path, sizeof path, "%s/chat_template.jinja", outdir);
-            st = accel_h5_publish_text(path, text);
-            free(text);
-        }
-    }
+    if (st == ACCEL_OK && tok->chat_template)
+        st = publish_bytes(outdir, "chat_template.jinja", tok->chat_template, tok->chat_template_len);
     free(c.full);
     free(c.part);
     free(se);

@@ -5,6 +5,7 @@
 #include "build_config.h"
 
 #include "accel/chat.h"
+#include "accel/file.h"
 #include "accel/tokenizer.h"
 
 #include <errno.h>
@@ -28,38 +29,6 @@ struct accel_chat_template {
 /* The special tokens transformers passes to every template (its special_tokens_map). */
 static const char *const SPECIAL_TOKENS[] = {"bos_token", "eos_token", "unk_token", "sep_token", "pad_token",
                                              "cls_token", "mask_token", NULL};
-
-static char *read_text(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = NULL;
-    size_t cap = 0, n = 0, r;
-    do {
-        if (n == cap) {
-            char *b = realloc(buf, (cap = cap ? 2 * cap : 16384) + 1);
-            if (!b) {
-                free(buf);
-                fclose(f);
-                errno = ENOMEM;
-                return NULL;
-            }
-            buf = b;
-        }
-        r = fread(buf + n, 1, cap - n, f);
-        n += r;
-    } while (r > 0);
-    int bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        errno = EIO;
-        return NULL;
-    }
-    buf[n] = 0;
-    *len = n;
-    return buf;
-}
 
 accel_status_t accel_chat_template_parse(const char *source, size_t len, const char *origin,
                                          accel_chat_template_t **out, char *err, size_t errlen)
@@ -189,10 +158,10 @@ accel_status_t accel_chat_template_load(const char *path, accel_chat_template_t 
     const char *src = NULL;
     if (!is_dir && !path_is_config) {
         snprintf(file, sizeof file, "%s", path);                  /* a template file */
-        text = read_text(file, &len);
+        text = accel_file_read(file, &len);
     } else {
         snprintf(file, sizeof file, "%s/chat_template.jinja", dir);
-        if (!path_is_config && stat(file, &sb) == 0) text = read_text(file, &len);
+        if (!path_is_config && stat(file, &sb) == 0) text = accel_file_read(file, &len);
         else if (config) {
             snprintf(file, sizeof file, "%s", config_path);
             st = config_template(config, config_path, &src, err, errlen);

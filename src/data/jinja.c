@@ -1272,31 +1272,22 @@ static expr_t *parse_not(parser_t *ps)
     return parse_compare(ps);
 }
 
-static expr_t *parse_and(parser_t *ps)
+/* a KW b KW c: left-associative `and` or `or` over the next tighter level. */
+static expr_t *parse_logical(parser_t *ps, const char *kw, ekind_t k, expr_t *(*next)(parser_t *))
 {
-    expr_t *e = parse_not(ps);
-    while (is_name(ps, "and")) {
-        expr_t *a = new_expr(ps, E_AND, cur(ps)->line);
+    expr_t *e = next(ps);
+    while (is_name(ps, kw)) {
+        expr_t *l = new_expr(ps, k, cur(ps)->line);
         advance(ps);
-        a->a = e;
-        a->b = parse_not(ps);
-        e = a;
+        l->a = e;
+        l->b = next(ps);
+        e = l;
     }
     return e;
 }
 
-static expr_t *parse_or(parser_t *ps)
-{
-    expr_t *e = parse_and(ps);
-    while (is_name(ps, "or")) {
-        expr_t *o = new_expr(ps, E_OR, cur(ps)->line);
-        advance(ps);
-        o->a = e;
-        o->b = parse_and(ps);
-        e = o;
-    }
-    return e;
-}
+static expr_t *parse_and(parser_t *ps) { return parse_logical(ps, "and", E_AND, parse_not); }
+static expr_t *parse_or(parser_t *ps) { return parse_logical(ps, "or", E_OR, parse_and); }
 
 /* The full expression: `a if b else c` at the top. */
 static expr_t *parse_expr(parser_t *ps)

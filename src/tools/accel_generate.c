@@ -19,6 +19,7 @@
 
 #include "accel/accel.h"
 #include "accel/chat.h"
+#include "accel/file.h"
 #include "accel/infer.h"
 #include "args.h"
 
@@ -252,33 +253,12 @@ static int resolve_weights(const char *path, char *out, size_t outlen)
     return 0;
 }
 
-/* Whole file into memory (prompts). */
+/* Whole file into memory (prompts, scored text). */
 static char *read_file(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "accel_generate: cannot read '%s': %s\n", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    size_t r;
-    while (buf && (r = fread(buf + n, 1, cap - n, f)) > 0) {
-        n += r;
-        if (n == cap) {
-            char *b = realloc(buf, cap *= 2);
-            if (!b) { free(buf); buf = NULL; }
-            else buf = b;
-        }
-    }
-    if (ferror(f)) {
-        fprintf(stderr, "accel_generate: error reading '%s': %s\n", path, strerror(errno));
-        free(buf);
-        buf = NULL;
-    }
-    fclose(f);
-    *len = n;
-    return buf;
+    char *text = accel_file_read(path, len);
+    if (!text) fprintf(stderr, "accel_generate: cannot read '%s': %s\n", path, strerror(errno));
+    return text;
 }
 
 /* The tokenizer: --tokenizer, else the one kept with the weights, else bytes. Its ids must be

@@ -189,8 +189,9 @@ refused "--train-on 'everything' is not assistant or all" "$AD" prepare --tokeni
     --chat-template "$F/templates/chatml.jinja" --train-on everything --jsonl-field messages --context 2 \
     --output "$O" "$F/sft_messages.jsonl"
 # A template that shows the reasoning of the assistant's turns after the last user message only (as
-# Qwen3's does): the first turn's reasoning is in the conversation up to it but not in the whole, so
-# the first assistant message cannot be told apart. --train-on all needs no such split.
+# Qwen3's does): the first turn renders differently once the second follows, so it is trained from
+# its generation prompt to the end of its turn (<|im_end|>\n) in the whole conversation. A template
+# that writes nothing after a turn cannot be split so, and is refused naming the message.
 cat > "$S/think.jinja" <<'EOF'
 {%- set ns = namespace(last_user=-1) %}
 {%- for m in messages %}{%- if m.role == 'user' %}{%- set ns.last_user = loop.index0 %}{%- endif %}{%- endfor %}
@@ -203,16 +204,25 @@ cat > "$S/think.jinja" <<'EOF'
 {%- endfor %}
 {%- if add_generation_prompt %}{{- '<|im_start|>assistant\n' }}{%- endif %}
 EOF
+sed "s/ + '<|im_end|>\\\\n'//" "$S/think.jinja" > "$S/bare.jinja"
+grep -q "im_end" "$S/bare.jinja" && fail "bare.jinja still ends turns: $(cat "$S/bare.jinja")"
 echo '{"messages": [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hello", "reasoning_content": "greet back"}, {"role": "user", "content": "Bye"}, {"role": "assistant", "content": "Goodbye", "reasoning_content": "say farewell"}]}' > "$S/think.jsonl"
-refused "think.jsonl:1|think.jinja renders the conversation before message 2 (assistant) differently once later messages follow|--train-on all" \
-    "$AD" prepare --tokenizer "$TOK" --chat-template "$S/think.jinja" --jsonl-field messages --context 2 \
+out=$(t "$AD" prepare --tokenizer "$TOK" --chat-template "$S/think.jinja" --jsonl-field messages --context 2 \
+    --val-fraction 0.2 --output "$S/think.h5" "$S/think.jsonl") || fail "prepare with think.jinja: $out"
+printf '%s\n' "$out" | grep -q "note: 1 assistant message(s) are rendered differently once later messages follow" \
+    || fail "the end-of-turn rule is not reported: $out"
+# trained: "Hello<|im_end|>\n" and the last turn's "<think>...</think>\n\nGoodbye<|im_end|>\n"
+{ dump "$S/think.h5" /train/loss_mask u1; dump "$S/think.h5" /val/loss_mask u1; } > "$S/tm"
+[ "$(grep -c 1 "$S/tm")" -gt 4 ] || fail "think.jinja: too few trained tokens"
+refused "think.jsonl:1|bare.jinja renders the conversation before message 2 (assistant) differently once later messages follow|writes nothing after an assistant's turn|--train-on all" \
+    "$AD" prepare --tokenizer "$TOK" --chat-template "$S/bare.jinja" --jsonl-field messages --context 2 \
     --output "$O" "$S/think.jsonl"
-out=$(t "$AD" prepare --tokenizer "$TOK" --chat-template "$S/think.jinja" --jsonl-field messages --train-on all \
-    --context 2 --val-fraction 0.2 --output "$S/think.h5" "$S/think.jsonl") || fail "--train-on all with think.jinja: $out"
+out=$(t "$AD" prepare --tokenizer "$TOK" --chat-template "$S/bare.jinja" --jsonl-field messages --train-on all \
+    --context 2 --val-fraction 0.2 --output "$S/bare.h5" "$S/think.jsonl") || fail "--train-on all with bare.jinja: $out"
 # the whole rendering, with the last turn's reasoning only (the template's own output)
-n=$(t "$AD" info "$S/think.h5" | sed -n 's/^\(train\|val\) *: \([0-9]*\) tokens.*/\2/p' | awk '{ s += $1 } END { print s + 0 }')
-[ "$n" -gt 20 ] || fail "--train-on all with think.jinja wrote $n tokens"
-pass "refused with the problem named and no file left: no template (bytes, a tokenizer without one), {% raw %}, {% call %}, string prompt + list completion, no assistant message, empty conversation, no role, --chat-var without '=', bad --train-on, earlier reasoning dropped (accepted with --train-on all: $n tokens)"
+n=$(t "$AD" info "$S/bare.h5" | sed -n 's/^\(train\|val\) *: \([0-9]*\) tokens.*/\2/p' | awk '{ s += $1 } END { print s + 0 }')
+[ "$n" -gt 20 ] || fail "--train-on all with bare.jinja wrote $n tokens"
+pass "refused with the problem named and no file left: no template (bytes, a tokenizer without one), {% raw %}, {% call %}, string prompt + list completion, no assistant message, empty conversation, no role, --chat-var without '=', bad --train-on, a turn rendered differently later with no end of turn (accepted with --train-on all: $n tokens); with an end of turn, it is trained to it"
 
 # 6. Training on the chat dataset: the mask is read (the loss is the mean over the assistant's tokens),
 # so step 1 differs from training on the same ids with every token trained (--train-on all, same

@@ -329,6 +329,20 @@ START_TEST(test_training_text)
     ck_assert_int_eq(accel_chat_training_text(t, r, NULL, NULL, ACCEL_CHAT_TRAIN_ALL, &ct, err, sizeof err), ACCEL_OK);
     ck_assert_str_eq(ct.text, "[user]U1[assistant]A1[user]U2[assistant]<think>R2</think>A2");  /* thinking -> reasoning_content */
     accel_chat_text_free(&ct);
+    accel_chat_template_free(t);
+    /* the same with an end of turn after each message: the end-of-turn rule spans message 2 */
+    static const char *const drops_eot = "{% set ns = namespace(last=0) %}{% for m in messages %}{% if m.role == 'user' %}"
+        "{% set ns.last = loop.index0 %}{% endif %}{% endfor %}{% for m in messages %}[{{ m.role }}]"
+        "{% if m.role == 'assistant' and loop.index0 > ns.last %}<think>{{ m.reasoning_content }}</think>{% endif %}"
+        "{{ m.content }}<end>\n{% endfor %}{% if add_generation_prompt %}[assistant]{% endif %}";
+    ck_assert_int_eq(accel_chat_template_parse(drops_eot, strlen(drops_eot), "eot.jinja", &t, err, sizeof err), ACCEL_OK);
+    ck_assert_int_eq(accel_chat_training_text(t, r, NULL, NULL, ACCEL_CHAT_TRAIN_ASSISTANT, &ct, err, sizeof err), ACCEL_OK);
+    ck_assert_int_eq(ct.ntrained, 2);
+    ck_assert_int_eq(ct.by_end_of_turn, 1);
+    ck_assert_uint_eq(ct.trained[0].end - ct.trained[0].start, strlen("A1<end>\n"));
+    ck_assert(!memcmp(ct.text + ct.trained[0].start, "A1<end>\n", strlen("A1<end>\n")));
+    ck_assert_str_eq(ct.text + ct.trained[1].start, "<think>R2</think>A2<end>\n");
+    accel_chat_text_free(&ct);
     json_t *empty = json_array();
     ck_assert_int_eq(accel_chat_training_text(t, empty, NULL, NULL, ACCEL_CHAT_TRAIN_ALL, &ct, err, sizeof err),
                      ACCEL_ERR_INVALID);

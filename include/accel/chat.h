@@ -76,6 +76,7 @@ typedef struct {
     size_t len;
     accel_chat_span_t *trained;
     int ntrained;
+    int by_end_of_turn;                         /* assistant messages spanned by the end-of-turn rule */
 } accel_chat_text_t;
 
 typedef enum {
@@ -88,9 +89,13 @@ typedef enum {
  * render(prompt + completion) and what follows render(prompt, add_generation_prompt) is trained.
  * Otherwise the assistant messages are trained: the template's {% generation %} blocks when it has
  * them, else for each assistant message i what render(messages[:i+1]) adds to
- * render(messages[:i], add_generation_prompt) (which must be a prefix of it and of the whole
- * rendering: a template that renders earlier turns differently once later ones follow is refused,
- * naming the message). `tools` (may be NULL) is passed to the template. */
+ * render(messages[:i], add_generation_prompt), which must be a prefix of it and of the whole
+ * rendering. A template that renders a message differently once later ones follow (Qwen3 keeps
+ * an empty think block on the last turn only) gets the end-of-turn rule for that message: from
+ * the generation prompt's end to the end of the first end-of-turn text after it in the whole
+ * rendering (what the template writes after an assistant message's content, "<|im_end|>\n");
+ * a template with neither is refused, naming the message. `tools` (may be NULL) is passed to the
+ * template. */
 accel_status_t accel_chat_training_text(const accel_chat_template_t *t, const struct json_t *messages,
                                         const struct json_t *completion, const struct json_t *tools,
                                         accel_chat_train_t what, accel_chat_text_t *out, char *err,

@@ -313,30 +313,6 @@ accel_status_t accel_chat_render(const accel_chat_template_t *t, const json_t *m
     return ACCEL_OK;
 }
 
-int accel_chat_template_end_of_turn(const accel_chat_template_t *t, accel_tokenizer_t *tok)
-{
-    static const char probe[] = "accel end-of-turn probe";
-    json_t *conv = json_pack("[{s:s, s:s}, {s:s, s:s}]", "role", "user", "content", "Hello", "role", "assistant",
-                             "content", probe);
-    char *text = NULL, err[256];
-    size_t len = 0, n = 0, cap = 0;
-    int32_t *ids = NULL;
-    int found = -1;
-    if (conv && accel_chat_render(t, conv, NULL, false, &text, &len, err, sizeof err) == ACCEL_OK) {
-        const char *at = memmem(text, len, probe, sizeof probe - 1);
-        if (at) {
-            const char *rest = at + sizeof probe - 1;
-            if (accel_tokenizer_encode(tok, rest, len - (size_t)(rest - text), &ids, &n, &cap) == ACCEL_OK)
-                for (size_t i = 0; i < n && found < 0; i++)
-                    if (accel_tokenizer_is_special(tok, ids[i])) found = ids[i];
-        }
-    }
-    free(ids);
-    free(text);
-    json_decref(conv);
-    return found;
-}
-
 /* ------------------------------------------------------------------ training text */
 
 static accel_status_t add_span(accel_chat_text_t *ct, size_t start, size_t end)
@@ -354,6 +330,45 @@ static bool is_prefix(const jinja_output_t *p, const jinja_output_t *of)
     return p->len <= of->len && !memcmp(p->text, of->text, p->len);
 }
 
+static const char END_OF_TURN_PROBE[] = "accel end-of-turn probe";
+
+/* The text the template writes after an assistant message's content when it ends the
+ * conversation ("<|im_end|>\n", "<|eot_id|>"): rendered around a probe message. Malloc'd, or NULL
+ * when the template writes nothing there or the probe does not render. */
+static char *end_of_turn_text(const accel_chat_template_t *t, size_t *len)
+{
+    json_t *conv = json_pack("[{s:s, s:s}, {s:s, s:s}]", "role", "user", "content", "Hello", "role", "assistant",
+                             "content", END_OF_TURN_PROBE);
+    jinja_output_t o = {0};
+    char err[256], *eot = NULL;
+    if (conv && render_n(t, conv, 2, NULL, false, &o, err, sizeof err) == ACCEL_OK) {
+        const char *at = memmem(o.text, o.len, END_OF_TURN_PROBE, sizeof END_OF_TURN_PROBE - 1);
+        size_t n = at ? o.len - (size_t)(at - o.text) - (sizeof END_OF_TURN_PROBE - 1) : 0;
+        if (n && (eot = malloc(n + 1))) {
+            memcpy(eot, at + sizeof END_OF_TURN_PROBE - 1, n);
+            eot[n] = 0;
+            *len = n;
+        }
+    }
+    jinja_output_free(&o);
+    json_decref(conv);
+    return eot;
+}
+
+int accel_chat_template_end_of_turn(const accel_chat_template_t *t, accel_tokenizer_t *tok)
+{
+    size_t len = 0, n = 0, cap = 0;
+    char *eot = end_of_turn_text(t, &len);
+    int32_t *ids = NULL;
+    int found = -1;
+    if (eot && accel_tokenizer_encode(tok, eot, len, &ids, &n, &cap) == ACCEL_OK)
+        for (size_t i = 0; i < n && found < 0; i++)
+            if (accel_tokenizer_is_special(tok, ids[i])) found = ids[i];
+    free(ids);
+    free(eot);
+    return found;
+}
+
 accel_status_t accel_chat_training_text(const accel_chat_template_t *t, const json_t *messages,
                                         const json_t *completion, const json_t *tools, accel_chat_train_t what,
                                         accel_chat_text_t *out, char *err, size_t errlen)
@@ -361,6 +376,9 @@ accel_status_t accel_chat_training_text(const accel_chat_template_t *t, const js
     memset(out, 0, sizeof *out);
     json_t *msgs = NULL, *comp = NULL;
     jinja_output_t full = {0}, p = {0}, q = {0};
+    char *eot = NULL;                       /* the end-of-turn text, found when first needed */
+    size_t eot_len = 0;
+    bool eot_tried = false;
     accel_status_t st = normalize(messages, &msgs, err, errlen);
     if (st == ACCEL_OK && completion) {
         if ((st = normalize(completion, &comp, err, errlen)) == ACCEL_OK) {
@@ -403,17 +421,30 @@ accel_status_t accel_chat_training_text(const accel_chat_template_t *t, const js
             jinja_output_free(&q);
             if ((st = render_n(t, msgs, i, tools, true, &p, err, errlen)) != ACCEL_OK) break;
             if ((st = render_n(t, msgs, i + 1, tools, false, &q, err, errlen)) != ACCEL_OK) break;
-            if (!is_prefix(&p, &q) || !is_prefix(&q, &full)) {
-                accel_errf(err, errlen, "%s renders the conversation before message %zu (assistant) "
-                           "differently %s, so that message's text cannot be told apart\n--> hint: use a "
-                           "template that marks the assistant's text with {%% generation %%}, or --train-on "
-                           "all", t->origin, i + 1, !is_prefix(&p, &q) ? "with its generation prompt than "
-                           "with the message" : "once later messages follow (e.g. it drops the reasoning of "
-                           "earlier turns)");
-                st = ACCEL_ERR_INVALID;
-                break;
+            if (is_prefix(&p, &q) && is_prefix(&q, &full)) {
+                st = add_span(out, p.len, q.len);
+                continue;
             }
-            st = add_span(out, p.len, q.len);
+            /* Rendered differently once later messages follow: up to the end of its turn. */
+            if (!eot_tried) {
+                eot = end_of_turn_text(t, &eot_len);
+                eot_tried = true;
+            }
+            const char *end = eot && is_prefix(&p, &full) ? memmem(full.text + p.len, full.len - p.len, eot, eot_len)
+                                                         : NULL;
+            if (end) {
+                st = add_span(out, p.len, (size_t)(end - full.text) + eot_len);
+                out->by_end_of_turn++;
+                continue;
+            }
+            accel_errf(err, errlen, "%s renders the conversation before message %zu (assistant) differently %s, "
+                       "and %s, so that message's text cannot be told apart\n--> hint: use a template that marks "
+                       "the assistant's text with {%% generation %%}, or --train-on all", t->origin, i + 1,
+                       !is_prefix(&p, &q) ? "with its generation prompt than with the message"
+                                          : "once later messages follow",
+                       eot ? "its end-of-turn text does not follow it" : "writes nothing after an assistant's turn");
+            st = ACCEL_ERR_INVALID;
+            break;
         }
     }
     if (st == ACCEL_OK) {
@@ -427,6 +458,7 @@ done:
     jinja_output_free(&full);
     jinja_output_free(&p);
     jinja_output_free(&q);
+    free(eot);
     json_decref(msgs);
     json_decref(comp);
     return st;

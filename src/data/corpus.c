@@ -208,6 +208,7 @@ typedef struct {
     accel_tokstream_t *mask_store;
     const char *output;
     long long conversations;
+    long long by_end_of_turn;       /* assistant messages spanned by the end-of-turn rule */
 } encoder_t;
 
 /* One token and, with a mask, whether it is trained. */
@@ -401,6 +402,7 @@ static accel_status_t encode_chat(encoder_t *e, const accel_jsonl_doc_t *doc, lo
         return st;
     }
     e->doc_bytes += (long long)ct.len;
+    e->by_end_of_turn += ct.by_end_of_turn;
     st = encode_spans(e, ct.text, ct.len, ct.trained, ct.ntrained, line);
     accel_chat_text_free(&ct);
     if (st == ACCEL_OK) {
@@ -681,6 +683,10 @@ accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const 
              jsonl ? "JSON Lines" : "text files", accel_tokenizer_name(tok),
              only_chat ? "conversations as the template renders them, nothing added" : rule, chat,
              opt->val_fraction);
+    if (progress && enc.by_end_of_turn)
+        fprintf(progress, "note: %lld assistant message(s) are rendered differently once later messages follow "
+                "(e.g. the last turn's empty think block); each is trained from its generation prompt to the end "
+                "of its turn in the whole conversation\n", enc.by_end_of_turn);
     if (progress && !enc.conversations && (opt->chat_template || opt->chat_train_all || opt->nchat_vars))
         fprintf(progress, "note: no line holds a conversation (a list of messages): the chat options had no "
                 "effect\n");

@@ -669,6 +669,13 @@ accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const 
         st = ACCEL_ERR_INVALID;
         goto cleanup;
     }
+    if (progress && enc.by_end_of_turn)
+        fprintf(progress, "note: %lld assistant message(s) are rendered differently once later messages follow "
+                "(e.g. the last turn's empty think block); each is trained from its generation prompt to the end "
+                "of its turn in the whole conversation\n", enc.by_end_of_turn);
+    if (progress && !enc.conversations && (opt->chat_template || opt->chat_train_all || opt->nchat_vars))
+        fprintf(progress, "note: no line holds a conversation (a list of messages): the chat options had no "
+                "effect\n");
     if (progress) fprintf(progress, "read %d file(s), %lld bytes -> ", files.n, total);
     size_t jlen = 0;
     const char *json = accel_tokenizer_json(tok, &jlen);
@@ -683,13 +690,6 @@ accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const 
              jsonl ? "JSON Lines" : "text files", accel_tokenizer_name(tok),
              only_chat ? "conversations as the template renders them, nothing added" : rule, chat,
              opt->val_fraction);
-    if (progress && enc.by_end_of_turn)
-        fprintf(progress, "note: %lld assistant message(s) are rendered differently once later messages follow "
-                "(e.g. the last turn's empty think block); each is trained from its generation prompt to the end "
-                "of its turn in the whole conversation\n", enc.by_end_of_turn);
-    if (progress && !enc.conversations && (opt->chat_template || opt->chat_train_all || opt->nchat_vars))
-        fprintf(progress, "note: no line holds a conversation (a list of messages): the chat options had no "
-                "effect\n");
     accel_token_meta_t meta = {
         .tokenizer = accel_tokenizer_name(tok), .tokenizer_hash = accel_tokenizer_hash(tok),
         .tokenizer_json = json, .tokenizer_json_len = jlen, .vocab = vocab, .description = desc,

@@ -1346,13 +1346,26 @@ static void enter_piece(parser_t *ps)
     ps->t = ps->pc[ps->ip].t + 1;           /* past the keyword */
 }
 
+/* The current tag ends here: on to the next piece. */
+static void end_tag(parser_t *ps)
+{
+    expect_end(ps);
+    ps->ip++;
+}
+
+/* A closing tag with nothing after its keyword ({% endif %}, {% else %}): consumed. */
+static void close_tag(parser_t *ps)
+{
+    enter_piece(ps);
+    end_tag(ps);
+}
+
 static stmt_t *parse_if(parser_t *ps, int line)
 {
     static const char *const ends[] = {"elif", "else", "endif", NULL};
     stmt_t *s = new_stmt(ps, S_IF, line);
     s->e = parse_expr(ps);
-    expect_end(ps);
-    ps->ip++;
+    end_tag(ps);
     const char *found;
     s->body = parse_body(ps, ends, &found);
     int at = ps->pc[ps->ip].line;
@@ -1363,13 +1376,11 @@ static stmt_t *parse_if(parser_t *ps, int line)
     }
     if (!strcmp(found, "else")) {
         static const char *const endif[] = {"endif", NULL};
-        expect_end(ps);
-        ps->ip++;
+        end_tag(ps);
         s->orelse = parse_body(ps, endif, &found);
         enter_piece(ps);
     }
-    expect_end(ps);
-    ps->ip++;
+    end_tag(ps);
     return s;
 }
 
@@ -1401,8 +1412,7 @@ static stmt_t *parse_stmt(parser_t *ps)
     if (pc->k == P_PRINT) {
         stmt_t *s = new_stmt(ps, S_PRINT, line);
         s->e = parse_tuple_expr(ps);
-        expect_end(ps);
-        ps->ip++;
+        end_tag(ps);
         return s;
     }
     if (pc->t[0].k != T_NAME) FAIL(ps->p, line, "a block tag must start with a keyword");
@@ -1425,19 +1435,14 @@ static stmt_t *parse_stmt(parser_t *ps)
         }
         if (accept_name(ps, "if")) s->filter = parse_expr(ps);
         if (is_name(ps, "recursive")) FAIL(ps->p, line, "recursive loops are not supported");
-        expect_end(ps);
-        ps->ip++;
+        end_tag(ps);
         s->body = parse_body(ps, ends, &found);
         if (!strcmp(found, "else")) {
             static const char *const endfor[] = {"endfor", NULL};
-            enter_piece(ps);
-            expect_end(ps);
-            ps->ip++;
+            close_tag(ps);
             s->orelse = parse_body(ps, endfor, &found);
         }
-        enter_piece(ps);
-        expect_end(ps);
-        ps->ip++;
+        close_tag(ps);
         return s;
     }
     if (!strcmp(kw, "set")) {
@@ -1459,8 +1464,7 @@ static stmt_t *parse_stmt(parser_t *ps)
         }
         if (accept_op(ps, "=")) {
             s->e = parse_tuple_expr(ps);
-            expect_end(ps);
-            ps->ip++;
+            end_tag(ps);
             return s;
         }
         if (s->attr || s->nnames > 1) FAIL(ps->p, line, "a block set assigns one plain name");
@@ -1470,9 +1474,7 @@ static stmt_t *parse_stmt(parser_t *ps)
         s->k = S_SETBLOCK;
         ps->ip++;
         s->body = parse_body(ps, ends, &found);
-        enter_piece(ps);
-        expect_end(ps);
-        ps->ip++;
+        close_tag(ps);
         return s;
     }
     if (!strcmp(kw, "macro")) {
@@ -1501,8 +1503,7 @@ static stmt_t *parse_stmt(parser_t *ps)
         s->body = parse_body(ps, ends, &found);
         enter_piece(ps);
         if (cur(ps)->k == T_NAME) advance(ps);       /* {% endmacro name %} */
-        expect_end(ps);
-        ps->ip++;
+        end_tag(ps);
         return s;
     }
     if (!strcmp(kw, "generation")) {
@@ -1512,15 +1513,12 @@ static stmt_t *parse_stmt(parser_t *ps)
         ps->has_generation = true;
         ps->ip++;
         s->body = parse_body(ps, ends, &found);
-        enter_piece(ps);
-        expect_end(ps);
-        ps->ip++;
+        close_tag(ps);
         return s;
     }
     if (!strcmp(kw, "break") || !strcmp(kw, "continue")) {
         stmt_t *s = new_stmt(ps, kw[0] == 'b' ? S_BREAK : S_CONTINUE, line);
-        expect_end(ps);
-        ps->ip++;
+        end_tag(ps);
         return s;
     }
     static const char *const unsupported[] = {"filter", "call", "include", "import", "from", "extends",

@@ -52,13 +52,14 @@ static void usage(FILE *out)
         "  --chat                the prompt is a user message: the model's chat template renders it\n"
         "                        with the generation prompt, and only the reply is printed; the reply\n"
         "                        ends at an end-of-turn token (the tokenizer's EOS, the template's\n"
-        "                        eos_token, generation_config.json's eos_token_id, --stop)\n"
+        "                        eos_token and end of turn, generation_config.json's eos_token_id,\n"
+        "                        --stop)\n"
         "  --system TEXT         a system message before it\n"
         "  --messages FILE       the conversation so far, a JSON list of {\"role\", \"content\"}\n"
         "                        messages (implies --chat; --prompt adds a user message after it)\n"
         "  --chat-template T     the template: a .jinja file, tokenizer_config.json or directory\n"
-        "                        (default: the one kept with the weights, else the model or\n"
-        "                        --tokenizer directory's)\n"
+        "                        (default: the model directory's, else the one kept with the\n"
+        "                        weights, else the --tokenizer directory's)\n"
         "  --chat-var N=V        a template variable, V as JSON or else a string (repeatable),\n"
         "                        e.g. enable_thinking=false\n"
         "  --stop TOKEN          also end the reply at this token (repeatable), e.g. '<|eot_id|>'\n"
@@ -331,9 +332,9 @@ static int32_t *encode_text(accel_tokenizer_t *tok, const char *text, size_t n, 
 
 /* ------------------------------------------------------------------ chat */
 
-/* The chat template: --chat-template, else the one kept with the weights, else the model
- * directory's, else the --tokenizer directory's; bos_token and eos_token from the tokenizer
- * where it has no tokenizer_config.json. */
+/* The chat template: --chat-template, else the model directory's, else the one kept with the
+ * weights, else the --tokenizer directory's; bos_token and eos_token from the tokenizer where no
+ * tokenizer_config.json gives them. */
 static accel_status_t open_chat_template(const opts_t *o, const accel_weights_t *w, const char *path,
                                          const accel_tokenizer_t *tok, accel_chat_template_t **t)
 {
@@ -343,8 +344,9 @@ static accel_status_t open_chat_template(const opts_t *o, const accel_weights_t 
     const char *kept = accel_weights_chat_template(w, &len);
     accel_status_t st;
     if (o->chat_template) st = accel_chat_template_load(o->chat_template, t, err, sizeof err);
+    else if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode))      /* with tokenizer_config.json's special tokens */
+        st = accel_chat_template_load(path, t, err, sizeof err);
     else if (kept) st = accel_chat_template_parse(kept, len, path, t, err, sizeof err);
-    else if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) st = accel_chat_template_load(path, t, err, sizeof err);
     else if (o->tokenizer && strcmp(o->tokenizer, ACCEL_TOKENIZER_BYTES))
         st = accel_chat_template_load(o->tokenizer, t, err, sizeof err);
     else {

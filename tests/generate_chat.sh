@@ -79,6 +79,27 @@ t "$G" "$S/ck" --chat --prompt "Hi" --stop "<nope>" -n 2 -q > /dev/null 2>"$S/er
 grep -q "is not a token of tokenizer" "$S/err" || fail "--stop <nope>: $(cat "$S/err")"
 t "$G" "$S/ck" --chat --prompt "Hi" --stop "<|im_end|>" -n 2 -q > /dev/null 2>"$S/err" || fail "--stop <|im_end|>: $(cat "$S/err")"
 
+# --interactive: each line a user message. The first turn is the one-shot chat's; /reset starts
+# over; a second turn sees the first reply (its logits differ from the same message alone); a
+# message that does not fit the context is dropped and the conversation goes on.
+t "$G" "$S/ck" --chat --prompt "Hello there" -n 3 -q --logits-out "$S/one.f32" > /dev/null 2>"$S/err" || fail "one-shot: $(cat "$S/err")"
+t "$G" "$S/ck" --chat --prompt "Bye" -n 3 -q --logits-out "$S/bye.f32" > /dev/null 2>"$S/err" || fail "one-shot: $(cat "$S/err")"
+printf 'Hello there\n' | t "$G" "$S/ck" --interactive -n 3 -q --logits-out "$S/i1.f32" > /dev/null 2>"$S/err" \
+    || fail "--interactive: $(cat "$S/err")"
+cmp -s "$S/i1.f32" "$S/one.f32" || fail "--interactive's first turn is not the one-shot chat"
+printf 'Hi\n/reset\nHello there\n' | t "$G" "$S/ck" --interactive -n 3 -q --logits-out "$S/i2.f32" > /dev/null 2>"$S/err" \
+    || fail "--interactive /reset: $(cat "$S/err")"
+tail -c "$(wc -c < "$S/one.f32")" "$S/i2.f32" | cmp -s - "$S/one.f32" || fail "/reset does not start a new conversation"
+printf 'Hi\nBye\n' | t "$G" "$S/ck" --interactive -n 3 -q --logits-out "$S/i3.f32" > /dev/null 2>"$S/err" \
+    || fail "--interactive two turns: $(cat "$S/err")"
+tail -c "$(wc -c < "$S/bye.f32")" "$S/i3.f32" | cmp -s - "$S/bye.f32" && fail "the second turn does not see the first"
+long=$(awk 'BEGIN { for (i = 0; i < 200; i++) printf "word%d ", i }')
+printf '%s\nHello there\n' "$long" | t "$G" "$S/ck" --interactive -n 3 -q --logits-out "$S/i4.f32" > /dev/null 2>"$S/err" \
+    || fail "--interactive with a long message: $(cat "$S/err")"
+grep -q "the message is dropped" "$S/err" || fail "a message past the context is not dropped: $(cat "$S/err")"
+cmp -s "$S/i4.f32" "$S/one.f32" || fail "after a dropped message the conversation is not as before"
+pass "--interactive: first turn = one-shot chat, /reset, the second turn sees the first, a message past the context dropped"
+
 # Refusals: no template, a bad conversation file, --chat without a message, --chat with --score.
 t "$G" "$S/ckt" --chat --prompt "Hi" -n 2 -q model.context=64 > /dev/null 2>"$S/err" && fail "--chat without a template accepted"
 grep -q "keeps no chat template" "$S/err" && grep -q -- "--chat-template" "$S/err" || fail "no template: $(cat "$S/err")"

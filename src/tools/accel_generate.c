@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <jansson.h>
 
@@ -63,6 +64,9 @@ static void usage(FILE *out)
         "  --chat-var N=V        a template variable, V as JSON or else a string (repeatable),\n"
         "                        e.g. enable_thinking=false\n"
         "  --stop TOKEN          also end the reply at this token (repeatable), e.g. '<|eot_id|>'\n"
+        "  -i, --interactive     a conversation: each line of standard input is a user message\n"
+        "                        (after --prompt, if given), each reply joins the conversation;\n"
+        "                        /reset starts over, end of input ends it\n"
         "generation:\n"
         "  -n, --tokens N        new tokens (default 64)\n"
         "  --temperature T       0 = greedy (default); > 0 samples from softmax(logits / T)\n"
@@ -100,7 +104,7 @@ typedef struct {
     char **overrides;
     int noverrides;
     /* chat */
-    bool chat;
+    bool chat, interactive;
     const char *system, *messages, *chat_template;
     const char **chat_vars, **stops;
     int nchat_vars, nstops;
@@ -182,6 +186,7 @@ static int parse_args(int argc, char **argv, opts_t *o)
         else if (!strcmp(argv[i], "--stats")) o->stats = true;
         else if (!strcmp(argv[i], "--no-kv-cache")) o->no_kv_cache = true;
         else if (!strcmp(argv[i], "--chat")) o->chat = true;
+        else if (!strcmp(argv[i], "-i") || !strcmp(argv[i], "--interactive")) o->chat = o->interactive = true;
         else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) o->quiet = true;
         else if (missing) {
             fprintf(stderr, "accel_generate: option %s needs a value\n", argv[i]);
@@ -221,9 +226,10 @@ static int parse_args(int argc, char **argv, opts_t *o)
         fprintf(stderr, "accel_generate: --score reads text as it is; the chat options render prompts\n");
         return 2;
     }
-    if (o->chat && !o->prompt && !o->prompt_file && !o->messages) {
+    if (o->chat && !o->interactive && !o->prompt && !o->prompt_file && !o->messages) {
         fprintf(stderr, "accel_generate: --chat needs the user's message (--prompt or --prompt-file) or a "
-                "conversation (--messages FILE)\n");
+                "conversation (--messages FILE)\n--> hint: --interactive reads the user's messages from the "
+                "terminal\n");
         return 2;
     }
     return 0;
@@ -369,13 +375,10 @@ static json_t *message(const char *role, const char *content, size_t len)
     return m;
 }
 
-/* The conversation (--messages, --system, then the prompt as the user's message) rendered with
- * the generation prompt into *text. */
-static accel_status_t chat_render(const opts_t *o, const accel_chat_template_t *t, const char *user,
-                                  size_t user_len, char **text, size_t *len)
+/* The conversation so far: --messages, then --system before it; NULL (said why) on error. */
+static json_t *chat_start(const opts_t *o)
 {
     json_t *conv;
-    char err[4096];
     if (o->messages) {
         json_error_t je;
         conv = json_load_file(o->messages, 0, &je);
@@ -384,10 +387,21 @@ static accel_status_t chat_render(const opts_t *o, const accel_chat_template_t *
                     "[{\"role\": \"user\", \"content\": \"Hello\"}]\n", o->messages,
                     conv ? "not a list" : je.text);
             json_decref(conv);
-            return ACCEL_ERR_INVALID;
+            return NULL;
         }
     } else conv = json_array();
     if (o->system) json_array_insert_new(conv, 0, message("system", o->system, strlen(o->system)));
+    return conv;
+}
+
+/* The conversation (--messages, --system, then the prompt as the user's message) rendered with
+ * the generation prompt into *text. */
+static accel_status_t chat_render(const opts_t *o, const accel_chat_template_t *t, const char *user,
+                                  size_t user_len, char **text, size_t *len)
+{
+    char err[4096];
+    json_t *conv = chat_start(o);
+    if (!conv) return ACCEL_ERR_INVALID;
     if (user) {
         json_t *m = message("user", user, user_len);
         if (!json_object_get(m, "content")) {
@@ -468,6 +482,118 @@ static void report_disk(const accel_dispatch_stats_t *s, FILE *out)
             s->wait_seconds, 100.0 * hidden, (long long)s->misses);
 }
 
+/* Up to o->ntokens new tokens after seq[0..prompt_len) (seq has room for them), each printed as it
+ * comes; ends early at a stop token (not printed). *n: the tokens made (appended to seq). */
+static accel_status_t generate(const opts_t *o, accel_dispatch_t *d, accel_tokenizer_t *tok, int32_t *seq,
+                               size_t prompt_len, int V, int T, float *logits, FILE *lf, const int32_t *stops,
+                               int nstops, long long *n)
+{
+    int prev_start = 0, prev_n = 0;
+    accel_status_t st = ACCEL_OK;
+    *n = 0;
+    for (int i = 0; i < o->ntokens; i++) {
+        int len = (int)prompt_len + i, window = len < T ? len : T, start = len - window;
+        if (o->no_kv_cache) {
+            st = accel_dispatch_logits(d, seq + start, window, window - 1, logits);
+        } else {
+            st = accel_dispatch_next_logits(d, seq + start, window,
+                                            accel_kv_reusable(prev_start, prev_n, start, window), logits);
+            prev_start = start;
+            prev_n = window;
+        }
+        if (st != ACCEL_OK) return st;
+        if (write_logits(lf, logits, (size_t)V)) return ACCEL_ERR_IO;
+        int32_t next;
+        st = accel_model_pick_token(logits, V, (float)o->temperature, o->top_k, o->seed, i, &next);
+        if (st != ACCEL_OK) return st;
+        bool stop = false;
+        for (int k = 0; k < nstops; k++) stop |= next == stops[k];
+        if (stop) break;            /* the end of the reply: not printed */
+        seq[len] = next;
+        size_t nb = 0;
+        const char *piece = accel_tokenizer_token_bytes(tok, next, 0, &nb);
+        if (piece) fwrite(piece, 1, nb, stdout);    /* a character may span tokens: bytes as they come */
+        fflush(stdout);
+        (*n)++;
+    }
+    putchar('\n');
+    return ACCEL_OK;
+}
+
+/* --interactive: user messages from standard input, one a line (the first one --prompt's, when
+ * given), each reply printed and added to the conversation. *produced: the tokens made. */
+static accel_status_t chat_loop(const opts_t *o, accel_dispatch_t *d, const accel_chat_template_t *t,
+                                accel_tokenizer_t *tok, int V, int T, float *logits, FILE *lf, const int32_t *stops,
+                                int nstops, long long *produced)
+{
+    json_t *conv = chat_start(o);
+    if (!conv) return ACCEL_ERR_INVALID;
+    const bool tty = isatty(STDIN_FILENO);
+    char *line = NULL, *text = NULL, err[4096];
+    size_t cap = 0, len;
+    const char *first = o->prompt;
+    accel_status_t st = ACCEL_OK;
+    while (st == ACCEL_OK) {
+        size_t n;
+        if (first) {
+            free(line);
+            line = strdup(first);
+            n = line ? strlen(line) : 0;
+            first = NULL;
+        } else {
+            if (tty) fputs("> ", stderr);
+            ssize_t got = getline(&line, &cap, stdin);
+            if (got < 0) break;
+            n = (size_t)got;
+            while (n && (line[n - 1] == '\n' || line[n - 1] == '\r')) line[--n] = 0;
+        }
+        if (!line) { st = ACCEL_ERR_NOMEM; break; }
+        if (!n) continue;
+        if (!strcmp(line, "/reset")) {
+            json_decref(conv);
+            if (!(conv = chat_start(o))) { st = ACCEL_ERR_INVALID; break; }
+            if (tty) fputs("(a new conversation)\n", stderr);
+            continue;
+        }
+        json_t *m = message("user", line, n);
+        if (!json_object_get(m, "content")) {
+            fprintf(stderr, "accel_generate: the message is not UTF-8 text: skipped\n");
+            json_decref(m);
+            continue;
+        }
+        json_array_append_new(conv, m);
+        free(text);
+        text = NULL;
+        if ((st = accel_chat_render(t, conv, NULL, true, &text, &len, err, sizeof err)) != ACCEL_OK) {
+            fprintf(stderr, "accel_generate: %s\n", err);
+            break;
+        }
+        size_t ntok = 0;
+        int32_t *seq = encode_text(tok, text, len, V, (size_t)o->ntokens, &ntok, "conversation", false);
+        if (!seq) { st = ACCEL_ERR_INVALID; break; }
+        if (ntok > (size_t)T) {
+            fprintf(stderr, "accel_generate: the conversation has %zu tokens, the model's context %d: the "
+                    "message is dropped\n--> hint: /reset starts a new conversation\n", ntok, T);
+            json_array_remove(conv, json_array_size(conv) - 1);
+            free(seq);
+            continue;
+        }
+        long long made = 0;
+        st = generate(o, d, tok, seq, ntok, V, T, logits, lf, stops, nstops, &made);
+        char *reply = NULL;
+        size_t rlen = 0;
+        if (st == ACCEL_OK && (st = accel_tokenizer_decode(tok, seq + ntok, (size_t)made, &reply, &rlen)) == ACCEL_OK)
+            json_array_append_new(conv, message("assistant", reply, rlen));
+        free(reply);
+        free(seq);
+        *produced += made;
+    }
+    free(line);
+    free(text);
+    json_decref(conv);
+    return st;
+}
+
 int main(int argc, char **argv)
 {
     accel_blas_fixup(argc, argv);
@@ -546,7 +672,11 @@ int main(int argc, char **argv)
         text_len = strlen(o.prompt);
     }
     const char *src_text = o.prompt && !o.score ? o.prompt : text;
-    if (o.chat) {                   /* the prompt is the user's message: the template renders it */
+    if (o.interactive) {            /* the messages come later: the template and stop tokens now */
+        if ((st = open_chat_template(&o, w, path, tok, &chat)) != ACCEL_OK ||
+            (st = chat_stops(&o, chat, tok, path, stops, &nstops)) != ACCEL_OK)
+            goto out;
+    } else if (o.chat) {            /* the prompt is the user's message: the template renders it */
         char *rendered = NULL;
         size_t rlen = 0;
         const bool user = o.prompt || o.prompt_file;
@@ -560,10 +690,14 @@ int main(int argc, char **argv)
         src_text = text = rendered;
         text_len = rlen;
     }
-    seq = encode_text(tok, src_text, text_len, V, o.score ? 0 : (size_t)o.ntokens, &ntext,
-                      o.score ? "text" : "prompt", !o.chat);
-    if (!seq) { st = ACCEL_ERR_INVALID; goto out; }
-    if (!o.score) {
+    if (!o.interactive) {
+        seq = encode_text(tok, src_text, text_len, V, o.score ? 0 : (size_t)o.ntokens, &ntext,
+                          o.score ? "text" : "prompt", !o.chat);
+        if (!seq) { st = ACCEL_ERR_INVALID; goto out; }
+    }
+    if (o.interactive) {
+        prompt_len = (size_t)T;     /* the workspace holds a whole context's tokens */
+    } else if (!o.score) {
         prompt_len = ntext;
         if (prompt_len < 1) {
             fprintf(stderr, "accel_generate: the prompt is empty\n--> hint: give at least one "
@@ -618,8 +752,11 @@ int main(int argc, char **argv)
         fprintf(mout, "  tokenizer %s%s%s%s, %d tokens\n", accel_tokenizer_name(tok), th[0] ? " (xxh64 " : "",
                 th, th[0] ? ")" : "", accel_tokenizer_vocab(tok));
         if (chat) {
-            fprintf(mout, "  chat: the conversation rendered with %s, %zu tokens; the reply ends at",
-                    accel_chat_template_origin(chat), prompt_len);
+            if (o.interactive)
+                fprintf(mout, "  chat: each turn rendered with %s; the reply ends at", accel_chat_template_origin(chat));
+            else
+                fprintf(mout, "  chat: the conversation rendered with %s, %zu tokens; the reply ends at",
+                        accel_chat_template_origin(chat), prompt_len);
             for (int k = 0; k < nstops; k++) {
                 size_t nb = 0;
                 const char *b = accel_tokenizer_token_bytes(tok, stops[k], 0, &nb);
@@ -653,36 +790,13 @@ int main(int argc, char **argv)
     accel_dispatch_stats(d, &s0);
     const double t_run = accel_now();
     long long produced = 0;
-    if (!o.score) {
+    if (o.interactive) {
+        st = chat_loop(&o, d, chat, tok, V, T, logits, lf, stops, nstops, &produced);
+        if (st != ACCEL_OK) goto out;
+    } else if (!o.score) {
         if (!o.chat) fwrite(src_text, 1, text_len, stdout);     /* a chat prints the reply only */
-        int prev_start = 0, prev_n = 0;
-        for (int i = 0; i < o.ntokens; i++) {
-            int len = (int)prompt_len + i, window = len < T ? len : T, start = len - window;
-            if (o.no_kv_cache) {
-                st = accel_dispatch_logits(d, seq + start, window, window - 1, logits);
-            } else {
-                st = accel_dispatch_next_logits(d, seq + start, window,
-                                                accel_kv_reusable(prev_start, prev_n, start, window),
-                                                logits);
-                prev_start = start;
-                prev_n = window;
-            }
-            if (st != ACCEL_OK) goto out;
-            if (write_logits(lf, logits, (size_t)V)) { st = ACCEL_ERR_IO; goto out; }
-            int32_t next;
-            st = accel_model_pick_token(logits, V, (float)o.temperature, o.top_k, o.seed, i, &next);
-            if (st != ACCEL_OK) goto out;
-            bool stop = false;
-            for (int k = 0; k < nstops; k++) stop |= next == stops[k];
-            if (stop) break;        /* the end of the reply: not printed */
-            seq[len] = next;
-            size_t nb = 0;
-            const char *piece = accel_tokenizer_token_bytes(tok, next, 0, &nb);
-            if (piece) fwrite(piece, 1, nb, stdout);    /* a character may span tokens: bytes as they come */
-            fflush(stdout);
-            produced++;
-        }
-        putchar('\n');
+        st = generate(&o, d, tok, seq, prompt_len, V, T, logits, lf, stops, nstops, &produced);
+        if (st != ACCEL_OK) goto out;
     } else {
         /* Windows of T+1 tokens overlapping by one: inputs 0..n-1 predict 1..n. */
         double nll = 0;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "accel/accel.h"
+#include "accel/file.h"
 #include "accel/chat.h"
 
 static const char *dir(void)
@@ -36,26 +37,6 @@ static json_t *load_json(const char *name)
     return j;
 }
 
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *p = malloc((size_t)n + 1);
-    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
-        free(p);
-        p = NULL;
-    }
-    fclose(f);
-    if (p) {
-        p[n] = '\0';
-        *len = (size_t)n;
-    }
-    return p;
-}
-
 static void write_file(const char *path, const char *text)
 {
     FILE *f = fopen(path, "wb");
@@ -70,7 +51,7 @@ static accel_chat_template_t *fixture_template(const char *name, const json_t *k
     char path[1024], err[2048] = "";
     size_t len;
     snprintf(path, sizeof path, "%s/templates/%s.jinja", dir(), name);
-    char *src = read_file(path, &len);
+    char *src = accel_file_read(path, &len);
     ck_assert_msg(src != NULL, "cannot read %s", path);
     accel_chat_template_t *t = NULL;
     accel_status_t st = accel_chat_template_parse(src, len, path, &t, err, sizeof err);
@@ -369,7 +350,7 @@ START_TEST(test_mutations)
         char path[1024];
         size_t len;
         snprintf(path, sizeof path, "%s/templates/%s.jinja", dir(), names[k]);
-        char *src = read_file(path, &len);
+        char *src = accel_file_read(path, &len);
         ck_assert_ptr_nonnull(src);
         for (int it = 0; it < 150; it++) {
             char *mut = malloc(len + 8);

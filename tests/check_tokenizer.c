@@ -16,6 +16,7 @@
 #include <xxhash.h>
 
 #include "accel/accel.h"
+#include "accel/file.h"
 #include "accel/tokenizer.h"
 
 static const char *const NAMES[] = { "gpt2", "llama3", "qwen2", "mistral", "llama2" };
@@ -25,26 +26,6 @@ static const char *dir(void)
 {
     const char *d = getenv("ACCEL_TOK_DIR");
     return d ? d : "tok";
-}
-
-static char *read_file(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *p = malloc((size_t)n + 1);
-    if (p && fread(p, 1, (size_t)n, f) != (size_t)n) {
-        free(p);
-        p = NULL;
-    }
-    fclose(f);
-    if (p) {
-        p[n] = '\0';
-        *len = (size_t)n;
-    }
-    return p;
 }
 
 static accel_tokenizer_t *load(const char *name)
@@ -95,7 +76,7 @@ START_TEST(test_identity)
         char path[512], hex[32];
         size_t len, jl;
         snprintf(path, sizeof path, "%s/%s/tokenizer.json", dir(), NAMES[k]);
-        char *bytes = read_file(path, &len);
+        char *bytes = accel_file_read(path, &len);
         ck_assert_ptr_nonnull(bytes);
         snprintf(hex, sizeof hex, "%016llx", (unsigned long long)XXH64(bytes, len, 0));
         ck_assert_str_eq(accel_tokenizer_name(t), NAMES[k]);
@@ -163,14 +144,14 @@ START_TEST(test_big_text)
     char path[512];
     size_t tlen;
     snprintf(path, sizeof path, "%s/text.txt", dir());
-    char *text = read_file(path, &tlen);
+    char *text = accel_file_read(path, &tlen);
     ck_assert_msg(text != NULL, "cannot read %s", path);
     ck_assert_uint_ge(tlen, 1000000);
     for (size_t k = 0; k < NTOK; k++) {
         accel_tokenizer_t *t = load(NAMES[k]);
         size_t elen;
         snprintf(path, sizeof path, "%s/%s.expect", dir(), NAMES[k]);
-        char *exp = read_file(path, &elen);
+        char *exp = accel_file_read(path, &elen);
         ck_assert_msg(exp != NULL, "cannot read %s", path);
         int32_t *ids = NULL;
         size_t n = 0, cap = 0;

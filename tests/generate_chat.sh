@@ -87,6 +87,10 @@ t "$G" "$S/ck" --chat --prompt "Bye" -n 3 -q --logits-out "$S/bye.f32" > /dev/nu
 printf 'Hello there\n' | t "$G" "$S/ck" --interactive -n 3 -q --logits-out "$S/i1.f32" > /dev/null 2>"$S/err" \
     || fail "--interactive: $(cat "$S/err")"
 cmp -s "$S/i1.f32" "$S/one.f32" || fail "--interactive's first turn is not the one-shot chat"
+printf 'Hello there' > "$S/first.txt"
+t "$G" "$S/ck" --interactive --prompt-file "$S/first.txt" -n 3 -q --logits-out "$S/pf.f32" < /dev/null > /dev/null 2>"$S/err" \
+    || fail "--interactive --prompt-file: $(cat "$S/err")"
+cmp -s "$S/pf.f32" "$S/one.f32" || fail "--interactive --prompt-file: the file is not the first message"
 printf 'Hi\n/reset\nHello there\n' | t "$G" "$S/ck" --interactive -n 3 -q --logits-out "$S/i2.f32" > /dev/null 2>"$S/err" \
     || fail "--interactive /reset: $(cat "$S/err")"
 tail -c "$(wc -c < "$S/one.f32")" "$S/i2.f32" | cmp -s - "$S/one.f32" || fail "/reset does not start a new conversation"

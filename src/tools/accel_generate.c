@@ -520,25 +520,28 @@ static accel_status_t generate(const opts_t *o, accel_dispatch_t *d, accel_token
     return ACCEL_OK;
 }
 
-/* --interactive: user messages from standard input, one a line (the first one --prompt's, when
- * given), each reply printed and added to the conversation. *produced: the tokens made. */
+/* --interactive: user messages from standard input, one a line, after `first` (first_len bytes:
+ * --prompt or --prompt-file, may be NULL); each reply printed and added to the conversation.
+ * *produced: the tokens made. */
 static accel_status_t chat_loop(const opts_t *o, accel_dispatch_t *d, const accel_chat_template_t *t,
                                 accel_tokenizer_t *tok, int V, int T, float *logits, FILE *lf, const int32_t *stops,
-                                int nstops, long long *produced)
+                                int nstops, const char *first, size_t first_len, long long *produced)
 {
     json_t *conv = chat_start(o);
     if (!conv) return ACCEL_ERR_INVALID;
     const bool tty = isatty(STDIN_FILENO);
     char *line = NULL, *text = NULL, err[4096];
     size_t cap = 0, len;
-    const char *first = o->prompt;
     accel_status_t st = ACCEL_OK;
     while (st == ACCEL_OK) {
         size_t n;
         if (first) {
             free(line);
-            line = strdup(first);
-            n = line ? strlen(line) : 0;
+            if ((line = malloc(first_len + 1))) {
+                memcpy(line, first, first_len);
+                line[first_len] = 0;
+            }
+            n = first_len;
             first = NULL;
         } else {
             if (tty) fputs("> ", stderr);
@@ -791,7 +794,8 @@ int main(int argc, char **argv)
     const double t_run = accel_now();
     long long produced = 0;
     if (o.interactive) {
-        st = chat_loop(&o, d, chat, tok, V, T, logits, lf, stops, nstops, &produced);
+        st = chat_loop(&o, d, chat, tok, V, T, logits, lf, stops, nstops, o.prompt || o.prompt_file ? src_text : NULL,
+                       text_len, &produced);
         if (st != ACCEL_OK) goto out;
     } else if (!o.score) {
         if (!o.chat) fwrite(src_text, 1, text_len, stdout);     /* a chat prints the reply only */

@@ -960,16 +960,25 @@ static void args_push(parser_t *ps, args_t *a, const char *name, expr_t *e, int 
     a->names[a->n++] = name;
 }
 
+/* Before each item of a bracketed list (call arguments, list and dict literals, macro
+ * parameters): false, with the closer consumed, at the list's end. Items after the first follow
+ * a comma; a trailing comma is allowed. */
+static bool next_item(parser_t *ps, const char *close, int n)
+{
+    if (accept_op(ps, close)) return false;
+    if (n) {
+        expect_op(ps, ",");
+        if (accept_op(ps, close)) return false;
+    }
+    return true;
+}
+
 /* (a, b=c, ...) after the opening parenthesis. */
 static args_t parse_call_args(parser_t *ps)
 {
     args_t a = {0};
     int cap = 0;
-    while (!accept_op(ps, ")")) {
-        if (a.n) {
-            expect_op(ps, ",");
-            if (accept_op(ps, ")")) break;
-        }
+    while (next_item(ps, ")", a.n)) {
         const char *name = NULL;
         if (cur(ps)->k == T_NAME && tok_is(ps->t + 1, T_OP, "=")) {
             name = expect_name(ps);
@@ -1130,22 +1139,12 @@ static expr_t *parse_primary(parser_t *ps)
         }
         if (accept_op(ps, "[")) {
             e = new_expr(ps, E_LIST, line);
-            while (!accept_op(ps, "]")) {
-                if (e->args.n) {
-                    expect_op(ps, ",");
-                    if (accept_op(ps, "]")) break;
-                }
-                args_push(ps, &e->args, NULL, parse_expr(ps), &cap);
-            }
+            while (next_item(ps, "]", e->args.n)) args_push(ps, &e->args, NULL, parse_expr(ps), &cap);
             return e;
         }
         if (accept_op(ps, "{")) {
             e = new_expr(ps, E_DICT, line);
-            while (!accept_op(ps, "}")) {
-                if (e->args.n) {
-                    expect_op(ps, ",");
-                    if (accept_op(ps, "}")) break;
-                }
+            while (next_item(ps, "}", e->args.n)) {
                 args_push(ps, &e->args, NULL, parse_expr(ps), &cap);
                 expect_op(ps, ":");
                 args_push(ps, &e->args, NULL, parse_expr(ps), &cap);
@@ -1484,9 +1483,7 @@ static stmt_t *parse_stmt(parser_t *ps)
         int cap = 16;
         s->names = palloc(ps->p, (size_t)cap * sizeof *s->names);
         s->defaults = palloc(ps->p, (size_t)cap * sizeof *s->defaults);
-        while (!accept_op(ps, ")")) {
-            if (s->nnames) expect_op(ps, ",");
-            if (accept_op(ps, ")")) break;
+        while (next_item(ps, ")", s->nnames)) {
             if (s->nnames == cap) FAIL(ps->p, line, "more than %d macro parameters", cap);
             s->names[s->nnames] = expect_name(ps);
             s->defaults[s->nnames++] = accept_op(ps, "=") ? parse_expr(ps) : NULL;

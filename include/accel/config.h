@@ -40,6 +40,7 @@ typedef struct {
     int64_t eval_samples;           /* data.eval_samples: synthetic validation set size */
     bool drop_last;                 /* data.drop_last */
     double noise;                   /* data.noise: label noise of the synthetic task */
+    bool document_mask;             /* data.document_mask: attention and positions per document */
 } accel_data_config_t;
 
 /* Enumerated keys are parsed once, where the configuration is read: each keeps its text (for

@@ -79,6 +79,8 @@ typedef struct {
     const char *hdf5_reads_why;     /* when not direct: why, and how to make them direct */
     bool has_loss_mask;             /* /split/loss_mask: read it with accel_dataset_read_loss_mask */
     bool has_chat_template;         /* /chat_template: read it with accel_dataset_chat_template */
+    bool has_document_starts;       /* /split/document_start: read it with
+                                     * accel_dataset_read_document_starts */
 } accel_dataset_info_t;
 
 typedef struct accel_dataset accel_dataset_t;
@@ -124,6 +126,12 @@ accel_status_t accel_dataset_read(accel_dataset_t *ds, const int64_t *indices, i
  * value other than 0 or 1 is ACCEL_ERR_CORRUPT. Not collective. */
 accel_status_t accel_dataset_read_loss_mask(accel_dataset_t *ds, const int64_t *indices, int n,
                                             uint8_t *mask);
+
+/* Where documents begin in token samples indices[0..n) (a token dataset with has_document_starts),
+ * laid out as accel_dataset_read's tokens: starts[j * (T+1) + t] is 1 when token t of sample j is
+ * the first of a document. Same rules and errors as accel_dataset_read_loss_mask. */
+accel_status_t accel_dataset_read_document_starts(accel_dataset_t *ds, const int64_t *indices, int n,
+                                                  uint8_t *starts);
 
 /* How many tokens of the split its loss mask trains (the whole mask is read, a block at a time;
  * a value other than 0 or 1 is ACCEL_ERR_CORRUPT). Not collective. */
@@ -175,6 +183,11 @@ typedef struct {
      * /train/loss_mask and /val/loss_mask, and the file as version 2. NULL: no mask. */
     accel_token_source_fn loss_mask;
     void *loss_mask_ctx;
+    /* Optional: where each document begins, ndocuments ascending stream offsets (the first token
+     * of each document): written as /train/document_start and /val/document_start, one byte per
+     * token (1 at a start), chunked and compressed. NULL: not recorded. */
+    const int64_t *document_starts;
+    int64_t ndocuments;
 } accel_token_meta_t;
 /* As accel_dataset_write_tokens, with the tokenizer's hash and bytes; token_bytes 1, 2 or 4
  * (uint32, for vocab > 65536). */

@@ -43,6 +43,12 @@ typedef struct {
     const int64_t *index;           /* global sample index of each sample */
     const accel_layer_hooks_t *hooks; /* may be NULL */
     const uint8_t *loss_mask;       /* NULL: every target is trained (ABI 5) */
+    /* Packed documents (data.document_mask), Hugging Face's position_ids: positions[i*context + t]
+     * is input token t's position in its document, 0 where a document begins, else one more than
+     * token t-1's; a token attends to its document's tokens only (the `positions[..]` before it and
+     * itself). NULL: 0..context-1, the whole sample one sequence. Read by the built-in gpt and
+     * llama (the trainer refuses data.document_mask for other models). */
+    const int32_t *positions;
 } accel_batch_t;
 
 static inline void accel_batch_layer_fetch(const accel_batch_t *batch, int layer, int backward)

@@ -86,6 +86,7 @@ static const key_spec_t g_schema[] = {
     { "data.samples", KEY_INT64, F(data.samples), "65536", NULL, "size of the synthetic training set", R(1, SAMPLES_MAX) },
     { "data.eval_samples", KEY_INT64, F(data.eval_samples), "2048", NULL, "size of the synthetic validation set, 0 = no held-out evaluation (a dataset's val split is evaluated whole)", R(0, SAMPLES_MAX) },
     { "data.drop_last", KEY_BOOL, F(data.drop_last), "true", NULL, "drop an epoch's tail that does not fill a global batch (false: pad it with known duplicates)", NO_RANGE },
+    { "data.document_mask", KEY_BOOL, F(data.document_mask), "false", NULL, "packed documents do not see each other: a token attends to its own document only, positions restart at each document, and a document's first token is not a target (the dataset must record document starts, as accel_data prepare does)", NO_RANGE },
     { "data.noise", KEY_DOUBLE, F(data.noise), "0.05", NULL, "fraction of random labels in the synthetic task", R(0, 1) },
 
     { "train.steps", KEY_INT, F(train.steps), "600", NULL, "optimizer steps", R(1, INT_MAX) },

@@ -42,6 +42,7 @@ struct accel_dataset {
     hid_t data;                     /* /split/tokens or /split/inputs */
     hid_t labels;                   /* /split/labels (classification) */
     hid_t mask;                     /* /split/loss_mask (token datasets that have one) */
+    hid_t docs;                     /* /split/document_start (token datasets that have one) */
     hid_t tok_memtype;              /* memory type tokens are read as */
     size_t tok_memsize;
     /* Tokens stored contiguously, unfiltered, little-endian, as tok_memtype: read with pread from
@@ -143,28 +144,29 @@ static dshape_t dataset_shape(hid_t dset)
     return d;
 }
 
-/* The optional /split/loss_mask: one byte, 0 or 1, per token (the values are checked as read). */
-static accel_status_t open_loss_mask(accel_dataset_t *ds)
+/* An optional per-token byte stream of the split: /split/loss_mask (1 for a training target, 0 for
+ * context) or /split/document_start (1 where a document begins). Its values are checked as read. */
+static accel_status_t open_token_flags(accel_dataset_t *ds, const char *name, hid_t *dset, bool *has,
+                                       const char *hint)
 {
     char full[96];
-    snprintf(full, sizeof full, "/%s/loss_mask", ds->split);
+    snprintf(full, sizeof full, "/%s/%s", ds->split, name);
     if (accel_h5_path_exists(ds->file, full) <= 0) return ACCEL_OK;
-    ACCEL_CHECK(open_dataset(ds, "loss_mask", &ds->mask));
-    const dshape_t m = dataset_shape(ds->mask);
+    ACCEL_CHECK(open_dataset(ds, name, dset));
+    const dshape_t m = dataset_shape(*dset);
     const char *why = m.rank != 1 ? "it is not 1-D"
                       : m.cls != H5T_INTEGER || m.size != 1
                           ? "it is not of 1-byte integers (h5py: dtype=np.uint8)"
                       : (int64_t)m.dims[0] != ds->info.ntokens ? "its length differs from the tokens'"
-                      : !accel_h5_dset_allocated(ds->mask, (uint64_t)m.dims[0]) ? "its data was never written"
+                      : !accel_h5_dset_allocated(*dset, (uint64_t)m.dims[0]) ? "its data was never written"
                       : NULL;
     if (why) {
         ds_error(ds->rank, "%s: dataset %s (%llu elements) does not fit /%s/tokens (%lld): %s\n--> hint: "
-                 "a loss mask holds one uint8 per token, 1 for a training target, 0 for context; "
-                 "rewrite it with accel_data prepare --prompt-field", ds->path, full,
-                 (unsigned long long)m.dims[0], ds->split, (long long)ds->info.ntokens, why);
+                 "%s", ds->path, full, (unsigned long long)m.dims[0], ds->split,
+                 (long long)ds->info.ntokens, why, hint);
         return ACCEL_ERR_CORRUPT;
     }
-    ds->info.has_loss_mask = true;
+    *has = true;
     return ACCEL_OK;
 }
 
@@ -236,7 +238,12 @@ static accel_status_t open_tokens(accel_dataset_t *ds, int context)
         return ACCEL_ERR_INVALID;
     }
     in->context = context;
-    ACCEL_CHECK(open_loss_mask(ds));
+    ACCEL_CHECK(open_token_flags(ds, "loss_mask", &ds->mask, &in->has_loss_mask,
+                                 "a loss mask holds one uint8 per token, 1 for a training target, 0 for "
+                                 "context; rewrite it with accel_data prepare --prompt-field"));
+    ACCEL_CHECK(open_token_flags(ds, "document_start", &ds->docs, &in->has_document_starts,
+                                 "document starts are one uint8 per token, 1 where a document begins; "
+                                 "rewrite the file with accel_data prepare"));
     in->nsamples = in->ntokens > 0 ? (in->ntokens - 1) / context : 0;
     if (in->nsamples < 1) {
         ds_error(ds->rank, "%s: split '%s' holds %lld tokens, too few for one sample at context %d "
@@ -308,7 +315,7 @@ accel_status_t accel_dataset_open(const char *path, const char *split, int conte
     accel_status_t st = ACCEL_OK;
     accel_dataset_t *ds = calloc(1, sizeof *ds);
     if (!ds) return ACCEL_ERR_NOMEM;
-    ds->file = ds->fapl = ds->dxpl = ds->data = ds->labels = ds->mask = -1;
+    ds->file = ds->fapl = ds->dxpl = ds->data = ds->labels = ds->mask = ds->docs = -1;
     ds->raw_fd = -1;
     ds->comm = comm;
     st = accel_mpi_status(MPI_Comm_rank(comm, &ds->rank), "MPI_Comm_rank (dataset open)");
@@ -425,6 +432,7 @@ void accel_dataset_close(accel_dataset_t *ds)
     if (ds->raw_fd >= 0) close(ds->raw_fd);
     if (ds->labels >= 0) H5Dclose(ds->labels);
     if (ds->mask >= 0) H5Dclose(ds->mask);
+    if (ds->docs >= 0) H5Dclose(ds->docs);
     if (ds->data >= 0) H5Dclose(ds->data);
     if (ds->file >= 0) H5Fclose(ds->file);
     if (ds->dxpl >= 0) H5Pclose(ds->dxpl);
@@ -693,10 +701,11 @@ static accel_status_t check_indices(const accel_dataset_t *ds, const int64_t *in
     return ACCEL_OK;
 }
 
-accel_status_t accel_dataset_read_loss_mask(accel_dataset_t *ds, const int64_t *indices, int n,
-                                            uint8_t *mask)
+/* Samples indices[0..n) of a per-token byte stream (open_token_flags) into out, laid out as the
+ * tokens; every value must be 0 or 1 (`meaning` says what 1 means, for the message). */
+static accel_status_t read_token_flags(accel_dataset_t *ds, hid_t dset, const char *name,
+                                       const char *meaning, const int64_t *indices, int n, uint8_t *out)
 {
-    if (!ds || n < 0 || (n > 0 && (!indices || !mask)) || !ds->info.has_loss_mask) return ACCEL_ERR_INVALID;
     if (n == 0) return ACCEL_OK;
     ACCEL_CHECK(check_indices(ds, indices, n));
     const int64_t T = ds->info.context, row = T + 1;
@@ -704,24 +713,39 @@ accel_status_t accel_dataset_read_loss_mask(accel_dataset_t *ds, const int64_t *
     accel_status_t st = plan_build(&p, indices, n, T, row);
     uint8_t *buf = NULL;
     if (st == ACCEL_OK && !(buf = malloc((size_t)p.total))) st = ACCEL_ERR_NOMEM;
-    if (st == ACCEL_OK) st = read_union(ds, ds->mask, &p, 1, H5T_NATIVE_UINT8, buf, "loss_mask");
+    if (st == ACCEL_OK) st = read_union(ds, dset, &p, 1, H5T_NATIVE_UINT8, buf, name);
     for (int j = 0; j < n && st == ACCEL_OK; j++) {
         const uint8_t *src = buf + p.packed[plan_find(&p, indices[j])];
         for (int64_t t = 0; t < row; t++) {
             if (src[t] > 1) {
-                ACCEL_ERROR("%s: /%s/loss_mask[%lld] = %d (in sample %lld) is neither 0 nor 1: corrupt "
-                            "data\n--> hint: a loss mask marks training targets with 1 and context "
-                            "with 0", ds->path, ds->split, (long long)(indices[j] * T + t), src[t],
-                            (long long)indices[j]);
+                ACCEL_ERROR("%s: /%s/%s[%lld] = %d (in sample %lld) is neither 0 nor 1: corrupt "
+                            "data\n--> hint: 1 marks %s, 0 the other tokens", ds->path, ds->split, name,
+                            (long long)(indices[j] * T + t), src[t], (long long)indices[j], meaning);
                 st = ACCEL_ERR_CORRUPT;
                 break;
             }
         }
-        memcpy(mask + (size_t)j * (size_t)row, src, (size_t)row);
+        memcpy(out + (size_t)j * (size_t)row, src, (size_t)row);
     }
     free(buf);
     plan_free(&p);
     return st;
+}
+
+accel_status_t accel_dataset_read_loss_mask(accel_dataset_t *ds, const int64_t *indices, int n,
+                                            uint8_t *mask)
+{
+    if (!ds || n < 0 || (n > 0 && (!indices || !mask)) || !ds->info.has_loss_mask) return ACCEL_ERR_INVALID;
+    return read_token_flags(ds, ds->mask, "loss_mask", "a training target", indices, n, mask);
+}
+
+accel_status_t accel_dataset_read_document_starts(accel_dataset_t *ds, const int64_t *indices, int n,
+                                                  uint8_t *starts)
+{
+    if (!ds || n < 0 || (n > 0 && (!indices || !starts)) || !ds->info.has_document_starts)
+        return ACCEL_ERR_INVALID;
+    return read_token_flags(ds, ds->docs, "document_start", "the first token of a document", indices, n,
+                            starts);
 }
 
 accel_status_t accel_dataset_loss_mask_count(accel_dataset_t *ds, int64_t *trained)
@@ -866,13 +890,13 @@ accel_status_t accel_dataset_write_tokens_meta(const char *path, const accel_tok
 /* n tokens of the stream from `first` on into a new 1-D dataset, `block` at a time; a source that
  * fails (it said why) sets *source_failed. */
 static herr_t write_token_array(hid_t file, const char *name, hsize_t n, hid_t filetype, hid_t memtype,
-                                accel_token_source_fn source, void *ctx, int64_t first, int64_t block,
-                                bool *source_failed)
+                                hid_t dcpl, accel_token_source_fn source, void *ctx, int64_t first,
+                                int64_t block, bool *source_failed)
 {
     hid_t space = H5Screate_simple(1, &n, NULL);
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
     H5Pset_create_intermediate_group(lcpl, 1);
-    hid_t dset = H5Dcreate2(file, name, filetype, space, lcpl, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t dset = H5Dcreate2(file, name, filetype, space, lcpl, dcpl, H5P_DEFAULT);
     herr_t e = dset < 0 ? -1 : 0;
     for (hsize_t done = 0; e >= 0 && done < n;) {
         hsize_t count = n - done < (hsize_t)block ? n - done : (hsize_t)block;
@@ -891,6 +915,58 @@ static herr_t write_token_array(hid_t file, const char *name, hsize_t n, hid_t f
     if (dset >= 0) H5Dclose(dset);
     H5Pclose(lcpl);
     H5Sclose(space);
+    return e;
+}
+
+/* Document starts as a byte stream: 1 at each offset of the ascending list, 0 elsewhere. */
+typedef struct {
+    const int64_t *starts;
+    int64_t n, next;                /* next: the first start not yet passed */
+    uint8_t *buf;
+    int64_t cap;
+} starts_source_t;
+
+static const void *starts_source(void *ctx, int64_t first, int64_t count)
+{
+    starts_source_t *s = ctx;
+    if (count > s->cap) {
+        uint8_t *b = realloc(s->buf, (size_t)count);
+        if (!b) {
+            ACCEL_ERROR("accel_dataset_write_tokens: out of memory for document starts");
+            return NULL;
+        }
+        s->buf = b;
+        s->cap = count;
+    }
+    memset(s->buf, 0, (size_t)count);
+    while (s->next < s->n && s->starts[s->next] < first) s->next++;     /* calls come in order */
+    for (int64_t i = s->next; i < s->n && s->starts[i] < first + count; i++) s->buf[s->starts[i] - first] = 1;
+    return s->buf;
+}
+
+/* Mostly zeros: chunks of 64 Ki flags compress about a hundredfold, and a sample's read inflates
+ * one or two of them. */
+#define DOCUMENT_START_CHUNK 65536
+
+static hid_t document_start_dcpl(hsize_t n)
+{
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    hsize_t chunk = n < DOCUMENT_START_CHUNK ? (n ? n : 1) : DOCUMENT_START_CHUNK;
+    if (dcpl >= 0 && (H5Pset_chunk(dcpl, 1, &chunk) < 0 || H5Pset_deflate(dcpl, 1) < 0)) {
+        H5Pclose(dcpl);
+        dcpl = -1;
+    }
+    return dcpl;
+}
+
+static herr_t write_document_starts(hid_t file, const char *name, hsize_t n, starts_source_t *src,
+                                    int64_t first, int64_t block, bool *source_failed)
+{
+    hid_t dcpl = document_start_dcpl(n);
+    herr_t e = dcpl < 0 ? -1
+                        : write_token_array(file, name, n, H5T_STD_U8LE, H5T_NATIVE_UINT8, dcpl,
+                                            starts_source, src, first, block, source_failed);
+    if (dcpl >= 0) H5Pclose(dcpl);
     return e;
 }
 
@@ -924,17 +1000,25 @@ accel_status_t accel_dataset_write_tokens_from(const char *path, const accel_tok
         e = attr_ok(accel_h5_attr_write_str(w.file, "description", meta->description));
     bool source_failed = false;
     if (e >= 0)
-        e = write_token_array(w.file, "/train/tokens", (hsize_t)ntrain, ft, mt, source, ctx, 0, block,
-                              &source_failed);
+        e = write_token_array(w.file, "/train/tokens", (hsize_t)ntrain, ft, mt, H5P_DEFAULT, source, ctx, 0,
+                              block, &source_failed);
     if (e >= 0)
-        e = write_token_array(w.file, "/val/tokens", (hsize_t)nval, ft, mt, source, ctx, ntrain, block,
-                              &source_failed);
+        e = write_token_array(w.file, "/val/tokens", (hsize_t)nval, ft, mt, H5P_DEFAULT, source, ctx, ntrain,
+                              block, &source_failed);
     if (e >= 0 && meta->loss_mask)
         e = write_token_array(w.file, "/train/loss_mask", (hsize_t)ntrain, H5T_STD_U8LE, H5T_NATIVE_UINT8,
-                              meta->loss_mask, meta->loss_mask_ctx, 0, block, &source_failed);
+                              H5P_DEFAULT, meta->loss_mask, meta->loss_mask_ctx, 0, block, &source_failed);
     if (e >= 0 && meta->loss_mask)
         e = write_token_array(w.file, "/val/loss_mask", (hsize_t)nval, H5T_STD_U8LE, H5T_NATIVE_UINT8,
-                              meta->loss_mask, meta->loss_mask_ctx, ntrain, block, &source_failed);
+                              H5P_DEFAULT, meta->loss_mask, meta->loss_mask_ctx, ntrain, block, &source_failed);
+    starts_source_t starts = { meta->document_starts, meta->ndocuments, 0, NULL, 0 };
+    if (e >= 0 && meta->document_starts)
+        e = write_document_starts(w.file, "/train/document_start", (hsize_t)ntrain, &starts, 0, block,
+                                  &source_failed);
+    if (e >= 0 && meta->document_starts)
+        e = write_document_starts(w.file, "/val/document_start", (hsize_t)nval, &starts, ntrain, block,
+                                  &source_failed);
+    free(starts.buf);
     if (e >= 0 && meta->tokenizer_json)
         e = attr_ok(accel_h5_write_bytes(w.file, "/tokenizer.json", meta->tokenizer_json,
                                          meta->tokenizer_json_len));

@@ -94,6 +94,8 @@ typedef struct {
     float *dkv;                     /* [2, T, hs] one head's dK, dV before they join its group's */
     float *mem;
     int capacity;                   /* samples (at full context) the buffers hold */
+    const int32_t *pos;             /* [BT] this pass's positions (batch->positions: packed
+                                     * documents); NULL: 0..T-1 in every sample */
     /* Inference (logits ops): one sequence, one set of block activations shared by every block
      * (nothing is kept for a backward pass) except each block's keys and values, the KV cache. */
     gpt_acts_t iact;
@@ -573,6 +575,20 @@ accel_status_t accel_gpt_check_tokens(const int32_t *tokens, int B, int n_per_ro
     return ACCEL_OK;
 }
 
+accel_status_t accel_gpt_check_positions(const int32_t *positions, int B, int T)
+{
+    for (int b = 0; positions && b < B; b++)
+        for (int t = 0; t < T; t++) {
+            const int32_t p = positions[(size_t)b * T + t];
+            if (p != 0 && (t == 0 || p != positions[(size_t)b * T + t - 1] + 1)) {
+                ACCEL_ERROR("sample %d, position %d has position id %d: a sample's position ids restart "
+                            "at 0 where a document begins and count up by one within it", b, t, (int)p);
+                return ACCEL_ERR_INVALID;
+            }
+        }
+    return ACCEL_OK;
+}
+
 /* Attention runs one (sample, head) at a time, on its T x T lower triangle, one of two ways:
  * - where bf16 products are native, each product covers the whole head (the triangular products
  *   of gemm_cpu.h, m->gemm): the kernel packs every operand once, rounding it as it goes, and
@@ -611,35 +627,48 @@ static accel_status_t gemm_nt(gpt_t *m, int rows, int cols, int hs, int T, float
                           T);
 }
 
+/* The first key row t attends to: 0, or with packed documents (pos: one sample's positions) the
+ * first token of its document. */
+static inline int key_start(const int32_t *pos, int t) { return pos ? t - pos[t] : 0; }
+
 /* Score rows r0..r1-1 (row t at S + (t - r0) ld) become softmax rows over their causal prefix
- * (row t: columns 0..t), zero above the diagonal up to column cols (the products read P as lower
+ * (row t: columns key_start..t), zero elsewhere up to column cols (the products read P as lower
  * triangular); lse[t] keeps row t's log-sum-exp. */
-static void causal_softmax(float *S, size_t ld, int cols, int r0, int r1, float *lse)
+static void causal_softmax(float *S, size_t ld, int cols, int r0, int r1, float *lse,
+                           const int32_t *pos)
 {
     for (int t = r0; t < r1; t++) {
         float *row = S + (size_t)(t - r0) * ld;
-        lse[t] = accel_cpu_softmax(row, row, t + 1);
+        const int k0 = key_start(pos, t);
+        lse[t] = accel_cpu_softmax(row + k0, row + k0, t + 1 - k0);
+        memset(row, 0, sizeof(float) * (size_t)k0);
         memset(row + t + 1, 0, sizeof(float) * (size_t)(cols - t - 1));
     }
 }
 
 /* causal_softmax again in the backward pass, from the log-sum-exp it kept: P = exp(S - lse). */
-static void causal_probs(float *S, size_t ld, int cols, int r0, int r1, const float *lse)
+static void causal_probs(float *S, size_t ld, int cols, int r0, int r1, const float *lse,
+                         const int32_t *pos)
 {
     for (int t = r0; t < r1; t++) {
         float *row = S + (size_t)(t - r0) * ld;
-        accel_cpu_softmax_from_lse(row, row, t + 1, lse[t]);
+        const int k0 = key_start(pos, t);
+        accel_cpu_softmax_from_lse(row + k0, row + k0, t + 1 - k0, lse[t]);
+        memset(row, 0, sizeof(float) * (size_t)k0);
         memset(row + t + 1, 0, sizeof(float) * (size_t)(cols - t - 1));
     }
 }
 
-/* Rows r0..r1-1 of dP (in dS) become dS = softmax backward through P, zero above the diagonal
- * (unscaled: the dQ and dK products apply the 1/sqrt(hs)). */
-static void causal_softmax_backward(float *dS, const float *P, int T, int r0, int r1)
+/* Rows r0..r1-1 of dP (in dS) become dS = softmax backward through P, zero outside the keys the
+ * row attends to (unscaled: the dQ and dK products apply the 1/sqrt(hs)). */
+static void causal_softmax_backward(float *dS, const float *P, int T, int r0, int r1,
+                                    const int32_t *pos)
 {
     for (int t = r0; t < r1; t++) {
         float *row = dS + (size_t)t * T;
-        accel_cpu_softmax_backward(row, P + (size_t)t * T, row, t + 1, 1.0f);
+        const int k0 = key_start(pos, t);
+        accel_cpu_softmax_backward(row + k0, P + (size_t)t * T + k0, row + k0, t + 1 - k0, 1.0f);
+        memset(row, 0, sizeof(float) * (size_t)k0);
         memset(row + t + 1, 0, sizeof(float) * (size_t)(T - t - 1));
     }
 }
@@ -694,9 +723,10 @@ static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t
             const float *v = x->kv + (size_t)b * T * ldkv + v_col(m, h);
             float *lse = a->lse + ((size_t)b * NH + h) * T;
             float *y = a->atty + (size_t)b * T * QW + (size_t)h * hs;
+            const int32_t *pos = m->pos ? m->pos + (size_t)b * T : NULL;
             if (native) {
                 ACCEL_CHECK(accel_gemm_cpu_lower_nt(&m->gemm, T, hs, scale, q, ldq, k, ldkv, S, T));
-                causal_softmax(S, (size_t)T, T, 0, T, lse);
+                causal_softmax(S, (size_t)T, T, 0, T, lse, pos);
                 ACCEL_CHECK(accel_gemm_cpu_trmm(&m->gemm, false, T, hs, 1.0f, S, T, v, ldkv, y, QW));
                 continue;
             }
@@ -706,7 +736,7 @@ static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t
                 int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
                 /* the block's scores at the scratch's start, leading dimension T */
                 ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, scale, q + (size_t)r0 * ldq, ldq, kt, S));
-                causal_softmax(S, (size_t)T, r1, r0, r1, lse);
+                causal_softmax(S, (size_t)T, r1, r0, r1, lse, pos);
                 round_rows(m, S, (size_t)(r1 - r0), (size_t)r1, (size_t)T);
                 GEMM32(false, false, r1 - r0, hs, r1, 1.0f, S, T, v, ldkv, 0.0f,
                        y + (size_t)r0 * QW, QW);
@@ -746,14 +776,15 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
             float *dq = m->d3c + qoff, *dk = m->d3c + koff, *dv = m->d3c + voff;
             const float *lse = a->lse + ((size_t)b * NH + h) * T;
             const float *dy = m->dc + (size_t)b * T * QW + (size_t)h * hs;
+            const int32_t *pos = m->pos ? m->pos + (size_t)b * T : NULL;
             if (native) {
                 accel_gemm_cpu_t *g = &m->gemm;
                 float *dkh = first ? dk : m->dkv, *dvh = first ? dv : m->dkv + (size_t)T * hs;
                 const int ldkv = first ? QKV : hs;
                 ACCEL_CHECK(accel_gemm_cpu_lower_nt(g, T, hs, scale, q, QKV, k, QKV, P, T));
-                causal_probs(P, (size_t)T, T, 0, T, lse);
+                causal_probs(P, (size_t)T, T, 0, T, lse, pos);
                 ACCEL_CHECK(accel_gemm_cpu_lower_nt(g, T, hs, 1.0f, dy, QW, v, QKV, dS, T));
-                causal_softmax_backward(dS, P, T, 0, T);
+                causal_softmax_backward(dS, P, T, 0, T, pos);
                 ACCEL_CHECK(accel_gemm_cpu_trmm(g, false, T, hs, scale, dS, T, k, QKV, dq, QKV));
                 ACCEL_CHECK(accel_gemm_cpu_trmm(g, true, T, hs, 1.0f, P, T, dy, QW, dvh, ldkv));
                 ACCEL_CHECK(accel_gemm_cpu_trmm(g, true, T, hs, scale, dS, T, q, QKV, dkh, ldkv));
@@ -770,10 +801,10 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
                 /* P's rows as the forward pass made them, then dP = dY V^T */
                 ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, scale, q + (size_t)r0 * QKV, QKV, m->kt,
                                     P + (size_t)r0 * T));
-                causal_probs(P + (size_t)r0 * T, (size_t)T, T, r0, r1, lse);
+                causal_probs(P + (size_t)r0 * T, (size_t)T, T, r0, r1, lse, pos);
                 ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, 1.0f, dy + (size_t)r0 * QW, QW, m->vt,
                                     dS + (size_t)r0 * T));
-                causal_softmax_backward(dS, P, T, r0, r1);
+                causal_softmax_backward(dS, P, T, r0, r1, pos);
                 /* dS is only a product operand from here on */
                 round_to(m, dS + (size_t)r0 * T, dS + (size_t)r0 * T, (size_t)(r1 - r0),
                          (size_t)T, (size_t)T);
@@ -821,9 +852,19 @@ static void start_rows(float *y, const float *b, const float *res, size_t rows, 
 }
 
 /* Rotary positions on the q and k heads of `rows` rows from row p0 of x, the first at position
- * p0 of sequences of T tokens (inverse: the backward pass, on their gradients). */
+ * p0 of sequences of T tokens, or each at its m->pos (inverse: the backward pass, on their
+ * gradients). */
 static void rope(const gpt_t *m, const qkv_view_t *x, size_t rows, int T, int p0, int inverse)
 {
+    if (m->pos) {                   /* packed documents: row r at its document's position */
+        for (size_t r = (size_t)p0; r < (size_t)p0 + rows; r++) {
+            accel_cpu_rope(x->q + r * x->ldq, 1, x->ldq, m->NH, m->hs, m->rope_cos, m->rope_sin, T,
+                           m->pos[r], inverse);
+            accel_cpu_rope(x->kv + r * x->ldkv, 1, x->ldkv, m->KVH, m->hs, m->rope_cos, m->rope_sin, T,
+                           m->pos[r], inverse);
+        }
+        return;
+    }
     accel_cpu_rope(x->q + (size_t)p0 * x->ldq, rows, x->ldq, m->NH, m->hs, m->rope_cos,
                    m->rope_sin, T, p0, inverse);
     accel_cpu_rope(x->kv + (size_t)p0 * x->ldkv, rows, x->ldkv, m->KVH, m->hs, m->rope_cos,
@@ -938,7 +979,7 @@ static accel_status_t forward(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_
             const float *e = wte + (size_t)tokens[(size_t)b * stride + t] * C;
             float *x = fw->x0 + ((size_t)b * T + t) * C;
             if (wpe) {
-                const float *p = wpe + (size_t)t * C;
+                const float *p = wpe + (size_t)(m->pos ? m->pos[(size_t)b * T + t] : t) * C;
                 for (int c = 0; c < C; c++) x[c] = e[c] + p[c];
             } else {
                 memcpy(x, e, sizeof(float) * (size_t)C);
@@ -1102,7 +1143,7 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
             float *e = dwte + (size_t)tokens[(size_t)b * stride + t] * C;
             for (int c = 0; c < C; c++) e[c] += d[c];
             if (dwpe) {
-                float *p = dwpe + (size_t)t * C;
+                float *p = dwpe + (size_t)(m->pos ? m->pos[(size_t)b * T + t] : t) * C;
                 for (int c = 0; c < C; c++) p[c] += d[c];
             }
         }
@@ -1117,7 +1158,9 @@ static accel_status_t batch_forward(gpt_t *m, const accel_layout_t *layout, cons
 {
     const int B = batch->n, T = m->T, stride = T + 1;
     ACCEL_CHECK(accel_gpt_check_tokens(batch->tokens, B, stride, stride, m->V));
+    ACCEL_CHECK(accel_gpt_check_positions(batch->positions, B, T));
     ACCEL_CHECK(reserve(m, B));
+    m->pos = batch->positions;
     gpt_fwd_t fw = train_fwd(m);
     return forward(m, &fw, layout, params, batch->tokens, stride, B, T, 0, batch);
 }
@@ -1229,6 +1272,7 @@ static accel_status_t infer(gpt_t *m, const accel_layout_t *layout, const float 
         return ACCEL_ERR_INVALID;
     }
     accel_batch_t hb = { .hooks = hooks };
+    m->pos = NULL;                      /* one sequence */
     gpt_fwd_t fw = { &m->iact, 0, m->kv, m->ix0, m->ilnf, m->ilnf_mean, m->ilnf_rstd, m->ipr, m->ikt };
     m->cached = 0;                      /* until this pass completes, the cache is not whole */
     ACCEL_CHECK(forward(m, &fw, layout, params, tokens, ntokens, 1, ntokens, p0, &hb));

@@ -11,6 +11,9 @@
 /* Token ids outside the vocabulary would index past wte: both backends refuse them with this check
  * of B rows of n_per_row ids at row stride `stride` (a NULL batch is refused too). */
 accel_status_t accel_gpt_check_tokens(const int32_t *tokens, int B, int n_per_row, int stride, int V);
+/* B rows of T position ids (accel_batch_t.positions; NULL passes): each 0 or one more than the one
+ * before; an error naming the first that is not. */
+accel_status_t accel_gpt_check_positions(const int32_t *positions, int B, int T);
 
 /* The dimensions of a decoder (model.name gpt or llama; not validated: the CPU model's create
  * refuses a bad one): hs the head size (model.head_dim, else C / NH), QKV = (NH + 2 KVH) hs the

@@ -79,6 +79,14 @@ accel_status_t accel_model_create_on(const accel_config_t *cfg, accel_device_kin
             return ACCEL_ERR_UNSUPPORTED;
         }
     }
+    /* Positions per document reach only the models that read accel_batch_t.positions. */
+    if (cfg->data.document_mask && model->ops != &accel_model_gpt && model->ops != &accel_model_llama &&
+        model->ops != &accel_model_gpt_cuda && model->ops != &accel_model_llama_cuda) {
+        ACCEL_ERROR0("data.document_mask=true: model '%s' does not read per-document positions (the "
+                     "built-in gpt and llama do)\n--> hint: set data.document_mask=false",
+                     model->ops->name);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
     accel_status_t st = model->ops->create(cfg, &model->layout, &model->state);
     if (st != ACCEL_OK) {
         accel_layout_free(&model->layout);

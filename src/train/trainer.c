@@ -55,6 +55,8 @@ struct accel_trainer {
     int32_t *tokens;                /* token rows for language models (micro x (context+1)) */
     uint8_t *loss_mask;             /* their loss masks (filled when the data has them) */
     bool batch_masked;              /* the last load_batch filled loss_mask */
+    uint8_t *doc_start;             /* data.document_mask: where documents begin in the token rows */
+    int32_t *positions;             /* ... and each input token's position in its document */
     int64_t *index;
     unsigned char *valid;           /* evaluation: 0 marks a padding duplicate */
     char train_set_path[ACCEL_STR_MAX];
@@ -105,6 +107,8 @@ void accel_trainer_destroy(accel_trainer_t *t)
     free(t->targets);
     free(t->tokens);
     free(t->loss_mask);
+    free(t->doc_start);
+    free(t->positions);
     free(t->index);
     free(t->valid);
     accel_dataset_close(t->val_set);
@@ -190,6 +194,18 @@ static accel_status_t open_data(accel_trainer_t *t)
                    "each global batch", info->has_loss_mask ? "the marked tokens only (completions, "
                    "assistant messages)" : "all training tokens and the validation split's completions");
     }
+    if (cfg->data.document_mask) {
+        const bool val_has = accel_dataset_info(t->val_set)->has_document_starts;
+        if (!info->has_document_starts || !val_has) {
+            ACCEL_ERROR0("data.document_mask=true, but %s does not record where its documents begin "
+                         "(its %s split has no document_start)\n--> hint: prepare the data with "
+                         "accel_data prepare, which records them, or set data.document_mask=false",
+                         path, !info->has_document_starts ? "train" : "val");
+            return ACCEL_ERR_UNSUPPORTED;
+        }
+        ACCEL_INFO("data: documents are attended to one at a time (data.document_mask): positions "
+                   "restart at each document, whose first token is not a target");
+    }
     snprintf(t->tok_name, sizeof t->tok_name, "%s", info->tokenizer);
     snprintf(t->tok_hash, sizeof t->tok_hash, "%s", info->tokenizer_hash);
     accel_status_t st = ACCEL_OK;
@@ -201,16 +217,37 @@ static accel_status_t open_data(accel_trainer_t *t)
     return accel_agree(t->rt->world, st == ACCEL_ERR_NOT_FOUND ? ACCEL_OK : st);
 }
 
+/* data.document_mask: the n rows' document starts (t->doc_start) become each input token's
+ * position in its document, and a document's first token stops being a target (it cannot be
+ * predicted from the document before: Hugging Face's DataCollatorWithFlattening leaves it out too);
+ * without the data's own loss mask (has_mask false) every other target is trained. */
+static void document_positions(accel_trainer_t *t, int n, bool has_mask)
+{
+    const int T = t->cfg->model.context;
+    for (int i = 0; i < n; i++) {
+        const uint8_t *start = t->doc_start + (size_t)i * (size_t)(T + 1);
+        uint8_t *mask = t->loss_mask + (size_t)i * (size_t)(T + 1);
+        int32_t *pos = t->positions + (size_t)i * (size_t)T;
+        for (int k = 0; k < T; k++) pos[k] = k == 0 || start[k] ? 0 : pos[k - 1] + 1;
+        for (int k = 0; k <= T; k++) mask[k] = (has_mask ? mask[k] : 1) && !start[k];
+    }
+}
+
 /* Fill the batch buffers with samples index[0..n) of the training set or, with val, of the
  * validation set. Dataset read errors can hit one rank alone: the caller agrees before going on. */
 static accel_status_t load_batch(accel_trainer_t *t, const int64_t *index, int n, bool val)
 {
     const accel_config_t *cfg = t->cfg;
     accel_dataset_t *ds = val ? t->val_set : t->train_set;
-    t->batch_masked = ds && accel_dataset_info(ds)->has_loss_mask;
+    const bool has_mask = ds && accel_dataset_info(ds)->has_loss_mask;
+    t->batch_masked = has_mask || (ds && t->doc_start);
     if (ds) {
         accel_status_t st = accel_dataset_read(ds, index, n, t->tokens, t->inputs, t->targets);
-        if (st == ACCEL_OK && t->batch_masked) st = accel_dataset_read_loss_mask(ds, index, n, t->loss_mask);
+        if (st == ACCEL_OK && has_mask) st = accel_dataset_read_loss_mask(ds, index, n, t->loss_mask);
+        if (st == ACCEL_OK && t->doc_start) {
+            st = accel_dataset_read_document_starts(ds, index, n, t->doc_start);
+            if (st == ACCEL_OK) document_positions(t, n, has_mask);
+        }
         return st;
     }
     int64_t base = val ? cfg->data.samples : 0;     /* validation samples follow the training ones */
@@ -257,7 +294,8 @@ static accel_status_t evaluate(accel_trainer_t *t, double *loss, double *accurac
         if (st != ACCEL_OK) break;
         accel_batch_t batch = { .n = m, .inputs = t->inputs, .targets = t->targets, .tokens = t->tokens,
                                 .index = t->index, .hooks = accel_dist_eval_hooks(t->dist),
-                                .loss_mask = t->batch_masked ? t->loss_mask : NULL };
+                                .loss_mask = t->batch_masked ? t->loss_mask : NULL,
+                                .positions = t->doc_start ? t->positions : NULL };
         memset(c, 0, sizeof(int) * (size_t)m);
         st = t->model.ops->eval(t->model.state, &t->model.layout, accel_dist_params(t->dist), &batch, l, c);
         for (int i = 0; i < m; i++) {
@@ -272,7 +310,7 @@ static accel_status_t evaluate(accel_trainer_t *t, double *loss, double *accurac
     if (st == ACCEL_OK)
         st = accel_eval_gather(t->rt->world, vals, all_index, all_valid, (int)(nb * m), N, 2, gathered);
     if (st == ACCEL_OK) st = accel_eval_mean(gathered, N, 2, loss, accuracy);
-    if (st == ACCEL_OK && t->val_set && accel_dataset_info(t->val_set)->has_loss_mask) {
+    if (st == ACCEL_OK && t->val_set && (accel_dataset_info(t->val_set)->has_loss_mask || t->doc_start)) {
         /* the mean over the trained targets: sum(sample losses) x T / sum(trained targets) */
         *loss = *accuracy > 0 ? *loss * t->cfg->model.context / *accuracy : NAN;
         *accuracy = 0;
@@ -875,6 +913,11 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
         t->tokens = malloc(sizeof(int32_t) * m * (size_t)(cfg->model.context + 1));
         t->loss_mask = malloc(m * (size_t)(cfg->model.context + 1));
         if (!t->tokens || !t->loss_mask) { st = ACCEL_ERR_NOMEM; goto fail; }
+        if (cfg->data.document_mask) {
+            t->doc_start = malloc(m * (size_t)(cfg->model.context + 1));
+            t->positions = malloc(sizeof(int32_t) * m * (size_t)cfg->model.context);
+            if (!t->doc_start || !t->positions) { st = ACCEL_ERR_NOMEM; goto fail; }
+        }
     } else {
         t->inputs = malloc(sizeof(float) * m * (size_t)cfg->model.inputs);
         t->targets = malloc(sizeof(int32_t) * m);
@@ -1119,7 +1162,8 @@ static accel_status_t train_step(accel_trainer_t *t, int step, step_outcome_t *o
         accel_batch_t b = { .n = t->micro, .inputs = t->inputs, .targets = t->targets,
                             .tokens = t->tokens, .index = t->index,
                             .hooks = accel_dist_begin_micro(t->dist, k, K),
-                            .loss_mask = t->batch_masked ? t->loss_mask : NULL };
+                            .loss_mask = t->batch_masked ? t->loss_mask : NULL,
+                            .positions = t->doc_start ? t->positions : NULL };
         for (int i = 0; t->tokens_model && i < t->micro; i++) trained_local += sample_targets(t, i);
         double l = 0, c0 = accel_now();
         ACCEL_CHECK(t->model.ops->forward_backward(t->model.state, layout, accel_dist_params(t->dist),

@@ -804,6 +804,90 @@ START_TEST(test_uint32_tokens_and_tokenizer_meta)
 }
 END_TEST
 
+/* Document starts (data.document_mask): written from the offsets given, chunked and compressed,
+ * read back per sample as the loss mask is (the val split's from its own first token); a file
+ * without them says so; a value other than 0/1 is corrupt, a length unlike the tokens' refused. */
+START_TEST(test_document_starts)
+{
+    char path[512], damaged[512];
+    path_of(path, sizeof path, "docs.h5");
+    path_of(damaged, sizeof damaged, "docs_damaged.h5");
+    enum { NTRAIN = 300, NVAL = 70, T = 9 };
+    static const int64_t starts[] = { 0, 1, 17, 100, 101, 250, 299, 300, 333, 369 };
+    const int nstarts = (int)(sizeof starts / sizeof starts[0]);
+    if (g_rank == 0) {
+        uint16_t s[NTRAIN + NVAL];
+        for (int k = 0; k < NTRAIN + NVAL; k++) s[k] = (uint16_t)(k % 50);
+        accel_token_meta_t meta = { .tokenizer = "tiny", .vocab = 50, .document_starts = starts,
+                                    .ndocuments = nstarts };
+        ck_assert_int_eq(accel_dataset_write_tokens_meta(path, &meta, s, 2, NTRAIN, NVAL), ACCEL_OK);
+        ck_assert_int_eq(accel_dataset_write_tokens_meta(damaged, &meta, s, 2, NTRAIN, NVAL), ACCEL_OK);
+        hid_t f = H5Fopen(damaged, H5F_ACC_RDWR, H5P_DEFAULT);
+        hid_t d = H5Dopen2(f, "/train/document_start", H5P_DEFAULT);
+        hid_t space = H5Dget_space(d);
+        hsize_t at = 57, one = 1;
+        uint8_t two = 2;
+        H5Sselect_hyperslab(space, H5S_SELECT_SET, &at, NULL, &one, NULL);
+        hid_t mspace = H5Screate_simple(1, &one, NULL);
+        ck_assert_int_ge(H5Dwrite(d, H5T_NATIVE_UINT8, mspace, space, H5P_DEFAULT, &two), 0);
+        H5Sclose(mspace); H5Sclose(space); H5Dclose(d);
+        H5Ldelete(f, "/val/document_start", H5P_DEFAULT);
+        dset(f, "/val/document_start", 1, NVAL - 1, 0, H5T_STD_U8LE, H5T_NATIVE_UINT8, s);
+        H5Fclose(f);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int split = 0; split < 2; split++) {
+        accel_dataset_t *ds = expect_open(path, split ? "val" : "train", T, ACCEL_OK, NULL, NULL);
+        if (!ds) continue;
+        const accel_dataset_info_t *in = accel_dataset_info(ds);
+        EXPECT(in->has_document_starts && !in->has_loss_mask, "info: starts %d, mask %d",
+               (int)in->has_document_starts, (int)in->has_loss_mask);
+        int64_t idx[64];
+        uint8_t got[64 * (T + 1)];
+        int n = 0;
+        for (int64_t i = g_rank; i < in->nsamples && n < 64; i += g_size) idx[n++] = i;
+        EXPECT(accel_dataset_read_document_starts(ds, idx, n, got) == ACCEL_OK, "read starts");
+        for (int j = 0; j < n; j++)
+            for (int t = 0; t <= T; t++) {
+                int64_t k = (split ? NTRAIN : 0) + idx[j] * T + t;
+                int want = 0;
+                for (int i = 0; i < nstarts; i++) want |= starts[i] == k;
+                EXPECT(got[j * (T + 1) + t] == want, "%s token %lld: start %d, want %d", split ? "val" : "train",
+                       (long long)k, got[j * (T + 1) + t], want);
+            }
+        accel_dataset_close(ds);
+    }
+    char plain[512];
+    path_of(plain, sizeof plain, "nodocs.h5");
+    if (g_rank == 0) {
+        uint16_t w[40] = { 0 };
+        ck_assert_int_eq(accel_dataset_write_tokens(plain, "npy", 10, w, 2, 30, 10, NULL), ACCEL_OK);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    accel_dataset_t *ds = expect_open(plain, "train", T, ACCEL_OK, NULL, NULL);
+    if (ds) {
+        int64_t idx = 0;
+        uint8_t m[T + 1];
+        EXPECT(!accel_dataset_info(ds)->has_document_starts, "a file without starts says it has them");
+        EXPECT(accel_dataset_read_document_starts(ds, &idx, 1, m) == ACCEL_ERR_INVALID, "starts read without them");
+        accel_dataset_close(ds);
+    }
+    ds = expect_open(damaged, "train", T, ACCEL_OK, NULL, NULL);
+    if (ds) {
+        int64_t bad = 6;                          /* tokens 54..63 hold the 2 at 57 */
+        uint8_t m[T + 1];
+        capture_begin();
+        accel_status_t st = accel_dataset_read_document_starts(ds, &bad, 1, m);
+        const char *log = capture_end();
+        EXPECT(st == ACCEL_ERR_CORRUPT && strstr(log, "/train/document_start[57] = 2"), "bad start: %d, %s",
+               st, log);
+        accel_dataset_close(ds);
+    }
+    expect_open(damaged, "val", T, ACCEL_ERR_CORRUPT, "/val/document_start", "length differs");
+    agree_and_assert();
+}
+END_TEST
+
 /* ------------------------------------------------------------------ setup */
 
 static void identify(void)
@@ -915,6 +999,7 @@ static Suite *make_suite(void)
     tcase_add_test(files, test_loader_reads);
     tcase_add_test(files, test_writer_atomic);
     tcase_add_test(files, test_uint32_tokens_and_tokenizer_meta);
+    tcase_add_test(files, test_document_starts);
     tcase_set_timeout(files, 120);
     suite_add_tcase(s, files);
     TCase *sampler = tcase_create("sampler");       /* local: every rank checks the same thing */

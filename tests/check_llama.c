@@ -14,6 +14,21 @@
  *   gradients  every tensor: max |accel - HF| / max |HF| <= 1e-4
  * The measured figures are printed for every case, passing or not.
  *
+ * Packed cases (llama_packed, qwen2_packed: accel's data.document_mask) hold several documents in a
+ * row; their fixtures add /positions [B, T] (Hugging Face's position_ids: 0 where a document
+ * begins) and /loss_mask [B, T+1] (0: the target is a document's first token, not trained), and
+ * their loss is the sum over trained targets over T. transformers computed them with its packed
+ * block-diagonal mask, and the generator asserted that every document's logits equal those of the
+ * document run alone. So here
+ *   logits     logits_range, logits and logits_cached run each document on its own (a document is
+ *              a sequence: the one-sequence ops take no positions), against the fixture's logits
+ *              of the document's positions in the packed row: max |accel - HF| <= 1e-5
+ *   packed     the packed rows through the batch path (eval with .positions and .loss_mask): with
+ *              one trained target, eval's sample loss is that target's cross-entropy / T, which
+ *              gives every position's log-softmax over the whole vocabulary:
+ *              max |accel - HF| <= 1e-5
+ *   loss, gradients  forward_backward with .positions and .loss_mask, tolerances as above
+ *
  * The fixtures are found in $ACCEL_LLAMA_FIXTURES, else $top_srcdir/tests/fixtures/llama (make
  * check sets top_srcdir; tests/llama_unit.sh runs this program). */
 #include "build_config.h"
@@ -35,7 +50,8 @@
 
 /* Every fixture this test knows; a .h5 file in the directory that is not listed fails
  * test_fixture_set, so a new case cannot be added and silently skipped. */
-static const char *const g_cases[] = { "llama_gqa", "llama_mqa", "llama_rope31", "qwen2_bias", "llama_mha" };
+static const char *const g_cases[] = { "llama_gqa",  "llama_mqa",    "llama_rope31", "qwen2_bias",
+                                        "llama_mha",  "llama_packed", "qwen2_packed" };
 #define NCASES ((int)(sizeof g_cases / sizeof g_cases[0]))
 
 static void fixture_dir(char *dir, size_t len)
@@ -268,44 +284,106 @@ START_TEST(test_against_transformers)
     read_dataset(file, "/logits", H5T_NATIVE_FLOAT, want, (size_t)B * (size_t)T * (size_t)V);
     read_dataset(file, "/loss", H5T_NATIVE_DOUBLE, &ref_loss, 1);
 
-    /* Logits of every position, each sequence on its own. */
-    double logit_err = 0;
-    for (int b = 0; b < B; b++) {
-        st = m.ops->logits_range(m.state, lay, params, tokens + (size_t)b * (size_t)(T + 1), T, 0, got, NULL);
-        ck_assert_msg(st == ACCEL_OK, "%s: logits_range failed: %s", cs, accel_status_str(st));
-        const float *w = want + (size_t)b * (size_t)T * (size_t)V;
-        for (size_t k = 0; k < (size_t)T * (size_t)V; k++) {
-            double d = fabs((double)got[k] - (double)w[k]);
-            logit_err = fmax_nan(logit_err, d);
-        }
+    /* A packed case: positions [B, T] and loss_mask [B, T+1], laid out as accel_batch_t's. */
+    int32_t *positions = NULL;
+    uint8_t *loss_mask = NULL;
+    const bool packed = H5Lexists(file, "/positions", H5P_DEFAULT) > 0;
+    if (packed) {
+        ck_assert_msg(H5Lexists(file, "/loss_mask", H5P_DEFAULT) > 0, "%s: /positions without /loss_mask", cs);
+        positions = malloc(sizeof *positions * (size_t)B * (size_t)T);
+        loss_mask = malloc((size_t)B * (size_t)(T + 1));
+        read_dataset(file, "/positions", H5T_NATIVE_INT32, positions, (size_t)B * (size_t)T);
+        read_dataset(file, "/loss_mask", H5T_NATIVE_UINT8, loss_mask, (size_t)B * (size_t)(T + 1));
+        int docs = 0;
+        for (int b = 0; b < B; b++)
+            for (int t = 0; t < T; t++) docs += positions[(size_t)b * T + t] == 0;
+        printf("%s: packed, %d documents in %d rows\n", cs, docs, B);
+        ck_assert_msg(docs > B, "%s: /positions packs no second document in any row", cs);
     }
-    printf("%s: logits   max |accel - HF| = %.3e (tolerance %.0e)\n", cs, logit_err, LOGITS_TOL);
 
-    /* The same logits through the single-position op and, token by token, the KV cache. */
-    double last_err = 0, cached_err = 0;
+    /* Logits of every position, each sequence on its own: a row, or in a packed row each document
+     * (positions 0.. of its own; the fixture's packed logits equal the document's alone). The
+     * one-sequence ops take no positions: the packed rows themselves are compared below. */
+    double logit_err = 0, last_err = 0, cached_err = 0;
     for (int b = 0; b < B; b++) {
-        const int32_t *seq = tokens + (size_t)b * (size_t)(T + 1);
-        const float *w = want + (size_t)b * (size_t)T * (size_t)V;
-        if (m.ops->logits) {
-            st = m.ops->logits(m.state, lay, params, seq, T, got);
-            ck_assert_msg(st == ACCEL_OK, "%s: logits failed: %s", cs, accel_status_str(st));
-            for (int v = 0; v < V; v++) last_err = fmax_nan(last_err, fabs((double)got[v] - (double)w[(size_t)(T - 1) * V + v]));
-        }
-        if (m.ops->logits_cached)
-            for (int t = 0; t < T; t++) {
-                st = m.ops->logits_cached(m.state, lay, params, seq, t + 1, t, got, NULL);
-                ck_assert_msg(st == ACCEL_OK, "%s: logits_cached(%d tokens, %d cached) failed: %s", cs, t + 1, t,
-                              accel_status_str(st));
-                for (int v = 0; v < V; v++) cached_err = fmax_nan(cached_err, fabs((double)got[v] - (double)w[(size_t)t * V + v]));
+        const int32_t *row = tokens + (size_t)b * (size_t)(T + 1);
+        for (int s = 0, e; s < T; s = e) {
+            e = T;
+            if (packed)     /* this document: s up to the next position 0 */
+                for (e = s + 1; e < T && positions[(size_t)b * T + e] != 0; e++) {}
+            const int n = e - s;
+            const int32_t *seq = row + s;
+            const float *w = want + ((size_t)b * (size_t)T + (size_t)s) * (size_t)V;
+            st = m.ops->logits_range(m.state, lay, params, seq, n, 0, got, NULL);
+            ck_assert_msg(st == ACCEL_OK, "%s: logits_range failed: %s", cs, accel_status_str(st));
+            for (size_t k = 0; k < (size_t)n * (size_t)V; k++) {
+                double d = fabs((double)got[k] - (double)w[k]);
+                logit_err = fmax_nan(logit_err, d);
             }
+            /* The same logits through the single-position op and, token by token, the KV cache. */
+            if (m.ops->logits) {
+                st = m.ops->logits(m.state, lay, params, seq, n, got);
+                ck_assert_msg(st == ACCEL_OK, "%s: logits failed: %s", cs, accel_status_str(st));
+                for (int v = 0; v < V; v++) last_err = fmax_nan(last_err, fabs((double)got[v] - (double)w[(size_t)(n - 1) * V + v]));
+            }
+            if (m.ops->logits_cached)
+                for (int t = 0; t < n; t++) {
+                    st = m.ops->logits_cached(m.state, lay, params, seq, t + 1, t, got, NULL);
+                    ck_assert_msg(st == ACCEL_OK, "%s: logits_cached(%d tokens, %d cached) failed: %s", cs, t + 1, t,
+                                  accel_status_str(st));
+                    for (int v = 0; v < V; v++) cached_err = fmax_nan(cached_err, fabs((double)got[v] - (double)w[(size_t)t * V + v]));
+                }
+        }
     }
+    printf("%s: logits   max |accel - HF| = %.3e (tolerance %.0e)%s\n", cs, logit_err, LOGITS_TOL,
+           packed ? " (each document alone)" : "");
     if (m.ops->logits)
         printf("%s: logits   (last position) max |accel - HF| = %.3e\n", cs, last_err);
     if (m.ops->logits_cached)
         printf("%s: logits   (KV cache, one token at a time) max |accel - HF| = %.3e\n", cs, cached_err);
 
-    /* Loss and gradients of the whole batch. */
-    accel_batch_t batch = { .n = B, .tokens = tokens };
+    /* Packed rows through the batch path, positions and loss mask in the batch: no op returns a
+     * batch's logits, but eval's sample loss with one trained target t+1 is CE(logits[t], target) / T,
+     * and target t+1 is an input only after position t (causal), so V rows that differ only in it
+     * (every id of the vocabulary) give position t's log-softmax, logits[t] - logsumexp(logits[t]). */
+    double packed_err = 0;
+    if (packed) {
+        ck_assert_ptr_nonnull(m.ops->eval);
+        const size_t S = (size_t)T + 1;
+        int32_t *ptok = malloc(sizeof *ptok * (size_t)V * S);
+        int32_t *ppos = malloc(sizeof *ppos * (size_t)V * (size_t)T);
+        uint8_t *pmask = malloc((size_t)V * S);
+        float *ploss = malloc(sizeof *ploss * (size_t)V);
+        for (int b = 0; b < B; b++)
+            for (int t = 0; t < T; t++) {
+                const float *w = want + ((size_t)b * (size_t)T + (size_t)t) * (size_t)V;
+                double zmax = -INFINITY, sum = 0;
+                for (int v = 0; v < V; v++) zmax = fmax(zmax, (double)w[v]);
+                for (int v = 0; v < V; v++) sum += exp((double)w[v] - zmax);
+                const double lse = zmax + log(sum);
+                for (int v = 0; v < V; v++) {
+                    memcpy(ptok + (size_t)v * S, tokens + (size_t)b * S, sizeof *ptok * S);
+                    ptok[(size_t)v * S + (size_t)t + 1] = v;
+                    memcpy(ppos + (size_t)v * T, positions + (size_t)b * T, sizeof *ppos * (size_t)T);
+                    memset(pmask + (size_t)v * S, 0, S);
+                    pmask[(size_t)v * S + (size_t)t + 1] = 1;
+                }
+                accel_batch_t pb = { .n = V, .tokens = ptok, .positions = ppos, .loss_mask = pmask };
+                st = m.ops->eval(m.state, lay, params, &pb, ploss, NULL);
+                ck_assert_msg(st == ACCEL_OK, "%s: eval of packed rows failed: %s", cs, accel_status_str(st));
+                for (int v = 0; v < V; v++)
+                    packed_err = fmax_nan(packed_err, fabs(-(double)ploss[v] * T - ((double)w[v] - lse)));
+            }
+        free(ptok);
+        free(ppos);
+        free(pmask);
+        free(ploss);
+        printf("%s: logits   (packed rows, eval: log-softmax of every position) max |accel - HF| = %.3e "
+               "(tolerance %.0e)\n", cs, packed_err, LOGITS_TOL);
+    }
+
+    /* Loss and gradients of the whole batch (a packed one with its positions and loss mask). */
+    accel_batch_t batch = { .n = B, .tokens = tokens, .positions = positions, .loss_mask = loss_mask };
     double loss_sum = 0;
     st = m.ops->forward_backward(m.state, lay, params, grads, &batch, 1.0f, &loss_sum);
     ck_assert_msg(st == ACCEL_OK, "%s: forward_backward failed: %s", cs, accel_status_str(st));
@@ -345,6 +423,8 @@ START_TEST(test_against_transformers)
     free_names(gnames, ng);
     free(ref);
     free(tokens);
+    free(positions);
+    free(loss_mask);
     free(want);
     free(got);
     accel_arena_free(params);
@@ -357,6 +437,9 @@ START_TEST(test_against_transformers)
                   last_err, LOGITS_TOL);
     ck_assert_msg(cached_err <= LOGITS_TOL, "%s: logits_cached differs from transformers by %.3e (tolerance %.0e)",
                   cs, cached_err, LOGITS_TOL);
+    ck_assert_msg(packed_err <= LOGITS_TOL,
+                  "%s: the packed rows' log-softmax (eval) differs from transformers by %.3e (tolerance %.0e)", cs,
+                  packed_err, LOGITS_TOL);
     ck_assert_msg(loss_err <= loss_tol, "%s: loss %.9f, transformers %.9f: |diff| %.3e > %.1e", cs, loss_sum,
                   ref_loss, loss_err, loss_tol);
     ck_assert_msg(bad[0] == '\0', "%s: gradients differ from transformers (max |diff| / max |ref| > %.0e):%s", cs,

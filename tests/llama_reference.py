@@ -27,6 +27,20 @@ HDF5 layout of a fixture (what check_llama.c reads):
   /loss                 float64 scalar     sum over b of mean over t of CE(logits[b,t], tokens[b,t+1])
   /params/<name>        float32            the weights, under accel's names and shapes
   /grads/<name>         float32            d loss / d <name>
+Packed cases (several documents in a row, accel's data.document_mask) also have
+  /positions            int32   [B, T]     position of input token t in its document (HF position_ids)
+  /loss_mask            uint8   [B, T+1]   loss_mask[b, t+1] = 0: target tokens[b, t+1] is not trained
+and their /loss is accel's: sum over b of (sum over trained targets of CE) / T.
+
+Packed documents. A packed case lists each row's documents by length (summing to T+1 tokens; the
+first may be the tail of a longer one, the last may end past the inputs). Its rows are built with
+transformers' own DataCollatorWithFlattening (one feature per document): position_ids restart at
+0 at every document start, and the label of a document's first token is -100 (the token that
+begins a document is not predicted from the one before it). The model gets position_ids and no
+attention_mask and no cache, so transformers finds the packed sequences itself
+(find_packed_sequence_indices) and builds the block-diagonal causal mask; the script asserts that
+every document's logits equal those of the document run alone, and that they would differ without
+the mask.
 
 accel's tensor table (row-major, [out, in] like torch's Linear.weight; hs = width / heads):
   wte                      [V, C]          model.embed_tokens.weight
@@ -55,7 +69,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 import transformers
-from transformers import LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+from transformers import DataCollatorWithFlattening, LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
 from transformers.models.llama import modeling_llama
 from transformers.models.qwen2 import modeling_qwen2
 
@@ -86,6 +100,16 @@ CASES = [
          context=12, vocab=73, tied=False, theta=1000000.0, eps=1e-6, bias=True, seed=404),
     dict(name="llama_mha", arch="llama", layers=2, heads=4, kv_heads=4, width=32, ffn=36,
          context=14, vocab=79, tied=True, theta=10000.0, eps=1e-5, bias=False, seed=505),
+    # Packed documents (accel's data.document_mask): `docs` gives each row's documents by length,
+    # T+1 tokens a row. Documents of length 1 (inside a row, at a row's start, and one that is only
+    # the last target), a row whose last target begins a document (not trained), rows of 4 and 5
+    # documents, the longest document about half the context.
+    dict(name="llama_packed", arch="llama", layers=2, heads=4, kv_heads=2, width=32, ffn=32,
+         context=24, vocab=61, tied=False, theta=10000.0, eps=1e-6, bias=False, seed=606,
+         docs=[[7, 1, 9, 8], [5, 12, 1, 6, 1]]),
+    dict(name="qwen2_packed", arch="qwen2", layers=2, heads=4, kv_heads=1, width=32, ffn=24,
+         context=20, vocab=53, tied=True, theta=1000000.0, eps=1e-6, bias=True, seed=707,
+         docs=[[1, 4, 10, 6], [13, 3, 1, 2, 2]]),
 ]
 
 # Weight scales: large enough that every gradient is far above float32 noise and the attention
@@ -306,6 +330,75 @@ def run(model, tokens):
     return logits.detach().clone(), loss.item(), grads
 
 
+def packed_rows(case, tokens):
+    """positions [B, T], the shifted labels [B, T] (target tokens[b, t+1], -100 where it is not
+    trained) and accel's loss_mask [B, T+1] of a packed case's token rows [B, T+1], as transformers'
+    DataCollatorWithFlattening makes them from the rows' documents."""
+    T = case["context"]
+    collate = DataCollatorWithFlattening(return_tensors="pt")
+    positions, labels = [], []
+    for b, lengths in enumerate(case["docs"]):
+        assert len(lengths) >= 3 and sum(lengths) == T + 1 and min(lengths) >= 1, (case["name"], b, lengths)
+        ends = np.cumsum(lengths)
+        feats = [{"input_ids": tokens[b, e - n:e].tolist(), "labels": tokens[b, e - n:e].tolist()}
+                 for n, e in zip(lengths, ends)]
+        out = collate(feats)
+        assert out["input_ids"].shape == (1, T + 1) and torch.equal(out["input_ids"][0], tokens[b])
+        positions.append(out["position_ids"][0, :T])
+        labels.append(out["labels"][0])
+    positions = torch.stack(positions)              # int64 [B, T]
+    labels = torch.stack(labels)                    # [B, T+1], input-aligned, -100 at document starts
+    loss_mask = (labels != -100).to(torch.uint8)
+    # accel's rules for batch->positions: 0 at a row's start, else 0 (a document begins) or one more.
+    for b in range(B):
+        assert positions[b, 0] == 0
+        for t in range(1, T):
+            assert positions[b, t] == 0 or positions[b, t] == positions[b, t - 1] + 1
+        starts = [t for t in range(T + 1) if t == 0 or (t < T and positions[b, t] == 0)]
+        assert [t for t in range(T + 1) if loss_mask[b, t] == 0] == starts or \
+            [t for t in range(T + 1) if loss_mask[b, t] == 0] == starts + [T], (b, starts, loss_mask[b])
+    assert loss_mask[:, 0].sum() == 0
+    return positions, labels[:, 1:].contiguous(), loss_mask
+
+
+def run_packed(model, tokens, positions, shift_labels):
+    """run() for packed rows: position_ids, no attention mask, no cache (so that transformers builds
+    the packed block-diagonal mask), and accel's loss: per row the sum over trained targets of the
+    cross-entropy over T, summed over rows."""
+    model.zero_grad(set_to_none=True)
+    inputs = tokens[:, :-1]
+    logits = model(input_ids=inputs, position_ids=positions, use_cache=False).logits
+    nb, nt, nv = logits.shape
+    per_token = F.cross_entropy(logits.reshape(nb * nt, nv), shift_labels.reshape(nb * nt),
+                                ignore_index=-100, reduction="none")
+    loss = per_token.sum() / nt
+    loss.backward()
+    grads = {p: p.grad.detach().clone() for p in model.parameters()}
+    return logits.detach().clone(), loss.item(), grads
+
+
+def check_packing(model, case, tokens, positions, logits):
+    """That transformers masked the packed rows: every document's logits (in `logits`, from
+    run_packed) against the document run alone (default positions); and, so that the comparison
+    means something, the same rows with the same position_ids but one plain causal mask (an
+    all-ones attention_mask turns the packed-sequence detection off). Returns the largest
+    difference of the first and the smallest (over the rows) largest difference of the second on
+    the documents after a row's first."""
+    T = case["context"]
+    alone = 0.0
+    with torch.no_grad():
+        for b in range(B):
+            starts = [t for t in range(T) if positions[b, t] == 0] + [T]
+            for s, e in zip(starts[:-1], starts[1:]):
+                solo = model(input_ids=tokens[b:b + 1, s:e], use_cache=False).logits[0]
+                alone = max(alone, (solo - logits[b, s:e]).abs().max().item())
+        unmasked = model(input_ids=tokens[:, :-1], position_ids=positions, use_cache=False,
+                         attention_mask=torch.ones_like(positions)).logits
+    first_end = [next(t for t in range(1, T) if positions[b, t] == 0) for b in range(B)]
+    leak = min((unmasked[b, first_end[b]:] - logits[b, first_end[b]:]).abs().max().item() for b in range(B))
+    return alone, leak
+
+
 def accel_tensors(model, case, value):
     """accel's name -> array, value(p) giving each HF parameter's data or gradient."""
     cat = lambda *ps: torch.cat([value(p) for p in ps], dim=0)
@@ -354,6 +447,7 @@ def make_case(case, outdir, verbose=True):
     set_weights(model, case["seed"])
     g = torch.Generator().manual_seed(case["seed"] + 1)
     tokens = torch.randint(0, case["vocab"], (B, case["context"] + 1), generator=g)
+    packed = "docs" in case
 
     # RoPE frequencies: ours (float64) against transformers' (computed in float32).
     inv_freq, bands = inv_freq_reference(case)
@@ -365,12 +459,30 @@ def make_case(case, outdir, verbose=True):
 
     # Stock transformers: the cross-check of the loss against its own loss function, and the
     # reference for what the float64 patches change.
-    s_logits, s_loss, s_grads = run(model, tokens)
-    with torch.no_grad():
-        hf_mean = model(input_ids=tokens, labels=tokens).loss.item()    # mean over B*T targets
-    with patch_float64(model, inv_freq):
-        logits, loss, grads = run(model, tokens)
-    assert abs(hf_mean * B - loss) <= 1e-6 * abs(loss), (hf_mean * B, loss)
+    if not packed:
+        s_logits, s_loss, s_grads = run(model, tokens)
+        with torch.no_grad():
+            hf_mean = model(input_ids=tokens, labels=tokens).loss.item()    # mean over B*T targets
+        with patch_float64(model, inv_freq):
+            logits, loss, grads = run(model, tokens)
+        assert abs(hf_mean * B - loss) <= 1e-6 * abs(loss), (hf_mean * B, loss)
+    else:
+        positions, shift_labels, loss_mask = packed_rows(case, tokens)
+        s_logits, s_loss, s_grads = run_packed(model, tokens, positions, shift_labels)
+        s_alone, s_leak = check_packing(model, case, tokens, positions, s_logits)
+        with patch_float64(model, inv_freq):
+            logits, loss, grads = run_packed(model, tokens, positions, shift_labels)
+            alone, leak = check_packing(model, case, tokens, positions, logits)
+        # The documents are masked from each other, in stock transformers and with the float64
+        # patches alike (so the patched eager attention applies the mask it is given).
+        assert alone < 1e-12 and s_alone < 1e-5, (name, alone, s_alone)
+        assert leak > 1e-2 and s_leak > 1e-2, (name, leak, s_leak)
+        # transformers' causal-LM loss with num_items_in_batch = T is accel's convention (it takes
+        # the cross-entropy in float32, hence the tolerance).
+        with torch.no_grad():
+            hf_loss = model.loss_function(logits=logits, labels=None, vocab_size=case["vocab"],
+                                          num_items_in_batch=case["context"], shift_labels=shift_labels).item()
+        assert abs(hf_loss - loss) <= 1e-6 * abs(loss), (hf_loss, loss)
     stock_logits = (s_logits - logits).abs().max().item()
     stock_grads = max(((s_grads[p] - grads[p]).abs().max() / grads[p].abs().max()).item()
                       for p in model.parameters())
@@ -398,7 +510,8 @@ def make_case(case, outdir, verbose=True):
             "h5py_version": h5py.__version__,
             "numpy_version": np.__version__,
             "python_version": platform.python_version(),
-            "loss_convention": "sum over sequences of the mean over positions of cross-entropy",
+            "loss_convention": "sum over sequences of the mean over positions of cross-entropy" if not packed else
+                               "sum over sequences of (sum over trained targets of cross-entropy) / T",
             "precision": "float64 reference (RMSNorm, softmax, RoPE in float64); stored float32",
         }
         for k, v in attrs.items():
@@ -409,9 +522,16 @@ def make_case(case, outdir, verbose=True):
         f.attrs["rope_inv_freq"] = inv_freq
         if bands:
             f.attrs["rope_bands"] = np.bytes_(" ".join(bands).encode("ascii"))
+        if packed:
+            f.attrs["documents"] = np.bytes_(" | ".join(" ".join(map(str, r)) for r in case["docs"]).encode("ascii"))
+            f.attrs["packed_doc_alone_max_abs_diff"] = np.float64(alone)
+            f.attrs["packed_unmasked_min_max_abs_diff"] = np.float64(leak)
         f.create_dataset("tokens", data=tokens.numpy().astype("<i4"))
         f.create_dataset("logits", data=logits.numpy().astype("<f4"), **PACK)
         f.create_dataset("loss", data=np.float64(loss))
+        if packed:
+            f.create_dataset("positions", data=positions.numpy().astype("<i4"))
+            f.create_dataset("loss_mask", data=loss_mask.numpy().astype("u1"))
         gp, gg = f.create_group("params"), f.create_group("grads")
         for k in params:
             gp.create_dataset(k, data=params[k].astype("<f4"), **PACK)
@@ -426,6 +546,9 @@ def make_case(case, outdir, verbose=True):
         if bands:
             print(f"  RoPE bands: {' '.join(bands)}")
         print(f"  stock transformers vs float64: logits {stock_logits:.2e}, gradients {stock_grads:.2e} (relative)")
+        if packed:
+            print(f"  documents {case['docs']}: packed logits vs each document alone {alone:.2e} "
+                  f"(stock {s_alone:.2e}); without the mask they would differ by >= {leak:.2e}")
         small = sorted((np.abs(v).max(), k) for k, v in gradients.items())[:3]
         print("  smallest gradients (max |g|): " + ", ".join(f"{k} {m:.2e}" for m, k in small))
     return path

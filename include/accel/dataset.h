@@ -136,6 +136,9 @@ accel_status_t accel_dataset_read_document_starts(accel_dataset_t *ds, const int
 /* How many tokens of the split its loss mask trains (the whole mask is read, a block at a time;
  * a value other than 0 or 1 is ACCEL_ERR_CORRUPT). Not collective. */
 accel_status_t accel_dataset_loss_mask_count(accel_dataset_t *ds, int64_t *trained);
+/* How many documents begin in the split (a token dataset with has_document_starts), read as
+ * accel_dataset_loss_mask_count reads the mask. */
+accel_status_t accel_dataset_document_count(accel_dataset_t *ds, int64_t *documents);
 
 /* The tokenizer.json bytes a token dataset keeps (dataset /tokenizer.json), read on one process
  * (serial, no MPI): *json is a malloc'd NUL-terminated copy of *len bytes (free it). A file

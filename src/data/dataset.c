@@ -748,10 +748,9 @@ accel_status_t accel_dataset_read_document_starts(accel_dataset_t *ds, const int
                             starts);
 }
 
-accel_status_t accel_dataset_loss_mask_count(accel_dataset_t *ds, int64_t *trained)
+/* How many ones a per-token byte stream of the split holds (read whole, a block at a time). */
+static accel_status_t count_token_flags(accel_dataset_t *ds, hid_t dset, const char *name, int64_t *ones)
 {
-    *trained = 0;
-    if (!ds || !ds->info.has_loss_mask) return ACCEL_ERR_INVALID;
     const int64_t block = 1 << 24, n = ds->info.ntokens;
     uint8_t *buf = malloc((size_t)(n < block ? (n ? n : 1) : block));
     if (!buf) return ACCEL_ERR_NOMEM;
@@ -760,18 +759,32 @@ accel_status_t accel_dataset_loss_mask_count(accel_dataset_t *ds, int64_t *train
         int64_t len = n - at < block ? n - at : block;
         plan_t p = { .istart = &(hsize_t){ (hsize_t)at }, .ilen = &(hsize_t){ (hsize_t)len }, .nint = 1,
                      .total = (hsize_t)len };
-        st = read_union(ds, ds->mask, &p, 1, H5T_NATIVE_UINT8, buf, "loss_mask");
+        st = read_union(ds, dset, &p, 1, H5T_NATIVE_UINT8, buf, name);
         for (int64_t i = 0; i < len && st == ACCEL_OK; i++) {
             if (buf[i] > 1) {
-                ACCEL_ERROR("%s: /%s/loss_mask[%lld] = %d is neither 0 nor 1: corrupt data", ds->path,
-                            ds->split, (long long)(at + i), buf[i]);
+                ACCEL_ERROR("%s: /%s/%s[%lld] = %d is neither 0 nor 1: corrupt data", ds->path, ds->split,
+                            name, (long long)(at + i), buf[i]);
                 st = ACCEL_ERR_CORRUPT;
             }
-            *trained += buf[i];
+            *ones += buf[i];
         }
     }
     free(buf);
     return st;
+}
+
+accel_status_t accel_dataset_loss_mask_count(accel_dataset_t *ds, int64_t *trained)
+{
+    *trained = 0;
+    if (!ds || !ds->info.has_loss_mask) return ACCEL_ERR_INVALID;
+    return count_token_flags(ds, ds->mask, "loss_mask", trained);
+}
+
+accel_status_t accel_dataset_document_count(accel_dataset_t *ds, int64_t *documents)
+{
+    *documents = 0;
+    if (!ds || !ds->info.has_document_starts) return ACCEL_ERR_INVALID;
+    return count_token_flags(ds, ds->docs, "document_start", documents);
 }
 
 accel_status_t accel_dataset_read(accel_dataset_t *ds, const int64_t *indices, int n,

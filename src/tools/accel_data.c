@@ -669,6 +669,11 @@ static int cmd_info(int argc, char **argv)
                 (st = accel_dataset_loss_mask_count(ds[s], &trained)) == ACCEL_OK)
                 printf("%-5s  loss mask: %lld of the tokens are trained (%.1f%%), the rest are context\n",
                        "", (long long)trained, in->ntokens ? 100.0 * (double)trained / (double)in->ntokens : 0.0);
+            int64_t docs = 0;
+            if (in->kind == ACCEL_DATASET_TOKENS && in->has_document_starts &&
+                (st = accel_dataset_document_count(ds[s], &docs)) == ACCEL_OK)
+                printf("%-5s  documents: %lld begin here (recorded: data.document_mask can keep them apart)\n",
+                       "", (long long)docs);
         }
     }
     for (int s = 0; s < 2; s++) accel_dataset_close(ds[s]);

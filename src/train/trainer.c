@@ -130,6 +130,11 @@ static accel_status_t open_data(accel_trainer_t *t)
     const accel_config_t *cfg = t->cfg;
     const char *path = cfg->data.path;
     if (!strcmp(path, "synthetic") || (!path[0] && !t->tokens_model)) {
+        if (cfg->data.document_mask) {
+            ACCEL_ERROR0("data.document_mask=true: synthetic data has no documents\n--> hint: set "
+                         "data.path to a dataset made by accel_data prepare, or data.document_mask=false");
+            return ACCEL_ERR_INVALID;
+        }
         t->val_samples = cfg->data.eval_samples;
         return ACCEL_OK;
     }

@@ -149,6 +149,22 @@ static double norm_diff(const float *a, const float *b, size_t n, double *ref_no
 /* The loss mask the checks' batches carry (NULL: none): prompt/completion data. */
 static uint8_t g_mask[B_ * (64 + 1)];      /* the specs' contexts are at most 64 */
 static const uint8_t *cur_mask;
+/* Packed documents (data.document_mask): positions restarting at each document (NULL: none), and
+ * the loss mask that leaves out the targets that begin a document, made for cur's context. */
+static int32_t g_pos[B_ * 64];
+static const int32_t *cur_pos;
+
+static void pack_documents(int T)
+{
+    for (int b = 0; b < B_; b++)
+        for (int t = 0; t <= T; t++) {
+            const bool start = t == 0 || (t * 5 + b * 3) % 7 == 0 || t == 2;     /* documents of 1 to 7 */
+            if (t < T) g_pos[b * T + t] = start ? 0 : g_pos[b * T + t - 1] + 1;
+            g_mask[b * (T + 1) + t] = !start;
+        }
+    cur_pos = g_pos;
+    cur_mask = g_mask;
+}
 
 /* The GPU pass runs with grad_scale = loss_scale / B (fp16 needs a loss scale, as in training,
  * or small gradients underflow) and its gradients are divided by loss_scale before comparing. */
@@ -158,7 +174,7 @@ static int check_gradients(const char *precision, double tol, double loss_tol, f
     ref_open(&r, "fp32");                           /* the reference is always fp32 */
     accel_config_set(&r.cfg, "precision", precision, NULL, 0);    /* the GPU model's */
     const accel_layout_t *lay = &r.model.layout;
-    accel_batch_t b = { .n = B_, .tokens = r.tokens, .loss_mask = cur_mask };
+    accel_batch_t b = { .n = B_, .tokens = r.tokens, .loss_mask = cur_mask, .positions = cur_pos };
     double loss_cpu = 0, loss_gpu = 0;
     int fails = 0;
     if (r.model.ops->forward_backward(r.model.state, lay, r.params, r.grads, &b, 1.0f / B_,
@@ -208,7 +224,7 @@ static int check_eval(const char *precision, double tol)
     ref_t r;
     ref_open(&r, "fp32");
     accel_config_set(&r.cfg, "precision", precision, NULL, 0);
-    accel_batch_t b = { .n = B_, .tokens = r.tokens, .loss_mask = cur_mask };
+    accel_batch_t b = { .n = B_, .tokens = r.tokens, .loss_mask = cur_mask, .positions = cur_pos };
     float lc[B_], lg[B_];
     int fails = 0;
     if (r.model.ops->eval(r.model.state, &r.model.layout, r.params, &b, lc, NULL) != ACCEL_OK) fails++;
@@ -356,7 +372,18 @@ int main(int argc, char **argv)
         fails += check_gradients("bf16", 5e-2, 1e-2, 1.0f);
         fails += check_eval("fp32", 1e-5);
     }
+    /* packed documents: attention within each, positions restarting (wpe; RoPE) */
+    const spec_t *packed[] = { &k_gpt, &k_llama_gqa, &k_qwen3 };
+    for (int i = 0; i < 3; i++) {
+        cur = packed[i];
+        pack_documents(cur->T);
+        printf("with packed documents:\n");
+        fails += check_gradients("fp32", 1e-3, 1e-5, 1.0f);
+        fails += check_gradients("bf16", 5e-2, 1e-2, 1.0f);
+        fails += check_eval("fp32", 1e-5);
+    }
     cur_mask = NULL;
+    cur_pos = NULL;
     printf("%s: %d check(s) failed\n", fails ? "FAIL" : "PASS", fails);
     MPI_Finalize();
     return fails ? 1 : 0;

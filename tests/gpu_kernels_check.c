@@ -70,7 +70,9 @@ static size_t esize(const kcase_t *c, int type)
 
 /* A buffer filled by `fill`: 'u' uniform(-scale, scale), 'p' uniform(0, scale), 'i' integers in
  * [0, scale), 'm' the same with a quarter of them -1 (targets a loss mask leaves out), 'b' 0/1,
- * 'z' zeros. Activation buffers hold values already rounded to the dtype. */
+ * 'd' positions of packed documents in rows of `scale` (int32: 0 at each document's first token,
+ * counting up within it; documents of 1 to 12 tokens), 'z' zeros. Activation buffers hold values
+ * already rounded to the dtype. */
 static void add(kcase_t *c, const char *name, int type, size_t n, int out, char fill, double scale)
 {
     buf_t *b = &c->b[c->nb++];
@@ -85,6 +87,9 @@ static void add(kcase_t *c, const char *name, int type, size_t n, int out, char 
         double v = fill == 'u' ? (2 * urand() - 1) * scale : fill == 'p' ? urand() * scale
                  : fill == 'i' ? floor(urand() * scale) : fill == 'b' ? (urand() < 0.5)
                  : fill == 'm' ? (urand() < 0.25 ? -1.0 : floor(urand() * scale)) : 0.0;
+        if (fill == 'd')        /* a new document at a row's start, else with odds 1 in 6, or at 12 */
+            v = i % (size_t)scale == 0 || urand() < 1.0 / 6 || ((int32_t *)b->ref)[i - 1] == 11
+                    ? 0 : ((int32_t *)b->ref)[i - 1] + 1;
         switch (type) {
         case T_F32: ((float *)b->ref)[i] = (float)v; break;
         case T_I32: ((int32_t *)b->ref)[i] = (int32_t)v; break;
@@ -189,22 +194,35 @@ static int check_dtype(int dt)
     add(&c, "tok", T_I32, (size_t)B_ * stride, 0, 'i', V_);
     add(&c, "wte", T_F32, (size_t)V_ * C_, 0, 'u', 1);
     add(&c, "wpe", T_F32, (size_t)T_ * C_, 0, 'u', 1);
-    RUN(encoder_forward, dt, Q("x"), Q("tok"), stride, Q("wte"), Q("wpe"), B_, T_, C_, NULL);
+    RUN(encoder_forward, dt, Q("x"), Q("tok"), stride, NULL, Q("wte"), Q("wpe"), B_, T_, C_, NULL);
 
     add(&c, "dwte", T_F32, (size_t)V_ * C_, 1, 'u', 1);
     add(&c, "dwpe", T_F32, (size_t)T_ * C_, 1, 'u', 1);
     add(&c, "d", T_ACT, BTC, 0, 'u', 1);
     add(&c, "tok", T_I32, (size_t)B_ * stride, 0, 'i', 7);    /* repeated ids: colliding atomics */
-    RUN(encoder_backward, dt, Q("dwte"), Q("dwpe"), Q("d"), Q("tok"), stride, B_, T_, C_, NULL);
+    RUN(encoder_backward, dt, Q("dwte"), Q("dwpe"), Q("d"), Q("tok"), stride, NULL, B_, T_, C_, NULL);
     /* without a position embedding (the llama's) */
     add(&c, "x", T_ACT, BTC, 1, 'z', 0);
     add(&c, "tok", T_I32, (size_t)B_ * stride, 0, 'i', V_);
     add(&c, "wte", T_F32, (size_t)V_ * C_, 0, 'u', 1);
-    RUN(encoder_forward, dt, Q("x"), Q("tok"), stride, Q("wte"), NULL, B_, T_, C_, NULL);
+    RUN(encoder_forward, dt, Q("x"), Q("tok"), stride, NULL, Q("wte"), NULL, B_, T_, C_, NULL);
     add(&c, "dwte", T_F32, (size_t)V_ * C_, 1, 'u', 1);
     add(&c, "d", T_ACT, BTC, 0, 'u', 1);
     add(&c, "tok", T_I32, (size_t)B_ * stride, 0, 'i', 7);
-    RUN(encoder_backward, dt, Q("dwte"), NULL, Q("d"), Q("tok"), stride, B_, T_, C_, NULL);
+    RUN(encoder_backward, dt, Q("dwte"), NULL, Q("d"), Q("tok"), stride, NULL, B_, T_, C_, NULL);
+    /* packed documents: positions restart (wpe rows by position) */
+    add(&c, "x", T_ACT, BTC, 1, 'z', 0);
+    add(&c, "tok", T_I32, (size_t)B_ * stride, 0, 'i', V_);
+    add(&c, "pos", T_I32, BT, 0, 'd', T_);
+    add(&c, "wte", T_F32, (size_t)V_ * C_, 0, 'u', 1);
+    add(&c, "wpe", T_F32, (size_t)T_ * C_, 0, 'u', 1);
+    RUN(encoder_forward, dt, Q("x"), Q("tok"), stride, Q("pos"), Q("wte"), Q("wpe"), B_, T_, C_, NULL);
+    add(&c, "dwte", T_F32, (size_t)V_ * C_, 1, 'u', 1);
+    add(&c, "dwpe", T_F32, (size_t)T_ * C_, 1, 'u', 1);
+    add(&c, "d", T_ACT, BTC, 0, 'u', 1);
+    add(&c, "tok", T_I32, (size_t)B_ * stride, 0, 'i', 7);
+    add(&c, "pos", T_I32, BT, 0, 'd', T_);
+    RUN(encoder_backward, dt, Q("dwte"), Q("dwpe"), Q("d"), Q("tok"), stride, Q("pos"), B_, T_, C_, NULL);
 
     const int widths[] = { C_, 768, 1531 };
     for (int wi = 0; wi < 3; wi++) {
@@ -248,13 +266,17 @@ static int check_dtype(int dt)
 
     const int rows = B_ * NH_ * T_;
     const size_t tt = (size_t)rows * T_;
-    add(&c, "P", T_ACT, tt, 1, 'z', 0);
-    add(&c, "S", T_F32, tt, 0, 'u', 4);
-    RUN(softmax_forward, dt, Q("P"), Q("S"), rows, T_, NULL);
-    add(&c, "dS", T_ACT, tt, 1, 'z', 0);
-    add(&c, "P", T_ACT, tt, 0, 'p', 0.2);
-    add(&c, "dP", T_F32, tt, 0, 'u', 1);
-    RUN(softmax_backward, dt, Q("dS"), Q("P"), Q("dP"), rows, T_, NULL);
+    for (int packed = 0; packed < 2; packed++) {   /* causal; packed documents (keys of its own) */
+        add(&c, "P", T_ACT, tt, 1, 'z', 0);
+        add(&c, "S", T_F32, tt, 0, 'u', 4);
+        add(&c, "pos", T_I32, BT, 0, 'd', T_);
+        RUN(softmax_forward, dt, Q("P"), Q("S"), rows, T_, packed ? Q("pos") : NULL, NH_, NULL);
+        add(&c, "dS", T_ACT, tt, 1, 'z', 0);
+        add(&c, "P", T_ACT, tt, 0, 'p', 0.2);
+        add(&c, "dP", T_F32, tt, 0, 'u', 1);
+        add(&c, "pos", T_I32, BT, 0, 'd', T_);
+        RUN(softmax_backward, dt, Q("dS"), Q("P"), Q("dP"), rows, T_, packed ? Q("pos") : NULL, NH_, NULL);
+    }
 
     const size_t n4 = BT * 4 * C_;
     add(&c, "fch", T_ACT, n4, 1, 'u', 3);
@@ -396,11 +418,11 @@ static int check_gqa_attention(int dt, int B, int T, int NH, int KVH, int hs, in
 #define D(name) P(&c, name, 1)
     int e = accel_gk_permute_gqa(dt, D("q"), D("k"), D("v"), D("qkv"), with_bias ? D("bias") : NULL, B,
                                  T, NH, KVH, hs, NULL);
-    if (!e) e = accel_gk_rope(dt, D("q"), D("cos"), D("sin"), B, NH, T, hs, 0, 0, NULL);
-    if (!e) e = accel_gk_rope(dt, D("k"), D("cos"), D("sin"), B, KVH, T, hs, 0, 0, NULL);
+    if (!e) e = accel_gk_rope(dt, D("q"), D("cos"), D("sin"), B, NH, T, hs, 0, NULL, 0, NULL);
+    if (!e) e = accel_gk_rope(dt, D("k"), D("cos"), D("sin"), B, KVH, T, hs, 0, NULL, 0, NULL);
     /* S = scale Q K^T [G*T, T] per (b, kv head) */
     if (!e) e = bgemm(dt, 0, 1, G * T, T, hs, scale, D("q"), hs, sQ, D("k"), hs, sKV, D("S32"), 1, T, sS, B * KVH);
-    if (!e) e = accel_gk_softmax_forward(dt, D("P"), D("S32"), B * NH * T, T, NULL);
+    if (!e) e = accel_gk_softmax_forward(dt, D("P"), D("S32"), B * NH * T, T, NULL, NH, NULL);
     /* Y = P V [G*T, hs] */
     if (!e) e = bgemm(dt, 0, 0, G * T, hs, T, 1.0f, D("P"), T, sS, D("v"), hs, sKV, D("Y"), 0, hs, sQ, B * KVH);
     if (!e) e = accel_gk_unpermute(dt, D("out"), D("Y"), B, T, NH, hs, 1, NULL);
@@ -408,12 +430,12 @@ static int check_gqa_attention(int dt, int B, int T, int NH, int KVH, int hs, in
     /* dP = dY V^T [G*T, T]; dV = P^T dY [T, hs] (summed over the group by the product) */
     if (!e) e = bgemm(dt, 0, 1, G * T, T, hs, 1.0f, D("dY"), hs, sQ, D("v"), hs, sKV, D("dP32"), 1, T, sS, B * KVH);
     if (!e) e = bgemm(dt, 1, 0, T, hs, G * T, 1.0f, D("P"), T, sS, D("dY"), hs, sQ, D("dv"), 0, hs, sKV, B * KVH);
-    if (!e) e = accel_gk_softmax_backward(dt, D("dS"), D("P"), D("dP32"), B * NH * T, T, NULL);
+    if (!e) e = accel_gk_softmax_backward(dt, D("dS"), D("P"), D("dP32"), B * NH * T, T, NULL, NH, NULL);
     /* dQ = scale dS K [G*T, hs]; dK = scale dS^T Q [T, hs] */
     if (!e) e = bgemm(dt, 0, 0, G * T, hs, T, scale, D("dS"), T, sS, D("k"), hs, sKV, D("dq"), 0, hs, sQ, B * KVH);
     if (!e) e = bgemm(dt, 1, 0, T, hs, G * T, scale, D("dS"), T, sS, D("q"), hs, sQ, D("dk"), 0, hs, sKV, B * KVH);
-    if (!e) e = accel_gk_rope(dt, D("dq"), D("cos"), D("sin"), B, NH, T, hs, 0, 1, NULL);
-    if (!e) e = accel_gk_rope(dt, D("dk"), D("cos"), D("sin"), B, KVH, T, hs, 0, 1, NULL);
+    if (!e) e = accel_gk_rope(dt, D("dq"), D("cos"), D("sin"), B, NH, T, hs, 0, NULL, 1, NULL);
+    if (!e) e = accel_gk_rope(dt, D("dk"), D("cos"), D("sin"), B, KVH, T, hs, 0, NULL, 1, NULL);
     if (!e) e = accel_gk_unpermute_gqa(dt, D("dqkv"), D("dq"), D("dk"), D("dv"), B, T, NH, KVH, hs, NULL);
 #undef D
 
@@ -539,17 +561,20 @@ static int check_llama(int dt)
         RUN(rmsnorm_backward, dt, Q("dx"), Q("dw"), Q("dout"), Q("xin"), Q("rstd"), Q("w"), (int)BT, W, NULL);
     }
 
-    /* RoPE: heads of 16 and 128, from position 0 and from 5 (decoding), both directions */
+    /* RoPE: heads of 16 and 128, from position 0, from 5 (decoding) and at packed documents'
+     * positions (pos0 = -1 here), both directions */
     const int hss[] = { HS_, 128 };
     for (int hi = 0; hi < 2; hi++)
-        for (int pos0 = 0; pos0 <= 5; pos0 += 5)
+        for (int pos0 = -1; pos0 <= 5; pos0 += pos0 < 0 ? 1 : 5)
             for (int inv = 0; inv < 2; inv++) {
                 const int hs = hss[hi];
-                const size_t tab = (size_t)(pos0 + T_) * (hs / 2);
+                const size_t tab = (size_t)((pos0 > 0 ? pos0 : 0) + T_) * (hs / 2);
                 add(&c, "x", T_ACT, (size_t)B_ * NH_ * T_ * hs, 1, 'u', 2);
                 add(&c, "cos", T_F32, tab, 0, 'u', 1);
                 add(&c, "sin", T_F32, tab, 0, 'u', 1);
-                RUN(rope, dt, Q("x"), Q("cos"), Q("sin"), B_, NH_, T_, hs, pos0, inv, NULL);
+                add(&c, "pos", T_I32, BT, 0, 'd', T_);
+                RUN(rope, dt, Q("x"), Q("cos"), Q("sin"), B_, NH_, T_, hs, pos0 < 0 ? 0 : pos0,
+                    pos0 < 0 ? Q("pos") : NULL, inv, NULL);
             }
 
     /* GQA permutes: groups of 3, multi-query (one kv head), and KVH == NH */
@@ -589,7 +614,9 @@ static int check_llama(int dt)
         void *p = NULL;
         int bad = accel_gk_permute_gqa(dt, p, p, p, p, NULL, 1, 1, 5, 2, HS_, NULL) == 0;
         bad += accel_gk_unpermute_gqa(dt, p, p, p, p, 1, 1, 5, 2, HS_, NULL) == 0;
-        bad += accel_gk_rope(dt, p, NULL, NULL, 1, 1, 1, 15, 0, 0, NULL) == 0;
+        bad += accel_gk_rope(dt, p, NULL, NULL, 1, 1, 1, 15, 0, NULL, 0, NULL) == 0;
+        const int32_t pos = 0;          /* positions with a start position: refused before any use */
+        bad += accel_gk_rope(dt, p, NULL, NULL, 1, 1, 1, 16, 3, &pos, 0, NULL) == 0;
         printf("%-4s %-28s %-4s bad arguments refused\n", bad ? "FAIL" : "ok", "permute_gqa/rope", dt_name(dt));
         fails += bad;
     }

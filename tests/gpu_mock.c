@@ -230,29 +230,33 @@ static float rnd(int dt, float v) { uint32_t tmp = 0; st(dt, &tmp, 0, v); return
 #define GELU_K 0.7978845608028654f
 #define GELU_A 0.044715f
 
-int GK(encoder_forward)(int dt, void *x, const int32_t *tok, int stride, const float *wte,
-                             const float *wpe, int B, int T, int C, accel_stream_t s)
+int GK(encoder_forward)(int dt, void *x, const int32_t *tok, int stride, const int32_t *pos,
+                        const float *wte, const float *wpe, int B, int T, int C, accel_stream_t s)
 {
     (void)s;
     for (int b = 0; b < B; b++)
-        for (int t = 0; t < T; t++)
+        for (int t = 0; t < T; t++) {
+            const size_t p = (size_t)(pos ? pos[b * T + t] : t);
             for (int c = 0; c < C; c++)
                 st(dt, x, ((size_t)b * T + t) * C + c,
-                   wte[(size_t)tok[b * stride + t] * C + c] + (wpe ? wpe[(size_t)t * C + c] : 0.0f));
+                   wte[(size_t)tok[b * stride + t] * C + c] + (wpe ? wpe[p * C + c] : 0.0f));
+        }
     return 0;
 }
 
 int GK(encoder_backward)(int dt, float *dwte, float *dwpe, const void *d, const int32_t *tok,
-                              int stride, int B, int T, int C, accel_stream_t s)
+                         int stride, const int32_t *pos, int B, int T, int C, accel_stream_t s)
 {
     (void)s;
     for (int b = 0; b < B; b++)
-        for (int t = 0; t < T; t++)
+        for (int t = 0; t < T; t++) {
+            const size_t p = (size_t)(pos ? pos[b * T + t] : t);
             for (int c = 0; c < C; c++) {
                 float v = ld(dt, d, ((size_t)b * T + t) * C + c);
                 dwte[(size_t)tok[b * stride + t] * C + c] += v;
-                if (dwpe) dwpe[(size_t)t * C + c] += v;
+                if (dwpe) dwpe[p * C + c] += v;
             }
+        }
     return 0;
 }
 
@@ -345,33 +349,42 @@ int GK(unpermute)(int dt, void *dst, const void *src, int B, int T, int NH, int 
     return 0;
 }
 
-int GK(softmax_forward)(int dt, void *P, const float *S, int rows, int T, accel_stream_t s)
+/* Row r's first key: 0, or with packed documents its document's first token (sample r / (heads T)). */
+static int key_start(const int32_t *pos, int r, int T, int heads)
+{
+    return pos ? r % T - pos[r / (heads * T) * T + r % T] : 0;
+}
+
+int GK(softmax_forward)(int dt, void *P, const float *S, int rows, int T, const int32_t *pos, int heads,
+                        accel_stream_t s)
 {
     (void)s;
+    if (pos && heads <= 0) return (int)cudaErrorInvalidValue;
     for (int r = 0; r < rows; r++) {
-        int t = r % T;
+        const int t = r % T, k0 = key_start(pos, r, T, heads);
         const float *row = S + (size_t)r * T;
         float mx = -INFINITY;
-        for (int j = 0; j <= t; j++) mx = row[j] > mx ? row[j] : mx;
+        for (int j = k0; j <= t; j++) mx = row[j] > mx ? row[j] : mx;
         double sum = 0;
-        for (int j = 0; j <= t; j++) sum += expf(row[j] - mx);
+        for (int j = k0; j <= t; j++) sum += expf(row[j] - mx);
         for (int j = 0; j < T; j++)
-            st(dt, P, (size_t)r * T + j, j <= t ? (float)(expf(row[j] - mx) / sum) : 0.0f);
+            st(dt, P, (size_t)r * T + j, j >= k0 && j <= t ? (float)(expf(row[j] - mx) / sum) : 0.0f);
     }
     return 0;
 }
 
 int GK(softmax_backward)(int dt, void *dS, const void *P, const float *dP, int rows, int T,
-                              accel_stream_t s)
+                         const int32_t *pos, int heads, accel_stream_t s)
 {
     (void)s;
+    if (pos && heads <= 0) return (int)cudaErrorInvalidValue;
     for (int r = 0; r < rows; r++) {
-        int t = r % T;
+        const int t = r % T, k0 = key_start(pos, r, T, heads);
         size_t o = (size_t)r * T;
         double dot = 0;
-        for (int j = 0; j <= t; j++) dot += ld(dt, P, o + j) * dP[o + j];
+        for (int j = k0; j <= t; j++) dot += ld(dt, P, o + j) * dP[o + j];
         for (int j = 0; j < T; j++)
-            st(dt, dS, o + j, j <= t ? ld(dt, P, o + j) * (dP[o + j] - (float)dot) : 0.0f);
+            st(dt, dS, o + j, j >= k0 && j <= t ? ld(dt, P, o + j) * (dP[o + j] - (float)dot) : 0.0f);
     }
     return 0;
 }
@@ -533,14 +546,15 @@ int accel_gk_rmsnorm_backward(int dt, void *dx, float *dw, const void *dout, con
 }
 
 int accel_gk_rope(int dt, void *x, const float *cos, const float *sin, int B, int nheads, int T,
-                  int hs, int pos0, int inverse, accel_stream_t s)
+                  int hs, int pos0, const int32_t *pos, int inverse, accel_stream_t s)
 {
     (void)s;
-    if (hs <= 0 || hs % 2 || pos0 < 0) return (int)cudaErrorInvalidValue;
+    if (hs <= 0 || hs % 2 || pos0 < 0 || (pos && pos0)) return (int)cudaErrorInvalidValue;
     const int half = hs / 2;
     for (size_t seq = 0; seq < (size_t)B * nheads; seq++)
         for (int t = 0; t < T; t++) {
-            size_t row = (seq * T + t) * hs, tab = (size_t)(pos0 + t) * half;
+            const size_t at = pos ? (size_t)pos[seq / (size_t)nheads * T + t] : (size_t)(pos0 + t);
+            size_t row = (seq * T + t) * hs, tab = at * half;
             for (int i = 0; i < half; i++) {
                 float c = cos[tab + i], sn = (inverse ? -1.0f : 1.0f) * sin[tab + i];
                 float x1 = ld(dt, x, row + i), x2 = ld(dt, x, row + half + i);

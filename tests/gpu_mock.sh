@@ -152,9 +152,17 @@ sed -n '/^sample/,$p' llgenemu.log | grep -v "^\[" > llgenemu.txt
 [ -s llgencpu.txt ] || fail "no llama sample from the CPU run: $(tail -5 llgencpu.log)"
 cmp -s llgencpu.txt llgenemu.txt || fail "the emulated GPU llama generated other text: $(cat llgenemu.txt) vs $(cat llgencpu.txt)"
 expect_fail "model 'mlp' has no GPU path" "$mock" model.name=mlp data.path=synthetic train.steps=2 train.global_batch=2 device=cuda
-# packed documents are kept apart by the CPU decoder only, so far: refused on the GPU, saying so
-"$top_builddir/accel_data" prepare --jsonl --context 16 --output docs.h5 "$top_srcdir/tests/fixtures/data/docs.jsonl" \
-    > docs.log 2>&1 || fail "accel_data prepare: $(cat docs.log)"
-expect_fail "data.document_mask=true: the GPU engine" "$mock" model.name=gpt model.vocab=256 model.context=16 \
-    data.path=docs.h5 data.document_mask=true train.steps=2 train.global_batch=2 device=cuda
-pass "accel_train's device=cuda path (ddp, zero1-3 and hybrid on 1, 2 and 4 ranks, bf16, fp16 overflow, grad_accum, SGD+clip, evaluation, checkpoints both ways and in the background; the llama: ddp, zero1, zero3, hybrid zero3, bf16; Qwen3's attention with a loss mask, zero3) matches the CPU on the emulated device"
+# packed documents kept apart (data.document_mask: positions per document in the encoder, RoPE and
+# the softmax): the Qwen3 run again on its conversations-like pairs and the GPT on plain text, 2
+# ranks on the device against 1 on the CPU
+# shellcheck disable=SC2086
+train q3dcpu 1 device=cpu precision=fp32 train.steps=30 data.document_mask=true $qwen3
+# shellcheck disable=SC2086
+train q3demu 2 device=cuda precision=fp32 train.steps=30 dist.strategy=zero3 data.document_mask=true $qwen3
+compare_losses "$SCRATCH/q3dcpu.jsonl" "$SCRATCH/q3demu.jsonl" 1e-5 30 || fail "emulated GPU qwen3 with data.document_mask differs from the CPU"
+compare_losses "$SCRATCH/q3cpu.jsonl" "$SCRATCH/q3dcpu.jsonl" 1e-4 > /dev/null &&
+    fail "data.document_mask=true changed nothing in the qwen3 run"
+train gdcpu 1 device=cpu precision=fp32 train.steps=30 model.vocab=256 data.path=sft.h5 data.document_mask=true
+train gdemu 2 device=cuda precision=fp32 train.steps=30 model.vocab=256 data.path=sft.h5 data.document_mask=true
+compare_losses "$SCRATCH/gdcpu.jsonl" "$SCRATCH/gdemu.jsonl" 1e-5 30 || fail "emulated GPU gpt with data.document_mask differs from the CPU"
+pass "accel_train's device=cuda path (ddp, zero1-3 and hybrid on 1, 2 and 4 ranks, bf16, fp16 overflow, grad_accum, SGD+clip, evaluation, checkpoints both ways and in the background; the llama: ddp, zero1, zero3, hybrid zero3, bf16; Qwen3's attention with a loss mask, zero3; packed documents kept apart, gpt and qwen3) matches the CPU on the emulated device"

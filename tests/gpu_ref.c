@@ -51,15 +51,20 @@ int ref_accel_gk_rmsnorm_backward(int dt, void *dx, float *dw, const void *dout,
 }
 
 /* Each of the B*nheads sequences as T rows of one head; period pos0 + T makes row t's position
- * pos0 + t. */
+ * pos0 + t; with pos, row by row at its position (as the CPU decoder does for packed documents). */
 int ref_accel_gk_rope(int dt, void *x, const float *cos, const float *sin, int B, int nheads, int T,
-                      int hs, int pos0, int inverse, accel_stream_t s)
+                      int hs, int pos0, const int32_t *pos, int inverse, accel_stream_t s)
 {
     (void)s;
     const size_t seqs = (size_t)B * nheads, n = seqs * T * hs;
     float *x32 = f32_of(dt, x, n);
     for (size_t q = 0; q < seqs; q++)
-        accel_cpu_rope(x32 + q * T * hs, (size_t)T, (size_t)hs, 1, hs, cos, sin, pos0 + T, pos0, inverse);
+        if (pos)
+            for (int t = 0; t < T; t++)
+                accel_cpu_rope(x32 + (q * T + t) * hs, 1, (size_t)hs, 1, hs, cos, sin, T,
+                               pos[q / (size_t)nheads * T + t], inverse);
+        else
+            accel_cpu_rope(x32 + q * T * hs, (size_t)T, (size_t)hs, 1, hs, cos, sin, pos0 + T, pos0, inverse);
     store_all(dt, x, x32, n);
     free(x32);
     return 0;

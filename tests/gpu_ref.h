@@ -7,10 +7,10 @@
 #include "../src/nn/gpt_cuda_kernels.h"
 #include "../src/nn/llama_cuda_kernels.h"
 
-int ref_accel_gk_encoder_forward(int dt, void *x, const int32_t *tok, int stride, const float *wte,
-                             const float *wpe, int B, int T, int C, accel_stream_t s);
+int ref_accel_gk_encoder_forward(int dt, void *x, const int32_t *tok, int stride, const int32_t *pos,
+                                 const float *wte, const float *wpe, int B, int T, int C, accel_stream_t s);
 int ref_accel_gk_encoder_backward(int dt, float *dwte, float *dwpe, const void *d, const int32_t *tok,
-                              int stride, int B, int T, int C, accel_stream_t s);
+                                  int stride, const int32_t *pos, int B, int T, int C, accel_stream_t s);
 int ref_accel_gk_layernorm_forward(int dt, void *out, float *mean, float *rstd, void *res_out,
                                const void *res_in, const void *y, const float *bias, const float *w,
                                const float *b, int rows, int C, accel_stream_t s);
@@ -21,9 +21,10 @@ int ref_accel_gk_permute(int dt, void *dst, const void *src, const float *bias, 
                      int hs, int nparts, accel_stream_t s);
 int ref_accel_gk_unpermute(int dt, void *dst, const void *src, int B, int T, int NH, int hs, int nparts,
                        accel_stream_t s);
-int ref_accel_gk_softmax_forward(int dt, void *P, const float *S, int rows, int T, accel_stream_t s);
+int ref_accel_gk_softmax_forward(int dt, void *P, const float *S, int rows, int T, const int32_t *pos,
+                                 int heads, accel_stream_t s);
 int ref_accel_gk_softmax_backward(int dt, void *dS, const void *P, const float *dP, int rows, int T,
-                              accel_stream_t s);
+                                  const int32_t *pos, int heads, accel_stream_t s);
 int ref_accel_gk_bias_gelu_forward(int dt, void *fch, void *gelu, const float *bias, size_t n, int C4,
                                accel_stream_t s);
 int ref_accel_gk_gelu_backward(int dt, void *d, const void *fch, size_t n, accel_stream_t s);
@@ -49,7 +50,7 @@ int ref_accel_gk_rmsnorm_forward(int dt, void *out, float *rstd, void *res_out, 
 int ref_accel_gk_rmsnorm_backward(int dt, void *dx, float *dw, const void *dout, const void *x,
                                   const float *rstd, const float *w, int rows, int C, accel_stream_t s);
 int ref_accel_gk_rope(int dt, void *x, const float *cos, const float *sin, int B, int nheads, int T,
-                      int hs, int pos0, int inverse, accel_stream_t s);
+                      int hs, int pos0, const int32_t *pos, int inverse, accel_stream_t s);
 int ref_accel_gk_permute_gqa(int dt, void *q, void *k, void *v, const void *src, const float *bias,
                              int B, int T, int NH, int KVH, int hs, accel_stream_t s);
 int ref_accel_gk_unpermute_gqa(int dt, void *dst, const void *q, const void *k, const void *v, int B,

@@ -90,7 +90,9 @@ struct accel_gpt_cuda {
     char *acts;                     /* activations and work buffers (plan) */
     int32_t *d_tok[2], *h_tok[2];   /* device and pinned host token rows, double-buffered; each
                                      * slot holds B rows of tokens, then B rows of targets (the
-                                     * tokens with -1 for those a loss mask leaves out) */
+                                     * tokens with -1 for those a loss mask leaves out), then B
+                                     * rows of positions (packed documents) */
+    const int32_t *d_pos;           /* this pass's positions in d_tok (NULL: 0..T-1 per sample) */
     cudaEvent_t tok_copied[2], tok_used[2];
     int slot;
     float *h_losses;                /* pinned: per-token losses of one micro-batch */
@@ -288,7 +290,7 @@ static accel_status_t reserve(accel_gpt_cuda_t *g, int B)
         return ACCEL_ERR_CONFIG;
     }
     ACCEL_CHECK(dalloc((void **)&g->acts, g->plan.total, "activations"));
-    const size_t tok_bytes = 2 * sizeof(int32_t) * (size_t)B * (size_t)(g->T + 1);
+    const size_t tok_bytes = 3 * sizeof(int32_t) * (size_t)B * (size_t)(g->T + 1);
     for (int s = 0; s < 2; s++) {
         ACCEL_CHECK(dalloc((void **)&g->d_tok[s], tok_bytes, "token rows"));
         CUDA_OK(cudaMallocHost((void **)&g->h_tok[s], tok_bytes));
@@ -409,15 +411,19 @@ static accel_status_t check_tokens(const accel_gpt_cuda_t *g, const int32_t *tok
  * a loss mask the rows of targets follow the tokens' (the classifier reads them); without one the
  * classifier reads its targets from the token rows. */
 static accel_status_t stage_tokens(accel_gpt_cuda_t *g, const int32_t *tokens, const uint8_t *mask,
-                                   int n, int *slot)
+                                   const int32_t *positions, int n, int *slot)
 {
     ACCEL_CHECK(check_tokens(g, tokens, n));
+    ACCEL_CHECK(accel_gpt_check_positions(positions, n, g->T));
     const int s = g->slot;
     g->slot ^= 1;
-    const size_t count = (size_t)n * (size_t)(g->T + 1), bytes = sizeof(int32_t) * count * (mask ? 2 : 1);
+    const size_t count = (size_t)n * (size_t)(g->T + 1), npos = positions ? (size_t)n * (size_t)g->T : 0;
+    const size_t bytes = sizeof(int32_t) * (positions ? 2 * count + npos : count * (mask ? 2 : 1));
     CUDA_OK(cudaEventSynchronize(g->tok_copied[s]));
     memcpy(g->h_tok[s], tokens, sizeof(int32_t) * count);
     for (size_t i = 0; mask && i < count; i++) g->h_tok[s][count + i] = mask[i] ? tokens[i] : -1;
+    if (positions) memcpy(g->h_tok[s] + 2 * count, positions, sizeof(int32_t) * npos);
+    g->d_pos = positions ? g->d_tok[s] + 2 * count : NULL;
     CUDA_OK(cudaStreamWaitEvent(g->copy, g->tok_used[s], 0));
     CUDA_OK(cudaMemcpyAsync(g->d_tok[s], g->h_tok[s], bytes, cudaMemcpyHostToDevice, g->copy));
     CUDA_OK(cudaEventRecord(g->tok_copied[s], g->copy));
@@ -543,7 +549,8 @@ static accel_status_t forward(accel_gpt_cuda_t *g, const int32_t *tok, int n, co
     const float scale = 1.0f / sqrtf((float)hs);
     void *x0 = ACT(g, pl->x0);
     ACCEL_CHECK(fetch(g, hk, 0, true));             /* embeddings: layer 0 */
-    KERNEL(encoder_forward, g->dt, x0, tok, stride, P32(g, g->wte), P32_OPT(g, g->wpe), n, T, C, g->stream);
+    KERNEL(encoder_forward, g->dt, x0, tok, stride, g->d_pos, P32(g, g->wte), P32_OPT(g, g->wpe), n, T, C,
+           g->stream);
     ACCEL_CHECK(fetch(g, hk, g->L ? 1 : g->L + 1, true));
     release(hk, 0);
     if (g->L == 0) {
@@ -565,14 +572,14 @@ static accel_status_t forward(accel_gpt_cuda_t *g, const int32_t *tok, int n, co
         if (g->llama) {
             KERNEL(permute_gqa, g->dt, q, kk, v, s_qkv, P32_OPT(g, k->qkvb), n, T, NH, KVH, hs, g->stream);
             if (g->qk_norm) ACCEL_CHECK(qk_norm_forward(g, k, l, q, kk, n));
-            KERNEL(rope, g->dt, q, g->rope_cos, g->rope_sin, n, NH, T, hs, 0, 0, g->stream);
-            KERNEL(rope, g->dt, kk, g->rope_cos, g->rope_sin, n, KVH, T, hs, 0, 0, g->stream);
+            KERNEL(rope, g->dt, q, g->rope_cos, g->rope_sin, n, NH, T, hs, 0, g->d_pos, 0, g->stream);
+            KERNEL(rope, g->dt, kk, g->rope_cos, g->rope_sin, n, KVH, T, hs, 0, g->d_pos, 0, g->stream);
         } else {
             KERNEL(permute, g->dt, qkvp, s_qkv, P32(g, k->qkvb), n, T, NH, hs, 3, g->stream);
         }
         ACCEL_CHECK(gemm(g, "scores = Q K^T", false, true, G * T, T, hs, scale, q, hs, sQ, kk, hs, sKV,
                          0.0f, s32, CUDA_R_32F, T, sS, nb));
-        KERNEL(softmax_forward, g->dt, LA(l, att), s32, n * NH * T, T, g->stream);
+        KERNEL(softmax_forward, g->dt, LA(l, att), s32, n * NH * T, T, g->d_pos, NH, g->stream);
         ACCEL_CHECK(gemm(g, "y = P V", false, false, G * T, hs, T, 1.0f, LA(l, att), T, sS, v, hs, sKV,
                          0.0f, yp, g->cdt, hs, sQ, nb));
         KERNEL(unpermute, g->dt, LA(l, atty), yp, n, T, NH, hs, 1, g->stream);
@@ -667,14 +674,14 @@ static accel_status_t backward(accel_gpt_cuda_t *g, const int32_t *tok, int n, c
                          s32, CUDA_R_32F, T, sS, nb));
         ACCEL_CHECK(gemm(g, "dV = P^T dY", true, false, T, hs, G * T, 1.0f, LA(l, att), T, sS, yp, hs, sQ,
                          0.0f, dv, g->cdt, hs, sKV, nb));
-        KERNEL(softmax_backward, g->dt, datt, LA(l, att), s32, n * NH * T, T, g->stream);
+        KERNEL(softmax_backward, g->dt, datt, LA(l, att), s32, n * NH * T, T, g->d_pos, NH, g->stream);
         ACCEL_CHECK(gemm(g, "dQ = dS K", false, false, G * T, hs, T, scale, datt, T, sS, kk, hs, sKV, 0.0f,
                          dq, g->cdt, hs, sQ, nb));
         ACCEL_CHECK(gemm(g, "dK = dS^T Q", true, false, T, hs, G * T, scale, datt, T, sS, q, hs, sQ, 0.0f,
                          dk, g->cdt, hs, sKV, nb));
         if (g->llama) {
-            KERNEL(rope, g->dt, dq, g->rope_cos, g->rope_sin, n, NH, T, hs, 0, 1, g->stream);
-            KERNEL(rope, g->dt, dk, g->rope_cos, g->rope_sin, n, KVH, T, hs, 0, 1, g->stream);
+            KERNEL(rope, g->dt, dq, g->rope_cos, g->rope_sin, n, NH, T, hs, 0, g->d_pos, 1, g->stream);
+            KERNEL(rope, g->dt, dk, g->rope_cos, g->rope_sin, n, KVH, T, hs, 0, g->d_pos, 1, g->stream);
             if (g->qk_norm) ACCEL_CHECK(qk_norm_backward(g, k, l, dq, n));
             KERNEL(unpermute_gqa, g->dt, s_qkv, dq, dk, dv, n, T, NH, KVH, hs, g->stream);
         } else {
@@ -688,15 +695,17 @@ static accel_status_t backward(accel_gpt_cuda_t *g, const int32_t *tok, int n, c
         release(hk, l + 1);
         done(hk, l + 1);
     }
-    KERNEL(encoder_backward, g->dt, G32(g, g->wte), G32_OPT(g, g->wpe), dres, tok, stride, n, T, C, g->stream);
+    KERNEL(encoder_backward, g->dt, G32(g, g->wte), G32_OPT(g, g->wpe), dres, tok, stride, g->d_pos, n, T, C,
+           g->stream);
     done(hk, 0);                                    /* wte: head (when tied) and embedding parts */
     return ACCEL_OK;
 }
 
 
-/* Point the passes at this call's parameters and gradients; stage the token rows (and targets). */
+/* Point the passes at this call's parameters and gradients; stage the token rows (and targets, positions). */
 static accel_status_t begin(accel_gpt_cuda_t *g, const accel_layout_t *layout, const float *params,
-                            float *grads, const int32_t *tokens, const uint8_t *mask, int n, int *slot)
+                            float *grads, const int32_t *tokens, const uint8_t *mask,
+                            const int32_t *positions, int n, int *slot)
 {
     if (layout != g->layout) {
         ACCEL_ERROR("gpt_cuda: called with another tensor table than the one it registered");
@@ -706,7 +715,7 @@ static accel_status_t begin(accel_gpt_cuda_t *g, const accel_layout_t *layout, c
     g->grads = grads;
     g->lp = g->lp16 ? g->lp16 : (const void *)params;
     ACCEL_CHECK(reserve(g, n));
-    return stage_tokens(g, tokens, mask, n, slot);
+    return stage_tokens(g, tokens, mask, positions, n, slot);
 }
 
 /* The per-token losses of the last classifier call into h_losses (waits for the stream). */
@@ -729,7 +738,7 @@ static accel_status_t gpt_cuda_forward_backward(void *state, const accel_layout_
     *loss_sum = 0;
     if (n <= 0) return ACCEL_OK;
     int s;
-    ACCEL_CHECK(begin(g, layout, params, grads, batch->tokens, batch->loss_mask, n, &s));
+    ACCEL_CHECK(begin(g, layout, params, grads, batch->tokens, batch->loss_mask, batch->positions, n, &s));
     const accel_layer_hooks_t *hk = batch->hooks;
     const int32_t *tok = g->d_tok[s], *tgt = tok + (batch->loss_mask ? (size_t)n * (g->T + 1) : 0);
     ACCEL_CHECK(forward(g, tok, n, hk));
@@ -753,7 +762,7 @@ static accel_status_t gpt_cuda_eval(void *state, const accel_layout_t *layout, c
     const int n = batch->n;
     if (n <= 0) return ACCEL_OK;
     int s;
-    ACCEL_CHECK(begin(g, layout, params, NULL, batch->tokens, batch->loss_mask, n, &s));
+    ACCEL_CHECK(begin(g, layout, params, NULL, batch->tokens, batch->loss_mask, batch->positions, n, &s));
     const int32_t *tok = g->d_tok[s], *tgt = tok + (batch->loss_mask ? (size_t)n * (g->T + 1) : 0);
     ACCEL_CHECK(forward(g, tok, n, batch->hooks));
     release(batch->hooks, head_layer(g));
@@ -786,7 +795,7 @@ static accel_status_t gpt_cuda_logits(void *state, const accel_layout_t *layout,
     int s = 0;
     if (st == ACCEL_OK) {
         memcpy(ids, tokens, sizeof *ids * (size_t)ntokens);
-        st = begin(g, layout, params, NULL, ids, NULL, 1, &s);
+        st = begin(g, layout, params, NULL, ids, NULL, NULL, 1, &s);
     }
     if (st == ACCEL_OK) st = forward(g, g->d_tok[s], 1, NULL);
     if (st == ACCEL_OK) {

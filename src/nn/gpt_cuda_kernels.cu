@@ -21,46 +21,47 @@
 /* ------------------------------------------------------------------ embedding */
 
 template <typename T>
-static __global__ void encoder_forward_kernel(T *x, const int32_t *tok, int stride, const float *wte,
-                                              const float *wpe, int B, int Tn, int C)
+static __global__ void encoder_forward_kernel(T *x, const int32_t *tok, int stride, const int32_t *pos,
+                                              const float *wte, const float *wpe, int B, int Tn, int C)
 {
     size_t n = (size_t)B * Tn * C;
     GRID_STRIDE(i, n) {
         const unsigned ui = (unsigned)i, bt = ui / (unsigned)C;   /* sizes < 2^31 (the plan) */
         const int c = (int)(ui % (unsigned)C), b = (int)(bt / (unsigned)Tn), t = (int)(bt % (unsigned)Tn);
-        int id = tok[(size_t)b * stride + t];
-        x[i] = wpe ? st<T>(wte[(size_t)id * C + c] + wpe[(size_t)t * C + c])
+        int id = tok[(size_t)b * stride + t], p = pos ? pos[bt] : t;
+        x[i] = wpe ? st<T>(wte[(size_t)id * C + c] + wpe[(size_t)p * C + c])
                    : st<T>(wte[(size_t)id * C + c]);
     }
 }
 
 template <typename T>
 static __global__ void encoder_backward_kernel(float *dwte, float *dwpe, const T *d, const int32_t *tok,
-                                               int stride, int B, int Tn, int C)
+                                               int stride, const int32_t *pos, int B, int Tn, int C)
 {
     size_t n = (size_t)B * Tn * C;
     GRID_STRIDE(i, n) {
         const unsigned ui = (unsigned)i, bt = ui / (unsigned)C;   /* sizes < 2^31 (the plan) */
         const int c = (int)(ui % (unsigned)C), b = (int)(bt / (unsigned)Tn), t = (int)(bt % (unsigned)Tn);
-        int id = tok[(size_t)b * stride + t];
+        int id = tok[(size_t)b * stride + t], p = pos ? pos[bt] : t;
         float v = ld(d[i]);
         atomicAdd(&dwte[(size_t)id * C + c], v);
-        if (dwpe) atomicAdd(&dwpe[(size_t)t * C + c], v);
+        if (dwpe) atomicAdd(&dwpe[(size_t)p * C + c], v);
     }
 }
 
-extern "C" int accel_gk_encoder_forward(int dt, void *x, const int32_t *tok, int stride, const float *wte,
-                                        const float *wpe, int B, int T, int C, accel_stream_t s)
+extern "C" int accel_gk_encoder_forward(int dt, void *x, const int32_t *tok, int stride, const int32_t *pos,
+                                        const float *wte, const float *wpe, int B, int T, int C,
+                                        accel_stream_t s)
 {
     DISPATCH(dt, encoder_forward_kernel<act_t><<<grid((size_t)B * T * C), BLOCK, 0, (cudaStream_t)s>>>(
-                     (act_t *)x, tok, stride, wte, wpe, B, T, C));
+                     (act_t *)x, tok, stride, pos, wte, wpe, B, T, C));
 }
 
 extern "C" int accel_gk_encoder_backward(int dt, float *dwte, float *dwpe, const void *d, const int32_t *tok,
-                                         int stride, int B, int T, int C, accel_stream_t s)
+                                         int stride, const int32_t *pos, int B, int T, int C, accel_stream_t s)
 {
     DISPATCH(dt, encoder_backward_kernel<act_t><<<grid((size_t)B * T * C), BLOCK, 0, (cudaStream_t)s>>>(
-                     dwte, dwpe, (const act_t *)d, tok, stride, B, T, C));
+                     dwte, dwpe, (const act_t *)d, tok, stride, pos, B, T, C));
 }
 
 /* ------------------------------------------------------------------ LayerNorm */
@@ -214,54 +215,68 @@ extern "C" int accel_gk_unpermute(int dt, void *dst, const void *src, int B, int
 
 /* ------------------------------------------------------------------ causal softmax */
 
+/* The first key score row r (query t = r % Tn of sample r / (heads Tn)) attends to: 0, or with
+ * packed documents the first token of its document. */
+static __device__ __forceinline__ int key_start(const int32_t *pos, size_t r, int Tn, int heads)
+{
+    const int t = (int)(r % Tn);
+    return pos ? t - pos[r / ((size_t)heads * Tn) * Tn + t] : 0;
+}
+
 template <typename T>
-static __global__ void softmax_forward_kernel(T *P, const float *S, int rows, int Tn)
+static __global__ void softmax_forward_kernel(T *P, const float *S, int rows, int Tn, const int32_t *pos,
+                                              int heads)
 {
     const int lane = threadIdx.x % 32;
     for (size_t r = blockIdx.x * (size_t)WARPS + threadIdx.x / 32; r < (size_t)rows;
          r += (size_t)gridDim.x * WARPS) {
-        const int t = (int)(r % Tn);
+        const int t = (int)(r % Tn), k0 = key_start(pos, r, Tn, heads);
         const float *srow = S + r * Tn;
         T *prow = P + r * Tn;
         float mx = -INFINITY;
-        for (int j = lane; j <= t; j += 32) mx = fmaxf(mx, srow[j]);
+        for (int j = k0 + lane; j <= t; j += 32) mx = fmaxf(mx, srow[j]);
         mx = warp_max(mx);
         float sum = 0.0f;
-        for (int j = lane; j <= t; j += 32) sum += expf(srow[j] - mx);
+        for (int j = k0 + lane; j <= t; j += 32) sum += expf(srow[j] - mx);
         const float inv = 1.0f / warp_sum(sum);
-        for (int j = lane; j < Tn; j += 32) prow[j] = st<T>(j <= t ? expf(srow[j] - mx) * inv : 0.0f);
+        for (int j = lane; j < Tn; j += 32)
+            prow[j] = st<T>(j >= k0 && j <= t ? expf(srow[j] - mx) * inv : 0.0f);
     }
 }
 
 template <typename T>
-static __global__ void softmax_backward_kernel(T *dS, const T *P, const float *dP, int rows, int Tn)
+static __global__ void softmax_backward_kernel(T *dS, const T *P, const float *dP, int rows, int Tn,
+                                               const int32_t *pos, int heads)
 {
     const int lane = threadIdx.x % 32;
     for (size_t r = blockIdx.x * (size_t)WARPS + threadIdx.x / 32; r < (size_t)rows;
          r += (size_t)gridDim.x * WARPS) {
-        const int t = (int)(r % Tn);
+        const int t = (int)(r % Tn), k0 = key_start(pos, r, Tn, heads);
         const T *prow = P + r * Tn;
         const float *dprow = dP + r * Tn;
         T *dsrow = dS + r * Tn;
         float dot = 0.0f;
-        for (int j = lane; j <= t; j += 32) dot += ld(prow[j]) * dprow[j];
+        for (int j = k0 + lane; j <= t; j += 32) dot += ld(prow[j]) * dprow[j];
         dot = warp_sum(dot);
         for (int j = lane; j < Tn; j += 32)
-            dsrow[j] = st<T>(j <= t ? ld(prow[j]) * (dprow[j] - dot) : 0.0f);
+            dsrow[j] = st<T>(j >= k0 && j <= t ? ld(prow[j]) * (dprow[j] - dot) : 0.0f);
     }
 }
 
-extern "C" int accel_gk_softmax_forward(int dt, void *P, const float *S, int rows, int T, accel_stream_t s)
+extern "C" int accel_gk_softmax_forward(int dt, void *P, const float *S, int rows, int T, const int32_t *pos,
+                                        int heads, accel_stream_t s)
 {
+    if (pos && heads <= 0) return (int)cudaErrorInvalidValue;
     DISPATCH(dt, softmax_forward_kernel<act_t><<<row_grid((size_t)rows), BLOCK, 0, (cudaStream_t)s>>>(
-                     (act_t *)P, S, rows, T));
+                     (act_t *)P, S, rows, T, pos, heads));
 }
 
 extern "C" int accel_gk_softmax_backward(int dt, void *dS, const void *P, const float *dP, int rows, int T,
-                                         accel_stream_t s)
+                                         const int32_t *pos, int heads, accel_stream_t s)
 {
+    if (pos && heads <= 0) return (int)cudaErrorInvalidValue;
     DISPATCH(dt, softmax_backward_kernel<act_t><<<row_grid((size_t)rows), BLOCK, 0, (cudaStream_t)s>>>(
-                     (act_t *)dS, (const act_t *)P, dP, rows, T));
+                     (act_t *)dS, (const act_t *)P, dP, rows, T, pos, heads));
 }
 
 /* ------------------------------------------------------------------ MLP */

@@ -17,12 +17,14 @@ typedef void *accel_stream_t;       /* cudaStream_t */
 /* the C planner's launch geometry (src/nn/gpt_cuda_plan.c) */
 unsigned accel_gpt_cuda_grid(size_t n, unsigned block, unsigned max_blocks);
 
-/* x[b,t,:] = wte[tok[b*stride+t],:] + wpe[t,:] (wpe NULL: no position embedding, the llama's) */
-int accel_gk_encoder_forward(int dt, void *x, const int32_t *tok, int stride, const float *wte,
-                             const float *wpe, int B, int T, int C, accel_stream_t s);
-/* dwte[tok] += d, dwpe[t] += d (atomics; dwpe may be NULL) */
+/* x[b,t,:] = wte[tok[b*stride+t],:] + wpe[p,:] (wpe NULL: no position embedding, the llama's),
+ * p = pos[b*T+t] (packed documents: accel_batch_t.positions in device memory), or t when pos is
+ * NULL */
+int accel_gk_encoder_forward(int dt, void *x, const int32_t *tok, int stride, const int32_t *pos,
+                             const float *wte, const float *wpe, int B, int T, int C, accel_stream_t s);
+/* dwte[tok] += d, dwpe[p] += d (atomics; dwpe may be NULL; p as above) */
 int accel_gk_encoder_backward(int dt, float *dwte, float *dwpe, const void *d, const int32_t *tok,
-                              int stride, int B, int T, int C, accel_stream_t s);
+                              int stride, const int32_t *pos, int B, int T, int C, accel_stream_t s);
 /* With y == NULL: out = LayerNorm(res_in). Otherwise res_out = res_in + y + bias (rounded to the
  * activation type) and out = LayerNorm(res_out). mean/rstd per row in fp32. */
 int accel_gk_layernorm_forward(int dt, void *out, float *mean, float *rstd, void *res_out,
@@ -38,11 +40,14 @@ int accel_gk_permute(int dt, void *dst, const void *src, const float *bias, int 
 /* [nparts][B][NH][T][hs] -> [B*T, nparts*C] */
 int accel_gk_unpermute(int dt, void *dst, const void *src, int B, int T, int NH, int hs, int nparts,
                        accel_stream_t s);
-/* Causal softmax of `rows` rows of T fp32 scores (row r is query r % T): P, zero above diagonal. */
-int accel_gk_softmax_forward(int dt, void *P, const float *S, int rows, int T, accel_stream_t s);
-/* dS = P * (dP - sum(P * dP)) on the causal part, 0 elsewhere. */
+/* Causal softmax of `rows` rows of T fp32 scores (row r is query t = r % T): P, zero above the
+ * diagonal. With pos (packed documents, [B*T] positions in device memory; rows laid out [B][heads]
+ * [T]) row r of sample b = r / (heads T) covers keys t - pos[b*T+t] .. t only, zero elsewhere. */
+int accel_gk_softmax_forward(int dt, void *P, const float *S, int rows, int T, const int32_t *pos,
+                             int heads, accel_stream_t s);
+/* dS = P * (dP - sum(P * dP)) on the keys the row attends to (as above), 0 elsewhere. */
 int accel_gk_softmax_backward(int dt, void *dS, const void *P, const float *dP, int rows, int T,
-                              accel_stream_t s);
+                              const int32_t *pos, int heads, accel_stream_t s);
 /* fch += bias (rounded), gelu = GELU_tanh(fch); n elements of rows of C4. */
 int accel_gk_bias_gelu_forward(int dt, void *fch, void *gelu, const float *bias, size_t n, int C4,
                                accel_stream_t s);

@@ -160,12 +160,6 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                  "on the GPU, or a smaller train.micro_batch", cfg->train.recompute);
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (cfg->data.document_mask) {
-        snprintf(why, whylen, "device=cuda: data.document_mask=true: the GPU engine attends over whole "
-                 "samples (packed documents are masked in the CPU decoder only, so far)\n--> hint: use "
-                 "device=cpu, or data.document_mask=false");
-        return ACCEL_ERR_UNSUPPORTED;
-    }
     if (note && notelen && cfg->dist.comm_dtype_id != ACCEL_F32)
         snprintf(note, notelen, "dist.comm_dtype=%s is ignored on the GPU: gradients are reduced "
                  "in fp32", cfg->dist.comm_dtype);

@@ -114,11 +114,13 @@ extern "C" int accel_gk_rmsnorm_backward(int dt, void *dx, float *dw, const void
 /* One thread per pair (x[i], x[i + half]) of a row; n = rows * half pairs. */
 template <typename T>
 static __global__ void rope_kernel(T *x, const float *cos, const float *sin, size_t n, unsigned Tn,
-                                   unsigned half, unsigned pos0, float sign)
+                                   unsigned half, unsigned pos0, const int32_t *pos, unsigned nheads,
+                                   float sign)
 {
     GRID_STRIDE(i, n) {
         const unsigned ui = (unsigned)i, row = ui / half, k = ui % half, t = row % Tn;
-        const size_t p = (size_t)(pos0 + t) * half + k;
+        const unsigned at = pos ? (unsigned)pos[row / (nheads * Tn) * Tn + t] : pos0 + t;
+        const size_t p = (size_t)at * half + k;
         T *a = x + (size_t)row * 2 * half + k;
         const float c = cos[p], sn = sign * sin[p], x1 = ld(a[0]), x2 = ld(a[half]);
         a[0] = st<T>(x1 * c - x2 * sn);
@@ -127,14 +129,14 @@ static __global__ void rope_kernel(T *x, const float *cos, const float *sin, siz
 }
 
 extern "C" int accel_gk_rope(int dt, void *x, const float *cos, const float *sin, int B, int nheads,
-                             int T, int hs, int pos0, int inverse, accel_stream_t s)
+                             int T, int hs, int pos0, const int32_t *pos, int inverse, accel_stream_t s)
 {
-    if (hs <= 0 || hs % 2 || pos0 < 0) return (int)cudaErrorInvalidValue;
+    if (hs <= 0 || hs % 2 || pos0 < 0 || (pos && pos0)) return (int)cudaErrorInvalidValue;
     const size_t n = (size_t)B * nheads * T * (hs / 2);
     CHECK_N(n);
     DISPATCH(dt, rope_kernel<act_t><<<grid(n), BLOCK, 0, (cudaStream_t)s>>>(
-                     (act_t *)x, cos, sin, n, (unsigned)T, (unsigned)(hs / 2), (unsigned)pos0,
-                     inverse ? -1.0f : 1.0f));
+                     (act_t *)x, cos, sin, n, (unsigned)T, (unsigned)(hs / 2), (unsigned)pos0, pos,
+                     (unsigned)nheads, inverse ? -1.0f : 1.0f));
 }
 
 /* ------------------------------------------------------------------ GQA layout */

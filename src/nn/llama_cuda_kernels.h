@@ -54,12 +54,13 @@ int accel_gk_rmsnorm_backward(int dt, void *dx, float *dw, const void *dout, con
                               const float *rstd, const float *w, int rows, int C, accel_stream_t s);
 
 /* Rotary position embedding, in place, on B*nheads sequences of T rows of hs values ([B][nheads]
- * [T][hs]: q or k after the permute): row t is at position pos0 + t, and the pair (x[i],
- * x[i + hs/2]) turns by the angle of cos/sin[(pos0 + t) * hs/2 + i] (the rotate-half convention of
+ * [T][hs]: q or k after the permute): row t of sample b is at position p = pos0 + t, or with pos
+ * (packed documents: [B*T] positions in device memory, pos0 0) p = pos[b*T+t], and the pair (x[i],
+ * x[i + hs/2]) turns by the angle of cos/sin[p * hs/2 + i] (the rotate-half convention of
  * accel_cpu_rope; tables [>= pos0 + T][hs/2] in fp32 device memory, any RoPE scaling already in
  * them). inverse turns the other way: the backward pass. hs even and > 0. */
 int accel_gk_rope(int dt, void *x, const float *cos, const float *sin, int B, int nheads, int T,
-                  int hs, int pos0, int inverse, accel_stream_t s);
+                  int hs, int pos0, const int32_t *pos, int inverse, accel_stream_t s);
 
 /* qkv rows [B*T, (NH + 2*KVH)*hs] (+ bias of that width, fp32, may be NULL) -> q [B][KVH][G][T][hs],
  * k [B][KVH][T][hs], v [B][KVH][T][hs] (the layouts above). NH a multiple of KVH. */

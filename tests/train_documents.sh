@@ -1,8 +1,9 @@
 #!/bin/sh
 # Packed documents kept apart (data.document_mask): accel_data prepare records where every document
 # begins (/split/document_start, checked token by token with the byte tokenizer, counted by
-# accel_data info with a real tokenizer that adds BOS); training with data.document_mask=true
-# attends within documents and restarts positions, gives the same losses on 1 and 2 ranks, equals
+# accel_data info with a real tokenizer that adds BOS), and so does accel_data import (llm.c
+# shards: at every <|endoftext|>; --document-start ID for others); training with
+# data.document_mask=true attends within documents and restarts positions, gives the same losses on 1 and 2 ranks, equals
 # plain training on a corpus of one document (nothing to keep apart), changes the losses where
 # documents are packed, goes with prompt/completion loss masks, and is refused clearly where it
 # cannot work. The attention and positions themselves are checked against documents run one at a
@@ -82,15 +83,37 @@ train sft2 2 data.path="$S/sft.h5" model.vocab=256 data.document_mask=true
 compare_losses "$S/sft1.jsonl" "$S/sft2.jsonl" 1e-5 20 || fail "prompt/completion with data.document_mask: 1 and 2 ranks differ"
 pass "prompt/completion masks and data.document_mask together"
 
-# Refused clearly: data without document starts (an import keeps the stream exactly, and knows no
-# documents) and synthetic data. (The GPU engine's refusal: tests/gpu_mock.sh.)
 python_free_npy() {     # a .npy of 2000 uint16 zeros, header written with printf
     hdr="{'descr': '<u2', 'fortran_order': False, 'shape': (2000,), }"
     pad=$((117 - ${#hdr})); printf '\223NUMPY\001\000\166\000%s%*s\n' "$hdr" "$pad" "" > "$1"
     head -c 4000 /dev/zero >> "$1"
 }
+# Imports: an llm.c shard puts <|endoftext|> (50256) before every document, so each one is a start;
+# a .npy marks none unless --document-start names the token (here 0: every token of the zeros).
+SHARD="$top_srcdir/tests/fixtures/data/gpt2.bin"
+t "$AD" import --output "$S/llmc.h5" "$SHARD" > "$S/out" 2>&1 || fail "import llm.c: $(cat "$S/out")"
+grep -q "each begins at token 50256" "$S/out" || fail "import does not name llm.c's document token: $(cat "$S/out")"
+od -An -v -tu2 -j 1024 "$SHARD" | tr -s ' ' '\n' | sed '/^$/d' | awk '{ print ($1 == 50256) }' > "$S/want"
+udump() { rm -f "$S/bin"; t h5dump -d "$2" -b LE -o "$S/bin" "$1" > /dev/null && od -An -v -tu1 "$S/bin" |
+    tr -s ' ' '\n' | sed '/^$/d'; }
+{ udump "$S/llmc.h5" /train/document_start; udump "$S/llmc.h5" /val/document_start; } > "$S/got"
+[ "$(grep -c 1 "$S/want")" -gt 0 ] || fail "the llm.c fixture holds no 50256"
+cmp -s "$S/got" "$S/want" || fail "an llm.c import's document starts are not its 50256 tokens"
+python_free_npy "$S/z.npy"
+t "$AD" import --output "$S/zeros.h5" --vocab 512 --document-start 0 "$S/z.npy" > "$S/out" 2>&1 ||
+    fail "import --document-start 0: $(cat "$S/out")"
+docs=$(t "$AD" info "$S/zeros.h5" | sed -n 's/.*documents: \([0-9]*\) begin here.*/\1/p' | awk '{ s += $1 } END { print s }')
+[ "$docs" = 2000 ] || fail "--document-start 0 on 2000 zeros records $docs documents"
+t "$AD" import --output "$S/none.h5" --document-start none "$SHARD" > "$S/out" 2>&1 || fail "import --document-start none: $(cat "$S/out")"
+t "$AD" info "$S/none.h5" | grep -q "documents:" && fail "--document-start none still records documents"
+expect_fail "outside the vocabulary" t "$AD" import --output "$S/bad.h5" --vocab 512 --document-start 600 "$S/z.npy"
+pass "imports record documents: llm.c's 50256 by default, --document-start ID, none"
+
+# Refused clearly: data without document starts (a .npy imported without --document-start) and
+# synthetic data.
 python_free_npy "$S/t.npy"
 t "$AD" import --output "$S/imported.h5" --vocab 512 "$S/t.npy" > "$S/out" 2>&1 || fail "import .npy: $(cat "$S/out")"
+grep -q "documents: not recorded" "$S/out" || fail "import of a .npy does not say it records no documents: $(cat "$S/out")"
 # shellcheck disable=SC2086
 expect_fail "does not record where its documents begin" t "$ACCEL_TRAIN" $model data.path="$S/imported.h5" data.document_mask=true
 # shellcheck disable=SC2086

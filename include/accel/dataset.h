@@ -273,6 +273,12 @@ typedef struct {
     int context;
     FILE *progress;
     size_t block_bytes;             /* as accel_prepare_options_t's */
+    /* Where documents begin (recorded for data.document_mask): ACCEL_DOCUMENTS_AUTO (zero), the
+     * token the files' format puts before every document (llm.c shards: GPT-2 50256
+     * <|endoftext|>, Llama-3 128000 <|begin_of_text|>; .npy: none); ACCEL_DOCUMENTS_NONE; or
+     * ACCEL_DOCUMENTS_TOKEN: each occurrence of document_token begins a document. */
+    enum { ACCEL_DOCUMENTS_AUTO = 0, ACCEL_DOCUMENTS_NONE, ACCEL_DOCUMENTS_TOKEN } documents;
+    int32_t document_token;
 } accel_import_options_t;
 accel_status_t accel_data_import(const char *const *inputs, int ninputs, const char *output,
                                  const accel_import_options_t *opt, char *err, size_t errlen);

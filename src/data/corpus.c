@@ -209,29 +209,8 @@ typedef struct {
     const char *output;
     long long conversations;
     long long by_end_of_turn;       /* assistant messages spanned by the end-of-turn rule */
-    int64_t *starts;                /* where each document begins in the stream (8 bytes a document) */
-    int64_t nstarts, starts_cap;
+    accel_docstarts_t starts;       /* where each document begins in the stream */
 } encoder_t;
-
-/* The next document begins here (an empty one merges with the next: one start per offset). */
-static accel_status_t mark_document_start(encoder_t *e)
-{
-    const int64_t at = e->s->n;
-    if (e->nstarts > 0 && e->starts[e->nstarts - 1] == at) return ACCEL_OK;
-    if (e->nstarts == e->starts_cap) {
-        int64_t cap = e->starts_cap ? 2 * e->starts_cap : 4096;
-        int64_t *p = realloc(e->starts, sizeof *p * (size_t)cap);
-        if (!p) {
-            snprintf(e->err, e->errlen, "out of memory recording where %lld documents begin",
-                     (long long)e->nstarts + 1);
-            return ACCEL_ERR_NOMEM;
-        }
-        e->starts = p;
-        e->starts_cap = cap;
-    }
-    e->starts[e->nstarts++] = at;
-    return ACCEL_OK;
-}
 
 /* One token and, with a mask, whether it is trained. */
 static accel_status_t put_token(encoder_t *e, uint32_t tok, bool trained)
@@ -446,8 +425,12 @@ static accel_status_t encode_doc(void *ctx, const accel_jsonl_doc_t *doc, long l
         fflush(e->progress);
         e->next_report += 64LL << 20;
     }
-    accel_status_t st = mark_document_start(e);
-    if (st != ACCEL_OK) return st;
+    accel_status_t st = accel_docstarts_add(&e->starts, e->s->n);
+    if (st != ACCEL_OK) {
+        snprintf(e->err, e->errlen, "out of memory recording where %lld documents begin",
+                 (long long)e->starts.n + 1);
+        return st;
+    }
     if (doc->messages) return encode_chat(e, doc, line);
     if (e->bos >= 0) st = put_token(e, (uint32_t)e->bos, !doc->prompt);
     if (st == ACCEL_OK && doc->prompt) st = encode_text(e, doc->prompt, doc->prompt_len, false, line);
@@ -716,7 +699,7 @@ accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const 
     accel_token_meta_t meta = {
         .tokenizer = accel_tokenizer_name(tok), .tokenizer_hash = accel_tokenizer_hash(tok),
         .tokenizer_json = json, .tokenizer_json_len = jlen, .vocab = vocab, .description = desc,
-        .document_starts = enc.starts, .ndocuments = enc.nstarts,
+        .document_starts = enc.starts.at, .ndocuments = enc.starts.n,
     };
     /* The template travels with the data (then checkpoints and exports), as the tokenizer does. */
     if (enc.conversations > 0 && enc.chat)
@@ -727,7 +710,7 @@ accel_status_t accel_data_prepare(const char *const *inputs, int ninputs, const 
 cleanup:
     accel_chat_template_free(enc.chat);
     free(enc.ids);
-    free(enc.starts);
+    accel_docstarts_free(&enc.starts);
     accel_tokstream_free(&s);
     accel_tokstream_free(&mask);
     if (tok) accel_tokenizer_free(tok);

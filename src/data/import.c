@@ -117,6 +117,26 @@ accel_status_t accel_tokstream_spill(accel_tokstream_t *s)
     return ACCEL_OK;
 }
 
+accel_status_t accel_docstarts_add(accel_docstarts_t *d, int64_t at)
+{
+    if (d->n > 0 && d->at[d->n - 1] == at) return ACCEL_OK;
+    if (d->n == d->cap) {
+        int64_t cap = d->cap ? 2 * d->cap : 4096;
+        int64_t *p = realloc(d->at, sizeof *p * (size_t)cap);
+        if (!p) return ACCEL_ERR_NOMEM;
+        d->at = p;
+        d->cap = cap;
+    }
+    d->at[d->n++] = at;
+    return ACCEL_OK;
+}
+
+void accel_docstarts_free(accel_docstarts_t *d)
+{
+    free(d->at);
+    *d = (accel_docstarts_t){ 0 };
+}
+
 accel_status_t accel_tokstream_put_bytes(accel_tokstream_t *s, const unsigned char *p, size_t len)
 {
     while (len > 0) {
@@ -222,8 +242,10 @@ accel_status_t accel_tokstream_publish(accel_tokstream_t *s, accel_tokstream_t *
 /* ------------------------------------------------------------------ import */
 
 /* Copy one file's tokens into the stream, checking each against [0, vocab). */
+/* The file's tokens onto the stream; with docs, each occurrence of doc_token starts a document. */
 static accel_status_t copy_tokens(FILE *f, const char *path, const accel_tokfile_t *tf,
-                                  accel_tokstream_t *s, FILE *progress, char *err, size_t errlen)
+                                  accel_tokstream_t *s, int64_t doc_token, accel_docstarts_t *docs,
+                                  FILE *progress, char *err, size_t errlen)
 {
     enum { CHUNK = 1 << 20 };
     unsigned char *buf = malloc((size_t)CHUNK * (size_t)tf->itemsize);
@@ -261,6 +283,10 @@ static accel_status_t copy_tokens(FILE *f, const char *path, const accel_tokfile
                                : "give the vocabulary the tokens were made with (--vocab V or "
                                  "--tokenizer tokenizer.json)");
                 st = ACCEL_ERR_INVALID;
+                break;
+            }
+            if (docs && v == doc_token && (st = accel_docstarts_add(docs, s->n)) != ACCEL_OK) {
+                snprintf(err, errlen, "out of memory recording where %lld documents begin", (long long)docs->n);
                 break;
             }
             if ((st = accel_tokstream_put(s, (uint32_t)v)) != ACCEL_OK) {
@@ -324,6 +350,7 @@ accel_status_t accel_data_import(const char *const *inputs, int ninputs, const c
     accel_tokfile_t *tf = NULL;
     accel_tokenizer_t *tok = NULL;
     accel_tokstream_t s = { 0 };
+    accel_docstarts_t docs = { 0 };
     FILE *progress = opt->progress;
     err[0] = '\0';
     accel_status_t st = ACCEL_ERR_INVALID;
@@ -402,6 +429,26 @@ accel_status_t accel_data_import(const char *const *inputs, int ninputs, const c
         fprintf(progress, "vocab %d (from %s), stored as uint%d; %d file(s), %lld tokens, "
                 "concatenated in order as they are (no separators added)\n", vocab, vocab_from,
                 8 * accel_dataset_token_bytes(vocab), files.n, (long long)total);
+    /* Documents: the token given, else the one the format puts before each (when all agree). */
+    int64_t doc_token = opt->documents == ACCEL_DOCUMENTS_TOKEN ? opt->document_token : -1;
+    if (opt->documents == ACCEL_DOCUMENTS_AUTO && same) doc_token = tf[0].document_start;
+    if (doc_token >= vocab) {
+        snprintf(err, errlen, "--document-start %lld is outside the vocabulary [0, %d)", (long long)doc_token,
+                 vocab);
+        st = ACCEL_ERR_INVALID;
+        goto cleanup;
+    }
+    if (progress) {
+        if (doc_token >= 0)
+            fprintf(progress, "documents: each begins at token %lld%s (recorded for data.document_mask)\n",
+                    (long long)doc_token, opt->documents == ACCEL_DOCUMENTS_TOKEN ? " (--document-start)"
+                    : doc_token == 50256 ? " (<|endoftext|>, which llm.c puts before every document)"
+                    : " (<|begin_of_text|>, which llm.c puts before every document)");
+        else
+            fprintf(progress, "documents: not recorded (%s)\n", opt->documents == ACCEL_DOCUMENTS_NONE
+                    ? "--document-start none" : "the files do not mark them; --document-start ID names the "
+                    "token that begins each");
+    }
     if ((st = accel_tokstream_init(&s, vocab, output, opt->block_bytes)) != ACCEL_OK) {
         snprintf(err, errlen, "%s", s.error);
         goto cleanup;
@@ -418,7 +465,8 @@ accel_status_t accel_data_import(const char *const *inputs, int ninputs, const c
             st = ACCEL_ERR_IO;
             goto cleanup;
         }
-        st = copy_tokens(f, files.paths[i], &tf[i], &s, progress, err, errlen);
+        st = copy_tokens(f, files.paths[i], &tf[i], &s, doc_token, doc_token >= 0 ? &docs : NULL, progress,
+                         err, errlen);
         fclose(f);
         if (st != ACCEL_OK) goto cleanup;
     }
@@ -443,10 +491,14 @@ accel_status_t accel_data_import(const char *const *inputs, int ninputs, const c
         .tokenizer_hash = tok ? accel_tokenizer_hash(tok) : "",
         .tokenizer_json = json, .tokenizer_json_len = jlen,
         .vocab = vocab, .description = desc,
+        .document_starts = doc_token >= 0 ? docs.at : NULL, .ndocuments = docs.n,
     };
+    if (progress && doc_token >= 0)
+        fprintf(progress, "documents: %lld begin in the stream\n", (long long)docs.n);
     st = accel_tokstream_publish(&s, NULL, output, &meta, opt->val_fraction, nval, opt->context, progress,
                                 err, errlen);
 cleanup:
+    accel_docstarts_free(&docs);
     accel_tokstream_free(&s);
     if (tok) accel_tokenizer_free(tok);
     free(tf);

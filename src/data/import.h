@@ -29,6 +29,8 @@ typedef struct {
     int itemsize;                   /* 1, 2, 4 or 8 */
     bool is_signed;
     int vocab;                      /* the vocabulary the format implies; 0 when it says none */
+    int32_t document_start;         /* the token the format puts before every document (llm.c's
+                                     * <|endoftext|> or <|begin_of_text|>); -1 when it says none */
 } accel_tokfile_t;
 
 /* llm.c (karpathy/llm.c, dev/data/data_common.py write_datafile): a header of 256 int32 (magic,
@@ -160,6 +162,16 @@ static inline accel_status_t accel_tokstream_put(accel_tokstream_t *s, uint32_t 
 /* Append len one-byte tokens (a stream of width 1: the byte tokenizer). */
 accel_status_t accel_tokstream_put_bytes(accel_tokstream_t *s, const unsigned char *p, size_t len);
 void accel_tokstream_free(accel_tokstream_t *s);
+
+/* Where documents begin in a stream: ascending offsets, one per document (8 bytes a document). */
+typedef struct {
+    int64_t *at;
+    int64_t n, cap;
+} accel_docstarts_t;
+/* A document begins at stream offset `at` (>= the last; a repeat of the last is one document: an
+ * empty document merges with the next). ACCEL_ERR_NOMEM when the list cannot grow. */
+accel_status_t accel_docstarts_add(accel_docstarts_t *d, int64_t at);
+void accel_docstarts_free(accel_docstarts_t *d);
 
 /* Split the stream (the last val_fraction of it, rounded, is /val; or, when nval >= 0, the last
  * nval tokens), check that each split holds a sample at `context`, write `output` atomically and

@@ -46,11 +46,13 @@ accel_status_t accel_llmc_open(FILE *f, const char *path, int64_t size, accel_to
         snprintf(out->what, sizeof out->what, "llm.c GPT-2 shard (magic %d v1), uint16 tokens", magic);
         out->itemsize = 2;
         out->vocab = 50257;
+        out->document_start = 50256;        /* llm.c's fineweb.py: [<|endoftext|>] + doc */
     } else if (magic == ACCEL_LLMC_MAGIC_LLAMA3 && version == 7) {
         snprintf(out->format, sizeof out->format, "llm.c-llama3");
         snprintf(out->what, sizeof out->what, "llm.c Llama-3 shard (magic %d v7), uint32 tokens", magic);
         out->itemsize = 4;
         out->vocab = 128256;
+        out->document_start = 128000;       /* [<|begin_of_text|>] + doc */
     } else if (magic == ACCEL_LLMC_MAGIC_GPT2 || magic == ACCEL_LLMC_MAGIC_LLAMA3) {
         snprintf(err, errlen, "%s: llm.c magic %d with version %d; accel knows version %d for this "
                  "magic\n--> hint: the header is damaged or from a newer llm.c", path, magic, version,

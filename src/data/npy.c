@@ -135,6 +135,7 @@ accel_status_t accel_npy_open(FILE *f, const char *path, int64_t size, accel_tok
                               char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
+    out->document_start = -1;       /* an array of ids says nothing of documents */
     unsigned char pre[12];
     char *hdr = NULL;
     accel_status_t st = ACCEL_ERR_CORRUPT;

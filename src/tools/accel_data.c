@@ -306,7 +306,7 @@ static void import_usage(FILE *out)
     fprintf(out,
             "usage: accel_data import --output FILE [--vocab V] [--tokenizer FILE|DIR]\n"
             "                         [--val-fraction F | --val FILE ...] [--context T] [--force]\n"
-            "                         [--buffer SIZE] FILE|DIR ...\n"
+            "                         [--buffer SIZE] [--document-start ID|none] FILE|DIR ...\n"
             "\n"
             "Import pre-tokenized token streams into an accel token dataset (HDF5). Each file is\n"
             "recognised by its first bytes (not its name):\n"
@@ -323,6 +323,10 @@ static void import_usage(FILE *out)
             "(GPT-2 50257, Llama-3 128256); a .npy array states none, so it needs one of the two.\n"
             "Every token must be in [0, V): a token >= V is refused naming file, position and value.\n"
             "Tokens are stored as uint8 (V <= 256), uint16 (V <= 65536) or uint32.\n"
+            "Documents: where each begins is recorded (for training with data.document_mask=true):\n"
+            "at every token --document-start ID, else at the token llm.c puts before each document\n"
+            "(GPT-2 shards: 50256 <|endoftext|>; Llama-3 shards: 128000 <|begin_of_text|>); a .npy\n"
+            "array marks none unless --document-start is given.\n"
             "The tokenizer recorded is --tokenizer's (name, hash and tokenizer.json bytes), else\n"
             "\"llm.c-gpt2\", \"llm.c-llama3\" or \"npy\" (\"pretokenized\" when mixed), with no hash.\n"
             "Memory: tokens are held in a block of --buffer; a longer stream goes to a temporary\n"
@@ -341,6 +345,7 @@ static void import_usage(FILE *out)
             "  --force              overwrite FILE even if it is not an accel dataset (an existing\n"
             "                       accel dataset is replaced without it; an accel checkpoint never)\n"
             "  --buffer SIZE        memory for tokens (default 64MiB)\n"
+            "  --document-start ID  the token that begins every document (none: record no documents)\n"
             "  -h, --help           this help\n"
             "\n"
             "examples:\n"
@@ -352,9 +357,9 @@ static int cmd_import(int argc, char **argv)
 {
     const char *output = NULL, *tokenizer = NULL;
     double val_fraction = 0.1;
-    long long context = 64, vocab = 0;
+    long long context = 64, vocab = 0, doc_token = -1;
     size_t buffer = 0;
-    int force = 0, ninputs = 0, nval = 0, fraction_given = 0;
+    int force = 0, ninputs = 0, nval = 0, fraction_given = 0, no_documents = 0;
     const char **inputs = calloc((size_t)argc + 1, sizeof *inputs);
     const char **vals = calloc((size_t)argc + 1, sizeof *vals);
     if (!inputs || !vals) { free(inputs); free(vals); return 1; }
@@ -375,6 +380,9 @@ static int cmd_import(int argc, char **argv)
             if (parse_ll("import", "--context", v, 1, INT_MAX - 1, &context)) goto out;
         } else if ((v = accel_arg_value(argc, argv, &i, "--buffer", &missing))) {
             if (parse_buffer("import", v, &buffer)) goto out;
+        } else if ((v = accel_arg_value(argc, argv, &i, "--document-start", &missing))) {
+            no_documents = !strcmp(v, "none");
+            if (!no_documents && parse_ll("import", "--document-start", v, 0, INT32_MAX, &doc_token)) goto out;
         } else if (!strcmp(argv[i], "--force")) force = 1;
         else if (missing) { fprintf(stderr, "accel_data import: %s needs a value\n", argv[i]); goto out; }
         else if (argv[i][0] == '-' && argv[i][1]) {
@@ -403,7 +411,9 @@ static int cmd_import(int argc, char **argv)
     accel_import_options_t opt = { .vocab = (int)vocab, .tokenizer = tokenizer, .val_inputs = vals,
                                    .nval_inputs = nval, .val_fraction = val_fraction,
                                    .context = (int)context, .progress = stdout,
-                                   .block_bytes = buffer };
+                                   .block_bytes = buffer, .document_token = (int32_t)doc_token,
+                                   .documents = no_documents ? ACCEL_DOCUMENTS_NONE
+                                                : doc_token >= 0 ? ACCEL_DOCUMENTS_TOKEN : ACCEL_DOCUMENTS_AUTO };
     accel_status_t st = accel_data_import(inputs, ninputs, output, &opt, err, sizeof err);
     if (st != ACCEL_OK) {
         fflush(stdout);

@@ -16,6 +16,11 @@ torch.set_num_threads(1) per rank. bf16: torch.autocast("cpu", dtype=torch.bfloa
 forward, fp32 master weights (accel precision=bf16 keeps fp32 master weights too).
 Prints one line: tokens/s over the timed steps (all ranks).
 
+--packed L (bench/document_mask.sh): each row packs documents of 1..2L-1 tokens (uniform, mean L)
+the way Hugging Face trains packed data without padding (DataCollatorWithFlattening, TRL's
+padding_free): position_ids restart at every document, transformers builds the block-diagonal
+causal mask from them, and a document's first token is not a target (label -100).
+
     python llama_torch.py --ranks 2 --layers 4 --heads 4 --kv-heads 2 --width 256 --ffn 688 \
         --context 128 --micro 8 --steps 30 --warmup 5 --precision fp32|bf16 --variant manual|sdpa|compile
 """
@@ -70,10 +75,22 @@ def run(rank, args):
     g = torch.Generator().manual_seed(rank)
     data = torch.randint(0, args.vocab, (args.micro, args.context + 1), generator=g)
     x, y = data[:, :-1].contiguous(), data[:, 1:].contiguous()
+    pos = None
+    if args.packed:
+        start = torch.zeros(args.micro, args.context + 1, dtype=torch.bool)
+        for b in range(args.micro):
+            t = 0
+            while t <= args.context:
+                start[b, t] = True
+                t += int(torch.randint(1, 2 * args.packed, (1,), generator=g))
+        pos = torch.zeros(args.micro, args.context, dtype=torch.long)
+        for t in range(1, args.context):
+            pos[:, t] = torch.where(start[:, t], 0, pos[:, t - 1] + 1)
+        y = torch.where(start[:, 1:], -100, y)
 
     def loss_of():
-        logits = ddp(input_ids=x, use_cache=False).logits
-        return F.cross_entropy(logits.float().view(-1, logits.size(-1)), y.view(-1))
+        logits = ddp(input_ids=x, position_ids=pos, use_cache=False).logits
+        return F.cross_entropy(logits.float().view(-1, logits.size(-1)), y.view(-1), ignore_index=-100)
 
     t, loss = timed_steps(model, loss_of, args)
     if rank == 0:
@@ -89,7 +106,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     for name, default in [("ranks", 2), ("layers", 4), ("heads", 4), ("kv-heads", 2), ("width", 256),
                           ("ffn", 688), ("context", 128), ("vocab", 256), ("micro", 8), ("steps", 30),
-                          ("warmup", 5), ("threads", 1), ("port", 29518), ("head-dim", 0)]:
+                          ("warmup", 5), ("threads", 1), ("port", 29518), ("head-dim", 0),
+                          ("packed", 0)]:
         ap.add_argument("--" + name, type=int, default=default)
     ap.add_argument("--rope-theta", type=float, default=10000.0)
     ap.add_argument("--rms-eps", type=float, default=1e-5)

@@ -47,7 +47,7 @@ typedef struct {
      * is input token t's position in its document, 0 where a document begins, else one more than
      * token t-1's; a token attends to its document's tokens only (the `positions[..]` before it and
      * itself). NULL: 0..context-1, the whole sample one sequence. Read by the built-in gpt and
-     * llama (the trainer refuses data.document_mask for other models). */
+     * llama, CPU and GPU (accel_model_create refuses data.document_mask for other models). */
     const int32_t *positions;
 } accel_batch_t;
 

@@ -203,8 +203,9 @@ static accel_status_t open_data(accel_trainer_t *t)
         const bool val_has = accel_dataset_info(t->val_set)->has_document_starts;
         if (!info->has_document_starts || !val_has) {
             ACCEL_ERROR0("data.document_mask=true, but %s does not record where its documents begin "
-                         "(its %s split has no document_start)\n--> hint: prepare the data with "
-                         "accel_data prepare, which records them, or set data.document_mask=false",
+                         "(its %s split has no document_start)\n--> hint: accel_data prepare records "
+                         "them, and accel_data import does for llm.c shards or with --document-start ID; "
+                         "or set data.document_mask=false",
                          path, !info->has_document_starts ? "train" : "val");
             return ACCEL_ERR_UNSUPPORTED;
         }

@@ -19,16 +19,10 @@ S=$SCRATCH
 t() { timeout -k 5 60 "$@"; }
 # nums TYPE: od's numbers (TYPE u1, u2, u4; little-endian as h5dump -b LE and the fixtures are), one a line
 nums() { od -An -v --endian=little -t"$1" | tr -s ' ' '\n' | sed '/^$/d'; }
-# dump FILE DATASET TYPE: the dataset's values, one per line (h5dump's binary output through od)
-dump() {
-    rm -f "$S/bin"
-    t h5dump -d "$2" -b LE -o "$S/bin" "$1" > /dev/null 2>&1 || fail "h5dump -d $2 $1"
-    nums "$3" < "$S/bin"
-}
 # same_as FILE NAME: FILE's tokens (uint16) and loss mask, /train then /val, are fixture NAME's
 same_as() {
-    { dump "$1" /train/tokens u2; dump "$1" /val/tokens u2; } > "$S/got_tok"
-    { dump "$1" /train/loss_mask u1; dump "$1" /val/loss_mask u1; } > "$S/got_mask"
+    { h5_values "$1" /train/tokens u2; h5_values "$1" /val/tokens u2; } > "$S/got_tok"
+    { h5_values "$1" /train/loss_mask u1; h5_values "$1" /val/loss_mask u1; } > "$S/got_mask"
     nums u4 < "$F/$2.u32" > "$S/want_tok"
     nums u1 < "$F/$2.mask" > "$S/want_mask"
     cmp -s "$S/got_tok" "$S/want_tok" || fail "$1: the token ids are not transformers' ($2.u32: $(wc -l < "$S/want_tok") ids, got $(wc -l < "$S/got_tok"))"
@@ -140,10 +134,10 @@ out=$(t "$AD" prepare --tokenizer "$TOK" --chat-template "$F/templates/chatml.ji
     --train-on all --context 16 --output "$S/all.h5" "$F/sft_messages.jsonl") || fail "prepare --train-on all: $out"
 printf '%s\n' "$out" | grep -qF "conversations: rendered with $F/templates/chatml.jinja; trained: every token (--train-on all)" \
     || fail "--train-on all: the progress line: $out"
-{ dump "$S/all.h5" /train/tokens u2; dump "$S/all.h5" /val/tokens u2; } > "$S/got_tok"
+{ h5_values "$S/all.h5" /train/tokens u2; h5_values "$S/all.h5" /val/tokens u2; } > "$S/got_tok"
 nums u4 < "$F/sft_messages.chatml.u32" | cmp -s - "$S/got_tok" || fail "--train-on all changes the token ids"
 if t h5dump -H -d /train/loss_mask "$S/all.h5" > /dev/null 2>&1; then
-    { dump "$S/all.h5" /train/loss_mask u1; dump "$S/all.h5" /val/loss_mask u1; } | grep -qv '^1$' \
+    { h5_values "$S/all.h5" /train/loss_mask u1; h5_values "$S/all.h5" /val/loss_mask u1; } | grep -qv '^1$' \
         && fail "--train-on all: the mask has untrained tokens"
     form="a mask of all ones"
 else
@@ -212,7 +206,7 @@ out=$(t "$AD" prepare --tokenizer "$TOK" --chat-template "$S/think.jinja" --json
 printf '%s\n' "$out" | grep -q "note: 1 assistant message(s) are rendered differently once later messages follow" \
     || fail "the end-of-turn rule is not reported: $out"
 # trained: "Hello<|im_end|>\n" and the last turn's "<think>...</think>\n\nGoodbye<|im_end|>\n"
-{ dump "$S/think.h5" /train/loss_mask u1; dump "$S/think.h5" /val/loss_mask u1; } > "$S/tm"
+{ h5_values "$S/think.h5" /train/loss_mask u1; h5_values "$S/think.h5" /val/loss_mask u1; } > "$S/tm"
 [ "$(grep -c 1 "$S/tm")" -gt 4 ] || fail "think.jinja: too few trained tokens"
 refused "think.jsonl:1|bare.jinja renders the conversation before message 2 (assistant) differently once later messages follow|writes nothing after an assistant's turn|--train-on all" \
     "$AD" prepare --tokenizer "$TOK" --chat-template "$S/bare.jinja" --jsonl-field messages --context 2 \

@@ -70,6 +70,14 @@ make_scratch() {
     trap 'rm -rf "$SCRATCH"' EXIT
 }
 
+# h5_values FILE DATASET [TYPE]: the dataset's values, one a line (h5dump's little-endian binary
+# output through od; TYPE u1, u2 or u4, default u1). Needs make_scratch.
+h5_values() {
+    rm -f "$SCRATCH/h5_values.bin"
+    timeout -k 5 120 h5dump -d "$2" -b LE -o "$SCRATCH/h5_values.bin" "$1" > /dev/null 2>&1 || fail "h5dump -d $2 $1"
+    od -An -v --endian=little -t"${3:-u1}" "$SCRATCH/h5_values.bin" | tr -s ' ' '\n' | sed '/^$/d'
+}
+
 # expect_fail EXPECTED_TEXT CMD...: CMD must exit non-zero (not by a signal) and print the text.
 expect_fail() {
     want=$1; shift

@@ -9,18 +9,12 @@
 # cannot work. The attention and positions themselves are checked against documents run one at a
 # time (tests/check_gpt.c) and against transformers' packed position_ids (tests/check_llama.c).
 . "${top_srcdir:-.}/tests/lib.sh"
-AD="$top_builddir/accel_data"
-TOK="$top_srcdir/tests/fixtures/data/tinybpe"
-[ -x "$AD" ] && [ -x "$ACCEL_TRAIN" ] || fail "accel_data or accel_train is not built"
-command -v h5dump >/dev/null || fail "h5dump (hdf5-tools) is missing"
+AD="$top_builddir/accel_data" TOK="$top_srcdir/tests/fixtures/data/tinybpe"
+[ -x "$AD" ] && [ -x "$ACCEL_TRAIN" ] && command -v h5dump >/dev/null ||
+    fail "accel_data, accel_train (make) or h5dump (apt-get install hdf5-tools) is missing"
 make_scratch
 S=$SCRATCH
 t() { timeout -k 5 120 "$@"; }
-dump() {    # dump FILE DATASET: its values, one per line
-    rm -f "$S/bin"
-    t h5dump -d "$2" -b LE -o "$S/bin" "$1" > /dev/null || fail "h5dump -d $2 $1"
-    od -An -v -tu1 "$S/bin" | tr -s ' ' '\n' | sed '/^$/d'
-}
 
 # 600 documents of 1 to 60 words (ASCII: one byte per character with the byte tokenizer)
 awk 'BEGIN { srand(7); for (i = 0; i < 600; i++) { n = 1 + int(rand() * 60); s = "";
@@ -31,7 +25,7 @@ awk 'BEGIN { srand(7); for (i = 0; i < 600; i++) { n = 1 + int(rand() * 60); s =
 t "$AD" prepare --jsonl --context 32 --output "$S/bytes.h5" "$S/docs.jsonl" > "$S/out" 2>&1 ||
     fail "prepare: $(cat "$S/out")"
 awk -F'"' '{ n = length($4); print 1; for (k = 1; k < n; k++) print 0 }' "$S/docs.jsonl" > "$S/want"
-{ dump "$S/bytes.h5" /train/document_start; dump "$S/bytes.h5" /val/document_start; } > "$S/got"
+{ h5_values "$S/bytes.h5" /train/document_start; h5_values "$S/bytes.h5" /val/document_start; } > "$S/got"
 cmp -s "$S/got" "$S/want" || fail "/split/document_start is not 1 at each document's first byte"
 pass "prepare records where each of 600 documents begins ($(wc -l < "$S/want") tokens)"
 
@@ -94,9 +88,7 @@ SHARD="$top_srcdir/tests/fixtures/data/gpt2.bin"
 t "$AD" import --output "$S/llmc.h5" "$SHARD" > "$S/out" 2>&1 || fail "import llm.c: $(cat "$S/out")"
 grep -q "each begins at token 50256" "$S/out" || fail "import does not name llm.c's document token: $(cat "$S/out")"
 od -An -v -tu2 -j 1024 "$SHARD" | tr -s ' ' '\n' | sed '/^$/d' | awk '{ print ($1 == 50256) }' > "$S/want"
-udump() { rm -f "$S/bin"; t h5dump -d "$2" -b LE -o "$S/bin" "$1" > /dev/null && od -An -v -tu1 "$S/bin" |
-    tr -s ' ' '\n' | sed '/^$/d'; }
-{ udump "$S/llmc.h5" /train/document_start; udump "$S/llmc.h5" /val/document_start; } > "$S/got"
+{ h5_values "$S/llmc.h5" /train/document_start; h5_values "$S/llmc.h5" /val/document_start; } > "$S/got"
 [ "$(grep -c 1 "$S/want")" -gt 0 ] || fail "the llm.c fixture holds no 50256"
 cmp -s "$S/got" "$S/want" || fail "an llm.c import's document starts are not its 50256 tokens"
 python_free_npy "$S/z.npy"

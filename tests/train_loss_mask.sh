@@ -15,12 +15,6 @@ command -v h5dump >/dev/null || fail "h5dump (hdf5-tools) is missing"
 make_scratch
 S=$SCRATCH
 t() { timeout -k 5 120 "$@"; }
-# dump FILE DATASET: the dataset's values, one per line (h5dump's binary output through od)
-dump() {
-    rm -f "$S/bin"
-    t h5dump -d "$2" -b LE -o "$S/bin" "$1" > /dev/null || fail "h5dump -d $2 $1"
-    od -An -v -tu1 "$S/bin" | tr -s ' ' '\n' | sed '/^$/d'
-}
 
 # 300 lines of arithmetic: {"prompt": "Q: a+b=", "completion": " c."} (ASCII: one byte per char)
 awk 'BEGIN { for (i = 0; i < 300; i++) { a = (i * 37) % 100; b = (i * 11) % 100;
@@ -36,8 +30,8 @@ printf '%s\n' "$out" | grep -q "accel-tokens v2" || fail "a masked file is not v
 awk -F'"' '{ for (k = 1; k <= length($4); k++) print 0; for (k = 1; k <= length($8); k++) print 1 }' \
     "$S/sft.jsonl" > "$S/want_mask"
 awk -F'"' '{ printf "%s%s", $4, $8 }' "$S/sft.jsonl" | od -An -v -tu1 | tr -s ' ' '\n' | sed '/^$/d' > "$S/want_tok"
-{ dump "$S/sft.h5" /train/loss_mask; dump "$S/sft.h5" /val/loss_mask; } > "$S/got_mask"
-{ dump "$S/sft.h5" /train/tokens; dump "$S/sft.h5" /val/tokens; } > "$S/got_tok"
+{ h5_values "$S/sft.h5" /train/loss_mask; h5_values "$S/sft.h5" /val/loss_mask; } > "$S/got_mask"
+{ h5_values "$S/sft.h5" /train/tokens; h5_values "$S/sft.h5" /val/tokens; } > "$S/got_tok"
 cmp -s "$S/got_mask" "$S/want_mask" || fail "the loss mask is not 0 per prompt byte, 1 per completion byte"
 cmp -s "$S/got_tok" "$S/want_tok" || fail "the tokens are not the prompt and completion bytes"
 trained=$(grep -c 1 "$S/want_mask")
@@ -51,7 +45,7 @@ pass "prompt/completion with bytes: tokens and mask exact ($trained of $(wc -l <
 t "$AD" prepare --prompt-field prompt --jsonl-field completion --context 16 --buffer 100 \
     --output "$S/spill.h5" "$S/sft.jsonl" > "$S/out" 2>&1 || fail "prepare --buffer 100: $(cat "$S/out")"
 for d in /train/tokens /train/loss_mask /val/tokens /val/loss_mask; do
-    [ "$(dump "$S/spill.h5" $d | cksum)" = "$(dump "$S/sft.h5" $d | cksum)" ] || fail "--buffer 100 changes $d"
+    [ "$(h5_values "$S/spill.h5" $d | cksum)" = "$(h5_values "$S/sft.h5" $d | cksum)" ] || fail "--buffer 100 changes $d"
 done
 pass "a spilled stream gives the same tokens and mask"
 
@@ -73,8 +67,8 @@ np=$(ntok "$S/p.h5"); nc=$(ntok "$S/c.h5"); nb=$(ntok "$S/bpe.h5")
 [ "$nb" -eq $((np + nc)) ] || fail "BOS+prompt+completion+EOS per line should be $np + $nc tokens, the file has $nb"
 bt=$(t "$AD" info "$S/bpe.h5" | sed -n 's/.*loss mask: \([0-9]*\) of.*/\1/p' | awk '{ s += $1 } END { print s }')
 [ "$bt" -eq "$nc" ] || fail "completion+EOS should train $nc tokens (the completions with one separator each), the mask trains $bt"
-dump "$S/bpe.h5" /train/tokens | head -1 | grep -qx 0 || fail "the stream does not start with BOS"
-dump "$S/bpe.h5" /train/loss_mask | head -1 | grep -qx 0 || fail "BOS is trained"
+h5_values "$S/bpe.h5" /train/tokens | head -1 | grep -qx 0 || fail "the stream does not start with BOS"
+h5_values "$S/bpe.h5" /train/loss_mask | head -1 | grep -qx 0 || fail "BOS is trained"
 pass "tinybpe: BOS, prompt, completion, EOS per line; $bt of $nb tokens trained"
 
 # Training: the loss is the mean over the trained tokens of the global batch. At initialisation it is

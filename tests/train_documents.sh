@@ -53,11 +53,13 @@ grep -q "documents are attended to one at a time" "$S/masked1.log" || fail "the 
 grep -q '"kind": "eval"' "$S/masked1.jsonl" || fail "no held-out loss with data.document_mask"
 train masked2 2 data.path="$S/bpe.h5" data.document_mask=true
 compare_losses "$S/masked1.jsonl" "$S/masked2.jsonl" 1e-5 20 || fail "1 and 2 ranks differ with data.document_mask"
+train masked2z3 2 data.path="$S/bpe.h5" data.document_mask=true dist.strategy=zero3 train.grad_accum=2
+compare_losses "$S/masked1.jsonl" "$S/masked2z3.jsonl" 1e-5 20 || fail "zero3 with accumulation differs with data.document_mask"
 train packed1 1 data.path="$S/bpe.h5"
 if compare_losses "$S/packed1.jsonl" "$S/masked1.jsonl" 1e-4 > /dev/null; then
     fail "data.document_mask=true trains as if documents saw each other"
 fi
-pass "data.document_mask: the same losses on 1 and 2 ranks, not those of attending across documents"
+pass "data.document_mask: the same losses on 1 and 2 ranks (ddp; zero3 with accumulation), not those of attending across documents"
 
 # One document (a text file is one): nothing to keep apart, the same run as without the key.
 awk -F'"' '{ print $4 }' "$S/docs.jsonl" > "$S/one.txt"

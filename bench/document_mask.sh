@@ -2,9 +2,10 @@
 # What keeping packed documents apart costs (data.document_mask=true), against attending across
 # them, and against transformers doing the same (packed position_ids, its block-diagonal mask).
 #   sh bench/document_mask.sh                    (from the top of a built tree)
-#   BENCH_ROUNDS=5 BENCH_STEPS=60 BENCH_DOC=32 sh bench/document_mask.sh
+#   BENCH_ROUNDS=5 BENCH_STEPS=60 BENCH_DOC=32 BENCH_CONTEXT=1024 sh bench/document_mask.sh
 # Model: bench/train_speed.sh's Llama (4 layers, width 256, 4 heads, 2 kv heads, SwiGLU 688, byte
-# vocabulary, tied head) at context 256, micro-batch 8 per rank, 2 ranks, AdamW, clipping to 1.0.
+# vocabulary, tied head) at context BENCH_CONTEXT (256), micro-batch 8 per rank, 2 ranks, AdamW,
+# clipping to 1.0.
 # Data: documents of 1..2D-1 bytes (uniform, mean D = BENCH_DOC, default 64: four per sample),
 # prepared by accel_data prepare (which records where each begins). accel: the same file with
 # data.document_mask=false and true. PyTorch: bench/llama_torch.py --packed D (transformers'
@@ -17,7 +18,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
-L=4 H=4 KV=2 C=256 F=688 T=256 V=256 MICRO=8 RANKS=2
+L=4 H=4 KV=2 C=256 F=688 T=${BENCH_CONTEXT:-256} V=256 MICRO=8 RANKS=2
 STEPS=${BENCH_STEPS:-30} WARM=5 ROUNDS=${BENCH_ROUNDS:-3} D=${BENCH_DOC:-64}
 model_args="model.name=llama model.layers=$L model.heads=$H model.kv_heads=$KV model.width=$C
     model.ffn_width=$F model.context=$T model.vocab=$V model.rope_theta=10000 model.rms_eps=1e-5

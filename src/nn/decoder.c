@@ -594,7 +594,8 @@ accel_status_t accel_gpt_check_positions(const int32_t *positions, int B, int T)
  *   of gemm_cpu.h, m->gemm): the kernel packs every operand once, rounding it as it goes, and
  *   skips the masked half tile by tile;
  * - elsewhere (fp32, fp16, emulated bf16), in row blocks of ATT_BLOCK, which skip the masked half
- *   block by block. An operand would be rounded again for every block it takes part in, so every
+ *   block by block, and with packed documents (m->pos) the columns before a block's first
+ *   document, and in the backward pass the rows after a column block's last document. An operand would be rounded again for every block it takes part in, so every
  *   operand is rounded once, where it is made, and the products run in fp32 (m->gemm32): the same
  *   "operands rounded, fp32 accumulation" products. q, k and v are only ever product operands,
  *   so they are rounded in place (as are dY and dS in the backward pass); P also feeds the
@@ -732,13 +733,15 @@ static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t
             }
             if (h % (NH / m->KVH) == 0)     /* once per key head: its group's heads follow */
                 accel_cpu_transpose(kt, k, (size_t)T, (size_t)hs, (size_t)ldkv);
-            for (int r0 = p0; r0 < T; r0 += ATT_BLOCK) {    /* rows r0..r1-1 see columns < r1 */
-                int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
-                /* the block's scores at the scratch's start, leading dimension T */
-                ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, scale, q + (size_t)r0 * ldq, ldq, kt, S));
+            for (int r0 = p0; r0 < T; r0 += ATT_BLOCK) {    /* rows r0..r1-1 see columns c0..r1-1 */
+                const int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T, c0 = key_start(pos, r0);
+                /* the block's scores at the scratch's start, leading dimension T (packed documents:
+                 * none of these rows sees a column before its first row's document) */
+                ACCEL_CHECK(gemm_nt(m, r1 - r0, r1 - c0, hs, T, scale, q + (size_t)r0 * ldq, ldq, kt + c0,
+                                    S + c0));
                 causal_softmax(S, (size_t)T, r1, r0, r1, lse, pos);
-                round_rows(m, S, (size_t)(r1 - r0), (size_t)r1, (size_t)T);
-                GEMM32(false, false, r1 - r0, hs, r1, 1.0f, S, T, v, ldkv, 0.0f,
+                round_rows(m, S + c0, (size_t)(r1 - r0), (size_t)(r1 - c0), (size_t)T);
+                GEMM32(false, false, r1 - r0, hs, r1 - c0, 1.0f, S + c0, T, v + (size_t)c0 * ldkv, ldkv, 0.0f,
                        y + (size_t)r0 * QW, QW);
             }
         }
@@ -797,30 +800,35 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
             accel_cpu_transpose(m->kt, k, (size_t)T, (size_t)hs, (size_t)QKV);
             accel_cpu_transpose(m->vt, v, (size_t)T, (size_t)hs, (size_t)QKV);
             for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) {
-                int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T;
+                /* rows r0..r1-1 see columns c0..r1-1 (as in the forward pass); the rows of P and dS
+                 * are whole after the softmax steps, which zero every other column */
+                const int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T, c0 = key_start(pos, r0);
                 /* P's rows as the forward pass made them, then dP = dY V^T */
-                ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, scale, q + (size_t)r0 * QKV, QKV, m->kt,
-                                    P + (size_t)r0 * T));
+                ACCEL_CHECK(gemm_nt(m, r1 - r0, r1 - c0, hs, T, scale, q + (size_t)r0 * QKV, QKV, m->kt + c0,
+                                    P + (size_t)r0 * T + c0));
                 causal_probs(P + (size_t)r0 * T, (size_t)T, T, r0, r1, lse, pos);
-                ACCEL_CHECK(gemm_nt(m, r1 - r0, r1, hs, T, 1.0f, dy + (size_t)r0 * QW, QW, m->vt,
-                                    dS + (size_t)r0 * T));
+                ACCEL_CHECK(gemm_nt(m, r1 - r0, r1 - c0, hs, T, 1.0f, dy + (size_t)r0 * QW, QW, m->vt + c0,
+                                    dS + (size_t)r0 * T + c0));
                 causal_softmax_backward(dS, P, T, r0, r1, pos);
                 /* dS is only a product operand from here on */
                 round_to(m, dS + (size_t)r0 * T, dS + (size_t)r0 * T, (size_t)(r1 - r0),
                          (size_t)T, (size_t)T);
-                /* dQ rows r0..r1-1 = scale * dS[r0:r1, 0:r1] K[0:r1] */
-                GEMM32(false, false, r1 - r0, hs, r1, scale, dS + (size_t)r0 * T, T, k, QKV, 0.0f,
-                       dq + (size_t)r0 * QKV, QKV);
+                /* dQ rows r0..r1-1 = scale * dS[r0:r1, c0:r1] K[c0:r1] */
+                GEMM32(false, false, r1 - r0, hs, r1 - c0, scale, dS + (size_t)r0 * T + c0, T,
+                       k + (size_t)c0 * QKV, QKV, 0.0f, dq + (size_t)r0 * QKV, QKV);
             }
             if (rounded) round_to(m, P, P, (size_t)T, (size_t)T, (size_t)T);  /* an operand now */
-            /* Column blocks c0..c1-1 of P and dS are non-zero only in rows c0..T-1:
-             * dV[c0:c1] = P[c0:T, c0:c1]^T dY[c0:T], dK[c0:c1] = scale * dS[c0:T, c0:c1]^T Q[c0:T]. */
+            /* Column blocks c0..c1-1 of P and dS are non-zero only in rows c0..t1-1 (t1 = T, or with
+             * packed documents the end of the document holding column c1-1):
+             * dV[c0:c1] = P[c0:t1, c0:c1]^T dY[c0:t1], dK[c0:c1] = scale * dS[c0:t1, c0:c1]^T Q[c0:t1]. */
             const float beta = first ? 0.0f : 1.0f;
             for (int c0 = 0; c0 < T; c0 += ATT_BLOCK) {
-                int c1 = c0 + ATT_BLOCK < T ? c0 + ATT_BLOCK : T;
-                GEMM32(true, false, c1 - c0, hs, T - c0, 1.0f, P + (size_t)c0 * T + c0, T,
+                const int c1 = c0 + ATT_BLOCK < T ? c0 + ATT_BLOCK : T;
+                int t1 = c1;
+                while (t1 < T && !(pos && pos[t1] == 0)) t1++;
+                GEMM32(true, false, c1 - c0, hs, t1 - c0, 1.0f, P + (size_t)c0 * T + c0, T,
                        dy + (size_t)c0 * QW, QW, beta, dv + (size_t)c0 * QKV, QKV);
-                GEMM32(true, false, c1 - c0, hs, T - c0, scale, dS + (size_t)c0 * T + c0, T,
+                GEMM32(true, false, c1 - c0, hs, t1 - c0, scale, dS + (size_t)c0 * T + c0, T,
                        q + (size_t)c0 * QKV, QKV, beta, dk + (size_t)c0 * QKV, QKV);
             }
         }

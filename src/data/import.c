@@ -241,8 +241,8 @@ accel_status_t accel_tokstream_publish(accel_tokstream_t *s, accel_tokstream_t *
 
 /* ------------------------------------------------------------------ import */
 
-/* Copy one file's tokens into the stream, checking each against [0, vocab). */
-/* The file's tokens onto the stream; with docs, each occurrence of doc_token starts a document. */
+/* Copy one file's tokens into the stream, checking each against [0, vocab); with docs, each
+ * occurrence of doc_token begins a document. */
 static accel_status_t copy_tokens(FILE *f, const char *path, const accel_tokfile_t *tf,
                                   accel_tokstream_t *s, int64_t doc_token, accel_docstarts_t *docs,
                                   FILE *progress, char *err, size_t errlen)

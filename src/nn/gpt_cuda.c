@@ -409,7 +409,8 @@ static accel_status_t check_tokens(const accel_gpt_cuda_t *g, const int32_t *tok
 /* Host rows -> pinned slot -> device on the copy stream; the compute stream waits for the copy.
  * The slot's previous copy and its previous reader are waited for first (double buffering). With
  * a loss mask the rows of targets follow the tokens' (the classifier reads them); without one the
- * classifier reads its targets from the token rows. */
+ * classifier reads its targets from the token rows. Positions (packed documents) come third, and
+ * g->d_pos points at them for the passes of this call. */
 static accel_status_t stage_tokens(accel_gpt_cuda_t *g, const int32_t *tokens, const uint8_t *mask,
                                    const int32_t *positions, int n, int *slot)
 {

@@ -591,13 +591,15 @@ accel_status_t accel_gpt_check_positions(const int32_t *positions, int B, int T)
 
 /* Attention runs one (sample, head) at a time, on its T x T lower triangle, one of two ways:
  * - where bf16 products are native, each product covers the whole head (the triangular products
- *   of gemm_cpu.h, m->gemm): the kernel packs every operand once, rounding it as it goes, and
- *   skips the masked half tile by tile;
+ *   of gemm_cpu.h, m->gemm), or with packed documents (m->pos) a whole document, each on its own
+ *   triangle: the kernel packs every operand once, rounding it as it goes, and skips the masked
+ *   half tile by tile;
  * - elsewhere (fp32, fp16, emulated bf16), in row blocks of ATT_BLOCK, which skip the masked half
- *   block by block, and with packed documents (m->pos) the columns before a block's first
- *   document, and in the backward pass the rows after a column block's last document. An operand would be rounded again for every block it takes part in, so every
- *   operand is rounded once, where it is made, and the products run in fp32 (m->gemm32): the same
- *   "operands rounded, fp32 accumulation" products. q, k and v are only ever product operands,
+ *   block by block, and with packed documents the columns before a block's first document (and
+ *   in the backward pass the rows after a column block's last document). An operand would be
+ *   rounded again for every block it takes part in, so every operand is rounded once, where it
+ *   is made, and the products run in fp32 (m->gemm32): the same "operands rounded, fp32
+ *   accumulation" products. q, k and v are only ever product operands,
  *   so they are rounded in place (as are dY and dS in the backward pass); P also feeds the
  *   softmax backward in full precision, so its rounded copy goes to a scratch buffer.
  * Inference rows after the first (the KV cache's new positions) always take the row-block way,
@@ -631,6 +633,14 @@ static accel_status_t gemm_nt(gpt_t *m, int rows, int cols, int hs, int T, float
 /* The first key row t attends to: 0, or with packed documents (pos: one sample's positions) the
  * first token of its document. */
 static inline int key_start(const int32_t *pos, int t) { return pos ? t - pos[t] : 0; }
+
+/* The end of the document holding position t: the next position 0 after t, or T (without pos:
+ * T, the sample is one sequence). Packed documents partition a sample into triangles of their own. */
+static inline int document_end(const int32_t *pos, int t, int T)
+{
+    for (t++; pos && t < T && pos[t] != 0; t++) {}
+    return pos ? t : T;
+}
 
 /* Score rows r0..r1-1 (row t at S + (t - r0) ld) become softmax rows over their causal prefix
  * (row t: columns key_start..t), zero elsewhere up to column cols (the products read P as lower
@@ -725,10 +735,16 @@ static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t
             float *lse = a->lse + ((size_t)b * NH + h) * T;
             float *y = a->atty + (size_t)b * T * QW + (size_t)h * hs;
             const int32_t *pos = m->pos ? m->pos + (size_t)b * T : NULL;
-            if (native) {
-                ACCEL_CHECK(accel_gemm_cpu_lower_nt(&m->gemm, T, hs, scale, q, ldq, k, ldkv, S, T));
-                causal_softmax(S, (size_t)T, T, 0, T, lse, pos);
-                ACCEL_CHECK(accel_gemm_cpu_trmm(&m->gemm, false, T, hs, 1.0f, S, T, v, ldkv, y, QW));
+            if (native) {   /* each document [s, e) on its own triangle (one: the whole sample) */
+                for (int s = 0, e; s < T; s = e) {
+                    e = document_end(pos, s, T);
+                    const int n = e - s;
+                    ACCEL_CHECK(accel_gemm_cpu_lower_nt(&m->gemm, n, hs, scale, q + (size_t)s * ldq, ldq,
+                                                        k + (size_t)s * ldkv, ldkv, S, n));
+                    causal_softmax(S, (size_t)n, n, 0, n, lse + s, NULL);
+                    ACCEL_CHECK(accel_gemm_cpu_trmm(&m->gemm, false, n, hs, 1.0f, S, n, v + (size_t)s * ldkv,
+                                                    ldkv, y + (size_t)s * QW, QW));
+                }
                 continue;
             }
             if (h % (NH / m->KVH) == 0)     /* once per key head: its group's heads follow */
@@ -780,17 +796,22 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
             const float *lse = a->lse + ((size_t)b * NH + h) * T;
             const float *dy = m->dc + (size_t)b * T * QW + (size_t)h * hs;
             const int32_t *pos = m->pos ? m->pos + (size_t)b * T : NULL;
-            if (native) {
+            if (native) {   /* document by document, as the forward pass */
                 accel_gemm_cpu_t *g = &m->gemm;
                 float *dkh = first ? dk : m->dkv, *dvh = first ? dv : m->dkv + (size_t)T * hs;
                 const int ldkv = first ? QKV : hs;
-                ACCEL_CHECK(accel_gemm_cpu_lower_nt(g, T, hs, scale, q, QKV, k, QKV, P, T));
-                causal_probs(P, (size_t)T, T, 0, T, lse, pos);
-                ACCEL_CHECK(accel_gemm_cpu_lower_nt(g, T, hs, 1.0f, dy, QW, v, QKV, dS, T));
-                causal_softmax_backward(dS, P, T, 0, T, pos);
-                ACCEL_CHECK(accel_gemm_cpu_trmm(g, false, T, hs, scale, dS, T, k, QKV, dq, QKV));
-                ACCEL_CHECK(accel_gemm_cpu_trmm(g, true, T, hs, 1.0f, P, T, dy, QW, dvh, ldkv));
-                ACCEL_CHECK(accel_gemm_cpu_trmm(g, true, T, hs, scale, dS, T, q, QKV, dkh, ldkv));
+                for (int s = 0, e; s < T; s = e) {
+                    e = document_end(pos, s, T);
+                    const int n = e - s;
+                    const size_t rq = (size_t)s * QKV, ry = (size_t)s * QW, rkv = (size_t)s * ldkv;
+                    ACCEL_CHECK(accel_gemm_cpu_lower_nt(g, n, hs, scale, q + rq, QKV, k + rq, QKV, P, n));
+                    causal_probs(P, (size_t)n, n, 0, n, lse + s, NULL);
+                    ACCEL_CHECK(accel_gemm_cpu_lower_nt(g, n, hs, 1.0f, dy + ry, QW, v + rq, QKV, dS, n));
+                    causal_softmax_backward(dS, P, n, 0, n, NULL);
+                    ACCEL_CHECK(accel_gemm_cpu_trmm(g, false, n, hs, scale, dS, n, k + rq, QKV, dq + rq, QKV));
+                    ACCEL_CHECK(accel_gemm_cpu_trmm(g, true, n, hs, 1.0f, P, n, dy + ry, QW, dvh + rkv, ldkv));
+                    ACCEL_CHECK(accel_gemm_cpu_trmm(g, true, n, hs, scale, dS, n, q + rq, QKV, dkh + rkv, ldkv));
+                }
                 if (!first) {
                     add_head(dk, (size_t)QKV, dkh, T, hs);
                     add_head(dv, (size_t)QKV, dvh, T, hs);
@@ -824,8 +845,7 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
             const float beta = first ? 0.0f : 1.0f;
             for (int c0 = 0; c0 < T; c0 += ATT_BLOCK) {
                 const int c1 = c0 + ATT_BLOCK < T ? c0 + ATT_BLOCK : T;
-                int t1 = c1;
-                while (t1 < T && !(pos && pos[t1] == 0)) t1++;
+                const int t1 = document_end(pos, c1 - 1, T);
                 GEMM32(true, false, c1 - c0, hs, t1 - c0, 1.0f, P + (size_t)c0 * T + c0, T,
                        dy + (size_t)c0 * QW, QW, beta, dv + (size_t)c0 * QKV, QKV);
                 GEMM32(true, false, c1 - c0, hs, t1 - c0, scale, dS + (size_t)c0 * T + c0, T,

@@ -153,8 +153,8 @@ sed -n '/^sample/,$p' llgenemu.log | grep -v "^\[" > llgenemu.txt
 cmp -s llgencpu.txt llgenemu.txt || fail "the emulated GPU llama generated other text: $(cat llgenemu.txt) vs $(cat llgencpu.txt)"
 expect_fail "model 'mlp' has no GPU path" "$mock" model.name=mlp data.path=synthetic train.steps=2 train.global_batch=2 device=cuda
 # packed documents kept apart (data.document_mask: positions per document in the encoder, RoPE and
-# the softmax): the Qwen3 run again on its conversations-like pairs and the GPT on plain text, 2
-# ranks on the device against 1 on the CPU
+# the softmax): the Qwen3 run again and the GPT, both on the prompt/completion pairs (one document
+# each), 2 ranks on the device against 1 on the CPU
 # shellcheck disable=SC2086
 train q3dcpu 1 device=cpu precision=fp32 train.steps=30 data.document_mask=true $qwen3
 # shellcheck disable=SC2086

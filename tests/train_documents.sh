@@ -88,7 +88,7 @@ python_free_npy() {     # a .npy of 2000 uint16 zeros, header written with print
 # a .npy marks none unless --document-start names the token (here 0: every token of the zeros).
 SHARD="$top_srcdir/tests/fixtures/data/gpt2.bin"
 t "$AD" import --output "$S/llmc.h5" "$SHARD" > "$S/out" 2>&1 || fail "import llm.c: $(cat "$S/out")"
-grep -q "each begins at token 50256" "$S/out" || fail "import does not name llm.c's document token: $(cat "$S/out")"
+grep -q "each begins at token 50256 (the token llm.c puts before every document)" "$S/out" || fail "import does not name llm.c's document token: $(cat "$S/out")"
 od -An -v -tu2 -j 1024 "$SHARD" | tr -s ' ' '\n' | sed '/^$/d' | awk '{ print ($1 == 50256) }' > "$S/want"
 { h5_values "$S/llmc.h5" /train/document_start; h5_values "$S/llmc.h5" /val/document_start; } > "$S/got"
 [ "$(grep -c 1 "$S/want")" -gt 0 ] || fail "the llm.c fixture holds no 50256"

@@ -442,8 +442,7 @@ accel_status_t accel_data_import(const char *const *inputs, int ninputs, const c
         if (doc_token >= 0)
             fprintf(progress, "documents: each begins at token %lld%s (recorded for data.document_mask)\n",
                     (long long)doc_token, opt->documents == ACCEL_DOCUMENTS_TOKEN ? " (--document-start)"
-                    : doc_token == 50256 ? " (<|endoftext|>, which llm.c puts before every document)"
-                    : " (<|begin_of_text|>, which llm.c puts before every document)");
+                    : " (the token llm.c puts before every document)");
         else
             fprintf(progress, "documents: not recorded (%s)\n", opt->documents == ACCEL_DOCUMENTS_NONE
                     ? "--document-start none" : "the files do not mark them; --document-start ID names the "

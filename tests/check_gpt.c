@@ -74,6 +74,10 @@ static void fixture_open(fixture_t *f, int L, int NH, int C, int T, int V, int B
 /* With g_qwen3 the Llama fixtures get Qwen3's attention too: RMSNorm on every q and k head and a
  * head size apart from width / heads (model.qk_norm, model.head_dim = width / heads + 2). */
 static bool g_qwen3;
+/* With g_moe > 0 the Llama fixtures' MLPs are mixtures of experts: 1 = 4 experts, 2 per token,
+ * renormalized, with the load-balancing loss (Mixtral); 2 = 3 experts, all 3 per token, as
+ * they are (Qwen3-MoE with norm_topk_prob false), whose routing has no kinks. */
+static int g_moe;
 
 /* A Llama with every optional part on: grouped-query attention (NH heads, NH/2 kv heads), an untied
  * head, q/k/v biases, Llama-3.1 RoPE scaling with frequencies in all three bands, odd SwiGLU width. */
@@ -91,6 +95,12 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
     if (g_qwen3) {
         cfg.model.qk_norm = true;
         cfg.model.head_dim = C / NH + 2;
+    }
+    if (g_moe) {
+        cfg.model.experts = g_moe == 1 ? 4 : 3;
+        cfg.model.experts_per_token = g_moe == 1 ? 2 : 3;
+        cfg.model.router_norm_topk = g_moe == 1;
+        cfg.model.router_aux_loss = g_moe == 1 ? 0.5 : 0.0;
     }
     fixture_open_cfg(f, &cfg, B);
 }
@@ -308,7 +318,8 @@ END_TEST
 START_TEST(test_gradcheck_llama)
 {
     fixture_t f;
-    g_qwen3 = _i == 1;
+    g_qwen3 = _i == 1 || _i == 3;
+    g_moe = _i >= 2 ? _i - 1 : 0;
     fd_h = 5e-3;
     fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
     big_init(&f);
@@ -347,6 +358,7 @@ START_TEST(test_gradcheck_llama)
     fixture_close(&f);
     fd_h = FD_H;
     g_qwen3 = false;
+    g_moe = 0;
 }
 END_TEST
 
@@ -377,11 +389,11 @@ static void kv_case(bool llama, const char *precision, double tol)
             double d = fabs((double)a[v] - b[v]);
             if (d > worst) worst = d;
             ck_assert_msg(d <= tol * (1 + fabs(a[v])), "%s %s: %d tokens, logit %d: cached %g, "
-                          "whole window %g", g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, n, v, b[v], a[v]);
+                          "whole window %g", g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, n, v, b[v], a[v]);
         }
     }
     printf("kv cache %s %s: %d tokens, max |cached - whole window| %.2e\n",
-           g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, T, worst);
+           g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, T, worst);
     /* The cache holds T tokens now: claiming more, or no new token, is refused. */
     ck_assert_int_eq(ops->logits_cached(f.model.state, &f.model.layout, f.params, f.tokens, 5, 5,
                                         a, NULL), ACCEL_ERR_INVALID);
@@ -394,13 +406,15 @@ static void kv_case(bool llama, const char *precision, double tol)
 
 START_TEST(test_kv_cache)
 {
-    for (int llama = 0; llama < 3; llama++) {   /* 2: the Llama with Qwen3's attention */
+    for (int llama = 0; llama < 4; llama++) {   /* 2: with Qwen3's attention, 3: experts */
         g_qwen3 = llama == 2;
+        g_moe = llama == 3;
         kv_case(llama, "fp32", 1e-5);
         kv_case(llama, "bf16", 2e-2);
         kv_case(llama, "fp16", 2e-3);
     }
     g_qwen3 = false;
+    g_moe = 0;
 }
 END_TEST
 
@@ -524,9 +538,10 @@ END_TEST
 START_TEST(test_recompute_bitwise)
 {
     static const char *const modes[] = { "none", "mlp", "block" };
-    const bool llama = _i / 2;                  /* _i / 2 == 2: with Qwen3's attention */
+    const bool llama = _i / 2;                  /* _i / 2 == 2: with Qwen3's attention, 3: experts */
     const char *precision = _i % 2 ? "bf16" : "fp32";
     g_qwen3 = _i / 2 == 2;
+    g_moe = _i / 2 == 3;
     float *ref = NULL;
     double ref_loss = 0;
     size_t bytes[3];
@@ -563,6 +578,7 @@ START_TEST(test_recompute_bitwise)
     ck_assert_uint_gt(bytes[1], bytes[2]);
     free(ref);
     g_qwen3 = false;
+    g_moe = 0;
 }
 END_TEST
 
@@ -1117,11 +1133,11 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
-    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 2);
+    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 4);
     tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);
     tcase_add_loop_test(tc, test_loss_mask, 0, 2);
-    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 6);
+    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 8);
     tcase_add_test(tc, test_causality);
     tcase_add_loop_test(tc, test_documents, 0, 6);
     tcase_add_test(tc, test_precision);

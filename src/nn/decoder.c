@@ -5,7 +5,8 @@
  *   llama  Llama 2/3, Mistral, Qwen2, Qwen3: token embedding, RMSNorm, rotary positions (RoPE,
  *          with Llama-3.1 frequency scaling), grouped-query attention (kv_heads <= heads), SwiGLU
  *          MLP without biases (optional q/k/v biases: Qwen2; RMSNorm on each q and k head and a
- *          head size apart from width / heads: Qwen3), tied or separate LM head.
+ *          head size apart from width / heads: Qwen3), tied or separate LM head; with
+ *          model.experts, the MLP is a mixture of experts (Mixtral, Qwen3-MoE: experts.c).
  * Both end with softmax cross-entropy on next-token targets.
  *
  * The structure follows karpathy's llm.c (train_gpt2.c): every activation the backward pass needs
@@ -30,6 +31,7 @@
 #include "accel/log.h"
 #include "accel/model.h"
 #include "decoder.h"
+#include "experts.h"
 #include "gemm_cpu.h"
 #include "kernels_cpu.h"
 
@@ -47,6 +49,7 @@ typedef struct {                    /* the building blocks of one family */
 
 typedef struct {                    /* tensor indices of one block; -1: absent in this family */
     int ln1w, ln1b, qkvw, qkvb, qnw, knw, projw, projb, ln2w, ln2b, fcw, fcb, fcpw, fcpb;
+    int routerw;                    /* experts: the router; fcw, fcpw hold every expert's weights */
 } gpt_block_t;
 
 typedef struct {                    /* activations of one block, stored for the backward pass */
@@ -59,8 +62,11 @@ typedef struct {                    /* activations of one block, stored for the 
     float *atty;                    /* [BT, QW] attention output before the projection */
     float *res2;                    /* [BT, C] residual after attention */
     float *ln2, *ln2_mean, *ln2_rstd;
-    float *fch;                     /* [BT, FIN] first MLP product: gpt: gelu'(fc); llama: gate|up */
-    float *fch_gelu;                /* [BT, F] MLP hidden: GELU output or silu(gate) * up */
+    float *fch;                     /* [BT, FIN] first MLP product: gpt: gelu'(fc); llama: gate|up
+                                     * (experts: [BT K, FIN], one row per assignment) */
+    float *fch_gelu;                /* [BT, F] MLP hidden: GELU output or silu(gate) * up ([BT K, F]) */
+    float *probs, *topw, *topi, *order, *moe_x, *moe_y;  /* experts: accel_moe_acts_t's arrays
+                                     * (topi, order: int32; order's piece starts with the E + 1 starts) */
     float *res3;                    /* [BT, C] residual after the MLP = the block's output */
 } gpt_acts_t;
 
@@ -70,6 +76,12 @@ typedef struct {
     int QW;                         /* NH hs: the attention output's width (C unless head_dim) */
     int QKN;                        /* (NH + KVH) hs with qk_norm (the normed q|k part), else 0 */
     int F, FIN;                     /* MLP hidden width; width of its first product (F or 2F) */
+    accel_moe_dims_t moe;           /* experts (moe.E = 0: a dense MLP) */
+    int MR;                         /* MLP rows per token: moe.K with experts, else 1 */
+    float aux_coef;                 /* model.router_aux_loss */
+    double *aux_count, *aux_psum;   /* [E] this pass's routing statistics, every block */
+    float *aux_grad;                /* [E] d(loss)/d(probs) of the load-balancing loss */
+    float *dmoe;                    /* experts backward scratch (accel_moe_scratch_floats) */
     arch_t arch;
     float eps;                      /* RMSNorm epsilon (LayerNorm: ACCEL_LN_EPS) */
     float *rope_cos, *rope_sin;     /* [T, hs/2] */
@@ -135,6 +147,8 @@ static void gpt_destroy(void *state)
     free(m->blk);
     free(m->rope_cos);
     free(m->rope_sin);
+    free(m->aux_count);
+    free(m->aux_grad);
     free(m);
 }
 
@@ -166,6 +180,7 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->attention_bias) key = "model.attention_bias";
     else if (c->head_dim != 0 && c->head_dim * c->heads != c->width) key = "model.head_dim";
     else if (c->qk_norm) key = "model.qk_norm";
+    else if (c->experts) key = "model.experts";
     if (!key) return ACCEL_OK;
     ACCEL_ERROR0("gpt: %s is a llama key (GPT-2 has learned positions, LayerNorm, a GELU MLP of 4 x "
                  "width, biases everywhere and a tied LM head)\n--> hint: use model.name=llama, or "
@@ -257,6 +272,11 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
             bad = "model.rope_high_freq_factor", why = "must be finite and above model.rope_low_freq_factor";
         else if (!strcmp(c->rope_scaling, "llama3") && c->rope_original_context < 1)
             bad = "model.rope_original_context", why = "must be >= 1";
+        else if (c->experts && (c->experts_per_token < 1 || c->experts_per_token > c->experts))
+            bad = "model.experts_per_token", why = "must be 1..model.experts (each token's experts "
+                                                   "are distinct)";
+        else if (c->experts && !(c->router_aux_loss >= 0.0 && isfinite(c->router_aux_loss)))
+            bad = "model.router_aux_loss", why = "must be a finite number >= 0";
         if (bad) {
             ACCEL_ERROR0("llama: %s %s (model.heads=%d model.kv_heads=%d model.width=%d)", bad,
                          why, c->heads, c->kv_heads, c->width);
@@ -264,9 +284,10 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
         }
     }
     /* Matrix dimensions are ints for BLAS: keep every row length and per-layer count in range. */
+    const int64_t mlp_rows = (llama ? 2 * (int64_t)ffn : ffn) * (llama && c->experts ? c->experts : 1);
     if (c->width > (1 << 20) || c->vocab > (1 << 26) || c->context > (1 << 20) ||
         c->layers > 100000 || ffn > (1 << 22) || (int64_t)c->heads * c->head_dim > (1 << 20) ||
-        (int64_t)c->width * (llama ? 2 * (int64_t)ffn : ffn) > INT_MAX) {
+        (int64_t)c->width * mlp_rows > INT_MAX) {
         ACCEL_ERROR0("%s: model size out of range (layers=%d width=%d ffn_width=%d context=%d "
                      "vocab=%d)\n--> hint: the CPU model supports width <= 23170, context <= "
                      "1048576, vocab <= 67108864", name, c->layers, c->width, ffn, c->context,
@@ -292,6 +313,10 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
     m->F = !llama ? 4 * m->C : c->ffn_width ? c->ffn_width : default_ffn_width(m->C);
     m->FIN = llama ? 2 * m->F : m->F;
     m->QKN = llama && c->qk_norm ? (m->NH + m->KVH) * m->hs : 0;
+    const int E = llama ? c->experts : 0;
+    m->moe = (accel_moe_dims_t){ E, E ? c->experts_per_token : 0, m->C, m->F, c->router_norm_topk };
+    m->MR = E ? m->moe.K : 1;
+    m->aux_coef = E ? (float)c->router_aux_loss : 0.0f;
     m->arch = llama ? (arch_t){ .rms = true, .rope = true, .swiglu = true, .biases = false,
                                 .qkv_bias = c->attention_bias, .tied = c->tie_embeddings,
                                 .qk_norm = c->qk_norm }
@@ -314,7 +339,7 @@ void accel_decoder_dims(const accel_config_t *cfg, accel_decoder_dims_t *d)
     if (cfg->model.heads < 1 || cfg->model.width < 1) { memset(d, 0, sizeof *d); return; }
     shape_of(&m, cfg, llama);
     *d = (accel_decoder_dims_t){ m.L, m.NH, m.KVH, m.hs, m.C, m.T, m.V, m.QKV, m.F, m.FIN, llama,
-                                 m.arch.qk_norm };
+                                 m.arch.qk_norm, m.moe.E, m.moe.K };
 }
 
 static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout_t *layout,
@@ -330,6 +355,12 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
     m->act = calloc((size_t)m->L, sizeof *m->act);
     m->kv = calloc((size_t)m->L, sizeof *m->kv);
     if (st == ACCEL_OK && (!m->blk || !m->act || !m->kv)) st = ACCEL_ERR_NOMEM;
+    if (st == ACCEL_OK && m->moe.E) {
+        m->aux_count = calloc(2 * (size_t)m->moe.E, sizeof *m->aux_count);
+        m->aux_psum = m->aux_count ? m->aux_count + m->moe.E : NULL;
+        m->aux_grad = calloc((size_t)m->moe.E, sizeof *m->aux_grad);
+        if (!m->aux_count || !m->aux_grad) st = ACCEL_ERR_NOMEM;
+    }
     if (st == ACCEL_OK && m->arch.rope) st = rope_tables(m, &cfg->model);
     if (st != ACCEL_OK) { gpt_destroy(m); return st; }
 
@@ -347,7 +378,7 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
     if (!ar->rope) ACCEL_CHECK_GOTO(add(layout, "wpe", 2, m->T, C, 0, 0, std, &m->wpe), st, fail);
     for (int l = 0; l < m->L; l++) {
         gpt_block_t *b = &m->blk[l];
-        *b = (gpt_block_t){ -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+        *b = (gpt_block_t){ -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
         char name[ACCEL_TENSOR_NAME_MAX];
 #define ADD(part, suffix, ndim, d0, d1, flags, s, idx)                                      \
         snprintf(name, sizeof name, "h.%d.%s." suffix, l, part);                            \
@@ -364,6 +395,13 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
         if (ar->biases) { ADD("attn.proj", "bias", 1, C, 0, nd, 0.0f, &b->projb); }
         ADD(n2, "weight", 1, C, 0, nd, -1.0f, &b->ln2w);
         if (!ar->rms) { ADD(n2, "bias", 1, C, 0, nd, 0.0f, &b->ln2b); }
+        if (m->moe.E) {                 /* experts' weights stacked: [E FIN, C] and [E C, F] */
+            const int64_t E = m->moe.E;
+            ADD("mlp.router", "weight", 2, E, C, 0, std, &b->routerw);
+            ADD("mlp.experts.gate_up", "weight", 2, E * m->FIN, C, 0, std, &b->fcw);
+            ADD("mlp.experts.down", "weight", 2, E * C, m->F, 0, res_std, &b->fcpw);
+            continue;
+        }
         ADD(fc, "weight", 2, m->FIN, C, 0, std, &b->fcw);
         if (ar->biases) { ADD(fc, "bias", 1, m->FIN, 0, nd, 0.0f, &b->fcb); }
         ADD(fcp, "weight", 2, C, m->F, 0, res_std, &b->fcpw);
@@ -401,7 +439,9 @@ static int head_layer(const gpt_t *m) { return m->arch.tied ? 0 : m->L + 1; }
 
 /* The pieces of one block's activations, in the order they are carved. */
 enum { A_LN1, A_LN1_MEAN, A_LN1_RSTD, A_QKV, A_QKN, A_QKN_RSTD, A_LSE, A_ATTY, A_RES2, A_LN2,
-       A_LN2_MEAN, A_LN2_RSTD, A_FCH, A_FCH_GELU, A_RES3, A_PIECES };
+       A_LN2_MEAN, A_LN2_RSTD, A_FCH, A_FCH_GELU, A_RES3,
+       A_PROBS, A_TOPW, A_TOPI, A_ORDER, A_MOE_X, A_MOE_Y,     /* experts only */
+       A_PIECES };
 #define ALL_PIECES ((1u << A_PIECES) - 1)
 
 /* Activation recompute: the pieces each block keeps for its backward pass. The others live in one
@@ -412,7 +452,8 @@ enum { A_LN1, A_LN1_MEAN, A_LN1_RSTD, A_QKV, A_QKN, A_QKN_RSTD, A_LSE, A_ATTY, A
 static unsigned kept_pieces(accel_recompute_t r)
 {
     const unsigned mlp = 1u << A_LN2 | 1u << A_LN2_MEAN | 1u << A_LN2_RSTD | 1u << A_FCH |
-                         1u << A_FCH_GELU;
+                         1u << A_FCH_GELU | 1u << A_PROBS | 1u << A_TOPW | 1u << A_TOPI |
+                         1u << A_ORDER | 1u << A_MOE_X | 1u << A_MOE_Y;
     if (r == ACCEL_RECOMPUTE_MLP) return ALL_PIECES & ~mlp;
     if (r == ACCEL_RECOMPUTE_BLOCK) return 1u << A_RES3;
     return ALL_PIECES;
@@ -421,11 +462,12 @@ static unsigned kept_pieces(accel_recompute_t r)
 /* Floats of each piece for B sequences of T tokens. */
 static void piece_floats(const gpt_t *m, size_t B, size_t T, size_t sizes[A_PIECES])
 {
-    const size_t BT = B * T, C = (size_t)m->C;
+    const size_t BT = B * T, C = (size_t)m->C, E = (size_t)m->moe.E, BTK = BT * (size_t)m->moe.K;
     const size_t s[A_PIECES] = { BT * C, BT, BT, BT * (size_t)m->QKV, BT * (size_t)m->QKN,
                                  m->QKN ? BT * (size_t)(m->NH + m->KVH) : 0, B * (size_t)m->NH * T,
-                                 BT * (size_t)m->QW, BT * C, BT * C, BT, BT, BT * (size_t)m->FIN,
-                                 BT * (size_t)m->F, BT * C };
+                                 BT * (size_t)m->QW, BT * C, BT * C, BT, BT,
+                                 BT * (size_t)m->MR * (size_t)m->FIN, BT * (size_t)m->MR * (size_t)m->F,
+                                 BT * C, BT * E, BTK, BTK, E ? BTK + E + 1 : 0, BTK * C, BTK * C };
     memcpy(sizes, s, sizeof s);
 }
 
@@ -451,7 +493,8 @@ static size_t activation_floats(const gpt_t *m, size_t B)
            PIECE(BT * (size_t)m->V) + PIECE(BT * C) + PIECE(BT * DC) + PIECE(BT * (size_t)m->QKV) +
            PIECE((size_t)m->QKN) +
            PIECE(BT * (size_t)m->FIN) + PIECE(m->arch.swiglu ? BT * (size_t)m->F : 0) +
-           2 * PIECE(T * T) + 2 * PIECE((size_t)m->hs * T) + PIECE(2 * T * (size_t)m->hs);
+           2 * PIECE(T * T) + 2 * PIECE((size_t)m->hs * T) + PIECE(2 * T * (size_t)m->hs) +
+           PIECE(m->moe.E ? accel_moe_scratch_floats(&m->moe, BT) : 0);
 }
 
 static size_t activation_bytes(const accel_config_t *cfg, bool llama, int micro_batch)
@@ -477,7 +520,8 @@ static float *carve_block(const gpt_t *m, gpt_acts_t *a, float *p, size_t B, siz
 {
     float **const order[A_PIECES] = { &a->ln1, &a->ln1_mean, &a->ln1_rstd, &a->qkv, &a->qkn,
                                       &a->qkn_rstd, &a->lse, &a->atty, &a->res2, &a->ln2,
-                                      &a->ln2_mean, &a->ln2_rstd, &a->fch, &a->fch_gelu, &a->res3 };
+                                      &a->ln2_mean, &a->ln2_rstd, &a->fch, &a->fch_gelu, &a->res3,
+                                      &a->probs, &a->topw, &a->topi, &a->order, &a->moe_x, &a->moe_y };
     size_t sizes[A_PIECES];
     piece_floats(m, B, T, sizes);
     for (int i = 0; i < A_PIECES; i++)
@@ -494,6 +538,7 @@ static size_t gemm_elements(const gpt_t *m, size_t rows)
 {
     size_t wide = (size_t)m->V;
     if ((size_t)m->FIN > wide) wide = (size_t)m->FIN;
+    if ((size_t)m->moe.E > wide) wide = (size_t)m->moe.E;
     if ((size_t)m->QKV > wide) wide = (size_t)m->QKV;
     size_t other = rows > wide ? rows : wide;
     if ((size_t)m->F > other) other = (size_t)m->F;
@@ -550,6 +595,7 @@ static accel_status_t reserve(gpt_t *m, int B)
     TAKE(m->vt, (size_t)m->hs * T);
     TAKE(m->dkv, 2 * T * (size_t)m->hs);
     TAKE(m->dqk, (size_t)m->QKN);
+    TAKE(m->dmoe, m->moe.E ? accel_moe_scratch_floats(&m->moe, BT) : 0);
 #undef TAKE
     m->capacity = B;
     return accel_gemm_cpu_reserve(&m->gemm, gemm_elements(m, BT));
@@ -969,9 +1015,26 @@ static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel
     return ACCEL_OK;
 }
 
+/* The experts' view of a block's stored activations, for rows from p0 (the per-row arrays start
+ * at row p0, the assignments of those rows at 0). */
+static accel_moe_acts_t moe_acts(const gpt_t *m, const gpt_acts_t *a, int p0)
+{
+    const size_t E = (size_t)m->moe.E, K = (size_t)m->moe.K;
+    int32_t *starts = (int32_t *)a->order;          /* [E + 1], then the assignments */
+    return (accel_moe_acts_t){ a->probs + (size_t)p0 * E, a->topw + (size_t)p0 * K,
+                               (int32_t *)a->topi + (size_t)p0 * K, starts + E + 1, starts, a->moe_x,
+                               a->fch, a->fch_gelu, a->moe_y };
+}
+
+static accel_moe_weights_t moe_weights(const gpt_block_t *k, const accel_layout_t *layout,
+                                       const float *params)
+{
+    return (accel_moe_weights_t){ PARAM(k->routerw), PARAM(k->fcw), PARAM(k->fcpw) };
+}
+
 /* Block l's MLP half for rows p0..BT-1: norm2, the first product and the hidden activation, and
  * with `output` res3 = res2 + bias + the second product (its backward pass needs no res3, so a
- * recompute skips that product). */
+ * recompute skips that product; the experts' backward needs their outputs, so they always run). */
 static accel_status_t block_mlp(gpt_t *m, const accel_layout_t *layout, const float *params, int l,
                                 gpt_acts_t *a, size_t BT, int p0, bool output)
 {
@@ -980,6 +1043,12 @@ static accel_status_t block_mlp(gpt_t *m, const accel_layout_t *layout, const fl
     const gpt_block_t *k = &m->blk[l];
     norm_forward(m, a->ln2 + o, a->ln2_mean + p0, a->ln2_rstd + p0, a->res2 + o, PARAM(k->ln2w),
                  PARAM_OPT(k->ln2b), R);
+    if (m->moe.E) {
+        if (output) memcpy(a->res3 + o, a->res2 + o, sizeof(float) * R * (size_t)C);
+        accel_moe_acts_t ma = moe_acts(m, a, p0);
+        accel_moe_weights_t w = moe_weights(k, layout, params);
+        return accel_moe_forward(&m->gemm, &m->moe, &w, &ma, a->ln2 + o, R, output ? a->res3 + o : NULL);
+    }
     float *fch = a->fch + (size_t)p0 * FIN, *hid = a->fch_gelu + (size_t)p0 * F;
     GEMM(false, true, (int)R, FIN, C, 1.0f, a->ln2 + o, C, PARAM(k->fcw), C, 0.0f, fch, FIN);
     if (m->arch.swiglu) accel_cpu_swiglu_forward(hid, fch, R, F);
@@ -1014,12 +1083,18 @@ static accel_status_t forward(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_
             }
         }
     accel_batch_layer_release(hb, 0);
+    const bool aux = m->aux_coef > 0 && fw->act_step == 1;      /* training's load balancing */
+    if (aux) memset(m->aux_count, 0, sizeof(double) * 2 * (size_t)m->moe.E);   /* and aux_psum */
     const float *res = fw->x0;
     for (int l = 0; l < m->L; l++) {
         gpt_acts_t *a = &fw->act[l * fw->act_step];
         accel_batch_layer_fetch(hb, l + 1, 0);      /* block l: layer l+1 */
         ACCEL_CHECK(block_attention(m, fw, layout, params, l, a, res, B, T, p0));
         ACCEL_CHECK(block_mlp(m, layout, params, l, a, BT, p0, true));
+        if (aux) {
+            accel_moe_acts_t ma = moe_acts(m, a, 0);
+            accel_moe_route_stats(&m->moe, &ma, BT, m->aux_count, m->aux_psum);
+        }
         accel_batch_layer_release(hb, l + 1);
         res = a->res3;
     }
@@ -1083,6 +1158,15 @@ static accel_status_t mlp_backward(gpt_t *m, const gpt_block_t *k, const gpt_act
                                    const accel_batch_t *hb, int bt)
 {
     const int C = m->C, F = m->F, FIN = m->FIN;
+    if (m->moe.E) {
+        accel_moe_acts_t ma = moe_acts(m, a, 0);
+        accel_moe_weights_t w = moe_weights(k, layout, params);
+        ACCEL_CHECK(accel_moe_backward(&m->gemm, &m->moe, &w, &ma, a->ln2, (size_t)bt, m->dres,
+                                       m->aux_coef > 0 ? m->aux_grad : NULL, m->dc, GRAD(k->routerw),
+                                       GRAD(k->fcw), GRAD(k->fcpw), m->dmoe));
+        accel_batch_progress(hb);
+        return ACCEL_OK;
+    }
     float *dhid = m->arch.swiglu ? m->dff : m->d4c;     /* d(hidden) [BT, F] */
     GEMM(false, false, bt, F, C, 1.0f, m->dres, C, PARAM(k->fcpw), F, 0.0f, dhid, F);
     GEMM(true, false, C, F, bt, 1.0f, m->dres, C, a->fch_gelu, F, 1.0f, GRAD(k->fcpw), F);
@@ -1193,6 +1277,23 @@ static accel_status_t batch_forward(gpt_t *m, const accel_layout_t *layout, cons
     return forward(m, &fw, layout, params, batch->tokens, stride, B, T, 0, batch);
 }
 
+/* The load-balancing loss of the pass just made, times model.router_aux_loss, as transformers'
+ * load_balancing_loss_func over every block's N = L B T rows: E sum_e f_e P_e, f_e the share of
+ * assignments routed to expert e, P_e its mean probability. Each sample's loss gets it once; its
+ * gradient with respect to any row's probability of e, E f_e / N, goes to m->aux_grad scaled as
+ * that sample's loss (B samples, grad_scale). */
+static double load_balancing(gpt_t *m, int B, float grad_scale)
+{
+    const int E = m->moe.E;
+    const double N = (double)m->L * B * m->T;
+    double aux = 0;
+    for (int e = 0; e < E; e++) {
+        aux += m->aux_count[e] / N * (m->aux_psum[e] / N);
+        m->aux_grad[e] = (float)((double)grad_scale * B * m->aux_coef * E * m->aux_count[e] / (N * N));
+    }
+    return m->aux_coef * E * aux;
+}
+
 static accel_status_t gpt_forward_backward(void *state, const accel_layout_t *layout,
                                            const float *params, float *grads,
                                            const accel_batch_t *batch, float grad_scale,
@@ -1205,6 +1306,7 @@ static accel_status_t gpt_forward_backward(void *state, const accel_layout_t *la
     ACCEL_CHECK(batch_forward(m, layout, params, batch));
     ACCEL_CHECK(head_loss(m, layout, params, batch->tokens, stride, B, T, NULL, grad_scale,
                           loss_sum, batch));
+    if (m->aux_coef > 0) *loss_sum += B * load_balancing(m, B, grad_scale);
     if (grad_scale == 0.0f) {   /* nothing to add to the gradients (the logits are not dlogits) */
         accel_batch_layer_release(batch, head_layer(m));
         return ACCEL_OK;

@@ -23,6 +23,7 @@ typedef struct {
     int L, NH, KVH, hs, C, T, V, QKV, F, FIN;
     int llama;                      /* RMSNorm, RoPE, SwiGLU, no wpe, optional qkv bias / head */
     int qk_norm;                    /* RMSNorm on each q and k head before RoPE (Qwen3) */
+    int experts, experts_per_token; /* a mixture of experts of F each (0: a dense MLP) */
 } accel_decoder_dims_t;
 
 void accel_decoder_dims(const accel_config_t *cfg, accel_decoder_dims_t *d);

@@ -1,0 +1,159 @@
+/* Mixture of experts on the CPU (experts.h): routing, grouped expert products, and their backward
+ * pass. Shapes in the comments: R rows, E experts, K slots per row, A = R K assignments, C the
+ * width, F an expert's hidden width. */
+#include "build_config.h"
+
+#include <string.h>
+
+#include "experts.h"
+#include "kernels_cpu.h"
+
+#define GEMM(...) ACCEL_CHECK(accel_gemm_cpu(g, __VA_ARGS__))
+
+static const float *expert_gate_up(const accel_moe_dims_t *d, const float *w, int e)
+{
+    return w + (size_t)e * 2 * d->F * d->C;
+}
+
+static const float *expert_down(const accel_moe_dims_t *d, const float *w, int e)
+{
+    return w + (size_t)e * d->C * d->F;
+}
+
+/* Each row's K most probable experts (ties: the lower index, as a stable sort), their weights,
+ * and the assignments grouped by expert (a counting sort, rows ascending within an expert). */
+static void route(const accel_moe_dims_t *d, const accel_moe_acts_t *a, size_t R)
+{
+    const int E = d->E, K = d->K;
+    memset(a->start, 0, sizeof(int32_t) * (size_t)(E + 1));
+    for (size_t r = 0; r < R; r++) {
+        const float *p = a->probs + r * E;
+        int32_t *ex = a->expert + r * K;
+        float *wt = a->weight + r * K, sum = 0.0f;
+        for (int k = 0; k < K; k++) {
+            int best = -1;
+            for (int e = 0; e < E; e++) {
+                bool taken = false;
+                for (int j = 0; j < k; j++) taken |= ex[j] == e;
+                if (!taken && (best < 0 || p[e] > p[best])) best = e;
+            }
+            ex[k] = best;
+            wt[k] = p[best];
+            sum += p[best];
+            a->start[best + 1]++;
+        }
+        if (d->norm_topk)
+            for (int k = 0; k < K; k++) wt[k] /= sum;
+    }
+    for (int e = 0; e < E; e++) a->start[e + 1] += a->start[e];
+    int32_t fill[4096];                             /* model.experts <= 4096 (config) */
+    memcpy(fill, a->start, sizeof(int32_t) * (size_t)E);
+    for (size_t r = 0; r < R; r++)
+        for (int k = 0; k < K; k++) a->order[fill[a->expert[r * K + k]]++] = (int32_t)(r * K + k);
+}
+
+accel_status_t accel_moe_forward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
+                                 const accel_moe_weights_t *w, const accel_moe_acts_t *a,
+                                 const float *x, size_t R, float *out)
+{
+    const int E = d->E, K = d->K, C = d->C, F = d->F;
+    /* router: probs [R, E] = softmax(x router^T) */
+    GEMM(false, true, (int)R, E, C, 1.0f, x, C, w->router, C, 0.0f, a->probs, E);
+    for (size_t r = 0; r < R; r++) accel_cpu_softmax(a->probs + r * E, a->probs + r * E, E);
+    route(d, a, R);
+    for (int32_t i = 0; i < a->start[E]; i++)       /* xs [A, C]: each assignment's row */
+        memcpy(a->xs + (size_t)i * C, x + (size_t)(a->order[i] / K) * C, sizeof(float) * (size_t)C);
+    for (int e = 0; e < E; e++) {                   /* expert e over its n rows */
+        const int i0 = a->start[e], n = a->start[e + 1] - i0;
+        if (!n) continue;
+        float *h = a->h + (size_t)i0 * 2 * F, *hid = a->hid + (size_t)i0 * F;
+        GEMM(false, true, n, 2 * F, C, 1.0f, a->xs + (size_t)i0 * C, C, expert_gate_up(d, w->gate_up, e), C,
+             0.0f, h, 2 * F);
+        accel_cpu_swiglu_forward(hid, h, (size_t)n, F);
+        GEMM(false, true, n, C, F, 1.0f, hid, F, expert_down(d, w->down, e), F, 0.0f,
+             a->ys + (size_t)i0 * C, C);
+    }
+    if (!out) return ACCEL_OK;
+    for (int32_t i = 0; i < a->start[E]; i++) {     /* in expert order, as transformers adds */
+        const int32_t s = a->order[i];
+        float *o = out + (size_t)(s / K) * C;
+        const float *y = a->ys + (size_t)i * C, wt = a->weight[s];
+        for (int c = 0; c < C; c++) o[c] += wt * y[c];
+    }
+    return ACCEL_OK;
+}
+
+size_t accel_moe_scratch_floats(const accel_moe_dims_t *d, size_t R)
+{
+    const size_t A = R * (size_t)d->K;
+    /* dy / dxs [A, C], dhid [R, F], dh [R, 2F], dweight [A], dprobs [R, E] */
+    return A * (size_t)d->C + R * 3 * (size_t)d->F + A + R * (size_t)d->E;
+}
+
+accel_status_t accel_moe_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
+                                  const accel_moe_weights_t *w, const accel_moe_acts_t *a,
+                                  const float *x, size_t R, const float *dout, const float *aux_grad,
+                                  float *dx, float *drouter, float *dgate_up, float *ddown,
+                                  float *scratch)
+{
+    const int E = d->E, K = d->K, C = d->C, F = d->F;
+    const size_t A = R * (size_t)K;
+    float *dy = scratch;                            /* [A, C], later each expert's d(xs) */
+    float *dhid = dy + A * C;                       /* [R, F]: one expert's rows at a time */
+    float *dh = dhid + R * F;                       /* [R, 2F] */
+    float *dwt = dh + R * 2 * F;                    /* [A] by (row, slot) */
+    float *dp = dwt + A;                            /* [R, E] */
+    /* out[r] += weight * ys: d(weight) = dout[r] . ys, d(ys) = weight dout[r] */
+    for (size_t i = 0; i < A; i++) {
+        const int32_t s = a->order[i];
+        const float *go = dout + (size_t)(s / K) * C, *y = a->ys + i * C;
+        dwt[s] = accel_cpu_dot(go, y, C);
+        for (int c = 0; c < C; c++) dy[i * C + c] = a->weight[s] * go[c];
+    }
+    for (int e = 0; e < E; e++) {
+        const int i0 = a->start[e], n = a->start[e + 1] - i0;
+        if (!n) continue;
+        float *dye = dy + (size_t)i0 * C;
+        const float *hid = a->hid + (size_t)i0 * F, *h = a->h + (size_t)i0 * 2 * F;
+        const float *xs = a->xs + (size_t)i0 * C;
+        GEMM(false, false, n, F, C, 1.0f, dye, C, expert_down(d, w->down, e), F, 0.0f, dhid, F);
+        GEMM(true, false, C, F, n, 1.0f, dye, C, hid, F, 1.0f, ddown + (size_t)e * C * F, F);
+        accel_cpu_swiglu_backward(dh, dhid, h, (size_t)n, F);
+        GEMM(false, false, n, C, 2 * F, 1.0f, dh, 2 * F, expert_gate_up(d, w->gate_up, e), C, 0.0f, dye, C);
+        GEMM(true, false, 2 * F, C, n, 1.0f, dh, 2 * F, xs, C, 1.0f, dgate_up + (size_t)e * 2 * F * C, C);
+    }
+    memset(dx, 0, sizeof(float) * R * C);
+    for (size_t i = 0; i < A; i++) {                /* each assignment's d(x) back to its row */
+        float *o = dx + (size_t)(a->order[i] / K) * C;
+        const float *v = dy + i * C;
+        for (int c = 0; c < C; c++) o[c] += v[c];
+    }
+    /* d(probs): through the slot weights (w_k = p_k / S with S the slots' sum when norm_topk),
+     * plus the load-balancing term; then the softmax into d(logits), in place. */
+    for (size_t r = 0; r < R; r++) {
+        float *g_p = dp + r * E;
+        const int32_t *ex = a->expert + r * K;
+        const float *wt = a->weight + r * K, *dw = dwt + r * K, *p = a->probs + r * E;
+        if (aux_grad) memcpy(g_p, aux_grad, sizeof(float) * (size_t)E);
+        else memset(g_p, 0, sizeof(float) * (size_t)E);
+        if (d->norm_topk) {
+            float sum = 0.0f, dot = 0.0f;
+            for (int k = 0; k < K; k++) { sum += p[ex[k]]; dot += dw[k] * wt[k]; }
+            for (int k = 0; k < K; k++) g_p[ex[k]] += (dw[k] - dot) / sum;
+        } else {
+            for (int k = 0; k < K; k++) g_p[ex[k]] += dw[k];
+        }
+        accel_cpu_softmax_backward(g_p, p, g_p, E, 1.0f);
+    }
+    GEMM(false, false, (int)R, C, E, 1.0f, dp, E, w->router, C, 1.0f, dx, C);
+    GEMM(true, false, E, C, (int)R, 1.0f, dp, E, x, C, 1.0f, drouter, C);
+    return ACCEL_OK;
+}
+
+void accel_moe_route_stats(const accel_moe_dims_t *d, const accel_moe_acts_t *a, size_t R,
+                           double *count, double *psum)
+{
+    for (int e = 0; e < d->E; e++) count[e] += a->start[e + 1] - a->start[e];
+    for (size_t r = 0; r < R; r++)
+        for (int e = 0; e < d->E; e++) psum[e] += a->probs[r * d->E + e];
+}

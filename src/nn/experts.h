@@ -1,0 +1,66 @@
+/* Mixture of experts for the CPU decoder (src/nn/decoder.c): the MLP half of a Mixtral / Qwen3-MoE
+ * block. A router (a linear map to E logits, softmax in fp32) sends each token to its K most
+ * probable experts, each a SwiGLU MLP with its own weights; the token's output is the sum of those
+ * experts' outputs weighted by their probabilities (renormalized to sum 1 when norm_topk).
+ * Tokens are grouped by expert so each expert runs two dense products over its rows, as
+ * transformers' MixtralExperts does. Internal to libaccel. */
+#ifndef ACCEL_NN_EXPERTS_H
+#define ACCEL_NN_EXPERTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "accel/status.h"
+#include "gemm_cpu.h"
+
+typedef struct {
+    int E, K;                       /* experts, experts per token */
+    int C, F;                       /* width, each expert's hidden width */
+    bool norm_topk;                 /* the K weights divided by their sum */
+} accel_moe_dims_t;
+
+/* What a forward pass over R rows keeps for its backward pass. The per-row arrays are indexed by
+ * row; the assignment arrays (R K of them, each a (row, slot) pair) are grouped by expert. */
+typedef struct {
+    float *probs;                   /* [R, E] the router's softmax */
+    float *weight;                  /* [R, K] each slot's weight (renormalized when norm_topk) */
+    int32_t *expert;                /* [R, K] each slot's expert, most probable first */
+    int32_t *order;                 /* [R K] assignments r K + k, grouped by expert, rows ascending */
+    int32_t *start;                 /* [E + 1] expert e's assignments: order[start[e] .. start[e+1]) */
+    float *xs;                      /* [R K, C] each assignment's input row, in that order */
+    float *h;                       /* [R K, 2F] its [gate | up] product */
+    float *hid;                     /* [R K, F] silu(gate) * up */
+    float *ys;                      /* [R K, C] its expert's output, before the weight */
+} accel_moe_acts_t;
+
+/* Weights of one block: router [E, C]; gate_up [E, 2F, C] (expert e's rows [gate | up]);
+ * down [E, C, F]. */
+typedef struct {
+    const float *router, *gate_up, *down;
+} accel_moe_weights_t;
+
+/* Forward over R rows of x [R, C]: routing and every expert's rows into a; with out != NULL,
+ * out[r] += sum over r's slots of weight * ys (out holds the residual). */
+accel_status_t accel_moe_forward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
+                                 const accel_moe_weights_t *w, const accel_moe_acts_t *a,
+                                 const float *x, size_t R, float *out);
+
+/* Floats of the scratch accel_moe_backward takes for R rows. */
+size_t accel_moe_scratch_floats(const accel_moe_dims_t *d, size_t R);
+
+/* Backward: dout [R, C] (d of out) into dx [R, C] (overwritten: d of x) and the weights'
+ * gradients (added). aux_grad[E] (NULL: none) is added to d(loss)/d(probs) of every row: the
+ * load-balancing loss's gradient. */
+accel_status_t accel_moe_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
+                                  const accel_moe_weights_t *w, const accel_moe_acts_t *a,
+                                  const float *x, size_t R, const float *dout, const float *aux_grad,
+                                  float *dx, float *drouter, float *dgate_up, float *ddown,
+                                  float *scratch);
+
+/* Adds the forward's routing of R rows to count[E] (assignments per expert) and psum[E] (sum of
+ * probabilities): the statistics of the load-balancing loss. */
+void accel_moe_route_stats(const accel_moe_dims_t *d, const accel_moe_acts_t *a, size_t R,
+                           double *count, double *psum);
+
+#endif

@@ -29,6 +29,13 @@
  *              max |accel - HF| <= 1e-5
  *   loss, gradients  forward_backward with .positions and .loss_mask, tolerances as above
  *
+ * Mixture-of-experts cases (mixtral_moe: MixtralForCausalLM with the load-balancing loss,
+ * model.router_aux_loss; qwen3_moe: Qwen3MoeForCausalLM, head_dim apart from the width, q/k norms,
+ * top-k weights not renormalized) are compared the same way; with model.router_aux_loss the loss
+ * and the gradients include B * coefficient * transformers' load_balancing_loss_func of the batch.
+ * The generator asserted that every token's routing is clear (the K-th largest router probability
+ * exceeds the next by 1e-3 or more), so an fp32 router picks the experts the float64 one did.
+ *
  * The fixtures are found in $ACCEL_LLAMA_FIXTURES, else $top_srcdir/tests/fixtures/llama (make
  * check sets top_srcdir; tests/llama_unit.sh runs this program). */
 #include "build_config.h"
@@ -51,7 +58,8 @@
 /* Every fixture this test knows; a .h5 file in the directory that is not listed fails
  * test_fixture_set, so a new case cannot be added and silently skipped. */
 static const char *const g_cases[] = { "llama_gqa",  "llama_mqa",    "llama_rope31", "qwen2_bias",
-                                        "llama_mha",  "llama_packed", "qwen2_packed" };
+                                        "llama_mha",  "llama_packed", "qwen2_packed", "mixtral_moe",
+                                        "qwen3_moe" };
 #define NCASES ((int)(sizeof g_cases / sizeof g_cases[0]))
 
 static void fixture_dir(char *dir, size_t len)

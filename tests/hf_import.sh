@@ -99,7 +99,9 @@ train_case 2 zero3 gpt2.h5 gpt2.h5 gpt2_imp_2_zero3
 train_case 2 ddp qwen2_bias.h5 qwen2_bias.h5 qwen2_imp_2_ddp
 train_case 2 zero3 "$FIX/qwen3" "$FIX/qwen3" qwen3_dir_2_zero3
 train_case 4 zero2 "$FIX/llama_sharded" "$FIX/llama_sharded" llama_sharded_4_zero2
-pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3)"
+train_case 2 ddp "$FIX/qwen3_moe" "$FIX/qwen3_moe" qwen3_moe_dir_2_ddp
+train_case 2 zero3 qwen3_moe.h5 qwen3_moe.h5 qwen3_moe_imp_2_zero3
+pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3; Qwen3-MoE too: Mixtral's fixture adds the load-balancing loss to training)"
 expect_fail "model.layers=3 contradicts train.init_from=$FIX/gpt2, which holds a model with model.layers=2" \
     "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=3 data.path=d.h5
 "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=2 data.path=d.h5 train.global_batch=4 train.steps=1 \
@@ -201,6 +203,16 @@ bad q3bias qwen3 && sed -i 's/"attention_bias": false/"attention_bias": true/' q
 expect_fail "attention_bias = true on Qwen3ForCausalLM adds an o_proj bias" "$CKPT" import q3bias -o x.h5
 bad q3sw qwen3 && sed -i 's/"use_sliding_window": false/"use_sliding_window": true/; s/"sliding_window": null/"sliding_window": 4/' q3sw/config.json
 expect_fail "sliding_window = 4 is smaller than the context" "$CKPT" import q3sw -o x.h5
+bad moedense qwen3_moe && sed -i 's/"mlp_only_layers": \[\]/"mlp_only_layers": [1]/' moedense/config.json
+expect_fail "some blocks have a dense MLP, and accel's experts are in every block" "$CKPT" import moedense -o x.h5
+bad moestep qwen3_moe && sed -i 's/"decoder_sparse_step": 1/"decoder_sparse_step": 2/' moestep/config.json
+expect_fail "decoder_sparse_step = 2" "$CKPT" import moestep -o x.h5
+bad jitter mixtral && sed -i 's/"router_jitter_noise": 0.0/"router_jitter_noise": 0.01/' jitter/config.json
+expect_fail "router_jitter_noise = 0.01" "$CKPT" import jitter -o x.h5
+bad topk mixtral && sed -i 's/"num_experts_per_tok": 2/"num_experts_per_tok": 5/' topk/config.json
+expect_fail "4 experts with num_experts_per_tok = 5" "$CKPT" import topk -o x.h5
+bad experts mixtral && sed -i 's/"num_local_experts": 4/"num_local_experts": 3/' experts/config.json
+expect_fail "gate.weight has shape [4, 16], but config.json gives [3, 16]" "$CKPT" import experts -o x.h5
 bad tie gpt2 && sed -i 's/"tie_word_embeddings": true/"tie_word_embeddings": false/' tie/config.json
 expect_fail "tie_word_embeddings = false" "$CKPT" import tie -o x.h5
 bad untied llama_gqa && sed -i 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' untied/config.json

@@ -71,6 +71,38 @@ def qwen3():
         use_sliding_window=False))
 
 
+def mixtral():
+    # 4 experts, 2 per token, renormalized; the load-balancing loss on (it changes training only).
+    return tf.MixtralForCausalLM(tf.MixtralConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=24, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=T,
+        num_local_experts=4, num_experts_per_tok=2, output_router_logits=True,
+        router_aux_loss_coef=0.02, sliding_window=None, tie_word_embeddings=False))
+
+
+def qwen3_moe():
+    # Qwen3's attention (head_dim 8 over width 16, q/k norms) and 4 experts of 12, 2 per token,
+    # their weights as the softmax gives them (norm_topk_prob false).
+    return tf.Qwen3MoeForCausalLM(tf.Qwen3MoeConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=12, moe_intermediate_size=12,
+        num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=8,
+        max_position_embeddings=T, num_experts=4, num_experts_per_tok=2, norm_topk_prob=False,
+        rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=False,
+        use_sliding_window=False))
+
+
+def routing_margin(model, tokens):
+    """The smallest gap between a token's k-th and (k+1)-th router probability over every block:
+    a gap near float32 rounding would let accel and transformers route a token differently."""
+    with torch.no_grad():
+        out = model(tokens[None, :-1], output_router_logits=True)
+    k = model.config.num_experts_per_tok
+    gaps = [(p[:, k - 1] - p[:, k]).min().item()
+            for p in (torch.softmax(r.double(), -1).sort(-1, descending=True).values
+                      for r in out.router_logits)]
+    return min(gaps)
+
+
 def llama_sharded():
     return llama_gqa()
 
@@ -86,6 +118,8 @@ CASES = {
     "mistral": (mistral, {}),
     "qwen2_bias": (qwen2, {}),
     "qwen3": (qwen3, {}),
+    "mixtral": (mixtral, {"score64": True}),
+    "qwen3_moe": (qwen3_moe, {"score64": True}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
 }
@@ -119,11 +153,20 @@ def main(out_root, names):
         save.save_pretrained(out, safe_serialization=True, **kw)
         # The reference is what from_pretrained gives in fp32 from the saved files (a bf16 model
         # cast back in memory would keep bf16-rounded rotary frequencies, unlike a fresh load).
+        # MoE models are scored in float64 (eager experts: the grouped product takes no float64)
+        # and rounded: transformers' own fp32 Mixtral is 1.6e-5 off that truth, past the test's 1e-5.
         cls = type(model)
-        model = cls.from_pretrained(out, dtype=torch.float32).eval()
+        if opts.get("score64"):
+            model = cls.from_pretrained(out, dtype=torch.float64, experts_implementation="eager").eval()
+        else:
+            model = cls.from_pretrained(out, dtype=torch.float32).eval()
+        if hasattr(model.config, "num_experts_per_tok"):
+            margin = routing_margin(model, tokens)
+            assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
         with torch.no_grad():
-            logits = model(tokens[None, :-1]).logits[0].float()
+            logits = model(tokens[None, :-1]).logits[0]
             loss = torch.nn.functional.cross_entropy(logits, tokens[1:]).item()
+            logits = logits.float()
         logits.numpy().astype("<f4").tofile(os.path.join(out, "ref_logits.f32"))
         with open(os.path.join(out, "tokens.bin"), "wb") as f:
             f.write(bytes(tokens.tolist()))

@@ -19,6 +19,19 @@ transformers; the largest logit and gradient differences between the two are pri
 attributes (stock_logits_max_abs_diff, stock_grads_max_rel_diff: about 1e-6 for both), and the
 float64 inverse frequencies must equal transformers' own to float32 precision.
 
+Mixtures of experts (mixtral_moe: MixtralForCausalLM, qwen3_moe: Qwen3MoeForCausalLM; accel's
+model.experts). Their routers take the softmax of the router logits in float32 and the
+load-balancing loss (load_balancing_loss_func) accumulates in float32: patch_float64 also replaces
+the router's forward and that function by float64 versions of the same formulas. The experts run
+transformers' eager loop (config._experts_implementation = "eager"). The routing is a discrete
+choice, and accel routes in float32: the script asserts that, in every layer and for every token,
+the K-th largest router probability exceeds the (K+1)-th by at least ROUTER_GAP (so float32 rounding
+cannot change the choice), and that stock transformers routes every token to the same experts. A
+case with router_aux_loss_coef (mixtral_moe: output_router_logits=True) adds the load-balancing loss
+of all layers' router logits of the whole batch (no attention mask), and accel's loss is then
+  sum over b of (mean over t of CE) + B * coef * aux
+-- B times transformers' loss (mean CE over the B T targets + coef * aux), which is cross-checked.
+
 HDF5 layout of a fixture (what check_llama.c reads):
   attribute config      "key=value key=value ...": accel configuration keys, applied in order
   attributes            case, generator, torch_version, transformers_version, ... (provenance)
@@ -42,17 +55,28 @@ attention_mask and no cache, so transformers finds the packed sequences itself
 every document's logits equal those of the document run alone, and that they would differ without
 the mask.
 
-accel's tensor table (row-major, [out, in] like torch's Linear.weight; hs = width / heads):
+accel's tensor table (row-major, [out, in] like torch's Linear.weight; hs = head_dim, else
+width / heads):
   wte                      [V, C]          model.embed_tokens.weight
   h.L.norm1.weight         [C]             layers[L].input_layernorm.weight
   h.L.attn.qkv.weight      [(H+2KV)hs, C]  cat(q_proj, k_proj, v_proj weights) along rows
   h.L.attn.qkv.bias        [(H+2KV)hs]     cat of the three biases (attention_bias only)
-  h.L.attn.proj.weight     [C, C]          o_proj.weight
+  h.L.attn.q_norm.weight   [hs]            self_attn.q_norm.weight (qk_norm: Qwen3)
+  h.L.attn.k_norm.weight   [hs]            self_attn.k_norm.weight (qk_norm: Qwen3)
+  h.L.attn.proj.weight     [C, H hs]       o_proj.weight
   h.L.norm2.weight         [C]             post_attention_layernorm.weight
   h.L.mlp.gate_up.weight   [2F, C]         cat(gate_proj, up_proj weights) along rows
   h.L.mlp.down.weight      [C, F]          down_proj.weight
   normf.weight             [C]             model.norm.weight
   lm_head.weight           [V, C]          lm_head.weight (untied models only)
+With E experts of width F (Mixtral's intermediate_size, Qwen3-MoE's moe_intermediate_size) the two
+MLP tensors are replaced by
+  h.L.mlp.router.weight           [E, C]      mlp.gate.weight (Mixtral's block_sparse_moe.gate)
+  h.L.mlp.experts.gate_up.weight  [E 2F, C]   mlp.experts.gate_up_proj [E, 2F, C] (the same bytes):
+                                              expert e's rows e 2F .. e 2F+F-1 its gate (w1,
+                                              gate_proj), the next F its up (w3, up_proj)
+  h.L.mlp.experts.down.weight     [E C, F]    mlp.experts.down_proj [E, C, F]: expert e's rows
+                                              e C .. e C+C-1 its down (w2, down_proj)
 Within q_proj's rows head h owns rows h*hs .. h*hs+hs-1, and transformers' RoPE rotates the
 pairs (d, d + hs/2) of a head (rotate_half), not adjacent pairs: accel takes the weights as they
 are, so it must rotate the same pairs.
@@ -69,9 +93,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 import transformers
-from transformers import DataCollatorWithFlattening, LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
+from transformers import (DataCollatorWithFlattening, LlamaConfig, LlamaForCausalLM, MixtralConfig,
+                          MixtralForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3MoeConfig, Qwen3MoeForCausalLM)
 from transformers.models.llama import modeling_llama
+from transformers.models.mixtral import modeling_mixtral
 from transformers.models.qwen2 import modeling_qwen2
+from transformers.models.qwen3_moe import modeling_qwen3_moe
 
 B = 2   # sequences per case
 # Float datasets are stored chunked, byte-shuffled and deflated (HDF5's standard filters: any
@@ -110,6 +137,19 @@ CASES = [
     dict(name="qwen2_packed", arch="qwen2", layers=2, heads=4, kv_heads=1, width=32, ffn=24,
          context=20, vocab=53, tied=True, theta=1000000.0, eps=1e-6, bias=True, seed=707,
          docs=[[1, 4, 10, 6], [13, 3, 1, 2, 2]]),
+    # Mixtures of experts: E experts of width `ffn`, each token routed to the top `topk` of the
+    # router's softmax, their weights renormalized to sum 1 (norm_topk) or not. Mixtral (always
+    # renormalized) with the load-balancing loss in the loss (aux: router_aux_loss_coef with
+    # output_router_logits); Qwen3-MoE with head_dim apart from width / heads (4 x 12 = 48 != 32),
+    # q/k norms, norm_topk_prob=False, every layer sparse and no auxiliary loss. Their seeds are
+    # ones for which every token's routing is clear (ROUTER_GAP; about half the seeds are not) and
+    # every expert of every layer gets tokens.
+    dict(name="mixtral_moe", arch="mixtral", layers=2, heads=4, kv_heads=2, width=32, ffn=12,
+         experts=4, topk=2, norm_topk=True, aux=0.02,
+         context=12, vocab=59, tied=False, theta=1000000.0, eps=1e-5, bias=False, seed=811),
+    dict(name="qwen3_moe", arch="qwen3_moe", layers=2, heads=4, kv_heads=2, width=32, head_dim=12, ffn=12,
+         experts=4, topk=2, norm_topk=False, aux=0.0,
+         context=13, vocab=71, tied=True, theta=1000000.0, eps=1e-6, bias=False, seed=921),
 ]
 
 # Weight scales: large enough that every gradient is far above float32 noise and the attention
@@ -118,6 +158,8 @@ MATRIX_STD = 0.2        # every projection matrix (fan-in 24..40: gain ~1.0..1.3
 EMBED_STD = 0.2         # token embedding (also the LM head when tied: logits of std ~1 either way)
 NORM_STD = 0.1          # norm gains: 1 + N(0, 0.1^2)
 BIAS_STD = 0.1          # q, k, v biases
+                        # (a router and the experts' stacked matrices are projection matrices too)
+ROUTER_GAP = 1e-3       # least gap between the K-th and (K+1)-th router probability of any token
 
 
 def fmt(x):
@@ -157,6 +199,17 @@ def accel_config(case):
         ]
     else:
         kv.append(("model.rope_scaling", "none"))
+    if "head_dim" in c:
+        kv.append(("model.head_dim", c["head_dim"]))
+    if c["arch"] == "qwen3_moe":
+        kv.append(("model.qk_norm", True))
+    if "experts" in c:
+        kv += [
+            ("model.experts", c["experts"]),
+            ("model.experts_per_token", c["topk"]),
+            ("model.router_norm_topk", c["norm_topk"]),
+            ("model.router_aux_loss", c["aux"]),
+        ]
     return " ".join(f"{k}={v if isinstance(v, str) else fmt(v)}" for k, v in kv)
 
 
@@ -171,7 +224,8 @@ def hf_model(case):
               num_key_value_heads=c["kv_heads"], max_position_embeddings=c["context"],
               rms_norm_eps=c["eps"], tie_word_embeddings=c["tied"], hidden_act="silu",
               attention_dropout=0.0, pad_token_id=None, bos_token_id=None, eos_token_id=None)
-    config_cls = LlamaConfig if c["arch"] == "llama" else Qwen2Config
+    config_cls = {"llama": LlamaConfig, "qwen2": Qwen2Config, "mixtral": MixtralConfig,
+                  "qwen3_moe": Qwen3MoeConfig}[c["arch"]]
     if hasattr(config_cls(), "rope_parameters"):    # transformers 5
         kw["rope_parameters"] = rope
     else:                                           # transformers 4.x
@@ -182,27 +236,61 @@ def hf_model(case):
         kw.update(attention_bias=c["bias"], mlp_bias=False)
         cfg = LlamaConfig(**kw)
         cls = LlamaForCausalLM
-    else:
+    elif c["arch"] == "qwen2":
         assert c["bias"], "Qwen2 always has q/k/v biases"
         kw.update(use_sliding_window=False, sliding_window=None)
         cfg = Qwen2Config(**kw)
         cls = Qwen2ForCausalLM
+    elif c["arch"] == "mixtral":
+        assert not c["bias"] and "head_dim" not in c and c["norm_topk"], "Mixtral: no biases, head_dim = width / heads, renormalized top-k"
+        kw.update(sliding_window=None, num_local_experts=c["experts"], num_experts_per_tok=c["topk"],
+                  router_jitter_noise=0.0, output_router_logits=c["aux"] > 0, router_aux_loss_coef=c["aux"])
+        cfg = MixtralConfig(**kw)
+        cls = MixtralForCausalLM
+    else:
+        assert c["arch"] == "qwen3_moe" and not c["bias"]
+        kw.update(use_sliding_window=False, sliding_window=None, head_dim=c.get("head_dim"),
+                  attention_bias=False, num_experts=c["experts"], num_experts_per_tok=c["topk"],
+                  moe_intermediate_size=c["ffn"], norm_topk_prob=c["norm_topk"], decoder_sparse_step=1,
+                  mlp_only_layers=[], output_router_logits=c["aux"] > 0, router_aux_loss_coef=c["aux"])
+        cfg = Qwen3MoeConfig(**kw)
+        cls = Qwen3MoeForCausalLM
     cfg._attn_implementation = "eager"
+    if "experts" in c:
+        cfg._experts_implementation = "eager"       # transformers' reference loop over the experts
     torch.manual_seed(0)                            # the init is overwritten; keep it quiet and fixed
     model = cls(cfg).double().eval()
     assert model.config._attn_implementation == "eager", model.config._attn_implementation
+    if "experts" in c:
+        assert model.config._experts_implementation == "eager", model.config._experts_implementation
     assert model.model.embed_tokens.padding_idx is None     # a padding row would get no gradient
     tied = model.lm_head.weight is model.model.embed_tokens.weight
     assert tied == c["tied"], f"tie_word_embeddings={c['tied']} but lm_head is embed_tokens: {tied}"
-    if c["arch"] == "qwen2":
+    if c["arch"] != "llama":
+        assert model.config.sliding_window is None
         assert all(getattr(layer.self_attn, "sliding_window", None) is None for layer in model.model.layers)
+    hs = head_size(c)
     for layer in model.model.layers:
         a = layer.self_attn
         has_bias = a.q_proj.bias is not None
         assert has_bias == c["bias"] and (a.k_proj.bias is not None) == has_bias \
             and (a.v_proj.bias is not None) == has_bias
         assert a.o_proj.bias is None, "accel's attention output projection has no bias"
-        assert layer.mlp.gate_proj.bias is None and layer.mlp.down_proj.bias is None
+        assert a.head_dim == hs and a.o_proj.weight.shape == (c["width"], c["heads"] * hs)
+        assert hasattr(a, "q_norm") == (c["arch"] == "qwen3_moe") and hasattr(a, "k_norm") == hasattr(a, "q_norm")
+        if "experts" in c:
+            E, F_, C = c["experts"], c["ffn"], c["width"]
+            mlp = layer.mlp
+            assert type(mlp).__name__.endswith("SparseMoeBlock"), type(mlp)
+            assert mlp.gate.weight.shape == (E, C) and mlp.gate.top_k == c["topk"]
+            assert mlp.experts.gate_up_proj.shape == (E, 2 * F_, C)
+            assert mlp.experts.down_proj.shape == (E, C, F_)
+            assert getattr(mlp.gate, "norm_topk_prob", True) == c["norm_topk"]
+            assert getattr(mlp, "jitter_noise", 0.0) == 0.0
+            assert sorted(n for n, _ in mlp.named_parameters()) == \
+                ["experts.down_proj", "experts.gate_up_proj", "gate.weight"]
+        else:
+            assert layer.mlp.gate_proj.bias is None and layer.mlp.down_proj.bias is None
     return model
 
 
@@ -226,18 +314,23 @@ def set_weights(model, seed):
                 v = BIAS_STD * r
             elif "embed_tokens" in name:
                 v = EMBED_STD * r
-            else:
-                assert p.dim() == 2, name
+            else:    # a projection: a Linear's [out, in], or transformers' stacked experts [E, out, in]
+                assert p.dim() == 2 or (p.dim() == 3 and ".experts." in name), name
                 v = MATRIX_STD * r
             p.copy_(bf16_exact(v))
 
 
 # ---------------------------------------------------------------- float64 throughout
 
+def head_size(case):
+    """The size of an attention head: head_dim where the case sets it, else width / heads."""
+    return case.get("head_dim") or case["width"] // case["heads"]
+
+
 def inv_freq_reference(case):
     """RoPE inverse frequencies in float64, transformers' formulas (default and llama3), and the
     band of each frequency under llama3 scaling."""
-    hs = case["width"] // case["heads"]
+    hs = head_size(case)
     inv = 1.0 / case["theta"] ** (np.arange(0, hs, 2, dtype=np.float64) / hs)
     if "llama3" not in case:
         return inv, None
@@ -289,8 +382,57 @@ def rotary_forward64(inv_freq, scaling):
     return forward
 
 
+def mixtral_router_forward64(self, hidden_states):
+    """transformers' MixtralTopKRouter.forward with the softmax in float64 (not router_logits.float())."""
+    hidden_states = hidden_states.reshape(-1, self.hidden_dim)
+    router_logits = F.linear(hidden_states, self.weight)
+    router_probs = F.softmax(router_logits, dim=-1)
+    router_top_value, router_indices = torch.topk(router_probs, self.top_k, dim=-1)
+    router_top_value = router_top_value / router_top_value.sum(dim=-1, keepdim=True)
+    return router_logits, router_top_value, router_indices
+
+
+def qwen3_moe_router_forward64(self, hidden_states):
+    """transformers' Qwen3MoeTopKRouter.forward with the softmax in float64 (not dtype=torch.float)."""
+    hidden_states = hidden_states.reshape(-1, self.hidden_dim)
+    router_logits = F.linear(hidden_states, self.weight)
+    router_probs = F.softmax(router_logits, dim=-1)
+    router_top_value, router_indices = torch.topk(router_probs, self.top_k, dim=-1)
+    if self.norm_topk_prob:
+        router_top_value = router_top_value / router_top_value.sum(dim=-1, keepdim=True)
+    router_top_value = router_top_value.to(router_logits.dtype)
+    return router_logits, router_top_value, router_indices
+
+
+ROUTER_FORWARD64 = {"MixtralTopKRouter": mixtral_router_forward64, "Qwen3MoeTopKRouter": qwen3_moe_router_forward64}
+
+
+def load_balancing_loss_func64(gate_logits, num_experts=None, top_k=2, attention_mask=None):
+    """transformers' load_balancing_loss_func (no attention mask) with float64 sums instead of its
+    float32 ones: E * sum_e f_e P_e over the rows of every layer, f_e the share of the top-k
+    assignments that go to expert e (counted over the rows, so the f_e sum to top_k), P_e the mean
+    router probability of e."""
+    if gate_logits is None or not isinstance(gate_logits, tuple):
+        return 0
+    assert attention_mask is None, "the fixtures' load-balancing loss has no attention mask"
+    tokens_per_expert_sum = torch.zeros(num_experts, dtype=torch.float64)
+    router_prob_sum = torch.zeros(num_experts, dtype=torch.float64)
+    total_rows = 0
+    for layer_gate in gate_logits:
+        routing_weights = F.softmax(layer_gate.to(torch.float64), dim=-1)
+        _, selected_experts = torch.topk(routing_weights, top_k, dim=-1)
+        tokens_per_expert_sum = tokens_per_expert_sum + torch.bincount(
+            selected_experts.reshape(-1), minlength=num_experts).to(torch.float64)
+        router_prob_sum = router_prob_sum + routing_weights.sum(dim=0)
+        total_rows += routing_weights.shape[0]
+    tokens_per_expert = tokens_per_expert_sum / total_rows
+    router_prob_per_expert = router_prob_sum / total_rows
+    return torch.sum(tokens_per_expert * router_prob_per_expert.unsqueeze(0)) * num_experts
+
+
 class patch_float64:
-    """Within the block: RMSNorm, eager attention and the rotary embedding of `model` in float64."""
+    """Within the block: RMSNorm, eager attention and the rotary embedding of `model` in float64,
+    and for a mixture of experts the router's softmax and the load-balancing loss too."""
 
     def __init__(self, model, inv_freq):
         self.model, self.inv_freq = model, inv_freq
@@ -304,6 +446,15 @@ class patch_float64:
         rot = self.model.model.rotary_emb
         assert rot.attention_scaling == 1.0
         rot.forward = rotary_forward64(self.inv_freq, rot.attention_scaling)
+        self.moe = None
+        gate = getattr(self.model.model.layers[0].mlp, "gate", None)
+        if gate is not None and not isinstance(gate, torch.nn.Linear):    # a router: a mixture of experts
+            router_cls = type(gate)
+            assert mod in (modeling_mixtral, modeling_qwen3_moe) and router_cls.__module__ == mod.__name__
+            assert all(type(layer.mlp.gate) is router_cls for layer in self.model.model.layers)
+            self.moe = (router_cls, router_cls.forward, mod.load_balancing_loss_func)
+            router_cls.forward = ROUTER_FORWARD64[router_cls.__name__]
+            mod.load_balancing_loss_func = load_balancing_loss_func64   # called by name from ForCausalLM.forward
         return self
 
     def __exit__(self, *exc):
@@ -311,6 +462,29 @@ class patch_float64:
         norm_cls.forward = norm_forward
         mod.eager_attention_forward = eager
         del self.model.model.rotary_emb.forward      # back to the class's method
+        if self.moe:
+            router_cls, router_forward, lb = self.moe
+            router_cls.forward = router_forward
+            mod.load_balancing_loss_func = lb
+        return False
+
+
+class capture_routing:
+    """Within the block: every router call of `model` appends (router logits, chosen experts) of
+    its rows, [N, E] and [N, K], to self.calls (layer after layer, pass after pass)."""
+
+    def __init__(self, model):
+        self.model, self.calls, self.handles = model, [], []
+
+    def __enter__(self):
+        for layer in self.model.model.layers:
+            self.handles.append(layer.mlp.gate.register_forward_hook(
+                lambda mod, args, out: self.calls.append((out[0].detach().clone(), out[2].detach().clone()))))
+        return self
+
+    def __exit__(self, *exc):
+        for h in self.handles:
+            h.remove()
         return False
 
 
@@ -328,6 +502,62 @@ def run(model, tokens):
     loss.backward()
     grads = {p: p.grad.detach().clone() for p in model.parameters()}
     return logits.detach().clone(), loss.item(), grads
+
+
+def run_moe(model, case, tokens):
+    """run() for a mixture of experts: accel's loss is the sum over sequences of the mean over
+    positions of the cross-entropy, plus, with an auxiliary loss coefficient, B * coef * the
+    load-balancing loss that transformers computes (load_balancing_loss_func: stock, or float64
+    under patch_float64) from all layers' router logits of the whole batch. Also returns that
+    load-balancing loss (None without it)."""
+    model.zero_grad(set_to_none=True)
+    inputs, targets = tokens[:, :-1], tokens[:, 1:]
+    out = model(input_ids=inputs, output_router_logits=case["aux"] > 0)
+    logits = out.logits
+    nb, nt, nv = logits.shape
+    per_token = F.cross_entropy(logits.reshape(nb * nt, nv), targets.reshape(nb * nt), reduction="none")
+    loss = per_token.reshape(nb, nt).mean(dim=1).sum()
+    aux = None
+    if case["aux"] > 0:
+        assert out.aux_loss is not None and out.aux_loss.requires_grad    # float32 in stock transformers
+        aux = out.aux_loss
+        loss = loss + nb * case["aux"] * aux
+        aux = aux.item()
+    else:
+        assert out.aux_loss is None
+    loss.backward()
+    grads = {p: p.grad.detach().clone() for p in model.parameters()}
+    return logits.detach().clone(), loss.item(), grads, aux
+
+
+def check_routing(case, patched_calls, stock_calls):
+    """That the routing is robust: for every router call of the float64 run (one per layer), the
+    K-th largest probability (the softmax of the router logits, in float64) exceeds the (K+1)-th by
+    at least ROUTER_GAP, so that accel's float32 routing picks the same experts; and that stock
+    transformers picked the same experts for every token; and that every expert of every layer gets
+    tokens (else its gradient is zero). Returns the smallest gap and the tokens of each expert,
+    [layers, E]."""
+    K, E = case["topk"], case["experts"]
+    assert len(patched_calls) == case["layers"] and len(stock_calls) == case["layers"], \
+        (len(patched_calls), len(stock_calls))
+    gaps, counts = [], []
+    for l, ((logits, idx), (s_logits, s_idx)) in enumerate(zip(patched_calls, stock_calls)):
+        assert logits.dtype == torch.float64 and logits.shape == (B * case["context"], E), (logits.dtype, logits.shape)
+        probs = F.softmax(logits, dim=-1)
+        top = probs.sort(dim=-1, descending=True).values
+        gap = top[:, K - 1] - top[:, K] if K < E else torch.full((logits.shape[0],), math.inf, dtype=torch.float64)
+        worst = int(gap.argmin())
+        if gap[worst] < ROUTER_GAP:
+            raise SystemExit(f"{case['name']}: layer {l}, token {worst}: router probabilities {top[worst].tolist()}: "
+                             f"the {K}-th and {K + 1}-th differ by {gap[worst].item():.2e} < {ROUTER_GAP:g}; "
+                             f"float32 routing could choose differently: change the case's seed")
+        assert torch.equal(idx.sort(dim=-1).values, probs.topk(K, dim=-1).indices.sort(dim=-1).values), l
+        if not torch.equal(idx.sort(dim=-1).values, s_idx.sort(dim=-1).values):
+            raise SystemExit(f"{case['name']}: layer {l}: stock transformers routes differently from the float64 run")
+        gaps.append(gap.min().item())
+        counts.append(np.bincount(idx.reshape(-1).numpy(), minlength=E))
+        assert counts[-1].min() > 0, f"{case['name']}: layer {l}: an expert gets no token: {counts[-1]}"
+    return min(gaps), np.stack(counts)
 
 
 def packed_rows(case, tokens):
@@ -410,10 +640,21 @@ def accel_tensors(model, case, value):
         out[f"h.{l}.attn.qkv.weight"] = cat(a.q_proj.weight, a.k_proj.weight, a.v_proj.weight)
         if case["bias"]:
             out[f"h.{l}.attn.qkv.bias"] = cat(a.q_proj.bias, a.k_proj.bias, a.v_proj.bias)
+        if case["arch"] == "qwen3_moe":
+            out[f"h.{l}.attn.q_norm.weight"] = value(a.q_norm.weight)
+            out[f"h.{l}.attn.k_norm.weight"] = value(a.k_norm.weight)
         out[f"h.{l}.attn.proj.weight"] = value(a.o_proj.weight)
         out[f"h.{l}.norm2.weight"] = value(layer.post_attention_layernorm.weight)
-        out[f"h.{l}.mlp.gate_up.weight"] = cat(mlp.gate_proj.weight, mlp.up_proj.weight)
-        out[f"h.{l}.mlp.down.weight"] = value(mlp.down_proj.weight)
+        if "experts" in case:
+            # transformers' [E, 2F, C] (gate rows, then up rows, of each expert) and [E, C, F],
+            # stacked along the rows: the same bytes.
+            gu, dn = value(mlp.experts.gate_up_proj), value(mlp.experts.down_proj)
+            out[f"h.{l}.mlp.router.weight"] = value(mlp.gate.weight)
+            out[f"h.{l}.mlp.experts.gate_up.weight"] = gu.reshape(gu.shape[0] * gu.shape[1], gu.shape[2])
+            out[f"h.{l}.mlp.experts.down.weight"] = dn.reshape(dn.shape[0] * dn.shape[1], dn.shape[2])
+        else:
+            out[f"h.{l}.mlp.gate_up.weight"] = cat(mlp.gate_proj.weight, mlp.up_proj.weight)
+            out[f"h.{l}.mlp.down.weight"] = value(mlp.down_proj.weight)
     out["normf.weight"] = value(m.norm.weight)
     if not case["tied"]:
         out["lm_head.weight"] = value(model.lm_head.weight)
@@ -424,7 +665,7 @@ def accel_tensors(model, case, value):
 
 def expected_shapes(case):
     C, V, F_, L = case["width"], case["vocab"], case["ffn"], case["layers"]
-    hs = C // case["heads"]
+    hs = head_size(case)
     qkv = (case["heads"] + 2 * case["kv_heads"]) * hs
     s = {"wte": (V, C), "normf.weight": (C,)}
     for l in range(L):
@@ -432,10 +673,19 @@ def expected_shapes(case):
         s[f"h.{l}.attn.qkv.weight"] = (qkv, C)
         if case["bias"]:
             s[f"h.{l}.attn.qkv.bias"] = (qkv,)
-        s[f"h.{l}.attn.proj.weight"] = (C, C)
+        if case["arch"] == "qwen3_moe":
+            s[f"h.{l}.attn.q_norm.weight"] = (hs,)
+            s[f"h.{l}.attn.k_norm.weight"] = (hs,)
+        s[f"h.{l}.attn.proj.weight"] = (C, case["heads"] * hs)
         s[f"h.{l}.norm2.weight"] = (C,)
-        s[f"h.{l}.mlp.gate_up.weight"] = (2 * F_, C)
-        s[f"h.{l}.mlp.down.weight"] = (C, F_)
+        if "experts" in case:
+            E = case["experts"]
+            s[f"h.{l}.mlp.router.weight"] = (E, C)
+            s[f"h.{l}.mlp.experts.gate_up.weight"] = (E * 2 * F_, C)
+            s[f"h.{l}.mlp.experts.down.weight"] = (E * C, F_)
+        else:
+            s[f"h.{l}.mlp.gate_up.weight"] = (2 * F_, C)
+            s[f"h.{l}.mlp.down.weight"] = (C, F_)
     if not case["tied"]:
         s["lm_head.weight"] = (V, C)
     return s
@@ -459,7 +709,32 @@ def make_case(case, outdir, verbose=True):
 
     # Stock transformers: the cross-check of the loss against its own loss function, and the
     # reference for what the float64 patches change.
-    if not packed:
+    moe = "experts" in case
+    if moe:
+        assert not packed
+        with capture_routing(model) as s_route:
+            s_logits, s_loss, s_grads, s_aux = run_moe(model, case, tokens)
+        # transformers' own loss: the mean over the B T targets (shift_labels: the targets as they
+        # are), plus router_aux_loss_coef times the load-balancing loss of these inputs' routing.
+        with torch.no_grad():
+            hf_out = model(input_ids=tokens[:, :-1], labels=tokens[:, :-1], shift_labels=tokens[:, 1:].contiguous(),
+                           output_router_logits=case["aux"] > 0)
+            hf_mean = hf_out.loss.item()
+        with patch_float64(model, inv_freq), capture_routing(model) as route:
+            logits, loss, grads, aux = run_moe(model, case, tokens)
+        assert abs(hf_mean * B - loss) <= 1e-6 * abs(loss), (hf_mean * B, loss)
+        min_gap, expert_tokens = check_routing(case, route.calls, s_route.calls)
+        aux_share = None
+        if case["aux"] > 0:
+            # What the load-balancing loss adds to the router's gradients (relative to the largest):
+            # far above the test's tolerance, so a model that leaves it out fails.
+            assert abs(hf_out.aux_loss.item() - aux) <= 1e-6 * aux, (hf_out.aux_loss.item(), aux)
+            with patch_float64(model, inv_freq):
+                _, _, plain_grads, _ = run_moe(model, dict(case, aux=0.0), tokens)
+            routers = [layer.mlp.gate.weight for layer in model.model.layers]
+            aux_share = min(((grads[p] - plain_grads[p]).abs().max() / grads[p].abs().max()).item() for p in routers)
+            assert aux_share > 1e-2, aux_share
+    elif not packed:
         s_logits, s_loss, s_grads = run(model, tokens)
         with torch.no_grad():
             hf_mean = model(input_ids=tokens, labels=tokens).loss.item()    # mean over B*T targets
@@ -484,6 +759,7 @@ def make_case(case, outdir, verbose=True):
                                           num_items_in_batch=case["context"], shift_labels=shift_labels).item()
         assert abs(hf_loss - loss) <= 1e-6 * abs(loss), (hf_loss, loss)
     stock_logits = (s_logits - logits).abs().max().item()
+    stock_aux = abs(s_aux - aux) if moe and case["aux"] > 0 else None
     stock_grads = max(((s_grads[p] - grads[p]).abs().max() / grads[p].abs().max()).item()
                       for p in model.parameters())
     assert stock_logits < 1e-5 and stock_grads < 1e-4, (stock_logits, stock_grads)
@@ -512,14 +788,29 @@ def make_case(case, outdir, verbose=True):
             "python_version": platform.python_version(),
             "loss_convention": "sum over sequences of the mean over positions of cross-entropy" if not packed else
                                "sum over sequences of (sum over trained targets of cross-entropy) / T",
-            "precision": "float64 reference (RMSNorm, softmax, RoPE in float64); stored float32",
+            "precision": "float64 reference (RMSNorm, softmax, RoPE in float64); stored float32" if not moe else
+                         "float64 reference (RMSNorm, softmax, RoPE, router softmax, load-balancing loss in float64); "
+                         "stored float32",
         }
+        if moe:
+            attrs["experts_implementation"] = model.config._experts_implementation
+            if case["aux"] > 0:
+                attrs["loss_convention"] = ("sum over sequences of the mean over positions of cross-entropy, "
+                                            "plus B * router_aux_loss_coef * load-balancing loss of the batch")
         for k, v in attrs.items():
             f.attrs[k] = np.bytes_(v.encode("ascii"))
         f.attrs["seed"] = np.int64(case["seed"])
         f.attrs["stock_logits_max_abs_diff"] = np.float64(stock_logits)
         f.attrs["stock_grads_max_rel_diff"] = np.float64(stock_grads)
         f.attrs["rope_inv_freq"] = inv_freq
+        if moe:
+            f.attrs["router_min_topk_gap"] = np.float64(min_gap)
+            f.attrs["router_tokens_per_expert"] = expert_tokens.astype(np.int64)
+            if case["aux"] > 0:
+                f.attrs["router_aux_loss_coef"] = np.float64(case["aux"])
+                f.attrs["load_balancing_loss"] = np.float64(aux)
+                f.attrs["stock_load_balancing_loss_abs_diff"] = np.float64(stock_aux)
+                f.attrs["router_grads_aux_rel_share"] = np.float64(aux_share)
         if bands:
             f.attrs["rope_bands"] = np.bytes_(" ".join(bands).encode("ascii"))
         if packed:
@@ -545,7 +836,15 @@ def make_case(case, outdir, verbose=True):
               f"logits std {lg.std():.3f} max {np.abs(lg).max():.3f}, {os.path.getsize(path)} bytes")
         if bands:
             print(f"  RoPE bands: {' '.join(bands)}")
-        print(f"  stock transformers vs float64: logits {stock_logits:.2e}, gradients {stock_grads:.2e} (relative)")
+        print(f"  stock transformers vs float64: logits {stock_logits:.2e}, gradients {stock_grads:.2e} (relative)"
+              + (f", load-balancing loss {stock_aux:.2e}" if stock_aux is not None else ""))
+        if moe:
+            print(f"  routing: top-{case['topk']} of {case['experts']} experts, tokens per expert (layer by layer) "
+                  f"{expert_tokens.tolist()}, least gap between the {case['topk']}-th and {case['topk'] + 1}-th "
+                  f"probability {min_gap:.2e} (>= {ROUTER_GAP:g}); stock transformers routes the same")
+            if case["aux"] > 0:
+                print(f"  load-balancing loss {aux:.6f} (x {case['aux']:g} x B = {B * case['aux'] * aux:.6f} of the loss); "
+                      f"it changes the router gradients by >= {aux_share:.2e} of their largest")
         if packed:
             print(f"  documents {case['docs']}: packed logits vs each document alone {alone:.2e} "
                   f"(stock {s_alone:.2e}); without the mask they would differ by >= {leak:.2e}")

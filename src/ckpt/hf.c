@@ -27,7 +27,11 @@
 #define MAX_SHARDS 4096
 
 enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP };
-enum { F_GPT = 1, F_LLAMA = 2, F_BLOCK = 4, F_QKVB = 8, F_UNTIED = 16, F_QKNORM = 32 };
+enum { F_GPT = 1, F_LLAMA = 2, F_BLOCK = 4, F_QKVB = 8, F_UNTIED = 16, F_QKNORM = 32,
+       F_DENSE = 64,                /* the dense MLP's (llama without experts) */
+       F_MIXTRAL = 128,             /* experts named as Mixtral's (llama experts without q/k norms) */
+       F_QWEN_MOE = 256,            /* experts named as Qwen3-MoE's (with q/k norms) */
+       F_EXPERT = 512 };            /* one Hugging Face tensor per expert: "%d" twice (block, expert) */
 
 typedef struct {
     const char *accel, *hf;         /* "%d" = block index */
@@ -66,9 +70,22 @@ static const map_t g_map[] = {
     { "h.%d.attn.k_norm.weight", "model.layers.%d.self_attn.k_norm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_QKNORM },
     { "h.%d.attn.proj.weight", "model.layers.%d.self_attn.o_proj.weight", P_ALL, false, F_LLAMA | F_BLOCK },
     { "h.%d.norm2.weight", "model.layers.%d.post_attention_layernorm.weight", P_ALL, false, F_LLAMA | F_BLOCK },
-    { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.gate_proj.weight", P_GATE, false, F_LLAMA | F_BLOCK },
-    { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.up_proj.weight", P_UP, false, F_LLAMA | F_BLOCK },
-    { "h.%d.mlp.down.weight", "model.layers.%d.mlp.down_proj.weight", P_ALL, false, F_LLAMA | F_BLOCK },
+    { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.gate_proj.weight", P_GATE, false, F_LLAMA | F_BLOCK | F_DENSE },
+    { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.up_proj.weight", P_UP, false, F_LLAMA | F_BLOCK | F_DENSE },
+    { "h.%d.mlp.down.weight", "model.layers.%d.mlp.down_proj.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_DENSE },
+    /* Experts: accel stacks them ([E 2F, C] and [E C, F]); the hub's files keep one tensor each. */
+#define MIXTRAL (F_LLAMA | F_BLOCK | F_MIXTRAL)
+    { "h.%d.mlp.router.weight", "model.layers.%d.block_sparse_moe.gate.weight", P_ALL, false, MIXTRAL },
+    { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.block_sparse_moe.experts.%d.w1.weight", P_GATE, false, MIXTRAL | F_EXPERT },
+    { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.block_sparse_moe.experts.%d.w3.weight", P_UP, false, MIXTRAL | F_EXPERT },
+    { "h.%d.mlp.experts.down.weight", "model.layers.%d.block_sparse_moe.experts.%d.w2.weight", P_ALL, false, MIXTRAL | F_EXPERT },
+#define QWEN_MOE (F_LLAMA | F_BLOCK | F_QWEN_MOE)
+    { "h.%d.mlp.router.weight", "model.layers.%d.mlp.gate.weight", P_ALL, false, QWEN_MOE },
+    { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.mlp.experts.%d.gate_proj.weight", P_GATE, false, QWEN_MOE | F_EXPERT },
+    { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.mlp.experts.%d.up_proj.weight", P_UP, false, QWEN_MOE | F_EXPERT },
+    { "h.%d.mlp.experts.down.weight", "model.layers.%d.mlp.experts.%d.down_proj.weight", P_ALL, false, QWEN_MOE | F_EXPERT },
+#undef MIXTRAL
+#undef QWEN_MOE
     { "normf.weight", "model.norm.weight", P_ALL, false, F_LLAMA },
     { "lm_head.weight", "lm_head.weight", P_ALL, false, F_LLAMA | F_UNTIED },
 };
@@ -84,6 +101,7 @@ typedef struct {
     bool llama;
     int L, NH, KVH, hs, C, T, V, F;
     bool qkv_bias, tied, qk_norm;
+    int E;                          /* experts per block (0: a dense MLP) */
 } dims_t;
 
 /* model.ffn_width = 0 means this width in src/nn/decoder.c (which ckpt may not include). */
@@ -103,6 +121,7 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.F = !d.llama ? 4 * m->width : m->ffn_width ? m->ffn_width : default_ffn_width(m->width);
     d.qkv_bias = d.llama ? m->attention_bias : true;
     d.tied = d.llama ? m->tie_embeddings : true;
+    d.E = d.llama ? m->experts : 0;
     return d;
 }
 
@@ -112,6 +131,9 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_QKVB) && !d->qkv_bias) return false;
     if ((e->flags & F_UNTIED) && d->tied) return false;
     if ((e->flags & F_QKNORM) && !d->qk_norm) return false;
+    if ((e->flags & F_DENSE) && d->E) return false;
+    if ((e->flags & F_MIXTRAL) && !(d->E && !d->qk_norm)) return false;
+    if ((e->flags & F_QWEN_MOE) && !(d->E && d->qk_norm)) return false;
     return true;
 }
 
@@ -128,6 +150,9 @@ static void accel_shape(const dims_t *d, const char *pattern, int *ndim, uint64_
     else if (!strncmp(p, "attn.qkv.", 9)) rows = QKV;
     else if (!strncmp(p, "mlp.fc.", 7) || !strncmp(p, "mlp.gate_up.", 12)) rows = FIN;
     else if (!strcmp(p, "mlp.proj.weight") || !strcmp(p, "mlp.down.weight")) cols = F;
+    else if (!strcmp(p, "mlp.router.weight")) rows = (uint64_t)d->E;
+    else if (!strcmp(p, "mlp.experts.gate_up.weight")) rows = (uint64_t)d->E * FIN;
+    else if (!strcmp(p, "mlp.experts.down.weight")) rows = (uint64_t)d->E * C, cols = F;
     else if (!strcmp(p, "attn.proj.weight")) cols = (uint64_t)d->NH * d->hs;
     else if (strstr(p, "_norm.")) rows = (uint64_t)d->hs;      /* Qwen3's per-head q/k norms */
     /* Vectors: biases and norm gains. */
@@ -137,10 +162,19 @@ static void accel_shape(const dims_t *d, const char *pattern, int *ndim, uint64_
     dims[1] = vec ? 0 : cols;
 }
 
-/* Rows [r0, r1) of the accel tensor a part covers. */
-static void part_rows(const dims_t *d, int part, uint64_t rows, uint64_t *r0, uint64_t *r1)
+/* Rows [r0, r1) of the accel tensor a part covers (of expert `expert`'s rows when experts >= 1:
+ * the tensor stacks `experts` equal slices). */
+static void part_rows(const dims_t *d, int part, uint64_t rows, int expert, int experts, uint64_t *r0,
+                      uint64_t *r1)
 {
     const uint64_t q = (uint64_t)d->NH * d->hs, kv = (uint64_t)d->KVH * d->hs, F = (uint64_t)d->F;
+    if (experts) {
+        rows /= (uint64_t)experts;
+        part_rows(d, part, rows, 0, 0, r0, r1);
+        *r0 += (uint64_t)expert * rows;
+        *r1 += (uint64_t)expert * rows;
+        return;
+    }
     switch (part) {
     case P_Q: *r0 = 0; *r1 = q; break;
     case P_K: *r0 = q; *r1 = q + kv; break;
@@ -164,7 +198,7 @@ typedef struct {
 /* Every entry for the model, in accel registration order. *out malloc'ed; returns the count. */
 static int entries_of(const dims_t *d, entry_t **out)
 {
-    size_t cap = NMAP * (size_t)(d->L + 1), n = 0;
+    size_t cap = NMAP * (size_t)(d->L + 1) * (size_t)(d->E > 1 ? d->E : 1), n = 0;
     entry_t *e = calloc(cap, sizeof *e);
     if (!e) return ACCEL_ERR_NOMEM;
     /* Layer 0, then the blocks, then the final entries, as src/nn/decoder.c registers them. */
@@ -176,16 +210,19 @@ static int entries_of(const dims_t *d, entry_t **out)
                 bool block = m->flags & F_BLOCK;
                 bool first = !strcmp(m->accel, "wte") || !strcmp(m->accel, "wpe");
                 if (!map_applies(m, d) || (pass == 1) != block || (pass == 0) != (first && !block)) continue;
-                entry_t *x = &e[n++];
-                snprintf(x->accel, sizeof x->accel, m->accel, l);
-                snprintf(x->hf, sizeof x->hf, m->hf, l);
-                accel_shape(d, m->accel, &x->ndim, x->dims);
-                part_rows(d, m->part, x->dims[0], &x->r0, &x->r1);
-                x->transpose = m->transpose;
-                uint64_t rows = x->r1 - x->r0;
-                if (x->ndim == 1) x->hf_dims[0] = rows;
-                else if (x->transpose) { x->hf_dims[0] = x->dims[1]; x->hf_dims[1] = rows; }
-                else { x->hf_dims[0] = rows; x->hf_dims[1] = x->dims[1]; }
+                const int experts = m->flags & F_EXPERT ? d->E : 0;
+                for (int ex = 0; ex < (experts ? experts : 1); ex++) {
+                    entry_t *x = &e[n++];
+                    snprintf(x->accel, sizeof x->accel, m->accel, l);
+                    snprintf(x->hf, sizeof x->hf, m->hf, l, ex);
+                    accel_shape(d, m->accel, &x->ndim, x->dims);
+                    part_rows(d, m->part, x->dims[0], ex, experts, &x->r0, &x->r1);
+                    x->transpose = m->transpose;
+                    uint64_t rows = x->r1 - x->r0;
+                    if (x->ndim == 1) x->hf_dims[0] = rows;
+                    else if (x->transpose) { x->hf_dims[0] = x->dims[1]; x->hf_dims[1] = rows; }
+                    else { x->hf_dims[0] = rows; x->hf_dims[1] = x->dims[1]; }
+                }
             }
     }
     *out = e;
@@ -254,9 +291,39 @@ static const arch_info_t g_archs[] = {
     { "MistralForCausalLM", "mistral", true },
     { "Qwen2ForCausalLM", "qwen2", true },
     { "Qwen3ForCausalLM", "qwen3", true },
+    { "MixtralForCausalLM", "mixtral", true },
+    { "Qwen3MoeForCausalLM", "qwen3_moe", true },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
+
+/* The mixture of experts of MixtralForCausalLM or Qwen3MoeForCausalLM (qwen3_moe) into m: every
+ * block sparse (Qwen3-MoE's decoder_sparse_step 1, no mlp_only_layers), no router jitter; the
+ * load-balancing loss is on when transformers would add it (output_router_logits). */
+static accel_status_t translate_experts(json_t *root, const char *path, bool qwen3_moe, accel_model_config_t *m,
+                                        char *err, size_t errlen)
+{
+    m->experts = (int)jint(root, qwen3_moe && json_object_get(root, "num_experts") ? "num_experts" : "num_local_experts",
+                           qwen3_moe ? 128 : 8);
+    m->experts_per_token = (int)jint(root, "num_experts_per_tok", qwen3_moe ? 8 : 2);
+    if (m->experts < 1 || m->experts > 4096 || m->experts_per_token < 1 || m->experts_per_token > m->experts)
+        REFUSE("%s: %d experts with num_experts_per_tok = %d: accel needs 1..4096 experts and 1..experts per "
+               "token", path, m->experts, m->experts_per_token);
+    m->router_norm_topk = qwen3_moe ? jbool(root, "norm_topk_prob", false) : true;
+    if (qwen3_moe) {
+        m->ffn_width = (int)jint(root, "moe_intermediate_size", 768);
+        json_t *dense = json_object_get(root, "mlp_only_layers");
+        if (jint(root, "decoder_sparse_step", 1) != 1 || (json_is_array(dense) && json_array_size(dense) > 0))
+            REFUSE("%s: decoder_sparse_step = %lld / mlp_only_layers with %zu layers: some blocks have a dense MLP, "
+                   "and accel's experts are in every block", path, jint(root, "decoder_sparse_step", 1),
+                   json_is_array(dense) ? json_array_size(dense) : 0);
+    }
+    if (jnum(root, "router_jitter_noise", 0.0) != 0.0)
+        REFUSE("%s: router_jitter_noise = %g: accel's router takes the hidden states as they are", path,
+               jnum(root, "router_jitter_noise", 0.0));
+    m->router_aux_loss = jbool(root, "output_router_logits", false) ? jnum(root, "router_aux_loss_coef", 0.001) : 0.0;
+    return ACCEL_OK;
+}
 
 /* config.json (root) into cfg->model; refuses what accel cannot compute. */
 static accel_status_t translate_config(json_t *root, const char *path, accel_config_t *cfg, const char **arch_out,
@@ -271,7 +338,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         if (arch ? !strcmp(arch, g_archs[i].arch) : mt && !strcmp(mt, g_archs[i].model_type)) ai = &g_archs[i];
     if (!ai)
         REFUSE("%s: architectures = %s (model_type %s) is not a model accel can run\n--> hint: accel imports "
-               "GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM and Qwen3ForCausalLM", path,
+               "GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
+               "MixtralForCausalLM and Qwen3MoeForCausalLM", path,
                arch ? arch : "(none)", mt ? mt : "(none)");
     *arch_out = ai->arch;
     accel_model_config_t *m = &cfg->model;
@@ -320,14 +388,19 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             REFUSE("%s: hidden_size = %d is not a multiple of num_attention_heads = %d", path, m->width, m->heads);
         /* head_dim apart from hidden_size / heads (Qwen3, some Mistrals): model.head_dim */
         m->head_dim = m->heads > 0 && hd && hd * m->heads != m->width ? (int)hd : 0;
-        const bool qwen3 = !strcmp(ai->arch, "Qwen3ForCausalLM");
+        const bool qwen3_moe = !strcmp(ai->arch, "Qwen3MoeForCausalLM");
+        const bool qwen3 = !strcmp(ai->arch, "Qwen3ForCausalLM") || qwen3_moe;
         m->qk_norm = qwen3;
+        if (qwen3_moe || !strcmp(ai->arch, "MixtralForCausalLM")) {
+            accel_status_t st = translate_experts(root, path, qwen3_moe, m, err, errlen);
+            if (st != ACCEL_OK) return st;
+        }
         if (jbool(root, "mlp_bias", false))
             REFUSE("%s: mlp_bias = true: accel's Llama MLP has no biases", path);
         bool qwen = !strcmp(ai->arch, "Qwen2ForCausalLM");
         if (qwen3 && jbool(root, "attention_bias", false))
-            REFUSE("%s: attention_bias = true on Qwen3ForCausalLM adds an o_proj bias, which accel does not "
-                   "have", path);
+            REFUSE("%s: attention_bias = true on %s adds an o_proj bias, which accel does not have", path,
+                   ai->arch);
         /* Llama's attention_bias also puts a bias on o_proj, which accel has no place for; Qwen2
          * has biases on q, k, v only (accel's model.attention_bias). */
         if (!qwen && jbool(root, "attention_bias", false))
@@ -737,9 +810,12 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
          * the GPT-2 vocabulary and out of range for any smaller one. */
         if (bos_id < 0 && eos_id < 0 && m->vocab == 50257) bos_id = eos_id = 50256;
     } else {
-        /* Qwen3: q/k norms (and never biases: export refuses both); Qwen2: q, k, v biases. */
-        const char *arch = d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias ? "Qwen2ForCausalLM" : "LlamaForCausalLM";
-        const char *type = d.qk_norm ? "qwen3" : m->attention_bias ? "qwen2" : "llama";
+        /* Qwen3: q/k norms (and never biases: export refuses both); Qwen2: q, k, v biases; with
+         * experts, Qwen3-MoE (q/k norms) or Mixtral. */
+        const char *arch = d.E ? (d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
+                         : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias ? "Qwen2ForCausalLM" : "LlamaForCausalLM";
+        const char *type = d.E ? (d.qk_norm ? "qwen3_moe" : "mixtral")
+                         : d.qk_norm ? "qwen3" : m->attention_bias ? "qwen2" : "llama";
         j = json_pack("{s:[s], s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:s, s:b, s:b, s:b, s:b, s:s, s:s}",
                       "architectures", arch, "model_type", type,
                       "hidden_size", m->width, "intermediate_size", d.F, "num_hidden_layers", m->layers,
@@ -754,6 +830,21 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                                           m->rope_high_freq_factor, "original_max_position_embeddings",
                                           m->rope_original_context));
         if (j && m->attention_bias) json_object_del(j, "attention_bias");   /* Qwen2: q, k, v biases always */
+        if (j && d.E) {
+            json_object_set_new(j, "num_local_experts", json_integer(d.E));
+            if (d.qk_norm) json_object_set_new(j, "num_experts", json_integer(d.E));   /* Qwen3-MoE's name */
+            json_object_set_new(j, "num_experts_per_tok", json_integer(m->experts_per_token));
+            json_object_set_new(j, "output_router_logits", json_boolean(m->router_aux_loss > 0));
+            json_object_set_new(j, "router_aux_loss_coef", json_real(m->router_aux_loss > 0 ? m->router_aux_loss : 0.001));
+            if (d.qk_norm) {            /* every block sparse, each expert of moe_intermediate_size */
+                json_object_set_new(j, "moe_intermediate_size", json_integer(d.F));
+                json_object_set_new(j, "norm_topk_prob", json_boolean(m->router_norm_topk));
+                json_object_set_new(j, "decoder_sparse_step", json_integer(1));
+                json_object_set_new(j, "mlp_only_layers", json_array());
+            } else {
+                json_object_set_new(j, "router_jitter_noise", json_real(0.0));
+            }
+        }
         if (j && (m->attention_bias || d.qk_norm)) {
             json_object_set_new(j, "use_sliding_window", json_false());
             json_object_set_new(j, "sliding_window", json_null());
@@ -847,12 +938,19 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     const accel_model_config_t *m = &cfg->model;
     if (strcmp(m->name, "gpt") && strcmp(m->name, "llama")) {
         ACCEL_ERROR("export --format hf: model.name=%s has no Hugging Face counterpart\n--> hint: gpt "
-                    "(GPT2LMHeadModel) and llama (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM) export", m->name);
+                    "(GPT2LMHeadModel) and llama (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, MixtralForCausalLM, "
+                    "Qwen3MoeForCausalLM) export", m->name);
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (!strcmp(m->name, "llama") && m->qk_norm && m->attention_bias) {
         ACCEL_ERROR("export --format hf: q/k norms with q, k, v biases have no Hugging Face "
                     "counterpart (Qwen3 has the norms and no biases, Qwen2 the biases and no norms)");
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    if (!strcmp(m->name, "llama") && m->experts && (m->attention_bias || (!m->qk_norm && !m->router_norm_topk))) {
+        ACCEL_ERROR("export --format hf: experts with %s have no Hugging Face counterpart (Mixtral: no q/k "
+                    "norms, weights renormalized; Qwen3-MoE: q/k norms, either way; neither has q, k, v biases)",
+                    m->attention_bias ? "q, k, v biases" : "top-k weights not renormalized and no q/k norms");
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (mkdir(outdir, 0777) != 0 && errno != EEXIST) {

@@ -1044,10 +1044,12 @@ static accel_status_t block_mlp(gpt_t *m, const accel_layout_t *layout, const fl
     norm_forward(m, a->ln2 + o, a->ln2_mean + p0, a->ln2_rstd + p0, a->res2 + o, PARAM(k->ln2w),
                  PARAM_OPT(k->ln2b), R);
     if (m->moe.E) {
-        if (output) memcpy(a->res3 + o, a->res2 + o, sizeof(float) * R * (size_t)C);
         accel_moe_acts_t ma = moe_acts(m, a, p0);
         accel_moe_weights_t w = moe_weights(k, layout, params);
-        return accel_moe_forward(&m->gemm, &m->moe, &w, &ma, a->ln2 + o, R, output ? a->res3 + o : NULL);
+        float *y = output ? a->res3 + o : NULL;
+        ACCEL_CHECK(accel_moe_forward(&m->gemm, &m->moe, &w, &ma, a->ln2 + o, R, y));
+        for (size_t i = 0; y && i < R * (size_t)C; i++) y[i] += a->res2[o + i];    /* the residual */
+        return ACCEL_OK;
     }
     float *fch = a->fch + (size_t)p0 * FIN, *hid = a->fch_gelu + (size_t)p0 * F;
     GEMM(false, true, (int)R, FIN, C, 1.0f, a->ln2 + o, C, PARAM(k->fcw), C, 0.0f, fch, FIN);

@@ -74,6 +74,7 @@ accel_status_t accel_moe_forward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
              a->ys + (size_t)i0 * C, C);
     }
     if (!out) return ACCEL_OK;
+    memset(out, 0, sizeof(float) * R * (size_t)C);
     for (int32_t i = 0; i < a->start[E]; i++) {     /* in expert order, as transformers adds */
         const int32_t s = a->order[i];
         float *o = out + (size_t)(s / K) * C;

@@ -41,7 +41,8 @@ typedef struct {
 } accel_moe_weights_t;
 
 /* Forward over R rows of x [R, C]: routing and every expert's rows into a; with out != NULL,
- * out[r] += sum over r's slots of weight * ys (out holds the residual). */
+ * out[r] = the sum over r's slots of weight * ys, in expert order (as transformers sums them,
+ * before the residual). */
 accel_status_t accel_moe_forward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
                                  const accel_moe_weights_t *w, const accel_moe_acts_t *a,
                                  const float *x, size_t R, float *out);

@@ -323,6 +323,11 @@ START_TEST(test_engine_without_gpu)
     snprintf(ll.model.name, sizeof ll.model.name, "llama");
     ll.model.kv_heads = 2;
     ck_assert(accel_model_runs_on(&ll, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
+    accel_config_t moe = ll;                          /* experts: the CPU decoder's only */
+    moe.model.experts = 4;
+    ck_assert(!accel_model_runs_on(&moe, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
+    ck_assert_msg(strstr(whynot, "model.experts=4") != NULL, "%s", whynot);
+    ck_assert(accel_model_runs_on(&moe, ACCEL_DEVICE_CPU, whynot, sizeof whynot));
     ck_assert_int_ne(accel_model_create_on(&ll, ACCEL_DEVICE_CUDA, &m), ACCEL_OK);
     ck_assert_ptr_null(m.state);
     accel_model_destroy(&m);

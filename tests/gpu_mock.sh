@@ -152,6 +152,8 @@ sed -n '/^sample/,$p' llgenemu.log | grep -v "^\[" > llgenemu.txt
 [ -s llgencpu.txt ] || fail "no llama sample from the CPU run: $(tail -5 llgencpu.log)"
 cmp -s llgencpu.txt llgenemu.txt || fail "the emulated GPU llama generated other text: $(cat llgenemu.txt) vs $(cat llgencpu.txt)"
 expect_fail "model 'mlp' has no GPU path" "$mock" model.name=mlp data.path=synthetic train.steps=2 train.global_batch=2 device=cuda
+expect_fail "model.experts=4: the GPU engine has no mixture-of-experts path" "$mock" model.name=llama model.experts=4 \
+    data.path=synthetic train.steps=2 train.global_batch=2 device=cuda
 # packed documents kept apart (data.document_mask: positions per document in the encoder, RoPE and
 # the softmax): the Qwen3 run again and the GPT, both on the prompt/completion pairs (one document
 # each), 2 ranks on the device against 1 on the CPU

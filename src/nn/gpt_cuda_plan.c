@@ -154,6 +154,12 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                  cfg->model.name, cfg->model.name);
         return ACCEL_ERR_UNSUPPORTED;
     }
+    if (!strcmp(cfg->model.name, "llama") && cfg->model.experts) {
+        snprintf(why, whylen, "device=cuda: model.experts=%d: the GPU engine has no mixture-of-experts "
+                 "path yet (the CPU decoder trains it)\n--> hint: use device=cpu for Mixtral and "
+                 "Qwen3-MoE models", cfg->model.experts);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
     if (cfg->train.recompute_id != ACCEL_RECOMPUTE_NONE) {
         snprintf(why, whylen, "device=cuda: train.recompute=%s: the GPU engine keeps every "
                  "activation (recompute runs in the CPU decoder)\n--> hint: use train.recompute=none "

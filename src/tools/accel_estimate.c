@@ -114,7 +114,9 @@ int accel_cmd_estimate(int argc, char **argv)
             }
     }
     /* The built-in GPT or Llama on GPUs (device=cuda): what the engine allocates in device memory. */
-    if (rc == 0 && (!strcmp(model.ops->name, "gpt") || !strcmp(model.ops->name, "llama")) &&
+    if (rc == 0 && !strcmp(model.ops->name, "llama") && cfg.model.experts) {
+        printf("GPU engine (device=cuda): no rows, model.experts trains on the CPU only\n");
+    } else if (rc == 0 && (!strcmp(model.ops->name, "gpt") || !strcmp(model.ops->name, "llama")) &&
         !cfg.model.plugin[0]) {
         printf("GPU engine (device=cuda), device MiB per rank (ZeRO-1, 2 and 3 alike: the device keeps "
                "parameters and gradients whole)%s:\n",

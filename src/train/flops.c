@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../nn/decoder.h"
 #include "../nn/gemm_cpu.h"
 #include "accel/timer.h"
 #include "flops.h"
@@ -24,6 +25,15 @@ double accel_flops_per_unit(const char *model, bool tokens_model, size_t nparams
     if (tokens_model && (!strcmp(model, "gpt") || !strcmp(model, "llama")))
         flops += 6.0 * layers * (double)att_width * context;
     return flops;
+}
+
+size_t accel_flops_active_params(const accel_config_t *cfg, size_t nparams)
+{
+    if (strcmp(cfg->model.name, "llama") || cfg->model.plugin[0] || !cfg->model.experts) return nparams;
+    accel_decoder_dims_t d;
+    accel_decoder_dims(cfg, &d);
+    const size_t idle = (size_t)d.L * (size_t)(d.experts - d.experts_per_token) * 3 * (size_t)d.F * (size_t)d.C;
+    return idle < nparams ? nparams - idle : nparams;
 }
 
 /* Dense (no structured sparsity) peaks from NVIDIA's datasheets, TFLOP/s: fp32 is the non-tensor

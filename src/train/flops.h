@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "accel/config.h"
 #include "accel/dtype.h"
 #include "accel/status.h"
 
@@ -15,6 +16,11 @@
  * the attention width, heads x head_dim (model.width unless model.head_dim is set). */
 double accel_flops_per_unit(const char *model, bool tokens_model, size_t nparams, int layers,
                             int att_width, int context);
+
+/* The parameters one token's products use: all of them, except in a mixture of experts, where a
+ * token runs model.experts_per_token of each block's model.experts expert MLPs (the 6N of the
+ * count above is over the active N, as for Mixtral's "12.9B active of 46.7B"). */
+size_t accel_flops_active_params(const accel_config_t *cfg, size_t nparams);
 
 /* Dense peak TFLOP/s of a CUDA GPU, by the name the driver reports (cudaDeviceProp.name), for
  * products in `dtype` (fp32: plain fp32, accel does not enable TF32). 0 when the GPU is not in the

@@ -1063,7 +1063,8 @@ static accel_status_t setup_mfu(accel_trainer_t *t)
     const accel_config_t *cfg = t->cfg;
     const accel_runtime_t *rt = t->rt;
     t->flops_per_sample = t->units_per_sample *
-        accel_flops_per_unit(t->model.ops->name, t->tokens_model, accel_layout_params(&t->model.layout),
+        accel_flops_per_unit(t->model.ops->name, t->tokens_model,
+                             accel_flops_active_params(cfg, accel_layout_params(&t->model.layout)),
                              cfg->model.layers, cfg->model.head_dim ? cfg->model.heads * cfg->model.head_dim
                                                                     : cfg->model.width, cfg->model.context);
     const char *dt = accel_dtype_name(cfg->precision_id), *label;

@@ -56,9 +56,21 @@ def build(args):
         kw["rope_parameters"] = {"rope_type": "default", "rope_theta": args.rope_theta}
     else:
         kw["rope_theta"] = args.rope_theta
-    cfg = (Qwen3Config if args.qk_norm else LlamaConfig)(**kw)
+    if args.experts:            # Mixtral: a sparse MoE block of SwiGLU experts; no bias keys at all
+        from transformers import MixtralConfig, MixtralForCausalLM
+        for k in ("attention_bias", "mlp_bias"):
+            kw.pop(k, None)
+        kw.update(num_local_experts=args.experts, num_experts_per_tok=args.experts_per_token,
+                  output_router_logits=args.router_aux_loss > 0, router_aux_loss_coef=args.router_aux_loss,
+                  router_jitter_noise=0.0, sliding_window=None)
+        cfg = MixtralConfig(**kw)
+        cfg._experts_implementation = args.experts_impl
+        cls = MixtralForCausalLM
+    else:
+        cfg = (Qwen3Config if args.qk_norm else LlamaConfig)(**kw)
+        cls = Qwen3ForCausalLM if args.qk_norm else LlamaForCausalLM
     cfg._attn_implementation = "eager" if args.variant == "manual" else "sdpa"
-    model = (Qwen3ForCausalLM if args.qk_norm else LlamaForCausalLM)(cfg).float()
+    model = cls(cfg).float()
     model.config.use_cache = False
     return model
 
@@ -88,9 +100,16 @@ def run(rank, args):
             pos[:, t] = torch.where(start[:, t], 0, pos[:, t - 1] + 1)
         y = torch.where(start[:, 1:], -100, y)
 
+    aux = args.experts and args.router_aux_loss > 0
+
     def loss_of():
-        logits = ddp(input_ids=x, position_ids=pos, use_cache=False).logits
-        return F.cross_entropy(logits.float().view(-1, logits.size(-1)), y.view(-1), ignore_index=-100)
+        if aux:     # Mixtral: + coefficient x transformers' load-balancing loss over the micro-batch
+            out = ddp(input_ids=x, position_ids=pos, use_cache=False, output_router_logits=True)
+        else:
+            out = ddp(input_ids=x, position_ids=pos, use_cache=False)
+        logits = out.logits
+        loss = F.cross_entropy(logits.float().view(-1, logits.size(-1)), y.view(-1), ignore_index=-100)
+        return loss + args.router_aux_loss * out.aux_loss if aux else loss
 
     t, loss = timed_steps(model, loss_of, args)
     if rank == 0:
@@ -98,7 +117,8 @@ def run(rank, args):
         tokens = args.steps * args.micro * args.context * args.ranks
         print(f"torch {torch.__version__} transformers {transformers.__version__} {args.precision} {args.variant}: "
               f"{tokens / t:.0f} tokens/s ({1e3 * t / args.steps:.1f} ms/step, loss {loss.item():.3f}, "
-              f"{nparams} parameters, attn {model.config._attn_implementation})", flush=True)
+              f"{nparams} parameters, attn {model.config._attn_implementation}"
+              + (f", experts {model.config._experts_implementation}" if args.experts else "") + ")", flush=True)
     dist.destroy_process_group()
 
 
@@ -107,11 +127,15 @@ def main():
     for name, default in [("ranks", 2), ("layers", 4), ("heads", 4), ("kv-heads", 2), ("width", 256),
                           ("ffn", 688), ("context", 128), ("vocab", 256), ("micro", 8), ("steps", 30),
                           ("warmup", 5), ("threads", 1), ("port", 29518), ("head-dim", 0),
-                          ("packed", 0)]:
+                          ("packed", 0), ("experts", 0), ("experts-per-token", 2)]:
         ap.add_argument("--" + name, type=int, default=default)
     ap.add_argument("--rope-theta", type=float, default=10000.0)
     ap.add_argument("--rms-eps", type=float, default=1e-5)
     ap.add_argument("--qk-norm", action="store_true", help="Qwen3ForCausalLM (q/k norms)")
+    ap.add_argument("--router-aux-loss", type=float, default=0.0,
+                    help="--experts: load-balancing loss coefficient (0: off)")
+    ap.add_argument("--experts-impl", choices=["eager", "batched_mm", "grouped_mm"], default="grouped_mm",
+                    help="--experts: transformers' experts implementation")
     ap.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
     add_variant_argument(ap)
     args = ap.parse_args()

@@ -198,7 +198,9 @@ typedef struct {
 /* Every entry for the model, in accel registration order. *out malloc'ed; returns the count. */
 static int entries_of(const dims_t *d, entry_t **out)
 {
-    size_t cap = NMAP * (size_t)(d->L + 1) * (size_t)(d->E > 1 ? d->E : 1), n = 0;
+    size_t per_expert = 0;          /* map entries that repeat for every expert */
+    for (size_t i = 0; i < NMAP; i++) per_expert += (g_map[i].flags & F_EXPERT) != 0;
+    size_t cap = (NMAP + per_expert * (size_t)d->E) * (size_t)(d->L + 1), n = 0;
     entry_t *e = calloc(cap, sizeof *e);
     if (!e) return ACCEL_ERR_NOMEM;
     /* Layer 0, then the blocks, then the final entries, as src/nn/decoder.c registers them. */
@@ -486,6 +488,11 @@ bool accel_hf_is_model(const char *path)
     return !accel_own;
 }
 
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 static const accel_st_tensor_t *find_tensor(const accel_hf_t *hf, const char *name, int *shard)
 {
     for (int i = 0; i < hf->nshards; i++) {
@@ -656,19 +663,22 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
         }
     }
     /* Tensors accel has no place for would be silently dropped: refuse them (a tied head HF also
-     * stored is the exception: transformers ties it too). */
-    for (int s = 0; s < hf->nshards; s++)
-        for (int i = 0; i < accel_st_count(hf->shards[s]); i++) {
+     * stored is the exception: transformers ties it too). The names accel reads, sorted: a
+     * mixture of experts has tens of thousands (Qwen3-30B-A3B: 18,867). */
+    const char **names = malloc(sizeof *names * (size_t)(hf->ne ? hf->ne : 1));
+    if (!names) { st = ACCEL_ERR_NOMEM; goto fail; }
+    for (int k = 0; k < hf->ne; k++) names[k] = hf->e[k].hf;
+    qsort(names, (size_t)hf->ne, sizeof *names, cmp_names);
+    for (int s = 0; s < hf->nshards && st == ACCEL_OK; s++)
+        for (int i = 0; i < accel_st_count(hf->shards[s]) && st == ACCEL_OK; i++) {
             const char *name = accel_st_at(hf->shards[s], i)->name;
-            bool used = false;
-            for (int k = 0; k < hf->ne && !used; k++) used = !strcmp(hf->e[k].hf, name);
+            bool used = bsearch(&name, names, (size_t)hf->ne, sizeof *names, cmp_names) != NULL;
             for (size_t k = 0; k < sizeof g_ignored_suffixes / sizeof *g_ignored_suffixes && !used; k++) {
                 size_t a = strlen(name), b = strlen(g_ignored_suffixes[k]);
                 used = a >= b && !strcmp(name + a - b, g_ignored_suffixes[k]);
             }
             if (!used && !strcmp(name, "lm_head.weight")) {
                 st = check_tied_head(hf, accel_st_at(hf->shards[s], i), s, err, errlen);
-                if (st != ACCEL_OK) goto fail;
                 used = true;
             }
             if (!used) {
@@ -676,9 +686,10 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
                         "architecture has parts accel does not compute (biases, extra norms, ...)",
                         accel_st_path(hf->shards[s]), name, hf->cfg.model.name);
                 st = ACCEL_ERR_UNSUPPORTED;
-                goto fail;
             }
         }
+    free(names);
+    if (st != ACCEL_OK) goto fail;
     hf->yaml = accel_config_to_yaml(&hf->cfg);
     if (!hf->yaml) { st = ACCEL_ERR_NOMEM; goto fail; }
     *out = hf;

@@ -362,6 +362,41 @@ START_TEST(test_gradcheck_llama)
 }
 END_TEST
 
+/* model.router_aux_loss is training's: forward_backward's loss carries B x coefficient x the
+ * balance term (E sum_e f_e P_e: K = 2 when balanced, up to E), evaluation reports the
+ * cross-entropy alone, the same with the term on or off. */
+START_TEST(test_experts_aux)
+{
+    fixture_t on, off;
+    g_moe = 1;                                  /* router_aux_loss = 0.5 */
+    fixture_open_llama(&on, TL, 4, 16, 7, TV, TB, "fp32");
+    fixture_open_llama(&off, TL, 4, 16, 7, TV, TB, "fp32");
+    g_moe = 0;
+    off.cfg.model.router_aux_loss = 0.0;
+    accel_model_destroy(&off.model);
+    ck_assert_int_eq(accel_model_create(&off.cfg, &off.model), ACCEL_OK);
+    big_init(&on);
+    memcpy(off.params, on.params, sizeof(float) * on.model.layout.numel);
+    const double with = loss_of(&on), without = loss_of(&off);
+    const double term = (with - without) / (TB * 0.5);
+    ck_assert_msg(term > 1.5 && term < 4.0, "load-balancing term %g (with %g, without %g)", term, with,
+                  without);
+    float le[TB], lo[TB];
+    accel_batch_t b = batch_of(&on);
+    ck_assert_int_eq(on.model.ops->eval(on.model.state, &on.model.layout, on.params, &b, le, NULL), ACCEL_OK);
+    ck_assert_int_eq(off.model.ops->eval(off.model.state, &off.model.layout, off.params, &b, lo, NULL), ACCEL_OK);
+    double sum = 0;
+    for (int i = 0; i < TB; i++) {
+        ck_assert_msg(le[i] == lo[i], "sample %d: evaluation %g with the term, %g without", i, le[i], lo[i]);
+        sum += le[i];
+    }
+    ck_assert_double_eq_tol(sum, without, 1e-5 * without);
+    printf("experts: load-balancing term %.4f (K = 2 balanced), evaluation without it\n", term);
+    fixture_close(&on);
+    fixture_close(&off);
+}
+END_TEST
+
 /* The KV cache: growing a sequence one token at a time through logits_cached gives the logits of
  * the whole-window pass (within 1e-5 in fp32; bf16 and fp16 within their rounding), for both
  * families and past one attention row block; a cache that does not hold the claimed tokens is
@@ -1134,6 +1169,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
     tcase_add_loop_test(tc, test_gradcheck_llama, 0, 4);
+    tcase_add_test(tc, test_experts_aux);
     tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);
     tcase_add_loop_test(tc, test_loss_mask, 0, 2);

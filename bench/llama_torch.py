@@ -1,5 +1,6 @@
 """PyTorch reference for bench/train_speed.sh: Hugging Face LlamaForCausalLM (with --qk-norm
-Qwen3ForCausalLM, --head-dim its head size), the same step as accel_train.
+Qwen3ForCausalLM, --head-dim its head size; with --experts MixtralForCausalLM), the same step as
+accel_train.
 
 The model is transformers' LlamaForCausalLM built from a LlamaConfig that matches accel's
 model.name=llama keys and defaults: num_key_value_heads (model.kv_heads), intermediate_size
@@ -16,6 +17,28 @@ torch.set_num_threads(1) per rank. bf16: torch.autocast("cpu", dtype=torch.bfloa
 forward, fp32 master weights (accel precision=bf16 keeps fp32 master weights too).
 Prints one line: tokens/s over the timed steps (all ranks).
 
+--experts E (BENCH_MODEL=mixtral): transformers' MixtralForCausalLM instead, from a MixtralConfig
+with the same keys and num_local_experts E, num_experts_per_tok --experts-per-token K,
+intermediate_size --ffn (one expert's width), router_jitter_noise 0, sliding_window None (accel's
+model.experts, model.experts_per_token, model.router_norm_topk=true: Mixtral renormalizes the top-k
+weights). --router-aux-loss COEF > 0 (model.router_aux_loss): output_router_logits, and the loss is
+the cross-entropy above + COEF x the model's aux_loss (transformers' load_balancing_loss_func over
+every layer's router logits of the rank's micro-batch, as accel adds it). --experts-impl picks
+transformers' experts implementation (config._experts_implementation): grouped_mm (its default
+where the model supports it, torch.nn.functional.grouped_mm: the tokens sorted by expert, one
+grouped product per projection), eager (a Python loop over the experts hit, F.linear on each
+one's tokens) or batched_mm (each token-expert pair gathers its own expert's weights: a bmm of
+S matrix-vector products). On the Zen 5 this was written on (torch 2.15, transformers 5.24, 2 ranks
+x 1 thread, 8 experts of 344, top-2) grouped_mm is the fastest in every case, and the default:
+fp32 sdpa 6084 tokens/s (eager 5696, batched_mm 93), bf16 sdpa 6539 (eager 3656, batched_mm 115),
+compile fp32 6556 (eager 5644), compile bf16 7212 (eager 5623). Under bf16 autocast grouped_mm is
+not autocast-enabled and casts its input to the fp32 master weights: the expert products stay fp32
+while attention, router and head run in bf16 (eager's F.linear runs them in bf16, but is slower);
+under torch.compile with fp32 weights transformers routes grouped_mm through its custom-op
+fallback (a product per expert). Casting input and weights to bf16 inside grouped_mm under
+autocast (a local patch, not used here) was no faster: 6707 tokens/s manual, 6125 sdpa, against
+7216 and 6595 as transformers runs it.
+
 --packed L (bench/document_mask.sh): each row packs documents of 1..2L-1 tokens (uniform, mean L)
 the way Hugging Face trains packed data without padding (DataCollatorWithFlattening, TRL's
 padding_free): position_ids restart at every document, transformers builds the block-diagonal
@@ -23,6 +46,7 @@ causal mask from them, and a document's first token is not a target (label -100)
 
     python llama_torch.py --ranks 2 --layers 4 --heads 4 --kv-heads 2 --width 256 --ffn 688 \
         --context 128 --micro 8 --steps 30 --warmup 5 --precision fp32|bf16 --variant manual|sdpa|compile
+    python llama_torch.py ... --ffn 344 --experts 8 --experts-per-token 2 --router-aux-loss 0.02
 """
 import argparse
 import os

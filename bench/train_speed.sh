@@ -3,6 +3,7 @@
 #   sh bench/train_speed.sh                       (from the top of a built tree) the GPT
 #   BENCH_MODEL=llama sh bench/train_speed.sh     the Llama against transformers' LlamaForCausalLM
 #   BENCH_MODEL=qwen3 sh bench/train_speed.sh     Qwen3's attention against Qwen3ForCausalLM
+#   BENCH_MODEL=mixtral sh bench/train_speed.sh   the Llama's mixture of experts against MixtralForCausalLM
 #   BENCH_ROUNDS=5 BENCH_STEPS=60 sh bench/train_speed.sh
 # gpt (the issue's shape): 4 layers, 4 heads, width 256, context 128, byte vocabulary; the peer is
 # bench/gpt_torch.py (the same GPT written in PyTorch).
@@ -12,13 +13,21 @@
 # qwen3: the llama with Qwen3's attention: head_dim 128 (q and the attention output 512 wide over a
 # width of 256, Qwen3-0.6B's 2:1), q/k RMSNorm per head; peer: Qwen3ForCausalLM (llama_torch.py
 # --head-dim 128 --qk-norm).
-# Both: micro-batch 8 per rank, 2 ranks, AdamW, gradient clipping to 1.0; accel: mpirun -np 2
+# mixtral: the llama with each block's MLP a sparse mixture of 8 SwiGLU experts of width 344, 2 per
+# token (top-2 of a bias-free linear router's softmax, the two weights renormalized to sum to 1), so
+# that a token's active MLP (2 x 344) computes as much as the dense llama's 688; load-balancing loss
+# with coefficient 0.02 (Mixtral fine-tuned with output_router_logits), added to the loss each rank
+# optimizes over its micro-batch; peer: MixtralForCausalLM (llama_torch.py --experts 8
+# --experts-per-token 2 --router-aux-loss 0.02) with transformers' grouped_mm experts (the fastest
+# of its experts implementations on this CPU, fp32 and bf16: see llama_torch.py).
+# All: micro-batch 8 per rank, 2 ranks, AdamW, gradient clipping to 1.0; accel: mpirun -np 2
 # accel_train on synthetic tokens, one thread per rank; PyTorch: DistributedDataParallel over gloo,
 # 2 processes, torch.set_num_threads(1), fp32 and bf16 autocast, each in three variants: eager with
 # the attention written out (manual), eager with scaled_dot_product_attention (sdpa), and sdpa under
 # torch.compile (compile). Prints the CPU and the flags that matter (AVX-512, AVX512-BF16, AMX),
 # which implementation oneDNN runs for accel's products (ONEDNN_VERBOSE on a short run), tokens/s,
-# achieved GFLOP/s (6N + 6LCT FLOPs per token: N parameters, causal attention), the share of this
+# achieved GFLOP/s (6N + 6LCT FLOPs per token: N parameters, for mixtral the active ones as accel's
+# trainer counts them, all but E-K experts per layer; causal attention), the share of this
 # machine's measured single-core sgemm peak (per rank; bf16 can exceed 100%), and the ratio of
 # accel's median to the best PyTorch variant's median, for fp32 and bf16 (targets: fp32 1.5x; bf16
 # 2x with AMX, 1.5x with AVX512-BF16 only).
@@ -41,7 +50,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 MODEL=${BENCH_MODEL:-gpt}
 L=4 H=4 KV=2 C=256 F=688 T=128 V=256 MICRO=8 RANKS=2 STEPS=${BENCH_STEPS:-40} WARM=5 SLOW_STEPS=${BENCH_SLOW_STEPS:-8} ROUNDS=${BENCH_ROUNDS:-3}
-HS=$((C / H))
+HS=$((C / H)) NA=
 case $MODEL in
 gpt)    # wte + wpe + per layer qkv, proj, fc, fc-proj with biases and two LayerNorms + the final one
         N=$(( V*C + T*C + L*(12*C*C + 13*C) + 2*C ))
@@ -66,11 +75,24 @@ qwen3)  # as llama, with q and o over H x HD and k, v over KV x HD, plus two HD-
         peer_script=bench/llama_torch.py
         peer_args="--layers $L --heads $H --kv-heads $KV --width $C --ffn $F --context $T --vocab $V --head-dim $HD --qk-norm"
         shape="Qwen3-style: $L layers, $H heads of $HD, $KV kv heads, width $C, ffn $F, context $T, vocab $V, tied head" ;;
-*)      echo "BENCH_MODEL must be gpt, llama or qwen3 (got '$MODEL')" >&2; exit 2 ;;
+mixtral) # as llama with E experts of gate, up, down (F = one expert's width) and an E x C router per layer
+        E=8 K=2 AUX=0.02 F=344
+        N=$(( V*C + L*(2*C*C + 2*C*KV*HS + E*3*C*F + E*C + 2*C) + C ))
+        NA=$(( N - L*(E - K)*3*F*C ))   # active: the E-K experts a token skips (src/train/flops.c)
+        model_args="model.name=llama model.layers=$L model.heads=$H model.kv_heads=$KV model.width=$C
+            model.ffn_width=$F model.experts=$E model.experts_per_token=$K model.router_norm_topk=true
+            model.router_aux_loss=$AUX model.context=$T model.vocab=$V model.rope_theta=10000
+            model.rms_eps=1e-5 model.tie_embeddings=true model.attention_bias=false"
+        peer_script=bench/llama_torch.py
+        peer_args="--layers $L --heads $H --kv-heads $KV --width $C --ffn $F --context $T --vocab $V
+            --experts $E --experts-per-token $K --router-aux-loss $AUX --experts-impl grouped_mm"
+        shape="Mixtral-style: $L layers, $H heads, $KV kv heads, width $C, $E experts of ffn $F, top-$K, router aux loss $AUX, context $T, vocab $V, tied head" ;;
+*)      echo "BENCH_MODEL must be gpt, llama, qwen3 or mixtral (got '$MODEL')" >&2; exit 2 ;;
 esac
+NA=${NA:-$N}    # the parameters a token's products use (all of them but in a mixture of experts)
 ATT=$C
 [ "$MODEL" = qwen3 ] && ATT=$((H * HD))      # the attention FLOPs count heads x head_dim
-FLOP_TOKEN=$(( 6*N + 6*L*ATT*T ))
+FLOP_TOKEN=$(( 6*NA + 6*L*ATT*T ))
 peak=$(OMP_NUM_THREADS=1 ./bench/gemm_peak)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
@@ -84,7 +106,7 @@ case "$flags" in *amx*) ;; *) flags="$flags (no AMX)" ;; esac
 echo "CPU: $cpu (family $fam model $mod), $(nproc) cores; flags: $flags"
 echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "$shape:"
-echo "  N = $N parameters, $FLOP_TOKEN FLOP/token; micro-batch $MICRO x $RANKS ranks, $STEPS timed steps after $WARM"
+echo "  N = $N parameters$([ "$NA" = "$N" ] || echo " ($NA active per token)"), $FLOP_TOKEN FLOP/token; micro-batch $MICRO x $RANKS ranks, $STEPS timed steps after $WARM"
 echo "machine: single-core sgemm peak $peak GFLOP/s (best size and library)"
 versions=$(./accel env)     # accel env also starts MPI: run it once
 echo "accel products: $(echo "$versions" | sed -n 's/^BLAS *//p'); oneDNN $(echo "$versions" | sed -n 's/^oneDNN *//p')"

@@ -454,9 +454,12 @@ static unsigned kept_pieces(accel_recompute_t r)
     const unsigned mlp = 1u << A_LN2 | 1u << A_LN2_MEAN | 1u << A_LN2_RSTD | 1u << A_FCH |
                          1u << A_FCH_GELU | 1u << A_PROBS | 1u << A_TOPW | 1u << A_TOPI |
                          1u << A_ORDER | 1u << A_MOE_X | 1u << A_MOE_Y;
+    /* The experts' gathered input rows are a copy of norm2's: always shared, the backward pass
+     * gathers them again (K x width floats per token and block saved for one copy). */
+    const unsigned copy = 1u << A_MOE_X;
     if (r == ACCEL_RECOMPUTE_MLP) return ALL_PIECES & ~mlp;
     if (r == ACCEL_RECOMPUTE_BLOCK) return 1u << A_RES3;
-    return ALL_PIECES;
+    return ALL_PIECES & ~copy;
 }
 
 /* Floats of each piece for B sequences of T tokens. */

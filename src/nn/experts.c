@@ -52,6 +52,13 @@ static void route(const accel_moe_dims_t *d, const accel_moe_acts_t *a, size_t R
         for (int k = 0; k < K; k++) a->order[fill[a->expert[r * K + k]]++] = (int32_t)(r * K + k);
 }
 
+/* xs [A, C]: each assignment's input row, grouped by expert. */
+static void gather_rows(const accel_moe_dims_t *d, const accel_moe_acts_t *a, const float *x)
+{
+    for (int32_t i = 0; i < a->start[d->E]; i++)
+        memcpy(a->xs + (size_t)i * d->C, x + (size_t)(a->order[i] / d->K) * d->C, sizeof(float) * (size_t)d->C);
+}
+
 accel_status_t accel_moe_forward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
                                  const accel_moe_weights_t *w, const accel_moe_acts_t *a,
                                  const float *x, size_t R, float *out)
@@ -61,8 +68,7 @@ accel_status_t accel_moe_forward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
     GEMM(false, true, (int)R, E, C, 1.0f, x, C, w->router, C, 0.0f, a->probs, E);
     for (size_t r = 0; r < R; r++) accel_cpu_softmax(a->probs + r * E, a->probs + r * E, E);
     route(d, a, R);
-    for (int32_t i = 0; i < a->start[E]; i++)       /* xs [A, C]: each assignment's row */
-        memcpy(a->xs + (size_t)i * C, x + (size_t)(a->order[i] / K) * C, sizeof(float) * (size_t)C);
+    gather_rows(d, a, x);
     for (int e = 0; e < E; e++) {                   /* expert e over its n rows */
         const int i0 = a->start[e], n = a->start[e + 1] - i0;
         if (!n) continue;
@@ -104,6 +110,7 @@ accel_status_t accel_moe_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d
     float *dh = dhid + R * F;                       /* [R, 2F] */
     float *dwt = dh + R * 2 * F;                    /* [A] by (row, slot) */
     float *dp = dwt + A;                            /* [R, E] */
+    gather_rows(d, a, x);                           /* xs may be shared with other blocks */
     /* out[r] += weight * ys: d(weight) = dout[r] . ys, d(ys) = weight dout[r] */
     for (size_t i = 0; i < A; i++) {
         const int32_t s = a->order[i];

@@ -28,7 +28,8 @@ typedef struct {
     int32_t *expert;                /* [R, K] each slot's expert, most probable first */
     int32_t *order;                 /* [R K] assignments r K + k, grouped by expert, rows ascending */
     int32_t *start;                 /* [E + 1] expert e's assignments: order[start[e] .. start[e+1]) */
-    float *xs;                      /* [R K, C] each assignment's input row, in that order */
+    float *xs;                      /* [R K, C] each assignment's input row, in that order (a
+                                     * copy of x: the backward pass gathers it again) */
     float *h;                       /* [R K, 2F] its [gate | up] product */
     float *hid;                     /* [R K, F] silu(gate) * up */
     float *ys;                      /* [R K, C] its expert's output, before the weight */

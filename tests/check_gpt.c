@@ -76,7 +76,8 @@ static void fixture_open(fixture_t *f, int L, int NH, int C, int T, int V, int B
 static bool g_qwen3;
 /* With g_moe > 0 the Llama fixtures' MLPs are mixtures of experts: 1 = 4 experts, 2 per token,
  * renormalized, with the load-balancing loss (Mixtral); 2 = 3 experts, all 3 per token, as
- * they are (Qwen3-MoE with norm_topk_prob false), whose routing has no kinks. */
+ * they are (Qwen3-MoE with norm_topk_prob false), whose routing has no kinks; 3 = 4 experts, 2
+ * per token, and a gated shared expert of 6 (Qwen2-MoE), with the load-balancing loss. */
 static int g_moe;
 
 /* A Llama with every optional part on: grouped-query attention (NH heads, NH/2 kv heads), an untied
@@ -97,10 +98,11 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
         cfg.model.head_dim = C / NH + 2;
     }
     if (g_moe) {
-        cfg.model.experts = g_moe == 1 ? 4 : 3;
-        cfg.model.experts_per_token = g_moe == 1 ? 2 : 3;
+        cfg.model.experts = g_moe == 2 ? 3 : 4;
+        cfg.model.experts_per_token = g_moe == 2 ? 3 : 2;
         cfg.model.router_norm_topk = g_moe == 1;
-        cfg.model.router_aux_loss = g_moe == 1 ? 0.5 : 0.0;
+        cfg.model.router_aux_loss = g_moe == 2 ? 0.0 : 0.5;
+        cfg.model.shared_expert_ffn = g_moe == 3 ? 6 : 0;
     }
     fixture_open_cfg(f, &cfg, B);
 }
@@ -319,7 +321,7 @@ START_TEST(test_gradcheck_llama)
 {
     fixture_t f;
     g_qwen3 = _i == 1 || _i == 3;
-    g_moe = _i >= 2 ? _i - 1 : 0;
+    g_moe = _i >= 2 ? _i - 1 : 0;               /* 4: Qwen2-MoE's shared expert */
     fd_h = 5e-3;
     fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
     big_init(&f);
@@ -441,9 +443,9 @@ static void kv_case(bool llama, const char *precision, double tol)
 
 START_TEST(test_kv_cache)
 {
-    for (int llama = 0; llama < 4; llama++) {   /* 2: with Qwen3's attention, 3: experts */
+    for (int llama = 0; llama < 5; llama++) {   /* 2: with Qwen3's attention, 3: experts, 4: shared */
         g_qwen3 = llama == 2;
-        g_moe = llama == 3;
+        g_moe = llama == 3 ? 1 : llama == 4 ? 3 : 0;
         kv_case(llama, "fp32", 1e-5);
         kv_case(llama, "bf16", 2e-2);
         kv_case(llama, "fp16", 2e-3);
@@ -573,10 +575,11 @@ END_TEST
 START_TEST(test_recompute_bitwise)
 {
     static const char *const modes[] = { "none", "mlp", "block" };
-    const bool llama = _i / 2;                  /* _i / 2 == 2: with Qwen3's attention, 3: experts */
+    const bool llama = _i / 2;                  /* _i / 2 == 2: with Qwen3's attention, 3: experts,
+                                                 * 4: with a shared expert */
     const char *precision = _i % 2 ? "bf16" : "fp32";
     g_qwen3 = _i / 2 == 2;
-    g_moe = _i / 2 == 3;
+    g_moe = _i / 2 == 3 ? 1 : _i / 2 == 4 ? 3 : 0;
     float *ref = NULL;
     double ref_loss = 0;
     size_t bytes[3];
@@ -1168,12 +1171,12 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
-    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 4);
+    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 5);
     tcase_add_test(tc, test_experts_aux);
     tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);
     tcase_add_loop_test(tc, test_loss_mask, 0, 2);
-    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 8);
+    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 10);
     tcase_add_test(tc, test_causality);
     tcase_add_loop_test(tc, test_documents, 0, 6);
     tcase_add_test(tc, test_precision);

@@ -31,7 +31,9 @@
  *
  * Mixture-of-experts cases (mixtral_moe: MixtralForCausalLM with the load-balancing loss,
  * model.router_aux_loss; qwen3_moe: Qwen3MoeForCausalLM, head_dim apart from the width, q/k norms,
- * top-k weights not renormalized) are compared the same way; with model.router_aux_loss the loss
+ * top-k weights not renormalized; qwen2_moe: Qwen2MoeForCausalLM, a sigmoid-gated shared expert
+ * beside the routed ones, model.shared_expert_ffn, q/k/v biases, top-k weights not renormalized,
+ * the load-balancing loss) are compared the same way; with model.router_aux_loss the loss
  * and the gradients include B * coefficient * transformers' load_balancing_loss_func of the batch.
  * The generator asserted that every token's routing is clear (the K-th largest router probability
  * exceeds the next by 1e-3 or more), so an fp32 router picks the experts the float64 one did.
@@ -59,7 +61,7 @@
  * test_fixture_set, so a new case cannot be added and silently skipped. */
 static const char *const g_cases[] = { "llama_gqa",  "llama_mqa",    "llama_rope31", "qwen2_bias",
                                         "llama_mha",  "llama_packed", "qwen2_packed", "mixtral_moe",
-                                        "qwen3_moe" };
+                                        "qwen3_moe",  "qwen2_moe" };
 #define NCASES ((int)(sizeof g_cases / sizeof g_cases[0]))
 
 static void fixture_dir(char *dir, size_t len)

@@ -107,7 +107,8 @@ train_case 2 zero3 "$FIX/qwen3" "$FIX/qwen3" qwen3_dir_2_zero3
 train_case 4 zero2 "$FIX/llama_sharded" "$FIX/llama_sharded" llama_sharded_4_zero2
 train_case 2 ddp "$FIX/qwen3_moe" "$FIX/qwen3_moe" qwen3_moe_dir_2_ddp
 train_case 2 zero3 qwen3_moe.h5 qwen3_moe.h5 qwen3_moe_imp_2_zero3
-pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3; Qwen3-MoE too: Mixtral's fixture adds the load-balancing loss to training)"
+train_case 2 zero2 "$FIX/qwen2_moe" "$FIX/qwen2_moe" qwen2_moe_dir_2_zero2
+pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3; Qwen3-MoE and Qwen2-MoE too: Mixtral's fixture adds the load-balancing loss to training)"
 expect_fail "model.layers=3 contradicts train.init_from=$FIX/gpt2, which holds a model with model.layers=2" \
     "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=3 data.path=d.h5
 "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=2 data.path=d.h5 train.global_batch=4 train.steps=1 \
@@ -215,6 +216,8 @@ bad moestep qwen3_moe && sed -i 's/"decoder_sparse_step": 1/"decoder_sparse_step
 expect_fail "decoder_sparse_step = 2" "$CKPT" import moestep -o x.h5
 bad jitter mixtral && sed -i 's/"router_jitter_noise": 0.0/"router_jitter_noise": 0.01/' jitter/config.json
 expect_fail "router_jitter_noise = 0.01" "$CKPT" import jitter -o x.h5
+bad shared0 qwen2_moe && sed -i 's/"shared_expert_intermediate_size": 20/"shared_expert_intermediate_size": 0/' shared0/config.json
+expect_fail "shared_expert_intermediate_size = 0" "$CKPT" import shared0 -o x.h5
 bad topk mixtral && sed -i 's/"num_experts_per_tok": 2/"num_experts_per_tok": 5/' topk/config.json
 expect_fail "4 experts with num_experts_per_tok = 5" "$CKPT" import topk -o x.h5
 bad experts mixtral && sed -i 's/"num_local_experts": 4/"num_local_experts": 3/' experts/config.json

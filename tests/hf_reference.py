@@ -91,6 +91,17 @@ def qwen3_moe():
         use_sliding_window=False))
 
 
+def qwen2_moe():
+    # Qwen2-MoE: q/k/v biases, 4 experts of 12, 2 per token as the softmax gives them, and a shared
+    # expert of 20 gated by a sigmoid.
+    return tf.Qwen2MoeForCausalLM(tf.Qwen2MoeConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=12, moe_intermediate_size=12,
+        shared_expert_intermediate_size=20, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=T, num_experts=4, num_experts_per_tok=2,
+        norm_topk_prob=False, rope_theta=1000000.0, rms_norm_eps=1e-6, tie_word_embeddings=False,
+        use_sliding_window=False))
+
+
 def routing_margin(model, tokens):
     """The smallest gap between a token's k-th and (k+1)-th router probability over every block:
     a gap near float32 rounding would let accel and transformers route a token differently."""
@@ -120,6 +131,7 @@ CASES = {
     "qwen3": (qwen3, {}),
     "mixtral": (mixtral, {"score64": True}),
     "qwen3_moe": (qwen3_moe, {"score64": True}),
+    "qwen2_moe": (qwen2_moe, {"score64": True}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
 }

@@ -91,6 +91,11 @@ def main():
                                    "model.heads=4", "model.kv_heads=2", "model.head_dim=16",
                                    "model.qk_norm=true", "model.experts=8", "model.experts_per_token=3",
                                    "model.router_norm_topk=false", "model.ffn_width=16"]),
+            ("trained_qwen2_moe", ["model.name=llama", "model.layers=2", "model.width=32",
+                                   "model.heads=4", "model.kv_heads=2", "model.attention_bias=true",
+                                   "model.experts=4", "model.experts_per_token=2", "model.ffn_width=16",
+                                   "model.shared_expert_ffn=24", "model.router_norm_topk=false",
+                                   "model.router_aux_loss=0.01", "model.tie_embeddings=false"]),
         ]:
             ck = os.path.join(work, name)
             run([os.path.join(build, "accel_train"), *base, *keys, f"ckpt.dir={ck}"],

@@ -19,15 +19,18 @@ transformers; the largest logit and gradient differences between the two are pri
 attributes (stock_logits_max_abs_diff, stock_grads_max_rel_diff: about 1e-6 for both), and the
 float64 inverse frequencies must equal transformers' own to float32 precision.
 
-Mixtures of experts (mixtral_moe: MixtralForCausalLM, qwen3_moe: Qwen3MoeForCausalLM; accel's
-model.experts). Their routers take the softmax of the router logits in float32 and the
+Mixtures of experts (mixtral_moe: MixtralForCausalLM, qwen3_moe: Qwen3MoeForCausalLM, qwen2_moe:
+Qwen2MoeForCausalLM; accel's model.experts). Their routers take the softmax of the router logits in float32 and the
 load-balancing loss (load_balancing_loss_func) accumulates in float32: patch_float64 also replaces
 the router's forward and that function by float64 versions of the same formulas. The experts run
 transformers' eager loop (config._experts_implementation = "eager"). The routing is a discrete
 choice, and accel routes in float32: the script asserts that, in every layer and for every token,
 the K-th largest router probability exceeds the (K+1)-th by at least ROUTER_GAP (so float32 rounding
-cannot change the choice), and that stock transformers routes every token to the same experts. A
-case with router_aux_loss_coef (mixtral_moe: output_router_logits=True) adds the load-balancing loss
+cannot change the choice), and that stock transformers routes every token to the same experts.
+Qwen2-MoE adds a shared expert (accel's model.shared_expert_ffn): every token's block output is the
+routed experts' sum plus sigmoid(shared_expert_gate(x)) * shared_expert(x), a SwiGLU MLP of width
+shared_expert_intermediate_size; transformers computes it in the model's dtype (float64: nothing to
+patch). A case with router_aux_loss_coef (mixtral_moe, qwen2_moe: output_router_logits=True) adds the load-balancing loss
 of all layers' router logits of the whole batch (no attention mask), and accel's loss is then
   sum over b of (mean over t of CE) + B * coef * aux
 -- B times transformers' loss (mean CE over the B T targets + coef * aux), which is cross-checked.
@@ -77,6 +80,11 @@ MLP tensors are replaced by
                                               gate_proj), the next F its up (w3, up_proj)
   h.L.mlp.experts.down.weight     [E C, F]    mlp.experts.down_proj [E, C, F]: expert e's rows
                                               e C .. e C+C-1 its down (w2, down_proj)
+and with a shared expert of width S (Qwen2-MoE's shared_expert_intermediate_size) also
+  h.L.mlp.shared.gate_up.weight   [2S, C]     cat(shared_expert.gate_proj, shared_expert.up_proj
+                                              weights) along rows
+  h.L.mlp.shared.down.weight      [C, S]      shared_expert.down_proj.weight
+  h.L.mlp.shared_gate.weight      [1, C]      shared_expert_gate.weight
 Within q_proj's rows head h owns rows h*hs .. h*hs+hs-1, and transformers' RoPE rotates the
 pairs (d, d + hs/2) of a head (rotate_half), not adjacent pairs: accel takes the weights as they
 are, so it must rotate the same pairs.
@@ -94,10 +102,12 @@ import torch
 import torch.nn.functional as F
 import transformers
 from transformers import (DataCollatorWithFlattening, LlamaConfig, LlamaForCausalLM, MixtralConfig,
-                          MixtralForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen3MoeConfig, Qwen3MoeForCausalLM)
+                          MixtralForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen2MoeConfig, Qwen2MoeForCausalLM,
+                          Qwen3MoeConfig, Qwen3MoeForCausalLM)
 from transformers.models.llama import modeling_llama
 from transformers.models.mixtral import modeling_mixtral
 from transformers.models.qwen2 import modeling_qwen2
+from transformers.models.qwen2_moe import modeling_qwen2_moe
 from transformers.models.qwen3_moe import modeling_qwen3_moe
 
 B = 2   # sequences per case
@@ -150,6 +160,12 @@ CASES = [
     dict(name="qwen3_moe", arch="qwen3_moe", layers=2, heads=4, kv_heads=2, width=32, head_dim=12, ffn=12,
          experts=4, topk=2, norm_topk=False, aux=0.0,
          context=13, vocab=71, tied=True, theta=1000000.0, eps=1e-6, bias=False, seed=921),
+    # Qwen2-MoE: a shared expert beside the routed ones (a SwiGLU of width `shared_ffn`, its output
+    # scaled by sigmoid(shared_expert_gate(x)) and added to theirs), q/k/v biases, top-k weights not
+    # renormalized, every layer sparse, and the load-balancing loss.
+    dict(name="qwen2_moe", arch="qwen2_moe", layers=2, heads=4, kv_heads=2, width=32, ffn=12,
+         experts=4, topk=2, norm_topk=False, aux=0.05, shared_ffn=20,
+         context=12, vocab=67, tied=False, theta=1000000.0, eps=1e-6, bias=True, seed=1031),
 ]
 
 # Weight scales: large enough that every gradient is far above float32 noise and the attention
@@ -210,6 +226,8 @@ def accel_config(case):
             ("model.router_norm_topk", c["norm_topk"]),
             ("model.router_aux_loss", c["aux"]),
         ]
+    if "shared_ffn" in c:
+        kv.append(("model.shared_expert_ffn", c["shared_ffn"]))
     return " ".join(f"{k}={v if isinstance(v, str) else fmt(v)}" for k, v in kv)
 
 
@@ -225,7 +243,7 @@ def hf_model(case):
               rms_norm_eps=c["eps"], tie_word_embeddings=c["tied"], hidden_act="silu",
               attention_dropout=0.0, pad_token_id=None, bos_token_id=None, eos_token_id=None)
     config_cls = {"llama": LlamaConfig, "qwen2": Qwen2Config, "mixtral": MixtralConfig,
-                  "qwen3_moe": Qwen3MoeConfig}[c["arch"]]
+                  "qwen3_moe": Qwen3MoeConfig, "qwen2_moe": Qwen2MoeConfig}[c["arch"]]
     if hasattr(config_cls(), "rope_parameters"):    # transformers 5
         kw["rope_parameters"] = rope
     else:                                           # transformers 4.x
@@ -247,6 +265,16 @@ def hf_model(case):
                   router_jitter_noise=0.0, output_router_logits=c["aux"] > 0, router_aux_loss_coef=c["aux"])
         cfg = MixtralConfig(**kw)
         cls = MixtralForCausalLM
+    elif c["arch"] == "qwen2_moe":
+        assert c["bias"] and "head_dim" not in c, "Qwen2-MoE: q/k/v biases, head_dim = width / heads"
+        # intermediate_size (the width of a dense layer's MLP) is unused: every layer is sparse.
+        kw.update(use_sliding_window=False, sliding_window=None, qkv_bias=True,
+                  num_experts=c["experts"], num_experts_per_tok=c["topk"], moe_intermediate_size=c["ffn"],
+                  shared_expert_intermediate_size=c["shared_ffn"], norm_topk_prob=c["norm_topk"],
+                  decoder_sparse_step=1, mlp_only_layers=[], output_router_logits=c["aux"] > 0,
+                  router_aux_loss_coef=c["aux"])
+        cfg = Qwen2MoeConfig(**kw)
+        cls = Qwen2MoeForCausalLM
     else:
         assert c["arch"] == "qwen3_moe" and not c["bias"]
         kw.update(use_sliding_window=False, sliding_window=None, head_dim=c.get("head_dim"),
@@ -266,8 +294,11 @@ def hf_model(case):
     assert model.model.embed_tokens.padding_idx is None     # a padding row would get no gradient
     tied = model.lm_head.weight is model.model.embed_tokens.weight
     assert tied == c["tied"], f"tie_word_embeddings={c['tied']} but lm_head is embed_tokens: {tied}"
-    if c["arch"] != "llama":
+    if c["arch"] == "qwen2_moe":    # Qwen2MoeConfig writes 0 for no window (use_sliding_window=False)
+        assert model.config.sliding_window == 0 and set(model.config.layer_types) == {"full_attention"}
+    elif c["arch"] != "llama":
         assert model.config.sliding_window is None
+    if c["arch"] != "llama":
         assert all(getattr(layer.self_attn, "sliding_window", None) is None for layer in model.model.layers)
     hs = head_size(c)
     for layer in model.model.layers:
@@ -287,8 +318,16 @@ def hf_model(case):
             assert mlp.experts.down_proj.shape == (E, C, F_)
             assert getattr(mlp.gate, "norm_topk_prob", True) == c["norm_topk"]
             assert getattr(mlp, "jitter_noise", 0.0) == 0.0
+            shared = ["shared_expert.down_proj.weight", "shared_expert.gate_proj.weight",
+                      "shared_expert.up_proj.weight", "shared_expert_gate.weight"] if "shared_ffn" in c else []
             assert sorted(n for n, _ in mlp.named_parameters()) == \
-                ["experts.down_proj", "experts.gate_up_proj", "gate.weight"]
+                ["experts.down_proj", "experts.gate_up_proj", "gate.weight"] + shared
+            if "shared_ffn" in c:
+                S, se = c["shared_ffn"], mlp.shared_expert
+                assert se.gate_proj.weight.shape == (S, C) and se.up_proj.weight.shape == (S, C)
+                assert se.down_proj.weight.shape == (C, S) and mlp.shared_expert_gate.weight.shape == (1, C)
+                assert se.gate_proj.bias is None and se.up_proj.bias is None and se.down_proj.bias is None
+                assert mlp.shared_expert_gate.bias is None
         else:
             assert layer.mlp.gate_proj.bias is None and layer.mlp.down_proj.bias is None
     return model
@@ -404,7 +443,9 @@ def qwen3_moe_router_forward64(self, hidden_states):
     return router_logits, router_top_value, router_indices
 
 
-ROUTER_FORWARD64 = {"MixtralTopKRouter": mixtral_router_forward64, "Qwen3MoeTopKRouter": qwen3_moe_router_forward64}
+# Qwen2MoeTopKRouter.forward is the same code as Qwen3MoeTopKRouter.forward.
+ROUTER_FORWARD64 = {"MixtralTopKRouter": mixtral_router_forward64, "Qwen3MoeTopKRouter": qwen3_moe_router_forward64,
+                    "Qwen2MoeTopKRouter": qwen3_moe_router_forward64}
 
 
 def load_balancing_loss_func64(gate_logits, num_experts=None, top_k=2, attention_mask=None):
@@ -450,7 +491,7 @@ class patch_float64:
         gate = getattr(self.model.model.layers[0].mlp, "gate", None)
         if gate is not None and not isinstance(gate, torch.nn.Linear):    # a router: a mixture of experts
             router_cls = type(gate)
-            assert mod in (modeling_mixtral, modeling_qwen3_moe) and router_cls.__module__ == mod.__name__
+            assert mod in (modeling_mixtral, modeling_qwen3_moe, modeling_qwen2_moe) and router_cls.__module__ == mod.__name__
             assert all(type(layer.mlp.gate) is router_cls for layer in self.model.model.layers)
             self.moe = (router_cls, router_cls.forward, mod.load_balancing_loss_func)
             router_cls.forward = ROUTER_FORWARD64[router_cls.__name__]
@@ -652,6 +693,11 @@ def accel_tensors(model, case, value):
             out[f"h.{l}.mlp.router.weight"] = value(mlp.gate.weight)
             out[f"h.{l}.mlp.experts.gate_up.weight"] = gu.reshape(gu.shape[0] * gu.shape[1], gu.shape[2])
             out[f"h.{l}.mlp.experts.down.weight"] = dn.reshape(dn.shape[0] * dn.shape[1], dn.shape[2])
+            if "shared_ffn" in case:
+                se = mlp.shared_expert
+                out[f"h.{l}.mlp.shared.gate_up.weight"] = cat(se.gate_proj.weight, se.up_proj.weight)
+                out[f"h.{l}.mlp.shared.down.weight"] = value(se.down_proj.weight)
+                out[f"h.{l}.mlp.shared_gate.weight"] = value(mlp.shared_expert_gate.weight)
         else:
             out[f"h.{l}.mlp.gate_up.weight"] = cat(mlp.gate_proj.weight, mlp.up_proj.weight)
             out[f"h.{l}.mlp.down.weight"] = value(mlp.down_proj.weight)
@@ -683,6 +729,11 @@ def expected_shapes(case):
             s[f"h.{l}.mlp.router.weight"] = (E, C)
             s[f"h.{l}.mlp.experts.gate_up.weight"] = (E * 2 * F_, C)
             s[f"h.{l}.mlp.experts.down.weight"] = (E * C, F_)
+            if "shared_ffn" in case:
+                S = case["shared_ffn"]
+                s[f"h.{l}.mlp.shared.gate_up.weight"] = (2 * S, C)
+                s[f"h.{l}.mlp.shared.down.weight"] = (C, S)
+                s[f"h.{l}.mlp.shared_gate.weight"] = (1, C)
         else:
             s[f"h.{l}.mlp.gate_up.weight"] = (2 * F_, C)
             s[f"h.{l}.mlp.down.weight"] = (C, F_)

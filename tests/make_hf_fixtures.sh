@@ -1,11 +1,11 @@
 #!/bin/sh
 # Regenerates the Hugging Face fixtures (tests/fixtures/hf/<name>/) that tests/hf_import.sh imports,
-# runs and exports: tests/hf_reference.py builds ten tiny random models (GPT2LMHeadModel;
+# runs and exports: tests/hf_reference.py builds eleven tiny random models (GPT2LMHeadModel;
 # LlamaForCausalLM with GQA and an untied head; MistralForCausalLM; Qwen2ForCausalLM with its q/k/v
 # biases; Qwen3ForCausalLM with q/k norms and head_dim apart from the width; Llama with llama3
-# rope_scaling; one saved sharded with model.safetensors.index.json; one in bf16; MixtralForCausalLM and
-# Qwen3MoeForCausalLM with 4 experts), saves them with save_pretrained and records HF's fp32 logits and loss on
-# fixed tokens (the mixtures of experts scored in float64).
+# rope_scaling; one saved sharded with model.safetensors.index.json; one in bf16; MixtralForCausalLM,
+# Qwen3MoeForCausalLM and Qwen2MoeForCausalLM with 4 experts), saves them with save_pretrained and
+# records HF's fp32 logits and loss on fixed tokens (the mixtures of experts scored in float64).
 #
 # Python is an oracle here, never a dependency of accel: `make check` only reads the committed
 # fixtures. With ROUNDTRIP=1 (and accel built in the tree) it then runs tests/hf_roundtrip.py:

@@ -37,6 +37,7 @@ typedef struct {
     int experts_per_token;          /* model.experts_per_token: top-k experts each token uses */
     bool router_norm_topk;          /* model.router_norm_topk: the k weights renormalized to sum 1 */
     double router_aux_loss;         /* model.router_aux_loss: load-balancing loss coefficient */
+    int shared_expert_ffn;          /* model.shared_expert_ffn: a shared expert's width (Qwen2-MoE) */
 } accel_model_config_t;
 
 typedef struct {

@@ -26,12 +26,14 @@
 
 #define MAX_SHARDS 4096
 
-enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP };
+enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP };
 enum { F_GPT = 1, F_LLAMA = 2, F_BLOCK = 4, F_QKVB = 8, F_UNTIED = 16, F_QKNORM = 32,
        F_DENSE = 64,                /* the dense MLP's (llama without experts) */
        F_MIXTRAL = 128,             /* experts named as Mixtral's (llama experts without q/k norms) */
-       F_QWEN_MOE = 256,            /* experts named as Qwen3-MoE's (with q/k norms) */
-       F_EXPERT = 512 };            /* one Hugging Face tensor per expert: "%d" twice (block, expert) */
+       F_QWEN_MOE = 256,            /* experts named as Qwen3-MoE's and Qwen2-MoE's (q/k norms or a
+                                     * shared expert) */
+       F_EXPERT = 512,              /* one Hugging Face tensor per expert: "%d" twice (block, expert) */
+       F_SHARED = 1024 };           /* Qwen2-MoE's shared expert */
 
 typedef struct {
     const char *accel, *hf;         /* "%d" = block index */
@@ -84,6 +86,10 @@ static const map_t g_map[] = {
     { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.mlp.experts.%d.gate_proj.weight", P_GATE, false, QWEN_MOE | F_EXPERT },
     { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.mlp.experts.%d.up_proj.weight", P_UP, false, QWEN_MOE | F_EXPERT },
     { "h.%d.mlp.experts.down.weight", "model.layers.%d.mlp.experts.%d.down_proj.weight", P_ALL, false, QWEN_MOE | F_EXPERT },
+    { "h.%d.mlp.shared.gate_up.weight", "model.layers.%d.mlp.shared_expert.gate_proj.weight", P_SHARED_GATE, false, QWEN_MOE | F_SHARED },
+    { "h.%d.mlp.shared.gate_up.weight", "model.layers.%d.mlp.shared_expert.up_proj.weight", P_SHARED_UP, false, QWEN_MOE | F_SHARED },
+    { "h.%d.mlp.shared.down.weight", "model.layers.%d.mlp.shared_expert.down_proj.weight", P_ALL, false, QWEN_MOE | F_SHARED },
+    { "h.%d.mlp.shared_gate.weight", "model.layers.%d.mlp.shared_expert_gate.weight", P_ALL, false, QWEN_MOE | F_SHARED },
 #undef MIXTRAL
 #undef QWEN_MOE
     { "normf.weight", "model.norm.weight", P_ALL, false, F_LLAMA },
@@ -102,6 +108,7 @@ typedef struct {
     int L, NH, KVH, hs, C, T, V, F;
     bool qkv_bias, tied, qk_norm;
     int E;                          /* experts per block (0: a dense MLP) */
+    int S;                          /* the shared expert's width (0: none) */
 } dims_t;
 
 /* model.ffn_width = 0 means this width in src/nn/decoder.c (which ckpt may not include). */
@@ -122,6 +129,7 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.qkv_bias = d.llama ? m->attention_bias : true;
     d.tied = d.llama ? m->tie_embeddings : true;
     d.E = d.llama ? m->experts : 0;
+    d.S = d.E ? m->shared_expert_ffn : 0;
     return d;
 }
 
@@ -132,8 +140,9 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_UNTIED) && d->tied) return false;
     if ((e->flags & F_QKNORM) && !d->qk_norm) return false;
     if ((e->flags & F_DENSE) && d->E) return false;
-    if ((e->flags & F_MIXTRAL) && !(d->E && !d->qk_norm)) return false;
-    if ((e->flags & F_QWEN_MOE) && !(d->E && d->qk_norm)) return false;
+    if ((e->flags & F_MIXTRAL) && !(d->E && !d->qk_norm && !d->S)) return false;
+    if ((e->flags & F_QWEN_MOE) && !(d->E && (d->qk_norm || d->S))) return false;
+    if ((e->flags & F_SHARED) && !d->S) return false;
     return true;
 }
 
@@ -153,6 +162,9 @@ static void accel_shape(const dims_t *d, const char *pattern, int *ndim, uint64_
     else if (!strcmp(p, "mlp.router.weight")) rows = (uint64_t)d->E;
     else if (!strcmp(p, "mlp.experts.gate_up.weight")) rows = (uint64_t)d->E * FIN;
     else if (!strcmp(p, "mlp.experts.down.weight")) rows = (uint64_t)d->E * C, cols = F;
+    else if (!strcmp(p, "mlp.shared.gate_up.weight")) rows = 2 * (uint64_t)d->S;
+    else if (!strcmp(p, "mlp.shared.down.weight")) cols = (uint64_t)d->S;
+    else if (!strcmp(p, "mlp.shared_gate.weight")) rows = 1;
     else if (!strcmp(p, "attn.proj.weight")) cols = (uint64_t)d->NH * d->hs;
     else if (strstr(p, "_norm.")) rows = (uint64_t)d->hs;      /* Qwen3's per-head q/k norms */
     /* Vectors: biases and norm gains. */
@@ -181,6 +193,8 @@ static void part_rows(const dims_t *d, int part, uint64_t rows, int expert, int 
     case P_V: *r0 = q + kv; *r1 = q + 2 * kv; break;
     case P_GATE: *r0 = 0; *r1 = F; break;
     case P_UP: *r0 = F; *r1 = 2 * F; break;
+    case P_SHARED_GATE: *r0 = 0; *r1 = (uint64_t)d->S; break;
+    case P_SHARED_UP: *r0 = (uint64_t)d->S; *r1 = 2 * (uint64_t)d->S; break;
     default: *r0 = 0; *r1 = rows; break;
     }
 }
@@ -295,25 +309,29 @@ static const arch_info_t g_archs[] = {
     { "Qwen3ForCausalLM", "qwen3", true },
     { "MixtralForCausalLM", "mixtral", true },
     { "Qwen3MoeForCausalLM", "qwen3_moe", true },
+    { "Qwen2MoeForCausalLM", "qwen2_moe", true },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
 
-/* The mixture of experts of MixtralForCausalLM or Qwen3MoeForCausalLM (qwen3_moe) into m: every
- * block sparse (Qwen3-MoE's decoder_sparse_step 1, no mlp_only_layers), no router jitter; the
- * load-balancing loss is on when transformers would add it (output_router_logits). */
-static accel_status_t translate_experts(json_t *root, const char *path, bool qwen3_moe, accel_model_config_t *m,
+/* The mixture of experts of MixtralForCausalLM, Qwen3MoeForCausalLM or Qwen2MoeForCausalLM (arch)
+ * into m: every block sparse (decoder_sparse_step 1, no mlp_only_layers), no router
+ * jitter; the load-balancing loss is on when transformers would add it (output_router_logits).
+ * Qwen2-MoE's shared expert is read by the caller. */
+static accel_status_t translate_experts(json_t *root, const char *path, const char *arch, accel_model_config_t *m,
                                         char *err, size_t errlen)
 {
-    m->experts = (int)jint(root, qwen3_moe && json_object_get(root, "num_experts") ? "num_experts" : "num_local_experts",
-                           qwen3_moe ? 128 : 8);
-    m->experts_per_token = (int)jint(root, "num_experts_per_tok", qwen3_moe ? 8 : 2);
+    const bool qwen3_moe = !strcmp(arch, "Qwen3MoeForCausalLM"), qwen_moe = qwen3_moe || !strcmp(arch, "Qwen2MoeForCausalLM");
+    /* transformers' defaults where a key is missing */
+    m->experts = (int)jint(root, qwen_moe && json_object_get(root, "num_experts") ? "num_experts" : "num_local_experts",
+                           qwen3_moe ? 128 : qwen_moe ? 60 : 8);
+    m->experts_per_token = (int)jint(root, "num_experts_per_tok", qwen3_moe ? 8 : qwen_moe ? 4 : 2);
     if (m->experts < 1 || m->experts > 4096 || m->experts_per_token < 1 || m->experts_per_token > m->experts)
         REFUSE("%s: %d experts with num_experts_per_tok = %d: accel needs 1..4096 experts and 1..experts per "
                "token", path, m->experts, m->experts_per_token);
-    m->router_norm_topk = qwen3_moe ? jbool(root, "norm_topk_prob", false) : true;
-    if (qwen3_moe) {
-        m->ffn_width = (int)jint(root, "moe_intermediate_size", 768);
+    m->router_norm_topk = qwen_moe ? jbool(root, "norm_topk_prob", false) : true;
+    if (qwen_moe) {
+        m->ffn_width = (int)jint(root, "moe_intermediate_size", qwen3_moe ? 768 : 1408);
         json_t *dense = json_object_get(root, "mlp_only_layers");
         if (jint(root, "decoder_sparse_step", 1) != 1 || (json_is_array(dense) && json_array_size(dense) > 0))
             REFUSE("%s: decoder_sparse_step = %lld / mlp_only_layers with %zu layers: some blocks have a dense MLP, "
@@ -341,7 +359,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
     if (!ai)
         REFUSE("%s: architectures = %s (model_type %s) is not a model accel can run\n--> hint: accel imports "
                "GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
-               "MixtralForCausalLM and Qwen3MoeForCausalLM", path,
+               "MixtralForCausalLM, Qwen2MoeForCausalLM and Qwen3MoeForCausalLM", path,
                arch ? arch : "(none)", mt ? mt : "(none)");
     *arch_out = ai->arch;
     accel_model_config_t *m = &cfg->model;
@@ -391,15 +409,21 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         /* head_dim apart from hidden_size / heads (Qwen3, some Mistrals): model.head_dim */
         m->head_dim = m->heads > 0 && hd && hd * m->heads != m->width ? (int)hd : 0;
         const bool qwen3_moe = !strcmp(ai->arch, "Qwen3MoeForCausalLM");
+        const bool qwen2_moe = !strcmp(ai->arch, "Qwen2MoeForCausalLM");
         const bool qwen3 = !strcmp(ai->arch, "Qwen3ForCausalLM") || qwen3_moe;
         m->qk_norm = qwen3;
-        if (qwen3_moe || !strcmp(ai->arch, "MixtralForCausalLM")) {
-            accel_status_t st = translate_experts(root, path, qwen3_moe, m, err, errlen);
+        if (qwen3_moe || qwen2_moe || !strcmp(ai->arch, "MixtralForCausalLM")) {
+            accel_status_t st = translate_experts(root, path, ai->arch, m, err, errlen);
             if (st != ACCEL_OK) return st;
+        }
+        if (qwen2_moe) {                /* every token also runs the gated shared expert */
+            m->shared_expert_ffn = (int)jint(root, "shared_expert_intermediate_size", 5632);
+            if (m->shared_expert_ffn < 1 || m->shared_expert_ffn > (1 << 22))
+                REFUSE("%s: shared_expert_intermediate_size = %d: accel needs 1..4194304", path, m->shared_expert_ffn);
         }
         if (jbool(root, "mlp_bias", false))
             REFUSE("%s: mlp_bias = true: accel's Llama MLP has no biases", path);
-        bool qwen = !strcmp(ai->arch, "Qwen2ForCausalLM");
+        bool qwen = !strcmp(ai->arch, "Qwen2ForCausalLM") || qwen2_moe;
         if (qwen3 && jbool(root, "attention_bias", false))
             REFUSE("%s: attention_bias = true on %s adds an o_proj bias, which accel does not have", path,
                    ai->arch);
@@ -408,7 +432,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         if (!qwen && jbool(root, "attention_bias", false))
             REFUSE("%s: attention_bias = true on %s adds an o_proj bias, which accel does not have\n--> hint: "
                    "accel's attention biases are Qwen2's (q, k, v only)", path, ai->arch);
-        m->attention_bias = qwen;
+        m->attention_bias = qwen && jbool(root, "qkv_bias", true);     /* Qwen2-MoE may turn them off */
         /* transformers' defaults: tied for Qwen2 only when it says so; false for Llama/Mistral. */
         m->tie_embeddings = jbool(root, "tie_word_embeddings", false);
         json_t *sw = json_object_get(root, "sliding_window");
@@ -823,9 +847,9 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
     } else {
         /* Qwen3: q/k norms (and never biases: export refuses both); Qwen2: q, k, v biases; with
          * experts, Qwen3-MoE (q/k norms) or Mixtral. */
-        const char *arch = d.E ? (d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
+        const char *arch = d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias ? "Qwen2ForCausalLM" : "LlamaForCausalLM";
-        const char *type = d.E ? (d.qk_norm ? "qwen3_moe" : "mixtral")
+        const char *type = d.E ? (d.S ? "qwen2_moe" : d.qk_norm ? "qwen3_moe" : "mixtral")
                          : d.qk_norm ? "qwen3" : m->attention_bias ? "qwen2" : "llama";
         j = json_pack("{s:[s], s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:s, s:b, s:b, s:b, s:b, s:s, s:s}",
                       "architectures", arch, "model_type", type,
@@ -843,11 +867,15 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         if (j && m->attention_bias) json_object_del(j, "attention_bias");   /* Qwen2: q, k, v biases always */
         if (j && d.E) {
             json_object_set_new(j, "num_local_experts", json_integer(d.E));
-            if (d.qk_norm) json_object_set_new(j, "num_experts", json_integer(d.E));   /* Qwen3-MoE's name */
+            if (d.qk_norm || d.S) json_object_set_new(j, "num_experts", json_integer(d.E));   /* Qwen's name */
             json_object_set_new(j, "num_experts_per_tok", json_integer(m->experts_per_token));
             json_object_set_new(j, "output_router_logits", json_boolean(m->router_aux_loss > 0));
             json_object_set_new(j, "router_aux_loss_coef", json_real(m->router_aux_loss > 0 ? m->router_aux_loss : 0.001));
-            if (d.qk_norm) {            /* every block sparse, each expert of moe_intermediate_size */
+            if (d.S) {                  /* Qwen2-MoE: its shared expert, q/k/v biases on or off */
+                json_object_set_new(j, "shared_expert_intermediate_size", json_integer(d.S));
+                json_object_set_new(j, "qkv_bias", json_boolean(m->attention_bias));
+            }
+            if (d.qk_norm || d.S) {     /* every block sparse, each expert of moe_intermediate_size */
                 json_object_set_new(j, "moe_intermediate_size", json_integer(d.F));
                 json_object_set_new(j, "norm_topk_prob", json_boolean(m->router_norm_topk));
                 json_object_set_new(j, "decoder_sparse_step", json_integer(1));
@@ -856,7 +884,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                 json_object_set_new(j, "router_jitter_noise", json_real(0.0));
             }
         }
-        if (j && (m->attention_bias || d.qk_norm)) {
+        if (j && (m->attention_bias || d.qk_norm || d.S)) {
             json_object_set_new(j, "use_sliding_window", json_false());
             json_object_set_new(j, "sliding_window", json_null());
         }
@@ -958,10 +986,16 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                     "counterpart (Qwen3 has the norms and no biases, Qwen2 the biases and no norms)");
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (!strcmp(m->name, "llama") && m->experts && (m->attention_bias || (!m->qk_norm && !m->router_norm_topk))) {
+    const bool shared = m->experts && m->shared_expert_ffn;
+    if (!strcmp(m->name, "llama") && m->experts &&
+        ((shared && m->qk_norm) || (!shared && m->attention_bias) ||
+         (!shared && !m->qk_norm && !m->router_norm_topk))) {
         ACCEL_ERROR("export --format hf: experts with %s have no Hugging Face counterpart (Mixtral: no q/k "
-                    "norms, weights renormalized; Qwen3-MoE: q/k norms, either way; neither has q, k, v biases)",
-                    m->attention_bias ? "q, k, v biases" : "top-k weights not renormalized and no q/k norms");
+                    "norms, weights renormalized; Qwen3-MoE: q/k norms; Qwen2-MoE: a shared expert, no q/k "
+                    "norms; only Qwen2-MoE has q, k, v biases)",
+                    shared && m->qk_norm ? "a shared expert and q/k norms"
+                    : m->attention_bias ? "q, k, v biases and no shared expert"
+                                        : "top-k weights not renormalized and neither q/k norms nor a shared expert");
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (mkdir(outdir, 0777) != 0 && errno != EEXIST) {

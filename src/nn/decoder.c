@@ -50,6 +50,7 @@ typedef struct {                    /* the building blocks of one family */
 typedef struct {                    /* tensor indices of one block; -1: absent in this family */
     int ln1w, ln1b, qkvw, qkvb, qnw, knw, projw, projb, ln2w, ln2b, fcw, fcb, fcpw, fcpb;
     int routerw;                    /* experts: the router; fcw, fcpw hold every expert's weights */
+    int sgu, sdown, sgate;          /* experts: the shared expert's gate|up and down, its gate */
 } gpt_block_t;
 
 typedef struct {                    /* activations of one block, stored for the backward pass */
@@ -67,6 +68,7 @@ typedef struct {                    /* activations of one block, stored for the 
     float *fch_gelu;                /* [BT, F] MLP hidden: GELU output or silu(gate) * up ([BT K, F]) */
     float *probs, *topw, *topi, *order, *moe_x, *moe_y;  /* experts: accel_moe_acts_t's arrays
                                      * (topi, order: int32; order's piece starts with the E + 1 starts) */
+    float *sh, *shid, *sy, *sg;     /* the shared expert's (accel_moe_acts_t) */
     float *res3;                    /* [BT, C] residual after the MLP = the block's output */
 } gpt_acts_t;
 
@@ -181,6 +183,7 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->head_dim != 0 && c->head_dim * c->heads != c->width) key = "model.head_dim";
     else if (c->qk_norm) key = "model.qk_norm";
     else if (c->experts) key = "model.experts";
+    else if (c->shared_expert_ffn) key = "model.shared_expert_ffn";
     if (!key) return ACCEL_OK;
     ACCEL_ERROR0("gpt: %s is a llama key (GPT-2 has learned positions, LayerNorm, a GELU MLP of 4 x "
                  "width, biases everywhere and a tied LM head)\n--> hint: use model.name=llama, or "
@@ -277,6 +280,9 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
                                                    "are distinct)";
         else if (c->experts && !(c->router_aux_loss >= 0.0 && isfinite(c->router_aux_loss)))
             bad = "model.router_aux_loss", why = "must be a finite number >= 0";
+        else if (c->shared_expert_ffn && !c->experts)
+            bad = "model.shared_expert_ffn", why = "needs model.experts (a shared expert sits beside "
+                                                   "routed ones)";
         if (bad) {
             ACCEL_ERROR0("llama: %s %s (model.heads=%d model.kv_heads=%d model.width=%d)", bad,
                          why, c->heads, c->kv_heads, c->width);
@@ -314,7 +320,8 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
     m->FIN = llama ? 2 * m->F : m->F;
     m->QKN = llama && c->qk_norm ? (m->NH + m->KVH) * m->hs : 0;
     const int E = llama ? c->experts : 0;
-    m->moe = (accel_moe_dims_t){ E, E ? c->experts_per_token : 0, m->C, m->F, c->router_norm_topk };
+    m->moe = (accel_moe_dims_t){ E, E ? c->experts_per_token : 0, m->C, m->F, c->router_norm_topk,
+                                 E ? c->shared_expert_ffn : 0 };
     m->MR = E ? m->moe.K : 1;
     m->aux_coef = E ? (float)c->router_aux_loss : 0.0f;
     m->arch = llama ? (arch_t){ .rms = true, .rope = true, .swiglu = true, .biases = false,
@@ -378,7 +385,7 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
     if (!ar->rope) ACCEL_CHECK_GOTO(add(layout, "wpe", 2, m->T, C, 0, 0, std, &m->wpe), st, fail);
     for (int l = 0; l < m->L; l++) {
         gpt_block_t *b = &m->blk[l];
-        *b = (gpt_block_t){ -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+        *b = (gpt_block_t){ -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
         char name[ACCEL_TENSOR_NAME_MAX];
 #define ADD(part, suffix, ndim, d0, d1, flags, s, idx)                                      \
         snprintf(name, sizeof name, "h.%d.%s." suffix, l, part);                            \
@@ -400,6 +407,11 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
             ADD("mlp.router", "weight", 2, E, C, 0, std, &b->routerw);
             ADD("mlp.experts.gate_up", "weight", 2, E * m->FIN, C, 0, std, &b->fcw);
             ADD("mlp.experts.down", "weight", 2, E * C, m->F, 0, res_std, &b->fcpw);
+            if (m->moe.S) {
+                ADD("mlp.shared.gate_up", "weight", 2, 2 * (int64_t)m->moe.S, C, 0, std, &b->sgu);
+                ADD("mlp.shared.down", "weight", 2, C, m->moe.S, 0, res_std, &b->sdown);
+                ADD("mlp.shared_gate", "weight", 2, 1, C, 0, std, &b->sgate);
+            }
             continue;
         }
         ADD(fc, "weight", 2, m->FIN, C, 0, std, &b->fcw);
@@ -441,6 +453,7 @@ static int head_layer(const gpt_t *m) { return m->arch.tied ? 0 : m->L + 1; }
 enum { A_LN1, A_LN1_MEAN, A_LN1_RSTD, A_QKV, A_QKN, A_QKN_RSTD, A_LSE, A_ATTY, A_RES2, A_LN2,
        A_LN2_MEAN, A_LN2_RSTD, A_FCH, A_FCH_GELU, A_RES3,
        A_PROBS, A_TOPW, A_TOPI, A_ORDER, A_MOE_X, A_MOE_Y,     /* experts only */
+       A_SH, A_SHID, A_SY, A_SG,                               /* their shared expert */
        A_PIECES };
 #define ALL_PIECES ((1u << A_PIECES) - 1)
 
@@ -453,7 +466,8 @@ static unsigned kept_pieces(accel_recompute_t r)
 {
     const unsigned mlp = 1u << A_LN2 | 1u << A_LN2_MEAN | 1u << A_LN2_RSTD | 1u << A_FCH |
                          1u << A_FCH_GELU | 1u << A_PROBS | 1u << A_TOPW | 1u << A_TOPI |
-                         1u << A_ORDER | 1u << A_MOE_X | 1u << A_MOE_Y;
+                         1u << A_ORDER | 1u << A_MOE_X | 1u << A_MOE_Y | 1u << A_SH |
+                         1u << A_SHID | 1u << A_SY | 1u << A_SG;
     /* The experts' gathered input rows are a copy of norm2's: always shared, the backward pass
      * gathers them again (K x width floats per token and block saved for one copy). */
     const unsigned copy = 1u << A_MOE_X;
@@ -466,11 +480,13 @@ static unsigned kept_pieces(accel_recompute_t r)
 static void piece_floats(const gpt_t *m, size_t B, size_t T, size_t sizes[A_PIECES])
 {
     const size_t BT = B * T, C = (size_t)m->C, E = (size_t)m->moe.E, BTK = BT * (size_t)m->moe.K;
+    const size_t S = (size_t)m->moe.S;
     const size_t s[A_PIECES] = { BT * C, BT, BT, BT * (size_t)m->QKV, BT * (size_t)m->QKN,
                                  m->QKN ? BT * (size_t)(m->NH + m->KVH) : 0, B * (size_t)m->NH * T,
                                  BT * (size_t)m->QW, BT * C, BT * C, BT, BT,
                                  BT * (size_t)m->MR * (size_t)m->FIN, BT * (size_t)m->MR * (size_t)m->F,
-                                 BT * C, BT * E, BTK, BTK, E ? BTK + E + 1 : 0, BTK * C, BTK * C };
+                                 BT * C, BT * E, BTK, BTK, E ? BTK + E + 1 : 0, BTK * C, BTK * C,
+                                 BT * 2 * S, BT * S, S ? BT * C : 0, S ? BT : 0 };
     memcpy(sizes, s, sizeof s);
 }
 
@@ -524,7 +540,8 @@ static float *carve_block(const gpt_t *m, gpt_acts_t *a, float *p, size_t B, siz
     float **const order[A_PIECES] = { &a->ln1, &a->ln1_mean, &a->ln1_rstd, &a->qkv, &a->qkn,
                                       &a->qkn_rstd, &a->lse, &a->atty, &a->res2, &a->ln2,
                                       &a->ln2_mean, &a->ln2_rstd, &a->fch, &a->fch_gelu, &a->res3,
-                                      &a->probs, &a->topw, &a->topi, &a->order, &a->moe_x, &a->moe_y };
+                                      &a->probs, &a->topw, &a->topi, &a->order, &a->moe_x, &a->moe_y,
+                                      &a->sh, &a->shid, &a->sy, &a->sg };
     size_t sizes[A_PIECES];
     piece_floats(m, B, T, sizes);
     for (int i = 0; i < A_PIECES; i++)
@@ -1024,15 +1041,24 @@ static accel_moe_acts_t moe_acts(const gpt_t *m, const gpt_acts_t *a, int p0)
 {
     const size_t E = (size_t)m->moe.E, K = (size_t)m->moe.K;
     int32_t *starts = (int32_t *)a->order;          /* [E + 1], then the assignments */
-    return (accel_moe_acts_t){ a->probs + (size_t)p0 * E, a->topw + (size_t)p0 * K,
-                               (int32_t *)a->topi + (size_t)p0 * K, starts + E + 1, starts, a->moe_x,
-                               a->fch, a->fch_gelu, a->moe_y };
+    const size_t S = (size_t)m->moe.S, C = (size_t)m->C;
+    accel_moe_acts_t v = { a->probs + (size_t)p0 * E, a->topw + (size_t)p0 * K,
+                           (int32_t *)a->topi + (size_t)p0 * K, starts + E + 1, starts, a->moe_x,
+                           a->fch, a->fch_gelu, a->moe_y, NULL, NULL, NULL, NULL };
+    if (S) {
+        v.sh = a->sh + (size_t)p0 * 2 * S;
+        v.shid = a->shid + (size_t)p0 * S;
+        v.sy = a->sy + (size_t)p0 * C;
+        v.sg = a->sg + p0;
+    }
+    return v;
 }
 
 static accel_moe_weights_t moe_weights(const gpt_block_t *k, const accel_layout_t *layout,
                                        const float *params)
 {
-    return (accel_moe_weights_t){ PARAM(k->routerw), PARAM(k->fcw), PARAM(k->fcpw) };
+    return (accel_moe_weights_t){ PARAM(k->routerw), PARAM(k->fcw), PARAM(k->fcpw), PARAM_OPT(k->sgu),
+                                  PARAM_OPT(k->sdown), PARAM_OPT(k->sgate) };
 }
 
 /* Block l's MLP half for rows p0..BT-1: norm2, the first product and the hidden activation, and
@@ -1166,9 +1192,10 @@ static accel_status_t mlp_backward(gpt_t *m, const gpt_block_t *k, const gpt_act
     if (m->moe.E) {
         accel_moe_acts_t ma = moe_acts(m, a, 0);
         accel_moe_weights_t w = moe_weights(k, layout, params);
+        accel_moe_grads_t dw = { GRAD(k->routerw), GRAD(k->fcw), GRAD(k->fcpw), GRAD_OPT(k->sgu),
+                                 GRAD_OPT(k->sdown), GRAD_OPT(k->sgate) };
         ACCEL_CHECK(accel_moe_backward(&m->gemm, &m->moe, &w, &ma, a->ln2, (size_t)bt, m->dres,
-                                       m->aux_coef > 0 ? m->aux_grad : NULL, m->dc, GRAD(k->routerw),
-                                       GRAD(k->fcw), GRAD(k->fcpw), m->dmoe));
+                                       m->aux_coef > 0 ? m->aux_grad : NULL, m->dc, &dw, m->dmoe));
         accel_batch_progress(hb);
         return ACCEL_OK;
     }

@@ -3,6 +3,7 @@
  * width, F an expert's hidden width. */
 #include "build_config.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "experts.h"
@@ -59,6 +60,44 @@ static void gather_rows(const accel_moe_dims_t *d, const accel_moe_acts_t *a, co
         memcpy(a->xs + (size_t)i * d->C, x + (size_t)(a->order[i] / d->K) * d->C, sizeof(float) * (size_t)d->C);
 }
 
+/* The shared expert (Qwen2-MoE) over R rows: sh = x shared_gate_up^T, shid = swiglu(sh),
+ * sy = shid shared_down^T, sg = sigmoid(x . shared_gate). */
+static accel_status_t shared_forward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
+                                     const accel_moe_weights_t *w, const accel_moe_acts_t *a,
+                                     const float *x, size_t R)
+{
+    const int C = d->C, S = d->S;
+    GEMM(false, true, (int)R, 2 * S, C, 1.0f, x, C, w->shared_gate_up, C, 0.0f, a->sh, 2 * S);
+    accel_cpu_swiglu_forward(a->shid, a->sh, R, S);
+    GEMM(false, true, (int)R, C, S, 1.0f, a->shid, S, w->shared_down, S, 0.0f, a->sy, C);
+    GEMM(false, true, (int)R, 1, C, 1.0f, x, C, w->shared_gate, C, 0.0f, a->sg, 1);
+    for (size_t r = 0; r < R; r++) a->sg[r] = 1.0f / (1.0f + expf(-a->sg[r]));
+    return ACCEL_OK;
+}
+
+/* Its backward, adding to dx [R, C] and the shared weights' gradients; scratch: R (C + 3S + 1). */
+static accel_status_t shared_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
+                                      const accel_moe_weights_t *w, const accel_moe_acts_t *a,
+                                      const float *x, size_t R, const float *dout, float *dx,
+                                      const accel_moe_grads_t *dw, float *scratch)
+{
+    const int C = d->C, S = d->S;
+    float *dsy = scratch, *dshid = dsy + R * C, *dsh = dshid + R * S, *dsg = dsh + R * 2 * S;
+    for (size_t r = 0; r < R; r++) {                /* out += sg sy */
+        const float *go = dout + r * C, gate = a->sg[r];
+        dsg[r] = accel_cpu_dot(go, a->sy + r * C, C) * gate * (1.0f - gate);
+        for (int c = 0; c < C; c++) dsy[r * C + c] = gate * go[c];
+    }
+    GEMM(false, false, (int)R, S, C, 1.0f, dsy, C, w->shared_down, S, 0.0f, dshid, S);
+    GEMM(true, false, C, S, (int)R, 1.0f, dsy, C, a->shid, S, 1.0f, dw->shared_down, S);
+    accel_cpu_swiglu_backward(dsh, dshid, a->sh, R, S);
+    GEMM(false, false, (int)R, C, 2 * S, 1.0f, dsh, 2 * S, w->shared_gate_up, C, 1.0f, dx, C);
+    GEMM(true, false, 2 * S, C, (int)R, 1.0f, dsh, 2 * S, x, C, 1.0f, dw->shared_gate_up, C);
+    GEMM(false, false, (int)R, C, 1, 1.0f, dsg, 1, w->shared_gate, C, 1.0f, dx, C);
+    GEMM(true, false, 1, C, (int)R, 1.0f, dsg, 1, x, C, 1.0f, dw->shared_gate, C);
+    return ACCEL_OK;
+}
+
 accel_status_t accel_moe_forward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
                                  const accel_moe_weights_t *w, const accel_moe_acts_t *a,
                                  const float *x, size_t R, float *out)
@@ -79,6 +118,7 @@ accel_status_t accel_moe_forward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
         GEMM(false, true, n, C, F, 1.0f, hid, F, expert_down(d, w->down, e), F, 0.0f,
              a->ys + (size_t)i0 * C, C);
     }
+    if (d->S) ACCEL_CHECK(shared_forward(g, d, w, a, x, R));
     if (!out) return ACCEL_OK;
     memset(out, 0, sizeof(float) * R * (size_t)C);
     for (int32_t i = 0; i < a->start[E]; i++) {     /* in expert order, as transformers adds */
@@ -87,21 +127,27 @@ accel_status_t accel_moe_forward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
         const float *y = a->ys + (size_t)i * C, wt = a->weight[s];
         for (int c = 0; c < C; c++) o[c] += wt * y[c];
     }
+    for (size_t r = 0; d->S && r < R; r++) {        /* then the gated shared expert */
+        float *o = out + r * C;
+        const float *y = a->sy + r * C, gate = a->sg[r];
+        for (int c = 0; c < C; c++) o[c] += gate * y[c];
+    }
     return ACCEL_OK;
 }
 
 size_t accel_moe_scratch_floats(const accel_moe_dims_t *d, size_t R)
 {
     const size_t A = R * (size_t)d->K;
-    /* dy / dxs [A, C], dhid [R, F], dh [R, 2F], dweight [A], dprobs [R, E] */
-    return A * (size_t)d->C + R * 3 * (size_t)d->F + A + R * (size_t)d->E;
+    /* dy / dxs [A, C], dhid [R, F], dh [R, 2F], dweight [A], dprobs [R, E]; the shared expert's
+     * (shared_backward) */
+    return A * (size_t)d->C + R * 3 * (size_t)d->F + A + R * (size_t)d->E +
+           (d->S ? R * ((size_t)d->C + 3 * (size_t)d->S + 1) : 0);
 }
 
 accel_status_t accel_moe_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
                                   const accel_moe_weights_t *w, const accel_moe_acts_t *a,
                                   const float *x, size_t R, const float *dout, const float *aux_grad,
-                                  float *dx, float *drouter, float *dgate_up, float *ddown,
-                                  float *scratch)
+                                  float *dx, const accel_moe_grads_t *dw, float *scratch)
 {
     const int E = d->E, K = d->K, C = d->C, F = d->F;
     const size_t A = R * (size_t)K;
@@ -110,12 +156,13 @@ accel_status_t accel_moe_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d
     float *dh = dhid + R * F;                       /* [R, 2F] */
     float *dwt = dh + R * 2 * F;                    /* [A] by (row, slot) */
     float *dp = dwt + A;                            /* [R, E] */
+    float *shared = dp + R * E;                     /* shared_backward's */
     gather_rows(d, a, x);                           /* xs may be shared with other blocks */
     /* out[r] += weight * ys: d(weight) = dout[r] . ys, d(ys) = weight dout[r] */
     for (size_t i = 0; i < A; i++) {
         const int32_t s = a->order[i];
         const float *go = dout + (size_t)(s / K) * C, *y = a->ys + i * C;
-        dwt[s] = accel_cpu_dot(go, y, C);
+        dwt[s] = accel_cpu_dot(go, y, C);   /* d(weight) */
         for (int c = 0; c < C; c++) dy[i * C + c] = a->weight[s] * go[c];
     }
     for (int e = 0; e < E; e++) {
@@ -125,10 +172,10 @@ accel_status_t accel_moe_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d
         const float *hid = a->hid + (size_t)i0 * F, *h = a->h + (size_t)i0 * 2 * F;
         const float *xs = a->xs + (size_t)i0 * C;
         GEMM(false, false, n, F, C, 1.0f, dye, C, expert_down(d, w->down, e), F, 0.0f, dhid, F);
-        GEMM(true, false, C, F, n, 1.0f, dye, C, hid, F, 1.0f, ddown + (size_t)e * C * F, F);
+        GEMM(true, false, C, F, n, 1.0f, dye, C, hid, F, 1.0f, dw->down + (size_t)e * C * F, F);
         accel_cpu_swiglu_backward(dh, dhid, h, (size_t)n, F);
         GEMM(false, false, n, C, 2 * F, 1.0f, dh, 2 * F, expert_gate_up(d, w->gate_up, e), C, 0.0f, dye, C);
-        GEMM(true, false, 2 * F, C, n, 1.0f, dh, 2 * F, xs, C, 1.0f, dgate_up + (size_t)e * 2 * F * C, C);
+        GEMM(true, false, 2 * F, C, n, 1.0f, dh, 2 * F, xs, C, 1.0f, dw->gate_up + (size_t)e * 2 * F * C, C);
     }
     memset(dx, 0, sizeof(float) * R * C);
     for (size_t i = 0; i < A; i++) {                /* each assignment's d(x) back to its row */
@@ -136,25 +183,26 @@ accel_status_t accel_moe_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d
         const float *v = dy + i * C;
         for (int c = 0; c < C; c++) o[c] += v[c];
     }
+    if (d->S) ACCEL_CHECK(shared_backward(g, d, w, a, x, R, dout, dx, dw, shared));
     /* d(probs): through the slot weights (w_k = p_k / S with S the slots' sum when norm_topk),
      * plus the load-balancing term; then the softmax into d(logits), in place. */
     for (size_t r = 0; r < R; r++) {
         float *g_p = dp + r * E;
         const int32_t *ex = a->expert + r * K;
-        const float *wt = a->weight + r * K, *dw = dwt + r * K, *p = a->probs + r * E;
+        const float *wt = a->weight + r * K, *dwr = dwt + r * K, *p = a->probs + r * E;
         if (aux_grad) memcpy(g_p, aux_grad, sizeof(float) * (size_t)E);
         else memset(g_p, 0, sizeof(float) * (size_t)E);
         if (d->norm_topk) {
             float sum = 0.0f, dot = 0.0f;
-            for (int k = 0; k < K; k++) { sum += p[ex[k]]; dot += dw[k] * wt[k]; }
-            for (int k = 0; k < K; k++) g_p[ex[k]] += (dw[k] - dot) / sum;
+            for (int k = 0; k < K; k++) { sum += p[ex[k]]; dot += dwr[k] * wt[k]; }
+            for (int k = 0; k < K; k++) g_p[ex[k]] += (dwr[k] - dot) / sum;
         } else {
-            for (int k = 0; k < K; k++) g_p[ex[k]] += dw[k];
+            for (int k = 0; k < K; k++) g_p[ex[k]] += dwr[k];
         }
         accel_cpu_softmax_backward(g_p, p, g_p, E, 1.0f);
     }
     GEMM(false, false, (int)R, C, E, 1.0f, dp, E, w->router, C, 1.0f, dx, C);
-    GEMM(true, false, E, C, (int)R, 1.0f, dp, E, x, C, 1.0f, drouter, C);
+    GEMM(true, false, E, C, (int)R, 1.0f, dp, E, x, C, 1.0f, dw->router, C);
     return ACCEL_OK;
 }
 

@@ -1,7 +1,9 @@
-/* Mixture of experts for the CPU decoder (src/nn/decoder.c): the MLP half of a Mixtral / Qwen3-MoE
- * block. A router (a linear map to E logits, softmax in fp32) sends each token to its K most
- * probable experts, each a SwiGLU MLP with its own weights; the token's output is the sum of those
- * experts' outputs weighted by their probabilities (renormalized to sum 1 when norm_topk).
+/* Mixture of experts for the CPU decoder (src/nn/decoder.c): the MLP half of a Mixtral, Qwen3-MoE
+ * or Qwen2-MoE block. A router (a linear map to E logits, softmax in fp32) sends each token to its
+ * K most probable experts, each a SwiGLU MLP with its own weights; the token's output is the sum of
+ * those experts' outputs weighted by their probabilities (renormalized to sum 1 when norm_topk),
+ * plus, with a shared expert (Qwen2-MoE), a SwiGLU MLP every token runs, scaled by the sigmoid of a
+ * learned gate.
  * Tokens are grouped by expert so each expert runs two dense products over its rows, as
  * transformers' MixtralExperts does. Internal to libaccel. */
 #ifndef ACCEL_NN_EXPERTS_H
@@ -18,6 +20,7 @@ typedef struct {
     int E, K;                       /* experts, experts per token */
     int C, F;                       /* width, each expert's hidden width */
     bool norm_topk;                 /* the K weights divided by their sum */
+    int S;                          /* the shared expert's hidden width (0: none) */
 } accel_moe_dims_t;
 
 /* What a forward pass over R rows keeps for its backward pass. The per-row arrays are indexed by
@@ -33,17 +36,27 @@ typedef struct {
     float *h;                       /* [R K, 2F] its [gate | up] product */
     float *hid;                     /* [R K, F] silu(gate) * up */
     float *ys;                      /* [R K, C] its expert's output, before the weight */
+    float *sh, *shid, *sy, *sg;     /* shared expert: [R, 2S] [gate | up], [R, S] hidden, [R, C]
+                                     * output, [R] its gate's sigmoid (S = 0: unused) */
 } accel_moe_acts_t;
 
 /* Weights of one block: router [E, C]; gate_up [E, 2F, C] (expert e's rows [gate | up]);
- * down [E, C, F]. */
+ * down [E, C, F]; the shared expert's shared_gate_up [2S, C], shared_down [C, S] and its gate
+ * [1, C] (NULL without one). */
 typedef struct {
     const float *router, *gate_up, *down;
+    const float *shared_gate_up, *shared_down, *shared_gate;
 } accel_moe_weights_t;
 
+/* The weights' gradients, laid out as accel_moe_weights_t (added to). */
+typedef struct {
+    float *router, *gate_up, *down;
+    float *shared_gate_up, *shared_down, *shared_gate;
+} accel_moe_grads_t;
+
 /* Forward over R rows of x [R, C]: routing and every expert's rows into a; with out != NULL,
- * out[r] = the sum over r's slots of weight * ys, in expert order (as transformers sums them,
- * before the residual). */
+ * out[r] = the sum over r's slots of weight * ys, in expert order, plus sg * sy with a shared
+ * expert (as transformers sums them, before the residual). */
 accel_status_t accel_moe_forward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
                                  const accel_moe_weights_t *w, const accel_moe_acts_t *a,
                                  const float *x, size_t R, float *out);
@@ -57,8 +70,7 @@ size_t accel_moe_scratch_floats(const accel_moe_dims_t *d, size_t R);
 accel_status_t accel_moe_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
                                   const accel_moe_weights_t *w, const accel_moe_acts_t *a,
                                   const float *x, size_t R, const float *dout, const float *aux_grad,
-                                  float *dx, float *drouter, float *dgate_up, float *ddown,
-                                  float *scratch);
+                                  float *dx, const accel_moe_grads_t *dw, float *scratch);
 
 /* Adds the forward's routing of R rows to count[E] (assignments per expert) and psum[E] (sum of
  * probabilities): the statistics of the load-balancing loss. */

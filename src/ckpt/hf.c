@@ -978,7 +978,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     if (strcmp(m->name, "gpt") && strcmp(m->name, "llama")) {
         ACCEL_ERROR("export --format hf: model.name=%s has no Hugging Face counterpart\n--> hint: gpt "
                     "(GPT2LMHeadModel) and llama (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, MixtralForCausalLM, "
-                    "Qwen3MoeForCausalLM) export", m->name);
+                    "Qwen2MoeForCausalLM, Qwen3MoeForCausalLM) export", m->name);
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (!strcmp(m->name, "llama") && m->qk_norm && m->attention_bias) {

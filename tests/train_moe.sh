@@ -5,7 +5,7 @@
 # micro-batches give the same run under ddp and zero3, the loss is higher by the coefficient times
 # the balance term (K = experts_per_token when the routing is balanced), and evaluation reports the cross-entropy alone; train.recompute keeps the run;
 # a checkpoint resumes it exactly and exports to Hugging Face (tests/hf_roundtrip.py loads such
-# exports in transformers); bad keys are refused. The layers themselves are checked against
+# exports in transformers); Qwen2-MoE's shared expert trains alike; bad keys are refused. The layers themselves are checked against
 # transformers in tests/check_llama.c (fixtures mixtral_moe, qwen3_moe) and by finite differences
 # in tests/check_gpt.c.
 . "${top_srcdir:-.}/tests/lib.sh"
@@ -70,7 +70,20 @@ grep -q '"MixtralForCausalLM"' "$S/hf/config.json" && grep -q '"num_local_expert
 t "$CKPT" import "$S/hf" -o "$S/back.h5" > "$S/out" 2>&1 || fail "import of the export: $(cat "$S/out")"
 pass "experts: checkpoint, exact resume, export to MixtralForCausalLM and back"
 
+# Qwen2-MoE's gated shared expert beside the routed ones: 1 rank = 2 ranks under zero3, the export
+# is a Qwen2MoeForCausalLM with it.
+train shared1 1 model.shared_expert_ffn=40 model.attention_bias=true ckpt.dir="$S/sh"
+train shared2 2 model.shared_expert_ffn=40 model.attention_bias=true dist.strategy=zero3
+compare_losses "$S/shared1.jsonl" "$S/shared2.jsonl" 1e-5 20 || fail "shared expert: 1 and 2 ranks (zero3) differ"
+if compare_losses "$S/plain1.jsonl" "$S/shared1.jsonl" 1e-3 > /dev/null; then fail "the shared expert changes nothing"; fi
+t "$CKPT" export "$S/sh/$(cat "$S/sh/latest")" --format hf --output "$S/hf2" > "$S/out" 2>&1 || fail "export: $(cat "$S/out")"
+grep -q '"Qwen2MoeForCausalLM"' "$S/hf2/config.json" && grep -q '"shared_expert_intermediate_size": 40' "$S/hf2/config.json" ||
+    fail "the export is not a Qwen2-MoE with its shared expert: $(cat "$S/hf2/config.json")"
+pass "shared expert: 1 rank = 2 ranks (zero3), exported as Qwen2MoeForCausalLM"
+
 # shellcheck disable=SC2086
 expect_fail "model.experts_per_token must be 1..model.experts" t "$ACCEL_TRAIN" $model model.experts_per_token=5
+# shellcheck disable=SC2086
+expect_fail "model.shared_expert_ffn needs model.experts" t "$ACCEL_TRAIN" $model model.experts=0 model.shared_expert_ffn=8
 expect_fail "gpt: model.experts is a llama key" t "$ACCEL_TRAIN" model.name=gpt model.experts=4 data.path=synthetic
 pass "bad mixture-of-experts keys refused"

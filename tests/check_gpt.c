@@ -79,6 +79,8 @@ static bool g_qwen3;
  * they are (Qwen3-MoE with norm_topk_prob false), whose routing has no kinks; 3 = 4 experts, 2
  * per token, and a gated shared expert of 6 (Qwen2-MoE), with the load-balancing loss. */
 static int g_moe;
+/* With g_window > 0 the Llama fixtures attend through a sliding window of that many keys. */
+static int g_window;
 
 /* A Llama with every optional part on: grouped-query attention (NH heads, NH/2 kv heads), an untied
  * head, q/k/v biases, Llama-3.1 RoPE scaling with frequencies in all three bands, odd SwiGLU width. */
@@ -104,6 +106,7 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
         cfg.model.router_aux_loss = g_moe == 2 ? 0.0 : 0.5;
         cfg.model.shared_expert_ffn = g_moe == 3 ? 6 : 0;
     }
+    cfg.model.sliding_window = g_window;
     fixture_open_cfg(f, &cfg, B);
 }
 
@@ -321,16 +324,19 @@ START_TEST(test_gradcheck_llama)
 {
     fixture_t f;
     g_qwen3 = _i == 1 || _i == 3;
-    g_moe = _i >= 2 ? _i - 1 : 0;               /* 4: Qwen2-MoE's shared expert */
+    g_moe = _i >= 2 && _i <= 4 ? _i - 1 : 0;    /* 4: Qwen2-MoE's shared expert */
+    g_window = _i == 5 ? 3 : 0;                 /* 5: a sliding window (37 past the first block) */
     fd_h = 5e-3;
     fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
     big_init(&f);
     gradcheck(&f, 8, NULL);
     fixture_close(&f);
+    if (g_window) g_window = 37;
     fixture_open_llama(&f, 1, 2, 8, 40, TV, 2, "fp32");
     big_init(&f);
     gradcheck(&f, 6, "attn");
     fixture_close(&f);
+    if (g_window) g_window = 9;
     /* The whole-head attention (native bf16 CPUs take it) with grouped-query heads, forced here so
      * that it is checked on every CPU: gradients equal the row-block way's. */
     fixture_t w;
@@ -361,6 +367,43 @@ START_TEST(test_gradcheck_llama)
     fd_h = FD_H;
     g_qwen3 = false;
     g_moe = 0;
+    g_window = 0;
+}
+END_TEST
+
+/* model.sliding_window=W: a token sees itself and the W-1 before it. RoPE scores depend on the
+ * distance only, so in one layer position t's logits are those of tokens t-W+1..t run alone. */
+START_TEST(test_sliding_window)
+{
+    enum { T = 40, W = 5, V = 13 };
+    fixture_t f, one;
+    g_window = W;
+    fixture_open_llama(&f, 1, 4, 16, T, V, 1, "fp32");
+    g_window = 0;
+    fixture_open_llama(&one, 1, 4, 16, T, V, 1, "fp32");
+    big_init(&f);
+    memcpy(one.params, f.params, sizeof(float) * f.model.layout.numel);
+    float *all = malloc(sizeof(float) * T * V), alone[V];
+    ck_assert_int_eq(f.model.ops->logits_range(f.model.state, &f.model.layout, f.params, f.tokens, T, 0,
+                                               all, NULL), ACCEL_OK);
+    double worst = 0, apart = 0;
+    for (int t = 0; t < T; t++) {
+        const int s = t >= W - 1 ? t - W + 1 : 0;
+        ck_assert_int_eq(one.model.ops->logits(one.model.state, &one.model.layout, one.params, f.tokens + s,
+                                               t + 1 - s, alone), ACCEL_OK);
+        for (int v = 0; v < V; v++) worst = fmax(worst, fabs(all[t * V + v] - alone[v]));
+    }
+    /* and without the window the later positions differ */
+    ck_assert_int_eq(one.model.ops->logits(one.model.state, &one.model.layout, one.params, f.tokens, T,
+                                           alone), ACCEL_OK);
+    for (int v = 0; v < V; v++) apart = fmax(apart, fabs(all[(T - 1) * V + v] - alone[v]));
+    printf("sliding window %d: every position's logits as its window alone within %.2e (whole context: %.2e)\n",
+           W, worst, apart);
+    ck_assert_msg(worst < 1e-4, "windowed logits differ from the window run alone by %g", worst);
+    ck_assert_msg(apart > 1e-2, "the window changes nothing (%g)", apart);
+    free(all);
+    fixture_close(&f);
+    fixture_close(&one);
 }
 END_TEST
 
@@ -426,11 +469,11 @@ static void kv_case(bool llama, const char *precision, double tol)
             double d = fabs((double)a[v] - b[v]);
             if (d > worst) worst = d;
             ck_assert_msg(d <= tol * (1 + fabs(a[v])), "%s %s: %d tokens, logit %d: cached %g, "
-                          "whole window %g", g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, n, v, b[v], a[v]);
+                          "whole window %g", g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, n, v, b[v], a[v]);
         }
     }
     printf("kv cache %s %s: %d tokens, max |cached - whole window| %.2e\n",
-           g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, T, worst);
+           g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, T, worst);
     /* The cache holds T tokens now: claiming more, or no new token, is refused. */
     ck_assert_int_eq(ops->logits_cached(f.model.state, &f.model.layout, f.params, f.tokens, 5, 5,
                                         a, NULL), ACCEL_ERR_INVALID);
@@ -443,15 +486,18 @@ static void kv_case(bool llama, const char *precision, double tol)
 
 START_TEST(test_kv_cache)
 {
-    for (int llama = 0; llama < 5; llama++) {   /* 2: with Qwen3's attention, 3: experts, 4: shared */
+    for (int llama = 0; llama < 6; llama++) {   /* 2: with Qwen3's attention, 3: experts, 4: shared,
+                                                 * 5: a sliding window */
         g_qwen3 = llama == 2;
         g_moe = llama == 3 ? 1 : llama == 4 ? 3 : 0;
+        g_window = llama == 5 ? 7 : 0;
         kv_case(llama, "fp32", 1e-5);
         kv_case(llama, "bf16", 2e-2);
         kv_case(llama, "fp16", 2e-3);
     }
     g_qwen3 = false;
     g_moe = 0;
+    g_window = 0;
 }
 END_TEST
 
@@ -1171,7 +1217,8 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
-    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 5);
+    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 6);
+    tcase_add_test(tc, test_sliding_window);
     tcase_add_test(tc, test_experts_aux);
     tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);

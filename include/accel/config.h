@@ -32,6 +32,7 @@ typedef struct {
     bool attention_bias;            /* model.attention_bias: q, k, v biases (Qwen2) */
     int head_dim;                   /* model.head_dim: 0 = width / heads */
     bool qk_norm;                   /* model.qk_norm: RMSNorm on each q and k head (Qwen3) */
+    int sliding_window;             /* model.sliding_window: keys a token attends to; 0 = all */
     /* llama: mixture of experts (Mixtral, Qwen3-MoE) */
     int experts;                    /* model.experts: expert MLPs per block; 0 = one dense MLP */
     int experts_per_token;          /* model.experts_per_token: top-k experts each token uses */

@@ -81,6 +81,7 @@ static const key_spec_t g_schema[] = {
     { "model.attention_bias", KEY_BOOL, F(model.attention_bias), "false", NULL, "llama: biases on the q, k and v projections (Qwen2)", NO_RANGE },
     { "model.head_dim", KEY_INT, F(model.head_dim), "0", NULL, "llama: size of each attention head (even); 0 = width / heads (Qwen3 and Gemma set it apart from the width)", R(0, 1 << 16) },
     { "model.qk_norm", KEY_BOOL, F(model.qk_norm), "false", NULL, "llama: RMSNorm over each query and key head before RoPE, with weights per head dimension (Qwen3)", NO_RANGE },
+    { "model.sliding_window", KEY_INT, F(model.sliding_window), "0", NULL, "llama: each token attends to the last N positions only, itself included (Mistral v0.1's and Mixtral's sliding_window); 0, or N >= model.context: the whole causal context", R(0, 1 << 24) },
     { "model.experts", KEY_INT, F(model.experts), "0", NULL, "llama: mixture of experts: this many SwiGLU expert MLPs of model.ffn_width per block, a router picking model.experts_per_token of them for each token (Mixtral, Qwen3-MoE); 0 = one dense MLP", R(0, 4096) },
     { "model.experts_per_token", KEY_INT, F(model.experts_per_token), "2", NULL, "llama: model.experts > 0: how many experts each token is routed to (top-k of the router's softmax)", R(1, 4096) },
     { "model.router_norm_topk", KEY_BOOL, F(model.router_norm_topk), "true", NULL, "llama: model.experts > 0: the top-k routing weights are renormalized to sum to 1 (Mixtral; Qwen3-MoE's norm_topk_prob); false: the softmax probabilities as they are", NO_RANGE },

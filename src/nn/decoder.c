@@ -5,7 +5,8 @@
  *   llama  Llama 2/3, Mistral, Qwen2, Qwen3: token embedding, RMSNorm, rotary positions (RoPE,
  *          with Llama-3.1 frequency scaling), grouped-query attention (kv_heads <= heads), SwiGLU
  *          MLP without biases (optional q/k/v biases: Qwen2; RMSNorm on each q and k head and a
- *          head size apart from width / heads: Qwen3), tied or separate LM head; with
+ *          head size apart from width / heads: Qwen3; a sliding attention window: Mistral v0.1),
+ *          tied or separate LM head; with
  *          model.experts, the MLP is a mixture of experts (Mixtral, Qwen3-MoE: experts.c).
  * Both end with softmax cross-entropy on next-token targets.
  *
@@ -89,6 +90,7 @@ typedef struct {
     float *rope_cos, *rope_sin;     /* [T, hs/2] */
     accel_dtype_t precision;
     bool whole_head;                /* attention by whole heads (see att_native), read once */
+    int window;                     /* model.sliding_window below the context, else 0 (none) */
     accel_gemm_cpu_t gemm;
     accel_gemm_cpu_t gemm32;        /* fp32 products, for attention operands rounded beforehand */
     int wte, wpe, lnfw, lnfb, head; /* wpe, lnfb: -1 when absent; head: wte or lm_head */
@@ -182,6 +184,7 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->attention_bias) key = "model.attention_bias";
     else if (c->head_dim != 0 && c->head_dim * c->heads != c->width) key = "model.head_dim";
     else if (c->qk_norm) key = "model.qk_norm";
+    else if (c->sliding_window) key = "model.sliding_window";
     else if (c->experts) key = "model.experts";
     else if (c->shared_expert_ffn) key = "model.shared_expert_ffn";
     if (!key) return ACCEL_OK;
@@ -330,6 +333,7 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
                     : (arch_t){ .rms = false, .rope = false, .swiglu = false, .biases = true,
                                 .qkv_bias = true, .tied = true };
     m->eps = llama ? (float)c->rms_eps : ACCEL_LN_EPS;
+    m->window = llama && c->sliding_window < c->context ? c->sliding_window : 0;
     m->precision = cfg->precision_id;               /* fp32, bf16 or fp16 */
     m->recompute = cfg->train.recompute_id;
     /* ACCEL_ATT_WHOLE_HEAD=1 takes the whole-head way on any CPU (emulated products there), so
@@ -697,8 +701,13 @@ static accel_status_t gemm_nt(gpt_t *m, int rows, int cols, int hs, int T, float
 }
 
 /* The first key row t attends to: 0, or with packed documents (pos: one sample's positions) the
- * first token of its document. */
-static inline int key_start(const int32_t *pos, int t) { return pos ? t - pos[t] : 0; }
+ * first token of its document, and with a sliding window of w keys (w > 0) none before t - w + 1.
+ * It never decreases with t, so a block of rows sees no column before its first row's. */
+static inline int key_start(const int32_t *pos, int w, int t)
+{
+    const int doc = pos ? t - pos[t] : 0, win = w ? t - w + 1 : 0;
+    return doc > win ? doc : win;
+}
 
 /* The end of the document holding position t: the next position 0 after t, or T (without pos:
  * T, the sample is one sequence). Packed documents partition a sample into triangles of their own. */
@@ -709,14 +718,14 @@ static inline int document_end(const int32_t *pos, int t, int T)
 }
 
 /* Score rows r0..r1-1 (row t at S + (t - r0) ld) become softmax rows over their causal prefix
- * (row t: columns key_start..t), zero elsewhere up to column cols (the products read P as lower
- * triangular); lse[t] keeps row t's log-sum-exp. */
+ * (row t: columns key_start..t, w the sliding window), zero elsewhere up to column cols (the
+ * products read P as lower triangular); lse[t] keeps row t's log-sum-exp. */
 static void causal_softmax(float *S, size_t ld, int cols, int r0, int r1, float *lse,
-                           const int32_t *pos)
+                           const int32_t *pos, int w)
 {
     for (int t = r0; t < r1; t++) {
         float *row = S + (size_t)(t - r0) * ld;
-        const int k0 = key_start(pos, t);
+        const int k0 = key_start(pos, w, t);
         lse[t] = accel_cpu_softmax(row + k0, row + k0, t + 1 - k0);
         memset(row, 0, sizeof(float) * (size_t)k0);
         memset(row + t + 1, 0, sizeof(float) * (size_t)(cols - t - 1));
@@ -725,11 +734,11 @@ static void causal_softmax(float *S, size_t ld, int cols, int r0, int r1, float 
 
 /* causal_softmax again in the backward pass, from the log-sum-exp it kept: P = exp(S - lse). */
 static void causal_probs(float *S, size_t ld, int cols, int r0, int r1, const float *lse,
-                         const int32_t *pos)
+                         const int32_t *pos, int w)
 {
     for (int t = r0; t < r1; t++) {
         float *row = S + (size_t)(t - r0) * ld;
-        const int k0 = key_start(pos, t);
+        const int k0 = key_start(pos, w, t);
         accel_cpu_softmax_from_lse(row + k0, row + k0, t + 1 - k0, lse[t]);
         memset(row, 0, sizeof(float) * (size_t)k0);
         memset(row + t + 1, 0, sizeof(float) * (size_t)(cols - t - 1));
@@ -739,11 +748,11 @@ static void causal_probs(float *S, size_t ld, int cols, int r0, int r1, const fl
 /* Rows r0..r1-1 of dP (in dS) become dS = softmax backward through P, zero outside the keys the
  * row attends to (unscaled: the dQ and dK products apply the 1/sqrt(hs)). */
 static void causal_softmax_backward(float *dS, const float *P, int T, int r0, int r1,
-                                    const int32_t *pos)
+                                    const int32_t *pos, int w)
 {
     for (int t = r0; t < r1; t++) {
         float *row = dS + (size_t)t * T;
-        const int k0 = key_start(pos, t);
+        const int k0 = key_start(pos, w, t);
         accel_cpu_softmax_backward(row + k0, P + (size_t)t * T + k0, row + k0, t + 1 - k0, 1.0f);
         memset(row, 0, sizeof(float) * (size_t)k0);
         memset(row + t + 1, 0, sizeof(float) * (size_t)(T - t - 1));
@@ -807,7 +816,7 @@ static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t
                     const int n = e - s;
                     ACCEL_CHECK(accel_gemm_cpu_lower_nt(&m->gemm, n, hs, scale, q + (size_t)s * ldq, ldq,
                                                         k + (size_t)s * ldkv, ldkv, S, n));
-                    causal_softmax(S, (size_t)n, n, 0, n, lse + s, NULL);
+                    causal_softmax(S, (size_t)n, n, 0, n, lse + s, NULL, m->window);
                     ACCEL_CHECK(accel_gemm_cpu_trmm(&m->gemm, false, n, hs, 1.0f, S, n, v + (size_t)s * ldkv,
                                                     ldkv, y + (size_t)s * QW, QW));
                 }
@@ -816,12 +825,12 @@ static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t
             if (h % (NH / m->KVH) == 0)     /* once per key head: its group's heads follow */
                 accel_cpu_transpose(kt, k, (size_t)T, (size_t)hs, (size_t)ldkv);
             for (int r0 = p0; r0 < T; r0 += ATT_BLOCK) {    /* rows r0..r1-1 see columns c0..r1-1 */
-                const int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T, c0 = key_start(pos, r0);
-                /* the block's scores at the scratch's start, leading dimension T (packed documents:
-                 * none of these rows sees a column before its first row's document) */
+                const int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T, c0 = key_start(pos, m->window, r0);
+                /* the block's scores at the scratch's start, leading dimension T (packed documents,
+                 * a sliding window: none of these rows sees a column before its first row's) */
                 ACCEL_CHECK(gemm_nt(m, r1 - r0, r1 - c0, hs, T, scale, q + (size_t)r0 * ldq, ldq, kt + c0,
                                     S + c0));
-                causal_softmax(S, (size_t)T, r1, r0, r1, lse, pos);
+                causal_softmax(S, (size_t)T, r1, r0, r1, lse, pos, m->window);
                 round_rows(m, S + c0, (size_t)(r1 - r0), (size_t)(r1 - c0), (size_t)T);
                 GEMM32(false, false, r1 - r0, hs, r1 - c0, 1.0f, S + c0, T, v + (size_t)c0 * ldkv, ldkv, 0.0f,
                        y + (size_t)r0 * QW, QW);
@@ -871,9 +880,9 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
                     const int n = e - s;
                     const size_t rq = (size_t)s * QKV, ry = (size_t)s * QW, rkv = (size_t)s * ldkv;
                     ACCEL_CHECK(accel_gemm_cpu_lower_nt(g, n, hs, scale, q + rq, QKV, k + rq, QKV, P, n));
-                    causal_probs(P, (size_t)n, n, 0, n, lse + s, NULL);
+                    causal_probs(P, (size_t)n, n, 0, n, lse + s, NULL, m->window);
                     ACCEL_CHECK(accel_gemm_cpu_lower_nt(g, n, hs, 1.0f, dy + ry, QW, v + rq, QKV, dS, n));
-                    causal_softmax_backward(dS, P, n, 0, n, NULL);
+                    causal_softmax_backward(dS, P, n, 0, n, NULL, m->window);
                     ACCEL_CHECK(accel_gemm_cpu_trmm(g, false, n, hs, scale, dS, n, k + rq, QKV, dq + rq, QKV));
                     ACCEL_CHECK(accel_gemm_cpu_trmm(g, true, n, hs, 1.0f, P, n, dy + ry, QW, dvh + rkv, ldkv));
                     ACCEL_CHECK(accel_gemm_cpu_trmm(g, true, n, hs, scale, dS, n, q + rq, QKV, dkh + rkv, ldkv));
@@ -889,14 +898,14 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
             for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) {
                 /* rows r0..r1-1 see columns c0..r1-1 (as in the forward pass); the rows of P and dS
                  * are whole after the softmax steps, which zero every other column */
-                const int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T, c0 = key_start(pos, r0);
+                const int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T, c0 = key_start(pos, m->window, r0);
                 /* P's rows as the forward pass made them, then dP = dY V^T */
                 ACCEL_CHECK(gemm_nt(m, r1 - r0, r1 - c0, hs, T, scale, q + (size_t)r0 * QKV, QKV, m->kt + c0,
                                     P + (size_t)r0 * T + c0));
-                causal_probs(P + (size_t)r0 * T, (size_t)T, T, r0, r1, lse, pos);
+                causal_probs(P + (size_t)r0 * T, (size_t)T, T, r0, r1, lse, pos, m->window);
                 ACCEL_CHECK(gemm_nt(m, r1 - r0, r1 - c0, hs, T, 1.0f, dy + (size_t)r0 * QW, QW, m->vt + c0,
                                     dS + (size_t)r0 * T + c0));
-                causal_softmax_backward(dS, P, T, r0, r1, pos);
+                causal_softmax_backward(dS, P, T, r0, r1, pos, m->window);
                 /* dS is only a product operand from here on */
                 round_to(m, dS + (size_t)r0 * T, dS + (size_t)r0 * T, (size_t)(r1 - r0),
                          (size_t)T, (size_t)T);
@@ -906,12 +915,14 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
             }
             if (rounded) round_to(m, P, P, (size_t)T, (size_t)T, (size_t)T);  /* an operand now */
             /* Column blocks c0..c1-1 of P and dS are non-zero only in rows c0..t1-1 (t1 = T, or with
-             * packed documents the end of the document holding column c1-1):
+             * packed documents the end of the document holding column c1-1, and with a sliding
+             * window no later than the last row that still sees column c1-1):
              * dV[c0:c1] = P[c0:t1, c0:c1]^T dY[c0:t1], dK[c0:c1] = scale * dS[c0:t1, c0:c1]^T Q[c0:t1]. */
             const float beta = first ? 0.0f : 1.0f;
             for (int c0 = 0; c0 < T; c0 += ATT_BLOCK) {
                 const int c1 = c0 + ATT_BLOCK < T ? c0 + ATT_BLOCK : T;
-                const int t1 = document_end(pos, c1 - 1, T);
+                int t1 = document_end(pos, c1 - 1, T);
+                if (m->window && c1 - 1 + m->window < t1) t1 = c1 - 1 + m->window;
                 GEMM32(true, false, c1 - c0, hs, t1 - c0, 1.0f, P + (size_t)c0 * T + c0, T,
                        dy + (size_t)c0 * QW, QW, beta, dv + (size_t)c0 * QKV, QKV);
                 GEMM32(true, false, c1 - c0, hs, t1 - c0, scale, dS + (size_t)c0 * T + c0, T,

@@ -154,6 +154,14 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                  cfg->model.name, cfg->model.name);
         return ACCEL_ERR_UNSUPPORTED;
     }
+    if (!strcmp(cfg->model.name, "llama") && cfg->model.sliding_window &&
+        cfg->model.sliding_window < cfg->model.context) {
+        snprintf(why, whylen, "device=cuda: model.sliding_window=%d below model.context=%d: the GPU "
+                 "engine attends to the whole context (the CPU decoder keeps the window)\n--> hint: "
+                 "use device=cpu, or model.context=%d (a window as long as the context is none)",
+                 cfg->model.sliding_window, cfg->model.context, cfg->model.sliding_window);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
     if (!strcmp(cfg->model.name, "llama") && cfg->model.experts) {
         snprintf(why, whylen, "device=cuda: model.experts=%d: the GPU engine has no mixture-of-experts "
                  "path yet (the CPU decoder trains it)\n--> hint: use device=cpu for Mixtral and "

@@ -154,6 +154,15 @@ static double rope_theta(json_t *j)
     return v ? json_number_value(v) : 10000.0;
 }
 
+/* The sliding window every layer has: sliding_window where the family reads it (Qwen: with
+ * use_sliding_window), null or absent = 0. */
+static long long window(json_t *j)
+{
+    json_t *v = json_object_get(j, "sliding_window"), *use = json_object_get(j, "use_sliding_window");
+    if (use && !json_is_true(use)) return 0;
+    return json_is_integer(v) ? (long long)json_integer_value(v) : 0;
+}
+
 static int cmd_config(const char *a, const char *b)
 {
     json_error_t je;
@@ -181,6 +190,7 @@ static int cmd_config(const char *a, const char *b)
         }
     }
     if (rope_theta(x) != rope_theta(y)) { printf("config rope_theta differs\n"); bad++; }
+    if (window(x) != window(y)) { printf("config sliding_window: %lld vs %lld\n", window(x), window(y)); bad++; }
     printf("%s vs %s: %s\n", a, b, bad ? "DIFFERENT" : "same architecture fields");
     json_decref(x);
     json_decref(y);

@@ -45,6 +45,12 @@ for dir in "$FIX"/*/; do
     "$CMP" config "$dir/config.json" "$name.hf/config.json" || fail "$name: config.json differs"
     pass "$name: import, logits and loss equal to transformers, hf export reproduces the fixture"
 done
+# Mistral v0.1's sliding window (4 keys of 16): the fixture's logits need it (without: 5 apart).
+rm -f nowin.logits
+"$GEN" mistral_sw.h5 -q --score "$FIX/mistral_sw/tokens.bin" --logits-out nowin.logits model.sliding_window=0 \
+    > /dev/null 2>gen.err || { cat gen.err; fail "mistral_sw without its window"; }
+"$CMP" logits "$FIX/mistral_sw" nowin.logits > /dev/null && fail "mistral_sw: the sliding window changes nothing"
+pass "mistral_sw: transformers' logits need the sliding window"
 # A mixture of experts streamed from disk a block at a time (a 100 KiB budget holds two): the
 # resident run's logits, bit for bit.
 "$GEN" "$FIX/mixtral" -q --max-memory cpu=100KiB,disk=10MiB --score "$FIX/mixtral/tokens.bin" \
@@ -196,8 +202,8 @@ bad dtype gpt2 && hdr='{"a":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}}'
 expect_fail "has dtype I64, which accel does not read" "$CKPT" import dtype -o x.h5
 bad shard llama_sharded && rm shard/model-00002-of-00003.safetensors
 expect_fail "names shard model-00002-of-00003.safetensors" "$CKPT" import shard -o x.h5
-bad sw mistral && sed -i 's/"sliding_window": null/"sliding_window": 8/' sw/config.json
-expect_fail "sliding_window = 8 is smaller than the context" "$CKPT" import sw -o x.h5
+bad sw mistral && sed -i 's/"sliding_window": null/"sliding_window": -8/' sw/config.json
+expect_fail "sliding_window = -8" "$CKPT" import sw -o x.h5
 bad rope llama_rope31 && sed -i 's/"rope_type": "llama3"/"rope_type": "yarn"/' rope/config.json
 expect_fail "rope_scaling type = yarn" "$CKPT" import rope -o x.h5
 bad act llama_gqa && sed -i 's/"hidden_act": "silu"/"hidden_act": "gelu"/' act/config.json
@@ -208,8 +214,8 @@ bad hdodd mistral && sed -i 's/"head_dim": 4/"head_dim": 5/' hdodd/config.json
 expect_fail "head_dim = 5: accel needs an even head size" "$CKPT" import hdodd -o x.h5
 bad q3bias qwen3 && sed -i 's/"attention_bias": false/"attention_bias": true/' q3bias/config.json
 expect_fail "attention_bias = true on Qwen3ForCausalLM adds an o_proj bias" "$CKPT" import q3bias -o x.h5
-bad q3sw qwen3 && sed -i 's/"use_sliding_window": false/"use_sliding_window": true/; s/"sliding_window": null/"sliding_window": 4/' q3sw/config.json
-expect_fail "sliding_window = 4 is smaller than the context" "$CKPT" import q3sw -o x.h5
+bad q3sw qwen3 && sed -i '0,/"full_attention"/s//"sliding_attention"/; s/"use_sliding_window": false/"use_sliding_window": true/; s/"sliding_window": null/"sliding_window": 4/' q3sw/config.json
+expect_fail "1 of 2 layers attend through a sliding window of 4" "$CKPT" import q3sw -o x.h5
 bad moedense qwen3_moe && sed -i 's/"mlp_only_layers": \[\]/"mlp_only_layers": [1]/' moedense/config.json
 expect_fail "some blocks have a dense MLP, and accel's experts are in every block" "$CKPT" import moedense -o x.h5
 bad moestep qwen3_moe && sed -i 's/"decoder_sparse_step": 1/"decoder_sparse_step": 2/' moestep/config.json

@@ -54,6 +54,15 @@ def mistral():
         sliding_window=None, tie_word_embeddings=False, head_dim=4))
 
 
+def mistral_sw():
+    # Mistral v0.1's sliding window, 4 keys of a 16-token context: every position past the fourth
+    # forgets the start.
+    return tf.MistralForCausalLM(tf.MistralConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=T,
+        sliding_window=4, tie_word_embeddings=False))
+
+
 def qwen2():
     return tf.Qwen2ForCausalLM(tf.Qwen2Config(
         vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
@@ -127,6 +136,7 @@ CASES = {
     "llama_gqa": (llama_gqa, {}),
     "llama_rope31": (llama_rope31, {}),
     "mistral": (mistral, {}),
+    "mistral_sw": (mistral_sw, {}),
     "qwen2_bias": (qwen2, {}),
     "qwen3": (qwen3, {}),
     "mixtral": (mixtral, {"score64": True}),

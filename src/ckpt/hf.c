@@ -2,7 +2,7 @@
  * Hugging Face tensor holds which rows of which accel tensor, and whether it is stored transposed
  * (GPT-2's Conv1D keeps [in, out]); import, inference and export all walk it, so a name or layout
  * is written down once. config.json is translated key by key; what accel's decoder cannot compute
- * (another activation, sliding windows shorter than the context, rope types other than llama3,
+ * (another activation, sliding windows on some layers only, rope types other than llama3,
  * biases it has no place for, ...) is refused naming the key. JSON through jansson. */
 #include "build_config.h"
 
@@ -345,6 +345,42 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
     return ACCEL_OK;
 }
 
+/* The sliding attention window into m->sliding_window. Mistral and Mixtral: every layer slides
+ * when sliding_window is a number. The Qwen family: the layers layer_types calls
+ * "sliding_attention", else with use_sliding_window those from max_window_layers on; accel's
+ * window is every layer's, so some sliding and some not is refused. Llama has none. */
+static accel_status_t translate_window(json_t *root, const char *path, const char *arch, accel_model_config_t *m,
+                                       char *err, size_t errlen)
+{
+    json_t *sw = json_object_get(root, "sliding_window");
+    const long long w = json_is_integer(sw) ? (long long)json_integer_value(sw) : 0;
+    m->sliding_window = 0;
+    if (!strcmp(arch, "MistralForCausalLM") || !strcmp(arch, "MixtralForCausalLM")) {
+        if (w < 0 || w > (1 << 24)) REFUSE("%s: sliding_window = %lld: accel needs 1..16777216 (or null)", path, w);
+        m->sliding_window = (int)w;
+        return ACCEL_OK;
+    }
+    if (strncmp(arch, "Qwen", 4)) return ACCEL_OK;
+    const int L = m->layers;
+    int sliding = 0;
+    json_t *types = json_object_get(root, "layer_types");
+    if (json_is_array(types)) {
+        for (size_t i = 0; i < json_array_size(types); i++) {
+            const char *t = json_string_value(json_array_get(types, i));
+            sliding += t && !strcmp(t, "sliding_attention");
+        }
+    } else if (jbool(root, "use_sliding_window", false) && w > 0) {
+        const long long from = jint(root, "max_window_layers", 28);
+        sliding = from < 0 ? L : from >= L ? 0 : L - (int)from;
+    }
+    if (sliding == 0) return ACCEL_OK;
+    if (sliding != L || w < 1 || w > (1 << 24))
+        REFUSE("%s: %d of %d layers attend through a sliding window of %lld (max_window_layers / layer_types): accel's "
+               "window is every layer's or none", path, sliding, L, w);
+    m->sliding_window = (int)w;
+    return ACCEL_OK;
+}
+
 /* config.json (root) into cfg->model; refuses what accel cannot compute. */
 static accel_status_t translate_config(json_t *root, const char *path, accel_config_t *cfg, const char **arch_out,
                                        char *err, size_t errlen)
@@ -435,11 +471,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         m->attention_bias = qwen && jbool(root, "qkv_bias", true);     /* Qwen2-MoE may turn them off */
         /* transformers' defaults: tied for Qwen2 only when it says so; false for Llama/Mistral. */
         m->tie_embeddings = jbool(root, "tie_word_embeddings", false);
-        json_t *sw = json_object_get(root, "sliding_window");
-        bool use_sw = qwen || qwen3 ? jbool(root, "use_sliding_window", false) : sw && !json_is_null(sw);
-        if (use_sw && json_is_integer(sw) && json_integer_value(sw) < m->context)
-            REFUSE("%s: sliding_window = %lld is smaller than the context (max_position_embeddings = %d): accel "
-                   "attends to the whole context", path, (long long)json_integer_value(sw), m->context);
+        accel_status_t wst = translate_window(root, path, ai->arch, m, err, errlen);
+        if (wst != ACCEL_OK) return wst;
         /* RoPE: transformers 5 writes rope_parameters, older versions rope_theta + rope_scaling. */
         json_t *rp = json_object_get(root, "rope_parameters");
         if (!json_is_object(rp)) rp = json_object_get(root, "rope_scaling");
@@ -847,10 +880,12 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
     } else {
         /* Qwen3: q/k norms (and never biases: export refuses both); Qwen2: q, k, v biases; with
          * experts, Qwen3-MoE (q/k norms) or Mixtral. */
+        const bool qwen = d.qk_norm || m->attention_bias || d.S, window = m->sliding_window > 0;
         const char *arch = d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
-                         : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias ? "Qwen2ForCausalLM" : "LlamaForCausalLM";
+                         : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias ? "Qwen2ForCausalLM"
+                         : window ? "MistralForCausalLM" : "LlamaForCausalLM";
         const char *type = d.E ? (d.S ? "qwen2_moe" : d.qk_norm ? "qwen3_moe" : "mixtral")
-                         : d.qk_norm ? "qwen3" : m->attention_bias ? "qwen2" : "llama";
+                         : d.qk_norm ? "qwen3" : m->attention_bias ? "qwen2" : window ? "mistral" : "llama";
         j = json_pack("{s:[s], s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:s, s:b, s:b, s:b, s:b, s:s, s:s}",
                       "architectures", arch, "model_type", type,
                       "hidden_size", m->width, "intermediate_size", d.F, "num_hidden_layers", m->layers,
@@ -884,9 +919,12 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                 json_object_set_new(j, "router_jitter_noise", json_real(0.0));
             }
         }
-        if (j && (m->attention_bias || d.qk_norm || d.S)) {
-            json_object_set_new(j, "use_sliding_window", json_false());
-            json_object_set_new(j, "sliding_window", json_null());
+        if (j && qwen) {                /* the window on every layer: from layer 0 on */
+            json_object_set_new(j, "use_sliding_window", json_boolean(window));
+            json_object_set_new(j, "sliding_window", window ? json_integer(m->sliding_window) : json_null());
+            if (window) json_object_set_new(j, "max_window_layers", json_integer(0));
+        } else if (j && window) {       /* Mistral, Mixtral */
+            json_object_set_new(j, "sliding_window", json_integer(m->sliding_window));
         }
     }
     if (j) {

@@ -63,6 +63,16 @@ def mistral_sw():
         sliding_window=4, tie_word_embeddings=False))
 
 
+def phi3():
+    # Phi-3 / Phi-4: a Llama whose q|k|v and gate|up are one tensor each (qkv_proj, gate_up_proj),
+    # here with Phi-3-mini-4k's kind of sliding window (6 keys of 16).
+    return tf.Phi3ForCausalLM(tf.Phi3Config(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=T,
+        original_max_position_embeddings=T, sliding_window=6, tie_word_embeddings=False,
+        pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
 def qwen2():
     return tf.Qwen2ForCausalLM(tf.Qwen2Config(
         vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
@@ -137,6 +147,7 @@ CASES = {
     "llama_rope31": (llama_rope31, {}),
     "mistral": (mistral, {}),
     "mistral_sw": (mistral_sw, {}),
+    "phi3": (phi3, {}),
     "qwen2_bias": (qwen2, {}),
     "qwen3": (qwen3, {}),
     "mixtral": (mixtral, {"score64": True}),

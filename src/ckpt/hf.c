@@ -33,7 +33,9 @@ enum { F_GPT = 1, F_LLAMA = 2, F_BLOCK = 4, F_QKVB = 8, F_UNTIED = 16, F_QKNORM 
        F_QWEN_MOE = 256,            /* experts named as Qwen3-MoE's and Qwen2-MoE's (q/k norms or a
                                      * shared expert) */
        F_EXPERT = 512,              /* one Hugging Face tensor per expert: "%d" twice (block, expert) */
-       F_SHARED = 1024 };           /* Qwen2-MoE's shared expert */
+       F_SHARED = 1024,             /* Qwen2-MoE's shared expert */
+       F_SPLIT = 2048,              /* q, k, v and gate, up in tensors of their own (all but Phi-3) */
+       F_PHI3 = 4096 };             /* Phi-3: qkv_proj and gate_up_proj, fused as accel's */
 
 typedef struct {
     const char *accel, *hf;         /* "%d" = block index */
@@ -62,9 +64,10 @@ static const map_t g_map[] = {
 
     { "wte", "model.embed_tokens.weight", P_ALL, false, F_LLAMA },
     { "h.%d.norm1.weight", "model.layers.%d.input_layernorm.weight", P_ALL, false, F_LLAMA | F_BLOCK },
-    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.q_proj.weight", P_Q, false, F_LLAMA | F_BLOCK },
-    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.k_proj.weight", P_K, false, F_LLAMA | F_BLOCK },
-    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.v_proj.weight", P_V, false, F_LLAMA | F_BLOCK },
+    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.q_proj.weight", P_Q, false, F_LLAMA | F_BLOCK | F_SPLIT },
+    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.k_proj.weight", P_K, false, F_LLAMA | F_BLOCK | F_SPLIT },
+    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.v_proj.weight", P_V, false, F_LLAMA | F_BLOCK | F_SPLIT },
+    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.qkv_proj.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_PHI3 },
     { "h.%d.attn.qkv.bias", "model.layers.%d.self_attn.q_proj.bias", P_Q, false, F_LLAMA | F_BLOCK | F_QKVB },
     { "h.%d.attn.qkv.bias", "model.layers.%d.self_attn.k_proj.bias", P_K, false, F_LLAMA | F_BLOCK | F_QKVB },
     { "h.%d.attn.qkv.bias", "model.layers.%d.self_attn.v_proj.bias", P_V, false, F_LLAMA | F_BLOCK | F_QKVB },
@@ -72,8 +75,9 @@ static const map_t g_map[] = {
     { "h.%d.attn.k_norm.weight", "model.layers.%d.self_attn.k_norm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_QKNORM },
     { "h.%d.attn.proj.weight", "model.layers.%d.self_attn.o_proj.weight", P_ALL, false, F_LLAMA | F_BLOCK },
     { "h.%d.norm2.weight", "model.layers.%d.post_attention_layernorm.weight", P_ALL, false, F_LLAMA | F_BLOCK },
-    { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.gate_proj.weight", P_GATE, false, F_LLAMA | F_BLOCK | F_DENSE },
-    { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.up_proj.weight", P_UP, false, F_LLAMA | F_BLOCK | F_DENSE },
+    { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.gate_proj.weight", P_GATE, false, F_LLAMA | F_BLOCK | F_DENSE | F_SPLIT },
+    { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.up_proj.weight", P_UP, false, F_LLAMA | F_BLOCK | F_DENSE | F_SPLIT },
+    { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.gate_up_proj.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_DENSE | F_PHI3 },
     { "h.%d.mlp.down.weight", "model.layers.%d.mlp.down_proj.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_DENSE },
     /* Experts: accel stacks them ([E 2F, C] and [E C, F]); the hub's files keep one tensor each. */
 #define MIXTRAL (F_LLAMA | F_BLOCK | F_MIXTRAL)
@@ -109,6 +113,7 @@ typedef struct {
     bool qkv_bias, tied, qk_norm;
     int E;                          /* experts per block (0: a dense MLP) */
     int S;                          /* the shared expert's width (0: none) */
+    bool phi3;                      /* Phi-3's fused names (import only: export writes Llama's) */
 } dims_t;
 
 /* model.ffn_width = 0 means this width in src/nn/decoder.c (which ckpt may not include). */
@@ -143,6 +148,8 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_MIXTRAL) && !(d->E && !d->qk_norm && !d->S)) return false;
     if ((e->flags & F_QWEN_MOE) && !(d->E && (d->qk_norm || d->S))) return false;
     if ((e->flags & F_SHARED) && !d->S) return false;
+    if ((e->flags & F_SPLIT) && d->phi3) return false;
+    if ((e->flags & F_PHI3) && !d->phi3) return false;
     return true;
 }
 
@@ -310,6 +317,7 @@ static const arch_info_t g_archs[] = {
     { "MixtralForCausalLM", "mixtral", true },
     { "Qwen3MoeForCausalLM", "qwen3_moe", true },
     { "Qwen2MoeForCausalLM", "qwen2_moe", true },
+    { "Phi3ForCausalLM", "phi3", true },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
@@ -345,7 +353,7 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
     return ACCEL_OK;
 }
 
-/* The sliding attention window into m->sliding_window. Mistral and Mixtral: every layer slides
+/* The sliding attention window into m->sliding_window. Mistral, Mixtral and Phi-3: every layer slides
  * when sliding_window is a number. The Qwen family: the layers layer_types calls
  * "sliding_attention", else with use_sliding_window those from max_window_layers on; accel's
  * window is every layer's, so some sliding and some not is refused. Llama has none. */
@@ -355,7 +363,7 @@ static accel_status_t translate_window(json_t *root, const char *path, const cha
     json_t *sw = json_object_get(root, "sliding_window");
     const long long w = json_is_integer(sw) ? (long long)json_integer_value(sw) : 0;
     m->sliding_window = 0;
-    if (!strcmp(arch, "MistralForCausalLM") || !strcmp(arch, "MixtralForCausalLM")) {
+    if (!strcmp(arch, "MistralForCausalLM") || !strcmp(arch, "MixtralForCausalLM") || !strcmp(arch, "Phi3ForCausalLM")) {
         if (w < 0 || w > (1 << 24)) REFUSE("%s: sliding_window = %lld: accel needs 1..16777216 (or null)", path, w);
         m->sliding_window = (int)w;
         return ACCEL_OK;
@@ -395,7 +403,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
     if (!ai)
         REFUSE("%s: architectures = %s (model_type %s) is not a model accel can run\n--> hint: accel imports "
                "GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
-               "MixtralForCausalLM, Qwen2MoeForCausalLM and Qwen3MoeForCausalLM", path,
+               "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM and Phi3ForCausalLM", path,
                arch ? arch : "(none)", mt ? mt : "(none)");
     *arch_out = ai->arch;
     accel_model_config_t *m = &cfg->model;
@@ -490,6 +498,10 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             REFUSE("%s: rope_scaling type = %s: accel computes RoPE without scaling or with llama3 scaling", path,
                    rtype);
         }
+        /* Phi-3-mini-class models turn only part of each head (rope_parameters or the top level) */
+        const double partial = jnum(root, "partial_rotary_factor", json_is_object(rp) ? jnum(rp, "partial_rotary_factor", 1.0) : 1.0);
+        if (partial != 1.0)
+            REFUSE("%s: partial_rotary_factor = %g: accel's RoPE turns every value of a head", path, partial);
         if (m->kv_heads == m->heads) m->kv_heads = 0;
     }
     if (m->layers < 1 || m->heads < 1 || m->width < 1 || m->context < 1 || m->vocab < 2 ||
@@ -691,6 +703,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     }
     if (st != ACCEL_OK) goto fail;
     dims_t d = dims_of(&hf->cfg.model);
+    d.phi3 = !strcmp(hf->arch, "Phi3ForCausalLM");
     hf->ne = entries_of(&d, &hf->e);
     hf->nt = accel_hf_accel_tensors(&hf->cfg.model, &hf->t);
     if (hf->ne < 0 || hf->nt < 0) { st = ACCEL_ERR_NOMEM; goto fail; }

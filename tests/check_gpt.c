@@ -81,6 +81,9 @@ static bool g_qwen3;
 static int g_moe;
 /* With g_window > 0 the Llama fixtures attend through a sliding window of that many keys. */
 static int g_window;
+/* g_olmo 1: OLMo 2's blocks (norms after attention and the MLP, q/k norms over the whole
+ * projections); 2: OLMoE's q/k norms alone (blocks as Llama's). */
+static int g_olmo;
 
 /* A Llama with every optional part on: grouped-query attention (NH heads, NH/2 kv heads), an untied
  * head, q/k/v biases, Llama-3.1 RoPE scaling with frequencies in all three bands, odd SwiGLU width. */
@@ -107,6 +110,11 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
         cfg.model.shared_expert_ffn = g_moe == 3 ? 6 : 0;
     }
     cfg.model.sliding_window = g_window;
+    if (g_olmo) {
+        cfg.model.qk_norm = true;
+        ck_assert_int_eq(accel_config_set(&cfg, "model.qk_norm_scope", "all", NULL, 0), ACCEL_OK);
+        if (g_olmo == 1) ck_assert_int_eq(accel_config_set(&cfg, "model.norm_position", "post", NULL, 0), ACCEL_OK);
+    }
     fixture_open_cfg(f, &cfg, B);
 }
 
@@ -326,6 +334,8 @@ START_TEST(test_gradcheck_llama)
     g_qwen3 = _i == 1 || _i == 3;
     g_moe = _i >= 2 && _i <= 4 ? _i - 1 : 0;    /* 4: Qwen2-MoE's shared expert */
     g_window = _i == 5 ? 3 : 0;                 /* 5: a sliding window (37 past the first block) */
+    g_olmo = _i == 6 ? 1 : _i == 7 ? 2 : 0;     /* 6: OLMo 2, 7: OLMoE's q/k norms with experts */
+    if (_i == 7) g_moe = 2;                     /* every expert for every token: no routing kinks */
     fd_h = 5e-3;
     fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
     big_init(&f);
@@ -368,6 +378,7 @@ START_TEST(test_gradcheck_llama)
     g_qwen3 = false;
     g_moe = 0;
     g_window = 0;
+    g_olmo = 0;
 }
 END_TEST
 
@@ -469,11 +480,11 @@ static void kv_case(bool llama, const char *precision, double tol)
             double d = fabs((double)a[v] - b[v]);
             if (d > worst) worst = d;
             ck_assert_msg(d <= tol * (1 + fabs(a[v])), "%s %s: %d tokens, logit %d: cached %g, "
-                          "whole window %g", g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, n, v, b[v], a[v]);
+                          "whole window %g", g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, n, v, b[v], a[v]);
         }
     }
     printf("kv cache %s %s: %d tokens, max |cached - whole window| %.2e\n",
-           g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, T, worst);
+           g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, T, worst);
     /* The cache holds T tokens now: claiming more, or no new token, is refused. */
     ck_assert_int_eq(ops->logits_cached(f.model.state, &f.model.layout, f.params, f.tokens, 5, 5,
                                         a, NULL), ACCEL_ERR_INVALID);
@@ -486,11 +497,12 @@ static void kv_case(bool llama, const char *precision, double tol)
 
 START_TEST(test_kv_cache)
 {
-    for (int llama = 0; llama < 6; llama++) {   /* 2: with Qwen3's attention, 3: experts, 4: shared,
-                                                 * 5: a sliding window */
+    for (int llama = 0; llama < 7; llama++) {   /* 2: with Qwen3's attention, 3: experts, 4: shared,
+                                                 * 5: a sliding window, 6: OLMo 2 */
         g_qwen3 = llama == 2;
         g_moe = llama == 3 ? 1 : llama == 4 ? 3 : 0;
         g_window = llama == 5 ? 7 : 0;
+        g_olmo = llama == 6;
         kv_case(llama, "fp32", 1e-5);
         kv_case(llama, "bf16", 2e-2);
         kv_case(llama, "fp16", 2e-3);
@@ -498,6 +510,7 @@ START_TEST(test_kv_cache)
     g_qwen3 = false;
     g_moe = 0;
     g_window = 0;
+    g_olmo = 0;
 }
 END_TEST
 
@@ -622,10 +635,11 @@ START_TEST(test_recompute_bitwise)
 {
     static const char *const modes[] = { "none", "mlp", "block" };
     const bool llama = _i / 2;                  /* _i / 2 == 2: with Qwen3's attention, 3: experts,
-                                                 * 4: with a shared expert */
+                                                 * 4: with a shared expert, 5: OLMo 2, 6: OLMoE */
     const char *precision = _i % 2 ? "bf16" : "fp32";
     g_qwen3 = _i / 2 == 2;
-    g_moe = _i / 2 == 3 ? 1 : _i / 2 == 4 ? 3 : 0;
+    g_moe = _i / 2 == 3 || _i / 2 == 6 ? 1 : _i / 2 == 4 ? 3 : 0;
+    g_olmo = _i / 2 == 5 ? 1 : _i / 2 == 6 ? 1 : 0;
     float *ref = NULL;
     double ref_loss = 0;
     size_t bytes[3];
@@ -663,6 +677,7 @@ START_TEST(test_recompute_bitwise)
     free(ref);
     g_qwen3 = false;
     g_moe = 0;
+    g_olmo = 0;
 }
 END_TEST
 
@@ -1217,13 +1232,13 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
-    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 6);
+    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 8);
     tcase_add_test(tc, test_sliding_window);
     tcase_add_test(tc, test_experts_aux);
     tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);
     tcase_add_loop_test(tc, test_loss_mask, 0, 2);
-    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 10);
+    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 14);
     tcase_add_test(tc, test_causality);
     tcase_add_loop_test(tc, test_documents, 0, 6);
     tcase_add_test(tc, test_precision);

@@ -33,6 +33,8 @@ typedef struct {
     int head_dim;                   /* model.head_dim: 0 = width / heads */
     bool qk_norm;                   /* model.qk_norm: RMSNorm on each q and k head (Qwen3) */
     int sliding_window;             /* model.sliding_window: keys a token attends to; 0 = all */
+    char qk_norm_scope[8];          /* model.qk_norm_scope: head | all (OLMo 2, OLMoE) */
+    char norm_position[8];          /* model.norm_position: pre | post (OLMo 2) */
     /* llama: mixture of experts (Mixtral, Qwen3-MoE) */
     int experts;                    /* model.experts: expert MLPs per block; 0 = one dense MLP */
     int experts_per_token;          /* model.experts_per_token: top-k experts each token uses */

@@ -46,6 +46,8 @@ typedef struct {                    /* the building blocks of one family */
     bool qkv_bias;                  /* biases on q, k, v (gpt; llama with attention_bias) */
     bool tied;                      /* LM head = wte */
     bool qk_norm;                   /* RMSNorm on each q and k head before RoPE (Qwen3) */
+    bool qk_all;                    /* ... over the whole q and k projections instead (OLMo 2) */
+    bool post_norm;                 /* norms after attention and the MLP, none before (OLMo 2) */
 } arch_t;
 
 typedef struct {                    /* tensor indices of one block; -1: absent in this family */
@@ -55,7 +57,9 @@ typedef struct {                    /* tensor indices of one block; -1: absent i
 } gpt_block_t;
 
 typedef struct {                    /* activations of one block, stored for the backward pass */
-    float *ln1, *ln1_mean, *ln1_rstd;
+    float *ln1, *ln1_mean, *ln1_rstd; /* post_norm: ln1 holds the attention's projected output,
+                                     * the norm's input (and ln2 the MLP's): the norm1 / norm2
+                                     * outputs are added to the residual, not kept */
     float *qkv;                     /* [BT, QKV]: q heads | k heads | v heads, head h at h*hs */
     float *qkn, *qkn_rstd;          /* qk_norm: [BT, QKN] the q|k heads before their norm, and
                                      * [BT, NH + KVH] each head's 1/rms */
@@ -85,6 +89,7 @@ typedef struct {
     double *aux_count, *aux_psum;   /* [E] this pass's routing statistics, every block */
     float *aux_grad;                /* [E] d(loss)/d(probs) of the load-balancing loss */
     float *dmoe;                    /* experts backward scratch (accel_moe_scratch_floats) */
+    float *dpost;                   /* [BT, C] post_norm: d(a sublayer's output before its norm) */
     arch_t arch;
     float eps;                      /* RMSNorm epsilon (LayerNorm: ACCEL_LN_EPS) */
     float *rope_cos, *rope_sin;     /* [T, hs/2] */
@@ -185,6 +190,8 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->head_dim != 0 && c->head_dim * c->heads != c->width) key = "model.head_dim";
     else if (c->qk_norm) key = "model.qk_norm";
     else if (c->sliding_window) key = "model.sliding_window";
+    else if (strcmp(c->qk_norm_scope, "head")) key = "model.qk_norm_scope";
+    else if (strcmp(c->norm_position, "pre")) key = "model.norm_position";
     else if (c->experts) key = "model.experts";
     else if (c->shared_expert_ffn) key = "model.shared_expert_ffn";
     if (!key) return ACCEL_OK;
@@ -283,6 +290,9 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
                                                    "are distinct)";
         else if (c->experts && !(c->router_aux_loss >= 0.0 && isfinite(c->router_aux_loss)))
             bad = "model.router_aux_loss", why = "must be a finite number >= 0";
+        else if (!strcmp(c->qk_norm_scope, "all") && !c->qk_norm)
+            bad = "model.qk_norm_scope", why = "=all needs model.qk_norm=true (it says what the q/k "
+                                               "norms cover)";
         else if (c->shared_expert_ffn && !c->experts)
             bad = "model.shared_expert_ffn", why = "needs model.experts (a shared expert sits beside "
                                                    "routed ones)";
@@ -329,7 +339,9 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
     m->aux_coef = E ? (float)c->router_aux_loss : 0.0f;
     m->arch = llama ? (arch_t){ .rms = true, .rope = true, .swiglu = true, .biases = false,
                                 .qkv_bias = c->attention_bias, .tied = c->tie_embeddings,
-                                .qk_norm = c->qk_norm }
+                                .qk_norm = c->qk_norm,
+                                .qk_all = c->qk_norm && !strcmp(c->qk_norm_scope, "all"),
+                                .post_norm = !strcmp(c->norm_position, "post") }
                     : (arch_t){ .rms = false, .rope = false, .swiglu = false, .biases = true,
                                 .qkv_bias = true, .tied = true };
     m->eps = llama ? (float)c->rms_eps : ACCEL_LN_EPS;
@@ -398,9 +410,9 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
         if (!ar->rms) { ADD(n1, "bias", 1, C, 0, nd, 0.0f, &b->ln1b); }
         ADD("attn.qkv", "weight", 2, m->QKV, C, 0, std, &b->qkvw);
         if (ar->qkv_bias) { ADD("attn.qkv", "bias", 1, m->QKV, 0, nd, 0.0f, &b->qkvb); }
-        if (ar->qk_norm) {
-            ADD("attn.q_norm", "weight", 1, m->hs, 0, nd, -1.0f, &b->qnw);
-            ADD("attn.k_norm", "weight", 1, m->hs, 0, nd, -1.0f, &b->knw);
+        if (ar->qk_norm) {              /* per head, or over the whole projections */
+            ADD("attn.q_norm", "weight", 1, ar->qk_all ? m->QW : m->hs, 0, nd, -1.0f, &b->qnw);
+            ADD("attn.k_norm", "weight", 1, ar->qk_all ? (int64_t)m->KVH * m->hs : m->hs, 0, nd, -1.0f, &b->knw);
         }
         ADD("attn.proj", "weight", 2, C, m->QW, 0, res_std, &b->projw);
         if (ar->biases) { ADD("attn.proj", "bias", 1, C, 0, nd, 0.0f, &b->projb); }
@@ -517,7 +529,8 @@ static size_t activation_floats(const gpt_t *m, size_t B)
            PIECE((size_t)m->QKN) +
            PIECE(BT * (size_t)m->FIN) + PIECE(m->arch.swiglu ? BT * (size_t)m->F : 0) +
            2 * PIECE(T * T) + 2 * PIECE((size_t)m->hs * T) + PIECE(2 * T * (size_t)m->hs) +
-           PIECE(m->moe.E ? accel_moe_scratch_floats(&m->moe, BT) : 0);
+           PIECE(m->moe.E ? accel_moe_scratch_floats(&m->moe, BT) : 0) +
+           PIECE(m->arch.post_norm ? BT * C : 0);
 }
 
 static size_t activation_bytes(const accel_config_t *cfg, bool llama, int micro_batch)
@@ -620,6 +633,7 @@ static accel_status_t reserve(gpt_t *m, int B)
     TAKE(m->dkv, 2 * T * (size_t)m->hs);
     TAKE(m->dqk, (size_t)m->QKN);
     TAKE(m->dmoe, m->moe.E ? accel_moe_scratch_floats(&m->moe, BT) : 0);
+    TAKE(m->dpost, m->arch.post_norm ? BT * C : 0);
 #undef TAKE
     m->capacity = B;
     return accel_gemm_cpu_reserve(&m->gemm, gemm_elements(m, BT));
@@ -988,6 +1002,11 @@ static void qk_norm_forward(const gpt_t *m, const qkv_view_t *x, gpt_acts_t *a, 
         float *pre = a->qkn + r * QKN, *rstd = a->qkn_rstd + r * (size_t)(m->NH + m->KVH);
         memcpy(pre, q, sizeof(float) * QW);
         memcpy(pre + QW, k, sizeof(float) * KW);
+        if (m->arch.qk_all) {       /* one norm over q, one over k */
+            accel_cpu_rmsnorm_forward(q, rstd, pre, qn, 1, (int)QW, m->eps);
+            accel_cpu_rmsnorm_forward(k, rstd + 1, pre + QW, kn, 1, (int)KW, m->eps);
+            continue;
+        }
         accel_cpu_rmsnorm_forward(q, rstd, pre, qn, (size_t)m->NH, m->hs, m->eps);
         accel_cpu_rmsnorm_forward(k, rstd + m->NH, pre + QW, kn, (size_t)m->KVH, m->hs, m->eps);
     }
@@ -1003,15 +1022,37 @@ static void qk_norm_backward(gpt_t *m, const gpt_acts_t *a, const float *qn, con
         float *d = m->d3c + r * QKV;        /* q heads, then k heads: QKN values */
         const float *pre = a->qkn + r * QKN, *rstd = a->qkn_rstd + r * (size_t)(m->NH + m->KVH);
         memset(m->dqk, 0, sizeof(float) * QKN);
-        accel_cpu_rmsnorm_backward(m->dqk, dqn, d, pre, rstd, qn, (size_t)m->NH, m->hs);
-        accel_cpu_rmsnorm_backward(m->dqk + QW, dkn, d + QW, pre + QW, rstd + m->NH, kn,
-                                   (size_t)m->KVH, m->hs);
+        if (m->arch.qk_all) {
+            accel_cpu_rmsnorm_backward(m->dqk, dqn, d, pre, rstd, qn, 1, (int)QW);
+            accel_cpu_rmsnorm_backward(m->dqk + QW, dkn, d + QW, pre + QW, rstd + 1, kn, 1, (int)(QKN - QW));
+        } else {
+            accel_cpu_rmsnorm_backward(m->dqk, dqn, d, pre, rstd, qn, (size_t)m->NH, m->hs);
+            accel_cpu_rmsnorm_backward(m->dqk + QW, dkn, d + QW, pre + QW, rstd + m->NH, kn,
+                                       (size_t)m->KVH, m->hs);
+        }
         memcpy(d, m->dqk, sizeof(float) * QKN);
     }
 }
 
+/* y += x over n floats: a residual joins its sublayer's output, or its gradient the one through
+ * the sublayer. */
+static void add_to(float *y, const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++) y[i] += x[i];
+}
+
+/* post_norm: y = res + norm(x) for R rows of x (the sublayer's output, kept for the backward
+ * pass) with the norm's weights w, its 1/rms into rstd. */
+static void post_norm_add(const gpt_t *m, float *y, float *rstd, const float *x, const float *w,
+                          const float *res, size_t R)
+{
+    accel_cpu_rmsnorm_forward(y, rstd, x, w, R, m->C, m->eps);
+    add_to(y, res, R * (size_t)m->C);
+}
+
 /* Block l's attention half for the rows from p0 (R = B T - p0): norm1, the q|k|v rows (rotated),
- * attention, and res2 = res + bias + the attention output projected. */
+ * attention, and res2 = res + bias + the attention output projected (post_norm: no norm1 before,
+ * res2 = res + norm1(the projected output)). */
 static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_t *layout,
                                       const float *params, int l, gpt_acts_t *a, const float *res,
                                       int B, int T, int p0)
@@ -1019,13 +1060,16 @@ static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel
     const int C = m->C, QKV = m->QKV;
     const size_t R = (size_t)B * T - (size_t)p0, o = (size_t)p0 * C;
     const gpt_block_t *k = &m->blk[l];
-    norm_forward(m, a->ln1 + o, a->ln1_mean + p0, a->ln1_rstd + p0, res + o, PARAM(k->ln1w),
-                 PARAM_OPT(k->ln1b), R);
+    const bool post = m->arch.post_norm;
+    if (!post)
+        norm_forward(m, a->ln1 + o, a->ln1_mean + p0, a->ln1_rstd + p0, res + o, PARAM(k->ln1w),
+                     PARAM_OPT(k->ln1b), R);
+    const float *in = post ? res + o : a->ln1 + o;  /* what q, k and v are made from */
     qkv_view_t x = qkv_rows(m, a->qkv);
     if (!fw->kv) {                                  /* one product: the q|k|v rows */
         float *qkv = a->qkv + (size_t)p0 * QKV;
         start_rows(qkv, PARAM_OPT(k->qkvb), NULL, R, QKV);
-        GEMM(false, true, (int)R, QKV, C, 1.0f, a->ln1 + o, C, PARAM(k->qkvw), C, 1.0f, qkv, QKV);
+        GEMM(false, true, (int)R, QKV, C, 1.0f, in, C, PARAM(k->qkvw), C, 1.0f, qkv, QKV);
     } else {                                        /* q rows to the scratch, k|v to the cache */
         const int QW = m->NH * m->hs, KVW = QKV - QW;
         const float *bias = PARAM_OPT(k->qkvb);
@@ -1033,13 +1077,19 @@ static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel
         float *q = x.q + (size_t)p0 * QW, *kv = x.kv + (size_t)p0 * KVW;
         start_rows(q, bias, NULL, R, QW);
         start_rows(kv, bias ? bias + QW : NULL, NULL, R, KVW);
-        GEMM(false, true, (int)R, QW, C, 1.0f, a->ln1 + o, C, PARAM(k->qkvw), C, 1.0f, q, QW);
-        GEMM(false, true, (int)R, KVW, C, 1.0f, a->ln1 + o, C, PARAM(k->qkvw) + (size_t)QW * C,
+        GEMM(false, true, (int)R, QW, C, 1.0f, in, C, PARAM(k->qkvw), C, 1.0f, q, QW);
+        GEMM(false, true, (int)R, KVW, C, 1.0f, in, C, PARAM(k->qkvw) + (size_t)QW * C,
              C, 1.0f, kv, KVW);
     }
     if (m->arch.qk_norm) qk_norm_forward(m, &x, a, PARAM(k->qnw), PARAM(k->knw), R, p0);
     if (m->arch.rope) rope(m, &x, R, T, p0, 0);
     ACCEL_CHECK(attention_forward(m, a, fw, &x, B, T, p0));
+    if (post) {                                     /* res2 = res + norm1(proj) */
+        GEMM(false, true, (int)R, C, m->QW, 1.0f, a->atty + (size_t)p0 * m->QW, m->QW, PARAM(k->projw),
+             m->QW, 0.0f, a->ln1 + o, C);
+        post_norm_add(m, a->res2 + o, a->ln1_rstd + p0, a->ln1 + o, PARAM(k->ln1w), res + o, R);
+        return ACCEL_OK;
+    }
     start_rows(a->res2 + o, PARAM_OPT(k->projb), res + o, R, C);      /* residual + bias + proj */
     GEMM(false, true, (int)R, C, m->QW, 1.0f, a->atty + (size_t)p0 * m->QW, m->QW, PARAM(k->projw),
          m->QW, 1.0f, a->res2 + o, C);
@@ -1074,27 +1124,39 @@ static accel_moe_weights_t moe_weights(const gpt_block_t *k, const accel_layout_
 
 /* Block l's MLP half for rows p0..BT-1: norm2, the first product and the hidden activation, and
  * with `output` res3 = res2 + bias + the second product (its backward pass needs no res3, so a
- * recompute skips that product; the experts' backward needs their outputs, so they always run). */
+ * recompute skips that product; the experts' backward needs their outputs, so they always run).
+ * post_norm: the MLP reads res2 itself, its output goes to ln2 (always: norm2's backward reads
+ * it), and res3 = res2 + norm2(that) (without `output`, into the dpost scratch). */
 static accel_status_t block_mlp(gpt_t *m, const accel_layout_t *layout, const float *params, int l,
                                 gpt_acts_t *a, size_t BT, int p0, bool output)
 {
     const int C = m->C, F = m->F, FIN = m->FIN;
     const size_t R = BT - (size_t)p0, o = (size_t)p0 * C;
     const gpt_block_t *k = &m->blk[l];
-    norm_forward(m, a->ln2 + o, a->ln2_mean + p0, a->ln2_rstd + p0, a->res2 + o, PARAM(k->ln2w),
-                 PARAM_OPT(k->ln2b), R);
+    const bool post = m->arch.post_norm;
+    if (!post)
+        norm_forward(m, a->ln2 + o, a->ln2_mean + p0, a->ln2_rstd + p0, a->res2 + o, PARAM(k->ln2w),
+                     PARAM_OPT(k->ln2b), R);
+    const float *in = post ? a->res2 + o : a->ln2 + o;
+    float *post_out = output ? a->res3 + o : m->dpost;
     if (m->moe.E) {
         accel_moe_acts_t ma = moe_acts(m, a, p0);
         accel_moe_weights_t w = moe_weights(k, layout, params);
-        float *y = output ? a->res3 + o : NULL;
-        ACCEL_CHECK(accel_moe_forward(&m->gemm, &m->moe, &w, &ma, a->ln2 + o, R, y));
-        for (size_t i = 0; y && i < R * (size_t)C; i++) y[i] += a->res2[o + i];    /* the residual */
+        float *y = post ? a->ln2 + o : output ? a->res3 + o : NULL;
+        ACCEL_CHECK(accel_moe_forward(&m->gemm, &m->moe, &w, &ma, in, R, y));
+        if (post) post_norm_add(m, post_out, a->ln2_rstd + p0, y, PARAM(k->ln2w), a->res2 + o, R);
+        else for (size_t i = 0; y && i < R * (size_t)C; i++) y[i] += a->res2[o + i];    /* the residual */
         return ACCEL_OK;
     }
     float *fch = a->fch + (size_t)p0 * FIN, *hid = a->fch_gelu + (size_t)p0 * F;
-    GEMM(false, true, (int)R, FIN, C, 1.0f, a->ln2 + o, C, PARAM(k->fcw), C, 0.0f, fch, FIN);
+    GEMM(false, true, (int)R, FIN, C, 1.0f, in, C, PARAM(k->fcw), C, 0.0f, fch, FIN);
     if (m->arch.swiglu) accel_cpu_swiglu_forward(hid, fch, R, F);
     else accel_cpu_bias_gelu_forward(fch, hid, PARAM(k->fcb), R, F);
+    if (post) {
+        GEMM(false, true, (int)R, C, F, 1.0f, hid, F, PARAM(k->fcpw), F, 0.0f, a->ln2 + o, C);
+        post_norm_add(m, post_out, a->ln2_rstd + p0, a->ln2 + o, PARAM(k->ln2w), a->res2 + o, R);
+        return ACCEL_OK;
+    }
     if (!output) return ACCEL_OK;
     start_rows(a->res3 + o, PARAM_OPT(k->fcpb), a->res2 + o, R, C);
     GEMM(false, true, (int)R, C, F, 1.0f, hid, F, PARAM(k->fcpw), F, 1.0f, a->res3 + o, C);
@@ -1194,10 +1256,20 @@ static accel_status_t head_loss(gpt_t *m, const accel_layout_t *layout, const fl
     return ACCEL_OK;
 }
 
-/* Backward of the MLP of block k: m->dres (d res3) into m->dc (d of its input ln2). */
+/* Backward of the MLP of block k: dout (d of its output) into m->dc (d of its input `in`: ln2, or
+ * with post_norm res2). */
+/* post_norm's norm backward: m->dres (d of y = res + norm(x)) into m->dpost = d(x), adding the
+ * weights' gradient to dw (x: the sublayer's output, kept by the forward pass). */
+static void post_norm_backward(gpt_t *m, const float *x, const float *rstd, const float *w, float *dw,
+                               size_t rows)
+{
+    memset(m->dpost, 0, sizeof(float) * rows * (size_t)m->C);
+    accel_cpu_rmsnorm_backward(m->dpost, dw, m->dres, x, rstd, w, rows, m->C);
+}
+
 static accel_status_t mlp_backward(gpt_t *m, const gpt_block_t *k, const gpt_acts_t *a,
                                    const accel_layout_t *layout, const float *params, float *grads,
-                                   const accel_batch_t *hb, int bt)
+                                   const accel_batch_t *hb, int bt, const float *dout, const float *in)
 {
     const int C = m->C, F = m->F, FIN = m->FIN;
     if (m->moe.E) {
@@ -1205,20 +1277,20 @@ static accel_status_t mlp_backward(gpt_t *m, const gpt_block_t *k, const gpt_act
         accel_moe_weights_t w = moe_weights(k, layout, params);
         accel_moe_grads_t dw = { GRAD(k->routerw), GRAD(k->fcw), GRAD(k->fcpw), GRAD_OPT(k->sgu),
                                  GRAD_OPT(k->sdown), GRAD_OPT(k->sgate) };
-        ACCEL_CHECK(accel_moe_backward(&m->gemm, &m->moe, &w, &ma, a->ln2, (size_t)bt, m->dres,
+        ACCEL_CHECK(accel_moe_backward(&m->gemm, &m->moe, &w, &ma, in, (size_t)bt, dout,
                                        m->aux_coef > 0 ? m->aux_grad : NULL, m->dc, &dw, m->dmoe));
         accel_batch_progress(hb);
         return ACCEL_OK;
     }
     float *dhid = m->arch.swiglu ? m->dff : m->d4c;     /* d(hidden) [BT, F] */
-    GEMM(false, false, bt, F, C, 1.0f, m->dres, C, PARAM(k->fcpw), F, 0.0f, dhid, F);
-    GEMM(true, false, C, F, bt, 1.0f, m->dres, C, a->fch_gelu, F, 1.0f, GRAD(k->fcpw), F);
+    GEMM(false, false, bt, F, C, 1.0f, dout, C, PARAM(k->fcpw), F, 0.0f, dhid, F);
+    GEMM(true, false, C, F, bt, 1.0f, dout, C, a->fch_gelu, F, 1.0f, GRAD(k->fcpw), F);
     accel_batch_progress(hb);
-    if (k->fcpb >= 0) accel_cpu_colsum_add(GRAD(k->fcpb), m->dres, (size_t)bt, C);
+    if (k->fcpb >= 0) accel_cpu_colsum_add(GRAD(k->fcpb), dout, (size_t)bt, C);
     if (m->arch.swiglu) accel_cpu_swiglu_backward(m->d4c, dhid, a->fch, (size_t)bt, F);
     else accel_cpu_gelu_backward(m->d4c, a->fch, GRAD(k->fcb), (size_t)bt, F);
     GEMM(false, false, bt, C, FIN, 1.0f, m->d4c, FIN, PARAM(k->fcw), C, 0.0f, m->dc, C);
-    GEMM(true, false, FIN, C, bt, 1.0f, m->d4c, FIN, a->ln2, C, 1.0f, GRAD(k->fcw), C);
+    GEMM(true, false, FIN, C, bt, 1.0f, m->d4c, FIN, in, C, 1.0f, GRAD(k->fcw), C);
     accel_batch_progress(hb);
     return ACCEL_OK;
 }
@@ -1266,14 +1338,24 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
         const float *res_in = l ? m->act[l - 1].res3 : m->x0;
         accel_batch_layer_fetch(hb, l + 1, 1);
         ACCEL_CHECK(recompute_block(m, layout, params, l, a, res_in, B, T));
-        /* MLP: res3 = res2 + mlp(norm2(res2)) */
-        ACCEL_CHECK(mlp_backward(m, k, a, layout, params, grads, hb, bt));
-        norm_backward(m, m->dres, GRAD(k->ln2w), GRAD_OPT(k->ln2b), m->dc, a->res2, a->ln2_mean,
-                      a->ln2_rstd, PARAM(k->ln2w), BT);
-        /* Attention: res2 = res_in + attn(rope(norm1(res_in) qkv^T + qkvb)) proj^T + projb */
-        GEMM(false, false, bt, m->QW, C, 1.0f, m->dres, C, PARAM(k->projw), m->QW, 0.0f, m->dc, m->QW);
-        GEMM(true, false, C, m->QW, bt, 1.0f, m->dres, C, a->atty, m->QW, 1.0f, GRAD(k->projw), m->QW);
-        if (k->projb >= 0) accel_cpu_colsum_add(GRAD(k->projb), m->dres, BT, C);
+        const bool post = m->arch.post_norm;
+        /* MLP: res3 = res2 + mlp(norm2(res2)); post_norm: res3 = res2 + norm2(mlp(res2)) */
+        if (post) {
+            post_norm_backward(m, a->ln2, a->ln2_rstd, PARAM(k->ln2w), GRAD(k->ln2w), BT);
+            ACCEL_CHECK(mlp_backward(m, k, a, layout, params, grads, hb, bt, m->dpost, a->res2));
+            add_to(m->dres, m->dc, BT * (size_t)C);
+        } else {
+            ACCEL_CHECK(mlp_backward(m, k, a, layout, params, grads, hb, bt, m->dres, a->ln2));
+            norm_backward(m, m->dres, GRAD(k->ln2w), GRAD_OPT(k->ln2b), m->dc, a->res2, a->ln2_mean,
+                          a->ln2_rstd, PARAM(k->ln2w), BT);
+        }
+        /* Attention: res2 = res_in + attn(rope(norm1(res_in) qkv^T + qkvb)) proj^T + projb
+         * (post_norm: res2 = res_in + norm1(attn(rope(res_in qkv^T)) proj^T)) */
+        if (post) post_norm_backward(m, a->ln1, a->ln1_rstd, PARAM(k->ln1w), GRAD(k->ln1w), BT);
+        const float *dproj = post ? m->dpost : m->dres;
+        GEMM(false, false, bt, m->QW, C, 1.0f, dproj, C, PARAM(k->projw), m->QW, 0.0f, m->dc, m->QW);
+        GEMM(true, false, C, m->QW, bt, 1.0f, dproj, C, a->atty, m->QW, 1.0f, GRAD(k->projw), m->QW);
+        if (k->projb >= 0) accel_cpu_colsum_add(GRAD(k->projb), dproj, BT, C);
         accel_batch_progress(hb);
         ACCEL_CHECK(attention_backward(m, a, B, T));
         if (m->arch.rope) {
@@ -1284,10 +1366,11 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
             qk_norm_backward(m, a, PARAM(k->qnw), PARAM(k->knw), GRAD(k->qnw), GRAD(k->knw), BT);
         accel_batch_progress(hb);
         GEMM(false, false, bt, C, QKV, 1.0f, m->d3c, QKV, PARAM(k->qkvw), C, 0.0f, m->dc, C);
-        GEMM(true, false, QKV, C, bt, 1.0f, m->d3c, QKV, a->ln1, C, 1.0f, GRAD(k->qkvw), C);
+        GEMM(true, false, QKV, C, bt, 1.0f, m->d3c, QKV, post ? res_in : a->ln1, C, 1.0f, GRAD(k->qkvw), C);
         if (k->qkvb >= 0) accel_cpu_colsum_add(GRAD(k->qkvb), m->d3c, BT, QKV);
-        norm_backward(m, m->dres, GRAD(k->ln1w), GRAD_OPT(k->ln1b), m->dc, res_in, a->ln1_mean,
-                      a->ln1_rstd, PARAM(k->ln1w), BT);
+        if (post) add_to(m->dres, m->dc, BT * (size_t)C);
+        else norm_backward(m, m->dres, GRAD(k->ln1w), GRAD_OPT(k->ln1b), m->dc, res_in, a->ln1_mean,
+                           a->ln1_rstd, PARAM(k->ln1w), BT);
         accel_batch_layer_release(hb, l + 1);
         accel_batch_layer_done(hb, l + 1);
     }

@@ -334,6 +334,10 @@ START_TEST(test_engine_without_gpu)
     ck_assert_msg(strstr(whynot, "model.sliding_window") != NULL, "%s", whynot);
     sw.model.sliding_window = sw.model.context;       /* as long as the context: none */
     ck_assert(accel_model_runs_on(&sw, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
+    accel_config_t olmo = ll;                         /* OLMo 2's blocks: the CPU's */
+    snprintf(olmo.model.norm_position, sizeof olmo.model.norm_position, "post");
+    ck_assert(!accel_model_runs_on(&olmo, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
+    ck_assert_msg(strstr(whynot, "model.norm_position=post") != NULL, "%s", whynot);
     ck_assert_int_ne(accel_model_create_on(&ll, ACCEL_DEVICE_CUDA, &m), ACCEL_OK);
     ck_assert_ptr_null(m.state);
     accel_model_destroy(&m);

@@ -38,6 +38,13 @@
  * The generator asserted that every token's routing is clear (the K-th largest router probability
  * exceeds the next by 1e-3 or more), so an fp32 router picks the experts the float64 one did.
  *
+ * OLMo cases: olmo2 (Olmo2ForCausalLM) has post-norm blocks, model.norm_position=post: h = x +
+ * norm1(attn(x)), out = h + norm2(mlp(h)), no norm before attention or MLP; its q/k norms act over
+ * the whole q and k projections (model.qk_norm_scope=all: weights H*hs and KV*hs wide, before
+ * RoPE). olmoe (OlmoeForCausalLM) is pre-norm with the same whole-projection q/k norms, a mixture
+ * of experts (top-k weights not renormalized) and the load-balancing loss. Both are compared the
+ * same way as the others.
+ *
  * The fixtures are found in $ACCEL_LLAMA_FIXTURES, else $top_srcdir/tests/fixtures/llama (make
  * check sets top_srcdir; tests/llama_unit.sh runs this program). */
 #include "build_config.h"
@@ -61,7 +68,7 @@
  * test_fixture_set, so a new case cannot be added and silently skipped. */
 static const char *const g_cases[] = { "llama_gqa",  "llama_mqa",    "llama_rope31", "qwen2_bias",
                                         "llama_mha",  "llama_packed", "qwen2_packed", "mixtral_moe",
-                                        "qwen3_moe",  "qwen2_moe" };
+                                        "qwen3_moe",  "qwen2_moe",    "olmo2",        "olmoe" };
 #define NCASES ((int)(sizeof g_cases / sizeof g_cases[0]))
 
 static void fixture_dir(char *dir, size_t len)

@@ -123,7 +123,8 @@ train_case 2 ddp "$FIX/qwen3_moe" "$FIX/qwen3_moe" qwen3_moe_dir_2_ddp
 train_case 2 zero3 qwen3_moe.h5 qwen3_moe.h5 qwen3_moe_imp_2_zero3
 train_case 2 zero2 "$FIX/qwen2_moe" "$FIX/qwen2_moe" qwen2_moe_dir_2_zero2
 train_case 2 ddp "$FIX/phi3" "$FIX/phi3" phi3_dir_2_ddp
-pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3; Qwen3-MoE and Qwen2-MoE too: Mixtral's fixture adds the load-balancing loss to training)"
+train_case 2 zero3 "$FIX/olmo2" "$FIX/olmo2" olmo2_dir_2_zero3
+pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3; Qwen3-MoE, Qwen2-MoE, Phi-3 and OLMo 2 too: Mixtral's fixture adds the load-balancing loss to training)"
 expect_fail "model.layers=3 contradicts train.init_from=$FIX/gpt2, which holds a model with model.layers=2" \
     "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=3 data.path=d.h5
 "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=2 data.path=d.h5 train.global_batch=4 train.steps=1 \
@@ -221,6 +222,8 @@ bad hd mistral && sed -i 's/"head_dim": 4/"head_dim": 8/' hd/config.json
 expect_fail "q_proj.weight has shape [16, 16], but config.json gives [32, 16]" "$CKPT" import hd -o x.h5
 bad hdodd mistral && sed -i 's/"head_dim": 4/"head_dim": 5/' hdodd/config.json
 expect_fail "head_dim = 5: accel needs an even head size" "$CKPT" import hdodd -o x.h5
+bad clip olmoe && sed -i 's/"clip_qkv": null/"clip_qkv": 8.0/' clip/config.json
+expect_fail "clip_qkv = 8" "$CKPT" import clip -o x.h5
 bad partial phi3 && sed -i 's/"partial_rotary_factor": 1.0/"partial_rotary_factor": 0.75/' partial/config.json
 expect_fail "partial_rotary_factor = 0.75" "$CKPT" import partial -o x.h5
 bad longrope phi3 && sed -i 's/"rope_type": "default"/"rope_type": "longrope"/' longrope/config.json

@@ -73,6 +73,24 @@ def phi3():
         pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def olmo2():
+    # OLMo 2: norms after attention and the MLP (none before), q/k norms over the whole projections.
+    return tf.Olmo2ForCausalLM(tf.Olmo2Config(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=T,
+        rope_theta=500000.0, rms_norm_eps=1e-6, tie_word_embeddings=False,
+        pad_token_id=0, bos_token_id=None, eos_token_id=1))
+
+
+def olmoe():
+    # OLMoE: Llama's blocks with OLMo's whole-projection q/k norms and 4 experts of 12, 2 per token.
+    return tf.OlmoeForCausalLM(tf.OlmoeConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=12, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=T,
+        num_experts=4, num_experts_per_tok=2, norm_topk_prob=False, rms_norm_eps=1e-5,
+        tie_word_embeddings=False, pad_token_id=0, bos_token_id=None, eos_token_id=1))
+
+
 def qwen2():
     return tf.Qwen2ForCausalLM(tf.Qwen2Config(
         vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
@@ -148,6 +166,8 @@ CASES = {
     "mistral": (mistral, {}),
     "mistral_sw": (mistral_sw, {}),
     "phi3": (phi3, {}),
+    "olmo2": (olmo2, {}),
+    "olmoe": (olmoe, {"score64": True}),
     "qwen2_bias": (qwen2, {}),
     "qwen3": (qwen3, {}),
     "mixtral": (mixtral, {"score64": True}),

@@ -17,10 +17,13 @@ to float64 and an fp32 implementation is compared with the truth, not with float
 show the replacements change nothing but the rounding, every case is also run through stock
 transformers; the largest logit and gradient differences between the two are printed and kept as
 attributes (stock_logits_max_abs_diff, stock_grads_max_rel_diff: about 1e-6 for both), and the
-float64 inverse frequencies must equal transformers' own to float32 precision.
+float64 inverse frequencies must equal transformers' own to float32 precision. (OLMo 2's and
+OLMoE's RMSNorms, Olmo2RMSNorm and OlmoeRMSNorm, also normalize in float32 -- Olmo2RMSNorm
+multiplies by the weight before casting back, OlmoeRMSNorm after, the same formula in float64 --
+and are replaced like Llama's; OLMo 2's rotary embedding returns cos and sin in float32.)
 
 Mixtures of experts (mixtral_moe: MixtralForCausalLM, qwen3_moe: Qwen3MoeForCausalLM, qwen2_moe:
-Qwen2MoeForCausalLM; accel's model.experts). Their routers take the softmax of the router logits in float32 and the
+Qwen2MoeForCausalLM, olmoe: OlmoeForCausalLM; accel's model.experts). Their routers take the softmax of the router logits in float32 and the
 load-balancing loss (load_balancing_loss_func) accumulates in float32: patch_float64 also replaces
 the router's forward and that function by float64 versions of the same formulas. The experts run
 transformers' eager loop (config._experts_implementation = "eager"). The routing is a discrete
@@ -30,10 +33,19 @@ cannot change the choice), and that stock transformers routes every token to the
 Qwen2-MoE adds a shared expert (accel's model.shared_expert_ffn): every token's block output is the
 routed experts' sum plus sigmoid(shared_expert_gate(x)) * shared_expert(x), a SwiGLU MLP of width
 shared_expert_intermediate_size; transformers computes it in the model's dtype (float64: nothing to
-patch). A case with router_aux_loss_coef (mixtral_moe, qwen2_moe: output_router_logits=True) adds the load-balancing loss
+patch). A case with router_aux_loss_coef (mixtral_moe, qwen2_moe, olmoe: output_router_logits=True) adds the load-balancing loss
 of all layers' router logits of the whole batch (no attention mask), and accel's loss is then
   sum over b of (mean over t of CE) + B * coef * aux
 -- B times transformers' loss (mean CE over the B T targets + coef * aux), which is cross-checked.
+
+OLMo (olmo2: Olmo2ForCausalLM, olmoe: OlmoeForCausalLM). Both have q/k RMSNorms over the WHOLE q
+projection output (H hs wide) and k projection output (KV hs wide), applied before RoPE (accel's
+model.qk_norm=true with model.qk_norm_scope=all; Qwen3's act on each head, hs wide). OLMo 2's blocks
+are post-norm (accel's model.norm_position=post):
+  h = x + post_attention_layernorm(self_attn(x)),  out = h + post_feedforward_layernorm(mlp(h))
+with no norm before attention or MLP (the final norm stays). OLMoE is pre-norm like Llama, with
+a router whose forward is Qwen3-MoE's (top-k weights not renormalized here) and transformers'
+load_balancing_loss_func, both patched like the other mixtures'.
 
 HDF5 layout of a fixture (what check_llama.c reads):
   attribute config      "key=value key=value ...": accel configuration keys, applied in order
@@ -66,13 +78,16 @@ width / heads):
   h.L.attn.qkv.bias        [(H+2KV)hs]     cat of the three biases (attention_bias only)
   h.L.attn.q_norm.weight   [hs]            self_attn.q_norm.weight (qk_norm: Qwen3)
   h.L.attn.k_norm.weight   [hs]            self_attn.k_norm.weight (qk_norm: Qwen3)
+                           [H hs], [KV hs] the same, over the whole projections (OLMo 2, OLMoE)
   h.L.attn.proj.weight     [C, H hs]       o_proj.weight
   h.L.norm2.weight         [C]             post_attention_layernorm.weight
   h.L.mlp.gate_up.weight   [2F, C]         cat(gate_proj, up_proj weights) along rows
   h.L.mlp.down.weight      [C, F]          down_proj.weight
   normf.weight             [C]             model.norm.weight
   lm_head.weight           [V, C]          lm_head.weight (untied models only)
-With E experts of width F (Mixtral's intermediate_size, Qwen3-MoE's moe_intermediate_size) the two
+In OLMo 2's post-norm blocks norm1 is post_attention_layernorm (it normalizes the attention's
+output) and norm2 is post_feedforward_layernorm (the MLP's output).
+With E experts of width F (Mixtral's and OLMoE's intermediate_size, Qwen3-MoE's moe_intermediate_size) the two
 MLP tensors are replaced by
   h.L.mlp.router.weight           [E, C]      mlp.gate.weight (Mixtral's block_sparse_moe.gate)
   h.L.mlp.experts.gate_up.weight  [E 2F, C]   mlp.experts.gate_up_proj [E, 2F, C] (the same bytes):
@@ -102,10 +117,13 @@ import torch
 import torch.nn.functional as F
 import transformers
 from transformers import (DataCollatorWithFlattening, LlamaConfig, LlamaForCausalLM, MixtralConfig,
-                          MixtralForCausalLM, Qwen2Config, Qwen2ForCausalLM, Qwen2MoeConfig, Qwen2MoeForCausalLM,
+                          MixtralForCausalLM, Olmo2Config, Olmo2ForCausalLM, OlmoeConfig, OlmoeForCausalLM,
+                          Qwen2Config, Qwen2ForCausalLM, Qwen2MoeConfig, Qwen2MoeForCausalLM,
                           Qwen3MoeConfig, Qwen3MoeForCausalLM)
 from transformers.models.llama import modeling_llama
 from transformers.models.mixtral import modeling_mixtral
+from transformers.models.olmo2 import modeling_olmo2
+from transformers.models.olmoe import modeling_olmoe
 from transformers.models.qwen2 import modeling_qwen2
 from transformers.models.qwen2_moe import modeling_qwen2_moe
 from transformers.models.qwen3_moe import modeling_qwen3_moe
@@ -118,7 +136,8 @@ PACK = dict(shuffle=True, compression="gzip", compression_opts=9)
 # The cases. Sizes are tiny (the fixtures are committed); every feature accel's Llama has gets
 # one case where it matters: grouped-query, multi-query and plain multi-head attention, tied and
 # untied embeddings, Llama-3.1 RoPE scaling, Qwen2's q/k/v biases, a SwiGLU width that is no
-# multiple of 64, odd vocabularies and contexts, four RoPE bases and two RMSNorm epsilons.
+# multiple of 64, odd vocabularies and contexts, four RoPE bases and two RMSNorm epsilons, post-norm
+# blocks and q/k norms over whole projections (OLMo 2, OLMoE).
 CASES = [
     dict(name="llama_gqa", arch="llama", layers=2, heads=4, kv_heads=2, width=32, ffn=32,
          context=12, vocab=61, tied=False, theta=10000.0, eps=1e-6, bias=False, seed=101),
@@ -166,6 +185,16 @@ CASES = [
     dict(name="qwen2_moe", arch="qwen2_moe", layers=2, heads=4, kv_heads=2, width=32, ffn=12,
          experts=4, topk=2, norm_topk=False, aux=0.05, shared_ffn=20,
          context=12, vocab=67, tied=False, theta=1000000.0, eps=1e-6, bias=True, seed=1031),
+    # OLMo 2: post-norm blocks (accel's model.norm_position=post: h = x + norm1(attn(x)), out = h +
+    # norm2(mlp(h)), no norm before attention or MLP) and q/k norms over the whole q and k
+    # projections (model.qk_norm_scope=all: RMSNorms H hs and KV hs wide, before RoPE).
+    dict(name="olmo2", arch="olmo2", layers=2, heads=4, kv_heads=2, width=32, ffn=40,
+         context=14, vocab=59, tied=False, theta=500000.0, eps=1e-6, bias=False, seed=1141),
+    # OLMoE: pre-norm, the q/k norms of OLMo 2 (whole projections), E experts, top-k weights not
+    # renormalized, every layer sparse, and the load-balancing loss.
+    dict(name="olmoe", arch="olmoe", layers=2, heads=4, kv_heads=2, width=32, ffn=12,
+         experts=4, topk=2, norm_topk=False, aux=0.05,
+         context=12, vocab=73, tied=False, theta=10000.0, eps=1e-5, bias=False, seed=1251),
 ]
 
 # Weight scales: large enough that every gradient is far above float32 noise and the attention
@@ -176,6 +205,19 @@ NORM_STD = 0.1          # norm gains: 1 + N(0, 0.1^2)
 BIAS_STD = 0.1          # q, k, v biases
                         # (a router and the experts' stacked matrices are projection matrices too)
 ROUTER_GAP = 1e-3       # least gap between the K-th and (K+1)-th router probability of any token
+
+
+def qk_norm_scope(case):
+    """Where a case's q/k RMSNorms act: "head" (Qwen3: over each head, a weight of hs), "all" (OLMo 2,
+    OLMoE: over the whole q projection, H hs wide, and the whole k projection, KV hs wide), or
+    None (no q/k norms)."""
+    return {"qwen3_moe": "head", "olmo2": "all", "olmoe": "all"}.get(case["arch"])
+
+
+def post_norm(case):
+    """Whether a case's blocks normalize the outputs of attention and MLP (OLMo 2) rather than
+    their inputs."""
+    return case["arch"] == "olmo2"
 
 
 def fmt(x):
@@ -217,8 +259,12 @@ def accel_config(case):
         kv.append(("model.rope_scaling", "none"))
     if "head_dim" in c:
         kv.append(("model.head_dim", c["head_dim"]))
-    if c["arch"] == "qwen3_moe":
+    if post_norm(c):
+        kv.append(("model.norm_position", "post"))
+    if qk_norm_scope(c) == "head":
         kv.append(("model.qk_norm", True))
+    elif qk_norm_scope(c) == "all":
+        kv += [("model.qk_norm", True), ("model.qk_norm_scope", "all")]
     if "experts" in c:
         kv += [
             ("model.experts", c["experts"]),
@@ -243,7 +289,8 @@ def hf_model(case):
               rms_norm_eps=c["eps"], tie_word_embeddings=c["tied"], hidden_act="silu",
               attention_dropout=0.0, pad_token_id=None, bos_token_id=None, eos_token_id=None)
     config_cls = {"llama": LlamaConfig, "qwen2": Qwen2Config, "mixtral": MixtralConfig,
-                  "qwen3_moe": Qwen3MoeConfig, "qwen2_moe": Qwen2MoeConfig}[c["arch"]]
+                  "qwen3_moe": Qwen3MoeConfig, "qwen2_moe": Qwen2MoeConfig, "olmo2": Olmo2Config,
+                  "olmoe": OlmoeConfig}[c["arch"]]
     if hasattr(config_cls(), "rope_parameters"):    # transformers 5
         kw["rope_parameters"] = rope
     else:                                           # transformers 4.x
@@ -275,6 +322,20 @@ def hf_model(case):
                   router_aux_loss_coef=c["aux"])
         cfg = Qwen2MoeConfig(**kw)
         cls = Qwen2MoeForCausalLM
+    elif c["arch"] == "olmo2":
+        assert not c["bias"] and "head_dim" not in c and "experts" not in c, "OLMo 2: no biases, head_dim = width / heads"
+        kw.update(attention_bias=False)
+        cfg = Olmo2Config(**kw)
+        cls = Olmo2ForCausalLM
+    elif c["arch"] == "olmoe":
+        # OlmoeAttention sizes q_norm by hidden_size and k_norm by (hidden_size / heads) KV: the whole
+        # projections only when head_dim = width / heads.
+        assert not c["bias"] and "head_dim" not in c, "OLMoE: no biases, head_dim = width / heads"
+        # intermediate_size is the width of every expert (every layer is sparse).
+        kw.update(attention_bias=False, clip_qkv=None, num_experts=c["experts"], num_experts_per_tok=c["topk"],
+                  norm_topk_prob=c["norm_topk"], output_router_logits=c["aux"] > 0, router_aux_loss_coef=c["aux"])
+        cfg = OlmoeConfig(**kw)
+        cls = OlmoeForCausalLM
     else:
         assert c["arch"] == "qwen3_moe" and not c["bias"]
         kw.update(use_sliding_window=False, sliding_window=None, head_dim=c.get("head_dim"),
@@ -296,6 +357,8 @@ def hf_model(case):
     assert tied == c["tied"], f"tie_word_embeddings={c['tied']} but lm_head is embed_tokens: {tied}"
     if c["arch"] == "qwen2_moe":    # Qwen2MoeConfig writes 0 for no window (use_sliding_window=False)
         assert model.config.sliding_window == 0 and set(model.config.layer_types) == {"full_attention"}
+    elif c["arch"] in ("olmo2", "olmoe"):    # no sliding window in their configurations
+        assert getattr(model.config, "sliding_window", None) is None and getattr(model.config, "clip_qkv", None) is None
     elif c["arch"] != "llama":
         assert model.config.sliding_window is None
     if c["arch"] != "llama":
@@ -308,7 +371,15 @@ def hf_model(case):
             and (a.v_proj.bias is not None) == has_bias
         assert a.o_proj.bias is None, "accel's attention output projection has no bias"
         assert a.head_dim == hs and a.o_proj.weight.shape == (c["width"], c["heads"] * hs)
-        assert hasattr(a, "q_norm") == (c["arch"] == "qwen3_moe") and hasattr(a, "k_norm") == hasattr(a, "q_norm")
+        scope = qk_norm_scope(c)
+        assert hasattr(a, "q_norm") == (scope is not None) and hasattr(a, "k_norm") == hasattr(a, "q_norm")
+        if scope is not None:
+            qn, kn = (hs, hs) if scope == "head" else (c["heads"] * hs, c["kv_heads"] * hs)
+            assert a.q_norm.weight.shape == (qn,) and a.k_norm.weight.shape == (kn,), \
+                (a.q_norm.weight.shape, a.k_norm.weight.shape)
+        # OLMo 2's blocks have no input_layernorm; the others no post_feedforward_layernorm.
+        assert hasattr(layer, "input_layernorm") != post_norm(c)
+        assert hasattr(layer, "post_feedforward_layernorm") == post_norm(c)
         if "experts" in c:
             E, F_, C = c["experts"], c["ffn"], c["width"]
             mlp = layer.mlp
@@ -443,9 +514,9 @@ def qwen3_moe_router_forward64(self, hidden_states):
     return router_logits, router_top_value, router_indices
 
 
-# Qwen2MoeTopKRouter.forward is the same code as Qwen3MoeTopKRouter.forward.
+# Qwen2MoeTopKRouter.forward and OlmoeTopKRouter.forward are the same code as Qwen3MoeTopKRouter.forward.
 ROUTER_FORWARD64 = {"MixtralTopKRouter": mixtral_router_forward64, "Qwen3MoeTopKRouter": qwen3_moe_router_forward64,
-                    "Qwen2MoeTopKRouter": qwen3_moe_router_forward64}
+                    "Qwen2MoeTopKRouter": qwen3_moe_router_forward64, "OlmoeTopKRouter": qwen3_moe_router_forward64}
 
 
 def load_balancing_loss_func64(gate_logits, num_experts=None, top_k=2, attention_mask=None):
@@ -480,6 +551,8 @@ class patch_float64:
 
     def __enter__(self):
         norm_cls = type(self.model.model.norm)
+        # Every RMSNorm of the model (block norms, q/k norms, the final one) is of that class.
+        assert all(type(m) is norm_cls for m in self.model.modules() if type(m).__name__.endswith("RMSNorm"))
         mod = sys.modules[type(self.model.model.layers[0].self_attn).__module__]
         self.saved = (norm_cls, norm_cls.forward, mod, mod.eager_attention_forward)
         norm_cls.forward = rmsnorm_forward64
@@ -491,7 +564,8 @@ class patch_float64:
         gate = getattr(self.model.model.layers[0].mlp, "gate", None)
         if gate is not None and not isinstance(gate, torch.nn.Linear):    # a router: a mixture of experts
             router_cls = type(gate)
-            assert mod in (modeling_mixtral, modeling_qwen3_moe, modeling_qwen2_moe) and router_cls.__module__ == mod.__name__
+            assert mod in (modeling_mixtral, modeling_qwen3_moe, modeling_qwen2_moe, modeling_olmoe) \
+                and router_cls.__module__ == mod.__name__
             assert all(type(layer.mlp.gate) is router_cls for layer in self.model.model.layers)
             self.moe = (router_cls, router_cls.forward, mod.load_balancing_loss_func)
             router_cls.forward = ROUTER_FORWARD64[router_cls.__name__]
@@ -677,15 +751,18 @@ def accel_tensors(model, case, value):
     out = {"wte": value(m.embed_tokens.weight)}
     for l, layer in enumerate(m.layers):
         a, mlp = layer.self_attn, layer.mlp
-        out[f"h.{l}.norm1.weight"] = value(layer.input_layernorm.weight)
+        # Post-norm (OLMo 2): norm1 normalizes the attention's output, norm2 the MLP's.
+        out[f"h.{l}.norm1.weight"] = value(layer.post_attention_layernorm.weight if post_norm(case)
+                                           else layer.input_layernorm.weight)
         out[f"h.{l}.attn.qkv.weight"] = cat(a.q_proj.weight, a.k_proj.weight, a.v_proj.weight)
         if case["bias"]:
             out[f"h.{l}.attn.qkv.bias"] = cat(a.q_proj.bias, a.k_proj.bias, a.v_proj.bias)
-        if case["arch"] == "qwen3_moe":
+        if qk_norm_scope(case):
             out[f"h.{l}.attn.q_norm.weight"] = value(a.q_norm.weight)
             out[f"h.{l}.attn.k_norm.weight"] = value(a.k_norm.weight)
         out[f"h.{l}.attn.proj.weight"] = value(a.o_proj.weight)
-        out[f"h.{l}.norm2.weight"] = value(layer.post_attention_layernorm.weight)
+        out[f"h.{l}.norm2.weight"] = value(layer.post_feedforward_layernorm.weight if post_norm(case)
+                                           else layer.post_attention_layernorm.weight)
         if "experts" in case:
             # transformers' [E, 2F, C] (gate rows, then up rows, of each expert) and [E, C, F],
             # stacked along the rows: the same bytes.
@@ -719,9 +796,12 @@ def expected_shapes(case):
         s[f"h.{l}.attn.qkv.weight"] = (qkv, C)
         if case["bias"]:
             s[f"h.{l}.attn.qkv.bias"] = (qkv,)
-        if case["arch"] == "qwen3_moe":
+        if qk_norm_scope(case) == "head":
             s[f"h.{l}.attn.q_norm.weight"] = (hs,)
             s[f"h.{l}.attn.k_norm.weight"] = (hs,)
+        elif qk_norm_scope(case) == "all":
+            s[f"h.{l}.attn.q_norm.weight"] = (case["heads"] * hs,)
+            s[f"h.{l}.attn.k_norm.weight"] = (case["kv_heads"] * hs,)
         s[f"h.{l}.attn.proj.weight"] = (C, case["heads"] * hs)
         s[f"h.{l}.norm2.weight"] = (C,)
         if "experts" in case:

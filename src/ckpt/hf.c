@@ -35,7 +35,9 @@ enum { F_GPT = 1, F_LLAMA = 2, F_BLOCK = 4, F_QKVB = 8, F_UNTIED = 16, F_QKNORM 
        F_EXPERT = 512,              /* one Hugging Face tensor per expert: "%d" twice (block, expert) */
        F_SHARED = 1024,             /* Qwen2-MoE's shared expert */
        F_SPLIT = 2048,              /* q, k, v and gate, up in tensors of their own (all but Phi-3) */
-       F_PHI3 = 4096 };             /* Phi-3: qkv_proj and gate_up_proj, fused as accel's */
+       F_PHI3 = 4096,               /* Phi-3: qkv_proj and gate_up_proj, fused as accel's */
+       F_PRE = 8192,                /* norms before attention and the MLP (all but OLMo 2) */
+       F_POST = 16384 };            /* OLMo 2's norms after them */
 
 typedef struct {
     const char *accel, *hf;         /* "%d" = block index */
@@ -63,7 +65,8 @@ static const map_t g_map[] = {
     { "lnf.bias", "transformer.ln_f.bias", P_ALL, false, F_GPT },
 
     { "wte", "model.embed_tokens.weight", P_ALL, false, F_LLAMA },
-    { "h.%d.norm1.weight", "model.layers.%d.input_layernorm.weight", P_ALL, false, F_LLAMA | F_BLOCK },
+    { "h.%d.norm1.weight", "model.layers.%d.input_layernorm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_PRE },
+    { "h.%d.norm1.weight", "model.layers.%d.post_attention_layernorm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_POST },
     { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.q_proj.weight", P_Q, false, F_LLAMA | F_BLOCK | F_SPLIT },
     { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.k_proj.weight", P_K, false, F_LLAMA | F_BLOCK | F_SPLIT },
     { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.v_proj.weight", P_V, false, F_LLAMA | F_BLOCK | F_SPLIT },
@@ -74,7 +77,8 @@ static const map_t g_map[] = {
     { "h.%d.attn.q_norm.weight", "model.layers.%d.self_attn.q_norm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_QKNORM },
     { "h.%d.attn.k_norm.weight", "model.layers.%d.self_attn.k_norm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_QKNORM },
     { "h.%d.attn.proj.weight", "model.layers.%d.self_attn.o_proj.weight", P_ALL, false, F_LLAMA | F_BLOCK },
-    { "h.%d.norm2.weight", "model.layers.%d.post_attention_layernorm.weight", P_ALL, false, F_LLAMA | F_BLOCK },
+    { "h.%d.norm2.weight", "model.layers.%d.post_attention_layernorm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_PRE },
+    { "h.%d.norm2.weight", "model.layers.%d.post_feedforward_layernorm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_POST },
     { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.gate_proj.weight", P_GATE, false, F_LLAMA | F_BLOCK | F_DENSE | F_SPLIT },
     { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.up_proj.weight", P_UP, false, F_LLAMA | F_BLOCK | F_DENSE | F_SPLIT },
     { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.gate_up_proj.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_DENSE | F_PHI3 },
@@ -114,6 +118,7 @@ typedef struct {
     int E;                          /* experts per block (0: a dense MLP) */
     int S;                          /* the shared expert's width (0: none) */
     bool phi3;                      /* Phi-3's fused names (import only: export writes Llama's) */
+    bool qk_all, post;              /* q/k norms over whole projections; norms after sublayers */
 } dims_t;
 
 /* model.ffn_width = 0 means this width in src/nn/decoder.c (which ckpt may not include). */
@@ -135,6 +140,8 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.tied = d.llama ? m->tie_embeddings : true;
     d.E = d.llama ? m->experts : 0;
     d.S = d.E ? m->shared_expert_ffn : 0;
+    d.qk_all = d.qk_norm && !strcmp(m->qk_norm_scope, "all");
+    d.post = d.llama && !strcmp(m->norm_position, "post");
     return d;
 }
 
@@ -150,6 +157,8 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_SHARED) && !d->S) return false;
     if ((e->flags & F_SPLIT) && d->phi3) return false;
     if ((e->flags & F_PHI3) && !d->phi3) return false;
+    if ((e->flags & F_PRE) && d->post) return false;
+    if ((e->flags & F_POST) && !d->post) return false;
     return true;
 }
 
@@ -173,7 +182,10 @@ static void accel_shape(const dims_t *d, const char *pattern, int *ndim, uint64_
     else if (!strcmp(p, "mlp.shared.down.weight")) cols = (uint64_t)d->S;
     else if (!strcmp(p, "mlp.shared_gate.weight")) rows = 1;
     else if (!strcmp(p, "attn.proj.weight")) cols = (uint64_t)d->NH * d->hs;
-    else if (strstr(p, "_norm.")) rows = (uint64_t)d->hs;      /* Qwen3's per-head q/k norms */
+    else if (strstr(p, "_norm.")) {     /* Qwen3's per-head q/k norms, or OLMo's whole ones */
+        rows = (uint64_t)d->hs;
+        if (d->qk_all) rows *= (uint64_t)(!strncmp(p, "attn.q_norm", 11) ? d->NH : d->KVH);
+    }
     /* Vectors: biases and norm gains. */
     const bool vec = bias || !strncmp(p, "ln", 2) || !strncmp(p, "norm", 4) || strstr(p, "_norm.");
     *ndim = vec ? 1 : 2;
@@ -318,6 +330,8 @@ static const arch_info_t g_archs[] = {
     { "Qwen3MoeForCausalLM", "qwen3_moe", true },
     { "Qwen2MoeForCausalLM", "qwen2_moe", true },
     { "Phi3ForCausalLM", "phi3", true },
+    { "Olmo2ForCausalLM", "olmo2", true },
+    { "OlmoeForCausalLM", "olmoe", true },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
@@ -330,14 +344,15 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
                                         char *err, size_t errlen)
 {
     const bool qwen3_moe = !strcmp(arch, "Qwen3MoeForCausalLM"), qwen_moe = qwen3_moe || !strcmp(arch, "Qwen2MoeForCausalLM");
+    const bool olmoe = !strcmp(arch, "OlmoeForCausalLM");
     /* transformers' defaults where a key is missing */
-    m->experts = (int)jint(root, qwen_moe && json_object_get(root, "num_experts") ? "num_experts" : "num_local_experts",
-                           qwen3_moe ? 128 : qwen_moe ? 60 : 8);
-    m->experts_per_token = (int)jint(root, "num_experts_per_tok", qwen3_moe ? 8 : qwen_moe ? 4 : 2);
+    m->experts = (int)jint(root, (qwen_moe || olmoe) && json_object_get(root, "num_experts") ? "num_experts" : "num_local_experts",
+                           qwen3_moe ? 128 : qwen_moe ? 60 : olmoe ? 64 : 8);
+    m->experts_per_token = (int)jint(root, "num_experts_per_tok", qwen3_moe || olmoe ? 8 : qwen_moe ? 4 : 2);
     if (m->experts < 1 || m->experts > 4096 || m->experts_per_token < 1 || m->experts_per_token > m->experts)
         REFUSE("%s: %d experts with num_experts_per_tok = %d: accel needs 1..4096 experts and 1..experts per "
                "token", path, m->experts, m->experts_per_token);
-    m->router_norm_topk = qwen_moe ? jbool(root, "norm_topk_prob", false) : true;
+    m->router_norm_topk = qwen_moe || olmoe ? jbool(root, "norm_topk_prob", false) : true;
     if (qwen_moe) {
         m->ffn_width = (int)jint(root, "moe_intermediate_size", qwen3_moe ? 768 : 1408);
         json_t *dense = json_object_get(root, "mlp_only_layers");
@@ -349,7 +364,8 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
     if (jnum(root, "router_jitter_noise", 0.0) != 0.0)
         REFUSE("%s: router_jitter_noise = %g: accel's router takes the hidden states as they are", path,
                jnum(root, "router_jitter_noise", 0.0));
-    m->router_aux_loss = jbool(root, "output_router_logits", false) ? jnum(root, "router_aux_loss_coef", 0.001) : 0.0;
+    m->router_aux_loss = jbool(root, "output_router_logits", false)
+                         ? jnum(root, "router_aux_loss_coef", olmoe ? 0.01 : 0.001) : 0.0;
     return ACCEL_OK;
 }
 
@@ -403,7 +419,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
     if (!ai)
         REFUSE("%s: architectures = %s (model_type %s) is not a model accel can run\n--> hint: accel imports "
                "GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
-               "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM and Phi3ForCausalLM", path,
+               "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, Phi3ForCausalLM, Olmo2ForCausalLM and "
+               "OlmoeForCausalLM", path,
                arch ? arch : "(none)", mt ? mt : "(none)");
     *arch_out = ai->arch;
     accel_model_config_t *m = &cfg->model;
@@ -457,6 +474,19 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool qwen3 = !strcmp(ai->arch, "Qwen3ForCausalLM") || qwen3_moe;
         m->qk_norm = qwen3;
         if (qwen3_moe || qwen2_moe || !strcmp(ai->arch, "MixtralForCausalLM")) {
+            accel_status_t st = translate_experts(root, path, ai->arch, m, err, errlen);
+            if (st != ACCEL_OK) return st;
+        }
+        const bool olmo2 = !strcmp(ai->arch, "Olmo2ForCausalLM"), olmoe = !strcmp(ai->arch, "OlmoeForCausalLM");
+        if (olmo2 || olmoe) {           /* q/k norms over the whole projections; OLMo 2's after-norms */
+            m->qk_norm = true;
+            snprintf(m->qk_norm_scope, sizeof m->qk_norm_scope, "all");
+            if (olmo2) snprintf(m->norm_position, sizeof m->norm_position, "post");
+            json_t *clip = json_object_get(root, "clip_qkv");
+            if (clip && !json_is_null(clip))
+                REFUSE("%s: clip_qkv = %g: accel does not clamp q, k and v", path, json_number_value(clip));
+        }
+        if (olmoe) {
             accel_status_t st = translate_experts(root, path, ai->arch, m, err, errlen);
             if (st != ACCEL_OK) return st;
         }
@@ -893,11 +923,14 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
     } else {
         /* Qwen3: q/k norms (and never biases: export refuses both); Qwen2: q, k, v biases; with
          * experts, Qwen3-MoE (q/k norms) or Mixtral. */
-        const bool qwen = d.qk_norm || m->attention_bias || d.S, window = m->sliding_window > 0;
-        const char *arch = d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
+        const bool olmo = d.qk_all, window = m->sliding_window > 0;
+        const bool qwen = !olmo && (d.qk_norm || m->attention_bias || d.S);
+        const char *arch = olmo ? (d.E ? "OlmoeForCausalLM" : "Olmo2ForCausalLM")
+                         : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias ? "Qwen2ForCausalLM"
                          : window ? "MistralForCausalLM" : "LlamaForCausalLM";
-        const char *type = d.E ? (d.S ? "qwen2_moe" : d.qk_norm ? "qwen3_moe" : "mixtral")
+        const char *type = olmo ? (d.E ? "olmoe" : "olmo2")
+                         : d.E ? (d.S ? "qwen2_moe" : d.qk_norm ? "qwen3_moe" : "mixtral")
                          : d.qk_norm ? "qwen3" : m->attention_bias ? "qwen2" : window ? "mistral" : "llama";
         j = json_pack("{s:[s], s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:s, s:b, s:b, s:b, s:b, s:s, s:s}",
                       "architectures", arch, "model_type", type,
@@ -915,15 +948,19 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         if (j && m->attention_bias) json_object_del(j, "attention_bias");   /* Qwen2: q, k, v biases always */
         if (j && d.E) {
             json_object_set_new(j, "num_local_experts", json_integer(d.E));
-            if (d.qk_norm || d.S) json_object_set_new(j, "num_experts", json_integer(d.E));   /* Qwen's name */
+            if (d.qk_norm || d.S) json_object_set_new(j, "num_experts", json_integer(d.E));   /* Qwen's, OLMoE's name */
             json_object_set_new(j, "num_experts_per_tok", json_integer(m->experts_per_token));
             json_object_set_new(j, "output_router_logits", json_boolean(m->router_aux_loss > 0));
-            json_object_set_new(j, "router_aux_loss_coef", json_real(m->router_aux_loss > 0 ? m->router_aux_loss : 0.001));
+            json_object_set_new(j, "router_aux_loss_coef",    /* off: the family's default */
+                                json_real(m->router_aux_loss > 0 ? m->router_aux_loss : olmo ? 0.01 : 0.001));
             if (d.S) {                  /* Qwen2-MoE: its shared expert, q/k/v biases on or off */
                 json_object_set_new(j, "shared_expert_intermediate_size", json_integer(d.S));
                 json_object_set_new(j, "qkv_bias", json_boolean(m->attention_bias));
             }
-            if (d.qk_norm || d.S) {     /* every block sparse, each expert of moe_intermediate_size */
+            if (olmo) {                 /* OLMoE: each expert of intermediate_size */
+                json_object_set_new(j, "norm_topk_prob", json_boolean(m->router_norm_topk));
+                json_object_set_new(j, "clip_qkv", json_null());
+            } else if (d.qk_norm || d.S) {  /* every block sparse, each expert of moe_intermediate_size */
                 json_object_set_new(j, "moe_intermediate_size", json_integer(d.F));
                 json_object_set_new(j, "norm_topk_prob", json_boolean(m->router_norm_topk));
                 json_object_set_new(j, "decoder_sparse_step", json_integer(1));
@@ -1029,7 +1066,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     if (strcmp(m->name, "gpt") && strcmp(m->name, "llama")) {
         ACCEL_ERROR("export --format hf: model.name=%s has no Hugging Face counterpart\n--> hint: gpt "
                     "(GPT2LMHeadModel) and llama (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, MixtralForCausalLM, "
-                    "Qwen2MoeForCausalLM, Qwen3MoeForCausalLM) export", m->name);
+                    "Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, Olmo2ForCausalLM, OlmoeForCausalLM) export", m->name);
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (!strcmp(m->name, "llama") && m->qk_norm && m->attention_bias) {
@@ -1038,6 +1075,16 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
         return ACCEL_ERR_UNSUPPORTED;
     }
     const bool shared = m->experts && m->shared_expert_ffn;
+    const bool qk_all = m->qk_norm && !strcmp(m->qk_norm_scope, "all"), post = !strcmp(m->norm_position, "post");
+    if (!strcmp(m->name, "llama") && (qk_all || post) &&
+        (!qk_all || (post && m->experts) || (!post && !m->experts) || shared || m->attention_bias || m->sliding_window)) {
+        ACCEL_ERROR("export --format hf: %s have no Hugging Face counterpart (OLMo 2: norms after the sublayers "
+                    "and whole-projection q/k norms, dense; OLMoE: the q/k norms with experts, norms before; "
+                    "neither with biases, a shared expert or a sliding window)",
+                    !qk_all ? "norms after the sublayers without whole-projection q/k norms"
+                            : "whole-projection q/k norms in this combination");
+        return ACCEL_ERR_UNSUPPORTED;
+    }
     if (!strcmp(m->name, "llama") && m->experts &&
         ((shared && m->qk_norm) || (!shared && m->attention_bias) ||
          (!shared && !m->qk_norm && !m->router_norm_topk))) {

@@ -162,6 +162,13 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                  cfg->model.sliding_window, cfg->model.context, cfg->model.sliding_window);
         return ACCEL_ERR_UNSUPPORTED;
     }
+    if (!strcmp(cfg->model.name, "llama") &&
+        (strcmp(cfg->model.norm_position, "pre") || (cfg->model.qk_norm && strcmp(cfg->model.qk_norm_scope, "head")))) {
+        snprintf(why, whylen, "device=cuda: %s: the GPU engine has Llama's and Qwen3's blocks only (the CPU "
+                 "decoder trains OLMo 2's and OLMoE's)\n--> hint: use device=cpu for this model",
+                 strcmp(cfg->model.norm_position, "pre") ? "model.norm_position=post" : "model.qk_norm_scope=all");
+        return ACCEL_ERR_UNSUPPORTED;
+    }
     if (!strcmp(cfg->model.name, "llama") && cfg->model.experts) {
         snprintf(why, whylen, "device=cuda: model.experts=%d: the GPU engine has no mixture-of-experts "
                  "path yet (the CPU decoder trains it)\n--> hint: use device=cpu for Mixtral and "

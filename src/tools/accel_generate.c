@@ -35,7 +35,7 @@ static void usage(FILE *out)
         "Run a GPT or Llama from a checkpoint (step-*.h5 from accel_train, or a checkpoint directory: its\n"
         "'latest' file names the checkpoint), from weights exported by accel_ckpt export (hdf5,\n"
         "safetensors, hf) or imported by accel_ckpt import, or from a Hugging Face model directory\n"
-        "(GPT-2, Llama, Mistral, Qwen2/3, Phi-3, Mixtral, Qwen2/3-MoE), with weights larger than the\n"
+        "(GPT-2 and the Llama family: docs/huggingface.md lists them), with weights larger than the\n"
         "memory you give it: layers that do not fit are read from the file when they are used,\n"
         "prefetched on a background thread.\n"
         "Model sizes come from the configuration stored with the weights (config.json for Hugging\n"

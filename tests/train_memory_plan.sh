@@ -98,6 +98,9 @@ echo "$gpu" | grep -q "^GPU engine (device=cuda), device MiB per rank (ZeRO-1, 2
 echo "$gpu" | awk '/1 ranks, micro-batch 16:/ { d = $6 + 0 } /4 ranks, micro-batch 4:/ { d4 = $6 + 0; z4 = $8 + 0 }
                    END { exit !(d > 14000 && d < 15000 && z4 > 0 && z4 < d4) }' ||
     fail "GPU rows out of line (1 GPU ddp about 14.2 GiB; 4 ranks zero1-3 below ddp): $gpu"
+# A model the GPU engine refuses gets no GPU rows, and the reason.
+gpu=$("$ACCEL" estimate-memory model.name=llama model.experts=4 --world 1 | sed -n '/^GPU engine/,$p')
+echo "$gpu" | grep -q "^GPU engine: no rows (device=cuda: model.experts=4" || fail "experts: GPU rows or no reason: $gpu"
 pass "estimate-memory's GPU rows: $(echo "$gpu" | sed 1d | tr -s ' ' | tr '\n' ';')"
 
 # Bad input.

@@ -114,10 +114,13 @@ int accel_cmd_estimate(int argc, char **argv)
             }
     }
     /* The built-in GPT or Llama on GPUs (device=cuda): what the engine allocates in device memory. */
-    if (rc == 0 && !strcmp(model.ops->name, "llama") && cfg.model.experts) {
-        printf("GPU engine (device=cuda): no rows, model.experts trains on the CPU only\n");
-    } else if (rc == 0 && (!strcmp(model.ops->name, "gpt") || !strcmp(model.ops->name, "llama")) &&
-        !cfg.model.plugin[0]) {
+    char why[512];
+    const bool builtin = (!strcmp(model.ops->name, "gpt") || !strcmp(model.ops->name, "llama")) && !cfg.model.plugin[0];
+    if (rc == 0 && builtin && !accel_model_runs_on(&cfg, ACCEL_DEVICE_CUDA, why, sizeof why)) {
+        char *nl = strchr(why, '\n');          /* its first line names the key */
+        if (nl) *nl = '\0';
+        printf("GPU engine: no rows (%s)\n", why);
+    } else if (rc == 0 && builtin) {
         printf("GPU engine (device=cuda), device MiB per rank (ZeRO-1, 2 and 3 alike: the device keeps "
                "parameters and gradients whole)%s:\n",
                autob ? "; micro_batch=auto plans against the GPU's memory at run time, rows for grad_accum 1" : "");

@@ -154,6 +154,18 @@ static double rope_theta(json_t *j)
     return v ? json_number_value(v) : 10000.0;
 }
 
+/* The RoPE scaling's type ("default" when none) and its factor (0 when none), from
+ * rope_parameters (transformers 5) or rope_scaling. */
+static const char *rope_type(json_t *j, double *factor)
+{
+    json_t *rp = json_object_get(j, "rope_scaling");
+    if (!json_is_object(rp)) rp = json_object_get(j, "rope_parameters");
+    const char *t = json_is_object(rp) ? json_string_value(json_object_get(rp, "rope_type")) : NULL;
+    json_t *f = json_is_object(rp) ? json_object_get(rp, "factor") : NULL;
+    *factor = t && strcmp(t, "default") && json_is_number(f) ? json_number_value(f) : 0;
+    return t ? t : "default";
+}
+
 /* The sliding window every layer has: sliding_window where the family reads it (Qwen: with
  * use_sliding_window), null or absent = 0. */
 static long long window(json_t *j)
@@ -191,6 +203,9 @@ static int cmd_config(const char *a, const char *b)
     }
     if (rope_theta(x) != rope_theta(y)) { printf("config rope_theta differs\n"); bad++; }
     if (window(x) != window(y)) { printf("config sliding_window: %lld vs %lld\n", window(x), window(y)); bad++; }
+    double fx, fy;
+    const char *tx = rope_type(x, &fx), *ty = rope_type(y, &fy);
+    if (strcmp(tx, ty) || fx != fy) { printf("config rope scaling: %s x %g vs %s x %g\n", tx, fx, ty, fy); bad++; }
     printf("%s vs %s: %s\n", a, b, bad ? "DIFFERENT" : "same architecture fields");
     json_decref(x);
     json_decref(y);

@@ -59,6 +59,12 @@ rm -f nowin.logits
     > /dev/null 2>gen.err || { cat gen.err; fail "mistral_sw without its window"; }
 "$CMP" logits "$FIX/mistral_sw" nowin.logits > /dev/null && fail "mistral_sw: the sliding window changes nothing"
 pass "mistral_sw: transformers' logits need the sliding window"
+# YaRN (factor 4 over an original context of 4): the fixture's logits need it (without: 2 apart).
+rm -f noyarn.logits
+"$GEN" qwen3_yarn.h5 -q --score "$FIX/qwen3_yarn/tokens.bin" --logits-out noyarn.logits model.rope_scaling=none \
+    > /dev/null 2>gen.err || { cat gen.err; fail "qwen3_yarn without YaRN"; }
+"$CMP" logits "$FIX/qwen3_yarn" noyarn.logits > /dev/null && fail "qwen3_yarn: YaRN changes nothing"
+pass "qwen3_yarn: transformers' logits need YaRN"
 # A mixture of experts streamed from disk a block at a time (a 100 KiB budget holds two): the
 # resident run's logits, bit for bit.
 "$GEN" "$FIX/mixtral" -q --max-memory cpu=100KiB,disk=10MiB --score "$FIX/mixtral/tokens.bin" \
@@ -214,8 +220,8 @@ bad shard llama_sharded && rm shard/model-00002-of-00003.safetensors
 expect_fail "names shard model-00002-of-00003.safetensors" "$CKPT" import shard -o x.h5
 bad sw mistral && sed -i 's/"sliding_window": null/"sliding_window": -8/' sw/config.json
 expect_fail "sliding_window = -8" "$CKPT" import sw -o x.h5
-bad rope llama_rope31 && sed -i 's/"rope_type": "llama3"/"rope_type": "yarn"/' rope/config.json
-expect_fail "rope_scaling type = yarn" "$CKPT" import rope -o x.h5
+bad rope llama_rope31 && sed -i 's/"rope_type": "llama3"/"rope_type": "dynamic"/' rope/config.json
+expect_fail "rope_scaling type = dynamic" "$CKPT" import rope -o x.h5
 bad act llama_gqa && sed -i 's/"hidden_act": "silu"/"hidden_act": "gelu"/' act/config.json
 expect_fail "hidden_act = gelu" "$CKPT" import act -o x.h5
 bad hd mistral && sed -i 's/"head_dim": 4/"head_dim": 8/' hd/config.json
@@ -224,6 +230,8 @@ bad hdodd mistral && sed -i 's/"head_dim": 4/"head_dim": 5/' hdodd/config.json
 expect_fail "head_dim = 5: accel needs an even head size" "$CKPT" import hdodd -o x.h5
 bad clip olmoe && sed -i 's/"clip_qkv": null/"clip_qkv": 8.0/' clip/config.json
 expect_fail "clip_qkv = 8" "$CKPT" import clip -o x.h5
+bad mscale qwen3_yarn && sed -i 's/"factor": 4.0,/"factor": 4.0, "mscale": 0.707, "mscale_all_dim": 0.707,/' mscale/config.json
+expect_fail "mscale / mscale_all_dim" "$CKPT" import mscale -o x.h5
 bad partial phi3 && sed -i 's/"partial_rotary_factor": 1.0/"partial_rotary_factor": 0.75/' partial/config.json
 expect_fail "partial_rotary_factor = 0.75" "$CKPT" import partial -o x.h5
 bad longrope phi3 && sed -i 's/"rope_type": "default"/"rope_type": "longrope"/' longrope/config.json

@@ -151,6 +151,17 @@ def routing_margin(model, tokens):
     return min(gaps)
 
 
+def qwen3_yarn():
+    # Qwen3 with YaRN (transformers' rope_type yarn): factor 4 over an original context of 4, so
+    # across the 16 positions every frequency band is in play and cos, sin carry its 1.139 scale.
+    return tf.Qwen3ForCausalLM(tf.Qwen3Config(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=T,
+        rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0,
+                         "original_max_position_embeddings": 4},
+        rms_norm_eps=1e-6, tie_word_embeddings=False, use_sliding_window=False))
+
+
 def llama_sharded():
     return llama_gqa()
 
@@ -170,6 +181,7 @@ CASES = {
     "olmoe": (olmoe, {"score64": True}),
     "qwen2_bias": (qwen2, {}),
     "qwen3": (qwen3, {}),
+    "qwen3_yarn": (qwen3_yarn, {}),
     "mixtral": (mixtral, {"score64": True}),
     "qwen3_moe": (qwen3_moe, {"score64": True}),
     "qwen2_moe": (qwen2_moe, {"score64": True}),

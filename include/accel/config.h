@@ -26,9 +26,11 @@ typedef struct {
     int kv_heads;                   /* model.kv_heads: 0 = heads */
     int ffn_width;                  /* model.ffn_width: 0 = 8/3 width rounded up to 64 */
     double rope_theta, rms_eps;
-    char rope_scaling[16];          /* model.rope_scaling: none | llama3 */
+    char rope_scaling[16];          /* model.rope_scaling: none | llama3 | yarn */
     double rope_factor, rope_low_freq_factor, rope_high_freq_factor;
     int rope_original_context;
+    double rope_beta_fast, rope_beta_slow; /* yarn: the ramp's bounds, in rotations */
+    double rope_attention_factor;   /* yarn: cos and sin scaled by it; 0 = 0.1 ln(factor) + 1 */
     bool attention_bias;            /* model.attention_bias: q, k, v biases (Qwen2) */
     int head_dim;                   /* model.head_dim: 0 = width / heads */
     bool qk_norm;                   /* model.qk_norm: RMSNorm on each q and k head (Qwen3) */

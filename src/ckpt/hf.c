@@ -524,9 +524,22 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             m->rope_low_freq_factor = jnum(rp, "low_freq_factor", 1.0);
             m->rope_high_freq_factor = jnum(rp, "high_freq_factor", 4.0);
             m->rope_original_context = (int)jint(rp, "original_max_position_embeddings", 8192);
+        } else if (!strcmp(rtype, "yarn")) {
+            snprintf(m->rope_scaling, sizeof m->rope_scaling, "yarn");
+            m->rope_original_context = (int)jint(rp, "original_max_position_embeddings", m->context);
+            m->rope_factor = jnum(rp, "factor", m->rope_original_context > 0 ? (double)m->context / m->rope_original_context : 1.0);
+            m->rope_beta_fast = jnum(rp, "beta_fast", 32.0);
+            m->rope_beta_slow = jnum(rp, "beta_slow", 1.0);
+            m->rope_attention_factor = jnum(rp, "attention_factor", 0.0);
+            json_t *ms = json_object_get(rp, "mscale"), *msa = json_object_get(rp, "mscale_all_dim");
+            if ((ms && !json_is_null(ms)) || (msa && !json_is_null(msa)))
+                REFUSE("%s: rope_scaling yarn with mscale / mscale_all_dim (DeepSeek's): accel's YaRN takes "
+                       "attention_factor or 0.1 ln(factor) + 1", path);
+            if (!jbool(rp, "truncate", true))
+                REFUSE("%s: rope_scaling yarn with truncate = false: accel rounds YaRN's ramp bounds outwards", path);
         } else {
-            REFUSE("%s: rope_scaling type = %s: accel computes RoPE without scaling or with llama3 scaling", path,
-                   rtype);
+            REFUSE("%s: rope_scaling type = %s: accel computes RoPE without scaling or with llama3 or yarn scaling",
+                   path, rtype);
         }
         /* Phi-3-mini-class models turn only part of each head (rope_parameters or the top level) */
         const double partial = jnum(root, "partial_rotary_factor", json_is_object(rp) ? jnum(rp, "partial_rotary_factor", 1.0) : 1.0);
@@ -945,6 +958,14 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                                           "low_freq_factor", m->rope_low_freq_factor, "high_freq_factor",
                                           m->rope_high_freq_factor, "original_max_position_embeddings",
                                           m->rope_original_context));
+        if (j && !strcmp(m->rope_scaling, "yarn")) {
+            json_t *y = json_pack("{s:s, s:f, s:i, s:f, s:f}", "rope_type", "yarn", "factor", m->rope_factor,
+                                  "original_max_position_embeddings", m->rope_original_context, "beta_fast",
+                                  m->rope_beta_fast, "beta_slow", m->rope_beta_slow);
+            if (y && m->rope_attention_factor > 0)
+                json_object_set_new(y, "attention_factor", json_real(m->rope_attention_factor));
+            json_object_set_new(j, "rope_scaling", y);
+        }
         if (j && m->attention_bias) json_object_del(j, "attention_bias");   /* Qwen2: q, k, v biases always */
         if (j && d.E) {
             json_object_set_new(j, "num_local_experts", json_integer(d.E));

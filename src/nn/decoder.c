@@ -215,16 +215,47 @@ static double llama3_inv_freq(const accel_model_config_t *c, double f)
     return (1.0 - smooth) * f / c->rope_factor + smooth * f;
 }
 
+/* YaRN (transformers' _compute_yarn_parameters, truncate on): frequency i of a head of hs values
+ * is kept where it turns more than beta_fast times over the original context, divided by the
+ * factor where it turns fewer than beta_slow times, and blended linearly between (in dimension
+ * index, the bounds rounded outwards). */
+static double yarn_inv_freq(const accel_model_config_t *c, int hs, int i)
+{
+    const double pi = 3.14159265358979323846, base = c->rope_theta, old = c->rope_original_context;
+    const double pos = pow(base, (double)(2 * i) / hs);
+    const float extra = (float)(1.0 / pos), inter = (float)(1.0 / (c->rope_factor * pos));
+#define CORRECTION_DIM(rot) (hs * log(old / ((rot) * 2 * pi)) / (2 * log(base)))
+    double lo = floor(CORRECTION_DIM(c->rope_beta_fast)), hi = ceil(CORRECTION_DIM(c->rope_beta_slow));
+#undef CORRECTION_DIM
+    if (lo < 0) lo = 0;
+    if (hi > hs - 1) hi = hs - 1;
+    if (lo == hi) hi += 0.001;                      /* as transformers: no division by zero */
+    float ramp = (float)(((float)i - (float)lo) / ((float)hi - (float)lo));
+    ramp = ramp < 0.0f ? 0.0f : ramp > 1.0f ? 1.0f : ramp;
+    const float keep = 1.0f - ramp;                 /* the extrapolation's share */
+    return inter * (1.0f - keep) + extra * keep;
+}
+
+/* YaRN's scale of cos and sin: model.rope_attention_factor, else 0.1 ln(factor) + 1. */
+static double yarn_attention_factor(const accel_model_config_t *c)
+{
+    if (c->rope_attention_factor > 0) return c->rope_attention_factor;
+    return c->rope_factor <= 1.0 ? 1.0 : 0.1 * log(c->rope_factor) + 1.0;
+}
+
 void accel_decoder_rope_tables(const accel_model_config_t *c, int T, int hs, float *cos_t,
                                float *sin_t)
 {
     const int half = hs / 2;
+    const bool yarn = !strcmp(c->rope_scaling, "yarn");
+    const float scale = yarn ? (float)yarn_attention_factor(c) : 1.0f;
     for (int i = 0; i < half; i++) {
         double f = (float)(1.0 / pow(c->rope_theta, (double)(2 * i) / hs));
         if (!strcmp(c->rope_scaling, "llama3")) f = (float)llama3_inv_freq(c, f);
+        if (yarn) f = (float)yarn_inv_freq(c, hs, i);
         for (int t = 0; t < T; t++) {
-            cos_t[(size_t)t * half + i] = (float)cos((double)t * f);
-            sin_t[(size_t)t * half + i] = (float)sin((double)t * f);
+            cos_t[(size_t)t * half + i] = (float)cos((double)t * f) * scale;
+            sin_t[(size_t)t * half + i] = (float)sin((double)t * f) * scale;
         }
     }
 }
@@ -285,6 +316,12 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
             bad = "model.rope_high_freq_factor", why = "must be finite and above model.rope_low_freq_factor";
         else if (!strcmp(c->rope_scaling, "llama3") && c->rope_original_context < 1)
             bad = "model.rope_original_context", why = "must be >= 1";
+        else if (!strcmp(c->rope_scaling, "yarn") && !(c->rope_factor >= 1.0 && isfinite(c->rope_factor)))
+            bad = "model.rope_factor", why = "must be a finite number >= 1";
+        else if (!strcmp(c->rope_scaling, "yarn") &&
+                 !(c->rope_beta_fast > 0 && c->rope_beta_slow > 0 && isfinite(c->rope_beta_fast) &&
+                   isfinite(c->rope_beta_slow)))
+            bad = "model.rope_beta_fast", why = "and model.rope_beta_slow must be finite numbers > 0";
         else if (c->experts && (c->experts_per_token < 1 || c->experts_per_token > c->experts))
             bad = "model.experts_per_token", why = "must be 1..model.experts (each token's experts "
                                                    "are distinct)";

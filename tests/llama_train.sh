@@ -66,7 +66,7 @@ expect_fail "model.heads" "$ACCEL_TRAIN" $args model.width=36 model.heads=4 mode
 expect_fail "model.width=30 is not divisible by model.heads=4" "$ACCEL_TRAIN" $args model.width=30
 expect_fail "model.rope_high_freq_factor" "$ACCEL_TRAIN" $args model.rope_scaling=llama3 model.rope_high_freq_factor=0.5
 expect_fail "model.rms_eps" "$ACCEL_TRAIN" $args model.rms_eps=0
-expect_fail "expected one of none|llama3" "$ACCEL_TRAIN" $args model.rope_scaling=yarn
+expect_fail "expected one of none|llama3|yarn" "$ACCEL_TRAIN" $args model.rope_scaling=dynamic
 expect_fail "gpt: model.kv_heads is a llama key" "$ACCEL_TRAIN" model.name=gpt model.kv_heads=2
 expect_fail "gpt: model.tie_embeddings is a llama key" "$ACCEL_TRAIN" model.name=gpt model.tie_embeddings=false
 pass "llama: impossible configurations refused naming the key"

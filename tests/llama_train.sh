@@ -69,4 +69,7 @@ expect_fail "model.rms_eps" "$ACCEL_TRAIN" $args model.rms_eps=0
 expect_fail "expected one of none|llama3|yarn" "$ACCEL_TRAIN" $args model.rope_scaling=dynamic
 expect_fail "gpt: model.kv_heads is a llama key" "$ACCEL_TRAIN" model.name=gpt model.kv_heads=2
 expect_fail "gpt: model.tie_embeddings is a llama key" "$ACCEL_TRAIN" model.name=gpt model.tie_embeddings=false
+expect_fail "model.qk_norm_scope is all, which needs model.qk_norm=true" "$ACCEL_TRAIN" $args model.qk_norm_scope=all
+expect_fail "gpt: model.sliding_window is a llama key" "$ACCEL_TRAIN" model.name=gpt model.sliding_window=8
+expect_fail "gpt: model.norm_position is a llama key" "$ACCEL_TRAIN" model.name=gpt model.norm_position=post
 pass "llama: impossible configurations refused naming the key"

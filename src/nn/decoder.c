@@ -328,8 +328,8 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
         else if (c->experts && !(c->router_aux_loss >= 0.0 && isfinite(c->router_aux_loss)))
             bad = "model.router_aux_loss", why = "must be a finite number >= 0";
         else if (!strcmp(c->qk_norm_scope, "all") && !c->qk_norm)
-            bad = "model.qk_norm_scope", why = "=all needs model.qk_norm=true (it says what the q/k "
-                                               "norms cover)";
+            bad = "model.qk_norm_scope", why = "is all, which needs model.qk_norm=true (it says what "
+                                               "the q/k norms cover)";
         else if (c->shared_expert_ffn && !c->experts)
             bad = "model.shared_expert_ffn", why = "needs model.experts (a shared expert sits beside "
                                                    "routed ones)";

@@ -472,12 +472,12 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool qwen3_moe = !strcmp(ai->arch, "Qwen3MoeForCausalLM");
         const bool qwen2_moe = !strcmp(ai->arch, "Qwen2MoeForCausalLM");
         const bool qwen3 = !strcmp(ai->arch, "Qwen3ForCausalLM") || qwen3_moe;
+        const bool olmo2 = !strcmp(ai->arch, "Olmo2ForCausalLM"), olmoe = !strcmp(ai->arch, "OlmoeForCausalLM");
         m->qk_norm = qwen3;
-        if (qwen3_moe || qwen2_moe || !strcmp(ai->arch, "MixtralForCausalLM")) {
+        if (qwen3_moe || qwen2_moe || olmoe || !strcmp(ai->arch, "MixtralForCausalLM")) {
             accel_status_t st = translate_experts(root, path, ai->arch, m, err, errlen);
             if (st != ACCEL_OK) return st;
         }
-        const bool olmo2 = !strcmp(ai->arch, "Olmo2ForCausalLM"), olmoe = !strcmp(ai->arch, "OlmoeForCausalLM");
         if (olmo2 || olmoe) {           /* q/k norms over the whole projections; OLMo 2's after-norms */
             m->qk_norm = true;
             snprintf(m->qk_norm_scope, sizeof m->qk_norm_scope, "all");
@@ -485,10 +485,6 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             json_t *clip = json_object_get(root, "clip_qkv");
             if (clip && !json_is_null(clip))
                 REFUSE("%s: clip_qkv = %g: accel does not clamp q, k and v", path, json_number_value(clip));
-        }
-        if (olmoe) {
-            accel_status_t st = translate_experts(root, path, ai->arch, m, err, errlen);
-            if (st != ACCEL_OK) return st;
         }
         if (qwen2_moe) {                /* every token also runs the gated shared expert */
             m->shared_expert_ffn = (int)jint(root, "shared_expert_intermediate_size", 5632);

@@ -424,6 +424,12 @@ static accel_status_t report(const char *dir, FILE *out)
                     "killed, or stuck outside the communication layer) and did not complete %s #%lu\n",
                     r, what, seq);
             behind++;
+        } else if (g->member[c] && g->last_seq[c] < seq && g->waiting) {
+            /* Stuck in an earlier collective that the silent rank left unfinished, after the
+             * others' part of it completed and they moved on. */
+            fprintf(out, "  rank %d never entered %s #%lu: it waits in %s #%lu on communicator %d (%s)\n",
+                    r, what, seq, g->wait_what, g->wait_seq, g->wait_comm, comm_name(g, g->wait_comm));
+            behind++;
         } else if (g->member[c] && g->last_seq[c] < seq) {
             fprintf(out, "  rank %d never entered %s #%lu: its last on communicator %d was %s #%lu (%s)\n",
                     r, what, seq, c, g->last_what[c], g->last_seq[c], g->last_done[c] ? "done" : "in flight");

@@ -146,9 +146,17 @@ static int cmd_tensors(const char *a, const char *b)
     return bad ? 1 : 0;
 }
 
-static double rope_theta(json_t *j)
+/* rope_parameters, or with one set per layer type (OLMo 3) the full-attention layers'. */
+static json_t *rope_parameters(json_t *j)
 {
     json_t *rp = json_object_get(j, "rope_parameters");
+    json_t *full = json_is_object(rp) ? json_object_get(rp, "full_attention") : NULL;
+    return json_is_object(full) ? full : rp;
+}
+
+static double rope_theta(json_t *j)
+{
+    json_t *rp = rope_parameters(j);
     json_t *v = json_object_get(j, "rope_theta");
     if (!v && json_is_object(rp)) v = json_object_get(rp, "rope_theta");
     return v ? json_number_value(v) : 10000.0;
@@ -159,7 +167,7 @@ static double rope_theta(json_t *j)
 static const char *rope_type(json_t *j, double *factor)
 {
     json_t *rp = json_object_get(j, "rope_scaling");
-    if (!json_is_object(rp)) rp = json_object_get(j, "rope_parameters");
+    if (!json_is_object(rp)) rp = rope_parameters(j);
     const char *t = json_is_object(rp) ? json_string_value(json_object_get(rp, "rope_type")) : NULL;
     json_t *f = json_is_object(rp) ? json_object_get(rp, "factor") : NULL;
     *factor = t && strcmp(t, "default") && json_is_number(f) ? json_number_value(f) : 0;
@@ -186,7 +194,7 @@ static int cmd_config(const char *a, const char *b)
                                         "rms_norm_eps", "tie_word_embeddings", "hidden_act", "activation_function",
                                         "num_local_experts", "num_experts_per_tok", "moe_intermediate_size",
                                         "norm_topk_prob", "output_router_logits", "router_aux_loss_coef",
-                                        "shared_expert_intermediate_size", "qkv_bias" };
+                                        "shared_expert_intermediate_size", "qkv_bias", "layer_types" };
     int bad = 0;
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         json_t *u = json_object_get(x, keys[i]), *v = json_object_get(y, keys[i]);

@@ -2,7 +2,7 @@
 # Hugging Face interchange end to end (docs/huggingface.md), on the committed fixtures
 # tests/fixtures/hf/<name>/ (tiny random GPT-2, Llama GQA/untied, Mistral, Qwen2 with biases, Qwen3
 # with q/k norms and head_dim apart from the width, Llama with llama3 RoPE scaling, a sharded save,
-# a bf16 save; made by tests/make_hf_fixtures.sh, which
+# a bf16 save, the mixtures of experts, Phi-3, OLMo 2, OLMo 3 with its sliding layers; made by tests/make_hf_fixtures.sh, which
 # also recorded transformers' fp32 logits and loss on fixed tokens). No Python here:
 #   1. accel_ckpt import of each fixture; accel's logits equal HF's within 1e-5, the loss within 1e-6
 #      (the imported file, and the fixture directory read directly);
@@ -65,6 +65,25 @@ rm -f noyarn.logits
     > /dev/null 2>gen.err || { cat gen.err; fail "qwen3_yarn without YaRN"; }
 "$CMP" logits "$FIX/qwen3_yarn" noyarn.logits > /dev/null && fail "qwen3_yarn: YaRN changes nothing"
 pass "qwen3_yarn: transformers' logits need YaRN"
+# OLMo 3 (layers 0-2 slide over 4 keys with plain RoPE, layer 3 sees all 16 with YaRN): the
+# fixture's logits need each part. The same model in transformers 4's config.json (a flat
+# rope_scaling, the full-attention layers'; no layer_types: every 4th layer full) gives them too.
+for k in model.sliding_rope=scaled model.sliding_window_pattern=0 model.rope_scaling=none; do
+    rm -f o3.logits
+    "$GEN" olmo3.h5 -q --score "$FIX/olmo3/tokens.bin" --logits-out o3.logits "$k" > /dev/null 2>gen.err ||
+        { cat gen.err; fail "olmo3 with $k"; }
+    "$CMP" logits "$FIX/olmo3" o3.logits > /dev/null && fail "olmo3: $k changes nothing"
+done
+rm -rf olmo3_v4 && cp -r "$FIX/olmo3" olmo3_v4
+sed -i '/"layer_types": \[/,/\],/d; /"rope_parameters": {/,/^  },/c\
+  "rope_theta": 500000.0,\
+  "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4},' olmo3_v4/config.json
+grep -q layer_types olmo3_v4/config.json && fail "olmo3_v4: layer_types still there"
+rm -f o3v4.logits
+"$GEN" olmo3_v4 -q --score "$FIX/olmo3/tokens.bin" --logits-out o3v4.logits > /dev/null 2>gen.err ||
+    { cat gen.err; fail "olmo3 in transformers 4's config"; }
+"$CMP" logits "$FIX/olmo3" o3v4.logits || fail "olmo3 in transformers 4's config.json: logits differ"
+pass "olmo3: transformers' logits need the window pattern, the plain RoPE of the sliding layers and YaRN; transformers 4's config.json gives the same"
 # A mixture of experts streamed from disk a block at a time (a 100 KiB budget holds two): the
 # resident run's logits, bit for bit.
 "$GEN" "$FIX/mixtral" -q --max-memory cpu=100KiB,disk=10MiB --score "$FIX/mixtral/tokens.bin" \
@@ -130,7 +149,8 @@ train_case 2 zero3 qwen3_moe.h5 qwen3_moe.h5 qwen3_moe_imp_2_zero3
 train_case 2 zero2 "$FIX/qwen2_moe" "$FIX/qwen2_moe" qwen2_moe_dir_2_zero2
 train_case 2 ddp "$FIX/phi3" "$FIX/phi3" phi3_dir_2_ddp
 train_case 2 zero3 "$FIX/olmo2" "$FIX/olmo2" olmo2_dir_2_zero3
-pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3; Qwen3-MoE, Qwen2-MoE, Phi-3 and OLMo 2 too: Mixtral's fixture adds the load-balancing loss to training)"
+train_case 2 zero2 "$FIX/olmo3" "$FIX/olmo3" olmo3_dir_2_zero2
+pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3; Qwen3-MoE, Qwen2-MoE, Phi-3, OLMo 2 and OLMo 3 too: Mixtral's fixture adds the load-balancing loss to training)"
 expect_fail "model.layers=3 contradicts train.init_from=$FIX/gpt2, which holds a model with model.layers=2" \
     "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=3 data.path=d.h5
 "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=2 data.path=d.h5 train.global_batch=4 train.steps=1 \
@@ -238,8 +258,14 @@ bad longrope phi3 && sed -i 's/"rope_type": "default"/"rope_type": "longrope"/' 
 expect_fail "rope_scaling type = longrope" "$CKPT" import longrope -o x.h5
 bad q3bias qwen3 && sed -i 's/"attention_bias": false/"attention_bias": true/' q3bias/config.json
 expect_fail "attention_bias = true on Qwen3ForCausalLM adds an o_proj bias" "$CKPT" import q3bias -o x.h5
-bad q3sw qwen3 && sed -i '0,/"full_attention"/s//"sliding_attention"/; s/"use_sliding_window": false/"use_sliding_window": true/; s/"sliding_window": null/"sliding_window": 4/' q3sw/config.json
-expect_fail "1 of 2 layers attend through a sliding window of 4" "$CKPT" import q3sw -o x.h5
+bad q3sw qwen3 && sed -i 's/"full_attention"$/"sliding_attention"/; s/"use_sliding_window": false/"use_sliding_window": true/; s/"sliding_window": null/"sliding_window": 4/' q3sw/config.json
+expect_fail "1 of 2 layers attend through a sliding window of 4 (layer_types / max_window_layers), layer 1 slides" "$CKPT" import q3sw -o x.h5
+bad o3types olmo3 && sed -i '0,/"sliding_attention",/s/"sliding_attention",/"full_attention",/' o3types/config.json
+expect_fail "2 of 4 layers attend through a sliding window of 4 (layer_types / max_window_layers), layer 1 slides" "$CKPT" import o3types -o x.h5
+bad o3rope olmo3 && sed -i 's/"rope_type": "default"/"rope_type": "linear"/' o3rope/config.json
+expect_fail "the sliding layers' RoPE (linear, theta 500000) is neither" "$CKPT" import o3rope -o x.h5
+bad o3len olmo3 && sed -i 's/"num_hidden_layers": 4/"num_hidden_layers": 3/' o3len/config.json
+expect_fail "layer_types has 4 entries for num_hidden_layers = 3" "$CKPT" import o3len -o x.h5
 bad moedense qwen3_moe && sed -i 's/"mlp_only_layers": \[\]/"mlp_only_layers": [1]/' moedense/config.json
 expect_fail "some blocks have a dense MLP, and accel's experts are in every block" "$CKPT" import moedense -o x.h5
 bad moestep qwen3_moe && sed -i 's/"decoder_sparse_step": 1/"decoder_sparse_step": 2/' moestep/config.json
@@ -248,6 +274,17 @@ bad jitter mixtral && sed -i 's/"router_jitter_noise": 0.0/"router_jitter_noise"
 expect_fail "router_jitter_noise = 0.01" "$CKPT" import jitter -o x.h5
 bad shared0 qwen2_moe && sed -i 's/"shared_expert_intermediate_size": 20/"shared_expert_intermediate_size": 0/' shared0/config.json
 expect_fail "shared_expert_intermediate_size = 0" "$CKPT" import shared0 -o x.h5
+# Qwen3 with layer 0 sliding and layer 1 not: all but every 2nd layer, which accel has.
+bad q3sw2 qwen3 && sed -i '0,/"full_attention"/s//"sliding_attention"/; s/"use_sliding_window": false/"use_sliding_window": true/; s/"sliding_window": null/"sliding_window": 4/' q3sw2/config.json
+"$CKPT" import q3sw2 -o q3sw2.h5 > /dev/null 2>&1 || fail "Qwen3 with every 2nd layer full is refused"
+"$CKPT" export q3sw2.h5 --format hf --output q3sw2.hf > /dev/null || fail "export of Qwen3 with every 2nd layer full"
+"$CMP" config q3sw2/config.json q3sw2.hf/config.json > /dev/null || fail "q3sw2: layer_types not exported as imported"
+# A window layout no Hugging Face family has: a Llama whose layers slide but every 2nd.
+(run_mpi 1 "$ACCEL_TRAIN" model.name=llama model.layers=2 model.width=16 model.heads=2 model.context=16 \
+    model.vocab=256 model.sliding_window=4 model.sliding_window_pattern=2 data.path=synthetic train.steps=1 \
+    train.global_batch=2 train.sample_tokens=0 ckpt.dir=swp ckpt.every=1 > swp.log 2>&1) ||
+    { cat swp.log; fail "training a Llama with every 2nd layer full"; }
+expect_fail "has no Hugging Face counterpart here" "$CKPT" export swp/step-00000001.h5 --format hf --output swp.hf
 bad topk mixtral && sed -i 's/"num_experts_per_tok": 2/"num_experts_per_tok": 5/' topk/config.json
 expect_fail "4 experts with num_experts_per_tok = 5" "$CKPT" import topk -o x.h5
 bad experts mixtral && sed -i 's/"num_local_experts": 4/"num_local_experts": 3/' experts/config.json

@@ -82,6 +82,19 @@ def olmo2():
         pad_token_id=0, bos_token_id=None, eos_token_id=1))
 
 
+def olmo3():
+    # OLMo 3: OLMo 2's blocks, every layer but each 4th sliding (4 keys of 16), YaRN on the
+    # full-attention layers only (factor 4 over an original context of 4), plain RoPE on the others.
+    return tf.Olmo3ForCausalLM(tf.Olmo3Config(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=4,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=T, sliding_window=4,
+        rope_parameters={"full_attention": {"rope_type": "yarn", "rope_theta": 500000.0, "factor": 4.0,
+                                            "original_max_position_embeddings": 4},
+                         "sliding_attention": {"rope_type": "default", "rope_theta": 500000.0}},
+        rms_norm_eps=1e-6, tie_word_embeddings=False, pad_token_id=0, bos_token_id=None,
+        eos_token_id=1))
+
+
 def olmoe():
     # OLMoE: Llama's blocks with OLMo's whole-projection q/k norms and 4 experts of 12, 2 per token.
     return tf.OlmoeForCausalLM(tf.OlmoeConfig(
@@ -178,6 +191,7 @@ CASES = {
     "mistral_sw": (mistral_sw, {}),
     "phi3": (phi3, {}),
     "olmo2": (olmo2, {}),
+    "olmo3": (olmo3, {}),
     "olmoe": (olmoe, {"score64": True}),
     "qwen2_bias": (qwen2, {}),
     "qwen3": (qwen3, {}),

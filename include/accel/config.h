@@ -35,6 +35,8 @@ typedef struct {
     int head_dim;                   /* model.head_dim: 0 = width / heads */
     bool qk_norm;                   /* model.qk_norm: RMSNorm on each q and k head (Qwen3) */
     int sliding_window;             /* model.sliding_window: keys a token attends to; 0 = all */
+    int sliding_window_pattern;     /* model.sliding_window_pattern: every N-th layer full; 0 = none */
+    char sliding_rope[8];           /* model.sliding_rope: scaled | plain (OLMo 3) */
     char qk_norm_scope[8];          /* model.qk_norm_scope: head | all (OLMo 2, OLMoE) */
     char norm_position[8];          /* model.norm_position: pre | post (OLMo 2) */
     /* llama: mixture of experts (Mixtral, Qwen3-MoE) */

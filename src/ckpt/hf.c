@@ -331,6 +331,7 @@ static const arch_info_t g_archs[] = {
     { "Qwen2MoeForCausalLM", "qwen2_moe", true },
     { "Phi3ForCausalLM", "phi3", true },
     { "Olmo2ForCausalLM", "olmo2", true },
+    { "Olmo3ForCausalLM", "olmo3", true },
     { "OlmoeForCausalLM", "olmoe", true },
 };
 
@@ -369,39 +370,66 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
     return ACCEL_OK;
 }
 
-/* The sliding attention window into m->sliding_window. Mistral, Mixtral and Phi-3: every layer slides
- * when sliding_window is a number. The Qwen family: the layers layer_types calls
- * "sliding_attention", else with use_sliding_window those from max_window_layers on; accel's
- * window is every layer's, so some sliding and some not is refused. Llama has none. */
+/* Whether layer i of L is a sliding one (transformers' layer_types "sliding_attention"): as
+ * layer_types says, else by the family's default: OLMo 3 all but every 4th, the Qwen family from
+ * max_window_layers on. */
+static bool hf_layer_slides(json_t *root, const char *arch, int i)
+{
+    json_t *types = json_object_get(root, "layer_types");
+    if (json_is_array(types)) {
+        const char *t = json_string_value(json_array_get(types, (size_t)i));
+        return t && !strcmp(t, "sliding_attention");
+    }
+    if (!strcmp(arch, "Olmo3ForCausalLM")) return (i + 1) % 4 != 0;
+    return i >= jint(root, "max_window_layers", 28);
+}
+
+/* The sliding attention windows into m->sliding_window and m->sliding_window_pattern. Mistral,
+ * Mixtral and Phi-3: every layer slides when sliding_window is a number; Qwen3-MoE too, with
+ * use_sliding_window. OLMo 3 and the rest of the Qwen family (with use_sliding_window): the
+ * sliding layers of hf_layer_slides; accel's are all of them, or all but every N-th (OLMo 3's),
+ * so any other choice is refused. Llama has none. */
 static accel_status_t translate_window(json_t *root, const char *path, const char *arch, accel_model_config_t *m,
                                        char *err, size_t errlen)
 {
     json_t *sw = json_object_get(root, "sliding_window");
-    const long long w = json_is_integer(sw) ? (long long)json_integer_value(sw) : 0;
-    m->sliding_window = 0;
+    long long w = json_is_integer(sw) ? (long long)json_integer_value(sw) : 0;
+    m->sliding_window = m->sliding_window_pattern = 0;
     if (!strcmp(arch, "MistralForCausalLM") || !strcmp(arch, "MixtralForCausalLM") || !strcmp(arch, "Phi3ForCausalLM")) {
         if (w < 0 || w > (1 << 24)) REFUSE("%s: sliding_window = %lld: accel needs 1..16777216 (or null)", path, w);
         m->sliding_window = (int)w;
         return ACCEL_OK;
     }
-    if (strncmp(arch, "Qwen", 4)) return ACCEL_OK;
+    const bool olmo3 = !strcmp(arch, "Olmo3ForCausalLM");
+    if (strncmp(arch, "Qwen", 4) && !olmo3) return ACCEL_OK;
+    if (olmo3 && !sw) w = 4096;                                     /* Olmo3Config's default */
+    if (!olmo3 && !jbool(root, "use_sliding_window", false)) w = 0; /* transformers drops it then */
+    if (w == 0) return ACCEL_OK;
+    if (w < 0 || w > (1 << 24)) REFUSE("%s: sliding_window = %lld: accel needs 1..16777216 (or null)", path, w);
+    if (!strcmp(arch, "Qwen3MoeForCausalLM")) {     /* its attention has no layer types */
+        m->sliding_window = (int)w;
+        return ACCEL_OK;
+    }
     const int L = m->layers;
-    int sliding = 0;
     json_t *types = json_object_get(root, "layer_types");
-    if (json_is_array(types)) {
-        for (size_t i = 0; i < json_array_size(types); i++) {
-            const char *t = json_string_value(json_array_get(types, i));
-            sliding += t && !strcmp(t, "sliding_attention");
-        }
-    } else if (jbool(root, "use_sliding_window", false) && w > 0) {
-        const long long from = jint(root, "max_window_layers", 28);
-        sliding = from < 0 ? L : from >= L ? 0 : L - (int)from;
+    if (json_is_array(types) && json_array_size(types) != (size_t)L)
+        REFUSE("%s: layer_types has %zu entries for num_hidden_layers = %d", path, json_array_size(types), L);
+    int first_full = -1, sliding = 0;
+    for (int i = 0; i < L; i++) {
+        const bool slides = hf_layer_slides(root, arch, i);
+        sliding += slides;
+        if (!slides && first_full < 0) first_full = i;
     }
     if (sliding == 0) return ACCEL_OK;
-    if (sliding != L || w < 1 || w > (1 << 24))
-        REFUSE("%s: %d of %d layers attend through a sliding window of %lld (max_window_layers / layer_types): accel's "
-               "window is every layer's or none", path, sliding, L, w);
+    const int every = first_full < 0 ? 0 : first_full + 1;          /* 0: every layer slides */
+    for (int i = 0; i < L; i++)
+        if (hf_layer_slides(root, arch, i) != !(every && (i + 1) % every == 0))
+            REFUSE("%s: %d of %d layers attend through a sliding window of %lld (layer_types / "
+                   "max_window_layers), layer %d %s: accel's sliding layers are all of them, or all but every "
+                   "N-th (model.sliding_window_pattern)", path, sliding, L, w, i,
+                   hf_layer_slides(root, arch, i) ? "slides" : "does not");
     m->sliding_window = (int)w;
+    m->sliding_window_pattern = every;
     return ACCEL_OK;
 }
 
@@ -419,8 +447,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
     if (!ai)
         REFUSE("%s: architectures = %s (model_type %s) is not a model accel can run\n--> hint: accel imports "
                "GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
-               "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, Phi3ForCausalLM, Olmo2ForCausalLM and "
-               "OlmoeForCausalLM", path,
+               "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, Phi3ForCausalLM, Olmo2ForCausalLM, "
+               "Olmo3ForCausalLM and OlmoeForCausalLM", path,
                arch ? arch : "(none)", mt ? mt : "(none)");
     *arch_out = ai->arch;
     accel_model_config_t *m = &cfg->model;
@@ -472,7 +500,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool qwen3_moe = !strcmp(ai->arch, "Qwen3MoeForCausalLM");
         const bool qwen2_moe = !strcmp(ai->arch, "Qwen2MoeForCausalLM");
         const bool qwen3 = !strcmp(ai->arch, "Qwen3ForCausalLM") || qwen3_moe;
-        const bool olmo2 = !strcmp(ai->arch, "Olmo2ForCausalLM"), olmoe = !strcmp(ai->arch, "OlmoeForCausalLM");
+        const bool olmo3 = !strcmp(ai->arch, "Olmo3ForCausalLM");
+        const bool olmo2 = !strcmp(ai->arch, "Olmo2ForCausalLM") || olmo3, olmoe = !strcmp(ai->arch, "OlmoeForCausalLM");
         m->qk_norm = qwen3;
         if (qwen3_moe || qwen2_moe || olmoe || !strcmp(ai->arch, "MixtralForCausalLM")) {
             accel_status_t st = translate_experts(root, path, ai->arch, m, err, errlen);
@@ -507,9 +536,29 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         m->tie_embeddings = jbool(root, "tie_word_embeddings", false);
         accel_status_t wst = translate_window(root, path, ai->arch, m, err, errlen);
         if (wst != ACCEL_OK) return wst;
-        /* RoPE: transformers 5 writes rope_parameters, older versions rope_theta + rope_scaling. */
+        /* RoPE: transformers 5 writes rope_parameters, older versions rope_theta + rope_scaling.
+         * OLMo 3: one set per layer type (rope_scaling is the full-attention layers'); accel's
+         * sliding layers take the same, or plain RoPE at the same theta (model.sliding_rope). */
         json_t *rp = json_object_get(root, "rope_parameters");
         if (!json_is_object(rp)) rp = json_object_get(root, "rope_scaling");
+        if (olmo3) {
+            json_t *full = json_object_get(rp, "full_attention"), *slide = json_object_get(rp, "sliding_attention");
+            if (json_is_object(full)) {
+                const char *st = json_is_object(slide) ? jstr(slide, "rope_type") : NULL;
+                const double theta = jnum(full, "rope_theta", jnum(root, "rope_theta", 500000.0));
+                if (json_is_object(slide) && !json_equal(slide, full) &&
+                    ((st && strcmp(st, "default")) || jnum(slide, "rope_theta", theta) != theta))
+                    REFUSE("%s: rope_parameters: the sliding layers' RoPE (%s, theta %g) is neither the full "
+                           "layers' nor plain RoPE at their theta %g", path, st ? st : "default",
+                           jnum(slide, "rope_theta", theta), theta);
+                if (!json_is_object(slide) || !json_equal(slide, full))
+                    snprintf(m->sliding_rope, sizeof m->sliding_rope, "plain");
+                rp = full;
+            } else {
+                snprintf(m->sliding_rope, sizeof m->sliding_rope, "plain");
+            }
+            if (!m->sliding_window) snprintf(m->sliding_rope, sizeof m->sliding_rope, "scaled");
+        }
         m->rope_theta = jnum(root, "rope_theta", json_is_object(rp) ? jnum(rp, "rope_theta", 10000.0) : 10000.0);
         const char *rtype = json_is_object(rp) ? (jstr(rp, "rope_type") ? jstr(rp, "rope_type") : jstr(rp, "type")) : NULL;
         if (!rtype || !strcmp(rtype, "default")) {
@@ -932,13 +981,13 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
     } else {
         /* Qwen3: q/k norms (and never biases: export refuses both); Qwen2: q, k, v biases; with
          * experts, Qwen3-MoE (q/k norms) or Mixtral. */
-        const bool olmo = d.qk_all, window = m->sliding_window > 0;
+        const bool olmo = d.qk_all, window = m->sliding_window > 0, olmo3 = olmo && window;
         const bool qwen = !olmo && (d.qk_norm || m->attention_bias || d.S);
-        const char *arch = olmo ? (d.E ? "OlmoeForCausalLM" : "Olmo2ForCausalLM")
+        const char *arch = olmo ? (d.E ? "OlmoeForCausalLM" : olmo3 ? "Olmo3ForCausalLM" : "Olmo2ForCausalLM")
                          : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias ? "Qwen2ForCausalLM"
                          : window ? "MistralForCausalLM" : "LlamaForCausalLM";
-        const char *type = olmo ? (d.E ? "olmoe" : "olmo2")
+        const char *type = olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
                          : d.E ? (d.S ? "qwen2_moe" : d.qk_norm ? "qwen3_moe" : "mixtral")
                          : d.qk_norm ? "qwen3" : m->attention_bias ? "qwen2" : window ? "mistral" : "llama";
         j = json_pack("{s:[s], s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:s, s:b, s:b, s:b, s:b, s:s, s:s}",
@@ -986,12 +1035,22 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                 json_object_set_new(j, "router_jitter_noise", json_real(0.0));
             }
         }
-        if (j && qwen) {                /* the window on every layer: from layer 0 on */
+        if (j && qwen) {                /* the window on every layer (from layer 0 on), or layer_types */
             json_object_set_new(j, "use_sliding_window", json_boolean(window));
             json_object_set_new(j, "sliding_window", window ? json_integer(m->sliding_window) : json_null());
             if (window) json_object_set_new(j, "max_window_layers", json_integer(0));
-        } else if (j && window) {       /* Mistral, Mixtral */
+        } else if (j && window) {       /* Mistral, Mixtral; OLMo 3 */
             json_object_set_new(j, "sliding_window", json_integer(m->sliding_window));
+        }
+        /* Which layers slide, as transformers writes it for the families that read it (OLMo 3's
+         * rope_scaling is its full-attention layers': accel_hf_export checked the sliding ones'). */
+        if (j && (olmo3 || (qwen && !(d.E && d.qk_norm && !d.S)))) {
+            json_t *types = json_array();
+            for (int i = 0; i < m->layers; i++) {
+                const bool full = !window || (m->sliding_window_pattern && (i + 1) % m->sliding_window_pattern == 0);
+                json_array_append_new(types, json_string(full ? "full_attention" : "sliding_attention"));
+            }
+            json_object_set_new(j, "layer_types", types);
         }
     }
     if (j) {
@@ -1083,7 +1142,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     if (strcmp(m->name, "gpt") && strcmp(m->name, "llama")) {
         ACCEL_ERROR("export --format hf: model.name=%s has no Hugging Face counterpart\n--> hint: gpt "
                     "(GPT2LMHeadModel) and llama (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, MixtralForCausalLM, "
-                    "Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, Olmo2ForCausalLM, OlmoeForCausalLM) export", m->name);
+                    "Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, Olmo2ForCausalLM, Olmo3ForCausalLM, OlmoeForCausalLM) export", m->name);
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (!strcmp(m->name, "llama") && m->qk_norm && m->attention_bias) {
@@ -1094,12 +1153,29 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     const bool shared = m->experts && m->shared_expert_ffn;
     const bool qk_all = m->qk_norm && !strcmp(m->qk_norm_scope, "all"), post = !strcmp(m->norm_position, "post");
     if (!strcmp(m->name, "llama") && (qk_all || post) &&
-        (!qk_all || (post && m->experts) || (!post && !m->experts) || shared || m->attention_bias || m->sliding_window)) {
+        (!qk_all || (post && m->experts) || (!post && !m->experts) || shared || m->attention_bias ||
+         (!post && m->sliding_window))) {
         ACCEL_ERROR("export --format hf: %s have no Hugging Face counterpart (OLMo 2: norms after the sublayers "
-                    "and whole-projection q/k norms, dense; OLMoE: the q/k norms with experts, norms before; "
-                    "neither with biases, a shared expert or a sliding window)",
+                    "and whole-projection q/k norms, dense, OLMo 3 with a sliding window; OLMoE: the q/k norms "
+                    "with experts, norms before, no window; none with biases or a shared expert)",
                     !qk_all ? "norms after the sublayers without whole-projection q/k norms"
                             : "whole-projection q/k norms in this combination");
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    /* Where each layer's window and RoPE go: OLMo 3 and the Qwen family say which layers slide
+     * (layer_types), Mistral and Mixtral slide everywhere; only OLMo 3 scales the full-attention
+     * layers' RoPE alone. */
+    const bool olmo3 = qk_all && post && m->sliding_window;
+    const bool qwen = !qk_all && (m->qk_norm || m->attention_bias || shared) && !(m->experts && m->qk_norm && !shared);
+    if (!strcmp(m->name, "llama") && m->sliding_window &&
+        ((m->sliding_window_pattern && !olmo3 && !qwen) ||
+         (strcmp(m->sliding_rope, "scaled") && strcmp(m->rope_scaling, "none") && !olmo3) ||
+         (olmo3 && !strcmp(m->sliding_rope, "scaled") && strcmp(m->rope_scaling, "none")))) {
+        ACCEL_ERROR("export --format hf: a sliding window with model.sliding_window_pattern=%d, "
+                    "model.sliding_rope=%s and model.rope_scaling=%s has no Hugging Face counterpart here (OLMo 3: "
+                    "OLMo 2's blocks, any pattern, the sliding layers' RoPE plain; Qwen2, Qwen3, Qwen2-MoE: any "
+                    "pattern, one RoPE; Mistral, Mixtral, Qwen3-MoE: every layer slides, one RoPE)", m->sliding_window_pattern,
+                    m->sliding_rope, m->rope_scaling);
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (!strcmp(m->name, "llama") && m->experts &&

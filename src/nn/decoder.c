@@ -93,9 +93,13 @@ typedef struct {
     arch_t arch;
     float eps;                      /* RMSNorm epsilon (LayerNorm: ACCEL_LN_EPS) */
     float *rope_cos, *rope_sin;     /* [T, hs/2] */
+    float *plain_cos, *plain_sin;   /* [T, hs/2] the sliding layers' unscaled RoPE (sliding_rope=plain
+                                     * with a scaling), else NULL */
     accel_dtype_t precision;
     bool whole_head;                /* attention by whole heads (see att_native), read once */
     int window;                     /* model.sliding_window below the context, else 0 (none) */
+    bool slides;                    /* model.sliding_window set: the model has sliding layers */
+    int window_pattern;             /* model.sliding_window_pattern: every N-th layer full (0: none) */
     accel_gemm_cpu_t gemm;
     accel_gemm_cpu_t gemm32;        /* fp32 products, for attention operands rounded beforehand */
     int wte, wpe, lnfw, lnfb, head; /* wpe, lnfb: -1 when absent; head: wte or lm_head */
@@ -156,6 +160,8 @@ static void gpt_destroy(void *state)
     free(m->blk);
     free(m->rope_cos);
     free(m->rope_sin);
+    free(m->plain_cos);
+    free(m->plain_sin);
     free(m->aux_count);
     free(m->aux_grad);
     free(m);
@@ -190,6 +196,8 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->head_dim != 0 && c->head_dim * c->heads != c->width) key = "model.head_dim";
     else if (c->qk_norm) key = "model.qk_norm";
     else if (c->sliding_window) key = "model.sliding_window";
+    else if (c->sliding_window_pattern) key = "model.sliding_window_pattern";
+    else if (strcmp(c->sliding_rope, "scaled")) key = "model.sliding_rope";
     else if (strcmp(c->qk_norm_scope, "head")) key = "model.qk_norm_scope";
     else if (strcmp(c->norm_position, "pre")) key = "model.norm_position";
     else if (c->experts) key = "model.experts";
@@ -243,15 +251,15 @@ static double yarn_attention_factor(const accel_model_config_t *c)
     return c->rope_factor <= 1.0 ? 1.0 : 0.1 * log(c->rope_factor) + 1.0;
 }
 
-void accel_decoder_rope_tables(const accel_model_config_t *c, int T, int hs, float *cos_t,
+void accel_decoder_rope_tables(const accel_model_config_t *c, int T, int hs, bool plain, float *cos_t,
                                float *sin_t)
 {
     const int half = hs / 2;
-    const bool yarn = !strcmp(c->rope_scaling, "yarn");
+    const bool yarn = !plain && !strcmp(c->rope_scaling, "yarn");
     const float scale = yarn ? (float)yarn_attention_factor(c) : 1.0f;
     for (int i = 0; i < half; i++) {
         double f = (float)(1.0 / pow(c->rope_theta, (double)(2 * i) / hs));
-        if (!strcmp(c->rope_scaling, "llama3")) f = (float)llama3_inv_freq(c, f);
+        if (!plain && !strcmp(c->rope_scaling, "llama3")) f = (float)llama3_inv_freq(c, f);
         if (yarn) f = (float)yarn_inv_freq(c, hs, i);
         for (int t = 0; t < T; t++) {
             cos_t[(size_t)t * half + i] = (float)cos((double)t * f) * scale;
@@ -260,16 +268,34 @@ void accel_decoder_rope_tables(const accel_model_config_t *c, int T, int hs, flo
     }
 }
 
-/* cos and sin of every (position, frequency) pair: [T, hs/2] each. */
+/* cos and sin of every (position, frequency) pair: [T, hs/2] each; a second, unscaled pair for
+ * the sliding layers when they take plain RoPE and the others a scaled one (OLMo 3). */
 static accel_status_t rope_tables(gpt_t *m, const accel_model_config_t *c)
 {
-    const int half = m->hs / 2;
-    m->rope_cos = malloc(sizeof(float) * (size_t)m->T * half);
-    m->rope_sin = malloc(sizeof(float) * (size_t)m->T * half);
+    const size_t n = (size_t)m->T * (size_t)(m->hs / 2);
+    m->rope_cos = malloc(sizeof(float) * n);
+    m->rope_sin = malloc(sizeof(float) * n);
     if (!m->rope_cos || !m->rope_sin) return ACCEL_ERR_NOMEM;
-    accel_decoder_rope_tables(c, m->T, m->hs, m->rope_cos, m->rope_sin);
+    accel_decoder_rope_tables(c, m->T, m->hs, false, m->rope_cos, m->rope_sin);
+    if (m->slides && !strcmp(c->sliding_rope, "plain") && strcmp(c->rope_scaling, "none")) {
+        m->plain_cos = malloc(sizeof(float) * n);
+        m->plain_sin = malloc(sizeof(float) * n);
+        if (!m->plain_cos || !m->plain_sin) return ACCEL_ERR_NOMEM;
+        accel_decoder_rope_tables(c, m->T, m->hs, true, m->plain_cos, m->plain_sin);
+    }
     return ACCEL_OK;
 }
+
+/* Whether block l is a sliding layer (transformers' layer_types "sliding_attention"): with
+ * model.sliding_window, every layer but each window_pattern-th. It takes the window (which may
+ * cover the whole context) and, with sliding_rope=plain, the unscaled RoPE. */
+static bool layer_slides(const gpt_t *m, int l)
+{
+    return m->slides && !(m->window_pattern && (l + 1) % m->window_pattern == 0);
+}
+
+/* Block l's attention window; 0: the whole causal context. */
+static int layer_window(const gpt_t *m, int l) { return layer_slides(m, l) ? m->window : 0; }
 
 static accel_status_t validate(const accel_config_t *cfg, bool llama)
 {
@@ -330,6 +356,12 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
         else if (!strcmp(c->qk_norm_scope, "all") && !c->qk_norm)
             bad = "model.qk_norm_scope", why = "is all, which needs model.qk_norm=true (it says what "
                                                "the q/k norms cover)";
+        else if (c->sliding_window_pattern && !c->sliding_window)
+            bad = "model.sliding_window_pattern", why = "needs model.sliding_window (it says which layers "
+                                                        "slide)";
+        else if (strcmp(c->sliding_rope, "scaled") && !c->sliding_window)
+            bad = "model.sliding_rope", why = "is plain, which needs model.sliding_window (it is the "
+                                              "sliding layers' RoPE)";
         else if (c->shared_expert_ffn && !c->experts)
             bad = "model.shared_expert_ffn", why = "needs model.experts (a shared expert sits beside "
                                                    "routed ones)";
@@ -383,6 +415,8 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
                                 .qkv_bias = true, .tied = true };
     m->eps = llama ? (float)c->rms_eps : ACCEL_LN_EPS;
     m->window = llama && c->sliding_window < c->context ? c->sliding_window : 0;
+    m->slides = llama && c->sliding_window > 0;
+    m->window_pattern = llama ? c->sliding_window_pattern : 0;
     m->precision = cfg->precision_id;               /* fp32, bf16 or fp16 */
     m->recompute = cfg->train.recompute_id;
     /* ACCEL_ATT_WHOLE_HEAD=1 takes the whole-head way on any CPU (emulated products there), so
@@ -841,7 +875,7 @@ static void round_rows(const gpt_t *m, float *x, size_t rows, size_t cols, size_
  * (FlashAttention's trade: T floats per head and row block instead of T x T, for one more
  * product in the backward pass). */
 static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t *fw,
-                                        const qkv_view_t *x, int B, int T, int p0)
+                                        const qkv_view_t *x, int B, int T, int p0, int window)
 {
     const bool native = att_native(m) && p0 == 0;
     float *S = fw->pr, *kt = fw->kt;
@@ -867,7 +901,7 @@ static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t
                     const int n = e - s;
                     ACCEL_CHECK(accel_gemm_cpu_lower_nt(&m->gemm, n, hs, scale, q + (size_t)s * ldq, ldq,
                                                         k + (size_t)s * ldkv, ldkv, S, n));
-                    causal_softmax(S, (size_t)n, n, 0, n, lse + s, NULL, m->window);
+                    causal_softmax(S, (size_t)n, n, 0, n, lse + s, NULL, window);
                     ACCEL_CHECK(accel_gemm_cpu_trmm(&m->gemm, false, n, hs, 1.0f, S, n, v + (size_t)s * ldkv,
                                                     ldkv, y + (size_t)s * QW, QW));
                 }
@@ -876,12 +910,12 @@ static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t
             if (h % (NH / m->KVH) == 0)     /* once per key head: its group's heads follow */
                 accel_cpu_transpose(kt, k, (size_t)T, (size_t)hs, (size_t)ldkv);
             for (int r0 = p0; r0 < T; r0 += ATT_BLOCK) {    /* rows r0..r1-1 see columns c0..r1-1 */
-                const int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T, c0 = key_start(pos, m->window, r0);
+                const int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T, c0 = key_start(pos, window, r0);
                 /* the block's scores at the scratch's start, leading dimension T (packed documents,
                  * a sliding window: none of these rows sees a column before its first row's) */
                 ACCEL_CHECK(gemm_nt(m, r1 - r0, r1 - c0, hs, T, scale, q + (size_t)r0 * ldq, ldq, kt + c0,
                                     S + c0));
-                causal_softmax(S, (size_t)T, r1, r0, r1, lse, pos, m->window);
+                causal_softmax(S, (size_t)T, r1, r0, r1, lse, pos, window);
                 round_rows(m, S + c0, (size_t)(r1 - r0), (size_t)(r1 - c0), (size_t)T);
                 GEMM32(false, false, r1 - r0, hs, r1 - c0, 1.0f, S + c0, T, v + (size_t)c0 * ldkv, ldkv, 0.0f,
                        y + (size_t)r0 * QW, QW);
@@ -902,7 +936,7 @@ static void add_head(float *dst, size_t ld, const float *src, int T, int hs)
  * backward, dQ = dS K / sqrt(hs), dV = P^T dY, dK = dS^T Q / sqrt(hs).
  * The query heads of a group add their dK and dV: the first writes them, the others add theirs
  * (through m->dkv where the product cannot accumulate). */
-static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, int T)
+static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, int T, int window)
 {
     const bool native = att_native(m), rounded = m->precision != ACCEL_F32 && !native;
     const int QW = m->QW, NH = m->NH, hs = m->hs, QKV = m->QKV, G = m->NH / m->KVH;
@@ -931,9 +965,9 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
                     const int n = e - s;
                     const size_t rq = (size_t)s * QKV, ry = (size_t)s * QW, rkv = (size_t)s * ldkv;
                     ACCEL_CHECK(accel_gemm_cpu_lower_nt(g, n, hs, scale, q + rq, QKV, k + rq, QKV, P, n));
-                    causal_probs(P, (size_t)n, n, 0, n, lse + s, NULL, m->window);
+                    causal_probs(P, (size_t)n, n, 0, n, lse + s, NULL, window);
                     ACCEL_CHECK(accel_gemm_cpu_lower_nt(g, n, hs, 1.0f, dy + ry, QW, v + rq, QKV, dS, n));
-                    causal_softmax_backward(dS, P, n, 0, n, NULL, m->window);
+                    causal_softmax_backward(dS, P, n, 0, n, NULL, window);
                     ACCEL_CHECK(accel_gemm_cpu_trmm(g, false, n, hs, scale, dS, n, k + rq, QKV, dq + rq, QKV));
                     ACCEL_CHECK(accel_gemm_cpu_trmm(g, true, n, hs, 1.0f, P, n, dy + ry, QW, dvh + rkv, ldkv));
                     ACCEL_CHECK(accel_gemm_cpu_trmm(g, true, n, hs, scale, dS, n, q + rq, QKV, dkh + rkv, ldkv));
@@ -949,14 +983,14 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
             for (int r0 = 0; r0 < T; r0 += ATT_BLOCK) {
                 /* rows r0..r1-1 see columns c0..r1-1 (as in the forward pass); the rows of P and dS
                  * are whole after the softmax steps, which zero every other column */
-                const int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T, c0 = key_start(pos, m->window, r0);
+                const int r1 = r0 + ATT_BLOCK < T ? r0 + ATT_BLOCK : T, c0 = key_start(pos, window, r0);
                 /* P's rows as the forward pass made them, then dP = dY V^T */
                 ACCEL_CHECK(gemm_nt(m, r1 - r0, r1 - c0, hs, T, scale, q + (size_t)r0 * QKV, QKV, m->kt + c0,
                                     P + (size_t)r0 * T + c0));
-                causal_probs(P + (size_t)r0 * T, (size_t)T, T, r0, r1, lse, pos, m->window);
+                causal_probs(P + (size_t)r0 * T, (size_t)T, T, r0, r1, lse, pos, window);
                 ACCEL_CHECK(gemm_nt(m, r1 - r0, r1 - c0, hs, T, 1.0f, dy + (size_t)r0 * QW, QW, m->vt + c0,
                                     dS + (size_t)r0 * T + c0));
-                causal_softmax_backward(dS, P, T, r0, r1, pos, m->window);
+                causal_softmax_backward(dS, P, T, r0, r1, pos, window);
                 /* dS is only a product operand from here on */
                 round_to(m, dS + (size_t)r0 * T, dS + (size_t)r0 * T, (size_t)(r1 - r0),
                          (size_t)T, (size_t)T);
@@ -973,7 +1007,7 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
             for (int c0 = 0; c0 < T; c0 += ATT_BLOCK) {
                 const int c1 = c0 + ATT_BLOCK < T ? c0 + ATT_BLOCK : T;
                 int t1 = document_end(pos, c1 - 1, T);
-                if (m->window && c1 - 1 + m->window < t1) t1 = c1 - 1 + m->window;
+                if (window && c1 - 1 + window < t1) t1 = c1 - 1 + window;
                 GEMM32(true, false, c1 - c0, hs, t1 - c0, 1.0f, P + (size_t)c0 * T + c0, T,
                        dy + (size_t)c0 * QW, QW, beta, dv + (size_t)c0 * QKV, QKV);
                 GEMM32(true, false, c1 - c0, hs, t1 - c0, scale, dS + (size_t)c0 * T + c0, T,
@@ -1010,21 +1044,23 @@ static void start_rows(float *y, const float *b, const float *res, size_t rows, 
 /* Rotary positions on the q and k heads of `rows` rows from row p0 of x, the first at position
  * p0 of sequences of T tokens, or each at its m->pos (inverse: the backward pass, on their
  * gradients). */
-static void rope(const gpt_t *m, const qkv_view_t *x, size_t rows, int T, int p0, int inverse)
+static void rope(const gpt_t *m, int l, const qkv_view_t *x, size_t rows, int T, int p0, int inverse)
 {
+    const bool plain = m->plain_cos && layer_slides(m, l);
+    const float *cos_t = plain ? m->plain_cos : m->rope_cos, *sin_t = plain ? m->plain_sin : m->rope_sin;
     if (m->pos) {                   /* packed documents: row r at its document's position */
         for (size_t r = (size_t)p0; r < (size_t)p0 + rows; r++) {
-            accel_cpu_rope(x->q + r * x->ldq, 1, x->ldq, m->NH, m->hs, m->rope_cos, m->rope_sin, T,
+            accel_cpu_rope(x->q + r * x->ldq, 1, x->ldq, m->NH, m->hs, cos_t, sin_t, T,
                            m->pos[r], inverse);
-            accel_cpu_rope(x->kv + r * x->ldkv, 1, x->ldkv, m->KVH, m->hs, m->rope_cos, m->rope_sin, T,
+            accel_cpu_rope(x->kv + r * x->ldkv, 1, x->ldkv, m->KVH, m->hs, cos_t, sin_t, T,
                            m->pos[r], inverse);
         }
         return;
     }
-    accel_cpu_rope(x->q + (size_t)p0 * x->ldq, rows, x->ldq, m->NH, m->hs, m->rope_cos,
-                   m->rope_sin, T, p0, inverse);
-    accel_cpu_rope(x->kv + (size_t)p0 * x->ldkv, rows, x->ldkv, m->KVH, m->hs, m->rope_cos,
-                   m->rope_sin, T, p0, inverse);
+    accel_cpu_rope(x->q + (size_t)p0 * x->ldq, rows, x->ldq, m->NH, m->hs, cos_t,
+                   sin_t, T, p0, inverse);
+    accel_cpu_rope(x->kv + (size_t)p0 * x->ldkv, rows, x->ldkv, m->KVH, m->hs, cos_t,
+                   sin_t, T, p0, inverse);
 }
 
 /* qk_norm (Qwen3): each q head and k head of rows p0.. RMS-normed over its hs values with the
@@ -1119,8 +1155,8 @@ static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel
              C, 1.0f, kv, KVW);
     }
     if (m->arch.qk_norm) qk_norm_forward(m, &x, a, PARAM(k->qnw), PARAM(k->knw), R, p0);
-    if (m->arch.rope) rope(m, &x, R, T, p0, 0);
-    ACCEL_CHECK(attention_forward(m, a, fw, &x, B, T, p0));
+    if (m->arch.rope) rope(m, l, &x, R, T, p0, 0);
+    ACCEL_CHECK(attention_forward(m, a, fw, &x, B, T, p0, layer_window(m, l)));
     if (post) {                                     /* res2 = res + norm1(proj) */
         GEMM(false, true, (int)R, C, m->QW, 1.0f, a->atty + (size_t)p0 * m->QW, m->QW, PARAM(k->projw),
              m->QW, 0.0f, a->ln1 + o, C);
@@ -1394,10 +1430,10 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
         GEMM(true, false, C, m->QW, bt, 1.0f, dproj, C, a->atty, m->QW, 1.0f, GRAD(k->projw), m->QW);
         if (k->projb >= 0) accel_cpu_colsum_add(GRAD(k->projb), dproj, BT, C);
         accel_batch_progress(hb);
-        ACCEL_CHECK(attention_backward(m, a, B, T));
+        ACCEL_CHECK(attention_backward(m, a, B, T, layer_window(m, l)));
         if (m->arch.rope) {
             qkv_view_t dx = qkv_rows(m, m->d3c);
-            rope(m, &dx, BT, T, 0, 1);
+            rope(m, l, &dx, BT, T, 0, 1);
         }
         if (m->arch.qk_norm)
             qk_norm_backward(m, a, PARAM(k->qnw), PARAM(k->knw), GRAD(k->qnw), GRAD(k->knw), BT);

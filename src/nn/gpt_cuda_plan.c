@@ -162,6 +162,13 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                  cfg->model.sliding_window, cfg->model.context, cfg->model.sliding_window);
         return ACCEL_ERR_UNSUPPORTED;
     }
+    if (!strcmp(cfg->model.name, "llama") && cfg->model.sliding_window &&
+        !strcmp(cfg->model.sliding_rope, "plain") && strcmp(cfg->model.rope_scaling, "none")) {
+        snprintf(why, whylen, "device=cuda: model.sliding_rope=plain with model.rope_scaling=%s: the GPU "
+                 "engine has one RoPE for every layer (the CPU decoder gives the sliding layers the "
+                 "plain one)\n--> hint: use device=cpu for this model", cfg->model.rope_scaling);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
     if (!strcmp(cfg->model.name, "llama") &&
         (strcmp(cfg->model.norm_position, "pre") || (cfg->model.qk_norm && strcmp(cfg->model.qk_norm_scope, "head")))) {
         snprintf(why, whylen, "device=cuda: %s: the GPU engine has Llama's and Qwen3's blocks only (the CPU "

@@ -334,6 +334,12 @@ START_TEST(test_engine_without_gpu)
     ck_assert_msg(strstr(whynot, "model.sliding_window") != NULL, "%s", whynot);
     sw.model.sliding_window = sw.model.context;       /* as long as the context: none */
     ck_assert(accel_model_runs_on(&sw, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
+    sw.model.sliding_window_pattern = 4;              /* ... whichever layers slide */
+    ck_assert(accel_model_runs_on(&sw, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
+    snprintf(sw.model.rope_scaling, sizeof sw.model.rope_scaling, "yarn");
+    snprintf(sw.model.sliding_rope, sizeof sw.model.sliding_rope, "plain");    /* OLMo 3's two RoPEs */
+    ck_assert(!accel_model_runs_on(&sw, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
+    ck_assert_msg(strstr(whynot, "model.sliding_rope=plain") != NULL, "%s", whynot);
     accel_config_t olmo = ll;                         /* OLMo 2's blocks: the CPU's */
     snprintf(olmo.model.norm_position, sizeof olmo.model.norm_position, "post");
     ck_assert(!accel_model_runs_on(&olmo, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));

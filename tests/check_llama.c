@@ -42,8 +42,12 @@
  * norm1(attn(x)), out = h + norm2(mlp(h)), no norm before attention or MLP; its q/k norms act over
  * the whole q and k projections (model.qk_norm_scope=all: weights H*hs and KV*hs wide, before
  * RoPE). olmoe (OlmoeForCausalLM) is pre-norm with the same whole-projection q/k norms, a mixture
- * of experts (top-k weights not renormalized) and the load-balancing loss. Both are compared the
- * same way as the others.
+ * of experts (top-k weights not renormalized) and the load-balancing loss. olmo3
+ * (Olmo3ForCausalLM) has OLMo 2's blocks and per-layer attention: layers 0-2 slide (a window of 5
+ * keys, model.sliding_window with model.sliding_window_pattern=4) with plain RoPE
+ * (model.sliding_rope=plain), layer 3 attends to the whole context with YaRN (model.rope_scaling=yarn;
+ * kept, blended and divided frequency bands, cos and sin scaled); the KV cache path crosses the
+ * window. All are compared the same way as the others.
  *
  * The fixtures are found in $ACCEL_LLAMA_FIXTURES, else $top_srcdir/tests/fixtures/llama (make
  * check sets top_srcdir; tests/llama_unit.sh runs this program). */
@@ -68,7 +72,8 @@
  * test_fixture_set, so a new case cannot be added and silently skipped. */
 static const char *const g_cases[] = { "llama_gqa",  "llama_mqa",    "llama_rope31", "qwen2_bias",
                                         "llama_mha",  "llama_packed", "qwen2_packed", "mixtral_moe",
-                                        "qwen3_moe",  "qwen2_moe",    "olmo2",        "olmoe" };
+                                        "qwen3_moe",  "qwen2_moe",    "olmo2",        "olmoe",
+                                        "olmo3" };
 #define NCASES ((int)(sizeof g_cases / sizeof g_cases[0]))
 
 static void fixture_dir(char *dir, size_t len)

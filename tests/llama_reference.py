@@ -117,7 +117,8 @@ import torch
 import torch.nn.functional as F
 import transformers
 from transformers import (DataCollatorWithFlattening, LlamaConfig, LlamaForCausalLM, MixtralConfig,
-                          MixtralForCausalLM, Olmo2Config, Olmo2ForCausalLM, OlmoeConfig, OlmoeForCausalLM,
+                          MixtralForCausalLM, Olmo2Config, Olmo2ForCausalLM, Olmo3Config, Olmo3ForCausalLM,
+                          OlmoeConfig, OlmoeForCausalLM,
                           Qwen2Config, Qwen2ForCausalLM, Qwen2MoeConfig, Qwen2MoeForCausalLM,
                           Qwen3MoeConfig, Qwen3MoeForCausalLM)
 from transformers.models.llama import modeling_llama
@@ -136,8 +137,9 @@ PACK = dict(shuffle=True, compression="gzip", compression_opts=9)
 # The cases. Sizes are tiny (the fixtures are committed); every feature accel's Llama has gets
 # one case where it matters: grouped-query, multi-query and plain multi-head attention, tied and
 # untied embeddings, Llama-3.1 RoPE scaling, Qwen2's q/k/v biases, a SwiGLU width that is no
-# multiple of 64, odd vocabularies and contexts, four RoPE bases and two RMSNorm epsilons, post-norm
-# blocks and q/k norms over whole projections (OLMo 2, OLMoE).
+# multiple of 64, odd vocabularies and contexts, five RoPE bases and two RMSNorm epsilons, post-norm
+# blocks and q/k norms over whole projections (OLMo 2, OLMoE, OLMo 3), sliding windows on some
+# layers and YaRN on the others (OLMo 3).
 CASES = [
     dict(name="llama_gqa", arch="llama", layers=2, heads=4, kv_heads=2, width=32, ffn=32,
          context=12, vocab=61, tied=False, theta=10000.0, eps=1e-6, bias=False, seed=101),
@@ -195,6 +197,18 @@ CASES = [
     dict(name="olmoe", arch="olmoe", layers=2, heads=4, kv_heads=2, width=32, ffn=12,
          experts=4, topk=2, norm_topk=False, aux=0.05,
          context=12, vocab=73, tied=False, theta=10000.0, eps=1e-5, bias=False, seed=1251),
+    # OLMo 3: OLMo 2's blocks, and per-layer attention: layers 0, 1, 2 slide (each query sees the
+    # last `window` keys, itself included) with plain RoPE, layer 3 ((l+1) % 4 == 0) attends to the
+    # whole causal context with YaRN (accel's model.sliding_window_pattern=4, sliding_rope=plain).
+    # YaRN over head size 8 (4 frequencies, theta 10: wavelengths 2*pi * 10^(i/4) = 6.3, 11.2, 19.9,
+    # 35.3): with original_max_position_embeddings 12 the ramp's bounds are dimensions 0 (32
+    # turns, floored) and 2 (1 turn, 1.12 ceiled), so frequency 0 is kept, 1 blended half and half,
+    # 2 and 3 divided by the factor 4; cos and sin are scaled by 0.1 ln 4 + 1. The context is
+    # factor * original (transformers warns otherwise) and far longer than the window.
+    dict(name="olmo3", arch="olmo3", layers=4, heads=4, kv_heads=2, width=32, ffn=40,
+         context=48, vocab=67, tied=False, theta=10.0, eps=1e-6, bias=False, seed=1361,
+         window=5, window_pattern=4,
+         yarn=dict(factor=4.0, original_max_position_embeddings=12, beta_fast=32.0, beta_slow=1.0)),
 ]
 
 # Weight scales: large enough that every gradient is far above float32 noise and the attention
@@ -211,13 +225,13 @@ def qk_norm_scope(case):
     """Where a case's q/k RMSNorms act: "head" (Qwen3: over each head, a weight of hs), "all" (OLMo 2,
     OLMoE: over the whole q projection, H hs wide, and the whole k projection, KV hs wide), or
     None (no q/k norms)."""
-    return {"qwen3_moe": "head", "olmo2": "all", "olmoe": "all"}.get(case["arch"])
+    return {"qwen3_moe": "head", "olmo2": "all", "olmoe": "all", "olmo3": "all"}.get(case["arch"])
 
 
 def post_norm(case):
-    """Whether a case's blocks normalize the outputs of attention and MLP (OLMo 2) rather than
-    their inputs."""
-    return case["arch"] == "olmo2"
+    """Whether a case's blocks normalize the outputs of attention and MLP (OLMo 2, OLMo 3) rather
+    than their inputs."""
+    return case["arch"] in ("olmo2", "olmo3")
 
 
 def fmt(x):
@@ -255,6 +269,15 @@ def accel_config(case):
             ("model.rope_high_freq_factor", r["high_freq_factor"]),
             ("model.rope_original_context", r["original_max_position_embeddings"]),
         ]
+    elif "yarn" in c:
+        r = c["yarn"]
+        kv += [
+            ("model.rope_scaling", "yarn"),
+            ("model.rope_factor", r["factor"]),
+            ("model.rope_original_context", r["original_max_position_embeddings"]),
+            ("model.rope_beta_fast", r["beta_fast"]),
+            ("model.rope_beta_slow", r["beta_slow"]),
+        ]
     else:
         kv.append(("model.rope_scaling", "none"))
     if "head_dim" in c:
@@ -274,6 +297,13 @@ def accel_config(case):
         ]
     if "shared_ffn" in c:
         kv.append(("model.shared_expert_ffn", c["shared_ffn"]))
+    if "window" in c:
+        # OLMo 3: every window_pattern-th layer full (with the scaled RoPE), the others slide (plain RoPE).
+        kv += [
+            ("model.sliding_window", c["window"]),
+            ("model.sliding_window_pattern", c["window_pattern"]),
+            ("model.sliding_rope", "plain"),
+        ]
     return " ".join(f"{k}={v if isinstance(v, str) else fmt(v)}" for k, v in kv)
 
 
@@ -290,13 +320,18 @@ def hf_model(case):
               attention_dropout=0.0, pad_token_id=None, bos_token_id=None, eos_token_id=None)
     config_cls = {"llama": LlamaConfig, "qwen2": Qwen2Config, "mixtral": MixtralConfig,
                   "qwen3_moe": Qwen3MoeConfig, "qwen2_moe": Qwen2MoeConfig, "olmo2": Olmo2Config,
-                  "olmoe": OlmoeConfig}[c["arch"]]
+                  "olmoe": OlmoeConfig, "olmo3": Olmo3Config}[c["arch"]]
     if hasattr(config_cls(), "rope_parameters"):    # transformers 5
         kw["rope_parameters"] = rope
     else:                                           # transformers 4.x
         kw["rope_theta"] = c["theta"]
         if "llama3" in c:
             kw["rope_scaling"] = dict(rope)
+    if c["arch"] == "olmo3":
+        # Per layer type: YaRN on the full-attention layers, plain RoPE at the same theta on the
+        # sliding ones (Olmo3RotaryEmbedding keeps one set of frequencies per type).
+        kw["rope_parameters"] = {"full_attention": {"rope_type": "yarn", "rope_theta": c["theta"], **c["yarn"]},
+                                 "sliding_attention": {"rope_type": "default", "rope_theta": c["theta"]}}
     if c["arch"] == "llama":
         kw.update(attention_bias=c["bias"], mlp_bias=False)
         cfg = LlamaConfig(**kw)
@@ -327,6 +362,13 @@ def hf_model(case):
         kw.update(attention_bias=False)
         cfg = Olmo2Config(**kw)
         cls = Olmo2ForCausalLM
+    elif c["arch"] == "olmo3":
+        assert not c["bias"] and "head_dim" not in c and "experts" not in c, "OLMo 3: no biases, head_dim = width / heads"
+        assert c["context"] > c["window"], "the window must matter"
+        # layer_types left to Olmo3Config's default: sliding but every window_pattern-th (4) layer.
+        kw.update(attention_bias=False, sliding_window=c["window"])
+        cfg = Olmo3Config(**kw)
+        cls = Olmo3ForCausalLM
     elif c["arch"] == "olmoe":
         # OlmoeAttention sizes q_norm by hidden_size and k_norm by (hidden_size / heads) KV: the whole
         # projections only when head_dim = width / heads.
@@ -359,9 +401,16 @@ def hf_model(case):
         assert model.config.sliding_window == 0 and set(model.config.layer_types) == {"full_attention"}
     elif c["arch"] in ("olmo2", "olmoe"):    # no sliding window in their configurations
         assert getattr(model.config, "sliding_window", None) is None and getattr(model.config, "clip_qkv", None) is None
+    elif c["arch"] == "olmo3":              # the window on every layer but each window_pattern-th
+        assert model.config.sliding_window == c["window"] and getattr(model.config, "clip_qkv", None) is None
+        types = [layer_type(c, l) for l in range(c["layers"])]
+        assert model.config.layer_types == types, (model.config.layer_types, types)
+        assert {"sliding_attention", "full_attention"} <= set(types)
+        for l, layer in enumerate(model.model.layers):
+            assert layer.self_attn.sliding_window == (c["window"] if types[l] == "sliding_attention" else None)
     elif c["arch"] != "llama":
         assert model.config.sliding_window is None
-    if c["arch"] != "llama":
+    if c["arch"] not in ("llama", "olmo3"):
         assert all(getattr(layer.self_attn, "sliding_window", None) is None for layer in model.model.layers)
     hs = head_size(c)
     for layer in model.model.layers:
@@ -377,7 +426,7 @@ def hf_model(case):
             qn, kn = (hs, hs) if scope == "head" else (c["heads"] * hs, c["kv_heads"] * hs)
             assert a.q_norm.weight.shape == (qn,) and a.k_norm.weight.shape == (kn,), \
                 (a.q_norm.weight.shape, a.k_norm.weight.shape)
-        # OLMo 2's blocks have no input_layernorm; the others no post_feedforward_layernorm.
+        # OLMo 2's and 3's blocks have no input_layernorm; the others no post_feedforward_layernorm.
         assert hasattr(layer, "input_layernorm") != post_norm(c)
         assert hasattr(layer, "post_feedforward_layernorm") == post_norm(c)
         if "experts" in c:
@@ -437,13 +486,45 @@ def head_size(case):
     return case.get("head_dim") or case["width"] // case["heads"]
 
 
-def inv_freq_reference(case):
-    """RoPE inverse frequencies in float64, transformers' formulas (default and llama3), and the
-    band of each frequency under llama3 scaling."""
+def layer_type(case, l):
+    """transformers' layer_types[l] of a case: with a window (OLMo 3) every window_pattern-th layer
+    ((l+1) % window_pattern == 0) is "full_attention", the others "sliding_attention" (Olmo3Config's
+    default and accel's model.sliding_window_pattern); without one every layer is full."""
+    if "window" not in case:
+        return "full_attention"
+    return "full_attention" if (l + 1) % case["window_pattern"] == 0 else "sliding_attention"
+
+
+def yarn_attention_factor(case):
+    """YaRN's factor of cos and sin (transformers' get_mscale without mscale): 0.1 ln(factor) + 1."""
+    f = case["yarn"]["factor"]
+    return 1.0 if f <= 1 else 0.1 * math.log(f) + 1.0
+
+
+def inv_freq_reference(case, plain=False):
+    """RoPE inverse frequencies in float64, transformers' formulas (default, llama3 and yarn), and
+    the band of each frequency under llama3 or yarn scaling; plain: the unscaled ones (OLMo 3's
+    sliding layers)."""
     hs = head_size(case)
     inv = 1.0 / case["theta"] ** (np.arange(0, hs, 2, dtype=np.float64) / hs)
-    if "llama3" not in case:
+    if plain or ("llama3" not in case and "yarn" not in case):
         return inv, None
+    if "yarn" in case:
+        # _compute_yarn_parameters with truncate (its default): frequency i is kept (extrapolated)
+        # below dimension `low`, divided by the factor (interpolated) above `high`, a linear ramp in
+        # i between; low and high are the dimensions that turn beta_fast and beta_slow times over
+        # the original context, rounded outwards and clamped to 0 .. hs-1.
+        r = case["yarn"]
+        factor, orig = r["factor"], r["original_max_position_embeddings"]
+        corr = lambda rot: hs * math.log(orig / (rot * 2 * math.pi)) / (2 * math.log(case["theta"]))
+        low, high = max(math.floor(corr(r["beta_fast"])), 0), min(math.ceil(corr(r["beta_slow"])), hs - 1)
+        if low == high:
+            high += 0.001
+        ramp = np.clip((np.arange(hs // 2, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
+        extrapolation = 1.0 - ramp
+        out = (inv / factor) * (1.0 - extrapolation) + inv * extrapolation
+        bands = ["kept" if e == 1.0 else "scaled" if e == 0.0 else "blended" for e in extrapolation]
+        return out, bands
     r = case["llama3"]
     factor, lff, hff = r["factor"], r["low_freq_factor"], r["high_freq_factor"]
     orig = r["original_max_position_embeddings"]
@@ -470,8 +551,10 @@ def rmsnorm_forward64(self, x):
 
 
 def eager_attention_forward64(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
-    """transformers' eager attention with the softmax in the tensors' own precision."""
-    assert kwargs.get("sliding_window") is None
+    """transformers' eager attention with the softmax in the tensors' own precision. A sliding
+    window (OLMo 3's sliding layers) is in attention_mask: transformers' eager attention ignores the
+    argument too."""
+    assert kwargs.get("sliding_window") == getattr(module, "sliding_window", None)
     key_states = modeling_llama.repeat_kv(key, module.num_key_value_groups)
     value_states = modeling_llama.repeat_kv(value, module.num_key_value_groups)
     attn_weights = torch.matmul(query, key_states.transpose(2, 3)) * scaling
@@ -489,6 +572,16 @@ def rotary_forward64(inv_freq, scaling):
         freqs = position_ids[..., None].to(torch.float64) * inv
         emb = torch.cat((freqs, freqs), dim=-1)
         return (emb.cos() * scaling).to(x.dtype), (emb.sin() * scaling).to(x.dtype)
+    return forward
+
+
+def rotary_by_type_forward64(rope):
+    """Olmo3RotaryEmbedding.forward(x, position_ids, layer_type) in float64: rope maps a layer type
+    to (inverse frequencies, factor of cos and sin)."""
+    by_type = {t: rotary_forward64(inv, scaling) for t, (inv, scaling) in rope.items()}
+
+    def forward(x, position_ids, layer_type):
+        return by_type[layer_type](x, position_ids)
     return forward
 
 
@@ -544,7 +637,9 @@ def load_balancing_loss_func64(gate_logits, num_experts=None, top_k=2, attention
 
 class patch_float64:
     """Within the block: RMSNorm, eager attention and the rotary embedding of `model` in float64,
-    and for a mixture of experts the router's softmax and the load-balancing loss too."""
+    and for a mixture of experts the router's softmax and the load-balancing loss too. inv_freq: the
+    inverse frequencies (cos and sin unscaled), or for a rotary embedding per layer type (OLMo 3)
+    a dict layer type -> (inverse frequencies, factor of cos and sin)."""
 
     def __init__(self, model, inv_freq):
         self.model, self.inv_freq = model, inv_freq
@@ -558,8 +653,12 @@ class patch_float64:
         norm_cls.forward = rmsnorm_forward64
         mod.eager_attention_forward = eager_attention_forward64
         rot = self.model.model.rotary_emb
-        assert rot.attention_scaling == 1.0
-        rot.forward = rotary_forward64(self.inv_freq, rot.attention_scaling)
+        if isinstance(self.inv_freq, dict):     # Olmo3RotaryEmbedding: forward(x, position_ids, layer_type)
+            assert set(self.inv_freq) == set(rot.layer_types), (set(self.inv_freq), rot.layer_types)
+            rot.forward = rotary_by_type_forward64(self.inv_freq)
+        else:
+            assert rot.attention_scaling == 1.0
+            rot.forward = rotary_forward64(self.inv_freq, rot.attention_scaling)
         self.moe = None
         gate = getattr(self.model.model.layers[0].mlp, "gate", None)
         if gate is not None and not isinstance(gate, torch.nn.Linear):    # a router: a mixture of experts
@@ -744,6 +843,32 @@ def check_packing(model, case, tokens, positions, logits):
     return alone, leak
 
 
+def check_layer_types(model, case, tokens, rope, logits):
+    """That OLMo 3's per-layer attention matters: the float64 logits (`logits`, from run) against
+    the same weights with, in turn, no window (transformers' config.sliding_window = the context:
+    every layer sees the whole causal context), the sliding layers' RoPE scaled like the full
+    layers' (YaRN), and the full layers' RoPE plain like the sliding ones'. Each must change the
+    logits far beyond the test's tolerance. Returns the largest change of each, by attribute name."""
+    full, sliding = rope["full_attention"], rope["sliding_attention"]
+    variants = {"no_window": (rope, case["context"]),
+                "sliding_rope_scaled": ({"full_attention": full, "sliding_attention": full}, case["window"]),
+                "full_rope_plain": ({"full_attention": sliding, "sliding_attention": sliding}, case["window"])}
+    effects = {}
+    saved = model.config.sliding_window
+    try:
+        for k, (r, window) in variants.items():
+            model.config.sliding_window = window    # read by create_sliding_window_causal_mask at every call
+            with torch.no_grad(), patch_float64(model, r):
+                other = model(input_ids=tokens[:, :-1]).logits
+            effects[f"{k}_logits_max_abs_diff"] = (other - logits).abs().max().item()
+    finally:
+        model.config.sliding_window = saved
+    with torch.no_grad(), patch_float64(model, rope):    # and back: the same logits again
+        assert torch.equal(model(input_ids=tokens[:, :-1]).logits, logits)
+    assert all(v > 1e-2 for v in effects.values()), effects
+    return effects
+
+
 def accel_tensors(model, case, value):
     """accel's name -> array, value(p) giving each HF parameter's data or gradient."""
     cat = lambda *ps: torch.cat([value(p) for p in ps], dim=0)
@@ -830,13 +955,28 @@ def make_case(case, outdir, verbose=True):
     tokens = torch.randint(0, case["vocab"], (B, case["context"] + 1), generator=g)
     packed = "docs" in case
 
-    # RoPE frequencies: ours (float64) against transformers' (computed in float32).
+    # RoPE frequencies: ours (float64) against transformers' (computed in float32). With layer
+    # types (OLMo 3) one set per type: the full layers' scaled (YaRN, cos and sin scaled too), the
+    # sliding layers' plain; patch_float64 then takes the dict `rope`.
     inv_freq, bands = inv_freq_reference(case)
-    hf_inv = model.model.rotary_emb.inv_freq.double().numpy()
-    rel = np.max(np.abs(hf_inv - inv_freq) / inv_freq)
-    assert rel < 1e-6, f"{name}: RoPE inverse frequencies differ from transformers' by {rel:.2e}"
+    rot = model.model.rotary_emb
+    if "window" in case:
+        plain_inv, _ = inv_freq_reference(case, plain=True)
+        rope = {"full_attention": (inv_freq, yarn_attention_factor(case)), "sliding_attention": (plain_inv, 1.0)}
+        for t, (inv, scaling) in rope.items():
+            rel = np.max(np.abs(getattr(rot, f"{t}_inv_freq").double().numpy() - inv) / inv)
+            assert rel < 1e-6, f"{name}: {t} RoPE inverse frequencies differ from transformers' by {rel:.2e}"
+            assert abs(getattr(rot, f"{t}_attention_scaling") - scaling) <= 1e-15, (t, scaling)
+        assert rope["full_attention"][1] > 1.0 and not np.array_equal(inv_freq, plain_inv)
+    else:
+        hf_inv = rot.inv_freq.double().numpy()
+        rel = np.max(np.abs(hf_inv - inv_freq) / inv_freq)
+        assert rel < 1e-6, f"{name}: RoPE inverse frequencies differ from transformers' by {rel:.2e}"
+        rope = inv_freq
     if "llama3" in case:
         assert {"kept", "smoothed", "scaled"} <= set(bands), f"{name}: RoPE bands {bands}"
+    if "yarn" in case:
+        assert {"kept", "blended", "scaled"} <= set(bands), f"{name}: RoPE bands {bands}"
 
     # Stock transformers: the cross-check of the loss against its own loss function, and the
     # reference for what the float64 patches change.
@@ -851,7 +991,7 @@ def make_case(case, outdir, verbose=True):
             hf_out = model(input_ids=tokens[:, :-1], labels=tokens[:, :-1], shift_labels=tokens[:, 1:].contiguous(),
                            output_router_logits=case["aux"] > 0)
             hf_mean = hf_out.loss.item()
-        with patch_float64(model, inv_freq), capture_routing(model) as route:
+        with patch_float64(model, rope), capture_routing(model) as route:
             logits, loss, grads, aux = run_moe(model, case, tokens)
         assert abs(hf_mean * B - loss) <= 1e-6 * abs(loss), (hf_mean * B, loss)
         min_gap, expert_tokens = check_routing(case, route.calls, s_route.calls)
@@ -860,7 +1000,7 @@ def make_case(case, outdir, verbose=True):
             # What the load-balancing loss adds to the router's gradients (relative to the largest):
             # far above the test's tolerance, so a model that leaves it out fails.
             assert abs(hf_out.aux_loss.item() - aux) <= 1e-6 * aux, (hf_out.aux_loss.item(), aux)
-            with patch_float64(model, inv_freq):
+            with patch_float64(model, rope):
                 _, _, plain_grads, _ = run_moe(model, dict(case, aux=0.0), tokens)
             routers = [layer.mlp.gate.weight for layer in model.model.layers]
             aux_share = min(((grads[p] - plain_grads[p]).abs().max() / grads[p].abs().max()).item() for p in routers)
@@ -869,14 +1009,16 @@ def make_case(case, outdir, verbose=True):
         s_logits, s_loss, s_grads = run(model, tokens)
         with torch.no_grad():
             hf_mean = model(input_ids=tokens, labels=tokens).loss.item()    # mean over B*T targets
-        with patch_float64(model, inv_freq):
+        with patch_float64(model, rope):
             logits, loss, grads = run(model, tokens)
         assert abs(hf_mean * B - loss) <= 1e-6 * abs(loss), (hf_mean * B, loss)
+        if "window" in case:
+            effects = check_layer_types(model, case, tokens, rope, logits)
     else:
         positions, shift_labels, loss_mask = packed_rows(case, tokens)
         s_logits, s_loss, s_grads = run_packed(model, tokens, positions, shift_labels)
         s_alone, s_leak = check_packing(model, case, tokens, positions, s_logits)
-        with patch_float64(model, inv_freq):
+        with patch_float64(model, rope):
             logits, loss, grads = run_packed(model, tokens, positions, shift_labels)
             alone, leak = check_packing(model, case, tokens, positions, logits)
         # The documents are masked from each other, in stock transformers and with the float64
@@ -934,6 +1076,12 @@ def make_case(case, outdir, verbose=True):
         f.attrs["stock_logits_max_abs_diff"] = np.float64(stock_logits)
         f.attrs["stock_grads_max_rel_diff"] = np.float64(stock_grads)
         f.attrs["rope_inv_freq"] = inv_freq
+        if "window" in case:
+            f.attrs["rope_attention_factor"] = np.float64(rope["full_attention"][1])
+            f.attrs["rope_inv_freq_sliding"] = rope["sliding_attention"][0]
+            f.attrs["layer_types"] = np.bytes_(" ".join(layer_type(case, l) for l in range(case["layers"])).encode("ascii"))
+            for k, v in effects.items():
+                f.attrs[k] = np.float64(v)
         if moe:
             f.attrs["router_min_topk_gap"] = np.float64(min_gap)
             f.attrs["router_tokens_per_expert"] = expert_tokens.astype(np.int64)
@@ -966,7 +1114,11 @@ def make_case(case, outdir, verbose=True):
               f"loss {loss:.6f} (ln V = {math.log(case['vocab']):.3f} per position), "
               f"logits std {lg.std():.3f} max {np.abs(lg).max():.3f}, {os.path.getsize(path)} bytes")
         if bands:
-            print(f"  RoPE bands: {' '.join(bands)}")
+            print(f"  RoPE bands: {' '.join(bands)}"
+                  + (f" (full-attention layers; cos and sin x {rope['full_attention'][1]:.6f})" if "window" in case else ""))
+        if "window" in case:
+            print(f"  layer types: {' '.join(layer_type(case, l) for l in range(case['layers']))}, window {case['window']}; "
+                  "the logits change by " + ", ".join(f"{v:.2e} {k[:-len('_logits_max_abs_diff')]}" for k, v in effects.items()))
         print(f"  stock transformers vs float64: logits {stock_logits:.2e}, gradients {stock_grads:.2e} (relative)"
               + (f", load-balancing loss {stock_aux:.2e}" if stock_aux is not None else ""))
         if moe:

@@ -72,4 +72,8 @@ expect_fail "gpt: model.tie_embeddings is a llama key" "$ACCEL_TRAIN" model.name
 expect_fail "model.qk_norm_scope is all, which needs model.qk_norm=true" "$ACCEL_TRAIN" $args model.qk_norm_scope=all
 expect_fail "gpt: model.sliding_window is a llama key" "$ACCEL_TRAIN" model.name=gpt model.sliding_window=8
 expect_fail "gpt: model.norm_position is a llama key" "$ACCEL_TRAIN" model.name=gpt model.norm_position=post
+expect_fail "model.sliding_window_pattern needs model.sliding_window" "$ACCEL_TRAIN" $args model.sliding_window_pattern=4
+expect_fail "model.sliding_rope is plain, which needs model.sliding_window" "$ACCEL_TRAIN" $args model.sliding_rope=plain
+expect_fail "expected one of scaled|plain" "$ACCEL_TRAIN" $args model.sliding_window=4 model.sliding_rope=none
+expect_fail "gpt: model.sliding_window_pattern is a llama key" "$ACCEL_TRAIN" model.name=gpt model.sliding_window_pattern=2
 pass "llama: impossible configurations refused naming the key"

@@ -1011,6 +1011,16 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                 json_object_set_new(y, "attention_factor", json_real(m->rope_attention_factor));
             json_object_set_new(j, "rope_scaling", y);
         }
+        /* OLMo 3 in transformers 5 reads one set per layer type (from a flat rope_theta it would
+         * give the sliding layers its default theta, 500000): both, so either version reads it. */
+        if (j && olmo3) {
+            json_t *full = json_object_get(j, "rope_scaling");
+            full = full ? json_deep_copy(full) : json_pack("{s:s}", "rope_type", "default");
+            json_object_set_new(full, "rope_theta", json_real(m->rope_theta));
+            json_object_set_new(j, "rope_parameters",
+                                json_pack("{s:o, s:{s:s, s:f}}", "full_attention", full, "sliding_attention",
+                                          "rope_type", "default", "rope_theta", m->rope_theta));
+        }
         if (j && m->attention_bias) json_object_del(j, "attention_bias");   /* Qwen2: q, k, v biases always */
         if (j && d.E) {
             json_object_set_new(j, "num_local_experts", json_integer(d.E));

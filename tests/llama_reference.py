@@ -16,11 +16,12 @@ steps replaced by float64 versions of the same formulas (patch_float64 below), s
 to float64 and an fp32 implementation is compared with the truth, not with float32 noise. To
 show the replacements change nothing but the rounding, every case is also run through stock
 transformers; the largest logit and gradient differences between the two are printed and kept as
-attributes (stock_logits_max_abs_diff, stock_grads_max_rel_diff: about 1e-6 for both), and the
-float64 inverse frequencies must equal transformers' own to float32 precision. (OLMo 2's and
-OLMoE's RMSNorms, Olmo2RMSNorm and OlmoeRMSNorm, also normalize in float32 -- Olmo2RMSNorm
-multiplies by the weight before casting back, OlmoeRMSNorm after, the same formula in float64 --
-and are replaced like Llama's; OLMo 2's rotary embedding returns cos and sin in float32.)
+attributes (stock_logits_max_abs_diff, stock_grads_max_rel_diff: about 1e-6 for both, 5e-6 for
+olmo3, the deepest), and the float64 inverse frequencies must equal transformers' own to float32
+precision. (OLMo's RMSNorms, Olmo2RMSNorm, OlmoeRMSNorm and Olmo3RMSNorm, also normalize in float32
+-- Olmo2RMSNorm and Olmo3RMSNorm multiply by the weight before casting back, OlmoeRMSNorm after,
+the same formula in float64 -- and are replaced like Llama's; OLMo 2's and OLMo 3's rotary
+embeddings return cos and sin in float32.)
 
 Mixtures of experts (mixtral_moe: MixtralForCausalLM, qwen3_moe: Qwen3MoeForCausalLM, qwen2_moe:
 Qwen2MoeForCausalLM, olmoe: OlmoeForCausalLM; accel's model.experts). Their routers take the softmax of the router logits in float32 and the
@@ -38,14 +39,28 @@ of all layers' router logits of the whole batch (no attention mask), and accel's
   sum over b of (mean over t of CE) + B * coef * aux
 -- B times transformers' loss (mean CE over the B T targets + coef * aux), which is cross-checked.
 
-OLMo (olmo2: Olmo2ForCausalLM, olmoe: OlmoeForCausalLM). Both have q/k RMSNorms over the WHOLE q
-projection output (H hs wide) and k projection output (KV hs wide), applied before RoPE (accel's
-model.qk_norm=true with model.qk_norm_scope=all; Qwen3's act on each head, hs wide). OLMo 2's blocks
-are post-norm (accel's model.norm_position=post):
+OLMo (olmo2: Olmo2ForCausalLM, olmoe: OlmoeForCausalLM, olmo3: below). All have q/k RMSNorms
+over the WHOLE q projection output (H hs wide) and k projection output (KV hs wide), applied before
+RoPE (accel's model.qk_norm=true with model.qk_norm_scope=all; Qwen3's act on each head, hs wide).
+OLMo 2's blocks are post-norm (accel's model.norm_position=post):
   h = x + post_attention_layernorm(self_attn(x)),  out = h + post_feedforward_layernorm(mlp(h))
 with no norm before attention or MLP (the final norm stays). OLMoE is pre-norm like Llama, with
 a router whose forward is Qwen3-MoE's (top-k weights not renormalized here) and transformers'
 load_balancing_loss_func, both patched like the other mixtures'.
+
+OLMo 3 (olmo3: Olmo3ForCausalLM) has OLMo 2's blocks and attention that differs by layer
+(config.layer_types): every 4th layer ((l+1) % 4 == 0) is "full_attention", the others
+"sliding_attention", whose queries see the last sliding_window keys (key j from query i iff
+i - window < j <= i; accel's model.sliding_window with model.sliding_window_pattern=4). Its RoPE is
+per layer type too (rope_parameters {"full_attention": ..., "sliding_attention": ...}): YaRN on the
+full layers (rope_type yarn: inverse frequencies kept, blended or divided by the factor, cos and sin
+scaled by 0.1 ln(factor) + 1; accel's model.rope_scaling=yarn), plain RoPE at the same theta on the
+sliding ones (accel's model.sliding_rope=plain). Olmo3RotaryEmbedding computes one set per type in
+float32, replaced by float64 ones from the same formulas (_compute_yarn_parameters, truncate on).
+The window is in the attention mask transformers builds (create_sliding_window_causal_mask); eager
+attention takes the mask as it is. The script asserts that the logits change far beyond the test's
+tolerance without the window, with the sliding layers' RoPE scaled like the full layers' and with
+the full layers' RoPE plain (attributes no_window_logits_max_abs_diff, ...).
 
 HDF5 layout of a fixture (what check_llama.c reads):
   attribute config      "key=value key=value ...": accel configuration keys, applied in order
@@ -78,14 +93,14 @@ width / heads):
   h.L.attn.qkv.bias        [(H+2KV)hs]     cat of the three biases (attention_bias only)
   h.L.attn.q_norm.weight   [hs]            self_attn.q_norm.weight (qk_norm: Qwen3)
   h.L.attn.k_norm.weight   [hs]            self_attn.k_norm.weight (qk_norm: Qwen3)
-                           [H hs], [KV hs] the same, over the whole projections (OLMo 2, OLMoE)
+                           [H hs], [KV hs] the same, over the whole projections (OLMo 2, OLMoE, OLMo 3)
   h.L.attn.proj.weight     [C, H hs]       o_proj.weight
   h.L.norm2.weight         [C]             post_attention_layernorm.weight
   h.L.mlp.gate_up.weight   [2F, C]         cat(gate_proj, up_proj weights) along rows
   h.L.mlp.down.weight      [C, F]          down_proj.weight
   normf.weight             [C]             model.norm.weight
   lm_head.weight           [V, C]          lm_head.weight (untied models only)
-In OLMo 2's post-norm blocks norm1 is post_attention_layernorm (it normalizes the attention's
+In OLMo 2's and OLMo 3's post-norm blocks norm1 is post_attention_layernorm (it normalizes the attention's
 output) and norm2 is post_feedforward_layernorm (the MLP's output).
 With E experts of width F (Mixtral's and OLMoE's intermediate_size, Qwen3-MoE's moe_intermediate_size) the two
 MLP tensors are replaced by

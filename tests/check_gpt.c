@@ -83,6 +83,8 @@ static int g_moe;
  * g_pattern too, every g_pattern-th layer attends to the whole context and the sliding layers
  * take plain RoPE (the others the fixture's Llama-3.1 scaling), as OLMo 3's. */
 static int g_window, g_pattern;
+/* With g_nope > 0 every g_nope-th layer of the Llama fixtures has no RoPE (SmolLM3's NoPE layers). */
+static int g_nope;
 /* g_olmo 1: OLMo 2's blocks (norms after attention and the MLP, q/k norms over the whole
  * projections); 2: OLMoE's q/k norms alone (blocks as Llama's). */
 static int g_olmo;
@@ -112,6 +114,7 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
         cfg.model.shared_expert_ffn = g_moe == 3 ? 6 : 0;
     }
     cfg.model.sliding_window = g_window;
+    cfg.model.no_rope_pattern = g_nope;
     if (g_window && g_pattern) {
         cfg.model.sliding_window_pattern = g_pattern;
         ck_assert_int_eq(accel_config_set(&cfg, "model.sliding_rope", "plain", NULL, 0), ACCEL_OK);
@@ -341,6 +344,7 @@ START_TEST(test_gradcheck_llama)
     g_moe = _i >= 2 && _i <= 4 ? _i - 1 : 0;    /* 4: Qwen2-MoE's shared expert */
     g_window = _i == 5 ? 3 : 0;                 /* 5: a sliding window (37 past the first block) */
     g_pattern = _i == 5 ? 2 : 0;                /*    on layer 0 of 2, with plain RoPE there */
+    g_nope = _i == 1 ? 2 : 0;                   /* 1: layer 1 of 2 without RoPE too */
     g_olmo = _i == 6 ? 1 : _i == 7 ? 2 : 0;     /* 6: OLMo 2, 7: OLMoE's q/k norms with experts */
     if (_i == 7) g_moe = 2;                     /* every expert for every token: no routing kinks */
     fd_h = 5e-3;
@@ -384,7 +388,7 @@ START_TEST(test_gradcheck_llama)
     fd_h = FD_H;
     g_qwen3 = false;
     g_moe = 0;
-    g_window = g_pattern = 0;
+    g_window = g_pattern = g_nope = 0;
     g_olmo = 0;
 }
 END_TEST
@@ -507,6 +511,7 @@ START_TEST(test_kv_cache)
     for (int llama = 0; llama < 7; llama++) {   /* 2: with Qwen3's attention, 3: experts, 4: shared,
                                                  * 5: a sliding window, 6: OLMo 2 */
         g_qwen3 = llama == 2;
+        g_nope = llama == 2 ? 2 : 0;            /* layer 1 of 2 without RoPE */
         g_moe = llama == 3 ? 1 : llama == 4 ? 3 : 0;
         g_window = llama == 5 ? 7 : 0;
         g_pattern = llama == 5 ? 2 : 0;         /* layer 0 slides (plain RoPE), layer 1 not */

@@ -340,6 +340,10 @@ START_TEST(test_engine_without_gpu)
     snprintf(sw.model.sliding_rope, sizeof sw.model.sliding_rope, "plain");    /* OLMo 3's two RoPEs */
     ck_assert(!accel_model_runs_on(&sw, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
     ck_assert_msg(strstr(whynot, "model.sliding_rope=plain") != NULL, "%s", whynot);
+    accel_config_t nope = ll;                         /* SmolLM3's NoPE layers: the CPU's */
+    nope.model.no_rope_pattern = 4;
+    ck_assert(!accel_model_runs_on(&nope, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
+    ck_assert_msg(strstr(whynot, "model.no_rope_pattern=4") != NULL, "%s", whynot);
     accel_config_t olmo = ll;                         /* OLMo 2's blocks: the CPU's */
     snprintf(olmo.model.norm_position, sizeof olmo.model.norm_position, "post");
     ck_assert(!accel_model_runs_on(&olmo, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));

@@ -194,7 +194,8 @@ static int cmd_config(const char *a, const char *b)
                                         "rms_norm_eps", "tie_word_embeddings", "hidden_act", "activation_function",
                                         "num_local_experts", "num_experts_per_tok", "moe_intermediate_size",
                                         "norm_topk_prob", "output_router_logits", "router_aux_loss_coef",
-                                        "shared_expert_intermediate_size", "qkv_bias", "layer_types" };
+                                        "shared_expert_intermediate_size", "qkv_bias", "layer_types",
+                                        "no_rope_layers" };
     int bad = 0;
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         json_t *u = json_object_get(x, keys[i]), *v = json_object_get(y, keys[i]);

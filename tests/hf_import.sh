@@ -2,7 +2,8 @@
 # Hugging Face interchange end to end (docs/huggingface.md), on the committed fixtures
 # tests/fixtures/hf/<name>/ (tiny random GPT-2, Llama GQA/untied, Mistral, Qwen2 with biases, Qwen3
 # with q/k norms and head_dim apart from the width, Llama with llama3 RoPE scaling, a sharded save,
-# a bf16 save, the mixtures of experts, Phi-3, OLMo 2, OLMo 3 with its sliding layers; made by tests/make_hf_fixtures.sh, which
+# a bf16 save, the mixtures of experts, Phi-3, OLMo 2, OLMo 3 with its sliding layers, SmolLM3
+# with a layer without RoPE; made by tests/make_hf_fixtures.sh, which
 # also recorded transformers' fp32 logits and loss on fixed tokens). No Python here:
 #   1. accel_ckpt import of each fixture; accel's logits equal HF's within 1e-5, the loss within 1e-6
 #      (the imported file, and the fixture directory read directly);
@@ -84,6 +85,20 @@ rm -f o3v4.logits
     { cat gen.err; fail "olmo3 in transformers 4's config"; }
 "$CMP" logits "$FIX/olmo3" o3v4.logits || fail "olmo3 in transformers 4's config.json: logits differ"
 pass "olmo3: transformers' logits need the window pattern, the plain RoPE of the sliding layers and YaRN; transformers 4's config.json gives the same"
+# SmolLM3 (layer 3 of 4 without RoPE): the fixture's logits need it; without no_rope_layers, its
+# no_rope_layer_interval says the same.
+rm -f s3.logits
+"$GEN" smollm3.h5 -q --score "$FIX/smollm3/tokens.bin" --logits-out s3.logits model.no_rope_pattern=0 > /dev/null 2>gen.err ||
+    { cat gen.err; fail "smollm3 with RoPE everywhere"; }
+"$CMP" logits "$FIX/smollm3" s3.logits > /dev/null && fail "smollm3: its NoPE layer changes nothing"
+rm -rf s3_interval && cp -r "$FIX/smollm3" s3_interval
+sed -i '/"no_rope_layers": \[/,/\],/d' s3_interval/config.json
+grep -q no_rope_layers s3_interval/config.json && fail "s3_interval: no_rope_layers still there"
+rm -f s3i.logits
+"$GEN" s3_interval -q --score "$FIX/smollm3/tokens.bin" --logits-out s3i.logits > /dev/null 2>gen.err ||
+    { cat gen.err; fail "smollm3 without no_rope_layers"; }
+"$CMP" logits "$FIX/smollm3" s3i.logits || fail "smollm3 by no_rope_layer_interval: logits differ"
+pass "smollm3: transformers' logits need the layer without RoPE; no_rope_layer_interval alone gives the same"
 # A mixture of experts streamed from disk a block at a time (a 100 KiB budget holds two): the
 # resident run's logits, bit for bit.
 "$GEN" "$FIX/mixtral" -q --max-memory cpu=100KiB,disk=10MiB --score "$FIX/mixtral/tokens.bin" \
@@ -150,7 +165,8 @@ train_case 2 zero2 "$FIX/qwen2_moe" "$FIX/qwen2_moe" qwen2_moe_dir_2_zero2
 train_case 2 ddp "$FIX/phi3" "$FIX/phi3" phi3_dir_2_ddp
 train_case 2 zero3 "$FIX/olmo2" "$FIX/olmo2" olmo2_dir_2_zero3
 train_case 2 zero2 "$FIX/olmo3" "$FIX/olmo3" olmo3_dir_2_zero2
-pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3; Qwen3-MoE, Qwen2-MoE, Phi-3, OLMo 2 and OLMo 3 too: Mixtral's fixture adds the load-balancing loss to training)"
+train_case 2 ddp "$FIX/smollm3" "$FIX/smollm3" smollm3_dir_2_ddp
+pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3; Qwen3-MoE, Qwen2-MoE, Phi-3, OLMo 2, OLMo 3 and SmolLM3 too: Mixtral's fixture adds the load-balancing loss to training)"
 expect_fail "model.layers=3 contradicts train.init_from=$FIX/gpt2, which holds a model with model.layers=2" \
     "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=3 data.path=d.h5
 "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=2 data.path=d.h5 train.global_batch=4 train.steps=1 \
@@ -265,6 +281,10 @@ expect_fail "2 of 4 layers attend through a sliding window of 4 (layer_types / m
 bad o3rope olmo3 && sed -i 's/"rope_type": "default"/"rope_type": "linear"/' o3rope/config.json
 expect_fail "the sliding layers' RoPE (linear, theta 500000) is neither" "$CKPT" import o3rope -o x.h5
 bad o3len olmo3 && sed -i 's/"num_hidden_layers": 4/"num_hidden_layers": 3/' o3len/config.json
+bad s3nope smollm3 && sed -i '0,/^    1,/s//    0,/' s3nope/config.json
+expect_fail "no_rope_layers: layer 1 has RoPE: accel's layers without it are none or every N-th" "$CKPT" import s3nope -o x.h5
+bad s3sw smollm3 && sed -i 's/"use_sliding_window": false/"use_sliding_window": true/; s/"sliding_window": null/"sliding_window": 4/' s3sw/config.json
+expect_fail "SmolLM3's window is on its NoPE layers" "$CKPT" import s3sw -o x.h5
 expect_fail "layer_types has 4 entries for num_hidden_layers = 3" "$CKPT" import o3len -o x.h5
 bad moedense qwen3_moe && sed -i 's/"mlp_only_layers": \[\]/"mlp_only_layers": [1]/' moedense/config.json
 expect_fail "some blocks have a dense MLP, and accel's experts are in every block" "$CKPT" import moedense -o x.h5
@@ -285,6 +305,13 @@ bad q3sw2 qwen3 && sed -i '0,/"full_attention"/s//"sliding_attention"/; s/"use_s
     train.global_batch=2 train.sample_tokens=0 ckpt.dir=swp ckpt.every=1 > swp.log 2>&1) ||
     { cat swp.log; fail "training a Llama with every 2nd layer full"; }
 expect_fail "has no Hugging Face counterpart here" "$CKPT" export swp/step-00000001.h5 --format hf --output swp.hf
+# Layers without RoPE are SmolLM3's, which has Llama's blocks: with Qwen3's q/k norms, refused.
+(run_mpi 1 "$ACCEL_TRAIN" model.name=llama model.layers=2 model.width=16 model.heads=2 model.context=16 \
+    model.vocab=256 model.no_rope_pattern=2 model.qk_norm=true data.path=synthetic train.steps=1 \
+    train.global_batch=2 train.sample_tokens=0 ckpt.dir=nope ckpt.every=1 > nope.log 2>&1) ||
+    { cat nope.log; fail "training a Qwen3 with every 2nd layer without RoPE"; }
+expect_fail "layers without RoPE (model.no_rope_pattern=2) with q/k norms have no Hugging Face counterpart" \
+    "$CKPT" export nope/step-00000001.h5 --format hf --output nope.hf
 bad topk mixtral && sed -i 's/"num_experts_per_tok": 2/"num_experts_per_tok": 5/' topk/config.json
 expect_fail "4 experts with num_experts_per_tok = 5" "$CKPT" import topk -o x.h5
 bad experts mixtral && sed -i 's/"num_local_experts": 4/"num_local_experts": 3/' experts/config.json

@@ -95,6 +95,15 @@ def olmo3():
         eos_token_id=1))
 
 
+def smollm3():
+    # SmolLM3: a Llama whose every 4th layer has no RoPE (NoPE), tied, theta 2e6 as SmolLM3-3B's.
+    return tf.SmolLM3ForCausalLM(tf.SmolLM3Config(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=4,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=T,
+        rope_parameters={"rope_type": "default", "rope_theta": 2000000.0}, rms_norm_eps=1e-6,
+        tie_word_embeddings=True, pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
 def olmoe():
     # OLMoE: Llama's blocks with OLMo's whole-projection q/k norms and 4 experts of 12, 2 per token.
     return tf.OlmoeForCausalLM(tf.OlmoeConfig(
@@ -192,6 +201,7 @@ CASES = {
     "phi3": (phi3, {}),
     "olmo2": (olmo2, {}),
     "olmo3": (olmo3, {}),
+    "smollm3": (smollm3, {"score64": True}),
     "olmoe": (olmoe, {"score64": True}),
     "qwen2_bias": (qwen2, {}),
     "qwen3": (qwen3, {}),
@@ -236,7 +246,8 @@ def main(out_root, names):
         # and rounded: transformers' own fp32 Mixtral is 1.6e-5 off that truth, past the test's 1e-5.
         cls = type(model)
         if opts.get("score64"):
-            model = cls.from_pretrained(out, dtype=torch.float64, experts_implementation="eager").eval()
+            moe = {"experts_implementation": "eager"} if hasattr(model.config, "num_experts_per_tok") else {}
+            model = cls.from_pretrained(out, dtype=torch.float64, **moe).eval()
         else:
             model = cls.from_pretrained(out, dtype=torch.float32).eval()
         if hasattr(model.config, "num_experts_per_tok"):

@@ -4,7 +4,7 @@ For (a) models trained a few steps by accel_train (GPT-2 and Llama configuration
 committed fixtures imported with `accel_ckpt import`, this exports a Hugging Face directory,
 loads it with AutoModelForCausalLM.from_pretrained(output_loading_info=True), and reports the
 missing and unexpected keys (both must be 0) and the largest |logit difference| between
-transformers (fp32) and accel_generate --logits-out on the same tokens (must be within
+transformers (float64) and accel_generate --logits-out on the same tokens (must be within
 1e-5 + 1e-5 |logit|, numpy's allclose rule, as tests/hf_compare.c).
 
     bench/.venv/bin/python tests/hf_roundtrip.py [--build DIR]     (DIR: where accel is built)
@@ -33,8 +33,12 @@ def run(cmd, **kw):
 def check(build, name, weights, work, tokens):
     hf_dir = os.path.join(work, name + ".hf")
     run([os.path.join(build, "accel_ckpt"), "export", weights, "--format", "hf", "--output", hf_dir])
-    model, info = tf.AutoModelForCausalLM.from_pretrained(hf_dir, dtype=torch.float32,
-                                                          output_loading_info=True)
+    # Scored in float64 (the truth, not transformers' own fp32 rounding, which is up to 1e-5 off on
+    # some fixtures); the mixtures of experts through the eager loop, which takes float64.
+    cfg = tf.AutoConfig.from_pretrained(hf_dir)
+    moe = {"experts_implementation": "eager"} if hasattr(cfg, "num_experts_per_tok") else {}
+    model, info = tf.AutoModelForCausalLM.from_pretrained(hf_dir, dtype=torch.float64,
+                                                          output_loading_info=True, **moe)
     model.eval()
     missing, unexpected = info["missing_keys"], info["unexpected_keys"]
     tok_path = os.path.join(work, name + ".tokens")
@@ -46,7 +50,7 @@ def check(build, name, weights, work, tokens):
     run([os.path.join(build, "accel_generate"), weights, "-q", "--score", tok_path, "--logits-out", logits_path])
     ours = np.fromfile(logits_path, "<f4")
     with torch.no_grad():
-        ref = model(torch.tensor(tokens[:-1])[None]).logits[0].numpy().ravel()
+        ref = model(torch.tensor(tokens[:-1])[None]).logits[0].float().numpy().ravel()
     diff = float(np.abs(ours[:ref.size] - ref).max()) if ours.size >= ref.size else float("inf")
     close = ours.size >= ref.size and bool(np.all(np.abs(ours[:ref.size] - ref) <= TOL + TOL * np.abs(ref)))
     ok = not missing and not unexpected and close
@@ -111,6 +115,8 @@ def main():
             ("trained_qwen3_swp", ["model.name=llama", "model.layers=3", "model.width=32", "model.heads=4",
                                    "model.kv_heads=2", "model.qk_norm=true", "model.sliding_window=6",
                                    "model.sliding_window_pattern=3"]),
+            ("trained_smollm3", ["model.name=llama", "model.layers=4", "model.width=32", "model.heads=4",
+                                 "model.kv_heads=2", "model.no_rope_pattern=2", "model.rope_theta=2000000"]),
             ("trained_olmoe", ["model.name=llama", "model.layers=2", "model.width=32", "model.heads=4",
                                "model.kv_heads=2", "model.qk_norm=true", "model.qk_norm_scope=all",
                                "model.experts=4", "model.experts_per_token=2", "model.ffn_width=16",

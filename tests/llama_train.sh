@@ -76,4 +76,5 @@ expect_fail "model.sliding_window_pattern needs model.sliding_window" "$ACCEL_TR
 expect_fail "model.sliding_rope is plain, which needs model.sliding_window" "$ACCEL_TRAIN" $args model.sliding_rope=plain
 expect_fail "expected one of scaled|plain" "$ACCEL_TRAIN" $args model.sliding_window=4 model.sliding_rope=none
 expect_fail "gpt: model.sliding_window_pattern is a llama key" "$ACCEL_TRAIN" model.name=gpt model.sliding_window_pattern=2
+expect_fail "gpt: model.no_rope_pattern is a llama key" "$ACCEL_TRAIN" model.name=gpt model.no_rope_pattern=4
 pass "llama: impossible configurations refused naming the key"

@@ -37,6 +37,7 @@ typedef struct {
     int sliding_window;             /* model.sliding_window: keys a token attends to; 0 = all */
     int sliding_window_pattern;     /* model.sliding_window_pattern: every N-th layer full; 0 = none */
     char sliding_rope[8];           /* model.sliding_rope: scaled | plain (OLMo 3) */
+    int no_rope_pattern;            /* model.no_rope_pattern: every N-th layer without RoPE; 0 = none */
     char qk_norm_scope[8];          /* model.qk_norm_scope: head | all (OLMo 2, OLMoE) */
     char norm_position[8];          /* model.norm_position: pre | post (OLMo 2) */
     /* llama: mixture of experts (Mixtral, Qwen3-MoE) */

@@ -332,6 +332,7 @@ static const arch_info_t g_archs[] = {
     { "Phi3ForCausalLM", "phi3", true },
     { "Olmo2ForCausalLM", "olmo2", true },
     { "Olmo3ForCausalLM", "olmo3", true },
+    { "SmolLM3ForCausalLM", "smollm3", true },
     { "OlmoeForCausalLM", "olmoe", true },
 };
 
@@ -433,6 +434,39 @@ static accel_status_t translate_window(json_t *root, const char *path, const cha
     return ACCEL_OK;
 }
 
+/* SmolLM3's NoPE layers into m->no_rope_pattern: no_rope_layers (1: RoPE, 0: none), else every
+ * no_rope_layer_interval-th layer without; accel's are none or every N-th. Its sliding window is
+ * on the NoPE layers, which accel's windows (every layer, or all but every N-th) cannot place. */
+static accel_status_t translate_nope(json_t *root, const char *path, accel_model_config_t *m, char *err,
+                                     size_t errlen)
+{
+    const int L = m->layers;
+    json_t *list = json_object_get(root, "no_rope_layers");
+    const long long interval = jint(root, "no_rope_layer_interval", 4);
+    if (json_is_array(list) && json_array_size(list) != (size_t)L)
+        REFUSE("%s: no_rope_layers has %zu entries for num_hidden_layers = %d", path, json_array_size(list), L);
+    if (!json_is_array(list) && interval < 1)
+        REFUSE("%s: no_rope_layer_interval = %lld: it must be >= 1", path, interval);
+    int every = 0;
+    for (int i = 0; i < L && !every; i++) {
+        json_t *v = json_is_array(list) ? json_array_get(list, (size_t)i) : NULL;
+        if (v ? !json_integer_value(v) : (i + 1) % interval == 0) every = i + 1;
+    }
+    for (int i = 0; i < L; i++) {
+        json_t *v = json_is_array(list) ? json_array_get(list, (size_t)i) : NULL;
+        const bool has_rope = v ? json_integer_value(v) != 0 : (i + 1) % interval != 0;
+        if (has_rope != !(every && (i + 1) % every == 0))
+            REFUSE("%s: no_rope_layers: layer %d %s RoPE: accel's layers without it are none or every N-th "
+                   "(model.no_rope_pattern)", path, i, has_rope ? "has" : "has no");
+    }
+    m->no_rope_pattern = every;
+    json_t *sw = json_object_get(root, "sliding_window");
+    if (jbool(root, "use_sliding_window", false) && json_is_integer(sw))
+        REFUSE("%s: use_sliding_window = true: SmolLM3's window is on its NoPE layers, and accel's sliding layers "
+               "are all of them or all but every N-th", path);
+    return ACCEL_OK;
+}
+
 /* config.json (root) into cfg->model; refuses what accel cannot compute. */
 static accel_status_t translate_config(json_t *root, const char *path, accel_config_t *cfg, const char **arch_out,
                                        char *err, size_t errlen)
@@ -448,7 +482,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         REFUSE("%s: architectures = %s (model_type %s) is not a model accel can run\n--> hint: accel imports "
                "GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
                "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, Phi3ForCausalLM, Olmo2ForCausalLM, "
-               "Olmo3ForCausalLM and OlmoeForCausalLM", path,
+               "Olmo3ForCausalLM, OlmoeForCausalLM and SmolLM3ForCausalLM", path,
                arch ? arch : "(none)", mt ? mt : "(none)");
     *arch_out = ai->arch;
     accel_model_config_t *m = &cfg->model;
@@ -535,6 +569,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         /* transformers' defaults: tied for Qwen2 only when it says so; false for Llama/Mistral. */
         m->tie_embeddings = jbool(root, "tie_word_embeddings", false);
         accel_status_t wst = translate_window(root, path, ai->arch, m, err, errlen);
+        if (wst == ACCEL_OK && !strcmp(ai->arch, "SmolLM3ForCausalLM")) wst = translate_nope(root, path, m, err, errlen);
         if (wst != ACCEL_OK) return wst;
         /* RoPE: transformers 5 writes rope_parameters, older versions rope_theta + rope_scaling.
          * OLMo 3: one set per layer type (rope_scaling is the full-attention layers'); accel's
@@ -983,11 +1018,14 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
          * experts, Qwen3-MoE (q/k norms) or Mixtral. */
         const bool olmo = d.qk_all, window = m->sliding_window > 0, olmo3 = olmo && window;
         const bool qwen = !olmo && (d.qk_norm || m->attention_bias || d.S);
-        const char *arch = olmo ? (d.E ? "OlmoeForCausalLM" : olmo3 ? "Olmo3ForCausalLM" : "Olmo2ForCausalLM")
+        const bool nope = m->no_rope_pattern > 0;  /* SmolLM3 (export refuses it with anything else) */
+        const char *arch = nope ? "SmolLM3ForCausalLM"
+                         : olmo ? (d.E ? "OlmoeForCausalLM" : olmo3 ? "Olmo3ForCausalLM" : "Olmo2ForCausalLM")
                          : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias ? "Qwen2ForCausalLM"
                          : window ? "MistralForCausalLM" : "LlamaForCausalLM";
-        const char *type = olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
+        const char *type = nope ? "smollm3"
+                         : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
                          : d.E ? (d.S ? "qwen2_moe" : d.qk_norm ? "qwen3_moe" : "mixtral")
                          : d.qk_norm ? "qwen3" : m->attention_bias ? "qwen2" : window ? "mistral" : "llama";
         j = json_pack("{s:[s], s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:s, s:b, s:b, s:b, s:b, s:s, s:s}",
@@ -1021,6 +1059,18 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                                 json_pack("{s:o, s:{s:s, s:f}}", "full_attention", full, "sliding_attention",
                                           "rope_type", "default", "rope_theta", m->rope_theta));
         }
+        if (j && nope) {                /* which layers have RoPE (1) and which not (0) */
+            json_t *has = json_array();
+            for (int i = 0; i < m->layers; i++)
+                json_array_append_new(has, json_integer((i + 1) % m->no_rope_pattern != 0));
+            json_object_set_new(j, "no_rope_layers", has);
+            json_object_set_new(j, "no_rope_layer_interval", json_integer(m->no_rope_pattern));
+            json_object_set_new(j, "use_sliding_window", json_false());
+            json_object_set_new(j, "sliding_window", json_null());
+        }
+        /* No padding token: transformers' family defaults (SmolLM3 128004, OLMo 1) may lie outside
+         * the vocabulary, and a padding_idx would freeze that embedding row in training. */
+        if (j) json_object_set_new(j, "pad_token_id", json_null());
         if (j && m->attention_bias) json_object_del(j, "attention_bias");   /* Qwen2: q, k, v biases always */
         if (j && d.E) {
             json_object_set_new(j, "num_local_experts", json_integer(d.E));
@@ -1054,7 +1104,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         }
         /* Which layers slide, as transformers writes it for the families that read it (OLMo 3's
          * rope_scaling is its full-attention layers': accel_hf_export checked the sliding ones'). */
-        if (j && (olmo3 || (qwen && !(d.E && d.qk_norm && !d.S)))) {
+        if (j && (olmo3 || nope || (qwen && !(d.E && d.qk_norm && !d.S)))) {
             json_t *types = json_array();
             for (int i = 0; i < m->layers; i++) {
                 const bool full = !window || (m->sliding_window_pattern && (i + 1) % m->sliding_window_pattern == 0);
@@ -1151,7 +1201,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     const accel_model_config_t *m = &cfg->model;
     if (strcmp(m->name, "gpt") && strcmp(m->name, "llama")) {
         ACCEL_ERROR("export --format hf: model.name=%s has no Hugging Face counterpart\n--> hint: gpt "
-                    "(GPT2LMHeadModel) and llama (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, MixtralForCausalLM, "
+                    "(GPT2LMHeadModel) and llama (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, SmolLM3ForCausalLM, MixtralForCausalLM, "
                     "Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, Olmo2ForCausalLM, Olmo3ForCausalLM, OlmoeForCausalLM) export", m->name);
         return ACCEL_ERR_UNSUPPORTED;
     }
@@ -1170,6 +1220,14 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                     "with experts, norms before, no window; none with biases or a shared expert)",
                     !qk_all ? "norms after the sublayers without whole-projection q/k norms"
                             : "whole-projection q/k norms in this combination");
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    if (!strcmp(m->name, "llama") && m->no_rope_pattern &&
+        (m->qk_norm || m->attention_bias || m->experts || post || m->sliding_window)) {
+        ACCEL_ERROR("export --format hf: layers without RoPE (model.no_rope_pattern=%d) with %s have no Hugging "
+                    "Face counterpart (SmolLM3: Llama's blocks, no window)", m->no_rope_pattern,
+                    m->qk_norm ? "q/k norms" : m->attention_bias ? "q, k, v biases" : m->experts ? "experts"
+                    : post ? "norms after the sublayers" : "a sliding window");
         return ACCEL_ERR_UNSUPPORTED;
     }
     /* Where each layer's window and RoPE go: OLMo 3 and the Qwen family say which layers slide

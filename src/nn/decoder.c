@@ -100,6 +100,7 @@ typedef struct {
     int window;                     /* model.sliding_window below the context, else 0 (none) */
     bool slides;                    /* model.sliding_window set: the model has sliding layers */
     int window_pattern;             /* model.sliding_window_pattern: every N-th layer full (0: none) */
+    int no_rope_pattern;            /* model.no_rope_pattern: every N-th layer without RoPE (0: none) */
     accel_gemm_cpu_t gemm;
     accel_gemm_cpu_t gemm32;        /* fp32 products, for attention operands rounded beforehand */
     int wte, wpe, lnfw, lnfb, head; /* wpe, lnfb: -1 when absent; head: wte or lm_head */
@@ -198,6 +199,7 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->sliding_window) key = "model.sliding_window";
     else if (c->sliding_window_pattern) key = "model.sliding_window_pattern";
     else if (strcmp(c->sliding_rope, "scaled")) key = "model.sliding_rope";
+    else if (c->no_rope_pattern) key = "model.no_rope_pattern";
     else if (strcmp(c->qk_norm_scope, "head")) key = "model.qk_norm_scope";
     else if (strcmp(c->norm_position, "pre")) key = "model.norm_position";
     else if (c->experts) key = "model.experts";
@@ -417,6 +419,7 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
     m->window = llama && c->sliding_window < c->context ? c->sliding_window : 0;
     m->slides = llama && c->sliding_window > 0;
     m->window_pattern = llama ? c->sliding_window_pattern : 0;
+    m->no_rope_pattern = llama ? c->no_rope_pattern : 0;
     m->precision = cfg->precision_id;               /* fp32, bf16 or fp16 */
     m->recompute = cfg->train.recompute_id;
     /* ACCEL_ATT_WHOLE_HEAD=1 takes the whole-head way on any CPU (emulated products there), so
@@ -1041,11 +1044,13 @@ static void start_rows(float *y, const float *b, const float *res, size_t rows, 
     else memset(y, 0, sizeof(float) * rows * (size_t)cols);
 }
 
-/* Rotary positions on the q and k heads of `rows` rows from row p0 of x, the first at position
- * p0 of sequences of T tokens, or each at its m->pos (inverse: the backward pass, on their
- * gradients). */
+/* Rotary positions on block l's q and k heads of `rows` rows from row p0 of x, the first at
+ * position p0 of sequences of T tokens, or each at its m->pos (inverse: the backward pass, on
+ * their gradients); the table is the sliding layers' plain one where it applies, and NoPE layers
+ * (model.no_rope_pattern) have none. */
 static void rope(const gpt_t *m, int l, const qkv_view_t *x, size_t rows, int T, int p0, int inverse)
 {
+    if (m->no_rope_pattern && (l + 1) % m->no_rope_pattern == 0) return;     /* a NoPE layer */
     const bool plain = m->plain_cos && layer_slides(m, l);
     const float *cos_t = plain ? m->plain_cos : m->rope_cos, *sin_t = plain ? m->plain_sin : m->rope_sin;
     if (m->pos) {                   /* packed documents: row r at its document's position */

@@ -162,6 +162,12 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                  cfg->model.sliding_window, cfg->model.context, cfg->model.sliding_window);
         return ACCEL_ERR_UNSUPPORTED;
     }
+    if (!strcmp(cfg->model.name, "llama") && cfg->model.no_rope_pattern) {
+        snprintf(why, whylen, "device=cuda: model.no_rope_pattern=%d: the GPU engine rotates every layer's "
+                 "queries and keys (the CPU decoder has NoPE layers)\n--> hint: use device=cpu for this "
+                 "model", cfg->model.no_rope_pattern);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
     if (!strcmp(cfg->model.name, "llama") && cfg->model.sliding_window &&
         !strcmp(cfg->model.sliding_rope, "plain") && strcmp(cfg->model.rope_scaling, "none")) {
         snprintf(why, whylen, "device=cuda: model.sliding_rope=plain with model.rope_scaling=%s: the GPU "

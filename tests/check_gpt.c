@@ -85,6 +85,10 @@ static int g_moe;
 static int g_window, g_pattern;
 /* With g_nope > 0 every g_nope-th layer of the Llama fixtures has no RoPE (SmolLM3's NoPE layers). */
 static int g_nope;
+/* g_gemma: Gemma 3's blocks: norms before and after attention and the MLP (all of them 1 + weight),
+ * Qwen3's per-head q/k norms, GeGLU, embeddings scaled by 3, scores by 1/sqrt(5), and every 2nd
+ * layer full while the others slide over 5 keys with plain RoPE of theta 50. */
+static bool g_gemma;
 /* g_olmo 1: OLMo 2's blocks (norms after attention and the MLP, q/k norms over the whole
  * projections); 2: OLMoE's q/k norms alone (blocks as Llama's). */
 static int g_olmo;
@@ -118,6 +122,15 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
     if (g_window && g_pattern) {
         cfg.model.sliding_window_pattern = g_pattern;
         ck_assert_int_eq(accel_config_set(&cfg, "model.sliding_rope", "plain", NULL, 0), ACCEL_OK);
+    }
+    if (g_gemma) {
+        const char *gk[][2] = { { "model.norm_position", "both" }, { "model.norm_unit_offset", "true" },
+                                { "model.activation", "gelu_tanh" }, { "model.embed_scale", "3" },
+                                { "model.query_pre_attn_scalar", "5" }, { "model.qk_norm", "true" },
+                                { "model.sliding_window", "5" }, { "model.sliding_window_pattern", "2" },
+                                { "model.sliding_rope", "plain" }, { "model.sliding_rope_theta", "50" } };
+        for (size_t i = 0; i < sizeof gk / sizeof gk[0]; i++)
+            ck_assert_int_eq(accel_config_set(&cfg, gk[i][0], gk[i][1], NULL, 0), ACCEL_OK);
     }
     if (g_olmo) {
         cfg.model.qk_norm = true;
@@ -346,6 +359,7 @@ START_TEST(test_gradcheck_llama)
     g_pattern = _i == 5 ? 2 : 0;                /*    on layer 0 of 2, with plain RoPE there */
     g_nope = _i == 1 ? 2 : 0;                   /* 1: layer 1 of 2 without RoPE too */
     g_olmo = _i == 6 ? 1 : _i == 7 ? 2 : 0;     /* 6: OLMo 2, 7: OLMoE's q/k norms with experts */
+    g_gemma = _i == 8;                          /* 8: Gemma 3 */
     if (_i == 7) g_moe = 2;                     /* every expert for every token: no routing kinks */
     fd_h = 5e-3;
     fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
@@ -390,6 +404,7 @@ START_TEST(test_gradcheck_llama)
     g_moe = 0;
     g_window = g_pattern = g_nope = 0;
     g_olmo = 0;
+    g_gemma = false;
 }
 END_TEST
 
@@ -491,11 +506,11 @@ static void kv_case(bool llama, const char *precision, double tol)
             double d = fabs((double)a[v] - b[v]);
             if (d > worst) worst = d;
             ck_assert_msg(d <= tol * (1 + fabs(a[v])), "%s %s: %d tokens, logit %d: cached %g, "
-                          "whole window %g", g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, n, v, b[v], a[v]);
+                          "whole window %g", g_gemma ? "gemma3" : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, n, v, b[v], a[v]);
         }
     }
     printf("kv cache %s %s: %d tokens, max |cached - whole window| %.2e\n",
-           g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, T, worst);
+           g_gemma ? "gemma3" : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, T, worst);
     /* The cache holds T tokens now: claiming more, or no new token, is refused. */
     ck_assert_int_eq(ops->logits_cached(f.model.state, &f.model.layout, f.params, f.tokens, 5, 5,
                                         a, NULL), ACCEL_ERR_INVALID);
@@ -508,14 +523,15 @@ static void kv_case(bool llama, const char *precision, double tol)
 
 START_TEST(test_kv_cache)
 {
-    for (int llama = 0; llama < 7; llama++) {   /* 2: with Qwen3's attention, 3: experts, 4: shared,
-                                                 * 5: a sliding window, 6: OLMo 2 */
+    for (int llama = 0; llama < 8; llama++) {   /* 2: with Qwen3's attention, 3: experts, 4: shared,
+                                                 * 5: a sliding window, 6: OLMo 2, 7: Gemma 3 */
         g_qwen3 = llama == 2;
         g_nope = llama == 2 ? 2 : 0;            /* layer 1 of 2 without RoPE */
         g_moe = llama == 3 ? 1 : llama == 4 ? 3 : 0;
         g_window = llama == 5 ? 7 : 0;
         g_pattern = llama == 5 ? 2 : 0;         /* layer 0 slides (plain RoPE), layer 1 not */
         g_olmo = llama == 6;
+        g_gemma = llama == 7;
         kv_case(llama, "fp32", 1e-5);
         kv_case(llama, "bf16", 2e-2);
         kv_case(llama, "fp16", 2e-3);
@@ -524,6 +540,7 @@ START_TEST(test_kv_cache)
     g_moe = 0;
     g_window = 0;
     g_olmo = 0;
+    g_gemma = false;
 }
 END_TEST
 
@@ -648,11 +665,13 @@ START_TEST(test_recompute_bitwise)
 {
     static const char *const modes[] = { "none", "mlp", "block" };
     const bool llama = _i / 2;                  /* _i / 2 == 2: with Qwen3's attention, 3: experts,
-                                                 * 4: with a shared expert, 5: OLMo 2, 6: OLMoE */
+                                                 * 4: with a shared expert, 5: OLMo 2, 6: OLMoE,
+                                                 * 7: Gemma 3 */
     const char *precision = _i % 2 ? "bf16" : "fp32";
     g_qwen3 = _i / 2 == 2;
     g_moe = _i / 2 == 3 || _i / 2 == 6 ? 1 : _i / 2 == 4 ? 3 : 0;
     g_olmo = _i / 2 == 5 ? 1 : _i / 2 == 6 ? 1 : 0;
+    g_gemma = _i / 2 == 7;
     float *ref = NULL;
     double ref_loss = 0;
     size_t bytes[3];
@@ -691,6 +710,7 @@ START_TEST(test_recompute_bitwise)
     g_qwen3 = false;
     g_moe = 0;
     g_olmo = 0;
+    g_gemma = false;
 }
 END_TEST
 
@@ -1245,13 +1265,13 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
-    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 8);
+    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 9);
     tcase_add_test(tc, test_sliding_window);
     tcase_add_test(tc, test_experts_aux);
     tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);
     tcase_add_loop_test(tc, test_loss_mask, 0, 2);
-    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 14);
+    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 16);
     tcase_add_test(tc, test_causality);
     tcase_add_loop_test(tc, test_documents, 0, 6);
     tcase_add_test(tc, test_precision);

@@ -344,6 +344,14 @@ START_TEST(test_engine_without_gpu)
     nope.model.no_rope_pattern = 4;
     ck_assert(!accel_model_runs_on(&nope, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
     ck_assert_msg(strstr(whynot, "model.no_rope_pattern=4") != NULL, "%s", whynot);
+    accel_config_t gemma = ll;                        /* Gemma's blocks: the CPU's */
+    snprintf(gemma.model.activation, sizeof gemma.model.activation, "gelu_tanh");
+    ck_assert(!accel_model_runs_on(&gemma, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
+    ck_assert_msg(strstr(whynot, "model.activation") != NULL, "%s", whynot);
+    snprintf(gemma.model.norm_position, sizeof gemma.model.norm_position, "both");
+    snprintf(gemma.model.activation, sizeof gemma.model.activation, "silu");
+    ck_assert(!accel_model_runs_on(&gemma, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
+    ck_assert_msg(strstr(whynot, "model.norm_position=both") != NULL, "%s", whynot);
     accel_config_t olmo = ll;                         /* OLMo 2's blocks: the CPU's */
     snprintf(olmo.model.norm_position, sizeof olmo.model.norm_position, "post");
     ck_assert(!accel_model_runs_on(&olmo, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));

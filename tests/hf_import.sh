@@ -3,7 +3,7 @@
 # tests/fixtures/hf/<name>/ (tiny random GPT-2, Llama GQA/untied, Mistral, Qwen2 with biases, Qwen3
 # with q/k norms and head_dim apart from the width, Llama with llama3 RoPE scaling, a sharded save,
 # a bf16 save, the mixtures of experts, Phi-3, OLMo 2, OLMo 3 with its sliding layers, SmolLM3
-# with a layer without RoPE; made by tests/make_hf_fixtures.sh, which
+# with a layer without RoPE, Gemma, Gemma 3; made by tests/make_hf_fixtures.sh, which
 # also recorded transformers' fp32 logits and loss on fixed tokens). No Python here:
 #   1. accel_ckpt import of each fixture; accel's logits equal HF's within 1e-5, the loss within 1e-6
 #      (the imported file, and the fixture directory read directly);
@@ -99,6 +99,34 @@ rm -f s3i.logits
     { cat gen.err; fail "smollm3 without no_rope_layers"; }
 "$CMP" logits "$FIX/smollm3" s3i.logits || fail "smollm3 by no_rope_layer_interval: logits differ"
 pass "smollm3: transformers' logits need the layer without RoPE; no_rope_layer_interval alone gives the same"
+# Gemma 3 (1 + weight norms before and after the sublayers, GeGLU, embeddings times sqrt(16),
+# scores by 1/sqrt(6), layer 0 sliding with RoPE of theta 1e4, layer 1 full with 1e6 scaled
+# linearly): the fixture's logits need each part; transformers 4's config.json (rope_theta,
+# rope_local_base_freq, a flat rope_scaling, sliding_window_pattern) gives them too, and Gemma 1's
+# legacy hidden_act "gelu" is its tanh GELU.
+for k in model.norm_unit_offset=false model.embed_scale=1 model.activation=silu model.query_pre_attn_scalar=0 \
+         model.sliding_rope_theta=0 model.rope_scaling=none model.sliding_window_pattern=0; do
+    rm -f g3.logits
+    "$GEN" gemma3.h5 -q --score "$FIX/gemma3/tokens.bin" --logits-out g3.logits "$k" > /dev/null 2>gen.err ||
+        { cat gen.err; fail "gemma3 with $k"; }
+    "$CMP" logits "$FIX/gemma3" g3.logits > /dev/null && fail "gemma3: $k changes nothing"
+done
+rm -rf gemma3_v4 && cp -r "$FIX/gemma3" gemma3_v4
+sed -i '/"layer_types": \[/,/\],/d; /"rope_parameters": {/,/^  },/c\
+  "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0, "sliding_window_pattern": 2,\
+  "rope_scaling": {"rope_type": "linear", "factor": 2.0},' gemma3_v4/config.json
+grep -q 'layer_types\|rope_parameters' gemma3_v4/config.json && fail "gemma3_v4: transformers 5's keys still there"
+rm -f g3v4.logits
+"$GEN" gemma3_v4 -q --score "$FIX/gemma3/tokens.bin" --logits-out g3v4.logits > /dev/null 2>gen.err ||
+    { cat gen.err; fail "gemma3 in transformers 4's config"; }
+"$CMP" logits "$FIX/gemma3" g3v4.logits || fail "gemma3 in transformers 4's config.json: logits differ"
+rm -rf gemma_gelu && cp -r "$FIX/gemma" gemma_gelu
+sed -i 's/"hidden_act": "gelu_pytorch_tanh"/"hidden_act": "gelu"/' gemma_gelu/config.json
+rm -f gg.logits
+"$GEN" gemma_gelu -q --score "$FIX/gemma/tokens.bin" --logits-out gg.logits > /dev/null 2>gen.err ||
+    { cat gen.err; fail "gemma with hidden_act gelu"; }
+"$CMP" logits "$FIX/gemma" gg.logits || fail "gemma with the legacy hidden_act gelu: logits differ"
+pass "gemma3: transformers' logits need every Gemma part; transformers 4's config.json gives the same; Gemma 1's legacy gelu is the tanh one"
 # A mixture of experts streamed from disk a block at a time (a 100 KiB budget holds two): the
 # resident run's logits, bit for bit.
 "$GEN" "$FIX/mixtral" -q --max-memory cpu=100KiB,disk=10MiB --score "$FIX/mixtral/tokens.bin" \
@@ -166,7 +194,9 @@ train_case 2 ddp "$FIX/phi3" "$FIX/phi3" phi3_dir_2_ddp
 train_case 2 zero3 "$FIX/olmo2" "$FIX/olmo2" olmo2_dir_2_zero3
 train_case 2 zero2 "$FIX/olmo3" "$FIX/olmo3" olmo3_dir_2_zero2
 train_case 2 ddp "$FIX/smollm3" "$FIX/smollm3" smollm3_dir_2_ddp
-pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3; Qwen3-MoE, Qwen2-MoE, Phi-3, OLMo 2, OLMo 3 and SmolLM3 too: Mixtral's fixture adds the load-balancing loss to training)"
+train_case 2 zero3 "$FIX/gemma3" "$FIX/gemma3" gemma3_dir_2_zero3
+train_case 1 ddp "$FIX/gemma" "$FIX/gemma" gemma_dir_1_ddp
+pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3; Qwen3-MoE, Qwen2-MoE, Phi-3, OLMo 2, OLMo 3, SmolLM3, Gemma and Gemma 3 too: Mixtral's fixture adds the load-balancing loss to training)"
 expect_fail "model.layers=3 contradicts train.init_from=$FIX/gpt2, which holds a model with model.layers=2" \
     "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=3 data.path=d.h5
 "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=2 data.path=d.h5 train.global_batch=4 train.steps=1 \
@@ -279,12 +309,20 @@ expect_fail "1 of 2 layers attend through a sliding window of 4 (layer_types / m
 bad o3types olmo3 && sed -i '0,/"sliding_attention",/s/"sliding_attention",/"full_attention",/' o3types/config.json
 expect_fail "2 of 4 layers attend through a sliding window of 4 (layer_types / max_window_layers), layer 1 slides" "$CKPT" import o3types -o x.h5
 bad o3rope olmo3 && sed -i 's/"rope_type": "default"/"rope_type": "linear"/' o3rope/config.json
-expect_fail "the sliding layers' RoPE (linear, theta 500000) is neither" "$CKPT" import o3rope -o x.h5
+expect_fail "the sliding layers' RoPE (linear) is neither the full layers' nor plain RoPE" "$CKPT" import o3rope -o x.h5
 bad o3len olmo3 && sed -i 's/"num_hidden_layers": 4/"num_hidden_layers": 3/' o3len/config.json
 bad s3nope smollm3 && sed -i '0,/^    1,/s//    0,/' s3nope/config.json
 expect_fail "no_rope_layers: layer 1 has RoPE: accel's layers without it are none or every N-th" "$CKPT" import s3nope -o x.h5
 bad s3sw smollm3 && sed -i 's/"use_sliding_window": false/"use_sliding_window": true/; s/"sliding_window": null/"sliding_window": 4/' s3sw/config.json
 expect_fail "SmolLM3's window is on its NoPE layers" "$CKPT" import s3sw -o x.h5
+bad g3cap gemma3 && sed -i 's/"final_logit_softcapping": null/"final_logit_softcapping": 30.0/' g3cap/config.json
+expect_fail "final_logit_softcapping = 30: accel does not soft-cap" "$CKPT" import g3cap -o x.h5
+bad g3bi gemma3 && sed -i 's/"use_bidirectional_attention": false/"use_bidirectional_attention": true/' g3bi/config.json
+expect_fail "use_bidirectional_attention = true" "$CKPT" import g3bi -o x.h5
+bad g3act gemma3 && sed -i 's/"hidden_activation": "gelu_pytorch_tanh"/"hidden_activation": "gelu"/' g3act/config.json
+expect_fail "hidden_activation = gelu: accel's Gemma uses the tanh GELU" "$CKPT" import g3act -o x.h5
+bad g3rope gemma3 && sed -i 's/"rope_type": "default"/"rope_type": "yarn"/' g3rope/config.json
+expect_fail "the sliding layers' RoPE (yarn) is neither the full layers' nor plain RoPE" "$CKPT" import g3rope -o x.h5
 expect_fail "layer_types has 4 entries for num_hidden_layers = 3" "$CKPT" import o3len -o x.h5
 bad moedense qwen3_moe && sed -i 's/"mlp_only_layers": \[\]/"mlp_only_layers": [1]/' moedense/config.json
 expect_fail "some blocks have a dense MLP, and accel's experts are in every block" "$CKPT" import moedense -o x.h5
@@ -312,6 +350,13 @@ expect_fail "has no Hugging Face counterpart here" "$CKPT" export swp/step-00000
     { cat nope.log; fail "training a Qwen3 with every 2nd layer without RoPE"; }
 expect_fail "layers without RoPE (model.no_rope_pattern=2) with q/k norms have no Hugging Face counterpart" \
     "$CKPT" export nope/step-00000001.h5 --format hf --output nope.hf
+# GeGLU alone (Llama's norms and embeddings otherwise) is no Gemma: refused.
+(run_mpi 1 "$ACCEL_TRAIN" model.name=llama model.layers=1 model.width=16 model.heads=2 model.context=16 \
+    model.vocab=256 model.activation=gelu_tanh data.path=synthetic train.steps=1 \
+    train.global_batch=2 train.sample_tokens=0 ckpt.dir=geglu ckpt.every=1 > geglu.log 2>&1) ||
+    { cat geglu.log; fail "training a Llama with GeGLU"; }
+expect_fail "model.activation=gelu_tanh, model.embed_scale=1, model.norm_position=pre, model.qk_norm=false have no Hugging Face counterpart" \
+    "$CKPT" export geglu/step-00000001.h5 --format hf --output geglu.hf
 bad topk mixtral && sed -i 's/"num_experts_per_tok": 2/"num_experts_per_tok": 5/' topk/config.json
 expect_fail "4 experts with num_experts_per_tok = 5" "$CKPT" import topk -o x.h5
 bad experts mixtral && sed -i 's/"num_local_experts": 4/"num_local_experts": 3/' experts/config.json

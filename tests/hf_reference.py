@@ -104,6 +104,29 @@ def smollm3():
         tie_word_embeddings=True, pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def gemma():
+    # Gemma 1: a Llama with 1 + weight RMSNorms, GeGLU (legacy hidden_act "gelu" means the tanh
+    # one), embeddings times sqrt(hidden_size), tied, head_dim 8 apart from the width.
+    return tf.GemmaForCausalLM(tf.GemmaConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=1, head_dim=8, max_position_embeddings=T,
+        hidden_act="gelu_pytorch_tanh", rms_norm_eps=1e-6, pad_token_id=0, bos_token_id=2,
+        eos_token_id=1))
+
+
+def gemma3():
+    # Gemma 3 (text): norms before and after attention and the MLP, per-head q/k norms, scores
+    # scaled by 1/sqrt(query_pre_attn_scalar 6) (head_dim 8), layer 0 sliding over 4 keys with
+    # plain RoPE of theta 10000, layer 1 full with theta 1e6 and linear scaling by 2.
+    return tf.Gemma3ForCausalLM(tf.Gemma3TextConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=T,
+        query_pre_attn_scalar=6, sliding_window=4, layer_types=["sliding_attention", "full_attention"],
+        rope_parameters={"full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1000000.0},
+                         "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}},
+        rms_norm_eps=1e-6, pad_token_id=0, bos_token_id=2, eos_token_id=1))
+
+
 def olmoe():
     # OLMoE: Llama's blocks with OLMo's whole-projection q/k norms and 4 experts of 12, 2 per token.
     return tf.OlmoeForCausalLM(tf.OlmoeConfig(
@@ -202,6 +225,8 @@ CASES = {
     "olmo2": (olmo2, {}),
     "olmo3": (olmo3, {}),
     "smollm3": (smollm3, {"score64": True}),
+    "gemma": (gemma, {"score64": True}),
+    "gemma3": (gemma3, {"score64": True}),
     "olmoe": (olmoe, {"score64": True}),
     "qwen2_bias": (qwen2, {}),
     "qwen3": (qwen3, {}),

@@ -37,9 +37,14 @@ typedef struct {
     int sliding_window;             /* model.sliding_window: keys a token attends to; 0 = all */
     int sliding_window_pattern;     /* model.sliding_window_pattern: every N-th layer full; 0 = none */
     char sliding_rope[8];           /* model.sliding_rope: scaled | plain (OLMo 3) */
+    double sliding_rope_theta;      /* model.sliding_rope_theta: plain's base; 0 = rope_theta */
     int no_rope_pattern;            /* model.no_rope_pattern: every N-th layer without RoPE; 0 = none */
     char qk_norm_scope[8];          /* model.qk_norm_scope: head | all (OLMo 2, OLMoE) */
-    char norm_position[8];          /* model.norm_position: pre | post (OLMo 2) */
+    char norm_position[8];          /* model.norm_position: pre | post (OLMo 2) | both (Gemma 3) */
+    bool norm_unit_offset;          /* model.norm_unit_offset: RMSNorm by 1 + weight (Gemma) */
+    double embed_scale;             /* model.embed_scale: token embeddings times this (Gemma) */
+    char activation[16];            /* model.activation: silu | gelu_tanh (Gemma's GeGLU) */
+    int query_pre_attn_scalar;      /* model.query_pre_attn_scalar: scores / sqrt(this); 0 = hs */
     /* llama: mixture of experts (Mixtral, Qwen3-MoE) */
     int experts;                    /* model.experts: expert MLPs per block; 0 = one dense MLP */
     int experts_per_token;          /* model.experts_per_token: top-k experts each token uses */

@@ -37,7 +37,9 @@ enum { F_GPT = 1, F_LLAMA = 2, F_BLOCK = 4, F_QKVB = 8, F_UNTIED = 16, F_QKNORM 
        F_SPLIT = 2048,              /* q, k, v and gate, up in tensors of their own (all but Phi-3) */
        F_PHI3 = 4096,               /* Phi-3: qkv_proj and gate_up_proj, fused as accel's */
        F_PRE = 8192,                /* norms before attention and the MLP (all but OLMo 2) */
-       F_POST = 16384 };            /* OLMo 2's norms after them */
+       F_POST = 16384,              /* OLMo 2's norms after them */
+       F_SANDWICH = 32768,          /* Gemma 3's norms before and after them */
+       F_NO_SANDWICH = 65536 };     /* Llama's names where Gemma 3's differ */
 
 typedef struct {
     const char *accel, *hf;         /* "%d" = block index */
@@ -77,12 +79,15 @@ static const map_t g_map[] = {
     { "h.%d.attn.q_norm.weight", "model.layers.%d.self_attn.q_norm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_QKNORM },
     { "h.%d.attn.k_norm.weight", "model.layers.%d.self_attn.k_norm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_QKNORM },
     { "h.%d.attn.proj.weight", "model.layers.%d.self_attn.o_proj.weight", P_ALL, false, F_LLAMA | F_BLOCK },
-    { "h.%d.norm2.weight", "model.layers.%d.post_attention_layernorm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_PRE },
+    { "h.%d.post_norm1.weight", "model.layers.%d.post_attention_layernorm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_SANDWICH },
+    { "h.%d.norm2.weight", "model.layers.%d.post_attention_layernorm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_PRE | F_NO_SANDWICH },
+    { "h.%d.norm2.weight", "model.layers.%d.pre_feedforward_layernorm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_SANDWICH },
     { "h.%d.norm2.weight", "model.layers.%d.post_feedforward_layernorm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_POST },
     { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.gate_proj.weight", P_GATE, false, F_LLAMA | F_BLOCK | F_DENSE | F_SPLIT },
     { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.up_proj.weight", P_UP, false, F_LLAMA | F_BLOCK | F_DENSE | F_SPLIT },
     { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.gate_up_proj.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_DENSE | F_PHI3 },
     { "h.%d.mlp.down.weight", "model.layers.%d.mlp.down_proj.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_DENSE },
+    { "h.%d.post_norm2.weight", "model.layers.%d.post_feedforward_layernorm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_SANDWICH },
     /* Experts: accel stacks them ([E 2F, C] and [E C, F]); the hub's files keep one tensor each. */
 #define MIXTRAL (F_LLAMA | F_BLOCK | F_MIXTRAL)
     { "h.%d.mlp.router.weight", "model.layers.%d.block_sparse_moe.gate.weight", P_ALL, false, MIXTRAL },
@@ -119,6 +124,7 @@ typedef struct {
     int S;                          /* the shared expert's width (0: none) */
     bool phi3;                      /* Phi-3's fused names (import only: export writes Llama's) */
     bool qk_all, post;              /* q/k norms over whole projections; norms after sublayers */
+    bool sandwich;                  /* norms before and after the sublayers (Gemma 3) */
 } dims_t;
 
 /* model.ffn_width = 0 means this width in src/nn/decoder.c (which ckpt may not include). */
@@ -142,6 +148,7 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.S = d.E ? m->shared_expert_ffn : 0;
     d.qk_all = d.qk_norm && !strcmp(m->qk_norm_scope, "all");
     d.post = d.llama && !strcmp(m->norm_position, "post");
+    d.sandwich = d.llama && !strcmp(m->norm_position, "both");
     return d;
 }
 
@@ -159,6 +166,8 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_PHI3) && !d->phi3) return false;
     if ((e->flags & F_PRE) && d->post) return false;
     if ((e->flags & F_POST) && !d->post) return false;
+    if ((e->flags & F_SANDWICH) && !d->sandwich) return false;
+    if ((e->flags & F_NO_SANDWICH) && d->sandwich) return false;
     return true;
 }
 
@@ -187,7 +196,8 @@ static void accel_shape(const dims_t *d, const char *pattern, int *ndim, uint64_
         if (d->qk_all) rows *= (uint64_t)(!strncmp(p, "attn.q_norm", 11) ? d->NH : d->KVH);
     }
     /* Vectors: biases and norm gains. */
-    const bool vec = bias || !strncmp(p, "ln", 2) || !strncmp(p, "norm", 4) || strstr(p, "_norm.");
+    const bool vec = bias || !strncmp(p, "ln", 2) || !strncmp(p, "norm", 4) || !strncmp(p, "post_norm", 9) ||
+                     strstr(p, "_norm.");
     *ndim = vec ? 1 : 2;
     dims[0] = rows;
     dims[1] = vec ? 0 : cols;
@@ -333,6 +343,8 @@ static const arch_info_t g_archs[] = {
     { "Olmo2ForCausalLM", "olmo2", true },
     { "Olmo3ForCausalLM", "olmo3", true },
     { "SmolLM3ForCausalLM", "smollm3", true },
+    { "GemmaForCausalLM", "gemma", true },
+    { "Gemma3ForCausalLM", "gemma3_text", true },
     { "OlmoeForCausalLM", "olmoe", true },
 };
 
@@ -372,8 +384,8 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
 }
 
 /* Whether layer i of L is a sliding one (transformers' layer_types "sliding_attention"): as
- * layer_types says, else by the family's default: OLMo 3 all but every 4th, the Qwen family from
- * max_window_layers on. */
+ * layer_types says, else by the family's default: OLMo 3 all but every 4th, Gemma 3 all but every
+ * sliding_window_pattern-th (6), the Qwen family from max_window_layers on. */
 static bool hf_layer_slides(json_t *root, const char *arch, int i)
 {
     json_t *types = json_object_get(root, "layer_types");
@@ -382,6 +394,10 @@ static bool hf_layer_slides(json_t *root, const char *arch, int i)
         return t && !strcmp(t, "sliding_attention");
     }
     if (!strcmp(arch, "Olmo3ForCausalLM")) return (i + 1) % 4 != 0;
+    if (!strcmp(arch, "Gemma3ForCausalLM")) {
+        const long long p = jint(root, "sliding_window_pattern", 6);
+        return p > 0 && (i + 1) % p != 0;
+    }
     return i >= jint(root, "max_window_layers", 28);
 }
 
@@ -401,10 +417,10 @@ static accel_status_t translate_window(json_t *root, const char *path, const cha
         m->sliding_window = (int)w;
         return ACCEL_OK;
     }
-    const bool olmo3 = !strcmp(arch, "Olmo3ForCausalLM");
-    if (strncmp(arch, "Qwen", 4) && !olmo3) return ACCEL_OK;
-    if (olmo3 && !sw) w = 4096;                                     /* Olmo3Config's default */
-    if (!olmo3 && !jbool(root, "use_sliding_window", false)) w = 0; /* transformers drops it then */
+    const bool typed = !strcmp(arch, "Olmo3ForCausalLM") || !strcmp(arch, "Gemma3ForCausalLM");
+    if (strncmp(arch, "Qwen", 4) && !typed) return ACCEL_OK;
+    if (typed && !sw) w = 4096;                                     /* their configs' default */
+    if (!typed && !jbool(root, "use_sliding_window", false)) w = 0; /* transformers drops it then */
     if (w == 0) return ACCEL_OK;
     if (w < 0 || w > (1 << 24)) REFUSE("%s: sliding_window = %lld: accel needs 1..16777216 (or null)", path, w);
     if (!strcmp(arch, "Qwen3MoeForCausalLM")) {     /* its attention has no layer types */
@@ -482,7 +498,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         REFUSE("%s: architectures = %s (model_type %s) is not a model accel can run\n--> hint: accel imports "
                "GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
                "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, Phi3ForCausalLM, Olmo2ForCausalLM, "
-               "Olmo3ForCausalLM, OlmoeForCausalLM and SmolLM3ForCausalLM", path,
+               "Olmo3ForCausalLM, OlmoeForCausalLM, SmolLM3ForCausalLM, GemmaForCausalLM and Gemma3ForCausalLM", path,
                arch ? arch : "(none)", mt ? mt : "(none)");
     *arch_out = ai->arch;
     accel_model_config_t *m = &cfg->model;
@@ -521,8 +537,14 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         m->context = (int)jint(root, "max_position_embeddings", 2048);
         m->vocab = (int)jint(root, "vocab_size", 32000);
         m->rms_eps = jnum(root, "rms_norm_eps", 1e-6);
-        const char *act = jstr(root, "hidden_act");
-        if (act && strcmp(act, "silu"))
+        const bool gemma3 = !strcmp(ai->arch, "Gemma3ForCausalLM");
+        const bool gemma = !strcmp(ai->arch, "GemmaForCausalLM") || gemma3;
+        /* Gemma's GeGLU: the tanh GELU (Gemma 1's legacy "gelu" means it too, as transformers reads it) */
+        const char *act_key = gemma3 ? "hidden_activation" : "hidden_act", *act = jstr(root, act_key);
+        if (gemma && act && strcmp(act, "gelu_pytorch_tanh") && strcmp(act, "gelu_new") &&
+            (gemma3 || strcmp(act, "gelu")))
+            REFUSE("%s: %s = %s: accel's Gemma uses the tanh GELU (gelu_pytorch_tanh)", path, act_key, act);
+        if (!gemma && act && strcmp(act, "silu"))
             REFUSE("%s: hidden_act = %s: accel's Llama uses SwiGLU (silu)", path, act);
         long long hd = jint(root, "head_dim", 0);
         if (hd < 0 || hd > (1 << 16) || hd % 2)
@@ -549,6 +571,29 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             if (clip && !json_is_null(clip))
                 REFUSE("%s: clip_qkv = %g: accel does not clamp q, k and v", path, json_number_value(clip));
         }
+        if (gemma) {                    /* 1 + weight norms, GeGLU, embeddings times sqrt(width) */
+            m->norm_unit_offset = true;
+            snprintf(m->activation, sizeof m->activation, "gelu_tanh");
+            m->embed_scale = (float)sqrt((double)m->width);
+        }
+        if (gemma3) {                   /* norms before and after the sublayers, q/k norms per head */
+            snprintf(m->norm_position, sizeof m->norm_position, "both");
+            m->qk_norm = true;
+            const long long qpas = jint(root, "query_pre_attn_scalar", 256);
+            const long long hs = m->head_dim ? m->head_dim : m->heads > 0 ? m->width / m->heads : 0;
+            if (qpas < 1 || qpas > (1 << 24))
+                REFUSE("%s: query_pre_attn_scalar = %lld: accel needs 1..16777216", path, qpas);
+            m->query_pre_attn_scalar = qpas == hs ? 0 : (int)qpas;
+            static const char *const caps[] = { "attn_logit_softcapping", "final_logit_softcapping" };
+            for (int i = 0; i < 2; i++) {
+                json_t *cap = json_object_get(root, caps[i]);
+                if (cap && !json_is_null(cap))
+                    REFUSE("%s: %s = %g: accel does not soft-cap scores or logits (Gemma 2's; Gemma 3 has none)",
+                           path, caps[i], json_number_value(cap));
+            }
+            if (jbool(root, "use_bidirectional_attention", false))
+                REFUSE("%s: use_bidirectional_attention = true: accel's decoder attends causally", path);
+        }
         if (qwen2_moe) {                /* every token also runs the gated shared expert */
             m->shared_expert_ffn = (int)jint(root, "shared_expert_intermediate_size", 5632);
             if (m->shared_expert_ffn < 1 || m->shared_expert_ffn > (1 << 22))
@@ -566,35 +611,46 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             REFUSE("%s: attention_bias = true on %s adds an o_proj bias, which accel does not have\n--> hint: "
                    "accel's attention biases are Qwen2's (q, k, v only)", path, ai->arch);
         m->attention_bias = qwen && jbool(root, "qkv_bias", true);     /* Qwen2-MoE may turn them off */
-        /* transformers' defaults: tied for Qwen2 only when it says so; false for Llama/Mistral. */
-        m->tie_embeddings = jbool(root, "tie_word_embeddings", false);
+        /* transformers' defaults: tied for Qwen2 only when it says so; false for Llama/Mistral;
+         * true for Gemma. */
+        m->tie_embeddings = jbool(root, "tie_word_embeddings", gemma);
         accel_status_t wst = translate_window(root, path, ai->arch, m, err, errlen);
         if (wst == ACCEL_OK && !strcmp(ai->arch, "SmolLM3ForCausalLM")) wst = translate_nope(root, path, m, err, errlen);
         if (wst != ACCEL_OK) return wst;
         /* RoPE: transformers 5 writes rope_parameters, older versions rope_theta + rope_scaling.
-         * OLMo 3: one set per layer type (rope_scaling is the full-attention layers'); accel's
-         * sliding layers take the same, or plain RoPE at the same theta (model.sliding_rope). */
+         * OLMo 3 and Gemma 3: one set per layer type (a flat rope_scaling is the full-attention
+         * layers'); accel's sliding layers take the same, or plain RoPE at their own theta
+         * (model.sliding_rope, model.sliding_rope_theta: Gemma 3's rope_local_base_freq). */
         json_t *rp = json_object_get(root, "rope_parameters");
         if (!json_is_object(rp)) rp = json_object_get(root, "rope_scaling");
-        if (olmo3) {
+        double typed_theta = 0;         /* the full layers' theta, when per layer type */
+        if (olmo3 || gemma3) {
+            const double def_full = olmo3 ? 500000.0 : 1000000.0, def_slide = olmo3 ? 500000.0 : 10000.0;
             json_t *full = json_object_get(rp, "full_attention"), *slide = json_object_get(rp, "sliding_attention");
+            double slide_theta;
             if (json_is_object(full)) {
                 const char *st = json_is_object(slide) ? jstr(slide, "rope_type") : NULL;
-                const double theta = jnum(full, "rope_theta", jnum(root, "rope_theta", 500000.0));
-                if (json_is_object(slide) && !json_equal(slide, full) &&
-                    ((st && strcmp(st, "default")) || jnum(slide, "rope_theta", theta) != theta))
-                    REFUSE("%s: rope_parameters: the sliding layers' RoPE (%s, theta %g) is neither the full "
-                           "layers' nor plain RoPE at their theta %g", path, st ? st : "default",
-                           jnum(slide, "rope_theta", theta), theta);
+                typed_theta = jnum(full, "rope_theta", jnum(root, "rope_theta", def_full));
+                slide_theta = json_is_object(slide) ? jnum(slide, "rope_theta", def_slide) : def_slide;
+                if (json_is_object(slide) && !json_equal(slide, full) && st && strcmp(st, "default"))
+                    REFUSE("%s: rope_parameters: the sliding layers' RoPE (%s) is neither the full layers' nor "
+                           "plain RoPE", path, st);
                 if (!json_is_object(slide) || !json_equal(slide, full))
                     snprintf(m->sliding_rope, sizeof m->sliding_rope, "plain");
                 rp = full;
-            } else {
+            } else {                    /* transformers 4: rope_theta, rope_local_base_freq */
+                typed_theta = jnum(root, "rope_theta", def_full);
+                slide_theta = olmo3 ? typed_theta : jnum(root, "rope_local_base_freq", def_slide);
                 snprintf(m->sliding_rope, sizeof m->sliding_rope, "plain");
             }
-            if (!m->sliding_window) snprintf(m->sliding_rope, sizeof m->sliding_rope, "scaled");
+            m->sliding_rope_theta = slide_theta != typed_theta ? slide_theta : 0.0;
+            if (!m->sliding_window) {
+                snprintf(m->sliding_rope, sizeof m->sliding_rope, "scaled");
+                m->sliding_rope_theta = 0.0;
+            }
         }
-        m->rope_theta = jnum(root, "rope_theta", json_is_object(rp) ? jnum(rp, "rope_theta", 10000.0) : 10000.0);
+        m->rope_theta = typed_theta > 0 ? typed_theta
+                      : jnum(root, "rope_theta", json_is_object(rp) ? jnum(rp, "rope_theta", 10000.0) : 10000.0);
         const char *rtype = json_is_object(rp) ? (jstr(rp, "rope_type") ? jstr(rp, "rope_type") : jstr(rp, "type")) : NULL;
         if (!rtype || !strcmp(rtype, "default")) {
             snprintf(m->rope_scaling, sizeof m->rope_scaling, "none");
@@ -617,8 +673,11 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                        "attention_factor or 0.1 ln(factor) + 1", path);
             if (!jbool(rp, "truncate", true))
                 REFUSE("%s: rope_scaling yarn with truncate = false: accel rounds YaRN's ramp bounds outwards", path);
+        } else if (!strcmp(rtype, "linear")) {
+            snprintf(m->rope_scaling, sizeof m->rope_scaling, "linear");
+            m->rope_factor = jnum(rp, "factor", 1.0);
         } else {
-            REFUSE("%s: rope_scaling type = %s: accel computes RoPE without scaling or with llama3 or yarn scaling",
+            REFUSE("%s: rope_scaling type = %s: accel computes RoPE without scaling or with llama3, yarn or linear scaling",
                    path, rtype);
         }
         /* Phi-3-mini-class models turn only part of each head (rope_parameters or the top level) */
@@ -1017,14 +1076,16 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         /* Qwen3: q/k norms (and never biases: export refuses both); Qwen2: q, k, v biases; with
          * experts, Qwen3-MoE (q/k norms) or Mixtral. */
         const bool olmo = d.qk_all, window = m->sliding_window > 0, olmo3 = olmo && window;
-        const bool qwen = !olmo && (d.qk_norm || m->attention_bias || d.S);
+        const bool gemma = m->norm_unit_offset, gemma3 = gemma && d.sandwich;  /* checked alike */
+        const bool qwen = !olmo && !gemma && (d.qk_norm || m->attention_bias || d.S);
         const bool nope = m->no_rope_pattern > 0;  /* SmolLM3 (export refuses it with anything else) */
-        const char *arch = nope ? "SmolLM3ForCausalLM"
+        const char *arch = gemma3 ? "Gemma3ForCausalLM" : gemma ? "GemmaForCausalLM"
+                         : nope ? "SmolLM3ForCausalLM"
                          : olmo ? (d.E ? "OlmoeForCausalLM" : olmo3 ? "Olmo3ForCausalLM" : "Olmo2ForCausalLM")
                          : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias ? "Qwen2ForCausalLM"
                          : window ? "MistralForCausalLM" : "LlamaForCausalLM";
-        const char *type = nope ? "smollm3"
+        const char *type = gemma3 ? "gemma3_text" : gemma ? "gemma" : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
                          : d.E ? (d.S ? "qwen2_moe" : d.qk_norm ? "qwen3_moe" : "mixtral")
                          : d.qk_norm ? "qwen3" : m->attention_bias ? "qwen2" : window ? "mistral" : "llama";
@@ -1033,7 +1094,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                       "hidden_size", m->width, "intermediate_size", d.F, "num_hidden_layers", m->layers,
                       "num_attention_heads", m->heads, "num_key_value_heads", d.KVH, "head_dim", d.hs,
                       "max_position_embeddings", m->context, "vocab_size", m->vocab, "rms_norm_eps", m->rms_eps,
-                      "rope_theta", m->rope_theta, "hidden_act", "silu", "tie_word_embeddings", m->tie_embeddings,
+                      "rope_theta", m->rope_theta, "hidden_act", gemma ? "gelu_pytorch_tanh" : "silu",
+                      "tie_word_embeddings", m->tie_embeddings,
                       "attention_bias", 0, "mlp_bias", 0, "use_cache", 1, "dtype", dtype, "torch_dtype", dtype);
         if (j && !strcmp(m->rope_scaling, "llama3"))
             json_object_set_new(j, "rope_scaling",
@@ -1041,6 +1103,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                                           "low_freq_factor", m->rope_low_freq_factor, "high_freq_factor",
                                           m->rope_high_freq_factor, "original_max_position_embeddings",
                                           m->rope_original_context));
+        if (j && !strcmp(m->rope_scaling, "linear"))
+            json_object_set_new(j, "rope_scaling", json_pack("{s:s, s:f}", "rope_type", "linear", "factor", m->rope_factor));
         if (j && !strcmp(m->rope_scaling, "yarn")) {
             json_t *y = json_pack("{s:s, s:f, s:i, s:f, s:f}", "rope_type", "yarn", "factor", m->rope_factor,
                                   "original_max_position_embeddings", m->rope_original_context, "beta_fast",
@@ -1051,13 +1115,24 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         }
         /* OLMo 3 in transformers 5 reads one set per layer type (from a flat rope_theta it would
          * give the sliding layers its default theta, 500000): both, so either version reads it. */
-        if (j && olmo3) {
+        if (j && (olmo3 || gemma3)) {
             json_t *full = json_object_get(j, "rope_scaling");
             full = full ? json_deep_copy(full) : json_pack("{s:s}", "rope_type", "default");
             json_object_set_new(full, "rope_theta", json_real(m->rope_theta));
+            const double local = m->sliding_rope_theta > 0 ? m->sliding_rope_theta : m->rope_theta;
             json_object_set_new(j, "rope_parameters",
                                 json_pack("{s:o, s:{s:s, s:f}}", "full_attention", full, "sliding_attention",
-                                          "rope_type", "default", "rope_theta", m->rope_theta));
+                                          "rope_type", "default", "rope_theta", local));
+            if (gemma3) json_object_set_new(j, "rope_local_base_freq", json_real(local));   /* transformers 4 */
+        }
+        if (j && gemma3) {              /* Gemma 3: its activation key, score scale, window, no caps */
+            json_object_set_new(j, "hidden_activation", json_string("gelu_pytorch_tanh"));
+            json_object_set_new(j, "query_pre_attn_scalar",
+                                json_integer(m->query_pre_attn_scalar ? m->query_pre_attn_scalar : d.hs));
+            json_object_set_new(j, "sliding_window", json_integer(window ? m->sliding_window : m->context));
+            json_object_set_new(j, "attn_logit_softcapping", json_null());
+            json_object_set_new(j, "final_logit_softcapping", json_null());
+            json_object_set_new(j, "use_bidirectional_attention", json_false());
         }
         if (j && nope) {                /* which layers have RoPE (1) and which not (0) */
             json_t *has = json_array();
@@ -1104,7 +1179,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         }
         /* Which layers slide, as transformers writes it for the families that read it (OLMo 3's
          * rope_scaling is its full-attention layers': accel_hf_export checked the sliding ones'). */
-        if (j && (olmo3 || nope || (qwen && !(d.E && d.qk_norm && !d.S)))) {
+        if (j && (olmo3 || gemma3 || nope || (qwen && !(d.E && d.qk_norm && !d.S)))) {
             json_t *types = json_array();
             for (int i = 0; i < m->layers; i++) {
                 const bool full = !window || (m->sliding_window_pattern && (i + 1) % m->sliding_window_pattern == 0);
@@ -1230,18 +1305,39 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                     : post ? "norms after the sublayers" : "a sliding window");
         return ACCEL_ERR_UNSUPPORTED;
     }
-    /* Where each layer's window and RoPE go: OLMo 3 and the Qwen family say which layers slide
-     * (layer_types), Mistral and Mixtral slide everywhere; only OLMo 3 scales the full-attention
-     * layers' RoPE alone. */
-    const bool olmo3 = qk_all && post && m->sliding_window;
-    const bool qwen = !qk_all && (m->qk_norm || m->attention_bias || shared) && !(m->experts && m->qk_norm && !shared);
-    if (!strcmp(m->name, "llama") && m->sliding_window &&
-        ((m->sliding_window_pattern && !olmo3 && !qwen) ||
+    /* Gemma: 1 + weight norms, GeGLU and embeddings times sqrt(width) together; Gemma 3 with its
+     * norms before and after the sublayers and per-head q/k norms, Gemma 1 with Llama's. */
+    const bool llama = !strcmp(m->name, "llama"), sandwich = !strcmp(m->norm_position, "both");
+    const bool geglu = !strcmp(m->activation, "gelu_tanh");
+    const bool gemma_keys = m->norm_unit_offset || geglu || m->embed_scale != 1.0 || sandwich ||
+                            m->query_pre_attn_scalar || m->sliding_rope_theta;
+    const bool gemma_blocks = m->norm_unit_offset && geglu && m->embed_scale == (double)(float)sqrt((double)m->width) &&
+                              !m->attention_bias && !m->experts && !m->no_rope_pattern && !qk_all && !post;
+    const bool gemma3 = gemma_blocks && sandwich && m->qk_norm;
+    const bool gemma1 = gemma_blocks && !sandwich && !m->qk_norm && !m->sliding_window && !m->query_pre_attn_scalar;
+    if (llama && gemma_keys && !gemma3 && !gemma1) {
+        ACCEL_ERROR("export --format hf: model.norm_unit_offset=%s, model.activation=%s, model.embed_scale=%g, "
+                    "model.norm_position=%s, model.qk_norm=%s have no Hugging Face counterpart (Gemma: 1 + weight "
+                    "norms, gelu_tanh, embed_scale sqrt(width) = %g, no biases or experts; Gemma 3 with "
+                    "norm_position=both and q/k norms per head, Gemma 1 with neither and no window)",
+                    m->norm_unit_offset ? "true" : "false", m->activation, m->embed_scale, m->norm_position,
+                    m->qk_norm ? "true" : "false", (double)(float)sqrt((double)m->width));
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    /* Where each layer's window and RoPE go: OLMo 3, Gemma 3 and the Qwen family say which layers
+     * slide (layer_types), Mistral and Mixtral slide everywhere; OLMo 3 and Gemma 3 scale the
+     * full-attention layers' RoPE alone, and Gemma 3 has its sliding layers' own theta. */
+    const bool olmo3 = (qk_all && post && m->sliding_window) || gemma3;
+    const bool qwen = !qk_all && !gemma_keys && (m->qk_norm || m->attention_bias || shared) &&
+                      !(m->experts && m->qk_norm && !shared);
+    if (llama && m->sliding_window &&
+        ((m->sliding_window_pattern && !olmo3 && !qwen) || (m->sliding_rope_theta && !gemma3) ||
          (strcmp(m->sliding_rope, "scaled") && strcmp(m->rope_scaling, "none") && !olmo3) ||
          (olmo3 && !strcmp(m->sliding_rope, "scaled") && strcmp(m->rope_scaling, "none")))) {
         ACCEL_ERROR("export --format hf: a sliding window with model.sliding_window_pattern=%d, "
                     "model.sliding_rope=%s and model.rope_scaling=%s has no Hugging Face counterpart here (OLMo 3: "
-                    "OLMo 2's blocks, any pattern, the sliding layers' RoPE plain; Qwen2, Qwen3, Qwen2-MoE: any "
+                    "OLMo 2's blocks, any pattern, the sliding layers' RoPE plain; Gemma 3 alike, with its own "
+                    "theta; Qwen2, Qwen3, Qwen2-MoE: any "
                     "pattern, one RoPE; Mistral, Mixtral, Qwen3-MoE: every layer slides, one RoPE)", m->sliding_window_pattern,
                     m->sliding_rope, m->rope_scaling);
         return ACCEL_ERR_UNSUPPORTED;

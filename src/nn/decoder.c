@@ -48,12 +48,15 @@ typedef struct {                    /* the building blocks of one family */
     bool qk_norm;                   /* RMSNorm on each q and k head before RoPE (Qwen3) */
     bool qk_all;                    /* ... over the whole q and k projections instead (OLMo 2) */
     bool post_norm;                 /* norms after attention and the MLP, none before (OLMo 2) */
+    bool sandwich;                  /* norms before attention and the MLP and after (Gemma 3) */
+    bool geglu;                     /* the gated MLP's activation is the tanh GELU (Gemma) */
 } arch_t;
 
 typedef struct {                    /* tensor indices of one block; -1: absent in this family */
     int ln1w, ln1b, qkvw, qkvb, qnw, knw, projw, projb, ln2w, ln2b, fcw, fcb, fcpw, fcpb;
     int routerw;                    /* experts: the router; fcw, fcpw hold every expert's weights */
     int sgu, sdown, sgate;          /* experts: the shared expert's gate|up and down, its gate */
+    int pn1w, pn2w;                 /* sandwich: the norms on attention's and the MLP's outputs */
 } gpt_block_t;
 
 typedef struct {                    /* activations of one block, stored for the backward pass */
@@ -75,6 +78,8 @@ typedef struct {                    /* activations of one block, stored for the 
                                      * (topi, order: int32; order's piece starts with the E + 1 starts) */
     float *sh, *shid, *sy, *sg;     /* the shared expert's (accel_moe_acts_t) */
     float *res3;                    /* [BT, C] residual after the MLP = the block's output */
+    float *pn1, *pn1_rstd, *pn2, *pn2_rstd;  /* sandwich: attention's and the MLP's outputs before
+                                     * their post norms, and those norms' 1/rms */
 } gpt_acts_t;
 
 typedef struct {
@@ -92,6 +97,11 @@ typedef struct {
     float *dpost;                   /* [BT, C] post_norm: d(a sublayer's output before its norm) */
     arch_t arch;
     float eps;                      /* RMSNorm epsilon (LayerNorm: ACCEL_LN_EPS) */
+    bool norm_offset;               /* model.norm_unit_offset: RMSNorms multiply by 1 + weight */
+    float *offw;                    /* [3, offw_len] those weights plus 1, made at each use */
+    size_t offw_len;
+    float embed_scale;              /* model.embed_scale */
+    float att_scale;                /* attention scores' scale: 1/sqrt(hs or query_pre_attn_scalar) */
     float *rope_cos, *rope_sin;     /* [T, hs/2] */
     float *plain_cos, *plain_sin;   /* [T, hs/2] the sliding layers' unscaled RoPE (sliding_rope=plain
                                      * with a scaling), else NULL */
@@ -163,6 +173,7 @@ static void gpt_destroy(void *state)
     free(m->rope_sin);
     free(m->plain_cos);
     free(m->plain_sin);
+    free(m->offw);
     free(m->aux_count);
     free(m->aux_grad);
     free(m);
@@ -200,6 +211,11 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->sliding_window_pattern) key = "model.sliding_window_pattern";
     else if (strcmp(c->sliding_rope, "scaled")) key = "model.sliding_rope";
     else if (c->no_rope_pattern) key = "model.no_rope_pattern";
+    else if (c->norm_unit_offset) key = "model.norm_unit_offset";
+    else if (c->embed_scale != 1.0) key = "model.embed_scale";
+    else if (strcmp(c->activation, "silu")) key = "model.activation";
+    else if (c->query_pre_attn_scalar) key = "model.query_pre_attn_scalar";
+    else if (c->sliding_rope_theta != 0.0) key = "model.sliding_rope_theta";
     else if (strcmp(c->qk_norm_scope, "head")) key = "model.qk_norm_scope";
     else if (strcmp(c->norm_position, "pre")) key = "model.norm_position";
     else if (c->experts) key = "model.experts";
@@ -259,9 +275,11 @@ void accel_decoder_rope_tables(const accel_model_config_t *c, int T, int hs, boo
     const int half = hs / 2;
     const bool yarn = !plain && !strcmp(c->rope_scaling, "yarn");
     const float scale = yarn ? (float)yarn_attention_factor(c) : 1.0f;
+    const double theta = plain && c->sliding_rope_theta > 0 ? c->sliding_rope_theta : c->rope_theta;
     for (int i = 0; i < half; i++) {
-        double f = (float)(1.0 / pow(c->rope_theta, (double)(2 * i) / hs));
+        double f = (float)(1.0 / pow(theta, (double)(2 * i) / hs));
         if (!plain && !strcmp(c->rope_scaling, "llama3")) f = (float)llama3_inv_freq(c, f);
+        if (!plain && !strcmp(c->rope_scaling, "linear")) f = (float)(f / c->rope_factor);
         if (yarn) f = (float)yarn_inv_freq(c, hs, i);
         for (int t = 0; t < T; t++) {
             cos_t[(size_t)t * half + i] = (float)cos((double)t * f) * scale;
@@ -279,7 +297,8 @@ static accel_status_t rope_tables(gpt_t *m, const accel_model_config_t *c)
     m->rope_sin = malloc(sizeof(float) * n);
     if (!m->rope_cos || !m->rope_sin) return ACCEL_ERR_NOMEM;
     accel_decoder_rope_tables(c, m->T, m->hs, false, m->rope_cos, m->rope_sin);
-    if (m->slides && !strcmp(c->sliding_rope, "plain") && strcmp(c->rope_scaling, "none")) {
+    if (m->slides && !strcmp(c->sliding_rope, "plain") &&
+        (strcmp(c->rope_scaling, "none") || (c->sliding_rope_theta && c->sliding_rope_theta != c->rope_theta))) {
         m->plain_cos = malloc(sizeof(float) * n);
         m->plain_sin = malloc(sizeof(float) * n);
         if (!m->plain_cos || !m->plain_sin) return ACCEL_ERR_NOMEM;
@@ -364,6 +383,12 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
         else if (strcmp(c->sliding_rope, "scaled") && !c->sliding_window)
             bad = "model.sliding_rope", why = "is plain, which needs model.sliding_window (it is the "
                                               "sliding layers' RoPE)";
+        else if (c->sliding_rope_theta != 0.0 && strcmp(c->sliding_rope, "plain"))
+            bad = "model.sliding_rope_theta", why = "needs model.sliding_rope=plain (it is the plain RoPE's "
+                                                    "base frequency)";
+        else if (c->experts && (!strcmp(c->norm_position, "both") || strcmp(c->activation, "silu")))
+            bad = "model.experts", why = "have SwiGLU experts between norms before them or after them, not "
+                                         "model.norm_position=both or another model.activation";
         else if (c->shared_expert_ffn && !c->experts)
             bad = "model.shared_expert_ffn", why = "needs model.experts (a shared expert sits beside "
                                                    "routed ones)";
@@ -412,10 +437,16 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
                                 .qkv_bias = c->attention_bias, .tied = c->tie_embeddings,
                                 .qk_norm = c->qk_norm,
                                 .qk_all = c->qk_norm && !strcmp(c->qk_norm_scope, "all"),
-                                .post_norm = !strcmp(c->norm_position, "post") }
+                                .post_norm = !strcmp(c->norm_position, "post"),
+                                .sandwich = !strcmp(c->norm_position, "both"),
+                                .geglu = !strcmp(c->activation, "gelu_tanh") }
                     : (arch_t){ .rms = false, .rope = false, .swiglu = false, .biases = true,
                                 .qkv_bias = true, .tied = true };
     m->eps = llama ? (float)c->rms_eps : ACCEL_LN_EPS;
+    m->norm_offset = llama && c->norm_unit_offset;
+    m->offw_len = (size_t)(m->C > m->QW ? m->C : m->QW);
+    m->embed_scale = llama ? (float)c->embed_scale : 1.0f;
+    m->att_scale = 1.0f / sqrtf((float)(llama && c->query_pre_attn_scalar ? c->query_pre_attn_scalar : m->hs));
     m->window = llama && c->sliding_window < c->context ? c->sliding_window : 0;
     m->slides = llama && c->sliding_window > 0;
     m->window_pattern = llama ? c->sliding_window_pattern : 0;
@@ -459,6 +490,7 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
         if (!m->aux_count || !m->aux_grad) st = ACCEL_ERR_NOMEM;
     }
     if (st == ACCEL_OK && m->arch.rope) st = rope_tables(m, &cfg->model);
+    if (st == ACCEL_OK && m->norm_offset && !(m->offw = malloc(sizeof(float) * 3 * m->offw_len))) st = ACCEL_ERR_NOMEM;
     if (st != ACCEL_OK) { gpt_destroy(m); return st; }
 
     const int64_t C = m->C, L = m->L;
@@ -466,6 +498,7 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
     /* GPT-2 scales the residual projections' init by 1/sqrt(2L); Llama inits every matrix alike. */
     const float std = 0.02f, res_std = llama ? std : (float)(0.02 / sqrt(2.0 * (double)L));
     const unsigned nd = ACCEL_TENSOR_NO_DECAY;
+    const float ones = m->norm_offset ? 0.0f : -1.0f;  /* norm weights: 1, or offsets from 1 of 0 */
     const char *n1 = ar->rms ? "norm1" : "ln1", *n2 = ar->rms ? "norm2" : "ln2";
     const char *fc = ar->swiglu ? "mlp.gate_up" : "mlp.fc", *fcp = ar->swiglu ? "mlp.down" : "mlp.proj";
     /* Each layer's tensors are registered contiguously: ZeRO-3 gathers one layer at a time.
@@ -475,22 +508,23 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
     if (!ar->rope) ACCEL_CHECK_GOTO(add(layout, "wpe", 2, m->T, C, 0, 0, std, &m->wpe), st, fail);
     for (int l = 0; l < m->L; l++) {
         gpt_block_t *b = &m->blk[l];
-        *b = (gpt_block_t){ -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+        *b = (gpt_block_t){ -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
         char name[ACCEL_TENSOR_NAME_MAX];
 #define ADD(part, suffix, ndim, d0, d1, flags, s, idx)                                      \
         snprintf(name, sizeof name, "h.%d.%s." suffix, l, part);                            \
         ACCEL_CHECK_GOTO(add(layout, name, ndim, d0, d1, l + 1, flags, s, idx), st, fail)
-        ADD(n1, "weight", 1, C, 0, nd, -1.0f, &b->ln1w);
+        ADD(n1, "weight", 1, C, 0, nd, ones, &b->ln1w);
         if (!ar->rms) { ADD(n1, "bias", 1, C, 0, nd, 0.0f, &b->ln1b); }
         ADD("attn.qkv", "weight", 2, m->QKV, C, 0, std, &b->qkvw);
         if (ar->qkv_bias) { ADD("attn.qkv", "bias", 1, m->QKV, 0, nd, 0.0f, &b->qkvb); }
         if (ar->qk_norm) {              /* per head, or over the whole projections */
-            ADD("attn.q_norm", "weight", 1, ar->qk_all ? m->QW : m->hs, 0, nd, -1.0f, &b->qnw);
-            ADD("attn.k_norm", "weight", 1, ar->qk_all ? (int64_t)m->KVH * m->hs : m->hs, 0, nd, -1.0f, &b->knw);
+            ADD("attn.q_norm", "weight", 1, ar->qk_all ? m->QW : m->hs, 0, nd, ones, &b->qnw);
+            ADD("attn.k_norm", "weight", 1, ar->qk_all ? (int64_t)m->KVH * m->hs : m->hs, 0, nd, ones, &b->knw);
         }
         ADD("attn.proj", "weight", 2, C, m->QW, 0, res_std, &b->projw);
         if (ar->biases) { ADD("attn.proj", "bias", 1, C, 0, nd, 0.0f, &b->projb); }
-        ADD(n2, "weight", 1, C, 0, nd, -1.0f, &b->ln2w);
+        if (ar->sandwich) { ADD("post_norm1", "weight", 1, C, 0, nd, ones, &b->pn1w); }
+        ADD(n2, "weight", 1, C, 0, nd, ones, &b->ln2w);
         if (!ar->rms) { ADD(n2, "bias", 1, C, 0, nd, 0.0f, &b->ln2b); }
         if (m->moe.E) {                 /* experts' weights stacked: [E FIN, C] and [E C, F] */
             const int64_t E = m->moe.E;
@@ -508,10 +542,11 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
         if (ar->biases) { ADD(fc, "bias", 1, m->FIN, 0, nd, 0.0f, &b->fcb); }
         ADD(fcp, "weight", 2, C, m->F, 0, res_std, &b->fcpw);
         if (ar->biases) { ADD(fcp, "bias", 1, C, 0, nd, 0.0f, &b->fcpb); }
+        if (ar->sandwich) { ADD("post_norm2", "weight", 1, C, 0, nd, ones, &b->pn2w); }
 #undef ADD
     }
     const int last = m->L + 1;
-    ACCEL_CHECK_GOTO(add(layout, ar->rms ? "normf.weight" : "lnf.weight", 1, C, 0, last, nd, -1.0f,
+    ACCEL_CHECK_GOTO(add(layout, ar->rms ? "normf.weight" : "lnf.weight", 1, C, 0, last, nd, ones,
                          &m->lnfw), st, fail);
     if (!ar->rms) ACCEL_CHECK_GOTO(add(layout, "lnf.bias", 1, C, 0, last, nd, 0.0f, &m->lnfb), st, fail);
     if (ar->tied) m->head = m->wte;
@@ -544,6 +579,7 @@ enum { A_LN1, A_LN1_MEAN, A_LN1_RSTD, A_QKV, A_QKN, A_QKN_RSTD, A_LSE, A_ATTY, A
        A_LN2_MEAN, A_LN2_RSTD, A_FCH, A_FCH_GELU, A_RES3,
        A_PROBS, A_TOPW, A_TOPI, A_ORDER, A_MOE_X, A_MOE_Y,     /* experts only */
        A_SH, A_SHID, A_SY, A_SG,                               /* their shared expert */
+       A_PN1, A_PN1_RSTD, A_PN2, A_PN2_RSTD,                   /* sandwich norms only */
        A_PIECES };
 #define ALL_PIECES ((1u << A_PIECES) - 1)
 
@@ -557,7 +593,7 @@ static unsigned kept_pieces(accel_recompute_t r)
     const unsigned mlp = 1u << A_LN2 | 1u << A_LN2_MEAN | 1u << A_LN2_RSTD | 1u << A_FCH |
                          1u << A_FCH_GELU | 1u << A_PROBS | 1u << A_TOPW | 1u << A_TOPI |
                          1u << A_ORDER | 1u << A_MOE_X | 1u << A_MOE_Y | 1u << A_SH |
-                         1u << A_SHID | 1u << A_SY | 1u << A_SG;
+                         1u << A_SHID | 1u << A_SY | 1u << A_SG | 1u << A_PN2 | 1u << A_PN2_RSTD;
     /* The experts' gathered input rows are a copy of norm2's: always shared, the backward pass
      * gathers them again (K x width floats per token and block saved for one copy). */
     const unsigned copy = 1u << A_MOE_X;
@@ -576,7 +612,9 @@ static void piece_floats(const gpt_t *m, size_t B, size_t T, size_t sizes[A_PIEC
                                  BT * (size_t)m->QW, BT * C, BT * C, BT, BT,
                                  BT * (size_t)m->MR * (size_t)m->FIN, BT * (size_t)m->MR * (size_t)m->F,
                                  BT * C, BT * E, BTK, BTK, E ? BTK + E + 1 : 0, BTK * C, BTK * C,
-                                 BT * 2 * S, BT * S, S ? BT * C : 0, S ? BT : 0 };
+                                 BT * 2 * S, BT * S, S ? BT * C : 0, S ? BT : 0,
+                                 m->arch.sandwich ? BT * C : 0, m->arch.sandwich ? BT : 0,
+                                 m->arch.sandwich ? BT * C : 0, m->arch.sandwich ? BT : 0 };
     memcpy(sizes, s, sizeof s);
 }
 
@@ -604,7 +642,7 @@ static size_t activation_floats(const gpt_t *m, size_t B)
            PIECE(BT * (size_t)m->FIN) + PIECE(m->arch.swiglu ? BT * (size_t)m->F : 0) +
            2 * PIECE(T * T) + 2 * PIECE((size_t)m->hs * T) + PIECE(2 * T * (size_t)m->hs) +
            PIECE(m->moe.E ? accel_moe_scratch_floats(&m->moe, BT) : 0) +
-           PIECE(m->arch.post_norm ? BT * C : 0);
+           PIECE(m->arch.post_norm || m->arch.sandwich ? BT * C : 0);
 }
 
 static size_t activation_bytes(const accel_config_t *cfg, bool llama, int micro_batch)
@@ -632,7 +670,8 @@ static float *carve_block(const gpt_t *m, gpt_acts_t *a, float *p, size_t B, siz
                                       &a->qkn_rstd, &a->lse, &a->atty, &a->res2, &a->ln2,
                                       &a->ln2_mean, &a->ln2_rstd, &a->fch, &a->fch_gelu, &a->res3,
                                       &a->probs, &a->topw, &a->topi, &a->order, &a->moe_x, &a->moe_y,
-                                      &a->sh, &a->shid, &a->sy, &a->sg };
+                                      &a->sh, &a->shid, &a->sy, &a->sg, &a->pn1, &a->pn1_rstd, &a->pn2,
+                                      &a->pn2_rstd };
     size_t sizes[A_PIECES];
     piece_floats(m, B, T, sizes);
     for (int i = 0; i < A_PIECES; i++)
@@ -707,7 +746,7 @@ static accel_status_t reserve(gpt_t *m, int B)
     TAKE(m->dkv, 2 * T * (size_t)m->hs);
     TAKE(m->dqk, (size_t)m->QKN);
     TAKE(m->dmoe, m->moe.E ? accel_moe_scratch_floats(&m->moe, BT) : 0);
-    TAKE(m->dpost, m->arch.post_norm ? BT * C : 0);
+    TAKE(m->dpost, m->arch.post_norm || m->arch.sandwich ? BT * C : 0);
 #undef TAKE
     m->capacity = B;
     return accel_gemm_cpu_reserve(&m->gemm, gemm_elements(m, BT));
@@ -884,7 +923,7 @@ static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t
     float *S = fw->pr, *kt = fw->kt;
     const int QW = m->QW, NH = m->NH, hs = m->hs;
     const int ldq = (int)x->ldq, ldkv = (int)x->ldkv;
-    const float scale = 1.0f / sqrtf((float)hs);
+    const float scale = m->att_scale;
     if (!native || fw->kv) {
         const size_t rows = (size_t)B * T - (size_t)p0;
         round_rows(m, x->q + (size_t)p0 * ldq, rows, (size_t)NH * hs, x->ldq);
@@ -943,7 +982,7 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
 {
     const bool native = att_native(m), rounded = m->precision != ACCEL_F32 && !native;
     const int QW = m->QW, NH = m->NH, hs = m->hs, QKV = m->QKV, G = m->NH / m->KVH;
-    const float scale = 1.0f / sqrtf((float)hs);
+    const float scale = m->att_scale;
     float *P = m->pr, *dS = m->dp;
     /* dY (m->dc) is only a product operand here and is overwritten right after: round in place.
      * q, k and v were rounded in place by the forward pass. */
@@ -1020,11 +1059,22 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
     return ACCEL_OK;
 }
 
+/* An RMSNorm's weights as the kernels take them: w itself, or with model.norm_unit_offset (Gemma)
+ * 1 + w, made in scratch slot `slot` (0: a width-wide norm, 1 and 2: the q and k norms) at each
+ * use (n floats: cheap beside the norm itself), as transformers computes 1.0 + weight in fp32. */
+static const float *norm_weights(const gpt_t *m, const float *w, size_t n, int slot)
+{
+    if (!m->norm_offset) return w;
+    float *o = m->offw + (size_t)slot * m->offw_len;
+    for (size_t i = 0; i < n; i++) o[i] = 1.0f + w[i];
+    return o;
+}
+
 /* The building blocks that differ between the families. */
 static void norm_forward(const gpt_t *m, float *out, float *mean, float *rstd, const float *x,
                          const float *w, const float *b, size_t rows)
 {
-    if (m->arch.rms) accel_cpu_rmsnorm_forward(out, rstd, x, w, rows, m->C, m->eps);
+    if (m->arch.rms) accel_cpu_rmsnorm_forward(out, rstd, x, norm_weights(m, w, (size_t)m->C, 0), rows, m->C, m->eps);
     else accel_cpu_layernorm_forward(out, mean, rstd, x, w, b, rows, m->C);
 }
 
@@ -1032,7 +1082,7 @@ static void norm_backward(const gpt_t *m, float *dx, float *dw, float *db, const
                           const float *x, const float *mean, const float *rstd, const float *w,
                           size_t rows)
 {
-    if (m->arch.rms) accel_cpu_rmsnorm_backward(dx, dw, dout, x, rstd, w, rows, m->C);
+    if (m->arch.rms) accel_cpu_rmsnorm_backward(dx, dw, dout, x, rstd, norm_weights(m, w, (size_t)m->C, 0), rows, m->C);
     else accel_cpu_layernorm_backward(dx, dw, db, dout, x, mean, rstd, w, rows, m->C);
 }
 
@@ -1075,6 +1125,8 @@ static void qk_norm_forward(const gpt_t *m, const qkv_view_t *x, gpt_acts_t *a, 
                             const float *kn, size_t rows, int p0)
 {
     const size_t QW = (size_t)m->QW, KW = (size_t)m->KVH * m->hs, QKN = (size_t)m->QKN;
+    qn = norm_weights(m, qn, m->arch.qk_all ? QW : (size_t)m->hs, 1);
+    kn = norm_weights(m, kn, m->arch.qk_all ? KW : (size_t)m->hs, 2);
     for (size_t r = (size_t)p0; r < (size_t)p0 + rows; r++) {
         float *q = x->q + r * x->ldq, *k = x->kv + r * x->ldkv;
         float *pre = a->qkn + r * QKN, *rstd = a->qkn_rstd + r * (size_t)(m->NH + m->KVH);
@@ -1096,6 +1148,8 @@ static void qk_norm_backward(gpt_t *m, const gpt_acts_t *a, const float *qn, con
                              float *dqn, float *dkn, size_t rows)
 {
     const size_t QW = (size_t)m->QW, QKN = (size_t)m->QKN, QKV = (size_t)m->QKV;
+    qn = norm_weights(m, qn, m->arch.qk_all ? QW : (size_t)m->hs, 1);
+    kn = norm_weights(m, kn, m->arch.qk_all ? QKN - QW : (size_t)m->hs, 2);
     for (size_t r = 0; r < rows; r++) {
         float *d = m->d3c + r * QKV;        /* q heads, then k heads: QKN values */
         const float *pre = a->qkn + r * QKN, *rstd = a->qkn_rstd + r * (size_t)(m->NH + m->KVH);
@@ -1124,13 +1178,14 @@ static void add_to(float *y, const float *x, size_t n)
 static void post_norm_add(const gpt_t *m, float *y, float *rstd, const float *x, const float *w,
                           const float *res, size_t R)
 {
-    accel_cpu_rmsnorm_forward(y, rstd, x, w, R, m->C, m->eps);
+    accel_cpu_rmsnorm_forward(y, rstd, x, norm_weights(m, w, (size_t)m->C, 0), R, m->C, m->eps);
     add_to(y, res, R * (size_t)m->C);
 }
 
 /* Block l's attention half for the rows from p0 (R = B T - p0): norm1, the q|k|v rows (rotated),
  * attention, and res2 = res + bias + the attention output projected (post_norm: no norm1 before,
- * res2 = res + norm1(the projected output)). */
+ * res2 = res + norm1(the projected output); sandwich: norm1 before and res2 = res +
+ * post_norm1(the projected output)). */
 static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_t *layout,
                                       const float *params, int l, gpt_acts_t *a, const float *res,
                                       int B, int T, int p0)
@@ -1162,10 +1217,11 @@ static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel
     if (m->arch.qk_norm) qk_norm_forward(m, &x, a, PARAM(k->qnw), PARAM(k->knw), R, p0);
     if (m->arch.rope) rope(m, l, &x, R, T, p0, 0);
     ACCEL_CHECK(attention_forward(m, a, fw, &x, B, T, p0, layer_window(m, l)));
-    if (post) {                                     /* res2 = res + norm1(proj) */
+    if (post || m->arch.sandwich) {                 /* res2 = res + norm(proj) */
+        float *y = post ? a->ln1 : a->pn1, *rstd = post ? a->ln1_rstd : a->pn1_rstd;
         GEMM(false, true, (int)R, C, m->QW, 1.0f, a->atty + (size_t)p0 * m->QW, m->QW, PARAM(k->projw),
-             m->QW, 0.0f, a->ln1 + o, C);
-        post_norm_add(m, a->res2 + o, a->ln1_rstd + p0, a->ln1 + o, PARAM(k->ln1w), res + o, R);
+             m->QW, 0.0f, y + o, C);
+        post_norm_add(m, a->res2 + o, rstd + p0, y + o, PARAM(post ? k->ln1w : k->pn1w), res + o, R);
         return ACCEL_OK;
     }
     start_rows(a->res2 + o, PARAM_OPT(k->projb), res + o, R, C);      /* residual + bias + proj */
@@ -1204,7 +1260,8 @@ static accel_moe_weights_t moe_weights(const gpt_block_t *k, const accel_layout_
  * with `output` res3 = res2 + bias + the second product (its backward pass needs no res3, so a
  * recompute skips that product; the experts' backward needs their outputs, so they always run).
  * post_norm: the MLP reads res2 itself, its output goes to ln2 (always: norm2's backward reads
- * it), and res3 = res2 + norm2(that) (without `output`, into the dpost scratch). */
+ * it), and res3 = res2 + norm2(that) (without `output`, into the dpost scratch); sandwich: it
+ * reads norm2(res2), its output goes to pn2 and res3 = res2 + post_norm2(that) alike. */
 static accel_status_t block_mlp(gpt_t *m, const accel_layout_t *layout, const float *params, int l,
                                 gpt_acts_t *a, size_t BT, int p0, bool output)
 {
@@ -1228,11 +1285,13 @@ static accel_status_t block_mlp(gpt_t *m, const accel_layout_t *layout, const fl
     }
     float *fch = a->fch + (size_t)p0 * FIN, *hid = a->fch_gelu + (size_t)p0 * F;
     GEMM(false, true, (int)R, FIN, C, 1.0f, in, C, PARAM(k->fcw), C, 0.0f, fch, FIN);
-    if (m->arch.swiglu) accel_cpu_swiglu_forward(hid, fch, R, F);
+    if (m->arch.geglu) accel_cpu_geglu_forward(hid, fch, R, F);
+    else if (m->arch.swiglu) accel_cpu_swiglu_forward(hid, fch, R, F);
     else accel_cpu_bias_gelu_forward(fch, hid, PARAM(k->fcb), R, F);
-    if (post) {
-        GEMM(false, true, (int)R, C, F, 1.0f, hid, F, PARAM(k->fcpw), F, 0.0f, a->ln2 + o, C);
-        post_norm_add(m, post_out, a->ln2_rstd + p0, a->ln2 + o, PARAM(k->ln2w), a->res2 + o, R);
+    if (post || m->arch.sandwich) {                 /* res3 = res2 + norm(down(hid)) */
+        float *y = post ? a->ln2 : a->pn2, *rstd = post ? a->ln2_rstd : a->pn2_rstd;
+        GEMM(false, true, (int)R, C, F, 1.0f, hid, F, PARAM(k->fcpw), F, 0.0f, y + o, C);
+        post_norm_add(m, post_out, rstd + p0, y + o, PARAM(post ? k->ln2w : k->pn2w), a->res2 + o, R);
         return ACCEL_OK;
     }
     if (!output) return ACCEL_OK;
@@ -1260,6 +1319,8 @@ static accel_status_t forward(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_
             if (wpe) {
                 const float *p = wpe + (size_t)(m->pos ? m->pos[(size_t)b * T + t] : t) * C;
                 for (int c = 0; c < C; c++) x[c] = e[c] + p[c];
+            } else if (m->embed_scale != 1.0f) {
+                for (int c = 0; c < C; c++) x[c] = e[c] * m->embed_scale;
             } else {
                 memcpy(x, e, sizeof(float) * (size_t)C);
             }
@@ -1342,7 +1403,7 @@ static void post_norm_backward(gpt_t *m, const float *x, const float *rstd, cons
                                size_t rows)
 {
     memset(m->dpost, 0, sizeof(float) * rows * (size_t)m->C);
-    accel_cpu_rmsnorm_backward(m->dpost, dw, m->dres, x, rstd, w, rows, m->C);
+    accel_cpu_rmsnorm_backward(m->dpost, dw, m->dres, x, rstd, norm_weights(m, w, (size_t)m->C, 0), rows, m->C);
 }
 
 static accel_status_t mlp_backward(gpt_t *m, const gpt_block_t *k, const gpt_acts_t *a,
@@ -1365,7 +1426,8 @@ static accel_status_t mlp_backward(gpt_t *m, const gpt_block_t *k, const gpt_act
     GEMM(true, false, C, F, bt, 1.0f, dout, C, a->fch_gelu, F, 1.0f, GRAD(k->fcpw), F);
     accel_batch_progress(hb);
     if (k->fcpb >= 0) accel_cpu_colsum_add(GRAD(k->fcpb), dout, (size_t)bt, C);
-    if (m->arch.swiglu) accel_cpu_swiglu_backward(m->d4c, dhid, a->fch, (size_t)bt, F);
+    if (m->arch.geglu) accel_cpu_geglu_backward(m->d4c, dhid, a->fch, (size_t)bt, F);
+    else if (m->arch.swiglu) accel_cpu_swiglu_backward(m->d4c, dhid, a->fch, (size_t)bt, F);
     else accel_cpu_gelu_backward(m->d4c, a->fch, GRAD(k->fcb), (size_t)bt, F);
     GEMM(false, false, bt, C, FIN, 1.0f, m->d4c, FIN, PARAM(k->fcw), C, 0.0f, m->dc, C);
     GEMM(true, false, FIN, C, bt, 1.0f, m->d4c, FIN, in, C, 1.0f, GRAD(k->fcw), C);
@@ -1416,9 +1478,15 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
         const float *res_in = l ? m->act[l - 1].res3 : m->x0;
         accel_batch_layer_fetch(hb, l + 1, 1);
         ACCEL_CHECK(recompute_block(m, layout, params, l, a, res_in, B, T));
-        const bool post = m->arch.post_norm;
-        /* MLP: res3 = res2 + mlp(norm2(res2)); post_norm: res3 = res2 + norm2(mlp(res2)) */
-        if (post) {
+        const bool post = m->arch.post_norm, sandwich = m->arch.sandwich;
+        /* MLP: res3 = res2 + mlp(norm2(res2)); post_norm: res3 = res2 + norm2(mlp(res2));
+         * sandwich: res3 = res2 + post_norm2(mlp(norm2(res2))) */
+        if (sandwich) {
+            post_norm_backward(m, a->pn2, a->pn2_rstd, PARAM(k->pn2w), GRAD(k->pn2w), BT);
+            ACCEL_CHECK(mlp_backward(m, k, a, layout, params, grads, hb, bt, m->dpost, a->ln2));
+            norm_backward(m, m->dres, GRAD(k->ln2w), NULL, m->dc, a->res2, a->ln2_mean, a->ln2_rstd,
+                          PARAM(k->ln2w), BT);
+        } else if (post) {
             post_norm_backward(m, a->ln2, a->ln2_rstd, PARAM(k->ln2w), GRAD(k->ln2w), BT);
             ACCEL_CHECK(mlp_backward(m, k, a, layout, params, grads, hb, bt, m->dpost, a->res2));
             add_to(m->dres, m->dc, BT * (size_t)C);
@@ -1428,9 +1496,11 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
                           a->ln2_rstd, PARAM(k->ln2w), BT);
         }
         /* Attention: res2 = res_in + attn(rope(norm1(res_in) qkv^T + qkvb)) proj^T + projb
-         * (post_norm: res2 = res_in + norm1(attn(rope(res_in qkv^T)) proj^T)) */
+         * (post_norm: res2 = res_in + norm1(attn(rope(res_in qkv^T)) proj^T); sandwich:
+         * res2 = res_in + post_norm1(attn(rope(norm1(res_in) qkv^T)) proj^T)) */
         if (post) post_norm_backward(m, a->ln1, a->ln1_rstd, PARAM(k->ln1w), GRAD(k->ln1w), BT);
-        const float *dproj = post ? m->dpost : m->dres;
+        if (sandwich) post_norm_backward(m, a->pn1, a->pn1_rstd, PARAM(k->pn1w), GRAD(k->pn1w), BT);
+        const float *dproj = post || sandwich ? m->dpost : m->dres;
         GEMM(false, false, bt, m->QW, C, 1.0f, dproj, C, PARAM(k->projw), m->QW, 0.0f, m->dc, m->QW);
         GEMM(true, false, C, m->QW, bt, 1.0f, dproj, C, a->atty, m->QW, 1.0f, GRAD(k->projw), m->QW);
         if (k->projb >= 0) accel_cpu_colsum_add(GRAD(k->projb), dproj, BT, C);
@@ -1457,7 +1527,7 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
         for (int t = 0; t < T; t++) {
             const float *d = m->dres + ((size_t)b * T + t) * C;
             float *e = dwte + (size_t)tokens[(size_t)b * stride + t] * C;
-            for (int c = 0; c < C; c++) e[c] += d[c];
+            for (int c = 0; c < C; c++) e[c] += m->embed_scale * d[c];
             if (dwpe) {
                 float *p = dwpe + (size_t)(m->pos ? m->pos[(size_t)b * T + t] : t) * C;
                 for (int c = 0; c < C; c++) p[c] += d[c];

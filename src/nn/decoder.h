@@ -30,9 +30,9 @@ void accel_decoder_dims(const accel_config_t *cfg, accel_decoder_dims_t *d);
 
 /* The RoPE tables of a llama: cos and sin of every (position, frequency) pair, [T, hs/2] each, in
  * the caller's arrays (inverse frequencies rounded to fp32 as transformers computes them, then
- * Llama-3.1 scaling when model.rope_scaling=llama3; with yarn, YaRN's frequencies and both tables
+ * Llama-3.1 scaling when model.rope_scaling=llama3, divided by rope_factor with linear; with yarn, YaRN's frequencies and both tables
  * multiplied by its attention factor, as transformers scales cos and sin). plain: without the
- * scaling (the sliding layers' with model.sliding_rope=plain). */
+ * scaling, at model.sliding_rope_theta when set (the sliding layers' with model.sliding_rope=plain). */
 void accel_decoder_rope_tables(const accel_model_config_t *c, int T, int hs, bool plain, float *cos_t,
                                float *sin_t);
 

@@ -168,18 +168,31 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                  "model", cfg->model.no_rope_pattern);
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (!strcmp(cfg->model.name, "llama") && cfg->model.sliding_window &&
-        !strcmp(cfg->model.sliding_rope, "plain") && strcmp(cfg->model.rope_scaling, "none")) {
-        snprintf(why, whylen, "device=cuda: model.sliding_rope=plain with model.rope_scaling=%s: the GPU "
-                 "engine has one RoPE for every layer (the CPU decoder gives the sliding layers the "
-                 "plain one)\n--> hint: use device=cpu for this model", cfg->model.rope_scaling);
+    const accel_model_config_t *mc = &cfg->model;
+    if (!strcmp(mc->name, "llama") && mc->sliding_window && !strcmp(mc->sliding_rope, "plain") &&
+        (strcmp(mc->rope_scaling, "none") || (mc->sliding_rope_theta && mc->sliding_rope_theta != mc->rope_theta))) {
+        snprintf(why, whylen, "device=cuda: model.sliding_rope=plain with model.rope_scaling=%s, "
+                 "model.sliding_rope_theta=%g: the GPU engine has one RoPE for every layer (the CPU decoder "
+                 "gives the sliding layers the plain one)\n--> hint: use device=cpu for this model",
+                 mc->rope_scaling, mc->sliding_rope_theta);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    /* Gemma's building blocks: the CPU decoder's only. */
+    const char *gemma = mc->norm_unit_offset ? "model.norm_unit_offset=true"
+                      : mc->embed_scale != 1.0 ? "model.embed_scale"
+                      : strcmp(mc->activation, "silu") ? "model.activation"
+                      : mc->query_pre_attn_scalar ? "model.query_pre_attn_scalar" : NULL;
+    if (!strcmp(mc->name, "llama") && gemma) {
+        snprintf(why, whylen, "device=cuda: %s: the GPU engine has Llama's and Qwen3's blocks only (the CPU "
+                 "decoder trains Gemma's)\n--> hint: use device=cpu for this model", gemma);
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (!strcmp(cfg->model.name, "llama") &&
         (strcmp(cfg->model.norm_position, "pre") || (cfg->model.qk_norm && strcmp(cfg->model.qk_norm_scope, "head")))) {
-        snprintf(why, whylen, "device=cuda: %s: the GPU engine has Llama's and Qwen3's blocks only (the CPU "
-                 "decoder trains OLMo 2's and OLMoE's)\n--> hint: use device=cpu for this model",
-                 strcmp(cfg->model.norm_position, "pre") ? "model.norm_position=post" : "model.qk_norm_scope=all");
+        snprintf(why, whylen, "device=cuda: %s%s: the GPU engine has Llama's and Qwen3's blocks only (the CPU "
+                 "decoder trains OLMo's and Gemma's)\n--> hint: use device=cpu for this model",
+                 strcmp(mc->norm_position, "pre") ? "model.norm_position=" : "model.qk_norm_scope=all",
+                 strcmp(mc->norm_position, "pre") ? mc->norm_position : "");
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (!strcmp(cfg->model.name, "llama") && cfg->model.experts) {

@@ -284,6 +284,38 @@ void accel_cpu_swiglu_backward(float *dgu, const float *dh, const float *gu, siz
 #define GELU_K 0.7978845608028654f         /* sqrt(2 / pi) */
 #define GELU_A 0.044715f
 
+/* The tanh GELU of g and its derivative. */
+static inline float gelu_tanh(float g, float *dgelu)
+{
+    const float t = ftanh(GELU_K * (g + GELU_A * g * g * g));
+    *dgelu = 0.5f * (1.0f + t) + 0.5f * g * (1.0f - t * t) * GELU_K * (1.0f + 3.0f * GELU_A * g * g);
+    return 0.5f * g * (1.0f + t);
+}
+
+ACCEL_CLONES
+void accel_cpu_geglu_forward(float *h, const float *gu, size_t rows, int F)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *g = gu + r * 2 * (size_t)F, *u = g + F;
+        float *o = h + r * (size_t)F, dg;
+        for (int c = 0; c < F; c++) o[c] = gelu_tanh(g[c], &dg) * u[c];
+    }
+}
+
+ACCEL_CLONES
+void accel_cpu_geglu_backward(float *dgu, const float *dh, const float *gu, size_t rows, int F)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *g = gu + r * 2 * (size_t)F, *u = g + F, *d = dh + r * (size_t)F;
+        float *dg = dgu + r * 2 * (size_t)F, *du = dg + F;
+        for (int c = 0; c < F; c++) {
+            float dgelu, gelu = gelu_tanh(g[c], &dgelu);
+            du[c] = d[c] * gelu;
+            dg[c] = d[c] * u[c] * dgelu;
+        }
+    }
+}
+
 ACCEL_CLONES
 void accel_cpu_bias_gelu_forward(float *x, float *out, const float *bias, size_t rows, int cols)
 {

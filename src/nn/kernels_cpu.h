@@ -47,6 +47,9 @@ void accel_cpu_rope(float *x, size_t rows, size_t ld, int nheads, int hs, const 
  * Backward: dgu = [dh * up * silu'(gate) | dh * silu(gate)] (overwritten). */
 void accel_cpu_swiglu_forward(float *h, const float *gu, size_t rows, int F);
 void accel_cpu_swiglu_backward(float *dgu, const float *dh, const float *gu, size_t rows, int F);
+/* GeGLU (Gemma): the same with the tanh GELU for silu, h = gelu(g) * u; its backward alike. */
+void accel_cpu_geglu_forward(float *h, const float *gu, size_t rows, int F);
+void accel_cpu_geglu_backward(float *dgu, const float *dh, const float *gu, size_t rows, int F);
 
 /* Bias and GELU, tanh approximation (GPT-2), over rows x cols: with v = x[r][c] + bias[c],
  * out = 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))), and x[r][c] becomes gelu'(v), all the

@@ -77,4 +77,11 @@ expect_fail "model.sliding_rope is plain, which needs model.sliding_window" "$AC
 expect_fail "expected one of scaled|plain" "$ACCEL_TRAIN" $args model.sliding_window=4 model.sliding_rope=none
 expect_fail "gpt: model.sliding_window_pattern is a llama key" "$ACCEL_TRAIN" model.name=gpt model.sliding_window_pattern=2
 expect_fail "gpt: model.no_rope_pattern is a llama key" "$ACCEL_TRAIN" model.name=gpt model.no_rope_pattern=4
+expect_fail "gpt: model.activation is a llama key" "$ACCEL_TRAIN" model.name=gpt model.activation=gelu_tanh
+expect_fail "gpt: model.norm_unit_offset is a llama key" "$ACCEL_TRAIN" model.name=gpt model.norm_unit_offset=true
+expect_fail "expected one of pre|post|both" "$ACCEL_TRAIN" $args model.norm_position=sandwich
+expect_fail "expected one of silu|gelu_tanh" "$ACCEL_TRAIN" $args model.activation=relu
+expect_fail "model.sliding_rope_theta needs model.sliding_rope=plain" "$ACCEL_TRAIN" $args model.sliding_window=4 model.sliding_rope_theta=100
+expect_fail "model.experts are SwiGLU experts with norms before or after them" "$ACCEL_TRAIN" $args model.experts=4 model.experts_per_token=2 model.norm_position=both
+expect_fail "model.embed_scale" "$ACCEL_TRAIN" $args model.embed_scale=0
 pass "llama: impossible configurations refused naming the key"

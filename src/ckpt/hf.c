@@ -1311,7 +1311,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     const bool geglu = !strcmp(m->activation, "gelu_tanh");
     const bool gemma_keys = m->norm_unit_offset || geglu || m->embed_scale != 1.0 || sandwich ||
                             m->query_pre_attn_scalar || m->sliding_rope_theta;
-    const bool gemma_blocks = m->norm_unit_offset && geglu && m->embed_scale == (double)(float)sqrt((double)m->width) &&
+    const bool gemma_blocks = m->norm_unit_offset && geglu && (float)m->embed_scale == (float)sqrt((double)m->width) &&
                               !m->attention_bias && !m->experts && !m->no_rope_pattern && !qk_all && !post;
     const bool gemma3 = gemma_blocks && sandwich && m->qk_norm;
     const bool gemma1 = gemma_blocks && !sandwich && !m->qk_norm && !m->sliding_window && !m->query_pre_attn_scalar;

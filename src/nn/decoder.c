@@ -387,7 +387,7 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
             bad = "model.sliding_rope_theta", why = "needs model.sliding_rope=plain (it is the plain RoPE's "
                                                     "base frequency)";
         else if (c->experts && (!strcmp(c->norm_position, "both") || strcmp(c->activation, "silu")))
-            bad = "model.experts", why = "have SwiGLU experts between norms before them or after them, not "
+            bad = "model.experts", why = "are SwiGLU experts with norms before or after them, not with "
                                          "model.norm_position=both or another model.activation";
         else if (c->shared_expert_ffn && !c->experts)
             bad = "model.shared_expert_ffn", why = "needs model.experts (a shared expert sits beside "

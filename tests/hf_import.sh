@@ -54,78 +54,65 @@ for dir in "$FIX"/*/; do
     fi
     pass "$name: import, logits and loss equal to transformers, hf export reproduces the fixture"
 done
-# Mistral v0.1's sliding window (4 keys of 16): the fixture's logits need it (without: 5 apart).
-rm -f nowin.logits
-"$GEN" mistral_sw.h5 -q --score "$FIX/mistral_sw/tokens.bin" --logits-out nowin.logits model.sliding_window=0 \
-    > /dev/null 2>gen.err || { cat gen.err; fail "mistral_sw without its window"; }
-"$CMP" logits "$FIX/mistral_sw" nowin.logits > /dev/null && fail "mistral_sw: the sliding window changes nothing"
-pass "mistral_sw: transformers' logits need the sliding window"
-# YaRN (factor 4 over an original context of 4): the fixture's logits need it (without: 2 apart).
-rm -f noyarn.logits
-"$GEN" qwen3_yarn.h5 -q --score "$FIX/qwen3_yarn/tokens.bin" --logits-out noyarn.logits model.rope_scaling=none \
-    > /dev/null 2>gen.err || { cat gen.err; fail "qwen3_yarn without YaRN"; }
-"$CMP" logits "$FIX/qwen3_yarn" noyarn.logits > /dev/null && fail "qwen3_yarn: YaRN changes nothing"
-pass "qwen3_yarn: transformers' logits need YaRN"
+score() {   # OUT WEIGHTS FIXTURE [KEY=VALUE...]: accel's logits on the fixture's tokens into OUT
+    out=$1 w=$2 fx=$3
+    shift 3
+    rm -f "$out"
+    "$GEN" "$w" -q --score "$FIX/$fx/tokens.bin" --logits-out "$out" "$@" > /dev/null 2>gen.err ||
+        { cat gen.err; fail "accel_generate $w $*"; }
+}
+needs() {   # FIXTURE KEY=VALUE...: each key, turned off, moves the import's logits off transformers'
+    fx=$1
+    shift
+    for k in "$@"; do
+        score needs.logits "$fx.h5" "$fx" "$k"
+        "$CMP" logits "$FIX/$fx" needs.logits > /dev/null && fail "$fx: $k changes nothing"
+    done
+}
+same() {    # DIR FIXTURE: another config.json of the fixture's model gives transformers' logits
+    score same.logits "$1" "$2"
+    "$CMP" logits "$FIX/$2" same.logits || fail "$1: logits differ from transformers' on $2"
+}
+# Mistral v0.1's sliding window (4 keys of 16; without it 5 apart), YaRN (factor 4 over an original
+# context of 4; without it 2 apart): the fixtures' logits need them.
+needs mistral_sw model.sliding_window=0
+needs qwen3_yarn model.rope_scaling=none
+pass "mistral_sw, qwen3_yarn: transformers' logits need the sliding window and YaRN"
 # OLMo 3 (layers 0-2 slide over 4 keys with plain RoPE, layer 3 sees all 16 with YaRN): the
 # fixture's logits need each part. The same model in transformers 4's config.json (a flat
 # rope_scaling, the full-attention layers'; no layer_types: every 4th layer full) gives them too.
-for k in model.sliding_rope=scaled model.sliding_window_pattern=0 model.rope_scaling=none; do
-    rm -f o3.logits
-    "$GEN" olmo3.h5 -q --score "$FIX/olmo3/tokens.bin" --logits-out o3.logits "$k" > /dev/null 2>gen.err ||
-        { cat gen.err; fail "olmo3 with $k"; }
-    "$CMP" logits "$FIX/olmo3" o3.logits > /dev/null && fail "olmo3: $k changes nothing"
-done
+needs olmo3 model.sliding_rope=scaled model.sliding_window_pattern=0 model.rope_scaling=none
 rm -rf olmo3_v4 && cp -r "$FIX/olmo3" olmo3_v4
 sed -i '/"layer_types": \[/,/\],/d; /"rope_parameters": {/,/^  },/c\
   "rope_theta": 500000.0,\
   "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4},' olmo3_v4/config.json
 grep -q layer_types olmo3_v4/config.json && fail "olmo3_v4: layer_types still there"
-rm -f o3v4.logits
-"$GEN" olmo3_v4 -q --score "$FIX/olmo3/tokens.bin" --logits-out o3v4.logits > /dev/null 2>gen.err ||
-    { cat gen.err; fail "olmo3 in transformers 4's config"; }
-"$CMP" logits "$FIX/olmo3" o3v4.logits || fail "olmo3 in transformers 4's config.json: logits differ"
+same olmo3_v4 olmo3
 pass "olmo3: transformers' logits need the window pattern, the plain RoPE of the sliding layers and YaRN; transformers 4's config.json gives the same"
 # SmolLM3 (layer 3 of 4 without RoPE): the fixture's logits need it; without no_rope_layers, its
 # no_rope_layer_interval says the same.
-rm -f s3.logits
-"$GEN" smollm3.h5 -q --score "$FIX/smollm3/tokens.bin" --logits-out s3.logits model.no_rope_pattern=0 > /dev/null 2>gen.err ||
-    { cat gen.err; fail "smollm3 with RoPE everywhere"; }
-"$CMP" logits "$FIX/smollm3" s3.logits > /dev/null && fail "smollm3: its NoPE layer changes nothing"
+needs smollm3 model.no_rope_pattern=0
 rm -rf s3_interval && cp -r "$FIX/smollm3" s3_interval
 sed -i '/"no_rope_layers": \[/,/\],/d' s3_interval/config.json
 grep -q no_rope_layers s3_interval/config.json && fail "s3_interval: no_rope_layers still there"
-rm -f s3i.logits
-"$GEN" s3_interval -q --score "$FIX/smollm3/tokens.bin" --logits-out s3i.logits > /dev/null 2>gen.err ||
-    { cat gen.err; fail "smollm3 without no_rope_layers"; }
-"$CMP" logits "$FIX/smollm3" s3i.logits || fail "smollm3 by no_rope_layer_interval: logits differ"
+same s3_interval smollm3
 pass "smollm3: transformers' logits need the layer without RoPE; no_rope_layer_interval alone gives the same"
 # Gemma 3 (1 + weight norms before and after the sublayers, GeGLU, embeddings times sqrt(16),
 # scores by 1/sqrt(6), layer 0 sliding with RoPE of theta 1e4, layer 1 full with 1e6 scaled
 # linearly): the fixture's logits need each part; transformers 4's config.json (rope_theta,
 # rope_local_base_freq, a flat rope_scaling, sliding_window_pattern) gives them too, and Gemma 1's
 # legacy hidden_act "gelu" is its tanh GELU.
-for k in model.norm_unit_offset=false model.embed_scale=1 model.activation=silu model.query_pre_attn_scalar=0 \
-         model.sliding_rope_theta=0 model.rope_scaling=none model.sliding_window_pattern=0; do
-    rm -f g3.logits
-    "$GEN" gemma3.h5 -q --score "$FIX/gemma3/tokens.bin" --logits-out g3.logits "$k" > /dev/null 2>gen.err ||
-        { cat gen.err; fail "gemma3 with $k"; }
-    "$CMP" logits "$FIX/gemma3" g3.logits > /dev/null && fail "gemma3: $k changes nothing"
-done
+needs gemma3 model.norm_unit_offset=false model.embed_scale=1 model.activation=silu model.query_pre_attn_scalar=0 \
+      model.sliding_rope_theta=0 model.rope_scaling=none model.sliding_window_pattern=0
 rm -rf gemma3_v4 && cp -r "$FIX/gemma3" gemma3_v4
 sed -i '/"layer_types": \[/,/\],/d; /"rope_parameters": {/,/^  },/c\
   "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0, "sliding_window_pattern": 2,\
   "rope_scaling": {"rope_type": "linear", "factor": 2.0},' gemma3_v4/config.json
 grep -q 'layer_types\|rope_parameters' gemma3_v4/config.json && fail "gemma3_v4: transformers 5's keys still there"
-rm -f g3v4.logits
-"$GEN" gemma3_v4 -q --score "$FIX/gemma3/tokens.bin" --logits-out g3v4.logits > /dev/null 2>gen.err ||
-    { cat gen.err; fail "gemma3 in transformers 4's config"; }
-"$CMP" logits "$FIX/gemma3" g3v4.logits || fail "gemma3 in transformers 4's config.json: logits differ"
+same gemma3_v4 gemma3
 rm -rf gemma_gelu && cp -r "$FIX/gemma" gemma_gelu
 sed -i 's/"hidden_act": "gelu_pytorch_tanh"/"hidden_act": "gelu"/' gemma_gelu/config.json
-rm -f gg.logits
-"$GEN" gemma_gelu -q --score "$FIX/gemma/tokens.bin" --logits-out gg.logits > /dev/null 2>gen.err ||
-    { cat gen.err; fail "gemma with hidden_act gelu"; }
-"$CMP" logits "$FIX/gemma" gg.logits || fail "gemma with the legacy hidden_act gelu: logits differ"
+same gemma_gelu gemma
 pass "gemma3: transformers' logits need every Gemma part; transformers 4's config.json gives the same; Gemma 1's legacy gelu is the tanh one"
 # A mixture of experts streamed from disk a block at a time (a 100 KiB budget holds two): the
 # resident run's logits, bit for bit.

@@ -49,6 +49,18 @@
  * kept, blended and divided frequency bands, cos and sin scaled); the KV cache path crosses the
  * window. All are compared the same way as the others.
  *
+ * Gemma 3 (gemma3: Gemma3ForCausalLM) has norms before and after both sublayers
+ * (model.norm_position=both: h = x + post_norm1(attn(norm1(x))), out = h + post_norm2(mlp(norm2(h))),
+ * tensors h.L.post_norm1.weight and h.L.post_norm2.weight), RMSNorms that multiply by 1 + weight
+ * (model.norm_unit_offset: the fixture's weights are transformers' own, offsets from 1), per-head
+ * q/k norms, GeGLU with the tanh GELU (model.activation=gelu_tanh), embeddings times sqrt(width)
+ * rounded to fp32 (model.embed_scale), scores times query_pre_attn_scalar^-0.5 (12, head_dim 16:
+ * model.query_pre_attn_scalar), tied embeddings; layers 0 and 2 slide (window 5,
+ * model.sliding_window_pattern=2) with plain RoPE at their own base (model.sliding_rope_theta=1e4),
+ * layers 1 and 3 are full with theta 1e6 and linear scaling (model.rope_scaling=linear, factor 4).
+ * The generator asserted that switching off any of these moves the float64 logits by 5e-1 or more
+ * (the exact GELU for the tanh one: 1.4e-3).
+ *
  * The fixtures are found in $ACCEL_LLAMA_FIXTURES, else $top_srcdir/tests/fixtures/llama (make
  * check sets top_srcdir; tests/llama_unit.sh runs this program). */
 #include "build_config.h"
@@ -73,7 +85,7 @@
 static const char *const g_cases[] = { "llama_gqa",  "llama_mqa",    "llama_rope31", "qwen2_bias",
                                         "llama_mha",  "llama_packed", "qwen2_packed", "mixtral_moe",
                                         "qwen3_moe",  "qwen2_moe",    "olmo2",        "olmoe",
-                                        "olmo3" };
+                                        "olmo3",      "gemma3" };
 #define NCASES ((int)(sizeof g_cases / sizeof g_cases[0]))
 
 static void fixture_dir(char *dir, size_t len)

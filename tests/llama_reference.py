@@ -17,11 +17,13 @@ to float64 and an fp32 implementation is compared with the truth, not with float
 show the replacements change nothing but the rounding, every case is also run through stock
 transformers; the largest logit and gradient differences between the two are printed and kept as
 attributes (stock_logits_max_abs_diff, stock_grads_max_rel_diff: about 1e-6 for both, 5e-6 for
-olmo3, the deepest), and the float64 inverse frequencies must equal transformers' own to float32
-precision. (OLMo's RMSNorms, Olmo2RMSNorm, OlmoeRMSNorm and Olmo3RMSNorm, also normalize in float32
--- Olmo2RMSNorm and Olmo3RMSNorm multiply by the weight before casting back, OlmoeRMSNorm after,
-the same formula in float64 -- and are replaced like Llama's; OLMo 2's and OLMo 3's rotary
-embeddings return cos and sin in float32.)
+olmo3, the deepest, 2e-6 for gemma3), and the float64 inverse frequencies must equal
+transformers' own to float32 precision. (OLMo's RMSNorms, Olmo2RMSNorm, OlmoeRMSNorm and
+Olmo3RMSNorm, also normalize in float32 -- Olmo2RMSNorm and Olmo3RMSNorm multiply by the weight
+before casting back, OlmoeRMSNorm after, the same formula in float64 -- and are replaced like
+Llama's; OLMo 2's and OLMo 3's rotary embeddings return cos and sin in float32. Gemma3RMSNorm
+normalizes in float32 and multiplies by 1 + weight in float32: replaced by the same formula in
+float64.)
 
 Mixtures of experts (mixtral_moe: MixtralForCausalLM, qwen3_moe: Qwen3MoeForCausalLM, qwen2_moe:
 Qwen2MoeForCausalLM, olmoe: OlmoeForCausalLM; accel's model.experts). Their routers take the softmax of the router logits in float32 and the
@@ -62,6 +64,28 @@ attention takes the mask as it is. The script asserts that the logits change far
 tolerance without the window, with the sliding layers' RoPE scaled like the full layers' and with
 the full layers' RoPE plain (attributes no_window_logits_max_abs_diff, ...).
 
+Gemma 3 (gemma3: Gemma3ForCausalLM, Gemma3TextConfig) normalizes before and after both sublayers
+(accel's model.norm_position=both):
+  h = x + post_attention_layernorm(attn(input_layernorm(x)))
+  out = h + post_feedforward_layernorm(mlp(pre_feedforward_layernorm(h)))
+Its RMSNorms (Gemma3RMSNorm: the block norms, the final one, and per-head q/k norms hs wide before
+RoPE) multiply by 1 + weight (accel's model.norm_unit_offset): the weights are offsets, stored as
+transformers holds them (no +1 in the fixture) and drawn around 0. The MLP is GeGLU with the tanh
+GELU (gelu_pytorch_tanh, accel's model.activation=gelu_tanh), the scores are scaled by
+query_pre_attn_scalar^-0.5 (model.query_pre_attn_scalar, not head_dim), the embeddings are tied
+and multiplied by sqrt(width) (Gemma3TextScaledWordEmbedding; model.embed_scale). That factor is
+the float32 number nearest sqrt(width), as accel holds it: transformers makes the buffer in float32,
+so the float64 model already has that value (asserted), and the script sets it explicitly all the
+same. Like OLMo 3 it has sliding and full layers (window_pattern 2 here) and a RoPE per layer type:
+the full layers' at rope_theta with linear scaling (every inverse frequency divided by the factor;
+accel's model.rope_scaling=linear), the sliding layers' plain at their own base (accel's
+model.sliding_rope=plain with model.sliding_rope_theta); Gemma3RotaryEmbedding computes them in
+float32, replaced by float64 ones. No softcapping, causal attention. Besides OLMo 3's three
+checks, the script asserts that the logits change far beyond the tolerance with the full layers'
+RoPE unscaled, the sliding layers' at the full layers' base, and each Gemma feature switched off
+in turn (weights as gains, no post norms, no pre norms, no q/k norms, SwiGLU, unscaled embeddings,
+scores scaled by head_dim^-0.5; the exact GELU instead of the tanh one changes them by about 1e-3).
+
 HDF5 layout of a fixture (what check_llama.c reads):
   attribute config      "key=value key=value ...": accel configuration keys, applied in order
   attributes            case, generator, torch_version, transformers_version, ... (provenance)
@@ -95,13 +119,17 @@ width / heads):
   h.L.attn.k_norm.weight   [hs]            self_attn.k_norm.weight (qk_norm: Qwen3)
                            [H hs], [KV hs] the same, over the whole projections (OLMo 2, OLMoE, OLMo 3)
   h.L.attn.proj.weight     [C, H hs]       o_proj.weight
+  h.L.post_norm1.weight    [C]             post_attention_layernorm.weight (Gemma 3 only)
   h.L.norm2.weight         [C]             post_attention_layernorm.weight
+  h.L.post_norm2.weight    [C]             post_feedforward_layernorm.weight (Gemma 3 only)
   h.L.mlp.gate_up.weight   [2F, C]         cat(gate_proj, up_proj weights) along rows
   h.L.mlp.down.weight      [C, F]          down_proj.weight
   normf.weight             [C]             model.norm.weight
   lm_head.weight           [V, C]          lm_head.weight (untied models only)
 In OLMo 2's and OLMo 3's post-norm blocks norm1 is post_attention_layernorm (it normalizes the attention's
-output) and norm2 is post_feedforward_layernorm (the MLP's output).
+output) and norm2 is post_feedforward_layernorm (the MLP's output). In Gemma 3's blocks norm1 is
+input_layernorm, post_norm1 post_attention_layernorm, norm2 pre_feedforward_layernorm and post_norm2
+post_feedforward_layernorm.
 With E experts of width F (Mixtral's and OLMoE's intermediate_size, Qwen3-MoE's moe_intermediate_size) the two
 MLP tensors are replaced by
   h.L.mlp.router.weight           [E, C]      mlp.gate.weight (Mixtral's block_sparse_moe.gate)
@@ -131,11 +159,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 import transformers
-from transformers import (DataCollatorWithFlattening, LlamaConfig, LlamaForCausalLM, MixtralConfig,
-                          MixtralForCausalLM, Olmo2Config, Olmo2ForCausalLM, Olmo3Config, Olmo3ForCausalLM,
+from transformers import (DataCollatorWithFlattening, Gemma3ForCausalLM, Gemma3TextConfig, LlamaConfig,
+                          LlamaForCausalLM, MixtralConfig, MixtralForCausalLM, Olmo2Config, Olmo2ForCausalLM,
+                          Olmo3Config, Olmo3ForCausalLM,
                           OlmoeConfig, OlmoeForCausalLM,
                           Qwen2Config, Qwen2ForCausalLM, Qwen2MoeConfig, Qwen2MoeForCausalLM,
                           Qwen3MoeConfig, Qwen3MoeForCausalLM)
+from transformers.models.gemma3 import modeling_gemma3
 from transformers.models.llama import modeling_llama
 from transformers.models.mixtral import modeling_mixtral
 from transformers.models.olmo2 import modeling_olmo2
@@ -154,7 +184,9 @@ PACK = dict(shuffle=True, compression="gzip", compression_opts=9)
 # untied embeddings, Llama-3.1 RoPE scaling, Qwen2's q/k/v biases, a SwiGLU width that is no
 # multiple of 64, odd vocabularies and contexts, five RoPE bases and two RMSNorm epsilons, post-norm
 # blocks and q/k norms over whole projections (OLMo 2, OLMoE, OLMo 3), sliding windows on some
-# layers and YaRN on the others (OLMo 3).
+# layers and YaRN on the others (OLMo 3); Gemma 3's norms before and after both sublayers, 1 + weight
+# RMSNorms, GeGLU, scaled embeddings, query_pre_attn_scalar, and sliding layers with their own RoPE
+# base beside full layers with linear RoPE scaling.
 CASES = [
     dict(name="llama_gqa", arch="llama", layers=2, heads=4, kv_heads=2, width=32, ffn=32,
          context=12, vocab=61, tied=False, theta=10000.0, eps=1e-6, bias=False, seed=101),
@@ -224,13 +256,24 @@ CASES = [
          context=48, vocab=67, tied=False, theta=10.0, eps=1e-6, bias=False, seed=1361,
          window=5, window_pattern=4,
          yarn=dict(factor=4.0, original_max_position_embeddings=12, beta_fast=32.0, beta_slow=1.0)),
+    # Gemma 3 (text): norms before and after attention and MLP (accel's model.norm_position=both),
+    # RMSNorms that multiply by 1 + weight (model.norm_unit_offset: the weights are offsets, drawn
+    # around 0), per-head q/k norms (hs wide, before RoPE), GeGLU (gelu tanh), the embeddings times
+    # sqrt(width) rounded to float32 (model.embed_scale), scores times query_pre_attn_scalar^-0.5
+    # (12, not head_dim 16; head_dim apart from width / heads 8), tied embeddings. Layers 0 and 2
+    # slide (window 5) with plain RoPE of theta 1e4 (model.sliding_rope_theta), layers 1 and 3
+    # ((l+1) % 2 == 0) are full with theta 1e6 and linear scaling (inverse frequencies / 4).
+    dict(name="gemma3", arch="gemma3", layers=4, heads=4, kv_heads=2, width=32, head_dim=16, ffn=40,
+         context=40, vocab=67, tied=True, theta=1000000.0, eps=1e-6, bias=False, seed=1471,
+         window=5, window_pattern=2, sliding_theta=10000.0, query_pre_attn_scalar=12,
+         linear=dict(factor=4.0)),
 ]
 
 # Weight scales: large enough that every gradient is far above float32 noise and the attention
 # is neither uniform nor one-hot, small enough that the logits stay O(1).
 MATRIX_STD = 0.2        # every projection matrix (fan-in 24..40: gain ~1.0..1.3)
 EMBED_STD = 0.2         # token embedding (also the LM head when tied: logits of std ~1 either way)
-NORM_STD = 0.1          # norm gains: 1 + N(0, 0.1^2)
+NORM_STD = 0.1          # norm gains: 1 + N(0, 0.1^2) (Gemma's offsets: N(0, 0.1^2), the same gains)
 BIAS_STD = 0.1          # q, k, v biases
                         # (a router and the experts' stacked matrices are projection matrices too)
 ROUTER_GAP = 1e-3       # least gap between the K-th and (K+1)-th router probability of any token
@@ -240,13 +283,30 @@ def qk_norm_scope(case):
     """Where a case's q/k RMSNorms act: "head" (Qwen3: over each head, a weight of hs), "all" (OLMo 2,
     OLMoE: over the whole q projection, H hs wide, and the whole k projection, KV hs wide), or
     None (no q/k norms)."""
-    return {"qwen3_moe": "head", "olmo2": "all", "olmoe": "all", "olmo3": "all"}.get(case["arch"])
+    return {"qwen3_moe": "head", "olmo2": "all", "olmoe": "all", "olmo3": "all", "gemma3": "head"}.get(case["arch"])
+
+
+def norm_position(case):
+    """Where a case's blocks normalize (accel's model.norm_position): "pre", the inputs of attention
+    and MLP (Llama); "post", their outputs (OLMo 2, OLMo 3); "both" (Gemma 3)."""
+    return {"olmo2": "post", "olmo3": "post", "gemma3": "both"}.get(case["arch"], "pre")
 
 
 def post_norm(case):
     """Whether a case's blocks normalize the outputs of attention and MLP (OLMo 2, OLMo 3) rather
     than their inputs."""
-    return case["arch"] in ("olmo2", "olmo3")
+    return norm_position(case) == "post"
+
+
+def gemma(case):
+    """Whether a case is Gemma 3: 1 + weight RMSNorms, GeGLU, scaled embeddings, query_pre_attn_scalar."""
+    return case["arch"] == "gemma3"
+
+
+def embed_scale(case):
+    """Gemma's factor of the embeddings: sqrt(width) rounded to float32, as accel holds it (and as
+    transformers' Gemma3TextScaledWordEmbedding does, its buffer being created in float32)."""
+    return float(np.float32(math.sqrt(case["width"])))
 
 
 def fmt(x):
@@ -284,6 +344,8 @@ def accel_config(case):
             ("model.rope_high_freq_factor", r["high_freq_factor"]),
             ("model.rope_original_context", r["original_max_position_embeddings"]),
         ]
+    elif "linear" in c:
+        kv += [("model.rope_scaling", "linear"), ("model.rope_factor", c["linear"]["factor"])]
     elif "yarn" in c:
         r = c["yarn"]
         kv += [
@@ -297,8 +359,15 @@ def accel_config(case):
         kv.append(("model.rope_scaling", "none"))
     if "head_dim" in c:
         kv.append(("model.head_dim", c["head_dim"]))
-    if post_norm(c):
-        kv.append(("model.norm_position", "post"))
+    if norm_position(c) != "pre":
+        kv.append(("model.norm_position", norm_position(c)))
+    if gemma(c):
+        kv += [
+            ("model.norm_unit_offset", True),
+            ("model.activation", "gelu_tanh"),
+            ("model.embed_scale", embed_scale(c)),
+            ("model.query_pre_attn_scalar", c["query_pre_attn_scalar"]),
+        ]
     if qk_norm_scope(c) == "head":
         kv.append(("model.qk_norm", True))
     elif qk_norm_scope(c) == "all":
@@ -313,12 +382,15 @@ def accel_config(case):
     if "shared_ffn" in c:
         kv.append(("model.shared_expert_ffn", c["shared_ffn"]))
     if "window" in c:
-        # OLMo 3: every window_pattern-th layer full (with the scaled RoPE), the others slide (plain RoPE).
+        # OLMo 3, Gemma 3: every window_pattern-th layer full (with the scaled RoPE), the others
+        # slide (plain RoPE; Gemma 3's at its own base).
         kv += [
             ("model.sliding_window", c["window"]),
             ("model.sliding_window_pattern", c["window_pattern"]),
             ("model.sliding_rope", "plain"),
         ]
+        if "sliding_theta" in c:
+            kv.append(("model.sliding_rope_theta", c["sliding_theta"]))
     return " ".join(f"{k}={v if isinstance(v, str) else fmt(v)}" for k, v in kv)
 
 
@@ -335,7 +407,7 @@ def hf_model(case):
               attention_dropout=0.0, pad_token_id=None, bos_token_id=None, eos_token_id=None)
     config_cls = {"llama": LlamaConfig, "qwen2": Qwen2Config, "mixtral": MixtralConfig,
                   "qwen3_moe": Qwen3MoeConfig, "qwen2_moe": Qwen2MoeConfig, "olmo2": Olmo2Config,
-                  "olmoe": OlmoeConfig, "olmo3": Olmo3Config}[c["arch"]]
+                  "olmoe": OlmoeConfig, "olmo3": Olmo3Config, "gemma3": Gemma3TextConfig}[c["arch"]]
     if hasattr(config_cls(), "rope_parameters"):    # transformers 5
         kw["rope_parameters"] = rope
     else:                                           # transformers 4.x
@@ -384,6 +456,23 @@ def hf_model(case):
         kw.update(attention_bias=False, sliding_window=c["window"])
         cfg = Olmo3Config(**kw)
         cls = Olmo3ForCausalLM
+    elif c["arch"] == "gemma3":
+        assert not c["bias"] and "experts" not in c and c["tied"], "Gemma 3: no biases, tied embeddings"
+        assert c["context"] > c["window"], "the window must matter"
+        assert c["query_pre_attn_scalar"] != head_size(c), "query_pre_attn_scalar must matter"
+        assert head_size(c) * c["heads"] != c["width"], "head_dim apart from width / heads"
+        # Gemma3TextConfig names the activation hidden_activation (gelu_pytorch_tanh: GeGLU with
+        # the tanh GELU). Per layer type: linear scaling on the full layers, plain RoPE at its own
+        # base on the sliding ones; layer_types given explicitly (sliding but every window_pattern-th).
+        del kw["hidden_act"]
+        kw.update(head_dim=c["head_dim"], hidden_activation="gelu_pytorch_tanh", attention_bias=False,
+                  query_pre_attn_scalar=c["query_pre_attn_scalar"], sliding_window=c["window"],
+                  layer_types=[layer_type(c, l) for l in range(c["layers"])],
+                  rope_parameters={"full_attention": {"rope_type": "linear", "rope_theta": c["theta"], **c["linear"]},
+                                   "sliding_attention": {"rope_type": "default", "rope_theta": c["sliding_theta"]}},
+                  attn_logit_softcapping=None, final_logit_softcapping=None, use_bidirectional_attention=False)
+        cfg = Gemma3TextConfig(**kw)
+        cls = Gemma3ForCausalLM
     elif c["arch"] == "olmoe":
         # OlmoeAttention sizes q_norm by hidden_size and k_norm by (hidden_size / heads) KV: the whole
         # projections only when head_dim = width / heads.
@@ -416,7 +505,7 @@ def hf_model(case):
         assert model.config.sliding_window == 0 and set(model.config.layer_types) == {"full_attention"}
     elif c["arch"] in ("olmo2", "olmoe"):    # no sliding window in their configurations
         assert getattr(model.config, "sliding_window", None) is None and getattr(model.config, "clip_qkv", None) is None
-    elif c["arch"] == "olmo3":              # the window on every layer but each window_pattern-th
+    elif c["arch"] in ("olmo3", "gemma3"):  # the window on every layer but each window_pattern-th
         assert model.config.sliding_window == c["window"] and getattr(model.config, "clip_qkv", None) is None
         types = [layer_type(c, l) for l in range(c["layers"])]
         assert model.config.layer_types == types, (model.config.layer_types, types)
@@ -425,7 +514,23 @@ def hf_model(case):
             assert layer.self_attn.sliding_window == (c["window"] if types[l] == "sliding_attention" else None)
     elif c["arch"] != "llama":
         assert model.config.sliding_window is None
-    if c["arch"] not in ("llama", "olmo3"):
+    if gemma(c):
+        # No softcapping, causal, GeGLU; the float64 model's embedding factor is already sqrt(width)
+        # rounded to float32 (Gemma3TextScaledWordEmbedding makes its buffer in float32, .double()
+        # keeps the value): set it explicitly all the same, the value accel uses.
+        assert model.config.attn_logit_softcapping is None and model.config.final_logit_softcapping is None
+        assert model.config.use_bidirectional_attention is False and model.config.hidden_activation == "gelu_pytorch_tanh"
+        e = model.model.embed_tokens
+        assert type(e) is modeling_gemma3.Gemma3TextScaledWordEmbedding and e.embed_scale.dtype == torch.float64
+        assert e.embed_scale.item() == embed_scale(c), (e.embed_scale.item(), embed_scale(c))
+        with torch.no_grad():
+            e.embed_scale.fill_(embed_scale(c))
+        for layer in model.model.layers:
+            assert layer.self_attn.scaling == c["query_pre_attn_scalar"] ** -0.5
+            assert type(layer.mlp.act_fn).__name__ == "GELUTanh", type(layer.mlp.act_fn)
+            assert torch.equal(layer.mlp.act_fn(torch.tensor([0.5, -1.0], dtype=torch.float64)),
+                               F.gelu(torch.tensor([0.5, -1.0], dtype=torch.float64), approximate="tanh"))
+    if c["arch"] not in ("llama", "olmo3", "gemma3"):
         assert all(getattr(layer.self_attn, "sliding_window", None) is None for layer in model.model.layers)
     hs = head_size(c)
     for layer in model.model.layers:
@@ -441,9 +546,11 @@ def hf_model(case):
             qn, kn = (hs, hs) if scope == "head" else (c["heads"] * hs, c["kv_heads"] * hs)
             assert a.q_norm.weight.shape == (qn,) and a.k_norm.weight.shape == (kn,), \
                 (a.q_norm.weight.shape, a.k_norm.weight.shape)
-        # OLMo 2's and 3's blocks have no input_layernorm; the others no post_feedforward_layernorm.
-        assert hasattr(layer, "input_layernorm") != post_norm(c)
-        assert hasattr(layer, "post_feedforward_layernorm") == post_norm(c)
+        # OLMo 2's and 3's blocks have no input_layernorm; Llama's no post_feedforward_layernorm;
+        # Gemma 3's have both and a pre_feedforward_layernorm.
+        assert hasattr(layer, "input_layernorm") == (norm_position(c) != "post")
+        assert hasattr(layer, "post_feedforward_layernorm") == (norm_position(c) != "pre")
+        assert hasattr(layer, "pre_feedforward_layernorm") == (norm_position(c) == "both")
         if "experts" in c:
             E, F_, C = c["experts"], c["ffn"], c["width"]
             mlp = layer.mlp
@@ -475,15 +582,16 @@ def bf16_exact(v):
     return v.to(torch.bfloat16).to(torch.float64)
 
 
-def set_weights(model, seed):
+def set_weights(model, seed, norm_offset=False):
     """Random weights that make the comparison sensitive. Every value is a bfloat16 number, so the
-    float32 fixture holds exactly the weights the float64 reference used."""
+    float32 fixture holds exactly the weights the float64 reference used. norm_offset (Gemma 3):
+    the RMSNorms multiply by 1 + weight, so their weights are drawn around 0, for the same gains."""
     g = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for name, p in model.named_parameters():     # a tied lm_head is listed once, as embed_tokens
             r = torch.randn(p.shape, generator=g, dtype=torch.float64)
             if name.endswith("norm.weight") or name.endswith("layernorm.weight"):
-                v = 1.0 + NORM_STD * r
+                v = (0.0 if norm_offset else 1.0) + NORM_STD * r
             elif name.endswith(".bias"):
                 v = BIAS_STD * r
             elif "embed_tokens" in name:
@@ -502,9 +610,10 @@ def head_size(case):
 
 
 def layer_type(case, l):
-    """transformers' layer_types[l] of a case: with a window (OLMo 3) every window_pattern-th layer
-    ((l+1) % window_pattern == 0) is "full_attention", the others "sliding_attention" (Olmo3Config's
-    default and accel's model.sliding_window_pattern); without one every layer is full."""
+    """transformers' layer_types[l] of a case: with a window (OLMo 3, Gemma 3) every window_pattern-th
+    layer ((l+1) % window_pattern == 0) is "full_attention", the others "sliding_attention"
+    (Olmo3Config's and Gemma3TextConfig's default rule and accel's model.sliding_window_pattern);
+    without one every layer is full."""
     if "window" not in case:
         return "full_attention"
     return "full_attention" if (l + 1) % case["window_pattern"] == 0 else "sliding_attention"
@@ -516,14 +625,20 @@ def yarn_attention_factor(case):
     return 1.0 if f <= 1 else 0.1 * math.log(f) + 1.0
 
 
-def inv_freq_reference(case, plain=False):
-    """RoPE inverse frequencies in float64, transformers' formulas (default, llama3 and yarn), and
-    the band of each frequency under llama3 or yarn scaling; plain: the unscaled ones (OLMo 3's
-    sliding layers)."""
+def inv_freq_reference(case, plain=False, theta=None):
+    """RoPE inverse frequencies in float64, transformers' formulas (default, llama3, yarn and
+    linear), and the band of each frequency under llama3 or yarn scaling; plain: the unscaled ones
+    (OLMo 3's and Gemma 3's sliding layers, at the case's sliding_theta where it has one). theta:
+    this base instead of the case's."""
     hs = head_size(case)
-    inv = 1.0 / case["theta"] ** (np.arange(0, hs, 2, dtype=np.float64) / hs)
-    if plain or ("llama3" not in case and "yarn" not in case):
+    if theta is None:
+        theta = case.get("sliding_theta", case["theta"]) if plain else case["theta"]
+    inv = 1.0 / theta ** (np.arange(0, hs, 2, dtype=np.float64) / hs)
+    if plain or ("llama3" not in case and "yarn" not in case and "linear" not in case):
         return inv, None
+    if "linear" in case:
+        # _compute_linear_scaling_rope_parameters: every inverse frequency divided by the factor.
+        return inv / case["linear"]["factor"], None
     if "yarn" in case:
         # _compute_yarn_parameters with truncate (its default): frequency i is kept (extrapolated)
         # below dimension `low`, divided by the factor (interpolated) above `high`, a linear ramp in
@@ -565,11 +680,28 @@ def rmsnorm_forward64(self, x):
     return self.weight * (x * torch.rsqrt(variance + self.variance_epsilon))
 
 
+def gemma3_rmsnorm_forward64(self, x):
+    """transformers' Gemma3RMSNorm without the casts to float32: x / rms(x) * (1 + weight)."""
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * (1.0 + self.weight)
+
+
+def gemma3_rmsnorm_no_offset64(self, x):
+    """gemma3_rmsnorm_forward64 with the weight as the gain (a Llama RMSNorm): the generator's check
+    that the fixture depends on model.norm_unit_offset."""
+    return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+# RMSNorm classes whose float64 forward is not rmsnorm_forward64.
+NORM_FORWARD64 = {"Gemma3RMSNorm": gemma3_rmsnorm_forward64}
+
+
 def eager_attention_forward64(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
     """transformers' eager attention with the softmax in the tensors' own precision. A sliding
-    window (OLMo 3's sliding layers) is in attention_mask: transformers' eager attention ignores the
-    argument too."""
+    window (OLMo 3's and Gemma 3's sliding layers) is in attention_mask: transformers' eager
+    attention ignores the argument too. scaling: head_dim^-0.5, or Gemma 3's
+    query_pre_attn_scalar^-0.5 (Gemma's eager attention also takes a softcap: never given here)."""
     assert kwargs.get("sliding_window") == getattr(module, "sliding_window", None)
+    assert scaling is not None and scaling == module.scaling and kwargs.get("softcap") is None
     key_states = modeling_llama.repeat_kv(key, module.num_key_value_groups)
     value_states = modeling_llama.repeat_kv(value, module.num_key_value_groups)
     attn_weights = torch.matmul(query, key_states.transpose(2, 3)) * scaling
@@ -591,8 +723,8 @@ def rotary_forward64(inv_freq, scaling):
 
 
 def rotary_by_type_forward64(rope):
-    """Olmo3RotaryEmbedding.forward(x, position_ids, layer_type) in float64: rope maps a layer type
-    to (inverse frequencies, factor of cos and sin)."""
+    """Olmo3RotaryEmbedding.forward(x, position_ids, layer_type) (Gemma3RotaryEmbedding's is the
+    same) in float64: rope maps a layer type to (inverse frequencies, factor of cos and sin)."""
     by_type = {t: rotary_forward64(inv, scaling) for t, (inv, scaling) in rope.items()}
 
     def forward(x, position_ids, layer_type):
@@ -651,10 +783,11 @@ def load_balancing_loss_func64(gate_logits, num_experts=None, top_k=2, attention
 
 
 class patch_float64:
-    """Within the block: RMSNorm, eager attention and the rotary embedding of `model` in float64,
-    and for a mixture of experts the router's softmax and the load-balancing loss too. inv_freq: the
-    inverse frequencies (cos and sin unscaled), or for a rotary embedding per layer type (OLMo 3)
-    a dict layer type -> (inverse frequencies, factor of cos and sin)."""
+    """Within the block: RMSNorm (Gemma3RMSNorm: with its 1 + weight), eager attention and the
+    rotary embedding of `model` in float64, and for a mixture of experts the router's softmax and
+    the load-balancing loss too. inv_freq: the inverse frequencies (cos and sin unscaled), or for a
+    rotary embedding per layer type (OLMo 3, Gemma 3) a dict layer type -> (inverse frequencies,
+    factor of cos and sin). (Gemma 3's embedding factor is set in hf_model.)"""
 
     def __init__(self, model, inv_freq):
         self.model, self.inv_freq = model, inv_freq
@@ -665,10 +798,10 @@ class patch_float64:
         assert all(type(m) is norm_cls for m in self.model.modules() if type(m).__name__.endswith("RMSNorm"))
         mod = sys.modules[type(self.model.model.layers[0].self_attn).__module__]
         self.saved = (norm_cls, norm_cls.forward, mod, mod.eager_attention_forward)
-        norm_cls.forward = rmsnorm_forward64
+        norm_cls.forward = NORM_FORWARD64.get(norm_cls.__name__, rmsnorm_forward64)
         mod.eager_attention_forward = eager_attention_forward64
         rot = self.model.model.rotary_emb
-        if isinstance(self.inv_freq, dict):     # Olmo3RotaryEmbedding: forward(x, position_ids, layer_type)
+        if isinstance(self.inv_freq, dict):     # Olmo3/Gemma3RotaryEmbedding: forward(x, position_ids, layer_type)
             assert set(self.inv_freq) == set(rot.layer_types), (set(self.inv_freq), rot.layer_types)
             rot.forward = rotary_by_type_forward64(self.inv_freq)
         else:
@@ -858,29 +991,114 @@ def check_packing(model, case, tokens, positions, logits):
     return alone, leak
 
 
+# Gemma 3's features, each switched off in turn by check_layer_types (see `altered`).
+GEMMA_CHANGES = ("no_norm_offset", "no_post_norms", "no_pre_norms", "no_qk_norm", "silu", "gelu_erf",
+                 "no_embed_scale", "head_dim_scaling")
+# What each change must move the logits by at least: far beyond the test's tolerance (1e-5); the tanh
+# GELU against the exact one (which accel does not offer) only well beyond it.
+EFFECT_MIN = {"gelu_erf": 1e-4}
+
+
+class altered:
+    """Within the block (inside patch_float64): `model` with one of Gemma 3's features switched off:
+    RMSNorms that multiply by the weight, not 1 + weight (no_norm_offset); no norm after attention
+    and MLP (no_post_norms, accel's norm_position=pre) or before them (no_pre_norms, =post); no q/k
+    norms; SwiGLU (silu) or the exact GELU (gelu_erf) for the tanh GELU; embeddings not scaled;
+    scores scaled by head_dim^-0.5 instead of query_pre_attn_scalar^-0.5."""
+
+    def __init__(self, model, case, change):
+        self.model, self.case, self.change, self.undo = model, case, change, []
+
+    def _swap(self, obj, attr, value):
+        """obj.attr = value until the block ends; a module's forward set on the instance (shadowing
+        its class's) is deleted then, anything else (a class's forward, a submodule, a number) set
+        back."""
+        old = getattr(obj, attr)
+        setattr(obj, attr, value)
+        if attr == "forward" and not isinstance(obj, type):
+            assert "forward" in vars(obj)
+            self.undo.append(lambda: delattr(obj, attr))
+        else:
+            self.undo.append(lambda: setattr(obj, attr, old))
+
+    def __enter__(self):
+        m, c = self.model.model, self.change
+        identity = lambda x: x
+        if c == "no_norm_offset":
+            cls = type(m.norm)
+            assert cls.forward is gemma3_rmsnorm_forward64, "inside patch_float64 only"
+            self._swap(cls, "forward", gemma3_rmsnorm_no_offset64)
+        elif c == "no_embed_scale":
+            with torch.no_grad():
+                m.embed_tokens.embed_scale.fill_(1.0)
+            self.undo.append(lambda: m.embed_tokens.embed_scale.fill_(embed_scale(self.case)))
+        per_layer = c not in ("no_norm_offset", "no_embed_scale")
+        for layer in m.layers if per_layer else []:
+            a = layer.self_attn
+            if c == "no_post_norms":
+                self._swap(layer.post_attention_layernorm, "forward", identity)
+                self._swap(layer.post_feedforward_layernorm, "forward", identity)
+            elif c == "no_pre_norms":
+                self._swap(layer.input_layernorm, "forward", identity)
+                self._swap(layer.pre_feedforward_layernorm, "forward", identity)
+            elif c == "no_qk_norm":
+                self._swap(a.q_norm, "forward", identity)
+                self._swap(a.k_norm, "forward", identity)
+            elif c == "silu":
+                self._swap(layer.mlp, "act_fn", torch.nn.SiLU())
+            elif c == "gelu_erf":
+                self._swap(layer.mlp, "act_fn", torch.nn.GELU())
+            elif c == "head_dim_scaling":
+                self._swap(a, "scaling", a.head_dim ** -0.5)
+            else:
+                raise ValueError(c)
+        return self
+
+    def __exit__(self, *exc):
+        with torch.no_grad():
+            for u in reversed(self.undo):
+                u()
+        return False
+
+
 def check_layer_types(model, case, tokens, rope, logits):
-    """That OLMo 3's per-layer attention matters: the float64 logits (`logits`, from run) against
-    the same weights with, in turn, no window (transformers' config.sliding_window = the context:
-    every layer sees the whole causal context), the sliding layers' RoPE scaled like the full
-    layers' (YaRN), and the full layers' RoPE plain like the sliding ones'. Each must change the
-    logits far beyond the test's tolerance. Returns the largest change of each, by attribute name."""
+    """That the per-layer attention of OLMo 3 and Gemma 3 matters: the float64 logits (`logits`,
+    from run) against the same weights with, in turn, no window (transformers' config.sliding_window
+    = the context: every layer sees the whole causal context), the sliding layers' RoPE scaled like
+    the full layers' (YaRN, or Gemma 3's linear scaling at the full layers' base), and the full
+    layers' RoPE plain like the sliding ones'. Gemma 3 also: the full layers' RoPE at their base
+    without the linear factor (full_rope_unscaled), the sliding layers' at the full layers' base
+    (sliding_rope_full_theta), and each of its other features switched off (`altered`). Each must
+    change the logits far beyond the test's tolerance. Returns the largest change of each, by
+    attribute name."""
     full, sliding = rope["full_attention"], rope["sliding_attention"]
-    variants = {"no_window": (rope, case["context"]),
-                "sliding_rope_scaled": ({"full_attention": full, "sliding_attention": full}, case["window"]),
-                "full_rope_plain": ({"full_attention": sliding, "sliding_attention": sliding}, case["window"])}
+    variants = {"no_window": (rope, case["context"], None),
+                "sliding_rope_scaled": ({"full_attention": full, "sliding_attention": full}, case["window"], None),
+                "full_rope_plain": ({"full_attention": sliding, "sliding_attention": sliding}, case["window"], None)}
+    if gemma(case):
+        at_theta = (inv_freq_reference(case, plain=True, theta=case["theta"])[0], 1.0)
+        variants["full_rope_unscaled"] = ({"full_attention": at_theta, "sliding_attention": sliding}, case["window"], None)
+        variants["sliding_rope_full_theta"] = ({"full_attention": full, "sliding_attention": at_theta}, case["window"], None)
+        for change in GEMMA_CHANGES:
+            variants[change] = (rope, case["window"], change)
     effects = {}
     saved = model.config.sliding_window
     try:
-        for k, (r, window) in variants.items():
+        for k, (r, window, change) in variants.items():
             model.config.sliding_window = window    # read by create_sliding_window_causal_mask at every call
             with torch.no_grad(), patch_float64(model, r):
-                other = model(input_ids=tokens[:, :-1]).logits
+                if change is None:
+                    other = model(input_ids=tokens[:, :-1]).logits
+                else:
+                    with altered(model, case, change):
+                        other = model(input_ids=tokens[:, :-1]).logits
             effects[f"{k}_logits_max_abs_diff"] = (other - logits).abs().max().item()
     finally:
         model.config.sliding_window = saved
     with torch.no_grad(), patch_float64(model, rope):    # and back: the same logits again
         assert torch.equal(model(input_ids=tokens[:, :-1]).logits, logits)
-    assert all(v > 1e-2 for v in effects.values()), effects
+    short = {k: v for k, v in effects.items() if not v > EFFECT_MIN.get(k[:-len("_logits_max_abs_diff")], 1e-2)}
+    assert not short, short
     return effects
 
 
@@ -891,9 +1109,12 @@ def accel_tensors(model, case, value):
     out = {"wte": value(m.embed_tokens.weight)}
     for l, layer in enumerate(m.layers):
         a, mlp = layer.self_attn, layer.mlp
-        # Post-norm (OLMo 2): norm1 normalizes the attention's output, norm2 the MLP's.
+        # Post-norm (OLMo 2): norm1 normalizes the attention's output, norm2 the MLP's. Gemma 3:
+        # norm1 and norm2 the inputs, post_norm1 and post_norm2 the outputs.
         out[f"h.{l}.norm1.weight"] = value(layer.post_attention_layernorm.weight if post_norm(case)
                                            else layer.input_layernorm.weight)
+        if norm_position(case) == "both":
+            out[f"h.{l}.post_norm1.weight"] = value(layer.post_attention_layernorm.weight)
         out[f"h.{l}.attn.qkv.weight"] = cat(a.q_proj.weight, a.k_proj.weight, a.v_proj.weight)
         if case["bias"]:
             out[f"h.{l}.attn.qkv.bias"] = cat(a.q_proj.bias, a.k_proj.bias, a.v_proj.bias)
@@ -901,8 +1122,12 @@ def accel_tensors(model, case, value):
             out[f"h.{l}.attn.q_norm.weight"] = value(a.q_norm.weight)
             out[f"h.{l}.attn.k_norm.weight"] = value(a.k_norm.weight)
         out[f"h.{l}.attn.proj.weight"] = value(a.o_proj.weight)
-        out[f"h.{l}.norm2.weight"] = value(layer.post_feedforward_layernorm.weight if post_norm(case)
-                                           else layer.post_attention_layernorm.weight)
+        if norm_position(case) == "both":
+            out[f"h.{l}.norm2.weight"] = value(layer.pre_feedforward_layernorm.weight)
+            out[f"h.{l}.post_norm2.weight"] = value(layer.post_feedforward_layernorm.weight)
+        else:
+            out[f"h.{l}.norm2.weight"] = value(layer.post_feedforward_layernorm.weight if post_norm(case)
+                                               else layer.post_attention_layernorm.weight)
         if "experts" in case:
             # transformers' [E, 2F, C] (gate rows, then up rows, of each expert) and [E, C, F],
             # stacked along the rows: the same bytes.
@@ -944,6 +1169,9 @@ def expected_shapes(case):
             s[f"h.{l}.attn.k_norm.weight"] = (case["kv_heads"] * hs,)
         s[f"h.{l}.attn.proj.weight"] = (C, case["heads"] * hs)
         s[f"h.{l}.norm2.weight"] = (C,)
+        if norm_position(case) == "both":
+            s[f"h.{l}.post_norm1.weight"] = (C,)
+            s[f"h.{l}.post_norm2.weight"] = (C,)
         if "experts" in case:
             E = case["experts"]
             s[f"h.{l}.mlp.router.weight"] = (E, C)
@@ -965,24 +1193,32 @@ def expected_shapes(case):
 def make_case(case, outdir, verbose=True):
     name = case["name"]
     model = hf_model(case)
-    set_weights(model, case["seed"])
+    set_weights(model, case["seed"], norm_offset=gemma(case))
     g = torch.Generator().manual_seed(case["seed"] + 1)
     tokens = torch.randint(0, case["vocab"], (B, case["context"] + 1), generator=g)
     packed = "docs" in case
 
     # RoPE frequencies: ours (float64) against transformers' (computed in float32). With layer
-    # types (OLMo 3) one set per type: the full layers' scaled (YaRN, cos and sin scaled too), the
-    # sliding layers' plain; patch_float64 then takes the dict `rope`.
+    # types (OLMo 3, Gemma 3) one set per type: the full layers' scaled (OLMo 3: YaRN, cos and sin
+    # scaled too; Gemma 3: linear, inverse frequencies divided by the factor), the sliding layers'
+    # plain (Gemma 3's at their own base); patch_float64 then takes the dict `rope`.
     inv_freq, bands = inv_freq_reference(case)
     rot = model.model.rotary_emb
     if "window" in case:
         plain_inv, _ = inv_freq_reference(case, plain=True)
-        rope = {"full_attention": (inv_freq, yarn_attention_factor(case)), "sliding_attention": (plain_inv, 1.0)}
+        full_scaling = yarn_attention_factor(case) if "yarn" in case else 1.0
+        rope = {"full_attention": (inv_freq, full_scaling), "sliding_attention": (plain_inv, 1.0)}
         for t, (inv, scaling) in rope.items():
             rel = np.max(np.abs(getattr(rot, f"{t}_inv_freq").double().numpy() - inv) / inv)
             assert rel < 1e-6, f"{name}: {t} RoPE inverse frequencies differ from transformers' by {rel:.2e}"
             assert abs(getattr(rot, f"{t}_attention_scaling") - scaling) <= 1e-15, (t, scaling)
-        assert rope["full_attention"][1] > 1.0 and not np.array_equal(inv_freq, plain_inv)
+        assert not np.array_equal(inv_freq, plain_inv)
+        if "yarn" in case:
+            assert rope["full_attention"][1] > 1.0
+        if "linear" in case:    # the full layers: theta's frequencies / factor; the sliding: sliding_theta's
+            assert rot.rope_type == {"full_attention": "linear", "sliding_attention": "default"}, rot.rope_type
+            assert np.allclose(inv_freq * case["linear"]["factor"], inv_freq_reference(case, plain=True, theta=case["theta"])[0],
+                               rtol=1e-15, atol=0)
     else:
         hf_inv = rot.inv_freq.double().numpy()
         rel = np.max(np.abs(hf_inv - inv_freq) / inv_freq)
@@ -1076,7 +1312,8 @@ def make_case(case, outdir, verbose=True):
             "python_version": platform.python_version(),
             "loss_convention": "sum over sequences of the mean over positions of cross-entropy" if not packed else
                                "sum over sequences of (sum over trained targets of cross-entropy) / T",
-            "precision": "float64 reference (RMSNorm, softmax, RoPE in float64); stored float32" if not moe else
+            "precision": "float64 reference (RMSNorm, softmax, RoPE in float64); stored float32"
+                         + ("; embeddings times sqrt(width) rounded to float32" if gemma(case) else "") if not moe else
                          "float64 reference (RMSNorm, softmax, RoPE, router softmax, load-balancing loss in float64); "
                          "stored float32",
         }
@@ -1091,6 +1328,8 @@ def make_case(case, outdir, verbose=True):
         f.attrs["stock_logits_max_abs_diff"] = np.float64(stock_logits)
         f.attrs["stock_grads_max_rel_diff"] = np.float64(stock_grads)
         f.attrs["rope_inv_freq"] = inv_freq
+        if gemma(case):
+            f.attrs["embed_scale"] = np.float64(embed_scale(case))
         if "window" in case:
             f.attrs["rope_attention_factor"] = np.float64(rope["full_attention"][1])
             f.attrs["rope_inv_freq_sliding"] = rope["sliding_attention"][0]

@@ -1,9 +1,11 @@
 #!/bin/sh
 # Regenerates the Llama reference fixtures (tests/fixtures/llama/*.h5) that tests/check_llama.c
 # compares accel's built-in Llama with: tests/llama_reference.py runs Hugging Face transformers in
-# float64 on thirteen tiny models (two of them rows of packed documents, four mixtures of experts,
+# float64 on fourteen tiny models (two of them rows of packed documents, four mixtures of experts,
 # three OLMo: OLMo 2's post-norm blocks, OLMoE, and OLMo 3's sliding windows with YaRN on the full
-# layers) and stores logits, loss and gradients under accel's tensor names.
+# layers; Gemma 3's norms around both sublayers, 1 + weight RMSNorms, GeGLU, scaled embeddings and
+# sliding layers at their own RoPE base beside linearly scaled full layers) and stores logits, loss
+# and gradients under accel's tensor names.
 #
 # Python is an oracle here, never a dependency of accel: `make check` only reads the committed
 # fixtures. This script is for whoever changes the cases or wants to check them again.

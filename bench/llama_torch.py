@@ -39,6 +39,13 @@ fallback (a product per expert). Casting input and weights to bf16 inside groupe
 autocast (a local patch, not used here) was no faster: 6707 tokens/s manual, 6125 sdpa, against
 7216 and 6595 as transformers runs it.
 
+--gemma3 (BENCH_MODEL=gemma3): transformers' Gemma3ForCausalLM from a Gemma3TextConfig with the
+same sizes, hidden_activation gelu_pytorch_tanh, query_pre_attn_scalar = --head-dim, layers 1 and 3
+of 4 sliding over --sliding-window keys (layer_types), RoPE base 1e6 on the full layers and 1e4 on
+the sliding ones, no soft-capping: accel's model.norm_position=both, model.norm_unit_offset,
+model.activation=gelu_tanh, model.embed_scale=sqrt(width), model.qk_norm, model.sliding_window,
+model.sliding_window_pattern=2, model.sliding_rope=plain, model.sliding_rope_theta=10000.
+
 --packed L (bench/document_mask.sh): each row packs documents of 1..2L-1 tokens (uniform, mean L)
 the way Hugging Face trains packed data without padding (DataCollatorWithFlattening, TRL's
 padding_free): position_ids restart at every document, transformers builds the block-diagonal
@@ -80,7 +87,18 @@ def build(args):
         kw["rope_parameters"] = {"rope_type": "default", "rope_theta": args.rope_theta}
     else:
         kw["rope_theta"] = args.rope_theta
-    if args.experts:            # Mixtral: a sparse MoE block of SwiGLU experts; no bias keys at all
+    if args.gemma3:             # Gemma 3's blocks (its own keys: no mlp_bias, rope per layer type)
+        from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+        for k in ("mlp_bias", "hidden_act", "rope_parameters", "rope_theta", "use_sliding_window"):
+            kw.pop(k, None)
+        kw.update(hidden_activation="gelu_pytorch_tanh", query_pre_attn_scalar=args.head_dim,
+                  sliding_window=args.sliding_window,
+                  layer_types=["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(args.layers)],
+                  rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 1000000.0},
+                                   "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}},
+                  attn_logit_softcapping=None, final_logit_softcapping=None)
+        cfg, cls = Gemma3TextConfig(**kw), Gemma3ForCausalLM
+    elif args.experts:          # Mixtral: a sparse MoE block of SwiGLU experts; no bias keys at all
         from transformers import MixtralConfig, MixtralForCausalLM
         for k in ("attention_bias", "mlp_bias"):
             kw.pop(k, None)
@@ -151,11 +169,12 @@ def main():
     for name, default in [("ranks", 2), ("layers", 4), ("heads", 4), ("kv-heads", 2), ("width", 256),
                           ("ffn", 688), ("context", 128), ("vocab", 256), ("micro", 8), ("steps", 30),
                           ("warmup", 5), ("threads", 1), ("port", 29518), ("head-dim", 0),
-                          ("packed", 0), ("experts", 0), ("experts-per-token", 2)]:
+                          ("packed", 0), ("experts", 0), ("experts-per-token", 2), ("sliding-window", 0)]:
         ap.add_argument("--" + name, type=int, default=default)
     ap.add_argument("--rope-theta", type=float, default=10000.0)
     ap.add_argument("--rms-eps", type=float, default=1e-5)
     ap.add_argument("--qk-norm", action="store_true", help="Qwen3ForCausalLM (q/k norms)")
+    ap.add_argument("--gemma3", action="store_true", help="Gemma3ForCausalLM (with --head-dim, --sliding-window)")
     ap.add_argument("--router-aux-loss", type=float, default=0.0,
                     help="--experts: load-balancing loss coefficient (0: off)")
     ap.add_argument("--experts-impl", choices=["eager", "batched_mm", "grouped_mm"], default="grouped_mm",

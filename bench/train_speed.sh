@@ -4,6 +4,7 @@
 #   BENCH_MODEL=llama sh bench/train_speed.sh     the Llama against transformers' LlamaForCausalLM
 #   BENCH_MODEL=qwen3 sh bench/train_speed.sh     Qwen3's attention against Qwen3ForCausalLM
 #   BENCH_MODEL=mixtral sh bench/train_speed.sh   the Llama's mixture of experts against MixtralForCausalLM
+#   BENCH_MODEL=gemma3 sh bench/train_speed.sh    Gemma 3's blocks against Gemma3ForCausalLM
 #   BENCH_ROUNDS=5 BENCH_STEPS=60 sh bench/train_speed.sh
 # gpt (the issue's shape): 4 layers, 4 heads, width 256, context 128, byte vocabulary; the peer is
 # bench/gpt_torch.py (the same GPT written in PyTorch).
@@ -20,6 +21,11 @@
 # optimizes over its micro-batch; peer: MixtralForCausalLM (llama_torch.py --experts 8
 # --experts-per-token 2 --router-aux-loss 0.02) with transformers' grouped_mm experts (the fastest
 # of its experts implementations on this CPU, fp32 and bf16: see llama_torch.py).
+# gemma3: the qwen3 shape (heads of 128, per-head q/k norms) with Gemma 3's blocks: 1 + weight norms
+# before and after attention and the MLP, GeGLU, embeddings times sqrt(width), scores by
+# 1/sqrt(query_pre_attn_scalar 128), layers 1 and 3 of 4 sliding over 64 keys of the 128 with
+# plain RoPE of base 10000, layers 2 and 4 full with base 1e6; peer: Gemma3ForCausalLM
+# (llama_torch.py --gemma3 with --head-dim 128).
 # All: micro-batch 8 per rank, 2 ranks, AdamW, gradient clipping to 1.0; accel: mpirun -np 2
 # accel_train on synthetic tokens, one thread per rank; PyTorch: DistributedDataParallel over gloo,
 # 2 processes, torch.set_num_threads(1), fp32 and bf16 autocast, each in three variants: eager with
@@ -87,11 +93,24 @@ mixtral) # as llama with E experts of gate, up, down (F = one expert's width) an
         peer_args="--layers $L --heads $H --kv-heads $KV --width $C --ffn $F --context $T --vocab $V
             --experts $E --experts-per-token $K --router-aux-loss $AUX --experts-impl grouped_mm"
         shape="Mixtral-style: $L layers, $H heads, $KV kv heads, width $C, $E experts of ffn $F, top-$K, router aux loss $AUX, context $T, vocab $V, tied head" ;;
-*)      echo "BENCH_MODEL must be gpt, llama, qwen3 or mixtral (got '$MODEL')" >&2; exit 2 ;;
+gemma3) # as qwen3, with two more C-wide norms per layer (after attention and after the MLP)
+        HD=128 WIN=64
+        N=$(( V*C + L*(2*C*H*HD + 2*C*KV*HD + 3*C*F + 4*C + 2*HD) + C ))
+        model_args="model.name=llama model.layers=$L model.heads=$H model.kv_heads=$KV model.width=$C
+            model.head_dim=$HD model.qk_norm=true model.ffn_width=$F model.context=$T model.vocab=$V
+            model.rms_eps=1e-6 model.tie_embeddings=true model.norm_position=both model.norm_unit_offset=true
+            model.activation=gelu_tanh model.embed_scale=16 model.sliding_window=$WIN
+            model.sliding_window_pattern=2 model.sliding_rope=plain model.sliding_rope_theta=10000
+            model.rope_theta=1000000"
+        peer_script=bench/llama_torch.py
+        peer_args="--layers $L --heads $H --kv-heads $KV --width $C --ffn $F --context $T --vocab $V --head-dim $HD
+            --gemma3 --sliding-window $WIN --rms-eps 1e-6"
+        shape="Gemma3-style: $L layers, $H heads of $HD, $KV kv heads, width $C, GeGLU ffn $F, layers 1, 3 sliding over $WIN keys, context $T, vocab $V, tied head" ;;
+*)      echo "BENCH_MODEL must be gpt, llama, qwen3, mixtral or gemma3 (got '$MODEL')" >&2; exit 2 ;;
 esac
 NA=${NA:-$N}    # the parameters a token's products use (all of them but in a mixture of experts)
 ATT=$C
-[ "$MODEL" = qwen3 ] && ATT=$((H * HD))      # the attention FLOPs count heads x head_dim
+case $MODEL in qwen3|gemma3) ATT=$((H * HD)) ;; esac     # the attention FLOPs count heads x head_dim
 FLOP_TOKEN=$(( 6*NA + 6*L*ATT*T ))
 peak=$(OMP_NUM_THREADS=1 ./bench/gemm_peak)
 out=$(mktemp -d)

@@ -288,8 +288,9 @@ void accel_decoder_rope_tables(const accel_model_config_t *c, int T, int hs, boo
     }
 }
 
-/* cos and sin of every (position, frequency) pair: [T, hs/2] each; a second, unscaled pair for
- * the sliding layers when they take plain RoPE and the others a scaled one (OLMo 3). */
+/* cos and sin of every (position, frequency) pair: [T, hs/2] each; a second pair for the sliding
+ * layers when they take plain RoPE and it differs: the others' scaled (OLMo 3) or at another
+ * theta (Gemma 3). */
 static accel_status_t rope_tables(gpt_t *m, const accel_model_config_t *c)
 {
     const size_t n = (size_t)m->T * (size_t)(m->hs / 2);
@@ -975,7 +976,8 @@ static void add_head(float *dst, size_t ld, const float *src, int T, int hs)
 
 /* Backward of attention_forward: dY (m->dc, [BT, QW]) into d(qkv) (m->d3c, [BT, QKV], overwritten):
  * P again (S by the forward pass's products, then exp(S - lse)), dP = dY V^T, dS = softmax
- * backward, dQ = dS K / sqrt(hs), dV = P^T dY, dK = dS^T Q / sqrt(hs).
+ * backward, dQ = scale dS K, dV = P^T dY, dK = scale dS^T Q (scale: m->att_scale, 1/sqrt(hs)
+ * unless model.query_pre_attn_scalar).
  * The query heads of a group add their dK and dV: the first writes them, the others add theirs
  * (through m->dkv where the product cannot accumulate). */
 static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, int T, int window)

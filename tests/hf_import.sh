@@ -3,7 +3,7 @@
 # tests/fixtures/hf/<name>/ (tiny random GPT-2, Llama GQA/untied, Mistral, Qwen2 with biases, Qwen3
 # with q/k norms and head_dim apart from the width, Llama with llama3 RoPE scaling, a sharded save,
 # a bf16 save, the mixtures of experts, Phi-3, OLMo 2, OLMo 3 with its sliding layers, SmolLM3
-# with a layer without RoPE, Gemma, Gemma 3; made by tests/make_hf_fixtures.sh, which
+# with a layer without RoPE, Gemma, Gemma 3, Gemma 3 with a vision tower; made by tests/make_hf_fixtures.sh, which
 # also recorded transformers' fp32 logits and loss on fixed tokens). No Python here:
 #   1. accel_ckpt import of each fixture; accel's logits equal HF's within 1e-5, the loss within 1e-6
 #      (the imported file, and the fixture directory read directly);
@@ -42,8 +42,11 @@ for dir in "$FIX"/*/; do
         { cat gen.err; fail "accel_generate on the fixture directory $name"; }
     "$CMP" logits "$dir" "$name.dir.logits" || fail "$name: logits from the HF directory differ"
     "$CKPT" export "$name.h5" --format hf --output "$name.hf" > /dev/null || fail "export --format hf of $name"
-    if [ "$name" = phi3 ]; then     # Phi-3's fused tensors go out under Mistral's names: the same model
-        grep -q '"MistralForCausalLM"' "$name.hf/config.json" || fail "phi3: not exported as the Mistral it equals"
+    # Phi-3's fused tensors go out under Mistral's names, Gemma 3's language model without its
+    # vision tower as Gemma3ForCausalLM: the same model, its logits
+    case $name in phi3) as=MistralForCausalLM ;; gemma3_vl) as=Gemma3ForCausalLM ;; *) as= ;; esac
+    if [ -n "$as" ]; then
+        grep -q "\"$as\"" "$name.hf/config.json" || fail "$name: not exported as the $as it equals"
         rm -f "$name.hf.logits"
         "$GEN" "$name.hf" -q --score "$dir/tokens.bin" --logits-out "$name.hf.logits" > /dev/null 2>gen.err ||
             { cat gen.err; fail "accel_generate on the export of $name"; }
@@ -113,7 +116,12 @@ same gemma3_v4 gemma3
 rm -rf gemma_gelu && cp -r "$FIX/gemma" gemma_gelu
 sed -i 's/"hidden_act": "gelu_pytorch_tanh"/"hidden_act": "gelu"/' gemma_gelu/config.json
 same gemma_gelu gemma
-pass "gemma3: transformers' logits need every Gemma part; transformers 4's config.json gives the same; Gemma 1's legacy gelu is the tanh one"
+# Gemma 3 with a vision tower: transformers' in-memory names (model.language_model.*, as 4.5x saved
+# them; the same length as the hub's language_model.model.*, so the header keeps its size) read alike.
+rm -rf gemma3_vl_inner && cp -r "$FIX/gemma3_vl" gemma3_vl_inner
+perl -pi -e 's/language_model\.model\./model.language_model./g' gemma3_vl_inner/model.safetensors
+same gemma3_vl_inner gemma3_vl
+pass "gemma3: transformers' logits need every Gemma part; transformers 4's config.json gives the same; Gemma 1's legacy gelu is the tanh one; both namings of Gemma 3's language model beside its vision tower"
 # A mixture of experts streamed from disk a block at a time (a 100 KiB budget holds two): the
 # resident run's logits, bit for bit.
 "$GEN" "$FIX/mixtral" -q --max-memory cpu=100KiB,disk=10MiB --score "$FIX/mixtral/tokens.bin" \
@@ -183,6 +191,7 @@ train_case 2 zero2 "$FIX/olmo3" "$FIX/olmo3" olmo3_dir_2_zero2
 train_case 2 ddp "$FIX/smollm3" "$FIX/smollm3" smollm3_dir_2_ddp
 train_case 2 zero3 "$FIX/gemma3" "$FIX/gemma3" gemma3_dir_2_zero3
 train_case 1 ddp "$FIX/gemma" "$FIX/gemma" gemma_dir_1_ddp
+train_case 2 ddp "$FIX/gemma3_vl" "$FIX/gemma3_vl" gemma3_vl_dir_2_ddp
 pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3; Qwen3-MoE, Qwen2-MoE, Phi-3, OLMo 2, OLMo 3, SmolLM3, Gemma and Gemma 3 too: Mixtral's fixture adds the load-balancing loss to training)"
 expect_fail "model.layers=3 contradicts train.init_from=$FIX/gpt2, which holds a model with model.layers=2" \
     "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=3 data.path=d.h5
@@ -302,6 +311,11 @@ bad s3nope smollm3 && sed -i '0,/^    1,/s//    0,/' s3nope/config.json
 expect_fail "no_rope_layers: layer 1 has RoPE: accel's layers without it are none or every N-th" "$CKPT" import s3nope -o x.h5
 bad s3sw smollm3 && sed -i 's/"use_sliding_window": false/"use_sliding_window": true/; s/"sliding_window": null/"sliding_window": 4/' s3sw/config.json
 expect_fail "SmolLM3's window is on its NoPE layers" "$CKPT" import s3sw -o x.h5
+bad g3vl gemma3_vl && sed -i 's/"text_config"/"txt_config"/' g3vl/config.json
+expect_fail "Gemma3ForConditionalGeneration without a text_config object" "$CKPT" import g3vl -o x.h5
+bad g3vl2 gemma3_vl && sed -i '0,/"intermediate_size": 32/s//"intermediate_size": 48/' g3vl2/config.json
+expect_fail "tensor language_model.model.layers.0.mlp.gate_proj.weight has shape [32, 16], but config.json gives [48, 16]" \
+    "$CKPT" import g3vl2 -o x.h5
 bad g3cap gemma3 && sed -i 's/"final_logit_softcapping": null/"final_logit_softcapping": 30.0/' g3cap/config.json
 expect_fail "final_logit_softcapping = 30: accel does not soft-cap" "$CKPT" import g3cap -o x.h5
 bad g3bi gemma3 && sed -i 's/"use_bidirectional_attention": false/"use_bidirectional_attention": true/' g3bi/config.json

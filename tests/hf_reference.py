@@ -127,6 +127,17 @@ def gemma3():
         rms_norm_eps=1e-6, pad_token_id=0, bos_token_id=2, eos_token_id=1))
 
 
+def gemma3_vl():
+    # Gemma 3 4B and up: Gemma3ForConditionalGeneration, a SigLIP vision tower and projector beside
+    # gemma3's language model (text_config), scored on text alone; accel imports the language model.
+    text = gemma3().config.to_dict()
+    vision = tf.SiglipVisionConfig(hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                   num_attention_heads=2, image_size=28, patch_size=14)
+    return tf.Gemma3ForConditionalGeneration(tf.Gemma3Config(
+        text_config=text, vision_config=vision.to_dict(), mm_tokens_per_image=4, image_token_index=255,
+        boi_token_index=253, eoi_token_index=254))
+
+
 def olmoe():
     # OLMoE: Llama's blocks with OLMo's whole-projection q/k norms and 4 experts of 12, 2 per token.
     return tf.OlmoeForCausalLM(tf.OlmoeConfig(
@@ -227,6 +238,7 @@ CASES = {
     "smollm3": (smollm3, {"score64": True}),
     "gemma": (gemma, {"score64": True}),
     "gemma3": (gemma3, {"score64": True}),
+    "gemma3_vl": (gemma3_vl, {"score64": True}),
     "olmoe": (olmoe, {"score64": True}),
     "qwen2_bias": (qwen2, {}),
     "qwen3": (qwen3, {}),

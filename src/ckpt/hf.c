@@ -706,6 +706,8 @@ struct accel_hf {
     int ne;
     accel_hf_tensor_t *t;
     int nt;
+    bool multimodal;                /* Gemma3ForConditionalGeneration: its language model only */
+    char head_name[96];             /* the LM head's tensor name in the files */
 };
 
 static bool is_dir(const char *p)
@@ -810,7 +812,7 @@ static accel_status_t check_tied_head(accel_hf_t *hf, const accel_st_tensor_t *h
                                       size_t errlen)
 {
     int ws = 0;
-    const char *wte_name = hf->cfg.model.name[0] == 'g' ? "transformer.wte.weight" : "model.embed_tokens.weight";
+    const char *wte_name = hf->e[0].hf;             /* the embedding: the first entry */
     const accel_st_tensor_t *wte = find_tensor(hf, wte_name, &ws);
     if (!wte || wte->numel != head->numel) {
         accel_errf(err, errlen, "%s: lm_head.weight does not have the embedding's shape, but "
@@ -831,6 +833,34 @@ static accel_status_t check_tied_head(accel_hf_t *hf, const accel_st_tensor_t *h
     free(a);
     free(b);
     return st;
+}
+
+/* Gemma3ForConditionalGeneration keeps its language model under a prefix: the hub's files (and
+ * transformers' saves) "language_model.model." with "language_model.lm_head.weight", transformers'
+ * in-memory names "model.language_model." with "lm_head.weight". The entries' names follow
+ * whichever the files use. */
+static void rename_language_model(accel_hf_t *hf)
+{
+    const bool inner = find_tensor(hf, "model.language_model.embed_tokens.weight", NULL) != NULL;
+    const char *body = inner ? "model.language_model." : "language_model.model.";
+    for (int i = 0; i < hf->ne; i++) {
+        char *n = hf->e[i].hf, tmp[2 * ACCEL_HF_NAME_MAX];
+        if (!strncmp(n, "model.", 6)) snprintf(tmp, sizeof tmp, "%s%s", body, n + 6);
+        else snprintf(tmp, sizeof tmp, "%s%s", inner ? "" : "language_model.", n);
+        const size_t len = strlen(tmp);
+        if (len < ACCEL_HF_NAME_MAX) memcpy(n, tmp, len + 1);     /* Gemma's names are far shorter */
+    }
+    snprintf(hf->head_name, sizeof hf->head_name, "%slm_head.weight", inner ? "" : "language_model.");
+}
+
+/* The vision tower's and the multimodal projector's tensors, under either naming. */
+static bool is_vision_tensor(const char *name)
+{
+    static const char *const parts[] = { "vision_tower.", "multi_modal_projector." };
+    if (!strncmp(name, "model.", 6)) name += 6;
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
+        if (!strncmp(name, parts[i], strlen(parts[i]))) return true;
+    return false;
 }
 
 accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size_t errlen)
@@ -863,9 +893,30 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
         goto fail;
     }
     accel_config_defaults(&hf->cfg);
+    /* Gemma 3 4B and up: a vision tower and the text model's Gemma3TextConfig as text_config
+     * (tied unless the top level says otherwise); accel imports the language model. */
+    json_t *archs = json_object_get(root, "architectures");
+    const char *a0 = json_is_array(archs) ? json_string_value(json_array_get(archs, 0)) : NULL;
+    if (a0 && !strcmp(a0, "Gemma3ForConditionalGeneration")) {
+        json_t *text = json_deep_copy(json_object_get(root, "text_config"));
+        if (!json_is_object(text)) {
+            accel_errf(err, errlen, "%s: Gemma3ForConditionalGeneration without a text_config object", p);
+            json_decref(text);
+            json_decref(root);
+            st = ACCEL_ERR_CORRUPT;
+            goto fail;
+        }
+        json_object_set_new(text, "architectures", json_pack("[s]", "Gemma3ForCausalLM"));
+        if (!json_object_get(text, "tie_word_embeddings"))
+            json_object_set_new(text, "tie_word_embeddings", json_boolean(jbool(root, "tie_word_embeddings", true)));
+        json_decref(root);
+        root = text;
+        hf->multimodal = true;
+    }
     st = translate_config(root, p, &hf->cfg, &hf->arch, err, errlen);
     json_decref(root);
     if (st != ACCEL_OK) goto fail;
+    if (hf->multimodal) hf->arch = "Gemma3ForConditionalGeneration";
     if (file) {
         st = open_shard(hf, file, err, errlen);
     } else {
@@ -889,6 +940,8 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     hf->ne = entries_of(&d, &hf->e);
     hf->nt = accel_hf_accel_tensors(&hf->cfg.model, &hf->t);
     if (hf->ne < 0 || hf->nt < 0) { st = ACCEL_ERR_NOMEM; goto fail; }
+    snprintf(hf->head_name, sizeof hf->head_name, "lm_head.weight");
+    if (hf->multimodal) rename_language_model(hf);
     /* Every tensor accel needs, with the shape the configuration gives it. */
     for (int i = 0; i < hf->ne; i++) {
         const entry_t *x = &hf->e[i];
@@ -919,6 +972,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
      * mixture of experts has tens of thousands (Qwen3-30B-A3B: 18,867). */
     const char **names = malloc(sizeof *names * (size_t)(hf->ne ? hf->ne : 1));
     if (!names) { st = ACCEL_ERR_NOMEM; goto fail; }
+    int vision = 0;
     for (int k = 0; k < hf->ne; k++) names[k] = hf->e[k].hf;
     qsort(names, (size_t)hf->ne, sizeof *names, cmp_names);
     for (int s = 0; s < hf->nshards && st == ACCEL_OK; s++)
@@ -929,7 +983,11 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
                 size_t a = strlen(name), b = strlen(g_ignored_suffixes[k]);
                 used = a >= b && !strcmp(name + a - b, g_ignored_suffixes[k]);
             }
-            if (!used && !strcmp(name, "lm_head.weight")) {
+            if (!used && hf->multimodal && is_vision_tensor(name)) {
+                vision++;
+                used = true;
+            }
+            if (!used && !strcmp(name, hf->head_name)) {
                 st = check_tied_head(hf, accel_st_at(hf->shards[s], i), s, err, errlen);
                 used = true;
             }
@@ -942,6 +1000,9 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
         }
     free(names);
     if (st != ACCEL_OK) goto fail;
+    if (vision)
+        ACCEL_INFO("%s: Gemma3ForConditionalGeneration: its language model is read, its vision tower and "
+                   "projector (%d tensors) are left out (accel trains text)", hf->dir, vision);
     hf->yaml = accel_config_to_yaml(&hf->cfg);
     if (!hf->yaml) { st = ACCEL_ERR_NOMEM; goto fail; }
     *out = hf;

@@ -87,7 +87,8 @@ static int g_window, g_pattern;
 static int g_nope;
 /* g_gemma: Gemma 3's blocks: norms before and after attention and the MLP (all of them 1 + weight),
  * Qwen3's per-head q/k norms, GeGLU, embeddings scaled by 3, scores by 1/sqrt(5), and every 2nd
- * layer full while the others slide over 5 keys with plain RoPE of theta 50. */
+ * layer full while the others slide over 5 keys with plain RoPE of theta 50; with Gemma 2's soft
+ * caps (scores at 4, logits at 3: into tanh's bend, where the finite differences still hold). */
 static bool g_gemma;
 /* g_olmo 1: OLMo 2's blocks (norms after attention and the MLP, q/k norms over the whole
  * projections); 2: OLMoE's q/k norms alone (blocks as Llama's). */
@@ -128,7 +129,8 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
                                 { "model.activation", "gelu_tanh" }, { "model.embed_scale", "3" },
                                 { "model.query_pre_attn_scalar", "5" }, { "model.qk_norm", "true" },
                                 { "model.sliding_window", "5" }, { "model.sliding_window_pattern", "2" },
-                                { "model.sliding_rope", "plain" }, { "model.sliding_rope_theta", "50" } };
+                                { "model.sliding_rope", "plain" }, { "model.sliding_rope_theta", "50" },
+                                { "model.attention_softcap", "4" }, { "model.logit_softcap", "3" } };
         for (size_t i = 0; i < sizeof gk / sizeof gk[0]; i++)
             ck_assert_int_eq(accel_config_set(&cfg, gk[i][0], gk[i][1], NULL, 0), ACCEL_OK);
     }

@@ -348,6 +348,11 @@ START_TEST(test_engine_without_gpu)
     snprintf(gemma.model.activation, sizeof gemma.model.activation, "gelu_tanh");
     ck_assert(!accel_model_runs_on(&gemma, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
     ck_assert_msg(strstr(whynot, "model.activation") != NULL, "%s", whynot);
+    snprintf(gemma.model.activation, sizeof gemma.model.activation, "silu");
+    gemma.model.attention_softcap = 50;               /* Gemma 2's soft caps */
+    ck_assert(!accel_model_runs_on(&gemma, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
+    ck_assert_msg(strstr(whynot, "model.attention_softcap") != NULL, "%s", whynot);
+    gemma.model.attention_softcap = 0;
     snprintf(gemma.model.norm_position, sizeof gemma.model.norm_position, "both");
     snprintf(gemma.model.activation, sizeof gemma.model.activation, "silu");
     ck_assert(!accel_model_runs_on(&gemma, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));

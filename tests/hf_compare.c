@@ -195,7 +195,8 @@ static int cmd_config(const char *a, const char *b)
                                         "num_local_experts", "num_experts_per_tok", "moe_intermediate_size",
                                         "norm_topk_prob", "output_router_logits", "router_aux_loss_coef",
                                         "shared_expert_intermediate_size", "qkv_bias", "layer_types",
-                                        "no_rope_layers", "hidden_activation", "query_pre_attn_scalar" };
+                                        "no_rope_layers", "hidden_activation", "query_pre_attn_scalar",
+                                        "attn_logit_softcapping", "final_logit_softcapping" };
     int bad = 0;
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         json_t *u = json_object_get(x, keys[i]), *v = json_object_get(y, keys[i]);

@@ -114,6 +114,18 @@ def gemma():
         eos_token_id=1))
 
 
+def gemma2():
+    # Gemma 2: Gemma 3's four norms a block without q/k norms, one RoPE, every other layer sliding
+    # (over 4 keys), scores soft-capped at 3 and logits at 4 (small, so that the tiny model's values
+    # reach tanh's bend; Gemma 2 ships 50 and 30), query_pre_attn_scalar 6 (head_dim 8).
+    return tf.Gemma2ForCausalLM(tf.Gemma2Config(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=T,
+        query_pre_attn_scalar=6, sliding_window=4, attn_logit_softcapping=3.0, final_logit_softcapping=4.0,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+        rms_norm_eps=1e-6, pad_token_id=0, bos_token_id=2, eos_token_id=1))
+
+
 def gemma3():
     # Gemma 3 (text): norms before and after attention and the MLP, per-head q/k norms, scores
     # scaled by 1/sqrt(query_pre_attn_scalar 6) (head_dim 8), layer 0 sliding over 4 keys with
@@ -237,6 +249,7 @@ CASES = {
     "olmo3": (olmo3, {}),
     "smollm3": (smollm3, {"score64": True}),
     "gemma": (gemma, {"score64": True}),
+    "gemma2": (gemma2, {"score64": True}),
     "gemma3": (gemma3, {"score64": True}),
     "gemma3_vl": (gemma3_vl, {"score64": True}),
     "olmoe": (olmoe, {"score64": True}),

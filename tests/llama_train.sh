@@ -79,6 +79,7 @@ expect_fail "gpt: model.sliding_window_pattern is a llama key" "$ACCEL_TRAIN" mo
 expect_fail "gpt: model.no_rope_pattern is a llama key" "$ACCEL_TRAIN" model.name=gpt model.no_rope_pattern=4
 expect_fail "gpt: model.activation is a llama key" "$ACCEL_TRAIN" model.name=gpt model.activation=gelu_tanh
 expect_fail "gpt: model.norm_unit_offset is a llama key" "$ACCEL_TRAIN" model.name=gpt model.norm_unit_offset=true
+expect_fail "gpt: model.logit_softcap is a llama key" "$ACCEL_TRAIN" model.name=gpt model.logit_softcap=30
 expect_fail "expected one of pre|post|both" "$ACCEL_TRAIN" $args model.norm_position=sandwich
 expect_fail "expected one of silu|gelu_tanh" "$ACCEL_TRAIN" $args model.activation=relu
 expect_fail "model.sliding_rope_theta needs model.sliding_rope=plain" "$ACCEL_TRAIN" $args model.sliding_window=4 model.sliding_rope_theta=100

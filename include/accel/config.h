@@ -45,6 +45,8 @@ typedef struct {
     double embed_scale;             /* model.embed_scale: token embeddings times this (Gemma) */
     char activation[16];            /* model.activation: silu | gelu_tanh (Gemma's GeGLU) */
     int query_pre_attn_scalar;      /* model.query_pre_attn_scalar: scores / sqrt(this); 0 = hs */
+    double attention_softcap;       /* model.attention_softcap: c tanh(score / c); 0 = none (Gemma 2) */
+    double logit_softcap;           /* model.logit_softcap: c tanh(logit / c); 0 = none (Gemma 2) */
     /* llama: mixture of experts (Mixtral, Qwen3-MoE) */
     int experts;                    /* model.experts: expert MLPs per block; 0 = one dense MLP */
     int experts_per_token;          /* model.experts_per_token: top-k experts each token uses */

@@ -344,6 +344,7 @@ static const arch_info_t g_archs[] = {
     { "Olmo3ForCausalLM", "olmo3", true },
     { "SmolLM3ForCausalLM", "smollm3", true },
     { "GemmaForCausalLM", "gemma", true },
+    { "Gemma2ForCausalLM", "gemma2", true },
     { "Gemma3ForCausalLM", "gemma3_text", true },
     { "OlmoeForCausalLM", "olmoe", true },
 };
@@ -384,8 +385,9 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
 }
 
 /* Whether layer i of L is a sliding one (transformers' layer_types "sliding_attention"): as
- * layer_types says, else by the family's default: OLMo 3 all but every 4th, Gemma 3 all but every
- * sliding_window_pattern-th (6), the Qwen family from max_window_layers on. */
+ * layer_types says, else by the family's default: OLMo 3 all but every 4th, Gemma 2 every other
+ * one, Gemma 3 all but every sliding_window_pattern-th (6), the Qwen family from max_window_layers
+ * on. */
 static bool hf_layer_slides(json_t *root, const char *arch, int i)
 {
     json_t *types = json_object_get(root, "layer_types");
@@ -394,6 +396,7 @@ static bool hf_layer_slides(json_t *root, const char *arch, int i)
         return t && !strcmp(t, "sliding_attention");
     }
     if (!strcmp(arch, "Olmo3ForCausalLM")) return (i + 1) % 4 != 0;
+    if (!strcmp(arch, "Gemma2ForCausalLM")) return (i + 1) % 2 != 0;
     if (!strcmp(arch, "Gemma3ForCausalLM")) {
         const long long p = jint(root, "sliding_window_pattern", 6);
         return p > 0 && (i + 1) % p != 0;
@@ -417,7 +420,8 @@ static accel_status_t translate_window(json_t *root, const char *path, const cha
         m->sliding_window = (int)w;
         return ACCEL_OK;
     }
-    const bool typed = !strcmp(arch, "Olmo3ForCausalLM") || !strcmp(arch, "Gemma3ForCausalLM");
+    const bool typed = !strcmp(arch, "Olmo3ForCausalLM") || !strcmp(arch, "Gemma3ForCausalLM") ||
+                       !strcmp(arch, "Gemma2ForCausalLM");
     if (strncmp(arch, "Qwen", 4) && !typed) return ACCEL_OK;
     if (typed && !sw) w = 4096;                                     /* their configs' default */
     if (!typed && !jbool(root, "use_sliding_window", false)) w = 0; /* transformers drops it then */
@@ -498,7 +502,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         REFUSE("%s: architectures = %s (model_type %s) is not a model accel can run\n--> hint: accel imports "
                "GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
                "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, Phi3ForCausalLM, Olmo2ForCausalLM, "
-               "Olmo3ForCausalLM, OlmoeForCausalLM, SmolLM3ForCausalLM, GemmaForCausalLM and Gemma3ForCausalLM", path,
+               "Olmo3ForCausalLM, OlmoeForCausalLM, SmolLM3ForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM and "
+               "Gemma3ForCausalLM (or Gemma3ForConditionalGeneration's language model)", path,
                arch ? arch : "(none)", mt ? mt : "(none)");
     *arch_out = ai->arch;
     accel_model_config_t *m = &cfg->model;
@@ -537,12 +542,12 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         m->context = (int)jint(root, "max_position_embeddings", 2048);
         m->vocab = (int)jint(root, "vocab_size", 32000);
         m->rms_eps = jnum(root, "rms_norm_eps", 1e-6);
-        const bool gemma3 = !strcmp(ai->arch, "Gemma3ForCausalLM");
-        const bool gemma = !strcmp(ai->arch, "GemmaForCausalLM") || gemma3;
+        const bool gemma3 = !strcmp(ai->arch, "Gemma3ForCausalLM"), gemma2 = !strcmp(ai->arch, "Gemma2ForCausalLM");
+        const bool gemma = !strcmp(ai->arch, "GemmaForCausalLM") || gemma2 || gemma3;
         /* Gemma's GeGLU: the tanh GELU (Gemma 1's legacy "gelu" means it too, as transformers reads it) */
-        const char *act_key = gemma3 ? "hidden_activation" : "hidden_act", *act = jstr(root, act_key);
+        const char *act_key = gemma2 || gemma3 ? "hidden_activation" : "hidden_act", *act = jstr(root, act_key);
         if (gemma && act && strcmp(act, "gelu_pytorch_tanh") && strcmp(act, "gelu_new") &&
-            (gemma3 || strcmp(act, "gelu")))
+            (gemma2 || gemma3 || strcmp(act, "gelu")))
             REFUSE("%s: %s = %s: accel's Gemma uses the tanh GELU (gelu_pytorch_tanh)", path, act_key, act);
         if (!gemma && act && strcmp(act, "silu"))
             REFUSE("%s: hidden_act = %s: accel's Llama uses SwiGLU (silu)", path, act);
@@ -576,20 +581,22 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             snprintf(m->activation, sizeof m->activation, "gelu_tanh");
             m->embed_scale = (float)sqrt((double)m->width);
         }
-        if (gemma3) {                   /* norms before and after the sublayers, q/k norms per head */
+        if (gemma2 || gemma3) {         /* norms before and after the sublayers (Gemma 3: q/k norms per
+                                         * head); soft caps (Gemma 2's: 50 and 30 by default) */
             snprintf(m->norm_position, sizeof m->norm_position, "both");
-            m->qk_norm = true;
+            m->qk_norm = gemma3;
             const long long qpas = jint(root, "query_pre_attn_scalar", 256);
             const long long hs = m->head_dim ? m->head_dim : m->heads > 0 ? m->width / m->heads : 0;
             if (qpas < 1 || qpas > (1 << 24))
                 REFUSE("%s: query_pre_attn_scalar = %lld: accel needs 1..16777216", path, qpas);
             m->query_pre_attn_scalar = qpas == hs ? 0 : (int)qpas;
             static const char *const caps[] = { "attn_logit_softcapping", "final_logit_softcapping" };
+            double *const to[] = { &m->attention_softcap, &m->logit_softcap };
             for (int i = 0; i < 2; i++) {
                 json_t *cap = json_object_get(root, caps[i]);
-                if (cap && !json_is_null(cap))
-                    REFUSE("%s: %s = %g: accel does not soft-cap scores or logits (Gemma 2's; Gemma 3 has none)",
-                           path, caps[i], json_number_value(cap));
+                *to[i] = cap && !json_is_null(cap) ? json_number_value(cap) : !cap && gemma2 ? (i ? 30.0 : 50.0) : 0.0;
+                if (!(*to[i] >= 0 && *to[i] <= 1e9))
+                    REFUSE("%s: %s = %g: accel needs 0..1e9 (or null)", path, caps[i], *to[i]);
             }
             if (jbool(root, "use_bidirectional_attention", false))
                 REFUSE("%s: use_bidirectional_attention = true: accel's decoder attends causally", path);
@@ -1137,16 +1144,17 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         /* Qwen3: q/k norms (and never biases: export refuses both); Qwen2: q, k, v biases; with
          * experts, Qwen3-MoE (q/k norms) or Mixtral. */
         const bool olmo = d.qk_all, window = m->sliding_window > 0, olmo3 = olmo && window;
-        const bool gemma = m->norm_unit_offset, gemma3 = gemma && d.sandwich;  /* checked alike */
+        const bool gemma = m->norm_unit_offset, gemma3 = gemma && d.sandwich && d.qk_norm;  /* checked alike */
+        const bool gemma2 = gemma && d.sandwich && !d.qk_norm;
         const bool qwen = !olmo && !gemma && (d.qk_norm || m->attention_bias || d.S);
         const bool nope = m->no_rope_pattern > 0;  /* SmolLM3 (export refuses it with anything else) */
-        const char *arch = gemma3 ? "Gemma3ForCausalLM" : gemma ? "GemmaForCausalLM"
+        const char *arch = gemma3 ? "Gemma3ForCausalLM" : gemma2 ? "Gemma2ForCausalLM" : gemma ? "GemmaForCausalLM"
                          : nope ? "SmolLM3ForCausalLM"
                          : olmo ? (d.E ? "OlmoeForCausalLM" : olmo3 ? "Olmo3ForCausalLM" : "Olmo2ForCausalLM")
                          : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias ? "Qwen2ForCausalLM"
                          : window ? "MistralForCausalLM" : "LlamaForCausalLM";
-        const char *type = gemma3 ? "gemma3_text" : gemma ? "gemma" : nope ? "smollm3"
+        const char *type = gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
                          : d.E ? (d.S ? "qwen2_moe" : d.qk_norm ? "qwen3_moe" : "mixtral")
                          : d.qk_norm ? "qwen3" : m->attention_bias ? "qwen2" : window ? "mistral" : "llama";
@@ -1186,14 +1194,16 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                                           "rope_type", "default", "rope_theta", local));
             if (gemma3) json_object_set_new(j, "rope_local_base_freq", json_real(local));   /* transformers 4 */
         }
-        if (j && gemma3) {              /* Gemma 3: its activation key, score scale, window, no caps */
+        if (j && (gemma2 || gemma3)) {  /* their activation key, score scale, window, soft caps */
             json_object_set_new(j, "hidden_activation", json_string("gelu_pytorch_tanh"));
             json_object_set_new(j, "query_pre_attn_scalar",
                                 json_integer(m->query_pre_attn_scalar ? m->query_pre_attn_scalar : d.hs));
             json_object_set_new(j, "sliding_window", json_integer(window ? m->sliding_window : m->context));
-            json_object_set_new(j, "attn_logit_softcapping", json_null());
-            json_object_set_new(j, "final_logit_softcapping", json_null());
-            json_object_set_new(j, "use_bidirectional_attention", json_false());
+            json_object_set_new(j, "attn_logit_softcapping",
+                                m->attention_softcap > 0 ? json_real(m->attention_softcap) : json_null());
+            json_object_set_new(j, "final_logit_softcapping",
+                                m->logit_softcap > 0 ? json_real(m->logit_softcap) : json_null());
+            if (gemma3) json_object_set_new(j, "use_bidirectional_attention", json_false());
         }
         if (j && nope) {                /* which layers have RoPE (1) and which not (0) */
             json_t *has = json_array();
@@ -1240,7 +1250,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         }
         /* Which layers slide, as transformers writes it for the families that read it (OLMo 3's
          * rope_scaling is its full-attention layers': accel_hf_export checked the sliding ones'). */
-        if (j && (olmo3 || gemma3 || nope || (qwen && !(d.E && d.qk_norm && !d.S)))) {
+        if (j && (olmo3 || gemma2 || gemma3 || nope || (qwen && !(d.E && d.qk_norm && !d.S)))) {
             json_t *types = json_array();
             for (int i = 0; i < m->layers; i++) {
                 const bool full = !window || (m->sliding_window_pattern && (i + 1) % m->sliding_window_pattern == 0);
@@ -1370,17 +1380,22 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
      * norms before and after the sublayers and per-head q/k norms, Gemma 1 with Llama's. */
     const bool llama = !strcmp(m->name, "llama"), sandwich = !strcmp(m->norm_position, "both");
     const bool geglu = !strcmp(m->activation, "gelu_tanh");
+    const bool caps = m->attention_softcap > 0 || m->logit_softcap > 0;
     const bool gemma_keys = m->norm_unit_offset || geglu || m->embed_scale != 1.0 || sandwich ||
-                            m->query_pre_attn_scalar || m->sliding_rope_theta;
+                            m->query_pre_attn_scalar || m->sliding_rope_theta || caps;
     const bool gemma_blocks = m->norm_unit_offset && geglu && (float)m->embed_scale == (float)sqrt((double)m->width) &&
                               !m->attention_bias && !m->experts && !m->no_rope_pattern && !qk_all && !post;
     const bool gemma3 = gemma_blocks && sandwich && m->qk_norm;
-    const bool gemma1 = gemma_blocks && !sandwich && !m->qk_norm && !m->sliding_window && !m->query_pre_attn_scalar;
-    if (llama && gemma_keys && !gemma3 && !gemma1) {
+    const bool gemma2 = gemma_blocks && sandwich && !m->qk_norm && !m->sliding_rope_theta &&
+                        (!strcmp(m->sliding_rope, "scaled") || !strcmp(m->rope_scaling, "none"));
+    const bool gemma1 = gemma_blocks && !sandwich && !m->qk_norm && !m->sliding_window && !m->query_pre_attn_scalar &&
+                        !caps;
+    if (llama && gemma_keys && !gemma3 && !gemma2 && !gemma1) {
         ACCEL_ERROR("export --format hf: model.norm_unit_offset=%s, model.activation=%s, model.embed_scale=%g, "
                     "model.norm_position=%s, model.qk_norm=%s have no Hugging Face counterpart (Gemma: 1 + weight "
                     "norms, gelu_tanh, embed_scale sqrt(width) = %g, no biases or experts; Gemma 3 with "
-                    "norm_position=both and q/k norms per head, Gemma 1 with neither and no window)",
+                    "norm_position=both and q/k norms per head, Gemma 2 with norm_position=both and one RoPE, "
+                    "Gemma 1 with neither, no window and no soft caps)",
                     m->norm_unit_offset ? "true" : "false", m->activation, m->embed_scale, m->norm_position,
                     m->qk_norm ? "true" : "false", (double)(float)sqrt((double)m->width));
         return ACCEL_ERR_UNSUPPORTED;
@@ -1388,11 +1403,11 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     /* Where each layer's window and RoPE go: OLMo 3, Gemma 3 and the Qwen family say which layers
      * slide (layer_types), Mistral and Mixtral slide everywhere; OLMo 3 and Gemma 3 scale the
      * full-attention layers' RoPE alone, and Gemma 3 has its sliding layers' own theta. */
-    const bool olmo3 = (qk_all && post && m->sliding_window) || gemma3;
+    const bool olmo3 = (qk_all && post && m->sliding_window) || gemma3, qwen_like = gemma2;
     const bool qwen = !qk_all && !gemma_keys && (m->qk_norm || m->attention_bias || shared) &&
                       !(m->experts && m->qk_norm && !shared);
     if (llama && m->sliding_window &&
-        ((m->sliding_window_pattern && !olmo3 && !qwen) || (m->sliding_rope_theta && !gemma3) ||
+        ((m->sliding_window_pattern && !olmo3 && !qwen && !qwen_like) || (m->sliding_rope_theta && !gemma3) ||
          (strcmp(m->sliding_rope, "scaled") && strcmp(m->rope_scaling, "none") && !olmo3) ||
          (olmo3 && !strcmp(m->sliding_rope, "scaled") && strcmp(m->rope_scaling, "none")))) {
         ACCEL_ERROR("export --format hf: a sliding window with model.sliding_window_pattern=%d, "

@@ -102,6 +102,9 @@ typedef struct {
     size_t offw_len;
     float embed_scale;              /* model.embed_scale */
     float att_scale;                /* attention scores' scale: 1/sqrt(hs or query_pre_attn_scalar) */
+    float att_cap, logit_cap;       /* model.attention_softcap, model.logit_softcap (0: none) */
+    float *capt;                    /* [T, T] attention_softcap: tanh of one (sample, head)'s scores
+                                     * in the backward pass; logit_softcap: [V] one row's */
     float *rope_cos, *rope_sin;     /* [T, hs/2] */
     float *plain_cos, *plain_sin;   /* [T, hs/2] the sliding layers' unscaled RoPE (sliding_rope=plain
                                      * with a scaling), else NULL */
@@ -216,6 +219,8 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (strcmp(c->activation, "silu")) key = "model.activation";
     else if (c->query_pre_attn_scalar) key = "model.query_pre_attn_scalar";
     else if (c->sliding_rope_theta != 0.0) key = "model.sliding_rope_theta";
+    else if (c->attention_softcap != 0.0) key = "model.attention_softcap";
+    else if (c->logit_softcap != 0.0) key = "model.logit_softcap";
     else if (strcmp(c->qk_norm_scope, "head")) key = "model.qk_norm_scope";
     else if (strcmp(c->norm_position, "pre")) key = "model.norm_position";
     else if (c->experts) key = "model.experts";
@@ -448,6 +453,8 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
     m->offw_len = (size_t)(m->C > m->QW ? m->C : m->QW);
     m->embed_scale = llama ? (float)c->embed_scale : 1.0f;
     m->att_scale = 1.0f / sqrtf((float)(llama && c->query_pre_attn_scalar ? c->query_pre_attn_scalar : m->hs));
+    m->att_cap = llama ? (float)c->attention_softcap : 0.0f;
+    m->logit_cap = llama ? (float)c->logit_softcap : 0.0f;
     m->window = llama && c->sliding_window < c->context ? c->sliding_window : 0;
     m->slides = llama && c->sliding_window > 0;
     m->window_pattern = llama ? c->sliding_window_pattern : 0;
@@ -629,6 +636,13 @@ static size_t block_floats(const gpt_t *m, size_t B, size_t T, unsigned mask)
     return n;
 }
 
+/* The soft caps' tanh scratch: one (sample, head)'s scores, or one row of logits. */
+static size_t cap_floats(const gpt_t *m)
+{
+    const size_t att = m->att_cap > 0 ? (size_t)m->T * (size_t)m->T : 0, head = m->logit_cap > 0 ? (size_t)m->V : 0;
+    return att > head ? att : head;
+}
+
 /* Floats of activations and work buffers for a micro-batch of B samples (laid out by reserve):
  * the blocks' kept pieces, the shared set of the others, and the rest. */
 static size_t activation_floats(const gpt_t *m, size_t B)
@@ -643,7 +657,7 @@ static size_t activation_floats(const gpt_t *m, size_t B)
            PIECE(BT * (size_t)m->FIN) + PIECE(m->arch.swiglu ? BT * (size_t)m->F : 0) +
            2 * PIECE(T * T) + 2 * PIECE((size_t)m->hs * T) + PIECE(2 * T * (size_t)m->hs) +
            PIECE(m->moe.E ? accel_moe_scratch_floats(&m->moe, BT) : 0) +
-           PIECE(m->arch.post_norm || m->arch.sandwich ? BT * C : 0);
+           PIECE(m->arch.post_norm || m->arch.sandwich ? BT * C : 0) + PIECE(cap_floats(m));
 }
 
 static size_t activation_bytes(const accel_config_t *cfg, bool llama, int micro_batch)
@@ -748,6 +762,7 @@ static accel_status_t reserve(gpt_t *m, int B)
     TAKE(m->dqk, (size_t)m->QKN);
     TAKE(m->dmoe, m->moe.E ? accel_moe_scratch_floats(&m->moe, BT) : 0);
     TAKE(m->dpost, m->arch.post_norm || m->arch.sandwich ? BT * C : 0);
+    TAKE(m->capt, cap_floats(m));
 #undef TAKE
     m->capacity = B;
     return accel_gemm_cpu_reserve(&m->gemm, gemm_elements(m, BT));
@@ -845,28 +860,43 @@ static inline int document_end(const int32_t *pos, int t, int T)
     return pos ? t : T;
 }
 
+/* model.attention_softcap (Gemma 2): scores x become cap tanh(x / cap), as transformers caps them
+ * before the mask and the softmax; tanh into th when given (the backward pass's derivative). */
+static void soft_cap(float *x, int n, float cap, float *th)
+{
+    for (int i = 0; i < n; i++) {
+        const float t = tanhf(x[i] / cap);
+        if (th) th[i] = t;
+        x[i] = cap * t;
+    }
+}
+
 /* Score rows r0..r1-1 (row t at S + (t - r0) ld) become softmax rows over their causal prefix
  * (row t: columns key_start..t, w the sliding window), zero elsewhere up to column cols (the
- * products read P as lower triangular); lse[t] keeps row t's log-sum-exp. */
+ * products read P as lower triangular); lse[t] keeps row t's log-sum-exp. cap > 0: the scores
+ * are soft-capped first. */
 static void causal_softmax(float *S, size_t ld, int cols, int r0, int r1, float *lse,
-                           const int32_t *pos, int w)
+                           const int32_t *pos, int w, float cap)
 {
     for (int t = r0; t < r1; t++) {
         float *row = S + (size_t)(t - r0) * ld;
         const int k0 = key_start(pos, w, t);
+        if (cap > 0) soft_cap(row + k0, t + 1 - k0, cap, NULL);
         lse[t] = accel_cpu_softmax(row + k0, row + k0, t + 1 - k0);
         memset(row, 0, sizeof(float) * (size_t)k0);
         memset(row + t + 1, 0, sizeof(float) * (size_t)(cols - t - 1));
     }
 }
 
-/* causal_softmax again in the backward pass, from the log-sum-exp it kept: P = exp(S - lse). */
+/* causal_softmax again in the backward pass, from the log-sum-exp it kept: P = exp(S - lse) (with
+ * cap > 0 of the capped scores, their tanh kept in th, laid out as S). */
 static void causal_probs(float *S, size_t ld, int cols, int r0, int r1, const float *lse,
-                         const int32_t *pos, int w)
+                         const int32_t *pos, int w, float cap, float *th)
 {
     for (int t = r0; t < r1; t++) {
         float *row = S + (size_t)(t - r0) * ld;
         const int k0 = key_start(pos, w, t);
+        if (cap > 0) soft_cap(row + k0, t + 1 - k0, cap, th + (size_t)(t - r0) * ld + k0);
         accel_cpu_softmax_from_lse(row + k0, row + k0, t + 1 - k0, lse[t]);
         memset(row, 0, sizeof(float) * (size_t)k0);
         memset(row + t + 1, 0, sizeof(float) * (size_t)(cols - t - 1));
@@ -874,14 +904,19 @@ static void causal_probs(float *S, size_t ld, int cols, int r0, int r1, const fl
 }
 
 /* Rows r0..r1-1 of dP (in dS) become dS = softmax backward through P, zero outside the keys the
- * row attends to (unscaled: the dQ and dK products apply the 1/sqrt(hs)). */
+ * row attends to (unscaled: the dQ and dK products apply the score scale); with cap > 0 through
+ * the soft cap too, d(cap tanh(x / cap)) = 1 - tanh^2 (th: the tanh, laid out as P). */
 static void causal_softmax_backward(float *dS, const float *P, int T, int r0, int r1,
-                                    const int32_t *pos, int w)
+                                    const int32_t *pos, int w, float cap, const float *th)
 {
     for (int t = r0; t < r1; t++) {
         float *row = dS + (size_t)t * T;
         const int k0 = key_start(pos, w, t);
         accel_cpu_softmax_backward(row + k0, P + (size_t)t * T + k0, row + k0, t + 1 - k0, 1.0f);
+        for (int k = k0; cap > 0 && k <= t; k++) {
+            const float h = th[(size_t)t * T + k];
+            row[k] *= 1.0f - h * h;
+        }
         memset(row, 0, sizeof(float) * (size_t)k0);
         memset(row + t + 1, 0, sizeof(float) * (size_t)(T - t - 1));
     }
@@ -944,7 +979,7 @@ static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t
                     const int n = e - s;
                     ACCEL_CHECK(accel_gemm_cpu_lower_nt(&m->gemm, n, hs, scale, q + (size_t)s * ldq, ldq,
                                                         k + (size_t)s * ldkv, ldkv, S, n));
-                    causal_softmax(S, (size_t)n, n, 0, n, lse + s, NULL, window);
+                    causal_softmax(S, (size_t)n, n, 0, n, lse + s, NULL, window, m->att_cap);
                     ACCEL_CHECK(accel_gemm_cpu_trmm(&m->gemm, false, n, hs, 1.0f, S, n, v + (size_t)s * ldkv,
                                                     ldkv, y + (size_t)s * QW, QW));
                 }
@@ -958,7 +993,7 @@ static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t
                  * a sliding window: none of these rows sees a column before its first row's) */
                 ACCEL_CHECK(gemm_nt(m, r1 - r0, r1 - c0, hs, T, scale, q + (size_t)r0 * ldq, ldq, kt + c0,
                                     S + c0));
-                causal_softmax(S, (size_t)T, r1, r0, r1, lse, pos, window);
+                causal_softmax(S, (size_t)T, r1, r0, r1, lse, pos, window, m->att_cap);
                 round_rows(m, S + c0, (size_t)(r1 - r0), (size_t)(r1 - c0), (size_t)T);
                 GEMM32(false, false, r1 - r0, hs, r1 - c0, 1.0f, S + c0, T, v + (size_t)c0 * ldkv, ldkv, 0.0f,
                        y + (size_t)r0 * QW, QW);
@@ -1009,9 +1044,9 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
                     const int n = e - s;
                     const size_t rq = (size_t)s * QKV, ry = (size_t)s * QW, rkv = (size_t)s * ldkv;
                     ACCEL_CHECK(accel_gemm_cpu_lower_nt(g, n, hs, scale, q + rq, QKV, k + rq, QKV, P, n));
-                    causal_probs(P, (size_t)n, n, 0, n, lse + s, NULL, window);
+                    causal_probs(P, (size_t)n, n, 0, n, lse + s, NULL, window, m->att_cap, m->capt);
                     ACCEL_CHECK(accel_gemm_cpu_lower_nt(g, n, hs, 1.0f, dy + ry, QW, v + rq, QKV, dS, n));
-                    causal_softmax_backward(dS, P, n, 0, n, NULL, window);
+                    causal_softmax_backward(dS, P, n, 0, n, NULL, window, m->att_cap, m->capt);
                     ACCEL_CHECK(accel_gemm_cpu_trmm(g, false, n, hs, scale, dS, n, k + rq, QKV, dq + rq, QKV));
                     ACCEL_CHECK(accel_gemm_cpu_trmm(g, true, n, hs, 1.0f, P, n, dy + ry, QW, dvh + rkv, ldkv));
                     ACCEL_CHECK(accel_gemm_cpu_trmm(g, true, n, hs, scale, dS, n, q + rq, QKV, dkh + rkv, ldkv));
@@ -1031,10 +1066,11 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
                 /* P's rows as the forward pass made them, then dP = dY V^T */
                 ACCEL_CHECK(gemm_nt(m, r1 - r0, r1 - c0, hs, T, scale, q + (size_t)r0 * QKV, QKV, m->kt + c0,
                                     P + (size_t)r0 * T + c0));
-                causal_probs(P + (size_t)r0 * T, (size_t)T, T, r0, r1, lse, pos, window);
+                causal_probs(P + (size_t)r0 * T, (size_t)T, T, r0, r1, lse, pos, window, m->att_cap,
+                             m->capt + (size_t)r0 * T);
                 ACCEL_CHECK(gemm_nt(m, r1 - r0, r1 - c0, hs, T, 1.0f, dy + (size_t)r0 * QW, QW, m->vt + c0,
                                     dS + (size_t)r0 * T + c0));
-                causal_softmax_backward(dS, P, T, r0, r1, pos, window);
+                causal_softmax_backward(dS, P, T, r0, r1, pos, window, m->att_cap, m->capt);
                 /* dS is only a product operand from here on */
                 round_to(m, dS + (size_t)r0 * T, dS + (size_t)r0 * T, (size_t)(r1 - r0),
                          (size_t)T, (size_t)T);
@@ -1381,12 +1417,15 @@ static accel_status_t head_loss(gpt_t *m, const accel_layout_t *layout, const fl
                 continue;
             }
             int32_t y = tokens[(size_t)b * stride + t + 1];
+            float *th = dscale != 0.0f ? m->capt : NULL;    /* tanh, for the cap's derivative */
+            if (m->logit_cap > 0) soft_cap(z, V, m->logit_cap, th);
             float zy = z[y];
             float lse = accel_cpu_softmax(z, z, V);
             acc += (double)lse - (double)zy;
             if (dscale != 0.0f) {
                 for (int v = 0; v < V; v++) z[v] *= g;
                 z[y] -= g;
+                for (int v = 0; m->logit_cap > 0 && v < V; v++) z[v] *= 1.0f - th[v] * th[v];
             }
         }
         acc /= T;
@@ -1688,6 +1727,8 @@ static accel_status_t infer(gpt_t *m, const accel_layout_t *layout, const float 
     accel_status_t st = accel_gemm_cpu(&m->gemm, false, true, ntokens - first, m->V, m->C, 1.0f,
                                        fw.lnf + (size_t)first * m->C, m->C, PARAM(m->head), m->C,
                                        0.0f, out_logits, m->V);
+    for (int t = first; st == ACCEL_OK && m->logit_cap > 0 && t < ntokens; t++)
+        soft_cap(out_logits + (size_t)(t - first) * m->V, m->V, m->logit_cap, NULL);
     accel_batch_layer_release(&hb, h);
     return st;
 }

@@ -181,7 +181,9 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
     const char *gemma = mc->norm_unit_offset ? "model.norm_unit_offset=true"
                       : mc->embed_scale != 1.0 ? "model.embed_scale"
                       : strcmp(mc->activation, "silu") ? "model.activation"
-                      : mc->query_pre_attn_scalar ? "model.query_pre_attn_scalar" : NULL;
+                      : mc->query_pre_attn_scalar ? "model.query_pre_attn_scalar"
+                      : mc->attention_softcap > 0 ? "model.attention_softcap"
+                      : mc->logit_softcap > 0 ? "model.logit_softcap" : NULL;
     if (!strcmp(mc->name, "llama") && gemma) {
         snprintf(why, whylen, "device=cuda: %s: the GPU engine has Llama's and Qwen3's blocks only (the CPU "
                  "decoder trains Gemma's)\n--> hint: use device=cpu for this model", gemma);

@@ -83,7 +83,8 @@ static int g_moe;
  * g_pattern too, every g_pattern-th layer attends to the whole context and the sliding layers
  * take plain RoPE (the others the fixture's Llama-3.1 scaling), as OLMo 3's. */
 static int g_window, g_pattern;
-/* With g_nope > 0 every g_nope-th layer of the Llama fixtures has no RoPE (SmolLM3's NoPE layers). */
+/* With g_nope > 0 every g_nope-th layer of the Llama fixtures has no RoPE (SmolLM3's NoPE layers);
+ * they then take Granite's multipliers too (scores by 0.3, sublayer outputs by 0.7, logits / 1.7). */
 static int g_nope;
 /* g_gemma: Gemma 3's blocks: norms before and after attention and the MLP (all of them 1 + weight),
  * Qwen3's per-head q/k norms, GeGLU, embeddings scaled by 3, scores by 1/sqrt(5), and every 2nd
@@ -120,6 +121,11 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
     }
     cfg.model.sliding_window = g_window;
     cfg.model.no_rope_pattern = g_nope;
+    if (g_nope) {
+        cfg.model.attention_multiplier = 0.3;
+        cfg.model.residual_multiplier = 0.7;
+        cfg.model.logits_scaling = 1.7;
+    }
     if (g_window && g_pattern) {
         cfg.model.sliding_window_pattern = g_pattern;
         ck_assert_int_eq(accel_config_set(&cfg, "model.sliding_rope", "plain", NULL, 0), ACCEL_OK);

@@ -196,7 +196,9 @@ static int cmd_config(const char *a, const char *b)
                                         "norm_topk_prob", "output_router_logits", "router_aux_loss_coef",
                                         "shared_expert_intermediate_size", "qkv_bias", "layer_types",
                                         "no_rope_layers", "hidden_activation", "query_pre_attn_scalar",
-                                        "attn_logit_softcapping", "final_logit_softcapping" };
+                                        "attn_logit_softcapping", "final_logit_softcapping",
+                                        "embedding_multiplier", "attention_multiplier", "residual_multiplier",
+                                        "logits_scaling" };
     int bad = 0;
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         json_t *u = json_object_get(x, keys[i]), *v = json_object_get(y, keys[i]);

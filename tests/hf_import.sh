@@ -3,7 +3,7 @@
 # tests/fixtures/hf/<name>/ (tiny random GPT-2, Llama GQA/untied, Mistral, Qwen2 with biases, Qwen3
 # with q/k norms and head_dim apart from the width, Llama with llama3 RoPE scaling, a sharded save,
 # a bf16 save, the mixtures of experts, Phi-3, OLMo 2, OLMo 3 with its sliding layers, SmolLM3
-# with a layer without RoPE, Gemma, Gemma 2, Gemma 3, Gemma 3 with a vision tower; made by tests/make_hf_fixtures.sh, which
+# with a layer without RoPE, Granite, Gemma, Gemma 2, Gemma 3, Gemma 3 with a vision tower; made by tests/make_hf_fixtures.sh, which
 # also recorded transformers' fp32 logits and loss on fixed tokens). No Python here:
 #   1. accel_ckpt import of each fixture; accel's logits equal HF's within 1e-5, the loss within 1e-6
 #      (the imported file, and the fixture directory read directly);
@@ -108,6 +108,7 @@ pass "smollm3: transformers' logits need the layer without RoPE; no_rope_layer_i
 needs gemma3 model.norm_unit_offset=false model.embed_scale=1 model.activation=silu model.query_pre_attn_scalar=0 \
       model.sliding_rope_theta=0 model.rope_scaling=none model.sliding_window_pattern=0
 needs gemma2 model.attention_softcap=0 model.logit_softcap=0 model.sliding_window_pattern=0
+needs granite model.embed_scale=1 model.attention_multiplier=0 model.residual_multiplier=1 model.logits_scaling=1
 rm -rf gemma3_v4 && cp -r "$FIX/gemma3" gemma3_v4
 sed -i '/"layer_types": \[/,/\],/d; /"rope_parameters": {/,/^  },/c\
   "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0, "sliding_window_pattern": 2,\
@@ -122,7 +123,7 @@ same gemma_gelu gemma
 rm -rf gemma3_vl_inner && cp -r "$FIX/gemma3_vl" gemma3_vl_inner
 perl -pi -e 's/language_model\.model\./model.language_model./g' gemma3_vl_inner/model.safetensors
 same gemma3_vl_inner gemma3_vl
-pass "gemma3, gemma2: transformers' logits need every Gemma part (Gemma 2's soft caps too); transformers 4's config.json gives the same; Gemma 1's legacy gelu is the tanh one; both namings of Gemma 3's language model beside its vision tower"
+pass "gemma3, gemma2, granite: transformers' logits need every Gemma part (Gemma 2's soft caps too) and Granite's four scalars; transformers 4's config.json gives the same; Gemma 1's legacy gelu is the tanh one; both namings of Gemma 3's language model beside its vision tower"
 # A mixture of experts streamed from disk a block at a time (a 100 KiB budget holds two): the
 # resident run's logits, bit for bit.
 "$GEN" "$FIX/mixtral" -q --max-memory cpu=100KiB,disk=10MiB --score "$FIX/mixtral/tokens.bin" \
@@ -194,7 +195,8 @@ train_case 2 zero3 "$FIX/gemma3" "$FIX/gemma3" gemma3_dir_2_zero3
 train_case 1 ddp "$FIX/gemma" "$FIX/gemma" gemma_dir_1_ddp
 train_case 2 ddp "$FIX/gemma3_vl" "$FIX/gemma3_vl" gemma3_vl_dir_2_ddp
 train_case 2 zero2 "$FIX/gemma2" "$FIX/gemma2" gemma2_dir_2_zero2
-pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3; Qwen3-MoE, Qwen2-MoE, Phi-3, OLMo 2, OLMo 3, SmolLM3, Gemma, Gemma 2 and Gemma 3 too: Mixtral's fixture adds the load-balancing loss to training)"
+train_case 2 zero3 "$FIX/granite" "$FIX/granite" granite_dir_2_zero3
+pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3; Qwen3-MoE, Qwen2-MoE, Phi-3, OLMo 2, OLMo 3, SmolLM3, Granite, Gemma, Gemma 2 and Gemma 3 too: Mixtral's fixture adds the load-balancing loss to training)"
 expect_fail "model.layers=3 contradicts train.init_from=$FIX/gpt2, which holds a model with model.layers=2" \
     "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=3 data.path=d.h5
 "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=2 data.path=d.h5 train.global_batch=4 train.steps=1 \
@@ -318,6 +320,8 @@ expect_fail "Gemma3ForConditionalGeneration without a text_config object" "$CKPT
 bad g3vl2 gemma3_vl && sed -i '0,/"intermediate_size": 32/s//"intermediate_size": 48/' g3vl2/config.json
 expect_fail "tensor language_model.model.layers.0.mlp.gate_proj.weight has shape [32, 16], but config.json gives [48, 16]" \
     "$CKPT" import g3vl2 -o x.h5
+bad grzero granite && sed -i 's/"residual_multiplier": 0.5/"residual_multiplier": 0.0/' grzero/config.json
+expect_fail "residual_multiplier = 0: accel needs a number in (0, 1e6]" "$CKPT" import grzero -o x.h5
 bad g3cap gemma3 && sed -i 's/"final_logit_softcapping": null/"final_logit_softcapping": -30.0/' g3cap/config.json
 expect_fail "final_logit_softcapping = -30: accel needs 0..1e9 (or null)" "$CKPT" import g3cap -o x.h5
 bad g3bi gemma3 && sed -i 's/"use_bidirectional_attention": false/"use_bidirectional_attention": true/' g3bi/config.json

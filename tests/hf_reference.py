@@ -114,6 +114,17 @@ def gemma():
         eos_token_id=1))
 
 
+def granite():
+    # IBM Granite 3: a Llama with four scalars: embeddings times 3, scores by 0.2 (not
+    # 1/sqrt(head_dim)), attention's and the MLP's outputs by 0.5 before the residual, logits / 2.5.
+    return tf.GraniteForCausalLM(tf.GraniteConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=T,
+        embedding_multiplier=3.0, attention_multiplier=0.2, residual_multiplier=0.5, logits_scaling=2.5,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0}, rms_norm_eps=1e-6,
+        tie_word_embeddings=True, pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
 def gemma2():
     # Gemma 2: Gemma 3's four norms a block without q/k norms, one RoPE, every other layer sliding
     # (over 4 keys), scores soft-capped at 3 and logits at 4 (small, so that the tiny model's values
@@ -249,6 +260,7 @@ CASES = {
     "olmo3": (olmo3, {}),
     "smollm3": (smollm3, {"score64": True}),
     "gemma": (gemma, {"score64": True}),
+    "granite": (granite, {"score64": True}),
     "gemma2": (gemma2, {"score64": True}),
     "gemma3": (gemma3, {"score64": True}),
     "gemma3_vl": (gemma3_vl, {"score64": True}),

@@ -47,6 +47,9 @@ typedef struct {
     int query_pre_attn_scalar;      /* model.query_pre_attn_scalar: scores / sqrt(this); 0 = hs */
     double attention_softcap;       /* model.attention_softcap: c tanh(score / c); 0 = none (Gemma 2) */
     double logit_softcap;           /* model.logit_softcap: c tanh(logit / c); 0 = none (Gemma 2) */
+    double attention_multiplier;    /* model.attention_multiplier: the score scale; 0 = 1/sqrt(hs) */
+    double residual_multiplier;     /* model.residual_multiplier: sublayer outputs times this (Granite) */
+    double logits_scaling;          /* model.logits_scaling: logits divided by this (Granite) */
     /* llama: mixture of experts (Mixtral, Qwen3-MoE) */
     int experts;                    /* model.experts: expert MLPs per block; 0 = one dense MLP */
     int experts_per_token;          /* model.experts_per_token: top-k experts each token uses */

@@ -344,6 +344,7 @@ static const arch_info_t g_archs[] = {
     { "Olmo3ForCausalLM", "olmo3", true },
     { "SmolLM3ForCausalLM", "smollm3", true },
     { "GemmaForCausalLM", "gemma", true },
+    { "GraniteForCausalLM", "granite", true },
     { "Gemma2ForCausalLM", "gemma2", true },
     { "Gemma3ForCausalLM", "gemma3_text", true },
     { "OlmoeForCausalLM", "olmoe", true },
@@ -502,7 +503,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         REFUSE("%s: architectures = %s (model_type %s) is not a model accel can run\n--> hint: accel imports "
                "GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
                "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, Phi3ForCausalLM, Olmo2ForCausalLM, "
-               "Olmo3ForCausalLM, OlmoeForCausalLM, SmolLM3ForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM and "
+               "Olmo3ForCausalLM, OlmoeForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM and "
                "Gemma3ForCausalLM (or Gemma3ForConditionalGeneration's language model)", path,
                arch ? arch : "(none)", mt ? mt : "(none)");
     *arch_out = ai->arch;
@@ -600,6 +601,17 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             }
             if (jbool(root, "use_bidirectional_attention", false))
                 REFUSE("%s: use_bidirectional_attention = true: accel's decoder attends causally", path);
+        }
+        if (!strcmp(ai->arch, "GraniteForCausalLM")) {  /* four scalars on a Llama */
+            static const char *const keys[] = { "embedding_multiplier", "attention_multiplier",
+                                                "residual_multiplier", "logits_scaling" };
+            double *const to[] = { &m->embed_scale, &m->attention_multiplier, &m->residual_multiplier,
+                                   &m->logits_scaling };
+            for (int i = 0; i < 4; i++) {
+                *to[i] = jnum(root, keys[i], 1.0);   /* GraniteConfig's defaults: all 1 */
+                if (!(*to[i] > 0 && *to[i] <= 1e6))
+                    REFUSE("%s: %s = %g: accel needs a number in (0, 1e6]", path, keys[i], *to[i]);
+            }
         }
         if (qwen2_moe) {                /* every token also runs the gated shared expert */
             m->shared_expert_ffn = (int)jint(root, "shared_expert_intermediate_size", 5632);
@@ -1148,13 +1160,15 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool gemma2 = gemma && d.sandwich && !d.qk_norm;
         const bool qwen = !olmo && !gemma && (d.qk_norm || m->attention_bias || d.S);
         const bool nope = m->no_rope_pattern > 0;  /* SmolLM3 (export refuses it with anything else) */
+        const bool granite = m->attention_multiplier > 0 || m->residual_multiplier != 1.0 || m->logits_scaling != 1.0;
         const char *arch = gemma3 ? "Gemma3ForCausalLM" : gemma2 ? "Gemma2ForCausalLM" : gemma ? "GemmaForCausalLM"
-                         : nope ? "SmolLM3ForCausalLM"
+                         : granite ? "GraniteForCausalLM" : nope ? "SmolLM3ForCausalLM"
                          : olmo ? (d.E ? "OlmoeForCausalLM" : olmo3 ? "Olmo3ForCausalLM" : "Olmo2ForCausalLM")
                          : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias ? "Qwen2ForCausalLM"
                          : window ? "MistralForCausalLM" : "LlamaForCausalLM";
-        const char *type = gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : nope ? "smollm3"
+        const char *type = gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? "granite"
+                         : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
                          : d.E ? (d.S ? "qwen2_moe" : d.qk_norm ? "qwen3_moe" : "mixtral")
                          : d.qk_norm ? "qwen3" : m->attention_bias ? "qwen2" : window ? "mistral" : "llama";
@@ -1204,6 +1218,13 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             json_object_set_new(j, "final_logit_softcapping",
                                 m->logit_softcap > 0 ? json_real(m->logit_softcap) : json_null());
             if (gemma3) json_object_set_new(j, "use_bidirectional_attention", json_false());
+        }
+        if (j && granite) {             /* Granite's four scalars (its attention_multiplier is the scale) */
+            json_object_set_new(j, "embedding_multiplier", json_real(m->embed_scale));
+            json_object_set_new(j, "attention_multiplier",
+                                json_real(m->attention_multiplier > 0 ? m->attention_multiplier : 1.0 / sqrt((double)d.hs)));
+            json_object_set_new(j, "residual_multiplier", json_real(m->residual_multiplier));
+            json_object_set_new(j, "logits_scaling", json_real(m->logits_scaling));
         }
         if (j && nope) {                /* which layers have RoPE (1) and which not (0) */
             json_t *has = json_array();
@@ -1381,8 +1402,16 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     const bool llama = !strcmp(m->name, "llama"), sandwich = !strcmp(m->norm_position, "both");
     const bool geglu = !strcmp(m->activation, "gelu_tanh");
     const bool caps = m->attention_softcap > 0 || m->logit_softcap > 0;
-    const bool gemma_keys = m->norm_unit_offset || geglu || m->embed_scale != 1.0 || sandwich ||
+    const bool granite_keys = m->attention_multiplier > 0 || m->residual_multiplier != 1.0 || m->logits_scaling != 1.0;
+    const bool gemma_keys = m->norm_unit_offset || geglu || (m->embed_scale != 1.0 && !granite_keys) || sandwich ||
                             m->query_pre_attn_scalar || m->sliding_rope_theta || caps;
+    if (llama && granite_keys && (gemma_keys || m->qk_norm || m->attention_bias || m->experts || m->no_rope_pattern ||
+                                  post || m->sliding_window)) {
+        ACCEL_ERROR("export --format hf: model.attention_multiplier, model.residual_multiplier or "
+                    "model.logits_scaling with other than Llama's blocks have no Hugging Face counterpart "
+                    "(GraniteForCausalLM: Llama's blocks, no window, q/k norms, biases or experts)");
+        return ACCEL_ERR_UNSUPPORTED;
+    }
     const bool gemma_blocks = m->norm_unit_offset && geglu && (float)m->embed_scale == (float)sqrt((double)m->width) &&
                               !m->attention_bias && !m->experts && !m->no_rope_pattern && !qk_all && !post;
     const bool gemma3 = gemma_blocks && sandwich && m->qk_norm;

@@ -103,6 +103,8 @@ typedef struct {
     float embed_scale;              /* model.embed_scale */
     float att_scale;                /* attention scores' scale: 1/sqrt(hs or query_pre_attn_scalar) */
     float att_cap, logit_cap;       /* model.attention_softcap, model.logit_softcap (0: none) */
+    float res_mult;                 /* model.residual_multiplier (1: none) */
+    float logits_div;               /* model.logits_scaling (1: none) */
     float *capt;                    /* [T, T] attention_softcap: tanh of one (sample, head)'s scores
                                      * in the backward pass; logit_softcap: [V] one row's */
     float *rope_cos, *rope_sin;     /* [T, hs/2] */
@@ -221,6 +223,9 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->sliding_rope_theta != 0.0) key = "model.sliding_rope_theta";
     else if (c->attention_softcap != 0.0) key = "model.attention_softcap";
     else if (c->logit_softcap != 0.0) key = "model.logit_softcap";
+    else if (c->attention_multiplier != 0.0) key = "model.attention_multiplier";
+    else if (c->residual_multiplier != 1.0) key = "model.residual_multiplier";
+    else if (c->logits_scaling != 1.0) key = "model.logits_scaling";
     else if (strcmp(c->qk_norm_scope, "head")) key = "model.qk_norm_scope";
     else if (strcmp(c->norm_position, "pre")) key = "model.norm_position";
     else if (c->experts) key = "model.experts";
@@ -395,6 +400,12 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
         else if (c->experts && (!strcmp(c->norm_position, "both") || strcmp(c->activation, "silu")))
             bad = "model.experts", why = "are SwiGLU experts with norms before or after them, not with "
                                          "model.norm_position=both or another model.activation";
+        else if (c->attention_multiplier != 0.0 && c->query_pre_attn_scalar)
+            bad = "model.attention_multiplier", why = "and model.query_pre_attn_scalar both set the score "
+                                                      "scale: set one";
+        else if (c->residual_multiplier != 1.0 && (strcmp(c->norm_position, "pre") || c->experts))
+            bad = "model.residual_multiplier", why = "scales the sublayers of pre-norm blocks with a dense MLP "
+                                                     "(Granite's), not model.norm_position=post|both or experts";
         else if (c->shared_expert_ffn && !c->experts)
             bad = "model.shared_expert_ffn", why = "needs model.experts (a shared expert sits beside "
                                                    "routed ones)";
@@ -452,7 +463,10 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
     m->norm_offset = llama && c->norm_unit_offset;
     m->offw_len = (size_t)(m->C > m->QW ? m->C : m->QW);
     m->embed_scale = llama ? (float)c->embed_scale : 1.0f;
-    m->att_scale = 1.0f / sqrtf((float)(llama && c->query_pre_attn_scalar ? c->query_pre_attn_scalar : m->hs));
+    m->att_scale = llama && c->attention_multiplier > 0 ? (float)c->attention_multiplier
+                 : 1.0f / sqrtf((float)(llama && c->query_pre_attn_scalar ? c->query_pre_attn_scalar : m->hs));
+    m->res_mult = llama ? (float)c->residual_multiplier : 1.0f;
+    m->logits_div = llama ? (float)c->logits_scaling : 1.0f;
     m->att_cap = llama ? (float)c->attention_softcap : 0.0f;
     m->logit_cap = llama ? (float)c->logit_softcap : 0.0f;
     m->window = llama && c->sliding_window < c->context ? c->sliding_window : 0;
@@ -657,7 +671,8 @@ static size_t activation_floats(const gpt_t *m, size_t B)
            PIECE(BT * (size_t)m->FIN) + PIECE(m->arch.swiglu ? BT * (size_t)m->F : 0) +
            2 * PIECE(T * T) + 2 * PIECE((size_t)m->hs * T) + PIECE(2 * T * (size_t)m->hs) +
            PIECE(m->moe.E ? accel_moe_scratch_floats(&m->moe, BT) : 0) +
-           PIECE(m->arch.post_norm || m->arch.sandwich ? BT * C : 0) + PIECE(cap_floats(m));
+           PIECE(m->arch.post_norm || m->arch.sandwich || m->res_mult != 1.0f ? BT * C : 0) +
+           PIECE(cap_floats(m));
 }
 
 static size_t activation_bytes(const accel_config_t *cfg, bool llama, int micro_batch)
@@ -761,7 +776,7 @@ static accel_status_t reserve(gpt_t *m, int B)
     TAKE(m->dkv, 2 * T * (size_t)m->hs);
     TAKE(m->dqk, (size_t)m->QKN);
     TAKE(m->dmoe, m->moe.E ? accel_moe_scratch_floats(&m->moe, BT) : 0);
-    TAKE(m->dpost, m->arch.post_norm || m->arch.sandwich ? BT * C : 0);
+    TAKE(m->dpost, m->arch.post_norm || m->arch.sandwich || m->res_mult != 1.0f ? BT * C : 0);
     TAKE(m->capt, cap_floats(m));
 #undef TAKE
     m->capacity = B;
@@ -1263,7 +1278,7 @@ static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel
         return ACCEL_OK;
     }
     start_rows(a->res2 + o, PARAM_OPT(k->projb), res + o, R, C);      /* residual + bias + proj */
-    GEMM(false, true, (int)R, C, m->QW, 1.0f, a->atty + (size_t)p0 * m->QW, m->QW, PARAM(k->projw),
+    GEMM(false, true, (int)R, C, m->QW, m->res_mult, a->atty + (size_t)p0 * m->QW, m->QW, PARAM(k->projw),
          m->QW, 1.0f, a->res2 + o, C);
     return ACCEL_OK;
 }
@@ -1334,7 +1349,7 @@ static accel_status_t block_mlp(gpt_t *m, const accel_layout_t *layout, const fl
     }
     if (!output) return ACCEL_OK;
     start_rows(a->res3 + o, PARAM_OPT(k->fcpb), a->res2 + o, R, C);
-    GEMM(false, true, (int)R, C, F, 1.0f, hid, F, PARAM(k->fcpw), F, 1.0f, a->res3 + o, C);
+    GEMM(false, true, (int)R, C, F, m->res_mult, hid, F, PARAM(k->fcpw), F, 1.0f, a->res3 + o, C);
     return ACCEL_OK;
 }
 
@@ -1418,6 +1433,7 @@ static accel_status_t head_loss(gpt_t *m, const accel_layout_t *layout, const fl
             }
             int32_t y = tokens[(size_t)b * stride + t + 1];
             float *th = dscale != 0.0f ? m->capt : NULL;    /* tanh, for the cap's derivative */
+            if (m->logits_div != 1.0f) for (int v = 0; v < V; v++) z[v] /= m->logits_div;
             if (m->logit_cap > 0) soft_cap(z, V, m->logit_cap, th);
             float zy = z[y];
             float lse = accel_cpu_softmax(z, z, V);
@@ -1426,6 +1442,7 @@ static accel_status_t head_loss(gpt_t *m, const accel_layout_t *layout, const fl
                 for (int v = 0; v < V; v++) z[v] *= g;
                 z[y] -= g;
                 for (int v = 0; m->logit_cap > 0 && v < V; v++) z[v] *= 1.0f - th[v] * th[v];
+                for (int v = 0; m->logits_div != 1.0f && v < V; v++) z[v] /= m->logits_div;
             }
         }
         acc /= T;
@@ -1438,6 +1455,15 @@ static accel_status_t head_loss(gpt_t *m, const accel_layout_t *layout, const fl
 
 /* Backward of the MLP of block k: dout (d of its output) into m->dc (d of its input `in`: ln2, or
  * with post_norm res2). */
+/* d(a pre-norm sublayer's output): m->dres, or with model.residual_multiplier r (Granite) r m->dres
+ * in the m->dpost scratch. */
+static const float *sublayer_grad(gpt_t *m, size_t rows)
+{
+    if (m->res_mult == 1.0f) return m->dres;
+    for (size_t i = 0; i < rows * (size_t)m->C; i++) m->dpost[i] = m->res_mult * m->dres[i];
+    return m->dpost;
+}
+
 /* post_norm's norm backward: m->dres (d of y = res + norm(x)) into m->dpost = d(x), adding the
  * weights' gradient to dw (x: the sublayer's output, kept by the forward pass). */
 static void post_norm_backward(gpt_t *m, const float *x, const float *rstd, const float *w, float *dw,
@@ -1532,7 +1558,7 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
             ACCEL_CHECK(mlp_backward(m, k, a, layout, params, grads, hb, bt, m->dpost, a->res2));
             add_to(m->dres, m->dc, BT * (size_t)C);
         } else {
-            ACCEL_CHECK(mlp_backward(m, k, a, layout, params, grads, hb, bt, m->dres, a->ln2));
+            ACCEL_CHECK(mlp_backward(m, k, a, layout, params, grads, hb, bt, sublayer_grad(m, BT), a->ln2));
             norm_backward(m, m->dres, GRAD(k->ln2w), GRAD_OPT(k->ln2b), m->dc, a->res2, a->ln2_mean,
                           a->ln2_rstd, PARAM(k->ln2w), BT);
         }
@@ -1541,7 +1567,7 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
          * res2 = res_in + post_norm1(attn(rope(norm1(res_in) qkv^T)) proj^T)) */
         if (post) post_norm_backward(m, a->ln1, a->ln1_rstd, PARAM(k->ln1w), GRAD(k->ln1w), BT);
         if (sandwich) post_norm_backward(m, a->pn1, a->pn1_rstd, PARAM(k->pn1w), GRAD(k->pn1w), BT);
-        const float *dproj = post || sandwich ? m->dpost : m->dres;
+        const float *dproj = post || sandwich ? m->dpost : sublayer_grad(m, BT);
         GEMM(false, false, bt, m->QW, C, 1.0f, dproj, C, PARAM(k->projw), m->QW, 0.0f, m->dc, m->QW);
         GEMM(true, false, C, m->QW, bt, 1.0f, dproj, C, a->atty, m->QW, 1.0f, GRAD(k->projw), m->QW);
         if (k->projb >= 0) accel_cpu_colsum_add(GRAD(k->projb), dproj, BT, C);
@@ -1727,8 +1753,11 @@ static accel_status_t infer(gpt_t *m, const accel_layout_t *layout, const float 
     accel_status_t st = accel_gemm_cpu(&m->gemm, false, true, ntokens - first, m->V, m->C, 1.0f,
                                        fw.lnf + (size_t)first * m->C, m->C, PARAM(m->head), m->C,
                                        0.0f, out_logits, m->V);
-    for (int t = first; st == ACCEL_OK && m->logit_cap > 0 && t < ntokens; t++)
-        soft_cap(out_logits + (size_t)(t - first) * m->V, m->V, m->logit_cap, NULL);
+    for (int t = first; st == ACCEL_OK && (m->logit_cap > 0 || m->logits_div != 1.0f) && t < ntokens; t++) {
+        float *z = out_logits + (size_t)(t - first) * m->V;
+        for (int v = 0; m->logits_div != 1.0f && v < m->V; v++) z[v] /= m->logits_div;
+        if (m->logit_cap > 0) soft_cap(z, m->V, m->logit_cap, NULL);
+    }
     accel_batch_layer_release(&hb, h);
     return st;
 }

@@ -183,7 +183,10 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                       : strcmp(mc->activation, "silu") ? "model.activation"
                       : mc->query_pre_attn_scalar ? "model.query_pre_attn_scalar"
                       : mc->attention_softcap > 0 ? "model.attention_softcap"
-                      : mc->logit_softcap > 0 ? "model.logit_softcap" : NULL;
+                      : mc->logit_softcap > 0 ? "model.logit_softcap"
+                      : mc->attention_multiplier > 0 ? "model.attention_multiplier"
+                      : mc->residual_multiplier != 1.0 ? "model.residual_multiplier"
+                      : mc->logits_scaling != 1.0 ? "model.logits_scaling" : NULL;
     if (!strcmp(mc->name, "llama") && gemma) {
         snprintf(why, whylen, "device=cuda: %s: the GPU engine has Llama's and Qwen3's blocks only (the CPU "
                  "decoder trains Gemma's)\n--> hint: use device=cpu for this model", gemma);

@@ -1153,8 +1153,11 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
          * the GPT-2 vocabulary and out of range for any smaller one. */
         if (bos_id < 0 && eos_id < 0 && m->vocab == 50257) bos_id = eos_id = 50256;
     } else {
-        /* Qwen3: q/k norms (and never biases: export refuses both); Qwen2: q, k, v biases; with
-         * experts, Qwen3-MoE (q/k norms) or Mixtral. */
+        /* The family from the building blocks (accel_hf_export refused the combinations none
+         * has): Gemma's 1 + weight norms (Gemma 3: four a block with q/k norms, Gemma 2: four
+         * without, Gemma 1: two), Granite's scalars, SmolLM3's NoPE layers, OLMo's whole-projection
+         * q/k norms, experts (Qwen2-MoE: a shared expert, Qwen3-MoE: q/k norms, else Mixtral),
+         * Qwen3's q/k norms, Qwen2's q, k, v biases, Mistral's window, else Llama. */
         const bool olmo = d.qk_all, window = m->sliding_window > 0, olmo3 = olmo && window;
         const bool gemma = m->norm_unit_offset, gemma3 = gemma && d.sandwich && d.qk_norm;  /* checked alike */
         const bool gemma2 = gemma && d.sandwich && !d.qk_norm;

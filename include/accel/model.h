@@ -81,8 +81,9 @@ typedef struct {
 } accel_model_t;
 
 /* Plugins set .abi = ACCEL_MODEL_ABI; accel refuses a plugin built against another version of this
- * interface instead of crashing in it. */
-#define ACCEL_MODEL_ABI 5
+ * interface instead of crashing in it. ABI 6: accel_config_t (which create() reads) grew the model
+ * keys of OLMo 3, SmolLM3, Granite and Gemma in its middle, moving every field after them. */
+#define ACCEL_MODEL_ABI 6
 
 struct accel_model_ops {
     unsigned abi;                   /* ACCEL_MODEL_ABI */

@@ -1432,21 +1432,22 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                     m->qk_norm ? "true" : "false", (double)(float)sqrt((double)m->width));
         return ACCEL_ERR_UNSUPPORTED;
     }
-    /* Where each layer's window and RoPE go: OLMo 3, Gemma 3 and the Qwen family say which layers
-     * slide (layer_types), Mistral and Mixtral slide everywhere; OLMo 3 and Gemma 3 scale the
-     * full-attention layers' RoPE alone, and Gemma 3 has its sliding layers' own theta. */
-    const bool olmo3 = (qk_all && post && m->sliding_window) || gemma3, qwen_like = gemma2;
+    /* Where each layer's window and RoPE go: OLMo 3, Gemma 2/3 and the Qwen family say which
+     * layers slide (layer_types), Mistral, Mixtral and Qwen3-MoE slide everywhere; OLMo 3 and Gemma 3
+     * have a RoPE per layer type (a scaling is the full layers' alone, Gemma 3's sliding layers have
+     * their own theta), every other family one RoPE. */
+    const bool per_type_rope = (qk_all && post && m->sliding_window) || gemma3;
     const bool qwen = !qk_all && !gemma_keys && (m->qk_norm || m->attention_bias || shared) &&
                       !(m->experts && m->qk_norm && !shared);
+    const bool layer_types = per_type_rope || gemma2 || qwen;
     if (llama && m->sliding_window &&
-        ((m->sliding_window_pattern && !olmo3 && !qwen && !qwen_like) || (m->sliding_rope_theta && !gemma3) ||
-         (strcmp(m->sliding_rope, "scaled") && strcmp(m->rope_scaling, "none") && !olmo3) ||
-         (olmo3 && !strcmp(m->sliding_rope, "scaled") && strcmp(m->rope_scaling, "none")))) {
+        ((m->sliding_window_pattern && !layer_types) || (m->sliding_rope_theta && !gemma3) ||
+         (strcmp(m->rope_scaling, "none") && (strcmp(m->sliding_rope, "plain") == 0) != per_type_rope))) {
         ACCEL_ERROR("export --format hf: a sliding window with model.sliding_window_pattern=%d, "
                     "model.sliding_rope=%s and model.rope_scaling=%s has no Hugging Face counterpart here (OLMo 3: "
                     "OLMo 2's blocks, any pattern, the sliding layers' RoPE plain; Gemma 3 alike, with its own "
-                    "theta; Qwen2, Qwen3, Qwen2-MoE: any "
-                    "pattern, one RoPE; Mistral, Mixtral, Qwen3-MoE: every layer slides, one RoPE)", m->sliding_window_pattern,
+                    "theta; Gemma 2, Qwen2, Qwen3, Qwen2-MoE: any pattern, one RoPE; Mistral, Mixtral, "
+                    "Qwen3-MoE: every layer slides, one RoPE)", m->sliding_window_pattern,
                     m->sliding_rope, m->rope_scaling);
         return ACCEL_ERR_UNSUPPORTED;
     }

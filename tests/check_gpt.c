@@ -94,6 +94,11 @@ static bool g_gemma;
 /* g_olmo 1: OLMo 2's blocks (norms after attention and the MLP, q/k norms over the whole
  * projections); 2: OLMoE's q/k norms alone (blocks as Llama's). */
 static int g_olmo;
+/* g_oss: gpt-oss's blocks: attention sinks, an output projection bias, YaRN without truncation,
+ * every 2nd layer full while the others slide, and (with g_moe) biased experts of clamped SwiGLU
+ * with alpha 1.5. Its limit, 100, cuts nothing here: a clamp's kink under a finite difference
+ * would break the check (test_kernels checks the clamps). */
+static bool g_oss;
 
 /* A Llama with every optional part on: grouped-query attention (NH heads, NH/2 kv heads), an untied
  * head, q/k/v biases, Llama-3.1 RoPE scaling with frequencies in all three bands, odd SwiGLU width. */
@@ -139,6 +144,17 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
                                 { "model.attention_softcap", "4" }, { "model.logit_softcap", "3" } };
         for (size_t i = 0; i < sizeof gk / sizeof gk[0]; i++)
             ck_assert_int_eq(accel_config_set(&cfg, gk[i][0], gk[i][1], NULL, 0), ACCEL_OK);
+    }
+    if (g_oss) {
+        const char *ok[][2] = { { "model.attention_sinks", "true" }, { "model.attention_out_bias", "true" },
+                                { "model.rope_scaling", "yarn" }, { "model.rope_factor", "4" },
+                                { "model.rope_original_context", "4" }, { "model.rope_truncate", "false" },
+                                { "model.activation", "clamped_swiglu" }, { "model.swiglu_limit", "100" },
+                                { "model.swiglu_alpha", "1.5" },
+                                { "model.expert_bias", g_moe ? "true" : "false" },
+                                { "model.sliding_window", "3" }, { "model.sliding_window_pattern", "2" } };
+        for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+            ck_assert_int_eq(accel_config_set(&cfg, ok[i][0], ok[i][1], NULL, 0), ACCEL_OK);
     }
     if (g_olmo) {
         cfg.model.qk_norm = true;
@@ -368,7 +384,8 @@ START_TEST(test_gradcheck_llama)
     g_nope = _i == 1 ? 2 : 0;                   /* 1: layer 1 of 2 without RoPE too */
     g_olmo = _i == 6 ? 1 : _i == 7 ? 2 : 0;     /* 6: OLMo 2, 7: OLMoE's q/k norms with experts */
     g_gemma = _i == 8;                          /* 8: Gemma 3 */
-    if (_i == 7) g_moe = 2;                     /* every expert for every token: no routing kinks */
+    g_oss = _i == 9;                            /* 9: gpt-oss, every expert for every token */
+    if (_i == 7 || _i == 9) g_moe = 2;          /* every expert for every token: no routing kinks */
     fd_h = 5e-3;
     fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
     big_init(&f);
@@ -412,7 +429,7 @@ START_TEST(test_gradcheck_llama)
     g_moe = 0;
     g_window = g_pattern = g_nope = 0;
     g_olmo = 0;
-    g_gemma = false;
+    g_gemma = g_oss = false;
 }
 END_TEST
 
@@ -1224,6 +1241,31 @@ START_TEST(test_kernels)
         ck_assert_msg(fabs(ldw[c] - 1 - want_dw[c]) < 1e-5 * (1 + fabs(want_dw[c])), "dw[%d]", c);
         ck_assert_msg(fabs(ldb[c] - 1 - want_db[c]) < 1e-5 * (1 + fabs(want_db[c])), "db[%d]", c);
     }
+    /* gpt-oss's clamped SwiGLU (alpha 1.702, limit 2) against its formula in double on gates and
+     * ups from -3 to 3 (both clamps cut): h = (clamp(u) + 1) min(g, 2) sigmoid(1.702 min(g, 2)),
+     * and its backward against central differences, zero where a clamp holds the value. */
+    enum { GF = 61 };
+    const accel_glu_t oss = { ACCEL_GLU_CLAMPED, 1.702f, 2.0f };
+    float gu[2 * GF], gh[GF], gd[GF], dgu[2 * GF];
+    for (int c = 0; c < GF; c++) {
+        gu[c] = -3.0f + 0.1f * (float)c + 0.013f;  /* gates: none exactly at the limit */
+        gu[GF + c] = 3.0f - 0.1f * (float)c - 0.017f;  /* ups */
+        gd[c] = 1.0f + 0.01f * (float)c;
+    }
+    accel_cpu_glu_forward(&oss, gh, gu, 1, GF);
+    accel_cpu_glu_backward(&oss, dgu, gd, gu, 1, GF);
+#define OSS_H(g, u) ((fmax(fmin((u), 2.0), -2.0) + 1) * fmin((g), 2.0) / (1 + exp(-1.702 * fmin((g), 2.0))))
+    for (int c = 0; c < GF; c++) {
+        const double gv = gu[c], uv = gu[GF + c], e = 1e-4, want = OSS_H(gv, uv);
+        const double dg = gd[c] * (OSS_H(gv + e, uv) - OSS_H(gv - e, uv)) / (2 * e);
+        const double du = gd[c] * (OSS_H(gv, uv + e) - OSS_H(gv, uv - e)) / (2 * e);
+        ck_assert_msg(fabs(gh[c] - want) < 2e-6 * (1 + fabs(want)), "clamped swiglu(%g, %g) = %g, want %g", gv, uv,
+                      gh[c], want);
+        ck_assert_msg(fabs(dgu[c] - dg) < 1e-4 * (1 + fabs(dg)), "d gate at (%g, %g) = %g, want %g", gv, uv, dgu[c], dg);
+        ck_assert_msg(fabs(dgu[GF + c] - du) < 1e-4 * (1 + fabs(du)), "d up at (%g, %g) = %g, want %g", gv, uv,
+                      dgu[GF + c], du);
+    }
+#undef OSS_H
     /* Transpose of a strided block whose sides are not multiples of the 16 x 16 tiles. */
     enum { ROWS = 37, COLS = 19, LD = 23 };
     float src[ROWS * LD], dst[COLS * ROWS];
@@ -1273,7 +1315,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
-    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 9);
+    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 10);
     tcase_add_test(tc, test_sliding_window);
     tcase_add_test(tc, test_experts_aux);
     tcase_add_test(tc, test_kv_cache);

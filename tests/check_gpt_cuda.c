@@ -357,6 +357,18 @@ START_TEST(test_engine_without_gpu)
     snprintf(gemma.model.activation, sizeof gemma.model.activation, "silu");
     ck_assert(!accel_model_runs_on(&gemma, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
     ck_assert_msg(strstr(whynot, "model.norm_position=both") != NULL, "%s", whynot);
+    accel_config_t oss = ll;                          /* gpt-oss's sinks and output bias: the CPU's */
+    oss.model.attention_sinks = true;
+    ck_assert(!accel_model_runs_on(&oss, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
+    ck_assert_msg(strstr(whynot, "model.attention_sinks=true") != NULL, "%s", whynot);
+    oss.model.attention_sinks = false;
+    oss.model.attention_out_bias = true;
+    ck_assert(!accel_model_runs_on(&oss, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
+    ck_assert_msg(strstr(whynot, "model.attention_out_bias=true") != NULL, "%s", whynot);
+    oss.model.attention_out_bias = false;
+    snprintf(oss.model.activation, sizeof oss.model.activation, "clamped_swiglu");
+    ck_assert(!accel_model_runs_on(&oss, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
+    ck_assert_msg(strstr(whynot, "model.activation") != NULL, "%s", whynot);
     accel_config_t olmo = ll;                         /* OLMo 2's blocks: the CPU's */
     snprintf(olmo.model.norm_position, sizeof olmo.model.norm_position, "post");
     ck_assert(!accel_model_runs_on(&olmo, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));

@@ -89,7 +89,7 @@ START_TEST(test_refusals)
         { "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},\"b\":{\"dtype\":\"F32\",\"shape\":[2],"
           "\"data_offsets\":[4,12]}}", 16, ACCEL_ERR_CORRUPT, "overlap" },
         { "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,0]}}", 16, ACCEL_ERR_CORRUPT, "begin <= end" },
-        { "{\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}}", 16, ACCEL_ERR_UNSUPPORTED, "dtype U8" },
+        { "{\"a\":{\"dtype\":\"I64\",\"shape\":[2],\"data_offsets\":[0,16]}}", 16, ACCEL_ERR_UNSUPPORTED, "dtype I64" },
         { "{\"a\":{\"dtype\":\"F32\",\"shape\":[-2],\"data_offsets\":[0,8]}}", 16, ACCEL_ERR_CORRUPT, "not a size" },
         { "{\"a\":", 16, ACCEL_ERR_CORRUPT, "not a JSON object" },
         { "[1,2]", 16, ACCEL_ERR_CORRUPT, "not a JSON object" },
@@ -153,6 +153,11 @@ START_TEST(test_table_matches_models)
     const char *qwen3[] = { "model.name=llama", "model.layers=2", "model.width=32", "model.heads=4",
                             "model.kv_heads=2", "model.head_dim=12", "model.qk_norm=true" };
     same_as_model(qwen3, 7);
+    const char *oss[] = { "model.name=llama", "model.layers=2", "model.width=32", "model.heads=4",
+                          "model.kv_heads=2", "model.attention_bias=true", "model.attention_out_bias=true",
+                          "model.attention_sinks=true", "model.experts=4", "model.expert_bias=true",
+                          "model.activation=clamped_swiglu", "model.tie_embeddings=false" };
+    same_as_model(oss, 12);
 }
 END_TEST
 

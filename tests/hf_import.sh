@@ -3,7 +3,8 @@
 # tests/fixtures/hf/<name>/ (tiny random GPT-2, Llama GQA/untied, Mistral, Qwen2 with biases, Qwen3
 # with q/k norms and head_dim apart from the width, Llama with llama3 RoPE scaling, a sharded save,
 # a bf16 save, the mixtures of experts, Phi-3, OLMo 2, OLMo 3 with its sliding layers, SmolLM3
-# with a layer without RoPE, Granite, Gemma, Gemma 2, Gemma 3, Gemma 3 with a vision tower; made by tests/make_hf_fixtures.sh, which
+# with a layer without RoPE, Granite, Gemma, Gemma 2, Gemma 3, Gemma 3 with a vision tower, gpt-oss
+# dense and with MXFP4 experts; made by tests/make_hf_fixtures.sh, which
 # also recorded transformers' fp32 logits and loss on fixed tokens). No Python here:
 #   1. accel_ckpt import of each fixture; accel's logits equal HF's within 1e-5, the loss within 1e-6
 #      (the imported file, and the fixture directory read directly);
@@ -43,8 +44,9 @@ for dir in "$FIX"/*/; do
     "$CMP" logits "$dir" "$name.dir.logits" || fail "$name: logits from the HF directory differ"
     "$CKPT" export "$name.h5" --format hf --output "$name.hf" > /dev/null || fail "export --format hf of $name"
     # Phi-3's fused tensors go out under Mistral's names, Gemma 3's language model without its
-    # vision tower as Gemma3ForCausalLM: the same model, its logits
-    case $name in phi3) as=MistralForCausalLM ;; gemma3_vl) as=Gemma3ForCausalLM ;; *) as= ;; esac
+    # vision tower as Gemma3ForCausalLM, gpt-oss's MXFP4 experts widened: the same model, its logits
+    case $name in phi3) as=MistralForCausalLM ;; gemma3_vl) as=Gemma3ForCausalLM ;; gpt_oss_mxfp4) as=GptOssForCausalLM ;;
+                  *) as= ;; esac
     if [ -n "$as" ]; then
         grep -q "\"$as\"" "$name.hf/config.json" || fail "$name: not exported as the $as it equals"
         rm -f "$name.hf.logits"
@@ -124,6 +126,19 @@ rm -rf gemma3_vl_inner && cp -r "$FIX/gemma3_vl" gemma3_vl_inner
 perl -pi -e 's/language_model\.model\./model.language_model./g' gemma3_vl_inner/model.safetensors
 same gemma3_vl_inner gemma3_vl
 pass "gemma3, gemma2, granite: transformers' logits need every Gemma part (Gemma 2's soft caps too) and Granite's four scalars; transformers 4's config.json gives the same; Gemma 1's legacy gelu is the tanh one; both namings of Gemma 3's language model beside its vision tower"
+# gpt-oss (sinks, q/k/v/o biases, layer 0 sliding over 4 keys, YaRN without truncation, biased
+# experts of SwiGLU clamped at 1.5): the fixture's logits need each part. The hub's config.json
+# layout (rope_theta and rope_scaling, no layer_types, no swiglu_alpha) gives the same; the MXFP4
+# experts as the hub ships them (gpt_oss_mxfp4, above) read as transformers dequantizes them.
+needs gpt_oss model.attention_sinks=false model.swiglu_limit=100 model.swiglu_alpha=1 model.rope_truncate=true \
+      model.sliding_window_pattern=0
+rm -rf oss_hub && cp -r "$FIX/gpt_oss" oss_hub
+sed -i '/"layer_types": \[/,/\],/d; /"swiglu_alpha"/d; /"rope_parameters": {/,/^  },/c\
+  "rope_theta": 150000.0,\
+  "rope_scaling": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 4, "beta_fast": 32.0, "beta_slow": 1.0, "truncate": false},' oss_hub/config.json
+grep -q 'layer_types\|rope_parameters\|swiglu_alpha' oss_hub/config.json && fail "oss_hub: transformers 5's keys still there"
+same oss_hub gpt_oss
+pass "gpt_oss: transformers' logits need the sinks, the clamp, YaRN untruncated and the sliding layer; the hub's config.json layout gives the same; MXFP4 experts read as transformers dequantizes them"
 # A mixture of experts streamed from disk a block at a time (a 100 KiB budget holds two): the
 # resident run's logits, bit for bit.
 "$GEN" "$FIX/mixtral" -q --max-memory cpu=100KiB,disk=10MiB --score "$FIX/mixtral/tokens.bin" \
@@ -196,7 +211,8 @@ train_case 1 ddp "$FIX/gemma" "$FIX/gemma" gemma_dir_1_ddp
 train_case 2 ddp "$FIX/gemma3_vl" "$FIX/gemma3_vl" gemma3_vl_dir_2_ddp
 train_case 2 zero2 "$FIX/gemma2" "$FIX/gemma2" gemma2_dir_2_zero2
 train_case 2 zero3 "$FIX/granite" "$FIX/granite" granite_dir_2_zero3
-pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3; Qwen3-MoE, Qwen2-MoE, Phi-3, OLMo 2, OLMo 3, SmolLM3, Granite, Gemma, Gemma 2 and Gemma 3 too: Mixtral's fixture adds the load-balancing loss to training)"
+train_case 2 zero3 "$FIX/gpt_oss_mxfp4" "$FIX/gpt_oss_mxfp4" gpt_oss_mxfp4_dir_2_zero3
+pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3; Qwen3-MoE, Qwen2-MoE, Phi-3, OLMo 2, OLMo 3, SmolLM3, Granite, Gemma, Gemma 2, Gemma 3 and gpt-oss in MXFP4 too: Mixtral's fixture adds the load-balancing loss to training)"
 expect_fail "model.layers=3 contradicts train.init_from=$FIX/gpt2, which holds a model with model.layers=2" \
     "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=3 data.path=d.h5
 "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=2 data.path=d.h5 train.global_batch=4 train.steps=1 \
@@ -331,6 +347,15 @@ expect_fail "hidden_activation = gelu: accel's Gemma uses the tanh GELU" "$CKPT"
 bad g3rope gemma3 && sed -i 's/"rope_type": "default"/"rope_type": "yarn"/' g3rope/config.json
 expect_fail "the sliding layers' RoPE (yarn) is neither the full layers' nor plain RoPE" "$CKPT" import g3rope -o x.h5
 expect_fail "layer_types has 4 entries for num_hidden_layers = 3" "$CKPT" import o3len -o x.h5
+bad ossq gpt_oss && sed -i 's/"model_type": "gpt_oss",/"model_type": "gpt_oss", "quantization_config": {"quant_method": "gptq"},/' ossq/config.json
+expect_fail "quantization_config quant_method = gptq: accel reads unquantized weights" "$CKPT" import ossq -o x.h5
+bad ossdense gpt_oss && sed -i 's/"model_type": "gpt_oss",/"model_type": "gpt_oss", "quantization_config": {"quant_method": "mxfp4"},/' ossdense/config.json
+expect_fail "tensor model.layers.0.mlp.experts.gate_up_proj_blocks is missing" "$CKPT" import ossdense -o x.h5
+bad ossscales gpt_oss_mxfp4 && perl -pi -e 's/layers\.1\.mlp\.experts\.down_proj_scales/layers.1.mlp.experts.down_proj_scalez/' ossscales/model.safetensors
+expect_fail "tensor model.layers.1.mlp.experts.down_proj_scales is missing (the scales of model.layers.1.mlp.experts.down_proj_blocks)" \
+    "$CKPT" import ossscales -o x.h5
+bad ossbits gpt_oss_mxfp4 && sed -i 's/"quant_method": "mxfp4"/"quant_method": "fp8"/' ossbits/config.json
+expect_fail "quantization_config quant_method = fp8" "$CKPT" import ossbits -o x.h5
 bad moedense qwen3_moe && sed -i 's/"mlp_only_layers": \[\]/"mlp_only_layers": [1]/' moedense/config.json
 expect_fail "some blocks have a dense MLP, and accel's experts are in every block" "$CKPT" import moedense -o x.h5
 bad moestep qwen3_moe && sed -i 's/"decoder_sparse_step": 1/"decoder_sparse_step": 2/' moestep/config.json
@@ -364,6 +389,13 @@ expect_fail "layers without RoPE (model.no_rope_pattern=2) with q/k norms have n
     { cat geglu.log; fail "training a Llama with GeGLU"; }
 expect_fail "model.activation=gelu_tanh, model.embed_scale=1, model.norm_position=pre, model.qk_norm=false have no Hugging Face counterpart" \
     "$CKPT" export geglu/step-00000001.h5 --format hf --output geglu.hf
+# Sinks on a dense Llama are no gpt-oss (whose MLP is biased experts of clamped SwiGLU): refused.
+(run_mpi 1 "$ACCEL_TRAIN" model.name=llama model.layers=1 model.width=16 model.heads=2 model.context=16 \
+    model.vocab=256 model.attention_sinks=true data.path=synthetic train.steps=1 \
+    train.global_batch=2 train.sample_tokens=0 ckpt.dir=sinks ckpt.every=1 > sinks.log 2>&1) ||
+    { cat sinks.log; fail "training a Llama with attention sinks"; }
+expect_fail "model.attention_sinks=true, model.attention_out_bias=false, model.expert_bias=false, model.activation=silu in this combination have no Hugging Face counterpart" \
+    "$CKPT" export sinks/step-00000001.h5 --format hf --output sinks.hf
 bad topk mixtral && sed -i 's/"num_experts_per_tok": 2/"num_experts_per_tok": 5/' topk/config.json
 expect_fail "4 experts with num_experts_per_tok = 5" "$CKPT" import topk -o x.h5
 bad experts mixtral && sed -i 's/"num_local_experts": 4/"num_local_experts": 3/' experts/config.json

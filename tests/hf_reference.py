@@ -218,6 +218,76 @@ def qwen2_moe():
         use_sliding_window=False))
 
 
+def gpt_oss():
+    # gpt-oss: q/k/v/o biases, one learnt sink logit per head (a key without a value in the
+    # softmax), layer 0 sliding over 4 keys and layer 1 full, YaRN on both as gpt-oss's (factor 4
+    # over an original context of 4, beta 32/1, truncate false), 4 experts of 96 with biases, top 2
+    # softmaxed over their own router logits, and a SwiGLU clamped at 1.5 (gpt-oss ships 7) so the
+    # random weights hit it: gate above, up on both sides. gate_up_proj is [E, H, 2I] with gate and
+    # up interleaved along 2I (gate j at 2j, up j at 2j + 1). Width 64 apart from the 4 x 8 heads,
+    # and 64 and 96 inputs to the experts: 2 and 3 MXFP4 blocks of 32 a row in gpt_oss_mxfp4.
+    return tf.GptOssForCausalLM(tf.GptOssConfig(
+        vocab_size=V, hidden_size=64, intermediate_size=96, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=8, num_local_experts=4,
+        num_experts_per_tok=2, sliding_window=4, max_position_embeddings=T,
+        rope_parameters={"rope_type": "yarn", "rope_theta": 150000.0, "factor": 4.0,
+                         "original_max_position_embeddings": 4, "beta_fast": 32.0,
+                         "beta_slow": 1.0, "truncate": False},
+        swiglu_limit=1.5, tie_word_embeddings=False, pad_token_id=0, bos_token_id=None,
+        eos_token_id=1))
+
+
+# e2m1 magnitudes of the codes 0-7; 8-15 are their negatives (transformers' mxfp4.FP4_VALUES).
+FP4 = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])
+
+
+def mxfp4(w):
+    """w [E, rows, K] (K the input dimension, a multiple of 32) in MXFP4 as the hub's gpt-oss
+    stores it: blocks [E, rows, K/32, 16] uint8, two e2m1 codes a byte (the even element in the
+    low nibble), scales [E, rows, K/32] uint8 (the block's power-of-two exponent + 127), and w's
+    values in MXFP4, float32. Rounding: each block of 32 takes the least exponent e with
+    max |w| <= 6 * 2^e (nothing saturates), each value the e2m1 magnitude nearest |w| / 2^e
+    (ties to the smaller) with w's sign."""
+    x = w.astype(np.float64).reshape(*w.shape[:-1], -1, 32)
+    e = np.ceil(np.log2(np.abs(x).max(-1, keepdims=True) / 6.0))
+    assert (np.abs(x) <= 6.0 * 2.0 ** e).all() and (np.abs(e) < 127).all()
+    code = np.abs(np.abs(x[..., None]) / 2.0 ** e[..., None] - FP4).argmin(-1) + 8 * (x < 0)
+    q = np.where(code >= 8, -1.0, 1.0) * FP4[code & 7] * 2.0 ** e
+    blocks = (code[..., 0::2] | code[..., 1::2] << 4).astype(np.uint8)
+    return blocks, (e[..., 0] + 127).astype(np.uint8, order="C"), q.reshape(w.shape).astype(np.float32)
+
+
+def save_mxfp4(model, out):
+    """Rounds model's expert weights to MXFP4 in place (the model scored is that one) and saves it
+    as the hub's openai/gpt-oss-20b: <proj>_blocks and <proj>_scales for gate_up_proj [E, H, 2I]
+    and down_proj [E, I, H] (both quantized along their input dimension: MXFP4 of the transposes,
+    rows 2I and H), the rest (expert biases included) as save_pretrained writes it, float32."""
+    from safetensors.torch import load_file, save_file
+    from transformers.integrations.mxfp4 import convert_moe_packed_tensors
+    packed = {}
+    with torch.no_grad():
+        for n, p in model.named_parameters():
+            if n.endswith(("experts.gate_up_proj", "experts.down_proj")):
+                blocks, scales, q = mxfp4(p.detach().transpose(1, 2).numpy())
+                p.copy_(torch.from_numpy(q).transpose(1, 2))
+                blocks, scales = torch.from_numpy(blocks), torch.from_numpy(scales)
+                packed[n + "_blocks"], packed[n + "_scales"] = blocks, scales
+                # transformers' own dequantizer gives back exactly the values scored.
+                assert torch.equal(convert_moe_packed_tensors(blocks, scales, dtype=torch.float32), p)
+    model.save_pretrained(out, safe_serialization=True)
+    f = os.path.join(out, "model.safetensors")
+    tensors = {n: t for n, t in load_file(f).items() if n + "_blocks" not in packed}
+    save_file({**tensors, **packed}, f, metadata={"format": "pt"})
+    with open(os.path.join(out, "config.json")) as f:
+        config = json.load(f)
+    config["quantization_config"] = {
+        "modules_to_not_convert": ["model.layers.*.self_attn", "model.layers.*.mlp.router",
+                                   "model.embed_tokens", "lm_head"], "quant_method": "mxfp4"}
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
 def routing_margin(model, tokens):
     """The smallest gap between a token's k-th and (k+1)-th router probability over every block:
     a gap near float32 rounding would let accel and transformers route a token differently."""
@@ -271,6 +341,11 @@ CASES = {
     "mixtral": (mixtral, {"score64": True}),
     "qwen3_moe": (qwen3_moe, {"score64": True}),
     "qwen2_moe": (qwen2_moe, {"score64": True}),
+    # Matrices at std 0.15: over a width of 64 the products' scale of the width-16 models at 0.3.
+    "gpt_oss": (gpt_oss, {"score64": True, "std": 0.15, "seed_of": "gpt-oss"}),
+    # gpt_oss's weights (same seed), the experts' saved in MXFP4 as the hub's gpt-oss and scored
+    # as those MXFP4 values, loaded by transformers' own dequantizer.
+    "gpt_oss_mxfp4": (gpt_oss, {"score64": True, "std": 0.15, "mxfp4": True, "seed_of": "gpt-oss"}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
 }
@@ -282,12 +357,14 @@ def main(out_root, names):
     tokens = torch.tensor(rng.integers(0, V, size=T + 1), dtype=torch.long)
     for name in names or CASES:
         make, opts = CASES[name]
-        torch.manual_seed(sum(map(ord, name)))
+        torch.manual_seed(sum(map(ord, opts.get("seed_of", name))))
         model = make().float().eval()
         with torch.no_grad():
             for n, p in model.named_parameters():
                 if p.dim() > 1:
-                    p.normal_(0.0, 0.3)
+                    p.normal_(0.0, opts.get("std", 0.3))
+                elif n.endswith("sinks"):
+                    p.normal_(0.0, 1.0)  # gpt-oss's sink logits: large enough to matter
                 elif "norm" in n or "ln_" in n:
                     p.normal_(1.0, 0.1)
                 else:
@@ -301,7 +378,10 @@ def main(out_root, names):
             os.remove(os.path.join(out, f))
         save = model.to(opts["dtype"]) if "dtype" in opts else model
         kw = {"max_shard_size": opts["max_shard_size"]} if "max_shard_size" in opts else {}
-        save.save_pretrained(out, safe_serialization=True, **kw)
+        if opts.get("mxfp4"):
+            save_mxfp4(model, out)
+        else:
+            save.save_pretrained(out, safe_serialization=True, **kw)
         # The reference is what from_pretrained gives in fp32 from the saved files (a bf16 model
         # cast back in memory would keep bf16-rounded rotary frequencies, unlike a fresh load).
         # MoE models and SmolLM3 are scored in float64 (eager experts: the grouped product takes no
@@ -310,6 +390,8 @@ def main(out_root, names):
         cls = type(model)
         if opts.get("score64"):
             moe = {"experts_implementation": "eager"} if hasattr(model.config, "num_experts_per_tok") else {}
+            if opts.get("mxfp4"):  # transformers' MXFP4 loader, dequantizing (no GPU kernels)
+                moe["quantization_config"] = tf.Mxfp4Config(dequantize=True)
             model = cls.from_pretrained(out, dtype=torch.float64, **moe).eval()
         else:
             model = cls.from_pretrained(out, dtype=torch.float32).eval()

@@ -88,4 +88,12 @@ expect_fail "expected one of silu|gelu_tanh" "$ACCEL_TRAIN" $args model.activati
 expect_fail "model.sliding_rope_theta needs model.sliding_rope=plain" "$ACCEL_TRAIN" $args model.sliding_window=4 model.sliding_rope_theta=100
 expect_fail "model.experts are SwiGLU experts with norms before or after them" "$ACCEL_TRAIN" $args model.experts=4 model.experts_per_token=2 model.norm_position=both
 expect_fail "model.embed_scale" "$ACCEL_TRAIN" $args model.embed_scale=0
+expect_fail "gpt: model.attention_sinks is a llama key" "$ACCEL_TRAIN" model.name=gpt model.attention_sinks=true
+expect_fail "gpt: model.expert_bias is a llama key" "$ACCEL_TRAIN" model.name=gpt model.expert_bias=true
+expect_fail "gpt: model.swiglu_limit is a llama key" "$ACCEL_TRAIN" model.name=gpt model.swiglu_limit=3
+expect_fail "model.expert_bias needs model.experts" "$ACCEL_TRAIN" $args model.expert_bias=true
+expect_fail "model.swiglu_alpha and model.swiglu_limit shape model.activation=clamped_swiglu" "$ACCEL_TRAIN" $args model.swiglu_limit=3
+expect_fail "model.rope_truncate is false, which shapes model.rope_scaling=yarn only" "$ACCEL_TRAIN" $args model.rope_truncate=false
+expect_fail "model.attention_out_bias and model.residual_multiplier together" "$ACCEL_TRAIN" $args model.attention_out_bias=true model.residual_multiplier=0.5
+expect_fail "model.swiglu_limit" "$ACCEL_TRAIN" $args model.activation=clamped_swiglu model.swiglu_limit=0
 pass "llama: impossible configurations refused naming the key"

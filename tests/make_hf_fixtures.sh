@@ -1,6 +1,6 @@
 #!/bin/sh
 # Regenerates the Hugging Face fixtures (tests/fixtures/hf/<name>/) that tests/hf_import.sh imports,
-# runs and exports: tests/hf_reference.py builds twenty-three tiny random models (GPT2LMHeadModel;
+# runs and exports: tests/hf_reference.py builds twenty-five tiny random models (GPT2LMHeadModel;
 # LlamaForCausalLM with GQA and an untied head; MistralForCausalLM, with and without a sliding
 # window; Qwen2ForCausalLM with its q/k/v biases; Qwen3ForCausalLM with q/k norms and head_dim apart
 # from the width, and with YaRN; Llama with llama3 rope_scaling; one saved sharded with
@@ -9,7 +9,9 @@
 # Olmo2ForCausalLM; Olmo3ForCausalLM with every 4th layer full and YaRN on those; SmolLM3ForCausalLM
 # with every 4th layer without RoPE; GraniteForCausalLM with its four scalars; GemmaForCausalLM; Gemma2ForCausalLM with its soft caps;
 # Gemma3ForCausalLM, and the same as the
-# language model of a Gemma3ForConditionalGeneration with a tiny vision tower), saves them with save_pretrained and records HF's fp32 logits and loss on
+# language model of a Gemma3ForConditionalGeneration with a tiny vision tower; GptOssForCausalLM
+# with attention sinks, a sliding layer, YaRN and clamped SwiGLU experts, and the same saved with
+# its experts in MXFP4 as the hub's gpt-oss), saves them with save_pretrained and records HF's fp32 logits and loss on
 # fixed tokens (the mixtures of experts, SmolLM3, Granite and the Gemmas scored in float64).
 #
 # Python is an oracle here, never a dependency of accel: `make check` only reads the committed

@@ -31,7 +31,10 @@ typedef struct {
     int rope_original_context;
     double rope_beta_fast, rope_beta_slow; /* yarn: the ramp's bounds, in rotations */
     double rope_attention_factor;   /* yarn: cos and sin scaled by it; 0 = 0.1 ln(factor) + 1 */
+    bool rope_truncate;             /* yarn: the ramp's bounds rounded to whole dimensions */
     bool attention_bias;            /* model.attention_bias: q, k, v biases (Qwen2) */
+    bool attention_out_bias;        /* model.attention_out_bias: the output projection's (gpt-oss) */
+    bool attention_sinks;           /* model.attention_sinks: a learned sink logit per head (gpt-oss) */
     int head_dim;                   /* model.head_dim: 0 = width / heads */
     bool qk_norm;                   /* model.qk_norm: RMSNorm on each q and k head (Qwen3) */
     int sliding_window;             /* model.sliding_window: keys a token attends to; 0 = all */
@@ -43,7 +46,9 @@ typedef struct {
     char norm_position[8];          /* model.norm_position: pre | post (OLMo 2) | both (Gemma 3) */
     bool norm_unit_offset;          /* model.norm_unit_offset: RMSNorm by 1 + weight (Gemma) */
     double embed_scale;             /* model.embed_scale: token embeddings times this (Gemma) */
-    char activation[16];            /* model.activation: silu | gelu_tanh (Gemma's GeGLU) */
+    char activation[16];            /* model.activation: silu | gelu_tanh (Gemma's GeGLU) |
+                                     * clamped_swiglu (gpt-oss) */
+    double swiglu_alpha, swiglu_limit; /* clamped_swiglu's slope and bound */
     int query_pre_attn_scalar;      /* model.query_pre_attn_scalar: scores / sqrt(this); 0 = hs */
     double attention_softcap;       /* model.attention_softcap: c tanh(score / c); 0 = none (Gemma 2) */
     double logit_softcap;           /* model.logit_softcap: c tanh(logit / c); 0 = none (Gemma 2) */
@@ -56,6 +61,7 @@ typedef struct {
     bool router_norm_topk;          /* model.router_norm_topk: the k weights renormalized to sum 1 */
     double router_aux_loss;         /* model.router_aux_loss: load-balancing loss coefficient */
     int shared_expert_ffn;          /* model.shared_expert_ffn: a shared expert's width (Qwen2-MoE) */
+    bool expert_bias;               /* model.expert_bias: router and expert biases (gpt-oss) */
 } accel_model_config_t;
 
 typedef struct {

@@ -15,7 +15,8 @@
 #define ACCEL_ST_MAX_DIMS 8
 #define ACCEL_ST_HEADER_MAX ((uint64_t)100 << 20)   /* the reference reader's limit: 100 MB */
 
-typedef enum { ACCEL_ST_F32 = 0, ACCEL_ST_BF16, ACCEL_ST_F16 } accel_st_dtype_t;
+/* U8: raw bytes (MXFP4's packed values and scales), read as their values 0..255; never written. */
+typedef enum { ACCEL_ST_F32 = 0, ACCEL_ST_BF16, ACCEL_ST_F16, ACCEL_ST_U8 } accel_st_dtype_t;
 
 typedef struct {
     char *name;
@@ -29,7 +30,7 @@ typedef struct {
 typedef struct accel_st accel_st_t;
 
 /* Open and check a file: header size within the file and ACCEL_ST_HEADER_MAX, valid JSON, every
- * tensor with a known dtype (F32, BF16, F16), shape product x element size == byte length,
+ * tensor with a known dtype (F32, BF16, F16, U8), shape product x element size == byte length,
  * offsets inside the data area, tensors not overlapping. Not logged: err (may be NULL) receives
  * one line naming the file and what is wrong. ACCEL_ERR_NOT_FOUND / ACCEL_ERR_IO (cannot open),
  * ACCEL_ERR_CORRUPT (a bad header), ACCEL_ERR_UNSUPPORTED (another dtype). */
@@ -42,7 +43,7 @@ const accel_st_tensor_t *accel_st_at(const accel_st_t *st, int i);
 const accel_st_tensor_t *accel_st_find(const accel_st_t *st, const char *name);
 /* A "__metadata__" string, or NULL. */
 const char *accel_st_metadata(const accel_st_t *st, const char *key);
-/* Flat elements [begin, end) of t as fp32 (BF16 and F16 widened exactly). */
+/* Flat elements [begin, end) of t as fp32 (BF16, F16 and U8 widened exactly). */
 accel_status_t accel_st_read(const accel_st_t *st, const accel_st_tensor_t *t, uint64_t begin,
                              uint64_t end, float *dst);
 const char *accel_st_dtype_name(accel_st_dtype_t dtype);

@@ -39,74 +39,101 @@ enum { F_GPT = 1, F_LLAMA = 2, F_BLOCK = 4, F_QKVB = 8, F_UNTIED = 16, F_QKNORM 
        F_PRE = 8192,                /* norms before attention and the MLP (all but OLMo 2) */
        F_POST = 16384,              /* OLMo 2's norms after them */
        F_SANDWICH = 32768,          /* Gemma 3's norms before and after them */
-       F_NO_SANDWICH = 65536 };     /* Llama's names where Gemma 3's differ */
+       F_NO_SANDWICH = 65536,       /* Llama's names where Gemma 3's differ */
+       F_OSS = 131072,              /* experts named and laid out as gpt-oss's */
+       F_OBIAS = 262144,            /* the attention output projection's bias (gpt-oss) */
+       F_SINKS = 524288 };          /* attention sinks (gpt-oss) */
+
+/* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
+ * with each expert's gated rows [gate | up]. */
+enum { L_ROWS,                      /* the same order (rows [r0, r1) of the accel tensor) */
+       L_T,                         /* stored [in, out] (GPT-2's Conv1D) */
+       L_EXPERTS,                   /* [E, in, out]: every expert's x @ W (gpt-oss's down_proj) */
+       L_EXPERTS_GLU,               /* ... with gate and up interleaved along out (gate_up_proj) */
+       L_EXPERT_BIAS,               /* [E, n]: accel's [E n] */
+       L_EXPERT_GLU_BIAS,           /* [E, 2F], gate and up interleaved */
+       L_MXFP4,                     /* L_EXPERTS as MXFP4 (gpt-oss on the hub): name_blocks
+                                     * [E, out, in/32, 16] two 4-bit values a byte, name_scales
+                                     * [E, out, in/32] a power of two each, exponent + 127 */
+       L_MXFP4_GLU };               /* L_EXPERTS_GLU as MXFP4 */
 
 typedef struct {
     const char *accel, *hf;         /* "%d" = block index */
     int part;                       /* which rows of the accel tensor (fused q|k|v, gate|up) */
-    bool transpose;                 /* Hugging Face stores it [in, out] (GPT-2 Conv1D) */
+    int layout;                     /* L_*: how the Hugging Face tensor stores them */
     unsigned flags;
 } map_t;
 
 static const map_t g_map[] = {
-    { "wte", "transformer.wte.weight", P_ALL, false, F_GPT },
-    { "wpe", "transformer.wpe.weight", P_ALL, false, F_GPT },
-    { "h.%d.ln1.weight", "transformer.h.%d.ln_1.weight", P_ALL, false, F_GPT | F_BLOCK },
-    { "h.%d.ln1.bias", "transformer.h.%d.ln_1.bias", P_ALL, false, F_GPT | F_BLOCK },
-    { "h.%d.attn.qkv.weight", "transformer.h.%d.attn.c_attn.weight", P_ALL, true, F_GPT | F_BLOCK },
-    { "h.%d.attn.qkv.bias", "transformer.h.%d.attn.c_attn.bias", P_ALL, false, F_GPT | F_BLOCK },
-    { "h.%d.attn.proj.weight", "transformer.h.%d.attn.c_proj.weight", P_ALL, true, F_GPT | F_BLOCK },
-    { "h.%d.attn.proj.bias", "transformer.h.%d.attn.c_proj.bias", P_ALL, false, F_GPT | F_BLOCK },
-    { "h.%d.ln2.weight", "transformer.h.%d.ln_2.weight", P_ALL, false, F_GPT | F_BLOCK },
-    { "h.%d.ln2.bias", "transformer.h.%d.ln_2.bias", P_ALL, false, F_GPT | F_BLOCK },
-    { "h.%d.mlp.fc.weight", "transformer.h.%d.mlp.c_fc.weight", P_ALL, true, F_GPT | F_BLOCK },
-    { "h.%d.mlp.fc.bias", "transformer.h.%d.mlp.c_fc.bias", P_ALL, false, F_GPT | F_BLOCK },
-    { "h.%d.mlp.proj.weight", "transformer.h.%d.mlp.c_proj.weight", P_ALL, true, F_GPT | F_BLOCK },
-    { "h.%d.mlp.proj.bias", "transformer.h.%d.mlp.c_proj.bias", P_ALL, false, F_GPT | F_BLOCK },
-    { "lnf.weight", "transformer.ln_f.weight", P_ALL, false, F_GPT },
-    { "lnf.bias", "transformer.ln_f.bias", P_ALL, false, F_GPT },
+    { "wte", "transformer.wte.weight", P_ALL, L_ROWS, F_GPT },
+    { "wpe", "transformer.wpe.weight", P_ALL, L_ROWS, F_GPT },
+    { "h.%d.ln1.weight", "transformer.h.%d.ln_1.weight", P_ALL, L_ROWS, F_GPT | F_BLOCK },
+    { "h.%d.ln1.bias", "transformer.h.%d.ln_1.bias", P_ALL, L_ROWS, F_GPT | F_BLOCK },
+    { "h.%d.attn.qkv.weight", "transformer.h.%d.attn.c_attn.weight", P_ALL, L_T, F_GPT | F_BLOCK },
+    { "h.%d.attn.qkv.bias", "transformer.h.%d.attn.c_attn.bias", P_ALL, L_ROWS, F_GPT | F_BLOCK },
+    { "h.%d.attn.proj.weight", "transformer.h.%d.attn.c_proj.weight", P_ALL, L_T, F_GPT | F_BLOCK },
+    { "h.%d.attn.proj.bias", "transformer.h.%d.attn.c_proj.bias", P_ALL, L_ROWS, F_GPT | F_BLOCK },
+    { "h.%d.ln2.weight", "transformer.h.%d.ln_2.weight", P_ALL, L_ROWS, F_GPT | F_BLOCK },
+    { "h.%d.ln2.bias", "transformer.h.%d.ln_2.bias", P_ALL, L_ROWS, F_GPT | F_BLOCK },
+    { "h.%d.mlp.fc.weight", "transformer.h.%d.mlp.c_fc.weight", P_ALL, L_T, F_GPT | F_BLOCK },
+    { "h.%d.mlp.fc.bias", "transformer.h.%d.mlp.c_fc.bias", P_ALL, L_ROWS, F_GPT | F_BLOCK },
+    { "h.%d.mlp.proj.weight", "transformer.h.%d.mlp.c_proj.weight", P_ALL, L_T, F_GPT | F_BLOCK },
+    { "h.%d.mlp.proj.bias", "transformer.h.%d.mlp.c_proj.bias", P_ALL, L_ROWS, F_GPT | F_BLOCK },
+    { "lnf.weight", "transformer.ln_f.weight", P_ALL, L_ROWS, F_GPT },
+    { "lnf.bias", "transformer.ln_f.bias", P_ALL, L_ROWS, F_GPT },
 
-    { "wte", "model.embed_tokens.weight", P_ALL, false, F_LLAMA },
-    { "h.%d.norm1.weight", "model.layers.%d.input_layernorm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_PRE },
-    { "h.%d.norm1.weight", "model.layers.%d.post_attention_layernorm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_POST },
-    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.q_proj.weight", P_Q, false, F_LLAMA | F_BLOCK | F_SPLIT },
-    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.k_proj.weight", P_K, false, F_LLAMA | F_BLOCK | F_SPLIT },
-    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.v_proj.weight", P_V, false, F_LLAMA | F_BLOCK | F_SPLIT },
-    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.qkv_proj.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_PHI3 },
-    { "h.%d.attn.qkv.bias", "model.layers.%d.self_attn.q_proj.bias", P_Q, false, F_LLAMA | F_BLOCK | F_QKVB },
-    { "h.%d.attn.qkv.bias", "model.layers.%d.self_attn.k_proj.bias", P_K, false, F_LLAMA | F_BLOCK | F_QKVB },
-    { "h.%d.attn.qkv.bias", "model.layers.%d.self_attn.v_proj.bias", P_V, false, F_LLAMA | F_BLOCK | F_QKVB },
-    { "h.%d.attn.q_norm.weight", "model.layers.%d.self_attn.q_norm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_QKNORM },
-    { "h.%d.attn.k_norm.weight", "model.layers.%d.self_attn.k_norm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_QKNORM },
-    { "h.%d.attn.proj.weight", "model.layers.%d.self_attn.o_proj.weight", P_ALL, false, F_LLAMA | F_BLOCK },
-    { "h.%d.post_norm1.weight", "model.layers.%d.post_attention_layernorm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_SANDWICH },
-    { "h.%d.norm2.weight", "model.layers.%d.post_attention_layernorm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_PRE | F_NO_SANDWICH },
-    { "h.%d.norm2.weight", "model.layers.%d.pre_feedforward_layernorm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_SANDWICH },
-    { "h.%d.norm2.weight", "model.layers.%d.post_feedforward_layernorm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_POST },
-    { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.gate_proj.weight", P_GATE, false, F_LLAMA | F_BLOCK | F_DENSE | F_SPLIT },
-    { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.up_proj.weight", P_UP, false, F_LLAMA | F_BLOCK | F_DENSE | F_SPLIT },
-    { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.gate_up_proj.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_DENSE | F_PHI3 },
-    { "h.%d.mlp.down.weight", "model.layers.%d.mlp.down_proj.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_DENSE },
-    { "h.%d.post_norm2.weight", "model.layers.%d.post_feedforward_layernorm.weight", P_ALL, false, F_LLAMA | F_BLOCK | F_SANDWICH },
+    { "wte", "model.embed_tokens.weight", P_ALL, L_ROWS, F_LLAMA },
+    { "h.%d.norm1.weight", "model.layers.%d.input_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_PRE },
+    { "h.%d.norm1.weight", "model.layers.%d.post_attention_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_POST },
+    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.q_proj.weight", P_Q, L_ROWS, F_LLAMA | F_BLOCK | F_SPLIT },
+    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.k_proj.weight", P_K, L_ROWS, F_LLAMA | F_BLOCK | F_SPLIT },
+    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.v_proj.weight", P_V, L_ROWS, F_LLAMA | F_BLOCK | F_SPLIT },
+    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.qkv_proj.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_PHI3 },
+    { "h.%d.attn.qkv.bias", "model.layers.%d.self_attn.q_proj.bias", P_Q, L_ROWS, F_LLAMA | F_BLOCK | F_QKVB },
+    { "h.%d.attn.qkv.bias", "model.layers.%d.self_attn.k_proj.bias", P_K, L_ROWS, F_LLAMA | F_BLOCK | F_QKVB },
+    { "h.%d.attn.qkv.bias", "model.layers.%d.self_attn.v_proj.bias", P_V, L_ROWS, F_LLAMA | F_BLOCK | F_QKVB },
+    { "h.%d.attn.q_norm.weight", "model.layers.%d.self_attn.q_norm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_QKNORM },
+    { "h.%d.attn.k_norm.weight", "model.layers.%d.self_attn.k_norm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_QKNORM },
+    { "h.%d.attn.proj.weight", "model.layers.%d.self_attn.o_proj.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK },
+    { "h.%d.attn.proj.bias", "model.layers.%d.self_attn.o_proj.bias", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_OBIAS },
+    { "h.%d.attn.sinks", "model.layers.%d.self_attn.sinks", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_SINKS },
+    { "h.%d.post_norm1.weight", "model.layers.%d.post_attention_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_SANDWICH },
+    { "h.%d.norm2.weight", "model.layers.%d.post_attention_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_PRE | F_NO_SANDWICH },
+    { "h.%d.norm2.weight", "model.layers.%d.pre_feedforward_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_SANDWICH },
+    { "h.%d.norm2.weight", "model.layers.%d.post_feedforward_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_POST },
+    { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.gate_proj.weight", P_GATE, L_ROWS, F_LLAMA | F_BLOCK | F_DENSE | F_SPLIT },
+    { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.up_proj.weight", P_UP, L_ROWS, F_LLAMA | F_BLOCK | F_DENSE | F_SPLIT },
+    { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.gate_up_proj.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_DENSE | F_PHI3 },
+    { "h.%d.mlp.down.weight", "model.layers.%d.mlp.down_proj.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_DENSE },
+    { "h.%d.post_norm2.weight", "model.layers.%d.post_feedforward_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_SANDWICH },
     /* Experts: accel stacks them ([E 2F, C] and [E C, F]); the hub's files keep one tensor each. */
 #define MIXTRAL (F_LLAMA | F_BLOCK | F_MIXTRAL)
-    { "h.%d.mlp.router.weight", "model.layers.%d.block_sparse_moe.gate.weight", P_ALL, false, MIXTRAL },
-    { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.block_sparse_moe.experts.%d.w1.weight", P_GATE, false, MIXTRAL | F_EXPERT },
-    { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.block_sparse_moe.experts.%d.w3.weight", P_UP, false, MIXTRAL | F_EXPERT },
-    { "h.%d.mlp.experts.down.weight", "model.layers.%d.block_sparse_moe.experts.%d.w2.weight", P_ALL, false, MIXTRAL | F_EXPERT },
+    { "h.%d.mlp.router.weight", "model.layers.%d.block_sparse_moe.gate.weight", P_ALL, L_ROWS, MIXTRAL },
+    { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.block_sparse_moe.experts.%d.w1.weight", P_GATE, L_ROWS, MIXTRAL | F_EXPERT },
+    { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.block_sparse_moe.experts.%d.w3.weight", P_UP, L_ROWS, MIXTRAL | F_EXPERT },
+    { "h.%d.mlp.experts.down.weight", "model.layers.%d.block_sparse_moe.experts.%d.w2.weight", P_ALL, L_ROWS, MIXTRAL | F_EXPERT },
 #define QWEN_MOE (F_LLAMA | F_BLOCK | F_QWEN_MOE)
-    { "h.%d.mlp.router.weight", "model.layers.%d.mlp.gate.weight", P_ALL, false, QWEN_MOE },
-    { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.mlp.experts.%d.gate_proj.weight", P_GATE, false, QWEN_MOE | F_EXPERT },
-    { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.mlp.experts.%d.up_proj.weight", P_UP, false, QWEN_MOE | F_EXPERT },
-    { "h.%d.mlp.experts.down.weight", "model.layers.%d.mlp.experts.%d.down_proj.weight", P_ALL, false, QWEN_MOE | F_EXPERT },
-    { "h.%d.mlp.shared.gate_up.weight", "model.layers.%d.mlp.shared_expert.gate_proj.weight", P_SHARED_GATE, false, QWEN_MOE | F_SHARED },
-    { "h.%d.mlp.shared.gate_up.weight", "model.layers.%d.mlp.shared_expert.up_proj.weight", P_SHARED_UP, false, QWEN_MOE | F_SHARED },
-    { "h.%d.mlp.shared.down.weight", "model.layers.%d.mlp.shared_expert.down_proj.weight", P_ALL, false, QWEN_MOE | F_SHARED },
-    { "h.%d.mlp.shared_gate.weight", "model.layers.%d.mlp.shared_expert_gate.weight", P_ALL, false, QWEN_MOE | F_SHARED },
+    { "h.%d.mlp.router.weight", "model.layers.%d.mlp.gate.weight", P_ALL, L_ROWS, QWEN_MOE },
+    { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.mlp.experts.%d.gate_proj.weight", P_GATE, L_ROWS, QWEN_MOE | F_EXPERT },
+    { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.mlp.experts.%d.up_proj.weight", P_UP, L_ROWS, QWEN_MOE | F_EXPERT },
+    { "h.%d.mlp.experts.down.weight", "model.layers.%d.mlp.experts.%d.down_proj.weight", P_ALL, L_ROWS, QWEN_MOE | F_EXPERT },
+    { "h.%d.mlp.shared.gate_up.weight", "model.layers.%d.mlp.shared_expert.gate_proj.weight", P_SHARED_GATE, L_ROWS, QWEN_MOE | F_SHARED },
+    { "h.%d.mlp.shared.gate_up.weight", "model.layers.%d.mlp.shared_expert.up_proj.weight", P_SHARED_UP, L_ROWS, QWEN_MOE | F_SHARED },
+    { "h.%d.mlp.shared.down.weight", "model.layers.%d.mlp.shared_expert.down_proj.weight", P_ALL, L_ROWS, QWEN_MOE | F_SHARED },
+    { "h.%d.mlp.shared_gate.weight", "model.layers.%d.mlp.shared_expert_gate.weight", P_ALL, L_ROWS, QWEN_MOE | F_SHARED },
+    /* gpt-oss: every expert in one tensor [E, in, out] (x @ W), gate and up interleaved */
+#define OSS (F_LLAMA | F_BLOCK | F_OSS)
+    { "h.%d.mlp.router.weight", "model.layers.%d.mlp.router.weight", P_ALL, L_ROWS, OSS },
+    { "h.%d.mlp.router.bias", "model.layers.%d.mlp.router.bias", P_ALL, L_ROWS, OSS },
+    { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.mlp.experts.gate_up_proj", P_ALL, L_EXPERTS_GLU, OSS },
+    { "h.%d.mlp.experts.gate_up.bias", "model.layers.%d.mlp.experts.gate_up_proj_bias", P_ALL, L_EXPERT_GLU_BIAS, OSS },
+    { "h.%d.mlp.experts.down.weight", "model.layers.%d.mlp.experts.down_proj", P_ALL, L_EXPERTS, OSS },
+    { "h.%d.mlp.experts.down.bias", "model.layers.%d.mlp.experts.down_proj_bias", P_ALL, L_EXPERT_BIAS, OSS },
 #undef MIXTRAL
 #undef QWEN_MOE
-    { "normf.weight", "model.norm.weight", P_ALL, false, F_LLAMA },
-    { "lm_head.weight", "lm_head.weight", P_ALL, false, F_LLAMA | F_UNTIED },
+#undef OSS
+    { "normf.weight", "model.norm.weight", P_ALL, L_ROWS, F_LLAMA },
+    { "lm_head.weight", "lm_head.weight", P_ALL, L_ROWS, F_LLAMA | F_UNTIED },
 };
 #define NMAP (sizeof g_map / sizeof g_map[0])
 
@@ -125,6 +152,9 @@ typedef struct {
     bool phi3;                      /* Phi-3's fused names (import only: export writes Llama's) */
     bool qk_all, post;              /* q/k norms over whole projections; norms after sublayers */
     bool sandwich;                  /* norms before and after the sublayers (Gemma 3) */
+    bool obias, sinks;              /* attention output bias, sinks (gpt-oss) */
+    bool oss;                       /* experts as gpt-oss's (with biases) */
+    bool mxfp4;                     /* ... their weights in MXFP4 (import only: export writes fp32/bf16) */
 } dims_t;
 
 /* model.ffn_width = 0 means this width in src/nn/decoder.c (which ckpt may not include). */
@@ -149,6 +179,9 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.qk_all = d.qk_norm && !strcmp(m->qk_norm_scope, "all");
     d.post = d.llama && !strcmp(m->norm_position, "post");
     d.sandwich = d.llama && !strcmp(m->norm_position, "both");
+    d.obias = d.llama && m->attention_out_bias;
+    d.sinks = d.llama && m->attention_sinks;
+    d.oss = d.E && m->expert_bias;
     return d;
 }
 
@@ -159,8 +192,11 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_UNTIED) && d->tied) return false;
     if ((e->flags & F_QKNORM) && !d->qk_norm) return false;
     if ((e->flags & F_DENSE) && d->E) return false;
-    if ((e->flags & F_MIXTRAL) && !(d->E && !d->qk_norm && !d->S)) return false;
-    if ((e->flags & F_QWEN_MOE) && !(d->E && (d->qk_norm || d->S))) return false;
+    if ((e->flags & F_MIXTRAL) && !(d->E && !d->qk_norm && !d->S && !d->oss)) return false;
+    if ((e->flags & F_QWEN_MOE) && !(d->E && (d->qk_norm || d->S) && !d->oss)) return false;
+    if ((e->flags & F_OSS) && !d->oss) return false;
+    if ((e->flags & F_OBIAS) && !d->obias) return false;
+    if ((e->flags & F_SINKS) && !d->sinks) return false;
     if ((e->flags & F_SHARED) && !d->S) return false;
     if ((e->flags & F_SPLIT) && d->phi3) return false;
     if ((e->flags & F_PHI3) && !d->phi3) return false;
@@ -184,7 +220,10 @@ static void accel_shape(const dims_t *d, const char *pattern, int *ndim, uint64_
     else if (!strncmp(p, "attn.qkv.", 9)) rows = QKV;
     else if (!strncmp(p, "mlp.fc.", 7) || !strncmp(p, "mlp.gate_up.", 12)) rows = FIN;
     else if (!strcmp(p, "mlp.proj.weight") || !strcmp(p, "mlp.down.weight")) cols = F;
-    else if (!strcmp(p, "mlp.router.weight")) rows = (uint64_t)d->E;
+    else if (!strcmp(p, "mlp.router.weight") || !strcmp(p, "mlp.router.bias")) rows = (uint64_t)d->E;
+    else if (!strcmp(p, "mlp.experts.gate_up.bias")) rows = (uint64_t)d->E * FIN;
+    else if (!strcmp(p, "mlp.experts.down.bias")) rows = (uint64_t)d->E * C;
+    else if (!strcmp(p, "attn.sinks")) rows = (uint64_t)d->NH;
     else if (!strcmp(p, "mlp.experts.gate_up.weight")) rows = (uint64_t)d->E * FIN;
     else if (!strcmp(p, "mlp.experts.down.weight")) rows = (uint64_t)d->E * C, cols = F;
     else if (!strcmp(p, "mlp.shared.gate_up.weight")) rows = 2 * (uint64_t)d->S;
@@ -197,7 +236,7 @@ static void accel_shape(const dims_t *d, const char *pattern, int *ndim, uint64_
     }
     /* Vectors: biases and norm gains. */
     const bool vec = bias || !strncmp(p, "ln", 2) || !strncmp(p, "norm", 4) || !strncmp(p, "post_norm", 9) ||
-                     strstr(p, "_norm.");
+                     strstr(p, "_norm.") || !strcmp(p, "attn.sinks");
     *ndim = vec ? 1 : 2;
     dims[0] = rows;
     dims[1] = vec ? 0 : cols;
@@ -234,9 +273,34 @@ typedef struct {
     int ndim;                       /* the accel tensor's */
     uint64_t dims[2];
     uint64_t r0, r1;                /* its rows this HF tensor holds */
-    bool transpose;
-    uint64_t hf_dims[2];            /* the HF tensor's shape (ndim the same) */
+    int layout;                     /* L_* */
+    int hf_ndim;
+    uint64_t hf_dims[4];            /* the HF tensor's shape (MXFP4: the blocks') */
 } entry_t;
+
+/* The Hugging Face tensor's shape for x's rows [r0, r1) of its accel tensor. */
+static void hf_shape(const dims_t *d, entry_t *x)
+{
+    const uint64_t rows = x->r1 - x->r0, cols = x->ndim == 2 ? x->dims[1] : 1, E = (uint64_t)d->E;
+    uint64_t *h = x->hf_dims;
+    x->hf_ndim = x->ndim;
+    switch (x->layout) {
+    case L_T: h[0] = cols; h[1] = rows; break;
+    case L_EXPERTS: case L_EXPERTS_GLU:             /* [E, in, out] */
+        x->hf_ndim = 3; h[0] = E; h[1] = cols; h[2] = rows / E; break;
+    case L_MXFP4: case L_MXFP4_GLU:                 /* [E, out, in / 32, 16] */
+        x->hf_ndim = 4; h[0] = E; h[1] = rows / E; h[2] = cols / 32; h[3] = 16; break;
+    case L_EXPERT_BIAS: case L_EXPERT_GLU_BIAS:     /* [E, n] */
+        x->hf_ndim = 2; h[0] = E; h[1] = rows / E; break;
+    default: h[0] = rows; h[1] = cols; break;
+    }
+}
+
+/* An MXFP4 entry's scales: the name with _scales for _blocks. */
+static void scales_name(const entry_t *x, char *name, size_t len)
+{
+    snprintf(name, len, "%.*s_scales", (int)(strlen(x->hf) - strlen("_blocks")), x->hf);
+}
 
 /* Every entry for the model, in accel registration order. *out malloc'ed; returns the count. */
 static int entries_of(const dims_t *d, entry_t **out)
@@ -262,11 +326,12 @@ static int entries_of(const dims_t *d, entry_t **out)
                     snprintf(x->hf, sizeof x->hf, m->hf, l, ex);
                     accel_shape(d, m->accel, &x->ndim, x->dims);
                     part_rows(d, m->part, x->dims[0], ex, experts, &x->r0, &x->r1);
-                    x->transpose = m->transpose;
-                    uint64_t rows = x->r1 - x->r0;
-                    if (x->ndim == 1) x->hf_dims[0] = rows;
-                    else if (x->transpose) { x->hf_dims[0] = x->dims[1]; x->hf_dims[1] = rows; }
-                    else { x->hf_dims[0] = rows; x->hf_dims[1] = x->dims[1]; }
+                    x->layout = m->layout;
+                    if (d->mxfp4 && (x->layout == L_EXPERTS || x->layout == L_EXPERTS_GLU)) {
+                        x->layout = x->layout == L_EXPERTS ? L_MXFP4 : L_MXFP4_GLU;
+                        strncat(x->hf, "_blocks", sizeof x->hf - strlen(x->hf) - 1);
+                    }
+                    hf_shape(d, x);
                 }
             }
     }
@@ -348,23 +413,25 @@ static const arch_info_t g_archs[] = {
     { "Gemma2ForCausalLM", "gemma2", true },
     { "Gemma3ForCausalLM", "gemma3_text", true },
     { "OlmoeForCausalLM", "olmoe", true },
+    { "GptOssForCausalLM", "gpt_oss", true },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
 
-/* The mixture of experts of MixtralForCausalLM, Qwen3MoeForCausalLM or Qwen2MoeForCausalLM (arch)
- * into m: every block sparse (decoder_sparse_step 1, no mlp_only_layers), no router
+/* The mixture of experts of MixtralForCausalLM, Qwen3MoeForCausalLM, Qwen2MoeForCausalLM,
+ * OlmoeForCausalLM or GptOssForCausalLM (arch; gpt-oss's softmax over the top-k logits is the
+ * renormalized top-k of the softmax) into m: every block sparse (decoder_sparse_step 1, no mlp_only_layers), no router
  * jitter; the load-balancing loss is on when transformers would add it (output_router_logits).
  * Qwen2-MoE's shared expert is read by the caller. */
 static accel_status_t translate_experts(json_t *root, const char *path, const char *arch, accel_model_config_t *m,
                                         char *err, size_t errlen)
 {
     const bool qwen3_moe = !strcmp(arch, "Qwen3MoeForCausalLM"), qwen_moe = qwen3_moe || !strcmp(arch, "Qwen2MoeForCausalLM");
-    const bool olmoe = !strcmp(arch, "OlmoeForCausalLM");
+    const bool olmoe = !strcmp(arch, "OlmoeForCausalLM"), oss = !strcmp(arch, "GptOssForCausalLM");
     /* transformers' defaults where a key is missing */
     m->experts = (int)jint(root, (qwen_moe || olmoe) && json_object_get(root, "num_experts") ? "num_experts" : "num_local_experts",
-                           qwen3_moe ? 128 : qwen_moe ? 60 : olmoe ? 64 : 8);
-    m->experts_per_token = (int)jint(root, "num_experts_per_tok", qwen3_moe || olmoe ? 8 : qwen_moe ? 4 : 2);
+                           qwen3_moe || oss ? 128 : qwen_moe ? 60 : olmoe ? 64 : 8);
+    m->experts_per_token = (int)jint(root, "num_experts_per_tok", qwen3_moe || olmoe ? 8 : qwen_moe || oss ? 4 : 2);
     if (m->experts < 1 || m->experts > 4096 || m->experts_per_token < 1 || m->experts_per_token > m->experts)
         REFUSE("%s: %d experts with num_experts_per_tok = %d: accel needs 1..4096 experts and 1..experts per "
                "token", path, m->experts, m->experts_per_token);
@@ -397,7 +464,7 @@ static bool hf_layer_slides(json_t *root, const char *arch, int i)
         return t && !strcmp(t, "sliding_attention");
     }
     if (!strcmp(arch, "Olmo3ForCausalLM")) return (i + 1) % 4 != 0;
-    if (!strcmp(arch, "Gemma2ForCausalLM")) return (i + 1) % 2 != 0;
+    if (!strcmp(arch, "Gemma2ForCausalLM") || !strcmp(arch, "GptOssForCausalLM")) return (i + 1) % 2 != 0;
     if (!strcmp(arch, "Gemma3ForCausalLM")) {
         const long long p = jint(root, "sliding_window_pattern", 6);
         return p > 0 && (i + 1) % p != 0;
@@ -422,9 +489,9 @@ static accel_status_t translate_window(json_t *root, const char *path, const cha
         return ACCEL_OK;
     }
     const bool typed = !strcmp(arch, "Olmo3ForCausalLM") || !strcmp(arch, "Gemma3ForCausalLM") ||
-                       !strcmp(arch, "Gemma2ForCausalLM");
+                       !strcmp(arch, "Gemma2ForCausalLM") || !strcmp(arch, "GptOssForCausalLM");
     if (strncmp(arch, "Qwen", 4) && !typed) return ACCEL_OK;
-    if (typed && !sw) w = 4096;                                     /* their configs' default */
+    if (typed && !sw) w = !strcmp(arch, "GptOssForCausalLM") ? 128 : 4096;  /* their configs' default */
     if (!typed && !jbool(root, "use_sliding_window", false)) w = 0; /* transformers drops it then */
     if (w == 0) return ACCEL_OK;
     if (w < 0 || w > (1 << 24)) REFUSE("%s: sliding_window = %lld: accel needs 1..16777216 (or null)", path, w);
@@ -488,6 +555,23 @@ static accel_status_t translate_nope(json_t *root, const char *path, accel_model
     return ACCEL_OK;
 }
 
+/* quantization_config: none, or gpt-oss's MXFP4 experts (its quant_method as published, the
+ * attention, router, embeddings and head unquantized), which accel widens to fp32 as it reads. */
+static accel_status_t translate_quantization(json_t *root, const char *path, const char *arch, bool *mxfp4,
+                                             char *err, size_t errlen)
+{
+    json_t *q = json_object_get(root, "quantization_config");
+    *mxfp4 = false;
+    if (!q || json_is_null(q)) return ACCEL_OK;
+    const char *method = jstr(q, "quant_method");
+    if (!method || strcmp(method, "mxfp4") || strcmp(arch, "GptOssForCausalLM"))
+        REFUSE("%s: quantization_config quant_method = %s: accel reads unquantized weights (F32, BF16, F16), "
+               "and gpt-oss's MXFP4 experts\n--> hint: import the model's unquantized release", path,
+               method ? method : "(none)");
+    *mxfp4 = true;
+    return ACCEL_OK;
+}
+
 /* config.json (root) into cfg->model; refuses what accel cannot compute. */
 static accel_status_t translate_config(json_t *root, const char *path, accel_config_t *cfg, const char **arch_out,
                                        char *err, size_t errlen)
@@ -503,8 +587,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         REFUSE("%s: architectures = %s (model_type %s) is not a model accel can run\n--> hint: accel imports "
                "GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
                "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, Phi3ForCausalLM, Olmo2ForCausalLM, "
-               "Olmo3ForCausalLM, OlmoeForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM and "
-               "Gemma3ForCausalLM (or Gemma3ForConditionalGeneration's language model)", path,
+               "Olmo3ForCausalLM, OlmoeForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, "
+               "Gemma3ForCausalLM (or Gemma3ForConditionalGeneration's language model) and GptOssForCausalLM", path,
                arch ? arch : "(none)", mt ? mt : "(none)");
     *arch_out = ai->arch;
     accel_model_config_t *m = &cfg->model;
@@ -564,8 +648,9 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool qwen3 = !strcmp(ai->arch, "Qwen3ForCausalLM") || qwen3_moe;
         const bool olmo3 = !strcmp(ai->arch, "Olmo3ForCausalLM");
         const bool olmo2 = !strcmp(ai->arch, "Olmo2ForCausalLM") || olmo3, olmoe = !strcmp(ai->arch, "OlmoeForCausalLM");
+        const bool oss = !strcmp(ai->arch, "GptOssForCausalLM");
         m->qk_norm = qwen3;
-        if (qwen3_moe || qwen2_moe || olmoe || !strcmp(ai->arch, "MixtralForCausalLM")) {
+        if (qwen3_moe || qwen2_moe || olmoe || oss || !strcmp(ai->arch, "MixtralForCausalLM")) {
             accel_status_t st = translate_experts(root, path, ai->arch, m, err, errlen);
             if (st != ACCEL_OK) return st;
         }
@@ -613,6 +698,16 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                     REFUSE("%s: %s = %g: accel needs a number in (0, 1e6]", path, keys[i], *to[i]);
             }
         }
+        if (oss) {                      /* sinks; biased experts of clamped SwiGLU; attention_bias: q, k, v, o */
+            m->attention_sinks = m->expert_bias = true;
+            snprintf(m->activation, sizeof m->activation, "clamped_swiglu");
+            m->swiglu_alpha = jnum(root, "swiglu_alpha", 1.702);
+            m->swiglu_limit = jnum(root, "swiglu_limit", 7.0);
+            if (!(m->swiglu_alpha > 0 && m->swiglu_alpha < 1e6 && m->swiglu_limit > 0 && m->swiglu_limit < 1e9))
+                REFUSE("%s: swiglu_alpha = %g, swiglu_limit = %g: accel needs numbers in (0, 1e6) and (0, 1e9)", path,
+                       m->swiglu_alpha, m->swiglu_limit);
+            m->attention_bias = m->attention_out_bias = jbool(root, "attention_bias", true);
+        }
         if (qwen2_moe) {                /* every token also runs the gated shared expert */
             m->shared_expert_ffn = (int)jint(root, "shared_expert_intermediate_size", 5632);
             if (m->shared_expert_ffn < 1 || m->shared_expert_ffn > (1 << 22))
@@ -626,10 +721,10 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                    ai->arch);
         /* Llama's attention_bias also puts a bias on o_proj, which accel has no place for; Qwen2
          * has biases on q, k, v only (accel's model.attention_bias). */
-        if (!qwen && jbool(root, "attention_bias", false))
+        if (!qwen && !oss && jbool(root, "attention_bias", false))
             REFUSE("%s: attention_bias = true on %s adds an o_proj bias, which accel does not have\n--> hint: "
                    "accel's attention biases are Qwen2's (q, k, v only)", path, ai->arch);
-        m->attention_bias = qwen && jbool(root, "qkv_bias", true);     /* Qwen2-MoE may turn them off */
+        if (!oss) m->attention_bias = qwen && jbool(root, "qkv_bias", true);  /* Qwen2-MoE may turn them off */
         /* transformers' defaults: tied for Qwen2 only when it says so; false for Llama/Mistral;
          * true for Gemma. */
         m->tie_embeddings = jbool(root, "tie_word_embeddings", gemma);
@@ -642,6 +737,11 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
          * (model.sliding_rope, model.sliding_rope_theta: Gemma 3's rope_local_base_freq). */
         json_t *rp = json_object_get(root, "rope_parameters");
         if (!json_is_object(rp)) rp = json_object_get(root, "rope_scaling");
+        json_t *oss_rope = NULL;        /* GptOssConfig's default: YaRN x32 over 4096, theta 150000 */
+        if (oss && !json_is_object(rp))
+            rp = oss_rope = json_pack("{s:s, s:f, s:f, s:f, s:b, s:i, s:f}", "rope_type", "yarn", "factor", 32.0,
+                                      "beta_fast", 32.0, "beta_slow", 1.0, "truncate", 0,
+                                      "original_max_position_embeddings", 4096, "rope_theta", 150000.0);
         double typed_theta = 0;         /* the full layers' theta, when per layer type */
         if (olmo3 || gemma3) {
             const double def_full = olmo3 ? 500000.0 : 1000000.0, def_slide = olmo3 ? 500000.0 : 10000.0;
@@ -669,7 +769,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             }
         }
         m->rope_theta = typed_theta > 0 ? typed_theta
-                      : jnum(root, "rope_theta", json_is_object(rp) ? jnum(rp, "rope_theta", 10000.0) : 10000.0);
+                      : jnum(root, "rope_theta", json_is_object(rp) ? jnum(rp, "rope_theta", oss ? 150000.0 : 10000.0)
+                                                                    : 10000.0);
         const char *rtype = json_is_object(rp) ? (jstr(rp, "rope_type") ? jstr(rp, "rope_type") : jstr(rp, "type")) : NULL;
         if (!rtype || !strcmp(rtype, "default")) {
             snprintf(m->rope_scaling, sizeof m->rope_scaling, "none");
@@ -690,8 +791,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             if ((ms && !json_is_null(ms)) || (msa && !json_is_null(msa)))
                 REFUSE("%s: rope_scaling yarn with mscale / mscale_all_dim (DeepSeek's): accel's YaRN takes "
                        "attention_factor or 0.1 ln(factor) + 1", path);
-            if (!jbool(rp, "truncate", true))
-                REFUSE("%s: rope_scaling yarn with truncate = false: accel rounds YaRN's ramp bounds outwards", path);
+            m->rope_truncate = jbool(rp, "truncate", true);
         } else if (!strcmp(rtype, "linear")) {
             snprintf(m->rope_scaling, sizeof m->rope_scaling, "linear");
             m->rope_factor = jnum(rp, "factor", 1.0);
@@ -701,6 +801,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         }
         /* Phi-3-mini-class models turn only part of each head (rope_parameters or the top level) */
         const double partial = jnum(root, "partial_rotary_factor", json_is_object(rp) ? jnum(rp, "partial_rotary_factor", 1.0) : 1.0);
+        json_decref(oss_rope);
         if (partial != 1.0)
             REFUSE("%s: partial_rotary_factor = %g: accel's RoPE turns every value of a head", path, partial);
         if (m->kv_heads == m->heads) m->kv_heads = 0;
@@ -726,6 +827,7 @@ struct accel_hf {
     accel_hf_tensor_t *t;
     int nt;
     bool multimodal;                /* Gemma3ForConditionalGeneration: its language model only */
+    bool mxfp4;                     /* experts in MXFP4 (gpt-oss as published) */
     char head_name[96];             /* the LM head's tensor name in the files */
 };
 
@@ -882,6 +984,54 @@ static bool is_vision_tensor(const char *name)
     return false;
 }
 
+/* "[a, b, c]" of a shape. */
+static void shape_text(char *buf, size_t len, int ndim, const uint64_t *dims)
+{
+    size_t n = (size_t)snprintf(buf, len, "[");
+    for (int k = 0; k < ndim && n < len; k++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%llu", k ? ", " : "", (unsigned long long)dims[k]);
+    if (n < len) snprintf(buf + n, len - n, "]");
+}
+
+/* The file's tensor t for entry x: the shape config.json gives it, and a dtype of its kind (MXFP4's
+ * blocks and scales U8, with the scales beside them; weights F32, BF16 or F16). */
+static accel_status_t check_entry(accel_hf_t *hf, const entry_t *x, const accel_st_tensor_t *t, char *err,
+                                  size_t errlen)
+{
+    char have[96], want[96];
+    bool same = t->ndim == x->hf_ndim;
+    for (int k = 0; same && k < t->ndim; k++) same = t->dims[k] == x->hf_dims[k];
+    if (!same) {
+        shape_text(have, sizeof have, t->ndim, t->dims);
+        shape_text(want, sizeof want, x->hf_ndim, x->hf_dims);
+        accel_errf(err, errlen, "%s: tensor %s has shape %s, but config.json gives %s", hf->dir, x->hf, have, want);
+        return ACCEL_ERR_SHAPE;
+    }
+    const bool mxfp4 = x->layout == L_MXFP4 || x->layout == L_MXFP4_GLU;
+    if (mxfp4 != (t->dtype == ACCEL_ST_U8)) {
+        accel_errf(err, errlen, "%s: tensor %s is %s, where accel reads %s", hf->dir, x->hf,
+                   accel_st_dtype_name(t->dtype), mxfp4 ? "MXFP4's packed bytes (U8)" : "weights (F32, BF16 or F16)");
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    if (!mxfp4) return ACCEL_OK;
+    char name[ACCEL_HF_NAME_MAX + 8];
+    scales_name(x, name, sizeof name);
+    const accel_st_tensor_t *sc = find_tensor(hf, name, NULL);
+    if (!sc) {
+        accel_errf(err, errlen, "%s: tensor %s is missing (the scales of %s)", hf->dir, name, x->hf);
+        return ACCEL_ERR_NOT_FOUND;
+    }
+    if (sc->ndim != 3 || sc->dims[0] != x->hf_dims[0] || sc->dims[1] != x->hf_dims[1] || sc->dims[2] != x->hf_dims[2] ||
+        sc->dtype != ACCEL_ST_U8) {
+        shape_text(have, sizeof have, sc->ndim, sc->dims);
+        shape_text(want, sizeof want, 3, x->hf_dims);
+        accel_errf(err, errlen, "%s: tensor %s is %s %s, but its blocks %s need U8 %s", hf->dir, name,
+                   accel_st_dtype_name(sc->dtype), have, x->hf, want);
+        return ACCEL_ERR_SHAPE;
+    }
+    return ACCEL_OK;
+}
+
 accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size_t errlen)
 {
     *out = NULL;
@@ -933,6 +1083,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
         hf->multimodal = true;
     }
     st = translate_config(root, p, &hf->cfg, &hf->arch, err, errlen);
+    if (st == ACCEL_OK) st = translate_quantization(root, p, hf->arch, &hf->mxfp4, err, errlen);
     json_decref(root);
     if (st != ACCEL_OK) goto fail;
     if (hf->multimodal) hf->arch = "Gemma3ForConditionalGeneration";
@@ -956,6 +1107,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     if (st != ACCEL_OK) goto fail;
     dims_t d = dims_of(&hf->cfg.model);
     d.phi3 = !strcmp(hf->arch, "Phi3ForCausalLM");
+    d.mxfp4 = hf->mxfp4;
     hf->ne = entries_of(&d, &hf->e);
     hf->nt = accel_hf_accel_tensors(&hf->cfg.model, &hf->t);
     if (hf->ne < 0 || hf->nt < 0) { st = ACCEL_ERR_NOMEM; goto fail; }
@@ -971,20 +1123,8 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
             st = ACCEL_ERR_NOT_FOUND;
             goto fail;
         }
-        bool same = t->ndim == x->ndim && t->dims[0] == x->hf_dims[0] && (x->ndim == 1 || t->dims[1] == x->hf_dims[1]);
-        if (!same) {
-            char have[96] = "", want[96];
-            size_t n = 0;
-            for (int k = 0; k < t->ndim && n < sizeof have; k++)
-                n += (size_t)snprintf(have + n, sizeof have - n, "%s%llu", k ? ", " : "", (unsigned long long)t->dims[k]);
-            if (x->ndim == 1) snprintf(want, sizeof want, "%llu", (unsigned long long)x->hf_dims[0]);
-            else snprintf(want, sizeof want, "%llu, %llu", (unsigned long long)x->hf_dims[0],
-                          (unsigned long long)x->hf_dims[1]);
-            accel_errf(err, errlen, "%s: tensor %s has shape [%s], but config.json gives [%s]", hf->dir, x->hf,
-                    have, want);
-            st = ACCEL_ERR_SHAPE;
-            goto fail;
-        }
+        st = check_entry(hf, x, t, err, errlen);
+        if (st != ACCEL_OK) goto fail;
     }
     /* Tensors accel has no place for would be silently dropped: refuse them (a tied head HF also
      * stored is the exception: transformers ties it too). The names accel reads, sorted: a
@@ -998,6 +1138,13 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
         for (int i = 0; i < accel_st_count(hf->shards[s]) && st == ACCEL_OK; i++) {
             const char *name = accel_st_at(hf->shards[s], i)->name;
             bool used = bsearch(&name, names, (size_t)hf->ne, sizeof *names, cmp_names) != NULL;
+            const size_t len = strlen(name);
+            if (!used && hf->mxfp4 && len > 7 && len < ACCEL_HF_NAME_MAX && !strcmp(name + len - 7, "_scales")) {
+                char blocks[ACCEL_HF_NAME_MAX + 8];     /* MXFP4 scales go with their blocks */
+                snprintf(blocks, sizeof blocks, "%.*s_blocks", (int)(len - 7), name);
+                const char *bn = blocks;
+                used = bsearch(&bn, names, (size_t)hf->ne, sizeof *names, cmp_names) != NULL;
+            }
             for (size_t k = 0; k < sizeof g_ignored_suffixes / sizeof *g_ignored_suffixes && !used; k++) {
                 size_t a = strlen(name), b = strlen(g_ignored_suffixes[k]);
                 used = a >= b && !strcmp(name + a - b, g_ignored_suffixes[k]);
@@ -1051,6 +1198,77 @@ int accel_hf_tensors(const accel_hf_t *hf, const accel_hf_tensor_t **tensors)
     return hf->nt;
 }
 
+/* Row o of an expert's out rows in accel's order: with gate and up interleaved (glu), gate j
+ * (o = 2j) is row j and up j (o = 2j + 1) row out/2 + j. */
+static uint64_t glu_row(uint64_t o, uint64_t out, bool glu)
+{
+    return glu ? (o % 2 ? out / 2 : 0) + o / 2 : o;
+}
+
+/* MXFP4's sixteen values (e2m1: a sign, two exponent bits, one mantissa bit), as transformers'
+ * FP4_VALUES. */
+static const float g_fp4[16] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f,
+                                 -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f };
+
+/* x's Hugging Face tensor t (in shard s) into its rows of the accel tensor dst; stacked experts
+ * one expert at a time (gpt-oss-120b's gate_up_proj is 2.3 GB in MXFP4, 18 GB in fp32). */
+static accel_status_t read_entry(accel_hf_t *hf, const entry_t *x, const accel_st_tensor_t *t, int s, float *dst)
+{
+    const uint64_t cols = x->ndim == 2 ? x->dims[1] : 1, rows = x->r1 - x->r0;
+    const uint64_t E = x->hf_dims[0], out = x->hf_ndim >= 2 ? x->hf_dims[1] : 0;
+    const accel_st_t *f = hf->shards[s];
+    const bool glu = x->layout == L_EXPERTS_GLU || x->layout == L_MXFP4_GLU || x->layout == L_EXPERT_GLU_BIAS;
+    if (x->layout == L_ROWS || x->layout == L_EXPERT_BIAS) return accel_st_read(f, t, 0, t->numel, dst + x->r0 * cols);
+    uint64_t n = t->numel;                          /* what one read takes */
+    if (x->layout == L_EXPERTS || x->layout == L_EXPERTS_GLU) n = t->numel / E;
+    if (x->layout == L_MXFP4 || x->layout == L_MXFP4_GLU) n = t->numel / E + t->numel / E / 16;
+    float *tmp = malloc(sizeof(float) * (n ? n : 1));
+    if (!tmp) return ACCEL_ERR_NOMEM;
+    accel_status_t st = ACCEL_OK;
+    if (x->layout == L_T) {                         /* HF [cols, rows] */
+        st = accel_st_read(f, t, 0, t->numel, tmp);
+        for (uint64_t r = 0; st == ACCEL_OK && r < rows; r++)
+            for (uint64_t c = 0; c < cols; c++) dst[(x->r0 + r) * cols + c] = tmp[c * rows + r];
+    } else if (x->layout == L_EXPERT_GLU_BIAS) {    /* HF [E, 2F] */
+        const uint64_t w = x->hf_dims[1];
+        st = accel_st_read(f, t, 0, t->numel, tmp);
+        for (uint64_t e = 0; st == ACCEL_OK && e < E; e++)
+            for (uint64_t o = 0; o < w; o++) dst[e * w + glu_row(o, w, true)] = tmp[e * w + o];
+    } else if (x->layout == L_EXPERTS || x->layout == L_EXPERTS_GLU) {  /* HF [E, in, out] */
+        const uint64_t w = x->hf_dims[2];
+        for (uint64_t e = 0; st == ACCEL_OK && e < E; e++) {
+            st = accel_st_read(f, t, e * n, (e + 1) * n, tmp);
+            for (uint64_t o = 0; st == ACCEL_OK && o < w; o++)
+                for (uint64_t c = 0; c < cols; c++) dst[(e * w + glu_row(o, w, glu)) * cols + c] = tmp[c * w + o];
+        }
+    } else {                                        /* MXFP4 blocks [E, out, G, 16], scales [E, out, G] */
+        char name[ACCEL_HF_NAME_MAX + 8];
+        scales_name(x, name, sizeof name);
+        int ss = 0;
+        const accel_st_tensor_t *sc = find_tensor(hf, name, &ss);
+        const uint64_t G = x->hf_dims[2], nb = out * G * 16, ns = out * G;
+        float *bl = tmp, *sv = tmp + nb;
+        for (uint64_t e = 0; st == ACCEL_OK && e < E; e++) {
+            st = accel_st_read(f, t, e * nb, (e + 1) * nb, bl);
+            if (st == ACCEL_OK) st = accel_st_read(hf->shards[ss], sc, e * ns, (e + 1) * ns, sv);
+            for (uint64_t o = 0; st == ACCEL_OK && o < out; o++) {
+                float *row = dst + (e * out + glu_row(o, out, glu)) * cols;
+                for (uint64_t g = 0; g < G; g++) {
+                    const int exp2 = (int)sv[o * G + g] - 127;
+                    const float *b = bl + (o * G + g) * 16;
+                    for (int k = 0; k < 16; k++) {  /* the low 4 bits first */
+                        const unsigned v = (unsigned)b[k];
+                        row[g * 32 + 2 * k] = ldexpf(g_fp4[v & 15], exp2);
+                        row[g * 32 + 2 * k + 1] = ldexpf(g_fp4[v >> 4], exp2);
+                    }
+                }
+            }
+        }
+    }
+    free(tmp);
+    return st;
+}
+
 accel_status_t accel_hf_read(accel_hf_t *hf, const char *accel_name, float *dst, char *err, size_t errlen)
 {
     bool found = false;
@@ -1060,18 +1278,7 @@ accel_status_t accel_hf_read(accel_hf_t *hf, const char *accel_name, float *dst,
         found = true;
         int s = 0;
         const accel_st_tensor_t *t = find_tensor(hf, x->hf, &s);
-        const uint64_t cols = x->ndim == 2 ? x->dims[1] : 1, rows = x->r1 - x->r0;
-        accel_status_t st;
-        if (!x->transpose) {
-            st = accel_st_read(hf->shards[s], t, 0, t->numel, dst + x->r0 * cols);
-        } else {
-            /* HF [cols, rows] -> accel rows [r0, r1) of [.., cols]. */
-            float *tmp = malloc(sizeof(float) * (t->numel ? t->numel : 1));
-            st = tmp ? accel_st_read(hf->shards[s], t, 0, t->numel, tmp) : ACCEL_ERR_NOMEM;
-            for (uint64_t r = 0; st == ACCEL_OK && r < rows; r++)
-                for (uint64_t c = 0; c < cols; c++) dst[(x->r0 + r) * cols + c] = tmp[c * rows + r];
-            free(tmp);
-        }
+        accel_status_t st = read_entry(hf, x, t, s, dst);
         if (st != ACCEL_OK) {
             accel_errf(err, errlen, "%s: reading %s failed (%s)", accel_st_path(hf->shards[s]), x->hf,
                     accel_status_str(st));
@@ -1161,16 +1368,19 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool olmo = d.qk_all, window = m->sliding_window > 0, olmo3 = olmo && window;
         const bool gemma = m->norm_unit_offset, gemma3 = gemma && d.sandwich && d.qk_norm;  /* checked alike */
         const bool gemma2 = gemma && d.sandwich && !d.qk_norm;
-        const bool qwen = !olmo && !gemma && (d.qk_norm || m->attention_bias || d.S);
+        const bool oss = d.sinks;      /* gpt-oss (accel_hf_export checked its other parts) */
+        const bool qwen = !olmo && !gemma && !oss && (d.qk_norm || m->attention_bias || d.S);
         const bool nope = m->no_rope_pattern > 0;  /* SmolLM3 (export refuses it with anything else) */
         const bool granite = m->attention_multiplier > 0 || m->residual_multiplier != 1.0 || m->logits_scaling != 1.0;
-        const char *arch = gemma3 ? "Gemma3ForCausalLM" : gemma2 ? "Gemma2ForCausalLM" : gemma ? "GemmaForCausalLM"
+        const char *arch = oss ? "GptOssForCausalLM"
+                         : gemma3 ? "Gemma3ForCausalLM" : gemma2 ? "Gemma2ForCausalLM" : gemma ? "GemmaForCausalLM"
                          : granite ? "GraniteForCausalLM" : nope ? "SmolLM3ForCausalLM"
                          : olmo ? (d.E ? "OlmoeForCausalLM" : olmo3 ? "Olmo3ForCausalLM" : "Olmo2ForCausalLM")
                          : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias ? "Qwen2ForCausalLM"
                          : window ? "MistralForCausalLM" : "LlamaForCausalLM";
-        const char *type = gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? "granite"
+        const char *type = oss ? "gpt_oss"
+                         : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? "granite"
                          : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
                          : d.E ? (d.S ? "qwen2_moe" : d.qk_norm ? "qwen3_moe" : "mixtral")
@@ -1197,6 +1407,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                                   m->rope_beta_fast, "beta_slow", m->rope_beta_slow);
             if (y && m->rope_attention_factor > 0)
                 json_object_set_new(y, "attention_factor", json_real(m->rope_attention_factor));
+            if (y && !m->rope_truncate) json_object_set_new(y, "truncate", json_false());
             json_object_set_new(j, "rope_scaling", y);
         }
         /* OLMo 3 in transformers 5 reads one set per layer type (from a flat rope_theta it would
@@ -1261,7 +1472,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                 json_object_set_new(j, "norm_topk_prob", json_boolean(m->router_norm_topk));
                 json_object_set_new(j, "decoder_sparse_step", json_integer(1));
                 json_object_set_new(j, "mlp_only_layers", json_array());
-            } else {
+            } else if (!oss) {
                 json_object_set_new(j, "router_jitter_noise", json_real(0.0));
             }
         }
@@ -1274,7 +1485,12 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         }
         /* Which layers slide, as transformers writes it for the families that read it (OLMo 3's
          * rope_scaling is its full-attention layers': accel_hf_export checked the sliding ones'). */
-        if (j && (olmo3 || gemma2 || gemma3 || nope || (qwen && !(d.E && d.qk_norm && !d.S)))) {
+        if (j && oss) {                 /* q, k, v and o biases alike; the clamped SwiGLU */
+            json_object_set_new(j, "attention_bias", json_boolean(m->attention_bias));
+            json_object_set_new(j, "swiglu_limit", json_real(m->swiglu_limit));
+            json_object_set_new(j, "swiglu_alpha", json_real(m->swiglu_alpha));
+        }
+        if (j && (olmo3 || gemma2 || gemma3 || nope || oss || (qwen && !(d.E && d.qk_norm && !d.S)))) {
             json_t *types = json_array();
             for (int i = 0; i < m->layers; i++) {
                 const bool full = !window || (m->sliding_window_pattern && (i + 1) % m->sliding_window_pattern == 0);
@@ -1316,6 +1532,30 @@ static accel_status_t grow(float **buf, size_t *cap, size_t n)
     return ACCEL_OK;
 }
 
+/* x's Hugging Face tensor (part) from its rows of the accel tensor (full), as read_entry reads
+ * them back (export writes no MXFP4). */
+static void hf_order(const entry_t *x, const float *full, float *part)
+{
+    const uint64_t cols = x->ndim == 2 ? x->dims[1] : 1, rows = x->r1 - x->r0, E = x->hf_dims[0];
+    const float *src = full + x->r0 * cols;
+    if (x->layout == L_T) {
+        for (uint64_t r = 0; r < rows; r++)
+            for (uint64_t k = 0; k < cols; k++) part[k * rows + r] = src[r * cols + k];
+    } else if (x->layout == L_EXPERT_GLU_BIAS) {
+        const uint64_t w = x->hf_dims[1];
+        for (uint64_t e = 0; e < E; e++)
+            for (uint64_t o = 0; o < w; o++) part[e * w + o] = src[e * w + glu_row(o, w, true)];
+    } else if (x->layout == L_EXPERTS || x->layout == L_EXPERTS_GLU) {
+        const uint64_t w = x->hf_dims[2];
+        for (uint64_t e = 0; e < E; e++)
+            for (uint64_t o = 0; o < w; o++)
+                for (uint64_t k = 0; k < cols; k++)
+                    part[(e * cols + k) * w + o] = src[(e * w + glu_row(o, w, x->layout == L_EXPERTS_GLU)) * cols + k];
+    } else {
+        memcpy(part, src, sizeof(float) * rows * cols);
+    }
+}
+
 static accel_status_t export_fill(void *vctx, int index, uint64_t begin, uint64_t end, float *dst)
 {
     export_ctx_t *c = vctx;
@@ -1332,12 +1572,7 @@ static accel_status_t export_fill(void *vctx, int index, uint64_t begin, uint64_
             }
             snprintf(c->full_name, sizeof c->full_name, "%s", x->accel);
         }
-        for (uint64_t r = 0; r < rows; r++)
-            for (uint64_t k = 0; k < cols; k++) {
-                float v = c->full[(x->r0 + r) * cols + k];
-                if (x->transpose) c->part[k * rows + r] = v;
-                else c->part[r * cols + k] = v;
-            }
+        hf_order(x, c->full, c->part);
         c->cached = index;
     }
     memcpy(dst, c->part + begin, sizeof(float) * (end - begin));
@@ -1437,9 +1672,9 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
      * have a RoPE per layer type (a scaling is the full layers' alone, Gemma 3's sliding layers have
      * their own theta), every other family one RoPE. */
     const bool per_type_rope = (qk_all && post && m->sliding_window) || gemma3;
-    const bool qwen = !qk_all && !gemma_keys && (m->qk_norm || m->attention_bias || shared) &&
+    const bool qwen = !qk_all && !gemma_keys && !m->attention_sinks && (m->qk_norm || m->attention_bias || shared) &&
                       !(m->experts && m->qk_norm && !shared);
-    const bool layer_types = per_type_rope || gemma2 || qwen;
+    const bool layer_types = per_type_rope || gemma2 || qwen || m->attention_sinks;
     if (llama && m->sliding_window &&
         ((m->sliding_window_pattern && !layer_types) || (m->sliding_rope_theta && !gemma3) ||
          (strcmp(m->rope_scaling, "none") && (strcmp(m->sliding_rope, "plain") == 0) != per_type_rope))) {
@@ -1451,7 +1686,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                     m->sliding_rope, m->rope_scaling);
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (!strcmp(m->name, "llama") && m->experts &&
+    if (!strcmp(m->name, "llama") && m->experts && !m->attention_sinks &&
         ((shared && m->qk_norm) || (!shared && m->attention_bias) ||
          (!shared && !m->qk_norm && !m->router_norm_topk))) {
         ACCEL_ERROR("export --format hf: experts with %s have no Hugging Face counterpart (Mixtral: no q/k "
@@ -1460,6 +1695,22 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                     shared && m->qk_norm ? "a shared expert and q/k norms"
                     : m->attention_bias ? "q, k, v biases and no shared expert"
                                         : "top-k weights not renormalized and neither q/k norms nor a shared expert");
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    /* gpt-oss: sinks, q/k/v/o biases alike, biased experts of clamped SwiGLU, renormalized top-k,
+     * Llama's norms; its parts elsewhere have no Hugging Face counterpart. */
+    const bool clamped = !strcmp(m->activation, "clamped_swiglu");
+    const bool oss_keys = m->attention_sinks || m->attention_out_bias || m->expert_bias || clamped;
+    if (llama && oss_keys &&
+        (!m->attention_sinks || m->attention_bias != m->attention_out_bias || !m->experts || !m->expert_bias ||
+         !clamped || !m->router_norm_topk || shared || m->qk_norm || strcmp(m->norm_position, "pre") ||
+         gemma_keys || granite_keys || m->no_rope_pattern || (m->sliding_window && strcmp(m->sliding_rope, "scaled")))) {
+        ACCEL_ERROR("export --format hf: model.attention_sinks=%s, model.attention_out_bias=%s, model.expert_bias=%s, "
+                    "model.activation=%s in this combination have no Hugging Face counterpart "
+                    "(GptOssForCausalLM: sinks, q/k/v/o biases all or none, experts with biases, renormalized top-k "
+                    "and clamped_swiglu, norms before the sublayers, no shared expert, q/k norms or other families' "
+                    "keys)", m->attention_sinks ? "true" : "false", m->attention_out_bias ? "true" : "false",
+                    m->expert_bias ? "true" : "false", m->activation);
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (mkdir(outdir, 0777) != 0 && errno != EEXIST) {
@@ -1476,9 +1727,8 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     for (int i = 0; st == ACCEL_OK && i < n; i++) {
         se[i].name = e[i].hf;
         se[i].dtype = bf16 ? ACCEL_ST_BF16 : ACCEL_ST_F32;
-        se[i].ndim = e[i].ndim;
-        se[i].dims[0] = e[i].hf_dims[0];
-        se[i].dims[1] = e[i].hf_dims[1];
+        se[i].ndim = e[i].hf_ndim;
+        memcpy(se[i].dims, e[i].hf_dims, sizeof e[i].hf_dims);
     }
     char path[4200];
     snprintf(path, sizeof path, "%s/model.safetensors", outdir);

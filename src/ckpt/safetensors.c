@@ -33,10 +33,10 @@ struct accel_st {
     json_t *meta;                   /* "__metadata__" or NULL */
 };
 
-static const char *const g_dtypes[] = { "F32", "BF16", "F16" };
-static const size_t g_esize[] = { 4, 2, 2 };
+static const char *const g_dtypes[] = { "F32", "BF16", "F16", "U8" };
+static const size_t g_esize[] = { 4, 2, 2, 1 };
 
-const char *accel_st_dtype_name(accel_st_dtype_t d) { return (unsigned)d < 3 ? g_dtypes[d] : "?"; }
+const char *accel_st_dtype_name(accel_st_dtype_t d) { return (unsigned)d < 4 ? g_dtypes[d] : "?"; }
 
 static int cmp_name(const void *a, const void *b)
 {
@@ -62,11 +62,12 @@ static accel_status_t parse_entry(accel_st_t *st, const char *key, json_t *v, ac
         return ACCEL_ERR_CORRUPT;
     }
     int d = -1;
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < 4; k++)
         if (!strcmp(json_string_value(dt), g_dtypes[k])) d = k;
     if (d < 0) {
         accel_errf(err, errlen, "%s: tensor '%s' has dtype %s, which accel does not read\n--> hint: "
-                "accel reads F32, BF16 and F16 weights", p, key, json_string_value(dt));
+                "accel reads F32, BF16 and F16 weights (and U8: MXFP4's packed values)", p, key,
+                json_string_value(dt));
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (json_array_size(shape) > ACCEL_ST_MAX_DIMS) {
@@ -258,6 +259,8 @@ accel_status_t accel_st_read(const accel_st_t *st, const accel_st_tensor_t *t, u
         if (t->dtype == ACCEL_ST_F32) {
             uint32_t u = (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
             memcpy(&dst[i], &u, 4);
+        } else if (t->dtype == ACCEL_ST_U8) {
+            dst[i] = (float)b[0];
         } else {
             uint16_t h = (uint16_t)(b[0] | b[1] << 8);
             dst[i] = t->dtype == ACCEL_ST_BF16 ? accel_bf16_to_f32(h) : accel_f16_to_f32(h);

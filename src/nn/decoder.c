@@ -41,7 +41,7 @@
 typedef struct {                    /* the building blocks of one family */
     bool rms;                       /* RMSNorm (no bias) instead of LayerNorm */
     bool rope;                      /* rotary positions instead of a learned wpe */
-    bool swiglu;                    /* SwiGLU MLP [gate | up] instead of GELU */
+    bool swiglu;                    /* a gated MLP [gate | up] (activation: glu) instead of GELU */
     bool biases;                    /* biases on the projections and the MLP (gpt) */
     bool qkv_bias;                  /* biases on q, k, v (gpt; llama with attention_bias) */
     bool tied;                      /* LM head = wte */
@@ -49,7 +49,8 @@ typedef struct {                    /* the building blocks of one family */
     bool qk_all;                    /* ... over the whole q and k projections instead (OLMo 2) */
     bool post_norm;                 /* norms after attention and the MLP, none before (OLMo 2) */
     bool sandwich;                  /* norms before attention and the MLP and after (Gemma 3) */
-    bool geglu;                     /* the gated MLP's activation is the tanh GELU (Gemma) */
+    bool proj_bias;                 /* a bias on attention's output projection (gpt; gpt-oss) */
+    bool sinks;                     /* a learned sink logit per head in each softmax (gpt-oss) */
 } arch_t;
 
 typedef struct {                    /* tensor indices of one block; -1: absent in this family */
@@ -57,6 +58,8 @@ typedef struct {                    /* tensor indices of one block; -1: absent i
     int routerw;                    /* experts: the router; fcw, fcpw hold every expert's weights */
     int sgu, sdown, sgate;          /* experts: the shared expert's gate|up and down, its gate */
     int pn1w, pn2w;                 /* sandwich: the norms on attention's and the MLP's outputs */
+    int sinks;                      /* attention sinks: [NH] one logit per head */
+    int routerb, fcb_e, fcpb_e;     /* expert_bias: the router's [E], the experts' [E 2F] and [E C] */
 } gpt_block_t;
 
 typedef struct {                    /* activations of one block, stored for the backward pass */
@@ -89,6 +92,7 @@ typedef struct {
     int QKN;                        /* (NH + KVH) hs with qk_norm (the normed q|k part), else 0 */
     int F, FIN;                     /* MLP hidden width; width of its first product (F or 2F) */
     accel_moe_dims_t moe;           /* experts (moe.E = 0: a dense MLP) */
+    accel_glu_t glu;                /* the gated MLP's activation (llama; the experts' too) */
     int MR;                         /* MLP rows per token: moe.K with experts, else 1 */
     float aux_coef;                 /* model.router_aux_loss */
     double *aux_count, *aux_psum;   /* [E] this pass's routing statistics, every block */
@@ -210,6 +214,12 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->rms_eps != 1e-5) key = "model.rms_eps";
     else if (!c->tie_embeddings) key = "model.tie_embeddings";
     else if (c->attention_bias) key = "model.attention_bias";
+    else if (c->attention_out_bias) key = "model.attention_out_bias";
+    else if (c->attention_sinks) key = "model.attention_sinks";
+    else if (c->swiglu_alpha != 1.702) key = "model.swiglu_alpha";
+    else if (c->swiglu_limit != 7.0) key = "model.swiglu_limit";
+    else if (!c->rope_truncate) key = "model.rope_truncate";
+    else if (c->expert_bias) key = "model.expert_bias";
     else if (c->head_dim != 0 && c->head_dim * c->heads != c->width) key = "model.head_dim";
     else if (c->qk_norm) key = "model.qk_norm";
     else if (c->sliding_window) key = "model.sliding_window";
@@ -251,18 +261,19 @@ static double llama3_inv_freq(const accel_model_config_t *c, double f)
     return (1.0 - smooth) * f / c->rope_factor + smooth * f;
 }
 
-/* YaRN (transformers' _compute_yarn_parameters, truncate on): frequency i of a head of hs values
- * is kept where it turns more than beta_fast times over the original context, divided by the
- * factor where it turns fewer than beta_slow times, and blended linearly between (in dimension
- * index, the bounds rounded outwards). */
+/* YaRN (transformers' _compute_yarn_parameters): frequency i of a head of hs values is kept where
+ * it turns more than beta_fast times over the original context, divided by the factor where it
+ * turns fewer than beta_slow times, and blended linearly between (in dimension index, the bounds
+ * rounded outwards unless model.rope_truncate=false, as gpt-oss). */
 static double yarn_inv_freq(const accel_model_config_t *c, int hs, int i)
 {
     const double pi = 3.14159265358979323846, base = c->rope_theta, old = c->rope_original_context;
     const double pos = pow(base, (double)(2 * i) / hs);
     const float extra = (float)(1.0 / pos), inter = (float)(1.0 / (c->rope_factor * pos));
 #define CORRECTION_DIM(rot) (hs * log(old / ((rot) * 2 * pi)) / (2 * log(base)))
-    double lo = floor(CORRECTION_DIM(c->rope_beta_fast)), hi = ceil(CORRECTION_DIM(c->rope_beta_slow));
+    double lo = CORRECTION_DIM(c->rope_beta_fast), hi = CORRECTION_DIM(c->rope_beta_slow);
 #undef CORRECTION_DIM
+    if (c->rope_truncate) { lo = floor(lo); hi = ceil(hi); }
     if (lo < 0) lo = 0;
     if (hi > hs - 1) hi = hs - 1;
     if (lo == hi) hi += 0.001;                      /* as transformers: no division by zero */
@@ -397,9 +408,20 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
         else if (c->sliding_rope_theta != 0.0 && strcmp(c->sliding_rope, "plain"))
             bad = "model.sliding_rope_theta", why = "needs model.sliding_rope=plain (it is the plain RoPE's "
                                                     "base frequency)";
-        else if (c->experts && (!strcmp(c->norm_position, "both") || strcmp(c->activation, "silu")))
+        else if (c->experts && (!strcmp(c->norm_position, "both") || !strcmp(c->activation, "gelu_tanh")))
             bad = "model.experts", why = "are SwiGLU experts with norms before or after them, not with "
-                                         "model.norm_position=both or another model.activation";
+                                         "model.norm_position=both or model.activation=gelu_tanh (clamped_swiglu, "
+                                         "gpt-oss's SwiGLU, is theirs too)";
+        else if ((c->swiglu_alpha != 1.702 || c->swiglu_limit != 7.0) && strcmp(c->activation, "clamped_swiglu"))
+            bad = "model.swiglu_alpha", why = "and model.swiglu_limit shape model.activation=clamped_swiglu "
+                                              "(gpt-oss's): set that activation or leave them at 1.702 and 7";
+        else if (c->expert_bias && !c->experts)
+            bad = "model.expert_bias", why = "needs model.experts (it is the router's and the experts' biases)";
+        else if (!c->rope_truncate && strcmp(c->rope_scaling, "yarn"))
+            bad = "model.rope_truncate", why = "is false, which shapes model.rope_scaling=yarn only";
+        else if (c->attention_out_bias && c->residual_multiplier != 1.0)
+            bad = "model.attention_out_bias", why = "and model.residual_multiplier together are not supported "
+                                                    "(no model has both)";
         else if (c->attention_multiplier != 0.0 && c->query_pre_attn_scalar)
             bad = "model.attention_multiplier", why = "and model.query_pre_attn_scalar both set the score "
                                                       "scale: set one";
@@ -446,8 +468,11 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
     m->FIN = llama ? 2 * m->F : m->F;
     m->QKN = llama && c->qk_norm ? (m->NH + m->KVH) * m->hs : 0;
     const int E = llama ? c->experts : 0;
+    m->glu = (accel_glu_t){ !strcmp(c->activation, "gelu_tanh") ? ACCEL_GLU_GELU_TANH
+                            : !strcmp(c->activation, "clamped_swiglu") ? ACCEL_GLU_CLAMPED : ACCEL_GLU_SILU,
+                            (float)c->swiglu_alpha, (float)c->swiglu_limit };
     m->moe = (accel_moe_dims_t){ E, E ? c->experts_per_token : 0, m->C, m->F, c->router_norm_topk,
-                                 E ? c->shared_expert_ffn : 0 };
+                                 E ? c->shared_expert_ffn : 0, m->glu, E && c->expert_bias };
     m->MR = E ? m->moe.K : 1;
     m->aux_coef = E ? (float)c->router_aux_loss : 0.0f;
     m->arch = llama ? (arch_t){ .rms = true, .rope = true, .swiglu = true, .biases = false,
@@ -456,9 +481,9 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
                                 .qk_all = c->qk_norm && !strcmp(c->qk_norm_scope, "all"),
                                 .post_norm = !strcmp(c->norm_position, "post"),
                                 .sandwich = !strcmp(c->norm_position, "both"),
-                                .geglu = !strcmp(c->activation, "gelu_tanh") }
+                                .proj_bias = c->attention_out_bias, .sinks = c->attention_sinks }
                     : (arch_t){ .rms = false, .rope = false, .swiglu = false, .biases = true,
-                                .qkv_bias = true, .tied = true };
+                                .qkv_bias = true, .tied = true, .proj_bias = true };
     m->eps = llama ? (float)c->rms_eps : ACCEL_LN_EPS;
     m->norm_offset = llama && c->norm_unit_offset;
     m->offw_len = (size_t)(m->C > m->QW ? m->C : m->QW);
@@ -530,7 +555,8 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
     if (!ar->rope) ACCEL_CHECK_GOTO(add(layout, "wpe", 2, m->T, C, 0, 0, std, &m->wpe), st, fail);
     for (int l = 0; l < m->L; l++) {
         gpt_block_t *b = &m->blk[l];
-        *b = (gpt_block_t){ -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+        *b = (gpt_block_t){ -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+                            -1, -1, -1, -1 };
         char name[ACCEL_TENSOR_NAME_MAX];
 #define ADD(part, suffix, ndim, d0, d1, flags, s, idx)                                      \
         snprintf(name, sizeof name, "h.%d.%s." suffix, l, part);                            \
@@ -544,15 +570,22 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
             ADD("attn.k_norm", "weight", 1, ar->qk_all ? (int64_t)m->KVH * m->hs : m->hs, 0, nd, ones, &b->knw);
         }
         ADD("attn.proj", "weight", 2, C, m->QW, 0, res_std, &b->projw);
-        if (ar->biases) { ADD("attn.proj", "bias", 1, C, 0, nd, 0.0f, &b->projb); }
+        if (ar->proj_bias) { ADD("attn.proj", "bias", 1, C, 0, nd, 0.0f, &b->projb); }
+        if (ar->sinks) {                /* logit 0: a sink weighs as one key of score 0 */
+            snprintf(name, sizeof name, "h.%d.attn.sinks", l);
+            ACCEL_CHECK_GOTO(add(layout, name, 1, m->NH, 0, l + 1, nd, 0.0f, &b->sinks), st, fail);
+        }
         if (ar->sandwich) { ADD("post_norm1", "weight", 1, C, 0, nd, ones, &b->pn1w); }
         ADD(n2, "weight", 1, C, 0, nd, ones, &b->ln2w);
         if (!ar->rms) { ADD(n2, "bias", 1, C, 0, nd, 0.0f, &b->ln2b); }
         if (m->moe.E) {                 /* experts' weights stacked: [E FIN, C] and [E C, F] */
             const int64_t E = m->moe.E;
             ADD("mlp.router", "weight", 2, E, C, 0, std, &b->routerw);
+            if (m->moe.bias) { ADD("mlp.router", "bias", 1, E, 0, nd, 0.0f, &b->routerb); }
             ADD("mlp.experts.gate_up", "weight", 2, E * m->FIN, C, 0, std, &b->fcw);
+            if (m->moe.bias) { ADD("mlp.experts.gate_up", "bias", 1, E * m->FIN, 0, nd, 0.0f, &b->fcb_e); }
             ADD("mlp.experts.down", "weight", 2, E * C, m->F, 0, res_std, &b->fcpw);
+            if (m->moe.bias) { ADD("mlp.experts.down", "bias", 1, E * C, 0, nd, 0.0f, &b->fcpb_e); }
             if (m->moe.S) {
                 ADD("mlp.shared.gate_up", "weight", 2, 2 * (int64_t)m->moe.S, C, 0, std, &b->sgu);
                 ADD("mlp.shared.down", "weight", 2, C, m->moe.S, 0, res_std, &b->sdown);
@@ -889,15 +922,23 @@ static void soft_cap(float *x, int n, float cap, float *th)
 /* Score rows r0..r1-1 (row t at S + (t - r0) ld) become softmax rows over their causal prefix
  * (row t: columns key_start..t, w the sliding window), zero elsewhere up to column cols (the
  * products read P as lower triangular); lse[t] keeps row t's log-sum-exp. cap > 0: the scores
- * are soft-capped first. */
+ * are soft-capped first. sink (NULL: none): the head's sink logit joins every row's denominator
+ * (gpt-oss), so a row sums to 1 - exp(sink - lse); lse counts it, and P = exp(S - lse) stays
+ * true for causal_probs. */
 static void causal_softmax(float *S, size_t ld, int cols, int r0, int r1, float *lse,
-                           const int32_t *pos, int w, float cap)
+                           const int32_t *pos, int w, float cap, const float *sink)
 {
     for (int t = r0; t < r1; t++) {
         float *row = S + (size_t)(t - r0) * ld;
         const int k0 = key_start(pos, w, t);
         if (cap > 0) soft_cap(row + k0, t + 1 - k0, cap, NULL);
         lse[t] = accel_cpu_softmax(row + k0, row + k0, t + 1 - k0);
+        if (sink) {                 /* log(e^lse + e^sink), and each p scaled by e^(old - new) */
+            const float hi = fmaxf(lse[t], *sink), both = hi + log1pf(expf(-fabsf(lse[t] - *sink)));
+            const float f = expf(lse[t] - both);
+            for (int k = k0; k <= t; k++) row[k] *= f;
+            lse[t] = both;
+        }
         memset(row, 0, sizeof(float) * (size_t)k0);
         memset(row + t + 1, 0, sizeof(float) * (size_t)(cols - t - 1));
     }
@@ -918,15 +959,29 @@ static void causal_probs(float *S, size_t ld, int cols, int r0, int r1, const fl
     }
 }
 
+/* A head's attention sink in the backward pass: its logit, the rows' log-sum-exp (indexed as the
+ * rows) and the sum its gradient gathers. */
+typedef struct {
+    float logit;
+    const float *lse;
+    double grad;
+} sink_grad_t;
+
 /* Rows r0..r1-1 of dP (in dS) become dS = softmax backward through P, zero outside the keys the
  * row attends to (unscaled: the dQ and dK products apply the score scale); with cap > 0 through
- * the soft cap too, d(cap tanh(x / cap)) = 1 - tanh^2 (th: the tanh, laid out as P). */
+ * the soft cap too, d(cap tanh(x / cap)) = 1 - tanh^2 (th: the tanh, laid out as P). With a sink
+ * (NULL: none), whose value is 0: dS keeps its form, dS_k = P_k (dP_k - sum_j P_j dP_j), and the
+ * sink's logit gathers -P_sink sum_j P_j dP_j, P_sink = exp(sink - lse). */
 static void causal_softmax_backward(float *dS, const float *P, int T, int r0, int r1,
-                                    const int32_t *pos, int w, float cap, const float *th)
+                                    const int32_t *pos, int w, float cap, const float *th,
+                                    sink_grad_t *sink)
 {
     for (int t = r0; t < r1; t++) {
         float *row = dS + (size_t)t * T;
         const int k0 = key_start(pos, w, t);
+        if (sink)
+            sink->grad -= (double)expf(sink->logit - sink->lse[t]) *
+                          accel_cpu_dot(P + (size_t)t * T + k0, row + k0, t + 1 - k0);
         accel_cpu_softmax_backward(row + k0, P + (size_t)t * T + k0, row + k0, t + 1 - k0, 1.0f);
         for (int k = k0; cap > 0 && k <= t; k++) {
             const float h = th[(size_t)t * T + k];
@@ -968,7 +1023,8 @@ static void round_rows(const gpt_t *m, float *x, size_t rows, size_t cols, size_
  * (FlashAttention's trade: T floats per head and row block instead of T x T, for one more
  * product in the backward pass). */
 static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t *fw,
-                                        const qkv_view_t *x, int B, int T, int p0, int window)
+                                        const qkv_view_t *x, int B, int T, int p0, int window,
+                                        const float *sinks)
 {
     const bool native = att_native(m) && p0 == 0;
     float *S = fw->pr, *kt = fw->kt;
@@ -994,7 +1050,8 @@ static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t
                     const int n = e - s;
                     ACCEL_CHECK(accel_gemm_cpu_lower_nt(&m->gemm, n, hs, scale, q + (size_t)s * ldq, ldq,
                                                         k + (size_t)s * ldkv, ldkv, S, n));
-                    causal_softmax(S, (size_t)n, n, 0, n, lse + s, NULL, window, m->att_cap);
+                    causal_softmax(S, (size_t)n, n, 0, n, lse + s, NULL, window, m->att_cap,
+                                   sinks ? sinks + h : NULL);
                     ACCEL_CHECK(accel_gemm_cpu_trmm(&m->gemm, false, n, hs, 1.0f, S, n, v + (size_t)s * ldkv,
                                                     ldkv, y + (size_t)s * QW, QW));
                 }
@@ -1008,7 +1065,7 @@ static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t
                  * a sliding window: none of these rows sees a column before its first row's) */
                 ACCEL_CHECK(gemm_nt(m, r1 - r0, r1 - c0, hs, T, scale, q + (size_t)r0 * ldq, ldq, kt + c0,
                                     S + c0));
-                causal_softmax(S, (size_t)T, r1, r0, r1, lse, pos, window, m->att_cap);
+                causal_softmax(S, (size_t)T, r1, r0, r1, lse, pos, window, m->att_cap, sinks ? sinks + h : NULL);
                 round_rows(m, S + c0, (size_t)(r1 - r0), (size_t)(r1 - c0), (size_t)T);
                 GEMM32(false, false, r1 - r0, hs, r1 - c0, 1.0f, S + c0, T, v + (size_t)c0 * ldkv, ldkv, 0.0f,
                        y + (size_t)r0 * QW, QW);
@@ -1030,7 +1087,8 @@ static void add_head(float *dst, size_t ld, const float *src, int T, int hs)
  * unless model.query_pre_attn_scalar).
  * The query heads of a group add their dK and dV: the first writes them, the others add theirs
  * (through m->dkv where the product cannot accumulate). */
-static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, int T, int window)
+static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, int T, int window,
+                                         const float *sinks, float *dsinks)
 {
     const bool native = att_native(m), rounded = m->precision != ACCEL_F32 && !native;
     const int QW = m->QW, NH = m->NH, hs = m->hs, QKV = m->QKV, G = m->NH / m->KVH;
@@ -1050,6 +1108,7 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
             const float *lse = a->lse + ((size_t)b * NH + h) * T;
             const float *dy = m->dc + (size_t)b * T * QW + (size_t)h * hs;
             const int32_t *pos = m->pos ? m->pos + (size_t)b * T : NULL;
+            sink_grad_t sg = { sinks ? sinks[h] : 0.0f, lse, 0.0 }, *sink = sinks ? &sg : NULL;
             if (native) {   /* document by document, as the forward pass */
                 accel_gemm_cpu_t *g = &m->gemm;
                 float *dkh = first ? dk : m->dkv, *dvh = first ? dv : m->dkv + (size_t)T * hs;
@@ -1061,7 +1120,8 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
                     ACCEL_CHECK(accel_gemm_cpu_lower_nt(g, n, hs, scale, q + rq, QKV, k + rq, QKV, P, n));
                     causal_probs(P, (size_t)n, n, 0, n, lse + s, NULL, window, m->att_cap, m->capt);
                     ACCEL_CHECK(accel_gemm_cpu_lower_nt(g, n, hs, 1.0f, dy + ry, QW, v + rq, QKV, dS, n));
-                    causal_softmax_backward(dS, P, n, 0, n, NULL, window, m->att_cap, m->capt);
+                    sg.lse = lse + s;
+                    causal_softmax_backward(dS, P, n, 0, n, NULL, window, m->att_cap, m->capt, sink);
                     ACCEL_CHECK(accel_gemm_cpu_trmm(g, false, n, hs, scale, dS, n, k + rq, QKV, dq + rq, QKV));
                     ACCEL_CHECK(accel_gemm_cpu_trmm(g, true, n, hs, 1.0f, P, n, dy + ry, QW, dvh + rkv, ldkv));
                     ACCEL_CHECK(accel_gemm_cpu_trmm(g, true, n, hs, scale, dS, n, q + rq, QKV, dkh + rkv, ldkv));
@@ -1070,6 +1130,7 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
                     add_head(dk, (size_t)QKV, dkh, T, hs);
                     add_head(dv, (size_t)QKV, dvh, T, hs);
                 }
+                if (sink) dsinks[h] += (float)sg.grad;
                 continue;
             }
             accel_cpu_transpose(m->kt, k, (size_t)T, (size_t)hs, (size_t)QKV);
@@ -1085,7 +1146,7 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
                              m->capt + (size_t)r0 * T);
                 ACCEL_CHECK(gemm_nt(m, r1 - r0, r1 - c0, hs, T, 1.0f, dy + (size_t)r0 * QW, QW, m->vt + c0,
                                     dS + (size_t)r0 * T + c0));
-                causal_softmax_backward(dS, P, T, r0, r1, pos, window, m->att_cap, m->capt);
+                causal_softmax_backward(dS, P, T, r0, r1, pos, window, m->att_cap, m->capt, sink);
                 /* dS is only a product operand from here on */
                 round_to(m, dS + (size_t)r0 * T, dS + (size_t)r0 * T, (size_t)(r1 - r0),
                          (size_t)T, (size_t)T);
@@ -1108,6 +1169,7 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
                 GEMM32(true, false, c1 - c0, hs, t1 - c0, scale, dS + (size_t)c0 * T + c0, T,
                        q + (size_t)c0 * QKV, QKV, beta, dk + (size_t)c0 * QKV, QKV);
             }
+            if (sink) dsinks[h] += (float)sg.grad;
         }
     return ACCEL_OK;
 }
@@ -1269,11 +1331,12 @@ static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel
     }
     if (m->arch.qk_norm) qk_norm_forward(m, &x, a, PARAM(k->qnw), PARAM(k->knw), R, p0);
     if (m->arch.rope) rope(m, l, &x, R, T, p0, 0);
-    ACCEL_CHECK(attention_forward(m, a, fw, &x, B, T, p0, layer_window(m, l)));
+    ACCEL_CHECK(attention_forward(m, a, fw, &x, B, T, p0, layer_window(m, l), PARAM_OPT(k->sinks)));
     if (post || m->arch.sandwich) {                 /* res2 = res + norm(proj) */
         float *y = post ? a->ln1 : a->pn1, *rstd = post ? a->ln1_rstd : a->pn1_rstd;
+        start_rows(y + o, PARAM_OPT(k->projb), NULL, R, C);
         GEMM(false, true, (int)R, C, m->QW, 1.0f, a->atty + (size_t)p0 * m->QW, m->QW, PARAM(k->projw),
-             m->QW, 0.0f, y + o, C);
+             m->QW, 1.0f, y + o, C);
         post_norm_add(m, a->res2 + o, rstd + p0, y + o, PARAM(post ? k->ln1w : k->pn1w), res + o, R);
         return ACCEL_OK;
     }
@@ -1306,7 +1369,8 @@ static accel_moe_weights_t moe_weights(const gpt_block_t *k, const accel_layout_
                                        const float *params)
 {
     return (accel_moe_weights_t){ PARAM(k->routerw), PARAM(k->fcw), PARAM(k->fcpw), PARAM_OPT(k->sgu),
-                                  PARAM_OPT(k->sdown), PARAM_OPT(k->sgate) };
+                                  PARAM_OPT(k->sdown), PARAM_OPT(k->sgate), PARAM_OPT(k->routerb),
+                                  PARAM_OPT(k->fcb_e), PARAM_OPT(k->fcpb_e) };
 }
 
 /* Block l's MLP half for rows p0..BT-1: norm2, the first product and the hidden activation, and
@@ -1338,8 +1402,7 @@ static accel_status_t block_mlp(gpt_t *m, const accel_layout_t *layout, const fl
     }
     float *fch = a->fch + (size_t)p0 * FIN, *hid = a->fch_gelu + (size_t)p0 * F;
     GEMM(false, true, (int)R, FIN, C, 1.0f, in, C, PARAM(k->fcw), C, 0.0f, fch, FIN);
-    if (m->arch.geglu) accel_cpu_geglu_forward(hid, fch, R, F);
-    else if (m->arch.swiglu) accel_cpu_swiglu_forward(hid, fch, R, F);
+    if (m->arch.swiglu) accel_cpu_glu_forward(&m->glu, hid, fch, R, F);
     else accel_cpu_bias_gelu_forward(fch, hid, PARAM(k->fcb), R, F);
     if (post || m->arch.sandwich) {                 /* res3 = res2 + norm(down(hid)) */
         float *y = post ? a->ln2 : a->pn2, *rstd = post ? a->ln2_rstd : a->pn2_rstd;
@@ -1482,7 +1545,8 @@ static accel_status_t mlp_backward(gpt_t *m, const gpt_block_t *k, const gpt_act
         accel_moe_acts_t ma = moe_acts(m, a, 0);
         accel_moe_weights_t w = moe_weights(k, layout, params);
         accel_moe_grads_t dw = { GRAD(k->routerw), GRAD(k->fcw), GRAD(k->fcpw), GRAD_OPT(k->sgu),
-                                 GRAD_OPT(k->sdown), GRAD_OPT(k->sgate) };
+                                 GRAD_OPT(k->sdown), GRAD_OPT(k->sgate), GRAD_OPT(k->routerb),
+                                 GRAD_OPT(k->fcb_e), GRAD_OPT(k->fcpb_e) };
         ACCEL_CHECK(accel_moe_backward(&m->gemm, &m->moe, &w, &ma, in, (size_t)bt, dout,
                                        m->aux_coef > 0 ? m->aux_grad : NULL, m->dc, &dw, m->dmoe));
         accel_batch_progress(hb);
@@ -1493,8 +1557,7 @@ static accel_status_t mlp_backward(gpt_t *m, const gpt_block_t *k, const gpt_act
     GEMM(true, false, C, F, bt, 1.0f, dout, C, a->fch_gelu, F, 1.0f, GRAD(k->fcpw), F);
     accel_batch_progress(hb);
     if (k->fcpb >= 0) accel_cpu_colsum_add(GRAD(k->fcpb), dout, (size_t)bt, C);
-    if (m->arch.geglu) accel_cpu_geglu_backward(m->d4c, dhid, a->fch, (size_t)bt, F);
-    else if (m->arch.swiglu) accel_cpu_swiglu_backward(m->d4c, dhid, a->fch, (size_t)bt, F);
+    if (m->arch.swiglu) accel_cpu_glu_backward(&m->glu, m->d4c, dhid, a->fch, (size_t)bt, F);
     else accel_cpu_gelu_backward(m->d4c, a->fch, GRAD(k->fcb), (size_t)bt, F);
     GEMM(false, false, bt, C, FIN, 1.0f, m->d4c, FIN, PARAM(k->fcw), C, 0.0f, m->dc, C);
     GEMM(true, false, FIN, C, bt, 1.0f, m->d4c, FIN, in, C, 1.0f, GRAD(k->fcw), C);
@@ -1572,7 +1635,7 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
         GEMM(true, false, C, m->QW, bt, 1.0f, dproj, C, a->atty, m->QW, 1.0f, GRAD(k->projw), m->QW);
         if (k->projb >= 0) accel_cpu_colsum_add(GRAD(k->projb), dproj, BT, C);
         accel_batch_progress(hb);
-        ACCEL_CHECK(attention_backward(m, a, B, T, layer_window(m, l)));
+        ACCEL_CHECK(attention_backward(m, a, B, T, layer_window(m, l), PARAM_OPT(k->sinks), GRAD_OPT(k->sinks)));
         if (m->arch.rope) {
             qkv_view_t dx = qkv_rows(m, m->d3c);
             rope(m, l, &dx, BT, T, 0, 1);

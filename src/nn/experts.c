@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "experts.h"
-#include "kernels_cpu.h"
 
 #define GEMM(...) ACCEL_CHECK(accel_gemm_cpu(g, __VA_ARGS__))
 
@@ -19,6 +18,20 @@ static const float *expert_gate_up(const accel_moe_dims_t *d, const float *w, in
 static const float *expert_down(const accel_moe_dims_t *d, const float *w, int e)
 {
     return w + (size_t)e * d->C * d->F;
+}
+
+/* y[r] += b for rows r of y [rows, n]: a product's bias. */
+static void add_rows(float *y, const float *b, size_t rows, int n)
+{
+    for (size_t r = 0; r < rows; r++)
+        for (int c = 0; c < n; c++) y[r * n + c] += b[c];
+}
+
+/* db += the sum of dy's rows [rows, n]: that bias's gradient. */
+static void add_column_sums(float *db, const float *dy, size_t rows, int n)
+{
+    for (size_t r = 0; r < rows; r++)
+        for (int c = 0; c < n; c++) db[c] += dy[r * n + c];
 }
 
 /* Each row's K most probable experts (ties: the lower index, as a stable sort), their weights,
@@ -105,6 +118,7 @@ accel_status_t accel_moe_forward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
     const int E = d->E, K = d->K, C = d->C, F = d->F;
     /* router: probs [R, E] = softmax(x router^T) */
     GEMM(false, true, (int)R, E, C, 1.0f, x, C, w->router, C, 0.0f, a->probs, E);
+    if (d->bias) add_rows(a->probs, w->router_b, R, E);
     for (size_t r = 0; r < R; r++) accel_cpu_softmax(a->probs + r * E, a->probs + r * E, E);
     route(d, a, R);
     gather_rows(d, a, x);
@@ -114,9 +128,11 @@ accel_status_t accel_moe_forward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
         float *h = a->h + (size_t)i0 * 2 * F, *hid = a->hid + (size_t)i0 * F;
         GEMM(false, true, n, 2 * F, C, 1.0f, a->xs + (size_t)i0 * C, C, expert_gate_up(d, w->gate_up, e), C,
              0.0f, h, 2 * F);
-        accel_cpu_swiglu_forward(hid, h, (size_t)n, F);
+        if (d->bias) add_rows(h, w->gate_up_b + (size_t)e * 2 * F, (size_t)n, 2 * F);
+        accel_cpu_glu_forward(&d->act, hid, h, (size_t)n, F);
         GEMM(false, true, n, C, F, 1.0f, hid, F, expert_down(d, w->down, e), F, 0.0f,
              a->ys + (size_t)i0 * C, C);
+        if (d->bias) add_rows(a->ys + (size_t)i0 * C, w->down_b + (size_t)e * C, (size_t)n, C);
     }
     if (d->S) ACCEL_CHECK(shared_forward(g, d, w, a, x, R));
     if (!out) return ACCEL_OK;
@@ -173,7 +189,9 @@ accel_status_t accel_moe_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d
         const float *xs = a->xs + (size_t)i0 * C;
         GEMM(false, false, n, F, C, 1.0f, dye, C, expert_down(d, w->down, e), F, 0.0f, dhid, F);
         GEMM(true, false, C, F, n, 1.0f, dye, C, hid, F, 1.0f, dw->down + (size_t)e * C * F, F);
-        accel_cpu_swiglu_backward(dh, dhid, h, (size_t)n, F);
+        if (d->bias) add_column_sums(dw->down_b + (size_t)e * C, dye, (size_t)n, C);
+        accel_cpu_glu_backward(&d->act, dh, dhid, h, (size_t)n, F);
+        if (d->bias) add_column_sums(dw->gate_up_b + (size_t)e * 2 * F, dh, (size_t)n, 2 * F);
         GEMM(false, false, n, C, 2 * F, 1.0f, dh, 2 * F, expert_gate_up(d, w->gate_up, e), C, 0.0f, dye, C);
         GEMM(true, false, 2 * F, C, n, 1.0f, dh, 2 * F, xs, C, 1.0f, dw->gate_up + (size_t)e * 2 * F * C, C);
     }
@@ -203,6 +221,7 @@ accel_status_t accel_moe_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d
     }
     GEMM(false, false, (int)R, C, E, 1.0f, dp, E, w->router, C, 1.0f, dx, C);
     GEMM(true, false, E, C, (int)R, 1.0f, dp, E, x, C, 1.0f, dw->router, C);
+    if (d->bias) add_column_sums(dw->router_b, dp, R, E);
     return ACCEL_OK;
 }
 

@@ -1,6 +1,7 @@
-/* Mixture of experts for the CPU decoder (src/nn/decoder.c): the MLP half of a Mixtral, Qwen3-MoE
- * or Qwen2-MoE block. A router (a linear map to E logits, softmax in fp32) sends each token to its
- * K most probable experts, each a SwiGLU MLP with its own weights; the token's output is the sum of
+/* Mixture of experts for the CPU decoder (src/nn/decoder.c): the MLP half of a Mixtral, Qwen3-MoE,
+ * Qwen2-MoE or gpt-oss block. A router (a linear map to E logits, softmax in fp32) sends each token
+ * to its K most probable experts, each a gated MLP (SwiGLU, or gpt-oss's clamped one, with biases
+ * for gpt-oss) with its own weights; the token's output is the sum of
  * those experts' outputs weighted by their probabilities (renormalized to sum 1 when norm_topk),
  * plus, with a shared expert (Qwen2-MoE), a SwiGLU MLP every token runs, scaled by the sigmoid of a
  * learned gate.
@@ -15,12 +16,15 @@
 
 #include "accel/status.h"
 #include "gemm_cpu.h"
+#include "kernels_cpu.h"
 
 typedef struct {
     int E, K;                       /* experts, experts per token */
     int C, F;                       /* width, each expert's hidden width */
     bool norm_topk;                 /* the K weights divided by their sum */
     int S;                          /* the shared expert's hidden width (0: none) */
+    accel_glu_t act;                /* the experts' activation (the shared expert's: SwiGLU) */
+    bool bias;                      /* router and expert biases (gpt-oss) */
 } accel_moe_dims_t;
 
 /* What a forward pass over R rows keeps for its backward pass. The per-row arrays are indexed by
@@ -34,7 +38,7 @@ typedef struct {
     float *xs;                      /* [R K, C] each assignment's input row, in that order (a
                                      * copy of x: the backward pass gathers it again) */
     float *h;                       /* [R K, 2F] its [gate | up] product */
-    float *hid;                     /* [R K, F] silu(gate) * up */
+    float *hid;                     /* [R K, F] act(gate) * up */
     float *ys;                      /* [R K, C] its expert's output, before the weight */
     float *sh, *shid, *sy, *sg;     /* shared expert: [R, 2S] [gate | up], [R, S] hidden, [R, C]
                                      * output, [R] its gate's sigmoid (S = 0: unused) */
@@ -42,16 +46,18 @@ typedef struct {
 
 /* Weights of one block: router [E, C]; gate_up [E, 2F, C] (expert e's rows [gate | up]);
  * down [E, C, F]; the shared expert's shared_gate_up [2S, C], shared_down [C, S] and its gate
- * [1, C] (NULL without one). */
+ * [1, C] (NULL without one); with bias, router_b [E], gate_up_b [E, 2F], down_b [E, C]. */
 typedef struct {
     const float *router, *gate_up, *down;
     const float *shared_gate_up, *shared_down, *shared_gate;
+    const float *router_b, *gate_up_b, *down_b;
 } accel_moe_weights_t;
 
 /* The weights' gradients, laid out as accel_moe_weights_t (added to). */
 typedef struct {
     float *router, *gate_up, *down;
     float *shared_gate_up, *shared_down, *shared_gate;
+    float *router_b, *gate_up_b, *down_b;
 } accel_moe_grads_t;
 
 /* Forward over R rows of x [R, C]: routing and every expert's rows into a; with out != NULL,

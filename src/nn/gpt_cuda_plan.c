@@ -177,8 +177,10 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                  mc->rope_scaling, mc->sliding_rope_theta);
         return ACCEL_ERR_UNSUPPORTED;
     }
-    /* Gemma's and Granite's building blocks: the CPU decoder's only. */
+    /* Gemma's, Granite's and gpt-oss's building blocks: the CPU decoder's only. */
     const char *cpu_only = mc->norm_unit_offset ? "model.norm_unit_offset=true"
+                      : mc->attention_sinks ? "model.attention_sinks=true"
+                      : mc->attention_out_bias ? "model.attention_out_bias=true"
                       : mc->embed_scale != 1.0 ? "model.embed_scale"
                       : strcmp(mc->activation, "silu") ? "model.activation"
                       : mc->query_pre_attn_scalar ? "model.query_pre_attn_scalar"
@@ -189,7 +191,7 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                       : mc->logits_scaling != 1.0 ? "model.logits_scaling" : NULL;
     if (!strcmp(mc->name, "llama") && cpu_only) {
         snprintf(why, whylen, "device=cuda: %s: the GPU engine has Llama's and Qwen3's blocks only (the CPU "
-                 "decoder trains Gemma's and Granite's)\n--> hint: use device=cpu for this model", cpu_only);
+                 "decoder trains Gemma's, Granite's and gpt-oss's)\n--> hint: use device=cpu for this model", cpu_only);
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (!strcmp(cfg->model.name, "llama") &&

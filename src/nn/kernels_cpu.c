@@ -317,6 +317,54 @@ void accel_cpu_geglu_backward(float *dgu, const float *dh, const float *gu, size
 }
 
 ACCEL_CLONES
+static void clamped_swiglu_forward(float *h, const float *gu, size_t rows, int F, float alpha, float limit)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *g = gu + r * 2 * (size_t)F, *u = g + F;
+        float *o = h + r * (size_t)F;
+        for (int c = 0; c < F; c++) {
+            const float gc = fminf(g[c], limit), uc = fmaxf(fminf(u[c], limit), -limit);
+            o[c] = (uc + 1.0f) * gc * fsigmoid(alpha * gc);
+        }
+    }
+}
+
+ACCEL_CLONES
+static void clamped_swiglu_backward(float *dgu, const float *dh, const float *gu, size_t rows, int F,
+                                    float alpha, float limit)
+{
+    for (size_t r = 0; r < rows; r++) {
+        const float *g = gu + r * 2 * (size_t)F, *u = g + F, *d = dh + r * (size_t)F;
+        float *dg = dgu + r * 2 * (size_t)F, *du = dg + F;
+        for (int c = 0; c < F; c++) {
+            const float gc = fminf(g[c], limit), uc = fmaxf(fminf(u[c], limit), -limit);
+            const float s = fsigmoid(alpha * gc), glu = gc * s;
+            du[c] = u[c] >= -limit && u[c] <= limit ? d[c] * glu : 0.0f;
+            dg[c] = g[c] <= limit ? d[c] * (uc + 1.0f) * s * (1.0f + alpha * gc * (1.0f - s)) : 0.0f;
+        }
+    }
+}
+
+void accel_cpu_glu_forward(const accel_glu_t *act, float *h, const float *gu, size_t rows, int F)
+{
+    switch (act->kind) {
+    case ACCEL_GLU_GELU_TANH: accel_cpu_geglu_forward(h, gu, rows, F); break;
+    case ACCEL_GLU_CLAMPED: clamped_swiglu_forward(h, gu, rows, F, act->alpha, act->limit); break;
+    default: accel_cpu_swiglu_forward(h, gu, rows, F); break;
+    }
+}
+
+void accel_cpu_glu_backward(const accel_glu_t *act, float *dgu, const float *dh, const float *gu,
+                            size_t rows, int F)
+{
+    switch (act->kind) {
+    case ACCEL_GLU_GELU_TANH: accel_cpu_geglu_backward(dgu, dh, gu, rows, F); break;
+    case ACCEL_GLU_CLAMPED: clamped_swiglu_backward(dgu, dh, gu, rows, F, act->alpha, act->limit); break;
+    default: accel_cpu_swiglu_backward(dgu, dh, gu, rows, F); break;
+    }
+}
+
+ACCEL_CLONES
 void accel_cpu_bias_gelu_forward(float *x, float *out, const float *bias, size_t rows, int cols)
 {
     for (size_t r = 0; r < rows; r++) {

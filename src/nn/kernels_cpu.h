@@ -51,6 +51,20 @@ void accel_cpu_swiglu_backward(float *dgu, const float *dh, const float *gu, siz
 void accel_cpu_geglu_forward(float *h, const float *gu, size_t rows, int F);
 void accel_cpu_geglu_backward(float *dgu, const float *dh, const float *gu, size_t rows, int F);
 
+/* A gated MLP's activation (model.activation): silu (SwiGLU), gelu_tanh (GeGLU), or gpt-oss's
+ * clamped SwiGLU, h = (u' + 1) g' sigmoid(alpha g') with g' = min(g, limit) and u' = u clamped to
+ * [-limit, limit] (no gradient through a clamped value, as torch's clamp). */
+typedef enum { ACCEL_GLU_SILU = 0, ACCEL_GLU_GELU_TANH, ACCEL_GLU_CLAMPED } accel_glu_kind_t;
+typedef struct {
+    accel_glu_kind_t kind;
+    float alpha, limit;             /* ACCEL_GLU_CLAMPED's */
+} accel_glu_t;
+
+/* h = act(gate) * up over rows of [gate | up], and its backward, as the kernels above. */
+void accel_cpu_glu_forward(const accel_glu_t *act, float *h, const float *gu, size_t rows, int F);
+void accel_cpu_glu_backward(const accel_glu_t *act, float *dgu, const float *dh, const float *gu,
+                            size_t rows, int F);
+
 /* Bias and GELU, tanh approximation (GPT-2), over rows x cols: with v = x[r][c] + bias[c],
  * out = 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))), and x[r][c] becomes gelu'(v), all the
  * backward pass needs: one pass over the product's output, and no tanh in the backward pass. */

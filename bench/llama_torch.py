@@ -98,6 +98,17 @@ def build(args):
                                    "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}},
                   attn_logit_softcapping=None, final_logit_softcapping=None)
         cfg, cls = Gemma3TextConfig(**kw), Gemma3ForCausalLM
+    elif args.gpt_oss:          # gpt-oss: sinks, q/k/v/o biases, biased experts of clamped SwiGLU;
+        from transformers import GptOssConfig, GptOssForCausalLM    # eager attention (no sdpa: sinks)
+        for k in ("mlp_bias", "hidden_act", "rope_parameters", "rope_theta", "attention_bias"):
+            kw.pop(k, None)
+        kw.update(num_local_experts=args.experts, num_experts_per_tok=args.experts_per_token,
+                  head_dim=args.width // args.heads, sliding_window=args.sliding_window,
+                  tie_word_embeddings=False, attention_bias=True,
+                  layer_types=["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(args.layers)])
+        cfg = GptOssConfig(**kw)    # its default RoPE: YaRN x32 over 4096, theta 150000, untruncated
+        cfg._experts_implementation = args.experts_impl
+        cls = GptOssForCausalLM
     elif args.experts:          # Mixtral: a sparse MoE block of SwiGLU experts; no bias keys at all
         from transformers import MixtralConfig, MixtralForCausalLM
         for k in ("attention_bias", "mlp_bias"):
@@ -111,7 +122,7 @@ def build(args):
     else:
         cfg = (Qwen3Config if args.qk_norm else LlamaConfig)(**kw)
         cls = Qwen3ForCausalLM if args.qk_norm else LlamaForCausalLM
-    cfg._attn_implementation = "eager" if args.variant == "manual" else "sdpa"
+    cfg._attn_implementation = "eager" if args.variant == "manual" or args.gpt_oss else "sdpa"
     model = cls(cfg).float()
     model.config.use_cache = False
     return model
@@ -175,6 +186,7 @@ def main():
     ap.add_argument("--rms-eps", type=float, default=1e-5)
     ap.add_argument("--qk-norm", action="store_true", help="Qwen3ForCausalLM (q/k norms)")
     ap.add_argument("--gemma3", action="store_true", help="Gemma3ForCausalLM (with --head-dim, --sliding-window)")
+    ap.add_argument("--gpt-oss", action="store_true", help="GptOssForCausalLM (with --experts, --sliding-window)")
     ap.add_argument("--router-aux-loss", type=float, default=0.0,
                     help="--experts: load-balancing loss coefficient (0: off)")
     ap.add_argument("--experts-impl", choices=["eager", "batched_mm", "grouped_mm"], default="grouped_mm",

@@ -5,6 +5,7 @@
 #   BENCH_MODEL=qwen3 sh bench/train_speed.sh     Qwen3's attention against Qwen3ForCausalLM
 #   BENCH_MODEL=mixtral sh bench/train_speed.sh   the Llama's mixture of experts against MixtralForCausalLM
 #   BENCH_MODEL=gemma3 sh bench/train_speed.sh    Gemma 3's blocks against Gemma3ForCausalLM
+#   BENCH_MODEL=gpt_oss sh bench/train_speed.sh   gpt-oss's blocks against GptOssForCausalLM
 #   BENCH_ROUNDS=5 BENCH_STEPS=60 sh bench/train_speed.sh
 # gpt (the issue's shape): 4 layers, 4 heads, width 256, context 128, byte vocabulary; the peer is
 # bench/gpt_torch.py (the same GPT written in PyTorch).
@@ -106,7 +107,22 @@ gemma3) # as qwen3, with two more C-wide norms per layer (after attention and af
         peer_args="--layers $L --heads $H --kv-heads $KV --width $C --ffn $F --context $T --vocab $V --head-dim $HD
             --gemma3 --sliding-window $WIN --rms-eps 1e-6"
         shape="Gemma3-style: $L layers, $H heads of $HD, $KV kv heads, width $C, GeGLU ffn $F, layers 1, 3 sliding over $WIN keys, context $T, vocab $V, tied head" ;;
-*)      echo "BENCH_MODEL must be gpt, llama, qwen3, mixtral or gemma3 (got '$MODEL')" >&2; exit 2 ;;
+gpt_oss) # as mixtral untied, with q/k/v/o biases, a sink per head, biased router and experts
+        E=8 K=2 F=344 WIN=64
+        N=$(( 2*V*C + L*(2*C*C + 2*C*KV*HS + 2*C + 2*KV*HS + H + E*3*C*F + E*C + E + E*2*F + E*C + 2*C) + C ))
+        NA=$(( N - L*(E - K)*3*F*C ))
+        model_args="model.name=llama model.layers=$L model.heads=$H model.kv_heads=$KV model.width=$C
+            model.ffn_width=$F model.experts=$E model.experts_per_token=$K model.router_norm_topk=true
+            model.expert_bias=true model.activation=clamped_swiglu model.attention_bias=true
+            model.attention_out_bias=true model.attention_sinks=true model.sliding_window=$WIN
+            model.sliding_window_pattern=2 model.rope_scaling=yarn model.rope_factor=32
+            model.rope_original_context=4096 model.rope_truncate=false model.rope_theta=150000
+            model.context=$T model.vocab=$V model.rms_eps=1e-5 model.tie_embeddings=false"
+        peer_script=bench/llama_torch.py
+        peer_args="--layers $L --heads $H --kv-heads $KV --width $C --ffn $F --context $T --vocab $V
+            --experts $E --experts-per-token $K --experts-impl grouped_mm --gpt-oss --sliding-window $WIN"
+        shape="gpt-oss-style: $L layers, $H heads, $KV kv heads, width $C, sinks, q/k/v/o biases, layers 1, 3 sliding over $WIN keys, $E biased experts of clamped SwiGLU ffn $F, top-$K, context $T, vocab $V, untied head" ;;
+*)      echo "BENCH_MODEL must be gpt, llama, qwen3, mixtral, gemma3 or gpt_oss (got '$MODEL')" >&2; exit 2 ;;
 esac
 NA=${NA:-$N}    # the parameters a token's products use (all of them but in a mixture of experts)
 ATT=$C

@@ -146,6 +146,16 @@ def main():
                                    "model.experts=4", "model.experts_per_token=2", "model.ffn_width=16",
                                    "model.shared_expert_ffn=24", "model.router_norm_topk=false",
                                    "model.router_aux_loss=0.01", "model.tie_embeddings=false"]),
+            ("trained_gpt_oss", ["model.name=llama", "model.layers=2", "model.width=32", "model.heads=4",
+                                 "model.kv_heads=2", "model.head_dim=8", "model.attention_bias=true",
+                                 "model.attention_out_bias=true", "model.attention_sinks=true",
+                                 "model.experts=4", "model.experts_per_token=2", "model.ffn_width=16",
+                                 "model.expert_bias=true", "model.activation=clamped_swiglu",
+                                 "model.swiglu_limit=0.5", "model.sliding_window=5",
+                                 "model.sliding_window_pattern=2", "model.rope_scaling=yarn",
+                                 "model.rope_factor=4", "model.rope_original_context=4",
+                                 "model.rope_truncate=false", "model.rope_theta=150000",
+                                 "model.tie_embeddings=false"]),
         ]:
             ck = os.path.join(work, name)
             run([os.path.join(build, "accel_train"), *base, *keys, f"ckpt.dir={ck}"],

@@ -96,9 +96,11 @@ static bool g_gemma;
 static int g_olmo;
 /* g_oss: gpt-oss's blocks: attention sinks, an output projection bias, YaRN without truncation,
  * every 2nd layer full while the others slide, and (with g_moe) biased experts of clamped SwiGLU
- * with alpha 1.5. Its limit, 100, cuts nothing here: a clamp's kink under a finite difference
- * would break the check (test_kernels checks the clamps). */
+ * with alpha 1.5 and limit g_oss_limit: 1 cuts gates and ups; the gradient check takes 100, which
+ * cuts nothing (a clamp's kink under a finite difference would break it; test_kernels checks the
+ * clamps). */
 static bool g_oss;
+static const char *g_oss_limit = "1";
 
 /* A Llama with every optional part on: grouped-query attention (NH heads, NH/2 kv heads), an untied
  * head, q/k/v biases, Llama-3.1 RoPE scaling with frequencies in all three bands, odd SwiGLU width. */
@@ -149,7 +151,7 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
         const char *ok[][2] = { { "model.attention_sinks", "true" }, { "model.attention_out_bias", "true" },
                                 { "model.rope_scaling", "yarn" }, { "model.rope_factor", "4" },
                                 { "model.rope_original_context", "4" }, { "model.rope_truncate", "false" },
-                                { "model.activation", "clamped_swiglu" }, { "model.swiglu_limit", "100" },
+                                { "model.activation", "clamped_swiglu" }, { "model.swiglu_limit", g_oss_limit },
                                 { "model.swiglu_alpha", "1.5" },
                                 { "model.expert_bias", g_moe ? "true" : "false" },
                                 { "model.sliding_window", "3" }, { "model.sliding_window_pattern", "2" } };
@@ -385,6 +387,7 @@ START_TEST(test_gradcheck_llama)
     g_olmo = _i == 6 ? 1 : _i == 7 ? 2 : 0;     /* 6: OLMo 2, 7: OLMoE's q/k norms with experts */
     g_gemma = _i == 8;                          /* 8: Gemma 3 */
     g_oss = _i == 9;                            /* 9: gpt-oss, every expert for every token */
+    g_oss_limit = "100";
     if (_i == 7 || _i == 9) g_moe = 2;          /* every expert for every token: no routing kinks */
     fd_h = 5e-3;
     fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
@@ -430,6 +433,7 @@ START_TEST(test_gradcheck_llama)
     g_window = g_pattern = g_nope = 0;
     g_olmo = 0;
     g_gemma = g_oss = false;
+    g_oss_limit = "1";
 }
 END_TEST
 
@@ -548,11 +552,13 @@ static void kv_case(bool llama, const char *precision, double tol)
 
 START_TEST(test_kv_cache)
 {
-    for (int llama = 0; llama < 8; llama++) {   /* 2: with Qwen3's attention, 3: experts, 4: shared,
-                                                 * 5: a sliding window, 6: OLMo 2, 7: Gemma 3 */
+    for (int llama = 0; llama < 9; llama++) {   /* 2: with Qwen3's attention, 3: experts, 4: shared,
+                                                 * 5: a sliding window, 6: OLMo 2, 7: Gemma 3,
+                                                 * 8: gpt-oss */
         g_qwen3 = llama == 2;
         g_nope = llama == 2 ? 2 : 0;            /* layer 1 of 2 without RoPE */
-        g_moe = llama == 3 ? 1 : llama == 4 ? 3 : 0;
+        g_moe = llama == 3 || llama == 8 ? 1 : llama == 4 ? 3 : 0;
+        g_oss = llama == 8;
         g_window = llama == 5 ? 7 : 0;
         g_pattern = llama == 5 ? 2 : 0;         /* layer 0 slides (plain RoPE), layer 1 not */
         g_olmo = llama == 6;
@@ -565,7 +571,7 @@ START_TEST(test_kv_cache)
     g_moe = 0;
     g_window = 0;
     g_olmo = 0;
-    g_gemma = false;
+    g_gemma = g_oss = false;
 }
 END_TEST
 
@@ -691,10 +697,11 @@ START_TEST(test_recompute_bitwise)
     static const char *const modes[] = { "none", "mlp", "block" };
     const bool llama = _i / 2;                  /* _i / 2 == 2: with Qwen3's attention, 3: experts,
                                                  * 4: with a shared expert, 5: OLMo 2, 6: OLMoE,
-                                                 * 7: Gemma 3 */
+                                                 * 7: Gemma 3, 8: gpt-oss */
     const char *precision = _i % 2 ? "bf16" : "fp32";
     g_qwen3 = _i / 2 == 2;
-    g_moe = _i / 2 == 3 || _i / 2 == 6 ? 1 : _i / 2 == 4 ? 3 : 0;
+    g_moe = _i / 2 == 3 || _i / 2 == 6 || _i / 2 == 8 ? 1 : _i / 2 == 4 ? 3 : 0;
+    g_oss = _i / 2 == 8;
     g_olmo = _i / 2 == 5 ? 1 : _i / 2 == 6 ? 1 : 0;
     g_gemma = _i / 2 == 7;
     float *ref = NULL;
@@ -735,7 +742,7 @@ START_TEST(test_recompute_bitwise)
     g_qwen3 = false;
     g_moe = 0;
     g_olmo = 0;
-    g_gemma = false;
+    g_gemma = g_oss = false;
 }
 END_TEST
 
@@ -1321,7 +1328,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);
     tcase_add_loop_test(tc, test_loss_mask, 0, 2);
-    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 16);
+    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 18);
     tcase_add_test(tc, test_causality);
     tcase_add_loop_test(tc, test_documents, 0, 6);
     tcase_add_test(tc, test_precision);

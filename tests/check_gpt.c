@@ -535,11 +535,11 @@ static void kv_case(bool llama, const char *precision, double tol)
             double d = fabs((double)a[v] - b[v]);
             if (d > worst) worst = d;
             ck_assert_msg(d <= tol * (1 + fabs(a[v])), "%s %s: %d tokens, logit %d: cached %g, "
-                          "whole window %g", g_gemma ? "gemma3" : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, n, v, b[v], a[v]);
+                          "whole window %g", g_oss ? "gpt-oss" : g_gemma ? "gemma3" : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, n, v, b[v], a[v]);
         }
     }
     printf("kv cache %s %s: %d tokens, max |cached - whole window| %.2e\n",
-           g_gemma ? "gemma3" : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, T, worst);
+           g_oss ? "gpt-oss" : g_gemma ? "gemma3" : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, T, worst);
     /* The cache holds T tokens now: claiming more, or no new token, is refused. */
     ck_assert_int_eq(ops->logits_cached(f.model.state, &f.model.layout, f.params, f.tokens, 5, 5,
                                         a, NULL), ACCEL_ERR_INVALID);

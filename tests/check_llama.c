@@ -61,6 +61,21 @@
  * The generator asserted that switching off any of these moves the float64 logits by 5e-1 or more
  * (the exact GELU for the tanh one: 1.4e-3).
  *
+ * gpt-oss (gpt_oss: GptOssForCausalLM) is pre-norm with attention sinks (model.attention_sinks:
+ * a learned logit per head in every softmax's denominator, h.L.attn.sinks, drawn with std 1),
+ * biases on q, k, v and o (model.attention_bias, model.attention_out_bias: h.L.attn.proj.bias),
+ * 4 experts top-2 with biases (model.expert_bias: h.L.mlp.router.bias, h.L.mlp.experts.gate_up.bias,
+ * h.L.mlp.experts.down.bias), the softmax over the top-k router logits (model.router_norm_topk),
+ * clamped SwiGLU (model.activation=clamped_swiglu, swiglu_limit 2 so that 3% of the routed gate
+ * values and 8.5% of the up values are clamped), layer 0 sliding over 4 keys and layer 1 full
+ * (model.sliding_window_pattern=2, the same RoPE on both), YaRN at theta 150000 with the ramp's
+ * bounds not rounded (model.rope_truncate=false: kept, blended and divided bands), untied head.
+ * transformers' experts (gate_up_proj [E, C, 2F] with gate and up interleaved, down_proj [E, F, C],
+ * both x @ W) are stored in accel's layout. The generator asserted that the routing is clear, that
+ * no routed gate or up value lies within 1e-3 of a clamp's bound, and that the logits move by
+ * 1e-1 or more without the window, the sinks, the clamp, with the bounds truncated, with plain
+ * RoPE or with cos and sin unscaled.
+ *
  * The fixtures are found in $ACCEL_LLAMA_FIXTURES, else $top_srcdir/tests/fixtures/llama (make
  * check sets top_srcdir; tests/llama_unit.sh runs this program). */
 #include "build_config.h"
@@ -85,7 +100,7 @@
 static const char *const g_cases[] = { "llama_gqa",  "llama_mqa",    "llama_rope31", "qwen2_bias",
                                         "llama_mha",  "llama_packed", "qwen2_packed", "mixtral_moe",
                                         "qwen3_moe",  "qwen2_moe",    "olmo2",        "olmoe",
-                                        "olmo3",      "gemma3" };
+                                        "olmo3",      "gemma3",       "gpt_oss" };
 #define NCASES ((int)(sizeof g_cases / sizeof g_cases[0]))
 
 static void fixture_dir(char *dir, size_t len)

@@ -86,6 +86,29 @@ RoPE unscaled, the sliding layers' at the full layers' base, and each Gemma feat
 in turn (weights as gains, no post norms, no pre norms, no q/k norms, SwiGLU, unscaled embeddings,
 scores scaled by head_dim^-0.5; the exact GELU instead of the tanh one changes them by about 1e-3).
 
+gpt-oss (gpt_oss: GptOssForCausalLM) is a pre-norm Llama with a mixture of experts and five parts more:
+attention sinks (a learned logit per head, self_attn.sinks, that joins every softmax's denominator
+and attends to nothing; accel's model.attention_sinks), biases on q, k, v AND o (attention_bias;
+accel's model.attention_bias with model.attention_out_bias), a router with a bias whose softmax over
+the top-k logits is accel's renormalized top-k, experts with biases (model.expert_bias) applying a
+clamped SwiGLU, (up' + 1) gate' sigmoid(alpha gate') with gate' = min(gate, limit) and up' = up
+clamped to +-limit (model.activation=clamped_swiglu, model.swiglu_alpha, model.swiglu_limit), and
+YaRN on every layer with the ramp's bounds NOT rounded outwards (rope_parameters truncate=False;
+model.rope_truncate=false). Every 2nd layer is full, the others slide (GptOssConfig's default
+layer_types; model.sliding_window_pattern=2), with the same RoPE. GptOssRMSNorm normalizes in
+float32 and GptOssRotaryEmbedding computes its angles in float32 (and returns cos and sin hs/2
+wide, applied to the halves of a head: rotate_half's pairs): both replaced by float64 versions.
+Its eager attention (with the sinks) and its router already compute in the model's dtype; the
+attention is replaced all the same by the same formula (gpt_oss_attention_forward64). Its experts
+hold gate_up_proj [E, C, 2F] and down_proj [E, F, C], used as x @ W, with gate and up INTERLEAVED
+along 2F (gate j in column 2j, up j in 2j+1) in gate_up_proj and gate_up_proj_bias: the fixture
+stores them in accel's layout (below), de-interleaved and transposed, gradients alike. The clamp
+has kinks and the routing switches, which makes finite differences unsafe but not autograd; as
+for the routing, the script asserts that no routed gate or up value lies within CLAMP_GAP of a
+kink (so that float32 clamps the same values), and that the logits change far beyond the test's
+tolerance without the window, without the sinks, without the clamp, with the YaRN bounds
+truncated, with plain RoPE and with cos and sin unscaled.
+
 HDF5 layout of a fixture (what check_llama.c reads):
   attribute config      "key=value key=value ...": accel configuration keys, applied in order
   attributes            case, generator, torch_version, transformers_version, ... (provenance)
@@ -138,6 +161,16 @@ MLP tensors are replaced by
                                               gate_proj), the next F its up (w3, up_proj)
   h.L.mlp.experts.down.weight     [E C, F]    mlp.experts.down_proj [E, C, F]: expert e's rows
                                               e C .. e C+C-1 its down (w2, down_proj)
+gpt-oss (the same bytes re-ordered: its gate_up_proj is [E, C, 2F] with gate and up interleaved
+along 2F, its down_proj [E, F, C], both x @ W) adds
+  h.L.attn.proj.bias              [C]         self_attn.o_proj.bias
+  h.L.attn.sinks                  [H]         self_attn.sinks
+  h.L.mlp.router.bias             [E]         mlp.router.bias (its weight: mlp.router.weight)
+  h.L.mlp.experts.gate_up.weight  [E 2F, C]   expert e's rows e 2F + j: gate_up_proj[e, :, 2j] (gate
+                                              j), rows e 2F + F + j: gate_up_proj[e, :, 2j+1] (up j)
+  h.L.mlp.experts.gate_up.bias    [E 2F]      gate_up_proj_bias [E, 2F] de-interleaved the same way
+  h.L.mlp.experts.down.weight     [E C, F]    down_proj [E, F, C] transposed per expert
+  h.L.mlp.experts.down.bias       [E C]       down_proj_bias [E, C]
 and with a shared expert of width S (Qwen2-MoE's shared_expert_intermediate_size) also
   h.L.mlp.shared.gate_up.weight   [2S, C]     cat(shared_expert.gate_proj, shared_expert.up_proj
                                               weights) along rows
@@ -159,13 +192,15 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 import transformers
-from transformers import (DataCollatorWithFlattening, Gemma3ForCausalLM, Gemma3TextConfig, LlamaConfig,
+from transformers import (DataCollatorWithFlattening, Gemma3ForCausalLM, Gemma3TextConfig, GptOssConfig,
+                          GptOssForCausalLM, LlamaConfig,
                           LlamaForCausalLM, MixtralConfig, MixtralForCausalLM, Olmo2Config, Olmo2ForCausalLM,
                           Olmo3Config, Olmo3ForCausalLM,
                           OlmoeConfig, OlmoeForCausalLM,
                           Qwen2Config, Qwen2ForCausalLM, Qwen2MoeConfig, Qwen2MoeForCausalLM,
                           Qwen3MoeConfig, Qwen3MoeForCausalLM)
 from transformers.models.gemma3 import modeling_gemma3
+from transformers.models.gpt_oss import modeling_gpt_oss
 from transformers.models.llama import modeling_llama
 from transformers.models.mixtral import modeling_mixtral
 from transformers.models.olmo2 import modeling_olmo2
@@ -186,7 +221,8 @@ PACK = dict(shuffle=True, compression="gzip", compression_opts=9)
 # blocks and q/k norms over whole projections (OLMo 2, OLMoE, OLMo 3), sliding windows on some
 # layers and YaRN on the others (OLMo 3); Gemma 3's norms before and after both sublayers, 1 + weight
 # RMSNorms, GeGLU, scaled embeddings, query_pre_attn_scalar, and sliding layers with their own RoPE
-# base beside full layers with linear RoPE scaling.
+# base beside full layers with linear RoPE scaling; gpt-oss's attention sinks, output projection
+# bias, biased experts of clamped SwiGLU and YaRN with untruncated bounds.
 CASES = [
     dict(name="llama_gqa", arch="llama", layers=2, heads=4, kv_heads=2, width=32, ffn=32,
          context=12, vocab=61, tied=False, theta=10000.0, eps=1e-6, bias=False, seed=101),
@@ -267,6 +303,26 @@ CASES = [
          context=40, vocab=67, tied=True, theta=1000000.0, eps=1e-6, bias=False, seed=1471,
          window=5, window_pattern=2, sliding_theta=10000.0, query_pre_attn_scalar=12,
          linear=dict(factor=4.0)),
+    # gpt-oss: attention sinks (drawn with std SINK_STD, so that they take a good share of the
+    # softmax), q/k/v/o biases, E = 4 biased experts of clamped SwiGLU (limit 2: 8.5% of the routed
+    # up values and 3.2% of the gate values are clamped; alpha gpt-oss's 1.702), top 2
+    # with the router's bias and the softmax over the top-k logits (accel's renormalized top-k),
+    # untied head, head_dim 8 given explicitly (GptOssConfig has one), layer 0 sliding over 4 keys,
+    # layer 1 full (GptOssConfig's default layer_types), YaRN on both at theta 150000 (gpt-oss's)
+    # with truncate False. Over head size 8 (4 frequencies, wavelengths 6.3, 124, 2433, 47890) and
+    # original_max_position_embeddings 2048 the ramp's bounds are dimensions 0.779 (32 turns) and
+    # 1.942 (1 turn): frequency 0 kept, 1 blended (0.19 of the way to / 4; truncated, the bounds
+    # would be 0 and 2 and it would be 0.5), 2 and 3 divided by the factor 4; cos and sin scaled
+    # by 0.1 ln 4 + 1. (gpt-oss's own 4096 over theta 150000 needs head size 64 for bands; over
+    # head size 8 an original context of 4 keeps every frequency: bounds -1.31 and -0.15.) The
+    # context is far shorter than factor * original (transformers warns; YaRN does not read the
+    # context).
+    dict(name="gpt_oss", arch="gpt_oss", layers=2, heads=4, kv_heads=2, width=32, head_dim=8, ffn=24,
+         experts=4, topk=2, norm_topk=True, aux=0.0,
+         context=16, vocab=57, tied=False, theta=150000.0, eps=1e-5, bias=True, seed=1593,
+         window=4, window_pattern=2, swiglu_alpha=1.702, swiglu_limit=2.0,
+         yarn=dict(factor=4.0, original_max_position_embeddings=2048, beta_fast=32.0, beta_slow=1.0,
+                   truncate=False)),
 ]
 
 # Weight scales: large enough that every gradient is far above float32 noise and the attention
@@ -274,9 +330,11 @@ CASES = [
 MATRIX_STD = 0.2        # every projection matrix (fan-in 24..40: gain ~1.0..1.3)
 EMBED_STD = 0.2         # token embedding (also the LM head when tied: logits of std ~1 either way)
 NORM_STD = 0.1          # norm gains: 1 + N(0, 0.1^2) (Gemma's offsets: N(0, 0.1^2), the same gains)
-BIAS_STD = 0.1          # q, k, v biases
+BIAS_STD = 0.1          # q, k, v biases (gpt-oss: o, the router's and the experts' too)
                         # (a router and the experts' stacked matrices are projection matrices too)
+SINK_STD = 1.0          # gpt-oss's attention sinks (logits beside the scores, which are O(1))
 ROUTER_GAP = 1e-3       # least gap between the K-th and (K+1)-th router probability of any token
+CLAMP_GAP = 1e-3        # least distance of a routed gate or up value from its clamp's bound (gpt-oss)
 
 
 def qk_norm_scope(case):
@@ -296,6 +354,18 @@ def post_norm(case):
     """Whether a case's blocks normalize the outputs of attention and MLP (OLMo 2, OLMo 3) rather
     than their inputs."""
     return norm_position(case) == "post"
+
+
+def oss(case):
+    """Whether a case is gpt-oss: sinks, an output bias, biased experts of clamped SwiGLU, YaRN on
+    every layer (its sliding layers' RoPE is the full layers')."""
+    return case["arch"] == "gpt_oss"
+
+
+def rope_by_type(case):
+    """Whether a case's RoPE differs by layer type (OLMo 3, Gemma 3: the rotary embedding keeps a
+    set per type, accel's model.sliding_rope=plain); gpt-oss's sliding layers have the full ones'."""
+    return case["arch"] in ("olmo3", "gemma3")
 
 
 def gemma(case):
@@ -355,6 +425,8 @@ def accel_config(case):
             ("model.rope_beta_fast", r["beta_fast"]),
             ("model.rope_beta_slow", r["beta_slow"]),
         ]
+        if not r.get("truncate", True):     # gpt-oss: the ramp's bounds as computed
+            kv.append(("model.rope_truncate", False))
     else:
         kv.append(("model.rope_scaling", "none"))
     if "head_dim" in c:
@@ -368,6 +440,14 @@ def accel_config(case):
             ("model.embed_scale", embed_scale(c)),
             ("model.query_pre_attn_scalar", c["query_pre_attn_scalar"]),
         ]
+    if oss(c):
+        kv += [
+            ("model.attention_sinks", True),
+            ("model.attention_out_bias", True),
+            ("model.activation", "clamped_swiglu"),
+            ("model.swiglu_alpha", c["swiglu_alpha"]),
+            ("model.swiglu_limit", c["swiglu_limit"]),
+        ]
     if qk_norm_scope(c) == "head":
         kv.append(("model.qk_norm", True))
     elif qk_norm_scope(c) == "all":
@@ -379,16 +459,19 @@ def accel_config(case):
             ("model.router_norm_topk", c["norm_topk"]),
             ("model.router_aux_loss", c["aux"]),
         ]
+        if oss(c):
+            kv.append(("model.expert_bias", True))
     if "shared_ffn" in c:
         kv.append(("model.shared_expert_ffn", c["shared_ffn"]))
     if "window" in c:
         # OLMo 3, Gemma 3: every window_pattern-th layer full (with the scaled RoPE), the others
-        # slide (plain RoPE; Gemma 3's at its own base).
+        # slide (plain RoPE; Gemma 3's at its own base). gpt-oss: the same RoPE on every layer.
         kv += [
             ("model.sliding_window", c["window"]),
             ("model.sliding_window_pattern", c["window_pattern"]),
-            ("model.sliding_rope", "plain"),
         ]
+        if rope_by_type(c):
+            kv.append(("model.sliding_rope", "plain"))
         if "sliding_theta" in c:
             kv.append(("model.sliding_rope_theta", c["sliding_theta"]))
     return " ".join(f"{k}={v if isinstance(v, str) else fmt(v)}" for k, v in kv)
@@ -407,7 +490,8 @@ def hf_model(case):
               attention_dropout=0.0, pad_token_id=None, bos_token_id=None, eos_token_id=None)
     config_cls = {"llama": LlamaConfig, "qwen2": Qwen2Config, "mixtral": MixtralConfig,
                   "qwen3_moe": Qwen3MoeConfig, "qwen2_moe": Qwen2MoeConfig, "olmo2": Olmo2Config,
-                  "olmoe": OlmoeConfig, "olmo3": Olmo3Config, "gemma3": Gemma3TextConfig}[c["arch"]]
+                  "olmoe": OlmoeConfig, "olmo3": Olmo3Config, "gemma3": Gemma3TextConfig,
+                  "gpt_oss": GptOssConfig}[c["arch"]]
     if hasattr(config_cls(), "rope_parameters"):    # transformers 5
         kw["rope_parameters"] = rope
     else:                                           # transformers 4.x
@@ -473,6 +557,20 @@ def hf_model(case):
                   attn_logit_softcapping=None, final_logit_softcapping=None, use_bidirectional_attention=False)
         cfg = Gemma3TextConfig(**kw)
         cls = Gemma3ForCausalLM
+    elif c["arch"] == "gpt_oss":
+        assert c["bias"] and not c["tied"] and c["norm_topk"] and c["aux"] == 0.0, \
+            "gpt-oss: q/k/v/o biases, untied head, renormalized top-k (here without the load-balancing loss)"
+        assert c["context"] > c["window"] and c["window_pattern"] == 2, "the window must matter; every 2nd layer full"
+        assert "yarn" in c and c["yarn"]["truncate"] is False
+        # One RoPE (YaRN) for every layer; layer_types left to GptOssConfig's default (sliding but
+        # every 2nd layer); intermediate_size is every expert's width.
+        kw.update(head_dim=c["head_dim"], attention_bias=True, sliding_window=c["window"],
+                  num_local_experts=c["experts"], num_experts_per_tok=c["topk"],
+                  swiglu_alpha=c["swiglu_alpha"], swiglu_limit=c["swiglu_limit"],
+                  rope_parameters={"rope_type": "yarn", "rope_theta": c["theta"], **c["yarn"]},
+                  output_router_logits=False, router_aux_loss_coef=0.0)
+        cfg = GptOssConfig(**kw)
+        cls = GptOssForCausalLM
     elif c["arch"] == "olmoe":
         # OlmoeAttention sizes q_norm by hidden_size and k_norm by (hidden_size / heads) KV: the whole
         # projections only when head_dim = width / heads.
@@ -505,7 +603,7 @@ def hf_model(case):
         assert model.config.sliding_window == 0 and set(model.config.layer_types) == {"full_attention"}
     elif c["arch"] in ("olmo2", "olmoe"):    # no sliding window in their configurations
         assert getattr(model.config, "sliding_window", None) is None and getattr(model.config, "clip_qkv", None) is None
-    elif c["arch"] in ("olmo3", "gemma3"):  # the window on every layer but each window_pattern-th
+    elif c["arch"] in ("olmo3", "gemma3", "gpt_oss"):  # the window on every layer but each window_pattern-th
         assert model.config.sliding_window == c["window"] and getattr(model.config, "clip_qkv", None) is None
         types = [layer_type(c, l) for l in range(c["layers"])]
         assert model.config.layer_types == types, (model.config.layer_types, types)
@@ -530,7 +628,10 @@ def hf_model(case):
             assert type(layer.mlp.act_fn).__name__ == "GELUTanh", type(layer.mlp.act_fn)
             assert torch.equal(layer.mlp.act_fn(torch.tensor([0.5, -1.0], dtype=torch.float64)),
                                F.gelu(torch.tensor([0.5, -1.0], dtype=torch.float64), approximate="tanh"))
-    if c["arch"] not in ("llama", "olmo3", "gemma3"):
+    if oss(c):
+        assert model.config.swiglu_alpha == c["swiglu_alpha"] and model.config.swiglu_limit == c["swiglu_limit"]
+        assert model.config.rope_parameters["truncate"] is False and model.config.rope_parameters["rope_type"] == "yarn"
+    if c["arch"] not in ("llama", "olmo3", "gemma3", "gpt_oss"):
         assert all(getattr(layer.self_attn, "sliding_window", None) is None for layer in model.model.layers)
     hs = head_size(c)
     for layer in model.model.layers:
@@ -538,7 +639,10 @@ def hf_model(case):
         has_bias = a.q_proj.bias is not None
         assert has_bias == c["bias"] and (a.k_proj.bias is not None) == has_bias \
             and (a.v_proj.bias is not None) == has_bias
-        assert a.o_proj.bias is None, "accel's attention output projection has no bias"
+        # accel's attention output bias: gpt-oss only (model.attention_out_bias); and its sinks.
+        assert (a.o_proj.bias is not None) == oss(c) and hasattr(a, "sinks") == oss(c)
+        if oss(c):
+            assert a.sinks.shape == (c["heads"],) and a.o_proj.bias.shape == (c["width"],)
         assert a.head_dim == hs and a.o_proj.weight.shape == (c["width"], c["heads"] * hs)
         scope = qk_norm_scope(c)
         assert hasattr(a, "q_norm") == (scope is not None) and hasattr(a, "k_norm") == hasattr(a, "q_norm")
@@ -551,7 +655,18 @@ def hf_model(case):
         assert hasattr(layer, "input_layernorm") == (norm_position(c) != "post")
         assert hasattr(layer, "post_feedforward_layernorm") == (norm_position(c) != "pre")
         assert hasattr(layer, "pre_feedforward_layernorm") == (norm_position(c) == "both")
-        if "experts" in c:
+        if oss(c):
+            E, F_, C = c["experts"], c["ffn"], c["width"]
+            mlp = layer.mlp
+            assert type(mlp) is modeling_gpt_oss.GptOssMLP, type(mlp)
+            assert mlp.router.weight.shape == (E, C) and mlp.router.bias.shape == (E,) and mlp.router.top_k == c["topk"]
+            assert mlp.experts.gate_up_proj.shape == (E, C, 2 * F_) and mlp.experts.gate_up_proj_bias.shape == (E, 2 * F_)
+            assert mlp.experts.down_proj.shape == (E, F_, C) and mlp.experts.down_proj_bias.shape == (E, C)
+            assert mlp.experts.alpha == c["swiglu_alpha"] and mlp.experts.limit == c["swiglu_limit"]
+            assert sorted(n for n, _ in mlp.named_parameters()) == \
+                ["experts.down_proj", "experts.down_proj_bias", "experts.gate_up_proj", "experts.gate_up_proj_bias",
+                 "router.bias", "router.weight"]
+        elif "experts" in c:
             E, F_, C = c["experts"], c["ffn"], c["width"]
             mlp = layer.mlp
             assert type(mlp).__name__.endswith("SparseMoeBlock"), type(mlp)
@@ -592,8 +707,10 @@ def set_weights(model, seed, norm_offset=False):
             r = torch.randn(p.shape, generator=g, dtype=torch.float64)
             if name.endswith("norm.weight") or name.endswith("layernorm.weight"):
                 v = (0.0 if norm_offset else 1.0) + NORM_STD * r
-            elif name.endswith(".bias"):
+            elif name.endswith(".bias") or name.endswith("_proj_bias"):    # gpt-oss's experts: gate_up_proj_bias, ...
                 v = BIAS_STD * r
+            elif name.endswith("self_attn.sinks"):                          # gpt-oss
+                v = SINK_STD * r
             elif "embed_tokens" in name:
                 v = EMBED_STD * r
             else:    # a projection: a Linear's [out, in], or transformers' stacked experts [E, out, in]
@@ -640,14 +757,17 @@ def inv_freq_reference(case, plain=False, theta=None):
         # _compute_linear_scaling_rope_parameters: every inverse frequency divided by the factor.
         return inv / case["linear"]["factor"], None
     if "yarn" in case:
-        # _compute_yarn_parameters with truncate (its default): frequency i is kept (extrapolated)
-        # below dimension `low`, divided by the factor (interpolated) above `high`, a linear ramp in
-        # i between; low and high are the dimensions that turn beta_fast and beta_slow times over
-        # the original context, rounded outwards and clamped to 0 .. hs-1.
+        # _compute_yarn_parameters: frequency i is kept (extrapolated) below dimension `low`,
+        # divided by the factor (interpolated) above `high`, a linear ramp in i between; low and
+        # high are the dimensions that turn beta_fast and beta_slow times over the original
+        # context, rounded outwards with truncate (its default; gpt-oss: off), clamped to 0 .. hs-1.
         r = case["yarn"]
         factor, orig = r["factor"], r["original_max_position_embeddings"]
         corr = lambda rot: hs * math.log(orig / (rot * 2 * math.pi)) / (2 * math.log(case["theta"]))
-        low, high = max(math.floor(corr(r["beta_fast"])), 0), min(math.ceil(corr(r["beta_slow"])), hs - 1)
+        low, high = corr(r["beta_fast"]), corr(r["beta_slow"])
+        if r.get("truncate", True):
+            low, high = math.floor(low), math.ceil(high)
+        low, high = max(low, 0), min(high, hs - 1)
         if low == high:
             high += 0.001
         ramp = np.clip((np.arange(hs // 2, dtype=np.float64) - low) / (high - low), 0.0, 1.0)
@@ -712,14 +832,40 @@ def eager_attention_forward64(module, query, key, value, attention_mask, scaling
     return attn_output.transpose(1, 2).contiguous(), attn_weights
 
 
-def rotary_forward64(inv_freq, scaling):
+def rotary_forward64(inv_freq, scaling, half=False):
+    """A rotary embedding's forward(x, position_ids) in float64: cos and sin hs wide (the angles
+    twice, for rotate_half), or hs/2 wide (half: GptOssRotaryEmbedding's, applied to a head's
+    halves), times scaling."""
     inv = torch.tensor(inv_freq, dtype=torch.float64)
 
     def forward(x, position_ids):
         freqs = position_ids[..., None].to(torch.float64) * inv
-        emb = torch.cat((freqs, freqs), dim=-1)
+        emb = freqs if half else torch.cat((freqs, freqs), dim=-1)
         return (emb.cos() * scaling).to(x.dtype), (emb.sin() * scaling).to(x.dtype)
     return forward
+
+
+def gpt_oss_attention_forward64(module, query, key, value, attention_mask, scaling, dropout=0.0, **kwargs):
+    """transformers' eager attention of gpt-oss (the sinks as one more logit per query, dropped after
+    the softmax) written out in the tensors' own precision. Stock transformers computes it in the
+    model's dtype already (float64 here); it also subtracts each row's maximum first, which changes
+    nothing but the rounding."""
+    assert kwargs.get("sliding_window") == module.sliding_window and kwargs.get("s_aux") is module.sinks
+    assert scaling is not None and scaling == module.scaling and module.sinks.shape == (query.shape[1],)
+    key_states = modeling_gpt_oss.repeat_kv(key, module.num_key_value_groups)
+    value_states = modeling_gpt_oss.repeat_kv(value, module.num_key_value_groups)
+    attn_weights = torch.matmul(query, key_states.transpose(2, 3)) * scaling
+    if attention_mask is not None:
+        attn_weights = attn_weights + attention_mask
+    sinks = module.sinks.reshape(1, -1, 1, 1).expand(query.shape[0], -1, query.shape[-2], 1)
+    probs = F.softmax(torch.cat([attn_weights, sinks], dim=-1), dim=-1)
+    attn_weights = probs[..., :-1]      # the sink's share attends to nothing
+    attn_output = torch.matmul(attn_weights, value_states)
+    return attn_output.transpose(1, 2).contiguous(), attn_weights
+
+
+# Attention modules whose float64 eager attention is not eager_attention_forward64.
+ATTENTION_FORWARD64 = {modeling_gpt_oss: gpt_oss_attention_forward64}
 
 
 def rotary_by_type_forward64(rope):
@@ -787,7 +933,9 @@ class patch_float64:
     rotary embedding of `model` in float64, and for a mixture of experts the router's softmax and
     the load-balancing loss too. inv_freq: the inverse frequencies (cos and sin unscaled), or for a
     rotary embedding per layer type (OLMo 3, Gemma 3) a dict layer type -> (inverse frequencies,
-    factor of cos and sin). (Gemma 3's embedding factor is set in hf_model.)"""
+    factor of cos and sin), or for gpt-oss (one YaRN for every layer) a tuple (inverse frequencies,
+    factor of cos and sin). (Gemma 3's embedding factor is set in hf_model; gpt-oss's router and
+    experts compute in the model's dtype.)"""
 
     def __init__(self, model, inv_freq):
         self.model, self.inv_freq = model, inv_freq
@@ -799,11 +947,14 @@ class patch_float64:
         mod = sys.modules[type(self.model.model.layers[0].self_attn).__module__]
         self.saved = (norm_cls, norm_cls.forward, mod, mod.eager_attention_forward)
         norm_cls.forward = NORM_FORWARD64.get(norm_cls.__name__, rmsnorm_forward64)
-        mod.eager_attention_forward = eager_attention_forward64
+        mod.eager_attention_forward = ATTENTION_FORWARD64.get(mod, eager_attention_forward64)
         rot = self.model.model.rotary_emb
         if isinstance(self.inv_freq, dict):     # Olmo3/Gemma3RotaryEmbedding: forward(x, position_ids, layer_type)
             assert set(self.inv_freq) == set(rot.layer_types), (set(self.inv_freq), rot.layer_types)
             rot.forward = rotary_by_type_forward64(self.inv_freq)
+        elif isinstance(self.inv_freq, tuple):  # GptOssRotaryEmbedding: cos and sin hs/2 wide, scaled (YaRN)
+            assert type(rot) is modeling_gpt_oss.GptOssRotaryEmbedding
+            rot.forward = rotary_forward64(*self.inv_freq, half=True)
         else:
             assert rot.attention_scaling == 1.0
             rot.forward = rotary_forward64(self.inv_freq, rot.attention_scaling)
@@ -840,7 +991,8 @@ class capture_routing:
 
     def __enter__(self):
         for layer in self.model.model.layers:
-            self.handles.append(layer.mlp.gate.register_forward_hook(
+            router = layer.mlp.router if hasattr(layer.mlp, "router") else layer.mlp.gate     # gpt-oss: router
+            self.handles.append(router.register_forward_hook(
                 lambda mod, args, out: self.calls.append((out[0].detach().clone(), out[2].detach().clone()))))
         return self
 
@@ -1102,6 +1254,88 @@ def check_layer_types(model, case, tokens, rope, logits):
     return effects
 
 
+def check_clamp(model, case, tokens, rope):
+    """gpt-oss's clamped SwiGLU: every routed token's gate and up values of every expert (the
+    float64 run), their shares beyond the clamp's bounds (the gate above limit, up beyond
+    +-limit), which must both be positive (the clamp is exercised) and well below one, and the
+    least distance of any of them from its bound, which must be at least CLAMP_GAP (so that
+    float32 clamps the same values: a value on the other side would pass or stop a gradient).
+    Returns them by attribute name."""
+    limit = case["swiglu_limit"]
+    gates, ups, undo = [], [], []
+    for layer in model.model.layers:
+        ex = layer.mlp.experts
+        assert ex.limit == limit and "_apply_gate" not in vars(ex)
+
+        def apply_gate(gate_up, ex=ex):
+            gates.append(gate_up[..., ::2].detach().clone())    # GptOssExperts._apply_gate's split
+            ups.append(gate_up[..., 1::2].detach().clone())
+            return type(ex)._apply_gate(ex, gate_up)
+        ex._apply_gate = apply_gate
+        undo.append(ex)
+    try:
+        with torch.no_grad(), patch_float64(model, rope):
+            model(input_ids=tokens[:, :-1])
+    finally:
+        for ex in undo:
+            del ex._apply_gate
+    gate, up = torch.cat([g.reshape(-1) for g in gates]), torch.cat([u.reshape(-1) for u in ups])
+    assert gate.dtype == torch.float64 and gate.numel() == case["layers"] * B * case["context"] * case["topk"] * case["ffn"]
+    out = {"clamp_gate_share": (gate > limit).double().mean().item(),
+           "clamp_up_share": (up.abs() > limit).double().mean().item(),
+           "clamp_min_margin": min((gate - limit).abs().min().item(), (up.abs() - limit).abs().min().item())}
+    assert 0 < out["clamp_gate_share"] < 0.5 and 0 < out["clamp_up_share"] < 0.5, out
+    if out["clamp_min_margin"] < CLAMP_GAP:
+        raise SystemExit(f"{case['name']}: a routed gate or up value lies {out['clamp_min_margin']:.2e} from the clamp's "
+                         f"bound (< {CLAMP_GAP:g}): float32 could clamp it differently: change the case's seed")
+    return out
+
+
+def check_gpt_oss(model, case, tokens, rope, logits):
+    """That gpt-oss's parts matter: the float64 logits (`logits`, from run_moe) against the same
+    weights with, in turn, no window (config.sliding_window = the context), no sinks (-inf: each
+    softmax over the keys alone), no clamp (limit +inf), YaRN's bounds rounded outwards (truncate
+    on), plain RoPE (no YaRN: inverse frequencies kept, cos and sin unscaled) and YaRN's frequencies
+    with cos and sin unscaled. Each must change the logits far beyond the test's tolerance. Returns
+    the largest change of each, by attribute name."""
+    inv, scaling = rope
+    truncated, _ = inv_freq_reference(dict(case, yarn=dict(case["yarn"], truncate=True)))
+    plain, _ = inv_freq_reference(case, plain=True)
+    assert not np.allclose(truncated, inv, rtol=1e-3, atol=0) and not np.allclose(plain, inv, rtol=1e-3, atol=0)
+    variants = {"no_window": {"window": case["context"]}, "no_sinks": {"sinks": -math.inf},
+                "no_clamp": {"limit": math.inf}, "rope_truncated": {"rope": (truncated, scaling)},
+                "rope_plain": {"rope": (plain, 1.0)}, "rope_unscaled_cos_sin": {"rope": (inv, 1.0)}}
+    layers = model.model.layers
+    saved = model.config.sliding_window
+    sinks = [layer.self_attn.sinks.detach().clone() for layer in layers]
+    effects = {}
+    try:
+        for k, v in variants.items():
+            model.config.sliding_window = v.get("window", saved)
+            with torch.no_grad():
+                for layer in layers:
+                    if "sinks" in v:
+                        layer.self_attn.sinks.fill_(v["sinks"])
+                    layer.mlp.experts.limit = v.get("limit", case["swiglu_limit"])
+                with patch_float64(model, v.get("rope", rope)):
+                    other = model(input_ids=tokens[:, :-1]).logits
+                for layer, sk in zip(layers, sinks):
+                    layer.self_attn.sinks.copy_(sk)
+                    layer.mlp.experts.limit = case["swiglu_limit"]
+            effects[f"{k}_logits_max_abs_diff"] = (other - logits).abs().max().item()
+    finally:
+        model.config.sliding_window = saved
+        with torch.no_grad():
+            for layer, sk in zip(layers, sinks):
+                layer.self_attn.sinks.copy_(sk)
+                layer.mlp.experts.limit = case["swiglu_limit"]
+    with torch.no_grad(), patch_float64(model, rope):    # and back: the same logits again
+        assert torch.equal(model(input_ids=tokens[:, :-1]).logits, logits)
+    short = {k: v for k, v in effects.items() if not v > 1e-2}
+    assert not short, short
+    return effects
+
+
 def accel_tensors(model, case, value):
     """accel's name -> array, value(p) giving each HF parameter's data or gradient."""
     cat = lambda *ps: torch.cat([value(p) for p in ps], dim=0)
@@ -1122,13 +1356,31 @@ def accel_tensors(model, case, value):
             out[f"h.{l}.attn.q_norm.weight"] = value(a.q_norm.weight)
             out[f"h.{l}.attn.k_norm.weight"] = value(a.k_norm.weight)
         out[f"h.{l}.attn.proj.weight"] = value(a.o_proj.weight)
+        if oss(case):
+            out[f"h.{l}.attn.proj.bias"] = value(a.o_proj.bias)
+            out[f"h.{l}.attn.sinks"] = value(a.sinks)
         if norm_position(case) == "both":
             out[f"h.{l}.norm2.weight"] = value(layer.pre_feedforward_layernorm.weight)
             out[f"h.{l}.post_norm2.weight"] = value(layer.post_feedforward_layernorm.weight)
         else:
             out[f"h.{l}.norm2.weight"] = value(layer.post_feedforward_layernorm.weight if post_norm(case)
                                                else layer.post_attention_layernorm.weight)
-        if "experts" in case:
+        if oss(case):
+            # gpt-oss's experts are x @ W: gate_up_proj [E, C, 2F] with gate j in column 2j and up j
+            # in 2j+1, down_proj [E, F, C]. accel's: [E 2F, C], expert e's rows [gate | up]; [E C, F].
+            ex = mlp.experts
+            gu, gub = value(ex.gate_up_proj), value(ex.gate_up_proj_bias)      # [E, C, 2F], [E, 2F]
+            dn, dnb = value(ex.down_proj), value(ex.down_proj_bias)            # [E, F, C], [E, C]
+            E, C, F2 = gu.shape
+            gu = torch.cat([gu[:, :, 0::2], gu[:, :, 1::2]], dim=2)             # [E, C, gate | up]
+            gub = torch.cat([gub[:, 0::2], gub[:, 1::2]], dim=1)
+            out[f"h.{l}.mlp.router.weight"] = value(mlp.router.weight)
+            out[f"h.{l}.mlp.router.bias"] = value(mlp.router.bias)
+            out[f"h.{l}.mlp.experts.gate_up.weight"] = gu.transpose(1, 2).reshape(E * F2, C)
+            out[f"h.{l}.mlp.experts.gate_up.bias"] = gub.reshape(E * F2)
+            out[f"h.{l}.mlp.experts.down.weight"] = dn.transpose(1, 2).reshape(E * C, dn.shape[1])
+            out[f"h.{l}.mlp.experts.down.bias"] = dnb.reshape(E * C)
+        elif "experts" in case:
             # transformers' [E, 2F, C] (gate rows, then up rows, of each expert) and [E, C, F],
             # stacked along the rows: the same bytes.
             gu, dn = value(mlp.experts.gate_up_proj), value(mlp.experts.down_proj)
@@ -1168,6 +1420,9 @@ def expected_shapes(case):
             s[f"h.{l}.attn.q_norm.weight"] = (case["heads"] * hs,)
             s[f"h.{l}.attn.k_norm.weight"] = (case["kv_heads"] * hs,)
         s[f"h.{l}.attn.proj.weight"] = (C, case["heads"] * hs)
+        if oss(case):
+            s[f"h.{l}.attn.proj.bias"] = (C,)
+            s[f"h.{l}.attn.sinks"] = (case["heads"],)
         s[f"h.{l}.norm2.weight"] = (C,)
         if norm_position(case) == "both":
             s[f"h.{l}.post_norm1.weight"] = (C,)
@@ -1177,6 +1432,10 @@ def expected_shapes(case):
             s[f"h.{l}.mlp.router.weight"] = (E, C)
             s[f"h.{l}.mlp.experts.gate_up.weight"] = (E * 2 * F_, C)
             s[f"h.{l}.mlp.experts.down.weight"] = (E * C, F_)
+            if oss(case):
+                s[f"h.{l}.mlp.router.bias"] = (E,)
+                s[f"h.{l}.mlp.experts.gate_up.bias"] = (E * 2 * F_,)
+                s[f"h.{l}.mlp.experts.down.bias"] = (E * C,)
             if "shared_ffn" in case:
                 S = case["shared_ffn"]
                 s[f"h.{l}.mlp.shared.gate_up.weight"] = (2 * S, C)
@@ -1201,10 +1460,11 @@ def make_case(case, outdir, verbose=True):
     # RoPE frequencies: ours (float64) against transformers' (computed in float32). With layer
     # types (OLMo 3, Gemma 3) one set per type: the full layers' scaled (OLMo 3: YaRN, cos and sin
     # scaled too; Gemma 3: linear, inverse frequencies divided by the factor), the sliding layers'
-    # plain (Gemma 3's at their own base); patch_float64 then takes the dict `rope`.
+    # plain (Gemma 3's at their own base); patch_float64 then takes the dict `rope`. gpt-oss: one
+    # YaRN for every layer, cos and sin scaled; patch_float64 takes the tuple `rope`.
     inv_freq, bands = inv_freq_reference(case)
     rot = model.model.rotary_emb
-    if "window" in case:
+    if rope_by_type(case):
         plain_inv, _ = inv_freq_reference(case, plain=True)
         full_scaling = yarn_attention_factor(case) if "yarn" in case else 1.0
         rope = {"full_attention": (inv_freq, full_scaling), "sliding_attention": (plain_inv, 1.0)}
@@ -1224,6 +1484,10 @@ def make_case(case, outdir, verbose=True):
         rel = np.max(np.abs(hf_inv - inv_freq) / inv_freq)
         assert rel < 1e-6, f"{name}: RoPE inverse frequencies differ from transformers' by {rel:.2e}"
         rope = inv_freq
+        if oss(case):
+            scaling = yarn_attention_factor(case)
+            assert scaling > 1.0 and abs(rot.attention_scaling - scaling) <= 1e-15, (rot.attention_scaling, scaling)
+            rope = (inv_freq, scaling)
     if "llama3" in case:
         assert {"kept", "smoothed", "scaled"} <= set(bands), f"{name}: RoPE bands {bands}"
     if "yarn" in case:
@@ -1232,6 +1496,7 @@ def make_case(case, outdir, verbose=True):
     # Stock transformers: the cross-check of the loss against its own loss function, and the
     # reference for what the float64 patches change.
     moe = "experts" in case
+    effects, clamp = {}, None
     if moe:
         assert not packed
         with capture_routing(model) as s_route:
@@ -1246,6 +1511,9 @@ def make_case(case, outdir, verbose=True):
             logits, loss, grads, aux = run_moe(model, case, tokens)
         assert abs(hf_mean * B - loss) <= 1e-6 * abs(loss), (hf_mean * B, loss)
         min_gap, expert_tokens = check_routing(case, route.calls, s_route.calls)
+        if oss(case):
+            clamp = check_clamp(model, case, tokens, rope)
+            effects = check_gpt_oss(model, case, tokens, rope, logits)
         aux_share = None
         if case["aux"] > 0:
             # What the load-balancing loss adds to the router's gradients (relative to the largest):
@@ -1263,7 +1531,7 @@ def make_case(case, outdir, verbose=True):
         with patch_float64(model, rope):
             logits, loss, grads = run(model, tokens)
         assert abs(hf_mean * B - loss) <= 1e-6 * abs(loss), (hf_mean * B, loss)
-        if "window" in case:
+        if rope_by_type(case):
             effects = check_layer_types(model, case, tokens, rope, logits)
     else:
         positions, shift_labels, loss_mask = packed_rows(case, tokens)
@@ -1317,6 +1585,9 @@ def make_case(case, outdir, verbose=True):
                          "float64 reference (RMSNorm, softmax, RoPE, router softmax, load-balancing loss in float64); "
                          "stored float32",
         }
+        if oss(case):
+            attrs["precision"] = ("float64 reference (RMSNorm, RoPE in float64; attention with sinks, router and "
+                                  "experts in the model's float64); stored float32")
         if moe:
             attrs["experts_implementation"] = model.config._experts_implementation
             if case["aux"] > 0:
@@ -1330,11 +1601,17 @@ def make_case(case, outdir, verbose=True):
         f.attrs["rope_inv_freq"] = inv_freq
         if gemma(case):
             f.attrs["embed_scale"] = np.float64(embed_scale(case))
-        if "window" in case:
+        if rope_by_type(case):
             f.attrs["rope_attention_factor"] = np.float64(rope["full_attention"][1])
             f.attrs["rope_inv_freq_sliding"] = rope["sliding_attention"][0]
+        elif oss(case):
+            f.attrs["rope_attention_factor"] = np.float64(rope[1])
+        if "window" in case:
             f.attrs["layer_types"] = np.bytes_(" ".join(layer_type(case, l) for l in range(case["layers"])).encode("ascii"))
-            for k, v in effects.items():
+        for k, v in effects.items():
+            f.attrs[k] = np.float64(v)
+        if clamp:
+            for k, v in clamp.items():
                 f.attrs[k] = np.float64(v)
         if moe:
             f.attrs["router_min_topk_gap"] = np.float64(min_gap)
@@ -1369,10 +1646,15 @@ def make_case(case, outdir, verbose=True):
               f"logits std {lg.std():.3f} max {np.abs(lg).max():.3f}, {os.path.getsize(path)} bytes")
         if bands:
             print(f"  RoPE bands: {' '.join(bands)}"
-                  + (f" (full-attention layers; cos and sin x {rope['full_attention'][1]:.6f})" if "window" in case else ""))
+                  + (f" (full-attention layers; cos and sin x {rope['full_attention'][1]:.6f})" if rope_by_type(case) else
+                     f" (every layer; cos and sin x {rope[1]:.6f})" if oss(case) else ""))
         if "window" in case:
             print(f"  layer types: {' '.join(layer_type(case, l) for l in range(case['layers']))}, window {case['window']}; "
                   "the logits change by " + ", ".join(f"{v:.2e} {k[:-len('_logits_max_abs_diff')]}" for k, v in effects.items()))
+        if clamp:
+            print(f"  clamped SwiGLU (limit {case['swiglu_limit']:g}): {clamp['clamp_gate_share']:.3f} of the routed gate "
+                  f"values above the limit, {clamp['clamp_up_share']:.3f} of the up values beyond +-limit; the nearest "
+                  f"is {clamp['clamp_min_margin']:.2e} from its bound (>= {CLAMP_GAP:g})")
         print(f"  stock transformers vs float64: logits {stock_logits:.2e}, gradients {stock_grads:.2e} (relative)"
               + (f", load-balancing loss {stock_aux:.2e}" if stock_aux is not None else ""))
         if moe:

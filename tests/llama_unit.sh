@@ -1,8 +1,9 @@
 #!/bin/sh
 # The built-in Llama against Hugging Face transformers (tests/check_llama.c): logits, loss and the
-# gradient of every tensor of fourteen tiny models (GQA, MQA, Llama-3.1 RoPE scaling, Qwen2 biases,
+# gradient of every tensor of fifteen tiny models (GQA, MQA, Llama-3.1 RoPE scaling, Qwen2 biases,
 # MHA, packed documents through position_ids, the mixtures of experts, OLMo 2, OLMoE, OLMo 3 with
-# its sliding layers and YaRN, Gemma 3 with its sandwich norms and per-layer-type RoPE) against the
+# its sliding layers and YaRN, Gemma 3 with its sandwich norms and per-layer-type RoPE, gpt-oss with
+# its sinks, biases and clamped SwiGLU experts) against the
 # fixtures tests/fixtures/llama/*.h5 (made
 # by tests/make_llama_fixtures.sh; Python is not needed here). Run once as the process starts, and once more with OpenBLAS on the AVX-512
 # kernels the training tools select, and with each bf16 product path, like tests/gpt_unit.sh.

@@ -1,10 +1,11 @@
 #!/bin/sh
 # Regenerates the Llama reference fixtures (tests/fixtures/llama/*.h5) that tests/check_llama.c
 # compares accel's built-in Llama with: tests/llama_reference.py runs Hugging Face transformers in
-# float64 on fourteen tiny models (two of them rows of packed documents, four mixtures of experts,
+# float64 on fifteen tiny models (two of them rows of packed documents, five mixtures of experts,
 # three OLMo: OLMo 2's post-norm blocks, OLMoE, and OLMo 3's sliding windows with YaRN on the full
 # layers; Gemma 3's norms around both sublayers, 1 + weight RMSNorms, GeGLU, scaled embeddings and
-# sliding layers at their own RoPE base beside linearly scaled full layers) and stores logits, loss
+# sliding layers at their own RoPE base beside linearly scaled full layers; gpt-oss's attention
+# sinks, output bias, biased experts of clamped SwiGLU and untruncated YaRN) and stores logits, loss
 # and gradients under accel's tensor names.
 #
 # Python is an oracle here, never a dependency of accel: `make check` only reads the committed

@@ -369,33 +369,25 @@ bad q3sw2 qwen3 && sed -i '0,/"full_attention"/s//"sliding_attention"/; s/"use_s
 "$CKPT" import q3sw2 -o q3sw2.h5 > /dev/null 2>&1 || fail "Qwen3 with every 2nd layer full is refused"
 "$CKPT" export q3sw2.h5 --format hf --output q3sw2.hf > /dev/null || fail "export of Qwen3 with every 2nd layer full"
 "$CMP" config q3sw2/config.json q3sw2.hf/config.json > /dev/null || fail "q3sw2: layer_types not exported as imported"
+export_refused() {  # TAG MESSAGE KEY=VALUE...: a Llama with the keys trains a step; its hf export is refused
+    tag=$1 want=$2
+    shift 2
+    (run_mpi 1 "$ACCEL_TRAIN" model.name=llama model.layers=2 model.width=16 model.heads=2 model.context=16 \
+        model.vocab=256 data.path=synthetic train.steps=1 train.global_batch=2 train.sample_tokens=0 \
+        "ckpt.dir=$tag" ckpt.every=1 "$@" > "$tag.log" 2>&1) || { cat "$tag.log"; fail "training a Llama with $*"; }
+    expect_fail "$want" "$CKPT" export "$tag/step-00000001.h5" --format hf --output "$tag.hf"
+}
 # A window layout no Hugging Face family has: a Llama whose layers slide but every 2nd.
-(run_mpi 1 "$ACCEL_TRAIN" model.name=llama model.layers=2 model.width=16 model.heads=2 model.context=16 \
-    model.vocab=256 model.sliding_window=4 model.sliding_window_pattern=2 data.path=synthetic train.steps=1 \
-    train.global_batch=2 train.sample_tokens=0 ckpt.dir=swp ckpt.every=1 > swp.log 2>&1) ||
-    { cat swp.log; fail "training a Llama with every 2nd layer full"; }
-expect_fail "has no Hugging Face counterpart here" "$CKPT" export swp/step-00000001.h5 --format hf --output swp.hf
+export_refused swp "has no Hugging Face counterpart here" model.sliding_window=4 model.sliding_window_pattern=2
 # Layers without RoPE are SmolLM3's, which has Llama's blocks: with Qwen3's q/k norms, refused.
-(run_mpi 1 "$ACCEL_TRAIN" model.name=llama model.layers=2 model.width=16 model.heads=2 model.context=16 \
-    model.vocab=256 model.no_rope_pattern=2 model.qk_norm=true data.path=synthetic train.steps=1 \
-    train.global_batch=2 train.sample_tokens=0 ckpt.dir=nope ckpt.every=1 > nope.log 2>&1) ||
-    { cat nope.log; fail "training a Qwen3 with every 2nd layer without RoPE"; }
-expect_fail "layers without RoPE (model.no_rope_pattern=2) with q/k norms have no Hugging Face counterpart" \
-    "$CKPT" export nope/step-00000001.h5 --format hf --output nope.hf
+export_refused nope "layers without RoPE (model.no_rope_pattern=2) with q/k norms have no Hugging Face counterpart" \
+    model.no_rope_pattern=2 model.qk_norm=true
 # GeGLU alone (Llama's norms and embeddings otherwise) is no Gemma: refused.
-(run_mpi 1 "$ACCEL_TRAIN" model.name=llama model.layers=1 model.width=16 model.heads=2 model.context=16 \
-    model.vocab=256 model.activation=gelu_tanh data.path=synthetic train.steps=1 \
-    train.global_batch=2 train.sample_tokens=0 ckpt.dir=geglu ckpt.every=1 > geglu.log 2>&1) ||
-    { cat geglu.log; fail "training a Llama with GeGLU"; }
-expect_fail "model.activation=gelu_tanh, model.embed_scale=1, model.norm_position=pre, model.qk_norm=false have no Hugging Face counterpart" \
-    "$CKPT" export geglu/step-00000001.h5 --format hf --output geglu.hf
+export_refused geglu "model.activation=gelu_tanh, model.embed_scale=1, model.norm_position=pre, model.qk_norm=false have no Hugging Face counterpart" \
+    model.activation=gelu_tanh
 # Sinks on a dense Llama are no gpt-oss (whose MLP is biased experts of clamped SwiGLU): refused.
-(run_mpi 1 "$ACCEL_TRAIN" model.name=llama model.layers=1 model.width=16 model.heads=2 model.context=16 \
-    model.vocab=256 model.attention_sinks=true data.path=synthetic train.steps=1 \
-    train.global_batch=2 train.sample_tokens=0 ckpt.dir=sinks ckpt.every=1 > sinks.log 2>&1) ||
-    { cat sinks.log; fail "training a Llama with attention sinks"; }
-expect_fail "model.attention_sinks=true, model.attention_out_bias=false, model.expert_bias=false, model.activation=silu in this combination have no Hugging Face counterpart" \
-    "$CKPT" export sinks/step-00000001.h5 --format hf --output sinks.hf
+export_refused sinks "model.attention_sinks=true, model.attention_out_bias=false, model.expert_bias=false, model.activation=silu in this combination have no Hugging Face counterpart" \
+    model.attention_sinks=true
 bad topk mixtral && sed -i 's/"num_experts_per_tok": 2/"num_experts_per_tok": 5/' topk/config.json
 expect_fail "4 experts with num_experts_per_tok = 5" "$CKPT" import topk -o x.h5
 bad experts mixtral && sed -i 's/"num_local_experts": 4/"num_local_experts": 3/' experts/config.json

@@ -1,8 +1,9 @@
 /* Hugging Face models <-> accel weights (include/accel/hf.h). One table (g_map) says which
- * Hugging Face tensor holds which rows of which accel tensor, and whether it is stored transposed
- * (GPT-2's Conv1D keeps [in, out]); import, inference and export all walk it, so a name or layout
- * is written down once. config.json is translated key by key; what accel's decoder cannot compute
- * (another activation, sliding windows on some layers only, rope types other than llama3,
+ * Hugging Face tensor holds which rows of which accel tensor, and how it lays them out (the same
+ * order; transposed, as GPT-2's Conv1D; every expert in one [E, in, out] tensor, gate and up
+ * interleaved, or in MXFP4, as gpt-oss); import, inference and export all walk it, so a name or
+ * layout is written down once. config.json is translated key by key; what accel's decoder cannot
+ * compute (another activation, sliding windows on some layers only, rope types other than llama3,
  * biases it has no place for, ...) is refused naming the key. JSON through jansson. */
 #include "build_config.h"
 

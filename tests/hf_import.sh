@@ -4,7 +4,8 @@
 # with q/k norms and head_dim apart from the width, Llama with llama3 RoPE scaling, a sharded save,
 # a bf16 save, the mixtures of experts, Phi-3, OLMo 2, OLMo 3 with its sliding layers, SmolLM3
 # with a layer without RoPE, Granite, Gemma, Gemma 2, Gemma 3, Gemma 3 with a vision tower, gpt-oss
-# dense and with MXFP4 experts; made by tests/make_hf_fixtures.sh, which
+# dense and with MXFP4 experts, Llama with q/k/v/o biases, Seed-OSS with an o bias alone; made by
+# tests/make_hf_fixtures.sh, which
 # also recorded transformers' fp32 logits and loss on fixed tokens). No Python here:
 #   1. accel_ckpt import of each fixture; accel's logits equal HF's within 1e-5, the loss within 1e-6
 #      (the imported file, and the fixture directory read directly);
@@ -396,8 +397,12 @@ bad tie gpt2 && sed -i 's/"tie_word_embeddings": true/"tie_word_embeddings": fal
 expect_fail "tie_word_embeddings = false" "$CKPT" import tie -o x.h5
 bad untied llama_gqa && sed -i 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' untied/config.json
 expect_fail "tie_word_embeddings = true, but lm_head.weight differs" "$GEN" untied -q --prompt a
+# Llama's attention_bias means q, k, v and o biases (llama_bias above): a file without them is refused.
 bad lbias llama_gqa && sed -i 's/"attention_bias": false/"attention_bias": true/' lbias/config.json
-expect_fail "attention_bias = true on LlamaForCausalLM adds an o_proj bias" "$CKPT" import lbias -o x.h5
+expect_fail "tensor model.layers.0.self_attn.q_proj.bias is missing" "$CKPT" import lbias -o x.h5
+# An output projection bias with q/k norms is neither Llama's nor Seed-OSS's: its export is refused.
+export_refused q3obias "model.attention_out_bias=true with q/k norms has no Hugging Face counterpart" \
+    model.attention_out_bias=true model.qk_norm=true
 bad gelu gpt2 && sed -i 's/"gelu_new"/"relu"/' gelu/config.json
 expect_fail "activation_function = relu" "$CKPT" import gelu -o x.h5
 expect_fail "nowhere: No such file or directory" "$CKPT" import "$SCRATCH/nowhere" -o x.h5

@@ -38,6 +38,26 @@ def llama_gqa():
                                               eos_token_id=2))
 
 
+def llama_bias():
+    # Llama's attention_bias: biases on q, k, v and o alike.
+    return tf.LlamaForCausalLM(tf.LlamaConfig(vocab_size=V, hidden_size=16, intermediate_size=32,
+                                              num_hidden_layers=2, num_attention_heads=4,
+                                              num_key_value_heads=2, max_position_embeddings=T,
+                                              rms_norm_eps=1e-6, attention_bias=True,
+                                              tie_word_embeddings=False, bos_token_id=1,
+                                              eos_token_id=2))
+
+
+def seed_oss():
+    # Seed-OSS: a Llama whose q/k/v and o biases are keys of their own (here o alone) and whose
+    # heads are apart from the width (4 x 8 over 16, as Seed-OSS-36B's 80 x 128 over 5120).
+    return tf.SeedOssForCausalLM(tf.SeedOssConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=T,
+        attention_bias=False, attention_out_bias=True, attention_dropout=0.0, residual_dropout=0.0,
+        rms_norm_eps=1e-6, tie_word_embeddings=False, pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
 def llama_rope31():
     return tf.LlamaForCausalLM(tf.LlamaConfig(
         vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
@@ -323,6 +343,8 @@ CASES = {
     "gpt2": (gpt2, {}),
     "llama_gqa": (llama_gqa, {}),
     "llama_rope31": (llama_rope31, {}),
+    "llama_bias": (llama_bias, {}),
+    "seed_oss": (seed_oss, {}),
     "mistral": (mistral, {}),
     "mistral_sw": (mistral_sw, {}),
     "phi3": (phi3, {}),

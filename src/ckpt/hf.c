@@ -415,6 +415,7 @@ static const arch_info_t g_archs[] = {
     { "Gemma3ForCausalLM", "gemma3_text", true },
     { "OlmoeForCausalLM", "olmoe", true },
     { "GptOssForCausalLM", "gpt_oss", true },
+    { "SeedOssForCausalLM", "seed_oss", true },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
@@ -589,7 +590,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                "GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
                "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, Phi3ForCausalLM, Olmo2ForCausalLM, "
                "Olmo3ForCausalLM, OlmoeForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, "
-               "Gemma3ForCausalLM (or Gemma3ForConditionalGeneration's language model) and GptOssForCausalLM", path,
+               "Gemma3ForCausalLM (or Gemma3ForConditionalGeneration's language model), GptOssForCausalLM and "
+               "SeedOssForCausalLM", path,
                arch ? arch : "(none)", mt ? mt : "(none)");
     *arch_out = ai->arch;
     accel_model_config_t *m = &cfg->model;
@@ -720,12 +722,22 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         if (qwen3 && jbool(root, "attention_bias", false))
             REFUSE("%s: attention_bias = true on %s adds an o_proj bias, which accel does not have", path,
                    ai->arch);
-        /* Llama's attention_bias also puts a bias on o_proj, which accel has no place for; Qwen2
-         * has biases on q, k, v only (accel's model.attention_bias). */
-        if (!qwen && !oss && jbool(root, "attention_bias", false))
+        /* Biases: Qwen2's on q, k, v (model.attention_bias); Llama's attention_bias puts them on
+         * q, k, v and o (model.attention_out_bias too); Seed-OSS says each (attention_bias: q, k, v,
+         * default on; attention_out_bias: o). Other families' o_proj bias has no place in accel. */
+        const bool seed = !strcmp(ai->arch, "SeedOssForCausalLM");
+        const bool llama_bias = !strcmp(ai->arch, "LlamaForCausalLM") && jbool(root, "attention_bias", false);
+        if (seed) {
+            m->attention_bias = jbool(root, "attention_bias", true);
+            m->attention_out_bias = jbool(root, "attention_out_bias", false);
+        } else if (llama_bias) {
+            m->attention_bias = m->attention_out_bias = true;
+        } else if (!qwen && !oss && jbool(root, "attention_bias", false))
             REFUSE("%s: attention_bias = true on %s adds an o_proj bias, which accel does not have\n--> hint: "
-                   "accel's attention biases are Qwen2's (q, k, v only)", path, ai->arch);
-        if (!oss) m->attention_bias = qwen && jbool(root, "qkv_bias", true);  /* Qwen2-MoE may turn them off */
+                   "accel's attention biases are Qwen2's (q, k, v), Llama's and Seed-OSS's (q, k, v, o) and gpt-oss's",
+                   path, ai->arch);
+        if (!oss && !seed && !llama_bias)
+            m->attention_bias = qwen && jbool(root, "qkv_bias", true);      /* Qwen2-MoE may turn them off */
         /* transformers' defaults: tied for Qwen2 only when it says so; false for Llama/Mistral;
          * true for Gemma. */
         m->tie_embeddings = jbool(root, "tie_word_embeddings", gemma);
@@ -1370,22 +1382,24 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool gemma = m->norm_unit_offset, gemma3 = gemma && d.sandwich && d.qk_norm;  /* checked alike */
         const bool gemma2 = gemma && d.sandwich && !d.qk_norm;
         const bool oss = d.sinks;      /* gpt-oss (accel_hf_export checked its other parts) */
-        const bool qwen = !olmo && !gemma && !oss && (d.qk_norm || m->attention_bias || d.S);
+        /* An output projection bias elsewhere: Llama's with q, k, v biases, Seed-OSS's without */
+        const bool obias = d.obias && !oss, seed = obias && !m->attention_bias;
+        const bool qwen = !olmo && !gemma && !oss && !obias && (d.qk_norm || m->attention_bias || d.S);
         const bool nope = m->no_rope_pattern > 0;  /* SmolLM3 (export refuses it with anything else) */
         const bool granite = m->attention_multiplier > 0 || m->residual_multiplier != 1.0 || m->logits_scaling != 1.0;
-        const char *arch = oss ? "GptOssForCausalLM"
+        const char *arch = oss ? "GptOssForCausalLM" : seed ? "SeedOssForCausalLM"
                          : gemma3 ? "Gemma3ForCausalLM" : gemma2 ? "Gemma2ForCausalLM" : gemma ? "GemmaForCausalLM"
                          : granite ? "GraniteForCausalLM" : nope ? "SmolLM3ForCausalLM"
                          : olmo ? (d.E ? "OlmoeForCausalLM" : olmo3 ? "Olmo3ForCausalLM" : "Olmo2ForCausalLM")
                          : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
-                         : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias ? "Qwen2ForCausalLM"
+                         : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
                          : window ? "MistralForCausalLM" : "LlamaForCausalLM";
-        const char *type = oss ? "gpt_oss"
+        const char *type = oss ? "gpt_oss" : seed ? "seed_oss"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? "granite"
                          : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
                          : d.E ? (d.S ? "qwen2_moe" : d.qk_norm ? "qwen3_moe" : "mixtral")
-                         : d.qk_norm ? "qwen3" : m->attention_bias ? "qwen2" : window ? "mistral" : "llama";
+                         : d.qk_norm ? "qwen3" : m->attention_bias && !obias ? "qwen2" : window ? "mistral" : "llama";
         j = json_pack("{s:[s], s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:s, s:b, s:b, s:b, s:b, s:s, s:s}",
                       "architectures", arch, "model_type", type,
                       "hidden_size", m->width, "intermediate_size", d.F, "num_hidden_layers", m->layers,
@@ -1453,7 +1467,11 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         /* No padding token: transformers' family defaults (SmolLM3 128004, OLMo 1) may lie outside
          * the vocabulary, and a padding_idx would freeze that embedding row in training. */
         if (j) json_object_set_new(j, "pad_token_id", json_null());
-        if (j && m->attention_bias) json_object_del(j, "attention_bias");   /* Qwen2: q, k, v biases always */
+        if (j && m->attention_bias && !obias) json_object_del(j, "attention_bias");   /* Qwen2: q, k, v always */
+        if (j && obias) {               /* Llama: q, k, v and o alike; Seed-OSS: o alone */
+            json_object_set_new(j, "attention_bias", json_boolean(m->attention_bias));
+            if (seed) json_object_set_new(j, "attention_out_bias", json_true());
+        }
         if (j && d.E) {
             json_object_set_new(j, "num_local_experts", json_integer(d.E));
             if (d.qk_norm || d.S) json_object_set_new(j, "num_experts", json_integer(d.E));   /* Qwen's, OLMoE's name */
@@ -1701,7 +1719,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     /* gpt-oss: sinks, q/k/v/o biases alike, biased experts of clamped SwiGLU, renormalized top-k,
      * Llama's norms; its parts elsewhere have no Hugging Face counterpart. */
     const bool clamped = !strcmp(m->activation, "clamped_swiglu");
-    const bool oss_keys = m->attention_sinks || m->attention_out_bias || m->expert_bias || clamped;
+    const bool oss_keys = m->attention_sinks || m->expert_bias || clamped;
     if (llama && oss_keys &&
         (!m->attention_sinks || m->attention_bias != m->attention_out_bias || !m->experts || !m->expert_bias ||
          !clamped || !m->router_norm_topk || shared || m->qk_norm || strcmp(m->norm_position, "pre") ||
@@ -1712,6 +1730,17 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                     "and clamped_swiglu, norms before the sublayers, no shared expert, q/k norms or other families' "
                     "keys)", m->attention_sinks ? "true" : "false", m->attention_out_bias ? "true" : "false",
                     m->expert_bias ? "true" : "false", m->activation);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    /* An output projection bias without the sinks: Llama's (with q, k, v biases) or Seed-OSS's
+     * (without), Llama's blocks only. */
+    if (llama && m->attention_out_bias && !m->attention_sinks &&
+        (m->qk_norm || m->experts || m->sliding_window || gemma_keys || granite_keys || m->no_rope_pattern ||
+         strcmp(m->norm_position, "pre"))) {
+        ACCEL_ERROR("export --format hf: model.attention_out_bias=true with %s has no Hugging Face counterpart "
+                    "(LlamaForCausalLM with attention_bias, SeedOssForCausalLM: Llama's blocks, no q/k norms, "
+                    "experts or window)", m->qk_norm ? "q/k norms" : m->experts ? "experts"
+                    : m->sliding_window ? "a sliding window" : "another family's keys");
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (mkdir(outdir, 0777) != 0 && errno != EEXIST) {

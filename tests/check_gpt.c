@@ -84,7 +84,8 @@ static int g_moe;
  * take plain RoPE (the others the fixture's Llama-3.1 scaling), as OLMo 3's. */
 static int g_window, g_pattern;
 /* With g_nope > 0 every g_nope-th layer of the Llama fixtures has no RoPE (SmolLM3's NoPE layers);
- * they then take Granite's multipliers too (scores by 0.3, sublayer outputs by 0.7, logits / 1.7). */
+ * they then take Granite's multipliers too (scores by 0.3, sublayer outputs by 0.7, logits / 1.7),
+ * and with g_qwen3 RoPE on the first head_dim - 2 values of each head (model.rope_dim, GLM's). */
 static int g_nope;
 /* g_gemma: Gemma 3's blocks: norms before and after attention and the MLP (all of them 1 + weight),
  * Qwen3's per-head q/k norms, GeGLU, embeddings scaled by 3, scores by 1/sqrt(5), and every 2nd
@@ -129,6 +130,7 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
     cfg.model.sliding_window = g_window;
     cfg.model.no_rope_pattern = g_nope;
     if (g_nope) {
+        if (g_qwen3) cfg.model.rope_dim = cfg.model.head_dim - 2;     /* partial RoPE (GLM's) */
         cfg.model.attention_multiplier = 0.3;
         cfg.model.residual_multiplier = 0.7;
         cfg.model.logits_scaling = 1.7;

@@ -369,6 +369,10 @@ START_TEST(test_engine_without_gpu)
     snprintf(oss.model.activation, sizeof oss.model.activation, "clamped_swiglu");
     ck_assert(!accel_model_runs_on(&oss, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
     ck_assert_msg(strstr(whynot, "model.activation") != NULL, "%s", whynot);
+    accel_config_t glm = ll;                          /* partial RoPE: the CPU's */
+    glm.model.rope_dim = 2;
+    ck_assert(!accel_model_runs_on(&glm, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
+    ck_assert_msg(strstr(whynot, "model.rope_dim") != NULL, "%s", whynot);
     accel_config_t olmo = ll;                         /* OLMo 2's blocks: the CPU's */
     snprintf(olmo.model.norm_position, sizeof olmo.model.norm_position, "post");
     ck_assert(!accel_model_runs_on(&olmo, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));

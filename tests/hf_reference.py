@@ -58,6 +58,26 @@ def seed_oss():
         rms_norm_eps=1e-6, tie_word_embeddings=False, pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def glm():
+    # GLM-4-9B's blocks: RoPE on the first half of each head (partial_rotary_factor 0.5) with its
+    # pairs interleaved (values 2i and 2i + 1 turn together), q/k/v biases, a fused gate_up_proj.
+    return tf.GlmForCausalLM(tf.GlmConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, max_position_embeddings=T, rms_norm_eps=1e-5,
+        attention_bias=True, tie_word_embeddings=False, pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
+def glm4():
+    # GLM-4-0414: GLM's attention and MLP with norms after attention and the MLP too
+    # (post_self_attn_layernorm, post_mlp_layernorm), RoPE on 3/4 of each head here.
+    cfg = tf.Glm4Config(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, max_position_embeddings=T, rms_norm_eps=1e-5,
+        attention_bias=True, tie_word_embeddings=False, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+        partial_rotary_factor=0.75)
+    return tf.Glm4ForCausalLM(cfg)
+
+
 def llama_rope31():
     return tf.LlamaForCausalLM(tf.LlamaConfig(
         vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
@@ -345,6 +365,8 @@ CASES = {
     "llama_rope31": (llama_rope31, {}),
     "llama_bias": (llama_bias, {}),
     "seed_oss": (seed_oss, {}),
+    "glm": (glm, {}),
+    "glm4": (glm4, {}),
     "mistral": (mistral, {}),
     "mistral_sw": (mistral_sw, {}),
     "phi3": (phi3, {}),

@@ -32,6 +32,7 @@ typedef struct {
     double rope_beta_fast, rope_beta_slow; /* yarn: the ramp's bounds, in rotations */
     double rope_attention_factor;   /* yarn: cos and sin scaled by it; 0 = 0.1 ln(factor) + 1 */
     bool rope_truncate;             /* yarn: the ramp's bounds rounded to whole dimensions */
+    int rope_dim;                   /* model.rope_dim: values of each head RoPE turns; 0 = all */
     bool attention_bias;            /* model.attention_bias: q, k, v biases (Qwen2) */
     bool attention_out_bias;        /* model.attention_out_bias: the output projection's (gpt-oss) */
     bool attention_sinks;           /* model.attention_sinks: a learned sink logit per head (gpt-oss) */

@@ -35,7 +35,7 @@ enum { F_GPT = 1, F_LLAMA = 2, F_BLOCK = 4, F_QKVB = 8, F_UNTIED = 16, F_QKNORM 
                                      * shared expert) */
        F_EXPERT = 512,              /* one Hugging Face tensor per expert: "%d" twice (block, expert) */
        F_SHARED = 1024,             /* Qwen2-MoE's shared expert */
-       F_SPLIT = 2048,              /* q, k, v and gate, up in tensors of their own (all but Phi-3) */
+       F_SPLIT = 2048,              /* q, k, v in tensors of their own (all but Phi-3) */
        F_PHI3 = 4096,               /* Phi-3: qkv_proj and gate_up_proj, fused as accel's */
        F_PRE = 8192,                /* norms before attention and the MLP (all but OLMo 2) */
        F_POST = 16384,              /* OLMo 2's norms after them */
@@ -43,7 +43,10 @@ enum { F_GPT = 1, F_LLAMA = 2, F_BLOCK = 4, F_QKVB = 8, F_UNTIED = 16, F_QKNORM 
        F_NO_SANDWICH = 65536,       /* Llama's names where Gemma 3's differ */
        F_OSS = 131072,              /* experts named and laid out as gpt-oss's */
        F_OBIAS = 262144,            /* the attention output projection's bias (gpt-oss) */
-       F_SINKS = 524288 };          /* attention sinks (gpt-oss) */
+       F_SINKS = 524288,            /* attention sinks (gpt-oss) */
+       F_GLU_SPLIT = 1048576,       /* the dense MLP's gate and up in tensors of their own */
+       F_GLU_FUSED = 2097152,       /* ... in one gate_up_proj (Phi-3, GLM) */
+       F_GLM_SANDWICH = 4194304 };  /* GLM-4's names of the norms after the sublayers */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -56,7 +59,9 @@ enum { L_ROWS,                      /* the same order (rows [r0, r1) of the acce
        L_MXFP4,                     /* L_EXPERTS as MXFP4 (gpt-oss on the hub): name_blocks
                                      * [E, out, in/32, 16] two 4-bit values a byte, name_scales
                                      * [E, out, in/32] a power of two each, exponent + 127 */
-       L_MXFP4_GLU };               /* L_EXPERTS_GLU as MXFP4 */
+       L_MXFP4_GLU,                 /* L_EXPERTS_GLU as MXFP4 */
+       L_ROPE_PAIRS };              /* q or k heads whose RoPE pairs are interleaved (GLM: values 2i
+                                     * and 2i + 1 turn together) where accel's are (i, i + rd/2) */
 
 typedef struct {
     const char *accel, *hf;         /* "%d" = block index */
@@ -99,14 +104,16 @@ static const map_t g_map[] = {
     { "h.%d.attn.proj.bias", "model.layers.%d.self_attn.o_proj.bias", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_OBIAS },
     { "h.%d.attn.sinks", "model.layers.%d.self_attn.sinks", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_SINKS },
     { "h.%d.post_norm1.weight", "model.layers.%d.post_attention_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_SANDWICH },
+    { "h.%d.post_norm1.weight", "model.layers.%d.post_self_attn_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_GLM_SANDWICH },
     { "h.%d.norm2.weight", "model.layers.%d.post_attention_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_PRE | F_NO_SANDWICH },
     { "h.%d.norm2.weight", "model.layers.%d.pre_feedforward_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_SANDWICH },
     { "h.%d.norm2.weight", "model.layers.%d.post_feedforward_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_POST },
-    { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.gate_proj.weight", P_GATE, L_ROWS, F_LLAMA | F_BLOCK | F_DENSE | F_SPLIT },
-    { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.up_proj.weight", P_UP, L_ROWS, F_LLAMA | F_BLOCK | F_DENSE | F_SPLIT },
-    { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.gate_up_proj.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_DENSE | F_PHI3 },
+    { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.gate_proj.weight", P_GATE, L_ROWS, F_LLAMA | F_BLOCK | F_DENSE | F_GLU_SPLIT },
+    { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.up_proj.weight", P_UP, L_ROWS, F_LLAMA | F_BLOCK | F_DENSE | F_GLU_SPLIT },
+    { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.gate_up_proj.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_DENSE | F_GLU_FUSED },
     { "h.%d.mlp.down.weight", "model.layers.%d.mlp.down_proj.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_DENSE },
     { "h.%d.post_norm2.weight", "model.layers.%d.post_feedforward_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_SANDWICH },
+    { "h.%d.post_norm2.weight", "model.layers.%d.post_mlp_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_GLM_SANDWICH },
     /* Experts: accel stacks them ([E 2F, C] and [E C, F]); the hub's files keep one tensor each. */
 #define MIXTRAL (F_LLAMA | F_BLOCK | F_MIXTRAL)
     { "h.%d.mlp.router.weight", "model.layers.%d.block_sparse_moe.gate.weight", P_ALL, L_ROWS, MIXTRAL },
@@ -156,6 +163,10 @@ typedef struct {
     bool obias, sinks;              /* attention output bias, sinks (gpt-oss) */
     bool oss;                       /* experts as gpt-oss's (with biases) */
     bool mxfp4;                     /* ... their weights in MXFP4 (import only: export writes fp32/bf16) */
+    int rd;                         /* values of each head RoPE turns (model.rope_dim, else hs) */
+    bool glm;                       /* GLM's layout: interleaved RoPE pairs, a fused gate_up_proj, its
+                                     * norm names (partial RoPE, or norms after the sublayers without
+                                     * Gemma's 1 + weight) */
 } dims_t;
 
 /* model.ffn_width = 0 means this width in src/nn/decoder.c (which ckpt may not include). */
@@ -183,6 +194,8 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.obias = d.llama && m->attention_out_bias;
     d.sinks = d.llama && m->attention_sinks;
     d.oss = d.E && m->expert_bias;
+    d.rd = d.llama && m->rope_dim ? m->rope_dim : d.hs;
+    d.glm = d.llama && (d.rd < d.hs || (d.sandwich && !m->norm_unit_offset));
     return d;
 }
 
@@ -203,8 +216,12 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_PHI3) && !d->phi3) return false;
     if ((e->flags & F_PRE) && d->post) return false;
     if ((e->flags & F_POST) && !d->post) return false;
-    if ((e->flags & F_SANDWICH) && !d->sandwich) return false;
-    if ((e->flags & F_NO_SANDWICH) && d->sandwich) return false;
+    const bool gemma_names = d->sandwich && !d->glm;
+    if ((e->flags & F_SANDWICH) && !gemma_names) return false;
+    if ((e->flags & F_NO_SANDWICH) && gemma_names) return false;
+    if ((e->flags & F_GLM_SANDWICH) && !(d->sandwich && d->glm)) return false;
+    if ((e->flags & F_GLU_SPLIT) && (d->phi3 || d->glm)) return false;
+    if ((e->flags & F_GLU_FUSED) && !(d->phi3 || d->glm)) return false;
     return true;
 }
 
@@ -275,6 +292,7 @@ typedef struct {
     uint64_t dims[2];
     uint64_t r0, r1;                /* its rows this HF tensor holds */
     int layout;                     /* L_* */
+    int hs, rd;                     /* L_ROPE_PAIRS: the head size, the values RoPE turns */
     int hf_ndim;
     uint64_t hf_dims[4];            /* the HF tensor's shape (MXFP4: the blocks') */
 } entry_t;
@@ -328,6 +346,11 @@ static int entries_of(const dims_t *d, entry_t **out)
                     accel_shape(d, m->accel, &x->ndim, x->dims);
                     part_rows(d, m->part, x->dims[0], ex, experts, &x->r0, &x->r1);
                     x->layout = m->layout;
+                    if (d->glm && (m->part == P_Q || m->part == P_K)) {     /* GLM's interleaved pairs */
+                        x->layout = L_ROPE_PAIRS;
+                        x->hs = d->hs;
+                        x->rd = d->rd;
+                    }
                     if (d->mxfp4 && (x->layout == L_EXPERTS || x->layout == L_EXPERTS_GLU)) {
                         x->layout = x->layout == L_EXPERTS ? L_MXFP4 : L_MXFP4_GLU;
                         strncat(x->hf, "_blocks", sizeof x->hf - strlen(x->hf) - 1);
@@ -416,6 +439,8 @@ static const arch_info_t g_archs[] = {
     { "OlmoeForCausalLM", "olmoe", true },
     { "GptOssForCausalLM", "gpt_oss", true },
     { "SeedOssForCausalLM", "seed_oss", true },
+    { "GlmForCausalLM", "glm", true },
+    { "Glm4ForCausalLM", "glm4", true },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
@@ -652,7 +677,9 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool olmo3 = !strcmp(ai->arch, "Olmo3ForCausalLM");
         const bool olmo2 = !strcmp(ai->arch, "Olmo2ForCausalLM") || olmo3, olmoe = !strcmp(ai->arch, "OlmoeForCausalLM");
         const bool oss = !strcmp(ai->arch, "GptOssForCausalLM");
+        const bool glm4 = !strcmp(ai->arch, "Glm4ForCausalLM"), glm = glm4 || !strcmp(ai->arch, "GlmForCausalLM");
         m->qk_norm = qwen3;
+        if (glm4) snprintf(m->norm_position, sizeof m->norm_position, "both");  /* norms after the sublayers too */
         if (qwen3_moe || qwen2_moe || olmoe || oss || !strcmp(ai->arch, "MixtralForCausalLM")) {
             accel_status_t st = translate_experts(root, path, ai->arch, m, err, errlen);
             if (st != ACCEL_OK) return st;
@@ -725,7 +752,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         /* Biases: Qwen2's on q, k, v (model.attention_bias); Llama's attention_bias puts them on
          * q, k, v and o (model.attention_out_bias too); Seed-OSS says each (attention_bias: q, k, v,
          * default on; attention_out_bias: o). Other families' o_proj bias has no place in accel. */
-        const bool seed = !strcmp(ai->arch, "SeedOssForCausalLM");
+        const bool seed = !strcmp(ai->arch, "SeedOssForCausalLM") || glm;   /* GLM: q, k, v biases */
         const bool llama_bias = !strcmp(ai->arch, "LlamaForCausalLM") && jbool(root, "attention_bias", false);
         if (seed) {
             m->attention_bias = jbool(root, "attention_bias", true);
@@ -812,11 +839,21 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             REFUSE("%s: rope_scaling type = %s: accel computes RoPE without scaling or with llama3, yarn or linear scaling",
                    path, rtype);
         }
-        /* Phi-3-mini-class models turn only part of each head (rope_parameters or the top level) */
-        const double partial = jnum(root, "partial_rotary_factor", json_is_object(rp) ? jnum(rp, "partial_rotary_factor", 1.0) : 1.0);
+        /* Part of each head turned (rope_parameters or the top level): GLM's half (its default),
+         * model.rope_dim; other families' (Phi-4-mini's with LongRoPE) are refused. */
+        const double def_partial = glm ? 0.5 : 1.0;
+        const double partial = jnum(root, "partial_rotary_factor",
+                                    json_is_object(rp) ? jnum(rp, "partial_rotary_factor", def_partial) : def_partial);
         json_decref(oss_rope);
-        if (partial != 1.0)
-            REFUSE("%s: partial_rotary_factor = %g: accel's RoPE turns every value of a head", path, partial);
+        const int hs = m->head_dim ? m->head_dim : m->heads > 0 ? m->width / m->heads : 0;
+        const int rd = (int)(partial * hs);                 /* transformers' int(head_dim * factor) */
+        if (partial != 1.0 && !glm)
+            REFUSE("%s: partial_rotary_factor = %g on %s: accel turns part of a head for GLM only", path, partial,
+                   ai->arch);
+        if (!(partial > 0 && partial <= 1.0) || rd % 2 || rd < 2)
+            REFUSE("%s: partial_rotary_factor = %g turns %d of a head's %d values: accel needs an even number >= 2",
+                   path, partial, rd, hs);
+        m->rope_dim = rd < hs ? rd : 0;
         if (m->kv_heads == m->heads) m->kv_heads = 0;
     }
     if (m->layers < 1 || m->heads < 1 || m->width < 1 || m->context < 1 || m->vocab < 2 ||
@@ -1120,6 +1157,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     if (st != ACCEL_OK) goto fail;
     dims_t d = dims_of(&hf->cfg.model);
     d.phi3 = !strcmp(hf->arch, "Phi3ForCausalLM");
+    d.glm |= !strcmp(hf->arch, "GlmForCausalLM") || !strcmp(hf->arch, "Glm4ForCausalLM");
     d.mxfp4 = hf->mxfp4;
     hf->ne = entries_of(&d, &hf->e);
     hf->nt = accel_hf_accel_tensors(&hf->cfg.model, &hf->t);
@@ -1218,6 +1256,14 @@ static uint64_t glu_row(uint64_t o, uint64_t out, bool glu)
     return glu ? (o % 2 ? out / 2 : 0) + o / 2 : o;
 }
 
+/* Value d of a head in accel's RoPE order from GLM's: its pair (2i, 2i + 1) is accel's
+ * (i, i + rd/2); the values past rd pass unturned, in place. */
+static uint64_t rope_pair_row(uint64_t o, const entry_t *x)
+{
+    const uint64_t hs = (uint64_t)x->hs, rd = (uint64_t)x->rd, h = o / hs, d = o % hs;
+    return h * hs + (d >= rd ? d : d % 2 ? rd / 2 + d / 2 : d / 2);
+}
+
 /* MXFP4's sixteen values (e2m1: a sign, two exponent bits, one mantissa bit), as transformers'
  * FP4_VALUES. */
 static const float g_fp4[16] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f,
@@ -1242,6 +1288,10 @@ static accel_status_t read_entry(accel_hf_t *hf, const entry_t *x, const accel_s
         st = accel_st_read(f, t, 0, t->numel, tmp);
         for (uint64_t r = 0; st == ACCEL_OK && r < rows; r++)
             for (uint64_t c = 0; c < cols; c++) dst[(x->r0 + r) * cols + c] = tmp[c * rows + r];
+    } else if (x->layout == L_ROPE_PAIRS) {         /* rows permuted within each head */
+        st = accel_st_read(f, t, 0, t->numel, tmp);
+        for (uint64_t r = 0; st == ACCEL_OK && r < rows; r++)
+            memcpy(dst + (x->r0 + rope_pair_row(r, x)) * cols, tmp + r * cols, sizeof(float) * cols);
     } else if (x->layout == L_EXPERT_GLU_BIAS) {    /* HF [E, 2F] */
         const uint64_t w = x->hf_dims[1];
         st = accel_st_read(f, t, 0, t->numel, tmp);
@@ -1384,17 +1434,19 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool oss = d.sinks;      /* gpt-oss (accel_hf_export checked its other parts) */
         /* An output projection bias elsewhere: Llama's with q, k, v biases, Seed-OSS's without */
         const bool obias = d.obias && !oss, seed = obias && !m->attention_bias;
-        const bool qwen = !olmo && !gemma && !oss && !obias && (d.qk_norm || m->attention_bias || d.S);
+        const bool glm = d.glm, glm4 = glm && d.sandwich;  /* GLM: part of each head turned, or GLM-4's norms */
+        const bool qwen = !olmo && !gemma && !oss && !obias && !glm && (d.qk_norm || m->attention_bias || d.S);
         const bool nope = m->no_rope_pattern > 0;  /* SmolLM3 (export refuses it with anything else) */
         const bool granite = m->attention_multiplier > 0 || m->residual_multiplier != 1.0 || m->logits_scaling != 1.0;
         const char *arch = oss ? "GptOssForCausalLM" : seed ? "SeedOssForCausalLM"
+                         : glm4 ? "Glm4ForCausalLM" : glm ? "GlmForCausalLM"
                          : gemma3 ? "Gemma3ForCausalLM" : gemma2 ? "Gemma2ForCausalLM" : gemma ? "GemmaForCausalLM"
                          : granite ? "GraniteForCausalLM" : nope ? "SmolLM3ForCausalLM"
                          : olmo ? (d.E ? "OlmoeForCausalLM" : olmo3 ? "Olmo3ForCausalLM" : "Olmo2ForCausalLM")
                          : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
                          : window ? "MistralForCausalLM" : "LlamaForCausalLM";
-        const char *type = oss ? "gpt_oss" : seed ? "seed_oss"
+        const char *type = oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? "granite"
                          : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
@@ -1467,7 +1519,11 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         /* No padding token: transformers' family defaults (SmolLM3 128004, OLMo 1) may lie outside
          * the vocabulary, and a padding_idx would freeze that embedding row in training. */
         if (j) json_object_set_new(j, "pad_token_id", json_null());
-        if (j && m->attention_bias && !obias) json_object_del(j, "attention_bias");   /* Qwen2: q, k, v always */
+        if (j && m->attention_bias && !obias && !glm) json_object_del(j, "attention_bias");   /* Qwen2: always */
+        if (j && glm) {                 /* q, k, v biases or none; the part of each head RoPE turns */
+            json_object_set_new(j, "attention_bias", json_boolean(m->attention_bias));
+            json_object_set_new(j, "partial_rotary_factor", json_real((double)d.rd / d.hs));
+        }
         if (j && obias) {               /* Llama: q, k, v and o alike; Seed-OSS: o alone */
             json_object_set_new(j, "attention_bias", json_boolean(m->attention_bias));
             if (seed) json_object_set_new(j, "attention_out_bias", json_true());
@@ -1560,6 +1616,9 @@ static void hf_order(const entry_t *x, const float *full, float *part)
     if (x->layout == L_T) {
         for (uint64_t r = 0; r < rows; r++)
             for (uint64_t k = 0; k < cols; k++) part[k * rows + r] = src[r * cols + k];
+    } else if (x->layout == L_ROPE_PAIRS) {
+        for (uint64_t r = 0; r < rows; r++)
+            memcpy(part + r * cols, src + rope_pair_row(r, x) * cols, sizeof(float) * cols);
     } else if (x->layout == L_EXPERT_GLU_BIAS) {
         const uint64_t w = x->hf_dims[1];
         for (uint64_t e = 0; e < E; e++)
@@ -1660,7 +1719,8 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     const bool geglu = !strcmp(m->activation, "gelu_tanh");
     const bool caps = m->attention_softcap > 0 || m->logit_softcap > 0;
     const bool granite_keys = m->attention_multiplier > 0 || m->residual_multiplier != 1.0 || m->logits_scaling != 1.0;
-    const bool gemma_keys = m->norm_unit_offset || geglu || (m->embed_scale != 1.0 && !granite_keys) || sandwich ||
+    const bool gemma_keys = m->norm_unit_offset || geglu || (m->embed_scale != 1.0 && !granite_keys) ||
+                            (sandwich && m->norm_unit_offset) ||
                             m->query_pre_attn_scalar || m->sliding_rope_theta || caps;
     if (llama && granite_keys && (gemma_keys || m->qk_norm || m->attention_bias || m->experts || m->no_rope_pattern ||
                                   post || m->sliding_window)) {
@@ -1730,6 +1790,20 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                     "and clamped_swiglu, norms before the sublayers, no shared expert, q/k norms or other families' "
                     "keys)", m->attention_sinks ? "true" : "false", m->attention_out_bias ? "true" : "false",
                     m->expert_bias ? "true" : "false", m->activation);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    /* GLM: part of each head turned (interleaved pairs in its files), or GLM-4's norms after the
+     * sublayers without Gemma's 1 + weight; Llama's blocks otherwise, q/k/v biases or none. */
+    const int hs = m->head_dim ? m->head_dim : m->width / m->heads;
+    const bool glm_sandwich = sandwich && !m->norm_unit_offset;
+    if (llama && (m->rope_dim && m->rope_dim < hs ? true : glm_sandwich) &&
+        (m->qk_norm || m->experts || m->sliding_window || m->attention_out_bias || m->attention_sinks ||
+         m->norm_unit_offset || geglu || m->embed_scale != 1.0 || m->query_pre_attn_scalar || caps || granite_keys ||
+         m->no_rope_pattern || post)) {
+        ACCEL_ERROR("export --format hf: model.rope_dim=%d or model.norm_position=%s without Gemma's norms, with "
+                    "other parts, has no Hugging Face counterpart (GlmForCausalLM, Glm4ForCausalLM: Llama's blocks, "
+                    "q/k/v biases or none, no q/k norms, experts, window or other families' keys)", m->rope_dim,
+                    m->norm_position);
         return ACCEL_ERR_UNSUPPORTED;
     }
     /* An output projection bias without the sinks: Llama's (with q, k, v biases) or Seed-OSS's

@@ -78,6 +78,7 @@ static const key_spec_t g_schema[] = {
     { "model.rope_original_context", KEY_INT, F(model.rope_original_context), "8192", NULL, "llama: rope_scaling=llama3 or yarn: the context the model was pre-trained with", R(1, 1 << 24) },
     { "model.rope_beta_fast", KEY_DOUBLE, F(model.rope_beta_fast), "32", NULL, "llama: rope_scaling=yarn: frequencies turning more than this many times over the original context are kept", R_OPEN_LO(0, 1e6) },
     { "model.rope_beta_slow", KEY_DOUBLE, F(model.rope_beta_slow), "1", NULL, "llama: rope_scaling=yarn: frequencies turning fewer times than this are divided by rope_factor (a linear ramp between)", R_OPEN_LO(0, 1e6) },
+    { "model.rope_dim", KEY_INT, F(model.rope_dim), "0", NULL, "llama: RoPE turns the first N values of each head (even, at most the head size) and the rest pass unturned (transformers' partial_rotary_factor x head size: GLM's half); 0 = all", R(0, 1 << 16) },
     { "model.rope_truncate", KEY_BOOL, F(model.rope_truncate), "true", NULL, "llama: rope_scaling=yarn: the ramp's bounds are rounded outwards to whole dimensions (transformers' truncate, true unless the config says false; gpt-oss: false)", NO_RANGE },
     { "model.rope_attention_factor", KEY_DOUBLE, F(model.rope_attention_factor), "0", NULL, "llama: rope_scaling=yarn: RoPE's cos and sin are multiplied by this; 0 = 0.1 ln(rope_factor) + 1 (YaRN's)", R(0, 1e6) },
     { "model.rms_eps", KEY_DOUBLE, F(model.rms_eps), "1e-5", NULL, "llama: RMSNorm epsilon", R_OPEN(0, 1) },

@@ -87,6 +87,7 @@ typedef struct {                    /* activations of one block, stored for the 
 
 typedef struct {
     int L, NH, KVH, hs, C, T, V;
+    int rd;                         /* values of each head RoPE turns (model.rope_dim; hs: all) */
     int QKV;                        /* (NH + 2 KVH) hs: width of the q|k|v rows */
     int QW;                         /* NH hs: the attention output's width (C unless head_dim) */
     int QKN;                        /* (NH + KVH) hs with qk_norm (the normed q|k part), else 0 */
@@ -219,6 +220,7 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->swiglu_alpha != 1.702) key = "model.swiglu_alpha";
     else if (c->swiglu_limit != 7.0) key = "model.swiglu_limit";
     else if (!c->rope_truncate) key = "model.rope_truncate";
+    else if (c->rope_dim) key = "model.rope_dim";
     else if (c->expert_bias) key = "model.expert_bias";
     else if (c->head_dim != 0 && c->head_dim * c->heads != c->width) key = "model.head_dim";
     else if (c->qk_norm) key = "model.qk_norm";
@@ -314,17 +316,17 @@ void accel_decoder_rope_tables(const accel_model_config_t *c, int T, int hs, boo
  * theta (Gemma 3). */
 static accel_status_t rope_tables(gpt_t *m, const accel_model_config_t *c)
 {
-    const size_t n = (size_t)m->T * (size_t)(m->hs / 2);
+    const size_t n = (size_t)m->T * (size_t)(m->rd / 2);
     m->rope_cos = malloc(sizeof(float) * n);
     m->rope_sin = malloc(sizeof(float) * n);
     if (!m->rope_cos || !m->rope_sin) return ACCEL_ERR_NOMEM;
-    accel_decoder_rope_tables(c, m->T, m->hs, false, m->rope_cos, m->rope_sin);
+    accel_decoder_rope_tables(c, m->T, m->rd, false, m->rope_cos, m->rope_sin);
     if (m->slides && !strcmp(c->sliding_rope, "plain") &&
         (strcmp(c->rope_scaling, "none") || (c->sliding_rope_theta && c->sliding_rope_theta != c->rope_theta))) {
         m->plain_cos = malloc(sizeof(float) * n);
         m->plain_sin = malloc(sizeof(float) * n);
         if (!m->plain_cos || !m->plain_sin) return ACCEL_ERR_NOMEM;
-        accel_decoder_rope_tables(c, m->T, m->hs, true, m->plain_cos, m->plain_sin);
+        accel_decoder_rope_tables(c, m->T, m->rd, true, m->plain_cos, m->plain_sin);
     }
     return ACCEL_OK;
 }
@@ -367,6 +369,9 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
                                           "a whole group of query heads)";
         else if (c->head_dim % 2)
             bad = "model.head_dim", why = "is odd: RoPE turns pairs of values";
+        else if (c->rope_dim % 2 || c->rope_dim > (c->head_dim ? c->head_dim : c->width / c->heads))
+            bad = "model.rope_dim", why = "must be even and at most the head size (model.head_dim, else width / "
+                                          "heads): RoPE turns pairs of a head's values";
         else if (!c->head_dim && (c->width / c->heads) % 2)
             bad = "model.heads", why = "gives an odd head size (width / heads): RoPE turns pairs "
                                        "of values";
@@ -460,6 +465,7 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
     m->KVH = llama && c->kv_heads ? c->kv_heads : c->heads;
     m->C = c->width;
     m->hs = llama && c->head_dim ? c->head_dim : m->C / m->NH;
+    m->rd = llama && c->rope_dim ? c->rope_dim : m->hs;
     m->QW = m->NH * m->hs;
     m->T = c->context;
     m->V = c->vocab;
@@ -1209,6 +1215,19 @@ static void start_rows(float *y, const float *b, const float *res, size_t rows, 
     else memset(y, 0, sizeof(float) * rows * (size_t)cols);
 }
 
+/* accel_cpu_rope on n heads of rows at x: the whole head, or with model.rope_dim its first rd
+ * values (each head's turned pairs are (i, i + rd/2); the rest pass). */
+static void rope_heads(const gpt_t *m, float *x, size_t rows, size_t ld, int n, const float *cos_t,
+                       const float *sin_t, int T, int pos0, int inverse)
+{
+    if (m->rd == m->hs) {
+        accel_cpu_rope(x, rows, ld, n, m->hs, cos_t, sin_t, T, pos0, inverse);
+        return;
+    }
+    for (int h = 0; h < n; h++)
+        accel_cpu_rope(x + (size_t)h * m->hs, rows, ld, 1, m->rd, cos_t, sin_t, T, pos0, inverse);
+}
+
 /* Rotary positions on block l's q and k heads of `rows` rows from row p0 of x, the first at
  * position p0 of sequences of T tokens, or each at its m->pos (inverse: the backward pass, on
  * their gradients); the table is the sliding layers' plain one where it applies, and NoPE layers
@@ -1220,17 +1239,13 @@ static void rope(const gpt_t *m, int l, const qkv_view_t *x, size_t rows, int T,
     const float *cos_t = plain ? m->plain_cos : m->rope_cos, *sin_t = plain ? m->plain_sin : m->rope_sin;
     if (m->pos) {                   /* packed documents: row r at its document's position */
         for (size_t r = (size_t)p0; r < (size_t)p0 + rows; r++) {
-            accel_cpu_rope(x->q + r * x->ldq, 1, x->ldq, m->NH, m->hs, cos_t, sin_t, T,
-                           m->pos[r], inverse);
-            accel_cpu_rope(x->kv + r * x->ldkv, 1, x->ldkv, m->KVH, m->hs, cos_t, sin_t, T,
-                           m->pos[r], inverse);
+            rope_heads(m, x->q + r * x->ldq, 1, x->ldq, m->NH, cos_t, sin_t, T, m->pos[r], inverse);
+            rope_heads(m, x->kv + r * x->ldkv, 1, x->ldkv, m->KVH, cos_t, sin_t, T, m->pos[r], inverse);
         }
         return;
     }
-    accel_cpu_rope(x->q + (size_t)p0 * x->ldq, rows, x->ldq, m->NH, m->hs, cos_t,
-                   sin_t, T, p0, inverse);
-    accel_cpu_rope(x->kv + (size_t)p0 * x->ldkv, rows, x->ldkv, m->KVH, m->hs, cos_t,
-                   sin_t, T, p0, inverse);
+    rope_heads(m, x->q + (size_t)p0 * x->ldq, rows, x->ldq, m->NH, cos_t, sin_t, T, p0, inverse);
+    rope_heads(m, x->kv + (size_t)p0 * x->ldkv, rows, x->ldkv, m->KVH, cos_t, sin_t, T, p0, inverse);
 }
 
 /* qk_norm (Qwen3): each q head and k head of rows p0.. RMS-normed over its hs values with the

@@ -28,8 +28,8 @@ typedef struct {
 
 void accel_decoder_dims(const accel_config_t *cfg, accel_decoder_dims_t *d);
 
-/* The RoPE tables of a llama: cos and sin of every (position, frequency) pair, [T, hs/2] each, in
- * the caller's arrays (inverse frequencies rounded to fp32 as transformers computes them, then
+/* The RoPE tables of a llama: cos and sin of every (position, frequency) pair, [T, hs/2] each
+ * (hs: the values each head turns, its size or model.rope_dim), in the caller's arrays (inverse frequencies rounded to fp32 as transformers computes them, then
  * Llama-3.1 scaling when model.rope_scaling=llama3, divided by rope_factor with linear; with yarn, YaRN's frequencies and both tables
  * multiplied by its attention factor, as transformers scales cos and sin). plain: without the
  * scaling, at model.sliding_rope_theta when set (the sliding layers' with model.sliding_rope=plain). */

@@ -180,6 +180,7 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
     /* Gemma's, Granite's and gpt-oss's building blocks: the CPU decoder's only. */
     const char *cpu_only = mc->norm_unit_offset ? "model.norm_unit_offset=true"
                       : mc->attention_sinks ? "model.attention_sinks=true"
+                      : mc->rope_dim ? "model.rope_dim"
                       : mc->attention_out_bias ? "model.attention_out_bias=true"
                       : mc->embed_scale != 1.0 ? "model.embed_scale"
                       : strcmp(mc->activation, "silu") ? "model.activation"
@@ -191,7 +192,7 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                       : mc->logits_scaling != 1.0 ? "model.logits_scaling" : NULL;
     if (!strcmp(mc->name, "llama") && cpu_only) {
         snprintf(why, whylen, "device=cuda: %s: the GPU engine has Llama's and Qwen3's blocks only (the CPU "
-                 "decoder trains Gemma's, Granite's and gpt-oss's)\n--> hint: use device=cpu for this model", cpu_only);
+                 "decoder trains Gemma's, Granite's, gpt-oss's and GLM's)\n--> hint: use device=cpu for this model", cpu_only);
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (!strcmp(cfg->model.name, "llama") &&

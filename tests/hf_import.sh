@@ -4,8 +4,8 @@
 # with q/k norms and head_dim apart from the width, Llama with llama3 RoPE scaling, a sharded save,
 # a bf16 save, the mixtures of experts, Phi-3, OLMo 2, OLMo 3 with its sliding layers, SmolLM3
 # with a layer without RoPE, Granite, Gemma, Gemma 2, Gemma 3, Gemma 3 with a vision tower, gpt-oss
-# dense and with MXFP4 experts, Llama with q/k/v/o biases, Seed-OSS with an o bias alone; made by
-# tests/make_hf_fixtures.sh, which
+# dense and with MXFP4 experts, Llama with q/k/v/o biases, Seed-OSS with an o bias alone, GLM and
+# GLM-4 with RoPE on part of each head; made by tests/make_hf_fixtures.sh, which
 # also recorded transformers' fp32 logits and loss on fixed tokens). No Python here:
 #   1. accel_ckpt import of each fixture; accel's logits equal HF's within 1e-5, the loss within 1e-6
 #      (the imported file, and the fixture directory read directly);
@@ -140,6 +140,11 @@ sed -i '/"layer_types": \[/,/\],/d; /"swiglu_alpha"/d; /"rope_parameters": {/,/^
 grep -q 'layer_types\|rope_parameters\|swiglu_alpha' oss_hub/config.json && fail "oss_hub: transformers 5's keys still there"
 same oss_hub gpt_oss
 pass "gpt_oss: transformers' logits need the sinks, the clamp, YaRN untruncated and the sliding layer; the hub's config.json layout gives the same; MXFP4 experts read as transformers dequantizes them"
+# GLM (RoPE on half of each head, its pairs interleaved in the files) and GLM-4 (3/4 turned, norms
+# after the sublayers too): the fixtures' logits need the partial RoPE and GLM-4's norms.
+needs glm model.rope_dim=0
+needs glm4 model.rope_dim=0 model.norm_position=pre
+pass "glm, glm4: transformers' logits need RoPE on part of each head and GLM-4's norms after the sublayers"
 # A mixture of experts streamed from disk a block at a time (a 100 KiB budget holds two): the
 # resident run's logits, bit for bit.
 "$GEN" "$FIX/mixtral" -q --max-memory cpu=100KiB,disk=10MiB --score "$FIX/mixtral/tokens.bin" \
@@ -213,7 +218,8 @@ train_case 2 ddp "$FIX/gemma3_vl" "$FIX/gemma3_vl" gemma3_vl_dir_2_ddp
 train_case 2 zero2 "$FIX/gemma2" "$FIX/gemma2" gemma2_dir_2_zero2
 train_case 2 zero3 "$FIX/granite" "$FIX/granite" granite_dir_2_zero3
 train_case 2 zero3 "$FIX/gpt_oss_mxfp4" "$FIX/gpt_oss_mxfp4" gpt_oss_mxfp4_dir_2_zero3
-pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3; Qwen3-MoE, Qwen2-MoE, Phi-3, OLMo 2, OLMo 3, SmolLM3, Granite, Gemma, Gemma 2, Gemma 3 and gpt-oss in MXFP4 too: Mixtral's fixture adds the load-balancing loss to training)"
+train_case 2 zero2 "$FIX/glm4" "$FIX/glm4" glm4_dir_2_zero2
+pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3; Qwen3-MoE, Qwen2-MoE, Phi-3, OLMo 2, OLMo 3, SmolLM3, Granite, Gemma, Gemma 2, Gemma 3, gpt-oss in MXFP4 and GLM-4 too: Mixtral's fixture adds the load-balancing loss to training)"
 expect_fail "model.layers=3 contradicts train.init_from=$FIX/gpt2, which holds a model with model.layers=2" \
     "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=3 data.path=d.h5
 "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=2 data.path=d.h5 train.global_batch=4 train.steps=1 \
@@ -400,6 +406,14 @@ expect_fail "tie_word_embeddings = true, but lm_head.weight differs" "$GEN" unti
 # Llama's attention_bias means q, k, v and o biases (llama_bias above): a file without them is refused.
 bad lbias llama_gqa && sed -i 's/"attention_bias": false/"attention_bias": true/' lbias/config.json
 expect_fail "tensor model.layers.0.self_attn.q_proj.bias is missing" "$CKPT" import lbias -o x.h5
+# Part of each head turned is GLM's alone: another family's partial_rotary_factor is refused on
+# import, an odd count of values too, and partial RoPE with q/k norms on export.
+bad phipart phi3 && sed -i 's/"model_type": "phi3",/"model_type": "phi3", "partial_rotary_factor": 0.75,/' phipart/config.json
+expect_fail "partial_rotary_factor = 0.75 on Phi3ForCausalLM: accel turns part of a head for GLM only" "$CKPT" import phipart -o x.h5
+bad glmodd glm && sed -i 's/"partial_rotary_factor": 0.5/"partial_rotary_factor": 0.375/' glmodd/config.json
+expect_fail "partial_rotary_factor = 0.375 turns 3 of a head's 8 values" "$CKPT" import glmodd -o x.h5
+export_refused glmqk "model.rope_dim=4 or model.norm_position=pre without Gemma's norms, with other parts, has no Hugging Face counterpart" \
+    model.rope_dim=4 model.qk_norm=true
 # An output projection bias with q/k norms is neither Llama's nor Seed-OSS's: its export is refused.
 export_refused q3obias "model.attention_out_bias=true with q/k norms has no Hugging Face counterpart" \
     model.attention_out_bias=true model.qk_norm=true

@@ -1,8 +1,8 @@
 #!/bin/sh
 # Regenerates the Hugging Face fixtures (tests/fixtures/hf/<name>/) that tests/hf_import.sh imports,
-# runs and exports: tests/hf_reference.py builds twenty-seven tiny random models (GPT2LMHeadModel;
+# runs and exports: tests/hf_reference.py builds twenty-nine tiny random models (GPT2LMHeadModel;
 # LlamaForCausalLM with GQA and an untied head, and with attention_bias (q, k, v, o); SeedOssForCausalLM
-# with an o_proj bias alone; MistralForCausalLM, with and without a sliding
+# with an o_proj bias alone; GlmForCausalLM and Glm4ForCausalLM with RoPE on part of each head; MistralForCausalLM, with and without a sliding
 # window; Qwen2ForCausalLM with its q/k/v biases; Qwen3ForCausalLM with q/k norms and head_dim apart
 # from the width, and with YaRN; Llama with llama3 rope_scaling; one saved sharded with
 # model.safetensors.index.json; one in bf16; MixtralForCausalLM, Qwen3MoeForCausalLM,

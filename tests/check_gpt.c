@@ -390,7 +390,8 @@ START_TEST(test_gradcheck_llama)
     g_gemma = _i == 8;                          /* 8: Gemma 3 */
     g_oss = _i == 9;                            /* 9: gpt-oss, every expert for every token */
     g_oss_limit = "100";
-    if (_i == 7 || _i == 9) g_moe = 2;          /* every expert for every token: no routing kinks */
+    if (_i == 1 || _i == 7 || _i == 9) g_moe = 2;   /* every expert for every token: no routing kinks
+                                                     * (1: Granite's multipliers with experts) */
     fd_h = 5e-3;
     fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
     big_init(&f);

@@ -5,7 +5,7 @@
 # a bf16 save, the mixtures of experts, Phi-3, OLMo 2, OLMo 3 with its sliding layers, SmolLM3
 # with a layer without RoPE, Granite, Gemma, Gemma 2, Gemma 3, Gemma 3 with a vision tower, gpt-oss
 # dense and with MXFP4 experts, Llama with q/k/v/o biases, Seed-OSS with an o bias alone, GLM and
-# GLM-4 with RoPE on part of each head; made by tests/make_hf_fixtures.sh, which
+# GLM-4 with RoPE on part of each head, Granite MoE; made by tests/make_hf_fixtures.sh, which
 # also recorded transformers' fp32 logits and loss on fixed tokens). No Python here:
 #   1. accel_ckpt import of each fixture; accel's logits equal HF's within 1e-5, the loss within 1e-6
 #      (the imported file, and the fixture directory read directly);
@@ -112,6 +112,7 @@ needs gemma3 model.norm_unit_offset=false model.embed_scale=1 model.activation=s
       model.sliding_rope_theta=0 model.rope_scaling=none model.sliding_window_pattern=0
 needs gemma2 model.attention_softcap=0 model.logit_softcap=0 model.sliding_window_pattern=0
 needs granite model.embed_scale=1 model.attention_multiplier=0 model.residual_multiplier=1 model.logits_scaling=1
+needs granite_moe model.residual_multiplier=1 model.logits_scaling=1
 rm -rf gemma3_v4 && cp -r "$FIX/gemma3" gemma3_v4
 sed -i '/"layer_types": \[/,/\],/d; /"rope_parameters": {/,/^  },/c\
   "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0, "sliding_window_pattern": 2,\
@@ -126,7 +127,7 @@ same gemma_gelu gemma
 rm -rf gemma3_vl_inner && cp -r "$FIX/gemma3_vl" gemma3_vl_inner
 perl -pi -e 's/language_model\.model\./model.language_model./g' gemma3_vl_inner/model.safetensors
 same gemma3_vl_inner gemma3_vl
-pass "gemma3, gemma2, granite: transformers' logits need every Gemma part (Gemma 2's soft caps too) and Granite's four scalars; transformers 4's config.json gives the same; Gemma 1's legacy gelu is the tanh one; both namings of Gemma 3's language model beside its vision tower"
+pass "gemma3, gemma2, granite, granite_moe: transformers' logits need every Gemma part (Gemma 2's soft caps too) and Granite's scalars (on its experts too); transformers 4's config.json gives the same; Gemma 1's legacy gelu is the tanh one; both namings of Gemma 3's language model beside its vision tower"
 # gpt-oss (sinks, q/k/v/o biases, layer 0 sliding over 4 keys, YaRN without truncation, biased
 # experts of SwiGLU clamped at 1.5): the fixture's logits need each part. The hub's config.json
 # layout (rope_theta and rope_scaling, no layer_types, no swiglu_alpha) gives the same; the MXFP4
@@ -219,7 +220,8 @@ train_case 2 zero2 "$FIX/gemma2" "$FIX/gemma2" gemma2_dir_2_zero2
 train_case 2 zero3 "$FIX/granite" "$FIX/granite" granite_dir_2_zero3
 train_case 2 zero3 "$FIX/gpt_oss_mxfp4" "$FIX/gpt_oss_mxfp4" gpt_oss_mxfp4_dir_2_zero3
 train_case 2 zero2 "$FIX/glm4" "$FIX/glm4" glm4_dir_2_zero2
-pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3; Qwen3-MoE, Qwen2-MoE, Phi-3, OLMo 2, OLMo 3, SmolLM3, Granite, Gemma, Gemma 2, Gemma 3, gpt-oss in MXFP4 and GLM-4 too: Mixtral's fixture adds the load-balancing loss to training)"
+train_case 2 ddp "$FIX/granite_moe" "$FIX/granite_moe" granite_moe_dir_2_ddp
+pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3; Qwen3-MoE, Qwen2-MoE, Phi-3, OLMo 2, OLMo 3, SmolLM3, Granite, Gemma, Gemma 2, Gemma 3, gpt-oss in MXFP4, GLM-4 and Granite MoE too: Mixtral's fixture adds the load-balancing loss to training)"
 expect_fail "model.layers=3 contradicts train.init_from=$FIX/gpt2, which holds a model with model.layers=2" \
     "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=3 data.path=d.h5
 "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=2 data.path=d.h5 train.global_batch=4 train.steps=1 \

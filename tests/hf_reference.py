@@ -165,6 +165,18 @@ def granite():
         tie_word_embeddings=True, pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def granite_moe():
+    # Granite 3 MoE: Granite's four scalars on Mixtral-like experts (4 of 12, 2 per token, the
+    # top-2 logits softmaxed), every expert in one tensor: input_linear [E, 2F, C] (gate | up),
+    # output_linear [E, C, F], router.layer.
+    return tf.GraniteMoeForCausalLM(tf.GraniteMoeConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=12, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=T,
+        num_local_experts=4, num_experts_per_tok=2, embedding_multiplier=3.0, attention_multiplier=0.2,
+        residual_multiplier=0.5, logits_scaling=2.5, rms_norm_eps=1e-6, tie_word_embeddings=True,
+        pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
 def gemma2():
     # Gemma 2: Gemma 3's four norms a block without q/k norms, one RoPE, every other layer sliding
     # (over 4 keys), scores soft-capped at 3 and logits at 4 (small, so that the tiny model's values
@@ -376,6 +388,7 @@ CASES = {
     "gemma": (gemma, {"score64": True}),
     "granite": (granite, {"score64": True}),
     "gemma2": (gemma2, {"score64": True}),
+    "granite_moe": (granite_moe, {"score64": True}),
     "gemma3": (gemma3, {"score64": True}),
     "gemma3_vl": (gemma3_vl, {"score64": True}),
     "olmoe": (olmoe, {"score64": True}),

@@ -46,7 +46,8 @@ enum { F_GPT = 1, F_LLAMA = 2, F_BLOCK = 4, F_QKVB = 8, F_UNTIED = 16, F_QKNORM 
        F_SINKS = 524288,            /* attention sinks (gpt-oss) */
        F_GLU_SPLIT = 1048576,       /* the dense MLP's gate and up in tensors of their own */
        F_GLU_FUSED = 2097152,       /* ... in one gate_up_proj (Phi-3, GLM) */
-       F_GLM_SANDWICH = 4194304 };  /* GLM-4's names of the norms after the sublayers */
+       F_GLM_SANDWICH = 4194304,    /* GLM-4's names of the norms after the sublayers */
+       F_GRANITE_MOE = 8388608 };   /* experts named and stacked as Granite's */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -60,6 +61,7 @@ enum { L_ROWS,                      /* the same order (rows [r0, r1) of the acce
                                      * [E, out, in/32, 16] two 4-bit values a byte, name_scales
                                      * [E, out, in/32] a power of two each, exponent + 127 */
        L_MXFP4_GLU,                 /* L_EXPERTS_GLU as MXFP4 */
+       L_STACKED,                   /* [E, out, in]: accel's [E out, in] as it is (Granite's experts) */
        L_ROPE_PAIRS };              /* q or k heads whose RoPE pairs are interleaved (GLM: values 2i
                                      * and 2i + 1 turn together) where accel's are (i, i + rd/2) */
 
@@ -137,9 +139,15 @@ static const map_t g_map[] = {
     { "h.%d.mlp.experts.gate_up.bias", "model.layers.%d.mlp.experts.gate_up_proj_bias", P_ALL, L_EXPERT_GLU_BIAS, OSS },
     { "h.%d.mlp.experts.down.weight", "model.layers.%d.mlp.experts.down_proj", P_ALL, L_EXPERTS, OSS },
     { "h.%d.mlp.experts.down.bias", "model.layers.%d.mlp.experts.down_proj_bias", P_ALL, L_EXPERT_BIAS, OSS },
+    /* Granite's experts: every expert in one tensor, [E, 2F, C] (gate | up) and [E, C, F] */
+#define GRANITE_MOE (F_LLAMA | F_BLOCK | F_GRANITE_MOE)
+    { "h.%d.mlp.router.weight", "model.layers.%d.block_sparse_moe.router.layer.weight", P_ALL, L_ROWS, GRANITE_MOE },
+    { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.block_sparse_moe.input_linear.weight", P_ALL, L_STACKED, GRANITE_MOE },
+    { "h.%d.mlp.experts.down.weight", "model.layers.%d.block_sparse_moe.output_linear.weight", P_ALL, L_STACKED, GRANITE_MOE },
 #undef MIXTRAL
 #undef QWEN_MOE
 #undef OSS
+#undef GRANITE_MOE
     { "normf.weight", "model.norm.weight", P_ALL, L_ROWS, F_LLAMA },
     { "lm_head.weight", "lm_head.weight", P_ALL, L_ROWS, F_LLAMA | F_UNTIED },
 };
@@ -162,6 +170,7 @@ typedef struct {
     bool sandwich;                  /* norms before and after the sublayers (Gemma 3) */
     bool obias, sinks;              /* attention output bias, sinks (gpt-oss) */
     bool oss;                       /* experts as gpt-oss's (with biases) */
+    bool granite_moe;               /* experts as Granite's (with its scalars) */
     bool mxfp4;                     /* ... their weights in MXFP4 (import only: export writes fp32/bf16) */
     int rd;                         /* values of each head RoPE turns (model.rope_dim, else hs) */
     bool glm;                       /* GLM's layout: interleaved RoPE pairs, a fused gate_up_proj, its
@@ -194,6 +203,8 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.obias = d.llama && m->attention_out_bias;
     d.sinks = d.llama && m->attention_sinks;
     d.oss = d.E && m->expert_bias;
+    d.granite_moe = d.E && !d.oss && (m->attention_multiplier > 0 || m->residual_multiplier != 1.0 ||
+                                      m->logits_scaling != 1.0);
     d.rd = d.llama && m->rope_dim ? m->rope_dim : d.hs;
     d.glm = d.llama && (d.rd < d.hs || (d.sandwich && !m->norm_unit_offset));
     return d;
@@ -206,8 +217,9 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_UNTIED) && d->tied) return false;
     if ((e->flags & F_QKNORM) && !d->qk_norm) return false;
     if ((e->flags & F_DENSE) && d->E) return false;
-    if ((e->flags & F_MIXTRAL) && !(d->E && !d->qk_norm && !d->S && !d->oss)) return false;
-    if ((e->flags & F_QWEN_MOE) && !(d->E && (d->qk_norm || d->S) && !d->oss)) return false;
+    if ((e->flags & F_MIXTRAL) && !(d->E && !d->qk_norm && !d->S && !d->oss && !d->granite_moe)) return false;
+    if ((e->flags & F_QWEN_MOE) && !(d->E && (d->qk_norm || d->S) && !d->oss && !d->granite_moe)) return false;
+    if ((e->flags & F_GRANITE_MOE) && !d->granite_moe) return false;
     if ((e->flags & F_OSS) && !d->oss) return false;
     if ((e->flags & F_OBIAS) && !d->obias) return false;
     if ((e->flags & F_SINKS) && !d->sinks) return false;
@@ -309,6 +321,8 @@ static void hf_shape(const dims_t *d, entry_t *x)
         x->hf_ndim = 3; h[0] = E; h[1] = cols; h[2] = rows / E; break;
     case L_MXFP4: case L_MXFP4_GLU:                 /* [E, out, in / 32, 16] */
         x->hf_ndim = 4; h[0] = E; h[1] = rows / E; h[2] = cols / 32; h[3] = 16; break;
+    case L_STACKED:                                 /* [E, out, in] */
+        x->hf_ndim = 3; h[0] = E; h[1] = rows / E; h[2] = cols; break;
     case L_EXPERT_BIAS: case L_EXPERT_GLU_BIAS:     /* [E, n] */
         x->hf_ndim = 2; h[0] = E; h[1] = rows / E; break;
     default: h[0] = rows; h[1] = cols; break;
@@ -441,6 +455,7 @@ static const arch_info_t g_archs[] = {
     { "SeedOssForCausalLM", "seed_oss", true },
     { "GlmForCausalLM", "glm", true },
     { "Glm4ForCausalLM", "glm4", true },
+    { "GraniteMoeForCausalLM", "granitemoe", true },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
@@ -614,9 +629,9 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         REFUSE("%s: architectures = %s (model_type %s) is not a model accel can run\n--> hint: accel imports "
                "GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
                "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, Phi3ForCausalLM, Olmo2ForCausalLM, "
-               "Olmo3ForCausalLM, OlmoeForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, GemmaForCausalLM, Gemma2ForCausalLM, "
-               "Gemma3ForCausalLM (or Gemma3ForConditionalGeneration's language model), GptOssForCausalLM and "
-               "SeedOssForCausalLM", path,
+               "Olmo3ForCausalLM, OlmoeForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, GraniteMoeForCausalLM, "
+               "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM (or Gemma3ForConditionalGeneration's language "
+               "model), GptOssForCausalLM, SeedOssForCausalLM, GlmForCausalLM and Glm4ForCausalLM", path,
                arch ? arch : "(none)", mt ? mt : "(none)");
     *arch_out = ai->arch;
     accel_model_config_t *m = &cfg->model;
@@ -680,7 +695,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool glm4 = !strcmp(ai->arch, "Glm4ForCausalLM"), glm = glm4 || !strcmp(ai->arch, "GlmForCausalLM");
         m->qk_norm = qwen3;
         if (glm4) snprintf(m->norm_position, sizeof m->norm_position, "both");  /* norms after the sublayers too */
-        if (qwen3_moe || qwen2_moe || olmoe || oss || !strcmp(ai->arch, "MixtralForCausalLM")) {
+        const bool granite_moe = !strcmp(ai->arch, "GraniteMoeForCausalLM");
+        if (qwen3_moe || qwen2_moe || olmoe || oss || granite_moe || !strcmp(ai->arch, "MixtralForCausalLM")) {
             accel_status_t st = translate_experts(root, path, ai->arch, m, err, errlen);
             if (st != ACCEL_OK) return st;
         }
@@ -717,7 +733,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             if (jbool(root, "use_bidirectional_attention", false))
                 REFUSE("%s: use_bidirectional_attention = true: accel's decoder attends causally", path);
         }
-        if (!strcmp(ai->arch, "GraniteForCausalLM")) {  /* four scalars on a Llama */
+        if (!strcmp(ai->arch, "GraniteForCausalLM") || granite_moe) {  /* four scalars on a Llama */
             static const char *const keys[] = { "embedding_multiplier", "attention_multiplier",
                                                 "residual_multiplier", "logits_scaling" };
             double *const to[] = { &m->embed_scale, &m->attention_multiplier, &m->residual_multiplier,
@@ -1158,6 +1174,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     dims_t d = dims_of(&hf->cfg.model);
     d.phi3 = !strcmp(hf->arch, "Phi3ForCausalLM");
     d.glm |= !strcmp(hf->arch, "GlmForCausalLM") || !strcmp(hf->arch, "Glm4ForCausalLM");
+    d.granite_moe |= !strcmp(hf->arch, "GraniteMoeForCausalLM");
     d.mxfp4 = hf->mxfp4;
     hf->ne = entries_of(&d, &hf->e);
     hf->nt = accel_hf_accel_tensors(&hf->cfg.model, &hf->t);
@@ -1277,7 +1294,8 @@ static accel_status_t read_entry(accel_hf_t *hf, const entry_t *x, const accel_s
     const uint64_t E = x->hf_dims[0], out = x->hf_ndim >= 2 ? x->hf_dims[1] : 0;
     const accel_st_t *f = hf->shards[s];
     const bool glu = x->layout == L_EXPERTS_GLU || x->layout == L_MXFP4_GLU || x->layout == L_EXPERT_GLU_BIAS;
-    if (x->layout == L_ROWS || x->layout == L_EXPERT_BIAS) return accel_st_read(f, t, 0, t->numel, dst + x->r0 * cols);
+    if (x->layout == L_ROWS || x->layout == L_EXPERT_BIAS || x->layout == L_STACKED)
+        return accel_st_read(f, t, 0, t->numel, dst + x->r0 * cols);
     uint64_t n = t->numel;                          /* what one read takes */
     if (x->layout == L_EXPERTS || x->layout == L_EXPERTS_GLU) n = t->numel / E;
     if (x->layout == L_MXFP4 || x->layout == L_MXFP4_GLU) n = t->numel / E + t->numel / E / 16;
@@ -1441,13 +1459,13 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const char *arch = oss ? "GptOssForCausalLM" : seed ? "SeedOssForCausalLM"
                          : glm4 ? "Glm4ForCausalLM" : glm ? "GlmForCausalLM"
                          : gemma3 ? "Gemma3ForCausalLM" : gemma2 ? "Gemma2ForCausalLM" : gemma ? "GemmaForCausalLM"
-                         : granite ? "GraniteForCausalLM" : nope ? "SmolLM3ForCausalLM"
+                         : granite ? (d.E ? "GraniteMoeForCausalLM" : "GraniteForCausalLM") : nope ? "SmolLM3ForCausalLM"
                          : olmo ? (d.E ? "OlmoeForCausalLM" : olmo3 ? "Olmo3ForCausalLM" : "Olmo2ForCausalLM")
                          : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
                          : window ? "MistralForCausalLM" : "LlamaForCausalLM";
         const char *type = oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
-                         : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? "granite"
+                         : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
                          : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
                          : d.E ? (d.S ? "qwen2_moe" : d.qk_norm ? "qwen3_moe" : "mixtral")
@@ -1547,7 +1565,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                 json_object_set_new(j, "norm_topk_prob", json_boolean(m->router_norm_topk));
                 json_object_set_new(j, "decoder_sparse_step", json_integer(1));
                 json_object_set_new(j, "mlp_only_layers", json_array());
-            } else if (!oss) {
+            } else if (!oss && !granite) {     /* Mixtral */
                 json_object_set_new(j, "router_jitter_noise", json_real(0.0));
             }
         }
@@ -1722,11 +1740,14 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     const bool gemma_keys = m->norm_unit_offset || geglu || (m->embed_scale != 1.0 && !granite_keys) ||
                             (sandwich && m->norm_unit_offset) ||
                             m->query_pre_attn_scalar || m->sliding_rope_theta || caps;
-    if (llama && granite_keys && (gemma_keys || m->qk_norm || m->attention_bias || m->experts || m->no_rope_pattern ||
-                                  post || m->sliding_window)) {
+    if (llama && granite_keys && (gemma_keys || m->qk_norm || m->attention_bias || m->no_rope_pattern || post ||
+                                  m->sliding_window || m->attention_out_bias || m->rope_dim ||
+                                  (m->experts && (shared || m->expert_bias || !m->router_norm_topk ||
+                                                  strcmp(m->activation, "silu"))))) {
         ACCEL_ERROR("export --format hf: model.attention_multiplier, model.residual_multiplier or "
                     "model.logits_scaling with other than Llama's blocks have no Hugging Face counterpart "
-                    "(GraniteForCausalLM: Llama's blocks, no window, q/k norms, biases or experts)");
+                    "(GraniteForCausalLM: Llama's blocks, no window, q/k norms or biases; GraniteMoeForCausalLM: "
+                    "with SwiGLU experts, top-k renormalized, no shared expert)");
         return ACCEL_ERR_UNSUPPORTED;
     }
     const bool gemma_blocks = m->norm_unit_offset && geglu && (float)m->embed_scale == (float)sqrt((double)m->width) &&

@@ -430,9 +430,9 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
         else if (c->attention_multiplier != 0.0 && c->query_pre_attn_scalar)
             bad = "model.attention_multiplier", why = "and model.query_pre_attn_scalar both set the score "
                                                       "scale: set one";
-        else if (c->residual_multiplier != 1.0 && (strcmp(c->norm_position, "pre") || c->experts))
-            bad = "model.residual_multiplier", why = "scales the sublayers of pre-norm blocks with a dense MLP "
-                                                     "(Granite's), not model.norm_position=post|both or experts";
+        else if (c->residual_multiplier != 1.0 && strcmp(c->norm_position, "pre"))
+            bad = "model.residual_multiplier", why = "scales the sublayers of pre-norm blocks (Granite's), not "
+                                                     "model.norm_position=post|both";
         else if (c->shared_expert_ffn && !c->experts)
             bad = "model.shared_expert_ffn", why = "needs model.experts (a shared expert sits beside "
                                                    "routed ones)";
@@ -1412,7 +1412,7 @@ static accel_status_t block_mlp(gpt_t *m, const accel_layout_t *layout, const fl
         float *y = post ? a->ln2 + o : output ? a->res3 + o : NULL;
         ACCEL_CHECK(accel_moe_forward(&m->gemm, &m->moe, &w, &ma, in, R, y));
         if (post) post_norm_add(m, post_out, a->ln2_rstd + p0, y, PARAM(k->ln2w), a->res2 + o, R);
-        else for (size_t i = 0; y && i < R * (size_t)C; i++) y[i] += a->res2[o + i];    /* the residual */
+        else for (size_t i = 0; y && i < R * (size_t)C; i++) y[i] = m->res_mult * y[i] + a->res2[o + i];  /* + residual */
         return ACCEL_OK;
     }
     float *fch = a->fch + (size_t)p0 * FIN, *hid = a->fch_gelu + (size_t)p0 * F;

@@ -730,7 +730,7 @@ static int cmd_import(int argc, char **argv)
                    "  directory) of GPT2LMHeadModel or the Llama family (LlamaForCausalLM, Mistral,\n"
                    "  Mixtral, Qwen2/3 and their MoE, Phi3, Olmo2/3, Olmoe, SmolLM3, Granite, Gemma,\n"
                    "  Gemma2, Gemma3, Gemma3ForConditionalGeneration's language model, GptOss with\n"
-                   "  its MXFP4 experts, SeedOss, Glm and Glm4:\n"
+                   "  its MXFP4 experts, SeedOss, Glm, Glm4 and GraniteMoe:\n"
                    "  docs/huggingface.md) and writes accel weights (the layout of export --format hdf5)\n"
                    "  with the model configuration, the tokenizer.json and the chat template\n"
                    "  (chat_template.jinja, else tokenizer_config.json's) in /meta. BF16/F16 weights\n"

@@ -1816,8 +1816,8 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     /* GLM: part of each head turned (interleaved pairs in its files), or GLM-4's norms after the
      * sublayers without Gemma's 1 + weight; Llama's blocks otherwise, q/k/v biases or none. */
     const int hs = m->head_dim ? m->head_dim : m->width / m->heads;
-    const bool glm_sandwich = sandwich && !m->norm_unit_offset;
-    if (llama && (m->rope_dim && m->rope_dim < hs ? true : glm_sandwich) &&
+    const bool glm = (m->rope_dim && m->rope_dim < hs) || (sandwich && !m->norm_unit_offset);
+    if (llama && glm &&
         (m->qk_norm || m->experts || m->sliding_window || m->attention_out_bias || m->attention_sinks ||
          m->norm_unit_offset || geglu || m->embed_scale != 1.0 || m->query_pre_attn_scalar || caps || granite_keys ||
          m->no_rope_pattern || post)) {

@@ -20,19 +20,8 @@ static const float *expert_down(const accel_moe_dims_t *d, const float *w, int e
     return w + (size_t)e * d->C * d->F;
 }
 
-/* y[r] += b for rows r of y [rows, n]: a product's bias. */
-static void add_rows(float *y, const float *b, size_t rows, int n)
-{
-    for (size_t r = 0; r < rows; r++)
-        for (int c = 0; c < n; c++) y[r * n + c] += b[c];
-}
-
-/* db += the sum of dy's rows [rows, n]: that bias's gradient. */
-static void add_column_sums(float *db, const float *dy, size_t rows, int n)
-{
-    for (size_t r = 0; r < rows; r++)
-        for (int c = 0; c < n; c++) db[c] += dy[r * n + c];
-}
+/* y[r] += b for rows r of y [rows, n]: a product's bias (y its own residual). */
+static void add_rows(float *y, const float *b, size_t rows, int n) { accel_cpu_bias_rows(y, b, y, rows, n); }
 
 /* Each row's K most probable experts (ties: the lower index, as a stable sort), their weights,
  * and the assignments grouped by expert (a counting sort, rows ascending within an expert). */
@@ -189,9 +178,9 @@ accel_status_t accel_moe_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d
         const float *xs = a->xs + (size_t)i0 * C;
         GEMM(false, false, n, F, C, 1.0f, dye, C, expert_down(d, w->down, e), F, 0.0f, dhid, F);
         GEMM(true, false, C, F, n, 1.0f, dye, C, hid, F, 1.0f, dw->down + (size_t)e * C * F, F);
-        if (d->bias) add_column_sums(dw->down_b + (size_t)e * C, dye, (size_t)n, C);
+        if (d->bias) accel_cpu_colsum_add(dw->down_b + (size_t)e * C, dye, (size_t)n, C);
         accel_cpu_glu_backward(&d->act, dh, dhid, h, (size_t)n, F);
-        if (d->bias) add_column_sums(dw->gate_up_b + (size_t)e * 2 * F, dh, (size_t)n, 2 * F);
+        if (d->bias) accel_cpu_colsum_add(dw->gate_up_b + (size_t)e * 2 * F, dh, (size_t)n, 2 * F);
         GEMM(false, false, n, C, 2 * F, 1.0f, dh, 2 * F, expert_gate_up(d, w->gate_up, e), C, 0.0f, dye, C);
         GEMM(true, false, 2 * F, C, n, 1.0f, dh, 2 * F, xs, C, 1.0f, dw->gate_up + (size_t)e * 2 * F * C, C);
     }
@@ -221,7 +210,7 @@ accel_status_t accel_moe_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d
     }
     GEMM(false, false, (int)R, C, E, 1.0f, dp, E, w->router, C, 1.0f, dx, C);
     GEMM(true, false, E, C, (int)R, 1.0f, dp, E, x, C, 1.0f, dw->router, C);
-    if (d->bias) add_column_sums(dw->router_b, dp, R, E);
+    if (d->bias) accel_cpu_colsum_add(dw->router_b, dp, R, E);
     return ACCEL_OK;
 }
 

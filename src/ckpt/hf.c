@@ -767,19 +767,20 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                    ai->arch);
         /* Biases: Qwen2's on q, k, v (model.attention_bias); Llama's attention_bias puts them on
          * q, k, v and o (model.attention_out_bias too); Seed-OSS says each (attention_bias: q, k, v,
-         * default on; attention_out_bias: o). Other families' o_proj bias has no place in accel. */
-        const bool seed = !strcmp(ai->arch, "SeedOssForCausalLM") || glm;   /* GLM: q, k, v biases */
+         * default on; attention_out_bias: o); GLM's attention_bias (default on) is q, k, v's. Other
+         * families' o_proj bias has no place in accel. */
+        const bool seed = !strcmp(ai->arch, "SeedOssForCausalLM");
         const bool llama_bias = !strcmp(ai->arch, "LlamaForCausalLM") && jbool(root, "attention_bias", false);
-        if (seed) {
+        if (seed || glm) {
             m->attention_bias = jbool(root, "attention_bias", true);
-            m->attention_out_bias = jbool(root, "attention_out_bias", false);
+            m->attention_out_bias = seed && jbool(root, "attention_out_bias", false);
         } else if (llama_bias) {
             m->attention_bias = m->attention_out_bias = true;
         } else if (!qwen && !oss && jbool(root, "attention_bias", false))
             REFUSE("%s: attention_bias = true on %s adds an o_proj bias, which accel does not have\n--> hint: "
                    "accel's attention biases are Qwen2's (q, k, v), Llama's and Seed-OSS's (q, k, v, o) and gpt-oss's",
                    path, ai->arch);
-        if (!oss && !seed && !llama_bias)
+        if (!oss && !seed && !glm && !llama_bias)
             m->attention_bias = qwen && jbool(root, "qkv_bias", true);      /* Qwen2-MoE may turn them off */
         /* transformers' defaults: tied for Qwen2 only when it says so; false for Llama/Mistral;
          * true for Gemma. */

@@ -77,7 +77,11 @@ static bool g_qwen3;
 /* With g_moe > 0 the Llama fixtures' MLPs are mixtures of experts: 1 = 4 experts, 2 per token,
  * renormalized, with the load-balancing loss (Mixtral); 2 = 3 experts, all 3 per token, as
  * they are (Qwen3-MoE with norm_topk_prob false), whose routing has no kinks; 3 = 4 experts, 2
- * per token, and a gated shared expert of 6 (Qwen2-MoE), with the load-balancing loss. */
+ * per token, and a gated shared expert of 6 (Qwen2-MoE), with the load-balancing loss; 4 =
+ * DeepSeek-V3's routing as GLM-4.5's: 4 experts in 2 groups, sigmoid scores with a selection bias,
+ * 2 per token from the best group, renormalized and scaled by 2.5, an ungated shared expert of 6,
+ * the first block a dense MLP of 10; 5 = 4 with all 4 experts for every token (no routing kinks,
+ * the group code run on both groups). */
 static int g_moe;
 /* With g_window > 0 the Llama fixtures attend through a sliding window of that many keys; with
  * g_pattern too, every g_pattern-th layer attends to the whole context and the sliding layers
@@ -122,10 +126,19 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
     }
     if (g_moe) {
         cfg.model.experts = g_moe == 2 ? 3 : 4;
-        cfg.model.experts_per_token = g_moe == 2 ? 3 : 2;
-        cfg.model.router_norm_topk = g_moe == 1;
-        cfg.model.router_aux_loss = g_moe == 2 ? 0.0 : 0.5;
-        cfg.model.shared_expert_ffn = g_moe == 3 ? 6 : 0;
+        cfg.model.experts_per_token = g_moe == 2 ? 3 : g_moe == 5 ? 4 : 2;
+        cfg.model.router_norm_topk = g_moe == 1 || g_moe >= 4;
+        cfg.model.router_aux_loss = g_moe == 2 || g_moe >= 4 ? 0.0 : 0.5;
+        cfg.model.shared_expert_ffn = g_moe == 3 || g_moe >= 4 ? 6 : 0;
+    }
+    if (g_moe >= 4) {
+        const char *dk[][2] = { { "model.router_scores", "sigmoid" }, { "model.router_select_bias", "true" },
+                                { "model.router_groups", "2" }, { "model.router_topk_groups", g_moe == 5 ? "2" : "1" },
+                                { "model.router_scale", "2.5" }, { "model.shared_expert_gate", "false" },
+                                { "model.dense_layers", "1" }, { "model.dense_ffn_width", "10" } };
+        for (size_t i = 0; i < sizeof dk / sizeof dk[0]; i++)
+            ck_assert_int_eq(accel_config_set(&cfg, dk[i][0], dk[i][1], NULL, 0), ACCEL_OK);
+        if (L == 1) cfg.model.dense_layers = cfg.model.dense_ffn_width = 0;    /* experts somewhere */
     }
     cfg.model.sliding_window = g_window;
     cfg.model.no_rope_pattern = g_nope;
@@ -346,8 +359,11 @@ static void gradcheck(fixture_t *f, int per_tensor, const char *only)
             if (fabs(analytic) > gmax) gmax = fabs(analytic);
             checked++;
         }
-        /* A gradient that is zero everywhere checked would make the comparison vacuous. */
-        ck_assert_msg(gmax > 10 * FD_ATOL, "%s: gradient too small to check (%.3g)", t->name, gmax);
+        /* A gradient that is zero everywhere checked would make the comparison vacuous; the
+         * routers' selection bias only chooses experts: its gradient is zero by design (and, with
+         * every expert chosen, its numeric one too, checked above). */
+        if (strstr(t->name, "select_bias")) ck_assert_msg(gmax == 0, "%s: gradient %g", t->name, gmax);
+        else ck_assert_msg(gmax > 10 * FD_ATOL, "%s: gradient too small to check (%.3g)", t->name, gmax);
     }
     ck_assert_int_gt(checked, 0);
     printf("gradcheck: %d elements, worst error %.2f of the bound\n", checked, worst);
@@ -392,6 +408,7 @@ START_TEST(test_gradcheck_llama)
     g_oss_limit = "100";
     if (_i == 1 || _i == 7 || _i == 9) g_moe = 2;   /* every expert for every token: no routing kinks
                                                      * (1: Granite's multipliers with experts) */
+    if (_i == 10) g_moe = 5, g_qwen3 = true;    /* 10: GLM-4.5's (DeepSeek-V3's routing), every expert */
     fd_h = 5e-3;
     fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
     big_init(&f);
@@ -555,12 +572,12 @@ static void kv_case(bool llama, const char *precision, double tol)
 
 START_TEST(test_kv_cache)
 {
-    for (int llama = 0; llama < 9; llama++) {   /* 2: with Qwen3's attention, 3: experts, 4: shared,
+    for (int llama = 0; llama < 10; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
                                                  * 5: a sliding window, 6: OLMo 2, 7: Gemma 3,
-                                                 * 8: gpt-oss */
+                                                 * 8: gpt-oss, 9: GLM-4.5's experts */
         g_qwen3 = llama == 2;
         g_nope = llama == 2 ? 2 : 0;            /* layer 1 of 2 without RoPE */
-        g_moe = llama == 3 || llama == 8 ? 1 : llama == 4 ? 3 : 0;
+        g_moe = llama == 3 || llama == 8 ? 1 : llama == 4 ? 3 : llama == 9 ? 4 : 0;
         g_oss = llama == 8;
         g_window = llama == 5 ? 7 : 0;
         g_pattern = llama == 5 ? 2 : 0;         /* layer 0 slides (plain RoPE), layer 1 not */
@@ -700,10 +717,10 @@ START_TEST(test_recompute_bitwise)
     static const char *const modes[] = { "none", "mlp", "block" };
     const bool llama = _i / 2;                  /* _i / 2 == 2: with Qwen3's attention, 3: experts,
                                                  * 4: with a shared expert, 5: OLMo 2, 6: OLMoE,
-                                                 * 7: Gemma 3, 8: gpt-oss */
+                                                 * 7: Gemma 3, 8: gpt-oss, 9: GLM-4.5's experts */
     const char *precision = _i % 2 ? "bf16" : "fp32";
     g_qwen3 = _i / 2 == 2;
-    g_moe = _i / 2 == 3 || _i / 2 == 6 || _i / 2 == 8 ? 1 : _i / 2 == 4 ? 3 : 0;
+    g_moe = _i / 2 == 3 || _i / 2 == 6 || _i / 2 == 8 ? 1 : _i / 2 == 4 ? 3 : _i / 2 == 9 ? 4 : 0;
     g_oss = _i / 2 == 8;
     g_olmo = _i / 2 == 5 ? 1 : _i / 2 == 6 ? 1 : 0;
     g_gemma = _i / 2 == 7;
@@ -1325,13 +1342,13 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
-    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 10);
+    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 11);
     tcase_add_test(tc, test_sliding_window);
     tcase_add_test(tc, test_experts_aux);
     tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);
     tcase_add_loop_test(tc, test_loss_mask, 0, 2);
-    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 18);
+    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 20);
     tcase_add_test(tc, test_causality);
     tcase_add_loop_test(tc, test_documents, 0, 6);
     tcase_add_test(tc, test_precision);

@@ -63,6 +63,16 @@ typedef struct {
     double router_aux_loss;         /* model.router_aux_loss: load-balancing loss coefficient */
     int shared_expert_ffn;          /* model.shared_expert_ffn: a shared expert's width (Qwen2-MoE) */
     bool expert_bias;               /* model.expert_bias: router and expert biases (gpt-oss) */
+    /* DeepSeek-V3's routing (GLM-4.5): sigmoid scores, a fixed bias for choosing experts only,
+     * group-limited choice, scaled weights; its ungated shared expert and leading dense blocks */
+    char router_scores[16];         /* model.router_scores: softmax | sigmoid */
+    bool router_select_bias;        /* model.router_select_bias: e_score_correction_bias */
+    int router_groups;              /* model.router_groups: n_group */
+    int router_topk_groups;         /* model.router_topk_groups: topk_group */
+    double router_scale;            /* model.router_scale: routed_scaling_factor */
+    bool shared_expert_gate;        /* model.shared_expert_gate: Qwen2-MoE's sigmoid gate */
+    int dense_layers;               /* model.dense_layers: first_k_dense_replace */
+    int dense_ffn_width;            /* model.dense_ffn_width: their MLP's width (0 = default) */
 } accel_model_config_t;
 
 typedef struct {

@@ -60,6 +60,7 @@ typedef struct {                    /* tensor indices of one block; -1: absent i
     int pn1w, pn2w;                 /* sandwich: the norms on attention's and the MLP's outputs */
     int sinks;                      /* attention sinks: [NH] one logit per head */
     int routerb, fcb_e, fcpb_e;     /* expert_bias: the router's [E], the experts' [E 2F] and [E C] */
+    int selectb;                    /* router_select_bias: [E] */
 } gpt_block_t;
 
 typedef struct {                    /* activations of one block, stored for the backward pass */
@@ -91,10 +92,10 @@ typedef struct {
     int QKV;                        /* (NH + 2 KVH) hs: width of the q|k|v rows */
     int QW;                         /* NH hs: the attention output's width (C unless head_dim) */
     int QKN;                        /* (NH + KVH) hs with qk_norm (the normed q|k part), else 0 */
-    int F, FIN;                     /* MLP hidden width; width of its first product (F or 2F) */
-    accel_moe_dims_t moe;           /* experts (moe.E = 0: a dense MLP) */
+    int F, FIN;                     /* the dense MLP's hidden width; its first product's (F or 2F) */
+    accel_moe_dims_t moe;           /* experts (moe.E = 0: a dense MLP): moe.F the experts' width */
+    int dense_layers;               /* with experts, the first blocks with a dense MLP instead */
     accel_glu_t glu;                /* the gated MLP's activation (llama; the experts' too) */
-    int MR;                         /* MLP rows per token: moe.K with experts, else 1 */
     float aux_coef;                 /* model.router_aux_loss */
     double *aux_count, *aux_psum;   /* [E] this pass's routing statistics, every block */
     float *aux_grad;                /* [E] d(loss)/d(probs) of the load-balancing loss */
@@ -242,6 +243,14 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (strcmp(c->norm_position, "pre")) key = "model.norm_position";
     else if (c->experts) key = "model.experts";
     else if (c->shared_expert_ffn) key = "model.shared_expert_ffn";
+    else if (!c->shared_expert_gate) key = "model.shared_expert_gate";
+    else if (strcmp(c->router_scores, "softmax")) key = "model.router_scores";
+    else if (c->router_select_bias) key = "model.router_select_bias";
+    else if (c->router_groups != 1) key = "model.router_groups";
+    else if (c->router_topk_groups != 1) key = "model.router_topk_groups";
+    else if (c->router_scale != 1.0) key = "model.router_scale";
+    else if (c->dense_layers) key = "model.dense_layers";
+    else if (c->dense_ffn_width) key = "model.dense_ffn_width";
     if (!key) return ACCEL_OK;
     ACCEL_ERROR0("gpt: %s is a llama key (GPT-2 has learned positions, LayerNorm, a GELU MLP of 4 x "
                  "width, biases everywhere and a tied LM head)\n--> hint: use model.name=llama, or "
@@ -436,6 +445,30 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
         else if (c->shared_expert_ffn && !c->experts)
             bad = "model.shared_expert_ffn", why = "needs model.experts (a shared expert sits beside "
                                                    "routed ones)";
+        else if (!c->shared_expert_gate && !c->shared_expert_ffn)
+            bad = "model.shared_expert_gate", why = "is false, which shapes the shared expert: set "
+                                                    "model.shared_expert_ffn";
+        else if (!c->experts && (strcmp(c->router_scores, "softmax") || c->router_select_bias ||
+                                 c->router_groups != 1 || c->router_topk_groups != 1 ||
+                                 c->router_scale != 1.0 || c->dense_layers))
+            bad = "model.router_scores", why = "(and the other model.router_* keys, model.dense_layers) "
+                                               "shape a mixture of experts: set model.experts";
+        else if (c->experts && c->experts % c->router_groups)
+            bad = "model.router_groups", why = "must divide model.experts (equal groups)";
+        else if (c->router_groups > 1 && c->experts / c->router_groups < 2)
+            bad = "model.router_groups", why = "leaves groups of one expert: a group is scored by its "
+                                               "two best experts";
+        else if (c->router_topk_groups > c->router_groups)
+            bad = "model.router_topk_groups", why = "must be 1..model.router_groups";
+        else if (c->experts && c->experts_per_token > c->router_topk_groups * (c->experts / c->router_groups))
+            bad = "model.experts_per_token", why = "exceeds the experts of model.router_topk_groups groups";
+        else if (!strcmp(c->router_scores, "sigmoid") && c->router_aux_loss > 0)
+            bad = "model.router_aux_loss", why = "is the softmax router's load-balancing loss (Switch "
+                                                 "Transformer), not model.router_scores=sigmoid's";
+        else if (c->dense_layers >= c->layers && c->experts)
+            bad = "model.dense_layers", why = "must leave a block with experts (below model.layers)";
+        else if (c->dense_ffn_width && !c->dense_layers)
+            bad = "model.dense_ffn_width", why = "is the width of model.dense_layers' MLPs: set those";
         if (bad) {
             ACCEL_ERROR0("llama: %s %s (model.heads=%d model.kv_heads=%d model.width=%d)", bad,
                          why, c->heads, c->kv_heads, c->width);
@@ -444,8 +477,9 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
     }
     /* Matrix dimensions are ints for BLAS: keep every row length and per-layer count in range. */
     const int64_t mlp_rows = (llama ? 2 * (int64_t)ffn : ffn) * (llama && c->experts ? c->experts : 1);
+    const int dense_ffn = c->dense_ffn_width ? c->dense_ffn_width : default_ffn_width(c->width);
     if (c->width > (1 << 20) || c->vocab > (1 << 26) || c->context > (1 << 20) ||
-        c->layers > 100000 || ffn > (1 << 22) || (int64_t)c->heads * c->head_dim > (1 << 20) ||
+        c->layers > 100000 || ffn > (1 << 22) || (int64_t)c->width * 2 * dense_ffn > INT_MAX || (int64_t)c->heads * c->head_dim > (1 << 20) ||
         (int64_t)c->width * mlp_rows > INT_MAX) {
         ACCEL_ERROR0("%s: model size out of range (layers=%d width=%d ffn_width=%d context=%d "
                      "vocab=%d)\n--> hint: the CPU model supports width <= 23170, context <= "
@@ -471,15 +505,21 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
     m->V = c->vocab;
     m->QKV = (m->NH + 2 * m->KVH) * m->hs;
     m->F = !llama ? 4 * m->C : c->ffn_width ? c->ffn_width : default_ffn_width(m->C);
+    const int expert_F = m->F;
+    m->dense_layers = llama && c->experts ? c->dense_layers : 0;
+    if (m->dense_layers) m->F = c->dense_ffn_width ? c->dense_ffn_width : default_ffn_width(m->C);
     m->FIN = llama ? 2 * m->F : m->F;
     m->QKN = llama && c->qk_norm ? (m->NH + m->KVH) * m->hs : 0;
     const int E = llama ? c->experts : 0;
     m->glu = (accel_glu_t){ !strcmp(c->activation, "gelu_tanh") ? ACCEL_GLU_GELU_TANH
                             : !strcmp(c->activation, "clamped_swiglu") ? ACCEL_GLU_CLAMPED : ACCEL_GLU_SILU,
                             (float)c->swiglu_alpha, (float)c->swiglu_limit };
-    m->moe = (accel_moe_dims_t){ E, E ? c->experts_per_token : 0, m->C, m->F, c->router_norm_topk,
-                                 E ? c->shared_expert_ffn : 0, m->glu, E && c->expert_bias };
-    m->MR = E ? m->moe.K : 1;
+    m->moe = (accel_moe_dims_t){ E, E ? c->experts_per_token : 0, m->C, expert_F, c->router_norm_topk,
+                                 E ? c->shared_expert_ffn : 0, m->glu, E && c->expert_bias,
+                                 .sigmoid = E && !strcmp(c->router_scores, "sigmoid"),
+                                 .select_bias = E && c->router_select_bias, .groups = c->router_groups,
+                                 .topk_groups = c->router_topk_groups, .scale = (float)c->router_scale,
+                                 .shared_gate = c->shared_expert_gate };
     m->aux_coef = E ? (float)c->router_aux_loss : 0.0f;
     m->arch = llama ? (arch_t){ .rms = true, .rope = true, .swiglu = true, .biases = false,
                                 .qkv_bias = c->attention_bias, .tied = c->tie_embeddings,
@@ -520,8 +560,11 @@ void accel_decoder_dims(const accel_config_t *cfg, accel_decoder_dims_t *d)
     if (cfg->model.heads < 1 || cfg->model.width < 1) { memset(d, 0, sizeof *d); return; }
     shape_of(&m, cfg, llama);
     *d = (accel_decoder_dims_t){ m.L, m.NH, m.KVH, m.hs, m.C, m.T, m.V, m.QKV, m.F, m.FIN, llama,
-                                 m.arch.qk_norm, m.moe.E, m.moe.K };
+                                 m.arch.qk_norm, m.moe.E, m.moe.K, m.moe.F, m.L - m.dense_layers };
 }
+
+/* Whether block l's MLP is the experts (else a dense MLP: no experts, or model.dense_layers). */
+static bool layer_moe(const gpt_t *m, int l) { return m->moe.E && l >= m->dense_layers; }
 
 static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout_t *layout,
                              void **state)
@@ -562,7 +605,7 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
     for (int l = 0; l < m->L; l++) {
         gpt_block_t *b = &m->blk[l];
         *b = (gpt_block_t){ -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-                            -1, -1, -1, -1 };
+                            -1, -1, -1, -1, -1 };
         char name[ACCEL_TENSOR_NAME_MAX];
 #define ADD(part, suffix, ndim, d0, d1, flags, s, idx)                                      \
         snprintf(name, sizeof name, "h.%d.%s." suffix, l, part);                            \
@@ -584,18 +627,20 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
         if (ar->sandwich) { ADD("post_norm1", "weight", 1, C, 0, nd, ones, &b->pn1w); }
         ADD(n2, "weight", 1, C, 0, nd, ones, &b->ln2w);
         if (!ar->rms) { ADD(n2, "bias", 1, C, 0, nd, 0.0f, &b->ln2b); }
-        if (m->moe.E) {                 /* experts' weights stacked: [E FIN, C] and [E C, F] */
-            const int64_t E = m->moe.E;
+        if (layer_moe(m, l)) {          /* experts' weights stacked: [E 2F, C] and [E C, F] */
+            const int64_t E = m->moe.E, EF = m->moe.F;
             ADD("mlp.router", "weight", 2, E, C, 0, std, &b->routerw);
             if (m->moe.bias) { ADD("mlp.router", "bias", 1, E, 0, nd, 0.0f, &b->routerb); }
-            ADD("mlp.experts.gate_up", "weight", 2, E * m->FIN, C, 0, std, &b->fcw);
-            if (m->moe.bias) { ADD("mlp.experts.gate_up", "bias", 1, E * m->FIN, 0, nd, 0.0f, &b->fcb_e); }
-            ADD("mlp.experts.down", "weight", 2, E * C, m->F, 0, res_std, &b->fcpw);
+            /* zero gradient: AdamW leaves it as imported (no decay, no update) */
+            if (m->moe.select_bias) { ADD("mlp.router", "select_bias", 1, E, 0, nd, 0.0f, &b->selectb); }
+            ADD("mlp.experts.gate_up", "weight", 2, E * 2 * EF, C, 0, std, &b->fcw);
+            if (m->moe.bias) { ADD("mlp.experts.gate_up", "bias", 1, E * 2 * EF, 0, nd, 0.0f, &b->fcb_e); }
+            ADD("mlp.experts.down", "weight", 2, E * C, EF, 0, res_std, &b->fcpw);
             if (m->moe.bias) { ADD("mlp.experts.down", "bias", 1, E * C, 0, nd, 0.0f, &b->fcpb_e); }
             if (m->moe.S) {
                 ADD("mlp.shared.gate_up", "weight", 2, 2 * (int64_t)m->moe.S, C, 0, std, &b->sgu);
                 ADD("mlp.shared.down", "weight", 2, C, m->moe.S, 0, res_std, &b->sdown);
-                ADD("mlp.shared_gate", "weight", 2, 1, C, 0, std, &b->sgate);
+                if (m->moe.shared_gate) { ADD("mlp.shared_gate", "weight", 2, 1, C, 0, std, &b->sgate); }
             }
             continue;
         }
@@ -663,15 +708,21 @@ static unsigned kept_pieces(accel_recompute_t r)
     return ALL_PIECES & ~copy;
 }
 
+static size_t larger(size_t a, size_t b) { return a > b ? a : b; }
+
 /* Floats of each piece for B sequences of T tokens. */
 static void piece_floats(const gpt_t *m, size_t B, size_t T, size_t sizes[A_PIECES])
 {
     const size_t BT = B * T, C = (size_t)m->C, E = (size_t)m->moe.E, BTK = BT * (size_t)m->moe.K;
-    const size_t S = (size_t)m->moe.S;
+    const size_t S = (size_t)m->moe.S, EF = (size_t)m->moe.F;
+    /* The MLP's hidden pieces: the dense MLP's [BT, FIN] and [BT, F], or the experts' [BT K, 2 EF]
+     * and [BT K, EF], whichever is larger where a model has both. */
+    const size_t dense_rows = !E || m->dense_layers ? BT : 0;
+    const size_t fch = larger(dense_rows * (size_t)m->FIN, BTK * 2 * EF), hid = larger(dense_rows * (size_t)m->F, BTK * EF);
     const size_t s[A_PIECES] = { BT * C, BT, BT, BT * (size_t)m->QKV, BT * (size_t)m->QKN,
                                  m->QKN ? BT * (size_t)(m->NH + m->KVH) : 0, B * (size_t)m->NH * T,
                                  BT * (size_t)m->QW, BT * C, BT * C, BT, BT,
-                                 BT * (size_t)m->MR * (size_t)m->FIN, BT * (size_t)m->MR * (size_t)m->F,
+                                 fch, hid,
                                  BT * C, BT * E, BTK, BTK, E ? BTK + E + 1 : 0, BTK * C, BTK * C,
                                  BT * 2 * S, BT * S, S ? BT * C : 0, S ? BT : 0,
                                  m->arch.sandwich ? BT * C : 0, m->arch.sandwich ? BT : 0,
@@ -757,11 +808,13 @@ static size_t gemm_elements(const gpt_t *m, size_t rows)
 {
     size_t wide = (size_t)m->V;
     if ((size_t)m->FIN > wide) wide = (size_t)m->FIN;
+    if (2 * (size_t)m->moe.F > wide) wide = 2 * (size_t)m->moe.F;
     if ((size_t)m->moe.E > wide) wide = (size_t)m->moe.E;
     if ((size_t)m->QKV > wide) wide = (size_t)m->QKV;
     size_t other = rows > wide ? rows : wide;
-    if ((size_t)m->F > other) other = (size_t)m->F;
-    return rows * wide + other * (size_t)(m->C > m->F ? m->C : m->F) +
+    const size_t F = larger((size_t)m->F, (size_t)m->moe.F);
+    if (F > other) other = F;
+    return rows * wide + other * larger((size_t)m->C, F) +
            2 * (size_t)m->T * (size_t)m->T + 64;
 }
 
@@ -1385,7 +1438,7 @@ static accel_moe_weights_t moe_weights(const gpt_block_t *k, const accel_layout_
 {
     return (accel_moe_weights_t){ PARAM(k->routerw), PARAM(k->fcw), PARAM(k->fcpw), PARAM_OPT(k->sgu),
                                   PARAM_OPT(k->sdown), PARAM_OPT(k->sgate), PARAM_OPT(k->routerb),
-                                  PARAM_OPT(k->fcb_e), PARAM_OPT(k->fcpb_e) };
+                                  PARAM_OPT(k->fcb_e), PARAM_OPT(k->fcpb_e), PARAM_OPT(k->selectb) };
 }
 
 /* Block l's MLP half for rows p0..BT-1: norm2, the first product and the hidden activation, and
@@ -1406,7 +1459,7 @@ static accel_status_t block_mlp(gpt_t *m, const accel_layout_t *layout, const fl
                      PARAM_OPT(k->ln2b), R);
     const float *in = post ? a->res2 + o : a->ln2 + o;
     float *post_out = output ? a->res3 + o : m->dpost;
-    if (m->moe.E) {
+    if (layer_moe(m, l)) {
         accel_moe_acts_t ma = moe_acts(m, a, p0);
         accel_moe_weights_t w = moe_weights(k, layout, params);
         float *y = post ? a->ln2 + o : output ? a->res3 + o : NULL;
@@ -1465,7 +1518,7 @@ static accel_status_t forward(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_
         accel_batch_layer_fetch(hb, l + 1, 0);      /* block l: layer l+1 */
         ACCEL_CHECK(block_attention(m, fw, layout, params, l, a, res, B, T, p0));
         ACCEL_CHECK(block_mlp(m, layout, params, l, a, BT, p0, true));
-        if (aux) {
+        if (aux && layer_moe(m, l)) {
             accel_moe_acts_t ma = moe_acts(m, a, 0);
             accel_moe_route_stats(&m->moe, &ma, BT, m->aux_count, m->aux_psum);
         }
@@ -1551,12 +1604,13 @@ static void post_norm_backward(gpt_t *m, const float *x, const float *rstd, cons
     accel_cpu_rmsnorm_backward(m->dpost, dw, m->dres, x, rstd, norm_weights(m, w, (size_t)m->C, 0), rows, m->C);
 }
 
-static accel_status_t mlp_backward(gpt_t *m, const gpt_block_t *k, const gpt_acts_t *a,
+static accel_status_t mlp_backward(gpt_t *m, int l, const gpt_acts_t *a,
                                    const accel_layout_t *layout, const float *params, float *grads,
                                    const accel_batch_t *hb, int bt, const float *dout, const float *in)
 {
     const int C = m->C, F = m->F, FIN = m->FIN;
-    if (m->moe.E) {
+    const gpt_block_t *k = &m->blk[l];
+    if (layer_moe(m, l)) {
         accel_moe_acts_t ma = moe_acts(m, a, 0);
         accel_moe_weights_t w = moe_weights(k, layout, params);
         accel_moe_grads_t dw = { GRAD(k->routerw), GRAD(k->fcw), GRAD(k->fcpw), GRAD_OPT(k->sgu),
@@ -1628,15 +1682,15 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
          * sandwich: res3 = res2 + post_norm2(mlp(norm2(res2))) */
         if (sandwich) {
             post_norm_backward(m, a->pn2, a->pn2_rstd, PARAM(k->pn2w), GRAD(k->pn2w), BT);
-            ACCEL_CHECK(mlp_backward(m, k, a, layout, params, grads, hb, bt, m->dpost, a->ln2));
+            ACCEL_CHECK(mlp_backward(m, l, a, layout, params, grads, hb, bt, m->dpost, a->ln2));
             norm_backward(m, m->dres, GRAD(k->ln2w), NULL, m->dc, a->res2, a->ln2_mean, a->ln2_rstd,
                           PARAM(k->ln2w), BT);
         } else if (post) {
             post_norm_backward(m, a->ln2, a->ln2_rstd, PARAM(k->ln2w), GRAD(k->ln2w), BT);
-            ACCEL_CHECK(mlp_backward(m, k, a, layout, params, grads, hb, bt, m->dpost, a->res2));
+            ACCEL_CHECK(mlp_backward(m, l, a, layout, params, grads, hb, bt, m->dpost, a->res2));
             add_to(m->dres, m->dc, BT * (size_t)C);
         } else {
-            ACCEL_CHECK(mlp_backward(m, k, a, layout, params, grads, hb, bt, sublayer_grad(m, BT), a->ln2));
+            ACCEL_CHECK(mlp_backward(m, l, a, layout, params, grads, hb, bt, sublayer_grad(m, BT), a->ln2));
             norm_backward(m, m->dres, GRAD(k->ln2w), GRAD_OPT(k->ln2b), m->dc, a->res2, a->ln2_mean,
                           a->ln2_rstd, PARAM(k->ln2w), BT);
         }
@@ -1697,14 +1751,14 @@ static accel_status_t batch_forward(gpt_t *m, const accel_layout_t *layout, cons
 }
 
 /* The load-balancing loss of the pass just made, times model.router_aux_loss, as transformers'
- * load_balancing_loss_func over every block's N = L B T rows: E sum_e f_e P_e, f_e the share of
+ * load_balancing_loss_func over the N = L B T rows of the L blocks with experts: E sum_e f_e P_e, f_e the share of
  * assignments routed to expert e, P_e its mean probability. Each sample's loss gets it once; its
  * gradient with respect to any row's probability of e, E f_e / N, goes to m->aux_grad scaled as
  * that sample's loss (B samples, grad_scale). */
 static double load_balancing(gpt_t *m, int B, float grad_scale)
 {
     const int E = m->moe.E;
-    const double N = (double)m->L * B * m->T;
+    const double N = (double)(m->L - m->dense_layers) * B * m->T;     /* the experts' blocks' rows */
     double aux = 0;
     for (int e = 0; e < E; e++) {
         aux += m->aux_count[e] / N * (m->aux_psum[e] / N);

@@ -17,13 +17,15 @@ accel_status_t accel_gpt_check_positions(const int32_t *positions, int B, int T)
 
 /* The dimensions of a decoder (model.name gpt or llama; not validated: the CPU model's create
  * refuses a bad one): hs the head size (model.head_dim, else C / NH), QKV = (NH + 2 KVH) hs the
- * width of the q|k|v rows, F the MLP hidden width and FIN the width of its first product (2F for
- * SwiGLU: rows [gate | up]). */
+ * width of the q|k|v rows, F the dense MLP's hidden width and FIN the width of its first product
+ * (2F for SwiGLU: rows [gate | up]). */
 typedef struct {
     int L, NH, KVH, hs, C, T, V, QKV, F, FIN;
     int llama;                      /* RMSNorm, RoPE, SwiGLU, no wpe, optional qkv bias / head */
     int qk_norm;                    /* RMSNorm on each q and k head before RoPE (Qwen3) */
-    int experts, experts_per_token; /* a mixture of experts of F each (0: a dense MLP) */
+    int experts, experts_per_token; /* a mixture of experts (0: a dense MLP) */
+    int expert_F, moe_layers;       /* each expert's hidden width; the blocks with experts (the
+                                     * others, model.dense_layers, have a dense MLP of F) */
 } accel_decoder_dims_t;
 
 void accel_decoder_dims(const accel_config_t *cfg, accel_decoder_dims_t *d);

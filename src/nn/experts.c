@@ -23,33 +23,70 @@ static const float *expert_down(const accel_moe_dims_t *d, const float *w, int e
 /* y[r] += b for rows r of y [rows, n]: a product's bias (y its own residual). */
 static void add_rows(float *y, const float *b, size_t rows, int n) { accel_cpu_bias_rows(y, b, y, rows, n); }
 
-/* Each row's K most probable experts (ties: the lower index, as a stable sort), their weights,
- * and the assignments grouped by expert (a counting sort, rows ascending within an expert). */
-static void route(const accel_moe_dims_t *d, const accel_moe_acts_t *a, size_t R)
+/* The best of the n scores s (at stride 1) not yet in taken[0..k): ties go to the lower index,
+ * as a stable sort. */
+static int best_of(const float *s, int n, const int32_t *taken, int k)
+{
+    int best = -1;
+    for (int e = 0; e < n; e++) {
+        bool used = false;
+        for (int j = 0; j < k; j++) used |= taken[j] == e;
+        if (!used && (best < 0 || s[e] > s[best])) best = e;
+    }
+    return best;
+}
+
+/* Group-limited routing (DeepSeek-V3): the choice scores cs [E] of the experts outside the row's
+ * topk_groups best groups (a group scored by the sum of its two best) become -inf. */
+static void limit_groups(const accel_moe_dims_t *d, float *cs)
+{
+    const int n = d->E / d->groups;
+    float gs[4096];
+    int32_t keep[4096];
+    for (int g = 0; g < d->groups; g++) {
+        const float *s = cs + (size_t)g * n;
+        int32_t top[2];
+        top[0] = best_of(s, n, top, 0);
+        top[1] = best_of(s, n, top, 1);
+        gs[g] = s[top[0]] + s[top[1]];
+    }
+    for (int k = 0; k < d->topk_groups; k++) keep[k] = best_of(gs, d->groups, keep, k);
+    for (int g = 0; g < d->groups; g++) {
+        bool kept = false;
+        for (int k = 0; k < d->topk_groups; k++) kept |= keep[k] == g;
+        for (int e = 0; !kept && e < n; e++) cs[(size_t)g * n + e] = -INFINITY;
+    }
+}
+
+/* Each row's K best experts by their choice scores (the scores, plus select_b, limited to the best
+ * groups), their weights (the scores themselves, renormalized when norm_topk, times scale), and
+ * the assignments grouped by expert (a counting sort, rows ascending within an expert). */
+static void route(const accel_moe_dims_t *d, const float *select_b, const accel_moe_acts_t *a, size_t R)
 {
     const int E = d->E, K = d->K;
+    float cs[4096];                                 /* model.experts <= 4096 (config) */
     memset(a->start, 0, sizeof(int32_t) * (size_t)(E + 1));
     for (size_t r = 0; r < R; r++) {
         const float *p = a->probs + r * E;
         int32_t *ex = a->expert + r * K;
         float *wt = a->weight + r * K, sum = 0.0f;
+        for (int e = 0; e < E; e++) cs[e] = select_b ? p[e] + select_b[e] : p[e];
+        if (d->groups > 1) limit_groups(d, cs);
         for (int k = 0; k < K; k++) {
-            int best = -1;
-            for (int e = 0; e < E; e++) {
-                bool taken = false;
-                for (int j = 0; j < k; j++) taken |= ex[j] == e;
-                if (!taken && (best < 0 || p[e] > p[best])) best = e;
-            }
+            const int best = best_of(cs, E, ex, k);
             ex[k] = best;
             wt[k] = p[best];
             sum += p[best];
             a->start[best + 1]++;
         }
+        if (d->sigmoid) sum += 1e-20f;              /* as transformers: sigmoids may all be ~0 */
         if (d->norm_topk)
             for (int k = 0; k < K; k++) wt[k] /= sum;
+        if (d->scale != 1.0f)
+            for (int k = 0; k < K; k++) wt[k] *= d->scale;
     }
     for (int e = 0; e < E; e++) a->start[e + 1] += a->start[e];
-    int32_t fill[4096];                             /* model.experts <= 4096 (config) */
+    int32_t fill[4096];
     memcpy(fill, a->start, sizeof(int32_t) * (size_t)E);
     for (size_t r = 0; r < R; r++)
         for (int k = 0; k < K; k++) a->order[fill[a->expert[r * K + k]]++] = (int32_t)(r * K + k);
@@ -62,8 +99,8 @@ static void gather_rows(const accel_moe_dims_t *d, const accel_moe_acts_t *a, co
         memcpy(a->xs + (size_t)i * d->C, x + (size_t)(a->order[i] / d->K) * d->C, sizeof(float) * (size_t)d->C);
 }
 
-/* The shared expert (Qwen2-MoE) over R rows: sh = x shared_gate_up^T, shid = swiglu(sh),
- * sy = shid shared_down^T, sg = sigmoid(x . shared_gate). */
+/* The shared expert over R rows: sh = x shared_gate_up^T, shid = swiglu(sh),
+ * sy = shid shared_down^T, with its gate (Qwen2-MoE) sg = sigmoid(x . shared_gate). */
 static accel_status_t shared_forward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
                                      const accel_moe_weights_t *w, const accel_moe_acts_t *a,
                                      const float *x, size_t R)
@@ -72,6 +109,7 @@ static accel_status_t shared_forward(accel_gemm_cpu_t *g, const accel_moe_dims_t
     GEMM(false, true, (int)R, 2 * S, C, 1.0f, x, C, w->shared_gate_up, C, 0.0f, a->sh, 2 * S);
     accel_cpu_swiglu_forward(a->shid, a->sh, R, S);
     GEMM(false, true, (int)R, C, S, 1.0f, a->shid, S, w->shared_down, S, 0.0f, a->sy, C);
+    if (!d->shared_gate) return ACCEL_OK;
     GEMM(false, true, (int)R, 1, C, 1.0f, x, C, w->shared_gate, C, 0.0f, a->sg, 1);
     for (size_t r = 0; r < R; r++) a->sg[r] = 1.0f / (1.0f + expf(-a->sg[r]));
     return ACCEL_OK;
@@ -85,7 +123,8 @@ static accel_status_t shared_backward(accel_gemm_cpu_t *g, const accel_moe_dims_
 {
     const int C = d->C, S = d->S;
     float *dsy = scratch, *dshid = dsy + R * C, *dsh = dshid + R * S, *dsg = dsh + R * 2 * S;
-    for (size_t r = 0; r < R; r++) {                /* out += sg sy */
+    if (!d->shared_gate) memcpy(dsy, dout, sizeof(float) * R * (size_t)C);     /* out += sy */
+    for (size_t r = 0; d->shared_gate && r < R; r++) {     /* out += sg sy */
         const float *go = dout + r * C, gate = a->sg[r];
         dsg[r] = accel_cpu_dot(go, a->sy + r * C, C) * gate * (1.0f - gate);
         for (int c = 0; c < C; c++) dsy[r * C + c] = gate * go[c];
@@ -95,6 +134,7 @@ static accel_status_t shared_backward(accel_gemm_cpu_t *g, const accel_moe_dims_
     accel_cpu_swiglu_backward(dsh, dshid, a->sh, R, S);
     GEMM(false, false, (int)R, C, 2 * S, 1.0f, dsh, 2 * S, w->shared_gate_up, C, 1.0f, dx, C);
     GEMM(true, false, 2 * S, C, (int)R, 1.0f, dsh, 2 * S, x, C, 1.0f, dw->shared_gate_up, C);
+    if (!d->shared_gate) return ACCEL_OK;
     GEMM(false, false, (int)R, C, 1, 1.0f, dsg, 1, w->shared_gate, C, 1.0f, dx, C);
     GEMM(true, false, 1, C, (int)R, 1.0f, dsg, 1, x, C, 1.0f, dw->shared_gate, C);
     return ACCEL_OK;
@@ -105,11 +145,14 @@ accel_status_t accel_moe_forward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
                                  const float *x, size_t R, float *out)
 {
     const int E = d->E, K = d->K, C = d->C, F = d->F;
-    /* router: probs [R, E] = softmax(x router^T) */
+    /* router: probs [R, E] = softmax or sigmoid of x router^T */
     GEMM(false, true, (int)R, E, C, 1.0f, x, C, w->router, C, 0.0f, a->probs, E);
     if (d->bias) add_rows(a->probs, w->router_b, R, E);
-    for (size_t r = 0; r < R; r++) accel_cpu_softmax(a->probs + r * E, a->probs + r * E, E);
-    route(d, a, R);
+    if (d->sigmoid)
+        for (size_t i = 0; i < R * (size_t)E; i++) a->probs[i] = 1.0f / (1.0f + expf(-a->probs[i]));
+    else
+        for (size_t r = 0; r < R; r++) accel_cpu_softmax(a->probs + r * E, a->probs + r * E, E);
+    route(d, d->select_bias ? w->select_b : NULL, a, R);
     gather_rows(d, a, x);
     for (int e = 0; e < E; e++) {                   /* expert e over its n rows */
         const int i0 = a->start[e], n = a->start[e + 1] - i0;
@@ -132,9 +175,9 @@ accel_status_t accel_moe_forward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
         const float *y = a->ys + (size_t)i * C, wt = a->weight[s];
         for (int c = 0; c < C; c++) o[c] += wt * y[c];
     }
-    for (size_t r = 0; d->S && r < R; r++) {        /* then the gated shared expert */
+    for (size_t r = 0; d->S && r < R; r++) {        /* then the (gated) shared expert */
         float *o = out + r * C;
-        const float *y = a->sy + r * C, gate = a->sg[r];
+        const float *y = a->sy + r * C, gate = d->shared_gate ? a->sg[r] : 1.0f;
         for (int c = 0; c < C; c++) o[c] += gate * y[c];
     }
     return ACCEL_OK;
@@ -191,8 +234,9 @@ accel_status_t accel_moe_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d
         for (int c = 0; c < C; c++) o[c] += v[c];
     }
     if (d->S) ACCEL_CHECK(shared_backward(g, d, w, a, x, R, dout, dx, dw, shared));
-    /* d(probs): through the slot weights (w_k = p_k / S with S the slots' sum when norm_topk),
-     * plus the load-balancing term; then the softmax into d(logits), in place. */
+    /* d(probs): through the slot weights (w_k = scale p_k / S with S the slots' sum when norm_topk,
+     * else scale p_k), plus the load-balancing term; then the softmax or sigmoid into d(logits),
+     * in place. The selection bias only chose: it has no gradient. */
     for (size_t r = 0; r < R; r++) {
         float *g_p = dp + r * E;
         const int32_t *ex = a->expert + r * K;
@@ -202,11 +246,15 @@ accel_status_t accel_moe_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d
         if (d->norm_topk) {
             float sum = 0.0f, dot = 0.0f;
             for (int k = 0; k < K; k++) { sum += p[ex[k]]; dot += dwr[k] * wt[k]; }
-            for (int k = 0; k < K; k++) g_p[ex[k]] += (dwr[k] - dot) / sum;
+            if (d->sigmoid) sum += 1e-20f;
+            for (int k = 0; k < K; k++) g_p[ex[k]] += (d->scale * dwr[k] - dot) / sum;
         } else {
-            for (int k = 0; k < K; k++) g_p[ex[k]] += dwr[k];
+            for (int k = 0; k < K; k++) g_p[ex[k]] += d->scale * dwr[k];
         }
-        accel_cpu_softmax_backward(g_p, p, g_p, E, 1.0f);
+        if (d->sigmoid)
+            for (int e = 0; e < E; e++) g_p[e] *= p[e] * (1.0f - p[e]);
+        else
+            accel_cpu_softmax_backward(g_p, p, g_p, E, 1.0f);
     }
     GEMM(false, false, (int)R, C, E, 1.0f, dp, E, w->router, C, 1.0f, dx, C);
     GEMM(true, false, E, C, (int)R, 1.0f, dp, E, x, C, 1.0f, dw->router, C);

@@ -1,10 +1,11 @@
 /* Mixture of experts for the CPU decoder (src/nn/decoder.c): the MLP half of a Mixtral, Qwen3-MoE,
- * Qwen2-MoE or gpt-oss block. A router (a linear map to E logits, softmax in fp32) sends each token
- * to its K most probable experts, each a gated MLP (SwiGLU, or gpt-oss's clamped one, with biases
- * for gpt-oss) with its own weights; the token's output is the sum of
- * those experts' outputs weighted by their probabilities (renormalized to sum 1 when norm_topk),
- * plus, with a shared expert (Qwen2-MoE), a SwiGLU MLP every token runs, scaled by the sigmoid of a
- * learned gate.
+ * Qwen2-MoE, gpt-oss or GLM-4.5 block. A router (a linear map to E logits, then a softmax, or each
+ * logit's sigmoid as DeepSeek-V3's, in fp32) scores the experts and sends each token to the K best
+ * (by score, plus DeepSeek-V3's selection bias, within its best groups when grouped), each a gated
+ * MLP (SwiGLU, or gpt-oss's clamped one, with biases for gpt-oss) with its own weights; the token's
+ * output is the sum of those experts' outputs weighted by their scores (renormalized to sum 1 when
+ * norm_topk, times scale), plus, with a shared expert, a SwiGLU MLP every token runs, scaled by the
+ * sigmoid of a learned gate (Qwen2-MoE) or as it is (DeepSeek-V3).
  * Tokens are grouped by expert so each expert runs two dense products over its rows, as
  * transformers' MixtralExperts does. Internal to libaccel. */
 #ifndef ACCEL_NN_EXPERTS_H
@@ -25,13 +26,19 @@ typedef struct {
     int S;                          /* the shared expert's hidden width (0: none) */
     accel_glu_t act;                /* the experts' activation (the shared expert's: SwiGLU) */
     bool bias;                      /* router and expert biases (gpt-oss) */
+    bool sigmoid;                   /* scores: each logit's sigmoid (else a softmax over them) */
+    bool select_bias;               /* a fixed bias on the scores that choose (not weigh) experts */
+    int groups, topk_groups;        /* experts chosen from each row's topk_groups best of `groups`
+                                     * equal groups, a group scored by its two best (1, 1: none) */
+    float scale;                    /* the chosen experts' weights times this */
+    bool shared_gate;               /* the shared expert's output gated (Qwen2-MoE), else added */
 } accel_moe_dims_t;
 
 /* What a forward pass over R rows keeps for its backward pass. The per-row arrays are indexed by
  * row; the assignment arrays (R K of them, each a (row, slot) pair) are grouped by expert. */
 typedef struct {
-    float *probs;                   /* [R, E] the router's softmax */
-    float *weight;                  /* [R, K] each slot's weight (renormalized when norm_topk) */
+    float *probs;                   /* [R, E] the router's scores (softmax or sigmoid) */
+    float *weight;                  /* [R, K] each slot's weight (renormalized when norm_topk, scaled) */
     int32_t *expert;                /* [R, K] each slot's expert, most probable first */
     int32_t *order;                 /* [R K] assignments r K + k, grouped by expert, rows ascending */
     int32_t *start;                 /* [E + 1] expert e's assignments: order[start[e] .. start[e+1]) */
@@ -41,16 +48,18 @@ typedef struct {
     float *hid;                     /* [R K, F] act(gate) * up */
     float *ys;                      /* [R K, C] its expert's output, before the weight */
     float *sh, *shid, *sy, *sg;     /* shared expert: [R, 2S] [gate | up], [R, S] hidden, [R, C]
-                                     * output, [R] its gate's sigmoid (S = 0: unused) */
+                                     * output, [R] its gate's sigmoid (S = 0 or no gate: unused) */
 } accel_moe_acts_t;
 
 /* Weights of one block: router [E, C]; gate_up [E, 2F, C] (expert e's rows [gate | up]);
  * down [E, C, F]; the shared expert's shared_gate_up [2S, C], shared_down [C, S] and its gate
- * [1, C] (NULL without one); with bias, router_b [E], gate_up_b [E, 2F], down_b [E, C]. */
+ * [1, C] (NULL without one); with bias, router_b [E], gate_up_b [E, 2F], down_b [E, C]; with
+ * select_bias, select_b [E] (no gradient: it only chooses). */
 typedef struct {
     const float *router, *gate_up, *down;
     const float *shared_gate_up, *shared_down, *shared_gate;
     const float *router_b, *gate_up_b, *down_b;
+    const float *select_b;
 } accel_moe_weights_t;
 
 /* The weights' gradients, laid out as accel_moe_weights_t (added to). */

@@ -32,7 +32,8 @@ size_t accel_flops_active_params(const accel_config_t *cfg, size_t nparams)
     if (strcmp(cfg->model.name, "llama") || cfg->model.plugin[0] || !cfg->model.experts) return nparams;
     accel_decoder_dims_t d;
     accel_decoder_dims(cfg, &d);
-    const size_t idle = (size_t)d.L * (size_t)(d.experts - d.experts_per_token) * 3 * (size_t)d.F * (size_t)d.C;
+    const size_t idle = (size_t)d.moe_layers * (size_t)(d.experts - d.experts_per_token) * 3 *
+                        (size_t)d.expert_F * (size_t)d.C;
     return idle < nparams ? nparams - idle : nparams;
 }
 

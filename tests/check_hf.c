@@ -158,6 +158,15 @@ START_TEST(test_table_matches_models)
                           "model.attention_sinks=true", "model.experts=4", "model.expert_bias=true",
                           "model.activation=clamped_swiglu", "model.tie_embeddings=false" };
     same_as_model(oss, 12);
+    /* GLM-4.5: a dense first block (its own width), then experts with the selection bias and
+     * ungated shared experts */
+    const char *glm45[] = { "model.name=llama", "model.layers=3", "model.width=32", "model.heads=4",
+                            "model.kv_heads=2", "model.qk_norm=true", "model.attention_bias=true",
+                            "model.experts=4", "model.ffn_width=8", "model.shared_expert_ffn=16",
+                            "model.shared_expert_gate=false", "model.router_scores=sigmoid",
+                            "model.router_select_bias=true", "model.dense_layers=1", "model.dense_ffn_width=40",
+                            "model.tie_embeddings=false" };
+    same_as_model(glm45, 16);
 }
 END_TEST
 

@@ -5,7 +5,8 @@
 # a bf16 save, the mixtures of experts, Phi-3, OLMo 2, OLMo 3 with its sliding layers, SmolLM3
 # with a layer without RoPE, Granite, Gemma, Gemma 2, Gemma 3, Gemma 3 with a vision tower, gpt-oss
 # dense and with MXFP4 experts, Llama with q/k/v/o biases, Seed-OSS with an o bias alone, GLM and
-# GLM-4 with RoPE on part of each head, Granite MoE; made by tests/make_hf_fixtures.sh, which
+# GLM-4 with RoPE on part of each head, Granite MoE, GLM-4.5's experts with DeepSeek-V3's routing
+# and a multi-token prediction block; made by tests/make_hf_fixtures.sh, which
 # also recorded transformers' fp32 logits and loss on fixed tokens). No Python here:
 #   1. accel_ckpt import of each fixture; accel's logits equal HF's within 1e-5, the loss within 1e-6
 #      (the imported file, and the fixture directory read directly);
@@ -45,9 +46,10 @@ for dir in "$FIX"/*/; do
     "$CMP" logits "$dir" "$name.dir.logits" || fail "$name: logits from the HF directory differ"
     "$CKPT" export "$name.h5" --format hf --output "$name.hf" > /dev/null || fail "export --format hf of $name"
     # Phi-3's fused tensors go out under Mistral's names, Gemma 3's language model without its
-    # vision tower as Gemma3ForCausalLM, gpt-oss's MXFP4 experts widened: the same model, its logits
+    # vision tower as Gemma3ForCausalLM, gpt-oss's MXFP4 experts widened, GLM-4.5 without its
+    # multi-token prediction block: the same model, its logits
     case $name in phi3) as=MistralForCausalLM ;; gemma3_vl) as=Gemma3ForCausalLM ;; gpt_oss_mxfp4) as=GptOssForCausalLM ;;
-                  *) as= ;; esac
+                  glm4_moe) as=Glm4MoeForCausalLM ;; *) as= ;; esac
     if [ -n "$as" ]; then
         grep -q "\"$as\"" "$name.hf/config.json" || fail "$name: not exported as the $as it equals"
         rm -f "$name.hf.logits"
@@ -146,6 +148,19 @@ pass "gpt_oss: transformers' logits need the sinks, the clamp, YaRN untruncated 
 needs glm model.rope_dim=0
 needs glm4 model.rope_dim=0 model.norm_position=pre
 pass "glm, glm4: transformers' logits need RoPE on part of each head and GLM-4's norms after the sublayers"
+# GLM-4.5 (DeepSeek-V3's routing: sigmoid scores plus a selection bias, 2 of 4 groups, weights
+# renormalized and scaled; a dense first block; ungated shared experts; RoPE on half of each head,
+# rotate_half's pairs): the logits need each part (tests/hf_reference.py asserts that the selection
+# bias and the group limit each move some token's experts); the MTP block is left out, said so.
+needs glm4_moe model.router_scale=1 model.router_scores=softmax model.router_norm_topk=false \
+      model.router_topk_groups=4 model.rope_dim=0
+"$CKPT" import "$FIX/glm4_moe" -o glm45.h5 > import.log 2>&1 || { cat import.log; fail "import glm4_moe"; }
+grep -q "its 1 multi-token prediction block(s) after layer 2 (5 tensors" import.log ||
+    { cat import.log; fail "glm4_moe: the MTP block is not reported as left out"; }
+sed 's/"num_nextn_predict_layers": 1/"num_nextn_predict_layers": 0/' "$FIX/glm4_moe/config.json" > glm_nomtp.json
+mkdir -p glm_nomtp && cp glm_nomtp.json glm_nomtp/config.json && ln -sf "$FIX/glm4_moe/model.safetensors" glm_nomtp/
+expect_fail "tensor model.layers.3.e" "$CKPT" import glm_nomtp -o glm_nomtp.h5
+pass "glm4_moe: transformers' logits need the routed scale, sigmoid scores, renormalization, group limit and partial RoPE; the MTP block is left out only where config.json declares it"
 # A mixture of experts streamed from disk a block at a time (a 100 KiB budget holds two): the
 # resident run's logits, bit for bit.
 "$GEN" "$FIX/mixtral" -q --max-memory cpu=100KiB,disk=10MiB --score "$FIX/mixtral/tokens.bin" \
@@ -221,7 +236,17 @@ train_case 2 zero3 "$FIX/granite" "$FIX/granite" granite_dir_2_zero3
 train_case 2 zero3 "$FIX/gpt_oss_mxfp4" "$FIX/gpt_oss_mxfp4" gpt_oss_mxfp4_dir_2_zero3
 train_case 2 zero2 "$FIX/glm4" "$FIX/glm4" glm4_dir_2_zero2
 train_case 2 ddp "$FIX/granite_moe" "$FIX/granite_moe" granite_moe_dir_2_ddp
-pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3; Qwen3-MoE, Qwen2-MoE, Phi-3, OLMo 2, OLMo 3, SmolLM3, Granite, Gemma, Gemma 2, Gemma 3, gpt-oss in MXFP4, GLM-4 and Granite MoE too: Mixtral's fixture adds the load-balancing loss to training)"
+# GLM-4.5 under ZeRO-3, saved: every weight moved but the routers' selection bias, which only
+# chooses experts (no gradient) and comes out as it went in.
+rm -rf ck45
+run_mpi 2 "$ACCEL_TRAIN" "train.init_from=$FIX/glm4_moe" data.path=d.h5 train.global_batch=4 train.steps=3 \
+    train.sample_tokens=0 optim.warmup=0 optim.lr=1e-2 dist.strategy=zero3 ckpt.dir=ck45 > t45.log 2>&1 ||
+    { cat t45.log; fail "init_from glm4_moe"; }
+"$CKPT" export "$("$CKPT" latest ck45)" --format hdf5 --output t45.h5 > /dev/null || fail "export the GLM-4.5 checkpoint"
+"$CKPT" diff glm45.h5 t45.h5 > d45.txt
+awk '/^\/h\.[0-9]+\./ { n++; if (($1 ~ /select_bias/) != ($2 == 0)) bad = bad " " $1 }
+     END { exit !(n == 35 && bad == "") }' d45.txt || { cat d45.txt; fail "glm4_moe: trained, a weight stood still or the selection bias moved"; }
+pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3; Qwen3-MoE, Qwen2-MoE, Phi-3, OLMo 2, OLMo 3, SmolLM3, Granite, Gemma, Gemma 2, Gemma 3, gpt-oss in MXFP4, GLM-4 and Granite MoE too: Mixtral's fixture adds the load-balancing loss to training; GLM-4.5's selection bias stays as imported)"
 expect_fail "model.layers=3 contradicts train.init_from=$FIX/gpt2, which holds a model with model.layers=2" \
     "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=3 data.path=d.h5
 "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=2 data.path=d.h5 train.global_batch=4 train.steps=1 \

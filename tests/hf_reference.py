@@ -289,6 +289,77 @@ def gpt_oss():
         eos_token_id=1))
 
 
+def glm4_moe():
+    # GLM-4.5 (DeepSeek-V3's routing): layer 0 a dense SwiGLU of 24 (first_k_dense_replace 1),
+    # layers 1-2 with 8 experts of 8 in 4 groups, each token's 2 chosen from its 2 best groups by
+    # sigmoid score plus the selection bias (e_score_correction_bias), weighted by their scores
+    # renormalized and times 2.5, beside 2 ungated shared experts (one MLP of 16); q/k/v biases,
+    # per-head q/k norms, RoPE on the first half of each head (rotate_half pairs, not GLM's
+    # interleaved ones). One multi-token prediction block is declared: save_glm4_moe writes its
+    # tensors as the hub's files have them, for accel to leave out.
+    return tf.Glm4MoeForCausalLM(tf.Glm4MoeConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=24, moe_intermediate_size=8,
+        num_hidden_layers=3, first_k_dense_replace=1, num_attention_heads=4, num_key_value_heads=2,
+        head_dim=8, n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=2, n_group=4,
+        topk_group=2, routed_scaling_factor=2.5, norm_topk_prob=True, use_qk_norm=True,
+        attention_bias=True, max_position_embeddings=T, rope_theta=10000.0, rms_norm_eps=1e-5,
+        tie_word_embeddings=False, num_nextn_predict_layers=1))
+
+
+def save_glm4_moe(model, out):
+    """save_pretrained, then the MTP block's tensors added at model.layers.<layers> as GLM-4.5's
+    files hold them (transformers builds no MTP block; accel must skip them)."""
+    from safetensors.torch import load_file, save_file
+    model.save_pretrained(out, safe_serialization=True)
+    path = os.path.join(out, "model.safetensors")
+    tensors = load_file(path)
+    L, C = model.config.num_hidden_layers, model.config.hidden_size
+    g = torch.Generator().manual_seed(5)
+    for name, shape in (("eh_proj.weight", (C, 2 * C)), ("enorm.weight", (C,)), ("hnorm.weight", (C,)),
+                        ("shared_head.norm.weight", (C,)), ("input_layernorm.weight", (C,))):
+        tensors[f"model.layers.{L}.{name}"] = torch.randn(shape, generator=g)
+    save_file(tensors, path, metadata={"format": "pt"})
+
+
+def glm_routing_margin(model, tokens):
+    """GLM-4.5's routing margins: over every token of every MoE block, the smallest gap between
+    the topk_group-th and next group score, and between the k-th and next choice score within the
+    chosen groups (near ties would let accel and transformers choose apart). Also asserts that
+    the selection bias and the group limit each change some token's experts, so that the
+    reference logits hold accel to both."""
+    cfg, inputs = model.config, []
+
+    def choose(s, groups):
+        grp = s.view(s.shape[0], cfg.n_group, -1).topk(2, -1).values.sum(-1)
+        keep = torch.zeros_like(grp).scatter_(1, grp.topk(groups, -1).indices, 1)
+        mask = keep.repeat_interleave(s.shape[1] // cfg.n_group, 1).bool()
+        return s.masked_fill(~mask, float("-inf")).topk(cfg.num_experts_per_tok, -1).indices.sort(-1).values
+
+    hooks = [layer.mlp.gate.register_forward_hook(lambda m, a, o: inputs.append((m, a[0])))
+             for layer in model.model.layers if hasattr(layer.mlp, "gate")]
+    with torch.no_grad():
+        model(tokens[None, :-1])
+        gaps = []
+        for gate, x in inputs:
+            s = torch.sigmoid(x.reshape(-1, x.shape[-1]).double() @ gate.weight.double().T)
+            s = s + gate.e_score_correction_bias.double()
+            grp = s.view(s.shape[0], cfg.n_group, -1).topk(2, -1).values.sum(-1)
+            gs = grp.sort(-1, descending=True).values
+            gaps.append((gs[:, cfg.topk_group - 1] - gs[:, cfg.topk_group]).min().item())
+            keep = torch.zeros_like(grp).scatter_(1, grp.topk(cfg.topk_group, -1).indices, 1)
+            mask = keep.repeat_interleave(s.shape[1] // cfg.n_group, 1).bool()
+            cs = s.masked_fill(~mask, float("-inf")).sort(-1, descending=True).values
+            k = cfg.num_experts_per_tok
+            gaps.append((cs[:, k - 1] - cs[:, k]).min().item())
+            plain = s - gate.e_score_correction_bias.double()
+            moved_bias = (choose(s, cfg.topk_group) != choose(plain, cfg.topk_group)).any().item()
+            moved_groups = (choose(s, cfg.topk_group) != choose(s, cfg.n_group)).any().item()
+            assert moved_bias and moved_groups, "the selection bias or the group limit changes no choice"
+    for h in hooks:
+        h.remove()
+    return min(gaps)
+
+
 # e2m1 magnitudes of the codes 0-7; 8-15 are their negatives (transformers' mxfp4.FP4_VALUES).
 FP4 = np.array([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])
 
@@ -398,6 +469,7 @@ CASES = {
     "mixtral": (mixtral, {"score64": True}),
     "qwen3_moe": (qwen3_moe, {"score64": True}),
     "qwen2_moe": (qwen2_moe, {"score64": True}),
+    "glm4_moe": (glm4_moe, {"score64": True}),
     # Matrices at std 0.15: over a width of 64 the products' scale of the width-16 models at 0.3.
     "gpt_oss": (gpt_oss, {"score64": True, "std": 0.15, "seed_of": "gpt-oss"}),
     # gpt_oss's weights (same seed), the experts' saved in MXFP4 as the hub's gpt-oss and scored
@@ -426,6 +498,9 @@ def main(out_root, names):
                     p.normal_(1.0, 0.1)
                 else:
                     p.normal_(0.0, 0.1)
+            for n, b in model.named_buffers():
+                if n.endswith("e_score_correction_bias"):
+                    b.normal_(0.0, 0.1)  # GLM-4.5's selection bias: enough to change choices
         if "dtype" in opts:
             # bf16 on disk: round the weights first, so the fp32 reference is the bf16 model.
             model = model.to(opts["dtype"]).float()
@@ -437,6 +512,8 @@ def main(out_root, names):
         kw = {"max_shard_size": opts["max_shard_size"]} if "max_shard_size" in opts else {}
         if opts.get("mxfp4"):
             save_mxfp4(model, out)
+        elif name == "glm4_moe":
+            save_glm4_moe(model, out)
         else:
             save.save_pretrained(out, safe_serialization=True, **kw)
         # The reference is what from_pretrained gives in fp32 from the saved files (a bf16 model
@@ -452,7 +529,10 @@ def main(out_root, names):
             model = cls.from_pretrained(out, dtype=torch.float64, **moe).eval()
         else:
             model = cls.from_pretrained(out, dtype=torch.float32).eval()
-        if hasattr(model.config, "num_experts_per_tok"):
+        if hasattr(model.config, "n_group"):
+            margin = glm_routing_margin(model, tokens)
+            assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
+        elif hasattr(model.config, "num_experts_per_tok"):
             margin = routing_margin(model, tokens)
             assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
         with torch.no_grad():

@@ -47,7 +47,9 @@ enum { F_GPT = 1, F_LLAMA = 2, F_BLOCK = 4, F_QKVB = 8, F_UNTIED = 16, F_QKNORM 
        F_GLU_SPLIT = 1048576,       /* the dense MLP's gate and up in tensors of their own */
        F_GLU_FUSED = 2097152,       /* ... in one gate_up_proj (Phi-3, GLM) */
        F_GLM_SANDWICH = 4194304,    /* GLM-4's names of the norms after the sublayers */
-       F_GRANITE_MOE = 8388608 };   /* experts named and stacked as Granite's */
+       F_GRANITE_MOE = 8388608,     /* experts named and stacked as Granite's */
+       F_DS = 16777216,             /* GLM-4.5's (DeepSeek-V3's) shared experts and selection bias */
+       F_SELECT = 33554432 };       /* the router's selection bias */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -131,6 +133,12 @@ static const map_t g_map[] = {
     { "h.%d.mlp.shared.gate_up.weight", "model.layers.%d.mlp.shared_expert.up_proj.weight", P_SHARED_UP, L_ROWS, QWEN_MOE | F_SHARED },
     { "h.%d.mlp.shared.down.weight", "model.layers.%d.mlp.shared_expert.down_proj.weight", P_ALL, L_ROWS, QWEN_MOE | F_SHARED },
     { "h.%d.mlp.shared_gate.weight", "model.layers.%d.mlp.shared_expert_gate.weight", P_ALL, L_ROWS, QWEN_MOE | F_SHARED },
+    /* GLM-4.5: Qwen's router and experts, DeepSeek-V3's selection bias and ungated shared experts */
+#define DS (F_LLAMA | F_BLOCK | F_DS)
+    { "h.%d.mlp.router.select_bias", "model.layers.%d.mlp.gate.e_score_correction_bias", P_ALL, L_ROWS, DS | F_SELECT },
+    { "h.%d.mlp.shared.gate_up.weight", "model.layers.%d.mlp.shared_experts.gate_proj.weight", P_SHARED_GATE, L_ROWS, DS | F_SHARED },
+    { "h.%d.mlp.shared.gate_up.weight", "model.layers.%d.mlp.shared_experts.up_proj.weight", P_SHARED_UP, L_ROWS, DS | F_SHARED },
+    { "h.%d.mlp.shared.down.weight", "model.layers.%d.mlp.shared_experts.down_proj.weight", P_ALL, L_ROWS, DS | F_SHARED },
     /* gpt-oss: every expert in one tensor [E, in, out] (x @ W), gate and up interleaved */
 #define OSS (F_LLAMA | F_BLOCK | F_OSS)
     { "h.%d.mlp.router.weight", "model.layers.%d.mlp.router.weight", P_ALL, L_ROWS, OSS },
@@ -148,6 +156,7 @@ static const map_t g_map[] = {
 #undef QWEN_MOE
 #undef OSS
 #undef GRANITE_MOE
+#undef DS
     { "normf.weight", "model.norm.weight", P_ALL, L_ROWS, F_LLAMA },
     { "lm_head.weight", "lm_head.weight", P_ALL, L_ROWS, F_LLAMA | F_UNTIED },
 };
@@ -161,10 +170,13 @@ static const char *const g_ignored_suffixes[] = { ".attn.bias", ".attn.masked_bi
 
 typedef struct {
     bool llama;
-    int L, NH, KVH, hs, C, T, V, F;
+    int L, NH, KVH, hs, C, T, V, F; /* F: the MLP's width, with experts each expert's */
     bool qkv_bias, tied, qk_norm;
     int E;                          /* experts per block (0: a dense MLP) */
     int S;                          /* the shared expert's width (0: none) */
+    int dense_layers, DF;           /* with experts, the leading blocks with a dense MLP, its width */
+    bool ds;                        /* DeepSeek-V3's routing, shared experts, dense blocks (GLM-4.5) */
+    bool select_bias;               /* ... the router's selection bias */
     bool phi3;                      /* Phi-3's fused names (import only: export writes Llama's) */
     bool qk_all, post;              /* q/k norms over whole projections; norms after sublayers */
     bool sandwich;                  /* norms before and after the sublayers (Gemma 3) */
@@ -206,7 +218,12 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.granite_moe = d.E && !d.oss && (m->attention_multiplier > 0 || m->residual_multiplier != 1.0 ||
                                       m->logits_scaling != 1.0);
     d.rd = d.llama && m->rope_dim ? m->rope_dim : d.hs;
-    d.glm = d.llama && (d.rd < d.hs || (d.sandwich && !m->norm_unit_offset));
+    d.dense_layers = d.E ? m->dense_layers : 0;
+    d.DF = d.dense_layers ? (m->dense_ffn_width ? m->dense_ffn_width : default_ffn_width(m->width)) : d.F;
+    d.select_bias = d.E && m->router_select_bias;
+    d.ds = d.E && (strcmp(m->router_scores, "softmax") || d.select_bias || d.dense_layers || (d.S && !m->shared_expert_gate) ||
+                   m->router_groups > 1 || m->router_scale != 1.0);
+    d.glm = d.llama && !d.ds && (d.rd < d.hs || (d.sandwich && !m->norm_unit_offset));
     return d;
 }
 
@@ -216,9 +233,12 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_QKVB) && !d->qkv_bias) return false;
     if ((e->flags & F_UNTIED) && d->tied) return false;
     if ((e->flags & F_QKNORM) && !d->qk_norm) return false;
-    if ((e->flags & F_DENSE) && d->E) return false;
-    if ((e->flags & F_MIXTRAL) && !(d->E && !d->qk_norm && !d->S && !d->oss && !d->granite_moe)) return false;
-    if ((e->flags & F_QWEN_MOE) && !(d->E && (d->qk_norm || d->S) && !d->oss && !d->granite_moe)) return false;
+    if ((e->flags & F_DENSE) && d->E && !d->dense_layers) return false;
+    if ((e->flags & F_MIXTRAL) && !(d->E && !d->qk_norm && !d->S && !d->oss && !d->granite_moe && !d->ds)) return false;
+    if ((e->flags & F_QWEN_MOE) && !(d->E && (d->qk_norm || d->S || d->ds) && !d->oss && !d->granite_moe)) return false;
+    if ((e->flags & F_QWEN_MOE) && (e->flags & F_SHARED) && d->ds) return false;
+    if ((e->flags & F_DS) && !d->ds) return false;
+    if ((e->flags & F_SELECT) && !d->select_bias) return false;
     if ((e->flags & F_GRANITE_MOE) && !d->granite_moe) return false;
     if ((e->flags & F_OSS) && !d->oss) return false;
     if ((e->flags & F_OBIAS) && !d->obias) return false;
@@ -237,20 +257,32 @@ static bool map_applies(const map_t *e, const dims_t *d)
     return true;
 }
 
+/* Whether block l has the entry: with model.dense_layers the leading blocks have the dense MLP's,
+ * the others the experts'. */
+static bool layer_has(const map_t *e, const dims_t *d, int l)
+{
+    if (!(e->flags & F_BLOCK) || !d->dense_layers) return true;
+    if (e->flags & F_DENSE) return l < d->dense_layers;
+    const bool experts = e->flags & (F_MIXTRAL | F_QWEN_MOE | F_OSS | F_GRANITE_MOE | F_DS);
+    return !experts || l >= d->dense_layers;
+}
+
 /* The accel tensor's shape from its (pattern) name, as src/nn/decoder.c registers it. */
 static void accel_shape(const dims_t *d, const char *pattern, int *ndim, uint64_t dims[2])
 {
     const uint64_t C = (uint64_t)d->C, QKV = (uint64_t)(d->NH + 2 * d->KVH) * (uint64_t)d->hs;
     const uint64_t F = (uint64_t)d->F, FIN = d->llama ? 2 * F : F;
     const char *p = strncmp(pattern, "h.%d.", 5) ? pattern : pattern + 5;
-    const bool bias = strstr(p, ".bias") != NULL;
+    const bool bias = strstr(p, ".bias") != NULL || !strcmp(p, "mlp.router.select_bias");
     uint64_t rows = C, cols = C;
     if (!strcmp(p, "wte") || !strcmp(p, "lm_head.weight")) rows = (uint64_t)d->V;
     else if (!strcmp(p, "wpe")) rows = (uint64_t)d->T;
     else if (!strncmp(p, "attn.qkv.", 9)) rows = QKV;
-    else if (!strncmp(p, "mlp.fc.", 7) || !strncmp(p, "mlp.gate_up.", 12)) rows = FIN;
-    else if (!strcmp(p, "mlp.proj.weight") || !strcmp(p, "mlp.down.weight")) cols = F;
-    else if (!strcmp(p, "mlp.router.weight") || !strcmp(p, "mlp.router.bias")) rows = (uint64_t)d->E;
+    else if (!strncmp(p, "mlp.fc.", 7)) rows = FIN;
+    else if (!strcmp(p, "mlp.proj.weight")) cols = F;
+    else if (!strncmp(p, "mlp.gate_up.", 12)) rows = 2 * (uint64_t)d->DF;  /* the dense MLP's */
+    else if (!strcmp(p, "mlp.down.weight")) cols = (uint64_t)d->DF;
+    else if (!strncmp(p, "mlp.router.", 11)) rows = (uint64_t)d->E;
     else if (!strcmp(p, "mlp.experts.gate_up.bias")) rows = (uint64_t)d->E * FIN;
     else if (!strcmp(p, "mlp.experts.down.bias")) rows = (uint64_t)d->E * C;
     else if (!strcmp(p, "attn.sinks")) rows = (uint64_t)d->NH;
@@ -277,7 +309,7 @@ static void accel_shape(const dims_t *d, const char *pattern, int *ndim, uint64_
 static void part_rows(const dims_t *d, int part, uint64_t rows, int expert, int experts, uint64_t *r0,
                       uint64_t *r1)
 {
-    const uint64_t q = (uint64_t)d->NH * d->hs, kv = (uint64_t)d->KVH * d->hs, F = (uint64_t)d->F;
+    const uint64_t q = (uint64_t)d->NH * d->hs, kv = (uint64_t)d->KVH * d->hs;
     if (experts) {
         rows /= (uint64_t)experts;
         part_rows(d, part, rows, 0, 0, r0, r1);
@@ -289,8 +321,8 @@ static void part_rows(const dims_t *d, int part, uint64_t rows, int expert, int 
     case P_Q: *r0 = 0; *r1 = q; break;
     case P_K: *r0 = q; *r1 = q + kv; break;
     case P_V: *r0 = q + kv; *r1 = q + 2 * kv; break;
-    case P_GATE: *r0 = 0; *r1 = F; break;
-    case P_UP: *r0 = F; *r1 = 2 * F; break;
+    case P_GATE: *r0 = 0; *r1 = rows / 2; break;  /* rows [gate | up] */
+    case P_UP: *r0 = rows / 2; *r1 = rows; break;
     case P_SHARED_GATE: *r0 = 0; *r1 = (uint64_t)d->S; break;
     case P_SHARED_UP: *r0 = (uint64_t)d->S; *r1 = 2 * (uint64_t)d->S; break;
     default: *r0 = 0; *r1 = rows; break;
@@ -351,7 +383,9 @@ static int entries_of(const dims_t *d, entry_t **out)
                 const map_t *m = &g_map[i];
                 bool block = m->flags & F_BLOCK;
                 bool first = !strcmp(m->accel, "wte") || !strcmp(m->accel, "wpe");
-                if (!map_applies(m, d) || (pass == 1) != block || (pass == 0) != (first && !block)) continue;
+                if (!map_applies(m, d) || (pass == 1) != block || (pass == 0) != (first && !block) ||
+                    !layer_has(m, d, l))
+                    continue;
                 const int experts = m->flags & F_EXPERT ? d->E : 0;
                 for (int ex = 0; ex < (experts ? experts : 1); ex++) {
                     entry_t *x = &e[n++];
@@ -456,6 +490,7 @@ static const arch_info_t g_archs[] = {
     { "GlmForCausalLM", "glm", true },
     { "Glm4ForCausalLM", "glm4", true },
     { "GraniteMoeForCausalLM", "granitemoe", true },
+    { "Glm4MoeForCausalLM", "glm4_moe", true },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
@@ -464,20 +499,53 @@ static const arch_info_t g_archs[] = {
  * OlmoeForCausalLM or GptOssForCausalLM (arch; gpt-oss's softmax over the top-k logits is the
  * renormalized top-k of the softmax) into m: every block sparse (decoder_sparse_step 1, no mlp_only_layers), no router
  * jitter; the load-balancing loss is on when transformers would add it (output_router_logits).
- * Qwen2-MoE's shared expert is read by the caller. */
+ * Qwen2-MoE's shared expert is read by the caller. Glm4MoeForCausalLM's is DeepSeek-V3's: sigmoid
+ * scores with a selection bias, grouped and scaled, n_shared_experts ungated shared experts, the
+ * first first_k_dense_replace blocks dense (of intermediate_size), no load-balancing loss. */
 static accel_status_t translate_experts(json_t *root, const char *path, const char *arch, accel_model_config_t *m,
                                         char *err, size_t errlen)
 {
     const bool qwen3_moe = !strcmp(arch, "Qwen3MoeForCausalLM"), qwen_moe = qwen3_moe || !strcmp(arch, "Qwen2MoeForCausalLM");
     const bool olmoe = !strcmp(arch, "OlmoeForCausalLM"), oss = !strcmp(arch, "GptOssForCausalLM");
+    const bool glm = !strcmp(arch, "Glm4MoeForCausalLM");
     /* transformers' defaults where a key is missing */
-    m->experts = (int)jint(root, (qwen_moe || olmoe) && json_object_get(root, "num_experts") ? "num_experts" : "num_local_experts",
-                           qwen3_moe || oss ? 128 : qwen_moe ? 60 : olmoe ? 64 : 8);
-    m->experts_per_token = (int)jint(root, "num_experts_per_tok", qwen3_moe || olmoe ? 8 : qwen_moe || oss ? 4 : 2);
+    m->experts = (int)jint(root, glm ? "n_routed_experts"
+                                 : (qwen_moe || olmoe) && json_object_get(root, "num_experts") ? "num_experts" : "num_local_experts",
+                           qwen3_moe || oss || glm ? 128 : qwen_moe ? 60 : olmoe ? 64 : 8);
+    m->experts_per_token = (int)jint(root, "num_experts_per_tok", qwen3_moe || olmoe || glm ? 8 : qwen_moe || oss ? 4 : 2);
     if (m->experts < 1 || m->experts > 4096 || m->experts_per_token < 1 || m->experts_per_token > m->experts)
         REFUSE("%s: %d experts with num_experts_per_tok = %d: accel needs 1..4096 experts and 1..experts per "
                "token", path, m->experts, m->experts_per_token);
-    m->router_norm_topk = qwen_moe || olmoe ? jbool(root, "norm_topk_prob", false) : true;
+    m->router_norm_topk = qwen_moe || olmoe ? jbool(root, "norm_topk_prob", false)
+                        : glm ? jbool(root, "norm_topk_prob", true) : true;
+    if (glm) {
+        const long long dense = jint(root, "first_k_dense_replace", 1), shared = jint(root, "n_shared_experts", 1);
+        const long long groups = jint(root, "n_group", 1), topk_groups = jint(root, "topk_group", 1);
+        m->dense_ffn_width = dense > 0 ? m->ffn_width : 0;     /* intermediate_size */
+        m->ffn_width = (int)jint(root, "moe_intermediate_size", 1408);
+        if (dense < 0 || dense >= m->layers)
+            REFUSE("%s: first_k_dense_replace = %lld of %d layers: accel needs experts in at least one block", path,
+                   dense, m->layers);
+        if (m->ffn_width < 1 || m->ffn_width > (1 << 22) || shared < 1 || shared * m->ffn_width > (1 << 22))
+            REFUSE("%s: moe_intermediate_size = %d with n_shared_experts = %lld: accel needs a width of 1..4194304 "
+                   "and 1.. shared experts as wide together", path, m->ffn_width, shared);
+        if (groups < 1 || m->experts % groups || (groups > 1 && m->experts / groups < 2) || topk_groups < 1 ||
+            topk_groups > groups || m->experts_per_token > topk_groups * (m->experts / groups))
+            REFUSE("%s: n_group = %lld, topk_group = %lld for %d experts, %d a token: accel needs equal groups of two "
+                   "or more experts, 1..n_group of them chosen, holding the token's experts", path, groups,
+                   topk_groups, m->experts, m->experts_per_token);
+        m->dense_layers = (int)dense;
+        m->shared_expert_ffn = (int)(shared * m->ffn_width);   /* one MLP as wide as them all */
+        m->shared_expert_gate = false;
+        snprintf(m->router_scores, sizeof m->router_scores, "sigmoid");
+        m->router_select_bias = true;
+        m->router_groups = (int)groups;
+        m->router_topk_groups = (int)topk_groups;
+        m->router_scale = jnum(root, "routed_scaling_factor", 1.0);
+        if (!(m->router_scale > 0 && m->router_scale <= 1e6))
+            REFUSE("%s: routed_scaling_factor = %g: accel needs a number in (0, 1e6]", path, m->router_scale);
+        return ACCEL_OK;            /* transformers adds no load-balancing loss */
+    }
     if (qwen_moe) {
         m->ffn_width = (int)jint(root, "moe_intermediate_size", qwen3_moe ? 768 : 1408);
         json_t *dense = json_object_get(root, "mlp_only_layers");
@@ -631,7 +699,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, Phi3ForCausalLM, Olmo2ForCausalLM, "
                "Olmo3ForCausalLM, OlmoeForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, GraniteMoeForCausalLM, "
                "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM (or Gemma3ForConditionalGeneration's language "
-               "model), GptOssForCausalLM, SeedOssForCausalLM, GlmForCausalLM and Glm4ForCausalLM", path,
+               "model), GptOssForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM and Glm4MoeForCausalLM", path,
                arch ? arch : "(none)", mt ? mt : "(none)");
     *arch_out = ai->arch;
     accel_model_config_t *m = &cfg->model;
@@ -696,7 +764,9 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         m->qk_norm = qwen3;
         if (glm4) snprintf(m->norm_position, sizeof m->norm_position, "both");  /* norms after the sublayers too */
         const bool granite_moe = !strcmp(ai->arch, "GraniteMoeForCausalLM");
-        if (qwen3_moe || qwen2_moe || olmoe || oss || granite_moe || !strcmp(ai->arch, "MixtralForCausalLM")) {
+        const bool glm_moe = !strcmp(ai->arch, "Glm4MoeForCausalLM");   /* GLM-4.5: rotate_half RoPE pairs */
+        if (glm_moe) m->qk_norm = jbool(root, "use_qk_norm", false);
+        if (qwen3_moe || qwen2_moe || olmoe || oss || granite_moe || glm_moe || !strcmp(ai->arch, "MixtralForCausalLM")) {
             accel_status_t st = translate_experts(root, path, ai->arch, m, err, errlen);
             if (st != ACCEL_OK) return st;
         }
@@ -771,8 +841,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
          * families' o_proj bias has no place in accel. */
         const bool seed = !strcmp(ai->arch, "SeedOssForCausalLM");
         const bool llama_bias = !strcmp(ai->arch, "LlamaForCausalLM") && jbool(root, "attention_bias", false);
-        if (seed || glm) {
-            m->attention_bias = jbool(root, "attention_bias", true);
+        if (seed || glm || glm_moe) {
+            m->attention_bias = jbool(root, "attention_bias", !glm_moe);
             m->attention_out_bias = seed && jbool(root, "attention_out_bias", false);
         } else if (llama_bias) {
             m->attention_bias = m->attention_out_bias = true;
@@ -780,7 +850,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             REFUSE("%s: attention_bias = true on %s adds an o_proj bias, which accel does not have\n--> hint: "
                    "accel's attention biases are Qwen2's (q, k, v), Llama's and Seed-OSS's (q, k, v, o) and gpt-oss's",
                    path, ai->arch);
-        if (!oss && !seed && !glm && !llama_bias)
+        if (!oss && !seed && !glm && !glm_moe && !llama_bias)
             m->attention_bias = qwen && jbool(root, "qkv_bias", true);      /* Qwen2-MoE may turn them off */
         /* transformers' defaults: tied for Qwen2 only when it says so; false for Llama/Mistral;
          * true for Gemma. */
@@ -858,13 +928,13 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         }
         /* Part of each head turned (rope_parameters or the top level): GLM's half (its default),
          * model.rope_dim; other families' (Phi-4-mini's with LongRoPE) are refused. */
-        const double def_partial = glm ? 0.5 : 1.0;
+        const double def_partial = glm || glm_moe ? 0.5 : 1.0;
         const double partial = jnum(root, "partial_rotary_factor",
                                     json_is_object(rp) ? jnum(rp, "partial_rotary_factor", def_partial) : def_partial);
         json_decref(oss_rope);
         const int hs = m->head_dim ? m->head_dim : m->heads > 0 ? m->width / m->heads : 0;
         const int rd = (int)(partial * hs);                 /* transformers' int(head_dim * factor) */
-        if (partial != 1.0 && !glm)
+        if (partial != 1.0 && !glm && !glm_moe)
             REFUSE("%s: partial_rotary_factor = %g on %s: accel turns part of a head for GLM only", path, partial,
                    ai->arch);
         if (!(partial > 0 && partial <= 1.0) || rd % 2 || rd < 2)
@@ -895,6 +965,7 @@ struct accel_hf {
     int nt;
     bool multimodal;                /* Gemma3ForConditionalGeneration: its language model only */
     bool mxfp4;                     /* experts in MXFP4 (gpt-oss as published) */
+    int mtp_layers;                 /* GLM-4.5's multi-token prediction blocks after the last one */
     char head_name[96];             /* the LM head's tensor name in the files */
 };
 
@@ -1151,6 +1222,10 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     }
     st = translate_config(root, p, &hf->cfg, &hf->arch, err, errlen);
     if (st == ACCEL_OK) st = translate_quantization(root, p, hf->arch, &hf->mxfp4, err, errlen);
+    if (st == ACCEL_OK && !strcmp(hf->arch, "Glm4MoeForCausalLM")) {
+        const long long mtp = jint(root, "num_nextn_predict_layers", 1);
+        hf->mtp_layers = mtp > 0 && mtp < 1000 ? (int)mtp : 0;
+    }
     json_decref(root);
     if (st != ACCEL_OK) goto fail;
     if (hf->multimodal) hf->arch = "Gemma3ForConditionalGeneration";
@@ -1200,7 +1275,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
      * mixture of experts has tens of thousands (Qwen3-30B-A3B: 18,867). */
     const char **names = malloc(sizeof *names * (size_t)(hf->ne ? hf->ne : 1));
     if (!names) { st = ACCEL_ERR_NOMEM; goto fail; }
-    int vision = 0;
+    int vision = 0, mtp = 0;
     for (int k = 0; k < hf->ne; k++) names[k] = hf->e[k].hf;
     qsort(names, (size_t)hf->ne, sizeof *names, cmp_names);
     for (int s = 0; s < hf->nshards && st == ACCEL_OK; s++)
@@ -1222,6 +1297,12 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
                 vision++;
                 used = true;
             }
+            int layer = -1, at = 0;             /* GLM-4.5's MTP blocks: model.layers.L.. */
+            if (!used && hf->mtp_layers && sscanf(name, "model.layers.%d.%n", &layer, &at) == 1 && at > 0 &&
+                layer >= hf->cfg.model.layers && layer < hf->cfg.model.layers + hf->mtp_layers) {
+                mtp++;
+                used = true;
+            }
             if (!used && !strcmp(name, hf->head_name)) {
                 st = check_tied_head(hf, accel_st_at(hf->shards[s], i), s, err, errlen);
                 used = true;
@@ -1238,6 +1319,10 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     if (vision)
         ACCEL_INFO("%s: Gemma3ForConditionalGeneration: its language model is read, its vision tower and "
                    "projector (%d tensors) are left out (accel trains text)", hf->dir, vision);
+    if (mtp)
+        ACCEL_INFO("%s: %s: its %d multi-token prediction block(s) after layer %d (%d tensors, used for "
+                   "speculative decoding) are left out", hf->dir, hf->arch, hf->mtp_layers,
+                   hf->cfg.model.layers - 1, mtp);
     hf->yaml = accel_config_to_yaml(&hf->cfg);
     if (!hf->yaml) { st = ACCEL_ERR_NOMEM; goto fail; }
     *out = hf;
@@ -1447,6 +1532,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
          * without, Gemma 1: two), Granite's scalars, SmolLM3's NoPE layers, OLMo's whole-projection
          * q/k norms, experts (Qwen2-MoE: a shared expert, Qwen3-MoE: q/k norms, else Mixtral),
          * Qwen3's q/k norms, Qwen2's q, k, v biases, Mistral's window, else Llama. */
+        const bool glm_moe = d.ds;     /* GLM-4.5 (accel_hf_export checked its other parts) */
         const bool olmo = d.qk_all, window = m->sliding_window > 0, olmo3 = olmo && window;
         const bool gemma = m->norm_unit_offset, gemma3 = gemma && d.sandwich && d.qk_norm;  /* checked alike */
         const bool gemma2 = gemma && d.sandwich && !d.qk_norm;
@@ -1454,10 +1540,10 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         /* An output projection bias elsewhere: Llama's with q, k, v biases, Seed-OSS's without */
         const bool obias = d.obias && !oss, seed = obias && !m->attention_bias;
         const bool glm = d.glm, glm4 = glm && d.sandwich;  /* GLM: part of each head turned, or GLM-4's norms */
-        const bool qwen = !olmo && !gemma && !oss && !obias && !glm && (d.qk_norm || m->attention_bias || d.S);
+        const bool qwen = !olmo && !gemma && !oss && !obias && !glm && !glm_moe && (d.qk_norm || m->attention_bias || d.S);
         const bool nope = m->no_rope_pattern > 0;  /* SmolLM3 (export refuses it with anything else) */
         const bool granite = m->attention_multiplier > 0 || m->residual_multiplier != 1.0 || m->logits_scaling != 1.0;
-        const char *arch = oss ? "GptOssForCausalLM" : seed ? "SeedOssForCausalLM"
+        const char *arch = glm_moe ? "Glm4MoeForCausalLM" : oss ? "GptOssForCausalLM" : seed ? "SeedOssForCausalLM"
                          : glm4 ? "Glm4ForCausalLM" : glm ? "GlmForCausalLM"
                          : gemma3 ? "Gemma3ForCausalLM" : gemma2 ? "Gemma2ForCausalLM" : gemma ? "GemmaForCausalLM"
                          : granite ? (d.E ? "GraniteMoeForCausalLM" : "GraniteForCausalLM") : nope ? "SmolLM3ForCausalLM"
@@ -1465,7 +1551,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
                          : window ? "MistralForCausalLM" : "LlamaForCausalLM";
-        const char *type = oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
+        const char *type = glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
                          : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
@@ -1473,7 +1559,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : d.qk_norm ? "qwen3" : m->attention_bias && !obias ? "qwen2" : window ? "mistral" : "llama";
         j = json_pack("{s:[s], s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:s, s:b, s:b, s:b, s:b, s:s, s:s}",
                       "architectures", arch, "model_type", type,
-                      "hidden_size", m->width, "intermediate_size", d.F, "num_hidden_layers", m->layers,
+                      "hidden_size", m->width, "intermediate_size", d.DF, "num_hidden_layers", m->layers,
                       "num_attention_heads", m->heads, "num_key_value_heads", d.KVH, "head_dim", d.hs,
                       "max_position_embeddings", m->context, "vocab_size", m->vocab, "rms_norm_eps", m->rms_eps,
                       "rope_theta", m->rope_theta, "hidden_act", gemma ? "gelu_pytorch_tanh" : "silu",
@@ -1547,7 +1633,19 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             json_object_set_new(j, "attention_bias", json_boolean(m->attention_bias));
             if (seed) json_object_set_new(j, "attention_out_bias", json_true());
         }
-        if (j && d.E) {
+        if (j && glm_moe) {             /* DeepSeek-V3's routing; q/k/v biases, q/k norms or none */
+            json_t *g = json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:b, s:i, s:b, s:b, s:f, s:i, s:b}",
+                                  "n_routed_experts", d.E, "num_experts_per_tok", m->experts_per_token,
+                                  "moe_intermediate_size", d.F, "n_shared_experts", d.S / d.F,
+                                  "n_group", m->router_groups, "topk_group", m->router_topk_groups,
+                                  "routed_scaling_factor", m->router_scale, "norm_topk_prob", m->router_norm_topk,
+                                  "first_k_dense_replace", d.dense_layers, "use_qk_norm", d.qk_norm,
+                                  "attention_bias", m->attention_bias, "partial_rotary_factor", (double)d.rd / d.hs,
+                                  "num_nextn_predict_layers", 0, "output_router_logits", 0);
+            if (g) json_object_update(j, g);
+            json_decref(g);
+        }
+        if (j && d.E && !glm_moe) {
             json_object_set_new(j, "num_local_experts", json_integer(d.E));
             if (d.qk_norm || d.S) json_object_set_new(j, "num_experts", json_integer(d.E));   /* Qwen's, OLMoE's name */
             json_object_set_new(j, "num_experts_per_tok", json_integer(m->experts_per_token));
@@ -1707,12 +1805,32 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                     "Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, Olmo2ForCausalLM, Olmo3ForCausalLM, OlmoeForCausalLM) export", m->name);
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (!strcmp(m->name, "llama") && m->qk_norm && m->attention_bias) {
-        ACCEL_ERROR("export --format hf: q/k norms with q, k, v biases have no Hugging Face "
-                    "counterpart (Qwen3 has the norms and no biases, Qwen2 the biases and no norms)");
+    const bool shared = m->experts && m->shared_expert_ffn;
+    /* DeepSeek-V3's routing, ungated shared experts, leading dense blocks: GLM-4.5's alone, with
+     * Llama's norms and SwiGLU, per-head q/k norms or none, q/k/v biases or none. */
+    const dims_t ds = dims_of(m);
+    if (ds.ds && (strcmp(m->router_scores, "sigmoid") || !m->router_select_bias || !shared || m->shared_expert_gate ||
+                  m->shared_expert_ffn % ds.F || strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") ||
+                  (m->qk_norm && strcmp(m->qk_norm_scope, "head")) || m->attention_out_bias || m->attention_sinks ||
+                  m->expert_bias || m->norm_unit_offset || m->embed_scale != 1.0 || m->query_pre_attn_scalar ||
+                  m->attention_softcap > 0 || m->logit_softcap > 0 || m->attention_multiplier > 0 ||
+                  m->residual_multiplier != 1.0 || m->logits_scaling != 1.0 || m->no_rope_pattern ||
+                  m->sliding_window)) {
+        ACCEL_ERROR("export --format hf: model.router_scores=%s, model.router_select_bias=%s, model.shared_expert_gate=%s, "
+                    "model.shared_expert_ffn=%d, model.dense_layers=%d in this combination have no Hugging Face "
+                    "counterpart (Glm4MoeForCausalLM: sigmoid scores with the selection bias, ungated shared experts "
+                    "a multiple of model.ffn_width wide, Llama's norms and SwiGLU, per-head q/k norms or none, q/k/v "
+                    "biases or none, no window or other families' keys)", m->router_scores,
+                    m->router_select_bias ? "true" : "false", m->shared_expert_gate ? "true" : "false",
+                    m->shared_expert_ffn, m->dense_layers);
         return ACCEL_ERR_UNSUPPORTED;
     }
-    const bool shared = m->experts && m->shared_expert_ffn;
+    if (!strcmp(m->name, "llama") && m->qk_norm && m->attention_bias && !ds.ds) {
+        ACCEL_ERROR("export --format hf: q/k norms with q, k, v biases have no Hugging Face "
+                    "counterpart (Qwen3 has the norms and no biases, Qwen2 the biases and no norms, outside "
+                    "GLM-4.5's experts)");
+        return ACCEL_ERR_UNSUPPORTED;
+    }
     const bool qk_all = m->qk_norm && !strcmp(m->qk_norm_scope, "all"), post = !strcmp(m->norm_position, "post");
     if (!strcmp(m->name, "llama") && (qk_all || post) &&
         (!qk_all || (post && m->experts) || (!post && !m->experts) || shared || m->attention_bias ||
@@ -1787,7 +1905,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                     m->sliding_rope, m->rope_scaling);
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (!strcmp(m->name, "llama") && m->experts && !m->attention_sinks &&
+    if (!strcmp(m->name, "llama") && m->experts && !m->attention_sinks && !ds.ds &&
         ((shared && m->qk_norm) || (!shared && m->attention_bias) ||
          (!shared && !m->qk_norm && !m->router_norm_topk))) {
         ACCEL_ERROR("export --format hf: experts with %s have no Hugging Face counterpart (Mixtral: no q/k "
@@ -1817,7 +1935,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     /* GLM: part of each head turned (interleaved pairs in its files), or GLM-4's norms after the
      * sublayers without Gemma's 1 + weight; Llama's blocks otherwise, q/k/v biases or none. */
     const int hs = m->head_dim ? m->head_dim : m->width / m->heads;
-    const bool glm = (m->rope_dim && m->rope_dim < hs) || (sandwich && !m->norm_unit_offset);
+    const bool glm = !ds.ds && ((m->rope_dim && m->rope_dim < hs) || (sandwich && !m->norm_unit_offset));
     if (llama && glm &&
         (m->qk_norm || m->experts || m->sliding_window || m->attention_out_bias || m->attention_sinks ||
          m->norm_unit_offset || geglu || m->embed_scale != 1.0 || m->query_pre_attn_scalar || caps || granite_keys ||

@@ -631,12 +631,12 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
             const int64_t E = m->moe.E, EF = m->moe.F;
             ADD("mlp.router", "weight", 2, E, C, 0, std, &b->routerw);
             if (m->moe.bias) { ADD("mlp.router", "bias", 1, E, 0, nd, 0.0f, &b->routerb); }
-            /* zero gradient: AdamW leaves it as imported (no decay, no update) */
-            if (m->moe.select_bias) { ADD("mlp.router", "select_bias", 1, E, 0, nd, 0.0f, &b->selectb); }
             ADD("mlp.experts.gate_up", "weight", 2, E * 2 * EF, C, 0, std, &b->fcw);
             if (m->moe.bias) { ADD("mlp.experts.gate_up", "bias", 1, E * 2 * EF, 0, nd, 0.0f, &b->fcb_e); }
             ADD("mlp.experts.down", "weight", 2, E * C, EF, 0, res_std, &b->fcpw);
             if (m->moe.bias) { ADD("mlp.experts.down", "bias", 1, E * C, 0, nd, 0.0f, &b->fcpb_e); }
+            /* zero gradient: AdamW leaves it as imported (no decay, no update) */
+            if (m->moe.select_bias) { ADD("mlp.router", "select_bias", 1, E, 0, nd, 0.0f, &b->selectb); }
             if (m->moe.S) {
                 ADD("mlp.shared.gate_up", "weight", 2, 2 * (int64_t)m->moe.S, C, 0, std, &b->sgu);
                 ADD("mlp.shared.down", "weight", 2, C, m->moe.S, 0, res_std, &b->sdown);

@@ -5,7 +5,8 @@
 # micro-batches give the same run under ddp and zero3, the loss is higher by the coefficient times
 # the balance term (K = experts_per_token when the routing is balanced), and evaluation reports the cross-entropy alone; train.recompute keeps the run;
 # a checkpoint resumes it exactly and exports to Hugging Face (tests/hf_roundtrip.py loads such
-# exports in transformers); Qwen2-MoE's shared expert trains alike; bad keys are refused. The layers themselves are checked against
+# exports in transformers); Qwen2-MoE's shared expert trains alike, and GLM-4.5's blocks (DeepSeek-V3's
+# routing, ungated shared experts, a dense first block); bad keys are refused. The layers themselves are checked against
 # transformers in tests/check_llama.c (fixtures mixtral_moe, qwen3_moe) and by finite differences
 # in tests/check_gpt.c.
 . "${top_srcdir:-.}/tests/lib.sh"
@@ -81,9 +82,48 @@ grep -q '"Qwen2MoeForCausalLM"' "$S/hf2/config.json" && grep -q '"shared_expert_
     fail "the export is not a Qwen2-MoE with its shared expert: $(cat "$S/hf2/config.json")"
 pass "shared expert: 1 rank = 2 ranks (zero3), exported as Qwen2MoeForCausalLM"
 
+# GLM-4.5's blocks: sigmoid scores with a selection bias, 2 groups of which each token's experts come
+# from the best, weights renormalized and scaled, ungated shared experts, layer 0 dense. 1 rank = 2
+# ranks under zero3, the loss falls, the export is a Glm4MoeForCausalLM that imports back.
+glm="model.router_scores=sigmoid model.router_select_bias=true model.router_groups=2 model.router_topk_groups=1 \
+model.router_scale=2.5 model.shared_expert_ffn=48 model.shared_expert_gate=false model.dense_layers=1 \
+model.dense_ffn_width=64 model.qk_norm=true model.attention_bias=true model.rope_dim=4"
+# shellcheck disable=SC2086
+train glm1 1 $glm ckpt.dir="$S/glm"
+# shellcheck disable=SC2086
+train glm2 2 $glm dist.strategy=zero3
+compare_losses "$S/glm1.jsonl" "$S/glm2.jsonl" 1e-5 20 || fail "GLM-4.5 blocks: 1 and 2 ranks (zero3) differ"
+first=$(loss_at "$S/glm1.jsonl" 1) last=$(loss_at "$S/glm1.jsonl" 20)
+awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a - 0.5) }' || fail "GLM-4.5 blocks: the loss does not fall: $first -> $last"
+t "$CKPT" export "$S/glm/$(cat "$S/glm/latest")" --format hf --output "$S/hf3" > "$S/out" 2>&1 || fail "export: $(cat "$S/out")"
+grep -q '"Glm4MoeForCausalLM"' "$S/hf3/config.json" && grep -q '"n_shared_experts": 2' "$S/hf3/config.json" &&
+    grep -q '"first_k_dense_replace": 1' "$S/hf3/config.json" ||
+    fail "the export is not a GLM-4.5 with 2 shared experts and a dense block: $(cat "$S/hf3/config.json")"
+t "$CKPT" import "$S/hf3" -o "$S/back3.h5" > "$S/out" 2>&1 || fail "import of the GLM-4.5 export: $(cat "$S/out")"
+pass "GLM-4.5 blocks: 1 rank = 2 ranks (zero3), the loss falls, exported as Glm4MoeForCausalLM and back"
+
 # shellcheck disable=SC2086
 expect_fail "model.experts_per_token must be 1..model.experts" t "$ACCEL_TRAIN" $model model.experts_per_token=5
 # shellcheck disable=SC2086
 expect_fail "model.shared_expert_ffn needs model.experts" t "$ACCEL_TRAIN" $model model.experts=0 model.shared_expert_ffn=8
 expect_fail "gpt: model.experts is a llama key" t "$ACCEL_TRAIN" model.name=gpt model.experts=4 data.path=synthetic
+# shellcheck disable=SC2086
+expect_fail "model.router_groups must divide model.experts" t "$ACCEL_TRAIN" $model model.router_groups=3
+# shellcheck disable=SC2086
+expect_fail "model.experts_per_token exceeds the experts of model.router_topk_groups groups" \
+    t "$ACCEL_TRAIN" $model model.router_groups=2 model.experts_per_token=3 model.router_scores=sigmoid
+# shellcheck disable=SC2086
+expect_fail "model.router_aux_loss is the softmax router's load-balancing loss" \
+    t "$ACCEL_TRAIN" $model model.router_scores=sigmoid model.router_aux_loss=0.01
+# shellcheck disable=SC2086
+expect_fail "model.dense_layers must leave a block with experts" t "$ACCEL_TRAIN" $model model.dense_layers=2
+# shellcheck disable=SC2086
+expect_fail "model.router_scores (and the other model.router_* keys, model.dense_layers) shape a mixture of experts" \
+    t "$ACCEL_TRAIN" $model model.experts=0 model.router_scale=2
+# shellcheck disable=SC2086
+expect_fail "model.shared_expert_gate is false, which shapes the shared expert" t "$ACCEL_TRAIN" $model model.shared_expert_gate=false
+# A dense first block beside softmax routing is DeepSeek-V2's, not a model transformers loads without MLA.
+train dense_soft 1 model.dense_layers=1 train.steps=2 ckpt.dir="$S/ds"
+expect_fail "Glm4MoeForCausalLM: sigmoid scores with the selection bias" \
+    t "$CKPT" export "$S/ds/$(cat "$S/ds/latest")" --format hf --output "$S/hf4"
 pass "bad mixture-of-experts keys refused"

@@ -6,7 +6,7 @@
 # with a layer without RoPE, Granite, Gemma, Gemma 2, Gemma 3, Gemma 3 with a vision tower, gpt-oss
 # dense and with MXFP4 experts, Llama with q/k/v/o biases, Seed-OSS with an o bias alone, GLM and
 # GLM-4 with RoPE on part of each head, Granite MoE, GLM-4.5's experts with DeepSeek-V3's routing
-# and a multi-token prediction block; made by tests/make_hf_fixtures.sh, which
+# and a multi-token prediction block, dots.llm1 (the same experts under Qwen3's attention); made by tests/make_hf_fixtures.sh, which
 # also recorded transformers' fp32 logits and loss on fixed tokens). No Python here:
 #   1. accel_ckpt import of each fixture; accel's logits equal HF's within 1e-5, the loss within 1e-6
 #      (the imported file, and the fixture directory read directly);
@@ -47,9 +47,9 @@ for dir in "$FIX"/*/; do
     "$CKPT" export "$name.h5" --format hf --output "$name.hf" > /dev/null || fail "export --format hf of $name"
     # Phi-3's fused tensors go out under Mistral's names, Gemma 3's language model without its
     # vision tower as Gemma3ForCausalLM, gpt-oss's MXFP4 experts widened, GLM-4.5 without its
-    # multi-token prediction block: the same model, its logits
+    # multi-token prediction block, dots.llm1 as the GLM-4.5 it equals: the same model, its logits
     case $name in phi3) as=MistralForCausalLM ;; gemma3_vl) as=Gemma3ForCausalLM ;; gpt_oss_mxfp4) as=GptOssForCausalLM ;;
-                  glm4_moe) as=Glm4MoeForCausalLM ;; *) as= ;; esac
+                  glm4_moe|dots1) as=Glm4MoeForCausalLM ;; *) as= ;; esac
     if [ -n "$as" ]; then
         grep -q "\"$as\"" "$name.hf/config.json" || fail "$name: not exported as the $as it equals"
         rm -f "$name.hf.logits"
@@ -160,7 +160,8 @@ grep -q "its 1 multi-token prediction block(s) after layer 2 (5 tensors" import.
 sed 's/"num_nextn_predict_layers": 1/"num_nextn_predict_layers": 0/' "$FIX/glm4_moe/config.json" > glm_nomtp.json
 mkdir -p glm_nomtp && cp glm_nomtp.json glm_nomtp/config.json && ln -sf "$FIX/glm4_moe/model.safetensors" glm_nomtp/
 expect_fail "tensor model.layers.3.e" "$CKPT" import glm_nomtp -o glm_nomtp.h5
-pass "glm4_moe: transformers' logits need the routed scale, sigmoid scores, renormalization, group limit and partial RoPE; the MTP block is left out only where config.json declares it"
+needs dots1 model.router_scale=1 model.router_topk_groups=2 model.router_norm_topk=true
+pass "glm4_moe, dots1: transformers' logits need the routed scale, sigmoid scores, renormalization, group limit and partial RoPE; the MTP block is left out only where config.json declares it"
 # A mixture of experts streamed from disk a block at a time (a 100 KiB budget holds two): the
 # resident run's logits, bit for bit.
 "$GEN" "$FIX/mixtral" -q --max-memory cpu=100KiB,disk=10MiB --score "$FIX/mixtral/tokens.bin" \
@@ -236,6 +237,7 @@ train_case 2 zero3 "$FIX/granite" "$FIX/granite" granite_dir_2_zero3
 train_case 2 zero3 "$FIX/gpt_oss_mxfp4" "$FIX/gpt_oss_mxfp4" gpt_oss_mxfp4_dir_2_zero3
 train_case 2 zero2 "$FIX/glm4" "$FIX/glm4" glm4_dir_2_zero2
 train_case 2 ddp "$FIX/granite_moe" "$FIX/granite_moe" granite_moe_dir_2_ddp
+train_case 2 zero2 "$FIX/dots1" "$FIX/dots1" dots1_dir_2_zero2
 # GLM-4.5 under ZeRO-3, saved: every weight moved but the routers' selection bias, which only
 # chooses experts (no gradient) and comes out as it went in.
 rm -rf ck45
@@ -246,7 +248,7 @@ run_mpi 2 "$ACCEL_TRAIN" "train.init_from=$FIX/glm4_moe" data.path=d.h5 train.gl
 "$CKPT" diff glm45.h5 t45.h5 > d45.txt
 awk '/^\/h\.[0-9]+\./ { n++; if (($1 ~ /select_bias/) != ($2 == 0)) bad = bad " " $1 }
      END { exit !(n == 35 && bad == "") }' d45.txt || { cat d45.txt; fail "glm4_moe: trained, a weight stood still or the selection bias moved"; }
-pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3; Qwen3-MoE, Qwen2-MoE, Phi-3, OLMo 2, OLMo 3, SmolLM3, Granite, Gemma, Gemma 2, Gemma 3, gpt-oss in MXFP4, GLM-4 and Granite MoE too: Mixtral's fixture adds the load-balancing loss to training; GLM-4.5's selection bias stays as imported)"
+pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3; Qwen3-MoE, Qwen2-MoE, Phi-3, OLMo 2, OLMo 3, SmolLM3, Granite, Gemma, Gemma 2, Gemma 3, gpt-oss in MXFP4, GLM-4, Granite MoE and dots.llm1 too: Mixtral's fixture adds the load-balancing loss to training; GLM-4.5's selection bias stays as imported)"
 expect_fail "model.layers=3 contradicts train.init_from=$FIX/gpt2, which holds a model with model.layers=2" \
     "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=3 data.path=d.h5
 "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=2 data.path=d.h5 train.global_batch=4 train.steps=1 \

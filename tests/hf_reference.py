@@ -306,6 +306,19 @@ def glm4_moe():
         tie_word_embeddings=False, num_nextn_predict_layers=1))
 
 
+def dots1():
+    # rednote's dots.llm1: GLM-4.5's experts (DeepSeek-V3's routing) under Qwen3's attention (per-head
+    # q/k norms, RoPE on the whole head, no biases): layer 0 dense (24), layers 1-2 with 8 experts of
+    # 8 in 2 groups, 2 a token from the best group, sigmoid scores plus the selection bias, weights
+    # not renormalized (dots1's default) and times 1.5, one ungated shared expert.
+    return tf.Dots1ForCausalLM(tf.Dots1Config(
+        vocab_size=V, hidden_size=16, intermediate_size=24, moe_intermediate_size=8,
+        num_hidden_layers=3, first_k_dense_replace=1, num_attention_heads=4, num_key_value_heads=2,
+        head_dim=8, n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=1, n_group=2,
+        topk_group=1, routed_scaling_factor=1.5, norm_topk_prob=False, max_position_embeddings=T,
+        rope_theta=10000.0, rms_norm_eps=1e-6, tie_word_embeddings=False))
+
+
 def save_glm4_moe(model, out):
     """save_pretrained, then the MTP block's tensors added at model.layers.<layers> as GLM-4.5's
     files hold them (transformers builds no MTP block; accel must skip them)."""
@@ -470,6 +483,7 @@ CASES = {
     "qwen3_moe": (qwen3_moe, {"score64": True}),
     "qwen2_moe": (qwen2_moe, {"score64": True}),
     "glm4_moe": (glm4_moe, {"score64": True}),
+    "dots1": (dots1, {"score64": True}),
     # Matrices at std 0.15: over a width of 64 the products' scale of the width-16 models at 0.3.
     "gpt_oss": (gpt_oss, {"score64": True, "std": 0.15, "seed_of": "gpt-oss"}),
     # gpt_oss's weights (same seed), the experts' saved in MXFP4 as the hub's gpt-oss and scored

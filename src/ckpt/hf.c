@@ -491,6 +491,7 @@ static const arch_info_t g_archs[] = {
     { "Glm4ForCausalLM", "glm4", true },
     { "GraniteMoeForCausalLM", "granitemoe", true },
     { "Glm4MoeForCausalLM", "glm4_moe", true },
+    { "Dots1ForCausalLM", "dots1", true },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
@@ -499,15 +500,20 @@ static const arch_info_t g_archs[] = {
  * OlmoeForCausalLM or GptOssForCausalLM (arch; gpt-oss's softmax over the top-k logits is the
  * renormalized top-k of the softmax) into m: every block sparse (decoder_sparse_step 1, no mlp_only_layers), no router
  * jitter; the load-balancing loss is on when transformers would add it (output_router_logits).
- * Qwen2-MoE's shared expert is read by the caller. Glm4MoeForCausalLM's is DeepSeek-V3's: sigmoid
- * scores with a selection bias, grouped and scaled, n_shared_experts ungated shared experts, the
- * first first_k_dense_replace blocks dense (of intermediate_size), no load-balancing loss. */
+ * Qwen2-MoE's shared expert is read by the caller. Glm4MoeForCausalLM's and Dots1ForCausalLM's are
+ * DeepSeek-V3's: sigmoid scores with a selection bias, grouped and scaled, n_shared_experts ungated
+ * shared experts, the first first_k_dense_replace blocks dense (of intermediate_size), no
+ * load-balancing loss (dots.llm1's config names every MoE size: transformers has no defaults). */
 static accel_status_t translate_experts(json_t *root, const char *path, const char *arch, accel_model_config_t *m,
                                         char *err, size_t errlen)
 {
     const bool qwen3_moe = !strcmp(arch, "Qwen3MoeForCausalLM"), qwen_moe = qwen3_moe || !strcmp(arch, "Qwen2MoeForCausalLM");
     const bool olmoe = !strcmp(arch, "OlmoeForCausalLM"), oss = !strcmp(arch, "GptOssForCausalLM");
-    const bool glm = !strcmp(arch, "Glm4MoeForCausalLM");
+    const bool dots1 = !strcmp(arch, "Dots1ForCausalLM"), glm = dots1 || !strcmp(arch, "Glm4MoeForCausalLM");
+    static const char *const dots1_keys[] = { "n_routed_experts", "num_experts_per_tok", "n_shared_experts" };
+    for (size_t i = 0; dots1 && i < sizeof dots1_keys / sizeof *dots1_keys; i++)
+        if (jint(root, dots1_keys[i], -2) == -2)
+            REFUSE("%s: %s is missing (Dots1ForCausalLM has no default for it)", path, dots1_keys[i]);
     /* transformers' defaults where a key is missing */
     m->experts = (int)jint(root, glm ? "n_routed_experts"
                                  : (qwen_moe || olmoe) && json_object_get(root, "num_experts") ? "num_experts" : "num_local_experts",
@@ -517,9 +523,9 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
         REFUSE("%s: %d experts with num_experts_per_tok = %d: accel needs 1..4096 experts and 1..experts per "
                "token", path, m->experts, m->experts_per_token);
     m->router_norm_topk = qwen_moe || olmoe ? jbool(root, "norm_topk_prob", false)
-                        : glm ? jbool(root, "norm_topk_prob", true) : true;
+                        : glm ? jbool(root, "norm_topk_prob", !dots1) : true;
     if (glm) {
-        const long long dense = jint(root, "first_k_dense_replace", 1), shared = jint(root, "n_shared_experts", 1);
+        const long long dense = jint(root, "first_k_dense_replace", dots1 ? 0 : 1), shared = jint(root, "n_shared_experts", 1);
         const long long groups = jint(root, "n_group", 1), topk_groups = jint(root, "topk_group", 1);
         m->dense_ffn_width = dense > 0 ? m->ffn_width : 0;     /* intermediate_size */
         m->ffn_width = (int)jint(root, "moe_intermediate_size", 1408);
@@ -564,8 +570,8 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
 
 /* Whether layer i of L is a sliding one (transformers' layer_types "sliding_attention"): as
  * layer_types says, else by the family's default: OLMo 3 all but every 4th, Gemma 2 every other
- * one, Gemma 3 all but every sliding_window_pattern-th (6), the Qwen family from max_window_layers
- * on. */
+ * one, Gemma 3 all but every sliding_window_pattern-th (6), the Qwen family and dots.llm1 from
+ * max_window_layers on. */
 static bool hf_layer_slides(json_t *root, const char *arch, int i)
 {
     json_t *types = json_object_get(root, "layer_types");
@@ -579,7 +585,7 @@ static bool hf_layer_slides(json_t *root, const char *arch, int i)
         const long long p = jint(root, "sliding_window_pattern", 6);
         return p > 0 && (i + 1) % p != 0;
     }
-    return i >= jint(root, "max_window_layers", 28);
+    return i >= jint(root, "max_window_layers", !strcmp(arch, "Dots1ForCausalLM") ? 62 : 28);
 }
 
 /* The sliding attention windows into m->sliding_window and m->sliding_window_pattern. Mistral,
@@ -600,9 +606,11 @@ static accel_status_t translate_window(json_t *root, const char *path, const cha
     }
     const bool typed = !strcmp(arch, "Olmo3ForCausalLM") || !strcmp(arch, "Gemma3ForCausalLM") ||
                        !strcmp(arch, "Gemma2ForCausalLM") || !strcmp(arch, "GptOssForCausalLM");
-    if (strncmp(arch, "Qwen", 4) && !typed) return ACCEL_OK;
+    const bool dots1 = !strcmp(arch, "Dots1ForCausalLM");  /* the Qwen rule without use_sliding_window */
+    if (strncmp(arch, "Qwen", 4) && !typed && !dots1) return ACCEL_OK;
     if (typed && !sw) w = !strcmp(arch, "GptOssForCausalLM") ? 128 : 4096;  /* their configs' default */
-    if (!typed && !jbool(root, "use_sliding_window", false)) w = 0; /* transformers drops it then */
+    if (dots1 && !sw) w = 4096;
+    if (!typed && !dots1 && !jbool(root, "use_sliding_window", false)) w = 0; /* transformers drops it then */
     if (w == 0) return ACCEL_OK;
     if (w < 0 || w > (1 << 24)) REFUSE("%s: sliding_window = %lld: accel needs 1..16777216 (or null)", path, w);
     if (!strcmp(arch, "Qwen3MoeForCausalLM")) {     /* its attention has no layer types */
@@ -699,7 +707,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, Phi3ForCausalLM, Olmo2ForCausalLM, "
                "Olmo3ForCausalLM, OlmoeForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, GraniteMoeForCausalLM, "
                "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM (or Gemma3ForConditionalGeneration's language "
-               "model), GptOssForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM and Glm4MoeForCausalLM", path,
+               "model), GptOssForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Glm4MoeForCausalLM and "
+               "Dots1ForCausalLM", path,
                arch ? arch : "(none)", mt ? mt : "(none)");
     *arch_out = ai->arch;
     accel_model_config_t *m = &cfg->model;
@@ -765,8 +774,11 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         if (glm4) snprintf(m->norm_position, sizeof m->norm_position, "both");  /* norms after the sublayers too */
         const bool granite_moe = !strcmp(ai->arch, "GraniteMoeForCausalLM");
         const bool glm_moe = !strcmp(ai->arch, "Glm4MoeForCausalLM");   /* GLM-4.5: rotate_half RoPE pairs */
+        const bool dots1 = !strcmp(ai->arch, "Dots1ForCausalLM");       /* GLM-4.5's experts, Qwen3's attention */
         if (glm_moe) m->qk_norm = jbool(root, "use_qk_norm", false);
-        if (qwen3_moe || qwen2_moe || olmoe || oss || granite_moe || glm_moe || !strcmp(ai->arch, "MixtralForCausalLM")) {
+        if (dots1) m->qk_norm = true;
+        if (qwen3_moe || qwen2_moe || olmoe || oss || granite_moe || glm_moe || dots1 ||
+            !strcmp(ai->arch, "MixtralForCausalLM")) {
             accel_status_t st = translate_experts(root, path, ai->arch, m, err, errlen);
             if (st != ACCEL_OK) return st;
         }
@@ -840,7 +852,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
          * default on; attention_out_bias: o); GLM's attention_bias (default on) is q, k, v's. Other
          * families' o_proj bias has no place in accel. */
         const bool seed = !strcmp(ai->arch, "SeedOssForCausalLM");
-        const bool llama_bias = !strcmp(ai->arch, "LlamaForCausalLM") && jbool(root, "attention_bias", false);
+        const bool llama_bias = (!strcmp(ai->arch, "LlamaForCausalLM") || dots1) && jbool(root, "attention_bias", false);
         if (seed || glm || glm_moe) {
             m->attention_bias = jbool(root, "attention_bias", !glm_moe);
             m->attention_out_bias = seed && jbool(root, "attention_out_bias", false);

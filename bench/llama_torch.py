@@ -109,6 +109,20 @@ def build(args):
         cfg = GptOssConfig(**kw)    # its default RoPE: YaRN x32 over 4096, theta 150000, untruncated
         cfg._experts_implementation = args.experts_impl
         cls = GptOssForCausalLM
+    elif args.glm4_moe:         # GLM-4.5: DeepSeek-V3's routing, shared experts, a dense first block
+        from transformers import Glm4MoeConfig, Glm4MoeForCausalLM
+        for k in ("mlp_bias", "hidden_act", "attention_bias"):
+            kw.pop(k, None)
+        kw.update(n_routed_experts=args.experts, num_experts_per_tok=args.experts_per_token,
+                  moe_intermediate_size=args.ffn, intermediate_size=2 * args.ffn, n_shared_experts=2,
+                  n_group=4, topk_group=2, routed_scaling_factor=2.5, norm_topk_prob=True,
+                  first_k_dense_replace=1, use_qk_norm=True, attention_bias=True,
+                  head_dim=args.width // args.heads, tie_word_embeddings=False, num_nextn_predict_layers=0)
+        if "rope_parameters" in kw:
+            kw["rope_parameters"]["partial_rotary_factor"] = 0.5
+        cfg = Glm4MoeConfig(**kw)
+        cfg._experts_implementation = args.experts_impl
+        cls = Glm4MoeForCausalLM
     elif args.experts:          # Mixtral: a sparse MoE block of SwiGLU experts; no bias keys at all
         from transformers import MixtralConfig, MixtralForCausalLM
         for k in ("attention_bias", "mlp_bias"):
@@ -187,6 +201,8 @@ def main():
     ap.add_argument("--qk-norm", action="store_true", help="Qwen3ForCausalLM (q/k norms)")
     ap.add_argument("--gemma3", action="store_true", help="Gemma3ForCausalLM (with --head-dim, --sliding-window)")
     ap.add_argument("--gpt-oss", action="store_true", help="GptOssForCausalLM (with --experts, --sliding-window)")
+    ap.add_argument("--glm4-moe", action="store_true",
+                    help="Glm4MoeForCausalLM (with --experts: 4 groups, 2 shared experts of --ffn, layer 1 dense of 2 x --ffn)")
     ap.add_argument("--router-aux-loss", type=float, default=0.0,
                     help="--experts: load-balancing loss coefficient (0: off)")
     ap.add_argument("--experts-impl", choices=["eager", "batched_mm", "grouped_mm"], default="grouped_mm",

@@ -6,6 +6,7 @@
 #   BENCH_MODEL=mixtral sh bench/train_speed.sh   the Llama's mixture of experts against MixtralForCausalLM
 #   BENCH_MODEL=gemma3 sh bench/train_speed.sh    Gemma 3's blocks against Gemma3ForCausalLM
 #   BENCH_MODEL=gpt_oss sh bench/train_speed.sh   gpt-oss's blocks against GptOssForCausalLM
+#   BENCH_MODEL=glm4_moe sh bench/train_speed.sh  GLM-4.5's blocks against Glm4MoeForCausalLM
 #   BENCH_ROUNDS=5 BENCH_STEPS=60 sh bench/train_speed.sh
 # gpt (the issue's shape): 4 layers, 4 heads, width 256, context 128, byte vocabulary; the peer is
 # bench/gpt_torch.py (the same GPT written in PyTorch).
@@ -27,6 +28,11 @@
 # 1/sqrt(query_pre_attn_scalar 128), layers 1 and 3 of 4 sliding over 64 keys of the 128 with
 # plain RoPE of base 10000, layers 2 and 4 full with base 1e6; peer: Gemma3ForCausalLM
 # (llama_torch.py --gemma3 with --head-dim 128).
+# glm4_moe: the mixtral shape with GLM-4.5's blocks: 8 experts of 344 in 4 groups, each token's 2
+# from its best 2 groups by sigmoid score plus the selection bias, weights renormalized and scaled
+# by 2.5, two ungated shared experts (one SwiGLU of 688), layer 1 a dense SwiGLU of 688, per-head
+# q/k norms, q/k/v biases, RoPE on half of each head, untied head, no load-balancing loss; peer:
+# Glm4MoeForCausalLM (llama_torch.py --glm4-moe) with grouped_mm experts.
 # All: micro-batch 8 per rank, 2 ranks, AdamW, gradient clipping to 1.0; accel: mpirun -np 2
 # accel_train on synthetic tokens, one thread per rank; PyTorch: DistributedDataParallel over gloo,
 # 2 processes, torch.set_num_threads(1), fp32 and bf16 autocast, each in three variants: eager with
@@ -122,7 +128,24 @@ gpt_oss) # as mixtral untied, with q/k/v/o biases, a sink per head, biased route
         peer_args="--layers $L --heads $H --kv-heads $KV --width $C --ffn $F --context $T --vocab $V
             --experts $E --experts-per-token $K --experts-impl grouped_mm --gpt-oss --sliding-window $WIN"
         shape="gpt-oss-style: $L layers, $H heads, $KV kv heads, width $C, sinks, q/k/v/o biases, layers 1, 3 sliding over $WIN keys, $E biased experts of clamped SwiGLU ffn $F, top-$K, context $T, vocab $V, untied head" ;;
-*)      echo "BENCH_MODEL must be gpt, llama, qwen3, mixtral, gemma3 or gpt_oss (got '$MODEL')" >&2; exit 2 ;;
+glm4_moe) # untied; per layer attention with q/k/v biases and per-head q/k norms; layer 1 dense, the
+        # others a router, its selection bias, E experts and the shared ones (S wide)
+        E=8 K=2 F=344 S=688 FD=688
+        N=$(( 2*V*C + C + L*(2*C*C + 2*C*KV*HS + C + 2*KV*HS + 2*HS + 2*C) + 3*C*FD
+              + (L - 1)*(E*C + E + E*3*C*F + 3*C*S) ))
+        NA=$(( N - (L - 1)*(E - K)*3*F*C ))
+        model_args="model.name=llama model.layers=$L model.heads=$H model.kv_heads=$KV model.width=$C
+            model.ffn_width=$F model.experts=$E model.experts_per_token=$K model.router_norm_topk=true
+            model.router_scores=sigmoid model.router_select_bias=true model.router_groups=4
+            model.router_topk_groups=2 model.router_scale=2.5 model.shared_expert_ffn=$S
+            model.shared_expert_gate=false model.dense_layers=1 model.dense_ffn_width=$FD
+            model.qk_norm=true model.attention_bias=true model.rope_dim=$((HS / 2))
+            model.context=$T model.vocab=$V model.rope_theta=10000 model.rms_eps=1e-5 model.tie_embeddings=false"
+        peer_script=bench/llama_torch.py
+        peer_args="--layers $L --heads $H --kv-heads $KV --width $C --ffn $F --context $T --vocab $V
+            --experts $E --experts-per-token $K --experts-impl grouped_mm --glm4-moe"
+        shape="GLM-4.5-style: $L layers, $H heads, $KV kv heads, width $C, q/k norms, q/k/v biases, half-head RoPE, layer 1 dense ffn $FD, then $E experts of ffn $F in 4 groups, top-$K from 2 groups by sigmoid + selection bias, scale 2.5, 2 shared experts, context $T, vocab $V, untied head" ;;
+*)      echo "BENCH_MODEL must be gpt, llama, qwen3, mixtral, gemma3, gpt_oss or glm4_moe (got '$MODEL')" >&2; exit 2 ;;
 esac
 NA=${NA:-$N}    # the parameters a token's products use (all of them but in a mixture of experts)
 ATT=$C

@@ -527,7 +527,7 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
     if (glm) {
         const long long dense = jint(root, "first_k_dense_replace", dots1 ? 0 : 1), shared = jint(root, "n_shared_experts", 1);
         const long long groups = jint(root, "n_group", 1), topk_groups = jint(root, "topk_group", 1);
-        m->dense_ffn_width = dense > 0 ? m->ffn_width : 0;     /* intermediate_size */
+        m->dense_ffn_width = dense > 0 ? (int)jint(root, "intermediate_size", 10944) : 0;  /* theirs, not Llama's */
         m->ffn_width = (int)jint(root, "moe_intermediate_size", 1408);
         if (dense < 0 || dense >= m->layers)
             REFUSE("%s: first_k_dense_replace = %lld of %d layers: accel needs experts in at least one block", path,

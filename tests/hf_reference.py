@@ -289,34 +289,35 @@ def gpt_oss():
         eos_token_id=1))
 
 
+# The shape GLM-4.5's and dots.llm1's fixtures share: layer 0 a dense SwiGLU of 24
+# (first_k_dense_replace 1), layers 1-2 with 8 experts of 8, 2 a token.
+DS_MOE = dict(vocab_size=V, hidden_size=16, intermediate_size=24, moe_intermediate_size=8,
+              num_hidden_layers=3, first_k_dense_replace=1, num_attention_heads=4, num_key_value_heads=2,
+              head_dim=8, n_routed_experts=8, num_experts_per_tok=2, max_position_embeddings=T,
+              rope_theta=10000.0, tie_word_embeddings=False)
+
+
 def glm4_moe():
-    # GLM-4.5 (DeepSeek-V3's routing): layer 0 a dense SwiGLU of 24 (first_k_dense_replace 1),
-    # layers 1-2 with 8 experts of 8 in 4 groups, each token's 2 chosen from its 2 best groups by
-    # sigmoid score plus the selection bias (e_score_correction_bias), weighted by their scores
-    # renormalized and times 2.5, beside 2 ungated shared experts (one MLP of 16); q/k/v biases,
-    # per-head q/k norms, RoPE on the first half of each head (rotate_half pairs, not GLM's
-    # interleaved ones). One multi-token prediction block is declared: save_glm4_moe writes its
-    # tensors as the hub's files have them, for accel to leave out.
+    # GLM-4.5 (DeepSeek-V3's routing): the experts in 4 groups, each token's 2 chosen from its 2
+    # best groups by sigmoid score plus the selection bias (e_score_correction_bias), weighted by
+    # their scores renormalized and times 2.5, beside 2 ungated shared experts (one MLP of 16);
+    # q/k/v biases, per-head q/k norms, RoPE on the first half of each head (rotate_half pairs, not
+    # GLM's interleaved ones). One multi-token prediction block is declared: save_glm4_moe writes
+    # its tensors as the hub's files have them, for accel to leave out.
     return tf.Glm4MoeForCausalLM(tf.Glm4MoeConfig(
-        vocab_size=V, hidden_size=16, intermediate_size=24, moe_intermediate_size=8,
-        num_hidden_layers=3, first_k_dense_replace=1, num_attention_heads=4, num_key_value_heads=2,
-        head_dim=8, n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=2, n_group=4,
-        topk_group=2, routed_scaling_factor=2.5, norm_topk_prob=True, use_qk_norm=True,
-        attention_bias=True, max_position_embeddings=T, rope_theta=10000.0, rms_norm_eps=1e-5,
-        tie_word_embeddings=False, num_nextn_predict_layers=1))
+        **DS_MOE, n_shared_experts=2, n_group=4, topk_group=2, routed_scaling_factor=2.5,
+        norm_topk_prob=True, use_qk_norm=True, attention_bias=True, rms_norm_eps=1e-5,
+        num_nextn_predict_layers=1))
 
 
 def dots1():
-    # rednote's dots.llm1: GLM-4.5's experts (DeepSeek-V3's routing) under Qwen3's attention (per-head
-    # q/k norms, RoPE on the whole head, no biases): layer 0 dense (24), layers 1-2 with 8 experts of
-    # 8 in 2 groups, 2 a token from the best group, sigmoid scores plus the selection bias, weights
-    # not renormalized (dots1's default) and times 1.5, one ungated shared expert.
+    # rednote's dots.llm1: GLM-4.5's experts under Qwen3's attention (per-head q/k norms, RoPE on
+    # the whole head, no biases): the experts in 2 groups, 2 a token from the best group, sigmoid
+    # scores plus the selection bias, weights not renormalized (dots1's default) and times 1.5,
+    # one ungated shared expert.
     return tf.Dots1ForCausalLM(tf.Dots1Config(
-        vocab_size=V, hidden_size=16, intermediate_size=24, moe_intermediate_size=8,
-        num_hidden_layers=3, first_k_dense_replace=1, num_attention_heads=4, num_key_value_heads=2,
-        head_dim=8, n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=1, n_group=2,
-        topk_group=1, routed_scaling_factor=1.5, norm_topk_prob=False, max_position_embeddings=T,
-        rope_theta=10000.0, rms_norm_eps=1e-6, tie_word_embeddings=False))
+        **DS_MOE, n_shared_experts=1, n_group=2, topk_group=1, routed_scaling_factor=1.5,
+        norm_topk_prob=False, rms_norm_eps=1e-6))
 
 
 def save_glm4_moe(model, out):

@@ -446,6 +446,14 @@ export_refused glmqk "model.rope_dim=4 or model.norm_position=pre without Gemma'
 # An output projection bias with q/k norms is neither Llama's nor Seed-OSS's: its export is refused.
 export_refused q3obias "model.attention_out_bias=true with q/k norms has no Hugging Face counterpart" \
     model.attention_out_bias=true model.qk_norm=true
+# GLM-4.5 / dots.llm1: experts left in no block, groups that cannot hold a token's experts, and a
+# dots.llm1 size transformers has no default for.
+bad glmdense glm4_moe && sed -i 's/"first_k_dense_replace": 1/"first_k_dense_replace": 3/' glmdense/config.json
+expect_fail "first_k_dense_replace = 3 of 3 layers: accel needs experts in at least one block" "$CKPT" import glmdense -o x.h5
+bad glmgroups glm4_moe && sed -i 's/"n_group": 4/"n_group": 3/' glmgroups/config.json
+expect_fail "n_group = 3, topk_group = 2 for 8 experts, 2 a token" "$CKPT" import glmgroups -o x.h5
+bad dotsnoe dots1 && sed -i '/"n_routed_experts"/d' dotsnoe/config.json
+expect_fail "n_routed_experts is missing (Dots1ForCausalLM has no default for it)" "$CKPT" import dotsnoe -o x.h5
 bad gelu gpt2 && sed -i 's/"gelu_new"/"relu"/' gelu/config.json
 expect_fail "activation_function = relu" "$CKPT" import gelu -o x.h5
 expect_fail "nowhere: No such file or directory" "$CKPT" import "$SCRATCH/nowhere" -o x.h5

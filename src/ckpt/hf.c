@@ -509,22 +509,22 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
 {
     const bool qwen3_moe = !strcmp(arch, "Qwen3MoeForCausalLM"), qwen_moe = qwen3_moe || !strcmp(arch, "Qwen2MoeForCausalLM");
     const bool olmoe = !strcmp(arch, "OlmoeForCausalLM"), oss = !strcmp(arch, "GptOssForCausalLM");
-    const bool dots1 = !strcmp(arch, "Dots1ForCausalLM"), glm = dots1 || !strcmp(arch, "Glm4MoeForCausalLM");
+    const bool dots1 = !strcmp(arch, "Dots1ForCausalLM"), deepseek = dots1 || !strcmp(arch, "Glm4MoeForCausalLM");
     static const char *const dots1_keys[] = { "n_routed_experts", "num_experts_per_tok", "n_shared_experts" };
     for (size_t i = 0; dots1 && i < sizeof dots1_keys / sizeof *dots1_keys; i++)
         if (jint(root, dots1_keys[i], -2) == -2)
             REFUSE("%s: %s is missing (Dots1ForCausalLM has no default for it)", path, dots1_keys[i]);
     /* transformers' defaults where a key is missing */
-    m->experts = (int)jint(root, glm ? "n_routed_experts"
+    m->experts = (int)jint(root, deepseek ? "n_routed_experts"
                                  : (qwen_moe || olmoe) && json_object_get(root, "num_experts") ? "num_experts" : "num_local_experts",
-                           qwen3_moe || oss || glm ? 128 : qwen_moe ? 60 : olmoe ? 64 : 8);
-    m->experts_per_token = (int)jint(root, "num_experts_per_tok", qwen3_moe || olmoe || glm ? 8 : qwen_moe || oss ? 4 : 2);
+                           qwen3_moe || oss || deepseek ? 128 : qwen_moe ? 60 : olmoe ? 64 : 8);
+    m->experts_per_token = (int)jint(root, "num_experts_per_tok", qwen3_moe || olmoe || deepseek ? 8 : qwen_moe || oss ? 4 : 2);
     if (m->experts < 1 || m->experts > 4096 || m->experts_per_token < 1 || m->experts_per_token > m->experts)
         REFUSE("%s: %d experts with num_experts_per_tok = %d: accel needs 1..4096 experts and 1..experts per "
                "token", path, m->experts, m->experts_per_token);
     m->router_norm_topk = qwen_moe || olmoe ? jbool(root, "norm_topk_prob", false)
-                        : glm ? jbool(root, "norm_topk_prob", !dots1) : true;
-    if (glm) {
+                        : deepseek ? jbool(root, "norm_topk_prob", !dots1) : true;
+    if (deepseek) {
         const long long dense = jint(root, "first_k_dense_replace", dots1 ? 0 : 1), shared = jint(root, "n_shared_experts", 1);
         const long long groups = jint(root, "n_group", 1), topk_groups = jint(root, "topk_group", 1);
         m->dense_ffn_width = dense > 0 ? (int)jint(root, "intermediate_size", 10944) : 0;  /* theirs, not Llama's */
@@ -1820,9 +1820,9 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     const bool shared = m->experts && m->shared_expert_ffn;
     /* DeepSeek-V3's routing, ungated shared experts, leading dense blocks: GLM-4.5's alone, with
      * Llama's norms and SwiGLU, per-head q/k norms or none, q/k/v biases or none. */
-    const dims_t ds = dims_of(m);
-    if (ds.ds && (strcmp(m->router_scores, "sigmoid") || !m->router_select_bias || !shared || m->shared_expert_gate ||
-                  m->shared_expert_ffn % ds.F || strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") ||
+    const dims_t d = dims_of(m);
+    if (d.ds && (strcmp(m->router_scores, "sigmoid") || !m->router_select_bias || !shared || m->shared_expert_gate ||
+                  m->shared_expert_ffn % d.F || strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") ||
                   (m->qk_norm && strcmp(m->qk_norm_scope, "head")) || m->attention_out_bias || m->attention_sinks ||
                   m->expert_bias || m->norm_unit_offset || m->embed_scale != 1.0 || m->query_pre_attn_scalar ||
                   m->attention_softcap > 0 || m->logit_softcap > 0 || m->attention_multiplier > 0 ||
@@ -1837,7 +1837,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                     m->shared_expert_ffn, m->dense_layers);
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (!strcmp(m->name, "llama") && m->qk_norm && m->attention_bias && !ds.ds) {
+    if (!strcmp(m->name, "llama") && m->qk_norm && m->attention_bias && !d.ds) {
         ACCEL_ERROR("export --format hf: q/k norms with q, k, v biases have no Hugging Face "
                     "counterpart (Qwen3 has the norms and no biases, Qwen2 the biases and no norms, outside "
                     "GLM-4.5's experts)");
@@ -1917,7 +1917,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                     m->sliding_rope, m->rope_scaling);
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (!strcmp(m->name, "llama") && m->experts && !m->attention_sinks && !ds.ds &&
+    if (!strcmp(m->name, "llama") && m->experts && !m->attention_sinks && !d.ds &&
         ((shared && m->qk_norm) || (!shared && m->attention_bias) ||
          (!shared && !m->qk_norm && !m->router_norm_topk))) {
         ACCEL_ERROR("export --format hf: experts with %s have no Hugging Face counterpart (Mixtral: no q/k "
@@ -1947,7 +1947,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     /* GLM: part of each head turned (interleaved pairs in its files), or GLM-4's norms after the
      * sublayers without Gemma's 1 + weight; Llama's blocks otherwise, q/k/v biases or none. */
     const int hs = m->head_dim ? m->head_dim : m->width / m->heads;
-    const bool glm = !ds.ds && ((m->rope_dim && m->rope_dim < hs) || (sandwich && !m->norm_unit_offset));
+    const bool glm = !d.ds && ((m->rope_dim && m->rope_dim < hs) || (sandwich && !m->norm_unit_offset));
     if (llama && glm &&
         (m->qk_norm || m->experts || m->sliding_window || m->attention_out_bias || m->attention_sinks ||
          m->norm_unit_offset || geglu || m->embed_scale != 1.0 || m->query_pre_attn_scalar || caps || granite_keys ||
@@ -1973,7 +1973,6 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
         ACCEL_ERROR("export: cannot create directory %s: %s", outdir, strerror(errno));
         return ACCEL_ERR_IO;
     }
-    dims_t d = dims_of(m);
     entry_t *e = NULL;
     int n = entries_of(&d, &e);
     if (n < 0) return n;

@@ -368,6 +368,55 @@ START_TEST(test_config_string_round_trip)
 }
 END_TEST
 
+/* Lists of numbers (LongRoPE's factors): YAML flow or block lists and "a,b" overrides; the full
+ * list prints as YAML that reads back bit for bit; malformed lists are refused naming the key. */
+START_TEST(test_config_numbers)
+{
+    accel_config_t a, b;
+    char err[1024];
+    char *ov[] = { "model.rope_short_factor=[1, 1.5, 2.25]", "model.rope_long_factor=0.1,1e3" };
+    ck_assert_int_eq(accel_config_load(&a, NULL, 2, ov, g_no_env, err, sizeof err), ACCEL_OK);
+    ck_assert_int_eq(a.model.rope_short_factor.n, 3);
+    ck_assert(a.model.rope_short_factor.v[2] == 2.25);
+    ck_assert_int_eq(a.model.rope_long_factor.n, 2);
+    ck_assert(a.model.rope_long_factor.v[0] == 0.1 && a.model.rope_long_factor.v[1] == 1000);
+    ck_assert_int_eq(accel_config_from_yaml(&b, "model:\n  rope_short_factor:\n    - 1\n    - 2.5\n", "t", err,
+                                            sizeof err), ACCEL_OK);
+    ck_assert_int_eq(b.model.rope_short_factor.n, 2);
+    ck_assert(b.model.rope_short_factor.v[1] == 2.5);
+    /* ACCEL_NUMBERS_MAX numbers needing all 17 digits: printed, read back, the same bytes */
+    char list[ACCEL_NUMBERS_MAX * 24 + 64];
+    size_t n = (size_t)snprintf(list, sizeof list, "model.rope_long_factor=");
+    for (int i = 0; i < ACCEL_NUMBERS_MAX; i++)
+        n += (size_t)snprintf(list + n, sizeof list - n, "%s%.17g", i ? "," : "", 1.0800000429153442 + i / 3.0);
+    char *ov2[] = { list };
+    ck_assert_int_eq(accel_config_load(&a, NULL, 1, ov2, g_no_env, err, sizeof err), ACCEL_OK);
+    ck_assert_int_eq(a.model.rope_long_factor.n, ACCEL_NUMBERS_MAX);
+    char *yaml = accel_config_to_yaml(&a);
+    ck_assert_int_eq(accel_config_from_yaml(&b, yaml, "printed", err, sizeof err), ACCEL_OK);
+    ck_assert_msg(!memcmp(&a, &b, sizeof a), "the list read back different:\n%s", yaml);
+    free(yaml);
+    snprintf(list + n, sizeof list - n, ",2");     /* one too many */
+    expect_config_error(NULL, 1, ov2, ACCEL_ERR_CONFIG, "'model.rope_long_factor' takes at most 128 numbers", NULL);
+    static const char *const bad[][2] = {
+        { "model.rope_short_factor=[1,", "expects a list of numbers" }, { "model.rope_short_factor=1,,2", "expects a list" },
+        { "model.rope_short_factor=[1] x", "expects a list" }, { "model.rope_short_factor=1 2", "expects a list" },
+        { "model.rope_short_factor=1,", "expects a list" }, { "model.rope_short_factor=nan", "expects a list" },
+        { "model.rope_short_factor=1,-2", "must not be negative" }, { "model.rope_short_factor=0", "outside its range" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char *one[] = { (char *)bad[i][0] };
+        expect_config_error(NULL, 1, one, ACCEL_ERR_CONFIG, bad[i][1], NULL);
+    }
+    expect_config_error("model:\n  rope_long_factor: [1, [2]]\n", 0, NULL, ACCEL_ERR_CONFIG,
+                        "key 'model.rope_long_factor' takes a list of numbers", "bad.yaml:2");
+    expect_config_error("model:\n  rope_long_factor: [1, '']\n", 0, NULL, ACCEL_ERR_CONFIG, "takes a list of numbers", NULL);
+    expect_config_error("model:\n  rope_long_factor: [1, '2,3']\n", 0, NULL, ACCEL_ERR_CONFIG, "takes a list of numbers", NULL);
+    expect_config_error("model:\n  rope_long_factor: [1, x]\n", 0, NULL, ACCEL_ERR_CONFIG, "expects a list of numbers", NULL);
+    expect_config_error("model:\n  rope_long_factor: {a: 1}\n", 0, NULL, ACCEL_ERR_CONFIG, "takes a single value", NULL);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- launcher detection */
 START_TEST(test_launch_singleton)
 {
@@ -561,6 +610,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_config_hostile_yaml);
     tcase_add_test(tc, test_config_ranges);
     tcase_add_test(tc, test_config_string_round_trip);
+    tcase_add_test(tc, test_config_numbers);
     tcase_add_test(tc, test_launch_singleton);
     tcase_add_test(tc, test_launch_mpirun);
     tcase_add_test(tc, test_launch_srun);

@@ -344,6 +344,11 @@ START_TEST(test_engine_without_gpu)
     nope.model.no_rope_pattern = 4;
     ck_assert(!accel_model_runs_on(&nope, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
     ck_assert_msg(strstr(whynot, "model.no_rope_pattern=4") != NULL, "%s", whynot);
+    accel_config_t lr = ll;                           /* LongRoPE's two tables: the CPU's */
+    snprintf(lr.model.rope_scaling, sizeof lr.model.rope_scaling, "longrope");
+    ck_assert(!accel_model_runs_on(&lr, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
+    ck_assert_msg(strstr(whynot, "model.rope_scaling=longrope") != NULL, "%s", whynot);
+    ck_assert(accel_model_runs_on(&lr, ACCEL_DEVICE_CPU, whynot, sizeof whynot));
     accel_config_t gemma = ll;                        /* Gemma's blocks: the CPU's */
     snprintf(gemma.model.activation, sizeof gemma.model.activation, "gelu_tanh");
     ck_assert(!accel_model_runs_on(&gemma, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));

@@ -169,12 +169,17 @@ static double rope_theta(json_t *j)
     return v ? json_number_value(v) : 10000.0;
 }
 
-/* The RoPE scaling's type ("default" when none) and its factor (0 when none), from
- * rope_parameters (transformers 5) or rope_scaling. */
-static const char *rope_type(json_t *j, double *factor)
+/* The RoPE scaling's object: rope_scaling, else rope_parameters (transformers 5). */
+static json_t *rope_scaling(json_t *j)
 {
     json_t *rp = json_object_get(j, "rope_scaling");
-    if (!json_is_object(rp)) rp = rope_parameters(j);
+    return json_is_object(rp) ? rp : rope_parameters(j);
+}
+
+/* The RoPE scaling's type ("default" when none) and its factor (0 when none). */
+static const char *rope_type(json_t *j, double *factor)
+{
+    json_t *rp = rope_scaling(j);
     const char *t = json_is_object(rp) ? json_string_value(json_object_get(rp, "rope_type")) : NULL;
     json_t *f = json_is_object(rp) ? json_object_get(rp, "factor") : NULL;
     *factor = t && strcmp(t, "default") && json_is_number(f) ? json_number_value(f) : 0;
@@ -207,7 +212,7 @@ static int cmd_config(const char *a, const char *b)
                                         "embedding_multiplier", "attention_multiplier", "residual_multiplier",
                                         "logits_scaling", "n_routed_experts", "n_shared_experts", "n_group",
                                         "topk_group", "routed_scaling_factor", "first_k_dense_replace",
-                                        "use_qk_norm" };
+                                        "use_qk_norm", "original_max_position_embeddings", "partial_rotary_factor" };
     int bad = 0;
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         json_t *u = json_object_get(x, keys[i]), *v = json_object_get(y, keys[i]);
@@ -227,6 +232,11 @@ static int cmd_config(const char *a, const char *b)
     double fx, fy;
     const char *tx = rope_type(x, &fx), *ty = rope_type(y, &fy);
     if (strcmp(tx, ty) || fx != fy) { printf("config rope scaling: %s x %g vs %s x %g\n", tx, fx, ty, fy); bad++; }
+    static const char *const lists[] = { "short_factor", "long_factor" };     /* LongRoPE's */
+    for (int i = 0; i < 2; i++) {
+        json_t *u = json_object_get(rope_scaling(x), lists[i]), *v = json_object_get(rope_scaling(y), lists[i]);
+        if ((u || v) && !(u && v && json_equal(u, v))) { printf("config rope scaling: %s differs\n", lists[i]); bad++; }
+    }
     printf("%s vs %s: %s\n", a, b, bad ? "DIFFERENT" : "same architecture fields");
     json_decref(x);
     json_decref(y);

@@ -86,6 +86,24 @@ same() {    # DIR FIXTURE: another config.json of the fixture's model gives tran
 needs mistral_sw model.sliding_window=0
 needs qwen3_yarn model.rope_scaling=none
 pass "mistral_sw, qwen3_yarn: transformers' logits need the sliding window and YaRN"
+# LongRoPE: Phi-3.5's 16 tokens fit its original context of 16 (the short factors), Phi-4-mini's
+# pass its 8 (the long ones, on 6 of each head's 8 values): the fixtures' logits need those factors
+# and the attention factor, and the other list changes nothing. The hub's config.json layout
+# (rope_scaling with the lists alone, the original context at the top level, Phi-3's early type
+# name "su") gives the same.
+needs phi3_5 model.rope_short_factor=1,1,1,1 model.rope_attention_factor=1
+needs phi4_mini model.rope_long_factor=1,1,1 model.rope_attention_factor=1
+score lr.logits phi3_5.h5 phi3_5 model.rope_long_factor=7,7,7,7
+"$CMP" logits "$FIX/phi3_5" lr.logits || fail "phi3_5: the long factors moved a sequence within the original context"
+score lr.logits phi4_mini.h5 phi4_mini model.rope_short_factor=7,7,7
+"$CMP" logits "$FIX/phi4_mini" lr.logits || fail "phi4_mini: the short factors moved a sequence past the original context"
+rm -rf phi35_hub && cp -r "$FIX/phi3_5" phi35_hub
+sed -i '/"rope_parameters": {/,/^  },/c\
+  "rope_theta": 10000.0,\
+  "rope_scaling": {"type": "su", "long_factor": [1.5, 3.0, 9.0, 30.0], "short_factor": [1.0, 1.25, 2.5, 6.0]},' phi35_hub/config.json
+grep -q rope_parameters phi35_hub/config.json && fail "phi35_hub: rope_parameters still there"
+same phi35_hub phi3_5
+pass "phi3_5, phi4_mini: transformers' logits need LongRoPE's short or long factors (as the length chooses) and its attention factor; the hub's config.json layout gives the same"
 # OLMo 3 (layers 0-2 slide over 4 keys with plain RoPE, layer 3 sees all 16 with YaRN): the
 # fixture's logits need each part. The same model in transformers 4's config.json (a flat
 # rope_scaling, the full-attention layers'; no layer_types: every 4th layer full) gives them too.
@@ -226,6 +244,7 @@ train_case 2 ddp "$FIX/qwen3_moe" "$FIX/qwen3_moe" qwen3_moe_dir_2_ddp
 train_case 2 zero3 qwen3_moe.h5 qwen3_moe.h5 qwen3_moe_imp_2_zero3
 train_case 2 zero2 "$FIX/qwen2_moe" "$FIX/qwen2_moe" qwen2_moe_dir_2_zero2
 train_case 2 ddp "$FIX/phi3" "$FIX/phi3" phi3_dir_2_ddp
+train_case 2 zero3 "$FIX/phi4_mini" "$FIX/phi4_mini" phi4_mini_dir_2_zero3
 train_case 2 zero3 "$FIX/olmo2" "$FIX/olmo2" olmo2_dir_2_zero3
 train_case 2 zero2 "$FIX/olmo3" "$FIX/olmo3" olmo3_dir_2_zero2
 train_case 2 ddp "$FIX/smollm3" "$FIX/smollm3" smollm3_dir_2_ddp
@@ -351,9 +370,14 @@ expect_fail "clip_qkv = 8" "$CKPT" import clip -o x.h5
 bad mscale qwen3_yarn && sed -i 's/"factor": 4.0,/"factor": 4.0, "mscale": 0.707, "mscale_all_dim": 0.707,/' mscale/config.json
 expect_fail "mscale / mscale_all_dim" "$CKPT" import mscale -o x.h5
 bad partial phi3 && sed -i 's/"partial_rotary_factor": 1.0/"partial_rotary_factor": 0.75/' partial/config.json
-expect_fail "partial_rotary_factor = 0.75" "$CKPT" import partial -o x.h5
+expect_fail "partial_rotary_factor = 0.75 turns 3 of a head's 4 values" "$CKPT" import partial -o x.h5
 bad longrope phi3 && sed -i 's/"rope_type": "default"/"rope_type": "longrope"/' longrope/config.json
-expect_fail "rope_scaling type = longrope" "$CKPT" import longrope -o x.h5
+expect_fail "rope_scaling longrope needs short_factor, a list of 1 to 128 numbers" "$CKPT" import longrope -o x.h5
+bad lrcount phi4_mini && sed -i '/^      5\.0,$/d' lrcount/config.json
+expect_fail "rope_scaling longrope has 3 short and 2 long factors: it needs one for each of the 3 pairs" \
+    "$CKPT" import lrcount -o x.h5
+bad lrneg phi4_mini && sed -i 's/^      20\.0$/      -20.0/' lrneg/config.json
+expect_fail "rope_scaling long_factor[2] is not a number in (0, 1e6]" "$CKPT" import lrneg -o x.h5
 bad q3bias qwen3 && sed -i 's/"attention_bias": false/"attention_bias": true/' q3bias/config.json
 expect_fail "attention_bias = true on Qwen3ForCausalLM adds an o_proj bias" "$CKPT" import q3bias -o x.h5
 bad q3sw qwen3 && sed -i 's/"full_attention"$/"sliding_attention"/; s/"use_sliding_window": false/"use_sliding_window": true/; s/"sliding_window": null/"sliding_window": 4/' q3sw/config.json
@@ -415,6 +439,9 @@ export_refused() {  # TAG MESSAGE KEY=VALUE...: a Llama with the keys trains a s
 }
 # A window layout no Hugging Face family has: a Llama whose layers slide but every 2nd.
 export_refused swp "has no Hugging Face counterpart here" model.sliding_window=4 model.sliding_window_pattern=2
+# LongRoPE goes out as Phi-3's, which has Llama's blocks: with q, k, v biases, refused.
+export_refused lrbias "model.rope_scaling=longrope with attention biases has no Hugging Face counterpart" \
+    model.rope_scaling=longrope model.rope_short_factor=1,2,3,4 model.rope_long_factor=2,3,4,5 model.attention_bias=true
 # Layers without RoPE are SmolLM3's, which has Llama's blocks: with Qwen3's q/k norms, refused.
 export_refused nope "layers without RoPE (model.no_rope_pattern=2) with q/k norms have no Hugging Face counterpart" \
     model.no_rope_pattern=2 model.qk_norm=true
@@ -435,10 +462,11 @@ expect_fail "tie_word_embeddings = true, but lm_head.weight differs" "$GEN" unti
 # Llama's attention_bias means q, k, v and o biases (llama_bias above): a file without them is refused.
 bad lbias llama_gqa && sed -i 's/"attention_bias": false/"attention_bias": true/' lbias/config.json
 expect_fail "tensor model.layers.0.self_attn.q_proj.bias is missing" "$CKPT" import lbias -o x.h5
-# Part of each head turned is GLM's alone: another family's partial_rotary_factor is refused on
-# import, an odd count of values too, and partial RoPE with q/k norms on export.
-bad phipart phi3 && sed -i 's/"model_type": "phi3",/"model_type": "phi3", "partial_rotary_factor": 0.75,/' phipart/config.json
-expect_fail "partial_rotary_factor = 0.75 on Phi3ForCausalLM: accel turns part of a head for GLM only" "$CKPT" import phipart -o x.h5
+# Part of each head turned is GLM's and Phi-3's alone: another family's partial_rotary_factor is
+# refused on import, an odd count of values too, and partial RoPE with q/k norms on export.
+bad llpart llama_gqa && sed -i 's/"model_type": "llama",/"model_type": "llama", "partial_rotary_factor": 0.5,/' llpart/config.json
+expect_fail "partial_rotary_factor = 0.5 on LlamaForCausalLM: accel turns part of a head for GLM and Phi-3 only" \
+    "$CKPT" import llpart -o x.h5
 bad glmodd glm && sed -i 's/"partial_rotary_factor": 0.5/"partial_rotary_factor": 0.375/' glmodd/config.json
 expect_fail "partial_rotary_factor = 0.375 turns 3 of a head's 8 values" "$CKPT" import glmodd -o x.h5
 export_refused glmqk "model.rope_dim=4 or model.norm_position=pre without Gemma's norms, with other parts, has no Hugging Face counterpart" \

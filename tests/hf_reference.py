@@ -113,6 +113,32 @@ def phi3():
         pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def phi3_5():
+    # Phi-3.5-mini's LongRoPE: each frequency divided by its short factor while the sequence fits the
+    # original context (16 here, the fixture's 16 tokens), by its long one past it; cos and sin
+    # scaled by sqrt(1 + ln 4 / ln 16) for the extension to 64.
+    return tf.Phi3ForCausalLM(tf.Phi3Config(
+        vocab_size=V, hidden_size=32, intermediate_size=32, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4 * T,
+        original_max_position_embeddings=T, sliding_window=None, tie_word_embeddings=False,
+        rope_scaling={"rope_type": "longrope", "short_factor": [1.0, 1.25, 2.5, 6.0],
+                      "long_factor": [1.5, 3.0, 9.0, 30.0]},
+        pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
+def phi4_mini():
+    # Phi-4-mini: LongRoPE on 3/4 of each head (6 of 8 values: 3 factors), tied embeddings; the
+    # original context is 8, so the fixture's 16 tokens take the long factors.
+    return tf.Phi3ForCausalLM(tf.Phi3Config(
+        vocab_size=V, hidden_size=32, intermediate_size=32, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=T,
+        original_max_position_embeddings=T // 2, sliding_window=None, tie_word_embeddings=True,
+        partial_rotary_factor=0.75,
+        rope_scaling={"rope_type": "longrope", "short_factor": [1.0, 2.0, 4.0],
+                      "long_factor": [1.0, 5.0, 20.0]},
+        pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
 def olmo2():
     # OLMo 2: norms after attention and the MLP (none before), q/k norms over the whole projections.
     return tf.Olmo2ForCausalLM(tf.Olmo2Config(
@@ -467,6 +493,8 @@ CASES = {
     "mistral": (mistral, {}),
     "mistral_sw": (mistral_sw, {}),
     "phi3": (phi3, {}),
+    "phi3_5": (phi3_5, {}),
+    "phi4_mini": (phi4_mini, {}),
     "olmo2": (olmo2, {}),
     "olmo3": (olmo3, {}),
     "smollm3": (smollm3, {"score64": True}),

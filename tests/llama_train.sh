@@ -67,6 +67,16 @@ expect_fail "model.width=30 is not divisible by model.heads=4" "$ACCEL_TRAIN" $a
 expect_fail "model.rope_high_freq_factor" "$ACCEL_TRAIN" $args model.rope_scaling=llama3 model.rope_high_freq_factor=0.5
 expect_fail "model.rms_eps" "$ACCEL_TRAIN" $args model.rms_eps=0
 expect_fail "expected one of none|llama3|yarn" "$ACCEL_TRAIN" $args model.rope_scaling=dynamic
+# LongRoPE: one factor for each pair RoPE turns, both lists, and only with rope_scaling=longrope.
+expect_fail "model.rope_short_factor must hold one number for each pair of values RoPE turns in a head, 4" \
+    "$ACCEL_TRAIN" $args model.rope_scaling=longrope model.rope_short_factor=1,2 model.rope_long_factor=1,2,3,4
+expect_fail "model.rope_long_factor must hold one number for each pair of values RoPE turns in a head, 3 (model.rope_dim / 2" \
+    "$ACCEL_TRAIN" $args model.rope_scaling=longrope model.rope_dim=6 model.rope_short_factor=1,2,3
+expect_fail "model.rope_long_factor is LongRoPE's: it needs model.rope_scaling=longrope" "$ACCEL_TRAIN" $args model.rope_long_factor=1,2,3,4
+expect_fail "model.rope_attention_factor scales model.rope_scaling=yarn or longrope only" "$ACCEL_TRAIN" $args \
+    model.rope_scaling=llama3 model.rope_attention_factor=1.2
+expect_fail "configuration key 'model.rope_short_factor' expects a list of numbers" "$ACCEL_TRAIN" $args model.rope_short_factor=1,,2
+expect_fail "gpt: model.rope_short_factor is a llama key" "$ACCEL_TRAIN" model.name=gpt model.rope_short_factor=1
 expect_fail "gpt: model.kv_heads is a llama key" "$ACCEL_TRAIN" model.name=gpt model.kv_heads=2
 expect_fail "gpt: model.tie_embeddings is a llama key" "$ACCEL_TRAIN" model.name=gpt model.tie_embeddings=false
 expect_fail "model.qk_norm_scope is all, which needs model.qk_norm=true" "$ACCEL_TRAIN" $args model.qk_norm_scope=all

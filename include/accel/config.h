@@ -13,6 +13,14 @@
 #include "accel/status.h"
 
 #define ACCEL_STR_MAX 256
+/* The longest list of numbers a key takes (LongRoPE's factors: one per turned pair of a head). */
+#define ACCEL_NUMBERS_MAX 128
+
+/* A key's list of numbers (YAML [a, b, ...], or "a,b,..." on the command line); n = 0: none. */
+typedef struct {
+    int n;
+    double v[ACCEL_NUMBERS_MAX];
+} accel_numbers_t;
 
 typedef struct {
     char name[32];                  /* model.name: mlp | gpt | llama */
@@ -26,12 +34,14 @@ typedef struct {
     int kv_heads;                   /* model.kv_heads: 0 = heads */
     int ffn_width;                  /* model.ffn_width: 0 = 8/3 width rounded up to 64 */
     double rope_theta, rms_eps;
-    char rope_scaling[16];          /* model.rope_scaling: none | llama3 | yarn */
+    char rope_scaling[16];          /* model.rope_scaling: none | llama3 | yarn | linear | longrope */
     double rope_factor, rope_low_freq_factor, rope_high_freq_factor;
     int rope_original_context;
     double rope_beta_fast, rope_beta_slow; /* yarn: the ramp's bounds, in rotations */
     double rope_attention_factor;   /* yarn: cos and sin scaled by it; 0 = 0.1 ln(factor) + 1 */
     bool rope_truncate;             /* yarn: the ramp's bounds rounded to whole dimensions */
+    accel_numbers_t rope_short_factor, rope_long_factor; /* longrope: each frequency divided by its
+                                     * factor, the long ones past rope_original_context */
     int rope_dim;                   /* model.rope_dim: values of each head RoPE turns; 0 = all */
     bool attention_bias;            /* model.attention_bias: q, k, v biases (Qwen2) */
     bool attention_out_bias;        /* model.attention_out_bias: the output projection's (gpt-oss) */

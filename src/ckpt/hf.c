@@ -177,7 +177,8 @@ typedef struct {
     int dense_layers, DF;           /* with experts, the leading blocks with a dense MLP, its width */
     bool ds;                        /* DeepSeek-V3's routing, shared experts, dense blocks (GLM-4.5) */
     bool select_bias;               /* ... the router's selection bias */
-    bool phi3;                      /* Phi-3's fused names (import only: export writes Llama's) */
+    bool phi3;                      /* Phi-3's fused names (export: LongRoPE's models; others go out
+                                     * as Llama's) */
     bool qk_all, post;              /* q/k norms over whole projections; norms after sublayers */
     bool sandwich;                  /* norms before and after the sublayers (Gemma 3) */
     bool obias, sinks;              /* attention output bias, sinks (gpt-oss) */
@@ -223,7 +224,8 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.select_bias = d.E && m->router_select_bias;
     d.ds = d.E && (strcmp(m->router_scores, "softmax") || d.select_bias || d.dense_layers || (d.S && !m->shared_expert_gate) ||
                    m->router_groups > 1 || m->router_scale != 1.0);
-    d.glm = d.llama && !d.ds && (d.rd < d.hs || (d.sandwich && !m->norm_unit_offset));
+    d.phi3 = d.llama && !strcmp(m->rope_scaling, "longrope");  /* import: the file's architecture says */
+    d.glm = d.llama && !d.ds && !d.phi3 && (d.rd < d.hs || (d.sandwich && !m->norm_unit_offset));
     return d;
 }
 
@@ -911,6 +913,9 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                       : jnum(root, "rope_theta", json_is_object(rp) ? jnum(rp, "rope_theta", oss ? 150000.0 : 10000.0)
                                                                     : 10000.0);
         const char *rtype = json_is_object(rp) ? (jstr(rp, "rope_type") ? jstr(rp, "rope_type") : jstr(rp, "type")) : NULL;
+        const bool phi3 = !strcmp(ai->arch, "Phi3ForCausalLM");
+        if (phi3 && rtype && (!strcmp(rtype, "su") || !strcmp(rtype, "yarn")))
+            rtype = "longrope";         /* Phi-3's early names for it, as transformers' Phi3Config reads them */
         if (!rtype || !strcmp(rtype, "default")) {
             snprintf(m->rope_scaling, sizeof m->rope_scaling, "none");
         } else if (!strcmp(rtype, "llama3")) {
@@ -934,25 +939,59 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         } else if (!strcmp(rtype, "linear")) {
             snprintf(m->rope_scaling, sizeof m->rope_scaling, "linear");
             m->rope_factor = jnum(rp, "factor", 1.0);
+        } else if (!strcmp(rtype, "longrope")) {
+            /* LongRoPE (Phi-3.5, Phi-4-mini): the factor lists; the extension, when not given, is
+             * max_position_embeddings over the original context (transformers' rule), and below 1
+             * it is none */
+            snprintf(m->rope_scaling, sizeof m->rope_scaling, "longrope");
+            m->rope_original_context = (int)jint(rp, "original_max_position_embeddings",
+                                                 jint(root, "original_max_position_embeddings", phi3 ? 4096 : m->context));
+            if (m->rope_original_context < 1)
+                REFUSE("%s: original_max_position_embeddings = %d: LongRoPE needs the original context (>= 1)", path,
+                       m->rope_original_context);
+            const double factor = jnum(rp, "factor", (double)m->context / m->rope_original_context);
+            m->rope_factor = factor > 1.0 ? factor : 1.0;
+            m->rope_attention_factor = jnum(rp, "attention_factor", 0.0);
+            static const char *const lists[] = { "short_factor", "long_factor" };
+            for (int k = 0; k < 2; k++) {
+                accel_numbers_t *out = k ? &m->rope_long_factor : &m->rope_short_factor;
+                json_t *a = json_object_get(rp, lists[k]);
+                if (!json_is_array(a) || json_array_size(a) < 1 || json_array_size(a) > ACCEL_NUMBERS_MAX)
+                    REFUSE("%s: rope_scaling longrope needs %s, a list of 1 to %d numbers", path, lists[k],
+                           ACCEL_NUMBERS_MAX);
+                memset(out, 0, sizeof *out);
+                for (size_t i = 0; i < json_array_size(a); i++) {
+                    json_t *x = json_array_get(a, i);
+                    const double v = json_is_number(x) ? json_number_value(x) : 0.0;
+                    if (!(v > 0.0 && v <= 1e6))
+                        REFUSE("%s: rope_scaling %s[%zu] is not a number in (0, 1e6]", path, lists[k], i);
+                    out->v[out->n++] = v;
+                }
+            }
         } else {
-            REFUSE("%s: rope_scaling type = %s: accel computes RoPE without scaling or with llama3, yarn or linear scaling",
+            REFUSE("%s: rope_scaling type = %s: accel computes RoPE without scaling or with llama3, yarn, linear or "
+                   "longrope scaling",
                    path, rtype);
         }
         /* Part of each head turned (rope_parameters or the top level): GLM's half (its default),
-         * model.rope_dim; other families' (Phi-4-mini's with LongRoPE) are refused. */
+         * Phi-4-mini's 3/4: model.rope_dim; other families' are refused. */
         const double def_partial = glm || glm_moe ? 0.5 : 1.0;
         const double partial = jnum(root, "partial_rotary_factor",
                                     json_is_object(rp) ? jnum(rp, "partial_rotary_factor", def_partial) : def_partial);
         json_decref(oss_rope);
         const int hs = m->head_dim ? m->head_dim : m->heads > 0 ? m->width / m->heads : 0;
         const int rd = (int)(partial * hs);                 /* transformers' int(head_dim * factor) */
-        if (partial != 1.0 && !glm && !glm_moe)
-            REFUSE("%s: partial_rotary_factor = %g on %s: accel turns part of a head for GLM only", path, partial,
-                   ai->arch);
+        if (partial != 1.0 && !glm && !glm_moe && !phi3)
+            REFUSE("%s: partial_rotary_factor = %g on %s: accel turns part of a head for GLM and Phi-3 only", path,
+                   partial, ai->arch);
         if (!(partial > 0 && partial <= 1.0) || rd % 2 || rd < 2)
             REFUSE("%s: partial_rotary_factor = %g turns %d of a head's %d values: accel needs an even number >= 2",
                    path, partial, rd, hs);
         m->rope_dim = rd < hs ? rd : 0;
+        if (!strcmp(m->rope_scaling, "longrope") &&
+            (m->rope_short_factor.n != rd / 2 || m->rope_long_factor.n != rd / 2))
+            REFUSE("%s: rope_scaling longrope has %d short and %d long factors: it needs one for each of the %d "
+                   "pairs RoPE turns in a head", path, m->rope_short_factor.n, m->rope_long_factor.n, rd / 2);
         if (m->kv_heads == m->heads) m->kv_heads = 0;
     }
     if (m->layers < 1 || m->heads < 1 || m->width < 1 || m->context < 1 || m->vocab < 2 ||
@@ -1261,7 +1300,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     if (st != ACCEL_OK) goto fail;
     dims_t d = dims_of(&hf->cfg.model);
     d.phi3 = !strcmp(hf->arch, "Phi3ForCausalLM");
-    d.glm |= !strcmp(hf->arch, "GlmForCausalLM") || !strcmp(hf->arch, "Glm4ForCausalLM");
+    d.glm = (d.glm && !d.phi3) || !strcmp(hf->arch, "GlmForCausalLM") || !strcmp(hf->arch, "Glm4ForCausalLM");
     d.granite_moe |= !strcmp(hf->arch, "GraniteMoeForCausalLM");
     d.mxfp4 = hf->mxfp4;
     hf->ne = entries_of(&d, &hf->e);
@@ -1555,7 +1594,9 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool qwen = !olmo && !gemma && !oss && !obias && !glm && !glm_moe && (d.qk_norm || m->attention_bias || d.S);
         const bool nope = m->no_rope_pattern > 0;  /* SmolLM3 (export refuses it with anything else) */
         const bool granite = m->attention_multiplier > 0 || m->residual_multiplier != 1.0 || m->logits_scaling != 1.0;
-        const char *arch = glm_moe ? "Glm4MoeForCausalLM" : oss ? "GptOssForCausalLM" : seed ? "SeedOssForCausalLM"
+        const bool phi3 = d.phi3;     /* LongRoPE: Phi-3.5's, Phi-4-mini's (accel_hf_export checked the rest) */
+        const char *arch = phi3 ? "Phi3ForCausalLM" : glm_moe ? "Glm4MoeForCausalLM" : oss ? "GptOssForCausalLM"
+                         : seed ? "SeedOssForCausalLM"
                          : glm4 ? "Glm4ForCausalLM" : glm ? "GlmForCausalLM"
                          : gemma3 ? "Gemma3ForCausalLM" : gemma2 ? "Gemma2ForCausalLM" : gemma ? "GemmaForCausalLM"
                          : granite ? (d.E ? "GraniteMoeForCausalLM" : "GraniteForCausalLM") : nope ? "SmolLM3ForCausalLM"
@@ -1563,7 +1604,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
                          : window ? "MistralForCausalLM" : "LlamaForCausalLM";
-        const char *type = glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
+        const char *type = phi3 ? "phi3" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
                          : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
@@ -1593,6 +1634,27 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                 json_object_set_new(y, "attention_factor", json_real(m->rope_attention_factor));
             if (y && !m->rope_truncate) json_object_set_new(y, "truncate", json_false());
             json_object_set_new(j, "rope_scaling", y);
+        }
+        if (j && phi3) {              /* LongRoPE's lists; the part of each head turned; one window */
+            json_t *lr = json_pack("{s:s, s:[], s:[], s:i}", "rope_type", "longrope", "short_factor",
+                                   "long_factor", "original_max_position_embeddings", m->rope_original_context);
+            /* the extension, unless transformers' default (max_position_embeddings over it) gives it */
+            if (lr && m->rope_factor != (double)m->context / m->rope_original_context &&
+                !(m->rope_factor == 1.0 && m->context <= m->rope_original_context))
+                json_object_set_new(lr, "factor", json_real(m->rope_factor));
+            for (int i = 0; lr && i < m->rope_short_factor.n; i++)
+                json_array_append_new(json_object_get(lr, "short_factor"), json_real(m->rope_short_factor.v[i]));
+            for (int i = 0; lr && i < m->rope_long_factor.n; i++)
+                json_array_append_new(json_object_get(lr, "long_factor"), json_real(m->rope_long_factor.v[i]));
+            if (lr && m->rope_attention_factor > 0)
+                json_object_set_new(lr, "attention_factor", json_real(m->rope_attention_factor));
+            json_object_set_new(j, "rope_scaling", lr);
+            json_object_set_new(j, "original_max_position_embeddings", json_integer(m->rope_original_context));
+            json_object_set_new(j, "partial_rotary_factor", json_real((double)d.rd / d.hs));
+            json_object_set_new(j, "sliding_window", window ? json_integer(m->sliding_window) : json_null());
+            json_object_del(j, "head_dim");
+            json_object_del(j, "mlp_bias");
+            json_object_del(j, "attention_bias");
         }
         /* OLMo 3 in transformers 5 reads one set per layer type (from a flat rope_theta it would
          * give the sliding layers its default theta, 500000): both, so either version reads it. */
@@ -1947,7 +2009,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     /* GLM: part of each head turned (interleaved pairs in its files), or GLM-4's norms after the
      * sublayers without Gemma's 1 + weight; Llama's blocks otherwise, q/k/v biases or none. */
     const int hs = m->head_dim ? m->head_dim : m->width / m->heads;
-    const bool glm = !d.ds && ((m->rope_dim && m->rope_dim < hs) || (sandwich && !m->norm_unit_offset));
+    const bool glm = !d.ds && !d.phi3 && ((m->rope_dim && m->rope_dim < hs) || (sandwich && !m->norm_unit_offset));
     if (llama && glm &&
         (m->qk_norm || m->experts || m->sliding_window || m->attention_out_bias || m->attention_sinks ||
          m->norm_unit_offset || geglu || m->embed_scale != 1.0 || m->query_pre_attn_scalar || caps || granite_keys ||
@@ -1956,6 +2018,19 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                     "other parts, has no Hugging Face counterpart (GlmForCausalLM, Glm4ForCausalLM: Llama's blocks, "
                     "q/k/v biases or none, no q/k norms, experts, window or other families' keys)", m->rope_dim,
                     m->norm_position);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    /* LongRoPE: Phi-3's (Phi3ForCausalLM: Llama's blocks, any part of each head turned, one window
+     * for every layer or none). */
+    if (d.phi3 && (m->attention_bias || m->attention_out_bias || m->qk_norm || m->experts || m->head_dim ||
+                   m->sliding_window_pattern || gemma_keys || granite_keys || oss_keys || m->no_rope_pattern ||
+                   strcmp(m->norm_position, "pre"))) {
+        ACCEL_ERROR("export --format hf: model.rope_scaling=longrope with %s has no Hugging Face counterpart "
+                    "(Phi3ForCausalLM: Llama's blocks, no biases, q/k norms, experts, model.head_dim or other "
+                    "families' keys; a window on every layer or none)",
+                    m->attention_bias || m->attention_out_bias ? "attention biases" : m->qk_norm ? "q/k norms"
+                    : m->experts ? "experts" : m->head_dim ? "model.head_dim" : m->sliding_window_pattern
+                    ? "model.sliding_window_pattern" : "another family's keys");
         return ACCEL_ERR_UNSUPPORTED;
     }
     /* An output projection bias without the sinks: Llama's (with q, k, v biases) or Seed-OSS's

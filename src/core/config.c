@@ -22,8 +22,10 @@
 extern char **environ;
 
 /* KEY_COUNT: an int >= 0 or "auto" (stored as ACCEL_AUTO); KEY_BYTES: a size in bytes, written
- * plain or with a unit (KiB MiB GiB TiB, or KB MB GB TB in powers of 1000), stored as int64. */
-typedef enum { KEY_INT, KEY_U64, KEY_INT64, KEY_DOUBLE, KEY_BOOL, KEY_STRING, KEY_COUNT, KEY_BYTES } key_type_t;
+ * plain or with a unit (KiB MiB GiB TiB, or KB MB GB TB in powers of 1000), stored as int64;
+ * KEY_NUMBERS: a list of numbers, each as KEY_DOUBLE takes one (accel_numbers_t). */
+typedef enum { KEY_INT, KEY_U64, KEY_INT64, KEY_DOUBLE, KEY_BOOL, KEY_STRING, KEY_COUNT, KEY_BYTES,
+               KEY_NUMBERS } key_type_t;
 
 typedef struct {
     const char *key;
@@ -71,16 +73,18 @@ static const key_spec_t g_schema[] = {
     { "model.kv_heads", KEY_INT, F(model.kv_heads), "0", NULL, "llama: key/value heads (grouped-query attention; 1 = multi-query); 0 = model.heads", R(0, 1 << 16) },
     { "model.ffn_width", KEY_INT, F(model.ffn_width), "0", NULL, "llama: SwiGLU hidden width; 0 = 8/3 x width rounded up to a multiple of 64", R(0, 1 << 22) },
     { "model.rope_theta", KEY_DOUBLE, F(model.rope_theta), "10000", NULL, "llama: RoPE base frequency", R_OPEN_LO(1, 1e12) },
-    { "model.rope_scaling", KEY_STRING, F(model.rope_scaling), "none", "none|llama3|yarn|linear", "llama: RoPE frequency scaling (llama3: Llama-3.1 style, the four keys below; yarn: YaRN, as transformers' rope_type yarn, with rope_factor, rope_original_context and the three rope_* keys after them; linear: every frequency divided by rope_factor, position interpolation, Gemma 3's full layers)", NO_RANGE },
-    { "model.rope_factor", KEY_DOUBLE, F(model.rope_factor), "8", NULL, "llama: rope_scaling=llama3, yarn or linear: low frequencies (linear: all of them) divided by this (the context extension)", R(1, 1e6) },
+    { "model.rope_scaling", KEY_STRING, F(model.rope_scaling), "none", "none|llama3|yarn|linear|longrope", "llama: RoPE frequency scaling (llama3: Llama-3.1 style, the four keys below; yarn: YaRN, as transformers' rope_type yarn, with rope_factor, rope_original_context and the three rope_* keys after them; linear: every frequency divided by rope_factor, position interpolation, Gemma 3's full layers; longrope: Phi-3.5's and Phi-4-mini's LongRoPE, frequency i divided by rope_short_factor[i], or by rope_long_factor[i] when the sequence is longer than rope_original_context)", NO_RANGE },
+    { "model.rope_factor", KEY_DOUBLE, F(model.rope_factor), "8", NULL, "llama: rope_scaling=llama3, yarn or linear: low frequencies (linear: all of them) divided by this (the context extension); longrope: the extension that sets its default attention factor", R(1, 1e6) },
     { "model.rope_low_freq_factor", KEY_DOUBLE, F(model.rope_low_freq_factor), "1", NULL, "llama: rope_scaling=llama3: wavelengths above original_context / this are scaled", R_OPEN_LO(0, 1e6) },
     { "model.rope_high_freq_factor", KEY_DOUBLE, F(model.rope_high_freq_factor), "4", NULL, "llama: rope_scaling=llama3: wavelengths below original_context / this are kept", R_OPEN_LO(0, 1e6) },
-    { "model.rope_original_context", KEY_INT, F(model.rope_original_context), "8192", NULL, "llama: rope_scaling=llama3 or yarn: the context the model was pre-trained with", R(1, 1 << 24) },
+    { "model.rope_original_context", KEY_INT, F(model.rope_original_context), "8192", NULL, "llama: rope_scaling=llama3, yarn or longrope: the context the model was pre-trained with", R(1, 1 << 24) },
     { "model.rope_beta_fast", KEY_DOUBLE, F(model.rope_beta_fast), "32", NULL, "llama: rope_scaling=yarn: frequencies turning more than this many times over the original context are kept", R_OPEN_LO(0, 1e6) },
     { "model.rope_beta_slow", KEY_DOUBLE, F(model.rope_beta_slow), "1", NULL, "llama: rope_scaling=yarn: frequencies turning fewer times than this are divided by rope_factor (a linear ramp between)", R_OPEN_LO(0, 1e6) },
     { "model.rope_dim", KEY_INT, F(model.rope_dim), "0", NULL, "llama: RoPE turns the first N values of each head (even, at most the head size) and the rest pass unturned (transformers' partial_rotary_factor x head size: GLM's half); 0 = all", R(0, 1 << 16) },
     { "model.rope_truncate", KEY_BOOL, F(model.rope_truncate), "true", NULL, "llama: rope_scaling=yarn: the ramp's bounds are rounded outwards to whole dimensions (transformers' truncate, true unless the config says false; gpt-oss: false)", NO_RANGE },
-    { "model.rope_attention_factor", KEY_DOUBLE, F(model.rope_attention_factor), "0", NULL, "llama: rope_scaling=yarn: RoPE's cos and sin are multiplied by this; 0 = 0.1 ln(rope_factor) + 1 (YaRN's)", R(0, 1e6) },
+    { "model.rope_attention_factor", KEY_DOUBLE, F(model.rope_attention_factor), "0", NULL, "llama: rope_scaling=yarn or longrope: RoPE's cos and sin are multiplied by this; 0 = YaRN's 0.1 ln(rope_factor) + 1, LongRoPE's sqrt(1 + ln(rope_factor) / ln(rope_original_context)) (1 when rope_factor is 1)", R(0, 1e6) },
+    { "model.rope_short_factor", KEY_NUMBERS, F(model.rope_short_factor), "", NULL, "llama: rope_scaling=longrope: one number for each pair of values RoPE turns (model.rope_dim / 2, else head size / 2): frequency i is divided by the i-th while the sequence fits rope_original_context", R_OPEN_LO(0, 1e6) },
+    { "model.rope_long_factor", KEY_NUMBERS, F(model.rope_long_factor), "", NULL, "llama: rope_scaling=longrope: as rope_short_factor, for sequences longer than rope_original_context (a generation that grows past it recomputes its cache with them, as transformers does)", R_OPEN_LO(0, 1e6) },
     { "model.rms_eps", KEY_DOUBLE, F(model.rms_eps), "1e-5", NULL, "llama: RMSNorm epsilon", R_OPEN(0, 1) },
     { "model.tie_embeddings", KEY_BOOL, F(model.tie_embeddings), "true", NULL, "the LM head reuses the token embedding; false = a separate lm_head (llama; gpt is always tied)", NO_RANGE },
     { "model.attention_bias", KEY_BOOL, F(model.attention_bias), "false", NULL, "llama: biases on the q, k and v projections (Qwen2)", NO_RANGE },
@@ -315,6 +319,24 @@ static bool in_range(const key_spec_t *k, double v)
     return lo_ok && hi_ok;
 }
 
+/* One number as KEY_DOUBLE takes it, from s up to *end: 1 read, 0 not a number (or a subnormal,
+ * which may not print and read back the same), -1 negative. */
+static int parse_number(const char *s, char **end, double *out)
+{
+    errno = 0;
+    double v = strtod(s, end);
+    if (*end == s || errno || !isfinite(v) || (v != 0 && fabs(v) < DBL_MIN)) return 0;
+    if (v < 0) return -1;
+    *out = v == 0 ? 0.0 : v;                        /* -0 prints as "-0" */
+    return 1;
+}
+
+static const char *skip_blanks(const char *p)
+{
+    while (*p == ' ' || *p == '\t') p++;
+    return p;
+}
+
 /* The first byte of s that is not part of well-formed UTF-8 (no overlong forms, no surrogates,
  * nothing above U+10FFFF), or -1 when s is valid. */
 static long utf8_invalid_at(const char *s)
@@ -388,14 +410,39 @@ accel_status_t accel_config_set(accel_config_t *cfg, const char *key, const char
         break;
     }
     case KEY_DOUBLE: {
-        double v = strtod(value, &end);
-        /* Subnormals are refused too: printed and read back they may come out as zero or ERANGE. */
-        if (!*value || *end || errno || !isfinite(v) || (v != 0 && fabs(v) < DBL_MIN)) goto bad_type;
-        if (v < 0) goto negative;
-        if (v == 0) v = 0.0;                        /* -0 prints as "-0" */
+        double v;
+        int got = parse_number(value, &end, &v);
+        if (got == 0 || *end) goto bad_type;
+        if (got < 0) goto negative;
         as_double = v;
         if (!in_range(k, as_double)) goto out_of_range;
         *(double *)field = v;
+        break;
+    }
+    case KEY_NUMBERS: {             /* "a,b,c" or "[a, b, c]"; "" and "[]" are the empty list */
+        accel_numbers_t list;
+        memset(&list, 0, sizeof list);              /* equal values, equal bytes */
+        const bool bracket = value[0] == '[';
+        const char *p = skip_blanks(value + bracket);
+        while (*p && *p != ']') {
+            double v;
+            int got = parse_number(p, &end, &v);
+            if (got == 0) goto bad_type;
+            if (got < 0) goto negative;
+            if (!in_range(k, v)) goto out_of_range;
+            if (list.n == ACCEL_NUMBERS_MAX) {
+                snprintf(err, errlen, "configuration key '%s' takes at most %d numbers", key, ACCEL_NUMBERS_MAX);
+                return ACCEL_ERR_CONFIG;
+            }
+            list.v[list.n++] = v;
+            p = skip_blanks(end);
+            if (*p != ',') break;
+            p = skip_blanks(p + 1);
+            if (!*p || *p == ']') goto bad_type;    /* a trailing comma */
+        }
+        if (bracket != (*p == ']') || (bracket && *skip_blanks(p + 1))) goto bad_type;
+        if (!bracket && *p) goto bad_type;
+        *(accel_numbers_t *)field = list;
         break;
     }
     case KEY_BOOL:
@@ -454,6 +501,7 @@ bad_type:
              : k->type == KEY_DOUBLE ? "a number"
              : k->type == KEY_COUNT ? "an integer or auto"
              : k->type == KEY_BYTES ? "a size in bytes, optionally with a unit (e.g. 512MiB, 8GiB, 2GB)"
+             : k->type == KEY_NUMBERS ? "a list of numbers (e.g. [1, 1.5, 2.25], or 1,1.5,2.25)"
              : "an integer", value);
     return ACCEL_ERR_CONFIG;
 negative:
@@ -530,6 +578,45 @@ static bool is_section(const char *name)
 
 static accel_status_t load_mapping(yaml_reader_t *r, const char *prefix, unsigned long line, int depth);
 
+/* The items of a list of numbers whose start event (on `line`) was just read, up to its end event,
+ * set as "a,b,c" (accel_config_set checks each). */
+static accel_status_t load_numbers(yaml_reader_t *r, const char *key, unsigned long line)
+{
+    size_t len = 0, cap = 256;
+    char *joined = malloc(cap);
+    accel_status_t st = joined ? ACCEL_OK : ACCEL_ERR_NOMEM;
+    while (st == ACCEL_OK) {
+        yaml_event_t e;
+        if ((st = next_event(r, &e)) != ACCEL_OK) break;
+        if (e.type == YAML_SEQUENCE_END_EVENT) { yaml_event_delete(&e); break; }
+        const size_t n = e.type == YAML_SCALAR_EVENT ? e.data.scalar.length : 0;
+        if (e.type != YAML_SCALAR_EVENT || !n || strlen((const char *)e.data.scalar.value) != n ||
+            memchr(e.data.scalar.value, ',', n)) {
+            snprintf(r->err, r->errlen, "%s:%lu: key '%s' takes a list of numbers; item %s is not one",
+                     r->path, line_of(&e), key, e.type == YAML_SCALAR_EVENT ? (const char *)e.data.scalar.value : "(a list or mapping)");
+            st = ACCEL_ERR_CONFIG;
+        } else if (len + n + 2 > cap) {
+            char *grown = realloc(joined, (cap = 2 * (len + n + 2)));
+            if (!grown) st = ACCEL_ERR_NOMEM;
+            else joined = grown;
+        }
+        if (st == ACCEL_OK) {
+            if (len) joined[len++] = ',';
+            memcpy(joined + len, e.data.scalar.value, n);
+            len += n;
+        }
+        yaml_event_delete(&e);
+    }
+    if (st == ACCEL_OK) {
+        joined[len] = '\0';
+        char msg[768];
+        st = accel_config_set(r->cfg, key, joined, msg, sizeof msg);
+        if (st != ACCEL_OK) snprintf(r->err, r->errlen, "%s:%lu: %s", r->path, line, msg);
+    }
+    free(joined);
+    return st;
+}
+
 /* The value event e of key `prefix` (empty: the document's root). */
 static accel_status_t load_value(yaml_reader_t *r, yaml_event_t *e, const char *prefix, int depth)
 {
@@ -538,6 +625,7 @@ static accel_status_t load_value(yaml_reader_t *r, yaml_event_t *e, const char *
     case YAML_MAPPING_START_EVENT:
         return load_mapping(r, prefix, line, depth + 1);
     case YAML_SEQUENCE_START_EVENT:
+        if (*prefix && find_key(prefix) && find_key(prefix)->type == KEY_NUMBERS) return load_numbers(r, prefix, line);
         if (!*prefix)
             snprintf(r->err, r->errlen, "%s:%lu: expected a mapping of configuration keys, found a list",
                      r->path, line);
@@ -803,8 +891,11 @@ accel_status_t accel_config_load(accel_config_t *cfg, const char *path, int nove
     return ACCEL_OK;
 }
 
-/* The longest printed value: a string of ACCEL_STR_MAX - 1 bytes, each escaped as \xNN, quoted. */
-#define VALUE_MAX (4 * ACCEL_STR_MAX + 8)
+/* The longest printed value: a string of ACCEL_STR_MAX - 1 bytes, each escaped as \xNN, quoted, or
+ * a full list of numbers (each at most 24 characters and ", "). */
+#define STRING_VALUE_MAX (4 * ACCEL_STR_MAX + 8)
+#define NUMBERS_VALUE_MAX (26 * ACCEL_NUMBERS_MAX + 4)
+#define VALUE_MAX (STRING_VALUE_MAX > NUMBERS_VALUE_MAX ? STRING_VALUE_MAX : NUMBERS_VALUE_MAX)
 
 /* Characters a plain YAML scalar may hold anywhere without changing meaning (a space only inside). */
 static bool plain_yaml(const char *s)
@@ -872,6 +963,17 @@ static void format_value(const accel_config_t *cfg, const key_spec_t *k, char *o
         else snprintf(out, outlen, "%d", *(const int *)field);
         break;
     case KEY_BYTES: snprintf(out, outlen, "%lld", (long long)*(const int64_t *)field); break;
+    case KEY_NUMBERS: {             /* a YAML flow list: [a, b, c] */
+        const accel_numbers_t *list = (const accel_numbers_t *)field;
+        size_t n = (size_t)snprintf(out, outlen, "[");
+        for (int i = 0; i < list->n && n < outlen; i++) {
+            char x[32];
+            format_double(list->v[i], x, sizeof x);
+            n += (size_t)snprintf(out + n, outlen - n, "%s%s", i ? ", " : "", x);
+        }
+        if (n < outlen) snprintf(out + n, outlen - n, "]");
+        break;
+    }
     case KEY_STRING: {
         char s[ACCEL_STR_MAX];
         snprintf(s, sizeof s, "%.*s", (int)(k->size - 1), field);

@@ -114,6 +114,11 @@ typedef struct {
     float *capt;                    /* [T, T] attention_softcap: tanh of one (sample, head)'s scores
                                      * in the backward pass; logit_softcap: [V] one row's */
     float *rope_cos, *rope_sin;     /* [T, hs/2] */
+    float *long_cos, *long_sin;     /* [T, hs/2] LongRoPE's long factors' (rope_scaling=longrope and a
+                                     * context past rope_original_context), else NULL */
+    int rope_original;              /* longrope: sequences longer than this take the long tables */
+    bool rope_long;                 /* the pass under way takes them (set by its forward) */
+    bool cache_long;                /* ... and the KV cache was made with them */
     float *plain_cos, *plain_sin;   /* [T, hs/2] the sliding layers' unscaled RoPE (sliding_rope=plain
                                      * with a scaling), else NULL */
     accel_dtype_t precision;
@@ -181,6 +186,8 @@ static void gpt_destroy(void *state)
     free(m->act);
     free(m->blk);
     free(m->rope_cos);
+    free(m->long_cos);
+    free(m->long_sin);
     free(m->rope_sin);
     free(m->plain_cos);
     free(m->plain_sin);
@@ -213,6 +220,9 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->ffn_width != 0 && c->ffn_width != 4 * c->width) key = "model.ffn_width";
     else if (c->rope_theta != 10000.0) key = "model.rope_theta";
     else if (strcmp(c->rope_scaling, "none")) key = "model.rope_scaling";
+    else if (c->rope_short_factor.n) key = "model.rope_short_factor";
+    else if (c->rope_long_factor.n) key = "model.rope_long_factor";
+    else if (c->rope_attention_factor != 0.0) key = "model.rope_attention_factor";
     else if (c->rms_eps != 1e-5) key = "model.rms_eps";
     else if (!c->tie_embeddings) key = "model.tie_embeddings";
     else if (c->attention_bias) key = "model.attention_bias";
@@ -294,25 +304,33 @@ static double yarn_inv_freq(const accel_model_config_t *c, int hs, int i)
     return inter * (1.0f - keep) + extra * keep;
 }
 
-/* YaRN's scale of cos and sin: model.rope_attention_factor, else 0.1 ln(factor) + 1. */
-static double yarn_attention_factor(const accel_model_config_t *c)
+/* The scale of cos and sin: model.rope_attention_factor, else YaRN's 0.1 ln(factor) + 1 or
+ * LongRoPE's sqrt(1 + ln(factor) / ln(original context)); 1 without a context extension. */
+static double rope_attention_factor(const accel_model_config_t *c)
 {
     if (c->rope_attention_factor > 0) return c->rope_attention_factor;
-    return c->rope_factor <= 1.0 ? 1.0 : 0.1 * log(c->rope_factor) + 1.0;
+    if (c->rope_factor <= 1.0) return 1.0;
+    if (!strcmp(c->rope_scaling, "longrope"))
+        return sqrt(1.0 + log(c->rope_factor) / log((double)c->rope_original_context));
+    return 0.1 * log(c->rope_factor) + 1.0;
 }
 
-void accel_decoder_rope_tables(const accel_model_config_t *c, int T, int hs, bool plain, float *cos_t,
-                               float *sin_t)
+void accel_decoder_rope_tables(const accel_model_config_t *c, int T, int hs, accel_rope_table_t which,
+                               float *cos_t, float *sin_t)
 {
     const int half = hs / 2;
-    const bool yarn = !plain && !strcmp(c->rope_scaling, "yarn");
-    const float scale = yarn ? (float)yarn_attention_factor(c) : 1.0f;
+    const bool plain = which == ACCEL_ROPE_PLAIN, yarn = !plain && !strcmp(c->rope_scaling, "yarn");
+    const bool longrope = !plain && !strcmp(c->rope_scaling, "longrope");
+    const accel_numbers_t *ext = which == ACCEL_ROPE_LONG ? &c->rope_long_factor : &c->rope_short_factor;
+    const float scale = yarn || longrope ? (float)rope_attention_factor(c) : 1.0f;
     const double theta = plain && c->sliding_rope_theta > 0 ? c->sliding_rope_theta : c->rope_theta;
     for (int i = 0; i < half; i++) {
         double f = (float)(1.0 / pow(theta, (double)(2 * i) / hs));
         if (!plain && !strcmp(c->rope_scaling, "llama3")) f = (float)llama3_inv_freq(c, f);
         if (!plain && !strcmp(c->rope_scaling, "linear")) f = (float)(f / c->rope_factor);
         if (yarn) f = (float)yarn_inv_freq(c, hs, i);
+        if (longrope)               /* as transformers, in fp32: 1 / (factor theta^(2i/hs)) */
+            f = 1.0f / ((float)ext->v[i] * (float)pow(theta, (double)(2 * i) / hs));
         for (int t = 0; t < T; t++) {
             cos_t[(size_t)t * half + i] = (float)cos((double)t * f) * scale;
             sin_t[(size_t)t * half + i] = (float)sin((double)t * f) * scale;
@@ -322,20 +340,27 @@ void accel_decoder_rope_tables(const accel_model_config_t *c, int T, int hs, boo
 
 /* cos and sin of every (position, frequency) pair: [T, hs/2] each; a second pair for the sliding
  * layers when they take plain RoPE and it differs: the others' scaled (OLMo 3) or at another
- * theta (Gemma 3). */
+ * theta (Gemma 3); LongRoPE's long pair when the context can pass the original one. */
 static accel_status_t rope_tables(gpt_t *m, const accel_model_config_t *c)
 {
     const size_t n = (size_t)m->T * (size_t)(m->rd / 2);
     m->rope_cos = malloc(sizeof(float) * n);
     m->rope_sin = malloc(sizeof(float) * n);
     if (!m->rope_cos || !m->rope_sin) return ACCEL_ERR_NOMEM;
-    accel_decoder_rope_tables(c, m->T, m->rd, false, m->rope_cos, m->rope_sin);
+    accel_decoder_rope_tables(c, m->T, m->rd, ACCEL_ROPE_SCALED, m->rope_cos, m->rope_sin);
+    m->rope_original = c->rope_original_context;
+    if (!strcmp(c->rope_scaling, "longrope") && m->T > m->rope_original) {
+        m->long_cos = malloc(sizeof(float) * n);
+        m->long_sin = malloc(sizeof(float) * n);
+        if (!m->long_cos || !m->long_sin) return ACCEL_ERR_NOMEM;
+        accel_decoder_rope_tables(c, m->T, m->rd, ACCEL_ROPE_LONG, m->long_cos, m->long_sin);
+    }
     if (m->slides && !strcmp(c->sliding_rope, "plain") &&
         (strcmp(c->rope_scaling, "none") || (c->sliding_rope_theta && c->sliding_rope_theta != c->rope_theta))) {
         m->plain_cos = malloc(sizeof(float) * n);
         m->plain_sin = malloc(sizeof(float) * n);
         if (!m->plain_cos || !m->plain_sin) return ACCEL_ERR_NOMEM;
-        accel_decoder_rope_tables(c, m->T, m->rd, true, m->plain_cos, m->plain_sin);
+        accel_decoder_rope_tables(c, m->T, m->rd, ACCEL_ROPE_PLAIN, m->plain_cos, m->plain_sin);
     }
     return ACCEL_OK;
 }
@@ -350,6 +375,12 @@ static bool layer_slides(const gpt_t *m, int l)
 
 /* Block l's attention window; 0: the whole causal context. */
 static int layer_window(const gpt_t *m, int l) { return layer_slides(m, l) ? m->window : 0; }
+
+/* The pairs of values RoPE turns in each head: model.rope_dim / 2, else the head size / 2. */
+static int rope_pairs(const accel_model_config_t *c)
+{
+    return (c->rope_dim ? c->rope_dim : c->head_dim ? c->head_dim : c->width / c->heads) / 2;
+}
 
 static accel_status_t validate(const accel_config_t *cfg, bool llama)
 {
@@ -373,6 +404,10 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
     const int ffn = !llama ? 4 * c->width : c->ffn_width ? c->ffn_width : default_ffn_width(c->width);
     if (llama) {
         const char *bad = NULL, *why = "";
+        char pairs_why[256];
+        snprintf(pairs_why, sizeof pairs_why, "must hold one number for each pair of values RoPE turns in "
+                 "a head, %d (model.rope_dim / 2, else the head size / 2), not %d", rope_pairs(c),
+                 c->rope_short_factor.n != rope_pairs(c) ? c->rope_short_factor.n : c->rope_long_factor.n);
         if (kvh < 1 || kvh > c->heads || c->heads % kvh)
             bad = "model.kv_heads", why = "must divide model.heads (each key/value head serves "
                                           "a whole group of query heads)";
@@ -405,6 +440,15 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
                  !(c->rope_beta_fast > 0 && c->rope_beta_slow > 0 && isfinite(c->rope_beta_fast) &&
                    isfinite(c->rope_beta_slow)))
             bad = "model.rope_beta_fast", why = "and model.rope_beta_slow must be finite numbers > 0";
+        else if (c->rope_attention_factor != 0.0 && strcmp(c->rope_scaling, "yarn") && strcmp(c->rope_scaling, "longrope"))
+            bad = "model.rope_attention_factor", why = "scales model.rope_scaling=yarn or longrope only";
+        else if ((c->rope_short_factor.n || c->rope_long_factor.n) && strcmp(c->rope_scaling, "longrope"))
+            bad = c->rope_short_factor.n ? "model.rope_short_factor" : "model.rope_long_factor",
+            why = "is LongRoPE's: it needs model.rope_scaling=longrope";
+        else if (!strcmp(c->rope_scaling, "longrope") && (c->rope_short_factor.n != rope_pairs(c) ||
+                                                          c->rope_long_factor.n != rope_pairs(c)))
+            bad = c->rope_short_factor.n != rope_pairs(c) ? "model.rope_short_factor" : "model.rope_long_factor",
+            why = pairs_why;
         else if (c->experts && (c->experts_per_token < 1 || c->experts_per_token > c->experts))
             bad = "model.experts_per_token", why = "must be 1..model.experts (each token's experts "
                                                    "are distinct)";
@@ -1283,13 +1327,14 @@ static void rope_heads(const gpt_t *m, float *x, size_t rows, size_t ld, int n, 
 
 /* Rotary positions on block l's q and k heads of `rows` rows from row p0 of x, the first at
  * position p0 of sequences of T tokens, or each at its m->pos (inverse: the backward pass, on
- * their gradients); the table is the sliding layers' plain one where it applies, and NoPE layers
- * (model.no_rope_pattern) have none. */
+ * their gradients); the table is the sliding layers' plain one where it applies, LongRoPE's long
+ * one when the pass takes it (m->rope_long), and NoPE layers (model.no_rope_pattern) have none. */
 static void rope(const gpt_t *m, int l, const qkv_view_t *x, size_t rows, int T, int p0, int inverse)
 {
     if (m->no_rope_pattern && (l + 1) % m->no_rope_pattern == 0) return;     /* a NoPE layer */
     const bool plain = m->plain_cos && layer_slides(m, l);
-    const float *cos_t = plain ? m->plain_cos : m->rope_cos, *sin_t = plain ? m->plain_sin : m->rope_sin;
+    const float *cos_t = plain ? m->plain_cos : m->rope_long ? m->long_cos : m->rope_cos;
+    const float *sin_t = plain ? m->plain_sin : m->rope_long ? m->long_sin : m->rope_sin;
     if (m->pos) {                   /* packed documents: row r at its document's position */
         for (size_t r = (size_t)p0; r < (size_t)p0 + rows; r++) {
             rope_heads(m, x->q + r * x->ldq, 1, x->ldq, m->NH, cos_t, sin_t, T, m->pos[r], inverse);
@@ -1746,6 +1791,14 @@ static accel_status_t batch_forward(gpt_t *m, const accel_layout_t *layout, cons
     ACCEL_CHECK(accel_gpt_check_positions(batch->positions, B, T));
     ACCEL_CHECK(reserve(m, B));
     m->pos = batch->positions;
+    /* LongRoPE as transformers chooses: the long factors when the batch's last position is past
+     * the original context */
+    int longest = T;
+    if (m->pos) {
+        longest = 0;
+        for (size_t r = 0; r < (size_t)B * T; r++) longest = m->pos[r] + 1 > longest ? m->pos[r] + 1 : longest;
+    }
+    m->rope_long = m->long_cos && longest > m->rope_original;
     gpt_fwd_t fw = train_fwd(m);
     return forward(m, &fw, layout, params, batch->tokens, stride, B, T, 0, batch);
 }
@@ -1876,10 +1929,15 @@ static accel_status_t infer(gpt_t *m, const accel_layout_t *layout, const float 
     }
     accel_batch_t hb = { .hooks = hooks };
     m->pos = NULL;                      /* one sequence */
+    /* LongRoPE: the long factors for a sequence past the original context; a cache made with the
+     * other ones is recomputed (as transformers' Phi-3 does when generation crosses it) */
+    m->rope_long = m->long_cos && ntokens > m->rope_original;
+    if (m->rope_long != m->cache_long) p0 = 0;
     gpt_fwd_t fw = { &m->iact, 0, m->kv, m->ix0, m->ilnf, m->ilnf_mean, m->ilnf_rstd, m->ipr, m->ikt };
     m->cached = 0;                      /* until this pass completes, the cache is not whole */
     ACCEL_CHECK(forward(m, &fw, layout, params, tokens, ntokens, 1, ntokens, p0, &hb));
     m->cached = ntokens;
+    m->cache_long = m->rope_long;
     const int h = head_layer(m);
     accel_batch_layer_fetch(&hb, h, 0);
     accel_status_t st = accel_gemm_cpu(&m->gemm, false, true, ntokens - first, m->V, m->C, 1.0f,

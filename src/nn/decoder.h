@@ -30,12 +30,20 @@ typedef struct {
 
 void accel_decoder_dims(const accel_config_t *cfg, accel_decoder_dims_t *d);
 
+typedef enum {
+    ACCEL_ROPE_SCALED,              /* model.rope_scaling's (longrope: the short factors) */
+    ACCEL_ROPE_PLAIN,               /* unscaled, at model.sliding_rope_theta when set (the sliding
+                                     * layers' with model.sliding_rope=plain) */
+    ACCEL_ROPE_LONG,                /* longrope's long factors (sequences past the original context) */
+} accel_rope_table_t;
+
 /* The RoPE tables of a llama: cos and sin of every (position, frequency) pair, [T, hs/2] each
- * (hs: the values each head turns, its size or model.rope_dim), in the caller's arrays (inverse frequencies rounded to fp32 as transformers computes them, then
- * Llama-3.1 scaling when model.rope_scaling=llama3, divided by rope_factor with linear; with yarn, YaRN's frequencies and both tables
- * multiplied by its attention factor, as transformers scales cos and sin). plain: without the
- * scaling, at model.sliding_rope_theta when set (the sliding layers' with model.sliding_rope=plain). */
-void accel_decoder_rope_tables(const accel_model_config_t *c, int T, int hs, bool plain, float *cos_t,
-                               float *sin_t);
+ * (hs: the values each head turns, its size or model.rope_dim), in the caller's arrays (inverse
+ * frequencies rounded to fp32 as transformers computes them, then Llama-3.1 scaling when
+ * model.rope_scaling=llama3, divided by rope_factor with linear, by the factor lists with
+ * longrope; with yarn, YaRN's frequencies; with yarn and longrope both tables multiplied by the
+ * attention factor, as transformers scales cos and sin). */
+void accel_decoder_rope_tables(const accel_model_config_t *c, int T, int hs, accel_rope_table_t which,
+                               float *cos_t, float *sin_t);
 
 #endif

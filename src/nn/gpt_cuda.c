@@ -368,7 +368,7 @@ static accel_status_t gpt_cuda_create(const accel_config_t *cfg, accel_layout_t 
         const size_t tab = (size_t)g->T * (size_t)(g->hs / 2);
         float *hc = malloc(sizeof(float) * tab), *hsn = malloc(sizeof(float) * tab);
         if (!hc || !hsn) { free(hc); free(hsn); st = ACCEL_ERR_NOMEM; goto fail; }
-        accel_decoder_rope_tables(mc, g->T, g->hs, false, hc, hsn);
+        accel_decoder_rope_tables(mc, g->T, g->hs, ACCEL_ROPE_SCALED, hc, hsn);
         st = dalloc((void **)&g->rope_cos, sizeof(float) * tab, "RoPE tables");
         if (st == ACCEL_OK) st = dalloc((void **)&g->rope_sin, sizeof(float) * tab, "RoPE tables");
         cudaError_t e = cudaSuccess;

@@ -177,6 +177,12 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                  mc->rope_scaling, mc->sliding_rope_theta);
         return ACCEL_ERR_UNSUPPORTED;
     }
+    if (!strcmp(mc->name, "llama") && !strcmp(mc->rope_scaling, "longrope")) {
+        snprintf(why, whylen, "device=cuda: model.rope_scaling=longrope: the GPU engine has one RoPE table (the "
+                 "CPU decoder switches LongRoPE's short and long factors with the sequence's length)\n--> hint: "
+                 "use device=cpu for this model");
+        return ACCEL_ERR_UNSUPPORTED;
+    }
     /* Gemma's, Granite's and gpt-oss's building blocks: the CPU decoder's only. */
     const char *cpu_only = mc->norm_unit_offset ? "model.norm_unit_offset=true"
                       : mc->attention_sinks ? "model.attention_sinks=true"

@@ -2,7 +2,7 @@
 # Hugging Face interchange end to end (docs/huggingface.md), on the committed fixtures
 # tests/fixtures/hf/<name>/ (tiny random GPT-2, Llama GQA/untied, Mistral, Qwen2 with biases, Qwen3
 # with q/k norms and head_dim apart from the width, Llama with llama3 RoPE scaling, a sharded save,
-# a bf16 save, the mixtures of experts, Phi-3, OLMo 2, OLMo 3 with its sliding layers, SmolLM3
+# a bf16 save, the mixtures of experts, Phi-3, Phi-3.5 and Phi-4-mini with LongRoPE, OLMo 2, OLMo 3 with its sliding layers, SmolLM3
 # with a layer without RoPE, Granite, Gemma, Gemma 2, Gemma 3, Gemma 3 with a vision tower, gpt-oss
 # dense and with MXFP4 experts, Llama with q/k/v/o biases, Seed-OSS with an o bias alone, GLM and
 # GLM-4 with RoPE on part of each head, Granite MoE, GLM-4.5's experts with DeepSeek-V3's routing
@@ -62,6 +62,14 @@ for dir in "$FIX"/*/; do
     fi
     pass "$name: import, logits and loss equal to transformers, hf export reproduces the fixture"
 done
+# accel estimate-memory plans for train.init_from's model, as accel_train takes it (Phi-4-mini's
+# fixture: 256 x 32 tied embeddings, 2 blocks of 6,208, the final norm's 32), and refuses a model
+# key that contradicts it.
+"$ACCEL" estimate-memory "train.init_from=$FIX/phi4_mini" --world 1 > est.out 2>&1 || { cat est.out; fail "estimate-memory with init_from"; }
+grep -q "^model llama: 20640 parameters" est.out || { cat est.out; fail "estimate-memory did not plan for train.init_from's model"; }
+expect_fail "model.width=64 contradicts train.init_from=$FIX/phi4_mini" "$ACCEL" estimate-memory \
+    "train.init_from=$FIX/phi4_mini" model.width=64
+pass "estimate-memory: train.init_from's model (20640 parameters), a contradicting key refused"
 score() {   # OUT WEIGHTS FIXTURE [KEY=VALUE...]: accel's logits on the fixture's tokens into OUT
     out=$1 w=$2 fx=$3
     shift 3

@@ -9,6 +9,7 @@
 
 #include "accel/accel.h"
 #include "accel/memory.h"
+#include "accel/trainer.h"
 #include "tool.h"
 
 static void usage(FILE *out)
@@ -16,7 +17,8 @@ static void usage(FILE *out)
     fprintf(out, "usage: accel estimate-memory [config.yaml] [key=value ...] [--world N,N,...] [--per-node K]\n"
                  "  Bytes per rank for each strategy (ddp, zero1, zero2, zero3; hybrid with --per-node)\n"
                  "  and world size, from the job configuration (model sizes, batch, micro-batch,\n"
-                 "  train.recompute, optimizer). With train.micro_batch=auto each row shows the\n"
+                 "  train.recompute, optimizer; with train.init_from, the model of those weights, as\n"
+                 "  accel_train takes it). With train.micro_batch=auto each row shows the\n"
                  "  micro-batch accel_train would choose (limit: train.memory_limit, else this\n"
                  "  node's memory divided by its ranks).\n"
                  "  --world LIST   world sizes (default: 1,2,4,8,16)\n"
@@ -46,6 +48,7 @@ int accel_cmd_estimate(int argc, char **argv)
     char err[1024];
     accel_status_t st = accel_config_load(&cfg, path, noverrides, overrides, NULL, err, sizeof err);
     free(overrides);
+    if (st == ACCEL_OK) st = accel_trainer_init_config(&cfg, err, sizeof err);  /* train.init_from's model */
     if (st != ACCEL_OK) {
         fprintf(stderr, "accel estimate-memory: %s\n", err);
         return accel_status_exit_code(st);

@@ -110,6 +110,9 @@ static const char *g_oss_limit = "1";
  * short factors, one of 40 the long ones) on 6 of each head's 8 values, its attention factor from
  * an extension of 4. */
 static bool g_longrope;
+/* g_exaone: EXAONE 4's blocks: norms after attention and the MLP, per-head q/k norms, every 2nd
+ * layer full and without RoPE while the others slide over g_window keys. */
+static bool g_exaone;
 
 /* A Llama with every optional part on: grouped-query attention (NH heads, NH/2 kv heads), an untied
  * head, q/k/v biases, Llama-3.1 RoPE scaling with frequencies in all three bands, odd SwiGLU width. */
@@ -176,6 +179,13 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
                                 { "model.sliding_window", "3" }, { "model.sliding_window_pattern", "2" } };
         for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
             ck_assert_int_eq(accel_config_set(&cfg, ok[i][0], ok[i][1], NULL, 0), ACCEL_OK);
+    }
+    if (g_exaone) {
+        const char *ek[][2] = { { "model.norm_position", "post" }, { "model.qk_norm", "true" },
+                                { "model.sliding_window_pattern", "2" }, { "model.no_rope_pattern", "2" } };
+        for (size_t i = 0; i < sizeof ek / sizeof ek[0]; i++)
+            ck_assert_int_eq(accel_config_set(&cfg, ek[i][0], ek[i][1], NULL, 0), ACCEL_OK);
+        if (!g_window) cfg.model.sliding_window = 3;
     }
     if (g_longrope) {
         const char *lk[][2] = { { "model.rope_scaling", "longrope" }, { "model.rope_factor", "4" },
@@ -422,6 +432,7 @@ START_TEST(test_gradcheck_llama)
                                                      * (1: Granite's multipliers with experts) */
     if (_i == 10) g_moe = 5, g_qwen3 = true;    /* 10: GLM-4.5's (DeepSeek-V3's routing), every expert */
     g_longrope = _i == 11;                      /* 11: LongRoPE, short factors at 7 tokens, long at 40 */
+    g_exaone = _i == 12;                        /* 12: EXAONE 4 */
     fd_h = 5e-3;
     fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
     big_init(&f);
@@ -465,7 +476,7 @@ START_TEST(test_gradcheck_llama)
     g_moe = 0;
     g_window = g_pattern = g_nope = 0;
     g_olmo = 0;
-    g_gemma = g_oss = g_longrope = false;
+    g_gemma = g_oss = g_longrope = g_exaone = false;
     g_oss_limit = "1";
 }
 END_TEST
@@ -568,11 +579,11 @@ static void kv_case(bool llama, const char *precision, double tol)
             double d = fabs((double)a[v] - b[v]);
             if (d > worst) worst = d;
             ck_assert_msg(d <= tol * (1 + fabs(a[v])), "%s %s: %d tokens, logit %d: cached %g, "
-                          "whole window %g", g_longrope ? "longrope" : g_oss ? "gpt-oss" : g_gemma ? "gemma3" : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, n, v, b[v], a[v]);
+                          "whole window %g", g_exaone ? "exaone4" : g_longrope ? "longrope" : g_oss ? "gpt-oss" : g_gemma ? "gemma3" : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, n, v, b[v], a[v]);
         }
     }
     printf("kv cache %s %s: %d tokens, max |cached - whole window| %.2e\n",
-           g_longrope ? "longrope" : g_oss ? "gpt-oss" : g_gemma ? "gemma3" : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, T, worst);
+           g_exaone ? "exaone4" : g_longrope ? "longrope" : g_oss ? "gpt-oss" : g_gemma ? "gemma3" : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, T, worst);
     /* The cache holds T tokens now: claiming more, or no new token, is refused. */
     ck_assert_int_eq(ops->logits_cached(f.model.state, &f.model.layout, f.params, f.tokens, 5, 5,
                                         a, NULL), ACCEL_ERR_INVALID);
@@ -585,10 +596,10 @@ static void kv_case(bool llama, const char *precision, double tol)
 
 START_TEST(test_kv_cache)
 {
-    for (int llama = 0; llama < 11; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
+    for (int llama = 0; llama < 12; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
                                                  * 5: a sliding window, 6: OLMo 2, 7: Gemma 3,
                                                  * 8: gpt-oss, 9: GLM-4.5's experts, 10: LongRoPE
-                                                 * (the cache recomputed past 8 tokens) */
+                                                 * (the cache recomputed past 8 tokens), 11: EXAONE 4 */
         g_qwen3 = llama == 2;
         g_nope = llama == 2 ? 2 : 0;            /* layer 1 of 2 without RoPE */
         g_moe = llama == 3 || llama == 8 ? 1 : llama == 4 ? 3 : llama == 9 ? 4 : 0;
@@ -598,6 +609,7 @@ START_TEST(test_kv_cache)
         g_olmo = llama == 6;
         g_gemma = llama == 7;
         g_longrope = llama == 10;
+        g_exaone = llama == 11;
         kv_case(llama, "fp32", 1e-5);
         kv_case(llama, "bf16", 2e-2);
         kv_case(llama, "fp16", 2e-3);
@@ -606,7 +618,7 @@ START_TEST(test_kv_cache)
     g_moe = 0;
     g_window = 0;
     g_olmo = 0;
-    g_gemma = g_oss = g_longrope = false;
+    g_gemma = g_oss = g_longrope = g_exaone = false;
 }
 END_TEST
 
@@ -1357,7 +1369,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
-    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 12);
+    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 13);
     tcase_add_test(tc, test_sliding_window);
     tcase_add_test(tc, test_experts_aux);
     tcase_add_test(tc, test_kv_cache);

@@ -2,7 +2,7 @@
 # Hugging Face interchange end to end (docs/huggingface.md), on the committed fixtures
 # tests/fixtures/hf/<name>/ (tiny random GPT-2, Llama GQA/untied, Mistral, Qwen2 with biases, Qwen3
 # with q/k norms and head_dim apart from the width, Llama with llama3 RoPE scaling, a sharded save,
-# a bf16 save, the mixtures of experts, Phi-3, Phi-3.5 and Phi-4-mini with LongRoPE, OLMo 2, OLMo 3 with its sliding layers, SmolLM3
+# a bf16 save, the mixtures of experts, Phi-3, Phi-3.5 and Phi-4-mini with LongRoPE, EXAONE 4, OLMo 2, OLMo 3 with its sliding layers, SmolLM3
 # with a layer without RoPE, Granite, Gemma, Gemma 2, Gemma 3, Gemma 3 with a vision tower, gpt-oss
 # dense and with MXFP4 experts, Llama with q/k/v/o biases, Seed-OSS with an o bias alone, GLM and
 # GLM-4 with RoPE on part of each head, Granite MoE, GLM-4.5's experts with DeepSeek-V3's routing
@@ -131,6 +131,22 @@ sed -i '/"no_rope_layers": \[/,/\],/d' s3_interval/config.json
 grep -q no_rope_layers s3_interval/config.json && fail "s3_interval: no_rope_layers still there"
 same s3_interval smollm3
 pass "smollm3: transformers' logits need the layer without RoPE; no_rope_layer_interval alone gives the same"
+# EXAONE 4 (norms after the sublayers, per-head q/k norms, layers 0-2 sliding over 4 keys with
+# Llama 3.1's RoPE, layer 3 full without RoPE): the fixture's logits need each part; the window
+# pattern written as "LLLG" without layer_types gives the same; without a window (EXAONE 4.0
+# 1.2B's null) every layer is full and has RoPE.
+needs exaone4 model.no_rope_pattern=0 model.sliding_window_pattern=0 model.rope_scaling=none
+rm -rf ex4_lllg && cp -r "$FIX/exaone4" ex4_lllg
+sed -i '/"layer_types": \[/,/\],/d; s/"sliding_window_pattern": 4/"sliding_window_pattern": "LLLG"/' ex4_lllg/config.json
+grep -q '"LLLG"' ex4_lllg/config.json && ! grep -q layer_types ex4_lllg/config.json || fail "ex4_lllg: config not rewritten"
+same ex4_lllg exaone4
+rm -rf ex4_global && cp -r "$FIX/exaone4" ex4_global
+sed -i '/"layer_types": \[/,/\],/d; s/"sliding_window": 4/"sliding_window": null/' ex4_global/config.json
+"$CKPT" import ex4_global -o ex4_global.h5 > /dev/null 2>&1 || fail "import of EXAONE 4 without a window"
+"$CKPT" info ex4_global.h5 > ex4_global.info 2>&1
+grep -q "sliding_window: 0$" ex4_global.info && grep -q "no_rope_pattern: 0$" ex4_global.info ||
+    { cat ex4_global.info; fail "EXAONE 4 without a window: layers without RoPE or a window"; }
+pass "exaone4: transformers' logits need its layers without RoPE, its window pattern and Llama 3.1's RoPE; \"LLLG\" reads alike; no window, no NoPE"
 # Gemma 3 (1 + weight norms before and after the sublayers, GeGLU, embeddings times sqrt(16),
 # scores by 1/sqrt(6), layer 0 sliding with RoPE of theta 1e4, layer 1 full with 1e6 scaled
 # linearly): the fixture's logits need each part; transformers 4's config.json (rope_theta,
@@ -253,6 +269,7 @@ train_case 2 zero3 qwen3_moe.h5 qwen3_moe.h5 qwen3_moe_imp_2_zero3
 train_case 2 zero2 "$FIX/qwen2_moe" "$FIX/qwen2_moe" qwen2_moe_dir_2_zero2
 train_case 2 ddp "$FIX/phi3" "$FIX/phi3" phi3_dir_2_ddp
 train_case 2 zero3 "$FIX/phi4_mini" "$FIX/phi4_mini" phi4_mini_dir_2_zero3
+train_case 2 zero2 "$FIX/exaone4" "$FIX/exaone4" exaone4_dir_2_zero2
 train_case 2 zero3 "$FIX/olmo2" "$FIX/olmo2" olmo2_dir_2_zero3
 train_case 2 zero2 "$FIX/olmo3" "$FIX/olmo3" olmo3_dir_2_zero2
 train_case 2 ddp "$FIX/smollm3" "$FIX/smollm3" smollm3_dir_2_ddp
@@ -447,6 +464,10 @@ export_refused() {  # TAG MESSAGE KEY=VALUE...: a Llama with the keys trains a s
 }
 # A window layout no Hugging Face family has: a Llama whose layers slide but every 2nd.
 export_refused swp "has no Hugging Face counterpart here" model.sliding_window=4 model.sliding_window_pattern=2
+# Norms after the sublayers with per-head q/k norms are EXAONE 4's, whose full layers are exactly its
+# layers without RoPE: a window pattern without them is refused.
+export_refused ex4nope "norms after the sublayers with per-head q/k norms in this combination" \
+    model.norm_position=post model.qk_norm=true model.sliding_window=4 model.sliding_window_pattern=2
 # LongRoPE goes out as Phi-3's, which has Llama's blocks: with q, k, v biases, refused.
 export_refused lrbias "model.rope_scaling=longrope with attention biases has no Hugging Face counterpart" \
     model.rope_scaling=longrope model.rope_short_factor=1,2,3,4 model.rope_long_factor=2,3,4,5 model.attention_bias=true

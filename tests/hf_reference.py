@@ -139,6 +139,20 @@ def phi4_mini():
         pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def exaone4():
+    # EXAONE 4.0 (32B's layout): OLMo 2's norms after attention and the MLP, Qwen3's q/k norms on
+    # each head (head_dim 8 over a width of 16), layers 0-2 sliding over 4 keys of 16 with RoPE
+    # (Llama 3.1's scaling), layer 3 full and without RoPE.
+    return tf.Exaone4ForCausalLM(tf.Exaone4Config(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=4,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=T,
+        sliding_window=4, sliding_window_pattern=4, rms_norm_eps=1e-5, tie_word_embeddings=False,
+        rope_parameters={"rope_type": "llama3", "rope_theta": 1000000.0, "factor": 8.0,
+                         "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                         "original_max_position_embeddings": 8},
+        pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
 def olmo2():
     # OLMo 2: norms after attention and the MLP (none before), q/k norms over the whole projections.
     return tf.Olmo2ForCausalLM(tf.Olmo2Config(
@@ -496,6 +510,7 @@ CASES = {
     "phi3_5": (phi3_5, {}),
     "phi4_mini": (phi4_mini, {}),
     "olmo2": (olmo2, {}),
+    "exaone4": (exaone4, {}),
     "olmo3": (olmo3, {}),
     "smollm3": (smollm3, {"score64": True}),
     "gemma": (gemma, {"score64": True}),

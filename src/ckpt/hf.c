@@ -494,6 +494,7 @@ static const arch_info_t g_archs[] = {
     { "GraniteMoeForCausalLM", "granitemoe", true },
     { "Glm4MoeForCausalLM", "glm4_moe", true },
     { "Dots1ForCausalLM", "dots1", true },
+    { "Exaone4ForCausalLM", "exaone4", true },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
@@ -587,6 +588,12 @@ static bool hf_layer_slides(json_t *root, const char *arch, int i)
         const long long p = jint(root, "sliding_window_pattern", 6);
         return p > 0 && (i + 1) % p != 0;
     }
+    if (!strcmp(arch, "Exaone4ForCausalLM")) {     /* an integer N (every N-th full) or "LLLG" */
+        const char *p = jstr(root, "sliding_window_pattern");
+        if (p && *p) return p[(size_t)i % strlen(p)] == 'L';
+        const long long n = jint(root, "sliding_window_pattern", 4);
+        return n > 0 && (i + 1) % n != 0;
+    }
     return i >= jint(root, "max_window_layers", !strcmp(arch, "Dots1ForCausalLM") ? 62 : 28);
 }
 
@@ -607,7 +614,8 @@ static accel_status_t translate_window(json_t *root, const char *path, const cha
         return ACCEL_OK;
     }
     const bool typed = !strcmp(arch, "Olmo3ForCausalLM") || !strcmp(arch, "Gemma3ForCausalLM") ||
-                       !strcmp(arch, "Gemma2ForCausalLM") || !strcmp(arch, "GptOssForCausalLM");
+                       !strcmp(arch, "Gemma2ForCausalLM") || !strcmp(arch, "GptOssForCausalLM") ||
+                       !strcmp(arch, "Exaone4ForCausalLM");
     const bool dots1 = !strcmp(arch, "Dots1ForCausalLM");  /* the Qwen rule without use_sliding_window */
     if (strncmp(arch, "Qwen", 4) && !typed && !dots1) return ACCEL_OK;
     if (typed && !sw) w = !strcmp(arch, "GptOssForCausalLM") ? 128 : 4096;  /* their configs' default */
@@ -784,6 +792,10 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             accel_status_t st = translate_experts(root, path, ai->arch, m, err, errlen);
             if (st != ACCEL_OK) return st;
         }
+        if (!strcmp(ai->arch, "Exaone4ForCausalLM")) {  /* OLMo 2's after-norms, Qwen3's per-head q/k norms */
+            m->qk_norm = true;
+            snprintf(m->norm_position, sizeof m->norm_position, "post");
+        }
         if (olmo2 || olmoe) {           /* q/k norms over the whole projections; OLMo 2's after-norms */
             m->qk_norm = true;
             snprintf(m->qk_norm_scope, sizeof m->qk_norm_scope, "all");
@@ -871,6 +883,13 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         m->tie_embeddings = jbool(root, "tie_word_embeddings", gemma);
         accel_status_t wst = translate_window(root, path, ai->arch, m, err, errlen);
         if (wst == ACCEL_OK && !strcmp(ai->arch, "SmolLM3ForCausalLM")) wst = translate_nope(root, path, m, err, errlen);
+        if (wst == ACCEL_OK && !strcmp(ai->arch, "Exaone4ForCausalLM")) {
+            /* With a window, EXAONE 4's full-attention layers have no RoPE: all of them (none slides),
+             * every N-th (model.sliding_window_pattern) or none (all slide). */
+            json_t *sw = json_object_get(root, "sliding_window");
+            if (!sw || json_is_integer(sw))
+                m->no_rope_pattern = !m->sliding_window ? 1 : m->sliding_window_pattern;
+        }
         if (wst != ACCEL_OK) return wst;
         /* RoPE: transformers 5 writes rope_parameters, older versions rope_theta + rope_scaling.
          * OLMo 3 and Gemma 3: one set per layer type (a flat rope_scaling is the full-attention
@@ -1581,8 +1600,9 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         /* The family from the building blocks (accel_hf_export refused the combinations none
          * has): Gemma's 1 + weight norms (Gemma 3: four a block with q/k norms, Gemma 2: four
          * without, Gemma 1: two), Granite's scalars, SmolLM3's NoPE layers, OLMo's whole-projection
-         * q/k norms, experts (Qwen2-MoE: a shared expert, Qwen3-MoE: q/k norms, else Mixtral),
-         * Qwen3's q/k norms, Qwen2's q, k, v biases, Mistral's window, else Llama. */
+         * q/k norms, EXAONE 4's per-head ones after-norms, experts (Qwen2-MoE: a shared expert,
+         * Qwen3-MoE: q/k norms, else Mixtral), Qwen3's q/k norms, Qwen2's q, k, v biases, Mistral's
+         * window, LongRoPE's Phi-3, else Llama. */
         const bool glm_moe = d.ds;     /* GLM-4.5 (accel_hf_export checked its other parts) */
         const bool olmo = d.qk_all, window = m->sliding_window > 0, olmo3 = olmo && window;
         const bool gemma = m->norm_unit_offset, gemma3 = gemma && d.sandwich && d.qk_norm;  /* checked alike */
@@ -1591,11 +1611,14 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         /* An output projection bias elsewhere: Llama's with q, k, v biases, Seed-OSS's without */
         const bool obias = d.obias && !oss, seed = obias && !m->attention_bias;
         const bool glm = d.glm, glm4 = glm && d.sandwich;  /* GLM: part of each head turned, or GLM-4's norms */
-        const bool qwen = !olmo && !gemma && !oss && !obias && !glm && !glm_moe && (d.qk_norm || m->attention_bias || d.S);
-        const bool nope = m->no_rope_pattern > 0;  /* SmolLM3 (export refuses it with anything else) */
+        const bool exaone = d.post && d.qk_norm && !d.qk_all;  /* EXAONE 4 (accel_hf_export checked the rest) */
+        const bool qwen = !olmo && !gemma && !oss && !obias && !glm && !glm_moe && !exaone &&
+                          (d.qk_norm || m->attention_bias || d.S);
+        const bool nope = m->no_rope_pattern > 0 && !exaone;  /* SmolLM3 (export refuses it with anything else) */
         const bool granite = m->attention_multiplier > 0 || m->residual_multiplier != 1.0 || m->logits_scaling != 1.0;
         const bool phi3 = d.phi3;     /* LongRoPE: Phi-3.5's, Phi-4-mini's (accel_hf_export checked the rest) */
-        const char *arch = phi3 ? "Phi3ForCausalLM" : glm_moe ? "Glm4MoeForCausalLM" : oss ? "GptOssForCausalLM"
+        const char *arch = phi3 ? "Phi3ForCausalLM" : exaone ? "Exaone4ForCausalLM"
+                         : glm_moe ? "Glm4MoeForCausalLM" : oss ? "GptOssForCausalLM"
                          : seed ? "SeedOssForCausalLM"
                          : glm4 ? "Glm4ForCausalLM" : glm ? "GlmForCausalLM"
                          : gemma3 ? "Gemma3ForCausalLM" : gemma2 ? "Gemma2ForCausalLM" : gemma ? "GemmaForCausalLM"
@@ -1604,7 +1627,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
                          : window ? "MistralForCausalLM" : "LlamaForCausalLM";
-        const char *type = phi3 ? "phi3" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
+        const char *type = phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
                          : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
@@ -1742,7 +1765,11 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                 json_object_set_new(j, "router_jitter_noise", json_real(0.0));
             }
         }
-        if (j && qwen) {                /* the window on every layer (from layer 0 on), or layer_types */
+        if (j && exaone) {              /* with a window, the full layers are its NoPE ones */
+            json_object_set_new(j, "sliding_window", window ? json_integer(m->sliding_window) : json_null());
+            json_object_set_new(j, "sliding_window_pattern",
+                                window && m->sliding_window_pattern ? json_integer(m->sliding_window_pattern) : json_null());
+        } else if (j && qwen) {         /* the window on every layer (from layer 0 on), or layer_types */
             json_object_set_new(j, "use_sliding_window", json_boolean(window));
             json_object_set_new(j, "sliding_window", window ? json_integer(m->sliding_window) : json_null());
             if (window) json_object_set_new(j, "max_window_layers", json_integer(0));
@@ -1756,7 +1783,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             json_object_set_new(j, "swiglu_limit", json_real(m->swiglu_limit));
             json_object_set_new(j, "swiglu_alpha", json_real(m->swiglu_alpha));
         }
-        if (j && (olmo3 || gemma2 || gemma3 || nope || oss || (qwen && !(d.E && d.qk_norm && !d.S)))) {
+        if (j && (olmo3 || gemma2 || gemma3 || nope || oss || exaone || (qwen && !(d.E && d.qk_norm && !d.S)))) {
             json_t *types = json_array();
             for (int i = 0; i < m->layers; i++) {
                 const bool full = !window || (m->sliding_window_pattern && (i + 1) % m->sliding_window_pattern == 0);
@@ -1875,8 +1902,8 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     const accel_model_config_t *m = &cfg->model;
     if (strcmp(m->name, "gpt") && strcmp(m->name, "llama")) {
         ACCEL_ERROR("export --format hf: model.name=%s has no Hugging Face counterpart\n--> hint: gpt "
-                    "(GPT2LMHeadModel) and llama (LlamaForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, SmolLM3ForCausalLM, MixtralForCausalLM, "
-                    "Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, Olmo2ForCausalLM, Olmo3ForCausalLM, OlmoeForCausalLM) export", m->name);
+                    "(GPT2LMHeadModel) and llama (LlamaForCausalLM and the families docs/huggingface.md lists) "
+                    "export", m->name);
         return ACCEL_ERR_UNSUPPORTED;
     }
     const bool shared = m->experts && m->shared_expert_ffn;
@@ -1906,7 +1933,24 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
         return ACCEL_ERR_UNSUPPORTED;
     }
     const bool qk_all = m->qk_norm && !strcmp(m->qk_norm_scope, "all"), post = !strcmp(m->norm_position, "post");
-    if (!strcmp(m->name, "llama") && (qk_all || post) &&
+    /* EXAONE 4: OLMo 2's norms after the sublayers with per-head q/k norms; with a window, its full
+     * layers (every N-th, or none) are exactly the ones without RoPE. */
+    const bool exaone = !strcmp(m->name, "llama") && post && m->qk_norm && !qk_all;
+    if (exaone && (m->experts || m->attention_bias || m->attention_out_bias || m->attention_sinks ||
+                   m->norm_unit_offset || strcmp(m->activation, "silu") || m->embed_scale != 1.0 ||
+                   m->query_pre_attn_scalar || m->attention_softcap > 0 || m->logit_softcap > 0 ||
+                   m->attention_multiplier > 0 || m->residual_multiplier != 1.0 || m->logits_scaling != 1.0 ||
+                   (m->rope_dim && m->rope_dim < d.hs) || strcmp(m->sliding_rope, "scaled") ||
+                   m->no_rope_pattern != (m->sliding_window ? m->sliding_window_pattern : 0))) {
+        ACCEL_ERROR("export --format hf: norms after the sublayers with per-head q/k norms in this combination "
+                    "(model.sliding_window=%d, model.sliding_window_pattern=%d, model.no_rope_pattern=%d) have no "
+                    "Hugging Face counterpart (Exaone4ForCausalLM: dense, no biases or other families' keys, RoPE "
+                    "on every layer without a window; with one, none on the full layers alone: model.no_rope_pattern "
+                    "equal to model.sliding_window_pattern)", m->sliding_window, m->sliding_window_pattern,
+                    m->no_rope_pattern);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    if (!strcmp(m->name, "llama") && (qk_all || post) && !exaone &&
         (!qk_all || (post && m->experts) || (!post && !m->experts) || shared || m->attention_bias ||
          (!post && m->sliding_window))) {
         ACCEL_ERROR("export --format hf: %s have no Hugging Face counterpart (OLMo 2: norms after the sublayers "
@@ -1916,7 +1960,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                             : "whole-projection q/k norms in this combination");
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (!strcmp(m->name, "llama") && m->no_rope_pattern &&
+    if (!strcmp(m->name, "llama") && m->no_rope_pattern && !exaone &&
         (m->qk_norm || m->attention_bias || m->experts || post || m->sliding_window)) {
         ACCEL_ERROR("export --format hf: layers without RoPE (model.no_rope_pattern=%d) with %s have no Hugging "
                     "Face counterpart (SmolLM3: Llama's blocks, no window)", m->no_rope_pattern,

@@ -731,7 +731,7 @@ static int cmd_import(int argc, char **argv)
                    "  Mixtral, Qwen2/3 and their MoE, Phi3 (with LongRoPE: Phi-3.5, Phi-4-mini),\n"
                    "  Olmo2/3, Olmoe, SmolLM3, Granite, Gemma, Gemma2, Gemma3,\n"
                    "  Gemma3ForConditionalGeneration's language model, GptOss with its MXFP4 experts,\n"
-                   "  SeedOss, Glm, Glm4, GraniteMoe, Glm4Moe and Dots1:\n"
+                   "  SeedOss, Glm, Glm4, GraniteMoe, Glm4Moe, Dots1 and Exaone4:\n"
                    "  docs/huggingface.md) and writes accel weights (the layout of export --format hdf5)\n"
                    "  with the model configuration, the tokenizer.json and the chat template\n"
                    "  (chat_template.jinja, else tokenizer_config.json's) in /meta. BF16/F16 weights\n"

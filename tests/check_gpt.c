@@ -113,6 +113,9 @@ static bool g_longrope;
 /* g_exaone: EXAONE 4's blocks: norms after attention and the MLP, per-head q/k norms, every 2nd
  * layer full and without RoPE while the others slide over g_window keys. */
 static bool g_exaone;
+/* g_mla: DeepSeek-V3's multi-head latent attention: heads of 8 with RoPE on the first 4, keys and
+ * values from a latent of 6 (values 6 wide), queries through a latent of 5 (g_mla == 2: directly). */
+static int g_mla;
 
 /* A Llama with every optional part on: grouped-query attention (NH heads, NH/2 kv heads), an untied
  * head, q/k/v biases, Llama-3.1 RoPE scaling with frequencies in all three bands, odd SwiGLU width. */
@@ -179,6 +182,14 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
                                 { "model.sliding_window", "3" }, { "model.sliding_window_pattern", "2" } };
         for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
             ck_assert_int_eq(accel_config_set(&cfg, ok[i][0], ok[i][1], NULL, 0), ACCEL_OK);
+    }
+    if (g_mla) {
+        const char *mk[][2] = { { "model.kv_lora_rank", "6" }, { "model.q_lora_rank", g_mla == 2 ? "0" : "5" },
+                                { "model.v_head_dim", "6" }, { "model.head_dim", "8" }, { "model.rope_dim", "4" },
+                                { "model.attention_bias", "false" } };
+        for (size_t i = 0; i < sizeof mk / sizeof mk[0]; i++)
+            ck_assert_int_eq(accel_config_set(&cfg, mk[i][0], mk[i][1], NULL, 0), ACCEL_OK);
+        cfg.model.kv_heads = 0;
     }
     if (g_exaone) {
         const char *ek[][2] = { { "model.norm_position", "post" }, { "model.qk_norm", "true" },
@@ -433,6 +444,8 @@ START_TEST(test_gradcheck_llama)
     if (_i == 10) g_moe = 5, g_qwen3 = true;    /* 10: GLM-4.5's (DeepSeek-V3's routing), every expert */
     g_longrope = _i == 11;                      /* 11: LongRoPE, short factors at 7 tokens, long at 40 */
     g_exaone = _i == 12;                        /* 12: EXAONE 4 */
+    g_mla = _i == 13 ? 1 : _i == 14 ? 2 : 0;    /* 13, 14: latent attention, with and without a q latent */
+    if (_i == 14) g_moe = 4;                    /*     14: with GLM-4.5's (DeepSeek-V3's) experts too */
     fd_h = 5e-3;
     fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
     big_init(&f);
@@ -477,6 +490,7 @@ START_TEST(test_gradcheck_llama)
     g_window = g_pattern = g_nope = 0;
     g_olmo = 0;
     g_gemma = g_oss = g_longrope = g_exaone = false;
+    g_mla = 0;
     g_oss_limit = "1";
 }
 END_TEST
@@ -579,11 +593,11 @@ static void kv_case(bool llama, const char *precision, double tol)
             double d = fabs((double)a[v] - b[v]);
             if (d > worst) worst = d;
             ck_assert_msg(d <= tol * (1 + fabs(a[v])), "%s %s: %d tokens, logit %d: cached %g, "
-                          "whole window %g", g_exaone ? "exaone4" : g_longrope ? "longrope" : g_oss ? "gpt-oss" : g_gemma ? "gemma3" : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, n, v, b[v], a[v]);
+                          "whole window %g", g_mla ? "mla" : g_exaone ? "exaone4" : g_longrope ? "longrope" : g_oss ? "gpt-oss" : g_gemma ? "gemma3" : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, n, v, b[v], a[v]);
         }
     }
     printf("kv cache %s %s: %d tokens, max |cached - whole window| %.2e\n",
-           g_exaone ? "exaone4" : g_longrope ? "longrope" : g_oss ? "gpt-oss" : g_gemma ? "gemma3" : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, T, worst);
+           g_mla ? "mla" : g_exaone ? "exaone4" : g_longrope ? "longrope" : g_oss ? "gpt-oss" : g_gemma ? "gemma3" : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, T, worst);
     /* The cache holds T tokens now: claiming more, or no new token, is refused. */
     ck_assert_int_eq(ops->logits_cached(f.model.state, &f.model.layout, f.params, f.tokens, 5, 5,
                                         a, NULL), ACCEL_ERR_INVALID);
@@ -596,10 +610,11 @@ static void kv_case(bool llama, const char *precision, double tol)
 
 START_TEST(test_kv_cache)
 {
-    for (int llama = 0; llama < 12; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
+    for (int llama = 0; llama < 13; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
                                                  * 5: a sliding window, 6: OLMo 2, 7: Gemma 3,
                                                  * 8: gpt-oss, 9: GLM-4.5's experts, 10: LongRoPE
-                                                 * (the cache recomputed past 8 tokens), 11: EXAONE 4 */
+                                                 * (the cache recomputed past 8 tokens), 11: EXAONE 4,
+                                                 * 12: latent attention */
         g_qwen3 = llama == 2;
         g_nope = llama == 2 ? 2 : 0;            /* layer 1 of 2 without RoPE */
         g_moe = llama == 3 || llama == 8 ? 1 : llama == 4 ? 3 : llama == 9 ? 4 : 0;
@@ -610,6 +625,7 @@ START_TEST(test_kv_cache)
         g_gemma = llama == 7;
         g_longrope = llama == 10;
         g_exaone = llama == 11;
+        g_mla = llama == 12;
         kv_case(llama, "fp32", 1e-5);
         kv_case(llama, "bf16", 2e-2);
         kv_case(llama, "fp16", 2e-3);
@@ -619,6 +635,7 @@ START_TEST(test_kv_cache)
     g_window = 0;
     g_olmo = 0;
     g_gemma = g_oss = g_longrope = g_exaone = false;
+    g_mla = 0;
 }
 END_TEST
 
@@ -744,13 +761,15 @@ START_TEST(test_recompute_bitwise)
     static const char *const modes[] = { "none", "mlp", "block" };
     const bool llama = _i / 2;                  /* _i / 2 == 2: with Qwen3's attention, 3: experts,
                                                  * 4: with a shared expert, 5: OLMo 2, 6: OLMoE,
-                                                 * 7: Gemma 3, 8: gpt-oss, 9: GLM-4.5's experts */
+                                                 * 7: Gemma 3, 8: gpt-oss, 9: GLM-4.5's experts,
+                                                 * 10: latent attention */
     const char *precision = _i % 2 ? "bf16" : "fp32";
     g_qwen3 = _i / 2 == 2;
     g_moe = _i / 2 == 3 || _i / 2 == 6 || _i / 2 == 8 ? 1 : _i / 2 == 4 ? 3 : _i / 2 == 9 ? 4 : 0;
     g_oss = _i / 2 == 8;
     g_olmo = _i / 2 == 5 ? 1 : _i / 2 == 6 ? 1 : 0;
     g_gemma = _i / 2 == 7;
+    g_mla = _i / 2 == 10;
     float *ref = NULL;
     double ref_loss = 0;
     size_t bytes[3];
@@ -790,6 +809,7 @@ START_TEST(test_recompute_bitwise)
     g_moe = 0;
     g_olmo = 0;
     g_gemma = g_oss = false;
+    g_mla = 0;
 }
 END_TEST
 
@@ -1369,13 +1389,13 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
-    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 13);
+    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 15);
     tcase_add_test(tc, test_sliding_window);
     tcase_add_test(tc, test_experts_aux);
     tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);
     tcase_add_loop_test(tc, test_loss_mask, 0, 2);
-    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 20);
+    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 22);
     tcase_add_test(tc, test_causality);
     tcase_add_loop_test(tc, test_documents, 0, 6);
     tcase_add_test(tc, test_precision);

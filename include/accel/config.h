@@ -43,6 +43,10 @@ typedef struct {
     accel_numbers_t rope_short_factor, rope_long_factor; /* longrope: each frequency divided by its
                                      * factor, the long ones past rope_original_context */
     int rope_dim;                   /* model.rope_dim: values of each head RoPE turns; 0 = all */
+    /* Multi-head latent attention (DeepSeek-V2/V3, Kimi K2): keys and values from a shared latent */
+    int kv_lora_rank;               /* model.kv_lora_rank: the latent's width; 0 = no MLA */
+    int q_lora_rank;                /* model.q_lora_rank: queries through a latent too; 0 = direct */
+    int v_head_dim;                 /* model.v_head_dim: each value head's size; 0 = the head size */
     bool attention_bias;            /* model.attention_bias: q, k, v biases (Qwen2) */
     bool attention_out_bias;        /* model.attention_out_bias: the output projection's (gpt-oss) */
     bool attention_sinks;           /* model.attention_sinks: a learned sink logit per head (gpt-oss) */

@@ -61,6 +61,11 @@ typedef struct {                    /* tensor indices of one block; -1: absent i
     int sinks;                      /* attention sinks: [NH] one logit per head */
     int routerb, fcb_e, fcpb_e;     /* expert_bias: the router's [E], the experts' [E 2F] and [E C] */
     int selectb;                    /* router_select_bias: [E] */
+    /* multi-head latent attention (model.kv_lora_rank), in place of qkvw: the queries' latent
+     * [Rq, C] and its norm, then [NH hs, Rq] (qbw alone, [NH hs, C], without q_lora_rank); the
+     * keys' and values' latent with the shared RoPE key [Rkv + rd, C], its norm [Rkv], and the
+     * per-head expansion [NH (hs - rd + dv), Rkv] */
+    int qaw, qanw, qbw, kvaw, kvanw, kvbw;
 } gpt_block_t;
 
 typedef struct {                    /* activations of one block, stored for the backward pass */
@@ -84,6 +89,9 @@ typedef struct {                    /* activations of one block, stored for the 
     float *res3;                    /* [BT, C] residual after the MLP = the block's output */
     float *pn1, *pn1_rstd, *pn2, *pn2_rstd;  /* sandwich: attention's and the MLP's outputs before
                                      * their post norms, and those norms' 1/rms */
+    float *mla;                     /* latent attention, per row: the queries' latent before and
+                                     * after its norm [Rq] [Rq] and its 1/rms, the keys' alike [Rkv]
+                                     * [Rkv] and 1/rms (mla_acts) */
 } gpt_acts_t;
 
 typedef struct {
@@ -92,6 +100,10 @@ typedef struct {
     int QKV;                        /* (NH + 2 KVH) hs: width of the q|k|v rows */
     int QW;                         /* NH hs: the attention output's width (C unless head_dim) */
     int QKN;                        /* (NH + KVH) hs with qk_norm (the normed q|k part), else 0 */
+    bool mla;                       /* multi-head latent attention (model.kv_lora_rank): KVH = NH */
+    int Rq, Rkv, dv;                /* its latents' widths (Rq 0: direct queries), each value head's
+                                     * size (v heads are stored hs wide, zero past dv) */
+    int PW;                         /* the output projection's input: NH dv with MLA, else QW */
     int F, FIN;                     /* the dense MLP's hidden width; its first product's (F or 2F) */
     accel_moe_dims_t moe;           /* experts (moe.E = 0: a dense MLP): moe.F the experts' width */
     int dense_layers;               /* with experts, the first blocks with a dense MLP instead */
@@ -144,6 +156,7 @@ typedef struct {
     float *pr;                      /* [T, T] one (sample, head)'s attention probabilities */
     float *kt, *vt;                 /* [hs, T] one (sample, head)'s keys and values, transposed */
     float *dkv;                     /* [2, T, hs] one head's dK, dV before they join its group's */
+    float *dmla;                    /* [BT, mla_scratch] latent attention's work rows (training) */
     float *mem;
     int capacity;                   /* samples (at full context) the buffers hold */
     const int32_t *pos;             /* [BT] this pass's positions (batch->positions: packed
@@ -152,7 +165,7 @@ typedef struct {
      * (nothing is kept for a backward pass) except each block's keys and values, the KV cache. */
     gpt_acts_t iact;
     float **kv;                     /* [L] -> [T, 2 KVH hs]: keys | values */
-    float *ix0, *ilnf, *ilnf_mean, *ilnf_rstd, *ipr, *ikt;
+    float *ix0, *ilnf, *ilnf_mean, *ilnf_rstd, *ipr, *ikt, *imla;
     float *imem;
     int cached;                     /* tokens whose q|k|v the cache holds (previous call's) */
 } gpt_t;
@@ -166,6 +179,7 @@ typedef struct {
     float *x0, *lnf, *lnf_mean, *lnf_rstd;
     float *pr;                      /* [T, T] scratch: one head's attention scores */
     float *kt;                      /* [hs, T] scratch: one head's keys, transposed */
+    float *mla;                     /* [BT, mla_scratch] latent attention's work rows */
 } gpt_fwd_t;
 
 #define PARAM(idx) (params + layout->tensors[(idx)].offset)
@@ -261,6 +275,9 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->router_scale != 1.0) key = "model.router_scale";
     else if (c->dense_layers) key = "model.dense_layers";
     else if (c->dense_ffn_width) key = "model.dense_ffn_width";
+    else if (c->kv_lora_rank) key = "model.kv_lora_rank";
+    else if (c->q_lora_rank) key = "model.q_lora_rank";
+    else if (c->v_head_dim) key = "model.v_head_dim";
     if (!key) return ACCEL_OK;
     ACCEL_ERROR0("gpt: %s is a llama key (GPT-2 has learned positions, LayerNorm, a GELU MLP of 4 x "
                  "width, biases everywhere and a tied LM head)\n--> hint: use model.name=llama, or "
@@ -513,6 +530,18 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
             bad = "model.dense_layers", why = "must leave a block with experts (below model.layers)";
         else if (c->dense_ffn_width && !c->dense_layers)
             bad = "model.dense_ffn_width", why = "is the width of model.dense_layers' MLPs: set those";
+        else if (!c->kv_lora_rank && (c->q_lora_rank || c->v_head_dim))
+            bad = c->q_lora_rank ? "model.q_lora_rank" : "model.v_head_dim",
+            why = "shapes latent attention: set model.kv_lora_rank";
+        else if (c->kv_lora_rank && c->kv_heads && c->kv_heads != c->heads)
+            bad = "model.kv_heads", why = "must be model.heads (or 0) with model.kv_lora_rank: latent attention "
+                                          "expands a key and a value for every head";
+        else if (c->kv_lora_rank && (c->attention_bias || c->attention_out_bias || c->qk_norm || c->attention_sinks ||
+                                     c->norm_unit_offset))
+            bad = "model.kv_lora_rank", why = "(latent attention) takes no attention biases, q/k norms, sinks or "
+                                              "model.norm_unit_offset";
+        else if (c->v_head_dim > (c->head_dim ? c->head_dim : c->width / c->heads))
+            bad = "model.v_head_dim", why = "must be at most the head size (model.head_dim, else width / heads)";
         if (bad) {
             ACCEL_ERROR0("llama: %s %s (model.heads=%d model.kv_heads=%d model.width=%d)", bad,
                          why, c->heads, c->kv_heads, c->width);
@@ -547,6 +576,12 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
     m->QW = m->NH * m->hs;
     m->T = c->context;
     m->V = c->vocab;
+    m->mla = llama && c->kv_lora_rank > 0;
+    if (m->mla) m->KVH = m->NH;                     /* every head its own key and value */
+    m->Rq = m->mla ? c->q_lora_rank : 0;
+    m->Rkv = m->mla ? c->kv_lora_rank : 0;
+    m->dv = m->mla && c->v_head_dim ? c->v_head_dim : m->hs;
+    m->PW = m->mla ? m->NH * m->dv : m->QW;
     m->QKV = (m->NH + 2 * m->KVH) * m->hs;
     m->F = !llama ? 4 * m->C : c->ffn_width ? c->ffn_width : default_ffn_width(m->C);
     const int expert_F = m->F;
@@ -649,20 +684,34 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
     for (int l = 0; l < m->L; l++) {
         gpt_block_t *b = &m->blk[l];
         *b = (gpt_block_t){ -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-                            -1, -1, -1, -1, -1 };
+                            -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
         char name[ACCEL_TENSOR_NAME_MAX];
 #define ADD(part, suffix, ndim, d0, d1, flags, s, idx)                                      \
         snprintf(name, sizeof name, "h.%d.%s." suffix, l, part);                            \
         ACCEL_CHECK_GOTO(add(layout, name, ndim, d0, d1, l + 1, flags, s, idx), st, fail)
         ADD(n1, "weight", 1, C, 0, nd, ones, &b->ln1w);
         if (!ar->rms) { ADD(n1, "bias", 1, C, 0, nd, 0.0f, &b->ln1b); }
-        ADD("attn.qkv", "weight", 2, m->QKV, C, 0, std, &b->qkvw);
-        if (ar->qkv_bias) { ADD("attn.qkv", "bias", 1, m->QKV, 0, nd, 0.0f, &b->qkvb); }
+        if (m->mla) {                   /* the latents and their expansions (mla_forward) */
+            const int64_t QH = (int64_t)m->NH * m->hs, KVB = (int64_t)m->NH * (m->hs - m->rd + m->dv);
+            if (m->Rq) {
+                ADD("attn.q_a", "weight", 2, m->Rq, C, 0, std, &b->qaw);
+                ADD("attn.q_a_norm", "weight", 1, m->Rq, 0, nd, ones, &b->qanw);
+                ADD("attn.q_b", "weight", 2, QH, m->Rq, 0, std, &b->qbw);
+            } else {
+                ADD("attn.q", "weight", 2, QH, C, 0, std, &b->qbw);
+            }
+            ADD("attn.kv_a", "weight", 2, (int64_t)m->Rkv + m->rd, C, 0, std, &b->kvaw);
+            ADD("attn.kv_a_norm", "weight", 1, m->Rkv, 0, nd, ones, &b->kvanw);
+            ADD("attn.kv_b", "weight", 2, KVB, m->Rkv, 0, std, &b->kvbw);
+        } else {
+            ADD("attn.qkv", "weight", 2, m->QKV, C, 0, std, &b->qkvw);
+            if (ar->qkv_bias) { ADD("attn.qkv", "bias", 1, m->QKV, 0, nd, 0.0f, &b->qkvb); }
+        }
         if (ar->qk_norm) {              /* per head, or over the whole projections */
             ADD("attn.q_norm", "weight", 1, ar->qk_all ? m->QW : m->hs, 0, nd, ones, &b->qnw);
             ADD("attn.k_norm", "weight", 1, ar->qk_all ? (int64_t)m->KVH * m->hs : m->hs, 0, nd, ones, &b->knw);
         }
-        ADD("attn.proj", "weight", 2, C, m->QW, 0, res_std, &b->projw);
+        ADD("attn.proj", "weight", 2, C, m->PW, 0, res_std, &b->projw);
         if (ar->proj_bias) { ADD("attn.proj", "bias", 1, C, 0, nd, 0.0f, &b->projb); }
         if (ar->sinks) {                /* logit 0: a sink weighs as one key of score 0 */
             snprintf(name, sizeof name, "h.%d.attn.sinks", l);
@@ -730,6 +779,7 @@ enum { A_LN1, A_LN1_MEAN, A_LN1_RSTD, A_QKV, A_QKN, A_QKN_RSTD, A_LSE, A_ATTY, A
        A_PROBS, A_TOPW, A_TOPI, A_ORDER, A_MOE_X, A_MOE_Y,     /* experts only */
        A_SH, A_SHID, A_SY, A_SG,                               /* their shared expert */
        A_PN1, A_PN1_RSTD, A_PN2, A_PN2_RSTD,                   /* sandwich norms only */
+       A_MLA,                                                  /* latent attention only */
        A_PIECES };
 #define ALL_PIECES ((1u << A_PIECES) - 1)
 
@@ -770,7 +820,8 @@ static void piece_floats(const gpt_t *m, size_t B, size_t T, size_t sizes[A_PIEC
                                  BT * C, BT * E, BTK, BTK, E ? BTK + E + 1 : 0, BTK * C, BTK * C,
                                  BT * 2 * S, BT * S, S ? BT * C : 0, S ? BT : 0,
                                  m->arch.sandwich ? BT * C : 0, m->arch.sandwich ? BT : 0,
-                                 m->arch.sandwich ? BT * C : 0, m->arch.sandwich ? BT : 0 };
+                                 m->arch.sandwich ? BT * C : 0, m->arch.sandwich ? BT : 0,
+                                 m->mla ? BT * (2 * (size_t)m->Rq + 2 * (size_t)m->Rkv + 2) : 0 };
     memcpy(sizes, s, sizeof s);
 }
 
@@ -791,6 +842,15 @@ static size_t cap_floats(const gpt_t *m)
     return att > head ? att : head;
 }
 
+/* Latent attention's work floats per row: the heads' expanded keys and values (forward), or
+ * their gradients (backward), which also hold the compact [NH dv] attention outputs; then the
+ * latents' gradients before and after their norms, and the RoPE key's. */
+static size_t mla_scratch(const gpt_t *m)
+{
+    if (!m->mla) return 0;
+    return (size_t)m->NH * (size_t)(m->hs - m->rd + m->dv) + 2 * (size_t)m->Rkv + (size_t)m->rd + 2 * (size_t)m->Rq;
+}
+
 /* Floats of activations and work buffers for a micro-batch of B samples (laid out by reserve):
  * the blocks' kept pieces, the shared set of the others, and the rest. */
 static size_t activation_floats(const gpt_t *m, size_t B)
@@ -806,7 +866,7 @@ static size_t activation_floats(const gpt_t *m, size_t B)
            2 * PIECE(T * T) + 2 * PIECE((size_t)m->hs * T) + PIECE(2 * T * (size_t)m->hs) +
            PIECE(m->moe.E ? accel_moe_scratch_floats(&m->moe, BT) : 0) +
            PIECE(m->arch.post_norm || m->arch.sandwich || m->res_mult != 1.0f ? BT * C : 0) +
-           PIECE(cap_floats(m));
+           PIECE(cap_floats(m)) + PIECE(BT * mla_scratch(m));
 }
 
 static size_t activation_bytes(const accel_config_t *cfg, bool llama, int micro_batch)
@@ -835,7 +895,7 @@ static float *carve_block(const gpt_t *m, gpt_acts_t *a, float *p, size_t B, siz
                                       &a->ln2_mean, &a->ln2_rstd, &a->fch, &a->fch_gelu, &a->res3,
                                       &a->probs, &a->topw, &a->topi, &a->order, &a->moe_x, &a->moe_y,
                                       &a->sh, &a->shid, &a->sy, &a->sg, &a->pn1, &a->pn1_rstd, &a->pn2,
-                                      &a->pn2_rstd };
+                                      &a->pn2_rstd, &a->mla };
     size_t sizes[A_PIECES];
     piece_floats(m, B, T, sizes);
     for (int i = 0; i < A_PIECES; i++)
@@ -858,8 +918,9 @@ static size_t gemm_elements(const gpt_t *m, size_t rows)
     size_t other = rows > wide ? rows : wide;
     const size_t F = larger((size_t)m->F, (size_t)m->moe.F);
     if (F > other) other = F;
-    return rows * wide + other * larger((size_t)m->C, F) +
-           2 * (size_t)m->T * (size_t)m->T + 64;
+    /* the inner widths: the model's, the MLP's, latent attention's latents */
+    const size_t inner = larger(larger((size_t)m->C, F), larger((size_t)m->Rq, (size_t)m->Rkv + (size_t)m->rd));
+    return rows * wide + other * inner + 2 * (size_t)m->T * (size_t)m->T + 64;
 }
 
 static accel_status_t reserve(gpt_t *m, int B)
@@ -914,6 +975,7 @@ static accel_status_t reserve(gpt_t *m, int B)
     TAKE(m->dmoe, m->moe.E ? accel_moe_scratch_floats(&m->moe, BT) : 0);
     TAKE(m->dpost, m->arch.post_norm || m->arch.sandwich || m->res_mult != 1.0f ? BT * C : 0);
     TAKE(m->capt, cap_floats(m));
+    TAKE(m->dmla, BT * mla_scratch(m));
 #undef TAKE
     m->capacity = B;
     return accel_gemm_cpu_reserve(&m->gemm, gemm_elements(m, BT));
@@ -1414,6 +1476,128 @@ static void post_norm_add(const gpt_t *m, float *y, float *rstd, const float *x,
  * attention, and res2 = res + bias + the attention output projected (post_norm: no norm1 before,
  * res2 = res + norm1(the projected output); sandwich: norm1 before and res2 = res +
  * post_norm1(the projected output)). */
+/* Multi-head latent attention (DeepSeek-V2/V3), as the one attention kernel takes it: each head
+ * hs = rd + dn wide, its RoPE part first (model.rope_dim turns it), every head its own key and
+ * value (KVH = NH), values stored hs wide and zero past dv. The latents' norms use DeepSeek's
+ * fixed epsilon. */
+#define MLA_EPS 1e-6f
+
+typedef struct {                    /* a->mla's arrays for `rows` rows */
+    float *qa_in, *qa, *qa_rstd;    /* [rows, Rq] the queries' latent, normed, [rows] its 1/rms */
+    float *kv_in, *kv, *kv_rstd;    /* [rows, Rkv] the keys' and values' latent alike */
+} mla_acts_t;
+
+static mla_acts_t mla_acts(const gpt_t *m, float *base, size_t rows)
+{
+    mla_acts_t v;
+    v.qa_in = base;
+    v.qa = v.qa_in + rows * (size_t)m->Rq;
+    v.qa_rstd = v.qa + rows * (size_t)m->Rq;
+    v.kv_in = v.qa_rstd + rows;
+    v.kv = v.kv_in + rows * (size_t)m->Rkv;
+    v.kv_rstd = v.kv + rows * (size_t)m->Rkv;
+    return v;
+}
+
+/* Rows p0.. of q (x->q) and of the heads' keys and values (x->kv) from `in` [R, C] (norm1's output):
+ *   q = q_b(norm(q_a in)) (or q in), per head [RoPE part | the rest];
+ *   [latent | RoPE key] = kv_a in; e = kv_b norm(latent), per head [key's rest (dn) | value (dv)];
+ *   each head's key = [RoPE key | its dn], value = [its dv | 0]. `rows` is the a->mla arrays' row
+ * count; the expansion goes through the scratch (fw->mla). */
+static accel_status_t mla_forward(gpt_t *m, const accel_layout_t *layout, const float *params,
+                                  const gpt_block_t *k, gpt_acts_t *a, const gpt_fwd_t *fw, const float *in,
+                                  const qkv_view_t *x, size_t rows, size_t R, int p0)
+{
+    const int C = m->C, NH = m->NH, hs = m->hs, rd = m->rd, dn = hs - rd, dv = m->dv;
+    const int Rq = m->Rq, Rkv = m->Rkv, KVB = dn + dv, QH = NH * hs;
+    const mla_acts_t v = mla_acts(m, a->mla, rows);
+    float *q = x->q + (size_t)p0 * x->ldq;
+    if (Rq) {
+        float *qi = v.qa_in + (size_t)p0 * Rq, *qa = v.qa + (size_t)p0 * Rq;
+        GEMM(false, true, (int)R, Rq, C, 1.0f, in, C, PARAM(k->qaw), C, 0.0f, qi, Rq);
+        accel_cpu_rmsnorm_forward(qa, v.qa_rstd + p0, qi, PARAM(k->qanw), R, Rq, MLA_EPS);
+        GEMM(false, true, (int)R, QH, Rq, 1.0f, qa, Rq, PARAM(k->qbw), Rq, 0.0f, q, (int)x->ldq);
+    } else {
+        GEMM(false, true, (int)R, QH, C, 1.0f, in, C, PARAM(k->qbw), C, 0.0f, q, (int)x->ldq);
+    }
+    float *ki = v.kv_in + (size_t)p0 * Rkv, *lat = v.kv + (size_t)p0 * Rkv;
+    float *e = fw->mla, *kpe = e + R * (size_t)NH * KVB;        /* [R, NH KVB], [R, rd] */
+    GEMM(false, true, (int)R, Rkv, C, 1.0f, in, C, PARAM(k->kvaw), C, 0.0f, ki, Rkv);
+    GEMM(false, true, (int)R, rd, C, 1.0f, in, C, PARAM(k->kvaw) + (size_t)Rkv * C, C, 0.0f, kpe, rd);
+    accel_cpu_rmsnorm_forward(lat, v.kv_rstd + p0, ki, PARAM(k->kvanw), R, Rkv, MLA_EPS);
+    GEMM(false, true, (int)R, NH * KVB, Rkv, 1.0f, lat, Rkv, PARAM(k->kvbw), Rkv, 0.0f, e, NH * KVB);
+    for (size_t r = 0; r < R; r++) {
+        float *kr = x->kv + ((size_t)p0 + r) * x->ldkv, *vr = kr + (size_t)NH * hs;
+        const float *er = e + r * (size_t)NH * KVB;
+        for (int h = 0; h < NH; h++) {
+            memcpy(kr + (size_t)h * hs, kpe + r * (size_t)rd, sizeof(float) * (size_t)rd);
+            memcpy(kr + (size_t)h * hs + rd, er + (size_t)h * KVB, sizeof(float) * (size_t)dn);
+            memcpy(vr + (size_t)h * hs, er + (size_t)h * KVB + dn, sizeof(float) * (size_t)dv);
+            memset(vr + (size_t)h * hs + dv, 0, sizeof(float) * (size_t)(hs - dv));
+        }
+    }
+    return ACCEL_OK;
+}
+
+/* The heads' outputs [R, QW] (each hs wide, zero past dv) as the projection's input [R, NH dv]
+ * (expand: back, for its gradient, zeros past dv). */
+static void mla_values(const gpt_t *m, float *compact, const float *heads, size_t R, bool expand)
+{
+    const size_t NH = (size_t)m->NH, hs = (size_t)m->hs, dv = (size_t)m->dv;
+    float *wide = (float *)heads;
+    for (size_t r = 0; r < R; r++)
+        for (size_t h = 0; h < NH; h++) {
+            float *c = compact + (r * NH + h) * dv, *w = wide + r * NH * hs + h * hs;
+            if (!expand) { memcpy(c, w, sizeof(float) * dv); continue; }
+            memcpy(w, c, sizeof(float) * dv);
+            memset(w + dv, 0, sizeof(float) * (hs - dv));
+        }
+}
+
+/* Backward of mla_forward over BT rows: d(q|k|v) in m->d3c (RoPE undone) into the weights'
+ * gradients and d(in) into m->dc [BT, C] (overwritten). The RoPE key's gradient is the sum of
+ * the heads'. */
+static accel_status_t mla_backward(gpt_t *m, const accel_layout_t *layout, const float *params, float *grads,
+                                   const gpt_block_t *k, const gpt_acts_t *a, const float *in, size_t BT)
+{
+    const int C = m->C, NH = m->NH, hs = m->hs, rd = m->rd, dn = hs - rd, dv = m->dv, QKV = m->QKV;
+    const int Rq = m->Rq, Rkv = m->Rkv, KVB = dn + dv, QH = NH * hs, bt = (int)BT;
+    const mla_acts_t v = mla_acts(m, a->mla, BT);
+    const float *dq = m->d3c, *dk = m->d3c + QH, *dval = dk + QH;
+    float *de = m->dmla, *dlat = de + BT * (size_t)NH * KVB, *dki = dlat + BT * (size_t)Rkv;
+    float *dkpe = dki + BT * (size_t)Rkv, *dqa = dkpe + BT * (size_t)rd, *dqi = dqa + BT * (size_t)Rq;
+    for (size_t r = 0; r < BT; r++) {
+        const float *kr = dk + r * (size_t)QKV, *vr = dval + r * (size_t)QKV;
+        float *er = de + r * (size_t)NH * KVB, *pr = dkpe + r * (size_t)rd;
+        memset(pr, 0, sizeof(float) * (size_t)rd);
+        for (int h = 0; h < NH; h++) {
+            for (int i = 0; i < rd; i++) pr[i] += kr[(size_t)h * hs + i];
+            memcpy(er + (size_t)h * KVB, kr + (size_t)h * hs + rd, sizeof(float) * (size_t)dn);
+            memcpy(er + (size_t)h * KVB + dn, vr + (size_t)h * hs, sizeof(float) * (size_t)dv);
+        }
+    }
+    GEMM(true, false, NH * KVB, Rkv, bt, 1.0f, de, NH * KVB, v.kv, Rkv, 1.0f, GRAD(k->kvbw), Rkv);
+    GEMM(false, false, bt, Rkv, NH * KVB, 1.0f, de, NH * KVB, PARAM(k->kvbw), Rkv, 0.0f, dlat, Rkv);
+    memset(dki, 0, sizeof(float) * BT * (size_t)Rkv);
+    accel_cpu_rmsnorm_backward(dki, GRAD(k->kvanw), dlat, v.kv_in, v.kv_rstd, PARAM(k->kvanw), BT, Rkv);
+    GEMM(true, false, Rkv, C, bt, 1.0f, dki, Rkv, in, C, 1.0f, GRAD(k->kvaw), C);
+    GEMM(true, false, rd, C, bt, 1.0f, dkpe, rd, in, C, 1.0f, GRAD(k->kvaw) + (size_t)Rkv * C, C);
+    GEMM(false, false, bt, C, Rkv, 1.0f, dki, Rkv, PARAM(k->kvaw), C, 0.0f, m->dc, C);
+    GEMM(false, false, bt, C, rd, 1.0f, dkpe, rd, PARAM(k->kvaw) + (size_t)Rkv * C, C, 1.0f, m->dc, C);
+    if (!Rq) {
+        GEMM(true, false, QH, C, bt, 1.0f, dq, QKV, in, C, 1.0f, GRAD(k->qbw), C);
+        GEMM(false, false, bt, C, QH, 1.0f, dq, QKV, PARAM(k->qbw), C, 1.0f, m->dc, C);
+        return ACCEL_OK;
+    }
+    GEMM(true, false, QH, Rq, bt, 1.0f, dq, QKV, v.qa, Rq, 1.0f, GRAD(k->qbw), Rq);
+    GEMM(false, false, bt, Rq, QH, 1.0f, dq, QKV, PARAM(k->qbw), Rq, 0.0f, dqa, Rq);
+    memset(dqi, 0, sizeof(float) * BT * (size_t)Rq);
+    accel_cpu_rmsnorm_backward(dqi, GRAD(k->qanw), dqa, v.qa_in, v.qa_rstd, PARAM(k->qanw), BT, Rq);
+    GEMM(true, false, Rq, C, bt, 1.0f, dqi, Rq, in, C, 1.0f, GRAD(k->qaw), C);
+    GEMM(false, false, bt, C, Rq, 1.0f, dqi, Rq, PARAM(k->qaw), C, 1.0f, m->dc, C);
+    return ACCEL_OK;
+}
+
 static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_t *layout,
                                       const float *params, int l, gpt_acts_t *a, const float *res,
                                       int B, int T, int p0)
@@ -1427,14 +1611,16 @@ static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel
                      PARAM_OPT(k->ln1b), R);
     const float *in = post ? res + o : a->ln1 + o;  /* what q, k and v are made from */
     qkv_view_t x = qkv_rows(m, a->qkv);
-    if (!fw->kv) {                                  /* one product: the q|k|v rows */
+    if (fw->kv) x = (qkv_view_t){ a->qkv, fw->kv[l], (size_t)m->QW, (size_t)(QKV - m->QW) };
+    if (m->mla) {                                   /* from the latents */
+        ACCEL_CHECK(mla_forward(m, layout, params, k, a, fw, in, &x, fw->kv ? (size_t)m->T : (size_t)B * T, R, p0));
+    } else if (!fw->kv) {                           /* one product: the q|k|v rows */
         float *qkv = a->qkv + (size_t)p0 * QKV;
         start_rows(qkv, PARAM_OPT(k->qkvb), NULL, R, QKV);
         GEMM(false, true, (int)R, QKV, C, 1.0f, in, C, PARAM(k->qkvw), C, 1.0f, qkv, QKV);
     } else {                                        /* q rows to the scratch, k|v to the cache */
         const int QW = m->NH * m->hs, KVW = QKV - QW;
         const float *bias = PARAM_OPT(k->qkvb);
-        x = (qkv_view_t){ a->qkv, fw->kv[l], (size_t)QW, (size_t)KVW };
         float *q = x.q + (size_t)p0 * QW, *kv = x.kv + (size_t)p0 * KVW;
         start_rows(q, bias, NULL, R, QW);
         start_rows(kv, bias ? bias + QW : NULL, NULL, R, KVW);
@@ -1445,17 +1631,21 @@ static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel
     if (m->arch.qk_norm) qk_norm_forward(m, &x, a, PARAM(k->qnw), PARAM(k->knw), R, p0);
     if (m->arch.rope) rope(m, l, &x, R, T, p0, 0);
     ACCEL_CHECK(attention_forward(m, a, fw, &x, B, T, p0, layer_window(m, l), PARAM_OPT(k->sinks)));
+    const int PW = m->PW;           /* the projection's input: the heads' outputs (MLA: compacted) */
+    const float *att = a->atty + (size_t)p0 * m->QW;
+    if (m->mla) {
+        mla_values(m, fw->mla, att, R, false);
+        att = fw->mla;
+    }
     if (post || m->arch.sandwich) {                 /* res2 = res + norm(proj) */
         float *y = post ? a->ln1 : a->pn1, *rstd = post ? a->ln1_rstd : a->pn1_rstd;
         start_rows(y + o, PARAM_OPT(k->projb), NULL, R, C);
-        GEMM(false, true, (int)R, C, m->QW, 1.0f, a->atty + (size_t)p0 * m->QW, m->QW, PARAM(k->projw),
-             m->QW, 1.0f, y + o, C);
+        GEMM(false, true, (int)R, C, PW, 1.0f, att, PW, PARAM(k->projw), PW, 1.0f, y + o, C);
         post_norm_add(m, a->res2 + o, rstd + p0, y + o, PARAM(post ? k->ln1w : k->pn1w), res + o, R);
         return ACCEL_OK;
     }
     start_rows(a->res2 + o, PARAM_OPT(k->projb), res + o, R, C);      /* residual + bias + proj */
-    GEMM(false, true, (int)R, C, m->QW, m->res_mult, a->atty + (size_t)p0 * m->QW, m->QW, PARAM(k->projw),
-         m->QW, 1.0f, a->res2 + o, C);
+    GEMM(false, true, (int)R, C, PW, m->res_mult, att, PW, PARAM(k->projw), PW, 1.0f, a->res2 + o, C);
     return ACCEL_OK;
 }
 
@@ -1580,7 +1770,7 @@ static accel_status_t forward(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_
 /* The training buffers: every block's activations are kept for the backward pass. */
 static gpt_fwd_t train_fwd(gpt_t *m)
 {
-    return (gpt_fwd_t){ m->act, 1, NULL, m->x0, m->lnf, m->lnf_mean, m->lnf_rstd, m->pr, m->kt };
+    return (gpt_fwd_t){ m->act, 1, NULL, m->x0, m->lnf, m->lnf_mean, m->lnf_rstd, m->pr, m->kt, m->dmla };
 }
 
 /* LM head and cross-entropy: per-sample loss (trained targets' token losses over T: the mean
@@ -1745,8 +1935,16 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
         if (post) post_norm_backward(m, a->ln1, a->ln1_rstd, PARAM(k->ln1w), GRAD(k->ln1w), BT);
         if (sandwich) post_norm_backward(m, a->pn1, a->pn1_rstd, PARAM(k->pn1w), GRAD(k->pn1w), BT);
         const float *dproj = post || sandwich ? m->dpost : sublayer_grad(m, BT);
-        GEMM(false, false, bt, m->QW, C, 1.0f, dproj, C, PARAM(k->projw), m->QW, 0.0f, m->dc, m->QW);
-        GEMM(true, false, C, m->QW, bt, 1.0f, dproj, C, a->atty, m->QW, 1.0f, GRAD(k->projw), m->QW);
+        if (m->mla) {               /* through the compacted outputs: [BT, NH dv] */
+            const int PW = m->PW;
+            mla_values(m, m->dmla, a->atty, BT, false);
+            GEMM(true, false, C, PW, bt, 1.0f, dproj, C, m->dmla, PW, 1.0f, GRAD(k->projw), PW);
+            GEMM(false, false, bt, PW, C, 1.0f, dproj, C, PARAM(k->projw), PW, 0.0f, m->dmla, PW);
+            mla_values(m, m->dmla, m->dc, BT, true);
+        } else {
+            GEMM(false, false, bt, m->QW, C, 1.0f, dproj, C, PARAM(k->projw), m->QW, 0.0f, m->dc, m->QW);
+            GEMM(true, false, C, m->QW, bt, 1.0f, dproj, C, a->atty, m->QW, 1.0f, GRAD(k->projw), m->QW);
+        }
         if (k->projb >= 0) accel_cpu_colsum_add(GRAD(k->projb), dproj, BT, C);
         accel_batch_progress(hb);
         ACCEL_CHECK(attention_backward(m, a, B, T, layer_window(m, l), PARAM_OPT(k->sinks), GRAD_OPT(k->sinks)));
@@ -1757,9 +1955,13 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
         if (m->arch.qk_norm)
             qk_norm_backward(m, a, PARAM(k->qnw), PARAM(k->knw), GRAD(k->qnw), GRAD(k->knw), BT);
         accel_batch_progress(hb);
-        GEMM(false, false, bt, C, QKV, 1.0f, m->d3c, QKV, PARAM(k->qkvw), C, 0.0f, m->dc, C);
-        GEMM(true, false, QKV, C, bt, 1.0f, m->d3c, QKV, post ? res_in : a->ln1, C, 1.0f, GRAD(k->qkvw), C);
-        if (k->qkvb >= 0) accel_cpu_colsum_add(GRAD(k->qkvb), m->d3c, BT, QKV);
+        if (m->mla) {
+            ACCEL_CHECK(mla_backward(m, layout, params, grads, k, a, post ? res_in : a->ln1, BT));
+        } else {
+            GEMM(false, false, bt, C, QKV, 1.0f, m->d3c, QKV, PARAM(k->qkvw), C, 0.0f, m->dc, C);
+            GEMM(true, false, QKV, C, bt, 1.0f, m->d3c, QKV, post ? res_in : a->ln1, C, 1.0f, GRAD(k->qkvw), C);
+            if (k->qkvb >= 0) accel_cpu_colsum_add(GRAD(k->qkvb), m->d3c, BT, QKV);
+        }
         if (post) add_to(m->dres, m->dc, BT * (size_t)C);
         else norm_backward(m, m->dres, GRAD(k->ln1w), GRAD_OPT(k->ln1b), m->dc, res_in, a->ln1_mean,
                            a->ln1_rstd, PARAM(k->ln1w), BT);
@@ -1861,7 +2063,7 @@ static size_t infer_floats(const gpt_t *m)
     const size_t T = (size_t)m->T, C = (size_t)m->C;
     const size_t kvw = (size_t)(m->QKV - m->NH * m->hs);
     return block_floats(m, 1, T, ALL_PIECES) + (size_t)m->L * PIECE(T * kvw) + 2 * PIECE(T * C) +
-           2 * PIECE(T) + PIECE(T * T) + PIECE((size_t)m->hs * T);
+           2 * PIECE(T) + PIECE(T * T) + PIECE((size_t)m->hs * T) + PIECE(T * mla_scratch(m));
 }
 
 static size_t logits_bytes(const accel_config_t *cfg, bool llama)
@@ -1899,6 +2101,7 @@ static accel_status_t reserve_infer(gpt_t *m)
     TAKE(m->ilnf_rstd, T);
     TAKE(m->ipr, T * T);
     TAKE(m->ikt, (size_t)m->hs * T);
+    TAKE(m->imla, T * mla_scratch(m));
 #undef TAKE
     m->cached = 0;
     return accel_gemm_cpu_reserve(&m->gemm, gemm_elements(m, T));
@@ -1933,7 +2136,7 @@ static accel_status_t infer(gpt_t *m, const accel_layout_t *layout, const float 
      * other ones is recomputed (as transformers' Phi-3 does when generation crosses it) */
     m->rope_long = m->long_cos && ntokens > m->rope_original;
     if (m->rope_long != m->cache_long) p0 = 0;
-    gpt_fwd_t fw = { &m->iact, 0, m->kv, m->ix0, m->ilnf, m->ilnf_mean, m->ilnf_rstd, m->ipr, m->ikt };
+    gpt_fwd_t fw = { &m->iact, 0, m->kv, m->ix0, m->ilnf, m->ilnf_mean, m->ilnf_rstd, m->ipr, m->ikt, m->imla };
     m->cached = 0;                      /* until this pass completes, the cache is not whole */
     ACCEL_CHECK(forward(m, &fw, layout, params, tokens, ntokens, 1, ntokens, p0, &hb));
     m->cached = ntokens;

@@ -177,6 +177,11 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                  mc->rope_scaling, mc->sliding_rope_theta);
         return ACCEL_ERR_UNSUPPORTED;
     }
+    if (!strcmp(mc->name, "llama") && mc->kv_lora_rank) {
+        snprintf(why, whylen, "device=cuda: model.kv_lora_rank=%d: the GPU engine has no latent attention (the CPU "
+                 "decoder has)\n--> hint: use device=cpu for this model", mc->kv_lora_rank);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
     if (!strcmp(mc->name, "llama") && !strcmp(mc->rope_scaling, "longrope")) {
         snprintf(why, whylen, "device=cuda: model.rope_scaling=longrope: the GPU engine has one RoPE table (the "
                  "CPU decoder switches LongRoPE's short and long factors with the sequence's length)\n--> hint: "

@@ -360,6 +360,36 @@ def dots1():
         norm_topk_prob=False, rms_norm_eps=1e-6))
 
 
+# DeepSeek-V3's latent attention: heads of 6 + 4 (RoPE on the 4, its pairs interleaved in the
+# files), values of 6, keys and values from a latent of 10, queries through one of 12.
+DS_MLA = dict(q_lora_rank=12, kv_lora_rank=10, qk_nope_head_dim=6, qk_rope_head_dim=4, v_head_dim=6)
+DS_V3 = {k: v for k, v in DS_MOE.items() if k not in ("head_dim", "rope_theta", "num_key_value_heads")}
+
+
+def deepseek_v3():
+    # DeepSeek-V3 / R1, Kimi K2: latent attention (DS_MLA) and GLM-4.5's experts (DeepSeek-V3's
+    # routing: 8 in 4 groups, 2 a token from the best 2 groups, scale 2.5, one ungated shared
+    # expert, a dense first block), YaRN factor 4 over an original context of 4 with mscale 1 and
+    # mscale_all_dim 0.5 (cos and sin by their ratio, the scores by the latter's squared). One
+    # multi-token prediction block is declared and stored, as the hub's files have it.
+    return tf.DeepseekV3ForCausalLM(tf.DeepseekV3Config(
+        **DS_V3, **DS_MLA, num_key_value_heads=4, n_shared_experts=1, n_group=4, topk_group=2,
+        routed_scaling_factor=2.5, norm_topk_prob=True, rms_norm_eps=1e-6,
+        rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0,
+                         "original_max_position_embeddings": 4, "beta_fast": 32.0, "beta_slow": 1.0,
+                         "mscale": 1.0, "mscale_all_dim": 0.5}))
+
+
+def moonlight():
+    # Moonlight-16B-A3B's kind of DeepSeek-V3: queries by one projection (q_lora_rank null), one
+    # group, plain RoPE, here with its pairs not interleaved (rope_interleave false).
+    mla = dict(DS_MLA, q_lora_rank=None)
+    return tf.DeepseekV3ForCausalLM(tf.DeepseekV3Config(
+        **DS_V3, **mla, num_key_value_heads=4, n_shared_experts=2, n_group=1, topk_group=1,
+        routed_scaling_factor=2.446, norm_topk_prob=True, rms_norm_eps=1e-5, rope_interleave=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 50000.0}))
+
+
 def save_glm4_moe(model, out):
     """save_pretrained, then the MTP block's tensors added at model.layers.<layers> as GLM-4.5's
     files hold them (transformers builds no MTP block; accel must skip them)."""
@@ -399,7 +429,8 @@ def glm_routing_margin(model, tokens):
             s = s + gate.e_score_correction_bias.double()
             grp = s.view(s.shape[0], cfg.n_group, -1).topk(2, -1).values.sum(-1)
             gs = grp.sort(-1, descending=True).values
-            gaps.append((gs[:, cfg.topk_group - 1] - gs[:, cfg.topk_group]).min().item())
+            if cfg.topk_group < cfg.n_group:
+                gaps.append((gs[:, cfg.topk_group - 1] - gs[:, cfg.topk_group]).min().item())
             keep = torch.zeros_like(grp).scatter_(1, grp.topk(cfg.topk_group, -1).indices, 1)
             mask = keep.repeat_interleave(s.shape[1] // cfg.n_group, 1).bool()
             cs = s.masked_fill(~mask, float("-inf")).sort(-1, descending=True).values
@@ -408,7 +439,8 @@ def glm_routing_margin(model, tokens):
             plain = s - gate.e_score_correction_bias.double()
             moved_bias = (choose(s, cfg.topk_group) != choose(plain, cfg.topk_group)).any().item()
             moved_groups = (choose(s, cfg.topk_group) != choose(s, cfg.n_group)).any().item()
-            assert moved_bias and moved_groups, "the selection bias or the group limit changes no choice"
+            assert moved_bias and (moved_groups or cfg.n_group == 1), \
+                "the selection bias or the group limit changes no choice"
     for h in hooks:
         h.remove()
     return min(gaps)
@@ -528,6 +560,8 @@ CASES = {
     "qwen2_moe": (qwen2_moe, {"score64": True}),
     "glm4_moe": (glm4_moe, {"score64": True}),
     "dots1": (dots1, {"score64": True}),
+    "deepseek_v3": (deepseek_v3, {"score64": True}),
+    "moonlight": (moonlight, {"score64": True}),
     # Matrices at std 0.15: over a width of 64 the products' scale of the width-16 models at 0.3.
     "gpt_oss": (gpt_oss, {"score64": True, "std": 0.15, "seed_of": "gpt-oss"}),
     # gpt_oss's weights (same seed), the experts' saved in MXFP4 as the hub's gpt-oss and scored
@@ -570,7 +604,7 @@ def main(out_root, names):
         kw = {"max_shard_size": opts["max_shard_size"]} if "max_shard_size" in opts else {}
         if opts.get("mxfp4"):
             save_mxfp4(model, out)
-        elif name == "glm4_moe":
+        elif name in ("glm4_moe", "deepseek_v3"):
             save_glm4_moe(model, out)
         else:
             save.save_pretrained(out, safe_serialization=True, **kw)

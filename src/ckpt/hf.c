@@ -49,7 +49,10 @@ enum { F_GPT = 1, F_LLAMA = 2, F_BLOCK = 4, F_QKVB = 8, F_UNTIED = 16, F_QKNORM 
        F_GLM_SANDWICH = 4194304,    /* GLM-4's names of the norms after the sublayers */
        F_GRANITE_MOE = 8388608,     /* experts named and stacked as Granite's */
        F_DS = 16777216,             /* GLM-4.5's (DeepSeek-V3's) shared experts and selection bias */
-       F_SELECT = 33554432 };       /* the router's selection bias */
+       F_SELECT = 33554432,         /* the router's selection bias */
+       F_MLA = 67108864,            /* DeepSeek-V3's latent attention */
+       F_QLORA = 134217728,         /* ... with its queries through a latent */
+       F_QDIRECT = 268435456 };     /* ... with one query projection */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -64,8 +67,12 @@ enum { L_ROWS,                      /* the same order (rows [r0, r1) of the acce
                                      * [E, out, in/32] a power of two each, exponent + 127 */
        L_MXFP4_GLU,                 /* L_EXPERTS_GLU as MXFP4 */
        L_STACKED,                   /* [E, out, in]: accel's [E out, in] as it is (Granite's experts) */
-       L_ROPE_PAIRS };              /* q or k heads whose RoPE pairs are interleaved (GLM: values 2i
+       L_ROPE_PAIRS,                /* q or k heads whose RoPE pairs are interleaved (GLM: values 2i
                                      * and 2i + 1 turn together) where accel's are (i, i + rd/2) */
+       L_MLA_Q,                     /* latent attention's query heads: [the rest | RoPE part] where
+                                     * accel's are [RoPE part | the rest], the RoPE pairs interleaved
+                                     * (rope_interleave) */
+       L_MLA_KV };                  /* its [latent | RoPE key], the key's pairs interleaved alike */
 
 typedef struct {
     const char *accel, *hf;         /* "%d" = block index */
@@ -99,6 +106,13 @@ static const map_t g_map[] = {
     { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.k_proj.weight", P_K, L_ROWS, F_LLAMA | F_BLOCK | F_SPLIT },
     { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.v_proj.weight", P_V, L_ROWS, F_LLAMA | F_BLOCK | F_SPLIT },
     { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.qkv_proj.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_PHI3 },
+    { "h.%d.attn.q_a.weight", "model.layers.%d.self_attn.q_a_proj.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_QLORA },
+    { "h.%d.attn.q_a_norm.weight", "model.layers.%d.self_attn.q_a_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_QLORA },
+    { "h.%d.attn.q_b.weight", "model.layers.%d.self_attn.q_b_proj.weight", P_ALL, L_MLA_Q, F_LLAMA | F_BLOCK | F_QLORA },
+    { "h.%d.attn.q.weight", "model.layers.%d.self_attn.q_proj.weight", P_ALL, L_MLA_Q, F_LLAMA | F_BLOCK | F_QDIRECT },
+    { "h.%d.attn.kv_a.weight", "model.layers.%d.self_attn.kv_a_proj_with_mqa.weight", P_ALL, L_MLA_KV, F_LLAMA | F_BLOCK | F_MLA },
+    { "h.%d.attn.kv_a_norm.weight", "model.layers.%d.self_attn.kv_a_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_MLA },
+    { "h.%d.attn.kv_b.weight", "model.layers.%d.self_attn.kv_b_proj.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_MLA },
     { "h.%d.attn.qkv.bias", "model.layers.%d.self_attn.q_proj.bias", P_Q, L_ROWS, F_LLAMA | F_BLOCK | F_QKVB },
     { "h.%d.attn.qkv.bias", "model.layers.%d.self_attn.k_proj.bias", P_K, L_ROWS, F_LLAMA | F_BLOCK | F_QKVB },
     { "h.%d.attn.qkv.bias", "model.layers.%d.self_attn.v_proj.bias", P_V, L_ROWS, F_LLAMA | F_BLOCK | F_QKVB },
@@ -189,6 +203,9 @@ typedef struct {
     bool glm;                       /* GLM's layout: interleaved RoPE pairs, a fused gate_up_proj, its
                                      * norm names (partial RoPE, or norms after the sublayers without
                                      * Gemma's 1 + weight) */
+    bool mla;                       /* latent attention (model.kv_lora_rank): DeepSeek-V3's names */
+    int Rq, Rkv, dv;                /* its latents' widths (Rq 0: one query projection), value heads */
+    bool mla_pairs;                 /* its RoPE pairs interleaved in the files (rope_interleave) */
 } dims_t;
 
 /* model.ffn_width = 0 means this width in src/nn/decoder.c (which ckpt may not include). */
@@ -203,6 +220,11 @@ static dims_t dims_of(const accel_model_config_t *m)
     dims_t d = { .llama = !strcmp(m->name, "llama"), .L = m->layers, .NH = m->heads, .C = m->width,
                  .T = m->context, .V = m->vocab };
     d.KVH = d.llama && m->kv_heads ? m->kv_heads : m->heads;
+    d.mla = d.llama && m->kv_lora_rank > 0;
+    d.Rq = d.mla ? m->q_lora_rank : 0;
+    d.Rkv = d.mla ? m->kv_lora_rank : 0;
+    d.mla_pairs = d.mla;            /* DeepSeek-V3's default (import: its rope_interleave) */
+    if (d.mla) d.KVH = d.NH;
     d.hs = d.llama && m->head_dim ? m->head_dim : m->heads ? m->width / m->heads : 0;
     d.qk_norm = d.llama && m->qk_norm;
     d.F = !d.llama ? 4 * m->width : m->ffn_width ? m->ffn_width : default_ffn_width(m->width);
@@ -216,9 +238,10 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.obias = d.llama && m->attention_out_bias;
     d.sinks = d.llama && m->attention_sinks;
     d.oss = d.E && m->expert_bias;
-    d.granite_moe = d.E && !d.oss && (m->attention_multiplier > 0 || m->residual_multiplier != 1.0 ||
-                                      m->logits_scaling != 1.0);
+    d.granite_moe = d.E && !d.oss && !d.mla && (m->attention_multiplier > 0 || m->residual_multiplier != 1.0 ||
+                                                m->logits_scaling != 1.0);
     d.rd = d.llama && m->rope_dim ? m->rope_dim : d.hs;
+    d.dv = d.mla && m->v_head_dim ? m->v_head_dim : d.hs;
     d.dense_layers = d.E ? m->dense_layers : 0;
     d.DF = d.dense_layers ? (m->dense_ffn_width ? m->dense_ffn_width : default_ffn_width(m->width)) : d.F;
     d.select_bias = d.E && m->router_select_bias;
@@ -232,6 +255,10 @@ static dims_t dims_of(const accel_model_config_t *m)
 static bool map_applies(const map_t *e, const dims_t *d)
 {
     if (!(e->flags & (d->llama ? F_LLAMA : F_GPT))) return false;
+    if (d->mla && !strncmp(e->accel, "h.%d.attn.qkv.", 14)) return false;     /* the latents instead */
+    if ((e->flags & F_MLA) && !d->mla) return false;
+    if ((e->flags & F_QLORA) && !(d->mla && d->Rq)) return false;
+    if ((e->flags & F_QDIRECT) && !(d->mla && !d->Rq)) return false;
     if ((e->flags & F_QKVB) && !d->qkv_bias) return false;
     if ((e->flags & F_UNTIED) && d->tied) return false;
     if ((e->flags & F_QKNORM) && !d->qk_norm) return false;
@@ -293,7 +320,15 @@ static void accel_shape(const dims_t *d, const char *pattern, int *ndim, uint64_
     else if (!strcmp(p, "mlp.shared.gate_up.weight")) rows = 2 * (uint64_t)d->S;
     else if (!strcmp(p, "mlp.shared.down.weight")) cols = (uint64_t)d->S;
     else if (!strcmp(p, "mlp.shared_gate.weight")) rows = 1;
-    else if (!strcmp(p, "attn.proj.weight")) cols = (uint64_t)d->NH * d->hs;
+    else if (!strcmp(p, "attn.proj.weight")) cols = (uint64_t)d->NH * (d->mla ? d->dv : d->hs);
+    else if (!strcmp(p, "attn.q_a.weight")) rows = (uint64_t)d->Rq;
+    else if (!strcmp(p, "attn.q_a_norm.weight")) rows = (uint64_t)d->Rq;
+    else if (!strcmp(p, "attn.q_b.weight")) rows = (uint64_t)d->NH * d->hs, cols = (uint64_t)d->Rq;
+    else if (!strcmp(p, "attn.q.weight")) rows = (uint64_t)d->NH * d->hs;
+    else if (!strcmp(p, "attn.kv_a.weight")) rows = (uint64_t)d->Rkv + d->rd;
+    else if (!strcmp(p, "attn.kv_a_norm.weight")) rows = (uint64_t)d->Rkv;
+    else if (!strcmp(p, "attn.kv_b.weight"))
+        rows = (uint64_t)d->NH * (d->hs - d->rd + d->dv), cols = (uint64_t)d->Rkv;
     else if (strstr(p, "_norm.")) {     /* Qwen3's per-head q/k norms, or OLMo's whole ones */
         rows = (uint64_t)d->hs;
         if (d->qk_all) rows *= (uint64_t)(!strncmp(p, "attn.q_norm", 11) ? d->NH : d->KVH);
@@ -338,7 +373,9 @@ typedef struct {
     uint64_t dims[2];
     uint64_t r0, r1;                /* its rows this HF tensor holds */
     int layout;                     /* L_* */
-    int hs, rd;                     /* L_ROPE_PAIRS: the head size, the values RoPE turns */
+    int hs, rd;                     /* L_ROPE_PAIRS: the head size, the values RoPE turns (L_MLA_Q
+                                     * alike; L_MLA_KV: hs the latent's width) */
+    bool pairs;                     /* L_MLA_*: the RoPE pairs interleaved */
     int hf_ndim;
     uint64_t hf_dims[4];            /* the HF tensor's shape (MXFP4: the blocks') */
 } entry_t;
@@ -400,6 +437,11 @@ static int entries_of(const dims_t *d, entry_t **out)
                         x->layout = L_ROPE_PAIRS;
                         x->hs = d->hs;
                         x->rd = d->rd;
+                    }
+                    if (x->layout == L_MLA_Q || x->layout == L_MLA_KV) {   /* heads, or the latent */
+                        x->hs = x->layout == L_MLA_Q ? d->hs : d->Rkv;
+                        x->rd = d->rd;
+                        x->pairs = d->mla_pairs;
                     }
                     if (d->mxfp4 && (x->layout == L_EXPERTS || x->layout == L_EXPERTS_GLU)) {
                         x->layout = x->layout == L_EXPERTS ? L_MXFP4 : L_MXFP4_GLU;
@@ -495,6 +537,7 @@ static const arch_info_t g_archs[] = {
     { "Glm4MoeForCausalLM", "glm4_moe", true },
     { "Dots1ForCausalLM", "dots1", true },
     { "Exaone4ForCausalLM", "exaone4", true },
+    { "DeepseekV3ForCausalLM", "deepseek_v3", true },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
@@ -512,7 +555,8 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
 {
     const bool qwen3_moe = !strcmp(arch, "Qwen3MoeForCausalLM"), qwen_moe = qwen3_moe || !strcmp(arch, "Qwen2MoeForCausalLM");
     const bool olmoe = !strcmp(arch, "OlmoeForCausalLM"), oss = !strcmp(arch, "GptOssForCausalLM");
-    const bool dots1 = !strcmp(arch, "Dots1ForCausalLM"), deepseek = dots1 || !strcmp(arch, "Glm4MoeForCausalLM");
+    const bool dots1 = !strcmp(arch, "Dots1ForCausalLM"), dsv3 = !strcmp(arch, "DeepseekV3ForCausalLM");
+    const bool deepseek = dots1 || dsv3 || !strcmp(arch, "Glm4MoeForCausalLM");
     static const char *const dots1_keys[] = { "n_routed_experts", "num_experts_per_tok", "n_shared_experts" };
     for (size_t i = 0; dots1 && i < sizeof dots1_keys / sizeof *dots1_keys; i++)
         if (jint(root, dots1_keys[i], -2) == -2)
@@ -520,7 +564,7 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
     /* transformers' defaults where a key is missing */
     m->experts = (int)jint(root, deepseek ? "n_routed_experts"
                                  : (qwen_moe || olmoe) && json_object_get(root, "num_experts") ? "num_experts" : "num_local_experts",
-                           qwen3_moe || oss || deepseek ? 128 : qwen_moe ? 60 : olmoe ? 64 : 8);
+                           dsv3 ? 256 : qwen3_moe || oss || deepseek ? 128 : qwen_moe ? 60 : olmoe ? 64 : 8);
     m->experts_per_token = (int)jint(root, "num_experts_per_tok", qwen3_moe || olmoe || deepseek ? 8 : qwen_moe || oss ? 4 : 2);
     if (m->experts < 1 || m->experts > 4096 || m->experts_per_token < 1 || m->experts_per_token > m->experts)
         REFUSE("%s: %d experts with num_experts_per_tok = %d: accel needs 1..4096 experts and 1..experts per "
@@ -528,10 +572,15 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
     m->router_norm_topk = qwen_moe || olmoe ? jbool(root, "norm_topk_prob", false)
                         : deepseek ? jbool(root, "norm_topk_prob", !dots1) : true;
     if (deepseek) {
-        const long long dense = jint(root, "first_k_dense_replace", dots1 ? 0 : 1), shared = jint(root, "n_shared_experts", 1);
-        const long long groups = jint(root, "n_group", 1), topk_groups = jint(root, "topk_group", 1);
-        m->dense_ffn_width = dense > 0 ? (int)jint(root, "intermediate_size", 10944) : 0;  /* theirs, not Llama's */
-        m->ffn_width = (int)jint(root, "moe_intermediate_size", 1408);
+        /* transformers' defaults: DeepSeek-V3's, else GLM-4.5's (dots.llm1: no dense blocks) */
+        const long long dense = jint(root, "first_k_dense_replace", dots1 ? 0 : dsv3 ? 3 : 1);
+        const long long shared = jint(root, "n_shared_experts", 1);
+        const long long groups = jint(root, "n_group", dsv3 ? 8 : 1), topk_groups = jint(root, "topk_group", dsv3 ? 4 : 1);
+        const char *scoring = jstr(root, "scoring_func");
+        if (dsv3 && scoring && strcmp(scoring, "sigmoid"))
+            REFUSE("%s: scoring_func = %s: accel's DeepSeek-V3 router scores by sigmoid", path, scoring);
+        m->dense_ffn_width = dense > 0 ? (int)jint(root, "intermediate_size", dsv3 ? 18432 : 10944) : 0;
+        m->ffn_width = (int)jint(root, "moe_intermediate_size", dsv3 ? 2048 : 1408);
         if (dense < 0 || dense >= m->layers)
             REFUSE("%s: first_k_dense_replace = %lld of %d layers: accel needs experts in at least one block", path,
                    dense, m->layers);
@@ -550,7 +599,7 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
         m->router_select_bias = true;
         m->router_groups = (int)groups;
         m->router_topk_groups = (int)topk_groups;
-        m->router_scale = jnum(root, "routed_scaling_factor", 1.0);
+        m->router_scale = jnum(root, "routed_scaling_factor", dsv3 ? 2.5 : 1.0);
         if (!(m->router_scale > 0 && m->router_scale <= 1e6))
             REFUSE("%s: routed_scaling_factor = %g: accel needs a number in (0, 1e6]", path, m->router_scale);
         return ACCEL_OK;            /* transformers adds no load-balancing loss */
@@ -568,6 +617,43 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
                jnum(root, "router_jitter_noise", 0.0));
     m->router_aux_loss = jbool(root, "output_router_logits", false)
                          ? jnum(root, "router_aux_loss_coef", olmoe ? 0.01 : 0.001) : 0.0;
+    return ACCEL_OK;
+}
+
+/* YaRN's magnitude scale, as transformers' yarn_get_mscale. */
+static double yarn_get_mscale(double scale, double mscale)
+{
+    return scale <= 1.0 ? 1.0 : 0.1 * mscale * log(scale) + 1.0;
+}
+
+/* DeepSeek-V3's multi-head latent attention into the model.kv_lora_rank keys: heads of
+ * qk_nope_head_dim + qk_rope_head_dim with RoPE on the latter (model.rope_dim), value heads of
+ * v_head_dim, the latents (q_lora_rank null: one query projection); with YaRN's mscale_all_dim
+ * the scores' scale (model.attention_multiplier) is mscale(factor, mscale_all_dim)^2 / sqrt(head). */
+static accel_status_t translate_mla(json_t *root, const char *path, accel_model_config_t *m, double mscale_all,
+                                    char *err, size_t errlen)
+{
+    const long long dn = jint(root, "qk_nope_head_dim", 128), dr = jint(root, "qk_rope_head_dim", 64);
+    const long long dv = jint(root, "v_head_dim", 128), rkv = jint(root, "kv_lora_rank", 512);
+    json_t *rq = json_object_get(root, "q_lora_rank");
+    const long long q = !rq ? 1536 : json_is_null(rq) ? 0 : json_is_integer(rq) ? (long long)json_integer_value(rq) : -1;
+    if (dn < 0 || dr < 2 || dr % 2 || dn + dr > 65536 || dv < 1 || dv > dn + dr || rkv < 1 || rkv > 65536 || q < 0 ||
+        q > 65536)
+        REFUSE("%s: qk_nope_head_dim = %lld, qk_rope_head_dim = %lld, v_head_dim = %lld, kv_lora_rank = %lld, "
+               "q_lora_rank = %lld: accel's latent attention needs an even RoPE part of 2 or more, value heads no "
+               "wider than qk_nope_head_dim + qk_rope_head_dim, latents of 1..65536 (q_lora_rank may be null)",
+               path, dn, dr, dv, rkv, q);
+    const int hs = (int)(dn + dr);
+    m->head_dim = hs * m->heads != m->width ? hs : 0;
+    m->rope_dim = dn ? (int)dr : 0;
+    m->v_head_dim = dv == hs ? 0 : (int)dv;
+    m->kv_lora_rank = (int)rkv;
+    m->q_lora_rank = (int)q;
+    m->kv_heads = 0;                /* every head its own key and value */
+    if (mscale_all && !strcmp(m->rope_scaling, "yarn")) {
+        const double g = yarn_get_mscale(m->rope_factor, mscale_all);
+        m->attention_multiplier = g * g / sqrt((double)hs);
+    }
     return ACCEL_OK;
 }
 
@@ -784,10 +870,11 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         if (glm4) snprintf(m->norm_position, sizeof m->norm_position, "both");  /* norms after the sublayers too */
         const bool granite_moe = !strcmp(ai->arch, "GraniteMoeForCausalLM");
         const bool glm_moe = !strcmp(ai->arch, "Glm4MoeForCausalLM");   /* GLM-4.5: rotate_half RoPE pairs */
+        const bool dsv3 = !strcmp(ai->arch, "DeepseekV3ForCausalLM");  /* GLM-4.5's experts, latent attention */
         const bool dots1 = !strcmp(ai->arch, "Dots1ForCausalLM");       /* GLM-4.5's experts, Qwen3's attention */
         if (glm_moe) m->qk_norm = jbool(root, "use_qk_norm", false);
         if (dots1) m->qk_norm = true;
-        if (qwen3_moe || qwen2_moe || olmoe || oss || granite_moe || glm_moe || dots1 ||
+        if (qwen3_moe || qwen2_moe || olmoe || oss || granite_moe || glm_moe || dots1 || dsv3 ||
             !strcmp(ai->arch, "MixtralForCausalLM")) {
             accel_status_t st = translate_experts(root, path, ai->arch, m, err, errlen);
             if (st != ACCEL_OK) return st;
@@ -932,6 +1019,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                       : jnum(root, "rope_theta", json_is_object(rp) ? jnum(rp, "rope_theta", oss ? 150000.0 : 10000.0)
                                                                     : 10000.0);
         const char *rtype = json_is_object(rp) ? (jstr(rp, "rope_type") ? jstr(rp, "rope_type") : jstr(rp, "type")) : NULL;
+        double yarn_mscale = 0, yarn_mscale_all = 0;    /* DeepSeek-V3's YaRN */
         const bool phi3 = !strcmp(ai->arch, "Phi3ForCausalLM");
         if (phi3 && rtype && (!strcmp(rtype, "su") || !strcmp(rtype, "yarn")))
             rtype = "longrope";         /* Phi-3's early names for it, as transformers' Phi3Config reads them */
@@ -951,9 +1039,16 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             m->rope_beta_slow = jnum(rp, "beta_slow", 1.0);
             m->rope_attention_factor = jnum(rp, "attention_factor", 0.0);
             json_t *ms = json_object_get(rp, "mscale"), *msa = json_object_get(rp, "mscale_all_dim");
-            if ((ms && !json_is_null(ms)) || (msa && !json_is_null(msa)))
-                REFUSE("%s: rope_scaling yarn with mscale / mscale_all_dim (DeepSeek's): accel's YaRN takes "
-                       "attention_factor or 0.1 ln(factor) + 1", path);
+            if (((ms && !json_is_null(ms)) || (msa && !json_is_null(msa))) && !dsv3)
+                REFUSE("%s: rope_scaling yarn with mscale / mscale_all_dim (DeepSeek's) on %s: accel's YaRN takes "
+                       "attention_factor or 0.1 ln(factor) + 1", path, ai->arch);
+            /* DeepSeek-V3: cos and sin scaled by mscale's over mscale_all_dim's when both are set,
+             * the scores by mscale_all_dim's squared (below, with the head size) */
+            yarn_mscale = jnum(rp, "mscale", 0.0);
+            yarn_mscale_all = jnum(rp, "mscale_all_dim", 0.0);
+            if (!(m->rope_attention_factor > 0) && yarn_mscale && yarn_mscale_all)
+                m->rope_attention_factor = yarn_get_mscale(m->rope_factor, yarn_mscale) /
+                                           yarn_get_mscale(m->rope_factor, yarn_mscale_all);
             m->rope_truncate = jbool(rp, "truncate", true);
         } else if (!strcmp(rtype, "linear")) {
             snprintf(m->rope_scaling, sizeof m->rope_scaling, "linear");
@@ -1007,6 +1102,10 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             REFUSE("%s: partial_rotary_factor = %g turns %d of a head's %d values: accel needs an even number >= 2",
                    path, partial, rd, hs);
         m->rope_dim = rd < hs ? rd : 0;
+        if (dsv3) {
+            accel_status_t mst = translate_mla(root, path, m, yarn_mscale_all, err, errlen);
+            if (mst != ACCEL_OK) return mst;
+        }
         if (!strcmp(m->rope_scaling, "longrope") &&
             (m->rope_short_factor.n != rd / 2 || m->rope_long_factor.n != rd / 2))
             REFUSE("%s: rope_scaling longrope has %d short and %d long factors: it needs one for each of the %d "
@@ -1036,6 +1135,7 @@ struct accel_hf {
     bool multimodal;                /* Gemma3ForConditionalGeneration: its language model only */
     bool mxfp4;                     /* experts in MXFP4 (gpt-oss as published) */
     int mtp_layers;                 /* GLM-4.5's multi-token prediction blocks after the last one */
+    bool mla_pairs;                 /* latent attention's RoPE pairs interleaved (rope_interleave) */
     char head_name[96];             /* the LM head's tensor name in the files */
 };
 
@@ -1292,8 +1392,9 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     }
     st = translate_config(root, p, &hf->cfg, &hf->arch, err, errlen);
     if (st == ACCEL_OK) st = translate_quantization(root, p, hf->arch, &hf->mxfp4, err, errlen);
-    if (st == ACCEL_OK && !strcmp(hf->arch, "Glm4MoeForCausalLM")) {
-        const long long mtp = jint(root, "num_nextn_predict_layers", 1);
+    if (st == ACCEL_OK && (!strcmp(hf->arch, "Glm4MoeForCausalLM") || !strcmp(hf->arch, "DeepseekV3ForCausalLM"))) {
+        const long long mtp = jint(root, "num_nextn_predict_layers", jint(root, "num_mtp_layers", 1));
+        hf->mla_pairs = jbool(root, "rope_interleave", true);
         hf->mtp_layers = mtp > 0 && mtp < 1000 ? (int)mtp : 0;
     }
     json_decref(root);
@@ -1322,6 +1423,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     d.glm = (d.glm && !d.phi3) || !strcmp(hf->arch, "GlmForCausalLM") || !strcmp(hf->arch, "Glm4ForCausalLM");
     d.granite_moe |= !strcmp(hf->arch, "GraniteMoeForCausalLM");
     d.mxfp4 = hf->mxfp4;
+    d.mla_pairs = d.mla && hf->mla_pairs;
     hf->ne = entries_of(&d, &hf->e);
     hf->nt = accel_hf_accel_tensors(&hf->cfg.model, &hf->t);
     if (hf->ne < 0 || hf->nt < 0) { st = ACCEL_ERR_NOMEM; goto fail; }
@@ -1437,6 +1539,23 @@ static uint64_t rope_pair_row(uint64_t o, const entry_t *x)
     return h * hs + (d >= rd ? d : d % 2 ? rd / 2 + d / 2 : d / 2);
 }
 
+/* Row o of an L_ROPE_PAIRS or L_MLA_* tensor in accel's order. Latent attention: a query head's
+ * [the rest | RoPE part] becomes [RoPE part | the rest], and [latent | RoPE key] keeps its order,
+ * the RoPE values' interleaved pairs (2i, 2i + 1) becoming (i, i + rd/2) either way. */
+static uint64_t row_in_accel(uint64_t o, const entry_t *x)
+{
+    if (x->layout == L_ROPE_PAIRS) return rope_pair_row(o, x);
+    const uint64_t hs = (uint64_t)x->hs, rd = (uint64_t)x->rd;
+    if (x->layout == L_MLA_KV) {
+        const uint64_t j = o - hs;
+        return o < hs ? o : hs + (!x->pairs ? j : j % 2 ? rd / 2 + j / 2 : j / 2);
+    }
+    const uint64_t h = o / hs, d = o % hs, rest = hs - rd;
+    if (d < rest) return h * hs + rd + d;
+    const uint64_t j = d - rest;
+    return h * hs + (!x->pairs ? j : j % 2 ? rd / 2 + j / 2 : j / 2);
+}
+
 /* MXFP4's sixteen values (e2m1: a sign, two exponent bits, one mantissa bit), as transformers'
  * FP4_VALUES. */
 static const float g_fp4[16] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f,
@@ -1462,10 +1581,10 @@ static accel_status_t read_entry(accel_hf_t *hf, const entry_t *x, const accel_s
         st = accel_st_read(f, t, 0, t->numel, tmp);
         for (uint64_t r = 0; st == ACCEL_OK && r < rows; r++)
             for (uint64_t c = 0; c < cols; c++) dst[(x->r0 + r) * cols + c] = tmp[c * rows + r];
-    } else if (x->layout == L_ROPE_PAIRS) {         /* rows permuted within each head */
+    } else if (x->layout == L_ROPE_PAIRS || x->layout == L_MLA_Q || x->layout == L_MLA_KV) {  /* rows permuted */
         st = accel_st_read(f, t, 0, t->numel, tmp);
         for (uint64_t r = 0; st == ACCEL_OK && r < rows; r++)
-            memcpy(dst + (x->r0 + rope_pair_row(r, x)) * cols, tmp + r * cols, sizeof(float) * cols);
+            memcpy(dst + (x->r0 + row_in_accel(r, x)) * cols, tmp + r * cols, sizeof(float) * cols);
     } else if (x->layout == L_EXPERT_GLU_BIAS) {    /* HF [E, 2F] */
         const uint64_t w = x->hf_dims[1];
         st = accel_st_read(f, t, 0, t->numel, tmp);
@@ -1834,9 +1953,9 @@ static void hf_order(const entry_t *x, const float *full, float *part)
     if (x->layout == L_T) {
         for (uint64_t r = 0; r < rows; r++)
             for (uint64_t k = 0; k < cols; k++) part[k * rows + r] = src[r * cols + k];
-    } else if (x->layout == L_ROPE_PAIRS) {
+    } else if (x->layout == L_ROPE_PAIRS || x->layout == L_MLA_Q || x->layout == L_MLA_KV) {
         for (uint64_t r = 0; r < rows; r++)
-            memcpy(part + r * cols, src + rope_pair_row(r, x) * cols, sizeof(float) * cols);
+            memcpy(part + r * cols, src + row_in_accel(r, x) * cols, sizeof(float) * cols);
     } else if (x->layout == L_EXPERT_GLU_BIAS) {
         const uint64_t w = x->hf_dims[1];
         for (uint64_t e = 0; e < E; e++)

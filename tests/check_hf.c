@@ -167,6 +167,16 @@ START_TEST(test_table_matches_models)
                             "model.router_select_bias=true", "model.dense_layers=1", "model.dense_ffn_width=40",
                             "model.tie_embeddings=false" };
     same_as_model(glm45, 16);
+    /* DeepSeek-V3: latent attention (with and without the queries' latent) beside GLM-4.5's experts */
+    const char *dsv3[] = { "model.name=llama", "model.layers=3", "model.width=32", "model.heads=4",
+                           "model.experts=4", "model.ffn_width=8", "model.shared_expert_ffn=8",
+                           "model.shared_expert_gate=false", "model.router_scores=sigmoid",
+                           "model.router_select_bias=true", "model.dense_layers=1", "model.tie_embeddings=false",
+                           "model.kv_lora_rank=12", "model.q_lora_rank=10", "model.head_dim=12", "model.rope_dim=4",
+                           "model.v_head_dim=8" };
+    same_as_model(dsv3, 17);
+    dsv3[13] = "model.q_lora_rank=0";
+    same_as_model(dsv3, 17);
 }
 END_TEST
 

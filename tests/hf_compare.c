@@ -212,7 +212,9 @@ static int cmd_config(const char *a, const char *b)
                                         "embedding_multiplier", "attention_multiplier", "residual_multiplier",
                                         "logits_scaling", "n_routed_experts", "n_shared_experts", "n_group",
                                         "topk_group", "routed_scaling_factor", "first_k_dense_replace",
-                                        "use_qk_norm", "original_max_position_embeddings", "partial_rotary_factor" };
+                                        "use_qk_norm", "original_max_position_embeddings", "partial_rotary_factor",
+                                        "kv_lora_rank", "q_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim",
+                                        "v_head_dim" };
     int bad = 0;
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
         json_t *u = json_object_get(x, keys[i]), *v = json_object_get(y, keys[i]);

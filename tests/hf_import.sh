@@ -2,7 +2,8 @@
 # Hugging Face interchange end to end (docs/huggingface.md), on the committed fixtures
 # tests/fixtures/hf/<name>/ (tiny random GPT-2, Llama GQA/untied, Mistral, Qwen2 with biases, Qwen3
 # with q/k norms and head_dim apart from the width, Llama with llama3 RoPE scaling, a sharded save,
-# a bf16 save, the mixtures of experts, Phi-3, Phi-3.5 and Phi-4-mini with LongRoPE, EXAONE 4, OLMo 2, OLMo 3 with its sliding layers, SmolLM3
+# a bf16 save, the mixtures of experts, Phi-3, Phi-3.5 and Phi-4-mini with LongRoPE, EXAONE 4,
+# DeepSeek-V3 and Moonlight with latent attention, OLMo 2, OLMo 3 with its sliding layers, SmolLM3
 # with a layer without RoPE, Granite, Gemma, Gemma 2, Gemma 3, Gemma 3 with a vision tower, gpt-oss
 # dense and with MXFP4 experts, Llama with q/k/v/o biases, Seed-OSS with an o bias alone, GLM and
 # GLM-4 with RoPE on part of each head, Granite MoE, GLM-4.5's experts with DeepSeek-V3's routing
@@ -46,10 +47,12 @@ for dir in "$FIX"/*/; do
     "$CMP" logits "$dir" "$name.dir.logits" || fail "$name: logits from the HF directory differ"
     "$CKPT" export "$name.h5" --format hf --output "$name.hf" > /dev/null || fail "export --format hf of $name"
     # Phi-3's fused tensors go out under Mistral's names, Gemma 3's language model without its
-    # vision tower as Gemma3ForCausalLM, gpt-oss's MXFP4 experts widened, GLM-4.5 without its
-    # multi-token prediction block, dots.llm1 as the GLM-4.5 it equals: the same model, its logits
+    # vision tower as Gemma3ForCausalLM, gpt-oss's MXFP4 experts widened, GLM-4.5 and DeepSeek-V3
+    # without their multi-token prediction blocks, dots.llm1 as the GLM-4.5 it equals, Moonlight's
+    # RoPE pairs interleaved (DeepSeek-V3's default): the same model, its logits
     case $name in phi3) as=MistralForCausalLM ;; gemma3_vl) as=Gemma3ForCausalLM ;; gpt_oss_mxfp4) as=GptOssForCausalLM ;;
-                  glm4_moe|dots1) as=Glm4MoeForCausalLM ;; *) as= ;; esac
+                  glm4_moe|dots1) as=Glm4MoeForCausalLM ;; deepseek_v3|moonlight) as=DeepseekV3ForCausalLM ;;
+                  *) as= ;; esac
     if [ -n "$as" ]; then
         grep -q "\"$as\"" "$name.hf/config.json" || fail "$name: not exported as the $as it equals"
         rm -f "$name.hf.logits"
@@ -131,6 +134,11 @@ sed -i '/"no_rope_layers": \[/,/\],/d' s3_interval/config.json
 grep -q no_rope_layers s3_interval/config.json && fail "s3_interval: no_rope_layers still there"
 same s3_interval smollm3
 pass "smollm3: transformers' logits need the layer without RoPE; no_rope_layer_interval alone gives the same"
+# DeepSeek-V3 (latent attention: the queries through a latent, RoPE on 4 of each head's 10 values,
+# its pairs interleaved in the files; YaRN with mscale and mscale_all_dim; GLM-4.5's experts) and
+# Moonlight (one query projection, pairs not interleaved): the logits need YaRN's two scales.
+needs deepseek_v3 model.attention_multiplier=0 model.rope_attention_factor=1
+pass "deepseek_v3: transformers' logits need YaRN's mscale (cos and sin) and mscale_all_dim (the scores)"
 # EXAONE 4 (norms after the sublayers, per-head q/k norms, layers 0-2 sliding over 4 keys with
 # Llama 3.1's RoPE, layer 3 full without RoPE): the fixture's logits need each part; the window
 # pattern written as "LLLG" without layer_types gives the same; without a window (EXAONE 4.0
@@ -270,6 +278,8 @@ train_case 2 zero2 "$FIX/qwen2_moe" "$FIX/qwen2_moe" qwen2_moe_dir_2_zero2
 train_case 2 ddp "$FIX/phi3" "$FIX/phi3" phi3_dir_2_ddp
 train_case 2 zero3 "$FIX/phi4_mini" "$FIX/phi4_mini" phi4_mini_dir_2_zero3
 train_case 2 zero2 "$FIX/exaone4" "$FIX/exaone4" exaone4_dir_2_zero2
+train_case 2 zero3 "$FIX/deepseek_v3" "$FIX/deepseek_v3" deepseek_v3_dir_2_zero3
+train_case 1 ddp moonlight.h5 moonlight.h5 moonlight_imp_1_ddp
 train_case 2 zero3 "$FIX/olmo2" "$FIX/olmo2" olmo2_dir_2_zero3
 train_case 2 zero2 "$FIX/olmo3" "$FIX/olmo3" olmo3_dir_2_zero2
 train_case 2 ddp "$FIX/smollm3" "$FIX/smollm3" smollm3_dir_2_ddp
@@ -468,6 +478,9 @@ export_refused swp "has no Hugging Face counterpart here" model.sliding_window=4
 # layers without RoPE: a window pattern without them is refused.
 export_refused ex4nope "norms after the sublayers with per-head q/k norms in this combination" \
     model.norm_position=post model.qk_norm=true model.sliding_window=4 model.sliding_window_pattern=2
+# Latent attention goes out as DeepSeek-V3's, whose blocks have its experts: without them, refused.
+export_refused mladense "latent attention (model.kv_lora_rank=8) without DeepSeek-V3's experts has no Hugging Face counterpart" \
+    model.kv_lora_rank=8 model.rope_dim=4
 # LongRoPE goes out as Phi-3's, which has Llama's blocks: with q, k, v biases, refused.
 export_refused lrbias "model.rope_scaling=longrope with attention biases has no Hugging Face counterpart" \
     model.rope_scaling=longrope model.rope_short_factor=1,2,3,4 model.rope_long_factor=2,3,4,5 model.attention_bias=true
@@ -509,6 +522,10 @@ bad glmdense glm4_moe && sed -i 's/"first_k_dense_replace": 1/"first_k_dense_rep
 expect_fail "first_k_dense_replace = 3 of 3 layers: accel needs experts in at least one block" "$CKPT" import glmdense -o x.h5
 bad glmgroups glm4_moe && sed -i 's/"n_group": 4/"n_group": 3/' glmgroups/config.json
 expect_fail "n_group = 3, topk_group = 2 for 8 experts, 2 a token" "$CKPT" import glmgroups -o x.h5
+bad dsvhd deepseek_v3 && sed -i 's/"v_head_dim": 6/"v_head_dim": 12/' dsvhd/config.json
+expect_fail "v_head_dim = 12, kv_lora_rank = 10, q_lora_rank = 12: accel's latent attention needs" "$CKPT" import dsvhd -o x.h5
+bad dssoft deepseek_v3 && sed -i 's/"model_type": "deepseek_v3",/"model_type": "deepseek_v3", "scoring_func": "softmax",/' dssoft/config.json
+expect_fail "scoring_func = softmax: accel's DeepSeek-V3 router scores by sigmoid" "$CKPT" import dssoft -o x.h5
 bad dotsnoe dots1 && sed -i '/"n_routed_experts"/d' dotsnoe/config.json
 expect_fail "n_routed_experts is missing (Dots1ForCausalLM has no default for it)" "$CKPT" import dotsnoe -o x.h5
 bad gelu gpt2 && sed -i 's/"gelu_new"/"relu"/' gelu/config.json

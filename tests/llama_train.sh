@@ -67,6 +67,14 @@ expect_fail "model.width=30 is not divisible by model.heads=4" "$ACCEL_TRAIN" $a
 expect_fail "model.rope_high_freq_factor" "$ACCEL_TRAIN" $args model.rope_scaling=llama3 model.rope_high_freq_factor=0.5
 expect_fail "model.rms_eps" "$ACCEL_TRAIN" $args model.rms_eps=0
 expect_fail "expected one of none|llama3|yarn" "$ACCEL_TRAIN" $args model.rope_scaling=dynamic
+# Latent attention: every head its own key and value, value heads no wider than the heads, its
+# companion keys only with it, no q/k/v biases.
+expect_fail "model.kv_heads must be model.heads (or 0) with model.kv_lora_rank" "$ACCEL_TRAIN" $args model.kv_lora_rank=8
+expect_fail "model.v_head_dim must be at most the head size" "$ACCEL_TRAIN" $args model.kv_heads=0 model.kv_lora_rank=8 model.v_head_dim=12
+expect_fail "model.q_lora_rank shapes latent attention: set model.kv_lora_rank" "$ACCEL_TRAIN" $args model.q_lora_rank=8
+expect_fail "model.kv_lora_rank (latent attention) takes no attention biases" "$ACCEL_TRAIN" $args model.kv_heads=0 \
+    model.kv_lora_rank=8 model.attention_bias=true
+expect_fail "gpt: model.kv_lora_rank is a llama key" "$ACCEL_TRAIN" model.name=gpt model.kv_lora_rank=8
 # LongRoPE: one factor for each pair RoPE turns, both lists, and only with rope_scaling=longrope.
 expect_fail "model.rope_short_factor must hold one number for each pair of values RoPE turns in a head, 4" \
     "$ACCEL_TRAIN" $args model.rope_scaling=longrope model.rope_short_factor=1,2 model.rope_long_factor=1,2,3,4

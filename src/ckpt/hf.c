@@ -1722,7 +1722,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
          * q/k norms, EXAONE 4's per-head ones after-norms, experts (Qwen2-MoE: a shared expert,
          * Qwen3-MoE: q/k norms, else Mixtral), Qwen3's q/k norms, Qwen2's q, k, v biases, Mistral's
          * window, LongRoPE's Phi-3, else Llama. */
-        const bool glm_moe = d.ds;     /* GLM-4.5 (accel_hf_export checked its other parts) */
+        const bool dsv3 = d.mla;       /* DeepSeek-V3 (accel_hf_export checked its other parts) */
+        const bool glm_moe = d.ds && !dsv3;  /* GLM-4.5 (accel_hf_export checked its other parts) */
         const bool olmo = d.qk_all, window = m->sliding_window > 0, olmo3 = olmo && window;
         const bool gemma = m->norm_unit_offset, gemma3 = gemma && d.sandwich && d.qk_norm;  /* checked alike */
         const bool gemma2 = gemma && d.sandwich && !d.qk_norm;
@@ -1731,12 +1732,13 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool obias = d.obias && !oss, seed = obias && !m->attention_bias;
         const bool glm = d.glm, glm4 = glm && d.sandwich;  /* GLM: part of each head turned, or GLM-4's norms */
         const bool exaone = d.post && d.qk_norm && !d.qk_all;  /* EXAONE 4 (accel_hf_export checked the rest) */
-        const bool qwen = !olmo && !gemma && !oss && !obias && !glm && !glm_moe && !exaone &&
+        const bool qwen = !olmo && !gemma && !oss && !obias && !glm && !glm_moe && !exaone && !dsv3 &&
                           (d.qk_norm || m->attention_bias || d.S);
         const bool nope = m->no_rope_pattern > 0 && !exaone;  /* SmolLM3 (export refuses it with anything else) */
-        const bool granite = m->attention_multiplier > 0 || m->residual_multiplier != 1.0 || m->logits_scaling != 1.0;
+        const bool granite = !dsv3 && (m->attention_multiplier > 0 || m->residual_multiplier != 1.0 ||
+                                       m->logits_scaling != 1.0);
         const bool phi3 = d.phi3;     /* LongRoPE: Phi-3.5's, Phi-4-mini's (accel_hf_export checked the rest) */
-        const char *arch = phi3 ? "Phi3ForCausalLM" : exaone ? "Exaone4ForCausalLM"
+        const char *arch = dsv3 ? "DeepseekV3ForCausalLM" : phi3 ? "Phi3ForCausalLM" : exaone ? "Exaone4ForCausalLM"
                          : glm_moe ? "Glm4MoeForCausalLM" : oss ? "GptOssForCausalLM"
                          : seed ? "SeedOssForCausalLM"
                          : glm4 ? "Glm4ForCausalLM" : glm ? "GlmForCausalLM"
@@ -1746,7 +1748,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
                          : window ? "MistralForCausalLM" : "LlamaForCausalLM";
-        const char *type = phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
+        const char *type = dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
                          : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
@@ -1849,6 +1851,29 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             json_object_set_new(j, "attention_bias", json_boolean(m->attention_bias));
             if (seed) json_object_set_new(j, "attention_out_bias", json_true());
         }
+        if (j && dsv3) {                /* DeepSeek-V3's routing and latent attention */
+            json_t *g = json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:b, s:i, s:s, s:s, s:i, s:i, s:i, s:i, s:b, "
+                                  "s:i, s:b, s:b}",
+                                  "n_routed_experts", d.E, "num_experts_per_tok", m->experts_per_token,
+                                  "moe_intermediate_size", d.F, "n_shared_experts", d.S / d.F,
+                                  "n_group", m->router_groups, "topk_group", m->router_topk_groups,
+                                  "routed_scaling_factor", m->router_scale, "norm_topk_prob", m->router_norm_topk,
+                                  "first_k_dense_replace", d.dense_layers, "scoring_func", "sigmoid",
+                                  "topk_method", "noaux_tc", "kv_lora_rank", d.Rkv, "qk_nope_head_dim", d.hs - d.rd,
+                                  "qk_rope_head_dim", d.rd, "v_head_dim", d.dv, "rope_interleave", 1,
+                                  "num_nextn_predict_layers", 0, "attention_bias", 0, "output_router_logits", 0);
+            if (g) json_object_update(j, g);
+            json_decref(g);
+            json_object_set_new(j, "q_lora_rank", d.Rq ? json_integer(d.Rq) : json_null());
+            json_object_del(j, "head_dim");     /* DeepseekV3Config sets it to qk_rope_head_dim */
+            json_t *rs = json_object_get(j, "rope_scaling");
+            if (json_is_object(rs) && m->attention_multiplier > 0) {   /* the scores' scale as YaRN's */
+                const double msa = (sqrt(m->attention_multiplier * sqrt((double)d.hs)) - 1.0) / (0.1 * log(m->rope_factor));
+                json_object_set_new(rs, "mscale_all_dim", json_real(msa));
+                if (!(m->rope_attention_factor > 0))    /* without mscale: transformers' default */
+                    json_object_set_new(rs, "attention_factor", json_real(0.1 * log(m->rope_factor) + 1.0));
+            }
+        }
         if (j && glm_moe) {             /* DeepSeek-V3's routing; q/k/v biases, q/k norms or none */
             json_t *g = json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:b, s:i, s:b, s:b, s:f, s:i, s:b}",
                                   "n_routed_experts", d.E, "num_experts_per_tok", m->experts_per_token,
@@ -1861,7 +1886,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             if (g) json_object_update(j, g);
             json_decref(g);
         }
-        if (j && d.E && !glm_moe) {
+        if (j && d.E && !glm_moe && !dsv3) {
             json_object_set_new(j, "num_local_experts", json_integer(d.E));
             if (d.qk_norm || d.S) json_object_set_new(j, "num_experts", json_integer(d.E));   /* Qwen's, OLMoE's name */
             json_object_set_new(j, "num_experts_per_tok", json_integer(m->experts_per_token));
@@ -2029,11 +2054,22 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     /* DeepSeek-V3's routing, ungated shared experts, leading dense blocks: GLM-4.5's alone, with
      * Llama's norms and SwiGLU, per-head q/k norms or none, q/k/v biases or none. */
     const dims_t d = dims_of(m);
+    /* Latent attention: DeepSeek-V3's, with its experts, Llama's norms and SwiGLU, nothing else; its
+     * scores' scale other than 1/sqrt(head) only as YaRN's mscale_all_dim. */
+    const bool ds_scale = m->attention_multiplier > 0 && d.mla && !strcmp(m->rope_scaling, "yarn") && m->rope_factor > 1.0;
+    if (d.mla && (!d.ds || (m->attention_multiplier > 0 && !ds_scale) || m->sliding_window || m->no_rope_pattern ||
+                  strcmp(m->rope_scaling, "none") * strcmp(m->rope_scaling, "yarn") * strcmp(m->rope_scaling, "llama3") != 0)) {
+        ACCEL_ERROR("export --format hf: latent attention (model.kv_lora_rank=%d) %s has no Hugging Face counterpart "
+                    "(DeepseekV3ForCausalLM: with DeepSeek-V3's experts (model.router_scores=sigmoid and its companions), "
+                    "no window or layers without RoPE, the scores' scale from YaRN's mscale_all_dim alone)",
+                    m->kv_lora_rank, !d.ds ? "without DeepSeek-V3's experts" : "in this combination");
+        return ACCEL_ERR_UNSUPPORTED;
+    }
     if (d.ds && (strcmp(m->router_scores, "sigmoid") || !m->router_select_bias || !shared || m->shared_expert_gate ||
                   m->shared_expert_ffn % d.F || strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") ||
                   (m->qk_norm && strcmp(m->qk_norm_scope, "head")) || m->attention_out_bias || m->attention_sinks ||
                   m->expert_bias || m->norm_unit_offset || m->embed_scale != 1.0 || m->query_pre_attn_scalar ||
-                  m->attention_softcap > 0 || m->logit_softcap > 0 || m->attention_multiplier > 0 ||
+                  m->attention_softcap > 0 || m->logit_softcap > 0 || (m->attention_multiplier > 0 && !ds_scale) ||
                   m->residual_multiplier != 1.0 || m->logits_scaling != 1.0 || m->no_rope_pattern ||
                   m->sliding_window)) {
         ACCEL_ERROR("export --format hf: model.router_scores=%s, model.router_select_bias=%s, model.shared_expert_gate=%s, "
@@ -2092,7 +2128,8 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     const bool llama = !strcmp(m->name, "llama"), sandwich = !strcmp(m->norm_position, "both");
     const bool geglu = !strcmp(m->activation, "gelu_tanh");
     const bool caps = m->attention_softcap > 0 || m->logit_softcap > 0;
-    const bool granite_keys = m->attention_multiplier > 0 || m->residual_multiplier != 1.0 || m->logits_scaling != 1.0;
+    const bool granite_keys = (m->attention_multiplier > 0 && !ds_scale) || m->residual_multiplier != 1.0 ||
+                              m->logits_scaling != 1.0;
     const bool gemma_keys = m->norm_unit_offset || geglu || (m->embed_scale != 1.0 && !granite_keys) ||
                             (sandwich && m->norm_unit_offset) ||
                             m->query_pre_attn_scalar || m->sliding_rope_theta || caps;

@@ -70,7 +70,8 @@ expect_fail "expected one of none|llama3|yarn" "$ACCEL_TRAIN" $args model.rope_s
 # Latent attention: every head its own key and value, value heads no wider than the heads, its
 # companion keys only with it, no q/k/v biases.
 expect_fail "model.kv_heads must be model.heads (or 0) with model.kv_lora_rank" "$ACCEL_TRAIN" $args model.kv_lora_rank=8
-expect_fail "model.v_head_dim must be at most the head size" "$ACCEL_TRAIN" $args model.kv_heads=0 model.kv_lora_rank=8 model.v_head_dim=12
+expect_fail "model.v_head_dim must be at most the head size" "$ACCEL_TRAIN" $args model.kv_heads=0 \
+    model.attention_bias=false model.kv_lora_rank=8 model.v_head_dim=12
 expect_fail "model.q_lora_rank shapes latent attention: set model.kv_lora_rank" "$ACCEL_TRAIN" $args model.q_lora_rank=8
 expect_fail "model.kv_lora_rank (latent attention) takes no attention biases" "$ACCEL_TRAIN" $args model.kv_heads=0 \
     model.kv_lora_rank=8 model.attention_bias=true

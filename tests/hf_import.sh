@@ -2,7 +2,7 @@
 # Hugging Face interchange end to end (docs/huggingface.md), on the committed fixtures
 # tests/fixtures/hf/<name>/ (tiny random GPT-2, Llama GQA/untied, Mistral, Qwen2 with biases, Qwen3
 # with q/k norms and head_dim apart from the width, Llama with llama3 RoPE scaling, a sharded save,
-# a bf16 save, the mixtures of experts, Phi-3, Phi-3.5 and Phi-4-mini with LongRoPE, EXAONE 4,
+# a bf16 save, Qwen3 in fine-grained FP8, the mixtures of experts, Phi-3, Phi-3.5 and Phi-4-mini with LongRoPE, EXAONE 4,
 # DeepSeek-V3 and Moonlight with latent attention, OLMo 2, OLMo 3 with its sliding layers, SmolLM3
 # with a layer without RoPE, Granite, Gemma, Gemma 2, Gemma 3, Gemma 3 with a vision tower, gpt-oss
 # dense and with MXFP4 experts, Llama with q/k/v/o biases, Seed-OSS with an o bias alone, GLM and
@@ -49,9 +49,11 @@ for dir in "$FIX"/*/; do
     # Phi-3's fused tensors go out under Mistral's names, Gemma 3's language model without its
     # vision tower as Gemma3ForCausalLM, gpt-oss's MXFP4 experts widened, GLM-4.5 and DeepSeek-V3
     # without their multi-token prediction blocks, dots.llm1 as the GLM-4.5 it equals, Moonlight's
-    # RoPE pairs interleaved (DeepSeek-V3's default): the same model, its logits
+    # RoPE pairs interleaved (DeepSeek-V3's default), Qwen3-FP8's weights dequantized: the same
+    # model, its logits
     case $name in phi3) as=MistralForCausalLM ;; gemma3_vl) as=Gemma3ForCausalLM ;; gpt_oss_mxfp4) as=GptOssForCausalLM ;;
                   glm4_moe|dots1) as=Glm4MoeForCausalLM ;; deepseek_v3|moonlight) as=DeepseekV3ForCausalLM ;;
+                  qwen3_fp8) as=Qwen3ForCausalLM ;;
                   *) as= ;; esac
     if [ -n "$as" ]; then
         grep -q "\"$as\"" "$name.hf/config.json" || fail "$name: not exported as the $as it equals"
@@ -449,8 +451,8 @@ expect_fail "tensor model.layers.0.mlp.experts.gate_up_proj_blocks is missing" "
 bad ossscales gpt_oss_mxfp4 && perl -pi -e 's/layers\.1\.mlp\.experts\.down_proj_scales/layers.1.mlp.experts.down_proj_scalez/' ossscales/model.safetensors
 expect_fail "tensor model.layers.1.mlp.experts.down_proj_scales is missing (the scales of model.layers.1.mlp.experts.down_proj_blocks)" \
     "$CKPT" import ossscales -o x.h5
-bad ossbits gpt_oss_mxfp4 && sed -i 's/"quant_method": "mxfp4"/"quant_method": "fp8"/' ossbits/config.json
-expect_fail "quantization_config quant_method = fp8" "$CKPT" import ossbits -o x.h5
+bad ossbits gpt_oss_mxfp4 && sed -i 's/"quant_method": "mxfp4"/"quant_method": "gptq"/' ossbits/config.json
+expect_fail "quantization_config quant_method = gptq" "$CKPT" import ossbits -o x.h5
 bad moedense qwen3_moe && sed -i 's/"mlp_only_layers": \[\]/"mlp_only_layers": [1]/' moedense/config.json
 expect_fail "some blocks have a dense MLP, and accel's experts are in every block" "$CKPT" import moedense -o x.h5
 bad moestep qwen3_moe && sed -i 's/"decoder_sparse_step": 1/"decoder_sparse_step": 2/' moestep/config.json
@@ -522,6 +524,15 @@ bad glmdense glm4_moe && sed -i 's/"first_k_dense_replace": 1/"first_k_dense_rep
 expect_fail "first_k_dense_replace = 3 of 3 layers: accel needs experts in at least one block" "$CKPT" import glmdense -o x.h5
 bad glmgroups glm4_moe && sed -i 's/"n_group": 4/"n_group": 3/' glmgroups/config.json
 expect_fail "n_group = 3, topk_group = 2 for 8 experts, 2 a token" "$CKPT" import glmgroups -o x.h5
+# Fine-grained FP8 (qwen3_fp8: e4m3 weights by blocks of 12 x 8, the edges partial): its
+# quantization_config must give the blocks, an FP8 tensor needs one, and its scales must be there.
+bad fp8nob qwen3_fp8 && sed -i 's/^      12,$/      0,/' fp8nob/config.json
+expect_fail "quantization_config fp8 with weight_block_size not two positive integers" "$CKPT" import fp8nob -o x.h5
+bad fp8noq qwen3_fp8 && sed -i 's/"quantization_config"/"quantization_cfg"/' fp8noq/config.json
+expect_fail "is F8_E4M3, but config.json declares no fp8 quantization_config" "$CKPT" import fp8noq -o x.h5
+bad fp8nos qwen3_fp8 && perl -pi -e 's/layers\.1\.mlp\.up_proj\.weight_scale_inv/layers.1.mlp.up_proj.weight_scale_inx/' fp8nos/model.safetensors
+expect_fail "tensor model.layers.1.mlp.up_proj.weight_scale_inv is missing (the scales of FP8 model.layers.1.mlp.up_proj.weight)" \
+    "$CKPT" import fp8nos -o x.h5
 bad dsvhd deepseek_v3 && sed -i 's/"v_head_dim": 6/"v_head_dim": 12/' dsvhd/config.json
 expect_fail "v_head_dim = 12, kv_lora_rank = 10, q_lora_rank = 12: accel's latent attention needs" "$CKPT" import dsvhd -o x.h5
 bad dssoft deepseek_v3 && sed -i 's/"model_type": "deepseek_v3",/"model_type": "deepseek_v3", "scoring_func": "softmax",/' dssoft/config.json

@@ -390,6 +390,45 @@ def moonlight():
         rope_parameters={"rope_type": "default", "rope_theta": 50000.0}))
 
 
+FP8_BLOCK = (12, 8)     # rows x columns: partial blocks at the edges of every 16- and 32-wide matrix
+
+
+def save_fp8(model, out):
+    """Fine-grained FP8 as DeepSeek-V3's and Qwen3-FP8's hub files hold it: every linear layer's
+    weight in float8 e4m3 by blocks of FP8_BLOCK, each block times its weight_scale_inv (float32,
+    max |w| / 448), config.json's quantization_config fp8. The model in memory becomes those
+    dequantized weights, the reference."""
+    from safetensors.torch import load_file, save_file
+    model.save_pretrained(out, safe_serialization=True)
+    path = os.path.join(out, "model.safetensors")
+    tensors, b0, b1 = load_file(path), *FP8_BLOCK
+    params = dict(model.named_parameters())
+    for name in list(tensors):
+        w = tensors[name]
+        if w.dim() != 2 or "embed_tokens" in name or "lm_head" in name:
+            continue
+        rows, cols = w.shape
+        r, c = -(-rows // b0), -(-cols // b1)
+        pad = torch.zeros(r * b0, c * b1)
+        pad[:rows, :cols] = w
+        blocks = pad.view(r, b0, c, b1)
+        scale = blocks.abs().amax(dim=(1, 3)) / 448.0
+        scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+        q = (blocks / scale[:, None, :, None]).to(torch.float8_e4m3fn)
+        deq = (q.float() * scale[:, None, :, None]).view(r * b0, c * b1)[:rows, :cols]
+        tensors[name] = q.view(r * b0, c * b1)[:rows, :cols].contiguous()
+        tensors[name + "_scale_inv"] = scale.contiguous()
+        with torch.no_grad():
+            params[name].copy_(deq)
+    save_file(tensors, path, metadata={"format": "pt"})
+    with open(os.path.join(out, "config.json")) as f:
+        cfg = json.load(f)
+    cfg["quantization_config"] = {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
+                                  "weight_block_size": list(FP8_BLOCK)}
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2)
+
+
 def save_glm4_moe(model, out):
     """save_pretrained, then the MTP block's tensors added at model.layers.<layers> as GLM-4.5's
     files hold them (transformers builds no MTP block; accel must skip them)."""
@@ -554,6 +593,9 @@ CASES = {
     "olmoe": (olmoe, {"score64": True}),
     "qwen2_bias": (qwen2, {}),
     "qwen3": (qwen3, {}),
+    # qwen3's model with every linear layer in fine-grained FP8 (Qwen3-8B-FP8's layout), scored as
+    # those dequantized values.
+    "qwen3_fp8": (qwen3, {"fp8": True, "seed_of": "qwen3", "score64": True}),
     "qwen3_yarn": (qwen3_yarn, {}),
     "mixtral": (mixtral, {"score64": True}),
     "qwen3_moe": (qwen3_moe, {"score64": True}),
@@ -604,6 +646,8 @@ def main(out_root, names):
         kw = {"max_shard_size": opts["max_shard_size"]} if "max_shard_size" in opts else {}
         if opts.get("mxfp4"):
             save_mxfp4(model, out)
+        elif opts.get("fp8"):
+            save_fp8(model, out)
         elif name in ("glm4_moe", "deepseek_v3"):
             save_glm4_moe(model, out)
         else:
@@ -614,7 +658,17 @@ def main(out_root, names):
         # float64) and rounded: transformers' own fp32 is 1.6e-5 off that truth on Mixtral and
         # 1.1e-5 on SmolLM3, past the test's 1e-5.
         cls = type(model)
-        if opts.get("score64"):
+        if opts.get("fp8"):  # the dequantized weights; transformers' own FP8 loader checked to agree
+            scored = model.double().eval()
+            try:
+                own = cls.from_pretrained(out, dtype=torch.float32, quantization_config=tf.FineGrainedFP8Config(
+                    dequantize=True, weight_block_size=FP8_BLOCK))
+                worst = max((p.double() - scored.state_dict()[n]).abs().max().item() for n, p in own.state_dict().items())
+                assert worst < 1e-6, f"{name}: transformers' FP8 loader gives other weights ({worst:.3g})"
+            except (ImportError, RuntimeError, ValueError) as e:  # no CPU path in this transformers
+                print(f"{name}: transformers' FP8 loader not compared ({type(e).__name__}: {e})")
+            model = scored
+        elif opts.get("score64"):
             moe = {"experts_implementation": "eager"} if hasattr(model.config, "num_experts_per_tok") else {}
             if opts.get("mxfp4"):  # transformers' MXFP4 loader, dequantizing (no GPU kernels)
                 moe["quantization_config"] = tf.Mxfp4Config(dequantize=True)

@@ -16,7 +16,7 @@
 #define ACCEL_ST_HEADER_MAX ((uint64_t)100 << 20)   /* the reference reader's limit: 100 MB */
 
 /* U8: raw bytes (MXFP4's packed values and scales), read as their values 0..255; never written. */
-typedef enum { ACCEL_ST_F32 = 0, ACCEL_ST_BF16, ACCEL_ST_F16, ACCEL_ST_U8 } accel_st_dtype_t;
+typedef enum { ACCEL_ST_F32 = 0, ACCEL_ST_BF16, ACCEL_ST_F16, ACCEL_ST_U8, ACCEL_ST_F8_E4M3 } accel_st_dtype_t;
 
 typedef struct {
     char *name;

@@ -500,6 +500,13 @@ static double jnum(json_t *o, const char *k, double def)
     return v && json_is_number(v) ? json_number_value(v) : def;
 }
 
+/* Element i of array a as an integer, -1 when it is not one. */
+static long long jint_at(json_t *a, size_t i)
+{
+    json_t *v = json_array_get(a, i);
+    return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
+}
+
 static bool jbool(json_t *o, const char *k, bool def)
 {
     json_t *v = json_object_get(o, k);
@@ -771,17 +778,34 @@ static accel_status_t translate_nope(json_t *root, const char *path, accel_model
 
 /* quantization_config: none, or gpt-oss's MXFP4 experts (its quant_method as published, the
  * attention, router, embeddings and head unquantized), which accel widens to fp32 as it reads. */
+/* quantization_config: gpt-oss's MXFP4 experts, or fine-grained FP8 (DeepSeek-V3, Qwen3-FP8, ...:
+ * e4m3 weights, each block of fp8_block[0] x fp8_block[1] times its weight_scale_inv), both
+ * dequantized to fp32 as they are read. */
 static accel_status_t translate_quantization(json_t *root, const char *path, const char *arch, bool *mxfp4,
-                                             char *err, size_t errlen)
+                                             int fp8_block[2], char *err, size_t errlen)
 {
     json_t *q = json_object_get(root, "quantization_config");
     *mxfp4 = false;
+    fp8_block[0] = fp8_block[1] = 0;
     if (!q || json_is_null(q)) return ACCEL_OK;
     const char *method = jstr(q, "quant_method");
+    if (method && !strcmp(method, "fp8")) {
+        json_t *b = json_object_get(q, "weight_block_size");
+        const char *fmt = jstr(q, "fmt");
+        const long long b0 = json_is_array(b) && json_array_size(b) == 2 ? jint_at(b, 0) : -1;
+        const long long b1 = json_is_array(b) && json_array_size(b) == 2 ? jint_at(b, 1) : -1;
+        if (b0 < 1 || b1 < 1 || b0 > (1 << 20) || b1 > (1 << 20) || (fmt && strcmp(fmt, "e4m3")))
+            REFUSE("%s: quantization_config fp8 with weight_block_size %s and fmt %s: accel reads e4m3 weights "
+                   "scaled by blocks of two positive sizes (fine-grained FP8)", path,
+                   json_is_array(b) ? "not two positive integers" : "missing", fmt ? fmt : "e4m3");
+        fp8_block[0] = (int)b0;
+        fp8_block[1] = (int)b1;
+        return ACCEL_OK;
+    }
     if (!method || strcmp(method, "mxfp4") || strcmp(arch, "GptOssForCausalLM"))
         REFUSE("%s: quantization_config quant_method = %s: accel reads unquantized weights (F32, BF16, F16), "
-               "and gpt-oss's MXFP4 experts\n--> hint: import the model's unquantized release", path,
-               method ? method : "(none)");
+               "fine-grained FP8 (fp8, e4m3 in blocks) and gpt-oss's MXFP4 experts\n--> hint: import the "
+               "model's unquantized release", path, method ? method : "(none)");
     *mxfp4 = true;
     return ACCEL_OK;
 }
@@ -1134,6 +1158,7 @@ struct accel_hf {
     int nt;
     bool multimodal;                /* Gemma3ForConditionalGeneration: its language model only */
     bool mxfp4;                     /* experts in MXFP4 (gpt-oss as published) */
+    int fp8_block[2];               /* FP8 weights' scale blocks (quant_method fp8), {0, 0}: none */
     int mtp_layers;                 /* GLM-4.5's multi-token prediction blocks after the last one */
     bool mla_pairs;                 /* latent attention's RoPE pairs interleaved (rope_interleave) */
     char head_name[96];             /* the LM head's tensor name in the files */
@@ -1301,8 +1326,60 @@ static void shape_text(char *buf, size_t len, int ndim, const uint64_t *dims)
     if (n < len) snprintf(buf + n, len - n, "]");
 }
 
+/* An FP8 weight: the configuration declares its blocks, it is a matrix read row by row (not
+ * stacked experts or a transposed Conv1D), and its scales are there: F32, BF16 or F16
+ * [ceil(rows / b0), ceil(cols / b1)]. */
+static accel_status_t check_fp8(const accel_hf_t *hf, const entry_t *x, char *err, size_t errlen)
+{
+    const bool rows = x->layout == L_ROWS || x->layout == L_ROPE_PAIRS || x->layout == L_MLA_Q || x->layout == L_MLA_KV;
+    if (!hf->fp8_block[0] || !rows || x->hf_ndim != 2) {
+        accel_errf(err, errlen, "%s: tensor %s is F8_E4M3, %s", hf->dir, x->hf,
+                   !hf->fp8_block[0] ? "but config.json declares no fp8 quantization_config (its scales' blocks)"
+                                     : "where accel reads FP8 matrices only");
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    char name[ACCEL_HF_NAME_MAX + 16], have[64], want[64];
+    snprintf(name, sizeof name, "%s_scale_inv", x->hf);
+    const accel_st_tensor_t *sc = find_tensor(hf, name, NULL);
+    const uint64_t want_dims[2] = { (x->hf_dims[0] + (uint64_t)hf->fp8_block[0] - 1) / (uint64_t)hf->fp8_block[0],
+                                    (x->hf_dims[1] + (uint64_t)hf->fp8_block[1] - 1) / (uint64_t)hf->fp8_block[1] };
+    if (!sc) {
+        accel_errf(err, errlen, "%s: tensor %s is missing (the scales of FP8 %s)", hf->dir, name, x->hf);
+        return ACCEL_ERR_NOT_FOUND;
+    }
+    if (sc->ndim != 2 || sc->dims[0] != want_dims[0] || sc->dims[1] != want_dims[1] ||
+        (sc->dtype != ACCEL_ST_F32 && sc->dtype != ACCEL_ST_BF16 && sc->dtype != ACCEL_ST_F16)) {
+        shape_text(have, sizeof have, sc->ndim, sc->dims);
+        shape_text(want, sizeof want, 2, want_dims);
+        accel_errf(err, errlen, "%s: tensor %s is %s %s, but the %d x %d blocks of %s need F32, BF16 or F16 %s",
+                   hf->dir, name, accel_st_dtype_name(sc->dtype), have, hf->fp8_block[0], hf->fp8_block[1], x->hf,
+                   want);
+        return ACCEL_ERR_SHAPE;
+    }
+    return ACCEL_OK;
+}
+
+/* An FP8 weight read into m [rows, cols] (the file's order) times its blocks' scales. */
+static accel_status_t fp8_scale(accel_hf_t *hf, const entry_t *x, float *m)
+{
+    char name[ACCEL_HF_NAME_MAX + 16];
+    snprintf(name, sizeof name, "%s_scale_inv", x->hf);
+    int s = 0;
+    const accel_st_tensor_t *sc = find_tensor(hf, name, &s);
+    const uint64_t rows = x->hf_dims[0], cols = x->hf_dims[1], b0 = (uint64_t)hf->fp8_block[0];
+    const uint64_t b1 = (uint64_t)hf->fp8_block[1], sc_cols = sc->dims[1];
+    float *scale = malloc(sizeof(float) * (size_t)sc->numel);
+    if (!scale) return ACCEL_ERR_NOMEM;
+    accel_status_t st = accel_st_read(hf->shards[s], sc, 0, sc->numel, scale);
+    for (uint64_t r = 0; st == ACCEL_OK && r < rows; r++)
+        for (uint64_t c = 0; c < cols; c++) m[r * cols + c] *= scale[(r / b0) * sc_cols + c / b1];
+    free(scale);
+    return st;
+}
+
 /* The file's tensor t for entry x: the shape config.json gives it, and a dtype of its kind (MXFP4's
- * blocks and scales U8, with the scales beside them; weights F32, BF16 or F16). */
+ * blocks and scales U8, with the scales beside them; FP8 weights with theirs, check_fp8; weights
+ * F32, BF16 or F16). */
 static accel_status_t check_entry(accel_hf_t *hf, const entry_t *x, const accel_st_tensor_t *t, char *err,
                                   size_t errlen)
 {
@@ -1315,6 +1392,7 @@ static accel_status_t check_entry(accel_hf_t *hf, const entry_t *x, const accel_
         accel_errf(err, errlen, "%s: tensor %s has shape %s, but config.json gives %s", hf->dir, x->hf, have, want);
         return ACCEL_ERR_SHAPE;
     }
+    if (t->dtype == ACCEL_ST_F8_E4M3) return check_fp8(hf, x, err, errlen);
     const bool mxfp4 = x->layout == L_MXFP4 || x->layout == L_MXFP4_GLU;
     if (mxfp4 != (t->dtype == ACCEL_ST_U8)) {
         accel_errf(err, errlen, "%s: tensor %s is %s, where accel reads %s", hf->dir, x->hf,
@@ -1391,7 +1469,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
         hf->multimodal = true;
     }
     st = translate_config(root, p, &hf->cfg, &hf->arch, err, errlen);
-    if (st == ACCEL_OK) st = translate_quantization(root, p, hf->arch, &hf->mxfp4, err, errlen);
+    if (st == ACCEL_OK) st = translate_quantization(root, p, hf->arch, &hf->mxfp4, hf->fp8_block, err, errlen);
     if (st == ACCEL_OK && (!strcmp(hf->arch, "Glm4MoeForCausalLM") || !strcmp(hf->arch, "DeepseekV3ForCausalLM"))) {
         const long long mtp = jint(root, "num_nextn_predict_layers", jint(root, "num_mtp_layers", 1));
         hf->mla_pairs = jbool(root, "rope_interleave", true);
@@ -1460,6 +1538,12 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
                 snprintf(blocks, sizeof blocks, "%.*s_blocks", (int)(len - 7), name);
                 const char *bn = blocks;
                 used = bsearch(&bn, names, (size_t)hf->ne, sizeof *names, cmp_names) != NULL;
+            }
+            if (!used && hf->fp8_block[0] && len > 10 && len < ACCEL_HF_NAME_MAX && !strcmp(name + len - 10, "_scale_inv")) {
+                char weight[ACCEL_HF_NAME_MAX];     /* FP8 scales go with their weights */
+                snprintf(weight, sizeof weight, "%.*s", (int)(len - 10), name);
+                const char *wn = weight;
+                used = bsearch(&wn, names, (size_t)hf->ne, sizeof *names, cmp_names) != NULL;
             }
             for (size_t k = 0; k < sizeof g_ignored_suffixes / sizeof *g_ignored_suffixes && !used; k++) {
                 size_t a = strlen(name), b = strlen(g_ignored_suffixes[k]);
@@ -1569,8 +1653,11 @@ static accel_status_t read_entry(accel_hf_t *hf, const entry_t *x, const accel_s
     const uint64_t E = x->hf_dims[0], out = x->hf_ndim >= 2 ? x->hf_dims[1] : 0;
     const accel_st_t *f = hf->shards[s];
     const bool glu = x->layout == L_EXPERTS_GLU || x->layout == L_MXFP4_GLU || x->layout == L_EXPERT_GLU_BIAS;
-    if (x->layout == L_ROWS || x->layout == L_EXPERT_BIAS || x->layout == L_STACKED)
-        return accel_st_read(f, t, 0, t->numel, dst + x->r0 * cols);
+    const bool fp8 = t->dtype == ACCEL_ST_F8_E4M3;     /* check_fp8 allowed it: a matrix by rows */
+    if (x->layout == L_ROWS || x->layout == L_EXPERT_BIAS || x->layout == L_STACKED) {
+        accel_status_t rst = accel_st_read(f, t, 0, t->numel, dst + x->r0 * cols);
+        return rst == ACCEL_OK && fp8 ? fp8_scale(hf, x, dst + x->r0 * cols) : rst;
+    }
     uint64_t n = t->numel;                          /* what one read takes */
     if (x->layout == L_EXPERTS || x->layout == L_EXPERTS_GLU) n = t->numel / E;
     if (x->layout == L_MXFP4 || x->layout == L_MXFP4_GLU) n = t->numel / E + t->numel / E / 16;
@@ -1583,6 +1670,7 @@ static accel_status_t read_entry(accel_hf_t *hf, const entry_t *x, const accel_s
             for (uint64_t c = 0; c < cols; c++) dst[(x->r0 + r) * cols + c] = tmp[c * rows + r];
     } else if (x->layout == L_ROPE_PAIRS || x->layout == L_MLA_Q || x->layout == L_MLA_KV) {  /* rows permuted */
         st = accel_st_read(f, t, 0, t->numel, tmp);
+        if (st == ACCEL_OK && fp8) st = fp8_scale(hf, x, tmp);
         for (uint64_t r = 0; st == ACCEL_OK && r < rows; r++)
             memcpy(dst + (x->r0 + row_in_accel(r, x)) * cols, tmp + r * cols, sizeof(float) * cols);
     } else if (x->layout == L_EXPERT_GLU_BIAS) {    /* HF [E, 2F] */

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -33,10 +34,20 @@ struct accel_st {
     json_t *meta;                   /* "__metadata__" or NULL */
 };
 
-static const char *const g_dtypes[] = { "F32", "BF16", "F16", "U8" };
-static const size_t g_esize[] = { 4, 2, 2, 1 };
+static const char *const g_dtypes[] = { "F32", "BF16", "F16", "U8", "F8_E4M3" };
+static const size_t g_esize[] = { 4, 2, 2, 1, 1 };
+#define NDTYPES (sizeof g_dtypes / sizeof *g_dtypes)
 
-const char *accel_st_dtype_name(accel_st_dtype_t d) { return (unsigned)d < 4 ? g_dtypes[d] : "?"; }
+const char *accel_st_dtype_name(accel_st_dtype_t d) { return (unsigned)d < NDTYPES ? g_dtypes[d] : "?"; }
+
+/* float8 e4m3fn (FP8 weights): a sign, four exponent bits (bias 7), three mantissa bits; no
+ * infinities, S.1111.111 is NaN. */
+static float f8_e4m3_to_f32(uint8_t b)
+{
+    const int e = (b >> 3) & 15, m = b & 7;
+    const float v = e ? ldexpf(1.0f + (float)m / 8.0f, e - 7) : ldexpf((float)m / 8.0f, -6);
+    return (b & 127) == 127 ? NAN : b & 128 ? -v : v;
+}
 
 static int cmp_name(const void *a, const void *b)
 {
@@ -62,11 +73,11 @@ static accel_status_t parse_entry(accel_st_t *st, const char *key, json_t *v, ac
         return ACCEL_ERR_CORRUPT;
     }
     int d = -1;
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < (int)NDTYPES; k++)
         if (!strcmp(json_string_value(dt), g_dtypes[k])) d = k;
     if (d < 0) {
         accel_errf(err, errlen, "%s: tensor '%s' has dtype %s, which accel does not read\n--> hint: "
-                "accel reads F32, BF16 and F16 weights (and U8: MXFP4's packed values)", p, key,
+                "accel reads F32, BF16 and F16 weights (and U8: MXFP4's packed values, F8_E4M3: FP8 blocks)", p, key,
                 json_string_value(dt));
         return ACCEL_ERR_UNSUPPORTED;
     }
@@ -261,6 +272,8 @@ accel_status_t accel_st_read(const accel_st_t *st, const accel_st_tensor_t *t, u
             memcpy(&dst[i], &u, 4);
         } else if (t->dtype == ACCEL_ST_U8) {
             dst[i] = (float)b[0];
+        } else if (t->dtype == ACCEL_ST_F8_E4M3) {
+            dst[i] = f8_e4m3_to_f32(b[0]);
         } else {
             uint16_t h = (uint16_t)(b[0] | b[1] << 8);
             dst[i] = t->dtype == ACCEL_ST_BF16 ? accel_bf16_to_f32(h) : accel_f16_to_f32(h);

@@ -3,7 +3,7 @@
 # tests/fixtures/hf/<name>/ (tiny random GPT-2, Llama GQA/untied, Mistral, Qwen2 with biases, Qwen3
 # with q/k norms and head_dim apart from the width, Llama with llama3 RoPE scaling, a sharded save,
 # a bf16 save, Qwen3 in fine-grained FP8, the mixtures of experts, Phi-3, Phi-3.5 and Phi-4-mini with LongRoPE, EXAONE 4,
-# DeepSeek-V3 and Moonlight with latent attention, OLMo 2, OLMo 3 with its sliding layers, SmolLM3
+# DeepSeek-V3, Moonlight and DeepSeek-V2-Lite with latent attention, OLMo 2, OLMo 3 with its sliding layers, SmolLM3
 # with a layer without RoPE, Granite, Gemma, Gemma 2, Gemma 3, Gemma 3 with a vision tower, gpt-oss
 # dense and with MXFP4 experts, Llama with q/k/v/o biases, Seed-OSS with an o bias alone, GLM and
 # GLM-4 with RoPE on part of each head, Granite MoE, GLM-4.5's experts with DeepSeek-V3's routing
@@ -140,7 +140,10 @@ pass "smollm3: transformers' logits need the layer without RoPE; no_rope_layer_i
 # its pairs interleaved in the files; YaRN with mscale and mscale_all_dim; GLM-4.5's experts) and
 # Moonlight (one query projection, pairs not interleaved): the logits need YaRN's two scales.
 needs deepseek_v3 model.attention_multiplier=0 model.rope_attention_factor=1
-pass "deepseek_v3: transformers' logits need YaRN's mscale (cos and sin) and mscale_all_dim (the scores)"
+# DeepSeek-V2-Lite (no query latent, a softmax router whose top 2 weigh as they are, times 1.5):
+# the logits need the scale and the scores' mscale.
+needs deepseek_v2 model.router_scale=1 model.attention_multiplier=0
+pass "deepseek_v3, deepseek_v2: transformers' logits need YaRN's mscale (cos and sin) and mscale_all_dim (the scores), V2's routed scale"
 # EXAONE 4 (norms after the sublayers, per-head q/k norms, layers 0-2 sliding over 4 keys with
 # Llama 3.1's RoPE, layer 3 full without RoPE): the fixture's logits need each part; the window
 # pattern written as "LLLG" without layer_types gives the same; without a window (EXAONE 4.0
@@ -282,6 +285,7 @@ train_case 2 zero3 "$FIX/phi4_mini" "$FIX/phi4_mini" phi4_mini_dir_2_zero3
 train_case 2 zero2 "$FIX/exaone4" "$FIX/exaone4" exaone4_dir_2_zero2
 train_case 2 zero3 "$FIX/deepseek_v3" "$FIX/deepseek_v3" deepseek_v3_dir_2_zero3
 train_case 1 ddp moonlight.h5 moonlight.h5 moonlight_imp_1_ddp
+train_case 2 zero2 "$FIX/deepseek_v2" "$FIX/deepseek_v2" deepseek_v2_dir_2_zero2
 train_case 2 zero3 "$FIX/olmo2" "$FIX/olmo2" olmo2_dir_2_zero3
 train_case 2 zero2 "$FIX/olmo3" "$FIX/olmo3" olmo3_dir_2_zero2
 train_case 2 ddp "$FIX/smollm3" "$FIX/smollm3" smollm3_dir_2_ddp
@@ -533,6 +537,9 @@ expect_fail "is F8_E4M3, but config.json declares no fp8 quantization_config" "$
 bad fp8nos qwen3_fp8 && perl -pi -e 's/layers\.1\.mlp\.up_proj\.weight_scale_inv/layers.1.mlp.up_proj.weight_scale_inx/' fp8nos/model.safetensors
 expect_fail "tensor model.layers.1.mlp.up_proj.weight_scale_inv is missing (the scales of FP8 model.layers.1.mlp.up_proj.weight)" \
     "$CKPT" import fp8nos -o x.h5
+bad dsv2grp deepseek_v2 && sed -i 's/"topk_method": "greedy"/"topk_method": "group_limited_greedy"/; s/"n_group": null/"n_group": 2/' dsv2grp/config.json
+expect_fail "topk_method = group_limited_greedy with n_group = 2: accel's group limit scores a group by its two best experts" \
+    "$CKPT" import dsv2grp -o x.h5
 bad dsvhd deepseek_v3 && sed -i 's/"v_head_dim": 6/"v_head_dim": 12/' dsvhd/config.json
 expect_fail "v_head_dim = 12, kv_lora_rank = 10, q_lora_rank = 12: accel's latent attention needs" "$CKPT" import dsvhd -o x.h5
 bad dssoft deepseek_v3 && sed -i 's/"model_type": "deepseek_v3",/"model_type": "deepseek_v3", "scoring_func": "softmax",/' dssoft/config.json

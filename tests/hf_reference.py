@@ -429,6 +429,38 @@ def save_fp8(model, out):
         json.dump(cfg, f, indent=2)
 
 
+def deepseek_v2():
+    # DeepSeek-V2-Lite: latent attention without a query latent (its RoPE pairs interleaved, as its
+    # complex rotation turns them), a softmax router whose top 2 of 8 probabilities weigh the
+    # experts as they are (not renormalized) times 1.5, two ungated shared experts, a dense first
+    # block; YaRN with mscale = mscale_all_dim = 0.707 (the scores scaled by its square).
+    mla = {k: v for k, v in DS_MLA.items() if k != "q_lora_rank"}
+    return tf.DeepseekV2ForCausalLM(tf.DeepseekV2Config(
+        **DS_V3, **mla, q_lora_rank=None, num_key_value_heads=4, n_shared_experts=2,
+        topk_method="greedy", routed_scaling_factor=1.5, rms_norm_eps=1e-6,
+        rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0,
+                         "original_max_position_embeddings": 4, "beta_fast": 32.0, "beta_slow": 1.0,
+                         "mscale": 0.707, "mscale_all_dim": 0.707}))
+
+
+def softmax_gate_margin(model, tokens):
+    """DeepSeek-V2's router: the smallest gap between a token's k-th and next probability."""
+    inputs = []
+    hooks = [layer.mlp.gate.register_forward_hook(lambda m, a, o: inputs.append((m, a[0])))
+             for layer in model.model.layers if hasattr(layer.mlp, "gate")]
+    with torch.no_grad():
+        model(tokens[None, :-1])
+    k = model.config.num_experts_per_tok
+    gaps = []
+    for gate, x in inputs:
+        p = torch.softmax(x.reshape(-1, x.shape[-1]).double() @ gate.weight.double().T, -1)
+        p = p.sort(-1, descending=True).values
+        gaps.append((p[:, k - 1] - p[:, k]).min().item())
+    for h in hooks:
+        h.remove()
+    return min(gaps)
+
+
 def save_glm4_moe(model, out):
     """save_pretrained, then the MTP block's tensors added at model.layers.<layers> as GLM-4.5's
     files hold them (transformers builds no MTP block; accel must skip them)."""
@@ -604,6 +636,7 @@ CASES = {
     "dots1": (dots1, {"score64": True}),
     "deepseek_v3": (deepseek_v3, {"score64": True}),
     "moonlight": (moonlight, {"score64": True}),
+    "deepseek_v2": (deepseek_v2, {"score64": True}),
     # Matrices at std 0.15: over a width of 64 the products' scale of the width-16 models at 0.3.
     "gpt_oss": (gpt_oss, {"score64": True, "std": 0.15, "seed_of": "gpt-oss"}),
     # gpt_oss's weights (same seed), the experts' saved in MXFP4 as the hub's gpt-oss and scored
@@ -675,7 +708,10 @@ def main(out_root, names):
             model = cls.from_pretrained(out, dtype=torch.float64, **moe).eval()
         else:
             model = cls.from_pretrained(out, dtype=torch.float32).eval()
-        if hasattr(model.config, "n_group"):
+        if name == "deepseek_v2":
+            margin = softmax_gate_margin(model, tokens)
+            assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
+        elif hasattr(model.config, "n_group"):
             margin = glm_routing_margin(model, tokens)
             assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
         elif hasattr(model.config, "num_experts_per_tok"):

@@ -246,7 +246,7 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.DF = d.dense_layers ? (m->dense_ffn_width ? m->dense_ffn_width : default_ffn_width(m->width)) : d.F;
     d.select_bias = d.E && m->router_select_bias;
     d.ds = d.E && (strcmp(m->router_scores, "softmax") || d.select_bias || d.dense_layers || (d.S && !m->shared_expert_gate) ||
-                   m->router_groups > 1 || m->router_scale != 1.0);
+                   m->router_groups > 1 || m->router_scale != 1.0 || d.mla);
     d.phi3 = d.llama && !strcmp(m->rope_scaling, "longrope");  /* import: the file's architecture says */
     d.glm = d.llama && !d.ds && !d.phi3 && (d.rd < d.hs || (d.sandwich && !m->norm_unit_offset));
     return d;
@@ -545,6 +545,7 @@ static const arch_info_t g_archs[] = {
     { "Dots1ForCausalLM", "dots1", true },
     { "Exaone4ForCausalLM", "exaone4", true },
     { "DeepseekV3ForCausalLM", "deepseek_v3", true },
+    { "DeepseekV2ForCausalLM", "deepseek_v2", true },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
@@ -563,7 +564,8 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
     const bool qwen3_moe = !strcmp(arch, "Qwen3MoeForCausalLM"), qwen_moe = qwen3_moe || !strcmp(arch, "Qwen2MoeForCausalLM");
     const bool olmoe = !strcmp(arch, "OlmoeForCausalLM"), oss = !strcmp(arch, "GptOssForCausalLM");
     const bool dots1 = !strcmp(arch, "Dots1ForCausalLM"), dsv3 = !strcmp(arch, "DeepseekV3ForCausalLM");
-    const bool deepseek = dots1 || dsv3 || !strcmp(arch, "Glm4MoeForCausalLM");
+    const bool dsv2 = !strcmp(arch, "DeepseekV2ForCausalLM");
+    const bool deepseek = dots1 || dsv3 || dsv2 || !strcmp(arch, "Glm4MoeForCausalLM");
     static const char *const dots1_keys[] = { "n_routed_experts", "num_experts_per_tok", "n_shared_experts" };
     for (size_t i = 0; dots1 && i < sizeof dots1_keys / sizeof *dots1_keys; i++)
         if (jint(root, dots1_keys[i], -2) == -2)
@@ -571,7 +573,7 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
     /* transformers' defaults where a key is missing */
     m->experts = (int)jint(root, deepseek ? "n_routed_experts"
                                  : (qwen_moe || olmoe) && json_object_get(root, "num_experts") ? "num_experts" : "num_local_experts",
-                           dsv3 ? 256 : qwen3_moe || oss || deepseek ? 128 : qwen_moe ? 60 : olmoe ? 64 : 8);
+                           dsv3 ? 256 : dsv2 ? 64 : qwen3_moe || oss || deepseek ? 128 : qwen_moe ? 60 : olmoe ? 64 : 8);
     m->experts_per_token = (int)jint(root, "num_experts_per_tok", qwen3_moe || olmoe || deepseek ? 8 : qwen_moe || oss ? 4 : 2);
     if (m->experts < 1 || m->experts > 4096 || m->experts_per_token < 1 || m->experts_per_token > m->experts)
         REFUSE("%s: %d experts with num_experts_per_tok = %d: accel needs 1..4096 experts and 1..experts per "
@@ -580,14 +582,14 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
                         : deepseek ? jbool(root, "norm_topk_prob", !dots1) : true;
     if (deepseek) {
         /* transformers' defaults: DeepSeek-V3's, else GLM-4.5's (dots.llm1: no dense blocks) */
-        const long long dense = jint(root, "first_k_dense_replace", dots1 ? 0 : dsv3 ? 3 : 1);
-        const long long shared = jint(root, "n_shared_experts", 1);
+        const long long dense = jint(root, "first_k_dense_replace", dots1 || dsv2 ? 0 : dsv3 ? 3 : 1);
+        const long long shared = jint(root, "n_shared_experts", dsv2 ? 2 : 1);
         const long long groups = jint(root, "n_group", dsv3 ? 8 : 1), topk_groups = jint(root, "topk_group", dsv3 ? 4 : 1);
         const char *scoring = jstr(root, "scoring_func");
         if (dsv3 && scoring && strcmp(scoring, "sigmoid"))
             REFUSE("%s: scoring_func = %s: accel's DeepSeek-V3 router scores by sigmoid", path, scoring);
         m->dense_ffn_width = dense > 0 ? (int)jint(root, "intermediate_size", dsv3 ? 18432 : 10944) : 0;
-        m->ffn_width = (int)jint(root, "moe_intermediate_size", dsv3 ? 2048 : 1408);
+        m->ffn_width = (int)jint(root, "moe_intermediate_size", dsv3 ? 2048 : dsv2 ? 1407 : 1408);
         if (dense < 0 || dense >= m->layers)
             REFUSE("%s: first_k_dense_replace = %lld of %d layers: accel needs experts in at least one block", path,
                    dense, m->layers);
@@ -609,6 +611,18 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
         m->router_scale = jnum(root, "routed_scaling_factor", dsv3 ? 2.5 : 1.0);
         if (!(m->router_scale > 0 && m->router_scale <= 1e6))
             REFUSE("%s: routed_scaling_factor = %g: accel needs a number in (0, 1e6]", path, m->router_scale);
+        if (dsv2) {                 /* a softmax over the experts, the top k's probabilities as they are */
+            const char *method = jstr(root, "topk_method");
+            if (method && strcmp(method, "greedy") && (strcmp(method, "group_limited_greedy") || groups > 1))
+                REFUSE("%s: topk_method = %s with n_group = %lld: accel's group limit scores a group by its two "
+                       "best experts (DeepSeek-V3's), not DeepSeek-V2's best one\n--> hint: DeepSeek-V2-Lite's "
+                       "greedy routing is read", path, method, groups);
+            if (jbool(root, "mlp_bias", false)) REFUSE("%s: mlp_bias = true: accel's experts have no biases", path);
+            snprintf(m->router_scores, sizeof m->router_scores, "softmax");
+            m->router_select_bias = false;
+            m->router_norm_topk = false;        /* transformers' DeepSeek-V2 router never renormalizes */
+            m->router_groups = m->router_topk_groups = 1;
+        }
         return ACCEL_OK;            /* transformers adds no load-balancing loss */
     }
     if (qwen_moe) {
@@ -894,7 +908,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         if (glm4) snprintf(m->norm_position, sizeof m->norm_position, "both");  /* norms after the sublayers too */
         const bool granite_moe = !strcmp(ai->arch, "GraniteMoeForCausalLM");
         const bool glm_moe = !strcmp(ai->arch, "Glm4MoeForCausalLM");   /* GLM-4.5: rotate_half RoPE pairs */
-        const bool dsv3 = !strcmp(ai->arch, "DeepseekV3ForCausalLM");  /* GLM-4.5's experts, latent attention */
+        const bool dsv3 = !strcmp(ai->arch, "DeepseekV3ForCausalLM") ||   /* GLM-4.5's experts, latent attention */
+                          !strcmp(ai->arch, "DeepseekV2ForCausalLM");    /* ... DeepSeek-V2: softmax routing */
         const bool dots1 = !strcmp(ai->arch, "Dots1ForCausalLM");       /* GLM-4.5's experts, Qwen3's attention */
         if (glm_moe) m->qk_norm = jbool(root, "use_qk_norm", false);
         if (dots1) m->qk_norm = true;
@@ -1470,7 +1485,8 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     }
     st = translate_config(root, p, &hf->cfg, &hf->arch, err, errlen);
     if (st == ACCEL_OK) st = translate_quantization(root, p, hf->arch, &hf->mxfp4, hf->fp8_block, err, errlen);
-    if (st == ACCEL_OK && (!strcmp(hf->arch, "Glm4MoeForCausalLM") || !strcmp(hf->arch, "DeepseekV3ForCausalLM"))) {
+    if (st == ACCEL_OK && (!strcmp(hf->arch, "Glm4MoeForCausalLM") || !strcmp(hf->arch, "DeepseekV3ForCausalLM") ||
+                           !strcmp(hf->arch, "DeepseekV2ForCausalLM"))) {
         const long long mtp = jint(root, "num_nextn_predict_layers", jint(root, "num_mtp_layers", 1));
         hf->mla_pairs = jbool(root, "rope_interleave", true);
         hf->mtp_layers = mtp > 0 && mtp < 1000 ? (int)mtp : 0;
@@ -1810,7 +1826,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
          * q/k norms, EXAONE 4's per-head ones after-norms, experts (Qwen2-MoE: a shared expert,
          * Qwen3-MoE: q/k norms, else Mixtral), Qwen3's q/k norms, Qwen2's q, k, v biases, Mistral's
          * window, LongRoPE's Phi-3, else Llama. */
-        const bool dsv3 = d.mla;       /* DeepSeek-V3 (accel_hf_export checked its other parts) */
+        const bool dsv3 = d.mla;       /* DeepSeek-V3 or -V2 (accel_hf_export checked their other parts) */
+        const bool dsv2 = dsv3 && !strcmp(m->router_scores, "softmax");
         const bool glm_moe = d.ds && !dsv3;  /* GLM-4.5 (accel_hf_export checked its other parts) */
         const bool olmo = d.qk_all, window = m->sliding_window > 0, olmo3 = olmo && window;
         const bool gemma = m->norm_unit_offset, gemma3 = gemma && d.sandwich && d.qk_norm;  /* checked alike */
@@ -1826,7 +1843,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool granite = !dsv3 && (m->attention_multiplier > 0 || m->residual_multiplier != 1.0 ||
                                        m->logits_scaling != 1.0);
         const bool phi3 = d.phi3;     /* LongRoPE: Phi-3.5's, Phi-4-mini's (accel_hf_export checked the rest) */
-        const char *arch = dsv3 ? "DeepseekV3ForCausalLM" : phi3 ? "Phi3ForCausalLM" : exaone ? "Exaone4ForCausalLM"
+        const char *arch = dsv2 ? "DeepseekV2ForCausalLM" : dsv3 ? "DeepseekV3ForCausalLM" : phi3 ? "Phi3ForCausalLM" : exaone ? "Exaone4ForCausalLM"
                          : glm_moe ? "Glm4MoeForCausalLM" : oss ? "GptOssForCausalLM"
                          : seed ? "SeedOssForCausalLM"
                          : glm4 ? "Glm4ForCausalLM" : glm ? "GlmForCausalLM"
@@ -1836,7 +1853,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
                          : window ? "MistralForCausalLM" : "LlamaForCausalLM";
-        const char *type = dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
+        const char *type = dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
                          : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
@@ -1954,6 +1971,14 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             json_decref(g);
             json_object_set_new(j, "q_lora_rank", d.Rq ? json_integer(d.Rq) : json_null());
             json_object_del(j, "head_dim");     /* DeepseekV3Config sets it to qk_rope_head_dim */
+            if (dsv2) {                 /* V2's greedy softmax router; its pairs always interleaved */
+                static const char *const v3_only[] = { "scoring_func", "rope_interleave", "num_nextn_predict_layers" };
+                for (size_t i = 0; i < sizeof v3_only / sizeof *v3_only; i++) json_object_del(j, v3_only[i]);
+                json_object_set_new(j, "topk_method", json_string("greedy"));
+                json_object_set_new(j, "n_group", json_null());
+                json_object_set_new(j, "topk_group", json_null());
+                json_object_set_new(j, "mlp_bias", json_false());
+            }
             json_t *rs = json_object_get(j, "rope_scaling");
             if (json_is_object(rs) && m->attention_multiplier > 0) {   /* the scores' scale as YaRN's */
                 const double msa = (sqrt(m->attention_multiplier * sqrt((double)d.hs)) - 1.0) / (0.1 * log(m->rope_factor));
@@ -2153,7 +2178,19 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                     m->kv_lora_rank, !d.ds ? "without DeepSeek-V3's experts" : "in this combination");
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (d.ds && (strcmp(m->router_scores, "sigmoid") || !m->router_select_bias || !shared || m->shared_expert_gate ||
+    /* DeepSeek-V2: latent attention with a softmax router, its top k's probabilities as they are,
+     * no groups, ungated shared experts */
+    const bool dsv2 = d.mla && !strcmp(m->router_scores, "softmax");
+    if (dsv2 && (d.select_bias || m->router_groups > 1 || m->router_norm_topk || (d.S && m->shared_expert_gate) ||
+                 (d.S && d.S % d.F) || strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") ||
+                 m->expert_bias || m->embed_scale != 1.0 || m->residual_multiplier != 1.0 || m->logits_scaling != 1.0)) {
+        ACCEL_ERROR("export --format hf: latent attention with softmax routing in this combination has no Hugging "
+                    "Face counterpart (DeepseekV2ForCausalLM: the top k's probabilities not renormalized, no selection "
+                    "bias or groups, ungated shared experts a multiple of model.ffn_width wide, Llama's norms and "
+                    "SwiGLU)");
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    if (d.ds && !dsv2 && (strcmp(m->router_scores, "sigmoid") || !m->router_select_bias || !shared || m->shared_expert_gate ||
                   m->shared_expert_ffn % d.F || strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") ||
                   (m->qk_norm && strcmp(m->qk_norm_scope, "head")) || m->attention_out_bias || m->attention_sinks ||
                   m->expert_bias || m->norm_unit_offset || m->embed_scale != 1.0 || m->query_pre_attn_scalar ||

@@ -1472,10 +1472,6 @@ static void post_norm_add(const gpt_t *m, float *y, float *rstd, const float *x,
     add_to(y, res, R * (size_t)m->C);
 }
 
-/* Block l's attention half for the rows from p0 (R = B T - p0): norm1, the q|k|v rows (rotated),
- * attention, and res2 = res + bias + the attention output projected (post_norm: no norm1 before,
- * res2 = res + norm1(the projected output); sandwich: norm1 before and res2 = res +
- * post_norm1(the projected output)). */
 /* Multi-head latent attention (DeepSeek-V2/V3), as the one attention kernel takes it: each head
  * hs = rd + dn wide, its RoPE part first (model.rope_dim turns it), every head its own key and
  * value (KVH = NH), values stored hs wide and zero past dv. The latents' norms use DeepSeek's
@@ -1598,6 +1594,10 @@ static accel_status_t mla_backward(gpt_t *m, const accel_layout_t *layout, const
     return ACCEL_OK;
 }
 
+/* Block l's attention half for the rows from p0 (R = B T - p0): norm1, the q|k|v rows (rotated),
+ * attention, and res2 = res + bias + the attention output projected (post_norm: no norm1 before,
+ * res2 = res + norm1(the projected output); sandwich: norm1 before and res2 = res +
+ * post_norm1(the projected output)). */
 static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_t *layout,
                                       const float *params, int l, gpt_acts_t *a, const float *res,
                                       int B, int T, int p0)

@@ -628,7 +628,8 @@ static accel_status_t load_value(yaml_reader_t *r, yaml_event_t *e, const char *
     case YAML_MAPPING_START_EVENT:
         return load_mapping(r, prefix, line, depth + 1);
     case YAML_SEQUENCE_START_EVENT:
-        if (*prefix && find_key(prefix) && find_key(prefix)->type == KEY_NUMBERS) return load_numbers(r, prefix, line);
+        if (*prefix && find_key(prefix) && find_key(prefix)->type == KEY_NUMBERS)    /* a key's list */
+            return load_numbers(r, prefix, line);
         if (!*prefix)
             snprintf(r->err, r->errlen, "%s:%lu: expected a mapping of configuration keys, found a list",
                      r->path, line);

@@ -393,11 +393,11 @@ static bool layer_slides(const gpt_t *m, int l)
 /* Block l's attention window; 0: the whole causal context. */
 static int layer_window(const gpt_t *m, int l) { return layer_slides(m, l) ? m->window : 0; }
 
+/* A head's size: model.head_dim, else width / heads. */
+static int head_size(const accel_model_config_t *c) { return c->head_dim ? c->head_dim : c->width / c->heads; }
+
 /* The pairs of values RoPE turns in each head: model.rope_dim / 2, else the head size / 2. */
-static int rope_pairs(const accel_model_config_t *c)
-{
-    return (c->rope_dim ? c->rope_dim : c->head_dim ? c->head_dim : c->width / c->heads) / 2;
-}
+static int rope_pairs(const accel_model_config_t *c) { return (c->rope_dim ? c->rope_dim : head_size(c)) / 2; }
 
 static accel_status_t validate(const accel_config_t *cfg, bool llama)
 {
@@ -430,7 +430,7 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
                                           "a whole group of query heads)";
         else if (c->head_dim % 2)
             bad = "model.head_dim", why = "is odd: RoPE turns pairs of values";
-        else if (c->rope_dim % 2 || c->rope_dim > (c->head_dim ? c->head_dim : c->width / c->heads))
+        else if (c->rope_dim % 2 || c->rope_dim > head_size(c))
             bad = "model.rope_dim", why = "must be even and at most the head size (model.head_dim, else width / "
                                           "heads): RoPE turns pairs of a head's values";
         else if (!c->head_dim && (c->width / c->heads) % 2)
@@ -540,7 +540,7 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
                                      c->norm_unit_offset))
             bad = "model.kv_lora_rank", why = "(latent attention) takes no attention biases, q/k norms, sinks or "
                                               "model.norm_unit_offset";
-        else if (c->v_head_dim > (c->head_dim ? c->head_dim : c->width / c->heads))
+        else if (c->v_head_dim > head_size(c))
             bad = "model.v_head_dim", why = "must be at most the head size (model.head_dim, else width / heads)";
         if (bad) {
             ACCEL_ERROR0("llama: %s %s (model.heads=%d model.kv_heads=%d model.width=%d)", bad,

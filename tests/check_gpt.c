@@ -116,6 +116,9 @@ static bool g_exaone;
 /* g_mla: DeepSeek-V3's multi-head latent attention: heads of 8 with RoPE on the first 4, keys and
  * values from a latent of 6 (values 6 wide), queries through a latent of 5 (g_mla == 2: directly). */
 static int g_mla;
+/* g_qscale: Llama 4's attention temperature (Ministral 3's, Mistral Small 4's): queries times
+ * 1 + 0.1 ln(1 + floor(p / 2)) at position p (Mistral's beta, steps every 2 positions). */
+static bool g_qscale;
 
 /* A Llama with every optional part on: grouped-query attention (NH heads, NH/2 kv heads), an untied
  * head, q/k/v biases, Llama-3.1 RoPE scaling with frequencies in all three bands, odd SwiGLU width. */
@@ -190,6 +193,10 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
         for (size_t i = 0; i < sizeof mk / sizeof mk[0]; i++)
             ck_assert_int_eq(accel_config_set(&cfg, mk[i][0], mk[i][1], NULL, 0), ACCEL_OK);
         cfg.model.kv_heads = 0;
+    }
+    if (g_qscale) {
+        cfg.model.query_scale_beta = 0.1;
+        cfg.model.query_scale_context = 2;
     }
     if (g_exaone) {
         const char *ek[][2] = { { "model.norm_position", "post" }, { "model.qk_norm", "true" },
@@ -446,6 +453,7 @@ START_TEST(test_gradcheck_llama)
     g_exaone = _i == 12;                        /* 12: EXAONE 4 */
     g_mla = _i == 13 ? 1 : _i == 14 ? 2 : 0;    /* 13, 14: latent attention, with and without a q latent */
     if (_i == 14) g_moe = 4;                    /*     14: with GLM-4.5's (DeepSeek-V3's) experts too */
+    g_qscale = _i == 13 || _i == 15;            /* 13 (Mistral Small 4's) and 15: query temperature */
     fd_h = 5e-3;
     fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
     big_init(&f);
@@ -491,6 +499,7 @@ START_TEST(test_gradcheck_llama)
     g_olmo = 0;
     g_gemma = g_oss = g_longrope = g_exaone = false;
     g_mla = 0;
+    g_qscale = false;
     g_oss_limit = "1";
 }
 END_TEST
@@ -593,11 +602,11 @@ static void kv_case(bool llama, const char *precision, double tol)
             double d = fabs((double)a[v] - b[v]);
             if (d > worst) worst = d;
             ck_assert_msg(d <= tol * (1 + fabs(a[v])), "%s %s: %d tokens, logit %d: cached %g, "
-                          "whole window %g", g_mla ? "mla" : g_exaone ? "exaone4" : g_longrope ? "longrope" : g_oss ? "gpt-oss" : g_gemma ? "gemma3" : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, n, v, b[v], a[v]);
+                          "whole window %g", g_qscale ? (g_mla ? "mla+qscale" : "qscale") : g_mla ? "mla" : g_exaone ? "exaone4" : g_longrope ? "longrope" : g_oss ? "gpt-oss" : g_gemma ? "gemma3" : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, n, v, b[v], a[v]);
         }
     }
     printf("kv cache %s %s: %d tokens, max |cached - whole window| %.2e\n",
-           g_mla ? "mla" : g_exaone ? "exaone4" : g_longrope ? "longrope" : g_oss ? "gpt-oss" : g_gemma ? "gemma3" : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, T, worst);
+           g_qscale ? (g_mla ? "mla+qscale" : "qscale") : g_mla ? "mla" : g_exaone ? "exaone4" : g_longrope ? "longrope" : g_oss ? "gpt-oss" : g_gemma ? "gemma3" : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, T, worst);
     /* The cache holds T tokens now: claiming more, or no new token, is refused. */
     ck_assert_int_eq(ops->logits_cached(f.model.state, &f.model.layout, f.params, f.tokens, 5, 5,
                                         a, NULL), ACCEL_ERR_INVALID);
@@ -610,11 +619,11 @@ static void kv_case(bool llama, const char *precision, double tol)
 
 START_TEST(test_kv_cache)
 {
-    for (int llama = 0; llama < 13; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
+    for (int llama = 0; llama < 14; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
                                                  * 5: a sliding window, 6: OLMo 2, 7: Gemma 3,
                                                  * 8: gpt-oss, 9: GLM-4.5's experts, 10: LongRoPE
                                                  * (the cache recomputed past 8 tokens), 11: EXAONE 4,
-                                                 * 12: latent attention */
+                                                 * 12: latent attention, 12 and 13: query temperature */
         g_qwen3 = llama == 2;
         g_nope = llama == 2 ? 2 : 0;            /* layer 1 of 2 without RoPE */
         g_moe = llama == 3 || llama == 8 ? 1 : llama == 4 ? 3 : llama == 9 ? 4 : 0;
@@ -626,6 +635,7 @@ START_TEST(test_kv_cache)
         g_longrope = llama == 10;
         g_exaone = llama == 11;
         g_mla = llama == 12;
+        g_qscale = llama >= 12;
         kv_case(llama, "fp32", 1e-5);
         kv_case(llama, "bf16", 2e-2);
         kv_case(llama, "fp16", 2e-3);
@@ -634,7 +644,7 @@ START_TEST(test_kv_cache)
     g_moe = 0;
     g_window = 0;
     g_olmo = 0;
-    g_gemma = g_oss = g_longrope = g_exaone = false;
+    g_gemma = g_oss = g_longrope = g_exaone = g_qscale = false;
     g_mla = 0;
 }
 END_TEST
@@ -762,7 +772,8 @@ START_TEST(test_recompute_bitwise)
     const bool llama = _i / 2;                  /* _i / 2 == 2: with Qwen3's attention, 3: experts,
                                                  * 4: with a shared expert, 5: OLMo 2, 6: OLMoE,
                                                  * 7: Gemma 3, 8: gpt-oss, 9: GLM-4.5's experts,
-                                                 * 10: latent attention */
+                                                 * 10: latent attention with the query
+                                                 * temperature */
     const char *precision = _i % 2 ? "bf16" : "fp32";
     g_qwen3 = _i / 2 == 2;
     g_moe = _i / 2 == 3 || _i / 2 == 6 || _i / 2 == 8 ? 1 : _i / 2 == 4 ? 3 : _i / 2 == 9 ? 4 : 0;
@@ -770,6 +781,7 @@ START_TEST(test_recompute_bitwise)
     g_olmo = _i / 2 == 5 ? 1 : _i / 2 == 6 ? 1 : 0;
     g_gemma = _i / 2 == 7;
     g_mla = _i / 2 == 10;
+    g_qscale = g_mla;
     float *ref = NULL;
     double ref_loss = 0;
     size_t bytes[3];
@@ -808,7 +820,7 @@ START_TEST(test_recompute_bitwise)
     g_qwen3 = false;
     g_moe = 0;
     g_olmo = 0;
-    g_gemma = g_oss = false;
+    g_gemma = g_oss = g_qscale = false;
     g_mla = 0;
 }
 END_TEST
@@ -883,7 +895,7 @@ START_TEST(test_documents)
     enum { T = 40, B = 2 };
     static const int starts[B][6] = { { 0, 7, 8, 33, -1 }, { 0, 19, 20, 21, 40, -1 } };
     fixture_t f;
-    g_qwen3 = _i / 2 == 2;
+    g_qwen3 = g_qscale = _i / 2 == 2;           /* with the query temperature (per document) too */
     if (_i % 2) setenv("ACCEL_ATT_WHOLE_HEAD", "1", 1);
     if (_i / 2 == 0) fixture_open(&f, TL, TNH, TC, T, TV, B, "fp32");
     else fixture_open_llama(&f, TL, 4, 16, T, TV, B, "fp32");
@@ -936,7 +948,7 @@ START_TEST(test_documents)
     accel_batch_t bad = batch_of(&f);
     ck_assert_int_eq(ops->forward_backward(f.model.state, &f.model.layout, f.params, f.grads, &bad, 1.0f, &l),
                      ACCEL_ERR_INVALID);
-    g_qwen3 = false;
+    g_qwen3 = g_qscale = false;
     fixture_close(&f);
 }
 END_TEST
@@ -1389,7 +1401,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
-    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 15);
+    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 16);
     tcase_add_test(tc, test_sliding_window);
     tcase_add_test(tc, test_experts_aux);
     tcase_add_test(tc, test_kv_cache);

@@ -443,6 +443,58 @@ def deepseek_v2():
                          "mscale": 0.707, "mscale_all_dim": 0.707}))
 
 
+def glm4_moe_lite():
+    # GLM-4.7-Flash: DeepSeek-V3's latent attention with GLM-4.5's experts (sigmoid scores with the
+    # selection bias, 8 in 4 groups, 2 a token from the best 2, scale 1.8, one shared expert), its
+    # dense first block named by mlp_layer_types, plain RoPE on the 4 values of each head's RoPE part.
+    cfg = {k: v for k, v in DS_V3.items() if k != "first_k_dense_replace"}
+    return tf.Glm4MoeLiteForCausalLM(tf.Glm4MoeLiteConfig(
+        **cfg, **DS_MLA, num_key_value_heads=4, n_shared_experts=1, n_group=4, topk_group=2,
+        routed_scaling_factor=1.8, norm_topk_prob=True, rms_norm_eps=1e-5,
+        mlp_layer_types=["dense", "sparse", "sparse"],
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0}))
+
+
+# Llama 4's attention temperature as Mistral's configs give it: queries at position p times
+# 1 + beta ln(1 + floor(p / 4)), steps of the YaRN original context of 4 (three within 16 tokens).
+MISTRAL_YARN = {"rope_type": "yarn", "rope_theta": 1000000.0, "factor": 4.0, "original_max_position_embeddings": 4,
+                "beta_fast": 32.0, "beta_slow": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0,
+                "llama_4_scaling_beta": 0.3}
+
+
+def mistral4():
+    # Mistral Small 4: latent attention (DS_MLA, RoPE part 4 of each head's 10), a softmax router
+    # whose top 2 of 8 probabilities are renormalized and scaled by 1.5, one ungated shared expert, a
+    # dense first block; YaRN with mscale = mscale_all_dim = 1 (the scores by mscale(4)^2) and the
+    # query temperature. transformers 5 saves its experts stacked (gate_up_proj, down_proj).
+    return tf.Mistral4ForCausalLM(tf.Mistral4Config(
+        **DS_V3, **DS_MLA, num_key_value_heads=4, n_shared_experts=1, n_group=1, topk_group=1,
+        routed_scaling_factor=1.5, norm_topk_prob=True, rms_norm_eps=1e-6,
+        rope_parameters=dict(MISTRAL_YARN, partial_rotary_factor=0.4)))
+
+
+def ministral3():
+    # Ministral 3: Mistral's blocks (GQA, heads of 8 apart from the width 16) with the query
+    # temperature over YaRN, untied.
+    return tf.Ministral3ForCausalLM(tf.Ministral3Config(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, max_position_embeddings=T, rms_norm_eps=1e-5,
+        tie_word_embeddings=False, rope_parameters=dict(MISTRAL_YARN), sliding_window=None,
+        pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
+def ministral3_vl():
+    # Ministral 3 as the hub has it: Mistral3ForConditionalGeneration, a Pixtral vision tower and
+    # projector beside ministral3's language model (text_config, tied here), scored on text alone.
+    text = ministral3().config.to_dict()
+    text["tie_word_embeddings"] = True
+    vision = tf.PixtralVisionConfig(hidden_size=16, intermediate_size=32, num_hidden_layers=1,
+                                    num_attention_heads=2, image_size=28, patch_size=14, head_dim=8)
+    return tf.Mistral3ForConditionalGeneration(tf.Mistral3Config(
+        text_config=text, vision_config=vision.to_dict(), image_token_index=255, spatial_merge_size=2,
+        tie_word_embeddings=True))
+
+
 def softmax_gate_margin(model, tokens):
     """DeepSeek-V2's router: the smallest gap between a token's k-th and next probability."""
     inputs = []
@@ -637,6 +689,10 @@ CASES = {
     "deepseek_v3": (deepseek_v3, {"score64": True}),
     "moonlight": (moonlight, {"score64": True}),
     "deepseek_v2": (deepseek_v2, {"score64": True}),
+    "glm4_moe_lite": (glm4_moe_lite, {"score64": True}),
+    "mistral4": (mistral4, {"score64": True}),
+    "ministral3": (ministral3, {}),
+    "ministral3_vl": (ministral3_vl, {}),
     # Matrices at std 0.15: over a width of 64 the products' scale of the width-16 models at 0.3.
     "gpt_oss": (gpt_oss, {"score64": True, "std": 0.15, "seed_of": "gpt-oss"}),
     # gpt_oss's weights (same seed), the experts' saved in MXFP4 as the hub's gpt-oss and scored
@@ -708,7 +764,7 @@ def main(out_root, names):
             model = cls.from_pretrained(out, dtype=torch.float64, **moe).eval()
         else:
             model = cls.from_pretrained(out, dtype=torch.float32).eval()
-        if name == "deepseek_v2":
+        if name in ("deepseek_v2", "mistral4"):
             margin = softmax_gate_margin(model, tokens)
             assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
         elif hasattr(model.config, "n_group"):

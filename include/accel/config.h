@@ -68,6 +68,8 @@ typedef struct {
     double attention_softcap;       /* model.attention_softcap: c tanh(score / c); 0 = none (Gemma 2) */
     double logit_softcap;           /* model.logit_softcap: c tanh(logit / c); 0 = none (Gemma 2) */
     double attention_multiplier;    /* model.attention_multiplier: the score scale; 0 = 1/sqrt(hs) */
+    double query_scale_beta;        /* model.query_scale_beta: Llama 4's attention temperature; 0 = none */
+    int query_scale_context;        /* model.query_scale_context: its steps' period, in positions */
     double residual_multiplier;     /* model.residual_multiplier: sublayer outputs times this (Granite) */
     double logits_scaling;          /* model.logits_scaling: logits divided by this (Granite) */
     /* llama: mixture of experts (Mixtral, Qwen3-MoE) */

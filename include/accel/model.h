@@ -81,10 +81,11 @@ typedef struct {
 } accel_model_t;
 
 /* Plugins set .abi = ACCEL_MODEL_ABI; accel refuses a plugin built against another version of this
- * interface instead of crashing in it. ABI 9: accel_config_t (which create() reads) grew
- * LongRoPE's factor lists in its middle, moving every field after them (8: DeepSeek-V3's routing
- * keys, 7: gpt-oss's, 6: OLMo 3's, SmolLM3's, Granite's and Gemma's). */
-#define ACCEL_MODEL_ABI 9
+ * interface instead of crashing in it. ABI 10: accel_config_t (which create() reads) grew the
+ * query temperature's keys in its middle, moving every field after them (9: LongRoPE's factor
+ * lists, 8: DeepSeek-V3's routing keys, 7: gpt-oss's, 6: OLMo 3's, SmolLM3's, Granite's and
+ * Gemma's). */
+#define ACCEL_MODEL_ABI 10
 
 struct accel_model_ops {
     unsigned abi;                   /* ACCEL_MODEL_ABI */

@@ -8,6 +8,7 @@
 #include "build_config.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -52,7 +53,8 @@ enum { F_GPT = 1, F_LLAMA = 2, F_BLOCK = 4, F_QKVB = 8, F_UNTIED = 16, F_QKNORM 
        F_SELECT = 33554432,         /* the router's selection bias */
        F_MLA = 67108864,            /* DeepSeek-V3's latent attention */
        F_QLORA = 134217728,         /* ... with its queries through a latent */
-       F_QDIRECT = 268435456 };     /* ... with one query projection */
+       F_QDIRECT = 268435456,       /* ... with one query projection */
+       F_FUSED = 536870912 };       /* experts named as Qwen's, stacked as transformers 5 keeps them */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -147,6 +149,10 @@ static const map_t g_map[] = {
     { "h.%d.mlp.shared.gate_up.weight", "model.layers.%d.mlp.shared_expert.up_proj.weight", P_SHARED_UP, L_ROWS, QWEN_MOE | F_SHARED },
     { "h.%d.mlp.shared.down.weight", "model.layers.%d.mlp.shared_expert.down_proj.weight", P_ALL, L_ROWS, QWEN_MOE | F_SHARED },
     { "h.%d.mlp.shared_gate.weight", "model.layers.%d.mlp.shared_expert_gate.weight", P_ALL, L_ROWS, QWEN_MOE | F_SHARED },
+    /* ... every expert in one tensor, [E, 2F, C] (gate | up) and [E, C, F]: the files of families
+     * transformers 5 keeps no per-expert names for (Mistral Small 4) */
+    { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.mlp.experts.gate_up_proj", P_ALL, L_STACKED, QWEN_MOE | F_FUSED },
+    { "h.%d.mlp.experts.down.weight", "model.layers.%d.mlp.experts.down_proj", P_ALL, L_STACKED, QWEN_MOE | F_FUSED },
     /* GLM-4.5: Qwen's router and experts, DeepSeek-V3's selection bias and ungated shared experts */
 #define DS (F_LLAMA | F_BLOCK | F_DS)
     { "h.%d.mlp.router.select_bias", "model.layers.%d.mlp.gate.e_score_correction_bias", P_ALL, L_ROWS, DS | F_SELECT },
@@ -206,6 +212,11 @@ typedef struct {
     bool mla;                       /* latent attention (model.kv_lora_rank): DeepSeek-V3's names */
     int Rq, Rkv, dv;                /* its latents' widths (Rq 0: one query projection), value heads */
     bool mla_pairs;                 /* its RoPE pairs interleaved in the files (rope_interleave) */
+    bool fused;                     /* Qwen-named experts stacked in one tensor each (F_FUSED) */
+    bool mistral4;                  /* latent attention with a softmax router whose top k is
+                                     * renormalized or grouped, or with the query temperature:
+                                     * Mistral Small 4's (export; its experts stacked) */
+    bool ministral3;                /* Llama's dense blocks with the query temperature (export) */
 } dims_t;
 
 /* model.ffn_width = 0 means this width in src/nn/decoder.c (which ckpt may not include). */
@@ -249,6 +260,10 @@ static dims_t dims_of(const accel_model_config_t *m)
                    m->router_groups > 1 || m->router_scale != 1.0 || d.mla);
     d.phi3 = d.llama && !strcmp(m->rope_scaling, "longrope");  /* import: the file's architecture says */
     d.glm = d.llama && !d.ds && !d.phi3 && (d.rd < d.hs || (d.sandwich && !m->norm_unit_offset));
+    d.mistral4 = d.mla && d.E && !strcmp(m->router_scores, "softmax") &&
+                 (m->router_norm_topk || m->router_groups > 1 || m->query_scale_beta > 0);
+    d.fused = d.mistral4;           /* import: as the files hold them */
+    d.ministral3 = d.llama && !d.mla && m->query_scale_beta > 0;
     return d;
 }
 
@@ -266,6 +281,8 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_MIXTRAL) && !(d->E && !d->qk_norm && !d->S && !d->oss && !d->granite_moe && !d->ds)) return false;
     if ((e->flags & F_QWEN_MOE) && !(d->E && (d->qk_norm || d->S || d->ds) && !d->oss && !d->granite_moe)) return false;
     if ((e->flags & F_QWEN_MOE) && (e->flags & F_SHARED) && d->ds) return false;
+    if ((e->flags & F_QWEN_MOE) && (e->flags & F_EXPERT) && d->fused) return false;
+    if ((e->flags & F_FUSED) && !d->fused) return false;
     if ((e->flags & F_DS) && !d->ds) return false;
     if ((e->flags & F_SELECT) && !d->select_bias) return false;
     if ((e->flags & F_GRANITE_MOE) && !d->granite_moe) return false;
@@ -546,6 +563,21 @@ static const arch_info_t g_archs[] = {
     { "Exaone4ForCausalLM", "exaone4", true },
     { "DeepseekV3ForCausalLM", "deepseek_v3", true },
     { "DeepseekV2ForCausalLM", "deepseek_v2", true },
+    { "Glm4MoeLiteForCausalLM", "glm4_moe_lite", true },
+    { "Mistral4ForCausalLM", "mistral4", true },
+    { "Ministral3ForCausalLM", "ministral3", true },
+};
+
+/* Vision-language models whose language model accel imports: its family from text_config's
+ * model_type (else text_arch), tied as the top level says where text_config does not (else tied). */
+typedef struct {
+    const char *arch, *text_arch;
+    bool tied;
+} multimodal_t;
+
+static const multimodal_t g_multimodal[] = {
+    { "Gemma3ForConditionalGeneration", "Gemma3ForCausalLM", true },
+    { "Mistral3ForConditionalGeneration", "MistralForCausalLM", false },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
@@ -557,15 +589,19 @@ static const arch_info_t g_archs[] = {
  * Qwen2-MoE's shared expert is read by the caller. Glm4MoeForCausalLM's and Dots1ForCausalLM's are
  * DeepSeek-V3's: sigmoid scores with a selection bias, grouped and scaled, n_shared_experts ungated
  * shared experts, the first first_k_dense_replace blocks dense (of intermediate_size), no
- * load-balancing loss (dots.llm1's config names every MoE size: transformers has no defaults). */
+ * load-balancing loss (dots.llm1's config names every MoE size: transformers has no defaults).
+ * Glm4MoeLiteForCausalLM (GLM-4.7-Flash) is GLM-4.5's experts with its dense blocks as
+ * mlp_layer_types; Mistral4ForCausalLM's are DeepSeek-V3's under a softmax router (its top k
+ * renormalized by default). */
 static accel_status_t translate_experts(json_t *root, const char *path, const char *arch, accel_model_config_t *m,
                                         char *err, size_t errlen)
 {
     const bool qwen3_moe = !strcmp(arch, "Qwen3MoeForCausalLM"), qwen_moe = qwen3_moe || !strcmp(arch, "Qwen2MoeForCausalLM");
     const bool olmoe = !strcmp(arch, "OlmoeForCausalLM"), oss = !strcmp(arch, "GptOssForCausalLM");
     const bool dots1 = !strcmp(arch, "Dots1ForCausalLM"), dsv3 = !strcmp(arch, "DeepseekV3ForCausalLM");
-    const bool dsv2 = !strcmp(arch, "DeepseekV2ForCausalLM");
-    const bool deepseek = dots1 || dsv3 || dsv2 || !strcmp(arch, "Glm4MoeForCausalLM");
+    const bool dsv2 = !strcmp(arch, "DeepseekV2ForCausalLM"), lite = !strcmp(arch, "Glm4MoeLiteForCausalLM");
+    const bool mistral4 = !strcmp(arch, "Mistral4ForCausalLM");
+    const bool deepseek = dots1 || dsv3 || dsv2 || lite || mistral4 || !strcmp(arch, "Glm4MoeForCausalLM");
     static const char *const dots1_keys[] = { "n_routed_experts", "num_experts_per_tok", "n_shared_experts" };
     for (size_t i = 0; dots1 && i < sizeof dots1_keys / sizeof *dots1_keys; i++)
         if (jint(root, dots1_keys[i], -2) == -2)
@@ -573,8 +609,9 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
     /* transformers' defaults where a key is missing */
     m->experts = (int)jint(root, deepseek ? "n_routed_experts"
                                  : (qwen_moe || olmoe) && json_object_get(root, "num_experts") ? "num_experts" : "num_local_experts",
-                           dsv3 ? 256 : dsv2 ? 64 : qwen3_moe || oss || deepseek ? 128 : qwen_moe ? 60 : olmoe ? 64 : 8);
-    m->experts_per_token = (int)jint(root, "num_experts_per_tok", qwen3_moe || olmoe || deepseek ? 8 : qwen_moe || oss ? 4 : 2);
+                           dsv3 ? 256 : dsv2 || lite ? 64 : qwen3_moe || oss || deepseek ? 128 : qwen_moe ? 60 : olmoe ? 64 : 8);
+    m->experts_per_token = (int)jint(root, "num_experts_per_tok", lite || mistral4 ? 4 : qwen3_moe || olmoe || deepseek ? 8
+                                                                  : qwen_moe || oss ? 4 : 2);
     if (m->experts < 1 || m->experts > 4096 || m->experts_per_token < 1 || m->experts_per_token > m->experts)
         REFUSE("%s: %d experts with num_experts_per_tok = %d: accel needs 1..4096 experts and 1..experts per "
                "token", path, m->experts, m->experts_per_token);
@@ -582,14 +619,28 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
                         : deepseek ? jbool(root, "norm_topk_prob", !dots1) : true;
     if (deepseek) {
         /* transformers' defaults: DeepSeek-V3's, else GLM-4.5's (dots.llm1: no dense blocks) */
-        const long long dense = jint(root, "first_k_dense_replace", dots1 || dsv2 ? 0 : dsv3 ? 3 : 1);
+        long long dense = jint(root, "first_k_dense_replace", dots1 || dsv2 || mistral4 ? 0 : dsv3 ? 3 : 1);
+        json_t *types = json_object_get(root, "mlp_layer_types");
+        if (lite && json_is_array(types)) {         /* "dense" blocks first, then "sparse" ones */
+            dense = 0;
+            while ((size_t)dense < json_array_size(types) &&
+                   !strcmp(json_string_value(json_array_get(types, (size_t)dense)) ?: "", "dense"))
+                dense++;
+            for (size_t i = (size_t)dense; i < json_array_size(types); i++)
+                if (strcmp(json_string_value(json_array_get(types, i)) ?: "", "sparse"))
+                    REFUSE("%s: mlp_layer_types[%zu] is not \"sparse\" after the dense blocks: accel's dense "
+                           "blocks lead (model.dense_layers)", path, i);
+            if (json_array_size(types) != (size_t)m->layers)
+                REFUSE("%s: mlp_layer_types has %zu entries for %d layers", path, json_array_size(types), m->layers);
+        }
         const long long shared = jint(root, "n_shared_experts", dsv2 ? 2 : 1);
         const long long groups = jint(root, "n_group", dsv3 ? 8 : 1), topk_groups = jint(root, "topk_group", dsv3 ? 4 : 1);
         const char *scoring = jstr(root, "scoring_func");
         if (dsv3 && scoring && strcmp(scoring, "sigmoid"))
             REFUSE("%s: scoring_func = %s: accel's DeepSeek-V3 router scores by sigmoid", path, scoring);
-        m->dense_ffn_width = dense > 0 ? (int)jint(root, "intermediate_size", dsv3 ? 18432 : 10944) : 0;
-        m->ffn_width = (int)jint(root, "moe_intermediate_size", dsv3 ? 2048 : dsv2 ? 1407 : 1408);
+        m->dense_ffn_width = dense > 0 ? (int)jint(root, "intermediate_size", dsv3 ? 18432 : lite ? 10240
+                                                                              : mistral4 ? 12288 : 10944) : 0;
+        m->ffn_width = (int)jint(root, "moe_intermediate_size", dsv3 || mistral4 ? 2048 : dsv2 ? 1407 : lite ? 1536 : 1408);
         if (dense < 0 || dense >= m->layers)
             REFUSE("%s: first_k_dense_replace = %lld of %d layers: accel needs experts in at least one block", path,
                    dense, m->layers);
@@ -608,7 +659,7 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
         m->router_select_bias = true;
         m->router_groups = (int)groups;
         m->router_topk_groups = (int)topk_groups;
-        m->router_scale = jnum(root, "routed_scaling_factor", dsv3 ? 2.5 : 1.0);
+        m->router_scale = jnum(root, "routed_scaling_factor", dsv3 ? 2.5 : lite ? 1.8 : 1.0);
         if (!(m->router_scale > 0 && m->router_scale <= 1e6))
             REFUSE("%s: routed_scaling_factor = %g: accel needs a number in (0, 1e6]", path, m->router_scale);
         if (dsv2) {                 /* a softmax over the experts, the top k's probabilities as they are */
@@ -622,6 +673,10 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
             m->router_select_bias = false;
             m->router_norm_topk = false;        /* transformers' DeepSeek-V2 router never renormalizes */
             m->router_groups = m->router_topk_groups = 1;
+        }
+        if (mistral4) {             /* softmax probabilities, their groups and top k as DeepSeek-V3's */
+            snprintf(m->router_scores, sizeof m->router_scores, "softmax");
+            m->router_select_bias = false;
         }
         return ACCEL_OK;            /* transformers adds no load-balancing loss */
     }
@@ -651,13 +706,18 @@ static double yarn_get_mscale(double scale, double mscale)
  * qk_nope_head_dim + qk_rope_head_dim with RoPE on the latter (model.rope_dim), value heads of
  * v_head_dim, the latents (q_lora_rank null: one query projection); with YaRN's mscale_all_dim
  * the scores' scale (model.attention_multiplier) is mscale(factor, mscale_all_dim)^2 / sqrt(head). */
-static accel_status_t translate_mla(json_t *root, const char *path, accel_model_config_t *m, double mscale_all,
-                                    char *err, size_t errlen)
+static accel_status_t translate_mla(json_t *root, const char *path, const char *arch, accel_model_config_t *m,
+                                    double mscale_all, char *err, size_t errlen)
 {
-    const long long dn = jint(root, "qk_nope_head_dim", 128), dr = jint(root, "qk_rope_head_dim", 64);
-    const long long dv = jint(root, "v_head_dim", 128), rkv = jint(root, "kv_lora_rank", 512);
+    /* transformers' defaults: DeepSeek-V3's, GLM-4.7-Flash's, Mistral Small 4's */
+    const bool lite = !strcmp(arch, "Glm4MoeLiteForCausalLM"), mistral4 = !strcmp(arch, "Mistral4ForCausalLM");
+    const long long dn = jint(root, "qk_nope_head_dim", lite ? 192 : mistral4 ? 64 : 128);
+    const long long dr = jint(root, "qk_rope_head_dim", 64);
+    const long long dv = jint(root, "v_head_dim", lite ? 256 : 128);
+    const long long rkv = jint(root, "kv_lora_rank", mistral4 ? 256 : 512);
     json_t *rq = json_object_get(root, "q_lora_rank");
-    const long long q = !rq ? 1536 : json_is_null(rq) ? 0 : json_is_integer(rq) ? (long long)json_integer_value(rq) : -1;
+    const long long q = !rq ? (lite ? 768 : mistral4 ? 1024 : 1536)
+                      : json_is_null(rq) ? 0 : json_is_integer(rq) ? (long long)json_integer_value(rq) : -1;
     if (dn < 0 || dr < 2 || dr % 2 || dn + dr > 65536 || dv < 1 || dv > dn + dr || rkv < 1 || rkv > 65536 || q < 0 ||
         q > 65536)
         REFUSE("%s: qk_nope_head_dim = %lld, qk_rope_head_dim = %lld, v_head_dim = %lld, kv_lora_rank = %lld, "
@@ -835,15 +895,17 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
     const arch_info_t *ai = NULL;
     for (size_t i = 0; i < sizeof g_archs / sizeof g_archs[0]; i++)
         if (arch ? !strcmp(arch, g_archs[i].arch) : mt && !strcmp(mt, g_archs[i].model_type)) ai = &g_archs[i];
-    if (!ai)
-        REFUSE("%s: architectures = %s (model_type %s) is not a model accel can run\n--> hint: accel imports "
-               "GPT2LMHeadModel, LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, "
-               "MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM, Phi3ForCausalLM, Olmo2ForCausalLM, "
-               "Olmo3ForCausalLM, OlmoeForCausalLM, SmolLM3ForCausalLM, GraniteForCausalLM, GraniteMoeForCausalLM, "
-               "GemmaForCausalLM, Gemma2ForCausalLM, Gemma3ForCausalLM (or Gemma3ForConditionalGeneration's language "
-               "model), GptOssForCausalLM, SeedOssForCausalLM, GlmForCausalLM, Glm4ForCausalLM, Glm4MoeForCausalLM and "
-               "Dots1ForCausalLM", path,
-               arch ? arch : "(none)", mt ? mt : "(none)");
+    if (!ai) {
+        char known[2048];
+        size_t n = 0;
+        for (size_t i = 0; i < sizeof g_archs / sizeof g_archs[0] && n < sizeof known; i++)
+            n += (size_t)snprintf(known + n, sizeof known - n, "%s, ", g_archs[i].arch);
+        for (size_t i = 0; i < sizeof g_multimodal / sizeof g_multimodal[0] && n < sizeof known; i++)
+            n += (size_t)snprintf(known + n, sizeof known - n, "%s%s's language model", i ? ", " : "",
+                                  g_multimodal[i].arch);
+        REFUSE("%s: architectures = %s (model_type %s) is not a model accel can run\n--> hint: accel imports %s",
+               path, arch ? arch : "(none)", mt ? mt : "(none)", known);
+    }
     *arch_out = ai->arch;
     accel_model_config_t *m = &cfg->model;
     if (!ai->llama) {
@@ -908,8 +970,11 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         if (glm4) snprintf(m->norm_position, sizeof m->norm_position, "both");  /* norms after the sublayers too */
         const bool granite_moe = !strcmp(ai->arch, "GraniteMoeForCausalLM");
         const bool glm_moe = !strcmp(ai->arch, "Glm4MoeForCausalLM");   /* GLM-4.5: rotate_half RoPE pairs */
+        const bool mistral4 = !strcmp(ai->arch, "Mistral4ForCausalLM");   /* ... softmax routing, query temperature */
+        const bool ministral3 = !strcmp(ai->arch, "Ministral3ForCausalLM");  /* Mistral's, query temperature */
         const bool dsv3 = !strcmp(ai->arch, "DeepseekV3ForCausalLM") ||   /* GLM-4.5's experts, latent attention */
-                          !strcmp(ai->arch, "DeepseekV2ForCausalLM");    /* ... DeepSeek-V2: softmax routing */
+                          !strcmp(ai->arch, "DeepseekV2ForCausalLM") ||  /* ... DeepSeek-V2: softmax routing */
+                          !strcmp(ai->arch, "Glm4MoeLiteForCausalLM") || mistral4;   /* GLM-4.7-Flash */
         const bool dots1 = !strcmp(ai->arch, "Dots1ForCausalLM");       /* GLM-4.5's experts, Qwen3's attention */
         if (glm_moe) m->qk_norm = jbool(root, "use_qk_norm", false);
         if (dots1) m->qk_norm = true;
@@ -1077,12 +1142,9 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             m->rope_beta_fast = jnum(rp, "beta_fast", 32.0);
             m->rope_beta_slow = jnum(rp, "beta_slow", 1.0);
             m->rope_attention_factor = jnum(rp, "attention_factor", 0.0);
-            json_t *ms = json_object_get(rp, "mscale"), *msa = json_object_get(rp, "mscale_all_dim");
-            if (((ms && !json_is_null(ms)) || (msa && !json_is_null(msa))) && !dsv3)
-                REFUSE("%s: rope_scaling yarn with mscale / mscale_all_dim (DeepSeek's) on %s: accel's YaRN takes "
-                       "attention_factor or 0.1 ln(factor) + 1", path, ai->arch);
-            /* DeepSeek-V3: cos and sin scaled by mscale's over mscale_all_dim's when both are set,
-             * the scores by mscale_all_dim's squared (below, with the head size) */
+            /* cos and sin scaled by mscale's over mscale_all_dim's when both are set (transformers'
+             * YaRN, every family); latent attention's scores by mscale_all_dim's squared too (below,
+             * with the head size) */
             yarn_mscale = jnum(rp, "mscale", 0.0);
             yarn_mscale_all = jnum(rp, "mscale_all_dim", 0.0);
             if (!(m->rope_attention_factor > 0) && yarn_mscale && yarn_mscale_all)
@@ -1134,7 +1196,10 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         json_decref(oss_rope);
         const int hs = m->head_dim ? m->head_dim : m->heads > 0 ? m->width / m->heads : 0;
         const int rd = (int)(partial * hs);                 /* transformers' int(head_dim * factor) */
-        if (partial != 1.0 && !glm && !glm_moe && !phi3)
+        if (mistral4 && partial != 1.0 && rd != jint(root, "qk_rope_head_dim", 64))
+            REFUSE("%s: partial_rotary_factor = %g turns %d of a head's %d values, not qk_rope_head_dim = %lld", path,
+                   partial, rd, hs, jint(root, "qk_rope_head_dim", 64));
+        if (partial != 1.0 && !glm && !glm_moe && !phi3 && !mistral4)
             REFUSE("%s: partial_rotary_factor = %g on %s: accel turns part of a head for GLM and Phi-3 only", path,
                    partial, ai->arch);
         if (!(partial > 0 && partial <= 1.0) || rd % 2 || rd < 2)
@@ -1142,8 +1207,19 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                    path, partial, rd, hs);
         m->rope_dim = rd < hs ? rd : 0;
         if (dsv3) {
-            accel_status_t mst = translate_mla(root, path, m, yarn_mscale_all, err, errlen);
+            accel_status_t mst = translate_mla(root, path, ai->arch, m, yarn_mscale_all, err, errlen);
             if (mst != ACCEL_OK) return mst;
+        }
+        /* Llama 4's attention temperature (Ministral 3, Mistral Small 4): steps of the original
+         * context, as their rope_parameters say */
+        const double beta = json_is_object(rp) && (ministral3 || mistral4) ? jnum(rp, "llama_4_scaling_beta", 0.0) : 0.0;
+        if (beta != 0.0) {
+            const long long orig = jint(rp, "original_max_position_embeddings", 0);
+            if (!(beta > 0 && beta <= 1e6) || orig < 1 || orig > INT_MAX)
+                REFUSE("%s: rope_parameters llama_4_scaling_beta = %g with original_max_position_embeddings = %lld: "
+                       "accel needs a number in (0, 1e6] and a context >= 1", path, beta, orig);
+            m->query_scale_beta = beta;
+            m->query_scale_context = (int)orig;
         }
         if (!strcmp(m->rope_scaling, "longrope") &&
             (m->rope_short_factor.n != rd / 2 || m->rope_long_factor.n != rd / 2))
@@ -1171,7 +1247,7 @@ struct accel_hf {
     int ne;
     accel_hf_tensor_t *t;
     int nt;
-    bool multimodal;                /* Gemma3ForConditionalGeneration: its language model only */
+    const char *multimodal;         /* Gemma3ForConditionalGeneration, ...: its language model only */
     bool mxfp4;                     /* experts in MXFP4 (gpt-oss as published) */
     int fp8_block[2];               /* FP8 weights' scale blocks (quant_method fp8), {0, 0}: none */
     int mtp_layers;                 /* GLM-4.5's multi-token prediction blocks after the last one */
@@ -1322,6 +1398,19 @@ static void rename_language_model(accel_hf_t *hf)
     snprintf(hf->head_name, sizeof hf->head_name, "%slm_head.weight", inner ? "" : "language_model.");
 }
 
+/* Whether a tensor's name ends in suffix (transformers 5's stacked experts, where files have them). */
+static bool any_tensor_ends(const accel_hf_t *hf, const char *suffix)
+{
+    const size_t b = strlen(suffix);
+    for (int s = 0; s < hf->nshards; s++)
+        for (int i = 0; i < accel_st_count(hf->shards[s]); i++) {
+            const char *name = accel_st_at(hf->shards[s], i)->name;
+            const size_t a = strlen(name);
+            if (a >= b && !strcmp(name + a - b, suffix)) return true;
+        }
+    return false;
+}
+
 /* The vision tower's and the multimodal projector's tensors, under either naming. */
 static bool is_vision_tensor(const char *name)
 {
@@ -1463,37 +1552,49 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
         goto fail;
     }
     accel_config_defaults(&hf->cfg);
-    /* Gemma 3 4B and up: a vision tower and the text model's Gemma3TextConfig as text_config
-     * (tied unless the top level says otherwise); accel imports the language model. */
+    /* Gemma 3 4B and up, Ministral 3, Mistral Small 3.1 and 4: a vision tower beside the language
+     * model, whose config is text_config (its model_type names the family); accel imports the
+     * language model. */
     json_t *archs = json_object_get(root, "architectures");
     const char *a0 = json_is_array(archs) ? json_string_value(json_array_get(archs, 0)) : NULL;
-    if (a0 && !strcmp(a0, "Gemma3ForConditionalGeneration")) {
+    const multimodal_t *mm = NULL;
+    for (size_t i = 0; a0 && i < sizeof g_multimodal / sizeof g_multimodal[0]; i++)
+        if (!strcmp(a0, g_multimodal[i].arch)) mm = &g_multimodal[i];
+    if (mm) {
         json_t *text = json_deep_copy(json_object_get(root, "text_config"));
-        if (!json_is_object(text)) {
-            accel_errf(err, errlen, "%s: Gemma3ForConditionalGeneration without a text_config object", p);
+        const char *tt = json_is_object(text) ? jstr(text, "model_type") : NULL, *ta = tt ? NULL : mm->text_arch;
+        for (size_t i = 0; tt && i < sizeof g_archs / sizeof g_archs[0]; i++)
+            if (!strcmp(tt, g_archs[i].model_type)) ta = g_archs[i].arch;
+        if (!json_is_object(text) || !ta) {
+            accel_errf(err, errlen, "%s: %s %s%s", p, mm->arch, json_is_object(text) ? "with a language model accel "
+                       "does not run: text_config model_type " : "without a text_config object", tt ? tt : "");
+            st = json_is_object(text) ? ACCEL_ERR_UNSUPPORTED : ACCEL_ERR_CORRUPT;
             json_decref(text);
             json_decref(root);
-            st = ACCEL_ERR_CORRUPT;
             goto fail;
         }
-        json_object_set_new(text, "architectures", json_pack("[s]", "Gemma3ForCausalLM"));
-        if (!json_object_get(text, "tie_word_embeddings"))
-            json_object_set_new(text, "tie_word_embeddings", json_boolean(jbool(root, "tie_word_embeddings", true)));
+        json_object_set_new(text, "architectures", json_pack("[s]", ta));
+        if (!json_object_get(text, "tie_word_embeddings"))   /* the top level's, else the wrapper's default */
+            json_object_set_new(text, "tie_word_embeddings",
+                                json_boolean(jbool(root, "tie_word_embeddings", mm->tied)));
         json_decref(root);
         root = text;
-        hf->multimodal = true;
+        hf->multimodal = mm->arch;
     }
     st = translate_config(root, p, &hf->cfg, &hf->arch, err, errlen);
     if (st == ACCEL_OK) st = translate_quantization(root, p, hf->arch, &hf->mxfp4, hf->fp8_block, err, errlen);
     if (st == ACCEL_OK && (!strcmp(hf->arch, "Glm4MoeForCausalLM") || !strcmp(hf->arch, "DeepseekV3ForCausalLM") ||
-                           !strcmp(hf->arch, "DeepseekV2ForCausalLM"))) {
-        const long long mtp = jint(root, "num_nextn_predict_layers", jint(root, "num_mtp_layers", 1));
+                           !strcmp(hf->arch, "DeepseekV2ForCausalLM") || !strcmp(hf->arch, "Glm4MoeLiteForCausalLM") ||
+                           !strcmp(hf->arch, "Mistral4ForCausalLM"))) {
+        const long long mtp = jint(root, "num_nextn_predict_layers",     /* Mistral Small 4 has none */
+                                   jint(root, "num_mtp_layers", strcmp(hf->arch, "Mistral4ForCausalLM") ? 1 : 0));
         hf->mla_pairs = jbool(root, "rope_interleave", true);
         hf->mtp_layers = mtp > 0 && mtp < 1000 ? (int)mtp : 0;
     }
     json_decref(root);
     if (st != ACCEL_OK) goto fail;
-    if (hf->multimodal) hf->arch = "Gemma3ForConditionalGeneration";
+    const char *family = hf->arch;              /* the language model's */
+    if (hf->multimodal) hf->arch = hf->multimodal;
     if (file) {
         st = open_shard(hf, file, err, errlen);
     } else {
@@ -1513,11 +1614,12 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     }
     if (st != ACCEL_OK) goto fail;
     dims_t d = dims_of(&hf->cfg.model);
-    d.phi3 = !strcmp(hf->arch, "Phi3ForCausalLM");
-    d.glm = (d.glm && !d.phi3) || !strcmp(hf->arch, "GlmForCausalLM") || !strcmp(hf->arch, "Glm4ForCausalLM");
-    d.granite_moe |= !strcmp(hf->arch, "GraniteMoeForCausalLM");
+    d.phi3 = !strcmp(family, "Phi3ForCausalLM");
+    d.glm = (d.glm && !d.phi3) || !strcmp(family, "GlmForCausalLM") || !strcmp(family, "Glm4ForCausalLM");
+    d.granite_moe |= !strcmp(family, "GraniteMoeForCausalLM");
     d.mxfp4 = hf->mxfp4;
     d.mla_pairs = d.mla && hf->mla_pairs;
+    d.fused = d.E && !d.oss && any_tensor_ends(hf, ".mlp.experts.gate_up_proj");
     hf->ne = entries_of(&d, &hf->e);
     hf->nt = accel_hf_accel_tensors(&hf->cfg.model, &hf->t);
     if (hf->ne < 0 || hf->nt < 0) { st = ACCEL_ERR_NOMEM; goto fail; }
@@ -1589,8 +1691,8 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     free(names);
     if (st != ACCEL_OK) goto fail;
     if (vision)
-        ACCEL_INFO("%s: Gemma3ForConditionalGeneration: its language model is read, its vision tower and "
-                   "projector (%d tensors) are left out (accel trains text)", hf->dir, vision);
+        ACCEL_INFO("%s: %s: its language model is read, its vision tower and projector (%d tensors) are left "
+                   "out (accel trains text)", hf->dir, hf->multimodal, vision);
     if (mtp)
         ACCEL_INFO("%s: %s: its %d multi-token prediction block(s) after layer %d (%d tensors, used for "
                    "speculative decoding) are left out", hf->dir, hf->arch, hf->mtp_layers,
@@ -1826,8 +1928,10 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
          * q/k norms, EXAONE 4's per-head ones after-norms, experts (Qwen2-MoE: a shared expert,
          * Qwen3-MoE: q/k norms, else Mixtral), Qwen3's q/k norms, Qwen2's q, k, v biases, Mistral's
          * window, LongRoPE's Phi-3, else Llama. */
-        const bool dsv3 = d.mla;       /* DeepSeek-V3 or -V2 (accel_hf_export checked their other parts) */
-        const bool dsv2 = dsv3 && !strcmp(m->router_scores, "softmax");
+        const bool dsv3 = d.mla;       /* DeepSeek-V3, -V2 or Mistral Small 4 (accel_hf_export checked their
+                                        * other parts) */
+        const bool mistral4 = d.mistral4, dsv2 = dsv3 && !mistral4 && !strcmp(m->router_scores, "softmax");
+        const bool ministral3 = d.ministral3;
         const bool glm_moe = d.ds && !dsv3;  /* GLM-4.5 (accel_hf_export checked its other parts) */
         const bool olmo = d.qk_all, window = m->sliding_window > 0, olmo3 = olmo && window;
         const bool gemma = m->norm_unit_offset, gemma3 = gemma && d.sandwich && d.qk_norm;  /* checked alike */
@@ -1843,7 +1947,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool granite = !dsv3 && (m->attention_multiplier > 0 || m->residual_multiplier != 1.0 ||
                                        m->logits_scaling != 1.0);
         const bool phi3 = d.phi3;     /* LongRoPE: Phi-3.5's, Phi-4-mini's (accel_hf_export checked the rest) */
-        const char *arch = dsv2 ? "DeepseekV2ForCausalLM" : dsv3 ? "DeepseekV3ForCausalLM" : phi3 ? "Phi3ForCausalLM" : exaone ? "Exaone4ForCausalLM"
+        const char *arch = mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
+                         : dsv2 ? "DeepseekV2ForCausalLM" : dsv3 ? "DeepseekV3ForCausalLM" : phi3 ? "Phi3ForCausalLM" : exaone ? "Exaone4ForCausalLM"
                          : glm_moe ? "Glm4MoeForCausalLM" : oss ? "GptOssForCausalLM"
                          : seed ? "SeedOssForCausalLM"
                          : glm4 ? "Glm4ForCausalLM" : glm ? "GlmForCausalLM"
@@ -1853,7 +1958,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
                          : window ? "MistralForCausalLM" : "LlamaForCausalLM";
-        const char *type = dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
+        const char *type = mistral4 ? "mistral4" : ministral3 ? "ministral3" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
                          : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
@@ -1979,6 +2084,10 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                 json_object_set_new(j, "topk_group", json_null());
                 json_object_set_new(j, "mlp_bias", json_false());
             }
+            if (mistral4) {             /* softmax probabilities, renormalized or grouped */
+                static const char *const v3_only[] = { "scoring_func", "topk_method", "num_nextn_predict_layers" };
+                for (size_t i = 0; i < sizeof v3_only / sizeof *v3_only; i++) json_object_del(j, v3_only[i]);
+            }
             json_t *rs = json_object_get(j, "rope_scaling");
             if (json_is_object(rs) && m->attention_multiplier > 0) {   /* the scores' scale as YaRN's */
                 const double msa = (sqrt(m->attention_multiplier * sqrt((double)d.hs)) - 1.0) / (0.1 * log(m->rope_factor));
@@ -1986,6 +2095,18 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                 if (!(m->rope_attention_factor > 0))    /* without mscale: transformers' default */
                     json_object_set_new(rs, "attention_factor", json_real(0.1 * log(m->rope_factor) + 1.0));
             }
+        }
+        if (j && (mistral4 || ministral3)) {    /* rope_parameters with the query temperature's keys */
+            json_t *rs = json_object_get(j, "rope_scaling");
+            json_t *rp = rs ? json_deep_copy(rs) : json_pack("{s:s}", "rope_type", "default");
+            json_object_set_new(rp, "rope_theta", json_real(m->rope_theta));
+            json_object_set_new(rp, "llama_4_scaling_beta", json_real(m->query_scale_beta));
+            json_object_set_new(rp, "original_max_position_embeddings",
+                                json_integer(m->query_scale_beta > 0 ? m->query_scale_context
+                                             : rs ? m->rope_original_context : m->context));
+            if (mistral4) json_object_set_new(rp, "partial_rotary_factor", json_real((double)d.rd / d.hs));
+            json_object_set_new(j, "rope_parameters", rp);
+            json_object_del(j, "rope_scaling");
         }
         if (j && glm_moe) {             /* DeepSeek-V3's routing; q/k/v biases, q/k norms or none */
             json_t *g = json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:b, s:i, s:b, s:b, s:f, s:i, s:b}",
@@ -2178,19 +2299,42 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                     m->kv_lora_rank, !d.ds ? "without DeepSeek-V3's experts" : "in this combination");
         return ACCEL_ERR_UNSUPPORTED;
     }
-    /* DeepSeek-V2: latent attention with a softmax router, its top k's probabilities as they are,
-     * no groups, ungated shared experts */
-    const bool dsv2 = d.mla && !strcmp(m->router_scores, "softmax");
-    if (dsv2 && (d.select_bias || m->router_groups > 1 || m->router_norm_topk || (d.S && m->shared_expert_gate) ||
-                 (d.S && d.S % d.F) || strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") ||
-                 m->expert_bias || m->embed_scale != 1.0 || m->residual_multiplier != 1.0 || m->logits_scaling != 1.0)) {
+    /* Latent attention with a softmax router: DeepSeek-V2's (its top k's probabilities as they
+     * are, no groups) or Mistral Small 4's (renormalized or grouped, the query temperature); ungated
+     * shared experts */
+    const bool softmax_mla = d.mla && !strcmp(m->router_scores, "softmax");
+    if (softmax_mla && (d.select_bias || (d.S && m->shared_expert_gate) || (d.mistral4 && !d.S) ||
+                        (d.S && d.S % d.F) || strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") ||
+                        m->expert_bias || m->embed_scale != 1.0 || m->residual_multiplier != 1.0 ||
+                        m->logits_scaling != 1.0 ||
+                        (d.mistral4 && m->query_scale_beta > 0 && !strcmp(m->rope_scaling, "yarn") &&
+                         m->query_scale_context != m->rope_original_context))) {
         ACCEL_ERROR("export --format hf: latent attention with softmax routing in this combination has no Hugging "
-                    "Face counterpart (DeepseekV2ForCausalLM: the top k's probabilities not renormalized, no selection "
-                    "bias or groups, ungated shared experts a multiple of model.ffn_width wide, Llama's norms and "
-                    "SwiGLU)");
+                    "Face counterpart (DeepseekV2ForCausalLM: the top k's probabilities not renormalized, no groups; "
+                    "Mistral4ForCausalLM: renormalized or grouped, with model.query_scale_context equal to YaRN's "
+                    "original context; both: no selection bias, ungated shared experts a multiple of "
+                    "model.ffn_width wide, Llama's norms and SwiGLU)");
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (d.ds && !dsv2 && (strcmp(m->router_scores, "sigmoid") || !m->router_select_bias || !shared || m->shared_expert_gate ||
+    /* The query temperature: Mistral Small 4's, or Ministral 3's on Llama's dense blocks (its
+     * steps YaRN's original context where it has YaRN) */
+    if (m->query_scale_beta > 0 && !d.mistral4 &&
+        (d.mla || m->qk_norm || m->attention_bias || m->attention_out_bias || m->attention_sinks || m->experts ||
+         strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") || m->norm_unit_offset ||
+         m->embed_scale != 1.0 || m->query_pre_attn_scalar || m->attention_softcap > 0 || m->logit_softcap > 0 ||
+         m->attention_multiplier > 0 || m->residual_multiplier != 1.0 || m->logits_scaling != 1.0 ||
+         m->no_rope_pattern || m->rope_dim || m->sliding_window_pattern || !strcmp(m->rope_scaling, "longrope") ||
+         (!strcmp(m->rope_scaling, "yarn") && m->query_scale_context != m->rope_original_context))) {
+        ACCEL_ERROR("export --format hf: model.query_scale_beta with %s has no Hugging Face counterpart "
+                    "(Ministral3ForCausalLM: Llama's dense blocks, no biases or q/k norms, one window for every layer "
+                    "or none, model.query_scale_context equal to YaRN's original context; Mistral4ForCausalLM: "
+                    "latent attention with softmax routing)",
+                    d.mla ? "DeepSeek-V3's sigmoid routing" : m->experts ? "experts"
+                    : !strcmp(m->rope_scaling, "yarn") && m->query_scale_context != m->rope_original_context
+                    ? "steps other than YaRN's original context" : "another family's keys");
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    if (d.ds && !softmax_mla && (strcmp(m->router_scores, "sigmoid") || !m->router_select_bias || !shared || m->shared_expert_gate ||
                   m->shared_expert_ffn % d.F || strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") ||
                   (m->qk_norm && strcmp(m->qk_norm_scope, "head")) || m->attention_out_bias || m->attention_sinks ||
                   m->expert_bias || m->norm_unit_offset || m->embed_scale != 1.0 || m->query_pre_attn_scalar ||

@@ -120,6 +120,8 @@ typedef struct {
     size_t offw_len;
     float embed_scale;              /* model.embed_scale */
     float att_scale;                /* attention scores' scale: 1/sqrt(hs or query_pre_attn_scalar) */
+    double qscale_beta;             /* model.query_scale_beta (0: none) and its period */
+    int qscale_context;
     float att_cap, logit_cap;       /* model.attention_softcap, model.logit_softcap (0: none) */
     float res_mult;                 /* model.residual_multiplier (1: none) */
     float logits_div;               /* model.logits_scaling (1: none) */
@@ -261,6 +263,8 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->attention_softcap != 0.0) key = "model.attention_softcap";
     else if (c->logit_softcap != 0.0) key = "model.logit_softcap";
     else if (c->attention_multiplier != 0.0) key = "model.attention_multiplier";
+    else if (c->query_scale_beta != 0.0) key = "model.query_scale_beta";
+    else if (c->query_scale_context) key = "model.query_scale_context";
     else if (c->residual_multiplier != 1.0) key = "model.residual_multiplier";
     else if (c->logits_scaling != 1.0) key = "model.logits_scaling";
     else if (strcmp(c->qk_norm_scope, "head")) key = "model.qk_norm_scope";
@@ -497,6 +501,10 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
         else if (c->attention_out_bias && c->residual_multiplier != 1.0)
             bad = "model.attention_out_bias", why = "and model.residual_multiplier together are not supported "
                                                     "(no model has both)";
+        else if (c->query_scale_beta > 0 && c->query_scale_context < 1)
+            bad = "model.query_scale_beta", why = "needs model.query_scale_context, the positions of each of its steps";
+        else if (c->query_scale_context && !(c->query_scale_beta > 0))
+            bad = "model.query_scale_context", why = "is the period of model.query_scale_beta's steps: set that too";
         else if (c->attention_multiplier != 0.0 && c->query_pre_attn_scalar)
             bad = "model.attention_multiplier", why = "and model.query_pre_attn_scalar both set the score "
                                                       "scale: set one";
@@ -613,6 +621,8 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
     m->norm_offset = llama && c->norm_unit_offset;
     m->offw_len = (size_t)(m->C > m->QW ? m->C : m->QW);
     m->embed_scale = llama ? (float)c->embed_scale : 1.0f;
+    m->qscale_beta = llama ? c->query_scale_beta : 0.0;
+    m->qscale_context = c->query_scale_context;
     m->att_scale = llama && c->attention_multiplier > 0 ? (float)c->attention_multiplier
                  : 1.0f / sqrtf((float)(llama && c->query_pre_attn_scalar ? c->query_pre_attn_scalar : m->hs));
     m->res_mult = llama ? (float)c->residual_multiplier : 1.0f;
@@ -1408,6 +1418,22 @@ static void rope(const gpt_t *m, int l, const qkv_view_t *x, size_t rows, int T,
     rope_heads(m, x->kv + (size_t)p0 * x->ldkv, rows, x->ldkv, m->KVH, cos_t, sin_t, T, p0, inverse);
 }
 
+/* Llama 4's attention temperature (model.query_scale_beta): the queries of `rows` rows from row
+ * p0 of x times 1 + beta ln(1 + floor(p / model.query_scale_context)), p each row's position as
+ * rope() reads it; the backward pass scales the queries' gradients alike. Rows before the first
+ * step are left as they are (the factor is 1). */
+static void scale_queries(const gpt_t *m, const qkv_view_t *x, size_t rows, int T, int p0)
+{
+    if (!(m->qscale_beta > 0)) return;
+    for (size_t r = (size_t)p0; r < (size_t)p0 + rows; r++) {
+        const int p = m->pos ? m->pos[r] : (int)(r % (size_t)T);
+        if (p < m->qscale_context) continue;
+        const float s = (float)(1.0 + m->qscale_beta * log1p((double)(p / m->qscale_context)));
+        float *q = x->q + r * x->ldq;
+        for (int i = 0; i < m->QW; i++) q[i] *= s;
+    }
+}
+
 /* qk_norm (Qwen3): each q head and k head of rows p0.. RMS-normed over its hs values with the
  * weights qn (queries) and kn (keys), in place; the values before the norm and each head's 1/rms
  * are kept in a->qkn, a->qkn_rstd for the backward pass. */
@@ -1630,6 +1656,7 @@ static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel
     }
     if (m->arch.qk_norm) qk_norm_forward(m, &x, a, PARAM(k->qnw), PARAM(k->knw), R, p0);
     if (m->arch.rope) rope(m, l, &x, R, T, p0, 0);
+    scale_queries(m, &x, R, T, p0);
     ACCEL_CHECK(attention_forward(m, a, fw, &x, B, T, p0, layer_window(m, l), PARAM_OPT(k->sinks)));
     const int PW = m->PW;           /* the projection's input: the heads' outputs (MLA: compacted) */
     const float *att = a->atty + (size_t)p0 * m->QW;
@@ -1950,6 +1977,7 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
         ACCEL_CHECK(attention_backward(m, a, B, T, layer_window(m, l), PARAM_OPT(k->sinks), GRAD_OPT(k->sinks)));
         if (m->arch.rope) {
             qkv_view_t dx = qkv_rows(m, m->d3c);
+            scale_queries(m, &dx, BT, T, 0);
             rope(m, l, &dx, BT, T, 0, 1);
         }
         if (m->arch.qk_norm)

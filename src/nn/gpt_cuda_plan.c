@@ -199,11 +199,12 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                       : mc->attention_softcap > 0 ? "model.attention_softcap"
                       : mc->logit_softcap > 0 ? "model.logit_softcap"
                       : mc->attention_multiplier > 0 ? "model.attention_multiplier"
+                      : mc->query_scale_beta > 0 ? "model.query_scale_beta"
                       : mc->residual_multiplier != 1.0 ? "model.residual_multiplier"
                       : mc->logits_scaling != 1.0 ? "model.logits_scaling" : NULL;
     if (!strcmp(mc->name, "llama") && cpu_only) {
         snprintf(why, whylen, "device=cuda: %s: the GPU engine has Llama's and Qwen3's blocks only (the CPU "
-                 "decoder trains Gemma's, Granite's, gpt-oss's and GLM's)\n--> hint: use device=cpu for this model", cpu_only);
+                 "decoder trains Gemma's, Granite's, gpt-oss's, GLM's and Ministral 3's)\n--> hint: use device=cpu for this model", cpu_only);
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (!strcmp(cfg->model.name, "llama") &&

@@ -37,8 +37,9 @@ def check(build, name, weights, work, tokens):
     # some fixtures); the mixtures of experts through the eager loop, which takes float64.
     cfg = tf.AutoConfig.from_pretrained(hf_dir)
     moe = {"experts_implementation": "eager"} if hasattr(cfg, "num_experts_per_tok") else {}
-    model, info = tf.AutoModelForCausalLM.from_pretrained(hf_dir, dtype=torch.float64,
-                                                          output_loading_info=True, **moe)
+    # the class config.json names (AutoModelForCausalLM does not list every one: Mistral4ForCausalLM)
+    cls = getattr(tf, (cfg.architectures or [""])[0], None) or tf.AutoModelForCausalLM
+    model, info = cls.from_pretrained(hf_dir, dtype=torch.float64, output_loading_info=True, **moe)
     model.eval()
     missing, unexpected = info["missing_keys"], info["unexpected_keys"]
     tok_path = os.path.join(work, name + ".tokens")
@@ -67,6 +68,7 @@ def main():
     ap = argparse.ArgumentParser()
     here = os.path.dirname(os.path.abspath(__file__))
     ap.add_argument("--build", default=os.path.dirname(here))
+    ap.add_argument("--only", default="", help="run the cases whose name contains this")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     fixtures = os.path.join(here, "fixtures", "hf")
@@ -166,6 +168,23 @@ def main():
                                      "model.router_norm_topk=false", "model.router_scale=1.5",
                                      "model.dense_layers=1", "model.kv_lora_rank=12", "model.head_dim=12",
                                      "model.rope_dim=4", "model.v_head_dim=8"]),
+            ("trained_ministral3", ["model.name=llama", "model.layers=2", "model.width=32", "model.heads=4",
+                                    "model.kv_heads=2", "model.head_dim=16", "model.tie_embeddings=false",
+                                    "model.rope_scaling=yarn", "model.rope_factor=4", "model.rope_original_context=4",
+                                    "model.rope_attention_factor=1", "model.rope_theta=1000000",
+                                    "model.query_scale_beta=0.3", "model.query_scale_context=4"]),
+            ("trained_ministral3_plain", ["model.name=llama", "model.layers=2", "model.width=32", "model.heads=4",
+                                          "model.kv_heads=2", "model.sliding_window=6",
+                                          "model.query_scale_beta=0.2", "model.query_scale_context=5"]),
+            ("trained_mistral4", ["model.name=llama", "model.layers=2", "model.width=32", "model.heads=4",
+                                  "model.experts=4", "model.experts_per_token=2", "model.ffn_width=16",
+                                  "model.shared_expert_ffn=16", "model.shared_expert_gate=false",
+                                  "model.router_groups=2", "model.router_topk_groups=1", "model.router_scale=1.5",
+                                  "model.dense_layers=1", "model.kv_lora_rank=12", "model.q_lora_rank=10",
+                                  "model.head_dim=12", "model.rope_dim=4", "model.v_head_dim=8",
+                                  "model.rope_scaling=yarn", "model.rope_factor=4", "model.rope_original_context=4",
+                                  "model.attention_multiplier=0.4", "model.query_scale_beta=0.3",
+                                  "model.query_scale_context=4", "model.tie_embeddings=false"]),
             ("trained_granite", ["model.name=llama", "model.layers=2", "model.width=32", "model.heads=4",
                                  "model.kv_heads=2", "model.embed_scale=4", "model.attention_multiplier=0.05",
                                  "model.residual_multiplier=0.3", "model.logits_scaling=3"]),
@@ -222,6 +241,8 @@ def main():
                                  "model.rope_truncate=false", "model.rope_theta=150000",
                                  "model.tie_embeddings=false"]),
         ]:
+            if a.only not in name:
+                continue
             ck = os.path.join(work, name)
             run([os.path.join(build, "accel_train"), *base, *keys, f"ckpt.dir={ck}"],
                 env={**os.environ, "ACCEL_DEVICE": "cpu"})
@@ -230,6 +251,8 @@ def main():
             ok &= check(build, name, os.path.join(ck, latest), work, tokens)
         # (b) imported fixtures
         for fx in sorted(os.listdir(fixtures)):
+            if a.only not in "imported_" + fx:
+                continue
             imp = os.path.join(work, fx + ".h5")
             run([os.path.join(build, "accel_ckpt"), "import", os.path.join(fixtures, fx), "-o", imp])
             tokens = list(open(os.path.join(fixtures, fx, "tokens.bin"), "rb").read())

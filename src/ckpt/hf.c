@@ -1194,15 +1194,18 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const double partial = jnum(root, "partial_rotary_factor",
                                     json_is_object(rp) ? jnum(rp, "partial_rotary_factor", def_partial) : def_partial);
         json_decref(oss_rope);
-        const int hs = m->head_dim ? m->head_dim : m->heads > 0 ? m->width / m->heads : 0;
+        /* Mistral Small 4's heads are qk_nope_head_dim + qk_rope_head_dim, the factor the latter's part */
+        const long long m4_rope = jint(root, "qk_rope_head_dim", 64), m4_head = jint(root, "qk_nope_head_dim", 64) + m4_rope;
+        const int hs = mistral4 ? (int)m4_head : m->head_dim ? m->head_dim : m->heads > 0 ? m->width / m->heads : 0;
         const int rd = (int)(partial * hs);                 /* transformers' int(head_dim * factor) */
-        if (mistral4 && partial != 1.0 && rd != jint(root, "qk_rope_head_dim", 64))
+        if (mistral4 && json_is_number(json_object_get(json_is_object(rp) ? rp : root, "partial_rotary_factor")) &&
+            rd != m4_rope)
             REFUSE("%s: partial_rotary_factor = %g turns %d of a head's %d values, not qk_rope_head_dim = %lld", path,
-                   partial, rd, hs, jint(root, "qk_rope_head_dim", 64));
+                   partial, rd, hs, m4_rope);
         if (partial != 1.0 && !glm && !glm_moe && !phi3 && !mistral4)
             REFUSE("%s: partial_rotary_factor = %g on %s: accel turns part of a head for GLM and Phi-3 only", path,
                    partial, ai->arch);
-        if (!(partial > 0 && partial <= 1.0) || rd % 2 || rd < 2)
+        if (!mistral4 && (!(partial > 0 && partial <= 1.0) || rd % 2 || rd < 2))
             REFUSE("%s: partial_rotary_factor = %g turns %d of a head's %d values: accel needs an even number >= 2",
                    path, partial, rd, hs);
         m->rope_dim = rd < hs ? rd : 0;

@@ -348,6 +348,11 @@ START_TEST(test_engine_without_gpu)
     snprintf(lr.model.rope_scaling, sizeof lr.model.rope_scaling, "longrope");
     ck_assert(!accel_model_runs_on(&lr, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
     ck_assert_msg(strstr(whynot, "model.rope_scaling=longrope") != NULL, "%s", whynot);
+    accel_config_t qs = ll;                           /* the query temperature: the CPU's */
+    qs.model.query_scale_beta = 0.1;
+    qs.model.query_scale_context = 8;
+    ck_assert(!accel_model_runs_on(&qs, ACCEL_DEVICE_CUDA, whynot, sizeof whynot));
+    ck_assert_msg(strstr(whynot, "model.query_scale_beta") != NULL, "%s", whynot);
     ck_assert(accel_model_runs_on(&lr, ACCEL_DEVICE_CPU, whynot, sizeof whynot));
     accel_config_t gemma = ll;                        /* Gemma's blocks: the CPU's */
     snprintf(gemma.model.activation, sizeof gemma.model.activation, "gelu_tanh");

@@ -3,7 +3,9 @@
 # tests/fixtures/hf/<name>/ (tiny random GPT-2, Llama GQA/untied, Mistral, Qwen2 with biases, Qwen3
 # with q/k norms and head_dim apart from the width, Llama with llama3 RoPE scaling, a sharded save,
 # a bf16 save, Qwen3 in fine-grained FP8, the mixtures of experts, Phi-3, Phi-3.5 and Phi-4-mini with LongRoPE, EXAONE 4,
-# DeepSeek-V3, Moonlight and DeepSeek-V2-Lite with latent attention, OLMo 2, OLMo 3 with its sliding layers, SmolLM3
+# DeepSeek-V3, Moonlight and DeepSeek-V2-Lite with latent attention, Mistral Small 4 and GLM-4.7-Flash
+# (latent attention, softmax or GLM-4.5's experts), Ministral 3 with the query temperature, alone and
+# in a Mistral3ForConditionalGeneration beside a vision tower, OLMo 2, OLMo 3 with its sliding layers, SmolLM3
 # with a layer without RoPE, Granite, Gemma, Gemma 2, Gemma 3, Gemma 3 with a vision tower, gpt-oss
 # dense and with MXFP4 experts, Llama with q/k/v/o biases, Seed-OSS with an o bias alone, GLM and
 # GLM-4 with RoPE on part of each head, Granite MoE, GLM-4.5's experts with DeepSeek-V3's routing
@@ -47,12 +49,14 @@ for dir in "$FIX"/*/; do
     "$CMP" logits "$dir" "$name.dir.logits" || fail "$name: logits from the HF directory differ"
     "$CKPT" export "$name.h5" --format hf --output "$name.hf" > /dev/null || fail "export --format hf of $name"
     # Phi-3's fused tensors go out under Mistral's names, Gemma 3's language model without its
-    # vision tower as Gemma3ForCausalLM, gpt-oss's MXFP4 experts widened, GLM-4.5 and DeepSeek-V3
-    # without their multi-token prediction blocks, dots.llm1 as the GLM-4.5 it equals, Moonlight's
+    # vision tower as Gemma3ForCausalLM (Ministral 3's as Ministral3ForCausalLM), gpt-oss's MXFP4
+    # experts widened, GLM-4.5 and DeepSeek-V3 without their multi-token prediction blocks, dots.llm1
+    # as the GLM-4.5 it equals (GLM-4.7-Flash as the DeepSeek-V3 it equals), Moonlight's
     # RoPE pairs interleaved (DeepSeek-V3's default), Qwen3-FP8's weights dequantized: the same
     # model, its logits
     case $name in phi3) as=MistralForCausalLM ;; gemma3_vl) as=Gemma3ForCausalLM ;; gpt_oss_mxfp4) as=GptOssForCausalLM ;;
-                  glm4_moe|dots1) as=Glm4MoeForCausalLM ;; deepseek_v3|moonlight) as=DeepseekV3ForCausalLM ;;
+                  glm4_moe|dots1) as=Glm4MoeForCausalLM ;; deepseek_v3|moonlight|glm4_moe_lite) as=DeepseekV3ForCausalLM ;;
+                  ministral3_vl) as=Ministral3ForCausalLM ;;
                   qwen3_fp8) as=Qwen3ForCausalLM ;;
                   *) as= ;; esac
     if [ -n "$as" ]; then
@@ -144,6 +148,25 @@ needs deepseek_v3 model.attention_multiplier=0 model.rope_attention_factor=1
 # the logits need the scale and the scores' mscale.
 needs deepseek_v2 model.router_scale=1 model.attention_multiplier=0
 pass "deepseek_v3, deepseek_v2: transformers' logits need YaRN's mscale (cos and sin) and mscale_all_dim (the scores), V2's routed scale"
+# Ministral 3 and Mistral Small 4 (the query temperature: steps of 4 in 16 tokens, beta 0.3; Small
+# 4's latent attention under a softmax router, top 2 renormalized, the scores' YaRN scale) and
+# GLM-4.7-Flash (latent attention under GLM-4.5's experts): the logits need each part. Ministral 3
+# as the hub has it (Mistral3ForConditionalGeneration) is its language model, checked above.
+needs ministral3 model.query_scale_context=1000 model.query_scale_beta=0.01
+needs mistral4 model.query_scale_context=1000 model.router_norm_topk=false model.attention_multiplier=0
+needs glm4_moe_lite model.router_scale=1 model.router_topk_groups=4
+pass "ministral3, mistral4, glm4_moe_lite: transformers' logits need the query temperature, Mistral Small 4's routing and score scale, GLM-4.7-Flash's routing"
+# YaRN's mscale and mscale_all_dim on any family (Ministral 3 writes 1 and 1): cos and sin scaled by
+# their mscales' ratio, as transformers' YaRN does; equal ones give 1 where the default is
+# 0.1 ln(factor) + 1.
+rm -rf mscale && cp -r "$FIX/qwen3_yarn" mscale
+sed -i 's/"factor": 4.0,/"factor": 4.0, "mscale": 0.707, "mscale_all_dim": 0.707,/' mscale/config.json
+grep -q mscale_all_dim mscale/config.json || fail "mscale: config not rewritten"
+"$CKPT" import mscale -o mscale.h5 > /dev/null 2>&1 || fail "import of YaRN with mscale and mscale_all_dim"
+score mscale.logits mscale.h5 qwen3_yarn
+score factor1.logits qwen3_yarn.h5 qwen3_yarn model.rope_attention_factor=1
+cmp -s mscale.logits factor1.logits || fail "YaRN with equal mscales is not the attention factor 1"
+pass "qwen3_yarn with mscale = mscale_all_dim: the attention factor 1, as transformers' YaRN"
 # EXAONE 4 (norms after the sublayers, per-head q/k norms, layers 0-2 sliding over 4 keys with
 # Llama 3.1's RoPE, layer 3 full without RoPE): the fixture's logits need each part; the window
 # pattern written as "LLLG" without layer_types gives the same; without a window (EXAONE 4.0
@@ -286,6 +309,9 @@ train_case 2 zero2 "$FIX/exaone4" "$FIX/exaone4" exaone4_dir_2_zero2
 train_case 2 zero3 "$FIX/deepseek_v3" "$FIX/deepseek_v3" deepseek_v3_dir_2_zero3
 train_case 1 ddp moonlight.h5 moonlight.h5 moonlight_imp_1_ddp
 train_case 2 zero2 "$FIX/deepseek_v2" "$FIX/deepseek_v2" deepseek_v2_dir_2_zero2
+train_case 2 zero3 "$FIX/mistral4" "$FIX/mistral4" mistral4_dir_2_zero3
+train_case 2 zero2 "$FIX/glm4_moe_lite" "$FIX/glm4_moe_lite" glm4_moe_lite_dir_2_zero2
+train_case 2 ddp "$FIX/ministral3_vl" "$FIX/ministral3_vl" ministral3_vl_dir_2_ddp
 train_case 2 zero3 "$FIX/olmo2" "$FIX/olmo2" olmo2_dir_2_zero3
 train_case 2 zero2 "$FIX/olmo3" "$FIX/olmo3" olmo3_dir_2_zero2
 train_case 2 ddp "$FIX/smollm3" "$FIX/smollm3" smollm3_dir_2_ddp
@@ -408,8 +434,6 @@ bad hdodd mistral && sed -i 's/"head_dim": 4/"head_dim": 5/' hdodd/config.json
 expect_fail "head_dim = 5: accel needs an even head size" "$CKPT" import hdodd -o x.h5
 bad clip olmoe && sed -i 's/"clip_qkv": null/"clip_qkv": 8.0/' clip/config.json
 expect_fail "clip_qkv = 8" "$CKPT" import clip -o x.h5
-bad mscale qwen3_yarn && sed -i 's/"factor": 4.0,/"factor": 4.0, "mscale": 0.707, "mscale_all_dim": 0.707,/' mscale/config.json
-expect_fail "mscale / mscale_all_dim" "$CKPT" import mscale -o x.h5
 bad partial phi3 && sed -i 's/"partial_rotary_factor": 1.0/"partial_rotary_factor": 0.75/' partial/config.json
 expect_fail "partial_rotary_factor = 0.75 turns 3 of a head's 4 values" "$CKPT" import partial -o x.h5
 bad longrope phi3 && sed -i 's/"rope_type": "default"/"rope_type": "longrope"/' longrope/config.json
@@ -544,6 +568,15 @@ bad dsvhd deepseek_v3 && sed -i 's/"v_head_dim": 6/"v_head_dim": 12/' dsvhd/conf
 expect_fail "v_head_dim = 12, kv_lora_rank = 10, q_lora_rank = 12: accel's latent attention needs" "$CKPT" import dsvhd -o x.h5
 bad dssoft deepseek_v3 && sed -i 's/"model_type": "deepseek_v3",/"model_type": "deepseek_v3", "scoring_func": "softmax",/' dssoft/config.json
 expect_fail "scoring_func = softmax: accel's DeepSeek-V3 router scores by sigmoid" "$CKPT" import dssoft -o x.h5
+bad litetypes glm4_moe_lite && sed -i 's/^    "sparse"$/    "dense"/' litetypes/config.json
+expect_fail 'mlp_layer_types[2] is not "sparse" after the dense blocks' "$CKPT" import litetypes -o x.h5
+bad m4partial mistral4 && sed -i 's/"partial_rotary_factor": 0.4/"partial_rotary_factor": 0.5/' m4partial/config.json
+expect_fail "partial_rotary_factor = 0.5 turns 5 of a head's 10 values, not qk_rope_head_dim = 4" "$CKPT" import m4partial -o x.h5
+bad m3beta ministral3 && sed -i 's/"llama_4_scaling_beta": 0.3/"llama_4_scaling_beta": -1/' m3beta/config.json
+expect_fail "llama_4_scaling_beta = -1 with original_max_position_embeddings = 4" "$CKPT" import m3beta -o x.h5
+bad m3text ministral3_vl && sed -i 's/"model_type": "ministral3"/"model_type": "pixtral_text"/' m3text/config.json
+expect_fail "Mistral3ForConditionalGeneration with a language model accel does not run: text_config model_type pixtral_text" \
+    "$CKPT" import m3text -o x.h5
 bad dotsnoe dots1 && sed -i '/"n_routed_experts"/d' dotsnoe/config.json
 expect_fail "n_routed_experts is missing (Dots1ForCausalLM has no default for it)" "$CKPT" import dotsnoe -o x.h5
 bad gelu gpt2 && sed -i 's/"gelu_new"/"relu"/' gelu/config.json

@@ -86,6 +86,11 @@ expect_fail "model.rope_attention_factor scales model.rope_scaling=yarn or longr
     model.rope_scaling=llama3 model.rope_attention_factor=1.2
 expect_fail "configuration key 'model.rope_short_factor' expects a list of numbers" "$ACCEL_TRAIN" $args model.rope_short_factor=1,,2
 expect_fail "gpt: model.rope_short_factor is a llama key" "$ACCEL_TRAIN" model.name=gpt model.rope_short_factor=1
+expect_fail "model.query_scale_beta needs model.query_scale_context" "$ACCEL_TRAIN" $args model.query_scale_beta=0.1
+expect_fail "model.query_scale_context is the period of model.query_scale_beta's steps" "$ACCEL_TRAIN" $args \
+    model.query_scale_context=8
+expect_fail "gpt: model.query_scale_beta is a llama key" "$ACCEL_TRAIN" model.name=gpt model.query_scale_beta=0.1 \
+    model.query_scale_context=8
 expect_fail "gpt: model.kv_heads is a llama key" "$ACCEL_TRAIN" model.name=gpt model.kv_heads=2
 expect_fail "gpt: model.tie_embeddings is a llama key" "$ACCEL_TRAIN" model.name=gpt model.tie_embeddings=false
 expect_fail "model.qk_norm_scope is all, which needs model.qk_norm=true" "$ACCEL_TRAIN" $args model.qk_norm_scope=all

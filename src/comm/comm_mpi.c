@@ -2,6 +2,7 @@
  * fp16 and bf16 travel as 2-byte types with user-defined reductions that compute in fp32. */
 #include "build_config.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,8 +100,9 @@ static accel_status_t mpi_allreduce(accel_comm_t *comm, const void *send, void *
                                     accel_dtype_t dtype, accel_redop_t op, accel_request_t *req)
 {
     if (op == ACCEL_AVG) { req->avg_buf = recv; req->avg_count = count; }
-    /* Large buffers take the bandwidth-optimal ring; small ones are latency-bound. */
-    if (count * accel_dtype_size(dtype) >= ring_min_bytes() && comm->size > 1)
+    /* Large buffers take the bandwidth-optimal ring; small ones are latency-bound (and the ring
+     * cuts what one MPI count cannot hold). */
+    if (count * accel_dtype_size(dtype) >= ring_min_bytes() || count > INT_MAX)
         return accel_ring_start(comm, ACCEL_RING_ALLREDUCE, send, recv, count, dtype, op, &req->ring);
     return accel_mpi_status(MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv, (int)count,
                                      mpi_type(dtype), mpi_op(op, dtype), comm->mpi, &req->mpi),
@@ -139,6 +141,10 @@ static accel_status_t mpi_allgather(accel_comm_t *comm, const void *send, void *
 static accel_status_t mpi_broadcast(accel_comm_t *comm, void *buf, size_t count, accel_dtype_t dtype,
                                     int root, accel_request_t *req)
 {
+    if (count > INT_MAX) {
+        ACCEL_ERROR("broadcast of %zu elements: the MPI backend broadcasts at most %d at once", count, INT_MAX);
+        return ACCEL_ERR_INVALID;
+    }
     return accel_mpi_status(MPI_Ibcast(buf, (int)count, mpi_type(dtype), root, comm->mpi, &req->mpi),
                       "MPI_Ibcast");
 }

@@ -7,9 +7,12 @@
  * at step s (0..N-2) rank r sends its running sum of block r-s-1 to rank r+1 and receives the
  * running sum of block r-s-2 from rank r-1, adding its own part; after N-1 steps it holds block r
  * reduced. Allgather: at step s rank r forwards block r-s and receives block r-s-1. Allreduce is a
- * reduce-scatter followed by an allgather in the same buffer. Progress happens in ring_test. */
+ * reduce-scatter followed by an allgather in the same buffer. Progress happens in ring_test.
+ * MPI counts are ints: a block larger than one message (1 GiB) travels as several, in order on
+ * one tag (MPI does not let messages between two ranks on a tag overtake each other). */
 #include "build_config.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,9 +33,23 @@ struct accel_ring {
     accel_dtype_t dtype;
     accel_redop_t op;
     char *acc, *rbuf;               /* running sum being sent, block being received */
-    MPI_Request req[2];
+    MPI_Request *req;               /* [2 x messages a block]: the step's receives, then sends */
+    int nreq;
     bool posted;
 };
+
+/* The most bytes one message carries (ACCEL_RING_MAX_MESSAGE, read once: tests make it small so
+ * that every block is cut; at most INT_MAX, the MPI count's range). */
+static size_t max_message(void)
+{
+    static long long v = -1;
+    if (v < 0) {
+        const char *e = getenv("ACCEL_RING_MAX_MESSAGE");
+        v = e && *e ? atoll(e) : 1LL << 30;
+        if (v < 1 || v > INT_MAX) v = 1LL << 30;
+    }
+    return (size_t)v;
+}
 
 static size_t block_off(const accel_ring_t *g, int b) { return (size_t)b * g->count / (size_t)g->n; }
 static size_t block_len(const accel_ring_t *g, int b) { return block_off(g, b + 1) - block_off(g, b); }
@@ -55,11 +72,17 @@ static accel_status_t post(accel_ring_t *g)
         sbuf = g->recv + block_off(g, sblk) * g->esize;
         rbuf = g->recv + block_off(g, rblk) * g->esize;
     }
-    int rc = MPI_Irecv(rbuf, (int)(block_len(g, rblk) * g->esize), MPI_BYTE, left, g->tag,
-                       g->comm->mpi, &g->req[0]);
-    if (rc == MPI_SUCCESS)
-        rc = MPI_Isend(sbuf, (int)(block_len(g, sblk) * g->esize), MPI_BYTE, right, g->tag,
-                       g->comm->mpi, &g->req[1]);
+    /* each block in messages of at most max_message() bytes, received and sent in order */
+    const size_t most = max_message(), rbytes = block_len(g, rblk) * g->esize, sbytes = block_len(g, sblk) * g->esize;
+    const int half = g->nreq / 2;
+    int rc = MPI_SUCCESS;
+    for (int k = 0; k < half; k++) g->req[k] = g->req[half + k] = MPI_REQUEST_NULL;
+    for (size_t o = 0, k = 0; rc == MPI_SUCCESS && (o < rbytes || (o == 0 && k == 0)); o += most, k++)
+        rc = MPI_Irecv((char *)rbuf + o, (int)(rbytes - o < most ? rbytes - o : most), MPI_BYTE, left, g->tag,
+                       g->comm->mpi, &g->req[k]);
+    for (size_t o = 0, k = 0; rc == MPI_SUCCESS && (o < sbytes || (o == 0 && k == 0)); o += most, k++)
+        rc = MPI_Isend((const char *)sbuf + o, (int)(sbytes - o < most ? sbytes - o : most), MPI_BYTE, right,
+                       g->tag, g->comm->mpi, &g->req[half + k]);
     if (rc != MPI_SUCCESS) {
         ACCEL_ERROR("ring %s: MPI_Isend/MPI_Irecv failed", g->kind == ACCEL_RING_ALLGATHER ? "allgather" : "reduction");
         return ACCEL_ERR_MPI;
@@ -95,7 +118,7 @@ accel_status_t accel_ring_test(accel_ring_t *g, int *done)
     while (g->phase != PHASE_DONE) {
         if (!g->posted) ACCEL_CHECK(post(g));
         int flag = 0;
-        if (MPI_Testall(2, g->req, &flag, MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
+        if (MPI_Testall(g->nreq, g->req, &flag, MPI_STATUSES_IGNORE) != MPI_SUCCESS) {
             ACCEL_ERROR("ring collective: MPI_Testall failed");
             return ACCEL_ERR_MPI;
         }
@@ -113,6 +136,7 @@ void accel_ring_free(accel_ring_t *g)
     if (!g) return;
     free(g->acc);
     free(g->rbuf);
+    free(g->req);
     free(g);
 }
 
@@ -125,8 +149,13 @@ accel_status_t accel_ring_start(accel_comm_t *comm, accel_ring_kind_t kind, cons
     if (!g) return ACCEL_ERR_NOMEM;
     *g = (accel_ring_t){ .comm = comm, .kind = kind, .n = comm->size, .r = comm->rank,
                          .tag = 0x4000 + (int)(comm->ring_seq++ % 0x3000), .send = send, .recv = recv,
-                         .count = count, .esize = accel_dtype_size(dtype), .dtype = dtype, .op = op,
-                         .req = { MPI_REQUEST_NULL, MPI_REQUEST_NULL } };
+                         .count = count, .esize = accel_dtype_size(dtype), .dtype = dtype, .op = op };
+    /* messages a block takes: the largest block's bytes over max_message(), at least one */
+    const size_t blk_bytes = (count / (size_t)g->n + 1) * g->esize, per_block = (blk_bytes + max_message() - 1) / max_message();
+    g->nreq = 2 * (int)(per_block > 0 ? per_block : 1);
+    g->req = malloc(sizeof *g->req * (size_t)g->nreq);
+    if (!g->req) { accel_ring_free(g); return ACCEL_ERR_NOMEM; }
+    for (int k = 0; k < g->nreq; k++) g->req[k] = MPI_REQUEST_NULL;
     g->phase = kind == ACCEL_RING_ALLGATHER ? PHASE_GATHER : PHASE_REDUCE;
     if (kind == ACCEL_RING_ALLGATHER) {
         /* The caller's block goes to its place in recv (unless it is there already). */

@@ -556,16 +556,25 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
             return ACCEL_ERR_CONFIG;
         }
     }
-    /* Matrix dimensions are ints for BLAS: keep every row length and per-layer count in range. */
-    const int64_t mlp_rows = (llama ? 2 * (int64_t)ffn : ffn) * (llama && c->experts ? c->experts : 1);
+    /* Matrix dimensions are ints for BLAS: each matrix (a dense MLP's, one expert's) holds at most
+     * INT_MAX elements. A block's stacked experts may hold more (DeepSeek-V3: 7.5e9): the arena,
+     * the collectives (the ring cuts its messages) and checkpoints count in 64 bits. */
+    const int64_t mlp_rows = llama ? 2 * (int64_t)ffn : ffn;
     const int dense_ffn = c->dense_ffn_width ? c->dense_ffn_width : default_ffn_width(c->width);
-    if (c->width > (1 << 20) || c->vocab > (1 << 26) || c->context > (1 << 20) ||
-        c->layers > 100000 || ffn > (1 << 22) || (int64_t)c->width * 2 * dense_ffn > INT_MAX || (int64_t)c->heads * c->head_dim > (1 << 20) ||
-        (int64_t)c->width * mlp_rows > INT_MAX) {
-        ACCEL_ERROR0("%s: model size out of range (layers=%d width=%d ffn_width=%d context=%d "
-                     "vocab=%d)\n--> hint: the CPU model supports width <= 23170, context <= "
-                     "1048576, vocab <= 67108864", name, c->layers, c->width, ffn, c->context,
-                     c->vocab);
+    const int64_t experts = llama && c->experts ? c->experts : 1;
+    const char *too_big = c->width > (1 << 20) ? "model.width (at most 1048576)"
+                        : c->vocab > (1 << 26) ? "model.vocab (at most 67108864)"
+                        : c->context > (1 << 20) ? "model.context (at most 1048576)"
+                        : c->layers > 100000 ? "model.layers (at most 100000)"
+                        : ffn > (1 << 22) ? "model.ffn_width (at most 4194304)"
+                        : (int64_t)c->heads * c->head_dim > (1 << 20) ? "model.heads x model.head_dim (at most 1048576)"
+                        : (int64_t)c->width * 2 * dense_ffn > INT_MAX || (int64_t)c->width * mlp_rows > INT_MAX
+                        ? "an MLP's matrix, width x 2 x its width (at most 2^31 - 1 elements: BLAS counts in ints)"
+                        : (int64_t)c->width * mlp_rows * experts > ((int64_t)1 << 40)
+                        ? "a block's experts, width x 2 x model.ffn_width x model.experts (at most 2^40 elements)" : NULL;
+    if (too_big) {
+        ACCEL_ERROR0("%s: model size out of range: %s (layers=%d width=%d ffn_width=%d experts=%d context=%d "
+                     "vocab=%d)", name, too_big, c->layers, c->width, ffn, c->experts, c->context, c->vocab);
         return ACCEL_ERR_CONFIG;
     }
     return ACCEL_OK;                                /* precision: checked by the config */
@@ -734,10 +743,10 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
             const int64_t E = m->moe.E, EF = m->moe.F;
             ADD("mlp.router", "weight", 2, E, C, 0, std, &b->routerw);
             if (m->moe.bias) { ADD("mlp.router", "bias", 1, E, 0, nd, 0.0f, &b->routerb); }
-            ADD("mlp.experts.gate_up", "weight", 2, E * 2 * EF, C, 0, std, &b->fcw);
-            if (m->moe.bias) { ADD("mlp.experts.gate_up", "bias", 1, E * 2 * EF, 0, nd, 0.0f, &b->fcb_e); }
-            ADD("mlp.experts.down", "weight", 2, E * C, EF, 0, res_std, &b->fcpw);
-            if (m->moe.bias) { ADD("mlp.experts.down", "bias", 1, E * C, 0, nd, 0.0f, &b->fcpb_e); }
+            ADD("mlp.experts.gate_up", "weight", 2, (int64_t)E * 2 * EF, C, 0, std, &b->fcw);
+            if (m->moe.bias) { ADD("mlp.experts.gate_up", "bias", 1, (int64_t)E * 2 * EF, 0, nd, 0.0f, &b->fcb_e); }
+            ADD("mlp.experts.down", "weight", 2, (int64_t)E * C, EF, 0, res_std, &b->fcpw);
+            if (m->moe.bias) { ADD("mlp.experts.down", "bias", 1, (int64_t)E * C, 0, nd, 0.0f, &b->fcpb_e); }
             /* zero gradient: AdamW leaves it as imported (no decay, no update) */
             if (m->moe.select_bias) { ADD("mlp.router", "select_bias", 1, E, 0, nd, 0.0f, &b->selectb); }
             if (m->moe.S) {

@@ -2,7 +2,7 @@
 # Hugging Face interchange end to end (docs/huggingface.md), on the committed fixtures
 # tests/fixtures/hf/<name>/ (tiny random GPT-2, Llama GQA/untied, Mistral, Qwen2 with biases, Qwen3
 # with q/k norms and head_dim apart from the width, Llama with llama3 RoPE scaling, a sharded save,
-# a bf16 save, Qwen3 in fine-grained FP8, the mixtures of experts, Phi-3, Phi-3.5 and Phi-4-mini with LongRoPE, EXAONE 4,
+# a bf16 save, Qwen3 in fine-grained FP8, Ministral 3 in per-tensor FP8, the mixtures of experts, Phi-3, Phi-3.5 and Phi-4-mini with LongRoPE, EXAONE 4,
 # DeepSeek-V3, Moonlight and DeepSeek-V2-Lite with latent attention, Mistral Small 4 and GLM-4.7-Flash
 # (latent attention, softmax or GLM-4.5's experts), Ministral 3 with the query temperature, alone and
 # in a Mistral3ForConditionalGeneration beside a vision tower, OLMo 2, OLMo 3 with its sliding layers, SmolLM3
@@ -56,7 +56,7 @@ for dir in "$FIX"/*/; do
     # model, its logits
     case $name in phi3) as=MistralForCausalLM ;; gemma3_vl) as=Gemma3ForCausalLM ;; gpt_oss_mxfp4) as=GptOssForCausalLM ;;
                   glm4_moe|dots1) as=Glm4MoeForCausalLM ;; deepseek_v3|moonlight|glm4_moe_lite) as=DeepseekV3ForCausalLM ;;
-                  ministral3_vl) as=Ministral3ForCausalLM ;;
+                  ministral3_vl|ministral3_fp8) as=Ministral3ForCausalLM ;;
                   qwen3_fp8) as=Qwen3ForCausalLM ;;
                   *) as= ;; esac
     if [ -n "$as" ]; then
@@ -561,6 +561,10 @@ expect_fail "is F8_E4M3, but config.json declares no fp8 quantization_config" "$
 bad fp8nos qwen3_fp8 && perl -pi -e 's/layers\.1\.mlp\.up_proj\.weight_scale_inv/layers.1.mlp.up_proj.weight_scale_inx/' fp8nos/model.safetensors
 expect_fail "tensor model.layers.1.mlp.up_proj.weight_scale_inv is missing (the scales of FP8 model.layers.1.mlp.up_proj.weight)" \
     "$CKPT" import fp8nos -o x.h5
+# Per-tensor FP8 (ministral3_fp8: weight_block_size null, one scale a weight, static activation
+# scales beside): a weight_block_size that is neither a list nor null is refused.
+bad fp8wbs ministral3_fp8 && sed -i 's/"weight_block_size": null/"weight_block_size": 128/' fp8wbs/config.json
+expect_fail "quantization_config fp8 with weight_block_size neither a list nor null" "$CKPT" import fp8wbs -o x.h5
 bad dsv2grp deepseek_v2 && sed -i 's/"topk_method": "greedy"/"topk_method": "group_limited_greedy"/; s/"n_group": null/"n_group": 2/' dsv2grp/config.json
 expect_fail "topk_method = group_limited_greedy with n_group = 2: accel's group limit scores a group by its two best experts" \
     "$CKPT" import dsv2grp -o x.h5

@@ -393,21 +393,33 @@ def moonlight():
 FP8_BLOCK = (12, 8)     # rows x columns: partial blocks at the edges of every 16- and 32-wide matrix
 
 
-def save_fp8(model, out):
+def save_fp8(model, out, block=FP8_BLOCK):
     """Fine-grained FP8 as DeepSeek-V3's and Qwen3-FP8's hub files hold it: every linear layer's
-    weight in float8 e4m3 by blocks of FP8_BLOCK, each block times its weight_scale_inv (float32,
-    max |w| / 448), config.json's quantization_config fp8. The model in memory becomes those
-    dequantized weights, the reference."""
+    weight in float8 e4m3 by blocks of `block`, each block times its weight_scale_inv (float32,
+    max |w| / 448), config.json's quantization_config fp8. block None: per tensor, as Ministral 3's
+    and Mistral Small 4's files (one scale a weight, shape []; weight_block_size null), with the
+    static activation scales (activation_scheme static) they carry too. The model in memory
+    becomes those dequantized weights, the reference."""
     from safetensors.torch import load_file, save_file
     model.save_pretrained(out, safe_serialization=True)
     path = os.path.join(out, "model.safetensors")
-    tensors, b0, b1 = load_file(path), *FP8_BLOCK
+    tensors = load_file(path)
+    b0, b1 = block if block else (None, None)
     params = dict(model.named_parameters())
     for name in list(tensors):
         w = tensors[name]
         if w.dim() != 2 or "embed_tokens" in name or "lm_head" in name:
             continue
         rows, cols = w.shape
+        if block is None:
+            scale = (w.abs().max() / 448.0).clamp(min=1e-12)
+            q = (w / scale).to(torch.float8_e4m3fn)
+            tensors[name] = q.contiguous()
+            tensors[name + "_scale_inv"] = scale.reshape(()).contiguous()
+            tensors[name[:-len(".weight")] + ".activation_scale"] = torch.tensor(0.05)
+            with torch.no_grad():
+                params[name].copy_(q.float() * scale)
+            continue
         r, c = -(-rows // b0), -(-cols // b1)
         pad = torch.zeros(r * b0, c * b1)
         pad[:rows, :cols] = w
@@ -423,8 +435,9 @@ def save_fp8(model, out):
     save_file(tensors, path, metadata={"format": "pt"})
     with open(os.path.join(out, "config.json")) as f:
         cfg = json.load(f)
-    cfg["quantization_config"] = {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
-                                  "weight_block_size": list(FP8_BLOCK)}
+    cfg["quantization_config"] = {"quant_method": "fp8", "fmt": "e4m3",
+                                  "activation_scheme": "static" if block is None else "dynamic",
+                                  "weight_block_size": list(block) if block else None}
     with open(os.path.join(out, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2)
 
@@ -693,6 +706,9 @@ CASES = {
     "mistral4": (mistral4, {"score64": True}),
     "ministral3": (ministral3, {}),
     "ministral3_vl": (ministral3_vl, {}),
+    # ministral3's model with every linear layer in per-tensor FP8 and static activation scales
+    # (Ministral 3's and Mistral Small 4's hub layout), scored as those dequantized values.
+    "ministral3_fp8": (ministral3, {"fp8": True, "fp8_block": None, "seed_of": "ministral3", "score64": True}),
     # Matrices at std 0.15: over a width of 64 the products' scale of the width-16 models at 0.3.
     "gpt_oss": (gpt_oss, {"score64": True, "std": 0.15, "seed_of": "gpt-oss"}),
     # gpt_oss's weights (same seed), the experts' saved in MXFP4 as the hub's gpt-oss and scored
@@ -736,7 +752,7 @@ def main(out_root, names):
         if opts.get("mxfp4"):
             save_mxfp4(model, out)
         elif opts.get("fp8"):
-            save_fp8(model, out)
+            save_fp8(model, out, opts.get("fp8_block", FP8_BLOCK))
         elif name in ("glm4_moe", "deepseek_v3"):
             save_glm4_moe(model, out)
         else:
@@ -751,7 +767,7 @@ def main(out_root, names):
             scored = model.double().eval()
             try:
                 own = cls.from_pretrained(out, dtype=torch.float32, quantization_config=tf.FineGrainedFP8Config(
-                    dequantize=True, weight_block_size=FP8_BLOCK))
+                    dequantize=True, weight_block_size=opts.get("fp8_block", FP8_BLOCK)))
                 worst = max((p.double() - scored.state_dict()[n]).abs().max().item() for n, p in own.state_dict().items())
                 assert worst < 1e-6, f"{name}: transformers' FP8 loader gives other weights ({worst:.3g})"
             except (ImportError, RuntimeError, ValueError) as e:  # no CPU path in this transformers

@@ -852,8 +852,9 @@ static accel_status_t translate_nope(json_t *root, const char *path, accel_model
 
 /* quantization_config: none, or gpt-oss's MXFP4 experts (its quant_method as published, the
  * attention, router, embeddings and head unquantized), which accel widens to fp32 as it reads. */
-/* quantization_config: gpt-oss's MXFP4 experts, or fine-grained FP8 (DeepSeek-V3, Qwen3-FP8, ...:
- * e4m3 weights, each block of fp8_block[0] x fp8_block[1] times its weight_scale_inv), both
+/* quantization_config: gpt-oss's MXFP4 experts, or FP8 (e4m3 weights times their weight_scale_inv:
+ * fine-grained, each block of fp8_block[0] x fp8_block[1] (DeepSeek-V3, Qwen3-FP8, ...), or per
+ * tensor, weight_block_size null, fp8_block {-1, -1} (Ministral 3, Mistral Small 4)), both
  * dequantized to fp32 as they are read. */
 static accel_status_t translate_quantization(json_t *root, const char *path, const char *arch, bool *mxfp4,
                                              int fp8_block[2], char *err, size_t errlen)
@@ -866,14 +867,16 @@ static accel_status_t translate_quantization(json_t *root, const char *path, con
     if (method && !strcmp(method, "fp8")) {
         json_t *b = json_object_get(q, "weight_block_size");
         const char *fmt = jstr(q, "fmt");
+        const bool per_tensor = b && json_is_null(b);
         const long long b0 = json_is_array(b) && json_array_size(b) == 2 ? jint_at(b, 0) : -1;
         const long long b1 = json_is_array(b) && json_array_size(b) == 2 ? jint_at(b, 1) : -1;
-        if (b0 < 1 || b1 < 1 || b0 > (1 << 20) || b1 > (1 << 20) || (fmt && strcmp(fmt, "e4m3")))
+        if ((!per_tensor && (b0 < 1 || b1 < 1 || b0 > (1 << 20) || b1 > (1 << 20))) || (fmt && strcmp(fmt, "e4m3")))
             REFUSE("%s: quantization_config fp8 with weight_block_size %s and fmt %s: accel reads e4m3 weights "
-                   "scaled by blocks of two positive sizes (fine-grained FP8)", path,
-                   json_is_array(b) ? "not two positive integers" : "missing", fmt ? fmt : "e4m3");
-        fp8_block[0] = (int)b0;
-        fp8_block[1] = (int)b1;
+                   "scaled by blocks of two positive sizes (fine-grained FP8) or per tensor (null)", path,
+                   json_is_array(b) ? "not two positive integers" : b ? "neither a list nor null" : "missing",
+                   fmt ? fmt : "e4m3");
+        fp8_block[0] = per_tensor ? -1 : (int)b0;
+        fp8_block[1] = per_tensor ? -1 : (int)b1;
         return ACCEL_OK;
     }
     if (!method || strcmp(method, "mxfp4") || strcmp(arch, "GptOssForCausalLM"))
@@ -952,10 +955,15 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             REFUSE("%s: %s = %s: accel's Gemma uses the tanh GELU (gelu_pytorch_tanh)", path, act_key, act);
         if (!gemma && act && strcmp(act, "silu"))
             REFUSE("%s: hidden_act = %s: accel's Llama uses SwiGLU (silu)", path, act);
+        const bool mistral4 = !strcmp(ai->arch, "Mistral4ForCausalLM");   /* ... softmax routing, query temperature */
+        const bool ministral3 = !strcmp(ai->arch, "Ministral3ForCausalLM");  /* Mistral's, query temperature */
+        const bool dsv3 = !strcmp(ai->arch, "DeepseekV3ForCausalLM") ||   /* GLM-4.5's experts, latent attention */
+                          !strcmp(ai->arch, "DeepseekV2ForCausalLM") ||  /* ... DeepSeek-V2: softmax routing */
+                          !strcmp(ai->arch, "Glm4MoeLiteForCausalLM") || mistral4;   /* GLM-4.7-Flash */
         long long hd = jint(root, "head_dim", 0);
         if (hd < 0 || hd > (1 << 16) || hd % 2)
             REFUSE("%s: head_dim = %lld: accel needs an even head size up to 65536", path, hd);
-        if (m->heads > 0 && m->width % m->heads && !hd)
+        if (m->heads > 0 && m->width % m->heads && !hd && !dsv3)    /* latent attention: heads of its own size */
             REFUSE("%s: hidden_size = %d is not a multiple of num_attention_heads = %d", path, m->width, m->heads);
         /* head_dim apart from hidden_size / heads (Qwen3, some Mistrals): model.head_dim */
         m->head_dim = m->heads > 0 && hd && hd * m->heads != m->width ? (int)hd : 0;
@@ -970,11 +978,6 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         if (glm4) snprintf(m->norm_position, sizeof m->norm_position, "both");  /* norms after the sublayers too */
         const bool granite_moe = !strcmp(ai->arch, "GraniteMoeForCausalLM");
         const bool glm_moe = !strcmp(ai->arch, "Glm4MoeForCausalLM");   /* GLM-4.5: rotate_half RoPE pairs */
-        const bool mistral4 = !strcmp(ai->arch, "Mistral4ForCausalLM");   /* ... softmax routing, query temperature */
-        const bool ministral3 = !strcmp(ai->arch, "Ministral3ForCausalLM");  /* Mistral's, query temperature */
-        const bool dsv3 = !strcmp(ai->arch, "DeepseekV3ForCausalLM") ||   /* GLM-4.5's experts, latent attention */
-                          !strcmp(ai->arch, "DeepseekV2ForCausalLM") ||  /* ... DeepSeek-V2: softmax routing */
-                          !strcmp(ai->arch, "Glm4MoeLiteForCausalLM") || mistral4;   /* GLM-4.7-Flash */
         const bool dots1 = !strcmp(ai->arch, "Dots1ForCausalLM");       /* GLM-4.5's experts, Qwen3's attention */
         if (glm_moe) m->qk_norm = jbool(root, "use_qk_norm", false);
         if (dots1) m->qk_norm = true;
@@ -1435,7 +1438,7 @@ static void shape_text(char *buf, size_t len, int ndim, const uint64_t *dims)
 
 /* An FP8 weight: the configuration declares its blocks, it is a matrix read row by row (not
  * stacked experts or a transposed Conv1D), and its scales are there: F32, BF16 or F16
- * [ceil(rows / b0), ceil(cols / b1)]. */
+ * [ceil(rows / b0), ceil(cols / b1)], or one number (per tensor: [], [1] or [1, 1]). */
 static accel_status_t check_fp8(const accel_hf_t *hf, const entry_t *x, char *err, size_t errlen)
 {
     const bool rows = x->layout == L_ROWS || x->layout == L_ROPE_PAIRS || x->layout == L_MLA_Q || x->layout == L_MLA_KV;
@@ -1448,19 +1451,26 @@ static accel_status_t check_fp8(const accel_hf_t *hf, const entry_t *x, char *er
     char name[ACCEL_HF_NAME_MAX + 16], have[64], want[64];
     snprintf(name, sizeof name, "%s_scale_inv", x->hf);
     const accel_st_tensor_t *sc = find_tensor(hf, name, NULL);
-    const uint64_t want_dims[2] = { (x->hf_dims[0] + (uint64_t)hf->fp8_block[0] - 1) / (uint64_t)hf->fp8_block[0],
-                                    (x->hf_dims[1] + (uint64_t)hf->fp8_block[1] - 1) / (uint64_t)hf->fp8_block[1] };
+    const bool per_tensor = hf->fp8_block[0] < 0;
+    const uint64_t b0 = per_tensor ? x->hf_dims[0] : (uint64_t)hf->fp8_block[0];
+    const uint64_t b1 = per_tensor ? x->hf_dims[1] : (uint64_t)hf->fp8_block[1];
+    const uint64_t want_dims[2] = { (x->hf_dims[0] + b0 - 1) / b0, (x->hf_dims[1] + b1 - 1) / b1 };
     if (!sc) {
         accel_errf(err, errlen, "%s: tensor %s is missing (the scales of FP8 %s)", hf->dir, name, x->hf);
         return ACCEL_ERR_NOT_FOUND;
     }
-    if (sc->ndim != 2 || sc->dims[0] != want_dims[0] || sc->dims[1] != want_dims[1] ||
-        (sc->dtype != ACCEL_ST_F32 && sc->dtype != ACCEL_ST_BF16 && sc->dtype != ACCEL_ST_F16)) {
+    const bool shaped = per_tensor ? sc->numel == 1 && sc->ndim <= 2
+                                   : sc->ndim == 2 && sc->dims[0] == want_dims[0] && sc->dims[1] == want_dims[1];
+    if (!shaped || (sc->dtype != ACCEL_ST_F32 && sc->dtype != ACCEL_ST_BF16 && sc->dtype != ACCEL_ST_F16)) {
         shape_text(have, sizeof have, sc->ndim, sc->dims);
-        shape_text(want, sizeof want, 2, want_dims);
-        accel_errf(err, errlen, "%s: tensor %s is %s %s, but the %d x %d blocks of %s need F32, BF16 or F16 %s",
-                   hf->dir, name, accel_st_dtype_name(sc->dtype), have, hf->fp8_block[0], hf->fp8_block[1], x->hf,
-                   want);
+        shape_text(want, sizeof want, per_tensor ? 0 : 2, want_dims);
+        if (per_tensor)
+            accel_errf(err, errlen, "%s: tensor %s is %s %s, but %s's per-tensor scale is one F32, BF16 or F16 "
+                       "number ([])", hf->dir, name, accel_st_dtype_name(sc->dtype), have, x->hf);
+        else
+            accel_errf(err, errlen, "%s: tensor %s is %s %s, but the %d x %d blocks of %s need F32, BF16 or F16 %s",
+                       hf->dir, name, accel_st_dtype_name(sc->dtype), have, hf->fp8_block[0], hf->fp8_block[1],
+                       x->hf, want);
         return ACCEL_ERR_SHAPE;
     }
     return ACCEL_OK;
@@ -1473,8 +1483,10 @@ static accel_status_t fp8_scale(accel_hf_t *hf, const entry_t *x, float *m)
     snprintf(name, sizeof name, "%s_scale_inv", x->hf);
     int s = 0;
     const accel_st_tensor_t *sc = find_tensor(hf, name, &s);
-    const uint64_t rows = x->hf_dims[0], cols = x->hf_dims[1], b0 = (uint64_t)hf->fp8_block[0];
-    const uint64_t b1 = (uint64_t)hf->fp8_block[1], sc_cols = sc->dims[1];
+    const bool per_tensor = hf->fp8_block[0] < 0;     /* one block: the whole matrix */
+    const uint64_t rows = x->hf_dims[0], cols = x->hf_dims[1];
+    const uint64_t b0 = per_tensor ? rows : (uint64_t)hf->fp8_block[0], b1 = per_tensor ? cols : (uint64_t)hf->fp8_block[1];
+    const uint64_t sc_cols = per_tensor ? 1 : sc->dims[1];
     float *scale = malloc(sizeof(float) * (size_t)sc->numel);
     if (!scale) return ACCEL_ERR_NOMEM;
     accel_status_t st = accel_st_read(hf->shards[s], sc, 0, sc->numel, scale);
@@ -1646,7 +1658,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
      * mixture of experts has tens of thousands (Qwen3-30B-A3B: 18,867). */
     const char **names = malloc(sizeof *names * (size_t)(hf->ne ? hf->ne : 1));
     if (!names) { st = ACCEL_ERR_NOMEM; goto fail; }
-    int vision = 0, mtp = 0;
+    int vision = 0, mtp = 0, act_scales = 0;
     for (int k = 0; k < hf->ne; k++) names[k] = hf->e[k].hf;
     qsort(names, (size_t)hf->ne, sizeof *names, cmp_names);
     for (int s = 0; s < hf->nshards && st == ACCEL_OK; s++)
@@ -1665,6 +1677,14 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
                 snprintf(weight, sizeof weight, "%.*s", (int)(len - 10), name);
                 const char *wn = weight;
                 used = bsearch(&wn, names, (size_t)hf->ne, sizeof *names, cmp_names) != NULL;
+            }
+            if (!used && hf->fp8_block[0] && len > 17 && len < ACCEL_HF_NAME_MAX &&
+                !strcmp(name + len - 17, ".activation_scale")) {
+                char weight[ACCEL_HF_NAME_MAX + 8];     /* static FP8 activation scales: not needed */
+                snprintf(weight, sizeof weight, "%.*s.weight", (int)(len - 17), name);
+                const char *wn = weight;
+                used = bsearch(&wn, names, (size_t)hf->ne, sizeof *names, cmp_names) != NULL;
+                act_scales += used;
             }
             for (size_t k = 0; k < sizeof g_ignored_suffixes / sizeof *g_ignored_suffixes && !used; k++) {
                 size_t a = strlen(name), b = strlen(g_ignored_suffixes[k]);
@@ -1696,6 +1716,9 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     if (vision)
         ACCEL_INFO("%s: %s: its language model is read, its vision tower and projector (%d tensors) are left "
                    "out (accel trains text)", hf->dir, hf->multimodal, vision);
+    if (act_scales)
+        ACCEL_INFO("%s: the %d static FP8 activation scales (activation_scheme static) are left out: accel "
+                   "computes with the dequantized weights, as transformers' dequantize=True", hf->dir, act_scales);
     if (mtp)
         ACCEL_INFO("%s: %s: its %d multi-token prediction block(s) after layer %d (%d tensors, used for "
                    "speculative decoding) are left out", hf->dir, hf->arch, hf->mtp_layers,

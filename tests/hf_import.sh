@@ -3,7 +3,7 @@
 # tests/fixtures/hf/<name>/ (tiny random GPT-2, Llama GQA/untied, Mistral, Qwen2 with biases, Qwen3
 # with q/k norms and head_dim apart from the width, Llama with llama3 RoPE scaling, a sharded save,
 # a bf16 save, Qwen3 in fine-grained FP8, Ministral 3 in per-tensor FP8, the mixtures of experts, Phi-3, Phi-3.5 and Phi-4-mini with LongRoPE, EXAONE 4,
-# DeepSeek-V3, Moonlight and DeepSeek-V2-Lite with latent attention, Mistral Small 4 and GLM-4.7-Flash
+# DeepSeek-V3, Moonlight and DeepSeek-V2-Lite with latent attention (and V2's group-limited routing), Mistral Small 4 and GLM-4.7-Flash
 # (latent attention, softmax or GLM-4.5's experts), Ministral 3 with the query temperature, alone and
 # in a Mistral3ForConditionalGeneration beside a vision tower, OLMo 2, OLMo 3 with its sliding layers, SmolLM3
 # with a layer without RoPE, Granite, Gemma, Gemma 2, Gemma 3, Gemma 3 with a vision tower, gpt-oss
@@ -147,6 +147,9 @@ needs deepseek_v3 model.attention_multiplier=0 model.rope_attention_factor=1
 # DeepSeek-V2-Lite (no query latent, a softmax router whose top 2 weigh as they are, times 1.5):
 # the logits need the scale and the scores' mscale.
 needs deepseek_v2 model.router_scale=1 model.attention_multiplier=0
+# DeepSeek-V2 and V2.5 (236B): group_limited_greedy, each group scored by its best probability;
+# the logits need the group limit and that score (not the sum of the two best).
+needs deepseek_v2_group model.router_topk_groups=4 model.router_group_score=top2
 pass "deepseek_v3, deepseek_v2: transformers' logits need YaRN's mscale (cos and sin) and mscale_all_dim (the scores), V2's routed scale"
 # Ministral 3 and Mistral Small 4 (the query temperature: steps of 4 in 16 tokens, beta 0.3; Small
 # 4's latent attention under a softmax router, top 2 renormalized, the scores' YaRN scale) and
@@ -309,6 +312,7 @@ train_case 2 zero2 "$FIX/exaone4" "$FIX/exaone4" exaone4_dir_2_zero2
 train_case 2 zero3 "$FIX/deepseek_v3" "$FIX/deepseek_v3" deepseek_v3_dir_2_zero3
 train_case 1 ddp moonlight.h5 moonlight.h5 moonlight_imp_1_ddp
 train_case 2 zero2 "$FIX/deepseek_v2" "$FIX/deepseek_v2" deepseek_v2_dir_2_zero2
+train_case 1 ddp deepseek_v2_group.h5 deepseek_v2_group.h5 deepseek_v2_group_imp_1_ddp
 train_case 2 zero3 "$FIX/mistral4" "$FIX/mistral4" mistral4_dir_2_zero3
 train_case 2 zero2 "$FIX/glm4_moe_lite" "$FIX/glm4_moe_lite" glm4_moe_lite_dir_2_zero2
 train_case 2 ddp "$FIX/ministral3_vl" "$FIX/ministral3_vl" ministral3_vl_dir_2_ddp
@@ -565,9 +569,8 @@ expect_fail "tensor model.layers.1.mlp.up_proj.weight_scale_inv is missing (the 
 # scales beside): a weight_block_size that is neither a list nor null is refused.
 bad fp8wbs ministral3_fp8 && sed -i 's/"weight_block_size": null/"weight_block_size": 128/' fp8wbs/config.json
 expect_fail "quantization_config fp8 with weight_block_size neither a list nor null" "$CKPT" import fp8wbs -o x.h5
-bad dsv2grp deepseek_v2 && sed -i 's/"topk_method": "greedy"/"topk_method": "group_limited_greedy"/; s/"n_group": null/"n_group": 2/' dsv2grp/config.json
-expect_fail "topk_method = group_limited_greedy with n_group = 2: accel's group limit scores a group by its two best experts" \
-    "$CKPT" import dsv2grp -o x.h5
+bad dsv2tk deepseek_v2 && sed -i 's/"topk_method": "greedy"/"topk_method": "noaux_tc"/' dsv2tk/config.json
+expect_fail "topk_method = noaux_tc: accel routes DeepSeek-V2 by greedy or group_limited_greedy" "$CKPT" import dsv2tk -o x.h5
 bad dsvhd deepseek_v3 && sed -i 's/"v_head_dim": 6/"v_head_dim": 12/' dsvhd/config.json
 expect_fail "v_head_dim = 12, kv_lora_rank = 10, q_lora_rank = 12: accel's latent attention needs" "$CKPT" import dsvhd -o x.h5
 bad dssoft deepseek_v3 && sed -i 's/"model_type": "deepseek_v3",/"model_type": "deepseek_v3", "scoring_func": "softmax",/' dssoft/config.json

@@ -456,6 +456,17 @@ def deepseek_v2():
                          "mscale": 0.707, "mscale_all_dim": 0.707}))
 
 
+def deepseek_v2_group():
+    # DeepSeek-V2 and V2.5 (236B): deepseek_v2's model routed by group_limited_greedy, the 8 experts
+    # in 4 groups each scored by its best probability, a token's 2 experts from its best group (by
+    # the best alone, the groups matter only where a token takes more experts than groups, as
+    # V2's 6 from 3).
+    model = deepseek_v2()
+    cfg = model.config
+    cfg.topk_method, cfg.n_group, cfg.topk_group = "group_limited_greedy", 4, 1
+    return tf.DeepseekV2ForCausalLM(cfg)
+
+
 def glm4_moe_lite():
     # GLM-4.7-Flash: DeepSeek-V3's latent attention with GLM-4.5's experts (sigmoid scores with the
     # selection bias, 8 in 4 groups, 2 a token from the best 2, scale 1.8, one shared expert), its
@@ -509,20 +520,33 @@ def ministral3_vl():
 
 
 def softmax_gate_margin(model, tokens):
-    """DeepSeek-V2's router: the smallest gap between a token's k-th and next probability."""
+    """DeepSeek-V2's router: the smallest gap between a token's k-th and next probability (within
+    its chosen groups with group_limited_greedy, and between the topk_group-th and next group's
+    best; the group limit must change some token's experts)."""
+    cfg = model.config
+    grouped = getattr(cfg, "topk_method", "greedy") == "group_limited_greedy"
     inputs = []
     hooks = [layer.mlp.gate.register_forward_hook(lambda m, a, o: inputs.append((m, a[0])))
              for layer in model.model.layers if hasattr(layer.mlp, "gate")]
     with torch.no_grad():
         model(tokens[None, :-1])
     k = model.config.num_experts_per_tok
-    gaps = []
+    gaps, moved = [], False
     for gate, x in inputs:
         p = torch.softmax(x.reshape(-1, x.shape[-1]).double() @ gate.weight.double().T, -1)
+        if grouped:
+            grp = p.view(p.shape[0], cfg.n_group, -1).max(-1).values
+            gs = grp.sort(-1, descending=True).values
+            gaps.append((gs[:, cfg.topk_group - 1] - gs[:, cfg.topk_group]).min().item())
+            keep = torch.zeros_like(grp).scatter_(1, grp.topk(cfg.topk_group, -1).indices, 1)
+            masked = p.masked_fill(~keep.repeat_interleave(p.shape[1] // cfg.n_group, 1).bool(), 0.0)
+            moved |= (masked.topk(k, -1).indices.sort(-1).values != p.topk(k, -1).indices.sort(-1).values).any().item()
+            p = masked
         p = p.sort(-1, descending=True).values
         gaps.append((p[:, k - 1] - p[:, k]).min().item())
     for h in hooks:
         h.remove()
+    assert moved or not grouped, "the group limit changes no token's experts"
     return min(gaps)
 
 
@@ -702,6 +726,7 @@ CASES = {
     "deepseek_v3": (deepseek_v3, {"score64": True}),
     "moonlight": (moonlight, {"score64": True}),
     "deepseek_v2": (deepseek_v2, {"score64": True}),
+    "deepseek_v2_group": (deepseek_v2_group, {"score64": True, "seed_of": "deepseek_v2"}),
     "glm4_moe_lite": (glm4_moe_lite, {"score64": True}),
     "mistral4": (mistral4, {"score64": True}),
     "ministral3": (ministral3, {}),
@@ -780,7 +805,7 @@ def main(out_root, names):
             model = cls.from_pretrained(out, dtype=torch.float64, **moe).eval()
         else:
             model = cls.from_pretrained(out, dtype=torch.float32).eval()
-        if name in ("deepseek_v2", "mistral4"):
+        if name in ("deepseek_v2", "deepseek_v2_group", "mistral4"):
             margin = softmax_gate_margin(model, tokens)
             assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
         elif hasattr(model.config, "n_group"):

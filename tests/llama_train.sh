@@ -86,6 +86,9 @@ expect_fail "model.rope_attention_factor scales model.rope_scaling=yarn or longr
     model.rope_scaling=llama3 model.rope_attention_factor=1.2
 expect_fail "configuration key 'model.rope_short_factor' expects a list of numbers" "$ACCEL_TRAIN" $args model.rope_short_factor=1,,2
 expect_fail "gpt: model.rope_short_factor is a llama key" "$ACCEL_TRAIN" model.name=gpt model.rope_short_factor=1
+expect_fail "model.router_group_score scores the groups of model.router_groups > 1" "$ACCEL_TRAIN" $args \
+    model.experts=4 model.experts_per_token=2 model.router_group_score=max
+expect_fail "expected one of top2|max" "$ACCEL_TRAIN" $args model.router_group_score=sum
 expect_fail "model.query_scale_beta needs model.query_scale_context" "$ACCEL_TRAIN" $args model.query_scale_beta=0.1
 expect_fail "model.query_scale_context is the period of model.query_scale_beta's steps" "$ACCEL_TRAIN" $args \
     model.query_scale_context=8

@@ -1,12 +1,12 @@
 #!/bin/sh
 # Regenerates the Hugging Face fixtures (tests/fixtures/hf/<name>/) that tests/hf_import.sh imports,
-# runs and exports: tests/hf_reference.py builds forty-four tiny random models (GPT2LMHeadModel;
+# runs and exports: tests/hf_reference.py builds forty-five tiny random models (GPT2LMHeadModel;
 # LlamaForCausalLM with GQA and an untied head, and with attention_bias (q, k, v, o); SeedOssForCausalLM
 # with an o_proj bias alone; GlmForCausalLM and Glm4ForCausalLM with RoPE on part of each head; MistralForCausalLM, with and without a sliding
 # window; Qwen2ForCausalLM with its q/k/v biases; Qwen3ForCausalLM with q/k norms and head_dim apart
 # from the width, and with YaRN; Llama with llama3 rope_scaling; one saved sharded with
 # model.safetensors.index.json; one in bf16; MixtralForCausalLM, Qwen3MoeForCausalLM,
-# Qwen2MoeForCausalLM and OlmoeForCausalLM with 4 experts; Phi3ForCausalLM with a sliding window, and with LongRoPE as Phi-3.5-mini (short factors) and Phi-4-mini (long factors, 3/4 of each head); Exaone4ForCausalLM with three sliding layers and a full one without RoPE; Qwen3ForCausalLM in fine-grained FP8 (e4m3 by blocks, scored dequantized); Ministral3ForCausalLM with the query temperature, alone, in per-tensor FP8 and as the language model of a Mistral3ForConditionalGeneration; Mistral4ForCausalLM (latent attention, softmax experts stacked as transformers 5 saves them); Glm4MoeLiteForCausalLM (GLM-4.7-Flash); DeepseekV3ForCausalLM with latent attention, as DeepSeek-V3 (YaRN with mscale, an MTP block stored) and as Moonlight (no query latent, RoPE pairs not interleaved); DeepseekV2ForCausalLM as DeepSeek-V2-Lite (softmax routing);
+# Qwen2MoeForCausalLM and OlmoeForCausalLM with 4 experts; Phi3ForCausalLM with a sliding window, and with LongRoPE as Phi-3.5-mini (short factors) and Phi-4-mini (long factors, 3/4 of each head); Exaone4ForCausalLM with three sliding layers and a full one without RoPE; Qwen3ForCausalLM in fine-grained FP8 (e4m3 by blocks, scored dequantized); Ministral3ForCausalLM with the query temperature, alone, in per-tensor FP8 and as the language model of a Mistral3ForConditionalGeneration; Mistral4ForCausalLM (latent attention, softmax experts stacked as transformers 5 saves them); Glm4MoeLiteForCausalLM (GLM-4.7-Flash); DeepseekV3ForCausalLM with latent attention, as DeepSeek-V3 (YaRN with mscale, an MTP block stored) and as Moonlight (no query latent, RoPE pairs not interleaved); DeepseekV2ForCausalLM as DeepSeek-V2-Lite (softmax routing), and routed by group_limited_greedy as V2;
 # Olmo2ForCausalLM; Olmo3ForCausalLM with every 4th layer full and YaRN on those; SmolLM3ForCausalLM
 # with every 4th layer without RoPE; GraniteForCausalLM with its four scalars, and GraniteMoeForCausalLM with them on 4 experts; GemmaForCausalLM; Gemma2ForCausalLM with its soft caps;
 # Gemma3ForCausalLM, and the same as the

@@ -85,6 +85,7 @@ typedef struct {
     bool router_select_bias;        /* model.router_select_bias: e_score_correction_bias */
     int router_groups;              /* model.router_groups: n_group */
     int router_topk_groups;         /* model.router_topk_groups: topk_group */
+    char router_group_score[8];     /* model.router_group_score: top2 (DeepSeek-V3) | max (DeepSeek-V2) */
     double router_scale;            /* model.router_scale: routed_scaling_factor */
     bool shared_expert_gate;        /* model.shared_expert_gate: Qwen2-MoE's sigmoid gate */
     int dense_layers;               /* model.dense_layers: first_k_dense_replace */

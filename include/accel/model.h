@@ -82,7 +82,7 @@ typedef struct {
 
 /* Plugins set .abi = ACCEL_MODEL_ABI; accel refuses a plugin built against another version of this
  * interface instead of crashing in it. ABI 10: accel_config_t (which create() reads) grew the
- * query temperature's keys in its middle, moving every field after them (9: LongRoPE's factor
+ * query temperature's keys and the router's group score in its middle, moving every field after them (9: LongRoPE's factor
  * lists, 8: DeepSeek-V3's routing keys, 7: gpt-oss's, 6: OLMo 3's, SmolLM3's, Granite's and
  * Gemma's). */
 #define ACCEL_MODEL_ABI 10

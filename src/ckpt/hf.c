@@ -261,7 +261,8 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.phi3 = d.llama && !strcmp(m->rope_scaling, "longrope");  /* import: the file's architecture says */
     d.glm = d.llama && !d.ds && !d.phi3 && (d.rd < d.hs || (d.sandwich && !m->norm_unit_offset));
     d.mistral4 = d.mla && d.E && !strcmp(m->router_scores, "softmax") &&
-                 (m->router_norm_topk || m->router_groups > 1 || m->query_scale_beta > 0);
+                 (m->router_norm_topk || (m->router_groups > 1 && strcmp(m->router_group_score, "max")) ||
+                  m->query_scale_beta > 0);
     d.fused = d.mistral4;           /* import: as the files hold them */
     d.ministral3 = d.llama && !d.mla && m->query_scale_beta > 0;
     return d;
@@ -647,7 +648,7 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
         if (m->ffn_width < 1 || m->ffn_width > (1 << 22) || shared < 1 || shared * m->ffn_width > (1 << 22))
             REFUSE("%s: moe_intermediate_size = %d with n_shared_experts = %lld: accel needs a width of 1..4194304 "
                    "and 1.. shared experts as wide together", path, m->ffn_width, shared);
-        if (groups < 1 || m->experts % groups || (groups > 1 && m->experts / groups < 2) || topk_groups < 1 ||
+        if (groups < 1 || m->experts % groups || (groups > 1 && m->experts / groups < 2 && !dsv2) || topk_groups < 1 ||
             topk_groups > groups || m->experts_per_token > topk_groups * (m->experts / groups))
             REFUSE("%s: n_group = %lld, topk_group = %lld for %d experts, %d a token: accel needs equal groups of two "
                    "or more experts, 1..n_group of them chosen, holding the token's experts", path, groups,
@@ -662,17 +663,18 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
         m->router_scale = jnum(root, "routed_scaling_factor", dsv3 ? 2.5 : lite ? 1.8 : 1.0);
         if (!(m->router_scale > 0 && m->router_scale <= 1e6))
             REFUSE("%s: routed_scaling_factor = %g: accel needs a number in (0, 1e6]", path, m->router_scale);
-        if (dsv2) {                 /* a softmax over the experts, the top k's probabilities as they are */
+        if (dsv2) {                 /* a softmax over the experts, the top k's probabilities as they are;
+                                     * group_limited_greedy: groups scored by their best (V2, V2.5) */
             const char *method = jstr(root, "topk_method");
-            if (method && strcmp(method, "greedy") && (strcmp(method, "group_limited_greedy") || groups > 1))
-                REFUSE("%s: topk_method = %s with n_group = %lld: accel's group limit scores a group by its two "
-                       "best experts (DeepSeek-V3's), not DeepSeek-V2's best one\n--> hint: DeepSeek-V2-Lite's "
-                       "greedy routing is read", path, method, groups);
+            const bool grouped = method && !strcmp(method, "group_limited_greedy") && groups > 1;
+            if (method && strcmp(method, "greedy") && strcmp(method, "group_limited_greedy"))
+                REFUSE("%s: topk_method = %s: accel routes DeepSeek-V2 by greedy or group_limited_greedy", path, method);
             if (jbool(root, "mlp_bias", false)) REFUSE("%s: mlp_bias = true: accel's experts have no biases", path);
             snprintf(m->router_scores, sizeof m->router_scores, "softmax");
             m->router_select_bias = false;
             m->router_norm_topk = false;        /* transformers' DeepSeek-V2 router never renormalizes */
-            m->router_groups = m->router_topk_groups = 1;
+            if (grouped) snprintf(m->router_group_score, sizeof m->router_group_score, "max");
+            else m->router_groups = m->router_topk_groups = 1;
         }
         if (mistral4) {             /* softmax probabilities, their groups and top k as DeepSeek-V3's */
             snprintf(m->router_scores, sizeof m->router_scores, "softmax");
@@ -2105,9 +2107,10 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             if (dsv2) {                 /* V2's greedy softmax router; its pairs always interleaved */
                 static const char *const v3_only[] = { "scoring_func", "rope_interleave", "num_nextn_predict_layers" };
                 for (size_t i = 0; i < sizeof v3_only / sizeof *v3_only; i++) json_object_del(j, v3_only[i]);
-                json_object_set_new(j, "topk_method", json_string("greedy"));
-                json_object_set_new(j, "n_group", json_null());
-                json_object_set_new(j, "topk_group", json_null());
+                const bool grouped = m->router_groups > 1;  /* scored by their best (accel_hf_export checked) */
+                json_object_set_new(j, "topk_method", json_string(grouped ? "group_limited_greedy" : "greedy"));
+                json_object_set_new(j, "n_group", grouped ? json_integer(m->router_groups) : json_null());
+                json_object_set_new(j, "topk_group", grouped ? json_integer(m->router_topk_groups) : json_null());
                 json_object_set_new(j, "mlp_bias", json_false());
             }
             if (mistral4) {             /* softmax probabilities, renormalized or grouped */
@@ -2333,11 +2336,13 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                         (d.S && d.S % d.F) || strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") ||
                         m->expert_bias || m->embed_scale != 1.0 || m->residual_multiplier != 1.0 ||
                         m->logits_scaling != 1.0 ||
+                        (d.mistral4 && m->router_groups > 1 && !strcmp(m->router_group_score, "max")) ||
                         (d.mistral4 && m->query_scale_beta > 0 && !strcmp(m->rope_scaling, "yarn") &&
                          m->query_scale_context != m->rope_original_context))) {
         ACCEL_ERROR("export --format hf: latent attention with softmax routing in this combination has no Hugging "
-                    "Face counterpart (DeepseekV2ForCausalLM: the top k's probabilities not renormalized, no groups; "
-                    "Mistral4ForCausalLM: renormalized or grouped, with model.query_scale_context equal to YaRN's "
+                    "Face counterpart (DeepseekV2ForCausalLM: the top k's probabilities not renormalized, no groups or "
+                    "groups scored by their best, model.router_group_score=max; Mistral4ForCausalLM: renormalized or "
+                    "grouped by their two best, with model.query_scale_context equal to YaRN's "
                     "original context; both: no selection bias, ungated shared experts a multiple of "
                     "model.ffn_width wide, Llama's norms and SwiGLU)");
         return ACCEL_ERR_UNSUPPORTED;
@@ -2361,6 +2366,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (d.ds && !softmax_mla && (strcmp(m->router_scores, "sigmoid") || !m->router_select_bias || !shared || m->shared_expert_gate ||
+                  strcmp(m->router_group_score, "top2") ||
                   m->shared_expert_ffn % d.F || strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") ||
                   (m->qk_norm && strcmp(m->qk_norm_scope, "head")) || m->attention_out_bias || m->attention_sinks ||
                   m->expert_bias || m->norm_unit_offset || m->embed_scale != 1.0 || m->query_pre_attn_scalar ||

@@ -276,6 +276,7 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->router_select_bias) key = "model.router_select_bias";
     else if (c->router_groups != 1) key = "model.router_groups";
     else if (c->router_topk_groups != 1) key = "model.router_topk_groups";
+    else if (strcmp(c->router_group_score, "top2")) key = "model.router_group_score";
     else if (c->router_scale != 1.0) key = "model.router_scale";
     else if (c->dense_layers) key = "model.dense_layers";
     else if (c->dense_ffn_width) key = "model.dense_ffn_width";
@@ -517,6 +518,8 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
         else if (!c->shared_expert_gate && !c->shared_expert_ffn)
             bad = "model.shared_expert_gate", why = "is false, which shapes the shared expert: set "
                                                     "model.shared_expert_ffn";
+        else if (strcmp(c->router_group_score, "top2") && c->router_groups < 2)
+            bad = "model.router_group_score", why = "scores the groups of model.router_groups > 1";
         else if (!c->experts && (strcmp(c->router_scores, "softmax") || c->router_select_bias ||
                                  c->router_groups != 1 || c->router_topk_groups != 1 ||
                                  c->router_scale != 1.0 || c->dense_layers))
@@ -524,7 +527,7 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
                                                "shape a mixture of experts: set model.experts";
         else if (c->experts && c->experts % c->router_groups)
             bad = "model.router_groups", why = "must divide model.experts (equal groups)";
-        else if (c->router_groups > 1 && c->experts / c->router_groups < 2)
+        else if (c->router_groups > 1 && c->experts / c->router_groups < 2 && strcmp(c->router_group_score, "max"))
             bad = "model.router_groups", why = "leaves groups of one expert: a group is scored by its "
                                                "two best experts";
         else if (c->router_topk_groups > c->router_groups)
@@ -615,6 +618,7 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
                                  .sigmoid = E && !strcmp(c->router_scores, "sigmoid"),
                                  .select_bias = E && c->router_select_bias, .groups = c->router_groups,
                                  .topk_groups = c->router_topk_groups, .scale = (float)c->router_scale,
+                                 .group_max = E && !strcmp(c->router_group_score, "max"),
                                  .shared_gate = c->shared_expert_gate };
     m->aux_coef = E ? (float)c->router_aux_loss : 0.0f;
     m->arch = llama ? (arch_t){ .rms = true, .rope = true, .swiglu = true, .biases = false,

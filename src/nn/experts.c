@@ -36,8 +36,9 @@ static int best_of(const float *s, int n, const int32_t *taken, int k)
     return best;
 }
 
-/* Group-limited routing (DeepSeek-V3): the choice scores cs [E] of the experts outside the row's
- * topk_groups best groups (a group scored by the sum of its two best) become -inf. */
+/* Group-limited routing: the choice scores cs [E] of the experts outside the row's topk_groups
+ * best groups (a group scored by the sum of its two best, DeepSeek-V3's, or by its best,
+ * DeepSeek-V2's) become -inf. */
 static void limit_groups(const accel_moe_dims_t *d, float *cs)
 {
     const int n = d->E / d->groups;
@@ -47,6 +48,10 @@ static void limit_groups(const accel_moe_dims_t *d, float *cs)
         const float *s = cs + (size_t)g * n;
         int32_t top[2];
         top[0] = best_of(s, n, top, 0);
+        if (d->group_max) {
+            gs[g] = s[top[0]];
+            continue;
+        }
         top[1] = best_of(s, n, top, 1);
         gs[g] = s[top[0]] + s[top[1]];
     }

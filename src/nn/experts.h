@@ -30,6 +30,7 @@ typedef struct {
     bool select_bias;               /* a fixed bias on the scores that choose (not weigh) experts */
     int groups, topk_groups;        /* experts chosen from each row's topk_groups best of `groups`
                                      * equal groups, a group scored by its two best (1, 1: none) */
+    bool group_max;                 /* ... or by its best (DeepSeek-V2's group_limited_greedy) */
     float scale;                    /* the chosen experts' weights times this */
     bool shared_gate;               /* the shared expert's output gated (Qwen2-MoE), else added */
 } accel_moe_dims_t;

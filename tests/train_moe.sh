@@ -6,7 +6,7 @@
 # the balance term (K = experts_per_token when the routing is balanced), and evaluation reports the cross-entropy alone; train.recompute keeps the run;
 # a checkpoint resumes it exactly and exports to Hugging Face (tests/hf_roundtrip.py loads such
 # exports in transformers); Qwen2-MoE's shared expert trains alike, and GLM-4.5's blocks (DeepSeek-V3's
-# routing, ungated shared experts, a dense first block); bad keys are refused. The layers themselves are checked against
+# routing, ungated shared experts, a dense first block), with DeepSeek-V3's bias balancing too; bad keys are refused. The layers themselves are checked against
 # transformers in tests/check_llama.c (fixtures mixtral_moe, qwen3_moe) and by finite differences
 # in tests/check_gpt.c.
 . "${top_srcdir:-.}/tests/lib.sh"
@@ -102,6 +102,25 @@ grep -q '"Glm4MoeForCausalLM"' "$S/hf3/config.json" && grep -q '"n_shared_expert
 t "$CKPT" import "$S/hf3" -o "$S/back3.h5" > "$S/out" 2>&1 || fail "import of the GLM-4.5 export: $(cat "$S/out")"
 pass "GLM-4.5 blocks: 1 rank = 2 ranks (zero3), the loss falls, exported as Glm4MoeForCausalLM and back"
 
+# DeepSeek-V3's auxiliary-loss-free balancing (optim.router_bias_update=0.01): each step moves every
+# selection bias by 0.01 against its expert's load over the global batch, so after 5 steps each is
+# an odd multiple of 0.01 up to 0.05; the loads are the global batch's, so 1 rank = 2 ranks under
+# zero3 with accumulation, biases included.
+# shellcheck disable=SC2086
+train bal1 1 $glm optim.router_bias_update=0.01 train.steps=5 ckpt.dir="$S/bal1"
+# shellcheck disable=SC2086
+train bal2 2 $glm optim.router_bias_update=0.01 train.steps=5 dist.strategy=zero3 train.grad_accum=2 ckpt.dir="$S/bal2"
+compare_losses "$S/bal1.jsonl" "$S/bal2.jsonl" 1e-5 5 || fail "router_bias_update: 1 and 2 ranks (zero3) differ"
+t "$CKPT" diff "$S/bal1/$(cat "$S/bal1/latest")" "$S/bal2/$(cat "$S/bal2/latest")" --atol 1e-5 > "$S/out" 2>&1 ||
+    fail "router_bias_update: the checkpoints of 1 and 2 ranks differ: $(cat "$S/out")"
+t "$CKPT" export "$S/bal1/$(cat "$S/bal1/latest")" --format hdf5 --output "$S/bal1.h5" > /dev/null 2>&1 || fail "export of bal1"
+h5dump -y -d /h.1.mlp.router.select_bias -w 400 "$S/bal1.h5" | sed -n '/DATA {/,/}/{/}/q;/DATA {/d;p}' | tr ',' '\n' |
+    awk 'NF { n++; v = $1 / 0.01; k = int(v + (v < 0 ? -0.5 : 0.5));
+              if ((v - k) ^ 2 > 1e-6 || k % 2 == 0 || k > 5 || k < -5) bad = bad " " $1 }
+         END { if (n != 4 || bad != "") { print "select_bias:" bad " (" n " values)"; exit 1 } }' ||
+    fail "router_bias_update: the selection biases are not odd multiples of 0.01 up to 0.05 after 5 steps"
+pass "router_bias_update: each bias moved 0.01 a step against its load; 1 rank = 2 ranks (zero3, accumulation)"
+
 # shellcheck disable=SC2086
 expect_fail "model.experts_per_token must be 1..model.experts" t "$ACCEL_TRAIN" $model model.experts_per_token=5
 # shellcheck disable=SC2086
@@ -120,6 +139,9 @@ expect_fail "model.dense_layers must leave a block with experts" t "$ACCEL_TRAIN
 # shellcheck disable=SC2086
 expect_fail "model.router_scores (and the other model.router_* keys, model.dense_layers) shape a mixture of experts" \
     t "$ACCEL_TRAIN" $model model.experts=0 model.router_scale=2
+# shellcheck disable=SC2086
+expect_fail "optim.router_bias_update=0.01 moves the selection biases of DeepSeek-V3's routing, which this model has not" \
+    t "$ACCEL_TRAIN" $model optim.router_bias_update=0.01
 # shellcheck disable=SC2086
 expect_fail "model.shared_expert_gate is false, which shapes the shared expert" t "$ACCEL_TRAIN" $model model.shared_expert_gate=false
 # A dense first block beside softmax routing is DeepSeek-V2's, not a model transformers loads without MLA.

@@ -16,6 +16,10 @@
 
 enum {
     ACCEL_TENSOR_NO_DECAY = 1 << 0, /* biases and norm gains: no weight decay */
+    ACCEL_TENSOR_LOADS = 1 << 1,    /* no gradient: its gradient slot carries the expert loads less
+                                     * their mean (the selection bias under
+                                     * optim.router_bias_update), which the trainer turns into a
+                                     * step of its own (src/train/balance.c) */
 };
 
 typedef struct {

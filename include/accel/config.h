@@ -136,6 +136,7 @@ typedef struct {
     char schedule[16];              /* optim.schedule: constant | linear | cosine */
     int warmup;                     /* optim.warmup: optimizer steps */
     double min_lr_ratio;            /* optim.min_lr_ratio */
+    double router_bias_update;      /* optim.router_bias_update: DeepSeek-V3's balancing rate */
 } accel_optim_config_t;
 
 typedef enum { ACCEL_DDP = 0, ACCEL_ZERO1, ACCEL_ZERO2, ACCEL_ZERO3 } accel_strategy_t;

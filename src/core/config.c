@@ -167,6 +167,7 @@ static const key_spec_t g_schema[] = {
     { "optim.schedule", KEY_STRING, F(optim.schedule), "cosine", "constant|linear|cosine", "learning-rate schedule over train.steps", NO_RANGE },
     { "optim.warmup", KEY_INT, F(optim.warmup), "30", NULL, "linear warm-up, in optimizer steps", R(0, INT_MAX) },
     { "optim.min_lr_ratio", KEY_DOUBLE, F(optim.min_lr_ratio), "0.1", NULL, "final learning rate as a fraction of optim.lr", R(0, 1) },
+    { "optim.router_bias_update", KEY_DOUBLE, F(optim.router_bias_update), "0", NULL, "DeepSeek-V3's auxiliary-loss-free balancing: after each step every MoE block's selection bias (model.router_select_bias) moves by this much against its experts' load over the global batch, b_e -= rate sign(load_e - mean load) (DeepSeek-V3: 0.001); 0 = left as it is (fine-tuning)", R(0, 1) },
 
     { "dist.strategy", KEY_STRING, F(dist.strategy), "ddp", "ddp|zero1|zero2|zero3", "data-parallel strategy", NO_RANGE },
     { "dist.hybrid", KEY_BOOL, F(dist.hybrid), "false", NULL, "shard within a node, replicate across nodes", NO_RANGE },

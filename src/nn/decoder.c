@@ -619,6 +619,7 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
                                  .select_bias = E && c->router_select_bias, .groups = c->router_groups,
                                  .topk_groups = c->router_topk_groups, .scale = (float)c->router_scale,
                                  .group_max = E && !strcmp(c->router_group_score, "max"),
+                                 .loads = E && c->router_select_bias && cfg->optim.router_bias_update > 0,
                                  .shared_gate = c->shared_expert_gate };
     m->aux_coef = E ? (float)c->router_aux_loss : 0.0f;
     m->arch = llama ? (arch_t){ .rms = true, .rope = true, .swiglu = true, .biases = false,
@@ -752,7 +753,10 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
             ADD("mlp.experts.down", "weight", 2, (int64_t)E * C, EF, 0, res_std, &b->fcpw);
             if (m->moe.bias) { ADD("mlp.experts.down", "bias", 1, (int64_t)E * C, 0, nd, 0.0f, &b->fcpb_e); }
             /* zero gradient: AdamW leaves it as imported (no decay, no update) */
-            if (m->moe.select_bias) { ADD("mlp.router", "select_bias", 1, E, 0, nd, 0.0f, &b->selectb); }
+            if (m->moe.select_bias) {
+                ADD("mlp.router", "select_bias", 1, E, 0, nd | (m->moe.loads ? ACCEL_TENSOR_LOADS : 0), 0.0f,
+                    &b->selectb);
+            }
             if (m->moe.S) {
                 ADD("mlp.shared.gate_up", "weight", 2, 2 * (int64_t)m->moe.S, C, 0, std, &b->sgu);
                 ADD("mlp.shared.down", "weight", 2, C, m->moe.S, 0, res_std, &b->sdown);
@@ -1890,7 +1894,7 @@ static accel_status_t mlp_backward(gpt_t *m, int l, const gpt_acts_t *a,
         accel_moe_weights_t w = moe_weights(k, layout, params);
         accel_moe_grads_t dw = { GRAD(k->routerw), GRAD(k->fcw), GRAD(k->fcpw), GRAD_OPT(k->sgu),
                                  GRAD_OPT(k->sdown), GRAD_OPT(k->sgate), GRAD_OPT(k->routerb),
-                                 GRAD_OPT(k->fcb_e), GRAD_OPT(k->fcpb_e) };
+                                 GRAD_OPT(k->fcb_e), GRAD_OPT(k->fcpb_e), GRAD_OPT(k->selectb) };
         ACCEL_CHECK(accel_moe_backward(&m->gemm, &m->moe, &w, &ma, in, (size_t)bt, dout,
                                        m->aux_coef > 0 ? m->aux_grad : NULL, m->dc, &dw, m->dmoe));
         accel_batch_progress(hb);

@@ -264,6 +264,8 @@ accel_status_t accel_moe_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d
     GEMM(false, false, (int)R, C, E, 1.0f, dp, E, w->router, C, 1.0f, dx, C);
     GEMM(true, false, E, C, (int)R, 1.0f, dp, E, x, C, 1.0f, dw->router, C);
     if (d->bias) accel_cpu_colsum_add(dw->router_b, dp, R, E);
+    if (d->loads && dw->select_b)                   /* over micro-batches and ranks: the batch's */
+        for (int e = 0; e < E; e++) dw->select_b[e] += (float)(a->start[e + 1] - a->start[e]) - (float)A / (float)E;
     return ACCEL_OK;
 }
 

@@ -33,6 +33,8 @@ typedef struct {
     bool group_max;                 /* ... or by its best (DeepSeek-V2's group_limited_greedy) */
     float scale;                    /* the chosen experts' weights times this */
     bool shared_gate;               /* the shared expert's output gated (Qwen2-MoE), else added */
+    bool loads;                     /* the backward pass adds each expert's load less the mean to
+                                     * the selection bias's gradient slot (optim.router_bias_update) */
 } accel_moe_dims_t;
 
 /* What a forward pass over R rows keeps for its backward pass. The per-row arrays are indexed by
@@ -68,6 +70,7 @@ typedef struct {
     float *router, *gate_up, *down;
     float *shared_gate_up, *shared_down, *shared_gate;
     float *router_b, *gate_up_b, *down_b;
+    float *select_b;                /* with loads: the rows' assignments per expert, less R K / E */
 } accel_moe_grads_t;
 
 /* Forward over R rows of x [R, C]: routing and every expert's rows into a; with out != NULL,

@@ -30,6 +30,7 @@
 #include "accel/trace.h"
 #include "accel/trainer.h"
 #include "amp.h"
+#include "balance.h"
 #include "ckpt_writer.h"
 #include "devops.h"
 #include "dist.h"
@@ -45,6 +46,7 @@ struct accel_trainer {
     accel_dist_t *dist;
     accel_loss_scaler_t scaler;
     accel_optim_t optim;
+    accel_balance_t balance;        /* optim.router_bias_update: the selection biases this rank owns */
     accel_sampler_t sampler;
     int micro;                      /* samples per rank per micro-step */
     bool tokens_model;              /* the model reads token rows; else inputs + labels */
@@ -115,6 +117,7 @@ void accel_trainer_destroy(accel_trainer_t *t)
     accel_dataset_close(t->train_set);
     accel_sampler_free(&t->sampler);
     accel_optim_destroy(&t->optim);
+    accel_balance_destroy(&t->balance);
     accel_dist_destroy(t->dist);
     accel_model_destroy(&t->model);
     free(t);
@@ -820,6 +823,24 @@ static accel_status_t check_outputs(const accel_runtime_t *rt, const accel_confi
     return accel_agree(rt->world, st);
 }
 
+/* optim.router_bias_update: the model must have selection biases to move (DeepSeek-V3's routing),
+ * in host memory (the CPU decoder's). */
+static accel_status_t setup_balance(accel_trainer_t *t, const accel_range_t *ranges, int nranges)
+{
+    const double rate = t->cfg->optim.router_bias_update;
+    bool any = false;
+    for (int i = 0; i < t->model.layout.ntensors; i++)
+        any |= (t->model.layout.tensors[i].flags & ACCEL_TENSOR_LOADS) != 0;
+    if (rate > 0 && (!any || !accel_dist_devops(t->dist)->host)) {
+        ACCEL_ERROR0("optim.router_bias_update=%g moves the selection biases of DeepSeek-V3's routing, which this "
+                     "model %s\n--> hint: model.name=llama with model.experts, model.router_scores=sigmoid and "
+                     "model.router_select_bias=true (on the CPU), or leave optim.router_bias_update at 0", rate,
+                     any ? "keeps in device memory" : "has not");
+        return ACCEL_ERR_CONFIG;
+    }
+    return rate > 0 ? accel_balance_create(&t->model.layout, ranges, nranges, &t->balance) : ACCEL_OK;
+}
+
 /* A checkpoint directory belongs to one run (rank 0, after resume): a new run does not move into a
  * directory holding another run's checkpoints (its saves would take over `latest`, so that run's
  * resume=auto would continue this one), and a resumed run only into its own. */
@@ -897,6 +918,7 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
     int nranges = accel_dist_owned_ranges(t->dist, &ranges);
     for (int i = 0; i < nranges; i++)
         accel_optim_mark_decay(&t->optim, &t->model.layout, ranges[i].begin, ranges[i].end, ranges[i].owned);
+    ACCEL_CHECK_GOTO(setup_balance(t, ranges, nranges), st, fail);
     accel_loss_scaler_init(&t->scaler, cfg->precision_id == ACCEL_F16, cfg->train.loss_scale,
                            cfg->train.loss_scale_window);
     t->tokens_model = t->model.ops->consumes_tokens;
@@ -1183,6 +1205,7 @@ static accel_status_t train_step(accel_trainer_t *t, int step, step_outcome_t *o
     if (cfg->debug.overflow_step == step + 1 && cfg->debug.overflow_rank == t->rt->rank)
         ACCEL_CHECK(accel_dist_poison_grads(t->dist));
 
+    accel_balance_take(&t->balance, accel_dist_owned_grads(t->dist));   /* loads, not gradients */
     int replicas = 1;
     double sumsq;
     ACCEL_CHECK(accel_dist_grad_sumsq(t->dist, &sumsq, &replicas));
@@ -1227,6 +1250,7 @@ static accel_status_t train_step(accel_trainer_t *t, int step, step_outcome_t *o
     double mul = per / old_scale;
     if (cfg->train.clip > 0 && norm > cfg->train.clip) mul *= cfg->train.clip / (norm + 1e-6);
     double u0 = accel_now();
+    accel_balance_apply(&t->balance, accel_dist_owned_params(t->dist), (float)t->cfg->optim.router_bias_update);
     accel_status_t st = accel_dist_step(t->dist, &t->optim, (float)mul, &out->lr);
     t->update_s += accel_now() - u0;
     return st;

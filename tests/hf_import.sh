@@ -4,7 +4,8 @@
 # with q/k norms and head_dim apart from the width, Llama with llama3 RoPE scaling, a sharded save,
 # a bf16 save, Qwen3 in fine-grained FP8, Ministral 3 in per-tensor FP8, the mixtures of experts, Phi-3, Phi-3.5 and Phi-4-mini with LongRoPE, EXAONE 4,
 # DeepSeek-V3, Moonlight and DeepSeek-V2-Lite with latent attention (and V2's group-limited routing), Mistral Small 4 and GLM-4.7-Flash
-# (latent attention, softmax or GLM-4.5's experts), Ministral 3 with the query temperature, alone and
+# (latent attention, softmax or GLM-4.5's experts), ERNIE 4.5 dense and MoE (interleaved RoPE pairs;
+# softmax routing with a selection bias), Ministral 3 with the query temperature, alone and
 # in a Mistral3ForConditionalGeneration beside a vision tower, OLMo 2, OLMo 3 with its sliding layers, SmolLM3
 # with a layer without RoPE, Granite, Gemma, Gemma 2, Gemma 3, Gemma 3 with a vision tower, gpt-oss
 # dense and with MXFP4 experts, Llama with q/k/v/o biases, Seed-OSS with an o bias alone, GLM and
@@ -51,12 +52,13 @@ for dir in "$FIX"/*/; do
     # Phi-3's fused tensors go out under Mistral's names, Gemma 3's language model without its
     # vision tower as Gemma3ForCausalLM (Ministral 3's as Ministral3ForCausalLM), gpt-oss's MXFP4
     # experts widened, GLM-4.5 and DeepSeek-V3 without their multi-token prediction blocks, dots.llm1
-    # as the GLM-4.5 it equals (GLM-4.7-Flash as the DeepSeek-V3 it equals), Moonlight's
+    # as the GLM-4.5 it equals (GLM-4.7-Flash as the DeepSeek-V3 it equals, ERNIE 4.5 as the Llama
+    # it equals: its RoPE pairs in rotate-half order), Moonlight's
     # RoPE pairs interleaved (DeepSeek-V3's default), Qwen3-FP8's weights dequantized: the same
     # model, its logits
     case $name in phi3) as=MistralForCausalLM ;; gemma3_vl) as=Gemma3ForCausalLM ;; gpt_oss_mxfp4) as=GptOssForCausalLM ;;
                   glm4_moe|dots1) as=Glm4MoeForCausalLM ;; deepseek_v3|moonlight|glm4_moe_lite) as=DeepseekV3ForCausalLM ;;
-                  ministral3_vl|ministral3_fp8) as=Ministral3ForCausalLM ;;
+                  ministral3_vl|ministral3_fp8) as=Ministral3ForCausalLM ;; ernie4_5) as=LlamaForCausalLM ;;
                   qwen3_fp8) as=Qwen3ForCausalLM ;;
                   *) as= ;; esac
     if [ -n "$as" ]; then
@@ -159,6 +161,10 @@ needs ministral3 model.query_scale_context=1000 model.query_scale_beta=0.01
 needs mistral4 model.query_scale_context=1000 model.router_norm_topk=false model.attention_multiplier=0
 needs glm4_moe_lite model.router_scale=1 model.router_topk_groups=4
 pass "ministral3, mistral4, glm4_moe_lite: transformers' logits need the query temperature, Mistral Small 4's routing and score scale, GLM-4.7-Flash's routing"
+# ERNIE 4.5's MoE (softmax probabilities plus a selection bias choose 2 of 8, renormalized, two
+# shared experts, layer 0 dense): the logits need the renormalization.
+needs ernie4_5_moe model.router_norm_topk=false
+pass "ernie4_5_moe: transformers' logits need the renormalized top k"
 # YaRN's mscale and mscale_all_dim on any family (Ministral 3 writes 1 and 1): cos and sin scaled by
 # their mscales' ratio, as transformers' YaRN does; equal ones give 1 where the default is
 # 0.1 ln(factor) + 1.
@@ -316,6 +322,8 @@ train_case 1 ddp deepseek_v2_group.h5 deepseek_v2_group.h5 deepseek_v2_group_imp
 train_case 2 zero3 "$FIX/mistral4" "$FIX/mistral4" mistral4_dir_2_zero3
 train_case 2 zero2 "$FIX/glm4_moe_lite" "$FIX/glm4_moe_lite" glm4_moe_lite_dir_2_zero2
 train_case 2 ddp "$FIX/ministral3_vl" "$FIX/ministral3_vl" ministral3_vl_dir_2_ddp
+train_case 2 zero3 "$FIX/ernie4_5_moe" "$FIX/ernie4_5_moe" ernie4_5_moe_dir_2_zero3
+train_case 1 ddp "$FIX/ernie4_5" "$FIX/ernie4_5" ernie4_5_dir_1_ddp
 train_case 2 zero3 "$FIX/olmo2" "$FIX/olmo2" olmo2_dir_2_zero3
 train_case 2 zero2 "$FIX/olmo3" "$FIX/olmo3" olmo3_dir_2_zero2
 train_case 2 ddp "$FIX/smollm3" "$FIX/smollm3" smollm3_dir_2_ddp
@@ -550,6 +558,16 @@ export_refused glmqk "model.rope_dim=4 or model.norm_position=pre without Gemma'
 # An output projection bias with q/k norms is neither Llama's nor Seed-OSS's: its export is refused.
 export_refused q3obias "model.attention_out_bias=true with q/k norms has no Hugging Face counterpart" \
     model.attention_out_bias=true model.qk_norm=true
+# ERNIE 4.5's routing renormalizes its top k: without, softmax routing with a selection bias has no
+# Hugging Face family; its bias-carrying projections and sparse layers other than every one after
+# the dense ones are refused on import.
+export_refused erniek "softmax routing with a selection bias in this combination has no Hugging Face counterpart" \
+    model.experts=4 model.experts_per_token=2 model.router_select_bias=true model.router_norm_topk=false
+bad erniebias ernie4_5 && sed -i 's/"use_bias": false/"use_bias": true/' erniebias/config.json
+expect_fail "use_bias = true: accel's ERNIE 4.5 has no biases" "$CKPT" import erniebias -o x.h5
+bad ernieint ernie4_5_moe && sed -i 's/"moe_layer_interval": 1/"moe_layer_interval": 2/' ernieint/config.json
+expect_fail "moe_layer_interval = 2: accel's blocks with experts are every block after the leading dense ones" \
+    "$CKPT" import ernieint -o x.h5
 # GLM-4.5 / dots.llm1: experts left in no block, groups that cannot hold a token's experts, and a
 # dots.llm1 size transformers has no default for.
 bad glmdense glm4_moe && sed -i 's/"first_k_dense_replace": 1/"first_k_dense_replace": 3/' glmdense/config.json

@@ -519,6 +519,48 @@ def ministral3_vl():
         tie_word_embeddings=True))
 
 
+def ernie4_5():
+    # ERNIE 4.5 (0.3B's kind): a Llama whose RoPE pairs are interleaved (GLM's rotation on the whole
+    # head), heads of 8 apart from the width 16, tied.
+    return tf.Ernie4_5ForCausalLM(tf.Ernie4_5Config(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, max_position_embeddings=T, rms_norm_eps=1e-5, use_bias=False,
+        tie_word_embeddings=True, rope_parameters={"rope_type": "default", "rope_theta": 500000.0},
+        pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
+def ernie4_5_moe():
+    # ERNIE 4.5 MoE (21B-A3B's kind): softmax probabilities plus a selection bias choose 2 of 8
+    # experts, their probabilities renormalized, beside 2 ungated shared experts; layer 0 dense.
+    return tf.Ernie4_5_MoeForCausalLM(tf.Ernie4_5_MoeConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=40, num_hidden_layers=3, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, max_position_embeddings=T, rms_norm_eps=1e-5, use_bias=False,
+        moe_num_experts=8, moe_k=2, moe_intermediate_size=8, moe_num_shared_experts=2,
+        moe_layer_start_index=1, moe_layer_end_index=-1, moe_layer_interval=1, tie_word_embeddings=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 500000.0}, pad_token_id=0, bos_token_id=1,
+        eos_token_id=2))
+
+
+def ernie_margin(model, tokens):
+    """ERNIE 4.5's router: the smallest gap between a token's k-th and next choice score (its
+    probability plus the selection bias); the bias must change some token's experts."""
+    inputs, k, moved, gaps = [], model.config.moe_k, False, []
+    hooks = [layer.mlp.gate.register_forward_hook(lambda m, a, o: inputs.append((m, a[0])))
+             for layer in model.model.layers if hasattr(layer.mlp, "gate")]
+    with torch.no_grad():
+        model(tokens[None, :-1])
+    for gate, x in inputs:
+        p = torch.softmax(x.reshape(-1, x.shape[-1]).double() @ gate.weight.double().T, -1)
+        c = p + gate.moe_statics.e_score_correction_bias.double().squeeze()
+        moved |= (c.topk(k, -1).indices.sort(-1).values != p.topk(k, -1).indices.sort(-1).values).any().item()
+        c = c.sort(-1, descending=True).values
+        gaps.append((c[:, k - 1] - c[:, k]).min().item())
+    for h in hooks:
+        h.remove()
+    assert moved, "the selection bias changes no token's experts"
+    return min(gaps)
+
+
 def softmax_gate_margin(model, tokens):
     """DeepSeek-V2's router: the smallest gap between a token's k-th and next probability (within
     its chosen groups with group_limited_greedy, and between the topk_group-th and next group's
@@ -728,6 +770,8 @@ CASES = {
     "deepseek_v2": (deepseek_v2, {"score64": True}),
     "deepseek_v2_group": (deepseek_v2_group, {"score64": True, "seed_of": "deepseek_v2"}),
     "glm4_moe_lite": (glm4_moe_lite, {"score64": True}),
+    "ernie4_5": (ernie4_5, {}),
+    "ernie4_5_moe": (ernie4_5_moe, {"score64": True, "seed_of": "ernie-moe"}),
     "mistral4": (mistral4, {"score64": True}),
     "ministral3": (ministral3, {}),
     "ministral3_vl": (ministral3_vl, {}),
@@ -765,6 +809,9 @@ def main(out_root, names):
             for n, b in model.named_buffers():
                 if n.endswith("e_score_correction_bias"):
                     b.normal_(0.0, 0.1)  # GLM-4.5's selection bias: enough to change choices
+            for n, p in model.named_parameters():
+                if n.endswith("moe_statics.e_score_correction_bias"):
+                    p.normal_(0.0, 0.05)  # ERNIE 4.5's, beside probabilities of about 1/8
         if "dtype" in opts:
             # bf16 on disk: round the weights first, so the fp32 reference is the bf16 model.
             model = model.to(opts["dtype"]).float()
@@ -805,7 +852,10 @@ def main(out_root, names):
             model = cls.from_pretrained(out, dtype=torch.float64, **moe).eval()
         else:
             model = cls.from_pretrained(out, dtype=torch.float32).eval()
-        if name in ("deepseek_v2", "deepseek_v2_group", "mistral4"):
+        if name == "ernie4_5_moe":
+            margin = ernie_margin(model, tokens)
+            assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
+        elif name in ("deepseek_v2", "deepseek_v2_group", "mistral4"):
             margin = softmax_gate_margin(model, tokens)
             assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
         elif hasattr(model.config, "n_group"):

@@ -54,7 +54,8 @@ enum { F_GPT = 1, F_LLAMA = 2, F_BLOCK = 4, F_QKVB = 8, F_UNTIED = 16, F_QKNORM 
        F_MLA = 67108864,            /* DeepSeek-V3's latent attention */
        F_QLORA = 134217728,         /* ... with its queries through a latent */
        F_QDIRECT = 268435456,       /* ... with one query projection */
-       F_FUSED = 536870912 };       /* experts named as Qwen's, stacked as transformers 5 keeps them */
+       F_FUSED = 536870912,         /* experts named as Qwen's, stacked as transformers 5 keeps them */
+       F_ERNIE = 1073741824u };     /* ERNIE 4.5's name for the selection bias */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -74,7 +75,8 @@ enum { L_ROWS,                      /* the same order (rows [r0, r1) of the acce
        L_MLA_Q,                     /* latent attention's query heads: [the rest | RoPE part] where
                                      * accel's are [RoPE part | the rest], the RoPE pairs interleaved
                                      * (rope_interleave) */
-       L_MLA_KV };                  /* its [latent | RoPE key], the key's pairs interleaved alike */
+       L_MLA_KV,                    /* its [latent | RoPE key], the key's pairs interleaved alike */
+       L_ROW_MATRIX };              /* [1, n]: accel's [n] (ERNIE 4.5's selection bias) */
 
 typedef struct {
     const char *accel, *hf;         /* "%d" = block index */
@@ -156,6 +158,8 @@ static const map_t g_map[] = {
     /* GLM-4.5: Qwen's router and experts, DeepSeek-V3's selection bias and ungated shared experts */
 #define DS (F_LLAMA | F_BLOCK | F_DS)
     { "h.%d.mlp.router.select_bias", "model.layers.%d.mlp.gate.e_score_correction_bias", P_ALL, L_ROWS, DS | F_SELECT },
+    { "h.%d.mlp.router.select_bias", "model.layers.%d.mlp.moe_statics.e_score_correction_bias", P_ALL, L_ROW_MATRIX,
+      DS | F_SELECT | F_ERNIE },
     { "h.%d.mlp.shared.gate_up.weight", "model.layers.%d.mlp.shared_experts.gate_proj.weight", P_SHARED_GATE, L_ROWS, DS | F_SHARED },
     { "h.%d.mlp.shared.gate_up.weight", "model.layers.%d.mlp.shared_experts.up_proj.weight", P_SHARED_UP, L_ROWS, DS | F_SHARED },
     { "h.%d.mlp.shared.down.weight", "model.layers.%d.mlp.shared_experts.down_proj.weight", P_ALL, L_ROWS, DS | F_SHARED },
@@ -217,6 +221,10 @@ typedef struct {
                                      * renormalized or grouped, or with the query temperature:
                                      * Mistral Small 4's (export; its experts stacked) */
     bool ministral3;                /* Llama's dense blocks with the query temperature (export) */
+    bool ernie;                     /* softmax scores with a selection bias, no latent attention:
+                                     * ERNIE 4.5's experts (its names; export) */
+    bool rope_pairs;                /* q and k with their RoPE pairs interleaved in the files (GLM's,
+                                     * ERNIE 4.5's) */
 } dims_t;
 
 /* model.ffn_width = 0 means this width in src/nn/decoder.c (which ckpt may not include). */
@@ -265,6 +273,8 @@ static dims_t dims_of(const accel_model_config_t *m)
                   m->query_scale_beta > 0);
     d.fused = d.mistral4;           /* import: as the files hold them */
     d.ministral3 = d.llama && !d.mla && m->query_scale_beta > 0;
+    d.ernie = d.E && !d.mla && !strcmp(m->router_scores, "softmax") && d.select_bias;
+    d.rope_pairs = d.glm || d.ernie;    /* import: ERNIE 4.5's dense models too */
     return d;
 }
 
@@ -286,6 +296,7 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_FUSED) && !d->fused) return false;
     if ((e->flags & F_DS) && !d->ds) return false;
     if ((e->flags & F_SELECT) && !d->select_bias) return false;
+    if ((e->flags & F_SELECT) && ((e->flags & F_ERNIE) != 0) != d->ernie) return false;
     if ((e->flags & F_GRANITE_MOE) && !d->granite_moe) return false;
     if ((e->flags & F_OSS) && !d->oss) return false;
     if ((e->flags & F_OBIAS) && !d->obias) return false;
@@ -412,6 +423,8 @@ static void hf_shape(const dims_t *d, entry_t *x)
         x->hf_ndim = 4; h[0] = E; h[1] = rows / E; h[2] = cols / 32; h[3] = 16; break;
     case L_STACKED:                                 /* [E, out, in] */
         x->hf_ndim = 3; h[0] = E; h[1] = rows / E; h[2] = cols; break;
+    case L_ROW_MATRIX:                              /* [1, n] */
+        x->hf_ndim = 2; h[0] = 1; h[1] = rows; break;
     case L_EXPERT_BIAS: case L_EXPERT_GLU_BIAS:     /* [E, n] */
         x->hf_ndim = 2; h[0] = E; h[1] = rows / E; break;
     default: h[0] = rows; h[1] = cols; break;
@@ -451,7 +464,7 @@ static int entries_of(const dims_t *d, entry_t **out)
                     accel_shape(d, m->accel, &x->ndim, x->dims);
                     part_rows(d, m->part, x->dims[0], ex, experts, &x->r0, &x->r1);
                     x->layout = m->layout;
-                    if (d->glm && (m->part == P_Q || m->part == P_K)) {     /* GLM's interleaved pairs */
+                    if (d->rope_pairs && (m->part == P_Q || m->part == P_K)) {   /* GLM's, ERNIE's pairs */
                         x->layout = L_ROPE_PAIRS;
                         x->hs = d->hs;
                         x->rd = d->rd;
@@ -567,6 +580,8 @@ static const arch_info_t g_archs[] = {
     { "Glm4MoeLiteForCausalLM", "glm4_moe_lite", true },
     { "Mistral4ForCausalLM", "mistral4", true },
     { "Ministral3ForCausalLM", "ministral3", true },
+    { "Ernie4_5ForCausalLM", "ernie4_5", true },
+    { "Ernie4_5_MoeForCausalLM", "ernie4_5_moe", true },
 };
 
 /* Vision-language models whose language model accel imports: its family from text_config's
@@ -603,6 +618,32 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
     const bool dsv2 = !strcmp(arch, "DeepseekV2ForCausalLM"), lite = !strcmp(arch, "Glm4MoeLiteForCausalLM");
     const bool mistral4 = !strcmp(arch, "Mistral4ForCausalLM");
     const bool deepseek = dots1 || dsv3 || dsv2 || lite || mistral4 || !strcmp(arch, "Glm4MoeForCausalLM");
+    if (!strcmp(arch, "Ernie4_5_MoeForCausalLM")) {
+        /* ERNIE 4.5: softmax probabilities plus a selection bias choose moe_k experts, their
+         * probabilities renormalized; moe_num_shared_experts ungated shared experts; the blocks from
+         * moe_layer_start_index on have experts (every one: interval 1, to the last layer) */
+        m->experts = (int)jint(root, "moe_num_experts", 64);
+        m->experts_per_token = (int)jint(root, "moe_k", 6);
+        m->ffn_width = (int)jint(root, "moe_intermediate_size", 1536);
+        const long long shared = jint(root, "moe_num_shared_experts", 2), start = jint(root, "moe_layer_start_index", 1);
+        const long long end = jint(root, "moe_layer_end_index", -1), every = jint(root, "moe_layer_interval", 1);
+        if (m->experts < 1 || m->experts > 4096 || m->experts_per_token < 1 || m->experts_per_token > m->experts ||
+            m->ffn_width < 1 || m->ffn_width > (1 << 22) || shared < 0 || shared * m->ffn_width > (1 << 22))
+            REFUSE("%s: moe_num_experts = %d, moe_k = %d, moe_intermediate_size = %d, moe_num_shared_experts = %lld: "
+                   "accel needs 1..4096 experts, 1..experts a token, widths of 1..4194304", path, m->experts,
+                   m->experts_per_token, m->ffn_width, shared);
+        if (every != 1 || (end != -1 && end != m->layers - 1) || start < 0 || start >= m->layers)
+            REFUSE("%s: moe_layer_start_index = %lld, moe_layer_end_index = %lld, moe_layer_interval = %lld: accel's "
+                   "blocks with experts are every block after the leading dense ones (interval 1, to the last)",
+                   path, start, end, every);
+        m->dense_layers = (int)start;
+        m->dense_ffn_width = start > 0 ? (int)jint(root, "intermediate_size", 12288) : 0;
+        m->shared_expert_ffn = (int)(shared * m->ffn_width);
+        m->shared_expert_gate = false;
+        m->router_select_bias = true;
+        m->router_norm_topk = true;     /* divided by their sum (at least moe_norm_min, 1e-12) */
+        return ACCEL_OK;
+    }
     static const char *const dots1_keys[] = { "n_routed_experts", "num_experts_per_tok", "n_shared_experts" };
     for (size_t i = 0; dots1 && i < sizeof dots1_keys / sizeof *dots1_keys; i++)
         if (jint(root, dots1_keys[i], -2) == -2)
@@ -957,6 +998,10 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             REFUSE("%s: %s = %s: accel's Gemma uses the tanh GELU (gelu_pytorch_tanh)", path, act_key, act);
         if (!gemma && act && strcmp(act, "silu"))
             REFUSE("%s: hidden_act = %s: accel's Llama uses SwiGLU (silu)", path, act);
+        const bool ernie_moe = !strcmp(ai->arch, "Ernie4_5_MoeForCausalLM");    /* RoPE pairs interleaved */
+        const bool ernie = ernie_moe || !strcmp(ai->arch, "Ernie4_5ForCausalLM");
+        if (ernie && jbool(root, "use_bias", false))
+            REFUSE("%s: use_bias = true: accel's ERNIE 4.5 has no biases on its projections and MLPs", path);
         const bool mistral4 = !strcmp(ai->arch, "Mistral4ForCausalLM");   /* ... softmax routing, query temperature */
         const bool ministral3 = !strcmp(ai->arch, "Ministral3ForCausalLM");  /* Mistral's, query temperature */
         const bool dsv3 = !strcmp(ai->arch, "DeepseekV3ForCausalLM") ||   /* GLM-4.5's experts, latent attention */
@@ -983,7 +1028,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool dots1 = !strcmp(ai->arch, "Dots1ForCausalLM");       /* GLM-4.5's experts, Qwen3's attention */
         if (glm_moe) m->qk_norm = jbool(root, "use_qk_norm", false);
         if (dots1) m->qk_norm = true;
-        if (qwen3_moe || qwen2_moe || olmoe || oss || granite_moe || glm_moe || dots1 || dsv3 ||
+        if (qwen3_moe || qwen2_moe || olmoe || oss || granite_moe || glm_moe || dots1 || dsv3 || ernie_moe ||
             !strcmp(ai->arch, "MixtralForCausalLM")) {
             accel_status_t st = translate_experts(root, path, ai->arch, m, err, errlen);
             if (st != ACCEL_OK) return st;
@@ -1075,8 +1120,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         if (!oss && !seed && !glm && !glm_moe && !llama_bias)
             m->attention_bias = qwen && jbool(root, "qkv_bias", true);      /* Qwen2-MoE may turn them off */
         /* transformers' defaults: tied for Qwen2 only when it says so; false for Llama/Mistral;
-         * true for Gemma. */
-        m->tie_embeddings = jbool(root, "tie_word_embeddings", gemma);
+         * true for Gemma and ERNIE 4.5. */
+        m->tie_embeddings = jbool(root, "tie_word_embeddings", gemma || ernie);
         accel_status_t wst = translate_window(root, path, ai->arch, m, err, errlen);
         if (wst == ACCEL_OK && !strcmp(ai->arch, "SmolLM3ForCausalLM")) wst = translate_nope(root, path, m, err, errlen);
         if (wst == ACCEL_OK && !strcmp(ai->arch, "Exaone4ForCausalLM")) {
@@ -1637,6 +1682,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     d.mxfp4 = hf->mxfp4;
     d.mla_pairs = d.mla && hf->mla_pairs;
     d.fused = d.E && !d.oss && any_tensor_ends(hf, ".mlp.experts.gate_up_proj");
+    d.rope_pairs |= !strcmp(family, "Ernie4_5ForCausalLM");     /* a Llama with its pairs interleaved */
     hf->ne = entries_of(&d, &hf->e);
     hf->nt = accel_hf_accel_tensors(&hf->cfg.model, &hf->t);
     if (hf->ne < 0 || hf->nt < 0) { st = ACCEL_ERR_NOMEM; goto fail; }
@@ -1800,7 +1846,7 @@ static accel_status_t read_entry(accel_hf_t *hf, const entry_t *x, const accel_s
     const accel_st_t *f = hf->shards[s];
     const bool glu = x->layout == L_EXPERTS_GLU || x->layout == L_MXFP4_GLU || x->layout == L_EXPERT_GLU_BIAS;
     const bool fp8 = t->dtype == ACCEL_ST_F8_E4M3;     /* check_fp8 allowed it: a matrix by rows */
-    if (x->layout == L_ROWS || x->layout == L_EXPERT_BIAS || x->layout == L_STACKED) {
+    if (x->layout == L_ROWS || x->layout == L_EXPERT_BIAS || x->layout == L_STACKED || x->layout == L_ROW_MATRIX) {
         accel_status_t rst = accel_st_read(f, t, 0, t->numel, dst + x->r0 * cols);
         return rst == ACCEL_OK && fp8 ? fp8_scale(hf, x, dst + x->r0 * cols) : rst;
     }
@@ -1960,7 +2006,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                                         * other parts) */
         const bool mistral4 = d.mistral4, dsv2 = dsv3 && !mistral4 && !strcmp(m->router_scores, "softmax");
         const bool ministral3 = d.ministral3;
-        const bool glm_moe = d.ds && !dsv3;  /* GLM-4.5 (accel_hf_export checked its other parts) */
+        const bool ernie = d.ernie;  /* ERNIE 4.5's experts (accel_hf_export checked the rest) */
+        const bool glm_moe = d.ds && !dsv3 && !ernie;  /* GLM-4.5 (accel_hf_export checked its other parts) */
         const bool olmo = d.qk_all, window = m->sliding_window > 0, olmo3 = olmo && window;
         const bool gemma = m->norm_unit_offset, gemma3 = gemma && d.sandwich && d.qk_norm;  /* checked alike */
         const bool gemma2 = gemma && d.sandwich && !d.qk_norm;
@@ -1969,13 +2016,13 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool obias = d.obias && !oss, seed = obias && !m->attention_bias;
         const bool glm = d.glm, glm4 = glm && d.sandwich;  /* GLM: part of each head turned, or GLM-4's norms */
         const bool exaone = d.post && d.qk_norm && !d.qk_all;  /* EXAONE 4 (accel_hf_export checked the rest) */
-        const bool qwen = !olmo && !gemma && !oss && !obias && !glm && !glm_moe && !exaone && !dsv3 &&
+        const bool qwen = !olmo && !gemma && !oss && !obias && !glm && !glm_moe && !exaone && !dsv3 && !ernie &&
                           (d.qk_norm || m->attention_bias || d.S);
         const bool nope = m->no_rope_pattern > 0 && !exaone;  /* SmolLM3 (export refuses it with anything else) */
         const bool granite = !dsv3 && (m->attention_multiplier > 0 || m->residual_multiplier != 1.0 ||
                                        m->logits_scaling != 1.0);
         const bool phi3 = d.phi3;     /* LongRoPE: Phi-3.5's, Phi-4-mini's (accel_hf_export checked the rest) */
-        const char *arch = mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
+        const char *arch = ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
                          : dsv2 ? "DeepseekV2ForCausalLM" : dsv3 ? "DeepseekV3ForCausalLM" : phi3 ? "Phi3ForCausalLM" : exaone ? "Exaone4ForCausalLM"
                          : glm_moe ? "Glm4MoeForCausalLM" : oss ? "GptOssForCausalLM"
                          : seed ? "SeedOssForCausalLM"
@@ -1986,7 +2033,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
                          : window ? "MistralForCausalLM" : "LlamaForCausalLM";
-        const char *type = mistral4 ? "mistral4" : ministral3 ? "ministral3" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
+        const char *type = ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
                          : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
@@ -2149,7 +2196,18 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             if (g) json_object_update(j, g);
             json_decref(g);
         }
-        if (j && d.E && !glm_moe && !dsv3) {
+        if (j && ernie) {               /* its experts' keys; the blocks after the dense ones sparse */
+            json_t *g = json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:b, s:f, s:b, s:f}",
+                                  "moe_num_experts", d.E, "moe_k", m->experts_per_token, "moe_intermediate_size", d.F,
+                                  "moe_num_shared_experts", d.S / d.F, "moe_layer_start_index", d.dense_layers,
+                                  "moe_layer_end_index", m->layers - 1, "moe_layer_interval", 1, "use_bias", 0,
+                                  "moe_norm_min", 1e-12, "output_router_logits", 0, "router_aux_loss_coef", 0.001);
+            if (g) json_object_update(j, g);
+            json_decref(g);
+            json_object_del(j, "attention_bias");
+            json_object_del(j, "mlp_bias");
+        }
+        if (j && d.E && !glm_moe && !dsv3 && !ernie) {
             json_object_set_new(j, "num_local_experts", json_integer(d.E));
             if (d.qk_norm || d.S) json_object_set_new(j, "num_experts", json_integer(d.E));   /* Qwen's, OLMoE's name */
             json_object_set_new(j, "num_experts_per_tok", json_integer(m->experts_per_token));
@@ -2365,7 +2423,22 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                     ? "steps other than YaRN's original context" : "another family's keys");
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (d.ds && !softmax_mla && (strcmp(m->router_scores, "sigmoid") || !m->router_select_bias || !shared || m->shared_expert_gate ||
+    /* ERNIE 4.5's experts: softmax scores with a selection bias, the top k renormalized, unscaled,
+     * ungated shared experts a multiple of model.ffn_width wide (or none), Llama's blocks */
+    if (d.ernie && (!m->router_norm_topk || m->router_groups > 1 || m->router_scale != 1.0 || m->router_aux_loss > 0 ||
+                    (d.S && (m->shared_expert_gate || d.S % d.F)) || strcmp(m->norm_position, "pre") ||
+                    strcmp(m->activation, "silu") || m->qk_norm || m->attention_bias || m->attention_out_bias ||
+                    m->attention_sinks || m->expert_bias || m->norm_unit_offset || m->embed_scale != 1.0 ||
+                    m->query_pre_attn_scalar || m->attention_softcap > 0 || m->logit_softcap > 0 ||
+                    m->attention_multiplier > 0 || m->residual_multiplier != 1.0 || m->logits_scaling != 1.0 ||
+                    m->no_rope_pattern || m->sliding_window || m->rope_dim || m->query_scale_beta > 0)) {
+        ACCEL_ERROR("export --format hf: softmax routing with a selection bias in this combination has no Hugging "
+                    "Face counterpart (Ernie4_5_MoeForCausalLM: the top k renormalized and unscaled, no groups or "
+                    "load-balancing loss, ungated shared experts a multiple of model.ffn_width wide or none, "
+                    "Llama's blocks without biases, q/k norms, a window or other families' keys)");
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    if (d.ds && !softmax_mla && !d.ernie && (strcmp(m->router_scores, "sigmoid") || !m->router_select_bias || !shared || m->shared_expert_gate ||
                   strcmp(m->router_group_score, "top2") ||
                   m->shared_expert_ffn % d.F || strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") ||
                   (m->qk_norm && strcmp(m->qk_norm_scope, "head")) || m->attention_out_bias || m->attention_sinks ||

@@ -409,15 +409,16 @@ cmp -s "$CT" ckc.hf/chat_template.jinja || fail "train.init_from's chat template
 pass "chat template: import stores it (chat_template.jinja, tokenizer_config.json), exports and init_from carry it"
 
 # ---------------------------------------------------------------- 5: refused input
-bad() {     # NAME TEXT: a copy of the gpt2 or llama fixture to spoil
+bad() {     # NAME FIXTURE: a copy of the fixture to spoil
     rm -rf "$1" && cp -r "$FIX/$2" "$1"
 }
-bad bert gpt2 && sed -i 's/"GPT2LMHeadModel"/"BertModel"/; s/"gpt2"/"bert"/' bert/config.json
-expect_fail "architectures = BertModel" "$CKPT" import bert -o x.h5
-bad missing llama_gqa && sed -i 's/"num_hidden_layers": 2/"num_hidden_layers": 3/' missing/config.json
-expect_fail "tensor model.layers.2.input_layernorm.weight is missing" "$CKPT" import missing -o x.h5
-bad shape llama_gqa && sed -i 's/"intermediate_size": 32/"intermediate_size": 48/' shape/config.json
-expect_fail "has shape [32, 16], but config.json gives [48, 16]" "$CKPT" import shape -o x.h5
+refused() { # NAME FIXTURE SED MESSAGE: the fixture with SED applied to its config.json is refused, naming MESSAGE
+    bad "$1" "$2" && sed -i "$3" "$1/config.json"
+    expect_fail "$4" "$CKPT" import "$1" -o x.h5
+}
+refused bert gpt2 's/"GPT2LMHeadModel"/"BertModel"/; s/"gpt2"/"bert"/' "architectures = BertModel"
+refused missing llama_gqa 's/"num_hidden_layers": 2/"num_hidden_layers": 3/' "tensor model.layers.2.input_layernorm.weight is missing"
+refused shape llama_gqa 's/"intermediate_size": 32/"intermediate_size": 48/' "has shape [32, 16], but config.json gives [48, 16]"
 bad trunc gpt2 && head -c 3000 "$FIX/gpt2/model.safetensors" > trunc/model.safetensors
 expect_fail "run past the data" "$CKPT" import trunc -o x.h5
 expect_fail "run past the data" "$GEN" trunc -q --prompt a
@@ -434,73 +435,43 @@ bad dtype gpt2 && hdr='{"a":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}}'
 expect_fail "has dtype I64, which accel does not read" "$CKPT" import dtype -o x.h5
 bad shard llama_sharded && rm shard/model-00002-of-00003.safetensors
 expect_fail "names shard model-00002-of-00003.safetensors" "$CKPT" import shard -o x.h5
-bad sw mistral && sed -i 's/"sliding_window": null/"sliding_window": -8/' sw/config.json
-expect_fail "sliding_window = -8" "$CKPT" import sw -o x.h5
-bad rope llama_rope31 && sed -i 's/"rope_type": "llama3"/"rope_type": "dynamic"/' rope/config.json
-expect_fail "rope_scaling type = dynamic" "$CKPT" import rope -o x.h5
-bad act llama_gqa && sed -i 's/"hidden_act": "silu"/"hidden_act": "gelu"/' act/config.json
-expect_fail "hidden_act = gelu" "$CKPT" import act -o x.h5
-bad hd mistral && sed -i 's/"head_dim": 4/"head_dim": 8/' hd/config.json
-expect_fail "q_proj.weight has shape [16, 16], but config.json gives [32, 16]" "$CKPT" import hd -o x.h5
-bad hdodd mistral && sed -i 's/"head_dim": 4/"head_dim": 5/' hdodd/config.json
-expect_fail "head_dim = 5: accel needs an even head size" "$CKPT" import hdodd -o x.h5
-bad clip olmoe && sed -i 's/"clip_qkv": null/"clip_qkv": 8.0/' clip/config.json
-expect_fail "clip_qkv = 8" "$CKPT" import clip -o x.h5
-bad partial phi3 && sed -i 's/"partial_rotary_factor": 1.0/"partial_rotary_factor": 0.75/' partial/config.json
-expect_fail "partial_rotary_factor = 0.75 turns 3 of a head's 4 values" "$CKPT" import partial -o x.h5
-bad longrope phi3 && sed -i 's/"rope_type": "default"/"rope_type": "longrope"/' longrope/config.json
-expect_fail "rope_scaling longrope needs short_factor, a list of 1 to 128 numbers" "$CKPT" import longrope -o x.h5
-bad lrcount phi4_mini && sed -i '/^      5\.0,$/d' lrcount/config.json
-expect_fail "rope_scaling longrope has 3 short and 2 long factors: it needs one for each of the 3 pairs" \
-    "$CKPT" import lrcount -o x.h5
-bad lrneg phi4_mini && sed -i 's/^      20\.0$/      -20.0/' lrneg/config.json
-expect_fail "rope_scaling long_factor[2] is not a number in (0, 1e6]" "$CKPT" import lrneg -o x.h5
-bad q3bias qwen3 && sed -i 's/"attention_bias": false/"attention_bias": true/' q3bias/config.json
-expect_fail "attention_bias = true on Qwen3ForCausalLM adds an o_proj bias" "$CKPT" import q3bias -o x.h5
-bad q3sw qwen3 && sed -i 's/"full_attention"$/"sliding_attention"/; s/"use_sliding_window": false/"use_sliding_window": true/; s/"sliding_window": null/"sliding_window": 4/' q3sw/config.json
-expect_fail "1 of 2 layers attend through a sliding window of 4 (layer_types / max_window_layers), layer 1 slides" "$CKPT" import q3sw -o x.h5
-bad o3types olmo3 && sed -i '0,/"sliding_attention",/s/"sliding_attention",/"full_attention",/' o3types/config.json
-expect_fail "2 of 4 layers attend through a sliding window of 4 (layer_types / max_window_layers), layer 1 slides" "$CKPT" import o3types -o x.h5
-bad o3rope olmo3 && sed -i 's/"rope_type": "default"/"rope_type": "linear"/' o3rope/config.json
-expect_fail "the sliding layers' RoPE (linear) is neither the full layers' nor plain RoPE" "$CKPT" import o3rope -o x.h5
+refused sw mistral 's/"sliding_window": null/"sliding_window": -8/' "sliding_window = -8"
+refused rope llama_rope31 's/"rope_type": "llama3"/"rope_type": "dynamic"/' "rope_scaling type = dynamic"
+refused act llama_gqa 's/"hidden_act": "silu"/"hidden_act": "gelu"/' "hidden_act = gelu"
+refused hd mistral 's/"head_dim": 4/"head_dim": 8/' "q_proj.weight has shape [16, 16], but config.json gives [32, 16]"
+refused hdodd mistral 's/"head_dim": 4/"head_dim": 5/' "head_dim = 5: accel needs an even head size"
+refused clip olmoe 's/"clip_qkv": null/"clip_qkv": 8.0/' "clip_qkv = 8"
+refused partial phi3 's/"partial_rotary_factor": 1.0/"partial_rotary_factor": 0.75/' "partial_rotary_factor = 0.75 turns 3 of a head's 4 values"
+refused longrope phi3 's/"rope_type": "default"/"rope_type": "longrope"/' "rope_scaling longrope needs short_factor, a list of 1 to 128 numbers"
+refused lrcount phi4_mini '/^      5\.0,$/d' \
+    "rope_scaling longrope has 3 short and 2 long factors: it needs one for each of the 3 pairs"
+refused lrneg phi4_mini 's/^      20\.0$/      -20.0/' "rope_scaling long_factor[2] is not a number in (0, 1e6]"
+refused q3bias qwen3 's/"attention_bias": false/"attention_bias": true/' "attention_bias = true on Qwen3ForCausalLM adds an o_proj bias"
+refused q3sw qwen3 's/"full_attention"$/"sliding_attention"/; s/"use_sliding_window": false/"use_sliding_window": true/; s/"sliding_window": null/"sliding_window": 4/' "1 of 2 layers attend through a sliding window of 4 (layer_types / max_window_layers), layer 1 slides"
+refused o3types olmo3 '0,/"sliding_attention",/s/"sliding_attention",/"full_attention",/' "2 of 4 layers attend through a sliding window of 4 (layer_types / max_window_layers), layer 1 slides"
+refused o3rope olmo3 's/"rope_type": "default"/"rope_type": "linear"/' "the sliding layers' RoPE (linear) is neither the full layers' nor plain RoPE"
 bad o3len olmo3 && sed -i 's/"num_hidden_layers": 4/"num_hidden_layers": 3/' o3len/config.json
-bad s3nope smollm3 && sed -i '0,/^    1,/s//    0,/' s3nope/config.json
-expect_fail "no_rope_layers: layer 1 has RoPE: accel's layers without it are none or every N-th" "$CKPT" import s3nope -o x.h5
-bad s3sw smollm3 && sed -i 's/"use_sliding_window": false/"use_sliding_window": true/; s/"sliding_window": null/"sliding_window": 4/' s3sw/config.json
-expect_fail "SmolLM3's window is on its NoPE layers" "$CKPT" import s3sw -o x.h5
-bad g3vl gemma3_vl && sed -i 's/"text_config"/"txt_config"/' g3vl/config.json
-expect_fail "Gemma3ForConditionalGeneration without a text_config object" "$CKPT" import g3vl -o x.h5
-bad g3vl2 gemma3_vl && sed -i '0,/"intermediate_size": 32/s//"intermediate_size": 48/' g3vl2/config.json
-expect_fail "tensor language_model.model.layers.0.mlp.gate_proj.weight has shape [32, 16], but config.json gives [48, 16]" \
-    "$CKPT" import g3vl2 -o x.h5
-bad grzero granite && sed -i 's/"residual_multiplier": 0.5/"residual_multiplier": 0.0/' grzero/config.json
-expect_fail "residual_multiplier = 0: accel needs a number in (0, 1e6]" "$CKPT" import grzero -o x.h5
-bad g3cap gemma3 && sed -i 's/"final_logit_softcapping": null/"final_logit_softcapping": -30.0/' g3cap/config.json
-expect_fail "final_logit_softcapping = -30: accel needs 0..1e9 (or null)" "$CKPT" import g3cap -o x.h5
-bad g3bi gemma3 && sed -i 's/"use_bidirectional_attention": false/"use_bidirectional_attention": true/' g3bi/config.json
-expect_fail "use_bidirectional_attention = true" "$CKPT" import g3bi -o x.h5
-bad g3act gemma3 && sed -i 's/"hidden_activation": "gelu_pytorch_tanh"/"hidden_activation": "gelu"/' g3act/config.json
-expect_fail "hidden_activation = gelu: accel's Gemma uses the tanh GELU" "$CKPT" import g3act -o x.h5
-bad g3rope gemma3 && sed -i 's/"rope_type": "default"/"rope_type": "yarn"/' g3rope/config.json
-expect_fail "the sliding layers' RoPE (yarn) is neither the full layers' nor plain RoPE" "$CKPT" import g3rope -o x.h5
+refused s3nope smollm3 '0,/^    1,/s//    0,/' "no_rope_layers: layer 1 has RoPE: accel's layers without it are none or every N-th"
+refused s3sw smollm3 's/"use_sliding_window": false/"use_sliding_window": true/; s/"sliding_window": null/"sliding_window": 4/' "SmolLM3's window is on its NoPE layers"
+refused g3vl gemma3_vl 's/"text_config"/"txt_config"/' "Gemma3ForConditionalGeneration without a text_config object"
+refused g3vl2 gemma3_vl '0,/"intermediate_size": 32/s//"intermediate_size": 48/' \
+    "tensor language_model.model.layers.0.mlp.gate_proj.weight has shape [32, 16], but config.json gives [48, 16]"
+refused grzero granite 's/"residual_multiplier": 0.5/"residual_multiplier": 0.0/' "residual_multiplier = 0: accel needs a number in (0, 1e6]"
+refused g3cap gemma3 's/"final_logit_softcapping": null/"final_logit_softcapping": -30.0/' "final_logit_softcapping = -30: accel needs 0..1e9 (or null)"
+refused g3bi gemma3 's/"use_bidirectional_attention": false/"use_bidirectional_attention": true/' "use_bidirectional_attention = true"
+refused g3act gemma3 's/"hidden_activation": "gelu_pytorch_tanh"/"hidden_activation": "gelu"/' "hidden_activation = gelu: accel's Gemma uses the tanh GELU"
+refused g3rope gemma3 's/"rope_type": "default"/"rope_type": "yarn"/' "the sliding layers' RoPE (yarn) is neither the full layers' nor plain RoPE"
 expect_fail "layer_types has 4 entries for num_hidden_layers = 3" "$CKPT" import o3len -o x.h5
-bad ossq gpt_oss && sed -i 's/"model_type": "gpt_oss",/"model_type": "gpt_oss", "quantization_config": {"quant_method": "gptq"},/' ossq/config.json
-expect_fail "quantization_config quant_method = gptq: accel reads unquantized weights" "$CKPT" import ossq -o x.h5
-bad ossdense gpt_oss && sed -i 's/"model_type": "gpt_oss",/"model_type": "gpt_oss", "quantization_config": {"quant_method": "mxfp4"},/' ossdense/config.json
-expect_fail "tensor model.layers.0.mlp.experts.gate_up_proj_blocks is missing" "$CKPT" import ossdense -o x.h5
+refused ossq gpt_oss 's/"model_type": "gpt_oss",/"model_type": "gpt_oss", "quantization_config": {"quant_method": "gptq"},/' "quantization_config quant_method = gptq: accel reads unquantized weights"
+refused ossdense gpt_oss 's/"model_type": "gpt_oss",/"model_type": "gpt_oss", "quantization_config": {"quant_method": "mxfp4"},/' "tensor model.layers.0.mlp.experts.gate_up_proj_blocks is missing"
 bad ossscales gpt_oss_mxfp4 && perl -pi -e 's/layers\.1\.mlp\.experts\.down_proj_scales/layers.1.mlp.experts.down_proj_scalez/' ossscales/model.safetensors
 expect_fail "tensor model.layers.1.mlp.experts.down_proj_scales is missing (the scales of model.layers.1.mlp.experts.down_proj_blocks)" \
     "$CKPT" import ossscales -o x.h5
-bad ossbits gpt_oss_mxfp4 && sed -i 's/"quant_method": "mxfp4"/"quant_method": "gptq"/' ossbits/config.json
-expect_fail "quantization_config quant_method = gptq" "$CKPT" import ossbits -o x.h5
-bad moedense qwen3_moe && sed -i 's/"mlp_only_layers": \[\]/"mlp_only_layers": [1]/' moedense/config.json
-expect_fail "some blocks have a dense MLP, and accel's experts are in every block" "$CKPT" import moedense -o x.h5
-bad moestep qwen3_moe && sed -i 's/"decoder_sparse_step": 1/"decoder_sparse_step": 2/' moestep/config.json
-expect_fail "decoder_sparse_step = 2" "$CKPT" import moestep -o x.h5
-bad jitter mixtral && sed -i 's/"router_jitter_noise": 0.0/"router_jitter_noise": 0.01/' jitter/config.json
-expect_fail "router_jitter_noise = 0.01" "$CKPT" import jitter -o x.h5
-bad shared0 qwen2_moe && sed -i 's/"shared_expert_intermediate_size": 20/"shared_expert_intermediate_size": 0/' shared0/config.json
-expect_fail "shared_expert_intermediate_size = 0" "$CKPT" import shared0 -o x.h5
+refused ossbits gpt_oss_mxfp4 's/"quant_method": "mxfp4"/"quant_method": "gptq"/' "quantization_config quant_method = gptq"
+refused moedense qwen3_moe 's/"mlp_only_layers": \[\]/"mlp_only_layers": [1]/' "some blocks have a dense MLP, and accel's experts are in every block"
+refused moestep qwen3_moe 's/"decoder_sparse_step": 1/"decoder_sparse_step": 2/' "decoder_sparse_step = 2"
+refused jitter mixtral 's/"router_jitter_noise": 0.0/"router_jitter_noise": 0.01/' "router_jitter_noise = 0.01"
+refused shared0 qwen2_moe 's/"shared_expert_intermediate_size": 20/"shared_expert_intermediate_size": 0/' "shared_expert_intermediate_size = 0"
 # Qwen3 with layer 0 sliding and layer 1 not: all but every 2nd layer, which accel has.
 bad q3sw2 qwen3 && sed -i '0,/"full_attention"/s//"sliding_attention"/; s/"use_sliding_window": false/"use_sliding_window": true/; s/"sliding_window": null/"sliding_window": 4/' q3sw2/config.json
 "$CKPT" import q3sw2 -o q3sw2.h5 > /dev/null 2>&1 || fail "Qwen3 with every 2nd layer full is refused"
@@ -535,24 +506,18 @@ export_refused geglu "model.activation=gelu_tanh, model.embed_scale=1, model.nor
 # Sinks on a dense Llama are no gpt-oss (whose MLP is biased experts of clamped SwiGLU): refused.
 export_refused sinks "model.attention_sinks=true, model.attention_out_bias=false, model.expert_bias=false, model.activation=silu in this combination have no Hugging Face counterpart" \
     model.attention_sinks=true
-bad topk mixtral && sed -i 's/"num_experts_per_tok": 2/"num_experts_per_tok": 5/' topk/config.json
-expect_fail "4 experts with num_experts_per_tok = 5" "$CKPT" import topk -o x.h5
-bad experts mixtral && sed -i 's/"num_local_experts": 4/"num_local_experts": 3/' experts/config.json
-expect_fail "gate.weight has shape [4, 16], but config.json gives [3, 16]" "$CKPT" import experts -o x.h5
-bad tie gpt2 && sed -i 's/"tie_word_embeddings": true/"tie_word_embeddings": false/' tie/config.json
-expect_fail "tie_word_embeddings = false" "$CKPT" import tie -o x.h5
+refused topk mixtral 's/"num_experts_per_tok": 2/"num_experts_per_tok": 5/' "4 experts with num_experts_per_tok = 5"
+refused experts mixtral 's/"num_local_experts": 4/"num_local_experts": 3/' "gate.weight has shape [4, 16], but config.json gives [3, 16]"
+refused tie gpt2 's/"tie_word_embeddings": true/"tie_word_embeddings": false/' "tie_word_embeddings = false"
 bad untied llama_gqa && sed -i 's/"tie_word_embeddings": false/"tie_word_embeddings": true/' untied/config.json
 expect_fail "tie_word_embeddings = true, but lm_head.weight differs" "$GEN" untied -q --prompt a
 # Llama's attention_bias means q, k, v and o biases (llama_bias above): a file without them is refused.
-bad lbias llama_gqa && sed -i 's/"attention_bias": false/"attention_bias": true/' lbias/config.json
-expect_fail "tensor model.layers.0.self_attn.q_proj.bias is missing" "$CKPT" import lbias -o x.h5
+refused lbias llama_gqa 's/"attention_bias": false/"attention_bias": true/' "tensor model.layers.0.self_attn.q_proj.bias is missing"
 # Part of each head turned is GLM's and Phi-3's alone: another family's partial_rotary_factor is
 # refused on import, an odd count of values too, and partial RoPE with q/k norms on export.
-bad llpart llama_gqa && sed -i 's/"model_type": "llama",/"model_type": "llama", "partial_rotary_factor": 0.5,/' llpart/config.json
-expect_fail "partial_rotary_factor = 0.5 on LlamaForCausalLM: accel turns part of a head for GLM and Phi-3 only" \
-    "$CKPT" import llpart -o x.h5
-bad glmodd glm && sed -i 's/"partial_rotary_factor": 0.5/"partial_rotary_factor": 0.375/' glmodd/config.json
-expect_fail "partial_rotary_factor = 0.375 turns 3 of a head's 8 values" "$CKPT" import glmodd -o x.h5
+refused llpart llama_gqa 's/"model_type": "llama",/"model_type": "llama", "partial_rotary_factor": 0.5,/' \
+    "partial_rotary_factor = 0.5 on LlamaForCausalLM: accel turns part of a head for GLM and Phi-3 only"
+refused glmodd glm 's/"partial_rotary_factor": 0.5/"partial_rotary_factor": 0.375/' "partial_rotary_factor = 0.375 turns 3 of a head's 8 values"
 export_refused glmqk "model.rope_dim=4 or model.norm_position=pre without Gemma's norms, with other parts, has no Hugging Face counterpart" \
     model.rope_dim=4 model.qk_norm=true
 # An output projection bias with q/k norms is neither Llama's nor Seed-OSS's: its export is refused.
@@ -563,49 +528,33 @@ export_refused q3obias "model.attention_out_bias=true with q/k norms has no Hugg
 # the dense ones are refused on import.
 export_refused erniek "softmax routing with a selection bias in this combination has no Hugging Face counterpart" \
     model.experts=4 model.experts_per_token=2 model.router_select_bias=true model.router_norm_topk=false
-bad erniebias ernie4_5 && sed -i 's/"use_bias": false/"use_bias": true/' erniebias/config.json
-expect_fail "use_bias = true: accel's ERNIE 4.5 has no biases" "$CKPT" import erniebias -o x.h5
-bad ernieint ernie4_5_moe && sed -i 's/"moe_layer_interval": 1/"moe_layer_interval": 2/' ernieint/config.json
-expect_fail "moe_layer_interval = 2: accel's blocks with experts are every block after the leading dense ones" \
-    "$CKPT" import ernieint -o x.h5
+refused erniebias ernie4_5 's/"use_bias": false/"use_bias": true/' "use_bias = true: accel's ERNIE 4.5 has no biases"
+refused ernieint ernie4_5_moe 's/"moe_layer_interval": 1/"moe_layer_interval": 2/' \
+    "moe_layer_interval = 2: accel's blocks with experts are every block after the leading dense ones"
 # GLM-4.5 / dots.llm1: experts left in no block, groups that cannot hold a token's experts, and a
 # dots.llm1 size transformers has no default for.
-bad glmdense glm4_moe && sed -i 's/"first_k_dense_replace": 1/"first_k_dense_replace": 3/' glmdense/config.json
-expect_fail "first_k_dense_replace = 3 of 3 layers: accel needs experts in at least one block" "$CKPT" import glmdense -o x.h5
-bad glmgroups glm4_moe && sed -i 's/"n_group": 4/"n_group": 3/' glmgroups/config.json
-expect_fail "n_group = 3, topk_group = 2 for 8 experts, 2 a token" "$CKPT" import glmgroups -o x.h5
+refused glmdense glm4_moe 's/"first_k_dense_replace": 1/"first_k_dense_replace": 3/' "first_k_dense_replace = 3 of 3 layers: accel needs experts in at least one block"
+refused glmgroups glm4_moe 's/"n_group": 4/"n_group": 3/' "n_group = 3, topk_group = 2 for 8 experts, 2 a token"
 # Fine-grained FP8 (qwen3_fp8: e4m3 weights by blocks of 12 x 8, the edges partial): its
 # quantization_config must give the blocks, an FP8 tensor needs one, and its scales must be there.
-bad fp8nob qwen3_fp8 && sed -i 's/^      12,$/      0,/' fp8nob/config.json
-expect_fail "quantization_config fp8 with weight_block_size not two positive integers" "$CKPT" import fp8nob -o x.h5
-bad fp8noq qwen3_fp8 && sed -i 's/"quantization_config"/"quantization_cfg"/' fp8noq/config.json
-expect_fail "is F8_E4M3, but config.json declares no fp8 quantization_config" "$CKPT" import fp8noq -o x.h5
+refused fp8nob qwen3_fp8 's/^      12,$/      0,/' "quantization_config fp8 with weight_block_size not two positive integers"
+refused fp8noq qwen3_fp8 's/"quantization_config"/"quantization_cfg"/' "is F8_E4M3, but config.json declares no fp8 quantization_config"
 bad fp8nos qwen3_fp8 && perl -pi -e 's/layers\.1\.mlp\.up_proj\.weight_scale_inv/layers.1.mlp.up_proj.weight_scale_inx/' fp8nos/model.safetensors
 expect_fail "tensor model.layers.1.mlp.up_proj.weight_scale_inv is missing (the scales of FP8 model.layers.1.mlp.up_proj.weight)" \
     "$CKPT" import fp8nos -o x.h5
 # Per-tensor FP8 (ministral3_fp8: weight_block_size null, one scale a weight, static activation
 # scales beside): a weight_block_size that is neither a list nor null is refused.
-bad fp8wbs ministral3_fp8 && sed -i 's/"weight_block_size": null/"weight_block_size": 128/' fp8wbs/config.json
-expect_fail "quantization_config fp8 with weight_block_size neither a list nor null" "$CKPT" import fp8wbs -o x.h5
-bad dsv2tk deepseek_v2 && sed -i 's/"topk_method": "greedy"/"topk_method": "noaux_tc"/' dsv2tk/config.json
-expect_fail "topk_method = noaux_tc: accel routes DeepSeek-V2 by greedy or group_limited_greedy" "$CKPT" import dsv2tk -o x.h5
-bad dsvhd deepseek_v3 && sed -i 's/"v_head_dim": 6/"v_head_dim": 12/' dsvhd/config.json
-expect_fail "v_head_dim = 12, kv_lora_rank = 10, q_lora_rank = 12: accel's latent attention needs" "$CKPT" import dsvhd -o x.h5
-bad dssoft deepseek_v3 && sed -i 's/"model_type": "deepseek_v3",/"model_type": "deepseek_v3", "scoring_func": "softmax",/' dssoft/config.json
-expect_fail "scoring_func = softmax: accel's DeepSeek-V3 router scores by sigmoid" "$CKPT" import dssoft -o x.h5
-bad litetypes glm4_moe_lite && sed -i 's/^    "sparse"$/    "dense"/' litetypes/config.json
-expect_fail 'mlp_layer_types[2] is not "sparse" after the dense blocks' "$CKPT" import litetypes -o x.h5
-bad m4partial mistral4 && sed -i 's/"partial_rotary_factor": 0.4/"partial_rotary_factor": 0.5/' m4partial/config.json
-expect_fail "partial_rotary_factor = 0.5 turns 5 of a head's 10 values, not qk_rope_head_dim = 4" "$CKPT" import m4partial -o x.h5
-bad m3beta ministral3 && sed -i 's/"llama_4_scaling_beta": 0.3/"llama_4_scaling_beta": -1/' m3beta/config.json
-expect_fail "llama_4_scaling_beta = -1 with original_max_position_embeddings = 4" "$CKPT" import m3beta -o x.h5
-bad m3text ministral3_vl && sed -i 's/"model_type": "ministral3"/"model_type": "pixtral_text"/' m3text/config.json
-expect_fail "Mistral3ForConditionalGeneration with a language model accel does not run: text_config model_type pixtral_text" \
-    "$CKPT" import m3text -o x.h5
-bad dotsnoe dots1 && sed -i '/"n_routed_experts"/d' dotsnoe/config.json
-expect_fail "n_routed_experts is missing (Dots1ForCausalLM has no default for it)" "$CKPT" import dotsnoe -o x.h5
-bad gelu gpt2 && sed -i 's/"gelu_new"/"relu"/' gelu/config.json
-expect_fail "activation_function = relu" "$CKPT" import gelu -o x.h5
+refused fp8wbs ministral3_fp8 's/"weight_block_size": null/"weight_block_size": 128/' "quantization_config fp8 with weight_block_size neither a list nor null"
+refused dsv2tk deepseek_v2 's/"topk_method": "greedy"/"topk_method": "noaux_tc"/' "topk_method = noaux_tc: accel routes DeepSeek-V2 by greedy or group_limited_greedy"
+refused dsvhd deepseek_v3 's/"v_head_dim": 6/"v_head_dim": 12/' "v_head_dim = 12, kv_lora_rank = 10, q_lora_rank = 12: accel's latent attention needs"
+refused dssoft deepseek_v3 's/"model_type": "deepseek_v3",/"model_type": "deepseek_v3", "scoring_func": "softmax",/' "scoring_func = softmax: accel's DeepSeek-V3 router scores by sigmoid"
+refused litetypes glm4_moe_lite 's/^    "sparse"$/    "dense"/' 'mlp_layer_types[2] is not "sparse" after the dense blocks'
+refused m4partial mistral4 's/"partial_rotary_factor": 0.4/"partial_rotary_factor": 0.5/' "partial_rotary_factor = 0.5 turns 5 of a head's 10 values, not qk_rope_head_dim = 4"
+refused m3beta ministral3 's/"llama_4_scaling_beta": 0.3/"llama_4_scaling_beta": -1/' "llama_4_scaling_beta = -1 with original_max_position_embeddings = 4"
+refused m3text ministral3_vl 's/"model_type": "ministral3"/"model_type": "pixtral_text"/' \
+    "Mistral3ForConditionalGeneration with a language model accel does not run: text_config model_type pixtral_text"
+refused dotsnoe dots1 '/"n_routed_experts"/d' "n_routed_experts is missing (Dots1ForCausalLM has no default for it)"
+refused gelu gpt2 's/"gelu_new"/"relu"/' "activation_function = relu"
 expect_fail "nowhere: No such file or directory" "$CKPT" import "$SCRATCH/nowhere" -o x.h5
 expect_fail "neither model.safetensors nor model.safetensors.index.json" sh -c "mkdir -p empty && cp '$FIX/gpt2/config.json' empty/ && '$CKPT' import empty -o x.h5"
 pass "bad Hugging Face input refused with messages"

@@ -538,6 +538,12 @@ static long long jint_at(json_t *a, size_t i)
     return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
 }
 
+/* Whether v is the string s. */
+static bool jstr_is(json_t *v, const char *s)
+{
+    return json_is_string(v) && !strcmp(json_string_value(v), s);
+}
+
 static bool jbool(json_t *o, const char *k, bool def)
 {
     json_t *v = json_object_get(o, k);
@@ -665,11 +671,10 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
         json_t *types = json_object_get(root, "mlp_layer_types");
         if (lite && json_is_array(types)) {         /* "dense" blocks first, then "sparse" ones */
             dense = 0;
-            while ((size_t)dense < json_array_size(types) &&
-                   !strcmp(json_string_value(json_array_get(types, (size_t)dense)) ?: "", "dense"))
+            while ((size_t)dense < json_array_size(types) && jstr_is(json_array_get(types, (size_t)dense), "dense"))
                 dense++;
             for (size_t i = (size_t)dense; i < json_array_size(types); i++)
-                if (strcmp(json_string_value(json_array_get(types, i)) ?: "", "sparse"))
+                if (!jstr_is(json_array_get(types, i), "sparse"))
                     REFUSE("%s: mlp_layer_types[%zu] is not \"sparse\" after the dense blocks: accel's dense "
                            "blocks lead (model.dense_layers)", path, i);
             if (json_array_size(types) != (size_t)m->layers)

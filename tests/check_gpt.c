@@ -119,6 +119,8 @@ static int g_mla;
 /* g_qscale: Llama 4's attention temperature (Ministral 3's, Mistral Small 4's): queries times
  * 1 + 0.1 ln(1 + floor(p / 2)) at position p (Mistral's beta, steps every 2 positions). */
 static bool g_qscale;
+/* g_qkafter: with g_qwen3, the q/k norms on the heads after RoPE (HunYuan's order). */
+static bool g_qkafter;
 
 /* A Llama with every optional part on: grouped-query attention (NH heads, NH/2 kv heads), an untied
  * head, q/k/v biases, Llama-3.1 RoPE scaling with frequencies in all three bands, odd SwiGLU width. */
@@ -194,6 +196,7 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
             ck_assert_int_eq(accel_config_set(&cfg, mk[i][0], mk[i][1], NULL, 0), ACCEL_OK);
         cfg.model.kv_heads = 0;
     }
+    cfg.model.qk_norm_after_rope = g_qkafter;
     if (g_qscale) {
         cfg.model.query_scale_beta = 0.1;
         cfg.model.query_scale_context = 2;
@@ -454,6 +457,7 @@ START_TEST(test_gradcheck_llama)
     g_mla = _i == 13 ? 1 : _i == 14 ? 2 : 0;    /* 13, 14: latent attention, with and without a q latent */
     if (_i == 14) g_moe = 4;                    /*     14: with GLM-4.5's (DeepSeek-V3's) experts too */
     g_qscale = _i == 13 || _i == 15;            /* 13 (Mistral Small 4's) and 15: query temperature */
+    if (_i == 16) g_qwen3 = g_qkafter = true;   /* 16: Qwen3's norms after RoPE (HunYuan) */
     fd_h = 5e-3;
     fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
     big_init(&f);
@@ -499,7 +503,7 @@ START_TEST(test_gradcheck_llama)
     g_olmo = 0;
     g_gemma = g_oss = g_longrope = g_exaone = false;
     g_mla = 0;
-    g_qscale = false;
+    g_qscale = g_qkafter = false;
     g_oss_limit = "1";
 }
 END_TEST
@@ -602,11 +606,11 @@ static void kv_case(bool llama, const char *precision, double tol)
             double d = fabs((double)a[v] - b[v]);
             if (d > worst) worst = d;
             ck_assert_msg(d <= tol * (1 + fabs(a[v])), "%s %s: %d tokens, logit %d: cached %g, "
-                          "whole window %g", g_qscale ? (g_mla ? "mla+qscale" : "qscale") : g_mla ? "mla" : g_exaone ? "exaone4" : g_longrope ? "longrope" : g_oss ? "gpt-oss" : g_gemma ? "gemma3" : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, n, v, b[v], a[v]);
+                          "whole window %g", g_qkafter ? "qk-after-rope" : g_qscale ? (g_mla ? "mla+qscale" : "qscale") : g_mla ? "mla" : g_exaone ? "exaone4" : g_longrope ? "longrope" : g_oss ? "gpt-oss" : g_gemma ? "gemma3" : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, n, v, b[v], a[v]);
         }
     }
     printf("kv cache %s %s: %d tokens, max |cached - whole window| %.2e\n",
-           g_qscale ? (g_mla ? "mla+qscale" : "qscale") : g_mla ? "mla" : g_exaone ? "exaone4" : g_longrope ? "longrope" : g_oss ? "gpt-oss" : g_gemma ? "gemma3" : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, T, worst);
+           g_qkafter ? "qk-after-rope" : g_qscale ? (g_mla ? "mla+qscale" : "qscale") : g_mla ? "mla" : g_exaone ? "exaone4" : g_longrope ? "longrope" : g_oss ? "gpt-oss" : g_gemma ? "gemma3" : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, T, worst);
     /* The cache holds T tokens now: claiming more, or no new token, is refused. */
     ck_assert_int_eq(ops->logits_cached(f.model.state, &f.model.layout, f.params, f.tokens, 5, 5,
                                         a, NULL), ACCEL_ERR_INVALID);
@@ -619,12 +623,14 @@ static void kv_case(bool llama, const char *precision, double tol)
 
 START_TEST(test_kv_cache)
 {
-    for (int llama = 0; llama < 14; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
+    for (int llama = 0; llama < 15; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
                                                  * 5: a sliding window, 6: OLMo 2, 7: Gemma 3,
                                                  * 8: gpt-oss, 9: GLM-4.5's experts, 10: LongRoPE
                                                  * (the cache recomputed past 8 tokens), 11: EXAONE 4,
-                                                 * 12: latent attention, 12 and 13: query temperature */
-        g_qwen3 = llama == 2;
+                                                 * 12: latent attention, 12 and 13: query temperature,
+                                                 * 14: q/k norms after RoPE */
+        g_qwen3 = llama == 2 || llama == 14;
+        g_qkafter = llama == 14;
         g_nope = llama == 2 ? 2 : 0;            /* layer 1 of 2 without RoPE */
         g_moe = llama == 3 || llama == 8 ? 1 : llama == 4 ? 3 : llama == 9 ? 4 : 0;
         g_oss = llama == 8;
@@ -644,7 +650,7 @@ START_TEST(test_kv_cache)
     g_moe = 0;
     g_window = 0;
     g_olmo = 0;
-    g_gemma = g_oss = g_longrope = g_exaone = g_qscale = false;
+    g_gemma = g_oss = g_longrope = g_exaone = g_qscale = g_qkafter = false;
     g_mla = 0;
 }
 END_TEST
@@ -773,9 +779,10 @@ START_TEST(test_recompute_bitwise)
                                                  * 4: with a shared expert, 5: OLMo 2, 6: OLMoE,
                                                  * 7: Gemma 3, 8: gpt-oss, 9: GLM-4.5's experts,
                                                  * 10: latent attention with the query
-                                                 * temperature */
+                                                 * temperature, 11: Qwen3's norms after RoPE */
     const char *precision = _i % 2 ? "bf16" : "fp32";
-    g_qwen3 = _i / 2 == 2;
+    g_qwen3 = _i / 2 == 2 || _i / 2 == 11;
+    g_qkafter = _i / 2 == 11;
     g_moe = _i / 2 == 3 || _i / 2 == 6 || _i / 2 == 8 ? 1 : _i / 2 == 4 ? 3 : _i / 2 == 9 ? 4 : 0;
     g_oss = _i / 2 == 8;
     g_olmo = _i / 2 == 5 ? 1 : _i / 2 == 6 ? 1 : 0;
@@ -820,7 +827,7 @@ START_TEST(test_recompute_bitwise)
     g_qwen3 = false;
     g_moe = 0;
     g_olmo = 0;
-    g_gemma = g_oss = g_qscale = false;
+    g_gemma = g_oss = g_qscale = g_qkafter = false;
     g_mla = 0;
 }
 END_TEST
@@ -1401,13 +1408,13 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
-    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 16);
+    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 17);
     tcase_add_test(tc, test_sliding_window);
     tcase_add_test(tc, test_experts_aux);
     tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);
     tcase_add_loop_test(tc, test_loss_mask, 0, 2);
-    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 22);
+    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 24);
     tcase_add_test(tc, test_causality);
     tcase_add_loop_test(tc, test_documents, 0, 6);
     tcase_add_test(tc, test_precision);

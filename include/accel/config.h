@@ -58,6 +58,7 @@ typedef struct {
     double sliding_rope_theta;      /* model.sliding_rope_theta: plain's base; 0 = rope_theta */
     int no_rope_pattern;            /* model.no_rope_pattern: every N-th layer without RoPE; 0 = none */
     char qk_norm_scope[8];          /* model.qk_norm_scope: head | all (OLMo 2, OLMoE) */
+    bool qk_norm_after_rope;        /* model.qk_norm_after_rope: the q/k norms on rotated heads (HunYuan) */
     char norm_position[8];          /* model.norm_position: pre | post (OLMo 2) | both (Gemma 3) */
     bool norm_unit_offset;          /* model.norm_unit_offset: RMSNorm by 1 + weight (Gemma) */
     double embed_scale;             /* model.embed_scale: token embeddings times this (Gemma) */

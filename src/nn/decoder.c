@@ -47,6 +47,7 @@ typedef struct {                    /* the building blocks of one family */
     bool tied;                      /* LM head = wte */
     bool qk_norm;                   /* RMSNorm on each q and k head before RoPE (Qwen3) */
     bool qk_all;                    /* ... over the whole q and k projections instead (OLMo 2) */
+    bool qk_after;                  /* ... on the heads after RoPE (HunYuan) */
     bool post_norm;                 /* norms after attention and the MLP, none before (OLMo 2) */
     bool sandwich;                  /* norms before attention and the MLP and after (Gemma 3) */
     bool proj_bias;                 /* a bias on attention's output projection (gpt; gpt-oss) */
@@ -268,6 +269,7 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->residual_multiplier != 1.0) key = "model.residual_multiplier";
     else if (c->logits_scaling != 1.0) key = "model.logits_scaling";
     else if (strcmp(c->qk_norm_scope, "head")) key = "model.qk_norm_scope";
+    else if (c->qk_norm_after_rope) key = "model.qk_norm_after_rope";
     else if (strcmp(c->norm_position, "pre")) key = "model.norm_position";
     else if (c->experts) key = "model.experts";
     else if (c->shared_expert_ffn) key = "model.shared_expert_ffn";
@@ -479,6 +481,8 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
         else if (!strcmp(c->qk_norm_scope, "all") && !c->qk_norm)
             bad = "model.qk_norm_scope", why = "is all, which needs model.qk_norm=true (it says what "
                                                "the q/k norms cover)";
+        else if (c->qk_norm_after_rope && !c->qk_norm)
+            bad = "model.qk_norm_after_rope", why = "places the q/k norms: it needs model.qk_norm=true";
         else if (c->sliding_window_pattern && !c->sliding_window)
             bad = "model.sliding_window_pattern", why = "needs model.sliding_window (it says which layers "
                                                         "slide)";
@@ -626,6 +630,7 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
                                 .qkv_bias = c->attention_bias, .tied = c->tie_embeddings,
                                 .qk_norm = c->qk_norm,
                                 .qk_all = c->qk_norm && !strcmp(c->qk_norm_scope, "all"),
+                                .qk_after = c->qk_norm && c->qk_norm_after_rope,
                                 .post_norm = !strcmp(c->norm_position, "post"),
                                 .sandwich = !strcmp(c->norm_position, "both"),
                                 .proj_bias = c->attention_out_bias, .sinks = c->attention_sinks }
@@ -1671,8 +1676,9 @@ static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel
         GEMM(false, true, (int)R, KVW, C, 1.0f, in, C, PARAM(k->qkvw) + (size_t)QW * C,
              C, 1.0f, kv, KVW);
     }
-    if (m->arch.qk_norm) qk_norm_forward(m, &x, a, PARAM(k->qnw), PARAM(k->knw), R, p0);
+    if (m->arch.qk_norm && !m->arch.qk_after) qk_norm_forward(m, &x, a, PARAM(k->qnw), PARAM(k->knw), R, p0);
     if (m->arch.rope) rope(m, l, &x, R, T, p0, 0);
+    if (m->arch.qk_after) qk_norm_forward(m, &x, a, PARAM(k->qnw), PARAM(k->knw), R, p0);
     scale_queries(m, &x, R, T, p0);
     ACCEL_CHECK(attention_forward(m, a, fw, &x, B, T, p0, layer_window(m, l), PARAM_OPT(k->sinks)));
     const int PW = m->PW;           /* the projection's input: the heads' outputs (MLA: compacted) */
@@ -1992,12 +1998,12 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
         if (k->projb >= 0) accel_cpu_colsum_add(GRAD(k->projb), dproj, BT, C);
         accel_batch_progress(hb);
         ACCEL_CHECK(attention_backward(m, a, B, T, layer_window(m, l), PARAM_OPT(k->sinks), GRAD_OPT(k->sinks)));
-        if (m->arch.rope) {
-            qkv_view_t dx = qkv_rows(m, m->d3c);
-            scale_queries(m, &dx, BT, T, 0);
-            rope(m, l, &dx, BT, T, 0, 1);
-        }
-        if (m->arch.qk_norm)
+        qkv_view_t dx = qkv_rows(m, m->d3c);
+        scale_queries(m, &dx, BT, T, 0);
+        if (m->arch.qk_after)           /* the norms came after RoPE: undone first */
+            qk_norm_backward(m, a, PARAM(k->qnw), PARAM(k->knw), GRAD(k->qnw), GRAD(k->knw), BT);
+        if (m->arch.rope) rope(m, l, &dx, BT, T, 0, 1);
+        if (m->arch.qk_norm && !m->arch.qk_after)
             qk_norm_backward(m, a, PARAM(k->qnw), PARAM(k->knw), GRAD(k->qnw), GRAD(k->knw), BT);
         accel_batch_progress(hb);
         if (m->mla) {

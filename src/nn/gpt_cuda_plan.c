@@ -200,6 +200,7 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                       : mc->logit_softcap > 0 ? "model.logit_softcap"
                       : mc->attention_multiplier > 0 ? "model.attention_multiplier"
                       : mc->query_scale_beta > 0 ? "model.query_scale_beta"
+                      : mc->qk_norm_after_rope ? "model.qk_norm_after_rope"
                       : mc->residual_multiplier != 1.0 ? "model.residual_multiplier"
                       : mc->logits_scaling != 1.0 ? "model.logits_scaling" : NULL;
     if (!strcmp(mc->name, "llama") && cpu_only) {

@@ -5,7 +5,8 @@
 # a bf16 save, Qwen3 in fine-grained FP8, Ministral 3 in per-tensor FP8, the mixtures of experts, Phi-3, Phi-3.5 and Phi-4-mini with LongRoPE, EXAONE 4,
 # DeepSeek-V3, Moonlight and DeepSeek-V2-Lite with latent attention (and V2's group-limited routing), Mistral Small 4 and GLM-4.7-Flash
 # (latent attention, softmax or GLM-4.5's experts), ERNIE 4.5 dense and MoE (interleaved RoPE pairs;
-# softmax routing with a selection bias), Ministral 3 with the query temperature, alone and
+# softmax routing with a selection bias), HunYuan dense (q/k norms after RoPE, NTK alpha), Ministral 3
+# with the query temperature, alone and
 # in a Mistral3ForConditionalGeneration beside a vision tower, OLMo 2, OLMo 3 with its sliding layers, SmolLM3
 # with a layer without RoPE, Granite, Gemma, Gemma 2, Gemma 3, Gemma 3 with a vision tower, gpt-oss
 # dense and with MXFP4 experts, Llama with q/k/v/o biases, Seed-OSS with an o bias alone, GLM and
@@ -53,12 +54,14 @@ for dir in "$FIX"/*/; do
     # vision tower as Gemma3ForCausalLM (Ministral 3's as Ministral3ForCausalLM), gpt-oss's MXFP4
     # experts widened, GLM-4.5 and DeepSeek-V3 without their multi-token prediction blocks, dots.llm1
     # as the GLM-4.5 it equals (GLM-4.7-Flash as the DeepSeek-V3 it equals, ERNIE 4.5 as the Llama
-    # it equals: its RoPE pairs in rotate-half order), Moonlight's
+    # it equals: its RoPE pairs in rotate-half order; HunYuan with its NTK alpha folded into
+    # rope_theta), Moonlight's
     # RoPE pairs interleaved (DeepSeek-V3's default), Qwen3-FP8's weights dequantized: the same
     # model, its logits
     case $name in phi3) as=MistralForCausalLM ;; gemma3_vl) as=Gemma3ForCausalLM ;; gpt_oss_mxfp4) as=GptOssForCausalLM ;;
                   glm4_moe|dots1) as=Glm4MoeForCausalLM ;; deepseek_v3|moonlight|glm4_moe_lite) as=DeepseekV3ForCausalLM ;;
                   ministral3_vl|ministral3_fp8) as=Ministral3ForCausalLM ;; ernie4_5) as=LlamaForCausalLM ;;
+                  hunyuan_dense) as=HunYuanDenseV1ForCausalLM ;;
                   qwen3_fp8) as=Qwen3ForCausalLM ;;
                   *) as= ;; esac
     if [ -n "$as" ]; then
@@ -165,6 +168,9 @@ pass "ministral3, mistral4, glm4_moe_lite: transformers' logits need the query t
 # shared experts, layer 0 dense): the logits need the renormalization.
 needs ernie4_5_moe model.router_norm_topk=false
 pass "ernie4_5_moe: transformers' logits need the renormalized top k"
+# HunYuan (q/k norms after RoPE, RoPE's base stretched by NTK alpha 1000): the logits need both.
+needs hunyuan_dense model.qk_norm_after_rope=false model.rope_theta=10000
+pass "hunyuan_dense: transformers' logits need the q/k norms after RoPE and the NTK alpha"
 # YaRN's mscale and mscale_all_dim on any family (Ministral 3 writes 1 and 1): cos and sin scaled by
 # their mscales' ratio, as transformers' YaRN does; equal ones give 1 where the default is
 # 0.1 ln(factor) + 1.
@@ -324,6 +330,7 @@ train_case 2 zero2 "$FIX/glm4_moe_lite" "$FIX/glm4_moe_lite" glm4_moe_lite_dir_2
 train_case 2 ddp "$FIX/ministral3_vl" "$FIX/ministral3_vl" ministral3_vl_dir_2_ddp
 train_case 2 zero3 "$FIX/ernie4_5_moe" "$FIX/ernie4_5_moe" ernie4_5_moe_dir_2_zero3
 train_case 1 ddp "$FIX/ernie4_5" "$FIX/ernie4_5" ernie4_5_dir_1_ddp
+train_case 2 zero2 "$FIX/hunyuan_dense" "$FIX/hunyuan_dense" hunyuan_dense_dir_2_zero2
 train_case 2 zero3 "$FIX/olmo2" "$FIX/olmo2" olmo2_dir_2_zero3
 train_case 2 zero2 "$FIX/olmo3" "$FIX/olmo3" olmo3_dir_2_zero2
 train_case 2 ddp "$FIX/smollm3" "$FIX/smollm3" smollm3_dir_2_ddp
@@ -529,6 +536,7 @@ export_refused q3obias "model.attention_out_bias=true with q/k norms has no Hugg
 export_refused erniek "softmax routing with a selection bias in this combination has no Hugging Face counterpart" \
     model.experts=4 model.experts_per_token=2 model.router_select_bias=true model.router_norm_topk=false
 refused erniebias ernie4_5 's/"use_bias": false/"use_bias": true/' "use_bias = true: accel's ERNIE 4.5 has no biases"
+refused hyalpha hunyuan_dense 's/"alpha": 1000.0/"alpha": 0.0/' "rope_scaling type = dynamic"
 refused ernieint ernie4_5_moe 's/"moe_layer_interval": 1/"moe_layer_interval": 2/' \
     "moe_layer_interval = 2: accel's blocks with experts are every block after the leading dense ones"
 # GLM-4.5 / dots.llm1: experts left in no block, groups that cannot hold a token's experts, and a

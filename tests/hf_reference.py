@@ -541,6 +541,18 @@ def ernie4_5_moe():
         eos_token_id=2))
 
 
+def hunyuan_dense():
+    # Tencent's HunYuan dense (Hunyuan-7B's kind): Llama's blocks with per-head q/k norms taken
+    # after RoPE (query_layernorm, key_layernorm), RoPE's base stretched by NTK alpha 1000 (its
+    # "dynamic" type with a fixed alpha), heads of 8 apart from the width 16, tied.
+    return tf.HunYuanDenseV1ForCausalLM(tf.HunYuanDenseV1Config(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, max_position_embeddings=T, rms_norm_eps=1e-5,
+        tie_word_embeddings=True, rope_parameters={"rope_type": "dynamic", "rope_theta": 10000.0, "alpha": 1000.0,
+                                                   "factor": 1.0},
+        pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
 def ernie_margin(model, tokens):
     """ERNIE 4.5's router: the smallest gap between a token's k-th and next choice score (its
     probability plus the selection bias); the bias must change some token's experts."""
@@ -771,6 +783,7 @@ CASES = {
     "deepseek_v2_group": (deepseek_v2_group, {"score64": True, "seed_of": "deepseek_v2"}),
     "glm4_moe_lite": (glm4_moe_lite, {"score64": True}),
     "ernie4_5": (ernie4_5, {}),
+    "hunyuan_dense": (hunyuan_dense, {}),
     "ernie4_5_moe": (ernie4_5_moe, {"score64": True, "seed_of": "ernie-moe"}),
     "mistral4": (mistral4, {"score64": True}),
     "ministral3": (ministral3, {}),

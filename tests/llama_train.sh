@@ -89,6 +89,9 @@ expect_fail "gpt: model.rope_short_factor is a llama key" "$ACCEL_TRAIN" model.n
 expect_fail "model.router_group_score scores the groups of model.router_groups > 1" "$ACCEL_TRAIN" $args \
     model.experts=4 model.experts_per_token=2 model.router_group_score=max
 expect_fail "expected one of top2|max" "$ACCEL_TRAIN" $args model.router_group_score=sum
+expect_fail "model.qk_norm_after_rope places the q/k norms: it needs model.qk_norm=true" "$ACCEL_TRAIN" $args \
+    model.qk_norm_after_rope=true
+expect_fail "gpt: model.qk_norm_after_rope is a llama key" "$ACCEL_TRAIN" model.name=gpt model.qk_norm_after_rope=true
 expect_fail "model.query_scale_beta needs model.query_scale_context" "$ACCEL_TRAIN" $args model.query_scale_beta=0.1
 expect_fail "model.query_scale_context is the period of model.query_scale_beta's steps" "$ACCEL_TRAIN" $args \
     model.query_scale_context=8

@@ -55,7 +55,8 @@ enum { F_GPT = 1, F_LLAMA = 2, F_BLOCK = 4, F_QKVB = 8, F_UNTIED = 16, F_QKNORM 
        F_QLORA = 134217728,         /* ... with its queries through a latent */
        F_QDIRECT = 268435456,       /* ... with one query projection */
        F_FUSED = 536870912,         /* experts named as Qwen's, stacked as transformers 5 keeps them */
-       F_ERNIE = 1073741824u };     /* ERNIE 4.5's name for the selection bias */
+       F_ERNIE = 1073741824u,       /* ERNIE 4.5's name for the selection bias */
+       F_HUNYUAN = 2147483648u };   /* HunYuan's names for the q/k norms (after RoPE) */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -122,6 +123,10 @@ static const map_t g_map[] = {
     { "h.%d.attn.qkv.bias", "model.layers.%d.self_attn.v_proj.bias", P_V, L_ROWS, F_LLAMA | F_BLOCK | F_QKVB },
     { "h.%d.attn.q_norm.weight", "model.layers.%d.self_attn.q_norm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_QKNORM },
     { "h.%d.attn.k_norm.weight", "model.layers.%d.self_attn.k_norm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_QKNORM },
+    { "h.%d.attn.q_norm.weight", "model.layers.%d.self_attn.query_layernorm.weight", P_ALL, L_ROWS,
+      F_LLAMA | F_BLOCK | F_QKNORM | F_HUNYUAN },
+    { "h.%d.attn.k_norm.weight", "model.layers.%d.self_attn.key_layernorm.weight", P_ALL, L_ROWS,
+      F_LLAMA | F_BLOCK | F_QKNORM | F_HUNYUAN },
     { "h.%d.attn.proj.weight", "model.layers.%d.self_attn.o_proj.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK },
     { "h.%d.attn.proj.bias", "model.layers.%d.self_attn.o_proj.bias", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_OBIAS },
     { "h.%d.attn.sinks", "model.layers.%d.self_attn.sinks", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_SINKS },
@@ -225,6 +230,7 @@ typedef struct {
                                      * ERNIE 4.5's experts (its names; export) */
     bool rope_pairs;                /* q and k with their RoPE pairs interleaved in the files (GLM's,
                                      * ERNIE 4.5's) */
+    bool hunyuan;                   /* q/k norms after RoPE: HunYuan's names (export: its family) */
 } dims_t;
 
 /* model.ffn_width = 0 means this width in src/nn/decoder.c (which ckpt may not include). */
@@ -275,6 +281,7 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.ministral3 = d.llama && !d.mla && m->query_scale_beta > 0;
     d.ernie = d.E && !d.mla && !strcmp(m->router_scores, "softmax") && d.select_bias;
     d.rope_pairs = d.glm || d.ernie;    /* import: ERNIE 4.5's dense models too */
+    d.hunyuan = d.qk_norm && m->qk_norm_after_rope;
     return d;
 }
 
@@ -288,6 +295,7 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_QKVB) && !d->qkv_bias) return false;
     if ((e->flags & F_UNTIED) && d->tied) return false;
     if ((e->flags & F_QKNORM) && !d->qk_norm) return false;
+    if ((e->flags & F_QKNORM) && ((e->flags & F_HUNYUAN) != 0) != d->hunyuan) return false;
     if ((e->flags & F_DENSE) && d->E && !d->dense_layers) return false;
     if ((e->flags & F_MIXTRAL) && !(d->E && !d->qk_norm && !d->S && !d->oss && !d->granite_moe && !d->ds)) return false;
     if ((e->flags & F_QWEN_MOE) && !(d->E && (d->qk_norm || d->S || d->ds) && !d->oss && !d->granite_moe)) return false;
@@ -588,6 +596,7 @@ static const arch_info_t g_archs[] = {
     { "Ministral3ForCausalLM", "ministral3", true },
     { "Ernie4_5ForCausalLM", "ernie4_5", true },
     { "Ernie4_5_MoeForCausalLM", "ernie4_5_moe", true },
+    { "HunYuanDenseV1ForCausalLM", "hunyuan_v1_dense", true },
 };
 
 /* Vision-language models whose language model accel imports: its family from text_config's
@@ -1003,6 +1012,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             REFUSE("%s: %s = %s: accel's Gemma uses the tanh GELU (gelu_pytorch_tanh)", path, act_key, act);
         if (!gemma && act && strcmp(act, "silu"))
             REFUSE("%s: hidden_act = %s: accel's Llama uses SwiGLU (silu)", path, act);
+        const bool hunyuan = !strcmp(ai->arch, "HunYuanDenseV1ForCausalLM");  /* q/k norms after RoPE */
         const bool ernie_moe = !strcmp(ai->arch, "Ernie4_5_MoeForCausalLM");    /* RoPE pairs interleaved */
         const bool ernie = ernie_moe || !strcmp(ai->arch, "Ernie4_5ForCausalLM");
         if (ernie && jbool(root, "use_bias", false))
@@ -1033,6 +1043,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool dots1 = !strcmp(ai->arch, "Dots1ForCausalLM");       /* GLM-4.5's experts, Qwen3's attention */
         if (glm_moe) m->qk_norm = jbool(root, "use_qk_norm", false);
         if (dots1) m->qk_norm = true;
+        if (hunyuan) m->qk_norm = m->qk_norm_after_rope = true;   /* query_layernorm, key_layernorm */
         if (qwen3_moe || qwen2_moe || olmoe || oss || granite_moe || glm_moe || dots1 || dsv3 || ernie_moe ||
             !strcmp(ai->arch, "MixtralForCausalLM")) {
             accel_status_t st = translate_experts(root, path, ai->arch, m, err, errlen);
@@ -1112,7 +1123,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
          * default on; attention_out_bias: o); GLM's attention_bias (default on) is q, k, v's. Other
          * families' o_proj bias has no place in accel. */
         const bool seed = !strcmp(ai->arch, "SeedOssForCausalLM");
-        const bool llama_bias = (!strcmp(ai->arch, "LlamaForCausalLM") || dots1) && jbool(root, "attention_bias", false);
+        const bool llama_bias = (!strcmp(ai->arch, "LlamaForCausalLM") || dots1 || hunyuan) &&
+                                jbool(root, "attention_bias", false);
         if (seed || glm || glm_moe) {
             m->attention_bias = jbool(root, "attention_bias", !glm_moe);
             m->attention_out_bias = seed && jbool(root, "attention_out_bias", false);
@@ -1179,6 +1191,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                                                                     : 10000.0);
         const char *rtype = json_is_object(rp) ? (jstr(rp, "rope_type") ? jstr(rp, "rope_type") : jstr(rp, "type")) : NULL;
         double yarn_mscale = 0, yarn_mscale_all = 0;    /* DeepSeek-V3's YaRN */
+        double ntk_alpha = 1.0;                         /* HunYuan's stretch of the base */
         const bool phi3 = !strcmp(ai->arch, "Phi3ForCausalLM");
         if (phi3 && rtype && (!strcmp(rtype, "su") || !strcmp(rtype, "yarn")))
             rtype = "longrope";         /* Phi-3's early names for it, as transformers' Phi3Config reads them */
@@ -1206,6 +1219,17 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                 m->rope_attention_factor = yarn_get_mscale(m->rope_factor, yarn_mscale) /
                                            yarn_get_mscale(m->rope_factor, yarn_mscale_all);
             m->rope_truncate = jbool(rp, "truncate", true);
+        } else if (!strcmp(rtype, "dynamic") && !strcmp(ai->arch, "HunYuanDenseV1ForCausalLM") &&
+                   jnum(rp, "alpha", 0.0) > 0) {
+            /* HunYuan's NTK alpha: "dynamic" by name, a fixed stretch of the base by
+             * alpha^(head / (head - 2)), as transformers' compute_ntk_alpha_rope_parameters */
+            const double alpha = jnum(rp, "alpha", 0.0);
+            const long long hd_rope = m->head_dim ? m->head_dim : m->heads > 0 ? m->width / m->heads : 0;
+            if (hd_rope < 4 || !(alpha <= 1e9))
+                REFUSE("%s: rope_scaling dynamic with alpha = %g on heads of %lld: accel needs alpha in (0, 1e9] and "
+                       "heads of 4 or more", path, alpha, hd_rope);
+            snprintf(m->rope_scaling, sizeof m->rope_scaling, "none");
+            ntk_alpha = pow(alpha, (double)hd_rope / (double)(hd_rope - 2));
         } else if (!strcmp(rtype, "linear")) {
             snprintf(m->rope_scaling, sizeof m->rope_scaling, "linear");
             m->rope_factor = jnum(rp, "factor", 1.0);
@@ -1243,6 +1267,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                    "longrope scaling",
                    path, rtype);
         }
+        m->rope_theta *= ntk_alpha;
         /* Part of each head turned (rope_parameters or the top level): GLM's half (its default),
          * Phi-4-mini's 3/4: model.rope_dim; other families' are refused. */
         const double def_partial = glm || glm_moe ? 0.5 : 1.0;
@@ -2021,13 +2046,14 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool obias = d.obias && !oss, seed = obias && !m->attention_bias;
         const bool glm = d.glm, glm4 = glm && d.sandwich;  /* GLM: part of each head turned, or GLM-4's norms */
         const bool exaone = d.post && d.qk_norm && !d.qk_all;  /* EXAONE 4 (accel_hf_export checked the rest) */
-        const bool qwen = !olmo && !gemma && !oss && !obias && !glm && !glm_moe && !exaone && !dsv3 && !ernie &&
+        const bool hunyuan = d.hunyuan;    /* accel_hf_export checked the rest */
+        const bool qwen = !olmo && !gemma && !oss && !obias && !glm && !glm_moe && !exaone && !dsv3 && !ernie && !hunyuan &&
                           (d.qk_norm || m->attention_bias || d.S);
         const bool nope = m->no_rope_pattern > 0 && !exaone;  /* SmolLM3 (export refuses it with anything else) */
         const bool granite = !dsv3 && (m->attention_multiplier > 0 || m->residual_multiplier != 1.0 ||
                                        m->logits_scaling != 1.0);
         const bool phi3 = d.phi3;     /* LongRoPE: Phi-3.5's, Phi-4-mini's (accel_hf_export checked the rest) */
-        const char *arch = ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
+        const char *arch = hunyuan ? "HunYuanDenseV1ForCausalLM" : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
                          : dsv2 ? "DeepseekV2ForCausalLM" : dsv3 ? "DeepseekV3ForCausalLM" : phi3 ? "Phi3ForCausalLM" : exaone ? "Exaone4ForCausalLM"
                          : glm_moe ? "Glm4MoeForCausalLM" : oss ? "GptOssForCausalLM"
                          : seed ? "SeedOssForCausalLM"
@@ -2038,7 +2064,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
                          : window ? "MistralForCausalLM" : "LlamaForCausalLM";
-        const char *type = ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
+        const char *type = hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
                          : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
@@ -2467,6 +2493,18 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
         return ACCEL_ERR_UNSUPPORTED;
     }
     const bool qk_all = m->qk_norm && !strcmp(m->qk_norm_scope, "all"), post = !strcmp(m->norm_position, "post");
+    /* HunYuan: Llama's dense blocks with per-head q/k norms after RoPE, no biases */
+    if (d.hunyuan && (m->experts || qk_all || post || strcmp(m->norm_position, "pre") || m->attention_bias ||
+                      m->attention_out_bias || m->attention_sinks || m->norm_unit_offset || strcmp(m->activation, "silu") ||
+                      m->embed_scale != 1.0 || m->query_pre_attn_scalar || m->attention_softcap > 0 ||
+                      m->logit_softcap > 0 || m->attention_multiplier > 0 || m->residual_multiplier != 1.0 ||
+                      m->logits_scaling != 1.0 || m->sliding_window || m->no_rope_pattern || m->rope_dim ||
+                      !strcmp(m->rope_scaling, "longrope") || m->query_scale_beta > 0)) {
+        ACCEL_ERROR("export --format hf: model.qk_norm_after_rope=true in this combination has no Hugging Face "
+                    "counterpart (HunYuanDenseV1ForCausalLM: Llama's dense blocks with per-head q/k norms, no biases, "
+                    "window, layers without RoPE or other families' keys)");
+        return ACCEL_ERR_UNSUPPORTED;
+    }
     /* EXAONE 4: OLMo 2's norms after the sublayers with per-head q/k norms; with a window, its full
      * layers (every N-th, or none) are exactly the ones without RoPE. */
     const bool exaone = !strcmp(m->name, "llama") && post && m->qk_norm && !qk_all;

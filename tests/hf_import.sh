@@ -535,6 +535,12 @@ export_refused q3obias "model.attention_out_bias=true with q/k norms has no Hugg
 # the dense ones are refused on import.
 export_refused erniek "softmax routing with a selection bias in this combination has no Hugging Face counterpart" \
     model.experts=4 model.experts_per_token=2 model.router_select_bias=true model.router_norm_topk=false
+# The query temperature beside experts without latent attention, HunYuan's norms after RoPE with a
+# window: no Hugging Face family has them.
+export_refused qsmoe "model.query_scale_beta with experts has no Hugging Face counterpart" \
+    model.query_scale_beta=0.1 model.query_scale_context=4 model.experts=2 model.experts_per_token=1
+export_refused hysw "model.qk_norm_after_rope=true in this combination has no Hugging Face counterpart" \
+    model.qk_norm=true model.qk_norm_after_rope=true model.sliding_window=4
 refused erniebias ernie4_5 's/"use_bias": false/"use_bias": true/' "use_bias = true: accel's ERNIE 4.5 has no biases"
 refused hyalpha hunyuan_dense 's/"alpha": 1000.0/"alpha": 0.0/' "rope_scaling type = dynamic"
 refused ernieint ernie4_5_moe 's/"moe_layer_interval": 1/"moe_layer_interval": 2/' \

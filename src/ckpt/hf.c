@@ -2390,6 +2390,16 @@ static accel_status_t write_json(const char *dir, const char *name, json_t *j)
     return st;
 }
 
+/* Llama's blocks as they are: norms before the sublayers, SwiGLU, none of Gemma's, Granite's or
+ * gpt-oss's parts (the families that add one part of their own check the rest with this). */
+static bool llama_blocks(const accel_model_config_t *m)
+{
+    return !strcmp(m->norm_position, "pre") && !strcmp(m->activation, "silu") && !m->norm_unit_offset &&
+           m->embed_scale == 1.0 && !m->query_pre_attn_scalar && !(m->attention_softcap > 0) &&
+           !(m->logit_softcap > 0) && !(m->attention_multiplier > 0) && m->residual_multiplier == 1.0 &&
+           m->logits_scaling == 1.0 && !m->attention_sinks && !m->expert_bias;
+}
+
 accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, void *ctx, bool bf16,
                                const char *outdir, const accel_hf_tokenizer_t *tok)
 {
@@ -2439,10 +2449,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     /* The query temperature: Mistral Small 4's, or Ministral 3's on Llama's dense blocks (its
      * steps YaRN's original context where it has YaRN) */
     if (m->query_scale_beta > 0 && !d.mistral4 &&
-        (d.mla || m->qk_norm || m->attention_bias || m->attention_out_bias || m->attention_sinks || m->experts ||
-         strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") || m->norm_unit_offset ||
-         m->embed_scale != 1.0 || m->query_pre_attn_scalar || m->attention_softcap > 0 || m->logit_softcap > 0 ||
-         m->attention_multiplier > 0 || m->residual_multiplier != 1.0 || m->logits_scaling != 1.0 ||
+        (d.mla || m->qk_norm || m->attention_bias || m->attention_out_bias || m->experts || !llama_blocks(m) ||
          m->no_rope_pattern || m->rope_dim || m->sliding_window_pattern || !strcmp(m->rope_scaling, "longrope") ||
          (!strcmp(m->rope_scaling, "yarn") && m->query_scale_context != m->rope_original_context))) {
         ACCEL_ERROR("export --format hf: model.query_scale_beta with %s has no Hugging Face counterpart "
@@ -2457,12 +2464,9 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     /* ERNIE 4.5's experts: softmax scores with a selection bias, the top k renormalized, unscaled,
      * ungated shared experts a multiple of model.ffn_width wide (or none), Llama's blocks */
     if (d.ernie && (!m->router_norm_topk || m->router_groups > 1 || m->router_scale != 1.0 || m->router_aux_loss > 0 ||
-                    (d.S && (m->shared_expert_gate || d.S % d.F)) || strcmp(m->norm_position, "pre") ||
-                    strcmp(m->activation, "silu") || m->qk_norm || m->attention_bias || m->attention_out_bias ||
-                    m->attention_sinks || m->expert_bias || m->norm_unit_offset || m->embed_scale != 1.0 ||
-                    m->query_pre_attn_scalar || m->attention_softcap > 0 || m->logit_softcap > 0 ||
-                    m->attention_multiplier > 0 || m->residual_multiplier != 1.0 || m->logits_scaling != 1.0 ||
-                    m->no_rope_pattern || m->sliding_window || m->rope_dim || m->query_scale_beta > 0)) {
+                    (d.S && (m->shared_expert_gate || d.S % d.F)) || !llama_blocks(m) || m->qk_norm ||
+                    m->attention_bias || m->attention_out_bias || m->no_rope_pattern || m->sliding_window ||
+                    m->rope_dim || m->query_scale_beta > 0)) {
         ACCEL_ERROR("export --format hf: softmax routing with a selection bias in this combination has no Hugging "
                     "Face counterpart (Ernie4_5_MoeForCausalLM: the top k renormalized and unscaled, no groups or "
                     "load-balancing loss, ungated shared experts a multiple of model.ffn_width wide or none, "
@@ -2494,12 +2498,9 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     }
     const bool qk_all = m->qk_norm && !strcmp(m->qk_norm_scope, "all"), post = !strcmp(m->norm_position, "post");
     /* HunYuan: Llama's dense blocks with per-head q/k norms after RoPE, no biases */
-    if (d.hunyuan && (m->experts || qk_all || post || strcmp(m->norm_position, "pre") || m->attention_bias ||
-                      m->attention_out_bias || m->attention_sinks || m->norm_unit_offset || strcmp(m->activation, "silu") ||
-                      m->embed_scale != 1.0 || m->query_pre_attn_scalar || m->attention_softcap > 0 ||
-                      m->logit_softcap > 0 || m->attention_multiplier > 0 || m->residual_multiplier != 1.0 ||
-                      m->logits_scaling != 1.0 || m->sliding_window || m->no_rope_pattern || m->rope_dim ||
-                      !strcmp(m->rope_scaling, "longrope") || m->query_scale_beta > 0)) {
+    if (d.hunyuan && (m->experts || qk_all || !llama_blocks(m) || m->attention_bias || m->attention_out_bias ||
+                      m->sliding_window || m->no_rope_pattern || m->rope_dim || !strcmp(m->rope_scaling, "longrope") ||
+                      m->query_scale_beta > 0)) {
         ACCEL_ERROR("export --format hf: model.qk_norm_after_rope=true in this combination has no Hugging Face "
                     "counterpart (HunYuanDenseV1ForCausalLM: Llama's dense blocks with per-head q/k norms, no biases, "
                     "window, layers without RoPE or other families' keys)");

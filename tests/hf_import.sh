@@ -53,15 +53,17 @@ for dir in "$FIX"/*/; do
     # Phi-3's fused tensors go out under Mistral's names, Gemma 3's language model without its
     # vision tower as Gemma3ForCausalLM (Ministral 3's as Ministral3ForCausalLM), gpt-oss's MXFP4
     # experts widened, GLM-4.5 and DeepSeek-V3 without their multi-token prediction blocks, dots.llm1
-    # as the GLM-4.5 it equals (GLM-4.7-Flash as the DeepSeek-V3 it equals, ERNIE 4.5 as the Llama
-    # it equals: its RoPE pairs in rotate-half order; HunYuan with its NTK alpha folded into
-    # rope_theta), Moonlight's
+    # and Solar Open as the GLM-4.5 they equal (GLM-4.7-Flash as the DeepSeek-V3 it equals, ERNIE 4.5 as the Llama
+    # it equals: its RoPE pairs in rotate-half order, Helium alike as the Qwen2 its q, k, v biases
+    # make it; InternLM3 and IQuest-Coder as the Llama they are; HunYuan with its NTK alpha folded
+    # into rope_theta), Moonlight's
     # RoPE pairs interleaved (DeepSeek-V3's default), Qwen3-FP8's weights dequantized: the same
     # model, its logits
     case $name in phi3) as=MistralForCausalLM ;; gemma3_vl) as=Gemma3ForCausalLM ;; gpt_oss_mxfp4) as=GptOssForCausalLM ;;
-                  glm4_moe|dots1) as=Glm4MoeForCausalLM ;; deepseek_v3|moonlight|glm4_moe_lite) as=DeepseekV3ForCausalLM ;;
+                  glm4_moe|dots1|solar_open) as=Glm4MoeForCausalLM ;; deepseek_v3|moonlight|glm4_moe_lite) as=DeepseekV3ForCausalLM ;;
                   ministral3_vl|ministral3_fp8) as=Ministral3ForCausalLM ;; ernie4_5) as=LlamaForCausalLM ;;
                   hunyuan_dense) as=HunYuanDenseV1ForCausalLM ;;
+                  internlm3|iquestcoder) as=LlamaForCausalLM ;; helium) as=Qwen2ForCausalLM ;;
                   qwen3_fp8) as=Qwen3ForCausalLM ;;
                   *) as= ;; esac
     if [ -n "$as" ]; then
@@ -171,6 +173,20 @@ pass "ernie4_5_moe: transformers' logits need the renormalized top k"
 # HunYuan (q/k norms after RoPE, RoPE's base stretched by NTK alpha 1000): the logits need both.
 needs hunyuan_dense model.qk_norm_after_rope=false model.rope_theta=10000
 pass "hunyuan_dense: transformers' logits need the q/k norms after RoPE and the NTK alpha"
+# MiniMax-M2 (sigmoid scores plus the selection bias choose 2 of 8, renormalized; whole-projection
+# q/k norms; RoPE on 4 of each head's 8 values): the logits need each part. Its release's
+# config.json (rotary_dim at the top level, rope_theta beside it, no rope_parameters) gives the same.
+needs minimax_m2 model.router_norm_topk=false model.router_scores=softmax model.rope_dim=0
+rm -rf mm2_hub && cp -r "$FIX/minimax_m2" mm2_hub
+sed -i '/"rope_parameters": {/,/^  },/c\
+  "rope_theta": 5000000.0,' mm2_hub/config.json
+grep -q rope_parameters mm2_hub/config.json && fail "mm2_hub: rope_parameters still there"
+same mm2_hub minimax_m2
+pass "minimax_m2: transformers' logits need the renormalized sigmoid top k and the partial RoPE; its release's config.json gives the same"
+# Solar Open (GLM-4.5's routing in every block: the best 2 of 4 groups, times 1.5, under Llama's
+# attention with q, k, v biases): the logits need the group limit and the scale.
+needs solar_open model.router_topk_groups=4 model.router_scale=1
+pass "solar_open: transformers' logits need the group limit and the routed scale"
 # YaRN's mscale and mscale_all_dim on any family (Ministral 3 writes 1 and 1): cos and sin scaled by
 # their mscales' ratio, as transformers' YaRN does; equal ones give 1 where the default is
 # 0.1 ln(factor) + 1.
@@ -331,6 +347,10 @@ train_case 2 ddp "$FIX/ministral3_vl" "$FIX/ministral3_vl" ministral3_vl_dir_2_d
 train_case 2 zero3 "$FIX/ernie4_5_moe" "$FIX/ernie4_5_moe" ernie4_5_moe_dir_2_zero3
 train_case 1 ddp "$FIX/ernie4_5" "$FIX/ernie4_5" ernie4_5_dir_1_ddp
 train_case 2 zero2 "$FIX/hunyuan_dense" "$FIX/hunyuan_dense" hunyuan_dense_dir_2_zero2
+train_case 2 zero3 "$FIX/minimax_m2" "$FIX/minimax_m2" minimax_m2_dir_2_zero3
+train_case 2 zero2 "$FIX/solar_open" "$FIX/solar_open" solar_open_dir_2_zero2
+train_case 2 ddp "$FIX/helium" "$FIX/helium" helium_dir_2_ddp
+train_case 1 zero3 "$FIX/internlm3" "$FIX/internlm3" internlm3_dir_1_zero3
 train_case 2 zero3 "$FIX/olmo2" "$FIX/olmo2" olmo2_dir_2_zero3
 train_case 2 zero2 "$FIX/olmo3" "$FIX/olmo3" olmo3_dir_2_zero2
 train_case 2 ddp "$FIX/smollm3" "$FIX/smollm3" smollm3_dir_2_ddp
@@ -520,10 +540,10 @@ bad untied llama_gqa && sed -i 's/"tie_word_embeddings": false/"tie_word_embeddi
 expect_fail "tie_word_embeddings = true, but lm_head.weight differs" "$GEN" untied -q --prompt a
 # Llama's attention_bias means q, k, v and o biases (llama_bias above): a file without them is refused.
 refused lbias llama_gqa 's/"attention_bias": false/"attention_bias": true/' "tensor model.layers.0.self_attn.q_proj.bias is missing"
-# Part of each head turned is GLM's and Phi-3's alone: another family's partial_rotary_factor is
+# Part of each head turned is GLM's, Phi-3's and MiniMax-M2's alone: another family's partial_rotary_factor is
 # refused on import, an odd count of values too, and partial RoPE with q/k norms on export.
 refused llpart llama_gqa 's/"model_type": "llama",/"model_type": "llama", "partial_rotary_factor": 0.5,/' \
-    "partial_rotary_factor = 0.5 on LlamaForCausalLM: accel turns part of a head for GLM and Phi-3 only"
+    "partial_rotary_factor = 0.5 on LlamaForCausalLM: accel turns part of a head for GLM, Phi-3 and MiniMax-M2 only"
 refused glmodd glm 's/"partial_rotary_factor": 0.5/"partial_rotary_factor": 0.375/' "partial_rotary_factor = 0.375 turns 3 of a head's 8 values"
 export_refused glmqk "model.rope_dim=4 or model.norm_position=pre without Gemma's norms, with other parts, has no Hugging Face counterpart" \
     model.rope_dim=4 model.qk_norm=true
@@ -541,6 +561,16 @@ export_refused qsmoe "model.query_scale_beta with experts has no Hugging Face co
     model.query_scale_beta=0.1 model.query_scale_context=4 model.experts=2 model.experts_per_token=1
 export_refused hysw "model.qk_norm_after_rope=true in this combination has no Hugging Face counterpart" \
     model.qk_norm=true model.qk_norm_after_rope=true model.sliding_window=4
+# MiniMax-M2: Mixtral's load-balancing loss over a softmax has no place beside its sigmoid router;
+# its combination with a shared expert or RoPE scaling has no Hugging Face family.
+refused mm2aux minimax_m2 's/"output_router_logits": false/"output_router_logits": true/' \
+    "output_router_logits = true: transformers then adds Mixtral's load-balancing loss"
+export_refused mm2yarn "sigmoid experts with the selection bias under whole-projection q/k norms in this combination" \
+    model.experts=4 model.experts_per_token=2 model.router_scores=sigmoid model.router_select_bias=true \
+    model.qk_norm=true model.qk_norm_scope=all model.rope_scaling=linear model.rope_factor=2
+# InternLM3's qkv_bias and bias put biases on the MLP too (transformers needs both alike).
+refused ilmbias internlm3 's/"mlp_bias": false/"mlp_bias": false, "qkv_bias": true, "bias": true/' \
+    "qkv_bias / bias = true on InternLM3ForCausalLM: they put biases on the MLP too"
 refused erniebias ernie4_5 's/"use_bias": false/"use_bias": true/' "use_bias = true: accel's ERNIE 4.5 has no biases"
 refused hyalpha hunyuan_dense 's/"alpha": 1000.0/"alpha": 0.0/' "rope_scaling type = dynamic"
 refused ernieint ernie4_5_moe 's/"moe_layer_interval": 1/"moe_layer_interval": 2/' \

@@ -553,6 +553,83 @@ def hunyuan_dense():
         pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def minimax_m2():
+    # MiniMax-M2's kind: Mixtral's blocks and names, 8 experts of 8, 2 a token chosen by sigmoid
+    # score plus the selection bias (block_sparse_moe.e_score_correction_bias) and weighted by
+    # their scores renormalized; RMSNorm over the whole q and k projections (OLMo 2's, before
+    # RoPE); RoPE on the first half of each head of 8 (rotary_dim 4, rotate_half pairs).
+    return tf.MiniMaxM2ForCausalLM(tf.MiniMaxM2Config(
+        vocab_size=V, hidden_size=16, intermediate_size=8, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, rotary_dim=4, max_position_embeddings=T, num_local_experts=8,
+        num_experts_per_tok=2, rms_norm_eps=1e-6, tie_word_embeddings=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 5000000.0}, pad_token_id=0, bos_token_id=1,
+        eos_token_id=2))
+
+
+def solar_open():
+    # Upstage's Solar Open: GLM-4.5's experts in every block (8 of 8 in 4 groups, 2 a token from the
+    # 2 best groups by sigmoid score plus the selection bias, renormalized, times 1.5, one ungated
+    # shared expert) under Llama's attention with q, k, v biases and RoPE on the whole head.
+    return tf.SolarOpenForCausalLM(tf.SolarOpenConfig(
+        vocab_size=V, hidden_size=16, moe_intermediate_size=8, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, max_position_embeddings=T, n_routed_experts=8,
+        num_experts_per_tok=2, n_shared_experts=1, n_group=4, topk_group=2, routed_scaling_factor=1.5,
+        norm_topk_prob=True, attention_bias=True, rms_norm_eps=1e-5, tie_word_embeddings=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 1000000.0}, pad_token_id=0, bos_token_id=1,
+        eos_token_id=2))
+
+
+def internlm3():
+    # InternLM3 (8B's kind): transformers' Llama under its own config class, saved under the
+    # release's architecture name (opts "arch"); qkv_bias and bias off, as the release; heads of 8 apart from the
+    # width 16, untied.
+    return tf.LlamaForCausalLM(tf.InternLM3Config(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, max_position_embeddings=T, rms_norm_eps=1e-5, tie_word_embeddings=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 50000000.0}, pad_token_id=0, bos_token_id=1,
+        eos_token_id=2))
+
+
+def iquestcoder():
+    # IQuest-Coder-V1's kind: transformers' Llama under its own config class and name; GQA 4:1,
+    # untied.
+    return tf.LlamaForCausalLM(tf.IQuestCoderConfig(
+        vocab_size=V, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=1, max_position_embeddings=T, rms_norm_eps=1e-5, tie_word_embeddings=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 500000.0}, pad_token_id=0, bos_token_id=1,
+        eos_token_id=2))
+
+
+def helium():
+    # Kyutai's Helium: a Llama whose RoPE pairs are interleaved (values 2i, 2i + 1 turn together),
+    # q, k, v biases (Granite's attention, o_proj without), 4 heads of 4 over the width 16.
+    return tf.HeliumForCausalLM(tf.HeliumConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=4, max_position_embeddings=T, rms_norm_eps=1e-8, attention_bias=True,
+        tie_word_embeddings=False, rope_parameters={"rope_type": "default", "rope_theta": 100000.0},
+        pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
+def minimax_margin(model, tokens):
+    """MiniMax-M2's router: the smallest gap between a token's k-th and next choice score (its
+    sigmoid score plus the selection bias); the bias must change some token's experts."""
+    inputs, k, moved, gaps = [], model.config.num_experts_per_tok, False, []
+    hooks = [layer.mlp.gate.register_forward_hook(lambda m, a, o: inputs.append((m, a[0], a[1])))
+             for layer in model.model.layers]
+    with torch.no_grad():
+        model(tokens[None, :-1])
+        for gate, x, bias in inputs:
+            s = torch.sigmoid(torch.nn.functional.linear(x.double(), gate.weight.double()))
+            c = (s + bias.double()).sort(-1, descending=True)
+            gaps.append((c.values[:, k - 1] - c.values[:, k]).min().item())
+            plain = s.topk(k, -1).indices.sort(-1).values
+            moved |= bool((plain != c.indices[:, :k].sort(-1).values).any())
+    for h in hooks:
+        h.remove()
+    assert moved, "the selection bias changes no token's experts: raise it"
+    return min(gaps)
+
+
 def ernie_margin(model, tokens):
     """ERNIE 4.5's router: the smallest gap between a token's k-th and next choice score (its
     probability plus the selection bias); the bias must change some token's experts."""
@@ -785,6 +862,11 @@ CASES = {
     "ernie4_5": (ernie4_5, {}),
     "hunyuan_dense": (hunyuan_dense, {}),
     "ernie4_5_moe": (ernie4_5_moe, {"score64": True, "seed_of": "ernie-moe"}),
+    "minimax_m2": (minimax_m2, {"score64": True, "seed_of": "minimax-m2"}),
+    "solar_open": (solar_open, {"score64": True, "seed_of": "solar-open"}),
+    "internlm3": (internlm3, {"arch": "InternLM3ForCausalLM"}),
+    "iquestcoder": (iquestcoder, {"arch": "IQuestCoderForCausalLM"}),
+    "helium": (helium, {}),
     "mistral4": (mistral4, {"score64": True}),
     "ministral3": (ministral3, {}),
     "ministral3_vl": (ministral3_vl, {}),
@@ -842,6 +924,13 @@ def main(out_root, names):
             save_glm4_moe(model, out)
         else:
             save.save_pretrained(out, safe_serialization=True, **kw)
+        if "arch" in opts:  # a family transformers builds from another's class: the release's name
+            with open(os.path.join(out, "config.json")) as f:
+                config = json.load(f)
+            config["architectures"] = [opts["arch"]]
+            with open(os.path.join(out, "config.json"), "w") as f:
+                json.dump(config, f, indent=2, sort_keys=True)
+                f.write("\n")
         # The reference is what from_pretrained gives in fp32 from the saved files (a bf16 model
         # cast back in memory would keep bf16-rounded rotary frequencies, unlike a fresh load).
         # MoE models and SmolLM3 are scored in float64 (eager experts: the grouped product takes no
@@ -865,7 +954,10 @@ def main(out_root, names):
             model = cls.from_pretrained(out, dtype=torch.float64, **moe).eval()
         else:
             model = cls.from_pretrained(out, dtype=torch.float32).eval()
-        if name == "ernie4_5_moe":
+        if name == "minimax_m2":
+            margin = minimax_margin(model, tokens)
+            assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
+        elif name == "ernie4_5_moe":
             margin = ernie_margin(model, tokens)
             assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
         elif name in ("deepseek_v2", "deepseek_v2_group", "mistral4"):

@@ -147,6 +147,9 @@ static const map_t g_map[] = {
     { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.block_sparse_moe.experts.%d.w1.weight", P_GATE, L_ROWS, MIXTRAL | F_EXPERT },
     { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.block_sparse_moe.experts.%d.w3.weight", P_UP, L_ROWS, MIXTRAL | F_EXPERT },
     { "h.%d.mlp.experts.down.weight", "model.layers.%d.block_sparse_moe.experts.%d.w2.weight", P_ALL, L_ROWS, MIXTRAL | F_EXPERT },
+    /* MiniMax-M2: Mixtral's names with DeepSeek-V3's selection bias */
+    { "h.%d.mlp.router.select_bias", "model.layers.%d.block_sparse_moe.e_score_correction_bias", P_ALL, L_ROWS,
+      MIXTRAL | F_SELECT },
 #define QWEN_MOE (F_LLAMA | F_BLOCK | F_QWEN_MOE)
     { "h.%d.mlp.router.weight", "model.layers.%d.mlp.gate.weight", P_ALL, L_ROWS, QWEN_MOE },
     { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.mlp.experts.%d.gate_proj.weight", P_GATE, L_ROWS, QWEN_MOE | F_EXPERT },
@@ -231,6 +234,8 @@ typedef struct {
     bool rope_pairs;                /* q and k with their RoPE pairs interleaved in the files (GLM's,
                                      * ERNIE 4.5's) */
     bool hunyuan;                   /* q/k norms after RoPE: HunYuan's names (export: its family) */
+    bool minimax;                   /* sigmoid experts with a selection bias under whole-projection
+                                     * q/k norms: MiniMax-M2's (Mixtral's names; export) */
 } dims_t;
 
 /* model.ffn_width = 0 means this width in src/nn/decoder.c (which ckpt may not include). */
@@ -282,6 +287,8 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.ernie = d.E && !d.mla && !strcmp(m->router_scores, "softmax") && d.select_bias;
     d.rope_pairs = d.glm || d.ernie;    /* import: ERNIE 4.5's dense models too */
     d.hunyuan = d.qk_norm && m->qk_norm_after_rope;
+    d.minimax = d.ds && d.select_bias && !strcmp(m->router_scores, "sigmoid") && d.qk_all && !d.post && !d.S &&
+                !d.mla && !d.dense_layers;
     return d;
 }
 
@@ -297,12 +304,14 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_QKNORM) && !d->qk_norm) return false;
     if ((e->flags & F_QKNORM) && ((e->flags & F_HUNYUAN) != 0) != d->hunyuan) return false;
     if ((e->flags & F_DENSE) && d->E && !d->dense_layers) return false;
-    if ((e->flags & F_MIXTRAL) && !(d->E && !d->qk_norm && !d->S && !d->oss && !d->granite_moe && !d->ds)) return false;
-    if ((e->flags & F_QWEN_MOE) && !(d->E && (d->qk_norm || d->S || d->ds) && !d->oss && !d->granite_moe)) return false;
+    if ((e->flags & F_MIXTRAL) && !(d->E && !d->qk_norm && !d->S && !d->oss && !d->granite_moe && !d->ds) && !d->minimax)
+        return false;
+    if ((e->flags & F_QWEN_MOE) && !(d->E && (d->qk_norm || d->S || d->ds) && !d->oss && !d->granite_moe && !d->minimax))
+        return false;
     if ((e->flags & F_QWEN_MOE) && (e->flags & F_SHARED) && d->ds) return false;
     if ((e->flags & F_QWEN_MOE) && (e->flags & F_EXPERT) && d->fused) return false;
     if ((e->flags & F_FUSED) && !d->fused) return false;
-    if ((e->flags & F_DS) && !d->ds) return false;
+    if ((e->flags & F_DS) && (!d->ds || d->minimax)) return false;
     if ((e->flags & F_SELECT) && !d->select_bias) return false;
     if ((e->flags & F_SELECT) && ((e->flags & F_ERNIE) != 0) != d->ernie) return false;
     if ((e->flags & F_GRANITE_MOE) && !d->granite_moe) return false;
@@ -597,6 +606,16 @@ static const arch_info_t g_archs[] = {
     { "Ernie4_5ForCausalLM", "ernie4_5", true },
     { "Ernie4_5_MoeForCausalLM", "ernie4_5_moe", true },
     { "HunYuanDenseV1ForCausalLM", "hunyuan_v1_dense", true },
+    { "MiniMaxM2ForCausalLM", "minimax_m2", true },
+    { "SolarOpenForCausalLM", "solar_open", true },
+    { "HeliumForCausalLM", "helium", true },
+};
+
+/* Families transformers builds from Llama's classes under their own config class and name (their
+ * releases say InternLM3ForCausalLM, ...): read as LlamaForCausalLM. */
+static const arch_info_t g_llama_aliases[] = {
+    { "InternLM3ForCausalLM", "internlm3", true },
+    { "IQuestCoderForCausalLM", "iquestcoder", true },
 };
 
 /* Vision-language models whose language model accel imports: its family from text_config's
@@ -631,8 +650,8 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
     const bool olmoe = !strcmp(arch, "OlmoeForCausalLM"), oss = !strcmp(arch, "GptOssForCausalLM");
     const bool dots1 = !strcmp(arch, "Dots1ForCausalLM"), dsv3 = !strcmp(arch, "DeepseekV3ForCausalLM");
     const bool dsv2 = !strcmp(arch, "DeepseekV2ForCausalLM"), lite = !strcmp(arch, "Glm4MoeLiteForCausalLM");
-    const bool mistral4 = !strcmp(arch, "Mistral4ForCausalLM");
-    const bool deepseek = dots1 || dsv3 || dsv2 || lite || mistral4 || !strcmp(arch, "Glm4MoeForCausalLM");
+    const bool mistral4 = !strcmp(arch, "Mistral4ForCausalLM"), solar = !strcmp(arch, "SolarOpenForCausalLM");
+    const bool deepseek = dots1 || dsv3 || dsv2 || lite || mistral4 || solar || !strcmp(arch, "Glm4MoeForCausalLM");
     if (!strcmp(arch, "Ernie4_5_MoeForCausalLM")) {
         /* ERNIE 4.5: softmax probabilities plus a selection bias choose moe_k experts, their
          * probabilities renormalized; moe_num_shared_experts ungated shared experts; the blocks from
@@ -659,6 +678,27 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
         m->router_norm_topk = true;     /* divided by their sum (at least moe_norm_min, 1e-12) */
         return ACCEL_OK;
     }
+    if (!strcmp(arch, "MiniMaxM2ForCausalLM")) {
+        /* MiniMax-M2: every block's experts chosen by sigmoid score plus a selection bias, their
+         * scores renormalized (its router always does), no shared expert; transformers' defaults */
+        m->experts = (int)jint(root, "num_local_experts", 256);
+        m->experts_per_token = (int)jint(root, "num_experts_per_tok", 8);
+        m->ffn_width = (int)jint(root, "intermediate_size", 1536);
+        if (m->experts < 1 || m->experts > 4096 || m->experts_per_token < 1 || m->experts_per_token > m->experts)
+            REFUSE("%s: %d experts with num_experts_per_tok = %d: accel needs 1..4096 experts and 1..experts per "
+                   "token", path, m->experts, m->experts_per_token);
+        if (jnum(root, "router_jitter_noise", 0.0) != 0.0)
+            REFUSE("%s: router_jitter_noise = %g: accel's router takes the hidden states as they are", path,
+                   jnum(root, "router_jitter_noise", 0.0));
+        if (jbool(root, "output_router_logits", false))
+            REFUSE("%s: output_router_logits = true: transformers then adds Mixtral's load-balancing loss over a "
+                   "softmax of the router's logits, which accel's sigmoid router does not compute\n--> hint: set it "
+                   "to false (MiniMax-M2's release does); optim.router_bias_update balances the experts instead",
+                   path);
+        snprintf(m->router_scores, sizeof m->router_scores, "sigmoid");
+        m->router_select_bias = m->router_norm_topk = true;
+        return ACCEL_OK;
+    }
     static const char *const dots1_keys[] = { "n_routed_experts", "num_experts_per_tok", "n_shared_experts" };
     for (size_t i = 0; dots1 && i < sizeof dots1_keys / sizeof *dots1_keys; i++)
         if (jint(root, dots1_keys[i], -2) == -2)
@@ -676,7 +716,8 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
                         : deepseek ? jbool(root, "norm_topk_prob", !dots1) : true;
     if (deepseek) {
         /* transformers' defaults: DeepSeek-V3's, else GLM-4.5's (dots.llm1: no dense blocks) */
-        long long dense = jint(root, "first_k_dense_replace", dots1 || dsv2 || mistral4 ? 0 : dsv3 ? 3 : 1);
+        long long dense = solar ? 0     /* Solar Open: experts in every block, whatever the key says */
+                        : jint(root, "first_k_dense_replace", dots1 || dsv2 || mistral4 ? 0 : dsv3 ? 3 : 1);
         json_t *types = json_object_get(root, "mlp_layer_types");
         if (lite && json_is_array(types)) {         /* "dense" blocks first, then "sparse" ones */
             dense = 0;
@@ -696,7 +737,8 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
             REFUSE("%s: scoring_func = %s: accel's DeepSeek-V3 router scores by sigmoid", path, scoring);
         m->dense_ffn_width = dense > 0 ? (int)jint(root, "intermediate_size", dsv3 ? 18432 : lite ? 10240
                                                                               : mistral4 ? 12288 : 10944) : 0;
-        m->ffn_width = (int)jint(root, "moe_intermediate_size", dsv3 || mistral4 ? 2048 : dsv2 ? 1407 : lite ? 1536 : 1408);
+        m->ffn_width = (int)jint(root, "moe_intermediate_size", dsv3 || mistral4 ? 2048 : dsv2 ? 1407 : lite ? 1536
+                                                                : solar ? 1280 : 1408);
         if (dense < 0 || dense >= m->layers)
             REFUSE("%s: first_k_dense_replace = %lld of %d layers: accel needs experts in at least one block", path,
                    dense, m->layers);
@@ -955,11 +997,22 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
     const arch_info_t *ai = NULL;
     for (size_t i = 0; i < sizeof g_archs / sizeof g_archs[0]; i++)
         if (arch ? !strcmp(arch, g_archs[i].arch) : mt && !strcmp(mt, g_archs[i].model_type)) ai = &g_archs[i];
+    const arch_info_t *alias = NULL;
+    for (size_t i = 0; !ai && i < sizeof g_llama_aliases / sizeof g_llama_aliases[0]; i++)
+        if (arch ? !strcmp(arch, g_llama_aliases[i].arch) : mt && !strcmp(mt, g_llama_aliases[i].model_type))
+            alias = &g_llama_aliases[i];
+    for (size_t i = 0; alias && i < sizeof g_archs / sizeof g_archs[0]; i++)
+        if (!strcmp(g_archs[i].arch, "LlamaForCausalLM")) ai = &g_archs[i];
+    if (alias && (jbool(root, "qkv_bias", false) || jbool(root, "bias", false)))    /* InternLM3's names */
+        REFUSE("%s: qkv_bias / bias = true on %s: they put biases on the MLP too, and accel's Llama MLP has none",
+               path, alias->arch);
     if (!ai) {
         char known[2048];
         size_t n = 0;
         for (size_t i = 0; i < sizeof g_archs / sizeof g_archs[0] && n < sizeof known; i++)
             n += (size_t)snprintf(known + n, sizeof known - n, "%s, ", g_archs[i].arch);
+        for (size_t i = 0; i < sizeof g_llama_aliases / sizeof g_llama_aliases[0] && n < sizeof known; i++)
+            n += (size_t)snprintf(known + n, sizeof known - n, "%s, ", g_llama_aliases[i].arch);
         for (size_t i = 0; i < sizeof g_multimodal / sizeof g_multimodal[0] && n < sizeof known; i++)
             n += (size_t)snprintf(known + n, sizeof known - n, "%s%s's language model", i ? ", " : "",
                                   g_multimodal[i].arch);
@@ -1002,7 +1055,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         m->ffn_width = (int)jint(root, "intermediate_size", 11008);
         m->context = (int)jint(root, "max_position_embeddings", 2048);
         m->vocab = (int)jint(root, "vocab_size", 32000);
-        m->rms_eps = jnum(root, "rms_norm_eps", 1e-6);
+        const bool helium = !strcmp(ai->arch, "HeliumForCausalLM");    /* RoPE pairs interleaved, q/k/v biases */
+        m->rms_eps = jnum(root, "rms_norm_eps", helium ? 1e-8 : 1e-6);
         const bool gemma3 = !strcmp(ai->arch, "Gemma3ForCausalLM"), gemma2 = !strcmp(ai->arch, "Gemma2ForCausalLM");
         const bool gemma = !strcmp(ai->arch, "GemmaForCausalLM") || gemma2 || gemma3;
         /* Gemma's GeGLU: the tanh GELU (Gemma 1's legacy "gelu" means it too, as transformers reads it) */
@@ -1022,7 +1076,9 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool dsv3 = !strcmp(ai->arch, "DeepseekV3ForCausalLM") ||   /* GLM-4.5's experts, latent attention */
                           !strcmp(ai->arch, "DeepseekV2ForCausalLM") ||  /* ... DeepSeek-V2: softmax routing */
                           !strcmp(ai->arch, "Glm4MoeLiteForCausalLM") || mistral4;   /* GLM-4.7-Flash */
-        long long hd = jint(root, "head_dim", 0);
+        const bool minimax = !strcmp(ai->arch, "MiniMaxM2ForCausalLM");  /* Mixtral's with OLMoE's q/k norms */
+        const bool solar = !strcmp(ai->arch, "SolarOpenForCausalLM");    /* GLM-4.5's experts, Llama's attention */
+        long long hd = jint(root, "head_dim", minimax || solar ? 128 : 0);   /* their configs' default */
         if (hd < 0 || hd > (1 << 16) || hd % 2)
             REFUSE("%s: head_dim = %lld: accel needs an even head size up to 65536", path, hd);
         if (m->heads > 0 && m->width % m->heads && !hd && !dsv3)    /* latent attention: heads of its own size */
@@ -1044,7 +1100,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         if (glm_moe) m->qk_norm = jbool(root, "use_qk_norm", false);
         if (dots1) m->qk_norm = true;
         if (hunyuan) m->qk_norm = m->qk_norm_after_rope = true;   /* query_layernorm, key_layernorm */
-        if (qwen3_moe || qwen2_moe || olmoe || oss || granite_moe || glm_moe || dots1 || dsv3 || ernie_moe ||
+        if (qwen3_moe || qwen2_moe || olmoe || oss || granite_moe || glm_moe || dots1 || dsv3 || ernie_moe || minimax || solar ||
             !strcmp(ai->arch, "MixtralForCausalLM")) {
             accel_status_t st = translate_experts(root, path, ai->arch, m, err, errlen);
             if (st != ACCEL_OK) return st;
@@ -1053,7 +1109,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             m->qk_norm = true;
             snprintf(m->norm_position, sizeof m->norm_position, "post");
         }
-        if (olmo2 || olmoe) {           /* q/k norms over the whole projections; OLMo 2's after-norms */
+        if (olmo2 || olmoe || minimax) {    /* q/k norms over the whole projections; OLMo 2's after-norms */
             m->qk_norm = true;
             snprintf(m->qk_norm_scope, sizeof m->qk_norm_scope, "all");
             if (olmo2) snprintf(m->norm_position, sizeof m->norm_position, "post");
@@ -1125,8 +1181,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool seed = !strcmp(ai->arch, "SeedOssForCausalLM");
         const bool llama_bias = (!strcmp(ai->arch, "LlamaForCausalLM") || dots1 || hunyuan) &&
                                 jbool(root, "attention_bias", false);
-        if (seed || glm || glm_moe) {
-            m->attention_bias = jbool(root, "attention_bias", !glm_moe);
+        if (seed || glm || glm_moe || solar || helium) {   /* Solar Open's, Helium's: q, k, v */
+            m->attention_bias = jbool(root, "attention_bias", !glm_moe && !solar && !helium);
             m->attention_out_bias = seed && jbool(root, "attention_out_bias", false);
         } else if (llama_bias) {
             m->attention_bias = m->attention_out_bias = true;
@@ -1134,7 +1190,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             REFUSE("%s: attention_bias = true on %s adds an o_proj bias, which accel does not have\n--> hint: "
                    "accel's attention biases are Qwen2's (q, k, v), Llama's and Seed-OSS's (q, k, v, o) and gpt-oss's",
                    path, ai->arch);
-        if (!oss && !seed && !glm && !glm_moe && !llama_bias)
+        if (!oss && !seed && !glm && !glm_moe && !solar && !helium && !llama_bias)
             m->attention_bias = qwen && jbool(root, "qkv_bias", true);      /* Qwen2-MoE may turn them off */
         /* transformers' defaults: tied for Qwen2 only when it says so; false for Llama/Mistral;
          * true for Gemma and ERNIE 4.5. */
@@ -1187,8 +1243,9 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             }
         }
         m->rope_theta = typed_theta > 0 ? typed_theta
-                      : jnum(root, "rope_theta", json_is_object(rp) ? jnum(rp, "rope_theta", oss ? 150000.0 : 10000.0)
-                                                                    : 10000.0);
+                      : jnum(root, "rope_theta", jnum(json_is_object(rp) ? rp : root, "rope_theta",
+                                                      oss ? 150000.0 : minimax ? 5000000.0 : solar ? 1000000.0
+                                                      : helium ? 100000.0 : 10000.0));
         const char *rtype = json_is_object(rp) ? (jstr(rp, "rope_type") ? jstr(rp, "rope_type") : jstr(rp, "type")) : NULL;
         double yarn_mscale = 0, yarn_mscale_all = 0;    /* DeepSeek-V3's YaRN */
         double ntk_alpha = 1.0;                         /* HunYuan's stretch of the base */
@@ -1269,8 +1326,10 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         }
         m->rope_theta *= ntk_alpha;
         /* Part of each head turned (rope_parameters or the top level): GLM's half (its default),
-         * Phi-4-mini's 3/4: model.rope_dim; other families' are refused. */
-        const double def_partial = glm || glm_moe ? 0.5 : 1.0;
+         * Phi-4-mini's 3/4, MiniMax-M2's rotary_dim of head_dim: model.rope_dim; other families'
+         * are refused. */
+        const long long rotary_dim = minimax ? jint(root, "rotary_dim", 0) : 0;
+        const double def_partial = glm || glm_moe ? 0.5 : rotary_dim > 0 ? (double)rotary_dim / hd : 1.0;
         const double partial = jnum(root, "partial_rotary_factor",
                                     json_is_object(rp) ? jnum(rp, "partial_rotary_factor", def_partial) : def_partial);
         json_decref(oss_rope);
@@ -1282,8 +1341,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             rd != m4_rope)
             REFUSE("%s: partial_rotary_factor = %g turns %d of a head's %d values, not qk_rope_head_dim = %lld", path,
                    partial, rd, hs, m4_rope);
-        if (partial != 1.0 && !glm && !glm_moe && !phi3 && !mistral4)
-            REFUSE("%s: partial_rotary_factor = %g on %s: accel turns part of a head for GLM and Phi-3 only", path,
+        if (partial != 1.0 && !glm && !glm_moe && !solar && !phi3 && !mistral4 && !minimax)
+            REFUSE("%s: partial_rotary_factor = %g on %s: accel turns part of a head for GLM, Phi-3 and MiniMax-M2 only", path,
                    partial, ai->arch);
         if (!mistral4 && (!(partial > 0 && partial <= 1.0) || rd % 2 || rd < 2))
             REFUSE("%s: partial_rotary_factor = %g turns %d of a head's %d values: accel needs an even number >= 2",
@@ -1712,7 +1771,8 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     d.mxfp4 = hf->mxfp4;
     d.mla_pairs = d.mla && hf->mla_pairs;
     d.fused = d.E && !d.oss && any_tensor_ends(hf, ".mlp.experts.gate_up_proj");
-    d.rope_pairs |= !strcmp(family, "Ernie4_5ForCausalLM");     /* a Llama with its pairs interleaved */
+    d.rope_pairs |= !strcmp(family, "Ernie4_5ForCausalLM") ||   /* a Llama with its pairs interleaved */
+                    !strcmp(family, "HeliumForCausalLM");
     hf->ne = entries_of(&d, &hf->e);
     hf->nt = accel_hf_accel_tensors(&hf->cfg.model, &hf->t);
     if (hf->ne < 0 || hf->nt < 0) { st = ACCEL_ERR_NOMEM; goto fail; }
@@ -2037,7 +2097,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool mistral4 = d.mistral4, dsv2 = dsv3 && !mistral4 && !strcmp(m->router_scores, "softmax");
         const bool ministral3 = d.ministral3;
         const bool ernie = d.ernie;  /* ERNIE 4.5's experts (accel_hf_export checked the rest) */
-        const bool glm_moe = d.ds && !dsv3 && !ernie;  /* GLM-4.5 (accel_hf_export checked its other parts) */
+        const bool minimax = d.minimax;  /* MiniMax-M2 (accel_hf_export checked the rest) */
+        const bool glm_moe = d.ds && !dsv3 && !ernie && !minimax;  /* GLM-4.5 (accel_hf_export checked its other parts) */
         const bool olmo = d.qk_all, window = m->sliding_window > 0, olmo3 = olmo && window;
         const bool gemma = m->norm_unit_offset, gemma3 = gemma && d.sandwich && d.qk_norm;  /* checked alike */
         const bool gemma2 = gemma && d.sandwich && !d.qk_norm;
@@ -2053,7 +2114,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool granite = !dsv3 && (m->attention_multiplier > 0 || m->residual_multiplier != 1.0 ||
                                        m->logits_scaling != 1.0);
         const bool phi3 = d.phi3;     /* LongRoPE: Phi-3.5's, Phi-4-mini's (accel_hf_export checked the rest) */
-        const char *arch = hunyuan ? "HunYuanDenseV1ForCausalLM" : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
+        const char *arch = minimax ? "MiniMaxM2ForCausalLM" : hunyuan ? "HunYuanDenseV1ForCausalLM" : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
                          : dsv2 ? "DeepseekV2ForCausalLM" : dsv3 ? "DeepseekV3ForCausalLM" : phi3 ? "Phi3ForCausalLM" : exaone ? "Exaone4ForCausalLM"
                          : glm_moe ? "Glm4MoeForCausalLM" : oss ? "GptOssForCausalLM"
                          : seed ? "SeedOssForCausalLM"
@@ -2064,7 +2125,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
                          : window ? "MistralForCausalLM" : "LlamaForCausalLM";
-        const char *type = hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
+        const char *type = minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
                          : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
@@ -2227,6 +2288,13 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             if (g) json_object_update(j, g);
             json_decref(g);
         }
+        if (j && minimax) {             /* the part of each head RoPE turns, as its release and
+                                         * transformers 5 write it (Mixtral's expert keys below) */
+            json_object_set_new(j, "rotary_dim", json_integer(d.rd));
+            json_object_set_new(j, "partial_rotary_factor", json_real((double)d.rd / d.hs));
+            json_object_del(j, "attention_bias");
+            json_object_del(j, "mlp_bias");
+        }
         if (j && ernie) {               /* its experts' keys; the blocks after the dense ones sparse */
             json_t *g = json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:b, s:f, s:b, s:f}",
                                   "moe_num_experts", d.E, "moe_k", m->experts_per_token, "moe_intermediate_size", d.F,
@@ -2240,16 +2308,18 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         }
         if (j && d.E && !glm_moe && !dsv3 && !ernie) {
             json_object_set_new(j, "num_local_experts", json_integer(d.E));
-            if (d.qk_norm || d.S) json_object_set_new(j, "num_experts", json_integer(d.E));   /* Qwen's, OLMoE's name */
+            if ((d.qk_norm || d.S) && !minimax) json_object_set_new(j, "num_experts", json_integer(d.E));   /* Qwen's, OLMoE's name */
             json_object_set_new(j, "num_experts_per_tok", json_integer(m->experts_per_token));
             json_object_set_new(j, "output_router_logits", json_boolean(m->router_aux_loss > 0));
             json_object_set_new(j, "router_aux_loss_coef",    /* off: the family's default */
-                                json_real(m->router_aux_loss > 0 ? m->router_aux_loss : olmo ? 0.01 : 0.001));
+                                json_real(m->router_aux_loss > 0 ? m->router_aux_loss : olmo && !minimax ? 0.01 : 0.001));
             if (d.S) {                  /* Qwen2-MoE: its shared expert, q/k/v biases on or off */
                 json_object_set_new(j, "shared_expert_intermediate_size", json_integer(d.S));
                 json_object_set_new(j, "qkv_bias", json_boolean(m->attention_bias));
             }
-            if (olmo) {                 /* OLMoE: each expert of intermediate_size */
+            if (minimax) {              /* each expert of intermediate_size, Mixtral's keys */
+                json_object_set_new(j, "router_jitter_noise", json_real(0.0));
+            } else if (olmo) {          /* OLMoE: each expert of intermediate_size */
                 json_object_set_new(j, "norm_topk_prob", json_boolean(m->router_norm_topk));
                 json_object_set_new(j, "clip_qkv", json_null());
             } else if (d.qk_norm || d.S) {  /* every block sparse, each expert of moe_intermediate_size */
@@ -2473,7 +2543,19 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                     "Llama's blocks without biases, q/k norms, a window or other families' keys)");
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (d.ds && !softmax_mla && !d.ernie && (strcmp(m->router_scores, "sigmoid") || !m->router_select_bias || !shared || m->shared_expert_gate ||
+    /* MiniMax-M2: Llama's blocks with whole-projection q/k norms, every block's experts chosen by
+     * sigmoid score and the selection bias, renormalized, ungrouped and unscaled */
+    if (d.minimax && (m->router_groups > 1 || m->router_scale != 1.0 || !m->router_norm_topk ||
+                      m->router_aux_loss > 0 || !llama_blocks(m) || m->attention_bias || m->attention_out_bias ||
+                      m->sliding_window || m->no_rope_pattern || m->query_scale_beta > 0 || m->qk_norm_after_rope ||
+                      strcmp(m->rope_scaling, "none"))) {
+        ACCEL_ERROR("export --format hf: sigmoid experts with the selection bias under whole-projection q/k norms in "
+                    "this combination have no Hugging Face counterpart (MiniMaxM2ForCausalLM: the top k renormalized, "
+                    "no groups, scale or load-balancing loss, Llama's blocks without biases, a window, RoPE scaling or "
+                    "other families' keys)");
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    if (d.ds && !softmax_mla && !d.ernie && !d.minimax && (strcmp(m->router_scores, "sigmoid") || !m->router_select_bias || !shared || m->shared_expert_gate ||
                   strcmp(m->router_group_score, "top2") ||
                   m->shared_expert_ffn % d.F || strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") ||
                   (m->qk_norm && strcmp(m->qk_norm_scope, "head")) || m->attention_out_bias || m->attention_sinks ||

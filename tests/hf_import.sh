@@ -52,7 +52,7 @@ for dir in "$FIX"/*/; do
     "$CKPT" export "$name.h5" --format hf --output "$name.hf" > /dev/null || fail "export --format hf of $name"
     # Phi-3's fused tensors go out under Mistral's names, Gemma 3's language model without its
     # vision tower as Gemma3ForCausalLM (Ministral 3's as Ministral3ForCausalLM), gpt-oss's MXFP4
-    # experts widened, GLM-4.5 and DeepSeek-V3 without their multi-token prediction blocks, dots.llm1
+    # experts widened, GLM-4.5, DeepSeek-V3 and K-EXAONE without their multi-token prediction blocks, dots.llm1
     # and Solar Open as the GLM-4.5 they equal (GLM-4.7-Flash as the DeepSeek-V3 it equals, ERNIE 4.5 as the Llama
     # it equals: its RoPE pairs in rotate-half order, Helium alike as the Qwen2 its q, k, v biases
     # make it; InternLM3 and IQuest-Coder as the Llama they are; HunYuan with its NTK alpha folded
@@ -64,6 +64,7 @@ for dir in "$FIX"/*/; do
                   ministral3_vl|ministral3_fp8) as=Ministral3ForCausalLM ;; ernie4_5) as=LlamaForCausalLM ;;
                   hunyuan_dense) as=HunYuanDenseV1ForCausalLM ;;
                   internlm3|iquestcoder) as=LlamaForCausalLM ;; helium) as=Qwen2ForCausalLM ;;
+                  exaone_moe) as=ExaoneMoeForCausalLM ;;
                   qwen3_fp8) as=Qwen3ForCausalLM ;;
                   *) as= ;; esac
     if [ -n "$as" ]; then
@@ -187,6 +188,15 @@ pass "minimax_m2: transformers' logits need the renormalized sigmoid top k and t
 # attention with q, k, v biases): the logits need the group limit and the scale.
 needs solar_open model.router_topk_groups=4 model.router_scale=1
 pass "solar_open: transformers' logits need the group limit and the routed scale"
+# K-EXAONE (EXAONE 4's attention under norms before the sublayers: layers 0-2 slide over 4 keys,
+# layer 3 sees all without RoPE; layer 0 dense, then DeepSeek-V3's experts): the logits need the
+# window, the layer without RoPE, the dense block and the routed scale; its MTP block (mtp.*) is
+# left out, said so.
+needs exaone_moe model.sliding_window_pattern=1 model.no_rope_pattern=0 model.router_scale=1
+"$CKPT" import "$FIX/exaone_moe" -o kexaone.h5 > import.log 2>&1 || { cat import.log; fail "import exaone_moe"; }
+grep -q "its multi-token prediction block(s) after layer 3 (5 tensors" import.log ||
+    { cat import.log; fail "exaone_moe: the MTP block is not reported as left out"; }
+pass "exaone_moe: transformers' logits need the window, the layer without RoPE and the routed scale; the MTP block left out"
 # YaRN's mscale and mscale_all_dim on any family (Ministral 3 writes 1 and 1): cos and sin scaled by
 # their mscales' ratio, as transformers' YaRN does; equal ones give 1 where the default is
 # 0.1 ln(factor) + 1.
@@ -264,7 +274,7 @@ pass "glm, glm4: transformers' logits need RoPE on part of each head and GLM-4's
 needs glm4_moe model.router_scale=1 model.router_scores=softmax model.router_norm_topk=false \
       model.router_topk_groups=4 model.rope_dim=0
 "$CKPT" import "$FIX/glm4_moe" -o glm45.h5 > import.log 2>&1 || { cat import.log; fail "import glm4_moe"; }
-grep -q "its 1 multi-token prediction block(s) after layer 2 (5 tensors" import.log ||
+grep -q "its multi-token prediction block(s) after layer 2 (5 tensors" import.log ||
     { cat import.log; fail "glm4_moe: the MTP block is not reported as left out"; }
 sed 's/"num_nextn_predict_layers": 1/"num_nextn_predict_layers": 0/' "$FIX/glm4_moe/config.json" > glm_nomtp.json
 mkdir -p glm_nomtp && cp glm_nomtp.json glm_nomtp/config.json && ln -sf "$FIX/glm4_moe/model.safetensors" glm_nomtp/
@@ -351,6 +361,7 @@ train_case 2 zero3 "$FIX/minimax_m2" "$FIX/minimax_m2" minimax_m2_dir_2_zero3
 train_case 2 zero2 "$FIX/solar_open" "$FIX/solar_open" solar_open_dir_2_zero2
 train_case 2 ddp "$FIX/helium" "$FIX/helium" helium_dir_2_ddp
 train_case 1 zero3 "$FIX/internlm3" "$FIX/internlm3" internlm3_dir_1_zero3
+train_case 2 zero3 "$FIX/exaone_moe" "$FIX/exaone_moe" exaone_moe_dir_2_zero3
 train_case 2 zero3 "$FIX/olmo2" "$FIX/olmo2" olmo2_dir_2_zero3
 train_case 2 zero2 "$FIX/olmo3" "$FIX/olmo3" olmo3_dir_2_zero2
 train_case 2 ddp "$FIX/smollm3" "$FIX/smollm3" smollm3_dir_2_ddp
@@ -571,6 +582,8 @@ export_refused mm2yarn "sigmoid experts with the selection bias under whole-proj
 # InternLM3's qkv_bias and bias put biases on the MLP too (transformers needs both alike).
 refused ilmbias internlm3 's/"mlp_bias": false/"mlp_bias": false, "qkv_bias": true, "bias": true/' \
     "qkv_bias / bias = true on InternLM3ForCausalLM: they put biases on the MLP too"
+# K-EXAONE's dense blocks lead: a dense block after a sparse one is refused.
+refused kexsparse exaone_moe '25s/"sparse",/"dense",/' 'mlp_layer_types[2] is not "sparse" after the dense blocks'
 refused erniebias ernie4_5 's/"use_bias": false/"use_bias": true/' "use_bias = true: accel's ERNIE 4.5 has no biases"
 refused hyalpha hunyuan_dense 's/"alpha": 1000.0/"alpha": 0.0/' "rope_scaling type = dynamic"
 refused ernieint ernie4_5_moe 's/"moe_layer_interval": 1/"moe_layer_interval": 2/' \

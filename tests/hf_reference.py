@@ -610,6 +610,21 @@ def helium():
         pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def exaone_moe():
+    # LG's K-EXAONE: EXAONE 4's attention (per-head q/k norms; layers 0-2 slide over 4 keys with
+    # RoPE, layer 3 sees all without) under norms before the sublayers, layer 0 a dense SwiGLU of
+    # 24, layers 1-3 DeepSeek-V3's experts (8 of 8 in 2 groups, 2 a token from the best group by
+    # sigmoid score plus the selection bias, renormalized, times 2.5, one ungated shared expert).
+    # An MTP block is saved under mtp. as the release's files hold one (save_glm4_moe).
+    return tf.ExaoneMoeForCausalLM(tf.ExaoneMoeConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=24, moe_intermediate_size=8, num_hidden_layers=4,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=T, num_experts=8,
+        num_experts_per_tok=2, num_shared_experts=1, n_group=2, topk_group=1, routed_scaling_factor=2.5,
+        first_k_dense_replace=1, sliding_window=4, sliding_window_pattern=4, rms_norm_eps=1e-5,
+        tie_word_embeddings=False, rope_parameters={"rope_type": "default", "rope_theta": 1000000.0},
+        pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
 def minimax_margin(model, tokens):
     """MiniMax-M2's router: the smallest gap between a token's k-th and next choice score (its
     sigmoid score plus the selection bias); the bias must change some token's experts."""
@@ -681,9 +696,10 @@ def softmax_gate_margin(model, tokens):
     return min(gaps)
 
 
-def save_glm4_moe(model, out):
+def save_glm4_moe(model, out, prefix=None):
     """save_pretrained, then the MTP block's tensors added at model.layers.<layers> as GLM-4.5's
-    files hold them (transformers builds no MTP block; accel must skip them)."""
+    files hold them, or under prefix (K-EXAONE's mtp.): transformers builds no MTP block; accel
+    must skip them."""
     from safetensors.torch import load_file, save_file
     model.save_pretrained(out, safe_serialization=True)
     path = os.path.join(out, "model.safetensors")
@@ -692,7 +708,7 @@ def save_glm4_moe(model, out):
     g = torch.Generator().manual_seed(5)
     for name, shape in (("eh_proj.weight", (C, 2 * C)), ("enorm.weight", (C,)), ("hnorm.weight", (C,)),
                         ("shared_head.norm.weight", (C,)), ("input_layernorm.weight", (C,))):
-        tensors[f"model.layers.{L}.{name}"] = torch.randn(shape, generator=g)
+        tensors[f"{prefix or f'model.layers.{L}.'}{name}"] = torch.randn(shape, generator=g)
     save_file(tensors, path, metadata={"format": "pt"})
 
 
@@ -867,6 +883,7 @@ CASES = {
     "internlm3": (internlm3, {"arch": "InternLM3ForCausalLM"}),
     "iquestcoder": (iquestcoder, {"arch": "IQuestCoderForCausalLM"}),
     "helium": (helium, {}),
+    "exaone_moe": (exaone_moe, {"score64": True}),
     "mistral4": (mistral4, {"score64": True}),
     "ministral3": (ministral3, {}),
     "ministral3_vl": (ministral3_vl, {}),
@@ -922,6 +939,8 @@ def main(out_root, names):
             save_fp8(model, out, opts.get("fp8_block", FP8_BLOCK))
         elif name in ("glm4_moe", "deepseek_v3"):
             save_glm4_moe(model, out)
+        elif name == "exaone_moe":
+            save_glm4_moe(model, out, "mtp.")
         else:
             save.save_pretrained(out, safe_serialization=True, **kw)
         if "arch" in opts:  # a family transformers builds from another's class: the release's name

@@ -29,34 +29,40 @@
 #define MAX_SHARDS 4096
 
 enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP };
-enum { F_GPT = 1, F_LLAMA = 2, F_BLOCK = 4, F_QKVB = 8, F_UNTIED = 16, F_QKNORM = 32,
-       F_DENSE = 64,                /* the dense MLP's (llama without experts) */
-       F_MIXTRAL = 128,             /* experts named as Mixtral's (llama experts without q/k norms) */
-       F_QWEN_MOE = 256,            /* experts named as Qwen3-MoE's and Qwen2-MoE's (q/k norms or a
-                                     * shared expert) */
-       F_EXPERT = 512,              /* one Hugging Face tensor per expert: "%d" twice (block, expert) */
-       F_SHARED = 1024,             /* Qwen2-MoE's shared expert */
-       F_SPLIT = 2048,              /* q, k, v in tensors of their own (all but Phi-3) */
-       F_PHI3 = 4096,               /* Phi-3: qkv_proj and gate_up_proj, fused as accel's */
-       F_PRE = 8192,                /* norms before attention and the MLP (all but OLMo 2) */
-       F_POST = 16384,              /* OLMo 2's norms after them */
-       F_SANDWICH = 32768,          /* Gemma 3's norms before and after them */
-       F_NO_SANDWICH = 65536,       /* Llama's names where Gemma 3's differ */
-       F_OSS = 131072,              /* experts named and laid out as gpt-oss's */
-       F_OBIAS = 262144,            /* the attention output projection's bias (gpt-oss) */
-       F_SINKS = 524288,            /* attention sinks (gpt-oss) */
-       F_GLU_SPLIT = 1048576,       /* the dense MLP's gate and up in tensors of their own */
-       F_GLU_FUSED = 2097152,       /* ... in one gate_up_proj (Phi-3, GLM) */
-       F_GLM_SANDWICH = 4194304,    /* GLM-4's names of the norms after the sublayers */
-       F_GRANITE_MOE = 8388608,     /* experts named and stacked as Granite's */
-       F_DS = 16777216,             /* GLM-4.5's (DeepSeek-V3's) shared experts and selection bias */
-       F_SELECT = 33554432,         /* the router's selection bias */
-       F_MLA = 67108864,            /* DeepSeek-V3's latent attention */
-       F_QLORA = 134217728,         /* ... with its queries through a latent */
-       F_QDIRECT = 268435456,       /* ... with one query projection */
-       F_FUSED = 536870912,         /* experts named as Qwen's, stacked as transformers 5 keeps them */
-       F_ERNIE = 1073741824u,       /* ERNIE 4.5's name for the selection bias */
-       F_HUNYUAN = 2147483648u };   /* HunYuan's names for the q/k norms (after RoPE) */
+/* Which tensors of the table a model has (map_t.flags): 64 bits, one per part or naming. */
+#define F_GPT (UINT64_C(1) << 0)
+#define F_LLAMA (UINT64_C(1) << 1)
+#define F_BLOCK (UINT64_C(1) << 2)
+#define F_QKVB (UINT64_C(1) << 3)
+#define F_UNTIED (UINT64_C(1) << 4)
+#define F_QKNORM (UINT64_C(1) << 5)
+#define F_DENSE (UINT64_C(1) << 6)          /* the dense MLP's (llama without experts) */
+#define F_MIXTRAL (UINT64_C(1) << 7)        /* experts named as Mixtral's (llama experts without q/k norms) */
+#define F_QWEN_MOE (UINT64_C(1) << 8)       /* experts named as Qwen3-MoE's, Qwen2-MoE's (q/k norms, shared) */
+#define F_EXPERT (UINT64_C(1) << 9)         /* one Hugging Face tensor per expert: "%d" twice (block, expert) */
+#define F_SHARED (UINT64_C(1) << 10)        /* Qwen2-MoE's shared expert */
+#define F_SPLIT (UINT64_C(1) << 11)         /* q, k, v in tensors of their own (all but Phi-3) */
+#define F_PHI3 (UINT64_C(1) << 12)          /* Phi-3: qkv_proj and gate_up_proj, fused as accel's */
+#define F_PRE (UINT64_C(1) << 13)           /* norms before attention and the MLP (all but OLMo 2) */
+#define F_POST (UINT64_C(1) << 14)          /* OLMo 2's norms after them */
+#define F_SANDWICH (UINT64_C(1) << 15)      /* Gemma 3's norms before and after them */
+#define F_NO_SANDWICH (UINT64_C(1) << 16)   /* Llama's names where Gemma 3's differ */
+#define F_OSS (UINT64_C(1) << 17)           /* experts named and laid out as gpt-oss's */
+#define F_OBIAS (UINT64_C(1) << 18)         /* the attention output projection's bias (gpt-oss) */
+#define F_SINKS (UINT64_C(1) << 19)         /* attention sinks (gpt-oss) */
+#define F_GLU_SPLIT (UINT64_C(1) << 20)     /* the dense MLP's gate and up in tensors of their own */
+#define F_GLU_FUSED (UINT64_C(1) << 21)     /* ... in one gate_up_proj (Phi-3, GLM) */
+#define F_GLM_SANDWICH (UINT64_C(1) << 22)  /* GLM-4's names of the norms after the sublayers */
+#define F_GRANITE_MOE (UINT64_C(1) << 23)   /* experts named and stacked as Granite's */
+#define F_DS (UINT64_C(1) << 24)            /* GLM-4.5's (DeepSeek-V3's) shared experts and selection bias */
+#define F_SELECT (UINT64_C(1) << 25)        /* the router's selection bias */
+#define F_MLA (UINT64_C(1) << 26)           /* DeepSeek-V3's latent attention */
+#define F_QLORA (UINT64_C(1) << 27)         /* ... with its queries through a latent */
+#define F_QDIRECT (UINT64_C(1) << 28)       /* ... with one query projection */
+#define F_FUSED (UINT64_C(1) << 29)         /* experts named as Qwen's, stacked as transformers 5 keeps them */
+#define F_ERNIE (UINT64_C(1) << 30)         /* ERNIE 4.5's name for the selection bias */
+#define F_HUNYUAN (UINT64_C(1) << 31)       /* HunYuan's names for the q/k norms (after RoPE) */
+#define F_EXAONE_MOE (UINT64_C(1) << 32)    /* K-EXAONE's name for the selection bias */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -83,7 +89,7 @@ typedef struct {
     const char *accel, *hf;         /* "%d" = block index */
     int part;                       /* which rows of the accel tensor (fused q|k|v, gate|up) */
     int layout;                     /* L_*: how the Hugging Face tensor stores them */
-    unsigned flags;
+    uint64_t flags;
 } map_t;
 
 static const map_t g_map[] = {
@@ -168,6 +174,8 @@ static const map_t g_map[] = {
     { "h.%d.mlp.router.select_bias", "model.layers.%d.mlp.gate.e_score_correction_bias", P_ALL, L_ROWS, DS | F_SELECT },
     { "h.%d.mlp.router.select_bias", "model.layers.%d.mlp.moe_statics.e_score_correction_bias", P_ALL, L_ROW_MATRIX,
       DS | F_SELECT | F_ERNIE },
+    { "h.%d.mlp.router.select_bias", "model.layers.%d.mlp.e_score_correction_bias", P_ALL, L_ROWS,
+      DS | F_SELECT | F_EXAONE_MOE },
     { "h.%d.mlp.shared.gate_up.weight", "model.layers.%d.mlp.shared_experts.gate_proj.weight", P_SHARED_GATE, L_ROWS, DS | F_SHARED },
     { "h.%d.mlp.shared.gate_up.weight", "model.layers.%d.mlp.shared_experts.up_proj.weight", P_SHARED_UP, L_ROWS, DS | F_SHARED },
     { "h.%d.mlp.shared.down.weight", "model.layers.%d.mlp.shared_experts.down_proj.weight", P_ALL, L_ROWS, DS | F_SHARED },
@@ -236,6 +244,9 @@ typedef struct {
     bool hunyuan;                   /* q/k norms after RoPE: HunYuan's names (export: its family) */
     bool minimax;                   /* sigmoid experts with a selection bias under whole-projection
                                      * q/k norms: MiniMax-M2's (Mixtral's names; export) */
+    bool exaone_moe;                /* DeepSeek-V3's experts under EXAONE 4's attention, window and
+                                     * layers without RoPE, norms before: K-EXAONE's (its name for
+                                     * the selection bias; import: its family says) */
 } dims_t;
 
 /* model.ffn_width = 0 means this width in src/nn/decoder.c (which ckpt may not include). */
@@ -289,6 +300,8 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.hunyuan = d.qk_norm && m->qk_norm_after_rope;
     d.minimax = d.ds && d.select_bias && !strcmp(m->router_scores, "sigmoid") && d.qk_all && !d.post && !d.S &&
                 !d.mla && !d.dense_layers;
+    d.exaone_moe = d.ds && d.select_bias && d.qk_norm && !d.qk_all && !d.post && !d.mla && m->sliding_window > 0 &&
+                   m->no_rope_pattern == m->sliding_window_pattern;
     return d;
 }
 
@@ -314,6 +327,7 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_DS) && (!d->ds || d->minimax)) return false;
     if ((e->flags & F_SELECT) && !d->select_bias) return false;
     if ((e->flags & F_SELECT) && ((e->flags & F_ERNIE) != 0) != d->ernie) return false;
+    if ((e->flags & F_SELECT) && ((e->flags & F_EXAONE_MOE) != 0) != d->exaone_moe) return false;
     if ((e->flags & F_GRANITE_MOE) && !d->granite_moe) return false;
     if ((e->flags & F_OSS) && !d->oss) return false;
     if ((e->flags & F_OBIAS) && !d->obias) return false;
@@ -609,6 +623,7 @@ static const arch_info_t g_archs[] = {
     { "MiniMaxM2ForCausalLM", "minimax_m2", true },
     { "SolarOpenForCausalLM", "solar_open", true },
     { "HeliumForCausalLM", "helium", true },
+    { "ExaoneMoeForCausalLM", "exaone_moe", true },
 };
 
 /* Families transformers builds from Llama's classes under their own config class and name (their
@@ -651,7 +666,9 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
     const bool dots1 = !strcmp(arch, "Dots1ForCausalLM"), dsv3 = !strcmp(arch, "DeepseekV3ForCausalLM");
     const bool dsv2 = !strcmp(arch, "DeepseekV2ForCausalLM"), lite = !strcmp(arch, "Glm4MoeLiteForCausalLM");
     const bool mistral4 = !strcmp(arch, "Mistral4ForCausalLM"), solar = !strcmp(arch, "SolarOpenForCausalLM");
-    const bool deepseek = dots1 || dsv3 || dsv2 || lite || mistral4 || solar || !strcmp(arch, "Glm4MoeForCausalLM");
+    const bool exaone = !strcmp(arch, "ExaoneMoeForCausalLM");     /* K-EXAONE: its own key names */
+    const bool deepseek = dots1 || dsv3 || dsv2 || lite || mistral4 || solar || exaone ||
+                          !strcmp(arch, "Glm4MoeForCausalLM");
     if (!strcmp(arch, "Ernie4_5_MoeForCausalLM")) {
         /* ERNIE 4.5: softmax probabilities plus a selection bias choose moe_k experts, their
          * probabilities renormalized; moe_num_shared_experts ungated shared experts; the blocks from
@@ -704,9 +721,10 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
         if (jint(root, dots1_keys[i], -2) == -2)
             REFUSE("%s: %s is missing (Dots1ForCausalLM has no default for it)", path, dots1_keys[i]);
     /* transformers' defaults where a key is missing */
-    m->experts = (int)jint(root, deepseek ? "n_routed_experts"
+    m->experts = (int)jint(root, exaone ? "num_experts" : deepseek ? "n_routed_experts"
                                  : (qwen_moe || olmoe) && json_object_get(root, "num_experts") ? "num_experts" : "num_local_experts",
-                           dsv3 ? 256 : dsv2 || lite ? 64 : qwen3_moe || oss || deepseek ? 128 : qwen_moe ? 60 : olmoe ? 64 : 8);
+                           dsv3 ? 256 : dsv2 || lite || exaone ? 64 : qwen3_moe || oss || deepseek ? 128 : qwen_moe ? 60
+                           : olmoe ? 64 : 8);
     m->experts_per_token = (int)jint(root, "num_experts_per_tok", lite || mistral4 ? 4 : qwen3_moe || olmoe || deepseek ? 8
                                                                   : qwen_moe || oss ? 4 : 2);
     if (m->experts < 1 || m->experts > 4096 || m->experts_per_token < 1 || m->experts_per_token > m->experts)
@@ -719,7 +737,7 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
         long long dense = solar ? 0     /* Solar Open: experts in every block, whatever the key says */
                         : jint(root, "first_k_dense_replace", dots1 || dsv2 || mistral4 ? 0 : dsv3 ? 3 : 1);
         json_t *types = json_object_get(root, "mlp_layer_types");
-        if (lite && json_is_array(types)) {         /* "dense" blocks first, then "sparse" ones */
+        if ((lite || exaone) && json_is_array(types)) {     /* "dense" blocks first, then "sparse" ones */
             dense = 0;
             while ((size_t)dense < json_array_size(types) && jstr_is(json_array_get(types, (size_t)dense), "dense"))
                 dense++;
@@ -730,15 +748,16 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
             if (json_array_size(types) != (size_t)m->layers)
                 REFUSE("%s: mlp_layer_types has %zu entries for %d layers", path, json_array_size(types), m->layers);
         }
-        const long long shared = jint(root, "n_shared_experts", dsv2 ? 2 : 1);
+        const long long shared = jint(root, exaone ? "num_shared_experts" : "n_shared_experts", dsv2 ? 2 : 1);
         const long long groups = jint(root, "n_group", dsv3 ? 8 : 1), topk_groups = jint(root, "topk_group", dsv3 ? 4 : 1);
         const char *scoring = jstr(root, "scoring_func");
         if (dsv3 && scoring && strcmp(scoring, "sigmoid"))
             REFUSE("%s: scoring_func = %s: accel's DeepSeek-V3 router scores by sigmoid", path, scoring);
         m->dense_ffn_width = dense > 0 ? (int)jint(root, "intermediate_size", dsv3 ? 18432 : lite ? 10240
-                                                                              : mistral4 ? 12288 : 10944) : 0;
+                                                                              : mistral4 ? 12288 : exaone ? 16384
+                                                                              : 10944) : 0;
         m->ffn_width = (int)jint(root, "moe_intermediate_size", dsv3 || mistral4 ? 2048 : dsv2 ? 1407 : lite ? 1536
-                                                                : solar ? 1280 : 1408);
+                                                                : solar ? 1280 : exaone ? 1024 : 1408);
         if (dense < 0 || dense >= m->layers)
             REFUSE("%s: first_k_dense_replace = %lld of %d layers: accel needs experts in at least one block", path,
                    dense, m->layers);
@@ -757,7 +776,7 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
         m->router_select_bias = true;
         m->router_groups = (int)groups;
         m->router_topk_groups = (int)topk_groups;
-        m->router_scale = jnum(root, "routed_scaling_factor", dsv3 ? 2.5 : lite ? 1.8 : 1.0);
+        m->router_scale = jnum(root, "routed_scaling_factor", dsv3 || exaone ? 2.5 : lite ? 1.8 : 1.0);
         if (!(m->router_scale > 0 && m->router_scale <= 1e6))
             REFUSE("%s: routed_scaling_factor = %g: accel needs a number in (0, 1e6]", path, m->router_scale);
         if (dsv2) {                 /* a softmax over the experts, the top k's probabilities as they are;
@@ -837,6 +856,13 @@ static accel_status_t translate_mla(json_t *root, const char *path, const char *
     return ACCEL_OK;
 }
 
+/* EXAONE 4's attention (per-head q/k norms, its window pattern, full layers without RoPE): EXAONE
+ * 4.0's and K-EXAONE's. */
+static bool exaone_attention(const char *arch)
+{
+    return !strcmp(arch, "Exaone4ForCausalLM") || !strcmp(arch, "ExaoneMoeForCausalLM");
+}
+
 /* Whether layer i of L is a sliding one (transformers' layer_types "sliding_attention"): as
  * layer_types says, else by the family's default: OLMo 3 all but every 4th, Gemma 2 every other
  * one, Gemma 3 all but every sliding_window_pattern-th (6), the Qwen family and dots.llm1 from
@@ -854,7 +880,7 @@ static bool hf_layer_slides(json_t *root, const char *arch, int i)
         const long long p = jint(root, "sliding_window_pattern", 6);
         return p > 0 && (i + 1) % p != 0;
     }
-    if (!strcmp(arch, "Exaone4ForCausalLM")) {     /* an integer N (every N-th full) or "LLLG" */
+    if (exaone_attention(arch)) {                   /* an integer N (every N-th full) or "LLLG" */
         const char *p = jstr(root, "sliding_window_pattern");
         if (p && *p) return p[(size_t)i % strlen(p)] == 'L';
         const long long n = jint(root, "sliding_window_pattern", 4);
@@ -881,7 +907,7 @@ static accel_status_t translate_window(json_t *root, const char *path, const cha
     }
     const bool typed = !strcmp(arch, "Olmo3ForCausalLM") || !strcmp(arch, "Gemma3ForCausalLM") ||
                        !strcmp(arch, "Gemma2ForCausalLM") || !strcmp(arch, "GptOssForCausalLM") ||
-                       !strcmp(arch, "Exaone4ForCausalLM");
+                       exaone_attention(arch);
     const bool dots1 = !strcmp(arch, "Dots1ForCausalLM");  /* the Qwen rule without use_sliding_window */
     if (strncmp(arch, "Qwen", 4) && !typed && !dots1) return ACCEL_OK;
     if (typed && !sw) w = !strcmp(arch, "GptOssForCausalLM") ? 128 : 4096;  /* their configs' default */
@@ -1078,6 +1104,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                           !strcmp(ai->arch, "Glm4MoeLiteForCausalLM") || mistral4;   /* GLM-4.7-Flash */
         const bool minimax = !strcmp(ai->arch, "MiniMaxM2ForCausalLM");  /* Mixtral's with OLMoE's q/k norms */
         const bool solar = !strcmp(ai->arch, "SolarOpenForCausalLM");    /* GLM-4.5's experts, Llama's attention */
+        const bool exaone_moe = !strcmp(ai->arch, "ExaoneMoeForCausalLM");  /* ... EXAONE 4's attention */
         long long hd = jint(root, "head_dim", minimax || solar ? 128 : 0);   /* their configs' default */
         if (hd < 0 || hd > (1 << 16) || hd % 2)
             REFUSE("%s: head_dim = %lld: accel needs an even head size up to 65536", path, hd);
@@ -1101,13 +1128,14 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         if (dots1) m->qk_norm = true;
         if (hunyuan) m->qk_norm = m->qk_norm_after_rope = true;   /* query_layernorm, key_layernorm */
         if (qwen3_moe || qwen2_moe || olmoe || oss || granite_moe || glm_moe || dots1 || dsv3 || ernie_moe || minimax || solar ||
+            exaone_moe ||
             !strcmp(ai->arch, "MixtralForCausalLM")) {
             accel_status_t st = translate_experts(root, path, ai->arch, m, err, errlen);
             if (st != ACCEL_OK) return st;
         }
-        if (!strcmp(ai->arch, "Exaone4ForCausalLM")) {  /* OLMo 2's after-norms, Qwen3's per-head q/k norms */
+        if (exaone_attention(ai->arch)) {   /* Qwen3's per-head q/k norms; EXAONE 4.0: OLMo 2's after-norms */
             m->qk_norm = true;
-            snprintf(m->norm_position, sizeof m->norm_position, "post");
+            if (!exaone_moe) snprintf(m->norm_position, sizeof m->norm_position, "post");
         }
         if (olmo2 || olmoe || minimax) {    /* q/k norms over the whole projections; OLMo 2's after-norms */
             m->qk_norm = true;
@@ -1197,7 +1225,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         m->tie_embeddings = jbool(root, "tie_word_embeddings", gemma || ernie);
         accel_status_t wst = translate_window(root, path, ai->arch, m, err, errlen);
         if (wst == ACCEL_OK && !strcmp(ai->arch, "SmolLM3ForCausalLM")) wst = translate_nope(root, path, m, err, errlen);
-        if (wst == ACCEL_OK && !strcmp(ai->arch, "Exaone4ForCausalLM")) {
+        if (wst == ACCEL_OK && exaone_attention(ai->arch)) {
             /* With a window, EXAONE 4's full-attention layers have no RoPE: all of them (none slides),
              * every N-th (model.sliding_window_pattern) or none (all slide). */
             json_t *sw = json_object_get(root, "sliding_window");
@@ -1771,6 +1799,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     d.mxfp4 = hf->mxfp4;
     d.mla_pairs = d.mla && hf->mla_pairs;
     d.fused = d.E && !d.oss && any_tensor_ends(hf, ".mlp.experts.gate_up_proj");
+    d.exaone_moe |= !strcmp(family, "ExaoneMoeForCausalLM");   /* its name for the selection bias */
     d.rope_pairs |= !strcmp(family, "Ernie4_5ForCausalLM") ||   /* a Llama with its pairs interleaved */
                     !strcmp(family, "HeliumForCausalLM");
     hf->ne = entries_of(&d, &hf->e);
@@ -1832,6 +1861,10 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
                 vision++;
                 used = true;
             }
+            if (!used && !strcmp(hf->arch, "ExaoneMoeForCausalLM") && !strncmp(name, "mtp.", 4)) {
+                mtp++;                          /* K-EXAONE's MTP block (transformers ignores mtp.*) */
+                used = true;
+            }
             int layer = -1, at = 0;             /* GLM-4.5's MTP blocks: model.layers.L.. */
             if (!used && hf->mtp_layers && sscanf(name, "model.layers.%d.%n", &layer, &at) == 1 && at > 0 &&
                 layer >= hf->cfg.model.layers && layer < hf->cfg.model.layers + hf->mtp_layers) {
@@ -1858,9 +1891,8 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
         ACCEL_INFO("%s: the %d static FP8 activation scales (activation_scheme static) are left out: accel "
                    "computes with the dequantized weights, as transformers' dequantize=True", hf->dir, act_scales);
     if (mtp)
-        ACCEL_INFO("%s: %s: its %d multi-token prediction block(s) after layer %d (%d tensors, used for "
-                   "speculative decoding) are left out", hf->dir, hf->arch, hf->mtp_layers,
-                   hf->cfg.model.layers - 1, mtp);
+        ACCEL_INFO("%s: %s: its multi-token prediction block(s) after layer %d (%d tensors, used for "
+                   "speculative decoding) are left out", hf->dir, hf->arch, hf->cfg.model.layers - 1, mtp);
     hf->yaml = accel_config_to_yaml(&hf->cfg);
     if (!hf->yaml) { st = ACCEL_ERR_NOMEM; goto fail; }
     *out = hf;
@@ -2098,7 +2130,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool ministral3 = d.ministral3;
         const bool ernie = d.ernie;  /* ERNIE 4.5's experts (accel_hf_export checked the rest) */
         const bool minimax = d.minimax;  /* MiniMax-M2 (accel_hf_export checked the rest) */
-        const bool glm_moe = d.ds && !dsv3 && !ernie && !minimax;  /* GLM-4.5 (accel_hf_export checked its other parts) */
+        const bool exaone_moe = d.exaone_moe;     /* K-EXAONE (accel_hf_export checked the rest) */
+        const bool glm_moe = d.ds && !dsv3 && !ernie && !minimax && !exaone_moe;  /* GLM-4.5 (accel_hf_export checked its other parts) */
         const bool olmo = d.qk_all, window = m->sliding_window > 0, olmo3 = olmo && window;
         const bool gemma = m->norm_unit_offset, gemma3 = gemma && d.sandwich && d.qk_norm;  /* checked alike */
         const bool gemma2 = gemma && d.sandwich && !d.qk_norm;
@@ -2108,13 +2141,13 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool glm = d.glm, glm4 = glm && d.sandwich;  /* GLM: part of each head turned, or GLM-4's norms */
         const bool exaone = d.post && d.qk_norm && !d.qk_all;  /* EXAONE 4 (accel_hf_export checked the rest) */
         const bool hunyuan = d.hunyuan;    /* accel_hf_export checked the rest */
-        const bool qwen = !olmo && !gemma && !oss && !obias && !glm && !glm_moe && !exaone && !dsv3 && !ernie && !hunyuan &&
+        const bool qwen = !olmo && !gemma && !oss && !obias && !glm && !glm_moe && !exaone && !exaone_moe && !dsv3 && !ernie && !hunyuan &&
                           (d.qk_norm || m->attention_bias || d.S);
-        const bool nope = m->no_rope_pattern > 0 && !exaone;  /* SmolLM3 (export refuses it with anything else) */
+        const bool nope = m->no_rope_pattern > 0 && !exaone && !exaone_moe;  /* SmolLM3 (export refuses it with anything else) */
         const bool granite = !dsv3 && (m->attention_multiplier > 0 || m->residual_multiplier != 1.0 ||
                                        m->logits_scaling != 1.0);
         const bool phi3 = d.phi3;     /* LongRoPE: Phi-3.5's, Phi-4-mini's (accel_hf_export checked the rest) */
-        const char *arch = minimax ? "MiniMaxM2ForCausalLM" : hunyuan ? "HunYuanDenseV1ForCausalLM" : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
+        const char *arch = exaone_moe ? "ExaoneMoeForCausalLM" : minimax ? "MiniMaxM2ForCausalLM" : hunyuan ? "HunYuanDenseV1ForCausalLM" : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
                          : dsv2 ? "DeepseekV2ForCausalLM" : dsv3 ? "DeepseekV3ForCausalLM" : phi3 ? "Phi3ForCausalLM" : exaone ? "Exaone4ForCausalLM"
                          : glm_moe ? "Glm4MoeForCausalLM" : oss ? "GptOssForCausalLM"
                          : seed ? "SeedOssForCausalLM"
@@ -2125,7 +2158,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
                          : window ? "MistralForCausalLM" : "LlamaForCausalLM";
-        const char *type = minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
+        const char *type = exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
                          : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
@@ -2306,7 +2339,24 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             json_object_del(j, "attention_bias");
             json_object_del(j, "mlp_bias");
         }
-        if (j && d.E && !glm_moe && !dsv3 && !ernie) {
+        if (j && exaone_moe) {          /* DeepSeek-V3's routing under its own key names */
+            json_t *g = json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:b, s:i, s:b}",
+                                  "num_experts", d.E, "num_experts_per_tok", m->experts_per_token,
+                                  "moe_intermediate_size", d.F, "num_shared_experts", d.S / d.F,
+                                  "n_group", m->router_groups, "topk_group", m->router_topk_groups,
+                                  "routed_scaling_factor", m->router_scale, "norm_topk_prob", m->router_norm_topk,
+                                  "first_k_dense_replace", d.dense_layers, "output_router_logits", 0);
+            json_t *types = json_array();
+            for (int i = 0; g && types && i < m->layers; i++)
+                json_array_append_new(types, json_string(i < d.dense_layers ? "dense" : "sparse"));
+            if (g) json_object_set_new(g, "mlp_layer_types", types);
+            else json_decref(types);
+            if (g) json_object_update(j, g);
+            json_decref(g);
+            json_object_del(j, "attention_bias");
+            json_object_del(j, "mlp_bias");
+        }
+        if (j && d.E && !glm_moe && !dsv3 && !ernie && !exaone_moe) {
             json_object_set_new(j, "num_local_experts", json_integer(d.E));
             if ((d.qk_norm || d.S) && !minimax) json_object_set_new(j, "num_experts", json_integer(d.E));   /* Qwen's, OLMoE's name */
             json_object_set_new(j, "num_experts_per_tok", json_integer(m->experts_per_token));
@@ -2331,7 +2381,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                 json_object_set_new(j, "router_jitter_noise", json_real(0.0));
             }
         }
-        if (j && exaone) {              /* with a window, the full layers are its NoPE ones */
+        if (j && (exaone || exaone_moe)) {  /* with a window, the full layers are its NoPE ones */
             json_object_set_new(j, "sliding_window", window ? json_integer(m->sliding_window) : json_null());
             json_object_set_new(j, "sliding_window_pattern",
                                 window && m->sliding_window_pattern ? json_integer(m->sliding_window_pattern) : json_null());
@@ -2349,7 +2399,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             json_object_set_new(j, "swiglu_limit", json_real(m->swiglu_limit));
             json_object_set_new(j, "swiglu_alpha", json_real(m->swiglu_alpha));
         }
-        if (j && (olmo3 || gemma2 || gemma3 || nope || oss || exaone || (qwen && !(d.E && d.qk_norm && !d.S)))) {
+        if (j && (olmo3 || gemma2 || gemma3 || nope || oss || exaone || exaone_moe || (qwen && !(d.E && d.qk_norm && !d.S)))) {
             json_t *types = json_array();
             for (int i = 0; i < m->layers; i++) {
                 const bool full = !window || (m->sliding_window_pattern && (i + 1) % m->sliding_window_pattern == 0);
@@ -2555,7 +2605,21 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                     "other families' keys)");
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (d.ds && !softmax_mla && !d.ernie && !d.minimax && (strcmp(m->router_scores, "sigmoid") || !m->router_select_bias || !shared || m->shared_expert_gate ||
+    /* K-EXAONE: DeepSeek-V3's experts (ungated shared ones) under EXAONE 4's attention with norms
+     * before the sublayers: per-head q/k norms, a window whose full layers are exactly the ones
+     * without RoPE (dims_of checked those) */
+    if (d.exaone_moe && (!shared || m->shared_expert_gate || m->shared_expert_ffn % d.F ||
+                         strcmp(m->router_group_score, "top2") || m->router_aux_loss > 0 || !llama_blocks(m) ||
+                         m->attention_bias || m->attention_out_bias || m->qk_norm_after_rope || m->rope_dim ||
+                         strcmp(m->sliding_rope, "scaled") || m->query_scale_beta > 0 ||
+                         !strcmp(m->rope_scaling, "longrope"))) {
+        ACCEL_ERROR("export --format hf: DeepSeek-V3's experts under EXAONE 4's attention in this combination have "
+                    "no Hugging Face counterpart (ExaoneMoeForCausalLM: ungated shared experts a multiple of "
+                    "model.ffn_width wide, groups scored by their two best, no load-balancing loss, Llama's blocks "
+                    "without biases, RoPE on the whole head, one RoPE for every layer)");
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    if (d.ds && !softmax_mla && !d.ernie && !d.minimax && !d.exaone_moe && (strcmp(m->router_scores, "sigmoid") || !m->router_select_bias || !shared || m->shared_expert_gate ||
                   strcmp(m->router_group_score, "top2") ||
                   m->shared_expert_ffn % d.F || strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") ||
                   (m->qk_norm && strcmp(m->qk_norm_scope, "head")) || m->attention_out_bias || m->attention_sinks ||
@@ -2615,7 +2679,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                             : "whole-projection q/k norms in this combination");
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (!strcmp(m->name, "llama") && m->no_rope_pattern && !exaone &&
+    if (!strcmp(m->name, "llama") && m->no_rope_pattern && !exaone && !d.exaone_moe &&
         (m->qk_norm || m->attention_bias || m->experts || post || m->sliding_window)) {
         ACCEL_ERROR("export --format hf: layers without RoPE (model.no_rope_pattern=%d) with %s have no Hugging "
                     "Face counterpart (SmolLM3: Llama's blocks, no window)", m->no_rope_pattern,

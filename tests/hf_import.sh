@@ -362,6 +362,7 @@ train_case 2 zero2 "$FIX/solar_open" "$FIX/solar_open" solar_open_dir_2_zero2
 train_case 2 ddp "$FIX/helium" "$FIX/helium" helium_dir_2_ddp
 train_case 1 zero3 "$FIX/internlm3" "$FIX/internlm3" internlm3_dir_1_zero3
 train_case 2 zero3 "$FIX/exaone_moe" "$FIX/exaone_moe" exaone_moe_dir_2_zero3
+train_case 2 zero2 "$FIX/youtu" "$FIX/youtu" youtu_dir_2_zero2
 train_case 2 zero3 "$FIX/olmo2" "$FIX/olmo2" olmo2_dir_2_zero3
 train_case 2 zero2 "$FIX/olmo3" "$FIX/olmo3" olmo3_dir_2_zero2
 train_case 2 ddp "$FIX/smollm3" "$FIX/smollm3" smollm3_dir_2_ddp
@@ -529,9 +530,6 @@ export_refused swp "has no Hugging Face counterpart here" model.sliding_window=4
 # layers without RoPE: a window pattern without them is refused.
 export_refused ex4nope "norms after the sublayers with per-head q/k norms in this combination" \
     model.norm_position=post model.qk_norm=true model.sliding_window=4 model.sliding_window_pattern=2
-# Latent attention goes out as DeepSeek-V3's, whose blocks have its experts: without them, refused.
-export_refused mladense "latent attention (model.kv_lora_rank=8) without DeepSeek-V3's experts has no Hugging Face counterpart" \
-    model.kv_lora_rank=8 model.rope_dim=4
 # LongRoPE goes out as Phi-3's, which has Llama's blocks: with q, k, v biases, refused.
 export_refused lrbias "model.rope_scaling=longrope with attention biases has no Hugging Face counterpart" \
     model.rope_scaling=longrope model.rope_short_factor=1,2,3,4 model.rope_long_factor=2,3,4,5 model.attention_bias=true
@@ -582,6 +580,10 @@ export_refused mm2yarn "sigmoid experts with the selection bias under whole-proj
 # InternLM3's qkv_bias and bias put biases on the MLP too (transformers needs both alike).
 refused ilmbias internlm3 's/"mlp_bias": false/"mlp_bias": false, "qkv_bias": true, "bias": true/' \
     "qkv_bias / bias = true on InternLM3ForCausalLM: they put biases on the MLP too"
+# Dense latent attention is Youtu-LLM's with Llama's blocks alone: with Gemma's embedding scale its
+# export is refused.
+export_refused ytemb "latent attention (model.kv_lora_rank=8) in this combination has no Hugging Face counterpart" \
+    model.kv_lora_rank=8 model.head_dim=8 model.rope_dim=4 model.embed_scale=2
 # K-EXAONE's dense blocks lead: a dense block after a sparse one is refused.
 refused kexsparse exaone_moe '25s/"sparse",/"dense",/' 'mlp_layer_types[2] is not "sparse" after the dense blocks'
 refused erniebias ernie4_5 's/"use_bias": false/"use_bias": true/' "use_bias = true: accel's ERNIE 4.5 has no biases"

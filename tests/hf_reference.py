@@ -625,6 +625,18 @@ def exaone_moe():
         pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def youtu():
+    # Tencent's Youtu-LLM: DeepSeek-V3's latent attention (DS_MLA: queries through a latent, RoPE on
+    # 4 of each head's 10 values, its pairs interleaved in the files) on Llama's dense blocks, tied.
+    # No padding token: transformers 5's YoutuPreTrainedModel zeroes the pad_token_id row of the
+    # embedding when it loads a file (its _init_weights), so the reference would not be the file's.
+    return tf.YoutuForCausalLM(tf.YoutuConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=24, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=4, max_position_embeddings=T, rms_norm_eps=1e-6, tie_word_embeddings=True,
+        rope_parameters={"rope_type": "default", "rope_theta": 1600000.0}, pad_token_id=None, bos_token_id=1,
+        eos_token_id=2, **DS_MLA))
+
+
 def minimax_margin(model, tokens):
     """MiniMax-M2's router: the smallest gap between a token's k-th and next choice score (its
     sigmoid score plus the selection bias); the bias must change some token's experts."""
@@ -884,6 +896,7 @@ CASES = {
     "iquestcoder": (iquestcoder, {"arch": "IQuestCoderForCausalLM"}),
     "helium": (helium, {}),
     "exaone_moe": (exaone_moe, {"score64": True}),
+    "youtu": (youtu, {}),
     "mistral4": (mistral4, {"score64": True}),
     "ministral3": (ministral3, {}),
     "ministral3_vl": (ministral3_vl, {}),

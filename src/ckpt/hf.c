@@ -289,7 +289,7 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.ds = d.E && (strcmp(m->router_scores, "softmax") || d.select_bias || d.dense_layers || (d.S && !m->shared_expert_gate) ||
                    m->router_groups > 1 || m->router_scale != 1.0 || d.mla);
     d.phi3 = d.llama && !strcmp(m->rope_scaling, "longrope");  /* import: the file's architecture says */
-    d.glm = d.llama && !d.ds && !d.phi3 && (d.rd < d.hs || (d.sandwich && !m->norm_unit_offset));
+    d.glm = d.llama && !d.ds && !d.mla && !d.phi3 && (d.rd < d.hs || (d.sandwich && !m->norm_unit_offset));
     d.mistral4 = d.mla && d.E && !strcmp(m->router_scores, "softmax") &&
                  (m->router_norm_topk || (m->router_groups > 1 && strcmp(m->router_group_score, "max")) ||
                   m->query_scale_beta > 0);
@@ -624,6 +624,7 @@ static const arch_info_t g_archs[] = {
     { "SolarOpenForCausalLM", "solar_open", true },
     { "HeliumForCausalLM", "helium", true },
     { "ExaoneMoeForCausalLM", "exaone_moe", true },
+    { "YoutuForCausalLM", "youtu", true },
 };
 
 /* Families transformers builds from Llama's classes under their own config class and name (their
@@ -1101,7 +1102,9 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool ministral3 = !strcmp(ai->arch, "Ministral3ForCausalLM");  /* Mistral's, query temperature */
         const bool dsv3 = !strcmp(ai->arch, "DeepseekV3ForCausalLM") ||   /* GLM-4.5's experts, latent attention */
                           !strcmp(ai->arch, "DeepseekV2ForCausalLM") ||  /* ... DeepSeek-V2: softmax routing */
-                          !strcmp(ai->arch, "Glm4MoeLiteForCausalLM") || mistral4;   /* GLM-4.7-Flash */
+                          !strcmp(ai->arch, "Glm4MoeLiteForCausalLM") || mistral4 ||   /* GLM-4.7-Flash */
+                          !strcmp(ai->arch, "YoutuForCausalLM");   /* ... Youtu-LLM: Llama's dense blocks */
+        const bool youtu = !strcmp(ai->arch, "YoutuForCausalLM");
         const bool minimax = !strcmp(ai->arch, "MiniMaxM2ForCausalLM");  /* Mixtral's with OLMoE's q/k norms */
         const bool solar = !strcmp(ai->arch, "SolarOpenForCausalLM");    /* GLM-4.5's experts, Llama's attention */
         const bool exaone_moe = !strcmp(ai->arch, "ExaoneMoeForCausalLM");  /* ... EXAONE 4's attention */
@@ -1127,7 +1130,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         if (glm_moe) m->qk_norm = jbool(root, "use_qk_norm", false);
         if (dots1) m->qk_norm = true;
         if (hunyuan) m->qk_norm = m->qk_norm_after_rope = true;   /* query_layernorm, key_layernorm */
-        if (qwen3_moe || qwen2_moe || olmoe || oss || granite_moe || glm_moe || dots1 || dsv3 || ernie_moe || minimax || solar ||
+        if (qwen3_moe || qwen2_moe || olmoe || oss || granite_moe || glm_moe || dots1 || (dsv3 && !youtu) || ernie_moe ||
+            minimax || solar ||
             exaone_moe ||
             !strcmp(ai->arch, "MixtralForCausalLM")) {
             accel_status_t st = translate_experts(root, path, ai->arch, m, err, errlen);
@@ -1221,8 +1225,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         if (!oss && !seed && !glm && !glm_moe && !solar && !helium && !llama_bias)
             m->attention_bias = qwen && jbool(root, "qkv_bias", true);      /* Qwen2-MoE may turn them off */
         /* transformers' defaults: tied for Qwen2 only when it says so; false for Llama/Mistral;
-         * true for Gemma and ERNIE 4.5. */
-        m->tie_embeddings = jbool(root, "tie_word_embeddings", gemma || ernie);
+         * true for Gemma, ERNIE 4.5 and Youtu-LLM. */
+        m->tie_embeddings = jbool(root, "tie_word_embeddings", gemma || ernie || youtu);
         accel_status_t wst = translate_window(root, path, ai->arch, m, err, errlen);
         if (wst == ACCEL_OK && !strcmp(ai->arch, "SmolLM3ForCausalLM")) wst = translate_nope(root, path, m, err, errlen);
         if (wst == ACCEL_OK && exaone_attention(ai->arch)) {
@@ -1764,9 +1768,10 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     if (st == ACCEL_OK) st = translate_quantization(root, p, hf->arch, &hf->mxfp4, hf->fp8_block, err, errlen);
     if (st == ACCEL_OK && (!strcmp(hf->arch, "Glm4MoeForCausalLM") || !strcmp(hf->arch, "DeepseekV3ForCausalLM") ||
                            !strcmp(hf->arch, "DeepseekV2ForCausalLM") || !strcmp(hf->arch, "Glm4MoeLiteForCausalLM") ||
-                           !strcmp(hf->arch, "Mistral4ForCausalLM"))) {
-        const long long mtp = jint(root, "num_nextn_predict_layers",     /* Mistral Small 4 has none */
-                                   jint(root, "num_mtp_layers", strcmp(hf->arch, "Mistral4ForCausalLM") ? 1 : 0));
+                           !strcmp(hf->arch, "Mistral4ForCausalLM") || !strcmp(hf->arch, "YoutuForCausalLM"))) {
+        const bool none = !strcmp(hf->arch, "Mistral4ForCausalLM") || !strcmp(hf->arch, "YoutuForCausalLM");
+        const long long mtp = jint(root, "num_nextn_predict_layers",     /* Mistral Small 4, Youtu have none */
+                                   jint(root, "num_mtp_layers", none ? 0 : 1));
         hf->mla_pairs = jbool(root, "rope_interleave", true);
         hf->mtp_layers = mtp > 0 && mtp < 1000 ? (int)mtp : 0;
     }
@@ -2126,7 +2131,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
          * window, LongRoPE's Phi-3, else Llama. */
         const bool dsv3 = d.mla;       /* DeepSeek-V3, -V2 or Mistral Small 4 (accel_hf_export checked their
                                         * other parts) */
-        const bool mistral4 = d.mistral4, dsv2 = dsv3 && !mistral4 && !strcmp(m->router_scores, "softmax");
+        const bool youtu = dsv3 && !d.E;   /* dense latent attention: Youtu-LLM's */
+        const bool mistral4 = d.mistral4, dsv2 = dsv3 && d.E && !mistral4 && !strcmp(m->router_scores, "softmax");
         const bool ministral3 = d.ministral3;
         const bool ernie = d.ernie;  /* ERNIE 4.5's experts (accel_hf_export checked the rest) */
         const bool minimax = d.minimax;  /* MiniMax-M2 (accel_hf_export checked the rest) */
@@ -2148,7 +2154,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                                        m->logits_scaling != 1.0);
         const bool phi3 = d.phi3;     /* LongRoPE: Phi-3.5's, Phi-4-mini's (accel_hf_export checked the rest) */
         const char *arch = exaone_moe ? "ExaoneMoeForCausalLM" : minimax ? "MiniMaxM2ForCausalLM" : hunyuan ? "HunYuanDenseV1ForCausalLM" : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
-                         : dsv2 ? "DeepseekV2ForCausalLM" : dsv3 ? "DeepseekV3ForCausalLM" : phi3 ? "Phi3ForCausalLM" : exaone ? "Exaone4ForCausalLM"
+                         : youtu ? "YoutuForCausalLM" : dsv2 ? "DeepseekV2ForCausalLM" : dsv3 ? "DeepseekV3ForCausalLM" : phi3 ? "Phi3ForCausalLM" : exaone ? "Exaone4ForCausalLM"
                          : glm_moe ? "Glm4MoeForCausalLM" : oss ? "GptOssForCausalLM"
                          : seed ? "SeedOssForCausalLM"
                          : glm4 ? "Glm4ForCausalLM" : glm ? "GlmForCausalLM"
@@ -2158,7 +2164,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
                          : window ? "MistralForCausalLM" : "LlamaForCausalLM";
-        const char *type = exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
+        const char *type = exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
                          : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
@@ -2261,17 +2267,20 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             json_object_set_new(j, "attention_bias", json_boolean(m->attention_bias));
             if (seed) json_object_set_new(j, "attention_out_bias", json_true());
         }
-        if (j && dsv3) {                /* DeepSeek-V3's routing and latent attention */
-            json_t *g = json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:b, s:i, s:s, s:s, s:i, s:i, s:i, s:i, s:b, "
-                                  "s:i, s:b, s:b}",
+        if (j && dsv3) {                /* latent attention; with experts, DeepSeek-V3's routing */
+            json_t *g = json_pack("{s:i, s:i, s:i, s:i, s:b, s:b}", "kv_lora_rank", d.Rkv, "qk_nope_head_dim",
+                                  d.hs - d.rd, "qk_rope_head_dim", d.rd, "v_head_dim", d.dv, "rope_interleave", 1,
+                                  "attention_bias", 0);
+            json_t *x = !d.E ? NULL
+                      : json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:b, s:i, s:s, s:s, s:i, s:b}",
                                   "n_routed_experts", d.E, "num_experts_per_tok", m->experts_per_token,
                                   "moe_intermediate_size", d.F, "n_shared_experts", d.S / d.F,
                                   "n_group", m->router_groups, "topk_group", m->router_topk_groups,
                                   "routed_scaling_factor", m->router_scale, "norm_topk_prob", m->router_norm_topk,
                                   "first_k_dense_replace", d.dense_layers, "scoring_func", "sigmoid",
-                                  "topk_method", "noaux_tc", "kv_lora_rank", d.Rkv, "qk_nope_head_dim", d.hs - d.rd,
-                                  "qk_rope_head_dim", d.rd, "v_head_dim", d.dv, "rope_interleave", 1,
-                                  "num_nextn_predict_layers", 0, "attention_bias", 0, "output_router_logits", 0);
+                                  "topk_method", "noaux_tc", "num_nextn_predict_layers", 0, "output_router_logits", 0);
+            if (g && x) json_object_update(g, x);
+            json_decref(x);
             if (g) json_object_update(j, g);
             json_decref(g);
             json_object_set_new(j, "q_lora_rank", d.Rq ? json_integer(d.Rq) : json_null());
@@ -2536,21 +2545,29 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     /* DeepSeek-V3's routing, ungated shared experts, leading dense blocks: GLM-4.5's alone, with
      * Llama's norms and SwiGLU, per-head q/k norms or none, q/k/v biases or none. */
     const dims_t d = dims_of(m);
-    /* Latent attention: DeepSeek-V3's, with its experts, Llama's norms and SwiGLU, nothing else; its
-     * scores' scale other than 1/sqrt(head) only as YaRN's mscale_all_dim. */
+    /* Latent attention: DeepSeek-V3's, with its experts, Llama's norms and SwiGLU, nothing else, or
+     * Youtu-LLM's dense Llama blocks; its scores' scale other than 1/sqrt(head) only as YaRN's
+     * mscale_all_dim. */
     const bool ds_scale = m->attention_multiplier > 0 && d.mla && !strcmp(m->rope_scaling, "yarn") && m->rope_factor > 1.0;
-    if (d.mla && (!d.ds || (m->attention_multiplier > 0 && !ds_scale) || m->sliding_window || m->no_rope_pattern ||
-                  strcmp(m->rope_scaling, "none") * strcmp(m->rope_scaling, "yarn") * strcmp(m->rope_scaling, "llama3") != 0)) {
+    const bool dense_mla = d.mla && !d.E;
+    if (d.mla && ((d.E && !d.ds) || (m->attention_multiplier > 0 && !ds_scale) || m->sliding_window || m->no_rope_pattern ||
+                  strcmp(m->rope_scaling, "none") * strcmp(m->rope_scaling, "yarn") * strcmp(m->rope_scaling, "llama3") != 0 ||
+                  (dense_mla && (strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") || m->norm_unit_offset ||
+                                 m->embed_scale != 1.0 || m->query_pre_attn_scalar || m->attention_softcap > 0 ||
+                                 m->logit_softcap > 0 || m->residual_multiplier != 1.0 || m->logits_scaling != 1.0 ||
+                                 m->attention_sinks || m->qk_norm || m->attention_bias || m->attention_out_bias ||
+                                 m->query_scale_beta > 0)))) {
         ACCEL_ERROR("export --format hf: latent attention (model.kv_lora_rank=%d) %s has no Hugging Face counterpart "
-                    "(DeepseekV3ForCausalLM: with DeepSeek-V3's experts (model.router_scores=sigmoid and its companions), "
-                    "no window or layers without RoPE, the scores' scale from YaRN's mscale_all_dim alone)",
-                    m->kv_lora_rank, !d.ds ? "without DeepSeek-V3's experts" : "in this combination");
+                    "(DeepseekV3ForCausalLM: with DeepSeek-V3's experts (model.router_scores=sigmoid and its companions); "
+                    "YoutuForCausalLM: dense, Llama's blocks without biases or q/k norms; both: no window or layers "
+                    "without RoPE, the scores' scale from YaRN's mscale_all_dim alone)",
+                    m->kv_lora_rank, d.E && !d.ds ? "without DeepSeek-V3's experts" : "in this combination");
         return ACCEL_ERR_UNSUPPORTED;
     }
     /* Latent attention with a softmax router: DeepSeek-V2's (its top k's probabilities as they
      * are, no groups) or Mistral Small 4's (renormalized or grouped, the query temperature); ungated
      * shared experts */
-    const bool softmax_mla = d.mla && !strcmp(m->router_scores, "softmax");
+    const bool softmax_mla = d.mla && d.E && !strcmp(m->router_scores, "softmax");
     if (softmax_mla && (d.select_bias || (d.S && m->shared_expert_gate) || (d.mistral4 && !d.S) ||
                         (d.S && d.S % d.F) || strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") ||
                         m->expert_bias || m->embed_scale != 1.0 || m->residual_multiplier != 1.0 ||
@@ -2773,7 +2790,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     /* GLM: part of each head turned (interleaved pairs in its files), or GLM-4's norms after the
      * sublayers without Gemma's 1 + weight; Llama's blocks otherwise, q/k/v biases or none. */
     const int hs = m->head_dim ? m->head_dim : m->width / m->heads;
-    const bool glm = !d.ds && !d.phi3 && ((m->rope_dim && m->rope_dim < hs) || (sandwich && !m->norm_unit_offset));
+    const bool glm = !d.ds && !d.mla && !d.phi3 && ((m->rope_dim && m->rope_dim < hs) || (sandwich && !m->norm_unit_offset));
     if (llama && glm &&
         (m->qk_norm || m->experts || m->sliding_window || m->attention_out_bias || m->attention_sinks ||
          m->norm_unit_offset || geglu || m->embed_scale != 1.0 || m->query_pre_attn_scalar || caps || granite_keys ||

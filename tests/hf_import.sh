@@ -64,7 +64,7 @@ for dir in "$FIX"/*/; do
                   ministral3_vl|ministral3_fp8) as=Ministral3ForCausalLM ;; ernie4_5) as=LlamaForCausalLM ;;
                   hunyuan_dense) as=HunYuanDenseV1ForCausalLM ;;
                   internlm3|iquestcoder) as=LlamaForCausalLM ;; helium) as=Qwen2ForCausalLM ;;
-                  exaone_moe) as=ExaoneMoeForCausalLM ;;
+                  exaone_moe) as=ExaoneMoeForCausalLM ;; mellum) as=MellumForCausalLM ;;
                   qwen3_fp8) as=Qwen3ForCausalLM ;;
                   *) as= ;; esac
     if [ -n "$as" ]; then
@@ -197,6 +197,14 @@ needs exaone_moe model.sliding_window_pattern=1 model.no_rope_pattern=0 model.ro
 grep -q "its multi-token prediction block(s) after layer 3 (5 tensors" import.log ||
     { cat import.log; fail "exaone_moe: the MTP block is not reported as left out"; }
 pass "exaone_moe: transformers' logits need the window, the layer without RoPE and the routed scale; the MTP block left out"
+# Mellum (Qwen3-MoE's blocks; layers 0-2 slide over 4 keys with plain RoPE at theta 10000, layer 3
+# full at 500000; layer 0 dense): the logits need the window, its layers' own RoPE and the
+# renormalized top k; its MTP block (mtp.*) is left out, said so.
+needs mellum model.sliding_window_pattern=1 model.sliding_rope_theta=500000 model.router_norm_topk=false
+"$CKPT" import "$FIX/mellum" -o mellum_mtp.h5 > import.log 2>&1 || { cat import.log; fail "import mellum"; }
+grep -q "its multi-token prediction block(s) after layer 3 (5 tensors" import.log ||
+    { cat import.log; fail "mellum: the MTP block is not reported as left out"; }
+pass "mellum: transformers' logits need the window, the sliding layers' RoPE and the renormalized top k; the MTP block left out"
 # YaRN's mscale and mscale_all_dim on any family (Ministral 3 writes 1 and 1): cos and sin scaled by
 # their mscales' ratio, as transformers' YaRN does; equal ones give 1 where the default is
 # 0.1 ln(factor) + 1.
@@ -363,6 +371,7 @@ train_case 2 ddp "$FIX/helium" "$FIX/helium" helium_dir_2_ddp
 train_case 1 zero3 "$FIX/internlm3" "$FIX/internlm3" internlm3_dir_1_zero3
 train_case 2 zero3 "$FIX/exaone_moe" "$FIX/exaone_moe" exaone_moe_dir_2_zero3
 train_case 2 zero2 "$FIX/youtu" "$FIX/youtu" youtu_dir_2_zero2
+train_case 2 ddp "$FIX/mellum" "$FIX/mellum" mellum_dir_2_ddp
 train_case 2 zero3 "$FIX/olmo2" "$FIX/olmo2" olmo2_dir_2_zero3
 train_case 2 zero2 "$FIX/olmo3" "$FIX/olmo3" olmo3_dir_2_zero2
 train_case 2 ddp "$FIX/smollm3" "$FIX/smollm3" smollm3_dir_2_ddp
@@ -584,6 +593,10 @@ refused ilmbias internlm3 's/"mlp_bias": false/"mlp_bias": false, "qkv_bias": tr
 # export is refused.
 export_refused ytemb "latent attention (model.kv_lora_rank=8) in this combination has no Hugging Face counterpart" \
     model.kv_lora_rank=8 model.head_dim=8 model.rope_dim=4 model.embed_scale=2
+# Mellum's layers have RoPE on the whole head, unscaled: its export with YaRN is refused.
+export_refused mlmyarn "Qwen3-MoE's experts with leading dense blocks or a window pattern in this combination" \
+    model.experts=4 model.experts_per_token=2 model.qk_norm=true model.dense_layers=1 model.rope_scaling=yarn \
+    model.rope_factor=2 model.rope_original_context=8
 # K-EXAONE's dense blocks lead: a dense block after a sparse one is refused.
 refused kexsparse exaone_moe '25s/"sparse",/"dense",/' 'mlp_layer_types[2] is not "sparse" after the dense blocks'
 refused erniebias ernie4_5 's/"use_bias": false/"use_bias": true/' "use_bias = true: accel's ERNIE 4.5 has no biases"

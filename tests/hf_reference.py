@@ -637,6 +637,21 @@ def youtu():
         eos_token_id=2, **DS_MLA))
 
 
+def mellum():
+    # JetBrains' Mellum: Qwen3-MoE's attention (per-head q/k norms) and experts (8 of 8, 2 a token,
+    # softmax, renormalized); layers 0-2 slide over 4 keys with plain RoPE at theta 10000, layer 3
+    # sees all with theta 500000 (a RoPE per layer type); layer 0 a dense SwiGLU of 24. An MTP block
+    # is saved under mtp. (save_glm4_moe), as transformers leaves one out.
+    return tf.MellumForCausalLM(tf.MellumConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=24, moe_intermediate_size=8, num_hidden_layers=4,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=T, num_experts=8,
+        num_experts_per_tok=2, norm_topk_prob=True, sliding_window=4,
+        layer_types=["sliding_attention"] * 3 + ["full_attention"], mlp_layer_types=["dense"] + ["sparse"] * 3,
+        rope_parameters={"full_attention": {"rope_type": "default", "rope_theta": 500000.0},
+                         "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}},
+        rms_norm_eps=1e-6, tie_word_embeddings=False, pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
 def minimax_margin(model, tokens):
     """MiniMax-M2's router: the smallest gap between a token's k-th and next choice score (its
     sigmoid score plus the selection bias); the bias must change some token's experts."""
@@ -897,6 +912,7 @@ CASES = {
     "helium": (helium, {}),
     "exaone_moe": (exaone_moe, {"score64": True}),
     "youtu": (youtu, {}),
+    "mellum": (mellum, {"score64": True, "seed_of": "Mellum"}),
     "mistral4": (mistral4, {"score64": True}),
     "ministral3": (ministral3, {}),
     "ministral3_vl": (ministral3_vl, {}),
@@ -952,7 +968,7 @@ def main(out_root, names):
             save_fp8(model, out, opts.get("fp8_block", FP8_BLOCK))
         elif name in ("glm4_moe", "deepseek_v3"):
             save_glm4_moe(model, out)
-        elif name == "exaone_moe":
+        elif name in ("exaone_moe", "mellum"):
             save_glm4_moe(model, out, "mtp.")
         else:
             save.save_pretrained(out, safe_serialization=True, **kw)

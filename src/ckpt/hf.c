@@ -244,6 +244,8 @@ typedef struct {
     bool hunyuan;                   /* q/k norms after RoPE: HunYuan's names (export: its family) */
     bool minimax;                   /* sigmoid experts with a selection bias under whole-projection
                                      * q/k norms: MiniMax-M2's (Mixtral's names; export) */
+    bool mellum;                    /* Qwen3-MoE's experts and attention with leading dense blocks, a
+                                     * window pattern or a RoPE per layer type: Mellum's (export) */
     bool exaone_moe;                /* DeepSeek-V3's experts under EXAONE 4's attention, window and
                                      * layers without RoPE, norms before: K-EXAONE's (its name for
                                      * the selection bias; import: its family says) */
@@ -300,6 +302,10 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.hunyuan = d.qk_norm && m->qk_norm_after_rope;
     d.minimax = d.ds && d.select_bias && !strcmp(m->router_scores, "sigmoid") && d.qk_all && !d.post && !d.S &&
                 !d.mla && !d.dense_layers;
+    d.mellum = d.E && !d.mla && !strcmp(m->router_scores, "softmax") && !d.select_bias && d.qk_norm && !d.qk_all &&
+               !m->qk_norm_after_rope && !d.post && !d.sandwich && !d.S && m->router_groups <= 1 &&
+               m->router_scale == 1.0 && (d.dense_layers || m->sliding_window_pattern || m->sliding_rope_theta > 0 ||
+                                          strcmp(m->sliding_rope, "scaled"));
     d.exaone_moe = d.ds && d.select_bias && d.qk_norm && !d.qk_all && !d.post && !d.mla && m->sliding_window > 0 &&
                    m->no_rope_pattern == m->sliding_window_pattern;
     return d;
@@ -625,6 +631,7 @@ static const arch_info_t g_archs[] = {
     { "HeliumForCausalLM", "helium", true },
     { "ExaoneMoeForCausalLM", "exaone_moe", true },
     { "YoutuForCausalLM", "youtu", true },
+    { "MellumForCausalLM", "mellum", true },
 };
 
 /* Families transformers builds from Llama's classes under their own config class and name (their
@@ -648,6 +655,25 @@ static const multimodal_t g_multimodal[] = {
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
 
+/* mlp_layer_types ("dense" blocks first, then "sparse" ones), where config.json has it, into
+ * *dense (left as it is without); other orders are refused. */
+static accel_status_t leading_dense(json_t *root, const char *path, int layers, long long *dense, char *err,
+                                    size_t errlen)
+{
+    json_t *types = json_object_get(root, "mlp_layer_types");
+    if (!json_is_array(types)) return ACCEL_OK;
+    size_t n = 0;
+    while (n < json_array_size(types) && jstr_is(json_array_get(types, n), "dense")) n++;
+    for (size_t i = n; i < json_array_size(types); i++)
+        if (!jstr_is(json_array_get(types, i), "sparse"))
+            REFUSE("%s: mlp_layer_types[%zu] is not \"sparse\" after the dense blocks: accel's dense blocks lead "
+                   "(model.dense_layers)", path, i);
+    if (json_array_size(types) != (size_t)layers)
+        REFUSE("%s: mlp_layer_types has %zu entries for %d layers", path, json_array_size(types), layers);
+    *dense = (long long)n;
+    return ACCEL_OK;
+}
+
 /* The mixture of experts of MixtralForCausalLM, Qwen3MoeForCausalLM, Qwen2MoeForCausalLM,
  * OlmoeForCausalLM or GptOssForCausalLM (arch; gpt-oss's softmax over the top-k logits is the
  * renormalized top-k of the softmax) into m: every block sparse (decoder_sparse_step 1, no mlp_only_layers), no router
@@ -663,6 +689,7 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
                                         char *err, size_t errlen)
 {
     const bool qwen3_moe = !strcmp(arch, "Qwen3MoeForCausalLM"), qwen_moe = qwen3_moe || !strcmp(arch, "Qwen2MoeForCausalLM");
+    const bool mellum = !strcmp(arch, "MellumForCausalLM");    /* Qwen3-MoE's, leading dense blocks */
     const bool olmoe = !strcmp(arch, "OlmoeForCausalLM"), oss = !strcmp(arch, "GptOssForCausalLM");
     const bool dots1 = !strcmp(arch, "Dots1ForCausalLM"), dsv3 = !strcmp(arch, "DeepseekV3ForCausalLM");
     const bool dsv2 = !strcmp(arch, "DeepseekV2ForCausalLM"), lite = !strcmp(arch, "Glm4MoeLiteForCausalLM");
@@ -723,31 +750,25 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
             REFUSE("%s: %s is missing (Dots1ForCausalLM has no default for it)", path, dots1_keys[i]);
     /* transformers' defaults where a key is missing */
     m->experts = (int)jint(root, exaone ? "num_experts" : deepseek ? "n_routed_experts"
-                                 : (qwen_moe || olmoe) && json_object_get(root, "num_experts") ? "num_experts" : "num_local_experts",
-                           dsv3 ? 256 : dsv2 || lite || exaone ? 64 : qwen3_moe || oss || deepseek ? 128 : qwen_moe ? 60
-                           : olmoe ? 64 : 8);
-    m->experts_per_token = (int)jint(root, "num_experts_per_tok", lite || mistral4 ? 4 : qwen3_moe || olmoe || deepseek ? 8
+                                 : (qwen_moe || olmoe || mellum) && json_object_get(root, "num_experts") ? "num_experts"
+                                 : "num_local_experts",
+                           dsv3 ? 256 : dsv2 || lite || exaone || mellum ? 64 : qwen3_moe || oss || deepseek ? 128
+                           : qwen_moe ? 60 : olmoe ? 64 : 8);
+    m->experts_per_token = (int)jint(root, "num_experts_per_tok", lite || mistral4 ? 4
+                                                                  : qwen3_moe || olmoe || deepseek || mellum ? 8
                                                                   : qwen_moe || oss ? 4 : 2);
     if (m->experts < 1 || m->experts > 4096 || m->experts_per_token < 1 || m->experts_per_token > m->experts)
         REFUSE("%s: %d experts with num_experts_per_tok = %d: accel needs 1..4096 experts and 1..experts per "
                "token", path, m->experts, m->experts_per_token);
-    m->router_norm_topk = qwen_moe || olmoe ? jbool(root, "norm_topk_prob", false)
+    m->router_norm_topk = qwen_moe || olmoe || mellum ? jbool(root, "norm_topk_prob", mellum)
                         : deepseek ? jbool(root, "norm_topk_prob", !dots1) : true;
     if (deepseek) {
         /* transformers' defaults: DeepSeek-V3's, else GLM-4.5's (dots.llm1: no dense blocks) */
         long long dense = solar ? 0     /* Solar Open: experts in every block, whatever the key says */
                         : jint(root, "first_k_dense_replace", dots1 || dsv2 || mistral4 ? 0 : dsv3 ? 3 : 1);
-        json_t *types = json_object_get(root, "mlp_layer_types");
-        if ((lite || exaone) && json_is_array(types)) {     /* "dense" blocks first, then "sparse" ones */
-            dense = 0;
-            while ((size_t)dense < json_array_size(types) && jstr_is(json_array_get(types, (size_t)dense), "dense"))
-                dense++;
-            for (size_t i = (size_t)dense; i < json_array_size(types); i++)
-                if (!jstr_is(json_array_get(types, i), "sparse"))
-                    REFUSE("%s: mlp_layer_types[%zu] is not \"sparse\" after the dense blocks: accel's dense "
-                           "blocks lead (model.dense_layers)", path, i);
-            if (json_array_size(types) != (size_t)m->layers)
-                REFUSE("%s: mlp_layer_types has %zu entries for %d layers", path, json_array_size(types), m->layers);
+        if (lite || exaone) {
+            accel_status_t st = leading_dense(root, path, m->layers, &dense, err, errlen);
+            if (st != ACCEL_OK) return st;
         }
         const long long shared = jint(root, exaone ? "num_shared_experts" : "n_shared_experts", dsv2 ? 2 : 1);
         const long long groups = jint(root, "n_group", dsv3 ? 8 : 1), topk_groups = jint(root, "topk_group", dsv3 ? 4 : 1);
@@ -798,6 +819,16 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
             m->router_select_bias = false;
         }
         return ACCEL_OK;            /* transformers adds no load-balancing loss */
+    }
+    if (mellum) {                   /* the leading dense blocks of intermediate_size */
+        long long dense = 0;
+        accel_status_t st = leading_dense(root, path, m->layers, &dense, err, errlen);
+        if (st != ACCEL_OK) return st;
+        if (dense >= m->layers)
+            REFUSE("%s: mlp_layer_types has no \"sparse\" block: accel needs experts in at least one", path);
+        m->dense_layers = (int)dense;
+        m->dense_ffn_width = dense > 0 ? (int)jint(root, "intermediate_size", 7168) : 0;
+        m->ffn_width = (int)jint(root, "moe_intermediate_size", 896);
     }
     if (qwen_moe) {
         m->ffn_width = (int)jint(root, "moe_intermediate_size", qwen3_moe ? 768 : 1408);
@@ -908,10 +939,10 @@ static accel_status_t translate_window(json_t *root, const char *path, const cha
     }
     const bool typed = !strcmp(arch, "Olmo3ForCausalLM") || !strcmp(arch, "Gemma3ForCausalLM") ||
                        !strcmp(arch, "Gemma2ForCausalLM") || !strcmp(arch, "GptOssForCausalLM") ||
-                       exaone_attention(arch);
+                       !strcmp(arch, "MellumForCausalLM") || exaone_attention(arch);
     const bool dots1 = !strcmp(arch, "Dots1ForCausalLM");  /* the Qwen rule without use_sliding_window */
     if (strncmp(arch, "Qwen", 4) && !typed && !dots1) return ACCEL_OK;
-    if (typed && !sw) w = !strcmp(arch, "GptOssForCausalLM") ? 128 : 4096;  /* their configs' default */
+    if (typed && !sw) w = !strcmp(arch, "GptOssForCausalLM") ? 128 : !strcmp(arch, "MellumForCausalLM") ? 1024 : 4096;
     if (dots1 && !sw) w = 4096;
     if (!typed && !dots1 && !jbool(root, "use_sliding_window", false)) w = 0; /* transformers drops it then */
     if (w == 0) return ACCEL_OK;
@@ -1117,7 +1148,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         m->head_dim = m->heads > 0 && hd && hd * m->heads != m->width ? (int)hd : 0;
         const bool qwen3_moe = !strcmp(ai->arch, "Qwen3MoeForCausalLM");
         const bool qwen2_moe = !strcmp(ai->arch, "Qwen2MoeForCausalLM");
-        const bool qwen3 = !strcmp(ai->arch, "Qwen3ForCausalLM") || qwen3_moe;
+        const bool mellum = !strcmp(ai->arch, "MellumForCausalLM");   /* Qwen3-MoE's, a RoPE per layer type */
+        const bool qwen3 = !strcmp(ai->arch, "Qwen3ForCausalLM") || qwen3_moe || mellum;
         const bool olmo3 = !strcmp(ai->arch, "Olmo3ForCausalLM");
         const bool olmo2 = !strcmp(ai->arch, "Olmo2ForCausalLM") || olmo3, olmoe = !strcmp(ai->arch, "OlmoeForCausalLM");
         const bool oss = !strcmp(ai->arch, "GptOssForCausalLM");
@@ -1131,7 +1163,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         if (dots1) m->qk_norm = true;
         if (hunyuan) m->qk_norm = m->qk_norm_after_rope = true;   /* query_layernorm, key_layernorm */
         if (qwen3_moe || qwen2_moe || olmoe || oss || granite_moe || glm_moe || dots1 || (dsv3 && !youtu) || ernie_moe ||
-            minimax || solar ||
+            minimax || solar || mellum ||
             exaone_moe ||
             !strcmp(ai->arch, "MixtralForCausalLM")) {
             accel_status_t st = translate_experts(root, path, ai->arch, m, err, errlen);
@@ -1249,8 +1281,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                                       "beta_fast", 32.0, "beta_slow", 1.0, "truncate", 0,
                                       "original_max_position_embeddings", 4096, "rope_theta", 150000.0);
         double typed_theta = 0;         /* the full layers' theta, when per layer type */
-        if (olmo3 || gemma3) {
-            const double def_full = olmo3 ? 500000.0 : 1000000.0, def_slide = olmo3 ? 500000.0 : 10000.0;
+        if (olmo3 || gemma3 || mellum) {
+            const double def_full = olmo3 || mellum ? 500000.0 : 1000000.0, def_slide = olmo3 ? 500000.0 : 10000.0;
             json_t *full = json_object_get(rp, "full_attention"), *slide = json_object_get(rp, "sliding_attention");
             double slide_theta;
             if (json_is_object(full)) {
@@ -1866,8 +1898,9 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
                 vision++;
                 used = true;
             }
-            if (!used && !strcmp(hf->arch, "ExaoneMoeForCausalLM") && !strncmp(name, "mtp.", 4)) {
-                mtp++;                          /* K-EXAONE's MTP block (transformers ignores mtp.*) */
+            if (!used && (!strcmp(hf->arch, "ExaoneMoeForCausalLM") || !strcmp(hf->arch, "MellumForCausalLM")) &&
+                !strncmp(name, "mtp.", 4)) {
+                mtp++;                          /* K-EXAONE's, Mellum's MTP block (transformers ignores mtp.*) */
                 used = true;
             }
             int layer = -1, at = 0;             /* GLM-4.5's MTP blocks: model.layers.L.. */
@@ -2137,7 +2170,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool ernie = d.ernie;  /* ERNIE 4.5's experts (accel_hf_export checked the rest) */
         const bool minimax = d.minimax;  /* MiniMax-M2 (accel_hf_export checked the rest) */
         const bool exaone_moe = d.exaone_moe;     /* K-EXAONE (accel_hf_export checked the rest) */
-        const bool glm_moe = d.ds && !dsv3 && !ernie && !minimax && !exaone_moe;  /* GLM-4.5 (accel_hf_export checked its other parts) */
+        const bool mellum = d.mellum;             /* Mellum (accel_hf_export checked the rest) */
+        const bool glm_moe = d.ds && !dsv3 && !ernie && !minimax && !exaone_moe && !mellum;  /* GLM-4.5 (accel_hf_export checked its other parts) */
         const bool olmo = d.qk_all, window = m->sliding_window > 0, olmo3 = olmo && window;
         const bool gemma = m->norm_unit_offset, gemma3 = gemma && d.sandwich && d.qk_norm;  /* checked alike */
         const bool gemma2 = gemma && d.sandwich && !d.qk_norm;
@@ -2147,13 +2181,13 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool glm = d.glm, glm4 = glm && d.sandwich;  /* GLM: part of each head turned, or GLM-4's norms */
         const bool exaone = d.post && d.qk_norm && !d.qk_all;  /* EXAONE 4 (accel_hf_export checked the rest) */
         const bool hunyuan = d.hunyuan;    /* accel_hf_export checked the rest */
-        const bool qwen = !olmo && !gemma && !oss && !obias && !glm && !glm_moe && !exaone && !exaone_moe && !dsv3 && !ernie && !hunyuan &&
+        const bool qwen = !olmo && !gemma && !oss && !obias && !glm && !glm_moe && !exaone && !exaone_moe && !mellum && !dsv3 && !ernie && !hunyuan &&
                           (d.qk_norm || m->attention_bias || d.S);
         const bool nope = m->no_rope_pattern > 0 && !exaone && !exaone_moe;  /* SmolLM3 (export refuses it with anything else) */
         const bool granite = !dsv3 && (m->attention_multiplier > 0 || m->residual_multiplier != 1.0 ||
                                        m->logits_scaling != 1.0);
         const bool phi3 = d.phi3;     /* LongRoPE: Phi-3.5's, Phi-4-mini's (accel_hf_export checked the rest) */
-        const char *arch = exaone_moe ? "ExaoneMoeForCausalLM" : minimax ? "MiniMaxM2ForCausalLM" : hunyuan ? "HunYuanDenseV1ForCausalLM" : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
+        const char *arch = mellum ? "MellumForCausalLM" : exaone_moe ? "ExaoneMoeForCausalLM" : minimax ? "MiniMaxM2ForCausalLM" : hunyuan ? "HunYuanDenseV1ForCausalLM" : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
                          : youtu ? "YoutuForCausalLM" : dsv2 ? "DeepseekV2ForCausalLM" : dsv3 ? "DeepseekV3ForCausalLM" : phi3 ? "Phi3ForCausalLM" : exaone ? "Exaone4ForCausalLM"
                          : glm_moe ? "Glm4MoeForCausalLM" : oss ? "GptOssForCausalLM"
                          : seed ? "SeedOssForCausalLM"
@@ -2164,7 +2198,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
                          : window ? "MistralForCausalLM" : "LlamaForCausalLM";
-        const char *type = exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
+        const char *type = mellum ? "mellum" : exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
                          : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
@@ -2218,7 +2252,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         }
         /* OLMo 3 in transformers 5 reads one set per layer type (from a flat rope_theta it would
          * give the sliding layers its default theta, 500000): both, so either version reads it. */
-        if (j && (olmo3 || gemma3)) {
+        if (j && (olmo3 || gemma3 || mellum)) {
             json_t *full = json_object_get(j, "rope_scaling");
             full = full ? json_deep_copy(full) : json_pack("{s:s}", "rope_type", "default");
             json_object_set_new(full, "rope_theta", json_real(m->rope_theta));
@@ -2378,6 +2412,13 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             }
             if (minimax) {              /* each expert of intermediate_size, Mixtral's keys */
                 json_object_set_new(j, "router_jitter_noise", json_real(0.0));
+            } else if (mellum) {        /* the dense blocks lead (intermediate_size), then the experts */
+                json_object_set_new(j, "moe_intermediate_size", json_integer(d.F));
+                json_object_set_new(j, "norm_topk_prob", json_boolean(m->router_norm_topk));
+                json_t *types = json_array();
+                for (int i = 0; types && i < m->layers; i++)
+                    json_array_append_new(types, json_string(i < d.dense_layers ? "dense" : "sparse"));
+                json_object_set_new(j, "mlp_layer_types", types);
             } else if (olmo) {          /* OLMoE: each expert of intermediate_size */
                 json_object_set_new(j, "norm_topk_prob", json_boolean(m->router_norm_topk));
                 json_object_set_new(j, "clip_qkv", json_null());
@@ -2398,8 +2439,10 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             json_object_set_new(j, "use_sliding_window", json_boolean(window));
             json_object_set_new(j, "sliding_window", window ? json_integer(m->sliding_window) : json_null());
             if (window) json_object_set_new(j, "max_window_layers", json_integer(0));
-        } else if (j && window) {       /* Mistral, Mixtral; OLMo 3 */
+        } else if (j && window) {       /* Mistral, Mixtral; OLMo 3; Mellum */
             json_object_set_new(j, "sliding_window", json_integer(m->sliding_window));
+        } else if (j && mellum) {       /* its config's default is a window of 1024 */
+            json_object_set_new(j, "sliding_window", json_null());
         }
         /* Which layers slide, as transformers writes it for the families that read it (OLMo 3's
          * rope_scaling is its full-attention layers': accel_hf_export checked the sliding ones'). */
@@ -2408,7 +2451,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             json_object_set_new(j, "swiglu_limit", json_real(m->swiglu_limit));
             json_object_set_new(j, "swiglu_alpha", json_real(m->swiglu_alpha));
         }
-        if (j && (olmo3 || gemma2 || gemma3 || nope || oss || exaone || exaone_moe || (qwen && !(d.E && d.qk_norm && !d.S)))) {
+        if (j && (olmo3 || gemma2 || gemma3 || nope || oss || exaone || exaone_moe || mellum || (qwen && !(d.E && d.qk_norm && !d.S)))) {
             json_t *types = json_array();
             for (int i = 0; i < m->layers; i++) {
                 const bool full = !window || (m->sliding_window_pattern && (i + 1) % m->sliding_window_pattern == 0);
@@ -2636,7 +2679,16 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                     "without biases, RoPE on the whole head, one RoPE for every layer)");
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (d.ds && !softmax_mla && !d.ernie && !d.minimax && !d.exaone_moe && (strcmp(m->router_scores, "sigmoid") || !m->router_select_bias || !shared || m->shared_expert_gate ||
+    /* Mellum: Qwen3-MoE's blocks with leading dense ones, its window's layers and a plain RoPE of
+     * their own on them (one RoPE type: the full layers' scaling has no place beside it here) */
+    if (d.mellum && (!llama_blocks(m) || m->attention_bias || m->attention_out_bias || m->no_rope_pattern ||
+                     m->rope_dim || m->query_scale_beta > 0 || strcmp(m->rope_scaling, "none"))) {
+        ACCEL_ERROR("export --format hf: Qwen3-MoE's experts with leading dense blocks or a window pattern in this "
+                    "combination have no Hugging Face counterpart (MellumForCausalLM: Llama's blocks without biases "
+                    "or layers without RoPE, RoPE on the whole head without scaling)");
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    if (d.ds && !softmax_mla && !d.ernie && !d.minimax && !d.exaone_moe && !d.mellum && (strcmp(m->router_scores, "sigmoid") || !m->router_select_bias || !shared || m->shared_expert_gate ||
                   strcmp(m->router_group_score, "top2") ||
                   m->shared_expert_ffn % d.F || strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") ||
                   (m->qk_norm && strcmp(m->qk_norm_scope, "head")) || m->attention_out_bias || m->attention_sinks ||
@@ -2713,7 +2765,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                               m->logits_scaling != 1.0;
     const bool gemma_keys = m->norm_unit_offset || geglu || (m->embed_scale != 1.0 && !granite_keys) ||
                             (sandwich && m->norm_unit_offset) ||
-                            m->query_pre_attn_scalar || m->sliding_rope_theta || caps;
+                            m->query_pre_attn_scalar || (m->sliding_rope_theta && !d.mellum) || caps;
     if (llama && granite_keys && (gemma_keys || m->qk_norm || m->attention_bias || m->no_rope_pattern || post ||
                                   m->sliding_window || m->attention_out_bias || m->rope_dim ||
                                   (m->experts && (shared || m->expert_bias || !m->router_norm_topk ||
@@ -2745,12 +2797,12 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
      * layers slide (layer_types), Mistral, Mixtral and Qwen3-MoE slide everywhere; OLMo 3 and Gemma 3
      * have a RoPE per layer type (a scaling is the full layers' alone, Gemma 3's sliding layers have
      * their own theta), every other family one RoPE. */
-    const bool per_type_rope = (qk_all && post && m->sliding_window) || gemma3;
+    const bool per_type_rope = (qk_all && post && m->sliding_window) || gemma3 || d.mellum;
     const bool qwen = !qk_all && !gemma_keys && !m->attention_sinks && (m->qk_norm || m->attention_bias || shared) &&
                       !(m->experts && m->qk_norm && !shared);
     const bool layer_types = per_type_rope || gemma2 || qwen || m->attention_sinks;
     if (llama && m->sliding_window &&
-        ((m->sliding_window_pattern && !layer_types) || (m->sliding_rope_theta && !gemma3) ||
+        ((m->sliding_window_pattern && !layer_types) || (m->sliding_rope_theta && !gemma3 && !d.mellum) ||
          (strcmp(m->rope_scaling, "none") && (strcmp(m->sliding_rope, "plain") == 0) != per_type_rope))) {
         ACCEL_ERROR("export --format hf: a sliding window with model.sliding_window_pattern=%d, "
                     "model.sliding_rope=%s and model.rope_scaling=%s has no Hugging Face counterpart here (OLMo 3: "

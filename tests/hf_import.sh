@@ -51,7 +51,8 @@ for dir in "$FIX"/*/; do
     "$CMP" logits "$dir" "$name.dir.logits" || fail "$name: logits from the HF directory differ"
     "$CKPT" export "$name.h5" --format hf --output "$name.hf" > /dev/null || fail "export --format hf of $name"
     # Phi-3's fused tensors go out under Mistral's names, Gemma 3's language model without its
-    # vision tower as Gemma3ForCausalLM (Ministral 3's as Ministral3ForCausalLM), gpt-oss's MXFP4
+    # vision tower as Gemma3ForCausalLM (Ministral 3's as Ministral3ForCausalLM, Qwen3-VL's as
+    # Qwen3ForCausalLM, Qwen3-VL-MoE's as Qwen3MoeForCausalLM), gpt-oss's MXFP4
     # experts widened, GLM-4.5, DeepSeek-V3 and K-EXAONE without their multi-token prediction blocks, dots.llm1
     # and Solar Open as the GLM-4.5 they equal (GLM-4.7-Flash as the DeepSeek-V3 it equals, ERNIE 4.5 as the Llama
     # it equals: its RoPE pairs in rotate-half order, Helium alike as the Qwen2 its q, k, v biases
@@ -65,6 +66,7 @@ for dir in "$FIX"/*/; do
                   hunyuan_dense) as=HunYuanDenseV1ForCausalLM ;;
                   internlm3|iquestcoder) as=LlamaForCausalLM ;; helium) as=Qwen2ForCausalLM ;;
                   exaone_moe) as=ExaoneMoeForCausalLM ;; mellum) as=MellumForCausalLM ;;
+                  qwen3_vl) as=Qwen3ForCausalLM ;; qwen3_vl_moe) as=Qwen3MoeForCausalLM ;;
                   qwen3_fp8) as=Qwen3ForCausalLM ;;
                   *) as= ;; esac
     if [ -n "$as" ]; then
@@ -205,6 +207,10 @@ needs mellum model.sliding_window_pattern=1 model.sliding_rope_theta=500000 mode
 grep -q "its multi-token prediction block(s) after layer 3 (5 tensors" import.log ||
     { cat import.log; fail "mellum: the MTP block is not reported as left out"; }
 pass "mellum: transformers' logits need the window, the sliding layers' RoPE and the renormalized top k; the MTP block left out"
+# Qwen3-VL-MoE's language model (its experts stacked as x @ W, as the hub's files hold them): its
+# router renormalizes the top k without a norm_topk_prob key, and the logits need that.
+needs qwen3_vl_moe model.router_norm_topk=false
+pass "qwen3_vl_moe: transformers' logits need the renormalized top k its router always takes"
 # YaRN's mscale and mscale_all_dim on any family (Ministral 3 writes 1 and 1): cos and sin scaled by
 # their mscales' ratio, as transformers' YaRN does; equal ones give 1 where the default is
 # 0.1 ln(factor) + 1.
@@ -372,6 +378,8 @@ train_case 1 zero3 "$FIX/internlm3" "$FIX/internlm3" internlm3_dir_1_zero3
 train_case 2 zero3 "$FIX/exaone_moe" "$FIX/exaone_moe" exaone_moe_dir_2_zero3
 train_case 2 zero2 "$FIX/youtu" "$FIX/youtu" youtu_dir_2_zero2
 train_case 2 ddp "$FIX/mellum" "$FIX/mellum" mellum_dir_2_ddp
+train_case 2 zero3 "$FIX/qwen3_vl_moe" "$FIX/qwen3_vl_moe" qwen3_vl_moe_dir_2_zero3
+train_case 1 ddp "$FIX/qwen3_vl" "$FIX/qwen3_vl" qwen3_vl_dir_1_ddp
 train_case 2 zero3 "$FIX/olmo2" "$FIX/olmo2" olmo2_dir_2_zero3
 train_case 2 zero2 "$FIX/olmo3" "$FIX/olmo3" olmo3_dir_2_zero2
 train_case 2 ddp "$FIX/smollm3" "$FIX/smollm3" smollm3_dir_2_ddp

@@ -652,6 +652,54 @@ def mellum():
         rms_norm_eps=1e-6, tie_word_embeddings=False, pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def qwen3_vl():
+    # Qwen3-VL as the hub has it: Qwen3VLForConditionalGeneration, a tiny vision tower beside qwen3's
+    # kind of language model (per-head q/k norms, heads of 8 apart from the width 16), M-RoPE in
+    # sections [2, 1, 1] interleaved; scored on text alone, where M-RoPE's three position streams
+    # coincide and it is plain RoPE.
+    text = dict(vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
+                num_key_value_heads=2, head_dim=8, max_position_embeddings=T, rms_norm_eps=1e-6,
+                tie_word_embeddings=False, rope_parameters={"rope_type": "default", "rope_theta": 5000000.0,
+                                                            "mrope_section": [2, 1, 1], "mrope_interleaved": True})
+    vision = dict(depth=1, hidden_size=16, intermediate_size=32, num_heads=2, out_hidden_size=16, patch_size=4,
+                  spatial_merge_size=2, temporal_patch_size=1, num_position_embeddings=16,
+                  deepstack_visual_indexes=[0])
+    return tf.Qwen3VLForConditionalGeneration(tf.Qwen3VLConfig(
+        text_config=text, vision_config=vision, image_token_id=255, video_token_id=254,
+        vision_start_token_id=253, vision_end_token_id=252))
+
+
+def qwen3_vl_moe():
+    # Qwen3-VL-MoE (30B-A3B's kind): qwen3_vl's language model with 4 experts of 12, 2 a token,
+    # softmax, renormalized (always: no norm_topk_prob key), in both layers. Saved with its experts
+    # as the hub's files hold them: gate_up_proj
+    # [E, width, 2 x 12] and down_proj [E, 12, width], x @ W (transformers transposes them).
+    text = dict(vocab_size=V, hidden_size=16, intermediate_size=32, moe_intermediate_size=12, num_experts=4,
+                num_experts_per_tok=2, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2, head_dim=8,
+                max_position_embeddings=T, rms_norm_eps=1e-6, tie_word_embeddings=False,
+                rope_parameters={"rope_type": "default", "rope_theta": 5000000.0, "mrope_section": [2, 1, 1],
+                                 "mrope_interleaved": True})
+    vision = dict(depth=1, hidden_size=16, intermediate_size=32, num_heads=2, out_hidden_size=16, patch_size=4,
+                  spatial_merge_size=2, temporal_patch_size=1, num_position_embeddings=16,
+                  deepstack_visual_indexes=[0])
+    return tf.Qwen3VLMoeForConditionalGeneration(tf.Qwen3VLMoeConfig(
+        text_config=text, vision_config=vision, image_token_id=255, video_token_id=254,
+        vision_start_token_id=253, vision_end_token_id=252))
+
+
+def save_experts_xw(model, out):
+    """save_pretrained, then every stacked expert tensor transposed to [E, in, out] (x @ W), as
+    Qwen3-VL-MoE's hub files hold them."""
+    from safetensors.torch import load_file, save_file
+    model.save_pretrained(out, safe_serialization=True)
+    path = os.path.join(out, "model.safetensors")
+    tensors = load_file(path)
+    for n in list(tensors):
+        if n.endswith((".mlp.experts.gate_up_proj", ".mlp.experts.down_proj")):
+            tensors[n] = tensors[n].transpose(1, 2).contiguous()
+    save_file(tensors, path, metadata={"format": "pt"})
+
+
 def minimax_margin(model, tokens):
     """MiniMax-M2's router: the smallest gap between a token's k-th and next choice score (its
     sigmoid score plus the selection bias); the bias must change some token's experts."""
@@ -836,7 +884,7 @@ def routing_margin(model, tokens):
     a gap near float32 rounding would let accel and transformers route a token differently."""
     with torch.no_grad():
         out = model(tokens[None, :-1], output_router_logits=True)
-    k = model.config.num_experts_per_tok
+    k = model.config.get_text_config().num_experts_per_tok
     gaps = [(p[:, k - 1] - p[:, k]).min().item()
             for p in (torch.softmax(r.double(), -1).sort(-1, descending=True).values
                       for r in out.router_logits)]
@@ -913,6 +961,8 @@ CASES = {
     "exaone_moe": (exaone_moe, {"score64": True}),
     "youtu": (youtu, {}),
     "mellum": (mellum, {"score64": True, "seed_of": "Mellum"}),
+    "qwen3_vl": (qwen3_vl, {}),
+    "qwen3_vl_moe": (qwen3_vl_moe, {"score64": True, "seed_of": "qwen3-vl-moe"}),
     "mistral4": (mistral4, {"score64": True}),
     "ministral3": (ministral3, {}),
     "ministral3_vl": (ministral3_vl, {}),
@@ -970,6 +1020,8 @@ def main(out_root, names):
             save_glm4_moe(model, out)
         elif name in ("exaone_moe", "mellum"):
             save_glm4_moe(model, out, "mtp.")
+        elif name == "qwen3_vl_moe":
+            save_experts_xw(model, out)
         else:
             save.save_pretrained(out, safe_serialization=True, **kw)
         if "arch" in opts:  # a family transformers builds from another's class: the release's name
@@ -996,7 +1048,7 @@ def main(out_root, names):
                 print(f"{name}: transformers' FP8 loader not compared ({type(e).__name__}: {e})")
             model = scored
         elif opts.get("score64"):
-            moe = {"experts_implementation": "eager"} if hasattr(model.config, "num_experts_per_tok") else {}
+            moe = {"experts_implementation": "eager"} if hasattr(model.config.get_text_config(), "num_experts_per_tok") else {}
             if opts.get("mxfp4"):  # transformers' MXFP4 loader, dequantizing (no GPU kernels)
                 moe["quantization_config"] = tf.Mxfp4Config(dequantize=True)
             model = cls.from_pretrained(out, dtype=torch.float64, **moe).eval()
@@ -1014,7 +1066,7 @@ def main(out_root, names):
         elif hasattr(model.config, "n_group"):
             margin = glm_routing_margin(model, tokens)
             assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
-        elif hasattr(model.config, "num_experts_per_tok"):
+        elif hasattr(model.config.get_text_config(), "num_experts_per_tok"):
             margin = routing_margin(model, tokens)
             assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
         with torch.no_grad():

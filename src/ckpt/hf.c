@@ -642,15 +642,21 @@ static const arch_info_t g_llama_aliases[] = {
 };
 
 /* Vision-language models whose language model accel imports: its family from text_config's
- * model_type (else text_arch), tied as the top level says where text_config does not (else tied). */
+ * model_type (text_type, or none, means text_arch, with text_defaults where text_config lacks the
+ * keys), tied as the top level says where text_config does not (else tied). Qwen3-VL's M-RoPE is
+ * plain RoPE on text, whose three position streams coincide. */
 typedef struct {
-    const char *arch, *text_arch;
+    const char *arch, *text_arch, *text_type, *text_defaults;
     bool tied;
 } multimodal_t;
 
 static const multimodal_t g_multimodal[] = {
-    { "Gemma3ForConditionalGeneration", "Gemma3ForCausalLM", true },
-    { "Mistral3ForConditionalGeneration", "MistralForCausalLM", false },
+    { "Gemma3ForConditionalGeneration", "Gemma3ForCausalLM", NULL, NULL, true },
+    { "Mistral3ForConditionalGeneration", "MistralForCausalLM", NULL, NULL, false },
+    { "Qwen3VLForConditionalGeneration", "Qwen3ForCausalLM", "qwen3_vl_text", NULL, false },
+    /* its router always renormalizes the top k (no norm_topk_prob key) */
+    { "Qwen3VLMoeForConditionalGeneration", "Qwen3MoeForCausalLM", "qwen3_vl_moe_text",
+      "{\"norm_topk_prob\": true}", false },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
@@ -1586,7 +1592,7 @@ static accel_status_t check_tied_head(accel_hf_t *hf, const accel_st_tensor_t *h
     return st;
 }
 
-/* Gemma3ForConditionalGeneration keeps its language model under a prefix: the hub's files (and
+/* Gemma3ForConditionalGeneration (and Qwen3-VL) keeps its language model under a prefix: the hub's files (and
  * transformers' saves) "language_model.model." with "language_model.lm_head.weight", transformers'
  * in-memory names "model.language_model." with "lm_head.weight". The entries' names follow
  * whichever the files use. */
@@ -1620,7 +1626,7 @@ static bool any_tensor_ends(const accel_hf_t *hf, const char *suffix)
 /* The vision tower's and the multimodal projector's tensors, under either naming. */
 static bool is_vision_tensor(const char *name)
 {
-    static const char *const parts[] = { "vision_tower.", "multi_modal_projector." };
+    static const char *const parts[] = { "vision_tower.", "multi_modal_projector.", "visual." };
     if (!strncmp(name, "model.", 6)) name += 6;
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
         if (!strncmp(name, parts[i], strlen(parts[i]))) return true;
@@ -1777,7 +1783,8 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
         if (!strcmp(a0, g_multimodal[i].arch)) mm = &g_multimodal[i];
     if (mm) {
         json_t *text = json_deep_copy(json_object_get(root, "text_config"));
-        const char *tt = json_is_object(text) ? jstr(text, "model_type") : NULL, *ta = tt ? NULL : mm->text_arch;
+        const char *tt = json_is_object(text) ? jstr(text, "model_type") : NULL;
+        const char *ta = !tt || (mm->text_type && !strcmp(tt, mm->text_type)) ? mm->text_arch : NULL;
         for (size_t i = 0; tt && i < sizeof g_archs / sizeof g_archs[0]; i++)
             if (!strcmp(tt, g_archs[i].model_type)) ta = g_archs[i].arch;
         if (!json_is_object(text) || !ta) {
@@ -1789,6 +1796,9 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
             goto fail;
         }
         json_object_set_new(text, "architectures", json_pack("[s]", ta));
+        json_t *defaults = ta == mm->text_arch && mm->text_defaults ? json_loads(mm->text_defaults, 0, NULL) : NULL;
+        if (defaults) json_object_update_missing(text, defaults);
+        json_decref(defaults);
         if (!json_object_get(text, "tie_word_embeddings"))   /* the top level's, else the wrapper's default */
             json_object_set_new(text, "tie_word_embeddings",
                                 json_boolean(jbool(root, "tie_word_embeddings", mm->tied)));
@@ -1846,8 +1856,14 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     if (hf->multimodal) rename_language_model(hf);
     /* Every tensor accel needs, with the shape the configuration gives it. */
     for (int i = 0; i < hf->ne; i++) {
-        const entry_t *x = &hf->e[i];
+        entry_t *x = &hf->e[i];
         const accel_st_tensor_t *t = find_tensor(hf, x->hf, NULL);
+        if (t && d.fused && x->layout == L_STACKED && t->ndim == 3 && t->dims[0] == x->hf_dims[0] &&
+            t->dims[1] == x->hf_dims[2] && t->dims[2] == x->hf_dims[1] && t->dims[1] != t->dims[2]) {
+            x->layout = L_EXPERTS;      /* stacked experts as x @ W, [E, in, out]: Qwen3-VL-MoE's hub
+                                         * files (transformers transposes them where the shapes differ) */
+            hf_shape(&d, x);
+        }
         if (!t) {
             accel_errf(err, errlen, "%s: tensor %s is missing (accel's %s)\n--> hint: the weights do not match "
                     "config.json, or the save is incomplete", hf->dir, x->hf, x->accel);

@@ -52,7 +52,7 @@ for dir in "$FIX"/*/; do
     "$CKPT" export "$name.h5" --format hf --output "$name.hf" > /dev/null || fail "export --format hf of $name"
     # Phi-3's fused tensors go out under Mistral's names, Gemma 3's language model without its
     # vision tower as Gemma3ForCausalLM (Ministral 3's as Ministral3ForCausalLM, Qwen3-VL's as
-    # Qwen3ForCausalLM, Qwen3-VL-MoE's as Qwen3MoeForCausalLM), gpt-oss's MXFP4
+    # Qwen3ForCausalLM, Qwen3-VL-MoE's as Qwen3MoeForCausalLM, Qwen2.5-VL's as Qwen2ForCausalLM), gpt-oss's MXFP4
     # experts widened, GLM-4.5, DeepSeek-V3 and K-EXAONE without their multi-token prediction blocks, dots.llm1
     # and Solar Open as the GLM-4.5 they equal (GLM-4.7-Flash as the DeepSeek-V3 it equals, ERNIE 4.5 as the Llama
     # it equals: its RoPE pairs in rotate-half order, Helium alike as the Qwen2 its q, k, v biases
@@ -67,6 +67,7 @@ for dir in "$FIX"/*/; do
                   internlm3|iquestcoder) as=LlamaForCausalLM ;; helium) as=Qwen2ForCausalLM ;;
                   exaone_moe) as=ExaoneMoeForCausalLM ;; mellum) as=MellumForCausalLM ;;
                   qwen3_vl) as=Qwen3ForCausalLM ;; qwen3_vl_moe) as=Qwen3MoeForCausalLM ;;
+                  qwen2_5_vl) as=Qwen2ForCausalLM ;;
                   qwen3_fp8) as=Qwen3ForCausalLM ;;
                   *) as= ;; esac
     if [ -n "$as" ]; then
@@ -380,6 +381,7 @@ train_case 2 zero2 "$FIX/youtu" "$FIX/youtu" youtu_dir_2_zero2
 train_case 2 ddp "$FIX/mellum" "$FIX/mellum" mellum_dir_2_ddp
 train_case 2 zero3 "$FIX/qwen3_vl_moe" "$FIX/qwen3_vl_moe" qwen3_vl_moe_dir_2_zero3
 train_case 1 ddp "$FIX/qwen3_vl" "$FIX/qwen3_vl" qwen3_vl_dir_1_ddp
+train_case 2 zero2 "$FIX/qwen2_5_vl" "$FIX/qwen2_5_vl" qwen2_5_vl_dir_2_zero2
 train_case 2 zero3 "$FIX/olmo2" "$FIX/olmo2" olmo2_dir_2_zero3
 train_case 2 zero2 "$FIX/olmo3" "$FIX/olmo3" olmo3_dir_2_zero2
 train_case 2 ddp "$FIX/smollm3" "$FIX/smollm3" smollm3_dir_2_ddp

@@ -700,6 +700,40 @@ def save_experts_xw(model, out):
     save_file(tensors, path, metadata={"format": "pt"})
 
 
+def qwen2_5_vl():
+    # Qwen2.5-VL: Qwen2_5_VLForConditionalGeneration, a tiny vision tower beside Qwen2's kind of
+    # language model (q, k, v biases), M-RoPE in sections [1, 0, 1]; saved with the hub's flat
+    # config.json (text keys at the top level, rope_scaling {"type": "mrope"}: flatten_vl_config)
+    # and names (model.layers.*, visual.*); scored on text alone, where M-RoPE is plain RoPE.
+    text = dict(vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
+                num_key_value_heads=2, max_position_embeddings=T, rms_norm_eps=1e-6, tie_word_embeddings=False,
+                rope_parameters={"rope_type": "default", "rope_theta": 1000000.0, "mrope_section": [1, 0, 1]},
+                bos_token_id=1, eos_token_id=2)
+    vision = dict(depth=1, hidden_size=16, intermediate_size=32, num_heads=2, out_hidden_size=16, patch_size=4,
+                  spatial_merge_size=2, temporal_patch_size=1, window_size=16, fullatt_block_indexes=[0])
+    return tf.Qwen2_5_VLForConditionalGeneration(tf.Qwen2_5_VLConfig(
+        text_config=text, vision_config=vision, image_token_id=255, video_token_id=254,
+        vision_start_token_id=253, vision_end_token_id=252))
+
+
+def flatten_vl_config(out):
+    """config.json as Qwen2-VL's and Qwen2.5-VL's hub releases have it: text_config's keys at the
+    top level, rope_scaling {"type": "mrope", "mrope_section": ...} and rope_theta beside it."""
+    path = os.path.join(out, "config.json")
+    with open(path) as f:
+        config = json.load(f)
+    text = config.pop("text_config")
+    rope = text.pop("rope_parameters")
+    for k in ("model_type", "architectures"):
+        text.pop(k, None)
+    config.update(text)
+    config["rope_theta"] = rope.pop("rope_theta")
+    config["rope_scaling"] = {"type": "mrope", "mrope_section": rope["mrope_section"]}
+    with open(path, "w") as f:
+        json.dump(config, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
 def minimax_margin(model, tokens):
     """MiniMax-M2's router: the smallest gap between a token's k-th and next choice score (its
     sigmoid score plus the selection bias); the bias must change some token's experts."""
@@ -963,6 +997,7 @@ CASES = {
     "mellum": (mellum, {"score64": True, "seed_of": "Mellum"}),
     "qwen3_vl": (qwen3_vl, {}),
     "qwen3_vl_moe": (qwen3_vl_moe, {"score64": True, "seed_of": "qwen3-vl-moe"}),
+    "qwen2_5_vl": (qwen2_5_vl, {}),
     "mistral4": (mistral4, {"score64": True}),
     "ministral3": (ministral3, {}),
     "ministral3_vl": (ministral3_vl, {}),
@@ -1024,6 +1059,8 @@ def main(out_root, names):
             save_experts_xw(model, out)
         else:
             save.save_pretrained(out, safe_serialization=True, **kw)
+        if name == "qwen2_5_vl":
+            flatten_vl_config(out)
         if "arch" in opts:  # a family transformers builds from another's class: the release's name
             with open(os.path.join(out, "config.json")) as f:
                 config = json.load(f)

@@ -643,20 +643,23 @@ static const arch_info_t g_llama_aliases[] = {
 
 /* Vision-language models whose language model accel imports: its family from text_config's
  * model_type (text_type, or none, means text_arch, with text_defaults where text_config lacks the
- * keys), tied as the top level says where text_config does not (else tied). Qwen3-VL's M-RoPE is
- * plain RoPE on text, whose three position streams coincide. */
+ * keys), tied as the top level says where text_config does not (else tied); flat: the hub's
+ * config.json may have the text keys at the top level instead (Qwen2-VL's, Qwen2.5-VL's). The
+ * Qwen VLs' M-RoPE is plain RoPE on text, whose three position streams coincide. */
 typedef struct {
     const char *arch, *text_arch, *text_type, *text_defaults;
-    bool tied;
+    bool tied, flat;
 } multimodal_t;
 
 static const multimodal_t g_multimodal[] = {
-    { "Gemma3ForConditionalGeneration", "Gemma3ForCausalLM", NULL, NULL, true },
-    { "Mistral3ForConditionalGeneration", "MistralForCausalLM", NULL, NULL, false },
-    { "Qwen3VLForConditionalGeneration", "Qwen3ForCausalLM", "qwen3_vl_text", NULL, false },
+    { "Gemma3ForConditionalGeneration", "Gemma3ForCausalLM", NULL, NULL, true, false },
+    { "Mistral3ForConditionalGeneration", "MistralForCausalLM", NULL, NULL, false, false },
+    { "Qwen3VLForConditionalGeneration", "Qwen3ForCausalLM", "qwen3_vl_text", NULL, false, false },
     /* its router always renormalizes the top k (no norm_topk_prob key) */
     { "Qwen3VLMoeForConditionalGeneration", "Qwen3MoeForCausalLM", "qwen3_vl_moe_text",
-      "{\"norm_topk_prob\": true}", false },
+      "{\"norm_topk_prob\": true}", false, false },
+    { "Qwen2_5_VLForConditionalGeneration", "Qwen2ForCausalLM", "qwen2_5_vl_text", NULL, false, true },
+    { "Qwen2VLForConditionalGeneration", "Qwen2ForCausalLM", "qwen2_vl_text", NULL, false, true },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
@@ -1322,7 +1325,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool phi3 = !strcmp(ai->arch, "Phi3ForCausalLM");
         if (phi3 && rtype && (!strcmp(rtype, "su") || !strcmp(rtype, "yarn")))
             rtype = "longrope";         /* Phi-3's early names for it, as transformers' Phi3Config reads them */
-        if (!rtype || !strcmp(rtype, "default")) {
+        if (!rtype || !strcmp(rtype, "default") || !strcmp(rtype, "mrope")) {  /* M-RoPE: plain on text */
             snprintf(m->rope_scaling, sizeof m->rope_scaling, "none");
         } else if (!strcmp(rtype, "llama3")) {
             snprintf(m->rope_scaling, sizeof m->rope_scaling, "llama3");
@@ -1592,12 +1595,13 @@ static accel_status_t check_tied_head(accel_hf_t *hf, const accel_st_tensor_t *h
     return st;
 }
 
-/* Gemma3ForConditionalGeneration (and Qwen3-VL) keeps its language model under a prefix: the hub's files (and
+/* Gemma3ForConditionalGeneration (and Qwen3-VL; not Qwen2.5-VL) keeps its language model under a prefix: the hub's files (and
  * transformers' saves) "language_model.model." with "language_model.lm_head.weight", transformers'
  * in-memory names "model.language_model." with "lm_head.weight". The entries' names follow
  * whichever the files use. */
 static void rename_language_model(accel_hf_t *hf)
 {
+    if (find_tensor(hf, "model.embed_tokens.weight", NULL)) return;     /* Qwen2.5-VL's hub names: none */
     const bool inner = find_tensor(hf, "model.language_model.embed_tokens.weight", NULL) != NULL;
     const char *body = inner ? "model.language_model." : "language_model.model.";
     for (int i = 0; i < hf->ne; i++) {
@@ -1783,6 +1787,11 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
         if (!strcmp(a0, g_multimodal[i].arch)) mm = &g_multimodal[i];
     if (mm) {
         json_t *text = json_deep_copy(json_object_get(root, "text_config"));
+        if (!text && mm->flat) {        /* the text keys at the top level (the vision tower's apart) */
+            text = json_deep_copy(root);
+            json_object_del(text, "vision_config");
+            json_object_set_new(text, "model_type", json_string(mm->text_type));
+        }
         const char *tt = json_is_object(text) ? jstr(text, "model_type") : NULL;
         const char *ta = !tt || (mm->text_type && !strcmp(tt, mm->text_type)) ? mm->text_arch : NULL;
         for (size_t i = 0; tt && i < sizeof g_archs / sizeof g_archs[0]; i++)

@@ -44,7 +44,7 @@ static void usage(FILE *out)
             "                           Qwen, Phi-3, OLMo, SmolLM3, Granite, Gemma, gpt-oss, Seed-OSS,\n"
             "                           GLM, EXAONE 4, DeepSeek-V2/V3, ERNIE 4.5, HunYuan, MiniMax-M2,\n"
             "                           K-EXAONE, Youtu-LLM, Mellum, Solar Open, Helium, InternLM3,\n"
-            "                           IQuest-Coder, their\n"
+            "                           IQuest-Coder, the Qwen VLs' language models, their\n"
             "                           mixtures of experts; config.json + safetensors) as accel\n"
             "                           weights with their configuration (docs/huggingface.md lists\n"
             "                           the architectures)\n"

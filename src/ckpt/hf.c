@@ -307,7 +307,7 @@ static dims_t dims_of(const accel_model_config_t *m)
                m->router_scale == 1.0 && (d.dense_layers || m->sliding_window_pattern || m->sliding_rope_theta > 0 ||
                                           strcmp(m->sliding_rope, "scaled"));
     d.exaone_moe = d.ds && d.select_bias && d.qk_norm && !d.qk_all && !d.post && !d.mla && m->sliding_window > 0 &&
-                   m->no_rope_pattern == m->sliding_window_pattern;
+                   m->sliding_window_pattern > 0 && m->no_rope_pattern == m->sliding_window_pattern;
     return d;
 }
 
@@ -684,7 +684,8 @@ static accel_status_t leading_dense(json_t *root, const char *path, int layers, 
 }
 
 /* The mixture of experts of MixtralForCausalLM, Qwen3MoeForCausalLM, Qwen2MoeForCausalLM,
- * OlmoeForCausalLM or GptOssForCausalLM (arch; gpt-oss's softmax over the top-k logits is the
+ * OlmoeForCausalLM, MellumForCausalLM (Qwen3-MoE's, its leading dense blocks from mlp_layer_types)
+ * or GptOssForCausalLM (arch; gpt-oss's softmax over the top-k logits is the
  * renormalized top-k of the softmax) into m: every block sparse (decoder_sparse_step 1, no mlp_only_layers), no router
  * jitter; the load-balancing loss is on when transformers would add it (output_router_logits).
  * Qwen2-MoE's shared expert is read by the caller. Glm4MoeForCausalLM's and Dots1ForCausalLM's are
@@ -693,7 +694,9 @@ static accel_status_t leading_dense(json_t *root, const char *path, int layers, 
  * load-balancing loss (dots.llm1's config names every MoE size: transformers has no defaults).
  * Glm4MoeLiteForCausalLM (GLM-4.7-Flash) is GLM-4.5's experts with its dense blocks as
  * mlp_layer_types; Mistral4ForCausalLM's are DeepSeek-V3's under a softmax router (its top k
- * renormalized by default). */
+ * renormalized by default); SolarOpenForCausalLM's GLM-4.5's in every block; ExaoneMoeForCausalLM's
+ * DeepSeek-V3's under its own key names. MiniMaxM2ForCausalLM's: Mixtral's keys, DeepSeek-V3's
+ * sigmoid scores with the selection bias, renormalized. */
 static accel_status_t translate_experts(json_t *root, const char *path, const char *arch, accel_model_config_t *m,
                                         char *err, size_t errlen)
 {
@@ -951,7 +954,8 @@ static accel_status_t translate_window(json_t *root, const char *path, const cha
                        !strcmp(arch, "MellumForCausalLM") || exaone_attention(arch);
     const bool dots1 = !strcmp(arch, "Dots1ForCausalLM");  /* the Qwen rule without use_sliding_window */
     if (strncmp(arch, "Qwen", 4) && !typed && !dots1) return ACCEL_OK;
-    if (typed && !sw) w = !strcmp(arch, "GptOssForCausalLM") ? 128 : !strcmp(arch, "MellumForCausalLM") ? 1024 : 4096;
+    if (typed && !sw)                   /* their configs' default */
+        w = !strcmp(arch, "GptOssForCausalLM") ? 128 : !strcmp(arch, "MellumForCausalLM") ? 1024 : 4096;
     if (dots1 && !sw) w = 4096;
     if (!typed && !dots1 && !jbool(root, "use_sliding_window", false)) w = 0; /* transformers drops it then */
     if (w == 0) return ACCEL_OK;
@@ -1172,8 +1176,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         if (dots1) m->qk_norm = true;
         if (hunyuan) m->qk_norm = m->qk_norm_after_rope = true;   /* query_layernorm, key_layernorm */
         if (qwen3_moe || qwen2_moe || olmoe || oss || granite_moe || glm_moe || dots1 || (dsv3 && !youtu) || ernie_moe ||
-            minimax || solar || mellum ||
-            exaone_moe ||
+            minimax || solar || mellum || exaone_moe ||
             !strcmp(ai->arch, "MixtralForCausalLM")) {
             accel_status_t st = translate_experts(root, path, ai->arch, m, err, errlen);
             if (st != ACCEL_OK) return st;
@@ -1595,10 +1598,10 @@ static accel_status_t check_tied_head(accel_hf_t *hf, const accel_st_tensor_t *h
     return st;
 }
 
-/* Gemma3ForConditionalGeneration (and Qwen3-VL; not Qwen2.5-VL) keeps its language model under a prefix: the hub's files (and
- * transformers' saves) "language_model.model." with "language_model.lm_head.weight", transformers'
- * in-memory names "model.language_model." with "lm_head.weight". The entries' names follow
- * whichever the files use. */
+/* Gemma3ForConditionalGeneration and Qwen3-VL keep their language model under a prefix: the hub's
+ * files (and transformers' saves) "language_model.model." with "language_model.lm_head.weight",
+ * transformers' in-memory names "model.language_model." with "lm_head.weight"; Qwen2.5-VL's files
+ * have none ("model.layers."). The entries' names follow whichever the files use. */
 static void rename_language_model(accel_hf_t *hf)
 {
     if (find_tensor(hf, "model.embed_tokens.weight", NULL)) return;     /* Qwen2.5-VL's hub names: none */
@@ -1855,7 +1858,8 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     d.mxfp4 = hf->mxfp4;
     d.mla_pairs = d.mla && hf->mla_pairs;
     d.fused = d.E && !d.oss && any_tensor_ends(hf, ".mlp.experts.gate_up_proj");
-    d.exaone_moe |= !strcmp(family, "ExaoneMoeForCausalLM");   /* its name for the selection bias */
+    d.exaone_moe = !strcmp(family, "ExaoneMoeForCausalLM");    /* their names: the file's family says */
+    d.minimax = !strcmp(family, "MiniMaxM2ForCausalLM");
     d.rope_pairs |= !strcmp(family, "Ernie4_5ForCausalLM") ||   /* a Llama with its pairs interleaved */
                     !strcmp(family, "HeliumForCausalLM");
     hf->ne = entries_of(&d, &hf->e);

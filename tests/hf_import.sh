@@ -52,7 +52,8 @@ for dir in "$FIX"/*/; do
     "$CKPT" export "$name.h5" --format hf --output "$name.hf" > /dev/null || fail "export --format hf of $name"
     # Phi-3's fused tensors go out under Mistral's names, Gemma 3's language model without its
     # vision tower as Gemma3ForCausalLM (Ministral 3's as Ministral3ForCausalLM, Qwen3-VL's as
-    # Qwen3ForCausalLM, Qwen3-VL-MoE's as Qwen3MoeForCausalLM, Qwen2.5-VL's as Qwen2ForCausalLM), gpt-oss's MXFP4
+    # Qwen3ForCausalLM, Qwen3-VL-MoE's as Qwen3MoeForCausalLM, Qwen2.5-VL's as Qwen2ForCausalLM,
+    # GLM-4.5V's as Glm4MoeForCausalLM without its MTP block), gpt-oss's MXFP4
     # experts widened, GLM-4.5, DeepSeek-V3 and K-EXAONE without their multi-token prediction blocks, dots.llm1
     # and Solar Open as the GLM-4.5 they equal (GLM-4.7-Flash as the DeepSeek-V3 it equals, ERNIE 4.5 as the Llama
     # it equals: its RoPE pairs in rotate-half order, Helium alike as the Qwen2 its q, k, v biases
@@ -67,7 +68,7 @@ for dir in "$FIX"/*/; do
                   internlm3|iquestcoder) as=LlamaForCausalLM ;; helium) as=Qwen2ForCausalLM ;;
                   exaone_moe) as=ExaoneMoeForCausalLM ;; mellum) as=MellumForCausalLM ;;
                   qwen3_vl) as=Qwen3ForCausalLM ;; qwen3_vl_moe) as=Qwen3MoeForCausalLM ;;
-                  qwen2_5_vl) as=Qwen2ForCausalLM ;;
+                  qwen2_5_vl) as=Qwen2ForCausalLM ;; glm4v_moe) as=Glm4MoeForCausalLM ;;
                   qwen3_fp8) as=Qwen3ForCausalLM ;;
                   *) as= ;; esac
     if [ -n "$as" ]; then
@@ -212,6 +213,23 @@ pass "mellum: transformers' logits need the window, the sliding layers' RoPE and
 # router renormalizes the top k without a norm_topk_prob key, and the logits need that.
 needs qwen3_vl_moe model.router_norm_topk=false
 pass "qwen3_vl_moe: transformers' logits need the renormalized top k its router always takes"
+# GLM-4.5V's language model (GLM-4.5's routing, q/k/v biases on by its defaults, half of each head
+# turned): the logits need the group limit and the scale; its MTP block under
+# model.language_model.layers.2 is left out, said so.
+needs glm4v_moe model.router_topk_groups=4 model.router_scale=1
+"$CKPT" import "$FIX/glm4v_moe" -o glm45v.h5 > import.log 2>&1 || { cat import.log; fail "import glm4v_moe"; }
+grep -q "its multi-token prediction block(s) after layer 1 (5 tensors" import.log ||
+    { cat import.log; fail "glm4v_moe: the MTP block is not reported as left out"; }
+pass "glm4v_moe: transformers' logits need the group limit and the routed scale; the MTP block left out"
+# Ministral 8B (layers 0 and 2 slide over 4 keys, 1 and 3 full, as layer_types says): the logits
+# need the pattern; without layer_types every layer slides (transformers' default).
+needs ministral model.sliding_window_pattern=0
+rm -rf ministral_all && cp -r "$FIX/ministral" ministral_all
+sed -i '/"layer_types": \[/,/\],/d' ministral_all/config.json
+grep -q layer_types ministral_all/config.json && fail "ministral_all: layer_types still there"
+"$CKPT" import ministral_all -o ministral_all.h5 > /dev/null 2>&1 || fail "import of Ministral without layer_types"
+"$CKPT" info ministral_all.h5 | grep -q "sliding_window_pattern: 0" || fail "ministral_all: not every layer slides"
+pass "ministral: transformers' logits need the window's layer_types; without them every layer slides"
 # YaRN's mscale and mscale_all_dim on any family (Ministral 3 writes 1 and 1): cos and sin scaled by
 # their mscales' ratio, as transformers' YaRN does; equal ones give 1 where the default is
 # 0.1 ln(factor) + 1.
@@ -382,6 +400,8 @@ train_case 2 ddp "$FIX/mellum" "$FIX/mellum" mellum_dir_2_ddp
 train_case 2 zero3 "$FIX/qwen3_vl_moe" "$FIX/qwen3_vl_moe" qwen3_vl_moe_dir_2_zero3
 train_case 1 ddp "$FIX/qwen3_vl" "$FIX/qwen3_vl" qwen3_vl_dir_1_ddp
 train_case 2 zero2 "$FIX/qwen2_5_vl" "$FIX/qwen2_5_vl" qwen2_5_vl_dir_2_zero2
+train_case 2 zero3 "$FIX/glm4v_moe" "$FIX/glm4v_moe" glm4v_moe_dir_2_zero3
+train_case 2 ddp "$FIX/ministral" "$FIX/ministral" ministral_dir_2_ddp
 train_case 2 zero3 "$FIX/olmo2" "$FIX/olmo2" olmo2_dir_2_zero3
 train_case 2 zero2 "$FIX/olmo3" "$FIX/olmo3" olmo3_dir_2_zero2
 train_case 2 ddp "$FIX/smollm3" "$FIX/smollm3" smollm3_dir_2_ddp
@@ -543,8 +563,10 @@ export_refused() {  # TAG MESSAGE KEY=VALUE...: a Llama with the keys trains a s
         "ckpt.dir=$tag" ckpt.every=1 "$@" > "$tag.log" 2>&1) || { cat "$tag.log"; fail "training a Llama with $*"; }
     expect_fail "$want" "$CKPT" export "$tag/step-00000001.h5" --format hf --output "$tag.hf"
 }
-# A window layout no Hugging Face family has: a Llama whose layers slide but every 2nd.
-export_refused swp "has no Hugging Face counterpart here" model.sliding_window=4 model.sliding_window_pattern=2
+# A window layout no Hugging Face family has: Mixtral's experts whose layers slide but every 2nd
+# (a Llama's go out as Ministral's, Qwen3-MoE's as Mellum's).
+export_refused swp "has no Hugging Face counterpart here" model.sliding_window=4 model.sliding_window_pattern=2 \
+    model.experts=2 model.experts_per_token=1
 # Norms after the sublayers with per-head q/k norms are EXAONE 4's, whose full layers are exactly its
 # layers without RoPE: a window pattern without them is refused.
 export_refused ex4nope "norms after the sublayers with per-head q/k norms in this combination" \

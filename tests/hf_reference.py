@@ -734,6 +734,36 @@ def flatten_vl_config(out):
         f.write("\n")
 
 
+def glm4v_moe():
+    # GLM-4.5V / GLM-4.6V: Glm4vMoeForConditionalGeneration, a tiny vision tower beside GLM-4.5's
+    # kind of language model (q, k, v biases and RoPE on half of each head by its defaults, no q/k
+    # norms; layer 0 dense, then 8 experts in 4 groups, 2 a token, times 1.5, one shared expert),
+    # M-RoPE in sections [1, 1, 0]; scored on text alone. An MTP block is saved at
+    # model.language_model.layers.2 as the hub's files hold one (save_glm4_moe).
+    text = dict(vocab_size=V, hidden_size=16, intermediate_size=24, moe_intermediate_size=8, num_hidden_layers=2,
+                first_k_dense_replace=1, num_attention_heads=4, num_key_value_heads=2, head_dim=8,
+                n_routed_experts=8, num_experts_per_tok=2, n_shared_experts=1, n_group=4, topk_group=2,
+                routed_scaling_factor=1.5, max_position_embeddings=T, rms_norm_eps=1e-5, tie_word_embeddings=False,
+                rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 1, 0],
+                                 "partial_rotary_factor": 0.5})
+    vision = dict(depth=1, hidden_size=16, intermediate_size=32, num_heads=2, out_hidden_size=16, patch_size=4,
+                  image_size=16, spatial_merge_size=2, temporal_patch_size=1)
+    return tf.Glm4vMoeForConditionalGeneration(tf.Glm4vMoeConfig(
+        text_config=text, vision_config=vision, image_token_id=255, video_token_id=254,
+        image_start_token_id=253, image_end_token_id=252, video_start_token_id=251, video_end_token_id=250))
+
+
+def ministral():
+    # Ministral 8B (2410): Mistral's blocks whose layers slide or not as layer_types says (layers
+    # 0 and 2 over 4 keys, 1 and 3 full), heads of 8 over the width 32.
+    return tf.MinistralForCausalLM(tf.MinistralConfig(
+        vocab_size=V, hidden_size=32, intermediate_size=48, num_hidden_layers=4, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, max_position_embeddings=T, rms_norm_eps=1e-5, tie_word_embeddings=False,
+        sliding_window=4, layer_types=["sliding_attention", "full_attention"] * 2,
+        rope_parameters={"rope_type": "default", "rope_theta": 100000000.0}, pad_token_id=0, bos_token_id=1,
+        eos_token_id=2))
+
+
 def minimax_margin(model, tokens):
     """MiniMax-M2's router: the smallest gap between a token's k-th and next choice score (its
     sigmoid score plus the selection bias); the bias must change some token's experts."""
@@ -813,7 +843,7 @@ def save_glm4_moe(model, out, prefix=None):
     model.save_pretrained(out, safe_serialization=True)
     path = os.path.join(out, "model.safetensors")
     tensors = load_file(path)
-    L, C = model.config.num_hidden_layers, model.config.hidden_size
+    L, C = model.config.get_text_config().num_hidden_layers, model.config.get_text_config().hidden_size
     g = torch.Generator().manual_seed(5)
     for name, shape in (("eh_proj.weight", (C, 2 * C)), ("enorm.weight", (C,)), ("hnorm.weight", (C,)),
                         ("shared_head.norm.weight", (C,)), ("input_layernorm.weight", (C,))):
@@ -827,7 +857,7 @@ def glm_routing_margin(model, tokens):
     chosen groups (near ties would let accel and transformers choose apart). Also asserts that
     the selection bias and the group limit each change some token's experts, so that the
     reference logits hold accel to both."""
-    cfg, inputs = model.config, []
+    cfg, inputs = model.config.get_text_config(), []
 
     def choose(s, groups):
         grp = s.view(s.shape[0], cfg.n_group, -1).topk(2, -1).values.sum(-1)
@@ -836,7 +866,7 @@ def glm_routing_margin(model, tokens):
         return s.masked_fill(~mask, float("-inf")).topk(cfg.num_experts_per_tok, -1).indices.sort(-1).values
 
     hooks = [layer.mlp.gate.register_forward_hook(lambda m, a, o: inputs.append((m, a[0])))
-             for layer in model.model.layers if hasattr(layer.mlp, "gate")]
+             for layer in getattr(model.model, "language_model", model.model).layers if hasattr(layer.mlp, "gate")]
     with torch.no_grad():
         model(tokens[None, :-1])
         gaps = []
@@ -998,6 +1028,8 @@ CASES = {
     "qwen3_vl": (qwen3_vl, {}),
     "qwen3_vl_moe": (qwen3_vl_moe, {"score64": True, "seed_of": "qwen3-vl-moe"}),
     "qwen2_5_vl": (qwen2_5_vl, {}),
+    "glm4v_moe": (glm4v_moe, {"score64": True}),
+    "ministral": (ministral, {"score64": True}),
     "mistral4": (mistral4, {"score64": True}),
     "ministral3": (ministral3, {}),
     "ministral3_vl": (ministral3_vl, {}),
@@ -1057,6 +1089,8 @@ def main(out_root, names):
             save_glm4_moe(model, out, "mtp.")
         elif name == "qwen3_vl_moe":
             save_experts_xw(model, out)
+        elif name == "glm4v_moe":
+            save_glm4_moe(model, out, f"model.language_model.layers.{model.config.text_config.num_hidden_layers}.")
         else:
             save.save_pretrained(out, safe_serialization=True, **kw)
         if name == "qwen2_5_vl":
@@ -1100,7 +1134,7 @@ def main(out_root, names):
         elif name in ("deepseek_v2", "deepseek_v2_group", "mistral4"):
             margin = softmax_gate_margin(model, tokens)
             assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
-        elif hasattr(model.config, "n_group"):
+        elif hasattr(model.config.get_text_config(), "n_group"):
             margin = glm_routing_margin(model, tokens)
             assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
         elif hasattr(model.config.get_text_config(), "num_experts_per_tok"):

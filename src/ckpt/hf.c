@@ -632,6 +632,7 @@ static const arch_info_t g_archs[] = {
     { "ExaoneMoeForCausalLM", "exaone_moe", true },
     { "YoutuForCausalLM", "youtu", true },
     { "MellumForCausalLM", "mellum", true },
+    { "MinistralForCausalLM", "ministral", true },
 };
 
 /* Families transformers builds from Llama's classes under their own config class and name (their
@@ -660,6 +661,9 @@ static const multimodal_t g_multimodal[] = {
       "{\"norm_topk_prob\": true}", false, false },
     { "Qwen2_5_VLForConditionalGeneration", "Qwen2ForCausalLM", "qwen2_5_vl_text", NULL, false, true },
     { "Qwen2VLForConditionalGeneration", "Qwen2ForCausalLM", "qwen2_vl_text", NULL, false, true },
+    /* GLM-4.5V, GLM-4.6V: GLM-4.5's without q/k norms, its q/k/v biases on by default */
+    { "Glm4vMoeForConditionalGeneration", "Glm4MoeForCausalLM", "glm4v_moe_text",
+      "{\"attention_bias\": true}", false, false },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
@@ -930,6 +934,7 @@ static bool hf_layer_slides(json_t *root, const char *arch, int i)
         const long long n = jint(root, "sliding_window_pattern", 4);
         return n > 0 && (i + 1) % n != 0;
     }
+    if (!strcmp(arch, "MinistralForCausalLM")) return true;    /* without layer_types, all slide */
     return i >= jint(root, "max_window_layers", !strcmp(arch, "Dots1ForCausalLM") ? 62 : 28);
 }
 
@@ -951,7 +956,8 @@ static accel_status_t translate_window(json_t *root, const char *path, const cha
     }
     const bool typed = !strcmp(arch, "Olmo3ForCausalLM") || !strcmp(arch, "Gemma3ForCausalLM") ||
                        !strcmp(arch, "Gemma2ForCausalLM") || !strcmp(arch, "GptOssForCausalLM") ||
-                       !strcmp(arch, "MellumForCausalLM") || exaone_attention(arch);
+                       !strcmp(arch, "MellumForCausalLM") || !strcmp(arch, "MinistralForCausalLM") ||
+                       exaone_attention(arch);
     const bool dots1 = !strcmp(arch, "Dots1ForCausalLM");  /* the Qwen rule without use_sliding_window */
     if (strncmp(arch, "Qwen", 4) && !typed && !dots1) return ACCEL_OK;
     if (typed && !sw)                   /* their configs' default */
@@ -1932,8 +1938,10 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
                 mtp++;                          /* K-EXAONE's, Mellum's MTP block (transformers ignores mtp.*) */
                 used = true;
             }
-            int layer = -1, at = 0;             /* GLM-4.5's MTP blocks: model.layers.L.. */
-            if (!used && hf->mtp_layers && sscanf(name, "model.layers.%d.%n", &layer, &at) == 1 && at > 0 &&
+            int layer = -1, at = 0;             /* GLM-4.5's MTP blocks: model.layers.L.. (GLM-4.5V's
+                                                 * under model.language_model.) */
+            const char *lm = strstr(name, "model.layers.");
+            if (!used && hf->mtp_layers && lm && sscanf(lm, "model.layers.%d.%n", &layer, &at) == 1 && at > 0 &&
                 layer >= hf->cfg.model.layers && layer < hf->cfg.model.layers + hf->mtp_layers) {
                 mtp++;
                 used = true;
@@ -2216,6 +2224,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool granite = !dsv3 && (m->attention_multiplier > 0 || m->residual_multiplier != 1.0 ||
                                        m->logits_scaling != 1.0);
         const bool phi3 = d.phi3;     /* LongRoPE: Phi-3.5's, Phi-4-mini's (accel_hf_export checked the rest) */
+        static const char ministral_arch[] = "MinistralForCausalLM";
         const char *arch = mellum ? "MellumForCausalLM" : exaone_moe ? "ExaoneMoeForCausalLM" : minimax ? "MiniMaxM2ForCausalLM" : hunyuan ? "HunYuanDenseV1ForCausalLM" : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
                          : youtu ? "YoutuForCausalLM" : dsv2 ? "DeepseekV2ForCausalLM" : dsv3 ? "DeepseekV3ForCausalLM" : phi3 ? "Phi3ForCausalLM" : exaone ? "Exaone4ForCausalLM"
                          : glm_moe ? "Glm4MoeForCausalLM" : oss ? "GptOssForCausalLM"
@@ -2226,13 +2235,16 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : olmo ? (d.E ? "OlmoeForCausalLM" : olmo3 ? "Olmo3ForCausalLM" : "Olmo2ForCausalLM")
                          : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
-                         : window ? "MistralForCausalLM" : "LlamaForCausalLM";
+                         : window ? (m->sliding_window_pattern ? ministral_arch : "MistralForCausalLM")
+                         : "LlamaForCausalLM";
         const char *type = mellum ? "mellum" : exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
                          : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
                          : d.E ? (d.S ? "qwen2_moe" : d.qk_norm ? "qwen3_moe" : "mixtral")
-                         : d.qk_norm ? "qwen3" : m->attention_bias && !obias ? "qwen2" : window ? "mistral" : "llama";
+                         : d.qk_norm ? "qwen3" : m->attention_bias && !obias ? "qwen2"
+                         : window ? (m->sliding_window_pattern ? "ministral" : "mistral") : "llama";
+        const bool ministral = arch == ministral_arch;     /* Ministral 8B: its layer_types */
         j = json_pack("{s:[s], s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:s, s:b, s:b, s:b, s:b, s:s, s:s}",
                       "architectures", arch, "model_type", type,
                       "hidden_size", m->width, "intermediate_size", d.DF, "num_hidden_layers", m->layers,
@@ -2480,7 +2492,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             json_object_set_new(j, "swiglu_limit", json_real(m->swiglu_limit));
             json_object_set_new(j, "swiglu_alpha", json_real(m->swiglu_alpha));
         }
-        if (j && (olmo3 || gemma2 || gemma3 || nope || oss || exaone || exaone_moe || mellum || (qwen && !(d.E && d.qk_norm && !d.S)))) {
+        if (j && (olmo3 || gemma2 || gemma3 || nope || oss || exaone || exaone_moe || mellum || ministral || (qwen && !(d.E && d.qk_norm && !d.S)))) {
             json_t *types = json_array();
             for (int i = 0; i < m->layers; i++) {
                 const bool full = !window || (m->sliding_window_pattern && (i + 1) % m->sliding_window_pattern == 0);
@@ -2829,15 +2841,18 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     const bool per_type_rope = (qk_all && post && m->sliding_window) || gemma3 || d.mellum;
     const bool qwen = !qk_all && !gemma_keys && !m->attention_sinks && (m->qk_norm || m->attention_bias || shared) &&
                       !(m->experts && m->qk_norm && !shared);
-    const bool layer_types = per_type_rope || gemma2 || qwen || m->attention_sinks;
+    const bool ministral = !m->experts && !m->qk_norm && !m->attention_bias && !qk_all && !post && !sandwich &&
+                           !gemma_keys;    /* Mistral's blocks with layer_types: Ministral 8B's */
+    const bool layer_types = per_type_rope || gemma2 || qwen || m->attention_sinks || ministral;
     if (llama && m->sliding_window &&
         ((m->sliding_window_pattern && !layer_types) || (m->sliding_rope_theta && !gemma3 && !d.mellum) ||
          (strcmp(m->rope_scaling, "none") && (strcmp(m->sliding_rope, "plain") == 0) != per_type_rope))) {
         ACCEL_ERROR("export --format hf: a sliding window with model.sliding_window_pattern=%d, "
                     "model.sliding_rope=%s and model.rope_scaling=%s has no Hugging Face counterpart here (OLMo 3: "
                     "OLMo 2's blocks, any pattern, the sliding layers' RoPE plain; Gemma 3 alike, with its own "
-                    "theta; Gemma 2, Qwen2, Qwen3, Qwen2-MoE: any pattern, one RoPE; Mistral, Mixtral, "
-                    "Qwen3-MoE: every layer slides, one RoPE)", m->sliding_window_pattern,
+                    "theta; Gemma 2, Qwen2, Qwen3, Qwen2-MoE, Ministral (Mistral's blocks): any pattern, one "
+                    "RoPE; Mellum: Qwen3-MoE's, a plain sliding RoPE of its own; Mixtral: every layer slides, one "
+                    "RoPE)", m->sliding_window_pattern,
                     m->sliding_rope, m->rope_scaling);
         return ACCEL_ERR_UNSUPPORTED;
     }

@@ -581,8 +581,8 @@ def solar_open():
 
 def internlm3():
     # InternLM3 (8B's kind): transformers' Llama under its own config class, saved under the
-    # release's architecture name (opts "arch"); qkv_bias and bias off, as the release; heads of 8 apart from the
-    # width 16, untied.
+    # release's architecture name (opts "arch"); qkv_bias and bias off, as the release; heads of 8
+    # apart from the width 16, untied.
     return tf.LlamaForCausalLM(tf.InternLM3Config(
         vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
         num_key_value_heads=2, head_dim=8, max_position_embeddings=T, rms_norm_eps=1e-5, tie_word_embeddings=False,

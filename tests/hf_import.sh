@@ -11,7 +11,9 @@
 # with a layer without RoPE, Granite, Gemma, Gemma 2, Gemma 3, Gemma 3 with a vision tower, gpt-oss
 # dense and with MXFP4 experts, Llama with q/k/v/o biases, Seed-OSS with an o bias alone, GLM and
 # GLM-4 with RoPE on part of each head, Granite MoE, GLM-4.5's experts with DeepSeek-V3's routing
-# and a multi-token prediction block, dots.llm1 (the same experts under Qwen3's attention); made by tests/make_hf_fixtures.sh, which
+# and a multi-token prediction block, dots.llm1 (the same experts under Qwen3's attention),
+# MiniMax-M2, K-EXAONE, Solar Open, Mellum, Youtu-LLM, Helium, InternLM3, IQuest-Coder, Ministral 8B,
+# and the language models of Qwen2.5-VL, Qwen3-VL, Qwen3-VL-MoE and GLM-4.5V; made by tests/make_hf_fixtures.sh, which
 # also recorded transformers' fp32 logits and loss on fixed tokens). No Python here:
 #   1. accel_ckpt import of each fixture; accel's logits equal HF's within 1e-5, the loss within 1e-6
 #      (the imported file, and the fixture directory read directly);

@@ -55,7 +55,7 @@ for dir in "$FIX"/*/; do
     # Phi-3's fused tensors go out under Mistral's names, Gemma 3's language model without its
     # vision tower as Gemma3ForCausalLM (Ministral 3's as Ministral3ForCausalLM, Qwen3-VL's as
     # Qwen3ForCausalLM, Qwen3-VL-MoE's as Qwen3MoeForCausalLM, Qwen2.5-VL's as Qwen2ForCausalLM,
-    # GLM-4.5V's as Glm4MoeForCausalLM without its MTP block), gpt-oss's MXFP4
+    # GLM-4.5V's as Glm4MoeForCausalLM without its MTP block, GLM-4.1V's as Glm4ForCausalLM), gpt-oss's MXFP4
     # experts widened, GLM-4.5, DeepSeek-V3 and K-EXAONE without their multi-token prediction blocks, dots.llm1
     # and Solar Open as the GLM-4.5 they equal (GLM-4.7-Flash as the DeepSeek-V3 it equals, ERNIE 4.5 as the Llama
     # it equals: its RoPE pairs in rotate-half order, Helium alike as the Qwen2 its q, k, v biases
@@ -70,7 +70,7 @@ for dir in "$FIX"/*/; do
                   internlm3|iquestcoder) as=LlamaForCausalLM ;; helium) as=Qwen2ForCausalLM ;;
                   exaone_moe) as=ExaoneMoeForCausalLM ;; mellum) as=MellumForCausalLM ;;
                   qwen3_vl) as=Qwen3ForCausalLM ;; qwen3_vl_moe) as=Qwen3MoeForCausalLM ;;
-                  qwen2_5_vl) as=Qwen2ForCausalLM ;; glm4v_moe) as=Glm4MoeForCausalLM ;;
+                  qwen2_5_vl) as=Qwen2ForCausalLM ;; glm4v_moe) as=Glm4MoeForCausalLM ;; glm4v) as=Glm4ForCausalLM ;;
                   qwen3_fp8) as=Qwen3ForCausalLM ;;
                   *) as= ;; esac
     if [ -n "$as" ]; then
@@ -223,6 +223,16 @@ needs glm4v_moe model.router_topk_groups=4 model.router_scale=1
 grep -q "its multi-token prediction block(s) after layer 1 (5 tensors" import.log ||
     { cat import.log; fail "glm4v_moe: the MTP block is not reported as left out"; }
 pass "glm4v_moe: transformers' logits need the group limit and the routed scale; the MTP block left out"
+# GLM-4.1V's language model is GLM-4's, with RoPE on the whole head where its config names no
+# partial_rotary_factor (GLM-4's own default is half): the fixture's half is read, and without it
+# the whole head turns.
+needs glm4v model.rope_dim=0
+rm -rf glm4v_whole && cp -r "$FIX/glm4v" glm4v_whole
+sed -i '/"partial_rotary_factor": 0.5,/d' glm4v_whole/config.json
+grep -q partial_rotary_factor glm4v_whole/config.json && fail "glm4v_whole: partial_rotary_factor still there"
+"$CKPT" import glm4v_whole -o glm4v_whole.h5 > /dev/null 2>&1 || fail "import of GLM-4.1V without partial_rotary_factor"
+"$CKPT" info glm4v_whole.h5 | grep -q "rope_dim: 0" || fail "glm4v_whole: RoPE not on the whole head"
+pass "glm4v: transformers' logits need half of each head turned; without the key, the whole head"
 # Ministral 8B (layers 0 and 2 slide over 4 keys, 1 and 3 full, as layer_types says): the logits
 # need the pattern; without layer_types every layer slides (transformers' default).
 needs ministral model.sliding_window_pattern=0
@@ -404,6 +414,7 @@ train_case 1 ddp "$FIX/qwen3_vl" "$FIX/qwen3_vl" qwen3_vl_dir_1_ddp
 train_case 2 zero2 "$FIX/qwen2_5_vl" "$FIX/qwen2_5_vl" qwen2_5_vl_dir_2_zero2
 train_case 2 zero3 "$FIX/glm4v_moe" "$FIX/glm4v_moe" glm4v_moe_dir_2_zero3
 train_case 2 ddp "$FIX/ministral" "$FIX/ministral" ministral_dir_2_ddp
+train_case 2 zero2 "$FIX/glm4v" "$FIX/glm4v" glm4v_dir_2_zero2
 train_case 2 zero3 "$FIX/olmo2" "$FIX/olmo2" olmo2_dir_2_zero3
 train_case 2 zero2 "$FIX/olmo3" "$FIX/olmo3" olmo3_dir_2_zero2
 train_case 2 ddp "$FIX/smollm3" "$FIX/smollm3" smollm3_dir_2_ddp

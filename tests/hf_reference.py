@@ -764,6 +764,21 @@ def ministral():
         eos_token_id=2))
 
 
+def glm4v():
+    # GLM-4.1V / GLM-4.6V-Flash: Glm4vForConditionalGeneration, a tiny vision tower beside GLM-4's
+    # kind of language model (norms after the sublayers too, q/k/v biases, a fused gate_up_proj,
+    # interleaved RoPE pairs on half of each head of 8), M-RoPE in sections [1, 1, 0]; scored on text.
+    text = dict(vocab_size=V, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+                num_key_value_heads=2, max_position_embeddings=T, rms_norm_eps=1e-5, tie_word_embeddings=False,
+                rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 1, 0],
+                                 "partial_rotary_factor": 0.5})
+    vision = dict(depth=1, hidden_size=16, intermediate_size=32, num_heads=2, out_hidden_size=32, patch_size=4,
+                  image_size=16, spatial_merge_size=2, temporal_patch_size=1)
+    return tf.Glm4vForConditionalGeneration(tf.Glm4vConfig(
+        text_config=text, vision_config=vision, image_token_id=255, video_token_id=254,
+        image_start_token_id=253, image_end_token_id=252, video_start_token_id=251, video_end_token_id=250))
+
+
 def minimax_margin(model, tokens):
     """MiniMax-M2's router: the smallest gap between a token's k-th and next choice score (its
     sigmoid score plus the selection bias); the bias must change some token's experts."""
@@ -1029,6 +1044,7 @@ CASES = {
     "qwen3_vl_moe": (qwen3_vl_moe, {"score64": True, "seed_of": "qwen3-vl-moe"}),
     "qwen2_5_vl": (qwen2_5_vl, {}),
     "glm4v_moe": (glm4v_moe, {"score64": True}),
+    "glm4v": (glm4v, {"std": 0.15}),
     "ministral": (ministral, {"score64": True}),
     "mistral4": (mistral4, {"score64": True}),
     "ministral3": (ministral3, {}),

@@ -644,7 +644,7 @@ static const arch_info_t g_llama_aliases[] = {
 
 /* Vision-language models whose language model accel imports: its family from text_config's
  * model_type (text_type, or none, means text_arch, with text_defaults where text_config lacks the
- * keys), tied as the top level says where text_config does not (else tied); flat: the hub's
+ * keys, at the top level and in its RoPE object alike), tied as the top level says where text_config does not (else tied); flat: the hub's
  * config.json may have the text keys at the top level instead (Qwen2-VL's, Qwen2.5-VL's). The
  * Qwen VLs' M-RoPE is plain RoPE on text, whose three position streams coincide. */
 typedef struct {
@@ -664,6 +664,9 @@ static const multimodal_t g_multimodal[] = {
     /* GLM-4.5V, GLM-4.6V: GLM-4.5's without q/k norms, its q/k/v biases on by default */
     { "Glm4vMoeForConditionalGeneration", "Glm4MoeForCausalLM", "glm4v_moe_text",
       "{\"attention_bias\": true}", false, false },
+    /* GLM-4.1V, GLM-4.6V-Flash: GLM-4's, RoPE on the whole head unless it says otherwise */
+    { "Glm4vForConditionalGeneration", "Glm4ForCausalLM", "glm4v_text", "{\"partial_rotary_factor\": 1.0}",
+      false, false },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
@@ -1815,7 +1818,13 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
         }
         json_object_set_new(text, "architectures", json_pack("[s]", ta));
         json_t *defaults = ta == mm->text_arch && mm->text_defaults ? json_loads(mm->text_defaults, 0, NULL) : NULL;
-        if (defaults) json_object_update_missing(text, defaults);
+        const char *key;
+        json_t *value;
+        json_object_foreach(defaults, key, value) {
+            json_t *rp = json_object_get(text, "rope_parameters"), *rs = json_object_get(text, "rope_scaling");
+            if (!json_object_get(text, key) && !json_object_get(rp, key) && !json_object_get(rs, key))
+                json_object_set(text, key, value);
+        }
         json_decref(defaults);
         if (!json_object_get(text, "tie_word_embeddings"))   /* the top level's, else the wrapper's default */
             json_object_set_new(text, "tie_word_embeddings",

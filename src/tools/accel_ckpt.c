@@ -44,7 +44,7 @@ static void usage(FILE *out)
             "                           Qwen, Phi-3, OLMo, SmolLM3, Granite, Gemma, gpt-oss, Seed-OSS,\n"
             "                           GLM, EXAONE 4, DeepSeek-V2/V3, ERNIE 4.5, HunYuan, MiniMax-M2,\n"
             "                           K-EXAONE, Youtu-LLM, Mellum, Solar Open, Helium, Ministral,\n"
-            "                           InternLM3, IQuest-Coder, the Qwen VLs' and GLM-4.5V's language\n"
+            "                           InternLM3, IQuest-Coder, the Qwen VLs' and GLM-4.xV's language\n"
             "                           models, their mixtures of experts; config.json + safetensors)\n"
             "                           as accel weights with their configuration (docs/huggingface.md\n"
             "                           lists the architectures)\n"

@@ -108,6 +108,13 @@ needs() {   # FIXTURE KEY=VALUE...: each key, turned off, moves the import's log
         "$CMP" logits "$FIX/$fx" needs.logits > /dev/null && fail "$fx: $k changes nothing"
     done
 }
+without() {  # TAG FIXTURE SED INFO: the fixture with SED deleting keys from its config.json imports
+             # with INFO (a line of accel_ckpt info) in its configuration: the family's default
+    rm -rf "$1" && cp -r "$FIX/$2" "$1" && sed -i "$3" "$1/config.json"
+    cmp -s "$FIX/$2/config.json" "$1/config.json" && fail "$1: config.json not rewritten"
+    "$CKPT" import "$1" -o "$1.h5" > /dev/null 2>&1 || fail "import of $2 without the key ($1)"
+    "$CKPT" info "$1.h5" | grep -q "$4" || fail "$1: no '$4' in the imported configuration"
+}
 same() {    # DIR FIXTURE: another config.json of the fixture's model gives transformers' logits
     score same.logits "$1" "$2"
     "$CMP" logits "$FIX/$2" same.logits || fail "$1: logits differ from transformers' on $2"
@@ -227,20 +234,12 @@ pass "glm4v_moe: transformers' logits need the group limit and the routed scale;
 # partial_rotary_factor (GLM-4's own default is half): the fixture's half is read, and without it
 # the whole head turns.
 needs glm4v model.rope_dim=0
-rm -rf glm4v_whole && cp -r "$FIX/glm4v" glm4v_whole
-sed -i '/"partial_rotary_factor": 0.5,/d' glm4v_whole/config.json
-grep -q partial_rotary_factor glm4v_whole/config.json && fail "glm4v_whole: partial_rotary_factor still there"
-"$CKPT" import glm4v_whole -o glm4v_whole.h5 > /dev/null 2>&1 || fail "import of GLM-4.1V without partial_rotary_factor"
-"$CKPT" info glm4v_whole.h5 | grep -q "rope_dim: 0" || fail "glm4v_whole: RoPE not on the whole head"
+without glm4v_whole glm4v '/"partial_rotary_factor": 0.5,/d' "rope_dim: 0"
 pass "glm4v: transformers' logits need half of each head turned; without the key, the whole head"
 # Ministral 8B (layers 0 and 2 slide over 4 keys, 1 and 3 full, as layer_types says): the logits
 # need the pattern; without layer_types every layer slides (transformers' default).
 needs ministral model.sliding_window_pattern=0
-rm -rf ministral_all && cp -r "$FIX/ministral" ministral_all
-sed -i '/"layer_types": \[/,/\],/d' ministral_all/config.json
-grep -q layer_types ministral_all/config.json && fail "ministral_all: layer_types still there"
-"$CKPT" import ministral_all -o ministral_all.h5 > /dev/null 2>&1 || fail "import of Ministral without layer_types"
-"$CKPT" info ministral_all.h5 | grep -q "sliding_window_pattern: 0" || fail "ministral_all: not every layer slides"
+without ministral_all ministral '/"layer_types": \[/,/\],/d' "sliding_window_pattern: 0"
 pass "ministral: transformers' logits need the window's layer_types; without them every layer slides"
 # YaRN's mscale and mscale_all_dim on any family (Ministral 3 writes 1 and 1): cos and sin scaled by
 # their mscales' ratio, as transformers' YaRN does; equal ones give 1 where the default is

@@ -121,6 +121,11 @@ static int g_mla;
 static bool g_qscale;
 /* g_qkafter: with g_qwen3, the q/k norms on the heads after RoPE (HunYuan's order). */
 static bool g_qkafter;
+/* g_plain: a plain MLP, down(act(up)), under LayerNorms with biases: 1 StarCoder2's (the tanh GELU,
+ * biases on the MLP and on attention's output, a sliding window), 2 Nemotron's (squared ReLU,
+ * LayerNorm1P's 1 + weight, RoPE on 6 of each head's 8 values); 3 Arcee's (squared ReLU under
+ * RMSNorms). */
+static int g_plain;
 
 /* A Llama with every optional part on: grouped-query attention (NH heads, NH/2 kv heads), an untied
  * head, q/k/v biases, Llama-3.1 RoPE scaling with frequencies in all three bands, odd SwiGLU width. */
@@ -215,6 +220,18 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
                                 { "model.rope_long_factor", "[1.2, 4, 9]" } };
         for (size_t i = 0; i < sizeof lk / sizeof lk[0]; i++)
             ck_assert_int_eq(accel_config_set(&cfg, lk[i][0], lk[i][1], NULL, 0), ACCEL_OK);
+    }
+    if (g_plain) {
+        const char *pk[][2] = { { "model.mlp", "plain" }, { "model.activation", g_plain == 1 ? "gelu_tanh" : "relu2" },
+                                { "model.norm", g_plain == 3 ? "rms" : "layer" },
+                                { "model.mlp_bias", g_plain == 1 ? "true" : "false" },
+                                { "model.attention_out_bias", g_plain == 1 ? "true" : "false" },
+                                { "model.sliding_window", g_plain == 1 ? "5" : "0" },
+                                { "model.norm_unit_offset", g_plain == 2 ? "true" : "false" },
+                                { "model.head_dim", g_plain == 2 ? "8" : "0" },
+                                { "model.rope_dim", g_plain == 2 ? "6" : "0" } };
+        for (size_t i = 0; i < sizeof pk / sizeof pk[0]; i++)
+            ck_assert_int_eq(accel_config_set(&cfg, pk[i][0], pk[i][1], NULL, 0), ACCEL_OK);
     }
     if (g_olmo) {
         cfg.model.qk_norm = true;
@@ -458,6 +475,7 @@ START_TEST(test_gradcheck_llama)
     if (_i == 14) g_moe = 4;                    /*     14: with GLM-4.5's (DeepSeek-V3's) experts too */
     g_qscale = _i == 13 || _i == 15;            /* 13 (Mistral Small 4's) and 15: query temperature */
     if (_i == 16) g_qwen3 = g_qkafter = true;   /* 16: Qwen3's norms after RoPE (HunYuan) */
+    g_plain = _i >= 17 ? _i - 16 : 0;           /* 17-19: StarCoder2, Nemotron, Arcee */
     fd_h = 5e-3;
     fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
     big_init(&f);
@@ -502,7 +520,7 @@ START_TEST(test_gradcheck_llama)
     g_window = g_pattern = g_nope = 0;
     g_olmo = 0;
     g_gemma = g_oss = g_longrope = g_exaone = false;
-    g_mla = 0;
+    g_mla = g_plain = 0;
     g_qscale = g_qkafter = false;
     g_oss_limit = "1";
 }
@@ -779,7 +797,8 @@ START_TEST(test_recompute_bitwise)
                                                  * 4: with a shared expert, 5: OLMo 2, 6: OLMoE,
                                                  * 7: Gemma 3, 8: gpt-oss, 9: GLM-4.5's experts,
                                                  * 10: latent attention with the query
-                                                 * temperature, 11: Qwen3's norms after RoPE */
+                                                 * temperature, 11: Qwen3's norms after RoPE,
+                                                 * 12: StarCoder2's LayerNorms and plain MLP */
     const char *precision = _i % 2 ? "bf16" : "fp32";
     g_qwen3 = _i / 2 == 2 || _i / 2 == 11;
     g_qkafter = _i / 2 == 11;
@@ -789,6 +808,7 @@ START_TEST(test_recompute_bitwise)
     g_gemma = _i / 2 == 7;
     g_mla = _i / 2 == 10;
     g_qscale = g_mla;
+    g_plain = _i / 2 == 12;
     float *ref = NULL;
     double ref_loss = 0;
     size_t bytes[3];
@@ -828,7 +848,7 @@ START_TEST(test_recompute_bitwise)
     g_moe = 0;
     g_olmo = 0;
     g_gemma = g_oss = g_qscale = g_qkafter = false;
-    g_mla = 0;
+    g_mla = g_plain = 0;
 }
 END_TEST
 
@@ -1266,9 +1286,9 @@ START_TEST(test_kernels)
     float g[201], d[201], v0[201], bias[67], dbias[67];
     for (int c = 0; c < 67; c++) bias[c] = 0.01f * (float)c, dbias[c] = 0.5f;
     for (int i = 0; i <= 200; i++) v0[i] = -10.0f + 0.1f * (float)i, x[i] = v0[i] - bias[i % 67];
-    accel_cpu_bias_gelu_forward(x, g, bias, 3, 67);
+    accel_cpu_bias_act_forward(ACCEL_ACT_GELU_TANH, x, g, bias, 3, 67);
     for (int i = 0; i <= 200; i++) d[i] = 2.0f;
-    accel_cpu_gelu_backward(d, x, dbias, 3, 67);
+    accel_cpu_act_backward(d, x, dbias, 3, 67);
     for (int c = 0; c < 67; c++)
         ck_assert_msg(fabs(dbias[c] - (0.5 + d[c] + d[67 + c] + d[134 + c])) < 1e-6, "dbias[%d]", c);
     for (int i = 0; i <= 200; i++) {
@@ -1280,6 +1300,16 @@ START_TEST(test_kernels)
         double dn = 0.5 * (v - h) * (1 + tanh(sqrt(2 / M_PI) * ((v - h) + 0.044715 * pow(v - h, 3))));
         ck_assert_msg(fabs(x[i] - (up - dn) / (2 * h)) < 1e-5, "gelu'(%g) = %g", v, x[i]);
         ck_assert_msg(d[i] == 2.0f * x[i], "backward: d[%d] = %g, want 2 gelu' = %g", i, d[i], 2 * x[i]);
+    }
+    /* Squared ReLU without a bias: max(v, 0)^2, its derivative 2 max(v, 0) left in x; no bias
+     * gradient asked for. */
+    for (int i = 0; i <= 200; i++) x[i] = v0[i], d[i] = 2.0f;
+    accel_cpu_bias_act_forward(ACCEL_ACT_RELU2, x, g, NULL, 3, 67);
+    accel_cpu_act_backward(d, x, NULL, 3, 67);
+    for (int i = 0; i <= 200; i++) {
+        double p = v0[i] > 0 ? v0[i] : 0;
+        ck_assert_msg(fabs(g[i] - p * p) <= 1e-6 * (1 + p * p), "relu2(%g) = %g", v0[i], g[i]);
+        ck_assert_msg(x[i] == (float)(2 * p) && d[i] == 2.0f * x[i], "relu2'(%g) = %g", v0[i], x[i]);
     }
     /* Softmax sums to one and returns log-sum-exp. */
     float z[37], p[37];
@@ -1308,7 +1338,7 @@ START_TEST(test_kernels)
         lb[c] = 0.1f;
         ldw[c] = ldb[c] = 1.0f;
     }
-    accel_cpu_layernorm_forward(lo, lmean, lrstd, lx, lw, lb, LR, LC);
+    accel_cpu_layernorm_forward(lo, lmean, lrstd, lx, lw, lb, LR, LC, ACCEL_LN_EPS);
     accel_cpu_layernorm_backward(ldx, ldw, ldb, ld, lx, lmean, lrstd, lw, LR, LC);
     double want_dw[LC] = { 0 }, want_db[LC] = { 0 };
     for (int r = 0; r < LR; r++) {
@@ -1408,13 +1438,13 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
-    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 17);
+    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 20);
     tcase_add_test(tc, test_sliding_window);
     tcase_add_test(tc, test_experts_aux);
     tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);
     tcase_add_loop_test(tc, test_loss_mask, 0, 2);
-    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 24);
+    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 26);
     tcase_add_test(tc, test_causality);
     tcase_add_loop_test(tc, test_documents, 0, 6);
     tcase_add_test(tc, test_precision);

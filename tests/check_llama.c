@@ -543,6 +543,19 @@ START_TEST(test_refuses_bad_config)
     ck_assert_msg(create_with("model.kv_heads=8", &m) != ACCEL_OK, "heads=4 kv_heads=8 was accepted");
     ck_assert_msg(create_with("model.width=36", &m) != ACCEL_OK,
                   "width=36 heads=4 (odd head size 9: RoPE rotates pairs) was accepted");
+    /* The plain MLP and LayerNorm: a valid set, then each part out of place. */
+    st = create_with("model.mlp=plain model.activation=relu2 model.norm=layer model.mlp_bias=true", &m);
+    ck_assert_msg(st == ACCEL_OK, "a plain relu2 MLP under LayerNorms is refused: %s", accel_status_str(st));
+    accel_model_destroy(&m);
+    static const char *const bad[] = {
+        "model.activation=relu2",                                   /* relu2 of a gated MLP */
+        "model.mlp=plain",                                          /* silu of a plain one */
+        "model.mlp_bias=true",                                      /* biases on a gated MLP */
+        "model.mlp=plain model.activation=relu2 model.experts=4 model.experts_per_token=2",
+        "model.norm=layer model.norm_position=post",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        ck_assert_msg(create_with(bad[i], &m) != ACCEL_OK, "%s was accepted", bad[i]);
 }
 END_TEST
 

@@ -59,11 +59,14 @@ typedef struct {
     int no_rope_pattern;            /* model.no_rope_pattern: every N-th layer without RoPE; 0 = none */
     char qk_norm_scope[8];          /* model.qk_norm_scope: head | all (OLMo 2, OLMoE) */
     bool qk_norm_after_rope;        /* model.qk_norm_after_rope: the q/k norms on rotated heads (HunYuan) */
+    char norm[8];                   /* model.norm: rms | layer (LayerNorm with a bias) */
     char norm_position[8];          /* model.norm_position: pre | post (OLMo 2) | both (Gemma 3) */
     bool norm_unit_offset;          /* model.norm_unit_offset: RMSNorm by 1 + weight (Gemma) */
     double embed_scale;             /* model.embed_scale: token embeddings times this (Gemma) */
     char activation[16];            /* model.activation: silu | gelu_tanh (Gemma's GeGLU) |
-                                     * clamped_swiglu (gpt-oss) */
+                                     * clamped_swiglu (gpt-oss) | relu2 (plain MLPs) */
+    char mlp[8];                    /* model.mlp: gated | plain (down(act(up))) */
+    bool mlp_bias;                  /* model.mlp_bias: the plain MLP's biases */
     double swiglu_alpha, swiglu_limit; /* clamped_swiglu's slope and bound */
     int query_pre_attn_scalar;      /* model.query_pre_attn_scalar: scores / sqrt(this); 0 = hs */
     double attention_softcap;       /* model.attention_softcap: c tanh(score / c); 0 = none (Gemma 2) */

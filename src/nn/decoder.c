@@ -7,7 +7,9 @@
  *          MLP without biases (optional q/k/v biases: Qwen2; RMSNorm on each q and k head and a
  *          head size apart from width / heads: Qwen3; a sliding attention window: Mistral v0.1),
  *          tied or separate LM head; with
- *          model.experts, the MLP is a mixture of experts (Mixtral, Qwen3-MoE: experts.c).
+ *          model.experts, the MLP is a mixture of experts (Mixtral, Qwen3-MoE: experts.c); with
+ *          model.norm=layer, LayerNorm (StarCoder2, Nemotron); with model.mlp=plain, down(act(up))
+ *          (StarCoder2's GELU, Nemotron's and Arcee's squared ReLU).
  * Both end with softmax cross-entropy on next-token targets.
  *
  * The structure follows karpathy's llm.c (train_gpt2.c): every activation the backward pass needs
@@ -41,8 +43,9 @@
 typedef struct {                    /* the building blocks of one family */
     bool rms;                       /* RMSNorm (no bias) instead of LayerNorm */
     bool rope;                      /* rotary positions instead of a learned wpe */
-    bool swiglu;                    /* a gated MLP [gate | up] (activation: glu) instead of GELU */
-    bool biases;                    /* biases on the projections and the MLP (gpt) */
+    bool swiglu;                    /* a gated MLP [gate | up] (activation: glu) instead of a plain one
+                                     * (activation: plain_act) */
+    bool mlp_bias;                  /* biases on the MLP's projections (gpt; llama with model.mlp_bias) */
     bool qkv_bias;                  /* biases on q, k, v (gpt; llama with attention_bias) */
     bool tied;                      /* LM head = wte */
     bool qk_norm;                   /* RMSNorm on each q and k head before RoPE (Qwen3) */
@@ -109,14 +112,15 @@ typedef struct {
     accel_moe_dims_t moe;           /* experts (moe.E = 0: a dense MLP): moe.F the experts' width */
     int dense_layers;               /* with experts, the first blocks with a dense MLP instead */
     accel_glu_t glu;                /* the gated MLP's activation (llama; the experts' too) */
+    accel_act_kind_t plain_act;     /* the plain MLP's (gpt; llama with model.mlp=plain) */
     float aux_coef;                 /* model.router_aux_loss */
     double *aux_count, *aux_psum;   /* [E] this pass's routing statistics, every block */
     float *aux_grad;                /* [E] d(loss)/d(probs) of the load-balancing loss */
     float *dmoe;                    /* experts backward scratch (accel_moe_scratch_floats) */
     float *dpost;                   /* [BT, C] post_norm: d(a sublayer's output before its norm) */
     arch_t arch;
-    float eps;                      /* RMSNorm epsilon (LayerNorm: ACCEL_LN_EPS) */
-    bool norm_offset;               /* model.norm_unit_offset: RMSNorms multiply by 1 + weight */
+    float eps;                      /* the norms' epsilon (gpt: ACCEL_LN_EPS) */
+    bool norm_offset;               /* model.norm_unit_offset: norms multiply by 1 + weight */
     float *offw;                    /* [3, offw_len] those weights plus 1, made at each use */
     size_t offw_len;
     float embed_scale;              /* model.embed_scale */
@@ -241,6 +245,9 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->rope_long_factor.n) key = "model.rope_long_factor";
     else if (c->rope_attention_factor != 0.0) key = "model.rope_attention_factor";
     else if (c->rms_eps != 1e-5) key = "model.rms_eps";
+    else if (strcmp(c->norm, "rms")) key = "model.norm";
+    else if (strcmp(c->mlp, "gated")) key = "model.mlp";
+    else if (c->mlp_bias) key = "model.mlp_bias";
     else if (!c->tie_embeddings) key = "model.tie_embeddings";
     else if (c->attention_bias) key = "model.attention_bias";
     else if (c->attention_out_bias) key = "model.attention_out_bias";
@@ -426,6 +433,7 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
     if (!llama) ACCEL_CHECK(refuse_llama_keys(c));
     const int kvh = c->kv_heads ? c->kv_heads : c->heads;
     const int ffn = !llama ? 4 * c->width : c->ffn_width ? c->ffn_width : default_ffn_width(c->width);
+    const bool plain = !llama || !strcmp(c->mlp, "plain");     /* down(act(up)): one product in */
     if (llama) {
         const char *bad = NULL, *why = "";
         char pairs_why[256];
@@ -496,6 +504,19 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
             bad = "model.experts", why = "are SwiGLU experts with norms before or after them, not with "
                                          "model.norm_position=both or model.activation=gelu_tanh (clamped_swiglu, "
                                          "gpt-oss's SwiGLU, is theirs too)";
+        else if (plain && c->experts)
+            bad = "model.mlp", why = "is plain, and experts are gated MLPs: set model.mlp=gated (the default) "
+                                     "with model.experts";
+        else if (plain && strcmp(c->activation, "relu2") && strcmp(c->activation, "gelu_tanh"))
+            bad = "model.activation", why = "of model.mlp=plain must be relu2 or gelu_tanh (silu and clamped_swiglu "
+                                            "are gated MLPs')";
+        else if (!plain && !strcmp(c->activation, "relu2"))
+            bad = "model.activation", why = "is relu2, a plain MLP's activation: set model.mlp=plain";
+        else if (c->mlp_bias && !plain)
+            bad = "model.mlp_bias", why = "puts biases on a plain MLP's projections: set model.mlp=plain";
+        else if (!strcmp(c->norm, "layer") && strcmp(c->norm_position, "pre"))
+            bad = "model.norm", why = "is layer, which takes norms before the sublayers only (model.norm_position=pre): "
+                                      "no model has LayerNorms after them";
         else if ((c->swiglu_alpha != 1.702 || c->swiglu_limit != 7.0) && strcmp(c->activation, "clamped_swiglu"))
             bad = "model.swiglu_alpha", why = "and model.swiglu_limit shape model.activation=clamped_swiglu "
                                               "(gpt-oss's): set that activation or leave them at 1.702 and 7";
@@ -566,7 +587,7 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
     /* Matrix dimensions are ints for BLAS: each matrix (a dense MLP's, one expert's) holds at most
      * INT_MAX elements. A block's stacked experts may hold more (DeepSeek-V3: 7.5e9): the arena,
      * the collectives (the ring cuts its messages) and checkpoints count in 64 bits. */
-    const int64_t mlp_rows = llama ? 2 * (int64_t)ffn : ffn;
+    const int64_t mlp_rows = plain ? ffn : 2 * (int64_t)ffn;
     const int dense_ffn = c->dense_ffn_width ? c->dense_ffn_width : default_ffn_width(c->width);
     const int64_t experts = llama && c->experts ? c->experts : 1;
     const char *too_big = c->width > (1 << 20) ? "model.width (at most 1048576)"
@@ -611,7 +632,8 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
     const int expert_F = m->F;
     m->dense_layers = llama && c->experts ? c->dense_layers : 0;
     if (m->dense_layers) m->F = c->dense_ffn_width ? c->dense_ffn_width : default_ffn_width(m->C);
-    m->FIN = llama ? 2 * m->F : m->F;
+    const bool plain = !llama || !strcmp(c->mlp, "plain");
+    m->FIN = plain ? m->F : 2 * m->F;
     m->QKN = llama && c->qk_norm ? (m->NH + m->KVH) * m->hs : 0;
     const int E = llama ? c->experts : 0;
     m->glu = (accel_glu_t){ !strcmp(c->activation, "gelu_tanh") ? ACCEL_GLU_GELU_TANH
@@ -625,8 +647,10 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
                                  .group_max = E && !strcmp(c->router_group_score, "max"),
                                  .loads = E && c->router_select_bias && cfg->optim.router_bias_update > 0,
                                  .shared_gate = c->shared_expert_gate };
+    m->plain_act = llama && !strcmp(c->activation, "relu2") ? ACCEL_ACT_RELU2 : ACCEL_ACT_GELU_TANH;
     m->aux_coef = E ? (float)c->router_aux_loss : 0.0f;
-    m->arch = llama ? (arch_t){ .rms = true, .rope = true, .swiglu = true, .biases = false,
+    m->arch = llama ? (arch_t){ .rms = strcmp(c->norm, "layer") != 0, .rope = true, .swiglu = !plain,
+                                .mlp_bias = c->mlp_bias,
                                 .qkv_bias = c->attention_bias, .tied = c->tie_embeddings,
                                 .qk_norm = c->qk_norm,
                                 .qk_all = c->qk_norm && !strcmp(c->qk_norm_scope, "all"),
@@ -634,7 +658,7 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
                                 .post_norm = !strcmp(c->norm_position, "post"),
                                 .sandwich = !strcmp(c->norm_position, "both"),
                                 .proj_bias = c->attention_out_bias, .sinks = c->attention_sinks }
-                    : (arch_t){ .rms = false, .rope = false, .swiglu = false, .biases = true,
+                    : (arch_t){ .rms = false, .rope = false, .swiglu = false, .mlp_bias = true,
                                 .qkv_bias = true, .tied = true, .proj_bias = true };
     m->eps = llama ? (float)c->rms_eps : ACCEL_LN_EPS;
     m->norm_offset = llama && c->norm_unit_offset;
@@ -703,8 +727,8 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
     const float std = 0.02f, res_std = llama ? std : (float)(0.02 / sqrt(2.0 * (double)L));
     const unsigned nd = ACCEL_TENSOR_NO_DECAY;
     const float ones = m->norm_offset ? 0.0f : -1.0f;  /* norm weights: 1, or offsets from 1 of 0 */
-    const char *n1 = ar->rms ? "norm1" : "ln1", *n2 = ar->rms ? "norm2" : "ln2";
-    const char *fc = ar->swiglu ? "mlp.gate_up" : "mlp.fc", *fcp = ar->swiglu ? "mlp.down" : "mlp.proj";
+    const char *n1 = llama ? "norm1" : "ln1", *n2 = llama ? "norm2" : "ln2", *nf = llama ? "normf" : "lnf";
+    const char *fc = ar->swiglu ? "mlp.gate_up" : llama ? "mlp.up" : "mlp.fc", *fcp = llama ? "mlp.down" : "mlp.proj";
     /* Each layer's tensors are registered contiguously: ZeRO-3 gathers one layer at a time.
      * Layer 0: embeddings; 1..L: blocks; L+1: final norm (and a separate LM head). */
     m->wpe = m->lnfb = m->head = -1;
@@ -770,16 +794,18 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
             continue;
         }
         ADD(fc, "weight", 2, m->FIN, C, 0, std, &b->fcw);
-        if (ar->biases) { ADD(fc, "bias", 1, m->FIN, 0, nd, 0.0f, &b->fcb); }
+        if (ar->mlp_bias) { ADD(fc, "bias", 1, m->FIN, 0, nd, 0.0f, &b->fcb); }
         ADD(fcp, "weight", 2, C, m->F, 0, res_std, &b->fcpw);
-        if (ar->biases) { ADD(fcp, "bias", 1, C, 0, nd, 0.0f, &b->fcpb); }
+        if (ar->mlp_bias) { ADD(fcp, "bias", 1, C, 0, nd, 0.0f, &b->fcpb); }
         if (ar->sandwich) { ADD("post_norm2", "weight", 1, C, 0, nd, ones, &b->pn2w); }
 #undef ADD
     }
     const int last = m->L + 1;
-    ACCEL_CHECK_GOTO(add(layout, ar->rms ? "normf.weight" : "lnf.weight", 1, C, 0, last, nd, ones,
-                         &m->lnfw), st, fail);
-    if (!ar->rms) ACCEL_CHECK_GOTO(add(layout, "lnf.bias", 1, C, 0, last, nd, 0.0f, &m->lnfb), st, fail);
+    char name[ACCEL_TENSOR_NAME_MAX];
+    snprintf(name, sizeof name, "%s.weight", nf);
+    ACCEL_CHECK_GOTO(add(layout, name, 1, C, 0, last, nd, ones, &m->lnfw), st, fail);
+    snprintf(name, sizeof name, "%s.bias", nf);
+    if (!ar->rms) ACCEL_CHECK_GOTO(add(layout, name, 1, C, 0, last, nd, 0.0f, &m->lnfb), st, fail);
     if (ar->tied) m->head = m->wte;
     else ACCEL_CHECK_GOTO(add(layout, "lm_head.weight", 2, m->V, C, last, 0, std, &m->head), st, fail);
     *state = m;
@@ -1371,7 +1397,7 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
     return ACCEL_OK;
 }
 
-/* An RMSNorm's weights as the kernels take them: w itself, or with model.norm_unit_offset (Gemma)
+/* A norm's weights as the kernels take them: w itself, or with model.norm_unit_offset (Gemma)
  * 1 + w, made in scratch slot `slot` (0: a width-wide norm, 1 and 2: the q and k norms) at each
  * use (n floats: cheap beside the norm itself), as transformers computes 1.0 + weight in fp32. */
 static const float *norm_weights(const gpt_t *m, const float *w, size_t n, int slot)
@@ -1387,7 +1413,7 @@ static void norm_forward(const gpt_t *m, float *out, float *mean, float *rstd, c
                          const float *w, const float *b, size_t rows)
 {
     if (m->arch.rms) accel_cpu_rmsnorm_forward(out, rstd, x, norm_weights(m, w, (size_t)m->C, 0), rows, m->C, m->eps);
-    else accel_cpu_layernorm_forward(out, mean, rstd, x, w, b, rows, m->C);
+    else accel_cpu_layernorm_forward(out, mean, rstd, x, norm_weights(m, w, (size_t)m->C, 0), b, rows, m->C, m->eps);
 }
 
 static void norm_backward(const gpt_t *m, float *dx, float *dw, float *db, const float *dout,
@@ -1395,7 +1421,7 @@ static void norm_backward(const gpt_t *m, float *dx, float *dw, float *db, const
                           size_t rows)
 {
     if (m->arch.rms) accel_cpu_rmsnorm_backward(dx, dw, dout, x, rstd, norm_weights(m, w, (size_t)m->C, 0), rows, m->C);
-    else accel_cpu_layernorm_backward(dx, dw, db, dout, x, mean, rstd, w, rows, m->C);
+    else accel_cpu_layernorm_backward(dx, dw, db, dout, x, mean, rstd, norm_weights(m, w, (size_t)m->C, 0), rows, m->C);
 }
 
 /* y = b (+ res) for rows x cols, b may be NULL: the start of a product that adds into y. */
@@ -1756,7 +1782,7 @@ static accel_status_t block_mlp(gpt_t *m, const accel_layout_t *layout, const fl
     float *fch = a->fch + (size_t)p0 * FIN, *hid = a->fch_gelu + (size_t)p0 * F;
     GEMM(false, true, (int)R, FIN, C, 1.0f, in, C, PARAM(k->fcw), C, 0.0f, fch, FIN);
     if (m->arch.swiglu) accel_cpu_glu_forward(&m->glu, hid, fch, R, F);
-    else accel_cpu_bias_gelu_forward(fch, hid, PARAM(k->fcb), R, F);
+    else accel_cpu_bias_act_forward(m->plain_act, fch, hid, PARAM_OPT(k->fcb), R, F);
     if (post || m->arch.sandwich) {                 /* res3 = res2 + norm(down(hid)) */
         float *y = post ? a->ln2 : a->pn2, *rstd = post ? a->ln2_rstd : a->pn2_rstd;
         GEMM(false, true, (int)R, C, F, 1.0f, hid, F, PARAM(k->fcpw), F, 0.0f, y + o, C);
@@ -1912,7 +1938,7 @@ static accel_status_t mlp_backward(gpt_t *m, int l, const gpt_acts_t *a,
     accel_batch_progress(hb);
     if (k->fcpb >= 0) accel_cpu_colsum_add(GRAD(k->fcpb), dout, (size_t)bt, C);
     if (m->arch.swiglu) accel_cpu_glu_backward(&m->glu, m->d4c, dhid, a->fch, (size_t)bt, F);
-    else accel_cpu_gelu_backward(m->d4c, a->fch, GRAD(k->fcb), (size_t)bt, F);
+    else accel_cpu_act_backward(m->d4c, a->fch, GRAD_OPT(k->fcb), (size_t)bt, F);
     GEMM(false, false, bt, C, FIN, 1.0f, m->d4c, FIN, PARAM(k->fcw), C, 0.0f, m->dc, C);
     GEMM(true, false, FIN, C, bt, 1.0f, m->d4c, FIN, in, C, 1.0f, GRAD(k->fcw), C);
     accel_batch_progress(hb);

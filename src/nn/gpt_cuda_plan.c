@@ -190,6 +190,9 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
     }
     /* Gemma's, Granite's and gpt-oss's building blocks: the CPU decoder's only. */
     const char *cpu_only = mc->norm_unit_offset ? "model.norm_unit_offset=true"
+                      : strcmp(mc->norm, "rms") ? "model.norm=layer"
+                      : strcmp(mc->mlp, "gated") ? "model.mlp=plain"
+                      : mc->mlp_bias ? "model.mlp_bias=true"
                       : mc->attention_sinks ? "model.attention_sinks=true"
                       : mc->rope_dim ? "model.rope_dim"
                       : mc->attention_out_bias ? "model.attention_out_bias=true"
@@ -205,7 +208,7 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                       : mc->logits_scaling != 1.0 ? "model.logits_scaling" : NULL;
     if (!strcmp(mc->name, "llama") && cpu_only) {
         snprintf(why, whylen, "device=cuda: %s: the GPU engine has Llama's and Qwen3's blocks only (the CPU "
-                 "decoder trains Gemma's, Granite's, gpt-oss's, GLM's and Ministral 3's)\n--> hint: use device=cpu for this model", cpu_only);
+                 "decoder trains Gemma's, Granite's, gpt-oss's, GLM's, Ministral 3's, StarCoder2's and Nemotron's)\n--> hint: use device=cpu for this model", cpu_only);
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (!strcmp(cfg->model.name, "llama") &&

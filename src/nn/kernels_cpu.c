@@ -125,7 +125,7 @@ void accel_cpu_colsum_add(float *db, const float *dy, size_t rows, int cols)
 
 ACCEL_CLONES
 void accel_cpu_layernorm_forward(float *out, float *mean, float *rstd, const float *x,
-                                 const float *w, const float *b, size_t rows, int C)
+                                 const float *w, const float *b, size_t rows, int C, float eps)
 {
     for (size_t r = 0; r < rows; r++) {
         const float *xr = x + r * (size_t)C;
@@ -142,7 +142,7 @@ void accel_cpu_layernorm_forward(float *out, float *mean, float *rstd, const flo
             float d = xr[i + k] - m;
             acc[k] += d * d;
         }
-        float s = 1.0f / sqrtf(hsum(acc) / (float)C + ACCEL_LN_EPS);
+        float s = 1.0f / sqrtf(hsum(acc) / (float)C + eps);
         for (int c = 0; c < C; c++) o[c] = (xr[c] - m) * s * w[c] + b[c];
         mean[r] = m;
         rstd[r] = s;
@@ -365,30 +365,37 @@ void accel_cpu_glu_backward(const accel_glu_t *act, float *dgu, const float *dh,
 }
 
 ACCEL_CLONES
-void accel_cpu_bias_gelu_forward(float *x, float *out, const float *bias, size_t rows, int cols)
+void accel_cpu_bias_act_forward(accel_act_kind_t act, float *x, float *out, const float *bias, size_t rows,
+                                int cols)
 {
     for (size_t r = 0; r < rows; r++) {
         float *xr = x + r * (size_t)cols, *o = out + r * (size_t)cols;
-        for (int c = 0; c < cols; c++) {
-            float v = xr[c] + bias[c];
-            float t = ftanh(GELU_K * (v + GELU_A * v * v * v));
-            o[c] = 0.5f * v * (1.0f + t);
-            xr[c] = 0.5f * (1.0f + t) +
-                    0.5f * v * (1.0f - t * t) * GELU_K * (1.0f + 3.0f * GELU_A * v * v);
-        }
+        if (act == ACCEL_ACT_RELU2)
+            for (int c = 0; c < cols; c++) {
+                float v = xr[c] + (bias ? bias[c] : 0.0f), p = v > 0.0f ? v : 0.0f;
+                o[c] = p * p;
+                xr[c] = 2.0f * p;
+            }
+        else
+            for (int c = 0; c < cols; c++) {
+                float v = xr[c] + (bias ? bias[c] : 0.0f);
+                float t = ftanh(GELU_K * (v + GELU_A * v * v * v));
+                o[c] = 0.5f * v * (1.0f + t);
+                xr[c] = 0.5f * (1.0f + t) +
+                        0.5f * v * (1.0f - t * t) * GELU_K * (1.0f + 3.0f * GELU_A * v * v);
+            }
     }
 }
 
 ACCEL_CLONES
-void accel_cpu_gelu_backward(float *d, const float *dgelu, float *dbias, size_t rows, int cols)
+void accel_cpu_act_backward(float *d, const float *deriv, float *dbias, size_t rows, int cols)
 {
     for (size_t r = 0; r < rows; r++) {
         float *dr = d + r * (size_t)cols;
-        const float *gr = dgelu + r * (size_t)cols;
-        for (int c = 0; c < cols; c++) {
-            dr[c] *= gr[c];
-            dbias[c] += dr[c];
-        }
+        const float *gr = deriv + r * (size_t)cols;
+        for (int c = 0; c < cols; c++) dr[c] *= gr[c];
+        if (dbias)
+            for (int c = 0; c < cols; c++) dbias[c] += dr[c];
     }
 }
 

@@ -8,16 +8,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ACCEL_LN_EPS 1e-5f
+#define ACCEL_LN_EPS 1e-5f                 /* GPT-2's LayerNorm epsilon */
 
 /* y[r, :] = b (+ res[r, :] when res is not NULL), for rows x cols. */
 void accel_cpu_bias_rows(float *y, const float *b, const float *res, size_t rows, int cols);
 /* db[:] += sum over rows of dy[r, :]. */
 void accel_cpu_colsum_add(float *db, const float *dy, size_t rows, int cols);
 
-/* LayerNorm over the last dimension C: out = (x - mean) * rstd * w + b; mean and rstd per row. */
+/* LayerNorm over the last dimension C: out = (x - mean) * rstd * w + b, rstd = 1 / sqrt(var + eps);
+ * mean and rstd per row. */
 void accel_cpu_layernorm_forward(float *out, float *mean, float *rstd, const float *x,
-                                 const float *w, const float *b, size_t rows, int C);
+                                 const float *w, const float *b, size_t rows, int C, float eps);
 /* Backward: dx += ..., dw += ..., db += ... from dout and the forward's input, mean and rstd.
  * dx, dw and db must not overlap each other or the inputs. */
 void accel_cpu_layernorm_backward(float *restrict dx, float *restrict dw, float *restrict db,
@@ -65,14 +66,17 @@ void accel_cpu_glu_forward(const accel_glu_t *act, float *h, const float *gu, si
 void accel_cpu_glu_backward(const accel_glu_t *act, float *dgu, const float *dh, const float *gu,
                             size_t rows, int F);
 
-/* Bias and GELU, tanh approximation (GPT-2), over rows x cols: with v = x[r][c] + bias[c],
- * out = 0.5 v (1 + tanh(sqrt(2/pi) (v + 0.044715 v^3))), and x[r][c] becomes gelu'(v), all the
- * backward pass needs: one pass over the product's output, and no tanh in the backward pass. */
-void accel_cpu_bias_gelu_forward(float *x, float *out, const float *bias, size_t rows, int cols);
-/* In place: d[r][c] *= dgelu[r][c] (the derivative left by the forward pass), and dbias[c] +=
- * the column sums of the new d (rows in order, as accel_cpu_colsum_add): the bias gradient
- * without another pass over d. */
-void accel_cpu_gelu_backward(float *d, const float *dgelu, float *dbias, size_t rows, int cols);
+/* A plain MLP's activation (GPT-2's, model.mlp=plain) over rows x cols: with v = x[r][c] + bias[c]
+ * (bias may be NULL), out = act(v), and x[r][c] becomes act'(v), all the backward pass needs: one
+ * pass over the product's output, and no tanh in the backward pass. gelu_tanh: 0.5 v (1 +
+ * tanh(sqrt(2/pi) (v + 0.044715 v^3))) (GPT-2, StarCoder2); relu2: max(v, 0)^2 (Nemotron, Arcee). */
+typedef enum { ACCEL_ACT_GELU_TANH = 0, ACCEL_ACT_RELU2 } accel_act_kind_t;
+void accel_cpu_bias_act_forward(accel_act_kind_t act, float *x, float *out, const float *bias, size_t rows,
+                                int cols);
+/* In place: d[r][c] *= deriv[r][c] (the derivative left by the forward pass), and dbias[c] (when
+ * not NULL) += the column sums of the new d (rows in order, as accel_cpu_colsum_add): the bias
+ * gradient without another pass over d. */
+void accel_cpu_act_backward(float *d, const float *deriv, float *dbias, size_t rows, int cols);
 
 /* Softmax of z[0..n-1] into p (p may equal z); returns log(sum(exp(z))). */
 float accel_cpu_softmax(float *p, const float *z, int n);

@@ -764,6 +764,59 @@ def ministral():
         eos_token_id=2))
 
 
+def starcoder2():
+    # StarCoder2: LayerNorms with biases, the plain MLP c_fc -> tanh GELU -> c_proj, use_bias on
+    # every projection, a window of 4 on every layer, GQA 2:1, tied.
+    return tf.Starcoder2ForCausalLM(tf.Starcoder2Config(
+        vocab_size=V, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=T, norm_epsilon=1e-5, use_bias=True, sliding_window=4,
+        hidden_act="gelu_pytorch_tanh", tie_word_embeddings=True,
+        rope_parameters={"rope_type": "default", "rope_theta": 999999.4420358813}, pad_token_id=0, bos_token_id=1,
+        eos_token_id=2))
+
+
+def nemotron():
+    # Nemotron (Minitron, Nemotron-Mini): LayerNorm1P (1 + weight, a bias), the plain MLP up ->
+    # relu2 -> down, RoPE on half of each head of 8 (partial_rotary_factor 0.5), q/k/v/o and MLP
+    # biases on (the releases have none: the test covers them), untied.
+    return tf.NemotronForCausalLM(tf.NemotronConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, max_position_embeddings=T, norm_eps=1e-5, hidden_act="relu2",
+        attention_bias=True, mlp_bias=True, tie_word_embeddings=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.5},
+        pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
+def jais2():
+    # Jais 2: LayerNorms with biases, up -> relu2 -> down, q/k/v/o and MLP biases (its defaults),
+    # untied.
+    return tf.Jais2ForCausalLM(tf.Jais2Config(
+        vocab_size=V, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=4, max_position_embeddings=T, layer_norm_eps=1e-5,
+        rope_parameters={"rope_type": "default", "rope_theta": 500000.0}, pad_token_id=0, bos_token_id=1,
+        eos_token_id=2))
+
+
+def arcee():
+    # Arcee's AFM-4.5B: Llama's blocks with the plain up -> relu2 -> down MLP, YaRN (x4 over 8).
+    return tf.ArceeForCausalLM(tf.ArceeConfig(
+        vocab_size=V, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=T, rms_norm_eps=1e-5, tie_word_embeddings=False,
+        rope_parameters={"rope_type": "yarn", "rope_theta": 10000.0, "factor": 4.0,
+                         "original_max_position_embeddings": 4}, pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
+def stablelm():
+    # StableLM 2 (1.6B's kind): LayerNorms with biases over Llama's SwiGLU, q/k/v biases, RoPE on
+    # a quarter of each head of 16, untied.
+    return tf.StableLmForCausalLM(tf.StableLmConfig(
+        vocab_size=V, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=2, max_position_embeddings=T, layer_norm_eps=1e-5, use_qkv_bias=True,
+        tie_word_embeddings=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25},
+        pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
 def glm4v():
     # GLM-4.1V / GLM-4.6V-Flash: Glm4vForConditionalGeneration, a tiny vision tower beside GLM-4's
     # kind of language model (norms after the sublayers too, q/k/v biases, a fused gate_up_proj,
@@ -1057,6 +1110,11 @@ CASES = {
     # gpt_oss's weights (same seed), the experts' saved in MXFP4 as the hub's gpt-oss and scored
     # as those MXFP4 values, loaded by transformers' own dequantizer.
     "gpt_oss_mxfp4": (gpt_oss, {"score64": True, "std": 0.15, "mxfp4": True, "seed_of": "gpt-oss"}),
+    "starcoder2": (starcoder2, {}),
+    "nemotron": (nemotron, {}),
+    "jais2": (jais2, {}),
+    "arcee": (arcee, {}),
+    "stablelm": (stablelm, {}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
 }

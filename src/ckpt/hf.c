@@ -63,6 +63,11 @@ enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP };
 #define F_ERNIE (UINT64_C(1) << 30)         /* ERNIE 4.5's name for the selection bias */
 #define F_HUNYUAN (UINT64_C(1) << 31)       /* HunYuan's names for the q/k norms (after RoPE) */
 #define F_EXAONE_MOE (UINT64_C(1) << 32)    /* K-EXAONE's name for the selection bias */
+#define F_LN (UINT64_C(1) << 33)            /* LayerNorm's biases (model.norm=layer) */
+#define F_PLAIN (UINT64_C(1) << 34)         /* the plain MLP's up projection (model.mlp=plain) */
+#define F_MLPB (UINT64_C(1) << 35)          /* the plain MLP's biases (model.mlp_bias) */
+#define F_PROJ (UINT64_C(1) << 36)          /* the dense MLP's up_proj / down_proj names (all but StarCoder2) */
+#define F_SC2 (UINT64_C(1) << 37)           /* ... StarCoder2's c_fc / c_proj */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -113,6 +118,7 @@ static const map_t g_map[] = {
     { "wte", "model.embed_tokens.weight", P_ALL, L_ROWS, F_LLAMA },
     { "h.%d.norm1.weight", "model.layers.%d.input_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_PRE },
     { "h.%d.norm1.weight", "model.layers.%d.post_attention_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_POST },
+    { "h.%d.norm1.bias", "model.layers.%d.input_layernorm.bias", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_PRE | F_LN },
     { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.q_proj.weight", P_Q, L_ROWS, F_LLAMA | F_BLOCK | F_SPLIT },
     { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.k_proj.weight", P_K, L_ROWS, F_LLAMA | F_BLOCK | F_SPLIT },
     { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.v_proj.weight", P_V, L_ROWS, F_LLAMA | F_BLOCK | F_SPLIT },
@@ -139,12 +145,24 @@ static const map_t g_map[] = {
     { "h.%d.post_norm1.weight", "model.layers.%d.post_attention_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_SANDWICH },
     { "h.%d.post_norm1.weight", "model.layers.%d.post_self_attn_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_GLM_SANDWICH },
     { "h.%d.norm2.weight", "model.layers.%d.post_attention_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_PRE | F_NO_SANDWICH },
+    { "h.%d.norm2.bias", "model.layers.%d.post_attention_layernorm.bias", P_ALL, L_ROWS,
+      F_LLAMA | F_BLOCK | F_PRE | F_NO_SANDWICH | F_LN },
     { "h.%d.norm2.weight", "model.layers.%d.pre_feedforward_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_SANDWICH },
     { "h.%d.norm2.weight", "model.layers.%d.post_feedforward_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_POST },
     { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.gate_proj.weight", P_GATE, L_ROWS, F_LLAMA | F_BLOCK | F_DENSE | F_GLU_SPLIT },
     { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.up_proj.weight", P_UP, L_ROWS, F_LLAMA | F_BLOCK | F_DENSE | F_GLU_SPLIT },
     { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.gate_up_proj.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_DENSE | F_GLU_FUSED },
-    { "h.%d.mlp.down.weight", "model.layers.%d.mlp.down_proj.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_DENSE },
+    /* the plain MLP, down(act(up)) (Nemotron, Arcee, Jais2; StarCoder2's names) */
+#define PLAIN (F_LLAMA | F_BLOCK | F_DENSE | F_PLAIN)
+    { "h.%d.mlp.up.weight", "model.layers.%d.mlp.up_proj.weight", P_ALL, L_ROWS, PLAIN | F_PROJ },
+    { "h.%d.mlp.up.bias", "model.layers.%d.mlp.up_proj.bias", P_ALL, L_ROWS, PLAIN | F_PROJ | F_MLPB },
+    { "h.%d.mlp.up.weight", "model.layers.%d.mlp.c_fc.weight", P_ALL, L_ROWS, PLAIN | F_SC2 },
+    { "h.%d.mlp.up.bias", "model.layers.%d.mlp.c_fc.bias", P_ALL, L_ROWS, PLAIN | F_SC2 | F_MLPB },
+#undef PLAIN
+    { "h.%d.mlp.down.weight", "model.layers.%d.mlp.down_proj.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_DENSE | F_PROJ },
+    { "h.%d.mlp.down.bias", "model.layers.%d.mlp.down_proj.bias", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_DENSE | F_PROJ | F_MLPB },
+    { "h.%d.mlp.down.weight", "model.layers.%d.mlp.c_proj.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_DENSE | F_SC2 },
+    { "h.%d.mlp.down.bias", "model.layers.%d.mlp.c_proj.bias", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_DENSE | F_SC2 | F_MLPB },
     { "h.%d.post_norm2.weight", "model.layers.%d.post_feedforward_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_SANDWICH },
     { "h.%d.post_norm2.weight", "model.layers.%d.post_mlp_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_GLM_SANDWICH },
     /* Experts: accel stacks them ([E 2F, C] and [E C, F]); the hub's files keep one tensor each. */
@@ -198,6 +216,7 @@ static const map_t g_map[] = {
 #undef GRANITE_MOE
 #undef DS
     { "normf.weight", "model.norm.weight", P_ALL, L_ROWS, F_LLAMA },
+    { "normf.bias", "model.norm.bias", P_ALL, L_ROWS, F_LLAMA | F_LN },
     { "lm_head.weight", "lm_head.weight", P_ALL, L_ROWS, F_LLAMA | F_UNTIED },
 };
 #define NMAP (sizeof g_map / sizeof g_map[0])
@@ -246,6 +265,9 @@ typedef struct {
                                      * q/k norms: MiniMax-M2's (Mixtral's names; export) */
     bool mellum;                    /* Qwen3-MoE's experts and attention with leading dense blocks, a
                                      * window pattern or a RoPE per layer type: Mellum's (export) */
+    bool ln, plain, mlp_bias;       /* LayerNorms; a plain MLP, down(act(up)); its biases */
+    bool sc2;                       /* ... StarCoder2's names (LayerNorms and the tanh GELU; import: its
+                                     * family says) */
     bool exaone_moe;                /* DeepSeek-V3's experts under EXAONE 4's attention, window and
                                      * layers without RoPE, norms before: K-EXAONE's (its name for
                                      * the selection bias; import: its family says) */
@@ -291,7 +313,12 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.ds = d.E && (strcmp(m->router_scores, "softmax") || d.select_bias || d.dense_layers || (d.S && !m->shared_expert_gate) ||
                    m->router_groups > 1 || m->router_scale != 1.0 || d.mla);
     d.phi3 = d.llama && !strcmp(m->rope_scaling, "longrope");  /* import: the file's architecture says */
-    d.glm = d.llama && !d.ds && !d.mla && !d.phi3 && (d.rd < d.hs || (d.sandwich && !m->norm_unit_offset));
+    d.ln = d.llama && !strcmp(m->norm, "layer");
+    d.plain = d.llama && !strcmp(m->mlp, "plain");
+    d.mlp_bias = d.plain && m->mlp_bias;
+    d.sc2 = d.ln && d.plain && !strcmp(m->activation, "gelu_tanh");
+    d.glm = d.llama && !d.ds && !d.mla && !d.phi3 && !d.ln && !d.plain &&
+            (d.rd < d.hs || (d.sandwich && !m->norm_unit_offset));
     d.mistral4 = d.mla && d.E && !strcmp(m->router_scores, "softmax") &&
                  (m->router_norm_topk || (m->router_groups > 1 && strcmp(m->router_group_score, "max")) ||
                   m->query_scale_beta > 0);
@@ -347,8 +374,13 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_SANDWICH) && !gemma_names) return false;
     if ((e->flags & F_NO_SANDWICH) && gemma_names) return false;
     if ((e->flags & F_GLM_SANDWICH) && !(d->sandwich && d->glm)) return false;
-    if ((e->flags & F_GLU_SPLIT) && (d->phi3 || d->glm)) return false;
-    if ((e->flags & F_GLU_FUSED) && !(d->phi3 || d->glm)) return false;
+    if ((e->flags & F_GLU_SPLIT) && (d->phi3 || d->glm || d->plain)) return false;
+    if ((e->flags & F_GLU_FUSED) && (!(d->phi3 || d->glm) || d->plain)) return false;
+    if ((e->flags & F_LN) && !d->ln) return false;
+    if ((e->flags & F_PLAIN) && !d->plain) return false;
+    if ((e->flags & F_MLPB) && !d->mlp_bias) return false;
+    if ((e->flags & F_PROJ) && d->sc2) return false;
+    if ((e->flags & F_SC2) && !d->sc2) return false;
     return true;
 }
 
@@ -366,7 +398,7 @@ static bool layer_has(const map_t *e, const dims_t *d, int l)
 static void accel_shape(const dims_t *d, const char *pattern, int *ndim, uint64_t dims[2])
 {
     const uint64_t C = (uint64_t)d->C, QKV = (uint64_t)(d->NH + 2 * d->KVH) * (uint64_t)d->hs;
-    const uint64_t F = (uint64_t)d->F, FIN = d->llama ? 2 * F : F;
+    const uint64_t F = (uint64_t)d->F, FIN = d->llama && !d->plain ? 2 * F : F;
     const char *p = strncmp(pattern, "h.%d.", 5) ? pattern : pattern + 5;
     const bool bias = strstr(p, ".bias") != NULL || !strcmp(p, "mlp.router.select_bias");
     uint64_t rows = C, cols = C;
@@ -376,6 +408,7 @@ static void accel_shape(const dims_t *d, const char *pattern, int *ndim, uint64_
     else if (!strncmp(p, "mlp.fc.", 7)) rows = FIN;
     else if (!strcmp(p, "mlp.proj.weight")) cols = F;
     else if (!strncmp(p, "mlp.gate_up.", 12)) rows = 2 * (uint64_t)d->DF;  /* the dense MLP's */
+    else if (!strncmp(p, "mlp.up.", 7)) rows = (uint64_t)d->DF;             /* the plain MLP's */
     else if (!strcmp(p, "mlp.down.weight")) cols = (uint64_t)d->DF;
     else if (!strncmp(p, "mlp.router.", 11)) rows = (uint64_t)d->E;
     else if (!strcmp(p, "mlp.experts.gate_up.bias")) rows = (uint64_t)d->E * FIN;
@@ -633,6 +666,11 @@ static const arch_info_t g_archs[] = {
     { "YoutuForCausalLM", "youtu", true },
     { "MellumForCausalLM", "mellum", true },
     { "MinistralForCausalLM", "ministral", true },
+    { "Starcoder2ForCausalLM", "starcoder2", true },
+    { "NemotronForCausalLM", "nemotron", true },
+    { "ArceeForCausalLM", "arcee", true },
+    { "Jais2ForCausalLM", "jais2", true },
+    { "StableLmForCausalLM", "stablelm", true },
 };
 
 /* Families transformers builds from Llama's classes under their own config class and name (their
@@ -942,7 +980,7 @@ static bool hf_layer_slides(json_t *root, const char *arch, int i)
 }
 
 /* The sliding attention windows into m->sliding_window and m->sliding_window_pattern. Mistral,
- * Mixtral and Phi-3: every layer slides when sliding_window is a number; Qwen3-MoE too, with
+ * Mixtral, Phi-3 and StarCoder2: every layer slides when sliding_window is a number; Qwen3-MoE too, with
  * use_sliding_window. OLMo 3 and the rest of the Qwen family (with use_sliding_window): the
  * sliding layers of hf_layer_slides; accel's are all of them, or all but every N-th (OLMo 3's),
  * so any other choice is refused. Llama has none. */
@@ -952,7 +990,8 @@ static accel_status_t translate_window(json_t *root, const char *path, const cha
     json_t *sw = json_object_get(root, "sliding_window");
     long long w = json_is_integer(sw) ? (long long)json_integer_value(sw) : 0;
     m->sliding_window = m->sliding_window_pattern = 0;
-    if (!strcmp(arch, "MistralForCausalLM") || !strcmp(arch, "MixtralForCausalLM") || !strcmp(arch, "Phi3ForCausalLM")) {
+    if (!strcmp(arch, "MistralForCausalLM") || !strcmp(arch, "MixtralForCausalLM") || !strcmp(arch, "Phi3ForCausalLM") ||
+        !strcmp(arch, "Starcoder2ForCausalLM")) {
         if (w < 0 || w > (1 << 24)) REFUSE("%s: sliding_window = %lld: accel needs 1..16777216 (or null)", path, w);
         m->sliding_window = (int)w;
         return ACCEL_OK;
@@ -1136,7 +1175,30 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         m->context = (int)jint(root, "max_position_embeddings", 2048);
         m->vocab = (int)jint(root, "vocab_size", 32000);
         const bool helium = !strcmp(ai->arch, "HeliumForCausalLM");    /* RoPE pairs interleaved, q/k/v biases */
-        m->rms_eps = jnum(root, "rms_norm_eps", helium ? 1e-8 : 1e-6);
+        /* LayerNorms (Nemotron's LayerNorm1P: 1 + weight) and plain MLPs, down(act(up)) */
+        const bool starcoder2 = !strcmp(ai->arch, "Starcoder2ForCausalLM"), nemotron = !strcmp(ai->arch, "NemotronForCausalLM");
+        const bool jais2 = !strcmp(ai->arch, "Jais2ForCausalLM"), arcee = !strcmp(ai->arch, "ArceeForCausalLM");
+        const bool stablelm = !strcmp(ai->arch, "StableLmForCausalLM");
+        const bool layer_norm = starcoder2 || nemotron || jais2 || stablelm, plain = starcoder2 || nemotron || jais2 || arcee;
+        const char *eps_key = starcoder2 ? "norm_epsilon" : nemotron ? "norm_eps" : jais2 || stablelm ? "layer_norm_eps"
+                            : "rms_norm_eps";
+        m->rms_eps = jnum(root, eps_key, helium ? 1e-8 : layer_norm || arcee ? 1e-5 : 1e-6);
+        if (layer_norm) snprintf(m->norm, sizeof m->norm, "layer");
+        m->norm_unit_offset = nemotron;
+        if (plain) {                    /* relu2, or StarCoder2's tanh GELU (gelu_new is the same) */
+            const char *pact = jstr(root, "hidden_act");
+            if (!pact) pact = starcoder2 ? "gelu_pytorch_tanh" : "relu2";
+            if (strcmp(pact, "relu2") && strcmp(pact, "gelu_pytorch_tanh") && strcmp(pact, "gelu_new"))
+                REFUSE("%s: hidden_act = %s on %s: accel's plain MLP takes relu2 or the tanh GELU (gelu_pytorch_tanh)",
+                       path, pact, ai->arch);
+            snprintf(m->mlp, sizeof m->mlp, "plain");
+            snprintf(m->activation, sizeof m->activation, "%s", strcmp(pact, "relu2") ? "gelu_tanh" : "relu2");
+            m->mlp_bias = starcoder2 ? jbool(root, "use_bias", true) : jbool(root, "mlp_bias", jais2);
+        }
+        if (stablelm && (jbool(root, "qk_layernorm", false) || jbool(root, "use_parallel_residual", false)))
+            REFUSE("%s: %s = true: accel's StableLM blocks have no per-head LayerNorms on q and k and run attention "
+                   "and the MLP one after the other", path,
+                   jbool(root, "qk_layernorm", false) ? "qk_layernorm" : "use_parallel_residual");
         const bool gemma3 = !strcmp(ai->arch, "Gemma3ForCausalLM"), gemma2 = !strcmp(ai->arch, "Gemma2ForCausalLM");
         const bool gemma = !strcmp(ai->arch, "GemmaForCausalLM") || gemma2 || gemma3;
         /* Gemma's GeGLU: the tanh GELU (Gemma 1's legacy "gelu" means it too, as transformers reads it) */
@@ -1144,7 +1206,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         if (gemma && act && strcmp(act, "gelu_pytorch_tanh") && strcmp(act, "gelu_new") &&
             (gemma2 || gemma3 || strcmp(act, "gelu")))
             REFUSE("%s: %s = %s: accel's Gemma uses the tanh GELU (gelu_pytorch_tanh)", path, act_key, act);
-        if (!gemma && act && strcmp(act, "silu"))
+        if (!gemma && !plain && act && strcmp(act, "silu"))
             REFUSE("%s: hidden_act = %s: accel's Llama uses SwiGLU (silu)", path, act);
         const bool hunyuan = !strcmp(ai->arch, "HunYuanDenseV1ForCausalLM");  /* q/k norms after RoPE */
         const bool ernie_moe = !strcmp(ai->arch, "Ernie4_5_MoeForCausalLM");    /* RoPE pairs interleaved */
@@ -1253,8 +1315,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             if (m->shared_expert_ffn < 1 || m->shared_expert_ffn > (1 << 22))
                 REFUSE("%s: shared_expert_intermediate_size = %d: accel needs 1..4194304", path, m->shared_expert_ffn);
         }
-        if (jbool(root, "mlp_bias", false))
-            REFUSE("%s: mlp_bias = true: accel's Llama MLP has no biases", path);
+        if (!plain && jbool(root, "mlp_bias", false))
+            REFUSE("%s: mlp_bias = true: accel's gated MLP has no biases", path);
         bool qwen = !strcmp(ai->arch, "Qwen2ForCausalLM") || qwen2_moe;
         if (qwen3 && jbool(root, "attention_bias", false))
             REFUSE("%s: attention_bias = true on %s adds an o_proj bias, which accel does not have", path,
@@ -1264,9 +1326,12 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
          * default on; attention_out_bias: o); GLM's attention_bias (default on) is q, k, v's. Other
          * families' o_proj bias has no place in accel. */
         const bool seed = !strcmp(ai->arch, "SeedOssForCausalLM");
-        const bool llama_bias = (!strcmp(ai->arch, "LlamaForCausalLM") || dots1 || hunyuan) &&
-                                jbool(root, "attention_bias", false);
-        if (seed || glm || glm_moe || solar || helium) {   /* Solar Open's, Helium's: q, k, v */
+        const bool llama_bias = (!strcmp(ai->arch, "LlamaForCausalLM") || dots1 || hunyuan || nemotron || jais2 || arcee) &&
+                                jbool(root, "attention_bias", jais2);
+        if (starcoder2 || stablelm) {   /* StarCoder2's use_bias: every projection's; StableLM: q, k, v */
+            m->attention_bias = starcoder2 ? m->mlp_bias : jbool(root, "use_qkv_bias", false);
+            m->attention_out_bias = starcoder2 && m->mlp_bias;
+        } else if (seed || glm || glm_moe || solar || helium) {   /* Solar Open's, Helium's: q, k, v */
             m->attention_bias = jbool(root, "attention_bias", !glm_moe && !solar && !helium);
             m->attention_out_bias = seed && jbool(root, "attention_out_bias", false);
         } else if (llama_bias) {
@@ -1275,11 +1340,11 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             REFUSE("%s: attention_bias = true on %s adds an o_proj bias, which accel does not have\n--> hint: "
                    "accel's attention biases are Qwen2's (q, k, v), Llama's and Seed-OSS's (q, k, v, o) and gpt-oss's",
                    path, ai->arch);
-        if (!oss && !seed && !glm && !glm_moe && !solar && !helium && !llama_bias)
+        if (!oss && !seed && !glm && !glm_moe && !solar && !helium && !llama_bias && !starcoder2 && !stablelm)
             m->attention_bias = qwen && jbool(root, "qkv_bias", true);      /* Qwen2-MoE may turn them off */
         /* transformers' defaults: tied for Qwen2 only when it says so; false for Llama/Mistral;
          * true for Gemma, ERNIE 4.5 and Youtu-LLM. */
-        m->tie_embeddings = jbool(root, "tie_word_embeddings", gemma || ernie || youtu);
+        m->tie_embeddings = jbool(root, "tie_word_embeddings", gemma || ernie || youtu || starcoder2);
         accel_status_t wst = translate_window(root, path, ai->arch, m, err, errlen);
         if (wst == ACCEL_OK && !strcmp(ai->arch, "SmolLM3ForCausalLM")) wst = translate_nope(root, path, m, err, errlen);
         if (wst == ACCEL_OK && exaone_attention(ai->arch)) {
@@ -1414,7 +1479,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
          * Phi-4-mini's 3/4, MiniMax-M2's rotary_dim of head_dim: model.rope_dim; other families'
          * are refused. */
         const long long rotary_dim = minimax ? jint(root, "rotary_dim", 0) : 0;
-        const double def_partial = glm || glm_moe ? 0.5 : rotary_dim > 0 ? (double)rotary_dim / hd : 1.0;
+        const double def_partial = glm || glm_moe || nemotron ? 0.5 : stablelm ? 0.25
+                                 : rotary_dim > 0 ? (double)rotary_dim / hd : 1.0;
         const double partial = jnum(root, "partial_rotary_factor",
                                     json_is_object(rp) ? jnum(rp, "partial_rotary_factor", def_partial) : def_partial);
         json_decref(oss_rope);
@@ -1426,8 +1492,9 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             rd != m4_rope)
             REFUSE("%s: partial_rotary_factor = %g turns %d of a head's %d values, not qk_rope_head_dim = %lld", path,
                    partial, rd, hs, m4_rope);
-        if (partial != 1.0 && !glm && !glm_moe && !solar && !phi3 && !mistral4 && !minimax)
-            REFUSE("%s: partial_rotary_factor = %g on %s: accel turns part of a head for GLM, Phi-3 and MiniMax-M2 only", path,
+        if (partial != 1.0 && !glm && !glm_moe && !solar && !phi3 && !mistral4 && !minimax && !nemotron && !stablelm)
+            REFUSE("%s: partial_rotary_factor = %g on %s: accel turns part of a head for GLM, Phi-3, MiniMax-M2, Nemotron "
+                   "and StableLM only", path,
                    partial, ai->arch);
         if (!mistral4 && (!(partial > 0 && partial <= 1.0) || rd % 2 || rd < 2))
             REFUSE("%s: partial_rotary_factor = %g turns %d of a head's %d values: accel needs an even number >= 2",
@@ -1875,6 +1942,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     d.fused = d.E && !d.oss && any_tensor_ends(hf, ".mlp.experts.gate_up_proj");
     d.exaone_moe = !strcmp(family, "ExaoneMoeForCausalLM");    /* their names: the file's family says */
     d.minimax = !strcmp(family, "MiniMaxM2ForCausalLM");
+    d.sc2 = !strcmp(family, "Starcoder2ForCausalLM");
     d.rope_pairs |= !strcmp(family, "Ernie4_5ForCausalLM") ||   /* a Llama with its pairs interleaved */
                     !strcmp(family, "HeliumForCausalLM");
     hf->ne = entries_of(&d, &hf->e);
@@ -2213,28 +2281,36 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool youtu = dsv3 && !d.E;   /* dense latent attention: Youtu-LLM's */
         const bool mistral4 = d.mistral4, dsv2 = dsv3 && d.E && !mistral4 && !strcmp(m->router_scores, "softmax");
         const bool ministral3 = d.ministral3;
+        /* LayerNorms or a plain MLP: StarCoder2 (the tanh GELU), Nemotron (relu2 under LayerNorm1P),
+         * Jais2 (relu2 under LayerNorms), Arcee (relu2 under RMSNorms), StableLM (SwiGLU under
+         * LayerNorms); accel_hf_export checked the rest */
+        const bool own = d.ln || d.plain, relu2 = !strcmp(m->activation, "relu2");
+        const char *own_arch = !own ? NULL : d.sc2 ? "Starcoder2ForCausalLM" : !d.plain ? "StableLmForCausalLM"
+                             : !d.ln ? "ArceeForCausalLM" : m->norm_unit_offset ? "NemotronForCausalLM" : "Jais2ForCausalLM";
+        const char *own_type = !own ? NULL : d.sc2 ? "starcoder2" : !d.plain ? "stablelm" : !d.ln ? "arcee"
+                             : m->norm_unit_offset ? "nemotron" : "jais2";
         const bool ernie = d.ernie;  /* ERNIE 4.5's experts (accel_hf_export checked the rest) */
         const bool minimax = d.minimax;  /* MiniMax-M2 (accel_hf_export checked the rest) */
         const bool exaone_moe = d.exaone_moe;     /* K-EXAONE (accel_hf_export checked the rest) */
         const bool mellum = d.mellum;             /* Mellum (accel_hf_export checked the rest) */
         const bool glm_moe = d.ds && !dsv3 && !ernie && !minimax && !exaone_moe && !mellum;  /* GLM-4.5 (accel_hf_export checked its other parts) */
         const bool olmo = d.qk_all, window = m->sliding_window > 0, olmo3 = olmo && window;
-        const bool gemma = m->norm_unit_offset, gemma3 = gemma && d.sandwich && d.qk_norm;  /* checked alike */
+        const bool gemma = m->norm_unit_offset && !own, gemma3 = gemma && d.sandwich && d.qk_norm;  /* checked alike */
         const bool gemma2 = gemma && d.sandwich && !d.qk_norm;
         const bool oss = d.sinks;      /* gpt-oss (accel_hf_export checked its other parts) */
         /* An output projection bias elsewhere: Llama's with q, k, v biases, Seed-OSS's without */
-        const bool obias = d.obias && !oss, seed = obias && !m->attention_bias;
+        const bool obias = d.obias && !oss && !own, seed = obias && !m->attention_bias;
         const bool glm = d.glm, glm4 = glm && d.sandwich;  /* GLM: part of each head turned, or GLM-4's norms */
         const bool exaone = d.post && d.qk_norm && !d.qk_all;  /* EXAONE 4 (accel_hf_export checked the rest) */
         const bool hunyuan = d.hunyuan;    /* accel_hf_export checked the rest */
-        const bool qwen = !olmo && !gemma && !oss && !obias && !glm && !glm_moe && !exaone && !exaone_moe && !mellum && !dsv3 && !ernie && !hunyuan &&
+        const bool qwen = !own && !olmo && !gemma && !oss && !obias && !glm && !glm_moe && !exaone && !exaone_moe && !mellum && !dsv3 && !ernie && !hunyuan &&
                           (d.qk_norm || m->attention_bias || d.S);
         const bool nope = m->no_rope_pattern > 0 && !exaone && !exaone_moe;  /* SmolLM3 (export refuses it with anything else) */
         const bool granite = !dsv3 && (m->attention_multiplier > 0 || m->residual_multiplier != 1.0 ||
                                        m->logits_scaling != 1.0);
         const bool phi3 = d.phi3;     /* LongRoPE: Phi-3.5's, Phi-4-mini's (accel_hf_export checked the rest) */
         static const char ministral_arch[] = "MinistralForCausalLM";
-        const char *arch = mellum ? "MellumForCausalLM" : exaone_moe ? "ExaoneMoeForCausalLM" : minimax ? "MiniMaxM2ForCausalLM" : hunyuan ? "HunYuanDenseV1ForCausalLM" : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
+        const char *arch = own ? own_arch : mellum ? "MellumForCausalLM" : exaone_moe ? "ExaoneMoeForCausalLM" : minimax ? "MiniMaxM2ForCausalLM" : hunyuan ? "HunYuanDenseV1ForCausalLM" : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
                          : youtu ? "YoutuForCausalLM" : dsv2 ? "DeepseekV2ForCausalLM" : dsv3 ? "DeepseekV3ForCausalLM" : phi3 ? "Phi3ForCausalLM" : exaone ? "Exaone4ForCausalLM"
                          : glm_moe ? "Glm4MoeForCausalLM" : oss ? "GptOssForCausalLM"
                          : seed ? "SeedOssForCausalLM"
@@ -2246,7 +2322,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
                          : window ? (m->sliding_window_pattern ? ministral_arch : "MistralForCausalLM")
                          : "LlamaForCausalLM";
-        const char *type = mellum ? "mellum" : exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
+        const char *type = own ? own_type : mellum ? "mellum" : exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
                          : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
@@ -2494,6 +2570,26 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         } else if (j && mellum) {       /* its config's default is a window of 1024 */
             json_object_set_new(j, "sliding_window", json_null());
         }
+        if (j && own) {                 /* their keys for the norms' epsilon, the biases, the activation */
+            json_object_del(j, "rms_norm_eps");
+            json_object_set_new(j, d.sc2 ? "norm_epsilon" : !strcmp(own_type, "nemotron") ? "norm_eps"
+                                   : d.ln ? "layer_norm_eps" : "rms_norm_eps", json_real(m->rms_eps));
+            json_object_set_new(j, "hidden_act", json_string(relu2 ? "relu2" : d.plain ? "gelu_pytorch_tanh" : "silu"));
+            json_object_set_new(j, "attention_bias", json_boolean(m->attention_bias));  /* q, k, v and o */
+            json_object_set_new(j, "mlp_bias", json_boolean(m->mlp_bias));
+            if (d.rd < d.hs || !strcmp(own_type, "nemotron") || !strcmp(own_type, "stablelm"))
+                json_object_set_new(j, "partial_rotary_factor", json_real((double)d.rd / d.hs));
+            if (d.sc2 || !d.plain) {    /* StarCoder2: use_bias, every projection's; StableLM: q, k, v's */
+                json_object_del(j, "attention_bias");
+                json_object_del(j, "mlp_bias");
+                json_object_set_new(j, d.sc2 ? "use_bias" : "use_qkv_bias", json_boolean(m->attention_bias));
+            }
+            if (d.sc2) json_object_set_new(j, "sliding_window", window ? json_integer(m->sliding_window) : json_null());
+            if (!d.plain) {
+                json_object_set_new(j, "qk_layernorm", json_false());
+                json_object_set_new(j, "use_parallel_residual", json_false());
+            }
+        }
         /* Which layers slide, as transformers writes it for the families that read it (OLMo 3's
          * rope_scaling is its full-attention layers': accel_hf_export checked the sliding ones'). */
         if (j && oss) {                 /* q, k, v and o biases alike; the clamped SwiGLU */
@@ -2622,28 +2718,19 @@ static bool llama_blocks(const accel_model_config_t *m)
            m->logits_scaling == 1.0 && !m->attention_sinks && !m->expert_bias;
 }
 
-accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, void *ctx, bool bf16,
-                               const char *outdir, const accel_hf_tokenizer_t *tok)
+/* The combinations of Llama's building blocks no Hugging Face family has (those of LayerNorms and
+ * plain MLPs: accel_hf_export): an error naming the family's rules, or ACCEL_OK. */
+static accel_status_t refuse_unexportable(const accel_model_config_t *m, const dims_t *d)
 {
-    static const accel_hf_tokenizer_t none = { .bos_id = -1, .eos_id = -1 };
-    if (!tok) tok = &none;
-    const accel_model_config_t *m = &cfg->model;
-    if (strcmp(m->name, "gpt") && strcmp(m->name, "llama")) {
-        ACCEL_ERROR("export --format hf: model.name=%s has no Hugging Face counterpart\n--> hint: gpt "
-                    "(GPT2LMHeadModel) and llama (LlamaForCausalLM and the families docs/huggingface.md lists) "
-                    "export", m->name);
-        return ACCEL_ERR_UNSUPPORTED;
-    }
-    const bool shared = m->experts && m->shared_expert_ffn;
     /* DeepSeek-V3's routing, ungated shared experts, leading dense blocks: GLM-4.5's alone, with
      * Llama's norms and SwiGLU, per-head q/k norms or none, q/k/v biases or none. */
-    const dims_t d = dims_of(m);
+    const bool shared = m->experts && m->shared_expert_ffn;
     /* Latent attention: DeepSeek-V3's, with its experts, Llama's norms and SwiGLU, nothing else, or
      * Youtu-LLM's dense Llama blocks; its scores' scale other than 1/sqrt(head) only as YaRN's
      * mscale_all_dim. */
-    const bool ds_scale = m->attention_multiplier > 0 && d.mla && !strcmp(m->rope_scaling, "yarn") && m->rope_factor > 1.0;
-    const bool dense_mla = d.mla && !d.E;
-    if (d.mla && ((d.E && !d.ds) || (m->attention_multiplier > 0 && !ds_scale) || m->sliding_window || m->no_rope_pattern ||
+    const bool ds_scale = m->attention_multiplier > 0 && d->mla && !strcmp(m->rope_scaling, "yarn") && m->rope_factor > 1.0;
+    const bool dense_mla = d->mla && !d->E;
+    if (d->mla && ((d->E && !d->ds) || (m->attention_multiplier > 0 && !ds_scale) || m->sliding_window || m->no_rope_pattern ||
                   strcmp(m->rope_scaling, "none") * strcmp(m->rope_scaling, "yarn") * strcmp(m->rope_scaling, "llama3") != 0 ||
                   (dense_mla && (strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") || m->norm_unit_offset ||
                                  m->embed_scale != 1.0 || m->query_pre_attn_scalar || m->attention_softcap > 0 ||
@@ -2654,19 +2741,19 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                     "(DeepseekV3ForCausalLM: with DeepSeek-V3's experts (model.router_scores=sigmoid and its companions); "
                     "YoutuForCausalLM: dense, Llama's blocks without biases or q/k norms; both: no window or layers "
                     "without RoPE, the scores' scale from YaRN's mscale_all_dim alone)",
-                    m->kv_lora_rank, d.E && !d.ds ? "without DeepSeek-V3's experts" : "in this combination");
+                    m->kv_lora_rank, d->E && !d->ds ? "without DeepSeek-V3's experts" : "in this combination");
         return ACCEL_ERR_UNSUPPORTED;
     }
     /* Latent attention with a softmax router: DeepSeek-V2's (its top k's probabilities as they
      * are, no groups) or Mistral Small 4's (renormalized or grouped, the query temperature); ungated
      * shared experts */
-    const bool softmax_mla = d.mla && d.E && !strcmp(m->router_scores, "softmax");
-    if (softmax_mla && (d.select_bias || (d.S && m->shared_expert_gate) || (d.mistral4 && !d.S) ||
-                        (d.S && d.S % d.F) || strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") ||
+    const bool softmax_mla = d->mla && d->E && !strcmp(m->router_scores, "softmax");
+    if (softmax_mla && (d->select_bias || (d->S && m->shared_expert_gate) || (d->mistral4 && !d->S) ||
+                        (d->S && d->S % d->F) || strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") ||
                         m->expert_bias || m->embed_scale != 1.0 || m->residual_multiplier != 1.0 ||
                         m->logits_scaling != 1.0 ||
-                        (d.mistral4 && m->router_groups > 1 && !strcmp(m->router_group_score, "max")) ||
-                        (d.mistral4 && m->query_scale_beta > 0 && !strcmp(m->rope_scaling, "yarn") &&
+                        (d->mistral4 && m->router_groups > 1 && !strcmp(m->router_group_score, "max")) ||
+                        (d->mistral4 && m->query_scale_beta > 0 && !strcmp(m->rope_scaling, "yarn") &&
                          m->query_scale_context != m->rope_original_context))) {
         ACCEL_ERROR("export --format hf: latent attention with softmax routing in this combination has no Hugging "
                     "Face counterpart (DeepseekV2ForCausalLM: the top k's probabilities not renormalized, no groups or "
@@ -2678,23 +2765,23 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     }
     /* The query temperature: Mistral Small 4's, or Ministral 3's on Llama's dense blocks (its
      * steps YaRN's original context where it has YaRN) */
-    if (m->query_scale_beta > 0 && !d.mistral4 &&
-        (d.mla || m->qk_norm || m->attention_bias || m->attention_out_bias || m->experts || !llama_blocks(m) ||
+    if (m->query_scale_beta > 0 && !d->mistral4 &&
+        (d->mla || m->qk_norm || m->attention_bias || m->attention_out_bias || m->experts || !llama_blocks(m) ||
          m->no_rope_pattern || m->rope_dim || m->sliding_window_pattern || !strcmp(m->rope_scaling, "longrope") ||
          (!strcmp(m->rope_scaling, "yarn") && m->query_scale_context != m->rope_original_context))) {
         ACCEL_ERROR("export --format hf: model.query_scale_beta with %s has no Hugging Face counterpart "
                     "(Ministral3ForCausalLM: Llama's dense blocks, no biases or q/k norms, one window for every layer "
                     "or none, model.query_scale_context equal to YaRN's original context; Mistral4ForCausalLM: "
                     "latent attention with softmax routing)",
-                    d.mla ? "DeepSeek-V3's sigmoid routing" : m->experts ? "experts"
+                    d->mla ? "DeepSeek-V3's sigmoid routing" : m->experts ? "experts"
                     : !strcmp(m->rope_scaling, "yarn") && m->query_scale_context != m->rope_original_context
                     ? "steps other than YaRN's original context" : "another family's keys");
         return ACCEL_ERR_UNSUPPORTED;
     }
     /* ERNIE 4.5's experts: softmax scores with a selection bias, the top k renormalized, unscaled,
      * ungated shared experts a multiple of model.ffn_width wide (or none), Llama's blocks */
-    if (d.ernie && (!m->router_norm_topk || m->router_groups > 1 || m->router_scale != 1.0 || m->router_aux_loss > 0 ||
-                    (d.S && (m->shared_expert_gate || d.S % d.F)) || !llama_blocks(m) || m->qk_norm ||
+    if (d->ernie && (!m->router_norm_topk || m->router_groups > 1 || m->router_scale != 1.0 || m->router_aux_loss > 0 ||
+                    (d->S && (m->shared_expert_gate || d->S % d->F)) || !llama_blocks(m) || m->qk_norm ||
                     m->attention_bias || m->attention_out_bias || m->no_rope_pattern || m->sliding_window ||
                     m->rope_dim || m->query_scale_beta > 0)) {
         ACCEL_ERROR("export --format hf: softmax routing with a selection bias in this combination has no Hugging "
@@ -2705,7 +2792,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     }
     /* MiniMax-M2: Llama's blocks with whole-projection q/k norms, every block's experts chosen by
      * sigmoid score and the selection bias, renormalized, ungrouped and unscaled */
-    if (d.minimax && (m->router_groups > 1 || m->router_scale != 1.0 || !m->router_norm_topk ||
+    if (d->minimax && (m->router_groups > 1 || m->router_scale != 1.0 || !m->router_norm_topk ||
                       m->router_aux_loss > 0 || !llama_blocks(m) || m->attention_bias || m->attention_out_bias ||
                       m->sliding_window || m->no_rope_pattern || m->query_scale_beta > 0 || m->qk_norm_after_rope ||
                       strcmp(m->rope_scaling, "none"))) {
@@ -2718,7 +2805,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     /* K-EXAONE: DeepSeek-V3's experts (ungated shared ones) under EXAONE 4's attention with norms
      * before the sublayers: per-head q/k norms, a window whose full layers are exactly the ones
      * without RoPE (dims_of checked those) */
-    if (d.exaone_moe && (!shared || m->shared_expert_gate || m->shared_expert_ffn % d.F ||
+    if (d->exaone_moe && (!shared || m->shared_expert_gate || m->shared_expert_ffn % d->F ||
                          strcmp(m->router_group_score, "top2") || m->router_aux_loss > 0 || !llama_blocks(m) ||
                          m->attention_bias || m->attention_out_bias || m->qk_norm_after_rope || m->rope_dim ||
                          strcmp(m->sliding_rope, "scaled") || m->query_scale_beta > 0 ||
@@ -2731,16 +2818,16 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     }
     /* Mellum: Qwen3-MoE's blocks with leading dense ones, its window's layers and a plain RoPE of
      * their own on them (one RoPE type: the full layers' scaling has no place beside it here) */
-    if (d.mellum && (!llama_blocks(m) || m->attention_bias || m->attention_out_bias || m->no_rope_pattern ||
+    if (d->mellum && (!llama_blocks(m) || m->attention_bias || m->attention_out_bias || m->no_rope_pattern ||
                      m->rope_dim || m->query_scale_beta > 0 || strcmp(m->rope_scaling, "none"))) {
         ACCEL_ERROR("export --format hf: Qwen3-MoE's experts with leading dense blocks or a window pattern in this "
                     "combination have no Hugging Face counterpart (MellumForCausalLM: Llama's blocks without biases "
                     "or layers without RoPE, RoPE on the whole head without scaling)");
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (d.ds && !softmax_mla && !d.ernie && !d.minimax && !d.exaone_moe && !d.mellum && (strcmp(m->router_scores, "sigmoid") || !m->router_select_bias || !shared || m->shared_expert_gate ||
+    if (d->ds && !softmax_mla && !d->ernie && !d->minimax && !d->exaone_moe && !d->mellum && (strcmp(m->router_scores, "sigmoid") || !m->router_select_bias || !shared || m->shared_expert_gate ||
                   strcmp(m->router_group_score, "top2") ||
-                  m->shared_expert_ffn % d.F || strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") ||
+                  m->shared_expert_ffn % d->F || strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") ||
                   (m->qk_norm && strcmp(m->qk_norm_scope, "head")) || m->attention_out_bias || m->attention_sinks ||
                   m->expert_bias || m->norm_unit_offset || m->embed_scale != 1.0 || m->query_pre_attn_scalar ||
                   m->attention_softcap > 0 || m->logit_softcap > 0 || (m->attention_multiplier > 0 && !ds_scale) ||
@@ -2755,7 +2842,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                     m->shared_expert_ffn, m->dense_layers);
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (!strcmp(m->name, "llama") && m->qk_norm && m->attention_bias && !d.ds) {
+    if (!strcmp(m->name, "llama") && m->qk_norm && m->attention_bias && !d->ds) {
         ACCEL_ERROR("export --format hf: q/k norms with q, k, v biases have no Hugging Face "
                     "counterpart (Qwen3 has the norms and no biases, Qwen2 the biases and no norms, outside "
                     "GLM-4.5's experts)");
@@ -2763,7 +2850,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     }
     const bool qk_all = m->qk_norm && !strcmp(m->qk_norm_scope, "all"), post = !strcmp(m->norm_position, "post");
     /* HunYuan: Llama's dense blocks with per-head q/k norms after RoPE, no biases */
-    if (d.hunyuan && (m->experts || qk_all || !llama_blocks(m) || m->attention_bias || m->attention_out_bias ||
+    if (d->hunyuan && (m->experts || qk_all || !llama_blocks(m) || m->attention_bias || m->attention_out_bias ||
                       m->sliding_window || m->no_rope_pattern || m->rope_dim || !strcmp(m->rope_scaling, "longrope") ||
                       m->query_scale_beta > 0)) {
         ACCEL_ERROR("export --format hf: model.qk_norm_after_rope=true in this combination has no Hugging Face "
@@ -2778,7 +2865,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                    m->norm_unit_offset || strcmp(m->activation, "silu") || m->embed_scale != 1.0 ||
                    m->query_pre_attn_scalar || m->attention_softcap > 0 || m->logit_softcap > 0 ||
                    m->attention_multiplier > 0 || m->residual_multiplier != 1.0 || m->logits_scaling != 1.0 ||
-                   (m->rope_dim && m->rope_dim < d.hs) || strcmp(m->sliding_rope, "scaled") ||
+                   (m->rope_dim && m->rope_dim < d->hs) || strcmp(m->sliding_rope, "scaled") ||
                    m->no_rope_pattern != (m->sliding_window ? m->sliding_window_pattern : 0))) {
         ACCEL_ERROR("export --format hf: norms after the sublayers with per-head q/k norms in this combination "
                     "(model.sliding_window=%d, model.sliding_window_pattern=%d, model.no_rope_pattern=%d) have no "
@@ -2798,7 +2885,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                             : "whole-projection q/k norms in this combination");
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (!strcmp(m->name, "llama") && m->no_rope_pattern && !exaone && !d.exaone_moe &&
+    if (!strcmp(m->name, "llama") && m->no_rope_pattern && !exaone && !d->exaone_moe &&
         (m->qk_norm || m->attention_bias || m->experts || post || m->sliding_window)) {
         ACCEL_ERROR("export --format hf: layers without RoPE (model.no_rope_pattern=%d) with %s have no Hugging "
                     "Face counterpart (SmolLM3: Llama's blocks, no window)", m->no_rope_pattern,
@@ -2815,7 +2902,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                               m->logits_scaling != 1.0;
     const bool gemma_keys = m->norm_unit_offset || geglu || (m->embed_scale != 1.0 && !granite_keys) ||
                             (sandwich && m->norm_unit_offset) ||
-                            m->query_pre_attn_scalar || (m->sliding_rope_theta && !d.mellum) || caps;
+                            m->query_pre_attn_scalar || (m->sliding_rope_theta && !d->mellum) || caps;
     if (llama && granite_keys && (gemma_keys || m->qk_norm || m->attention_bias || m->no_rope_pattern || post ||
                                   m->sliding_window || m->attention_out_bias || m->rope_dim ||
                                   (m->experts && (shared || m->expert_bias || !m->router_norm_topk ||
@@ -2847,14 +2934,14 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
      * layers slide (layer_types), Mistral, Mixtral and Qwen3-MoE slide everywhere; OLMo 3 and Gemma 3
      * have a RoPE per layer type (a scaling is the full layers' alone, Gemma 3's sliding layers have
      * their own theta), every other family one RoPE. */
-    const bool per_type_rope = (qk_all && post && m->sliding_window) || gemma3 || d.mellum;
+    const bool per_type_rope = (qk_all && post && m->sliding_window) || gemma3 || d->mellum;
     const bool qwen = !qk_all && !gemma_keys && !m->attention_sinks && (m->qk_norm || m->attention_bias || shared) &&
                       !(m->experts && m->qk_norm && !shared);
     const bool ministral = !m->experts && !m->qk_norm && !m->attention_bias && !qk_all && !post && !sandwich &&
                            !gemma_keys;    /* Mistral's blocks with layer_types: Ministral 8B's */
     const bool layer_types = per_type_rope || gemma2 || qwen || m->attention_sinks || ministral;
     if (llama && m->sliding_window &&
-        ((m->sliding_window_pattern && !layer_types) || (m->sliding_rope_theta && !gemma3 && !d.mellum) ||
+        ((m->sliding_window_pattern && !layer_types) || (m->sliding_rope_theta && !gemma3 && !d->mellum) ||
          (strcmp(m->rope_scaling, "none") && (strcmp(m->sliding_rope, "plain") == 0) != per_type_rope))) {
         ACCEL_ERROR("export --format hf: a sliding window with model.sliding_window_pattern=%d, "
                     "model.sliding_rope=%s and model.rope_scaling=%s has no Hugging Face counterpart here (OLMo 3: "
@@ -2865,7 +2952,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                     m->sliding_rope, m->rope_scaling);
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (!strcmp(m->name, "llama") && m->experts && !m->attention_sinks && !d.ds &&
+    if (!strcmp(m->name, "llama") && m->experts && !m->attention_sinks && !d->ds &&
         ((shared && m->qk_norm) || (!shared && m->attention_bias) ||
          (!shared && !m->qk_norm && !m->router_norm_topk))) {
         ACCEL_ERROR("export --format hf: experts with %s have no Hugging Face counterpart (Mixtral: no q/k "
@@ -2895,7 +2982,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     /* GLM: part of each head turned (interleaved pairs in its files), or GLM-4's norms after the
      * sublayers without Gemma's 1 + weight; Llama's blocks otherwise, q/k/v biases or none. */
     const int hs = m->head_dim ? m->head_dim : m->width / m->heads;
-    const bool glm = !d.ds && !d.mla && !d.phi3 && ((m->rope_dim && m->rope_dim < hs) || (sandwich && !m->norm_unit_offset));
+    const bool glm = !d->ds && !d->mla && !d->phi3 && ((m->rope_dim && m->rope_dim < hs) || (sandwich && !m->norm_unit_offset));
     if (llama && glm &&
         (m->qk_norm || m->experts || m->sliding_window || m->attention_out_bias || m->attention_sinks ||
          m->norm_unit_offset || geglu || m->embed_scale != 1.0 || m->query_pre_attn_scalar || caps || granite_keys ||
@@ -2908,7 +2995,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     }
     /* LongRoPE: Phi-3's (Phi3ForCausalLM: Llama's blocks, any part of each head turned, one window
      * for every layer or none). */
-    if (d.phi3 && (m->attention_bias || m->attention_out_bias || m->qk_norm || m->experts || m->head_dim ||
+    if (d->phi3 && (m->attention_bias || m->attention_out_bias || m->qk_norm || m->experts || m->head_dim ||
                    m->sliding_window_pattern || gemma_keys || granite_keys || oss_keys || m->no_rope_pattern ||
                    strcmp(m->norm_position, "pre"))) {
         ACCEL_ERROR("export --format hf: model.rope_scaling=longrope with %s has no Hugging Face counterpart "
@@ -2930,6 +3017,59 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                     : m->sliding_window ? "a sliding window" : "another family's keys");
         return ACCEL_ERR_UNSUPPORTED;
     }
+    return ACCEL_OK;
+}
+
+accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, void *ctx, bool bf16,
+                               const char *outdir, const accel_hf_tokenizer_t *tok)
+{
+    static const accel_hf_tokenizer_t none = { .bos_id = -1, .eos_id = -1 };
+    if (!tok) tok = &none;
+    const accel_model_config_t *m = &cfg->model;
+    if (strcmp(m->name, "gpt") && strcmp(m->name, "llama")) {
+        ACCEL_ERROR("export --format hf: model.name=%s has no Hugging Face counterpart\n--> hint: gpt "
+                    "(GPT2LMHeadModel) and llama (LlamaForCausalLM and the families docs/huggingface.md lists) "
+                    "export", m->name);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    const dims_t d = dims_of(m);
+    /* LayerNorms or a plain MLP: five families, each with Llama's other blocks (norms before the
+     * sublayers, no experts, q/k norms, latent attention or scalars), RoPE plain or scaled by
+     * llama3, linear or YaRN, each with its own biases, window and part of the head turned. */
+    if (d.ln || d.plain) {
+        const bool relu2 = !strcmp(m->activation, "relu2"), stablelm = d.ln && !d.plain;
+        const bool nemotron = d.ln && relu2 && m->norm_unit_offset;
+        const char *family = d.sc2 ? "Starcoder2ForCausalLM" : stablelm ? "StableLmForCausalLM"
+                           : !d.ln ? "ArceeForCausalLM" : nemotron ? "NemotronForCausalLM" : "Jais2ForCausalLM";
+        const char *bad = stablelm && strcmp(m->activation, "silu") ? "a gated activation other than SwiGLU's"
+                        : strcmp(m->norm_position, "pre") || m->embed_scale != 1.0 || m->query_pre_attn_scalar ||
+                          m->attention_softcap > 0 || m->logit_softcap > 0 || m->attention_multiplier > 0 ||
+                          m->residual_multiplier != 1.0 || m->logits_scaling != 1.0 || m->attention_sinks
+                        ? "Gemma's, Granite's or gpt-oss's keys"
+                        : d.E || d.mla || m->qk_norm ? "experts, latent attention or q/k norms"
+                        : m->norm_unit_offset && !nemotron ? "model.norm_unit_offset (Nemotron's alone: relu2 under LayerNorms)"
+                        : m->no_rope_pattern || m->sliding_window_pattern || m->query_scale_beta > 0 ||
+                          !strcmp(m->rope_scaling, "longrope") ? "layers without RoPE, a window pattern, the query "
+                                                                  "temperature or LongRoPE"
+                        : m->sliding_window && !d.sc2 ? "a sliding window (StarCoder2's alone)"
+                        : m->rope_dim && !nemotron && !stablelm ? "model.rope_dim (Nemotron's and StableLM's alone)"
+                        : (d.sc2 || stablelm) && d.hs * m->heads != m->width ? "model.head_dim apart from width / heads"
+                        : d.sc2 && (m->attention_bias != m->mlp_bias || m->attention_out_bias != m->mlp_bias)
+                        ? "biases on some projections and not others (StarCoder2's use_bias is every projection's)"
+                        : stablelm && m->attention_out_bias ? "an attention output bias (StableLM's are q, k, v's)"
+                        : !d.sc2 && !stablelm && m->attention_bias != m->attention_out_bias
+                        ? "q/k/v biases without the output projection's or the reverse (attention_bias is all four)"
+                        : NULL;
+        if (bad) {
+            ACCEL_ERROR("export --format hf: model.norm=%s with model.mlp=%s (%s) and %s has no Hugging Face "
+                        "counterpart\n--> hint: StarCoder2 (layer, plain gelu_tanh, use_bias, a window), Nemotron "
+                        "(layer with model.norm_unit_offset, plain relu2, partial RoPE), Jais2 (layer, plain relu2), "
+                        "Arcee (rms, plain relu2) and StableLM (layer, gated silu, q/k/v biases, partial RoPE) "
+                        "export, with Llama's blocks otherwise", m->norm, m->mlp, family, bad);
+            return ACCEL_ERR_UNSUPPORTED;
+        }
+    }
+    if (!d.ln && !d.plain) ACCEL_CHECK(refuse_unexportable(m, &d));
     if (mkdir(outdir, 0777) != 0 && errno != EEXIST) {
         ACCEL_ERROR("export: cannot create directory %s: %s", outdir, strerror(errno));
         return ACCEL_ERR_IO;

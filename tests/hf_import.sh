@@ -13,6 +13,7 @@
 # GLM-4 with RoPE on part of each head, Granite MoE, GLM-4.5's experts with DeepSeek-V3's routing
 # and a multi-token prediction block, dots.llm1 (the same experts under Qwen3's attention),
 # MiniMax-M2, K-EXAONE, Solar Open, Mellum, Youtu-LLM, Helium, InternLM3, IQuest-Coder, Ministral 8B,
+# StarCoder2, Nemotron, Jais 2 and StableLM (LayerNorms), Arcee (AFM: relu2 under RMSNorms),
 # and the language models of Qwen2.5-VL, Qwen3-VL, Qwen3-VL-MoE and GLM-4.5V; made by tests/make_hf_fixtures.sh, which
 # also recorded transformers' fp32 logits and loss on fixed tokens). No Python here:
 #   1. accel_ckpt import of each fixture; accel's logits equal HF's within 1e-5, the loss within 1e-6
@@ -124,6 +125,13 @@ same() {    # DIR FIXTURE: another config.json of the fixture's model gives tran
 needs mistral_sw model.sliding_window=0
 needs qwen3_yarn model.rope_scaling=none
 pass "mistral_sw, qwen3_yarn: transformers' logits need the sliding window and YaRN"
+# StarCoder2's window, Nemotron's 1 + weight LayerNorms and half-head RoPE, Arcee's squared ReLU
+# and YaRN, StableLM's quarter-head RoPE: the fixtures' logits need each.
+needs starcoder2 model.sliding_window=0
+needs nemotron model.norm_unit_offset=false model.rope_dim=0
+needs arcee model.activation=gelu_tanh model.rope_scaling=none
+needs stablelm model.rope_dim=0
+pass "starcoder2, nemotron, arcee, stablelm: transformers' logits need the window, LayerNorm1P, partial RoPE, relu2, YaRN"
 # LongRoPE: Phi-3.5's 16 tokens fit its original context of 16 (the short factors), Phi-4-mini's
 # pass its 8 (the long ones, on 6 of each head's 8 values): the fixtures' logits need those factors
 # and the attention factor, and the other list changes nothing. The hub's config.json layout
@@ -418,6 +426,11 @@ train_case 2 zero3 "$FIX/olmo2" "$FIX/olmo2" olmo2_dir_2_zero3
 train_case 2 zero2 "$FIX/olmo3" "$FIX/olmo3" olmo3_dir_2_zero2
 train_case 2 ddp "$FIX/smollm3" "$FIX/smollm3" smollm3_dir_2_ddp
 train_case 2 zero3 "$FIX/gemma3" "$FIX/gemma3" gemma3_dir_2_zero3
+train_case 2 zero3 "$FIX/starcoder2" "$FIX/starcoder2" starcoder2_dir_2_zero3
+train_case 2 zero2 "$FIX/nemotron" "$FIX/nemotron" nemotron_dir_2_zero2
+train_case 1 ddp "$FIX/jais2" "$FIX/jais2" jais2_dir_1_ddp
+train_case 2 ddp "$FIX/arcee" "$FIX/arcee" arcee_dir_2_ddp
+train_case 2 zero3 "$FIX/stablelm" "$FIX/stablelm" stablelm_dir_2_zero3
 train_case 1 ddp "$FIX/gemma" "$FIX/gemma" gemma_dir_1_ddp
 train_case 2 ddp "$FIX/gemma3_vl" "$FIX/gemma3_vl" gemma3_vl_dir_2_ddp
 train_case 2 zero2 "$FIX/gemma2" "$FIX/gemma2" gemma2_dir_2_zero2
@@ -602,10 +615,10 @@ bad untied llama_gqa && sed -i 's/"tie_word_embeddings": false/"tie_word_embeddi
 expect_fail "tie_word_embeddings = true, but lm_head.weight differs" "$GEN" untied -q --prompt a
 # Llama's attention_bias means q, k, v and o biases (llama_bias above): a file without them is refused.
 refused lbias llama_gqa 's/"attention_bias": false/"attention_bias": true/' "tensor model.layers.0.self_attn.q_proj.bias is missing"
-# Part of each head turned is GLM's, Phi-3's and MiniMax-M2's alone: another family's partial_rotary_factor is
+# Part of each head turned is GLM's, Phi-3's, MiniMax-M2's, Nemotron's and StableLM's alone: another family's partial_rotary_factor is
 # refused on import, an odd count of values too, and partial RoPE with q/k norms on export.
 refused llpart llama_gqa 's/"model_type": "llama",/"model_type": "llama", "partial_rotary_factor": 0.5,/' \
-    "partial_rotary_factor = 0.5 on LlamaForCausalLM: accel turns part of a head for GLM, Phi-3 and MiniMax-M2 only"
+    "partial_rotary_factor = 0.5 on LlamaForCausalLM: accel turns part of a head for GLM, Phi-3, MiniMax-M2, Nemotron and StableLM only"
 refused glmodd glm 's/"partial_rotary_factor": 0.5/"partial_rotary_factor": 0.375/' "partial_rotary_factor = 0.375 turns 3 of a head's 8 values"
 export_refused glmqk "model.rope_dim=4 or model.norm_position=pre without Gemma's norms, with other parts, has no Hugging Face counterpart" \
     model.rope_dim=4 model.qk_norm=true
@@ -671,6 +684,22 @@ refused m3text ministral3_vl 's/"model_type": "ministral3"/"model_type": "pixtra
     "Mistral3ForConditionalGeneration with a language model accel does not run: text_config model_type pixtral_text"
 refused dotsnoe dots1 '/"n_routed_experts"/d' "n_routed_experts is missing (Dots1ForCausalLM has no default for it)"
 refused gelu gpt2 's/"gelu_new"/"relu"/' "activation_function = relu"
+# LayerNorms and plain MLPs: StableLM's per-head q/k LayerNorms and parallel blocks (StableLM 2 12B)
+# are refused, a plain MLP of another activation too; each family's parts and the other families'
+# combinations refused on export.
+refused slmqk stablelm 's/"qk_layernorm": false/"qk_layernorm": true/' "qk_layernorm = true: accel's StableLM blocks"
+refused slmpar stablelm 's/"use_parallel_residual": false/"use_parallel_residual": true/' "use_parallel_residual = true"
+refused nemsilu nemotron 's/"hidden_act": "relu2"/"hidden_act": "silu"/' \
+    "hidden_act = silu on NemotronForCausalLM: accel's plain MLP takes relu2 or the tanh GELU"
+refused sc2part starcoder2 's/"model_type": "starcoder2",/"model_type": "starcoder2", "partial_rotary_factor": 0.5,/' \
+    "partial_rotary_factor = 0.5 on Starcoder2ForCausalLM"
+export_refused arceeoff "model.norm=rms with model.mlp=plain (ArceeForCausalLM) and model.norm_unit_offset" \
+    model.mlp=plain model.activation=relu2 model.norm_unit_offset=true
+export_refused sc2bias "biases on some projections and not others (StarCoder2's use_bias is every projection's)" \
+    model.norm=layer model.mlp=plain model.activation=gelu_tanh model.attention_bias=true
+export_refused jaiswin "a sliding window (StarCoder2's alone)" \
+    model.norm=layer model.mlp=plain model.activation=relu2 model.sliding_window=4
+export_refused slmqkn "experts, latent attention or q/k norms" model.norm=layer model.qk_norm=true
 expect_fail "nowhere: No such file or directory" "$CKPT" import "$SCRATCH/nowhere" -o x.h5
 expect_fail "neither model.safetensors nor model.safetensors.index.json" sh -c "mkdir -p empty && cp '$FIX/gpt2/config.json' empty/ && '$CKPT' import empty -o x.h5"
 pass "bad Hugging Face input refused with messages"

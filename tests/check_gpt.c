@@ -124,7 +124,8 @@ static bool g_qkafter;
 /* g_plain: a plain MLP, down(act(up)), under LayerNorms with biases: 1 StarCoder2's (the tanh GELU,
  * biases on the MLP and on attention's output, a sliding window), 2 Nemotron's (squared ReLU,
  * LayerNorm1P's 1 + weight, RoPE on 6 of each head's 8 values); 3 Arcee's (squared ReLU under
- * RMSNorms). */
+ * RMSNorms); 4 GPT-NeoX's (the exact GELU, biases, RoPE on 6 of 8, the MLP beside attention with a
+ * norm of its own); 5 the MLP beside attention reading norm1's output (GPT-J's, Phi-2's). */
 static int g_plain;
 
 /* A Llama with every optional part on: grouped-query attention (NH heads, NH/2 kv heads), an untied
@@ -222,14 +223,17 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
             ck_assert_int_eq(accel_config_set(&cfg, lk[i][0], lk[i][1], NULL, 0), ACCEL_OK);
     }
     if (g_plain) {
-        const char *pk[][2] = { { "model.mlp", "plain" }, { "model.activation", g_plain == 1 ? "gelu_tanh" : "relu2" },
-                                { "model.norm", g_plain == 3 ? "rms" : "layer" },
-                                { "model.mlp_bias", g_plain == 1 ? "true" : "false" },
-                                { "model.attention_out_bias", g_plain == 1 ? "true" : "false" },
+        const bool neox = g_plain == 4;
+        const char *pk[][2] = { { "model.mlp", "plain" },
+                                { "model.activation", g_plain == 1 || g_plain == 5 ? "gelu_tanh" : neox ? "gelu" : "relu2" },
+                                { "model.norm", g_plain == 3 || g_plain == 5 ? "rms" : "layer" },
+                                { "model.mlp_bias", g_plain == 1 || neox ? "true" : "false" },
+                                { "model.attention_out_bias", g_plain == 1 || neox ? "true" : "false" },
                                 { "model.sliding_window", g_plain == 1 ? "5" : "0" },
                                 { "model.norm_unit_offset", g_plain == 2 ? "true" : "false" },
-                                { "model.head_dim", g_plain == 2 ? "8" : "0" },
-                                { "model.rope_dim", g_plain == 2 ? "6" : "0" } };
+                                { "model.head_dim", g_plain == 2 || neox ? "8" : "0" },
+                                { "model.rope_dim", g_plain == 2 || neox ? "6" : "0" },
+                                { "model.parallel_block", neox ? "two_norms" : g_plain == 5 ? "one_norm" : "none" } };
         for (size_t i = 0; i < sizeof pk / sizeof pk[0]; i++)
             ck_assert_int_eq(accel_config_set(&cfg, pk[i][0], pk[i][1], NULL, 0), ACCEL_OK);
     }
@@ -475,7 +479,7 @@ START_TEST(test_gradcheck_llama)
     if (_i == 14) g_moe = 4;                    /*     14: with GLM-4.5's (DeepSeek-V3's) experts too */
     g_qscale = _i == 13 || _i == 15;            /* 13 (Mistral Small 4's) and 15: query temperature */
     if (_i == 16) g_qwen3 = g_qkafter = true;   /* 16: Qwen3's norms after RoPE (HunYuan) */
-    g_plain = _i >= 17 ? _i - 16 : 0;           /* 17-19: StarCoder2, Nemotron, Arcee */
+    g_plain = _i >= 17 ? _i - 16 : 0;           /* 17-21: StarCoder2, Nemotron, Arcee, GPT-NeoX, GPT-J */
     fd_h = 5e-3;
     fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
     big_init(&f);
@@ -798,7 +802,9 @@ START_TEST(test_recompute_bitwise)
                                                  * 7: Gemma 3, 8: gpt-oss, 9: GLM-4.5's experts,
                                                  * 10: latent attention with the query
                                                  * temperature, 11: Qwen3's norms after RoPE,
-                                                 * 12: StarCoder2's LayerNorms and plain MLP */
+                                                 * 12: StarCoder2's LayerNorms and plain MLP,
+                                                 * 13, 14: the MLP beside attention (GPT-NeoX's,
+                                                 * GPT-J's) */
     const char *precision = _i % 2 ? "bf16" : "fp32";
     g_qwen3 = _i / 2 == 2 || _i / 2 == 11;
     g_qkafter = _i / 2 == 11;
@@ -808,7 +814,7 @@ START_TEST(test_recompute_bitwise)
     g_gemma = _i / 2 == 7;
     g_mla = _i / 2 == 10;
     g_qscale = g_mla;
-    g_plain = _i / 2 == 12;
+    g_plain = _i / 2 == 12 ? 1 : _i / 2 >= 13 ? _i / 2 - 9 : 0;
     float *ref = NULL;
     double ref_loss = 0;
     size_t bytes[3];
@@ -1311,6 +1317,16 @@ START_TEST(test_kernels)
         ck_assert_msg(fabs(g[i] - p * p) <= 1e-6 * (1 + p * p), "relu2(%g) = %g", v0[i], g[i]);
         ck_assert_msg(x[i] == (float)(2 * p) && d[i] == 2.0f * x[i], "relu2'(%g) = %g", v0[i], x[i]);
     }
+    /* The exact GELU with a bias: v Phi(v) against erf in double, its derivative against central
+     * differences. */
+    for (int i = 0; i <= 200; i++) x[i] = v0[i] - bias[i % 67];
+    accel_cpu_bias_act_forward(ACCEL_ACT_GELU, x, g, bias, 3, 67);
+    for (int i = 0; i <= 200; i++) {
+        double v = v0[i], h = 1e-4, want = 0.5 * v * (1 + erf(v / sqrt(2)));
+        double up = 0.5 * (v + h) * (1 + erf((v + h) / sqrt(2))), dn = 0.5 * (v - h) * (1 + erf((v - h) / sqrt(2)));
+        ck_assert_msg(fabs(g[i] - want) < 2e-6 * (1 + fabs(want)), "gelu(%g) = %g, want %g", v, g[i], want);
+        ck_assert_msg(fabs(x[i] - (up - dn) / (2 * h)) < 1e-5, "gelu'(%g) = %g", v, x[i]);
+    }
     /* Softmax sums to one and returns log-sum-exp. */
     float z[37], p[37];
     double s = 0;
@@ -1438,13 +1454,13 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
-    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 20);
+    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 22);
     tcase_add_test(tc, test_sliding_window);
     tcase_add_test(tc, test_experts_aux);
     tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);
     tcase_add_loop_test(tc, test_loss_mask, 0, 2);
-    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 26);
+    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 30);
     tcase_add_test(tc, test_causality);
     tcase_add_loop_test(tc, test_documents, 0, 6);
     tcase_add_test(tc, test_precision);

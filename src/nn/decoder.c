@@ -9,7 +9,8 @@
  *          tied or separate LM head; with
  *          model.experts, the MLP is a mixture of experts (Mixtral, Qwen3-MoE: experts.c); with
  *          model.norm=layer, LayerNorm (StarCoder2, Nemotron); with model.mlp=plain, down(act(up))
- *          (StarCoder2's GELU, Nemotron's and Arcee's squared ReLU).
+ *          (StarCoder2's GELU, Nemotron's and Arcee's squared ReLU); with model.parallel_block,
+ *          attention and the MLP side by side on the block's input (GPT-NeoX).
  * Both end with softmax cross-entropy on next-token targets.
  *
  * The structure follows karpathy's llm.c (train_gpt2.c): every activation the backward pass needs
@@ -55,7 +56,12 @@ typedef struct {                    /* the building blocks of one family */
     bool sandwich;                  /* norms before attention and the MLP and after (Gemma 3) */
     bool proj_bias;                 /* a bias on attention's output projection (gpt; gpt-oss) */
     bool sinks;                     /* a learned sink logit per head in each softmax (gpt-oss) */
+    int parallel;                   /* PARALLEL_*: the MLP beside attention, reading the block's input */
 } arch_t;
+
+/* model.parallel_block: res + attn(norm1(res)) + mlp(norm2(res)) (two_norms: GPT-NeoX) or
+ * mlp(norm1(res)) (one_norm: GPT-J, Phi-2); none: res2 = res + attn(..), res2 + mlp(norm2(res2)). */
+enum { PARALLEL_NONE = 0, PARALLEL_TWO_NORMS, PARALLEL_ONE_NORM };
 
 typedef struct {                    /* tensor indices of one block; -1: absent in this family */
     int ln1w, ln1b, qkvw, qkvb, qnw, knw, projw, projb, ln2w, ln2b, fcw, fcb, fcpw, fcpb;
@@ -248,6 +254,7 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (strcmp(c->norm, "rms")) key = "model.norm";
     else if (strcmp(c->mlp, "gated")) key = "model.mlp";
     else if (c->mlp_bias) key = "model.mlp_bias";
+    else if (strcmp(c->parallel_block, "none")) key = "model.parallel_block";
     else if (!c->tie_embeddings) key = "model.tie_embeddings";
     else if (c->attention_bias) key = "model.attention_bias";
     else if (c->attention_out_bias) key = "model.attention_out_bias";
@@ -507,11 +514,16 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
         else if (plain && c->experts)
             bad = "model.mlp", why = "is plain, and experts are gated MLPs: set model.mlp=gated (the default) "
                                      "with model.experts";
-        else if (plain && strcmp(c->activation, "relu2") && strcmp(c->activation, "gelu_tanh"))
-            bad = "model.activation", why = "of model.mlp=plain must be relu2 or gelu_tanh (silu and clamped_swiglu "
-                                            "are gated MLPs')";
-        else if (!plain && !strcmp(c->activation, "relu2"))
-            bad = "model.activation", why = "is relu2, a plain MLP's activation: set model.mlp=plain";
+        else if (plain && strcmp(c->activation, "relu2") && strcmp(c->activation, "gelu_tanh") &&
+                 strcmp(c->activation, "gelu"))
+            bad = "model.activation", why = "of model.mlp=plain must be relu2, gelu_tanh or gelu (silu and "
+                                            "clamped_swiglu are gated MLPs')";
+        else if (!plain && (!strcmp(c->activation, "relu2") || !strcmp(c->activation, "gelu")))
+            bad = "model.activation", why = "is a plain MLP's activation (relu2, gelu): set model.mlp=plain";
+        else if (strcmp(c->parallel_block, "none") && (strcmp(c->norm_position, "pre") || c->experts ||
+                                                       c->residual_multiplier != 1.0))
+            bad = "model.parallel_block", why = "puts a dense MLP beside attention in pre-norm blocks: not with "
+                                                "model.norm_position=post|both, experts or model.residual_multiplier";
         else if (c->mlp_bias && !plain)
             bad = "model.mlp_bias", why = "puts biases on a plain MLP's projections: set model.mlp=plain";
         else if (!strcmp(c->norm, "layer") && strcmp(c->norm_position, "pre"))
@@ -647,7 +659,8 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
                                  .group_max = E && !strcmp(c->router_group_score, "max"),
                                  .loads = E && c->router_select_bias && cfg->optim.router_bias_update > 0,
                                  .shared_gate = c->shared_expert_gate };
-    m->plain_act = llama && !strcmp(c->activation, "relu2") ? ACCEL_ACT_RELU2 : ACCEL_ACT_GELU_TANH;
+    m->plain_act = !llama ? ACCEL_ACT_GELU_TANH : !strcmp(c->activation, "relu2") ? ACCEL_ACT_RELU2
+                 : !strcmp(c->activation, "gelu") ? ACCEL_ACT_GELU : ACCEL_ACT_GELU_TANH;
     m->aux_coef = E ? (float)c->router_aux_loss : 0.0f;
     m->arch = llama ? (arch_t){ .rms = strcmp(c->norm, "layer") != 0, .rope = true, .swiglu = !plain,
                                 .mlp_bias = c->mlp_bias,
@@ -657,7 +670,10 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
                                 .qk_after = c->qk_norm && c->qk_norm_after_rope,
                                 .post_norm = !strcmp(c->norm_position, "post"),
                                 .sandwich = !strcmp(c->norm_position, "both"),
-                                .proj_bias = c->attention_out_bias, .sinks = c->attention_sinks }
+                                .proj_bias = c->attention_out_bias, .sinks = c->attention_sinks,
+                                .parallel = !strcmp(c->parallel_block, "two_norms") ? PARALLEL_TWO_NORMS
+                                          : !strcmp(c->parallel_block, "one_norm") ? PARALLEL_ONE_NORM
+                                          : PARALLEL_NONE }
                     : (arch_t){ .rms = false, .rope = false, .swiglu = false, .mlp_bias = true,
                                 .qkv_bias = true, .tied = true, .proj_bias = true };
     m->eps = llama ? (float)c->rms_eps : ACCEL_LN_EPS;
@@ -771,8 +787,10 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
             ACCEL_CHECK_GOTO(add(layout, name, 1, m->NH, 0, l + 1, nd, 0.0f, &b->sinks), st, fail);
         }
         if (ar->sandwich) { ADD("post_norm1", "weight", 1, C, 0, nd, ones, &b->pn1w); }
-        ADD(n2, "weight", 1, C, 0, nd, ones, &b->ln2w);
-        if (!ar->rms) { ADD(n2, "bias", 1, C, 0, nd, 0.0f, &b->ln2b); }
+        if (ar->parallel != PARALLEL_ONE_NORM) {    /* one_norm: the MLP reads norm1's output */
+            ADD(n2, "weight", 1, C, 0, nd, ones, &b->ln2w);
+            if (!ar->rms) { ADD(n2, "bias", 1, C, 0, nd, 0.0f, &b->ln2b); }
+        }
         if (layer_moe(m, l)) {          /* experts' weights stacked: [E 2F, C] and [E C, F] */
             const int64_t E = m->moe.E, EF = m->moe.F;
             ADD("mlp.router", "weight", 2, E, C, 0, std, &b->routerw);
@@ -923,7 +941,7 @@ static size_t activation_floats(const gpt_t *m, size_t B)
            PIECE(BT * (size_t)m->FIN) + PIECE(m->arch.swiglu ? BT * (size_t)m->F : 0) +
            2 * PIECE(T * T) + 2 * PIECE((size_t)m->hs * T) + PIECE(2 * T * (size_t)m->hs) +
            PIECE(m->moe.E ? accel_moe_scratch_floats(&m->moe, BT) : 0) +
-           PIECE(m->arch.post_norm || m->arch.sandwich || m->res_mult != 1.0f ? BT * C : 0) +
+           PIECE(m->arch.post_norm || m->arch.sandwich || m->res_mult != 1.0f || m->arch.parallel ? BT * C : 0) +
            PIECE(cap_floats(m)) + PIECE(BT * mla_scratch(m));
 }
 
@@ -1031,7 +1049,7 @@ static accel_status_t reserve(gpt_t *m, int B)
     TAKE(m->dkv, 2 * T * (size_t)m->hs);
     TAKE(m->dqk, (size_t)m->QKN);
     TAKE(m->dmoe, m->moe.E ? accel_moe_scratch_floats(&m->moe, BT) : 0);
-    TAKE(m->dpost, m->arch.post_norm || m->arch.sandwich || m->res_mult != 1.0f ? BT * C : 0);
+    TAKE(m->dpost, m->arch.post_norm || m->arch.sandwich || m->res_mult != 1.0f || m->arch.parallel ? BT * C : 0);
     TAKE(m->capt, cap_floats(m));
     TAKE(m->dmla, BT * mla_scratch(m));
 #undef TAKE
@@ -1759,16 +1777,16 @@ static accel_moe_weights_t moe_weights(const gpt_block_t *k, const accel_layout_
  * it), and res3 = res2 + norm2(that) (without `output`, into the dpost scratch); sandwich: it
  * reads norm2(res2), its output goes to pn2 and res3 = res2 + post_norm2(that) alike. */
 static accel_status_t block_mlp(gpt_t *m, const accel_layout_t *layout, const float *params, int l,
-                                gpt_acts_t *a, size_t BT, int p0, bool output)
+                                gpt_acts_t *a, const float *res_in, size_t BT, int p0, bool output)
 {
     const int C = m->C, F = m->F, FIN = m->FIN;
     const size_t R = BT - (size_t)p0, o = (size_t)p0 * C;
     const gpt_block_t *k = &m->blk[l];
-    const bool post = m->arch.post_norm;
-    if (!post)
-        norm_forward(m, a->ln2 + o, a->ln2_mean + p0, a->ln2_rstd + p0, a->res2 + o, PARAM(k->ln2w),
-                     PARAM_OPT(k->ln2b), R);
-    const float *in = post ? a->res2 + o : a->ln2 + o;
+    const bool post = m->arch.post_norm, one_norm = m->arch.parallel == PARALLEL_ONE_NORM;
+    if (!post && !one_norm)             /* norm2 of res2, or beside attention of the block's input */
+        norm_forward(m, a->ln2 + o, a->ln2_mean + p0, a->ln2_rstd + p0, (m->arch.parallel ? res_in : a->res2) + o,
+                     PARAM(k->ln2w), PARAM_OPT(k->ln2b), R);
+    const float *in = post ? a->res2 + o : one_norm ? a->ln1 + o : a->ln2 + o;
     float *post_out = output ? a->res3 + o : m->dpost;
     if (layer_moe(m, l)) {
         accel_moe_acts_t ma = moe_acts(m, a, p0);
@@ -1828,7 +1846,7 @@ static accel_status_t forward(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_
         gpt_acts_t *a = &fw->act[l * fw->act_step];
         accel_batch_layer_fetch(hb, l + 1, 0);      /* block l: layer l+1 */
         ACCEL_CHECK(block_attention(m, fw, layout, params, l, a, res, B, T, p0));
-        ACCEL_CHECK(block_mlp(m, layout, params, l, a, BT, p0, true));
+        ACCEL_CHECK(block_mlp(m, layout, params, l, a, res, BT, p0, true));
         if (aux && layer_moe(m, l)) {
             accel_moe_acts_t ma = moe_acts(m, a, 0);
             accel_moe_route_stats(&m->moe, &ma, BT, m->aux_count, m->aux_psum);
@@ -1895,8 +1913,6 @@ static accel_status_t head_loss(gpt_t *m, const accel_layout_t *layout, const fl
     return ACCEL_OK;
 }
 
-/* Backward of the MLP of block k: dout (d of its output) into m->dc (d of its input `in`: ln2, or
- * with post_norm res2). */
 /* d(a pre-norm sublayer's output): m->dres, or with model.residual_multiplier r (Granite) r m->dres
  * in the m->dpost scratch. */
 static const float *sublayer_grad(gpt_t *m, size_t rows)
@@ -1915,6 +1931,8 @@ static void post_norm_backward(gpt_t *m, const float *x, const float *rstd, cons
     accel_cpu_rmsnorm_backward(m->dpost, dw, m->dres, x, rstd, norm_weights(m, w, (size_t)m->C, 0), rows, m->C);
 }
 
+/* Backward of the MLP of block l: dout (d of its output) into m->dc (d of its input `in`: ln2, or
+ * with post_norm res2, with model.parallel_block=one_norm ln1). */
 static accel_status_t mlp_backward(gpt_t *m, int l, const gpt_acts_t *a,
                                    const accel_layout_t *layout, const float *params, float *grads,
                                    const accel_batch_t *hb, int bt, const float *dout, const float *in)
@@ -1957,7 +1975,7 @@ static accel_status_t recompute_block(gpt_t *m, const accel_layout_t *layout, co
         gpt_fwd_t fw = train_fwd(m);
         ACCEL_CHECK(block_attention(m, &fw, layout, params, l, a, res_in, B, T, 0));
     }
-    return block_mlp(m, layout, params, l, a, (size_t)B * T, 0, false);
+    return block_mlp(m, layout, params, l, a, res_in, (size_t)B * T, 0, false);
 }
 
 static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const float *params,
@@ -2000,6 +2018,15 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
             post_norm_backward(m, a->ln2, a->ln2_rstd, PARAM(k->ln2w), GRAD(k->ln2w), BT);
             ACCEL_CHECK(mlp_backward(m, l, a, layout, params, grads, hb, bt, m->dpost, a->res2));
             add_to(m->dres, m->dc, BT * (size_t)C);
+        } else if (m->arch.parallel) {  /* res3 = res_in + attn(..) + mlp(norm(res_in)) */
+            const bool one = m->arch.parallel == PARALLEL_ONE_NORM;
+            ACCEL_CHECK(mlp_backward(m, l, a, layout, params, grads, hb, bt, m->dres, one ? a->ln1 : a->ln2));
+            memcpy(m->dpost, m->dres, sizeof(float) * BT * C);    /* d(attention's output), before the
+                                                                   * MLP's norm adds to m->dres */
+            if (one) norm_backward(m, m->dres, GRAD(k->ln1w), GRAD_OPT(k->ln1b), m->dc, res_in, a->ln1_mean,
+                                   a->ln1_rstd, PARAM(k->ln1w), BT);
+            else norm_backward(m, m->dres, GRAD(k->ln2w), GRAD_OPT(k->ln2b), m->dc, res_in, a->ln2_mean,
+                               a->ln2_rstd, PARAM(k->ln2w), BT);
         } else {
             ACCEL_CHECK(mlp_backward(m, l, a, layout, params, grads, hb, bt, sublayer_grad(m, BT), a->ln2));
             norm_backward(m, m->dres, GRAD(k->ln2w), GRAD_OPT(k->ln2b), m->dc, a->res2, a->ln2_mean,
@@ -2010,7 +2037,7 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
          * res2 = res_in + post_norm1(attn(rope(norm1(res_in) qkv^T)) proj^T)) */
         if (post) post_norm_backward(m, a->ln1, a->ln1_rstd, PARAM(k->ln1w), GRAD(k->ln1w), BT);
         if (sandwich) post_norm_backward(m, a->pn1, a->pn1_rstd, PARAM(k->pn1w), GRAD(k->pn1w), BT);
-        const float *dproj = post || sandwich ? m->dpost : sublayer_grad(m, BT);
+        const float *dproj = post || sandwich || m->arch.parallel ? m->dpost : sublayer_grad(m, BT);
         if (m->mla) {               /* through the compacted outputs: [BT, NH dv] */
             const int PW = m->PW;
             mla_values(m, m->dmla, a->atty, BT, false);

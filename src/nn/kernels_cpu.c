@@ -376,6 +376,12 @@ void accel_cpu_bias_act_forward(accel_act_kind_t act, float *x, float *out, cons
                 o[c] = p * p;
                 xr[c] = 2.0f * p;
             }
+        else if (act == ACCEL_ACT_GELU)             /* Phi(v) + v phi(v) */
+            for (int c = 0; c < cols; c++) {
+                float v = xr[c] + (bias ? bias[c] : 0.0f), cdf = 0.5f * (1.0f + erff(v * (float)M_SQRT1_2));
+                o[c] = v * cdf;
+                xr[c] = cdf + v * (float)(0.5 * M_2_SQRTPI * M_SQRT1_2) * expf(-0.5f * v * v);
+            }
         else
             for (int c = 0; c < cols; c++) {
                 float v = xr[c] + (bias ? bias[c] : 0.0f);

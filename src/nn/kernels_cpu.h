@@ -69,8 +69,9 @@ void accel_cpu_glu_backward(const accel_glu_t *act, float *dgu, const float *dh,
 /* A plain MLP's activation (GPT-2's, model.mlp=plain) over rows x cols: with v = x[r][c] + bias[c]
  * (bias may be NULL), out = act(v), and x[r][c] becomes act'(v), all the backward pass needs: one
  * pass over the product's output, and no tanh in the backward pass. gelu_tanh: 0.5 v (1 +
- * tanh(sqrt(2/pi) (v + 0.044715 v^3))) (GPT-2, StarCoder2); relu2: max(v, 0)^2 (Nemotron, Arcee). */
-typedef enum { ACCEL_ACT_GELU_TANH = 0, ACCEL_ACT_RELU2 } accel_act_kind_t;
+ * tanh(sqrt(2/pi) (v + 0.044715 v^3))) (GPT-2, StarCoder2); relu2: max(v, 0)^2 (Nemotron, Arcee);
+ * gelu: the exact v Phi(v) = 0.5 v (1 + erf(v / sqrt(2))) (GPT-NeoX). */
+typedef enum { ACCEL_ACT_GELU_TANH = 0, ACCEL_ACT_RELU2, ACCEL_ACT_GELU } accel_act_kind_t;
 void accel_cpu_bias_act_forward(accel_act_kind_t act, float *x, float *out, const float *bias, size_t rows,
                                 int cols);
 /* In place: d[r][c] *= deriv[r][c] (the derivative left by the forward pass), and dbias[c] (when

@@ -13,7 +13,8 @@
 # GLM-4 with RoPE on part of each head, Granite MoE, GLM-4.5's experts with DeepSeek-V3's routing
 # and a multi-token prediction block, dots.llm1 (the same experts under Qwen3's attention),
 # MiniMax-M2, K-EXAONE, Solar Open, Mellum, Youtu-LLM, Helium, InternLM3, IQuest-Coder, Ministral 8B,
-# StarCoder2, Nemotron, Jais 2 and StableLM (LayerNorms), Arcee (AFM: relu2 under RMSNorms),
+# StarCoder2, Nemotron, Jais 2 and StableLM (LayerNorms), Arcee (AFM: relu2 under RMSNorms), GPT-NeoX
+# (Pythia: q, k, v fused by head, attention and the MLP side by side; and one after the other),
 # and the language models of Qwen2.5-VL, Qwen3-VL, Qwen3-VL-MoE and GLM-4.5V; made by tests/make_hf_fixtures.sh, which
 # also recorded transformers' fp32 logits and loss on fixed tokens). No Python here:
 #   1. accel_ckpt import of each fixture; accel's logits equal HF's within 1e-5, the loss within 1e-6
@@ -132,6 +133,16 @@ needs nemotron model.norm_unit_offset=false model.rope_dim=0
 needs arcee model.activation=gelu_tanh model.rope_scaling=none
 needs stablelm model.rope_dim=0
 pass "starcoder2, nemotron, arcee, stablelm: transformers' logits need the window, LayerNorm1P, partial RoPE, relu2, YaRN"
+# GPT-NeoX: the fixture's logits need the MLP beside attention, the exact GELU and RoPE on a quarter
+# of each head; Pythia's config.json (transformers 4's rotary_pct and rotary_emb_base, no
+# rope_parameters) gives the same.
+needs gpt_neox model.parallel_block=none model.activation=gelu_tanh model.rope_dim=0
+rm -rf pythia_hub && cp -r "$FIX/gpt_neox" pythia_hub
+sed -i '/"rope_parameters": {/,/^  },/c\
+  "rotary_emb_base": 10000, "rotary_pct": 0.25,' pythia_hub/config.json
+grep -q rope_parameters pythia_hub/config.json && fail "pythia_hub: rope_parameters still there"
+same pythia_hub gpt_neox
+pass "gpt_neox: transformers' logits need the parallel blocks, the exact GELU and the partial RoPE; Pythia's config.json gives the same"
 # LongRoPE: Phi-3.5's 16 tokens fit its original context of 16 (the short factors), Phi-4-mini's
 # pass its 8 (the long ones, on 6 of each head's 8 values): the fixtures' logits need those factors
 # and the attention factor, and the other list changes nothing. The hub's config.json layout
@@ -431,6 +442,8 @@ train_case 2 zero2 "$FIX/nemotron" "$FIX/nemotron" nemotron_dir_2_zero2
 train_case 1 ddp "$FIX/jais2" "$FIX/jais2" jais2_dir_1_ddp
 train_case 2 ddp "$FIX/arcee" "$FIX/arcee" arcee_dir_2_ddp
 train_case 2 zero3 "$FIX/stablelm" "$FIX/stablelm" stablelm_dir_2_zero3
+train_case 2 zero3 "$FIX/gpt_neox" "$FIX/gpt_neox" gpt_neox_dir_2_zero3
+train_case 1 ddp "$FIX/gpt_neox_seq" "$FIX/gpt_neox_seq" gpt_neox_seq_dir_1_ddp
 train_case 1 ddp "$FIX/gemma" "$FIX/gemma" gemma_dir_1_ddp
 train_case 2 ddp "$FIX/gemma3_vl" "$FIX/gemma3_vl" gemma3_vl_dir_2_ddp
 train_case 2 zero2 "$FIX/gemma2" "$FIX/gemma2" gemma2_dir_2_zero2
@@ -700,6 +713,14 @@ export_refused sc2bias "biases on some projections and not others (StarCoder2's 
 export_refused jaiswin "a sliding window (StarCoder2's alone)" \
     model.norm=layer model.mlp=plain model.activation=relu2 model.sliding_window=4
 export_refused slmqkn "experts, latent attention or q/k norms" model.norm=layer model.qk_norm=true
+refused neoxact gpt_neox 's/"hidden_act": "gelu"/"hidden_act": "silu"/' \
+    "hidden_act = silu on GPTNeoXForCausalLM: accel's plain MLP takes relu2, the tanh GELU"
+refused neoxffn gpt_neox 's/"intermediate_size": 64/"intermediate_size": 48/' \
+    "gpt_neox.layers.0.mlp.dense_h_to_4h.weight has shape [64, 32], but config.json gives [48, 32]"
+export_refused onenorm "model.parallel_block (GPT-NeoX's two_norms alone)" model.norm=layer model.mlp=plain \
+    model.activation=gelu model.mlp_bias=true model.parallel_block=one_norm
+export_refused neoxgqa "grouped-query heads, model.head_dim, an MLP without biases" model.norm=layer model.mlp=plain \
+    model.activation=gelu model.mlp_bias=true model.kv_heads=1
 expect_fail "nowhere: No such file or directory" "$CKPT" import "$SCRATCH/nowhere" -o x.h5
 expect_fail "neither model.safetensors nor model.safetensors.index.json" sh -c "mkdir -p empty && cp '$FIX/gpt2/config.json' empty/ && '$CKPT' import empty -o x.h5"
 pass "bad Hugging Face input refused with messages"

@@ -817,6 +817,28 @@ def stablelm():
         pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def gpt_neox():
+    # GPT-NeoX (Pythia, GPT-NeoX-20B): LayerNorms, q/k/v fused per head (query_key_value rows
+    # [head, q|k|v, head size]), biases everywhere, RoPE on a quarter of each head of 8 (rotary_pct),
+    # the exact GELU, attention and the MLP side by side on the block's input (use_parallel_residual),
+    # untied (embed_out).
+    return tf.GPTNeoXForCausalLM(tf.GPTNeoXConfig(
+        vocab_size=V, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+        max_position_embeddings=T, layer_norm_eps=1e-5, hidden_act="gelu", use_parallel_residual=True,
+        rotary_pct=0.25, rotary_emb_base=10000, tie_word_embeddings=False, pad_token_id=0, bos_token_id=1,
+        eos_token_id=2))
+
+
+def gpt_neox_seq():
+    # GPT-NeoX with its blocks one after the other (use_parallel_residual false), RoPE on half of
+    # each head, the tanh GELU.
+    return tf.GPTNeoXForCausalLM(tf.GPTNeoXConfig(
+        vocab_size=V, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+        max_position_embeddings=T, layer_norm_eps=1e-5, hidden_act="gelu_new", use_parallel_residual=False,
+        rotary_pct=0.5, rotary_emb_base=500.0, tie_word_embeddings=False, pad_token_id=0, bos_token_id=1,
+        eos_token_id=2))
+
+
 def glm4v():
     # GLM-4.1V / GLM-4.6V-Flash: Glm4vForConditionalGeneration, a tiny vision tower beside GLM-4's
     # kind of language model (norms after the sublayers too, q/k/v biases, a fused gate_up_proj,
@@ -1115,6 +1137,8 @@ CASES = {
     "jais2": (jais2, {}),
     "arcee": (arcee, {}),
     "stablelm": (stablelm, {}),
+    "gpt_neox": (gpt_neox, {}),
+    "gpt_neox_seq": (gpt_neox_seq, {}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
 }

@@ -68,6 +68,7 @@ enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP };
 #define F_MLPB (UINT64_C(1) << 35)          /* the plain MLP's biases (model.mlp_bias) */
 #define F_PROJ (UINT64_C(1) << 36)          /* the dense MLP's up_proj / down_proj names (all but StarCoder2) */
 #define F_SC2 (UINT64_C(1) << 37)           /* ... StarCoder2's c_fc / c_proj */
+#define F_NEOX (UINT64_C(1) << 38)          /* GPT-NeoX's names (a llama entry applies with or without it) */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -88,7 +89,9 @@ enum { L_ROWS,                      /* the same order (rows [r0, r1) of the acce
                                      * accel's are [RoPE part | the rest], the RoPE pairs interleaved
                                      * (rope_interleave) */
        L_MLA_KV,                    /* its [latent | RoPE key], the key's pairs interleaved alike */
-       L_ROW_MATRIX };              /* [1, n]: accel's [n] (ERNIE 4.5's selection bias) */
+       L_ROW_MATRIX,                /* [1, n]: accel's [n] (ERNIE 4.5's selection bias) */
+       L_HEADS_QKV };               /* q, k, v rows by head, [head, q|k|v, head size] (GPT-NeoX's
+                                     * query_key_value), where accel's are [q | k | v] */
 
 typedef struct {
     const char *accel, *hf;         /* "%d" = block index */
@@ -218,12 +221,32 @@ static const map_t g_map[] = {
     { "normf.weight", "model.norm.weight", P_ALL, L_ROWS, F_LLAMA },
     { "normf.bias", "model.norm.bias", P_ALL, L_ROWS, F_LLAMA | F_LN },
     { "lm_head.weight", "lm_head.weight", P_ALL, L_ROWS, F_LLAMA | F_UNTIED },
+    /* GPT-NeoX (Pythia): LayerNorms, q, k, v fused by head, biases, the plain MLP */
+#define NEOX (F_LLAMA | F_BLOCK | F_NEOX)
+    { "wte", "gpt_neox.embed_in.weight", P_ALL, L_ROWS, F_LLAMA | F_NEOX },
+    { "h.%d.norm1.weight", "gpt_neox.layers.%d.input_layernorm.weight", P_ALL, L_ROWS, NEOX },
+    { "h.%d.norm1.bias", "gpt_neox.layers.%d.input_layernorm.bias", P_ALL, L_ROWS, NEOX | F_LN },
+    { "h.%d.attn.qkv.weight", "gpt_neox.layers.%d.attention.query_key_value.weight", P_ALL, L_HEADS_QKV, NEOX },
+    { "h.%d.attn.qkv.bias", "gpt_neox.layers.%d.attention.query_key_value.bias", P_ALL, L_HEADS_QKV, NEOX | F_QKVB },
+    { "h.%d.attn.proj.weight", "gpt_neox.layers.%d.attention.dense.weight", P_ALL, L_ROWS, NEOX },
+    { "h.%d.attn.proj.bias", "gpt_neox.layers.%d.attention.dense.bias", P_ALL, L_ROWS, NEOX | F_OBIAS },
+    { "h.%d.norm2.weight", "gpt_neox.layers.%d.post_attention_layernorm.weight", P_ALL, L_ROWS, NEOX },
+    { "h.%d.norm2.bias", "gpt_neox.layers.%d.post_attention_layernorm.bias", P_ALL, L_ROWS, NEOX | F_LN },
+    { "h.%d.mlp.up.weight", "gpt_neox.layers.%d.mlp.dense_h_to_4h.weight", P_ALL, L_ROWS, NEOX | F_PLAIN },
+    { "h.%d.mlp.up.bias", "gpt_neox.layers.%d.mlp.dense_h_to_4h.bias", P_ALL, L_ROWS, NEOX | F_PLAIN | F_MLPB },
+    { "h.%d.mlp.down.weight", "gpt_neox.layers.%d.mlp.dense_4h_to_h.weight", P_ALL, L_ROWS, NEOX },
+    { "h.%d.mlp.down.bias", "gpt_neox.layers.%d.mlp.dense_4h_to_h.bias", P_ALL, L_ROWS, NEOX | F_MLPB },
+#undef NEOX
+    { "normf.weight", "gpt_neox.final_layer_norm.weight", P_ALL, L_ROWS, F_LLAMA | F_NEOX },
+    { "normf.bias", "gpt_neox.final_layer_norm.bias", P_ALL, L_ROWS, F_LLAMA | F_NEOX | F_LN },
+    { "lm_head.weight", "embed_out.weight", P_ALL, L_ROWS, F_LLAMA | F_UNTIED | F_NEOX },
 };
 #define NMAP (sizeof g_map / sizeof g_map[0])
 
 /* Buffers Hugging Face keeps in some files that carry no weights (GPT-2's causal mask, rotary
  * inverse frequencies of old Llama saves): skipped on import. */
-static const char *const g_ignored_suffixes[] = { ".attn.bias", ".attn.masked_bias", ".rotary_emb.inv_freq" };
+static const char *const g_ignored_suffixes[] = { ".attn.bias", ".attn.masked_bias", ".rotary_emb.inv_freq",
+                                                   ".attention.bias", ".attention.masked_bias" };  /* GPT-NeoX's */
 
 /* ------------------------------------------------------------------ sizes */
 
@@ -268,6 +291,8 @@ typedef struct {
     bool ln, plain, mlp_bias;       /* LayerNorms; a plain MLP, down(act(up)); its biases */
     bool sc2;                       /* ... StarCoder2's names (LayerNorms and the tanh GELU; import: its
                                      * family says) */
+    bool neox;                      /* ... GPT-NeoX's (LayerNorms and the exact GELU, or import: its family
+                                     * says) */
     bool exaone_moe;                /* DeepSeek-V3's experts under EXAONE 4's attention, window and
                                      * layers without RoPE, norms before: K-EXAONE's (its name for
                                      * the selection bias; import: its family says) */
@@ -316,7 +341,12 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.ln = d.llama && !strcmp(m->norm, "layer");
     d.plain = d.llama && !strcmp(m->mlp, "plain");
     d.mlp_bias = d.plain && m->mlp_bias;
-    d.sc2 = d.ln && d.plain && !strcmp(m->activation, "gelu_tanh");
+    /* export: GPT-NeoX's the exact GELU, or the tanh one with parallel blocks or partial RoPE;
+     * StarCoder2's the tanh GELU otherwise */
+    const bool gelu = !strcmp(m->activation, "gelu"), gelu_tanh = !strcmp(m->activation, "gelu_tanh");
+    d.neox = d.ln && d.plain && !m->norm_unit_offset &&
+             (gelu || (gelu_tanh && (strcmp(m->parallel_block, "none") || d.rd < d.hs)));
+    d.sc2 = d.ln && d.plain && gelu_tanh && !d.neox;
     d.glm = d.llama && !d.ds && !d.mla && !d.phi3 && !d.ln && !d.plain &&
             (d.rd < d.hs || (d.sandwich && !m->norm_unit_offset));
     d.mistral4 = d.mla && d.E && !strcmp(m->router_scores, "softmax") &&
@@ -341,6 +371,7 @@ static dims_t dims_of(const accel_model_config_t *m)
 static bool map_applies(const map_t *e, const dims_t *d)
 {
     if (!(e->flags & (d->llama ? F_LLAMA : F_GPT))) return false;
+    if (d->llama && ((e->flags & F_NEOX) != 0) != d->neox) return false;
     if (d->mla && !strncmp(e->accel, "h.%d.attn.qkv.", 14)) return false;     /* the latents instead */
     if ((e->flags & F_MLA) && !d->mla) return false;
     if ((e->flags & F_QLORA) && !(d->mla && d->Rq)) return false;
@@ -539,6 +570,7 @@ static int entries_of(const dims_t *d, entry_t **out)
                         x->hs = d->hs;
                         x->rd = d->rd;
                     }
+                    if (x->layout == L_HEADS_QKV) x->hs = d->hs;
                     if (x->layout == L_MLA_Q || x->layout == L_MLA_KV) {   /* heads, or the latent */
                         x->hs = x->layout == L_MLA_Q ? d->hs : d->Rkv;
                         x->rd = d->rd;
@@ -671,6 +703,7 @@ static const arch_info_t g_archs[] = {
     { "ArceeForCausalLM", "arcee", true },
     { "Jais2ForCausalLM", "jais2", true },
     { "StableLmForCausalLM", "stablelm", true },
+    { "GPTNeoXForCausalLM", "gpt_neox", true },
 };
 
 /* Families transformers builds from Llama's classes under their own config class and name (their
@@ -1179,22 +1212,28 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool starcoder2 = !strcmp(ai->arch, "Starcoder2ForCausalLM"), nemotron = !strcmp(ai->arch, "NemotronForCausalLM");
         const bool jais2 = !strcmp(ai->arch, "Jais2ForCausalLM"), arcee = !strcmp(ai->arch, "ArceeForCausalLM");
         const bool stablelm = !strcmp(ai->arch, "StableLmForCausalLM");
-        const bool layer_norm = starcoder2 || nemotron || jais2 || stablelm, plain = starcoder2 || nemotron || jais2 || arcee;
-        const char *eps_key = starcoder2 ? "norm_epsilon" : nemotron ? "norm_eps" : jais2 || stablelm ? "layer_norm_eps"
-                            : "rms_norm_eps";
+        const bool neox = !strcmp(ai->arch, "GPTNeoXForCausalLM");     /* q, k, v fused by head, parallel blocks */
+        const bool layer_norm = starcoder2 || nemotron || jais2 || stablelm || neox;
+        const bool plain = starcoder2 || nemotron || jais2 || arcee || neox;
+        const char *eps_key = starcoder2 ? "norm_epsilon" : nemotron ? "norm_eps"
+                            : jais2 || stablelm || neox ? "layer_norm_eps" : "rms_norm_eps";
         m->rms_eps = jnum(root, eps_key, helium ? 1e-8 : layer_norm || arcee ? 1e-5 : 1e-6);
         if (layer_norm) snprintf(m->norm, sizeof m->norm, "layer");
         m->norm_unit_offset = nemotron;
-        if (plain) {                    /* relu2, or StarCoder2's tanh GELU (gelu_new is the same) */
+        if (plain) {                    /* relu2, the tanh GELU (gelu_new is the same), the exact one */
             const char *pact = jstr(root, "hidden_act");
-            if (!pact) pact = starcoder2 ? "gelu_pytorch_tanh" : "relu2";
-            if (strcmp(pact, "relu2") && strcmp(pact, "gelu_pytorch_tanh") && strcmp(pact, "gelu_new"))
-                REFUSE("%s: hidden_act = %s on %s: accel's plain MLP takes relu2 or the tanh GELU (gelu_pytorch_tanh)",
-                       path, pact, ai->arch);
+            if (!pact) pact = starcoder2 ? "gelu_pytorch_tanh" : neox ? "gelu" : "relu2";
+            if (strcmp(pact, "relu2") && strcmp(pact, "gelu_pytorch_tanh") && strcmp(pact, "gelu_new") &&
+                strcmp(pact, "gelu"))
+                REFUSE("%s: hidden_act = %s on %s: accel's plain MLP takes relu2, the tanh GELU (gelu_pytorch_tanh) "
+                       "or the exact one (gelu)", path, pact, ai->arch);
             snprintf(m->mlp, sizeof m->mlp, "plain");
-            snprintf(m->activation, sizeof m->activation, "%s", strcmp(pact, "relu2") ? "gelu_tanh" : "relu2");
-            m->mlp_bias = starcoder2 ? jbool(root, "use_bias", true) : jbool(root, "mlp_bias", jais2);
+            snprintf(m->activation, sizeof m->activation, "%s",
+                     !strcmp(pact, "relu2") || !strcmp(pact, "gelu") ? pact : "gelu_tanh");
+            m->mlp_bias = starcoder2 ? jbool(root, "use_bias", true) : neox || jbool(root, "mlp_bias", jais2);
         }
+        if (neox && jbool(root, "use_parallel_residual", true))
+            snprintf(m->parallel_block, sizeof m->parallel_block, "two_norms");
         if (stablelm && (jbool(root, "qk_layernorm", false) || jbool(root, "use_parallel_residual", false)))
             REFUSE("%s: %s = true: accel's StableLM blocks have no per-head LayerNorms on q and k and run attention "
                    "and the MLP one after the other", path,
@@ -1326,8 +1365,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
          * default on; attention_out_bias: o); GLM's attention_bias (default on) is q, k, v's. Other
          * families' o_proj bias has no place in accel. */
         const bool seed = !strcmp(ai->arch, "SeedOssForCausalLM");
-        const bool llama_bias = (!strcmp(ai->arch, "LlamaForCausalLM") || dots1 || hunyuan || nemotron || jais2 || arcee) &&
-                                jbool(root, "attention_bias", jais2);
+        const bool llama_bias = (!strcmp(ai->arch, "LlamaForCausalLM") || dots1 || hunyuan || nemotron || jais2 || arcee ||
+                                 neox) && jbool(root, "attention_bias", jais2 || neox);
         if (starcoder2 || stablelm) {   /* StarCoder2's use_bias: every projection's; StableLM: q, k, v */
             m->attention_bias = starcoder2 ? m->mlp_bias : jbool(root, "use_qkv_bias", false);
             m->attention_out_bias = starcoder2 && m->mlp_bias;
@@ -1395,7 +1434,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         m->rope_theta = typed_theta > 0 ? typed_theta
                       : jnum(root, "rope_theta", jnum(json_is_object(rp) ? rp : root, "rope_theta",
                                                       oss ? 150000.0 : minimax ? 5000000.0 : solar ? 1000000.0
-                                                      : helium ? 100000.0 : 10000.0));
+                                                      : helium ? 100000.0
+                                                      : neox ? jnum(root, "rotary_emb_base", 10000.0) : 10000.0));
         const char *rtype = json_is_object(rp) ? (jstr(rp, "rope_type") ? jstr(rp, "rope_type") : jstr(rp, "type")) : NULL;
         double yarn_mscale = 0, yarn_mscale_all = 0;    /* DeepSeek-V3's YaRN */
         double ntk_alpha = 1.0;                         /* HunYuan's stretch of the base */
@@ -1480,6 +1520,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
          * are refused. */
         const long long rotary_dim = minimax ? jint(root, "rotary_dim", 0) : 0;
         const double def_partial = glm || glm_moe || nemotron ? 0.5 : stablelm ? 0.25
+                                 : neox ? jnum(root, "rotary_pct", 0.25)   /* transformers 4's name */
                                  : rotary_dim > 0 ? (double)rotary_dim / hd : 1.0;
         const double partial = jnum(root, "partial_rotary_factor",
                                     json_is_object(rp) ? jnum(rp, "partial_rotary_factor", def_partial) : def_partial);
@@ -1492,9 +1533,10 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             rd != m4_rope)
             REFUSE("%s: partial_rotary_factor = %g turns %d of a head's %d values, not qk_rope_head_dim = %lld", path,
                    partial, rd, hs, m4_rope);
-        if (partial != 1.0 && !glm && !glm_moe && !solar && !phi3 && !mistral4 && !minimax && !nemotron && !stablelm)
-            REFUSE("%s: partial_rotary_factor = %g on %s: accel turns part of a head for GLM, Phi-3, MiniMax-M2, Nemotron "
-                   "and StableLM only", path,
+        if (partial != 1.0 && !glm && !glm_moe && !solar && !phi3 && !mistral4 && !minimax && !nemotron && !stablelm &&
+            !neox)
+            REFUSE("%s: partial_rotary_factor = %g on %s: accel turns part of a head for GLM, Phi-3, MiniMax-M2, Nemotron, "
+                   "StableLM and GPT-NeoX only", path,
                    partial, ai->arch);
         if (!mistral4 && (!(partial > 0 && partial <= 1.0) || rd % 2 || rd < 2))
             REFUSE("%s: partial_rotary_factor = %g turns %d of a head's %d values: accel needs an even number >= 2",
@@ -1943,12 +1985,13 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     d.exaone_moe = !strcmp(family, "ExaoneMoeForCausalLM");    /* their names: the file's family says */
     d.minimax = !strcmp(family, "MiniMaxM2ForCausalLM");
     d.sc2 = !strcmp(family, "Starcoder2ForCausalLM");
+    d.neox = !strcmp(family, "GPTNeoXForCausalLM");
     d.rope_pairs |= !strcmp(family, "Ernie4_5ForCausalLM") ||   /* a Llama with its pairs interleaved */
                     !strcmp(family, "HeliumForCausalLM");
     hf->ne = entries_of(&d, &hf->e);
     hf->nt = accel_hf_accel_tensors(&hf->cfg.model, &hf->t);
     if (hf->ne < 0 || hf->nt < 0) { st = ACCEL_ERR_NOMEM; goto fail; }
-    snprintf(hf->head_name, sizeof hf->head_name, "lm_head.weight");
+    snprintf(hf->head_name, sizeof hf->head_name, d.neox ? "embed_out.weight" : "lm_head.weight");
     if (hf->multimodal) rename_language_model(hf);
     /* Every tensor accel needs, with the shape the configuration gives it. */
     for (int i = 0; i < hf->ne; i++) {
@@ -2095,6 +2138,10 @@ static uint64_t rope_pair_row(uint64_t o, const entry_t *x)
 static uint64_t row_in_accel(uint64_t o, const entry_t *x)
 {
     if (x->layout == L_ROPE_PAIRS) return rope_pair_row(o, x);
+    if (x->layout == L_HEADS_QKV) {     /* [head, q|k|v, hs] -> [q | k | v], each [head, hs] */
+        const uint64_t hs = (uint64_t)x->hs, part = x->hf_dims[0] / 3, h = o / (3 * hs), j = o % (3 * hs) / hs;
+        return j * part + h * hs + o % hs;
+    }
     const uint64_t hs = (uint64_t)x->hs, rd = (uint64_t)x->rd;
     if (x->layout == L_MLA_KV) {
         const uint64_t j = o - hs;
@@ -2134,7 +2181,8 @@ static accel_status_t read_entry(accel_hf_t *hf, const entry_t *x, const accel_s
         st = accel_st_read(f, t, 0, t->numel, tmp);
         for (uint64_t r = 0; st == ACCEL_OK && r < rows; r++)
             for (uint64_t c = 0; c < cols; c++) dst[(x->r0 + r) * cols + c] = tmp[c * rows + r];
-    } else if (x->layout == L_ROPE_PAIRS || x->layout == L_MLA_Q || x->layout == L_MLA_KV) {  /* rows permuted */
+    } else if (x->layout == L_ROPE_PAIRS || x->layout == L_MLA_Q || x->layout == L_MLA_KV ||
+               x->layout == L_HEADS_QKV) {  /* rows permuted */
         st = accel_st_read(f, t, 0, t->numel, tmp);
         if (st == ACCEL_OK && fp8) st = fp8_scale(hf, x, tmp);
         for (uint64_t r = 0; st == ACCEL_OK && r < rows; r++)
@@ -2285,9 +2333,11 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
          * Jais2 (relu2 under LayerNorms), Arcee (relu2 under RMSNorms), StableLM (SwiGLU under
          * LayerNorms); accel_hf_export checked the rest */
         const bool own = d.ln || d.plain, relu2 = !strcmp(m->activation, "relu2");
-        const char *own_arch = !own ? NULL : d.sc2 ? "Starcoder2ForCausalLM" : !d.plain ? "StableLmForCausalLM"
+        const char *own_arch = !own ? NULL : d.neox ? "GPTNeoXForCausalLM" : d.sc2 ? "Starcoder2ForCausalLM"
+                             : !d.plain ? "StableLmForCausalLM"
                              : !d.ln ? "ArceeForCausalLM" : m->norm_unit_offset ? "NemotronForCausalLM" : "Jais2ForCausalLM";
-        const char *own_type = !own ? NULL : d.sc2 ? "starcoder2" : !d.plain ? "stablelm" : !d.ln ? "arcee"
+        const char *own_type = !own ? NULL : d.neox ? "gpt_neox" : d.sc2 ? "starcoder2" : !d.plain ? "stablelm"
+                             : !d.ln ? "arcee"
                              : m->norm_unit_offset ? "nemotron" : "jais2";
         const bool ernie = d.ernie;  /* ERNIE 4.5's experts (accel_hf_export checked the rest) */
         const bool minimax = d.minimax;  /* MiniMax-M2 (accel_hf_export checked the rest) */
@@ -2589,6 +2639,15 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                 json_object_set_new(j, "qk_layernorm", json_false());
                 json_object_set_new(j, "use_parallel_residual", json_false());
             }
+            if (d.neox) {               /* biases on every projection; transformers 4's RoPE keys, which 5 reads */
+                static const char *const not_neox[] = { "mlp_bias", "head_dim", "num_key_value_heads",
+                                                        "partial_rotary_factor" };
+                for (size_t i = 0; i < sizeof not_neox / sizeof *not_neox; i++) json_object_del(j, not_neox[i]);
+                json_object_set_new(j, "hidden_act", json_string(!strcmp(m->activation, "gelu") ? "gelu" : "gelu_new"));
+                json_object_set_new(j, "use_parallel_residual", json_boolean(strcmp(m->parallel_block, "none")));
+                json_object_set_new(j, "rotary_pct", json_real((double)d.rd / d.hs));
+                json_object_set_new(j, "rotary_emb_base", json_real(m->rope_theta));
+            }
         }
         /* Which layers slide, as transformers writes it for the families that read it (OLMo 3's
          * rope_scaling is its full-attention layers': accel_hf_export checked the sliding ones'). */
@@ -2648,7 +2707,7 @@ static void hf_order(const entry_t *x, const float *full, float *part)
     if (x->layout == L_T) {
         for (uint64_t r = 0; r < rows; r++)
             for (uint64_t k = 0; k < cols; k++) part[k * rows + r] = src[r * cols + k];
-    } else if (x->layout == L_ROPE_PAIRS || x->layout == L_MLA_Q || x->layout == L_MLA_KV) {
+    } else if (x->layout == L_ROPE_PAIRS || x->layout == L_MLA_Q || x->layout == L_MLA_KV || x->layout == L_HEADS_QKV) {
         for (uint64_t r = 0; r < rows; r++)
             memcpy(part + r * cols, src + row_in_accel(r, x) * cols, sizeof(float) * cols);
     } else if (x->layout == L_EXPERT_GLU_BIAS) {
@@ -3039,20 +3098,28 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     if (d.ln || d.plain) {
         const bool relu2 = !strcmp(m->activation, "relu2"), stablelm = d.ln && !d.plain;
         const bool nemotron = d.ln && relu2 && m->norm_unit_offset;
-        const char *family = d.sc2 ? "Starcoder2ForCausalLM" : stablelm ? "StableLmForCausalLM"
+        const char *family = d.neox ? "GPTNeoXForCausalLM" : d.sc2 ? "Starcoder2ForCausalLM" : stablelm ? "StableLmForCausalLM"
                            : !d.ln ? "ArceeForCausalLM" : nemotron ? "NemotronForCausalLM" : "Jais2ForCausalLM";
         const char *bad = stablelm && strcmp(m->activation, "silu") ? "a gated activation other than SwiGLU's"
+                        : !d.ln && !relu2 ? "a plain MLP under RMSNorms with an activation other than relu2 (Arcee's)"
                         : strcmp(m->norm_position, "pre") || m->embed_scale != 1.0 || m->query_pre_attn_scalar ||
                           m->attention_softcap > 0 || m->logit_softcap > 0 || m->attention_multiplier > 0 ||
                           m->residual_multiplier != 1.0 || m->logits_scaling != 1.0 || m->attention_sinks
                         ? "Gemma's, Granite's or gpt-oss's keys"
                         : d.E || d.mla || m->qk_norm ? "experts, latent attention or q/k norms"
                         : m->norm_unit_offset && !nemotron ? "model.norm_unit_offset (Nemotron's alone: relu2 under LayerNorms)"
+                        : strcmp(m->parallel_block, "none") && !(d.neox && !strcmp(m->parallel_block, "two_norms"))
+                        ? "model.parallel_block (GPT-NeoX's two_norms alone)"
+                        : d.neox && (d.KVH != m->heads || d.hs * m->heads != m->width || !m->mlp_bias ||
+                                     m->attention_bias != m->attention_out_bias)
+                        ? "grouped-query heads, model.head_dim, an MLP without biases or some attention biases without "
+                          "others (GPT-NeoX has none of them)"
                         : m->no_rope_pattern || m->sliding_window_pattern || m->query_scale_beta > 0 ||
                           !strcmp(m->rope_scaling, "longrope") ? "layers without RoPE, a window pattern, the query "
                                                                   "temperature or LongRoPE"
                         : m->sliding_window && !d.sc2 ? "a sliding window (StarCoder2's alone)"
-                        : m->rope_dim && !nemotron && !stablelm ? "model.rope_dim (Nemotron's and StableLM's alone)"
+                        : m->rope_dim && !nemotron && !stablelm && !d.neox
+                        ? "model.rope_dim (Nemotron's, StableLM's and GPT-NeoX's alone)"
                         : (d.sc2 || stablelm) && d.hs * m->heads != m->width ? "model.head_dim apart from width / heads"
                         : d.sc2 && (m->attention_bias != m->mlp_bias || m->attention_out_bias != m->mlp_bias)
                         ? "biases on some projections and not others (StarCoder2's use_bias is every projection's)"
@@ -3062,7 +3129,8 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                         : NULL;
         if (bad) {
             ACCEL_ERROR("export --format hf: model.norm=%s with model.mlp=%s (%s) and %s has no Hugging Face "
-                        "counterpart\n--> hint: StarCoder2 (layer, plain gelu_tanh, use_bias, a window), Nemotron "
+                        "counterpart\n--> hint: GPT-NeoX (layer, plain gelu, biases, partial RoPE, "
+                        "model.parallel_block=two_norms or none), StarCoder2 (layer, plain gelu_tanh, use_bias, a window), Nemotron "
                         "(layer with model.norm_unit_offset, plain relu2, partial RoPE), Jais2 (layer, plain relu2), "
                         "Arcee (rms, plain relu2) and StableLM (layer, gated silu, q/k/v biases, partial RoPE) "
                         "export, with Llama's blocks otherwise", m->norm, m->mlp, family, bad);

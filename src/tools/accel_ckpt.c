@@ -45,7 +45,7 @@ static void usage(FILE *out)
             "                           GLM, EXAONE 4, DeepSeek-V2/V3, ERNIE 4.5, HunYuan, MiniMax-M2,\n"
             "                           K-EXAONE, Youtu-LLM, Mellum, Solar Open, Helium, Ministral,\n"
             "                           InternLM3, IQuest-Coder, StarCoder2, Nemotron, Jais 2, Arcee,\n"
-            "                           StableLM, the Qwen VLs' and GLM-4.xV's language\n"
+            "                           StableLM, GPT-NeoX (Pythia), the Qwen VLs' and GLM-4.xV's language\n"
             "                           models, their mixtures of experts; config.json + safetensors)\n"
             "                           as accel weights with their configuration (docs/huggingface.md\n"
             "                           lists the architectures)\n"

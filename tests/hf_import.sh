@@ -631,7 +631,7 @@ refused lbias llama_gqa 's/"attention_bias": false/"attention_bias": true/' "ten
 # Part of each head turned is GLM's, Phi-3's, MiniMax-M2's, Nemotron's and StableLM's alone: another family's partial_rotary_factor is
 # refused on import, an odd count of values too, and partial RoPE with q/k norms on export.
 refused llpart llama_gqa 's/"model_type": "llama",/"model_type": "llama", "partial_rotary_factor": 0.5,/' \
-    "partial_rotary_factor = 0.5 on LlamaForCausalLM: accel turns part of a head for GLM, Phi-3, MiniMax-M2, Nemotron and StableLM only"
+    "partial_rotary_factor = 0.5 on LlamaForCausalLM: accel turns part of a head for GLM, Phi-3, MiniMax-M2"
 refused glmodd glm 's/"partial_rotary_factor": 0.5/"partial_rotary_factor": 0.375/' "partial_rotary_factor = 0.375 turns 3 of a head's 8 values"
 export_refused glmqk "model.rope_dim=4 or model.norm_position=pre without Gemma's norms, with other parts, has no Hugging Face counterpart" \
     model.rope_dim=4 model.qk_norm=true

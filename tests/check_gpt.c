@@ -127,6 +127,9 @@ static bool g_qkafter;
  * RMSNorms); 4 GPT-NeoX's (the exact GELU, biases, RoPE on 6 of 8, the MLP beside attention with a
  * norm of its own); 5 the MLP beside attention reading norm1's output (GPT-J's, Phi-2's). */
 static int g_plain;
+/* g_cohere: Cohere 2's blocks: LayerNorms without biases, SwiGLU beside attention through norm1, logits
+ * scaled by 1/4, every 2nd layer full and without RoPE while the others slide over 5 keys. */
+static bool g_cohere;
 
 /* A Llama with every optional part on: grouped-query attention (NH heads, NH/2 kv heads), an untied
  * head, q/k/v biases, Llama-3.1 RoPE scaling with frequencies in all three bands, odd SwiGLU width. */
@@ -236,6 +239,14 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
                                 { "model.parallel_block", neox ? "two_norms" : g_plain == 5 ? "one_norm" : "none" } };
         for (size_t i = 0; i < sizeof pk / sizeof pk[0]; i++)
             ck_assert_int_eq(accel_config_set(&cfg, pk[i][0], pk[i][1], NULL, 0), ACCEL_OK);
+    }
+    if (g_cohere) {
+        const char *ck[][2] = { { "model.norm", "layer" }, { "model.norm_bias", "false" },
+                                { "model.parallel_block", "one_norm" }, { "model.logits_scaling", "4" },
+                                { "model.sliding_window", "5" }, { "model.sliding_window_pattern", "2" },
+                                { "model.no_rope_pattern", "2" } };
+        for (size_t i = 0; i < sizeof ck / sizeof ck[0]; i++)
+            ck_assert_int_eq(accel_config_set(&cfg, ck[i][0], ck[i][1], NULL, 0), ACCEL_OK);
     }
     if (g_olmo) {
         cfg.model.qk_norm = true;
@@ -479,7 +490,8 @@ START_TEST(test_gradcheck_llama)
     if (_i == 14) g_moe = 4;                    /*     14: with GLM-4.5's (DeepSeek-V3's) experts too */
     g_qscale = _i == 13 || _i == 15;            /* 13 (Mistral Small 4's) and 15: query temperature */
     if (_i == 16) g_qwen3 = g_qkafter = true;   /* 16: Qwen3's norms after RoPE (HunYuan) */
-    g_plain = _i >= 17 ? _i - 16 : 0;           /* 17-21: StarCoder2, Nemotron, Arcee, GPT-NeoX, GPT-J */
+    g_plain = _i >= 17 && _i <= 21 ? _i - 16 : 0;   /* 17-21: StarCoder2, Nemotron, Arcee, GPT-NeoX, GPT-J */
+    g_cohere = _i == 22;                        /* 22: Cohere 2 */
     fd_h = 5e-3;
     fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
     big_init(&f);
@@ -525,7 +537,7 @@ START_TEST(test_gradcheck_llama)
     g_olmo = 0;
     g_gemma = g_oss = g_longrope = g_exaone = false;
     g_mla = g_plain = 0;
-    g_qscale = g_qkafter = false;
+    g_qscale = g_qkafter = g_cohere = false;
     g_oss_limit = "1";
 }
 END_TEST
@@ -804,7 +816,7 @@ START_TEST(test_recompute_bitwise)
                                                  * temperature, 11: Qwen3's norms after RoPE,
                                                  * 12: StarCoder2's LayerNorms and plain MLP,
                                                  * 13, 14: the MLP beside attention (GPT-NeoX's,
-                                                 * GPT-J's) */
+                                                 * GPT-J's), 15: Cohere 2's */
     const char *precision = _i % 2 ? "bf16" : "fp32";
     g_qwen3 = _i / 2 == 2 || _i / 2 == 11;
     g_qkafter = _i / 2 == 11;
@@ -814,7 +826,8 @@ START_TEST(test_recompute_bitwise)
     g_gemma = _i / 2 == 7;
     g_mla = _i / 2 == 10;
     g_qscale = g_mla;
-    g_plain = _i / 2 == 12 ? 1 : _i / 2 >= 13 ? _i / 2 - 9 : 0;
+    g_plain = _i / 2 == 12 ? 1 : _i / 2 == 13 || _i / 2 == 14 ? _i / 2 - 9 : 0;
+    g_cohere = _i / 2 == 15;
     float *ref = NULL;
     double ref_loss = 0;
     size_t bytes[3];
@@ -853,7 +866,7 @@ START_TEST(test_recompute_bitwise)
     g_qwen3 = false;
     g_moe = 0;
     g_olmo = 0;
-    g_gemma = g_oss = g_qscale = g_qkafter = false;
+    g_gemma = g_oss = g_qscale = g_qkafter = g_cohere = false;
     g_mla = g_plain = 0;
 }
 END_TEST
@@ -1454,13 +1467,13 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
-    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 22);
+    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 23);
     tcase_add_test(tc, test_sliding_window);
     tcase_add_test(tc, test_experts_aux);
     tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);
     tcase_add_loop_test(tc, test_loss_mask, 0, 2);
-    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 30);
+    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 32);
     tcase_add_test(tc, test_causality);
     tcase_add_loop_test(tc, test_documents, 0, 6);
     tcase_add_test(tc, test_precision);

@@ -59,7 +59,8 @@ typedef struct {
     int no_rope_pattern;            /* model.no_rope_pattern: every N-th layer without RoPE; 0 = none */
     char qk_norm_scope[8];          /* model.qk_norm_scope: head | all (OLMo 2, OLMoE) */
     bool qk_norm_after_rope;        /* model.qk_norm_after_rope: the q/k norms on rotated heads (HunYuan) */
-    char norm[8];                   /* model.norm: rms | layer (LayerNorm with a bias) */
+    char norm[8];                   /* model.norm: rms | layer (LayerNorm) */
+    bool norm_bias;                 /* model.norm_bias: the LayerNorms' biases */
     char norm_position[8];          /* model.norm_position: pre | post (OLMo 2) | both (Gemma 3) */
     bool norm_unit_offset;          /* model.norm_unit_offset: RMSNorm by 1 + weight (Gemma) */
     double embed_scale;             /* model.embed_scale: token embeddings times this (Gemma) */

@@ -127,6 +127,7 @@ typedef struct {
     arch_t arch;
     float eps;                      /* the norms' epsilon (gpt: ACCEL_LN_EPS) */
     bool norm_offset;               /* model.norm_unit_offset: norms multiply by 1 + weight */
+    bool norm_bias;                 /* LayerNorms with a bias (gpt; llama: model.norm_bias) */
     float *offw;                    /* [3, offw_len] those weights plus 1, made at each use */
     size_t offw_len;
     float embed_scale;              /* model.embed_scale */
@@ -255,6 +256,7 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (strcmp(c->mlp, "gated")) key = "model.mlp";
     else if (c->mlp_bias) key = "model.mlp_bias";
     else if (strcmp(c->parallel_block, "none")) key = "model.parallel_block";
+    else if (!c->norm_bias) key = "model.norm_bias";
     else if (!c->tie_embeddings) key = "model.tie_embeddings";
     else if (c->attention_bias) key = "model.attention_bias";
     else if (c->attention_out_bias) key = "model.attention_out_bias";
@@ -526,6 +528,8 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
                                                 "model.norm_position=post|both, experts or model.residual_multiplier";
         else if (c->mlp_bias && !plain)
             bad = "model.mlp_bias", why = "puts biases on a plain MLP's projections: set model.mlp=plain";
+        else if (!c->norm_bias && strcmp(c->norm, "layer"))
+            bad = "model.norm_bias", why = "is false, which shapes model.norm=layer (RMSNorms have no bias)";
         else if (!strcmp(c->norm, "layer") && strcmp(c->norm_position, "pre"))
             bad = "model.norm", why = "is layer, which takes norms before the sublayers only (model.norm_position=pre): "
                                       "no model has LayerNorms after them";
@@ -678,6 +682,7 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
                                 .qkv_bias = true, .tied = true, .proj_bias = true };
     m->eps = llama ? (float)c->rms_eps : ACCEL_LN_EPS;
     m->norm_offset = llama && c->norm_unit_offset;
+    m->norm_bias = !m->arch.rms && (!llama || c->norm_bias);
     m->offw_len = (size_t)(m->C > m->QW ? m->C : m->QW);
     m->embed_scale = llama ? (float)c->embed_scale : 1.0f;
     m->qscale_beta = llama ? c->query_scale_beta : 0.0;
@@ -759,7 +764,7 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
         snprintf(name, sizeof name, "h.%d.%s." suffix, l, part);                            \
         ACCEL_CHECK_GOTO(add(layout, name, ndim, d0, d1, l + 1, flags, s, idx), st, fail)
         ADD(n1, "weight", 1, C, 0, nd, ones, &b->ln1w);
-        if (!ar->rms) { ADD(n1, "bias", 1, C, 0, nd, 0.0f, &b->ln1b); }
+        if (m->norm_bias) { ADD(n1, "bias", 1, C, 0, nd, 0.0f, &b->ln1b); }
         if (m->mla) {                   /* the latents and their expansions (mla_forward) */
             const int64_t QH = (int64_t)m->NH * m->hs, KVB = (int64_t)m->NH * (m->hs - m->rd + m->dv);
             if (m->Rq) {
@@ -789,7 +794,7 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
         if (ar->sandwich) { ADD("post_norm1", "weight", 1, C, 0, nd, ones, &b->pn1w); }
         if (ar->parallel != PARALLEL_ONE_NORM) {    /* one_norm: the MLP reads norm1's output */
             ADD(n2, "weight", 1, C, 0, nd, ones, &b->ln2w);
-            if (!ar->rms) { ADD(n2, "bias", 1, C, 0, nd, 0.0f, &b->ln2b); }
+            if (m->norm_bias) { ADD(n2, "bias", 1, C, 0, nd, 0.0f, &b->ln2b); }
         }
         if (layer_moe(m, l)) {          /* experts' weights stacked: [E 2F, C] and [E C, F] */
             const int64_t E = m->moe.E, EF = m->moe.F;
@@ -823,7 +828,7 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
     snprintf(name, sizeof name, "%s.weight", nf);
     ACCEL_CHECK_GOTO(add(layout, name, 1, C, 0, last, nd, ones, &m->lnfw), st, fail);
     snprintf(name, sizeof name, "%s.bias", nf);
-    if (!ar->rms) ACCEL_CHECK_GOTO(add(layout, name, 1, C, 0, last, nd, 0.0f, &m->lnfb), st, fail);
+    if (m->norm_bias) ACCEL_CHECK_GOTO(add(layout, name, 1, C, 0, last, nd, 0.0f, &m->lnfb), st, fail);
     if (ar->tied) m->head = m->wte;
     else ACCEL_CHECK_GOTO(add(layout, "lm_head.weight", 2, m->V, C, last, 0, std, &m->head), st, fail);
     *state = m;

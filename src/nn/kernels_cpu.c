@@ -143,7 +143,7 @@ void accel_cpu_layernorm_forward(float *out, float *mean, float *rstd, const flo
             acc[k] += d * d;
         }
         float s = 1.0f / sqrtf(hsum(acc) / (float)C + eps);
-        for (int c = 0; c < C; c++) o[c] = (xr[c] - m) * s * w[c] + b[c];
+        for (int c = 0; c < C; c++) o[c] = (xr[c] - m) * s * w[c] + (b ? b[c] : 0.0f);
         mean[r] = m;
         rstd[r] = s;
     }
@@ -187,13 +187,13 @@ void accel_cpu_layernorm_backward(float *restrict dx, float *restrict dw, float 
         for (; c + LANES <= C; c += LANES) {
             lanes_t dv = LANES_AT(d + c), xh = (LANES_AT(xr + c) - m) * s;
             LANES_TO(dw + c) += dv * xh;
-            LANES_TO(db + c) += dv;
+            if (db) LANES_TO(db + c) += dv;
             LANES_TO(dxr + c) += s * (dv * LANES_AT(w + c) - mg - xh * mgx);
         }
         for (; c < C; c++) {
             float xh = (xr[c] - m) * s;
             dw[c] += d[c] * xh;
-            db[c] += d[c];
+            if (db) db[c] += d[c];
             dxr[c] += s * (d[c] * w[c] - mg - xh * mgx);
         }
     }

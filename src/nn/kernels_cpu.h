@@ -15,12 +15,12 @@ void accel_cpu_bias_rows(float *y, const float *b, const float *res, size_t rows
 /* db[:] += sum over rows of dy[r, :]. */
 void accel_cpu_colsum_add(float *db, const float *dy, size_t rows, int cols);
 
-/* LayerNorm over the last dimension C: out = (x - mean) * rstd * w + b, rstd = 1 / sqrt(var + eps);
- * mean and rstd per row. */
+/* LayerNorm over the last dimension C: out = (x - mean) * rstd * w + b (b may be NULL: none),
+ * rstd = 1 / sqrt(var + eps); mean and rstd per row. */
 void accel_cpu_layernorm_forward(float *out, float *mean, float *rstd, const float *x,
                                  const float *w, const float *b, size_t rows, int C, float eps);
-/* Backward: dx += ..., dw += ..., db += ... from dout and the forward's input, mean and rstd.
- * dx, dw and db must not overlap each other or the inputs. */
+/* Backward: dx += ..., dw += ..., db += ... (db NULL: no bias) from dout and the forward's input,
+ * mean and rstd. dx, dw and db must not overlap each other or the inputs. */
 void accel_cpu_layernorm_backward(float *restrict dx, float *restrict dw, float *restrict db,
                                   const float *dout, const float *x, const float *mean,
                                   const float *rstd, const float *w, size_t rows, int C);

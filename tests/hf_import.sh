@@ -15,6 +15,7 @@
 # MiniMax-M2, K-EXAONE, Solar Open, Mellum, Youtu-LLM, Helium, InternLM3, IQuest-Coder, Ministral 8B,
 # StarCoder2, Nemotron, Jais 2 and StableLM (LayerNorms), Arcee (AFM: relu2 under RMSNorms), GPT-NeoX
 # (Pythia: q, k, v fused by head, attention and the MLP side by side; and one after the other),
+# Cohere and Cohere 2 (Command R, Aya, Command R7B: LayerNorms without biases, SwiGLU beside attention),
 # and the language models of Qwen2.5-VL, Qwen3-VL, Qwen3-VL-MoE and GLM-4.5V; made by tests/make_hf_fixtures.sh, which
 # also recorded transformers' fp32 logits and loss on fixed tokens). No Python here:
 #   1. accel_ckpt import of each fixture; accel's logits equal HF's within 1e-5, the loss within 1e-6
@@ -143,6 +144,16 @@ sed -i '/"rope_parameters": {/,/^  },/c\
 grep -q rope_parameters pythia_hub/config.json && fail "pythia_hub: rope_parameters still there"
 same pythia_hub gpt_neox
 pass "gpt_neox: transformers' logits need the parallel blocks, the exact GELU and the partial RoPE; Pythia's config.json gives the same"
+# Cohere: the logits need logit_scale; Cohere 2's its window pattern and its full layers without
+# RoPE; Command R7B's config.json (transformers 4's sliding_window_pattern, no layer_types) gives the same.
+needs cohere model.logits_scaling=1
+needs cohere2 model.no_rope_pattern=0 model.sliding_window_pattern=0 model.logits_scaling=1
+rm -rf r7b_hub && cp -r "$FIX/cohere2" r7b_hub
+sed -i '/"layer_types": \[/,/^  \],/c\
+  "sliding_window_pattern": 4,' r7b_hub/config.json
+grep -q layer_types r7b_hub/config.json && fail "r7b_hub: layer_types still there"
+same r7b_hub cohere2
+pass "cohere, cohere2: transformers' logits need logit_scale, the window pattern and the NoPE full layers; Command R7B's config.json gives the same"
 # LongRoPE: Phi-3.5's 16 tokens fit its original context of 16 (the short factors), Phi-4-mini's
 # pass its 8 (the long ones, on 6 of each head's 8 values): the fixtures' logits need those factors
 # and the attention factor, and the other list changes nothing. The hub's config.json layout
@@ -444,6 +455,8 @@ train_case 2 ddp "$FIX/arcee" "$FIX/arcee" arcee_dir_2_ddp
 train_case 2 zero3 "$FIX/stablelm" "$FIX/stablelm" stablelm_dir_2_zero3
 train_case 2 zero3 "$FIX/gpt_neox" "$FIX/gpt_neox" gpt_neox_dir_2_zero3
 train_case 1 ddp "$FIX/gpt_neox_seq" "$FIX/gpt_neox_seq" gpt_neox_seq_dir_1_ddp
+train_case 2 zero3 "$FIX/cohere" "$FIX/cohere" cohere_dir_2_zero3
+train_case 2 ddp "$FIX/cohere2" "$FIX/cohere2" cohere2_dir_2_ddp
 train_case 1 ddp "$FIX/gemma" "$FIX/gemma" gemma_dir_1_ddp
 train_case 2 ddp "$FIX/gemma3_vl" "$FIX/gemma3_vl" gemma3_vl_dir_2_ddp
 train_case 2 zero2 "$FIX/gemma2" "$FIX/gemma2" gemma2_dir_2_zero2
@@ -717,10 +730,16 @@ refused neoxact gpt_neox 's/"hidden_act": "gelu"/"hidden_act": "silu"/' \
     "hidden_act = silu on GPTNeoXForCausalLM: accel's plain MLP takes relu2, the tanh GELU"
 refused neoxffn gpt_neox 's/"intermediate_size": 64/"intermediate_size": 48/' \
     "gpt_neox.layers.0.mlp.dense_h_to_4h.weight has shape [64, 32], but config.json gives [48, 32]"
-export_refused onenorm "model.parallel_block (GPT-NeoX's two_norms alone)" model.norm=layer model.mlp=plain \
+export_refused onenorm "model.parallel_block (GPT-NeoX's two_norms, Cohere's one_norm)" model.norm=layer model.mlp=plain \
     model.activation=gelu model.mlp_bias=true model.parallel_block=one_norm
 export_refused neoxgqa "grouped-query heads, model.head_dim, an MLP without biases" model.norm=layer model.mlp=plain \
     model.activation=gelu model.mlp_bias=true model.kv_heads=1
+refused cohqk cohere 's/"use_qk_norm": false/"use_qk_norm": true/' "use_qk_norm = true: accel's Cohere blocks have no per-head LayerNorms"
+refused cohscale cohere 's/"logit_scale": 0.25/"logit_scale": 0/' "logit_scale = 0: accel needs a number in (0, 1e6]"
+export_refused lnnob "LayerNorms without biases (Cohere's alone: SwiGLU beside attention through norm1)" \
+    model.norm=layer model.norm_bias=false
+export_refused cohwin "layers without RoPE (but Cohere 2's full ones)" model.norm=layer model.norm_bias=false \
+    model.parallel_block=one_norm model.sliding_window=4 model.sliding_window_pattern=2
 expect_fail "nowhere: No such file or directory" "$CKPT" import "$SCRATCH/nowhere" -o x.h5
 expect_fail "neither model.safetensors nor model.safetensors.index.json" sh -c "mkdir -p empty && cp '$FIX/gpt2/config.json' empty/ && '$CKPT' import empty -o x.h5"
 pass "bad Hugging Face input refused with messages"

@@ -839,6 +839,26 @@ def gpt_neox_seq():
         eos_token_id=2))
 
 
+def cohere():
+    # Cohere's Command R, Aya (CohereForCausalLM): LayerNorms without biases, SwiGLU beside attention
+    # through the one norm, RoPE pairs interleaved, logits times logit_scale, tied, GQA 2:1.
+    return tf.CohereForCausalLM(tf.CohereConfig(
+        vocab_size=V, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=T, layer_norm_eps=1e-5, logit_scale=0.25,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0}, pad_token_id=0, bos_token_id=1,
+        eos_token_id=2))
+
+
+def cohere2():
+    # Command R7B, Command A (Cohere2ForCausalLM): Cohere's blocks with layers 0-2 sliding over 4
+    # keys with RoPE and layer 3 full without it (sliding_window_pattern 4), q/k/v/o biases.
+    return tf.Cohere2ForCausalLM(tf.Cohere2Config(
+        vocab_size=V, hidden_size=32, intermediate_size=48, num_hidden_layers=4, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=T, layer_norm_eps=1e-5, logit_scale=0.5, sliding_window=4,
+        attention_bias=True, rope_parameters={"rope_type": "default", "rope_theta": 50000.0}, pad_token_id=0,
+        bos_token_id=1, eos_token_id=2))
+
+
 def glm4v():
     # GLM-4.1V / GLM-4.6V-Flash: Glm4vForConditionalGeneration, a tiny vision tower beside GLM-4's
     # kind of language model (norms after the sublayers too, q/k/v biases, a fused gate_up_proj,
@@ -1139,6 +1159,8 @@ CASES = {
     "stablelm": (stablelm, {}),
     "gpt_neox": (gpt_neox, {}),
     "gpt_neox_seq": (gpt_neox_seq, {}),
+    "cohere": (cohere, {}),
+    "cohere2": (cohere2, {}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
 }

@@ -293,6 +293,9 @@ typedef struct {
                                      * family says) */
     bool neox;                      /* ... GPT-NeoX's (LayerNorms and the exact GELU, or import: its family
                                      * says) */
+    bool norm_bias, one_norm;       /* LayerNorms' biases; the MLP beside attention reading norm1 (no norm2) */
+    bool cohere;                    /* LayerNorms without biases, SwiGLU beside attention through norm1:
+                                     * Cohere's (RoPE pairs interleaved in its files) */
     bool exaone_moe;                /* DeepSeek-V3's experts under EXAONE 4's attention, window and
                                      * layers without RoPE, norms before: K-EXAONE's (its name for
                                      * the selection bias; import: its family says) */
@@ -347,6 +350,9 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.neox = d.ln && d.plain && !m->norm_unit_offset &&
              (gelu || (gelu_tanh && (strcmp(m->parallel_block, "none") || d.rd < d.hs)));
     d.sc2 = d.ln && d.plain && gelu_tanh && !d.neox;
+    d.norm_bias = d.ln && m->norm_bias;
+    d.one_norm = d.llama && !strcmp(m->parallel_block, "one_norm");
+    d.cohere = d.ln && !d.norm_bias && d.one_norm && !d.plain;
     d.glm = d.llama && !d.ds && !d.mla && !d.phi3 && !d.ln && !d.plain &&
             (d.rd < d.hs || (d.sandwich && !m->norm_unit_offset));
     d.mistral4 = d.mla && d.E && !strcmp(m->router_scores, "softmax") &&
@@ -355,7 +361,7 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.fused = d.mistral4;           /* import: as the files hold them */
     d.ministral3 = d.llama && !d.mla && m->query_scale_beta > 0;
     d.ernie = d.E && !d.mla && !strcmp(m->router_scores, "softmax") && d.select_bias;
-    d.rope_pairs = d.glm || d.ernie;    /* import: ERNIE 4.5's dense models too */
+    d.rope_pairs = d.glm || d.ernie || d.cohere;    /* import: ERNIE 4.5's dense models too */
     d.hunyuan = d.qk_norm && m->qk_norm_after_rope;
     d.minimax = d.ds && d.select_bias && !strcmp(m->router_scores, "sigmoid") && d.qk_all && !d.post && !d.S &&
                 !d.mla && !d.dense_layers;
@@ -407,7 +413,8 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_GLM_SANDWICH) && !(d->sandwich && d->glm)) return false;
     if ((e->flags & F_GLU_SPLIT) && (d->phi3 || d->glm || d->plain)) return false;
     if ((e->flags & F_GLU_FUSED) && (!(d->phi3 || d->glm) || d->plain)) return false;
-    if ((e->flags & F_LN) && !d->ln) return false;
+    if ((e->flags & F_LN) && !d->norm_bias) return false;
+    if (d->one_norm && !strncmp(e->accel, "h.%d.norm2.", 11)) return false;   /* the MLP reads norm1 */
     if ((e->flags & F_PLAIN) && !d->plain) return false;
     if ((e->flags & F_MLPB) && !d->mlp_bias) return false;
     if ((e->flags & F_PROJ) && d->sc2) return false;
@@ -704,6 +711,8 @@ static const arch_info_t g_archs[] = {
     { "Jais2ForCausalLM", "jais2", true },
     { "StableLmForCausalLM", "stablelm", true },
     { "GPTNeoXForCausalLM", "gpt_neox", true },
+    { "CohereForCausalLM", "cohere", true },
+    { "Cohere2ForCausalLM", "cohere2", true },
 };
 
 /* Families transformers builds from Llama's classes under their own config class and name (their
@@ -1009,6 +1018,10 @@ static bool hf_layer_slides(json_t *root, const char *arch, int i)
         return n > 0 && (i + 1) % n != 0;
     }
     if (!strcmp(arch, "MinistralForCausalLM")) return true;    /* without layer_types, all slide */
+    if (!strcmp(arch, "Cohere2ForCausalLM")) {     /* transformers 4's sliding_window_pattern */
+        const long long p = jint(root, "sliding_window_pattern", 4);
+        return p > 0 && (i + 1) % p != 0;
+    }
     return i >= jint(root, "max_window_layers", !strcmp(arch, "Dots1ForCausalLM") ? 62 : 28);
 }
 
@@ -1032,7 +1045,7 @@ static accel_status_t translate_window(json_t *root, const char *path, const cha
     const bool typed = !strcmp(arch, "Olmo3ForCausalLM") || !strcmp(arch, "Gemma3ForCausalLM") ||
                        !strcmp(arch, "Gemma2ForCausalLM") || !strcmp(arch, "GptOssForCausalLM") ||
                        !strcmp(arch, "MellumForCausalLM") || !strcmp(arch, "MinistralForCausalLM") ||
-                       exaone_attention(arch);
+                       !strcmp(arch, "Cohere2ForCausalLM") || exaone_attention(arch);
     const bool dots1 = !strcmp(arch, "Dots1ForCausalLM");  /* the Qwen rule without use_sliding_window */
     if (strncmp(arch, "Qwen", 4) && !typed && !dots1) return ACCEL_OK;
     if (typed && !sw)                   /* their configs' default */
@@ -1213,10 +1226,12 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool jais2 = !strcmp(ai->arch, "Jais2ForCausalLM"), arcee = !strcmp(ai->arch, "ArceeForCausalLM");
         const bool stablelm = !strcmp(ai->arch, "StableLmForCausalLM");
         const bool neox = !strcmp(ai->arch, "GPTNeoXForCausalLM");     /* q, k, v fused by head, parallel blocks */
-        const bool layer_norm = starcoder2 || nemotron || jais2 || stablelm || neox;
+        const bool cohere2 = !strcmp(ai->arch, "Cohere2ForCausalLM");  /* ... its window, full layers without RoPE */
+        const bool cohere = cohere2 || !strcmp(ai->arch, "CohereForCausalLM");     /* parallel blocks, one norm */
+        const bool layer_norm = starcoder2 || nemotron || jais2 || stablelm || neox || cohere;
         const bool plain = starcoder2 || nemotron || jais2 || arcee || neox;
         const char *eps_key = starcoder2 ? "norm_epsilon" : nemotron ? "norm_eps"
-                            : jais2 || stablelm || neox ? "layer_norm_eps" : "rms_norm_eps";
+                            : jais2 || stablelm || neox || cohere ? "layer_norm_eps" : "rms_norm_eps";
         m->rms_eps = jnum(root, eps_key, helium ? 1e-8 : layer_norm || arcee ? 1e-5 : 1e-6);
         if (layer_norm) snprintf(m->norm, sizeof m->norm, "layer");
         m->norm_unit_offset = nemotron;
@@ -1234,6 +1249,16 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         }
         if (neox && jbool(root, "use_parallel_residual", true))
             snprintf(m->parallel_block, sizeof m->parallel_block, "two_norms");
+        if (cohere) {                   /* LayerNorms without biases; logits times logit_scale */
+            m->norm_bias = false;
+            snprintf(m->parallel_block, sizeof m->parallel_block, "one_norm");
+            if (jbool(root, "use_qk_norm", false))
+                REFUSE("%s: use_qk_norm = true: accel's Cohere blocks have no per-head LayerNorms on q and k "
+                       "(Command R+)", path);
+            const double ls = jnum(root, "logit_scale", 0.0625);
+            if (!(ls > 0 && ls <= 1e6)) REFUSE("%s: logit_scale = %g: accel needs a number in (0, 1e6]", path, ls);
+            m->logits_scaling = 1.0 / ls;
+        }
         if (stablelm && (jbool(root, "qk_layernorm", false) || jbool(root, "use_parallel_residual", false)))
             REFUSE("%s: %s = true: accel's StableLM blocks have no per-head LayerNorms on q and k and run attention "
                    "and the MLP one after the other", path,
@@ -1366,7 +1391,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
          * families' o_proj bias has no place in accel. */
         const bool seed = !strcmp(ai->arch, "SeedOssForCausalLM");
         const bool llama_bias = (!strcmp(ai->arch, "LlamaForCausalLM") || dots1 || hunyuan || nemotron || jais2 || arcee ||
-                                 neox) && jbool(root, "attention_bias", jais2 || neox);
+                                 neox || cohere) && jbool(root, "attention_bias", jais2 || neox);
         if (starcoder2 || stablelm) {   /* StarCoder2's use_bias: every projection's; StableLM: q, k, v */
             m->attention_bias = starcoder2 ? m->mlp_bias : jbool(root, "use_qkv_bias", false);
             m->attention_out_bias = starcoder2 && m->mlp_bias;
@@ -1383,9 +1408,13 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             m->attention_bias = qwen && jbool(root, "qkv_bias", true);      /* Qwen2-MoE may turn them off */
         /* transformers' defaults: tied for Qwen2 only when it says so; false for Llama/Mistral;
          * true for Gemma, ERNIE 4.5 and Youtu-LLM. */
-        m->tie_embeddings = jbool(root, "tie_word_embeddings", gemma || ernie || youtu || starcoder2);
+        m->tie_embeddings = jbool(root, "tie_word_embeddings", gemma || ernie || youtu || starcoder2 || cohere);
         accel_status_t wst = translate_window(root, path, ai->arch, m, err, errlen);
         if (wst == ACCEL_OK && !strcmp(ai->arch, "SmolLM3ForCausalLM")) wst = translate_nope(root, path, m, err, errlen);
+        if (wst == ACCEL_OK && cohere2) {
+            /* Command R7B's full-attention layers have no RoPE; without a window, none has it */
+            m->no_rope_pattern = !m->sliding_window ? 1 : m->sliding_window_pattern;
+        }
         if (wst == ACCEL_OK && exaone_attention(ai->arch)) {
             /* With a window, EXAONE 4's full-attention layers have no RoPE: all of them (none slides),
              * every N-th (model.sliding_window_pattern) or none (all slide). */
@@ -1987,7 +2016,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     d.sc2 = !strcmp(family, "Starcoder2ForCausalLM");
     d.neox = !strcmp(family, "GPTNeoXForCausalLM");
     d.rope_pairs |= !strcmp(family, "Ernie4_5ForCausalLM") ||   /* a Llama with its pairs interleaved */
-                    !strcmp(family, "HeliumForCausalLM");
+                    !strcmp(family, "HeliumForCausalLM");         /* (Cohere's: dims_of) */
     hf->ne = entries_of(&d, &hf->e);
     hf->nt = accel_hf_accel_tensors(&hf->cfg.model, &hf->t);
     if (hf->ne < 0 || hf->nt < 0) { st = ACCEL_ERR_NOMEM; goto fail; }
@@ -2332,11 +2361,14 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         /* LayerNorms or a plain MLP: StarCoder2 (the tanh GELU), Nemotron (relu2 under LayerNorm1P),
          * Jais2 (relu2 under LayerNorms), Arcee (relu2 under RMSNorms), StableLM (SwiGLU under
          * LayerNorms); accel_hf_export checked the rest */
-        const bool own = d.ln || d.plain, relu2 = !strcmp(m->activation, "relu2");
+        const bool own = d.ln || d.plain || strcmp(m->parallel_block, "none"), relu2 = !strcmp(m->activation, "relu2");
+        const bool cohere = d.cohere, cohere2 = cohere && m->sliding_window > 0;
         const char *own_arch = !own ? NULL : d.neox ? "GPTNeoXForCausalLM" : d.sc2 ? "Starcoder2ForCausalLM"
+                             : cohere ? (cohere2 ? "Cohere2ForCausalLM" : "CohereForCausalLM")
                              : !d.plain ? "StableLmForCausalLM"
                              : !d.ln ? "ArceeForCausalLM" : m->norm_unit_offset ? "NemotronForCausalLM" : "Jais2ForCausalLM";
-        const char *own_type = !own ? NULL : d.neox ? "gpt_neox" : d.sc2 ? "starcoder2" : !d.plain ? "stablelm"
+        const char *own_type = !own ? NULL : d.neox ? "gpt_neox" : d.sc2 ? "starcoder2"
+                             : cohere ? (cohere2 ? "cohere2" : "cohere") : !d.plain ? "stablelm"
                              : !d.ln ? "arcee"
                              : m->norm_unit_offset ? "nemotron" : "jais2";
         const bool ernie = d.ernie;  /* ERNIE 4.5's experts (accel_hf_export checked the rest) */
@@ -2355,8 +2387,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool hunyuan = d.hunyuan;    /* accel_hf_export checked the rest */
         const bool qwen = !own && !olmo && !gemma && !oss && !obias && !glm && !glm_moe && !exaone && !exaone_moe && !mellum && !dsv3 && !ernie && !hunyuan &&
                           (d.qk_norm || m->attention_bias || d.S);
-        const bool nope = m->no_rope_pattern > 0 && !exaone && !exaone_moe;  /* SmolLM3 (export refuses it with anything else) */
-        const bool granite = !dsv3 && (m->attention_multiplier > 0 || m->residual_multiplier != 1.0 ||
+        const bool nope = m->no_rope_pattern > 0 && !exaone && !exaone_moe && !own;  /* SmolLM3 (export refuses it with anything else) */
+        const bool granite = !dsv3 && !own && (m->attention_multiplier > 0 || m->residual_multiplier != 1.0 ||
                                        m->logits_scaling != 1.0);
         const bool phi3 = d.phi3;     /* LongRoPE: Phi-3.5's, Phi-4-mini's (accel_hf_export checked the rest) */
         static const char ministral_arch[] = "MinistralForCausalLM";
@@ -2629,13 +2661,17 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             json_object_set_new(j, "mlp_bias", json_boolean(m->mlp_bias));
             if (d.rd < d.hs || !strcmp(own_type, "nemotron") || !strcmp(own_type, "stablelm"))
                 json_object_set_new(j, "partial_rotary_factor", json_real((double)d.rd / d.hs));
-            if (d.sc2 || !d.plain) {    /* StarCoder2: use_bias, every projection's; StableLM: q, k, v's */
+            if (d.sc2 || (!d.plain && !cohere)) {   /* StarCoder2: use_bias, every projection's; StableLM: q, k, v's */
                 json_object_del(j, "attention_bias");
                 json_object_del(j, "mlp_bias");
                 json_object_set_new(j, d.sc2 ? "use_bias" : "use_qkv_bias", json_boolean(m->attention_bias));
             }
             if (d.sc2) json_object_set_new(j, "sliding_window", window ? json_integer(m->sliding_window) : json_null());
-            if (!d.plain) {
+            if (cohere) {               /* the logits' scale; no q/k norms or MLP biases */
+                json_object_del(j, "mlp_bias");
+                json_object_set_new(j, "logit_scale", json_real(1.0 / m->logits_scaling));
+                json_object_set_new(j, "use_qk_norm", json_false());
+            } else if (!d.plain) {
                 json_object_set_new(j, "qk_layernorm", json_false());
                 json_object_set_new(j, "use_parallel_residual", json_false());
             }
@@ -2656,7 +2692,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             json_object_set_new(j, "swiglu_limit", json_real(m->swiglu_limit));
             json_object_set_new(j, "swiglu_alpha", json_real(m->swiglu_alpha));
         }
-        if (j && (olmo3 || gemma2 || gemma3 || nope || oss || exaone || exaone_moe || mellum || ministral || (qwen && !(d.E && d.qk_norm && !d.S)))) {
+        if (j && (olmo3 || gemma2 || gemma3 || nope || oss || exaone || exaone_moe || mellum || ministral || cohere2 ||
+                  (qwen && !(d.E && d.qk_norm && !d.S)))) {
             json_t *types = json_array();
             for (int i = 0; i < m->layers; i++) {
                 const bool full = !window || (m->sliding_window_pattern && (i + 1) % m->sliding_window_pattern == 0);
@@ -3095,29 +3132,36 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     /* LayerNorms or a plain MLP: five families, each with Llama's other blocks (norms before the
      * sublayers, no experts, q/k norms, latent attention or scalars), RoPE plain or scaled by
      * llama3, linear or YaRN, each with its own biases, window and part of the head turned. */
-    if (d.ln || d.plain) {
-        const bool relu2 = !strcmp(m->activation, "relu2"), stablelm = d.ln && !d.plain;
+    const bool parallel = strcmp(m->parallel_block, "none") != 0;
+    if (d.ln || d.plain || parallel) {
+        const bool relu2 = !strcmp(m->activation, "relu2"), cohere = d.cohere, stablelm = d.ln && !d.plain && !cohere;
         const bool nemotron = d.ln && relu2 && m->norm_unit_offset;
-        const char *family = d.neox ? "GPTNeoXForCausalLM" : d.sc2 ? "Starcoder2ForCausalLM" : stablelm ? "StableLmForCausalLM"
+        const char *family = d.neox ? "GPTNeoXForCausalLM" : d.sc2 ? "Starcoder2ForCausalLM"
+                           : cohere ? (m->sliding_window ? "Cohere2ForCausalLM" : "CohereForCausalLM")
+                           : stablelm ? "StableLmForCausalLM"
                            : !d.ln ? "ArceeForCausalLM" : nemotron ? "NemotronForCausalLM" : "Jais2ForCausalLM";
-        const char *bad = stablelm && strcmp(m->activation, "silu") ? "a gated activation other than SwiGLU's"
+        const char *bad = !d.ln && !d.plain ? "model.parallel_block under RMSNorms (Cohere's and GPT-NeoX's are LayerNorms)"
+                        : (stablelm || cohere) && strcmp(m->activation, "silu") ? "a gated activation other than SwiGLU's"
                         : !d.ln && !relu2 ? "a plain MLP under RMSNorms with an activation other than relu2 (Arcee's)"
+                        : d.ln && !m->norm_bias && !cohere
+                        ? "LayerNorms without biases (Cohere's alone: SwiGLU beside attention through norm1)"
                         : strcmp(m->norm_position, "pre") || m->embed_scale != 1.0 || m->query_pre_attn_scalar ||
                           m->attention_softcap > 0 || m->logit_softcap > 0 || m->attention_multiplier > 0 ||
-                          m->residual_multiplier != 1.0 || m->logits_scaling != 1.0 || m->attention_sinks
+                          m->residual_multiplier != 1.0 || (m->logits_scaling != 1.0 && !cohere) || m->attention_sinks
                         ? "Gemma's, Granite's or gpt-oss's keys"
                         : d.E || d.mla || m->qk_norm ? "experts, latent attention or q/k norms"
                         : m->norm_unit_offset && !nemotron ? "model.norm_unit_offset (Nemotron's alone: relu2 under LayerNorms)"
-                        : strcmp(m->parallel_block, "none") && !(d.neox && !strcmp(m->parallel_block, "two_norms"))
-                        ? "model.parallel_block (GPT-NeoX's two_norms alone)"
+                        : parallel && !(d.neox && !strcmp(m->parallel_block, "two_norms")) && !cohere
+                        ? "model.parallel_block (GPT-NeoX's two_norms, Cohere's one_norm)"
                         : d.neox && (d.KVH != m->heads || d.hs * m->heads != m->width || !m->mlp_bias ||
                                      m->attention_bias != m->attention_out_bias)
                         ? "grouped-query heads, model.head_dim, an MLP without biases or some attention biases without "
                           "others (GPT-NeoX has none of them)"
-                        : m->no_rope_pattern || m->sliding_window_pattern || m->query_scale_beta > 0 ||
-                          !strcmp(m->rope_scaling, "longrope") ? "layers without RoPE, a window pattern, the query "
-                                                                  "temperature or LongRoPE"
-                        : m->sliding_window && !d.sc2 ? "a sliding window (StarCoder2's alone)"
+                        : (cohere ? m->no_rope_pattern != (m->sliding_window ? m->sliding_window_pattern : 0)
+                                  : m->no_rope_pattern || m->sliding_window_pattern) ||
+                          m->query_scale_beta > 0 || !strcmp(m->rope_scaling, "longrope")
+                        ? "layers without RoPE (but Cohere 2's full ones), a window pattern, the query temperature or LongRoPE"
+                        : m->sliding_window && !d.sc2 && !cohere ? "a sliding window (StarCoder2's and Cohere 2's alone)"
                         : m->rope_dim && !nemotron && !stablelm && !d.neox
                         ? "model.rope_dim (Nemotron's, StableLM's and GPT-NeoX's alone)"
                         : (d.sc2 || stablelm) && d.hs * m->heads != m->width ? "model.head_dim apart from width / heads"
@@ -3132,7 +3176,9 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                         "counterpart\n--> hint: GPT-NeoX (layer, plain gelu, biases, partial RoPE, "
                         "model.parallel_block=two_norms or none), StarCoder2 (layer, plain gelu_tanh, use_bias, a window), Nemotron "
                         "(layer with model.norm_unit_offset, plain relu2, partial RoPE), Jais2 (layer, plain relu2), "
-                        "Arcee (rms, plain relu2) and StableLM (layer, gated silu, q/k/v biases, partial RoPE) "
+                        "Arcee (rms, plain relu2), StableLM (layer, gated silu, q/k/v biases, partial RoPE) and "
+                        "Cohere (layer without biases, gated silu, model.parallel_block=one_norm, Cohere 2: a window "
+                        "pattern whose full layers have no RoPE) "
                         "export, with Llama's blocks otherwise", m->norm, m->mlp, family, bad);
             return ACCEL_ERR_UNSUPPORTED;
         }

@@ -716,7 +716,7 @@ refused gelu gpt2 's/"gelu_new"/"relu"/' "activation_function = relu"
 refused slmqk stablelm 's/"qk_layernorm": false/"qk_layernorm": true/' "qk_layernorm = true: accel's StableLM blocks"
 refused slmpar stablelm 's/"use_parallel_residual": false/"use_parallel_residual": true/' "use_parallel_residual = true"
 refused nemsilu nemotron 's/"hidden_act": "relu2"/"hidden_act": "silu"/' \
-    "hidden_act = silu on NemotronForCausalLM: accel's plain MLP takes relu2 or the tanh GELU"
+    "hidden_act = silu on NemotronForCausalLM: accel's plain MLP takes relu2, the tanh GELU"
 refused sc2part starcoder2 's/"model_type": "starcoder2",/"model_type": "starcoder2", "partial_rotary_factor": 0.5,/' \
     "partial_rotary_factor = 0.5 on Starcoder2ForCausalLM"
 export_refused arceeoff "model.norm=rms with model.mlp=plain (ArceeForCausalLM) and model.norm_unit_offset" \

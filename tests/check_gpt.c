@@ -125,7 +125,8 @@ static bool g_qkafter;
  * biases on the MLP and on attention's output, a sliding window), 2 Nemotron's (squared ReLU,
  * LayerNorm1P's 1 + weight, RoPE on 6 of each head's 8 values); 3 Arcee's (squared ReLU under
  * RMSNorms); 4 GPT-NeoX's (the exact GELU, biases, RoPE on 6 of 8, the MLP beside attention with a
- * norm of its own); 5 the MLP beside attention reading norm1's output (GPT-J's, Phi-2's). */
+ * norm of its own); 5 the MLP beside attention reading norm1's output and a bias on the LM head
+ * (GPT-J's, Phi-2's). */
 static int g_plain;
 /* g_cohere: Cohere 2's blocks: LayerNorms without biases, SwiGLU beside attention through norm1, logits
  * scaled by 1/4, every 2nd layer full and without RoPE while the others slide over 5 keys. */
@@ -236,7 +237,8 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
                                 { "model.norm_unit_offset", g_plain == 2 ? "true" : "false" },
                                 { "model.head_dim", g_plain == 2 || neox ? "8" : "0" },
                                 { "model.rope_dim", g_plain == 2 || neox ? "6" : "0" },
-                                { "model.parallel_block", neox ? "two_norms" : g_plain == 5 ? "one_norm" : "none" } };
+                                { "model.parallel_block", neox ? "two_norms" : g_plain == 5 ? "one_norm" : "none" },
+                                { "model.head_bias", g_plain == 5 ? "true" : "false" } };
         for (size_t i = 0; i < sizeof pk / sizeof pk[0]; i++)
             ck_assert_int_eq(accel_config_set(&cfg, pk[i][0], pk[i][1], NULL, 0), ACCEL_OK);
     }

@@ -16,6 +16,7 @@
 # StarCoder2, Nemotron, Jais 2 and StableLM (LayerNorms), Arcee (AFM: relu2 under RMSNorms), GPT-NeoX
 # (Pythia: q, k, v fused by head, attention and the MLP side by side; and one after the other),
 # Cohere and Cohere 2 (Command R, Aya, Command R7B: LayerNorms without biases, SwiGLU beside attention),
+# Phi-1/1.5/2 and GPT-J (the MLP beside attention through one norm, a bias on the LM head),
 # and the language models of Qwen2.5-VL, Qwen3-VL, Qwen3-VL-MoE and GLM-4.5V; made by tests/make_hf_fixtures.sh, which
 # also recorded transformers' fp32 logits and loss on fixed tokens). No Python here:
 #   1. accel_ckpt import of each fixture; accel's logits equal HF's within 1e-5, the loss within 1e-6
@@ -154,6 +155,10 @@ sed -i '/"layer_types": \[/,/^  \],/c\
 grep -q layer_types r7b_hub/config.json && fail "r7b_hub: layer_types still there"
 same r7b_hub cohere2
 pass "cohere, cohere2: transformers' logits need logit_scale, the window pattern and the NoPE full layers; Command R7B's config.json gives the same"
+# Phi and GPT-J: the logits need their partial RoPE (GPT-J's pairs interleaved in its files).
+needs phi model.rope_dim=0
+needs gptj model.rope_dim=0
+pass "phi, gptj: transformers' logits need the partial RoPE"
 # LongRoPE: Phi-3.5's 16 tokens fit its original context of 16 (the short factors), Phi-4-mini's
 # pass its 8 (the long ones, on 6 of each head's 8 values): the fixtures' logits need those factors
 # and the attention factor, and the other list changes nothing. The hub's config.json layout
@@ -457,6 +462,8 @@ train_case 2 zero3 "$FIX/gpt_neox" "$FIX/gpt_neox" gpt_neox_dir_2_zero3
 train_case 1 ddp "$FIX/gpt_neox_seq" "$FIX/gpt_neox_seq" gpt_neox_seq_dir_1_ddp
 train_case 2 zero3 "$FIX/cohere" "$FIX/cohere" cohere_dir_2_zero3
 train_case 2 ddp "$FIX/cohere2" "$FIX/cohere2" cohere2_dir_2_ddp
+train_case 2 zero3 "$FIX/phi" "$FIX/phi" phi_dir_2_zero3
+train_case 2 ddp "$FIX/gptj" "$FIX/gptj" gptj_dir_2_ddp
 train_case 1 ddp "$FIX/gemma" "$FIX/gemma" gemma_dir_1_ddp
 train_case 2 ddp "$FIX/gemma3_vl" "$FIX/gemma3_vl" gemma3_vl_dir_2_ddp
 train_case 2 zero2 "$FIX/gemma2" "$FIX/gemma2" gemma2_dir_2_zero2
@@ -723,19 +730,22 @@ export_refused arceeoff "model.norm=rms with model.mlp=plain (ArceeForCausalLM) 
     model.mlp=plain model.activation=relu2 model.norm_unit_offset=true
 export_refused sc2bias "biases on some projections and not others (StarCoder2's use_bias is every projection's)" \
     model.norm=layer model.mlp=plain model.activation=gelu_tanh model.attention_bias=true
-export_refused jaiswin "a sliding window (StarCoder2's alone)" \
+export_refused jaiswin "and a sliding window (StarCoder2's" \
     model.norm=layer model.mlp=plain model.activation=relu2 model.sliding_window=4
 export_refused slmqkn "experts, latent attention or q/k norms" model.norm=layer model.qk_norm=true
 refused neoxact gpt_neox 's/"hidden_act": "gelu"/"hidden_act": "silu"/' \
     "hidden_act = silu on GPTNeoXForCausalLM: accel's plain MLP takes relu2, the tanh GELU"
 refused neoxffn gpt_neox 's/"intermediate_size": 64/"intermediate_size": 48/' \
     "gpt_neox.layers.0.mlp.dense_h_to_4h.weight has shape [64, 32], but config.json gives [48, 32]"
-export_refused onenorm "model.parallel_block (GPT-NeoX's two_norms, Cohere's one_norm)" model.norm=layer model.mlp=plain \
+export_refused onenorm "(GPTNeoXForCausalLM) and model.parallel_block (GPT-NeoX's two_norms" model.norm=layer model.mlp=plain \
     model.activation=gelu model.mlp_bias=true model.parallel_block=one_norm
 export_refused neoxgqa "grouped-query heads, model.head_dim, an MLP without biases" model.norm=layer model.mlp=plain \
     model.activation=gelu model.mlp_bias=true model.kv_heads=1
 refused cohqk cohere 's/"use_qk_norm": false/"use_qk_norm": true/' "use_qk_norm = true: accel's Cohere blocks have no per-head LayerNorms"
 refused cohscale cohere 's/"logit_scale": 0.25/"logit_scale": 0/' "logit_scale = 0: accel needs a number in (0, 1e6]"
+refused phiqk phi 's/"qk_layernorm": false/"qk_layernorm": true/' "qk_layernorm = true: accel's Phi blocks"
+refused gptjrot gptj 's/"rotary_dim": 4/"rotary_dim": null/' "rotary_dim is missing or null"
+export_refused headb "model.head_bias (Phi's and GPT-J's alone)" model.head_bias=true model.tie_embeddings=false
 export_refused lnnob "LayerNorms without biases (Cohere's alone: SwiGLU beside attention through norm1)" \
     model.norm=layer model.norm_bias=false
 export_refused cohwin "layers without RoPE (but Cohere 2's full ones)" model.norm=layer model.norm_bias=false \

@@ -859,6 +859,27 @@ def cohere2():
         bos_token_id=1, eos_token_id=2))
 
 
+def phi():
+    # Phi-1, Phi-1.5, Phi-2 (PhiForCausalLM): LayerNorms, q/k/v/dense and fc1/fc2 biases, the tanh
+    # GELU MLP beside attention through the one norm, RoPE on 0.4 of each head of 10 (4 values),
+    # an LM head with a bias, untied.
+    return tf.PhiForCausalLM(tf.PhiConfig(
+        vocab_size=V, hidden_size=40, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+        max_position_embeddings=T, layer_norm_eps=1e-5, hidden_act="gelu_new", tie_word_embeddings=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.4},
+        pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
+def gptj():
+    # GPT-J 6B's kind (GPTJForCausalLM): LayerNorms, q/k/v/out without biases, fc_in/fc_out with,
+    # the tanh GELU MLP beside attention through ln_1, RoPE on the first 4 values of each head of 8
+    # with its pairs interleaved (rotary_dim), an LM head with a bias, untied.
+    return tf.GPTJForCausalLM(tf.GPTJConfig(
+        vocab_size=V, n_embd=32, n_layer=2, n_head=4, n_positions=T, rotary_dim=4, n_inner=None,
+        activation_function="gelu_new", layer_norm_epsilon=1e-5, tie_word_embeddings=False, pad_token_id=0,
+        bos_token_id=1, eos_token_id=2))
+
+
 def glm4v():
     # GLM-4.1V / GLM-4.6V-Flash: Glm4vForConditionalGeneration, a tiny vision tower beside GLM-4's
     # kind of language model (norms after the sublayers too, q/k/v biases, a fused gate_up_proj,
@@ -1161,6 +1182,8 @@ CASES = {
     "gpt_neox_seq": (gpt_neox_seq, {}),
     "cohere": (cohere, {}),
     "cohere2": (cohere2, {}),
+    "phi": (phi, {}),
+    "gptj": (gptj, {}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
 }

@@ -69,6 +69,7 @@ typedef struct {
     char mlp[8];                    /* model.mlp: gated | plain (down(act(up))) */
     bool mlp_bias;                  /* model.mlp_bias: the plain MLP's biases */
     char parallel_block[12];        /* model.parallel_block: none | two_norms | one_norm */
+    bool head_bias;                 /* model.head_bias: the LM head's bias */
     double swiglu_alpha, swiglu_limit; /* clamped_swiglu's slope and bound */
     int query_pre_attn_scalar;      /* model.query_pre_attn_scalar: scores / sqrt(this); 0 = hs */
     double attention_softcap;       /* model.attention_softcap: c tanh(score / c); 0 = none (Gemma 2) */

@@ -82,7 +82,8 @@ typedef struct {
 
 /* Plugins set .abi = ACCEL_MODEL_ABI; accel refuses a plugin built against another version of this
  * interface instead of crashing in it. ABI 11: accel_config_t (which create() reads) grew
- * model.norm, model.norm_bias, model.mlp, model.mlp_bias and model.parallel_block in its middle, moving every field after them (10: the
+ * model.norm, model.norm_bias, model.mlp, model.mlp_bias, model.parallel_block and model.head_bias
+ * in its middle, moving every field after them (10: the
  * query temperature's keys, the router's group score, optim.router_bias_update; 9: LongRoPE's
  * factor lists, 8: DeepSeek-V3's routing keys, 7: gpt-oss's, 6: OLMo 3's, SmolLM3's, Granite's
  * and Gemma's). */

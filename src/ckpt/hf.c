@@ -68,7 +68,11 @@ enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP };
 #define F_MLPB (UINT64_C(1) << 35)          /* the plain MLP's biases (model.mlp_bias) */
 #define F_PROJ (UINT64_C(1) << 36)          /* the dense MLP's up_proj / down_proj names (all but StarCoder2) */
 #define F_SC2 (UINT64_C(1) << 37)           /* ... StarCoder2's c_fc / c_proj */
-#define F_NEOX (UINT64_C(1) << 38)          /* GPT-NeoX's names (a llama entry applies with or without it) */
+#define F_NEOX (UINT64_C(1) << 38)          /* GPT-NeoX's names */
+#define F_PHI (UINT64_C(1) << 39)           /* Phi-1/2's names */
+#define F_GPTJ (UINT64_C(1) << 40)          /* GPT-J's names */
+#define F_NAMES (F_NEOX | F_PHI | F_GPTJ)   /* a family's own names: llama entries without them are the others' */
+#define F_HEADB (UINT64_C(1) << 41)         /* the LM head's bias (model.head_bias) */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -240,6 +244,46 @@ static const map_t g_map[] = {
     { "normf.weight", "gpt_neox.final_layer_norm.weight", P_ALL, L_ROWS, F_LLAMA | F_NEOX },
     { "normf.bias", "gpt_neox.final_layer_norm.bias", P_ALL, L_ROWS, F_LLAMA | F_NEOX | F_LN },
     { "lm_head.weight", "embed_out.weight", P_ALL, L_ROWS, F_LLAMA | F_UNTIED | F_NEOX },
+    /* Phi-1, Phi-1.5, Phi-2: LayerNorms, biases everywhere, the plain MLP beside attention */
+#define PHI (F_LLAMA | F_BLOCK | F_PHI)
+    { "wte", "model.embed_tokens.weight", P_ALL, L_ROWS, F_LLAMA | F_PHI },
+    { "h.%d.norm1.weight", "model.layers.%d.input_layernorm.weight", P_ALL, L_ROWS, PHI },
+    { "h.%d.norm1.bias", "model.layers.%d.input_layernorm.bias", P_ALL, L_ROWS, PHI | F_LN },
+    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.q_proj.weight", P_Q, L_ROWS, PHI },
+    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.k_proj.weight", P_K, L_ROWS, PHI },
+    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.v_proj.weight", P_V, L_ROWS, PHI },
+    { "h.%d.attn.qkv.bias", "model.layers.%d.self_attn.q_proj.bias", P_Q, L_ROWS, PHI | F_QKVB },
+    { "h.%d.attn.qkv.bias", "model.layers.%d.self_attn.k_proj.bias", P_K, L_ROWS, PHI | F_QKVB },
+    { "h.%d.attn.qkv.bias", "model.layers.%d.self_attn.v_proj.bias", P_V, L_ROWS, PHI | F_QKVB },
+    { "h.%d.attn.proj.weight", "model.layers.%d.self_attn.dense.weight", P_ALL, L_ROWS, PHI },
+    { "h.%d.attn.proj.bias", "model.layers.%d.self_attn.dense.bias", P_ALL, L_ROWS, PHI | F_OBIAS },
+    { "h.%d.mlp.up.weight", "model.layers.%d.mlp.fc1.weight", P_ALL, L_ROWS, PHI | F_PLAIN },
+    { "h.%d.mlp.up.bias", "model.layers.%d.mlp.fc1.bias", P_ALL, L_ROWS, PHI | F_PLAIN | F_MLPB },
+    { "h.%d.mlp.down.weight", "model.layers.%d.mlp.fc2.weight", P_ALL, L_ROWS, PHI },
+    { "h.%d.mlp.down.bias", "model.layers.%d.mlp.fc2.bias", P_ALL, L_ROWS, PHI | F_MLPB },
+#undef PHI
+    { "normf.weight", "model.final_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_PHI },
+    { "normf.bias", "model.final_layernorm.bias", P_ALL, L_ROWS, F_LLAMA | F_PHI | F_LN },
+    { "lm_head.weight", "lm_head.weight", P_ALL, L_ROWS, F_LLAMA | F_UNTIED | F_PHI },
+    { "lm_head.bias", "lm_head.bias", P_ALL, L_ROWS, F_LLAMA | F_UNTIED | F_PHI | F_HEADB },
+    /* GPT-J: LayerNorms, no attention biases, the plain MLP beside attention, RoPE pairs interleaved */
+#define GPTJ (F_LLAMA | F_BLOCK | F_GPTJ)
+    { "wte", "transformer.wte.weight", P_ALL, L_ROWS, F_LLAMA | F_GPTJ },
+    { "h.%d.norm1.weight", "transformer.h.%d.ln_1.weight", P_ALL, L_ROWS, GPTJ },
+    { "h.%d.norm1.bias", "transformer.h.%d.ln_1.bias", P_ALL, L_ROWS, GPTJ | F_LN },
+    { "h.%d.attn.qkv.weight", "transformer.h.%d.attn.q_proj.weight", P_Q, L_ROWS, GPTJ },
+    { "h.%d.attn.qkv.weight", "transformer.h.%d.attn.k_proj.weight", P_K, L_ROWS, GPTJ },
+    { "h.%d.attn.qkv.weight", "transformer.h.%d.attn.v_proj.weight", P_V, L_ROWS, GPTJ },
+    { "h.%d.attn.proj.weight", "transformer.h.%d.attn.out_proj.weight", P_ALL, L_ROWS, GPTJ },
+    { "h.%d.mlp.up.weight", "transformer.h.%d.mlp.fc_in.weight", P_ALL, L_ROWS, GPTJ | F_PLAIN },
+    { "h.%d.mlp.up.bias", "transformer.h.%d.mlp.fc_in.bias", P_ALL, L_ROWS, GPTJ | F_PLAIN | F_MLPB },
+    { "h.%d.mlp.down.weight", "transformer.h.%d.mlp.fc_out.weight", P_ALL, L_ROWS, GPTJ },
+    { "h.%d.mlp.down.bias", "transformer.h.%d.mlp.fc_out.bias", P_ALL, L_ROWS, GPTJ | F_MLPB },
+#undef GPTJ
+    { "normf.weight", "transformer.ln_f.weight", P_ALL, L_ROWS, F_LLAMA | F_GPTJ },
+    { "normf.bias", "transformer.ln_f.bias", P_ALL, L_ROWS, F_LLAMA | F_GPTJ | F_LN },
+    { "lm_head.weight", "lm_head.weight", P_ALL, L_ROWS, F_LLAMA | F_UNTIED | F_GPTJ },
+    { "lm_head.bias", "lm_head.bias", P_ALL, L_ROWS, F_LLAMA | F_UNTIED | F_GPTJ | F_HEADB },
 };
 #define NMAP (sizeof g_map / sizeof g_map[0])
 
@@ -294,6 +338,9 @@ typedef struct {
     bool neox;                      /* ... GPT-NeoX's (LayerNorms and the exact GELU, or import: its family
                                      * says) */
     bool norm_bias, one_norm;       /* LayerNorms' biases; the MLP beside attention reading norm1 (no norm2) */
+    bool head_bias;                 /* the LM head's bias */
+    bool phi, gptj;                 /* ... Phi-1/2's names, GPT-J's (RoPE pairs interleaved in its files) */
+    uint64_t names;                 /* F_NEOX, F_PHI, F_GPTJ: the family's own names; 0: Llama's */
     bool cohere;                    /* LayerNorms without biases, SwiGLU beside attention through norm1:
                                      * Cohere's (RoPE pairs interleaved in its files) */
     bool exaone_moe;                /* DeepSeek-V3's experts under EXAONE 4's attention, window and
@@ -353,6 +400,13 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.norm_bias = d.ln && m->norm_bias;
     d.one_norm = d.llama && !strcmp(m->parallel_block, "one_norm");
     d.cohere = d.ln && !d.norm_bias && d.one_norm && !d.plain;
+    d.head_bias = d.llama && m->head_bias;
+    /* export: the tanh GELU beside attention through norm1 under LayerNorms with biases: Phi's with
+     * attention biases, GPT-J's without */
+    d.phi = d.ln && d.norm_bias && d.one_norm && d.plain && gelu_tanh && m->attention_bias;
+    d.gptj = d.ln && d.norm_bias && d.one_norm && d.plain && gelu_tanh && !m->attention_bias;
+    if (d.phi || d.gptj) d.neox = d.sc2 = false;
+    d.names = d.neox ? F_NEOX : d.phi ? F_PHI : d.gptj ? F_GPTJ : 0;
     d.glm = d.llama && !d.ds && !d.mla && !d.phi3 && !d.ln && !d.plain &&
             (d.rd < d.hs || (d.sandwich && !m->norm_unit_offset));
     d.mistral4 = d.mla && d.E && !strcmp(m->router_scores, "softmax") &&
@@ -361,7 +415,7 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.fused = d.mistral4;           /* import: as the files hold them */
     d.ministral3 = d.llama && !d.mla && m->query_scale_beta > 0;
     d.ernie = d.E && !d.mla && !strcmp(m->router_scores, "softmax") && d.select_bias;
-    d.rope_pairs = d.glm || d.ernie || d.cohere;    /* import: ERNIE 4.5's dense models too */
+    d.rope_pairs = d.glm || d.ernie || d.cohere || d.gptj;    /* import: ERNIE 4.5's dense models too */
     d.hunyuan = d.qk_norm && m->qk_norm_after_rope;
     d.minimax = d.ds && d.select_bias && !strcmp(m->router_scores, "sigmoid") && d.qk_all && !d.post && !d.S &&
                 !d.mla && !d.dense_layers;
@@ -377,7 +431,8 @@ static dims_t dims_of(const accel_model_config_t *m)
 static bool map_applies(const map_t *e, const dims_t *d)
 {
     if (!(e->flags & (d->llama ? F_LLAMA : F_GPT))) return false;
-    if (d->llama && ((e->flags & F_NEOX) != 0) != d->neox) return false;
+    if (d->llama && (e->flags & F_NAMES) != d->names) return false;
+    if ((e->flags & F_HEADB) && !d->head_bias) return false;
     if (d->mla && !strncmp(e->accel, "h.%d.attn.qkv.", 14)) return false;     /* the latents instead */
     if ((e->flags & F_MLA) && !d->mla) return false;
     if ((e->flags & F_QLORA) && !(d->mla && d->Rq)) return false;
@@ -440,7 +495,7 @@ static void accel_shape(const dims_t *d, const char *pattern, int *ndim, uint64_
     const char *p = strncmp(pattern, "h.%d.", 5) ? pattern : pattern + 5;
     const bool bias = strstr(p, ".bias") != NULL || !strcmp(p, "mlp.router.select_bias");
     uint64_t rows = C, cols = C;
-    if (!strcmp(p, "wte") || !strcmp(p, "lm_head.weight")) rows = (uint64_t)d->V;
+    if (!strcmp(p, "wte") || !strncmp(p, "lm_head.", 8)) rows = (uint64_t)d->V;
     else if (!strcmp(p, "wpe")) rows = (uint64_t)d->T;
     else if (!strncmp(p, "attn.qkv.", 9)) rows = QKV;
     else if (!strncmp(p, "mlp.fc.", 7)) rows = FIN;
@@ -713,6 +768,8 @@ static const arch_info_t g_archs[] = {
     { "GPTNeoXForCausalLM", "gpt_neox", true },
     { "CohereForCausalLM", "cohere", true },
     { "Cohere2ForCausalLM", "cohere2", true },
+    { "PhiForCausalLM", "phi", true },
+    { "GPTJForCausalLM", "gptj", true },
 };
 
 /* Families transformers builds from Llama's classes under their own config class and name (their
@@ -1228,16 +1285,27 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool neox = !strcmp(ai->arch, "GPTNeoXForCausalLM");     /* q, k, v fused by head, parallel blocks */
         const bool cohere2 = !strcmp(ai->arch, "Cohere2ForCausalLM");  /* ... its window, full layers without RoPE */
         const bool cohere = cohere2 || !strcmp(ai->arch, "CohereForCausalLM");     /* parallel blocks, one norm */
-        const bool layer_norm = starcoder2 || nemotron || jais2 || stablelm || neox || cohere;
-        const bool plain = starcoder2 || nemotron || jais2 || arcee || neox;
-        const char *eps_key = starcoder2 ? "norm_epsilon" : nemotron ? "norm_eps"
-                            : jais2 || stablelm || neox || cohere ? "layer_norm_eps" : "rms_norm_eps";
+        const bool phi = !strcmp(ai->arch, "PhiForCausalLM"), gptj = !strcmp(ai->arch, "GPTJForCausalLM");  /* ... an
+                                                                                * LM head bias */
+        if (gptj) {                     /* GPT-2's key names */
+            m->layers = (int)jint(root, "n_layer", 28);
+            m->heads = m->kv_heads = (int)jint(root, "n_head", 16);
+            m->width = (int)jint(root, "n_embd", 4096);
+            json_t *inner = json_object_get(root, "n_inner");
+            m->ffn_width = json_is_integer(inner) ? (int)json_integer_value(inner) : 4 * m->width;
+            m->context = (int)jint(root, "n_positions", 2048);
+            m->vocab = (int)jint(root, "vocab_size", 50400);
+        }
+        const bool layer_norm = starcoder2 || nemotron || jais2 || stablelm || neox || cohere || phi || gptj;
+        const bool plain = starcoder2 || nemotron || jais2 || arcee || neox || phi || gptj;
+        const char *eps_key = starcoder2 ? "norm_epsilon" : nemotron ? "norm_eps" : gptj ? "layer_norm_epsilon"
+                            : jais2 || stablelm || neox || cohere || phi ? "layer_norm_eps" : "rms_norm_eps";
         m->rms_eps = jnum(root, eps_key, helium ? 1e-8 : layer_norm || arcee ? 1e-5 : 1e-6);
         if (layer_norm) snprintf(m->norm, sizeof m->norm, "layer");
         m->norm_unit_offset = nemotron;
         if (plain) {                    /* relu2, the tanh GELU (gelu_new is the same), the exact one */
-            const char *pact = jstr(root, "hidden_act");
-            if (!pact) pact = starcoder2 ? "gelu_pytorch_tanh" : neox ? "gelu" : "relu2";
+            const char *pact = jstr(root, gptj ? "activation_function" : "hidden_act");
+            if (!pact) pact = starcoder2 || phi || gptj ? "gelu_new" : neox ? "gelu" : "relu2";
             if (strcmp(pact, "relu2") && strcmp(pact, "gelu_pytorch_tanh") && strcmp(pact, "gelu_new") &&
                 strcmp(pact, "gelu"))
                 REFUSE("%s: hidden_act = %s on %s: accel's plain MLP takes relu2, the tanh GELU (gelu_pytorch_tanh) "
@@ -1245,10 +1313,20 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             snprintf(m->mlp, sizeof m->mlp, "plain");
             snprintf(m->activation, sizeof m->activation, "%s",
                      !strcmp(pact, "relu2") || !strcmp(pact, "gelu") ? pact : "gelu_tanh");
-            m->mlp_bias = starcoder2 ? jbool(root, "use_bias", true) : neox || jbool(root, "mlp_bias", jais2);
+            m->mlp_bias = starcoder2 ? jbool(root, "use_bias", true) : neox || phi || gptj || jbool(root, "mlp_bias", jais2);
         }
         if (neox && jbool(root, "use_parallel_residual", true))
             snprintf(m->parallel_block, sizeof m->parallel_block, "two_norms");
+        if (phi || gptj) {              /* the MLP beside attention through the one norm; the head's bias */
+            snprintf(m->parallel_block, sizeof m->parallel_block, "one_norm");
+            m->head_bias = true;
+            if (phi && jbool(root, "qk_layernorm", false))
+                REFUSE("%s: qk_layernorm = true: accel's Phi blocks have no LayerNorms on q and k", path);
+            json_t *rot = json_object_get(root, "rotary_dim");
+            if (gptj && !json_is_integer(rot))
+                REFUSE("%s: rotary_dim is missing or null: accel turns the first rotary_dim values of each head "
+                       "(GPT-J's is 64)", path);
+        }
         if (cohere) {                   /* LayerNorms without biases; logits times logit_scale */
             m->norm_bias = false;
             snprintf(m->parallel_block, sizeof m->parallel_block, "one_norm");
@@ -1392,9 +1470,10 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool seed = !strcmp(ai->arch, "SeedOssForCausalLM");
         const bool llama_bias = (!strcmp(ai->arch, "LlamaForCausalLM") || dots1 || hunyuan || nemotron || jais2 || arcee ||
                                  neox || cohere) && jbool(root, "attention_bias", jais2 || neox);
-        if (starcoder2 || stablelm) {   /* StarCoder2's use_bias: every projection's; StableLM: q, k, v */
-            m->attention_bias = starcoder2 ? m->mlp_bias : jbool(root, "use_qkv_bias", false);
-            m->attention_out_bias = starcoder2 && m->mlp_bias;
+        if (starcoder2 || stablelm || phi || gptj) {   /* StarCoder2's use_bias: every projection's; StableLM: q, k,
+                                                         * v; Phi: q, k, v and dense; GPT-J: none */
+            m->attention_bias = starcoder2 ? m->mlp_bias : phi || (stablelm && jbool(root, "use_qkv_bias", false));
+            m->attention_out_bias = (starcoder2 && m->mlp_bias) || phi;
         } else if (seed || glm || glm_moe || solar || helium) {   /* Solar Open's, Helium's: q, k, v */
             m->attention_bias = jbool(root, "attention_bias", !glm_moe && !solar && !helium);
             m->attention_out_bias = seed && jbool(root, "attention_out_bias", false);
@@ -1404,7 +1483,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             REFUSE("%s: attention_bias = true on %s adds an o_proj bias, which accel does not have\n--> hint: "
                    "accel's attention biases are Qwen2's (q, k, v), Llama's and Seed-OSS's (q, k, v, o) and gpt-oss's",
                    path, ai->arch);
-        if (!oss && !seed && !glm && !glm_moe && !solar && !helium && !llama_bias && !starcoder2 && !stablelm)
+        if (!oss && !seed && !glm && !glm_moe && !solar && !helium && !llama_bias && !starcoder2 && !stablelm && !phi &&
+            !gptj)
             m->attention_bias = qwen && jbool(root, "qkv_bias", true);      /* Qwen2-MoE may turn them off */
         /* transformers' defaults: tied for Qwen2 only when it says so; false for Llama/Mistral;
          * true for Gemma, ERNIE 4.5 and Youtu-LLM. */
@@ -1547,8 +1627,9 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         /* Part of each head turned (rope_parameters or the top level): GLM's half (its default),
          * Phi-4-mini's 3/4, MiniMax-M2's rotary_dim of head_dim: model.rope_dim; other families'
          * are refused. */
-        const long long rotary_dim = minimax ? jint(root, "rotary_dim", 0) : 0;
-        const double def_partial = glm || glm_moe || nemotron ? 0.5 : stablelm ? 0.25
+        const long long rotary_dim = minimax || gptj ? jint(root, "rotary_dim", 0) : 0;
+        const double def_partial = glm || glm_moe || nemotron || phi ? 0.5 : stablelm ? 0.25
+                                 : gptj ? (double)rotary_dim / (m->heads > 0 ? m->width / m->heads : 1)
                                  : neox ? jnum(root, "rotary_pct", 0.25)   /* transformers 4's name */
                                  : rotary_dim > 0 ? (double)rotary_dim / hd : 1.0;
         const double partial = jnum(root, "partial_rotary_factor",
@@ -1563,9 +1644,9 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             REFUSE("%s: partial_rotary_factor = %g turns %d of a head's %d values, not qk_rope_head_dim = %lld", path,
                    partial, rd, hs, m4_rope);
         if (partial != 1.0 && !glm && !glm_moe && !solar && !phi3 && !mistral4 && !minimax && !nemotron && !stablelm &&
-            !neox)
+            !neox && !phi && !gptj)
             REFUSE("%s: partial_rotary_factor = %g on %s: accel turns part of a head for GLM, Phi-3, MiniMax-M2, Nemotron, "
-                   "StableLM and GPT-NeoX only", path,
+                   "StableLM, GPT-NeoX, Phi and GPT-J only", path,
                    partial, ai->arch);
         if (!mistral4 && (!(partial > 0 && partial <= 1.0) || rd % 2 || rd < 2))
             REFUSE("%s: partial_rotary_factor = %g turns %d of a head's %d values: accel needs an even number >= 2",
@@ -2015,6 +2096,10 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     d.minimax = !strcmp(family, "MiniMaxM2ForCausalLM");
     d.sc2 = !strcmp(family, "Starcoder2ForCausalLM");
     d.neox = !strcmp(family, "GPTNeoXForCausalLM");
+    d.phi = !strcmp(family, "PhiForCausalLM");
+    d.gptj = !strcmp(family, "GPTJForCausalLM");
+    d.rope_pairs = d.glm || d.ernie || d.cohere || d.gptj;
+    d.names = d.neox ? F_NEOX : d.phi ? F_PHI : d.gptj ? F_GPTJ : 0;
     d.rope_pairs |= !strcmp(family, "Ernie4_5ForCausalLM") ||   /* a Llama with its pairs interleaved */
                     !strcmp(family, "HeliumForCausalLM");         /* (Cohere's: dims_of) */
     hf->ne = entries_of(&d, &hf->e);
@@ -2361,13 +2446,15 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         /* LayerNorms or a plain MLP: StarCoder2 (the tanh GELU), Nemotron (relu2 under LayerNorm1P),
          * Jais2 (relu2 under LayerNorms), Arcee (relu2 under RMSNorms), StableLM (SwiGLU under
          * LayerNorms); accel_hf_export checked the rest */
-        const bool own = d.ln || d.plain || strcmp(m->parallel_block, "none"), relu2 = !strcmp(m->activation, "relu2");
+        const bool own = d.ln || d.plain || strcmp(m->parallel_block, "none") || m->head_bias;
+        const bool relu2 = !strcmp(m->activation, "relu2");
         const bool cohere = d.cohere, cohere2 = cohere && m->sliding_window > 0;
-        const char *own_arch = !own ? NULL : d.neox ? "GPTNeoXForCausalLM" : d.sc2 ? "Starcoder2ForCausalLM"
+        const char *own_arch = !own ? NULL : d.phi ? "PhiForCausalLM" : d.gptj ? "GPTJForCausalLM"
+                             : d.neox ? "GPTNeoXForCausalLM" : d.sc2 ? "Starcoder2ForCausalLM"
                              : cohere ? (cohere2 ? "Cohere2ForCausalLM" : "CohereForCausalLM")
                              : !d.plain ? "StableLmForCausalLM"
                              : !d.ln ? "ArceeForCausalLM" : m->norm_unit_offset ? "NemotronForCausalLM" : "Jais2ForCausalLM";
-        const char *own_type = !own ? NULL : d.neox ? "gpt_neox" : d.sc2 ? "starcoder2"
+        const char *own_type = !own ? NULL : d.phi ? "phi" : d.gptj ? "gptj" : d.neox ? "gpt_neox" : d.sc2 ? "starcoder2"
                              : cohere ? (cohere2 ? "cohere2" : "cohere") : !d.plain ? "stablelm"
                              : !d.ln ? "arcee"
                              : m->norm_unit_offset ? "nemotron" : "jais2";
@@ -2667,7 +2754,24 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                 json_object_set_new(j, d.sc2 ? "use_bias" : "use_qkv_bias", json_boolean(m->attention_bias));
             }
             if (d.sc2) json_object_set_new(j, "sliding_window", window ? json_integer(m->sliding_window) : json_null());
-            if (cohere) {               /* the logits' scale; no q/k norms or MLP biases */
+            if (d.phi) {                /* biases everywhere, the part of each head turned */
+                json_object_del(j, "attention_bias");
+                json_object_del(j, "mlp_bias");
+                json_object_set_new(j, "partial_rotary_factor", json_real((double)d.rd / d.hs));
+                json_object_set_new(j, "qk_layernorm", json_false());
+                json_object_set_new(j, "hidden_act", json_string("gelu_new"));
+            } else if (d.gptj) {        /* GPT-2's key names; RoPE on rotary_dim values, theta 10000 */
+                static const char *const not_gptj[] = { "hidden_size", "num_hidden_layers", "num_attention_heads",
+                                                        "num_key_value_heads", "head_dim", "max_position_embeddings",
+                                                        "intermediate_size", "layer_norm_eps", "hidden_act", "rope_theta",
+                                                        "attention_bias", "mlp_bias", "partial_rotary_factor" };
+                for (size_t i = 0; i < sizeof not_gptj / sizeof *not_gptj; i++) json_object_del(j, not_gptj[i]);
+                json_t *g = json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:f}", "n_embd", m->width, "n_layer", m->layers,
+                                      "n_head", m->heads, "n_positions", m->context, "n_inner", d.F, "rotary_dim", d.rd,
+                                      "activation_function", "gelu_new", "layer_norm_epsilon", m->rms_eps);
+                if (g) json_object_update(j, g);
+                json_decref(g);
+            } else if (cohere) {        /* the logits' scale; no q/k norms or MLP biases */
                 json_object_del(j, "mlp_bias");
                 json_object_set_new(j, "logit_scale", json_real(1.0 / m->logits_scaling));
                 json_object_set_new(j, "use_qk_norm", json_false());
@@ -3133,14 +3237,25 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
      * sublayers, no experts, q/k norms, latent attention or scalars), RoPE plain or scaled by
      * llama3, linear or YaRN, each with its own biases, window and part of the head turned. */
     const bool parallel = strcmp(m->parallel_block, "none") != 0;
-    if (d.ln || d.plain || parallel) {
+    if (d.ln || d.plain || parallel || m->head_bias) {
         const bool relu2 = !strcmp(m->activation, "relu2"), cohere = d.cohere, stablelm = d.ln && !d.plain && !cohere;
         const bool nemotron = d.ln && relu2 && m->norm_unit_offset;
-        const char *family = d.neox ? "GPTNeoXForCausalLM" : d.sc2 ? "Starcoder2ForCausalLM"
+        const bool phi_j = d.phi || d.gptj;
+        const char *family = d.phi ? "PhiForCausalLM" : d.gptj ? "GPTJForCausalLM"
+                           : d.neox ? "GPTNeoXForCausalLM" : d.sc2 ? "Starcoder2ForCausalLM"
                            : cohere ? (m->sliding_window ? "Cohere2ForCausalLM" : "CohereForCausalLM")
                            : stablelm ? "StableLmForCausalLM"
-                           : !d.ln ? "ArceeForCausalLM" : nemotron ? "NemotronForCausalLM" : "Jais2ForCausalLM";
-        const char *bad = !d.ln && !d.plain ? "model.parallel_block under RMSNorms (Cohere's and GPT-NeoX's are LayerNorms)"
+                           : !d.ln ? (d.plain ? "ArceeForCausalLM" : "LlamaForCausalLM")
+                           : nemotron ? "NemotronForCausalLM" : "Jais2ForCausalLM";
+        const char *bad = m->head_bias && !phi_j ? "model.head_bias (Phi's and GPT-J's alone)"
+                        : phi_j && (!m->head_bias || !m->mlp_bias)
+                        ? "an LM head or an MLP without biases (Phi's and GPT-J's have them)"
+                        : d.gptj && (d.KVH != m->heads || d.hs * m->heads != m->width || strcmp(m->rope_scaling, "none") ||
+                                     m->rope_theta != 10000.0)
+                        ? "grouped-query heads, model.head_dim, a RoPE scaling or a theta other than 10000 (GPT-J has "
+                          "none of them)"
+                        : d.phi && d.hs * m->heads != m->width ? "model.head_dim apart from width / heads"
+                        : !d.ln && !d.plain ? "model.parallel_block under RMSNorms (Cohere's and GPT-NeoX's are LayerNorms)"
                         : (stablelm || cohere) && strcmp(m->activation, "silu") ? "a gated activation other than SwiGLU's"
                         : !d.ln && !relu2 ? "a plain MLP under RMSNorms with an activation other than relu2 (Arcee's)"
                         : d.ln && !m->norm_bias && !cohere
@@ -3151,8 +3266,8 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                         ? "Gemma's, Granite's or gpt-oss's keys"
                         : d.E || d.mla || m->qk_norm ? "experts, latent attention or q/k norms"
                         : m->norm_unit_offset && !nemotron ? "model.norm_unit_offset (Nemotron's alone: relu2 under LayerNorms)"
-                        : parallel && !(d.neox && !strcmp(m->parallel_block, "two_norms")) && !cohere
-                        ? "model.parallel_block (GPT-NeoX's two_norms, Cohere's one_norm)"
+                        : parallel && !(d.neox && !strcmp(m->parallel_block, "two_norms")) && !cohere && !phi_j
+                        ? "model.parallel_block (GPT-NeoX's two_norms, Cohere's, Phi's and GPT-J's one_norm)"
                         : d.neox && (d.KVH != m->heads || d.hs * m->heads != m->width || !m->mlp_bias ||
                                      m->attention_bias != m->attention_out_bias)
                         ? "grouped-query heads, model.head_dim, an MLP without biases or some attention biases without "
@@ -3162,8 +3277,8 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                           m->query_scale_beta > 0 || !strcmp(m->rope_scaling, "longrope")
                         ? "layers without RoPE (but Cohere 2's full ones), a window pattern, the query temperature or LongRoPE"
                         : m->sliding_window && !d.sc2 && !cohere ? "a sliding window (StarCoder2's and Cohere 2's alone)"
-                        : m->rope_dim && !nemotron && !stablelm && !d.neox
-                        ? "model.rope_dim (Nemotron's, StableLM's and GPT-NeoX's alone)"
+                        : m->rope_dim && !nemotron && !stablelm && !d.neox && !phi_j
+                        ? "model.rope_dim (Nemotron's, StableLM's, GPT-NeoX's, Phi's and GPT-J's alone)"
                         : (d.sc2 || stablelm) && d.hs * m->heads != m->width ? "model.head_dim apart from width / heads"
                         : d.sc2 && (m->attention_bias != m->mlp_bias || m->attention_out_bias != m->mlp_bias)
                         ? "biases on some projections and not others (StarCoder2's use_bias is every projection's)"
@@ -3178,7 +3293,8 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                         "(layer with model.norm_unit_offset, plain relu2, partial RoPE), Jais2 (layer, plain relu2), "
                         "Arcee (rms, plain relu2), StableLM (layer, gated silu, q/k/v biases, partial RoPE) and "
                         "Cohere (layer without biases, gated silu, model.parallel_block=one_norm, Cohere 2: a window "
-                        "pattern whose full layers have no RoPE) "
+                        "pattern whose full layers have no RoPE), Phi and GPT-J (layer, plain gelu_tanh, "
+                        "model.parallel_block=one_norm, model.head_bias; Phi with attention biases, GPT-J without) "
                         "export, with Llama's blocks otherwise", m->norm, m->mlp, family, bad);
             return ACCEL_ERR_UNSUPPORTED;
         }

@@ -156,6 +156,7 @@ typedef struct {
     accel_gemm_cpu_t gemm;
     accel_gemm_cpu_t gemm32;        /* fp32 products, for attention operands rounded beforehand */
     int wte, wpe, lnfw, lnfb, head; /* wpe, lnfb: -1 when absent; head: wte or lm_head */
+    int headb;                      /* model.head_bias: [V] added to the logits; -1: none */
     gpt_block_t *blk;
     gpt_acts_t *act;                /* [L] per block; with recompute, some pieces point into one
                                      * set shared by every block (kept_pieces, reserve) */
@@ -257,6 +258,7 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->mlp_bias) key = "model.mlp_bias";
     else if (strcmp(c->parallel_block, "none")) key = "model.parallel_block";
     else if (!c->norm_bias) key = "model.norm_bias";
+    else if (c->head_bias) key = "model.head_bias";
     else if (!c->tie_embeddings) key = "model.tie_embeddings";
     else if (c->attention_bias) key = "model.attention_bias";
     else if (c->attention_out_bias) key = "model.attention_out_bias";
@@ -528,6 +530,8 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
                                                 "model.norm_position=post|both, experts or model.residual_multiplier";
         else if (c->mlp_bias && !plain)
             bad = "model.mlp_bias", why = "puts biases on a plain MLP's projections: set model.mlp=plain";
+        else if (c->head_bias && c->tie_embeddings)
+            bad = "model.head_bias", why = "needs model.tie_embeddings=false (the bias is the separate head's)";
         else if (!c->norm_bias && strcmp(c->norm, "layer"))
             bad = "model.norm_bias", why = "is false, which shapes model.norm=layer (RMSNorms have no bias)";
         else if (!strcmp(c->norm, "layer") && strcmp(c->norm_position, "pre"))
@@ -752,7 +756,7 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
     const char *fc = ar->swiglu ? "mlp.gate_up" : llama ? "mlp.up" : "mlp.fc", *fcp = llama ? "mlp.down" : "mlp.proj";
     /* Each layer's tensors are registered contiguously: ZeRO-3 gathers one layer at a time.
      * Layer 0: embeddings; 1..L: blocks; L+1: final norm (and a separate LM head). */
-    m->wpe = m->lnfb = m->head = -1;
+    m->wpe = m->lnfb = m->head = m->headb = -1;
     ACCEL_CHECK_GOTO(add(layout, "wte", 2, m->V, C, 0, 0, std, &m->wte), st, fail);
     if (!ar->rope) ACCEL_CHECK_GOTO(add(layout, "wpe", 2, m->T, C, 0, 0, std, &m->wpe), st, fail);
     for (int l = 0; l < m->L; l++) {
@@ -831,6 +835,8 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
     if (m->norm_bias) ACCEL_CHECK_GOTO(add(layout, name, 1, C, 0, last, nd, 0.0f, &m->lnfb), st, fail);
     if (ar->tied) m->head = m->wte;
     else ACCEL_CHECK_GOTO(add(layout, "lm_head.weight", 2, m->V, C, last, 0, std, &m->head), st, fail);
+    if (llama && cfg->model.head_bias)
+        ACCEL_CHECK_GOTO(add(layout, "lm_head.bias", 1, m->V, 0, last, nd, 0.0f, &m->headb), st, fail);
     *state = m;
     return ACCEL_OK;
 fail:
@@ -1884,7 +1890,9 @@ static accel_status_t head_loss(gpt_t *m, const accel_layout_t *layout, const fl
     const int C = m->C, V = m->V;
     const size_t BT = (size_t)B * T;
     accel_batch_layer_fetch(hb, head_layer(m), 1);
-    GEMM(false, true, (int)BT, V, C, 1.0f, m->lnf, C, PARAM(m->head), C, 0.0f, m->logits, V);
+    const bool biased = m->headb >= 0;         /* model.head_bias: the product adds to it */
+    if (biased) start_rows(m->logits, PARAM(m->headb), NULL, BT, V);
+    GEMM(false, true, (int)BT, V, C, 1.0f, m->lnf, C, PARAM(m->head), C, biased ? 1.0f : 0.0f, m->logits, V);
     const float g = dscale / (float)T;   /* each token counts 1/T of its sample's loss */
     const uint8_t *mask = hb ? hb->loss_mask : NULL;
     double total = 0;
@@ -1993,6 +2001,7 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
     /* LM head: dlnf = dlogits W, dW += dlogits^T lnf (W = wte when tied). */
     GEMM(false, false, bt, C, V, 1.0f, m->logits, V, PARAM(m->head), C, 0.0f, m->dc, C);
     GEMM(true, false, V, C, bt, 1.0f, m->logits, V, m->lnf, C, 1.0f, GRAD(m->head), C);
+    if (m->headb >= 0) accel_cpu_colsum_add(GRAD(m->headb), m->logits, BT, V);
     if (m->arch.tied) {                             /* wte's layer, then the final norm's */
         accel_batch_layer_release(hb, 0);
         accel_batch_layer_fetch(hb, m->L + 1, 1);
@@ -2252,9 +2261,10 @@ static accel_status_t infer(gpt_t *m, const accel_layout_t *layout, const float 
     m->cache_long = m->rope_long;
     const int h = head_layer(m);
     accel_batch_layer_fetch(&hb, h, 0);
+    if (m->headb >= 0) start_rows(out_logits, PARAM(m->headb), NULL, (size_t)(ntokens - first), m->V);
     accel_status_t st = accel_gemm_cpu(&m->gemm, false, true, ntokens - first, m->V, m->C, 1.0f,
                                        fw.lnf + (size_t)first * m->C, m->C, PARAM(m->head), m->C,
-                                       0.0f, out_logits, m->V);
+                                       m->headb >= 0 ? 1.0f : 0.0f, out_logits, m->V);
     for (int t = first; st == ACCEL_OK && (m->logit_cap > 0 || m->logits_div != 1.0f) && t < ntokens; t++) {
         float *z = out_logits + (size_t)(t - first) * m->V;
         for (int v = 0; m->logits_div != 1.0f && v < m->V; v++) z[v] /= m->logits_div;

@@ -194,6 +194,7 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                       : strcmp(mc->mlp, "gated") ? "model.mlp=plain"
                       : mc->mlp_bias ? "model.mlp_bias=true"
                       : strcmp(mc->parallel_block, "none") ? "model.parallel_block"
+                      : mc->head_bias ? "model.head_bias=true"
                       : mc->attention_sinks ? "model.attention_sinks=true"
                       : mc->rope_dim ? "model.rope_dim"
                       : mc->attention_out_bias ? "model.attention_out_bias=true"

@@ -1786,7 +1786,9 @@ static accel_moe_weights_t moe_weights(const gpt_block_t *k, const accel_layout_
  * recompute skips that product; the experts' backward needs their outputs, so they always run).
  * post_norm: the MLP reads res2 itself, its output goes to ln2 (always: norm2's backward reads
  * it), and res3 = res2 + norm2(that) (without `output`, into the dpost scratch); sandwich: it
- * reads norm2(res2), its output goes to pn2 and res3 = res2 + post_norm2(that) alike. */
+ * reads norm2(res2), its output goes to pn2 and res3 = res2 + post_norm2(that) alike;
+ * model.parallel_block: it reads norm2(res_in), the block's input (two_norms), or attention's
+ * ln1 (one_norm), and res3 = res2 + its output as before. */
 static accel_status_t block_mlp(gpt_t *m, const accel_layout_t *layout, const float *params, int l,
                                 gpt_acts_t *a, const float *res_in, size_t BT, int p0, bool output)
 {

@@ -131,6 +131,10 @@ static int g_plain;
 /* g_cohere: Cohere 2's blocks: LayerNorms without biases, SwiGLU beside attention through norm1, logits
  * scaled by 1/4, every 2nd layer full and without RoPE while the others slide over 5 keys. */
 static bool g_cohere;
+/* g_qwen35: Qwen3.5's blocks: every 2nd layer attention (per-head q/k norms, RoPE on 4 of each head's
+ * 8 values, its output gated by sigmoid(gate)), the others gated delta-nets (2 key heads of 6, 4
+ * value heads of 5, a convolution of width 3), norms by 1 + weight. */
+static bool g_qwen35;
 
 /* A Llama with every optional part on: grouped-query attention (NH heads, NH/2 kv heads), an untied
  * head, q/k/v biases, Llama-3.1 RoPE scaling with frequencies in all three bands, odd SwiGLU width. */
@@ -249,6 +253,16 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
                                 { "model.no_rope_pattern", "2" } };
         for (size_t i = 0; i < sizeof ck / sizeof ck[0]; i++)
             ck_assert_int_eq(accel_config_set(&cfg, ck[i][0], ck[i][1], NULL, 0), ACCEL_OK);
+    }
+    if (g_qwen35) {
+        const char *qk[][2] = { { "model.linear_attention_pattern", "2" }, { "model.attention_output_gate", "true" },
+                                { "model.qk_norm", "true" }, { "model.norm_unit_offset", "true" },
+                                { "model.head_dim", "8" }, { "model.rope_dim", "4" }, { "model.attention_bias", "false" },
+                                { "model.linear_key_heads", "2" }, { "model.linear_value_heads", "4" },
+                                { "model.linear_key_dim", "6" }, { "model.linear_value_dim", "5" },
+                                { "model.linear_conv_kernel", "3" } };
+        for (size_t i = 0; i < sizeof qk / sizeof qk[0]; i++)
+            ck_assert_int_eq(accel_config_set(&cfg, qk[i][0], qk[i][1], NULL, 0), ACCEL_OK);
     }
     if (g_olmo) {
         cfg.model.qk_norm = true;
@@ -494,7 +508,8 @@ START_TEST(test_gradcheck_llama)
     if (_i == 16) g_qwen3 = g_qkafter = true;   /* 16: Qwen3's norms after RoPE (HunYuan) */
     g_plain = _i >= 17 && _i <= 21 ? _i - 16 : 0;   /* 17-21: StarCoder2, Nemotron, Arcee, GPT-NeoX, GPT-J */
     g_cohere = _i == 22;                        /* 22: Cohere 2 */
-    fd_h = 5e-3;
+    g_qwen35 = _i == 23;                        /* 23: Qwen3.5 (40 tokens: past a recurrence chunk) */
+    fd_h = g_qwen35 ? 1e-3 : 5e-3;
     fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
     big_init(&f);
     gradcheck(&f, 8, NULL);
@@ -539,7 +554,7 @@ START_TEST(test_gradcheck_llama)
     g_olmo = 0;
     g_gemma = g_oss = g_longrope = g_exaone = false;
     g_mla = g_plain = 0;
-    g_qscale = g_qkafter = g_cohere = false;
+    g_qscale = g_qkafter = g_cohere = g_qwen35 = false;
     g_oss_limit = "1";
 }
 END_TEST
@@ -818,7 +833,7 @@ START_TEST(test_recompute_bitwise)
                                                  * temperature, 11: Qwen3's norms after RoPE,
                                                  * 12: StarCoder2's LayerNorms and plain MLP,
                                                  * 13, 14: the MLP beside attention (GPT-NeoX's,
-                                                 * GPT-J's), 15: Cohere 2's */
+                                                 * GPT-J's), 15: Cohere 2's, 16: Qwen3.5's */
     const char *precision = _i % 2 ? "bf16" : "fp32";
     g_qwen3 = _i / 2 == 2 || _i / 2 == 11;
     g_qkafter = _i / 2 == 11;
@@ -830,6 +845,7 @@ START_TEST(test_recompute_bitwise)
     g_qscale = g_mla;
     g_plain = _i / 2 == 12 ? 1 : _i / 2 == 13 || _i / 2 == 14 ? _i / 2 - 9 : 0;
     g_cohere = _i / 2 == 15;
+    g_qwen35 = _i / 2 == 16;
     float *ref = NULL;
     double ref_loss = 0;
     size_t bytes[3];
@@ -868,7 +884,7 @@ START_TEST(test_recompute_bitwise)
     g_qwen3 = false;
     g_moe = 0;
     g_olmo = 0;
-    g_gemma = g_oss = g_qscale = g_qkafter = g_cohere = false;
+    g_gemma = g_oss = g_qscale = g_qkafter = g_cohere = g_qwen35 = false;
     g_mla = g_plain = 0;
 }
 END_TEST
@@ -1469,13 +1485,13 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
-    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 23);
+    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 24);
     tcase_add_test(tc, test_sliding_window);
     tcase_add_test(tc, test_experts_aux);
     tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);
     tcase_add_loop_test(tc, test_loss_mask, 0, 2);
-    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 32);
+    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 34);
     tcase_add_test(tc, test_causality);
     tcase_add_loop_test(tc, test_documents, 0, 6);
     tcase_add_test(tc, test_precision);

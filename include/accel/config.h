@@ -70,6 +70,12 @@ typedef struct {
     bool mlp_bias;                  /* model.mlp_bias: the plain MLP's biases */
     char parallel_block[12];        /* model.parallel_block: none | two_norms | one_norm */
     bool head_bias;                 /* model.head_bias: the LM head's bias */
+    bool attention_output_gate;     /* model.attention_output_gate: output times sigmoid(gate) (Qwen3.5) */
+    /* llama: gated delta-net linear attention layers (Qwen3.5, Qwen3-Next) */
+    int linear_attention_pattern;   /* model.linear_attention_pattern: every N-th layer full; 0 = none */
+    int linear_key_heads, linear_value_heads;   /* 0 = heads */
+    int linear_key_dim, linear_value_dim;       /* 0 = the head size */
+    int linear_conv_kernel;         /* model.linear_conv_kernel: the causal convolution's width */
     double swiglu_alpha, swiglu_limit; /* clamped_swiglu's slope and bound */
     int query_pre_attn_scalar;      /* model.query_pre_attn_scalar: scores / sqrt(this); 0 = hs */
     double attention_softcap;       /* model.attention_softcap: c tanh(score / c); 0 = none (Gemma 2) */

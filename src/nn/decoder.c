@@ -36,6 +36,7 @@
 #include "accel/model.h"
 #include "decoder.h"
 #include "experts.h"
+#include "gated_delta.h"
 #include "gemm_cpu.h"
 #include "kernels_cpu.h"
 
@@ -57,6 +58,7 @@ typedef struct {                    /* the building blocks of one family */
     bool proj_bias;                 /* a bias on attention's output projection (gpt; gpt-oss) */
     bool sinks;                     /* a learned sink logit per head in each softmax (gpt-oss) */
     int parallel;                   /* PARALLEL_*: the MLP beside attention, reading the block's input */
+    bool gate;                      /* attention's output times sigmoid(gate) (Qwen3.5) */
 } arch_t;
 
 /* model.parallel_block: res + attn(norm1(res)) + mlp(norm2(res)) (two_norms: GPT-NeoX) or
@@ -76,6 +78,11 @@ typedef struct {                    /* tensor indices of one block; -1: absent i
      * keys' and values' latent with the shared RoPE key [Rkv + rd, C], its norm [Rkv], and the
      * per-head expansion [NH (hs - rd + dv), Rkv] */
     int qaw, qanw, qbw, kvaw, kvanw, kvbw;
+    int gatew;                      /* attention_output_gate: [QW, C] */
+    /* a gated delta-net layer (model.linear_attention_pattern), in place of qkvw and projw's
+     * shape: the input projection [LP, C], the convolution [LCW, K], dt_bias and A_log [Hv], the
+     * gated norm [dv], and the output projection (projw) [C, LO] */
+    int linw, convw, dtb, alog, lnw;
 } gpt_block_t;
 
 typedef struct {                    /* activations of one block, stored for the backward pass */
@@ -102,6 +109,10 @@ typedef struct {                    /* activations of one block, stored for the 
     float *mla;                     /* latent attention, per row: the queries' latent before and
                                      * after its norm [Rq] [Rq] and its 1/rms, the keys' alike [Rkv]
                                      * [Rkv] and 1/rms (mla_acts) */
+    float *gate, *atto;             /* attention_output_gate: [BT, QW] the gate before its sigmoid,
+                                     * and the gated output (the projection's input) */
+    float *lin;                     /* gated delta-net layers: [BT, accel_gdn_act_floats] (their
+                                     * input projection is in qkv, their output in atty) */
 } gpt_acts_t;
 
 typedef struct {
@@ -117,6 +128,9 @@ typedef struct {
     int F, FIN;                     /* the dense MLP's hidden width; its first product's (F or 2F) */
     accel_moe_dims_t moe;           /* experts (moe.E = 0: a dense MLP): moe.F the experts' width */
     int dense_layers;               /* with experts, the first blocks with a dense MLP instead */
+    accel_gdn_dims_t lin;           /* gated delta-net layers' (lin_pattern > 0) */
+    int lin_pattern;                /* model.linear_attention_pattern: every N-th layer attention */
+    int LP, LO;                     /* their input projection's width, their output's (Hv dv) */
     accel_glu_t glu;                /* the gated MLP's activation (llama; the experts' too) */
     accel_act_kind_t plain_act;     /* the plain MLP's (gpt; llama with model.mlp=plain) */
     float aux_coef;                 /* model.router_aux_loss */
@@ -172,6 +186,8 @@ typedef struct {
     float *kt, *vt;                 /* [hs, T] one (sample, head)'s keys and values, transposed */
     float *dkv;                     /* [2, T, hs] one head's dK, dV before they join its group's */
     float *dmla;                    /* [BT, mla_scratch] latent attention's work rows (training) */
+    float *dgate;                   /* [BT, QW] attention_output_gate: d(gate) */
+    float *dlin;                    /* gated delta-net layers' scratch (accel_gdn_scratch_floats) */
     float *mem;
     int capacity;                   /* samples (at full context) the buffers hold */
     const int32_t *pos;             /* [BT] this pass's positions (batch->positions: packed
@@ -180,7 +196,7 @@ typedef struct {
      * (nothing is kept for a backward pass) except each block's keys and values, the KV cache. */
     gpt_acts_t iact;
     float **kv;                     /* [L] -> [T, 2 KVH hs]: keys | values */
-    float *ix0, *ilnf, *ilnf_mean, *ilnf_rstd, *ipr, *ikt, *imla;
+    float *ix0, *ilnf, *ilnf_mean, *ilnf_rstd, *ipr, *ikt, *imla, *ilin;
     float *imem;
     int cached;                     /* tokens whose q|k|v the cache holds (previous call's) */
 } gpt_t;
@@ -195,6 +211,7 @@ typedef struct {
     float *pr;                      /* [T, T] scratch: one head's attention scores */
     float *kt;                      /* [hs, T] scratch: one head's keys, transposed */
     float *mla;                     /* [BT, mla_scratch] latent attention's work rows */
+    float *lin;                     /* gated delta-net layers' scratch */
 } gpt_fwd_t;
 
 #define PARAM(idx) (params + layout->tensors[(idx)].offset)
@@ -303,6 +320,13 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->kv_lora_rank) key = "model.kv_lora_rank";
     else if (c->q_lora_rank) key = "model.q_lora_rank";
     else if (c->v_head_dim) key = "model.v_head_dim";
+    else if (c->attention_output_gate) key = "model.attention_output_gate";
+    else if (c->linear_attention_pattern) key = "model.linear_attention_pattern";
+    else if (c->linear_key_heads) key = "model.linear_key_heads";
+    else if (c->linear_value_heads) key = "model.linear_value_heads";
+    else if (c->linear_key_dim) key = "model.linear_key_dim";
+    else if (c->linear_value_dim) key = "model.linear_value_dim";
+    else if (c->linear_conv_kernel != 4) key = "model.linear_conv_kernel";
     if (!key) return ACCEL_OK;
     ACCEL_ERROR0("gpt: %s is a llama key (GPT-2 has learned positions, LayerNorm, a GELU MLP of 4 x "
                  "width, biases everywhere and a tied LM head)\n--> hint: use model.name=llama, or "
@@ -423,6 +447,13 @@ static int head_size(const accel_model_config_t *c) { return c->head_dim ? c->he
 
 /* The pairs of values RoPE turns in each head: model.rope_dim / 2, else the head size / 2. */
 static int rope_pairs(const accel_model_config_t *c) { return (c->rope_dim ? c->rope_dim : head_size(c)) / 2; }
+
+/* The gated delta-net layers' heads (model.linear_*: 0 takes the attention's). */
+static int lin_key_heads(const accel_model_config_t *c) { return c->linear_key_heads ? c->linear_key_heads : c->heads; }
+static int lin_value_heads(const accel_model_config_t *c)
+{
+    return c->linear_value_heads ? c->linear_value_heads : lin_key_heads(c);
+}
 
 static accel_status_t validate(const accel_config_t *cfg, bool llama)
 {
@@ -598,6 +629,20 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
                                               "model.norm_unit_offset";
         else if (c->v_head_dim > head_size(c))
             bad = "model.v_head_dim", why = "must be at most the head size (model.head_dim, else width / heads)";
+        else if (c->linear_attention_pattern && (strcmp(c->norm_position, "pre") || strcmp(c->parallel_block, "none") ||
+                                                 c->kv_lora_rank))
+            bad = "model.linear_attention_pattern", why = "puts gated delta-net layers in pre-norm blocks: not with "
+                                                          "model.norm_position=post|both, model.parallel_block or "
+                                                          "latent attention";
+        else if (!c->linear_attention_pattern && (c->linear_key_heads || c->linear_value_heads || c->linear_key_dim ||
+                                                  c->linear_value_dim || c->linear_conv_kernel != 4))
+            bad = "model.linear_key_heads", why = "(and the other model.linear_* keys) shape gated delta-net layers: "
+                                                  "set model.linear_attention_pattern";
+        else if (c->linear_attention_pattern && lin_value_heads(c) % lin_key_heads(c))
+            bad = "model.linear_value_heads", why = "must be a multiple of model.linear_key_heads (each key head "
+                                                    "serves a whole group of value heads)";
+        else if (c->attention_output_gate && c->kv_lora_rank)
+            bad = "model.attention_output_gate", why = "gates attention's heads: not with latent attention";
         if (bad) {
             ACCEL_ERROR0("llama: %s %s (model.heads=%d model.kv_heads=%d model.width=%d)", bad,
                          why, c->heads, c->kv_heads, c->width);
@@ -655,6 +700,14 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
     const bool plain = !llama || !strcmp(c->mlp, "plain");
     m->FIN = plain ? m->F : 2 * m->F;
     m->QKN = llama && c->qk_norm ? (m->NH + m->KVH) * m->hs : 0;
+    m->lin_pattern = llama ? c->linear_attention_pattern : 0;
+    if (m->lin_pattern) {
+        m->lin = (accel_gdn_dims_t){ lin_key_heads(c), lin_value_heads(c), c->linear_key_dim ? c->linear_key_dim : m->hs,
+                                     c->linear_value_dim ? c->linear_value_dim : m->hs, c->linear_conv_kernel,
+                                     (float)c->rms_eps };
+        m->LP = (int)accel_gdn_in_width(&m->lin);
+        m->LO = m->lin.Hv * m->lin.dv;
+    }
     const int E = llama ? c->experts : 0;
     m->glu = (accel_glu_t){ !strcmp(c->activation, "gelu_tanh") ? ACCEL_GLU_GELU_TANH
                             : !strcmp(c->activation, "clamped_swiglu") ? ACCEL_GLU_CLAMPED : ACCEL_GLU_SILU,
@@ -681,7 +734,8 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
                                 .proj_bias = c->attention_out_bias, .sinks = c->attention_sinks,
                                 .parallel = !strcmp(c->parallel_block, "two_norms") ? PARALLEL_TWO_NORMS
                                           : !strcmp(c->parallel_block, "one_norm") ? PARALLEL_ONE_NORM
-                                          : PARALLEL_NONE }
+                                          : PARALLEL_NONE,
+                                .gate = c->attention_output_gate }
                     : (arch_t){ .rms = false, .rope = false, .swiglu = false, .mlp_bias = true,
                                 .qkv_bias = true, .tied = true, .proj_bias = true };
     m->eps = llama ? (float)c->rms_eps : ACCEL_LN_EPS;
@@ -719,6 +773,9 @@ void accel_decoder_dims(const accel_config_t *cfg, accel_decoder_dims_t *d)
     *d = (accel_decoder_dims_t){ m.L, m.NH, m.KVH, m.hs, m.C, m.T, m.V, m.QKV, m.F, m.FIN, llama,
                                  m.arch.qk_norm, m.moe.E, m.moe.K, m.moe.F, m.L - m.dense_layers };
 }
+
+/* Whether block l is a gated delta-net layer (model.linear_attention_pattern: all but every N-th). */
+static bool layer_linear(const gpt_t *m, int l) { return m->lin_pattern && (l + 1) % m->lin_pattern != 0; }
 
 /* Whether block l's MLP is the experts (else a dense MLP: no experts, or model.dense_layers). */
 static bool layer_moe(const gpt_t *m, int l) { return m->moe.E && l >= m->dense_layers; }
@@ -762,14 +819,23 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
     for (int l = 0; l < m->L; l++) {
         gpt_block_t *b = &m->blk[l];
         *b = (gpt_block_t){ -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-                            -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+                            -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
         char name[ACCEL_TENSOR_NAME_MAX];
 #define ADD(part, suffix, ndim, d0, d1, flags, s, idx)                                      \
         snprintf(name, sizeof name, "h.%d.%s." suffix, l, part);                            \
         ACCEL_CHECK_GOTO(add(layout, name, ndim, d0, d1, l + 1, flags, s, idx), st, fail)
         ADD(n1, "weight", 1, C, 0, nd, ones, &b->ln1w);
         if (m->norm_bias) { ADD(n1, "bias", 1, C, 0, nd, 0.0f, &b->ln1b); }
-        if (m->mla) {                   /* the latents and their expansions (mla_forward) */
+        if (layer_linear(m, l)) {       /* a gated delta-net: HF's A_log ~ log U(0, 16): here 0 (A = 1) */
+            ADD("attn.in", "weight", 2, m->LP, C, 0, std, &b->linw);
+            ADD("attn.conv", "weight", 2, (int64_t)accel_gdn_conv_width(&m->lin), m->lin.K, 0, std, &b->convw);
+            snprintf(name, sizeof name, "h.%d.attn.dt_bias", l);
+            ACCEL_CHECK_GOTO(add(layout, name, 1, m->lin.Hv, 0, l + 1, nd, -1.0f, &b->dtb), st, fail);
+            snprintf(name, sizeof name, "h.%d.attn.A_log", l);
+            ACCEL_CHECK_GOTO(add(layout, name, 1, m->lin.Hv, 0, l + 1, nd, 0.0f, &b->alog), st, fail);
+            ADD("attn.norm", "weight", 1, m->lin.dv, 0, nd, -1.0f, &b->lnw);
+            ADD("attn.proj", "weight", 2, C, m->LO, 0, res_std, &b->projw);
+        } else if (m->mla) {            /* the latents and their expansions (mla_forward) */
             const int64_t QH = (int64_t)m->NH * m->hs, KVB = (int64_t)m->NH * (m->hs - m->rd + m->dv);
             if (m->Rq) {
                 ADD("attn.q_a", "weight", 2, m->Rq, C, 0, std, &b->qaw);
@@ -785,13 +851,14 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
             ADD("attn.qkv", "weight", 2, m->QKV, C, 0, std, &b->qkvw);
             if (ar->qkv_bias) { ADD("attn.qkv", "bias", 1, m->QKV, 0, nd, 0.0f, &b->qkvb); }
         }
-        if (ar->qk_norm) {              /* per head, or over the whole projections */
+        if (ar->gate && !layer_linear(m, l)) { ADD("attn.gate", "weight", 2, m->QW, C, 0, std, &b->gatew); }
+        if (ar->qk_norm && !layer_linear(m, l)) {   /* per head, or over the whole projections */
             ADD("attn.q_norm", "weight", 1, ar->qk_all ? m->QW : m->hs, 0, nd, ones, &b->qnw);
             ADD("attn.k_norm", "weight", 1, ar->qk_all ? (int64_t)m->KVH * m->hs : m->hs, 0, nd, ones, &b->knw);
         }
-        ADD("attn.proj", "weight", 2, C, m->PW, 0, res_std, &b->projw);
-        if (ar->proj_bias) { ADD("attn.proj", "bias", 1, C, 0, nd, 0.0f, &b->projb); }
-        if (ar->sinks) {                /* logit 0: a sink weighs as one key of score 0 */
+        if (!layer_linear(m, l)) { ADD("attn.proj", "weight", 2, C, m->PW, 0, res_std, &b->projw); }
+        if (ar->proj_bias && !layer_linear(m, l)) { ADD("attn.proj", "bias", 1, C, 0, nd, 0.0f, &b->projb); }
+        if (ar->sinks && !layer_linear(m, l)) {                /* logit 0: a sink weighs as one key of score 0 */
             snprintf(name, sizeof name, "h.%d.attn.sinks", l);
             ACCEL_CHECK_GOTO(add(layout, name, 1, m->NH, 0, l + 1, nd, 0.0f, &b->sinks), st, fail);
         }
@@ -867,25 +934,29 @@ enum { A_LN1, A_LN1_MEAN, A_LN1_RSTD, A_QKV, A_QKN, A_QKN_RSTD, A_LSE, A_ATTY, A
        A_SH, A_SHID, A_SY, A_SG,                               /* their shared expert */
        A_PN1, A_PN1_RSTD, A_PN2, A_PN2_RSTD,                   /* sandwich norms only */
        A_MLA,                                                  /* latent attention only */
+       A_GATE, A_ATTO,                                         /* attention_output_gate only */
+       A_LIN,                                                  /* gated delta-net layers only */
        A_PIECES };
-#define ALL_PIECES ((1u << A_PIECES) - 1)
+typedef uint64_t piece_mask_t;       /* a set of pieces: bit i for piece i */
+#define BIT(i) ((piece_mask_t)1 << (i))
+#define ALL_PIECES (BIT(A_PIECES) - 1)
 
 /* Activation recompute: the pieces each block keeps for its backward pass. The others live in one
  * set shared by every block and are rebuilt from the block's stored input just before its backward
  * pass (recompute_block): none keeps everything; mlp drops the MLP's (norm2 and the first
  * product's two results: over half of a GPT block's floats at short context); block keeps only the block's
  * output, which is the next block's input. */
-static unsigned kept_pieces(accel_recompute_t r)
+static piece_mask_t kept_pieces(accel_recompute_t r)
 {
-    const unsigned mlp = 1u << A_LN2 | 1u << A_LN2_MEAN | 1u << A_LN2_RSTD | 1u << A_FCH |
-                         1u << A_FCH_GELU | 1u << A_PROBS | 1u << A_TOPW | 1u << A_TOPI |
-                         1u << A_ORDER | 1u << A_MOE_X | 1u << A_MOE_Y | 1u << A_SH |
-                         1u << A_SHID | 1u << A_SY | 1u << A_SG | 1u << A_PN2 | 1u << A_PN2_RSTD;
+    const piece_mask_t mlp = BIT(A_LN2) | BIT(A_LN2_MEAN) | BIT(A_LN2_RSTD) | BIT(A_FCH) |
+                         BIT(A_FCH_GELU) | BIT(A_PROBS) | BIT(A_TOPW) | BIT(A_TOPI) |
+                         BIT(A_ORDER) | BIT(A_MOE_X) | BIT(A_MOE_Y) | BIT(A_SH) |
+                         BIT(A_SHID) | BIT(A_SY) | BIT(A_SG) | BIT(A_PN2) | BIT(A_PN2_RSTD);
     /* The experts' gathered input rows are a copy of norm2's: always shared, the backward pass
      * gathers them again (K x width floats per token and block saved for one copy). */
-    const unsigned copy = 1u << A_MOE_X;
+    const piece_mask_t copy = BIT(A_MOE_X);
     if (r == ACCEL_RECOMPUTE_MLP) return ALL_PIECES & ~mlp;
-    if (r == ACCEL_RECOMPUTE_BLOCK) return 1u << A_RES3;
+    if (r == ACCEL_RECOMPUTE_BLOCK) return BIT(A_RES3);
     return ALL_PIECES & ~copy;
 }
 
@@ -900,25 +971,27 @@ static void piece_floats(const gpt_t *m, size_t B, size_t T, size_t sizes[A_PIEC
      * and [BT K, EF], whichever is larger where a model has both. */
     const size_t dense_rows = !E || m->dense_layers ? BT : 0;
     const size_t fch = larger(dense_rows * (size_t)m->FIN, BTK * 2 * EF), hid = larger(dense_rows * (size_t)m->F, BTK * EF);
-    const size_t s[A_PIECES] = { BT * C, BT, BT, BT * (size_t)m->QKV, BT * (size_t)m->QKN,
+    const size_t gate = m->arch.gate ? BT * (size_t)m->QW : 0;
+    const size_t s[A_PIECES] = { BT * C, BT, BT, BT * larger((size_t)m->QKV, (size_t)m->LP), BT * (size_t)m->QKN,
                                  m->QKN ? BT * (size_t)(m->NH + m->KVH) : 0, B * (size_t)m->NH * T,
-                                 BT * (size_t)m->QW, BT * C, BT * C, BT, BT,
+                                 BT * larger((size_t)m->QW, (size_t)m->LO), BT * C, BT * C, BT, BT,
                                  fch, hid,
                                  BT * C, BT * E, BTK, BTK, E ? BTK + E + 1 : 0, BTK * C, BTK * C,
                                  BT * 2 * S, BT * S, S ? BT * C : 0, S ? BT : 0,
                                  m->arch.sandwich ? BT * C : 0, m->arch.sandwich ? BT : 0,
                                  m->arch.sandwich ? BT * C : 0, m->arch.sandwich ? BT : 0,
-                                 m->mla ? BT * (2 * (size_t)m->Rq + 2 * (size_t)m->Rkv + 2) : 0 };
+                                 m->mla ? BT * (2 * (size_t)m->Rq + 2 * (size_t)m->Rkv + 2) : 0,
+                                 gate, gate, m->lin_pattern ? BT * accel_gdn_act_floats(&m->lin) : 0 };
     memcpy(sizes, s, sizeof s);
 }
 
 /* Floats of the pieces in `mask` of one block's activations (laid out by carve_block). */
-static size_t block_floats(const gpt_t *m, size_t B, size_t T, unsigned mask)
+static size_t block_floats(const gpt_t *m, size_t B, size_t T, piece_mask_t mask)
 {
     size_t sizes[A_PIECES], n = 0;
     piece_floats(m, B, T, sizes);
     for (int i = 0; i < A_PIECES; i++)
-        if (mask & 1u << i) n += PIECE(sizes[i]);
+        if (mask & BIT(i)) n += PIECE(sizes[i]);
     return n;
 }
 
@@ -938,22 +1011,32 @@ static size_t mla_scratch(const gpt_t *m)
     return (size_t)m->NH * (size_t)(m->hs - m->rd + m->dv) + 2 * (size_t)m->Rkv + (size_t)m->rd + 2 * (size_t)m->Rq;
 }
 
+/* The backward scratch dc's width (d of the norm's output, of attention's or the gated delta-net's
+ * output) and d3c's (d of the q|k|v rows or of the gated delta-net's input projection). */
+static size_t dc_width(const gpt_t *m) { return larger((size_t)m->C, larger((size_t)m->QW, (size_t)m->LO)); }
+static size_t d3c_width(const gpt_t *m) { return larger((size_t)m->QKV, (size_t)m->LP); }
+
+static size_t lin_scratch(const gpt_t *m, size_t B, size_t T)
+{
+    return m->lin_pattern ? accel_gdn_scratch_floats(&m->lin, B, T) : 0;
+}
+
 /* Floats of activations and work buffers for a micro-batch of B samples (laid out by reserve):
  * the blocks' kept pieces, the shared set of the others, and the rest. */
 static size_t activation_floats(const gpt_t *m, size_t B)
 {
     const size_t T = (size_t)m->T, BT = B * T, C = (size_t)m->C;
-    const unsigned keep = kept_pieces(m->recompute);
-    const size_t DC = C > (size_t)m->QW ? C : (size_t)m->QW;
+    const piece_mask_t keep = kept_pieces(m->recompute);
     return (size_t)m->L * block_floats(m, B, T, keep) + block_floats(m, B, T, ALL_PIECES & ~keep) +
            2 * PIECE(BT * C) + 2 * PIECE(BT) +
-           PIECE(BT * (size_t)m->V) + PIECE(BT * C) + PIECE(BT * DC) + PIECE(BT * (size_t)m->QKV) +
+           PIECE(BT * (size_t)m->V) + PIECE(BT * C) + PIECE(BT * dc_width(m)) + PIECE(BT * d3c_width(m)) +
            PIECE((size_t)m->QKN) +
            PIECE(BT * (size_t)m->FIN) + PIECE(m->arch.swiglu ? BT * (size_t)m->F : 0) +
            2 * PIECE(T * T) + 2 * PIECE((size_t)m->hs * T) + PIECE(2 * T * (size_t)m->hs) +
            PIECE(m->moe.E ? accel_moe_scratch_floats(&m->moe, BT) : 0) +
            PIECE(m->arch.post_norm || m->arch.sandwich || m->res_mult != 1.0f || m->arch.parallel ? BT * C : 0) +
-           PIECE(cap_floats(m)) + PIECE(BT * mla_scratch(m));
+           PIECE(cap_floats(m)) + PIECE(BT * mla_scratch(m)) + PIECE(m->arch.gate ? BT * (size_t)m->QW : 0) +
+           PIECE(lin_scratch(m, B, T));
 }
 
 static size_t activation_bytes(const accel_config_t *cfg, bool llama, int micro_batch)
@@ -975,18 +1058,18 @@ static size_t llama_activation_bytes(const accel_config_t *cfg, int micro_batch)
 
 /* The pieces in `mask` of one block's activations for B sequences of T tokens, carved from p (the
  * others are left as they are); returns what follows. */
-static float *carve_block(const gpt_t *m, gpt_acts_t *a, float *p, size_t B, size_t T, unsigned mask)
+static float *carve_block(const gpt_t *m, gpt_acts_t *a, float *p, size_t B, size_t T, piece_mask_t mask)
 {
     float **const order[A_PIECES] = { &a->ln1, &a->ln1_mean, &a->ln1_rstd, &a->qkv, &a->qkn,
                                       &a->qkn_rstd, &a->lse, &a->atty, &a->res2, &a->ln2,
                                       &a->ln2_mean, &a->ln2_rstd, &a->fch, &a->fch_gelu, &a->res3,
                                       &a->probs, &a->topw, &a->topi, &a->order, &a->moe_x, &a->moe_y,
                                       &a->sh, &a->shid, &a->sy, &a->sg, &a->pn1, &a->pn1_rstd, &a->pn2,
-                                      &a->pn2_rstd, &a->mla };
+                                      &a->pn2_rstd, &a->mla, &a->gate, &a->atto, &a->lin };
     size_t sizes[A_PIECES];
     piece_floats(m, B, T, sizes);
     for (int i = 0; i < A_PIECES; i++)
-        if (mask & 1u << i) {
+        if (mask & BIT(i)) {
             *order[i] = p;
             p += PIECE(sizes[i]);
         }
@@ -1001,12 +1084,12 @@ static size_t gemm_elements(const gpt_t *m, size_t rows)
     if ((size_t)m->FIN > wide) wide = (size_t)m->FIN;
     if (2 * (size_t)m->moe.F > wide) wide = 2 * (size_t)m->moe.F;
     if ((size_t)m->moe.E > wide) wide = (size_t)m->moe.E;
-    if ((size_t)m->QKV > wide) wide = (size_t)m->QKV;
+    if (d3c_width(m) > wide) wide = d3c_width(m);
     size_t other = rows > wide ? rows : wide;
     const size_t F = larger((size_t)m->F, (size_t)m->moe.F);
     if (F > other) other = F;
     /* the inner widths: the model's, the MLP's, latent attention's latents */
-    const size_t inner = larger(larger((size_t)m->C, F), larger((size_t)m->Rq, (size_t)m->Rkv + (size_t)m->rd));
+    const size_t inner = larger(larger(dc_width(m), F), larger((size_t)m->Rq, (size_t)m->Rkv + (size_t)m->rd));
     return rows * wide + other * inner + 2 * (size_t)m->T * (size_t)m->T + 64;
 }
 
@@ -1016,7 +1099,7 @@ static accel_status_t reserve(gpt_t *m, int B)
     const size_t C = (size_t)m->C, T = (size_t)m->T, V = (size_t)m->V;
     const size_t BT = (size_t)B * T;
     size_t wide = V > (size_t)m->FIN ? V : (size_t)m->FIN;
-    if (wide < (size_t)m->QKV) wide = (size_t)m->QKV;
+    if (wide < d3c_width(m)) wide = d3c_width(m);
     if (BT > INT_MAX / wide) {
         ACCEL_ERROR("%s: a micro-batch of %d samples x %zu tokens is too large for one pass\n"
                     "--> hint: lower the micro-batch (raise train.grad_accum)",
@@ -1036,7 +1119,7 @@ static accel_status_t reserve(gpt_t *m, int B)
     float *p = mem;
 #define TAKE(ptr, n) do { (ptr) = p; p += PIECE(n); } while (0)
     /* The shared set first (recompute), then each block's own pieces. */
-    const unsigned keep = kept_pieces(m->recompute);
+    const piece_mask_t keep = kept_pieces(m->recompute);
     gpt_acts_t shared = { 0 };
     p = carve_block(m, &shared, p, (size_t)B, T, ALL_PIECES & ~keep);
     for (int l = 0; l < m->L; l++) {
@@ -1049,8 +1132,8 @@ static accel_status_t reserve(gpt_t *m, int B)
     TAKE(m->lnf_rstd, BT);
     TAKE(m->logits, BT * V);
     TAKE(m->dres, BT * C);
-    TAKE(m->dc, BT * (C > (size_t)m->QW ? C : (size_t)m->QW));
-    TAKE(m->d3c, BT * (size_t)m->QKV);
+    TAKE(m->dc, BT * dc_width(m));
+    TAKE(m->d3c, BT * d3c_width(m));
     TAKE(m->d4c, BT * (size_t)m->FIN);
     TAKE(m->dff, m->arch.swiglu ? BT * (size_t)m->F : 0);
     TAKE(m->dp, T * T);
@@ -1063,6 +1146,8 @@ static accel_status_t reserve(gpt_t *m, int B)
     TAKE(m->dpost, m->arch.post_norm || m->arch.sandwich || m->res_mult != 1.0f || m->arch.parallel ? BT * C : 0);
     TAKE(m->capt, cap_floats(m));
     TAKE(m->dmla, BT * mla_scratch(m));
+    TAKE(m->dgate, m->arch.gate ? BT * (size_t)m->QW : 0);
+    TAKE(m->dlin, lin_scratch(m, (size_t)B, T));
 #undef TAKE
     m->capacity = B;
     return accel_gemm_cpu_reserve(&m->gemm, gemm_elements(m, BT));
@@ -1697,6 +1782,37 @@ static accel_status_t mla_backward(gpt_t *m, const accel_layout_t *layout, const
     return ACCEL_OK;
 }
 
+static accel_gdn_weights_t lin_weights(const gpt_block_t *k, const accel_layout_t *layout, const float *params)
+{
+    return (accel_gdn_weights_t){ PARAM(k->convw), PARAM(k->dtb), PARAM(k->alog), PARAM(k->lnw) };
+}
+
+static accel_gdn_acts_t lin_acts(const gpt_t *m, const gpt_acts_t *a, size_t rows)
+{
+    accel_gdn_acts_t v;
+    accel_gdn_carve(&m->lin, &v, a->lin, rows);
+    return v;
+}
+
+/* Block l's gated delta-net half, every row (inference recomputes the whole sequence: the
+ * recurrence keeps no cache): norm1, the input projection into a->qkv, the token mixer
+ * (gated_delta.c) into a->atty, and res2 = res + its output projected. */
+static accel_status_t block_linear(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_t *layout,
+                                   const float *params, int l, gpt_acts_t *a, const float *res, int B, int T)
+{
+    const int C = m->C, LP = m->LP, LO = m->LO;
+    const size_t BT = (size_t)B * T;
+    const gpt_block_t *k = &m->blk[l];
+    norm_forward(m, a->ln1, a->ln1_mean, a->ln1_rstd, res, PARAM(k->ln1w), PARAM_OPT(k->ln1b), BT);
+    GEMM(false, true, (int)BT, LP, C, 1.0f, a->ln1, C, PARAM(k->linw), C, 0.0f, a->qkv, LP);
+    accel_gdn_weights_t w = lin_weights(k, layout, params);
+    accel_gdn_acts_t ga = lin_acts(m, a, BT);
+    accel_gdn_forward(&m->lin, &w, a->qkv, (size_t)LP, B, T, m->pos, &ga, a->atty, fw->lin);
+    start_rows(a->res2, NULL, res, BT, C);
+    GEMM(false, true, (int)BT, C, LO, m->res_mult, a->atty, LO, PARAM(k->projw), LO, 1.0f, a->res2, C);
+    return ACCEL_OK;
+}
+
 /* Block l's attention half for the rows from p0 (R = B T - p0): norm1, the q|k|v rows (rotated),
  * attention, and res2 = res + bias + the attention output projected (post_norm: no norm1 before,
  * res2 = res + norm1(the projected output); sandwich: norm1 before and res2 = res +
@@ -1705,6 +1821,7 @@ static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel
                                       const float *params, int l, gpt_acts_t *a, const float *res,
                                       int B, int T, int p0)
 {
+    if (layer_linear(m, l)) return block_linear(m, fw, layout, params, l, a, res, B, T);
     const int C = m->C, QKV = m->QKV;
     const size_t R = (size_t)B * T - (size_t)p0, o = (size_t)p0 * C;
     const gpt_block_t *k = &m->blk[l];
@@ -1731,6 +1848,8 @@ static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel
         GEMM(false, true, (int)R, KVW, C, 1.0f, in, C, PARAM(k->qkvw) + (size_t)QW * C,
              C, 1.0f, kv, KVW);
     }
+    if (m->arch.gate)                               /* the gate's rows, before their sigmoid */
+        GEMM(false, true, (int)R, m->QW, C, 1.0f, in, C, PARAM(k->gatew), C, 0.0f, a->gate + (size_t)p0 * m->QW, m->QW);
     if (m->arch.qk_norm && !m->arch.qk_after) qk_norm_forward(m, &x, a, PARAM(k->qnw), PARAM(k->knw), R, p0);
     if (m->arch.rope) rope(m, l, &x, R, T, p0, 0);
     if (m->arch.qk_after) qk_norm_forward(m, &x, a, PARAM(k->qnw), PARAM(k->knw), R, p0);
@@ -1741,6 +1860,11 @@ static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel
     if (m->mla) {
         mla_values(m, fw->mla, att, R, false);
         att = fw->mla;
+    }
+    if (m->arch.gate) {                             /* atto = atty sigmoid(gate) */
+        const size_t off = (size_t)p0 * m->QW, n = R * (size_t)m->QW;
+        for (size_t i = 0; i < n; i++) a->atto[off + i] = att[i] / (1.0f + expf(-a->gate[off + i]));
+        att = a->atto + off;
     }
     if (post || m->arch.sandwich) {                 /* res2 = res + norm(proj) */
         float *y = post ? a->ln1 : a->pn1, *rstd = post ? a->ln1_rstd : a->pn1_rstd;
@@ -1877,7 +2001,7 @@ static accel_status_t forward(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_
 /* The training buffers: every block's activations are kept for the backward pass. */
 static gpt_fwd_t train_fwd(gpt_t *m)
 {
-    return (gpt_fwd_t){ m->act, 1, NULL, m->x0, m->lnf, m->lnf_mean, m->lnf_rstd, m->pr, m->kt, m->dmla };
+    return (gpt_fwd_t){ m->act, 1, NULL, m->x0, m->lnf, m->lnf_mean, m->lnf_rstd, m->pr, m->kt, m->dmla, m->dlin };
 }
 
 /* LM head and cross-entropy: per-sample loss (trained targets' token losses over T: the mean
@@ -1993,6 +2117,31 @@ static accel_status_t recompute_block(gpt_t *m, const accel_layout_t *layout, co
     return block_mlp(m, layout, params, l, a, res_in, (size_t)B * T, 0, false);
 }
 
+/* Back through block l's gated delta-net half (block_linear), from d(res2) (m->dres, with the
+ * MLP's part added) into m->dres = d(res_in). */
+static accel_status_t linear_backward(gpt_t *m, const accel_layout_t *layout, const float *params, float *grads,
+                                      int l, const gpt_acts_t *a, const float *res_in, int B, int T,
+                                      const accel_batch_t *hb)
+{
+    const int C = m->C, LP = m->LP, LO = m->LO, bt = B * T;
+    const size_t BT = (size_t)bt;
+    const gpt_block_t *k = &m->blk[l];
+    const float *dproj = sublayer_grad(m, BT);
+    GEMM(false, false, bt, LO, C, 1.0f, dproj, C, PARAM(k->projw), LO, 0.0f, m->dc, LO);
+    GEMM(true, false, C, LO, bt, 1.0f, dproj, C, a->atty, LO, 1.0f, GRAD(k->projw), LO);
+    accel_batch_progress(hb);
+    accel_gdn_weights_t w = lin_weights(k, layout, params);
+    accel_gdn_grads_t g = { GRAD(k->convw), GRAD(k->dtb), GRAD(k->alog), GRAD(k->lnw) };
+    accel_gdn_acts_t ga = lin_acts(m, a, BT);
+    accel_gdn_backward(&m->lin, &w, &g, a->qkv, (size_t)LP, B, T, m->pos, &ga, m->dc, m->d3c, m->dlin);
+    GEMM(false, false, bt, C, LP, 1.0f, m->d3c, LP, PARAM(k->linw), C, 0.0f, m->dc, C);
+    GEMM(true, false, LP, C, bt, 1.0f, m->d3c, LP, a->ln1, C, 1.0f, GRAD(k->linw), C);
+    accel_batch_progress(hb);
+    norm_backward(m, m->dres, GRAD(k->ln1w), GRAD_OPT(k->ln1b), m->dc, res_in, a->ln1_mean, a->ln1_rstd,
+                  PARAM(k->ln1w), BT);
+    return ACCEL_OK;
+}
+
 static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const float *params,
                                float *grads, const int32_t *tokens, int stride, int B, int T,
                                const accel_batch_t *hb)
@@ -2048,6 +2197,12 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
             norm_backward(m, m->dres, GRAD(k->ln2w), GRAD_OPT(k->ln2b), m->dc, a->res2, a->ln2_mean,
                           a->ln2_rstd, PARAM(k->ln2w), BT);
         }
+        if (layer_linear(m, l)) {
+            ACCEL_CHECK(linear_backward(m, layout, params, grads, l, a, res_in, B, T, hb));
+            accel_batch_layer_release(hb, l + 1);
+            accel_batch_layer_done(hb, l + 1);
+            continue;
+        }
         /* Attention: res2 = res_in + attn(rope(norm1(res_in) qkv^T + qkvb)) proj^T + projb
          * (post_norm: res2 = res_in + norm1(attn(rope(res_in qkv^T)) proj^T); sandwich:
          * res2 = res_in + post_norm1(attn(rope(norm1(res_in) qkv^T)) proj^T)) */
@@ -2062,8 +2217,15 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
             mla_values(m, m->dmla, m->dc, BT, true);
         } else {
             GEMM(false, false, bt, m->QW, C, 1.0f, dproj, C, PARAM(k->projw), m->QW, 0.0f, m->dc, m->QW);
-            GEMM(true, false, C, m->QW, bt, 1.0f, dproj, C, a->atty, m->QW, 1.0f, GRAD(k->projw), m->QW);
+            GEMM(true, false, C, m->QW, bt, 1.0f, dproj, C, m->arch.gate ? a->atto : a->atty, m->QW, 1.0f,
+                 GRAD(k->projw), m->QW);
         }
+        if (m->arch.gate)               /* atto = atty s, s = sigmoid(gate): d(atty) = d(atto) s */
+            for (size_t i = 0; i < BT * (size_t)m->QW; i++) {
+                const float sg = 1.0f / (1.0f + expf(-a->gate[i]));
+                m->dgate[i] = m->dc[i] * a->atty[i] * sg * (1.0f - sg);
+                m->dc[i] *= sg;
+            }
         if (k->projb >= 0) accel_cpu_colsum_add(GRAD(k->projb), dproj, BT, C);
         accel_batch_progress(hb);
         ACCEL_CHECK(attention_backward(m, a, B, T, layer_window(m, l), PARAM_OPT(k->sinks), GRAD_OPT(k->sinks)));
@@ -2081,6 +2243,10 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
             GEMM(false, false, bt, C, QKV, 1.0f, m->d3c, QKV, PARAM(k->qkvw), C, 0.0f, m->dc, C);
             GEMM(true, false, QKV, C, bt, 1.0f, m->d3c, QKV, post ? res_in : a->ln1, C, 1.0f, GRAD(k->qkvw), C);
             if (k->qkvb >= 0) accel_cpu_colsum_add(GRAD(k->qkvb), m->d3c, BT, QKV);
+        }
+        if (m->arch.gate) {             /* the gate's product, from the same input as q|k|v */
+            GEMM(false, false, bt, C, m->QW, 1.0f, m->dgate, m->QW, PARAM(k->gatew), C, 1.0f, m->dc, C);
+            GEMM(true, false, m->QW, C, bt, 1.0f, m->dgate, m->QW, post ? res_in : a->ln1, C, 1.0f, GRAD(k->gatew), C);
         }
         if (post) add_to(m->dres, m->dc, BT * (size_t)C);
         else norm_backward(m, m->dres, GRAD(k->ln1w), GRAD_OPT(k->ln1b), m->dc, res_in, a->ln1_mean,
@@ -2183,7 +2349,8 @@ static size_t infer_floats(const gpt_t *m)
     const size_t T = (size_t)m->T, C = (size_t)m->C;
     const size_t kvw = (size_t)(m->QKV - m->NH * m->hs);
     return block_floats(m, 1, T, ALL_PIECES) + (size_t)m->L * PIECE(T * kvw) + 2 * PIECE(T * C) +
-           2 * PIECE(T) + PIECE(T * T) + PIECE((size_t)m->hs * T) + PIECE(T * mla_scratch(m));
+           2 * PIECE(T) + PIECE(T * T) + PIECE((size_t)m->hs * T) + PIECE(T * mla_scratch(m)) +
+           PIECE(lin_scratch(m, 1, T));
 }
 
 static size_t logits_bytes(const accel_config_t *cfg, bool llama)
@@ -2222,6 +2389,7 @@ static accel_status_t reserve_infer(gpt_t *m)
     TAKE(m->ipr, T * T);
     TAKE(m->ikt, (size_t)m->hs * T);
     TAKE(m->imla, T * mla_scratch(m));
+    TAKE(m->ilin, lin_scratch(m, 1, T));
 #undef TAKE
     m->cached = 0;
     return accel_gemm_cpu_reserve(&m->gemm, gemm_elements(m, T));
@@ -2256,7 +2424,9 @@ static accel_status_t infer(gpt_t *m, const accel_layout_t *layout, const float 
      * other ones is recomputed (as transformers' Phi-3 does when generation crosses it) */
     m->rope_long = m->long_cos && ntokens > m->rope_original;
     if (m->rope_long != m->cache_long) p0 = 0;
-    gpt_fwd_t fw = { &m->iact, 0, m->kv, m->ix0, m->ilnf, m->ilnf_mean, m->ilnf_rstd, m->ipr, m->ikt, m->imla };
+    if (m->lin_pattern) p0 = 0;         /* gated delta-net layers keep no state between calls */
+    gpt_fwd_t fw = { &m->iact, 0, m->kv, m->ix0, m->ilnf, m->ilnf_mean, m->ilnf_rstd, m->ipr, m->ikt, m->imla,
+                     m->ilin };
     m->cached = 0;                      /* until this pass completes, the cache is not whole */
     ACCEL_CHECK(forward(m, &fw, layout, params, tokens, ntokens, 1, ntokens, p0, &hb));
     m->cached = ntokens;

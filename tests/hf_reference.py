@@ -880,6 +880,20 @@ def gptj():
         bos_token_id=1, eos_token_id=2))
 
 
+def qwen3_5():
+    # Qwen3.5 (Qwen3_5ForCausalLM, the text model of Qwen3_5ForConditionalGeneration): layers 0-2
+    # gated delta-nets (2 key heads of 4, 4 value heads of 6, a convolution of 4), layer 3 attention
+    # whose q_proj also gives a gate per head value (its output times sigmoid(gate)), per-head q/k
+    # norms, RoPE on a quarter of each head of 8; every norm by 1 + weight but the gated one.
+    return tf.Qwen3_5ForCausalLM(tf.Qwen3_5TextConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=4, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, max_position_embeddings=T, rms_norm_eps=1e-6,
+        linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=4, linear_value_head_dim=6,
+        linear_conv_kernel_dim=4, tie_word_embeddings=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000000.0, "partial_rotary_factor": 0.25},
+        pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
 def glm4v():
     # GLM-4.1V / GLM-4.6V-Flash: Glm4vForConditionalGeneration, a tiny vision tower beside GLM-4's
     # kind of language model (norms after the sublayers too, q/k/v biases, a fused gate_up_proj,
@@ -1184,6 +1198,7 @@ CASES = {
     "cohere2": (cohere2, {}),
     "phi": (phi, {}),
     "gptj": (gptj, {}),
+    "qwen3_5": (qwen3_5, {}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
 }

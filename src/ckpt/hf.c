@@ -28,7 +28,9 @@
 
 #define MAX_SHARDS 4096
 
-enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP };
+enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP,
+       P_QGATE,                     /* attention_output_gate: q's rows and the gate's (L_QGATE) */
+       P_LQKV, P_LZ, P_LB, P_LA };  /* a gated delta-net's input projection: q|k|v, z, b, a */
 /* Which tensors of the table a model has (map_t.flags): 64 bits, one per part or naming. */
 #define F_GPT (UINT64_C(1) << 0)
 #define F_LLAMA (UINT64_C(1) << 1)
@@ -73,6 +75,8 @@ enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP };
 #define F_GPTJ (UINT64_C(1) << 40)          /* GPT-J's names */
 #define F_NAMES (F_NEOX | F_PHI | F_GPTJ)   /* a family's own names: llama entries without them are the others' */
 #define F_HEADB (UINT64_C(1) << 41)         /* the LM head's bias (model.head_bias) */
+#define F_GDN (UINT64_C(1) << 42)           /* a gated delta-net layer's (Qwen3.5: the linear_attention layers) */
+#define F_QGATE (UINT64_C(1) << 43)         /* q_proj holding each head's query and gate (Qwen3.5) */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -94,8 +98,11 @@ enum { L_ROWS,                      /* the same order (rows [r0, r1) of the acce
                                      * (rope_interleave) */
        L_MLA_KV,                    /* its [latent | RoPE key], the key's pairs interleaved alike */
        L_ROW_MATRIX,                /* [1, n]: accel's [n] (ERNIE 4.5's selection bias) */
-       L_HEADS_QKV };               /* q, k, v rows by head, [head, q|k|v, head size] (GPT-NeoX's
+       L_HEADS_QKV,                 /* q, k, v rows by head, [head, q|k|v, head size] (GPT-NeoX's
                                      * query_key_value), where accel's are [q | k | v] */
+       L_QGATE,                     /* [head, query|gate, head size] (Qwen3.5's q_proj), where accel's
+                                     * query rows open attn.qkv and its gate rows close it */
+       L_CONV };                    /* [n, 1, K]: accel's [n, K] (a depthwise convolution's weight) */
 
 typedef struct {
     const char *accel, *hf;         /* "%d" = block index */
@@ -127,6 +134,8 @@ static const map_t g_map[] = {
     { "h.%d.norm1.weight", "model.layers.%d.post_attention_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_POST },
     { "h.%d.norm1.bias", "model.layers.%d.input_layernorm.bias", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_PRE | F_LN },
     { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.q_proj.weight", P_Q, L_ROWS, F_LLAMA | F_BLOCK | F_SPLIT },
+    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.q_proj.weight", P_QGATE, L_QGATE,
+      F_LLAMA | F_BLOCK | F_SPLIT | F_QGATE },
     { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.k_proj.weight", P_K, L_ROWS, F_LLAMA | F_BLOCK | F_SPLIT },
     { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.v_proj.weight", P_V, L_ROWS, F_LLAMA | F_BLOCK | F_SPLIT },
     { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.qkv_proj.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_PHI3 },
@@ -146,6 +155,18 @@ static const map_t g_map[] = {
       F_LLAMA | F_BLOCK | F_QKNORM | F_HUNYUAN },
     { "h.%d.attn.k_norm.weight", "model.layers.%d.self_attn.key_layernorm.weight", P_ALL, L_ROWS,
       F_LLAMA | F_BLOCK | F_QKNORM | F_HUNYUAN },
+    /* Qwen3.5's gated delta-net layers, in place of self_attn's */
+#define GDN (F_LLAMA | F_BLOCK | F_GDN)
+    { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.in_proj_qkv.weight", P_LQKV, L_ROWS, GDN },
+    { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.in_proj_z.weight", P_LZ, L_ROWS, GDN },
+    { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.in_proj_b.weight", P_LB, L_ROWS, GDN },
+    { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.in_proj_a.weight", P_LA, L_ROWS, GDN },
+    { "h.%d.attn.conv.weight", "model.layers.%d.linear_attn.conv1d.weight", P_ALL, L_CONV, GDN },
+    { "h.%d.attn.dt_bias", "model.layers.%d.linear_attn.dt_bias", P_ALL, L_ROWS, GDN },
+    { "h.%d.attn.A_log", "model.layers.%d.linear_attn.A_log", P_ALL, L_ROWS, GDN },
+    { "h.%d.attn.norm.weight", "model.layers.%d.linear_attn.norm.weight", P_ALL, L_ROWS, GDN },
+    { "h.%d.attn.proj.weight", "model.layers.%d.linear_attn.out_proj.weight", P_ALL, L_ROWS, GDN },
+#undef GDN
     { "h.%d.attn.proj.weight", "model.layers.%d.self_attn.o_proj.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK },
     { "h.%d.attn.proj.bias", "model.layers.%d.self_attn.o_proj.bias", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_OBIAS },
     { "h.%d.attn.sinks", "model.layers.%d.self_attn.sinks", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_SINKS },
@@ -346,6 +367,10 @@ typedef struct {
     bool exaone_moe;                /* DeepSeek-V3's experts under EXAONE 4's attention, window and
                                      * layers without RoPE, norms before: K-EXAONE's (its name for
                                      * the selection bias; import: its family says) */
+    bool gate;                      /* attention's output gate: its rows after v's in attn.qkv */
+    int lin_pattern;                /* gated delta-net layers: all but every N-th (0: none) */
+    int Hk, Hv, dk, dvl, K;         /* their heads, head sizes and convolution width */
+    bool qwen35;                    /* either: Qwen3.5's (export: its family) */
 } dims_t;
 
 /* model.ffn_width = 0 means this width in src/nn/decoder.c (which ckpt may not include). */
@@ -425,12 +450,24 @@ static dims_t dims_of(const accel_model_config_t *m)
                                           strcmp(m->sliding_rope, "scaled"));
     d.exaone_moe = d.ds && d.select_bias && d.qk_norm && !d.qk_all && !d.post && !d.mla && m->sliding_window > 0 &&
                    m->sliding_window_pattern > 0 && m->no_rope_pattern == m->sliding_window_pattern;
+    d.gate = d.llama && m->attention_output_gate;
+    d.lin_pattern = d.llama ? m->linear_attention_pattern : 0;
+    d.Hk = m->linear_key_heads ? m->linear_key_heads : m->heads;
+    d.Hv = m->linear_value_heads ? m->linear_value_heads : d.Hk;
+    d.dk = m->linear_key_dim ? m->linear_key_dim : d.hs;
+    d.dvl = m->linear_value_dim ? m->linear_value_dim : d.hs;
+    d.K = m->linear_conv_kernel;
+    d.qwen35 = d.gate || d.lin_pattern;
+    if (d.qwen35) d.glm = d.rope_pairs = false;     /* its partial RoPE is rotate_half's */
     return d;
 }
 
 static bool map_applies(const map_t *e, const dims_t *d)
 {
     if (!(e->flags & (d->llama ? F_LLAMA : F_GPT))) return false;
+    if ((e->flags & F_GDN) && !d->lin_pattern) return false;
+    if ((e->flags & F_QGATE) && !d->gate) return false;
+    if (d->gate && e->part == P_Q && !(e->flags & F_QGATE)) return false;     /* q_proj holds the gate too */
     if (d->llama && (e->flags & F_NAMES) != d->names) return false;
     if ((e->flags & F_HEADB) && !d->head_bias) return false;
     if (d->mla && !strncmp(e->accel, "h.%d.attn.qkv.", 14)) return false;     /* the latents instead */
@@ -481,6 +518,11 @@ static bool map_applies(const map_t *e, const dims_t *d)
  * the others the experts'. */
 static bool layer_has(const map_t *e, const dims_t *d, int l)
 {
+    if (d->lin_pattern && (e->flags & F_BLOCK)) {   /* gated delta-nets: all but every N-th layer */
+        const bool linear = (l + 1) % d->lin_pattern != 0;
+        if (e->flags & F_GDN) return linear;
+        if (linear && !strncmp(e->accel, "h.%d.attn.", 10)) return false;
+    }
     if (!(e->flags & F_BLOCK) || !d->dense_layers) return true;
     if (e->flags & F_DENSE) return l < d->dense_layers;
     const bool experts = e->flags & (F_MIXTRAL | F_QWEN_MOE | F_OSS | F_GRANITE_MOE | F_DS);
@@ -488,7 +530,7 @@ static bool layer_has(const map_t *e, const dims_t *d, int l)
 }
 
 /* The accel tensor's shape from its (pattern) name, as src/nn/decoder.c registers it. */
-static void accel_shape(const dims_t *d, const char *pattern, int *ndim, uint64_t dims[2])
+static void accel_shape(const dims_t *d, const char *pattern, uint64_t flags, int *ndim, uint64_t dims[2])
 {
     const uint64_t C = (uint64_t)d->C, QKV = (uint64_t)(d->NH + 2 * d->KVH) * (uint64_t)d->hs;
     const uint64_t F = (uint64_t)d->F, FIN = d->llama && !d->plain ? 2 * F : F;
@@ -497,7 +539,16 @@ static void accel_shape(const dims_t *d, const char *pattern, int *ndim, uint64_
     uint64_t rows = C, cols = C;
     if (!strcmp(p, "wte") || !strncmp(p, "lm_head.", 8)) rows = (uint64_t)d->V;
     else if (!strcmp(p, "wpe")) rows = (uint64_t)d->T;
+    else if (!strcmp(p, "attn.qkv.weight")) rows = QKV + (d->gate ? (uint64_t)d->NH * d->hs : 0);
     else if (!strncmp(p, "attn.qkv.", 9)) rows = QKV;
+    else if (flags & F_GDN) {           /* a gated delta-net's */
+        const uint64_t CW = 2 * (uint64_t)d->Hk * d->dk + (uint64_t)d->Hv * d->dvl, VW = (uint64_t)d->Hv * d->dvl;
+        if (!strcmp(p, "attn.in.weight")) rows = CW + VW + 2 * (uint64_t)d->Hv;
+        else if (!strcmp(p, "attn.conv.weight")) rows = CW, cols = (uint64_t)d->K;
+        else if (!strcmp(p, "attn.norm.weight")) rows = (uint64_t)d->dvl;
+        else if (!strcmp(p, "attn.proj.weight")) cols = VW;
+        else rows = (uint64_t)d->Hv;    /* dt_bias, A_log */
+    }
     else if (!strncmp(p, "mlp.fc.", 7)) rows = FIN;
     else if (!strcmp(p, "mlp.proj.weight")) cols = F;
     else if (!strncmp(p, "mlp.gate_up.", 12)) rows = 2 * (uint64_t)d->DF;  /* the dense MLP's */
@@ -527,7 +578,8 @@ static void accel_shape(const dims_t *d, const char *pattern, int *ndim, uint64_
     }
     /* Vectors: biases and norm gains. */
     const bool vec = bias || !strncmp(p, "ln", 2) || !strncmp(p, "norm", 4) || !strncmp(p, "post_norm", 9) ||
-                     strstr(p, "_norm.") || !strcmp(p, "attn.sinks");
+                     strstr(p, "_norm.") || !strcmp(p, "attn.sinks") || !strcmp(p, "attn.dt_bias") ||
+                     !strcmp(p, "attn.A_log") || !strcmp(p, "attn.norm.weight");
     *ndim = vec ? 1 : 2;
     dims[0] = rows;
     dims[1] = vec ? 0 : cols;
@@ -554,6 +606,14 @@ static void part_rows(const dims_t *d, int part, uint64_t rows, int expert, int 
     case P_UP: *r0 = rows / 2; *r1 = rows; break;
     case P_SHARED_GATE: *r0 = 0; *r1 = (uint64_t)d->S; break;
     case P_SHARED_UP: *r0 = (uint64_t)d->S; *r1 = 2 * (uint64_t)d->S; break;
+    case P_QGATE: *r0 = 0; *r1 = 2 * q; break;     /* L_QGATE places them */
+    case P_LQKV: case P_LZ: case P_LB: case P_LA: {
+        const uint64_t CW = 2 * (uint64_t)d->Hk * d->dk + (uint64_t)d->Hv * d->dvl, VW = (uint64_t)d->Hv * d->dvl;
+        const uint64_t start[] = { 0, CW, CW + VW, CW + VW + (uint64_t)d->Hv, rows };
+        *r0 = start[part - P_LQKV];
+        *r1 = start[part - P_LQKV + 1];
+        break;
+    }
     default: *r0 = 0; *r1 = rows; break;
     }
 }
@@ -586,6 +646,8 @@ static void hf_shape(const dims_t *d, entry_t *x)
         x->hf_ndim = 4; h[0] = E; h[1] = rows / E; h[2] = cols / 32; h[3] = 16; break;
     case L_STACKED:                                 /* [E, out, in] */
         x->hf_ndim = 3; h[0] = E; h[1] = rows / E; h[2] = cols; break;
+    case L_CONV:                                    /* [n, 1, K] */
+        x->hf_ndim = 3; h[0] = rows; h[1] = 1; h[2] = cols; break;
     case L_ROW_MATRIX:                              /* [1, n] */
         x->hf_ndim = 2; h[0] = 1; h[1] = rows; break;
     case L_EXPERT_BIAS: case L_EXPERT_GLU_BIAS:     /* [E, n] */
@@ -624,7 +686,7 @@ static int entries_of(const dims_t *d, entry_t **out)
                     entry_t *x = &e[n++];
                     snprintf(x->accel, sizeof x->accel, m->accel, l);
                     snprintf(x->hf, sizeof x->hf, m->hf, l, ex);
-                    accel_shape(d, m->accel, &x->ndim, x->dims);
+                    accel_shape(d, m->accel, m->flags, &x->ndim, x->dims);
                     part_rows(d, m->part, x->dims[0], ex, experts, &x->r0, &x->r1);
                     x->layout = m->layout;
                     if (d->rope_pairs && (m->part == P_Q || m->part == P_K)) {   /* GLM's, ERNIE's pairs */
@@ -633,6 +695,10 @@ static int entries_of(const dims_t *d, entry_t **out)
                         x->rd = d->rd;
                     }
                     if (x->layout == L_HEADS_QKV) x->hs = d->hs;
+                    if (x->layout == L_QGATE) {     /* the gate's rows start after q|k|v's */
+                        x->hs = d->hs;
+                        x->rd = (d->NH + 2 * d->KVH) * d->hs;
+                    }
                     if (x->layout == L_MLA_Q || x->layout == L_MLA_KV) {   /* heads, or the latent */
                         x->hs = x->layout == L_MLA_Q ? d->hs : d->Rkv;
                         x->rd = d->rd;
@@ -770,6 +836,7 @@ static const arch_info_t g_archs[] = {
     { "Cohere2ForCausalLM", "cohere2", true },
     { "PhiForCausalLM", "phi", true },
     { "GPTJForCausalLM", "gptj", true },
+    { "Qwen3_5ForCausalLM", "qwen3_5_text", true },
 };
 
 /* Families transformers builds from Llama's classes under their own config class and name (their
@@ -804,6 +871,8 @@ static const multimodal_t g_multimodal[] = {
     /* GLM-4.1V, GLM-4.6V-Flash: GLM-4's, RoPE on the whole head unless it says otherwise */
     { "Glm4vForConditionalGeneration", "Glm4ForCausalLM", "glm4v_text", "{\"partial_rotary_factor\": 1.0}",
       false, false },
+    /* Qwen3.5: gated delta-net layers and gated attention; M-RoPE plain on text */
+    { "Qwen3_5ForConditionalGeneration", "Qwen3_5ForCausalLM", "qwen3_5_text", NULL, false, false },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
@@ -1138,6 +1207,51 @@ static accel_status_t translate_window(json_t *root, const char *path, const cha
     return ACCEL_OK;
 }
 
+/* Qwen3.5's gated delta-net layers into m->linear_attention_pattern and m->linear_*: layer_types
+ * ("linear_attention" / "full_attention"), else every full_attention_interval-th layer full (4);
+ * accel's full layers are every N-th, so any other order is refused. Its attention's output gate
+ * comes with them. */
+static accel_status_t translate_linear(json_t *root, const char *path, accel_model_config_t *m, char *err,
+                                       size_t errlen)
+{
+    const int L = m->layers;
+    long long every = jint(root, "full_attention_interval", 4);
+    json_t *types = json_object_get(root, "layer_types");
+    if (json_is_array(types)) {
+        if (json_array_size(types) != (size_t)L)
+            REFUSE("%s: layer_types has %zu entries for num_hidden_layers = %d", path, json_array_size(types), L);
+        every = L + 1;                  /* no full layer: every (L + 1)-th */
+        for (int i = 0; i < L && every == L + 1; i++)
+            if (jstr_is(json_array_get(types, (size_t)i), "full_attention")) every = i + 1;
+        for (int i = 0; i < L; i++) {
+            json_t *t = json_array_get(types, (size_t)i);
+            const char *want = (i + 1) % every ? "linear_attention" : "full_attention";
+            if (!jstr_is(t, want))
+                REFUSE("%s: layer_types[%d] = %s: accel's full attention layers are every N-th (here every %lld-th, "
+                       "the first one's place) and the others gated delta-nets (linear_attention)", path, i,
+                       json_is_string(t) ? json_string_value(t) : "(not a string)", every);
+        }
+    }
+    if (every < 1 || every > (1 << 20)) REFUSE("%s: full_attention_interval = %lld: accel needs 1..1048576", path, every);
+    static const char *const keys[] = { "linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim",
+                                        "linear_value_head_dim", "linear_conv_kernel_dim" };
+    int *const to[] = { &m->linear_key_heads, &m->linear_value_heads, &m->linear_key_dim, &m->linear_value_dim,
+                        &m->linear_conv_kernel };
+    static const long long defaults[] = { 16, 32, 128, 128, 4 };
+    for (int i = 0; i < 5; i++) {
+        const long long v = jint(root, keys[i], defaults[i]);
+        if (v < 1 || v > (i == 4 ? 64 : 1 << 16))
+            REFUSE("%s: %s = %lld: accel needs 1..%d", path, keys[i], v, i == 4 ? 64 : 1 << 16);
+        *to[i] = (int)v;
+    }
+    if (m->linear_value_heads % m->linear_key_heads)
+        REFUSE("%s: linear_num_value_heads = %d is not a multiple of linear_num_key_heads = %d", path,
+               m->linear_value_heads, m->linear_key_heads);
+    m->linear_attention_pattern = (int)every;
+    m->attention_output_gate = true;
+    return ACCEL_OK;
+}
+
 /* SmolLM3's NoPE layers into m->no_rope_pattern: no_rope_layers (1: RoPE, 0: none), else every
  * no_rope_layer_interval-th layer without; accel's are none or every N-th. Its sliding window is
  * on the NoPE layers, which accel's windows (every layer, or all but every N-th) cannot place. */
@@ -1365,7 +1479,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool minimax = !strcmp(ai->arch, "MiniMaxM2ForCausalLM");  /* Mixtral's with OLMoE's q/k norms */
         const bool solar = !strcmp(ai->arch, "SolarOpenForCausalLM");    /* GLM-4.5's experts, Llama's attention */
         const bool exaone_moe = !strcmp(ai->arch, "ExaoneMoeForCausalLM");  /* ... EXAONE 4's attention */
-        long long hd = jint(root, "head_dim", minimax || solar ? 128 : 0);   /* their configs' default */
+        const bool qwen35 = !strcmp(ai->arch, "Qwen3_5ForCausalLM");  /* gated delta-nets, gated attention */
+        long long hd = jint(root, "head_dim", minimax || solar ? 128 : qwen35 ? 256 : 0);   /* their configs' default */
         if (hd < 0 || hd > (1 << 16) || hd % 2)
             REFUSE("%s: head_dim = %lld: accel needs an even head size up to 65536", path, hd);
         if (m->heads > 0 && m->width % m->heads && !hd && !dsv3)    /* latent attention: heads of its own size */
@@ -1375,7 +1490,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool qwen3_moe = !strcmp(ai->arch, "Qwen3MoeForCausalLM");
         const bool qwen2_moe = !strcmp(ai->arch, "Qwen2MoeForCausalLM");
         const bool mellum = !strcmp(ai->arch, "MellumForCausalLM");   /* Qwen3-MoE's, a RoPE per layer type */
-        const bool qwen3 = !strcmp(ai->arch, "Qwen3ForCausalLM") || qwen3_moe || mellum;
+        const bool qwen3 = !strcmp(ai->arch, "Qwen3ForCausalLM") || qwen3_moe || mellum || qwen35;
         const bool olmo3 = !strcmp(ai->arch, "Olmo3ForCausalLM");
         const bool olmo2 = !strcmp(ai->arch, "Olmo2ForCausalLM") || olmo3, olmoe = !strcmp(ai->arch, "OlmoeForCausalLM");
         const bool oss = !strcmp(ai->arch, "GptOssForCausalLM");
@@ -1393,6 +1508,11 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             !strcmp(ai->arch, "MixtralForCausalLM")) {
             accel_status_t st = translate_experts(root, path, ai->arch, m, err, errlen);
             if (st != ACCEL_OK) return st;
+        }
+        if (qwen35) {                   /* every norm by 1 + weight (but the delta-nets' gated ones) */
+            m->norm_unit_offset = true;
+            accel_status_t lst = translate_linear(root, path, m, err, errlen);
+            if (lst != ACCEL_OK) return lst;
         }
         if (exaone_attention(ai->arch)) {   /* Qwen3's per-head q/k norms; EXAONE 4.0: OLMo 2's after-norms */
             m->qk_norm = true;
@@ -1628,7 +1748,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
          * Phi-4-mini's 3/4, MiniMax-M2's rotary_dim of head_dim: model.rope_dim; other families'
          * are refused. */
         const long long rotary_dim = minimax || gptj ? jint(root, "rotary_dim", 0) : 0;
-        const double def_partial = glm || glm_moe || nemotron || phi ? 0.5 : stablelm ? 0.25
+        const double def_partial = glm || glm_moe || nemotron || phi ? 0.5 : stablelm || qwen35 ? 0.25
                                  : gptj ? (double)rotary_dim / (m->heads > 0 ? m->width / m->heads : 1)
                                  : neox ? jnum(root, "rotary_pct", 0.25)   /* transformers 4's name */
                                  : rotary_dim > 0 ? (double)rotary_dim / hd : 1.0;
@@ -1644,9 +1764,9 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             REFUSE("%s: partial_rotary_factor = %g turns %d of a head's %d values, not qk_rope_head_dim = %lld", path,
                    partial, rd, hs, m4_rope);
         if (partial != 1.0 && !glm && !glm_moe && !solar && !phi3 && !mistral4 && !minimax && !nemotron && !stablelm &&
-            !neox && !phi && !gptj)
+            !neox && !phi && !gptj && !qwen35)
             REFUSE("%s: partial_rotary_factor = %g on %s: accel turns part of a head for GLM, Phi-3, MiniMax-M2, Nemotron, "
-                   "StableLM, GPT-NeoX, Phi and GPT-J only", path,
+                   "StableLM, GPT-NeoX, Phi, GPT-J and Qwen3.5 only", path,
                    partial, ai->arch);
         if (!mistral4 && (!(partial > 0 && partial <= 1.0) || rd % 2 || rd < 2))
             REFUSE("%s: partial_rotary_factor = %g turns %d of a head's %d values: accel needs an even number >= 2",
@@ -2167,9 +2287,10 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
                 vision++;
                 used = true;
             }
-            if (!used && (!strcmp(hf->arch, "ExaoneMoeForCausalLM") || !strcmp(hf->arch, "MellumForCausalLM")) &&
+            if (!used && (!strcmp(hf->arch, "ExaoneMoeForCausalLM") || !strcmp(hf->arch, "MellumForCausalLM") ||
+                          !strcmp(hf->arch, "Qwen3_5ForCausalLM")) &&
                 !strncmp(name, "mtp.", 4)) {
-                mtp++;                          /* K-EXAONE's, Mellum's MTP block (transformers ignores mtp.*) */
+                mtp++;                          /* K-EXAONE's, Mellum's, Qwen3.5's MTP block (transformers ignores mtp.*) */
                 used = true;
             }
             int layer = -1, at = 0;             /* GLM-4.5's MTP blocks: model.layers.L.. (GLM-4.5V's
@@ -2252,6 +2373,10 @@ static uint64_t rope_pair_row(uint64_t o, const entry_t *x)
 static uint64_t row_in_accel(uint64_t o, const entry_t *x)
 {
     if (x->layout == L_ROPE_PAIRS) return rope_pair_row(o, x);
+    if (x->layout == L_QGATE) {         /* [head, query|gate, hs] -> queries first, gates after v */
+        const uint64_t hs = (uint64_t)x->hs, h = o / (2 * hs), j = o % (2 * hs);
+        return j < hs ? h * hs + j : (uint64_t)x->rd + h * hs + j - hs;
+    }
     if (x->layout == L_HEADS_QKV) {     /* [head, q|k|v, hs] -> [q | k | v], each [head, hs] */
         const uint64_t hs = (uint64_t)x->hs, part = x->hf_dims[0] / 3, h = o / (3 * hs), j = o % (3 * hs) / hs;
         return j * part + h * hs + o % hs;
@@ -2281,7 +2406,8 @@ static accel_status_t read_entry(accel_hf_t *hf, const entry_t *x, const accel_s
     const accel_st_t *f = hf->shards[s];
     const bool glu = x->layout == L_EXPERTS_GLU || x->layout == L_MXFP4_GLU || x->layout == L_EXPERT_GLU_BIAS;
     const bool fp8 = t->dtype == ACCEL_ST_F8_E4M3;     /* check_fp8 allowed it: a matrix by rows */
-    if (x->layout == L_ROWS || x->layout == L_EXPERT_BIAS || x->layout == L_STACKED || x->layout == L_ROW_MATRIX) {
+    if (x->layout == L_ROWS || x->layout == L_EXPERT_BIAS || x->layout == L_STACKED || x->layout == L_ROW_MATRIX ||
+        x->layout == L_CONV) {
         accel_status_t rst = accel_st_read(f, t, 0, t->numel, dst + x->r0 * cols);
         return rst == ACCEL_OK && fp8 ? fp8_scale(hf, x, dst + x->r0 * cols) : rst;
     }
@@ -2296,7 +2422,7 @@ static accel_status_t read_entry(accel_hf_t *hf, const entry_t *x, const accel_s
         for (uint64_t r = 0; st == ACCEL_OK && r < rows; r++)
             for (uint64_t c = 0; c < cols; c++) dst[(x->r0 + r) * cols + c] = tmp[c * rows + r];
     } else if (x->layout == L_ROPE_PAIRS || x->layout == L_MLA_Q || x->layout == L_MLA_KV ||
-               x->layout == L_HEADS_QKV) {  /* rows permuted */
+               x->layout == L_HEADS_QKV || x->layout == L_QGATE) {  /* rows permuted */
         st = accel_st_read(f, t, 0, t->numel, tmp);
         if (st == ACCEL_OK && fp8) st = fp8_scale(hf, x, tmp);
         for (uint64_t r = 0; st == ACCEL_OK && r < rows; r++)
@@ -2464,7 +2590,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool mellum = d.mellum;             /* Mellum (accel_hf_export checked the rest) */
         const bool glm_moe = d.ds && !dsv3 && !ernie && !minimax && !exaone_moe && !mellum;  /* GLM-4.5 (accel_hf_export checked its other parts) */
         const bool olmo = d.qk_all, window = m->sliding_window > 0, olmo3 = olmo && window;
-        const bool gemma = m->norm_unit_offset && !own, gemma3 = gemma && d.sandwich && d.qk_norm;  /* checked alike */
+        const bool qwen35 = d.qwen35;   /* Qwen3.5 (accel_hf_export checked the rest) */
+        const bool gemma = m->norm_unit_offset && !own && !qwen35, gemma3 = gemma && d.sandwich && d.qk_norm;  /* checked alike */
         const bool gemma2 = gemma && d.sandwich && !d.qk_norm;
         const bool oss = d.sinks;      /* gpt-oss (accel_hf_export checked its other parts) */
         /* An output projection bias elsewhere: Llama's with q, k, v biases, Seed-OSS's without */
@@ -2472,14 +2599,14 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool glm = d.glm, glm4 = glm && d.sandwich;  /* GLM: part of each head turned, or GLM-4's norms */
         const bool exaone = d.post && d.qk_norm && !d.qk_all;  /* EXAONE 4 (accel_hf_export checked the rest) */
         const bool hunyuan = d.hunyuan;    /* accel_hf_export checked the rest */
-        const bool qwen = !own && !olmo && !gemma && !oss && !obias && !glm && !glm_moe && !exaone && !exaone_moe && !mellum && !dsv3 && !ernie && !hunyuan &&
+        const bool qwen = !qwen35 && !own && !olmo && !gemma && !oss && !obias && !glm && !glm_moe && !exaone && !exaone_moe && !mellum && !dsv3 && !ernie && !hunyuan &&
                           (d.qk_norm || m->attention_bias || d.S);
         const bool nope = m->no_rope_pattern > 0 && !exaone && !exaone_moe && !own;  /* SmolLM3 (export refuses it with anything else) */
         const bool granite = !dsv3 && !own && (m->attention_multiplier > 0 || m->residual_multiplier != 1.0 ||
                                        m->logits_scaling != 1.0);
         const bool phi3 = d.phi3;     /* LongRoPE: Phi-3.5's, Phi-4-mini's (accel_hf_export checked the rest) */
         static const char ministral_arch[] = "MinistralForCausalLM";
-        const char *arch = own ? own_arch : mellum ? "MellumForCausalLM" : exaone_moe ? "ExaoneMoeForCausalLM" : minimax ? "MiniMaxM2ForCausalLM" : hunyuan ? "HunYuanDenseV1ForCausalLM" : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
+        const char *arch = qwen35 ? "Qwen3_5ForCausalLM" : own ? own_arch : mellum ? "MellumForCausalLM" : exaone_moe ? "ExaoneMoeForCausalLM" : minimax ? "MiniMaxM2ForCausalLM" : hunyuan ? "HunYuanDenseV1ForCausalLM" : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
                          : youtu ? "YoutuForCausalLM" : dsv2 ? "DeepseekV2ForCausalLM" : dsv3 ? "DeepseekV3ForCausalLM" : phi3 ? "Phi3ForCausalLM" : exaone ? "Exaone4ForCausalLM"
                          : glm_moe ? "Glm4MoeForCausalLM" : oss ? "GptOssForCausalLM"
                          : seed ? "SeedOssForCausalLM"
@@ -2491,7 +2618,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
                          : window ? (m->sliding_window_pattern ? ministral_arch : "MistralForCausalLM")
                          : "LlamaForCausalLM";
-        const char *type = own ? own_type : mellum ? "mellum" : exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
+        const char *type = qwen35 ? "qwen3_5_text" : own ? own_type : mellum ? "mellum" : exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
                          : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
@@ -2726,6 +2853,22 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                 json_object_set_new(j, "router_jitter_noise", json_real(0.0));
             }
         }
+        if (j && qwen35) {              /* its layer types, delta-nets' sizes, RoPE on part of each head */
+            json_t *types = json_array();
+            for (int i = 0; types && i < m->layers; i++)
+                json_array_append_new(types, json_string((i + 1) % d.lin_pattern ? "linear_attention" : "full_attention"));
+            json_object_set_new(j, "layer_types", types);
+            json_object_set_new(j, "linear_num_key_heads", json_integer(d.Hk));
+            json_object_set_new(j, "linear_num_value_heads", json_integer(d.Hv));
+            json_object_set_new(j, "linear_key_head_dim", json_integer(d.dk));
+            json_object_set_new(j, "linear_value_head_dim", json_integer(d.dvl));
+            json_object_set_new(j, "linear_conv_kernel_dim", json_integer(d.K));
+            json_object_set_new(j, "rope_parameters", json_pack("{s:s, s:f, s:f}", "rope_type", "default", "rope_theta",
+                                                                m->rope_theta, "partial_rotary_factor",
+                                                                (double)d.rd / d.hs));
+            json_object_del(j, "rope_theta");
+            json_object_del(j, "mlp_bias");
+        }
         if (j && (exaone || exaone_moe)) {  /* with a window, the full layers are its NoPE ones */
             json_object_set_new(j, "sliding_window", window ? json_integer(m->sliding_window) : json_null());
             json_object_set_new(j, "sliding_window_pattern",
@@ -2848,7 +2991,8 @@ static void hf_order(const entry_t *x, const float *full, float *part)
     if (x->layout == L_T) {
         for (uint64_t r = 0; r < rows; r++)
             for (uint64_t k = 0; k < cols; k++) part[k * rows + r] = src[r * cols + k];
-    } else if (x->layout == L_ROPE_PAIRS || x->layout == L_MLA_Q || x->layout == L_MLA_KV || x->layout == L_HEADS_QKV) {
+    } else if (x->layout == L_ROPE_PAIRS || x->layout == L_MLA_Q || x->layout == L_MLA_KV || x->layout == L_HEADS_QKV ||
+               x->layout == L_QGATE) {
         for (uint64_t r = 0; r < rows; r++)
             memcpy(part + r * cols, src + row_in_accel(r, x) * cols, sizeof(float) * cols);
     } else if (x->layout == L_EXPERT_GLU_BIAS) {
@@ -3299,7 +3443,32 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
             return ACCEL_ERR_UNSUPPORTED;
         }
     }
-    if (!d.ln && !d.plain) ACCEL_CHECK(refuse_unexportable(m, &d));
+    if (d.qwen35) {                 /* Qwen3.5: gated delta-nets, gated attention, Qwen3's q/k norms */
+        const char *bad = !d.lin_pattern || !d.gate
+                        ? "gated delta-net layers without attention's output gate or the reverse (Qwen3.5 has both)"
+                        : !m->qk_norm || strcmp(m->qk_norm_scope, "head") || m->qk_norm_after_rope
+                        ? "attention without per-head q/k norms before RoPE"
+                        : !m->norm_unit_offset ? "norms by weight, not 1 + weight (model.norm_unit_offset)"
+                        : d.ln || d.plain || parallel || m->head_bias ? "LayerNorms, a plain MLP, parallel blocks or a head bias"
+                        : strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") || m->embed_scale != 1.0 ||
+                          m->query_pre_attn_scalar || m->attention_softcap > 0 || m->logit_softcap > 0 ||
+                          m->attention_multiplier > 0 || m->residual_multiplier != 1.0 || m->logits_scaling != 1.0 ||
+                          m->attention_sinks ? "Gemma's, Granite's or gpt-oss's keys"
+                        : m->attention_bias || m->attention_out_bias ? "attention biases"
+                        : d.E || d.mla ? "experts or latent attention"
+                        : m->sliding_window || m->no_rope_pattern || m->query_scale_beta > 0 || strcmp(m->rope_scaling, "none")
+                        ? "a window, layers without RoPE, the query temperature or a RoPE scaling" : NULL;
+        if (bad) {
+            ACCEL_ERROR("export --format hf: model.linear_attention_pattern=%d, model.attention_output_gate=%s with %s "
+                        "have no Hugging Face counterpart\n--> hint: Qwen3_5ForCausalLM: gated delta-nets on all but "
+                        "every N-th layer, gated attention with per-head q/k norms, norms by 1 + weight, SwiGLU, no "
+                        "biases, experts, window or RoPE scaling", m->linear_attention_pattern,
+                        m->attention_output_gate ? "true" : "false", bad);
+            return ACCEL_ERR_UNSUPPORTED;
+        }
+    } else if (!d.ln && !d.plain) {
+        ACCEL_CHECK(refuse_unexportable(m, &d));
+    }
     if (mkdir(outdir, 0777) != 0 && errno != EEXIST) {
         ACCEL_ERROR("export: cannot create directory %s: %s", outdir, strerror(errno));
         return ACCEL_ERR_IO;

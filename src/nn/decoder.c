@@ -78,7 +78,6 @@ typedef struct {                    /* tensor indices of one block; -1: absent i
      * keys' and values' latent with the shared RoPE key [Rkv + rd, C], its norm [Rkv], and the
      * per-head expansion [NH (hs - rd + dv), Rkv] */
     int qaw, qanw, qbw, kvaw, kvanw, kvbw;
-    int gatew;                      /* attention_output_gate: [QW, C] */
     /* a gated delta-net layer (model.linear_attention_pattern), in place of qkvw and projw's
      * shape: the input projection [LP, C], the convolution [LCW, K], dt_bias and A_log [Hv], the
      * gated norm [dv], and the output projection (projw) [C, LO] */
@@ -819,7 +818,7 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
     for (int l = 0; l < m->L; l++) {
         gpt_block_t *b = &m->blk[l];
         *b = (gpt_block_t){ -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-                            -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+                            -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
         char name[ACCEL_TENSOR_NAME_MAX];
 #define ADD(part, suffix, ndim, d0, d1, flags, s, idx)                                      \
         snprintf(name, sizeof name, "h.%d.%s." suffix, l, part);                            \
@@ -848,10 +847,10 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
             ADD("attn.kv_a_norm", "weight", 1, m->Rkv, 0, nd, ones, &b->kvanw);
             ADD("attn.kv_b", "weight", 2, KVB, m->Rkv, 0, std, &b->kvbw);
         } else {
-            ADD("attn.qkv", "weight", 2, m->QKV, C, 0, std, &b->qkvw);
+            /* attention_output_gate: the gate's rows after v's, [QKV + QW, C] */
+            ADD("attn.qkv", "weight", 2, m->QKV + (ar->gate ? m->QW : 0), C, 0, std, &b->qkvw);
             if (ar->qkv_bias) { ADD("attn.qkv", "bias", 1, m->QKV, 0, nd, 0.0f, &b->qkvb); }
         }
-        if (ar->gate && !layer_linear(m, l)) { ADD("attn.gate", "weight", 2, m->QW, C, 0, std, &b->gatew); }
         if (ar->qk_norm && !layer_linear(m, l)) {   /* per head, or over the whole projections */
             ADD("attn.q_norm", "weight", 1, ar->qk_all ? m->QW : m->hs, 0, nd, ones, &b->qnw);
             ADD("attn.k_norm", "weight", 1, ar->qk_all ? (int64_t)m->KVH * m->hs : m->hs, 0, nd, ones, &b->knw);
@@ -1849,7 +1848,8 @@ static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel
              C, 1.0f, kv, KVW);
     }
     if (m->arch.gate)                               /* the gate's rows, before their sigmoid */
-        GEMM(false, true, (int)R, m->QW, C, 1.0f, in, C, PARAM(k->gatew), C, 0.0f, a->gate + (size_t)p0 * m->QW, m->QW);
+        GEMM(false, true, (int)R, m->QW, C, 1.0f, in, C, PARAM(k->qkvw) + (size_t)QKV * C, C, 0.0f,
+             a->gate + (size_t)p0 * m->QW, m->QW);
     if (m->arch.qk_norm && !m->arch.qk_after) qk_norm_forward(m, &x, a, PARAM(k->qnw), PARAM(k->knw), R, p0);
     if (m->arch.rope) rope(m, l, &x, R, T, p0, 0);
     if (m->arch.qk_after) qk_norm_forward(m, &x, a, PARAM(k->qnw), PARAM(k->knw), R, p0);
@@ -2245,8 +2245,9 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
             if (k->qkvb >= 0) accel_cpu_colsum_add(GRAD(k->qkvb), m->d3c, BT, QKV);
         }
         if (m->arch.gate) {             /* the gate's product, from the same input as q|k|v */
-            GEMM(false, false, bt, C, m->QW, 1.0f, m->dgate, m->QW, PARAM(k->gatew), C, 1.0f, m->dc, C);
-            GEMM(true, false, m->QW, C, bt, 1.0f, m->dgate, m->QW, post ? res_in : a->ln1, C, 1.0f, GRAD(k->gatew), C);
+            GEMM(false, false, bt, C, m->QW, 1.0f, m->dgate, m->QW, PARAM(k->qkvw) + (size_t)QKV * C, C, 1.0f, m->dc, C);
+            GEMM(true, false, m->QW, C, bt, 1.0f, m->dgate, m->QW, post ? res_in : a->ln1, C, 1.0f,
+                 GRAD(k->qkvw) + (size_t)QKV * C, C);
         }
         if (post) add_to(m->dres, m->dc, BT * (size_t)C);
         else norm_backward(m, m->dres, GRAD(k->ln1w), GRAD_OPT(k->ln1b), m->dc, res_in, a->ln1_mean,

@@ -17,9 +17,12 @@
 # (Pythia: q, k, v fused by head, attention and the MLP side by side; and one after the other),
 # Cohere and Cohere 2 (Command R, Aya, Command R7B: LayerNorms without biases, SwiGLU beside attention),
 # Phi-1/1.5/2 and GPT-J (the MLP beside attention through one norm, a bias on the LM head),
+# Qwen3.5 (gated delta-net layers and gated attention), alone, with Qwen3.5-MoE's experts and in a
+# Qwen3_5ForConditionalGeneration beside a vision tower and an MTP block,
 # and the language models of Qwen2.5-VL, Qwen3-VL, Qwen3-VL-MoE and GLM-4.5V; made by tests/make_hf_fixtures.sh, which
 # also recorded transformers' fp32 logits and loss on fixed tokens). No Python here:
-#   1. accel_ckpt import of each fixture; accel's logits equal HF's within 1e-5, the loss within 1e-6
+#   1. accel_ckpt import of each fixture; accel's logits equal HF's within 1e-5, the loss within 1e-6 (plus two
+#      float32 ulps of transformers' loss)
 #      (the imported file, and the fixture directory read directly);
 #   2. export --format hf of the import reproduces the fixture's tensors exactly (names, shapes,
 #      values) and its config.json architecture fields;
@@ -75,7 +78,7 @@ for dir in "$FIX"/*/; do
                   exaone_moe) as=ExaoneMoeForCausalLM ;; mellum) as=MellumForCausalLM ;;
                   qwen3_vl) as=Qwen3ForCausalLM ;; qwen3_vl_moe) as=Qwen3MoeForCausalLM ;;
                   qwen2_5_vl) as=Qwen2ForCausalLM ;; glm4v_moe) as=Glm4MoeForCausalLM ;; glm4v) as=Glm4ForCausalLM ;;
-                  qwen3_fp8) as=Qwen3ForCausalLM ;;
+                  qwen3_fp8) as=Qwen3ForCausalLM ;; qwen3_5_vl) as=Qwen3_5ForCausalLM ;;
                   *) as= ;; esac
     if [ -n "$as" ]; then
         grep -q "\"$as\"" "$name.hf/config.json" || fail "$name: not exported as the $as it equals"
@@ -159,6 +162,16 @@ pass "cohere, cohere2: transformers' logits need logit_scale, the window pattern
 needs phi model.rope_dim=0
 needs gptj model.rope_dim=0
 pass "phi, gptj: transformers' logits need the partial RoPE"
+# Qwen3.5: the logits need the quarter-head RoPE and the norms by 1 + weight (but the delta-nets'
+# gated ones, which are not: tests/check_gpt.c's gradients and hf_roundtrip.py check those); a
+# config.json with full_attention_interval instead of layer_types gives the same.
+needs qwen3_5 model.rope_dim=0 model.norm_unit_offset=false
+rm -rf q35_hub && cp -r "$FIX/qwen3_5" q35_hub
+sed -i '/"layer_types": \[/,/^  \],/c\
+  "full_attention_interval": 4,' q35_hub/config.json
+grep -q layer_types q35_hub/config.json && fail "q35_hub: layer_types still there"
+same q35_hub qwen3_5
+pass "qwen3_5: transformers' logits need the partial RoPE and the 1 + weight norms; full_attention_interval gives the same"
 # LongRoPE: Phi-3.5's 16 tokens fit its original context of 16 (the short factors), Phi-4-mini's
 # pass its 8 (the long ones, on 6 of each head's 8 values): the fixtures' logits need those factors
 # and the attention factor, and the other list changes nothing. The hub's config.json layout
@@ -464,6 +477,9 @@ train_case 2 zero3 "$FIX/cohere" "$FIX/cohere" cohere_dir_2_zero3
 train_case 2 ddp "$FIX/cohere2" "$FIX/cohere2" cohere2_dir_2_ddp
 train_case 2 zero3 "$FIX/phi" "$FIX/phi" phi_dir_2_zero3
 train_case 2 ddp "$FIX/gptj" "$FIX/gptj" gptj_dir_2_ddp
+train_case 2 zero3 "$FIX/qwen3_5" "$FIX/qwen3_5" qwen3_5_dir_2_zero3
+train_case 2 zero2 "$FIX/qwen3_5_moe" "$FIX/qwen3_5_moe" qwen3_5_moe_dir_2_zero2
+train_case 1 ddp "$FIX/qwen3_5_vl" "$FIX/qwen3_5_vl" qwen3_5_vl_dir_1_ddp
 train_case 1 ddp "$FIX/gemma" "$FIX/gemma" gemma_dir_1_ddp
 train_case 2 ddp "$FIX/gemma3_vl" "$FIX/gemma3_vl" gemma3_vl_dir_2_ddp
 train_case 2 zero2 "$FIX/gemma2" "$FIX/gemma2" gemma2_dir_2_zero2
@@ -750,6 +766,21 @@ export_refused lnnob "LayerNorms without biases (Cohere's alone: SwiGLU beside a
     model.norm=layer model.norm_bias=false
 export_refused cohwin "layers without RoPE (but Cohere 2's full ones)" model.norm=layer model.norm_bias=false \
     model.parallel_block=one_norm model.sliding_window=4 model.sliding_window_pattern=2
+# Qwen3.5: full attention layers other than every N-th, value heads not a multiple of the key
+# heads; its parts with other families' refused on export.
+refused q35types qwen3_5 '0,/"linear_attention",/s//"full_attention",/' \
+    "layer_types[1] = linear_attention: accel's full attention layers are every N-th"
+refused q35heads qwen3_5 's/"linear_num_value_heads": 4/"linear_num_value_heads": 3/' \
+    "linear_num_value_heads = 3 is not a multiple of linear_num_key_heads = 2"
+refused q35conv qwen3_5 's/"linear_conv_kernel_dim": 4/"linear_conv_kernel_dim": 3/' \
+    "linear_attn.conv1d.weight has shape [40, 1, 4], but config.json gives [40, 1, 3]"
+export_refused q35gate "model.attention_output_gate=true with gated delta-net layers without attention's output gate" \
+    model.attention_output_gate=true
+export_refused q35norm "norms by weight, not 1 + weight" model.linear_attention_pattern=2 \
+    model.attention_output_gate=true model.qk_norm=true
+export_refused q35moe "experts other than Qwen3.5-MoE's" model.linear_attention_pattern=2 \
+    model.attention_output_gate=true model.qk_norm=true model.norm_unit_offset=true model.experts=2 \
+    model.experts_per_token=1
 expect_fail "nowhere: No such file or directory" "$CKPT" import "$SCRATCH/nowhere" -o x.h5
 expect_fail "neither model.safetensors nor model.safetensors.index.json" sh -c "mkdir -p empty && cp '$FIX/gpt2/config.json' empty/ && '$CKPT' import empty -o x.h5"
 pass "bad Hugging Face input refused with messages"

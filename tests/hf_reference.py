@@ -894,6 +894,37 @@ def qwen3_5():
         pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def qwen3_5_moe():
+    # Qwen3.5-MoE (Qwen3_5MoeForCausalLM): qwen3_5's layers (delta-net heads of 8) with, in every block, 4 experts of 12
+    # (2 per token, softmax, renormalized) beside a shared expert of 20 gated by a sigmoid.
+    return tf.Qwen3_5MoeForCausalLM(tf.Qwen3_5MoeTextConfig(
+        vocab_size=V, hidden_size=16, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2,
+        head_dim=8, max_position_embeddings=T, rms_norm_eps=1e-6, linear_num_key_heads=2, linear_num_value_heads=4,
+        linear_key_head_dim=8, linear_value_head_dim=8, linear_conv_kernel_dim=4, num_experts=4,
+        num_experts_per_tok=2, moe_intermediate_size=12, shared_expert_intermediate_size=20,
+        tie_word_embeddings=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000000.0, "partial_rotary_factor": 0.25},
+        pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
+def qwen3_5_vl():
+    # Qwen3.5 as the hub has it: Qwen3_5ForConditionalGeneration, a tiny vision tower beside the
+    # language model (qwen3_5's blocks, heads of 16 with RoPE on a quarter, M-RoPE sections [1, 1, 0]
+    # interleaved: plain RoPE on text), saved with an MTP block under mtp. (transformers builds
+    # none; accel skips it).
+    text = dict(vocab_size=V, hidden_size=32, intermediate_size=48, num_hidden_layers=4, num_attention_heads=4,
+                num_key_value_heads=2, head_dim=16, max_position_embeddings=T, rms_norm_eps=1e-6,
+                linear_num_key_heads=2, linear_num_value_heads=2, linear_key_head_dim=8, linear_value_head_dim=8,
+                linear_conv_kernel_dim=4, tie_word_embeddings=False,
+                rope_parameters={"rope_type": "default", "rope_theta": 10000000.0, "partial_rotary_factor": 0.25,
+                                 "mrope_section": [1, 1, 0], "mrope_interleaved": True})
+    vision = dict(depth=1, hidden_size=16, intermediate_size=32, num_heads=2, out_hidden_size=32, patch_size=4,
+                  spatial_merge_size=2, temporal_patch_size=1, num_position_embeddings=16)
+    return tf.Qwen3_5ForConditionalGeneration(tf.Qwen3_5Config(
+        text_config=text, vision_config=vision, image_token_id=255, video_token_id=254,
+        vision_start_token_id=253, vision_end_token_id=252))
+
+
 def glm4v():
     # GLM-4.1V / GLM-4.6V-Flash: Glm4vForConditionalGeneration, a tiny vision tower beside GLM-4's
     # kind of language model (norms after the sublayers too, q/k/v biases, a fused gate_up_proj,
@@ -1199,6 +1230,8 @@ CASES = {
     "phi": (phi, {}),
     "gptj": (gptj, {}),
     "qwen3_5": (qwen3_5, {}),
+    "qwen3_5_vl": (qwen3_5_vl, {}),
+    "qwen3_5_moe": (qwen3_5_moe, {"score64": True, "seed_of": "qwen3.5-moe-5"}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
 }
@@ -1243,7 +1276,7 @@ def main(out_root, names):
             save_fp8(model, out, opts.get("fp8_block", FP8_BLOCK))
         elif name in ("glm4_moe", "deepseek_v3"):
             save_glm4_moe(model, out)
-        elif name in ("exaone_moe", "mellum"):
+        elif name in ("exaone_moe", "mellum", "qwen3_5_vl"):
             save_glm4_moe(model, out, "mtp.")
         elif name == "qwen3_vl_moe":
             save_experts_xw(model, out)

@@ -837,6 +837,7 @@ static const arch_info_t g_archs[] = {
     { "PhiForCausalLM", "phi", true },
     { "GPTJForCausalLM", "gptj", true },
     { "Qwen3_5ForCausalLM", "qwen3_5_text", true },
+    { "Qwen3_5MoeForCausalLM", "qwen3_5_moe_text", true },
 };
 
 /* Families transformers builds from Llama's classes under their own config class and name (their
@@ -873,6 +874,7 @@ static const multimodal_t g_multimodal[] = {
       false, false },
     /* Qwen3.5: gated delta-net layers and gated attention; M-RoPE plain on text */
     { "Qwen3_5ForConditionalGeneration", "Qwen3_5ForCausalLM", "qwen3_5_text", NULL, false, false },
+    { "Qwen3_5MoeForConditionalGeneration", "Qwen3_5MoeForCausalLM", "qwen3_5_moe_text", NULL, false, false },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
@@ -946,6 +948,23 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
         m->shared_expert_gate = false;
         m->router_select_bias = true;
         m->router_norm_topk = true;     /* divided by their sum (at least moe_norm_min, 1e-12) */
+        return ACCEL_OK;
+    }
+    if (!strcmp(arch, "Qwen3_5MoeForCausalLM")) {
+        /* Qwen3.5-MoE: softmax scores, the top k always renormalized, experts in every block beside a
+         * shared expert gated by a sigmoid (Qwen2-MoE's); transformers' defaults */
+        m->experts = (int)jint(root, "num_experts", 256);
+        m->experts_per_token = (int)jint(root, "num_experts_per_tok", 8);
+        m->ffn_width = (int)jint(root, "moe_intermediate_size", 512);
+        const long long shared = jint(root, "shared_expert_intermediate_size", 512);
+        if (m->experts < 1 || m->experts > 4096 || m->experts_per_token < 1 || m->experts_per_token > m->experts ||
+            m->ffn_width < 1 || m->ffn_width > (1 << 22) || shared < 1 || shared > (1 << 22))
+            REFUSE("%s: num_experts = %d, num_experts_per_tok = %d, moe_intermediate_size = %d, "
+                   "shared_expert_intermediate_size = %lld: accel needs 1..4096 experts, 1..experts a token, widths "
+                   "of 1..4194304", path, m->experts, m->experts_per_token, m->ffn_width, shared);
+        m->shared_expert_ffn = (int)shared;
+        m->router_norm_topk = true;
+        m->router_aux_loss = jbool(root, "output_router_logits", false) ? jnum(root, "router_aux_loss_coef", 0.001) : 0.0;
         return ACCEL_OK;
     }
     if (!strcmp(arch, "MiniMaxM2ForCausalLM")) {
@@ -1479,7 +1498,9 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool minimax = !strcmp(ai->arch, "MiniMaxM2ForCausalLM");  /* Mixtral's with OLMoE's q/k norms */
         const bool solar = !strcmp(ai->arch, "SolarOpenForCausalLM");    /* GLM-4.5's experts, Llama's attention */
         const bool exaone_moe = !strcmp(ai->arch, "ExaoneMoeForCausalLM");  /* ... EXAONE 4's attention */
-        const bool qwen35 = !strcmp(ai->arch, "Qwen3_5ForCausalLM");  /* gated delta-nets, gated attention */
+        const bool qwen35_moe = !strcmp(ai->arch, "Qwen3_5MoeForCausalLM");   /* ... Qwen2-MoE's experts */
+        const bool qwen35 = !strcmp(ai->arch, "Qwen3_5ForCausalLM") || qwen35_moe;  /* gated delta-nets, gated
+                                                                                      * attention */
         long long hd = jint(root, "head_dim", minimax || solar ? 128 : qwen35 ? 256 : 0);   /* their configs' default */
         if (hd < 0 || hd > (1 << 16) || hd % 2)
             REFUSE("%s: head_dim = %lld: accel needs an even head size up to 65536", path, hd);
@@ -1504,7 +1525,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         if (dots1) m->qk_norm = true;
         if (hunyuan) m->qk_norm = m->qk_norm_after_rope = true;   /* query_layernorm, key_layernorm */
         if (qwen3_moe || qwen2_moe || olmoe || oss || granite_moe || glm_moe || dots1 || (dsv3 && !youtu) || ernie_moe ||
-            minimax || solar || mellum || exaone_moe ||
+            minimax || solar || mellum || exaone_moe || qwen35_moe ||
             !strcmp(ai->arch, "MixtralForCausalLM")) {
             accel_status_t st = translate_experts(root, path, ai->arch, m, err, errlen);
             if (st != ACCEL_OK) return st;
@@ -2287,8 +2308,8 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
                 vision++;
                 used = true;
             }
-            if (!used && (!strcmp(hf->arch, "ExaoneMoeForCausalLM") || !strcmp(hf->arch, "MellumForCausalLM") ||
-                          !strcmp(hf->arch, "Qwen3_5ForCausalLM")) &&
+            if (!used && (!strcmp(family, "ExaoneMoeForCausalLM") || !strcmp(family, "MellumForCausalLM") ||
+                          !strncmp(family, "Qwen3_5", 7)) &&
                 !strncmp(name, "mtp.", 4)) {
                 mtp++;                          /* K-EXAONE's, Mellum's, Qwen3.5's MTP block (transformers ignores mtp.*) */
                 used = true;
@@ -2606,7 +2627,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                                        m->logits_scaling != 1.0);
         const bool phi3 = d.phi3;     /* LongRoPE: Phi-3.5's, Phi-4-mini's (accel_hf_export checked the rest) */
         static const char ministral_arch[] = "MinistralForCausalLM";
-        const char *arch = qwen35 ? "Qwen3_5ForCausalLM" : own ? own_arch : mellum ? "MellumForCausalLM" : exaone_moe ? "ExaoneMoeForCausalLM" : minimax ? "MiniMaxM2ForCausalLM" : hunyuan ? "HunYuanDenseV1ForCausalLM" : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
+        const char *arch = qwen35 ? (d.E ? "Qwen3_5MoeForCausalLM" : "Qwen3_5ForCausalLM") : own ? own_arch : mellum ? "MellumForCausalLM" : exaone_moe ? "ExaoneMoeForCausalLM" : minimax ? "MiniMaxM2ForCausalLM" : hunyuan ? "HunYuanDenseV1ForCausalLM" : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
                          : youtu ? "YoutuForCausalLM" : dsv2 ? "DeepseekV2ForCausalLM" : dsv3 ? "DeepseekV3ForCausalLM" : phi3 ? "Phi3ForCausalLM" : exaone ? "Exaone4ForCausalLM"
                          : glm_moe ? "Glm4MoeForCausalLM" : oss ? "GptOssForCausalLM"
                          : seed ? "SeedOssForCausalLM"
@@ -2618,7 +2639,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
                          : window ? (m->sliding_window_pattern ? ministral_arch : "MistralForCausalLM")
                          : "LlamaForCausalLM";
-        const char *type = qwen35 ? "qwen3_5_text" : own ? own_type : mellum ? "mellum" : exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
+        const char *type = qwen35 ? (d.E ? "qwen3_5_moe_text" : "qwen3_5_text") : own ? own_type : mellum ? "mellum" : exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
                          : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
@@ -3455,7 +3476,10 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                           m->attention_multiplier > 0 || m->residual_multiplier != 1.0 || m->logits_scaling != 1.0 ||
                           m->attention_sinks ? "Gemma's, Granite's or gpt-oss's keys"
                         : m->attention_bias || m->attention_out_bias ? "attention biases"
-                        : d.E || d.mla ? "experts or latent attention"
+                        : d.mla || (d.E && (!d.S || !m->shared_expert_gate || !m->router_norm_topk || d.ds ||
+                                            m->expert_bias || strcmp(m->activation, "silu")))
+                        ? "latent attention, or experts other than Qwen3.5-MoE's (softmax scores, the top k renormalized, "
+                          "a gated shared expert)"
                         : m->sliding_window || m->no_rope_pattern || m->query_scale_beta > 0 || strcmp(m->rope_scaling, "none")
                         ? "a window, layers without RoPE, the query temperature or a RoPE scaling" : NULL;
         if (bad) {

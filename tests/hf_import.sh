@@ -18,7 +18,8 @@
 # Cohere and Cohere 2 (Command R, Aya, Command R7B: LayerNorms without biases, SwiGLU beside attention),
 # Phi-1/1.5/2 and GPT-J (the MLP beside attention through one norm, a bias on the LM head),
 # Qwen3.5 (gated delta-net layers and gated attention), alone, with Qwen3.5-MoE's experts and in a
-# Qwen3_5ForConditionalGeneration beside a vision tower and an MTP block,
+# Qwen3_5ForConditionalGeneration beside a vision tower and an MTP block, Qwen3-Next (its fused,
+# grouped input projections; an MTP block),
 # and the language models of Qwen2.5-VL, Qwen3-VL, Qwen3-VL-MoE and GLM-4.5V; made by tests/make_hf_fixtures.sh, which
 # also recorded transformers' fp32 logits and loss on fixed tokens). No Python here:
 #   1. accel_ckpt import of each fixture; accel's logits equal HF's within 1e-5, the loss within 1e-6 (plus two
@@ -78,7 +79,7 @@ for dir in "$FIX"/*/; do
                   exaone_moe) as=ExaoneMoeForCausalLM ;; mellum) as=MellumForCausalLM ;;
                   qwen3_vl) as=Qwen3ForCausalLM ;; qwen3_vl_moe) as=Qwen3MoeForCausalLM ;;
                   qwen2_5_vl) as=Qwen2ForCausalLM ;; glm4v_moe) as=Glm4MoeForCausalLM ;; glm4v) as=Glm4ForCausalLM ;;
-                  qwen3_fp8) as=Qwen3ForCausalLM ;; qwen3_5_vl) as=Qwen3_5ForCausalLM ;;
+                  qwen3_fp8) as=Qwen3ForCausalLM ;; qwen3_5_vl) as=Qwen3_5ForCausalLM ;; qwen3_next) as=Qwen3NextForCausalLM ;;
                   *) as= ;; esac
     if [ -n "$as" ]; then
         grep -q "\"$as\"" "$name.hf/config.json" || fail "$name: not exported as the $as it equals"
@@ -479,6 +480,7 @@ train_case 2 zero3 "$FIX/phi" "$FIX/phi" phi_dir_2_zero3
 train_case 2 ddp "$FIX/gptj" "$FIX/gptj" gptj_dir_2_ddp
 train_case 2 zero3 "$FIX/qwen3_5" "$FIX/qwen3_5" qwen3_5_dir_2_zero3
 train_case 2 zero2 "$FIX/qwen3_5_moe" "$FIX/qwen3_5_moe" qwen3_5_moe_dir_2_zero2
+train_case 2 ddp "$FIX/qwen3_next" "$FIX/qwen3_next" qwen3_next_dir_2_ddp
 train_case 1 ddp "$FIX/qwen3_5_vl" "$FIX/qwen3_5_vl" qwen3_5_vl_dir_1_ddp
 train_case 1 ddp "$FIX/gemma" "$FIX/gemma" gemma_dir_1_ddp
 train_case 2 ddp "$FIX/gemma3_vl" "$FIX/gemma3_vl" gemma3_vl_dir_2_ddp
@@ -772,6 +774,8 @@ refused q35types qwen3_5 '0,/"linear_attention",/s//"full_attention",/' \
     "layer_types[1] = linear_attention: accel's full attention layers are every N-th"
 refused q35heads qwen3_5 's/"linear_num_value_heads": 4/"linear_num_value_heads": 3/' \
     "linear_num_value_heads = 3 is not a multiple of linear_num_key_heads = 2"
+refused nextdense qwen3_next 's/"mlp_only_layers": \[\]/"mlp_only_layers": [1]/' \
+    "mlp_only_layers with 1 layers: some blocks have a dense MLP"
 refused q35conv qwen3_5 's/"linear_conv_kernel_dim": 4/"linear_conv_kernel_dim": 3/' \
     "linear_attn.conv1d.weight has shape [40, 1, 4], but config.json gives [40, 1, 3]"
 export_refused q35gate "model.attention_output_gate=true with gated delta-net layers without attention's output gate" \

@@ -907,6 +907,20 @@ def qwen3_5_moe():
         pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def qwen3_next():
+    # Qwen3-Next (Qwen3NextForCausalLM): Qwen3.5-MoE's blocks with the delta-nets' input projections
+    # fused and grouped by key head (in_proj_qkvz, in_proj_ba), the top k not renormalized
+    # (norm_topk_prob false: Qwen3.5-MoE's router cannot say that, so it exports as Qwen3-Next).
+    return tf.Qwen3NextForCausalLM(tf.Qwen3NextConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=24, num_hidden_layers=4, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, max_position_embeddings=T, rms_norm_eps=1e-6, linear_num_key_heads=2,
+        linear_num_value_heads=4, linear_key_head_dim=8, linear_value_head_dim=8, linear_conv_kernel_dim=4,
+        num_experts=4, num_experts_per_tok=2, moe_intermediate_size=12, shared_expert_intermediate_size=20,
+        norm_topk_prob=False, tie_word_embeddings=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000000.0, "partial_rotary_factor": 0.25},
+        pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
 def qwen3_5_vl():
     # Qwen3.5 as the hub has it: Qwen3_5ForConditionalGeneration, a tiny vision tower beside the
     # language model (qwen3_5's blocks, heads of 16 with RoPE on a quarter, M-RoPE sections [1, 1, 0]
@@ -1231,6 +1245,7 @@ CASES = {
     "gptj": (gptj, {}),
     "qwen3_5": (qwen3_5, {}),
     "qwen3_5_vl": (qwen3_5_vl, {}),
+    "qwen3_next": (qwen3_next, {"score64": True}),
     "qwen3_5_moe": (qwen3_5_moe, {"score64": True, "seed_of": "qwen3.5-moe-5"}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
@@ -1276,7 +1291,7 @@ def main(out_root, names):
             save_fp8(model, out, opts.get("fp8_block", FP8_BLOCK))
         elif name in ("glm4_moe", "deepseek_v3"):
             save_glm4_moe(model, out)
-        elif name in ("exaone_moe", "mellum", "qwen3_5_vl"):
+        elif name in ("exaone_moe", "mellum", "qwen3_5_vl", "qwen3_next"):
             save_glm4_moe(model, out, "mtp.")
         elif name == "qwen3_vl_moe":
             save_experts_xw(model, out)

@@ -81,13 +81,14 @@ typedef struct {
 } accel_model_t;
 
 /* Plugins set .abi = ACCEL_MODEL_ABI; accel refuses a plugin built against another version of this
- * interface instead of crashing in it. ABI 11: accel_config_t (which create() reads) grew
- * model.norm, model.norm_bias, model.mlp, model.mlp_bias, model.parallel_block and model.head_bias
- * in its middle, moving every field after them (10: the
+ * interface instead of crashing in it. ABI 12: accel_config_t (which create() reads) grew
+ * model.attention_output_gate and the gated delta-nets' model.linear_* keys in its middle, moving
+ * every field after them (11: model.norm, model.norm_bias, model.mlp, model.mlp_bias,
+ * model.parallel_block and model.head_bias; 10: the
  * query temperature's keys, the router's group score, optim.router_bias_update; 9: LongRoPE's
  * factor lists, 8: DeepSeek-V3's routing keys, 7: gpt-oss's, 6: OLMo 3's, SmolLM3's, Granite's
  * and Gemma's). */
-#define ACCEL_MODEL_ABI 11
+#define ACCEL_MODEL_ABI 12
 
 struct accel_model_ops {
     unsigned abi;                   /* ACCEL_MODEL_ABI */

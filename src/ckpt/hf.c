@@ -30,7 +30,8 @@
 
 enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP,
        P_QGATE,                     /* attention_output_gate: q's rows and the gate's (L_QGATE) */
-       P_LQKV, P_LZ, P_LB, P_LA };  /* a gated delta-net's input projection: q|k|v, z, b, a */
+       P_LQKV, P_LZ, P_LB, P_LA,    /* a gated delta-net's input projection: q|k|v, z, b, a */
+       P_LQKVZ, P_LBA };            /* ... Qwen3-Next's: q|k|v|z and b|a, each grouped by key head */
 /* Which tensors of the table a model has (map_t.flags): 64 bits, one per part or naming. */
 #define F_GPT (UINT64_C(1) << 0)
 #define F_LLAMA (UINT64_C(1) << 1)
@@ -77,6 +78,7 @@ enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP,
 #define F_HEADB (UINT64_C(1) << 41)         /* the LM head's bias (model.head_bias) */
 #define F_GDN (UINT64_C(1) << 42)           /* a gated delta-net layer's (Qwen3.5: the linear_attention layers) */
 #define F_QGATE (UINT64_C(1) << 43)         /* q_proj holding each head's query and gate (Qwen3.5) */
+#define F_GDN_NEXT (UINT64_C(1) << 44)      /* ... its input projections as Qwen3-Next's (else Qwen3.5's) */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -102,7 +104,10 @@ enum { L_ROWS,                      /* the same order (rows [r0, r1) of the acce
                                      * query_key_value), where accel's are [q | k | v] */
        L_QGATE,                     /* [head, query|gate, head size] (Qwen3.5's q_proj), where accel's
                                      * query rows open attn.qkv and its gate rows close it */
-       L_CONV };                    /* [n, 1, K]: accel's [n, K] (a depthwise convolution's weight) */
+       L_CONV,                      /* [n, 1, K]: accel's [n, K] (a depthwise convolution's weight) */
+       L_QKVZ,                      /* Qwen3-Next's in_proj_qkvz: per key head [q | k | its value heads'
+                                     * v | their z] where accel's are [q | k | v | z] */
+       L_BA };                      /* ... in_proj_ba: per key head [its value heads' b | their a] */
 
 typedef struct {
     const char *accel, *hf;         /* "%d" = block index */
@@ -161,6 +166,8 @@ static const map_t g_map[] = {
     { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.in_proj_z.weight", P_LZ, L_ROWS, GDN },
     { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.in_proj_b.weight", P_LB, L_ROWS, GDN },
     { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.in_proj_a.weight", P_LA, L_ROWS, GDN },
+    { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.in_proj_qkvz.weight", P_LQKVZ, L_QKVZ, GDN | F_GDN_NEXT },
+    { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.in_proj_ba.weight", P_LBA, L_BA, GDN | F_GDN_NEXT },
     { "h.%d.attn.conv.weight", "model.layers.%d.linear_attn.conv1d.weight", P_ALL, L_CONV, GDN },
     { "h.%d.attn.dt_bias", "model.layers.%d.linear_attn.dt_bias", P_ALL, L_ROWS, GDN },
     { "h.%d.attn.A_log", "model.layers.%d.linear_attn.A_log", P_ALL, L_ROWS, GDN },
@@ -371,6 +378,8 @@ typedef struct {
     int lin_pattern;                /* gated delta-net layers: all but every N-th (0: none) */
     int Hk, Hv, dk, dvl, K;         /* their heads, head sizes and convolution width */
     bool qwen35;                    /* either: Qwen3.5's (export: its family) */
+    bool next;                      /* ... Qwen3-Next's names (export: experts whose top k is not
+                                     * renormalized; import: its family says) */
 } dims_t;
 
 /* model.ffn_width = 0 means this width in src/nn/decoder.c (which ckpt may not include). */
@@ -458,6 +467,7 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.dvl = m->linear_value_dim ? m->linear_value_dim : d.hs;
     d.K = m->linear_conv_kernel;
     d.qwen35 = d.gate || d.lin_pattern;
+    d.next = d.qwen35 && d.E && !m->router_norm_topk;
     if (d.qwen35) d.glm = d.rope_pairs = false;     /* its partial RoPE is rotate_half's */
     return d;
 }
@@ -466,6 +476,8 @@ static bool map_applies(const map_t *e, const dims_t *d)
 {
     if (!(e->flags & (d->llama ? F_LLAMA : F_GPT))) return false;
     if ((e->flags & F_GDN) && !d->lin_pattern) return false;
+    if ((e->flags & F_GDN) && (e->part >= P_LQKV && e->part <= P_LBA) && ((e->flags & F_GDN_NEXT) != 0) != d->next)
+        return false;
     if ((e->flags & F_QGATE) && !d->gate) return false;
     if (d->gate && e->part == P_Q && !(e->flags & F_QGATE)) return false;     /* q_proj holds the gate too */
     if (d->llama && (e->flags & F_NAMES) != d->names) return false;
@@ -607,11 +619,16 @@ static void part_rows(const dims_t *d, int part, uint64_t rows, int expert, int 
     case P_SHARED_GATE: *r0 = 0; *r1 = (uint64_t)d->S; break;
     case P_SHARED_UP: *r0 = (uint64_t)d->S; *r1 = 2 * (uint64_t)d->S; break;
     case P_QGATE: *r0 = 0; *r1 = 2 * q; break;     /* L_QGATE places them */
-    case P_LQKV: case P_LZ: case P_LB: case P_LA: {
+    case P_LQKV: case P_LZ: case P_LB: case P_LA: case P_LQKVZ: case P_LBA: {
         const uint64_t CW = 2 * (uint64_t)d->Hk * d->dk + (uint64_t)d->Hv * d->dvl, VW = (uint64_t)d->Hv * d->dvl;
         const uint64_t start[] = { 0, CW, CW + VW, CW + VW + (uint64_t)d->Hv, rows };
-        *r0 = start[part - P_LQKV];
-        *r1 = start[part - P_LQKV + 1];
+        if (part >= P_LQKVZ) {      /* q|k|v|z and b|a: L_QKVZ and L_BA place them */
+            *r0 = part == P_LQKVZ ? 0 : CW + VW;
+            *r1 = part == P_LQKVZ ? CW + VW : rows;
+        } else {
+            *r0 = start[part - P_LQKV];
+            *r1 = start[part - P_LQKV + 1];
+        }
         break;
     }
     default: *r0 = 0; *r1 = rows; break;
@@ -695,6 +712,11 @@ static int entries_of(const dims_t *d, entry_t **out)
                         x->rd = d->rd;
                     }
                     if (x->layout == L_HEADS_QKV) x->hs = d->hs;
+                    if (x->layout == L_QKVZ) {      /* a key head's q, k rows; its value heads' v rows */
+                        x->hs = d->dk;
+                        x->rd = d->Hv / d->Hk * d->dvl;
+                    }
+                    if (x->layout == L_BA) x->hs = d->Hv / d->Hk;   /* a key head's value heads */
                     if (x->layout == L_QGATE) {     /* the gate's rows start after q|k|v's */
                         x->hs = d->hs;
                         x->rd = (d->NH + 2 * d->KVH) * d->hs;
@@ -838,6 +860,7 @@ static const arch_info_t g_archs[] = {
     { "GPTJForCausalLM", "gptj", true },
     { "Qwen3_5ForCausalLM", "qwen3_5_text", true },
     { "Qwen3_5MoeForCausalLM", "qwen3_5_moe_text", true },
+    { "Qwen3NextForCausalLM", "qwen3_next", true },
 };
 
 /* Families transformers builds from Llama's classes under their own config class and name (their
@@ -950,11 +973,18 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
         m->router_norm_topk = true;     /* divided by their sum (at least moe_norm_min, 1e-12) */
         return ACCEL_OK;
     }
-    if (!strcmp(arch, "Qwen3_5MoeForCausalLM")) {
+    const bool next = !strcmp(arch, "Qwen3NextForCausalLM");
+    if (!strcmp(arch, "Qwen3_5MoeForCausalLM") || next) {
         /* Qwen3.5-MoE: softmax scores, the top k always renormalized, experts in every block beside a
-         * shared expert gated by a sigmoid (Qwen2-MoE's); transformers' defaults */
-        m->experts = (int)jint(root, "num_experts", 256);
-        m->experts_per_token = (int)jint(root, "num_experts_per_tok", 8);
+         * shared expert gated by a sigmoid (Qwen2-MoE's); Qwen3-Next: the same, its norm_topk_prob
+         * saying whether the top k is renormalized; transformers' defaults */
+        m->experts = (int)jint(root, "num_experts", next ? 512 : 256);
+        m->experts_per_token = (int)jint(root, "num_experts_per_tok", next ? 10 : 8);
+        json_t *dense = json_object_get(root, "mlp_only_layers");
+        if (jint(root, "decoder_sparse_step", 1) != 1 || (json_is_array(dense) && json_array_size(dense) > 0))
+            REFUSE("%s: decoder_sparse_step = %lld / mlp_only_layers with %zu layers: some blocks have a dense MLP, "
+                   "and accel's experts are in every block", path, jint(root, "decoder_sparse_step", 1),
+                   json_is_array(dense) ? json_array_size(dense) : 0);
         m->ffn_width = (int)jint(root, "moe_intermediate_size", 512);
         const long long shared = jint(root, "shared_expert_intermediate_size", 512);
         if (m->experts < 1 || m->experts > 4096 || m->experts_per_token < 1 || m->experts_per_token > m->experts ||
@@ -963,7 +993,7 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
                    "shared_expert_intermediate_size = %lld: accel needs 1..4096 experts, 1..experts a token, widths "
                    "of 1..4194304", path, m->experts, m->experts_per_token, m->ffn_width, shared);
         m->shared_expert_ffn = (int)shared;
-        m->router_norm_topk = true;
+        m->router_norm_topk = !next || jbool(root, "norm_topk_prob", true);
         m->router_aux_loss = jbool(root, "output_router_logits", false) ? jnum(root, "router_aux_loss_coef", 0.001) : 0.0;
         return ACCEL_OK;
     }
@@ -1498,7 +1528,9 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool minimax = !strcmp(ai->arch, "MiniMaxM2ForCausalLM");  /* Mixtral's with OLMoE's q/k norms */
         const bool solar = !strcmp(ai->arch, "SolarOpenForCausalLM");    /* GLM-4.5's experts, Llama's attention */
         const bool exaone_moe = !strcmp(ai->arch, "ExaoneMoeForCausalLM");  /* ... EXAONE 4's attention */
-        const bool qwen35_moe = !strcmp(ai->arch, "Qwen3_5MoeForCausalLM");   /* ... Qwen2-MoE's experts */
+        const bool qwen3_next = !strcmp(ai->arch, "Qwen3NextForCausalLM");    /* ... its names */
+        const bool qwen35_moe = !strcmp(ai->arch, "Qwen3_5MoeForCausalLM") || qwen3_next;   /* ... Qwen2-MoE's
+                                                                                        * experts */
         const bool qwen35 = !strcmp(ai->arch, "Qwen3_5ForCausalLM") || qwen35_moe;  /* gated delta-nets, gated
                                                                                       * attention */
         long long hd = jint(root, "head_dim", minimax || solar ? 128 : qwen35 ? 256 : 0);   /* their configs' default */
@@ -2241,6 +2273,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     d.gptj = !strcmp(family, "GPTJForCausalLM");
     d.rope_pairs = d.glm || d.ernie || d.cohere || d.gptj;
     d.names = d.neox ? F_NEOX : d.phi ? F_PHI : d.gptj ? F_GPTJ : 0;
+    d.next = !strcmp(family, "Qwen3NextForCausalLM");
     d.rope_pairs |= !strcmp(family, "Ernie4_5ForCausalLM") ||   /* a Llama with its pairs interleaved */
                     !strcmp(family, "HeliumForCausalLM");         /* (Cohere's: dims_of) */
     hf->ne = entries_of(&d, &hf->e);
@@ -2309,7 +2342,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
                 used = true;
             }
             if (!used && (!strcmp(family, "ExaoneMoeForCausalLM") || !strcmp(family, "MellumForCausalLM") ||
-                          !strncmp(family, "Qwen3_5", 7)) &&
+                          !strncmp(family, "Qwen3_5", 7) || !strcmp(family, "Qwen3NextForCausalLM")) &&
                 !strncmp(name, "mtp.", 4)) {
                 mtp++;                          /* K-EXAONE's, Mellum's, Qwen3.5's MTP block (transformers ignores mtp.*) */
                 used = true;
@@ -2394,6 +2427,16 @@ static uint64_t rope_pair_row(uint64_t o, const entry_t *x)
 static uint64_t row_in_accel(uint64_t o, const entry_t *x)
 {
     if (x->layout == L_ROPE_PAIRS) return rope_pair_row(o, x);
+    if (x->layout == L_QKVZ) {          /* per key head [q | k | v | z] -> [q | k | v | z] */
+        const uint64_t dk = (uint64_t)x->hs, vg = (uint64_t)x->rd, G = 2 * dk + 2 * vg, Hk = x->hf_dims[0] / G;
+        const uint64_t g = o / G, j = o % G;
+        return j < dk ? g * dk + j : j < 2 * dk ? Hk * dk + g * dk + j - dk
+             : j < 2 * dk + vg ? 2 * Hk * dk + g * vg + j - 2 * dk : 2 * Hk * dk + Hk * vg + g * vg + j - 2 * dk - vg;
+    }
+    if (x->layout == L_BA) {            /* per key head [b | a] -> [b | a] */
+        const uint64_t r = (uint64_t)x->hs, Hk = x->hf_dims[0] / (2 * r), g = o / (2 * r), j = o % (2 * r);
+        return j < r ? g * r + j : Hk * r + g * r + j - r;
+    }
     if (x->layout == L_QGATE) {         /* [head, query|gate, hs] -> queries first, gates after v */
         const uint64_t hs = (uint64_t)x->hs, h = o / (2 * hs), j = o % (2 * hs);
         return j < hs ? h * hs + j : (uint64_t)x->rd + h * hs + j - hs;
@@ -2443,7 +2486,8 @@ static accel_status_t read_entry(accel_hf_t *hf, const entry_t *x, const accel_s
         for (uint64_t r = 0; st == ACCEL_OK && r < rows; r++)
             for (uint64_t c = 0; c < cols; c++) dst[(x->r0 + r) * cols + c] = tmp[c * rows + r];
     } else if (x->layout == L_ROPE_PAIRS || x->layout == L_MLA_Q || x->layout == L_MLA_KV ||
-               x->layout == L_HEADS_QKV || x->layout == L_QGATE) {  /* rows permuted */
+               x->layout == L_HEADS_QKV || x->layout == L_QGATE || x->layout == L_QKVZ ||
+               x->layout == L_BA) {  /* rows permuted */
         st = accel_st_read(f, t, 0, t->numel, tmp);
         if (st == ACCEL_OK && fp8) st = fp8_scale(hf, x, tmp);
         for (uint64_t r = 0; st == ACCEL_OK && r < rows; r++)
@@ -2627,7 +2671,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                                        m->logits_scaling != 1.0);
         const bool phi3 = d.phi3;     /* LongRoPE: Phi-3.5's, Phi-4-mini's (accel_hf_export checked the rest) */
         static const char ministral_arch[] = "MinistralForCausalLM";
-        const char *arch = qwen35 ? (d.E ? "Qwen3_5MoeForCausalLM" : "Qwen3_5ForCausalLM") : own ? own_arch : mellum ? "MellumForCausalLM" : exaone_moe ? "ExaoneMoeForCausalLM" : minimax ? "MiniMaxM2ForCausalLM" : hunyuan ? "HunYuanDenseV1ForCausalLM" : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
+        const char *arch = qwen35 ? (d.next ? "Qwen3NextForCausalLM" : d.E ? "Qwen3_5MoeForCausalLM" : "Qwen3_5ForCausalLM") : own ? own_arch : mellum ? "MellumForCausalLM" : exaone_moe ? "ExaoneMoeForCausalLM" : minimax ? "MiniMaxM2ForCausalLM" : hunyuan ? "HunYuanDenseV1ForCausalLM" : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
                          : youtu ? "YoutuForCausalLM" : dsv2 ? "DeepseekV2ForCausalLM" : dsv3 ? "DeepseekV3ForCausalLM" : phi3 ? "Phi3ForCausalLM" : exaone ? "Exaone4ForCausalLM"
                          : glm_moe ? "Glm4MoeForCausalLM" : oss ? "GptOssForCausalLM"
                          : seed ? "SeedOssForCausalLM"
@@ -2639,7 +2683,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
                          : window ? (m->sliding_window_pattern ? ministral_arch : "MistralForCausalLM")
                          : "LlamaForCausalLM";
-        const char *type = qwen35 ? (d.E ? "qwen3_5_moe_text" : "qwen3_5_text") : own ? own_type : mellum ? "mellum" : exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
+        const char *type = qwen35 ? (d.next ? "qwen3_next" : d.E ? "qwen3_5_moe_text" : "qwen3_5_text") : own ? own_type : mellum ? "mellum" : exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
                          : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
@@ -3013,7 +3057,7 @@ static void hf_order(const entry_t *x, const float *full, float *part)
         for (uint64_t r = 0; r < rows; r++)
             for (uint64_t k = 0; k < cols; k++) part[k * rows + r] = src[r * cols + k];
     } else if (x->layout == L_ROPE_PAIRS || x->layout == L_MLA_Q || x->layout == L_MLA_KV || x->layout == L_HEADS_QKV ||
-               x->layout == L_QGATE) {
+               x->layout == L_QGATE || x->layout == L_QKVZ || x->layout == L_BA) {
         for (uint64_t r = 0; r < rows; r++)
             memcpy(part + r * cols, src + row_in_accel(r, x) * cols, sizeof(float) * cols);
     } else if (x->layout == L_EXPERT_GLU_BIAS) {
@@ -3476,10 +3520,10 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                           m->attention_multiplier > 0 || m->residual_multiplier != 1.0 || m->logits_scaling != 1.0 ||
                           m->attention_sinks ? "Gemma's, Granite's or gpt-oss's keys"
                         : m->attention_bias || m->attention_out_bias ? "attention biases"
-                        : d.mla || (d.E && (!d.S || !m->shared_expert_gate || !m->router_norm_topk || d.ds ||
-                                            m->expert_bias || strcmp(m->activation, "silu")))
-                        ? "latent attention, or experts other than Qwen3.5-MoE's (softmax scores, the top k renormalized, "
-                          "a gated shared expert)"
+                        : d.mla || (d.E && (!d.S || !m->shared_expert_gate || d.ds || m->expert_bias ||
+                                            strcmp(m->activation, "silu")))
+                        ? "latent attention, or experts other than Qwen3.5-MoE's and Qwen3-Next's (softmax scores, a "
+                          "gated shared expert)"
                         : m->sliding_window || m->no_rope_pattern || m->query_scale_beta > 0 || strcmp(m->rope_scaling, "none")
                         ? "a window, layers without RoPE, the query temperature or a RoPE scaling" : NULL;
         if (bad) {

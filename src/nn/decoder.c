@@ -10,7 +10,10 @@
  *          model.experts, the MLP is a mixture of experts (Mixtral, Qwen3-MoE: experts.c); with
  *          model.norm=layer, LayerNorm (StarCoder2, Nemotron); with model.mlp=plain, down(act(up))
  *          (StarCoder2's GELU, Nemotron's and Arcee's squared ReLU); with model.parallel_block,
- *          attention and the MLP side by side on the block's input (GPT-NeoX).
+ *          attention and the MLP side by side on the block's input (GPT-NeoX); with
+ *          model.linear_attention_pattern, gated delta-net linear attention (gated_delta.c) in place
+ *          of attention on all but every N-th block, and with model.attention_output_gate the
+ *          attention's output gated (Qwen3.5, Qwen3-Next).
  * Both end with softmax cross-entropy on next-token targets.
  *
  * The structure follows karpathy's llm.c (train_gpt2.c): every activation the backward pass needs
@@ -23,7 +26,8 @@
  * probabilities. Buffers are allocated once and grown only when a larger batch arrives.
  *
  * Inference keeps each layer's q|k|v rows of one sequence (the KV cache): a call that extends the
- * previous sequence computes only the new positions. */
+ * previous sequence computes only the new positions (with gated delta-net layers, which keep no
+ * state between calls yet, every call computes the whole sequence). */
 #include "build_config.h"
 
 #include <limits.h>

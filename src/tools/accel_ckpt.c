@@ -46,7 +46,7 @@ static void usage(FILE *out)
             "                           K-EXAONE, Youtu-LLM, Mellum, Solar Open, Helium, Ministral,\n"
             "                           InternLM3, IQuest-Coder, StarCoder2, Nemotron, Jais 2, Arcee,\n"
             "                           StableLM, GPT-NeoX (Pythia), Cohere, Cohere 2, Phi-2, GPT-J,\n"
-            "                           Qwen3.5, the Qwen VLs' and GLM-4.xV's language\n"
+            "                           Qwen3.5, Qwen3-Next, the Qwen VLs' and GLM-4.xV's language\n"
             "                           models, their mixtures of experts; config.json + safetensors)\n"
             "                           as accel weights with their configuration (docs/huggingface.md\n"
             "                           lists the architectures)\n"

@@ -25,9 +25,9 @@
  * group; only each attention row's log-sum-exp is stored, and the backward pass recomputes the
  * probabilities. Buffers are allocated once and grown only when a larger batch arrives.
  *
- * Inference keeps each layer's q|k|v rows of one sequence (the KV cache): a call that extends the
- * previous sequence computes only the new positions (with gated delta-net layers, which keep no
- * state between calls yet, every call computes the whole sequence). */
+ * Inference keeps each layer's q|k|v rows of one sequence (the KV cache; a gated delta-net layer its
+ * heads' states and its convolution's last inputs): a call that extends the previous sequence
+ * computes only the new positions. */
 #include "build_config.h"
 
 #include <limits.h>
@@ -1797,22 +1797,26 @@ static accel_gdn_acts_t lin_acts(const gpt_t *m, const gpt_acts_t *a, size_t row
     return v;
 }
 
-/* Block l's gated delta-net half, every row (inference recomputes the whole sequence: the
- * recurrence keeps no cache): norm1, the input projection into a->qkv, the token mixer
- * (gated_delta.c) into a->atty, and res2 = res + its output projected. */
+/* Block l's gated delta-net half for the rows from p0: norm1, the input projection into a->qkv,
+ * the token mixer (gated_delta.c) into a->atty, and res2 = res + its output projected. Inference
+ * (one sequence) continues from the layer's cache in fw->kv[l] (the heads' states and the
+ * convolution's last inputs), as attention from its keys and values. */
 static accel_status_t block_linear(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_t *layout,
-                                   const float *params, int l, gpt_acts_t *a, const float *res, int B, int T)
+                                   const float *params, int l, gpt_acts_t *a, const float *res, int B, int T,
+                                   int p0)
 {
     const int C = m->C, LP = m->LP, LO = m->LO;
-    const size_t BT = (size_t)B * T;
+    const size_t R = (size_t)B * T - (size_t)p0, o = (size_t)p0 * C;
     const gpt_block_t *k = &m->blk[l];
-    norm_forward(m, a->ln1, a->ln1_mean, a->ln1_rstd, res, PARAM(k->ln1w), PARAM_OPT(k->ln1b), BT);
-    GEMM(false, true, (int)BT, LP, C, 1.0f, a->ln1, C, PARAM(k->linw), C, 0.0f, a->qkv, LP);
+    norm_forward(m, a->ln1 + o, a->ln1_mean + p0, a->ln1_rstd + p0, res + o, PARAM(k->ln1w), PARAM_OPT(k->ln1b), R);
+    GEMM(false, true, (int)R, LP, C, 1.0f, a->ln1 + o, C, PARAM(k->linw), C, 0.0f, a->qkv + (size_t)p0 * LP, LP);
     accel_gdn_weights_t w = lin_weights(k, layout, params);
-    accel_gdn_acts_t ga = lin_acts(m, a, BT);
-    accel_gdn_forward(&m->lin, &w, a->qkv, (size_t)LP, B, T, m->pos, &ga, a->atty, fw->lin);
-    start_rows(a->res2, NULL, res, BT, C);
-    GEMM(false, true, (int)BT, C, LO, m->res_mult, a->atty, LO, PARAM(k->projw), LO, 1.0f, a->res2, C);
+    accel_gdn_acts_t ga = lin_acts(m, a, (size_t)B * T);
+    if (fw->kv) accel_gdn_extend(&m->lin, &w, a->qkv, (size_t)LP, p0, T, fw->kv[l], &ga, a->atty, fw->lin);
+    else accel_gdn_forward(&m->lin, &w, a->qkv, (size_t)LP, B, T, m->pos, &ga, a->atty, fw->lin);
+    start_rows(a->res2 + o, NULL, res + o, R, C);
+    GEMM(false, true, (int)R, C, LO, m->res_mult, a->atty + (size_t)p0 * LO, LO, PARAM(k->projw), LO, 1.0f,
+         a->res2 + o, C);
     return ACCEL_OK;
 }
 
@@ -1824,7 +1828,7 @@ static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel
                                       const float *params, int l, gpt_acts_t *a, const float *res,
                                       int B, int T, int p0)
 {
-    if (layer_linear(m, l)) return block_linear(m, fw, layout, params, l, a, res, B, T);
+    if (layer_linear(m, l)) return block_linear(m, fw, layout, params, l, a, res, B, T, p0);
     const int C = m->C, QKV = m->QKV;
     const size_t R = (size_t)B * T - (size_t)p0, o = (size_t)p0 * C;
     const gpt_block_t *k = &m->blk[l];
@@ -2347,13 +2351,20 @@ static accel_status_t gpt_eval(void *state, const accel_layout_t *layout, const 
     return ACCEL_OK;
 }
 
+/* Block l's inference cache: its k|v rows of the sequence, or a delta-net's state (gated_delta.h). */
+static size_t cache_floats(const gpt_t *m, int l)
+{
+    return layer_linear(m, l) ? accel_gdn_cache_floats(&m->lin) : (size_t)m->T * (size_t)(m->QKV - m->NH * m->hs);
+}
+
 /* Floats of the inference buffers: one sequence at full context, one shared block set (its q|k|v
- * piece holds the q rows) and every block's k|v rows (the KV cache). */
+ * piece holds the q rows) and every block's cache. */
 static size_t infer_floats(const gpt_t *m)
 {
     const size_t T = (size_t)m->T, C = (size_t)m->C;
-    const size_t kvw = (size_t)(m->QKV - m->NH * m->hs);
-    return block_floats(m, 1, T, ALL_PIECES) + (size_t)m->L * PIECE(T * kvw) + 2 * PIECE(T * C) +
+    size_t cache = 0;
+    for (int l = 0; l < m->L; l++) cache += PIECE(cache_floats(m, l));
+    return block_floats(m, 1, T, ALL_PIECES) + cache + 2 * PIECE(T * C) +
            2 * PIECE(T) + PIECE(T * T) + PIECE((size_t)m->hs * T) + PIECE(T * mla_scratch(m)) +
            PIECE(lin_scratch(m, 1, T));
 }
@@ -2386,7 +2397,7 @@ static accel_status_t reserve_infer(gpt_t *m)
     float *p = mem;
 #define TAKE(ptr, n) do { (ptr) = p; p += PIECE(n); } while (0)
     p = carve_block(m, &m->iact, p, 1, T, ALL_PIECES); /* its qkv piece takes the q rows */
-    for (int l = 0; l < m->L; l++) TAKE(m->kv[l], T * (size_t)(m->QKV - m->NH * m->hs));
+    for (int l = 0; l < m->L; l++) TAKE(m->kv[l], cache_floats(m, l));   /* keys and values, or a delta-net's state */
     TAKE(m->ix0, T * C);
     TAKE(m->ilnf, T * C);
     TAKE(m->ilnf_mean, T);
@@ -2429,7 +2440,7 @@ static accel_status_t infer(gpt_t *m, const accel_layout_t *layout, const float 
      * other ones is recomputed (as transformers' Phi-3 does when generation crosses it) */
     m->rope_long = m->long_cos && ntokens > m->rope_original;
     if (m->rope_long != m->cache_long) p0 = 0;
-    if (m->lin_pattern) p0 = 0;         /* gated delta-net layers keep no state between calls */
+    if (m->lin_pattern && p0 != m->cached) p0 = 0;  /* a delta-net's state cannot go back */
     gpt_fwd_t fw = { &m->iact, 0, m->kv, m->ix0, m->ilnf, m->ilnf_mean, m->ilnf_rstd, m->ipr, m->ikt, m->imla,
                      m->ilin };
     m->cached = 0;                      /* until this pass completes, the cache is not whole */

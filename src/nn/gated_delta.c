@@ -63,7 +63,27 @@ void accel_gdn_carve(const accel_gdn_dims_t *d, accel_gdn_acts_t *a, float *p, s
 /* Row t's document start within its sequence (rows t0 .. t0 + T - 1 of the batch). */
 static inline int doc_start(const int32_t *pos, size_t t0, int t) { return pos ? t - pos[t0 + (size_t)t] : 0; }
 
-/* xc = the causal convolution of u's q|k|v channels; xs = silu(xc) with q and k heads normalized. */
+/* xs = silu(xc) for R rows, each q and k head L2-normalized (q also scaled by 1/sqrt(dk)); their
+ * 1/norms into s->rn. */
+static void activate(const accel_gdn_dims_t *d, const float *xc, size_t R, work_t *s)
+{
+    const size_t CW = accel_gdn_conv_width(d), Hk = (size_t)d->Hk, dk = (size_t)d->dk;
+    const float scale = 1.0f / sqrtf((float)dk);
+    for (size_t r = 0; r < R; r++) {
+        const float *x = xc + r * CW;
+        float *y = s->xs + r * CW;
+        for (size_t c = 0; c < CW; c++) y[c] = x[c] * sigmoid(x[c]);
+        for (size_t h = 0; h < 2 * Hk; h++) {       /* q heads, then k heads */
+            float *v = y + h * dk, ss = 0;
+            for (size_t i = 0; i < dk; i++) ss += v[i] * v[i];
+            const float rn = 1.0f / sqrtf(ss + 1e-6f), f = h < Hk ? rn * scale : rn;
+            s->rn[r * 2 * Hk + h] = rn;
+            for (size_t i = 0; i < dk; i++) v[i] *= f;
+        }
+    }
+}
+
+/* xc = the causal convolution of u's q|k|v channels, then activate. */
 static void conv_forward(const accel_gdn_dims_t *d, const float *conv, const float *u, size_t ldu, int B,
                          int T, const int32_t *pos, float *xc, work_t *s)
 {
@@ -82,20 +102,7 @@ static void conv_forward(const accel_gdn_dims_t *d, const float *conv, const flo
                 for (size_t c = 0; c < CW; c++) y[c] += conv[c * K + j] * x[c];
             }
         }
-    const size_t Hk = (size_t)d->Hk, dk = (size_t)d->dk;
-    const float scale = 1.0f / sqrtf((float)dk);
-    for (size_t r = 0; r < R; r++) {
-        const float *x = xc + r * CW;
-        float *y = s->xs + r * CW;
-        for (size_t c = 0; c < CW; c++) y[c] = x[c] * sigmoid(x[c]);
-        for (size_t h = 0; h < 2 * Hk; h++) {       /* q heads, then k heads */
-            float *v = y + h * dk, ss = 0;
-            for (size_t i = 0; i < dk; i++) ss += v[i] * v[i];
-            const float rn = 1.0f / sqrtf(ss + 1e-6f), f = h < Hk ? rn * scale : rn;
-            s->rn[r * 2 * Hk + h] = rn;
-            for (size_t i = 0; i < dk; i++) v[i] *= f;
-        }
-    }
+    activate(d, xc, R, s);
 }
 
 static void gates(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w, const float *u, size_t ldu, size_t R,
@@ -151,6 +158,23 @@ static void step(const accel_gdn_dims_t *d, float *S, const step_in_t *in, float
     }
 }
 
+/* y = rmsnorm(o) * norm * silu(z) for R rows (u's z, a's o), the norms' 1/rms into a->orstd. */
+static void gated_norm(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w, const float *u, size_t ldu,
+                       size_t R, const accel_gdn_acts_t *a, float *y)
+{
+    const size_t Hv = (size_t)d->Hv, dv = (size_t)d->dv, zoff = accel_gdn_conv_width(d);
+    for (size_t r = 0; r < R; r++)
+        for (size_t h = 0; h < Hv; h++) {
+            const float *o = a->o + r * Hv * dv + h * dv, *z = u + r * ldu + zoff + h * dv;
+            float ss = 0;
+            for (size_t j = 0; j < dv; j++) ss += o[j] * o[j];
+            const float rstd = 1.0f / sqrtf(ss / (float)dv + d->eps);
+            a->orstd[r * Hv + h] = rstd;
+            float *out = y + r * Hv * dv + h * dv;
+            for (size_t j = 0; j < dv; j++) out[j] = o[j] * rstd * w->norm[j] * z[j] * sigmoid(z[j]);
+        }
+}
+
 void accel_gdn_forward(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w, const float *u, size_t ldu,
                        int B, int T, const int32_t *pos, const accel_gdn_acts_t *a, float *y, float *scratch)
 {
@@ -167,18 +191,7 @@ void accel_gdn_forward(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w, 
                 step_in_t in = step_in(d, &s, r, h);
                 step(d, state, &in, a->o + r * Hv * dv + (size_t)h * dv, s.vec);
             }
-    /* y = rmsnorm(o) * norm * silu(z) */
-    const size_t zoff = accel_gdn_conv_width(d);
-    for (size_t r = 0; r < R; r++)
-        for (size_t h = 0; h < Hv; h++) {
-            const float *o = a->o + r * Hv * dv + h * dv, *z = u + r * ldu + zoff + h * dv;
-            float ss = 0;
-            for (size_t j = 0; j < dv; j++) ss += o[j] * o[j];
-            const float rstd = 1.0f / sqrtf(ss / (float)dv + d->eps);
-            a->orstd[r * Hv + h] = rstd;
-            float *out = y + r * Hv * dv + h * dv;
-            for (size_t j = 0; j < dv; j++) out[j] = o[j] * rstd * w->norm[j] * z[j] * sigmoid(z[j]);
-        }
+    gated_norm(d, w, u, ldu, R, a, y);
 }
 
 /* Back through one (document rows r0 .. r0 + n - 1, value head h): d(o) in s->dout -> d(q, k, v)
@@ -281,20 +294,9 @@ void accel_gdn_backward(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w,
     const size_t CW = accel_gdn_conv_width(d), zoff = CW, boff = CW + Hv * dv;
     work_t s = carve(d, scratch, R, (size_t)T);
     /* xs, g, beta rebuilt from the kept convolution output: the forward pass's xs was scratch */
-    const float scale = 1.0f / sqrtf((float)dk);
-    for (size_t r = 0; r < R; r++) {
-        const float *x = a->xc + r * CW;
-        float *y = s.xs + r * CW;
-        for (size_t c = 0; c < CW; c++) y[c] = x[c] * sigmoid(x[c]);
-        for (size_t h = 0; h < 2 * Hk; h++) {
-            float *v = y + h * dk, ss = 0;
-            for (size_t i = 0; i < dk; i++) ss += v[i] * v[i];
-            const float rn = 1.0f / sqrtf(ss + 1e-6f), f = h < Hk ? rn * scale : rn;
-            s.rn[r * 2 * Hk + h] = rn;
-            for (size_t i = 0; i < dk; i++) v[i] *= f;
-        }
-    }
+    activate(d, a->xc, R, &s);
     gates(d, w, u, ldu, R, s.gb);
+    const float scale = 1.0f / sqrtf((float)dk);
     /* y = n * norm * silu(z), n = o rstd: dz, d(norm), then d(o) = rstd (dn - n mean(dn n)) */
     for (size_t r = 0; r < R; r++)
         for (size_t h = 0; h < Hv; h++) {
@@ -378,4 +380,49 @@ void accel_gdn_backward(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w,
                 }
             }
         }
+}
+
+size_t accel_gdn_cache_floats(const accel_gdn_dims_t *d)
+{
+    return (size_t)d->Hv * (size_t)d->dk * (size_t)d->dv + (size_t)(d->K - 1) * accel_gdn_conv_width(d);
+}
+
+void accel_gdn_extend(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w, const float *u, size_t ldu, int p0,
+                      int T, float *cache, const accel_gdn_acts_t *a, float *y, float *scratch)
+{
+    const size_t CW = accel_gdn_conv_width(d), R = (size_t)(T - p0), Hv = (size_t)d->Hv, dv = (size_t)d->dv;
+    const size_t dkv = (size_t)d->dk * dv;
+    const int K = d->K;
+    float *state = cache, *tail = cache + Hv * dkv;     /* tail: positions p0 - K + 1 .. p0 - 1 */
+    if (p0 == 0) memset(cache, 0, sizeof(float) * accel_gdn_cache_floats(d));
+    work_t s = carve(d, scratch, R, (size_t)T);
+    for (size_t r = 0; r < R; r++) {                /* the convolution, through the tail before p0 */
+        const int t = p0 + (int)r;
+        float *x = a->xc + r * CW;
+        memset(x, 0, sizeof(float) * CW);
+        for (int j = 0; j < K; j++) {
+            const int src = t - (K - 1) + j;
+            if (src < 0) continue;
+            const float *in = src >= p0 ? u + (size_t)src * ldu : tail + (size_t)(src - p0 + K - 1) * CW;
+            for (size_t c = 0; c < CW; c++) x[c] += w->conv[c * (size_t)K + (size_t)j] * in[c];
+        }
+    }
+    activate(d, a->xc, R, &s);
+    const float *ur = u + (size_t)p0 * ldu;
+    gates(d, w, ur, ldu, R, s.gb);
+    for (int h = 0; h < d->Hv; h++)                 /* each head's state on from the cached one */
+        for (size_t r = 0; r < R; r++) {
+            step_in_t in = step_in(d, &s, r, h);
+            step(d, state + (size_t)h * dkv, &in, a->o + r * Hv * dv + (size_t)h * dv, s.vec);
+        }
+    gated_norm(d, w, ur, ldu, R, a, y + (size_t)p0 * Hv * dv);
+    /* the new tail, positions T - K + 1 .. T - 1: entry i comes from u or from the old tail's
+     * entry i + R, read before anything at or past it is written */
+    for (int i = 0; i < K - 1; i++) {
+        const int t = T - (K - 1) + i;
+        float *dst = tail + (size_t)i * CW;
+        if (t < 0) memset(dst, 0, sizeof(float) * CW);
+        else if (t >= p0) memcpy(dst, u + (size_t)t * ldu, sizeof(float) * CW);
+        else memcpy(dst, tail + ((size_t)i + R) * CW, sizeof(float) * CW);
+    }
 }

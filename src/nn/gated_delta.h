@@ -72,4 +72,14 @@ void accel_gdn_backward(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w,
                         const float *u, size_t ldu, int B, int T, const int32_t *pos, const accel_gdn_acts_t *a,
                         const float *dy, float *du, float *scratch);
 
+/* Inference, one sequence at a time: the state of every value head and the convolution's input at
+ * the last K - 1 positions (accel_gdn_cache_floats). */
+size_t accel_gdn_cache_floats(const accel_gdn_dims_t *d);
+
+/* Positions p0..T-1 of one sequence: u [T, in width] (rows p0.. made), y rows p0.. written, a's
+ * rows 0..T-p0-1 hold those positions'. Continues from cache (p0 = 0: a fresh sequence) and leaves
+ * it holding position T-1's. */
+void accel_gdn_extend(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w, const float *u, size_t ldu, int p0,
+                      int T, float *cache, const accel_gdn_acts_t *a, float *y, float *scratch);
+
 #endif

@@ -770,9 +770,6 @@ int main(int argc, char **argv)
         }
         if (o.no_kv_cache || !model.ops->logits_cached)
             fprintf(mout, "  no KV cache: each new token recomputes its window of up to %d tokens\n", T);
-        else if (cfg.model.linear_attention_pattern)
-            fprintf(mout, "  no cache: gated delta-net layers keep no state between calls yet, so each new token "
-                    "recomputes its window of up to %d tokens\n", T);
         else
             fprintf(mout, "  KV cache (in the workspace): one position's forward per new token up to "
                     "%d tokens, then the window slides and each token recomputes it\n", T);

@@ -127,6 +127,12 @@ same() {    # DIR FIXTURE: another config.json of the fixture's model gives tran
     score same.logits "$1" "$2"
     "$CMP" logits "$FIX/$2" same.logits || fail "$1: logits differ from transformers' on $2"
 }
+hub_form() { # DIR FIXTURE SED GONE: the fixture with SED rewriting its config.json (GONE no longer
+             # in it: the hub's older form of a key) gives transformers' logits
+    rm -rf "$1" && cp -r "$FIX/$2" "$1" && sed -i "$3" "$1/config.json"
+    grep -q "$4" "$1/config.json" && fail "$1: $4 still there"
+    same "$1" "$2"
+}
 # Mistral v0.1's sliding window (4 keys of 16; without it 5 apart), YaRN (factor 4 over an original
 # context of 4; without it 2 apart): the fixtures' logits need them.
 needs mistral_sw model.sliding_window=0
@@ -143,21 +149,15 @@ pass "starcoder2, nemotron, arcee, stablelm: transformers' logits need the windo
 # of each head; Pythia's config.json (transformers 4's rotary_pct and rotary_emb_base, no
 # rope_parameters) gives the same.
 needs gpt_neox model.parallel_block=none model.activation=gelu_tanh model.rope_dim=0
-rm -rf pythia_hub && cp -r "$FIX/gpt_neox" pythia_hub
-sed -i '/"rope_parameters": {/,/^  },/c\
-  "rotary_emb_base": 10000, "rotary_pct": 0.25,' pythia_hub/config.json
-grep -q rope_parameters pythia_hub/config.json && fail "pythia_hub: rope_parameters still there"
-same pythia_hub gpt_neox
+hub_form pythia_hub gpt_neox '/"rope_parameters": {/,/^  },/c\
+  "rotary_emb_base": 10000, "rotary_pct": 0.25,' rope_parameters
 pass "gpt_neox: transformers' logits need the parallel blocks, the exact GELU and the partial RoPE; Pythia's config.json gives the same"
 # Cohere: the logits need logit_scale; Cohere 2's its window pattern and its full layers without
 # RoPE; Command R7B's config.json (transformers 4's sliding_window_pattern, no layer_types) gives the same.
 needs cohere model.logits_scaling=1
 needs cohere2 model.no_rope_pattern=0 model.sliding_window_pattern=0 model.logits_scaling=1
-rm -rf r7b_hub && cp -r "$FIX/cohere2" r7b_hub
-sed -i '/"layer_types": \[/,/^  \],/c\
-  "sliding_window_pattern": 4,' r7b_hub/config.json
-grep -q layer_types r7b_hub/config.json && fail "r7b_hub: layer_types still there"
-same r7b_hub cohere2
+hub_form r7b_hub cohere2 '/"layer_types": \[/,/^  \],/c\
+  "sliding_window_pattern": 4,' layer_types
 pass "cohere, cohere2: transformers' logits need logit_scale, the window pattern and the NoPE full layers; Command R7B's config.json gives the same"
 # Phi and GPT-J: the logits need their partial RoPE (GPT-J's pairs interleaved in its files).
 needs phi model.rope_dim=0
@@ -167,11 +167,8 @@ pass "phi, gptj: transformers' logits need the partial RoPE"
 # gated ones, which are not: tests/check_gpt.c's gradients and hf_roundtrip.py check those); a
 # config.json with full_attention_interval instead of layer_types gives the same.
 needs qwen3_5 model.rope_dim=0 model.norm_unit_offset=false
-rm -rf q35_hub && cp -r "$FIX/qwen3_5" q35_hub
-sed -i '/"layer_types": \[/,/^  \],/c\
-  "full_attention_interval": 4,' q35_hub/config.json
-grep -q layer_types q35_hub/config.json && fail "q35_hub: layer_types still there"
-same q35_hub qwen3_5
+hub_form q35_hub qwen3_5 '/"layer_types": \[/,/^  \],/c\
+  "full_attention_interval": 4,' layer_types
 pass "qwen3_5: transformers' logits need the partial RoPE and the 1 + weight norms; full_attention_interval gives the same"
 # LongRoPE: Phi-3.5's 16 tokens fit its original context of 16 (the short factors), Phi-4-mini's
 # pass its 8 (the long ones, on 6 of each head's 8 values): the fixtures' logits need those factors

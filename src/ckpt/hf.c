@@ -921,6 +921,18 @@ static accel_status_t leading_dense(json_t *root, const char *path, int layers, 
     return ACCEL_OK;
 }
 
+/* Whether the Qwen MoE families' decoder_sparse_step and mlp_only_layers put experts in every
+ * block, as accel's are; else false with the message in err. */
+static bool experts_everywhere(json_t *root, const char *path, char *err, size_t errlen)
+{
+    json_t *dense = json_object_get(root, "mlp_only_layers");
+    if (jint(root, "decoder_sparse_step", 1) == 1 && !(json_is_array(dense) && json_array_size(dense) > 0)) return true;
+    accel_errf(err, errlen, "%s: decoder_sparse_step = %lld / mlp_only_layers with %zu layers: some blocks have a dense "
+               "MLP, and accel's experts are in every block", path, jint(root, "decoder_sparse_step", 1),
+               json_is_array(dense) ? json_array_size(dense) : 0);
+    return false;
+}
+
 /* The mixture of experts of MixtralForCausalLM, Qwen3MoeForCausalLM, Qwen2MoeForCausalLM,
  * OlmoeForCausalLM, MellumForCausalLM (Qwen3-MoE's, its leading dense blocks from mlp_layer_types)
  * or GptOssForCausalLM (arch; gpt-oss's softmax over the top-k logits is the
@@ -980,11 +992,7 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
          * saying whether the top k is renormalized; transformers' defaults */
         m->experts = (int)jint(root, "num_experts", next ? 512 : 256);
         m->experts_per_token = (int)jint(root, "num_experts_per_tok", next ? 10 : 8);
-        json_t *dense = json_object_get(root, "mlp_only_layers");
-        if (jint(root, "decoder_sparse_step", 1) != 1 || (json_is_array(dense) && json_array_size(dense) > 0))
-            REFUSE("%s: decoder_sparse_step = %lld / mlp_only_layers with %zu layers: some blocks have a dense MLP, "
-                   "and accel's experts are in every block", path, jint(root, "decoder_sparse_step", 1),
-                   json_is_array(dense) ? json_array_size(dense) : 0);
+        if (!experts_everywhere(root, path, err, errlen)) return ACCEL_ERR_UNSUPPORTED;
         m->ffn_width = (int)jint(root, "moe_intermediate_size", 512);
         const long long shared = jint(root, "shared_expert_intermediate_size", 512);
         if (m->experts < 1 || m->experts > 4096 || m->experts_per_token < 1 || m->experts_per_token > m->experts ||
@@ -1106,11 +1114,7 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
     }
     if (qwen_moe) {
         m->ffn_width = (int)jint(root, "moe_intermediate_size", qwen3_moe ? 768 : 1408);
-        json_t *dense = json_object_get(root, "mlp_only_layers");
-        if (jint(root, "decoder_sparse_step", 1) != 1 || (json_is_array(dense) && json_array_size(dense) > 0))
-            REFUSE("%s: decoder_sparse_step = %lld / mlp_only_layers with %zu layers: some blocks have a dense MLP, "
-                   "and accel's experts are in every block", path, jint(root, "decoder_sparse_step", 1),
-                   json_is_array(dense) ? json_array_size(dense) : 0);
+        if (!experts_everywhere(root, path, err, errlen)) return ACCEL_ERR_UNSUPPORTED;
     }
     if (jnum(root, "router_jitter_noise", 0.0) != 0.0)
         REFUSE("%s: router_jitter_noise = %g: accel's router takes the hidden states as they are", path,

@@ -46,6 +46,13 @@ the sliding ones, no soft-capping: accel's model.norm_position=both, model.norm_
 model.activation=gelu_tanh, model.embed_scale=sqrt(width), model.qk_norm, model.sliding_window,
 model.sliding_window_pattern=2, model.sliding_rope=plain, model.sliding_rope_theta=10000.
 
+--qwen3-5 (BENCH_MODEL=qwen3_5): transformers' Qwen3_5ForCausalLM from a Qwen3_5TextConfig with
+the same sizes: layers 1-3 of every 4 gated delta-nets (--linear-heads key heads, twice as many value
+heads, heads of --head-dim, a convolution of 4), every 4th attention with its output gate, per-head
+q/k norms, RoPE on a quarter of each head, norms by 1 + weight, rms_norm_eps --rms-eps; without the
+flash-linear-attention package (as here) transformers runs its delta-nets' chunked PyTorch
+fallback, whatever --variant says of attention.
+
 --packed L (bench/document_mask.sh): each row packs documents of 1..2L-1 tokens (uniform, mean L)
 the way Hugging Face trains packed data without padding (DataCollatorWithFlattening, TRL's
 padding_free): position_ids restart at every document, transformers builds the block-diagonal
@@ -123,6 +130,16 @@ def build(args):
         cfg = Glm4MoeConfig(**kw)
         cfg._experts_implementation = args.experts_impl
         cls = Glm4MoeForCausalLM
+    elif args.qwen3_5:          # Qwen3.5: gated delta-nets and gated attention
+        from transformers import Qwen3_5ForCausalLM, Qwen3_5TextConfig
+        for k in ("mlp_bias", "use_sliding_window"):
+            kw.pop(k, None)
+        kw.update(linear_num_key_heads=args.linear_heads, linear_num_value_heads=2 * args.linear_heads,
+                  linear_key_head_dim=args.head_dim, linear_value_head_dim=args.head_dim,
+                  linear_conv_kernel_dim=4, full_attention_interval=4,
+                  rope_parameters={"rope_type": "default", "rope_theta": args.rope_theta,
+                                   "partial_rotary_factor": 0.25})
+        cfg, cls = Qwen3_5TextConfig(**kw), Qwen3_5ForCausalLM
     elif args.experts:          # Mixtral: a sparse MoE block of SwiGLU experts; no bias keys at all
         from transformers import MixtralConfig, MixtralForCausalLM
         for k in ("attention_bias", "mlp_bias"):
@@ -200,6 +217,8 @@ def main():
     ap.add_argument("--rms-eps", type=float, default=1e-5)
     ap.add_argument("--qk-norm", action="store_true", help="Qwen3ForCausalLM (q/k norms)")
     ap.add_argument("--gemma3", action="store_true", help="Gemma3ForCausalLM (with --head-dim, --sliding-window)")
+    ap.add_argument("--qwen3-5", action="store_true", help="Qwen3_5ForCausalLM (with --head-dim, --linear-heads)")
+    ap.add_argument("--linear-heads", type=int, default=4, help="--qwen3-5: the delta-nets' key heads")
     ap.add_argument("--gpt-oss", action="store_true", help="GptOssForCausalLM (with --experts, --sliding-window)")
     ap.add_argument("--glm4-moe", action="store_true",
                     help="Glm4MoeForCausalLM (with --experts: 4 groups, 2 shared experts of --ffn, layer 1 dense of 2 x --ffn)")

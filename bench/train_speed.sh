@@ -7,6 +7,7 @@
 #   BENCH_MODEL=gemma3 sh bench/train_speed.sh    Gemma 3's blocks against Gemma3ForCausalLM
 #   BENCH_MODEL=gpt_oss sh bench/train_speed.sh   gpt-oss's blocks against GptOssForCausalLM
 #   BENCH_MODEL=glm4_moe sh bench/train_speed.sh  GLM-4.5's blocks against Glm4MoeForCausalLM
+#   BENCH_MODEL=qwen3_5 sh bench/train_speed.sh   Qwen3.5's blocks against Qwen3_5ForCausalLM
 #   BENCH_ROUNDS=5 BENCH_STEPS=60 sh bench/train_speed.sh
 # gpt (the issue's shape): 4 layers, 4 heads, width 256, context 128, byte vocabulary; the peer is
 # bench/gpt_torch.py (the same GPT written in PyTorch).
@@ -33,6 +34,12 @@
 # by 2.5, two ungated shared experts (one SwiGLU of 688), layer 1 a dense SwiGLU of 688, per-head
 # q/k norms, q/k/v biases, RoPE on half of each head, untied head, no load-balancing loss; peer:
 # Glm4MoeForCausalLM (llama_torch.py --glm4-moe) with grouped_mm experts.
+# qwen3_5: the llama shape with Qwen3.5's blocks: layers 1-3 gated delta-nets (4 key heads, 8 value
+# heads, heads of 64, a convolution of 4), layer 4 attention over heads of 64 with its output gate,
+# per-head q/k norms, RoPE on a quarter of each head, 1 + weight norms; peer: Qwen3_5ForCausalLM
+# (llama_torch.py --qwen3-5: transformers' chunked PyTorch delta-nets). Its FLOPs per token add the
+# delta-nets' recurrence, 18 key x value dims a value head (state decay and update, S^T k, S^T q:
+# about 6 forward, twice that backward) in place of attention's 6 L C T on those layers.
 # All: micro-batch 8 per rank, 2 ranks, AdamW, gradient clipping to 1.0; accel: mpirun -np 2
 # accel_train on synthetic tokens, one thread per rank; PyTorch: DistributedDataParallel over gloo,
 # 2 processes, torch.set_num_threads(1), fp32 and bf16 autocast, each in three variants: eager with
@@ -145,12 +152,29 @@ glm4_moe) # untied; per layer attention with q/k/v biases and per-head q/k norms
         peer_args="--layers $L --heads $H --kv-heads $KV --width $C --ffn $F --context $T --vocab $V
             --experts $E --experts-per-token $K --experts-impl grouped_mm --glm4-moe"
         shape="GLM-4.5-style: $L layers, $H heads, $KV kv heads, width $C, q/k norms, q/k/v biases, half-head RoPE, layer 1 dense ffn $FD, then $E experts of ffn $F in 4 groups, top-$K from 2 groups by sigmoid + selection bias, scale 2.5, 2 shared experts, context $T, vocab $V, untied head" ;;
-*)      echo "BENCH_MODEL must be gpt, llama, qwen3, mixtral, gemma3, gpt_oss or glm4_moe (got '$MODEL')" >&2; exit 2 ;;
+qwen3_5) # tied; 3 delta-net layers (in: q|k|v|z|b|a, the convolution, dt_bias, A_log, the gated norm,
+        # out) and 1 attention layer (q and its gate, k, v, o, q/k norms), each with two norms and SwiGLU
+        HD=64 HK=4 HV=8 CK=4
+        CWD=$(( 2*HK*HD + HV*HD ))
+        LIN=$(( (CWD + HV*HD + 2*HV)*C + CWD*CK + 2*HV + HD + C*HV*HD ))
+        ATTN=$(( 2*C*H*HD + 2*C*KV*HD + C*H*HD + 2*HD ))
+        N=$(( V*C + 3*LIN + ATTN + L*(3*C*F + 2*C) + C ))
+        model_args="model.name=llama model.layers=$L model.heads=$H model.kv_heads=$KV model.width=$C
+            model.head_dim=$HD model.qk_norm=true model.ffn_width=$F model.context=$T model.vocab=$V
+            model.rope_theta=10000 model.rms_eps=1e-6 model.tie_embeddings=true model.norm_unit_offset=true
+            model.attention_output_gate=true model.rope_dim=$((HD / 4)) model.linear_attention_pattern=4
+            model.linear_key_heads=$HK model.linear_value_heads=$HV model.linear_key_dim=$HD model.linear_value_dim=$HD"
+        peer_script=bench/llama_torch.py
+        peer_args="--layers $L --heads $H --kv-heads $KV --width $C --ffn $F --context $T --vocab $V --head-dim $HD
+            --qwen3-5 --linear-heads $HK --rms-eps 1e-6"
+        shape="Qwen3.5-style: $L layers (3 gated delta-nets of $HK key / $HV value heads of $HD, 1 gated attention of $H heads of $HD, $KV kv heads), width $C, ffn $F, context $T, vocab $V, tied head" ;;
+*)      echo "BENCH_MODEL must be gpt, llama, qwen3, mixtral, gemma3, gpt_oss, glm4_moe or qwen3_5 (got '$MODEL')" >&2; exit 2 ;;
 esac
 NA=${NA:-$N}    # the parameters a token's products use (all of them but in a mixture of experts)
 ATT=$C
 case $MODEL in qwen3|gemma3) ATT=$((H * HD)) ;; esac     # the attention FLOPs count heads x head_dim
 FLOP_TOKEN=$(( 6*NA + 6*L*ATT*T ))
+[ "$MODEL" = qwen3_5 ] && FLOP_TOKEN=$(( 6*NA + 6*H*HD*T + 3*18*HV*HD*HD ))     # 1 attention, 3 delta-net layers
 peak=$(OMP_NUM_THREADS=1 ./bench/gemm_peak)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

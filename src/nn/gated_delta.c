@@ -7,10 +7,34 @@
  * per head instead of T dk dv. */
 #include "gated_delta.h"
 
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("O3", "no-trapping-math")
+#endif
+
 #include <math.h>
 #include <string.h>
 
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CLONES
+#endif
+
 #define CHUNK 32
+#define LANES 16
+
+/* sum_j a[j] b[j] in LANES partial sums added in a fixed order: the loop vectorises and its result
+ * does not depend on the vector width the clone runs with. */
+static inline float dot(const float *a, const float *b, int n)
+{
+    float part[LANES] = { 0 }, s = 0;
+    int j = 0;
+    for (; j + LANES <= n; j += LANES)
+        for (int l = 0; l < LANES; l++) part[l] += a[j + l] * b[j + l];
+    for (; j < n; j++) s += a[j] * b[j];
+    for (int l = 0; l < LANES; l++) s += part[l];
+    return s;
+}
 
 static inline float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 static inline float softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
@@ -22,6 +46,9 @@ typedef struct {                    /* the scratch, carved */
     float *dxs, *dgb, *dout;        /* backward: d(xs) [R, CW], d(g | beta) [R, 2 Hv], d(o) [R, Hv dv] */
     float *states;                  /* [(T / CHUNK + 1 + CHUNK), dk dv] checkpoints, then a chunk's */
     float *vec;                     /* [4 dv] */
+    float *taps, *dtaps;            /* [K, CW] the convolution's weights tap by tap (its [CW, K]
+                                     * transposed: the loops over channels run contiguous), and
+                                     * their gradients */
 } work_t;
 
 static size_t chunks(size_t T) { return (T + CHUNK - 1) / CHUNK; }
@@ -37,7 +64,9 @@ static work_t carve(const accel_gdn_dims_t *d, float *p, size_t R, size_t T)
     w.dgb = p; p += R * 2 * Hv;
     w.dout = p; p += R * Hv * (size_t)d->dv;
     w.states = p; p += (chunks(T) + 1 + CHUNK) * (size_t)d->dk * (size_t)d->dv;
-    w.vec = p;
+    w.vec = p; p += 4 * (size_t)d->dv;
+    w.taps = p; p += (size_t)d->K * CW;
+    w.dtaps = p;
     return w;
 }
 
@@ -50,7 +79,15 @@ size_t accel_gdn_scratch_floats(const accel_gdn_dims_t *d, size_t B, size_t T)
 {
     const size_t R = B * T, CW = accel_gdn_conv_width(d), Hv = (size_t)d->Hv;
     return 2 * R * (CW + 2 * Hv) + R * 2 * (size_t)d->Hk + R * Hv * (size_t)d->dv +
-           (chunks(T) + 1 + CHUNK) * (size_t)d->dk * (size_t)d->dv + 4 * (size_t)d->dv;
+           (chunks(T) + 1 + CHUNK) * (size_t)d->dk * (size_t)d->dv + 4 * (size_t)d->dv + 2 * (size_t)d->K * CW;
+}
+
+/* s->taps = the convolution's weights [K, CW]. */
+static void transpose_taps(const accel_gdn_dims_t *d, const float *conv, work_t *s)
+{
+    const size_t CW = accel_gdn_conv_width(d), K = (size_t)d->K;
+    for (size_t c = 0; c < CW; c++)
+        for (size_t j = 0; j < K; j++) s->taps[j * CW + c] = conv[c * K + j];
 }
 
 void accel_gdn_carve(const accel_gdn_dims_t *d, accel_gdn_acts_t *a, float *p, size_t rows)
@@ -65,7 +102,7 @@ static inline int doc_start(const int32_t *pos, size_t t0, int t) { return pos ?
 
 /* xs = silu(xc) for R rows, each q and k head L2-normalized (q also scaled by 1/sqrt(dk)); their
  * 1/norms into s->rn. */
-static void activate(const accel_gdn_dims_t *d, const float *xc, size_t R, work_t *s)
+CLONES static void activate(const accel_gdn_dims_t *d, const float *xc, size_t R, work_t *s)
 {
     const size_t CW = accel_gdn_conv_width(d), Hk = (size_t)d->Hk, dk = (size_t)d->dk;
     const float scale = 1.0f / sqrtf((float)dk);
@@ -84,11 +121,12 @@ static void activate(const accel_gdn_dims_t *d, const float *xc, size_t R, work_
 }
 
 /* xc = the causal convolution of u's q|k|v channels, then activate. */
-static void conv_forward(const accel_gdn_dims_t *d, const float *conv, const float *u, size_t ldu, int B,
+CLONES static void conv_forward(const accel_gdn_dims_t *d, const float *conv, const float *u, size_t ldu, int B,
                          int T, const int32_t *pos, float *xc, work_t *s)
 {
     const size_t CW = accel_gdn_conv_width(d), R = (size_t)B * T;
     const int K = d->K;
+    transpose_taps(d, conv, s);
     for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++) {
             const size_t r = (size_t)b * T + t;
@@ -98,8 +136,8 @@ static void conv_forward(const accel_gdn_dims_t *d, const float *conv, const flo
             for (int j = 0; j < K; j++) {
                 const int src = t - (K - 1) + j;
                 if (src < start) continue;
-                const float *x = u + ((size_t)b * T + src) * ldu;
-                for (size_t c = 0; c < CW; c++) y[c] += conv[c * K + j] * x[c];
+                const float *x = u + ((size_t)b * T + src) * ldu, *wj = s->taps + (size_t)j * CW;
+                for (size_t c = 0; c < CW; c++) y[c] += wj[c] * x[c];
             }
         }
     activate(d, xc, R, s);
@@ -133,7 +171,7 @@ static step_in_t step_in(const accel_gdn_dims_t *d, const work_t *s, size_t r, i
 }
 
 /* One token: S = exp(g) S, S += k (beta (v - S^T k))^T; o = S^T q when o != NULL. */
-static void step(const accel_gdn_dims_t *d, float *S, const step_in_t *in, float *o, float *mem)
+CLONES static void step(const accel_gdn_dims_t *d, float *S, const step_in_t *in, float *o, float *mem)
 {
     const int dk = d->dk, dv = d->dv;
     const float eg = expf(in->g);
@@ -144,22 +182,19 @@ static void step(const accel_gdn_dims_t *d, float *S, const step_in_t *in, float
         for (int j = 0; j < dv; j++) mem[j] += row[j] * ki;
     }
     for (int j = 0; j < dv; j++) mem[j] = in->beta * (in->v[j] - eg * mem[j]);     /* delta */
-    for (int i = 0; i < dk; i++) {
+    if (o)
+        for (int j = 0; j < dv; j++) o[j] = 0;
+    for (int i = 0; i < dk; i++) {                  /* the update, and o from the updated row */
         float *row = S + (size_t)i * dv;
-        const float ki = in->k[i];
+        const float ki = in->k[i], qi = o ? in->q[i] : 0.0f;
         for (int j = 0; j < dv; j++) row[j] = eg * row[j] + ki * mem[j];
-    }
-    if (!o) return;
-    for (int j = 0; j < dv; j++) o[j] = 0;
-    for (int i = 0; i < dk; i++) {
-        const float *row = S + (size_t)i * dv;
-        const float qi = in->q[i];
-        for (int j = 0; j < dv; j++) o[j] += row[j] * qi;
+        if (o)
+            for (int j = 0; j < dv; j++) o[j] += row[j] * qi;
     }
 }
 
 /* y = rmsnorm(o) * norm * silu(z) for R rows (u's z, a's o), the norms' 1/rms into a->orstd. */
-static void gated_norm(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w, const float *u, size_t ldu,
+CLONES static void gated_norm(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w, const float *u, size_t ldu,
                        size_t R, const accel_gdn_acts_t *a, float *y)
 {
     const size_t Hv = (size_t)d->Hv, dv = (size_t)d->dv, zoff = accel_gdn_conv_width(d);
@@ -196,7 +231,7 @@ void accel_gdn_forward(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w, 
 
 /* Back through one (document rows r0 .. r0 + n - 1, value head h): d(o) in s->dout -> d(q, k, v)
  * added to s->dxs, d(g), d(beta) into s->dgb. */
-static void recurrence_backward(const accel_gdn_dims_t *d, work_t *s, size_t r0, int n, int h)
+CLONES static void recurrence_backward(const accel_gdn_dims_t *d, work_t *s, size_t r0, int n, int h)
 {
     const int dk = d->dk, dv = d->dv, Hk = d->Hk, Hv = d->Hv;
     const size_t dkv = (size_t)dk * dv, CW = accel_gdn_conv_width(d);
@@ -239,30 +274,22 @@ static void recurrence_backward(const accel_gdn_dims_t *d, work_t *s, size_t r0,
             /* o = St^T q: dS += q do^T, dq = St do */
             for (int i = 0; i < dk; i++) {
                 float *row = dS + (size_t)i * dv;
-                const float *srow = St + (size_t)i * dv;
-                float acc = 0;
-                for (int j = 0; j < dv; j++) {
-                    row[j] += in.q[i] * dout[j];
-                    acc += srow[j] * dout[j];
-                }
-                dq[i] += acc;
+                const float qi = in.q[i];
+                for (int j = 0; j < dv; j++) row[j] += qi * dout[j];
+                dq[i] += dot(St + (size_t)i * dv, dout, dv);
             }
-            /* St = S' + k delta^T: d(delta) = dS^T k, dk += dS delta */
+            /* St = S' + k delta^T, delta = beta mem: d(delta) = dS^T k, dk += dS delta */
             for (int j = 0; j < dv; j++) dd[j] = 0;
             for (int i = 0; i < dk; i++) {
                 const float *row = dS + (size_t)i * dv;
-                float acc = 0;
-                for (int j = 0; j < dv; j++) {
-                    dd[j] += row[j] * in.k[i];
-                    acc += row[j] * in.beta * mem[j];
-                }
-                dk_[i] += acc;
+                const float ki = in.k[i];
+                for (int j = 0; j < dv; j++) dd[j] += row[j] * ki;
+                dk_[i] += in.beta * dot(row, mem, dv);
             }
             /* delta = beta (v - kv_mem): dv, dbeta; d(kv_mem) = -beta d(delta), kept in dd */
-            float dbeta = 0;
+            const float dbeta = dot(dd, mem, dv);
             for (int j = 0; j < dv; j++) {
                 dvv[j] += in.beta * dd[j];
-                dbeta += dd[j] * mem[j];
                 dd[j] *= -in.beta;
             }
             /* kv_mem = S'^T k with S' = exp(g) Sp: dS' = dS + k d(kv_mem)^T, dk += S' d(kv_mem),
@@ -271,14 +298,11 @@ static void recurrence_backward(const accel_gdn_dims_t *d, work_t *s, size_t r0,
             for (int i = 0; i < dk; i++) {
                 float *row = dS + (size_t)i * dv;
                 const float *prow = Sp + (size_t)i * dv;
-                float acc = 0;
-                for (int j = 0; j < dv; j++) {
-                    row[j] += in.k[i] * dd[j];
-                    acc += prow[j] * dd[j];
-                    dg += prow[j] * row[j];
-                    row[j] *= eg;
-                }
-                dk_[i] += eg * acc;
+                const float ki = in.k[i];
+                for (int j = 0; j < dv; j++) row[j] += ki * dd[j];
+                dk_[i] += eg * dot(prow, dd, dv);
+                dg += dot(prow, row, dv);
+                for (int j = 0; j < dv; j++) row[j] *= eg;
             }
             s->dgb[r * 2 * (size_t)Hv + (size_t)h] += eg * dg;
             s->dgb[r * 2 * (size_t)Hv + (size_t)Hv + (size_t)h] += dbeta;
@@ -286,7 +310,7 @@ static void recurrence_backward(const accel_gdn_dims_t *d, work_t *s, size_t r0,
     }
 }
 
-void accel_gdn_backward(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w, const accel_gdn_grads_t *gw,
+CLONES void accel_gdn_backward(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w, const accel_gdn_grads_t *gw,
                         const float *u, size_t ldu, int B, int T, const int32_t *pos, const accel_gdn_acts_t *a,
                         const float *dy, float *du, float *scratch)
 {
@@ -336,24 +360,18 @@ void accel_gdn_backward(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w,
             gw->A_log[h] += dg * g;
         }
     }
-    /* q and k heads: xs = f x rn (f: 1/sqrt(dk) for q), so d(x) = rn (dn - n (n . dn)), dn = f d(xs);
-     * then through SiLU to d(xc), kept in dxs */
+    /* q and k heads: xs = f n, n = silu(x) rn (f: 1/sqrt(dk) for q), so d(silu(x)) =
+     * rn (dn - n (n . dn)) with dn = f d(xs); then through SiLU to d(xc), kept in dxs */
     for (size_t r = 0; r < R; r++) {
         const float *x = a->xc + r * CW;
         float *g = s.dxs + r * CW;
         for (size_t h = 0; h < 2 * Hk; h++) {
             const float rn = s.rn[r * 2 * Hk + h], f = h < Hk ? scale : 1.0f;
-            float *gh = g + h * dk, dot = 0;
-            const float *xh = x + h * dk;
-            for (size_t i = 0; i < dk; i++) {
-                const float sx = xh[i] * sigmoid(xh[i]);
-                gh[i] *= f;
-                dot += sx * rn * gh[i];
-            }
-            for (size_t i = 0; i < dk; i++) {
-                const float n = xh[i] * sigmoid(xh[i]) * rn;
-                gh[i] = rn * (gh[i] - n * dot);
-            }
+            float *gh = g + h * dk;
+            const float *xs = s.xs + r * CW + h * dk;      /* f n */
+            for (size_t i = 0; i < dk; i++) gh[i] *= f;
+            const float nd = dot(xs, gh, (int)dk) / f;
+            for (size_t i = 0; i < dk; i++) gh[i] = rn * (gh[i] - xs[i] / f * nd);
         }
         for (size_t c = 0; c < CW; c++) {
             const float sg = sigmoid(x[c]);
@@ -363,6 +381,8 @@ void accel_gdn_backward(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w,
     /* the convolution: xc[t] = sum_j conv[., j] x[t - K + 1 + j] within the document */
     const int K = d->K;
     for (size_t r = 0; r < R; r++) memset(du + r * ldu, 0, sizeof(float) * CW);
+    transpose_taps(d, w->conv, &s);
+    memset(s.dtaps, 0, sizeof(float) * (size_t)K * CW);
     for (int b = 0; b < B; b++)
         for (int t = 0; t < T; t++) {
             const size_t r = (size_t)b * T + t;
@@ -372,14 +392,16 @@ void accel_gdn_backward(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w,
                 const int src = t - (K - 1) + j;
                 if (src < start) continue;
                 const size_t rs = (size_t)b * T + src;
-                const float *x = u + rs * ldu;
-                float *dx = du + rs * ldu;
+                const float *x = u + rs * ldu, *wj = s.taps + (size_t)j * CW;
+                float *dx = du + rs * ldu, *dwj = s.dtaps + (size_t)j * CW;
                 for (size_t c = 0; c < CW; c++) {
-                    gw->conv[c * K + j] += g[c] * x[c];
-                    dx[c] += g[c] * w->conv[c * K + j];
+                    dwj[c] += g[c] * x[c];
+                    dx[c] += g[c] * wj[c];
                 }
             }
         }
+    for (size_t c = 0; c < CW; c++)
+        for (int j = 0; j < K; j++) gw->conv[c * (size_t)K + (size_t)j] += s.dtaps[(size_t)j * CW + c];
 }
 
 size_t accel_gdn_cache_floats(const accel_gdn_dims_t *d)
@@ -396,6 +418,7 @@ void accel_gdn_extend(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w, c
     float *state = cache, *tail = cache + Hv * dkv;     /* tail: positions p0 - K + 1 .. p0 - 1 */
     if (p0 == 0) memset(cache, 0, sizeof(float) * accel_gdn_cache_floats(d));
     work_t s = carve(d, scratch, R, (size_t)T);
+    transpose_taps(d, w->conv, &s);
     for (size_t r = 0; r < R; r++) {                /* the convolution, through the tail before p0 */
         const int t = p0 + (int)r;
         float *x = a->xc + r * CW;
@@ -404,7 +427,8 @@ void accel_gdn_extend(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w, c
             const int src = t - (K - 1) + j;
             if (src < 0) continue;
             const float *in = src >= p0 ? u + (size_t)src * ldu : tail + (size_t)(src - p0 + K - 1) * CW;
-            for (size_t c = 0; c < CW; c++) x[c] += w->conv[c * (size_t)K + (size_t)j] * in[c];
+            const float *wj = s.taps + (size_t)j * CW;
+            for (size_t c = 0; c < CW; c++) x[c] += wj[c] * in[c];
         }
     }
     activate(d, a->xc, R, &s);

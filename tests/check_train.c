@@ -149,6 +149,19 @@ START_TEST(test_flops_per_token)
                                   "model.context", "32", "model.vocab", "256", "model.heads", "4",
                                   "model.kv_heads", "2", "model.tie_embeddings", "false", NULL };
     check_lm_flops(llama, 131392, 812928.0);
+    /* Qwen3.5's layers 1-3 of 4 gated delta-nets (no attention term; 18 x 2 value heads x 16 x 16
+     * each for the recurrence), layer 4 attention (4 heads of 16). */
+    accel_config_t cfg;
+    accel_config_defaults(&cfg);
+    const char *const q35[] = { "model.name", "llama", "model.layers", "4", "model.width", "64", "model.heads", "4",
+                                "model.linear_attention_pattern", "4", "model.linear_key_heads", "2", NULL };
+    for (int i = 0; q35[i]; i += 2) ck_assert_int_eq(accel_config_set(&cfg, q35[i], q35[i + 1], NULL, 0), ACCEL_OK);
+    ck_assert_int_eq(accel_flops_attention_layers(&cfg), 1);
+    ck_assert_double_eq(accel_flops_recurrence(&cfg), 18.0 * 3 * 2 * 16 * 16);
+    ck_assert_int_eq(accel_config_set(&cfg, "model.linear_attention_pattern", "0", NULL, 0), ACCEL_OK);
+    ck_assert_int_eq(accel_config_set(&cfg, "model.linear_key_heads", "0", NULL, 0), ACCEL_OK);
+    ck_assert_int_eq(accel_flops_attention_layers(&cfg), 4);
+    ck_assert_double_eq(accel_flops_recurrence(&cfg), 0.0);
     /* No attention term for classifiers and plugins: 6N per sample, or per token. */
     ck_assert_double_eq(accel_flops_per_unit("mlp", false, 1000, 2, 64, 32), 6000.0);
     ck_assert_double_eq(accel_flops_per_unit("my_plugin", true, 1000, 2, 64, 32), 6000.0);

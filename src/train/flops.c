@@ -37,6 +37,24 @@ size_t accel_flops_active_params(const accel_config_t *cfg, size_t nparams)
     return idle < nparams ? nparams - idle : nparams;
 }
 
+int accel_flops_attention_layers(const accel_config_t *cfg)
+{
+    const int n = strcmp(cfg->model.name, "llama") ? 0 : cfg->model.linear_attention_pattern;
+    return n ? cfg->model.layers / n : cfg->model.layers;
+}
+
+double accel_flops_recurrence(const accel_config_t *cfg)
+{
+    const accel_model_config_t *m = &cfg->model;
+    const int linear = m->layers - accel_flops_attention_layers(cfg);
+    if (!linear || m->heads < 1) return 0.0;
+    const int hs = m->head_dim ? m->head_dim : m->width / m->heads;
+    const int hk = m->linear_key_heads ? m->linear_key_heads : m->heads;
+    const double hv = m->linear_value_heads ? m->linear_value_heads : hk;
+    const double dk = m->linear_key_dim ? m->linear_key_dim : hs, dv = m->linear_value_dim ? m->linear_value_dim : hs;
+    return 18.0 * linear * hv * dk * dv;
+}
+
 /* Dense (no structured sparsity) peaks from NVIDIA's datasheets, TFLOP/s: fp32 is the non-tensor
  * figure (accel's fp32 path does not enable TF32), bf16 and fp16 the tensor cores'. The name is
  * matched on the model token after "NVIDIA " (A10 is not A100 nor A10G), then on a variant word;

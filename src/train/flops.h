@@ -22,6 +22,13 @@ double accel_flops_per_unit(const char *model, bool tokens_model, size_t nparams
  * count above is over the active N, as for Mixtral's "12.9B active of 46.7B"). */
 size_t accel_flops_active_params(const accel_config_t *cfg, size_t nparams);
 
+/* The layers that attend (the count's L): all of them, but with model.linear_attention_pattern=N
+ * every N-th only, the others gated delta-nets. Those have no attention scores; their recurrence
+ * costs about 6 key x value dims a value head per token forward (the state's decay and update,
+ * S^T k, S^T q), 18 with the backward pass: accel_flops_recurrence's per-token FLOPs. */
+int accel_flops_attention_layers(const accel_config_t *cfg);
+double accel_flops_recurrence(const accel_config_t *cfg);
+
 /* Dense peak TFLOP/s of a CUDA GPU, by the name the driver reports (cudaDeviceProp.name), for
  * products in `dtype` (fp32: plain fp32, accel does not enable TF32). 0 when the GPU is not in the
  * table. *label (may be NULL) gets the table row's name. */

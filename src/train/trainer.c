@@ -1085,10 +1085,11 @@ static accel_status_t setup_mfu(accel_trainer_t *t)
     const accel_config_t *cfg = t->cfg;
     const accel_runtime_t *rt = t->rt;
     t->flops_per_sample = t->units_per_sample *
-        accel_flops_per_unit(t->model.ops->name, t->tokens_model,
-                             accel_flops_active_params(cfg, accel_layout_params(&t->model.layout)),
-                             cfg->model.layers, cfg->model.head_dim ? cfg->model.heads * cfg->model.head_dim
-                                                                    : cfg->model.width, cfg->model.context);
+        (accel_flops_per_unit(t->model.ops->name, t->tokens_model,
+                              accel_flops_active_params(cfg, accel_layout_params(&t->model.layout)),
+                              accel_flops_attention_layers(cfg), cfg->model.head_dim ? cfg->model.heads * cfg->model.head_dim
+                                                                                    : cfg->model.width, cfg->model.context) +
+         (t->tokens_model && !cfg->model.plugin[0] ? accel_flops_recurrence(cfg) : 0.0));
     const char *dt = accel_dtype_name(cfg->precision_id), *label;
     t->peak_tflops = cfg->train.peak_tflops;
     t->peak_given = t->peak_tflops > 0;

@@ -556,6 +556,21 @@ START_TEST(test_refuses_bad_config)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         ck_assert_msg(create_with(bad[i], &m) != ACCEL_OK, "%s was accepted", bad[i]);
+    /* Gated delta-nets: a valid set, then each part out of place. */
+    st = create_with("model.linear_attention_pattern=2 model.linear_key_heads=2 model.linear_value_heads=4 "
+                     "model.attention_output_gate=true", &m);
+    ck_assert_msg(st == ACCEL_OK, "gated delta-nets with a gated attention layer are refused: %s", accel_status_str(st));
+    accel_model_destroy(&m);
+    static const char *const bad_linear[] = {
+        "model.linear_key_heads=2",                                 /* delta-net keys without delta-nets */
+        "model.linear_conv_kernel=3",
+        "model.linear_attention_pattern=2 model.linear_key_heads=4 model.linear_value_heads=6",  /* 6 % 4 */
+        "model.linear_attention_pattern=2 model.norm_position=post",
+        "model.linear_attention_pattern=2 model.parallel_block=two_norms",
+        "model.attention_output_gate=true model.kv_lora_rank=8 model.kv_heads=4",
+    };
+    for (size_t i = 0; i < sizeof bad_linear / sizeof bad_linear[0]; i++)
+        ck_assert_msg(create_with(bad_linear[i], &m) != ACCEL_OK, "%s was accepted", bad_linear[i]);
 }
 END_TEST
 

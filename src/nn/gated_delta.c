@@ -55,20 +55,27 @@ typedef struct {                    /* the scratch, carved */
 
 static size_t chunks(size_t T) { return (T + CHUNK - 1) / CHUNK; }
 
+/* Carves the scratch at p into w (p NULL: only counts); returns its floats. */
+static size_t layout(const accel_gdn_dims_t *d, float *p, size_t R, size_t T, work_t *w)
+{
+    const size_t CW = accel_gdn_conv_width(d), Hv = (size_t)d->Hv, Hk = (size_t)d->Hk, dv = (size_t)d->dv;
+    const size_t sizes[] = { R * CW, R * 2 * Hv, R * 2 * Hk, R * CW, R * 2 * Hv, R * Hv * dv,
+                             (chunks(T) + 1 + CHUNK) * (size_t)d->dk * dv, 4 * dv, (size_t)d->K * CW,
+                             (size_t)d->K * CW };
+    float **const at[] = { &w->xs, &w->gb, &w->rn, &w->dxs, &w->dgb, &w->dout, &w->states, &w->vec, &w->taps,
+                           &w->dtaps };
+    size_t n = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        *at[i] = p ? p + n : NULL;
+        n += sizes[i];
+    }
+    return n;
+}
+
 static work_t carve(const accel_gdn_dims_t *d, float *p, size_t R, size_t T)
 {
-    const size_t CW = accel_gdn_conv_width(d), Hv = (size_t)d->Hv, Hk = (size_t)d->Hk;
-    work_t w = { 0 };
-    w.xs = p; p += R * CW;
-    w.gb = p; p += R * 2 * Hv;
-    w.rn = p; p += R * 2 * Hk;
-    w.dxs = p; p += R * CW;
-    w.dgb = p; p += R * 2 * Hv;
-    w.dout = p; p += R * Hv * (size_t)d->dv;
-    w.states = p; p += (chunks(T) + 1 + CHUNK) * (size_t)d->dk * (size_t)d->dv;
-    w.vec = p; p += 4 * (size_t)d->dv;
-    w.taps = p; p += (size_t)d->K * CW;
-    w.dtaps = p;
+    work_t w;
+    layout(d, p, R, T, &w);
     return w;
 }
 
@@ -79,9 +86,8 @@ size_t accel_gdn_act_floats(const accel_gdn_dims_t *d)
 
 size_t accel_gdn_scratch_floats(const accel_gdn_dims_t *d, size_t B, size_t T)
 {
-    const size_t R = B * T, CW = accel_gdn_conv_width(d), Hv = (size_t)d->Hv;
-    return 2 * R * (CW + 2 * Hv) + R * 2 * (size_t)d->Hk + R * Hv * (size_t)d->dv +
-           (chunks(T) + 1 + CHUNK) * (size_t)d->dk * (size_t)d->dv + 4 * (size_t)d->dv + 2 * (size_t)d->K * CW;
+    work_t w;
+    return layout(d, NULL, B * T, T, &w);
 }
 
 /* s->taps = the convolution's weights [K, CW]. */

@@ -135,6 +135,9 @@ static bool g_cohere;
  * 8 values, its output gated by sigmoid(gate)), the others gated delta-nets (2 key heads of 6, 4
  * value heads of 5, a convolution of width 3), norms by 1 + weight. */
 static bool g_qwen35;
+/* g_lfm2: LFM2's blocks: layer 1 attention (per-head q/k norms, no biases), every other layer (all
+ * of a one-layer model) a gated short convolution of width 3. */
+static bool g_lfm2;
 
 /* A Llama with every optional part on: grouped-query attention (NH heads, NH/2 kv heads), an untied
  * head, q/k/v biases, Llama-3.1 RoPE scaling with frequencies in all three bands, odd SwiGLU width. */
@@ -263,6 +266,12 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
                                 { "model.linear_conv_kernel", "3" } };
         for (size_t i = 0; i < sizeof qk / sizeof qk[0]; i++)
             ck_assert_int_eq(accel_config_set(&cfg, qk[i][0], qk[i][1], NULL, 0), ACCEL_OK);
+    }
+    if (g_lfm2) {
+        const char *lf[][2] = { { "model.short_conv_kernel", "3" }, { "model.attention_layers", L > 1 ? "[1]" : "[]" },
+                                { "model.qk_norm", "true" }, { "model.attention_bias", "false" } };
+        for (size_t i = 0; i < sizeof lf / sizeof lf[0]; i++)
+            ck_assert_int_eq(accel_config_set(&cfg, lf[i][0], lf[i][1], NULL, 0), ACCEL_OK);
     }
     if (g_olmo) {
         cfg.model.qk_norm = true;
@@ -527,8 +536,9 @@ START_TEST(test_gradcheck_llama)
     g_plain = _i >= 17 && _i <= 21 ? _i - 16 : 0;   /* 17-21: StarCoder2, Nemotron, Arcee, GPT-NeoX, GPT-J */
     g_cohere = _i == 22;                        /* 22: Cohere 2 */
     g_qwen35 = _i == 23;                        /* 23: Qwen3.5 (40 tokens: past a recurrence chunk) */
+    g_lfm2 = _i == 24;                          /* 24: LFM2 (its b x c cubic: fourth-order differences) */
     fd_h = g_qwen35 ? 2e-3 : 5e-3;
-    fd_order4 = g_qwen35;
+    fd_order4 = g_qwen35 || g_lfm2;
     fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
     big_init(&f);
     gradcheck(&f, 8, NULL);
@@ -574,7 +584,7 @@ START_TEST(test_gradcheck_llama)
     g_olmo = 0;
     g_gemma = g_oss = g_longrope = g_exaone = false;
     g_mla = g_plain = 0;
-    g_qscale = g_qkafter = g_cohere = g_qwen35 = false;
+    g_qscale = g_qkafter = g_cohere = g_qwen35 = g_lfm2 = false;
     g_oss_limit = "1";
 }
 END_TEST
@@ -654,6 +664,14 @@ END_TEST
  * the whole-window pass (within 1e-5 in fp32; bf16 and fp16 within their rounding), for both
  * families and past one attention row block; a cache that does not hold the claimed tokens is
  * refused. */
+/* The variant the flags above make, for messages. */
+static const char *variant(bool llama)
+{
+    return g_lfm2 ? "lfm2" : g_qwen35 ? "qwen3.5" : g_qkafter ? "qk-after-rope" : g_qscale ? (g_mla ? "mla+qscale" : "qscale")
+           : g_mla ? "mla" : g_exaone ? "exaone4" : g_longrope ? "longrope" : g_oss ? "gpt-oss" : g_gemma ? "gemma3"
+           : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt";
+}
+
 static void kv_case(bool llama, const char *precision, double tol)
 {
     enum { T = 40, V = 13 };
@@ -677,11 +695,11 @@ static void kv_case(bool llama, const char *precision, double tol)
             double d = fabs((double)a[v] - b[v]);
             if (d > worst) worst = d;
             ck_assert_msg(d <= tol * (1 + fabs(a[v])), "%s %s: %d tokens, logit %d: cached %g, "
-                          "whole window %g", g_qwen35 ? "qwen3.5" : g_qkafter ? "qk-after-rope" : g_qscale ? (g_mla ? "mla+qscale" : "qscale") : g_mla ? "mla" : g_exaone ? "exaone4" : g_longrope ? "longrope" : g_oss ? "gpt-oss" : g_gemma ? "gemma3" : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, n, v, b[v], a[v]);
+                          "whole window %g", variant(llama), precision, n, v, b[v], a[v]);
         }
     }
     printf("kv cache %s %s: %d tokens, max |cached - whole window| %.2e\n",
-           g_qwen35 ? "qwen3.5" : g_qkafter ? "qk-after-rope" : g_qscale ? (g_mla ? "mla+qscale" : "qscale") : g_mla ? "mla" : g_exaone ? "exaone4" : g_longrope ? "longrope" : g_oss ? "gpt-oss" : g_gemma ? "gemma3" : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt", precision, T, worst);
+           variant(llama), precision, T, worst);
     /* The cache holds T tokens now: claiming more, or no new token, is refused. */
     ck_assert_int_eq(ops->logits_cached(f.model.state, &f.model.layout, f.params, f.tokens, 5, 5,
                                         a, NULL), ACCEL_ERR_INVALID);
@@ -694,14 +712,15 @@ static void kv_case(bool llama, const char *precision, double tol)
 
 START_TEST(test_kv_cache)
 {
-    for (int llama = 0; llama < 16; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
+    for (int llama = 0; llama < 17; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
                                                  * 5: a sliding window, 6: OLMo 2, 7: Gemma 3,
                                                  * 8: gpt-oss, 9: GLM-4.5's experts, 10: LongRoPE
                                                  * (the cache recomputed past 8 tokens), 11: EXAONE 4,
                                                  * 12: latent attention, 12 and 13: query temperature,
                                                  * 14: q/k norms after RoPE, 15: Qwen3.5 (a delta-net's
                                                  * state and convolution tail; the call reusing a
-                                                 * part of the cache recomputes its sequence) */
+                                                 * part of the cache recomputes its sequence),
+                                                 * 16: LFM2 (a convolution's tail) */
         g_qwen3 = llama == 2 || llama == 14;
         g_qkafter = llama == 14;
         g_nope = llama == 2 ? 2 : 0;            /* layer 1 of 2 without RoPE */
@@ -716,6 +735,7 @@ START_TEST(test_kv_cache)
         g_mla = llama == 12;
         g_qscale = llama >= 12 && llama <= 14;
         g_qwen35 = llama == 15;
+        g_lfm2 = llama == 16;
         kv_case(llama, "fp32", 1e-5);
         kv_case(llama, "bf16", 2e-2);
         /* fp16's rounding of a product's operands turns a last-bit difference of the two ways into
@@ -727,7 +747,7 @@ START_TEST(test_kv_cache)
     g_moe = 0;
     g_window = 0;
     g_olmo = 0;
-    g_gemma = g_oss = g_longrope = g_exaone = g_qscale = g_qkafter = g_qwen35 = false;
+    g_gemma = g_oss = g_longrope = g_exaone = g_qscale = g_qkafter = g_qwen35 = g_lfm2 = false;
     g_mla = 0;
 }
 END_TEST
@@ -859,7 +879,8 @@ START_TEST(test_recompute_bitwise)
                                                  * temperature, 11: Qwen3's norms after RoPE,
                                                  * 12: StarCoder2's LayerNorms and plain MLP,
                                                  * 13, 14: the MLP beside attention (GPT-NeoX's,
-                                                 * GPT-J's), 15: Cohere 2's, 16: Qwen3.5's */
+                                                 * GPT-J's), 15: Cohere 2's, 16: Qwen3.5's,
+                                                 * 17: LFM2's */
     const char *precision = _i % 2 ? "bf16" : "fp32";
     g_qwen3 = _i / 2 == 2 || _i / 2 == 11;
     g_qkafter = _i / 2 == 11;
@@ -872,6 +893,7 @@ START_TEST(test_recompute_bitwise)
     g_plain = _i / 2 == 12 ? 1 : _i / 2 == 13 || _i / 2 == 14 ? _i / 2 - 9 : 0;
     g_cohere = _i / 2 == 15;
     g_qwen35 = _i / 2 == 16;
+    g_lfm2 = _i / 2 == 17;
     float *ref = NULL;
     double ref_loss = 0;
     size_t bytes[3];
@@ -910,7 +932,7 @@ START_TEST(test_recompute_bitwise)
     g_qwen3 = false;
     g_moe = 0;
     g_olmo = 0;
-    g_gemma = g_oss = g_qscale = g_qkafter = g_cohere = g_qwen35 = false;
+    g_gemma = g_oss = g_qscale = g_qkafter = g_cohere = g_qwen35 = g_lfm2 = false;
     g_mla = g_plain = 0;
 }
 END_TEST
@@ -979,8 +1001,8 @@ END_TEST
  * start a document (the trainer leaves those out with the loss mask); the gradients pass the
  * finite-difference check. Rows of 40 tokens (past one attention row block) hold documents of 1 to
  * 25 tokens, one row starting mid-document. _i: gpt, llama, llama with Qwen3's attention, Qwen3.5's
- * blocks (a gated delta-net's convolution and state restart with each document); odd _i take the
- * whole-head attention. */
+ * blocks (a gated delta-net's convolution and state restart with each document), LFM2's (a short
+ * convolution's too); odd _i take the whole-head attention. */
 START_TEST(test_documents)
 {
     enum { T = 40, B = 2 };
@@ -988,6 +1010,7 @@ START_TEST(test_documents)
     fixture_t f;
     g_qwen3 = g_qscale = _i / 2 == 2;           /* with the query temperature (per document) too */
     g_qwen35 = _i / 2 == 3;
+    g_lfm2 = _i / 2 == 4;
     if (_i % 2) setenv("ACCEL_ATT_WHOLE_HEAD", "1", 1);
     if (_i / 2 == 0) fixture_open(&f, TL, TNH, TC, T, TV, B, "fp32");
     else fixture_open_llama(&f, TL, 4, 16, T, TV, B, "fp32");
@@ -1042,7 +1065,7 @@ START_TEST(test_documents)
     accel_batch_t bad = batch_of(&f);
     ck_assert_int_eq(ops->forward_backward(f.model.state, &f.model.layout, f.params, f.grads, &bad, 1.0f, &l),
                      ACCEL_ERR_INVALID);
-    g_qwen3 = g_qscale = g_qwen35 = false;
+    g_qwen3 = g_qscale = g_qwen35 = g_lfm2 = false;
     fixture_close(&f);
 }
 END_TEST
@@ -1515,15 +1538,15 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
-    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 24);
+    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 25);
     tcase_add_test(tc, test_sliding_window);
     tcase_add_test(tc, test_experts_aux);
     tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);
     tcase_add_loop_test(tc, test_loss_mask, 0, 2);
-    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 34);
+    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 36);
     tcase_add_test(tc, test_causality);
-    tcase_add_loop_test(tc, test_documents, 0, 8);
+    tcase_add_loop_test(tc, test_documents, 0, 10);
     tcase_add_test(tc, test_precision);
     tcase_add_test(tc, test_bad_tokens);
     tcase_add_test(tc, test_generate);

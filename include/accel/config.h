@@ -76,6 +76,9 @@ typedef struct {
     int linear_key_heads, linear_value_heads;   /* 0 = heads */
     int linear_key_dim, linear_value_dim;       /* 0 = the head size */
     int linear_conv_kernel;         /* model.linear_conv_kernel: the causal convolution's width */
+    /* llama: gated short convolution layers (LFM2) */
+    int short_conv_kernel;          /* model.short_conv_kernel: their convolution's width; 0 = none */
+    accel_numbers_t attention_layers; /* model.attention_layers: the layers keeping attention */
     double swiglu_alpha, swiglu_limit; /* clamped_swiglu's slope and bound */
     int query_pre_attn_scalar;      /* model.query_pre_attn_scalar: scores / sqrt(this); 0 = hs */
     double attention_softcap;       /* model.attention_softcap: c tanh(score / c); 0 = none (Gemma 2) */

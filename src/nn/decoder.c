@@ -13,7 +13,9 @@
  *          attention and the MLP side by side on the block's input (GPT-NeoX); with
  *          model.linear_attention_pattern, gated delta-net linear attention (gated_delta.c) in place
  *          of attention on all but every N-th block, and with model.attention_output_gate the
- *          attention's output gated (Qwen3.5, Qwen3-Next).
+ *          attention's output gated (Qwen3.5, Qwen3-Next); with model.short_conv_kernel, gated
+ *          short convolutions (short_conv.c) in place of attention on all blocks but
+ *          model.attention_layers (LFM2).
  * Both end with softmax cross-entropy on next-token targets.
  *
  * The structure follows karpathy's llm.c (train_gpt2.c): every activation the backward pass needs
@@ -43,6 +45,7 @@
 #include "gated_delta.h"
 #include "gemm_cpu.h"
 #include "kernels_cpu.h"
+#include "short_conv.h"
 
 #define ATT_BLOCK 32                /* attention row block: the causal mask skips whole blocks */
 
@@ -84,7 +87,8 @@ typedef struct {                    /* tensor indices of one block; -1: absent i
     int qaw, qanw, qbw, kvaw, kvanw, kvbw;
     /* a gated delta-net layer (model.linear_attention_pattern), in place of qkvw and projw's
      * shape: the input projection [LP, C], the convolution [LCW, K], dt_bias and A_log [Hv], the
-     * gated norm [dv], and the output projection (projw) [C, LO] */
+     * gated norm [dv], and the output projection (projw) [C, LO]; a short convolution layer
+     * (model.short_conv_kernel) the input projection [3C, C], the convolution [C, K] and projw */
     int linw, convw, dtb, alog, lnw;
 } gpt_block_t;
 
@@ -114,8 +118,9 @@ typedef struct {                    /* activations of one block, stored for the 
                                      * [Rkv] and 1/rms (mla_acts) */
     float *gate, *atto;             /* attention_output_gate: [BT, QW] the gate before its sigmoid,
                                      * and the gated output (the projection's input) */
-    float *lin;                     /* gated delta-net layers: [BT, accel_gdn_act_floats] (their
-                                     * input projection is in qkv, their output in atty) */
+    float *lin;                     /* gated delta-net layers: [BT, accel_gdn_act_floats], short
+                                     * convolution layers [BT, accel_sconv_act_floats] (their input
+                                     * projection is in qkv, their output in atty) */
 } gpt_acts_t;
 
 typedef struct {
@@ -133,7 +138,9 @@ typedef struct {
     int dense_layers;               /* with experts, the first blocks with a dense MLP instead */
     accel_gdn_dims_t lin;           /* gated delta-net layers' (lin_pattern > 0) */
     int lin_pattern;                /* model.linear_attention_pattern: every N-th layer attention */
-    int LP, LO;                     /* their input projection's width, their output's (Hv dv) */
+    accel_sconv_dims_t sconv;       /* short convolution layers' (sconv.K > 0) */
+    accel_numbers_t att_layers;     /* ... and model.attention_layers: the layers without one */
+    int LP, LO;                     /* their input projection's width, their output's (Hv dv; C) */
     accel_glu_t glu;                /* the gated MLP's activation (llama; the experts' too) */
     accel_act_kind_t plain_act;     /* the plain MLP's (gpt; llama with model.mlp=plain) */
     float aux_coef;                 /* model.router_aux_loss */
@@ -190,7 +197,7 @@ typedef struct {
     float *dkv;                     /* [2, T, hs] one head's dK, dV before they join its group's */
     float *dmla;                    /* [BT, mla_scratch] latent attention's work rows (training) */
     float *dgate;                   /* [BT, QW] attention_output_gate: d(gate) */
-    float *dlin;                    /* gated delta-net layers' scratch (accel_gdn_scratch_floats) */
+    float *dlin;                    /* the recurrent mixers' scratch (lin_scratch) */
     float *mem;
     int capacity;                   /* samples (at full context) the buffers hold */
     const int32_t *pos;             /* [BT] this pass's positions (batch->positions: packed
@@ -330,6 +337,8 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->linear_key_dim) key = "model.linear_key_dim";
     else if (c->linear_value_dim) key = "model.linear_value_dim";
     else if (c->linear_conv_kernel != 4) key = "model.linear_conv_kernel";
+    else if (c->short_conv_kernel) key = "model.short_conv_kernel";
+    else if (c->attention_layers.n) key = "model.attention_layers";
     if (!key) return ACCEL_OK;
     ACCEL_ERROR0("gpt: %s is a llama key (GPT-2 has learned positions, LayerNorm, a GELU MLP of 4 x "
                  "width, biases everywhere and a tied LM head)\n--> hint: use model.name=llama, or "
@@ -450,6 +459,18 @@ static int head_size(const accel_model_config_t *c) { return c->head_dim ? c->he
 
 /* The pairs of values RoPE turns in each head: model.rope_dim / 2, else the head size / 2. */
 static int rope_pairs(const accel_model_config_t *c) { return (c->rope_dim ? c->rope_dim : head_size(c)) / 2; }
+
+/* What is wrong with model.attention_layers (NULL: nothing): whole layer numbers, increasing. */
+static const char *attention_layers_fault(const accel_model_config_t *c)
+{
+    const accel_numbers_t *a = &c->attention_layers;
+    for (int i = 0; i < a->n; i++) {
+        if (a->v[i] != (double)(int)a->v[i]) return "must list whole layer numbers";
+        if ((int)a->v[i] >= c->layers) return "names a layer past the last (they count from 0 to model.layers - 1)";
+        if (i && a->v[i] <= a->v[i - 1]) return "must list each layer once, in increasing order";
+    }
+    return NULL;
+}
 
 /* The gated delta-net layers' heads (model.linear_*: 0 takes the attention's). */
 static int lin_key_heads(const accel_model_config_t *c) { return c->linear_key_heads ? c->linear_key_heads : c->heads; }
@@ -646,6 +667,16 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
                                                     "serves a whole group of value heads)";
         else if (c->attention_output_gate && c->kv_lora_rank)
             bad = "model.attention_output_gate", why = "gates attention's heads: not with latent attention";
+        else if (c->short_conv_kernel && (c->linear_attention_pattern || strcmp(c->norm_position, "pre") ||
+                                          strcmp(c->parallel_block, "none") || c->kv_lora_rank))
+            bad = "model.short_conv_kernel", why = "puts short convolution layers in pre-norm blocks: not with "
+                                                   "model.linear_attention_pattern, model.norm_position=post|both, "
+                                                   "model.parallel_block or latent attention";
+        else if (!c->short_conv_kernel && c->attention_layers.n)
+            bad = "model.attention_layers", why = "names the layers that keep attention among short convolution "
+                                                  "layers: set model.short_conv_kernel";
+        else if ((why = attention_layers_fault(c)))
+            bad = "model.attention_layers";
         if (bad) {
             ACCEL_ERROR0("llama: %s %s (model.heads=%d model.kv_heads=%d model.width=%d)", bad,
                          why, c->heads, c->kv_heads, c->width);
@@ -710,6 +741,12 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
                                      (float)c->rms_eps };
         m->LP = (int)accel_gdn_in_width(&m->lin);
         m->LO = m->lin.Hv * m->lin.dv;
+    }
+    if (llama && c->short_conv_kernel) {
+        m->sconv = (accel_sconv_dims_t){ m->C, c->short_conv_kernel };
+        m->att_layers = c->attention_layers;
+        m->LP = (int)accel_sconv_in_width(&m->sconv);
+        m->LO = m->C;
     }
     const int E = llama ? c->experts : 0;
     m->glu = (accel_glu_t){ !strcmp(c->activation, "gelu_tanh") ? ACCEL_GLU_GELU_TANH
@@ -780,6 +817,22 @@ void accel_decoder_dims(const accel_config_t *cfg, accel_decoder_dims_t *d)
 /* Whether block l is a gated delta-net layer (model.linear_attention_pattern: all but every N-th). */
 static bool layer_linear(const gpt_t *m, int l) { return m->lin_pattern && (l + 1) % m->lin_pattern != 0; }
 
+/* Whether block l is a short convolution layer (model.short_conv_kernel: all but
+ * model.attention_layers). */
+static bool layer_conv(const gpt_t *m, int l)
+{
+    if (!m->sconv.K) return false;
+    for (int i = 0; i < m->att_layers.n; i++)
+        if ((int)m->att_layers.v[i] == l) return false;
+    return true;
+}
+
+/* Whether block l mixes tokens without attention: a delta-net's or a convolution's recurrence. */
+static bool layer_recurrent(const gpt_t *m, int l) { return layer_linear(m, l) || layer_conv(m, l); }
+
+/* Whether the model has such layers: a generation's cache cannot go back to an earlier position. */
+static bool has_recurrent(const gpt_t *m) { return m->lin_pattern || m->sconv.K; }
+
 /* Whether block l's MLP is the experts (else a dense MLP: no experts, or model.dense_layers). */
 static bool layer_moe(const gpt_t *m, int l) { return m->moe.E && l >= m->dense_layers; }
 
@@ -838,6 +891,10 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
             ACCEL_CHECK_GOTO(add(layout, name, 1, m->lin.Hv, 0, l + 1, nd, 0.0f, &b->alog), st, fail);
             ADD("attn.norm", "weight", 1, m->lin.dv, 0, nd, -1.0f, &b->lnw);
             ADD("attn.proj", "weight", 2, C, m->LO, 0, res_std, &b->projw);
+        } else if (layer_conv(m, l)) {  /* a short convolution: b | c | x, the taps, the output */
+            ADD("attn.in", "weight", 2, m->LP, C, 0, std, &b->linw);
+            ADD("attn.conv", "weight", 2, C, m->sconv.K, 0, std, &b->convw);
+            ADD("attn.proj", "weight", 2, C, m->LO, 0, res_std, &b->projw);
         } else if (m->mla) {            /* the latents and their expansions (mla_forward) */
             const int64_t QH = (int64_t)m->NH * m->hs, KVB = (int64_t)m->NH * (m->hs - m->rd + m->dv);
             if (m->Rq) {
@@ -855,13 +912,13 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
             ADD("attn.qkv", "weight", 2, m->QKV + (ar->gate ? m->QW : 0), C, 0, std, &b->qkvw);
             if (ar->qkv_bias) { ADD("attn.qkv", "bias", 1, m->QKV, 0, nd, 0.0f, &b->qkvb); }
         }
-        if (ar->qk_norm && !layer_linear(m, l)) {   /* per head, or over the whole projections */
+        if (ar->qk_norm && !layer_recurrent(m, l)) {   /* per head, or over the whole projections */
             ADD("attn.q_norm", "weight", 1, ar->qk_all ? m->QW : m->hs, 0, nd, ones, &b->qnw);
             ADD("attn.k_norm", "weight", 1, ar->qk_all ? (int64_t)m->KVH * m->hs : m->hs, 0, nd, ones, &b->knw);
         }
-        if (!layer_linear(m, l)) { ADD("attn.proj", "weight", 2, C, m->PW, 0, res_std, &b->projw); }
-        if (ar->proj_bias && !layer_linear(m, l)) { ADD("attn.proj", "bias", 1, C, 0, nd, 0.0f, &b->projb); }
-        if (ar->sinks && !layer_linear(m, l)) {                /* logit 0: a sink weighs as one key of score 0 */
+        if (!layer_recurrent(m, l)) { ADD("attn.proj", "weight", 2, C, m->PW, 0, res_std, &b->projw); }
+        if (ar->proj_bias && !layer_recurrent(m, l)) { ADD("attn.proj", "bias", 1, C, 0, nd, 0.0f, &b->projb); }
+        if (ar->sinks && !layer_recurrent(m, l)) {                /* logit 0: a sink weighs as one key of score 0 */
             snprintf(name, sizeof name, "h.%d.attn.sinks", l);
             ACCEL_CHECK_GOTO(add(layout, name, 1, m->NH, 0, l + 1, nd, 0.0f, &b->sinks), st, fail);
         }
@@ -984,7 +1041,9 @@ static void piece_floats(const gpt_t *m, size_t B, size_t T, size_t sizes[A_PIEC
                                  m->arch.sandwich ? BT * C : 0, m->arch.sandwich ? BT : 0,
                                  m->arch.sandwich ? BT * C : 0, m->arch.sandwich ? BT : 0,
                                  m->mla ? BT * (2 * (size_t)m->Rq + 2 * (size_t)m->Rkv + 2) : 0,
-                                 gate, gate, m->lin_pattern ? BT * accel_gdn_act_floats(&m->lin) : 0 };
+                                 gate, gate,
+                                 m->lin_pattern ? BT * accel_gdn_act_floats(&m->lin)
+                                 : m->sconv.K ? BT * accel_sconv_act_floats(&m->sconv) : 0 };
     memcpy(sizes, s, sizeof s);
 }
 
@@ -1019,9 +1078,11 @@ static size_t mla_scratch(const gpt_t *m)
 static size_t dc_width(const gpt_t *m) { return larger((size_t)m->C, larger((size_t)m->QW, (size_t)m->LO)); }
 static size_t d3c_width(const gpt_t *m) { return larger((size_t)m->QKV, (size_t)m->LP); }
 
+/* The recurrent mixers' scratch (dlin, ilin). */
 static size_t lin_scratch(const gpt_t *m, size_t B, size_t T)
 {
-    return m->lin_pattern ? accel_gdn_scratch_floats(&m->lin, B, T) : 0;
+    return m->lin_pattern ? accel_gdn_scratch_floats(&m->lin, B, T)
+           : m->sconv.K ? accel_sconv_scratch_floats(&m->sconv, B * T) : 0;
 }
 
 /* Floats of activations and work buffers for a micro-batch of B samples (laid out by reserve):
@@ -1797,10 +1858,11 @@ static accel_gdn_acts_t lin_acts(const gpt_t *m, const gpt_acts_t *a, size_t row
     return v;
 }
 
-/* Block l's gated delta-net half for the rows from p0: norm1, the input projection into a->qkv,
- * the token mixer (gated_delta.c) into a->atty, and res2 = res + its output projected. Inference
- * (one sequence) continues from the layer's cache in fw->kv[l] (the heads' states and the
- * convolution's last inputs), as attention from its keys and values. */
+/* Block l's recurrent half (a gated delta-net or a short convolution) for the rows from p0: norm1,
+ * the input projection into a->qkv, the token mixer (gated_delta.c, short_conv.c) into a->atty,
+ * and res2 = res + its output projected. Inference (one sequence) continues from the layer's cache
+ * in fw->kv[l] (a delta-net's heads' states, the convolution's last inputs), as attention from its
+ * keys and values. */
 static accel_status_t block_linear(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_t *layout,
                                    const float *params, int l, gpt_acts_t *a, const float *res, int B, int T,
                                    int p0)
@@ -1810,10 +1872,17 @@ static accel_status_t block_linear(gpt_t *m, const gpt_fwd_t *fw, const accel_la
     const gpt_block_t *k = &m->blk[l];
     norm_forward(m, a->ln1 + o, a->ln1_mean + p0, a->ln1_rstd + p0, res + o, PARAM(k->ln1w), PARAM_OPT(k->ln1b), R);
     GEMM(false, true, (int)R, LP, C, 1.0f, a->ln1 + o, C, PARAM(k->linw), C, 0.0f, a->qkv + (size_t)p0 * LP, LP);
-    accel_gdn_weights_t w = lin_weights(k, layout, params);
-    accel_gdn_acts_t ga = lin_acts(m, a, (size_t)B * T);
-    if (fw->kv) accel_gdn_extend(&m->lin, &w, a->qkv, (size_t)LP, p0, T, fw->kv[l], &ga, a->atty, fw->lin);
-    else accel_gdn_forward(&m->lin, &w, a->qkv, (size_t)LP, B, T, m->pos, &ga, a->atty, fw->lin);
+    if (layer_conv(m, l)) {
+        if (fw->kv) accel_sconv_extend(&m->sconv, PARAM(k->convw), a->qkv, (size_t)LP, p0, T, fw->kv[l], a->lin,
+                                       a->atty, fw->lin);
+        else accel_sconv_forward(&m->sconv, PARAM(k->convw), a->qkv, (size_t)LP, B, T, m->pos, a->lin, a->atty,
+                                 fw->lin);
+    } else {
+        accel_gdn_weights_t w = lin_weights(k, layout, params);
+        accel_gdn_acts_t ga = lin_acts(m, a, (size_t)B * T);
+        if (fw->kv) accel_gdn_extend(&m->lin, &w, a->qkv, (size_t)LP, p0, T, fw->kv[l], &ga, a->atty, fw->lin);
+        else accel_gdn_forward(&m->lin, &w, a->qkv, (size_t)LP, B, T, m->pos, &ga, a->atty, fw->lin);
+    }
     start_rows(a->res2 + o, NULL, res + o, R, C);
     GEMM(false, true, (int)R, C, LO, m->res_mult, a->atty + (size_t)p0 * LO, LO, PARAM(k->projw), LO, 1.0f,
          a->res2 + o, C);
@@ -1828,7 +1897,7 @@ static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel
                                       const float *params, int l, gpt_acts_t *a, const float *res,
                                       int B, int T, int p0)
 {
-    if (layer_linear(m, l)) return block_linear(m, fw, layout, params, l, a, res, B, T, p0);
+    if (layer_recurrent(m, l)) return block_linear(m, fw, layout, params, l, a, res, B, T, p0);
     const int C = m->C, QKV = m->QKV;
     const size_t R = (size_t)B * T - (size_t)p0, o = (size_t)p0 * C;
     const gpt_block_t *k = &m->blk[l];
@@ -2125,7 +2194,7 @@ static accel_status_t recompute_block(gpt_t *m, const accel_layout_t *layout, co
     return block_mlp(m, layout, params, l, a, res_in, (size_t)B * T, 0, false);
 }
 
-/* Back through block l's gated delta-net half (block_linear), from d(res2) (m->dres, with the
+/* Back through block l's recurrent half (block_linear), from d(res2) (m->dres, with the
  * MLP's part added) into m->dres = d(res_in). */
 static accel_status_t linear_backward(gpt_t *m, const accel_layout_t *layout, const float *params, float *grads,
                                       int l, const gpt_acts_t *a, const float *res_in, int B, int T,
@@ -2138,10 +2207,15 @@ static accel_status_t linear_backward(gpt_t *m, const accel_layout_t *layout, co
     GEMM(false, false, bt, LO, C, 1.0f, dproj, C, PARAM(k->projw), LO, 0.0f, m->dc, LO);
     GEMM(true, false, C, LO, bt, 1.0f, dproj, C, a->atty, LO, 1.0f, GRAD(k->projw), LO);
     accel_batch_progress(hb);
-    accel_gdn_weights_t w = lin_weights(k, layout, params);
-    accel_gdn_grads_t g = { GRAD(k->convw), GRAD(k->dtb), GRAD(k->alog), GRAD(k->lnw) };
-    accel_gdn_acts_t ga = lin_acts(m, a, BT);
-    accel_gdn_backward(&m->lin, &w, &g, a->qkv, (size_t)LP, B, T, m->pos, &ga, m->dc, m->d3c, m->dlin);
+    if (layer_conv(m, l)) {
+        accel_sconv_backward(&m->sconv, PARAM(k->convw), GRAD(k->convw), a->qkv, (size_t)LP, B, T, m->pos, a->lin,
+                             m->dc, m->d3c, m->dlin);
+    } else {
+        accel_gdn_weights_t w = lin_weights(k, layout, params);
+        accel_gdn_grads_t g = { GRAD(k->convw), GRAD(k->dtb), GRAD(k->alog), GRAD(k->lnw) };
+        accel_gdn_acts_t ga = lin_acts(m, a, BT);
+        accel_gdn_backward(&m->lin, &w, &g, a->qkv, (size_t)LP, B, T, m->pos, &ga, m->dc, m->d3c, m->dlin);
+    }
     GEMM(false, false, bt, C, LP, 1.0f, m->d3c, LP, PARAM(k->linw), C, 0.0f, m->dc, C);
     GEMM(true, false, LP, C, bt, 1.0f, m->d3c, LP, a->ln1, C, 1.0f, GRAD(k->linw), C);
     accel_batch_progress(hb);
@@ -2205,7 +2279,7 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
             norm_backward(m, m->dres, GRAD(k->ln2w), GRAD_OPT(k->ln2b), m->dc, a->res2, a->ln2_mean,
                           a->ln2_rstd, PARAM(k->ln2w), BT);
         }
-        if (layer_linear(m, l)) {
+        if (layer_recurrent(m, l)) {
             ACCEL_CHECK(linear_backward(m, layout, params, grads, l, a, res_in, B, T, hb));
             accel_batch_layer_release(hb, l + 1);
             accel_batch_layer_done(hb, l + 1);
@@ -2351,10 +2425,13 @@ static accel_status_t gpt_eval(void *state, const accel_layout_t *layout, const 
     return ACCEL_OK;
 }
 
-/* Block l's inference cache: its k|v rows of the sequence, or a delta-net's state (gated_delta.h). */
+/* Block l's inference cache: its k|v rows of the sequence, a delta-net's state (gated_delta.h) or a
+ * convolution's last inputs (short_conv.h). */
 static size_t cache_floats(const gpt_t *m, int l)
 {
-    return layer_linear(m, l) ? accel_gdn_cache_floats(&m->lin) : (size_t)m->T * (size_t)(m->QKV - m->NH * m->hs);
+    if (layer_linear(m, l)) return accel_gdn_cache_floats(&m->lin);
+    if (layer_conv(m, l)) return accel_sconv_cache_floats(&m->sconv);
+    return (size_t)m->T * (size_t)(m->QKV - m->NH * m->hs);
 }
 
 /* Floats of the inference buffers: one sequence at full context, one shared block set (its q|k|v
@@ -2440,7 +2517,7 @@ static accel_status_t infer(gpt_t *m, const accel_layout_t *layout, const float 
      * other ones is recomputed (as transformers' Phi-3 does when generation crosses it) */
     m->rope_long = m->long_cos && ntokens > m->rope_original;
     if (m->rope_long != m->cache_long) p0 = 0;
-    if (m->lin_pattern && p0 != m->cached) p0 = 0;  /* a delta-net's state cannot go back */
+    if (has_recurrent(m) && p0 != m->cached) p0 = 0;  /* a recurrence's state cannot go back */
     gpt_fwd_t fw = { &m->iact, 0, m->kv, m->ix0, m->ilnf, m->ilnf_mean, m->ilnf_rstd, m->ipr, m->ikt, m->imla,
                      m->ilin };
     m->cached = 0;                      /* until this pass completes, the cache is not whole */

@@ -16,11 +16,8 @@
 #include <math.h>
 #include <string.h>
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define CLONES
-#endif
+#include "causal_conv.h"
+#include "kernels_cpu.h"
 
 #define CHUNK 32
 #define LANES 16
@@ -90,13 +87,7 @@ size_t accel_gdn_scratch_floats(const accel_gdn_dims_t *d, size_t B, size_t T)
     return layout(d, NULL, B * T, T, &w);
 }
 
-/* s->taps = the convolution's weights [K, CW]. */
-static void transpose_taps(const accel_gdn_dims_t *d, const float *conv, work_t *s)
-{
-    const size_t CW = accel_gdn_conv_width(d), K = (size_t)d->K;
-    for (size_t c = 0; c < CW; c++)
-        for (size_t j = 0; j < K; j++) s->taps[j * CW + c] = conv[c * K + j];
-}
+static accel_cconv_t conv_of(const accel_gdn_dims_t *d) { return (accel_cconv_t){ accel_gdn_conv_width(d), d->K }; }
 
 void accel_gdn_carve(const accel_gdn_dims_t *d, accel_gdn_acts_t *a, float *p, size_t rows)
 {
@@ -105,12 +96,10 @@ void accel_gdn_carve(const accel_gdn_dims_t *d, accel_gdn_acts_t *a, float *p, s
     a->orstd = a->o + rows * (size_t)d->Hv * (size_t)d->dv;
 }
 
-/* Row t's document start within its sequence (rows t0 .. t0 + T - 1 of the batch). */
-static inline int doc_start(const int32_t *pos, size_t t0, int t) { return pos ? t - pos[t0 + (size_t)t] : 0; }
 
 /* xs = silu(xc) for R rows, each q and k head L2-normalized (q also scaled by 1/sqrt(dk)); their
  * 1/norms into s->rn. */
-CLONES static void activate(const accel_gdn_dims_t *d, const float *xc, size_t R, work_t *s)
+ACCEL_CLONES static void activate(const accel_gdn_dims_t *d, const float *xc, size_t R, work_t *s)
 {
     const size_t CW = accel_gdn_conv_width(d), Hk = (size_t)d->Hk, dk = (size_t)d->dk;
     const float scale = 1.0f / sqrtf((float)dk);
@@ -129,26 +118,13 @@ CLONES static void activate(const accel_gdn_dims_t *d, const float *xc, size_t R
 }
 
 /* xc = the causal convolution of u's q|k|v channels, then activate. */
-CLONES static void conv_forward(const accel_gdn_dims_t *d, const float *conv, const float *u, size_t ldu, int B,
-                         int T, const int32_t *pos, float *xc, work_t *s)
+static void conv_forward(const accel_gdn_dims_t *d, const float *conv, const float *u, size_t ldu, int B, int T,
+                         const int32_t *pos, float *xc, work_t *s)
 {
-    const size_t CW = accel_gdn_conv_width(d), R = (size_t)B * T;
-    const int K = d->K;
-    transpose_taps(d, conv, s);
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < T; t++) {
-            const size_t r = (size_t)b * T + t;
-            const int start = doc_start(pos, (size_t)b * T, t);
-            float *y = xc + r * CW;
-            memset(y, 0, sizeof(float) * CW);
-            for (int j = 0; j < K; j++) {
-                const int src = t - (K - 1) + j;
-                if (src < start) continue;
-                const float *x = u + ((size_t)b * T + src) * ldu, *wj = s->taps + (size_t)j * CW;
-                for (size_t c = 0; c < CW; c++) y[c] += wj[c] * x[c];
-            }
-        }
-    activate(d, xc, R, s);
+    const accel_cconv_t c = conv_of(d);
+    accel_cconv_taps(&c, conv, s->taps);
+    accel_cconv_forward(&c, s->taps, u, ldu, B, T, pos, xc, c.CW);
+    activate(d, xc, (size_t)B * T, s);
 }
 
 static void gates(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w, const float *u, size_t ldu, size_t R,
@@ -179,7 +155,7 @@ static step_in_t step_in(const accel_gdn_dims_t *d, const work_t *s, size_t r, i
 }
 
 /* One token: S = exp(g) S, S += k (beta (v - S^T k))^T; o = S^T q when o != NULL. */
-CLONES static void step(const accel_gdn_dims_t *d, float *S, const step_in_t *in, float *o, float *mem)
+ACCEL_CLONES static void step(const accel_gdn_dims_t *d, float *S, const step_in_t *in, float *o, float *mem)
 {
     const int dk = d->dk, dv = d->dv;
     const float eg = expf(in->g);
@@ -202,7 +178,7 @@ CLONES static void step(const accel_gdn_dims_t *d, float *S, const step_in_t *in
 }
 
 /* y = rmsnorm(o) * norm * silu(z) for R rows (u's z, a's o), the norms' 1/rms into a->orstd. */
-CLONES static void gated_norm(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w, const float *u, size_t ldu,
+ACCEL_CLONES static void gated_norm(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w, const float *u, size_t ldu,
                        size_t R, const accel_gdn_acts_t *a, float *y)
 {
     const size_t Hv = (size_t)d->Hv, dv = (size_t)d->dv, zoff = accel_gdn_conv_width(d);
@@ -230,7 +206,7 @@ void accel_gdn_forward(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w, 
         for (int h = 0; h < d->Hv; h++)
             for (int t = 0; t < T; t++) {
                 const size_t r = (size_t)b * T + t;
-                if (doc_start(pos, (size_t)b * T, t) == t) memset(state, 0, sizeof(float) * dkv);
+                if (accel_doc_start(pos, (size_t)b * T, t) == t) memset(state, 0, sizeof(float) * dkv);
                 step_in_t in = step_in(d, &s, r, h);
                 step(d, state, &in, a->o + r * Hv * dv + (size_t)h * dv, s.vec);
             }
@@ -239,7 +215,7 @@ void accel_gdn_forward(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w, 
 
 /* Back through one (document rows r0 .. r0 + n - 1, value head h): d(o) in s->dout -> d(q, k, v)
  * added to s->dxs, d(g), d(beta) into s->dgb. */
-CLONES static void recurrence_backward(const accel_gdn_dims_t *d, work_t *s, size_t r0, int n, int h)
+ACCEL_CLONES static void recurrence_backward(const accel_gdn_dims_t *d, work_t *s, size_t r0, int n, int h)
 {
     const int dk = d->dk, dv = d->dv, Hk = d->Hk, Hv = d->Hv;
     const size_t dkv = (size_t)dk * dv, CW = accel_gdn_conv_width(d);
@@ -318,7 +294,7 @@ CLONES static void recurrence_backward(const accel_gdn_dims_t *d, work_t *s, siz
     }
 }
 
-CLONES void accel_gdn_backward(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w, const accel_gdn_grads_t *gw,
+ACCEL_CLONES void accel_gdn_backward(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w, const accel_gdn_grads_t *gw,
                         const float *u, size_t ldu, int B, int T, const int32_t *pos, const accel_gdn_acts_t *a,
                         const float *dy, float *du, float *scratch)
 {
@@ -351,7 +327,7 @@ CLONES void accel_gdn_backward(const accel_gdn_dims_t *d, const accel_gdn_weight
     for (int b = 0; b < B; b++)
         for (int t0 = 0; t0 < T;) {                 /* each document of sequence b */
             int t1 = t0 + 1;
-            while (t1 < T && doc_start(pos, (size_t)b * T, t1) != t1) t1++;
+            while (t1 < T && accel_doc_start(pos, (size_t)b * T, t1) != t1) t1++;
             for (int h = 0; h < d->Hv; h++) recurrence_backward(d, &s, (size_t)b * T + t0, t1 - t0, h);
             t0 = t1;
         }
@@ -386,30 +362,13 @@ CLONES void accel_gdn_backward(const accel_gdn_dims_t *d, const accel_gdn_weight
             g[c] *= sg * (1.0f + x[c] * (1.0f - sg));
         }
     }
-    /* the convolution: xc[t] = sum_j conv[., j] x[t - K + 1 + j] within the document */
-    const int K = d->K;
+    /* the convolution's */
+    const accel_cconv_t c = conv_of(d);
     for (size_t r = 0; r < R; r++) memset(du + r * ldu, 0, sizeof(float) * CW);
-    transpose_taps(d, w->conv, &s);
-    memset(s.dtaps, 0, sizeof(float) * (size_t)K * CW);
-    for (int b = 0; b < B; b++)
-        for (int t = 0; t < T; t++) {
-            const size_t r = (size_t)b * T + t;
-            const int start = doc_start(pos, (size_t)b * T, t);
-            const float *g = s.dxs + r * CW;
-            for (int j = 0; j < K; j++) {
-                const int src = t - (K - 1) + j;
-                if (src < start) continue;
-                const size_t rs = (size_t)b * T + src;
-                const float *x = u + rs * ldu, *wj = s.taps + (size_t)j * CW;
-                float *dx = du + rs * ldu, *dwj = s.dtaps + (size_t)j * CW;
-                for (size_t c = 0; c < CW; c++) {
-                    dwj[c] += g[c] * x[c];
-                    dx[c] += g[c] * wj[c];
-                }
-            }
-        }
-    for (size_t c = 0; c < CW; c++)
-        for (int j = 0; j < K; j++) gw->conv[c * (size_t)K + (size_t)j] += s.dtaps[(size_t)j * CW + c];
+    accel_cconv_taps(&c, w->conv, s.taps);
+    memset(s.dtaps, 0, sizeof(float) * (size_t)d->K * CW);
+    accel_cconv_backward(&c, s.taps, u, ldu, B, T, pos, s.dxs, CW, du, s.dtaps);
+    accel_cconv_add_grad(&c, s.dtaps, gw->conv);
 }
 
 size_t accel_gdn_cache_floats(const accel_gdn_dims_t *d)
@@ -422,23 +381,12 @@ void accel_gdn_extend(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w, c
 {
     const size_t CW = accel_gdn_conv_width(d), R = (size_t)(T - p0), Hv = (size_t)d->Hv, dv = (size_t)d->dv;
     const size_t dkv = (size_t)d->dk * dv;
-    const int K = d->K;
     float *state = cache, *tail = cache + Hv * dkv;     /* tail: positions p0 - K + 1 .. p0 - 1 */
     if (p0 == 0) memset(cache, 0, sizeof(float) * accel_gdn_cache_floats(d));
     work_t s = carve(d, scratch, R, (size_t)T);
-    transpose_taps(d, w->conv, &s);
-    for (size_t r = 0; r < R; r++) {                /* the convolution, through the tail before p0 */
-        const int t = p0 + (int)r;
-        float *x = a->xc + r * CW;
-        memset(x, 0, sizeof(float) * CW);
-        for (int j = 0; j < K; j++) {
-            const int src = t - (K - 1) + j;
-            if (src < 0) continue;
-            const float *in = src >= p0 ? u + (size_t)src * ldu : tail + (size_t)(src - p0 + K - 1) * CW;
-            const float *wj = s.taps + (size_t)j * CW;
-            for (size_t c = 0; c < CW; c++) x[c] += wj[c] * in[c];
-        }
-    }
+    const accel_cconv_t c = conv_of(d);
+    accel_cconv_taps(&c, w->conv, s.taps);
+    accel_cconv_extend(&c, s.taps, u + (size_t)p0 * ldu, ldu, p0, T, tail, a->xc, CW);
     activate(d, a->xc, R, &s);
     const float *ur = u + (size_t)p0 * ldu;
     gates(d, w, ur, ldu, R, s.gb);
@@ -448,13 +396,4 @@ void accel_gdn_extend(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w, c
             step(d, state + (size_t)h * dkv, &in, a->o + r * Hv * dv + (size_t)h * dv, s.vec);
         }
     gated_norm(d, w, ur, ldu, R, a, y + (size_t)p0 * Hv * dv);
-    /* the new tail, positions T - K + 1 .. T - 1: entry i comes from u or from the old tail's
-     * entry i + R, read before anything at or past it is written */
-    for (int i = 0; i < K - 1; i++) {
-        const int t = T - (K - 1) + i;
-        float *dst = tail + (size_t)i * CW;
-        if (t < 0) memset(dst, 0, sizeof(float) * CW);
-        else if (t >= p0) memcpy(dst, u + (size_t)t * ldu, sizeof(float) * CW);
-        else memcpy(dst, tail + ((size_t)i + R) * CW, sizeof(float) * CW);
-    }
 }

@@ -20,11 +20,9 @@
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #include <immintrin.h>
-#define ACCEL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #define ACCEL_X86 1
 #include "transpose_x86.h"
 #else
-#define ACCEL_CLONES
 #define ACCEL_X86 0
 #endif
 

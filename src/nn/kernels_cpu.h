@@ -10,6 +10,14 @@
 
 #define ACCEL_LN_EPS 1e-5f                 /* GPT-2's LayerNorm epsilon */
 
+/* A hot loop's function built for AVX-512, AVX2 and the baseline, the best picked at load time;
+ * the files using it compile at -O3 without FP-trap semantics (their pragma). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ACCEL_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ACCEL_CLONES
+#endif
+
 /* y[r, :] = b (+ res[r, :] when res is not NULL), for rows x cols. */
 void accel_cpu_bias_rows(float *y, const float *b, const float *res, size_t rows, int cols);
 /* db[:] += sum over rows of dy[r, :]. */

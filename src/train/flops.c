@@ -39,8 +39,10 @@ size_t accel_flops_active_params(const accel_config_t *cfg, size_t nparams)
 
 int accel_flops_attention_layers(const accel_config_t *cfg)
 {
-    const int n = strcmp(cfg->model.name, "llama") ? 0 : cfg->model.linear_attention_pattern;
-    return n ? cfg->model.layers / n : cfg->model.layers;
+    const accel_model_config_t *m = &cfg->model;
+    if (strcmp(m->name, "llama")) return m->layers;
+    if (m->short_conv_kernel) return m->attention_layers.n;
+    return m->linear_attention_pattern ? m->layers / m->linear_attention_pattern : m->layers;
 }
 
 double accel_flops_recurrence(const accel_config_t *cfg)
@@ -48,6 +50,7 @@ double accel_flops_recurrence(const accel_config_t *cfg)
     const accel_model_config_t *m = &cfg->model;
     const int linear = m->layers - accel_flops_attention_layers(cfg);
     if (!linear || m->heads < 1) return 0.0;
+    if (m->short_conv_kernel) return 6.0 * linear * m->short_conv_kernel * (double)m->width;
     const int hs = m->head_dim ? m->head_dim : m->width / m->heads;
     const int hk = m->linear_key_heads ? m->linear_key_heads : m->heads;
     const double hv = m->linear_value_heads ? m->linear_value_heads : hk;

@@ -571,6 +571,22 @@ START_TEST(test_refuses_bad_config)
     };
     for (size_t i = 0; i < sizeof bad_linear / sizeof bad_linear[0]; i++)
         ck_assert_msg(create_with(bad_linear[i], &m) != ACCEL_OK, "%s was accepted", bad_linear[i]);
+    /* Short convolutions: a valid set, then each part out of place. */
+    st = create_with("model.short_conv_kernel=3 model.attention_layers=1 model.qk_norm=true", &m);
+    ck_assert_msg(st == ACCEL_OK, "short convolutions beside an attention layer are refused: %s", accel_status_str(st));
+    accel_model_destroy(&m);
+    static const char *const bad_conv[] = {
+        "model.attention_layers=1",                                 /* attention layers without convolutions */
+        "model.short_conv_kernel=3 model.attention_layers=2",       /* past the last of 2 layers */
+        "model.short_conv_kernel=3 model.attention_layers=1,0",     /* out of order */
+        "model.short_conv_kernel=3 model.attention_layers=0,0",     /* twice */
+        "model.short_conv_kernel=3 model.attention_layers=0.5",     /* not a layer */
+        "model.short_conv_kernel=3 model.linear_attention_pattern=2",
+        "model.short_conv_kernel=3 model.norm_position=both",
+        "model.short_conv_kernel=3 model.parallel_block=one_norm",
+    };
+    for (size_t i = 0; i < sizeof bad_conv / sizeof bad_conv[0]; i++)
+        ck_assert_msg(create_with(bad_conv[i], &m) != ACCEL_OK, "%s was accepted", bad_conv[i]);
 }
 END_TEST
 

@@ -162,6 +162,12 @@ START_TEST(test_flops_per_token)
     ck_assert_int_eq(accel_config_set(&cfg, "model.linear_key_heads", "0", NULL, 0), ACCEL_OK);
     ck_assert_int_eq(accel_flops_attention_layers(&cfg), 4);
     ck_assert_double_eq(accel_flops_recurrence(&cfg), 0.0);
+    /* LFM2's: layers 1 and 3 of 4 attention, the other two short convolutions of width 3 (6 x 3 x 64
+     * each for the convolution forward and backward). */
+    ck_assert_int_eq(accel_config_set(&cfg, "model.short_conv_kernel", "3", NULL, 0), ACCEL_OK);
+    ck_assert_int_eq(accel_config_set(&cfg, "model.attention_layers", "1,3", NULL, 0), ACCEL_OK);
+    ck_assert_int_eq(accel_flops_attention_layers(&cfg), 2);
+    ck_assert_double_eq(accel_flops_recurrence(&cfg), 6.0 * 2 * 3 * 64);
     /* No attention term for classifiers and plugins: 6N per sample, or per token. */
     ck_assert_double_eq(accel_flops_per_unit("mlp", false, 1000, 2, 64, 32), 6000.0);
     ck_assert_double_eq(accel_flops_per_unit("my_plugin", true, 1000, 2, 64, 32), 6000.0);

@@ -69,8 +69,8 @@ for dir in "$FIX"/*/; do
     # it equals: its RoPE pairs in rotate-half order, Helium alike as the Qwen2 its q, k, v biases
     # make it; InternLM3 and IQuest-Coder as the Llama they are; HunYuan with its NTK alpha folded
     # into rope_theta), Moonlight's
-    # RoPE pairs interleaved (DeepSeek-V3's default), Qwen3-FP8's weights dequantized: the same
-    # model, its logits
+    # RoPE pairs interleaved (DeepSeek-V3's default), Qwen3-FP8's weights dequantized, LFM2's MLP
+    # width as Lfm2MLP made it (block_auto_adjust_ff_dim false): the same model, its logits
     case $name in phi3) as=MistralForCausalLM ;; gemma3_vl) as=Gemma3ForCausalLM ;; gpt_oss_mxfp4) as=GptOssForCausalLM ;;
                   glm4_moe|dots1|solar_open) as=Glm4MoeForCausalLM ;; deepseek_v3|moonlight|glm4_moe_lite) as=DeepseekV3ForCausalLM ;;
                   ministral3_vl|ministral3_fp8) as=Ministral3ForCausalLM ;; ernie4_5) as=LlamaForCausalLM ;;
@@ -80,6 +80,7 @@ for dir in "$FIX"/*/; do
                   qwen3_vl) as=Qwen3ForCausalLM ;; qwen3_vl_moe) as=Qwen3MoeForCausalLM ;;
                   qwen2_5_vl) as=Qwen2ForCausalLM ;; glm4v_moe) as=Glm4MoeForCausalLM ;; glm4v) as=Glm4ForCausalLM ;;
                   qwen3_fp8) as=Qwen3ForCausalLM ;; qwen3_5_vl) as=Qwen3_5ForCausalLM ;; qwen3_next) as=Qwen3NextForCausalLM ;;
+                  lfm2) as=Lfm2ForCausalLM ;;
                   *) as= ;; esac
     if [ -n "$as" ]; then
         grep -q "\"$as\"" "$name.hf/config.json" || fail "$name: not exported as the $as it equals"
@@ -170,6 +171,17 @@ needs qwen3_5 model.rope_dim=0 model.norm_unit_offset=false
 hub_form q35_hub qwen3_5 '/"layer_types": \[/,/^  \],/c\
   "full_attention_interval": 4,' layer_types
 pass "qwen3_5: transformers' logits need the partial RoPE and the 1 + weight norms; full_attention_interval gives the same"
+# LFM2: the logits need its RoPE's theta (1e6 by default); the hub's config.json of LFM2-1.2B
+# (block_ff_dim, tie_embedding, full_attn_idxs without layer_types, a top-level rope_theta) gives
+# the same.
+needs lfm2 model.rope_theta=10000
+hub_form lfm2_hub lfm2 's/"intermediate_size": 36/"block_ff_dim": 36/; s/"tie_word_embeddings": true/"tie_embedding": true/
+/"layer_types": \[/,/^  \],/d
+/"rope_parameters": {/,/^  },/c\
+  "rope_theta": 1000000.0,' layer_types
+grep -q '"block_ff_dim": 36' lfm2_hub/config.json && grep -q '"tie_embedding"' lfm2_hub/config.json ||
+    fail "lfm2_hub: config.json not rewritten"
+pass "lfm2: transformers' logits need the RoPE theta; LFM2-1.2B's config.json form gives the same"
 # LongRoPE: Phi-3.5's 16 tokens fit its original context of 16 (the short factors), Phi-4-mini's
 # pass its 8 (the long ones, on 6 of each head's 8 values): the fixtures' logits need those factors
 # and the attention factor, and the other list changes nothing. The hub's config.json layout
@@ -479,6 +491,7 @@ train_case 2 zero3 "$FIX/qwen3_5" "$FIX/qwen3_5" qwen3_5_dir_2_zero3
 train_case 2 zero2 "$FIX/qwen3_5_moe" "$FIX/qwen3_5_moe" qwen3_5_moe_dir_2_zero2
 train_case 2 ddp "$FIX/qwen3_next" "$FIX/qwen3_next" qwen3_next_dir_2_ddp
 train_case 1 ddp "$FIX/qwen3_5_vl" "$FIX/qwen3_5_vl" qwen3_5_vl_dir_1_ddp
+train_case 2 zero3 "$FIX/lfm2" "$FIX/lfm2" lfm2_dir_2_zero3
 train_case 1 ddp "$FIX/gemma" "$FIX/gemma" gemma_dir_1_ddp
 train_case 2 ddp "$FIX/gemma3_vl" "$FIX/gemma3_vl" gemma3_vl_dir_2_ddp
 train_case 2 zero2 "$FIX/gemma2" "$FIX/gemma2" gemma2_dir_2_zero2
@@ -747,7 +760,7 @@ export_refused sc2bias "biases on some projections and not others (StarCoder2's 
     model.norm=layer model.mlp=plain model.activation=gelu_tanh model.attention_bias=true
 export_refused jaiswin "and a sliding window (StarCoder2's" \
     model.norm=layer model.mlp=plain model.activation=relu2 model.sliding_window=4
-export_refused slmqkn "experts, latent attention or q/k norms" model.norm=layer model.qk_norm=true
+export_refused slmqkn "experts, latent attention, q/k norms" model.norm=layer model.qk_norm=true
 refused neoxact gpt_neox 's/"hidden_act": "gelu"/"hidden_act": "silu"/' \
     "hidden_act = silu on GPTNeoXForCausalLM: accel's plain MLP takes relu2, the tanh GELU"
 refused neoxffn gpt_neox 's/"intermediate_size": 64/"intermediate_size": 48/' \
@@ -782,6 +795,17 @@ export_refused q35norm "norms by weight, not 1 + weight" model.linear_attention_
 export_refused q35moe "experts other than Qwen3.5-MoE's" model.linear_attention_pattern=2 \
     model.attention_output_gate=true model.qk_norm=true model.norm_unit_offset=true model.experts=2 \
     model.experts_per_token=1
+# LFM2: convolution biases, a layer type of another family, a convolution wider than its weights;
+# short convolutions with other families' parts refused on export.
+refused lfm2bias lfm2 's/"conv_bias": false/"conv_bias": true/' "conv_bias = true: accel's short convolutions have no biases"
+refused lfm2type lfm2 '0,/"conv",/s//"sliding_attention",/' \
+    "layer_types[0] = sliding_attention: LFM2's layers are conv or full_attention"
+refused lfm2conv lfm2 's/"conv_L_cache": 3/"conv_L_cache": 4/' \
+    "conv.conv.weight has shape [16, 1, 3], but config.json gives [16, 1, 4]"
+export_refused lfm2qk "model.short_conv_kernel=3 with attention without per-head q/k norms" \
+    model.short_conv_kernel=3 "model.attention_layers=[1]"
+export_refused lfm2moe "model.short_conv_kernel=3 with latent attention or experts" model.short_conv_kernel=3 \
+    model.qk_norm=true model.experts=2 model.experts_per_token=1
 expect_fail "nowhere: No such file or directory" "$CKPT" import "$SCRATCH/nowhere" -o x.h5
 expect_fail "neither model.safetensors nor model.safetensors.index.json" sh -c "mkdir -p empty && cp '$FIX/gpt2/config.json' empty/ && '$CKPT' import empty -o x.h5"
 pass "bad Hugging Face input refused with messages"

@@ -921,6 +921,18 @@ def qwen3_next():
         pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def lfm2():
+    # LFM2 (Lfm2ForCausalLM): layers 0, 1, 3 gated short convolutions of width 3 (in_proj to b|c|x,
+    # c * conv(b * x), out_proj), layer 2 attention with per-head q/k norms; the MLP's width from
+    # intermediate_size 36 as Lfm2MLP adjusts it (2/3 -> 24, x 1.5 -> 36, up to a multiple of 8 -> 40); the
+    # final norm is embedding_norm; tied embeddings.
+    return tf.Lfm2ForCausalLM(tf.Lfm2Config(
+        vocab_size=V, hidden_size=16, intermediate_size=36, num_hidden_layers=4, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=T, norm_eps=1e-5, conv_L_cache=3,
+        block_multiple_of=8, block_ffn_dim_multiplier=1.5, full_attn_idxs=[2],
+        pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
 def qwen3_5_vl():
     # Qwen3.5 as the hub has it: Qwen3_5ForConditionalGeneration, a tiny vision tower beside the
     # language model (qwen3_5's blocks, heads of 16 with RoPE on a quarter, M-RoPE sections [1, 1, 0]
@@ -1246,6 +1258,7 @@ CASES = {
     "qwen3_5": (qwen3_5, {}),
     "qwen3_5_vl": (qwen3_5_vl, {}),
     "qwen3_next": (qwen3_next, {"score64": True}),
+    "lfm2": (lfm2, {}),
     "qwen3_5_moe": (qwen3_5_moe, {"score64": True, "seed_of": "qwen3.5-moe-5"}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),

@@ -74,11 +74,13 @@ enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP,
 #define F_NEOX (UINT64_C(1) << 38)          /* GPT-NeoX's names */
 #define F_PHI (UINT64_C(1) << 39)           /* Phi-1/2's names */
 #define F_GPTJ (UINT64_C(1) << 40)          /* GPT-J's names */
-#define F_NAMES (F_NEOX | F_PHI | F_GPTJ)   /* a family's own names: llama entries without them are the others' */
+#define F_LFM2 (UINT64_C(1) << 45)          /* LFM2's names */
+#define F_NAMES (F_NEOX | F_PHI | F_GPTJ | F_LFM2)  /* a family's own names: llama entries without them are the others' */
 #define F_HEADB (UINT64_C(1) << 41)         /* the LM head's bias (model.head_bias) */
 #define F_GDN (UINT64_C(1) << 42)           /* a gated delta-net layer's (Qwen3.5: the linear_attention layers) */
 #define F_QGATE (UINT64_C(1) << 43)         /* q_proj holding each head's query and gate (Qwen3.5) */
 #define F_GDN_NEXT (UINT64_C(1) << 44)      /* ... its input projections as Qwen3-Next's (else Qwen3.5's) */
+#define F_SCONV (UINT64_C(1) << 46)         /* a gated short convolution layer's (LFM2's conv layers) */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -254,6 +256,25 @@ static const map_t g_map[] = {
     { "normf.bias", "model.norm.bias", P_ALL, L_ROWS, F_LLAMA | F_LN },
     { "lm_head.weight", "lm_head.weight", P_ALL, L_ROWS, F_LLAMA | F_UNTIED },
     /* GPT-NeoX (Pythia): LayerNorms, q, k, v fused by head, biases, the plain MLP */
+#define LFM2 (F_LLAMA | F_BLOCK | F_LFM2)
+    { "wte", "model.embed_tokens.weight", P_ALL, L_ROWS, F_LLAMA | F_LFM2 },
+    { "h.%d.norm1.weight", "model.layers.%d.operator_norm.weight", P_ALL, L_ROWS, LFM2 },
+    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.q_proj.weight", P_Q, L_ROWS, LFM2 },
+    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.k_proj.weight", P_K, L_ROWS, LFM2 },
+    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.v_proj.weight", P_V, L_ROWS, LFM2 },
+    { "h.%d.attn.q_norm.weight", "model.layers.%d.self_attn.q_layernorm.weight", P_ALL, L_ROWS, LFM2 | F_QKNORM },
+    { "h.%d.attn.k_norm.weight", "model.layers.%d.self_attn.k_layernorm.weight", P_ALL, L_ROWS, LFM2 | F_QKNORM },
+    { "h.%d.attn.proj.weight", "model.layers.%d.self_attn.out_proj.weight", P_ALL, L_ROWS, LFM2 },
+    { "h.%d.attn.in.weight", "model.layers.%d.conv.in_proj.weight", P_ALL, L_ROWS, LFM2 | F_SCONV },
+    { "h.%d.attn.conv.weight", "model.layers.%d.conv.conv.weight", P_ALL, L_CONV, LFM2 | F_SCONV },
+    { "h.%d.attn.proj.weight", "model.layers.%d.conv.out_proj.weight", P_ALL, L_ROWS, LFM2 | F_SCONV },
+    { "h.%d.norm2.weight", "model.layers.%d.ffn_norm.weight", P_ALL, L_ROWS, LFM2 },
+    { "h.%d.mlp.gate_up.weight", "model.layers.%d.feed_forward.w1.weight", P_GATE, L_ROWS, LFM2 | F_DENSE },
+    { "h.%d.mlp.gate_up.weight", "model.layers.%d.feed_forward.w3.weight", P_UP, L_ROWS, LFM2 | F_DENSE },
+    { "h.%d.mlp.down.weight", "model.layers.%d.feed_forward.w2.weight", P_ALL, L_ROWS, LFM2 | F_DENSE },
+#undef LFM2
+    { "normf.weight", "model.embedding_norm.weight", P_ALL, L_ROWS, F_LLAMA | F_LFM2 },
+    { "lm_head.weight", "lm_head.weight", P_ALL, L_ROWS, F_LLAMA | F_UNTIED | F_LFM2 },
 #define NEOX (F_LLAMA | F_BLOCK | F_NEOX)
     { "wte", "gpt_neox.embed_in.weight", P_ALL, L_ROWS, F_LLAMA | F_NEOX },
     { "h.%d.norm1.weight", "gpt_neox.layers.%d.input_layernorm.weight", P_ALL, L_ROWS, NEOX },
@@ -380,6 +401,9 @@ typedef struct {
     bool qwen35;                    /* either: Qwen3.5's (export: its family) */
     bool next;                      /* ... Qwen3-Next's names (export: experts whose top k is not
                                      * renormalized; import: its family says) */
+    bool lfm2;                      /* gated short convolution layers: LFM2's (its names) */
+    int sconv_K;                    /* their convolution's width */
+    accel_numbers_t att_layers;     /* the layers keeping attention among them */
 } dims_t;
 
 /* model.ffn_width = 0 means this width in src/nn/decoder.c (which ckpt may not include). */
@@ -440,7 +464,10 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.phi = d.ln && d.norm_bias && d.one_norm && d.plain && gelu_tanh && m->attention_bias;
     d.gptj = d.ln && d.norm_bias && d.one_norm && d.plain && gelu_tanh && !m->attention_bias;
     if (d.phi || d.gptj) d.neox = d.sc2 = false;
-    d.names = d.neox ? F_NEOX : d.phi ? F_PHI : d.gptj ? F_GPTJ : 0;
+    d.lfm2 = d.llama && m->short_conv_kernel > 0;
+    d.sconv_K = d.lfm2 ? m->short_conv_kernel : 0;
+    d.att_layers = m->attention_layers;
+    d.names = d.neox ? F_NEOX : d.phi ? F_PHI : d.gptj ? F_GPTJ : d.lfm2 ? F_LFM2 : 0;
     d.glm = d.llama && !d.ds && !d.mla && !d.phi3 && !d.ln && !d.plain &&
             (d.rd < d.hs || (d.sandwich && !m->norm_unit_offset));
     d.mistral4 = d.mla && d.E && !strcmp(m->router_scores, "softmax") &&
@@ -476,6 +503,7 @@ static bool map_applies(const map_t *e, const dims_t *d)
 {
     if (!(e->flags & (d->llama ? F_LLAMA : F_GPT))) return false;
     if ((e->flags & F_GDN) && !d->lin_pattern) return false;
+    if ((e->flags & F_SCONV) && !d->lfm2) return false;
     if ((e->flags & F_GDN) && (e->part >= P_LQKV && e->part <= P_LBA) && ((e->flags & F_GDN_NEXT) != 0) != d->next)
         return false;
     if ((e->flags & F_QGATE) && !d->gate) return false;
@@ -530,6 +558,12 @@ static bool map_applies(const map_t *e, const dims_t *d)
  * the others the experts'. */
 static bool layer_has(const map_t *e, const dims_t *d, int l)
 {
+    if (d->lfm2 && (e->flags & F_BLOCK)) {          /* short convolutions: all but the attention layers */
+        bool conv = true;
+        for (int i = 0; i < d->att_layers.n; i++) conv &= (int)d->att_layers.v[i] != l;
+        if (e->flags & F_SCONV) return conv;
+        if (conv && !strncmp(e->accel, "h.%d.attn.", 10)) return false;
+    }
     if (d->lin_pattern && (e->flags & F_BLOCK)) {   /* gated delta-nets: all but every N-th layer */
         const bool linear = (l + 1) % d->lin_pattern != 0;
         if (e->flags & F_GDN) return linear;
@@ -560,6 +594,10 @@ static void accel_shape(const dims_t *d, const char *pattern, uint64_t flags, in
         else if (!strcmp(p, "attn.norm.weight")) rows = (uint64_t)d->dvl;
         else if (!strcmp(p, "attn.proj.weight")) cols = VW;
         else rows = (uint64_t)d->Hv;    /* dt_bias, A_log */
+    }
+    else if (flags & F_SCONV) {         /* a short convolution's: in [3C, C], conv [C, K], proj [C, C] */
+        if (!strcmp(p, "attn.in.weight")) rows = 3 * C;
+        else if (!strcmp(p, "attn.conv.weight")) cols = (uint64_t)d->sconv_K;
     }
     else if (!strncmp(p, "mlp.fc.", 7)) rows = FIN;
     else if (!strcmp(p, "mlp.proj.weight")) cols = F;
@@ -861,6 +899,7 @@ static const arch_info_t g_archs[] = {
     { "Qwen3_5ForCausalLM", "qwen3_5_text", true },
     { "Qwen3_5MoeForCausalLM", "qwen3_5_moe_text", true },
     { "Qwen3NextForCausalLM", "qwen3_next", true },
+    { "Lfm2ForCausalLM", "lfm2", true },
 };
 
 /* Families transformers builds from Llama's classes under their own config class and name (their
@@ -1260,6 +1299,63 @@ static accel_status_t translate_window(json_t *root, const char *path, const cha
     return ACCEL_OK;
 }
 
+/* LFM2's gated short convolutions into m->short_conv_kernel (conv_L_cache) and
+ * m->attention_layers: layer_types ("conv" / "full_attention"), else full_attn_idxs, else every
+ * layer attention (transformers' defaults). Its MLP's width as Lfm2MLP computes it: block_ff_dim
+ * (else intermediate_size); with block_auto_adjust_ff_dim, two thirds of it, then, with a
+ * block_ffn_dim_multiplier (not null), times that, rounded up to block_multiple_of. */
+static accel_status_t translate_short_conv(json_t *root, const char *path, accel_model_config_t *m, char *err,
+                                           size_t errlen)
+{
+    const long long K = jint(root, "conv_L_cache", 3);
+    if (K < 1 || K > 64) REFUSE("%s: conv_L_cache = %lld: accel needs 1..64", path, K);
+    if (jbool(root, "conv_bias", false)) REFUSE("%s: conv_bias = true: accel's short convolutions have no biases", path);
+    m->short_conv_kernel = (int)K;
+    const int L = m->layers;
+    json_t *types = json_object_get(root, "layer_types"), *idxs = json_object_get(root, "full_attn_idxs");
+    if (json_is_array(types) && json_array_size(types) != (size_t)L)
+        REFUSE("%s: layer_types has %zu entries for num_hidden_layers = %d", path, json_array_size(types), L);
+    if (!json_is_array(types) && json_is_array(idxs))
+        for (size_t j = 0; j < json_array_size(idxs); j++)
+            if (jint_at(idxs, j) < 0 || jint_at(idxs, j) >= L)
+                REFUSE("%s: full_attn_idxs[%zu] is not a layer number (0..%d)", path, j, L - 1);
+    accel_numbers_t *att = &m->attention_layers;
+    memset(att, 0, sizeof *att);
+    for (int i = 0; i < L; i++) {
+        bool attends = true;
+        if (json_is_array(types)) {
+            json_t *t = json_array_get(types, (size_t)i);
+            if (!jstr_is(t, "full_attention") && !jstr_is(t, "conv"))
+                REFUSE("%s: layer_types[%d] = %s: LFM2's layers are conv or full_attention", path, i,
+                       json_is_string(t) ? json_string_value(t) : "(not a string)");
+            attends = jstr_is(t, "full_attention");
+        } else if (json_is_array(idxs)) {
+            attends = false;
+            for (size_t j = 0; j < json_array_size(idxs); j++) attends |= jint_at(idxs, j) == i;
+        }
+        if (!attends) continue;
+        if (att->n == ACCEL_NUMBERS_MAX)
+            REFUSE("%s: more than %d attention layers: accel's model.attention_layers lists at most %d", path,
+                   ACCEL_NUMBERS_MAX, ACCEL_NUMBERS_MAX);
+        att->v[att->n++] = i;
+    }
+    long long ff = jint(root, "block_ff_dim", jint(root, "intermediate_size", 12288));
+    if (ff >= 1 && jbool(root, "block_auto_adjust_ff_dim", true)) {
+        ff = (long long)(2.0 * (double)ff / 3.0);
+        json_t *mult = json_object_get(root, "block_ffn_dim_multiplier");
+        if (!json_is_null(mult)) {      /* absent: its default, 1.0 */
+            const long long of = jint(root, "block_multiple_of", 256);
+            if (of < 1 || of > (1 << 22)) REFUSE("%s: block_multiple_of = %lld: accel needs 1..4194304", path, of);
+            ff = (long long)(jnum(root, "block_ffn_dim_multiplier", 1.0) * (double)ff);
+            ff = of * ((ff + of - 1) / of);
+        }
+    }
+    if (ff < 1 || ff > (1 << 22)) REFUSE("%s: the MLP's width (block_ff_dim / intermediate_size) = %lld: accel needs "
+                                         "1..4194304", path, ff);
+    m->ffn_width = (int)ff;
+    return ACCEL_OK;
+}
+
 /* Qwen3.5's gated delta-net layers into m->linear_attention_pattern and m->linear_*: layer_types
  * ("linear_attention" / "full_attention"), else every full_attention_interval-th layer full (4);
  * accel's full layers are every N-th, so any other order is refused. Its attention's output gate
@@ -1454,6 +1550,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool cohere = cohere2 || !strcmp(ai->arch, "CohereForCausalLM");     /* parallel blocks, one norm */
         const bool phi = !strcmp(ai->arch, "PhiForCausalLM"), gptj = !strcmp(ai->arch, "GPTJForCausalLM");  /* ... an
                                                                                 * LM head bias */
+        const bool lfm2 = !strcmp(ai->arch, "Lfm2ForCausalLM");    /* short convolutions, its names */
         if (gptj) {                     /* GPT-2's key names */
             m->layers = (int)jint(root, "n_layer", 28);
             m->heads = m->kv_heads = (int)jint(root, "n_head", 16);
@@ -1465,9 +1562,9 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         }
         const bool layer_norm = starcoder2 || nemotron || jais2 || stablelm || neox || cohere || phi || gptj;
         const bool plain = starcoder2 || nemotron || jais2 || arcee || neox || phi || gptj;
-        const char *eps_key = starcoder2 ? "norm_epsilon" : nemotron ? "norm_eps" : gptj ? "layer_norm_epsilon"
+        const char *eps_key = starcoder2 ? "norm_epsilon" : nemotron || lfm2 ? "norm_eps" : gptj ? "layer_norm_epsilon"
                             : jais2 || stablelm || neox || cohere || phi ? "layer_norm_eps" : "rms_norm_eps";
-        m->rms_eps = jnum(root, eps_key, helium ? 1e-8 : layer_norm || arcee ? 1e-5 : 1e-6);
+        m->rms_eps = jnum(root, eps_key, helium ? 1e-8 : layer_norm || arcee || lfm2 ? 1e-5 : 1e-6);
         if (layer_norm) snprintf(m->norm, sizeof m->norm, "layer");
         m->norm_unit_offset = nemotron;
         if (plain) {                    /* relu2, the tanh GELU (gelu_new is the same), the exact one */
@@ -1565,6 +1662,11 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             !strcmp(ai->arch, "MixtralForCausalLM")) {
             accel_status_t st = translate_experts(root, path, ai->arch, m, err, errlen);
             if (st != ACCEL_OK) return st;
+        }
+        if (lfm2) {                     /* Qwen3's per-head q/k norms on its attention layers */
+            m->qk_norm = true;
+            accel_status_t cst = translate_short_conv(root, path, m, err, errlen);
+            if (cst != ACCEL_OK) return cst;
         }
         if (qwen35) {                   /* every norm by 1 + weight (but the delta-nets' gated ones) */
             m->norm_unit_offset = true;
@@ -1665,7 +1767,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             m->attention_bias = qwen && jbool(root, "qkv_bias", true);      /* Qwen2-MoE may turn them off */
         /* transformers' defaults: tied for Qwen2 only when it says so; false for Llama/Mistral;
          * true for Gemma, ERNIE 4.5 and Youtu-LLM. */
-        m->tie_embeddings = jbool(root, "tie_word_embeddings", gemma || ernie || youtu || starcoder2 || cohere);
+        m->tie_embeddings = jbool(root, "tie_word_embeddings", gemma || ernie || youtu || starcoder2 || cohere || lfm2);
+        if (lfm2) m->tie_embeddings = jbool(root, "tie_embedding", m->tie_embeddings);  /* its early name, first */
         accel_status_t wst = translate_window(root, path, ai->arch, m, err, errlen);
         if (wst == ACCEL_OK && !strcmp(ai->arch, "SmolLM3ForCausalLM")) wst = translate_nope(root, path, m, err, errlen);
         if (wst == ACCEL_OK && cohere2) {
@@ -1720,7 +1823,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         m->rope_theta = typed_theta > 0 ? typed_theta
                       : jnum(root, "rope_theta", jnum(json_is_object(rp) ? rp : root, "rope_theta",
                                                       oss ? 150000.0 : minimax ? 5000000.0 : solar ? 1000000.0
-                                                      : helium ? 100000.0
+                                                      : helium ? 100000.0 : lfm2 ? 1000000.0
                                                       : neox ? jnum(root, "rotary_emb_base", 10000.0) : 10000.0));
         const char *rtype = json_is_object(rp) ? (jstr(rp, "rope_type") ? jstr(rp, "rope_type") : jstr(rp, "type")) : NULL;
         double yarn_mscale = 0, yarn_mscale_all = 0;    /* DeepSeek-V3's YaRN */
@@ -2276,7 +2379,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     d.phi = !strcmp(family, "PhiForCausalLM");
     d.gptj = !strcmp(family, "GPTJForCausalLM");
     d.rope_pairs = d.glm || d.ernie || d.cohere || d.gptj;
-    d.names = d.neox ? F_NEOX : d.phi ? F_PHI : d.gptj ? F_GPTJ : 0;
+    d.names = d.neox ? F_NEOX : d.phi ? F_PHI : d.gptj ? F_GPTJ : d.lfm2 ? F_LFM2 : 0;
     d.next = !strcmp(family, "Qwen3NextForCausalLM");
     d.rope_pairs |= !strcmp(family, "Ernie4_5ForCausalLM") ||   /* a Llama with its pairs interleaved */
                     !strcmp(family, "HeliumForCausalLM");         /* (Cohere's: dims_of) */
@@ -2660,6 +2763,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool glm_moe = d.ds && !dsv3 && !ernie && !minimax && !exaone_moe && !mellum;  /* GLM-4.5 (accel_hf_export checked its other parts) */
         const bool olmo = d.qk_all, window = m->sliding_window > 0, olmo3 = olmo && window;
         const bool qwen35 = d.qwen35;   /* Qwen3.5 (accel_hf_export checked the rest) */
+        const bool lfm2 = d.lfm2;       /* LFM2 (accel_hf_export checked the rest) */
         const bool gemma = m->norm_unit_offset && !own && !qwen35, gemma3 = gemma && d.sandwich && d.qk_norm;  /* checked alike */
         const bool gemma2 = gemma && d.sandwich && !d.qk_norm;
         const bool oss = d.sinks;      /* gpt-oss (accel_hf_export checked its other parts) */
@@ -2668,14 +2772,14 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool glm = d.glm, glm4 = glm && d.sandwich;  /* GLM: part of each head turned, or GLM-4's norms */
         const bool exaone = d.post && d.qk_norm && !d.qk_all;  /* EXAONE 4 (accel_hf_export checked the rest) */
         const bool hunyuan = d.hunyuan;    /* accel_hf_export checked the rest */
-        const bool qwen = !qwen35 && !own && !olmo && !gemma && !oss && !obias && !glm && !glm_moe && !exaone && !exaone_moe && !mellum && !dsv3 && !ernie && !hunyuan &&
+        const bool qwen = !qwen35 && !lfm2 && !own && !olmo && !gemma && !oss && !obias && !glm && !glm_moe && !exaone && !exaone_moe && !mellum && !dsv3 && !ernie && !hunyuan &&
                           (d.qk_norm || m->attention_bias || d.S);
         const bool nope = m->no_rope_pattern > 0 && !exaone && !exaone_moe && !own;  /* SmolLM3 (export refuses it with anything else) */
         const bool granite = !dsv3 && !own && (m->attention_multiplier > 0 || m->residual_multiplier != 1.0 ||
                                        m->logits_scaling != 1.0);
         const bool phi3 = d.phi3;     /* LongRoPE: Phi-3.5's, Phi-4-mini's (accel_hf_export checked the rest) */
         static const char ministral_arch[] = "MinistralForCausalLM";
-        const char *arch = qwen35 ? (d.next ? "Qwen3NextForCausalLM" : d.E ? "Qwen3_5MoeForCausalLM" : "Qwen3_5ForCausalLM") : own ? own_arch : mellum ? "MellumForCausalLM" : exaone_moe ? "ExaoneMoeForCausalLM" : minimax ? "MiniMaxM2ForCausalLM" : hunyuan ? "HunYuanDenseV1ForCausalLM" : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
+        const char *arch = lfm2 ? "Lfm2ForCausalLM" : qwen35 ? (d.next ? "Qwen3NextForCausalLM" : d.E ? "Qwen3_5MoeForCausalLM" : "Qwen3_5ForCausalLM") : own ? own_arch : mellum ? "MellumForCausalLM" : exaone_moe ? "ExaoneMoeForCausalLM" : minimax ? "MiniMaxM2ForCausalLM" : hunyuan ? "HunYuanDenseV1ForCausalLM" : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
                          : youtu ? "YoutuForCausalLM" : dsv2 ? "DeepseekV2ForCausalLM" : dsv3 ? "DeepseekV3ForCausalLM" : phi3 ? "Phi3ForCausalLM" : exaone ? "Exaone4ForCausalLM"
                          : glm_moe ? "Glm4MoeForCausalLM" : oss ? "GptOssForCausalLM"
                          : seed ? "SeedOssForCausalLM"
@@ -2687,7 +2791,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
                          : window ? (m->sliding_window_pattern ? ministral_arch : "MistralForCausalLM")
                          : "LlamaForCausalLM";
-        const char *type = qwen35 ? (d.next ? "qwen3_next" : d.E ? "qwen3_5_moe_text" : "qwen3_5_text") : own ? own_type : mellum ? "mellum" : exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
+        const char *type = lfm2 ? "lfm2" : qwen35 ? (d.next ? "qwen3_next" : d.E ? "qwen3_5_moe_text" : "qwen3_5_text") : own ? own_type : mellum ? "mellum" : exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
                          : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
@@ -2937,6 +3041,23 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                                                                 (double)d.rd / d.hs));
             json_object_del(j, "rope_theta");
             json_object_del(j, "mlp_bias");
+        }
+        if (j && lfm2) {                /* its layer types, the MLP's width as it is, its norms' epsilon */
+            json_t *types = json_array();
+            for (int i = 0; types && i < m->layers; i++) {
+                bool attends = false;
+                for (int k = 0; k < d.att_layers.n; k++) attends |= (int)d.att_layers.v[k] == i;
+                json_array_append_new(types, json_string(attends ? "full_attention" : "conv"));
+            }
+            json_object_set_new(j, "layer_types", types);
+            json_object_set_new(j, "conv_L_cache", json_integer(d.sconv_K));
+            json_object_set_new(j, "conv_bias", json_false());
+            json_object_set_new(j, "block_auto_adjust_ff_dim", json_false());
+            json_object_set_new(j, "norm_eps", json_real(m->rms_eps));
+            json_object_set_new(j, "rope_parameters",
+                                json_pack("{s:s, s:f}", "rope_type", "default", "rope_theta", m->rope_theta));
+            static const char *const gone[] = { "rope_theta", "rms_norm_eps", "hidden_act", "attention_bias", "mlp_bias" };
+            for (size_t k = 0; k < sizeof gone / sizeof *gone; k++) json_object_del(j, gone[k]);
         }
         if (j && (exaone || exaone_moe)) {  /* with a window, the full layers are its NoPE ones */
             json_object_set_new(j, "sliding_window", window ? json_integer(m->sliding_window) : json_null());
@@ -3477,7 +3598,8 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                           m->attention_softcap > 0 || m->logit_softcap > 0 || m->attention_multiplier > 0 ||
                           m->residual_multiplier != 1.0 || (m->logits_scaling != 1.0 && !cohere) || m->attention_sinks
                         ? "Gemma's, Granite's or gpt-oss's keys"
-                        : d.E || d.mla || m->qk_norm ? "experts, latent attention or q/k norms"
+                        : d.E || d.mla || m->qk_norm || d.lin_pattern || d.gate || d.lfm2
+                        ? "experts, latent attention, q/k norms, gated delta-nets, gated attention or short convolutions"
                         : m->norm_unit_offset && !nemotron ? "model.norm_unit_offset (Nemotron's alone: relu2 under LayerNorms)"
                         : parallel && !(d.neox && !strcmp(m->parallel_block, "two_norms")) && !cohere && !phi_j
                         ? "model.parallel_block (GPT-NeoX's two_norms, Cohere's, Phi's and GPT-J's one_norm)"
@@ -3512,7 +3634,28 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
             return ACCEL_ERR_UNSUPPORTED;
         }
     }
-    if (d.qwen35) {                 /* Qwen3.5: gated delta-nets, gated attention, Qwen3's q/k norms */
+    if (d.lfm2) {                   /* LFM2: short convolutions, Qwen3's q/k norms on its attention */
+        const char *bad = !m->qk_norm || strcmp(m->qk_norm_scope, "head") || m->qk_norm_after_rope
+                        ? "attention without per-head q/k norms before RoPE"
+                        : d.ln || d.plain || parallel || m->head_bias || m->norm_unit_offset
+                        ? "LayerNorms, a plain MLP, parallel blocks, a head bias or norms by 1 + weight"
+                        : strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") || m->embed_scale != 1.0 ||
+                          m->query_pre_attn_scalar || m->attention_softcap > 0 || m->logit_softcap > 0 ||
+                          m->attention_multiplier > 0 || m->residual_multiplier != 1.0 || m->logits_scaling != 1.0 ||
+                          m->attention_sinks || m->attention_output_gate ? "Gemma's, Granite's, gpt-oss's or Qwen3.5's keys"
+                        : m->attention_bias || m->attention_out_bias ? "attention biases"
+                        : d.mla || d.E ? "latent attention or experts"
+                        : d.hs * m->heads != m->width ? "model.head_dim apart from width / heads"
+                        : m->sliding_window || m->no_rope_pattern || m->query_scale_beta > 0 ||
+                          strcmp(m->rope_scaling, "none") || m->rope_dim
+                        ? "a window, layers without RoPE, the query temperature, a RoPE scaling or partial RoPE" : NULL;
+        if (bad) {
+            ACCEL_ERROR("export --format hf: model.short_conv_kernel=%d with %s has no Hugging Face counterpart\n"
+                        "--> hint: Lfm2ForCausalLM: short convolutions beside attention layers with per-head q/k "
+                        "norms, RMSNorms, SwiGLU, no biases, experts, window or RoPE scaling", m->short_conv_kernel, bad);
+            return ACCEL_ERR_UNSUPPORTED;
+        }
+    } else if (d.qwen35) {          /* Qwen3.5: gated delta-nets, gated attention, Qwen3's q/k norms */
         const char *bad = !d.lin_pattern || !d.gate
                         ? "gated delta-net layers without attention's output gate or the reverse (Qwen3.5 has both)"
                         : !m->qk_norm || strcmp(m->qk_norm_scope, "head") || m->qk_norm_after_rope

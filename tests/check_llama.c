@@ -587,6 +587,16 @@ START_TEST(test_refuses_bad_config)
     };
     for (size_t i = 0; i < sizeof bad_conv / sizeof bad_conv[0]; i++)
         ck_assert_msg(create_with(bad_conv[i], &m) != ACCEL_OK, "%s was accepted", bad_conv[i]);
+    /* LFM2-MoE's renormalization epsilon: sigmoid scores renormalized only. */
+    st = create_with("model.experts=4 model.experts_per_token=2 model.router_scores=sigmoid model.router_norm_eps=1e-6",
+                     &m);
+    ck_assert_msg(st == ACCEL_OK, "model.router_norm_eps with sigmoid scores is refused: %s", accel_status_str(st));
+    accel_model_destroy(&m);
+    ck_assert_msg(create_with("model.experts=4 model.experts_per_token=2 model.router_norm_eps=1e-6", &m) != ACCEL_OK,
+                  "model.router_norm_eps with softmax scores was accepted");
+    ck_assert_msg(create_with("model.experts=4 model.experts_per_token=2 model.router_scores=sigmoid "
+                              "model.router_norm_topk=false model.router_norm_eps=1e-6", &m) != ACCEL_OK,
+                  "model.router_norm_eps without renormalization was accepted");
 }
 END_TEST
 

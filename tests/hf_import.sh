@@ -175,13 +175,14 @@ pass "qwen3_5: transformers' logits need the partial RoPE and the 1 + weight nor
 # (block_ff_dim, tie_embedding, full_attn_idxs without layer_types, a top-level rope_theta) gives
 # the same.
 needs lfm2 model.rope_theta=10000
+needs lfm2_moe model.router_scale=1
 hub_form lfm2_hub lfm2 's/"intermediate_size": 36/"block_ff_dim": 36/; s/"tie_word_embeddings": true/"tie_embedding": true/
 /"layer_types": \[/,/^  \],/d
 /"rope_parameters": {/,/^  },/c\
   "rope_theta": 1000000.0,' layer_types
 grep -q '"block_ff_dim": 36' lfm2_hub/config.json && grep -q '"tie_embedding"' lfm2_hub/config.json ||
     fail "lfm2_hub: config.json not rewritten"
-pass "lfm2: transformers' logits need the RoPE theta; LFM2-1.2B's config.json form gives the same"
+pass "lfm2, lfm2_moe: transformers' logits need the RoPE theta, the routed scale; LFM2-1.2B's config.json form gives the same"
 # LongRoPE: Phi-3.5's 16 tokens fit its original context of 16 (the short factors), Phi-4-mini's
 # pass its 8 (the long ones, on 6 of each head's 8 values): the fixtures' logits need those factors
 # and the attention factor, and the other list changes nothing. The hub's config.json layout
@@ -492,6 +493,7 @@ train_case 2 zero2 "$FIX/qwen3_5_moe" "$FIX/qwen3_5_moe" qwen3_5_moe_dir_2_zero2
 train_case 2 ddp "$FIX/qwen3_next" "$FIX/qwen3_next" qwen3_next_dir_2_ddp
 train_case 1 ddp "$FIX/qwen3_5_vl" "$FIX/qwen3_5_vl" qwen3_5_vl_dir_1_ddp
 train_case 2 zero3 "$FIX/lfm2" "$FIX/lfm2" lfm2_dir_2_zero3
+train_case 2 zero2 "$FIX/lfm2_moe" "$FIX/lfm2_moe" lfm2_moe_dir_2_zero2
 train_case 1 ddp "$FIX/gemma" "$FIX/gemma" gemma_dir_1_ddp
 train_case 2 ddp "$FIX/gemma3_vl" "$FIX/gemma3_vl" gemma3_vl_dir_2_ddp
 train_case 2 zero2 "$FIX/gemma2" "$FIX/gemma2" gemma2_dir_2_zero2
@@ -804,8 +806,10 @@ refused lfm2conv lfm2 's/"conv_L_cache": 3/"conv_L_cache": 4/' \
     "conv.conv.weight has shape [16, 1, 3], but config.json gives [16, 1, 4]"
 export_refused lfm2qk "model.short_conv_kernel=3 with attention without per-head q/k norms" \
     model.short_conv_kernel=3 "model.attention_layers=[1]"
-export_refused lfm2moe "model.short_conv_kernel=3 with latent attention or experts" model.short_conv_kernel=3 \
-    model.qk_norm=true model.experts=2 model.experts_per_token=1
+export_refused lfm2moe "model.short_conv_kernel=3 with latent attention, or experts other than LFM2-MoE's" \
+    model.short_conv_kernel=3 model.qk_norm=true model.experts=2 model.experts_per_token=1
+export_refused normeps "model.router_norm_eps=1e-06 outside LFM2-MoE" model.experts=2 model.experts_per_token=1 \
+    model.router_scores=sigmoid model.router_norm_eps=1e-6
 expect_fail "nowhere: No such file or directory" "$CKPT" import "$SCRATCH/nowhere" -o x.h5
 expect_fail "neither model.safetensors nor model.safetensors.index.json" sh -c "mkdir -p empty && cp '$FIX/gpt2/config.json' empty/ && '$CKPT' import empty -o x.h5"
 pass "bad Hugging Face input refused with messages"

@@ -933,6 +933,17 @@ def lfm2():
         pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def lfm2_moe():
+    # LFM2-MoE (Lfm2MoeForCausalLM): lfm2's layers; block 0 dense (intermediate_size 24, as it is),
+    # blocks 1-3 4 experts of 12, 2 a token by sigmoid scores plus a selection bias (expert_bias),
+    # their weights renormalized over their sum + 1e-6 and scaled by 1.5.
+    return tf.Lfm2MoeForCausalLM(tf.Lfm2MoeConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=24, moe_intermediate_size=12, num_hidden_layers=4,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=T, norm_eps=1e-5, conv_L_cache=3,
+        num_dense_layers=1, num_experts=4, num_experts_per_tok=2, routed_scaling_factor=1.5,
+        layer_types=["conv", "conv", "full_attention", "conv"], pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
 def qwen3_5_vl():
     # Qwen3.5 as the hub has it: Qwen3_5ForConditionalGeneration, a tiny vision tower beside the
     # language model (qwen3_5's blocks, heads of 16 with RoPE on a quarter, M-RoPE sections [1, 1, 0]
@@ -966,12 +977,12 @@ def glm4v():
         image_start_token_id=253, image_end_token_id=252, video_start_token_id=251, video_end_token_id=250))
 
 
-def minimax_margin(model, tokens):
-    """MiniMax-M2's router: the smallest gap between a token's k-th and next choice score (its
-    sigmoid score plus the selection bias); the bias must change some token's experts."""
+def sigmoid_bias_margin(model, tokens, gates):
+    """MiniMax-M2's and LFM2-MoE's routers (gates: the modules called with (x, selection bias)):
+    the smallest gap between a token's k-th and next choice score (its sigmoid score plus the
+    selection bias); the bias must change some token's experts."""
     inputs, k, moved, gaps = [], model.config.num_experts_per_tok, False, []
-    hooks = [layer.mlp.gate.register_forward_hook(lambda m, a, o: inputs.append((m, a[0], a[1])))
-             for layer in model.model.layers]
+    hooks = [gate.register_forward_hook(lambda m, a, o: inputs.append((m, a[0], a[1]))) for gate in gates]
     with torch.no_grad():
         model(tokens[None, :-1])
         for gate, x, bias in inputs:
@@ -1259,6 +1270,7 @@ CASES = {
     "qwen3_5_vl": (qwen3_5_vl, {}),
     "qwen3_next": (qwen3_next, {"score64": True}),
     "lfm2": (lfm2, {}),
+    "lfm2_moe": (lfm2_moe, {"score64": True}),
     "qwen3_5_moe": (qwen3_5_moe, {"score64": True, "seed_of": "qwen3.5-moe-5"}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
@@ -1284,7 +1296,7 @@ def main(out_root, names):
                 else:
                     p.normal_(0.0, 0.1)
             for n, b in model.named_buffers():
-                if n.endswith("e_score_correction_bias"):
+                if n.endswith("e_score_correction_bias") or n.endswith("expert_bias"):
                     b.normal_(0.0, 0.1)  # GLM-4.5's selection bias: enough to change choices
             for n, p in model.named_parameters():
                 if n.endswith("moe_statics.e_score_correction_bias"):
@@ -1345,7 +1357,11 @@ def main(out_root, names):
         else:
             model = cls.from_pretrained(out, dtype=torch.float32).eval()
         if name == "minimax_m2":
-            margin = minimax_margin(model, tokens)
+            margin = sigmoid_bias_margin(model, tokens, [layer.mlp.gate for layer in model.model.layers])
+            assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
+        elif name == "lfm2_moe":
+            margin = sigmoid_bias_margin(model, tokens, [layer.feed_forward.gate for layer in model.model.layers
+                                                         if hasattr(layer.feed_forward, "gate")])
             assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
         elif name == "ernie4_5_moe":
             margin = ernie_margin(model, tokens)

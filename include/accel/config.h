@@ -103,6 +103,7 @@ typedef struct {
     int router_topk_groups;         /* model.router_topk_groups: topk_group */
     char router_group_score[8];     /* model.router_group_score: top2 (DeepSeek-V3) | max (DeepSeek-V2) */
     double router_scale;            /* model.router_scale: routed_scaling_factor */
+    double router_norm_eps;         /* model.router_norm_eps: added to the renormalizing sum (0: 1e-20) */
     bool shared_expert_gate;        /* model.shared_expert_gate: Qwen2-MoE's sigmoid gate */
     int dense_layers;               /* model.dense_layers: first_k_dense_replace */
     int dense_ffn_width;            /* model.dense_ffn_width: their MLP's width (0 = default) */

@@ -81,6 +81,7 @@ enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP,
 #define F_QGATE (UINT64_C(1) << 43)         /* q_proj holding each head's query and gate (Qwen3.5) */
 #define F_GDN_NEXT (UINT64_C(1) << 44)      /* ... its input projections as Qwen3-Next's (else Qwen3.5's) */
 #define F_SCONV (UINT64_C(1) << 46)         /* a gated short convolution layer's (LFM2's conv layers) */
+#define F_LFM2_MOE (UINT64_C(1) << 47)      /* LFM2-MoE's experts */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -272,6 +273,21 @@ static const map_t g_map[] = {
     { "h.%d.mlp.gate_up.weight", "model.layers.%d.feed_forward.w1.weight", P_GATE, L_ROWS, LFM2 | F_DENSE },
     { "h.%d.mlp.gate_up.weight", "model.layers.%d.feed_forward.w3.weight", P_UP, L_ROWS, LFM2 | F_DENSE },
     { "h.%d.mlp.down.weight", "model.layers.%d.feed_forward.w2.weight", P_ALL, L_ROWS, LFM2 | F_DENSE },
+    /* LFM2-MoE: the router, its selection bias, the experts one tensor each as the hub has them, or
+     * stacked as transformers 5 keeps them */
+    { "h.%d.mlp.router.weight", "model.layers.%d.feed_forward.gate.weight", P_ALL, L_ROWS, LFM2 | F_LFM2_MOE },
+    { "h.%d.mlp.router.select_bias", "model.layers.%d.feed_forward.expert_bias", P_ALL, L_ROWS,
+      LFM2 | F_LFM2_MOE | F_SELECT },
+    { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.feed_forward.experts.%d.w1.weight", P_GATE, L_ROWS,
+      LFM2 | F_LFM2_MOE | F_EXPERT },
+    { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.feed_forward.experts.%d.w3.weight", P_UP, L_ROWS,
+      LFM2 | F_LFM2_MOE | F_EXPERT },
+    { "h.%d.mlp.experts.down.weight", "model.layers.%d.feed_forward.experts.%d.w2.weight", P_ALL, L_ROWS,
+      LFM2 | F_LFM2_MOE | F_EXPERT },
+    { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.feed_forward.experts.gate_up_proj", P_ALL, L_STACKED,
+      LFM2 | F_LFM2_MOE | F_FUSED },
+    { "h.%d.mlp.experts.down.weight", "model.layers.%d.feed_forward.experts.down_proj", P_ALL, L_STACKED,
+      LFM2 | F_LFM2_MOE | F_FUSED },
 #undef LFM2
     { "normf.weight", "model.embedding_norm.weight", P_ALL, L_ROWS, F_LLAMA | F_LFM2 },
     { "lm_head.weight", "lm_head.weight", P_ALL, L_ROWS, F_LLAMA | F_UNTIED | F_LFM2 },
@@ -504,6 +520,8 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if (!(e->flags & (d->llama ? F_LLAMA : F_GPT))) return false;
     if ((e->flags & F_GDN) && !d->lin_pattern) return false;
     if ((e->flags & F_SCONV) && !d->lfm2) return false;
+    if ((e->flags & F_LFM2_MOE) && !(d->lfm2 && d->E)) return false;
+    if ((e->flags & F_LFM2_MOE) && (e->flags & F_EXPERT) && d->fused) return false;
     if ((e->flags & F_GDN) && (e->part >= P_LQKV && e->part <= P_LBA) && ((e->flags & F_GDN_NEXT) != 0) != d->next)
         return false;
     if ((e->flags & F_QGATE) && !d->gate) return false;
@@ -571,7 +589,7 @@ static bool layer_has(const map_t *e, const dims_t *d, int l)
     }
     if (!(e->flags & F_BLOCK) || !d->dense_layers) return true;
     if (e->flags & F_DENSE) return l < d->dense_layers;
-    const bool experts = e->flags & (F_MIXTRAL | F_QWEN_MOE | F_OSS | F_GRANITE_MOE | F_DS);
+    const bool experts = e->flags & (F_MIXTRAL | F_QWEN_MOE | F_OSS | F_GRANITE_MOE | F_DS | F_LFM2_MOE);
     return !experts || l >= d->dense_layers;
 }
 
@@ -900,6 +918,7 @@ static const arch_info_t g_archs[] = {
     { "Qwen3_5MoeForCausalLM", "qwen3_5_moe_text", true },
     { "Qwen3NextForCausalLM", "qwen3_next", true },
     { "Lfm2ForCausalLM", "lfm2", true },
+    { "Lfm2MoeForCausalLM", "lfm2_moe", true },
 };
 
 /* Families transformers builds from Llama's classes under their own config class and name (their
@@ -1022,6 +1041,32 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
         m->shared_expert_gate = false;
         m->router_select_bias = true;
         m->router_norm_topk = true;     /* divided by their sum (at least moe_norm_min, 1e-12) */
+        return ACCEL_OK;
+    }
+    if (!strcmp(arch, "Lfm2MoeForCausalLM")) {
+        /* LFM2-MoE: sigmoid scores, a selection bias (use_expert_bias), the top k renormalized
+         * (norm_topk_prob) over their sum + 1e-6 and scaled (routed_scaling_factor); the first
+         * num_dense_layers blocks dense, of intermediate_size; no shared expert; transformers' defaults */
+        m->experts = (int)jint(root, "num_experts", 32);
+        m->experts_per_token = (int)jint(root, "num_experts_per_tok", 4);
+        m->ffn_width = (int)jint(root, "moe_intermediate_size", 1792);
+        const long long dense = jint(root, "num_dense_layers", 2), dff = jint(root, "intermediate_size", 7168);
+        if (m->experts < 1 || m->experts > 4096 || m->experts_per_token < 1 || m->experts_per_token > m->experts ||
+            m->ffn_width < 1 || m->ffn_width > (1 << 22) || dense < 0 || dense >= m->layers || dff < 1 ||
+            dff > (1 << 22))
+            REFUSE("%s: num_experts = %d, num_experts_per_tok = %d, moe_intermediate_size = %d, num_dense_layers = "
+                   "%lld, intermediate_size = %lld: accel needs 1..4096 experts, 1..experts a token, widths of "
+                   "1..4194304 and fewer dense blocks than layers", path, m->experts, m->experts_per_token,
+                   m->ffn_width, dense, dff);
+        const double scale = jnum(root, "routed_scaling_factor", 1.0);
+        if (!(scale > 0 && scale <= 1e6)) REFUSE("%s: routed_scaling_factor = %g: accel needs (0, 1e6]", path, scale);
+        m->dense_layers = (int)dense;
+        m->dense_ffn_width = dense ? (int)dff : 0;
+        snprintf(m->router_scores, sizeof m->router_scores, "sigmoid");
+        m->router_select_bias = jbool(root, "use_expert_bias", true);
+        m->router_norm_topk = jbool(root, "norm_topk_prob", true);
+        m->router_norm_eps = m->router_norm_topk ? 1e-6 : 0.0;
+        m->router_scale = scale;
         return ACCEL_OK;
     }
     const bool next = !strcmp(arch, "Qwen3NextForCausalLM");
@@ -1301,11 +1346,11 @@ static accel_status_t translate_window(json_t *root, const char *path, const cha
 
 /* LFM2's gated short convolutions into m->short_conv_kernel (conv_L_cache) and
  * m->attention_layers: layer_types ("conv" / "full_attention"), else full_attn_idxs, else every
- * layer attention (transformers' defaults). Its MLP's width as Lfm2MLP computes it: block_ff_dim
+ * layer attention (transformers' defaults). LFM2's (not LFM2-MoE's) MLP width as Lfm2MLP computes it: block_ff_dim
  * (else intermediate_size); with block_auto_adjust_ff_dim, two thirds of it, then, with a
  * block_ffn_dim_multiplier (not null), times that, rounded up to block_multiple_of. */
-static accel_status_t translate_short_conv(json_t *root, const char *path, accel_model_config_t *m, char *err,
-                                           size_t errlen)
+static accel_status_t translate_short_conv(json_t *root, const char *path, bool moe, accel_model_config_t *m,
+                                           char *err, size_t errlen)
 {
     const long long K = jint(root, "conv_L_cache", 3);
     if (K < 1 || K > 64) REFUSE("%s: conv_L_cache = %lld: accel needs 1..64", path, K);
@@ -1339,6 +1384,7 @@ static accel_status_t translate_short_conv(json_t *root, const char *path, accel
                    ACCEL_NUMBERS_MAX, ACCEL_NUMBERS_MAX);
         att->v[att->n++] = i;
     }
+    if (moe) return ACCEL_OK;           /* LFM2-MoE's widths are as config.json says (translate_experts) */
     long long ff = jint(root, "block_ff_dim", jint(root, "intermediate_size", 12288));
     if (ff >= 1 && jbool(root, "block_auto_adjust_ff_dim", true)) {
         ff = (long long)(2.0 * (double)ff / 3.0);
@@ -1550,7 +1596,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool cohere = cohere2 || !strcmp(ai->arch, "CohereForCausalLM");     /* parallel blocks, one norm */
         const bool phi = !strcmp(ai->arch, "PhiForCausalLM"), gptj = !strcmp(ai->arch, "GPTJForCausalLM");  /* ... an
                                                                                 * LM head bias */
-        const bool lfm2 = !strcmp(ai->arch, "Lfm2ForCausalLM");    /* short convolutions, its names */
+        const bool lfm2_moe = !strcmp(ai->arch, "Lfm2MoeForCausalLM");    /* ... DeepSeek-V3's experts */
+        const bool lfm2 = lfm2_moe || !strcmp(ai->arch, "Lfm2ForCausalLM");    /* short convolutions, its names */
         if (gptj) {                     /* GPT-2's key names */
             m->layers = (int)jint(root, "n_layer", 28);
             m->heads = m->kv_heads = (int)jint(root, "n_head", 16);
@@ -1658,14 +1705,14 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         if (dots1) m->qk_norm = true;
         if (hunyuan) m->qk_norm = m->qk_norm_after_rope = true;   /* query_layernorm, key_layernorm */
         if (qwen3_moe || qwen2_moe || olmoe || oss || granite_moe || glm_moe || dots1 || (dsv3 && !youtu) || ernie_moe ||
-            minimax || solar || mellum || exaone_moe || qwen35_moe ||
+            minimax || solar || mellum || exaone_moe || qwen35_moe || lfm2_moe ||
             !strcmp(ai->arch, "MixtralForCausalLM")) {
             accel_status_t st = translate_experts(root, path, ai->arch, m, err, errlen);
             if (st != ACCEL_OK) return st;
         }
         if (lfm2) {                     /* Qwen3's per-head q/k norms on its attention layers */
             m->qk_norm = true;
-            accel_status_t cst = translate_short_conv(root, path, m, err, errlen);
+            accel_status_t cst = translate_short_conv(root, path, lfm2_moe, m, err, errlen);
             if (cst != ACCEL_OK) return cst;
         }
         if (qwen35) {                   /* every norm by 1 + weight (but the delta-nets' gated ones) */
@@ -2371,7 +2418,8 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     d.granite_moe |= !strcmp(family, "GraniteMoeForCausalLM");
     d.mxfp4 = hf->mxfp4;
     d.mla_pairs = d.mla && hf->mla_pairs;
-    d.fused = d.E && !d.oss && any_tensor_ends(hf, ".mlp.experts.gate_up_proj");
+    d.fused = d.E && !d.oss && (any_tensor_ends(hf, ".mlp.experts.gate_up_proj") ||
+                                any_tensor_ends(hf, ".feed_forward.experts.gate_up_proj"));
     d.exaone_moe = !strcmp(family, "ExaoneMoeForCausalLM");    /* their names: the file's family says */
     d.minimax = !strcmp(family, "MiniMaxM2ForCausalLM");
     d.sc2 = !strcmp(family, "Starcoder2ForCausalLM");
@@ -2760,10 +2808,10 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool minimax = d.minimax;  /* MiniMax-M2 (accel_hf_export checked the rest) */
         const bool exaone_moe = d.exaone_moe;     /* K-EXAONE (accel_hf_export checked the rest) */
         const bool mellum = d.mellum;             /* Mellum (accel_hf_export checked the rest) */
-        const bool glm_moe = d.ds && !dsv3 && !ernie && !minimax && !exaone_moe && !mellum;  /* GLM-4.5 (accel_hf_export checked its other parts) */
+        const bool lfm2 = d.lfm2;       /* LFM2, LFM2-MoE (accel_hf_export checked the rest) */
+        const bool glm_moe = d.ds && !dsv3 && !ernie && !minimax && !exaone_moe && !mellum && !lfm2;  /* GLM-4.5 (accel_hf_export checked its other parts) */
         const bool olmo = d.qk_all, window = m->sliding_window > 0, olmo3 = olmo && window;
         const bool qwen35 = d.qwen35;   /* Qwen3.5 (accel_hf_export checked the rest) */
-        const bool lfm2 = d.lfm2;       /* LFM2 (accel_hf_export checked the rest) */
         const bool gemma = m->norm_unit_offset && !own && !qwen35, gemma3 = gemma && d.sandwich && d.qk_norm;  /* checked alike */
         const bool gemma2 = gemma && d.sandwich && !d.qk_norm;
         const bool oss = d.sinks;      /* gpt-oss (accel_hf_export checked its other parts) */
@@ -2779,7 +2827,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                                        m->logits_scaling != 1.0);
         const bool phi3 = d.phi3;     /* LongRoPE: Phi-3.5's, Phi-4-mini's (accel_hf_export checked the rest) */
         static const char ministral_arch[] = "MinistralForCausalLM";
-        const char *arch = lfm2 ? "Lfm2ForCausalLM" : qwen35 ? (d.next ? "Qwen3NextForCausalLM" : d.E ? "Qwen3_5MoeForCausalLM" : "Qwen3_5ForCausalLM") : own ? own_arch : mellum ? "MellumForCausalLM" : exaone_moe ? "ExaoneMoeForCausalLM" : minimax ? "MiniMaxM2ForCausalLM" : hunyuan ? "HunYuanDenseV1ForCausalLM" : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
+        const char *arch = lfm2 ? (d.E ? "Lfm2MoeForCausalLM" : "Lfm2ForCausalLM") : qwen35 ? (d.next ? "Qwen3NextForCausalLM" : d.E ? "Qwen3_5MoeForCausalLM" : "Qwen3_5ForCausalLM") : own ? own_arch : mellum ? "MellumForCausalLM" : exaone_moe ? "ExaoneMoeForCausalLM" : minimax ? "MiniMaxM2ForCausalLM" : hunyuan ? "HunYuanDenseV1ForCausalLM" : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
                          : youtu ? "YoutuForCausalLM" : dsv2 ? "DeepseekV2ForCausalLM" : dsv3 ? "DeepseekV3ForCausalLM" : phi3 ? "Phi3ForCausalLM" : exaone ? "Exaone4ForCausalLM"
                          : glm_moe ? "Glm4MoeForCausalLM" : oss ? "GptOssForCausalLM"
                          : seed ? "SeedOssForCausalLM"
@@ -2791,7 +2839,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
                          : window ? (m->sliding_window_pattern ? ministral_arch : "MistralForCausalLM")
                          : "LlamaForCausalLM";
-        const char *type = lfm2 ? "lfm2" : qwen35 ? (d.next ? "qwen3_next" : d.E ? "qwen3_5_moe_text" : "qwen3_5_text") : own ? own_type : mellum ? "mellum" : exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
+        const char *type = lfm2 ? (d.E ? "lfm2_moe" : "lfm2") : qwen35 ? (d.next ? "qwen3_next" : d.E ? "qwen3_5_moe_text" : "qwen3_5_text") : own ? own_type : mellum ? "mellum" : exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
                          : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
@@ -2994,7 +3042,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             json_object_del(j, "attention_bias");
             json_object_del(j, "mlp_bias");
         }
-        if (j && d.E && !glm_moe && !dsv3 && !ernie && !exaone_moe) {
+        if (j && d.E && !glm_moe && !dsv3 && !ernie && !exaone_moe && !lfm2) {
             json_object_set_new(j, "num_local_experts", json_integer(d.E));
             if ((d.qk_norm || d.S) && !minimax) json_object_set_new(j, "num_experts", json_integer(d.E));   /* Qwen's, OLMoE's name */
             json_object_set_new(j, "num_experts_per_tok", json_integer(m->experts_per_token));
@@ -3042,7 +3090,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             json_object_del(j, "rope_theta");
             json_object_del(j, "mlp_bias");
         }
-        if (j && lfm2) {                /* its layer types, the MLP's width as it is, its norms' epsilon */
+        if (j && lfm2) {                /* its layer types, the MLP's width as it is, its norms' epsilon;
+                                         * LFM2-MoE's experts (intermediate_size: its dense blocks') */
             json_t *types = json_array();
             for (int i = 0; types && i < m->layers; i++) {
                 bool attends = false;
@@ -3052,8 +3101,18 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             json_object_set_new(j, "layer_types", types);
             json_object_set_new(j, "conv_L_cache", json_integer(d.sconv_K));
             json_object_set_new(j, "conv_bias", json_false());
-            json_object_set_new(j, "block_auto_adjust_ff_dim", json_false());
+            if (!d.E) json_object_set_new(j, "block_auto_adjust_ff_dim", json_false());
             json_object_set_new(j, "norm_eps", json_real(m->rms_eps));
+            if (d.E) {
+                json_object_set_new(j, "num_experts", json_integer(d.E));
+                json_object_set_new(j, "num_experts_per_tok", json_integer(m->experts_per_token));
+                json_object_set_new(j, "moe_intermediate_size", json_integer(d.F));
+                json_object_set_new(j, "num_dense_layers", json_integer(d.dense_layers));
+                json_object_set_new(j, "use_expert_bias", json_boolean(d.select_bias));
+                json_object_set_new(j, "norm_topk_prob", json_boolean(m->router_norm_topk));
+                json_object_set_new(j, "routed_scaling_factor", json_real(m->router_scale));
+                json_object_set_new(j, "output_router_logits", json_false());   /* sigmoid: no balancing loss */
+            }
             json_object_set_new(j, "rope_parameters",
                                 json_pack("{s:s, s:f}", "rope_type", "default", "rope_theta", m->rope_theta));
             static const char *const gone[] = { "rope_theta", "rms_norm_eps", "hidden_act", "attention_bias", "mlp_bias" };
@@ -3256,6 +3315,11 @@ static bool llama_blocks(const accel_model_config_t *m)
  * plain MLPs: accel_hf_export): an error naming the family's rules, or ACCEL_OK. */
 static accel_status_t refuse_unexportable(const accel_model_config_t *m, const dims_t *d)
 {
+    if (m->router_norm_eps > 0) {
+        ACCEL_ERROR("export --format hf: model.router_norm_eps=%g outside LFM2-MoE has no Hugging Face counterpart "
+                    "(DeepSeek-V3's family divides by the sum + 1e-20: leave it 0)", m->router_norm_eps);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
     /* DeepSeek-V3's routing, ungated shared experts, leading dense blocks: GLM-4.5's alone, with
      * Llama's norms and SwiGLU, per-head q/k norms or none, q/k/v biases or none. */
     const bool shared = m->experts && m->shared_expert_ffn;
@@ -3644,7 +3708,10 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                           m->attention_multiplier > 0 || m->residual_multiplier != 1.0 || m->logits_scaling != 1.0 ||
                           m->attention_sinks || m->attention_output_gate ? "Gemma's, Granite's, gpt-oss's or Qwen3.5's keys"
                         : m->attention_bias || m->attention_out_bias ? "attention biases"
-                        : d.mla || d.E ? "latent attention or experts"
+                        : d.mla || (d.E && (strcmp(m->router_scores, "sigmoid") || d.S || m->router_groups > 1 ||
+                                            m->expert_bias || (m->router_norm_topk && m->router_norm_eps != 1e-6)))
+                        ? "latent attention, or experts other than LFM2-MoE's (sigmoid scores, their top k renormalized "
+                          "over their sum + 1e-6 (model.router_norm_eps), no shared expert or groups)"
                         : d.hs * m->heads != m->width ? "model.head_dim apart from width / heads"
                         : m->sliding_window || m->no_rope_pattern || m->query_scale_beta > 0 ||
                           strcmp(m->rope_scaling, "none") || m->rope_dim
@@ -3652,7 +3719,8 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
         if (bad) {
             ACCEL_ERROR("export --format hf: model.short_conv_kernel=%d with %s has no Hugging Face counterpart\n"
                         "--> hint: Lfm2ForCausalLM: short convolutions beside attention layers with per-head q/k "
-                        "norms, RMSNorms, SwiGLU, no biases, experts, window or RoPE scaling", m->short_conv_kernel, bad);
+                        "norms, RMSNorms, SwiGLU, no biases, window or RoPE scaling (Lfm2MoeForCausalLM: with its "
+                        "experts)", m->short_conv_kernel, bad);
             return ACCEL_ERR_UNSUPPORTED;
         }
     } else if (d.qwen35) {          /* Qwen3.5: gated delta-nets, gated attention, Qwen3's q/k norms */

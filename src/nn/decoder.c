@@ -325,6 +325,7 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->router_topk_groups != 1) key = "model.router_topk_groups";
     else if (strcmp(c->router_group_score, "top2")) key = "model.router_group_score";
     else if (c->router_scale != 1.0) key = "model.router_scale";
+    else if (c->router_norm_eps != 0.0) key = "model.router_norm_eps";
     else if (c->dense_layers) key = "model.dense_layers";
     else if (c->dense_ffn_width) key = "model.dense_ffn_width";
     else if (c->kv_lora_rank) key = "model.kv_lora_rank";
@@ -625,6 +626,9 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
                                  c->router_scale != 1.0 || c->dense_layers))
             bad = "model.router_scores", why = "(and the other model.router_* keys, model.dense_layers) "
                                                "shape a mixture of experts: set model.experts";
+        else if (c->router_norm_eps > 0 && (strcmp(c->router_scores, "sigmoid") || !c->router_norm_topk))
+            bad = "model.router_norm_eps", why = "shapes the renormalized weights of model.router_scores=sigmoid "
+                                                 "with model.router_norm_topk: set those";
         else if (c->experts && c->experts % c->router_groups)
             bad = "model.router_groups", why = "must divide model.experts (equal groups)";
         else if (c->router_groups > 1 && c->experts / c->router_groups < 2 && strcmp(c->router_group_score, "max"))
@@ -757,6 +761,7 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
                                  .sigmoid = E && !strcmp(c->router_scores, "sigmoid"),
                                  .select_bias = E && c->router_select_bias, .groups = c->router_groups,
                                  .topk_groups = c->router_topk_groups, .scale = (float)c->router_scale,
+                                 .norm_eps = c->router_norm_eps > 0 ? (float)c->router_norm_eps : 1e-20f,
                                  .group_max = E && !strcmp(c->router_group_score, "max"),
                                  .loads = E && c->router_select_bias && cfg->optim.router_bias_update > 0,
                                  .shared_gate = c->shared_expert_gate };

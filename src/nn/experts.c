@@ -84,7 +84,7 @@ static void route(const accel_moe_dims_t *d, const float *select_b, const accel_
             sum += p[best];
             a->start[best + 1]++;
         }
-        if (d->sigmoid) sum += 1e-20f;              /* as transformers: sigmoids may all be ~0 */
+        if (d->sigmoid) sum += d->norm_eps;         /* as transformers: sigmoids may all be ~0 */
         if (d->norm_topk)
             for (int k = 0; k < K; k++) wt[k] /= sum;
         if (d->scale != 1.0f)
@@ -251,7 +251,7 @@ accel_status_t accel_moe_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d
         if (d->norm_topk) {
             float sum = 0.0f, dot = 0.0f;
             for (int k = 0; k < K; k++) { sum += p[ex[k]]; dot += dwr[k] * wt[k]; }
-            if (d->sigmoid) sum += 1e-20f;
+            if (d->sigmoid) sum += d->norm_eps;
             for (int k = 0; k < K; k++) g_p[ex[k]] += (d->scale * dwr[k] - dot) / sum;
         } else {
             for (int k = 0; k < K; k++) g_p[ex[k]] += d->scale * dwr[k];

@@ -32,6 +32,7 @@ typedef struct {
                                      * equal groups, a group scored by its two best (1, 1: none) */
     bool group_max;                 /* ... or by its best (DeepSeek-V2's group_limited_greedy) */
     float scale;                    /* the chosen experts' weights times this */
+    float norm_eps;                 /* sigmoid scores: added to the sum norm_topk divides by */
     bool shared_gate;               /* the shared expert's output gated (Qwen2-MoE), else added */
     bool loads;                     /* the backward pass adds each expert's load less the mean to
                                      * the selection bias's gradient slot (optim.router_bias_update) */

@@ -53,6 +53,11 @@ q/k norms, RoPE on a quarter of each head, norms by 1 + weight, rms_norm_eps --r
 flash-linear-attention package (as here) transformers runs its delta-nets' chunked PyTorch
 fallback, whatever --variant says of attention.
 
+--lfm2 (BENCH_MODEL=lfm2): transformers' Lfm2ForCausalLM from an Lfm2Config with the same sizes:
+layer 3 of every 4 attention (per-head q/k norms), the others gated short convolutions of width 3,
+the MLP's width as given (block_auto_adjust_ff_dim false), norm_eps --rms-eps; without the
+causal-conv1d package (as here) transformers runs its convolutions' PyTorch reference.
+
 --packed L (bench/document_mask.sh): each row packs documents of 1..2L-1 tokens (uniform, mean L)
 the way Hugging Face trains packed data without padding (DataCollatorWithFlattening, TRL's
 padding_free): position_ids restart at every document, transformers builds the block-diagonal
@@ -140,6 +145,14 @@ def build(args):
                   rope_parameters={"rope_type": "default", "rope_theta": args.rope_theta,
                                    "partial_rotary_factor": 0.25})
         cfg, cls = Qwen3_5TextConfig(**kw), Qwen3_5ForCausalLM
+    elif args.lfm2:             # LFM2: gated short convolutions on layers 1, 2, 4, attention on 3
+        from transformers import Lfm2Config, Lfm2ForCausalLM
+        for k in ("mlp_bias", "use_sliding_window", "hidden_act", "attention_bias", "attention_dropout",
+                  "rms_norm_eps", "head_dim"):
+            kw.pop(k, None)
+        kw.update(norm_eps=args.rms_eps, conv_L_cache=3, conv_bias=False, block_auto_adjust_ff_dim=False,
+                  layer_types=["full_attention" if i % 4 == 2 else "conv" for i in range(args.layers)])
+        cfg, cls = Lfm2Config(**kw), Lfm2ForCausalLM
     elif args.experts:          # Mixtral: a sparse MoE block of SwiGLU experts; no bias keys at all
         from transformers import MixtralConfig, MixtralForCausalLM
         for k in ("attention_bias", "mlp_bias"):
@@ -219,6 +232,7 @@ def main():
     ap.add_argument("--gemma3", action="store_true", help="Gemma3ForCausalLM (with --head-dim, --sliding-window)")
     ap.add_argument("--qwen3-5", action="store_true", help="Qwen3_5ForCausalLM (with --head-dim, --linear-heads)")
     ap.add_argument("--linear-heads", type=int, default=4, help="--qwen3-5: the delta-nets' key heads")
+    ap.add_argument("--lfm2", action="store_true", help="Lfm2ForCausalLM (layer 3 of every 4 attention)")
     ap.add_argument("--gpt-oss", action="store_true", help="GptOssForCausalLM (with --experts, --sliding-window)")
     ap.add_argument("--glm4-moe", action="store_true",
                     help="Glm4MoeForCausalLM (with --experts: 4 groups, 2 shared experts of --ffn, layer 1 dense of 2 x --ffn)")

@@ -8,6 +8,7 @@
 #   BENCH_MODEL=gpt_oss sh bench/train_speed.sh   gpt-oss's blocks against GptOssForCausalLM
 #   BENCH_MODEL=glm4_moe sh bench/train_speed.sh  GLM-4.5's blocks against Glm4MoeForCausalLM
 #   BENCH_MODEL=qwen3_5 sh bench/train_speed.sh   Qwen3.5's blocks against Qwen3_5ForCausalLM
+#   BENCH_MODEL=lfm2 sh bench/train_speed.sh      LFM2's blocks against Lfm2ForCausalLM
 #   BENCH_ROUNDS=5 BENCH_STEPS=60 sh bench/train_speed.sh
 # gpt (the issue's shape): 4 layers, 4 heads, width 256, context 128, byte vocabulary; the peer is
 # bench/gpt_torch.py (the same GPT written in PyTorch).
@@ -40,6 +41,10 @@
 # (llama_torch.py --qwen3-5: transformers' chunked PyTorch delta-nets). Its FLOPs per token add the
 # delta-nets' recurrence, 18 key x value dims a value head (state decay and update, S^T k, S^T q:
 # about 6 forward, twice that backward) in place of attention's 6 L C T on those layers.
+# lfm2: the llama shape with LFM2's blocks: layers 1, 2 and 4 gated short convolutions of width 3
+# (in: b|c|x, the convolution, out), layer 3 attention with per-head q/k norms; peer:
+# Lfm2ForCausalLM (llama_torch.py --lfm2: transformers' PyTorch convolutions). Its FLOPs per token
+# count 6 K C for each convolution layer in place of attention's 6 C T.
 # All: micro-batch 8 per rank, 2 ranks, AdamW, gradient clipping to 1.0; accel: mpirun -np 2
 # accel_train on synthetic tokens, one thread per rank; PyTorch: DistributedDataParallel over gloo,
 # 2 processes, torch.set_num_threads(1), fp32 and bf16 autocast, each in three variants: eager with
@@ -168,13 +173,24 @@ qwen3_5) # tied; 3 delta-net layers (in: q|k|v|z|b|a, the convolution, dt_bias, 
         peer_args="--layers $L --heads $H --kv-heads $KV --width $C --ffn $F --context $T --vocab $V --head-dim $HD
             --qwen3-5 --linear-heads $HK --rms-eps 1e-6"
         shape="Qwen3.5-style: $L layers (3 gated delta-nets of $HK key / $HV value heads of $HD, 1 gated attention of $H heads of $HD, $KV kv heads), width $C, ffn $F, context $T, vocab $V, tied head" ;;
-*)      echo "BENCH_MODEL must be gpt, llama, qwen3, mixtral, gemma3, gpt_oss, glm4_moe or qwen3_5 (got '$MODEL')" >&2; exit 2 ;;
+lfm2)   # tied; 3 convolution layers (in [3C, C], the convolution [C, K], out [C, C]) and 1 attention
+        # layer (q, k, v, o, q/k norms), each with two norms and SwiGLU
+        CK=3
+        N=$(( V*C + 3*(4*C*C + C*CK) + (2*C*C + 2*C*KV*HS + 2*HS) + L*(3*C*F + 2*C) + C ))
+        model_args="model.name=llama model.layers=$L model.heads=$H model.kv_heads=$KV model.width=$C
+            model.qk_norm=true model.ffn_width=$F model.context=$T model.vocab=$V model.rope_theta=10000
+            model.rms_eps=1e-5 model.tie_embeddings=true model.short_conv_kernel=$CK model.attention_layers=2"
+        peer_script=bench/llama_torch.py
+        peer_args="--layers $L --heads $H --kv-heads $KV --width $C --ffn $F --context $T --vocab $V --lfm2"
+        shape="LFM2-style: $L layers (3 gated short convolutions of width $CK, layer 3 attention of $H heads, $KV kv heads, q/k norms), width $C, ffn $F, context $T, vocab $V, tied head" ;;
+*)      echo "BENCH_MODEL must be gpt, llama, qwen3, mixtral, gemma3, gpt_oss, glm4_moe, qwen3_5 or lfm2 (got '$MODEL')" >&2; exit 2 ;;
 esac
 NA=${NA:-$N}    # the parameters a token's products use (all of them but in a mixture of experts)
 ATT=$C
 case $MODEL in qwen3|gemma3) ATT=$((H * HD)) ;; esac     # the attention FLOPs count heads x head_dim
 FLOP_TOKEN=$(( 6*NA + 6*L*ATT*T ))
 [ "$MODEL" = qwen3_5 ] && FLOP_TOKEN=$(( 6*NA + 6*H*HD*T + 3*18*HV*HD*HD ))     # 1 attention, 3 delta-net layers
+[ "$MODEL" = lfm2 ] && FLOP_TOKEN=$(( 6*NA + 6*C*T + 3*6*CK*C ))                 # 1 attention, 3 convolution layers
 peak=$(OMP_NUM_THREADS=1 ./bench/gemm_peak)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

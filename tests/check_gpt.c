@@ -135,9 +135,13 @@ static bool g_cohere;
  * 8 values, its output gated by sigmoid(gate)), the others gated delta-nets (2 key heads of 6, 4
  * value heads of 5, a convolution of width 3), norms by 1 + weight. */
 static bool g_qwen35;
-/* g_lfm2: LFM2's blocks: layer 1 attention (per-head q/k norms, no biases), every other layer (all
- * of a one-layer model) a gated short convolution of width 3. */
-static bool g_lfm2;
+/* g_lfm2: 1 LFM2's blocks: layer 1 attention (per-head q/k norms, no biases), every other layer (all
+ * of a one-layer model) a gated short convolution of width 3; 2 LFM3's: norms before and after
+ * every sublayer, attention gated head by head, proportional RoPE on half of each head's pairs
+ * (theta 1e6) in the full layers, plain RoPE (theta 1e4) and a window of 5 in the sliding ones:
+ * two layers attention, layer 0 sliding; three or more layers 1 (sliding) and 2; the rest
+ * convolutions. */
+static int g_lfm2;
 
 /* A Llama with every optional part on: grouped-query attention (NH heads, NH/2 kv heads), an untied
  * head, q/k/v biases, Llama-3.1 RoPE scaling with frequencies in all three bands, odd SwiGLU width. */
@@ -268,10 +272,24 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
             ck_assert_int_eq(accel_config_set(&cfg, qk[i][0], qk[i][1], NULL, 0), ACCEL_OK);
     }
     if (g_lfm2) {
-        const char *lf[][2] = { { "model.short_conv_kernel", "3" }, { "model.attention_layers", L > 1 ? "[1]" : "[]" },
+        const char *att = g_lfm2 == 1 ? (L > 1 ? "[1]" : "[]") : L == 1 ? "[]" : L == 2 ? "[0, 1]" : "[1, 2]";
+        const char *lf[][2] = { { "model.short_conv_kernel", "3" }, { "model.attention_layers", att },
                                 { "model.qk_norm", "true" }, { "model.attention_bias", "false" } };
         for (size_t i = 0; i < sizeof lf / sizeof lf[0]; i++)
             ck_assert_int_eq(accel_config_set(&cfg, lf[i][0], lf[i][1], NULL, 0), ACCEL_OK);
+    }
+    if (g_lfm2 == 2) {
+        const char *l3[][2] = { { "model.norm_position", "both" }, { "model.attention_head_gate", "true" },
+                                { "model.rope_scaling", "proportional" }, { "model.rope_proportion", "0.5" },
+                                { "model.rope_theta", "1000000" } };
+        for (size_t i = 0; i < sizeof l3 / sizeof l3[0]; i++)
+            ck_assert_int_eq(accel_config_set(&cfg, l3[i][0], l3[i][1], NULL, 0), ACCEL_OK);
+        if (L > 1) {
+            const char *sw[][2] = { { "model.sliding_window", "5" }, { "model.sliding_layers", L == 2 ? "[0]" : "[1]" },
+                                    { "model.sliding_rope", "plain" }, { "model.sliding_rope_theta", "10000" } };
+            for (size_t i = 0; i < sizeof sw / sizeof sw[0]; i++)
+                ck_assert_int_eq(accel_config_set(&cfg, sw[i][0], sw[i][1], NULL, 0), ACCEL_OK);
+        }
     }
     if (g_olmo) {
         cfg.model.qk_norm = true;
@@ -536,7 +554,8 @@ START_TEST(test_gradcheck_llama)
     g_plain = _i >= 17 && _i <= 21 ? _i - 16 : 0;   /* 17-21: StarCoder2, Nemotron, Arcee, GPT-NeoX, GPT-J */
     g_cohere = _i == 22;                        /* 22: Cohere 2 */
     g_qwen35 = _i == 23;                        /* 23: Qwen3.5 (40 tokens: past a recurrence chunk) */
-    g_lfm2 = _i == 24;                          /* 24: LFM2 (its b x c cubic: fourth-order differences) */
+    g_lfm2 = _i == 24 ? 1 : _i == 25 ? 2 : 0;   /* 24: LFM2 (its b x c cubic: fourth-order differences),
+                                                 * 25: LFM3 */
     fd_h = g_qwen35 ? 2e-3 : 5e-3;
     fd_order4 = g_qwen35 || g_lfm2;
     fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
@@ -584,7 +603,8 @@ START_TEST(test_gradcheck_llama)
     g_olmo = 0;
     g_gemma = g_oss = g_longrope = g_exaone = false;
     g_mla = g_plain = 0;
-    g_qscale = g_qkafter = g_cohere = g_qwen35 = g_lfm2 = false;
+    g_qscale = g_qkafter = g_cohere = g_qwen35 = false;
+    g_lfm2 = 0;
     g_oss_limit = "1";
 }
 END_TEST
@@ -667,7 +687,7 @@ END_TEST
 /* The variant the flags above make, for messages. */
 static const char *variant(bool llama)
 {
-    return g_lfm2 ? "lfm2" : g_qwen35 ? "qwen3.5" : g_qkafter ? "qk-after-rope" : g_qscale ? (g_mla ? "mla+qscale" : "qscale")
+    return g_lfm2 == 2 ? "lfm3" : g_lfm2 ? "lfm2" : g_qwen35 ? "qwen3.5" : g_qkafter ? "qk-after-rope" : g_qscale ? (g_mla ? "mla+qscale" : "qscale")
            : g_mla ? "mla" : g_exaone ? "exaone4" : g_longrope ? "longrope" : g_oss ? "gpt-oss" : g_gemma ? "gemma3"
            : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt";
 }
@@ -712,7 +732,7 @@ static void kv_case(bool llama, const char *precision, double tol)
 
 START_TEST(test_kv_cache)
 {
-    for (int llama = 0; llama < 17; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
+    for (int llama = 0; llama < 18; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
                                                  * 5: a sliding window, 6: OLMo 2, 7: Gemma 3,
                                                  * 8: gpt-oss, 9: GLM-4.5's experts, 10: LongRoPE
                                                  * (the cache recomputed past 8 tokens), 11: EXAONE 4,
@@ -720,7 +740,7 @@ START_TEST(test_kv_cache)
                                                  * 14: q/k norms after RoPE, 15: Qwen3.5 (a delta-net's
                                                  * state and convolution tail; the call reusing a
                                                  * part of the cache recomputes its sequence),
-                                                 * 16: LFM2 (a convolution's tail) */
+                                                 * 16: LFM2 (a convolution's tail), 17: LFM3 */
         g_qwen3 = llama == 2 || llama == 14;
         g_qkafter = llama == 14;
         g_nope = llama == 2 ? 2 : 0;            /* layer 1 of 2 without RoPE */
@@ -735,20 +755,21 @@ START_TEST(test_kv_cache)
         g_mla = llama == 12;
         g_qscale = llama >= 12 && llama <= 14;
         g_qwen35 = llama == 15;
-        g_lfm2 = llama == 16;
+        g_lfm2 = llama == 16 ? 1 : llama == 17 ? 2 : 0;
         kv_case(llama, "fp32", 1e-5);
         kv_case(llama, "bf16", 2e-2);
         /* fp16's rounding of a product's operands turns a last-bit difference of the two ways into
          * an fp16 ulp (1e-3); the delta-nets' L2 and gated norms magnify it further (Qwen3.5: up to
-         * 1.2e-2 on a logit of 1.4, 0.5 of its bound; fp32 within 6e-6) */
-        kv_case(llama, "fp16", g_qwen35 ? 1e-2 : 2e-3);
+         * 1.2e-2 on a logit of 1.4, 0.5 of its bound; fp32 within 6e-6), as LFM3's norms after
+         * every sublayer do (3.8e-3 on a logit of 0.41) */
+        kv_case(llama, "fp16", g_qwen35 || g_lfm2 == 2 ? 1e-2 : 2e-3);
     }
     g_qwen3 = false;
     g_moe = 0;
     g_window = 0;
     g_olmo = 0;
-    g_gemma = g_oss = g_longrope = g_exaone = g_qscale = g_qkafter = g_qwen35 = g_lfm2 = false;
-    g_mla = 0;
+    g_gemma = g_oss = g_longrope = g_exaone = g_qscale = g_qkafter = g_qwen35 = false;
+    g_mla = g_lfm2 = 0;
 }
 END_TEST
 
@@ -880,7 +901,7 @@ START_TEST(test_recompute_bitwise)
                                                  * 12: StarCoder2's LayerNorms and plain MLP,
                                                  * 13, 14: the MLP beside attention (GPT-NeoX's,
                                                  * GPT-J's), 15: Cohere 2's, 16: Qwen3.5's,
-                                                 * 17: LFM2's */
+                                                 * 17: LFM2's, 18: LFM3's */
     const char *precision = _i % 2 ? "bf16" : "fp32";
     g_qwen3 = _i / 2 == 2 || _i / 2 == 11;
     g_qkafter = _i / 2 == 11;
@@ -893,7 +914,7 @@ START_TEST(test_recompute_bitwise)
     g_plain = _i / 2 == 12 ? 1 : _i / 2 == 13 || _i / 2 == 14 ? _i / 2 - 9 : 0;
     g_cohere = _i / 2 == 15;
     g_qwen35 = _i / 2 == 16;
-    g_lfm2 = _i / 2 == 17;
+    g_lfm2 = _i / 2 == 17 ? 1 : _i / 2 == 18 ? 2 : 0;
     float *ref = NULL;
     double ref_loss = 0;
     size_t bytes[3];
@@ -932,8 +953,8 @@ START_TEST(test_recompute_bitwise)
     g_qwen3 = false;
     g_moe = 0;
     g_olmo = 0;
-    g_gemma = g_oss = g_qscale = g_qkafter = g_cohere = g_qwen35 = g_lfm2 = false;
-    g_mla = g_plain = 0;
+    g_gemma = g_oss = g_qscale = g_qkafter = g_cohere = g_qwen35 = false;
+    g_mla = g_plain = g_lfm2 = 0;
 }
 END_TEST
 
@@ -1001,8 +1022,8 @@ END_TEST
  * start a document (the trainer leaves those out with the loss mask); the gradients pass the
  * finite-difference check. Rows of 40 tokens (past one attention row block) hold documents of 1 to
  * 25 tokens, one row starting mid-document. _i: gpt, llama, llama with Qwen3's attention, Qwen3.5's
- * blocks (a gated delta-net's convolution and state restart with each document), LFM2's (a short
- * convolution's too); odd _i take the whole-head attention. */
+ * blocks (a gated delta-net's convolution and state restart with each document), LFM2's and LFM3's
+ * (a short convolution's too); odd _i take the whole-head attention. */
 START_TEST(test_documents)
 {
     enum { T = 40, B = 2 };
@@ -1010,7 +1031,7 @@ START_TEST(test_documents)
     fixture_t f;
     g_qwen3 = g_qscale = _i / 2 == 2;           /* with the query temperature (per document) too */
     g_qwen35 = _i / 2 == 3;
-    g_lfm2 = _i / 2 == 4;
+    g_lfm2 = _i / 2 == 4 ? 1 : _i / 2 == 5 ? 2 : 0;
     if (_i % 2) setenv("ACCEL_ATT_WHOLE_HEAD", "1", 1);
     if (_i / 2 == 0) fixture_open(&f, TL, TNH, TC, T, TV, B, "fp32");
     else fixture_open_llama(&f, TL, 4, 16, T, TV, B, "fp32");
@@ -1065,7 +1086,8 @@ START_TEST(test_documents)
     accel_batch_t bad = batch_of(&f);
     ck_assert_int_eq(ops->forward_backward(f.model.state, &f.model.layout, f.params, f.grads, &bad, 1.0f, &l),
                      ACCEL_ERR_INVALID);
-    g_qwen3 = g_qscale = g_qwen35 = g_lfm2 = false;
+    g_qwen3 = g_qscale = g_qwen35 = false;
+    g_lfm2 = 0;
     fixture_close(&f);
 }
 END_TEST
@@ -1538,15 +1560,15 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
-    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 25);
+    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 26);
     tcase_add_test(tc, test_sliding_window);
     tcase_add_test(tc, test_experts_aux);
     tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);
     tcase_add_loop_test(tc, test_loss_mask, 0, 2);
-    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 36);
+    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 38);
     tcase_add_test(tc, test_causality);
-    tcase_add_loop_test(tc, test_documents, 0, 10);
+    tcase_add_loop_test(tc, test_documents, 0, 12);
     tcase_add_test(tc, test_precision);
     tcase_add_test(tc, test_bad_tokens);
     tcase_add_test(tc, test_generate);

@@ -582,11 +582,29 @@ START_TEST(test_refuses_bad_config)
         "model.short_conv_kernel=3 model.attention_layers=0,0",     /* twice */
         "model.short_conv_kernel=3 model.attention_layers=0.5",     /* not a layer */
         "model.short_conv_kernel=3 model.linear_attention_pattern=2",
-        "model.short_conv_kernel=3 model.norm_position=both",
+        "model.short_conv_kernel=3 model.norm_position=post",
         "model.short_conv_kernel=3 model.parallel_block=one_norm",
     };
     for (size_t i = 0; i < sizeof bad_conv / sizeof bad_conv[0]; i++)
         ck_assert_msg(create_with(bad_conv[i], &m) != ACCEL_OK, "%s was accepted", bad_conv[i]);
+    /* LFM3's parts: a valid set, then each out of place. */
+    st = create_with("model.short_conv_kernel=3 model.attention_layers=1 model.qk_norm=true model.norm_position=both "
+                     "model.attention_head_gate=true model.rope_scaling=proportional model.rope_proportion=0.5 "
+                     "model.sliding_window=4 model.sliding_layers=1", &m);
+    ck_assert_msg(st == ACCEL_OK, "LFM3's blocks are refused: %s", accel_status_str(st));
+    accel_model_destroy(&m);
+    static const char *const bad_lfm3[] = {
+        "model.attention_head_gate=true model.attention_output_gate=true",    /* two gates */
+        "model.rope_proportion=0.5",                                /* without proportional RoPE */
+        "model.rope_scaling=proportional model.rope_dim=4",        /* its pairs span the head */
+        "model.sliding_layers=1",                                   /* no window */
+        "model.sliding_window=4 model.sliding_window_pattern=2 model.sliding_layers=1",
+        "model.sliding_window=4 model.sliding_layers=2",            /* past the last of 2 layers */
+        "model.sliding_window=4 model.sliding_layers=1,0",          /* out of order */
+        "model.short_conv_kernel=3 model.attention_layers=1 model.sliding_window=4 model.sliding_layers=0",
+    };
+    for (size_t i = 0; i < sizeof bad_lfm3 / sizeof bad_lfm3[0]; i++)
+        ck_assert_msg(create_with(bad_lfm3[i], &m) != ACCEL_OK, "%s was accepted", bad_lfm3[i]);
     /* LFM2-MoE's renormalization epsilon: sigmoid scores renormalized only. */
     st = create_with("model.experts=4 model.experts_per_token=2 model.router_scores=sigmoid model.router_norm_eps=1e-6",
                      &m);

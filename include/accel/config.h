@@ -43,6 +43,7 @@ typedef struct {
     accel_numbers_t rope_short_factor, rope_long_factor; /* longrope: each frequency divided by its
                                      * factor, the long ones past rope_original_context */
     int rope_dim;                   /* model.rope_dim: values of each head RoPE turns; 0 = all */
+    double rope_proportion;         /* model.rope_proportion: rope_scaling=proportional's share */
     /* Multi-head latent attention (DeepSeek-V2/V3, Kimi K2): keys and values from a shared latent */
     int kv_lora_rank;               /* model.kv_lora_rank: the latent's width; 0 = no MLA */
     int q_lora_rank;                /* model.q_lora_rank: queries through a latent too; 0 = direct */
@@ -54,6 +55,7 @@ typedef struct {
     bool qk_norm;                   /* model.qk_norm: RMSNorm on each q and k head (Qwen3) */
     int sliding_window;             /* model.sliding_window: keys a token attends to; 0 = all */
     int sliding_window_pattern;     /* model.sliding_window_pattern: every N-th layer full; 0 = none */
+    accel_numbers_t sliding_layers; /* model.sliding_layers: the layers that slide (n 0: the pattern's) */
     char sliding_rope[8];           /* model.sliding_rope: scaled | plain (OLMo 3) */
     double sliding_rope_theta;      /* model.sliding_rope_theta: plain's base; 0 = rope_theta */
     int no_rope_pattern;            /* model.no_rope_pattern: every N-th layer without RoPE; 0 = none */
@@ -71,6 +73,7 @@ typedef struct {
     char parallel_block[12];        /* model.parallel_block: none | two_norms | one_norm */
     bool head_bias;                 /* model.head_bias: the LM head's bias */
     bool attention_output_gate;     /* model.attention_output_gate: output times sigmoid(gate) (Qwen3.5) */
+    bool attention_head_gate;       /* model.attention_head_gate: ... one gate per head (LFM3) */
     /* llama: gated delta-net linear attention layers (Qwen3.5, Qwen3-Next) */
     int linear_attention_pattern;   /* model.linear_attention_pattern: every N-th layer full; 0 = none */
     int linear_key_heads, linear_value_heads;   /* 0 = heads */

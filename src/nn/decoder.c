@@ -65,7 +65,8 @@ typedef struct {                    /* the building blocks of one family */
     bool proj_bias;                 /* a bias on attention's output projection (gpt; gpt-oss) */
     bool sinks;                     /* a learned sink logit per head in each softmax (gpt-oss) */
     int parallel;                   /* PARALLEL_*: the MLP beside attention, reading the block's input */
-    bool gate;                      /* attention's output times sigmoid(gate) (Qwen3.5) */
+    bool gate;                      /* attention's output times sigmoid(gate) (Qwen3.5) ... */
+    bool head_gate;                 /* ... one gate per head (LFM3) */
 } arch_t;
 
 /* model.parallel_block: res + attn(norm1(res)) + mlp(norm2(res)) (two_norms: GPT-NeoX) or
@@ -116,8 +117,8 @@ typedef struct {                    /* activations of one block, stored for the 
     float *mla;                     /* latent attention, per row: the queries' latent before and
                                      * after its norm [Rq] [Rq] and its 1/rms, the keys' alike [Rkv]
                                      * [Rkv] and 1/rms (mla_acts) */
-    float *gate, *atto;             /* attention_output_gate: [BT, QW] the gate before its sigmoid,
-                                     * and the gated output (the projection's input) */
+    float *gate, *atto;             /* the output gate: [BT, GW] the gate before its sigmoid, and
+                                     * [BT, QW] the gated output (the projection's input) */
     float *lin;                     /* gated delta-net layers: [BT, accel_gdn_act_floats], short
                                      * convolution layers [BT, accel_sconv_act_floats] (their input
                                      * projection is in qkv, their output in atty) */
@@ -129,6 +130,7 @@ typedef struct {
     int QKV;                        /* (NH + 2 KVH) hs: width of the q|k|v rows */
     int QW;                         /* NH hs: the attention output's width (C unless head_dim) */
     int QKN;                        /* (NH + KVH) hs with qk_norm (the normed q|k part), else 0 */
+    int GW;                         /* the output gate's width: QW value by value, NH by head, else 0 */
     bool mla;                       /* multi-head latent attention (model.kv_lora_rank): KVH = NH */
     int Rq, Rkv, dv;                /* its latents' widths (Rq 0: direct queries), each value head's
                                      * size (v heads are stored hs wide, zero past dv) */
@@ -176,6 +178,7 @@ typedef struct {
     int window;                     /* model.sliding_window below the context, else 0 (none) */
     bool slides;                    /* model.sliding_window set: the model has sliding layers */
     int window_pattern;             /* model.sliding_window_pattern: every N-th layer full (0: none) */
+    accel_numbers_t slide_layers;   /* model.sliding_layers: the sliding ones by number (n 0: none) */
     int no_rope_pattern;            /* model.no_rope_pattern: every N-th layer without RoPE (0: none) */
     accel_gemm_cpu_t gemm;
     accel_gemm_cpu_t gemm32;        /* fp32 products, for attention operands rounded beforehand */
@@ -196,7 +199,7 @@ typedef struct {
     float *kt, *vt;                 /* [hs, T] one (sample, head)'s keys and values, transposed */
     float *dkv;                     /* [2, T, hs] one head's dK, dV before they join its group's */
     float *dmla;                    /* [BT, mla_scratch] latent attention's work rows (training) */
-    float *dgate;                   /* [BT, QW] attention_output_gate: d(gate) */
+    float *dgate;                   /* [BT, GW] the output gate's: d(gate) */
     float *dlin;                    /* the recurrent mixers' scratch (lin_scratch) */
     float *mem;
     int capacity;                   /* samples (at full context) the buffers hold */
@@ -332,6 +335,9 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->q_lora_rank) key = "model.q_lora_rank";
     else if (c->v_head_dim) key = "model.v_head_dim";
     else if (c->attention_output_gate) key = "model.attention_output_gate";
+    else if (c->attention_head_gate) key = "model.attention_head_gate";
+    else if (c->sliding_layers.n) key = "model.sliding_layers";
+    else if (c->rope_proportion != 1.0) key = "model.rope_proportion";
     else if (c->linear_attention_pattern) key = "model.linear_attention_pattern";
     else if (c->linear_key_heads) key = "model.linear_key_heads";
     else if (c->linear_value_heads) key = "model.linear_value_heads";
@@ -400,6 +406,9 @@ void accel_decoder_rope_tables(const accel_model_config_t *c, int T, int hs, acc
     const int half = hs / 2;
     const bool plain = which == ACCEL_ROPE_PLAIN, yarn = !plain && !strcmp(c->rope_scaling, "yarn");
     const bool longrope = !plain && !strcmp(c->rope_scaling, "longrope");
+    /* proportional: the first floor(proportion hs / 2) pairs turn (transformers' int(p * hs // 2)) */
+    const int turned = !plain && !strcmp(c->rope_scaling, "proportional") ? (int)floor(c->rope_proportion * hs / 2.0)
+                                                                         : half;
     const accel_numbers_t *ext = which == ACCEL_ROPE_LONG ? &c->rope_long_factor : &c->rope_short_factor;
     const float scale = yarn || longrope ? (float)rope_attention_factor(c) : 1.0f;
     const double theta = plain && c->sliding_rope_theta > 0 ? c->sliding_rope_theta : c->rope_theta;
@@ -410,6 +419,7 @@ void accel_decoder_rope_tables(const accel_model_config_t *c, int T, int hs, acc
         if (yarn) f = (float)yarn_inv_freq(c, hs, i);
         if (longrope)               /* as transformers, in fp32: 1 / (factor theta^(2i/hs)) */
             f = 1.0f / ((float)ext->v[i] * (float)pow(theta, (double)(2 * i) / hs));
+        if (i >= turned) f = 0.0;   /* proportional: unturned */
         for (int t = 0; t < T; t++) {
             cos_t[(size_t)t * half + i] = (float)cos((double)t * f) * scale;
             sin_t[(size_t)t * half + i] = (float)sin((double)t * f) * scale;
@@ -444,11 +454,21 @@ static accel_status_t rope_tables(gpt_t *m, const accel_model_config_t *c)
     return ACCEL_OK;
 }
 
+/* Whether a list of layers (model.attention_layers, model.sliding_layers) names layer l. */
+static bool listed_layer(const accel_numbers_t *list, int l)
+{
+    for (int i = 0; i < list->n; i++)
+        if ((int)list->v[i] == l) return true;
+    return false;
+}
+
 /* Whether block l is a sliding layer (transformers' layer_types "sliding_attention"): with
- * model.sliding_window, every layer but each window_pattern-th. It takes the window (which may
+ * model.sliding_window, those model.sliding_layers names, else every layer but each
+ * window_pattern-th. It takes the window (which may
  * cover the whole context) and, with sliding_rope=plain, the unscaled RoPE. */
 static bool layer_slides(const gpt_t *m, int l)
 {
+    if (m->slide_layers.n) return m->slides && listed_layer(&m->slide_layers, l);
     return m->slides && !(m->window_pattern && (l + 1) % m->window_pattern == 0);
 }
 
@@ -469,6 +489,26 @@ static const char *attention_layers_fault(const accel_model_config_t *c)
         if (a->v[i] != (double)(int)a->v[i]) return "must list whole layer numbers";
         if ((int)a->v[i] >= c->layers) return "names a layer past the last (they count from 0 to model.layers - 1)";
         if (i && a->v[i] <= a->v[i - 1]) return "must list each layer once, in increasing order";
+    }
+    return NULL;
+}
+
+/* What is wrong with model.sliding_layers (NULL: nothing): with a window, not with a pattern, whole
+ * layer numbers, increasing, attention layers. */
+static const char *sliding_layers_fault(const accel_model_config_t *c)
+{
+    const accel_numbers_t *s = &c->sliding_layers;
+    if (!s->n) return NULL;
+    if (!c->sliding_window) return "says which layers slide: set model.sliding_window";
+    if (c->sliding_window_pattern) return "and model.sliding_window_pattern both say which layers slide: set one";
+    for (int i = 0; i < s->n; i++) {
+        const int l = (int)s->v[i];
+        if (s->v[i] != (double)l) return "must list whole layer numbers";
+        if (l >= c->layers) return "names a layer past the last (they count from 0 to model.layers - 1)";
+        if (i && s->v[i] <= s->v[i - 1]) return "must list each layer once, in increasing order";
+        if ((c->short_conv_kernel && !listed_layer(&c->attention_layers, l)) ||
+            (c->linear_attention_pattern && (l + 1) % c->linear_attention_pattern))
+            return "names a layer without attention (a short convolution or gated delta-net layer)";
     }
     return NULL;
 }
@@ -671,10 +711,21 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
                                                     "serves a whole group of value heads)";
         else if (c->attention_output_gate && c->kv_lora_rank)
             bad = "model.attention_output_gate", why = "gates attention's heads: not with latent attention";
-        else if (c->short_conv_kernel && (c->linear_attention_pattern || strcmp(c->norm_position, "pre") ||
+        else if (c->attention_head_gate && (c->attention_output_gate || c->kv_lora_rank))
+            bad = "model.attention_head_gate", why = "gates attention's heads: not with model.attention_output_gate "
+                                                     "(one gate or the other) or latent attention";
+        else if (c->rope_proportion != 1.0 && strcmp(c->rope_scaling, "proportional"))
+            bad = "model.rope_proportion", why = "shapes model.rope_scaling=proportional: set that";
+        else if (!strcmp(c->rope_scaling, "proportional") && c->rope_dim)
+            bad = "model.rope_dim", why = "turns part of each head by its own pairs: model.rope_scaling=proportional "
+                                          "turns pairs over the whole head (model.rope_proportion says how many)";
+        else if ((why = sliding_layers_fault(c)))
+            bad = "model.sliding_layers";
+        else if (c->short_conv_kernel && (c->linear_attention_pattern || !strcmp(c->norm_position, "post") ||
                                           strcmp(c->parallel_block, "none") || c->kv_lora_rank))
-            bad = "model.short_conv_kernel", why = "puts short convolution layers in pre-norm blocks: not with "
-                                                   "model.linear_attention_pattern, model.norm_position=post|both, "
+            bad = "model.short_conv_kernel", why = "puts short convolution layers in blocks with norms before their "
+                                                   "sublayers (and after: model.norm_position=both): not with "
+                                                   "model.linear_attention_pattern, model.norm_position=post, "
                                                    "model.parallel_block or latent attention";
         else if (!c->short_conv_kernel && c->attention_layers.n)
             bad = "model.attention_layers", why = "names the layers that keep attention among short convolution "
@@ -780,7 +831,8 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
                                 .parallel = !strcmp(c->parallel_block, "two_norms") ? PARALLEL_TWO_NORMS
                                           : !strcmp(c->parallel_block, "one_norm") ? PARALLEL_ONE_NORM
                                           : PARALLEL_NONE,
-                                .gate = c->attention_output_gate }
+                                .gate = c->attention_output_gate || c->attention_head_gate,
+                                .head_gate = c->attention_head_gate }
                     : (arch_t){ .rms = false, .rope = false, .swiglu = false, .mlp_bias = true,
                                 .qkv_bias = true, .tied = true, .proj_bias = true };
     m->eps = llama ? (float)c->rms_eps : ACCEL_LN_EPS;
@@ -799,6 +851,8 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
     m->window = llama && c->sliding_window < c->context ? c->sliding_window : 0;
     m->slides = llama && c->sliding_window > 0;
     m->window_pattern = llama ? c->sliding_window_pattern : 0;
+    if (llama) m->slide_layers = c->sliding_layers;
+    m->GW = !m->arch.gate ? 0 : m->arch.head_gate ? m->NH : m->QW;
     m->no_rope_pattern = llama ? c->no_rope_pattern : 0;
     m->precision = cfg->precision_id;               /* fp32, bf16 or fp16 */
     m->recompute = cfg->train.recompute_id;
@@ -824,13 +878,7 @@ static bool layer_linear(const gpt_t *m, int l) { return m->lin_pattern && (l + 
 
 /* Whether block l is a short convolution layer (model.short_conv_kernel: all but
  * model.attention_layers). */
-static bool layer_conv(const gpt_t *m, int l)
-{
-    if (!m->sconv.K) return false;
-    for (int i = 0; i < m->att_layers.n; i++)
-        if ((int)m->att_layers.v[i] == l) return false;
-    return true;
-}
+static bool layer_conv(const gpt_t *m, int l) { return m->sconv.K && !listed_layer(&m->att_layers, l); }
 
 /* Whether block l mixes tokens without attention: a delta-net's or a convolution's recurrence. */
 static bool layer_recurrent(const gpt_t *m, int l) { return layer_linear(m, l) || layer_conv(m, l); }
@@ -914,7 +962,7 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
             ADD("attn.kv_b", "weight", 2, KVB, m->Rkv, 0, std, &b->kvbw);
         } else {
             /* attention_output_gate: the gate's rows after v's, [QKV + QW, C] */
-            ADD("attn.qkv", "weight", 2, m->QKV + (ar->gate ? m->QW : 0), C, 0, std, &b->qkvw);
+            ADD("attn.qkv", "weight", 2, m->QKV + m->GW, C, 0, std, &b->qkvw);
             if (ar->qkv_bias) { ADD("attn.qkv", "bias", 1, m->QKV, 0, nd, 0.0f, &b->qkvb); }
         }
         if (ar->qk_norm && !layer_recurrent(m, l)) {   /* per head, or over the whole projections */
@@ -1036,7 +1084,7 @@ static void piece_floats(const gpt_t *m, size_t B, size_t T, size_t sizes[A_PIEC
      * and [BT K, EF], whichever is larger where a model has both. */
     const size_t dense_rows = !E || m->dense_layers ? BT : 0;
     const size_t fch = larger(dense_rows * (size_t)m->FIN, BTK * 2 * EF), hid = larger(dense_rows * (size_t)m->F, BTK * EF);
-    const size_t gate = m->arch.gate ? BT * (size_t)m->QW : 0;
+    const size_t gate = BT * (size_t)m->GW, atto = m->arch.gate ? BT * (size_t)m->QW : 0;
     const size_t s[A_PIECES] = { BT * C, BT, BT, BT * larger((size_t)m->QKV, (size_t)m->LP), BT * (size_t)m->QKN,
                                  m->QKN ? BT * (size_t)(m->NH + m->KVH) : 0, B * (size_t)m->NH * T,
                                  BT * larger((size_t)m->QW, (size_t)m->LO), BT * C, BT * C, BT, BT,
@@ -1046,7 +1094,7 @@ static void piece_floats(const gpt_t *m, size_t B, size_t T, size_t sizes[A_PIEC
                                  m->arch.sandwich ? BT * C : 0, m->arch.sandwich ? BT : 0,
                                  m->arch.sandwich ? BT * C : 0, m->arch.sandwich ? BT : 0,
                                  m->mla ? BT * (2 * (size_t)m->Rq + 2 * (size_t)m->Rkv + 2) : 0,
-                                 gate, gate,
+                                 gate, atto,
                                  m->lin_pattern ? BT * accel_gdn_act_floats(&m->lin)
                                  : m->sconv.K ? BT * accel_sconv_act_floats(&m->sconv) : 0 };
     memcpy(sizes, s, sizeof s);
@@ -1104,7 +1152,7 @@ static size_t activation_floats(const gpt_t *m, size_t B)
            2 * PIECE(T * T) + 2 * PIECE((size_t)m->hs * T) + PIECE(2 * T * (size_t)m->hs) +
            PIECE(m->moe.E ? accel_moe_scratch_floats(&m->moe, BT) : 0) +
            PIECE(m->arch.post_norm || m->arch.sandwich || m->res_mult != 1.0f || m->arch.parallel ? BT * C : 0) +
-           PIECE(cap_floats(m)) + PIECE(BT * mla_scratch(m)) + PIECE(m->arch.gate ? BT * (size_t)m->QW : 0) +
+           PIECE(cap_floats(m)) + PIECE(BT * mla_scratch(m)) + PIECE(BT * (size_t)m->GW) +
            PIECE(lin_scratch(m, B, T));
 }
 
@@ -1215,7 +1263,7 @@ static accel_status_t reserve(gpt_t *m, int B)
     TAKE(m->dpost, m->arch.post_norm || m->arch.sandwich || m->res_mult != 1.0f || m->arch.parallel ? BT * C : 0);
     TAKE(m->capt, cap_floats(m));
     TAKE(m->dmla, BT * mla_scratch(m));
-    TAKE(m->dgate, m->arch.gate ? BT * (size_t)m->QW : 0);
+    TAKE(m->dgate, BT * (size_t)m->GW);
     TAKE(m->dlin, lin_scratch(m, (size_t)B, T));
 #undef TAKE
     m->capacity = B;
@@ -1865,7 +1913,7 @@ static accel_gdn_acts_t lin_acts(const gpt_t *m, const gpt_acts_t *a, size_t row
 
 /* Block l's recurrent half (a gated delta-net or a short convolution) for the rows from p0: norm1,
  * the input projection into a->qkv, the token mixer (gated_delta.c, short_conv.c) into a->atty,
- * and res2 = res + its output projected. Inference (one sequence) continues from the layer's cache
+ * and res2 = res + its output projected (sandwich: res2 = res + post_norm1(that)). Inference (one sequence) continues from the layer's cache
  * in fw->kv[l] (a delta-net's heads' states, the convolution's last inputs), as attention from its
  * keys and values. */
 static accel_status_t block_linear(gpt_t *m, const gpt_fwd_t *fw, const accel_layout_t *layout,
@@ -1888,10 +1936,24 @@ static accel_status_t block_linear(gpt_t *m, const gpt_fwd_t *fw, const accel_la
         if (fw->kv) accel_gdn_extend(&m->lin, &w, a->qkv, (size_t)LP, p0, T, fw->kv[l], &ga, a->atty, fw->lin);
         else accel_gdn_forward(&m->lin, &w, a->qkv, (size_t)LP, B, T, m->pos, &ga, a->atty, fw->lin);
     }
+    if (m->arch.sandwich) {             /* res2 = res + post_norm1(its output projected) */
+        GEMM(false, true, (int)R, C, LO, 1.0f, a->atty + (size_t)p0 * LO, LO, PARAM(k->projw), LO, 0.0f,
+             a->pn1 + o, C);
+        post_norm_add(m, a->res2 + o, a->pn1_rstd + p0, a->pn1 + o, PARAM(k->pn1w), res + o, R);
+        return ACCEL_OK;
+    }
     start_rows(a->res2 + o, NULL, res + o, R, C);
     GEMM(false, true, (int)R, C, LO, m->res_mult, a->atty + (size_t)p0 * LO, LO, PARAM(k->projw), LO, 1.0f,
          a->res2 + o, C);
     return ACCEL_OK;
+}
+
+/* The gate (of a row's GW) of attention output value i (of the rows' QW): its own, or its head's. */
+static inline size_t gate_index(const gpt_t *m, size_t i)
+{
+    if (!m->arch.head_gate) return i;
+    const size_t QW = (size_t)m->QW;
+    return i / QW * (size_t)m->NH + i % QW / (size_t)m->hs;
 }
 
 /* Block l's attention half for the rows from p0 (R = B T - p0): norm1, the q|k|v rows (rotated),
@@ -1930,8 +1992,8 @@ static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel
              C, 1.0f, kv, KVW);
     }
     if (m->arch.gate)                               /* the gate's rows, before their sigmoid */
-        GEMM(false, true, (int)R, m->QW, C, 1.0f, in, C, PARAM(k->qkvw) + (size_t)QKV * C, C, 0.0f,
-             a->gate + (size_t)p0 * m->QW, m->QW);
+        GEMM(false, true, (int)R, m->GW, C, 1.0f, in, C, PARAM(k->qkvw) + (size_t)QKV * C, C, 0.0f,
+             a->gate + (size_t)p0 * m->GW, m->GW);
     if (m->arch.qk_norm && !m->arch.qk_after) qk_norm_forward(m, &x, a, PARAM(k->qnw), PARAM(k->knw), R, p0);
     if (m->arch.rope) rope(m, l, &x, R, T, p0, 0);
     if (m->arch.qk_after) qk_norm_forward(m, &x, a, PARAM(k->qnw), PARAM(k->knw), R, p0);
@@ -1943,9 +2005,10 @@ static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel
         mla_values(m, fw->mla, att, R, false);
         att = fw->mla;
     }
-    if (m->arch.gate) {                             /* atto = atty sigmoid(gate) */
+    if (m->arch.gate) {                             /* atto = atty sigmoid(gate), value by value or by head */
         const size_t off = (size_t)p0 * m->QW, n = R * (size_t)m->QW;
-        for (size_t i = 0; i < n; i++) a->atto[off + i] = att[i] / (1.0f + expf(-a->gate[off + i]));
+        const float *g = a->gate + (size_t)p0 * m->GW;
+        for (size_t i = 0; i < n; i++) a->atto[off + i] = att[i] / (1.0f + expf(-g[gate_index(m, i)]));
         att = a->atto + off;
     }
     if (post || m->arch.sandwich) {                 /* res2 = res + norm(proj) */
@@ -2208,7 +2271,8 @@ static accel_status_t linear_backward(gpt_t *m, const accel_layout_t *layout, co
     const int C = m->C, LP = m->LP, LO = m->LO, bt = B * T;
     const size_t BT = (size_t)bt;
     const gpt_block_t *k = &m->blk[l];
-    const float *dproj = sublayer_grad(m, BT);
+    if (m->arch.sandwich) post_norm_backward(m, a->pn1, a->pn1_rstd, PARAM(k->pn1w), GRAD(k->pn1w), BT);
+    const float *dproj = m->arch.sandwich ? m->dpost : sublayer_grad(m, BT);
     GEMM(false, false, bt, LO, C, 1.0f, dproj, C, PARAM(k->projw), LO, 0.0f, m->dc, LO);
     GEMM(true, false, C, LO, bt, 1.0f, dproj, C, a->atty, LO, 1.0f, GRAD(k->projw), LO);
     accel_batch_progress(hb);
@@ -2307,12 +2371,15 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
             GEMM(true, false, C, m->QW, bt, 1.0f, dproj, C, m->arch.gate ? a->atto : a->atty, m->QW, 1.0f,
                  GRAD(k->projw), m->QW);
         }
-        if (m->arch.gate)               /* atto = atty s, s = sigmoid(gate): d(atty) = d(atto) s */
+        if (m->arch.gate) {             /* atto = atty s, s = sigmoid(gate): d(atty) = d(atto) s */
+            memset(m->dgate, 0, sizeof(float) * BT * (size_t)m->GW);
             for (size_t i = 0; i < BT * (size_t)m->QW; i++) {
-                const float sg = 1.0f / (1.0f + expf(-a->gate[i]));
-                m->dgate[i] = m->dc[i] * a->atty[i] * sg * (1.0f - sg);
+                const size_t gi = gate_index(m, i);
+                const float sg = 1.0f / (1.0f + expf(-a->gate[gi]));
+                m->dgate[gi] += m->dc[i] * a->atty[i] * sg * (1.0f - sg);
                 m->dc[i] *= sg;
             }
+        }
         if (k->projb >= 0) accel_cpu_colsum_add(GRAD(k->projb), dproj, BT, C);
         accel_batch_progress(hb);
         ACCEL_CHECK(attention_backward(m, a, B, T, layer_window(m, l), PARAM_OPT(k->sinks), GRAD_OPT(k->sinks)));
@@ -2332,8 +2399,8 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
             if (k->qkvb >= 0) accel_cpu_colsum_add(GRAD(k->qkvb), m->d3c, BT, QKV);
         }
         if (m->arch.gate) {             /* the gate's product, from the same input as q|k|v */
-            GEMM(false, false, bt, C, m->QW, 1.0f, m->dgate, m->QW, PARAM(k->qkvw) + (size_t)QKV * C, C, 1.0f, m->dc, C);
-            GEMM(true, false, m->QW, C, bt, 1.0f, m->dgate, m->QW, post ? res_in : a->ln1, C, 1.0f,
+            GEMM(false, false, bt, C, m->GW, 1.0f, m->dgate, m->GW, PARAM(k->qkvw) + (size_t)QKV * C, C, 1.0f, m->dc, C);
+            GEMM(true, false, m->GW, C, bt, 1.0f, m->dgate, m->GW, post ? res_in : a->ln1, C, 1.0f,
                  GRAD(k->qkvw) + (size_t)QKV * C, C);
         }
         if (post) add_to(m->dres, m->dc, BT * (size_t)C);

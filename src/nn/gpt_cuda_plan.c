@@ -209,6 +209,7 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                       : mc->residual_multiplier != 1.0 ? "model.residual_multiplier"
                       : mc->logits_scaling != 1.0 ? "model.logits_scaling"
                       : mc->attention_output_gate ? "model.attention_output_gate=true"
+                      : mc->attention_head_gate ? "model.attention_head_gate=true"
                       : mc->linear_attention_pattern ? "model.linear_attention_pattern"
                       : mc->short_conv_kernel ? "model.short_conv_kernel" : NULL;
     if (!strcmp(mc->name, "llama") && cpu_only) {

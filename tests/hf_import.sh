@@ -80,7 +80,7 @@ for dir in "$FIX"/*/; do
                   qwen3_vl) as=Qwen3ForCausalLM ;; qwen3_vl_moe) as=Qwen3MoeForCausalLM ;;
                   qwen2_5_vl) as=Qwen2ForCausalLM ;; glm4v_moe) as=Glm4MoeForCausalLM ;; glm4v) as=Glm4ForCausalLM ;;
                   qwen3_fp8) as=Qwen3ForCausalLM ;; qwen3_5_vl) as=Qwen3_5ForCausalLM ;; qwen3_next) as=Qwen3NextForCausalLM ;;
-                  lfm2) as=Lfm2ForCausalLM ;;
+                  lfm2) as=Lfm2ForCausalLM ;; lfm3) as=Lfm3ForCausalLM ;;
                   *) as= ;; esac
     if [ -n "$as" ]; then
         grep -q "\"$as\"" "$name.hf/config.json" || fail "$name: not exported as the $as it equals"
@@ -176,6 +176,7 @@ pass "qwen3_5: transformers' logits need the partial RoPE and the 1 + weight nor
 # the same.
 needs lfm2 model.rope_theta=10000
 needs lfm2_moe model.router_scale=1
+needs lfm3 model.rope_proportion=1 model.sliding_rope_theta=1000000
 hub_form lfm2_hub lfm2 's/"intermediate_size": 36/"block_ff_dim": 36/; s/"tie_word_embeddings": true/"tie_embedding": true/
 /"layer_types": \[/,/^  \],/d
 /"rope_parameters": {/,/^  },/c\
@@ -183,6 +184,12 @@ hub_form lfm2_hub lfm2 's/"intermediate_size": 36/"block_ff_dim": 36/; s/"tie_wo
 grep -q '"block_ff_dim": 36' lfm2_hub/config.json && grep -q '"tie_embedding"' lfm2_hub/config.json ||
     fail "lfm2_hub: config.json not rewritten"
 pass "lfm2, lfm2_moe: transformers' logits need the RoPE theta, the routed scale; LFM2-1.2B's config.json form gives the same"
+# LFM3: the logits need its proportional RoPE on the full layers and the sliding ones' own theta; a
+# config.json without layer_types and rope_parameters (Lfm3Config's defaults, the fixture's) gives
+# the same.
+hub_form lfm3_bare lfm3 '/"layer_types": \[/,/^  \],/d
+/"rope_parameters": {/,/^  },/d' rope_parameters
+pass "lfm3: transformers' logits need the proportional RoPE and the sliding theta; its defaults give the same"
 # LongRoPE: Phi-3.5's 16 tokens fit its original context of 16 (the short factors), Phi-4-mini's
 # pass its 8 (the long ones, on 6 of each head's 8 values): the fixtures' logits need those factors
 # and the attention factor, and the other list changes nothing. The hub's config.json layout
@@ -494,6 +501,7 @@ train_case 2 ddp "$FIX/qwen3_next" "$FIX/qwen3_next" qwen3_next_dir_2_ddp
 train_case 1 ddp "$FIX/qwen3_5_vl" "$FIX/qwen3_5_vl" qwen3_5_vl_dir_1_ddp
 train_case 2 zero3 "$FIX/lfm2" "$FIX/lfm2" lfm2_dir_2_zero3
 train_case 2 zero2 "$FIX/lfm2_moe" "$FIX/lfm2_moe" lfm2_moe_dir_2_zero2
+train_case 2 ddp "$FIX/lfm3" "$FIX/lfm3" lfm3_dir_2_ddp
 train_case 1 ddp "$FIX/gemma" "$FIX/gemma" gemma_dir_1_ddp
 train_case 2 ddp "$FIX/gemma3_vl" "$FIX/gemma3_vl" gemma3_vl_dir_2_ddp
 train_case 2 zero2 "$FIX/gemma2" "$FIX/gemma2" gemma2_dir_2_zero2
@@ -808,6 +816,12 @@ export_refused lfm2qk "model.short_conv_kernel=3 with attention without per-head
     model.short_conv_kernel=3 "model.attention_layers=[1]"
 export_refused lfm2moe "model.short_conv_kernel=3 with latent attention, or experts other than LFM2-MoE's" \
     model.short_conv_kernel=3 model.qk_norm=true model.experts=2 model.experts_per_token=1
+refused lfm3bias lfm3 's/"attention_bias": false/"attention_bias": true/' "attention_bias = true: accel's LFM3 attention"
+refused lfm3type lfm3 '0,/"conv",/s//"linear_attention",/' \
+    "layer_types[0] = linear_attention: LFM3's layers are conv, sliding_attention or full_attention"
+export_refused lfm3pat "a window pattern (model.sliding_layers says which layers slide)" model.short_conv_kernel=3 \
+    "model.attention_layers=[1]" model.qk_norm=true model.norm_position=both model.sliding_window=4 \
+    model.sliding_window_pattern=2
 export_refused normeps "model.router_norm_eps=1e-06 outside LFM2-MoE" model.experts=2 model.experts_per_token=1 \
     model.router_scores=sigmoid model.router_norm_eps=1e-6
 expect_fail "nowhere: No such file or directory" "$CKPT" import "$SCRATCH/nowhere" -o x.h5

@@ -944,6 +944,17 @@ def lfm2_moe():
         layer_types=["conv", "conv", "full_attention", "conv"], pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def lfm3():
+    # LFM3 (Lfm3ForCausalLM): its default layer pattern over 6 layers (2 full attention, 4 sliding over
+    # 4 keys, the others gated short convolutions of width 7), norms after every sublayer too, each
+    # attention head's output times a sigmoid gate (g_proj), per-head q/k norms; the full layers'
+    # RoPE proportional (half of each head's 4 pairs turn, theta 1e6), the sliding ones' plain at 1e4.
+    return tf.Lfm3ForCausalLM(tf.Lfm3Config(
+        vocab_size=V, hidden_size=16, intermediate_size=24, num_hidden_layers=6, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, max_position_embeddings=T, norm_eps=1e-5, sliding_window=4,
+        pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
 def qwen3_5_vl():
     # Qwen3.5 as the hub has it: Qwen3_5ForConditionalGeneration, a tiny vision tower beside the
     # language model (qwen3_5's blocks, heads of 16 with RoPE on a quarter, M-RoPE sections [1, 1, 0]
@@ -1271,6 +1282,7 @@ CASES = {
     "qwen3_next": (qwen3_next, {"score64": True}),
     "lfm2": (lfm2, {}),
     "lfm2_moe": (lfm2_moe, {"score64": True}),
+    "lfm3": (lfm3, {}),
     "qwen3_5_moe": (qwen3_5_moe, {"score64": True, "seed_of": "qwen3.5-moe-5"}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),

@@ -30,6 +30,7 @@
 
 enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP,
        P_QGATE,                     /* attention_output_gate: q's rows and the gate's (L_QGATE) */
+       P_HGATE,                     /* attention_head_gate: the gate's rows after v's */
        P_LQKV, P_LZ, P_LB, P_LA,    /* a gated delta-net's input projection: q|k|v, z, b, a */
        P_LQKVZ, P_LBA };            /* ... Qwen3-Next's: q|k|v|z and b|a, each grouped by key head */
 /* Which tensors of the table a model has (map_t.flags): 64 bits, one per part or naming. */
@@ -82,6 +83,10 @@ enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP,
 #define F_GDN_NEXT (UINT64_C(1) << 44)      /* ... its input projections as Qwen3-Next's (else Qwen3.5's) */
 #define F_SCONV (UINT64_C(1) << 46)         /* a gated short convolution layer's (LFM2's conv layers) */
 #define F_LFM2_MOE (UINT64_C(1) << 47)      /* LFM2-MoE's experts */
+#define F_LFM2A (UINT64_C(1) << 48)         /* LFM2's own attention names (not LFM3's) */
+#define F_LFM3 (UINT64_C(1) << 49)          /* LFM3's (Qwen3's attention names, norms after the sublayers) */
+#define F_HGATE (UINT64_C(1) << 50)         /* attention's gate per head (LFM3's gate_proj) */
+#define F_AFTER (UINT64_C(1) << 51)         /* norms after the sublayers (LFM3's use_sandwich_norm) */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -263,9 +268,18 @@ static const map_t g_map[] = {
     { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.q_proj.weight", P_Q, L_ROWS, LFM2 },
     { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.k_proj.weight", P_K, L_ROWS, LFM2 },
     { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.v_proj.weight", P_V, L_ROWS, LFM2 },
-    { "h.%d.attn.q_norm.weight", "model.layers.%d.self_attn.q_layernorm.weight", P_ALL, L_ROWS, LFM2 | F_QKNORM },
-    { "h.%d.attn.k_norm.weight", "model.layers.%d.self_attn.k_layernorm.weight", P_ALL, L_ROWS, LFM2 | F_QKNORM },
-    { "h.%d.attn.proj.weight", "model.layers.%d.self_attn.out_proj.weight", P_ALL, L_ROWS, LFM2 },
+    { "h.%d.attn.q_norm.weight", "model.layers.%d.self_attn.q_layernorm.weight", P_ALL, L_ROWS,
+      LFM2 | F_LFM2A | F_QKNORM },
+    { "h.%d.attn.k_norm.weight", "model.layers.%d.self_attn.k_layernorm.weight", P_ALL, L_ROWS,
+      LFM2 | F_LFM2A | F_QKNORM },
+    { "h.%d.attn.proj.weight", "model.layers.%d.self_attn.out_proj.weight", P_ALL, L_ROWS, LFM2 | F_LFM2A },
+    /* LFM3: Qwen3's attention names, a gate per head, norms after the sublayers */
+    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.gate_proj.weight", P_HGATE, L_ROWS, LFM2 | F_LFM3 | F_HGATE },
+    { "h.%d.attn.q_norm.weight", "model.layers.%d.self_attn.q_norm.weight", P_ALL, L_ROWS, LFM2 | F_LFM3 | F_QKNORM },
+    { "h.%d.attn.k_norm.weight", "model.layers.%d.self_attn.k_norm.weight", P_ALL, L_ROWS, LFM2 | F_LFM3 | F_QKNORM },
+    { "h.%d.attn.proj.weight", "model.layers.%d.self_attn.o_proj.weight", P_ALL, L_ROWS, LFM2 | F_LFM3 },
+    { "h.%d.post_norm1.weight", "model.layers.%d.post_operator_norm.weight", P_ALL, L_ROWS, LFM2 | F_LFM3 | F_AFTER },
+    { "h.%d.post_norm2.weight", "model.layers.%d.post_ffn_norm.weight", P_ALL, L_ROWS, LFM2 | F_LFM3 | F_AFTER },
     { "h.%d.attn.in.weight", "model.layers.%d.conv.in_proj.weight", P_ALL, L_ROWS, LFM2 | F_SCONV },
     { "h.%d.attn.conv.weight", "model.layers.%d.conv.conv.weight", P_ALL, L_CONV, LFM2 | F_SCONV },
     { "h.%d.attn.proj.weight", "model.layers.%d.conv.out_proj.weight", P_ALL, L_ROWS, LFM2 | F_SCONV },
@@ -418,6 +432,8 @@ typedef struct {
     bool next;                      /* ... Qwen3-Next's names (export: experts whose top k is not
                                      * renormalized; import: its family says) */
     bool lfm2;                      /* gated short convolution layers: LFM2's (its names) */
+    bool lfm3;                      /* ... LFM3's (export: its parts; import: its family says) */
+    bool head_gate;                 /* attention's gate per head (LFM3) */
     int sconv_K;                    /* their convolution's width */
     accel_numbers_t att_layers;     /* the layers keeping attention among them */
 } dims_t;
@@ -483,6 +499,8 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.lfm2 = d.llama && m->short_conv_kernel > 0;
     d.sconv_K = d.lfm2 ? m->short_conv_kernel : 0;
     d.att_layers = m->attention_layers;
+    d.head_gate = d.llama && m->attention_head_gate;
+    d.lfm3 = d.lfm2 && (d.sandwich || d.head_gate || m->sliding_window || !strcmp(m->rope_scaling, "proportional"));
     d.names = d.neox ? F_NEOX : d.phi ? F_PHI : d.gptj ? F_GPTJ : d.lfm2 ? F_LFM2 : 0;
     d.glm = d.llama && !d.ds && !d.mla && !d.phi3 && !d.ln && !d.plain &&
             (d.rd < d.hs || (d.sandwich && !m->norm_unit_offset));
@@ -512,6 +530,7 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.qwen35 = d.gate || d.lin_pattern;
     d.next = d.qwen35 && d.E && !m->router_norm_topk;
     if (d.qwen35) d.glm = d.rope_pairs = false;     /* its partial RoPE is rotate_half's */
+    if (d.lfm2) d.glm = d.rope_pairs = false;       /* LFM3's norms after the sublayers are not GLM-4's */
     return d;
 }
 
@@ -521,6 +540,10 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_GDN) && !d->lin_pattern) return false;
     if ((e->flags & F_SCONV) && !d->lfm2) return false;
     if ((e->flags & F_LFM2_MOE) && !(d->lfm2 && d->E)) return false;
+    if ((e->flags & F_LFM2A) && d->lfm3) return false;
+    if ((e->flags & F_LFM3) && !d->lfm3) return false;
+    if ((e->flags & F_HGATE) && !d->head_gate) return false;
+    if ((e->flags & F_AFTER) && !d->sandwich) return false;
     if ((e->flags & F_LFM2_MOE) && (e->flags & F_EXPERT) && d->fused) return false;
     if ((e->flags & F_GDN) && (e->part >= P_LQKV && e->part <= P_LBA) && ((e->flags & F_GDN_NEXT) != 0) != d->next)
         return false;
@@ -603,7 +626,8 @@ static void accel_shape(const dims_t *d, const char *pattern, uint64_t flags, in
     uint64_t rows = C, cols = C;
     if (!strcmp(p, "wte") || !strncmp(p, "lm_head.", 8)) rows = (uint64_t)d->V;
     else if (!strcmp(p, "wpe")) rows = (uint64_t)d->T;
-    else if (!strcmp(p, "attn.qkv.weight")) rows = QKV + (d->gate ? (uint64_t)d->NH * d->hs : 0);
+    else if (!strcmp(p, "attn.qkv.weight"))
+        rows = QKV + (d->gate ? (uint64_t)d->NH * d->hs : 0) + (d->head_gate ? (uint64_t)d->NH : 0);
     else if (!strncmp(p, "attn.qkv.", 9)) rows = QKV;
     else if (flags & F_GDN) {           /* a gated delta-net's */
         const uint64_t CW = 2 * (uint64_t)d->Hk * d->dk + (uint64_t)d->Hv * d->dvl, VW = (uint64_t)d->Hv * d->dvl;
@@ -675,6 +699,7 @@ static void part_rows(const dims_t *d, int part, uint64_t rows, int expert, int 
     case P_SHARED_GATE: *r0 = 0; *r1 = (uint64_t)d->S; break;
     case P_SHARED_UP: *r0 = (uint64_t)d->S; *r1 = 2 * (uint64_t)d->S; break;
     case P_QGATE: *r0 = 0; *r1 = 2 * q; break;     /* L_QGATE places them */
+    case P_HGATE: *r0 = q + 2 * kv; *r1 = q + 2 * kv + (uint64_t)d->NH; break;
     case P_LQKV: case P_LZ: case P_LB: case P_LA: case P_LQKVZ: case P_LBA: {
         const uint64_t CW = 2 * (uint64_t)d->Hk * d->dk + (uint64_t)d->Hv * d->dvl, VW = (uint64_t)d->Hv * d->dvl;
         const uint64_t start[] = { 0, CW, CW + VW, CW + VW + (uint64_t)d->Hv, rows };
@@ -919,6 +944,7 @@ static const arch_info_t g_archs[] = {
     { "Qwen3NextForCausalLM", "qwen3_next", true },
     { "Lfm2ForCausalLM", "lfm2", true },
     { "Lfm2MoeForCausalLM", "lfm2_moe", true },
+    { "Lfm3ForCausalLM", "lfm3", true },
 };
 
 /* Families transformers builds from Llama's classes under their own config class and name (their
@@ -1346,13 +1372,16 @@ static accel_status_t translate_window(json_t *root, const char *path, const cha
 
 /* LFM2's gated short convolutions into m->short_conv_kernel (conv_L_cache) and
  * m->attention_layers: layer_types ("conv" / "full_attention"), else full_attn_idxs, else every
- * layer attention (transformers' defaults). LFM2's (not LFM2-MoE's) MLP width as Lfm2MLP computes it: block_ff_dim
+ * layer attention (transformers' defaults); LFM3's ("sliding_attention" too) into m->sliding_layers,
+ * its default two in every four attention. LFM2's (not LFM2-MoE's or LFM3's) MLP width as Lfm2MLP
+ * computes it: block_ff_dim
  * (else intermediate_size); with block_auto_adjust_ff_dim, two thirds of it, then, with a
  * block_ffn_dim_multiplier (not null), times that, rounded up to block_multiple_of. */
-static accel_status_t translate_short_conv(json_t *root, const char *path, bool moe, accel_model_config_t *m,
-                                           char *err, size_t errlen)
+static accel_status_t translate_short_conv(json_t *root, const char *path, const char *arch,
+                                           accel_model_config_t *m, char *err, size_t errlen)
 {
-    const long long K = jint(root, "conv_L_cache", 3);
+    const bool moe = !strcmp(arch, "Lfm2MoeForCausalLM"), lfm3 = !strcmp(arch, "Lfm3ForCausalLM");
+    const long long K = jint(root, "conv_L_cache", lfm3 ? 7 : 3);
     if (K < 1 || K > 64) REFUSE("%s: conv_L_cache = %lld: accel needs 1..64", path, K);
     if (jbool(root, "conv_bias", false)) REFUSE("%s: conv_bias = true: accel's short convolutions have no biases", path);
     m->short_conv_kernel = (int)K;
@@ -1364,16 +1393,22 @@ static accel_status_t translate_short_conv(json_t *root, const char *path, bool 
         for (size_t j = 0; j < json_array_size(idxs); j++)
             if (jint_at(idxs, j) < 0 || jint_at(idxs, j) >= L)
                 REFUSE("%s: full_attn_idxs[%zu] is not a layer number (0..%d)", path, j, L - 1);
-    accel_numbers_t *att = &m->attention_layers;
+    accel_numbers_t *att = &m->attention_layers, *slide = &m->sliding_layers;
     memset(att, 0, sizeof *att);
+    memset(slide, 0, sizeof *slide);
     for (int i = 0; i < L; i++) {
-        bool attends = true;
+        bool attends = true, slides = false;
         if (json_is_array(types)) {
             json_t *t = json_array_get(types, (size_t)i);
-            if (!jstr_is(t, "full_attention") && !jstr_is(t, "conv"))
-                REFUSE("%s: layer_types[%d] = %s: LFM2's layers are conv or full_attention", path, i,
-                       json_is_string(t) ? json_string_value(t) : "(not a string)");
-            attends = jstr_is(t, "full_attention");
+            slides = lfm3 && jstr_is(t, "sliding_attention");
+            if (!jstr_is(t, "full_attention") && !jstr_is(t, "conv") && !slides)
+                REFUSE("%s: layer_types[%d] = %s: %s's layers are conv%s or full_attention", path, i,
+                       json_is_string(t) ? json_string_value(t) : "(not a string)", lfm3 ? "LFM3" : "LFM2",
+                       lfm3 ? ", sliding_attention" : "");
+            attends = !jstr_is(t, "conv");
+        } else if (lfm3) {              /* Lfm3Config's default: 2 of every 4 full, 4 of 4 sliding */
+            slides = i % 4 == 0 && i > 0;
+            attends = i % 4 == 2 || slides;
         } else if (json_is_array(idxs)) {
             attends = false;
             for (size_t j = 0; j < json_array_size(idxs); j++) attends |= jint_at(idxs, j) == i;
@@ -1383,8 +1418,9 @@ static accel_status_t translate_short_conv(json_t *root, const char *path, bool 
             REFUSE("%s: more than %d attention layers: accel's model.attention_layers lists at most %d", path,
                    ACCEL_NUMBERS_MAX, ACCEL_NUMBERS_MAX);
         att->v[att->n++] = i;
+        if (slides) slide->v[slide->n++] = i;
     }
-    if (moe) return ACCEL_OK;           /* LFM2-MoE's widths are as config.json says (translate_experts) */
+    if (moe || lfm3) return ACCEL_OK;   /* their widths are as config.json says (LFM2-MoE: translate_experts) */
     long long ff = jint(root, "block_ff_dim", jint(root, "intermediate_size", 12288));
     if (ff >= 1 && jbool(root, "block_auto_adjust_ff_dim", true)) {
         ff = (long long)(2.0 * (double)ff / 3.0);
@@ -1597,7 +1633,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool phi = !strcmp(ai->arch, "PhiForCausalLM"), gptj = !strcmp(ai->arch, "GPTJForCausalLM");  /* ... an
                                                                                 * LM head bias */
         const bool lfm2_moe = !strcmp(ai->arch, "Lfm2MoeForCausalLM");    /* ... DeepSeek-V3's experts */
-        const bool lfm2 = lfm2_moe || !strcmp(ai->arch, "Lfm2ForCausalLM");    /* short convolutions, its names */
+        const bool lfm3 = !strcmp(ai->arch, "Lfm3ForCausalLM");   /* ... Qwen3's attention gated by head, sandwiches */
+        const bool lfm2 = lfm2_moe || lfm3 || !strcmp(ai->arch, "Lfm2ForCausalLM");    /* short convolutions, its names */
         if (gptj) {                     /* GPT-2's key names */
             m->layers = (int)jint(root, "n_layer", 28);
             m->heads = m->kv_heads = (int)jint(root, "n_head", 16);
@@ -1681,7 +1718,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                                                                                         * experts */
         const bool qwen35 = !strcmp(ai->arch, "Qwen3_5ForCausalLM") || qwen35_moe;  /* gated delta-nets, gated
                                                                                       * attention */
-        long long hd = jint(root, "head_dim", minimax || solar ? 128 : qwen35 ? 256 : 0);   /* their configs' default */
+        long long hd = jint(root, "head_dim", minimax || solar || lfm3 ? 128 : qwen35 ? 256 : 0);   /* their configs' default */
         if (hd < 0 || hd > (1 << 16) || hd % 2)
             REFUSE("%s: head_dim = %lld: accel needs an even head size up to 65536", path, hd);
         if (m->heads > 0 && m->width % m->heads && !hd && !dsv3)    /* latent attention: heads of its own size */
@@ -1712,8 +1749,14 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         }
         if (lfm2) {                     /* Qwen3's per-head q/k norms on its attention layers */
             m->qk_norm = true;
-            accel_status_t cst = translate_short_conv(root, path, lfm2_moe, m, err, errlen);
+            accel_status_t cst = translate_short_conv(root, path, ai->arch, m, err, errlen);
             if (cst != ACCEL_OK) return cst;
+            if (lfm3) {                 /* norms after the sublayers, attention gated by head: on by default */
+                if (jbool(root, "use_sandwich_norm", true)) snprintf(m->norm_position, sizeof m->norm_position, "both");
+                m->attention_head_gate = jbool(root, "use_attention_gate", true);
+                if (jbool(root, "attention_bias", false))
+                    REFUSE("%s: attention_bias = true: accel's LFM3 attention has no biases", path);
+            }
         }
         if (qwen35) {                   /* every norm by 1 + weight (but the delta-nets' gated ones) */
             m->norm_unit_offset = true;
@@ -1829,6 +1872,11 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             if (!sw || json_is_integer(sw))
                 m->no_rope_pattern = !m->sliding_window ? 1 : m->sliding_window_pattern;
         }
+        if (wst == ACCEL_OK && lfm3 && m->sliding_layers.n) {  /* its window on the sliding layers */
+            const long long w = jint(root, "sliding_window", 256);
+            if (w < 1 || w > (1 << 24)) REFUSE("%s: sliding_window = %lld: accel needs 1..16777216", path, w);
+            m->sliding_window = (int)w;
+        }
         if (wst != ACCEL_OK) return wst;
         /* RoPE: transformers 5 writes rope_parameters, older versions rope_theta + rope_scaling.
          * OLMo 3 and Gemma 3: one set per layer type (a flat rope_scaling is the full-attention
@@ -1836,13 +1884,19 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
          * (model.sliding_rope, model.sliding_rope_theta: Gemma 3's rope_local_base_freq). */
         json_t *rp = json_object_get(root, "rope_parameters");
         if (!json_is_object(rp)) rp = json_object_get(root, "rope_scaling");
-        json_t *oss_rope = NULL;        /* GptOssConfig's default: YaRN x32 over 4096, theta 150000 */
+        json_t *default_rope = NULL;    /* GptOssConfig's default: YaRN x32 over 4096, theta 150000;
+                                         * Lfm3Config's: proportional on the full layers, plain on the
+                                         * sliding ones */
         if (oss && !json_is_object(rp))
-            rp = oss_rope = json_pack("{s:s, s:f, s:f, s:f, s:b, s:i, s:f}", "rope_type", "yarn", "factor", 32.0,
+            rp = default_rope = json_pack("{s:s, s:f, s:f, s:f, s:b, s:i, s:f}", "rope_type", "yarn", "factor", 32.0,
                                       "beta_fast", 32.0, "beta_slow", 1.0, "truncate", 0,
                                       "original_max_position_embeddings", 4096, "rope_theta", 150000.0);
+        if (lfm3 && !json_is_object(rp))
+            rp = default_rope = json_pack("{s:{s:s, s:f, s:f}, s:{s:s, s:f}}", "full_attention", "rope_type",
+                                          "proportional", "rope_theta", 1000000.0, "partial_rotary_factor", 0.5,
+                                          "sliding_attention", "rope_type", "default", "rope_theta", 10000.0);
         double typed_theta = 0;         /* the full layers' theta, when per layer type */
-        if (olmo3 || gemma3 || mellum) {
+        if (olmo3 || gemma3 || mellum || lfm3) {
             const double def_full = olmo3 || mellum ? 500000.0 : 1000000.0, def_slide = olmo3 ? 500000.0 : 10000.0;
             json_t *full = json_object_get(rp, "full_attention"), *slide = json_object_get(rp, "sliding_attention");
             double slide_theta;
@@ -1913,6 +1967,17 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                        "heads of 4 or more", path, alpha, hd_rope);
             snprintf(m->rope_scaling, sizeof m->rope_scaling, "none");
             ntk_alpha = pow(alpha, (double)hd_rope / (double)(hd_rope - 2));
+        } else if (!strcmp(rtype, "proportional")) {
+            /* Gemma 4's and LFM3's full layers: plain RoPE over the whole head, the pairs past the
+             * first partial_rotary_factor share unturned */
+            snprintf(m->rope_scaling, sizeof m->rope_scaling, "proportional");
+            m->rope_proportion = jnum(rp, "partial_rotary_factor", 1.0);
+            if (!(m->rope_proportion > 0 && m->rope_proportion <= 1.0))
+                REFUSE("%s: rope_parameters proportional with partial_rotary_factor = %g: accel needs (0, 1]", path,
+                       m->rope_proportion);
+            if (jnum(rp, "factor", 1.0) != 1.0)
+                REFUSE("%s: rope_parameters proportional with factor = %g: accel's proportional RoPE divides no "
+                       "frequency (factor 1)", path, jnum(rp, "factor", 1.0));
         } else if (!strcmp(rtype, "linear")) {
             snprintf(m->rope_scaling, sizeof m->rope_scaling, "linear");
             m->rope_factor = jnum(rp, "factor", 1.0);
@@ -1946,8 +2011,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                 }
             }
         } else {
-            REFUSE("%s: rope_scaling type = %s: accel computes RoPE without scaling or with llama3, yarn, linear or "
-                   "longrope scaling",
+            REFUSE("%s: rope_scaling type = %s: accel computes RoPE without scaling or with llama3, yarn, linear, "
+                   "longrope or proportional scaling",
                    path, rtype);
         }
         m->rope_theta *= ntk_alpha;
@@ -1959,9 +2024,10 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                                  : gptj ? (double)rotary_dim / (m->heads > 0 ? m->width / m->heads : 1)
                                  : neox ? jnum(root, "rotary_pct", 0.25)   /* transformers 4's name */
                                  : rotary_dim > 0 ? (double)rotary_dim / hd : 1.0;
-        const double partial = jnum(root, "partial_rotary_factor",
+        const double partial = !strcmp(m->rope_scaling, "proportional") ? 1.0   /* its share: rope_proportion */
+                             : jnum(root, "partial_rotary_factor",
                                     json_is_object(rp) ? jnum(rp, "partial_rotary_factor", def_partial) : def_partial);
-        json_decref(oss_rope);
+        json_decref(default_rope);
         /* Mistral Small 4's heads are qk_nope_head_dim + qk_rope_head_dim, the factor the latter's part */
         const long long m4_rope = jint(root, "qk_rope_head_dim", 64), m4_head = jint(root, "qk_nope_head_dim", 64) + m4_rope;
         const int hs = mistral4 ? (int)m4_head : m->head_dim ? m->head_dim : m->heads > 0 ? m->width / m->heads : 0;
@@ -2428,6 +2494,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     d.gptj = !strcmp(family, "GPTJForCausalLM");
     d.rope_pairs = d.glm || d.ernie || d.cohere || d.gptj;
     d.names = d.neox ? F_NEOX : d.phi ? F_PHI : d.gptj ? F_GPTJ : d.lfm2 ? F_LFM2 : 0;
+    d.lfm3 = !strcmp(family, "Lfm3ForCausalLM");
     d.next = !strcmp(family, "Qwen3NextForCausalLM");
     d.rope_pairs |= !strcmp(family, "Ernie4_5ForCausalLM") ||   /* a Llama with its pairs interleaved */
                     !strcmp(family, "HeliumForCausalLM");         /* (Cohere's: dims_of) */
@@ -2827,7 +2894,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                                        m->logits_scaling != 1.0);
         const bool phi3 = d.phi3;     /* LongRoPE: Phi-3.5's, Phi-4-mini's (accel_hf_export checked the rest) */
         static const char ministral_arch[] = "MinistralForCausalLM";
-        const char *arch = lfm2 ? (d.E ? "Lfm2MoeForCausalLM" : "Lfm2ForCausalLM") : qwen35 ? (d.next ? "Qwen3NextForCausalLM" : d.E ? "Qwen3_5MoeForCausalLM" : "Qwen3_5ForCausalLM") : own ? own_arch : mellum ? "MellumForCausalLM" : exaone_moe ? "ExaoneMoeForCausalLM" : minimax ? "MiniMaxM2ForCausalLM" : hunyuan ? "HunYuanDenseV1ForCausalLM" : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
+        const char *arch = lfm2 ? (d.lfm3 ? "Lfm3ForCausalLM" : d.E ? "Lfm2MoeForCausalLM" : "Lfm2ForCausalLM") : qwen35 ? (d.next ? "Qwen3NextForCausalLM" : d.E ? "Qwen3_5MoeForCausalLM" : "Qwen3_5ForCausalLM") : own ? own_arch : mellum ? "MellumForCausalLM" : exaone_moe ? "ExaoneMoeForCausalLM" : minimax ? "MiniMaxM2ForCausalLM" : hunyuan ? "HunYuanDenseV1ForCausalLM" : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
                          : youtu ? "YoutuForCausalLM" : dsv2 ? "DeepseekV2ForCausalLM" : dsv3 ? "DeepseekV3ForCausalLM" : phi3 ? "Phi3ForCausalLM" : exaone ? "Exaone4ForCausalLM"
                          : glm_moe ? "Glm4MoeForCausalLM" : oss ? "GptOssForCausalLM"
                          : seed ? "SeedOssForCausalLM"
@@ -2839,7 +2906,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
                          : window ? (m->sliding_window_pattern ? ministral_arch : "MistralForCausalLM")
                          : "LlamaForCausalLM";
-        const char *type = lfm2 ? (d.E ? "lfm2_moe" : "lfm2") : qwen35 ? (d.next ? "qwen3_next" : d.E ? "qwen3_5_moe_text" : "qwen3_5_text") : own ? own_type : mellum ? "mellum" : exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
+        const char *type = lfm2 ? (d.lfm3 ? "lfm3" : d.E ? "lfm2_moe" : "lfm2") : qwen35 ? (d.next ? "qwen3_next" : d.E ? "qwen3_5_moe_text" : "qwen3_5_text") : own ? own_type : mellum ? "mellum" : exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
                          : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
@@ -3094,14 +3161,22 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                                          * LFM2-MoE's experts (intermediate_size: its dense blocks') */
             json_t *types = json_array();
             for (int i = 0; types && i < m->layers; i++) {
-                bool attends = false;
+                bool attends = false, slides = false;
                 for (int k = 0; k < d.att_layers.n; k++) attends |= (int)d.att_layers.v[k] == i;
-                json_array_append_new(types, json_string(attends ? "full_attention" : "conv"));
+                for (int k = 0; k < m->sliding_layers.n; k++) slides |= (int)m->sliding_layers.v[k] == i;
+                slides = attends && window && (slides || !m->sliding_layers.n);   /* no list: every one slides */
+                json_array_append_new(types, json_string(!attends ? "conv" : slides ? "sliding_attention" : "full_attention"));
             }
             json_object_set_new(j, "layer_types", types);
             json_object_set_new(j, "conv_L_cache", json_integer(d.sconv_K));
             json_object_set_new(j, "conv_bias", json_false());
-            if (!d.E) json_object_set_new(j, "block_auto_adjust_ff_dim", json_false());
+            if (!d.E && !d.lfm3) json_object_set_new(j, "block_auto_adjust_ff_dim", json_false());
+            if (d.lfm3) {               /* its norms after the sublayers, gate per head, window, RoPE per layer type */
+                json_object_set_new(j, "use_sandwich_norm", json_boolean(d.sandwich));
+                json_object_set_new(j, "use_attention_gate", json_boolean(d.head_gate));
+                json_object_set_new(j, "sliding_window", window ? json_integer(m->sliding_window) : json_null());
+                json_object_set_new(j, "attention_bias", json_false());
+            }
             json_object_set_new(j, "norm_eps", json_real(m->rms_eps));
             if (d.E) {
                 json_object_set_new(j, "num_experts", json_integer(d.E));
@@ -3113,10 +3188,20 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                 json_object_set_new(j, "routed_scaling_factor", json_real(m->router_scale));
                 json_object_set_new(j, "output_router_logits", json_false());   /* sigmoid: no balancing loss */
             }
-            json_object_set_new(j, "rope_parameters",
-                                json_pack("{s:s, s:f}", "rope_type", "default", "rope_theta", m->rope_theta));
-            static const char *const gone[] = { "rope_theta", "rms_norm_eps", "hidden_act", "attention_bias", "mlp_bias" };
-            for (size_t k = 0; k < sizeof gone / sizeof *gone; k++) json_object_del(j, gone[k]);
+            json_t *rope = !strcmp(m->rope_scaling, "proportional")
+                         ? json_pack("{s:s, s:f, s:f}", "rope_type", "proportional", "rope_theta", m->rope_theta,
+                                     "partial_rotary_factor", m->rope_proportion)
+                         : json_pack("{s:s, s:f}", "rope_type", "default", "rope_theta", m->rope_theta);
+            if (d.lfm3) {               /* the sliding layers' plain RoPE (at their theta), or the full ones' */
+                const double st = m->sliding_rope_theta > 0 ? m->sliding_rope_theta : m->rope_theta;
+                json_t *slide = !strcmp(m->sliding_rope, "plain")
+                              ? json_pack("{s:s, s:f}", "rope_type", "default", "rope_theta", st) : json_deep_copy(rope);
+                rope = json_pack("{s:o, s:o}", "full_attention", rope, "sliding_attention", slide);
+            }
+            json_object_set_new(j, "rope_parameters", rope);
+            static const char *const gone[] = { "rope_theta", "rms_norm_eps", "hidden_act", "mlp_bias",
+                                                "attention_bias" };     /* the last: LFM3's says false */
+            for (size_t k = 0; k < sizeof gone / sizeof *gone - (d.lfm3 ? 1 : 0); k++) json_object_del(j, gone[k]);
         }
         if (j && (exaone || exaone_moe)) {  /* with a window, the full layers are its NoPE ones */
             json_object_set_new(j, "sliding_window", window ? json_integer(m->sliding_window) : json_null());
@@ -3698,29 +3783,37 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
             return ACCEL_ERR_UNSUPPORTED;
         }
     }
-    if (d.lfm2) {                   /* LFM2: short convolutions, Qwen3's q/k norms on its attention */
+    if (d.lfm2) {                   /* LFM2: short convolutions, Qwen3's q/k norms on its attention; LFM3:
+                                     * with norms after the sublayers, a gate per head, a window and
+                                     * proportional RoPE on the full layers */
+        const bool l3 = d.lfm3;
         const char *bad = !m->qk_norm || strcmp(m->qk_norm_scope, "head") || m->qk_norm_after_rope
                         ? "attention without per-head q/k norms before RoPE"
                         : d.ln || d.plain || parallel || m->head_bias || m->norm_unit_offset
                         ? "LayerNorms, a plain MLP, parallel blocks, a head bias or norms by 1 + weight"
-                        : strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") || m->embed_scale != 1.0 ||
+                        : !strcmp(m->norm_position, "post") || strcmp(m->activation, "silu") || m->embed_scale != 1.0 ||
                           m->query_pre_attn_scalar || m->attention_softcap > 0 || m->logit_softcap > 0 ||
                           m->attention_multiplier > 0 || m->residual_multiplier != 1.0 || m->logits_scaling != 1.0 ||
                           m->attention_sinks || m->attention_output_gate ? "Gemma's, Granite's, gpt-oss's or Qwen3.5's keys"
                         : m->attention_bias || m->attention_out_bias ? "attention biases"
-                        : d.mla || (d.E && (strcmp(m->router_scores, "sigmoid") || d.S || m->router_groups > 1 ||
+                        : d.mla || (d.E && (l3 || strcmp(m->router_scores, "sigmoid") || d.S || m->router_groups > 1 ||
                                             m->expert_bias || (m->router_norm_topk && m->router_norm_eps != 1e-6)))
                         ? "latent attention, or experts other than LFM2-MoE's (sigmoid scores, their top k renormalized "
-                          "over their sum + 1e-6 (model.router_norm_eps), no shared expert or groups)"
-                        : d.hs * m->heads != m->width ? "model.head_dim apart from width / heads"
-                        : m->sliding_window || m->no_rope_pattern || m->query_scale_beta > 0 ||
-                          strcmp(m->rope_scaling, "none") || m->rope_dim
-                        ? "a window, layers without RoPE, the query temperature, a RoPE scaling or partial RoPE" : NULL;
+                          "over their sum + 1e-6 (model.router_norm_eps), no shared expert or groups; none beside "
+                          "LFM3's parts)"
+                        : !l3 && d.hs * m->heads != m->width ? "model.head_dim apart from width / heads (LFM3's alone)"
+                        : m->sliding_window_pattern || m->no_rope_pattern || m->query_scale_beta > 0 || m->rope_dim ||
+                          (strcmp(m->rope_scaling, "none") && strcmp(m->rope_scaling, "proportional")) ||
+                          (m->sliding_window && !strcmp(m->sliding_rope, "scaled") && m->sliding_rope_theta > 0)
+                        ? "a window pattern (model.sliding_layers says which layers slide), layers without RoPE, the "
+                          "query temperature, partial RoPE, a RoPE scaling but proportional or a sliding theta of "
+                          "scaled RoPE" : NULL;
         if (bad) {
             ACCEL_ERROR("export --format hf: model.short_conv_kernel=%d with %s has no Hugging Face counterpart\n"
                         "--> hint: Lfm2ForCausalLM: short convolutions beside attention layers with per-head q/k "
                         "norms, RMSNorms, SwiGLU, no biases, window or RoPE scaling (Lfm2MoeForCausalLM: with its "
-                        "experts)", m->short_conv_kernel, bad);
+                        "experts; Lfm3ForCausalLM: with model.norm_position=both, model.attention_head_gate, "
+                        "model.sliding_layers and proportional RoPE)", m->short_conv_kernel, bad);
             return ACCEL_ERR_UNSUPPORTED;
         }
     } else if (d.qwen35) {          /* Qwen3.5: gated delta-nets, gated attention, Qwen3's q/k norms */

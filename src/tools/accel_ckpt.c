@@ -46,7 +46,7 @@ static void usage(FILE *out)
             "                           K-EXAONE, Youtu-LLM, Mellum, Solar Open, Helium, Ministral,\n"
             "                           InternLM3, IQuest-Coder, StarCoder2, Nemotron, Jais 2, Arcee,\n"
             "                           StableLM, GPT-NeoX (Pythia), Cohere, Cohere 2, Phi-2, GPT-J,\n"
-            "                           Qwen3.5, Qwen3-Next, LFM2, LFM2-MoE, the Qwen VLs' and\n"
+            "                           Qwen3.5, Qwen3-Next, LFM2, LFM2-MoE, LFM3, the Qwen VLs' and\n"
             "                           GLM-4.xV's language models, their mixtures of experts;\n"
             "                           config.json + safetensors)\n"
             "                           as accel weights with their configuration (docs/huggingface.md\n"

@@ -955,6 +955,30 @@ def lfm3():
         pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def lfm2_vl():
+    # LFM2-VL as the hub has it: Lfm2VlForConditionalGeneration, a tiny SigLIP2 vision tower and its
+    # projector beside lfm2's language model (layer 1 of 3 attention), the LM head tied at the top.
+    text = dict(vocab_size=V, hidden_size=16, intermediate_size=36, num_hidden_layers=3, num_attention_heads=4,
+                num_key_value_heads=2, max_position_embeddings=T, norm_eps=1e-5, conv_L_cache=3,
+                block_multiple_of=8, block_ffn_dim_multiplier=1.5, full_attn_idxs=[1])
+    vision = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, patch_size=4,
+                  num_patches=16)
+    return tf.Lfm2VlForConditionalGeneration(tf.Lfm2VlConfig(
+        text_config=text, vision_config=vision, image_token_id=255, projector_hidden_size=32))
+
+
+def lfm3_vl():
+    # LFM3-VL as the hub has it: Lfm3VlForConditionalGeneration, a tiny vision tower and projector
+    # beside lfm3's language model (4 layers: layer 2 full attention, the others convolutions).
+    text = dict(vocab_size=V, hidden_size=16, intermediate_size=24, num_hidden_layers=4, num_attention_heads=4,
+                num_key_value_heads=2, head_dim=8, max_position_embeddings=T, norm_eps=1e-5, sliding_window=4,
+                pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    vision = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2,
+                  num_key_value_heads=2, patch_size=4)
+    return tf.Lfm3VlForConditionalGeneration(tf.Lfm3VlConfig(text_config=text, vision_config=vision,
+                                                             image_token_id=255))
+
+
 def qwen3_5_vl():
     # Qwen3.5 as the hub has it: Qwen3_5ForConditionalGeneration, a tiny vision tower beside the
     # language model (qwen3_5's blocks, heads of 16 with RoPE on a quarter, M-RoPE sections [1, 1, 0]
@@ -1283,6 +1307,8 @@ CASES = {
     "lfm2": (lfm2, {}),
     "lfm2_moe": (lfm2_moe, {"score64": True}),
     "lfm3": (lfm3, {}),
+    "lfm2_vl": (lfm2_vl, {}),
+    "lfm3_vl": (lfm3_vl, {}),
     "qwen3_5_moe": (qwen3_5_moe, {"score64": True, "seed_of": "qwen3.5-moe-5"}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),

@@ -982,6 +982,9 @@ static const multimodal_t g_multimodal[] = {
     /* Qwen3.5: gated delta-net layers and gated attention; M-RoPE plain on text */
     { "Qwen3_5ForConditionalGeneration", "Qwen3_5ForCausalLM", "qwen3_5_text", NULL, false, false },
     { "Qwen3_5MoeForConditionalGeneration", "Qwen3_5MoeForCausalLM", "qwen3_5_moe_text", NULL, false, false },
+    /* LFM2-VL, LFM3-VL: their language models beside a vision tower, tied unless the top level says not */
+    { "Lfm2VlForConditionalGeneration", "Lfm2ForCausalLM", "lfm2", NULL, true, false },
+    { "Lfm3VlForConditionalGeneration", "Lfm3ForCausalLM", "lfm3", NULL, true, false },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)

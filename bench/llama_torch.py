@@ -58,6 +58,12 @@ layer 3 of every 4 attention (per-head q/k norms), the others gated short convol
 the MLP's width as given (block_auto_adjust_ff_dim false), norm_eps --rms-eps; without the
 causal-conv1d package (as here) transformers runs its convolutions' PyTorch reference.
 
+--lfm3 (BENCH_MODEL=lfm3): transformers' Lfm3ForCausalLM from an Lfm3Config with the same sizes
+and 4 layers: gated short convolutions of width 7 on layers 1 and 4, layer 2 attention sliding
+over --sliding-window keys (plain RoPE at 1e4), layer 3 full attention (proportional RoPE on half
+of each head's pairs at 1e6), heads of --head-dim, a sigmoid gate per head, norms after every
+sublayer.
+
 --packed L (bench/document_mask.sh): each row packs documents of 1..2L-1 tokens (uniform, mean L)
 the way Hugging Face trains packed data without padding (DataCollatorWithFlattening, TRL's
 padding_free): position_ids restart at every document, transformers builds the block-diagonal
@@ -153,6 +159,17 @@ def build(args):
         kw.update(norm_eps=args.rms_eps, conv_L_cache=3, conv_bias=False, block_auto_adjust_ff_dim=False,
                   layer_types=["full_attention" if i % 4 == 2 else "conv" for i in range(args.layers)])
         cfg, cls = Lfm2Config(**kw), Lfm2ForCausalLM
+    elif args.lfm3:             # LFM3: convolutions on layers 1 and 4, sliding attention on 2, full on 3
+        from transformers import Lfm3Config, Lfm3ForCausalLM
+        for k in ("mlp_bias", "use_sliding_window", "hidden_act", "attention_dropout", "rms_norm_eps"):
+            kw.pop(k, None)
+        kw.update(norm_eps=args.rms_eps, conv_L_cache=7, conv_bias=False, sliding_window=args.sliding_window,
+                  pad_token_id=0, bos_token_id=1, eos_token_id=2,     # its defaults lie past a byte vocabulary
+                  layer_types=["conv", "sliding_attention", "full_attention", "conv"][:args.layers],
+                  rope_parameters={"full_attention": {"rope_type": "proportional", "rope_theta": 1000000.0,
+                                                      "partial_rotary_factor": 0.5},
+                                   "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}})
+        cfg, cls = Lfm3Config(**kw), Lfm3ForCausalLM
     elif args.experts:          # Mixtral: a sparse MoE block of SwiGLU experts; no bias keys at all
         from transformers import MixtralConfig, MixtralForCausalLM
         for k in ("attention_bias", "mlp_bias"):
@@ -233,6 +250,8 @@ def main():
     ap.add_argument("--qwen3-5", action="store_true", help="Qwen3_5ForCausalLM (with --head-dim, --linear-heads)")
     ap.add_argument("--linear-heads", type=int, default=4, help="--qwen3-5: the delta-nets' key heads")
     ap.add_argument("--lfm2", action="store_true", help="Lfm2ForCausalLM (layer 3 of every 4 attention)")
+    ap.add_argument("--lfm3", action="store_true",
+                    help="Lfm3ForCausalLM (4 layers: conv, sliding, full, conv; with --head-dim, --sliding-window)")
     ap.add_argument("--gpt-oss", action="store_true", help="GptOssForCausalLM (with --experts, --sliding-window)")
     ap.add_argument("--glm4-moe", action="store_true",
                     help="Glm4MoeForCausalLM (with --experts: 4 groups, 2 shared experts of --ffn, layer 1 dense of 2 x --ffn)")

@@ -9,6 +9,7 @@
 #   BENCH_MODEL=glm4_moe sh bench/train_speed.sh  GLM-4.5's blocks against Glm4MoeForCausalLM
 #   BENCH_MODEL=qwen3_5 sh bench/train_speed.sh   Qwen3.5's blocks against Qwen3_5ForCausalLM
 #   BENCH_MODEL=lfm2 sh bench/train_speed.sh      LFM2's blocks against Lfm2ForCausalLM
+#   BENCH_MODEL=lfm3 sh bench/train_speed.sh      LFM3's blocks against Lfm3ForCausalLM
 #   BENCH_ROUNDS=5 BENCH_STEPS=60 sh bench/train_speed.sh
 # gpt (the issue's shape): 4 layers, 4 heads, width 256, context 128, byte vocabulary; the peer is
 # bench/gpt_torch.py (the same GPT written in PyTorch).
@@ -45,6 +46,10 @@
 # (in: b|c|x, the convolution, out), layer 3 attention with per-head q/k norms; peer:
 # Lfm2ForCausalLM (llama_torch.py --lfm2: transformers' PyTorch convolutions). Its FLOPs per token
 # count 6 K C for each convolution layer in place of attention's 6 C T.
+# lfm3: the llama shape with LFM3's blocks: layers 1 and 4 gated short convolutions of width 7,
+# layer 2 attention sliding over 64 keys (plain RoPE at 1e4), layer 3 full attention (proportional
+# RoPE on half of each head's pairs at 1e6), 4 heads of 64, a sigmoid gate per head, per-head q/k
+# norms, norms after every sublayer; peer: Lfm3ForCausalLM (llama_torch.py --lfm3).
 # All: micro-batch 8 per rank, 2 ranks, AdamW, gradient clipping to 1.0; accel: mpirun -np 2
 # accel_train on synthetic tokens, one thread per rank; PyTorch: DistributedDataParallel over gloo,
 # 2 processes, torch.set_num_threads(1), fp32 and bf16 autocast, each in three variants: eager with
@@ -183,7 +188,21 @@ lfm2)   # tied; 3 convolution layers (in [3C, C], the convolution [C, K], out [C
         peer_script=bench/llama_torch.py
         peer_args="--layers $L --heads $H --kv-heads $KV --width $C --ffn $F --context $T --vocab $V --lfm2"
         shape="LFM2-style: $L layers (3 gated short convolutions of width $CK, layer 3 attention of $H heads, $KV kv heads, q/k norms), width $C, ffn $F, context $T, vocab $V, tied head" ;;
-*)      echo "BENCH_MODEL must be gpt, llama, qwen3, mixtral, gemma3, gpt_oss, glm4_moe, qwen3_5 or lfm2 (got '$MODEL')" >&2; exit 2 ;;
+lfm3)   # tied; 2 convolution layers, 2 attention layers (q, k, v, o over heads of HD, the head gate,
+        # q/k norms), each with four norms and SwiGLU
+        CK=7 HD=64 WIN=64
+        N=$(( V*C + 2*(4*C*C + C*CK) + 2*(2*C*H*HD + 2*C*KV*HD + H*C + 2*HD) + L*(3*C*F + 4*C) + C ))
+        model_args="model.name=llama model.layers=$L model.heads=$H model.kv_heads=$KV model.width=$C
+            model.head_dim=$HD model.qk_norm=true model.ffn_width=$F model.context=$T model.vocab=$V
+            model.rms_eps=1e-5 model.tie_embeddings=true model.short_conv_kernel=$CK model.attention_layers=1,2
+            model.norm_position=both model.attention_head_gate=true model.sliding_window=$WIN
+            model.sliding_layers=1 model.sliding_rope=plain model.sliding_rope_theta=10000
+            model.rope_scaling=proportional model.rope_proportion=0.5 model.rope_theta=1000000"
+        peer_script=bench/llama_torch.py
+        peer_args="--layers $L --heads $H --kv-heads $KV --width $C --ffn $F --context $T --vocab $V --head-dim $HD
+            --sliding-window $WIN --lfm3"
+        shape="LFM3-style: $L layers (convolutions of width $CK on 1 and 4, attention of $H heads of $HD, $KV kv heads, sliding over $WIN keys on 2, full on 3, head gates, sandwich norms), width $C, ffn $F, context $T, vocab $V, tied head" ;;
+*)      echo "BENCH_MODEL must be gpt, llama, qwen3, mixtral, gemma3, gpt_oss, glm4_moe, qwen3_5, lfm2 or lfm3 (got '$MODEL')" >&2; exit 2 ;;
 esac
 NA=${NA:-$N}    # the parameters a token's products use (all of them but in a mixture of experts)
 ATT=$C
@@ -191,6 +210,7 @@ case $MODEL in qwen3|gemma3) ATT=$((H * HD)) ;; esac     # the attention FLOPs c
 FLOP_TOKEN=$(( 6*NA + 6*L*ATT*T ))
 [ "$MODEL" = qwen3_5 ] && FLOP_TOKEN=$(( 6*NA + 6*H*HD*T + 3*18*HV*HD*HD ))     # 1 attention, 3 delta-net layers
 [ "$MODEL" = lfm2 ] && FLOP_TOKEN=$(( 6*NA + 6*C*T + 3*6*CK*C ))                 # 1 attention, 3 convolution layers
+[ "$MODEL" = lfm3 ] && FLOP_TOKEN=$(( 6*NA + 2*6*H*HD*T + 2*6*CK*C ))            # 2 attention, 2 convolution layers
 peak=$(OMP_NUM_THREADS=1 ./bench/gemm_peak)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -15,7 +15,9 @@
  *          of attention on all but every N-th block, and with model.attention_output_gate the
  *          attention's output gated (Qwen3.5, Qwen3-Next); with model.short_conv_kernel, gated
  *          short convolutions (short_conv.c) in place of attention on all blocks but
- *          model.attention_layers (LFM2).
+ *          model.attention_layers (LFM2; LFM3 adds norms after the sublayers, a gate per head
+ *          with model.attention_head_gate, sliding layers by number with model.sliding_layers
+ *          and proportional RoPE).
  * Both end with softmax cross-entropy on next-token targets.
  *
  * The structure follows karpathy's llm.c (train_gpt2.c): every activation the backward pass needs

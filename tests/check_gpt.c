@@ -142,6 +142,12 @@ static bool g_qwen35;
  * two layers attention, layer 0 sliding; three or more layers 1 (sliding) and 2; the rest
  * convolutions. */
 static int g_lfm2;
+/* g_mamba: Granite 4.0-H's mixers: layer 1 attention, every other layer (all of a one-layer model)
+ * Mamba-2 with 4 heads (2 x width / 4 values each) in 2 groups of B and C, a state of 3, a
+ * convolution of 3 with its bias; norms' epsilon 1e-2: a group of y silu(z) near 0 (a head's D
+ * near 0 at these random weights) puts the gated norm near its pole, where finite differences
+ * cannot follow it (1e-5: errors of 2% at steps of 5e-3). */
+static bool g_mamba;
 
 /* A Llama with every optional part on: grouped-query attention (NH heads, NH/2 kv heads), an untied
  * head, q/k/v biases, Llama-3.1 RoPE scaling with frequencies in all three bands, odd SwiGLU width. */
@@ -277,6 +283,13 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
                                 { "model.qk_norm", "true" }, { "model.attention_bias", "false" } };
         for (size_t i = 0; i < sizeof lf / sizeof lf[0]; i++)
             ck_assert_int_eq(accel_config_set(&cfg, lf[i][0], lf[i][1], NULL, 0), ACCEL_OK);
+    }
+    if (g_mamba) {
+        const char *mb[][2] = { { "model.mamba_heads", "4" }, { "model.mamba_groups", "2" }, { "model.mamba_state", "3" },
+                                { "model.mamba_conv_kernel", "3" }, { "model.attention_layers", L > 1 ? "[1]" : "[]" },
+                                { "model.rms_eps", "1e-2" } };
+        for (size_t i = 0; i < sizeof mb / sizeof mb[0]; i++)
+            ck_assert_int_eq(accel_config_set(&cfg, mb[i][0], mb[i][1], NULL, 0), ACCEL_OK);
     }
     if (g_lfm2 == 2) {
         const char *l3[][2] = { { "model.norm_position", "both" }, { "model.attention_head_gate", "true" },
@@ -556,8 +569,9 @@ START_TEST(test_gradcheck_llama)
     g_qwen35 = _i == 23;                        /* 23: Qwen3.5 (40 tokens: past a recurrence chunk) */
     g_lfm2 = _i == 24 ? 1 : _i == 25 ? 2 : 0;   /* 24: LFM2 (its b x c cubic: fourth-order differences),
                                                  * 25: LFM3 */
-    fd_h = g_qwen35 ? 2e-3 : 5e-3;
-    fd_order4 = g_qwen35 || g_lfm2;
+    g_mamba = _i == 26;                         /* 26: Mamba-2 (40 tokens: past a recurrence chunk) */
+    fd_h = g_mamba || g_qwen35 ? 2e-3 : 5e-3;
+    fd_order4 = g_qwen35 || g_lfm2 || g_mamba;
     fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
     big_init(&f);
     gradcheck(&f, 8, NULL);
@@ -603,7 +617,7 @@ START_TEST(test_gradcheck_llama)
     g_olmo = 0;
     g_gemma = g_oss = g_longrope = g_exaone = false;
     g_mla = g_plain = 0;
-    g_qscale = g_qkafter = g_cohere = g_qwen35 = false;
+    g_qscale = g_qkafter = g_cohere = g_qwen35 = g_mamba = false;
     g_lfm2 = 0;
     g_oss_limit = "1";
 }
@@ -687,7 +701,7 @@ END_TEST
 /* The variant the flags above make, for messages. */
 static const char *variant(bool llama)
 {
-    return g_lfm2 == 2 ? "lfm3" : g_lfm2 ? "lfm2" : g_qwen35 ? "qwen3.5" : g_qkafter ? "qk-after-rope" : g_qscale ? (g_mla ? "mla+qscale" : "qscale")
+    return g_mamba ? "mamba2" : g_lfm2 == 2 ? "lfm3" : g_lfm2 ? "lfm2" : g_qwen35 ? "qwen3.5" : g_qkafter ? "qk-after-rope" : g_qscale ? (g_mla ? "mla+qscale" : "qscale")
            : g_mla ? "mla" : g_exaone ? "exaone4" : g_longrope ? "longrope" : g_oss ? "gpt-oss" : g_gemma ? "gemma3"
            : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt";
 }
@@ -732,7 +746,7 @@ static void kv_case(bool llama, const char *precision, double tol)
 
 START_TEST(test_kv_cache)
 {
-    for (int llama = 0; llama < 18; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
+    for (int llama = 0; llama < 19; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
                                                  * 5: a sliding window, 6: OLMo 2, 7: Gemma 3,
                                                  * 8: gpt-oss, 9: GLM-4.5's experts, 10: LongRoPE
                                                  * (the cache recomputed past 8 tokens), 11: EXAONE 4,
@@ -740,7 +754,8 @@ START_TEST(test_kv_cache)
                                                  * 14: q/k norms after RoPE, 15: Qwen3.5 (a delta-net's
                                                  * state and convolution tail; the call reusing a
                                                  * part of the cache recomputes its sequence),
-                                                 * 16: LFM2 (a convolution's tail), 17: LFM3 */
+                                                 * 16: LFM2 (a convolution's tail), 17: LFM3,
+                                                 * 18: Mamba-2 (its heads' states and tail) */
         g_qwen3 = llama == 2 || llama == 14;
         g_qkafter = llama == 14;
         g_nope = llama == 2 ? 2 : 0;            /* layer 1 of 2 without RoPE */
@@ -756,6 +771,7 @@ START_TEST(test_kv_cache)
         g_qscale = llama >= 12 && llama <= 14;
         g_qwen35 = llama == 15;
         g_lfm2 = llama == 16 ? 1 : llama == 17 ? 2 : 0;
+        g_mamba = llama == 18;
         kv_case(llama, "fp32", 1e-5);
         kv_case(llama, "bf16", 2e-2);
         /* fp16's rounding of a product's operands turns a last-bit difference of the two ways into
@@ -768,7 +784,7 @@ START_TEST(test_kv_cache)
     g_moe = 0;
     g_window = 0;
     g_olmo = 0;
-    g_gemma = g_oss = g_longrope = g_exaone = g_qscale = g_qkafter = g_qwen35 = false;
+    g_gemma = g_oss = g_longrope = g_exaone = g_qscale = g_qkafter = g_qwen35 = g_mamba = false;
     g_mla = g_lfm2 = 0;
 }
 END_TEST
@@ -901,7 +917,7 @@ START_TEST(test_recompute_bitwise)
                                                  * 12: StarCoder2's LayerNorms and plain MLP,
                                                  * 13, 14: the MLP beside attention (GPT-NeoX's,
                                                  * GPT-J's), 15: Cohere 2's, 16: Qwen3.5's,
-                                                 * 17: LFM2's, 18: LFM3's */
+                                                 * 17: LFM2's, 18: LFM3's, 19: Mamba-2's */
     const char *precision = _i % 2 ? "bf16" : "fp32";
     g_qwen3 = _i / 2 == 2 || _i / 2 == 11;
     g_qkafter = _i / 2 == 11;
@@ -915,6 +931,7 @@ START_TEST(test_recompute_bitwise)
     g_cohere = _i / 2 == 15;
     g_qwen35 = _i / 2 == 16;
     g_lfm2 = _i / 2 == 17 ? 1 : _i / 2 == 18 ? 2 : 0;
+    g_mamba = _i / 2 == 19;
     float *ref = NULL;
     double ref_loss = 0;
     size_t bytes[3];
@@ -953,7 +970,7 @@ START_TEST(test_recompute_bitwise)
     g_qwen3 = false;
     g_moe = 0;
     g_olmo = 0;
-    g_gemma = g_oss = g_qscale = g_qkafter = g_cohere = g_qwen35 = false;
+    g_gemma = g_oss = g_qscale = g_qkafter = g_cohere = g_qwen35 = g_mamba = false;
     g_mla = g_plain = g_lfm2 = 0;
 }
 END_TEST
@@ -1023,7 +1040,8 @@ END_TEST
  * finite-difference check. Rows of 40 tokens (past one attention row block) hold documents of 1 to
  * 25 tokens, one row starting mid-document. _i: gpt, llama, llama with Qwen3's attention, Qwen3.5's
  * blocks (a gated delta-net's convolution and state restart with each document), LFM2's and LFM3's
- * (a short convolution's too); odd _i take the whole-head attention. */
+ * (a short convolution's too), Mamba-2's (its states and convolution); odd _i take the whole-head
+ * attention. */
 START_TEST(test_documents)
 {
     enum { T = 40, B = 2 };
@@ -1032,6 +1050,7 @@ START_TEST(test_documents)
     g_qwen3 = g_qscale = _i / 2 == 2;           /* with the query temperature (per document) too */
     g_qwen35 = _i / 2 == 3;
     g_lfm2 = _i / 2 == 4 ? 1 : _i / 2 == 5 ? 2 : 0;
+    g_mamba = _i / 2 == 6;
     if (_i % 2) setenv("ACCEL_ATT_WHOLE_HEAD", "1", 1);
     if (_i / 2 == 0) fixture_open(&f, TL, TNH, TC, T, TV, B, "fp32");
     else fixture_open_llama(&f, TL, 4, 16, T, TV, B, "fp32");
@@ -1075,8 +1094,8 @@ START_TEST(test_documents)
     ck_assert_int_eq(ops->eval(f.model.state, &f.model.layout, f.params, &b0, whole, NULL), ACCEL_OK);
     ck_assert(fabs(whole[0] - loss[0]) > 1e-4 * loss[0]);
     f.positions = pos;
-    fd_h = g_qwen35 ? 2e-3 : 5e-3;
-    fd_order4 = g_qwen35;
+    fd_h = g_mamba || g_qwen35 ? 2e-3 : 5e-3;
+    fd_order4 = g_qwen35 || g_mamba;
     gradcheck(&f, 6, NULL);
     fd_h = FD_H;
     fd_order4 = false;
@@ -1086,7 +1105,7 @@ START_TEST(test_documents)
     accel_batch_t bad = batch_of(&f);
     ck_assert_int_eq(ops->forward_backward(f.model.state, &f.model.layout, f.params, f.grads, &bad, 1.0f, &l),
                      ACCEL_ERR_INVALID);
-    g_qwen3 = g_qscale = g_qwen35 = false;
+    g_qwen3 = g_qscale = g_qwen35 = g_mamba = false;
     g_lfm2 = 0;
     fixture_close(&f);
 }
@@ -1560,15 +1579,15 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
-    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 26);
+    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 27);
     tcase_add_test(tc, test_sliding_window);
     tcase_add_test(tc, test_experts_aux);
     tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);
     tcase_add_loop_test(tc, test_loss_mask, 0, 2);
-    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 38);
+    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 40);
     tcase_add_test(tc, test_causality);
-    tcase_add_loop_test(tc, test_documents, 0, 12);
+    tcase_add_loop_test(tc, test_documents, 0, 14);
     tcase_add_test(tc, test_precision);
     tcase_add_test(tc, test_bad_tokens);
     tcase_add_test(tc, test_generate);

@@ -587,6 +587,19 @@ START_TEST(test_refuses_bad_config)
     };
     for (size_t i = 0; i < sizeof bad_conv / sizeof bad_conv[0]; i++)
         ck_assert_msg(create_with(bad_conv[i], &m) != ACCEL_OK, "%s was accepted", bad_conv[i]);
+    /* Mamba-2 layers: a valid set, then each part out of place. */
+    st = create_with("model.mamba_heads=4 model.mamba_groups=2 model.mamba_state=8 model.attention_layers=1", &m);
+    ck_assert_msg(st == ACCEL_OK, "Mamba-2 layers beside an attention layer are refused: %s", accel_status_str(st));
+    accel_model_destroy(&m);
+    static const char *const bad_mamba[] = {
+        "model.mamba_state=8",                                      /* Mamba-2 keys without its layers */
+        "model.mamba_heads=4 model.mamba_groups=3",                 /* 4 % 3 */
+        "model.mamba_heads=4 model.short_conv_kernel=3",            /* one recurrent mixer at a time */
+        "model.mamba_heads=4 model.norm_position=post",
+        "model.mamba_heads=128",                                    /* 2 x 32 / 128 values a head: none */
+    };
+    for (size_t i = 0; i < sizeof bad_mamba / sizeof bad_mamba[0]; i++)
+        ck_assert_msg(create_with(bad_mamba[i], &m) != ACCEL_OK, "%s was accepted", bad_mamba[i]);
     /* LFM3's parts: a valid set, then each out of place. */
     st = create_with("model.short_conv_kernel=3 model.attention_layers=1 model.qk_norm=true model.norm_position=both "
                      "model.attention_head_gate=true model.rope_scaling=proportional model.rope_proportion=0.5 "

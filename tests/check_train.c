@@ -168,6 +168,12 @@ START_TEST(test_flops_per_token)
     ck_assert_int_eq(accel_config_set(&cfg, "model.attention_layers", "1,3", NULL, 0), ACCEL_OK);
     ck_assert_int_eq(accel_flops_attention_layers(&cfg), 2);
     ck_assert_double_eq(accel_flops_recurrence(&cfg), 6.0 * 2 * 3 * 64);
+    /* Granite 4.0-H's: the same layers Mamba-2 with 8 heads of 2 x 64 / 8 values, a state of 16. */
+    ck_assert_int_eq(accel_config_set(&cfg, "model.short_conv_kernel", "0", NULL, 0), ACCEL_OK);
+    ck_assert_int_eq(accel_config_set(&cfg, "model.mamba_heads", "8", NULL, 0), ACCEL_OK);
+    ck_assert_int_eq(accel_config_set(&cfg, "model.mamba_state", "16", NULL, 0), ACCEL_OK);
+    ck_assert_int_eq(accel_flops_attention_layers(&cfg), 2);
+    ck_assert_double_eq(accel_flops_recurrence(&cfg), 18.0 * 2 * 8 * 16 * 16);
     /* No attention term for classifiers and plugins: 6N per sample, or per token. */
     ck_assert_double_eq(accel_flops_per_unit("mlp", false, 1000, 2, 64, 32), 6000.0);
     ck_assert_double_eq(accel_flops_per_unit("my_plugin", true, 1000, 2, 64, 32), 6000.0);

@@ -79,6 +79,13 @@ typedef struct {
     int linear_key_heads, linear_value_heads;   /* 0 = heads */
     int linear_key_dim, linear_value_dim;       /* 0 = the head size */
     int linear_conv_kernel;         /* model.linear_conv_kernel: the causal convolution's width */
+    /* llama: Mamba-2 layers (Granite 4.0-H, Bamba) */
+    int mamba_heads;                /* model.mamba_heads: their heads; 0 = none */
+    int mamba_head_dim;             /* model.mamba_head_dim: each head's values; 0 = 2 width / heads */
+    int mamba_state;                /* model.mamba_state: the state's size per head and value */
+    int mamba_groups;               /* model.mamba_groups: groups of B and C */
+    int mamba_conv_kernel;          /* model.mamba_conv_kernel: the convolution's width */
+    bool mamba_conv_bias;           /* model.mamba_conv_bias: the convolution's bias */
     /* llama: gated short convolution layers (LFM2) */
     int short_conv_kernel;          /* model.short_conv_kernel: their convolution's width; 0 = none */
     accel_numbers_t attention_layers; /* model.attention_layers: the layers keeping attention */

@@ -17,7 +17,8 @@
  *          short convolutions (short_conv.c) in place of attention on all blocks but
  *          model.attention_layers (LFM2; LFM3 adds norms after the sublayers, a gate per head
  *          with model.attention_head_gate, sliding layers by number with model.sliding_layers
- *          and proportional RoPE).
+ *          and proportional RoPE); with model.mamba_heads, Mamba-2 layers (mamba2.c) in place of
+ *          attention on all blocks but model.attention_layers (Granite 4.0-H).
  * Both end with softmax cross-entropy on next-token targets.
  *
  * The structure follows karpathy's llm.c (train_gpt2.c): every activation the backward pass needs
@@ -47,6 +48,7 @@
 #include "gated_delta.h"
 #include "gemm_cpu.h"
 #include "kernels_cpu.h"
+#include "mamba2.h"
 #include "short_conv.h"
 
 #define ATT_BLOCK 32                /* attention row block: the causal mask skips whole blocks */
@@ -91,8 +93,10 @@ typedef struct {                    /* tensor indices of one block; -1: absent i
     /* a gated delta-net layer (model.linear_attention_pattern), in place of qkvw and projw's
      * shape: the input projection [LP, C], the convolution [LCW, K], dt_bias and A_log [Hv], the
      * gated norm [dv], and the output projection (projw) [C, LO]; a short convolution layer
-     * (model.short_conv_kernel) the input projection [3C, C], the convolution [C, K] and projw */
-    int linw, convw, dtb, alog, lnw;
+     * (model.short_conv_kernel) the input projection [3C, C], the convolution [C, K] and projw;
+     * a Mamba-2 layer (model.mamba_heads) the input projection, the convolution [CW, K] and its
+     * bias (convb), dt_bias, A_log and D [H], the gated norm [I] and projw [C, I] */
+    int linw, convw, dtb, alog, lnw, convb, skipd;
 } gpt_block_t;
 
 typedef struct {                    /* activations of one block, stored for the backward pass */
@@ -143,6 +147,7 @@ typedef struct {
     accel_gdn_dims_t lin;           /* gated delta-net layers' (lin_pattern > 0) */
     int lin_pattern;                /* model.linear_attention_pattern: every N-th layer attention */
     accel_sconv_dims_t sconv;       /* short convolution layers' (sconv.K > 0) */
+    accel_mamba2_dims_t mamba;      /* Mamba-2 layers' (mamba.H > 0) */
     accel_numbers_t att_layers;     /* ... and model.attention_layers: the layers without one */
     int LP, LO;                     /* their input projection's width, their output's (Hv dv; C) */
     accel_glu_t glu;                /* the gated MLP's activation (llama; the experts' too) */
@@ -347,6 +352,12 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->linear_value_dim) key = "model.linear_value_dim";
     else if (c->linear_conv_kernel != 4) key = "model.linear_conv_kernel";
     else if (c->short_conv_kernel) key = "model.short_conv_kernel";
+    else if (c->mamba_heads) key = "model.mamba_heads";
+    else if (c->mamba_head_dim) key = "model.mamba_head_dim";
+    else if (c->mamba_state != 128) key = "model.mamba_state";
+    else if (c->mamba_groups != 1) key = "model.mamba_groups";
+    else if (c->mamba_conv_kernel != 4) key = "model.mamba_conv_kernel";
+    else if (!c->mamba_conv_bias) key = "model.mamba_conv_bias";
     else if (c->attention_layers.n) key = "model.attention_layers";
     if (!key) return ACCEL_OK;
     ACCEL_ERROR0("gpt: %s is a llama key (GPT-2 has learned positions, LayerNorm, a GELU MLP of 4 x "
@@ -483,6 +494,12 @@ static int head_size(const accel_model_config_t *c) { return c->head_dim ? c->he
 /* The pairs of values RoPE turns in each head: model.rope_dim / 2, else the head size / 2. */
 static int rope_pairs(const accel_model_config_t *c) { return (c->rope_dim ? c->rope_dim : head_size(c)) / 2; }
 
+/* Each Mamba-2 head's values: model.mamba_head_dim, else 2 width / heads (transformers' "auto"). */
+static int mamba_head_dim(const accel_model_config_t *c)
+{
+    return c->mamba_head_dim ? c->mamba_head_dim : c->mamba_heads ? 2 * c->width / c->mamba_heads : 0;
+}
+
 /* What is wrong with model.attention_layers (NULL: nothing): whole layer numbers, increasing. */
 static const char *attention_layers_fault(const accel_model_config_t *c)
 {
@@ -508,7 +525,7 @@ static const char *sliding_layers_fault(const accel_model_config_t *c)
         if (s->v[i] != (double)l) return "must list whole layer numbers";
         if (l >= c->layers) return "names a layer past the last (they count from 0 to model.layers - 1)";
         if (i && s->v[i] <= s->v[i - 1]) return "must list each layer once, in increasing order";
-        if ((c->short_conv_kernel && !listed_layer(&c->attention_layers, l)) ||
+        if (((c->short_conv_kernel || c->mamba_heads) && !listed_layer(&c->attention_layers, l)) ||
             (c->linear_attention_pattern && (l + 1) % c->linear_attention_pattern))
             return "names a layer without attention (a short convolution or gated delta-net layer)";
     }
@@ -729,9 +746,22 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
                                                    "sublayers (and after: model.norm_position=both): not with "
                                                    "model.linear_attention_pattern, model.norm_position=post, "
                                                    "model.parallel_block or latent attention";
-        else if (!c->short_conv_kernel && c->attention_layers.n)
+        else if (c->mamba_heads && (c->short_conv_kernel || c->linear_attention_pattern || !strcmp(c->norm_position, "post") ||
+                                    strcmp(c->parallel_block, "none") || c->kv_lora_rank))
+            bad = "model.mamba_heads", why = "puts Mamba-2 layers in blocks with norms before their sublayers: not "
+                                             "with model.short_conv_kernel, model.linear_attention_pattern, "
+                                             "model.norm_position=post, model.parallel_block or latent attention";
+        else if (!c->mamba_heads && (c->mamba_head_dim || c->mamba_state != 128 || c->mamba_groups != 1 ||
+                                     c->mamba_conv_kernel != 4 || !c->mamba_conv_bias))
+            bad = "model.mamba_head_dim", why = "(and the other model.mamba_* keys) shape Mamba-2 layers: set "
+                                                "model.mamba_heads";
+        else if (c->mamba_heads && c->mamba_heads % c->mamba_groups)
+            bad = "model.mamba_groups", why = "must divide model.mamba_heads (each group serves as many heads)";
+        else if (c->mamba_heads && mamba_head_dim(c) < 1)
+            bad = "model.mamba_head_dim", why = "is 0 and 2 x width is less than model.mamba_heads: set it";
+        else if (!c->short_conv_kernel && !c->mamba_heads && c->attention_layers.n)
             bad = "model.attention_layers", why = "names the layers that keep attention among short convolution "
-                                                  "layers: set model.short_conv_kernel";
+                                                  "or Mamba-2 layers: set model.short_conv_kernel or model.mamba_heads";
         else if ((why = attention_layers_fault(c)))
             bad = "model.attention_layers";
         if (bad) {
@@ -804,6 +834,13 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
         m->att_layers = c->attention_layers;
         m->LP = (int)accel_sconv_in_width(&m->sconv);
         m->LO = m->C;
+    }
+    if (llama && c->mamba_heads) {
+        m->mamba = (accel_mamba2_dims_t){ c->mamba_heads, mamba_head_dim(c), c->mamba_groups, c->mamba_state,
+                                          c->mamba_conv_kernel, (float)c->rms_eps };
+        m->att_layers = c->attention_layers;
+        m->LP = (int)accel_mamba2_in_width(&m->mamba);
+        m->LO = m->mamba.H * m->mamba.P;
     }
     const int E = llama ? c->experts : 0;
     m->glu = (accel_glu_t){ !strcmp(c->activation, "gelu_tanh") ? ACCEL_GLU_GELU_TANH
@@ -882,11 +919,18 @@ static bool layer_linear(const gpt_t *m, int l) { return m->lin_pattern && (l + 
  * model.attention_layers). */
 static bool layer_conv(const gpt_t *m, int l) { return m->sconv.K && !listed_layer(&m->att_layers, l); }
 
-/* Whether block l mixes tokens without attention: a delta-net's or a convolution's recurrence. */
-static bool layer_recurrent(const gpt_t *m, int l) { return layer_linear(m, l) || layer_conv(m, l); }
+/* Whether block l is a Mamba-2 layer (model.mamba_heads: all but model.attention_layers). */
+static bool layer_mamba(const gpt_t *m, int l) { return m->mamba.H && !listed_layer(&m->att_layers, l); }
+
+/* Whether block l mixes tokens without attention: a delta-net's, a convolution's or a state
+ * space's recurrence. */
+static bool layer_recurrent(const gpt_t *m, int l)
+{
+    return layer_linear(m, l) || layer_conv(m, l) || layer_mamba(m, l);
+}
 
 /* Whether the model has such layers: a generation's cache cannot go back to an earlier position. */
-static bool has_recurrent(const gpt_t *m) { return m->lin_pattern || m->sconv.K; }
+static bool has_recurrent(const gpt_t *m) { return m->lin_pattern || m->sconv.K || m->mamba.H; }
 
 /* Whether block l's MLP is the experts (else a dense MLP: no experts, or model.dense_layers). */
 static bool layer_moe(const gpt_t *m, int l) { return m->moe.E && l >= m->dense_layers; }
@@ -930,7 +974,7 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
     for (int l = 0; l < m->L; l++) {
         gpt_block_t *b = &m->blk[l];
         *b = (gpt_block_t){ -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-                            -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+                            -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
         char name[ACCEL_TENSOR_NAME_MAX];
 #define ADD(part, suffix, ndim, d0, d1, flags, s, idx)                                      \
         snprintf(name, sizeof name, "h.%d.%s." suffix, l, part);                            \
@@ -945,6 +989,19 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
             snprintf(name, sizeof name, "h.%d.attn.A_log", l);
             ACCEL_CHECK_GOTO(add(layout, name, 1, m->lin.Hv, 0, l + 1, nd, 0.0f, &b->alog), st, fail);
             ADD("attn.norm", "weight", 1, m->lin.dv, 0, nd, -1.0f, &b->lnw);
+            ADD("attn.proj", "weight", 2, C, m->LO, 0, res_std, &b->projw);
+        } else if (layer_mamba(m, l)) { /* Mamba-2: HF's A_log = log(1..H), D = 1: here A = 1, D = 1 */
+            const int64_t CW = (int64_t)accel_mamba2_conv_width(&m->mamba), Hm = m->mamba.H;
+            ADD("attn.in", "weight", 2, m->LP, C, 0, std, &b->linw);
+            ADD("attn.conv", "weight", 2, CW, m->mamba.K, 0, std, &b->convw);
+            if (cfg->model.mamba_conv_bias) { ADD("attn.conv", "bias", 1, CW, 0, nd, 0.0f, &b->convb); }
+            snprintf(name, sizeof name, "h.%d.attn.dt_bias", l);
+            ACCEL_CHECK_GOTO(add(layout, name, 1, Hm, 0, l + 1, nd, -1.0f, &b->dtb), st, fail);
+            snprintf(name, sizeof name, "h.%d.attn.A_log", l);
+            ACCEL_CHECK_GOTO(add(layout, name, 1, Hm, 0, l + 1, nd, 0.0f, &b->alog), st, fail);
+            snprintf(name, sizeof name, "h.%d.attn.D", l);
+            ACCEL_CHECK_GOTO(add(layout, name, 1, Hm, 0, l + 1, nd, -1.0f, &b->skipd), st, fail);
+            ADD("attn.norm", "weight", 1, m->LO, 0, nd, -1.0f, &b->lnw);
             ADD("attn.proj", "weight", 2, C, m->LO, 0, res_std, &b->projw);
         } else if (layer_conv(m, l)) {  /* a short convolution: b | c | x, the taps, the output */
             ADD("attn.in", "weight", 2, m->LP, C, 0, std, &b->linw);
@@ -1098,7 +1155,8 @@ static void piece_floats(const gpt_t *m, size_t B, size_t T, size_t sizes[A_PIEC
                                  m->mla ? BT * (2 * (size_t)m->Rq + 2 * (size_t)m->Rkv + 2) : 0,
                                  gate, atto,
                                  m->lin_pattern ? BT * accel_gdn_act_floats(&m->lin)
-                                 : m->sconv.K ? BT * accel_sconv_act_floats(&m->sconv) : 0 };
+                                 : m->sconv.K ? BT * accel_sconv_act_floats(&m->sconv)
+                                 : m->mamba.H ? BT * accel_mamba2_act_floats(&m->mamba) : 0 };
     memcpy(sizes, s, sizeof s);
 }
 
@@ -1137,7 +1195,8 @@ static size_t d3c_width(const gpt_t *m) { return larger((size_t)m->QKV, (size_t)
 static size_t lin_scratch(const gpt_t *m, size_t B, size_t T)
 {
     return m->lin_pattern ? accel_gdn_scratch_floats(&m->lin, B, T)
-           : m->sconv.K ? accel_sconv_scratch_floats(&m->sconv, B * T) : 0;
+           : m->sconv.K ? accel_sconv_scratch_floats(&m->sconv, B * T)
+           : m->mamba.H ? accel_mamba2_scratch_floats(&m->mamba, B, T) : 0;
 }
 
 /* Floats of activations and work buffers for a micro-batch of B samples (laid out by reserve):
@@ -1906,6 +1965,12 @@ static accel_gdn_weights_t lin_weights(const gpt_block_t *k, const accel_layout_
     return (accel_gdn_weights_t){ PARAM(k->convw), PARAM(k->dtb), PARAM(k->alog), PARAM(k->lnw) };
 }
 
+static accel_mamba2_weights_t mamba_weights(const gpt_block_t *k, const accel_layout_t *layout, const float *params)
+{
+    return (accel_mamba2_weights_t){ PARAM(k->convw), PARAM_OPT(k->convb), PARAM(k->dtb), PARAM(k->alog),
+                                     PARAM(k->skipd), PARAM(k->lnw) };
+}
+
 static accel_gdn_acts_t lin_acts(const gpt_t *m, const gpt_acts_t *a, size_t rows)
 {
     accel_gdn_acts_t v;
@@ -1927,7 +1992,13 @@ static accel_status_t block_linear(gpt_t *m, const gpt_fwd_t *fw, const accel_la
     const gpt_block_t *k = &m->blk[l];
     norm_forward(m, a->ln1 + o, a->ln1_mean + p0, a->ln1_rstd + p0, res + o, PARAM(k->ln1w), PARAM_OPT(k->ln1b), R);
     GEMM(false, true, (int)R, LP, C, 1.0f, a->ln1 + o, C, PARAM(k->linw), C, 0.0f, a->qkv + (size_t)p0 * LP, LP);
-    if (layer_conv(m, l)) {
+    if (layer_mamba(m, l)) {
+        accel_mamba2_weights_t w = mamba_weights(k, layout, params);
+        accel_mamba2_acts_t ma;
+        accel_mamba2_carve(&m->mamba, &ma, a->lin, (size_t)B * T);
+        if (fw->kv) accel_mamba2_extend(&m->mamba, &w, a->qkv, (size_t)LP, p0, T, fw->kv[l], &ma, a->atty, fw->lin);
+        else accel_mamba2_forward(&m->mamba, &w, a->qkv, (size_t)LP, B, T, m->pos, &ma, a->atty, fw->lin);
+    } else if (layer_conv(m, l)) {
         if (fw->kv) accel_sconv_extend(&m->sconv, PARAM(k->convw), a->qkv, (size_t)LP, p0, T, fw->kv[l], a->lin,
                                        a->atty, fw->lin);
         else accel_sconv_forward(&m->sconv, PARAM(k->convw), a->qkv, (size_t)LP, B, T, m->pos, a->lin, a->atty,
@@ -2278,7 +2349,14 @@ static accel_status_t linear_backward(gpt_t *m, const accel_layout_t *layout, co
     GEMM(false, false, bt, LO, C, 1.0f, dproj, C, PARAM(k->projw), LO, 0.0f, m->dc, LO);
     GEMM(true, false, C, LO, bt, 1.0f, dproj, C, a->atty, LO, 1.0f, GRAD(k->projw), LO);
     accel_batch_progress(hb);
-    if (layer_conv(m, l)) {
+    if (layer_mamba(m, l)) {
+        accel_mamba2_weights_t w = mamba_weights(k, layout, params);
+        accel_mamba2_grads_t g = { GRAD(k->convw), GRAD_OPT(k->convb), GRAD(k->dtb), GRAD(k->alog), GRAD(k->skipd),
+                                   GRAD(k->lnw) };
+        accel_mamba2_acts_t ma;
+        accel_mamba2_carve(&m->mamba, &ma, a->lin, BT);
+        accel_mamba2_backward(&m->mamba, &w, &g, a->qkv, (size_t)LP, B, T, m->pos, &ma, m->dc, m->d3c, m->dlin);
+    } else if (layer_conv(m, l)) {
         accel_sconv_backward(&m->sconv, PARAM(k->convw), GRAD(k->convw), a->qkv, (size_t)LP, B, T, m->pos, a->lin,
                              m->dc, m->d3c, m->dlin);
     } else {
@@ -2505,6 +2583,7 @@ static size_t cache_floats(const gpt_t *m, int l)
 {
     if (layer_linear(m, l)) return accel_gdn_cache_floats(&m->lin);
     if (layer_conv(m, l)) return accel_sconv_cache_floats(&m->sconv);
+    if (layer_mamba(m, l)) return accel_mamba2_cache_floats(&m->mamba);
     return (size_t)m->T * (size_t)(m->QKV - m->NH * m->hs);
 }
 

@@ -211,7 +211,8 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                       : mc->attention_output_gate ? "model.attention_output_gate=true"
                       : mc->attention_head_gate ? "model.attention_head_gate=true"
                       : mc->linear_attention_pattern ? "model.linear_attention_pattern"
-                      : mc->short_conv_kernel ? "model.short_conv_kernel" : NULL;
+                      : mc->short_conv_kernel ? "model.short_conv_kernel"
+                      : mc->mamba_heads ? "model.mamba_heads" : NULL;
     if (!strcmp(mc->name, "llama") && cpu_only) {
         snprintf(why, whylen, "device=cuda: %s: the GPU engine has Llama's and Qwen3's blocks only (the CPU "
                  "decoder trains Gemma's, Granite's, gpt-oss's, GLM's, Ministral 3's, StarCoder2's, Nemotron's, Qwen3.5's and LFM2's)\n--> hint: use device=cpu for this model", cpu_only);

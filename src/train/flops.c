@@ -41,7 +41,7 @@ int accel_flops_attention_layers(const accel_config_t *cfg)
 {
     const accel_model_config_t *m = &cfg->model;
     if (strcmp(m->name, "llama")) return m->layers;
-    if (m->short_conv_kernel) return m->attention_layers.n;
+    if (m->short_conv_kernel || m->mamba_heads) return m->attention_layers.n;
     return m->linear_attention_pattern ? m->layers / m->linear_attention_pattern : m->layers;
 }
 
@@ -51,6 +51,10 @@ double accel_flops_recurrence(const accel_config_t *cfg)
     const int linear = m->layers - accel_flops_attention_layers(cfg);
     if (!linear || m->heads < 1) return 0.0;
     if (m->short_conv_kernel) return 6.0 * linear * m->short_conv_kernel * (double)m->width;
+    if (m->mamba_heads) {           /* as a delta-net's: the state's update and read, N x P a head */
+        const double P = m->mamba_head_dim ? m->mamba_head_dim : 2.0 * m->width / m->mamba_heads;
+        return 18.0 * linear * m->mamba_heads * (double)m->mamba_state * P;
+    }
     const int hs = m->head_dim ? m->head_dim : m->width / m->heads;
     const int hk = m->linear_key_heads ? m->linear_key_heads : m->heads;
     const double hv = m->linear_value_heads ? m->linear_value_heads : hk;

@@ -191,6 +191,16 @@ pass "lfm2, lfm2_moe: transformers' logits need the RoPE theta, the routed scale
 hub_form lfm3_bare lfm3 '/"layer_types": \[/,/^  \],/d
 /"rope_parameters": {/,/^  },/d' rope_parameters
 pass "lfm3: transformers' logits need the proportional RoPE and the sliding theta; its defaults give the same"
+# Granite 4.0-H: the logits need Granite's scalars and (the dense one) RoPE; the hub's config.json
+# (layers_block_type with mamba / attention, a bare Infinity in time_step_limit as Python writes
+# it) gives the same.
+needs granite4_h model.residual_multiplier=1 model.embed_scale=1
+needs granite4_h_dense model.no_rope_pattern=1
+hub_form granite4_hub granite4_h '/"layer_types": \[/,/^  \],/c\
+  "layers_block_type": ["mamba", "mamba", "attention", "mamba"],
+/"time_step_limit": \[/,/^  \],/c\
+  "time_step_limit": [0.0, Infinity],' '"layer_types"'
+pass "granite4_h, granite4_h_dense: transformers' logits need the scalars and RoPE; the hub's config.json gives the same"
 # LongRoPE: Phi-3.5's 16 tokens fit its original context of 16 (the short factors), Phi-4-mini's
 # pass its 8 (the long ones, on 6 of each head's 8 values): the fixtures' logits need those factors
 # and the attention factor, and the other list changes nothing. The hub's config.json layout
@@ -503,6 +513,8 @@ train_case 1 ddp "$FIX/qwen3_5_vl" "$FIX/qwen3_5_vl" qwen3_5_vl_dir_1_ddp
 train_case 2 zero3 "$FIX/lfm2" "$FIX/lfm2" lfm2_dir_2_zero3
 train_case 2 zero2 "$FIX/lfm2_moe" "$FIX/lfm2_moe" lfm2_moe_dir_2_zero2
 train_case 2 ddp "$FIX/lfm3" "$FIX/lfm3" lfm3_dir_2_ddp
+train_case 2 zero2 "$FIX/granite4_h" "$FIX/granite4_h" granite4_h_dir_2_zero2
+train_case 2 zero3 "$FIX/granite4_h_dense" "$FIX/granite4_h_dense" granite4_h_dense_dir_2_zero3
 train_case 1 ddp "$FIX/gemma" "$FIX/gemma" gemma_dir_1_ddp
 train_case 2 ddp "$FIX/gemma3_vl" "$FIX/gemma3_vl" gemma3_vl_dir_2_ddp
 train_case 2 zero2 "$FIX/gemma2" "$FIX/gemma2" gemma2_dir_2_zero2
@@ -817,6 +829,16 @@ export_refused lfm2qk "model.short_conv_kernel=3 with attention without per-head
     model.short_conv_kernel=3 "model.attention_layers=[1]"
 export_refused lfm2moe "model.short_conv_kernel=3 with latent attention, or experts other than LFM2-MoE's" \
     model.short_conv_kernel=3 model.qk_norm=true model.experts=2 model.experts_per_token=1
+refused g4proj granite4_h 's/"mamba_proj_bias": false/"mamba_proj_bias": true/' \
+    "mamba_proj_bias = true: accel's Mamba-2 projections have no biases"
+refused g4step granite4_h '/"time_step_limit": \[/,/^  \],/c\
+  "time_step_limit": [0.0, 10.0],' "time_step_limit other than [0, inf]"
+refused g4type granite4_h '0,/"linear_attention",/s//"sliding_attention",/' \
+    "layer_types[0] = sliding_attention: Granite 4.0-H's layers are mamba or attention"
+refused g4pos granite4_h 's/"position_embedding_type": "nope"/"position_embedding_type": "alibi"/' \
+    "position_embedding_type = alibi"
+export_refused g4qk "model.mamba_heads=4 with q/k norms" model.mamba_heads=4 "model.attention_layers=[1]" \
+    model.qk_norm=true
 refused lfm3bias lfm3 's/"attention_bias": false/"attention_bias": true/' "attention_bias = true: accel's LFM3 attention"
 refused lfm3type lfm3 '0,/"conv",/s//"linear_attention",/' \
     "layer_types[0] = linear_attention: LFM3's layers are conv, sliding_attention or full_attention"

@@ -979,6 +979,35 @@ def lfm3_vl():
                                                              image_token_id=255))
 
 
+def granite4_h():
+    # Granite 4.0-H (GraniteMoeHybridForCausalLM): layers 0, 1, 3 Mamba-2 (4 heads of 8, 2 groups of B
+    # and C, a state of 4, a convolution of 4 with its bias), layer 2 attention without RoPE
+    # (position_embedding_type nope); in every block 4 experts of 12 (Granite's top 2, softmax over
+    # their logits) beside an ungated shared MLP of 20; Granite's four scalars.
+    return tf.GraniteMoeHybridForCausalLM(tf.GraniteMoeHybridConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=12, num_hidden_layers=4, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=T, rms_norm_eps=1e-5, num_local_experts=4,
+        num_experts_per_tok=2, shared_intermediate_size=20, position_embedding_type="nope",
+        layer_types=["mamba", "mamba", "attention", "mamba"], mamba_n_heads=4, mamba_n_groups=2,
+        mamba_d_state=4, mamba_d_conv=4, mamba_expand=2, embedding_multiplier=3.0, attention_multiplier=0.2,
+        residual_multiplier=0.5, logits_scaling=2.0, tie_word_embeddings=True,
+        pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
+def granite4_h_dense():
+    # Granite 4.0-H-1B's kind: granite4_h's layers with no experts (the shared MLP of 24 alone; its
+    # unused intermediate_size the same) and RoPE on its attention layer.
+    return tf.GraniteMoeHybridForCausalLM(tf.GraniteMoeHybridConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=24, num_hidden_layers=4, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=T, rms_norm_eps=1e-5, num_local_experts=0,
+        shared_intermediate_size=24, position_embedding_type="rope",
+        layer_types=["mamba", "attention", "mamba", "mamba"], mamba_n_heads=2, mamba_n_groups=1,
+        mamba_d_state=6, mamba_d_conv=3, mamba_expand=2, embedding_multiplier=2.0, attention_multiplier=0.25,
+        residual_multiplier=0.7, logits_scaling=1.5, tie_word_embeddings=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+        pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
 def qwen3_5_vl():
     # Qwen3.5 as the hub has it: Qwen3_5ForConditionalGeneration, a tiny vision tower beside the
     # language model (qwen3_5's blocks, heads of 16 with RoPE on a quarter, M-RoPE sections [1, 1, 0]
@@ -1191,6 +1220,20 @@ def save_mxfp4(model, out):
         f.write("\n")
 
 
+def logit_margin(model, tokens, routers):
+    """Routers that choose by their logits (Granite's; routers: the modules giving them, first of a
+    tuple or alone): the smallest gap between a token's k-th and (k+1)-th logit over every block."""
+    outs, k = [], model.config.num_experts_per_tok
+    hooks = [r.register_forward_hook(lambda m, a, o: outs.append((o[0] if isinstance(o, tuple) else o).double()))
+             for r in routers]
+    with torch.no_grad():
+        model(tokens[None, :-1])
+    for h in hooks:
+        h.remove()
+    return min((o.sort(-1, descending=True).values[..., k - 1] - o.sort(-1, descending=True).values[..., k]).min().item()
+               for o in outs)
+
+
 def routing_margin(model, tokens):
     """The smallest gap between a token's k-th and (k+1)-th router probability over every block:
     a gap near float32 rounding would let accel and transformers route a token differently."""
@@ -1309,6 +1352,8 @@ CASES = {
     "lfm3": (lfm3, {}),
     "lfm2_vl": (lfm2_vl, {}),
     "lfm3_vl": (lfm3_vl, {}),
+    "granite4_h": (granite4_h, {"score64": True}),
+    "granite4_h_dense": (granite4_h_dense, {}),
     "qwen3_5_moe": (qwen3_5_moe, {"score64": True, "seed_of": "qwen3.5-moe-5"}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
@@ -1397,6 +1442,10 @@ def main(out_root, names):
         if name == "minimax_m2":
             margin = sigmoid_bias_margin(model, tokens, [layer.mlp.gate for layer in model.model.layers])
             assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
+        elif name.startswith("granite4_h"):  # no experts: no routing to check
+            if model.config.num_local_experts:
+                margin = logit_margin(model, tokens, [layer.block_sparse_moe.router for layer in model.model.layers])
+                assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
         elif name == "lfm2_moe":
             margin = sigmoid_bias_margin(model, tokens, [layer.feed_forward.gate for layer in model.model.layers
                                                          if hasattr(layer.feed_forward, "gate")])

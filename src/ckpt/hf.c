@@ -87,6 +87,9 @@ enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP,
 #define F_LFM3 (UINT64_C(1) << 49)          /* LFM3's (Qwen3's attention names, norms after the sublayers) */
 #define F_HGATE (UINT64_C(1) << 50)         /* attention's gate per head (LFM3's gate_proj) */
 #define F_AFTER (UINT64_C(1) << 51)         /* norms after the sublayers (LFM3's use_sandwich_norm) */
+#define F_MAMBA (UINT64_C(1) << 52)         /* a Mamba-2 layer's (Granite 4.0-H's mamba layers) */
+#define F_MCONVB (UINT64_C(1) << 53)        /* ... its convolution's bias */
+#define F_GSHARED (UINT64_C(1) << 54)       /* Granite 4.0-H's shared_mlp: the MLP, or beside the experts */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -253,6 +256,25 @@ static const map_t g_map[] = {
     { "h.%d.mlp.router.weight", "model.layers.%d.block_sparse_moe.router.layer.weight", P_ALL, L_ROWS, GRANITE_MOE },
     { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.block_sparse_moe.input_linear.weight", P_ALL, L_STACKED, GRANITE_MOE },
     { "h.%d.mlp.experts.down.weight", "model.layers.%d.block_sparse_moe.output_linear.weight", P_ALL, L_STACKED, GRANITE_MOE },
+    /* Granite 4.0-H: Mamba-2 layers, its shared MLP (the whole dense MLP, or the experts' shared one) */
+#define MAMBA (F_LLAMA | F_BLOCK | F_MAMBA)
+    { "h.%d.attn.in.weight", "model.layers.%d.mamba.in_proj.weight", P_ALL, L_ROWS, MAMBA },
+    { "h.%d.attn.conv.weight", "model.layers.%d.mamba.conv1d.weight", P_ALL, L_CONV, MAMBA },
+    { "h.%d.attn.conv.bias", "model.layers.%d.mamba.conv1d.bias", P_ALL, L_ROWS, MAMBA | F_MCONVB },
+    { "h.%d.attn.dt_bias", "model.layers.%d.mamba.dt_bias", P_ALL, L_ROWS, MAMBA },
+    { "h.%d.attn.A_log", "model.layers.%d.mamba.A_log", P_ALL, L_ROWS, MAMBA },
+    { "h.%d.attn.D", "model.layers.%d.mamba.D", P_ALL, L_ROWS, MAMBA },
+    { "h.%d.attn.norm.weight", "model.layers.%d.mamba.norm.weight", P_ALL, L_ROWS, MAMBA },
+    { "h.%d.attn.proj.weight", "model.layers.%d.mamba.out_proj.weight", P_ALL, L_ROWS, MAMBA },
+#undef MAMBA
+    { "h.%d.mlp.gate_up.weight", "model.layers.%d.shared_mlp.input_linear.weight", P_ALL, L_ROWS,
+      F_LLAMA | F_BLOCK | F_DENSE | F_GSHARED },
+    { "h.%d.mlp.down.weight", "model.layers.%d.shared_mlp.output_linear.weight", P_ALL, L_ROWS,
+      F_LLAMA | F_BLOCK | F_DENSE | F_GSHARED },
+    { "h.%d.mlp.shared.gate_up.weight", "model.layers.%d.shared_mlp.input_linear.weight", P_ALL, L_ROWS,
+      GRANITE_MOE | F_GSHARED | F_SHARED },
+    { "h.%d.mlp.shared.down.weight", "model.layers.%d.shared_mlp.output_linear.weight", P_ALL, L_ROWS,
+      GRANITE_MOE | F_GSHARED | F_SHARED },
 #undef MIXTRAL
 #undef QWEN_MOE
 #undef OSS
@@ -434,6 +456,9 @@ typedef struct {
     bool lfm2;                      /* gated short convolution layers: LFM2's (its names) */
     bool lfm3;                      /* ... LFM3's (export: its parts; import: its family says) */
     bool head_gate;                 /* attention's gate per head (LFM3) */
+    bool mamba;                     /* Mamba-2 layers: Granite 4.0-H's (its names) */
+    int MH, MP, MG, MN, MK;         /* their heads, head values, groups, state, convolution width */
+    bool mconv_bias;                /* ... the convolution's bias */
     int sconv_K;                    /* their convolution's width */
     accel_numbers_t att_layers;     /* the layers keeping attention among them */
 } dims_t;
@@ -500,6 +525,14 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.sconv_K = d.lfm2 ? m->short_conv_kernel : 0;
     d.att_layers = m->attention_layers;
     d.head_gate = d.llama && m->attention_head_gate;
+    d.mamba = d.llama && m->mamba_heads > 0;
+    d.MH = m->mamba_heads;
+    d.MP = m->mamba_head_dim ? m->mamba_head_dim : m->mamba_heads ? 2 * m->width / m->mamba_heads : 0;
+    d.MG = m->mamba_groups;
+    d.MN = m->mamba_state;
+    d.MK = m->mamba_conv_kernel;
+    d.mconv_bias = m->mamba_conv_bias;
+    if (d.mamba) d.att_layers = m->attention_layers;
     d.lfm3 = d.lfm2 && (d.sandwich || d.head_gate || m->sliding_window || !strcmp(m->rope_scaling, "proportional"));
     d.names = d.neox ? F_NEOX : d.phi ? F_PHI : d.gptj ? F_GPTJ : d.lfm2 ? F_LFM2 : 0;
     d.glm = d.llama && !d.ds && !d.mla && !d.phi3 && !d.ln && !d.plain &&
@@ -531,6 +564,7 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.next = d.qwen35 && d.E && !m->router_norm_topk;
     if (d.qwen35) d.glm = d.rope_pairs = false;     /* its partial RoPE is rotate_half's */
     if (d.lfm2) d.glm = d.rope_pairs = false;       /* LFM3's norms after the sublayers are not GLM-4's */
+    if (d.mamba) d.granite_moe = d.E > 0;           /* Granite 4.0-H's experts are Granite's */
     return d;
 }
 
@@ -539,6 +573,11 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if (!(e->flags & (d->llama ? F_LLAMA : F_GPT))) return false;
     if ((e->flags & F_GDN) && !d->lin_pattern) return false;
     if ((e->flags & F_SCONV) && !d->lfm2) return false;
+    if ((e->flags & F_MAMBA) && !d->mamba) return false;
+    if ((e->flags & F_MCONVB) && !d->mconv_bias) return false;
+    if ((e->flags & F_GSHARED) && !d->mamba) return false;
+    if (d->mamba && (e->flags & F_DENSE) && !(e->flags & F_GSHARED)) return false;   /* its shared_mlp instead */
+    if (d->mamba && (e->flags & F_DS)) return false;  /* its shared expert: shared_mlp's names */
     if ((e->flags & F_LFM2_MOE) && !(d->lfm2 && d->E)) return false;
     if ((e->flags & F_LFM2A) && d->lfm3) return false;
     if ((e->flags & F_LFM3) && !d->lfm3) return false;
@@ -599,6 +638,12 @@ static bool map_applies(const map_t *e, const dims_t *d)
  * the others the experts'. */
 static bool layer_has(const map_t *e, const dims_t *d, int l)
 {
+    if (d->mamba && (e->flags & F_BLOCK)) {         /* Mamba-2: all but the attention layers */
+        bool mamba = true;
+        for (int i = 0; i < d->att_layers.n; i++) mamba &= (int)d->att_layers.v[i] != l;
+        if (e->flags & F_MAMBA) return mamba;
+        if (mamba && !strncmp(e->accel, "h.%d.attn.", 10)) return false;
+    }
     if (d->lfm2 && (e->flags & F_BLOCK)) {          /* short convolutions: all but the attention layers */
         bool conv = true;
         for (int i = 0; i < d->att_layers.n; i++) conv &= (int)d->att_layers.v[i] != l;
@@ -637,6 +682,15 @@ static void accel_shape(const dims_t *d, const char *pattern, uint64_t flags, in
         else if (!strcmp(p, "attn.proj.weight")) cols = VW;
         else rows = (uint64_t)d->Hv;    /* dt_bias, A_log */
     }
+    else if (flags & F_MAMBA) {         /* a Mamba-2 layer's: in [I + CW + H, C], conv [CW, K], ... */
+        const uint64_t I = (uint64_t)d->MH * d->MP, CW = I + 2 * (uint64_t)d->MG * d->MN;
+        if (!strcmp(p, "attn.in.weight")) rows = I + CW + (uint64_t)d->MH;
+        else if (!strcmp(p, "attn.conv.weight")) rows = CW, cols = (uint64_t)d->MK;
+        else if (!strcmp(p, "attn.conv.bias")) rows = CW;
+        else if (!strcmp(p, "attn.norm.weight")) rows = I;
+        else if (!strcmp(p, "attn.proj.weight")) cols = I;
+        else rows = (uint64_t)d->MH;    /* dt_bias, A_log, D */
+    }
     else if (flags & F_SCONV) {         /* a short convolution's: in [3C, C], conv [C, K], proj [C, C] */
         if (!strcmp(p, "attn.in.weight")) rows = 3 * C;
         else if (!strcmp(p, "attn.conv.weight")) cols = (uint64_t)d->sconv_K;
@@ -671,7 +725,7 @@ static void accel_shape(const dims_t *d, const char *pattern, uint64_t flags, in
     /* Vectors: biases and norm gains. */
     const bool vec = bias || !strncmp(p, "ln", 2) || !strncmp(p, "norm", 4) || !strncmp(p, "post_norm", 9) ||
                      strstr(p, "_norm.") || !strcmp(p, "attn.sinks") || !strcmp(p, "attn.dt_bias") ||
-                     !strcmp(p, "attn.A_log") || !strcmp(p, "attn.norm.weight");
+                     !strcmp(p, "attn.A_log") || !strcmp(p, "attn.D") || !strcmp(p, "attn.norm.weight");
     *ndim = vec ? 1 : 2;
     dims[0] = rows;
     dims[1] = vec ? 0 : cols;
@@ -945,6 +999,7 @@ static const arch_info_t g_archs[] = {
     { "Lfm2ForCausalLM", "lfm2", true },
     { "Lfm2MoeForCausalLM", "lfm2_moe", true },
     { "Lfm3ForCausalLM", "lfm3", true },
+    { "GraniteMoeHybridForCausalLM", "granitemoehybrid", true },
 };
 
 /* Families transformers builds from Llama's classes under their own config class and name (their
@@ -1373,6 +1428,58 @@ static accel_status_t translate_window(json_t *root, const char *path, const cha
     return ACCEL_OK;
 }
 
+/* Granite 4.0-H's Mamba-2 layers into m->mamba_* and m->attention_layers: layer_types (or
+ * layers_block_type) "mamba" / "linear_attention" and "attention" / "full_attention" (without
+ * them, every layer Mamba-2, transformers' default); mamba_n_heads, mamba_d_head ("auto": mamba_expand
+ * x width / heads), mamba_d_state, mamba_n_groups, mamba_d_conv, mamba_conv_bias. Biased
+ * projections (mamba_proj_bias) and a time_step_limit other than (0, inf) are refused. */
+static accel_status_t translate_mamba(json_t *root, const char *path, accel_model_config_t *m, char *err,
+                                      size_t errlen)
+{
+    const int L = m->layers;
+    const long long H = jint(root, "mamba_n_heads", 128), G = jint(root, "mamba_n_groups", 1);
+    const long long N = jint(root, "mamba_d_state", 256), K = jint(root, "mamba_d_conv", 4);
+    const long long expand = jint(root, "mamba_expand", 2);
+    const long long P = json_is_integer(json_object_get(root, "mamba_d_head")) ? jint(root, "mamba_d_head", 0)
+                      : H > 0 ? expand * m->width / H : 0;
+    if (H < 1 || H > (1 << 16) || G < 1 || H % G || N < 1 || N > (1 << 16) || K < 1 || K > 64 || P < 1 ||
+        P > (1 << 16) || expand < 1 || H * P != expand * m->width)
+        REFUSE("%s: mamba_n_heads = %lld, mamba_n_groups = %lld, mamba_d_state = %lld, mamba_d_conv = %lld, "
+               "mamba_d_head = %lld, mamba_expand = %lld: accel needs heads x head values = mamba_expand x "
+               "hidden_size, groups dividing the heads, a convolution of 1..64", path, H, G, N, K, P, expand);
+    if (jbool(root, "mamba_proj_bias", false))
+        REFUSE("%s: mamba_proj_bias = true: accel's Mamba-2 projections have no biases", path);
+    json_t *limit = json_object_get(root, "time_step_limit");
+    if (json_is_array(limit) && (json_array_size(limit) != 2 || json_number_value(json_array_get(limit, 0)) != 0.0 ||
+                                 json_is_number(json_array_get(limit, 1))))
+        REFUSE("%s: time_step_limit other than [0, inf]: accel does not clamp Mamba-2's steps", path);
+    m->mamba_heads = (int)H;
+    m->mamba_head_dim = P * H == 2 * (long long)m->width ? 0 : (int)P;
+    m->mamba_groups = (int)G;
+    m->mamba_state = (int)N;
+    m->mamba_conv_kernel = (int)K;
+    m->mamba_conv_bias = jbool(root, "mamba_conv_bias", true);
+    json_t *types = json_object_get(root, "layer_types");
+    if (!json_is_array(types)) types = json_object_get(root, "layers_block_type");
+    if (json_is_array(types) && json_array_size(types) != (size_t)L)
+        REFUSE("%s: layer_types has %zu entries for num_hidden_layers = %d", path, json_array_size(types), L);
+    accel_numbers_t *att = &m->attention_layers;
+    memset(att, 0, sizeof *att);
+    for (int i = 0; json_is_array(types) && i < L; i++) {
+        json_t *t = json_array_get(types, (size_t)i);
+        const bool mamba = jstr_is(t, "mamba") || jstr_is(t, "linear_attention");
+        if (!mamba && !jstr_is(t, "attention") && !jstr_is(t, "full_attention"))
+            REFUSE("%s: layer_types[%d] = %s: Granite 4.0-H's layers are mamba or attention", path, i,
+                   json_is_string(t) ? json_string_value(t) : "(not a string)");
+        if (mamba) continue;
+        if (att->n == ACCEL_NUMBERS_MAX)
+            REFUSE("%s: more than %d attention layers: accel's model.attention_layers lists at most %d", path,
+                   ACCEL_NUMBERS_MAX, ACCEL_NUMBERS_MAX);
+        att->v[att->n++] = i;
+    }
+    return ACCEL_OK;
+}
+
 /* LFM2's gated short convolutions into m->short_conv_kernel (conv_L_cache) and
  * m->attention_layers: layer_types ("conv" / "full_attention"), else full_attn_idxs, else every
  * layer attention (transformers' defaults); LFM3's ("sliding_attention" too) into m->sliding_layers,
@@ -1738,7 +1845,9 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool glm4 = !strcmp(ai->arch, "Glm4ForCausalLM"), glm = glm4 || !strcmp(ai->arch, "GlmForCausalLM");
         m->qk_norm = qwen3;
         if (glm4) snprintf(m->norm_position, sizeof m->norm_position, "both");  /* norms after the sublayers too */
-        const bool granite_moe = !strcmp(ai->arch, "GraniteMoeForCausalLM");
+        const bool granite_hybrid = !strcmp(ai->arch, "GraniteMoeHybridForCausalLM");  /* Mamba-2 beside attention */
+        const bool granite_moe = !strcmp(ai->arch, "GraniteMoeForCausalLM") ||
+                                 (granite_hybrid && jint(root, "num_local_experts", 8) > 0);
         const bool glm_moe = !strcmp(ai->arch, "Glm4MoeForCausalLM");   /* GLM-4.5: rotate_half RoPE pairs */
         const bool dots1 = !strcmp(ai->arch, "Dots1ForCausalLM");       /* GLM-4.5's experts, Qwen3's attention */
         if (glm_moe) m->qk_norm = jbool(root, "use_qk_norm", false);
@@ -1760,6 +1869,25 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                 if (jbool(root, "attention_bias", false))
                     REFUSE("%s: attention_bias = true: accel's LFM3 attention has no biases", path);
             }
+        }
+        if (granite_hybrid) {           /* Mamba-2 layers; shared_mlp beside the experts, or alone */
+            accel_status_t gst = translate_mamba(root, path, m, err, errlen);
+            if (gst != ACCEL_OK) return gst;
+            const long long shared = jint(root, "shared_intermediate_size", 1024);
+            if (shared < 1 || shared > (1 << 22))
+                REFUSE("%s: shared_intermediate_size = %lld: accel needs 1..4194304", path, shared);
+            if (m->experts) {
+                m->shared_expert_ffn = (int)shared;
+                m->shared_expert_gate = false;
+            } else {
+                m->ffn_width = (int)shared;
+            }
+            const char *pe = jstr(root, "position_embedding_type");
+            if (pe && strcmp(pe, "rope") && strcmp(pe, "nope"))
+                REFUSE("%s: position_embedding_type = %s: accel's Granite 4.0-H attention takes rope or nope", path, pe);
+            if (!pe || strcmp(pe, "rope")) m->no_rope_pattern = 1;     /* nope (or null): no layer turns */
+            if (jbool(root, "attention_bias", false))
+                REFUSE("%s: attention_bias = true: accel's Granite 4.0-H attention has no biases", path);
         }
         if (qwen35) {                   /* every norm by 1 + weight (but the delta-nets' gated ones) */
             m->norm_unit_offset = true;
@@ -1803,7 +1931,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             if (jbool(root, "use_bidirectional_attention", false))
                 REFUSE("%s: use_bidirectional_attention = true: accel's decoder attends causally", path);
         }
-        if (!strcmp(ai->arch, "GraniteForCausalLM") || granite_moe) {  /* four scalars on a Llama */
+        if (!strcmp(ai->arch, "GraniteForCausalLM") || granite_moe || granite_hybrid) {  /* four scalars on a Llama */
             static const char *const keys[] = { "embedding_multiplier", "attention_multiplier",
                                                 "residual_multiplier", "logits_scaling" };
             double *const to[] = { &m->embed_scale, &m->attention_multiplier, &m->residual_multiplier,
@@ -2241,6 +2369,47 @@ static void rename_language_model(accel_hf_t *hf)
     snprintf(hf->head_name, sizeof hf->head_name, "%slm_head.weight", inner ? "" : "language_model.");
 }
 
+/* A JSON file as Python's json module may write it: bare Infinity, -Infinity and NaN (transformers
+ * 4's time_step_limit of Granite 4.0-H and Bamba), which JSON has not, are read as null; else as
+ * json_load_file reads it. NULL with je set when it cannot be read or parsed. */
+static json_t *load_python_json(const char *path, json_error_t *je)
+{
+    size_t len = 0;
+    char *text = accel_file_read(path, &len);
+    if (!text) return json_load_file(path, 0, je);  /* its error message */
+    char *out = malloc(2 * len + 1);                /* "NaN" grows by one: at most twice as long */
+    if (!out) {
+        free(text);
+        return json_load_file(path, 0, je);
+    }
+    static const char *const words[] = { "-Infinity", "Infinity", "NaN" };
+    bool in_string = false;
+    size_t o = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (!in_string) {
+            size_t w = 0, n = 0;
+            for (; w < sizeof words / sizeof *words; w++)
+                if (len - i >= (n = strlen(words[w])) && !memcmp(text + i, words[w], n)) break;
+            if (w < sizeof words / sizeof *words) {
+                memcpy(out + o, "null", 4);
+                o += 4;
+                i += n - 1;
+                continue;
+            }
+            in_string = text[i] == '"';
+        } else if (text[i] == '\\' && i + 1 < len) {
+            out[o++] = text[i++];                   /* an escape: its next character is not the end */
+        } else if (text[i] == '"') {
+            in_string = false;
+        }
+        out[o++] = text[i];
+    }
+    json_t *root = json_loadb(out, o, 0, je);
+    free(out);
+    free(text);
+    return root;
+}
+
 /* Whether a tensor's name ends in suffix (transformers 5's stacked experts, where files have them). */
 static bool any_tensor_ends(const accel_hf_t *hf, const char *suffix)
 {
@@ -2396,7 +2565,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     char p[4200];
     snprintf(p, sizeof p, "%s/config.json", hf->dir);
     json_error_t je;
-    json_t *root = json_load_file(p, 0, &je);
+    json_t *root = load_python_json(p, &je);
     if (!root) {
         accel_errf(err, errlen, "%s: %s\n--> hint: a Hugging Face model directory holds config.json and "
                 "model.safetensors (save_pretrained writes them)", p, exists(p) ? je.text : strerror(ENOENT));
@@ -2879,7 +3048,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool exaone_moe = d.exaone_moe;     /* K-EXAONE (accel_hf_export checked the rest) */
         const bool mellum = d.mellum;             /* Mellum (accel_hf_export checked the rest) */
         const bool lfm2 = d.lfm2;       /* LFM2, LFM2-MoE (accel_hf_export checked the rest) */
-        const bool glm_moe = d.ds && !dsv3 && !ernie && !minimax && !exaone_moe && !mellum && !lfm2;  /* GLM-4.5 (accel_hf_export checked its other parts) */
+        const bool ghybrid = d.mamba;   /* Granite 4.0-H (accel_hf_export checked the rest) */
+        const bool glm_moe = d.ds && !dsv3 && !ernie && !minimax && !exaone_moe && !mellum && !lfm2 && !ghybrid;  /* GLM-4.5 (accel_hf_export checked its other parts) */
         const bool olmo = d.qk_all, window = m->sliding_window > 0, olmo3 = olmo && window;
         const bool qwen35 = d.qwen35;   /* Qwen3.5 (accel_hf_export checked the rest) */
         const bool gemma = m->norm_unit_offset && !own && !qwen35, gemma3 = gemma && d.sandwich && d.qk_norm;  /* checked alike */
@@ -2890,14 +3060,14 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool glm = d.glm, glm4 = glm && d.sandwich;  /* GLM: part of each head turned, or GLM-4's norms */
         const bool exaone = d.post && d.qk_norm && !d.qk_all;  /* EXAONE 4 (accel_hf_export checked the rest) */
         const bool hunyuan = d.hunyuan;    /* accel_hf_export checked the rest */
-        const bool qwen = !qwen35 && !lfm2 && !own && !olmo && !gemma && !oss && !obias && !glm && !glm_moe && !exaone && !exaone_moe && !mellum && !dsv3 && !ernie && !hunyuan &&
+        const bool qwen = !qwen35 && !lfm2 && !ghybrid && !own && !olmo && !gemma && !oss && !obias && !glm && !glm_moe && !exaone && !exaone_moe && !mellum && !dsv3 && !ernie && !hunyuan &&
                           (d.qk_norm || m->attention_bias || d.S);
-        const bool nope = m->no_rope_pattern > 0 && !exaone && !exaone_moe && !own;  /* SmolLM3 (export refuses it with anything else) */
-        const bool granite = !dsv3 && !own && (m->attention_multiplier > 0 || m->residual_multiplier != 1.0 ||
-                                       m->logits_scaling != 1.0);
+        const bool nope = m->no_rope_pattern > 0 && !exaone && !exaone_moe && !own && !ghybrid;  /* SmolLM3 (export refuses it with anything else) */
+        const bool granite = ghybrid || (!dsv3 && !own && (m->attention_multiplier > 0 || m->residual_multiplier != 1.0 ||
+                                                            m->logits_scaling != 1.0));
         const bool phi3 = d.phi3;     /* LongRoPE: Phi-3.5's, Phi-4-mini's (accel_hf_export checked the rest) */
         static const char ministral_arch[] = "MinistralForCausalLM";
-        const char *arch = lfm2 ? (d.lfm3 ? "Lfm3ForCausalLM" : d.E ? "Lfm2MoeForCausalLM" : "Lfm2ForCausalLM") : qwen35 ? (d.next ? "Qwen3NextForCausalLM" : d.E ? "Qwen3_5MoeForCausalLM" : "Qwen3_5ForCausalLM") : own ? own_arch : mellum ? "MellumForCausalLM" : exaone_moe ? "ExaoneMoeForCausalLM" : minimax ? "MiniMaxM2ForCausalLM" : hunyuan ? "HunYuanDenseV1ForCausalLM" : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
+        const char *arch = ghybrid ? "GraniteMoeHybridForCausalLM" : lfm2 ? (d.lfm3 ? "Lfm3ForCausalLM" : d.E ? "Lfm2MoeForCausalLM" : "Lfm2ForCausalLM") : qwen35 ? (d.next ? "Qwen3NextForCausalLM" : d.E ? "Qwen3_5MoeForCausalLM" : "Qwen3_5ForCausalLM") : own ? own_arch : mellum ? "MellumForCausalLM" : exaone_moe ? "ExaoneMoeForCausalLM" : minimax ? "MiniMaxM2ForCausalLM" : hunyuan ? "HunYuanDenseV1ForCausalLM" : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
                          : youtu ? "YoutuForCausalLM" : dsv2 ? "DeepseekV2ForCausalLM" : dsv3 ? "DeepseekV3ForCausalLM" : phi3 ? "Phi3ForCausalLM" : exaone ? "Exaone4ForCausalLM"
                          : glm_moe ? "Glm4MoeForCausalLM" : oss ? "GptOssForCausalLM"
                          : seed ? "SeedOssForCausalLM"
@@ -2909,7 +3079,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
                          : window ? (m->sliding_window_pattern ? ministral_arch : "MistralForCausalLM")
                          : "LlamaForCausalLM";
-        const char *type = lfm2 ? (d.lfm3 ? "lfm3" : d.E ? "lfm2_moe" : "lfm2") : qwen35 ? (d.next ? "qwen3_next" : d.E ? "qwen3_5_moe_text" : "qwen3_5_text") : own ? own_type : mellum ? "mellum" : exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
+        const char *type = ghybrid ? "granitemoehybrid" : lfm2 ? (d.lfm3 ? "lfm3" : d.E ? "lfm2_moe" : "lfm2") : qwen35 ? (d.next ? "qwen3_next" : d.E ? "qwen3_5_moe_text" : "qwen3_5_text") : own ? own_type : mellum ? "mellum" : exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
                          : nope ? "smollm3"
                          : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
@@ -3112,7 +3282,32 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             json_object_del(j, "attention_bias");
             json_object_del(j, "mlp_bias");
         }
-        if (j && d.E && !glm_moe && !dsv3 && !ernie && !exaone_moe && !lfm2) {
+        if (j && ghybrid) {             /* its layer types, Mamba-2's sizes, shared_mlp, RoPE or none */
+            json_t *types = json_array();
+            for (int i = 0; types && i < m->layers; i++) {
+                bool attends = false;
+                for (int k = 0; k < d.att_layers.n; k++) attends |= (int)d.att_layers.v[k] == i;
+                json_array_append_new(types, json_string(attends ? "full_attention" : "linear_attention"));
+            }
+            json_object_set_new(j, "layer_types", types);
+            json_object_set_new(j, "mamba_n_heads", json_integer(d.MH));
+            json_object_set_new(j, "mamba_d_head", json_integer(d.MP));
+            json_object_set_new(j, "mamba_n_groups", json_integer(d.MG));
+            json_object_set_new(j, "mamba_d_state", json_integer(d.MN));
+            json_object_set_new(j, "mamba_d_conv", json_integer(d.MK));
+            json_object_set_new(j, "mamba_expand", json_integer((long long)d.MH * d.MP / m->width));
+            json_object_set_new(j, "mamba_conv_bias", json_boolean(d.mconv_bias));
+            json_object_set_new(j, "mamba_proj_bias", json_false());
+            json_object_set_new(j, "num_local_experts", json_integer(d.E));
+            json_object_set_new(j, "num_experts_per_tok", json_integer(d.E ? m->experts_per_token : 2));
+            json_object_set_new(j, "intermediate_size", json_integer(d.F));
+            json_object_set_new(j, "shared_intermediate_size", json_integer(d.E ? d.S : d.DF));
+            json_object_set_new(j, "output_router_logits", json_boolean(m->router_aux_loss > 0));
+            json_object_set_new(j, "router_aux_loss_coef", json_real(m->router_aux_loss > 0 ? m->router_aux_loss : 0.001));
+            json_object_set_new(j, "position_embedding_type", json_string(m->no_rope_pattern == 1 ? "nope" : "rope"));
+            json_object_del(j, "mlp_bias");
+        }
+        if (j && d.E && !glm_moe && !dsv3 && !ernie && !exaone_moe && !lfm2 && !ghybrid) {
             json_object_set_new(j, "num_local_experts", json_integer(d.E));
             if ((d.qk_norm || d.S) && !minimax) json_object_set_new(j, "num_experts", json_integer(d.E));   /* Qwen's, OLMoE's name */
             json_object_set_new(j, "num_experts_per_tok", json_integer(m->experts_per_token));
@@ -3786,7 +3981,33 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
             return ACCEL_ERR_UNSUPPORTED;
         }
     }
-    if (d.lfm2) {                   /* LFM2: short convolutions, Qwen3's q/k norms on its attention; LFM3:
+    if (d.mamba) {                  /* Granite 4.0-H: Mamba-2 beside attention, Granite's scalars and experts */
+        const char *bad = m->qk_norm || m->attention_bias || m->attention_out_bias || m->attention_sinks ||
+                          m->attention_output_gate || m->attention_head_gate
+                        ? "q/k norms, attention biases, sinks or gates"
+                        : d.ln || d.plain || parallel || m->head_bias || m->norm_unit_offset || strcmp(m->norm_position, "pre")
+                        ? "LayerNorms, a plain MLP, parallel blocks, a head bias, norms by 1 + weight or after the sublayers"
+                        : strcmp(m->activation, "silu") || m->query_pre_attn_scalar || m->attention_softcap > 0 ||
+                          m->logit_softcap > 0 || m->query_scale_beta > 0 ? "Gemma's, gpt-oss's or Mistral's keys"
+                        : d.mla || (d.E && (strcmp(m->router_scores, "softmax") || !m->router_norm_topk || d.select_bias ||
+                                            m->router_groups > 1 || m->expert_bias || !d.S || m->shared_expert_gate ||
+                                            d.dense_layers))
+                        ? "latent attention, or experts other than Granite's (softmax over the top k, an ungated shared "
+                          "MLP beside them in every block)"
+                        : d.hs * m->heads != m->width || m->rope_dim || strcmp(m->rope_scaling, "none") ||
+                          m->sliding_window || (m->no_rope_pattern && m->no_rope_pattern != 1)
+                        ? "model.head_dim apart from width / heads, partial or scaled RoPE, a window, or RoPE on some "
+                          "attention layers and not others"
+                        : ((long long)d.MH * d.MP) % m->width ? "Mamba-2 heads x head values not a multiple of the width"
+                        : NULL;
+        if (bad) {
+            ACCEL_ERROR("export --format hf: model.mamba_heads=%d with %s has no Hugging Face counterpart\n"
+                        "--> hint: GraniteMoeHybridForCausalLM: Mamba-2 beside attention layers without RoPE (or with "
+                        "it on all), RMSNorms before the sublayers, SwiGLU, Granite's scalars, Granite's experts with "
+                        "a shared MLP or none", m->mamba_heads, bad);
+            return ACCEL_ERR_UNSUPPORTED;
+        }
+    } else if (d.lfm2) {            /* LFM2: short convolutions, Qwen3's q/k norms on its attention; LFM3:
                                      * with norms after the sublayers, a gate per head, a window and
                                      * proportional RoPE on the full layers */
         const bool l3 = d.lfm3;

@@ -64,6 +64,12 @@ over --sliding-window keys (plain RoPE at 1e4), layer 3 full attention (proporti
 of each head's pairs at 1e6), heads of --head-dim, a sigmoid gate per head, norms after every
 sublayer.
 
+--granite4-h (BENCH_MODEL=granite4_h): transformers' GraniteMoeHybridForCausalLM from a
+GraniteMoeHybridConfig with the same sizes and 4 layers: Mamba-2 on layers 1, 2 and 4
+(--mamba-heads heads of 2 x width / heads values, one group, a state of --mamba-state, a convolution
+of 4), attention without RoPE on layer 3, no experts (its shared MLP of --ffn is the MLP), Granite's
+scalars at 1; without the mamba-ssm package (as here) transformers runs its PyTorch chunked scan.
+
 --packed L (bench/document_mask.sh): each row packs documents of 1..2L-1 tokens (uniform, mean L)
 the way Hugging Face trains packed data without padding (DataCollatorWithFlattening, TRL's
 padding_free): position_ids restart at every document, transformers builds the block-diagonal
@@ -170,6 +176,15 @@ def build(args):
                                                       "partial_rotary_factor": 0.5},
                                    "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}})
         cfg, cls = Lfm3Config(**kw), Lfm3ForCausalLM
+    elif args.granite4_h:       # Granite 4.0-H: Mamba-2 on layers 1, 2 and 4, attention without RoPE on 3
+        from transformers import GraniteMoeHybridConfig, GraniteMoeHybridForCausalLM
+        for k in ("mlp_bias", "use_sliding_window", "hidden_act", "rope_parameters", "rope_theta"):
+            kw.pop(k, None)
+        kw.update(num_local_experts=0, shared_intermediate_size=args.ffn, position_embedding_type="nope",
+                  layer_types=["mamba", "mamba", "attention", "mamba"][:args.layers], mamba_n_heads=args.mamba_heads,
+                  mamba_n_groups=1, mamba_d_state=args.mamba_state, mamba_d_conv=4, mamba_expand=2,
+                  pad_token_id=0, bos_token_id=1, eos_token_id=2)
+        cfg, cls = GraniteMoeHybridConfig(**kw), GraniteMoeHybridForCausalLM
     elif args.experts:          # Mixtral: a sparse MoE block of SwiGLU experts; no bias keys at all
         from transformers import MixtralConfig, MixtralForCausalLM
         for k in ("attention_bias", "mlp_bias"):
@@ -250,6 +265,10 @@ def main():
     ap.add_argument("--qwen3-5", action="store_true", help="Qwen3_5ForCausalLM (with --head-dim, --linear-heads)")
     ap.add_argument("--linear-heads", type=int, default=4, help="--qwen3-5: the delta-nets' key heads")
     ap.add_argument("--lfm2", action="store_true", help="Lfm2ForCausalLM (layer 3 of every 4 attention)")
+    ap.add_argument("--granite4-h", action="store_true",
+                    help="GraniteMoeHybridForCausalLM (4 layers: mamba, mamba, attention, mamba; dense)")
+    ap.add_argument("--mamba-heads", type=int, default=8, help="--granite4-h: Mamba-2 heads")
+    ap.add_argument("--mamba-state", type=int, default=64, help="--granite4-h: Mamba-2 state size")
     ap.add_argument("--lfm3", action="store_true",
                     help="Lfm3ForCausalLM (4 layers: conv, sliding, full, conv; with --head-dim, --sliding-window)")
     ap.add_argument("--gpt-oss", action="store_true", help="GptOssForCausalLM (with --experts, --sliding-window)")

@@ -10,6 +10,7 @@
 #   BENCH_MODEL=qwen3_5 sh bench/train_speed.sh   Qwen3.5's blocks against Qwen3_5ForCausalLM
 #   BENCH_MODEL=lfm2 sh bench/train_speed.sh      LFM2's blocks against Lfm2ForCausalLM
 #   BENCH_MODEL=lfm3 sh bench/train_speed.sh      LFM3's blocks against Lfm3ForCausalLM
+#   BENCH_MODEL=granite4_h sh bench/train_speed.sh  Granite 4.0-H's against GraniteMoeHybridForCausalLM
 #   BENCH_ROUNDS=5 BENCH_STEPS=60 sh bench/train_speed.sh
 # gpt (the issue's shape): 4 layers, 4 heads, width 256, context 128, byte vocabulary; the peer is
 # bench/gpt_torch.py (the same GPT written in PyTorch).
@@ -50,6 +51,11 @@
 # layer 2 attention sliding over 64 keys (plain RoPE at 1e4), layer 3 full attention (proportional
 # RoPE on half of each head's pairs at 1e6), 4 heads of 64, a sigmoid gate per head, per-head q/k
 # norms, norms after every sublayer; peer: Lfm3ForCausalLM (llama_torch.py --lfm3).
+# granite4_h: the llama shape with Granite 4.0-H's blocks: layers 1, 2 and 4 Mamba-2 (8 heads of 64,
+# a state of 64, one group, a convolution of 4 with its bias), layer 3 attention without RoPE, the
+# SwiGLU MLP of 688 (its shared MLP, no experts); peer: GraniteMoeHybridForCausalLM (llama_torch.py
+# --granite4-h: transformers' PyTorch chunked scan). FLOPs per token count 18 state x head values a
+# head for each Mamba-2 layer, as for the delta-nets.
 # All: micro-batch 8 per rank, 2 ranks, AdamW, gradient clipping to 1.0; accel: mpirun -np 2
 # accel_train on synthetic tokens, one thread per rank; PyTorch: DistributedDataParallel over gloo,
 # 2 processes, torch.set_num_threads(1), fp32 and bf16 autocast, each in three variants: eager with
@@ -202,7 +208,20 @@ lfm3)   # tied; 2 convolution layers, 2 attention layers (q, k, v, o over heads 
         peer_args="--layers $L --heads $H --kv-heads $KV --width $C --ffn $F --context $T --vocab $V --head-dim $HD
             --sliding-window $WIN --lfm3"
         shape="LFM3-style: $L layers (convolutions of width $CK on 1 and 4, attention of $H heads of $HD, $KV kv heads, sliding over $WIN keys on 2, full on 3, head gates, sandwich norms), width $C, ffn $F, context $T, vocab $V, tied head" ;;
-*)      echo "BENCH_MODEL must be gpt, llama, qwen3, mixtral, gemma3, gpt_oss, glm4_moe, qwen3_5, lfm2 or lfm3 (got '$MODEL')" >&2; exit 2 ;;
+granite4_h) # tied; 3 Mamba-2 layers (in: z|x|B|C|dt, the convolution and its bias, dt_bias, A_log, D,
+        # the gated norm, out), 1 attention layer (q, k, v, o), each with two norms and SwiGLU
+        MH=8 MN=64
+        MI=$((2 * C)) MCW=$((2 * C + 2 * MN))
+        MAMBA=$(( (MI + MCW + MH)*C + MCW*4 + MCW + 3*MH + MI + C*MI ))
+        N=$(( V*C + 3*MAMBA + 2*C*C + 2*C*KV*HS + L*(3*C*F + 2*C) + C ))
+        model_args="model.name=llama model.layers=$L model.heads=$H model.kv_heads=$KV model.width=$C
+            model.ffn_width=$F model.context=$T model.vocab=$V model.rms_eps=1e-6 model.tie_embeddings=true
+            model.mamba_heads=$MH model.mamba_state=$MN model.attention_layers=2 model.no_rope_pattern=1"
+        peer_script=bench/llama_torch.py
+        peer_args="--layers $L --heads $H --kv-heads $KV --width $C --ffn $F --context $T --vocab $V --rms-eps 1e-6
+            --granite4-h --mamba-heads $MH --mamba-state $MN"
+        shape="Granite-4.0-H-style: $L layers (Mamba-2 on 1, 2, 4: $MH heads of $((MI / MH)), state $MN; attention without RoPE on 3, $H heads, $KV kv heads), width $C, ffn $F, context $T, vocab $V, tied head" ;;
+*)      echo "BENCH_MODEL must be gpt, llama, qwen3, mixtral, gemma3, gpt_oss, glm4_moe, qwen3_5, lfm2, lfm3 or granite4_h (got '$MODEL')" >&2; exit 2 ;;
 esac
 NA=${NA:-$N}    # the parameters a token's products use (all of them but in a mixture of experts)
 ATT=$C
@@ -211,6 +230,7 @@ FLOP_TOKEN=$(( 6*NA + 6*L*ATT*T ))
 [ "$MODEL" = qwen3_5 ] && FLOP_TOKEN=$(( 6*NA + 6*H*HD*T + 3*18*HV*HD*HD ))     # 1 attention, 3 delta-net layers
 [ "$MODEL" = lfm2 ] && FLOP_TOKEN=$(( 6*NA + 6*C*T + 3*6*CK*C ))                 # 1 attention, 3 convolution layers
 [ "$MODEL" = lfm3 ] && FLOP_TOKEN=$(( 6*NA + 2*6*H*HD*T + 2*6*CK*C ))            # 2 attention, 2 convolution layers
+[ "$MODEL" = granite4_h ] && FLOP_TOKEN=$(( 6*NA + 6*C*T + 3*18*MH*MN*(MI / MH) ))  # 1 attention, 3 Mamba-2 layers
 peak=$(OMP_NUM_THREADS=1 ./bench/gemm_peak)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -18,25 +18,9 @@
 
 #include "causal_conv.h"
 #include "kernels_cpu.h"
+#include "recurrence.h"
 
 #define CHUNK 32
-#define LANES 16
-
-/* sum_j a[j] b[j] in LANES partial sums added in a fixed order: the loop vectorises and its result
- * does not depend on the vector width the clone runs with. */
-static inline float dot(const float *a, const float *b, int n)
-{
-    float part[LANES] = { 0 }, s = 0;
-    int j = 0;
-    for (; j + LANES <= n; j += LANES)
-        for (int l = 0; l < LANES; l++) part[l] += a[j + l] * b[j + l];
-    for (; j < n; j++) s += a[j] * b[j];
-    for (int l = 0; l < LANES; l++) s += part[l];
-    return s;
-}
-
-static inline float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
-static inline float softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
 
 typedef struct {                    /* the scratch, carved */
     float *xs;                      /* [R, CW] silu(conv): q (normalized, scaled) | k (normalized) | v */
@@ -61,12 +45,7 @@ static size_t layout(const accel_gdn_dims_t *d, float *p, size_t R, size_t T, wo
                              (size_t)d->K * CW };
     float **const at[] = { &w->xs, &w->gb, &w->rn, &w->dxs, &w->dgb, &w->dout, &w->states, &w->vec, &w->taps,
                            &w->dtaps };
-    size_t n = 0;
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        *at[i] = p ? p + n : NULL;
-        n += sizes[i];
-    }
-    return n;
+    return accel_carve_floats(p, sizes, at, sizeof sizes / sizeof sizes[0]);
 }
 
 static work_t carve(const accel_gdn_dims_t *d, float *p, size_t R, size_t T)
@@ -106,7 +85,7 @@ ACCEL_CLONES static void activate(const accel_gdn_dims_t *d, const float *xc, si
     for (size_t r = 0; r < R; r++) {
         const float *x = xc + r * CW;
         float *y = s->xs + r * CW;
-        for (size_t c = 0; c < CW; c++) y[c] = x[c] * sigmoid(x[c]);
+        for (size_t c = 0; c < CW; c++) y[c] = x[c] * accel_sigmoidf(x[c]);
         for (size_t h = 0; h < 2 * Hk; h++) {       /* q heads, then k heads */
             float *v = y + h * dk, ss = 0;
             for (size_t i = 0; i < dk; i++) ss += v[i] * v[i];
@@ -134,8 +113,8 @@ static void gates(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w, const
     for (size_t r = 0; r < R; r++) {
         const float *b = u + r * ldu + ab, *a = b + Hv;
         for (size_t h = 0; h < Hv; h++) {
-            gb[r * 2 * Hv + h] = -expf(w->A_log[h]) * softplus(a[h] + w->dt_bias[h]);
-            gb[r * 2 * Hv + Hv + h] = sigmoid(b[h]);
+            gb[r * 2 * Hv + h] = -expf(w->A_log[h]) * accel_softplusf(a[h] + w->dt_bias[h]);
+            gb[r * 2 * Hv + Hv + h] = accel_sigmoidf(b[h]);
         }
     }
 }
@@ -190,7 +169,7 @@ ACCEL_CLONES static void gated_norm(const accel_gdn_dims_t *d, const accel_gdn_w
             const float rstd = 1.0f / sqrtf(ss / (float)dv + d->eps);
             a->orstd[r * Hv + h] = rstd;
             float *out = y + r * Hv * dv + h * dv;
-            for (size_t j = 0; j < dv; j++) out[j] = o[j] * rstd * w->norm[j] * z[j] * sigmoid(z[j]);
+            for (size_t j = 0; j < dv; j++) out[j] = o[j] * rstd * w->norm[j] * z[j] * accel_sigmoidf(z[j]);
         }
 }
 
@@ -213,6 +192,20 @@ void accel_gdn_forward(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w, 
     gated_norm(d, w, u, ldu, R, a, y);
 }
 
+typedef struct {                    /* one (document, value head) for accel_step_fn */
+    const accel_gdn_dims_t *d;
+    const work_t *s;
+    size_t r0;
+    int h;
+} rerun_t;
+
+static void rerun_step(const void *ctx, float *S, int t)
+{
+    const rerun_t *c = ctx;
+    step_in_t in = step_in(c->d, c->s, c->r0 + (size_t)t, c->h);
+    step(c->d, S, &in, NULL, c->s->vec);
+}
+
 /* Back through one (document rows r0 .. r0 + n - 1, value head h): d(o) in s->dout -> d(q, k, v)
  * added to s->dxs, d(g), d(beta) into s->dgb. */
 ACCEL_CLONES static void recurrence_backward(const accel_gdn_dims_t *d, work_t *s, size_t r0, int n, int h)
@@ -222,25 +215,13 @@ ACCEL_CLONES static void recurrence_backward(const accel_gdn_dims_t *d, work_t *
     const int nck = (n + CHUNK - 1) / CHUNK;
     float *ck = s->states, *st = ck + (size_t)nck * dkv, *dS = st + (size_t)CHUNK * dkv;
     float *mem = s->vec, *dd = mem + dv;
-    /* checkpoints: the state before each chunk (dS serves as the running state meanwhile) */
-    float *S = dS;
-    memset(S, 0, sizeof(float) * dkv);
-    for (int t = 0; t < n; t++) {
-        if (t % CHUNK == 0) memcpy(ck + (size_t)(t / CHUNK) * dkv, S, sizeof(float) * dkv);
-        step_in_t in = step_in(d, s, r0 + (size_t)t, h);
-        step(d, S, &in, NULL, mem);
-    }
+    const rerun_t ctx = { d, s, r0, h };
+    accel_recur_checkpoints(rerun_step, &ctx, n, CHUNK, dkv, ck, dS);  /* dS: the running state meanwhile */
     memset(dS, 0, sizeof(float) * dkv);
     const size_t kh = (size_t)h / (size_t)(Hv / Hk);
     for (int c = nck - 1; c >= 0; c--) {
         const int t0 = c * CHUNK, t1 = t0 + CHUNK < n ? t0 + CHUNK : n;
-        memcpy(st, ck + (size_t)c * dkv, sizeof(float) * dkv);     /* states after each token */
-        for (int t = t0; t < t1; t++) {
-            float *next = st + (size_t)(t - t0) * dkv;
-            if (t > t0) memcpy(next, next - dkv, sizeof(float) * dkv);
-            step_in_t in = step_in(d, s, r0 + (size_t)t, h);
-            step(d, next, &in, NULL, mem);
-        }
+        accel_recur_rebuild(rerun_step, &ctx, t0, t1, dkv, ck + (size_t)c * dkv, st);   /* after each token */
         for (int t = t1 - 1; t >= t0; t--) {
             const size_t r = r0 + (size_t)t;
             const float *St = st + (size_t)(t - t0) * dkv;
@@ -260,7 +241,7 @@ ACCEL_CLONES static void recurrence_backward(const accel_gdn_dims_t *d, work_t *
                 float *row = dS + (size_t)i * dv;
                 const float qi = in.q[i];
                 for (int j = 0; j < dv; j++) row[j] += qi * dout[j];
-                dq[i] += dot(St + (size_t)i * dv, dout, dv);
+                dq[i] += accel_cpu_dot_lanes(St + (size_t)i * dv, dout, dv);
             }
             /* St = S' + k delta^T, delta = beta mem: d(delta) = dS^T k, dk += dS delta */
             for (int j = 0; j < dv; j++) dd[j] = 0;
@@ -268,10 +249,10 @@ ACCEL_CLONES static void recurrence_backward(const accel_gdn_dims_t *d, work_t *
                 const float *row = dS + (size_t)i * dv;
                 const float ki = in.k[i];
                 for (int j = 0; j < dv; j++) dd[j] += row[j] * ki;
-                dk_[i] += in.beta * dot(row, mem, dv);
+                dk_[i] += in.beta * accel_cpu_dot_lanes(row, mem, dv);
             }
             /* delta = beta (v - kv_mem): dv, dbeta; d(kv_mem) = -beta d(delta), kept in dd */
-            const float dbeta = dot(dd, mem, dv);
+            const float dbeta = accel_cpu_dot_lanes(dd, mem, dv);
             for (int j = 0; j < dv; j++) {
                 dvv[j] += in.beta * dd[j];
                 dd[j] *= -in.beta;
@@ -284,8 +265,8 @@ ACCEL_CLONES static void recurrence_backward(const accel_gdn_dims_t *d, work_t *
                 const float *prow = Sp + (size_t)i * dv;
                 const float ki = in.k[i];
                 for (int j = 0; j < dv; j++) row[j] += ki * dd[j];
-                dk_[i] += eg * dot(prow, dd, dv);
-                dg += dot(prow, row, dv);
+                dk_[i] += eg * accel_cpu_dot_lanes(prow, dd, dv);
+                dg += accel_cpu_dot_lanes(prow, row, dv);
                 for (int j = 0; j < dv; j++) row[j] *= eg;
             }
             s->dgb[r * 2 * (size_t)Hv + (size_t)h] += eg * dg;
@@ -313,7 +294,7 @@ ACCEL_CLONES void accel_gdn_backward(const accel_gdn_dims_t *d, const accel_gdn_
             float *dz = du + r * ldu + zoff + h * dv, *dO = s.dout + r * Hv * dv + h * dv;
             float dot = 0;
             for (size_t j = 0; j < dv; j++) {
-                const float n = o[j] * rstd, sg = sigmoid(z[j]), act = z[j] * sg;
+                const float n = o[j] * rstd, sg = accel_sigmoidf(z[j]), act = z[j] * sg;
                 dz[j] = g[j] * n * w->norm[j] * sg * (1.0f + z[j] * (1.0f - sg));
                 gw->norm[j] += g[j] * n * act;
                 dO[j] = g[j] * w->norm[j] * act;                                  /* dn */
@@ -339,7 +320,7 @@ ACCEL_CLONES void accel_gdn_backward(const accel_gdn_dims_t *d, const accel_gdn_
             const float dg = s.dgb[r * 2 * Hv + h], dbeta = s.dgb[r * 2 * Hv + Hv + h];
             const float beta = s.gb[r * 2 * Hv + Hv + h], g = s.gb[r * 2 * Hv + h];
             db[h] = dbeta * beta * (1.0f - beta);
-            da[h] = dg * -expf(w->A_log[h]) * sigmoid(aa[h] + w->dt_bias[h]);
+            da[h] = dg * -expf(w->A_log[h]) * accel_sigmoidf(aa[h] + w->dt_bias[h]);
             gw->dt_bias[h] += da[h];
             gw->A_log[h] += dg * g;
         }
@@ -354,11 +335,11 @@ ACCEL_CLONES void accel_gdn_backward(const accel_gdn_dims_t *d, const accel_gdn_
             float *gh = g + h * dk;
             const float *xs = s.xs + r * CW + h * dk;      /* f n */
             for (size_t i = 0; i < dk; i++) gh[i] *= f;
-            const float nd = dot(xs, gh, (int)dk) / f;
+            const float nd = accel_cpu_dot_lanes(xs, gh, (int)dk) / f;
             for (size_t i = 0; i < dk; i++) gh[i] = rn * (gh[i] - xs[i] / f * nd);
         }
         for (size_t c = 0; c < CW; c++) {
-            const float sg = sigmoid(x[c]);
+            const float sg = accel_sigmoidf(x[c]);
             g[c] *= sg * (1.0f + x[c] * (1.0f - sg));
         }
     }

@@ -5,10 +5,29 @@
 #ifndef ACCEL_NN_KERNELS_CPU_H
 #define ACCEL_NN_KERNELS_CPU_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define ACCEL_LN_EPS 1e-5f                 /* GPT-2's LayerNorm epsilon */
+
+/* sum_j a[j] b[j] in 16 partial sums added in a fixed order, inlined into the recurrent mixers'
+ * hot loops (gated_delta.c, mamba2.c): the loop vectorises in the calling clone and its result
+ * does not depend on the vector width (accel_cpu_dot below is a call, summed as a tree). */
+static inline float accel_cpu_dot_lanes(const float *a, const float *b, int n)
+{
+    enum { LANES = 16 };
+    float part[LANES] = { 0 }, s = 0;
+    int j = 0;
+    for (; j + LANES <= n; j += LANES)
+        for (int l = 0; l < LANES; l++) part[l] += a[j + l] * b[j + l];
+    for (; j < n; j++) s += a[j] * b[j];
+    for (int l = 0; l < LANES; l++) s += part[l];
+    return s;
+}
+
+static inline float accel_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
+static inline float accel_softplusf(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
 
 /* A hot loop's function built for AVX-512, AVX2 and the baseline, the best picked at load time;
  * the files using it compile at -O3 without FP-trap semantics (their pragma). */

@@ -17,24 +17,9 @@
 
 #include "causal_conv.h"
 #include "kernels_cpu.h"
+#include "recurrence.h"
 
 #define CHUNK 32
-#define LANES 16
-
-/* sum_j a[j] b[j] in LANES partial sums added in a fixed order (as gated_delta.c's). */
-static inline float dot(const float *a, const float *b, int n)
-{
-    float part[LANES] = { 0 }, s = 0;
-    int j = 0;
-    for (; j + LANES <= n; j += LANES)
-        for (int l = 0; l < LANES; l++) part[l] += a[j + l] * b[j + l];
-    for (; j < n; j++) s += a[j] * b[j];
-    for (int l = 0; l < LANES; l++) s += part[l];
-    return s;
-}
-
-static inline float sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
-static inline float softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
 
 typedef struct {                    /* the scratch, carved */
     float *xs;                      /* [R, CW] silu(conv): x | B | C */
@@ -56,12 +41,7 @@ static size_t layout(const accel_mamba2_dims_t *d, float *p, size_t R, size_t T,
     const size_t sizes[] = { R * CW, R * H, R * CW, R * H, R * inner(d), (chunks(T) + 1 + CHUNK) * NP,
                              2 * (size_t)d->P, (size_t)d->K * CW, (size_t)d->K * CW };
     float **const at[] = { &w->xs, &w->dt, &w->dxs, &w->ddt, &w->dy, &w->states, &w->vec, &w->taps, &w->dtaps };
-    size_t n = 0;
-    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        *at[i] = p ? p + n : NULL;
-        n += sizes[i];
-    }
-    return n;
+    return accel_carve_floats(p, sizes, at, sizeof sizes / sizeof sizes[0]);
 }
 
 static work_t carve(const accel_mamba2_dims_t *d, float *p, size_t R, size_t T)
@@ -98,7 +78,7 @@ ACCEL_CLONES static void activate(const accel_mamba2_dims_t *d, const float *bia
         float *x = xc + r * CW, *y = s->xs + r * CW;
         if (add_bias && bias)
             for (size_t c = 0; c < CW; c++) x[c] += bias[c];
-        for (size_t c = 0; c < CW; c++) y[c] = x[c] * sigmoid(x[c]);
+        for (size_t c = 0; c < CW; c++) y[c] = x[c] * accel_sigmoidf(x[c]);
     }
 }
 
@@ -108,7 +88,7 @@ static void timesteps(const accel_mamba2_dims_t *d, const accel_mamba2_weights_t
 {
     const size_t H = (size_t)d->H, off = inner(d) + accel_mamba2_conv_width(d);
     for (size_t r = 0; r < R; r++)
-        for (size_t h = 0; h < H; h++) dt[r * H + h] = softplus(u[r * ldu + off + h] + w->dt_bias[h]);
+        for (size_t h = 0; h < H; h++) dt[r * H + h] = accel_softplusf(u[r * ldu + off + h] + w->dt_bias[h]);
 }
 
 typedef struct {                    /* one head's view of row r's inputs */
@@ -151,7 +131,7 @@ ACCEL_CLONES static void gated_norm(const accel_mamba2_dims_t *d, const accel_ma
             const float *y = a->y + r * I + g * gs, *z = u + r * ldu + g * gs;
             float *o = out + r * I + g * gs, ss = 0;
             for (size_t j = 0; j < gs; j++) {
-                o[j] = y[j] * z[j] * sigmoid(z[j]);
+                o[j] = y[j] * z[j] * accel_sigmoidf(z[j]);
                 ss += o[j] * o[j];
             }
             const float rstd = 1.0f / sqrtf(ss / (float)gs + d->eps);
@@ -191,6 +171,21 @@ void accel_mamba2_forward(const accel_mamba2_dims_t *d, const accel_mamba2_weigh
     gated_norm(d, w, u, ldu, R, a, out);
 }
 
+typedef struct {                    /* one (document, head) for accel_step_fn */
+    const accel_mamba2_dims_t *d;
+    const accel_mamba2_weights_t *w;
+    const work_t *s;
+    size_t r0;
+    int h;
+} rerun_t;
+
+static void rerun_step(const void *ctx, float *S, int t)
+{
+    const rerun_t *c = ctx;
+    step_in_t in = step_in(c->d, c->w, c->s, c->r0 + (size_t)t, c->h);
+    step(c->d, S, &in, NULL);
+}
+
 /* Back through one (document rows r0 .. r0 + n - 1, head h): d(y) in s->dy -> d(x, B, C) added to
  * s->dxs, d(dt) to s->ddt, d(A_log) to *dA_log. */
 ACCEL_CLONES static void recurrence_backward(const accel_mamba2_dims_t *d, const accel_mamba2_weights_t *w,
@@ -202,24 +197,12 @@ ACCEL_CLONES static void recurrence_backward(const accel_mamba2_dims_t *d, const
     const float A = -expf(w->A_log[h]);
     const int nck = (n + CHUNK - 1) / CHUNK;
     float *ck = s->states, *st = ck + (size_t)nck * NP, *dS = st + (size_t)CHUNK * NP, *du = s->vec;
-    /* checkpoints: the state before each chunk (dS serves as the running state meanwhile) */
-    float *S = dS;
-    memset(S, 0, sizeof(float) * NP);
-    for (int t = 0; t < n; t++) {
-        if (t % CHUNK == 0) memcpy(ck + (size_t)(t / CHUNK) * NP, S, sizeof(float) * NP);
-        step_in_t in = step_in(d, w, s, r0 + (size_t)t, h);
-        step(d, S, &in, NULL);
-    }
+    const rerun_t ctx = { d, w, s, r0, h };
+    accel_recur_checkpoints(rerun_step, &ctx, n, CHUNK, NP, ck, dS);   /* dS: the running state meanwhile */
     memset(dS, 0, sizeof(float) * NP);
     for (int c = nck - 1; c >= 0; c--) {
         const int t0 = c * CHUNK, t1 = t0 + CHUNK < n ? t0 + CHUNK : n;
-        memcpy(st, ck + (size_t)c * NP, sizeof(float) * NP);       /* states after each token */
-        for (int t = t0; t < t1; t++) {
-            float *next = st + (size_t)(t - t0) * NP;
-            if (t > t0) memcpy(next, next - NP, sizeof(float) * NP);
-            step_in_t in = step_in(d, w, s, r0 + (size_t)t, h);
-            step(d, next, &in, NULL);
-        }
+        accel_recur_rebuild(rerun_step, &ctx, t0, t1, NP, ck + (size_t)c * NP, st);    /* after each token */
         for (int t = t1 - 1; t >= t0; t--) {
             const size_t r = r0 + (size_t)t;
             const float *St = st + (size_t)(t - t0) * NP;
@@ -233,7 +216,7 @@ ACCEL_CLONES static void recurrence_backward(const accel_mamba2_dims_t *d, const
                 float *row = dS + (size_t)i * P;
                 const float ci = in.C[i];
                 for (int j = 0; j < P; j++) row[j] += ci * dout[j];
-                dC[i] += dot(St + (size_t)i * P, dout, P);
+                dC[i] += accel_cpu_dot_lanes(St + (size_t)i * P, dout, P);
             }
             /* St = a Sp + B u^T, u = dt x: du = dS^T B, dB = dS u, da = <Sp, dS>, d(Sp) = a dS */
             for (int j = 0; j < P; j++) du[j] = 0;
@@ -242,13 +225,13 @@ ACCEL_CLONES static void recurrence_backward(const accel_mamba2_dims_t *d, const
                 float *row = dS + (size_t)i * P;
                 const float bi = in.B[i];
                 for (int j = 0; j < P; j++) du[j] += row[j] * bi;
-                dB[i] += in.dt * dot(row, in.x, P);
-                da += dot(Sp + (size_t)i * P, row, P);
+                dB[i] += in.dt * accel_cpu_dot_lanes(row, in.x, P);
+                da += accel_cpu_dot_lanes(Sp + (size_t)i * P, row, P);
                 for (int j = 0; j < P; j++) row[j] *= in.a;
             }
             for (int j = 0; j < P; j++) dx[j] += in.dt * du[j];
             /* a = exp(A dt), A = -exp(A_log): d(dt) += da a A + <x, du>, d(A_log) += da a dt A */
-            s->ddt[r * H + (size_t)h] += da * in.a * A + dot(in.x, du, P);
+            s->ddt[r * H + (size_t)h] += da * in.a * A + accel_cpu_dot_lanes(in.x, du, P);
             *dA_log += da * in.a * in.dt * A;
         }
     }
@@ -273,14 +256,14 @@ void accel_mamba2_backward(const accel_mamba2_dims_t *d, const accel_mamba2_weig
             const float rstd = a->yrstd[r * G + g];
             float *dy = s.dy + r * I + g * gs, *dz = du + r * ldu + g * gs, m = 0;
             for (size_t j = 0; j < gs; j++) {
-                const float v = y[j] * z[j] * sigmoid(z[j]), nj = v * rstd;
+                const float v = y[j] * z[j] * accel_sigmoidf(z[j]), nj = v * rstd;
                 gw->norm[g * gs + j] += go[j] * nj;
                 dy[j] = go[j] * w->norm[g * gs + j];                       /* dn */
                 m += dy[j] * nj;
             }
             m /= (float)gs;
             for (size_t j = 0; j < gs; j++) {
-                const float sg = sigmoid(z[j]), v = y[j] * z[j] * sg;
+                const float sg = accel_sigmoidf(z[j]), v = y[j] * z[j] * sg;
                 const float dv = rstd * (dy[j] - v * rstd * m);
                 dz[j] = dv * y[j] * sg * (1.0f + z[j] * (1.0f - sg));
                 dy[j] = dv * z[j] * sg;
@@ -293,7 +276,7 @@ void accel_mamba2_backward(const accel_mamba2_dims_t *d, const accel_mamba2_weig
         for (size_t h = 0; h < H; h++) {
             const float *x = s.xs + r * CW + h * P, *g = s.dy + r * I + h * P;
             float *dx = s.dxs + r * CW + h * P;
-            gw->D[h] += dot(x, g, (int)P);
+            gw->D[h] += accel_cpu_dot_lanes(x, g, (int)P);
             for (size_t j = 0; j < P; j++) dx[j] += w->D[h] * g[j];
         }
     for (int b = 0; b < B; b++)
@@ -307,7 +290,7 @@ void accel_mamba2_backward(const accel_mamba2_dims_t *d, const accel_mamba2_weig
     /* dt = softplus(raw + dt_bias): d(raw) = d(dt) sigmoid(raw + dt_bias) */
     for (size_t r = 0; r < R; r++)
         for (size_t h = 0; h < H; h++) {
-            const float g = s.ddt[r * H + h] * sigmoid(u[r * ldu + dt_off + h] + w->dt_bias[h]);
+            const float g = s.ddt[r * H + h] * accel_sigmoidf(u[r * ldu + dt_off + h] + w->dt_bias[h]);
             du[r * ldu + dt_off + h] = g;
             gw->dt_bias[h] += g;
         }
@@ -316,7 +299,7 @@ void accel_mamba2_backward(const accel_mamba2_dims_t *d, const accel_mamba2_weig
         const float *x = a->xc + r * CW;
         float *g = s.dxs + r * CW;
         for (size_t ch = 0; ch < CW; ch++) {
-            const float sg = sigmoid(x[ch]);
+            const float sg = accel_sigmoidf(x[ch]);
             g[ch] *= sg * (1.0f + x[ch] * (1.0f - sg));
         }
         if (gw->conv_bias)

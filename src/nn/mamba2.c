@@ -26,7 +26,7 @@ typedef struct {                    /* the scratch, carved */
     float *dt;                      /* [R, H] softplus(dt + dt_bias) */
     float *dxs, *ddt, *dy;          /* backward: d(xs) [R, CW], d(dt) [R, H], d(y) [R, I] */
     float *states;                  /* [(T / CHUNK + 1 + CHUNK), N P] checkpoints, then a chunk's */
-    float *vec;                     /* [2 P] */
+    float *du;                      /* [P] d(dt x) of one token and head */
     float *taps, *dtaps;            /* [K, CW] the convolution's weights tap by tap, their gradients */
 } work_t;
 
@@ -39,8 +39,8 @@ static size_t layout(const accel_mamba2_dims_t *d, float *p, size_t R, size_t T,
 {
     const size_t CW = accel_mamba2_conv_width(d), H = (size_t)d->H, NP = (size_t)d->N * (size_t)d->P;
     const size_t sizes[] = { R * CW, R * H, R * CW, R * H, R * inner(d), (chunks(T) + 1 + CHUNK) * NP,
-                             2 * (size_t)d->P, (size_t)d->K * CW, (size_t)d->K * CW };
-    float **const at[] = { &w->xs, &w->dt, &w->dxs, &w->ddt, &w->dy, &w->states, &w->vec, &w->taps, &w->dtaps };
+                             (size_t)d->P, (size_t)d->K * CW, (size_t)d->K * CW };
+    float **const at[] = { &w->xs, &w->dt, &w->dxs, &w->ddt, &w->dy, &w->states, &w->du, &w->taps, &w->dtaps };
     return accel_carve_floats(p, sizes, at, sizeof sizes / sizeof sizes[0]);
 }
 
@@ -196,7 +196,7 @@ ACCEL_CLONES static void recurrence_backward(const accel_mamba2_dims_t *d, const
     const size_t g = (size_t)h / (size_t)(d->H / d->G);
     const float A = -expf(w->A_log[h]);
     const int nck = (n + CHUNK - 1) / CHUNK;
-    float *ck = s->states, *st = ck + (size_t)nck * NP, *dS = st + (size_t)CHUNK * NP, *du = s->vec;
+    float *ck = s->states, *st = ck + (size_t)nck * NP, *dS = st + (size_t)CHUNK * NP, *du = s->du;
     const rerun_t ctx = { d, w, s, r0, h };
     accel_recur_checkpoints(rerun_step, &ctx, n, CHUNK, NP, ck, dS);   /* dS: the running state meanwhile */
     memset(dS, 0, sizeof(float) * NP);

@@ -532,7 +532,7 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.MN = m->mamba_state;
     d.MK = m->mamba_conv_kernel;
     d.mconv_bias = m->mamba_conv_bias;
-    if (d.mamba) d.att_layers = m->attention_layers;
+
     d.lfm3 = d.lfm2 && (d.sandwich || d.head_gate || m->sliding_window || !strcmp(m->rope_scaling, "proportional"));
     d.names = d.neox ? F_NEOX : d.phi ? F_PHI : d.gptj ? F_GPTJ : d.lfm2 ? F_LFM2 : 0;
     d.glm = d.llama && !d.ds && !d.mla && !d.phi3 && !d.ln && !d.plain &&
@@ -634,21 +634,23 @@ static bool map_applies(const map_t *e, const dims_t *d)
     return true;
 }
 
+/* Whether a list of layers (model.attention_layers, model.sliding_layers) names layer l. */
+static bool listed(const accel_numbers_t *list, int l)
+{
+    for (int i = 0; i < list->n; i++)
+        if ((int)list->v[i] == l) return true;
+    return false;
+}
+
 /* Whether block l has the entry: with model.dense_layers the leading blocks have the dense MLP's,
  * the others the experts'. */
 static bool layer_has(const map_t *e, const dims_t *d, int l)
 {
-    if (d->mamba && (e->flags & F_BLOCK)) {         /* Mamba-2: all but the attention layers */
-        bool mamba = true;
-        for (int i = 0; i < d->att_layers.n; i++) mamba &= (int)d->att_layers.v[i] != l;
-        if (e->flags & F_MAMBA) return mamba;
-        if (mamba && !strncmp(e->accel, "h.%d.attn.", 10)) return false;
-    }
-    if (d->lfm2 && (e->flags & F_BLOCK)) {          /* short convolutions: all but the attention layers */
-        bool conv = true;
-        for (int i = 0; i < d->att_layers.n; i++) conv &= (int)d->att_layers.v[i] != l;
-        if (e->flags & F_SCONV) return conv;
-        if (conv && !strncmp(e->accel, "h.%d.attn.", 10)) return false;
+    if ((d->mamba || d->lfm2) && (e->flags & F_BLOCK)) {   /* Mamba-2 or short convolutions: all but
+                                                             * the attention layers */
+        const bool recurrent = !listed(&d->att_layers, l);
+        if (e->flags & (F_MAMBA | F_SCONV)) return recurrent;
+        if (recurrent && !strncmp(e->accel, "h.%d.attn.", 10)) return false;
     }
     if (d->lin_pattern && (e->flags & F_BLOCK)) {   /* gated delta-nets: all but every N-th layer */
         const bool linear = (l + 1) % d->lin_pattern != 0;
@@ -3284,11 +3286,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         }
         if (j && ghybrid) {             /* its layer types, Mamba-2's sizes, shared_mlp, RoPE or none */
             json_t *types = json_array();
-            for (int i = 0; types && i < m->layers; i++) {
-                bool attends = false;
-                for (int k = 0; k < d.att_layers.n; k++) attends |= (int)d.att_layers.v[k] == i;
-                json_array_append_new(types, json_string(attends ? "full_attention" : "linear_attention"));
-            }
+            for (int i = 0; types && i < m->layers; i++)
+                json_array_append_new(types, json_string(listed(&d.att_layers, i) ? "full_attention" : "linear_attention"));
             json_object_set_new(j, "layer_types", types);
             json_object_set_new(j, "mamba_n_heads", json_integer(d.MH));
             json_object_set_new(j, "mamba_d_head", json_integer(d.MP));
@@ -3359,10 +3358,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                                          * LFM2-MoE's experts (intermediate_size: its dense blocks') */
             json_t *types = json_array();
             for (int i = 0; types && i < m->layers; i++) {
-                bool attends = false, slides = false;
-                for (int k = 0; k < d.att_layers.n; k++) attends |= (int)d.att_layers.v[k] == i;
-                for (int k = 0; k < m->sliding_layers.n; k++) slides |= (int)m->sliding_layers.v[k] == i;
-                slides = attends && window && (slides || !m->sliding_layers.n);   /* no list: every one slides */
+                const bool attends = listed(&d.att_layers, i);      /* no sliding list: every one slides */
+                const bool slides = attends && window && (!m->sliding_layers.n || listed(&m->sliding_layers, i));
                 json_array_append_new(types, json_string(!attends ? "conv" : slides ? "sliding_attention" : "full_attention"));
             }
             json_object_set_new(j, "layer_types", types);

@@ -829,16 +829,15 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
         m->LP = (int)accel_gdn_in_width(&m->lin);
         m->LO = m->lin.Hv * m->lin.dv;
     }
+    if (llama) m->att_layers = c->attention_layers;
     if (llama && c->short_conv_kernel) {
         m->sconv = (accel_sconv_dims_t){ m->C, c->short_conv_kernel };
-        m->att_layers = c->attention_layers;
         m->LP = (int)accel_sconv_in_width(&m->sconv);
         m->LO = m->C;
     }
     if (llama && c->mamba_heads) {
         m->mamba = (accel_mamba2_dims_t){ c->mamba_heads, mamba_head_dim(c), c->mamba_groups, c->mamba_state,
                                           c->mamba_conv_kernel, (float)c->rms_eps };
-        m->att_layers = c->attention_layers;
         m->LP = (int)accel_mamba2_in_width(&m->mamba);
         m->LO = m->mamba.H * m->mamba.P;
     }

@@ -12,7 +12,6 @@
 #endif
 
 #include <math.h>
-#include <stdbool.h>
 #include <string.h>
 
 #include "causal_conv.h"
@@ -69,17 +68,19 @@ void accel_mamba2_carve(const accel_mamba2_dims_t *d, accel_mamba2_acts_t *a, fl
     a->yrstd = a->y + rows * inner(d);
 }
 
-/* xs = silu(xc + bias) for R rows, the bias added into xc first. */
-ACCEL_CLONES static void activate(const accel_mamba2_dims_t *d, const float *bias, float *xc, size_t R, work_t *s,
-                                  bool add_bias)
+/* xc += the convolution's bias (when it has one), for R rows. */
+static void add_bias(const accel_mamba2_dims_t *d, const float *bias, float *xc, size_t R)
 {
     const size_t CW = accel_mamba2_conv_width(d);
-    for (size_t r = 0; r < R; r++) {
-        float *x = xc + r * CW, *y = s->xs + r * CW;
-        if (add_bias && bias)
-            for (size_t c = 0; c < CW; c++) x[c] += bias[c];
-        for (size_t c = 0; c < CW; c++) y[c] = x[c] * accel_sigmoidf(x[c]);
-    }
+    for (size_t r = 0; bias && r < R; r++)
+        for (size_t c = 0; c < CW; c++) xc[r * CW + c] += bias[c];
+}
+
+/* xs = silu(xc) for R rows. */
+ACCEL_CLONES static void activate(const accel_mamba2_dims_t *d, const float *xc, size_t R, work_t *s)
+{
+    const size_t CW = accel_mamba2_conv_width(d);
+    for (size_t i = 0; i < R * CW; i++) s->xs[i] = xc[i] * accel_sigmoidf(xc[i]);
 }
 
 /* dt = softplus(u's dt + dt_bias) for R rows. */
@@ -155,7 +156,8 @@ void accel_mamba2_forward(const accel_mamba2_dims_t *d, const accel_mamba2_weigh
     work_t s = carve(d, scratch, R, (size_t)T);
     accel_cconv_taps(&c, w->conv, s.taps);
     accel_cconv_forward(&c, s.taps, u + I, ldu, B, T, pos, a->xc, c.CW);
-    activate(d, w->conv_bias, a->xc, R, &s, true);
+    add_bias(d, w->conv_bias, a->xc, R);
+    activate(d, a->xc, R, &s);
     timesteps(d, w, u, ldu, R, s.dt);
     float *state = s.states;
     for (int b = 0; b < B; b++)
@@ -247,7 +249,7 @@ void accel_mamba2_backward(const accel_mamba2_dims_t *d, const accel_mamba2_weig
     const accel_cconv_t c = conv_of(d);
     work_t s = carve(d, scratch, R, (size_t)T);
     /* xs and dt rebuilt from the kept convolution output (its bias added) and u */
-    activate(d, w->conv_bias, a->xc, R, &s, false);
+    activate(d, a->xc, R, &s);
     timesteps(d, w, u, ldu, R, s.dt);
     /* out = n * norm, n = v rstd, v = y silu(z): d(norm), dv = rstd (dn - n mean(dn n)), then dy, dz */
     for (size_t r = 0; r < R; r++)
@@ -328,7 +330,8 @@ void accel_mamba2_extend(const accel_mamba2_dims_t *d, const accel_mamba2_weight
     const float *ur = u + (size_t)p0 * ldu;
     accel_cconv_taps(&c, w->conv, s.taps);
     accel_cconv_extend(&c, s.taps, ur + I, ldu, p0, T, tail, a->xc, c.CW);
-    activate(d, w->conv_bias, a->xc, R, &s, true);
+    add_bias(d, w->conv_bias, a->xc, R);
+    activate(d, a->xc, R, &s);
     timesteps(d, w, ur, ldu, R, s.dt);
     for (int h = 0; h < d->H; h++)                  /* each head's state on from the cached one */
         for (size_t r = 0; r < R; r++) {

@@ -148,6 +148,11 @@ static int g_lfm2;
  * near 0 at these random weights) puts the gated norm near its pole, where finite differences
  * cannot follow it (1e-5: errors of 2% at steps of 5e-3). */
 static bool g_mamba;
+/* g_nemh: Nemotron-H's layers of one sublayer each, squared-ReLU MLPs (2: plain experts, 3 of
+ * them all chosen, DeepSeek-V3's sigmoid routing and an ungated shared expert): one layer, a
+ * Mamba-2 alone; two, Mamba-2 alone then the MLP alone; three, the MLP alone (on the embeddings),
+ * attention alone, then a whole block (Mamba-2 and the MLP). Mamba-2 as g_mamba's. */
+static int g_nemh;
 
 /* A Llama with every optional part on: grouped-query attention (NH heads, NH/2 kv heads), an untied
  * head, q/k/v biases, Llama-3.1 RoPE scaling with frequencies in all three bands, odd SwiGLU width. */
@@ -290,6 +295,26 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
                                 { "model.rms_eps", "1e-2" } };
         for (size_t i = 0; i < sizeof mb / sizeof mb[0]; i++)
             ck_assert_int_eq(accel_config_set(&cfg, mb[i][0], mb[i][1], NULL, 0), ACCEL_OK);
+    }
+    if (g_nemh) {
+        const char *att = L == 3 ? "[1]" : "[]", *mixer = L == 1 ? "[0]" : L == 2 ? "[0]" : "[1]";
+        const char *mlp = L == 1 ? "[]" : L == 2 ? "[1]" : "[0]";
+        const char *nh[][2] = { { "model.mamba_heads", "4" }, { "model.mamba_groups", "2" }, { "model.mamba_state", "3" },
+                                { "model.mamba_conv_kernel", "3" }, { "model.attention_layers", att },
+                                { "model.mixer_only_layers", mixer }, { "model.mlp_only_layers", mlp },
+                                { "model.rms_eps", "1e-2" }, { "model.mlp", "plain" }, { "model.activation", "relu2" },
+                                { "model.attention_bias", "false" }, { "model.rope_scaling", "none" },
+                                { "model.no_rope_pattern", "1" } };     /* attention without RoPE */
+        for (size_t i = 0; i < sizeof nh / sizeof nh[0]; i++)
+            ck_assert_int_eq(accel_config_set(&cfg, nh[i][0], nh[i][1], NULL, 0), ACCEL_OK);
+        if (g_nemh == 2) {
+            const char *ex[][2] = { { "model.experts", "3" }, { "model.experts_per_token", "3" },
+                                    { "model.router_scores", "sigmoid" }, { "model.router_select_bias", "true" },
+                                    { "model.router_norm_topk", "true" }, { "model.router_scale", "2.5" },
+                                    { "model.shared_expert_ffn", "6" }, { "model.shared_expert_gate", "false" } };
+            for (size_t i = 0; i < sizeof ex / sizeof ex[0]; i++)
+                ck_assert_int_eq(accel_config_set(&cfg, ex[i][0], ex[i][1], NULL, 0), ACCEL_OK);
+        }
     }
     if (g_lfm2 == 2) {
         const char *l3[][2] = { { "model.norm_position", "both" }, { "model.attention_head_gate", "true" },
@@ -570,12 +595,20 @@ START_TEST(test_gradcheck_llama)
     g_lfm2 = _i == 24 ? 1 : _i == 25 ? 2 : 0;   /* 24: LFM2 (its b x c cubic: fourth-order differences),
                                                  * 25: LFM3 */
     g_mamba = _i == 26;                         /* 26: Mamba-2 (40 tokens: past a recurrence chunk) */
-    fd_h = g_mamba || g_qwen35 ? 2e-3 : 5e-3;
-    fd_order4 = g_qwen35 || g_lfm2 || g_mamba;
+    g_nemh = _i == 27 ? 1 : _i == 28 ? 2 : 0;   /* 27: Nemotron-H, 28: with plain experts (and three
+                                                 * layers: attention too) */
+    fd_h = g_mamba || g_qwen35 || g_nemh ? 2e-3 : 5e-3;
+    fd_order4 = g_qwen35 || g_lfm2 || g_mamba || g_nemh;
     fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
     big_init(&f);
     gradcheck(&f, 8, NULL);
     fixture_close(&f);
+    if (g_nemh) {
+        fixture_open_llama(&f, 3, 4, 16, 7, TV, TB, "fp32");
+        big_init(&f);
+        gradcheck(&f, 8, NULL);
+        fixture_close(&f);
+    }
     if (g_window) g_window = 37;
     fixture_open_llama(&f, 1, 2, 8, 40, TV, 2, "fp32");
     big_init(&f);
@@ -618,7 +651,7 @@ START_TEST(test_gradcheck_llama)
     g_gemma = g_oss = g_longrope = g_exaone = false;
     g_mla = g_plain = 0;
     g_qscale = g_qkafter = g_cohere = g_qwen35 = g_mamba = false;
-    g_lfm2 = 0;
+    g_lfm2 = g_nemh = 0;
     g_oss_limit = "1";
 }
 END_TEST
@@ -701,7 +734,7 @@ END_TEST
 /* The variant the flags above make, for messages. */
 static const char *variant(bool llama)
 {
-    return g_mamba ? "mamba2" : g_lfm2 == 2 ? "lfm3" : g_lfm2 ? "lfm2" : g_qwen35 ? "qwen3.5" : g_qkafter ? "qk-after-rope" : g_qscale ? (g_mla ? "mla+qscale" : "qscale")
+    return g_nemh ? "nemotron-h" : g_mamba ? "mamba2" : g_lfm2 == 2 ? "lfm3" : g_lfm2 ? "lfm2" : g_qwen35 ? "qwen3.5" : g_qkafter ? "qk-after-rope" : g_qscale ? (g_mla ? "mla+qscale" : "qscale")
            : g_mla ? "mla" : g_exaone ? "exaone4" : g_longrope ? "longrope" : g_oss ? "gpt-oss" : g_gemma ? "gemma3"
            : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt";
 }
@@ -746,7 +779,7 @@ static void kv_case(bool llama, const char *precision, double tol)
 
 START_TEST(test_kv_cache)
 {
-    for (int llama = 0; llama < 19; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
+    for (int llama = 0; llama < 21; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
                                                  * 5: a sliding window, 6: OLMo 2, 7: Gemma 3,
                                                  * 8: gpt-oss, 9: GLM-4.5's experts, 10: LongRoPE
                                                  * (the cache recomputed past 8 tokens), 11: EXAONE 4,
@@ -755,7 +788,9 @@ START_TEST(test_kv_cache)
                                                  * state and convolution tail; the call reusing a
                                                  * part of the cache recomputes its sequence),
                                                  * 16: LFM2 (a convolution's tail), 17: LFM3,
-                                                 * 18: Mamba-2 (its heads' states and tail) */
+                                                 * 18: Mamba-2 (its heads' states and tail),
+                                                 * 19, 20: Nemotron-H's (a Mamba-2 layer, then
+                                                 * an MLP or plain experts alone) */
         g_qwen3 = llama == 2 || llama == 14;
         g_qkafter = llama == 14;
         g_nope = llama == 2 ? 2 : 0;            /* layer 1 of 2 without RoPE */
@@ -772,6 +807,7 @@ START_TEST(test_kv_cache)
         g_qwen35 = llama == 15;
         g_lfm2 = llama == 16 ? 1 : llama == 17 ? 2 : 0;
         g_mamba = llama == 18;
+        g_nemh = llama == 19 ? 1 : llama == 20 ? 2 : 0;
         kv_case(llama, "fp32", 1e-5);
         kv_case(llama, "bf16", 2e-2);
         /* fp16's rounding of a product's operands turns a last-bit difference of the two ways into
@@ -785,7 +821,7 @@ START_TEST(test_kv_cache)
     g_window = 0;
     g_olmo = 0;
     g_gemma = g_oss = g_longrope = g_exaone = g_qscale = g_qkafter = g_qwen35 = g_mamba = false;
-    g_mla = g_lfm2 = 0;
+    g_mla = g_lfm2 = g_nemh = 0;
 }
 END_TEST
 
@@ -917,7 +953,9 @@ START_TEST(test_recompute_bitwise)
                                                  * 12: StarCoder2's LayerNorms and plain MLP,
                                                  * 13, 14: the MLP beside attention (GPT-NeoX's,
                                                  * GPT-J's), 15: Cohere 2's, 16: Qwen3.5's,
-                                                 * 17: LFM2's, 18: LFM3's, 19: Mamba-2's */
+                                                 * 17: LFM2's, 18: LFM3's, 19: Mamba-2's,
+                                                 * 20, 21: Nemotron-H's (an MLP alone on the
+                                                 * embeddings, attention alone, a whole block) */
     const char *precision = _i % 2 ? "bf16" : "fp32";
     g_qwen3 = _i / 2 == 2 || _i / 2 == 11;
     g_qkafter = _i / 2 == 11;
@@ -932,6 +970,7 @@ START_TEST(test_recompute_bitwise)
     g_qwen35 = _i / 2 == 16;
     g_lfm2 = _i / 2 == 17 ? 1 : _i / 2 == 18 ? 2 : 0;
     g_mamba = _i / 2 == 19;
+    g_nemh = _i / 2 == 20 ? 1 : _i / 2 == 21 ? 2 : 0;
     float *ref = NULL;
     double ref_loss = 0;
     size_t bytes[3];
@@ -971,7 +1010,7 @@ START_TEST(test_recompute_bitwise)
     g_moe = 0;
     g_olmo = 0;
     g_gemma = g_oss = g_qscale = g_qkafter = g_cohere = g_qwen35 = g_mamba = false;
-    g_mla = g_plain = g_lfm2 = 0;
+    g_mla = g_plain = g_lfm2 = g_nemh = 0;
 }
 END_TEST
 
@@ -1040,7 +1079,7 @@ END_TEST
  * finite-difference check. Rows of 40 tokens (past one attention row block) hold documents of 1 to
  * 25 tokens, one row starting mid-document. _i: gpt, llama, llama with Qwen3's attention, Qwen3.5's
  * blocks (a gated delta-net's convolution and state restart with each document), LFM2's and LFM3's
- * (a short convolution's too), Mamba-2's (its states and convolution); odd _i take the whole-head
+ * (a short convolution's too), Mamba-2's (its states and convolution), Nemotron-H's (Mamba-2 alone, then plain experts alone); odd _i take the whole-head
  * attention. */
 START_TEST(test_documents)
 {
@@ -1051,6 +1090,7 @@ START_TEST(test_documents)
     g_qwen35 = _i / 2 == 3;
     g_lfm2 = _i / 2 == 4 ? 1 : _i / 2 == 5 ? 2 : 0;
     g_mamba = _i / 2 == 6;
+    g_nemh = _i / 2 == 7 ? 2 : 0;
     if (_i % 2) setenv("ACCEL_ATT_WHOLE_HEAD", "1", 1);
     if (_i / 2 == 0) fixture_open(&f, TL, TNH, TC, T, TV, B, "fp32");
     else fixture_open_llama(&f, TL, 4, 16, T, TV, B, "fp32");
@@ -1094,8 +1134,8 @@ START_TEST(test_documents)
     ck_assert_int_eq(ops->eval(f.model.state, &f.model.layout, f.params, &b0, whole, NULL), ACCEL_OK);
     ck_assert(fabs(whole[0] - loss[0]) > 1e-4 * loss[0]);
     f.positions = pos;
-    fd_h = g_mamba || g_qwen35 ? 2e-3 : 5e-3;
-    fd_order4 = g_qwen35 || g_mamba;
+    fd_h = g_mamba || g_qwen35 || g_nemh ? 2e-3 : 5e-3;
+    fd_order4 = g_qwen35 || g_mamba || g_nemh;
     gradcheck(&f, 6, NULL);
     fd_h = FD_H;
     fd_order4 = false;
@@ -1106,7 +1146,7 @@ START_TEST(test_documents)
     ck_assert_int_eq(ops->forward_backward(f.model.state, &f.model.layout, f.params, f.grads, &bad, 1.0f, &l),
                      ACCEL_ERR_INVALID);
     g_qwen3 = g_qscale = g_qwen35 = g_mamba = false;
-    g_lfm2 = 0;
+    g_lfm2 = g_nemh = 0;
     fixture_close(&f);
 }
 END_TEST
@@ -1579,15 +1619,15 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
-    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 27);
+    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 29);
     tcase_add_test(tc, test_sliding_window);
     tcase_add_test(tc, test_experts_aux);
     tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);
     tcase_add_loop_test(tc, test_loss_mask, 0, 2);
-    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 40);
+    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 44);
     tcase_add_test(tc, test_causality);
-    tcase_add_loop_test(tc, test_documents, 0, 14);
+    tcase_add_loop_test(tc, test_documents, 0, 16);
     tcase_add_test(tc, test_precision);
     tcase_add_test(tc, test_bad_tokens);
     tcase_add_test(tc, test_generate);

@@ -89,6 +89,9 @@ typedef struct {
     /* llama: gated short convolution layers (LFM2) */
     int short_conv_kernel;          /* model.short_conv_kernel: their convolution's width; 0 = none */
     accel_numbers_t attention_layers; /* model.attention_layers: the layers keeping attention */
+    /* llama: layers of one sublayer (Nemotron-H's: each layer a mixer or an MLP) */
+    accel_numbers_t mlp_only_layers;  /* model.mlp_only_layers: no token mixer, only the MLP */
+    accel_numbers_t mixer_only_layers; /* model.mixer_only_layers: no MLP, only the token mixer */
     double swiglu_alpha, swiglu_limit; /* clamped_swiglu's slope and bound */
     int query_pre_attn_scalar;      /* model.query_pre_attn_scalar: scores / sqrt(this); 0 = hs */
     double attention_softcap;       /* model.attention_softcap: c tanh(score / c); 0 = none (Gemma 2) */

@@ -149,6 +149,7 @@ typedef struct {
     accel_sconv_dims_t sconv;       /* short convolution layers' (sconv.K > 0) */
     accel_mamba2_dims_t mamba;      /* Mamba-2 layers' (mamba.H > 0) */
     accel_numbers_t att_layers;     /* ... and model.attention_layers: the layers without one */
+    accel_numbers_t mlp_only, mixer_only;  /* model.mlp_only_layers, model.mixer_only_layers */
     int LP, LO;                     /* their input projection's width, their output's (Hv dv; C) */
     accel_glu_t glu;                /* the gated MLP's activation (llama; the experts' too) */
     accel_act_kind_t plain_act;     /* the plain MLP's (gpt; llama with model.mlp=plain) */
@@ -359,6 +360,8 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->mamba_conv_kernel != 4) key = "model.mamba_conv_kernel";
     else if (!c->mamba_conv_bias) key = "model.mamba_conv_bias";
     else if (c->attention_layers.n) key = "model.attention_layers";
+    else if (c->mlp_only_layers.n) key = "model.mlp_only_layers";
+    else if (c->mixer_only_layers.n) key = "model.mixer_only_layers";
     if (!key) return ACCEL_OK;
     ACCEL_ERROR0("gpt: %s is a llama key (GPT-2 has learned positions, LayerNorm, a GELU MLP of 4 x "
                  "width, biases everywhere and a tied LM head)\n--> hint: use model.name=llama, or "
@@ -500,14 +503,32 @@ static int mamba_head_dim(const accel_model_config_t *c)
     return c->mamba_head_dim ? c->mamba_head_dim : c->mamba_heads ? 2 * c->width / c->mamba_heads : 0;
 }
 
-/* What is wrong with model.attention_layers (NULL: nothing): whole layer numbers, increasing. */
-static const char *attention_layers_fault(const accel_model_config_t *c)
+/* What is wrong with a list of layers (model.attention_layers, model.mlp_only_layers, ...; NULL:
+ * nothing): whole layer numbers, increasing. */
+static const char *layer_list_fault(const accel_model_config_t *c, const accel_numbers_t *a)
 {
-    const accel_numbers_t *a = &c->attention_layers;
     for (int i = 0; i < a->n; i++) {
         if (a->v[i] != (double)(int)a->v[i]) return "must list whole layer numbers";
         if ((int)a->v[i] >= c->layers) return "names a layer past the last (they count from 0 to model.layers - 1)";
         if (i && a->v[i] <= a->v[i - 1]) return "must list each layer once, in increasing order";
+    }
+    return NULL;
+}
+
+/* What is wrong with model.mlp_only_layers and model.mixer_only_layers together (NULL: nothing):
+ * blocks with norms before their sublayers one after the other, no layer in both lists, no
+ * attention layer of a recurrent model without its mixer. */
+static const char *one_sublayer_fault(const accel_model_config_t *c)
+{
+    const accel_numbers_t *mo = &c->mlp_only_layers, *xo = &c->mixer_only_layers;
+    if (!mo->n && !xo->n) return NULL;
+    if (!strcmp(c->norm_position, "post") || strcmp(c->parallel_block, "none"))
+        return "(and model.mixer_only_layers) leave a sublayer out of blocks with norms before their sublayers, "
+               "one after the other: not with model.norm_position=post or model.parallel_block";
+    for (int i = 0; i < mo->n; i++) {
+        if (listed_layer(xo, (int)mo->v[i])) return "and model.mixer_only_layers both name a layer: a block needs one sublayer";
+        if ((c->short_conv_kernel || c->mamba_heads) && listed_layer(&c->attention_layers, (int)mo->v[i]))
+            return "names a layer model.attention_layers says keeps attention";
     }
     return NULL;
 }
@@ -526,8 +547,9 @@ static const char *sliding_layers_fault(const accel_model_config_t *c)
         if (l >= c->layers) return "names a layer past the last (they count from 0 to model.layers - 1)";
         if (i && s->v[i] <= s->v[i - 1]) return "must list each layer once, in increasing order";
         if (((c->short_conv_kernel || c->mamba_heads) && !listed_layer(&c->attention_layers, l)) ||
-            (c->linear_attention_pattern && (l + 1) % c->linear_attention_pattern))
-            return "names a layer without attention (a short convolution or gated delta-net layer)";
+            (c->linear_attention_pattern && (l + 1) % c->linear_attention_pattern) ||
+            listed_layer(&c->mlp_only_layers, l))
+            return "names a layer without attention (a recurrent one, or one of model.mlp_only_layers)";
     }
     return NULL;
 }
@@ -630,9 +652,8 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
             bad = "model.experts", why = "are SwiGLU experts with norms before or after them, not with "
                                          "model.norm_position=both or model.activation=gelu_tanh (clamped_swiglu, "
                                          "gpt-oss's SwiGLU, is theirs too)";
-        else if (plain && c->experts)
-            bad = "model.mlp", why = "is plain, and experts are gated MLPs: set model.mlp=gated (the default) "
-                                     "with model.experts";
+        else if (plain && c->experts && c->expert_bias)
+            bad = "model.expert_bias", why = "is gpt-oss's, whose experts are gated: not with model.mlp=plain";
         else if (plain && strcmp(c->activation, "relu2") && strcmp(c->activation, "gelu_tanh") &&
                  strcmp(c->activation, "gelu"))
             bad = "model.activation", why = "of model.mlp=plain must be relu2, gelu_tanh or gelu (silu and "
@@ -762,8 +783,14 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
         else if (!c->short_conv_kernel && !c->mamba_heads && c->attention_layers.n)
             bad = "model.attention_layers", why = "names the layers that keep attention among short convolution "
                                                   "or Mamba-2 layers: set model.short_conv_kernel or model.mamba_heads";
-        else if ((why = attention_layers_fault(c)))
+        else if ((why = layer_list_fault(c, &c->attention_layers)))
             bad = "model.attention_layers";
+        else if ((why = layer_list_fault(c, &c->mlp_only_layers)))
+            bad = "model.mlp_only_layers";
+        else if ((why = layer_list_fault(c, &c->mixer_only_layers)))
+            bad = "model.mixer_only_layers";
+        else if ((why = one_sublayer_fault(c)))
+            bad = c->mlp_only_layers.n ? "model.mlp_only_layers" : "model.mixer_only_layers";
         if (bad) {
             ACCEL_ERROR0("llama: %s %s (model.heads=%d model.kv_heads=%d model.width=%d)", bad,
                          why, c->heads, c->kv_heads, c->width);
@@ -829,7 +856,11 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
         m->LP = (int)accel_gdn_in_width(&m->lin);
         m->LO = m->lin.Hv * m->lin.dv;
     }
-    if (llama) m->att_layers = c->attention_layers;
+    if (llama) {
+        m->att_layers = c->attention_layers;
+        m->mlp_only = c->mlp_only_layers;
+        m->mixer_only = c->mixer_only_layers;
+    }
     if (llama && c->short_conv_kernel) {
         m->sconv = (accel_sconv_dims_t){ m->C, c->short_conv_kernel };
         m->LP = (int)accel_sconv_in_width(&m->sconv);
@@ -856,6 +887,8 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
                                  .shared_gate = c->shared_expert_gate };
     m->plain_act = !llama ? ACCEL_ACT_GELU_TANH : !strcmp(c->activation, "relu2") ? ACCEL_ACT_RELU2
                  : !strcmp(c->activation, "gelu") ? ACCEL_ACT_GELU : ACCEL_ACT_GELU_TANH;
+    m->moe.plain = E && plain;          /* down(act(up)) experts (Nemotron-H's) */
+    m->moe.plain_act = m->plain_act;
     m->aux_coef = E ? (float)c->router_aux_loss : 0.0f;
     m->arch = llama ? (arch_t){ .rms = strcmp(c->norm, "layer") != 0, .rope = true, .swiglu = !plain,
                                 .mlp_bias = c->mlp_bias,
@@ -901,25 +934,29 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
                     (force && !strcmp(force, "1"));
 }
 
-void accel_decoder_dims(const accel_config_t *cfg, accel_decoder_dims_t *d)
-{
-    gpt_t m = { 0 };
-    const bool llama = !strcmp(cfg->model.name, "llama");
-    if (cfg->model.heads < 1 || cfg->model.width < 1) { memset(d, 0, sizeof *d); return; }
-    shape_of(&m, cfg, llama);
-    *d = (accel_decoder_dims_t){ m.L, m.NH, m.KVH, m.hs, m.C, m.T, m.V, m.QKV, m.F, m.FIN, llama,
-                                 m.arch.qk_norm, m.moe.E, m.moe.K, m.moe.F, m.L - m.dense_layers };
-}
+/* Whether block l has a token mixer (all but model.mlp_only_layers) and an MLP (all but
+ * model.mixer_only_layers): a block without one passes its residual through that half. */
+static bool layer_mixes(const gpt_t *m, int l) { return !listed_layer(&m->mlp_only, l); }
+static bool layer_has_mlp(const gpt_t *m, int l) { return !listed_layer(&m->mixer_only, l); }
 
 /* Whether block l is a gated delta-net layer (model.linear_attention_pattern: all but every N-th). */
-static bool layer_linear(const gpt_t *m, int l) { return m->lin_pattern && (l + 1) % m->lin_pattern != 0; }
+static bool layer_linear(const gpt_t *m, int l)
+{
+    return m->lin_pattern && (l + 1) % m->lin_pattern != 0 && layer_mixes(m, l);
+}
 
 /* Whether block l is a short convolution layer (model.short_conv_kernel: all but
  * model.attention_layers). */
-static bool layer_conv(const gpt_t *m, int l) { return m->sconv.K && !listed_layer(&m->att_layers, l); }
+static bool layer_conv(const gpt_t *m, int l)
+{
+    return m->sconv.K && !listed_layer(&m->att_layers, l) && layer_mixes(m, l);
+}
 
 /* Whether block l is a Mamba-2 layer (model.mamba_heads: all but model.attention_layers). */
-static bool layer_mamba(const gpt_t *m, int l) { return m->mamba.H && !listed_layer(&m->att_layers, l); }
+static bool layer_mamba(const gpt_t *m, int l)
+{
+    return m->mamba.H && !listed_layer(&m->att_layers, l) && layer_mixes(m, l);
+}
 
 /* Whether block l mixes tokens without attention: a delta-net's, a convolution's or a state
  * space's recurrence. */
@@ -932,7 +969,25 @@ static bool layer_recurrent(const gpt_t *m, int l)
 static bool has_recurrent(const gpt_t *m) { return m->lin_pattern || m->sconv.K || m->mamba.H; }
 
 /* Whether block l's MLP is the experts (else a dense MLP: no experts, or model.dense_layers). */
-static bool layer_moe(const gpt_t *m, int l) { return m->moe.E && l >= m->dense_layers; }
+static bool layer_moe(const gpt_t *m, int l) { return m->moe.E && l >= m->dense_layers && layer_has_mlp(m, l); }
+
+/* The blocks whose MLP is the experts. */
+static int moe_blocks(const gpt_t *m)
+{
+    int n = 0;
+    for (int l = 0; l < m->L; l++) n += layer_moe(m, l);
+    return n;
+}
+
+void accel_decoder_dims(const accel_config_t *cfg, accel_decoder_dims_t *d)
+{
+    gpt_t m = { 0 };
+    const bool llama = !strcmp(cfg->model.name, "llama");
+    if (cfg->model.heads < 1 || cfg->model.width < 1) { memset(d, 0, sizeof *d); return; }
+    shape_of(&m, cfg, llama);
+    *d = (accel_decoder_dims_t){ m.L, m.NH, m.KVH, m.hs, m.C, m.T, m.V, m.QKV, m.F, m.FIN, llama,
+                                 m.arch.qk_norm, m.moe.E, m.moe.K, m.moe.F, m.moe.E ? moe_blocks(&m) : 0 };
+}
 
 static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout_t *layout,
                              void **state)
@@ -978,72 +1033,76 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
 #define ADD(part, suffix, ndim, d0, d1, flags, s, idx)                                      \
         snprintf(name, sizeof name, "h.%d.%s." suffix, l, part);                            \
         ACCEL_CHECK_GOTO(add(layout, name, ndim, d0, d1, l + 1, flags, s, idx), st, fail)
-        ADD(n1, "weight", 1, C, 0, nd, ones, &b->ln1w);
-        if (m->norm_bias) { ADD(n1, "bias", 1, C, 0, nd, 0.0f, &b->ln1b); }
-        if (layer_linear(m, l)) {       /* a gated delta-net: HF's A_log ~ log U(0, 16): here 0 (A = 1) */
-            ADD("attn.in", "weight", 2, m->LP, C, 0, std, &b->linw);
-            ADD("attn.conv", "weight", 2, (int64_t)accel_gdn_conv_width(&m->lin), m->lin.K, 0, std, &b->convw);
-            snprintf(name, sizeof name, "h.%d.attn.dt_bias", l);
-            ACCEL_CHECK_GOTO(add(layout, name, 1, m->lin.Hv, 0, l + 1, nd, -1.0f, &b->dtb), st, fail);
-            snprintf(name, sizeof name, "h.%d.attn.A_log", l);
-            ACCEL_CHECK_GOTO(add(layout, name, 1, m->lin.Hv, 0, l + 1, nd, 0.0f, &b->alog), st, fail);
-            ADD("attn.norm", "weight", 1, m->lin.dv, 0, nd, -1.0f, &b->lnw);
-            ADD("attn.proj", "weight", 2, C, m->LO, 0, res_std, &b->projw);
-        } else if (layer_mamba(m, l)) { /* Mamba-2: HF's A_log = log(1..H), D = 1: here A = 1, D = 1 */
-            const int64_t CW = (int64_t)accel_mamba2_conv_width(&m->mamba), Hm = m->mamba.H;
-            ADD("attn.in", "weight", 2, m->LP, C, 0, std, &b->linw);
-            ADD("attn.conv", "weight", 2, CW, m->mamba.K, 0, std, &b->convw);
-            if (cfg->model.mamba_conv_bias) { ADD("attn.conv", "bias", 1, CW, 0, nd, 0.0f, &b->convb); }
-            snprintf(name, sizeof name, "h.%d.attn.dt_bias", l);
-            ACCEL_CHECK_GOTO(add(layout, name, 1, Hm, 0, l + 1, nd, -1.0f, &b->dtb), st, fail);
-            snprintf(name, sizeof name, "h.%d.attn.A_log", l);
-            ACCEL_CHECK_GOTO(add(layout, name, 1, Hm, 0, l + 1, nd, 0.0f, &b->alog), st, fail);
-            snprintf(name, sizeof name, "h.%d.attn.D", l);
-            ACCEL_CHECK_GOTO(add(layout, name, 1, Hm, 0, l + 1, nd, -1.0f, &b->skipd), st, fail);
-            ADD("attn.norm", "weight", 1, m->LO, 0, nd, -1.0f, &b->lnw);
-            ADD("attn.proj", "weight", 2, C, m->LO, 0, res_std, &b->projw);
-        } else if (layer_conv(m, l)) {  /* a short convolution: b | c | x, the taps, the output */
-            ADD("attn.in", "weight", 2, m->LP, C, 0, std, &b->linw);
-            ADD("attn.conv", "weight", 2, C, m->sconv.K, 0, std, &b->convw);
-            ADD("attn.proj", "weight", 2, C, m->LO, 0, res_std, &b->projw);
-        } else if (m->mla) {            /* the latents and their expansions (mla_forward) */
-            const int64_t QH = (int64_t)m->NH * m->hs, KVB = (int64_t)m->NH * (m->hs - m->rd + m->dv);
-            if (m->Rq) {
-                ADD("attn.q_a", "weight", 2, m->Rq, C, 0, std, &b->qaw);
-                ADD("attn.q_a_norm", "weight", 1, m->Rq, 0, nd, ones, &b->qanw);
-                ADD("attn.q_b", "weight", 2, QH, m->Rq, 0, std, &b->qbw);
+        if (layer_mixes(m, l)) {        /* norm1 and the token mixer */
+            ADD(n1, "weight", 1, C, 0, nd, ones, &b->ln1w);
+            if (m->norm_bias) { ADD(n1, "bias", 1, C, 0, nd, 0.0f, &b->ln1b); }
+            if (layer_linear(m, l)) {       /* a gated delta-net: HF's A_log ~ log U(0, 16): here 0 (A = 1) */
+                ADD("attn.in", "weight", 2, m->LP, C, 0, std, &b->linw);
+                ADD("attn.conv", "weight", 2, (int64_t)accel_gdn_conv_width(&m->lin), m->lin.K, 0, std, &b->convw);
+                snprintf(name, sizeof name, "h.%d.attn.dt_bias", l);
+                ACCEL_CHECK_GOTO(add(layout, name, 1, m->lin.Hv, 0, l + 1, nd, -1.0f, &b->dtb), st, fail);
+                snprintf(name, sizeof name, "h.%d.attn.A_log", l);
+                ACCEL_CHECK_GOTO(add(layout, name, 1, m->lin.Hv, 0, l + 1, nd, 0.0f, &b->alog), st, fail);
+                ADD("attn.norm", "weight", 1, m->lin.dv, 0, nd, -1.0f, &b->lnw);
+                ADD("attn.proj", "weight", 2, C, m->LO, 0, res_std, &b->projw);
+            } else if (layer_mamba(m, l)) { /* Mamba-2: HF's A_log = log(1..H), D = 1: here A = 1, D = 1 */
+                const int64_t CW = (int64_t)accel_mamba2_conv_width(&m->mamba), Hm = m->mamba.H;
+                ADD("attn.in", "weight", 2, m->LP, C, 0, std, &b->linw);
+                ADD("attn.conv", "weight", 2, CW, m->mamba.K, 0, std, &b->convw);
+                if (cfg->model.mamba_conv_bias) { ADD("attn.conv", "bias", 1, CW, 0, nd, 0.0f, &b->convb); }
+                snprintf(name, sizeof name, "h.%d.attn.dt_bias", l);
+                ACCEL_CHECK_GOTO(add(layout, name, 1, Hm, 0, l + 1, nd, -1.0f, &b->dtb), st, fail);
+                snprintf(name, sizeof name, "h.%d.attn.A_log", l);
+                ACCEL_CHECK_GOTO(add(layout, name, 1, Hm, 0, l + 1, nd, 0.0f, &b->alog), st, fail);
+                snprintf(name, sizeof name, "h.%d.attn.D", l);
+                ACCEL_CHECK_GOTO(add(layout, name, 1, Hm, 0, l + 1, nd, -1.0f, &b->skipd), st, fail);
+                ADD("attn.norm", "weight", 1, m->LO, 0, nd, -1.0f, &b->lnw);
+                ADD("attn.proj", "weight", 2, C, m->LO, 0, res_std, &b->projw);
+            } else if (layer_conv(m, l)) {  /* a short convolution: b | c | x, the taps, the output */
+                ADD("attn.in", "weight", 2, m->LP, C, 0, std, &b->linw);
+                ADD("attn.conv", "weight", 2, C, m->sconv.K, 0, std, &b->convw);
+                ADD("attn.proj", "weight", 2, C, m->LO, 0, res_std, &b->projw);
+            } else if (m->mla) {            /* the latents and their expansions (mla_forward) */
+                const int64_t QH = (int64_t)m->NH * m->hs, KVB = (int64_t)m->NH * (m->hs - m->rd + m->dv);
+                if (m->Rq) {
+                    ADD("attn.q_a", "weight", 2, m->Rq, C, 0, std, &b->qaw);
+                    ADD("attn.q_a_norm", "weight", 1, m->Rq, 0, nd, ones, &b->qanw);
+                    ADD("attn.q_b", "weight", 2, QH, m->Rq, 0, std, &b->qbw);
+                } else {
+                    ADD("attn.q", "weight", 2, QH, C, 0, std, &b->qbw);
+                }
+                ADD("attn.kv_a", "weight", 2, (int64_t)m->Rkv + m->rd, C, 0, std, &b->kvaw);
+                ADD("attn.kv_a_norm", "weight", 1, m->Rkv, 0, nd, ones, &b->kvanw);
+                ADD("attn.kv_b", "weight", 2, KVB, m->Rkv, 0, std, &b->kvbw);
             } else {
-                ADD("attn.q", "weight", 2, QH, C, 0, std, &b->qbw);
+                /* attention_output_gate: the gate's rows after v's, [QKV + QW, C] */
+                ADD("attn.qkv", "weight", 2, m->QKV + m->GW, C, 0, std, &b->qkvw);
+                if (ar->qkv_bias) { ADD("attn.qkv", "bias", 1, m->QKV, 0, nd, 0.0f, &b->qkvb); }
             }
-            ADD("attn.kv_a", "weight", 2, (int64_t)m->Rkv + m->rd, C, 0, std, &b->kvaw);
-            ADD("attn.kv_a_norm", "weight", 1, m->Rkv, 0, nd, ones, &b->kvanw);
-            ADD("attn.kv_b", "weight", 2, KVB, m->Rkv, 0, std, &b->kvbw);
-        } else {
-            /* attention_output_gate: the gate's rows after v's, [QKV + QW, C] */
-            ADD("attn.qkv", "weight", 2, m->QKV + m->GW, C, 0, std, &b->qkvw);
-            if (ar->qkv_bias) { ADD("attn.qkv", "bias", 1, m->QKV, 0, nd, 0.0f, &b->qkvb); }
+            if (ar->qk_norm && !layer_recurrent(m, l)) {   /* per head, or over the whole projections */
+                ADD("attn.q_norm", "weight", 1, ar->qk_all ? m->QW : m->hs, 0, nd, ones, &b->qnw);
+                ADD("attn.k_norm", "weight", 1, ar->qk_all ? (int64_t)m->KVH * m->hs : m->hs, 0, nd, ones, &b->knw);
+            }
+            if (!layer_recurrent(m, l)) { ADD("attn.proj", "weight", 2, C, m->PW, 0, res_std, &b->projw); }
+            if (ar->proj_bias && !layer_recurrent(m, l)) { ADD("attn.proj", "bias", 1, C, 0, nd, 0.0f, &b->projb); }
+            if (ar->sinks && !layer_recurrent(m, l)) {                /* logit 0: a sink weighs as one key of score 0 */
+                snprintf(name, sizeof name, "h.%d.attn.sinks", l);
+                ACCEL_CHECK_GOTO(add(layout, name, 1, m->NH, 0, l + 1, nd, 0.0f, &b->sinks), st, fail);
+            }
+            if (ar->sandwich) { ADD("post_norm1", "weight", 1, C, 0, nd, ones, &b->pn1w); }
         }
-        if (ar->qk_norm && !layer_recurrent(m, l)) {   /* per head, or over the whole projections */
-            ADD("attn.q_norm", "weight", 1, ar->qk_all ? m->QW : m->hs, 0, nd, ones, &b->qnw);
-            ADD("attn.k_norm", "weight", 1, ar->qk_all ? (int64_t)m->KVH * m->hs : m->hs, 0, nd, ones, &b->knw);
-        }
-        if (!layer_recurrent(m, l)) { ADD("attn.proj", "weight", 2, C, m->PW, 0, res_std, &b->projw); }
-        if (ar->proj_bias && !layer_recurrent(m, l)) { ADD("attn.proj", "bias", 1, C, 0, nd, 0.0f, &b->projb); }
-        if (ar->sinks && !layer_recurrent(m, l)) {                /* logit 0: a sink weighs as one key of score 0 */
-            snprintf(name, sizeof name, "h.%d.attn.sinks", l);
-            ACCEL_CHECK_GOTO(add(layout, name, 1, m->NH, 0, l + 1, nd, 0.0f, &b->sinks), st, fail);
-        }
-        if (ar->sandwich) { ADD("post_norm1", "weight", 1, C, 0, nd, ones, &b->pn1w); }
+        if (!layer_has_mlp(m, l)) continue;
         if (ar->parallel != PARALLEL_ONE_NORM) {    /* one_norm: the MLP reads norm1's output */
             ADD(n2, "weight", 1, C, 0, nd, ones, &b->ln2w);
             if (m->norm_bias) { ADD(n2, "bias", 1, C, 0, nd, 0.0f, &b->ln2b); }
         }
-        if (layer_moe(m, l)) {          /* experts' weights stacked: [E 2F, C] and [E C, F] */
-            const int64_t E = m->moe.E, EF = m->moe.F;
+        if (layer_moe(m, l)) {          /* experts' weights stacked: [E 2F, C] (plain: [E F, C]), [E C, F] */
+            const int64_t E = m->moe.E, EF = m->moe.F, EFIN = accel_moe_in_width(&m->moe);
+            const char *up = m->moe.plain ? "mlp.experts.up" : "mlp.experts.gate_up";
             ADD("mlp.router", "weight", 2, E, C, 0, std, &b->routerw);
             if (m->moe.bias) { ADD("mlp.router", "bias", 1, E, 0, nd, 0.0f, &b->routerb); }
-            ADD("mlp.experts.gate_up", "weight", 2, (int64_t)E * 2 * EF, C, 0, std, &b->fcw);
-            if (m->moe.bias) { ADD("mlp.experts.gate_up", "bias", 1, (int64_t)E * 2 * EF, 0, nd, 0.0f, &b->fcb_e); }
+            ADD(up, "weight", 2, E * EFIN, C, 0, std, &b->fcw);
+            if (m->moe.bias) { ADD(up, "bias", 1, E * EFIN, 0, nd, 0.0f, &b->fcb_e); }
             ADD("mlp.experts.down", "weight", 2, (int64_t)E * C, EF, 0, res_std, &b->fcpw);
             if (m->moe.bias) { ADD("mlp.experts.down", "bias", 1, (int64_t)E * C, 0, nd, 0.0f, &b->fcpb_e); }
             /* zero gradient: AdamW leaves it as imported (no decay, no update) */
@@ -1052,7 +1111,8 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
                     &b->selectb);
             }
             if (m->moe.S) {
-                ADD("mlp.shared.gate_up", "weight", 2, 2 * (int64_t)m->moe.S, C, 0, std, &b->sgu);
+                ADD(m->moe.plain ? "mlp.shared.up" : "mlp.shared.gate_up", "weight", 2,
+                    (m->moe.plain ? 1 : 2) * (int64_t)m->moe.S, C, 0, std, &b->sgu);
                 ADD("mlp.shared.down", "weight", 2, C, m->moe.S, 0, res_std, &b->sdown);
                 if (m->moe.shared_gate) { ADD("mlp.shared_gate", "weight", 2, 1, C, 0, std, &b->sgate); }
             }
@@ -1111,6 +1171,13 @@ enum { A_LN1, A_LN1_MEAN, A_LN1_RSTD, A_QKV, A_QKN, A_QKN_RSTD, A_LSE, A_ATTY, A
 typedef uint64_t piece_mask_t;       /* a set of pieces: bit i for piece i */
 #define BIT(i) ((piece_mask_t)1 << (i))
 #define ALL_PIECES (BIT(A_PIECES) - 1)
+/* The token mixer's pieces (norm1 to the output gate), and the MLP's (norm2 to the experts'). */
+#define MIXER_PIECES (BIT(A_LN1) | BIT(A_LN1_MEAN) | BIT(A_LN1_RSTD) | BIT(A_QKV) | BIT(A_QKN) | \
+                      BIT(A_QKN_RSTD) | BIT(A_LSE) | BIT(A_ATTY) | BIT(A_PN1) | BIT(A_PN1_RSTD) | \
+                      BIT(A_MLA) | BIT(A_GATE) | BIT(A_ATTO) | BIT(A_LIN))
+#define MLP_PIECES (BIT(A_LN2) | BIT(A_LN2_MEAN) | BIT(A_LN2_RSTD) | BIT(A_FCH) | BIT(A_FCH_GELU) | \
+                    BIT(A_PROBS) | BIT(A_TOPW) | BIT(A_TOPI) | BIT(A_ORDER) | BIT(A_MOE_X) | BIT(A_MOE_Y) | \
+                    BIT(A_SH) | BIT(A_SHID) | BIT(A_SY) | BIT(A_SG) | BIT(A_PN2) | BIT(A_PN2_RSTD))
 
 /* Activation recompute: the pieces each block keeps for its backward pass. The others live in one
  * set shared by every block and are rebuilt from the block's stored input just before its backward
@@ -1119,16 +1186,23 @@ typedef uint64_t piece_mask_t;       /* a set of pieces: bit i for piece i */
  * output, which is the next block's input. */
 static piece_mask_t kept_pieces(accel_recompute_t r)
 {
-    const piece_mask_t mlp = BIT(A_LN2) | BIT(A_LN2_MEAN) | BIT(A_LN2_RSTD) | BIT(A_FCH) |
-                         BIT(A_FCH_GELU) | BIT(A_PROBS) | BIT(A_TOPW) | BIT(A_TOPI) |
-                         BIT(A_ORDER) | BIT(A_MOE_X) | BIT(A_MOE_Y) | BIT(A_SH) |
-                         BIT(A_SHID) | BIT(A_SY) | BIT(A_SG) | BIT(A_PN2) | BIT(A_PN2_RSTD);
     /* The experts' gathered input rows are a copy of norm2's: always shared, the backward pass
      * gathers them again (K x width floats per token and block saved for one copy). */
     const piece_mask_t copy = BIT(A_MOE_X);
-    if (r == ACCEL_RECOMPUTE_MLP) return ALL_PIECES & ~mlp;
+    if (r == ACCEL_RECOMPUTE_MLP) return ALL_PIECES & ~MLP_PIECES;
     if (r == ACCEL_RECOMPUTE_BLOCK) return BIT(A_RES3);
     return ALL_PIECES & ~copy;
+}
+
+/* The pieces block l has: a block without a token mixer (model.mlp_only_layers) has none of the
+ * mixer's, one without an MLP none of the MLP's, and neither has a res2 of its own: reserve points
+ * it at the block's input or output (the half left out adds nothing to the residual). */
+static piece_mask_t layer_pieces(const gpt_t *m, int l)
+{
+    piece_mask_t p = ALL_PIECES;
+    if (!layer_mixes(m, l)) p &= ~(MIXER_PIECES | BIT(A_RES2));
+    if (!layer_has_mlp(m, l)) p &= ~(MLP_PIECES | BIT(A_RES2));
+    return p;
 }
 
 static size_t larger(size_t a, size_t b) { return a > b ? a : b; }
@@ -1141,14 +1215,15 @@ static void piece_floats(const gpt_t *m, size_t B, size_t T, size_t sizes[A_PIEC
     /* The MLP's hidden pieces: the dense MLP's [BT, FIN] and [BT, F], or the experts' [BT K, 2 EF]
      * and [BT K, EF], whichever is larger where a model has both. */
     const size_t dense_rows = !E || m->dense_layers ? BT : 0;
-    const size_t fch = larger(dense_rows * (size_t)m->FIN, BTK * 2 * EF), hid = larger(dense_rows * (size_t)m->F, BTK * EF);
+    const size_t fch = larger(dense_rows * (size_t)m->FIN, BTK * (E ? accel_moe_in_width(&m->moe) : 0)),
+                 hid = larger(dense_rows * (size_t)m->F, BTK * EF);
     const size_t gate = BT * (size_t)m->GW, atto = m->arch.gate ? BT * (size_t)m->QW : 0;
     const size_t s[A_PIECES] = { BT * C, BT, BT, BT * larger((size_t)m->QKV, (size_t)m->LP), BT * (size_t)m->QKN,
                                  m->QKN ? BT * (size_t)(m->NH + m->KVH) : 0, B * (size_t)m->NH * T,
                                  BT * larger((size_t)m->QW, (size_t)m->LO), BT * C, BT * C, BT, BT,
                                  fch, hid,
                                  BT * C, BT * E, BTK, BTK, E ? BTK + E + 1 : 0, BTK * C, BTK * C,
-                                 BT * 2 * S, BT * S, S ? BT * C : 0, S ? BT : 0,
+                                 BT * (m->moe.plain ? 1 : 2) * S, BT * S, S ? BT * C : 0, S ? BT : 0,
                                  m->arch.sandwich ? BT * C : 0, m->arch.sandwich ? BT : 0,
                                  m->arch.sandwich ? BT * C : 0, m->arch.sandwich ? BT : 0,
                                  m->mla ? BT * (2 * (size_t)m->Rq + 2 * (size_t)m->Rkv + 2) : 0,
@@ -1204,7 +1279,9 @@ static size_t activation_floats(const gpt_t *m, size_t B)
 {
     const size_t T = (size_t)m->T, BT = B * T, C = (size_t)m->C;
     const piece_mask_t keep = kept_pieces(m->recompute);
-    return (size_t)m->L * block_floats(m, B, T, keep) + block_floats(m, B, T, ALL_PIECES & ~keep) +
+    size_t blocks = 0;
+    for (int l = 0; l < m->L; l++) blocks += block_floats(m, B, T, keep & layer_pieces(m, l));
+    return blocks + block_floats(m, B, T, ALL_PIECES & ~keep) +
            2 * PIECE(BT * C) + 2 * PIECE(BT) +
            PIECE(BT * (size_t)m->V) + PIECE(BT * C) + PIECE(BT * dc_width(m)) + PIECE(BT * d3c_width(m)) +
            PIECE((size_t)m->QKN) +
@@ -1301,7 +1378,7 @@ static accel_status_t reserve(gpt_t *m, int B)
     p = carve_block(m, &shared, p, (size_t)B, T, ALL_PIECES & ~keep);
     for (int l = 0; l < m->L; l++) {
         m->act[l] = shared;
-        p = carve_block(m, &m->act[l], p, (size_t)B, T, keep);
+        p = carve_block(m, &m->act[l], p, (size_t)B, T, keep & layer_pieces(m, l));
     }
     TAKE(m->x0, BT * C);
     TAKE(m->lnf, BT * C);
@@ -1326,6 +1403,10 @@ static accel_status_t reserve(gpt_t *m, int B)
     TAKE(m->dgate, BT * (size_t)m->GW);
     TAKE(m->dlin, lin_scratch(m, (size_t)B, T));
 #undef TAKE
+    for (int l = 0; l < m->L; l++) {    /* a one-sublayer block's res2: its input, or its output */
+        if (!layer_mixes(m, l)) m->act[l].res2 = l ? m->act[l - 1].res3 : m->x0;
+        if (!layer_has_mlp(m, l)) m->act[l].res2 = m->act[l].res3;
+    }
     m->capacity = B;
     return accel_gemm_cpu_reserve(&m->gemm, gemm_elements(m, BT));
 }
@@ -2020,6 +2101,15 @@ static accel_status_t block_linear(gpt_t *m, const gpt_fwd_t *fw, const accel_la
     return ACCEL_OK;
 }
 
+/* A block's missing half: its output rows from p0 are its input's (in training the same array,
+ * reserve's doing; the inference set, shared by every block, copies them). */
+static accel_status_t pass_through(const gpt_t *m, float *out, const float *in, size_t BT, int p0)
+{
+    const size_t o = (size_t)p0 * m->C;
+    if (out != in) memcpy(out + o, in + o, sizeof(float) * (BT * m->C - o));
+    return ACCEL_OK;
+}
+
 /* The gate (of a row's GW) of attention output value i (of the rows' QW): its own, or its head's. */
 static inline size_t gate_index(const gpt_t *m, size_t i)
 {
@@ -2036,6 +2126,7 @@ static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel
                                       const float *params, int l, gpt_acts_t *a, const float *res,
                                       int B, int T, int p0)
 {
+    if (!layer_mixes(m, l)) return pass_through(m, a->res2, res, (size_t)B * T, p0);
     if (layer_recurrent(m, l)) return block_linear(m, fw, layout, params, l, a, res, B, T, p0);
     const int C = m->C, QKV = m->QKV;
     const size_t R = (size_t)B * T - (size_t)p0, o = (size_t)p0 * C;
@@ -2106,7 +2197,7 @@ static accel_moe_acts_t moe_acts(const gpt_t *m, const gpt_acts_t *a, int p0)
                            (int32_t *)a->topi + (size_t)p0 * K, starts + E + 1, starts, a->moe_x,
                            a->fch, a->fch_gelu, a->moe_y, NULL, NULL, NULL, NULL };
     if (S) {
-        v.sh = a->sh + (size_t)p0 * 2 * S;
+        v.sh = a->sh + (size_t)p0 * accel_moe_shared_in_width(&m->moe);
         v.shid = a->shid + (size_t)p0 * S;
         v.sy = a->sy + (size_t)p0 * C;
         v.sg = a->sg + p0;
@@ -2137,6 +2228,7 @@ static accel_status_t block_mlp(gpt_t *m, const accel_layout_t *layout, const fl
     const size_t R = BT - (size_t)p0, o = (size_t)p0 * C;
     const gpt_block_t *k = &m->blk[l];
     const bool post = m->arch.post_norm, one_norm = m->arch.parallel == PARALLEL_ONE_NORM;
+    if (!layer_has_mlp(m, l)) return output ? pass_through(m, a->res3, a->res2, BT, p0) : ACCEL_OK;
     if (!post && !one_norm)             /* norm2 of res2, or beside attention of the block's input */
         norm_forward(m, a->ln2 + o, a->ln2_mean + p0, a->ln2_rstd + p0, (m->arch.parallel ? res_in : a->res2) + o,
                      PARAM(k->ln2w), PARAM_OPT(k->ln2b), R);
@@ -2403,8 +2495,10 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
         ACCEL_CHECK(recompute_block(m, layout, params, l, a, res_in, B, T));
         const bool post = m->arch.post_norm, sandwich = m->arch.sandwich;
         /* MLP: res3 = res2 + mlp(norm2(res2)); post_norm: res3 = res2 + norm2(mlp(res2));
-         * sandwich: res3 = res2 + post_norm2(mlp(norm2(res2))) */
-        if (sandwich) {
+         * sandwich: res3 = res2 + post_norm2(mlp(norm2(res2))); none (model.mixer_only_layers):
+         * res3 = res2, d(res2) = d(res3) */
+        if (!layer_has_mlp(m, l)) {
+        } else if (sandwich) {
             post_norm_backward(m, a->pn2, a->pn2_rstd, PARAM(k->pn2w), GRAD(k->pn2w), BT);
             ACCEL_CHECK(mlp_backward(m, l, a, layout, params, grads, hb, bt, m->dpost, a->ln2));
             norm_backward(m, m->dres, GRAD(k->ln2w), NULL, m->dc, a->res2, a->ln2_mean, a->ln2_rstd,
@@ -2427,8 +2521,8 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
             norm_backward(m, m->dres, GRAD(k->ln2w), GRAD_OPT(k->ln2b), m->dc, a->res2, a->ln2_mean,
                           a->ln2_rstd, PARAM(k->ln2w), BT);
         }
-        if (layer_recurrent(m, l)) {
-            ACCEL_CHECK(linear_backward(m, layout, params, grads, l, a, res_in, B, T, hb));
+        if (layer_recurrent(m, l) || !layer_mixes(m, l)) {   /* no mixer: res2 = res_in */
+            if (layer_mixes(m, l)) ACCEL_CHECK(linear_backward(m, layout, params, grads, l, a, res_in, B, T, hb));
             accel_batch_layer_release(hb, l + 1);
             accel_batch_layer_done(hb, l + 1);
             continue;
@@ -2533,7 +2627,7 @@ static accel_status_t batch_forward(gpt_t *m, const accel_layout_t *layout, cons
 static double load_balancing(gpt_t *m, int B, float grad_scale)
 {
     const int E = m->moe.E;
-    const double N = (double)(m->L - m->dense_layers) * B * m->T;     /* the experts' blocks' rows */
+    const double N = (double)moe_blocks(m) * B * m->T;     /* the experts' blocks' rows */
     double aux = 0;
     for (int e = 0; e < E; e++) {
         aux += m->aux_count[e] / N * (m->aux_psum[e] / N);
@@ -2580,6 +2674,7 @@ static accel_status_t gpt_eval(void *state, const accel_layout_t *layout, const 
  * convolution's last inputs (short_conv.h). */
 static size_t cache_floats(const gpt_t *m, int l)
 {
+    if (!layer_mixes(m, l)) return 0;
     if (layer_linear(m, l)) return accel_gdn_cache_floats(&m->lin);
     if (layer_conv(m, l)) return accel_sconv_cache_floats(&m->sconv);
     if (layer_mamba(m, l)) return accel_mamba2_cache_floats(&m->mamba);

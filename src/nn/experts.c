@@ -12,7 +12,25 @@
 
 static const float *expert_gate_up(const accel_moe_dims_t *d, const float *w, int e)
 {
-    return w + (size_t)e * 2 * d->F * d->C;
+    return w + (size_t)e * accel_moe_in_width(d) * d->C;
+}
+
+/* hid = the activation of h's n rows (gated: act(gate) * up; plain: act(up), h left as act'(up)),
+ * and its backward: d(h) from dhid, into dh (plain: into dhid), returned. */
+static void act_forward(const accel_moe_dims_t *d, float *hid, float *h, size_t n, int F)
+{
+    if (d->plain) accel_cpu_bias_act_forward(d->plain_act, h, hid, NULL, n, F);
+    else accel_cpu_glu_forward(&d->act, hid, h, n, F);
+}
+
+static float *act_backward(const accel_moe_dims_t *d, float *dh, float *dhid, const float *h, size_t n, int F)
+{
+    if (d->plain) {                 /* in place: d(up) = d(hid) act'(up) */
+        accel_cpu_act_backward(dhid, h, NULL, n, F);
+        return dhid;
+    }
+    accel_cpu_glu_backward(&d->act, dh, dhid, h, n, F);
+    return dh;
 }
 
 static const float *expert_down(const accel_moe_dims_t *d, const float *w, int e)
@@ -104,15 +122,16 @@ static void gather_rows(const accel_moe_dims_t *d, const accel_moe_acts_t *a, co
         memcpy(a->xs + (size_t)i * d->C, x + (size_t)(a->order[i] / d->K) * d->C, sizeof(float) * (size_t)d->C);
 }
 
-/* The shared expert over R rows: sh = x shared_gate_up^T, shid = swiglu(sh),
- * sy = shid shared_down^T, with its gate (Qwen2-MoE) sg = sigmoid(x . shared_gate). */
+/* The shared expert over R rows: sh = x shared_gate_up^T, shid = swiglu(sh) (plain: the experts'
+ * activation of sh), sy = shid shared_down^T, with its gate (Qwen2-MoE) sg = sigmoid(x . shared_gate). */
 static accel_status_t shared_forward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
                                      const accel_moe_weights_t *w, const accel_moe_acts_t *a,
                                      const float *x, size_t R)
 {
-    const int C = d->C, S = d->S;
-    GEMM(false, true, (int)R, 2 * S, C, 1.0f, x, C, w->shared_gate_up, C, 0.0f, a->sh, 2 * S);
-    accel_cpu_swiglu_forward(a->shid, a->sh, R, S);
+    const int C = d->C, S = d->S, SI = accel_moe_shared_in_width(d);
+    GEMM(false, true, (int)R, SI, C, 1.0f, x, C, w->shared_gate_up, C, 0.0f, a->sh, SI);
+    if (d->plain) accel_cpu_bias_act_forward(d->plain_act, a->sh, a->shid, NULL, R, S);
+    else accel_cpu_swiglu_forward(a->shid, a->sh, R, S);
     GEMM(false, true, (int)R, C, S, 1.0f, a->shid, S, w->shared_down, S, 0.0f, a->sy, C);
     if (!d->shared_gate) return ACCEL_OK;
     GEMM(false, true, (int)R, 1, C, 1.0f, x, C, w->shared_gate, C, 0.0f, a->sg, 1);
@@ -126,8 +145,9 @@ static accel_status_t shared_backward(accel_gemm_cpu_t *g, const accel_moe_dims_
                                       const float *x, size_t R, const float *dout, float *dx,
                                       const accel_moe_grads_t *dw, float *scratch)
 {
-    const int C = d->C, S = d->S;
+    const int C = d->C, S = d->S, SI = accel_moe_shared_in_width(d);
     float *dsy = scratch, *dshid = dsy + R * C, *dsh = dshid + R * S, *dsg = dsh + R * 2 * S;
+    if (d->plain) dsh = dshid;      /* d(up) in place of d(hidden) */
     if (!d->shared_gate) memcpy(dsy, dout, sizeof(float) * R * (size_t)C);     /* out += sy */
     for (size_t r = 0; d->shared_gate && r < R; r++) {     /* out += sg sy */
         const float *go = dout + r * C, gate = a->sg[r];
@@ -136,9 +156,10 @@ static accel_status_t shared_backward(accel_gemm_cpu_t *g, const accel_moe_dims_
     }
     GEMM(false, false, (int)R, S, C, 1.0f, dsy, C, w->shared_down, S, 0.0f, dshid, S);
     GEMM(true, false, C, S, (int)R, 1.0f, dsy, C, a->shid, S, 1.0f, dw->shared_down, S);
-    accel_cpu_swiglu_backward(dsh, dshid, a->sh, R, S);
-    GEMM(false, false, (int)R, C, 2 * S, 1.0f, dsh, 2 * S, w->shared_gate_up, C, 1.0f, dx, C);
-    GEMM(true, false, 2 * S, C, (int)R, 1.0f, dsh, 2 * S, x, C, 1.0f, dw->shared_gate_up, C);
+    if (d->plain) accel_cpu_act_backward(dsh, a->sh, NULL, R, S);
+    else accel_cpu_swiglu_backward(dsh, dshid, a->sh, R, S);
+    GEMM(false, false, (int)R, C, SI, 1.0f, dsh, SI, w->shared_gate_up, C, 1.0f, dx, C);
+    GEMM(true, false, SI, C, (int)R, 1.0f, dsh, SI, x, C, 1.0f, dw->shared_gate_up, C);
     if (!d->shared_gate) return ACCEL_OK;
     GEMM(false, false, (int)R, C, 1, 1.0f, dsg, 1, w->shared_gate, C, 1.0f, dx, C);
     GEMM(true, false, 1, C, (int)R, 1.0f, dsg, 1, x, C, 1.0f, dw->shared_gate, C);
@@ -149,7 +170,7 @@ accel_status_t accel_moe_forward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
                                  const accel_moe_weights_t *w, const accel_moe_acts_t *a,
                                  const float *x, size_t R, float *out)
 {
-    const int E = d->E, K = d->K, C = d->C, F = d->F;
+    const int E = d->E, K = d->K, C = d->C, F = d->F, FI = accel_moe_in_width(d);
     /* router: probs [R, E] = softmax or sigmoid of x router^T */
     GEMM(false, true, (int)R, E, C, 1.0f, x, C, w->router, C, 0.0f, a->probs, E);
     if (d->bias) add_rows(a->probs, w->router_b, R, E);
@@ -162,11 +183,11 @@ accel_status_t accel_moe_forward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
     for (int e = 0; e < E; e++) {                   /* expert e over its n rows */
         const int i0 = a->start[e], n = a->start[e + 1] - i0;
         if (!n) continue;
-        float *h = a->h + (size_t)i0 * 2 * F, *hid = a->hid + (size_t)i0 * F;
-        GEMM(false, true, n, 2 * F, C, 1.0f, a->xs + (size_t)i0 * C, C, expert_gate_up(d, w->gate_up, e), C,
-             0.0f, h, 2 * F);
-        if (d->bias) add_rows(h, w->gate_up_b + (size_t)e * 2 * F, (size_t)n, 2 * F);
-        accel_cpu_glu_forward(&d->act, hid, h, (size_t)n, F);
+        float *h = a->h + (size_t)i0 * FI, *hid = a->hid + (size_t)i0 * F;
+        GEMM(false, true, n, FI, C, 1.0f, a->xs + (size_t)i0 * C, C, expert_gate_up(d, w->gate_up, e), C,
+             0.0f, h, FI);
+        if (d->bias) add_rows(h, w->gate_up_b + (size_t)e * FI, (size_t)n, FI);
+        act_forward(d, hid, h, (size_t)n, F);
         GEMM(false, true, n, C, F, 1.0f, hid, F, expert_down(d, w->down, e), F, 0.0f,
              a->ys + (size_t)i0 * C, C);
         if (d->bias) add_rows(a->ys + (size_t)i0 * C, w->down_b + (size_t)e * C, (size_t)n, C);
@@ -202,7 +223,7 @@ accel_status_t accel_moe_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d
                                   const float *x, size_t R, const float *dout, const float *aux_grad,
                                   float *dx, const accel_moe_grads_t *dw, float *scratch)
 {
-    const int E = d->E, K = d->K, C = d->C, F = d->F;
+    const int E = d->E, K = d->K, C = d->C, F = d->F, FI = accel_moe_in_width(d);
     const size_t A = R * (size_t)K;
     float *dy = scratch;                            /* [A, C], later each expert's d(xs) */
     float *dhid = dy + A * C;                       /* [R, F]: one expert's rows at a time */
@@ -222,15 +243,15 @@ accel_status_t accel_moe_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d
         const int i0 = a->start[e], n = a->start[e + 1] - i0;
         if (!n) continue;
         float *dye = dy + (size_t)i0 * C;
-        const float *hid = a->hid + (size_t)i0 * F, *h = a->h + (size_t)i0 * 2 * F;
+        const float *hid = a->hid + (size_t)i0 * F, *h = a->h + (size_t)i0 * FI;
         const float *xs = a->xs + (size_t)i0 * C;
         GEMM(false, false, n, F, C, 1.0f, dye, C, expert_down(d, w->down, e), F, 0.0f, dhid, F);
         GEMM(true, false, C, F, n, 1.0f, dye, C, hid, F, 1.0f, dw->down + (size_t)e * C * F, F);
         if (d->bias) accel_cpu_colsum_add(dw->down_b + (size_t)e * C, dye, (size_t)n, C);
-        accel_cpu_glu_backward(&d->act, dh, dhid, h, (size_t)n, F);
-        if (d->bias) accel_cpu_colsum_add(dw->gate_up_b + (size_t)e * 2 * F, dh, (size_t)n, 2 * F);
-        GEMM(false, false, n, C, 2 * F, 1.0f, dh, 2 * F, expert_gate_up(d, w->gate_up, e), C, 0.0f, dye, C);
-        GEMM(true, false, 2 * F, C, n, 1.0f, dh, 2 * F, xs, C, 1.0f, dw->gate_up + (size_t)e * 2 * F * C, C);
+        const float *dhe = act_backward(d, dh, dhid, h, (size_t)n, F);
+        if (d->bias) accel_cpu_colsum_add(dw->gate_up_b + (size_t)e * FI, dhe, (size_t)n, FI);
+        GEMM(false, false, n, C, FI, 1.0f, dhe, FI, expert_gate_up(d, w->gate_up, e), C, 0.0f, dye, C);
+        GEMM(true, false, FI, C, n, 1.0f, dhe, FI, xs, C, 1.0f, dw->gate_up + (size_t)e * FI * C, C);
     }
     memset(dx, 0, sizeof(float) * R * C);
     for (size_t i = 0; i < A; i++) {                /* each assignment's d(x) back to its row */

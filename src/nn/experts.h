@@ -2,10 +2,11 @@
  * Qwen2-MoE, gpt-oss or GLM-4.5 block. A router (a linear map to E logits, then a softmax, or each
  * logit's sigmoid as DeepSeek-V3's, in fp32) scores the experts and sends each token to the K best
  * (by score, plus DeepSeek-V3's selection bias, within its best groups when grouped), each a gated
- * MLP (SwiGLU, or gpt-oss's clamped one, with biases for gpt-oss) with its own weights; the token's
- * output is the sum of those experts' outputs weighted by their scores (renormalized to sum 1 when
- * norm_topk, times scale), plus, with a shared expert, a SwiGLU MLP every token runs, scaled by the
- * sigmoid of a learned gate (Qwen2-MoE) or as it is (DeepSeek-V3).
+ * MLP (SwiGLU, or gpt-oss's clamped one, with biases for gpt-oss), or a plain one, down(act(up))
+ * (Nemotron-H's squared ReLU), with its own weights; the token's output is the sum of those
+ * experts' outputs weighted by their scores (renormalized to sum 1 when norm_topk, times scale),
+ * plus, with a shared expert, an MLP of the same kind every token runs, scaled by the sigmoid of a
+ * learned gate (Qwen2-MoE) or as it is (DeepSeek-V3, Nemotron-H).
  * Tokens are grouped by expert so each expert runs two dense products over its rows, as
  * transformers' MixtralExperts does. Internal to libaccel. */
 #ifndef ACCEL_NN_EXPERTS_H
@@ -24,7 +25,7 @@ typedef struct {
     int C, F;                       /* width, each expert's hidden width */
     bool norm_topk;                 /* the K weights divided by their sum */
     int S;                          /* the shared expert's hidden width (0: none) */
-    accel_glu_t act;                /* the experts' activation (the shared expert's: SwiGLU) */
+    accel_glu_t act;                /* gated experts' activation (the shared expert's: SwiGLU) */
     bool bias;                      /* router and expert biases (gpt-oss) */
     bool sigmoid;                   /* scores: each logit's sigmoid (else a softmax over them) */
     bool select_bias;               /* a fixed bias on the scores that choose (not weigh) experts */
@@ -36,6 +37,8 @@ typedef struct {
     bool shared_gate;               /* the shared expert's output gated (Qwen2-MoE), else added */
     bool loads;                     /* the backward pass adds each expert's load less the mean to
                                      * the selection bias's gradient slot (optim.router_bias_update) */
+    bool plain;                     /* plain experts (and shared expert): down(act(up)) ... */
+    accel_act_kind_t plain_act;     /* ... with this activation */
 } accel_moe_dims_t;
 
 /* What a forward pass over R rows keeps for its backward pass. The per-row arrays are indexed by
@@ -48,14 +51,18 @@ typedef struct {
     int32_t *start;                 /* [E + 1] expert e's assignments: order[start[e] .. start[e+1]) */
     float *xs;                      /* [R K, C] each assignment's input row, in that order (a
                                      * copy of x: the backward pass gathers it again) */
-    float *h;                       /* [R K, 2F] its [gate | up] product */
-    float *hid;                     /* [R K, F] act(gate) * up */
+    float *h;                       /* [R K, 2F] its [gate | up] product (plain: [R K, F], act'(up)) */
+    float *hid;                     /* [R K, F] act(gate) * up (plain: act(up)) */
     float *ys;                      /* [R K, C] its expert's output, before the weight */
-    float *sh, *shid, *sy, *sg;     /* shared expert: [R, 2S] [gate | up], [R, S] hidden, [R, C]
+    float *sh, *shid, *sy, *sg;     /* shared expert: [R, 2S] [gate | up] (plain: [R, S]), [R, S] hidden, [R, C]
                                      * output, [R] its gate's sigmoid (S = 0 or no gate: unused) */
 } accel_moe_acts_t;
 
-/* Weights of one block: router [E, C]; gate_up [E, 2F, C] (expert e's rows [gate | up]);
+/* The width of an expert's first product, 2F (gate | up) or F (plain), and the shared expert's. */
+static inline int accel_moe_in_width(const accel_moe_dims_t *d) { return d->plain ? d->F : 2 * d->F; }
+static inline int accel_moe_shared_in_width(const accel_moe_dims_t *d) { return d->plain ? d->S : 2 * d->S; }
+
+/* Weights of one block: router [E, C]; gate_up [E, 2F, C] (expert e's rows [gate | up]; plain: [E, F, C]);
  * down [E, C, F]; the shared expert's shared_gate_up [2S, C], shared_down [C, S] and its gate
  * [1, C] (NULL without one); with bias, router_b [E], gate_up_b [E, 2F], down_b [E, C]; with
  * select_bias, select_b [E] (no gradient: it only chooses). */

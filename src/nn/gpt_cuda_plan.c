@@ -212,10 +212,12 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                       : mc->attention_head_gate ? "model.attention_head_gate=true"
                       : mc->linear_attention_pattern ? "model.linear_attention_pattern"
                       : mc->short_conv_kernel ? "model.short_conv_kernel"
-                      : mc->mamba_heads ? "model.mamba_heads" : NULL;
+                      : mc->mamba_heads ? "model.mamba_heads"
+                      : mc->mlp_only_layers.n ? "model.mlp_only_layers"
+                      : mc->mixer_only_layers.n ? "model.mixer_only_layers" : NULL;
     if (!strcmp(mc->name, "llama") && cpu_only) {
         snprintf(why, whylen, "device=cuda: %s: the GPU engine has Llama's and Qwen3's blocks only (the CPU "
-                 "decoder trains Gemma's, Granite's, gpt-oss's, GLM's, Ministral 3's, StarCoder2's, Nemotron's, Qwen3.5's and LFM2's)\n--> hint: use device=cpu for this model", cpu_only);
+                 "decoder trains Gemma's, Granite's, gpt-oss's, GLM's, Ministral 3's, StarCoder2's, Nemotron's, Nemotron-H's, Qwen3.5's and LFM2's)\n--> hint: use device=cpu for this model", cpu_only);
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (!strcmp(cfg->model.name, "llama") &&

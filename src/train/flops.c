@@ -32,23 +32,36 @@ size_t accel_flops_active_params(const accel_config_t *cfg, size_t nparams)
     if (strcmp(cfg->model.name, "llama") || cfg->model.plugin[0] || !cfg->model.experts) return nparams;
     accel_decoder_dims_t d;
     accel_decoder_dims(cfg, &d);
-    const size_t idle = (size_t)d.moe_layers * (size_t)(d.experts - d.experts_per_token) * 3 *
+    const size_t mats = strcmp(cfg->model.mlp, "plain") ? 3 : 2;    /* gate, up, down; or up, down */
+    const size_t idle = (size_t)d.moe_layers * (size_t)(d.experts - d.experts_per_token) * mats *
                         (size_t)d.expert_F * (size_t)d.C;
     return idle < nparams ? nparams - idle : nparams;
+}
+
+/* Whether a list of layers names layer l. */
+static bool listed(const accel_numbers_t *list, int l)
+{
+    for (int i = 0; i < list->n; i++)
+        if ((int)list->v[i] == l) return true;
+    return false;
 }
 
 int accel_flops_attention_layers(const accel_config_t *cfg)
 {
     const accel_model_config_t *m = &cfg->model;
     if (strcmp(m->name, "llama")) return m->layers;
-    if (m->short_conv_kernel || m->mamba_heads) return m->attention_layers.n;
-    return m->linear_attention_pattern ? m->layers / m->linear_attention_pattern : m->layers;
+    int n = 0;
+    for (int l = 0; l < m->layers; l++)
+        n += !listed(&m->mlp_only_layers, l) &&
+             ((m->short_conv_kernel || m->mamba_heads) ? listed(&m->attention_layers, l)
+              : !m->linear_attention_pattern || (l + 1) % m->linear_attention_pattern == 0);
+    return n;
 }
 
 double accel_flops_recurrence(const accel_config_t *cfg)
 {
     const accel_model_config_t *m = &cfg->model;
-    const int linear = m->layers - accel_flops_attention_layers(cfg);
+    const int linear = m->layers - m->mlp_only_layers.n - accel_flops_attention_layers(cfg);
     if (!linear || m->heads < 1) return 0.0;
     if (m->short_conv_kernel) return 6.0 * linear * m->short_conv_kernel * (double)m->width;
     if (m->mamba_heads) {           /* as a delta-net's: the state's update and read, N x P a head */

@@ -22,13 +22,14 @@ double accel_flops_per_unit(const char *model, bool tokens_model, size_t nparams
  * count above is over the active N, as for Mixtral's "12.9B active of 46.7B"). */
 size_t accel_flops_active_params(const accel_config_t *cfg, size_t nparams);
 
-/* The layers that attend (the count's L): all of them, but with model.linear_attention_pattern=N
- * every N-th only, the others gated delta-nets, and with model.short_conv_kernel=K or
- * model.mamba_heads those of model.attention_layers, the others short convolutions or Mamba-2. Those have no attention scores; a
- * delta-net's recurrence costs about 6 key x value dims a value head per token forward (the state's
- * decay and update, S^T k, S^T q), 18 with the backward pass (a Mamba-2 layer's alike, with
- * model.mamba_heads: state x head values a head); a convolution 2 K width forward, 6 K width with
- * it: accel_flops_recurrence's per-token FLOPs. */
+/* The layers that attend (the count's L): all of them but model.mlp_only_layers, and with
+ * model.linear_attention_pattern=N every N-th only, the others gated delta-nets, and with
+ * model.short_conv_kernel=K or model.mamba_heads those of model.attention_layers, the others short
+ * convolutions or Mamba-2. Those have no attention scores; a delta-net's recurrence costs about 6
+ * key x value dims a value head per token forward (the state's decay and update, S^T k, S^T q), 18
+ * with the backward pass (a Mamba-2 layer's alike, with model.mamba_heads: state x head values a
+ * head); a convolution 2 K width forward, 6 K width with it: accel_flops_recurrence's per-token
+ * FLOPs. */
 int accel_flops_attention_layers(const accel_config_t *cfg);
 double accel_flops_recurrence(const accel_config_t *cfg);
 

@@ -1008,6 +1008,33 @@ def granite4_h_dense():
         pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def nemotron_h():
+    # Nemotron-H / Nemotron Nano 2 (NemotronHForCausalLM): every layer a norm and one mixer, here
+    # Mamba-2 (4 heads of 8, 2 groups of B and C, a state of 4, a convolution of 4 with its bias),
+    # the plain squared-ReLU MLP of 24, attention without RoPE (heads of 8, 2 key/value heads):
+    # M - M * - M, an untied head.
+    return tf.NemotronHForCausalLM(tf.NemotronHConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=24, num_attention_heads=4, num_key_value_heads=2,
+        head_dim=8, max_position_embeddings=T, layer_norm_epsilon=1e-5,
+        layers_block_type=["linear_attention", "mlp", "linear_attention", "full_attention", "mlp", "linear_attention"],
+        mamba_num_heads=4, mamba_head_dim=8, n_groups=2, ssm_state_size=4, conv_kernel=4, use_conv_bias=True,
+        tie_word_embeddings=False, pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
+def nemotron_h_moe():
+    # Nemotron 3 Nano's kind: Mamba-2, attention without RoPE and layers of 8 plain squared-ReLU
+    # experts of 12, 2 a token by DeepSeek-V3's sigmoid routing (a selection bias, the top 2
+    # renormalized and scaled by 2.5) beside a shared expert of 20: M E * E M E.
+    return tf.NemotronHForCausalLM(tf.NemotronHConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=24, num_attention_heads=4, num_key_value_heads=2,
+        head_dim=8, max_position_embeddings=T, layer_norm_epsilon=1e-5,
+        layers_block_type=["linear_attention", "moe", "full_attention", "moe", "linear_attention", "moe"],
+        mamba_num_heads=4, mamba_head_dim=8, n_groups=2, ssm_state_size=4, conv_kernel=4, use_conv_bias=True,
+        n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=12, moe_shared_expert_intermediate_size=20,
+        n_group=1, topk_group=1, norm_topk_prob=True, routed_scaling_factor=2.5,
+        tie_word_embeddings=False, pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
 def qwen3_5_vl():
     # Qwen3.5 as the hub has it: Qwen3_5ForConditionalGeneration, a tiny vision tower beside the
     # language model (qwen3_5's blocks, heads of 16 with RoPE on a quarter, M-RoPE sections [1, 1, 0]
@@ -1142,8 +1169,10 @@ def glm_routing_margin(model, tokens):
         mask = keep.repeat_interleave(s.shape[1] // cfg.n_group, 1).bool()
         return s.masked_fill(~mask, float("-inf")).topk(cfg.num_experts_per_tok, -1).indices.sort(-1).values
 
-    hooks = [layer.mlp.gate.register_forward_hook(lambda m, a, o: inputs.append((m, a[0])))
-             for layer in getattr(model.model, "language_model", model.model).layers if hasattr(layer.mlp, "gate")]
+    mlps = [getattr(layer, "mlp", None) or layer.mixer     # Nemotron-H's: its layers' one mixer
+            for layer in getattr(model.model, "language_model", model.model).layers]
+    hooks = [mlp.gate.register_forward_hook(lambda m, a, o: inputs.append((m, a[0]))) for mlp in mlps
+             if hasattr(mlp, "gate") and hasattr(mlp.gate, "e_score_correction_bias")]
     with torch.no_grad():
         model(tokens[None, :-1])
         gaps = []
@@ -1354,6 +1383,8 @@ CASES = {
     "lfm3_vl": (lfm3_vl, {}),
     "granite4_h": (granite4_h, {"score64": True}),
     "granite4_h_dense": (granite4_h_dense, {}),
+    "nemotron_h": (nemotron_h, {}),
+    "nemotron_h_moe": (nemotron_h_moe, {"score64": True, "seed_of": "nemotron-h-moe"}),
     "qwen3_5_moe": (qwen3_5_moe, {"score64": True, "seed_of": "qwen3.5-moe-5"}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
@@ -1446,6 +1477,8 @@ def main(out_root, names):
             if model.config.num_local_experts:
                 margin = logit_margin(model, tokens, [layer.block_sparse_moe.router for layer in model.model.layers])
                 assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
+        elif name == "nemotron_h":  # no experts: no routing to check
+            pass
         elif name == "lfm2_moe":
             margin = sigmoid_bias_margin(model, tokens, [layer.feed_forward.gate for layer in model.model.layers
                                                          if hasattr(layer.feed_forward, "gate")])

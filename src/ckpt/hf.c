@@ -76,7 +76,8 @@ enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP,
 #define F_PHI (UINT64_C(1) << 39)           /* Phi-1/2's names */
 #define F_GPTJ (UINT64_C(1) << 40)          /* GPT-J's names */
 #define F_LFM2 (UINT64_C(1) << 45)          /* LFM2's names */
-#define F_NAMES (F_NEOX | F_PHI | F_GPTJ | F_LFM2)  /* a family's own names: llama entries without them are the others' */
+#define F_NEMH (UINT64_C(1) << 55)          /* Nemotron-H's names (every layer a norm and one mixer) */
+#define F_NAMES (F_NEOX | F_PHI | F_GPTJ | F_LFM2 | F_NEMH)  /* a family's own names: llama entries without them are the others' */
 #define F_HEADB (UINT64_C(1) << 41)         /* the LM head's bias (model.head_bias) */
 #define F_GDN (UINT64_C(1) << 42)           /* a gated delta-net layer's (Qwen3.5: the linear_attention layers) */
 #define F_QGATE (UINT64_C(1) << 43)         /* q_proj holding each head's query and gate (Qwen3.5) */
@@ -90,6 +91,7 @@ enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP,
 #define F_MAMBA (UINT64_C(1) << 52)         /* a Mamba-2 layer's (Granite 4.0-H's mamba layers) */
 #define F_MCONVB (UINT64_C(1) << 53)        /* ... its convolution's bias */
 #define F_GSHARED (UINT64_C(1) << 54)       /* Granite 4.0-H's shared_mlp: the MLP, or beside the experts */
+#define F_NEMH_MOE (UINT64_C(1) << 56)      /* Nemotron-H's router and plain experts */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -327,6 +329,41 @@ static const map_t g_map[] = {
 #undef LFM2
     { "normf.weight", "model.embedding_norm.weight", P_ALL, L_ROWS, F_LLAMA | F_LFM2 },
     { "lm_head.weight", "lm_head.weight", P_ALL, L_ROWS, F_LLAMA | F_UNTIED | F_LFM2 },
+    /* Nemotron-H (its files' names, under backbone.): each layer one norm and one "mixer", Mamba-2,
+     * attention, the plain MLP or the experts; the norm is accel's norm1 before a token mixer,
+     * norm2 before an MLP (layer_has keeps the one the layer has) */
+#define NEMH (F_LLAMA | F_BLOCK | F_NEMH)
+    { "wte", "backbone.embeddings.weight", P_ALL, L_ROWS, F_LLAMA | F_NEMH },
+    { "h.%d.norm1.weight", "backbone.layers.%d.norm.weight", P_ALL, L_ROWS, NEMH },
+    { "h.%d.attn.in.weight", "backbone.layers.%d.mixer.in_proj.weight", P_ALL, L_ROWS, NEMH | F_MAMBA },
+    { "h.%d.attn.conv.weight", "backbone.layers.%d.mixer.conv1d.weight", P_ALL, L_CONV, NEMH | F_MAMBA },
+    { "h.%d.attn.conv.bias", "backbone.layers.%d.mixer.conv1d.bias", P_ALL, L_ROWS, NEMH | F_MAMBA | F_MCONVB },
+    { "h.%d.attn.dt_bias", "backbone.layers.%d.mixer.dt_bias", P_ALL, L_ROWS, NEMH | F_MAMBA },
+    { "h.%d.attn.A_log", "backbone.layers.%d.mixer.A_log", P_ALL, L_ROWS, NEMH | F_MAMBA },
+    { "h.%d.attn.D", "backbone.layers.%d.mixer.D", P_ALL, L_ROWS, NEMH | F_MAMBA },
+    { "h.%d.attn.norm.weight", "backbone.layers.%d.mixer.norm.weight", P_ALL, L_ROWS, NEMH | F_MAMBA },
+    { "h.%d.attn.proj.weight", "backbone.layers.%d.mixer.out_proj.weight", P_ALL, L_ROWS, NEMH | F_MAMBA },
+    { "h.%d.attn.qkv.weight", "backbone.layers.%d.mixer.q_proj.weight", P_Q, L_ROWS, NEMH },
+    { "h.%d.attn.qkv.weight", "backbone.layers.%d.mixer.k_proj.weight", P_K, L_ROWS, NEMH },
+    { "h.%d.attn.qkv.weight", "backbone.layers.%d.mixer.v_proj.weight", P_V, L_ROWS, NEMH },
+    { "h.%d.attn.proj.weight", "backbone.layers.%d.mixer.o_proj.weight", P_ALL, L_ROWS, NEMH },
+    { "h.%d.norm2.weight", "backbone.layers.%d.norm.weight", P_ALL, L_ROWS, NEMH },
+    { "h.%d.mlp.up.weight", "backbone.layers.%d.mixer.up_proj.weight", P_ALL, L_ROWS, NEMH | F_DENSE | F_PLAIN },
+    { "h.%d.mlp.down.weight", "backbone.layers.%d.mixer.down_proj.weight", P_ALL, L_ROWS, NEMH | F_DENSE },
+    { "h.%d.mlp.router.weight", "backbone.layers.%d.mixer.gate.weight", P_ALL, L_ROWS, NEMH | F_NEMH_MOE },
+    { "h.%d.mlp.router.select_bias", "backbone.layers.%d.mixer.gate.e_score_correction_bias", P_ALL, L_ROWS,
+      NEMH | F_NEMH_MOE | F_SELECT },
+    { "h.%d.mlp.experts.up.weight", "backbone.layers.%d.mixer.experts.%d.up_proj.weight", P_ALL, L_ROWS,
+      NEMH | F_NEMH_MOE | F_EXPERT },
+    { "h.%d.mlp.experts.down.weight", "backbone.layers.%d.mixer.experts.%d.down_proj.weight", P_ALL, L_ROWS,
+      NEMH | F_NEMH_MOE | F_EXPERT },
+    { "h.%d.mlp.shared.up.weight", "backbone.layers.%d.mixer.shared_experts.up_proj.weight", P_ALL, L_ROWS,
+      NEMH | F_NEMH_MOE | F_SHARED },
+    { "h.%d.mlp.shared.down.weight", "backbone.layers.%d.mixer.shared_experts.down_proj.weight", P_ALL, L_ROWS,
+      NEMH | F_NEMH_MOE | F_SHARED },
+#undef NEMH
+    { "normf.weight", "backbone.norm_f.weight", P_ALL, L_ROWS, F_LLAMA | F_NEMH },
+    { "lm_head.weight", "lm_head.weight", P_ALL, L_ROWS, F_LLAMA | F_UNTIED | F_NEMH },
 #define NEOX (F_LLAMA | F_BLOCK | F_NEOX)
     { "wte", "gpt_neox.embed_in.weight", P_ALL, L_ROWS, F_LLAMA | F_NEOX },
     { "h.%d.norm1.weight", "gpt_neox.layers.%d.input_layernorm.weight", P_ALL, L_ROWS, NEOX },
@@ -461,6 +498,9 @@ typedef struct {
     bool mconv_bias;                /* ... the convolution's bias */
     int sconv_K;                    /* their convolution's width */
     accel_numbers_t att_layers;     /* the layers keeping attention among them */
+    accel_numbers_t mlp_only, mixer_only;   /* layers of one sublayer (model.mlp_only_layers, ...) */
+    bool nemh;                      /* ... every layer one: Nemotron-H's (its names) */
+    bool granite_h;                 /* Mamba-2 in whole blocks: Granite 4.0-H's (its names) */
 } dims_t;
 
 /* model.ffn_width = 0 means this width in src/nn/decoder.c (which ckpt may not include). */
@@ -532,9 +572,13 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.MN = m->mamba_state;
     d.MK = m->mamba_conv_kernel;
     d.mconv_bias = m->mamba_conv_bias;
+    d.mlp_only = m->mlp_only_layers;
+    d.mixer_only = m->mixer_only_layers;
+    d.nemh = d.llama && (d.mlp_only.n || d.mixer_only.n);
+    d.granite_h = d.mamba && !d.nemh;
 
     d.lfm3 = d.lfm2 && (d.sandwich || d.head_gate || m->sliding_window || !strcmp(m->rope_scaling, "proportional"));
-    d.names = d.neox ? F_NEOX : d.phi ? F_PHI : d.gptj ? F_GPTJ : d.lfm2 ? F_LFM2 : 0;
+    d.names = d.neox ? F_NEOX : d.phi ? F_PHI : d.gptj ? F_GPTJ : d.lfm2 ? F_LFM2 : d.nemh ? F_NEMH : 0;
     d.glm = d.llama && !d.ds && !d.mla && !d.phi3 && !d.ln && !d.plain &&
             (d.rd < d.hs || (d.sandwich && !m->norm_unit_offset));
     d.mistral4 = d.mla && d.E && !strcmp(m->router_scores, "softmax") &&
@@ -564,7 +608,8 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.next = d.qwen35 && d.E && !m->router_norm_topk;
     if (d.qwen35) d.glm = d.rope_pairs = false;     /* its partial RoPE is rotate_half's */
     if (d.lfm2) d.glm = d.rope_pairs = false;       /* LFM3's norms after the sublayers are not GLM-4's */
-    if (d.mamba) d.granite_moe = d.E > 0;           /* Granite 4.0-H's experts are Granite's */
+    if (d.granite_h) d.granite_moe = d.E > 0;       /* Granite 4.0-H's experts are Granite's */
+    if (d.nemh) d.glm = d.rope_pairs = d.neox = d.sc2 = false;
     return d;
 }
 
@@ -575,9 +620,10 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_SCONV) && !d->lfm2) return false;
     if ((e->flags & F_MAMBA) && !d->mamba) return false;
     if ((e->flags & F_MCONVB) && !d->mconv_bias) return false;
-    if ((e->flags & F_GSHARED) && !d->mamba) return false;
-    if (d->mamba && (e->flags & F_DENSE) && !(e->flags & F_GSHARED)) return false;   /* its shared_mlp instead */
-    if (d->mamba && (e->flags & F_DS)) return false;  /* its shared expert: shared_mlp's names */
+    if ((e->flags & F_GSHARED) && !d->granite_h) return false;
+    if (d->granite_h && (e->flags & F_DENSE) && !(e->flags & F_GSHARED)) return false;   /* its shared_mlp instead */
+    if (d->granite_h && (e->flags & F_DS)) return false;  /* its shared expert: shared_mlp's names */
+    if ((e->flags & F_NEMH_MOE) && !d->E) return false;
     if ((e->flags & F_LFM2_MOE) && !(d->lfm2 && d->E)) return false;
     if ((e->flags & F_LFM2A) && d->lfm3) return false;
     if ((e->flags & F_LFM3) && !d->lfm3) return false;
@@ -646,6 +692,12 @@ static bool listed(const accel_numbers_t *list, int l)
  * the others the experts'. */
 static bool layer_has(const map_t *e, const dims_t *d, int l)
 {
+    if (e->flags & F_BLOCK) {           /* a layer of one sublayer has none of the other's */
+        const char *p = e->accel + 5;   /* past "h.%d." */
+        const bool mixer = !strncmp(p, "norm1.", 6) || !strncmp(p, "attn.", 5) || !strncmp(p, "post_norm1.", 11);
+        const bool mlp = !strncmp(p, "norm2.", 6) || !strncmp(p, "mlp.", 4) || !strncmp(p, "post_norm2.", 11);
+        if ((mixer && listed(&d->mlp_only, l)) || (mlp && listed(&d->mixer_only, l))) return false;
+    }
     if ((d->mamba || d->lfm2) && (e->flags & F_BLOCK)) {   /* Mamba-2 or short convolutions: all but
                                                              * the attention layers */
         const bool recurrent = !listed(&d->att_layers, l);
@@ -659,7 +711,7 @@ static bool layer_has(const map_t *e, const dims_t *d, int l)
     }
     if (!(e->flags & F_BLOCK) || !d->dense_layers) return true;
     if (e->flags & F_DENSE) return l < d->dense_layers;
-    const bool experts = e->flags & (F_MIXTRAL | F_QWEN_MOE | F_OSS | F_GRANITE_MOE | F_DS | F_LFM2_MOE);
+    const bool experts = e->flags & (F_MIXTRAL | F_QWEN_MOE | F_OSS | F_GRANITE_MOE | F_DS | F_LFM2_MOE | F_NEMH_MOE);
     return !experts || l >= d->dense_layers;
 }
 
@@ -706,9 +758,10 @@ static void accel_shape(const dims_t *d, const char *pattern, uint64_t flags, in
     else if (!strcmp(p, "mlp.experts.gate_up.bias")) rows = (uint64_t)d->E * FIN;
     else if (!strcmp(p, "mlp.experts.down.bias")) rows = (uint64_t)d->E * C;
     else if (!strcmp(p, "attn.sinks")) rows = (uint64_t)d->NH;
-    else if (!strcmp(p, "mlp.experts.gate_up.weight")) rows = (uint64_t)d->E * FIN;
+    else if (!strcmp(p, "mlp.experts.gate_up.weight") || !strcmp(p, "mlp.experts.up.weight")) rows = (uint64_t)d->E * FIN;
     else if (!strcmp(p, "mlp.experts.down.weight")) rows = (uint64_t)d->E * C, cols = F;
     else if (!strcmp(p, "mlp.shared.gate_up.weight")) rows = 2 * (uint64_t)d->S;
+    else if (!strcmp(p, "mlp.shared.up.weight")) rows = (uint64_t)d->S;
     else if (!strcmp(p, "mlp.shared.down.weight")) cols = (uint64_t)d->S;
     else if (!strcmp(p, "mlp.shared_gate.weight")) rows = 1;
     else if (!strcmp(p, "attn.proj.weight")) cols = (uint64_t)d->NH * (d->mla ? d->dv : d->hs);
@@ -1002,6 +1055,7 @@ static const arch_info_t g_archs[] = {
     { "Lfm2MoeForCausalLM", "lfm2_moe", true },
     { "Lfm3ForCausalLM", "lfm3", true },
     { "GraniteMoeHybridForCausalLM", "granitemoehybrid", true },
+    { "NemotronHForCausalLM", "nemotron_h", true },
 };
 
 /* Families transformers builds from Llama's classes under their own config class and name (their
@@ -1482,6 +1536,162 @@ static accel_status_t translate_mamba(json_t *root, const char *path, accel_mode
     return ACCEL_OK;
 }
 
+/* Nemotron-H's layer types: layers_block_type (transformers 5), else hybrid_override_pattern (the
+ * hub's releases: M Mamba-2, * attention, - MLP, E experts), as 'M', '*', '-', 'E' into types[]
+ * (ACCEL_NUMBERS_MAX at most); the count, or -1 with err set. */
+static int nemotron_h_types(json_t *root, const char *path, char *types, char *err, size_t errlen)
+{
+    json_t *list = json_object_get(root, "layers_block_type");
+    const char *pattern = jstr(root, "hybrid_override_pattern");
+    if (!json_is_array(list) && !pattern) {
+        accel_errf(err, errlen, "%s: neither layers_block_type nor hybrid_override_pattern says the layers", path);
+        return -1;
+    }
+    const size_t n = json_is_array(list) ? json_array_size(list) : strlen(pattern);
+    if (n < 1 || n > ACCEL_NUMBERS_MAX) {
+        accel_errf(err, errlen, "%s: %zu layers: accel's layer lists hold 1..%d", path, n, ACCEL_NUMBERS_MAX);
+        return -1;
+    }
+    static const char *const names[] = { "linear_attention", "full_attention", "mlp", "moe" };
+    static const char codes[] = "M*-E";
+    for (size_t i = 0; i < n; i++) {
+        char c = 0;
+        if (json_is_array(list)) {
+            for (int k = 0; k < 4; k++) c = jstr_is(json_array_get(list, i), names[k]) ? codes[k] : c;
+        } else {
+            c = strchr(codes, pattern[i]) ? pattern[i] : 0;
+        }
+        if (!c) {
+            accel_errf(err, errlen, "%s: layer %zu's type is not Mamba-2, attention, an MLP or experts "
+                       "(linear_attention, full_attention, mlp, moe; M, *, -, E)", path, i);
+            return -1;
+        }
+        types[i] = c;
+    }
+    return (int)n;
+}
+
+/* Whether a time_step_limit's upper bound is +inf: null (bare Infinity, load_python_json's),
+ * absent, or transformers 5's {"__float__": "Infinity"}. */
+static bool unbounded(json_t *v)
+{
+    const char *f = jstr(v, "__float__");
+    return !v || json_is_null(v) || (f && (!strcmp(f, "Infinity") || !strcmp(f, "inf")));
+}
+
+/* Nemotron-H (NemotronHForCausalLM: Nemotron-H, Nemotron Nano 2, Nemotron 3 Nano): every layer a
+ * norm and one mixer: Mamba-2 (mamba_num_heads of mamba_head_dim, ssm_state_size, n_groups,
+ * conv_kernel, use_conv_bias), attention without RoPE, a plain MLP of mlp_hidden_act
+ * (intermediate_size) or DeepSeek-V3's routing over plain experts (n_routed_experts of
+ * moe_intermediate_size, num_experts_per_tok, n_group, topk_group, norm_topk_prob,
+ * routed_scaling_factor) beside a shared expert of moe_shared_expert_intermediate_size; into the
+ * one-sublayer lists, model.attention_layers among Mamba-2 layers, dense MLPs before every
+ * layer of experts (model.dense_layers). Keys spelled as transformers 5 or its releases. Biases
+ * (use_bias, mlp_bias, attention_bias), latent experts (moe_latent_size), a time_step_limit other
+ * than (0, inf) and another Mamba-2 activation are refused. */
+static accel_status_t translate_nemotron_h(json_t *root, const char *path, accel_model_config_t *m, char *err,
+                                           size_t errlen)
+{
+    char types[ACCEL_NUMBERS_MAX];
+    const int L = nemotron_h_types(root, path, types, err, errlen);
+    if (L < 0) return ACCEL_ERR_UNSUPPORTED;
+    m->layers = L;
+    const char *alias[][2] = { { "n_groups", "mamba_n_groups" }, { "conv_kernel", "mamba_d_conv" },
+                               { "use_conv_bias", "mamba_conv_bias" }, { "time_step_limit", "mamba_dt_limit" } };
+    json_t *v[4];
+    for (int i = 0; i < 4; i++) {
+        v[i] = json_object_get(root, alias[i][1]);
+        if (!v[i]) v[i] = json_object_get(root, alias[i][0]);
+    }
+    const long long H = jint(root, "mamba_num_heads", 128), P = jint(root, "mamba_head_dim", 64);
+    const long long N = jint(root, "ssm_state_size", 128);
+    const long long G = json_is_integer(v[0]) ? json_integer_value(v[0]) : 8;
+    const long long K = json_is_integer(v[1]) ? json_integer_value(v[1]) : 4;
+    if (H < 1 || H > (1 << 16) || P < 1 || P > (1 << 16) || G < 1 || H % G || N < 1 || N > (1 << 16) || K < 1 || K > 64)
+        REFUSE("%s: mamba_num_heads = %lld, mamba_head_dim = %lld, ssm_state_size = %lld, n_groups = %lld, "
+               "conv_kernel = %lld: accel needs groups dividing the heads and a convolution of 1..64", path, H, P, N,
+               G, K);
+    const char *mact = jstr(root, "mamba_hidden_act"), *act = jstr(root, "mlp_hidden_act");
+    if (mact && strcmp(mact, "silu"))
+        REFUSE("%s: mamba_hidden_act = %s: accel's Mamba-2 takes SiLU after its convolution", path, mact);
+    if (act && strcmp(act, "relu2") && strcmp(act, "gelu_pytorch_tanh") && strcmp(act, "gelu"))
+        REFUSE("%s: mlp_hidden_act = %s: accel's plain MLP takes relu2, the tanh GELU or the exact one", path, act);
+    static const char *const biases[] = { "use_bias", "mlp_bias", "attention_bias", "mamba_proj_bias" };
+    for (int i = 0; i < 4; i++)
+        if (jbool(root, biases[i], false))
+            REFUSE("%s: %s = true: accel's Nemotron-H projections have no biases", path, biases[i]);
+    if (json_is_array(v[3]) && (json_array_size(v[3]) != 2 || json_number_value(json_array_get(v[3], 0)) != 0.0 ||
+                                !unbounded(json_array_get(v[3], 1))))
+        REFUSE("%s: time_step_limit other than [0, inf]: accel does not clamp Mamba-2's steps", path);
+    if (json_is_integer(json_object_get(root, "moe_latent_size")))
+        REFUSE("%s: moe_latent_size = %lld: accel's experts read the hidden states as they are (no latent "
+               "projections)", path, jint(root, "moe_latent_size", 0));
+    snprintf(m->mlp, sizeof m->mlp, "plain");
+    snprintf(m->activation, sizeof m->activation, "%s", !act || !strcmp(act, "relu2") ? "relu2"
+                                                        : !strcmp(act, "gelu") ? "gelu" : "gelu_tanh");
+    m->rms_eps = jnum(root, "layer_norm_epsilon", 1e-5);
+    m->no_rope_pattern = 1;             /* attention without RoPE: Mamba-2 places the tokens */
+    m->tie_embeddings = false;          /* its head is never tied (transformers ties none) */
+    memset(&m->mlp_only_layers, 0, sizeof m->mlp_only_layers);
+    memset(&m->mixer_only_layers, 0, sizeof m->mixer_only_layers);
+    memset(&m->attention_layers, 0, sizeof m->attention_layers);
+    int mamba = 0, experts = 0, first_experts = L, last_dense = -1;
+    for (int i = 0; i < L; i++) {
+        accel_numbers_t *list = types[i] == '-' || types[i] == 'E' ? &m->mlp_only_layers : &m->mixer_only_layers;
+        list->v[list->n++] = i;
+        if (types[i] == '*') m->attention_layers.v[m->attention_layers.n++] = i;
+        mamba += types[i] == 'M';
+        if (types[i] == 'E' && !experts++) first_experts = i;
+        if (types[i] == '-') last_dense = i;
+    }
+    if (experts && last_dense > first_experts)
+        REFUSE("%s: layer %d is a dense MLP after layer %d's experts: accel's dense MLPs lead the experts "
+               "(model.dense_layers)", path, last_dense, first_experts);
+    if (mamba) {
+        m->mamba_heads = (int)H;
+        m->mamba_head_dim = (int)P;
+        m->mamba_groups = (int)G;
+        m->mamba_state = (int)N;
+        m->mamba_conv_kernel = (int)K;
+        m->mamba_conv_bias = json_is_boolean(v[2]) ? json_is_true(v[2]) : true;
+    } else {
+        memset(&m->attention_layers, 0, sizeof m->attention_layers);    /* every mixer attends */
+    }
+    if (!experts) return ACCEL_OK;
+    m->experts = (int)jint(root, "n_routed_experts", 8);
+    m->experts_per_token = (int)jint(root, "num_experts_per_tok", 2);
+    const long long F = jint(root, "moe_intermediate_size", 7688), S = jint(root, "moe_shared_expert_intermediate_size", 7688);
+    const long long groups = jint(root, "n_group", 1), topk_groups = jint(root, "topk_group", 1);
+    if (m->experts < 1 || m->experts > 4096 || m->experts_per_token < 1 || m->experts_per_token > m->experts ||
+        F < 1 || F > (1 << 22) || S < 1 || S > (1 << 22))
+        REFUSE("%s: n_routed_experts = %d, num_experts_per_tok = %d, moe_intermediate_size = %lld, "
+               "moe_shared_expert_intermediate_size = %lld: accel needs 1..4096 experts, 1..experts a token, widths "
+               "of 1..4194304", path, m->experts, m->experts_per_token, F, S);
+    if (groups < 1 || m->experts % groups || (groups > 1 && m->experts / groups < 2) || topk_groups < 1 ||
+        topk_groups > groups || m->experts_per_token > topk_groups * (m->experts / groups))
+        REFUSE("%s: n_group = %lld, topk_group = %lld for %d experts, %d a token: accel needs equal groups of two "
+               "or more experts, 1..n_group of them chosen, holding the token's experts", path, groups, topk_groups,
+               m->experts, m->experts_per_token);
+    m->dense_layers = last_dense + 1;   /* the dense MLPs' layers come first */
+    m->dense_ffn_width = m->dense_layers ? m->ffn_width : 0;
+    m->ffn_width = (int)F;
+    m->shared_expert_ffn = (int)S;
+    m->shared_expert_gate = false;
+    snprintf(m->router_scores, sizeof m->router_scores, "sigmoid");
+    m->router_select_bias = true;
+    m->router_norm_topk = jbool(root, "norm_topk_prob", true);
+    m->router_groups = (int)groups;
+    m->router_topk_groups = (int)topk_groups;
+    m->router_scale = jnum(root, "routed_scaling_factor", 1.0);
+    if (!(m->router_scale > 0 && m->router_scale <= 1e6))
+        REFUSE("%s: routed_scaling_factor = %g: accel needs a number in (0, 1e6]", path, m->router_scale);
+    if (jbool(root, "output_router_logits", false))
+        REFUSE("%s: output_router_logits = true: transformers then adds Mixtral's load-balancing loss over a softmax "
+               "of the router's logits, which accel's sigmoid router does not compute\n--> hint: set it to false; "
+               "optim.router_bias_update balances the experts instead", path);
+    return ACCEL_OK;
+}
+
 /* LFM2's gated short convolutions into m->short_conv_kernel (conv_L_cache) and
  * m->attention_layers: layer_types ("conv" / "full_attention"), else full_attn_idxs, else every
  * layer attention (transformers' defaults); LFM3's ("sliding_attention" too) into m->sliding_layers,
@@ -1747,6 +1957,13 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool lfm2_moe = !strcmp(ai->arch, "Lfm2MoeForCausalLM");    /* ... DeepSeek-V3's experts */
         const bool lfm3 = !strcmp(ai->arch, "Lfm3ForCausalLM");   /* ... Qwen3's attention gated by head, sandwiches */
         const bool lfm2 = lfm2_moe || lfm3 || !strcmp(ai->arch, "Lfm2ForCausalLM");    /* short convolutions, its names */
+        const bool nemotron_h = !strcmp(ai->arch, "NemotronHForCausalLM");   /* one sublayer a layer, Mamba-2 */
+        if (nemotron_h) {
+            m->context = (int)jint(root, "max_position_embeddings", 4096);
+            m->ffn_width = (int)jint(root, "intermediate_size", 21504);
+            accel_status_t nst = translate_nemotron_h(root, path, m, err, errlen);
+            if (nst != ACCEL_OK) return nst;
+        }
         if (gptj) {                     /* GPT-2's key names */
             m->layers = (int)jint(root, "n_layer", 28);
             m->heads = m->kv_heads = (int)jint(root, "n_head", 16);
@@ -1758,9 +1975,9 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         }
         const bool layer_norm = starcoder2 || nemotron || jais2 || stablelm || neox || cohere || phi || gptj;
         const bool plain = starcoder2 || nemotron || jais2 || arcee || neox || phi || gptj;
-        const char *eps_key = starcoder2 ? "norm_epsilon" : nemotron || lfm2 ? "norm_eps" : gptj ? "layer_norm_epsilon"
+        const char *eps_key = starcoder2 ? "norm_epsilon" : nemotron || lfm2 ? "norm_eps" : gptj || nemotron_h ? "layer_norm_epsilon"
                             : jais2 || stablelm || neox || cohere || phi ? "layer_norm_eps" : "rms_norm_eps";
-        m->rms_eps = jnum(root, eps_key, helium ? 1e-8 : layer_norm || arcee || lfm2 ? 1e-5 : 1e-6);
+        m->rms_eps = jnum(root, eps_key, helium ? 1e-8 : layer_norm || arcee || lfm2 || nemotron_h ? 1e-5 : 1e-6);
         if (layer_norm) snprintf(m->norm, sizeof m->norm, "layer");
         m->norm_unit_offset = nemotron;
         if (plain) {                    /* relu2, the tanh GELU (gelu_new is the same), the exact one */
@@ -1830,7 +2047,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                                                                                         * experts */
         const bool qwen35 = !strcmp(ai->arch, "Qwen3_5ForCausalLM") || qwen35_moe;  /* gated delta-nets, gated
                                                                                       * attention */
-        long long hd = jint(root, "head_dim", minimax || solar || lfm3 ? 128 : qwen35 ? 256 : 0);   /* their configs' default */
+        long long hd = jint(root, "head_dim", minimax || solar || lfm3 || nemotron_h ? 128 : qwen35 ? 256 : 0);   /* their configs' default */
         if (hd < 0 || hd > (1 << 16) || hd % 2)
             REFUSE("%s: head_dim = %lld: accel needs an even head size up to 65536", path, hd);
         if (m->heads > 0 && m->width % m->heads && !hd && !dsv3)    /* latent attention: heads of its own size */
@@ -1992,6 +2209,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
          * true for Gemma, ERNIE 4.5 and Youtu-LLM. */
         m->tie_embeddings = jbool(root, "tie_word_embeddings", gemma || ernie || youtu || starcoder2 || cohere || lfm2);
         if (lfm2) m->tie_embeddings = jbool(root, "tie_embedding", m->tie_embeddings);  /* its early name, first */
+        if (nemotron_h) m->tie_embeddings = false;     /* transformers ties none of its heads */
         accel_status_t wst = translate_window(root, path, ai->arch, m, err, errlen);
         if (wst == ACCEL_OK && !strcmp(ai->arch, "SmolLM3ForCausalLM")) wst = translate_nope(root, path, m, err, errlen);
         if (wst == ACCEL_OK && cohere2) {
@@ -2667,7 +2885,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     d.phi = !strcmp(family, "PhiForCausalLM");
     d.gptj = !strcmp(family, "GPTJForCausalLM");
     d.rope_pairs = d.glm || d.ernie || d.cohere || d.gptj;
-    d.names = d.neox ? F_NEOX : d.phi ? F_PHI : d.gptj ? F_GPTJ : d.lfm2 ? F_LFM2 : 0;
+    d.names = d.neox ? F_NEOX : d.phi ? F_PHI : d.gptj ? F_GPTJ : d.lfm2 ? F_LFM2 : d.nemh ? F_NEMH : 0;
     d.lfm3 = !strcmp(family, "Lfm3ForCausalLM");
     d.next = !strcmp(family, "Qwen3NextForCausalLM");
     d.rope_pairs |= !strcmp(family, "Ernie4_5ForCausalLM") ||   /* a Llama with its pairs interleaved */
@@ -2738,7 +2956,8 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
                 used = true;
             }
             if (!used && (!strcmp(family, "ExaoneMoeForCausalLM") || !strcmp(family, "MellumForCausalLM") ||
-                          !strncmp(family, "Qwen3_5", 7) || !strcmp(family, "Qwen3NextForCausalLM")) &&
+                          !strncmp(family, "Qwen3_5", 7) || !strcmp(family, "Qwen3NextForCausalLM") ||
+                          !strcmp(family, "NemotronHForCausalLM")) &&
                 !strncmp(name, "mtp.", 4)) {
                 mtp++;                          /* K-EXAONE's, Mellum's, Qwen3.5's MTP block (transformers ignores mtp.*) */
                 used = true;
@@ -3000,6 +3219,56 @@ static accel_status_t publish_bytes(const char *outdir, const char *name, const 
     return st;
 }
 
+/* Nemotron-H's config.json (accel_hf_export checked the model is one): its layers as
+ * layers_block_type and the hub's hybrid_override_pattern, Mamba-2's sizes, the plain MLP's,
+ * DeepSeek-V3's routing over plain experts and the shared one. */
+static json_t *nemotron_h_json(const accel_model_config_t *m, const dims_t *d, const char *dtype)
+{
+    static const char *const names[] = { "linear_attention", "full_attention", "mlp", "moe" };
+    json_t *types = json_array();
+    char pattern[ACCEL_NUMBERS_MAX + 1];
+    for (int i = 0; i < m->layers; i++) {
+        const int k = listed(&d->mlp_only, i) ? (d->E && i >= d->dense_layers ? 3 : 2)
+                    : d->mamba && !listed(&d->att_layers, i) ? 0 : 1;
+        json_array_append_new(types, json_string(names[k]));
+        pattern[i] = "M*-E"[k];
+    }
+    pattern[m->layers] = 0;
+    const char *act = !strcmp(m->activation, "relu2") ? "relu2" : !strcmp(m->activation, "gelu") ? "gelu"
+                    : "gelu_pytorch_tanh";
+    json_t *j = json_pack("{s:[s], s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:s, s:b, s:b, s:b, s:b, s:b, s:s, s:s}",
+                          "architectures", "NemotronHForCausalLM", "model_type", "nemotron_h",
+                          "hidden_size", m->width, "intermediate_size", d->DF, "num_attention_heads", m->heads,
+                          "num_key_value_heads", d->KVH, "head_dim", d->hs, "max_position_embeddings", m->context,
+                          "vocab_size", m->vocab, "layer_norm_epsilon", m->rms_eps, "mlp_hidden_act", act,
+                          "tie_word_embeddings", 0, "attention_bias", 0, "mlp_bias", 0, "use_bias", 0,
+                          "use_cache", 1, "dtype", dtype, "torch_dtype", dtype);
+    if (!j) { json_decref(types); return NULL; }
+    json_object_set_new(j, "layers_block_type", types);
+    json_object_set_new(j, "hybrid_override_pattern", json_string(pattern));   /* transformers 4's, the hub's */
+    json_object_set_new(j, "num_hidden_layers", json_integer(m->layers));
+    json_object_set_new(j, "mamba_num_heads", json_integer(d->mamba ? d->MH : 1));
+    json_object_set_new(j, "mamba_head_dim", json_integer(d->mamba ? d->MP : 1));
+    json_object_set_new(j, "ssm_state_size", json_integer(d->MN));
+    json_object_set_new(j, "n_groups", json_integer(d->MG));
+    json_object_set_new(j, "conv_kernel", json_integer(d->MK));
+    json_object_set_new(j, "use_conv_bias", json_boolean(d->mconv_bias));
+    json_object_set_new(j, "mamba_hidden_act", json_string("silu"));
+    json_object_set_new(j, "mamba_proj_bias", json_false());
+    json_object_set_new(j, "n_routed_experts", json_integer(d->E ? d->E : 8));
+    json_object_set_new(j, "num_experts_per_tok", json_integer(d->E ? m->experts_per_token : 2));
+    json_object_set_new(j, "moe_intermediate_size", json_integer(d->E ? d->F : 7688));
+    json_object_set_new(j, "moe_shared_expert_intermediate_size", json_integer(d->E ? d->S : 7688));
+    json_object_set_new(j, "n_shared_experts", json_integer(1));
+    json_object_set_new(j, "n_group", json_integer(d->E ? m->router_groups : 1));
+    json_object_set_new(j, "topk_group", json_integer(d->E ? m->router_topk_groups : 1));
+    json_object_set_new(j, "norm_topk_prob", json_boolean(!d->E || m->router_norm_topk));
+    json_object_set_new(j, "routed_scaling_factor", json_real(d->E ? m->router_scale : 1.0));
+    json_object_set_new(j, "moe_latent_size", json_null());
+    json_object_set_new(j, "num_nextn_predict_layers", json_integer(0));
+    return j;
+}
+
 /* config.json for cfg's model (transformers 4.4x and 5 read it). */
 static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, int eos_id)
 {
@@ -3018,6 +3287,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         /* Without a tokenizer: GPT2Config defaults bos/eos to 50256 (<|endoftext|>), right for
          * the GPT-2 vocabulary and out of range for any smaller one. */
         if (bos_id < 0 && eos_id < 0 && m->vocab == 50257) bos_id = eos_id = 50256;
+    } else if (d.nemh) {
+        j = nemotron_h_json(m, &d, dtype);
     } else {
         /* The family from the building blocks (accel_hf_export refused the combinations none
          * has): Gemma's 1 + weight norms (Gemma 3: four a block with q/k norms, Gemma 2: four
@@ -3978,7 +4249,33 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
             return ACCEL_ERR_UNSUPPORTED;
         }
     }
-    if (d.mamba) {                  /* Granite 4.0-H: Mamba-2 beside attention, Granite's scalars and experts */
+    if (d.nemh) {                   /* Nemotron-H: every layer one mixer without RoPE, or one plain MLP */
+        bool whole = true;
+        for (int i = 0; i < m->layers; i++) whole &= listed(&d.mlp_only, i) != listed(&d.mixer_only, i);
+        const char *bad = !whole ? "a layer with both sublayers (Nemotron-H's layers have one each)"
+                        : m->qk_norm || m->attention_bias || m->attention_out_bias || m->attention_sinks ||
+                          m->attention_output_gate || m->attention_head_gate || d.mla
+                        ? "q/k norms, attention biases, sinks, gates or latent attention"
+                        : d.ln || !d.plain || d.mlp_bias || parallel || m->head_bias || m->norm_unit_offset ||
+                          strcmp(m->norm_position, "pre") || m->tie_embeddings
+                        ? "LayerNorms, a gated MLP or biases on it, parallel blocks, a head bias or a tied one, norms by "
+                          "1 + weight or after the sublayers"
+                        : m->embed_scale != 1.0 || m->query_pre_attn_scalar || m->attention_softcap > 0 ||
+                          m->logit_softcap > 0 || m->query_scale_beta > 0 || m->attention_multiplier > 0 ||
+                          m->residual_multiplier != 1.0 || m->logits_scaling != 1.0
+                        ? "Gemma's, Granite's or Mistral's keys"
+                        : m->no_rope_pattern != 1 || m->sliding_window ? "RoPE or a window on its attention"
+                        : d.E && (strcmp(m->router_scores, "sigmoid") || !d.select_bias || !d.S || m->shared_expert_gate ||
+                                  m->expert_bias || m->router_aux_loss > 0)
+                        ? "experts other than DeepSeek-V3's routing with a selection bias and an ungated shared expert"
+                        : NULL;
+        if (bad) {
+            ACCEL_ERROR("export --format hf: model.mlp_only_layers / model.mixer_only_layers with %s has no Hugging "
+                        "Face counterpart\n--> hint: NemotronHForCausalLM: each layer Mamba-2, attention without RoPE, "
+                        "a plain MLP or plain experts, RMSNorms before them, no biases, a separate head", bad);
+            return ACCEL_ERR_UNSUPPORTED;
+        }
+    } else if (d.mamba) {           /* Granite 4.0-H: Mamba-2 beside attention, Granite's scalars and experts */
         const char *bad = m->qk_norm || m->attention_bias || m->attention_out_bias || m->attention_sinks ||
                           m->attention_output_gate || m->attention_head_gate
                         ? "q/k norms, attention biases, sinks or gates"

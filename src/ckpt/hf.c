@@ -4186,7 +4186,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
      * sublayers, no experts, q/k norms, latent attention or scalars), RoPE plain or scaled by
      * llama3, linear or YaRN, each with its own biases, window and part of the head turned. */
     const bool parallel = strcmp(m->parallel_block, "none") != 0;
-    if (d.ln || d.plain || parallel || m->head_bias) {
+    if (!d.nemh && (d.ln || d.plain || parallel || m->head_bias)) {
         const bool relu2 = !strcmp(m->activation, "relu2"), cohere = d.cohere, stablelm = d.ln && !d.plain && !cohere;
         const bool nemotron = d.ln && relu2 && m->norm_unit_offset;
         const bool phi_j = d.phi || d.gptj;
@@ -4266,7 +4266,8 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                         ? "Gemma's, Granite's or Mistral's keys"
                         : m->no_rope_pattern != 1 || m->sliding_window ? "RoPE or a window on its attention"
                         : d.E && (strcmp(m->router_scores, "sigmoid") || !d.select_bias || !d.S || m->shared_expert_gate ||
-                                  m->expert_bias || m->router_aux_loss > 0)
+                                  m->expert_bias || m->router_aux_loss > 0 || m->router_norm_eps > 0 ||
+                                  strcmp(m->router_group_score, "top2"))
                         ? "experts other than DeepSeek-V3's routing with a selection bias and an ungated shared expert"
                         : NULL;
         if (bad) {

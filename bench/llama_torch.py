@@ -70,6 +70,12 @@ GraniteMoeHybridConfig with the same sizes and 4 layers: Mamba-2 on layers 1, 2 
 of 4), attention without RoPE on layer 3, no experts (its shared MLP of --ffn is the MLP), Granite's
 scalars at 1; without the mamba-ssm package (as here) transformers runs its PyTorch chunked scan.
 
+--nemotron-h (BENCH_MODEL=nemotron_h): transformers' NemotronHForCausalLM from a NemotronHConfig
+with the same width and --layers layers of one mixer each, M - M - * - M - (Mamba-2 of --mamba-heads
+heads of 2 x width / heads values, one group, a state of --mamba-state, a convolution of 4 with
+its bias; a squared-ReLU MLP of --ffn; attention without RoPE), an untied head; without the
+mamba-ssm package transformers runs its PyTorch chunked scan.
+
 --packed L (bench/document_mask.sh): each row packs documents of 1..2L-1 tokens (uniform, mean L)
 the way Hugging Face trains packed data without padding (DataCollatorWithFlattening, TRL's
 padding_free): position_ids restart at every document, transformers builds the block-diagonal
@@ -185,6 +191,18 @@ def build(args):
                   mamba_n_groups=1, mamba_d_state=args.mamba_state, mamba_d_conv=4, mamba_expand=2,
                   pad_token_id=0, bos_token_id=1, eos_token_id=2)
         cfg, cls = GraniteMoeHybridConfig(**kw), GraniteMoeHybridForCausalLM
+    elif args.nemotron_h:       # Nemotron-H: one mixer a layer, M - M - * - M -
+        from transformers import NemotronHConfig, NemotronHForCausalLM
+        for k in ("mlp_bias", "use_sliding_window", "hidden_act", "rope_parameters", "rope_theta", "rms_norm_eps",
+                  "num_hidden_layers", "tie_word_embeddings"):
+            kw.pop(k, None)
+        types = (["linear_attention", "mlp", "linear_attention", "mlp", "full_attention", "mlp",
+                  "linear_attention", "mlp"] * 2)[:args.layers]
+        kw.update(layers_block_type=types, layer_norm_epsilon=args.rms_eps, mlp_hidden_act="relu2",
+                  mamba_num_heads=args.mamba_heads, mamba_head_dim=2 * args.width // args.mamba_heads, n_groups=1,
+                  ssm_state_size=args.mamba_state, conv_kernel=4, use_conv_bias=True, head_dim=args.width // args.heads,
+                  tie_word_embeddings=False, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+        cfg, cls = NemotronHConfig(**kw), NemotronHForCausalLM
     elif args.experts:          # Mixtral: a sparse MoE block of SwiGLU experts; no bias keys at all
         from transformers import MixtralConfig, MixtralForCausalLM
         for k in ("attention_bias", "mlp_bias"):
@@ -267,8 +285,10 @@ def main():
     ap.add_argument("--lfm2", action="store_true", help="Lfm2ForCausalLM (layer 3 of every 4 attention)")
     ap.add_argument("--granite4-h", action="store_true",
                     help="GraniteMoeHybridForCausalLM (4 layers: mamba, mamba, attention, mamba; dense)")
-    ap.add_argument("--mamba-heads", type=int, default=8, help="--granite4-h: Mamba-2 heads")
-    ap.add_argument("--mamba-state", type=int, default=64, help="--granite4-h: Mamba-2 state size")
+    ap.add_argument("--nemotron-h", action="store_true",
+                    help="NemotronHForCausalLM (--layers layers of one mixer: M - M - * - M -)")
+    ap.add_argument("--mamba-heads", type=int, default=8, help="--granite4-h, --nemotron-h: Mamba-2 heads")
+    ap.add_argument("--mamba-state", type=int, default=64, help="--granite4-h, --nemotron-h: Mamba-2 state size")
     ap.add_argument("--lfm3", action="store_true",
                     help="Lfm3ForCausalLM (4 layers: conv, sliding, full, conv; with --head-dim, --sliding-window)")
     ap.add_argument("--gpt-oss", action="store_true", help="GptOssForCausalLM (with --experts, --sliding-window)")

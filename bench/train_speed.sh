@@ -11,6 +11,7 @@
 #   BENCH_MODEL=lfm2 sh bench/train_speed.sh      LFM2's blocks against Lfm2ForCausalLM
 #   BENCH_MODEL=lfm3 sh bench/train_speed.sh      LFM3's blocks against Lfm3ForCausalLM
 #   BENCH_MODEL=granite4_h sh bench/train_speed.sh  Granite 4.0-H's against GraniteMoeHybridForCausalLM
+#   BENCH_MODEL=nemotron_h sh bench/train_speed.sh  Nemotron-H's against NemotronHForCausalLM
 #   BENCH_ROUNDS=5 BENCH_STEPS=60 sh bench/train_speed.sh
 # gpt (the issue's shape): 4 layers, 4 heads, width 256, context 128, byte vocabulary; the peer is
 # bench/gpt_torch.py (the same GPT written in PyTorch).
@@ -56,6 +57,10 @@
 # SwiGLU MLP of 688 (its shared MLP, no experts); peer: GraniteMoeHybridForCausalLM (llama_torch.py
 # --granite4-h: transformers' PyTorch chunked scan). FLOPs per token count 18 state x head values a
 # head for each Mamba-2 layer, as for the delta-nets.
+# nemotron_h: the llama width with Nemotron-H's layers of one mixer, 8 of them: M - M - * - M -
+# (Mamba-2 as granite4_h's, squared-ReLU MLPs of 1032: two matrices as wide as the llama's SwiGLU
+# of 688, attention without RoPE), an untied head; peer: NemotronHForCausalLM (llama_torch.py
+# --nemotron-h). FLOPs per token: one attention layer, three Mamba-2 ones.
 # All: micro-batch 8 per rank, 2 ranks, AdamW, gradient clipping to 1.0; accel: mpirun -np 2
 # accel_train on synthetic tokens, one thread per rank; PyTorch: DistributedDataParallel over gloo,
 # 2 processes, torch.set_num_threads(1), fp32 and bf16 autocast, each in three variants: eager with
@@ -221,7 +226,20 @@ granite4_h) # tied; 3 Mamba-2 layers (in: z|x|B|C|dt, the convolution and its bi
         peer_args="--layers $L --heads $H --kv-heads $KV --width $C --ffn $F --context $T --vocab $V --rms-eps 1e-6
             --granite4-h --mamba-heads $MH --mamba-state $MN"
         shape="Granite-4.0-H-style: $L layers (Mamba-2 on 1, 2, 4: $MH heads of $((MI / MH)), state $MN; attention without RoPE on 3, $H heads, $KV kv heads), width $C, ffn $F, context $T, vocab $V, tied head" ;;
-*)      echo "BENCH_MODEL must be gpt, llama, qwen3, mixtral, gemma3, gpt_oss, glm4_moe, qwen3_5, lfm2, lfm3 or granite4_h (got '$MODEL')" >&2; exit 2 ;;
+nemotron_h) # untied; 8 layers of one mixer: 3 Mamba-2 (as granite4_h's), 1 attention, 4 plain MLPs
+        MH=8 MN=64 NL=8 NF=1032
+        MI=$((2 * C)) MCW=$((2 * C + 2 * MN))
+        MAMBA=$(( (MI + MCW + MH)*C + MCW*4 + MCW + 3*MH + MI + C*MI ))
+        N=$(( 2*V*C + 3*MAMBA + 2*C*C + 2*C*KV*HS + 4*2*C*NF + NL*C + C ))
+        model_args="model.name=llama model.layers=$NL model.heads=$H model.kv_heads=$KV model.width=$C
+            model.ffn_width=$NF model.context=$T model.vocab=$V model.rms_eps=1e-5 model.tie_embeddings=false
+            model.mamba_heads=$MH model.mamba_state=$MN model.attention_layers=4 model.no_rope_pattern=1
+            model.mlp=plain model.activation=relu2 model.mixer_only_layers=0,2,4,6 model.mlp_only_layers=1,3,5,7"
+        peer_script=bench/llama_torch.py
+        peer_args="--layers $NL --heads $H --kv-heads $KV --width $C --ffn $NF --context $T --vocab $V --rms-eps 1e-5
+            --nemotron-h --mamba-heads $MH --mamba-state $MN"
+        shape="Nemotron-H-style: $NL layers of one mixer (M - M - * - M -: Mamba-2 $MH heads of $((MI / MH)), state $MN; relu2 MLPs of $NF; attention without RoPE, $H heads, $KV kv heads), width $C, context $T, vocab $V, untied head" ;;
+*)      echo "BENCH_MODEL must be gpt, llama, qwen3, mixtral, gemma3, gpt_oss, glm4_moe, qwen3_5, lfm2, lfm3, granite4_h or nemotron_h (got '$MODEL')" >&2; exit 2 ;;
 esac
 NA=${NA:-$N}    # the parameters a token's products use (all of them but in a mixture of experts)
 ATT=$C
@@ -231,6 +249,7 @@ FLOP_TOKEN=$(( 6*NA + 6*L*ATT*T ))
 [ "$MODEL" = lfm2 ] && FLOP_TOKEN=$(( 6*NA + 6*C*T + 3*6*CK*C ))                 # 1 attention, 3 convolution layers
 [ "$MODEL" = lfm3 ] && FLOP_TOKEN=$(( 6*NA + 2*6*H*HD*T + 2*6*CK*C ))            # 2 attention, 2 convolution layers
 [ "$MODEL" = granite4_h ] && FLOP_TOKEN=$(( 6*NA + 6*C*T + 3*18*MH*MN*(MI / MH) ))  # 1 attention, 3 Mamba-2 layers
+[ "$MODEL" = nemotron_h ] && FLOP_TOKEN=$(( 6*NA + 6*C*T + 3*18*MH*MN*(MI / MH) ))  # the same mixers
 peak=$(OMP_NUM_THREADS=1 ./bench/gemm_peak)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

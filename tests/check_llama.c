@@ -551,7 +551,7 @@ START_TEST(test_refuses_bad_config)
         "model.activation=relu2",                                   /* relu2 of a gated MLP */
         "model.mlp=plain",                                          /* silu of a plain one */
         "model.mlp_bias=true",                                      /* biases on a gated MLP */
-        "model.mlp=plain model.activation=relu2 model.experts=4 model.experts_per_token=2",
+        "model.mlp=plain model.activation=relu2 model.experts=4 model.experts_per_token=2 model.expert_bias=true",
         "model.norm=layer model.norm_position=post",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
@@ -600,6 +600,23 @@ START_TEST(test_refuses_bad_config)
     };
     for (size_t i = 0; i < sizeof bad_mamba / sizeof bad_mamba[0]; i++)
         ck_assert_msg(create_with(bad_mamba[i], &m) != ACCEL_OK, "%s was accepted", bad_mamba[i]);
+    /* Layers of one sublayer (Nemotron-H's) over plain experts: a valid set, then each part out of place. */
+    st = create_with("model.mamba_heads=4 model.attention_layers=1 model.mixer_only_layers=0,1 model.mlp=plain "
+                     "model.activation=relu2 model.experts=4 model.experts_per_token=2 model.layers=3 "
+                     "model.mlp_only_layers=2", &m);
+    ck_assert_msg(st == ACCEL_OK, "Nemotron-H's layers are refused: %s", accel_status_str(st));
+    accel_model_destroy(&m);
+    static const char *const bad_one[] = {
+        "model.mlp_only_layers=0 model.mixer_only_layers=0",        /* a layer of neither */
+        "model.mlp_only_layers=2",                                  /* past the last of 2 layers */
+        "model.mixer_only_layers=1,0",                              /* out of order */
+        "model.mlp_only_layers=0 model.norm_position=post",
+        "model.mlp_only_layers=0 model.parallel_block=two_norms model.mlp=plain model.activation=gelu",
+        "model.mamba_heads=4 model.attention_layers=1 model.mlp_only_layers=1",  /* attention without a mixer */
+        "model.sliding_window=4 model.sliding_layers=0 model.mlp_only_layers=0", /* a window on no attention */
+    };
+    for (size_t i = 0; i < sizeof bad_one / sizeof bad_one[0]; i++)
+        ck_assert_msg(create_with(bad_one[i], &m) != ACCEL_OK, "%s was accepted", bad_one[i]);
     /* LFM3's parts: a valid set, then each out of place. */
     st = create_with("model.short_conv_kernel=3 model.attention_layers=1 model.qk_norm=true model.norm_position=both "
                      "model.attention_head_gate=true model.rope_scaling=proportional model.rope_proportion=0.5 "

@@ -174,6 +174,30 @@ START_TEST(test_flops_per_token)
     ck_assert_int_eq(accel_config_set(&cfg, "model.mamba_state", "16", NULL, 0), ACCEL_OK);
     ck_assert_int_eq(accel_flops_attention_layers(&cfg), 2);
     ck_assert_double_eq(accel_flops_recurrence(&cfg), 18.0 * 2 * 8 * 16 * 16);
+    /* Nemotron-H's: layer 0 an MLP alone (no mixer: neither term), 1 attention alone, 2 and 3
+     * Mamba-2 (one of them alone) */
+    ck_assert_int_eq(accel_config_set(&cfg, "model.attention_layers", "1", NULL, 0), ACCEL_OK);
+    ck_assert_int_eq(accel_config_set(&cfg, "model.mlp_only_layers", "0", NULL, 0), ACCEL_OK);
+    ck_assert_int_eq(accel_config_set(&cfg, "model.mixer_only_layers", "1,2", NULL, 0), ACCEL_OK);
+    ck_assert_int_eq(accel_flops_attention_layers(&cfg), 1);
+    ck_assert_double_eq(accel_flops_recurrence(&cfg), 18.0 * 2 * 8 * 16 * 16);
+    /* ... and without Mamba-2, every mixer attends */
+    ck_assert_int_eq(accel_config_set(&cfg, "model.mamba_heads", "0", NULL, 0), ACCEL_OK);
+    ck_assert_int_eq(accel_config_set(&cfg, "model.attention_layers", "", NULL, 0), ACCEL_OK);
+    ck_assert_int_eq(accel_flops_attention_layers(&cfg), 3);
+    ck_assert_double_eq(accel_flops_recurrence(&cfg), 0.0);
+    /* Active parameters: each experts' layer leaves E - K experts idle, of 3 matrices F x C (gated)
+     * or 2 (plain); a layer without an MLP has none. */
+    accel_config_t moe;
+    accel_config_defaults(&moe);
+    const char *const ex[] = { "model.name", "llama", "model.layers", "3", "model.width", "64", "model.heads", "4",
+                               "model.experts", "4", "model.experts_per_token", "1", "model.ffn_width", "16", NULL };
+    for (int i = 0; ex[i]; i += 2) ck_assert_int_eq(accel_config_set(&moe, ex[i], ex[i + 1], NULL, 0), ACCEL_OK);
+    ck_assert_uint_eq(accel_flops_active_params(&moe, 1000000), 1000000 - 3 * 3 * 3 * 16 * 64);
+    ck_assert_int_eq(accel_config_set(&moe, "model.mlp", "plain", NULL, 0), ACCEL_OK);
+    ck_assert_int_eq(accel_config_set(&moe, "model.activation", "relu2", NULL, 0), ACCEL_OK);
+    ck_assert_int_eq(accel_config_set(&moe, "model.mixer_only_layers", "1", NULL, 0), ACCEL_OK);
+    ck_assert_uint_eq(accel_flops_active_params(&moe, 1000000), 1000000 - 2 * 3 * 2 * 16 * 64);
     /* No attention term for classifiers and plugins: 6N per sample, or per token. */
     ck_assert_double_eq(accel_flops_per_unit("mlp", false, 1000, 2, 64, 32), 6000.0);
     ck_assert_double_eq(accel_flops_per_unit("my_plugin", true, 1000, 2, 64, 32), 6000.0);

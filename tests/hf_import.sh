@@ -201,6 +201,17 @@ hub_form granite4_hub granite4_h '/"layer_types": \[/,/^  \],/c\
 /"time_step_limit": \[/,/^  \],/c\
   "time_step_limit": [0.0, Infinity],' '"layer_types"'
 pass "granite4_h, granite4_h_dense: transformers' logits need the scalars and RoPE; the hub's config.json gives the same"
+# Nemotron-H: the logits need its attention without RoPE and (Nemotron 3 Nano's kind) the routed
+# scale; the hub's config.json (hybrid_override_pattern with num_hidden_layers, mamba_n_groups and
+# mamba_conv_bias, a bare Infinity in time_step_limit) gives the same.
+needs nemotron_h model.no_rope_pattern=0
+needs nemotron_h_moe model.router_scale=1 model.no_rope_pattern=0
+hub_form nemotron_h_hub nemotron_h '/"layers_block_type": \[/,/^  \],/c\
+  "hybrid_override_pattern": "M-M*-M", "num_hidden_layers": 6,
+s/"n_groups": 2/"mamba_n_groups": 2/; s/"use_conv_bias": true/"mamba_conv_bias": true/
+/"time_step_limit": \[/,/^  \],/c\
+  "time_step_limit": [0.0, Infinity],' '"layers_block_type"'
+pass "nemotron_h, nemotron_h_moe: transformers' logits need attention without RoPE and the routed scale; the hub's config.json gives the same"
 # LongRoPE: Phi-3.5's 16 tokens fit its original context of 16 (the short factors), Phi-4-mini's
 # pass its 8 (the long ones, on 6 of each head's 8 values): the fixtures' logits need those factors
 # and the attention factor, and the other list changes nothing. The hub's config.json layout
@@ -515,6 +526,8 @@ train_case 2 zero2 "$FIX/lfm2_moe" "$FIX/lfm2_moe" lfm2_moe_dir_2_zero2
 train_case 2 ddp "$FIX/lfm3" "$FIX/lfm3" lfm3_dir_2_ddp
 train_case 2 zero2 "$FIX/granite4_h" "$FIX/granite4_h" granite4_h_dir_2_zero2
 train_case 2 zero3 "$FIX/granite4_h_dense" "$FIX/granite4_h_dense" granite4_h_dense_dir_2_zero3
+train_case 2 zero3 "$FIX/nemotron_h" "$FIX/nemotron_h" nemotron_h_dir_2_zero3
+train_case 2 zero2 "$FIX/nemotron_h_moe" "$FIX/nemotron_h_moe" nemotron_h_moe_dir_2_zero2
 train_case 1 ddp "$FIX/gemma" "$FIX/gemma" gemma_dir_1_ddp
 train_case 2 ddp "$FIX/gemma3_vl" "$FIX/gemma3_vl" gemma3_vl_dir_2_ddp
 train_case 2 zero2 "$FIX/gemma2" "$FIX/gemma2" gemma2_dir_2_zero2
@@ -839,6 +852,21 @@ refused g4pos granite4_h 's/"position_embedding_type": "nope"/"position_embeddin
     "position_embedding_type = alibi"
 export_refused g4qk "model.mamba_heads=4 with q/k norms" model.mamba_heads=4 "model.attention_layers=[1]" \
     model.qk_norm=true
+refused nhlatent nemotron_h_moe 's/"moe_latent_size": null/"moe_latent_size": 8/' \
+    "moe_latent_size = 8: accel's experts read the hidden states as they are"
+refused nhact nemotron_h 's/"mamba_hidden_act": "silu"/"mamba_hidden_act": "gelu"/' "mamba_hidden_act = gelu"
+refused nhtype nemotron_h '0,/"linear_attention",/s//"sliding_attention",/' \
+    "layer 0's type is not Mamba-2, attention, an MLP or experts"
+refused nhorder nemotron_h_moe '/"layers_block_type": \[/,/^  \],/c\
+  "layers_block_type": ["linear_attention", "moe", "full_attention", "moe", "linear_attention", "mlp"],' \
+    "layer 5 is a dense MLP after layer 1's experts"
+refused nhbias nemotron_h 's/"use_bias": false/"use_bias": true/' "use_bias = true: accel's Nemotron-H projections"
+export_refused nhwhole "model.mlp_only_layers / model.mixer_only_layers with a layer with both sublayers" \
+    "model.mixer_only_layers=[0]" model.mlp=plain model.activation=relu2 model.no_rope_pattern=1 \
+    model.tie_embeddings=false
+export_refused nhrope "model.mlp_only_layers / model.mixer_only_layers with RoPE or a window" \
+    "model.mixer_only_layers=[0]" "model.mlp_only_layers=[1]" model.mlp=plain model.activation=relu2 \
+    model.tie_embeddings=false
 refused lfm3bias lfm3 's/"attention_bias": false/"attention_bias": true/' "attention_bias = true: accel's LFM3 attention"
 refused lfm3type lfm3 '0,/"conv",/s//"linear_attention",/' \
     "layer_types[0] = linear_attention: LFM3's layers are conv, sliding_attention or full_attention"

@@ -1024,9 +1024,10 @@ def nemotron_h():
 def nemotron_h_moe():
     # Nemotron 3 Nano's kind: Mamba-2, attention without RoPE and layers of 8 plain squared-ReLU
     # experts of 12, 2 a token by DeepSeek-V3's sigmoid routing (a selection bias, the top 2
-    # renormalized and scaled by 2.5) beside a shared expert of 20: M E * E M E.
+    # renormalized and scaled by 2.5) beside a shared expert of 20: M E * E M E (its unused
+    # intermediate_size the experts', as accel exports it).
     return tf.NemotronHForCausalLM(tf.NemotronHConfig(
-        vocab_size=V, hidden_size=16, intermediate_size=24, num_attention_heads=4, num_key_value_heads=2,
+        vocab_size=V, hidden_size=16, intermediate_size=12, num_attention_heads=4, num_key_value_heads=2,
         head_dim=8, max_position_embeddings=T, layer_norm_epsilon=1e-5,
         layers_block_type=["linear_attention", "moe", "full_attention", "moe", "linear_attention", "moe"],
         mamba_num_heads=4, mamba_head_dim=8, n_groups=2, ssm_state_size=4, conv_kernel=4, use_conv_bias=True,

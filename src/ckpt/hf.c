@@ -3266,6 +3266,7 @@ static json_t *nemotron_h_json(const accel_model_config_t *m, const dims_t *d, c
     json_object_set_new(j, "routed_scaling_factor", json_real(d->E ? m->router_scale : 1.0));
     json_object_set_new(j, "moe_latent_size", json_null());
     json_object_set_new(j, "num_nextn_predict_layers", json_integer(0));
+    json_object_set_new(j, "output_router_logits", json_false());
     return j;
 }
 

@@ -530,6 +530,19 @@ static accel_status_t create_with(const char *extra, accel_model_t *m)
     return accel_model_create(&cfg, m);
 }
 
+/* A family's keys: `valid` is accepted (so each refusal means the model looked at the value), each
+ * of the n `bad` ones refused. */
+static void accepts_then_refuses(const char *what, const char *valid, const char *const *bad, size_t n)
+{
+    accel_model_t m;
+    accel_status_t st = create_with(valid, &m);
+    ck_assert_msg(st == ACCEL_OK, "%s are refused: %s", what, accel_status_str(st));
+    accel_model_destroy(&m);
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(create_with(bad[i], &m) != ACCEL_OK, "%s was accepted", bad[i]);
+}
+#define REFUSALS(what, valid, bad) accepts_then_refuses(what, valid, bad, sizeof bad / sizeof bad[0])
+
 /* Configurations the model must refuse; the same with a valid change is accepted, so a refusal
  * means the model looked at the value, not that it does not exist. */
 START_TEST(test_refuses_bad_config)
@@ -544,9 +557,6 @@ START_TEST(test_refuses_bad_config)
     ck_assert_msg(create_with("model.width=36", &m) != ACCEL_OK,
                   "width=36 heads=4 (odd head size 9: RoPE rotates pairs) was accepted");
     /* The plain MLP and LayerNorm: a valid set, then each part out of place. */
-    st = create_with("model.mlp=plain model.activation=relu2 model.norm=layer model.mlp_bias=true", &m);
-    ck_assert_msg(st == ACCEL_OK, "a plain relu2 MLP under LayerNorms is refused: %s", accel_status_str(st));
-    accel_model_destroy(&m);
     static const char *const bad[] = {
         "model.activation=relu2",                                   /* relu2 of a gated MLP */
         "model.mlp=plain",                                          /* silu of a plain one */
@@ -554,13 +564,9 @@ START_TEST(test_refuses_bad_config)
         "model.mlp=plain model.activation=relu2 model.experts=4 model.experts_per_token=2 model.expert_bias=true",
         "model.norm=layer model.norm_position=post",
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        ck_assert_msg(create_with(bad[i], &m) != ACCEL_OK, "%s was accepted", bad[i]);
+    REFUSALS("a plain relu2 MLP under LayerNorms",
+             "model.mlp=plain model.activation=relu2 model.norm=layer model.mlp_bias=true", bad);
     /* Gated delta-nets: a valid set, then each part out of place. */
-    st = create_with("model.linear_attention_pattern=2 model.linear_key_heads=2 model.linear_value_heads=4 "
-                     "model.attention_output_gate=true", &m);
-    ck_assert_msg(st == ACCEL_OK, "gated delta-nets with a gated attention layer are refused: %s", accel_status_str(st));
-    accel_model_destroy(&m);
     static const char *const bad_linear[] = {
         "model.linear_key_heads=2",                                 /* delta-net keys without delta-nets */
         "model.linear_conv_kernel=3",
@@ -569,12 +575,10 @@ START_TEST(test_refuses_bad_config)
         "model.linear_attention_pattern=2 model.parallel_block=two_norms",
         "model.attention_output_gate=true model.kv_lora_rank=8 model.kv_heads=4",
     };
-    for (size_t i = 0; i < sizeof bad_linear / sizeof bad_linear[0]; i++)
-        ck_assert_msg(create_with(bad_linear[i], &m) != ACCEL_OK, "%s was accepted", bad_linear[i]);
+    REFUSALS("gated delta-nets with a gated attention layer",
+             "model.linear_attention_pattern=2 model.linear_key_heads=2 model.linear_value_heads=4 "
+             "model.attention_output_gate=true", bad_linear);
     /* Short convolutions: a valid set, then each part out of place. */
-    st = create_with("model.short_conv_kernel=3 model.attention_layers=1 model.qk_norm=true", &m);
-    ck_assert_msg(st == ACCEL_OK, "short convolutions beside an attention layer are refused: %s", accel_status_str(st));
-    accel_model_destroy(&m);
     static const char *const bad_conv[] = {
         "model.attention_layers=1",                                 /* attention layers without convolutions */
         "model.short_conv_kernel=3 model.attention_layers=2",       /* past the last of 2 layers */
@@ -585,12 +589,9 @@ START_TEST(test_refuses_bad_config)
         "model.short_conv_kernel=3 model.norm_position=post",
         "model.short_conv_kernel=3 model.parallel_block=one_norm",
     };
-    for (size_t i = 0; i < sizeof bad_conv / sizeof bad_conv[0]; i++)
-        ck_assert_msg(create_with(bad_conv[i], &m) != ACCEL_OK, "%s was accepted", bad_conv[i]);
+    REFUSALS("short convolutions beside an attention layer",
+             "model.short_conv_kernel=3 model.attention_layers=1 model.qk_norm=true", bad_conv);
     /* Mamba-2 layers: a valid set, then each part out of place. */
-    st = create_with("model.mamba_heads=4 model.mamba_groups=2 model.mamba_state=8 model.attention_layers=1", &m);
-    ck_assert_msg(st == ACCEL_OK, "Mamba-2 layers beside an attention layer are refused: %s", accel_status_str(st));
-    accel_model_destroy(&m);
     static const char *const bad_mamba[] = {
         "model.mamba_state=8",                                      /* Mamba-2 keys without its layers */
         "model.mamba_heads=4 model.mamba_groups=3",                 /* 4 % 3 */
@@ -598,14 +599,9 @@ START_TEST(test_refuses_bad_config)
         "model.mamba_heads=4 model.norm_position=post",
         "model.mamba_heads=128",                                    /* 2 x 32 / 128 values a head: none */
     };
-    for (size_t i = 0; i < sizeof bad_mamba / sizeof bad_mamba[0]; i++)
-        ck_assert_msg(create_with(bad_mamba[i], &m) != ACCEL_OK, "%s was accepted", bad_mamba[i]);
+    REFUSALS("Mamba-2 layers beside an attention layer",
+             "model.mamba_heads=4 model.mamba_groups=2 model.mamba_state=8 model.attention_layers=1", bad_mamba);
     /* Layers of one sublayer (Nemotron-H's) over plain experts: a valid set, then each part out of place. */
-    st = create_with("model.mamba_heads=4 model.attention_layers=1 model.mixer_only_layers=0,1 model.mlp=plain "
-                     "model.activation=relu2 model.experts=4 model.experts_per_token=2 model.layers=3 "
-                     "model.mlp_only_layers=2", &m);
-    ck_assert_msg(st == ACCEL_OK, "Nemotron-H's layers are refused: %s", accel_status_str(st));
-    accel_model_destroy(&m);
     static const char *const bad_one[] = {
         "model.mlp_only_layers=0 model.mixer_only_layers=0",        /* a layer of neither */
         "model.mlp_only_layers=2",                                  /* past the last of 2 layers */
@@ -615,14 +611,11 @@ START_TEST(test_refuses_bad_config)
         "model.mamba_heads=4 model.attention_layers=1 model.mlp_only_layers=1",  /* attention without a mixer */
         "model.sliding_window=4 model.sliding_layers=0 model.mlp_only_layers=0", /* a window on no attention */
     };
-    for (size_t i = 0; i < sizeof bad_one / sizeof bad_one[0]; i++)
-        ck_assert_msg(create_with(bad_one[i], &m) != ACCEL_OK, "%s was accepted", bad_one[i]);
+    REFUSALS("Nemotron-H's layers",
+             "model.mamba_heads=4 model.attention_layers=1 model.mixer_only_layers=0,1 model.mlp=plain "
+             "model.activation=relu2 model.experts=4 model.experts_per_token=2 model.layers=3 "
+             "model.mlp_only_layers=2", bad_one);
     /* LFM3's parts: a valid set, then each out of place. */
-    st = create_with("model.short_conv_kernel=3 model.attention_layers=1 model.qk_norm=true model.norm_position=both "
-                     "model.attention_head_gate=true model.rope_scaling=proportional model.rope_proportion=0.5 "
-                     "model.sliding_window=4 model.sliding_layers=1", &m);
-    ck_assert_msg(st == ACCEL_OK, "LFM3's blocks are refused: %s", accel_status_str(st));
-    accel_model_destroy(&m);
     static const char *const bad_lfm3[] = {
         "model.attention_head_gate=true model.attention_output_gate=true",    /* two gates */
         "model.rope_proportion=0.5",                                /* without proportional RoPE */
@@ -633,8 +626,10 @@ START_TEST(test_refuses_bad_config)
         "model.sliding_window=4 model.sliding_layers=1,0",          /* out of order */
         "model.short_conv_kernel=3 model.attention_layers=1 model.sliding_window=4 model.sliding_layers=0",
     };
-    for (size_t i = 0; i < sizeof bad_lfm3 / sizeof bad_lfm3[0]; i++)
-        ck_assert_msg(create_with(bad_lfm3[i], &m) != ACCEL_OK, "%s was accepted", bad_lfm3[i]);
+    REFUSALS("LFM3's blocks",
+             "model.short_conv_kernel=3 model.attention_layers=1 model.qk_norm=true "
+             "model.norm_position=both model.attention_head_gate=true model.rope_scaling=proportional "
+             "model.rope_proportion=0.5 model.sliding_window=4 model.sliding_layers=1", bad_lfm3);
     /* LFM2-MoE's renormalization epsilon: sigmoid scores renormalized only. */
     st = create_with("model.experts=4 model.experts_per_token=2 model.router_scores=sigmoid model.router_norm_eps=1e-6",
                      &m);

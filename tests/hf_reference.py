@@ -1008,32 +1008,32 @@ def granite4_h_dense():
         pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+# Nemotron-H's sizes shared by its fixtures: Mamba-2 of 4 heads of 8, 2 groups of B and C, a state of
+# 4, a convolution of 4 with its bias; attention without RoPE over heads of 8, 2 key/value heads.
+NEMOTRON_H = dict(vocab_size=V, hidden_size=16, num_attention_heads=4, num_key_value_heads=2, head_dim=8,
+                  max_position_embeddings=T, layer_norm_epsilon=1e-5, mamba_num_heads=4, mamba_head_dim=8,
+                  n_groups=2, ssm_state_size=4, conv_kernel=4, use_conv_bias=True, tie_word_embeddings=False,
+                  pad_token_id=0, bos_token_id=1, eos_token_id=2)
+
+
 def nemotron_h():
     # Nemotron-H / Nemotron Nano 2 (NemotronHForCausalLM): every layer a norm and one mixer, here
-    # Mamba-2 (4 heads of 8, 2 groups of B and C, a state of 4, a convolution of 4 with its bias),
-    # the plain squared-ReLU MLP of 24, attention without RoPE (heads of 8, 2 key/value heads):
-    # M - M * - M, an untied head.
+    # Mamba-2, the plain squared-ReLU MLP of 24 and attention: M - M * - M, an untied head.
     return tf.NemotronHForCausalLM(tf.NemotronHConfig(
-        vocab_size=V, hidden_size=16, intermediate_size=24, num_attention_heads=4, num_key_value_heads=2,
-        head_dim=8, max_position_embeddings=T, layer_norm_epsilon=1e-5,
-        layers_block_type=["linear_attention", "mlp", "linear_attention", "full_attention", "mlp", "linear_attention"],
-        mamba_num_heads=4, mamba_head_dim=8, n_groups=2, ssm_state_size=4, conv_kernel=4, use_conv_bias=True,
-        tie_word_embeddings=False, pad_token_id=0, bos_token_id=1, eos_token_id=2))
+        intermediate_size=24, **NEMOTRON_H,
+        layers_block_type=["linear_attention", "mlp", "linear_attention", "full_attention", "mlp", "linear_attention"]))
 
 
 def nemotron_h_moe():
-    # Nemotron 3 Nano's kind: Mamba-2, attention without RoPE and layers of 8 plain squared-ReLU
-    # experts of 12, 2 a token by DeepSeek-V3's sigmoid routing (a selection bias, the top 2
-    # renormalized and scaled by 2.5) beside a shared expert of 20: M E * E M E (its unused
-    # intermediate_size the experts', as accel exports it).
+    # Nemotron 3 Nano's kind: Mamba-2, attention and layers of 8 plain squared-ReLU experts of 12, 2
+    # a token by DeepSeek-V3's sigmoid routing (a selection bias, the top 2 renormalized and scaled
+    # by 2.5) beside a shared expert of 20: M E * E M E (its unused intermediate_size the experts',
+    # as accel exports it).
     return tf.NemotronHForCausalLM(tf.NemotronHConfig(
-        vocab_size=V, hidden_size=16, intermediate_size=12, num_attention_heads=4, num_key_value_heads=2,
-        head_dim=8, max_position_embeddings=T, layer_norm_epsilon=1e-5,
+        intermediate_size=12, **NEMOTRON_H,
         layers_block_type=["linear_attention", "moe", "full_attention", "moe", "linear_attention", "moe"],
-        mamba_num_heads=4, mamba_head_dim=8, n_groups=2, ssm_state_size=4, conv_kernel=4, use_conv_bias=True,
         n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=12, moe_shared_expert_intermediate_size=20,
-        n_group=1, topk_group=1, norm_topk_prob=True, routed_scaling_factor=2.5,
-        tie_word_embeddings=False, pad_token_id=0, bos_token_id=1, eos_token_id=2))
+        n_group=1, topk_group=1, norm_topk_prob=True, routed_scaling_factor=2.5))
 
 
 def qwen3_5_vl():

@@ -258,17 +258,18 @@ static const map_t g_map[] = {
     { "h.%d.mlp.router.weight", "model.layers.%d.block_sparse_moe.router.layer.weight", P_ALL, L_ROWS, GRANITE_MOE },
     { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.block_sparse_moe.input_linear.weight", P_ALL, L_STACKED, GRANITE_MOE },
     { "h.%d.mlp.experts.down.weight", "model.layers.%d.block_sparse_moe.output_linear.weight", P_ALL, L_STACKED, GRANITE_MOE },
-    /* Granite 4.0-H: Mamba-2 layers, its shared MLP (the whole dense MLP, or the experts' shared one) */
-#define MAMBA (F_LLAMA | F_BLOCK | F_MAMBA)
-    { "h.%d.attn.in.weight", "model.layers.%d.mamba.in_proj.weight", P_ALL, L_ROWS, MAMBA },
-    { "h.%d.attn.conv.weight", "model.layers.%d.mamba.conv1d.weight", P_ALL, L_CONV, MAMBA },
-    { "h.%d.attn.conv.bias", "model.layers.%d.mamba.conv1d.bias", P_ALL, L_ROWS, MAMBA | F_MCONVB },
-    { "h.%d.attn.dt_bias", "model.layers.%d.mamba.dt_bias", P_ALL, L_ROWS, MAMBA },
-    { "h.%d.attn.A_log", "model.layers.%d.mamba.A_log", P_ALL, L_ROWS, MAMBA },
-    { "h.%d.attn.D", "model.layers.%d.mamba.D", P_ALL, L_ROWS, MAMBA },
-    { "h.%d.attn.norm.weight", "model.layers.%d.mamba.norm.weight", P_ALL, L_ROWS, MAMBA },
-    { "h.%d.attn.proj.weight", "model.layers.%d.mamba.out_proj.weight", P_ALL, L_ROWS, MAMBA },
-#undef MAMBA
+    /* Granite 4.0-H: Mamba-2 layers, its shared MLP (the whole dense MLP, or the experts' shared one).
+     * A Mamba-2 mixer's tensors under a family's prefix: */
+#define MAMBA2(prefix, flags)                                                                              \
+    { "h.%d.attn.in.weight", prefix "in_proj.weight", P_ALL, L_ROWS, (flags) | F_MAMBA },                  \
+    { "h.%d.attn.conv.weight", prefix "conv1d.weight", P_ALL, L_CONV, (flags) | F_MAMBA },                 \
+    { "h.%d.attn.conv.bias", prefix "conv1d.bias", P_ALL, L_ROWS, (flags) | F_MAMBA | F_MCONVB },          \
+    { "h.%d.attn.dt_bias", prefix "dt_bias", P_ALL, L_ROWS, (flags) | F_MAMBA },                           \
+    { "h.%d.attn.A_log", prefix "A_log", P_ALL, L_ROWS, (flags) | F_MAMBA },                               \
+    { "h.%d.attn.D", prefix "D", P_ALL, L_ROWS, (flags) | F_MAMBA },                                       \
+    { "h.%d.attn.norm.weight", prefix "norm.weight", P_ALL, L_ROWS, (flags) | F_MAMBA },                   \
+    { "h.%d.attn.proj.weight", prefix "out_proj.weight", P_ALL, L_ROWS, (flags) | F_MAMBA }
+    MAMBA2("model.layers.%d.mamba.", F_LLAMA | F_BLOCK),
     { "h.%d.mlp.gate_up.weight", "model.layers.%d.shared_mlp.input_linear.weight", P_ALL, L_ROWS,
       F_LLAMA | F_BLOCK | F_DENSE | F_GSHARED },
     { "h.%d.mlp.down.weight", "model.layers.%d.shared_mlp.output_linear.weight", P_ALL, L_ROWS,
@@ -335,14 +336,7 @@ static const map_t g_map[] = {
 #define NEMH (F_LLAMA | F_BLOCK | F_NEMH)
     { "wte", "backbone.embeddings.weight", P_ALL, L_ROWS, F_LLAMA | F_NEMH },
     { "h.%d.norm1.weight", "backbone.layers.%d.norm.weight", P_ALL, L_ROWS, NEMH },
-    { "h.%d.attn.in.weight", "backbone.layers.%d.mixer.in_proj.weight", P_ALL, L_ROWS, NEMH | F_MAMBA },
-    { "h.%d.attn.conv.weight", "backbone.layers.%d.mixer.conv1d.weight", P_ALL, L_CONV, NEMH | F_MAMBA },
-    { "h.%d.attn.conv.bias", "backbone.layers.%d.mixer.conv1d.bias", P_ALL, L_ROWS, NEMH | F_MAMBA | F_MCONVB },
-    { "h.%d.attn.dt_bias", "backbone.layers.%d.mixer.dt_bias", P_ALL, L_ROWS, NEMH | F_MAMBA },
-    { "h.%d.attn.A_log", "backbone.layers.%d.mixer.A_log", P_ALL, L_ROWS, NEMH | F_MAMBA },
-    { "h.%d.attn.D", "backbone.layers.%d.mixer.D", P_ALL, L_ROWS, NEMH | F_MAMBA },
-    { "h.%d.attn.norm.weight", "backbone.layers.%d.mixer.norm.weight", P_ALL, L_ROWS, NEMH | F_MAMBA },
-    { "h.%d.attn.proj.weight", "backbone.layers.%d.mixer.out_proj.weight", P_ALL, L_ROWS, NEMH | F_MAMBA },
+    MAMBA2("backbone.layers.%d.mixer.", NEMH),
     { "h.%d.attn.qkv.weight", "backbone.layers.%d.mixer.q_proj.weight", P_Q, L_ROWS, NEMH },
     { "h.%d.attn.qkv.weight", "backbone.layers.%d.mixer.k_proj.weight", P_K, L_ROWS, NEMH },
     { "h.%d.attn.qkv.weight", "backbone.layers.%d.mixer.v_proj.weight", P_V, L_ROWS, NEMH },
@@ -362,6 +356,7 @@ static const map_t g_map[] = {
     { "h.%d.mlp.shared.down.weight", "backbone.layers.%d.mixer.shared_experts.down_proj.weight", P_ALL, L_ROWS,
       NEMH | F_NEMH_MOE | F_SHARED },
 #undef NEMH
+#undef MAMBA2
     { "normf.weight", "backbone.norm_f.weight", P_ALL, L_ROWS, F_LLAMA | F_NEMH },
     { "lm_head.weight", "lm_head.weight", P_ALL, L_ROWS, F_LLAMA | F_UNTIED | F_NEMH },
 #define NEOX (F_LLAMA | F_BLOCK | F_NEOX)

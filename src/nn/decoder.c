@@ -523,8 +523,8 @@ static const char *one_sublayer_fault(const accel_model_config_t *c)
     const accel_numbers_t *mo = &c->mlp_only_layers, *xo = &c->mixer_only_layers;
     if (!mo->n && !xo->n) return NULL;
     if (!strcmp(c->norm_position, "post") || strcmp(c->parallel_block, "none"))
-        return "(and model.mixer_only_layers) leave a sublayer out of blocks with norms before their sublayers, "
-               "one after the other: not with model.norm_position=post or model.parallel_block";
+        return "leaves a sublayer out of its layers, which takes norms before the sublayers and the sublayers "
+               "one after the other: not model.norm_position=post or model.parallel_block";
     for (int i = 0; i < mo->n; i++) {
         if (listed_layer(xo, (int)mo->v[i])) return "and model.mixer_only_layers both name a layer: a block needs one sublayer";
         if ((c->short_conv_kernel || c->mamba_heads) && listed_layer(&c->attention_layers, (int)mo->v[i]))

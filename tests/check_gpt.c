@@ -149,7 +149,8 @@ static int g_lfm2;
  * cannot follow it (1e-5: errors of 2% at steps of 5e-3). */
 static bool g_mamba;
 /* g_nemh: Nemotron-H's layers of one sublayer each, squared-ReLU MLPs (2: plain experts, 3 of
- * them all chosen, DeepSeek-V3's sigmoid routing and an ungated shared expert): one layer, a
+ * them all chosen, DeepSeek-V3's sigmoid routing and an ungated shared expert; 3: the same in a
+ * latent of 6, Nemotron 3 Super's): one layer, a
  * Mamba-2 alone; two, Mamba-2 alone then the MLP alone; three, the MLP alone (on the embeddings),
  * attention alone, then a whole block (Mamba-2 and the MLP). Mamba-2 as g_mamba's. */
 static int g_nemh;
@@ -307,7 +308,8 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
                                 { "model.no_rope_pattern", "1" } };     /* attention without RoPE */
         for (size_t i = 0; i < sizeof nh / sizeof nh[0]; i++)
             ck_assert_int_eq(accel_config_set(&cfg, nh[i][0], nh[i][1], NULL, 0), ACCEL_OK);
-        if (g_nemh == 2) {
+        if (g_nemh == 3) ck_assert_int_eq(accel_config_set(&cfg, "model.expert_latent", "6", NULL, 0), ACCEL_OK);
+        if (g_nemh >= 2) {
             const char *ex[][2] = { { "model.experts", "3" }, { "model.experts_per_token", "3" },
                                     { "model.router_scores", "sigmoid" }, { "model.router_select_bias", "true" },
                                     { "model.router_norm_topk", "true" }, { "model.router_scale", "2.5" },
@@ -595,8 +597,8 @@ START_TEST(test_gradcheck_llama)
     g_lfm2 = _i == 24 ? 1 : _i == 25 ? 2 : 0;   /* 24: LFM2 (its b x c cubic: fourth-order differences),
                                                  * 25: LFM3 */
     g_mamba = _i == 26;                         /* 26: Mamba-2 (40 tokens: past a recurrence chunk) */
-    g_nemh = _i == 27 ? 1 : _i == 28 ? 2 : 0;   /* 27: Nemotron-H, 28: with plain experts (and three
-                                                 * layers: attention too) */
+    g_nemh = _i >= 27 && _i <= 29 ? _i - 26 : 0; /* 27: Nemotron-H, 28: with plain experts, 29: in a
+                                                 * latent (and three layers: attention too) */
     fd_h = g_mamba || g_qwen35 || g_nemh ? 2e-3 : 5e-3;
     fd_order4 = g_qwen35 || g_lfm2 || g_mamba || g_nemh;
     fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
@@ -779,7 +781,7 @@ static void kv_case(bool llama, const char *precision, double tol)
 
 START_TEST(test_kv_cache)
 {
-    for (int llama = 0; llama < 21; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
+    for (int llama = 0; llama < 22; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
                                                  * 5: a sliding window, 6: OLMo 2, 7: Gemma 3,
                                                  * 8: gpt-oss, 9: GLM-4.5's experts, 10: LongRoPE
                                                  * (the cache recomputed past 8 tokens), 11: EXAONE 4,
@@ -789,8 +791,8 @@ START_TEST(test_kv_cache)
                                                  * part of the cache recomputes its sequence),
                                                  * 16: LFM2 (a convolution's tail), 17: LFM3,
                                                  * 18: Mamba-2 (its heads' states and tail),
-                                                 * 19, 20: Nemotron-H's (a Mamba-2 layer, then
-                                                 * an MLP or plain experts alone) */
+                                                 * 19-21: Nemotron-H's (a Mamba-2 layer, then
+                                                 * an MLP or plain experts alone, in a latent) */
         g_qwen3 = llama == 2 || llama == 14;
         g_qkafter = llama == 14;
         g_nope = llama == 2 ? 2 : 0;            /* layer 1 of 2 without RoPE */
@@ -807,14 +809,15 @@ START_TEST(test_kv_cache)
         g_qwen35 = llama == 15;
         g_lfm2 = llama == 16 ? 1 : llama == 17 ? 2 : 0;
         g_mamba = llama == 18;
-        g_nemh = llama == 19 ? 1 : llama == 20 ? 2 : 0;
+        g_nemh = llama >= 19 && llama <= 21 ? llama - 18 : 0;
         kv_case(llama, "fp32", 1e-5);
         kv_case(llama, "bf16", 2e-2);
         /* fp16's rounding of a product's operands turns a last-bit difference of the two ways into
          * an fp16 ulp (1e-3); the delta-nets' L2 and gated norms magnify it further (Qwen3.5: up to
          * 1.2e-2 on a logit of 1.4, 0.5 of its bound; fp32 within 6e-6), as LFM3's norms after
-         * every sublayer do (3.8e-3 on a logit of 0.41) */
-        kv_case(llama, "fp16", g_qwen35 || g_lfm2 == 2 ? 1e-2 : 2e-3);
+         * every sublayer do (3.8e-3 on a logit of 0.41), as Nemotron-H's Mamba-2 gated norms
+         * feeding an MLP alone (1.95e-3 here; fp32 within 1.8e-6) */
+        kv_case(llama, "fp16", g_qwen35 || g_lfm2 == 2 || g_nemh ? 1e-2 : 2e-3);
     }
     g_qwen3 = false;
     g_moe = 0;
@@ -954,8 +957,9 @@ START_TEST(test_recompute_bitwise)
                                                  * 13, 14: the MLP beside attention (GPT-NeoX's,
                                                  * GPT-J's), 15: Cohere 2's, 16: Qwen3.5's,
                                                  * 17: LFM2's, 18: LFM3's, 19: Mamba-2's,
-                                                 * 20, 21: Nemotron-H's (an MLP alone on the
-                                                 * embeddings, attention alone, a whole block) */
+                                                 * 20-22: Nemotron-H's (an MLP alone on the
+                                                 * embeddings, attention alone, a whole block;
+                                                 * plain experts, in a latent) */
     const char *precision = _i % 2 ? "bf16" : "fp32";
     g_qwen3 = _i / 2 == 2 || _i / 2 == 11;
     g_qkafter = _i / 2 == 11;
@@ -970,7 +974,7 @@ START_TEST(test_recompute_bitwise)
     g_qwen35 = _i / 2 == 16;
     g_lfm2 = _i / 2 == 17 ? 1 : _i / 2 == 18 ? 2 : 0;
     g_mamba = _i / 2 == 19;
-    g_nemh = _i / 2 == 20 ? 1 : _i / 2 == 21 ? 2 : 0;
+    g_nemh = _i / 2 >= 20 && _i / 2 <= 22 ? _i / 2 - 19 : 0;
     float *ref = NULL;
     double ref_loss = 0;
     size_t bytes[3];
@@ -1619,13 +1623,13 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
-    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 29);
+    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 30);
     tcase_add_test(tc, test_sliding_window);
     tcase_add_test(tc, test_experts_aux);
     tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);
     tcase_add_loop_test(tc, test_loss_mask, 0, 2);
-    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 44);
+    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 46);
     tcase_add_test(tc, test_causality);
     tcase_add_loop_test(tc, test_documents, 0, 16);
     tcase_add_test(tc, test_precision);

@@ -198,6 +198,8 @@ START_TEST(test_flops_per_token)
     ck_assert_int_eq(accel_config_set(&moe, "model.activation", "relu2", NULL, 0), ACCEL_OK);
     ck_assert_int_eq(accel_config_set(&moe, "model.mixer_only_layers", "1", NULL, 0), ACCEL_OK);
     ck_assert_uint_eq(accel_flops_active_params(&moe, 1000000), 1000000 - 2 * 3 * 2 * 16 * 64);
+    ck_assert_int_eq(accel_config_set(&moe, "model.expert_latent", "8", NULL, 0), ACCEL_OK);   /* in a latent */
+    ck_assert_uint_eq(accel_flops_active_params(&moe, 1000000), 1000000 - 2 * 3 * 2 * 16 * 8);
     /* No attention term for classifiers and plugins: 6N per sample, or per token. */
     ck_assert_double_eq(accel_flops_per_unit("mlp", false, 1000, 2, 64, 32), 6000.0);
     ck_assert_double_eq(accel_flops_per_unit("my_plugin", true, 1000, 2, 64, 32), 6000.0);

@@ -528,6 +528,7 @@ train_case 2 zero2 "$FIX/granite4_h" "$FIX/granite4_h" granite4_h_dir_2_zero2
 train_case 2 zero3 "$FIX/granite4_h_dense" "$FIX/granite4_h_dense" granite4_h_dense_dir_2_zero3
 train_case 2 zero3 "$FIX/nemotron_h" "$FIX/nemotron_h" nemotron_h_dir_2_zero3
 train_case 2 zero2 "$FIX/nemotron_h_moe" "$FIX/nemotron_h_moe" nemotron_h_moe_dir_2_zero2
+train_case 2 ddp "$FIX/nemotron_h_latent" "$FIX/nemotron_h_latent" nemotron_h_latent_dir_2_ddp
 train_case 1 ddp "$FIX/gemma" "$FIX/gemma" gemma_dir_1_ddp
 train_case 2 ddp "$FIX/gemma3_vl" "$FIX/gemma3_vl" gemma3_vl_dir_2_ddp
 train_case 2 zero2 "$FIX/gemma2" "$FIX/gemma2" gemma2_dir_2_zero2
@@ -852,8 +853,7 @@ refused g4pos granite4_h 's/"position_embedding_type": "nope"/"position_embeddin
     "position_embedding_type = alibi"
 export_refused g4qk "model.mamba_heads=4 with q/k norms" model.mamba_heads=4 "model.attention_layers=[1]" \
     model.qk_norm=true
-refused nhlatent nemotron_h_moe 's/"moe_latent_size": null/"moe_latent_size": 8/' \
-    "moe_latent_size = 8: accel's experts read the hidden states as they are"
+refused nhmlpb nemotron_h_moe 's/"mlp_bias": false/"mlp_bias": true/' "mlp_bias = true: accel's Nemotron-H projections"
 refused nhact nemotron_h 's/"mamba_hidden_act": "silu"/"mamba_hidden_act": "gelu"/' "mamba_hidden_act = gelu"
 refused nhtype nemotron_h '0,/"linear_attention",/s//"sliding_attention",/' \
     "layer 0's type is not Mamba-2, attention, an MLP or experts"

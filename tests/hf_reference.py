@@ -1036,6 +1036,17 @@ def nemotron_h_moe():
         n_group=1, topk_group=1, norm_topk_prob=True, routed_scaling_factor=2.5))
 
 
+def nemotron_h_latent():
+    # Nemotron 3 Super's kind (LatentMoE): nemotron_h_moe's layers and routing with the routed experts
+    # reading and writing a latent of 8 (fc1_latent_proj down before them, fc2_latent_proj up after);
+    # the router and the shared expert read the hidden states.
+    return tf.NemotronHForCausalLM(tf.NemotronHConfig(
+        intermediate_size=12, **NEMOTRON_H,
+        layers_block_type=["linear_attention", "moe", "full_attention", "moe", "linear_attention", "moe"],
+        n_routed_experts=8, num_experts_per_tok=2, moe_intermediate_size=12, moe_shared_expert_intermediate_size=20,
+        moe_latent_size=8, n_group=1, topk_group=1, norm_topk_prob=True, routed_scaling_factor=2.5))
+
+
 def qwen3_5_vl():
     # Qwen3.5 as the hub has it: Qwen3_5ForConditionalGeneration, a tiny vision tower beside the
     # language model (qwen3_5's blocks, heads of 16 with RoPE on a quarter, M-RoPE sections [1, 1, 0]
@@ -1386,6 +1397,7 @@ CASES = {
     "granite4_h_dense": (granite4_h_dense, {}),
     "nemotron_h": (nemotron_h, {}),
     "nemotron_h_moe": (nemotron_h_moe, {"score64": True, "seed_of": "nemotron-h-moe"}),
+    "nemotron_h_latent": (nemotron_h_latent, {"score64": True}),
     "qwen3_5_moe": (qwen3_5_moe, {"score64": True, "seed_of": "qwen3.5-moe-5"}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),

@@ -108,6 +108,7 @@ typedef struct {
     double router_aux_loss;         /* model.router_aux_loss: load-balancing loss coefficient */
     int shared_expert_ffn;          /* model.shared_expert_ffn: a shared expert's width (Qwen2-MoE) */
     bool expert_bias;               /* model.expert_bias: router and expert biases (gpt-oss) */
+    int expert_latent;              /* model.expert_latent: the routed experts' width (0: the model's) */
     /* DeepSeek-V3's routing (GLM-4.5): sigmoid scores, a fixed bias for choosing experts only,
      * group-limited choice, scaled weights; its ungated shared expert and leading dense blocks */
     char router_scores[16];         /* model.router_scores: softmax | sigmoid */

@@ -92,6 +92,7 @@ enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP,
 #define F_MCONVB (UINT64_C(1) << 53)        /* ... its convolution's bias */
 #define F_GSHARED (UINT64_C(1) << 54)       /* Granite 4.0-H's shared_mlp: the MLP, or beside the experts */
 #define F_NEMH_MOE (UINT64_C(1) << 56)      /* Nemotron-H's router and plain experts */
+#define F_LATENT (UINT64_C(1) << 57)        /* ... their latent's projections (Nemotron 3 Super) */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -351,6 +352,10 @@ static const map_t g_map[] = {
       NEMH | F_NEMH_MOE | F_EXPERT },
     { "h.%d.mlp.experts.down.weight", "backbone.layers.%d.mixer.experts.%d.down_proj.weight", P_ALL, L_ROWS,
       NEMH | F_NEMH_MOE | F_EXPERT },
+    { "h.%d.mlp.latent_in.weight", "backbone.layers.%d.mixer.fc1_latent_proj.weight", P_ALL, L_ROWS,
+      NEMH | F_NEMH_MOE | F_LATENT },
+    { "h.%d.mlp.latent_out.weight", "backbone.layers.%d.mixer.fc2_latent_proj.weight", P_ALL, L_ROWS,
+      NEMH | F_NEMH_MOE | F_LATENT },
     { "h.%d.mlp.shared.up.weight", "backbone.layers.%d.mixer.shared_experts.up_proj.weight", P_ALL, L_ROWS,
       NEMH | F_NEMH_MOE | F_SHARED },
     { "h.%d.mlp.shared.down.weight", "backbone.layers.%d.mixer.shared_experts.down_proj.weight", P_ALL, L_ROWS,
@@ -495,6 +500,7 @@ typedef struct {
     accel_numbers_t att_layers;     /* the layers keeping attention among them */
     accel_numbers_t mlp_only, mixer_only;   /* layers of one sublayer (model.mlp_only_layers, ...) */
     bool nemh;                      /* ... every layer one: Nemotron-H's (its names) */
+    int Lat;                        /* the routed experts' latent width (0: none) */
     bool granite_h;                 /* Mamba-2 in whole blocks: Granite 4.0-H's (its names) */
 } dims_t;
 
@@ -571,6 +577,7 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.mixer_only = m->mixer_only_layers;
     d.nemh = d.llama && (d.mlp_only.n || d.mixer_only.n);
     d.granite_h = d.mamba && !d.nemh;
+    d.Lat = d.E ? m->expert_latent : 0;
 
     d.lfm3 = d.lfm2 && (d.sandwich || d.head_gate || m->sliding_window || !strcmp(m->rope_scaling, "proportional"));
     d.names = d.neox ? F_NEOX : d.phi ? F_PHI : d.gptj ? F_GPTJ : d.lfm2 ? F_LFM2 : d.nemh ? F_NEMH : 0;
@@ -619,6 +626,7 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if (d->granite_h && (e->flags & F_DENSE) && !(e->flags & F_GSHARED)) return false;   /* its shared_mlp instead */
     if (d->granite_h && (e->flags & F_DS)) return false;  /* its shared expert: shared_mlp's names */
     if ((e->flags & F_NEMH_MOE) && !d->E) return false;
+    if ((e->flags & F_LATENT) && !d->Lat) return false;
     if ((e->flags & F_LFM2_MOE) && !(d->lfm2 && d->E)) return false;
     if ((e->flags & F_LFM2A) && d->lfm3) return false;
     if ((e->flags & F_LFM3) && !d->lfm3) return false;
@@ -753,8 +761,11 @@ static void accel_shape(const dims_t *d, const char *pattern, uint64_t flags, in
     else if (!strcmp(p, "mlp.experts.gate_up.bias")) rows = (uint64_t)d->E * FIN;
     else if (!strcmp(p, "mlp.experts.down.bias")) rows = (uint64_t)d->E * C;
     else if (!strcmp(p, "attn.sinks")) rows = (uint64_t)d->NH;
-    else if (!strcmp(p, "mlp.experts.gate_up.weight") || !strcmp(p, "mlp.experts.up.weight")) rows = (uint64_t)d->E * FIN;
-    else if (!strcmp(p, "mlp.experts.down.weight")) rows = (uint64_t)d->E * C, cols = F;
+    else if (!strcmp(p, "mlp.experts.gate_up.weight") || !strcmp(p, "mlp.experts.up.weight"))
+        rows = (uint64_t)d->E * FIN, cols = d->Lat ? (uint64_t)d->Lat : C;
+    else if (!strcmp(p, "mlp.latent_in.weight")) rows = (uint64_t)d->Lat;
+    else if (!strcmp(p, "mlp.latent_out.weight")) cols = (uint64_t)d->Lat;
+    else if (!strcmp(p, "mlp.experts.down.weight")) rows = (uint64_t)d->E * (d->Lat ? (uint64_t)d->Lat : C), cols = F;
     else if (!strcmp(p, "mlp.shared.gate_up.weight")) rows = 2 * (uint64_t)d->S;
     else if (!strcmp(p, "mlp.shared.up.weight")) rows = (uint64_t)d->S;
     else if (!strcmp(p, "mlp.shared.down.weight")) cols = (uint64_t)d->S;
@@ -1582,8 +1593,8 @@ static bool unbounded(json_t *v)
  * routed_scaling_factor) beside a shared expert of moe_shared_expert_intermediate_size; into the
  * one-sublayer lists, model.attention_layers among Mamba-2 layers, dense MLPs before every
  * layer of experts (model.dense_layers). Keys spelled as transformers 5 or its releases. Biases
- * (use_bias, mlp_bias, attention_bias), latent experts (moe_latent_size), a time_step_limit other
- * than (0, inf) and another Mamba-2 activation are refused. */
+ * (use_bias, mlp_bias, attention_bias), a time_step_limit other than (0, inf) and another Mamba-2
+ * activation are refused; moe_latent_size (Nemotron 3 Super's LatentMoE) -> model.expert_latent. */
 static accel_status_t translate_nemotron_h(json_t *root, const char *path, accel_model_config_t *m, char *err,
                                            size_t errlen)
 {
@@ -1618,9 +1629,6 @@ static accel_status_t translate_nemotron_h(json_t *root, const char *path, accel
     if (json_is_array(v[3]) && (json_array_size(v[3]) != 2 || json_number_value(json_array_get(v[3], 0)) != 0.0 ||
                                 !unbounded(json_array_get(v[3], 1))))
         REFUSE("%s: time_step_limit other than [0, inf]: accel does not clamp Mamba-2's steps", path);
-    if (json_is_integer(json_object_get(root, "moe_latent_size")))
-        REFUSE("%s: moe_latent_size = %lld: accel's experts read the hidden states as they are (no latent "
-               "projections)", path, jint(root, "moe_latent_size", 0));
     snprintf(m->mlp, sizeof m->mlp, "plain");
     snprintf(m->activation, sizeof m->activation, "%s", !act || !strcmp(act, "relu2") ? "relu2"
                                                         : !strcmp(act, "gelu") ? "gelu" : "gelu_tanh");
@@ -1672,6 +1680,10 @@ static accel_status_t translate_nemotron_h(json_t *root, const char *path, accel
     m->ffn_width = (int)F;
     m->shared_expert_ffn = (int)S;
     m->shared_expert_gate = false;
+    const long long latent = jint(root, "moe_latent_size", 0);  /* null: none */
+    if (latent < 0 || latent > (1 << 20))
+        REFUSE("%s: moe_latent_size = %lld: accel needs 1..1048576 (or null)", path, latent);
+    m->expert_latent = (int)latent;
     snprintf(m->router_scores, sizeof m->router_scores, "sigmoid");
     m->router_select_bias = true;
     m->router_norm_topk = jbool(root, "norm_topk_prob", true);
@@ -3259,7 +3271,7 @@ static json_t *nemotron_h_json(const accel_model_config_t *m, const dims_t *d, c
     json_object_set_new(j, "topk_group", json_integer(d->E ? m->router_topk_groups : 1));
     json_object_set_new(j, "norm_topk_prob", json_boolean(!d->E || m->router_norm_topk));
     json_object_set_new(j, "routed_scaling_factor", json_real(d->E ? m->router_scale : 1.0));
-    json_object_set_new(j, "moe_latent_size", json_null());
+    json_object_set_new(j, "moe_latent_size", d->Lat ? json_integer(d->Lat) : json_null());
     json_object_set_new(j, "num_nextn_predict_layers", json_integer(0));
     json_object_set_new(j, "output_router_logits", json_false());
     return j;

@@ -85,6 +85,7 @@ typedef struct {                    /* tensor indices of one block; -1: absent i
     int sinks;                      /* attention sinks: [NH] one logit per head */
     int routerb, fcb_e, fcpb_e;     /* expert_bias: the router's [E], the experts' [E 2F] and [E C] */
     int selectb;                    /* router_select_bias: [E] */
+    int latin, latout;              /* model.expert_latent: the experts' rows down [Lat, C] and up [C, Lat] */
     /* multi-head latent attention (model.kv_lora_rank), in place of qkvw: the queries' latent
      * [Rq, C] and its norm, then [NH hs, Rq] (qbw alone, [NH hs, C], without q_lora_rank); the
      * keys' and values' latent with the shared RoPE key [Rkv + rd, C], its norm [Rkv], and the
@@ -117,6 +118,7 @@ typedef struct {                    /* activations of one block, stored for the 
     float *probs, *topw, *topi, *order, *moe_x, *moe_y;  /* experts: accel_moe_acts_t's arrays
                                      * (topi, order: int32; order's piece starts with the E + 1 starts) */
     float *sh, *shid, *sy, *sg;     /* the shared expert's (accel_moe_acts_t) */
+    float *xl, *yl;                 /* model.expert_latent: [BT, Lat] the rows down, the experts' sum */
     float *res3;                    /* [BT, C] residual after the MLP = the block's output */
     float *pn1, *pn1_rstd, *pn2, *pn2_rstd;  /* sandwich: attention's and the MLP's outputs before
                                      * their post norms, and those norms' 1/rms */
@@ -362,6 +364,7 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->attention_layers.n) key = "model.attention_layers";
     else if (c->mlp_only_layers.n) key = "model.mlp_only_layers";
     else if (c->mixer_only_layers.n) key = "model.mixer_only_layers";
+    else if (c->expert_latent) key = "model.expert_latent";
     if (!key) return ACCEL_OK;
     ACCEL_ERROR0("gpt: %s is a llama key (GPT-2 has learned positions, LayerNorm, a GELU MLP of 4 x "
                  "width, biases everywhere and a tied LM head)\n--> hint: use model.name=llama, or "
@@ -654,6 +657,9 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
                                          "gpt-oss's SwiGLU, is theirs too)";
         else if (plain && c->experts && c->expert_bias)
             bad = "model.expert_bias", why = "is gpt-oss's, whose experts are gated: not with model.mlp=plain";
+        else if (c->expert_latent && (!c->experts || c->expert_bias))
+            bad = "model.expert_latent", why = "is the routed experts' width (Nemotron 3 Super's latent): it needs "
+                                               "model.experts, without model.expert_bias";
         else if (plain && strcmp(c->activation, "relu2") && strcmp(c->activation, "gelu_tanh") &&
                  strcmp(c->activation, "gelu"))
             bad = "model.activation", why = "of model.mlp=plain must be relu2, gelu_tanh or gelu (silu and "
@@ -888,6 +894,7 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
     m->plain_act = !llama ? ACCEL_ACT_GELU_TANH : !strcmp(c->activation, "relu2") ? ACCEL_ACT_RELU2
                  : !strcmp(c->activation, "gelu") ? ACCEL_ACT_GELU : ACCEL_ACT_GELU_TANH;
     m->moe.plain = E && plain;          /* down(act(up)) experts (Nemotron-H's) */
+    m->moe.latent = E ? c->expert_latent : 0;
     m->moe.plain_act = m->plain_act;
     m->aux_coef = E ? (float)c->router_aux_loss : 0.0f;
     m->arch = llama ? (arch_t){ .rms = strcmp(c->norm, "layer") != 0, .rope = true, .swiglu = !plain,
@@ -1028,7 +1035,7 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
     for (int l = 0; l < m->L; l++) {
         gpt_block_t *b = &m->blk[l];
         *b = (gpt_block_t){ -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-                            -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+                            -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
         char name[ACCEL_TENSOR_NAME_MAX];
 #define ADD(part, suffix, ndim, d0, d1, flags, s, idx)                                      \
         snprintf(name, sizeof name, "h.%d.%s." suffix, l, part);                            \
@@ -1096,15 +1103,18 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
             ADD(n2, "weight", 1, C, 0, nd, ones, &b->ln2w);
             if (m->norm_bias) { ADD(n2, "bias", 1, C, 0, nd, 0.0f, &b->ln2b); }
         }
-        if (layer_moe(m, l)) {          /* experts' weights stacked: [E 2F, C] (plain: [E F, C]), [E C, F] */
+        if (layer_moe(m, l)) {          /* experts' weights stacked: [E 2F, W] (plain: [E F, W]), [E W, F] */
             const int64_t E = m->moe.E, EF = m->moe.F, EFIN = accel_moe_in_width(&m->moe);
+            const int64_t W = accel_moe_width(&m->moe);  /* C, or the latent's */
             const char *up = m->moe.plain ? "mlp.experts.up" : "mlp.experts.gate_up";
             ADD("mlp.router", "weight", 2, E, C, 0, std, &b->routerw);
             if (m->moe.bias) { ADD("mlp.router", "bias", 1, E, 0, nd, 0.0f, &b->routerb); }
-            ADD(up, "weight", 2, E * EFIN, C, 0, std, &b->fcw);
+            if (m->moe.latent) { ADD("mlp.latent_in", "weight", 2, W, C, 0, std, &b->latin); }
+            ADD(up, "weight", 2, E * EFIN, W, 0, std, &b->fcw);
             if (m->moe.bias) { ADD(up, "bias", 1, E * EFIN, 0, nd, 0.0f, &b->fcb_e); }
-            ADD("mlp.experts.down", "weight", 2, (int64_t)E * C, EF, 0, res_std, &b->fcpw);
-            if (m->moe.bias) { ADD("mlp.experts.down", "bias", 1, (int64_t)E * C, 0, nd, 0.0f, &b->fcpb_e); }
+            ADD("mlp.experts.down", "weight", 2, E * W, EF, 0, res_std, &b->fcpw);
+            if (m->moe.bias) { ADD("mlp.experts.down", "bias", 1, E * W, 0, nd, 0.0f, &b->fcpb_e); }
+            if (m->moe.latent) { ADD("mlp.latent_out", "weight", 2, C, W, 0, res_std, &b->latout); }
             /* zero gradient: AdamW leaves it as imported (no decay, no update) */
             if (m->moe.select_bias) {
                 ADD("mlp.router", "select_bias", 1, E, 0, nd | (m->moe.loads ? ACCEL_TENSOR_LOADS : 0), 0.0f,
@@ -1163,6 +1173,7 @@ enum { A_LN1, A_LN1_MEAN, A_LN1_RSTD, A_QKV, A_QKN, A_QKN_RSTD, A_LSE, A_ATTY, A
        A_LN2_MEAN, A_LN2_RSTD, A_FCH, A_FCH_GELU, A_RES3,
        A_PROBS, A_TOPW, A_TOPI, A_ORDER, A_MOE_X, A_MOE_Y,     /* experts only */
        A_SH, A_SHID, A_SY, A_SG,                               /* their shared expert */
+       A_XL, A_YL,                                             /* their latent */
        A_PN1, A_PN1_RSTD, A_PN2, A_PN2_RSTD,                   /* sandwich norms only */
        A_MLA,                                                  /* latent attention only */
        A_GATE, A_ATTO,                                         /* attention_output_gate only */
@@ -1177,7 +1188,8 @@ typedef uint64_t piece_mask_t;       /* a set of pieces: bit i for piece i */
                       BIT(A_MLA) | BIT(A_GATE) | BIT(A_ATTO) | BIT(A_LIN))
 #define MLP_PIECES (BIT(A_LN2) | BIT(A_LN2_MEAN) | BIT(A_LN2_RSTD) | BIT(A_FCH) | BIT(A_FCH_GELU) | \
                     BIT(A_PROBS) | BIT(A_TOPW) | BIT(A_TOPI) | BIT(A_ORDER) | BIT(A_MOE_X) | BIT(A_MOE_Y) | \
-                    BIT(A_SH) | BIT(A_SHID) | BIT(A_SY) | BIT(A_SG) | BIT(A_PN2) | BIT(A_PN2_RSTD))
+                    BIT(A_SH) | BIT(A_SHID) | BIT(A_SY) | BIT(A_SG) | BIT(A_XL) | BIT(A_YL) | BIT(A_PN2) | \
+                    BIT(A_PN2_RSTD))
 
 /* Activation recompute: the pieces each block keeps for its backward pass. The others live in one
  * set shared by every block and are rebuilt from the block's stored input just before its backward
@@ -1211,7 +1223,7 @@ static size_t larger(size_t a, size_t b) { return a > b ? a : b; }
 static void piece_floats(const gpt_t *m, size_t B, size_t T, size_t sizes[A_PIECES])
 {
     const size_t BT = B * T, C = (size_t)m->C, E = (size_t)m->moe.E, BTK = BT * (size_t)m->moe.K;
-    const size_t S = (size_t)m->moe.S, EF = (size_t)m->moe.F;
+    const size_t S = (size_t)m->moe.S, EF = (size_t)m->moe.F, EW = E ? (size_t)accel_moe_width(&m->moe) : C;
     /* The MLP's hidden pieces: the dense MLP's [BT, FIN] and [BT, F], or the experts' [BT K, 2 EF]
      * and [BT K, EF], whichever is larger where a model has both. */
     const size_t dense_rows = !E || m->dense_layers ? BT : 0;
@@ -1222,8 +1234,9 @@ static void piece_floats(const gpt_t *m, size_t B, size_t T, size_t sizes[A_PIEC
                                  m->QKN ? BT * (size_t)(m->NH + m->KVH) : 0, B * (size_t)m->NH * T,
                                  BT * larger((size_t)m->QW, (size_t)m->LO), BT * C, BT * C, BT, BT,
                                  fch, hid,
-                                 BT * C, BT * E, BTK, BTK, E ? BTK + E + 1 : 0, BTK * C, BTK * C,
+                                 BT * C, BT * E, BTK, BTK, E ? BTK + E + 1 : 0, BTK * EW, BTK * EW,
                                  BT * (m->moe.plain ? 1 : 2) * S, BT * S, S ? BT * C : 0, S ? BT : 0,
+                                 BT * (size_t)m->moe.latent, BT * (size_t)m->moe.latent,
                                  m->arch.sandwich ? BT * C : 0, m->arch.sandwich ? BT : 0,
                                  m->arch.sandwich ? BT * C : 0, m->arch.sandwich ? BT : 0,
                                  m->mla ? BT * (2 * (size_t)m->Rq + 2 * (size_t)m->Rkv + 2) : 0,
@@ -1318,7 +1331,7 @@ static float *carve_block(const gpt_t *m, gpt_acts_t *a, float *p, size_t B, siz
                                       &a->qkn_rstd, &a->lse, &a->atty, &a->res2, &a->ln2,
                                       &a->ln2_mean, &a->ln2_rstd, &a->fch, &a->fch_gelu, &a->res3,
                                       &a->probs, &a->topw, &a->topi, &a->order, &a->moe_x, &a->moe_y,
-                                      &a->sh, &a->shid, &a->sy, &a->sg, &a->pn1, &a->pn1_rstd, &a->pn2,
+                                      &a->sh, &a->shid, &a->sy, &a->sg, &a->xl, &a->yl, &a->pn1, &a->pn1_rstd, &a->pn2,
                                       &a->pn2_rstd, &a->mla, &a->gate, &a->atto, &a->lin };
     size_t sizes[A_PIECES];
     piece_floats(m, B, T, sizes);
@@ -1343,7 +1356,8 @@ static size_t gemm_elements(const gpt_t *m, size_t rows)
     const size_t F = larger((size_t)m->F, (size_t)m->moe.F);
     if (F > other) other = F;
     /* the inner widths: the model's, the MLP's, latent attention's latents */
-    const size_t inner = larger(larger(dc_width(m), F), larger((size_t)m->Rq, (size_t)m->Rkv + (size_t)m->rd));
+    const size_t inner = larger(larger(larger(dc_width(m), F), (size_t)m->moe.latent),
+                                larger((size_t)m->Rq, (size_t)m->Rkv + (size_t)m->rd));
     return rows * wide + other * inner + 2 * (size_t)m->T * (size_t)m->T + 64;
 }
 
@@ -2193,9 +2207,14 @@ static accel_moe_acts_t moe_acts(const gpt_t *m, const gpt_acts_t *a, int p0)
     const size_t E = (size_t)m->moe.E, K = (size_t)m->moe.K;
     int32_t *starts = (int32_t *)a->order;          /* [E + 1], then the assignments */
     const size_t S = (size_t)m->moe.S, C = (size_t)m->C;
-    accel_moe_acts_t v = { a->probs + (size_t)p0 * E, a->topw + (size_t)p0 * K,
-                           (int32_t *)a->topi + (size_t)p0 * K, starts + E + 1, starts, a->moe_x,
-                           a->fch, a->fch_gelu, a->moe_y, NULL, NULL, NULL, NULL };
+    const size_t Lat = (size_t)m->moe.latent;
+    accel_moe_acts_t v = { .probs = a->probs + (size_t)p0 * E, .weight = a->topw + (size_t)p0 * K,
+                           .expert = (int32_t *)a->topi + (size_t)p0 * K, .order = starts + E + 1, .start = starts,
+                           .xs = a->moe_x, .h = a->fch, .hid = a->fch_gelu, .ys = a->moe_y };
+    if (Lat) {
+        v.xl = a->xl + (size_t)p0 * Lat;
+        v.yl = a->yl + (size_t)p0 * Lat;
+    }
     if (S) {
         v.sh = a->sh + (size_t)p0 * accel_moe_shared_in_width(&m->moe);
         v.shid = a->shid + (size_t)p0 * S;
@@ -2210,7 +2229,8 @@ static accel_moe_weights_t moe_weights(const gpt_block_t *k, const accel_layout_
 {
     return (accel_moe_weights_t){ PARAM(k->routerw), PARAM(k->fcw), PARAM(k->fcpw), PARAM_OPT(k->sgu),
                                   PARAM_OPT(k->sdown), PARAM_OPT(k->sgate), PARAM_OPT(k->routerb),
-                                  PARAM_OPT(k->fcb_e), PARAM_OPT(k->fcpb_e), PARAM_OPT(k->selectb) };
+                                  PARAM_OPT(k->fcb_e), PARAM_OPT(k->fcpb_e), PARAM_OPT(k->selectb),
+                                  PARAM_OPT(k->latin), PARAM_OPT(k->latout) };
 }
 
 /* Block l's MLP half for rows p0..BT-1: norm2, the first product and the hidden activation, and
@@ -2392,7 +2412,8 @@ static accel_status_t mlp_backward(gpt_t *m, int l, const gpt_acts_t *a,
         accel_moe_weights_t w = moe_weights(k, layout, params);
         accel_moe_grads_t dw = { GRAD(k->routerw), GRAD(k->fcw), GRAD(k->fcpw), GRAD_OPT(k->sgu),
                                  GRAD_OPT(k->sdown), GRAD_OPT(k->sgate), GRAD_OPT(k->routerb),
-                                 GRAD_OPT(k->fcb_e), GRAD_OPT(k->fcpb_e), GRAD_OPT(k->selectb) };
+                                 GRAD_OPT(k->fcb_e), GRAD_OPT(k->fcpb_e), GRAD_OPT(k->selectb),
+                                 GRAD_OPT(k->latin), GRAD_OPT(k->latout) };
         ACCEL_CHECK(accel_moe_backward(&m->gemm, &m->moe, &w, &ma, in, (size_t)bt, dout,
                                        m->aux_coef > 0 ? m->aux_grad : NULL, m->dc, &dw, m->dmoe));
         accel_batch_progress(hb);

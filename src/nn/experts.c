@@ -12,7 +12,7 @@
 
 static const float *expert_gate_up(const accel_moe_dims_t *d, const float *w, int e)
 {
-    return w + (size_t)e * accel_moe_in_width(d) * d->C;
+    return w + (size_t)e * accel_moe_in_width(d) * accel_moe_width(d);
 }
 
 /* hid = the activation of h's n rows (gated: act(gate) * up; plain: act(up), h left as act'(up)),
@@ -35,7 +35,7 @@ static float *act_backward(const accel_moe_dims_t *d, float *dh, float *dhid, co
 
 static const float *expert_down(const accel_moe_dims_t *d, const float *w, int e)
 {
-    return w + (size_t)e * d->C * d->F;
+    return w + (size_t)e * accel_moe_width(d) * d->F;
 }
 
 /* y[r] += b for rows r of y [rows, n]: a product's bias (y its own residual). */
@@ -115,11 +115,13 @@ static void route(const accel_moe_dims_t *d, const float *select_b, const accel_
         for (int k = 0; k < K; k++) a->order[fill[a->expert[r * K + k]]++] = (int32_t)(r * K + k);
 }
 
-/* xs [A, C]: each assignment's input row, grouped by expert. */
+/* xs [A, W]: each assignment's input row (x's, or with a latent xl's), grouped by expert. */
 static void gather_rows(const accel_moe_dims_t *d, const accel_moe_acts_t *a, const float *x)
 {
+    const size_t W = (size_t)accel_moe_width(d);
+    const float *in = d->latent ? a->xl : x;
     for (int32_t i = 0; i < a->start[d->E]; i++)
-        memcpy(a->xs + (size_t)i * d->C, x + (size_t)(a->order[i] / d->K) * d->C, sizeof(float) * (size_t)d->C);
+        memcpy(a->xs + (size_t)i * W, in + (size_t)(a->order[i] / d->K) * W, sizeof(float) * W);
 }
 
 /* The shared expert over R rows: sh = x shared_gate_up^T, shid = swiglu(sh) (plain: the experts'
@@ -170,7 +172,7 @@ accel_status_t accel_moe_forward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
                                  const accel_moe_weights_t *w, const accel_moe_acts_t *a,
                                  const float *x, size_t R, float *out)
 {
-    const int E = d->E, K = d->K, C = d->C, F = d->F, FI = accel_moe_in_width(d);
+    const int E = d->E, K = d->K, C = d->C, F = d->F, FI = accel_moe_in_width(d), W = accel_moe_width(d);
     /* router: probs [R, E] = softmax or sigmoid of x router^T */
     GEMM(false, true, (int)R, E, C, 1.0f, x, C, w->router, C, 0.0f, a->probs, E);
     if (d->bias) add_rows(a->probs, w->router_b, R, E);
@@ -179,28 +181,32 @@ accel_status_t accel_moe_forward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
     else
         for (size_t r = 0; r < R; r++) accel_cpu_softmax(a->probs + r * E, a->probs + r * E, E);
     route(d, d->select_bias ? w->select_b : NULL, a, R);
+    if (d->latent) GEMM(false, true, (int)R, W, C, 1.0f, x, C, w->latent_in, C, 0.0f, a->xl, W);   /* down */
     gather_rows(d, a, x);
     for (int e = 0; e < E; e++) {                   /* expert e over its n rows */
         const int i0 = a->start[e], n = a->start[e + 1] - i0;
         if (!n) continue;
         float *h = a->h + (size_t)i0 * FI, *hid = a->hid + (size_t)i0 * F;
-        GEMM(false, true, n, FI, C, 1.0f, a->xs + (size_t)i0 * C, C, expert_gate_up(d, w->gate_up, e), C,
+        GEMM(false, true, n, FI, W, 1.0f, a->xs + (size_t)i0 * W, W, expert_gate_up(d, w->gate_up, e), W,
              0.0f, h, FI);
         if (d->bias) add_rows(h, w->gate_up_b + (size_t)e * FI, (size_t)n, FI);
         act_forward(d, hid, h, (size_t)n, F);
-        GEMM(false, true, n, C, F, 1.0f, hid, F, expert_down(d, w->down, e), F, 0.0f,
-             a->ys + (size_t)i0 * C, C);
-        if (d->bias) add_rows(a->ys + (size_t)i0 * C, w->down_b + (size_t)e * C, (size_t)n, C);
+        GEMM(false, true, n, W, F, 1.0f, hid, F, expert_down(d, w->down, e), F, 0.0f,
+             a->ys + (size_t)i0 * W, W);
+        if (d->bias) add_rows(a->ys + (size_t)i0 * W, w->down_b + (size_t)e * W, (size_t)n, W);
     }
     if (d->S) ACCEL_CHECK(shared_forward(g, d, w, a, x, R));
-    if (!out) return ACCEL_OK;
-    memset(out, 0, sizeof(float) * R * (size_t)C);
+    if (!out && !d->latent) return ACCEL_OK;        /* (the latent's sum: its backward reads it) */
+    float *sum = d->latent ? a->yl : out;           /* the weighted sum, [R, W] */
+    memset(sum, 0, sizeof(float) * R * (size_t)W);
     for (int32_t i = 0; i < a->start[E]; i++) {     /* in expert order, as transformers adds */
         const int32_t s = a->order[i];
-        float *o = out + (size_t)(s / K) * C;
-        const float *y = a->ys + (size_t)i * C, wt = a->weight[s];
-        for (int c = 0; c < C; c++) o[c] += wt * y[c];
+        float *o = sum + (size_t)(s / K) * W;
+        const float *y = a->ys + (size_t)i * W, wt = a->weight[s];
+        for (int c = 0; c < W; c++) o[c] += wt * y[c];
     }
+    if (!out) return ACCEL_OK;
+    if (d->latent) GEMM(false, true, (int)R, C, W, 1.0f, a->yl, W, w->latent_out, W, 0.0f, out, C);   /* up */
     for (size_t r = 0; d->S && r < R; r++) {        /* then the (gated) shared expert */
         float *o = out + r * C;
         const float *y = a->sy + r * C, gate = d->shared_gate ? a->sg[r] : 1.0f;
@@ -212,10 +218,10 @@ accel_status_t accel_moe_forward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
 size_t accel_moe_scratch_floats(const accel_moe_dims_t *d, size_t R)
 {
     const size_t A = R * (size_t)d->K;
-    /* dy / dxs [A, C], dhid [R, F], dh [R, 2F], dweight [A], dprobs [R, E]; the shared expert's
-     * (shared_backward) */
-    return A * (size_t)d->C + R * 3 * (size_t)d->F + A + R * (size_t)d->E +
-           (d->S ? R * ((size_t)d->C + 3 * (size_t)d->S + 1) : 0);
+    /* dy / dxs [A, W], dhid [R, F], dh [R, 2F], dweight [A], dprobs [R, E]; the shared expert's
+     * (shared_backward); with a latent, d(yl) and d(xl) [R, latent] */
+    return A * (size_t)accel_moe_width(d) + R * 3 * (size_t)d->F + A + R * (size_t)d->E +
+           (d->S ? R * ((size_t)d->C + 3 * (size_t)d->S + 1) : 0) + 2 * R * (size_t)d->latent;
 }
 
 accel_status_t accel_moe_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
@@ -223,41 +229,52 @@ accel_status_t accel_moe_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d
                                   const float *x, size_t R, const float *dout, const float *aux_grad,
                                   float *dx, const accel_moe_grads_t *dw, float *scratch)
 {
-    const int E = d->E, K = d->K, C = d->C, F = d->F, FI = accel_moe_in_width(d);
+    const int E = d->E, K = d->K, C = d->C, F = d->F, FI = accel_moe_in_width(d), W = accel_moe_width(d);
     const size_t A = R * (size_t)K;
-    float *dy = scratch;                            /* [A, C], later each expert's d(xs) */
-    float *dhid = dy + A * C;                       /* [R, F]: one expert's rows at a time */
+    float *dy = scratch;                            /* [A, W], later each expert's d(xs) */
+    float *dhid = dy + A * W;                       /* [R, F]: one expert's rows at a time */
     float *dh = dhid + R * F;                       /* [R, 2F] */
     float *dwt = dh + R * 2 * F;                    /* [A] by (row, slot) */
     float *dp = dwt + A;                            /* [R, E] */
     float *shared = dp + R * E;                     /* shared_backward's */
+    float *dyl = shared + (d->S ? R * ((size_t)C + 3 * (size_t)d->S + 1) : 0), *dxl = dyl + R * (size_t)d->latent;
+    if (d->latent) {                                /* out = yl latent_out^T: d(yl), d(latent_out) */
+        GEMM(false, false, (int)R, W, C, 1.0f, dout, C, w->latent_out, W, 0.0f, dyl, W);
+        GEMM(true, false, C, W, (int)R, 1.0f, dout, C, a->yl, W, 1.0f, dw->latent_out, W);
+    }
+    const float *dsum = d->latent ? dyl : dout;     /* d of the weighted sum, [R, W] */
     gather_rows(d, a, x);                           /* xs may be shared with other blocks */
-    /* out[r] += weight * ys: d(weight) = dout[r] . ys, d(ys) = weight dout[r] */
+    /* sum[r] += weight * ys: d(weight) = dsum[r] . ys, d(ys) = weight dsum[r] */
     for (size_t i = 0; i < A; i++) {
         const int32_t s = a->order[i];
-        const float *go = dout + (size_t)(s / K) * C, *y = a->ys + i * C;
-        dwt[s] = accel_cpu_dot(go, y, C);   /* d(weight) */
-        for (int c = 0; c < C; c++) dy[i * C + c] = a->weight[s] * go[c];
+        const float *go = dsum + (size_t)(s / K) * W, *y = a->ys + i * W;
+        dwt[s] = accel_cpu_dot(go, y, W);   /* d(weight) */
+        for (int c = 0; c < W; c++) dy[i * W + c] = a->weight[s] * go[c];
     }
     for (int e = 0; e < E; e++) {
         const int i0 = a->start[e], n = a->start[e + 1] - i0;
         if (!n) continue;
-        float *dye = dy + (size_t)i0 * C;
+        float *dye = dy + (size_t)i0 * W;
         const float *hid = a->hid + (size_t)i0 * F, *h = a->h + (size_t)i0 * FI;
-        const float *xs = a->xs + (size_t)i0 * C;
-        GEMM(false, false, n, F, C, 1.0f, dye, C, expert_down(d, w->down, e), F, 0.0f, dhid, F);
-        GEMM(true, false, C, F, n, 1.0f, dye, C, hid, F, 1.0f, dw->down + (size_t)e * C * F, F);
-        if (d->bias) accel_cpu_colsum_add(dw->down_b + (size_t)e * C, dye, (size_t)n, C);
+        const float *xs = a->xs + (size_t)i0 * W;
+        GEMM(false, false, n, F, W, 1.0f, dye, W, expert_down(d, w->down, e), F, 0.0f, dhid, F);
+        GEMM(true, false, W, F, n, 1.0f, dye, W, hid, F, 1.0f, dw->down + (size_t)e * W * F, F);
+        if (d->bias) accel_cpu_colsum_add(dw->down_b + (size_t)e * W, dye, (size_t)n, W);
         const float *dhe = act_backward(d, dh, dhid, h, (size_t)n, F);
         if (d->bias) accel_cpu_colsum_add(dw->gate_up_b + (size_t)e * FI, dhe, (size_t)n, FI);
-        GEMM(false, false, n, C, FI, 1.0f, dhe, FI, expert_gate_up(d, w->gate_up, e), C, 0.0f, dye, C);
-        GEMM(true, false, FI, C, n, 1.0f, dhe, FI, xs, C, 1.0f, dw->gate_up + (size_t)e * FI * C, C);
+        GEMM(false, false, n, W, FI, 1.0f, dhe, FI, expert_gate_up(d, w->gate_up, e), W, 0.0f, dye, W);
+        GEMM(true, false, FI, W, n, 1.0f, dhe, FI, xs, W, 1.0f, dw->gate_up + (size_t)e * FI * W, W);
     }
-    memset(dx, 0, sizeof(float) * R * C);
+    float *dxs_sum = d->latent ? dxl : dx;          /* d of the experts' input rows, [R, W] */
+    memset(dxs_sum, 0, sizeof(float) * R * W);
     for (size_t i = 0; i < A; i++) {                /* each assignment's d(x) back to its row */
-        float *o = dx + (size_t)(a->order[i] / K) * C;
-        const float *v = dy + i * C;
-        for (int c = 0; c < C; c++) o[c] += v[c];
+        float *o = dxs_sum + (size_t)(a->order[i] / K) * W;
+        const float *v = dy + i * W;
+        for (int c = 0; c < W; c++) o[c] += v[c];
+    }
+    if (d->latent) {                                /* xl = x latent_in^T: d(x), d(latent_in) */
+        GEMM(false, false, (int)R, C, W, 1.0f, dxl, W, w->latent_in, C, 0.0f, dx, C);
+        GEMM(true, false, W, C, (int)R, 1.0f, dxl, W, x, C, 1.0f, dw->latent_in, C);
     }
     if (d->S) ACCEL_CHECK(shared_backward(g, d, w, a, x, R, dout, dx, dw, shared));
     /* d(probs): through the slot weights (w_k = scale p_k / S with S the slots' sum when norm_topk,

@@ -6,7 +6,9 @@
  * (Nemotron-H's squared ReLU), with its own weights; the token's output is the sum of those
  * experts' outputs weighted by their scores (renormalized to sum 1 when norm_topk, times scale),
  * plus, with a shared expert, an MLP of the same kind every token runs, scaled by the sigmoid of a
- * learned gate (Qwen2-MoE) or as it is (DeepSeek-V3, Nemotron-H).
+ * learned gate (Qwen2-MoE) or as it is (DeepSeek-V3, Nemotron-H). With a latent (Nemotron 3
+ * Super's LatentMoE), the routed experts read the rows projected down to it and their weighted sum
+ * is projected back up; the router and the shared expert read the rows as they are.
  * Tokens are grouped by expert so each expert runs two dense products over its rows, as
  * transformers' MixtralExperts does. Internal to libaccel. */
 #ifndef ACCEL_NN_EXPERTS_H
@@ -39,6 +41,7 @@ typedef struct {
                                      * the selection bias's gradient slot (optim.router_bias_update) */
     bool plain;                     /* plain experts (and shared expert): down(act(up)) ... */
     accel_act_kind_t plain_act;     /* ... with this activation */
+    int latent;                     /* the routed experts' input and output width (0: C, no latent) */
 } accel_moe_dims_t;
 
 /* What a forward pass over R rows keeps for its backward pass. The per-row arrays are indexed by
@@ -53,24 +56,32 @@ typedef struct {
                                      * copy of x: the backward pass gathers it again) */
     float *h;                       /* [R K, 2F] its [gate | up] product (plain: [R K, F], act'(up)) */
     float *hid;                     /* [R K, F] act(gate) * up (plain: act(up)) */
-    float *ys;                      /* [R K, C] its expert's output, before the weight */
+    float *ys;                      /* [R K, C] its expert's output, before the weight (C: the
+                                     * experts' width, the latent's with one) */
+    float *xl, *yl;                 /* latent: [R, latent] the rows projected down, and the experts'
+                                     * weighted sum before the projection up */
     float *sh, *shid, *sy, *sg;     /* shared expert: [R, 2S] [gate | up] (plain: [R, S]), [R, S] hidden, [R, C]
                                      * output, [R] its gate's sigmoid (S = 0 or no gate: unused) */
 } accel_moe_acts_t;
+
+/* The width the routed experts read and write: the latent's, else the model's. */
+static inline int accel_moe_width(const accel_moe_dims_t *d) { return d->latent ? d->latent : d->C; }
 
 /* The width of an expert's first product, 2F (gate | up) or F (plain), and the shared expert's. */
 static inline int accel_moe_in_width(const accel_moe_dims_t *d) { return d->plain ? d->F : 2 * d->F; }
 static inline int accel_moe_shared_in_width(const accel_moe_dims_t *d) { return d->plain ? d->S : 2 * d->S; }
 
-/* Weights of one block: router [E, C]; gate_up [E, 2F, C] (expert e's rows [gate | up]; plain: [E, F, C]);
- * down [E, C, F]; the shared expert's shared_gate_up [2S, C], shared_down [C, S] and its gate
- * [1, C] (NULL without one); with bias, router_b [E], gate_up_b [E, 2F], down_b [E, C]; with
- * select_bias, select_b [E] (no gradient: it only chooses). */
+/* Weights of one block: router [E, C]; gate_up [E, 2F, W] (expert e's rows [gate | up]; plain: [E, F, W]);
+ * down [E, W, F] (W = accel_moe_width); the shared expert's shared_gate_up [2S, C], shared_down
+ * [C, S] and its gate [1, C] (NULL without one); with bias, router_b [E], gate_up_b [E, 2F], down_b
+ * [E, C]; with select_bias, select_b [E] (no gradient: it only chooses); with a latent, latent_in
+ * [latent, C] and latent_out [C, latent]. */
 typedef struct {
     const float *router, *gate_up, *down;
     const float *shared_gate_up, *shared_down, *shared_gate;
     const float *router_b, *gate_up_b, *down_b;
     const float *select_b;
+    const float *latent_in, *latent_out;
 } accel_moe_weights_t;
 
 /* The weights' gradients, laid out as accel_moe_weights_t (added to). */
@@ -79,6 +90,7 @@ typedef struct {
     float *shared_gate_up, *shared_down, *shared_gate;
     float *router_b, *gate_up_b, *down_b;
     float *select_b;                /* with loads: the rows' assignments per expert, less R K / E */
+    float *latent_in, *latent_out;
 } accel_moe_grads_t;
 
 /* Forward over R rows of x [R, C]: routing and every expert's rows into a; with out != NULL,

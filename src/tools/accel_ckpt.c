@@ -47,7 +47,7 @@ static void usage(FILE *out)
             "                           InternLM3, IQuest-Coder, StarCoder2, Nemotron, Jais 2, Arcee,\n"
             "                           StableLM, GPT-NeoX (Pythia), Cohere, Cohere 2, Phi-2, GPT-J,\n"
             "                           Qwen3.5, Qwen3-Next, LFM2, LFM2-MoE, LFM3, Granite 4.0-H,\n"
-            "                           Nemotron-H (Nemotron Nano 2, Nemotron 3 Nano), the\n"
+            "                           Nemotron-H (Nemotron Nano 2, Nemotron 3 Nano and Super), the\n"
             "                           Qwen VLs' and GLM-4.xV's language models, their mixtures of\n"
             "                           experts; config.json + safetensors)\n"
             "                           as accel weights with their configuration (docs/huggingface.md\n"

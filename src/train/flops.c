@@ -33,8 +33,9 @@ size_t accel_flops_active_params(const accel_config_t *cfg, size_t nparams)
     accel_decoder_dims_t d;
     accel_decoder_dims(cfg, &d);
     const size_t mats = strcmp(cfg->model.mlp, "plain") ? 3 : 2;    /* gate, up, down; or up, down */
+    const size_t width = cfg->model.expert_latent ? (size_t)cfg->model.expert_latent : (size_t)d.C;
     const size_t idle = (size_t)d.moe_layers * (size_t)(d.experts - d.experts_per_token) * mats *
-                        (size_t)d.expert_F * (size_t)d.C;
+                        (size_t)d.expert_F * width;
     return idle < nparams ? nparams - idle : nparams;
 }
 

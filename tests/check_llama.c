@@ -610,11 +610,13 @@ START_TEST(test_refuses_bad_config)
         "model.mlp_only_layers=0 model.parallel_block=two_norms model.mlp=plain model.activation=gelu",
         "model.mamba_heads=4 model.attention_layers=1 model.mlp_only_layers=1",  /* attention without a mixer */
         "model.sliding_window=4 model.sliding_layers=0 model.mlp_only_layers=0", /* a window on no attention */
+        "model.expert_latent=8",                                    /* a latent without experts */
+        "model.experts=4 model.experts_per_token=2 model.expert_latent=8 model.expert_bias=true",
     };
     REFUSALS("Nemotron-H's layers",
              "model.mamba_heads=4 model.attention_layers=1 model.mixer_only_layers=0,1 model.mlp=plain "
              "model.activation=relu2 model.experts=4 model.experts_per_token=2 model.layers=3 "
-             "model.mlp_only_layers=2", bad_one);
+             "model.mlp_only_layers=2 model.expert_latent=6", bad_one);
     /* LFM3's parts: a valid set, then each out of place. */
     static const char *const bad_lfm3[] = {
         "model.attention_head_gate=true model.attention_output_gate=true",    /* two gates */

@@ -864,6 +864,8 @@ refused nhbias nemotron_h 's/"use_bias": false/"use_bias": true/' "use_bias = tr
 export_refused nhwhole "model.mlp_only_layers / model.mixer_only_layers with a layer with both sublayers" \
     "model.mixer_only_layers=[0]" model.mlp=plain model.activation=relu2 model.no_rope_pattern=1 \
     model.tie_embeddings=false
+export_refused nhlat "model.expert_latent=4 outside Nemotron-H's layers" model.experts=2 model.experts_per_token=1 \
+    model.expert_latent=4
 export_refused nhrope "model.mlp_only_layers / model.mixer_only_layers with RoPE or a window" \
     "model.mixer_only_layers=[0]" "model.mlp_only_layers=[1]" model.mlp=plain model.activation=relu2 \
     model.tie_embeddings=false

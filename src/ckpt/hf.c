@@ -4190,6 +4190,12 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
         return ACCEL_ERR_UNSUPPORTED;
     }
     const dims_t d = dims_of(m);
+    if (d.Lat && !d.nemh) {
+        ACCEL_ERROR("export --format hf: model.expert_latent=%d outside Nemotron-H's layers has no Hugging Face "
+                    "counterpart (NemotronHForCausalLM's moe_latent_size: each layer one mixer or one MLP, "
+                    "model.mlp_only_layers and model.mixer_only_layers)", d.Lat);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
     /* LayerNorms or a plain MLP: five families, each with Llama's other blocks (norms before the
      * sublayers, no experts, q/k norms, latent attention or scalars), RoPE plain or scaled by
      * llama3, linear or YaRN, each with its own biases, window and part of the head turned. */

@@ -986,6 +986,14 @@ START_TEST(test_recompute_bitwise)
         accel_model_destroy(&f.model);          /* rebuilt with the mode (same layout and weights) */
         ck_assert_int_eq(accel_model_create(&f.cfg, &f.model), ACCEL_OK);
         bytes[r] = f.model.ops->activation_bytes(&f.cfg, 4);
+        if (g_nemh) {   /* layers of one sublayer keep only their half's activations (block keeps none) */
+            accel_config_t whole = f.cfg;
+            memset(&whole.model.mlp_only_layers, 0, sizeof whole.model.mlp_only_layers);
+            memset(&whole.model.mixer_only_layers, 0, sizeof whole.model.mixer_only_layers);
+            const size_t full = f.model.ops->activation_bytes(&whole, 4);
+            ck_assert_msg(r < 2 ? bytes[r] < full : bytes[r] <= full, "recompute=%s: %zu bytes of activations with "
+                          "one-sublayer layers, %zu with whole blocks", modes[r], bytes[r], full);
+        }
         big_init(&f);
         const size_t n = f.model.layout.numel;
         double loss, loss2;

@@ -212,6 +212,12 @@ s/"n_groups": 2/"mamba_n_groups": 2/; s/"use_conv_bias": true/"mamba_conv_bias":
 /"time_step_limit": \[/,/^  \],/c\
   "time_step_limit": [0.0, Infinity],' '"layers_block_type"'
 pass "nemotron_h, nemotron_h_moe: transformers' logits need attention without RoPE and the routed scale; the hub's config.json gives the same"
+# Nemotron 3 Super's kind: the experts in a latent; its MTP block (mtp.*) is left out, said so.
+needs nemotron_h_latent model.router_scale=1
+"$CKPT" import "$FIX/nemotron_h_latent" -o nemotron_h_mtp.h5 > import.log 2>&1 || { cat import.log; fail "import nemotron_h_latent"; }
+grep -q "its multi-token prediction block(s) after layer 5 (5 tensors" import.log ||
+    { cat import.log; fail "nemotron_h_latent: the MTP block is not reported as left out"; }
+pass "nemotron_h_latent: transformers' logits need the routed scale; the MTP block left out"
 # LongRoPE: Phi-3.5's 16 tokens fit its original context of 16 (the short factors), Phi-4-mini's
 # pass its 8 (the long ones, on 6 of each head's 8 values): the fixtures' logits need those factors
 # and the attention factor, and the other list changes nothing. The hub's config.json layout

@@ -1039,7 +1039,8 @@ def nemotron_h_moe():
 def nemotron_h_latent():
     # Nemotron 3 Super's kind (LatentMoE): nemotron_h_moe's layers and routing with the routed experts
     # reading and writing a latent of 8 (fc1_latent_proj down before them, fc2_latent_proj up after);
-    # the router and the shared expert read the hidden states.
+    # the router and the shared expert read the hidden states. Saved with an MTP block under mtp.,
+    # as Super's files hold one (transformers builds none; accel skips it).
     return tf.NemotronHForCausalLM(tf.NemotronHConfig(
         intermediate_size=12, **NEMOTRON_H,
         layers_block_type=["linear_attention", "moe", "full_attention", "moe", "linear_attention", "moe"],
@@ -1443,7 +1444,7 @@ def main(out_root, names):
             save_fp8(model, out, opts.get("fp8_block", FP8_BLOCK))
         elif name in ("glm4_moe", "deepseek_v3"):
             save_glm4_moe(model, out)
-        elif name in ("exaone_moe", "mellum", "qwen3_5_vl", "qwen3_next"):
+        elif name in ("exaone_moe", "mellum", "qwen3_5_vl", "qwen3_next", "nemotron_h_latent"):
             save_glm4_moe(model, out, "mtp.")
         elif name == "qwen3_vl_moe":
             save_experts_xw(model, out)

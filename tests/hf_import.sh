@@ -202,6 +202,13 @@ hub_form granite4_hub granite4_h '/"layer_types": \[/,/^  \],/c\
 /"time_step_limit": \[/,/^  \],/c\
   "time_step_limit": [0.0, Infinity],' '"layer_types"'
 pass "granite4_h, granite4_h_dense: transformers' logits need the scalars and RoPE; the hub's config.json gives the same"
+# Bamba: the logits need its RoPE on half of each head; a config.json as Python writes it (a bare
+# Infinity in time_step_limit, mamba_d_head "auto") gives the same.
+needs bamba model.rope_dim=0
+hub_form bamba_hub bamba '/"time_step_limit": \[/,/^  \],/c\
+  "time_step_limit": [0.0, Infinity],
+s/"mamba_d_head": 16/"mamba_d_head": "auto"/' '"__float__"'
+pass "bamba: transformers' logits need the partial RoPE; its config.json as Python writes it gives the same"
 # Nemotron-H: the logits need its attention without RoPE and (Nemotron 3 Nano's kind) the routed
 # scale; the hub's config.json (hybrid_override_pattern with num_hidden_layers, mamba_n_groups and
 # mamba_conv_bias, a bare Infinity in time_step_limit) gives the same.
@@ -534,6 +541,7 @@ train_case 2 ddp "$FIX/lfm3" "$FIX/lfm3" lfm3_dir_2_ddp
 train_case 2 zero2 "$FIX/granite4_h" "$FIX/granite4_h" granite4_h_dir_2_zero2
 train_case 2 zero3 "$FIX/granite4_h_dense" "$FIX/granite4_h_dense" granite4_h_dense_dir_2_zero3
 train_case 2 zero3 "$FIX/nemotron_h" "$FIX/nemotron_h" nemotron_h_dir_2_zero3
+train_case 2 zero2 "$FIX/bamba" "$FIX/bamba" bamba_dir_2_zero2
 train_case 2 zero2 "$FIX/nemotron_h_moe" "$FIX/nemotron_h_moe" nemotron_h_moe_dir_2_zero2
 train_case 2 ddp "$FIX/nemotron_h_latent" "$FIX/nemotron_h_latent" nemotron_h_latent_dir_2_ddp
 train_case 1 ddp "$FIX/gemma" "$FIX/gemma" gemma_dir_1_ddp
@@ -860,6 +868,10 @@ refused g4pos granite4_h 's/"position_embedding_type": "nope"/"position_embeddin
     "position_embedding_type = alibi"
 export_refused g4qk "model.mamba_heads=4 with q/k norms" model.mamba_heads=4 "model.attention_layers=[1]" \
     model.qk_norm=true
+refused bambaidx bamba 's/"attn_layer_indices": \[/"attn_layer_indices": [9, /' \
+    "attn_layer_indices[0] = 9: accel needs layer numbers below num_hidden_layers = 4"
+export_refused bambaqk "model.rope_dim half the head (Bamba's) and q/k norms" model.mamba_heads=2 \
+    "model.attention_layers=[1]" model.rope_dim=4 model.qk_norm=true
 refused nhmlpb nemotron_h_moe 's/"mlp_bias": false/"mlp_bias": true/' "mlp_bias = true: accel's Nemotron-H projections"
 refused nhact nemotron_h 's/"mamba_hidden_act": "silu"/"mamba_hidden_act": "gelu"/' "mamba_hidden_act = gelu"
 refused nhtype nemotron_h '0,/"linear_attention",/s//"sliding_attention",/' \

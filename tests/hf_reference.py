@@ -1008,6 +1008,18 @@ def granite4_h_dense():
         pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def bamba():
+    # Bamba (BambaForCausalLM): Granite 4.0-H's kind of blocks without its scalars or experts: layers
+    # 0, 2, 3 Mamba-2 (4 heads of 16, 2 groups of B and C, a state of 4, a convolution of 4 with its
+    # bias), layer 1 attention with RoPE on half of each head of 8 (BambaConfig's fixed 0.5), SwiGLU
+    # of 24 in every block, an untied head.
+    return tf.BambaForCausalLM(tf.BambaConfig(
+        vocab_size=V, hidden_size=32, intermediate_size=24, num_hidden_layers=4, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=T, rms_norm_eps=1e-5, attn_layer_indices=[1],
+        mamba_n_heads=4, mamba_n_groups=2, mamba_d_state=4, mamba_d_conv=4, mamba_expand=2,
+        tie_word_embeddings=False, pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
 # Nemotron-H's sizes shared by its fixtures: Mamba-2 of 4 heads of 8, 2 groups of B and C, a state of
 # 4, a convolution of 4 with its bias; attention without RoPE over heads of 8, 2 key/value heads.
 NEMOTRON_H = dict(vocab_size=V, hidden_size=16, num_attention_heads=4, num_key_value_heads=2, head_dim=8,
@@ -1396,6 +1408,7 @@ CASES = {
     "lfm3_vl": (lfm3_vl, {}),
     "granite4_h": (granite4_h, {"score64": True}),
     "granite4_h_dense": (granite4_h_dense, {}),
+    "bamba": (bamba, {"score64": True}),
     "nemotron_h": (nemotron_h, {}),
     "nemotron_h_moe": (nemotron_h_moe, {"score64": True, "seed_of": "nemotron-h-moe"}),
     "nemotron_h_latent": (nemotron_h_latent, {"score64": True}),
@@ -1491,7 +1504,7 @@ def main(out_root, names):
             if model.config.num_local_experts:
                 margin = logit_margin(model, tokens, [layer.block_sparse_moe.router for layer in model.model.layers])
                 assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
-        elif name == "nemotron_h":  # no experts: no routing to check
+        elif name in ("nemotron_h", "bamba"):  # no experts: no routing to check
             pass
         elif name == "lfm2_moe":
             margin = sigmoid_bias_margin(model, tokens, [layer.feed_forward.gate for layer in model.model.layers

@@ -77,7 +77,7 @@ enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP,
 #define F_GPTJ (UINT64_C(1) << 40)          /* GPT-J's names */
 #define F_LFM2 (UINT64_C(1) << 45)          /* LFM2's names */
 #define F_NEMH (UINT64_C(1) << 55)          /* Nemotron-H's names (every layer a norm and one mixer) */
-#define F_NAMES (F_NEOX | F_PHI | F_GPTJ | F_LFM2 | F_NEMH)  /* a family's own names: llama entries without them are the others' */
+#define F_NAMES (F_NEOX | F_PHI | F_GPTJ | F_LFM2 | F_NEMH | F_BAMBA)  /* a family's own names: llama entries without them are the others' */
 #define F_HEADB (UINT64_C(1) << 41)         /* the LM head's bias (model.head_bias) */
 #define F_GDN (UINT64_C(1) << 42)           /* a gated delta-net layer's (Qwen3.5: the linear_attention layers) */
 #define F_QGATE (UINT64_C(1) << 43)         /* q_proj holding each head's query and gate (Qwen3.5) */
@@ -93,6 +93,7 @@ enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP,
 #define F_GSHARED (UINT64_C(1) << 54)       /* Granite 4.0-H's shared_mlp: the MLP, or beside the experts */
 #define F_NEMH_MOE (UINT64_C(1) << 56)      /* Nemotron-H's router and plain experts */
 #define F_LATENT (UINT64_C(1) << 57)        /* ... their latent's projections (Nemotron 3 Super) */
+#define F_BAMBA (UINT64_C(1) << 58)         /* Bamba's names (Mamba-2 or attention, then its feed_forward) */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -361,9 +362,25 @@ static const map_t g_map[] = {
     { "h.%d.mlp.shared.down.weight", "backbone.layers.%d.mixer.shared_experts.down_proj.weight", P_ALL, L_ROWS,
       NEMH | F_NEMH_MOE | F_SHARED },
 #undef NEMH
-#undef MAMBA2
     { "normf.weight", "backbone.norm_f.weight", P_ALL, L_ROWS, F_LLAMA | F_NEMH },
     { "lm_head.weight", "lm_head.weight", P_ALL, L_ROWS, F_LLAMA | F_UNTIED | F_NEMH },
+    /* Bamba: Granite 4.0-H's blocks under Llama's attention names and its own for the rest */
+#define BAMBA (F_LLAMA | F_BLOCK | F_BAMBA)
+    { "wte", "model.embed_tokens.weight", P_ALL, L_ROWS, F_LLAMA | F_BAMBA },
+    { "h.%d.norm1.weight", "model.layers.%d.input_layernorm.weight", P_ALL, L_ROWS, BAMBA },
+    MAMBA2("model.layers.%d.mamba.", BAMBA),
+    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.q_proj.weight", P_Q, L_ROWS, BAMBA },
+    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.k_proj.weight", P_K, L_ROWS, BAMBA },
+    { "h.%d.attn.qkv.weight", "model.layers.%d.self_attn.v_proj.weight", P_V, L_ROWS, BAMBA },
+    { "h.%d.attn.proj.weight", "model.layers.%d.self_attn.o_proj.weight", P_ALL, L_ROWS, BAMBA },
+    { "h.%d.norm2.weight", "model.layers.%d.pre_ff_layernorm.weight", P_ALL, L_ROWS, BAMBA },
+    { "h.%d.mlp.gate_up.weight", "model.layers.%d.feed_forward.gate_proj.weight", P_GATE, L_ROWS, BAMBA | F_DENSE },
+    { "h.%d.mlp.gate_up.weight", "model.layers.%d.feed_forward.up_proj.weight", P_UP, L_ROWS, BAMBA | F_DENSE },
+    { "h.%d.mlp.down.weight", "model.layers.%d.feed_forward.down_proj.weight", P_ALL, L_ROWS, BAMBA | F_DENSE },
+#undef BAMBA
+#undef MAMBA2
+    { "normf.weight", "model.final_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BAMBA },
+    { "lm_head.weight", "lm_head.weight", P_ALL, L_ROWS, F_LLAMA | F_UNTIED | F_BAMBA },
 #define NEOX (F_LLAMA | F_BLOCK | F_NEOX)
     { "wte", "gpt_neox.embed_in.weight", P_ALL, L_ROWS, F_LLAMA | F_NEOX },
     { "h.%d.norm1.weight", "gpt_neox.layers.%d.input_layernorm.weight", P_ALL, L_ROWS, NEOX },
@@ -501,7 +518,8 @@ typedef struct {
     accel_numbers_t mlp_only, mixer_only;   /* layers of one sublayer (model.mlp_only_layers, ...) */
     bool nemh;                      /* ... every layer one: Nemotron-H's (its names) */
     int Lat;                        /* the routed experts' latent width (0: none) */
-    bool granite_h;                 /* Mamba-2 in whole blocks: Granite 4.0-H's (its names) */
+    bool bamba;                     /* Mamba-2 in whole blocks with partial RoPE: Bamba's (its names) */
+    bool granite_h;                 /* ... otherwise Granite 4.0-H's (its names) */
 } dims_t;
 
 /* model.ffn_width = 0 means this width in src/nn/decoder.c (which ckpt may not include). */
@@ -576,11 +594,16 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.mlp_only = m->mlp_only_layers;
     d.mixer_only = m->mixer_only_layers;
     d.nemh = d.llama && (d.mlp_only.n || d.mixer_only.n);
-    d.granite_h = d.mamba && !d.nemh;
+    /* export: whole Mamba-2 blocks with RoPE on half of each head and none of Granite's scalars are
+     * Bamba's (import: its family says) */
+    d.bamba = d.mamba && !d.nemh && !d.E && d.rd * 2 == d.hs && m->attention_multiplier == 0 &&
+              m->residual_multiplier == 1.0 && m->logits_scaling == 1.0 && m->embed_scale == 1.0;
+    d.granite_h = d.mamba && !d.nemh && !d.bamba;
     d.Lat = d.E ? m->expert_latent : 0;
 
     d.lfm3 = d.lfm2 && (d.sandwich || d.head_gate || m->sliding_window || !strcmp(m->rope_scaling, "proportional"));
-    d.names = d.neox ? F_NEOX : d.phi ? F_PHI : d.gptj ? F_GPTJ : d.lfm2 ? F_LFM2 : d.nemh ? F_NEMH : 0;
+    d.names = d.neox ? F_NEOX : d.phi ? F_PHI : d.gptj ? F_GPTJ : d.lfm2 ? F_LFM2 : d.nemh ? F_NEMH
+            : d.bamba ? F_BAMBA : 0;
     d.glm = d.llama && !d.ds && !d.mla && !d.phi3 && !d.ln && !d.plain &&
             (d.rd < d.hs || (d.sandwich && !m->norm_unit_offset));
     d.mistral4 = d.mla && d.E && !strcmp(m->router_scores, "softmax") &&
@@ -611,7 +634,7 @@ static dims_t dims_of(const accel_model_config_t *m)
     if (d.qwen35) d.glm = d.rope_pairs = false;     /* its partial RoPE is rotate_half's */
     if (d.lfm2) d.glm = d.rope_pairs = false;       /* LFM3's norms after the sublayers are not GLM-4's */
     if (d.granite_h) d.granite_moe = d.E > 0;       /* Granite 4.0-H's experts are Granite's */
-    if (d.nemh) d.glm = d.rope_pairs = d.neox = d.sc2 = false;
+    if (d.nemh || d.bamba) d.glm = d.rope_pairs = d.neox = d.sc2 = false;   /* their partial RoPE: rotate_half's */
     return d;
 }
 
@@ -1062,6 +1085,7 @@ static const arch_info_t g_archs[] = {
     { "Lfm3ForCausalLM", "lfm3", true },
     { "GraniteMoeHybridForCausalLM", "granitemoehybrid", true },
     { "NemotronHForCausalLM", "nemotron_h", true },
+    { "BambaForCausalLM", "bamba", true },
 };
 
 /* Families transformers builds from Llama's classes under their own config class and name (their
@@ -1490,9 +1514,17 @@ static accel_status_t translate_window(json_t *root, const char *path, const cha
     return ACCEL_OK;
 }
 
-/* Granite 4.0-H's Mamba-2 layers into m->mamba_* and m->attention_layers: layer_types (or
- * layers_block_type) "mamba" / "linear_attention" and "attention" / "full_attention" (without
- * them, every layer Mamba-2, transformers' default); mamba_n_heads, mamba_d_head ("auto": mamba_expand
+/* Whether a time_step_limit's upper bound is +inf: null (bare Infinity, load_python_json's),
+ * absent, or transformers 5's {"__float__": "Infinity"}. */
+static bool unbounded(json_t *v)
+{
+    const char *f = jstr(v, "__float__");
+    return !v || json_is_null(v) || (f && (!strcmp(f, "Infinity") || !strcmp(f, "inf")));
+}
+
+/* Granite 4.0-H's and Bamba's Mamba-2 layers into m->mamba_* and m->attention_layers: layer_types (or
+ * layers_block_type) "mamba" / "linear_attention" and "attention" / "full_attention", Bamba's
+ * attn_layer_indices (without them, every layer Mamba-2, transformers' default); mamba_n_heads, mamba_d_head ("auto": mamba_expand
  * x width / heads), mamba_d_state, mamba_n_groups, mamba_d_conv, mamba_conv_bias. Biased
  * projections (mamba_proj_bias) and a time_step_limit other than (0, inf) are refused. */
 static accel_status_t translate_mamba(json_t *root, const char *path, accel_model_config_t *m, char *err,
@@ -1513,7 +1545,7 @@ static accel_status_t translate_mamba(json_t *root, const char *path, accel_mode
         REFUSE("%s: mamba_proj_bias = true: accel's Mamba-2 projections have no biases", path);
     json_t *limit = json_object_get(root, "time_step_limit");
     if (json_is_array(limit) && (json_array_size(limit) != 2 || json_number_value(json_array_get(limit, 0)) != 0.0 ||
-                                 json_is_number(json_array_get(limit, 1))))
+                                 !unbounded(json_array_get(limit, 1))))
         REFUSE("%s: time_step_limit other than [0, inf]: accel does not clamp Mamba-2's steps", path);
     m->mamba_heads = (int)H;
     m->mamba_head_dim = P * H == 2 * (long long)m->width ? 0 : (int)P;
@@ -1527,6 +1559,14 @@ static accel_status_t translate_mamba(json_t *root, const char *path, accel_mode
         REFUSE("%s: layer_types has %zu entries for num_hidden_layers = %d", path, json_array_size(types), L);
     accel_numbers_t *att = &m->attention_layers;
     memset(att, 0, sizeof *att);
+    json_t *indices = json_object_get(root, "attn_layer_indices");    /* Bamba's */
+    for (size_t i = 0; !json_is_array(types) && json_is_array(indices) && i < json_array_size(indices); i++) {
+        const long long l = jint_at(indices, i);
+        if (l < 0 || l >= L || (att->n && l <= att->v[att->n - 1]) || att->n == ACCEL_NUMBERS_MAX)
+            REFUSE("%s: attn_layer_indices[%zu] = %lld: accel needs layer numbers below num_hidden_layers = %d, "
+                   "increasing", path, i, l, L);
+        att->v[att->n++] = (double)l;
+    }
     for (int i = 0; json_is_array(types) && i < L; i++) {
         json_t *t = json_array_get(types, (size_t)i);
         const bool mamba = jstr_is(t, "mamba") || jstr_is(t, "linear_attention");
@@ -1575,14 +1615,6 @@ static int nemotron_h_types(json_t *root, const char *path, char *types, char *e
         types[i] = c;
     }
     return (int)n;
-}
-
-/* Whether a time_step_limit's upper bound is +inf: null (bare Infinity, load_python_json's),
- * absent, or transformers 5's {"__float__": "Infinity"}. */
-static bool unbounded(json_t *v)
-{
-    const char *f = jstr(v, "__float__");
-    return !v || json_is_null(v) || (f && (!strcmp(f, "Infinity") || !strcmp(f, "inf")));
 }
 
 /* Nemotron-H (NemotronHForCausalLM: Nemotron-H, Nemotron Nano 2, Nemotron 3 Nano): every layer a
@@ -1965,6 +1997,19 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool lfm3 = !strcmp(ai->arch, "Lfm3ForCausalLM");   /* ... Qwen3's attention gated by head, sandwiches */
         const bool lfm2 = lfm2_moe || lfm3 || !strcmp(ai->arch, "Lfm2ForCausalLM");    /* short convolutions, its names */
         const bool nemotron_h = !strcmp(ai->arch, "NemotronHForCausalLM");   /* one sublayer a layer, Mamba-2 */
+        const bool bamba = !strcmp(ai->arch, "BambaForCausalLM");     /* Mamba-2 blocks, RoPE on half a head */
+        if (bamba) {                    /* BambaConfig's defaults */
+            m->context = (int)jint(root, "max_position_embeddings", 262144);
+            m->ffn_width = (int)jint(root, "intermediate_size", 14336);
+            m->vocab = (int)jint(root, "vocab_size", 128000);
+            m->kv_heads = (int)jint(root, "num_key_value_heads", 8);
+            accel_status_t bst = translate_mamba(root, path, m, err, errlen);
+            if (bst != ACCEL_OK) return bst;
+            const double z = jnum(root, "z_loss_coefficient", 0.0);
+            if (z != 0.0)
+                ACCEL_INFO("%s: z_loss_coefficient = %g is transformers' training loss term, not the model's: "
+                           "accel's fine-tuning optimizes the cross-entropy alone", path, z);
+        }
         if (nemotron_h) {
             m->context = (int)jint(root, "max_position_embeddings", 4096);
             m->ffn_width = (int)jint(root, "intermediate_size", 21504);
@@ -1984,7 +2029,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool plain = starcoder2 || nemotron || jais2 || arcee || neox || phi || gptj;
         const char *eps_key = starcoder2 ? "norm_epsilon" : nemotron || lfm2 ? "norm_eps" : gptj || nemotron_h ? "layer_norm_epsilon"
                             : jais2 || stablelm || neox || cohere || phi ? "layer_norm_eps" : "rms_norm_eps";
-        m->rms_eps = jnum(root, eps_key, helium ? 1e-8 : layer_norm || arcee || lfm2 || nemotron_h ? 1e-5 : 1e-6);
+        m->rms_eps = jnum(root, eps_key, helium ? 1e-8 : layer_norm || arcee || lfm2 || nemotron_h || bamba ? 1e-5 : 1e-6);
         if (layer_norm) snprintf(m->norm, sizeof m->norm, "layer");
         m->norm_unit_offset = nemotron;
         if (plain) {                    /* relu2, the tanh GELU (gelu_new is the same), the exact one */
@@ -2378,7 +2423,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
          * Phi-4-mini's 3/4, MiniMax-M2's rotary_dim of head_dim: model.rope_dim; other families'
          * are refused. */
         const long long rotary_dim = minimax || gptj ? jint(root, "rotary_dim", 0) : 0;
-        const double def_partial = glm || glm_moe || nemotron || phi ? 0.5 : stablelm || qwen35 ? 0.25
+        const double def_partial = glm || glm_moe || nemotron || phi || bamba ? 0.5 : stablelm || qwen35 ? 0.25
                                  : gptj ? (double)rotary_dim / (m->heads > 0 ? m->width / m->heads : 1)
                                  : neox ? jnum(root, "rotary_pct", 0.25)   /* transformers 4's name */
                                  : rotary_dim > 0 ? (double)rotary_dim / hd : 1.0;
@@ -2395,9 +2440,9 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             REFUSE("%s: partial_rotary_factor = %g turns %d of a head's %d values, not qk_rope_head_dim = %lld", path,
                    partial, rd, hs, m4_rope);
         if (partial != 1.0 && !glm && !glm_moe && !solar && !phi3 && !mistral4 && !minimax && !nemotron && !stablelm &&
-            !neox && !phi && !gptj && !qwen35)
+            !neox && !phi && !gptj && !qwen35 && !bamba)
             REFUSE("%s: partial_rotary_factor = %g on %s: accel turns part of a head for GLM, Phi-3, MiniMax-M2, Nemotron, "
-                   "StableLM, GPT-NeoX, Phi, GPT-J and Qwen3.5 only", path,
+                   "StableLM, GPT-NeoX, Phi, GPT-J, Qwen3.5 and Bamba only", path,
                    partial, ai->arch);
         if (!mistral4 && (!(partial > 0 && partial <= 1.0) || rd % 2 || rd < 2))
             REFUSE("%s: partial_rotary_factor = %g turns %d of a head's %d values: accel needs an even number >= 2",
@@ -2892,7 +2937,12 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     d.phi = !strcmp(family, "PhiForCausalLM");
     d.gptj = !strcmp(family, "GPTJForCausalLM");
     d.rope_pairs = d.glm || d.ernie || d.cohere || d.gptj;
-    d.names = d.neox ? F_NEOX : d.phi ? F_PHI : d.gptj ? F_GPTJ : d.lfm2 ? F_LFM2 : d.nemh ? F_NEMH : 0;
+    d.bamba = !strcmp(family, "BambaForCausalLM");
+    d.granite_h = d.mamba && !d.nemh && !d.bamba;
+    d.granite_moe = d.granite_moe && !d.bamba;
+    if (d.bamba) d.glm = d.rope_pairs = false;
+    d.names = d.neox ? F_NEOX : d.phi ? F_PHI : d.gptj ? F_GPTJ : d.lfm2 ? F_LFM2 : d.nemh ? F_NEMH
+            : d.bamba ? F_BAMBA : 0;
     d.lfm3 = !strcmp(family, "Lfm3ForCausalLM");
     d.next = !strcmp(family, "Qwen3NextForCausalLM");
     d.rope_pairs |= !strcmp(family, "Ernie4_5ForCausalLM") ||   /* a Llama with its pairs interleaved */
@@ -3277,6 +3327,34 @@ static json_t *nemotron_h_json(const accel_model_config_t *m, const dims_t *d, c
     return j;
 }
 
+/* Bamba's config.json (accel_hf_export checked the model is one): Llama's keys, its attention
+ * layers' numbers, Mamba-2's sizes, RoPE on half of each head. */
+static json_t *bamba_json(const accel_model_config_t *m, const dims_t *d, const char *dtype)
+{
+    json_t *indices = json_array();
+    for (int i = 0; i < d->att_layers.n; i++) json_array_append_new(indices, json_integer((long long)d->att_layers.v[i]));
+    json_t *j = json_pack("{s:[s], s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:s, s:b, s:b, s:b, s:b, s:s, s:s, s:f}",
+                          "architectures", "BambaForCausalLM", "model_type", "bamba", "hidden_size", m->width,
+                          "intermediate_size", d->DF, "num_hidden_layers", m->layers, "num_attention_heads", m->heads,
+                          "num_key_value_heads", d->KVH, "max_position_embeddings", m->context, "vocab_size", m->vocab,
+                          "rms_norm_eps", m->rms_eps, "hidden_act", "silu", "tie_word_embeddings", m->tie_embeddings,
+                          "attention_bias", 0, "mlp_bias", 0, "use_cache", 1, "dtype", dtype, "torch_dtype", dtype,
+                          "z_loss_coefficient", 0.0);
+    if (!j) { json_decref(indices); return NULL; }
+    json_object_set_new(j, "attn_layer_indices", indices);
+    json_object_set_new(j, "mamba_n_heads", json_integer(d->MH));
+    json_object_set_new(j, "mamba_d_head", json_integer(d->MP));
+    json_object_set_new(j, "mamba_n_groups", json_integer(d->MG));
+    json_object_set_new(j, "mamba_d_state", json_integer(d->MN));
+    json_object_set_new(j, "mamba_d_conv", json_integer(d->MK));
+    json_object_set_new(j, "mamba_expand", json_integer((long long)d->MH * d->MP / m->width));
+    json_object_set_new(j, "mamba_conv_bias", json_boolean(d->mconv_bias));
+    json_object_set_new(j, "mamba_proj_bias", json_false());
+    json_object_set_new(j, "rope_parameters", json_pack("{s:s, s:f, s:f}", "rope_type", "default", "rope_theta",
+                                                        m->rope_theta, "partial_rotary_factor", 0.5));
+    return j;
+}
+
 /* config.json for cfg's model (transformers 4.4x and 5 read it). */
 static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, int eos_id)
 {
@@ -3297,6 +3375,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         if (bos_id < 0 && eos_id < 0 && m->vocab == 50257) bos_id = eos_id = 50256;
     } else if (d.nemh) {
         j = nemotron_h_json(m, &d, dtype);
+    } else if (d.bamba) {
+        j = bamba_json(m, &d, dtype);
     } else {
         /* The family from the building blocks (accel_hf_export refused the combinations none
          * has): Gemma's 1 + weight norms (Gemma 3: four a block with q/k norms, Gemma 2: four
@@ -3329,7 +3409,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool exaone_moe = d.exaone_moe;     /* K-EXAONE (accel_hf_export checked the rest) */
         const bool mellum = d.mellum;             /* Mellum (accel_hf_export checked the rest) */
         const bool lfm2 = d.lfm2;       /* LFM2, LFM2-MoE (accel_hf_export checked the rest) */
-        const bool ghybrid = d.mamba;   /* Granite 4.0-H (accel_hf_export checked the rest) */
+        const bool ghybrid = d.granite_h;   /* Granite 4.0-H (accel_hf_export checked the rest) */
         const bool glm_moe = d.ds && !dsv3 && !ernie && !minimax && !exaone_moe && !mellum && !lfm2 && !ghybrid;  /* GLM-4.5 (accel_hf_export checked its other parts) */
         const bool olmo = d.qk_all, window = m->sliding_window > 0, olmo3 = olmo && window;
         const bool qwen35 = d.qwen35;   /* Qwen3.5 (accel_hf_export checked the rest) */
@@ -4288,6 +4368,26 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
             ACCEL_ERROR("export --format hf: model.mlp_only_layers / model.mixer_only_layers with %s has no Hugging "
                         "Face counterpart\n--> hint: NemotronHForCausalLM: each layer Mamba-2, attention without RoPE, "
                         "a plain MLP or plain experts, RMSNorms before them, no biases, a separate head", bad);
+            return ACCEL_ERR_UNSUPPORTED;
+        }
+    } else if (d.bamba) {           /* Bamba: Mamba-2 beside attention with RoPE on half of each head, SwiGLU */
+        const char *bad = m->qk_norm || m->attention_bias || m->attention_out_bias || m->attention_sinks ||
+                          m->attention_output_gate || m->attention_head_gate || d.mla
+                        ? "q/k norms, attention biases, sinks, gates or latent attention"
+                        : d.ln || parallel || m->head_bias || m->norm_unit_offset || strcmp(m->norm_position, "pre")
+                        ? "LayerNorms, parallel blocks, a head bias, norms by 1 + weight or after the sublayers"
+                        : strcmp(m->activation, "silu") || m->query_pre_attn_scalar || m->attention_softcap > 0 ||
+                          m->logit_softcap > 0 || m->query_scale_beta > 0 ? "Gemma's, gpt-oss's or Mistral's keys"
+                        : d.hs * m->heads != m->width || strcmp(m->rope_scaling, "none") || m->sliding_window ||
+                          m->no_rope_pattern
+                        ? "model.head_dim apart from width / heads, scaled RoPE, a window or layers without RoPE"
+                        : ((long long)d.MH * d.MP) % m->width ? "Mamba-2 heads x head values not a multiple of the width"
+                        : NULL;
+        if (bad) {
+            ACCEL_ERROR("export --format hf: model.mamba_heads=%d with model.rope_dim half the head (Bamba's) and %s "
+                        "has no Hugging Face counterpart\n--> hint: BambaForCausalLM: Mamba-2 beside attention with "
+                        "RoPE on half of each head, RMSNorms before the sublayers, SwiGLU, no biases", m->mamba_heads,
+                        bad);
             return ACCEL_ERR_UNSUPPORTED;
         }
     } else if (d.mamba) {           /* Granite 4.0-H: Mamba-2 beside attention, Granite's scalars and experts */

@@ -46,7 +46,7 @@ static void usage(FILE *out)
             "                           K-EXAONE, Youtu-LLM, Mellum, Solar Open, Helium, Ministral,\n"
             "                           InternLM3, IQuest-Coder, StarCoder2, Nemotron, Jais 2, Arcee,\n"
             "                           StableLM, GPT-NeoX (Pythia), Cohere, Cohere 2, Phi-2, GPT-J,\n"
-            "                           Qwen3.5, Qwen3-Next, LFM2, LFM2-MoE, LFM3, Granite 4.0-H,\n"
+            "                           Qwen3.5, Qwen3-Next, LFM2, LFM2-MoE, LFM3, Granite 4.0-H, Bamba,\n"
             "                           Nemotron-H (Nemotron Nano 2, Nemotron 3 Nano and Super), the\n"
             "                           Qwen VLs' and GLM-4.xV's language models, their mixtures of\n"
             "                           experts; config.json + safetensors)\n"

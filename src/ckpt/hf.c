@@ -77,7 +77,8 @@ enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP,
 #define F_GPTJ (UINT64_C(1) << 40)          /* GPT-J's names */
 #define F_LFM2 (UINT64_C(1) << 45)          /* LFM2's names */
 #define F_NEMH (UINT64_C(1) << 55)          /* Nemotron-H's names (every layer a norm and one mixer) */
-#define F_NAMES (F_NEOX | F_PHI | F_GPTJ | F_LFM2 | F_NEMH | F_BAMBA)  /* a family's own names: llama entries without them are the others' */
+/* a family's own names: llama entries without them are the others' */
+#define F_NAMES (F_NEOX | F_PHI | F_GPTJ | F_LFM2 | F_NEMH | F_BAMBA)
 #define F_HEADB (UINT64_C(1) << 41)         /* the LM head's bias (model.head_bias) */
 #define F_GDN (UINT64_C(1) << 42)           /* a gated delta-net layer's (Qwen3.5: the linear_attention layers) */
 #define F_QGATE (UINT64_C(1) << 43)         /* q_proj holding each head's query and gate (Qwen3.5) */
@@ -1522,11 +1523,12 @@ static bool unbounded(json_t *v)
     return !v || json_is_null(v) || (f && (!strcmp(f, "Infinity") || !strcmp(f, "inf")));
 }
 
-/* Granite 4.0-H's and Bamba's Mamba-2 layers into m->mamba_* and m->attention_layers: layer_types (or
- * layers_block_type) "mamba" / "linear_attention" and "attention" / "full_attention", Bamba's
- * attn_layer_indices (without them, every layer Mamba-2, transformers' default); mamba_n_heads, mamba_d_head ("auto": mamba_expand
- * x width / heads), mamba_d_state, mamba_n_groups, mamba_d_conv, mamba_conv_bias. Biased
- * projections (mamba_proj_bias) and a time_step_limit other than (0, inf) are refused. */
+/* Granite 4.0-H's and Bamba's Mamba-2 layers into m->mamba_* and m->attention_layers: layer_types
+ * (or layers_block_type) "mamba" / "linear_attention" and "attention" / "full_attention", Bamba's
+ * attn_layer_indices (without them, every layer Mamba-2, transformers' default); mamba_n_heads,
+ * mamba_d_head ("auto": mamba_expand x width / heads), mamba_d_state, mamba_n_groups, mamba_d_conv,
+ * mamba_conv_bias. Biased projections (mamba_proj_bias) and a time_step_limit other than (0, inf)
+ * are refused. */
 static accel_status_t translate_mamba(json_t *root, const char *path, accel_model_config_t *m, char *err,
                                       size_t errlen)
 {

@@ -22,6 +22,9 @@ typedef struct {
     double v[ACCEL_NUMBERS_MAX];
 } accel_numbers_t;
 
+/* Whether a list of layer numbers (model.attention_layers, model.mlp_only_layers, ...) names layer l. */
+bool accel_layer_listed(const accel_numbers_t *list, int l);
+
 typedef struct {
     char name[32];                  /* model.name: mlp | gpt | llama */
     char plugin[ACCEL_STR_MAX];     /* model.plugin: shared library with a user model */

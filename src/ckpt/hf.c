@@ -707,14 +707,6 @@ static bool map_applies(const map_t *e, const dims_t *d)
     return true;
 }
 
-/* Whether a list of layers (model.attention_layers, model.sliding_layers) names layer l. */
-static bool listed(const accel_numbers_t *list, int l)
-{
-    for (int i = 0; i < list->n; i++)
-        if ((int)list->v[i] == l) return true;
-    return false;
-}
-
 /* Whether block l has the entry: with model.dense_layers the leading blocks have the dense MLP's,
  * the others the experts'. */
 static bool layer_has(const map_t *e, const dims_t *d, int l)
@@ -723,11 +715,12 @@ static bool layer_has(const map_t *e, const dims_t *d, int l)
         const char *p = e->accel + 5;   /* past "h.%d." */
         const bool mixer = !strncmp(p, "norm1.", 6) || !strncmp(p, "attn.", 5) || !strncmp(p, "post_norm1.", 11);
         const bool mlp = !strncmp(p, "norm2.", 6) || !strncmp(p, "mlp.", 4) || !strncmp(p, "post_norm2.", 11);
-        if ((mixer && listed(&d->mlp_only, l)) || (mlp && listed(&d->mixer_only, l))) return false;
+        if ((mixer && accel_layer_listed(&d->mlp_only, l)) || (mlp && accel_layer_listed(&d->mixer_only, l)))
+            return false;
     }
     if ((d->mamba || d->lfm2) && (e->flags & F_BLOCK)) {   /* Mamba-2 or short convolutions: all but
                                                              * the attention layers */
-        const bool recurrent = !listed(&d->att_layers, l);
+        const bool recurrent = !accel_layer_listed(&d->att_layers, l);
         if (e->flags & (F_MAMBA | F_SCONV)) return recurrent;
         if (recurrent && !strncmp(e->accel, "h.%d.attn.", 10)) return false;
     }
@@ -3287,8 +3280,8 @@ static json_t *nemotron_h_json(const accel_model_config_t *m, const dims_t *d, c
     json_t *types = json_array();
     char pattern[ACCEL_NUMBERS_MAX + 1];
     for (int i = 0; i < m->layers; i++) {
-        const int k = listed(&d->mlp_only, i) ? (d->E && i >= d->dense_layers ? 3 : 2)
-                    : d->mamba && !listed(&d->att_layers, i) ? 0 : 1;
+        const int k = accel_layer_listed(&d->mlp_only, i) ? (d->E && i >= d->dense_layers ? 3 : 2)
+                    : d->mamba && !accel_layer_listed(&d->att_layers, i) ? 0 : 1;
         json_array_append_new(types, json_string(names[k]));
         pattern[i] = "M*-E"[k];
     }
@@ -3648,7 +3641,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         if (j && ghybrid) {             /* its layer types, Mamba-2's sizes, shared_mlp, RoPE or none */
             json_t *types = json_array();
             for (int i = 0; types && i < m->layers; i++)
-                json_array_append_new(types, json_string(listed(&d.att_layers, i) ? "full_attention" : "linear_attention"));
+                json_array_append_new(types, json_string(accel_layer_listed(&d.att_layers, i) ? "full_attention"
+                                                                                              : "linear_attention"));
             json_object_set_new(j, "layer_types", types);
             json_object_set_new(j, "mamba_n_heads", json_integer(d.MH));
             json_object_set_new(j, "mamba_d_head", json_integer(d.MP));
@@ -3719,8 +3713,9 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                                          * LFM2-MoE's experts (intermediate_size: its dense blocks') */
             json_t *types = json_array();
             for (int i = 0; types && i < m->layers; i++) {
-                const bool attends = listed(&d.att_layers, i);      /* no sliding list: every one slides */
-                const bool slides = attends && window && (!m->sliding_layers.n || listed(&m->sliding_layers, i));
+                const bool attends = accel_layer_listed(&d.att_layers, i);      /* no sliding list: every one slides */
+                const bool slides = attends && window &&
+                                    (!m->sliding_layers.n || accel_layer_listed(&m->sliding_layers, i));
                 json_array_append_new(types, json_string(!attends ? "conv" : slides ? "sliding_attention" : "full_attention"));
             }
             json_object_set_new(j, "layer_types", types);
@@ -4347,7 +4342,8 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     }
     if (d.nemh) {                   /* Nemotron-H: every layer one mixer without RoPE, or one plain MLP */
         bool whole = true;
-        for (int i = 0; i < m->layers; i++) whole &= listed(&d.mlp_only, i) != listed(&d.mixer_only, i);
+        for (int i = 0; i < m->layers; i++)
+            whole &= accel_layer_listed(&d.mlp_only, i) != accel_layer_listed(&d.mixer_only, i);
         const char *bad = !whole ? "a layer with both sublayers (Nemotron-H's layers have one each)"
                         : m->qk_norm || m->attention_bias || m->attention_out_bias || m->attention_sinks ||
                           m->attention_output_gate || m->attention_head_gate || d.mla

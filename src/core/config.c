@@ -556,6 +556,13 @@ out_of_range: {
 }
 }
 
+bool accel_layer_listed(const accel_numbers_t *list, int l)
+{
+    for (int i = 0; i < list->n; i++)
+        if ((int)list->v[i] == l) return true;
+    return false;
+}
+
 void accel_config_defaults(accel_config_t *cfg)
 {
     memset(cfg, 0, sizeof *cfg);

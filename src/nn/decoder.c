@@ -473,21 +473,13 @@ static accel_status_t rope_tables(gpt_t *m, const accel_model_config_t *c)
     return ACCEL_OK;
 }
 
-/* Whether a list of layers (model.attention_layers, model.sliding_layers) names layer l. */
-static bool listed_layer(const accel_numbers_t *list, int l)
-{
-    for (int i = 0; i < list->n; i++)
-        if ((int)list->v[i] == l) return true;
-    return false;
-}
-
 /* Whether block l is a sliding layer (transformers' layer_types "sliding_attention"): with
  * model.sliding_window, those model.sliding_layers names, else every layer but each
  * window_pattern-th. It takes the window (which may
  * cover the whole context) and, with sliding_rope=plain, the unscaled RoPE. */
 static bool layer_slides(const gpt_t *m, int l)
 {
-    if (m->slide_layers.n) return m->slides && listed_layer(&m->slide_layers, l);
+    if (m->slide_layers.n) return m->slides && accel_layer_listed(&m->slide_layers, l);
     return m->slides && !(m->window_pattern && (l + 1) % m->window_pattern == 0);
 }
 
@@ -529,8 +521,9 @@ static const char *one_sublayer_fault(const accel_model_config_t *c)
         return "leaves a sublayer out of its layers, which takes norms before the sublayers and the sublayers "
                "one after the other: not model.norm_position=post or model.parallel_block";
     for (int i = 0; i < mo->n; i++) {
-        if (listed_layer(xo, (int)mo->v[i])) return "and model.mixer_only_layers both name a layer: a block needs one sublayer";
-        if ((c->short_conv_kernel || c->mamba_heads) && listed_layer(&c->attention_layers, (int)mo->v[i]))
+        if (accel_layer_listed(xo, (int)mo->v[i]))
+            return "and model.mixer_only_layers both name a layer: a block needs one sublayer";
+        if ((c->short_conv_kernel || c->mamba_heads) && accel_layer_listed(&c->attention_layers, (int)mo->v[i]))
             return "names a layer model.attention_layers says keeps attention";
     }
     return NULL;
@@ -549,9 +542,9 @@ static const char *sliding_layers_fault(const accel_model_config_t *c)
         if (s->v[i] != (double)l) return "must list whole layer numbers";
         if (l >= c->layers) return "names a layer past the last (they count from 0 to model.layers - 1)";
         if (i && s->v[i] <= s->v[i - 1]) return "must list each layer once, in increasing order";
-        if (((c->short_conv_kernel || c->mamba_heads) && !listed_layer(&c->attention_layers, l)) ||
+        if (((c->short_conv_kernel || c->mamba_heads) && !accel_layer_listed(&c->attention_layers, l)) ||
             (c->linear_attention_pattern && (l + 1) % c->linear_attention_pattern) ||
-            listed_layer(&c->mlp_only_layers, l))
+            accel_layer_listed(&c->mlp_only_layers, l))
             return "names a layer without attention (a recurrent one, or one of model.mlp_only_layers)";
     }
     return NULL;
@@ -943,8 +936,8 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
 
 /* Whether block l has a token mixer (all but model.mlp_only_layers) and an MLP (all but
  * model.mixer_only_layers): a block without one passes its residual through that half. */
-static bool layer_mixes(const gpt_t *m, int l) { return !listed_layer(&m->mlp_only, l); }
-static bool layer_has_mlp(const gpt_t *m, int l) { return !listed_layer(&m->mixer_only, l); }
+static bool layer_mixes(const gpt_t *m, int l) { return !accel_layer_listed(&m->mlp_only, l); }
+static bool layer_has_mlp(const gpt_t *m, int l) { return !accel_layer_listed(&m->mixer_only, l); }
 
 /* Whether block l is a gated delta-net layer (model.linear_attention_pattern: all but every N-th). */
 static bool layer_linear(const gpt_t *m, int l)
@@ -956,13 +949,13 @@ static bool layer_linear(const gpt_t *m, int l)
  * model.attention_layers). */
 static bool layer_conv(const gpt_t *m, int l)
 {
-    return m->sconv.K && !listed_layer(&m->att_layers, l) && layer_mixes(m, l);
+    return m->sconv.K && !accel_layer_listed(&m->att_layers, l) && layer_mixes(m, l);
 }
 
 /* Whether block l is a Mamba-2 layer (model.mamba_heads: all but model.attention_layers). */
 static bool layer_mamba(const gpt_t *m, int l)
 {
-    return m->mamba.H && !listed_layer(&m->att_layers, l) && layer_mixes(m, l);
+    return m->mamba.H && !accel_layer_listed(&m->att_layers, l) && layer_mixes(m, l);
 }
 
 /* Whether block l mixes tokens without attention: a delta-net's, a convolution's or a state

@@ -39,22 +39,14 @@ size_t accel_flops_active_params(const accel_config_t *cfg, size_t nparams)
     return idle < nparams ? nparams - idle : nparams;
 }
 
-/* Whether a list of layers names layer l. */
-static bool listed(const accel_numbers_t *list, int l)
-{
-    for (int i = 0; i < list->n; i++)
-        if ((int)list->v[i] == l) return true;
-    return false;
-}
-
 int accel_flops_attention_layers(const accel_config_t *cfg)
 {
     const accel_model_config_t *m = &cfg->model;
     if (strcmp(m->name, "llama")) return m->layers;
     int n = 0;
     for (int l = 0; l < m->layers; l++)
-        n += !listed(&m->mlp_only_layers, l) &&
-             ((m->short_conv_kernel || m->mamba_heads) ? listed(&m->attention_layers, l)
+        n += !accel_layer_listed(&m->mlp_only_layers, l) &&
+             ((m->short_conv_kernel || m->mamba_heads) ? accel_layer_listed(&m->attention_layers, l)
               : !m->linear_attention_pattern || (l + 1) % m->linear_attention_pattern == 0);
     return n;
 }

@@ -154,6 +154,12 @@ static bool g_mamba;
  * Mamba-2 alone; two, Mamba-2 alone then the MLP alone; three, the MLP alone (on the embeddings),
  * attention alone, then a whole block (Mamba-2 and the MLP). Mamba-2 as g_mamba's. */
 static int g_nemh;
+/* g_llama4: Llama 4's blocks: every 2nd layer without RoPE, its queries times Llama 4's temperature
+ * (1 + 0.1 ln(1 + floor((p + 1) / 2))), the others' attention in chunks of 3 positions (5 past 7
+ * tokens) with unweighted q/k norms after RoPE; layer 1 (of one, layer 0) with 3 sigmoid-routed
+ * experts, all chosen, whose weights scale their input, beside an ungated shared expert; the
+ * others a dense MLP of 10. */
+static bool g_llama4;
 
 /* A Llama with every optional part on: grouped-query attention (NH heads, NH/2 kv heads), an untied
  * head, q/k/v biases, Llama-3.1 RoPE scaling with frequencies in all three bands, odd SwiGLU width. */
@@ -330,6 +336,21 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
             for (size_t i = 0; i < sizeof sw / sizeof sw[0]; i++)
                 ck_assert_int_eq(accel_config_set(&cfg, sw[i][0], sw[i][1], NULL, 0), ACCEL_OK);
         }
+    }
+    if (g_llama4) {
+        const char *l4[][2] = { { "model.no_rope_pattern", "2" }, { "model.attention_bias", "false" },
+                                { "model.qk_norm", "true" }, { "model.qk_norm_weights", "false" },
+                                { "model.qk_norm_after_rope", "true" }, { "model.qk_norm_layers", "rope" },
+                                { "model.query_scale_beta", "0.1" }, { "model.query_scale_context", "2" },
+                                { "model.query_scale_offset", "1" }, { "model.query_scale_layers", "no_rope" },
+                                { "model.sliding_window", T > 7 ? "5" : "3" }, { "model.sliding_window_pattern", "2" },
+                                { "model.sliding_chunked", "true" },
+                                { "model.experts", "3" }, { "model.experts_per_token", "3" },
+                                { "model.router_scores", "sigmoid" }, { "model.expert_input_scaled", "true" },
+                                { "model.shared_expert_ffn", "6" }, { "model.shared_expert_gate", "false" },
+                                { "model.expert_layers", L == 1 ? "[0]" : "[1]" }, { "model.dense_ffn_width", "10" } };
+        for (size_t i = 0; i < sizeof l4 / sizeof l4[0]; i++)
+            ck_assert_int_eq(accel_config_set(&cfg, l4[i][0], l4[i][1], NULL, 0), ACCEL_OK);
     }
     if (g_olmo) {
         cfg.model.qk_norm = true;
@@ -599,6 +620,7 @@ START_TEST(test_gradcheck_llama)
     g_mamba = _i == 26;                         /* 26: Mamba-2 (40 tokens: past a recurrence chunk) */
     g_nemh = _i >= 27 && _i <= 29 ? _i - 26 : 0; /* 27: Nemotron-H, 28: with plain experts, 29: in a
                                                  * latent (and three layers: attention too) */
+    g_llama4 = _i == 30;                        /* 30: Llama 4 */
     fd_h = g_mamba || g_qwen35 || g_nemh ? 2e-3 : 5e-3;
     fd_order4 = g_qwen35 || g_lfm2 || g_mamba || g_nemh;
     fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
@@ -652,7 +674,7 @@ START_TEST(test_gradcheck_llama)
     g_olmo = 0;
     g_gemma = g_oss = g_longrope = g_exaone = false;
     g_mla = g_plain = 0;
-    g_qscale = g_qkafter = g_cohere = g_qwen35 = g_mamba = false;
+    g_qscale = g_qkafter = g_cohere = g_qwen35 = g_mamba = g_llama4 = false;
     g_lfm2 = g_nemh = 0;
     g_oss_limit = "1";
 }
@@ -736,7 +758,7 @@ END_TEST
 /* The variant the flags above make, for messages. */
 static const char *variant(bool llama)
 {
-    return g_nemh ? "nemotron-h" : g_mamba ? "mamba2" : g_lfm2 == 2 ? "lfm3" : g_lfm2 ? "lfm2" : g_qwen35 ? "qwen3.5" : g_qkafter ? "qk-after-rope" : g_qscale ? (g_mla ? "mla+qscale" : "qscale")
+    return g_llama4 ? "llama4" : g_nemh ? "nemotron-h" : g_mamba ? "mamba2" : g_lfm2 == 2 ? "lfm3" : g_lfm2 ? "lfm2" : g_qwen35 ? "qwen3.5" : g_qkafter ? "qk-after-rope" : g_qscale ? (g_mla ? "mla+qscale" : "qscale")
            : g_mla ? "mla" : g_exaone ? "exaone4" : g_longrope ? "longrope" : g_oss ? "gpt-oss" : g_gemma ? "gemma3"
            : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt";
 }
@@ -781,7 +803,7 @@ static void kv_case(bool llama, const char *precision, double tol)
 
 START_TEST(test_kv_cache)
 {
-    for (int llama = 0; llama < 22; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
+    for (int llama = 0; llama < 23; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
                                                  * 5: a sliding window, 6: OLMo 2, 7: Gemma 3,
                                                  * 8: gpt-oss, 9: GLM-4.5's experts, 10: LongRoPE
                                                  * (the cache recomputed past 8 tokens), 11: EXAONE 4,
@@ -792,7 +814,8 @@ START_TEST(test_kv_cache)
                                                  * 16: LFM2 (a convolution's tail), 17: LFM3,
                                                  * 18: Mamba-2 (its heads' states and tail),
                                                  * 19-21: Nemotron-H's (a Mamba-2 layer, then
-                                                 * an MLP or plain experts alone, in a latent) */
+                                                 * an MLP or plain experts alone, in a latent),
+                                                 * 22: Llama 4's (chunks, temperature) */
         g_qwen3 = llama == 2 || llama == 14;
         g_qkafter = llama == 14;
         g_nope = llama == 2 ? 2 : 0;            /* layer 1 of 2 without RoPE */
@@ -810,6 +833,7 @@ START_TEST(test_kv_cache)
         g_lfm2 = llama == 16 ? 1 : llama == 17 ? 2 : 0;
         g_mamba = llama == 18;
         g_nemh = llama >= 19 && llama <= 21 ? llama - 18 : 0;
+        g_llama4 = llama == 22;
         kv_case(llama, "fp32", 1e-5);
         kv_case(llama, "bf16", 2e-2);
         /* fp16's rounding of a product's operands turns a last-bit difference of the two ways into
@@ -823,7 +847,7 @@ START_TEST(test_kv_cache)
     g_moe = 0;
     g_window = 0;
     g_olmo = 0;
-    g_gemma = g_oss = g_longrope = g_exaone = g_qscale = g_qkafter = g_qwen35 = g_mamba = false;
+    g_gemma = g_oss = g_longrope = g_exaone = g_qscale = g_qkafter = g_qwen35 = g_mamba = g_llama4 = false;
     g_mla = g_lfm2 = g_nemh = 0;
 }
 END_TEST
@@ -959,7 +983,7 @@ START_TEST(test_recompute_bitwise)
                                                  * 17: LFM2's, 18: LFM3's, 19: Mamba-2's,
                                                  * 20-22: Nemotron-H's (an MLP alone on the
                                                  * embeddings, attention alone, a whole block;
-                                                 * plain experts, in a latent) */
+                                                 * plain experts, in a latent), 23: Llama 4's */
     const char *precision = _i % 2 ? "bf16" : "fp32";
     g_qwen3 = _i / 2 == 2 || _i / 2 == 11;
     g_qkafter = _i / 2 == 11;
@@ -975,6 +999,7 @@ START_TEST(test_recompute_bitwise)
     g_lfm2 = _i / 2 == 17 ? 1 : _i / 2 == 18 ? 2 : 0;
     g_mamba = _i / 2 == 19;
     g_nemh = _i / 2 >= 20 && _i / 2 <= 22 ? _i / 2 - 19 : 0;
+    g_llama4 = _i / 2 == 23;
     float *ref = NULL;
     double ref_loss = 0;
     size_t bytes[3];
@@ -1021,7 +1046,7 @@ START_TEST(test_recompute_bitwise)
     g_qwen3 = false;
     g_moe = 0;
     g_olmo = 0;
-    g_gemma = g_oss = g_qscale = g_qkafter = g_cohere = g_qwen35 = g_mamba = false;
+    g_gemma = g_oss = g_qscale = g_qkafter = g_cohere = g_qwen35 = g_mamba = g_llama4 = false;
     g_mla = g_plain = g_lfm2 = g_nemh = 0;
 }
 END_TEST
@@ -1103,6 +1128,7 @@ START_TEST(test_documents)
     g_lfm2 = _i / 2 == 4 ? 1 : _i / 2 == 5 ? 2 : 0;
     g_mamba = _i / 2 == 6;
     g_nemh = _i / 2 == 7 ? 2 : 0;
+    g_llama4 = _i / 2 == 8;                     /* chunks and temperature by document position */
     if (_i % 2) setenv("ACCEL_ATT_WHOLE_HEAD", "1", 1);
     if (_i / 2 == 0) fixture_open(&f, TL, TNH, TC, T, TV, B, "fp32");
     else fixture_open_llama(&f, TL, 4, 16, T, TV, B, "fp32");
@@ -1157,7 +1183,7 @@ START_TEST(test_documents)
     accel_batch_t bad = batch_of(&f);
     ck_assert_int_eq(ops->forward_backward(f.model.state, &f.model.layout, f.params, f.grads, &bad, 1.0f, &l),
                      ACCEL_ERR_INVALID);
-    g_qwen3 = g_qscale = g_qwen35 = g_mamba = false;
+    g_qwen3 = g_qscale = g_qwen35 = g_mamba = g_llama4 = false;
     g_lfm2 = g_nemh = 0;
     fixture_close(&f);
 }
@@ -1631,15 +1657,15 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
-    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 30);
+    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 31);
     tcase_add_test(tc, test_sliding_window);
     tcase_add_test(tc, test_experts_aux);
     tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);
     tcase_add_loop_test(tc, test_loss_mask, 0, 2);
-    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 46);
+    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 48);
     tcase_add_test(tc, test_causality);
-    tcase_add_loop_test(tc, test_documents, 0, 16);
+    tcase_add_loop_test(tc, test_documents, 0, 18);
     tcase_add_test(tc, test_precision);
     tcase_add_test(tc, test_bad_tokens);
     tcase_add_test(tc, test_generate);

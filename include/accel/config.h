@@ -64,6 +64,9 @@ typedef struct {
     int no_rope_pattern;            /* model.no_rope_pattern: every N-th layer without RoPE; 0 = none */
     char qk_norm_scope[8];          /* model.qk_norm_scope: head | all (OLMo 2, OLMoE) */
     bool qk_norm_after_rope;        /* model.qk_norm_after_rope: the q/k norms on rotated heads (HunYuan) */
+    bool qk_norm_weights;           /* model.qk_norm_weights: false = unweighted (Llama 4's L2Norm) */
+    char qk_norm_layers[8];         /* model.qk_norm_layers: all | rope (Llama 4: not its NoPE layers) */
+    bool sliding_chunked;           /* model.sliding_chunked: chunks of sliding_window, not a window (Llama 4) */
     char norm[8];                   /* model.norm: rms | layer (LayerNorm) */
     bool norm_bias;                 /* model.norm_bias: the LayerNorms' biases */
     char norm_position[8];          /* model.norm_position: pre | post (OLMo 2) | both (Gemma 3) */
@@ -102,6 +105,8 @@ typedef struct {
     double attention_multiplier;    /* model.attention_multiplier: the score scale; 0 = 1/sqrt(hs) */
     double query_scale_beta;        /* model.query_scale_beta: Llama 4's attention temperature; 0 = none */
     int query_scale_context;        /* model.query_scale_context: its steps' period, in positions */
+    int query_scale_offset;         /* model.query_scale_offset: added to the positions (Llama 4: 1) */
+    char query_scale_layers[8];     /* model.query_scale_layers: all | no_rope (Llama 4) */
     double residual_multiplier;     /* model.residual_multiplier: sublayer outputs times this (Granite) */
     double logits_scaling;          /* model.logits_scaling: logits divided by this (Granite) */
     /* llama: mixture of experts (Mixtral, Qwen3-MoE) */
@@ -124,6 +129,8 @@ typedef struct {
     bool shared_expert_gate;        /* model.shared_expert_gate: Qwen2-MoE's sigmoid gate */
     int dense_layers;               /* model.dense_layers: first_k_dense_replace */
     int dense_ffn_width;            /* model.dense_ffn_width: their MLP's width (0 = default) */
+    accel_numbers_t expert_layers;  /* model.expert_layers: the blocks with experts (n 0: dense_layers says) */
+    bool expert_input_scaled;       /* model.expert_input_scaled: weights scale the experts' input (Llama 4) */
 } accel_model_config_t;
 
 typedef struct {

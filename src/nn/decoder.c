@@ -64,6 +64,8 @@ typedef struct {                    /* the building blocks of one family */
     bool qk_norm;                   /* RMSNorm on each q and k head before RoPE (Qwen3) */
     bool qk_all;                    /* ... over the whole q and k projections instead (OLMo 2) */
     bool qk_after;                  /* ... on the heads after RoPE (HunYuan) */
+    bool qk_unweighted;             /* ... without weights (Llama 4's L2Norm) */
+    bool qk_rope_only;              /* ... on the layers with RoPE only (Llama 4) */
     bool post_norm;                 /* norms after attention and the MLP, none before (OLMo 2) */
     bool sandwich;                  /* norms before attention and the MLP and after (Gemma 3) */
     bool proj_bias;                 /* a bias on attention's output projection (gpt; gpt-oss) */
@@ -145,7 +147,8 @@ typedef struct {
     int PW;                         /* the output projection's input: NH dv with MLA, else QW */
     int F, FIN;                     /* the dense MLP's hidden width; its first product's (F or 2F) */
     accel_moe_dims_t moe;           /* experts (moe.E = 0: a dense MLP): moe.F the experts' width */
-    int dense_layers;               /* with experts, the first blocks with a dense MLP instead */
+    int dense_layers;               /* with experts, the first blocks with a dense MLP instead ... */
+    accel_numbers_t expert_layers;  /* ... or all but these (model.expert_layers; n 0: none) */
     accel_gdn_dims_t lin;           /* gated delta-net layers' (lin_pattern > 0) */
     int lin_pattern;                /* model.linear_attention_pattern: every N-th layer attention */
     accel_sconv_dims_t sconv;       /* short convolution layers' (sconv.K > 0) */
@@ -165,11 +168,13 @@ typedef struct {
     bool norm_offset;               /* model.norm_unit_offset: norms multiply by 1 + weight */
     bool norm_bias;                 /* LayerNorms with a bias (gpt; llama: model.norm_bias) */
     float *offw;                    /* [3, offw_len] those weights plus 1, made at each use */
+    float *unit;                    /* [offw_len] ones: the weights of unweighted q/k norms */
     size_t offw_len;
     float embed_scale;              /* model.embed_scale */
     float att_scale;                /* attention scores' scale: 1/sqrt(hs or query_pre_attn_scalar) */
-    double qscale_beta;             /* model.query_scale_beta (0: none) and its period */
-    int qscale_context;
+    double qscale_beta;             /* model.query_scale_beta (0: none), its period, the offset of */
+    int qscale_context, qscale_offset;  /* its positions, and whether only NoPE layers take it */
+    bool qscale_nope;
     float att_cap, logit_cap;       /* model.attention_softcap, model.logit_softcap (0: none) */
     float res_mult;                 /* model.residual_multiplier (1: none) */
     float logits_div;               /* model.logits_scaling (1: none) */
@@ -186,6 +191,7 @@ typedef struct {
     accel_dtype_t precision;
     bool whole_head;                /* attention by whole heads (see att_native), read once */
     int window;                     /* model.sliding_window below the context, else 0 (none) */
+    bool chunked;                   /* model.sliding_chunked: the window is chunks of that many */
     bool slides;                    /* model.sliding_window set: the model has sliding layers */
     int window_pattern;             /* model.sliding_window_pattern: every N-th layer full (0: none) */
     accel_numbers_t slide_layers;   /* model.sliding_layers: the sliding ones by number (n 0: none) */
@@ -261,6 +267,7 @@ static void gpt_destroy(void *state)
     free(m->plain_cos);
     free(m->plain_sin);
     free(m->offw);
+    free(m->unit);
     free(m->aux_count);
     free(m->aux_grad);
     free(m);
@@ -365,6 +372,13 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->mlp_only_layers.n) key = "model.mlp_only_layers";
     else if (c->mixer_only_layers.n) key = "model.mixer_only_layers";
     else if (c->expert_latent) key = "model.expert_latent";
+    else if (!c->qk_norm_weights) key = "model.qk_norm_weights";
+    else if (strcmp(c->qk_norm_layers, "all")) key = "model.qk_norm_layers";
+    else if (c->sliding_chunked) key = "model.sliding_chunked";
+    else if (c->query_scale_offset) key = "model.query_scale_offset";
+    else if (strcmp(c->query_scale_layers, "all")) key = "model.query_scale_layers";
+    else if (c->expert_layers.n) key = "model.expert_layers";
+    else if (c->expert_input_scaled) key = "model.expert_input_scaled";
     if (!key) return ACCEL_OK;
     ACCEL_ERROR0("gpt: %s is a llama key (GPT-2 has learned positions, LayerNorm, a GELU MLP of 4 x "
                  "width, biases everywhere and a tied LM head)\n--> hint: use model.name=llama, or "
@@ -483,8 +497,20 @@ static bool layer_slides(const gpt_t *m, int l)
     return m->slides && !(m->window_pattern && (l + 1) % m->window_pattern == 0);
 }
 
-/* Block l's attention window; 0: the whole causal context. */
-static int layer_window(const gpt_t *m, int l) { return layer_slides(m, l) ? m->window : 0; }
+/* The keys a layer's rows reach back to: n = 0, the whole causal context; else the last n
+ * positions (a sliding window), or with chunks the positions of the row's own chunk of n
+ * (Llama 4's chunked attention: position p sees n floor(p / n) .. p). */
+typedef struct {
+    int n;
+    bool chunks;
+} span_t;
+
+/* Block l's attention span: its window or chunks (model.sliding_chunked); n 0: the whole causal
+ * context. */
+static span_t layer_window(const gpt_t *m, int l)
+{
+    return (span_t){ layer_slides(m, l) ? m->window : 0, m->chunked };
+}
 
 /* A head's size: model.head_dim, else width / heads. */
 static int head_size(const accel_model_config_t *c) { return c->head_dim ? c->head_dim : c->width / c->heads; }
@@ -635,6 +661,12 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
                                                "the q/k norms cover)";
         else if (c->qk_norm_after_rope && !c->qk_norm)
             bad = "model.qk_norm_after_rope", why = "places the q/k norms: it needs model.qk_norm=true";
+        else if ((!c->qk_norm_weights || strcmp(c->qk_norm_layers, "all")) && !c->qk_norm)
+            bad = !c->qk_norm_weights ? "model.qk_norm_weights" : "model.qk_norm_layers",
+            why = "shapes the q/k norms: it needs model.qk_norm=true";
+        else if (c->sliding_chunked && !c->sliding_window)
+            bad = "model.sliding_chunked", why = "cuts the sliding layers' keys into chunks of model.sliding_window: "
+                                                 "set that";
         else if (c->sliding_window_pattern && !c->sliding_window)
             bad = "model.sliding_window_pattern", why = "needs model.sliding_window (it says which layers "
                                                         "slide)";
@@ -686,6 +718,11 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
             bad = "model.query_scale_beta", why = "needs model.query_scale_context, the positions of each of its steps";
         else if (c->query_scale_context && !(c->query_scale_beta > 0))
             bad = "model.query_scale_context", why = "is the period of model.query_scale_beta's steps: set that too";
+        else if ((c->query_scale_offset || strcmp(c->query_scale_layers, "all")) && !(c->query_scale_beta > 0))
+            bad = c->query_scale_offset ? "model.query_scale_offset" : "model.query_scale_layers",
+            why = "shapes model.query_scale_beta's temperature: set that too";
+        else if (!strcmp(c->query_scale_layers, "no_rope") && !c->no_rope_pattern)
+            bad = "model.query_scale_layers", why = "is no_rope, the layers of model.no_rope_pattern: set that";
         else if (c->attention_multiplier != 0.0 && c->query_pre_attn_scalar)
             bad = "model.attention_multiplier", why = "and model.query_pre_attn_scalar both set the score "
                                                       "scale: set one";
@@ -722,8 +759,16 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
                                                  "Transformer), not model.router_scores=sigmoid's";
         else if (c->dense_layers >= c->layers && c->experts)
             bad = "model.dense_layers", why = "must leave a block with experts (below model.layers)";
-        else if (c->dense_ffn_width && !c->dense_layers)
-            bad = "model.dense_ffn_width", why = "is the width of model.dense_layers' MLPs: set those";
+        else if (c->dense_ffn_width && !c->dense_layers && !c->expert_layers.n)
+            bad = "model.dense_ffn_width", why = "is the width of the dense blocks' MLPs: set model.dense_layers "
+                                                 "or model.expert_layers";
+        else if ((c->expert_layers.n || c->expert_input_scaled) && !c->experts)
+            bad = c->expert_layers.n ? "model.expert_layers" : "model.expert_input_scaled",
+            why = "shapes a mixture of experts: set model.experts";
+        else if (c->expert_layers.n && c->dense_layers)
+            bad = "model.expert_layers", why = "and model.dense_layers both say which blocks have experts: set one";
+        else if ((why = layer_list_fault(c, &c->expert_layers)))
+            bad = "model.expert_layers";
         else if (!c->kv_lora_rank && (c->q_lora_rank || c->v_head_dim))
             bad = c->q_lora_rank ? "model.q_lora_rank" : "model.v_head_dim",
             why = "shapes latent attention: set model.kv_lora_rank";
@@ -843,7 +888,8 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
     m->F = !llama ? 4 * m->C : c->ffn_width ? c->ffn_width : default_ffn_width(m->C);
     const int expert_F = m->F;
     m->dense_layers = llama && c->experts ? c->dense_layers : 0;
-    if (m->dense_layers) m->F = c->dense_ffn_width ? c->dense_ffn_width : default_ffn_width(m->C);
+    if (llama && c->experts) m->expert_layers = c->expert_layers;
+    if (m->dense_layers || m->expert_layers.n) m->F = c->dense_ffn_width ? c->dense_ffn_width : default_ffn_width(m->C);
     const bool plain = !llama || !strcmp(c->mlp, "plain");
     m->FIN = plain ? m->F : 2 * m->F;
     m->QKN = llama && c->qk_norm ? (m->NH + m->KVH) * m->hs : 0;
@@ -883,7 +929,8 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
                                  .norm_eps = c->router_norm_eps > 0 ? (float)c->router_norm_eps : 1e-20f,
                                  .group_max = E && !strcmp(c->router_group_score, "max"),
                                  .loads = E && c->router_select_bias && cfg->optim.router_bias_update > 0,
-                                 .shared_gate = c->shared_expert_gate };
+                                 .shared_gate = c->shared_expert_gate,
+                                 .input_scaled = E && c->expert_input_scaled };
     m->plain_act = !llama ? ACCEL_ACT_GELU_TANH : !strcmp(c->activation, "relu2") ? ACCEL_ACT_RELU2
                  : !strcmp(c->activation, "gelu") ? ACCEL_ACT_GELU : ACCEL_ACT_GELU_TANH;
     m->moe.plain = E && plain;          /* down(act(up)) experts (Nemotron-H's) */
@@ -896,6 +943,8 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
                                 .qk_norm = c->qk_norm,
                                 .qk_all = c->qk_norm && !strcmp(c->qk_norm_scope, "all"),
                                 .qk_after = c->qk_norm && c->qk_norm_after_rope,
+                                .qk_unweighted = c->qk_norm && !c->qk_norm_weights,
+                                .qk_rope_only = c->qk_norm && !strcmp(c->qk_norm_layers, "rope"),
                                 .post_norm = !strcmp(c->norm_position, "post"),
                                 .sandwich = !strcmp(c->norm_position, "both"),
                                 .proj_bias = c->attention_out_bias, .sinks = c->attention_sinks,
@@ -913,6 +962,8 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
     m->embed_scale = llama ? (float)c->embed_scale : 1.0f;
     m->qscale_beta = llama ? c->query_scale_beta : 0.0;
     m->qscale_context = c->query_scale_context;
+    m->qscale_offset = c->query_scale_offset;
+    m->qscale_nope = llama && !strcmp(c->query_scale_layers, "no_rope");
     m->att_scale = llama && c->attention_multiplier > 0 ? (float)c->attention_multiplier
                  : 1.0f / sqrtf((float)(llama && c->query_pre_attn_scalar ? c->query_pre_attn_scalar : m->hs));
     m->res_mult = llama ? (float)c->residual_multiplier : 1.0f;
@@ -920,6 +971,7 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
     m->att_cap = llama ? (float)c->attention_softcap : 0.0f;
     m->logit_cap = llama ? (float)c->logit_softcap : 0.0f;
     m->window = llama && c->sliding_window < c->context ? c->sliding_window : 0;
+    m->chunked = llama && c->sliding_chunked;
     m->slides = llama && c->sliding_window > 0;
     m->window_pattern = llama ? c->sliding_window_pattern : 0;
     if (llama) m->slide_layers = c->sliding_layers;
@@ -968,8 +1020,23 @@ static bool layer_recurrent(const gpt_t *m, int l)
 /* Whether the model has such layers: a generation's cache cannot go back to an earlier position. */
 static bool has_recurrent(const gpt_t *m) { return m->lin_pattern || m->sconv.K || m->mamba.H; }
 
-/* Whether block l's MLP is the experts (else a dense MLP: no experts, or model.dense_layers). */
-static bool layer_moe(const gpt_t *m, int l) { return m->moe.E && l >= m->dense_layers && layer_has_mlp(m, l); }
+/* Whether block l's attention has no RoPE (model.no_rope_pattern: every N-th layer). */
+static bool layer_nope(const gpt_t *m, int l) { return m->no_rope_pattern && (l + 1) % m->no_rope_pattern == 0; }
+
+/* Whether block l's queries and keys are normed: model.qk_norm on its attention, with
+ * model.qk_norm_layers=rope only where it has RoPE (Llama 4). */
+static bool layer_qk_norm(const gpt_t *m, int l)
+{
+    return m->arch.qk_norm && layer_mixes(m, l) && !layer_recurrent(m, l) && !(m->arch.qk_rope_only && layer_nope(m, l));
+}
+
+/* Whether block l's MLP is the experts (else a dense MLP: no experts, model.dense_layers, or a
+ * block model.expert_layers leaves out). */
+static bool layer_moe(const gpt_t *m, int l)
+{
+    if (!m->moe.E || !layer_has_mlp(m, l)) return false;
+    return m->expert_layers.n ? accel_layer_listed(&m->expert_layers, l) : l >= m->dense_layers;
+}
 
 /* The blocks whose MLP is the experts. */
 static int moe_blocks(const gpt_t *m)
@@ -1010,6 +1077,10 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
     }
     if (st == ACCEL_OK && m->arch.rope) st = rope_tables(m, &cfg->model);
     if (st == ACCEL_OK && m->norm_offset && !(m->offw = malloc(sizeof(float) * 3 * m->offw_len))) st = ACCEL_ERR_NOMEM;
+    if (st == ACCEL_OK && m->arch.qk_unweighted) {
+        if (!(m->unit = malloc(sizeof(float) * m->offw_len))) st = ACCEL_ERR_NOMEM;
+        for (size_t i = 0; m->unit && i < m->offw_len; i++) m->unit[i] = 1.0f;
+    }
     if (st != ACCEL_OK) { gpt_destroy(m); return st; }
 
     const int64_t C = m->C, L = m->L;
@@ -1079,7 +1150,7 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
                 ADD("attn.qkv", "weight", 2, m->QKV + m->GW, C, 0, std, &b->qkvw);
                 if (ar->qkv_bias) { ADD("attn.qkv", "bias", 1, m->QKV, 0, nd, 0.0f, &b->qkvb); }
             }
-            if (ar->qk_norm && !layer_recurrent(m, l)) {   /* per head, or over the whole projections */
+            if (layer_qk_norm(m, l) && !ar->qk_unweighted) {   /* per head, or over the whole projections */
                 ADD("attn.q_norm", "weight", 1, ar->qk_all ? m->QW : m->hs, 0, nd, ones, &b->qnw);
                 ADD("attn.k_norm", "weight", 1, ar->qk_all ? (int64_t)m->KVH * m->hs : m->hs, 0, nd, ones, &b->knw);
             }
@@ -1219,7 +1290,7 @@ static void piece_floats(const gpt_t *m, size_t B, size_t T, size_t sizes[A_PIEC
     const size_t S = (size_t)m->moe.S, EF = (size_t)m->moe.F, EW = E ? (size_t)accel_moe_width(&m->moe) : C;
     /* The MLP's hidden pieces: the dense MLP's [BT, FIN] and [BT, F], or the experts' [BT K, 2 EF]
      * and [BT K, EF], whichever is larger where a model has both. */
-    const size_t dense_rows = !E || m->dense_layers ? BT : 0;
+    const size_t dense_rows = !E || m->dense_layers || m->expert_layers.n ? BT : 0;
     const size_t fch = larger(dense_rows * (size_t)m->FIN, BTK * (E ? accel_moe_in_width(&m->moe) : 0)),
                  hid = larger(dense_rows * (size_t)m->F, BTK * EF);
     const size_t gate = BT * (size_t)m->GW, atto = m->arch.gate ? BT * (size_t)m->QW : 0;
@@ -1494,12 +1565,21 @@ static accel_status_t gemm_nt(gpt_t *m, int rows, int cols, int hs, int T, float
 }
 
 /* The first key row t attends to: 0, or with packed documents (pos: one sample's positions) the
- * first token of its document, and with a sliding window of w keys (w > 0) none before t - w + 1.
- * It never decreases with t, so a block of rows sees no column before its first row's. */
-static inline int key_start(const int32_t *pos, int w, int t)
+ * first token of its document, and with a span none before its window or chunk (a chunk counts
+ * positions within the document). It never decreases with t, so a block of rows sees no column
+ * before its first row's. */
+static inline int key_start(const int32_t *pos, span_t w, int t)
 {
-    const int doc = pos ? t - pos[t] : 0, win = w ? t - w + 1 : 0;
-    return doc > win ? doc : win;
+    const int p = pos ? pos[t] : t, doc = pos ? t - pos[t] : 0;
+    const int near = !w.n ? 0 : w.chunks ? t - p % w.n : t - w.n + 1;
+    return doc > near ? doc : near;
+}
+
+/* One past the last row that sees column c under the span (T: none stops it before the end). */
+static inline int span_end(const int32_t *pos, span_t w, int c, int T)
+{
+    const int end = !w.n ? T : w.chunks ? c - (pos ? pos[c] : c) % w.n + w.n : c + w.n;
+    return end < T ? end : T;
 }
 
 /* The end of the document holding position t: the next position 0 after t, or T (without pos:
@@ -1522,13 +1602,13 @@ static void soft_cap(float *x, int n, float cap, float *th)
 }
 
 /* Score rows r0..r1-1 (row t at S + (t - r0) ld) become softmax rows over their causal prefix
- * (row t: columns key_start..t, w the sliding window), zero elsewhere up to column cols (the
+ * (row t: columns key_start..t, w the layer's span), zero elsewhere up to column cols (the
  * products read P as lower triangular); lse[t] keeps row t's log-sum-exp. cap > 0: the scores
  * are soft-capped first. sink (NULL: none): the head's sink logit joins every row's denominator
  * (gpt-oss), so a row sums to 1 - exp(sink - lse); lse counts it, and P = exp(S - lse) stays
  * true for causal_probs. */
 static void causal_softmax(float *S, size_t ld, int cols, int r0, int r1, float *lse,
-                           const int32_t *pos, int w, float cap, const float *sink)
+                           const int32_t *pos, span_t w, float cap, const float *sink)
 {
     for (int t = r0; t < r1; t++) {
         float *row = S + (size_t)(t - r0) * ld;
@@ -1549,7 +1629,7 @@ static void causal_softmax(float *S, size_t ld, int cols, int r0, int r1, float 
 /* causal_softmax again in the backward pass, from the log-sum-exp it kept: P = exp(S - lse) (with
  * cap > 0 of the capped scores, their tanh kept in th, laid out as S). */
 static void causal_probs(float *S, size_t ld, int cols, int r0, int r1, const float *lse,
-                         const int32_t *pos, int w, float cap, float *th)
+                         const int32_t *pos, span_t w, float cap, float *th)
 {
     for (int t = r0; t < r1; t++) {
         float *row = S + (size_t)(t - r0) * ld;
@@ -1575,7 +1655,7 @@ typedef struct {
  * (NULL: none), whose value is 0: dS keeps its form, dS_k = P_k (dP_k - sum_j P_j dP_j), and the
  * sink's logit gathers -P_sink sum_j P_j dP_j, P_sink = exp(sink - lse). */
 static void causal_softmax_backward(float *dS, const float *P, int T, int r0, int r1,
-                                    const int32_t *pos, int w, float cap, const float *th,
+                                    const int32_t *pos, span_t w, float cap, const float *th,
                                     sink_grad_t *sink)
 {
     for (int t = r0; t < r1; t++) {
@@ -1625,7 +1705,7 @@ static void round_rows(const gpt_t *m, float *x, size_t rows, size_t cols, size_
  * (FlashAttention's trade: T floats per head and row block instead of T x T, for one more
  * product in the backward pass). */
 static accel_status_t attention_forward(gpt_t *m, gpt_acts_t *a, const gpt_fwd_t *fw,
-                                        const qkv_view_t *x, int B, int T, int p0, int window,
+                                        const qkv_view_t *x, int B, int T, int p0, span_t window,
                                         const float *sinks)
 {
     const bool native = att_native(m) && p0 == 0;
@@ -1689,7 +1769,7 @@ static void add_head(float *dst, size_t ld, const float *src, int T, int hs)
  * unless model.query_pre_attn_scalar).
  * The query heads of a group add their dK and dV: the first writes them, the others add theirs
  * (through m->dkv where the product cannot accumulate). */
-static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, int T, int window,
+static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, int T, span_t window,
                                          const float *sinks, float *dsinks)
 {
     const bool native = att_native(m), rounded = m->precision != ACCEL_F32 && !native;
@@ -1758,14 +1838,15 @@ static accel_status_t attention_backward(gpt_t *m, const gpt_acts_t *a, int B, i
             }
             if (rounded) round_to(m, P, P, (size_t)T, (size_t)T, (size_t)T);  /* an operand now */
             /* Column blocks c0..c1-1 of P and dS are non-zero only in rows c0..t1-1 (t1 = T, or with
-             * packed documents the end of the document holding column c1-1, and with a sliding
-             * window no later than the last row that still sees column c1-1):
+             * packed documents the end of the document holding column c1-1, and with a window or
+             * chunks no later than the last row that still sees column c1-1):
              * dV[c0:c1] = P[c0:t1, c0:c1]^T dY[c0:t1], dK[c0:c1] = scale * dS[c0:t1, c0:c1]^T Q[c0:t1]. */
             const float beta = first ? 0.0f : 1.0f;
             for (int c0 = 0; c0 < T; c0 += ATT_BLOCK) {
                 const int c1 = c0 + ATT_BLOCK < T ? c0 + ATT_BLOCK : T;
                 int t1 = document_end(pos, c1 - 1, T);
-                if (window && c1 - 1 + window < t1) t1 = c1 - 1 + window;
+                const int seen = span_end(pos, window, c1 - 1, T);
+                if (seen < t1) t1 = seen;
                 GEMM32(true, false, c1 - c0, hs, t1 - c0, 1.0f, P + (size_t)c0 * T + c0, T,
                        dy + (size_t)c0 * QW, QW, beta, dv + (size_t)c0 * QKV, QKV);
                 GEMM32(true, false, c1 - c0, hs, t1 - c0, scale, dS + (size_t)c0 * T + c0, T,
@@ -1830,7 +1911,7 @@ static void rope_heads(const gpt_t *m, float *x, size_t rows, size_t ld, int n, 
  * one when the pass takes it (m->rope_long), and NoPE layers (model.no_rope_pattern) have none. */
 static void rope(const gpt_t *m, int l, const qkv_view_t *x, size_t rows, int T, int p0, int inverse)
 {
-    if (m->no_rope_pattern && (l + 1) % m->no_rope_pattern == 0) return;     /* a NoPE layer */
+    if (layer_nope(m, l)) return;
     const bool plain = m->plain_cos && layer_slides(m, l);
     const float *cos_t = plain ? m->plain_cos : m->rope_long ? m->long_cos : m->rope_cos;
     const float *sin_t = plain ? m->plain_sin : m->rope_long ? m->long_sin : m->rope_sin;
@@ -1846,14 +1927,15 @@ static void rope(const gpt_t *m, int l, const qkv_view_t *x, size_t rows, int T,
 }
 
 /* Llama 4's attention temperature (model.query_scale_beta): the queries of `rows` rows from row
- * p0 of x times 1 + beta ln(1 + floor(p / model.query_scale_context)), p each row's position as
- * rope() reads it; the backward pass scales the queries' gradients alike. Rows before the first
+ * p0 of x times 1 + beta ln(1 + floor((p + offset) / model.query_scale_context)), p each row's
+ * position as rope() reads it, on every layer or (model.query_scale_layers=no_rope) block l's only
+ * if it has no RoPE; the backward pass scales the queries' gradients alike. Rows before the first
  * step are left as they are (the factor is 1). */
-static void scale_queries(const gpt_t *m, const qkv_view_t *x, size_t rows, int T, int p0)
+static void scale_queries(const gpt_t *m, int l, const qkv_view_t *x, size_t rows, int T, int p0)
 {
-    if (!(m->qscale_beta > 0)) return;
+    if (!(m->qscale_beta > 0) || (m->qscale_nope && !layer_nope(m, l))) return;
     for (size_t r = (size_t)p0; r < (size_t)p0 + rows; r++) {
-        const int p = m->pos ? m->pos[r] : (int)(r % (size_t)T);
+        const int p = (m->pos ? m->pos[r] : (int)(r % (size_t)T)) + m->qscale_offset;
         if (p < m->qscale_context) continue;
         const float s = (float)(1.0 + m->qscale_beta * log1p((double)(p / m->qscale_context)));
         float *q = x->q + r * x->ldq;
@@ -1868,8 +1950,8 @@ static void qk_norm_forward(const gpt_t *m, const qkv_view_t *x, gpt_acts_t *a, 
                             const float *kn, size_t rows, int p0)
 {
     const size_t QW = (size_t)m->QW, KW = (size_t)m->KVH * m->hs, QKN = (size_t)m->QKN;
-    qn = norm_weights(m, qn, m->arch.qk_all ? QW : (size_t)m->hs, 1);
-    kn = norm_weights(m, kn, m->arch.qk_all ? KW : (size_t)m->hs, 2);
+    qn = qn ? norm_weights(m, qn, m->arch.qk_all ? QW : (size_t)m->hs, 1) : m->unit;
+    kn = kn ? norm_weights(m, kn, m->arch.qk_all ? KW : (size_t)m->hs, 2) : m->unit;
     for (size_t r = (size_t)p0; r < (size_t)p0 + rows; r++) {
         float *q = x->q + r * x->ldq, *k = x->kv + r * x->ldkv;
         float *pre = a->qkn + r * QKN, *rstd = a->qkn_rstd + r * (size_t)(m->NH + m->KVH);
@@ -1891,8 +1973,8 @@ static void qk_norm_backward(gpt_t *m, const gpt_acts_t *a, const float *qn, con
                              float *dqn, float *dkn, size_t rows)
 {
     const size_t QW = (size_t)m->QW, QKN = (size_t)m->QKN, QKV = (size_t)m->QKV;
-    qn = norm_weights(m, qn, m->arch.qk_all ? QW : (size_t)m->hs, 1);
-    kn = norm_weights(m, kn, m->arch.qk_all ? QKN - QW : (size_t)m->hs, 2);
+    qn = qn ? norm_weights(m, qn, m->arch.qk_all ? QW : (size_t)m->hs, 1) : m->unit;
+    kn = kn ? norm_weights(m, kn, m->arch.qk_all ? QKN - QW : (size_t)m->hs, 2) : m->unit;
     for (size_t r = 0; r < rows; r++) {
         float *d = m->d3c + r * QKV;        /* q heads, then k heads: QKN values */
         const float *pre = a->qkn + r * QKN, *rstd = a->qkn_rstd + r * (size_t)(m->NH + m->KVH);
@@ -2164,10 +2246,11 @@ static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel
     if (m->arch.gate)                               /* the gate's rows, before their sigmoid */
         GEMM(false, true, (int)R, m->GW, C, 1.0f, in, C, PARAM(k->qkvw) + (size_t)QKV * C, C, 0.0f,
              a->gate + (size_t)p0 * m->GW, m->GW);
-    if (m->arch.qk_norm && !m->arch.qk_after) qk_norm_forward(m, &x, a, PARAM(k->qnw), PARAM(k->knw), R, p0);
+    const bool qk = layer_qk_norm(m, l);
+    if (qk && !m->arch.qk_after) qk_norm_forward(m, &x, a, PARAM_OPT(k->qnw), PARAM_OPT(k->knw), R, p0);
     if (m->arch.rope) rope(m, l, &x, R, T, p0, 0);
-    if (m->arch.qk_after) qk_norm_forward(m, &x, a, PARAM(k->qnw), PARAM(k->knw), R, p0);
-    scale_queries(m, &x, R, T, p0);
+    if (qk && m->arch.qk_after) qk_norm_forward(m, &x, a, PARAM_OPT(k->qnw), PARAM_OPT(k->knw), R, p0);
+    scale_queries(m, l, &x, R, T, p0);
     ACCEL_CHECK(attention_forward(m, a, fw, &x, B, T, p0, layer_window(m, l), PARAM_OPT(k->sinks)));
     const int PW = m->PW;           /* the projection's input: the heads' outputs (MLA: compacted) */
     const float *att = a->atty + (size_t)p0 * m->QW;
@@ -2571,12 +2654,13 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
         accel_batch_progress(hb);
         ACCEL_CHECK(attention_backward(m, a, B, T, layer_window(m, l), PARAM_OPT(k->sinks), GRAD_OPT(k->sinks)));
         qkv_view_t dx = qkv_rows(m, m->d3c);
-        scale_queries(m, &dx, BT, T, 0);
-        if (m->arch.qk_after)           /* the norms came after RoPE: undone first */
-            qk_norm_backward(m, a, PARAM(k->qnw), PARAM(k->knw), GRAD(k->qnw), GRAD(k->knw), BT);
+        scale_queries(m, l, &dx, BT, T, 0);
+        const bool qk = layer_qk_norm(m, l);
+        if (qk && m->arch.qk_after)     /* the norms came after RoPE: undone first */
+            qk_norm_backward(m, a, PARAM_OPT(k->qnw), PARAM_OPT(k->knw), GRAD_OPT(k->qnw), GRAD_OPT(k->knw), BT);
         if (m->arch.rope) rope(m, l, &dx, BT, T, 0, 1);
-        if (m->arch.qk_norm && !m->arch.qk_after)
-            qk_norm_backward(m, a, PARAM(k->qnw), PARAM(k->knw), GRAD(k->qnw), GRAD(k->knw), BT);
+        if (qk && !m->arch.qk_after)
+            qk_norm_backward(m, a, PARAM_OPT(k->qnw), PARAM_OPT(k->knw), GRAD_OPT(k->qnw), GRAD_OPT(k->knw), BT);
         accel_batch_progress(hb);
         if (m->mla) {
             ACCEL_CHECK(mla_backward(m, layout, params, grads, k, a, post ? res_in : a->ln1, BT));

@@ -115,13 +115,22 @@ static void route(const accel_moe_dims_t *d, const float *select_b, const accel_
         for (int k = 0; k < K; k++) a->order[fill[a->expert[r * K + k]]++] = (int32_t)(r * K + k);
 }
 
-/* xs [A, W]: each assignment's input row (x's, or with a latent xl's), grouped by expert. */
+/* xs [A, W]: each assignment's input row (x's, or with a latent xl's), grouped by expert; with
+ * input_scaled times the slot's weight. */
 static void gather_rows(const accel_moe_dims_t *d, const accel_moe_acts_t *a, const float *x)
 {
     const size_t W = (size_t)accel_moe_width(d);
     const float *in = d->latent ? a->xl : x;
-    for (int32_t i = 0; i < a->start[d->E]; i++)
-        memcpy(a->xs + (size_t)i * W, in + (size_t)(a->order[i] / d->K) * W, sizeof(float) * W);
+    for (int32_t i = 0; i < a->start[d->E]; i++) {
+        const int32_t s = a->order[i];
+        float *xs = a->xs + (size_t)i * W;
+        const float *row = in + (size_t)(s / d->K) * W;
+        if (!d->input_scaled) {
+            memcpy(xs, row, sizeof(float) * W);
+            continue;
+        }
+        for (size_t c = 0; c < W; c++) xs[c] = a->weight[s] * row[c];
+    }
 }
 
 /* The shared expert over R rows: sh = x shared_gate_up^T, shid = swiglu(sh) (plain: the experts'
@@ -202,7 +211,7 @@ accel_status_t accel_moe_forward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d,
     for (int32_t i = 0; i < a->start[E]; i++) {     /* in expert order, as transformers adds */
         const int32_t s = a->order[i];
         float *o = sum + (size_t)(s / K) * W;
-        const float *y = a->ys + (size_t)i * W, wt = a->weight[s];
+        const float *y = a->ys + (size_t)i * W, wt = d->input_scaled ? 1.0f : a->weight[s];
         for (int c = 0; c < W; c++) o[c] += wt * y[c];
     }
     if (!out) return ACCEL_OK;
@@ -244,12 +253,14 @@ accel_status_t accel_moe_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d
     }
     const float *dsum = d->latent ? dyl : dout;     /* d of the weighted sum, [R, W] */
     gather_rows(d, a, x);                           /* xs may be shared with other blocks */
-    /* sum[r] += weight * ys: d(weight) = dsum[r] . ys, d(ys) = weight dsum[r] */
+    /* sum[r] += weight * ys: d(weight) = dsum[r] . ys, d(ys) = weight dsum[r]; input_scaled:
+     * sum[r] += ys, d(ys) = dsum[r] (d(weight) below, from the input) */
     for (size_t i = 0; i < A; i++) {
         const int32_t s = a->order[i];
         const float *go = dsum + (size_t)(s / K) * W, *y = a->ys + i * W;
-        dwt[s] = accel_cpu_dot(go, y, W);   /* d(weight) */
-        for (int c = 0; c < W; c++) dy[i * W + c] = a->weight[s] * go[c];
+        const float wt = d->input_scaled ? 1.0f : a->weight[s];
+        if (!d->input_scaled) dwt[s] = accel_cpu_dot(go, y, W);
+        for (int c = 0; c < W; c++) dy[i * W + c] = wt * go[c];
     }
     for (int e = 0; e < E; e++) {
         const int i0 = a->start[e], n = a->start[e + 1] - i0;
@@ -266,11 +277,19 @@ accel_status_t accel_moe_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d
         GEMM(true, false, FI, W, n, 1.0f, dhe, FI, xs, W, 1.0f, dw->gate_up + (size_t)e * FI * W, W);
     }
     float *dxs_sum = d->latent ? dxl : dx;          /* d of the experts' input rows, [R, W] */
+    const float *in = d->latent ? a->xl : x;
     memset(dxs_sum, 0, sizeof(float) * R * W);
     for (size_t i = 0; i < A; i++) {                /* each assignment's d(x) back to its row */
-        float *o = dxs_sum + (size_t)(a->order[i] / K) * W;
+        const int32_t s = a->order[i];
+        float *o = dxs_sum + (size_t)(s / K) * W;
         const float *v = dy + i * W;
-        for (int c = 0; c < W; c++) o[c] += v[c];
+        if (!d->input_scaled) {
+            for (int c = 0; c < W; c++) o[c] += v[c];
+            continue;
+        }
+        /* xs = weight row: d(weight) = row . d(xs), d(row) = weight d(xs) */
+        dwt[s] = accel_cpu_dot(in + (size_t)(s / K) * W, v, W);
+        for (int c = 0; c < W; c++) o[c] += a->weight[s] * v[c];
     }
     if (d->latent) {                                /* xl = x latent_in^T: d(x), d(latent_in) */
         GEMM(false, false, (int)R, C, W, 1.0f, dxl, W, w->latent_in, C, 0.0f, dx, C);

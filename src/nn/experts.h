@@ -4,7 +4,8 @@
  * (by score, plus DeepSeek-V3's selection bias, within its best groups when grouped), each a gated
  * MLP (SwiGLU, or gpt-oss's clamped one, with biases for gpt-oss), or a plain one, down(act(up))
  * (Nemotron-H's squared ReLU), with its own weights; the token's output is the sum of those
- * experts' outputs weighted by their scores (renormalized to sum 1 when norm_topk, times scale),
+ * experts' outputs weighted by their scores (renormalized to sum 1 when norm_topk, times scale;
+ * Llama 4 weighs each expert's input instead),
  * plus, with a shared expert, an MLP of the same kind every token runs, scaled by the sigmoid of a
  * learned gate (Qwen2-MoE) or as it is (DeepSeek-V3, Nemotron-H). With a latent (Nemotron 3
  * Super's LatentMoE), the routed experts read the rows projected down to it and their weighted sum
@@ -42,6 +43,8 @@ typedef struct {
     bool plain;                     /* plain experts (and shared expert): down(act(up)) ... */
     accel_act_kind_t plain_act;     /* ... with this activation */
     int latent;                     /* the routed experts' input and output width (0: C, no latent) */
+    bool input_scaled;              /* each slot's weight multiplies the expert's input row, and the
+                                     * outputs are summed as they are (Llama 4) */
 } accel_moe_dims_t;
 
 /* What a forward pass over R rows keeps for its backward pass. The per-row arrays are indexed by
@@ -53,7 +56,8 @@ typedef struct {
     int32_t *order;                 /* [R K] assignments r K + k, grouped by expert, rows ascending */
     int32_t *start;                 /* [E + 1] expert e's assignments: order[start[e] .. start[e+1]) */
     float *xs;                      /* [R K, C] each assignment's input row, in that order (a
-                                     * copy of x: the backward pass gathers it again) */
+                                     * copy of x, times its weight with input_scaled: the backward
+                                     * pass gathers it again) */
     float *h;                       /* [R K, 2F] its [gate | up] product (plain: [R K, F], act'(up)) */
     float *hid;                     /* [R K, F] act(gate) * up (plain: act(up)) */
     float *ys;                      /* [R K, C] its expert's output, before the weight (C: the

@@ -206,6 +206,8 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                       : mc->attention_multiplier > 0 ? "model.attention_multiplier"
                       : mc->query_scale_beta > 0 ? "model.query_scale_beta"
                       : mc->qk_norm_after_rope ? "model.qk_norm_after_rope"
+                      : !mc->qk_norm_weights ? "model.qk_norm_weights=false"
+                      : strcmp(mc->qk_norm_layers, "all") ? "model.qk_norm_layers"
                       : mc->residual_multiplier != 1.0 ? "model.residual_multiplier"
                       : mc->logits_scaling != 1.0 ? "model.logits_scaling"
                       : mc->attention_output_gate ? "model.attention_output_gate=true"
@@ -217,7 +219,7 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                       : mc->mixer_only_layers.n ? "model.mixer_only_layers" : NULL;
     if (!strcmp(mc->name, "llama") && cpu_only) {
         snprintf(why, whylen, "device=cuda: %s: the GPU engine has Llama's and Qwen3's blocks only (the CPU "
-                 "decoder trains Gemma's, Granite's, gpt-oss's, GLM's, Ministral 3's, StarCoder2's, Nemotron's, Nemotron-H's, Qwen3.5's and LFM2's)\n--> hint: use device=cpu for this model", cpu_only);
+                 "decoder trains Gemma's, Granite's, gpt-oss's, GLM's, Ministral 3's, Llama 4's, StarCoder2's, Nemotron's, Nemotron-H's, Qwen3.5's and LFM2's)\n--> hint: use device=cpu for this model", cpu_only);
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (!strcmp(cfg->model.name, "llama") &&

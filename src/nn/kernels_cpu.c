@@ -225,10 +225,8 @@ void accel_cpu_rmsnorm_backward(float *restrict dx, float *restrict dw, const fl
             for (int k = 0; k < LANES; k++) acc[k] += d[i + k] * w[i + k] * xr[i + k];
         for (int k = 0; i + k < C; k++) acc[k] += d[i + k] * w[i + k] * xr[i + k];
         const float k3 = hsum(acc) / (float)C * s * s * s;
-        for (int c = 0; c < C; c++) {
-            dw[c] += d[c] * xr[c] * s;
-            dxr[c] += s * d[c] * w[c] - k3 * xr[c];
-        }
+        for (int c = 0; dw && c < C; c++) dw[c] += d[c] * xr[c] * s;
+        for (int c = 0; c < C; c++) dxr[c] += s * d[c] * w[c] - k3 * xr[c];
     }
 }
 

@@ -56,8 +56,8 @@ void accel_cpu_layernorm_backward(float *restrict dx, float *restrict dw, float 
  * per row, kept for the backward pass. */
 void accel_cpu_rmsnorm_forward(float *out, float *rstd, const float *x, const float *w, size_t rows,
                                int C, float eps);
-/* Backward: dx += rstd (g - x rstd^2 mean(g x)) with g = dout w, and dw += dout x rstd. dx and dw
- * must not overlap each other or the inputs. */
+/* Backward: dx += rstd (g - x rstd^2 mean(g x)) with g = dout w, and dw += dout x rstd (dw NULL:
+ * weights without a gradient). dx and dw must not overlap each other or the inputs. */
 void accel_cpu_rmsnorm_backward(float *restrict dx, float *restrict dw, const float *dout,
                                 const float *x, const float *rstd, const float *w, size_t rows,
                                 int C);

@@ -1020,6 +1020,53 @@ def bamba():
         tie_word_embeddings=False, pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+# Llama 4's text model (Llama4TextConfig), shared by its fixtures: 4 layers, every 2nd (1, 3) without
+# RoPE, attending to the whole context with the query temperature (floor_scale 4, attn_scale 0.1: it
+# steps at positions 3, 7, 11, 15), the others in chunks of 8 positions with unweighted q/k norms
+# after its pairwise (complex) RoPE, llama3-scaled; experts on layers 1 and 3
+# (interleave_moe_layer_step 2): 4 SwiGLU experts of 12, one a token, its input scaled by the sigmoid
+# of its router logit, beside a shared expert of 12; layers 0 and 2 a dense SwiGLU of 20.
+LLAMA4_TEXT = dict(vocab_size=V, hidden_size=32, intermediate_size=12, intermediate_size_mlp=20, num_hidden_layers=4,
+                   num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=T,
+                   rms_norm_eps=1e-5, num_local_experts=4, num_experts_per_tok=1, interleave_moe_layer_step=2,
+                   no_rope_layer_interval=2, attention_chunk_size=8, attn_temperature_tuning=True, floor_scale=4,
+                   attn_scale=0.1, use_qk_norm=True, tie_word_embeddings=False,
+                   rope_parameters={"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0, "low_freq_factor": 1.0,
+                                    "high_freq_factor": 4.0, "original_max_position_embeddings": 8},
+                   pad_token_id=0, bos_token_id=1, eos_token_id=2)
+
+
+def llama4():
+    # Llama 4 Scout / Maverick's language model (Llama4ForCausalLM), an untied head.
+    return tf.Llama4ForCausalLM(tf.Llama4TextConfig(**LLAMA4_TEXT))
+
+
+def llama4_vl():
+    # Llama4ForConditionalGeneration (the hub's Llama 4 releases): the language model above under
+    # language_model., beside a small vision tower and projector accel leaves out.
+    vision = tf.Llama4VisionConfig(hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
+                                   vision_output_dim=16, image_size=28, patch_size=14, projector_input_dim=16,
+                                   projector_output_dim=32, rope_theta=10000)
+    return tf.Llama4ForConditionalGeneration(tf.Llama4Config(text_config=tf.Llama4TextConfig(**LLAMA4_TEXT),
+                                                             vision_config=vision, boi_token_index=3, eoi_token_index=4,
+                                                             image_token_index=5))
+
+
+def llama4_margin(model, tokens):
+    """Llama 4's routers choose by their logits (the second of the pair they give): the smallest gap
+    between a token's k-th and (k+1)-th logit over every expert block."""
+    text = model.language_model if hasattr(model, "language_model") else model
+    routers = [layer.feed_forward.router for layer in text.model.layers if hasattr(layer.feed_forward, "router")]
+    outs, k = [], model.config.get_text_config().num_experts_per_tok
+    hooks = [r.register_forward_hook(lambda m, a, o: outs.append(o[1].double())) for r in routers]
+    with torch.no_grad():
+        text(tokens[None, :-1])
+    for h in hooks:
+        h.remove()
+    return min((o.sort(-1, descending=True).values[..., k - 1] - o.sort(-1, descending=True).values[..., k]).min().item()
+               for o in outs)
+
+
 # Nemotron-H's sizes shared by its fixtures: Mamba-2 of 4 heads of 8, 2 groups of B and C, a state of
 # 4, a convolution of 4 with its bias; attention without RoPE over heads of 8, 2 key/value heads.
 NEMOTRON_H = dict(vocab_size=V, hidden_size=16, num_attention_heads=4, num_key_value_heads=2, head_dim=8,
@@ -1413,6 +1460,8 @@ CASES = {
     "nemotron_h_moe": (nemotron_h_moe, {"score64": True, "seed_of": "nemotron-h-moe"}),
     "nemotron_h_latent": (nemotron_h_latent, {"score64": True}),
     "qwen3_5_moe": (qwen3_5_moe, {"score64": True, "seed_of": "qwen3.5-moe-5"}),
+    "llama4": (llama4, {"score64": True}),
+    "llama4_vl": (llama4_vl, {"score64": True}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
 }
@@ -1506,6 +1555,9 @@ def main(out_root, names):
                 assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
         elif name in ("nemotron_h", "bamba"):  # no experts: no routing to check
             pass
+        elif name.startswith("llama4"):
+            margin = llama4_margin(model, tokens)
+            assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
         elif name == "lfm2_moe":
             margin = sigmoid_bias_margin(model, tokens, [layer.feed_forward.gate for layer in model.model.layers
                                                          if hasattr(layer.feed_forward, "gate")])
@@ -1522,8 +1574,11 @@ def main(out_root, names):
         elif hasattr(model.config.get_text_config(), "num_experts_per_tok"):
             margin = routing_margin(model, tokens)
             assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
+        # transformers 5.24's Llama4ForConditionalGeneration.forward fails on text alone (it reads
+        # image_outputs its language model does not give): its language model scores the tokens
+        scorer = model.language_model if name == "llama4_vl" else model
         with torch.no_grad():
-            logits = model(tokens[None, :-1]).logits[0]
+            logits = scorer(tokens[None, :-1]).logits[0]
             loss = torch.nn.functional.cross_entropy(logits, tokens[1:]).item()
             logits = logits.float()
         logits.numpy().astype("<f4").tofile(os.path.join(out, "ref_logits.f32"))

@@ -95,6 +95,7 @@ enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP,
 #define F_NEMH_MOE (UINT64_C(1) << 56)      /* Nemotron-H's router and plain experts */
 #define F_LATENT (UINT64_C(1) << 57)        /* ... their latent's projections (Nemotron 3 Super) */
 #define F_BAMBA (UINT64_C(1) << 58)         /* Bamba's names (Mamba-2 or attention, then its feed_forward) */
+#define F_LLAMA4 (UINT64_C(1) << 59)        /* Llama 4's MLP names (feed_forward.: dense, or experts as x @ W) */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -281,6 +282,22 @@ static const map_t g_map[] = {
       GRANITE_MOE | F_GSHARED | F_SHARED },
     { "h.%d.mlp.shared.down.weight", "model.layers.%d.shared_mlp.output_linear.weight", P_ALL, L_ROWS,
       GRANITE_MOE | F_GSHARED | F_SHARED },
+    /* Llama 4: feed_forward.'s dense MLP, or its router, experts stacked as x @ W ([E, in, out], gate
+     * | up) and shared expert */
+#define LLAMA4 (F_LLAMA | F_BLOCK | F_LLAMA4)
+    { "h.%d.mlp.gate_up.weight", "model.layers.%d.feed_forward.gate_proj.weight", P_GATE, L_ROWS, LLAMA4 | F_DENSE },
+    { "h.%d.mlp.gate_up.weight", "model.layers.%d.feed_forward.up_proj.weight", P_UP, L_ROWS, LLAMA4 | F_DENSE },
+    { "h.%d.mlp.down.weight", "model.layers.%d.feed_forward.down_proj.weight", P_ALL, L_ROWS, LLAMA4 | F_DENSE },
+    { "h.%d.mlp.router.weight", "model.layers.%d.feed_forward.router.weight", P_ALL, L_ROWS, LLAMA4 },
+    { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.feed_forward.experts.gate_up_proj", P_ALL, L_EXPERTS, LLAMA4 },
+    { "h.%d.mlp.experts.down.weight", "model.layers.%d.feed_forward.experts.down_proj", P_ALL, L_EXPERTS, LLAMA4 },
+    { "h.%d.mlp.shared.gate_up.weight", "model.layers.%d.feed_forward.shared_expert.gate_proj.weight", P_SHARED_GATE,
+      L_ROWS, LLAMA4 | F_SHARED },
+    { "h.%d.mlp.shared.gate_up.weight", "model.layers.%d.feed_forward.shared_expert.up_proj.weight", P_SHARED_UP,
+      L_ROWS, LLAMA4 | F_SHARED },
+    { "h.%d.mlp.shared.down.weight", "model.layers.%d.feed_forward.shared_expert.down_proj.weight", P_ALL, L_ROWS,
+      LLAMA4 | F_SHARED },
+#undef LLAMA4
 #undef MIXTRAL
 #undef QWEN_MOE
 #undef OSS
@@ -457,6 +474,11 @@ typedef struct {
     int E;                          /* experts per block (0: a dense MLP) */
     int S;                          /* the shared expert's width (0: none) */
     int dense_layers, DF;           /* with experts, the leading blocks with a dense MLP, its width */
+    accel_numbers_t expert_layers;  /* ... or the blocks with experts (model.expert_layers; n 0: none) */
+    bool qk_unweighted;             /* q/k norms without weights (Llama 4's) */
+    bool qk_rope_only;              /* ... on the layers with RoPE only */
+    int nope;                       /* every N-th layer without RoPE (model.no_rope_pattern; 0: none) */
+    bool llama4;                    /* experts weighing their input: Llama 4's (its names) */
     bool ds;                        /* DeepSeek-V3's routing, shared experts, dense blocks (GLM-4.5) */
     bool select_bias;               /* ... the router's selection bias */
     bool phi3;                      /* Phi-3's fused names (export: LongRoPE's models; others go out
@@ -558,7 +580,13 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.rd = d.llama && m->rope_dim ? m->rope_dim : d.hs;
     d.dv = d.mla && m->v_head_dim ? m->v_head_dim : d.hs;
     d.dense_layers = d.E ? m->dense_layers : 0;
-    d.DF = d.dense_layers ? (m->dense_ffn_width ? m->dense_ffn_width : default_ffn_width(m->width)) : d.F;
+    if (d.E) d.expert_layers = m->expert_layers;
+    d.DF = d.dense_layers || d.expert_layers.n ? (m->dense_ffn_width ? m->dense_ffn_width : default_ffn_width(m->width))
+                                               : d.F;
+    d.qk_unweighted = d.qk_norm && !m->qk_norm_weights;
+    d.qk_rope_only = d.qk_norm && !strcmp(m->qk_norm_layers, "rope");
+    d.nope = d.llama ? m->no_rope_pattern : 0;
+    d.llama4 = d.E && m->expert_input_scaled;
     d.select_bias = d.E && m->router_select_bias;
     d.ds = d.E && (strcmp(m->router_scores, "softmax") || d.select_bias || d.dense_layers || (d.S && !m->shared_expert_gate) ||
                    m->router_groups > 1 || m->router_scale != 1.0 || d.mla);
@@ -614,7 +642,7 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.ministral3 = d.llama && !d.mla && m->query_scale_beta > 0;
     d.ernie = d.E && !d.mla && !strcmp(m->router_scores, "softmax") && d.select_bias;
     d.rope_pairs = d.glm || d.ernie || d.cohere || d.gptj;    /* import: ERNIE 4.5's dense models too */
-    d.hunyuan = d.qk_norm && m->qk_norm_after_rope;
+    d.hunyuan = d.qk_norm && m->qk_norm_after_rope && !d.qk_unweighted;
     d.minimax = d.ds && d.select_bias && !strcmp(m->router_scores, "sigmoid") && d.qk_all && !d.post && !d.S &&
                 !d.mla && !d.dense_layers;
     d.mellum = d.E && !d.mla && !strcmp(m->router_scores, "softmax") && !d.select_bias && d.qk_norm && !d.qk_all &&
@@ -636,6 +664,7 @@ static dims_t dims_of(const accel_model_config_t *m)
     if (d.lfm2) d.glm = d.rope_pairs = false;       /* LFM3's norms after the sublayers are not GLM-4's */
     if (d.granite_h) d.granite_moe = d.E > 0;       /* Granite 4.0-H's experts are Granite's */
     if (d.nemh || d.bamba) d.glm = d.rope_pairs = d.neox = d.sc2 = false;   /* their partial RoPE: rotate_half's */
+    if (d.llama4) d.rope_pairs = true;              /* its complex RoPE turns neighbouring values */
     return d;
 }
 
@@ -643,6 +672,8 @@ static bool map_applies(const map_t *e, const dims_t *d)
 {
     if (!(e->flags & (d->llama ? F_LLAMA : F_GPT))) return false;
     if ((e->flags & F_GDN) && !d->lin_pattern) return false;
+    if ((e->flags & F_LLAMA4) && !d->llama4) return false;
+    if (d->llama4 && !strncmp(e->accel, "h.%d.mlp.", 9) && !(e->flags & F_LLAMA4)) return false;  /* its own */
     if ((e->flags & F_SCONV) && !d->lfm2) return false;
     if ((e->flags & F_MAMBA) && !d->mamba) return false;
     if ((e->flags & F_MCONVB) && !d->mconv_bias) return false;
@@ -669,9 +700,9 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_QDIRECT) && !(d->mla && !d->Rq)) return false;
     if ((e->flags & F_QKVB) && !d->qkv_bias) return false;
     if ((e->flags & F_UNTIED) && d->tied) return false;
-    if ((e->flags & F_QKNORM) && !d->qk_norm) return false;
+    if ((e->flags & F_QKNORM) && (!d->qk_norm || d->qk_unweighted)) return false;
     if ((e->flags & F_QKNORM) && ((e->flags & F_HUNYUAN) != 0) != d->hunyuan) return false;
-    if ((e->flags & F_DENSE) && d->E && !d->dense_layers) return false;
+    if ((e->flags & F_DENSE) && d->E && !d->dense_layers && !d->expert_layers.n) return false;
     if ((e->flags & F_MIXTRAL) && !(d->E && !d->qk_norm && !d->S && !d->oss && !d->granite_moe && !d->ds) && !d->minimax)
         return false;
     if ((e->flags & F_QWEN_MOE) && !(d->E && (d->qk_norm || d->S || d->ds) && !d->oss && !d->granite_moe && !d->minimax))
@@ -708,7 +739,8 @@ static bool map_applies(const map_t *e, const dims_t *d)
 }
 
 /* Whether block l has the entry: with model.dense_layers the leading blocks have the dense MLP's,
- * the others the experts'. */
+ * the others the experts' (with model.expert_layers, those blocks the experts'); q/k norms on the
+ * layers with RoPE only (model.qk_norm_layers=rope) are not on the others. */
 static bool layer_has(const map_t *e, const dims_t *d, int l)
 {
     if (e->flags & F_BLOCK) {           /* a layer of one sublayer has none of the other's */
@@ -729,10 +761,13 @@ static bool layer_has(const map_t *e, const dims_t *d, int l)
         if (e->flags & F_GDN) return linear;
         if (linear && !strncmp(e->accel, "h.%d.attn.", 10)) return false;
     }
-    if (!(e->flags & F_BLOCK) || !d->dense_layers) return true;
-    if (e->flags & F_DENSE) return l < d->dense_layers;
-    const bool experts = e->flags & (F_MIXTRAL | F_QWEN_MOE | F_OSS | F_GRANITE_MOE | F_DS | F_LFM2_MOE | F_NEMH_MOE);
-    return !experts || l >= d->dense_layers;
+    if ((e->flags & F_QKNORM) && d->qk_rope_only && d->nope && (l + 1) % d->nope == 0) return false;
+    if (!(e->flags & F_BLOCK) || (!d->dense_layers && !d->expert_layers.n)) return true;
+    const bool moe = d->expert_layers.n ? accel_layer_listed(&d->expert_layers, l) : l >= d->dense_layers;
+    if (e->flags & F_DENSE) return !moe;
+    const bool experts = e->flags & (F_MIXTRAL | F_QWEN_MOE | F_OSS | F_GRANITE_MOE | F_DS | F_LFM2_MOE | F_NEMH_MOE |
+                                     F_LLAMA4);
+    return !experts || moe;
 }
 
 /* The accel tensor's shape from its (pattern) name, as src/nn/decoder.c registers it. */
@@ -1023,6 +1058,7 @@ typedef struct {
 static const arch_info_t g_archs[] = {
     { "GPT2LMHeadModel", "gpt2", false },
     { "LlamaForCausalLM", "llama", true },
+    { "Llama4ForCausalLM", "llama4_text", true },
     { "MistralForCausalLM", "mistral", true },
     { "Qwen2ForCausalLM", "qwen2", true },
     { "Qwen3ForCausalLM", "qwen3", true },
@@ -1120,6 +1156,8 @@ static const multimodal_t g_multimodal[] = {
     /* LFM2-VL, LFM3-VL: their language models beside a vision tower, tied unless the top level says not */
     { "Lfm2VlForConditionalGeneration", "Lfm2ForCausalLM", "lfm2", NULL, true, false },
     { "Lfm3VlForConditionalGeneration", "Lfm3ForCausalLM", "lfm3", NULL, true, false },
+    /* Llama 4 Scout and Maverick: the language model beside a vision tower */
+    { "Llama4ForConditionalGeneration", "Llama4ForCausalLM", "llama4_text", NULL, false, false },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
@@ -1872,6 +1910,83 @@ static accel_status_t translate_nope(json_t *root, const char *path, accel_model
     return ACCEL_OK;
 }
 
+/* Llama 4's text model (Llama4TextConfig) into m, after translate_nope placed its layers without
+ * RoPE: experts on moe_layers (else every interleave_moe_layer_step-th block), num_local_experts
+ * SwiGLU experts of intermediate_size chosen by their router logits, each chosen one's input times
+ * the logit's sigmoid, beside a shared expert as wide; the other blocks a dense SwiGLU of
+ * intermediate_size_mlp. The layers with RoPE attend in chunks of attention_chunk_size (layer_types
+ * chunked_attention) with q/k norms without weights after RoPE (use_qk_norm); the others attend to
+ * the whole context with the query temperature (attn_temperature_tuning: 1 + attn_scale
+ * ln(1 + floor((p + 1) / floor_scale))). */
+static accel_status_t translate_llama4(json_t *root, const char *path, accel_model_config_t *m, char *err,
+                                       size_t errlen)
+{
+    const int L = m->layers;
+    const long long E = jint(root, "num_local_experts", 16), K = jint(root, "num_experts_per_tok", 1);
+    const long long step = jint(root, "interleave_moe_layer_step", 1), dff = jint(root, "intermediate_size_mlp", 16384);
+    if (E < 1 || E > 4096 || K < 1 || K > E)
+        REFUSE("%s: num_local_experts = %lld, num_experts_per_tok = %lld: accel needs 1..4096 experts and 1..that many "
+               "a token", path, E, K);
+    if (dff < 1 || dff > (1 << 22)) REFUSE("%s: intermediate_size_mlp = %lld: accel needs 1..4194304", path, dff);
+    m->experts = (int)E;
+    m->experts_per_token = (int)K;
+    snprintf(m->router_scores, sizeof m->router_scores, "sigmoid");
+    m->router_norm_topk = false;
+    m->expert_input_scaled = true;
+    m->shared_expert_ffn = m->ffn_width;
+    m->shared_expert_gate = false;
+    json_t *list = json_object_get(root, "moe_layers");
+    if (json_is_array(list) ? json_array_size(list) == 0 : step < 1)
+        REFUSE("%s: %s: accel's Llama 4 has experts in some block", path,
+               json_is_array(list) ? "moe_layers is empty" : "interleave_moe_layer_step < 1");
+    accel_numbers_t moe = { 0 };
+    for (int l = 0; l < L; l++) {
+        bool has = !json_is_array(list) && (l + 1) % step == 0;
+        for (size_t i = 0; json_is_array(list) && i < json_array_size(list); i++)
+            has |= json_integer_value(json_array_get(list, i)) == l;
+        if (has && moe.n < ACCEL_NUMBERS_MAX) moe.v[moe.n++] = l;
+    }
+    if (moe.n < L) {                    /* some blocks dense: the list (every block: none needed) */
+        m->expert_layers = moe;
+        m->dense_ffn_width = (int)dff;
+    }
+    if (jbool(root, "use_qk_norm", true)) {
+        m->qk_norm = m->qk_norm_after_rope = true;
+        m->qk_norm_weights = false;
+        snprintf(m->qk_norm_layers, sizeof m->qk_norm_layers, "rope");
+    }
+    json_t *chunk = json_object_get(root, "attention_chunk_size");
+    const long long cs = !chunk ? 8192 : json_is_integer(chunk) ? json_integer_value(chunk) : 0;
+    if (chunk && !json_is_null(chunk) && (cs < 1 || cs > (1 << 24)))
+        REFUSE("%s: attention_chunk_size = %lld: accel needs 1..16777216 (or null)", path, cs);
+    json_t *types = json_object_get(root, "layer_types");
+    if (json_is_array(types) && json_array_size(types) != (size_t)L)
+        REFUSE("%s: layer_types has %zu entries for num_hidden_layers = %d", path, json_array_size(types), L);
+    for (int l = 0; json_is_array(types) && l < L; l++) {   /* chunks on the layers with RoPE, as transformers */
+        const char *t = json_string_value(json_array_get(types, (size_t)l));
+        const bool chunked = cs > 0 && !(m->no_rope_pattern && (l + 1) % m->no_rope_pattern == 0);
+        if (!t || strcmp(t, chunked ? "chunked_attention" : "full_attention"))
+            REFUSE("%s: layer_types[%d] = %s: accel's Llama 4 attends in chunks on its layers with RoPE and to the "
+                   "whole context on the others (no_rope_layers)", path, l, t ? t : "(not a string)");
+    }
+    if (cs > 0) {
+        m->sliding_window = (int)cs;
+        m->sliding_window_pattern = m->no_rope_pattern;
+        m->sliding_chunked = true;
+    }
+    if (jbool(root, "attn_temperature_tuning", true) && m->no_rope_pattern) {
+        const long long fs = jint(root, "floor_scale", 8192);
+        m->query_scale_beta = jnum(root, "attn_scale", 0.1);
+        if (fs < 1 || fs > INT_MAX || !(m->query_scale_beta >= 0 && m->query_scale_beta <= 1e6))
+            REFUSE("%s: floor_scale = %lld, attn_scale = %g: accel needs a floor_scale >= 1 and an attn_scale in "
+                   "0..1e6", path, fs, m->query_scale_beta);
+        m->query_scale_context = m->query_scale_beta > 0 ? (int)fs : 0;
+        m->query_scale_offset = m->query_scale_beta > 0;
+        if (m->query_scale_beta > 0) snprintf(m->query_scale_layers, sizeof m->query_scale_layers, "no_rope");
+    }
+    return ACCEL_OK;
+}
+
 /* quantization_config: none, or gpt-oss's MXFP4 experts (its quant_method as published, the
  * attention, router, embeddings and head unquantized), which accel widens to fp32 as it reads. */
 /* quantization_config: gpt-oss's MXFP4 experts, or FP8 (e4m3 weights times their weight_scale_inv:
@@ -1993,6 +2108,16 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool lfm2 = lfm2_moe || lfm3 || !strcmp(ai->arch, "Lfm2ForCausalLM");    /* short convolutions, its names */
         const bool nemotron_h = !strcmp(ai->arch, "NemotronHForCausalLM");   /* one sublayer a layer, Mamba-2 */
         const bool bamba = !strcmp(ai->arch, "BambaForCausalLM");     /* Mamba-2 blocks, RoPE on half a head */
+        const bool llama4 = !strcmp(ai->arch, "Llama4ForCausalLM");   /* chunks, NoPE layers, experts on their input */
+        if (llama4) {                   /* Llama4TextConfig's defaults */
+            m->layers = (int)jint(root, "num_hidden_layers", 48);
+            m->heads = (int)jint(root, "num_attention_heads", 40);
+            m->kv_heads = (int)jint(root, "num_key_value_heads", 8);
+            m->width = (int)jint(root, "hidden_size", 5120);
+            m->ffn_width = (int)jint(root, "intermediate_size", 8192);
+            m->context = (int)jint(root, "max_position_embeddings", 131072);
+            m->vocab = (int)jint(root, "vocab_size", 202048);
+        }
         if (bamba) {                    /* BambaConfig's defaults */
             m->context = (int)jint(root, "max_position_embeddings", 262144);
             m->ffn_width = (int)jint(root, "intermediate_size", 14336);
@@ -2024,7 +2149,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool plain = starcoder2 || nemotron || jais2 || arcee || neox || phi || gptj;
         const char *eps_key = starcoder2 ? "norm_epsilon" : nemotron || lfm2 ? "norm_eps" : gptj || nemotron_h ? "layer_norm_epsilon"
                             : jais2 || stablelm || neox || cohere || phi ? "layer_norm_eps" : "rms_norm_eps";
-        m->rms_eps = jnum(root, eps_key, helium ? 1e-8 : layer_norm || arcee || lfm2 || nemotron_h || bamba ? 1e-5 : 1e-6);
+        m->rms_eps = jnum(root, eps_key, helium ? 1e-8 : layer_norm || arcee || lfm2 || nemotron_h || bamba || llama4 ? 1e-5 : 1e-6);
         if (layer_norm) snprintf(m->norm, sizeof m->norm, "layer");
         m->norm_unit_offset = nemotron;
         if (plain) {                    /* relu2, the tanh GELU (gelu_new is the same), the exact one */
@@ -2094,7 +2219,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                                                                                         * experts */
         const bool qwen35 = !strcmp(ai->arch, "Qwen3_5ForCausalLM") || qwen35_moe;  /* gated delta-nets, gated
                                                                                       * attention */
-        long long hd = jint(root, "head_dim", minimax || solar || lfm3 || nemotron_h ? 128 : qwen35 ? 256 : 0);   /* their configs' default */
+        long long hd = jint(root, "head_dim", minimax || solar || lfm3 || nemotron_h || llama4 ? 128 : qwen35 ? 256 : 0);   /* their configs' default */
         if (hd < 0 || hd > (1 << 16) || hd % 2)
             REFUSE("%s: head_dim = %lld: accel needs an even head size up to 65536", path, hd);
         if (m->heads > 0 && m->width % m->heads && !hd && !dsv3)    /* latent attention: heads of its own size */
@@ -2235,7 +2360,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
          * families' o_proj bias has no place in accel. */
         const bool seed = !strcmp(ai->arch, "SeedOssForCausalLM");
         const bool llama_bias = (!strcmp(ai->arch, "LlamaForCausalLM") || dots1 || hunyuan || nemotron || jais2 || arcee ||
-                                 neox || cohere) && jbool(root, "attention_bias", jais2 || neox);
+                                 neox || cohere || llama4) && jbool(root, "attention_bias", jais2 || neox);
         if (starcoder2 || stablelm || phi || gptj) {   /* StarCoder2's use_bias: every projection's; StableLM: q, k,
                                                          * v; Phi: q, k, v and dense; GPT-J: none */
             m->attention_bias = starcoder2 ? m->mlp_bias : phi || (stablelm && jbool(root, "use_qkv_bias", false));
@@ -2258,7 +2383,9 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         if (lfm2) m->tie_embeddings = jbool(root, "tie_embedding", m->tie_embeddings);  /* its early name, first */
         if (nemotron_h) m->tie_embeddings = false;     /* transformers ties none of its heads */
         accel_status_t wst = translate_window(root, path, ai->arch, m, err, errlen);
-        if (wst == ACCEL_OK && !strcmp(ai->arch, "SmolLM3ForCausalLM")) wst = translate_nope(root, path, m, err, errlen);
+        if (wst == ACCEL_OK && (!strcmp(ai->arch, "SmolLM3ForCausalLM") || llama4))
+            wst = translate_nope(root, path, m, err, errlen);
+        if (wst == ACCEL_OK && llama4) wst = translate_llama4(root, path, m, err, errlen);
         if (wst == ACCEL_OK && cohere2) {
             /* Command R7B's full-attention layers have no RoPE; without a window, none has it */
             m->no_rope_pattern = !m->sliding_window ? 1 : m->sliding_window_pattern;
@@ -2322,7 +2449,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         m->rope_theta = typed_theta > 0 ? typed_theta
                       : jnum(root, "rope_theta", jnum(json_is_object(rp) ? rp : root, "rope_theta",
                                                       oss ? 150000.0 : minimax ? 5000000.0 : solar ? 1000000.0
-                                                      : helium ? 100000.0 : lfm2 ? 1000000.0
+                                                      : helium ? 100000.0 : lfm2 ? 1000000.0 : llama4 ? 500000.0
                                                       : neox ? jnum(root, "rotary_emb_base", 10000.0) : 10000.0));
         const char *rtype = json_is_object(rp) ? (jstr(rp, "rope_type") ? jstr(rp, "rope_type") : jstr(rp, "type")) : NULL;
         double yarn_mscale = 0, yarn_mscale_all = 0;    /* DeepSeek-V3's YaRN */
@@ -2690,10 +2817,11 @@ static bool any_tensor_ends(const accel_hf_t *hf, const char *suffix)
     return false;
 }
 
-/* The vision tower's and the multimodal projector's tensors, under either naming. */
+/* The vision tower's and the multimodal projector's tensors, under either naming (Llama 4's
+ * tower: vision_model.). */
 static bool is_vision_tensor(const char *name)
 {
-    static const char *const parts[] = { "vision_tower.", "multi_modal_projector.", "visual." };
+    static const char *const parts[] = { "vision_tower.", "vision_model.", "multi_modal_projector.", "visual." };
     if (!strncmp(name, "model.", 6)) name += 6;
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
         if (!strncmp(name, parts[i], strlen(parts[i]))) return true;
@@ -2923,7 +3051,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     d.granite_moe |= !strcmp(family, "GraniteMoeForCausalLM");
     d.mxfp4 = hf->mxfp4;
     d.mla_pairs = d.mla && hf->mla_pairs;
-    d.fused = d.E && !d.oss && (any_tensor_ends(hf, ".mlp.experts.gate_up_proj") ||
+    d.fused = d.E && !d.oss && !d.llama4 && (any_tensor_ends(hf, ".mlp.experts.gate_up_proj") ||
                                 any_tensor_ends(hf, ".feed_forward.experts.gate_up_proj"));
     d.exaone_moe = !strcmp(family, "ExaoneMoeForCausalLM");    /* their names: the file's family says */
     d.minimax = !strcmp(family, "MiniMaxM2ForCausalLM");
@@ -2931,7 +3059,8 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     d.neox = !strcmp(family, "GPTNeoXForCausalLM");
     d.phi = !strcmp(family, "PhiForCausalLM");
     d.gptj = !strcmp(family, "GPTJForCausalLM");
-    d.rope_pairs = d.glm || d.ernie || d.cohere || d.gptj;
+    d.llama4 = !strcmp(family, "Llama4ForCausalLM");
+    d.rope_pairs = d.glm || d.ernie || d.cohere || d.gptj || d.llama4;
     d.bamba = !strcmp(family, "BambaForCausalLM");
     d.granite_h = d.mamba && !d.nemh && !d.bamba;
     d.granite_moe = d.granite_moe && !d.bamba;

@@ -71,7 +71,8 @@ for dir in "$FIX"/*/; do
     # into rope_theta), Moonlight's
     # RoPE pairs interleaved (DeepSeek-V3's default), Qwen3-FP8's weights dequantized, LFM2's MLP
     # width as Lfm2MLP made it (block_auto_adjust_ff_dim false), LFM2-VL's and LFM3-VL's language models
-    # without their vision towers, Nemotron 3 Super's kind without its MTP block: the same model, its logits
+    # without their vision towers, Nemotron 3 Super's kind without its MTP block, Llama 4's language
+    # model without its vision tower: the same model, its logits
     case $name in phi3) as=MistralForCausalLM ;; gemma3_vl) as=Gemma3ForCausalLM ;; gpt_oss_mxfp4) as=GptOssForCausalLM ;;
                   glm4_moe|dots1|solar_open) as=Glm4MoeForCausalLM ;; deepseek_v3|moonlight|glm4_moe_lite) as=DeepseekV3ForCausalLM ;;
                   ministral3_vl|ministral3_fp8) as=Ministral3ForCausalLM ;; ernie4_5) as=LlamaForCausalLM ;;
@@ -82,7 +83,7 @@ for dir in "$FIX"/*/; do
                   qwen2_5_vl) as=Qwen2ForCausalLM ;; glm4v_moe) as=Glm4MoeForCausalLM ;; glm4v) as=Glm4ForCausalLM ;;
                   qwen3_fp8) as=Qwen3ForCausalLM ;; qwen3_5_vl) as=Qwen3_5ForCausalLM ;; qwen3_next) as=Qwen3NextForCausalLM ;;
                   lfm2|lfm2_vl) as=Lfm2ForCausalLM ;; lfm3|lfm3_vl) as=Lfm3ForCausalLM ;;
-                  nemotron_h_latent) as=NemotronHForCausalLM ;;
+                  nemotron_h_latent) as=NemotronHForCausalLM ;; llama4_vl) as=Llama4ForCausalLM ;;
                   *) as= ;; esac
     if [ -n "$as" ]; then
         grep -q "\"$as\"" "$name.hf/config.json" || fail "$name: not exported as the $as it equals"
@@ -212,6 +213,16 @@ pass "bamba: transformers' logits need the partial RoPE; its config.json as Pyth
 # Nemotron-H: the logits need its attention without RoPE and (Nemotron 3 Nano's kind) the routed
 # scale; the hub's config.json (hybrid_override_pattern with num_hidden_layers, mamba_n_groups and
 # mamba_conv_bias, a bare Infinity in time_step_limit) gives the same.
+# Llama 4: transformers' logits need its chunks (8 of 16 positions), experts weighing their input,
+# q/k norms on the RoPE layers only, the temperature's offset (positions counted from 1) and llama3
+# RoPE; the hub's config.json (Scout's: attn_temperature_tuning 4, which Python takes as true; no
+# layer_types or moe_layers: interleave_moe_layer_step says) gives the same.
+needs llama4 model.sliding_chunked=false model.expert_input_scaled=false model.qk_norm_layers=all \
+    model.query_scale_offset=0 model.rope_scaling=none
+hub_form llama4_hub llama4 's/"attn_temperature_tuning": true/"attn_temperature_tuning": 4/
+/"layer_types": \[/,/^  \],/d
+/"moe_layers": \[/,/^  \],/d' '"moe_layers"'
+pass "llama4: transformers' logits need its chunks, input-weighed experts, q/k norms on RoPE layers, the temperature's offset; the hub's config.json gives the same"
 needs nemotron_h model.no_rope_pattern=0
 needs nemotron_h_moe model.router_scale=1 model.no_rope_pattern=0
 hub_form nemotron_h_hub nemotron_h '/"layers_block_type": \[/,/^  \],/c\
@@ -544,6 +555,7 @@ train_case 2 zero3 "$FIX/nemotron_h" "$FIX/nemotron_h" nemotron_h_dir_2_zero3
 train_case 2 zero2 "$FIX/bamba" "$FIX/bamba" bamba_dir_2_zero2
 train_case 2 zero2 "$FIX/nemotron_h_moe" "$FIX/nemotron_h_moe" nemotron_h_moe_dir_2_zero2
 train_case 2 ddp "$FIX/nemotron_h_latent" "$FIX/nemotron_h_latent" nemotron_h_latent_dir_2_ddp
+train_case 2 zero2 "$FIX/llama4" "$FIX/llama4" llama4_dir_2_zero2
 train_case 1 ddp "$FIX/gemma" "$FIX/gemma" gemma_dir_1_ddp
 train_case 2 ddp "$FIX/gemma3_vl" "$FIX/gemma3_vl" gemma3_vl_dir_2_ddp
 train_case 2 zero2 "$FIX/gemma2" "$FIX/gemma2" gemma2_dir_2_zero2
@@ -888,6 +900,12 @@ export_refused nhlat "model.expert_latent=4 outside Nemotron-H's layers" model.e
 export_refused nhrope "model.mlp_only_layers / model.mixer_only_layers with RoPE or a window" \
     "model.mixer_only_layers=[0]" "model.mlp_only_layers=[1]" model.mlp=plain model.activation=relu2 \
     model.tie_embeddings=false
+refused l4types llama4 '0,/"chunked_attention",/s//"full_attention",/' \
+    "layer_types[0] = full_attention: accel's Llama 4 attends in chunks on its layers with RoPE"
+refused l4experts llama4 's/"num_local_experts": 4/"num_local_experts": 0/' "num_local_experts = 0"
+export_refused l4keys "Llama 4's keys" model.sliding_window=4 model.sliding_chunked=true
+export_refused l4router "model.expert_input_scaled (Llama 4's experts) with experts other than Llama 4's" \
+    model.experts=2 model.experts_per_token=1 model.expert_input_scaled=true
 refused lfm3bias lfm3 's/"attention_bias": false/"attention_bias": true/' "attention_bias = true: accel's LFM3 attention"
 refused lfm3type lfm3 '0,/"conv",/s//"linear_attention",/' \
     "layer_types[0] = linear_attention: LFM3's layers are conv, sliding_attention or full_attention"

@@ -1974,7 +1974,9 @@ static accel_status_t translate_llama4(json_t *root, const char *path, accel_mod
         m->sliding_window_pattern = m->no_rope_pattern;
         m->sliding_chunked = true;
     }
-    if (jbool(root, "attn_temperature_tuning", true) && m->no_rope_pattern) {
+    json_t *tt = json_object_get(root, "attn_temperature_tuning");  /* the hub's Scout: 4, which Python reads as true */
+    const bool tuning = !tt || (json_is_boolean(tt) ? json_is_true(tt) : json_is_number(tt) && json_number_value(tt) != 0);
+    if (tuning && m->no_rope_pattern) {
         const long long fs = jint(root, "floor_scale", 8192);
         m->query_scale_beta = jnum(root, "attn_scale", 0.1);
         if (fs < 1 || fs > INT_MAX || !(m->query_scale_beta >= 0 && m->query_scale_beta <= 1e6))
@@ -3479,6 +3481,48 @@ static json_t *bamba_json(const accel_model_config_t *m, const dims_t *d, const 
     return j;
 }
 
+/* Llama 4's config.json (accel_hf_export checked the model is one): Llama4TextConfig's keys, the
+ * blocks with experts (moe_layers) and the layers with RoPE (no_rope_layers) as lists, chunks on
+ * those (attention_chunk_size), its q/k norms and query temperature as switches. */
+static json_t *llama4_json(const accel_model_config_t *m, const dims_t *d, const char *dtype)
+{
+    json_t *moe = json_array(), *rope = json_array(), *types = json_array();
+    for (int l = 0; l < m->layers; l++) {
+        const bool turns = !(d->nope && (l + 1) % d->nope == 0);
+        if (!d->expert_layers.n || accel_layer_listed(&d->expert_layers, l)) json_array_append_new(moe, json_integer(l));
+        json_array_append_new(rope, json_integer(turns));
+        json_array_append_new(types, json_string(turns && m->sliding_window ? "chunked_attention" : "full_attention"));
+    }
+    json_t *j = json_pack("{s:[s], s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:s, s:b, s:b, s:b, s:s, s:s}",
+                          "architectures", "Llama4ForCausalLM", "model_type", "llama4_text", "hidden_size", m->width,
+                          "intermediate_size", d->F, "intermediate_size_mlp", d->DF, "num_hidden_layers", m->layers,
+                          "num_attention_heads", m->heads, "num_key_value_heads", d->KVH, "head_dim", d->hs,
+                          "max_position_embeddings", m->context, "vocab_size", m->vocab, "rms_norm_eps", m->rms_eps,
+                          "hidden_act", "silu", "tie_word_embeddings", m->tie_embeddings, "attention_bias",
+                          m->attention_bias, "use_qk_norm", m->qk_norm, "dtype", dtype, "torch_dtype", dtype);
+    if (!j) { json_decref(moe); json_decref(rope); json_decref(types); return NULL; }
+    json_object_set_new(j, "num_local_experts", json_integer(d->E));
+    json_object_set_new(j, "num_experts_per_tok", json_integer(m->experts_per_token));
+    json_object_set_new(j, "moe_layers", moe);
+    json_object_set_new(j, "interleave_moe_layer_step", json_integer(1));   /* moe_layers says */
+    json_object_set_new(j, "no_rope_layers", rope);
+    json_object_set_new(j, "layer_types", types);
+    json_object_set_new(j, "no_rope_layer_interval", json_integer(d->nope ? d->nope : 4));
+    json_object_set_new(j, "attention_chunk_size", m->sliding_window ? json_integer(m->sliding_window) : json_null());
+    json_object_set_new(j, "attn_temperature_tuning", json_boolean(m->query_scale_beta > 0));
+    json_object_set_new(j, "floor_scale", json_integer(m->query_scale_beta > 0 ? m->query_scale_context : 8192));
+    json_object_set_new(j, "attn_scale", json_real(m->query_scale_beta > 0 ? m->query_scale_beta : 0.1));
+    json_object_set_new(j, "router_aux_loss_coef", json_real(0.001));  /* transformers' training term's default */
+    json_object_set_new(j, "output_router_logits", json_false());
+    json_t *rp = !strcmp(m->rope_scaling, "llama3")
+               ? json_pack("{s:s, s:f, s:f, s:f, s:f, s:i}", "rope_type", "llama3", "rope_theta", m->rope_theta, "factor",
+                           m->rope_factor, "low_freq_factor", m->rope_low_freq_factor, "high_freq_factor",
+                           m->rope_high_freq_factor, "original_max_position_embeddings", m->rope_original_context)
+               : json_pack("{s:s, s:f}", "rope_type", "default", "rope_theta", m->rope_theta);
+    json_object_set_new(j, "rope_parameters", rp);
+    return j;
+}
+
 /* config.json for cfg's model (transformers 4.4x and 5 read it). */
 static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, int eos_id)
 {
@@ -3501,6 +3545,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         j = nemotron_h_json(m, &d, dtype);
     } else if (d.bamba) {
         j = bamba_json(m, &d, dtype);
+    } else if (d.llama4) {
+        j = llama4_json(m, &d, dtype);
     } else {
         /* The family from the building blocks (accel_hf_export refused the combinations none
          * has): Gemma's 1 + weight norms (Gemma 3: four a block with q/k norms, Gemma 2: four
@@ -4402,6 +4448,14 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                     "model.mlp_only_layers and model.mixer_only_layers)", d.Lat);
         return ACCEL_ERR_UNSUPPORTED;
     }
+    if (!d.llama4 && (!m->qk_norm_weights || strcmp(m->qk_norm_layers, "all") || m->sliding_chunked ||
+                      m->query_scale_offset || strcmp(m->query_scale_layers, "all") || d.expert_layers.n)) {
+        ACCEL_ERROR("export --format hf: Llama 4's keys (unweighted q/k norms or norms on the layers with RoPE only, "
+                    "chunked attention, the query temperature's offset or layers, model.expert_layers) without its "
+                    "experts (model.expert_input_scaled) have no Hugging Face counterpart\n--> hint: "
+                    "Llama4ForCausalLM has them all");
+        return ACCEL_ERR_UNSUPPORTED;
+    }
     /* LayerNorms or a plain MLP: five families, each with Llama's other blocks (norms before the
      * sublayers, no experts, q/k norms, latent attention or scalars), RoPE plain or scaled by
      * llama3, linear or YaRN, each with its own biases, window and part of the head turned. */
@@ -4495,6 +4549,42 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
             ACCEL_ERROR("export --format hf: model.mlp_only_layers / model.mixer_only_layers with %s has no Hugging "
                         "Face counterpart\n--> hint: NemotronHForCausalLM: each layer Mamba-2, attention without RoPE, "
                         "a plain MLP or plain experts, RMSNorms before them, no biases, a separate head", bad);
+            return ACCEL_ERR_UNSUPPORTED;
+        }
+    } else if (d.llama4) {          /* Llama 4: experts weighing their input, chunks, layers without RoPE */
+        const char *bad = d.ln || d.plain || parallel || m->head_bias || m->norm_unit_offset ||
+                          strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu")
+                        ? "LayerNorms, a plain MLP, parallel blocks, a head bias, norms by 1 + weight or after the "
+                          "sublayers, or an activation but SwiGLU's"
+                        : m->embed_scale != 1.0 || m->query_pre_attn_scalar || m->attention_softcap > 0 ||
+                          m->logit_softcap > 0 || m->attention_multiplier > 0 || m->residual_multiplier != 1.0 ||
+                          m->logits_scaling != 1.0 || m->attention_sinks || m->attention_output_gate ||
+                          m->attention_head_gate || d.mla || d.lin_pattern || d.mamba || d.lfm2 || d.nemh
+                        ? "Gemma's, Granite's, gpt-oss's or Qwen3.5's keys, latent attention or recurrent layers"
+                        : m->attention_bias != m->attention_out_bias
+                        ? "q/k/v biases without the output projection's or the reverse (attention_bias is all four)"
+                        : m->qk_norm && (!d.qk_unweighted || !m->qk_norm_after_rope || strcmp(m->qk_norm_scope, "head") ||
+                                         (d.nope && !d.qk_rope_only))
+                        ? "q/k norms other than Llama 4's (unweighted, per head, after RoPE, on the layers with RoPE)"
+                        : strcmp(m->router_scores, "sigmoid") || m->router_norm_topk || d.select_bias ||
+                          m->router_groups > 1 || m->router_scale != 1.0 || m->expert_bias || d.S != d.F ||
+                          m->shared_expert_gate || d.dense_layers || m->router_aux_loss > 0
+                        ? "experts other than Llama 4's (the sigmoid of the chosen logits, not renormalized, beside an "
+                          "ungated shared expert as wide as each; dense blocks by model.expert_layers)"
+                        : m->rope_dim || (strcmp(m->rope_scaling, "none") && strcmp(m->rope_scaling, "llama3"))
+                        ? "partial RoPE or a RoPE scaling other than llama3"
+                        : m->sliding_window && (!m->sliding_chunked || m->sliding_window_pattern != d.nope ||
+                                                m->sliding_layers.n || strcmp(m->sliding_rope, "scaled"))
+                        ? "a window other than chunks on every layer with RoPE (model.sliding_chunked, "
+                          "model.sliding_window_pattern = model.no_rope_pattern)"
+                        : m->query_scale_beta > 0 && (m->query_scale_offset != 1 || strcmp(m->query_scale_layers, "no_rope"))
+                        ? "a query temperature other than Llama 4's (model.query_scale_offset=1 on the layers without RoPE)"
+                        : NULL;
+        if (bad) {
+            ACCEL_ERROR("export --format hf: model.expert_input_scaled (Llama 4's experts) with %s has no Hugging Face "
+                        "counterpart\n--> hint: Llama4ForCausalLM: RMSNorms before the sublayers, SwiGLU, Llama 4's "
+                        "experts and shared expert, chunked attention with unweighted q/k norms on the layers with "
+                        "RoPE, the query temperature on the others", bad);
             return ACCEL_ERR_UNSUPPORTED;
         }
     } else if (d.bamba) {           /* Bamba: Mamba-2 beside attention with RoPE on half of each head, SwiGLU */

@@ -617,6 +617,25 @@ START_TEST(test_refuses_bad_config)
              "model.mamba_heads=4 model.attention_layers=1 model.mixer_only_layers=0,1 model.mlp=plain "
              "model.activation=relu2 model.experts=4 model.experts_per_token=2 model.layers=3 "
              "model.mlp_only_layers=2 model.expert_latent=6", bad_one);
+    /* Llama 4's parts: a valid set, then each out of place. */
+    static const char *const bad_llama4[] = {
+        "model.qk_norm_weights=false",                              /* q/k norm keys without the norms */
+        "model.qk_norm_layers=rope",
+        "model.sliding_chunked=true",                               /* chunks of no window */
+        "model.query_scale_offset=1",                               /* the temperature's keys without it */
+        "model.query_scale_beta=0.1 model.query_scale_context=4 model.query_scale_layers=no_rope",  /* no NoPE layers */
+        "model.expert_layers=1",                                    /* expert keys without experts */
+        "model.expert_input_scaled=true",
+        "model.experts=4 model.experts_per_token=1 model.expert_layers=2",    /* past the last of 2 layers */
+        "model.experts=4 model.experts_per_token=1 model.expert_layers=1 model.dense_layers=1",
+    };
+    REFUSALS("Llama 4's blocks",
+             "model.no_rope_pattern=2 model.qk_norm=true model.qk_norm_weights=false model.qk_norm_after_rope=true "
+             "model.qk_norm_layers=rope model.sliding_window=4 model.sliding_window_pattern=2 model.sliding_chunked=true "
+             "model.query_scale_beta=0.1 model.query_scale_context=4 model.query_scale_offset=1 "
+             "model.query_scale_layers=no_rope model.experts=4 model.experts_per_token=1 model.router_scores=sigmoid "
+             "model.router_norm_topk=false model.expert_input_scaled=true model.expert_layers=1 "
+             "model.shared_expert_ffn=40 model.shared_expert_gate=false model.dense_ffn_width=24", bad_llama4);
     /* LFM3's parts: a valid set, then each out of place. */
     static const char *const bad_lfm3[] = {
         "model.attention_head_gate=true model.attention_output_gate=true",    /* two gates */

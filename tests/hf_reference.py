@@ -1023,7 +1023,8 @@ def bamba():
 # Llama 4's text model (Llama4TextConfig), shared by its fixtures: 4 layers, every 2nd (1, 3) without
 # RoPE, attending to the whole context with the query temperature (floor_scale 4, attn_scale 0.1: it
 # steps at positions 3, 7, 11, 15), the others in chunks of 8 positions with unweighted q/k norms
-# after its pairwise (complex) RoPE, llama3-scaled; experts on layers 1 and 3
+# after its pairwise (complex) RoPE, llama3-scaled with Scout's equal low and high frequency factors
+# (a sharp cut: transformers warns, and computes it); experts on layers 1 and 3
 # (interleave_moe_layer_step 2): 4 SwiGLU experts of 12, one a token, its input scaled by the sigmoid
 # of its router logit, beside a shared expert of 12; layers 0 and 2 a dense SwiGLU of 20.
 LLAMA4_TEXT = dict(vocab_size=V, hidden_size=32, intermediate_size=12, intermediate_size_mlp=20, num_hidden_layers=4,
@@ -1032,7 +1033,7 @@ LLAMA4_TEXT = dict(vocab_size=V, hidden_size=32, intermediate_size=12, intermedi
                    no_rope_layer_interval=2, attention_chunk_size=8, attn_temperature_tuning=True, floor_scale=4,
                    attn_scale=0.1, use_qk_norm=True, tie_word_embeddings=False,
                    rope_parameters={"rope_type": "llama3", "rope_theta": 500000.0, "factor": 8.0, "low_freq_factor": 1.0,
-                                    "high_freq_factor": 4.0, "original_max_position_embeddings": 8},
+                                    "high_freq_factor": 1.0, "original_max_position_embeddings": 8},
                    pad_token_id=0, bos_token_id=1, eos_token_id=2)
 
 

@@ -396,6 +396,7 @@ static double llama3_inv_freq(const accel_model_config_t *c, double f)
     const double hi = c->rope_high_freq_factor, wavelen = 2.0 * pi / f;
     if (wavelen < old / hi) return f;
     if (wavelen > old / lo) return f / c->rope_factor;
+    if (hi == lo) return f;         /* equal factors (Llama 4 Scout's): a sharp cut, no blend */
     double smooth = (old / wavelen - lo) / (hi - lo);
     return (1.0 - smooth) * f / c->rope_factor + smooth * f;
 }
@@ -632,8 +633,8 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
         else if (!strcmp(c->rope_scaling, "llama3") && !(c->rope_low_freq_factor > 0.0))
             bad = "model.rope_low_freq_factor", why = "must be > 0";
         else if (!strcmp(c->rope_scaling, "llama3") &&
-                 !(c->rope_high_freq_factor > c->rope_low_freq_factor && isfinite(c->rope_high_freq_factor)))
-            bad = "model.rope_high_freq_factor", why = "must be finite and above model.rope_low_freq_factor";
+                 !(c->rope_high_freq_factor >= c->rope_low_freq_factor && isfinite(c->rope_high_freq_factor)))
+            bad = "model.rope_high_freq_factor", why = "must be finite and at least model.rope_low_freq_factor";
         else if (!strcmp(c->rope_scaling, "llama3") && c->rope_original_context < 1)
             bad = "model.rope_original_context", why = "must be >= 1";
         else if (!strcmp(c->rope_scaling, "yarn") && !(c->rope_factor >= 1.0 && isfinite(c->rope_factor)))

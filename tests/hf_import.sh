@@ -213,6 +213,8 @@ pass "bamba: transformers' logits need the partial RoPE; its config.json as Pyth
 # Nemotron-H: the logits need its attention without RoPE and (Nemotron 3 Nano's kind) the routed
 # scale; the hub's config.json (hybrid_override_pattern with num_hidden_layers, mamba_n_groups and
 # mamba_conv_bias, a bare Infinity in time_step_limit) gives the same.
+needs flex_olmo model.norm_position=pre
+pass "flex_olmo: transformers' logits need OLMo 2's norms after the sublayers under OLMoE's experts"
 # Llama 4: transformers' logits need its chunks (8 of 16 positions), experts weighing their input,
 # q/k norms on the RoPE layers only, the temperature's offset (positions counted from 1) and llama3
 # RoPE; the hub's config.json (Scout's: attn_temperature_tuning 4, which Python takes as true; no
@@ -556,6 +558,7 @@ train_case 2 zero2 "$FIX/bamba" "$FIX/bamba" bamba_dir_2_zero2
 train_case 2 zero2 "$FIX/nemotron_h_moe" "$FIX/nemotron_h_moe" nemotron_h_moe_dir_2_zero2
 train_case 2 ddp "$FIX/nemotron_h_latent" "$FIX/nemotron_h_latent" nemotron_h_latent_dir_2_ddp
 train_case 2 zero2 "$FIX/llama4" "$FIX/llama4" llama4_dir_2_zero2
+train_case 2 zero3 "$FIX/flex_olmo" "$FIX/flex_olmo" flex_olmo_dir_2_zero3
 train_case 1 ddp "$FIX/gemma" "$FIX/gemma" gemma_dir_1_ddp
 train_case 2 ddp "$FIX/gemma3_vl" "$FIX/gemma3_vl" gemma3_vl_dir_2_ddp
 train_case 2 zero2 "$FIX/gemma2" "$FIX/gemma2" gemma2_dir_2_zero2

@@ -1020,6 +1020,16 @@ def bamba():
         tie_word_embeddings=False, pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def flex_olmo():
+    # FlexOlmo (FlexOlmoForCausalLM): OLMo 2's blocks (norms after the sublayers, q/k norms over the
+    # whole projections) with OLMoE's experts: 4 SwiGLU experts of 16, 2 a token, not renormalized.
+    return tf.FlexOlmoForCausalLM(tf.FlexOlmoConfig(
+        vocab_size=V, hidden_size=32, intermediate_size=16, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=T, num_experts=4, num_experts_per_tok=2, norm_topk_prob=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 500000.0}, pad_token_id=0, bos_token_id=1,
+        eos_token_id=2))
+
+
 # Llama 4's text model (Llama4TextConfig), shared by its fixtures: 4 layers, every 2nd (1, 3) without
 # RoPE, attending to the whole context with the query temperature (floor_scale 4, attn_scale 0.1: it
 # steps at positions 3, 7, 11, 15), the others in chunks of 8 positions with unweighted q/k norms
@@ -1461,6 +1471,7 @@ CASES = {
     "nemotron_h_moe": (nemotron_h_moe, {"score64": True, "seed_of": "nemotron-h-moe"}),
     "nemotron_h_latent": (nemotron_h_latent, {"score64": True}),
     "qwen3_5_moe": (qwen3_5_moe, {"score64": True, "seed_of": "qwen3.5-moe-5"}),
+    "flex_olmo": (flex_olmo, {"score64": True, "seed_of": "flex-olmo-1"}),
     "llama4": (llama4, {"score64": True}),
     "llama4_vl": (llama4_vl, {"score64": True}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),

@@ -1074,6 +1074,7 @@ static const arch_info_t g_archs[] = {
     { "Gemma2ForCausalLM", "gemma2", true },
     { "Gemma3ForCausalLM", "gemma3_text", true },
     { "OlmoeForCausalLM", "olmoe", true },
+    { "FlexOlmoForCausalLM", "flex_olmo", true },
     { "GptOssForCausalLM", "gpt_oss", true },
     { "SeedOssForCausalLM", "seed_oss", true },
     { "GlmForCausalLM", "glm", true },
@@ -1212,7 +1213,8 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
 {
     const bool qwen3_moe = !strcmp(arch, "Qwen3MoeForCausalLM"), qwen_moe = qwen3_moe || !strcmp(arch, "Qwen2MoeForCausalLM");
     const bool mellum = !strcmp(arch, "MellumForCausalLM");    /* Qwen3-MoE's, leading dense blocks */
-    const bool olmoe = !strcmp(arch, "OlmoeForCausalLM"), oss = !strcmp(arch, "GptOssForCausalLM");
+    const bool flex = !strcmp(arch, "FlexOlmoForCausalLM");    /* OLMoE's experts under OLMo 2's blocks */
+    const bool olmoe = flex || !strcmp(arch, "OlmoeForCausalLM"), oss = !strcmp(arch, "GptOssForCausalLM");
     const bool dots1 = !strcmp(arch, "Dots1ForCausalLM"), dsv3 = !strcmp(arch, "DeepseekV3ForCausalLM");
     const bool dsv2 = !strcmp(arch, "DeepseekV2ForCausalLM"), lite = !strcmp(arch, "Glm4MoeLiteForCausalLM");
     const bool mistral4 = !strcmp(arch, "Mistral4ForCausalLM"), solar = !strcmp(arch, "SolarOpenForCausalLM");
@@ -1321,8 +1323,8 @@ static accel_status_t translate_experts(json_t *root, const char *path, const ch
                                  : (qwen_moe || olmoe || mellum) && json_object_get(root, "num_experts") ? "num_experts"
                                  : "num_local_experts",
                            dsv3 ? 256 : dsv2 || lite || exaone || mellum ? 64 : qwen3_moe || oss || deepseek ? 128
-                           : qwen_moe ? 60 : olmoe ? 64 : 8);
-    m->experts_per_token = (int)jint(root, "num_experts_per_tok", lite || mistral4 ? 4
+                           : qwen_moe ? 60 : flex ? 7 : olmoe ? 64 : 8);
+    m->experts_per_token = (int)jint(root, "num_experts_per_tok", lite || mistral4 ? 4 : flex ? 5
                                                                   : qwen3_moe || olmoe || deepseek || mellum ? 8
                                                                   : qwen_moe || oss ? 4 : 2);
     if (m->experts < 1 || m->experts > 4096 || m->experts_per_token < 1 || m->experts_per_token > m->experts)
@@ -2233,7 +2235,9 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool mellum = !strcmp(ai->arch, "MellumForCausalLM");   /* Qwen3-MoE's, a RoPE per layer type */
         const bool qwen3 = !strcmp(ai->arch, "Qwen3ForCausalLM") || qwen3_moe || mellum || qwen35;
         const bool olmo3 = !strcmp(ai->arch, "Olmo3ForCausalLM");
-        const bool olmo2 = !strcmp(ai->arch, "Olmo2ForCausalLM") || olmo3, olmoe = !strcmp(ai->arch, "OlmoeForCausalLM");
+        const bool flex_olmo = !strcmp(ai->arch, "FlexOlmoForCausalLM");   /* OLMo 2's blocks, OLMoE's experts */
+        const bool olmo2 = !strcmp(ai->arch, "Olmo2ForCausalLM") || olmo3 || flex_olmo;
+        const bool olmoe = !strcmp(ai->arch, "OlmoeForCausalLM") || flex_olmo;
         const bool oss = !strcmp(ai->arch, "GptOssForCausalLM");
         const bool glm4 = !strcmp(ai->arch, "Glm4ForCausalLM"), glm = glm4 || !strcmp(ai->arch, "GlmForCausalLM");
         m->qk_norm = qwen3;
@@ -3605,7 +3609,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : glm4 ? "Glm4ForCausalLM" : glm ? "GlmForCausalLM"
                          : gemma3 ? "Gemma3ForCausalLM" : gemma2 ? "Gemma2ForCausalLM" : gemma ? "GemmaForCausalLM"
                          : granite ? (d.E ? "GraniteMoeForCausalLM" : "GraniteForCausalLM") : nope ? "SmolLM3ForCausalLM"
-                         : olmo ? (d.E ? "OlmoeForCausalLM" : olmo3 ? "Olmo3ForCausalLM" : "Olmo2ForCausalLM")
+                         : olmo ? (d.E ? (d.post ? "FlexOlmoForCausalLM" : "OlmoeForCausalLM") : olmo3 ? "Olmo3ForCausalLM"
+                                   : "Olmo2ForCausalLM")
                          : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
                          : window ? (m->sliding_window_pattern ? ministral_arch : "MistralForCausalLM")
@@ -3613,7 +3618,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const char *type = ghybrid ? "granitemoehybrid" : lfm2 ? (d.lfm3 ? "lfm3" : d.E ? "lfm2_moe" : "lfm2") : qwen35 ? (d.next ? "qwen3_next" : d.E ? "qwen3_5_moe_text" : "qwen3_5_text") : own ? own_type : mellum ? "mellum" : exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
                          : nope ? "smollm3"
-                         : olmo ? (d.E ? "olmoe" : olmo3 ? "olmo3" : "olmo2")
+                         : olmo ? (d.E ? (d.post ? "flex_olmo" : "olmoe") : olmo3 ? "olmo3" : "olmo2")
                          : d.E ? (d.S ? "qwen2_moe" : d.qk_norm ? "qwen3_moe" : "mixtral")
                          : d.qk_norm ? "qwen3" : m->attention_bias && !obias ? "qwen2"
                          : window ? (m->sliding_window_pattern ? "ministral" : "mistral") : "llama";
@@ -3856,9 +3861,9 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                 for (int i = 0; types && i < m->layers; i++)
                     json_array_append_new(types, json_string(i < d.dense_layers ? "dense" : "sparse"));
                 json_object_set_new(j, "mlp_layer_types", types);
-            } else if (olmo) {          /* OLMoE: each expert of intermediate_size */
+            } else if (olmo) {          /* OLMoE, FlexOlmo: each expert of intermediate_size */
                 json_object_set_new(j, "norm_topk_prob", json_boolean(m->router_norm_topk));
-                json_object_set_new(j, "clip_qkv", json_null());
+                if (!d.post) json_object_set_new(j, "clip_qkv", json_null());
             } else if (d.qk_norm || d.S) {  /* every block sparse, each expert of moe_intermediate_size */
                 json_object_set_new(j, "moe_intermediate_size", json_integer(d.F));
                 json_object_set_new(j, "norm_topk_prob", json_boolean(m->router_norm_topk));
@@ -4285,11 +4290,12 @@ static accel_status_t refuse_unexportable(const accel_model_config_t *m, const d
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (!strcmp(m->name, "llama") && (qk_all || post) && !exaone &&
-        (!qk_all || (post && m->experts) || (!post && !m->experts) || shared || m->attention_bias ||
-         (!post && m->sliding_window))) {
+        (!qk_all || (post && m->experts && m->sliding_window) || (!post && !m->experts) || shared ||
+         m->attention_bias || (!post && m->sliding_window))) {
         ACCEL_ERROR("export --format hf: %s have no Hugging Face counterpart (OLMo 2: norms after the sublayers "
                     "and whole-projection q/k norms, dense, OLMo 3 with a sliding window; OLMoE: the q/k norms "
-                    "with experts, norms before, no window; none with biases or a shared expert)",
+                    "with experts, norms before, no window; FlexOlmo: OLMo 2's with experts, no window; none with "
+                    "biases or a shared expert)",
                     !qk_all ? "norms after the sublayers without whole-projection q/k norms"
                             : "whole-projection q/k norms in this combination");
         return ACCEL_ERR_UNSUPPORTED;

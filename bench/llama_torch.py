@@ -76,6 +76,14 @@ heads of 2 x width / heads values, one group, a state of --mamba-state, a convol
 its bias; a squared-ReLU MLP of --ffn; attention without RoPE), an untied head; without the
 mamba-ssm package transformers runs its PyTorch chunked scan.
 
+--llama4 (BENCH_MODEL=llama4): transformers' Llama4ForCausalLM from a Llama4TextConfig with the
+same sizes: layers 2 and 4 without RoPE, attending to the whole context with the query temperature
+(floor_scale 32), layers 1 and 3 in chunks of --sliding-window positions with unweighted q/k norms
+after RoPE (theta 5e5); layers 2 and 4 --experts SwiGLU experts of --ffn, --experts-per-token a
+token, the input scaled by the sigmoid of its router logit, beside a shared expert of --ffn; layers
+1 and 3 a dense SwiGLU of 2 x --ffn; an untied head. transformers' Llama4TextExperts runs every
+expert on every token (the unchosen ones on rows scaled to 0), as the model's reference code does.
+
 --packed L (bench/document_mask.sh): each row packs documents of 1..2L-1 tokens (uniform, mean L)
 the way Hugging Face trains packed data without padding (DataCollatorWithFlattening, TRL's
 padding_free): position_ids restart at every document, transformers builds the block-diagonal
@@ -203,6 +211,16 @@ def build(args):
                   ssm_state_size=args.mamba_state, conv_kernel=4, use_conv_bias=True, head_dim=args.width // args.heads,
                   tie_word_embeddings=False, pad_token_id=0, bos_token_id=1, eos_token_id=2)
         cfg, cls = NemotronHConfig(**kw), NemotronHForCausalLM
+    elif args.llama4:           # Llama 4: chunks and NoPE layers, experts weighing their input
+        from transformers import Llama4ForCausalLM, Llama4TextConfig
+        for k in ("mlp_bias", "rope_theta"):
+            kw.pop(k, None)
+        kw.update(num_local_experts=args.experts, num_experts_per_tok=args.experts_per_token,
+                  intermediate_size_mlp=2 * args.ffn, interleave_moe_layer_step=2, no_rope_layer_interval=2,
+                  attention_chunk_size=args.sliding_window, attn_temperature_tuning=True, floor_scale=32,
+                  attn_scale=0.1, use_qk_norm=True, head_dim=args.width // args.heads, tie_word_embeddings=False,
+                  rope_parameters={"rope_type": "default", "rope_theta": 500000.0})
+        cfg, cls = Llama4TextConfig(**kw), Llama4ForCausalLM
     elif args.experts:          # Mixtral: a sparse MoE block of SwiGLU experts; no bias keys at all
         from transformers import MixtralConfig, MixtralForCausalLM
         for k in ("attention_bias", "mlp_bias"):
@@ -292,6 +310,8 @@ def main():
     ap.add_argument("--lfm3", action="store_true",
                     help="Lfm3ForCausalLM (4 layers: conv, sliding, full, conv; with --head-dim, --sliding-window)")
     ap.add_argument("--gpt-oss", action="store_true", help="GptOssForCausalLM (with --experts, --sliding-window)")
+    ap.add_argument("--llama4", action="store_true",
+                    help="Llama4ForCausalLM (with --experts on every 2nd layer, chunks of --sliding-window)")
     ap.add_argument("--glm4-moe", action="store_true",
                     help="Glm4MoeForCausalLM (with --experts: 4 groups, 2 shared experts of --ffn, layer 1 dense of 2 x --ffn)")
     ap.add_argument("--router-aux-loss", type=float, default=0.0,

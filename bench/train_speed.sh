@@ -12,6 +12,7 @@
 #   BENCH_MODEL=lfm3 sh bench/train_speed.sh      LFM3's blocks against Lfm3ForCausalLM
 #   BENCH_MODEL=granite4_h sh bench/train_speed.sh  Granite 4.0-H's against GraniteMoeHybridForCausalLM
 #   BENCH_MODEL=nemotron_h sh bench/train_speed.sh  Nemotron-H's against NemotronHForCausalLM
+#   BENCH_MODEL=llama4 sh bench/train_speed.sh    Llama 4's blocks against Llama4ForCausalLM
 #   BENCH_ROUNDS=5 BENCH_STEPS=60 sh bench/train_speed.sh
 # gpt (the issue's shape): 4 layers, 4 heads, width 256, context 128, byte vocabulary; the peer is
 # bench/gpt_torch.py (the same GPT written in PyTorch).
@@ -61,6 +62,12 @@
 # (Mamba-2 as granite4_h's, squared-ReLU MLPs of 1032: two matrices as wide as the llama's SwiGLU
 # of 688, attention without RoPE), an untied head; peer: NemotronHForCausalLM (llama_torch.py
 # --nemotron-h). FLOPs per token: one attention layer, three Mamba-2 ones.
+# llama4: the llama shape with Llama 4's blocks: layers 2 and 4 without RoPE (whole context, the
+# query temperature over steps of 32), layers 1 and 3 in chunks of 64 with unweighted q/k norms;
+# layers 2 and 4 8 experts of 344, one a token, its input scaled by its sigmoid score, beside a
+# shared expert of 344 (a token's active MLP as wide as the llama's), layers 1 and 3 a dense SwiGLU
+# of 688, an untied head; peer: Llama4ForCausalLM (llama_torch.py --llama4), whose experts run
+# every token. FLOPs per token count the active parameters and attention over the whole context.
 # All: micro-batch 8 per rank, 2 ranks, AdamW, gradient clipping to 1.0; accel: mpirun -np 2
 # accel_train on synthetic tokens, one thread per rank; PyTorch: DistributedDataParallel over gloo,
 # 2 processes, torch.set_num_threads(1), fp32 and bf16 autocast, each in three variants: eager with
@@ -239,7 +246,25 @@ nemotron_h) # untied; 8 layers of one mixer: 3 Mamba-2 (as granite4_h's), 1 atte
         peer_args="--layers $NL --heads $H --kv-heads $KV --width $C --ffn $NF --context $T --vocab $V --rms-eps 1e-5
             --nemotron-h --mamba-heads $MH --mamba-state $MN"
         shape="Nemotron-H-style: $NL layers of one mixer (M - M - * - M -: Mamba-2 $MH heads of $((MI / MH)), state $MN; relu2 MLPs of $NF; attention without RoPE, $H heads, $KV kv heads), width $C, context $T, vocab $V, untied head" ;;
-*)      echo "BENCH_MODEL must be gpt, llama, qwen3, mixtral, gemma3, gpt_oss, glm4_moe, qwen3_5, lfm2, lfm3, granite4_h or nemotron_h (got '$MODEL')" >&2; exit 2 ;;
+llama4) # untied; per layer attention (q, k, v, o) and two norms; layers 1, 3 a dense SwiGLU (FD),
+        # layers 2, 4 a router, E experts and the shared one (S wide)
+        E=8 K=1 F=344 S=344 FD=688 WIN=64
+        N=$(( 2*V*C + C + L*(2*C*C + 2*C*KV*HS + 2*C) + 2*3*C*FD + 2*(E*C + E*3*C*F + 3*C*S) ))
+        NA=$(( N - 2*(E - K)*3*F*C ))
+        model_args="model.name=llama model.layers=$L model.heads=$H model.kv_heads=$KV model.width=$C
+            model.ffn_width=$F model.experts=$E model.experts_per_token=$K model.router_scores=sigmoid
+            model.router_norm_topk=false model.expert_input_scaled=true model.expert_layers=1,3
+            model.shared_expert_ffn=$S model.shared_expert_gate=false model.dense_ffn_width=$FD
+            model.no_rope_pattern=2 model.qk_norm=true model.qk_norm_weights=false model.qk_norm_after_rope=true
+            model.qk_norm_layers=rope model.sliding_window=$WIN model.sliding_window_pattern=2
+            model.sliding_chunked=true model.query_scale_beta=0.1 model.query_scale_context=32
+            model.query_scale_offset=1 model.query_scale_layers=no_rope model.rope_theta=500000
+            model.context=$T model.vocab=$V model.rms_eps=1e-5 model.tie_embeddings=false"
+        peer_script=bench/llama_torch.py
+        peer_args="--layers $L --heads $H --kv-heads $KV --width $C --ffn $F --context $T --vocab $V
+            --experts $E --experts-per-token $K --sliding-window $WIN --llama4"
+        shape="Llama-4-style: $L layers, $H heads, $KV kv heads, width $C, layers 2, 4 without RoPE (temperature), 1, 3 in chunks of $WIN with unweighted q/k norms; layers 2, 4 $E experts of ffn $F, top-$K scaling their input, a shared expert of $S; layers 1, 3 dense ffn $FD; context $T, vocab $V, untied head" ;;
+*)      echo "BENCH_MODEL must be gpt, llama, qwen3, mixtral, gemma3, gpt_oss, glm4_moe, qwen3_5, lfm2, lfm3, granite4_h, nemotron_h or llama4 (got '$MODEL')" >&2; exit 2 ;;
 esac
 NA=${NA:-$N}    # the parameters a token's products use (all of them but in a mixture of experts)
 ATT=$C

@@ -218,11 +218,14 @@ pass "flex_olmo: transformers' logits need OLMo 2's norms after the sublayers un
 # Llama 4: transformers' logits need its chunks (8 of 16 positions), experts weighing their input,
 # q/k norms on the RoPE layers only, the temperature's offset (positions counted from 1) and llama3
 # RoPE; the hub's config.json (Scout's: attn_temperature_tuning 4, which Python takes as true; no
-# layer_types or moe_layers: interleave_moe_layer_step says) gives the same.
+# layer_types or moe_layers: interleave_moe_layer_step says; no_rope_layers empty: the interval's)
+# gives the same.
 needs llama4 model.sliding_chunked=false model.expert_input_scaled=false model.qk_norm_layers=all \
     model.query_scale_offset=0 model.rope_scaling=none
 hub_form llama4_hub llama4 's/"attn_temperature_tuning": true/"attn_temperature_tuning": 4/
 /"layer_types": \[/,/^  \],/d
+/"no_rope_layers": \[/,/^  \],/c\
+  "no_rope_layers": [],
 /"moe_layers": \[/,/^  \],/d' '"moe_layers"'
 pass "llama4: transformers' logits need its chunks, input-weighed experts, q/k norms on RoPE layers, the temperature's offset; the hub's config.json gives the same"
 needs nemotron_h model.no_rope_pattern=0

@@ -1063,21 +1063,6 @@ def llama4_vl():
                                                              image_token_index=5))
 
 
-def llama4_margin(model, tokens):
-    """Llama 4's routers choose by their logits (the second of the pair they give): the smallest gap
-    between a token's k-th and (k+1)-th logit over every expert block."""
-    text = model.language_model if hasattr(model, "language_model") else model
-    routers = [layer.feed_forward.router for layer in text.model.layers if hasattr(layer.feed_forward, "router")]
-    outs, k = [], model.config.get_text_config().num_experts_per_tok
-    hooks = [r.register_forward_hook(lambda m, a, o: outs.append(o[1].double())) for r in routers]
-    with torch.no_grad():
-        text(tokens[None, :-1])
-    for h in hooks:
-        h.remove()
-    return min((o.sort(-1, descending=True).values[..., k - 1] - o.sort(-1, descending=True).values[..., k]).min().item()
-               for o in outs)
-
-
 # Nemotron-H's sizes shared by its fixtures: Mamba-2 of 4 heads of 8, 2 groups of B and C, a state of
 # 4, a convolution of 4 with its bias; attention without RoPE over heads of 8, 2 key/value heads.
 NEMOTRON_H = dict(vocab_size=V, hidden_size=16, num_attention_heads=4, num_key_value_heads=2, head_dim=8,
@@ -1332,12 +1317,12 @@ def save_mxfp4(model, out):
         f.write("\n")
 
 
-def logit_margin(model, tokens, routers):
-    """Routers that choose by their logits (Granite's; routers: the modules giving them, first of a
-    tuple or alone): the smallest gap between a token's k-th and (k+1)-th logit over every block."""
-    outs, k = [], model.config.num_experts_per_tok
-    hooks = [r.register_forward_hook(lambda m, a, o: outs.append((o[0] if isinstance(o, tuple) else o).double()))
-             for r in routers]
+def logit_margin(model, tokens, routers, logits_of=lambda o: o[0] if isinstance(o, tuple) else o):
+    """Routers that choose by their logits (Granite's, Llama 4's; routers: the modules giving them,
+    logits_of their logits from what they return: the first of a tuple or the output itself): the
+    smallest gap between a token's k-th and (k+1)-th logit over every block."""
+    outs, k = [], model.config.get_text_config().num_experts_per_tok
+    hooks = [r.register_forward_hook(lambda m, a, o: outs.append(logits_of(o).double())) for r in routers]
     with torch.no_grad():
         model(tokens[None, :-1])
     for h in hooks:
@@ -1567,8 +1552,10 @@ def main(out_root, names):
                 assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
         elif name in ("nemotron_h", "bamba"):  # no experts: no routing to check
             pass
-        elif name.startswith("llama4"):
-            margin = llama4_margin(model, tokens)
+        elif name.startswith("llama4"):     # its routers give (scores, logits); the VLM scored by its text model
+            text = model.language_model if name == "llama4_vl" else model
+            margin = logit_margin(text, tokens, [layer.feed_forward.router for layer in text.model.layers
+                                                 if hasattr(layer.feed_forward, "router")], lambda o: o[1])
             assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
         elif name == "lfm2_moe":
             margin = sigmoid_bias_margin(model, tokens, [layer.feed_forward.gate for layer in model.model.layers

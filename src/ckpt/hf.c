@@ -1879,15 +1879,17 @@ static accel_status_t translate_linear(json_t *root, const char *path, accel_mod
     return ACCEL_OK;
 }
 
-/* SmolLM3's NoPE layers into m->no_rope_pattern: no_rope_layers (1: RoPE, 0: none), else every
- * no_rope_layer_interval-th layer without; accel's are none or every N-th. Its sliding window is
- * on the NoPE layers, which accel's windows (every layer, or all but every N-th) cannot place. */
+/* SmolLM3's and Llama 4's NoPE layers into m->no_rope_pattern: no_rope_layers (1: RoPE, 0: none),
+ * else every no_rope_layer_interval-th layer without; accel's are none or every N-th. SmolLM3's
+ * sliding window is on the NoPE layers, which accel's windows (every layer, or all but every N-th)
+ * cannot place. */
 static accel_status_t translate_nope(json_t *root, const char *path, accel_model_config_t *m, char *err,
                                      size_t errlen)
 {
     const int L = m->layers;
     json_t *list = json_object_get(root, "no_rope_layers");
     const long long interval = jint(root, "no_rope_layer_interval", 4);
+    if (json_is_array(list) && json_array_size(list) == 0) list = NULL;     /* Llama 4: empty is the interval's */
     if (json_is_array(list) && json_array_size(list) != (size_t)L)
         REFUSE("%s: no_rope_layers has %zu entries for num_hidden_layers = %d", path, json_array_size(list), L);
     if (!json_is_array(list) && interval < 1)

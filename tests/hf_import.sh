@@ -228,6 +228,19 @@ hub_form llama4_hub llama4 's/"attn_temperature_tuning": true/"attn_temperature_
   "no_rope_layers": [],
 /"moe_layers": \[/,/^  \],/d' '"moe_layers"'
 pass "llama4: transformers' logits need its chunks, input-weighed experts, q/k norms on RoPE layers, the temperature's offset; the hub's config.json gives the same"
+# Scout's max_position_embeddings (10,485,760) is past accel's longest context: imported at
+# 1,048,576 (said so), the same model at any context. accel_generate sizes a rotary model's context
+# to what a run holds (its buffers at 1,048,576 positions would take terabytes), unless told.
+rm -rf l4long && cp -r "$FIX/llama4" l4long &&
+    sed -i 's/"max_position_embeddings": 16/"max_position_embeddings": 10485760/' l4long/config.json
+"$CKPT" import l4long -o l4long.h5 > l4long.log 2>&1 || { cat l4long.log; fail "import of llama4 with Scout's context"; }
+grep -q "past accel's longest context" l4long.log || { cat l4long.log; fail "l4long: the shorter context is not said"; }
+"$CKPT" info l4long.h5 | grep -q "context: 1048576" || fail "l4long: not imported at model.context=1048576"
+score l4long.logits l4long.h5 llama4
+"$CMP" logits "$FIX/llama4" l4long.logits || fail "l4long: logits differ from transformers'"
+"$GEN" l4long.h5 --prompt hello -n 6 --temperature 0 > l4gen.out 2> l4gen.err || { cat l4gen.err; fail "l4long: generation"; }
+grep -q "context: 11 of the model's 1048576 positions" l4gen.err || { cat l4gen.err; fail "l4long: the run's context not said"; }
+pass "llama4: Scout's 10,485,760 positions imported as accel's longest context, 1,048,576, said so; generation sized to the run"
 needs nemotron_h model.no_rope_pattern=0
 needs nemotron_h_moe model.router_scale=1 model.no_rope_pattern=0
 hub_form nemotron_h_hub nemotron_h '/"layers_block_type": \[/,/^  \],/c\

@@ -15,6 +15,9 @@
 #define ACCEL_STR_MAX 256
 /* The longest list of numbers a key takes (LongRoPE's factors: one per turned pair of a head). */
 #define ACCEL_NUMBERS_MAX 128
+/* The longest model.context accel takes (positions): rotary models whose files claim more
+ * (Llama 4 Scout's 10,485,760) are imported at this, a choice the weights do not fix. */
+#define ACCEL_CONTEXT_MAX (1 << 20)
 
 /* A key's list of numbers (YAML [a, b, ...], or "a,b,..." on the command line); n = 0: none. */
 typedef struct {

@@ -1948,7 +1948,10 @@ static accel_status_t translate_llama4(json_t *root, const char *path, accel_mod
         bool has = !json_is_array(list) && (l + 1) % step == 0;
         for (size_t i = 0; json_is_array(list) && i < json_array_size(list); i++)
             has |= json_integer_value(json_array_get(list, i)) == l;
-        if (has && moe.n < ACCEL_NUMBERS_MAX) moe.v[moe.n++] = l;
+        if (has && moe.n == ACCEL_NUMBERS_MAX)
+            REFUSE("%s: more than %d blocks with experts: accel's model.expert_layers lists at most that many", path,
+                   ACCEL_NUMBERS_MAX);
+        if (has) moe.v[moe.n++] = l;
     }
     if (moe.n < L) {                    /* some blocks dense: the list (every block: none needed) */
         m->expert_layers = moe;
@@ -2411,6 +2414,12 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             m->sliding_window = (int)w;
         }
         if (wst != ACCEL_OK) return wst;
+        if (m->context > ACCEL_CONTEXT_MAX) {   /* RoPE's context is not in the weights: accel's longest */
+            ACCEL_INFO("%s: max_position_embeddings = %d is past accel's longest context: imported with "
+                       "model.context=%d (the KV cache and RoPE tables are that long; set model.context to "
+                       "what you run)", path, m->context, ACCEL_CONTEXT_MAX);
+            m->context = ACCEL_CONTEXT_MAX;
+        }
         /* RoPE: transformers 5 writes rope_parameters, older versions rope_theta + rope_scaling.
          * OLMo 3 and Gemma 3: one set per layer type (a flat rope_scaling is the full-attention
          * layers'); accel's sliding layers take the same, or plain RoPE at their own theta

@@ -68,7 +68,7 @@ static const key_spec_t g_schema[] = {
     { "model.layers", KEY_INT, F(model.layers), "4", NULL, "gpt, llama: transformer blocks", R(1, 100000) },
     { "model.heads", KEY_INT, F(model.heads), "4", NULL, "gpt, llama: attention heads", R(1, 1 << 16) },
     { "model.width", KEY_INT, F(model.width), "128", NULL, "gpt, llama: embedding width", R(1, 1 << 20) },
-    { "model.context", KEY_INT, F(model.context), "64", NULL, "gpt, llama: context length in tokens", R(1, 1 << 20) },
+    { "model.context", KEY_INT, F(model.context), "64", NULL, "gpt, llama: context length in tokens", R(1, ACCEL_CONTEXT_MAX) },
     { "model.vocab", KEY_INT, F(model.vocab), "256", NULL, "gpt, llama: vocabulary size (256 = bytes)", R(2, 1 << 26) },
     { "model.kv_heads", KEY_INT, F(model.kv_heads), "0", NULL, "llama: key/value heads (grouped-query attention; 1 = multi-query); 0 = model.heads", R(0, 1 << 16) },
     { "model.ffn_width", KEY_INT, F(model.ffn_width), "0", NULL, "llama: SwiGLU hidden width; 0 = 8/3 x width rounded up to a multiple of 64", R(0, 1 << 22) },

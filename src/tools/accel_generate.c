@@ -93,7 +93,10 @@ static void usage(FILE *out)
         "The prompt must fit in model.context tokens (a longer one is refused); generation past\n"
         "the context keeps the most recent model.context tokens. Inside the context each new\n"
         "token costs one position's forward (a key/value cache); past it the window slides and\n"
-        "each token recomputes its window. Details: docs/inference.md\n");
+        "each token recomputes its window. A rotary model (llama) runs with the context this run\n"
+        "holds (prompt + new tokens, or the scored text) when that is shorter than model.context,\n"
+        "the same logits with smaller buffers; model.context=N on the command line sets it, and an\n"
+        "interactive chat keeps the model's. Details: docs/inference.md\n");
 }
 
 typedef struct {
@@ -598,6 +601,14 @@ static accel_status_t chat_loop(const opts_t *o, accel_dispatch_t *d, const acce
     return st;
 }
 
+/* Whether the command line sets model.context. */
+static bool context_given(const opts_t *o)
+{
+    for (int i = 0; i < o->noverrides; i++)
+        if (!strncmp(o->overrides[i], "model.context=", 14)) return true;
+    return false;
+}
+
 int main(int argc, char **argv)
 {
     accel_blas_fixup(argc, argv);
@@ -661,7 +672,8 @@ int main(int argc, char **argv)
     /* Every tensor there with the right shape, before any map or budget talk. */
     st = accel_weights_check(w, &model.layout);
     if (st != ACCEL_OK) goto out;
-    const int V = model.vocab, T = model.context;
+    const int V = model.vocab, model_context = model.context;
+    int T = model.context;
 
     st = open_tokenizer(&o, w, V, &tok);
     if (st != ACCEL_OK) goto out;
@@ -722,6 +734,25 @@ int main(int argc, char **argv)
         goto out;
     }
 
+    /* A rotary model's context is a choice its weights do not fix: a run that never holds more
+     * than `need` tokens computes the same with a context of `need`, and the inference buffers grow
+     * with the context (a whole-context prefill, its T x T scores, the KV cache: Llama 3.1's
+     * 131,072 positions would take tens of GiB). model.context on the command line is kept as
+     * given; an interactive chat keeps the model's. */
+    const size_t need = o.score ? ntext : prompt_len + (size_t)o.ntokens;
+    if (!o.interactive && !strcmp(cfg.model.name, "llama") && !cfg.model.plugin[0] && need < (size_t)T &&
+        !context_given(&o)) {
+        accel_model_destroy(&model);
+        have_model = false;
+        cfg.model.context = (int)need;
+        st = accel_model_create(&cfg, &model);
+        if (st != ACCEL_OK) goto out;
+        have_model = true;
+        st = accel_infer_pad_layout(&model.layout);
+        if (st != ACCEL_OK) goto out;
+        T = model.context;
+    }
+
     /* Workspace: the model's inference buffers, the logits, the tokens and the text. */
     size_t logit_rows = o.score ? (size_t)T : 1;
     size_t seq_len = o.score ? ntext : prompt_len + (size_t)o.ntokens;
@@ -768,6 +799,9 @@ int main(int argc, char **argv)
             }
             fprintf(mout, "%s\n", nstops ? "" : " no token (--stop adds one)");
         }
+        if (T < model_context)
+            fprintf(mout, "  context: %d of the model's %d positions, all this run holds (model.context=N sets "
+                    "another)\n", T, model_context);
         if (o.no_kv_cache || !model.ops->logits_cached)
             fprintf(mout, "  no KV cache: each new token recomputes its window of up to %d tokens\n", T);
         else

@@ -160,6 +160,11 @@ static int g_nemh;
  * experts, all chosen, whose weights scale their input, beside an ungated shared expert; the
  * others a dense MLP of 10. */
 static bool g_llama4;
+/* g_olmoh: OLMo Hybrid's blocks: every 2nd layer attention with OLMo 2's norms after the sublayers
+ * and q/k norms over the whole projections, the others gated delta-nets (2 key heads of 16, 4
+ * value heads of 5, a convolution of 3) with their norms before, beta = 2 sigmoid(b) and a gated
+ * norm's epsilon of 1e-5. */
+static bool g_olmoh;
 
 /* A Llama with every optional part on: grouped-query attention (NH heads, NH/2 kv heads), an untied
  * head, q/k/v biases, Llama-3.1 RoPE scaling with frequencies in all three bands, odd SwiGLU width. */
@@ -336,6 +341,16 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
             for (size_t i = 0; i < sizeof sw / sizeof sw[0]; i++)
                 ck_assert_int_eq(accel_config_set(&cfg, sw[i][0], sw[i][1], NULL, 0), ACCEL_OK);
         }
+    }
+    if (g_olmoh) {
+        const char *oh[][2] = { { "model.linear_attention_pattern", "2" }, { "model.qk_norm", "true" },
+                                { "model.qk_norm_scope", "all" }, { "model.norm_position", "post" },
+                                { "model.attention_bias", "false" }, { "model.linear_key_heads", "2" },
+                                { "model.linear_value_heads", "4" }, { "model.linear_key_dim", "16" },
+                                { "model.linear_value_dim", "5" }, { "model.linear_conv_kernel", "3" },
+                                { "model.linear_allow_neg_eigval", "true" }, { "model.linear_norm_eps", "1e-5" } };
+        for (size_t i = 0; i < sizeof oh / sizeof oh[0]; i++)
+            ck_assert_int_eq(accel_config_set(&cfg, oh[i][0], oh[i][1], NULL, 0), ACCEL_OK);
     }
     if (g_llama4) {
         const char *l4[][2] = { { "model.no_rope_pattern", "2" }, { "model.attention_bias", "false" },
@@ -621,8 +636,9 @@ START_TEST(test_gradcheck_llama)
     g_nemh = _i >= 27 && _i <= 29 ? _i - 26 : 0; /* 27: Nemotron-H, 28: with plain experts, 29: in a
                                                  * latent (and three layers: attention too) */
     g_llama4 = _i == 30;                        /* 30: Llama 4 */
-    fd_h = g_mamba || g_qwen35 || g_nemh ? 2e-3 : 5e-3;
-    fd_order4 = g_qwen35 || g_lfm2 || g_mamba || g_nemh;
+    g_olmoh = _i == 31;                         /* 31: OLMo Hybrid (40 tokens: past a recurrence chunk) */
+    fd_h = g_mamba || g_qwen35 || g_nemh || g_olmoh ? 2e-3 : 5e-3;
+    fd_order4 = g_qwen35 || g_lfm2 || g_mamba || g_nemh || g_olmoh;
     fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
     big_init(&f);
     gradcheck(&f, 8, NULL);
@@ -674,7 +690,7 @@ START_TEST(test_gradcheck_llama)
     g_olmo = 0;
     g_gemma = g_oss = g_longrope = g_exaone = false;
     g_mla = g_plain = 0;
-    g_qscale = g_qkafter = g_cohere = g_qwen35 = g_mamba = g_llama4 = false;
+    g_qscale = g_qkafter = g_cohere = g_qwen35 = g_mamba = g_llama4 = g_olmoh = false;
     g_lfm2 = g_nemh = 0;
     g_oss_limit = "1";
 }
@@ -758,7 +774,7 @@ END_TEST
 /* The variant the flags above make, for messages. */
 static const char *variant(bool llama)
 {
-    return g_llama4 ? "llama4" : g_nemh ? "nemotron-h" : g_mamba ? "mamba2" : g_lfm2 == 2 ? "lfm3" : g_lfm2 ? "lfm2" : g_qwen35 ? "qwen3.5" : g_qkafter ? "qk-after-rope" : g_qscale ? (g_mla ? "mla+qscale" : "qscale")
+    return g_olmoh ? "olmo-hybrid" : g_llama4 ? "llama4" : g_nemh ? "nemotron-h" : g_mamba ? "mamba2" : g_lfm2 == 2 ? "lfm3" : g_lfm2 ? "lfm2" : g_qwen35 ? "qwen3.5" : g_qkafter ? "qk-after-rope" : g_qscale ? (g_mla ? "mla+qscale" : "qscale")
            : g_mla ? "mla" : g_exaone ? "exaone4" : g_longrope ? "longrope" : g_oss ? "gpt-oss" : g_gemma ? "gemma3"
            : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt";
 }
@@ -803,7 +819,7 @@ static void kv_case(bool llama, const char *precision, double tol)
 
 START_TEST(test_kv_cache)
 {
-    for (int llama = 0; llama < 23; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
+    for (int llama = 0; llama < 24; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
                                                  * 5: a sliding window, 6: OLMo 2, 7: Gemma 3,
                                                  * 8: gpt-oss, 9: GLM-4.5's experts, 10: LongRoPE
                                                  * (the cache recomputed past 8 tokens), 11: EXAONE 4,
@@ -815,7 +831,8 @@ START_TEST(test_kv_cache)
                                                  * 18: Mamba-2 (its heads' states and tail),
                                                  * 19-21: Nemotron-H's (a Mamba-2 layer, then
                                                  * an MLP or plain experts alone, in a latent),
-                                                 * 22: Llama 4's (chunks, temperature) */
+                                                 * 22: Llama 4's (chunks, temperature),
+                                                 * 23: OLMo Hybrid's */
         g_qwen3 = llama == 2 || llama == 14;
         g_qkafter = llama == 14;
         g_nope = llama == 2 ? 2 : 0;            /* layer 1 of 2 without RoPE */
@@ -834,6 +851,7 @@ START_TEST(test_kv_cache)
         g_mamba = llama == 18;
         g_nemh = llama >= 19 && llama <= 21 ? llama - 18 : 0;
         g_llama4 = llama == 22;
+        g_olmoh = llama == 23;
         kv_case(llama, "fp32", 1e-5);
         kv_case(llama, "bf16", 2e-2);
         /* fp16's rounding of a product's operands turns a last-bit difference of the two ways into
@@ -841,13 +859,13 @@ START_TEST(test_kv_cache)
          * 1.2e-2 on a logit of 1.4, 0.5 of its bound; fp32 within 6e-6), as LFM3's norms after
          * every sublayer do (3.8e-3 on a logit of 0.41), as Nemotron-H's Mamba-2 gated norms
          * feeding an MLP alone (1.95e-3 here; fp32 within 1.8e-6) */
-        kv_case(llama, "fp16", g_qwen35 || g_lfm2 == 2 || g_nemh ? 1e-2 : 2e-3);
+        kv_case(llama, "fp16", g_qwen35 || g_lfm2 == 2 || g_nemh || g_olmoh ? 1e-2 : 2e-3);
     }
     g_qwen3 = false;
     g_moe = 0;
     g_window = 0;
     g_olmo = 0;
-    g_gemma = g_oss = g_longrope = g_exaone = g_qscale = g_qkafter = g_qwen35 = g_mamba = g_llama4 = false;
+    g_gemma = g_oss = g_longrope = g_exaone = g_qscale = g_qkafter = g_qwen35 = g_mamba = g_llama4 = g_olmoh = false;
     g_mla = g_lfm2 = g_nemh = 0;
 }
 END_TEST
@@ -983,7 +1001,8 @@ START_TEST(test_recompute_bitwise)
                                                  * 17: LFM2's, 18: LFM3's, 19: Mamba-2's,
                                                  * 20-22: Nemotron-H's (an MLP alone on the
                                                  * embeddings, attention alone, a whole block;
-                                                 * plain experts, in a latent), 23: Llama 4's */
+                                                 * plain experts, in a latent), 23: Llama 4's,
+                                                 * 24: OLMo Hybrid's */
     const char *precision = _i % 2 ? "bf16" : "fp32";
     g_qwen3 = _i / 2 == 2 || _i / 2 == 11;
     g_qkafter = _i / 2 == 11;
@@ -1000,6 +1019,7 @@ START_TEST(test_recompute_bitwise)
     g_mamba = _i / 2 == 19;
     g_nemh = _i / 2 >= 20 && _i / 2 <= 22 ? _i / 2 - 19 : 0;
     g_llama4 = _i / 2 == 23;
+    g_olmoh = _i / 2 == 24;
     float *ref = NULL;
     double ref_loss = 0;
     size_t bytes[3];
@@ -1046,7 +1066,7 @@ START_TEST(test_recompute_bitwise)
     g_qwen3 = false;
     g_moe = 0;
     g_olmo = 0;
-    g_gemma = g_oss = g_qscale = g_qkafter = g_cohere = g_qwen35 = g_mamba = g_llama4 = false;
+    g_gemma = g_oss = g_qscale = g_qkafter = g_cohere = g_qwen35 = g_mamba = g_llama4 = g_olmoh = false;
     g_mla = g_plain = g_lfm2 = g_nemh = 0;
 }
 END_TEST
@@ -1129,6 +1149,7 @@ START_TEST(test_documents)
     g_mamba = _i / 2 == 6;
     g_nemh = _i / 2 == 7 ? 2 : 0;
     g_llama4 = _i / 2 == 8;                     /* chunks and temperature by document position */
+    g_olmoh = _i / 2 == 9;
     if (_i % 2) setenv("ACCEL_ATT_WHOLE_HEAD", "1", 1);
     if (_i / 2 == 0) fixture_open(&f, TL, TNH, TC, T, TV, B, "fp32");
     else fixture_open_llama(&f, TL, 4, 16, T, TV, B, "fp32");
@@ -1172,8 +1193,8 @@ START_TEST(test_documents)
     ck_assert_int_eq(ops->eval(f.model.state, &f.model.layout, f.params, &b0, whole, NULL), ACCEL_OK);
     ck_assert(fabs(whole[0] - loss[0]) > 1e-4 * loss[0]);
     f.positions = pos;
-    fd_h = g_mamba || g_qwen35 || g_nemh ? 2e-3 : 5e-3;
-    fd_order4 = g_qwen35 || g_mamba || g_nemh;
+    fd_h = g_mamba || g_qwen35 || g_nemh || g_olmoh ? 2e-3 : 5e-3;
+    fd_order4 = g_qwen35 || g_mamba || g_nemh || g_olmoh;
     gradcheck(&f, 6, NULL);
     fd_h = FD_H;
     fd_order4 = false;
@@ -1183,7 +1204,7 @@ START_TEST(test_documents)
     accel_batch_t bad = batch_of(&f);
     ck_assert_int_eq(ops->forward_backward(f.model.state, &f.model.layout, f.params, f.grads, &bad, 1.0f, &l),
                      ACCEL_ERR_INVALID);
-    g_qwen3 = g_qscale = g_qwen35 = g_mamba = g_llama4 = false;
+    g_qwen3 = g_qscale = g_qwen35 = g_mamba = g_llama4 = g_olmoh = false;
     g_lfm2 = g_nemh = 0;
     fixture_close(&f);
 }
@@ -1657,15 +1678,15 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
-    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 31);
+    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 32);
     tcase_add_test(tc, test_sliding_window);
     tcase_add_test(tc, test_experts_aux);
     tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);
     tcase_add_loop_test(tc, test_loss_mask, 0, 2);
-    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 48);
+    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 50);
     tcase_add_test(tc, test_causality);
-    tcase_add_loop_test(tc, test_documents, 0, 18);
+    tcase_add_loop_test(tc, test_documents, 0, 20);
     tcase_add_test(tc, test_precision);
     tcase_add_test(tc, test_bad_tokens);
     tcase_add_test(tc, test_generate);

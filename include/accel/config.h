@@ -88,6 +88,8 @@ typedef struct {
     int linear_key_heads, linear_value_heads;   /* 0 = heads */
     int linear_key_dim, linear_value_dim;       /* 0 = the head size */
     int linear_conv_kernel;         /* model.linear_conv_kernel: the causal convolution's width */
+    bool linear_allow_neg_eigval;   /* model.linear_allow_neg_eigval: beta = 2 sigmoid(b) (OLMo Hybrid) */
+    double linear_norm_eps;         /* model.linear_norm_eps: the gated norm's epsilon; 0 = rms_eps */
     /* llama: Mamba-2 layers (Granite 4.0-H, Bamba) */
     int mamba_heads;                /* model.mamba_heads: their heads; 0 = none */
     int mamba_head_dim;             /* model.mamba_head_dim: each head's values; 0 = 2 width / heads */

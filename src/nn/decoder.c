@@ -379,6 +379,8 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (strcmp(c->query_scale_layers, "all")) key = "model.query_scale_layers";
     else if (c->expert_layers.n) key = "model.expert_layers";
     else if (c->expert_input_scaled) key = "model.expert_input_scaled";
+    else if (c->linear_allow_neg_eigval) key = "model.linear_allow_neg_eigval";
+    else if (c->linear_norm_eps != 0.0) key = "model.linear_norm_eps";
     if (!key) return ACCEL_OK;
     ACCEL_ERROR0("gpt: %s is a llama key (GPT-2 has learned positions, LayerNorm, a GELU MLP of 4 x "
                  "width, biases everywhere and a tied LM head)\n--> hint: use model.name=llama, or "
@@ -782,13 +784,16 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
                                               "model.norm_unit_offset";
         else if (c->v_head_dim > head_size(c))
             bad = "model.v_head_dim", why = "must be at most the head size (model.head_dim, else width / heads)";
-        else if (c->linear_attention_pattern && (strcmp(c->norm_position, "pre") || strcmp(c->parallel_block, "none") ||
+        else if (c->linear_attention_pattern && (!strcmp(c->norm_position, "both") || strcmp(c->parallel_block, "none") ||
                                                  c->kv_lora_rank))
-            bad = "model.linear_attention_pattern", why = "puts gated delta-net layers in pre-norm blocks: not with "
-                                                          "model.norm_position=post|both, model.parallel_block or "
+            bad = "model.linear_attention_pattern", why = "puts gated delta-net layers in blocks with norms before "
+                                                          "their sublayers (the attention layers' may follow them: "
+                                                          "model.norm_position=post): not with "
+                                                          "model.norm_position=both, model.parallel_block or "
                                                           "latent attention";
         else if (!c->linear_attention_pattern && (c->linear_key_heads || c->linear_value_heads || c->linear_key_dim ||
-                                                  c->linear_value_dim || c->linear_conv_kernel != 4))
+                                                  c->linear_value_dim || c->linear_conv_kernel != 4 ||
+                                                  c->linear_allow_neg_eigval || c->linear_norm_eps != 0.0))
             bad = "model.linear_key_heads", why = "(and the other model.linear_* keys) shape gated delta-net layers: "
                                                   "set model.linear_attention_pattern";
         else if (c->linear_attention_pattern && lin_value_heads(c) % lin_key_heads(c))
@@ -898,7 +903,8 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
     if (m->lin_pattern) {
         m->lin = (accel_gdn_dims_t){ lin_key_heads(c), lin_value_heads(c), c->linear_key_dim ? c->linear_key_dim : m->hs,
                                      c->linear_value_dim ? c->linear_value_dim : m->hs, c->linear_conv_kernel,
-                                     (float)c->rms_eps };
+                                     (float)(c->linear_norm_eps > 0 ? c->linear_norm_eps : c->rms_eps),
+                                     c->linear_allow_neg_eigval ? 2.0f : 1.0f };
         m->LP = (int)accel_gdn_in_width(&m->lin);
         m->LO = m->lin.Hv * m->lin.dv;
     }
@@ -1030,6 +1036,10 @@ static bool layer_qk_norm(const gpt_t *m, int l)
 {
     return m->arch.qk_norm && layer_mixes(m, l) && !layer_recurrent(m, l) && !(m->arch.qk_rope_only && layer_nope(m, l));
 }
+
+/* Whether block l's norms follow its sublayers (model.norm_position=post: OLMo 2's), not precede
+ * them: a recurrent layer keeps its norms before (OLMo Hybrid's delta-net layers). */
+static bool layer_post(const gpt_t *m, int l) { return m->arch.post_norm && !layer_recurrent(m, l); }
 
 /* Whether block l's MLP is the experts (else a dense MLP: no experts, model.dense_layers, or a
  * block model.expert_layers leaves out). */
@@ -2221,7 +2231,7 @@ static accel_status_t block_attention(gpt_t *m, const gpt_fwd_t *fw, const accel
     const int C = m->C, QKV = m->QKV;
     const size_t R = (size_t)B * T - (size_t)p0, o = (size_t)p0 * C;
     const gpt_block_t *k = &m->blk[l];
-    const bool post = m->arch.post_norm;
+    const bool post = layer_post(m, l);
     if (!post)
         norm_forward(m, a->ln1 + o, a->ln1_mean + p0, a->ln1_rstd + p0, res + o, PARAM(k->ln1w),
                      PARAM_OPT(k->ln1b), R);
@@ -2324,7 +2334,7 @@ static accel_status_t block_mlp(gpt_t *m, const accel_layout_t *layout, const fl
     const int C = m->C, F = m->F, FIN = m->FIN;
     const size_t R = BT - (size_t)p0, o = (size_t)p0 * C;
     const gpt_block_t *k = &m->blk[l];
-    const bool post = m->arch.post_norm, one_norm = m->arch.parallel == PARALLEL_ONE_NORM;
+    const bool post = layer_post(m, l), one_norm = m->arch.parallel == PARALLEL_ONE_NORM;
     if (!layer_has_mlp(m, l)) return output ? pass_through(m, a->res3, a->res2, BT, p0) : ACCEL_OK;
     if (!post && !one_norm)             /* norm2 of res2, or beside attention of the block's input */
         norm_forward(m, a->ln2 + o, a->ln2_mean + p0, a->ln2_rstd + p0, (m->arch.parallel ? res_in : a->res2) + o,
@@ -2591,7 +2601,7 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
         const float *res_in = l ? m->act[l - 1].res3 : m->x0;
         accel_batch_layer_fetch(hb, l + 1, 1);
         ACCEL_CHECK(recompute_block(m, layout, params, l, a, res_in, B, T));
-        const bool post = m->arch.post_norm, sandwich = m->arch.sandwich;
+        const bool post = layer_post(m, l), sandwich = m->arch.sandwich;
         /* MLP: res3 = res2 + mlp(norm2(res2)); post_norm: res3 = res2 + norm2(mlp(res2));
          * sandwich: res3 = res2 + post_norm2(mlp(norm2(res2))); none (model.mixer_only_layers):
          * res3 = res2, d(res2) = d(res3) */

@@ -114,7 +114,7 @@ static void gates(const accel_gdn_dims_t *d, const accel_gdn_weights_t *w, const
         const float *b = u + r * ldu + ab, *a = b + Hv;
         for (size_t h = 0; h < Hv; h++) {
             gb[r * 2 * Hv + h] = -expf(w->A_log[h]) * accel_softplusf(a[h] + w->dt_bias[h]);
-            gb[r * 2 * Hv + Hv + h] = accel_sigmoidf(b[h]);
+            gb[r * 2 * Hv + Hv + h] = d->beta_scale * accel_sigmoidf(b[h]);
         }
     }
 }
@@ -312,14 +312,14 @@ ACCEL_CLONES void accel_gdn_backward(const accel_gdn_dims_t *d, const accel_gdn_
             for (int h = 0; h < d->Hv; h++) recurrence_backward(d, &s, (size_t)b * T + t0, t1 - t0, h);
             t0 = t1;
         }
-    /* g = -exp(A_log) softplus(a + dt_bias), beta = sigmoid(b) */
+    /* g = -exp(A_log) softplus(a + dt_bias), beta = beta_scale sigmoid(b) */
     for (size_t r = 0; r < R; r++) {
         const float *bb = u + r * ldu + boff, *aa = bb + Hv;
         float *db = du + r * ldu + boff, *da = db + Hv;
         for (size_t h = 0; h < Hv; h++) {
             const float dg = s.dgb[r * 2 * Hv + h], dbeta = s.dgb[r * 2 * Hv + Hv + h];
             const float beta = s.gb[r * 2 * Hv + Hv + h], g = s.gb[r * 2 * Hv + h];
-            db[h] = dbeta * beta * (1.0f - beta);
+            db[h] = dbeta * beta * (1.0f - beta / d->beta_scale);
             da[h] = dg * -expf(w->A_log[h]) * accel_sigmoidf(aa[h] + w->dt_bias[h]);
             gw->dt_bias[h] += da[h];
             gw->A_log[h] += dg * g;

@@ -5,7 +5,7 @@
  * Each row of the input projection is u = [q (Hk dk) | k (Hk dk) | v (Hv dv) | z (Hv dv) | b (Hv) |
  * a (Hv)]. q|k|v go through a causal depthwise convolution of width K and SiLU; each q and k head is
  * L2-normalized (q then scaled by 1/sqrt(dk)); value head h reads key head h / (Hv / Hk).
- * beta = sigmoid(b) and g = -exp(A_log) softplus(a + dt_bias) per value head. The state S [dk, dv]
+ * beta = sigmoid(b) (OLMo Hybrid: 2 sigmoid(b)) and g = -exp(A_log) softplus(a + dt_bias) per value head. The state S [dk, dv]
  * of each (document, value head) starts at zero and, token by token,
  *     S = exp(g) S;   S += k (beta (v - S^T k))^T;   o = S^T q
  * and the output is y = rmsnorm(o) * norm * silu(z) per value head (norm: [dv], shared by heads).
@@ -22,6 +22,8 @@ typedef struct {
     int dk, dv;                     /* their sizes */
     int K;                          /* the convolution's width */
     float eps;                      /* the gated RMSNorm's */
+    float beta_scale;               /* beta = beta_scale sigmoid(b): 1, or 2 (OLMo Hybrid's negative
+                                     * eigenvalues: beta in (0, 2)) */
 } accel_gdn_dims_t;
 
 /* q|k|v: the channels the convolution runs over */

@@ -213,6 +213,10 @@ pass "bamba: transformers' logits need the partial RoPE; its config.json as Pyth
 # Nemotron-H: the logits need its attention without RoPE and (Nemotron 3 Nano's kind) the routed
 # scale; the hub's config.json (hybrid_override_pattern with num_hidden_layers, mamba_n_groups and
 # mamba_conv_bias, a bare Infinity in time_step_limit) gives the same.
+# OLMo Hybrid: transformers' logits need its delta-nets' beta up to 2, their gated norm's 1e-5 and
+# OLMo 2's norms after its attention layer.
+needs olmo_hybrid model.linear_allow_neg_eigval=false model.linear_norm_eps=0 model.norm_position=pre
+pass "olmo_hybrid: transformers' logits need beta up to 2, the gated norm's epsilon and norms after attention"
 needs flex_olmo model.norm_position=pre
 pass "flex_olmo: transformers' logits need OLMo 2's norms after the sublayers under OLMoE's experts"
 # Llama 4: transformers' logits need its chunks (8 of 16 positions), experts weighing their input,
@@ -575,6 +579,7 @@ train_case 2 zero2 "$FIX/nemotron_h_moe" "$FIX/nemotron_h_moe" nemotron_h_moe_di
 train_case 2 ddp "$FIX/nemotron_h_latent" "$FIX/nemotron_h_latent" nemotron_h_latent_dir_2_ddp
 train_case 2 zero2 "$FIX/llama4" "$FIX/llama4" llama4_dir_2_zero2
 train_case 2 zero3 "$FIX/flex_olmo" "$FIX/flex_olmo" flex_olmo_dir_2_zero3
+train_case 2 ddp "$FIX/olmo_hybrid" "$FIX/olmo_hybrid" olmo_hybrid_dir_2_ddp
 train_case 1 ddp "$FIX/gemma" "$FIX/gemma" gemma_dir_1_ddp
 train_case 2 ddp "$FIX/gemma3_vl" "$FIX/gemma3_vl" gemma3_vl_dir_2_ddp
 train_case 2 zero2 "$FIX/gemma2" "$FIX/gemma2" gemma2_dir_2_zero2
@@ -919,6 +924,13 @@ export_refused nhlat "model.expert_latent=4 outside Nemotron-H's layers" model.e
 export_refused nhrope "model.mlp_only_layers / model.mixer_only_layers with RoPE or a window" \
     "model.mixer_only_layers=[0]" "model.mlp_only_layers=[1]" model.mlp=plain model.activation=relu2 \
     model.tie_embeddings=false
+refused ohtypes olmo_hybrid '0,/"linear_attention"/s//"full_attention"/' \
+    "layer_types[1] = linear_attention: accel's full attention layers are every N-th"
+export_refused ohgate "model.linear_attention_pattern=2 with model.norm_position=post (OLMo Hybrid's) and gated attention" \
+    model.linear_attention_pattern=2 model.norm_position=post model.qk_norm=true model.qk_norm_scope=all \
+    model.attention_output_gate=true model.linear_norm_eps=1e-5
+export_refused ohqwen "OLMo Hybrid's delta-nets" model.linear_attention_pattern=2 model.attention_output_gate=true \
+    model.qk_norm=true model.norm_unit_offset=true model.linear_allow_neg_eigval=true
 refused l4types llama4 '0,/"chunked_attention",/s//"full_attention",/' \
     "layer_types[0] = full_attention: accel's Llama 4 attends in chunks on its layers with RoPE"
 refused l4experts llama4 's/"num_local_experts": 4/"num_local_experts": 0/' "num_local_experts = 0"

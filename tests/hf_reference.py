@@ -1020,6 +1020,19 @@ def bamba():
         tie_word_embeddings=False, pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def olmo_hybrid():
+    # OLMo Hybrid (OlmoHybridForCausalLM): 4 layers, 0-2 gated delta-nets (2 key heads of 12, 4 value
+    # heads of 6: q, k, v, g, a, b projections apart, a convolution of 4, beta = 2 sigmoid(b), the
+    # output's gated norm at 1e-5) with norms before them, layer 3 attention with OLMo 2's norms
+    # after the sublayers and q/k norms over the whole projections (RoPE at 5e5), SwiGLU of 40.
+    return tf.OlmoHybridForCausalLM(tf.OlmoHybridConfig(
+        vocab_size=V, hidden_size=32, intermediate_size=40, num_hidden_layers=4, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=T, linear_num_key_heads=2, linear_num_value_heads=4,
+        linear_key_head_dim=12, linear_value_head_dim=6, linear_conv_kernel_dim=4,
+        rope_parameters={"rope_type": "default", "rope_theta": 500000.0}, pad_token_id=0, bos_token_id=1,
+        eos_token_id=2))
+
+
 def flex_olmo():
     # FlexOlmo (FlexOlmoForCausalLM): OLMo 2's blocks (norms after the sublayers, q/k norms over the
     # whole projections) with OLMoE's experts: 4 SwiGLU experts of 16, 2 a token, not renormalized.
@@ -1456,6 +1469,7 @@ CASES = {
     "nemotron_h_moe": (nemotron_h_moe, {"score64": True, "seed_of": "nemotron-h-moe"}),
     "nemotron_h_latent": (nemotron_h_latent, {"score64": True}),
     "qwen3_5_moe": (qwen3_5_moe, {"score64": True, "seed_of": "qwen3.5-moe-5"}),
+    "olmo_hybrid": (olmo_hybrid, {"score64": True}),
     "flex_olmo": (flex_olmo, {"score64": True, "seed_of": "flex-olmo-1"}),
     "llama4": (llama4, {"score64": True}),
     "llama4_vl": (llama4_vl, {"score64": True}),
@@ -1550,7 +1564,7 @@ def main(out_root, names):
             if model.config.num_local_experts:
                 margin = logit_margin(model, tokens, [layer.block_sparse_moe.router for layer in model.model.layers])
                 assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
-        elif name in ("nemotron_h", "bamba"):  # no experts: no routing to check
+        elif name in ("nemotron_h", "bamba", "olmo_hybrid"):  # no experts: no routing to check
             pass
         elif name.startswith("llama4"):     # its routers give (scores, logits); the VLM scored by its text model
             text = model.language_model if name == "llama4_vl" else model

@@ -32,7 +32,8 @@ enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP,
        P_QGATE,                     /* attention_output_gate: q's rows and the gate's (L_QGATE) */
        P_HGATE,                     /* attention_head_gate: the gate's rows after v's */
        P_LQKV, P_LZ, P_LB, P_LA,    /* a gated delta-net's input projection: q|k|v, z, b, a */
-       P_LQKVZ, P_LBA };            /* ... Qwen3-Next's: q|k|v|z and b|a, each grouped by key head */
+       P_LQKVZ, P_LBA,              /* ... Qwen3-Next's: q|k|v|z and b|a, each grouped by key head */
+       P_LQ, P_LK, P_LV };          /* ... OLMo Hybrid's q, k, v apart */
 /* Which tensors of the table a model has (map_t.flags): 64 bits, one per part or naming. */
 #define F_GPT (UINT64_C(1) << 0)
 #define F_LLAMA (UINT64_C(1) << 1)
@@ -96,6 +97,9 @@ enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP,
 #define F_LATENT (UINT64_C(1) << 57)        /* ... their latent's projections (Nemotron 3 Super) */
 #define F_BAMBA (UINT64_C(1) << 58)         /* Bamba's names (Mamba-2 or attention, then its feed_forward) */
 #define F_LLAMA4 (UINT64_C(1) << 59)        /* Llama 4's MLP names (feed_forward.: dense, or experts as x @ W) */
+#define F_GDN_QWEN (UINT64_C(1) << 60)      /* a gated delta-net's Qwen3.5 / Qwen3-Next names (projections, norm) */
+#define F_GDN_OLMO (UINT64_C(1) << 61)      /* ... OLMo Hybrid's (q, k, v, g, a, b, o projections and the
+                                             * convolution apart; o_norm), and its block norms' names */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -179,18 +183,40 @@ static const map_t g_map[] = {
       F_LLAMA | F_BLOCK | F_QKNORM | F_HUNYUAN },
     /* Qwen3.5's gated delta-net layers, in place of self_attn's */
 #define GDN (F_LLAMA | F_BLOCK | F_GDN)
-    { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.in_proj_qkv.weight", P_LQKV, L_ROWS, GDN },
-    { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.in_proj_z.weight", P_LZ, L_ROWS, GDN },
-    { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.in_proj_b.weight", P_LB, L_ROWS, GDN },
-    { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.in_proj_a.weight", P_LA, L_ROWS, GDN },
-    { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.in_proj_qkvz.weight", P_LQKVZ, L_QKVZ, GDN | F_GDN_NEXT },
-    { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.in_proj_ba.weight", P_LBA, L_BA, GDN | F_GDN_NEXT },
-    { "h.%d.attn.conv.weight", "model.layers.%d.linear_attn.conv1d.weight", P_ALL, L_CONV, GDN },
+    { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.in_proj_qkv.weight", P_LQKV, L_ROWS, GDN | F_GDN_QWEN },
+    { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.in_proj_z.weight", P_LZ, L_ROWS, GDN | F_GDN_QWEN },
+    { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.in_proj_b.weight", P_LB, L_ROWS, GDN | F_GDN_QWEN },
+    { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.in_proj_a.weight", P_LA, L_ROWS, GDN | F_GDN_QWEN },
+    { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.in_proj_qkvz.weight", P_LQKVZ, L_QKVZ,
+      GDN | F_GDN_QWEN | F_GDN_NEXT },
+    { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.in_proj_ba.weight", P_LBA, L_BA, GDN | F_GDN_QWEN | F_GDN_NEXT },
+    /* ... OLMo Hybrid's: q, k, v, the gate (g_proj: z), a and b apart */
+    { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.q_proj.weight", P_LQ, L_ROWS, GDN | F_GDN_OLMO },
+    { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.k_proj.weight", P_LK, L_ROWS, GDN | F_GDN_OLMO },
+    { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.v_proj.weight", P_LV, L_ROWS, GDN | F_GDN_OLMO },
+    { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.g_proj.weight", P_LZ, L_ROWS, GDN | F_GDN_OLMO },
+    { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.b_proj.weight", P_LB, L_ROWS, GDN | F_GDN_OLMO },
+    { "h.%d.attn.in.weight", "model.layers.%d.linear_attn.a_proj.weight", P_LA, L_ROWS, GDN | F_GDN_OLMO },
+    { "h.%d.attn.conv.weight", "model.layers.%d.linear_attn.conv1d.weight", P_ALL, L_CONV, GDN | F_GDN_QWEN },
+    { "h.%d.attn.conv.weight", "model.layers.%d.linear_attn.q_conv1d.weight", P_LQ, L_CONV, GDN | F_GDN_OLMO },
+    { "h.%d.attn.conv.weight", "model.layers.%d.linear_attn.k_conv1d.weight", P_LK, L_CONV, GDN | F_GDN_OLMO },
+    { "h.%d.attn.conv.weight", "model.layers.%d.linear_attn.v_conv1d.weight", P_LV, L_CONV, GDN | F_GDN_OLMO },
     { "h.%d.attn.dt_bias", "model.layers.%d.linear_attn.dt_bias", P_ALL, L_ROWS, GDN },
     { "h.%d.attn.A_log", "model.layers.%d.linear_attn.A_log", P_ALL, L_ROWS, GDN },
-    { "h.%d.attn.norm.weight", "model.layers.%d.linear_attn.norm.weight", P_ALL, L_ROWS, GDN },
-    { "h.%d.attn.proj.weight", "model.layers.%d.linear_attn.out_proj.weight", P_ALL, L_ROWS, GDN },
+    { "h.%d.attn.norm.weight", "model.layers.%d.linear_attn.norm.weight", P_ALL, L_ROWS, GDN | F_GDN_QWEN },
+    { "h.%d.attn.proj.weight", "model.layers.%d.linear_attn.out_proj.weight", P_ALL, L_ROWS, GDN | F_GDN_QWEN },
+    { "h.%d.attn.norm.weight", "model.layers.%d.linear_attn.o_norm.weight", P_ALL, L_ROWS, GDN | F_GDN_OLMO },
+    { "h.%d.attn.proj.weight", "model.layers.%d.linear_attn.o_proj.weight", P_ALL, L_ROWS, GDN | F_GDN_OLMO },
 #undef GDN
+    /* OLMo Hybrid's norms, as its files name them: before a delta-net and its MLP
+     * (attention_layer_norm, feedforward_layer_norm), after attention and its MLP
+     * (feedforward_layer_norm, post_feedforward_layernorm) */
+#define OLMOH (F_LLAMA | F_BLOCK | F_GDN_OLMO)
+    { "h.%d.norm1.weight", "model.layers.%d.attention_layer_norm.weight", P_ALL, L_ROWS, OLMOH | F_PRE },
+    { "h.%d.norm2.weight", "model.layers.%d.feedforward_layer_norm.weight", P_ALL, L_ROWS, OLMOH | F_PRE },
+    { "h.%d.norm1.weight", "model.layers.%d.feedforward_layer_norm.weight", P_ALL, L_ROWS, OLMOH | F_POST },
+    { "h.%d.norm2.weight", "model.layers.%d.post_feedforward_layernorm.weight", P_ALL, L_ROWS, OLMOH | F_POST },
+#undef OLMOH
     { "h.%d.attn.proj.weight", "model.layers.%d.self_attn.o_proj.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK },
     { "h.%d.attn.proj.bias", "model.layers.%d.self_attn.o_proj.bias", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_OBIAS },
     { "h.%d.attn.sinks", "model.layers.%d.self_attn.sinks", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_SINKS },
@@ -479,6 +505,7 @@ typedef struct {
     bool qk_rope_only;              /* ... on the layers with RoPE only */
     int nope;                       /* every N-th layer without RoPE (model.no_rope_pattern; 0: none) */
     bool llama4;                    /* experts weighing their input: Llama 4's (its names) */
+    bool olmoh;                     /* gated delta-nets beside OLMo 2's attention: OLMo Hybrid's (its names) */
     bool ds;                        /* DeepSeek-V3's routing, shared experts, dense blocks (GLM-4.5) */
     bool select_bias;               /* ... the router's selection bias */
     bool phi3;                      /* Phi-3's fused names (export: LongRoPE's models; others go out
@@ -658,7 +685,8 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.dk = m->linear_key_dim ? m->linear_key_dim : d.hs;
     d.dvl = m->linear_value_dim ? m->linear_value_dim : d.hs;
     d.K = m->linear_conv_kernel;
-    d.qwen35 = d.gate || d.lin_pattern;
+    d.olmoh = d.lin_pattern && d.post;             /* (import: its family says) */
+    d.qwen35 = (d.gate || d.lin_pattern) && !d.olmoh;
     d.next = d.qwen35 && d.E && !m->router_norm_topk;
     if (d.qwen35) d.glm = d.rope_pairs = false;     /* its partial RoPE is rotate_half's */
     if (d.lfm2) d.glm = d.rope_pairs = false;       /* LFM3's norms after the sublayers are not GLM-4's */
@@ -673,6 +701,9 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if (!(e->flags & (d->llama ? F_LLAMA : F_GPT))) return false;
     if ((e->flags & F_GDN) && !d->lin_pattern) return false;
     if ((e->flags & F_LLAMA4) && !d->llama4) return false;
+    if ((e->flags & F_GDN_QWEN) && d->olmoh) return false;
+    if ((e->flags & F_GDN_OLMO) && !d->olmoh) return false;
+    if (d->olmoh && (e->flags & (F_PRE | F_POST)) && !(e->flags & F_GDN_OLMO)) return false;    /* its own */
     if (d->llama4 && !strncmp(e->accel, "h.%d.mlp.", 9) && !(e->flags & F_LLAMA4)) return false;  /* its own */
     if ((e->flags & F_SCONV) && !d->lfm2) return false;
     if ((e->flags & F_MAMBA) && !d->mamba) return false;
@@ -721,7 +752,7 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_SHARED) && !d->S) return false;
     if ((e->flags & F_SPLIT) && d->phi3) return false;
     if ((e->flags & F_PHI3) && !d->phi3) return false;
-    if ((e->flags & F_PRE) && d->post) return false;
+    if ((e->flags & F_PRE) && d->post && !d->lin_pattern) return false;   /* OLMo Hybrid: per layer (layer_has) */
     if ((e->flags & F_POST) && !d->post) return false;
     const bool gemma_names = d->sandwich && !d->glm;
     if ((e->flags & F_SANDWICH) && !gemma_names) return false;
@@ -758,6 +789,8 @@ static bool layer_has(const map_t *e, const dims_t *d, int l)
     }
     if (d->lin_pattern && (e->flags & F_BLOCK)) {   /* gated delta-nets: all but every N-th layer */
         const bool linear = (l + 1) % d->lin_pattern != 0;
+        if (d->post && (e->flags & (F_PRE | F_POST)))   /* OLMo Hybrid: norms before the delta-nets, after attention */
+            return (e->flags & F_PRE) ? linear : !linear;
         if (e->flags & F_GDN) return linear;
         if (linear && !strncmp(e->accel, "h.%d.attn.", 10)) return false;
     }
@@ -867,10 +900,14 @@ static void part_rows(const dims_t *d, int part, uint64_t rows, int expert, int 
     case P_SHARED_UP: *r0 = (uint64_t)d->S; *r1 = 2 * (uint64_t)d->S; break;
     case P_QGATE: *r0 = 0; *r1 = 2 * q; break;     /* L_QGATE places them */
     case P_HGATE: *r0 = q + 2 * kv; *r1 = q + 2 * kv + (uint64_t)d->NH; break;
-    case P_LQKV: case P_LZ: case P_LB: case P_LA: case P_LQKVZ: case P_LBA: {
+    case P_LQKV: case P_LZ: case P_LB: case P_LA: case P_LQKVZ: case P_LBA: case P_LQ: case P_LK: case P_LV: {
         const uint64_t CW = 2 * (uint64_t)d->Hk * d->dk + (uint64_t)d->Hv * d->dvl, VW = (uint64_t)d->Hv * d->dvl;
         const uint64_t start[] = { 0, CW, CW + VW, CW + VW + (uint64_t)d->Hv, rows };
-        if (part >= P_LQKVZ) {      /* q|k|v|z and b|a: L_QKVZ and L_BA place them */
+        const uint64_t QW = (uint64_t)d->Hk * d->dk;
+        if (part >= P_LQ) {         /* q, k, v apart: [0, QW), [QW, 2 QW), [2 QW, CW) */
+            *r0 = part == P_LQ ? 0 : part == P_LK ? QW : 2 * QW;
+            *r1 = part == P_LQ ? QW : part == P_LK ? 2 * QW : CW;
+        } else if (part >= P_LQKVZ) {   /* q|k|v|z and b|a: L_QKVZ and L_BA place them */
             *r0 = part == P_LQKVZ ? 0 : CW + VW;
             *r1 = part == P_LQKVZ ? CW + VW : rows;
         } else {
@@ -1075,6 +1112,7 @@ static const arch_info_t g_archs[] = {
     { "Gemma3ForCausalLM", "gemma3_text", true },
     { "OlmoeForCausalLM", "olmoe", true },
     { "FlexOlmoForCausalLM", "flex_olmo", true },
+    { "OlmoHybridForCausalLM", "olmo_hybrid", true },
     { "GptOssForCausalLM", "gpt_oss", true },
     { "SeedOssForCausalLM", "seed_oss", true },
     { "GlmForCausalLM", "glm", true },
@@ -1834,11 +1872,13 @@ static accel_status_t translate_short_conv(json_t *root, const char *path, const
     return ACCEL_OK;
 }
 
-/* Qwen3.5's gated delta-net layers into m->linear_attention_pattern and m->linear_*: layer_types
- * ("linear_attention" / "full_attention"), else every full_attention_interval-th layer full (4);
- * accel's full layers are every N-th, so any other order is refused. Its attention's output gate
- * comes with them. */
-static accel_status_t translate_linear(json_t *root, const char *path, accel_model_config_t *m, char *err,
+/* Qwen3.5's and OLMo Hybrid's gated delta-net layers into m->linear_attention_pattern and
+ * m->linear_*: layer_types ("linear_attention" / "full_attention"), else every
+ * full_attention_interval-th layer full (4); accel's full layers are every N-th, so any other order
+ * is refused. Qwen3.5's attention's output gate comes with them; OLMo Hybrid's delta-nets write with
+ * beta up to 2 (linear_allow_neg_eigval) and norm their output with an epsilon of 1e-5, its head
+ * sizes by default 3/4 of the width over the key heads (the value heads' twice that). */
+static accel_status_t translate_linear(json_t *root, const char *path, bool olmo, accel_model_config_t *m, char *err,
                                        size_t errlen)
 {
     const int L = m->layers;
@@ -1864,7 +1904,13 @@ static accel_status_t translate_linear(json_t *root, const char *path, accel_mod
                                         "linear_value_head_dim", "linear_conv_kernel_dim" };
     int *const to[] = { &m->linear_key_heads, &m->linear_value_heads, &m->linear_key_dim, &m->linear_value_dim,
                         &m->linear_conv_kernel };
-    static const long long defaults[] = { 16, 32, 128, 128, 4 };
+    long long defaults[] = { 16, 32, 128, 128, 4 };
+    if (olmo) {                         /* OlmoHybridConfig's */
+        defaults[0] = defaults[1] = m->heads;
+        defaults[2] = jint(root, "linear_num_key_heads", m->heads) > 0
+                    ? (long long)(0.75 * m->width / (double)jint(root, "linear_num_key_heads", m->heads)) : 0;
+        defaults[3] = 2 * jint(root, "linear_key_head_dim", defaults[2]);
+    }
     for (int i = 0; i < 5; i++) {
         const long long v = jint(root, keys[i], defaults[i]);
         if (v < 1 || v > (i == 4 ? 64 : 1 << 16))
@@ -1875,7 +1921,11 @@ static accel_status_t translate_linear(json_t *root, const char *path, accel_mod
         REFUSE("%s: linear_num_value_heads = %d is not a multiple of linear_num_key_heads = %d", path,
                m->linear_value_heads, m->linear_key_heads);
     m->linear_attention_pattern = (int)every;
-    m->attention_output_gate = true;
+    m->attention_output_gate = !olmo;
+    if (olmo) {
+        m->linear_allow_neg_eigval = jbool(root, "linear_allow_neg_eigval", true);
+        m->linear_norm_eps = 1e-5;      /* its o_norm's, fixed (FLA's FusedRMSNormGated default) */
+    }
     return ACCEL_OK;
 }
 
@@ -2241,7 +2291,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool qwen3 = !strcmp(ai->arch, "Qwen3ForCausalLM") || qwen3_moe || mellum || qwen35;
         const bool olmo3 = !strcmp(ai->arch, "Olmo3ForCausalLM");
         const bool flex_olmo = !strcmp(ai->arch, "FlexOlmoForCausalLM");   /* OLMo 2's blocks, OLMoE's experts */
-        const bool olmo2 = !strcmp(ai->arch, "Olmo2ForCausalLM") || olmo3 || flex_olmo;
+        const bool olmo_hybrid = !strcmp(ai->arch, "OlmoHybridForCausalLM");   /* ... beside gated delta-nets */
+        const bool olmo2 = !strcmp(ai->arch, "Olmo2ForCausalLM") || olmo3 || flex_olmo || olmo_hybrid;
         const bool olmoe = !strcmp(ai->arch, "OlmoeForCausalLM") || flex_olmo;
         const bool oss = !strcmp(ai->arch, "GptOssForCausalLM");
         const bool glm4 = !strcmp(ai->arch, "Glm4ForCausalLM"), glm = glm4 || !strcmp(ai->arch, "GlmForCausalLM");
@@ -2293,7 +2344,11 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         }
         if (qwen35) {                   /* every norm by 1 + weight (but the delta-nets' gated ones) */
             m->norm_unit_offset = true;
-            accel_status_t lst = translate_linear(root, path, m, err, errlen);
+            accel_status_t lst = translate_linear(root, path, false, m, err, errlen);
+            if (lst != ACCEL_OK) return lst;
+        }
+        if (olmo_hybrid) {              /* gated delta-nets beside OLMo 2's attention */
+            accel_status_t lst = translate_linear(root, path, true, m, err, errlen);
             if (lst != ACCEL_OK) return lst;
         }
         if (exaone_attention(ai->arch)) {   /* Qwen3's per-head q/k norms; EXAONE 4.0: OLMo 2's after-norms */
@@ -3621,7 +3676,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : gemma3 ? "Gemma3ForCausalLM" : gemma2 ? "Gemma2ForCausalLM" : gemma ? "GemmaForCausalLM"
                          : granite ? (d.E ? "GraniteMoeForCausalLM" : "GraniteForCausalLM") : nope ? "SmolLM3ForCausalLM"
                          : olmo ? (d.E ? (d.post ? "FlexOlmoForCausalLM" : "OlmoeForCausalLM") : olmo3 ? "Olmo3ForCausalLM"
-                                   : "Olmo2ForCausalLM")
+                                   : d.olmoh ? "OlmoHybridForCausalLM" : "Olmo2ForCausalLM")
                          : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
                          : window ? (m->sliding_window_pattern ? ministral_arch : "MistralForCausalLM")
@@ -3629,7 +3684,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const char *type = ghybrid ? "granitemoehybrid" : lfm2 ? (d.lfm3 ? "lfm3" : d.E ? "lfm2_moe" : "lfm2") : qwen35 ? (d.next ? "qwen3_next" : d.E ? "qwen3_5_moe_text" : "qwen3_5_text") : own ? own_type : mellum ? "mellum" : exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
                          : nope ? "smollm3"
-                         : olmo ? (d.E ? (d.post ? "flex_olmo" : "olmoe") : olmo3 ? "olmo3" : "olmo2")
+                         : olmo ? (d.E ? (d.post ? "flex_olmo" : "olmoe") : olmo3 ? "olmo3" : d.olmoh ? "olmo_hybrid" : "olmo2")
                          : d.E ? (d.S ? "qwen2_moe" : d.qk_norm ? "qwen3_moe" : "mixtral")
                          : d.qk_norm ? "qwen3" : m->attention_bias && !obias ? "qwen2"
                          : window ? (m->sliding_window_pattern ? "ministral" : "mistral") : "llama";
@@ -3884,7 +3939,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                 json_object_set_new(j, "router_jitter_noise", json_real(0.0));
             }
         }
-        if (j && qwen35) {              /* its layer types, delta-nets' sizes, RoPE on part of each head */
+        if (j && (qwen35 || d.olmoh)) { /* its layer types, delta-nets' sizes, RoPE on part of each head */
             json_t *types = json_array();
             for (int i = 0; types && i < m->layers; i++)
                 json_array_append_new(types, json_string((i + 1) % d.lin_pattern ? "linear_attention" : "full_attention"));
@@ -3899,6 +3954,10 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                                                                 (double)d.rd / d.hs));
             json_object_del(j, "rope_theta");
             json_object_del(j, "mlp_bias");
+            if (d.olmoh) {              /* OLMo Hybrid: RoPE on the whole head; its delta-nets' beta */
+                json_object_del(json_object_get(j, "rope_parameters"), "partial_rotary_factor");
+                json_object_set_new(j, "linear_allow_neg_eigval", json_boolean(m->linear_allow_neg_eigval));
+            }
         }
         if (j && lfm2) {                /* its layer types, the MLP's width as it is, its norms' epsilon;
                                          * LFM2-MoE's experts (intermediate_size: its dense blocks') */
@@ -4700,7 +4759,9 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                         ? "latent attention, or experts other than Qwen3.5-MoE's and Qwen3-Next's (softmax scores, a "
                           "gated shared expert)"
                         : m->sliding_window || m->no_rope_pattern || m->query_scale_beta > 0 || strcmp(m->rope_scaling, "none")
-                        ? "a window, layers without RoPE, the query temperature or a RoPE scaling" : NULL;
+                        ? "a window, layers without RoPE, the query temperature or a RoPE scaling"
+                        : m->linear_allow_neg_eigval || (m->linear_norm_eps > 0 && m->linear_norm_eps != m->rms_eps)
+                        ? "OLMo Hybrid's delta-nets (model.linear_allow_neg_eigval, model.linear_norm_eps)" : NULL;
         if (bad) {
             ACCEL_ERROR("export --format hf: model.linear_attention_pattern=%d, model.attention_output_gate=%s with %s "
                         "have no Hugging Face counterpart\n--> hint: Qwen3_5ForCausalLM: gated delta-nets on all but "
@@ -4709,8 +4770,38 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                         m->attention_output_gate ? "true" : "false", bad);
             return ACCEL_ERR_UNSUPPORTED;
         }
+    } else if (d.olmoh) {           /* OLMo Hybrid: gated delta-nets beside OLMo 2's attention */
+        const double norm_eps = m->linear_norm_eps > 0 ? m->linear_norm_eps : m->rms_eps;
+        const char *bad = !m->qk_norm || strcmp(m->qk_norm_scope, "all") || m->qk_norm_after_rope || !m->qk_norm_weights
+                        ? "attention without OLMo 2's q/k norms (over the whole projections, before RoPE)"
+                        : d.gate || d.head_gate || m->norm_unit_offset || d.ln || d.plain || parallel || m->head_bias
+                        ? "gated attention, norms by 1 + weight, LayerNorms, a plain MLP, parallel blocks or a head bias"
+                        : strcmp(m->activation, "silu") || m->embed_scale != 1.0 || m->query_pre_attn_scalar ||
+                          m->attention_softcap > 0 || m->logit_softcap > 0 || m->attention_multiplier > 0 ||
+                          m->residual_multiplier != 1.0 || m->logits_scaling != 1.0 || m->attention_sinks
+                        ? "Gemma's, Granite's or gpt-oss's keys"
+                        : m->attention_bias || m->attention_out_bias || d.mla || d.E ? "attention biases, latent attention "
+                                                                                      "or experts"
+                        : m->sliding_window || m->no_rope_pattern || m->query_scale_beta > 0 || m->rope_dim ||
+                          strcmp(m->rope_scaling, "none")
+                        ? "a window, layers without RoPE, the query temperature, partial RoPE or a RoPE scaling"
+                        : fabs(norm_eps - 1e-5) > 1e-12 ? "a gated norm's epsilon other than 1e-5 (its o_norm's, fixed)"
+                        : NULL;
+        if (bad) {
+            ACCEL_ERROR("export --format hf: model.linear_attention_pattern=%d with model.norm_position=post (OLMo "
+                        "Hybrid's) and %s has no Hugging Face counterpart\n--> hint: OlmoHybridForCausalLM: gated "
+                        "delta-nets with norms before them, attention every N-th layer with OLMo 2's norms after it and "
+                        "its q/k norms, SwiGLU, no biases, experts, window or RoPE scaling, the delta-nets' gated norm "
+                        "at 1e-5 (model.linear_norm_eps)", m->linear_attention_pattern, bad);
+            return ACCEL_ERR_UNSUPPORTED;
+        }
     } else if (!d.ln && !d.plain) {
         ACCEL_CHECK(refuse_unexportable(m, &d));
+    }
+    if (!d.qwen35 && !d.olmoh && (m->linear_allow_neg_eigval || m->linear_norm_eps > 0)) {
+        ACCEL_ERROR("export --format hf: model.linear_allow_neg_eigval / model.linear_norm_eps without gated delta-net "
+                    "layers have no Hugging Face counterpart");
+        return ACCEL_ERR_UNSUPPORTED;
     }
     if (mkdir(outdir, 0777) != 0 && errno != EEXIST) {
         ACCEL_ERROR("export: cannot create directory %s: %s", outdir, strerror(errno));

@@ -76,6 +76,12 @@ heads of 2 x width / heads values, one group, a state of --mamba-state, a convol
 its bias; a squared-ReLU MLP of --ffn; attention without RoPE), an untied head; without the
 mamba-ssm package transformers runs its PyTorch chunked scan.
 
+--olmo-hybrid (BENCH_MODEL=olmo_hybrid): transformers' OlmoHybridForCausalLM from an
+OlmoHybridConfig with the same sizes: layers 1-3 gated delta-nets (--linear-heads key heads, twice as
+many value heads, heads of --head-dim, a convolution of 4, beta up to 2), norms before them; layer 4
+attention with OLMo 2's norms after it and q/k norms over the whole projections; an untied head
+(transformers' chunked PyTorch delta-nets, as for --qwen3-5).
+
 --llama4 (BENCH_MODEL=llama4): transformers' Llama4ForCausalLM from a Llama4TextConfig with the
 same sizes: layers 2 and 4 without RoPE, attending to the whole context with the query temperature
 (floor_scale 32), layers 1 and 3 in chunks of --sliding-window positions with unweighted q/k norms
@@ -211,6 +217,15 @@ def build(args):
                   ssm_state_size=args.mamba_state, conv_kernel=4, use_conv_bias=True, head_dim=args.width // args.heads,
                   tie_word_embeddings=False, pad_token_id=0, bos_token_id=1, eos_token_id=2)
         cfg, cls = NemotronHConfig(**kw), NemotronHForCausalLM
+    elif args.olmo_hybrid:      # OLMo Hybrid: delta-nets on layers 1-3, OLMo 3's attention on 4
+        from transformers import OlmoHybridConfig, OlmoHybridForCausalLM
+        for k in ("mlp_bias", "hidden_act", "rope_theta"):
+            kw.pop(k, None)
+        kw.update(linear_num_key_heads=args.linear_heads, linear_num_value_heads=2 * args.linear_heads,
+                  linear_key_head_dim=args.head_dim, linear_value_head_dim=args.head_dim, linear_conv_kernel_dim=4,
+                  layer_types=["full_attention" if i % 4 == 3 else "linear_attention" for i in range(args.layers)],
+                  tie_word_embeddings=False, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+        cfg, cls = OlmoHybridConfig(**kw), OlmoHybridForCausalLM
     elif args.llama4:           # Llama 4: chunks and NoPE layers, experts weighing their input
         from transformers import Llama4ForCausalLM, Llama4TextConfig
         for k in ("mlp_bias", "rope_theta"):
@@ -310,6 +325,8 @@ def main():
     ap.add_argument("--lfm3", action="store_true",
                     help="Lfm3ForCausalLM (4 layers: conv, sliding, full, conv; with --head-dim, --sliding-window)")
     ap.add_argument("--gpt-oss", action="store_true", help="GptOssForCausalLM (with --experts, --sliding-window)")
+    ap.add_argument("--olmo-hybrid", action="store_true",
+                    help="OlmoHybridForCausalLM (delta-nets of --linear-heads key heads of --head-dim on 3 layers of 4)")
     ap.add_argument("--llama4", action="store_true",
                     help="Llama4ForCausalLM (with --experts on every 2nd layer, chunks of --sliding-window)")
     ap.add_argument("--glm4-moe", action="store_true",

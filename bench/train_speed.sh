@@ -13,6 +13,7 @@
 #   BENCH_MODEL=granite4_h sh bench/train_speed.sh  Granite 4.0-H's against GraniteMoeHybridForCausalLM
 #   BENCH_MODEL=nemotron_h sh bench/train_speed.sh  Nemotron-H's against NemotronHForCausalLM
 #   BENCH_MODEL=llama4 sh bench/train_speed.sh    Llama 4's blocks against Llama4ForCausalLM
+#   BENCH_MODEL=olmo_hybrid sh bench/train_speed.sh  OLMo Hybrid's against OlmoHybridForCausalLM
 #   BENCH_ROUNDS=5 BENCH_STEPS=60 sh bench/train_speed.sh
 # gpt (the issue's shape): 4 layers, 4 heads, width 256, context 128, byte vocabulary; the peer is
 # bench/gpt_torch.py (the same GPT written in PyTorch).
@@ -68,6 +69,10 @@
 # shared expert of 344 (a token's active MLP as wide as the llama's), layers 1 and 3 a dense SwiGLU
 # of 688, an untied head; peer: Llama4ForCausalLM (llama_torch.py --llama4), whose experts run
 # every token. FLOPs per token count the active parameters and attention over the whole context.
+# olmo_hybrid: the qwen3_5 shape with OLMo Hybrid's blocks: layers 1-3 gated delta-nets (4 key heads,
+# 8 value heads, heads of 64, a convolution of 4, beta up to 2) with norms before them, layer 4
+# attention with OLMo 2's norms after it and whole-projection q/k norms, an untied head; peer:
+# OlmoHybridForCausalLM (llama_torch.py --olmo-hybrid). FLOPs per token as qwen3_5's.
 # All: micro-batch 8 per rank, 2 ranks, AdamW, gradient clipping to 1.0; accel: mpirun -np 2
 # accel_train on synthetic tokens, one thread per rank; PyTorch: DistributedDataParallel over gloo,
 # 2 processes, torch.set_num_threads(1), fp32 and bf16 autocast, each in three variants: eager with
@@ -264,13 +269,31 @@ llama4) # untied; per layer attention (q, k, v, o) and two norms; layers 1, 3 a 
         peer_args="--layers $L --heads $H --kv-heads $KV --width $C --ffn $F --context $T --vocab $V
             --experts $E --experts-per-token $K --sliding-window $WIN --llama4"
         shape="Llama-4-style: $L layers, $H heads, $KV kv heads, width $C, layers 2, 4 without RoPE (temperature), 1, 3 in chunks of $WIN with unweighted q/k norms; layers 2, 4 $E experts of ffn $F, top-$K scaling their input, a shared expert of $S; layers 1, 3 dense ffn $FD; context $T, vocab $V, untied head" ;;
-*)      echo "BENCH_MODEL must be gpt, llama, qwen3, mixtral, gemma3, gpt_oss, glm4_moe, qwen3_5, lfm2, lfm3, granite4_h, nemotron_h or llama4 (got '$MODEL')" >&2; exit 2 ;;
+olmo_hybrid) # untied; 3 delta-net layers (q, k, v, g, a, b, the convolution, dt_bias, A_log, the gated
+        # norm, o) and 1 attention layer (q, k, v, o, whole-projection q/k norms), each with two norms and SwiGLU
+        HD=64 HK=4 HV=8 CK=4
+        CWD=$(( 2*HK*HD + HV*HD ))
+        LIN=$(( (CWD + HV*HD + 2*HV)*C + CWD*CK + 2*HV + HD + C*HV*HD ))
+        ATTN=$(( 2*C*C + 2*C*KV*HS + C + KV*HS ))
+        N=$(( 2*V*C + 3*LIN + ATTN + L*(3*C*F + 2*C) + C ))
+        model_args="model.name=llama model.layers=$L model.heads=$H model.kv_heads=$KV model.width=$C
+            model.ffn_width=$F model.context=$T model.vocab=$V model.rope_theta=10000 model.rms_eps=1e-6
+            model.tie_embeddings=false model.qk_norm=true model.qk_norm_scope=all model.norm_position=post
+            model.linear_attention_pattern=4 model.linear_key_heads=$HK model.linear_value_heads=$HV
+            model.linear_key_dim=$HD model.linear_value_dim=$HD model.linear_allow_neg_eigval=true
+            model.linear_norm_eps=1e-5"
+        peer_script=bench/llama_torch.py
+        peer_args="--layers $L --heads $H --kv-heads $KV --width $C --ffn $F --context $T --vocab $V --head-dim $HD
+            --olmo-hybrid --linear-heads $HK --rms-eps 1e-6"
+        shape="OLMo-Hybrid-style: $L layers (3 gated delta-nets of $HK key / $HV value heads of $HD, norms before; 1 attention of $H heads, $KV kv heads, OLMo 2's norms after), width $C, ffn $F, context $T, vocab $V, untied head" ;;
+*)      echo "BENCH_MODEL must be gpt, llama, qwen3, mixtral, gemma3, gpt_oss, glm4_moe, qwen3_5, lfm2, lfm3, granite4_h, nemotron_h, llama4 or olmo_hybrid (got '$MODEL')" >&2; exit 2 ;;
 esac
 NA=${NA:-$N}    # the parameters a token's products use (all of them but in a mixture of experts)
 ATT=$C
 case $MODEL in qwen3|gemma3) ATT=$((H * HD)) ;; esac     # the attention FLOPs count heads x head_dim
 FLOP_TOKEN=$(( 6*NA + 6*L*ATT*T ))
 [ "$MODEL" = qwen3_5 ] && FLOP_TOKEN=$(( 6*NA + 6*H*HD*T + 3*18*HV*HD*HD ))     # 1 attention, 3 delta-net layers
+[ "$MODEL" = olmo_hybrid ] && FLOP_TOKEN=$(( 6*NA + 6*C*T + 3*18*HV*HD*HD ))     # 1 attention (width C), 3 delta-nets
 [ "$MODEL" = lfm2 ] && FLOP_TOKEN=$(( 6*NA + 6*C*T + 3*6*CK*C ))                 # 1 attention, 3 convolution layers
 [ "$MODEL" = lfm3 ] && FLOP_TOKEN=$(( 6*NA + 2*6*H*HD*T + 2*6*CK*C ))            # 2 attention, 2 convolution layers
 [ "$MODEL" = granite4_h ] && FLOP_TOKEN=$(( 6*NA + 6*C*T + 3*18*MH*MN*(MI / MH) ))  # 1 attention, 3 Mamba-2 layers

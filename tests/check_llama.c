@@ -571,13 +571,20 @@ START_TEST(test_refuses_bad_config)
         "model.linear_key_heads=2",                                 /* delta-net keys without delta-nets */
         "model.linear_conv_kernel=3",
         "model.linear_attention_pattern=2 model.linear_key_heads=4 model.linear_value_heads=6",  /* 6 % 4 */
-        "model.linear_attention_pattern=2 model.norm_position=post",
+        "model.linear_attention_pattern=2 model.norm_position=both",   /* post is OLMo Hybrid's: accepted */
+        "model.linear_allow_neg_eigval=true",                       /* OLMo Hybrid's delta-net keys without them */
+        "model.linear_norm_eps=1e-5",
         "model.linear_attention_pattern=2 model.parallel_block=two_norms",
         "model.attention_output_gate=true model.kv_lora_rank=8 model.kv_heads=4",
     };
     REFUSALS("gated delta-nets with a gated attention layer",
              "model.linear_attention_pattern=2 model.linear_key_heads=2 model.linear_value_heads=4 "
              "model.attention_output_gate=true", bad_linear);
+    accel_model_t oh;                   /* OLMo Hybrid's: norms after its attention, before its delta-nets */
+    ck_assert_int_eq(create_with("model.linear_attention_pattern=2 model.norm_position=post model.qk_norm=true "
+                                 "model.qk_norm_scope=all model.linear_allow_neg_eigval=true model.linear_norm_eps=1e-5",
+                                 &oh), ACCEL_OK);
+    accel_model_destroy(&oh);
     /* Short convolutions: a valid set, then each part out of place. */
     static const char *const bad_conv[] = {
         "model.attention_layers=1",                                 /* attention layers without convolutions */

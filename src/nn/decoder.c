@@ -794,8 +794,9 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
         else if (!c->linear_attention_pattern && (c->linear_key_heads || c->linear_value_heads || c->linear_key_dim ||
                                                   c->linear_value_dim || c->linear_conv_kernel != 4 ||
                                                   c->linear_allow_neg_eigval || c->linear_norm_eps != 0.0))
-            bad = "model.linear_key_heads", why = "(and the other model.linear_* keys) shape gated delta-net layers: "
-                                                  "set model.linear_attention_pattern";
+            bad = c->linear_allow_neg_eigval ? "model.linear_allow_neg_eigval"
+                : c->linear_norm_eps != 0.0 ? "model.linear_norm_eps" : "model.linear_key_heads",
+            why = "(and the other model.linear_* keys) shape gated delta-net layers: set model.linear_attention_pattern";
         else if (c->linear_attention_pattern && lin_value_heads(c) % lin_key_heads(c))
             bad = "model.linear_value_heads", why = "must be a multiple of model.linear_key_heads (each key head "
                                                     "serves a whole group of value heads)";

@@ -685,7 +685,7 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.dk = m->linear_key_dim ? m->linear_key_dim : d.hs;
     d.dvl = m->linear_value_dim ? m->linear_value_dim : d.hs;
     d.K = m->linear_conv_kernel;
-    d.olmoh = d.lin_pattern && d.post;             /* (import: its family says) */
+    d.olmoh = d.lin_pattern && d.post;
     d.qwen35 = (d.gate || d.lin_pattern) && !d.olmoh;
     d.next = d.qwen35 && d.E && !m->router_norm_topk;
     if (d.qwen35) d.glm = d.rope_pairs = false;     /* its partial RoPE is rotate_half's */
@@ -1872,14 +1872,13 @@ static accel_status_t translate_short_conv(json_t *root, const char *path, const
     return ACCEL_OK;
 }
 
-/* Qwen3.5's and OLMo Hybrid's gated delta-net layers into m->linear_attention_pattern and
+/* Gated delta-net layers (Qwen3.5's, OLMo Hybrid's) into m->linear_attention_pattern and
  * m->linear_*: layer_types ("linear_attention" / "full_attention"), else every
  * full_attention_interval-th layer full (4); accel's full layers are every N-th, so any other order
- * is refused. Qwen3.5's attention's output gate comes with them; OLMo Hybrid's delta-nets write with
- * beta up to 2 (linear_allow_neg_eigval) and norm their output with an epsilon of 1e-5, its head
- * sizes by default 3/4 of the width over the key heads (the value heads' twice that). */
-static accel_status_t translate_linear(json_t *root, const char *path, bool olmo, accel_model_config_t *m, char *err,
-                                       size_t errlen)
+ * is refused. Their sizes default to the family's (key heads, value heads, key and value head
+ * sizes, convolution width). */
+static accel_status_t translate_linear(json_t *root, const char *path, const long long defaults[5],
+                                       accel_model_config_t *m, char *err, size_t errlen)
 {
     const int L = m->layers;
     long long every = jint(root, "full_attention_interval", 4);
@@ -1904,13 +1903,6 @@ static accel_status_t translate_linear(json_t *root, const char *path, bool olmo
                                         "linear_value_head_dim", "linear_conv_kernel_dim" };
     int *const to[] = { &m->linear_key_heads, &m->linear_value_heads, &m->linear_key_dim, &m->linear_value_dim,
                         &m->linear_conv_kernel };
-    long long defaults[] = { 16, 32, 128, 128, 4 };
-    if (olmo) {                         /* OlmoHybridConfig's */
-        defaults[0] = defaults[1] = m->heads;
-        defaults[2] = jint(root, "linear_num_key_heads", m->heads) > 0
-                    ? (long long)(0.75 * m->width / (double)jint(root, "linear_num_key_heads", m->heads)) : 0;
-        defaults[3] = 2 * jint(root, "linear_key_head_dim", defaults[2]);
-    }
     for (int i = 0; i < 5; i++) {
         const long long v = jint(root, keys[i], defaults[i]);
         if (v < 1 || v > (i == 4 ? 64 : 1 << 16))
@@ -1921,11 +1913,6 @@ static accel_status_t translate_linear(json_t *root, const char *path, bool olmo
         REFUSE("%s: linear_num_value_heads = %d is not a multiple of linear_num_key_heads = %d", path,
                m->linear_value_heads, m->linear_key_heads);
     m->linear_attention_pattern = (int)every;
-    m->attention_output_gate = !olmo;
-    if (olmo) {
-        m->linear_allow_neg_eigval = jbool(root, "linear_allow_neg_eigval", true);
-        m->linear_norm_eps = 1e-5;      /* its o_norm's, fixed (FLA's FusedRMSNormGated default) */
-    }
     return ACCEL_OK;
 }
 
@@ -2342,14 +2329,22 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             if (jbool(root, "attention_bias", false))
                 REFUSE("%s: attention_bias = true: accel's Granite 4.0-H attention has no biases", path);
         }
-        if (qwen35) {                   /* every norm by 1 + weight (but the delta-nets' gated ones) */
-            m->norm_unit_offset = true;
-            accel_status_t lst = translate_linear(root, path, false, m, err, errlen);
+        if (qwen35) {                   /* every norm by 1 + weight (but the delta-nets' gated ones), attention's
+                                         * output gated */
+            static const long long sizes[5] = { 16, 32, 128, 128, 4 };  /* Qwen3_5TextConfig's */
+            m->norm_unit_offset = m->attention_output_gate = true;
+            accel_status_t lst = translate_linear(root, path, sizes, m, err, errlen);
             if (lst != ACCEL_OK) return lst;
         }
-        if (olmo_hybrid) {              /* gated delta-nets beside OLMo 2's attention */
-            accel_status_t lst = translate_linear(root, path, true, m, err, errlen);
+        if (olmo_hybrid) {              /* gated delta-nets beside OLMo 2's attention, writing with beta up to 2,
+                                         * their output normed at 1e-5 (its o_norm's, fixed) */
+            const long long kh = jint(root, "linear_num_key_heads", m->heads);
+            const long long kd = kh > 0 ? (long long)(0.75 * m->width / (double)kh) : 0;
+            const long long sizes[5] = { m->heads, m->heads, kd, 2 * jint(root, "linear_key_head_dim", kd), 4 };
+            accel_status_t lst = translate_linear(root, path, sizes, m, err, errlen);   /* OlmoHybridConfig's sizes */
             if (lst != ACCEL_OK) return lst;
+            m->linear_allow_neg_eigval = jbool(root, "linear_allow_neg_eigval", true);
+            m->linear_norm_eps = 1e-5;
         }
         if (exaone_attention(ai->arch)) {   /* Qwen3's per-head q/k norms; EXAONE 4.0: OLMo 2's after-norms */
             m->qk_norm = true;

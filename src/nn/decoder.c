@@ -2823,8 +2823,13 @@ static accel_status_t reserve_infer(gpt_t *m)
     void *mem = NULL;
     size_t total = infer_floats(m);
     if (posix_memalign(&mem, 64, total * sizeof(float))) {
-        ACCEL_ERROR("%s: cannot allocate %.1f MiB of inference buffers",
-                    m->arch.rope ? "llama" : "gpt", total * 4.0 / 1048576.0);
+        ACCEL_ERROR("%s: cannot allocate %.1f MiB of inference buffers for a context of %d positions\n--> hint: "
+                    "they grow with model.context (a whole-context prefill, the KV cache): %s",
+                    m->arch.rope ? "llama" : "gpt", total * 4.0 / 1048576.0, m->T,
+                    m->arch.rope ? "give a shorter one, e.g. model.context=8192 (a rotary model's context is not in "
+                                   "its weights)"
+                                 : "a GPT's context is its learned position table's: a smaller budget (--max-memory) "
+                                   "or a larger machine");
         return ACCEL_ERR_NOMEM;
     }
     m->imem = mem;

@@ -126,7 +126,7 @@ static bool g_qkafter;
  * LayerNorm1P's 1 + weight, RoPE on 6 of each head's 8 values); 3 Arcee's (squared ReLU under
  * RMSNorms); 4 GPT-NeoX's (the exact GELU, biases, RoPE on 6 of 8, the MLP beside attention with a
  * norm of its own); 5 the MLP beside attention reading norm1's output and a bias on the LM head
- * (GPT-J's, Phi-2's). */
+ * (GPT-J's, Phi-2's); 6 Apertus's (xIELU under RMSNorms, Qwen3's q/k norms). */
 static int g_plain;
 /* g_cohere: Cohere 2's blocks: LayerNorms without biases, SwiGLU beside attention through norm1, logits
  * scaled by 1/4, every 2nd layer full and without RoPE while the others slide over 5 keys. */
@@ -263,8 +263,10 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
     if (g_plain) {
         const bool neox = g_plain == 4;
         const char *pk[][2] = { { "model.mlp", "plain" },
-                                { "model.activation", g_plain == 1 || g_plain == 5 ? "gelu_tanh" : neox ? "gelu" : "relu2" },
-                                { "model.norm", g_plain == 3 || g_plain == 5 ? "rms" : "layer" },
+                                { "model.activation", g_plain == 1 || g_plain == 5 ? "gelu_tanh" : neox ? "gelu"
+                                                      : g_plain == 6 ? "xielu" : "relu2" },
+                                { "model.norm", g_plain == 3 || g_plain >= 5 ? "rms" : "layer" },
+                                { "model.qk_norm", g_plain == 6 ? "true" : "false" },
                                 { "model.mlp_bias", g_plain == 1 || neox ? "true" : "false" },
                                 { "model.attention_out_bias", g_plain == 1 || neox ? "true" : "false" },
                                 { "model.sliding_window", g_plain == 1 ? "5" : "0" },
@@ -395,6 +397,7 @@ static void big_init(fixture_t *f)
         accel_rng_fill_normal(p, t->numel, t->ndim == 2 ? 0.3f : 0.1f, 99, ACCEL_RNG_INIT, (uint64_t)i, 0);
         if (gain)
             for (size_t k = 0; k < t->numel; k++) p[k] += 1.0f;
+        if (t->flags & ACCEL_TENSOR_FIXED) accel_arena_init_range(lay, p, t->offset, t->offset + t->numel, 0);
     }
 }
 
@@ -539,6 +542,11 @@ static void gradcheck(fixture_t *f, int per_tensor, const char *only)
     for (int i = 0; i < lay->ntensors; i++) {
         const accel_tensor_t *t = &lay->tensors[i];
         if (only && !strstr(t->name, only)) continue;
+        if (t->flags & ACCEL_TENSOR_FIXED) {    /* a fixed buffer (xIELU's beta, eps): no gradient */
+            for (size_t e = 0; e < t->numel; e++)
+                ck_assert_msg(f->grads[t->offset + e] == 0, "%s: gradient %g", t->name, f->grads[t->offset + e]);
+            continue;
+        }
         int n = (int)t->numel < per_tensor ? (int)t->numel : per_tensor;
         double gmax = 0;
         for (int s = 0; s < n; s++) {
@@ -627,7 +635,8 @@ START_TEST(test_gradcheck_llama)
     if (_i == 14) g_moe = 4;                    /*     14: with GLM-4.5's (DeepSeek-V3's) experts too */
     g_qscale = _i == 13 || _i == 15;            /* 13 (Mistral Small 4's) and 15: query temperature */
     if (_i == 16) g_qwen3 = g_qkafter = true;   /* 16: Qwen3's norms after RoPE (HunYuan) */
-    g_plain = _i >= 17 && _i <= 21 ? _i - 16 : 0;   /* 17-21: StarCoder2, Nemotron, Arcee, GPT-NeoX, GPT-J */
+    g_plain = _i >= 17 && _i <= 21 ? _i - 16 : _i == 32 ? 6 : 0;   /* 17-21: StarCoder2, Nemotron, Arcee,
+                                                                 * GPT-NeoX, GPT-J; 32: Apertus */
     g_cohere = _i == 22;                        /* 22: Cohere 2 */
     g_qwen35 = _i == 23;                        /* 23: Qwen3.5 (40 tokens: past a recurrence chunk) */
     g_lfm2 = _i == 24 ? 1 : _i == 25 ? 2 : 0;   /* 24: LFM2 (its b x c cubic: fourth-order differences),
@@ -774,7 +783,7 @@ END_TEST
 /* The variant the flags above make, for messages. */
 static const char *variant(bool llama)
 {
-    return g_olmoh ? "olmo-hybrid" : g_llama4 ? "llama4" : g_nemh ? "nemotron-h" : g_mamba ? "mamba2" : g_lfm2 == 2 ? "lfm3" : g_lfm2 ? "lfm2" : g_qwen35 ? "qwen3.5" : g_qkafter ? "qk-after-rope" : g_qscale ? (g_mla ? "mla+qscale" : "qscale")
+    return g_plain == 6 ? "apertus" : g_olmoh ? "olmo-hybrid" : g_llama4 ? "llama4" : g_nemh ? "nemotron-h" : g_mamba ? "mamba2" : g_lfm2 == 2 ? "lfm3" : g_lfm2 ? "lfm2" : g_qwen35 ? "qwen3.5" : g_qkafter ? "qk-after-rope" : g_qscale ? (g_mla ? "mla+qscale" : "qscale")
            : g_mla ? "mla" : g_exaone ? "exaone4" : g_longrope ? "longrope" : g_oss ? "gpt-oss" : g_gemma ? "gemma3"
            : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt";
 }
@@ -819,7 +828,7 @@ static void kv_case(bool llama, const char *precision, double tol)
 
 START_TEST(test_kv_cache)
 {
-    for (int llama = 0; llama < 24; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
+    for (int llama = 0; llama < 25; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
                                                  * 5: a sliding window, 6: OLMo 2, 7: Gemma 3,
                                                  * 8: gpt-oss, 9: GLM-4.5's experts, 10: LongRoPE
                                                  * (the cache recomputed past 8 tokens), 11: EXAONE 4,
@@ -832,7 +841,7 @@ START_TEST(test_kv_cache)
                                                  * 19-21: Nemotron-H's (a Mamba-2 layer, then
                                                  * an MLP or plain experts alone, in a latent),
                                                  * 22: Llama 4's (chunks, temperature),
-                                                 * 23: OLMo Hybrid's */
+                                                 * 23: OLMo Hybrid's, 24: Apertus's xIELU */
         g_qwen3 = llama == 2 || llama == 14;
         g_qkafter = llama == 14;
         g_nope = llama == 2 ? 2 : 0;            /* layer 1 of 2 without RoPE */
@@ -852,6 +861,7 @@ START_TEST(test_kv_cache)
         g_nemh = llama >= 19 && llama <= 21 ? llama - 18 : 0;
         g_llama4 = llama == 22;
         g_olmoh = llama == 23;
+        g_plain = llama == 24 ? 6 : 0;
         kv_case(llama, "fp32", 1e-5);
         kv_case(llama, "bf16", 2e-2);
         /* fp16's rounding of a product's operands turns a last-bit difference of the two ways into
@@ -866,7 +876,7 @@ START_TEST(test_kv_cache)
     g_window = 0;
     g_olmo = 0;
     g_gemma = g_oss = g_longrope = g_exaone = g_qscale = g_qkafter = g_qwen35 = g_mamba = g_llama4 = g_olmoh = false;
-    g_mla = g_lfm2 = g_nemh = 0;
+    g_mla = g_lfm2 = g_nemh = g_plain = 0;
 }
 END_TEST
 
@@ -1002,7 +1012,7 @@ START_TEST(test_recompute_bitwise)
                                                  * 20-22: Nemotron-H's (an MLP alone on the
                                                  * embeddings, attention alone, a whole block;
                                                  * plain experts, in a latent), 23: Llama 4's,
-                                                 * 24: OLMo Hybrid's */
+                                                 * 24: OLMo Hybrid's, 25: Apertus's xIELU */
     const char *precision = _i % 2 ? "bf16" : "fp32";
     g_qwen3 = _i / 2 == 2 || _i / 2 == 11;
     g_qkafter = _i / 2 == 11;
@@ -1012,7 +1022,7 @@ START_TEST(test_recompute_bitwise)
     g_gemma = _i / 2 == 7;
     g_mla = _i / 2 == 10;
     g_qscale = g_mla;
-    g_plain = _i / 2 == 12 ? 1 : _i / 2 == 13 || _i / 2 == 14 ? _i / 2 - 9 : 0;
+    g_plain = _i / 2 == 12 ? 1 : _i / 2 == 13 || _i / 2 == 14 ? _i / 2 - 9 : _i / 2 == 25 ? 6 : 0;
     g_cohere = _i / 2 == 15;
     g_qwen35 = _i / 2 == 16;
     g_lfm2 = _i / 2 == 17 ? 1 : _i / 2 == 18 ? 2 : 0;
@@ -1678,13 +1688,13 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
-    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 32);
+    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 33);
     tcase_add_test(tc, test_sliding_window);
     tcase_add_test(tc, test_experts_aux);
     tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);
     tcase_add_loop_test(tc, test_loss_mask, 0, 2);
-    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 50);
+    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 52);
     tcase_add_test(tc, test_causality);
     tcase_add_loop_test(tc, test_documents, 0, 20);
     tcase_add_test(tc, test_precision);

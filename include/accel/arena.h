@@ -20,6 +20,10 @@ enum {
                                      * their mean (the selection bias under
                                      * optim.router_bias_update), which the trainer turns into a
                                      * step of its own (src/train/balance.c) */
+    ACCEL_TENSOR_INIT_VALUE = 1 << 2,   /* init_std is the value every element starts at, of any
+                                     * sign (a raw xIELU alpha, its eps), not a std */
+    ACCEL_TENSOR_FIXED = 1 << 3,    /* a fixed buffer (xIELU's beta and eps): the model never writes
+                                     * its gradient, so AdamW (with NO_DECAY) keeps it as set */
 };
 
 typedef struct {
@@ -30,7 +34,8 @@ typedef struct {
     size_t offset;                  /* in elements from the arena start */
     int layer;                      /* gathering unit for ZeRO-3 (-1: not in a layer) */
     unsigned flags;
-    float init_std;                 /* N(0, std^2) init; 0 = zeros; <0: constant -init_std */
+    float init_std;                 /* N(0, std^2) init; 0 = zeros; <0: constant -init_std
+                                     * (ACCEL_TENSOR_INIT_VALUE: constant init_std) */
 } accel_tensor_t;
 
 typedef struct {

@@ -76,7 +76,7 @@ typedef struct {
     bool norm_unit_offset;          /* model.norm_unit_offset: RMSNorm by 1 + weight (Gemma) */
     double embed_scale;             /* model.embed_scale: token embeddings times this (Gemma) */
     char activation[16];            /* model.activation: silu | gelu_tanh (Gemma's GeGLU) |
-                                     * clamped_swiglu (gpt-oss) | relu2 | gelu (plain MLPs) */
+                                     * clamped_swiglu (gpt-oss) | relu2 | gelu | xielu (plain MLPs) */
     char mlp[8];                    /* model.mlp: gated | plain (down(act(up))) */
     bool mlp_bias;                  /* model.mlp_bias: the plain MLP's biases */
     char parallel_block[12];        /* model.parallel_block: none | two_norms | one_norm */

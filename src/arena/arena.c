@@ -105,11 +105,11 @@ void accel_arena_init_range(const accel_layout_t *layout, float *dst, size_t beg
         size_t hi = t->offset + t->numel < end ? t->offset + t->numel : end;
         if (lo >= hi) continue;
         float *p = dst + (lo - begin);
-        if (t->init_std > 0) {
+        if (t->init_std > 0 && !(t->flags & ACCEL_TENSOR_INIT_VALUE)) {
             accel_rng_fill_normal(p, hi - lo, t->init_std, seed, ACCEL_RNG_INIT,
                                   accel_rng_hash(t->name), lo - t->offset);
         } else {
-            float value = t->init_std < 0 ? -t->init_std : 0.0f;
+            float value = t->flags & ACCEL_TENSOR_INIT_VALUE ? t->init_std : t->init_std < 0 ? -t->init_std : 0.0f;
             for (size_t k = 0; k < hi - lo; k++) p[k] = value;
         }
     }

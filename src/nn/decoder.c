@@ -100,6 +100,7 @@ typedef struct {                    /* tensor indices of one block; -1: absent i
      * a Mamba-2 layer (model.mamba_heads) the input projection, the convolution [CW, K] and its
      * bias (convb), dt_bias, A_log and D [H], the gated norm [I] and projw [C, I] */
     int linw, convw, dtb, alog, lnw, convb, skipd;
+    int xap, xan, xbeta, xeps;      /* model.activation=xielu: raw alpha_p, alpha_n; beta, eps (no gradient) [1] */
 } gpt_block_t;
 
 typedef struct {                    /* activations of one block, stored for the backward pass */
@@ -157,7 +158,8 @@ typedef struct {
     accel_numbers_t mlp_only, mixer_only;  /* model.mlp_only_layers, model.mixer_only_layers */
     int LP, LO;                     /* their input projection's width, their output's (Hv dv; C) */
     accel_glu_t glu;                /* the gated MLP's activation (llama; the experts' too) */
-    accel_act_kind_t plain_act;     /* the plain MLP's (gpt; llama with model.mlp=plain) */
+    accel_act_kind_t plain_act;     /* the plain MLP's (gpt; llama with model.mlp=plain) ... */
+    bool xielu;                     /* ... or xIELU, of each layer's parameters (Apertus) */
     float aux_coef;                 /* model.router_aux_loss */
     double *aux_count, *aux_psum;   /* [E] this pass's routing statistics, every block */
     float *aux_grad;                /* [E] d(loss)/d(probs) of the load-balancing loss */
@@ -248,6 +250,8 @@ typedef struct {
 #define PARAM_OPT(idx) ((idx) >= 0 ? PARAM(idx) : NULL)
 #define GRAD_OPT(idx) ((idx) >= 0 ? GRAD(idx) : NULL)
 #define GEMM(...) ACCEL_CHECK(accel_gemm_cpu(&m->gemm, __VA_ARGS__))
+/* block k's xIELU, as the parameters hold it */
+#define XIELU_OF(k) { *PARAM((k)->xap), *PARAM((k)->xan), *PARAM((k)->xbeta), *PARAM((k)->xeps) }
 
 static void gpt_destroy(void *state)
 {
@@ -689,11 +693,15 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
             bad = "model.expert_latent", why = "is the routed experts' width (Nemotron 3 Super's latent): it needs "
                                                "model.experts, without model.expert_bias";
         else if (plain && strcmp(c->activation, "relu2") && strcmp(c->activation, "gelu_tanh") &&
-                 strcmp(c->activation, "gelu"))
-            bad = "model.activation", why = "of model.mlp=plain must be relu2, gelu_tanh or gelu (silu and "
+                 strcmp(c->activation, "gelu") && strcmp(c->activation, "xielu"))
+            bad = "model.activation", why = "of model.mlp=plain must be relu2, gelu_tanh, gelu or xielu (silu and "
                                             "clamped_swiglu are gated MLPs')";
-        else if (!plain && (!strcmp(c->activation, "relu2") || !strcmp(c->activation, "gelu")))
-            bad = "model.activation", why = "is a plain MLP's activation (relu2, gelu): set model.mlp=plain";
+        else if (!plain && (!strcmp(c->activation, "relu2") || !strcmp(c->activation, "gelu") ||
+                            !strcmp(c->activation, "xielu")))
+            bad = "model.activation", why = "is a plain MLP's activation (relu2, gelu, xielu): set model.mlp=plain";
+        else if (!strcmp(c->activation, "xielu") && c->experts)
+            bad = "model.activation", why = "is xielu, whose trained alphas are a dense MLP's (Apertus's): not with "
+                                            "model.experts";
         else if (strcmp(c->parallel_block, "none") && (strcmp(c->norm_position, "pre") || c->experts ||
                                                        c->residual_multiplier != 1.0))
             bad = "model.parallel_block", why = "puts a dense MLP beside attention in pre-norm blocks: not with "
@@ -941,6 +949,7 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
                                  .input_scaled = E && c->expert_input_scaled };
     m->plain_act = !llama ? ACCEL_ACT_GELU_TANH : !strcmp(c->activation, "relu2") ? ACCEL_ACT_RELU2
                  : !strcmp(c->activation, "gelu") ? ACCEL_ACT_GELU : ACCEL_ACT_GELU_TANH;
+    m->xielu = llama && !strcmp(c->activation, "xielu");
     m->moe.plain = E && plain;          /* down(act(up)) experts (Nemotron-H's) */
     m->moe.latent = E ? c->expert_latent : 0;
     m->moe.plain_act = m->plain_act;
@@ -1110,8 +1119,7 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
     if (!ar->rope) ACCEL_CHECK_GOTO(add(layout, "wpe", 2, m->T, C, 0, 0, std, &m->wpe), st, fail);
     for (int l = 0; l < m->L; l++) {
         gpt_block_t *b = &m->blk[l];
-        *b = (gpt_block_t){ -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-                            -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1 };
+        memset(b, 0xff, sizeof *b);     /* every index -1: absent */
         char name[ACCEL_TENSOR_NAME_MAX];
 #define ADD(part, suffix, ndim, d0, d1, flags, s, idx)                                      \
         snprintf(name, sizeof name, "h.%d.%s." suffix, l, part);                            \
@@ -1206,6 +1214,13 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
         }
         ADD(fc, "weight", 2, m->FIN, C, 0, std, &b->fcw);
         if (ar->mlp_bias) { ADD(fc, "bias", 1, m->FIN, 0, nd, 0.0f, &b->fcb); }
+        if (m->xielu) {                 /* transformers' XIELUActivation's start: alpha_p 0.8, alpha_n 0.8 */
+            const unsigned v = nd | ACCEL_TENSOR_INIT_VALUE, fixed = v | ACCEL_TENSOR_FIXED;
+            ADD("mlp.act", "alpha_p", 1, 1, 0, v, (float)log(expm1(0.8)), &b->xap);
+            ADD("mlp.act", "alpha_n", 1, 1, 0, v, (float)log(expm1(0.8 - 0.5)), &b->xan);
+            ADD("mlp.act", "beta", 1, 1, 0, fixed, 0.5f, &b->xbeta);
+            ADD("mlp.act", "eps", 1, 1, 0, fixed, -1e-6f, &b->xeps);
+        }
         ADD(fcp, "weight", 2, C, m->F, 0, res_std, &b->fcpw);
         if (ar->mlp_bias) { ADD(fcp, "bias", 1, C, 0, nd, 0.0f, &b->fcpb); }
         if (ar->sandwich) { ADD("post_norm2", "weight", 1, C, 0, nd, ones, &b->pn2w); }
@@ -2354,6 +2369,7 @@ static accel_status_t block_mlp(gpt_t *m, const accel_layout_t *layout, const fl
     float *fch = a->fch + (size_t)p0 * FIN, *hid = a->fch_gelu + (size_t)p0 * F;
     GEMM(false, true, (int)R, FIN, C, 1.0f, in, C, PARAM(k->fcw), C, 0.0f, fch, FIN);
     if (m->arch.swiglu) accel_cpu_glu_forward(&m->glu, hid, fch, R, F);
+    else if (m->xielu) accel_cpu_xielu_forward(&(accel_xielu_t)XIELU_OF(k), fch, hid, PARAM_OPT(k->fcb), R, F);
     else accel_cpu_bias_act_forward(m->plain_act, fch, hid, PARAM_OPT(k->fcb), R, F);
     if (post || m->arch.sandwich) {                 /* res3 = res2 + norm(down(hid)) */
         float *y = post ? a->ln2 : a->pn2, *rstd = post ? a->ln2_rstd : a->pn2_rstd;
@@ -2513,6 +2529,9 @@ static accel_status_t mlp_backward(gpt_t *m, int l, const gpt_acts_t *a,
     accel_batch_progress(hb);
     if (k->fcpb >= 0) accel_cpu_colsum_add(GRAD(k->fcpb), dout, (size_t)bt, C);
     if (m->arch.swiglu) accel_cpu_glu_backward(&m->glu, m->d4c, dhid, a->fch, (size_t)bt, F);
+    else if (m->xielu)                  /* beta and eps keep no gradient: fixed, as transformers' buffers */
+        accel_cpu_xielu_backward(&(accel_xielu_t)XIELU_OF(k), m->d4c, a->fch, GRAD_OPT(k->fcb), GRAD(k->xap),
+                                 GRAD(k->xan), (size_t)bt, F);
     else accel_cpu_act_backward(m->d4c, a->fch, GRAD_OPT(k->fcb), (size_t)bt, F);
     GEMM(false, false, bt, C, FIN, 1.0f, m->d4c, FIN, PARAM(k->fcw), C, 0.0f, m->dc, C);
     GEMM(true, false, FIN, C, bt, 1.0f, m->d4c, FIN, in, C, 1.0f, GRAD(k->fcw), C);

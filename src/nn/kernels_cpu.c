@@ -402,6 +402,51 @@ void accel_cpu_act_backward(float *d, const float *deriv, float *dbias, size_t r
 }
 
 ACCEL_CLONES
+void accel_cpu_xielu_forward(const accel_xielu_t *p, float *x, float *out, const float *bias, size_t rows, int cols)
+{
+    const float ap = accel_softplusf(p->alpha_p), an = p->beta + accel_softplusf(p->alpha_n), beta = p->beta, eps = p->eps;
+    for (size_t r = 0; r < rows; r++) {
+        float *xr = x + r * (size_t)cols, *o = out + r * (size_t)cols;
+        for (int c = 0; c < cols; c++) {
+            const float v = xr[c] + (bias ? bias[c] : 0.0f);
+            xr[c] = v;
+            o[c] = v > 0.0f ? ap * v * v + beta * v : (expm1f(fminf(v, eps)) - v) * an + beta * v;
+        }
+    }
+}
+
+/* The raw alphas' gradients: sum(d v^2 [v > 0]) softplus'(alpha_p) and sum(d (expm1(min(v, eps)) -
+ * v) [v <= 0]) softplus'(alpha_n), each row's partial sums in double, added in row order. */
+ACCEL_CLONES
+void accel_cpu_xielu_backward(const accel_xielu_t *p, float *d, const float *x, float *dbias, float *dalpha_p,
+                              float *dalpha_n, size_t rows, int cols)
+{
+    const float ap = accel_softplusf(p->alpha_p), an = p->beta + accel_softplusf(p->alpha_n), beta = p->beta, eps = p->eps;
+    double gp = 0.0, gn = 0.0;
+    for (size_t r = 0; r < rows; r++) {
+        float *dr = d + r * (size_t)cols;
+        const float *xr = x + r * (size_t)cols;
+        float sp = 0.0f, sn = 0.0f;
+        for (int c = 0; c < cols; c++) {
+            const float v = xr[c], g = dr[c];
+            if (v > 0.0f) {
+                sp += g * v * v;
+                dr[c] = g * (2.0f * ap * v + beta);
+            } else {
+                sn += g * (expm1f(fminf(v, eps)) - v);
+                dr[c] = g * ((v < eps ? expm1f(v) : -1.0f) * an + beta);     /* d/dv expm1(v) - v */
+            }
+        }
+        gp += sp;
+        gn += sn;
+        if (dbias)
+            for (int c = 0; c < cols; c++) dbias[c] += dr[c];
+    }
+    *dalpha_p += (float)(gp * (double)accel_sigmoidf(p->alpha_p));
+    *dalpha_n += (float)(gn * (double)accel_sigmoidf(p->alpha_n));
+}
+
+ACCEL_CLONES
 float accel_cpu_softmax(float *p, const float *z, int n)
 {
     float m = max_of(z, n);

@@ -106,6 +106,20 @@ void accel_cpu_bias_act_forward(accel_act_kind_t act, float *x, float *out, cons
  * gradient without another pass over d. */
 void accel_cpu_act_backward(float *d, const float *deriv, float *dbias, size_t rows, int cols);
 
+/* xIELU (Apertus's plain MLP, arXiv 2411.13010): with v = x + bias (bias may be NULL),
+ *     out = v > 0 ? ap v^2 + beta v : (expm1(min(v, eps)) - v) an + beta v,
+ * ap = softplus(alpha_p), an = beta + softplus(alpha_n) (alpha_p, alpha_n: the trained raw values,
+ * as transformers' XIELUActivation keeps them; beta, eps: its fixed buffers). Unlike the kinds
+ * above, x keeps v: the backward pass needs it for the alphas' gradients. */
+typedef struct {
+    float alpha_p, alpha_n, beta, eps;  /* raw alpha_p, alpha_n; beta, eps */
+} accel_xielu_t;
+void accel_cpu_xielu_forward(const accel_xielu_t *p, float *x, float *out, const float *bias, size_t rows, int cols);
+/* In place: d[r][c] *= out'(v[r][c]) (v as the forward pass left it in x); dbias (when not NULL)
+ * += the column sums of the new d; *dalpha_p, *dalpha_n += the raw alphas' gradients. */
+void accel_cpu_xielu_backward(const accel_xielu_t *p, float *d, const float *x, float *dbias, float *dalpha_p,
+                              float *dalpha_n, size_t rows, int cols);
+
 /* Softmax of z[0..n-1] into p (p may equal z); returns log(sum(exp(z))). */
 float accel_cpu_softmax(float *p, const float *z, int n);
 /* p = exp(z - lse) for n values (p may equal z): a softmax row again from its log-sum-exp lse,

@@ -806,6 +806,23 @@ def arcee():
                          "original_max_position_embeddings": 4}, pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def apertus():
+    # Apertus (Swiss AI): Llama's attention with Qwen3's per-head q/k norms, its norm names
+    # (attention_layernorm, feedforward_layernorm), the plain up -> xIELU -> down MLP, Llama 3's RoPE
+    # scaling. xIELU's alphas are trained parameters (drawn below as every vector); its beta and eps
+    # buffers are set apart on layer 1, so the import must read them from the files.
+    model = tf.ApertusForCausalLM(tf.ApertusConfig(
+        vocab_size=V, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=T, rms_norm_eps=1e-5, tie_word_embeddings=False,
+        rope_parameters={"rope_type": "llama3", "rope_theta": 10000.0, "factor": 8.0, "low_freq_factor": 1.0,
+                         "high_freq_factor": 4.0, "original_max_position_embeddings": 8},
+        pad_token_id=0, bos_token_id=1, eos_token_id=2, dtype=torch.float32))
+    act = model.model.layers[1].mlp.act_fn
+    act.beta.fill_(0.375)
+    act.eps.fill_(-0.25)
+    return model
+
+
 def stablelm():
     # StableLM 2 (1.6B's kind): LayerNorms with biases over Llama's SwiGLU, q/k/v biases, RoPE on
     # a quarter of each head of 16, untied.
@@ -1447,6 +1464,7 @@ CASES = {
     "nemotron": (nemotron, {}),
     "jais2": (jais2, {}),
     "arcee": (arcee, {}),
+    "apertus": (apertus, {}),
     "stablelm": (stablelm, {}),
     "gpt_neox": (gpt_neox, {}),
     "gpt_neox_seq": (gpt_neox_seq, {}),

@@ -100,6 +100,7 @@ enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP,
 #define F_GDN_QWEN (UINT64_C(1) << 60)      /* a gated delta-net's Qwen3.5 / Qwen3-Next names (projections, norm) */
 #define F_GDN_OLMO (UINT64_C(1) << 61)      /* ... OLMo Hybrid's (q, k, v, g, a, b, o projections and the
                                              * convolution apart; o_norm), and its block norms' names */
+#define F_APERTUS (UINT64_C(1) << 62)       /* Apertus's block norms' names, its xIELU's alphas and buffers */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -128,7 +129,8 @@ enum { L_ROWS,                      /* the same order (rows [r0, r1) of the acce
        L_CONV,                      /* [n, 1, K]: accel's [n, K] (a depthwise convolution's weight) */
        L_QKVZ,                      /* Qwen3-Next's in_proj_qkvz: per key head [q | k | its value heads'
                                      * v | their z] where accel's are [q | k | v | z] */
-       L_BA };                      /* ... in_proj_ba: per key head [its value heads' b | their a] */
+       L_BA,                        /* ... in_proj_ba: per key head [its value heads' b | their a] */
+       L_SCALAR };                  /* []: accel's [1] (xIELU's beta and eps buffers) */
 
 typedef struct {
     const char *accel, *hf;         /* "%d" = block index */
@@ -217,6 +219,15 @@ static const map_t g_map[] = {
     { "h.%d.norm1.weight", "model.layers.%d.feedforward_layer_norm.weight", P_ALL, L_ROWS, OLMOH | F_POST },
     { "h.%d.norm2.weight", "model.layers.%d.post_feedforward_layernorm.weight", P_ALL, L_ROWS, OLMOH | F_POST },
 #undef OLMOH
+    /* Apertus: Llama's attention (Qwen3's q/k norms), its own norm names, xIELU in the plain MLP */
+#define APERTUS (F_LLAMA | F_BLOCK | F_APERTUS)
+    { "h.%d.norm1.weight", "model.layers.%d.attention_layernorm.weight", P_ALL, L_ROWS, APERTUS | F_PRE },
+    { "h.%d.norm2.weight", "model.layers.%d.feedforward_layernorm.weight", P_ALL, L_ROWS, APERTUS | F_PRE },
+    { "h.%d.mlp.act.alpha_p", "model.layers.%d.mlp.act_fn.alpha_p", P_ALL, L_ROWS, APERTUS | F_DENSE },
+    { "h.%d.mlp.act.alpha_n", "model.layers.%d.mlp.act_fn.alpha_n", P_ALL, L_ROWS, APERTUS | F_DENSE },
+    { "h.%d.mlp.act.beta", "model.layers.%d.mlp.act_fn.beta", P_ALL, L_SCALAR, APERTUS | F_DENSE },
+    { "h.%d.mlp.act.eps", "model.layers.%d.mlp.act_fn.eps", P_ALL, L_SCALAR, APERTUS | F_DENSE },
+#undef APERTUS
     { "h.%d.attn.proj.weight", "model.layers.%d.self_attn.o_proj.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK },
     { "h.%d.attn.proj.bias", "model.layers.%d.self_attn.o_proj.bias", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_OBIAS },
     { "h.%d.attn.sinks", "model.layers.%d.self_attn.sinks", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_SINKS },
@@ -538,6 +549,7 @@ typedef struct {
     bool mellum;                    /* Qwen3-MoE's experts and attention with leading dense blocks, a
                                      * window pattern or a RoPE per layer type: Mellum's (export) */
     bool ln, plain, mlp_bias;       /* LayerNorms; a plain MLP, down(act(up)); its biases */
+    bool xielu;                     /* ... with xIELU: Apertus's (its names) */
     bool sc2;                       /* ... StarCoder2's names (LayerNorms and the tanh GELU; import: its
                                      * family says) */
     bool neox;                      /* ... GPT-NeoX's (LayerNorms and the exact GELU, or import: its family
@@ -621,6 +633,7 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.ln = d.llama && !strcmp(m->norm, "layer");
     d.plain = d.llama && !strcmp(m->mlp, "plain");
     d.mlp_bias = d.plain && m->mlp_bias;
+    d.xielu = d.plain && !strcmp(m->activation, "xielu");
     /* export: GPT-NeoX's the exact GELU, or the tanh one with parallel blocks or partial RoPE;
      * StarCoder2's the tanh GELU otherwise */
     const bool gelu = !strcmp(m->activation, "gelu"), gelu_tanh = !strcmp(m->activation, "gelu_tanh");
@@ -705,6 +718,8 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_GDN_OLMO) && !d->olmoh) return false;
     if (d->olmoh && (e->flags & (F_PRE | F_POST)) && !(e->flags & F_GDN_OLMO)) return false;    /* its own */
     if (d->llama4 && !strncmp(e->accel, "h.%d.mlp.", 9) && !(e->flags & F_LLAMA4)) return false;  /* its own */
+    if ((e->flags & F_APERTUS) && !d->xielu) return false;
+    if (d->xielu && (e->flags & (F_PRE | F_POST)) && !(e->flags & F_APERTUS)) return false;    /* its own */
     if ((e->flags & F_SCONV) && !d->lfm2) return false;
     if ((e->flags & F_MAMBA) && !d->mamba) return false;
     if ((e->flags & F_MCONVB) && !d->mconv_bias) return false;
@@ -842,6 +857,7 @@ static void accel_shape(const dims_t *d, const char *pattern, uint64_t flags, in
     else if (!strncmp(p, "mlp.gate_up.", 12)) rows = 2 * (uint64_t)d->DF;  /* the dense MLP's */
     else if (!strncmp(p, "mlp.up.", 7)) rows = (uint64_t)d->DF;             /* the plain MLP's */
     else if (!strcmp(p, "mlp.down.weight")) cols = (uint64_t)d->DF;
+    else if (!strncmp(p, "mlp.act.", 8)) rows = 1;                           /* xIELU's alphas, beta, eps */
     else if (!strncmp(p, "mlp.router.", 11)) rows = (uint64_t)d->E;
     else if (!strcmp(p, "mlp.experts.gate_up.bias")) rows = (uint64_t)d->E * FIN;
     else if (!strcmp(p, "mlp.experts.down.bias")) rows = (uint64_t)d->E * C;
@@ -871,7 +887,8 @@ static void accel_shape(const dims_t *d, const char *pattern, uint64_t flags, in
     /* Vectors: biases and norm gains. */
     const bool vec = bias || !strncmp(p, "ln", 2) || !strncmp(p, "norm", 4) || !strncmp(p, "post_norm", 9) ||
                      strstr(p, "_norm.") || !strcmp(p, "attn.sinks") || !strcmp(p, "attn.dt_bias") ||
-                     !strcmp(p, "attn.A_log") || !strcmp(p, "attn.D") || !strcmp(p, "attn.norm.weight");
+                     !strcmp(p, "attn.A_log") || !strcmp(p, "attn.D") || !strcmp(p, "attn.norm.weight") ||
+                     !strncmp(p, "mlp.act.", 8);
     *ndim = vec ? 1 : 2;
     dims[0] = rows;
     dims[1] = vec ? 0 : cols;
@@ -954,6 +971,7 @@ static void hf_shape(const dims_t *d, entry_t *x)
         x->hf_ndim = 2; h[0] = 1; h[1] = rows; break;
     case L_EXPERT_BIAS: case L_EXPERT_GLU_BIAS:     /* [E, n] */
         x->hf_ndim = 2; h[0] = E; h[1] = rows / E; break;
+    case L_SCALAR: x->hf_ndim = 0; break;           /* [] */
     default: h[0] = rows; h[1] = cols; break;
     }
 }
@@ -1139,6 +1157,7 @@ static const arch_info_t g_archs[] = {
     { "Starcoder2ForCausalLM", "starcoder2", true },
     { "NemotronForCausalLM", "nemotron", true },
     { "ArceeForCausalLM", "arcee", true },
+    { "ApertusForCausalLM", "apertus", true },
     { "Jais2ForCausalLM", "jais2", true },
     { "StableLmForCausalLM", "stablelm", true },
     { "GPTNeoXForCausalLM", "gpt_neox", true },
@@ -2155,6 +2174,12 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool nemotron_h = !strcmp(ai->arch, "NemotronHForCausalLM");   /* one sublayer a layer, Mamba-2 */
         const bool bamba = !strcmp(ai->arch, "BambaForCausalLM");     /* Mamba-2 blocks, RoPE on half a head */
         const bool llama4 = !strcmp(ai->arch, "Llama4ForCausalLM");   /* chunks, NoPE layers, experts on their input */
+        const bool apertus = !strcmp(ai->arch, "ApertusForCausalLM");  /* xIELU, Qwen3's q/k norms, its norm names */
+        if (apertus) {                  /* ApertusConfig's defaults */
+            m->ffn_width = (int)jint(root, "intermediate_size", 14336);
+            m->context = (int)jint(root, "max_position_embeddings", 65536);
+            m->vocab = (int)jint(root, "vocab_size", 131072);
+        }
         if (llama4) {                   /* Llama4TextConfig's defaults */
             m->layers = (int)jint(root, "num_hidden_layers", 48);
             m->heads = (int)jint(root, "num_attention_heads", 40);
@@ -2192,23 +2217,27 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             m->vocab = (int)jint(root, "vocab_size", 50400);
         }
         const bool layer_norm = starcoder2 || nemotron || jais2 || stablelm || neox || cohere || phi || gptj;
-        const bool plain = starcoder2 || nemotron || jais2 || arcee || neox || phi || gptj;
+        const bool plain = starcoder2 || nemotron || jais2 || arcee || neox || phi || gptj || apertus;
         const char *eps_key = starcoder2 ? "norm_epsilon" : nemotron || lfm2 ? "norm_eps" : gptj || nemotron_h ? "layer_norm_epsilon"
                             : jais2 || stablelm || neox || cohere || phi ? "layer_norm_eps" : "rms_norm_eps";
-        m->rms_eps = jnum(root, eps_key, helium ? 1e-8 : layer_norm || arcee || lfm2 || nemotron_h || bamba || llama4 ? 1e-5 : 1e-6);
+        m->rms_eps = jnum(root, eps_key, helium ? 1e-8 : layer_norm || arcee || lfm2 || nemotron_h || bamba || llama4 ||
+                                             apertus ? 1e-5 : 1e-6);
         if (layer_norm) snprintf(m->norm, sizeof m->norm, "layer");
         m->norm_unit_offset = nemotron;
-        if (plain) {                    /* relu2, the tanh GELU (gelu_new is the same), the exact one */
+        if (plain) {                    /* relu2, the tanh GELU (gelu_new is the same), the exact one;
+                                         * Apertus's xIELU (its parameters are in the weights) */
             const char *pact = jstr(root, gptj ? "activation_function" : "hidden_act");
-            if (!pact) pact = starcoder2 || phi || gptj ? "gelu_new" : neox ? "gelu" : "relu2";
-            if (strcmp(pact, "relu2") && strcmp(pact, "gelu_pytorch_tanh") && strcmp(pact, "gelu_new") &&
-                strcmp(pact, "gelu"))
+            if (!pact) pact = starcoder2 || phi || gptj ? "gelu_new" : neox ? "gelu" : apertus ? "xielu" : "relu2";
+            if (apertus ? strcmp(pact, "xielu") : strcmp(pact, "relu2") && strcmp(pact, "gelu_pytorch_tanh") &&
+                                                  strcmp(pact, "gelu_new") && strcmp(pact, "gelu"))
                 REFUSE("%s: hidden_act = %s on %s: accel's plain MLP takes relu2, the tanh GELU (gelu_pytorch_tanh) "
-                       "or the exact one (gelu)", path, pact, ai->arch);
+                       "or the exact one (gelu); xielu on Apertus alone (whose weights hold its parameters)", path, pact,
+                       ai->arch);
             snprintf(m->mlp, sizeof m->mlp, "plain");
             snprintf(m->activation, sizeof m->activation, "%s",
-                     !strcmp(pact, "relu2") || !strcmp(pact, "gelu") ? pact : "gelu_tanh");
-            m->mlp_bias = starcoder2 ? jbool(root, "use_bias", true) : neox || phi || gptj || jbool(root, "mlp_bias", jais2);
+                     !strcmp(pact, "relu2") || !strcmp(pact, "gelu") || !strcmp(pact, "xielu") ? pact : "gelu_tanh");
+            m->mlp_bias = starcoder2 ? jbool(root, "use_bias", true)
+                        : neox || phi || gptj || (!apertus && jbool(root, "mlp_bias", jais2));
         }
         if (neox && jbool(root, "use_parallel_residual", true))
             snprintf(m->parallel_block, sizeof m->parallel_block, "two_norms");
@@ -2283,7 +2312,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool olmoe = !strcmp(ai->arch, "OlmoeForCausalLM") || flex_olmo;
         const bool oss = !strcmp(ai->arch, "GptOssForCausalLM");
         const bool glm4 = !strcmp(ai->arch, "Glm4ForCausalLM"), glm = glm4 || !strcmp(ai->arch, "GlmForCausalLM");
-        m->qk_norm = qwen3;
+        m->qk_norm = qwen3 || apertus;  /* Apertus: always, as Qwen3's */
         if (glm4) snprintf(m->norm_position, sizeof m->norm_position, "both");  /* norms after the sublayers too */
         const bool granite_hybrid = !strcmp(ai->arch, "GraniteMoeHybridForCausalLM");  /* Mamba-2 beside attention */
         const bool granite_moe = !strcmp(ai->arch, "GraniteMoeForCausalLM") ||
@@ -2421,7 +2450,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
          * families' o_proj bias has no place in accel. */
         const bool seed = !strcmp(ai->arch, "SeedOssForCausalLM");
         const bool llama_bias = (!strcmp(ai->arch, "LlamaForCausalLM") || dots1 || hunyuan || nemotron || jais2 || arcee ||
-                                 neox || cohere || llama4) && jbool(root, "attention_bias", jais2 || neox);
+                                 neox || cohere || llama4 || apertus) && jbool(root, "attention_bias", jais2 || neox);
         if (starcoder2 || stablelm || phi || gptj) {   /* StarCoder2's use_bias: every projection's; StableLM: q, k,
                                                          * v; Phi: q, k, v and dense; GPT-J: none */
             m->attention_bias = starcoder2 ? m->mlp_bias : phi || (stablelm && jbool(root, "use_qkv_bias", false));
@@ -2483,6 +2512,10 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             rp = default_rope = json_pack("{s:s, s:f, s:f, s:f, s:b, s:i, s:f}", "rope_type", "yarn", "factor", 32.0,
                                       "beta_fast", 32.0, "beta_slow", 1.0, "truncate", 0,
                                       "original_max_position_embeddings", 4096, "rope_theta", 150000.0);
+        if (apertus && !json_is_object(rp))     /* ApertusConfig's: Llama 3's scaling x8 over 8192, theta 12M */
+            rp = default_rope = json_pack("{s:s, s:f, s:f, s:f, s:f, s:i}", "rope_type", "llama3", "rope_theta", 12000000.0,
+                                          "factor", 8.0, "low_freq_factor", 1.0, "high_freq_factor", 4.0,
+                                          "original_max_position_embeddings", 8192);
         if (lfm3 && !json_is_object(rp))
             rp = default_rope = json_pack("{s:{s:s, s:f, s:f}, s:{s:s, s:f}}", "full_attention", "rope_type",
                                           "proportional", "rope_theta", 1000000.0, "partial_rotary_factor", 0.5,
@@ -2517,6 +2550,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                       : jnum(root, "rope_theta", jnum(json_is_object(rp) ? rp : root, "rope_theta",
                                                       oss ? 150000.0 : minimax ? 5000000.0 : solar ? 1000000.0
                                                       : helium ? 100000.0 : lfm2 ? 1000000.0 : llama4 ? 500000.0
+                                                      : apertus ? 12000000.0
                                                       : neox ? jnum(root, "rotary_emb_base", 10000.0) : 10000.0));
         const char *rtype = json_is_object(rp) ? (jstr(rp, "rope_type") ? jstr(rp, "rope_type") : jstr(rp, "type")) : NULL;
         double yarn_mscale = 0, yarn_mscale_all = 0;    /* DeepSeek-V3's YaRN */
@@ -3334,7 +3368,7 @@ static accel_status_t read_entry(accel_hf_t *hf, const entry_t *x, const accel_s
     const bool glu = x->layout == L_EXPERTS_GLU || x->layout == L_MXFP4_GLU || x->layout == L_EXPERT_GLU_BIAS;
     const bool fp8 = t->dtype == ACCEL_ST_F8_E4M3;     /* check_fp8 allowed it: a matrix by rows */
     if (x->layout == L_ROWS || x->layout == L_EXPERT_BIAS || x->layout == L_STACKED || x->layout == L_ROW_MATRIX ||
-        x->layout == L_CONV) {
+        x->layout == L_CONV || x->layout == L_SCALAR) {
         accel_status_t rst = accel_st_read(f, t, 0, t->numel, dst + x->r0 * cols);
         return rst == ACCEL_OK && fp8 ? fp8_scale(hf, x, dst + x->r0 * cols) : rst;
     }
@@ -3634,10 +3668,11 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                              : d.neox ? "GPTNeoXForCausalLM" : d.sc2 ? "Starcoder2ForCausalLM"
                              : cohere ? (cohere2 ? "Cohere2ForCausalLM" : "CohereForCausalLM")
                              : !d.plain ? "StableLmForCausalLM"
-                             : !d.ln ? "ArceeForCausalLM" : m->norm_unit_offset ? "NemotronForCausalLM" : "Jais2ForCausalLM";
+                             : !d.ln ? (d.xielu ? "ApertusForCausalLM" : "ArceeForCausalLM")
+                             : m->norm_unit_offset ? "NemotronForCausalLM" : "Jais2ForCausalLM";
         const char *own_type = !own ? NULL : d.phi ? "phi" : d.gptj ? "gptj" : d.neox ? "gpt_neox" : d.sc2 ? "starcoder2"
                              : cohere ? (cohere2 ? "cohere2" : "cohere") : !d.plain ? "stablelm"
-                             : !d.ln ? "arcee"
+                             : !d.ln ? (d.xielu ? "apertus" : "arcee")
                              : m->norm_unit_offset ? "nemotron" : "jais2";
         const bool ernie = d.ernie;  /* ERNIE 4.5's experts (accel_hf_export checked the rest) */
         const bool minimax = d.minimax;  /* MiniMax-M2 (accel_hf_export checked the rest) */
@@ -4016,7 +4051,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             json_object_del(j, "rms_norm_eps");
             json_object_set_new(j, d.sc2 ? "norm_epsilon" : !strcmp(own_type, "nemotron") ? "norm_eps"
                                    : d.ln ? "layer_norm_eps" : "rms_norm_eps", json_real(m->rms_eps));
-            json_object_set_new(j, "hidden_act", json_string(relu2 ? "relu2" : d.plain ? "gelu_pytorch_tanh" : "silu"));
+            json_object_set_new(j, "hidden_act", json_string(relu2 ? "relu2" : d.xielu ? "xielu"
+                                                           : d.plain ? "gelu_pytorch_tanh" : "silu"));
             json_object_set_new(j, "attention_bias", json_boolean(m->attention_bias));  /* q, k, v and o */
             json_object_set_new(j, "mlp_bias", json_boolean(m->mlp_bias));
             if (d.rd < d.hs || !strcmp(own_type, "nemotron") || !strcmp(own_type, "stablelm"))
@@ -4060,6 +4096,14 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                 json_object_set_new(j, "use_parallel_residual", json_boolean(strcmp(m->parallel_block, "none")));
                 json_object_set_new(j, "rotary_pct", json_real((double)d.rd / d.hs));
                 json_object_set_new(j, "rotary_emb_base", json_real(m->rope_theta));
+            }
+            if (d.xielu) {              /* ApertusConfig's missing rope_parameters are Llama 3's x8 at theta 12M:
+                                         * always written (transformers 4 reads rope_theta, rope_scaling) */
+                json_t *rp = json_object_get(j, "rope_scaling");
+                rp = rp ? json_deep_copy(rp) : json_pack("{s:s}", "rope_type", "default");
+                json_object_set_new(rp, "rope_theta", json_real(m->rope_theta));
+                json_object_set_new(j, "rope_parameters", rp);
+                json_object_del(j, "mlp_bias");
             }
         }
         /* Which layers slide, as transformers writes it for the families that read it (OLMo 3's
@@ -4539,7 +4583,7 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                            : d.neox ? "GPTNeoXForCausalLM" : d.sc2 ? "Starcoder2ForCausalLM"
                            : cohere ? (m->sliding_window ? "Cohere2ForCausalLM" : "CohereForCausalLM")
                            : stablelm ? "StableLmForCausalLM"
-                           : !d.ln ? (d.plain ? "ArceeForCausalLM" : "LlamaForCausalLM")
+                           : !d.ln ? (d.xielu ? "ApertusForCausalLM" : d.plain ? "ArceeForCausalLM" : "LlamaForCausalLM")
                            : nemotron ? "NemotronForCausalLM" : "Jais2ForCausalLM";
         const char *bad = m->head_bias && !phi_j ? "model.head_bias (Phi's and GPT-J's alone)"
                         : phi_j && (!m->head_bias || !m->mlp_bias)
@@ -4551,14 +4595,20 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                         : d.phi && d.hs * m->heads != m->width ? "model.head_dim apart from width / heads"
                         : !d.ln && !d.plain ? "model.parallel_block under RMSNorms (Cohere's and GPT-NeoX's are LayerNorms)"
                         : (stablelm || cohere) && strcmp(m->activation, "silu") ? "a gated activation other than SwiGLU's"
-                        : !d.ln && !relu2 ? "a plain MLP under RMSNorms with an activation other than relu2 (Arcee's)"
+                        : d.xielu && (d.ln || parallel || m->mlp_bias)
+                        ? "xielu under LayerNorms, beside attention or with MLP biases (Apertus's: RMSNorms, none)"
+                        : !d.ln && !relu2 && !d.xielu
+                        ? "a plain MLP under RMSNorms with an activation other than relu2 (Arcee's) or xielu (Apertus's)"
+                        : d.xielu && (!m->qk_norm || strcmp(m->qk_norm_scope, "head") || m->qk_norm_after_rope ||
+                                      !m->qk_norm_weights || strcmp(m->qk_norm_layers, "all"))
+                        ? "xielu without per-head q/k norms before RoPE on every layer (Apertus has them)"
                         : d.ln && !m->norm_bias && !cohere
                         ? "LayerNorms without biases (Cohere's alone: SwiGLU beside attention through norm1)"
                         : strcmp(m->norm_position, "pre") || m->embed_scale != 1.0 || m->query_pre_attn_scalar ||
                           m->attention_softcap > 0 || m->logit_softcap > 0 || m->attention_multiplier > 0 ||
                           m->residual_multiplier != 1.0 || (m->logits_scaling != 1.0 && !cohere) || m->attention_sinks
                         ? "Gemma's, Granite's or gpt-oss's keys"
-                        : d.E || d.mla || m->qk_norm || d.lin_pattern || d.gate || d.lfm2
+                        : d.E || d.mla || (m->qk_norm && !d.xielu) || d.lin_pattern || d.gate || d.lfm2
                         ? "experts, latent attention, q/k norms, gated delta-nets, gated attention or short convolutions"
                         : m->norm_unit_offset && !nemotron ? "model.norm_unit_offset (Nemotron's alone: relu2 under LayerNorms)"
                         : parallel && !(d.neox && !strcmp(m->parallel_block, "two_norms")) && !cohere && !phi_j
@@ -4586,7 +4636,8 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
                         "counterpart\n--> hint: GPT-NeoX (layer, plain gelu, biases, partial RoPE, "
                         "model.parallel_block=two_norms or none), StarCoder2 (layer, plain gelu_tanh, use_bias, a window), Nemotron "
                         "(layer with model.norm_unit_offset, plain relu2, partial RoPE), Jais2 (layer, plain relu2), "
-                        "Arcee (rms, plain relu2), StableLM (layer, gated silu, q/k/v biases, partial RoPE) and "
+                        "Arcee (rms, plain relu2), Apertus (rms, plain xielu, per-head q/k norms), StableLM (layer, "
+                        "gated silu, q/k/v biases, partial RoPE) and "
                         "Cohere (layer without biases, gated silu, model.parallel_block=one_norm, Cohere 2: a window "
                         "pattern whose full layers have no RoPE), Phi and GPT-J (layer, plain gelu_tanh, "
                         "model.parallel_block=one_norm, model.head_bias; Phi with attention biases, GPT-J without) "

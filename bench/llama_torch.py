@@ -82,6 +82,10 @@ many value heads, heads of --head-dim, a convolution of 4, beta up to 2), norms 
 attention with OLMo 2's norms after it and q/k norms over the whole projections; an untied head
 (transformers' chunked PyTorch delta-nets, as for --qwen3-5).
 
+--apertus (BENCH_MODEL=apertus): transformers' ApertusForCausalLM from an ApertusConfig with the
+same sizes: per-head q/k norms, the plain MLP up -> xIELU -> down of --ffn (each layer's trained
+alphas; transformers' Python xIELU without the xielu CUDA package), plain RoPE, an untied head.
+
 --llama4 (BENCH_MODEL=llama4): transformers' Llama4ForCausalLM from a Llama4TextConfig with the
 same sizes: layers 2 and 4 without RoPE, attending to the whole context with the query temperature
 (floor_scale 32), layers 1 and 3 in chunks of --sliding-window positions with unweighted q/k norms
@@ -226,6 +230,13 @@ def build(args):
                   layer_types=["full_attention" if i % 4 == 3 else "linear_attention" for i in range(args.layers)],
                   tie_word_embeddings=False, pad_token_id=0, bos_token_id=1, eos_token_id=2)
         cfg, cls = OlmoHybridConfig(**kw), OlmoHybridForCausalLM
+    elif args.apertus:          # Apertus: the plain xIELU MLP, per-head q/k norms, its norm names
+        from transformers import ApertusConfig, ApertusForCausalLM
+        for k in ("mlp_bias", "rope_theta", "use_sliding_window"):
+            kw.pop(k, None)
+        kw.update(hidden_act="xielu", tie_word_embeddings=False, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                  dtype=torch.float32, rope_parameters={"rope_type": "default", "rope_theta": args.rope_theta})
+        cfg, cls = ApertusConfig(**kw), ApertusForCausalLM
     elif args.llama4:           # Llama 4: chunks and NoPE layers, experts weighing their input
         from transformers import Llama4ForCausalLM, Llama4TextConfig
         for k in ("mlp_bias", "rope_theta"):
@@ -327,6 +338,8 @@ def main():
     ap.add_argument("--gpt-oss", action="store_true", help="GptOssForCausalLM (with --experts, --sliding-window)")
     ap.add_argument("--olmo-hybrid", action="store_true",
                     help="OlmoHybridForCausalLM (delta-nets of --linear-heads key heads of --head-dim on 3 layers of 4)")
+    ap.add_argument("--apertus", action="store_true",
+                    help="transformers' ApertusForCausalLM (plain xIELU MLP of --ffn, per-head q/k norms)")
     ap.add_argument("--llama4", action="store_true",
                     help="Llama4ForCausalLM (with --experts on every 2nd layer, chunks of --sliding-window)")
     ap.add_argument("--glm4-moe", action="store_true",

@@ -14,6 +14,7 @@
 #   BENCH_MODEL=nemotron_h sh bench/train_speed.sh  Nemotron-H's against NemotronHForCausalLM
 #   BENCH_MODEL=llama4 sh bench/train_speed.sh    Llama 4's blocks against Llama4ForCausalLM
 #   BENCH_MODEL=olmo_hybrid sh bench/train_speed.sh  OLMo Hybrid's against OlmoHybridForCausalLM
+#   BENCH_MODEL=apertus sh bench/train_speed.sh   Apertus's blocks against ApertusForCausalLM
 #   BENCH_ROUNDS=5 BENCH_STEPS=60 sh bench/train_speed.sh
 # gpt (the issue's shape): 4 layers, 4 heads, width 256, context 128, byte vocabulary; the peer is
 # bench/gpt_torch.py (the same GPT written in PyTorch).
@@ -73,6 +74,10 @@
 # 8 value heads, heads of 64, a convolution of 4, beta up to 2) with norms before them, layer 4
 # attention with OLMo 2's norms after it and whole-projection q/k norms, an untied head; peer:
 # OlmoHybridForCausalLM (llama_torch.py --olmo-hybrid). FLOPs per token as qwen3_5's.
+# apertus: the llama shape with Apertus's blocks: per-head q/k norms, the plain MLP up -> xIELU ->
+# down of 1032 (two matrices as wide as the llama's SwiGLU of 688, as Apertus-8B's 21504 beside
+# Llama 3 8B's 14336), each layer's xIELU alphas trained, an untied head; peer: ApertusForCausalLM
+# (llama_torch.py --apertus).
 # All: micro-batch 8 per rank, 2 ranks, AdamW, gradient clipping to 1.0; accel: mpirun -np 2
 # accel_train on synthetic tokens, one thread per rank; PyTorch: DistributedDataParallel over gloo,
 # 2 processes, torch.set_num_threads(1), fp32 and bf16 autocast, each in three variants: eager with
@@ -286,7 +291,17 @@ olmo_hybrid) # untied; 3 delta-net layers (q, k, v, g, a, b, the convolution, dt
         peer_args="--layers $L --heads $H --kv-heads $KV --width $C --ffn $F --context $T --vocab $V --head-dim $HD
             --olmo-hybrid --linear-heads $HK --rms-eps 1e-6"
         shape="OLMo-Hybrid-style: $L layers (3 gated delta-nets of $HK key / $HV value heads of $HD, norms before; 1 attention of $H heads, $KV kv heads, OLMo 2's norms after), width $C, ffn $F, context $T, vocab $V, untied head" ;;
-*)      echo "BENCH_MODEL must be gpt, llama, qwen3, mixtral, gemma3, gpt_oss, glm4_moe, qwen3_5, lfm2, lfm3, granite4_h, nemotron_h, llama4 or olmo_hybrid (got '$MODEL')" >&2; exit 2 ;;
+apertus) # untied; per layer q, k, v, o, two per-head q/k norms, up, down, the 4 xIELU values, two norms
+        FP=1032
+        N=$(( 2*V*C + L*(2*C*C + 2*C*KV*HS + 2*HS + 2*C*FP + 4 + 2*C) + C ))
+        model_args="model.name=llama model.layers=$L model.heads=$H model.kv_heads=$KV model.width=$C
+            model.ffn_width=$FP model.mlp=plain model.activation=xielu model.qk_norm=true model.context=$T
+            model.vocab=$V model.rope_theta=10000 model.rms_eps=1e-5 model.tie_embeddings=false
+            model.attention_bias=false"
+        peer_script=bench/llama_torch.py
+        peer_args="--layers $L --heads $H --kv-heads $KV --width $C --ffn $FP --context $T --vocab $V --apertus"
+        shape="Apertus-style: $L layers, $H heads, $KV kv heads, per-head q/k norms, width $C, plain xIELU ffn $FP, context $T, vocab $V, untied head" ;;
+*)      echo "BENCH_MODEL must be gpt, llama, qwen3, mixtral, gemma3, gpt_oss, glm4_moe, qwen3_5, lfm2, lfm3, granite4_h, nemotron_h, llama4, olmo_hybrid or apertus (got '$MODEL')" >&2; exit 2 ;;
 esac
 NA=${NA:-$N}    # the parameters a token's products use (all of them but in a mixture of experts)
 ATT=$C

@@ -566,6 +566,12 @@ START_TEST(test_refuses_bad_config)
     };
     REFUSALS("a plain relu2 MLP under LayerNorms",
              "model.mlp=plain model.activation=relu2 model.norm=layer model.mlp_bias=true", bad);
+    /* xIELU (Apertus's): a plain dense MLP's, each layer its own alphas. */
+    static const char *const bad_xielu[] = {
+        "model.activation=xielu",                                   /* of a gated MLP */
+        "model.mlp=plain model.activation=xielu model.experts=4 model.experts_per_token=2",  /* experts' */
+    };
+    REFUSALS("a plain xIELU MLP", "model.mlp=plain model.activation=xielu model.qk_norm=true", bad_xielu);
     /* Gated delta-nets: a valid set, then each part out of place. */
     static const char *const bad_linear[] = {
         "model.linear_key_heads=2",                                 /* delta-net keys without delta-nets */

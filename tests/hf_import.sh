@@ -244,6 +244,16 @@ score l4long.logits l4long.h5 llama4
 "$CMP" logits "$FIX/llama4" l4long.logits || fail "l4long: logits differ from transformers'"
 "$GEN" l4long.h5 --prompt hello -n 6 --temperature 0 > l4gen.out 2> l4gen.err || { cat l4gen.err; fail "l4long: generation"; }
 grep -q "context: 11 of the model's 1048576 positions" l4gen.err || { cat l4gen.err; fail "l4long: the run's context not said"; }
+# Apertus: the logits need xIELU (its layer 1's beta and eps set apart in the fixture: read from the
+# files) and Llama 3's RoPE scaling; the hub's config.json (transformers 4's rope_theta and
+# rope_scaling) gives the same; without any, ApertusConfig's Llama 3 x8 at theta 12M; a
+# hidden_act other than xielu is refused.
+needs apertus model.activation=relu2 model.rope_scaling=none
+hub_form apertus_hub apertus '/"rope_parameters": {/,/^  },/c\
+  "rope_theta": 10000.0, "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8},' rope_parameters
+without apertus_norope apertus '/"rope_parameters": {/,/^  },/d' "rope_theta: 12000000"
+"$CKPT" info apertus_norope.h5 | grep -q "rope_original_context: 8192" || fail "apertus: not ApertusConfig's default RoPE"
+pass "apertus: transformers' logits need xIELU and the RoPE scaling; the hub's config.json gives the same; ApertusConfig's default RoPE"
 pass "llama4: Scout's 10,485,760 positions imported as accel's longest context, 1,048,576, said so; generation sized to the run"
 needs nemotron_h model.no_rope_pattern=0
 needs nemotron_h_moe model.router_scale=1 model.no_rope_pattern=0
@@ -588,6 +598,7 @@ train_case 2 zero3 "$FIX/gpt_oss_mxfp4" "$FIX/gpt_oss_mxfp4" gpt_oss_mxfp4_dir_2
 train_case 2 zero2 "$FIX/glm4" "$FIX/glm4" glm4_dir_2_zero2
 train_case 2 ddp "$FIX/granite_moe" "$FIX/granite_moe" granite_moe_dir_2_ddp
 train_case 2 zero2 "$FIX/dots1" "$FIX/dots1" dots1_dir_2_zero2
+train_case 2 zero3 "$FIX/apertus" "$FIX/apertus" apertus_dir_2_zero3
 # GLM-4.5 under ZeRO-3, saved: every weight moved but the routers' selection bias, which only
 # chooses experts (no gradient) and comes out as it went in.
 rm -rf ck45
@@ -598,7 +609,17 @@ run_mpi 2 "$ACCEL_TRAIN" "train.init_from=$FIX/glm4_moe" data.path=d.h5 train.gl
 "$CKPT" diff glm45.h5 t45.h5 > d45.txt
 awk '/^\/h\.[0-9]+\./ { n++; if (($1 ~ /select_bias/) != ($2 == 0)) bad = bad " " $1 }
      END { exit !(n == 35 && bad == "") }' d45.txt || { cat d45.txt; fail "glm4_moe: trained, a weight stood still or the selection bias moved"; }
-pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3; Qwen3-MoE, Qwen2-MoE, Phi-3, OLMo 2, OLMo 3, SmolLM3, Granite, Gemma, Gemma 2, Gemma 3, gpt-oss in MXFP4, GLM-4, Granite MoE and dots.llm1 too: Mixtral's fixture adds the load-balancing loss to training; GLM-4.5's selection bias stays as imported)"
+# Apertus under ZeRO-2, saved: xIELU's alphas moved with every weight, its beta and eps (fixed
+# buffers, as transformers keeps them) came out as they went in.
+rm -rf ckap
+run_mpi 2 "$ACCEL_TRAIN" "train.init_from=$FIX/apertus" data.path=d.h5 train.global_batch=4 train.steps=3 \
+    train.sample_tokens=0 optim.warmup=0 optim.lr=1e-2 dist.strategy=zero2 ckpt.dir=ckap > tap.log 2>&1 ||
+    { cat tap.log; fail "init_from apertus"; }
+"$CKPT" export "$("$CKPT" latest ckap)" --format hdf5 --output tap.h5 > /dev/null || fail "export the Apertus checkpoint"
+"$CKPT" diff apertus.h5 tap.h5 > dap.txt
+awk '/^\/h\.[0-9]+\./ { n++; if (($1 ~ /act\.(beta|eps)/) != ($2 == 0)) bad = bad " " $1 }
+     END { exit !(n == 24 && bad == "") }' dap.txt || { cat dap.txt; fail "apertus: trained, a weight stood still or xIELU's beta or eps moved"; }
+pass "train.init_from: step 0 from the weights, first loss = the model's, the loss falls (1/2/4 ranks, ddp/zero2/zero3; Qwen3-MoE, Qwen2-MoE, Phi-3, OLMo 2, OLMo 3, SmolLM3, Granite, Gemma, Gemma 2, Gemma 3, gpt-oss in MXFP4, GLM-4, Granite MoE, dots.llm1 and Apertus too: Mixtral's fixture adds the load-balancing loss to training; GLM-4.5's selection bias and Apertus's xIELU beta and eps stay as imported)"
 expect_fail "model.layers=3 contradicts train.init_from=$FIX/gpt2, which holds a model with model.layers=2" \
     "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=3 data.path=d.h5
 "$ACCEL_TRAIN" "train.init_from=$FIX/gpt2" model.layers=2 data.path=d.h5 train.global_batch=4 train.steps=1 \
@@ -937,6 +958,9 @@ refused l4experts llama4 's/"num_local_experts": 4/"num_local_experts": 0/' "num
 export_refused l4keys "Llama 4's keys" model.sliding_window=4 model.sliding_chunked=true
 export_refused l4router "model.expert_input_scaled (Llama 4's experts) with experts other than Llama 4's" \
     model.experts=2 model.experts_per_token=1 model.expert_input_scaled=true
+refused apact apertus 's/"hidden_act": "xielu"/"hidden_act": "relu2"/' "hidden_act = relu2 on ApertusForCausalLM"
+export_refused apnoqk "xielu without per-head q/k norms before RoPE on every layer (Apertus has them)" model.mlp=plain \
+    model.activation=xielu
 refused lfm3bias lfm3 's/"attention_bias": false/"attention_bias": true/' "attention_bias = true: accel's LFM3 attention"
 refused lfm3type lfm3 '0,/"conv",/s//"linear_attention",/' \
     "layer_types[0] = linear_attention: LFM3's layers are conv, sliding_attention or full_attention"

@@ -148,6 +148,11 @@ static int g_lfm2;
  * near 0 at these random weights) puts the gated norm near its pole, where finite differences
  * cannot follow it (1e-5: errors of 2% at steps of 5e-3). */
 static bool g_mamba;
+/* g_mamba1: Mamba-1's mixers, 20 channels (a block of 16 and one of 4), a state of 8, dt rank 2, a
+ * convolution of 3 with its bias: 1 with layer 1 attention (Jamba's kind, without norms on dt, B,
+ * C), 2 every layer a mixer alone with Falcon Mamba's unweighted norms on dt, B and C, 3 with
+ * Jamba's weighted ones and layer 1 attention. */
+static int g_mamba1;
 /* g_nemh: Nemotron-H's layers of one sublayer each, squared-ReLU MLPs (2: plain experts, 3 of
  * them all chosen, DeepSeek-V3's sigmoid routing and an ungated shared expert; 3: the same in a
  * latent of 6, Nemotron 3 Super's): one layer, a
@@ -307,6 +312,18 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
         const char *mb[][2] = { { "model.mamba_heads", "4" }, { "model.mamba_groups", "2" }, { "model.mamba_state", "3" },
                                 { "model.mamba_conv_kernel", "3" }, { "model.attention_layers", L > 1 ? "[1]" : "[]" },
                                 { "model.rms_eps", "1e-2" } };
+        for (size_t i = 0; i < sizeof mb / sizeof mb[0]; i++)
+            ck_assert_int_eq(accel_config_set(&cfg, mb[i][0], mb[i][1], NULL, 0), ACCEL_OK);
+    }
+    if (g_mamba1) {
+        const char *att = L > 1 && g_mamba1 != 2 ? "[1]" : "[]";
+        const char *only = L == 1 ? "[0]" : L == 2 ? "[0, 1]" : "[0, 1, 2]";
+        const char *mb[][2] = { { "model.mamba1_width", "20" }, { "model.mamba_state", "8" },
+                                { "model.mamba1_dt_rank", "2" }, { "model.mamba_conv_kernel", "3" },
+                                { "model.attention_layers", att },
+                                { "model.mamba1_norms", g_mamba1 == 1 ? "none" : g_mamba1 == 2 ? "plain" : "weighted" },
+                                { "model.mamba1_norm_eps", "1e-2" },
+                                { "model.mixer_only_layers", g_mamba1 == 2 ? only : "[]" } };
         for (size_t i = 0; i < sizeof mb / sizeof mb[0]; i++)
             ck_assert_int_eq(accel_config_set(&cfg, mb[i][0], mb[i][1], NULL, 0), ACCEL_OK);
     }
@@ -646,8 +663,9 @@ START_TEST(test_gradcheck_llama)
                                                  * latent (and three layers: attention too) */
     g_llama4 = _i == 30;                        /* 30: Llama 4 */
     g_olmoh = _i == 31;                         /* 31: OLMo Hybrid (40 tokens: past a recurrence chunk) */
-    fd_h = g_mamba || g_qwen35 || g_nemh || g_olmoh ? 2e-3 : 5e-3;
-    fd_order4 = g_qwen35 || g_lfm2 || g_mamba || g_nemh || g_olmoh;
+    g_mamba1 = _i >= 33 && _i <= 35 ? _i - 32 : 0;  /* 33-35: Mamba-1, Falcon Mamba's norms, Jamba's */
+    fd_h = g_mamba || g_qwen35 || g_nemh || g_olmoh || g_mamba1 ? 2e-3 : 5e-3;
+    fd_order4 = g_qwen35 || g_lfm2 || g_mamba || g_nemh || g_olmoh || g_mamba1;
     fixture_open_llama(&f, TL, 4, 16, 7, TV, TB, "fp32");
     big_init(&f);
     gradcheck(&f, 8, NULL);
@@ -659,7 +677,8 @@ START_TEST(test_gradcheck_llama)
         fixture_close(&f);
     }
     if (g_window) g_window = 37;
-    fixture_open_llama(&f, 1, 2, 8, 40, TV, 2, "fp32");
+    /* Mamba-1's A_log has a gradient per channel and state value, each small at width 8 */
+    fixture_open_llama(&f, 1, 2, g_mamba1 ? 16 : 8, 40, TV, 2, "fp32");
     big_init(&f);
     gradcheck(&f, 6, "attn");
     fixture_close(&f);
@@ -700,7 +719,7 @@ START_TEST(test_gradcheck_llama)
     g_gemma = g_oss = g_longrope = g_exaone = false;
     g_mla = g_plain = 0;
     g_qscale = g_qkafter = g_cohere = g_qwen35 = g_mamba = g_llama4 = g_olmoh = false;
-    g_lfm2 = g_nemh = 0;
+    g_lfm2 = g_nemh = g_mamba1 = 0;
     g_oss_limit = "1";
 }
 END_TEST
@@ -783,7 +802,7 @@ END_TEST
 /* The variant the flags above make, for messages. */
 static const char *variant(bool llama)
 {
-    return g_plain == 6 ? "apertus" : g_olmoh ? "olmo-hybrid" : g_llama4 ? "llama4" : g_nemh ? "nemotron-h" : g_mamba ? "mamba2" : g_lfm2 == 2 ? "lfm3" : g_lfm2 ? "lfm2" : g_qwen35 ? "qwen3.5" : g_qkafter ? "qk-after-rope" : g_qscale ? (g_mla ? "mla+qscale" : "qscale")
+    return g_mamba1 ? "mamba1" : g_plain == 6 ? "apertus" : g_olmoh ? "olmo-hybrid" : g_llama4 ? "llama4" : g_nemh ? "nemotron-h" : g_mamba ? "mamba2" : g_lfm2 == 2 ? "lfm3" : g_lfm2 ? "lfm2" : g_qwen35 ? "qwen3.5" : g_qkafter ? "qk-after-rope" : g_qscale ? (g_mla ? "mla+qscale" : "qscale")
            : g_mla ? "mla" : g_exaone ? "exaone4" : g_longrope ? "longrope" : g_oss ? "gpt-oss" : g_gemma ? "gemma3"
            : g_olmo ? "olmo2" : g_window ? "window" : g_moe ? "experts" : g_qwen3 ? "qwen3" : llama ? "llama" : "gpt";
 }
@@ -828,7 +847,7 @@ static void kv_case(bool llama, const char *precision, double tol)
 
 START_TEST(test_kv_cache)
 {
-    for (int llama = 0; llama < 25; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
+    for (int llama = 0; llama < 28; llama++) {  /* 2: with Qwen3's attention, 3: experts, 4: shared,
                                                  * 5: a sliding window, 6: OLMo 2, 7: Gemma 3,
                                                  * 8: gpt-oss, 9: GLM-4.5's experts, 10: LongRoPE
                                                  * (the cache recomputed past 8 tokens), 11: EXAONE 4,
@@ -841,7 +860,9 @@ START_TEST(test_kv_cache)
                                                  * 19-21: Nemotron-H's (a Mamba-2 layer, then
                                                  * an MLP or plain experts alone, in a latent),
                                                  * 22: Llama 4's (chunks, temperature),
-                                                 * 23: OLMo Hybrid's, 24: Apertus's xIELU */
+                                                 * 23: OLMo Hybrid's, 24: Apertus's xIELU,
+                                                 * 25-27: Mamba-1's (its channels' states and
+                                                 * tail; Falcon Mamba's, Jamba's norms) */
         g_qwen3 = llama == 2 || llama == 14;
         g_qkafter = llama == 14;
         g_nope = llama == 2 ? 2 : 0;            /* layer 1 of 2 without RoPE */
@@ -862,21 +883,23 @@ START_TEST(test_kv_cache)
         g_llama4 = llama == 22;
         g_olmoh = llama == 23;
         g_plain = llama == 24 ? 6 : 0;
+        g_mamba1 = llama >= 25 && llama <= 27 ? llama - 24 : 0;
         kv_case(llama, "fp32", 1e-5);
         kv_case(llama, "bf16", 2e-2);
         /* fp16's rounding of a product's operands turns a last-bit difference of the two ways into
          * an fp16 ulp (1e-3); the delta-nets' L2 and gated norms magnify it further (Qwen3.5: up to
          * 1.2e-2 on a logit of 1.4, 0.5 of its bound; fp32 within 6e-6), as LFM3's norms after
          * every sublayer do (3.8e-3 on a logit of 0.41), as Nemotron-H's Mamba-2 gated norms
-         * feeding an MLP alone (1.95e-3 here; fp32 within 1.8e-6) */
-        kv_case(llama, "fp16", g_qwen35 || g_lfm2 == 2 || g_nemh || g_olmoh ? 1e-2 : 2e-3);
+         * feeding an MLP alone (1.95e-3 here; fp32 within 1.8e-6), as Mamba-1's decays exp(dt A) of
+         * dt from two fp16 products in a row (x_proj, dt_proj: up to 2.3e-3; fp32 within 9e-6) */
+        kv_case(llama, "fp16", g_qwen35 || g_lfm2 == 2 || g_nemh || g_olmoh || g_mamba1 ? 1e-2 : 2e-3);
     }
     g_qwen3 = false;
     g_moe = 0;
     g_window = 0;
     g_olmo = 0;
     g_gemma = g_oss = g_longrope = g_exaone = g_qscale = g_qkafter = g_qwen35 = g_mamba = g_llama4 = g_olmoh = false;
-    g_mla = g_lfm2 = g_nemh = g_plain = 0;
+    g_mla = g_lfm2 = g_nemh = g_plain = g_mamba1 = 0;
 }
 END_TEST
 
@@ -1012,7 +1035,8 @@ START_TEST(test_recompute_bitwise)
                                                  * 20-22: Nemotron-H's (an MLP alone on the
                                                  * embeddings, attention alone, a whole block;
                                                  * plain experts, in a latent), 23: Llama 4's,
-                                                 * 24: OLMo Hybrid's, 25: Apertus's xIELU */
+                                                 * 24: OLMo Hybrid's, 25: Apertus's xIELU,
+                                                 * 26, 27: Mamba-1's (Jamba's norms) */
     const char *precision = _i % 2 ? "bf16" : "fp32";
     g_qwen3 = _i / 2 == 2 || _i / 2 == 11;
     g_qkafter = _i / 2 == 11;
@@ -1023,6 +1047,7 @@ START_TEST(test_recompute_bitwise)
     g_mla = _i / 2 == 10;
     g_qscale = g_mla;
     g_plain = _i / 2 == 12 ? 1 : _i / 2 == 13 || _i / 2 == 14 ? _i / 2 - 9 : _i / 2 == 25 ? 6 : 0;
+    g_mamba1 = _i / 2 == 26 ? 1 : _i / 2 == 27 ? 3 : 0;
     g_cohere = _i / 2 == 15;
     g_qwen35 = _i / 2 == 16;
     g_lfm2 = _i / 2 == 17 ? 1 : _i / 2 == 18 ? 2 : 0;
@@ -1077,7 +1102,7 @@ START_TEST(test_recompute_bitwise)
     g_moe = 0;
     g_olmo = 0;
     g_gemma = g_oss = g_qscale = g_qkafter = g_cohere = g_qwen35 = g_mamba = g_llama4 = g_olmoh = false;
-    g_mla = g_plain = g_lfm2 = g_nemh = 0;
+    g_mla = g_plain = g_lfm2 = g_nemh = g_mamba1 = 0;
 }
 END_TEST
 
@@ -1160,6 +1185,7 @@ START_TEST(test_documents)
     g_nemh = _i / 2 == 7 ? 2 : 0;
     g_llama4 = _i / 2 == 8;                     /* chunks and temperature by document position */
     g_olmoh = _i / 2 == 9;
+    g_mamba1 = _i / 2 == 10 ? 1 : 0;            /* its channels' states restart with each document */
     if (_i % 2) setenv("ACCEL_ATT_WHOLE_HEAD", "1", 1);
     if (_i / 2 == 0) fixture_open(&f, TL, TNH, TC, T, TV, B, "fp32");
     else fixture_open_llama(&f, TL, 4, 16, T, TV, B, "fp32");
@@ -1203,8 +1229,8 @@ START_TEST(test_documents)
     ck_assert_int_eq(ops->eval(f.model.state, &f.model.layout, f.params, &b0, whole, NULL), ACCEL_OK);
     ck_assert(fabs(whole[0] - loss[0]) > 1e-4 * loss[0]);
     f.positions = pos;
-    fd_h = g_mamba || g_qwen35 || g_nemh || g_olmoh ? 2e-3 : 5e-3;
-    fd_order4 = g_qwen35 || g_mamba || g_nemh || g_olmoh;
+    fd_h = g_mamba || g_qwen35 || g_nemh || g_olmoh || g_mamba1 ? 2e-3 : 5e-3;
+    fd_order4 = g_qwen35 || g_mamba || g_nemh || g_olmoh || g_mamba1;
     gradcheck(&f, 6, NULL);
     fd_h = FD_H;
     fd_order4 = false;
@@ -1215,7 +1241,7 @@ START_TEST(test_documents)
     ck_assert_int_eq(ops->forward_backward(f.model.state, &f.model.layout, f.params, f.grads, &bad, 1.0f, &l),
                      ACCEL_ERR_INVALID);
     g_qwen3 = g_qscale = g_qwen35 = g_mamba = g_llama4 = g_olmoh = false;
-    g_lfm2 = g_nemh = 0;
+    g_lfm2 = g_nemh = g_mamba1 = 0;
     fixture_close(&f);
 }
 END_TEST
@@ -1688,15 +1714,15 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
-    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 33);
+    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 36);
     tcase_add_test(tc, test_sliding_window);
     tcase_add_test(tc, test_experts_aux);
     tcase_add_test(tc, test_kv_cache);
     tcase_add_test(tc, test_accumulate_and_scale);
     tcase_add_loop_test(tc, test_loss_mask, 0, 2);
-    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 52);
+    tcase_add_loop_test(tc, test_recompute_bitwise, 0, 56);
     tcase_add_test(tc, test_causality);
-    tcase_add_loop_test(tc, test_documents, 0, 20);
+    tcase_add_loop_test(tc, test_documents, 0, 22);
     tcase_add_test(tc, test_precision);
     tcase_add_test(tc, test_bad_tokens);
     tcase_add_test(tc, test_generate);

@@ -614,6 +614,20 @@ START_TEST(test_refuses_bad_config)
     };
     REFUSALS("Mamba-2 layers beside an attention layer",
              "model.mamba_heads=4 model.mamba_groups=2 model.mamba_state=8 model.attention_layers=1", bad_mamba);
+    /* Mamba-1 layers (Mamba's, Falcon Mamba's, Jamba's): a valid set, then each part out of place. */
+    static const char *const bad_mamba1[] = {
+        "model.mamba1_dt_rank=2",                                   /* Mamba-1's keys without its layers */
+        "model.mamba1_norms=plain",
+        "model.mamba1_norm_eps=1e-5",
+        "model.mamba_state=8",                                      /* a state without Mamba layers */
+        "model.mamba1_width=48 model.mamba_heads=4",                /* Mamba-2 beside it */
+        "model.mamba1_width=48 model.norm_position=post",
+        "model.mamba1_width=48 model.mamba_groups=2",               /* Mamba-2's key */
+        "model.mamba1_width=48 model.attention_layers=1 model.mlp_only_layers=1",  /* attention without a mixer */
+    };
+    REFUSALS("Mamba-1 layers beside an attention layer",
+             "model.mamba1_width=48 model.mamba1_dt_rank=3 model.mamba1_norms=weighted model.mamba1_norm_eps=1e-5 "
+             "model.mamba_state=8 model.attention_layers=1", bad_mamba1);
     /* Layers of one sublayer (Nemotron-H's) over plain experts: a valid set, then each part out of place. */
     static const char *const bad_one[] = {
         "model.mlp_only_layers=0 model.mixer_only_layers=0",        /* a layer of neither */

@@ -249,6 +249,12 @@ grep -q "context: 11 of the model's 1048576 positions" l4gen.err || { cat l4gen.
 # rope_scaling) gives the same; without any, ApertusConfig's Llama 3 x8 at theta 12M; a
 # hidden_act other than xielu is refused.
 needs apertus model.activation=relu2 model.rope_scaling=none
+# Falcon Mamba: the logits need its norms on dt, B and C; Mamba's config.json without
+# time_step_rank gives its "auto" rank, ceil(32 / 16) = 2.
+needs falcon_mamba model.mamba1_norms=none
+without mamba_auto mamba '/"time_step_rank":/d' "mamba1_dt_rank: 2"
+same mamba_auto mamba
+pass "falcon_mamba, mamba: transformers' logits need Falcon Mamba's norms; Mamba's auto dt rank"
 hub_form apertus_hub apertus '/"rope_parameters": {/,/^  },/c\
   "rope_theta": 10000.0, "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8},' rope_parameters
 without apertus_norope apertus '/"rope_parameters": {/,/^  },/d' "rope_theta: 12000000"
@@ -599,6 +605,8 @@ train_case 2 zero2 "$FIX/glm4" "$FIX/glm4" glm4_dir_2_zero2
 train_case 2 ddp "$FIX/granite_moe" "$FIX/granite_moe" granite_moe_dir_2_ddp
 train_case 2 zero2 "$FIX/dots1" "$FIX/dots1" dots1_dir_2_zero2
 train_case 2 zero3 "$FIX/apertus" "$FIX/apertus" apertus_dir_2_zero3
+train_case 2 zero2 "$FIX/mamba" "$FIX/mamba" mamba_dir_2_zero2
+train_case 2 zero3 "$FIX/falcon_mamba" "$FIX/falcon_mamba" falcon_mamba_dir_2_zero3
 # GLM-4.5 under ZeRO-3, saved: every weight moved but the routers' selection bias, which only
 # chooses experts (no gradient) and comes out as it went in.
 rm -rf ck45
@@ -958,6 +966,9 @@ refused l4experts llama4 's/"num_local_experts": 4/"num_local_experts": 0/' "num
 export_refused l4keys "Llama 4's keys" model.sliding_window=4 model.sliding_chunked=true
 export_refused l4router "model.expert_input_scaled (Llama 4's experts) with experts other than Llama 4's" \
     model.experts=2 model.experts_per_token=1 model.expert_input_scaled=true
+refused mambabias mamba 's/"use_bias": false/"use_bias": true/' "use_bias = true: accel's Mamba-1 projections"
+export_refused m1mlp "attention or MLP layers (Mamba's layers are each a Mamba-1 mixer alone)" model.mamba1_width=32 \
+    model.mamba_state=4
 refused apact apertus 's/"hidden_act": "xielu"/"hidden_act": "relu2"/' "hidden_act = relu2 on ApertusForCausalLM"
 export_refused apnoqk "xielu without per-head q/k norms before RoPE on every layer (Apertus has them)" model.mlp=plain \
     model.activation=xielu

@@ -1101,6 +1101,25 @@ NEMOTRON_H = dict(vocab_size=V, hidden_size=16, num_attention_heads=4, num_key_v
                   pad_token_id=0, bos_token_id=1, eos_token_id=2)
 
 
+def mamba():
+    # Mamba (state-spaces' mamba-*-hf, MambaForCausalLM): every layer a norm and a Mamba-1 mixer: 64
+    # channels (expand 2), each a state of 4 decaying by exp(dt A), dt of rank 2 (auto: ceil(32 /
+    # 16)), a convolution of 4 with its bias; tied.
+    return tf.MambaForCausalLM(tf.MambaConfig(
+        vocab_size=V, hidden_size=32, state_size=4, num_hidden_layers=2, expand=2, conv_kernel=4,
+        layer_norm_epsilon=1e-5, pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
+def falcon_mamba():
+    # Falcon Mamba (FalconMambaForCausalLM): Mamba's blocks with RMS norms without weights on dt, B
+    # and C (mixer_rms_eps); 40 channels (two blocks of 16 and one of 8 in accel), dt of rank 3,
+    # no convolution bias, untied.
+    return tf.FalconMambaForCausalLM(tf.FalconMambaConfig(
+        vocab_size=V, hidden_size=20, state_size=4, num_hidden_layers=2, expand=2, conv_kernel=3,
+        time_step_rank=3, use_conv_bias=False, layer_norm_epsilon=1e-5, mixer_rms_eps=1e-6,
+        tie_word_embeddings=False, pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
 def nemotron_h():
     # Nemotron-H / Nemotron Nano 2 (NemotronHForCausalLM): every layer a norm and one mixer, here
     # Mamba-2, the plain squared-ReLU MLP of 24 and attention: M - M * - M, an untied head.
@@ -1484,6 +1503,8 @@ CASES = {
     "granite4_h_dense": (granite4_h_dense, {}),
     "bamba": (bamba, {"score64": True}),
     "nemotron_h": (nemotron_h, {}),
+    "mamba": (mamba, {}),
+    "falcon_mamba": (falcon_mamba, {}),
     "nemotron_h_moe": (nemotron_h_moe, {"score64": True, "seed_of": "nemotron-h-moe"}),
     "nemotron_h_latent": (nemotron_h_latent, {"score64": True}),
     "qwen3_5_moe": (qwen3_5_moe, {"score64": True, "seed_of": "qwen3.5-moe-5"}),
@@ -1582,7 +1603,7 @@ def main(out_root, names):
             if model.config.num_local_experts:
                 margin = logit_margin(model, tokens, [layer.block_sparse_moe.router for layer in model.model.layers])
                 assert margin > 1e-3, f"{name}: a token's routing is a near tie ({margin:.2g}): change the seed"
-        elif name in ("nemotron_h", "bamba", "olmo_hybrid"):  # no experts: no routing to check
+        elif name in ("nemotron_h", "bamba", "olmo_hybrid", "mamba", "falcon_mamba"):  # no experts: no routing to check
             pass
         elif name.startswith("llama4"):     # its routers give (scores, logits); the VLM scored by its text model
             text = model.language_model if name == "llama4_vl" else model

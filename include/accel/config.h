@@ -97,6 +97,10 @@ typedef struct {
     int mamba_groups;               /* model.mamba_groups: groups of B and C */
     int mamba_conv_kernel;          /* model.mamba_conv_kernel: the convolution's width */
     bool mamba_conv_bias;           /* model.mamba_conv_bias: the convolution's bias */
+    int mamba1_width;               /* model.mamba1_width: Mamba-1 layers' channels; 0 = none */
+    int mamba1_dt_rank;             /* model.mamba1_dt_rank: dt's rank; 0 = ceil(width / 16) */
+    char mamba1_norms[12];          /* model.mamba1_norms: none | plain | weighted, on dt, B and C */
+    double mamba1_norm_eps;         /* model.mamba1_norm_eps: their epsilon */
     /* llama: gated short convolution layers (LFM2) */
     int short_conv_kernel;          /* model.short_conv_kernel: their convolution's width; 0 = none */
     accel_numbers_t attention_layers; /* model.attention_layers: the layers keeping attention */

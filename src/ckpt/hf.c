@@ -101,6 +101,7 @@ enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP,
 #define F_GDN_OLMO (UINT64_C(1) << 61)      /* ... OLMo Hybrid's (q, k, v, g, a, b, o projections and the
                                              * convolution apart; o_norm), and its block norms' names */
 #define F_APERTUS (UINT64_C(1) << 62)       /* Apertus's block norms' names, its xIELU's alphas and buffers */
+#define F_MAMBA1 (UINT64_C(1) << 63)        /* a Mamba-1 layer's (Mamba's, Falcon Mamba's mixers); the last bit */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -394,6 +395,18 @@ static const map_t g_map[] = {
     { "wte", "backbone.embeddings.weight", P_ALL, L_ROWS, F_LLAMA | F_NEMH },
     { "h.%d.norm1.weight", "backbone.layers.%d.norm.weight", P_ALL, L_ROWS, NEMH },
     MAMBA2("backbone.layers.%d.mixer.", NEMH),
+    /* Mamba, Falcon Mamba: Nemotron-H's names, every layer a norm and a Mamba-1 mixer */
+#define MAMBA1(prefix, flags)                                                                              \
+    { "h.%d.attn.in.weight", prefix "in_proj.weight", P_ALL, L_ROWS, (flags) | F_MAMBA1 },                 \
+    { "h.%d.attn.conv.weight", prefix "conv1d.weight", P_ALL, L_CONV, (flags) | F_MAMBA1 },                \
+    { "h.%d.attn.conv.bias", prefix "conv1d.bias", P_ALL, L_ROWS, (flags) | F_MAMBA1 | F_MCONVB },         \
+    { "h.%d.attn.x_proj.weight", prefix "x_proj.weight", P_ALL, L_ROWS, (flags) | F_MAMBA1 },              \
+    { "h.%d.attn.dt_proj.weight", prefix "dt_proj.weight", P_ALL, L_ROWS, (flags) | F_MAMBA1 },            \
+    { "h.%d.attn.dt_bias", prefix "dt_proj.bias", P_ALL, L_ROWS, (flags) | F_MAMBA1 },                     \
+    { "h.%d.attn.A_log", prefix "A_log", P_ALL, L_ROWS, (flags) | F_MAMBA1 },                              \
+    { "h.%d.attn.D", prefix "D", P_ALL, L_ROWS, (flags) | F_MAMBA1 },                                      \
+    { "h.%d.attn.proj.weight", prefix "out_proj.weight", P_ALL, L_ROWS, (flags) | F_MAMBA1 }
+    MAMBA1("backbone.layers.%d.mixer.", NEMH),
     { "h.%d.attn.qkv.weight", "backbone.layers.%d.mixer.q_proj.weight", P_Q, L_ROWS, NEMH },
     { "h.%d.attn.qkv.weight", "backbone.layers.%d.mixer.k_proj.weight", P_K, L_ROWS, NEMH },
     { "h.%d.attn.qkv.weight", "backbone.layers.%d.mixer.v_proj.weight", P_V, L_ROWS, NEMH },
@@ -580,6 +593,9 @@ typedef struct {
     accel_numbers_t mlp_only, mixer_only;   /* layers of one sublayer (model.mlp_only_layers, ...) */
     bool nemh;                      /* ... every layer one: Nemotron-H's (its names) */
     int Lat;                        /* the routed experts' latent width (0: none) */
+    bool mamba1;                    /* Mamba-1 layers (Mamba's, Falcon Mamba's mixers: Nemotron-H's names) */
+    int M1I, M1R;                   /* their channels, dt rank (the state, convolution: MN, MK) */
+    int M1norms;                    /* their norms on dt, B, C: 0 none, 1 plain (Falcon Mamba's), 2 weighted */
     bool bamba;                     /* Mamba-2 in whole blocks with partial RoPE: Bamba's (its names) */
     bool granite_h;                 /* ... otherwise Granite 4.0-H's (its names) */
 } dims_t;
@@ -663,6 +679,10 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.mlp_only = m->mlp_only_layers;
     d.mixer_only = m->mixer_only_layers;
     d.nemh = d.llama && (d.mlp_only.n || d.mixer_only.n);
+    d.mamba1 = d.llama && m->mamba1_width > 0;
+    d.M1I = m->mamba1_width;
+    d.M1R = m->mamba1_dt_rank ? m->mamba1_dt_rank : (m->width + 15) / 16;
+    d.M1norms = !strcmp(m->mamba1_norms, "plain") ? 1 : !strcmp(m->mamba1_norms, "weighted") ? 2 : 0;
     /* export: whole Mamba-2 blocks with RoPE on half of each head and none of Granite's scalars are
      * Bamba's (import: its family says) */
     d.bamba = d.mamba && !d.nemh && !d.E && d.rd * 2 == d.hs && m->attention_multiplier == 0 &&
@@ -722,6 +742,7 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if (d->xielu && (e->flags & (F_PRE | F_POST)) && !(e->flags & F_APERTUS)) return false;    /* its own */
     if ((e->flags & F_SCONV) && !d->lfm2) return false;
     if ((e->flags & F_MAMBA) && !d->mamba) return false;
+    if ((e->flags & F_MAMBA1) && !d->mamba1) return false;
     if ((e->flags & F_MCONVB) && !d->mconv_bias) return false;
     if ((e->flags & F_GSHARED) && !d->granite_h) return false;
     if (d->granite_h && (e->flags & F_DENSE) && !(e->flags & F_GSHARED)) return false;   /* its shared_mlp instead */
@@ -796,10 +817,10 @@ static bool layer_has(const map_t *e, const dims_t *d, int l)
         if ((mixer && accel_layer_listed(&d->mlp_only, l)) || (mlp && accel_layer_listed(&d->mixer_only, l)))
             return false;
     }
-    if ((d->mamba || d->lfm2) && (e->flags & F_BLOCK)) {   /* Mamba-2 or short convolutions: all but
-                                                             * the attention layers */
+    if ((d->mamba || d->mamba1 || d->lfm2) && (e->flags & F_BLOCK)) {   /* Mamba or short convolutions: all
+                                                                          * but the attention layers */
         const bool recurrent = !accel_layer_listed(&d->att_layers, l);
-        if (e->flags & (F_MAMBA | F_SCONV)) return recurrent;
+        if (e->flags & (F_MAMBA | F_MAMBA1 | F_SCONV)) return recurrent;
         if (recurrent && !strncmp(e->accel, "h.%d.attn.", 10)) return false;
     }
     if (d->lin_pattern && (e->flags & F_BLOCK)) {   /* gated delta-nets: all but every N-th layer */
@@ -838,6 +859,16 @@ static void accel_shape(const dims_t *d, const char *pattern, uint64_t flags, in
         else if (!strcmp(p, "attn.norm.weight")) rows = (uint64_t)d->dvl;
         else if (!strcmp(p, "attn.proj.weight")) cols = VW;
         else rows = (uint64_t)d->Hv;    /* dt_bias, A_log */
+    }
+    else if (flags & F_MAMBA1) {        /* a Mamba-1 layer's: in [2I, C], conv [I, K], x_proj [R + 2N, I], ... */
+        const uint64_t I = (uint64_t)d->M1I, N = (uint64_t)d->MN, R = (uint64_t)d->M1R;
+        if (!strcmp(p, "attn.in.weight")) rows = 2 * I;
+        else if (!strcmp(p, "attn.conv.weight")) rows = I, cols = (uint64_t)d->MK;
+        else if (!strcmp(p, "attn.x_proj.weight")) rows = R + 2 * N, cols = I;
+        else if (!strcmp(p, "attn.dt_proj.weight")) rows = I, cols = R;
+        else if (!strcmp(p, "attn.A_log")) rows = I, cols = N;
+        else if (!strcmp(p, "attn.proj.weight")) cols = I;
+        else rows = I;                  /* conv.bias, dt_bias, D */
     }
     else if (flags & F_MAMBA) {         /* a Mamba-2 layer's: in [I + CW + H, C], conv [CW, K], ... */
         const uint64_t I = (uint64_t)d->MH * d->MP, CW = I + 2 * (uint64_t)d->MG * d->MN;
@@ -887,8 +918,8 @@ static void accel_shape(const dims_t *d, const char *pattern, uint64_t flags, in
     /* Vectors: biases and norm gains. */
     const bool vec = bias || !strncmp(p, "ln", 2) || !strncmp(p, "norm", 4) || !strncmp(p, "post_norm", 9) ||
                      strstr(p, "_norm.") || !strcmp(p, "attn.sinks") || !strcmp(p, "attn.dt_bias") ||
-                     !strcmp(p, "attn.A_log") || !strcmp(p, "attn.D") || !strcmp(p, "attn.norm.weight") ||
-                     !strncmp(p, "mlp.act.", 8);
+                     (!strcmp(p, "attn.A_log") && !(flags & F_MAMBA1)) || !strcmp(p, "attn.D") ||
+                     !strcmp(p, "attn.norm.weight") || !strncmp(p, "mlp.act.", 8);    /* Mamba-1's A_log: [I, N] */
     *ndim = vec ? 1 : 2;
     dims[0] = rows;
     dims[1] = vec ? 0 : cols;
@@ -1173,6 +1204,8 @@ static const arch_info_t g_archs[] = {
     { "Lfm3ForCausalLM", "lfm3", true },
     { "GraniteMoeHybridForCausalLM", "granitemoehybrid", true },
     { "NemotronHForCausalLM", "nemotron_h", true },
+    { "MambaForCausalLM", "mamba", true },
+    { "FalconMambaForCausalLM", "falcon_mamba", true },
     { "BambaForCausalLM", "bamba", true },
 };
 
@@ -1709,6 +1742,54 @@ static int nemotron_h_types(json_t *root, const char *path, char *types, char *e
     return (int)n;
 }
 
+/* Mamba (MambaForCausalLM: the mamba-*-hf models) and Falcon Mamba (FalconMambaForCausalLM): every
+ * layer a norm and a Mamba-1 mixer, no MLP (model.mixer_only_layers all), Nemotron-H's names:
+ * expand x hidden_size channels (MambaConfig's intermediate_size), state_size, conv_kernel, use_conv_bias,
+ * time_step_rank ("auto": ceil(hidden_size / 16)); Falcon Mamba's unweighted norms on dt, B and C
+ * at mixer_rms_eps. use_bias (the projections' biases) and another hidden_act are refused; the one
+ * attention head accel's llama declares has no tensors (no layer keeps attention). */
+static accel_status_t translate_mamba1(json_t *root, const char *path, const char *arch, accel_model_config_t *m,
+                                       char *err, size_t errlen)
+{
+    const bool falcon = !strcmp(arch, "FalconMambaForCausalLM");
+    m->layers = (int)jint(root, "num_hidden_layers", 32);
+    m->width = (int)jint(root, "hidden_size", 768);
+    m->vocab = (int)jint(root, "vocab_size", 50280);
+    m->heads = m->kv_heads = 1;
+    m->context = (int)jint(root, "max_position_embeddings", 2048);     /* none in its config: a run's */
+    const long long I = (long long)(jnum(root, "expand", 2.0) * m->width);    /* as MambaConfig sets it */
+    const long long N = jint(root, "state_size", 16), K = jint(root, "conv_kernel", 4);
+    json_t *rank = json_object_get(root, "time_step_rank");
+    if (rank && !json_is_integer(rank) && !jstr_is(rank, "auto"))
+        REFUSE("%s: time_step_rank is neither an integer nor \"auto\"", path);
+    const long long R = json_is_integer(rank) ? json_integer_value(rank) : (m->width + 15) / 16;
+    if (m->width < 1 || I < 1 || I > (1 << 20) || N < 1 || N > (1 << 16) || K < 1 || K > 64 || R < 1 || R > (1 << 16))
+        REFUSE("%s: hidden_size = %d, intermediate_size = %lld, state_size = %lld, conv_kernel = %lld, time_step_rank "
+               "= %lld: accel needs channels 1..2^20, a state and a rank 1..65536, a convolution of 1..64", path,
+               m->width, I, N, K, R);
+    if (m->layers < 1 || m->layers > ACCEL_NUMBERS_MAX)
+        REFUSE("%s: num_hidden_layers = %d: accel's layer lists hold 1..%d", path, m->layers, ACCEL_NUMBERS_MAX);
+    const char *act = jstr(root, "hidden_act");
+    if (act && strcmp(act, "silu"))
+        REFUSE("%s: hidden_act = %s: accel's Mamba-1 takes SiLU after its convolution and on its gate", path, act);
+    if (jbool(root, "use_bias", false))
+        REFUSE("%s: use_bias = true: accel's Mamba-1 projections have no biases", path);
+    m->mamba1_width = (int)I;
+    m->mamba1_dt_rank = (int)R;
+    m->mamba_state = (int)N;
+    m->mamba_conv_kernel = (int)K;
+    m->mamba_conv_bias = jbool(root, "use_conv_bias", true);
+    if (falcon) {
+        snprintf(m->mamba1_norms, sizeof m->mamba1_norms, "plain");
+        m->mamba1_norm_eps = jnum(root, "mixer_rms_eps", 1e-6);
+    }
+    memset(&m->mlp_only_layers, 0, sizeof m->mlp_only_layers);
+    memset(&m->attention_layers, 0, sizeof m->attention_layers);
+    m->mixer_only_layers.n = m->layers;
+    for (int i = 0; i < m->layers; i++) m->mixer_only_layers.v[i] = i;
+    return ACCEL_OK;
+}
+
 /* Nemotron-H (NemotronHForCausalLM: Nemotron-H, Nemotron Nano 2, Nemotron 3 Nano): every layer a
  * norm and one mixer: Mamba-2 (mamba_num_heads of mamba_head_dim, ssm_state_size, n_groups,
  * conv_kernel, use_conv_bias), attention without RoPE, a plain MLP of mlp_hidden_act
@@ -2201,6 +2282,11 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                 ACCEL_INFO("%s: z_loss_coefficient = %g is transformers' training loss term, not the model's: "
                            "accel's fine-tuning optimizes the cross-entropy alone", path, z);
         }
+        const bool mamba1 = !strcmp(ai->arch, "MambaForCausalLM") || !strcmp(ai->arch, "FalconMambaForCausalLM");
+        if (mamba1) {
+            accel_status_t mst = translate_mamba1(root, path, ai->arch, m, err, errlen);
+            if (mst != ACCEL_OK) return mst;
+        }
         if (nemotron_h) {
             m->context = (int)jint(root, "max_position_embeddings", 4096);
             m->ffn_width = (int)jint(root, "intermediate_size", 21504);
@@ -2218,10 +2304,10 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         }
         const bool layer_norm = starcoder2 || nemotron || jais2 || stablelm || neox || cohere || phi || gptj;
         const bool plain = starcoder2 || nemotron || jais2 || arcee || neox || phi || gptj || apertus;
-        const char *eps_key = starcoder2 ? "norm_epsilon" : nemotron || lfm2 ? "norm_eps" : gptj || nemotron_h ? "layer_norm_epsilon"
+        const char *eps_key = starcoder2 ? "norm_epsilon" : nemotron || lfm2 ? "norm_eps" : gptj || nemotron_h || mamba1 ? "layer_norm_epsilon"
                             : jais2 || stablelm || neox || cohere || phi ? "layer_norm_eps" : "rms_norm_eps";
         m->rms_eps = jnum(root, eps_key, helium ? 1e-8 : layer_norm || arcee || lfm2 || nemotron_h || bamba || llama4 ||
-                                             apertus ? 1e-5 : 1e-6);
+                                             apertus || mamba1 ? 1e-5 : 1e-6);
         if (layer_norm) snprintf(m->norm, sizeof m->norm, "layer");
         m->norm_unit_offset = nemotron;
         if (plain) {                    /* relu2, the tanh GELU (gelu_new is the same), the exact one;
@@ -2469,7 +2555,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             m->attention_bias = qwen && jbool(root, "qkv_bias", true);      /* Qwen2-MoE may turn them off */
         /* transformers' defaults: tied for Qwen2 only when it says so; false for Llama/Mistral;
          * true for Gemma, ERNIE 4.5 and Youtu-LLM. */
-        m->tie_embeddings = jbool(root, "tie_word_embeddings", gemma || ernie || youtu || starcoder2 || cohere || lfm2);
+        m->tie_embeddings = jbool(root, "tie_word_embeddings", gemma || ernie || youtu || starcoder2 || cohere || lfm2 ||
+                                                               mamba1);
         if (lfm2) m->tie_embeddings = jbool(root, "tie_embedding", m->tie_embeddings);  /* its early name, first */
         if (nemotron_h) m->tie_embeddings = false;     /* transformers ties none of its heads */
         accel_status_t wst = translate_window(root, path, ai->arch, m, err, errlen);
@@ -3552,6 +3639,23 @@ static json_t *nemotron_h_json(const accel_model_config_t *m, const dims_t *d, c
     return j;
 }
 
+/* Mamba's or Falcon Mamba's config.json (accel_hf_export checked the model is one). */
+static json_t *mamba1_json(const accel_model_config_t *m, const dims_t *d, const char *dtype)
+{
+    const bool falcon = d->M1norms == 1;
+    json_t *j = json_pack("{s:[s], s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:s, s:b, s:b, s:b, s:i, s:b, s:s, s:s}",
+                          "architectures", falcon ? "FalconMambaForCausalLM" : "MambaForCausalLM",
+                          "model_type", falcon ? "falcon_mamba" : "mamba", "hidden_size", m->width,
+                          "num_hidden_layers", m->layers, "state_size", d->MN, "conv_kernel", d->MK,
+                          "vocab_size", m->vocab, "expand", d->M1I / m->width, "layer_norm_epsilon", m->rms_eps,
+                          "hidden_act", "silu", "use_bias", 0, "use_conv_bias", d->mconv_bias,
+                          "tie_word_embeddings", m->tie_embeddings, "time_step_rank", d->M1R, "use_cache", 1,
+                          "dtype", dtype, "torch_dtype", dtype);
+    if (j) json_object_set_new(j, "intermediate_size", json_integer(d->M1I));    /* what the files' shapes say */
+    if (j && falcon) json_object_set_new(j, "mixer_rms_eps", json_real(m->mamba1_norm_eps));
+    return j;
+}
+
 /* Bamba's config.json (accel_hf_export checked the model is one): Llama's keys, its attention
  * layers' numbers, Mamba-2's sizes, RoPE on half of each head. */
 static json_t *bamba_json(const accel_model_config_t *m, const dims_t *d, const char *dtype)
@@ -3640,6 +3744,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         /* Without a tokenizer: GPT2Config defaults bos/eos to 50256 (<|endoftext|>), right for
          * the GPT-2 vocabulary and out of range for any smaller one. */
         if (bos_id < 0 && eos_id < 0 && m->vocab == 50257) bos_id = eos_id = 50256;
+    } else if (d.mamba1) {
+        j = mamba1_json(m, &d, dtype);
     } else if (d.nemh) {
         j = nemotron_h_json(m, &d, dtype);
     } else if (d.bamba) {
@@ -4645,7 +4751,24 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
             return ACCEL_ERR_UNSUPPORTED;
         }
     }
-    if (d.nemh) {                   /* Nemotron-H: every layer one mixer without RoPE, or one plain MLP */
+    if (d.mamba1) {                 /* Mamba, Falcon Mamba: every layer a Mamba-1 mixer alone */
+        bool all = m->mixer_only_layers.n == m->layers && !d.att_layers.n;
+        const char *bad = !all ? "attention or MLP layers (Mamba's layers are each a Mamba-1 mixer alone)"
+                        : d.M1norms == 2 ? "model.mamba1_norms=weighted (Jamba's, whose blocks accel does not export)"
+                        : d.M1I % m->width ? "model.mamba1_width not a multiple of model.width (MambaConfig's channels "
+                                             "are an integer expand x hidden_size)"
+                        : d.ln || m->norm_unit_offset || m->head_bias || m->embed_scale != 1.0 ||
+                          m->logit_softcap > 0 || m->logits_scaling != 1.0 || m->residual_multiplier != 1.0 ||
+                          strcmp(m->norm_position, "pre")
+                        ? "LayerNorms, norms by 1 + weight or after the mixer, a head bias or Gemma's or Granite's "
+                          "scalars" : NULL;
+        if (bad) {
+            ACCEL_ERROR("export --format hf: model.mamba1_width=%d with %s has no Hugging Face counterpart\n--> hint: "
+                        "MambaForCausalLM (FalconMambaForCausalLM with model.mamba1_norms=plain): every layer an "
+                        "RMSNorm and a Mamba-1 mixer (model.mixer_only_layers all), no attention", m->mamba1_width, bad);
+            return ACCEL_ERR_UNSUPPORTED;
+        }
+    } else if (d.nemh) {            /* Nemotron-H: every layer one mixer without RoPE, or one plain MLP */
         bool whole = true;
         for (int i = 0; i < m->layers; i++)
             whole &= accel_layer_listed(&d.mlp_only, i) != accel_layer_listed(&d.mixer_only, i);

@@ -48,6 +48,7 @@
 #include "gated_delta.h"
 #include "gemm_cpu.h"
 #include "kernels_cpu.h"
+#include "mamba1.h"
 #include "mamba2.h"
 #include "short_conv.h"
 
@@ -98,8 +99,12 @@ typedef struct {                    /* tensor indices of one block; -1: absent i
      * gated norm [dv], and the output projection (projw) [C, LO]; a short convolution layer
      * (model.short_conv_kernel) the input projection [3C, C], the convolution [C, K] and projw;
      * a Mamba-2 layer (model.mamba_heads) the input projection, the convolution [CW, K] and its
-     * bias (convb), dt_bias, A_log and D [H], the gated norm [I] and projw [C, I] */
+     * bias (convb), dt_bias, A_log and D [H], the gated norm [I] and projw [C, I]; a Mamba-1 layer
+     * (model.mamba1_width) the input projection [2I, C], the convolution [I, K] and its bias, x_proj
+     * [R + 2N, I], the norms on dt, B, C [R], [N], [N] (weighted), dt_proj [I, R], dt_bias [I],
+     * A_log [I, N], D [I] and projw [C, I] */
     int linw, convw, dtb, alog, lnw, convb, skipd;
+    int xprojw, dtprojw, dtnw, bnw, cnw;
     int xap, xan, xbeta, xeps;      /* model.activation=xielu: raw alpha_p, alpha_n; beta, eps (no gradient) [1] */
 } gpt_block_t;
 
@@ -154,6 +159,7 @@ typedef struct {
     int lin_pattern;                /* model.linear_attention_pattern: every N-th layer attention */
     accel_sconv_dims_t sconv;       /* short convolution layers' (sconv.K > 0) */
     accel_mamba2_dims_t mamba;      /* Mamba-2 layers' (mamba.H > 0) */
+    accel_mamba1_dims_t mamba1;     /* Mamba-1 layers' (mamba1.I > 0) */
     accel_numbers_t att_layers;     /* ... and model.attention_layers: the layers without one */
     accel_numbers_t mlp_only, mixer_only;  /* model.mlp_only_layers, model.mixer_only_layers */
     int LP, LO;                     /* their input projection's width, their output's (Hv dv; C) */
@@ -372,6 +378,10 @@ static accel_status_t refuse_llama_keys(const accel_model_config_t *c)
     else if (c->mamba_groups != 1) key = "model.mamba_groups";
     else if (c->mamba_conv_kernel != 4) key = "model.mamba_conv_kernel";
     else if (!c->mamba_conv_bias) key = "model.mamba_conv_bias";
+    else if (c->mamba1_width) key = "model.mamba1_width";
+    else if (c->mamba1_dt_rank) key = "model.mamba1_dt_rank";
+    else if (strcmp(c->mamba1_norms, "none")) key = "model.mamba1_norms";
+    else if (c->mamba1_norm_eps != 1e-6) key = "model.mamba1_norm_eps";
     else if (c->attention_layers.n) key = "model.attention_layers";
     else if (c->mlp_only_layers.n) key = "model.mlp_only_layers";
     else if (c->mixer_only_layers.n) key = "model.mixer_only_layers";
@@ -525,6 +535,19 @@ static int head_size(const accel_model_config_t *c) { return c->head_dim ? c->he
 /* The pairs of values RoPE turns in each head: model.rope_dim / 2, else the head size / 2. */
 static int rope_pairs(const accel_model_config_t *c) { return (c->rope_dim ? c->rope_dim : head_size(c)) / 2; }
 
+/* Whether the model's recurrent layers are all but model.attention_layers: short convolutions,
+ * Mamba-2 or Mamba-1 layers. */
+static bool recurrent_but_listed(const accel_model_config_t *c)
+{
+    return c->short_conv_kernel || c->mamba_heads || c->mamba1_width;
+}
+
+/* The Mamba-1 layers' dt rank: model.mamba1_dt_rank, else ceil(width / 16) (transformers' "auto"). */
+static int mamba1_dt_rank(const accel_model_config_t *c)
+{
+    return c->mamba1_dt_rank ? c->mamba1_dt_rank : (c->width + 15) / 16;
+}
+
 /* Each Mamba-2 head's values: model.mamba_head_dim, else 2 width / heads (transformers' "auto"). */
 static int mamba_head_dim(const accel_model_config_t *c)
 {
@@ -556,7 +579,7 @@ static const char *one_sublayer_fault(const accel_model_config_t *c)
     for (int i = 0; i < mo->n; i++) {
         if (accel_layer_listed(xo, (int)mo->v[i]))
             return "and model.mixer_only_layers both name a layer: a block needs one sublayer";
-        if ((c->short_conv_kernel || c->mamba_heads) && accel_layer_listed(&c->attention_layers, (int)mo->v[i]))
+        if (recurrent_but_listed(c) && accel_layer_listed(&c->attention_layers, (int)mo->v[i]))
             return "names a layer model.attention_layers says keeps attention";
     }
     return NULL;
@@ -575,7 +598,7 @@ static const char *sliding_layers_fault(const accel_model_config_t *c)
         if (s->v[i] != (double)l) return "must list whole layer numbers";
         if (l >= c->layers) return "names a layer past the last (they count from 0 to model.layers - 1)";
         if (i && s->v[i] <= s->v[i - 1]) return "must list each layer once, in increasing order";
-        if (((c->short_conv_kernel || c->mamba_heads) && !accel_layer_listed(&c->attention_layers, l)) ||
+        if ((recurrent_but_listed(c) && !accel_layer_listed(&c->attention_layers, l)) ||
             (c->linear_attention_pattern && (l + 1) % c->linear_attention_pattern) ||
             accel_layer_listed(&c->mlp_only_layers, l))
             return "names a layer without attention (a recurrent one, or one of model.mlp_only_layers)";
@@ -831,17 +854,31 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
             bad = "model.mamba_heads", why = "puts Mamba-2 layers in blocks with norms before their sublayers: not "
                                              "with model.short_conv_kernel, model.linear_attention_pattern, "
                                              "model.norm_position=post, model.parallel_block or latent attention";
-        else if (!c->mamba_heads && (c->mamba_head_dim || c->mamba_state != 128 || c->mamba_groups != 1 ||
-                                     c->mamba_conv_kernel != 4 || !c->mamba_conv_bias))
-            bad = "model.mamba_head_dim", why = "(and the other model.mamba_* keys) shape Mamba-2 layers: set "
-                                                "model.mamba_heads";
+        else if (c->mamba1_width && (c->mamba_heads || c->short_conv_kernel || c->linear_attention_pattern ||
+                                     !strcmp(c->norm_position, "post") || strcmp(c->parallel_block, "none") ||
+                                     c->kv_lora_rank))
+            bad = "model.mamba1_width", why = "puts Mamba-1 layers in blocks with norms before their sublayers: not "
+                                              "with model.mamba_heads, model.short_conv_kernel, "
+                                              "model.linear_attention_pattern, model.norm_position=post, "
+                                              "model.parallel_block or latent attention";
+        else if (!c->mamba1_width && (c->mamba1_dt_rank || strcmp(c->mamba1_norms, "none") ||
+                                      c->mamba1_norm_eps != 1e-6))
+            bad = "model.mamba1_dt_rank", why = "(and model.mamba1_norms, model.mamba1_norm_eps) shape Mamba-1 layers: "
+                                                "set model.mamba1_width";
+        else if (!c->mamba_heads && !c->mamba1_width && (c->mamba_state != 128 || c->mamba_conv_kernel != 4 ||
+                                                          !c->mamba_conv_bias))
+            bad = "model.mamba_state", why = "(and model.mamba_conv_kernel, model.mamba_conv_bias) shape Mamba layers: "
+                                             "set model.mamba_heads (Mamba-2) or model.mamba1_width (Mamba-1)";
+        else if (!c->mamba_heads && (c->mamba_head_dim || c->mamba_groups != 1))
+            bad = "model.mamba_head_dim", why = "(and model.mamba_groups) shape Mamba-2 layers: set model.mamba_heads";
         else if (c->mamba_heads && c->mamba_heads % c->mamba_groups)
             bad = "model.mamba_groups", why = "must divide model.mamba_heads (each group serves as many heads)";
         else if (c->mamba_heads && mamba_head_dim(c) < 1)
             bad = "model.mamba_head_dim", why = "is 0 and 2 x width is less than model.mamba_heads: set it";
-        else if (!c->short_conv_kernel && !c->mamba_heads && c->attention_layers.n)
+        else if (!recurrent_but_listed(c) && c->attention_layers.n)
             bad = "model.attention_layers", why = "names the layers that keep attention among short convolution "
-                                                  "or Mamba-2 layers: set model.short_conv_kernel or model.mamba_heads";
+                                                  "or Mamba layers: set model.short_conv_kernel, model.mamba_heads or "
+                                                  "model.mamba1_width";
         else if ((why = layer_list_fault(c, &c->attention_layers)))
             bad = "model.attention_layers";
         else if ((why = layer_list_fault(c, &c->mlp_only_layers)))
@@ -932,6 +969,15 @@ static void shape_of(gpt_t *m, const accel_config_t *cfg, bool llama)
                                           c->mamba_conv_kernel, (float)c->rms_eps };
         m->LP = (int)accel_mamba2_in_width(&m->mamba);
         m->LO = m->mamba.H * m->mamba.P;
+    }
+    if (llama && c->mamba1_width) {
+        const accel_mamba1_norms_t norms = !strcmp(c->mamba1_norms, "plain") ? ACCEL_MAMBA1_NORMS_PLAIN
+                                         : !strcmp(c->mamba1_norms, "weighted") ? ACCEL_MAMBA1_NORMS_WEIGHTED
+                                         : ACCEL_MAMBA1_NORMS_NONE;
+        m->mamba1 = (accel_mamba1_dims_t){ c->mamba1_width, c->mamba_state, mamba1_dt_rank(c), c->mamba_conv_kernel,
+                                           norms, (float)c->mamba1_norm_eps };
+        m->LP = (int)accel_mamba1_in_width(&m->mamba1);
+        m->LO = m->mamba1.I;
     }
     const int E = llama ? c->experts : 0;
     m->glu = (accel_glu_t){ !strcmp(c->activation, "gelu_tanh") ? ACCEL_GLU_GELU_TANH
@@ -1027,15 +1073,21 @@ static bool layer_mamba(const gpt_t *m, int l)
     return m->mamba.H && !accel_layer_listed(&m->att_layers, l) && layer_mixes(m, l);
 }
 
+/* Whether block l is a Mamba-1 layer (model.mamba1_width: all but model.attention_layers). */
+static bool layer_mamba1(const gpt_t *m, int l)
+{
+    return m->mamba1.I && !accel_layer_listed(&m->att_layers, l) && layer_mixes(m, l);
+}
+
 /* Whether block l mixes tokens without attention: a delta-net's, a convolution's or a state
  * space's recurrence. */
 static bool layer_recurrent(const gpt_t *m, int l)
 {
-    return layer_linear(m, l) || layer_conv(m, l) || layer_mamba(m, l);
+    return layer_linear(m, l) || layer_conv(m, l) || layer_mamba(m, l) || layer_mamba1(m, l);
 }
 
 /* Whether the model has such layers: a generation's cache cannot go back to an earlier position. */
-static bool has_recurrent(const gpt_t *m) { return m->lin_pattern || m->sconv.K || m->mamba.H; }
+static bool has_recurrent(const gpt_t *m) { return m->lin_pattern || m->sconv.K || m->mamba.H || m->mamba1.I; }
 
 /* Whether block l's attention has no RoPE (model.no_rope_pattern: every N-th layer). */
 static bool layer_nope(const gpt_t *m, int l) { return m->no_rope_pattern && (l + 1) % m->no_rope_pattern == 0; }
@@ -1135,6 +1187,26 @@ static accel_status_t create(const accel_config_t *cfg, bool llama, accel_layout
                 snprintf(name, sizeof name, "h.%d.attn.A_log", l);
                 ACCEL_CHECK_GOTO(add(layout, name, 1, m->lin.Hv, 0, l + 1, nd, 0.0f, &b->alog), st, fail);
                 ADD("attn.norm", "weight", 1, m->lin.dv, 0, nd, -1.0f, &b->lnw);
+                ADD("attn.proj", "weight", 2, C, m->LO, 0, res_std, &b->projw);
+            } else if (layer_mamba1(m, l)) {    /* Mamba-1: HF's A_log = log(1..N) each channel, D = 1, dt_bias
+                                                 * softplus^-1 of U(1e-3, 0.1): here A = 1, D = 1, dt_bias 0 */
+                const int64_t I = m->mamba1.I, N = m->mamba1.N, Rk = m->mamba1.R;
+                ADD("attn.in", "weight", 2, m->LP, C, 0, std, &b->linw);
+                ADD("attn.conv", "weight", 2, I, m->mamba1.K, 0, std, &b->convw);
+                if (cfg->model.mamba_conv_bias) { ADD("attn.conv", "bias", 1, I, 0, nd, 0.0f, &b->convb); }
+                ADD("attn.x_proj", "weight", 2, (int64_t)accel_mamba1_dbc_width(&m->mamba1), I, 0, std, &b->xprojw);
+                if (m->mamba1.norms == ACCEL_MAMBA1_NORMS_WEIGHTED) {
+                    ADD("attn.dt_norm", "weight", 1, Rk, 0, nd, -1.0f, &b->dtnw);
+                    ADD("attn.b_norm", "weight", 1, N, 0, nd, -1.0f, &b->bnw);
+                    ADD("attn.c_norm", "weight", 1, N, 0, nd, -1.0f, &b->cnw);
+                }
+                ADD("attn.dt_proj", "weight", 2, I, Rk, 0, std, &b->dtprojw);
+                snprintf(name, sizeof name, "h.%d.attn.dt_bias", l);
+                ACCEL_CHECK_GOTO(add(layout, name, 1, I, 0, l + 1, nd, 0.0f, &b->dtb), st, fail);
+                snprintf(name, sizeof name, "h.%d.attn.A_log", l);
+                ACCEL_CHECK_GOTO(add(layout, name, 2, I, N, l + 1, nd, 0.0f, &b->alog), st, fail);
+                snprintf(name, sizeof name, "h.%d.attn.D", l);
+                ACCEL_CHECK_GOTO(add(layout, name, 1, I, 0, l + 1, nd, -1.0f, &b->skipd), st, fail);
                 ADD("attn.proj", "weight", 2, C, m->LO, 0, res_std, &b->projw);
             } else if (layer_mamba(m, l)) { /* Mamba-2: HF's A_log = log(1..H), D = 1: here A = 1, D = 1 */
                 const int64_t CW = (int64_t)accel_mamba2_conv_width(&m->mamba), Hm = m->mamba.H;
@@ -1334,7 +1406,8 @@ static void piece_floats(const gpt_t *m, size_t B, size_t T, size_t sizes[A_PIEC
                                  gate, atto,
                                  m->lin_pattern ? BT * accel_gdn_act_floats(&m->lin)
                                  : m->sconv.K ? BT * accel_sconv_act_floats(&m->sconv)
-                                 : m->mamba.H ? BT * accel_mamba2_act_floats(&m->mamba) : 0 };
+                                 : m->mamba.H ? BT * accel_mamba2_act_floats(&m->mamba)
+                                 : m->mamba1.I ? BT * accel_mamba1_act_floats(&m->mamba1) : 0 };
     memcpy(sizes, s, sizeof s);
 }
 
@@ -1374,7 +1447,8 @@ static size_t lin_scratch(const gpt_t *m, size_t B, size_t T)
 {
     return m->lin_pattern ? accel_gdn_scratch_floats(&m->lin, B, T)
            : m->sconv.K ? accel_sconv_scratch_floats(&m->sconv, B * T)
-           : m->mamba.H ? accel_mamba2_scratch_floats(&m->mamba, B, T) : 0;
+           : m->mamba.H ? accel_mamba2_scratch_floats(&m->mamba, B, T)
+           : m->mamba1.I ? accel_mamba1_scratch_floats(&m->mamba1, B, T) : 0;
 }
 
 /* Floats of activations and work buffers for a micro-batch of B samples (laid out by reserve):
@@ -2167,6 +2241,13 @@ static accel_mamba2_weights_t mamba_weights(const gpt_block_t *k, const accel_la
                                      PARAM(k->skipd), PARAM(k->lnw) };
 }
 
+static accel_mamba1_weights_t mamba1_weights(const gpt_block_t *k, const accel_layout_t *layout, const float *params)
+{
+    return (accel_mamba1_weights_t){ PARAM(k->convw), PARAM_OPT(k->convb), PARAM(k->xprojw), PARAM_OPT(k->dtnw),
+                                     PARAM_OPT(k->bnw), PARAM_OPT(k->cnw), PARAM(k->dtprojw), PARAM(k->dtb),
+                                     PARAM(k->alog), PARAM(k->skipd) };
+}
+
 static accel_gdn_acts_t lin_acts(const gpt_t *m, const gpt_acts_t *a, size_t rows)
 {
     accel_gdn_acts_t v;
@@ -2188,7 +2269,16 @@ static accel_status_t block_linear(gpt_t *m, const gpt_fwd_t *fw, const accel_la
     const gpt_block_t *k = &m->blk[l];
     norm_forward(m, a->ln1 + o, a->ln1_mean + p0, a->ln1_rstd + p0, res + o, PARAM(k->ln1w), PARAM_OPT(k->ln1b), R);
     GEMM(false, true, (int)R, LP, C, 1.0f, a->ln1 + o, C, PARAM(k->linw), C, 0.0f, a->qkv + (size_t)p0 * LP, LP);
-    if (layer_mamba(m, l)) {
+    if (layer_mamba1(m, l)) {
+        accel_mamba1_weights_t w = mamba1_weights(k, layout, params);
+        accel_mamba1_acts_t ma;
+        accel_mamba1_carve(&m->mamba1, &ma, a->lin, (size_t)B * T);
+        if (fw->kv)
+            ACCEL_CHECK(accel_mamba1_extend(&m->gemm, &m->mamba1, &w, a->qkv, (size_t)LP, p0, T, fw->kv[l], &ma,
+                                            a->atty, fw->lin));
+        else ACCEL_CHECK(accel_mamba1_forward(&m->gemm, &m->mamba1, &w, a->qkv, (size_t)LP, B, T, m->pos, &ma, a->atty,
+                                              fw->lin));
+    } else if (layer_mamba(m, l)) {
         accel_mamba2_weights_t w = mamba_weights(k, layout, params);
         accel_mamba2_acts_t ma;
         accel_mamba2_carve(&m->mamba, &ma, a->lin, (size_t)B * T);
@@ -2568,7 +2658,16 @@ static accel_status_t linear_backward(gpt_t *m, const accel_layout_t *layout, co
     GEMM(false, false, bt, LO, C, 1.0f, dproj, C, PARAM(k->projw), LO, 0.0f, m->dc, LO);
     GEMM(true, false, C, LO, bt, 1.0f, dproj, C, a->atty, LO, 1.0f, GRAD(k->projw), LO);
     accel_batch_progress(hb);
-    if (layer_mamba(m, l)) {
+    if (layer_mamba1(m, l)) {
+        accel_mamba1_weights_t w = mamba1_weights(k, layout, params);
+        accel_mamba1_grads_t g = { GRAD(k->convw), GRAD_OPT(k->convb), GRAD(k->xprojw), GRAD_OPT(k->dtnw),
+                                   GRAD_OPT(k->bnw), GRAD_OPT(k->cnw), GRAD(k->dtprojw), GRAD(k->dtb), GRAD(k->alog),
+                                   GRAD(k->skipd) };
+        accel_mamba1_acts_t ma;
+        accel_mamba1_carve(&m->mamba1, &ma, a->lin, BT);
+        ACCEL_CHECK(accel_mamba1_backward(&m->gemm, &m->mamba1, &w, &g, a->qkv, (size_t)LP, B, T, m->pos, &ma, m->dc,
+                                          m->d3c, m->dlin));
+    } else if (layer_mamba(m, l)) {
         accel_mamba2_weights_t w = mamba_weights(k, layout, params);
         accel_mamba2_grads_t g = { GRAD(k->convw), GRAD_OPT(k->convb), GRAD(k->dtb), GRAD(k->alog), GRAD(k->skipd),
                                    GRAD(k->lnw) };
@@ -2807,6 +2906,7 @@ static size_t cache_floats(const gpt_t *m, int l)
     if (layer_linear(m, l)) return accel_gdn_cache_floats(&m->lin);
     if (layer_conv(m, l)) return accel_sconv_cache_floats(&m->sconv);
     if (layer_mamba(m, l)) return accel_mamba2_cache_floats(&m->mamba);
+    if (layer_mamba1(m, l)) return accel_mamba1_cache_floats(&m->mamba1);
     return (size_t)m->T * (size_t)(m->QKV - m->NH * m->hs);
 }
 

@@ -215,6 +215,7 @@ accel_status_t accel_gpt_cuda_check_config(const accel_config_t *cfg, char *why,
                       : mc->linear_attention_pattern ? "model.linear_attention_pattern"
                       : mc->short_conv_kernel ? "model.short_conv_kernel"
                       : mc->mamba_heads ? "model.mamba_heads"
+                      : mc->mamba1_width ? "model.mamba1_width"
                       : mc->mlp_only_layers.n ? "model.mlp_only_layers"
                       : mc->mixer_only_layers.n ? "model.mixer_only_layers" : NULL;
     if (!strcmp(mc->name, "llama") && cpu_only) {

@@ -55,6 +55,34 @@ static inline float fexp(float x)
     return p * s;
 }
 
+/* exp(x) - 1 by fexp's reduction, without its cancellation near 0: with x = n ln2 + r, e^r - 1 =
+ * r + r^2 q(r) kept apart from the 1, so that for |x| < ln2 / 2 (n = 0) it is that alone; else
+ * (e^r - 1) 2^n + (2^n - 1), whose magnitude is past 0.29. */
+static inline float fexpm1(float x)
+{
+    x = x > -87.0f ? x : -87.0f;
+    x = x < 88.0f ? x : 88.0f;
+    const float magic = 12582912.0f;
+    float t = x * 1.44269504088896341f + magic;
+    float n = t - magic;
+    int32_t ti;
+    memcpy(&ti, &t, 4);
+    int32_t ni = ti - 0x4B400000;
+    float r = x - n * 0.693359375f;
+    r = r - n * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r;
+    int32_t sb = (ni + 127) << 23;
+    float s;
+    memcpy(&s, &sb, 4);
+    return p * s + (s - 1.0f);
+}
+
 /* tanh(u) = 1 - 2 / (exp(2u) + 1): absolute error ~1e-7, saturates cleanly at +-1. */
 static inline float ftanh(float u) { return 1.0f - 2.0f / (fexp(2.0f * u) + 1.0f); }
 
@@ -407,16 +435,29 @@ void accel_cpu_xielu_forward(const accel_xielu_t *p, float *x, float *out, const
     const float ap = accel_softplusf(p->alpha_p), an = p->beta + accel_softplusf(p->alpha_n), beta = p->beta, eps = p->eps;
     for (size_t r = 0; r < rows; r++) {
         float *xr = x + r * (size_t)cols, *o = out + r * (size_t)cols;
-        for (int c = 0; c < cols; c++) {
-            const float v = xr[c] + (bias ? bias[c] : 0.0f);
+        for (int c = 0; c < cols; c++) {        /* both sides, then a select: the loop vectorises */
+            const float v = xr[c] + (bias ? bias[c] : 0.0f), em1 = fexpm1(v < eps ? v : eps);
+            const float pos = ap * v * v + beta * v, neg = (em1 - v) * an + beta * v;
             xr[c] = v;
-            o[c] = v > 0.0f ? ap * v * v + beta * v : (expm1f(fminf(v, eps)) - v) * an + beta * v;
+            o[c] = v > 0.0f ? pos : neg;
         }
     }
 }
 
+/* One element of the xIELU backward pass: d *= out'(v); *sp, *sn += its terms of the raw alphas'
+ * gradients (d v^2 above 0, d (expm1(min(v, eps)) - v) at or below). */
+static inline void xielu_back(float ap, float an, float beta, float eps, float v, float *d, float *sp, float *sn)
+{
+    const float g = *d, em1 = fexpm1(v < eps ? v : eps);  /* d/dv (expm1(v) - v): expm1(v) below eps, -1 above */
+    const int up = v > 0.0f;
+    *sp += up ? g * v * v : 0.0f;
+    *sn += up ? 0.0f : g * (em1 - v);
+    *d = g * (up ? 2.0f * ap * v + beta : (v < eps ? em1 : -1.0f) * an + beta);
+}
+
 /* The raw alphas' gradients: sum(d v^2 [v > 0]) softplus'(alpha_p) and sum(d (expm1(min(v, eps)) -
- * v) [v <= 0]) softplus'(alpha_n), each row's partial sums in double, added in row order. */
+ * v) [v <= 0]) softplus'(alpha_n); each row's in LANES partial sums (as accel_cpu_dot_lanes: the loop
+ * vectorises, the order is fixed), the rows' in double, in row order. */
 ACCEL_CLONES
 void accel_cpu_xielu_backward(const accel_xielu_t *p, float *d, const float *x, float *dbias, float *dalpha_p,
                               float *dalpha_n, size_t rows, int cols)
@@ -426,21 +467,16 @@ void accel_cpu_xielu_backward(const accel_xielu_t *p, float *d, const float *x, 
     for (size_t r = 0; r < rows; r++) {
         float *dr = d + r * (size_t)cols;
         const float *xr = x + r * (size_t)cols;
-        float sp = 0.0f, sn = 0.0f;
-        for (int c = 0; c < cols; c++) {
-            const float v = xr[c], g = dr[c];
-            if (v > 0.0f) {
-                sp += g * v * v;
-                dr[c] = g * (2.0f * ap * v + beta);
-            } else {
-                sn += g * (expm1f(fminf(v, eps)) - v);
-                dr[c] = g * ((v < eps ? expm1f(v) : -1.0f) * an + beta);     /* d/dv expm1(v) - v */
-            }
-        }
+        float pp[LANES] = { 0 }, pn[LANES] = { 0 }, sp = 0.0f, sn = 0.0f;
+        int c = 0;
+        for (; c + LANES <= cols; c += LANES)
+            for (int l = 0; l < LANES; l++) xielu_back(ap, an, beta, eps, xr[c + l], &dr[c + l], &pp[l], &pn[l]);
+        for (; c < cols; c++) xielu_back(ap, an, beta, eps, xr[c], &dr[c], &sp, &sn);
+        for (int l = 0; l < LANES; l++) sp += pp[l], sn += pn[l];
         gp += sp;
         gn += sn;
         if (dbias)
-            for (int c = 0; c < cols; c++) dbias[c] += dr[c];
+            for (c = 0; c < cols; c++) dbias[c] += dr[c];
     }
     *dalpha_p += (float)(gp * (double)accel_sigmoidf(p->alpha_p));
     *dalpha_n += (float)(gn * (double)accel_sigmoidf(p->alpha_n));

@@ -46,7 +46,7 @@ int accel_flops_attention_layers(const accel_config_t *cfg)
     int n = 0;
     for (int l = 0; l < m->layers; l++)
         n += !accel_layer_listed(&m->mlp_only_layers, l) &&
-             ((m->short_conv_kernel || m->mamba_heads) ? accel_layer_listed(&m->attention_layers, l)
+             ((m->short_conv_kernel || m->mamba_heads || m->mamba1_width) ? accel_layer_listed(&m->attention_layers, l)
               : !m->linear_attention_pattern || (l + 1) % m->linear_attention_pattern == 0);
     return n;
 }
@@ -57,6 +57,8 @@ double accel_flops_recurrence(const accel_config_t *cfg)
     const int linear = m->layers - m->mlp_only_layers.n - accel_flops_attention_layers(cfg);
     if (!linear || m->heads < 1) return 0.0;
     if (m->short_conv_kernel) return 6.0 * linear * m->short_conv_kernel * (double)m->width;
+    if (m->mamba1_width)            /* a channel's state: its decay, update and read, N values */
+        return 18.0 * linear * m->mamba1_width * (double)m->mamba_state;
     if (m->mamba_heads) {           /* as a delta-net's: the state's update and read, N x P a head */
         const double P = m->mamba_head_dim ? m->mamba_head_dim : 2.0 * m->width / m->mamba_heads;
         return 18.0 * linear * m->mamba_heads * (double)m->mamba_state * P;

@@ -82,6 +82,11 @@ many value heads, heads of --head-dim, a convolution of 4, beta up to 2), norms 
 attention with OLMo 2's norms after it and q/k norms over the whole projections; an untied head
 (transformers' chunked PyTorch delta-nets, as for --qwen3-5).
 
+--mamba (BENCH_MODEL=mamba): transformers' MambaForCausalLM from a MambaConfig with the same width
+and --layers layers, each a norm and a Mamba-1 mixer (expand 2, a state of --mamba-state, a
+convolution of 4, dt rank ceil(width / 16)), tied; without the mamba-ssm package transformers runs
+its PyTorch scan token by token (under torch.compile, its associative scan).
+
 --apertus (BENCH_MODEL=apertus): transformers' ApertusForCausalLM from an ApertusConfig with the
 same sizes: per-head q/k norms, the plain MLP up -> xIELU -> down of --ffn (each layer's trained
 alphas; transformers' Python xIELU without the xielu CUDA package), plain RoPE, an untied head.
@@ -230,6 +235,12 @@ def build(args):
                   layer_types=["full_attention" if i % 4 == 3 else "linear_attention" for i in range(args.layers)],
                   tie_word_embeddings=False, pad_token_id=0, bos_token_id=1, eos_token_id=2)
         cfg, cls = OlmoHybridConfig(**kw), OlmoHybridForCausalLM
+    elif args.mamba:            # Mamba: every layer a norm and a Mamba-1 mixer, tied
+        from transformers import MambaConfig, MambaForCausalLM
+        cfg = MambaConfig(vocab_size=args.vocab, hidden_size=args.width, state_size=args.mamba_state,
+                          num_hidden_layers=args.layers, expand=2, conv_kernel=4, layer_norm_epsilon=args.rms_eps,
+                          pad_token_id=0, bos_token_id=1, eos_token_id=2, tie_word_embeddings=True)
+        cls = MambaForCausalLM
     elif args.apertus:          # Apertus: the plain xIELU MLP, per-head q/k norms, its norm names
         from transformers import ApertusConfig, ApertusForCausalLM
         for k in ("mlp_bias", "rope_theta", "use_sliding_window"):
@@ -338,6 +349,8 @@ def main():
     ap.add_argument("--gpt-oss", action="store_true", help="GptOssForCausalLM (with --experts, --sliding-window)")
     ap.add_argument("--olmo-hybrid", action="store_true",
                     help="OlmoHybridForCausalLM (delta-nets of --linear-heads key heads of --head-dim on 3 layers of 4)")
+    ap.add_argument("--mamba", action="store_true",
+                    help="MambaForCausalLM (--layers Mamba-1 mixers of 2 x --width channels, a state of --mamba-state)")
     ap.add_argument("--apertus", action="store_true",
                     help="transformers' ApertusForCausalLM (plain xIELU MLP of --ffn, per-head q/k norms)")
     ap.add_argument("--llama4", action="store_true",

@@ -15,6 +15,7 @@
 #   BENCH_MODEL=llama4 sh bench/train_speed.sh    Llama 4's blocks against Llama4ForCausalLM
 #   BENCH_MODEL=olmo_hybrid sh bench/train_speed.sh  OLMo Hybrid's against OlmoHybridForCausalLM
 #   BENCH_MODEL=apertus sh bench/train_speed.sh   Apertus's blocks against ApertusForCausalLM
+#   BENCH_MODEL=mamba sh bench/train_speed.sh     Mamba's blocks against MambaForCausalLM
 #   BENCH_ROUNDS=5 BENCH_STEPS=60 sh bench/train_speed.sh
 # gpt (the issue's shape): 4 layers, 4 heads, width 256, context 128, byte vocabulary; the peer is
 # bench/gpt_torch.py (the same GPT written in PyTorch).
@@ -78,6 +79,9 @@
 # down of 1032 (two matrices as wide as the llama's SwiGLU of 688, as Apertus-8B's 21504 beside
 # Llama 3 8B's 14336), each layer's xIELU alphas trained, an untied head; peer: ApertusForCausalLM
 # (llama_torch.py --apertus).
+# mamba: 8 layers of Mamba's blocks at width 256 (a norm and a Mamba-1 mixer of 512 channels, a
+# state of 16, a convolution of 4, dt rank 16), tied; peer: MambaForCausalLM (llama_torch.py
+# --mamba: transformers' PyTorch scan). FLOPs per token: 6N + 18 I N a layer for the recurrence.
 # All: micro-batch 8 per rank, 2 ranks, AdamW, gradient clipping to 1.0; accel: mpirun -np 2
 # accel_train on synthetic tokens, one thread per rank; PyTorch: DistributedDataParallel over gloo,
 # 2 processes, torch.set_num_threads(1), fp32 and bf16 autocast, each in three variants: eager with
@@ -301,7 +305,17 @@ apertus) # untied; per layer q, k, v, o, two per-head q/k norms, up, down, the 4
         peer_script=bench/llama_torch.py
         peer_args="--layers $L --heads $H --kv-heads $KV --width $C --ffn $FP --context $T --vocab $V --apertus"
         shape="Apertus-style: $L layers, $H heads, $KV kv heads, per-head q/k norms, width $C, plain xIELU ffn $FP, context $T, vocab $V, untied head" ;;
-*)      echo "BENCH_MODEL must be gpt, llama, qwen3, mixtral, gemma3, gpt_oss, glm4_moe, qwen3_5, lfm2, lfm3, granite4_h, nemotron_h, llama4, olmo_hybrid or apertus (got '$MODEL')" >&2; exit 2 ;;
+mamba)  # tied; per layer in [2I, C], conv [I, 4] + bias, x_proj [R + 2N, I], dt_proj [I, R] + bias, A_log
+        # [I, N], D [I], out [C, I], the norm; the final norm
+        NL=8 MI=$((2 * C)) MN=16 MR=$(( (C + 15) / 16 ))
+        N=$(( V*C + NL*(2*MI*C + 5*MI + (MR + 2*MN)*MI + MI*MR + MI + MI*MN + MI + C*MI + C) + C ))
+        model_args="model.name=llama model.layers=$NL model.heads=1 model.width=$C model.context=$T model.vocab=$V
+            model.rms_eps=1e-5 model.tie_embeddings=true model.mamba1_width=$MI model.mamba_state=$MN
+            model.mixer_only_layers=$(seq -s, 0 $((NL - 1)))"
+        peer_script=bench/llama_torch.py
+        peer_args="--layers $NL --width $C --context $T --vocab $V --rms-eps 1e-5 --mamba --mamba-state $MN"
+        shape="Mamba-style: $NL layers of a Mamba-1 mixer ($MI channels, state $MN, dt rank $MR), width $C, context $T, vocab $V, tied head" ;;
+*)      echo "BENCH_MODEL must be gpt, llama, qwen3, mixtral, gemma3, gpt_oss, glm4_moe, qwen3_5, lfm2, lfm3, granite4_h, nemotron_h, llama4, olmo_hybrid, apertus or mamba (got '$MODEL')" >&2; exit 2 ;;
 esac
 NA=${NA:-$N}    # the parameters a token's products use (all of them but in a mixture of experts)
 ATT=$C
@@ -313,6 +327,7 @@ FLOP_TOKEN=$(( 6*NA + 6*L*ATT*T ))
 [ "$MODEL" = lfm3 ] && FLOP_TOKEN=$(( 6*NA + 2*6*H*HD*T + 2*6*CK*C ))            # 2 attention, 2 convolution layers
 [ "$MODEL" = granite4_h ] && FLOP_TOKEN=$(( 6*NA + 6*C*T + 3*18*MH*MN*(MI / MH) ))  # 1 attention, 3 Mamba-2 layers
 [ "$MODEL" = nemotron_h ] && FLOP_TOKEN=$(( 6*NA + 6*C*T + 3*18*MH*MN*(MI / MH) ))  # the same mixers
+[ "$MODEL" = mamba ] && FLOP_TOKEN=$(( 6*NA + NL*18*MI*MN ))                        # no attention; 8 Mamba-1 layers
 peak=$(OMP_NUM_THREADS=1 ./bench/gemm_peak)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

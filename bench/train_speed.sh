@@ -81,7 +81,8 @@
 # (llama_torch.py --apertus).
 # mamba: 8 layers of Mamba's blocks at width 256 (a norm and a Mamba-1 mixer of 512 channels, a
 # state of 16, a convolution of 4, dt rank 16), tied; peer: MambaForCausalLM (llama_torch.py
-# --mamba: transformers' PyTorch scan). FLOPs per token: 6N + 18 I N a layer for the recurrence.
+# --mamba: transformers' PyTorch scan, token by token: its runs time BENCH_PEER_STEPS, default 3,
+# steps after 1). FLOPs per token: 6N + 18 I N a layer for the recurrence.
 # All: micro-batch 8 per rank, 2 ranks, AdamW, gradient clipping to 1.0; accel: mpirun -np 2
 # accel_train on synthetic tokens, one thread per rank; PyTorch: DistributedDataParallel over gloo,
 # 2 processes, torch.set_num_threads(1), fp32 and bf16 autocast, each in three variants: eager with
@@ -112,6 +113,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
 MODEL=${BENCH_MODEL:-gpt}
 L=4 H=4 KV=2 C=256 F=688 T=128 V=256 MICRO=8 RANKS=2 STEPS=${BENCH_STEPS:-40} WARM=5 SLOW_STEPS=${BENCH_SLOW_STEPS:-8} ROUNDS=${BENCH_ROUNDS:-3}
+PEER_STEPS=${BENCH_PEER_STEPS:-}     # the peer's timed steps (after 1 warm-up) where its step takes seconds
 HS=$((C / H)) NA=
 case $MODEL in
 gpt)    # wte + wpe + per layer qkv, proj, fc, fc-proj with biases and two LayerNorms + the final one
@@ -314,6 +316,7 @@ mamba)  # tied; per layer in [2I, C], conv [I, 4] + bias, x_proj [R + 2N, I], dt
             model.mixer_only_layers=$(seq -s, 0 $((NL - 1)))"
         peer_script=bench/llama_torch.py
         peer_args="--layers $NL --width $C --context $T --vocab $V --rms-eps 1e-5 --mamba --mamba-state $MN"
+        PEER_STEPS=${PEER_STEPS:-3}     # transformers' scan runs token by token in Python: seconds a step
         shape="Mamba-style: $NL layers of a Mamba-1 mixer ($MI channels, state $MN, dt rank $MR), width $C, context $T, vocab $V, tied head" ;;
 *)      echo "BENCH_MODEL must be gpt, llama, qwen3, mixtral, gemma3, gpt_oss, glm4_moe, qwen3_5, lfm2, lfm3, granite4_h, nemotron_h, llama4, olmo_hybrid, apertus or mamba (got '$MODEL')" >&2; exit 2 ;;
 esac
@@ -363,6 +366,7 @@ torch_tps() { # PRECISION VARIANT
     s=$STEPS w=$WARM
     # without native bf16 GEMMs (avx512_bf16/AMX) PyTorch's bf16 steps take seconds: fewer of them
     if [ "$1" = bf16 ] && [ "$torch_bf16" = False ] && [ "$s" -gt "$SLOW_STEPS" ]; then s=$SLOW_STEPS w=2; fi
+    if [ -n "$PEER_STEPS" ]; then s=$PEER_STEPS w=1; fi
     line=$(OMP_NUM_THREADS=1 timeout 900 "$py" $peer_script --ranks $RANKS $peer_args \
            --micro $MICRO --steps $s --warmup $w --precision $1 --variant $2 2>"$out/torch.err") || {
         echo "pytorch run failed:" >&2; tail -n 20 "$out/torch.err" >&2; exit 1; }

@@ -19,7 +19,7 @@
 # Phi-1/1.5/2 and GPT-J (the MLP beside attention through one norm, a bias on the LM head),
 # Qwen3.5 (gated delta-net layers and gated attention), alone, with Qwen3.5-MoE's experts and in a
 # Qwen3_5ForConditionalGeneration beside a vision tower and an MTP block, Qwen3-Next (its fused,
-# grouped input projections; an MTP block),
+# grouped input projections; an MTP block), Apertus (xIELU), Mamba, Falcon Mamba and Jamba (Mamba-1),
 # and the language models of Qwen2.5-VL, Qwen3-VL, Qwen3-VL-MoE and GLM-4.5V; made by tests/make_hf_fixtures.sh, which
 # also recorded transformers' fp32 logits and loss on fixed tokens). No Python here:
 #   1. accel_ckpt import of each fixture; accel's logits equal HF's within 1e-5, the loss within 1e-6 (plus two
@@ -252,9 +252,10 @@ needs apertus model.activation=relu2 model.rope_scaling=none
 # Falcon Mamba: the logits need its norms on dt, B and C; Mamba's config.json without
 # time_step_rank gives its "auto" rank, ceil(32 / 16) = 2.
 needs falcon_mamba model.mamba1_norms=none
+needs jamba model.mamba1_norms=plain model.no_rope_pattern=0
 without mamba_auto mamba '/"time_step_rank":/d' "mamba1_dt_rank: 2"
 same mamba_auto mamba
-pass "falcon_mamba, mamba: transformers' logits need Falcon Mamba's norms; Mamba's auto dt rank"
+pass "falcon_mamba, mamba, jamba: transformers' logits need Falcon Mamba's and Jamba's norms, Jamba's attention without positions; Mamba's auto dt rank"
 hub_form apertus_hub apertus '/"rope_parameters": {/,/^  },/c\
   "rope_theta": 10000.0, "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8},' rope_parameters
 without apertus_norope apertus '/"rope_parameters": {/,/^  },/d' "rope_theta: 12000000"
@@ -609,6 +610,7 @@ train_case 2 zero3 "$FIX/apertus" "$FIX/apertus" apertus_dir_2_zero3
 # Mamba's config.json holds no context (accel's 2048): the corpus's 16, as a run sets it
 train_case 2 zero2 "$FIX/mamba" "$FIX/mamba" mamba_dir_2_zero2 model.context=16
 train_case 2 zero3 "$FIX/falcon_mamba" "$FIX/falcon_mamba" falcon_mamba_dir_2_zero3 model.context=16
+train_case 2 zero2 "$FIX/jamba" "$FIX/jamba" jamba_dir_2_zero2
 # GLM-4.5 under ZeRO-3, saved: every weight moved but the routers' selection bias, which only
 # chooses experts (no gradient) and comes out as it went in.
 rm -rf ck45
@@ -970,7 +972,10 @@ export_refused l4router "model.expert_input_scaled (Llama 4's experts) with expe
     model.experts=2 model.experts_per_token=1 model.expert_input_scaled=true
 refused mambabias mamba 's/"use_bias": false/"use_bias": true/' "use_bias = true: accel's Mamba-1 projections"
 export_refused m1mlp "attention or MLP layers (Mamba's layers are each a Mamba-1 mixer alone)" model.mamba1_width=32 \
-    model.mamba_state=4
+    model.mamba_state=4 model.mixer_only_layers=0
+refused jambabias jamba 's/"mamba_proj_bias": false/"mamba_proj_bias": true/' "mamba_proj_bias = true: accel's Mamba-1"
+export_refused j1norm "Mamba-1 layers without weighted norms on dt, B and C" model.mamba1_width=32 model.mamba_state=4 \
+    model.attention_layers=1 model.no_rope_pattern=1
 refused apact apertus 's/"hidden_act": "xielu"/"hidden_act": "relu2"/' "hidden_act = relu2 on ApertusForCausalLM"
 export_refused apnoqk "xielu without per-head q/k norms before RoPE on every layer (Apertus has them)" model.mlp=plain \
     model.activation=xielu

@@ -1120,6 +1120,20 @@ def falcon_mamba():
         tie_word_embeddings=False, pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def jamba():
+    # Jamba (AI21's Jamba 1.5, 1.7): Bamba's blocks with Mamba-1 mixers (64 channels, a state of 4, dt
+    # rank 2, weighted RMS norms on dt, B and C) on layers 0, 1, 3, attention without positions on
+    # layer 2 (attn_layer_period 4, offset 2), 4 SwiGLU experts of 24, the softmax's top 2 not
+    # renormalized, on layers 1 and 3 (expert_layer_period 2, offset 1), a dense SwiGLU of 24 on 0
+    # and 2; untied.
+    return tf.JambaForCausalLM(tf.JambaConfig(
+        vocab_size=V, hidden_size=32, intermediate_size=24, num_hidden_layers=4, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=T, rms_norm_eps=1e-6, num_experts=4, num_experts_per_tok=2,
+        expert_layer_period=2, expert_layer_offset=1, attn_layer_period=4, attn_layer_offset=2, mamba_d_state=4,
+        mamba_d_conv=4, mamba_expand=2, use_mamba_kernels=False, tie_word_embeddings=False, pad_token_id=0,
+        bos_token_id=1, eos_token_id=2))
+
+
 def nemotron_h():
     # Nemotron-H / Nemotron Nano 2 (NemotronHForCausalLM): every layer a norm and one mixer, here
     # Mamba-2, the plain squared-ReLU MLP of 24 and attention: M - M * - M, an untied head.
@@ -1505,6 +1519,7 @@ CASES = {
     "nemotron_h": (nemotron_h, {}),
     "mamba": (mamba, {}),
     "falcon_mamba": (falcon_mamba, {}),
+    "jamba": (jamba, {"score64": True}),
     "nemotron_h_moe": (nemotron_h_moe, {"score64": True, "seed_of": "nemotron-h-moe"}),
     "nemotron_h_latent": (nemotron_h_latent, {"score64": True}),
     "qwen3_5_moe": (qwen3_5_moe, {"score64": True, "seed_of": "qwen3.5-moe-5"}),

@@ -395,12 +395,16 @@ static const map_t g_map[] = {
     { "wte", "backbone.embeddings.weight", P_ALL, L_ROWS, F_LLAMA | F_NEMH },
     { "h.%d.norm1.weight", "backbone.layers.%d.norm.weight", P_ALL, L_ROWS, NEMH },
     MAMBA2("backbone.layers.%d.mixer.", NEMH),
-    /* Mamba, Falcon Mamba: Nemotron-H's names, every layer a norm and a Mamba-1 mixer */
+    /* Mamba, Falcon Mamba: Nemotron-H's names, every layer a norm and a Mamba-1 mixer (its weighted
+     * norms on dt, B, C: Jamba's alone) */
 #define MAMBA1(prefix, flags)                                                                              \
     { "h.%d.attn.in.weight", prefix "in_proj.weight", P_ALL, L_ROWS, (flags) | F_MAMBA1 },                 \
     { "h.%d.attn.conv.weight", prefix "conv1d.weight", P_ALL, L_CONV, (flags) | F_MAMBA1 },                \
     { "h.%d.attn.conv.bias", prefix "conv1d.bias", P_ALL, L_ROWS, (flags) | F_MAMBA1 | F_MCONVB },         \
     { "h.%d.attn.x_proj.weight", prefix "x_proj.weight", P_ALL, L_ROWS, (flags) | F_MAMBA1 },              \
+    { "h.%d.attn.dt_norm.weight", prefix "dt_layernorm.weight", P_ALL, L_ROWS, (flags) | F_MAMBA1 },       \
+    { "h.%d.attn.b_norm.weight", prefix "b_layernorm.weight", P_ALL, L_ROWS, (flags) | F_MAMBA1 },         \
+    { "h.%d.attn.c_norm.weight", prefix "c_layernorm.weight", P_ALL, L_ROWS, (flags) | F_MAMBA1 },         \
     { "h.%d.attn.dt_proj.weight", prefix "dt_proj.weight", P_ALL, L_ROWS, (flags) | F_MAMBA1 },            \
     { "h.%d.attn.dt_bias", prefix "dt_proj.bias", P_ALL, L_ROWS, (flags) | F_MAMBA1 },                     \
     { "h.%d.attn.A_log", prefix "A_log", P_ALL, L_ROWS, (flags) | F_MAMBA1 },                              \
@@ -445,6 +449,16 @@ static const map_t g_map[] = {
     { "h.%d.mlp.gate_up.weight", "model.layers.%d.feed_forward.gate_proj.weight", P_GATE, L_ROWS, BAMBA | F_DENSE },
     { "h.%d.mlp.gate_up.weight", "model.layers.%d.feed_forward.up_proj.weight", P_UP, L_ROWS, BAMBA | F_DENSE },
     { "h.%d.mlp.down.weight", "model.layers.%d.feed_forward.down_proj.weight", P_ALL, L_ROWS, BAMBA | F_DENSE },
+    /* Jamba: Bamba's names with Mamba-1 mixers and Mixtral's routing (experts one tensor each, as
+     * the hub's files and transformers 5's saves hold them) */
+    MAMBA1("model.layers.%d.mamba.", BAMBA),
+    { "h.%d.mlp.router.weight", "model.layers.%d.feed_forward.router.weight", P_ALL, L_ROWS, BAMBA | F_MIXTRAL },
+    { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.feed_forward.experts.%d.gate_proj.weight", P_GATE, L_ROWS,
+      BAMBA | F_MIXTRAL | F_EXPERT },
+    { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.feed_forward.experts.%d.up_proj.weight", P_UP, L_ROWS,
+      BAMBA | F_MIXTRAL | F_EXPERT },
+    { "h.%d.mlp.experts.down.weight", "model.layers.%d.feed_forward.experts.%d.down_proj.weight", P_ALL, L_ROWS,
+      BAMBA | F_MIXTRAL | F_EXPERT },
 #undef BAMBA
 #undef MAMBA2
     { "normf.weight", "model.final_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BAMBA },
@@ -596,6 +610,7 @@ typedef struct {
     bool mamba1;                    /* Mamba-1 layers (Mamba's, Falcon Mamba's mixers: Nemotron-H's names) */
     int M1I, M1R;                   /* their channels, dt rank (the state, convolution: MN, MK) */
     int M1norms;                    /* their norms on dt, B, C: 0 none, 1 plain (Falcon Mamba's), 2 weighted */
+    bool jamba;                     /* ... in whole blocks: Jamba's (Bamba's names; import: its family says) */
     bool bamba;                     /* Mamba-2 in whole blocks with partial RoPE: Bamba's (its names) */
     bool granite_h;                 /* ... otherwise Granite 4.0-H's (its names) */
 } dims_t;
@@ -688,11 +703,12 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.bamba = d.mamba && !d.nemh && !d.E && d.rd * 2 == d.hs && m->attention_multiplier == 0 &&
               m->residual_multiplier == 1.0 && m->logits_scaling == 1.0 && m->embed_scale == 1.0;
     d.granite_h = d.mamba && !d.nemh && !d.bamba;
+    d.jamba = d.mamba1 && !d.nemh;
     d.Lat = d.E ? m->expert_latent : 0;
 
     d.lfm3 = d.lfm2 && (d.sandwich || d.head_gate || m->sliding_window || !strcmp(m->rope_scaling, "proportional"));
     d.names = d.neox ? F_NEOX : d.phi ? F_PHI : d.gptj ? F_GPTJ : d.lfm2 ? F_LFM2 : d.nemh ? F_NEMH
-            : d.bamba ? F_BAMBA : 0;
+            : d.bamba || d.jamba ? F_BAMBA : 0;
     d.glm = d.llama && !d.ds && !d.mla && !d.phi3 && !d.ln && !d.plain &&
             (d.rd < d.hs || (d.sandwich && !m->norm_unit_offset));
     d.mistral4 = d.mla && d.E && !strcmp(m->router_scores, "softmax") &&
@@ -724,7 +740,7 @@ static dims_t dims_of(const accel_model_config_t *m)
     if (d.qwen35) d.glm = d.rope_pairs = false;     /* its partial RoPE is rotate_half's */
     if (d.lfm2) d.glm = d.rope_pairs = false;       /* LFM3's norms after the sublayers are not GLM-4's */
     if (d.granite_h) d.granite_moe = d.E > 0;       /* Granite 4.0-H's experts are Granite's */
-    if (d.nemh || d.bamba) d.glm = d.rope_pairs = d.neox = d.sc2 = false;   /* their partial RoPE: rotate_half's */
+    if (d.nemh || d.bamba || d.jamba) d.glm = d.rope_pairs = d.neox = d.sc2 = false;   /* rotate_half's, or none */
     if (d.llama4) d.rope_pairs = true;              /* its complex RoPE turns neighbouring values */
     return d;
 }
@@ -743,6 +759,7 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_SCONV) && !d->lfm2) return false;
     if ((e->flags & F_MAMBA) && !d->mamba) return false;
     if ((e->flags & F_MAMBA1) && !d->mamba1) return false;
+    if ((e->flags & F_MAMBA1) && strstr(e->accel, "_norm.") && d->M1norms != 2) return false;  /* weighted: Jamba's */
     if ((e->flags & F_MCONVB) && !d->mconv_bias) return false;
     if ((e->flags & F_GSHARED) && !d->granite_h) return false;
     if (d->granite_h && (e->flags & F_DENSE) && !(e->flags & F_GSHARED)) return false;   /* its shared_mlp instead */
@@ -868,6 +885,8 @@ static void accel_shape(const dims_t *d, const char *pattern, uint64_t flags, in
         else if (!strcmp(p, "attn.dt_proj.weight")) rows = I, cols = R;
         else if (!strcmp(p, "attn.A_log")) rows = I, cols = N;
         else if (!strcmp(p, "attn.proj.weight")) cols = I;
+        else if (!strcmp(p, "attn.dt_norm.weight")) rows = R;
+        else if (!strcmp(p, "attn.b_norm.weight") || !strcmp(p, "attn.c_norm.weight")) rows = N;
         else rows = I;                  /* conv.bias, dt_bias, D */
     }
     else if (flags & F_MAMBA) {         /* a Mamba-2 layer's: in [I + CW + H, C], conv [CW, K], ... */
@@ -1206,6 +1225,7 @@ static const arch_info_t g_archs[] = {
     { "NemotronHForCausalLM", "nemotron_h", true },
     { "MambaForCausalLM", "mamba", true },
     { "FalconMambaForCausalLM", "falcon_mamba", true },
+    { "JambaForCausalLM", "jamba", true },
     { "BambaForCausalLM", "bamba", true },
 };
 
@@ -1790,6 +1810,93 @@ static accel_status_t translate_mamba1(json_t *root, const char *path, const cha
     return ACCEL_OK;
 }
 
+/* Layers l % period == offset (transformers' Jamba: attn_layer_period / _offset,
+ * expert_layer_period / _offset) into list, for L layers. */
+static void periodic_layers(accel_numbers_t *list, int L, long long period, long long offset)
+{
+    memset(list, 0, sizeof *list);
+    for (int l = 0; l < L; l++)
+        if (l % period == offset) list->v[list->n++] = l;
+}
+
+/* The (period, offset) whose layers l % period == offset are exactly list's among L (none listed:
+ * L + 1, L); false when no pair is. */
+static bool layer_period(const accel_numbers_t *list, int L, int *period, int *offset)
+{
+    for (int p = 1; p <= L + 1; p++)
+        for (int o = 0; o < p; o++) {
+            bool same = true;
+            for (int l = 0; l < L && same; l++) same = (l % p == o) == accel_layer_listed(list, l);
+            if (same) {
+                *period = p, *offset = o;
+                return true;
+            }
+        }
+    return false;
+}
+
+/* Jamba (JambaForCausalLM: AI21's Jamba, Jamba 1.5 and 1.7): Bamba's blocks with Mamba-1 mixers
+ * (mamba_expand x hidden_size channels, mamba_d_state, mamba_d_conv, mamba_conv_bias, mamba_dt_rank
+ * ("auto": ceil(hidden_size / 16)), weighted RMS norms on dt, B and C at rms_norm_eps) on all but
+ * the layers l % attn_layer_period == attn_layer_offset, which keep attention without positions;
+ * the layers l % expert_layer_period == expert_layer_offset hold num_experts SwiGLU experts of
+ * intermediate_size, num_experts_per_tok a token by the softmax's top k, not renormalized, the
+ * others a dense SwiGLU as wide. mamba_proj_bias=true and another hidden_act are refused; the
+ * load-balancing loss is on when transformers would add it (output_router_logits). */
+static accel_status_t translate_jamba(json_t *root, const char *path, accel_model_config_t *m, char *err,
+                                      size_t errlen)
+{
+    m->layers = (int)jint(root, "num_hidden_layers", 32);
+    m->heads = (int)jint(root, "num_attention_heads", 32);
+    m->kv_heads = (int)jint(root, "num_key_value_heads", 8);
+    m->width = (int)jint(root, "hidden_size", 4096);
+    m->ffn_width = m->dense_ffn_width = (int)jint(root, "intermediate_size", 14336);
+    m->vocab = (int)jint(root, "vocab_size", 65536);
+    m->context = (int)jint(root, "max_position_embeddings", 262144);
+    const long long ap = jint(root, "attn_layer_period", 8), ao = jint(root, "attn_layer_offset", 4);
+    const long long ep = jint(root, "expert_layer_period", 2), eo = jint(root, "expert_layer_offset", 1);
+    const long long E = jint(root, "num_experts", jint(root, "num_local_experts", 16)), K = jint(root, "num_experts_per_tok", 2);
+    if (m->layers < 1 || m->layers > ACCEL_NUMBERS_MAX || ap < 1 || ao < 0 || ao >= ap || ep < 1 || eo < 0 || eo >= ep)
+        REFUSE("%s: num_hidden_layers = %d, attn_layer_period / offset = %lld / %lld, expert_layer_period / offset = "
+               "%lld / %lld: accel needs 1..%d layers and each offset below its period", path, m->layers, ap, ao, ep,
+               eo, ACCEL_NUMBERS_MAX);
+    if (E < 1 || E > 4096 || K < 1 || K > E)
+        REFUSE("%s: num_experts = %lld, num_experts_per_tok = %lld: accel needs 1..4096 experts and 1..num_experts "
+               "a token", path, E, K);
+    const long long N = jint(root, "mamba_d_state", 16), Kc = jint(root, "mamba_d_conv", 4);
+    const long long I = (long long)(jnum(root, "mamba_expand", 2.0) * m->width);
+    json_t *rank = json_object_get(root, "mamba_dt_rank");
+    if (rank && !json_is_integer(rank) && !jstr_is(rank, "auto"))
+        REFUSE("%s: mamba_dt_rank is neither an integer nor \"auto\"", path);
+    const long long R = json_is_integer(rank) ? json_integer_value(rank) : (m->width + 15) / 16;
+    if (m->width < 1 || I < 1 || I > (1 << 20) || N < 1 || N > (1 << 16) || Kc < 1 || Kc > 64 || R < 1 || R > (1 << 16))
+        REFUSE("%s: hidden_size = %d, mamba_expand x it = %lld, mamba_d_state = %lld, mamba_d_conv = %lld, mamba_dt_rank "
+               "= %lld: accel needs channels 1..2^20, a state and a rank 1..65536, a convolution of 1..64", path,
+               m->width, I, N, Kc, R);
+    const char *act = jstr(root, "hidden_act");
+    if (act && strcmp(act, "silu"))
+        REFUSE("%s: hidden_act = %s: accel's Jamba takes SiLU in its MLPs and Mamba-1 mixers", path, act);
+    if (jbool(root, "mamba_proj_bias", false))
+        REFUSE("%s: mamba_proj_bias = true: accel's Mamba-1 projections have no biases", path);
+    m->mamba1_width = (int)I;
+    m->mamba1_dt_rank = (int)R;
+    m->mamba_state = (int)N;
+    m->mamba_conv_kernel = (int)Kc;
+    m->mamba_conv_bias = jbool(root, "mamba_conv_bias", true);
+    snprintf(m->mamba1_norms, sizeof m->mamba1_norms, "weighted");
+    m->mamba1_norm_eps = jnum(root, "rms_norm_eps", 1e-6);
+    m->no_rope_pattern = 1;             /* attention without positions: the Mamba-1 layers place the tokens */
+    periodic_layers(&m->attention_layers, m->layers, ap, ao);
+    if (E > 1) {                        /* 1: every layer's feed_forward is the dense MLP */
+        periodic_layers(&m->expert_layers, m->layers, ep, eo);
+        m->experts = (int)E;
+        m->experts_per_token = (int)K;
+        m->router_norm_topk = false;
+        m->router_aux_loss = jbool(root, "output_router_logits", false) ? jnum(root, "router_aux_loss_coef", 0.001) : 0.0;
+    }
+    return ACCEL_OK;
+}
+
 /* Nemotron-H (NemotronHForCausalLM: Nemotron-H, Nemotron Nano 2, Nemotron 3 Nano): every layer a
  * norm and one mixer: Mamba-2 (mamba_num_heads of mamba_head_dim, ssm_state_size, n_groups,
  * conv_kernel, use_conv_bias), attention without RoPE, a plain MLP of mlp_hidden_act
@@ -2286,6 +2393,10 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         if (mamba1) {
             accel_status_t mst = translate_mamba1(root, path, ai->arch, m, err, errlen);
             if (mst != ACCEL_OK) return mst;
+        }
+        if (!strcmp(ai->arch, "JambaForCausalLM")) {
+            accel_status_t jst = translate_jamba(root, path, m, err, errlen);
+            if (jst != ACCEL_OK) return jst;
         }
         if (nemotron_h) {
             m->context = (int)jint(root, "max_position_embeddings", 4096);
@@ -3250,11 +3361,12 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     d.llama4 = !strcmp(family, "Llama4ForCausalLM");
     d.rope_pairs = d.glm || d.ernie || d.cohere || d.gptj || d.llama4;
     d.bamba = !strcmp(family, "BambaForCausalLM");
+    d.jamba = !strcmp(family, "JambaForCausalLM");
     d.granite_h = d.mamba && !d.nemh && !d.bamba;
     d.granite_moe = d.granite_moe && !d.bamba;
-    if (d.bamba) d.glm = d.rope_pairs = false;
+    if (d.bamba || d.jamba) d.glm = d.rope_pairs = false;
     d.names = d.neox ? F_NEOX : d.phi ? F_PHI : d.gptj ? F_GPTJ : d.lfm2 ? F_LFM2 : d.nemh ? F_NEMH
-            : d.bamba ? F_BAMBA : 0;
+            : d.bamba || d.jamba ? F_BAMBA : 0;
     d.lfm3 = !strcmp(family, "Lfm3ForCausalLM");
     d.next = !strcmp(family, "Qwen3NextForCausalLM");
     d.rope_pairs |= !strcmp(family, "Ernie4_5ForCausalLM") ||   /* a Llama with its pairs interleaved */
@@ -3656,6 +3768,40 @@ static json_t *mamba1_json(const accel_model_config_t *m, const dims_t *d, const
     return j;
 }
 
+/* Jamba's config.json (accel_hf_export checked the model is one, its layers periodic). */
+static json_t *jamba_json(const accel_model_config_t *m, const dims_t *d, const char *dtype)
+{
+    accel_numbers_t moe = { 0 };
+    for (int l = 0; l < m->layers && d->E; l++)
+        if (d->expert_layers.n ? accel_layer_listed(&d->expert_layers, l) : l >= d->dense_layers) moe.v[moe.n++] = l;
+    int ap = 1, ao = 0, ep = 1, eo = 0;
+    layer_period(&d->att_layers, m->layers, &ap, &ao);
+    layer_period(&moe, m->layers, &ep, &eo);
+    json_t *j = json_pack("{s:[s], s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:s, s:b, s:b, s:s, s:s}",
+                          "architectures", "JambaForCausalLM", "model_type", "jamba", "hidden_size", m->width,
+                          "intermediate_size", d->DF, "num_hidden_layers", m->layers, "num_attention_heads", m->heads,
+                          "num_key_value_heads", d->KVH, "max_position_embeddings", m->context, "vocab_size", m->vocab,
+                          "rms_norm_eps", m->rms_eps, "hidden_act", "silu", "tie_word_embeddings", m->tie_embeddings,
+                          "use_cache", 1, "dtype", dtype, "torch_dtype", dtype);
+    if (!j) return NULL;
+    json_object_set_new(j, "num_experts", json_integer(d->E ? d->E : 1));
+    json_object_set_new(j, "num_experts_per_tok", json_integer(d->E ? m->experts_per_token : 1));
+    json_object_set_new(j, "expert_layer_period", json_integer(ep));
+    json_object_set_new(j, "expert_layer_offset", json_integer(eo));
+    json_object_set_new(j, "attn_layer_period", json_integer(ap));
+    json_object_set_new(j, "attn_layer_offset", json_integer(ao));
+    json_object_set_new(j, "output_router_logits", json_boolean(m->router_aux_loss > 0));
+    json_object_set_new(j, "router_aux_loss_coef", json_real(m->router_aux_loss > 0 ? m->router_aux_loss : 0.001));
+    json_object_set_new(j, "mamba_d_state", json_integer(d->MN));
+    json_object_set_new(j, "mamba_d_conv", json_integer(d->MK));
+    json_object_set_new(j, "mamba_expand", json_integer(d->M1I / m->width));
+    json_object_set_new(j, "mamba_dt_rank", json_integer(d->M1R));
+    json_object_set_new(j, "mamba_conv_bias", json_boolean(d->mconv_bias));
+    json_object_set_new(j, "mamba_proj_bias", json_false());
+    json_object_set_new(j, "use_mamba_kernels", json_false());
+    return j;
+}
+
 /* Bamba's config.json (accel_hf_export checked the model is one): Llama's keys, its attention
  * layers' numbers, Mamba-2's sizes, RoPE on half of each head. */
 static json_t *bamba_json(const accel_model_config_t *m, const dims_t *d, const char *dtype)
@@ -3744,6 +3890,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         /* Without a tokenizer: GPT2Config defaults bos/eos to 50256 (<|endoftext|>), right for
          * the GPT-2 vocabulary and out of range for any smaller one. */
         if (bos_id < 0 && eos_id < 0 && m->vocab == 50257) bos_id = eos_id = 50256;
+    } else if (d.jamba) {
+        j = jamba_json(m, &d, dtype);
     } else if (d.mamba1) {
         j = mamba1_json(m, &d, dtype);
     } else if (d.nemh) {
@@ -4670,11 +4818,11 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
         return ACCEL_ERR_UNSUPPORTED;
     }
     if (!d.llama4 && (!m->qk_norm_weights || strcmp(m->qk_norm_layers, "all") || m->sliding_chunked ||
-                      m->query_scale_offset || strcmp(m->query_scale_layers, "all") || d.expert_layers.n)) {
+                      m->query_scale_offset || strcmp(m->query_scale_layers, "all") || (d.expert_layers.n && !d.jamba))) {
         ACCEL_ERROR("export --format hf: Llama 4's keys (unweighted q/k norms or norms on the layers with RoPE only, "
                     "chunked attention, the query temperature's offset or layers, model.expert_layers) without its "
                     "experts (model.expert_input_scaled) have no Hugging Face counterpart\n--> hint: "
-                    "Llama4ForCausalLM has them all");
+                    "Llama4ForCausalLM has them all (model.expert_layers: Jamba's too)");
         return ACCEL_ERR_UNSUPPORTED;
     }
     /* LayerNorms or a plain MLP: five families, each with Llama's other blocks (norms before the
@@ -4751,7 +4899,43 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
             return ACCEL_ERR_UNSUPPORTED;
         }
     }
-    if (d.mamba1) {                 /* Mamba, Falcon Mamba: every layer a Mamba-1 mixer alone */
+    if (d.jamba) {                  /* Jamba: Mamba-1 beside attention without positions, Mixtral's routing */
+        accel_numbers_t moe = { 0 };
+        for (int l = 0; l < m->layers && d.E; l++)
+            if (d.expert_layers.n ? accel_layer_listed(&d.expert_layers, l) : l >= d.dense_layers) moe.v[moe.n++] = l;
+        int pp, po;
+        const char *bad = d.M1norms != 2 ? "Mamba-1 layers without weighted norms on dt, B and C (model.mamba1_norms="
+                                           "weighted: Jamba's)"
+                        : fabs(m->mamba1_norm_eps - m->rms_eps) > 1e-12
+                        ? "model.mamba1_norm_eps apart from model.rms_eps (Jamba's norms on dt, B, C take rms_norm_eps)"
+                        : d.M1I % m->width ? "model.mamba1_width not a multiple of model.width (Jamba's mamba_expand)"
+                        : !layer_period(&d.att_layers, m->layers, &pp, &po) || !layer_period(&moe, m->layers, &pp, &po)
+                        ? "attention or expert layers that are not every N-th from an offset (Jamba's periods)"
+                        : m->no_rope_pattern != 1 || m->sliding_window || m->qk_norm || m->attention_bias ||
+                          m->attention_out_bias || m->attention_sinks || m->attention_output_gate ||
+                          m->attention_head_gate || d.mla || d.hs * m->heads != m->width
+                        ? "RoPE, a window, q/k norms, biases, sinks, gates or latent attention on its attention, or "
+                          "model.head_dim apart from width / heads"
+                        : d.ln || d.plain || parallel || m->head_bias || m->norm_unit_offset ||
+                          strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu")
+                        ? "LayerNorms, a plain MLP, parallel blocks, a head bias, norms by 1 + weight or after the "
+                          "sublayers, or an activation but SwiGLU's"
+                        : m->embed_scale != 1.0 || m->logit_softcap > 0 || m->logits_scaling != 1.0 ||
+                          m->residual_multiplier != 1.0 || m->attention_multiplier > 0
+                        ? "Gemma's or Granite's scalars"
+                        : d.E && (strcmp(m->router_scores, "softmax") || m->router_norm_topk || d.select_bias ||
+                                  m->router_groups > 1 || m->router_scale != 1.0 || m->expert_bias || d.S || d.F != d.DF)
+                        ? "experts other than Jamba's (the softmax's top k not renormalized, no shared expert, as wide as "
+                          "the dense MLP)"
+                        : NULL;
+        if (bad) {
+            ACCEL_ERROR("export --format hf: model.mamba1_width=%d beside attention and MLPs with %s has no Hugging Face "
+                        "counterpart\n--> hint: JambaForCausalLM: Mamba-1 layers with weighted norms on dt, B, C beside "
+                        "every N-th layer's attention without positions, SwiGLU MLPs or Mixtral's experts every M-th "
+                        "layer, RMSNorms before the sublayers, no biases", m->mamba1_width, bad);
+            return ACCEL_ERR_UNSUPPORTED;
+        }
+    } else if (d.mamba1) {          /* Mamba, Falcon Mamba: every layer a Mamba-1 mixer alone */
         bool all = m->mixer_only_layers.n == m->layers && !d.att_layers.n;
         const char *bad = !all ? "attention or MLP layers (Mamba's layers are each a Mamba-1 mixer alone)"
                         : d.M1norms == 2 ? "model.mamba1_norms=weighted (Jamba's, whose blocks accel does not export)"

@@ -271,7 +271,7 @@ def build(args):
     else:
         cfg = (Qwen3Config if args.qk_norm else LlamaConfig)(**kw)
         cls = Qwen3ForCausalLM if args.qk_norm else LlamaForCausalLM
-    cfg._attn_implementation = "eager" if args.variant == "manual" or args.gpt_oss else "sdpa"
+    cfg._attn_implementation = "eager" if args.variant == "manual" or args.gpt_oss or args.mamba else "sdpa"
     model = cls(cfg).float()
     model.config.use_cache = False
     return model

@@ -1762,6 +1762,40 @@ static int nemotron_h_types(json_t *root, const char *path, char *types, char *e
     return (int)n;
 }
 
+/* The config.json keys of a family's Mamba-1 mixers. */
+typedef struct {
+    const char *expand, *state, *conv, *rank, *conv_bias, *proj_bias;
+} mamba1_keys_t;
+
+/* A Mamba-1 mixer's sizes (expand x hidden_size channels, as transformers sets intermediate_size;
+ * the rank "auto": ceil(hidden_size / 16)) into m's model.mamba1_* and model.mamba_* keys; the
+ * projections' biases and an activation but SiLU are refused. */
+static accel_status_t translate_mamba1_mixer(json_t *root, const char *path, const mamba1_keys_t *k,
+                                             accel_model_config_t *m, char *err, size_t errlen)
+{
+    const long long I = (long long)(jnum(root, k->expand, 2.0) * m->width);
+    const long long N = jint(root, k->state, 16), K = jint(root, k->conv, 4);
+    json_t *rank = json_object_get(root, k->rank);
+    if (rank && !json_is_integer(rank) && !jstr_is(rank, "auto"))
+        REFUSE("%s: %s is neither an integer nor \"auto\"", path, k->rank);
+    const long long R = json_is_integer(rank) ? json_integer_value(rank) : (m->width + 15) / 16;
+    if (m->width < 1 || I < 1 || I > (1 << 20) || N < 1 || N > (1 << 16) || K < 1 || K > 64 || R < 1 || R > (1 << 16))
+        REFUSE("%s: hidden_size = %d, %s x it = %lld, %s = %lld, %s = %lld, %s = %lld: accel needs channels 1..2^20, a "
+               "state and a rank 1..65536, a convolution of 1..64", path, m->width, k->expand, I, k->state, N, k->conv,
+               K, k->rank, R);
+    const char *act = jstr(root, "hidden_act");
+    if (act && strcmp(act, "silu"))
+        REFUSE("%s: hidden_act = %s: accel's Mamba-1 takes SiLU after its convolution and on its gate", path, act);
+    if (jbool(root, k->proj_bias, false))
+        REFUSE("%s: %s = true: accel's Mamba-1 projections have no biases", path, k->proj_bias);
+    m->mamba1_width = (int)I;
+    m->mamba1_dt_rank = (int)R;
+    m->mamba_state = (int)N;
+    m->mamba_conv_kernel = (int)K;
+    m->mamba_conv_bias = jbool(root, k->conv_bias, true);
+    return ACCEL_OK;
+}
+
 /* Mamba (MambaForCausalLM: the mamba-*-hf models) and Falcon Mamba (FalconMambaForCausalLM): every
  * layer a norm and a Mamba-1 mixer, no MLP (model.mixer_only_layers all), Nemotron-H's names:
  * expand x hidden_size channels (MambaConfig's intermediate_size), state_size, conv_kernel, use_conv_bias,
@@ -1777,28 +1811,12 @@ static accel_status_t translate_mamba1(json_t *root, const char *path, const cha
     m->vocab = (int)jint(root, "vocab_size", 50280);
     m->heads = m->kv_heads = 1;
     m->context = (int)jint(root, "max_position_embeddings", 2048);     /* none in its config: a run's */
-    const long long I = (long long)(jnum(root, "expand", 2.0) * m->width);    /* as MambaConfig sets it */
-    const long long N = jint(root, "state_size", 16), K = jint(root, "conv_kernel", 4);
-    json_t *rank = json_object_get(root, "time_step_rank");
-    if (rank && !json_is_integer(rank) && !jstr_is(rank, "auto"))
-        REFUSE("%s: time_step_rank is neither an integer nor \"auto\"", path);
-    const long long R = json_is_integer(rank) ? json_integer_value(rank) : (m->width + 15) / 16;
-    if (m->width < 1 || I < 1 || I > (1 << 20) || N < 1 || N > (1 << 16) || K < 1 || K > 64 || R < 1 || R > (1 << 16))
-        REFUSE("%s: hidden_size = %d, intermediate_size = %lld, state_size = %lld, conv_kernel = %lld, time_step_rank "
-               "= %lld: accel needs channels 1..2^20, a state and a rank 1..65536, a convolution of 1..64", path,
-               m->width, I, N, K, R);
+    static const mamba1_keys_t keys = { "expand", "state_size", "conv_kernel", "time_step_rank", "use_conv_bias",
+                                        "use_bias" };
     if (m->layers < 1 || m->layers > ACCEL_NUMBERS_MAX)
         REFUSE("%s: num_hidden_layers = %d: accel's layer lists hold 1..%d", path, m->layers, ACCEL_NUMBERS_MAX);
-    const char *act = jstr(root, "hidden_act");
-    if (act && strcmp(act, "silu"))
-        REFUSE("%s: hidden_act = %s: accel's Mamba-1 takes SiLU after its convolution and on its gate", path, act);
-    if (jbool(root, "use_bias", false))
-        REFUSE("%s: use_bias = true: accel's Mamba-1 projections have no biases", path);
-    m->mamba1_width = (int)I;
-    m->mamba1_dt_rank = (int)R;
-    m->mamba_state = (int)N;
-    m->mamba_conv_kernel = (int)K;
-    m->mamba_conv_bias = jbool(root, "use_conv_bias", true);
+    accel_status_t st = translate_mamba1_mixer(root, path, &keys, m, err, errlen);
+    if (st != ACCEL_OK) return st;
     if (falcon) {
         snprintf(m->mamba1_norms, sizeof m->mamba1_norms, "plain");
         m->mamba1_norm_eps = jnum(root, "mixer_rms_eps", 1e-6);
@@ -1863,26 +1881,10 @@ static accel_status_t translate_jamba(json_t *root, const char *path, accel_mode
     if (E < 1 || E > 4096 || K < 1 || K > E)
         REFUSE("%s: num_experts = %lld, num_experts_per_tok = %lld: accel needs 1..4096 experts and 1..num_experts "
                "a token", path, E, K);
-    const long long N = jint(root, "mamba_d_state", 16), Kc = jint(root, "mamba_d_conv", 4);
-    const long long I = (long long)(jnum(root, "mamba_expand", 2.0) * m->width);
-    json_t *rank = json_object_get(root, "mamba_dt_rank");
-    if (rank && !json_is_integer(rank) && !jstr_is(rank, "auto"))
-        REFUSE("%s: mamba_dt_rank is neither an integer nor \"auto\"", path);
-    const long long R = json_is_integer(rank) ? json_integer_value(rank) : (m->width + 15) / 16;
-    if (m->width < 1 || I < 1 || I > (1 << 20) || N < 1 || N > (1 << 16) || Kc < 1 || Kc > 64 || R < 1 || R > (1 << 16))
-        REFUSE("%s: hidden_size = %d, mamba_expand x it = %lld, mamba_d_state = %lld, mamba_d_conv = %lld, mamba_dt_rank "
-               "= %lld: accel needs channels 1..2^20, a state and a rank 1..65536, a convolution of 1..64", path,
-               m->width, I, N, Kc, R);
-    const char *act = jstr(root, "hidden_act");
-    if (act && strcmp(act, "silu"))
-        REFUSE("%s: hidden_act = %s: accel's Jamba takes SiLU in its MLPs and Mamba-1 mixers", path, act);
-    if (jbool(root, "mamba_proj_bias", false))
-        REFUSE("%s: mamba_proj_bias = true: accel's Mamba-1 projections have no biases", path);
-    m->mamba1_width = (int)I;
-    m->mamba1_dt_rank = (int)R;
-    m->mamba_state = (int)N;
-    m->mamba_conv_kernel = (int)Kc;
-    m->mamba_conv_bias = jbool(root, "mamba_conv_bias", true);
+    static const mamba1_keys_t keys = { "mamba_expand", "mamba_d_state", "mamba_d_conv", "mamba_dt_rank",
+                                        "mamba_conv_bias", "mamba_proj_bias" };
+    accel_status_t st = translate_mamba1_mixer(root, path, &keys, m, err, errlen);
+    if (st != ACCEL_OK) return st;
     snprintf(m->mamba1_norms, sizeof m->mamba1_norms, "weighted");
     m->mamba1_norm_eps = jnum(root, "rms_norm_eps", 1e-6);
     m->no_rope_pattern = 1;             /* attention without positions: the Mamba-1 layers place the tokens */

@@ -18,7 +18,8 @@
  *          model.attention_layers (LFM2; LFM3 adds norms after the sublayers, a gate per head
  *          with model.attention_head_gate, sliding layers by number with model.sliding_layers
  *          and proportional RoPE); with model.mamba_heads, Mamba-2 layers (mamba2.c) in place of
- *          attention on all blocks but model.attention_layers (Granite 4.0-H).
+ *          attention on all blocks but model.attention_layers (Granite 4.0-H); with
+ *          model.mamba1_width, Mamba-1 layers (mamba1.c) alike (Mamba, Falcon Mamba, Jamba).
  * Both end with softmax cross-entropy on next-token targets.
  *
  * The structure follows karpathy's llm.c (train_gpt2.c): every activation the backward pass needs

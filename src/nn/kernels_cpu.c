@@ -28,9 +28,10 @@
 
 #define LANES 16
 
-/* exp(x) for any float x: Cody-Waite range reduction and a degree-6 polynomial (Cephes expf),
- * inputs clamped to [-87, 88] so 2^n stays a normal number. Relative error about 2 ulp. */
-static inline float fexp(float x)
+/* e^x = 2^n e^r, x = n ln2 + r (Cody-Waite range reduction, inputs clamped to [-87, 88] so 2^n
+ * stays a normal number): returns e^r - 1 = r + r^2 q(r) (a degree-6 polynomial, Cephes expf)
+ * and 2^n in *scale. */
+static inline float exp_reduced(float x, float *scale)
 {
     x = x > -87.0f ? x : -87.0f;
     x = x < 88.0f ? x : 88.0f;
@@ -48,39 +49,26 @@ static inline float fexp(float x)
     p = p * r + 4.1665795894e-2f;
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
     int32_t sb = (ni + 127) << 23;
-    float s;
-    memcpy(&s, &sb, 4);
-    return p * s;
+    memcpy(scale, &sb, 4);
+    return p * r * r + r;
 }
 
-/* exp(x) - 1 by fexp's reduction, without its cancellation near 0: with x = n ln2 + r, e^r - 1 =
- * r + r^2 q(r) kept apart from the 1, so that for |x| < ln2 / 2 (n = 0) it is that alone; else
+/* exp(x) for any float x. Relative error about 2 ulp. */
+static inline float fexp(float x)
+{
+    float s;
+    const float m1 = exp_reduced(x, &s);
+    return (m1 + 1.0f) * s;
+}
+
+/* exp(x) - 1 without the cancellation near 0: for |x| < ln2 / 2 (n = 0) e^r - 1 alone; else
  * (e^r - 1) 2^n + (2^n - 1), whose magnitude is past 0.29. */
 static inline float fexpm1(float x)
 {
-    x = x > -87.0f ? x : -87.0f;
-    x = x < 88.0f ? x : 88.0f;
-    const float magic = 12582912.0f;
-    float t = x * 1.44269504088896341f + magic;
-    float n = t - magic;
-    int32_t ti;
-    memcpy(&ti, &t, 4);
-    int32_t ni = ti - 0x4B400000;
-    float r = x - n * 0.693359375f;
-    r = r - n * -2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    p = p * r * r + r;
-    int32_t sb = (ni + 127) << 23;
     float s;
-    memcpy(&s, &sb, 4);
-    return p * s + (s - 1.0f);
+    const float m1 = exp_reduced(x, &s);
+    return m1 * s + (s - 1.0f);
 }
 
 /* tanh(u) = 1 - 2 / (exp(2u) + 1): absolute error ~1e-7, saturates cleanly at +-1. */

@@ -34,74 +34,77 @@ enum { P_ALL, P_Q, P_K, P_V, P_GATE, P_UP, P_SHARED_GATE, P_SHARED_UP,
        P_LQKV, P_LZ, P_LB, P_LA,    /* a gated delta-net's input projection: q|k|v, z, b, a */
        P_LQKVZ, P_LBA,              /* ... Qwen3-Next's: q|k|v|z and b|a, each grouped by key head */
        P_LQ, P_LK, P_LV };          /* ... OLMo Hybrid's q, k, v apart */
-/* Which tensors of the table a model has (map_t.flags): 64 bits, one per part or naming. */
-#define F_GPT (UINT64_C(1) << 0)
-#define F_LLAMA (UINT64_C(1) << 1)
-#define F_BLOCK (UINT64_C(1) << 2)
-#define F_QKVB (UINT64_C(1) << 3)
-#define F_UNTIED (UINT64_C(1) << 4)
-#define F_QKNORM (UINT64_C(1) << 5)
-#define F_DENSE (UINT64_C(1) << 6)          /* the dense MLP's (llama without experts) */
-#define F_MIXTRAL (UINT64_C(1) << 7)        /* experts named as Mixtral's (llama experts without q/k norms) */
-#define F_QWEN_MOE (UINT64_C(1) << 8)       /* experts named as Qwen3-MoE's, Qwen2-MoE's (q/k norms, shared) */
-#define F_EXPERT (UINT64_C(1) << 9)         /* one Hugging Face tensor per expert: "%d" twice (block, expert) */
-#define F_SHARED (UINT64_C(1) << 10)        /* Qwen2-MoE's shared expert */
-#define F_SPLIT (UINT64_C(1) << 11)         /* q, k, v in tensors of their own (all but Phi-3) */
-#define F_PHI3 (UINT64_C(1) << 12)          /* Phi-3: qkv_proj and gate_up_proj, fused as accel's */
-#define F_PRE (UINT64_C(1) << 13)           /* norms before attention and the MLP (all but OLMo 2) */
-#define F_POST (UINT64_C(1) << 14)          /* OLMo 2's norms after them */
-#define F_SANDWICH (UINT64_C(1) << 15)      /* Gemma 3's norms before and after them */
-#define F_NO_SANDWICH (UINT64_C(1) << 16)   /* Llama's names where Gemma 3's differ */
-#define F_OSS (UINT64_C(1) << 17)           /* experts named and laid out as gpt-oss's */
-#define F_OBIAS (UINT64_C(1) << 18)         /* the attention output projection's bias (gpt-oss) */
-#define F_SINKS (UINT64_C(1) << 19)         /* attention sinks (gpt-oss) */
-#define F_GLU_SPLIT (UINT64_C(1) << 20)     /* the dense MLP's gate and up in tensors of their own */
-#define F_GLU_FUSED (UINT64_C(1) << 21)     /* ... in one gate_up_proj (Phi-3, GLM) */
-#define F_GLM_SANDWICH (UINT64_C(1) << 22)  /* GLM-4's names of the norms after the sublayers */
-#define F_GRANITE_MOE (UINT64_C(1) << 23)   /* experts named and stacked as Granite's */
-#define F_DS (UINT64_C(1) << 24)            /* GLM-4.5's (DeepSeek-V3's) shared experts and selection bias */
-#define F_SELECT (UINT64_C(1) << 25)        /* the router's selection bias */
-#define F_MLA (UINT64_C(1) << 26)           /* DeepSeek-V3's latent attention */
-#define F_QLORA (UINT64_C(1) << 27)         /* ... with its queries through a latent */
-#define F_QDIRECT (UINT64_C(1) << 28)       /* ... with one query projection */
-#define F_FUSED (UINT64_C(1) << 29)         /* experts named as Qwen's, stacked as transformers 5 keeps them */
-#define F_ERNIE (UINT64_C(1) << 30)         /* ERNIE 4.5's name for the selection bias */
-#define F_HUNYUAN (UINT64_C(1) << 31)       /* HunYuan's names for the q/k norms (after RoPE) */
-#define F_EXAONE_MOE (UINT64_C(1) << 32)    /* K-EXAONE's name for the selection bias */
-#define F_LN (UINT64_C(1) << 33)            /* LayerNorm's biases (model.norm=layer) */
-#define F_PLAIN (UINT64_C(1) << 34)         /* the plain MLP's up projection (model.mlp=plain) */
-#define F_MLPB (UINT64_C(1) << 35)          /* the plain MLP's biases (model.mlp_bias) */
-#define F_PROJ (UINT64_C(1) << 36)          /* the dense MLP's up_proj / down_proj names (all but StarCoder2) */
-#define F_SC2 (UINT64_C(1) << 37)           /* ... StarCoder2's c_fc / c_proj */
-#define F_NEOX (UINT64_C(1) << 38)          /* GPT-NeoX's names */
-#define F_PHI (UINT64_C(1) << 39)           /* Phi-1/2's names */
-#define F_GPTJ (UINT64_C(1) << 40)          /* GPT-J's names */
-#define F_LFM2 (UINT64_C(1) << 45)          /* LFM2's names */
-#define F_NEMH (UINT64_C(1) << 55)          /* Nemotron-H's names (every layer a norm and one mixer) */
+/* Which tensors of the table a model has (map_t.flags): one bit per part or naming, 128 of them
+ * (GCC's and Clang's unsigned __int128: 64 were spent). */
+typedef unsigned __int128 hf_flags_t;
+#define FLAG(n) ((hf_flags_t)1 << (n))
+#define F_GPT FLAG(0)
+#define F_LLAMA FLAG(1)
+#define F_BLOCK FLAG(2)
+#define F_QKVB FLAG(3)
+#define F_UNTIED FLAG(4)
+#define F_QKNORM FLAG(5)
+#define F_DENSE FLAG(6)          /* the dense MLP's (llama without experts) */
+#define F_MIXTRAL FLAG(7)        /* experts named as Mixtral's (llama experts without q/k norms) */
+#define F_QWEN_MOE FLAG(8)       /* experts named as Qwen3-MoE's, Qwen2-MoE's (q/k norms, shared) */
+#define F_EXPERT FLAG(9)         /* one Hugging Face tensor per expert: "%d" twice (block, expert) */
+#define F_SHARED FLAG(10)        /* Qwen2-MoE's shared expert */
+#define F_SPLIT FLAG(11)         /* q, k, v in tensors of their own (all but Phi-3) */
+#define F_PHI3 FLAG(12)          /* Phi-3: qkv_proj and gate_up_proj, fused as accel's */
+#define F_PRE FLAG(13)           /* norms before attention and the MLP (all but OLMo 2) */
+#define F_POST FLAG(14)          /* OLMo 2's norms after them */
+#define F_SANDWICH FLAG(15)      /* Gemma 3's norms before and after them */
+#define F_NO_SANDWICH FLAG(16)   /* Llama's names where Gemma 3's differ */
+#define F_OSS FLAG(17)           /* experts named and laid out as gpt-oss's */
+#define F_OBIAS FLAG(18)         /* the attention output projection's bias (gpt-oss) */
+#define F_SINKS FLAG(19)         /* attention sinks (gpt-oss) */
+#define F_GLU_SPLIT FLAG(20)     /* the dense MLP's gate and up in tensors of their own */
+#define F_GLU_FUSED FLAG(21)     /* ... in one gate_up_proj (Phi-3, GLM) */
+#define F_GLM_SANDWICH FLAG(22)  /* GLM-4's names of the norms after the sublayers */
+#define F_GRANITE_MOE FLAG(23)   /* experts named and stacked as Granite's */
+#define F_DS FLAG(24)            /* GLM-4.5's (DeepSeek-V3's) shared experts and selection bias */
+#define F_SELECT FLAG(25)        /* the router's selection bias */
+#define F_MLA FLAG(26)           /* DeepSeek-V3's latent attention */
+#define F_QLORA FLAG(27)         /* ... with its queries through a latent */
+#define F_QDIRECT FLAG(28)       /* ... with one query projection */
+#define F_FUSED FLAG(29)         /* experts named as Qwen's, stacked as transformers 5 keeps them */
+#define F_ERNIE FLAG(30)         /* ERNIE 4.5's name for the selection bias */
+#define F_HUNYUAN FLAG(31)       /* HunYuan's names for the q/k norms (after RoPE) */
+#define F_EXAONE_MOE FLAG(32)    /* K-EXAONE's name for the selection bias */
+#define F_LN FLAG(33)            /* LayerNorm's biases (model.norm=layer) */
+#define F_PLAIN FLAG(34)         /* the plain MLP's up projection (model.mlp=plain) */
+#define F_MLPB FLAG(35)          /* the plain MLP's biases (model.mlp_bias) */
+#define F_PROJ FLAG(36)          /* the dense MLP's up_proj / down_proj names (all but StarCoder2) */
+#define F_SC2 FLAG(37)           /* ... StarCoder2's c_fc / c_proj */
+#define F_NEOX FLAG(38)          /* GPT-NeoX's names */
+#define F_PHI FLAG(39)           /* Phi-1/2's names */
+#define F_GPTJ FLAG(40)          /* GPT-J's names */
+#define F_LFM2 FLAG(45)          /* LFM2's names */
+#define F_NEMH FLAG(55)          /* Nemotron-H's names (every layer a norm and one mixer) */
 /* a family's own names: llama entries without them are the others' */
 #define F_NAMES (F_NEOX | F_PHI | F_GPTJ | F_LFM2 | F_NEMH | F_BAMBA)
-#define F_HEADB (UINT64_C(1) << 41)         /* the LM head's bias (model.head_bias) */
-#define F_GDN (UINT64_C(1) << 42)           /* a gated delta-net layer's (Qwen3.5: the linear_attention layers) */
-#define F_QGATE (UINT64_C(1) << 43)         /* q_proj holding each head's query and gate (Qwen3.5) */
-#define F_GDN_NEXT (UINT64_C(1) << 44)      /* ... its input projections as Qwen3-Next's (else Qwen3.5's) */
-#define F_SCONV (UINT64_C(1) << 46)         /* a gated short convolution layer's (LFM2's conv layers) */
-#define F_LFM2_MOE (UINT64_C(1) << 47)      /* LFM2-MoE's experts */
-#define F_LFM2A (UINT64_C(1) << 48)         /* LFM2's own attention names (not LFM3's) */
-#define F_LFM3 (UINT64_C(1) << 49)          /* LFM3's (Qwen3's attention names, norms after the sublayers) */
-#define F_HGATE (UINT64_C(1) << 50)         /* attention's gate per head (LFM3's gate_proj) */
-#define F_AFTER (UINT64_C(1) << 51)         /* norms after the sublayers (LFM3's use_sandwich_norm) */
-#define F_MAMBA (UINT64_C(1) << 52)         /* a Mamba-2 layer's (Granite 4.0-H's mamba layers) */
-#define F_MCONVB (UINT64_C(1) << 53)        /* ... its convolution's bias */
-#define F_GSHARED (UINT64_C(1) << 54)       /* Granite 4.0-H's shared_mlp: the MLP, or beside the experts */
-#define F_NEMH_MOE (UINT64_C(1) << 56)      /* Nemotron-H's router and plain experts */
-#define F_LATENT (UINT64_C(1) << 57)        /* ... their latent's projections (Nemotron 3 Super) */
-#define F_BAMBA (UINT64_C(1) << 58)         /* Bamba's names (Mamba-2 or attention, then its feed_forward) */
-#define F_LLAMA4 (UINT64_C(1) << 59)        /* Llama 4's MLP names (feed_forward.: dense, or experts as x @ W) */
-#define F_GDN_QWEN (UINT64_C(1) << 60)      /* a gated delta-net's Qwen3.5 / Qwen3-Next names (projections, norm) */
-#define F_GDN_OLMO (UINT64_C(1) << 61)      /* ... OLMo Hybrid's (q, k, v, g, a, b, o projections and the
+#define F_HEADB FLAG(41)         /* the LM head's bias (model.head_bias) */
+#define F_GDN FLAG(42)           /* a gated delta-net layer's (Qwen3.5: the linear_attention layers) */
+#define F_QGATE FLAG(43)         /* q_proj holding each head's query and gate (Qwen3.5) */
+#define F_GDN_NEXT FLAG(44)      /* ... its input projections as Qwen3-Next's (else Qwen3.5's) */
+#define F_SCONV FLAG(46)         /* a gated short convolution layer's (LFM2's conv layers) */
+#define F_LFM2_MOE FLAG(47)      /* LFM2-MoE's experts */
+#define F_LFM2A FLAG(48)         /* LFM2's own attention names (not LFM3's) */
+#define F_LFM3 FLAG(49)          /* LFM3's (Qwen3's attention names, norms after the sublayers) */
+#define F_HGATE FLAG(50)         /* attention's gate per head (LFM3's gate_proj) */
+#define F_AFTER FLAG(51)         /* norms after the sublayers (LFM3's use_sandwich_norm) */
+#define F_MAMBA FLAG(52)         /* a Mamba-2 layer's (Granite 4.0-H's mamba layers) */
+#define F_MCONVB FLAG(53)        /* ... its convolution's bias */
+#define F_GSHARED FLAG(54)       /* Granite 4.0-H's shared_mlp: the MLP, or beside the experts */
+#define F_NEMH_MOE FLAG(56)      /* Nemotron-H's router and plain experts */
+#define F_LATENT FLAG(57)        /* ... their latent's projections (Nemotron 3 Super) */
+#define F_BAMBA FLAG(58)         /* Bamba's names (Mamba-2 or attention, then its feed_forward) */
+#define F_LLAMA4 FLAG(59)        /* Llama 4's MLP names (feed_forward.: dense, or experts as x @ W) */
+#define F_GDN_QWEN FLAG(60)      /* a gated delta-net's Qwen3.5 / Qwen3-Next names (projections, norm) */
+#define F_GDN_OLMO FLAG(61)      /* ... OLMo Hybrid's (q, k, v, g, a, b, o projections and the
                                              * convolution apart; o_norm), and its block norms' names */
-#define F_APERTUS (UINT64_C(1) << 62)       /* Apertus's block norms' names, its xIELU's alphas and buffers */
-#define F_MAMBA1 (UINT64_C(1) << 63)        /* a Mamba-1 layer's (Mamba's, Falcon Mamba's mixers); the last bit */
+#define F_APERTUS FLAG(62)       /* Apertus's block norms' names, its xIELU's alphas and buffers */
+#define F_MAMBA1 FLAG(63)        /* a Mamba-1 layer's (Mamba's, Falcon Mamba's mixers) */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -137,7 +140,7 @@ typedef struct {
     const char *accel, *hf;         /* "%d" = block index */
     int part;                       /* which rows of the accel tensor (fused q|k|v, gate|up) */
     int layout;                     /* L_*: how the Hugging Face tensor stores them */
-    uint64_t flags;
+    hf_flags_t flags;
 } map_t;
 
 static const map_t g_map[] = {
@@ -584,7 +587,7 @@ typedef struct {
     bool norm_bias, one_norm;       /* LayerNorms' biases; the MLP beside attention reading norm1 (no norm2) */
     bool head_bias;                 /* the LM head's bias */
     bool phi, gptj;                 /* ... Phi-1/2's names, GPT-J's (RoPE pairs interleaved in its files) */
-    uint64_t names;                 /* F_NEOX, F_PHI, F_GPTJ: the family's own names; 0: Llama's */
+    hf_flags_t names;               /* F_NEOX, F_PHI, F_GPTJ: the family's own names; 0: Llama's */
     bool cohere;                    /* LayerNorms without biases, SwiGLU beside attention through norm1:
                                      * Cohere's (RoPE pairs interleaved in its files) */
     bool exaone_moe;                /* DeepSeek-V3's experts under EXAONE 4's attention, window and
@@ -857,7 +860,7 @@ static bool layer_has(const map_t *e, const dims_t *d, int l)
 }
 
 /* The accel tensor's shape from its (pattern) name, as src/nn/decoder.c registers it. */
-static void accel_shape(const dims_t *d, const char *pattern, uint64_t flags, int *ndim, uint64_t dims[2])
+static void accel_shape(const dims_t *d, const char *pattern, hf_flags_t flags, int *ndim, uint64_t dims[2])
 {
     const uint64_t C = (uint64_t)d->C, QKV = (uint64_t)(d->NH + 2 * d->KVH) * (uint64_t)d->hs;
     const uint64_t F = (uint64_t)d->F, FIN = d->llama && !d->plain ? 2 * F : F;

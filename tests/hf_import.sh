@@ -72,7 +72,8 @@ for dir in "$FIX"/*/; do
     # RoPE pairs interleaved (DeepSeek-V3's default), Qwen3-FP8's weights dequantized, LFM2's MLP
     # width as Lfm2MLP made it (block_auto_adjust_ff_dim false), LFM2-VL's and LFM3-VL's language models
     # without their vision towers, Nemotron 3 Super's kind without its MTP block, Llama 4's language
-    # model without its vision tower: the same model, its logits
+    # model without its vision tower, CWM as the Ministral it equals (Mistral's blocks, layer_types):
+    # the same model, its logits
     case $name in phi3) as=MistralForCausalLM ;; gemma3_vl) as=Gemma3ForCausalLM ;; gpt_oss_mxfp4) as=GptOssForCausalLM ;;
                   glm4_moe|dots1|solar_open) as=Glm4MoeForCausalLM ;; deepseek_v3|moonlight|glm4_moe_lite) as=DeepseekV3ForCausalLM ;;
                   ministral3_vl|ministral3_fp8) as=Ministral3ForCausalLM ;; ernie4_5) as=LlamaForCausalLM ;;
@@ -84,6 +85,7 @@ for dir in "$FIX"/*/; do
                   qwen3_fp8) as=Qwen3ForCausalLM ;; qwen3_5_vl) as=Qwen3_5ForCausalLM ;; qwen3_next) as=Qwen3NextForCausalLM ;;
                   lfm2|lfm2_vl) as=Lfm2ForCausalLM ;; lfm3|lfm3_vl) as=Lfm3ForCausalLM ;;
                   nemotron_h_latent) as=NemotronHForCausalLM ;; llama4_vl) as=Llama4ForCausalLM ;;
+                  cwm) as=MinistralForCausalLM ;;
                   *) as= ;; esac
     if [ -n "$as" ]; then
         grep -q "\"$as\"" "$name.hf/config.json" || fail "$name: not exported as the $as it equals"
@@ -261,6 +263,14 @@ hub_form apertus_hub apertus '/"rope_parameters": {/,/^  },/c\
 without apertus_norope apertus '/"rope_parameters": {/,/^  },/d' "rope_theta: 12000000"
 "$CKPT" info apertus_norope.h5 | grep -q "rope_original_context: 8192" || fail "apertus: not ApertusConfig's default RoPE"
 pass "apertus: transformers' logits need xIELU and the RoPE scaling; the hub's config.json gives the same; ApertusConfig's default RoPE"
+# CWM: the logits need its window on the layers layer_types names (not a pattern: listed by
+# number) and Llama 3's RoPE scaling; without layer_types, CwmConfig's (the first of every 4
+# full: the fixture's); without rope_parameters, CwmConfig's x16 over 8192 at theta 1M.
+needs cwm model.sliding_layers=1,2 model.rope_scaling=none
+without cwm_notypes cwm '/"layer_types": \[/,/\],/d' "sliding_layers: \[1, 2, 3\]"
+same cwm_notypes cwm
+without cwm_norope cwm '/"rope_parameters": {/,/^  },/d' "rope_original_context: 8192"
+pass "cwm: transformers' logits need the listed sliding layers and the RoPE scaling; CwmConfig's layer types and RoPE"
 pass "llama4: Scout's 10,485,760 positions imported as accel's longest context, 1,048,576, said so; generation sized to the run"
 needs nemotron_h model.no_rope_pattern=0
 needs nemotron_h_moe model.router_scale=1 model.no_rope_pattern=0

@@ -764,6 +764,19 @@ def ministral():
         eos_token_id=2))
 
 
+def cwm():
+    # Meta's Code World Model: Llama's blocks whose layers slide as layer_types says, the first of
+    # every 4 full (CwmConfig's default: not every N-th counted from 1, so accel lists the sliding
+    # layers by number), Llama 3's RoPE scaling, heads of 8 over the width 32.
+    return tf.CwmForCausalLM(tf.CwmConfig(
+        vocab_size=V, hidden_size=32, intermediate_size=48, num_hidden_layers=5, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, max_position_embeddings=T, rms_norm_eps=1e-5, tie_word_embeddings=False,
+        sliding_window=4, rope_parameters={"rope_type": "llama3", "rope_theta": 1000000.0, "factor": 16.0,
+                                           "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                           "original_max_position_embeddings": 8},
+        pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
 def starcoder2():
     # StarCoder2: LayerNorms with biases, the plain MLP c_fc -> tanh GELU -> c_proj, use_bias on
     # every projection, a window of 4 on every layer, GQA 2:1, tied.
@@ -1527,6 +1540,7 @@ CASES = {
     "flex_olmo": (flex_olmo, {"score64": True, "seed_of": "flex-olmo-1"}),
     "llama4": (llama4, {"score64": True}),
     "llama4_vl": (llama4_vl, {"score64": True}),
+    "cwm": (cwm, {}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
 }

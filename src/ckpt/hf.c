@@ -625,6 +625,15 @@ static int default_ffn_width(int width)
     return (int)((f + 63) / 64 * 64);
 }
 
+/* Whether layer i attends through the window, as the decoder reads the keys: those
+ * model.sliding_layers names, else all but every model.sliding_window_pattern-th. */
+static bool config_layer_slides(const accel_model_config_t *m, int i)
+{
+    if (!m->sliding_window) return false;
+    if (m->sliding_layers.n) return accel_layer_listed(&m->sliding_layers, i);
+    return !(m->sliding_window_pattern && (i + 1) % m->sliding_window_pattern == 0);
+}
+
 static dims_t dims_of(const accel_model_config_t *m)
 {
     dims_t d = { .llama = !strcmp(m->name, "llama"), .L = m->layers, .NH = m->heads, .C = m->width,
@@ -1230,6 +1239,7 @@ static const arch_info_t g_archs[] = {
     { "FalconMambaForCausalLM", "falcon_mamba", true },
     { "JambaForCausalLM", "jamba", true },
     { "BambaForCausalLM", "bamba", true },
+    { "CwmForCausalLM", "cwm", true },
 };
 
 /* Families transformers builds from Llama's classes under their own config class and name (their
@@ -1598,6 +1608,7 @@ static bool hf_layer_slides(json_t *root, const char *arch, int i)
         return n > 0 && (i + 1) % n != 0;
     }
     if (!strcmp(arch, "MinistralForCausalLM")) return true;    /* without layer_types, all slide */
+    if (!strcmp(arch, "CwmForCausalLM")) return i % 4 != 0;    /* ... all but every 4th from the first */
     if (!strcmp(arch, "Cohere2ForCausalLM")) {     /* transformers 4's sliding_window_pattern */
         const long long p = jint(root, "sliding_window_pattern", 4);
         return p > 0 && (i + 1) % p != 0;
@@ -1625,11 +1636,12 @@ static accel_status_t translate_window(json_t *root, const char *path, const cha
     const bool typed = !strcmp(arch, "Olmo3ForCausalLM") || !strcmp(arch, "Gemma3ForCausalLM") ||
                        !strcmp(arch, "Gemma2ForCausalLM") || !strcmp(arch, "GptOssForCausalLM") ||
                        !strcmp(arch, "MellumForCausalLM") || !strcmp(arch, "MinistralForCausalLM") ||
-                       !strcmp(arch, "Cohere2ForCausalLM") || exaone_attention(arch);
+                       !strcmp(arch, "Cohere2ForCausalLM") || !strcmp(arch, "CwmForCausalLM") || exaone_attention(arch);
     const bool dots1 = !strcmp(arch, "Dots1ForCausalLM");  /* the Qwen rule without use_sliding_window */
     if (strncmp(arch, "Qwen", 4) && !typed && !dots1) return ACCEL_OK;
     if (typed && !sw)                   /* their configs' default */
-        w = !strcmp(arch, "GptOssForCausalLM") ? 128 : !strcmp(arch, "MellumForCausalLM") ? 1024 : 4096;
+        w = !strcmp(arch, "GptOssForCausalLM") ? 128 : !strcmp(arch, "MellumForCausalLM") ? 1024
+          : !strcmp(arch, "CwmForCausalLM") ? 8192 : 4096;
     if (dots1 && !sw) w = 4096;
     if (!typed && !dots1 && !jbool(root, "use_sliding_window", false)) w = 0; /* transformers drops it then */
     if (w == 0) return ACCEL_OK;
@@ -1650,14 +1662,22 @@ static accel_status_t translate_window(json_t *root, const char *path, const cha
     }
     if (sliding == 0) return ACCEL_OK;
     const int every = first_full < 0 ? 0 : first_full + 1;          /* 0: every layer slides */
-    for (int i = 0; i < L; i++)
-        if (hf_layer_slides(root, arch, i) != !(every && (i + 1) % every == 0))
-            REFUSE("%s: %d of %d layers attend through a sliding window of %lld (layer_types / "
-                   "max_window_layers), layer %d %s: accel's sliding layers are all of them, or all but every "
-                   "N-th (model.sliding_window_pattern)", path, sliding, L, w, i,
-                   hf_layer_slides(root, arch, i) ? "slides" : "does not");
+    bool patterned = true;
+    for (int i = 0; i < L; i++) patterned &= hf_layer_slides(root, arch, i) == !(every && (i + 1) % every == 0);
     m->sliding_window = (int)w;
-    m->sliding_window_pattern = every;
+    if (patterned) {
+        m->sliding_window_pattern = every;
+        return ACCEL_OK;
+    }
+    /* any other choice: the sliding layers by number (EXAONE 4's and Command R7B's full layers go
+     * without RoPE by the pattern: they keep it) */
+    if (sliding > ACCEL_NUMBERS_MAX || exaone_attention(arch) || !strcmp(arch, "Cohere2ForCausalLM"))
+        REFUSE("%s: %d of %d layers attend through a sliding window of %lld (layer_types / max_window_layers), not "
+               "all but every N-th: accel lists such layers by number (model.sliding_layers), %d at most, "
+               "and only for families whose full layers keep their RoPE", path, sliding, L, w, ACCEL_NUMBERS_MAX);
+    m->sliding_layers.n = 0;
+    for (int i = 0; i < L; i++)
+        if (hf_layer_slides(root, arch, i)) m->sliding_layers.v[m->sliding_layers.n++] = i;
     return ACCEL_OK;
 }
 
@@ -2373,6 +2393,16 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             m->context = (int)jint(root, "max_position_embeddings", 65536);
             m->vocab = (int)jint(root, "vocab_size", 131072);
         }
+        const bool cwm = !strcmp(ai->arch, "CwmForCausalLM");   /* Llama's blocks, sliding layers by layer_types */
+        if (cwm) {                      /* CwmConfig's defaults (Code World Model 32B) */
+            m->layers = (int)jint(root, "num_hidden_layers", 64);
+            m->heads = (int)jint(root, "num_attention_heads", 48);
+            m->kv_heads = (int)jint(root, "num_key_value_heads", 8);
+            m->width = (int)jint(root, "hidden_size", 6144);
+            m->ffn_width = (int)jint(root, "intermediate_size", 21504);
+            m->context = (int)jint(root, "max_position_embeddings", 131072);
+            m->vocab = (int)jint(root, "vocab_size", 128256);
+        }
         if (llama4) {                   /* Llama4TextConfig's defaults */
             m->layers = (int)jint(root, "num_hidden_layers", 48);
             m->heads = (int)jint(root, "num_attention_heads", 40);
@@ -2718,6 +2748,10 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         if (apertus && !json_is_object(rp))     /* ApertusConfig's: Llama 3's scaling x8 over 8192, theta 12M */
             rp = default_rope = json_pack("{s:s, s:f, s:f, s:f, s:f, s:i}", "rope_type", "llama3", "rope_theta", 12000000.0,
                                           "factor", 8.0, "low_freq_factor", 1.0, "high_freq_factor", 4.0,
+                                          "original_max_position_embeddings", 8192);
+        if (cwm && !json_is_object(rp))         /* CwmConfig's: Llama 3's scaling x16 over 8192, theta 1M */
+            rp = default_rope = json_pack("{s:s, s:f, s:f, s:f, s:f, s:i}", "rope_type", "llama3", "rope_theta", 1000000.0,
+                                          "factor", 16.0, "low_freq_factor", 1.0, "high_freq_factor", 4.0,
                                           "original_max_position_embeddings", 8192);
         if (lfm3 && !json_is_object(rp))
             rp = default_rope = json_pack("{s:{s:s, s:f, s:f}, s:{s:s, s:f}}", "full_attention", "rope_type",
@@ -3968,7 +4002,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                                    : d.olmoh ? "OlmoHybridForCausalLM" : "Olmo2ForCausalLM")
                          : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
-                         : window ? (m->sliding_window_pattern ? ministral_arch : "MistralForCausalLM")
+                         : window ? (m->sliding_window_pattern || m->sliding_layers.n ? ministral_arch : "MistralForCausalLM")
                          : "LlamaForCausalLM";
         const char *type = ghybrid ? "granitemoehybrid" : lfm2 ? (d.lfm3 ? "lfm3" : d.E ? "lfm2_moe" : "lfm2") : qwen35 ? (d.next ? "qwen3_next" : d.E ? "qwen3_5_moe_text" : "qwen3_5_text") : own ? own_type : mellum ? "mellum" : exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
@@ -3976,7 +4010,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : olmo ? (d.E ? (d.post ? "flex_olmo" : "olmoe") : olmo3 ? "olmo3" : d.olmoh ? "olmo_hybrid" : "olmo2")
                          : d.E ? (d.S ? "qwen2_moe" : d.qk_norm ? "qwen3_moe" : "mixtral")
                          : d.qk_norm ? "qwen3" : m->attention_bias && !obias ? "qwen2"
-                         : window ? (m->sliding_window_pattern ? "ministral" : "mistral") : "llama";
+                         : window ? (m->sliding_window_pattern || m->sliding_layers.n ? "ministral" : "mistral") : "llama";
         const bool ministral = arch == ministral_arch;     /* Ministral 8B: its layer_types */
         j = json_pack("{s:[s], s:s, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:f, s:f, s:s, s:b, s:b, s:b, s:b, s:s, s:s}",
                       "architectures", arch, "model_type", type,
@@ -4252,9 +4286,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                                          * LFM2-MoE's experts (intermediate_size: its dense blocks') */
             json_t *types = json_array();
             for (int i = 0; types && i < m->layers; i++) {
-                const bool attends = accel_layer_listed(&d.att_layers, i);      /* no sliding list: every one slides */
-                const bool slides = attends && window &&
-                                    (!m->sliding_layers.n || accel_layer_listed(&m->sliding_layers, i));
+                const bool attends = accel_layer_listed(&d.att_layers, i);
+                const bool slides = attends && config_layer_slides(m, i);
                 json_array_append_new(types, json_string(!attends ? "conv" : slides ? "sliding_attention" : "full_attention"));
             }
             json_object_set_new(j, "layer_types", types);
@@ -4375,10 +4408,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         if (j && (olmo3 || gemma2 || gemma3 || nope || oss || exaone || exaone_moe || mellum || ministral || cohere2 ||
                   (qwen && !(d.E && d.qk_norm && !d.S)))) {
             json_t *types = json_array();
-            for (int i = 0; i < m->layers; i++) {
-                const bool full = !window || (m->sliding_window_pattern && (i + 1) % m->sliding_window_pattern == 0);
-                json_array_append_new(types, json_string(full ? "full_attention" : "sliding_attention"));
-            }
+            for (int i = 0; i < m->layers; i++)
+                json_array_append_new(types, json_string(config_layer_slides(m, i) ? "sliding_attention" : "full_attention"));
             json_object_set_new(j, "layer_types", types);
         }
     }
@@ -4724,7 +4755,7 @@ static accel_status_t refuse_unexportable(const accel_model_config_t *m, const d
                            !gemma_keys;    /* Mistral's blocks with layer_types: Ministral 8B's */
     const bool layer_types = per_type_rope || gemma2 || qwen || m->attention_sinks || ministral;
     if (llama && m->sliding_window &&
-        ((m->sliding_window_pattern && !layer_types) || (m->sliding_rope_theta && !gemma3 && !d->mellum) ||
+        (((m->sliding_window_pattern || m->sliding_layers.n) && !layer_types) || (m->sliding_rope_theta && !gemma3 && !d->mellum) ||
          (strcmp(m->rope_scaling, "none") && (strcmp(m->sliding_rope, "plain") == 0) != per_type_rope))) {
         ACCEL_ERROR("export --format hf: a sliding window with model.sliding_window_pattern=%d, "
                     "model.sliding_rope=%s and model.rope_scaling=%s has no Hugging Face counterpart here (OLMo 3: "

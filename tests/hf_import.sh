@@ -438,6 +438,7 @@ pass "exaone4: transformers' logits need its layers without RoPE, its window pat
 needs gemma3 model.norm_unit_offset=false model.embed_scale=1 model.activation=silu model.query_pre_attn_scalar=0 \
       model.sliding_rope_theta=0 model.rope_scaling=none model.sliding_window_pattern=0
 needs gemma2 model.attention_softcap=0 model.logit_softcap=0 model.sliding_window_pattern=0
+needs vaultgemma model.attention_softcap=0 model.logit_softcap=0 model.sliding_window_pattern=0
 needs granite model.embed_scale=1 model.attention_multiplier=0 model.residual_multiplier=1 model.logits_scaling=1
 needs granite_moe model.residual_multiplier=1 model.logits_scaling=1
 rm -rf gemma3_v4 && cp -r "$FIX/gemma3" gemma3_v4
@@ -454,7 +455,7 @@ same gemma_gelu gemma
 rm -rf gemma3_vl_inner && cp -r "$FIX/gemma3_vl" gemma3_vl_inner
 perl -pi -e 's/language_model\.model\./model.language_model./g' gemma3_vl_inner/model.safetensors
 same gemma3_vl_inner gemma3_vl
-pass "gemma3, gemma2, granite, granite_moe: transformers' logits need every Gemma part (Gemma 2's soft caps too) and Granite's scalars (on its experts too); transformers 4's config.json gives the same; Gemma 1's legacy gelu is the tanh one; both namings of Gemma 3's language model beside its vision tower"
+pass "gemma3, gemma2, vaultgemma, granite, granite_moe: transformers' logits need every Gemma part (Gemma 2's soft caps too) and Granite's scalars (on its experts too); transformers 4's config.json gives the same; Gemma 1's legacy gelu is the tanh one; both namings of Gemma 3's language model beside its vision tower"
 # gpt-oss (sinks, q/k/v/o biases, layer 0 sliding over 4 keys, YaRN without truncation, biased
 # experts of SwiGLU clamped at 1.5): the fixture's logits need each part. The hub's config.json
 # layout (rope_theta and rope_scaling, no layer_types, no swiglu_alpha) gives the same; the MXFP4

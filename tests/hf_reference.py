@@ -229,6 +229,18 @@ def gemma2():
         rms_norm_eps=1e-6, pad_token_id=0, bos_token_id=2, eos_token_id=1))
 
 
+def vaultgemma():
+    # VaultGemma (Google's differentially private Gemma): Gemma 2's blocks without the norms after
+    # the sublayers (its norm before the MLP named pre_feedforward_layernorm), every other layer
+    # sliding over 4 keys, soft caps 3 and 4, query_pre_attn_scalar 6 (head_dim 8), tied.
+    return tf.VaultGemmaForCausalLM(tf.VaultGemmaConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=4,
+        num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=T,
+        query_pre_attn_scalar=6, sliding_window=4, attn_logit_softcapping=3.0, final_logit_softcapping=4.0,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0},
+        rms_norm_eps=1e-6, pad_token_id=0, bos_token_id=2, eos_token_id=1))
+
+
 def gemma3():
     # Gemma 3 (text): norms before and after attention and the MLP, per-head q/k norms, scores
     # scaled by 1/sqrt(query_pre_attn_scalar 6) (head_dim 8), layer 0 sliding over 4 keys with
@@ -1541,6 +1553,7 @@ CASES = {
     "llama4": (llama4, {"score64": True}),
     "llama4_vl": (llama4_vl, {"score64": True}),
     "cwm": (cwm, {}),
+    "vaultgemma": (vaultgemma, {}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
 }

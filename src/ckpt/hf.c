@@ -105,6 +105,7 @@ typedef unsigned __int128 hf_flags_t;
                                              * convolution apart; o_norm), and its block norms' names */
 #define F_APERTUS FLAG(62)       /* Apertus's block norms' names, its xIELU's alphas and buffers */
 #define F_MAMBA1 FLAG(63)        /* a Mamba-1 layer's (Mamba's, Falcon Mamba's mixers) */
+#define F_VAULT FLAG(64)          /* VaultGemma's name for the norm before the MLP, without norms after */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -241,6 +242,7 @@ static const map_t g_map[] = {
     { "h.%d.norm2.bias", "model.layers.%d.post_attention_layernorm.bias", P_ALL, L_ROWS,
       F_LLAMA | F_BLOCK | F_PRE | F_NO_SANDWICH | F_LN },
     { "h.%d.norm2.weight", "model.layers.%d.pre_feedforward_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_SANDWICH },
+    { "h.%d.norm2.weight", "model.layers.%d.pre_feedforward_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_PRE | F_VAULT },
     { "h.%d.norm2.weight", "model.layers.%d.post_feedforward_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_POST },
     { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.gate_proj.weight", P_GATE, L_ROWS, F_LLAMA | F_BLOCK | F_DENSE | F_GLU_SPLIT },
     { "h.%d.mlp.gate_up.weight", "model.layers.%d.mlp.up_proj.weight", P_UP, L_ROWS, F_LLAMA | F_BLOCK | F_DENSE | F_GLU_SPLIT },
@@ -553,6 +555,9 @@ typedef struct {
                                      * as Llama's) */
     bool qk_all, post;              /* q/k norms over whole projections; norms after sublayers */
     bool sandwich;                  /* norms before and after the sublayers (Gemma 3) */
+    bool vault;                     /* Gemma 2's blocks without the norms after: VaultGemma's (its
+                                     * norm names; export: Gemma's parts with a window, score scale or
+                                     * soft caps; import: its family says) */
     bool obias, sinks;              /* attention output bias, sinks (gpt-oss) */
     bool oss;                       /* experts as gpt-oss's (with biases) */
     bool granite_moe;               /* experts as Granite's (with its scalars) */
@@ -654,6 +659,8 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.qk_all = d.qk_norm && !strcmp(m->qk_norm_scope, "all");
     d.post = d.llama && !strcmp(m->norm_position, "post");
     d.sandwich = d.llama && !strcmp(m->norm_position, "both");
+    d.vault = d.llama && m->norm_unit_offset && !strcmp(m->norm_position, "pre") && !strcmp(m->activation, "gelu_tanh") &&
+              (m->sliding_window || m->query_pre_attn_scalar || m->attention_softcap > 0 || m->logit_softcap > 0);
     d.obias = d.llama && m->attention_out_bias;
     d.sinks = d.llama && m->attention_sinks;
     d.oss = d.E && m->expert_bias;
@@ -821,7 +828,8 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_POST) && !d->post) return false;
     const bool gemma_names = d->sandwich && !d->glm;
     if ((e->flags & F_SANDWICH) && !gemma_names) return false;
-    if ((e->flags & F_NO_SANDWICH) && gemma_names) return false;
+    if ((e->flags & F_NO_SANDWICH) && (gemma_names || d->vault)) return false;
+    if ((e->flags & F_VAULT) && !d->vault) return false;
     if ((e->flags & F_GLM_SANDWICH) && !(d->sandwich && d->glm)) return false;
     if ((e->flags & F_GLU_SPLIT) && (d->phi3 || d->glm || d->plain)) return false;
     if ((e->flags & F_GLU_FUSED) && (!(d->phi3 || d->glm) || d->plain)) return false;
@@ -1240,6 +1248,7 @@ static const arch_info_t g_archs[] = {
     { "JambaForCausalLM", "jamba", true },
     { "BambaForCausalLM", "bamba", true },
     { "CwmForCausalLM", "cwm", true },
+    { "VaultGemmaForCausalLM", "vaultgemma", true },
 };
 
 /* Families transformers builds from Llama's classes under their own config class and name (their
@@ -1596,7 +1605,8 @@ static bool hf_layer_slides(json_t *root, const char *arch, int i)
         return t && !strcmp(t, "sliding_attention");
     }
     if (!strcmp(arch, "Olmo3ForCausalLM")) return (i + 1) % 4 != 0;
-    if (!strcmp(arch, "Gemma2ForCausalLM") || !strcmp(arch, "GptOssForCausalLM")) return (i + 1) % 2 != 0;
+    if (!strcmp(arch, "Gemma2ForCausalLM") || !strcmp(arch, "VaultGemmaForCausalLM") || !strcmp(arch, "GptOssForCausalLM"))
+        return (i + 1) % 2 != 0;
     if (!strcmp(arch, "Gemma3ForCausalLM")) {
         const long long p = jint(root, "sliding_window_pattern", 6);
         return p > 0 && (i + 1) % p != 0;
@@ -1635,6 +1645,7 @@ static accel_status_t translate_window(json_t *root, const char *path, const cha
     }
     const bool typed = !strcmp(arch, "Olmo3ForCausalLM") || !strcmp(arch, "Gemma3ForCausalLM") ||
                        !strcmp(arch, "Gemma2ForCausalLM") || !strcmp(arch, "GptOssForCausalLM") ||
+                       !strcmp(arch, "VaultGemmaForCausalLM") ||
                        !strcmp(arch, "MellumForCausalLM") || !strcmp(arch, "MinistralForCausalLM") ||
                        !strcmp(arch, "Cohere2ForCausalLM") || !strcmp(arch, "CwmForCausalLM") || exaone_attention(arch);
     const bool dots1 = !strcmp(arch, "Dots1ForCausalLM");  /* the Qwen rule without use_sliding_window */
@@ -2497,7 +2508,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             REFUSE("%s: %s = true: accel's StableLM blocks have no per-head LayerNorms on q and k and run attention "
                    "and the MLP one after the other", path,
                    jbool(root, "qk_layernorm", false) ? "qk_layernorm" : "use_parallel_residual");
-        const bool gemma3 = !strcmp(ai->arch, "Gemma3ForCausalLM"), gemma2 = !strcmp(ai->arch, "Gemma2ForCausalLM");
+        const bool vault = !strcmp(ai->arch, "VaultGemmaForCausalLM");     /* Gemma 2's without the after-norms */
+        const bool gemma3 = !strcmp(ai->arch, "Gemma3ForCausalLM"), gemma2 = !strcmp(ai->arch, "Gemma2ForCausalLM") || vault;
         const bool gemma = !strcmp(ai->arch, "GemmaForCausalLM") || gemma2 || gemma3;
         /* Gemma's GeGLU: the tanh GELU (Gemma 1's legacy "gelu" means it too, as transformers reads it) */
         const char *act_key = gemma2 || gemma3 ? "hidden_activation" : "hidden_act", *act = jstr(root, act_key);
@@ -2625,8 +2637,9 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             m->embed_scale = (float)sqrt((double)m->width);
         }
         if (gemma2 || gemma3) {         /* norms before and after the sublayers (Gemma 3: q/k norms per
-                                         * head); soft caps (Gemma 2's: 50 and 30 by default) */
-            snprintf(m->norm_position, sizeof m->norm_position, "both");
+                                         * head; VaultGemma: before only); soft caps (Gemma 2's: 50 and 30
+                                         * by default) */
+            snprintf(m->norm_position, sizeof m->norm_position, vault ? "pre" : "both");
             m->qk_norm = gemma3;
             const long long qpas = jint(root, "query_pre_attn_scalar", 256);
             const long long hs = m->head_dim ? m->head_dim : m->heads > 0 ? m->width / m->heads : 0;
@@ -3398,6 +3411,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     d.phi = !strcmp(family, "PhiForCausalLM");
     d.gptj = !strcmp(family, "GPTJForCausalLM");
     d.llama4 = !strcmp(family, "Llama4ForCausalLM");
+    d.vault = !strcmp(family, "VaultGemmaForCausalLM");
     d.rope_pairs = d.glm || d.ernie || d.cohere || d.gptj || d.llama4;
     d.bamba = !strcmp(family, "BambaForCausalLM");
     d.jamba = !strcmp(family, "JambaForCausalLM");
@@ -3977,7 +3991,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool olmo = d.qk_all, window = m->sliding_window > 0, olmo3 = olmo && window;
         const bool qwen35 = d.qwen35;   /* Qwen3.5 (accel_hf_export checked the rest) */
         const bool gemma = m->norm_unit_offset && !own && !qwen35, gemma3 = gemma && d.sandwich && d.qk_norm;  /* checked alike */
-        const bool gemma2 = gemma && d.sandwich && !d.qk_norm;
+        const bool gemma2 = gemma && d.sandwich && !d.qk_norm, vault = gemma && d.vault;   /* VaultGemma: Gemma 2's
+                                                                                             * without after-norms */
         const bool oss = d.sinks;      /* gpt-oss (accel_hf_export checked its other parts) */
         /* An output projection bias elsewhere: Llama's with q, k, v biases, Seed-OSS's without */
         const bool obias = d.obias && !oss && !own, seed = obias && !m->attention_bias;
@@ -3996,7 +4011,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : glm_moe ? "Glm4MoeForCausalLM" : oss ? "GptOssForCausalLM"
                          : seed ? "SeedOssForCausalLM"
                          : glm4 ? "Glm4ForCausalLM" : glm ? "GlmForCausalLM"
-                         : gemma3 ? "Gemma3ForCausalLM" : gemma2 ? "Gemma2ForCausalLM" : gemma ? "GemmaForCausalLM"
+                         : gemma3 ? "Gemma3ForCausalLM" : gemma2 ? "Gemma2ForCausalLM" : vault ? "VaultGemmaForCausalLM"
+                         : gemma ? "GemmaForCausalLM"
                          : granite ? (d.E ? "GraniteMoeForCausalLM" : "GraniteForCausalLM") : nope ? "SmolLM3ForCausalLM"
                          : olmo ? (d.E ? (d.post ? "FlexOlmoForCausalLM" : "OlmoeForCausalLM") : olmo3 ? "Olmo3ForCausalLM"
                                    : d.olmoh ? "OlmoHybridForCausalLM" : "Olmo2ForCausalLM")
@@ -4005,7 +4021,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : window ? (m->sliding_window_pattern || m->sliding_layers.n ? ministral_arch : "MistralForCausalLM")
                          : "LlamaForCausalLM";
         const char *type = ghybrid ? "granitemoehybrid" : lfm2 ? (d.lfm3 ? "lfm3" : d.E ? "lfm2_moe" : "lfm2") : qwen35 ? (d.next ? "qwen3_next" : d.E ? "qwen3_5_moe_text" : "qwen3_5_text") : own ? own_type : mellum ? "mellum" : exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
-                         : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
+                         : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : vault ? "vaultgemma" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
                          : nope ? "smollm3"
                          : olmo ? (d.E ? (d.post ? "flex_olmo" : "olmoe") : olmo3 ? "olmo3" : d.olmoh ? "olmo_hybrid" : "olmo2")
                          : d.E ? (d.S ? "qwen2_moe" : d.qk_norm ? "qwen3_moe" : "mixtral")
@@ -4070,7 +4086,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                                           "rope_type", "default", "rope_theta", local));
             if (gemma3) json_object_set_new(j, "rope_local_base_freq", json_real(local));   /* transformers 4 */
         }
-        if (j && (gemma2 || gemma3)) {  /* their activation key, score scale, window, soft caps */
+        if (j && (gemma2 || gemma3 || vault)) {    /* their activation key, score scale, window, soft caps */
             json_object_set_new(j, "hidden_activation", json_string("gelu_pytorch_tanh"));
             json_object_set_new(j, "query_pre_attn_scalar",
                                 json_integer(m->query_pre_attn_scalar ? m->query_pre_attn_scalar : d.hs));
@@ -4405,7 +4421,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             json_object_set_new(j, "swiglu_limit", json_real(m->swiglu_limit));
             json_object_set_new(j, "swiglu_alpha", json_real(m->swiglu_alpha));
         }
-        if (j && (olmo3 || gemma2 || gemma3 || nope || oss || exaone || exaone_moe || mellum || ministral || cohere2 ||
+        if (j && (olmo3 || gemma2 || gemma3 || vault || nope || oss || exaone || exaone_moe || mellum || ministral || cohere2 ||
                   (qwen && !(d.E && d.qk_norm && !d.S)))) {
             json_t *types = json_array();
             for (int i = 0; i < m->layers; i++)
@@ -4734,12 +4750,14 @@ static accel_status_t refuse_unexportable(const accel_model_config_t *m, const d
                         (!strcmp(m->sliding_rope, "scaled") || !strcmp(m->rope_scaling, "none"));
     const bool gemma1 = gemma_blocks && !sandwich && !m->qk_norm && !m->sliding_window && !m->query_pre_attn_scalar &&
                         !caps;
-    if (llama && gemma_keys && !gemma3 && !gemma2 && !gemma1) {
+    const bool vault = gemma_blocks && !sandwich && !m->qk_norm && !gemma1 && !m->sliding_rope_theta &&
+                       (!strcmp(m->sliding_rope, "scaled") || !strcmp(m->rope_scaling, "none"));   /* Gemma 2's, before */
+    if (llama && gemma_keys && !gemma3 && !gemma2 && !gemma1 && !vault) {
         ACCEL_ERROR("export --format hf: model.norm_unit_offset=%s, model.activation=%s, model.embed_scale=%g, "
                     "model.norm_position=%s, model.qk_norm=%s have no Hugging Face counterpart (Gemma: 1 + weight "
                     "norms, gelu_tanh, embed_scale sqrt(width) = %g, no biases or experts; Gemma 3 with "
                     "norm_position=both and q/k norms per head, Gemma 2 with norm_position=both and one RoPE, "
-                    "Gemma 1 with neither, no window and no soft caps)",
+                    "VaultGemma alike with norm_position=pre, Gemma 1 with neither, no window and no soft caps)",
                     m->norm_unit_offset ? "true" : "false", m->activation, m->embed_scale, m->norm_position,
                     m->qk_norm ? "true" : "false", (double)(float)sqrt((double)m->width));
         return ACCEL_ERR_UNSUPPORTED;
@@ -4753,7 +4771,7 @@ static accel_status_t refuse_unexportable(const accel_model_config_t *m, const d
                       !(m->experts && m->qk_norm && !shared);
     const bool ministral = !m->experts && !m->qk_norm && !m->attention_bias && !qk_all && !post && !sandwich &&
                            !gemma_keys;    /* Mistral's blocks with layer_types: Ministral 8B's */
-    const bool layer_types = per_type_rope || gemma2 || qwen || m->attention_sinks || ministral;
+    const bool layer_types = per_type_rope || gemma2 || vault || qwen || m->attention_sinks || ministral;
     if (llama && m->sliding_window &&
         (((m->sliding_window_pattern || m->sliding_layers.n) && !layer_types) || (m->sliding_rope_theta && !gemma3 && !d->mellum) ||
          (strcmp(m->rope_scaling, "none") && (strcmp(m->sliding_rope, "plain") == 0) != per_type_rope))) {

@@ -271,6 +271,20 @@ without cwm_notypes cwm '/"layer_types": \[/,/\],/d' "sliding_layers: \[1, 2, 3\
 same cwm_notypes cwm
 without cwm_norope cwm '/"rope_parameters": {/,/^  },/d' "rope_original_context: 8192"
 pass "cwm: transformers' logits need the listed sliding layers and the RoPE scaling; CwmConfig's layer types and RoPE"
+# Granite SWA, Granite MoE SWA: the logits need the sinks, the sliding layers (GraniteSWAConfig's
+# pattern listed by number) and the sliding layers' own RoPE base (layer_rope_theta); no RoPE
+# (base 0) on every N-th layer imports as model.no_rope_pattern, on other layers it is refused.
+# Granite MoE Shared: the logits need Granite's scalars on its shared MLP too.
+needs granite_swa model.attention_sinks=false model.sliding_layers=1,2 model.sliding_rope_theta=0
+needs granite_moe_swa model.attention_sinks=false model.sliding_window_pattern=0
+needs granite_moe_shared model.residual_multiplier=1
+rm -rf granite_nope && cp -r "$FIX/granite_swa" granite_nope
+tac "$FIX/granite_swa/config.json" | sed '0,/^    100000\.0$/s//    0.0/' | tac > granite_nope/config.json
+"$CKPT" import granite_nope -o granite_nope.h5 > /dev/null 2>&1 || fail "granite_swa with a layer without RoPE: import"
+"$CKPT" info granite_nope.h5 | grep -q "no_rope_pattern: 5" || fail "granite_swa: layer 4's base 0 is not model.no_rope_pattern=5"
+sed -i 's/^    100000\.0,$/    0.0,/' granite_nope/config.json
+expect_fail "layers without RoPE are every model.no_rope_pattern-th" "$CKPT" import granite_nope -o x.h5
+pass "granite_swa, granite_moe_swa, granite_moe_shared: transformers' logits need the sinks, sliding layers, RoPE bases and scalars; NoPE every N-th layer imported, elsewhere refused"
 pass "llama4: Scout's 10,485,760 positions imported as accel's longest context, 1,048,576, said so; generation sized to the run"
 needs nemotron_h model.no_rope_pattern=0
 needs nemotron_h_moe model.router_scale=1 model.no_rope_pattern=0

@@ -217,6 +217,42 @@ def granite_moe():
         pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def granite_moe_shared():
+    # Granite MoE with a shared expert (granite-3.x-moe's successors): Granite MoE's experts and
+    # scalars, and shared_mlp (input_linear [2S, C], gate | up; output_linear), ungated, beside them.
+    return tf.GraniteMoeSharedForCausalLM(tf.GraniteMoeSharedConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=12, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=T,
+        num_local_experts=4, num_experts_per_tok=2, shared_intermediate_size=20, embedding_multiplier=3.0,
+        attention_multiplier=0.2, residual_multiplier=0.5, logits_scaling=2.5, rms_norm_eps=1e-6,
+        tie_word_embeddings=True, pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
+def granite_swa():
+    # Granite with sliding windows and sinks: Granite's scalars on Llama's blocks, the first of
+    # every 4 layers full and the others sliding over 4 keys (GraniteSWAConfig's default pattern),
+    # a sink logit per head, the sliding layers' RoPE at a base of their own (layer_rope_theta).
+    return tf.GraniteSWAForCausalLM(tf.GraniteSWAConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=5,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=T, sliding_window=4,
+        layer_rope_theta=[100000.0, 10.0, 10.0, 10.0, 100000.0],
+        rope_parameters={"rope_type": "default", "rope_theta": 100000.0}, embedding_multiplier=3.0,
+        attention_multiplier=0.2, residual_multiplier=0.5, logits_scaling=2.5, rms_norm_eps=1e-5,
+        tie_word_embeddings=True, pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
+def granite_moe_swa():
+    # Granite MoE with sliding windows and sinks (granite-swash): GraniteSWA's attention (every
+    # other layer sliding here, its layer types given) over Granite MoE's experts and a shared MLP.
+    return tf.GraniteMoeSWAForCausalLM(tf.GraniteMoeSWAConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=12, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=T, sliding_window=4,
+        layer_types=["sliding_attention", "full_attention"], num_local_experts=4, num_experts_per_tok=2,
+        shared_intermediate_size=20, embedding_multiplier=3.0, attention_multiplier=0.2,
+        residual_multiplier=0.5, logits_scaling=2.5, rms_norm_eps=1e-6, tie_word_embeddings=False,
+        pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
 def gemma2():
     # Gemma 2: Gemma 3's four norms a block without q/k norms, one RoPE, every other layer sliding
     # (over 4 keys), scores soft-capped at 3 and logits at 4 (small, so that the tiny model's values
@@ -1554,6 +1590,9 @@ CASES = {
     "llama4_vl": (llama4_vl, {"score64": True}),
     "cwm": (cwm, {}),
     "vaultgemma": (vaultgemma, {}),
+    "granite_moe_shared": (granite_moe_shared, {"score64": True}),
+    "granite_swa": (granite_swa, {}),
+    "granite_moe_swa": (granite_moe_swa, {"score64": True}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
 }

@@ -305,6 +305,12 @@ static const map_t g_map[] = {
     { "h.%d.mlp.router.weight", "model.layers.%d.block_sparse_moe.router.layer.weight", P_ALL, L_ROWS, GRANITE_MOE },
     { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.block_sparse_moe.input_linear.weight", P_ALL, L_STACKED, GRANITE_MOE },
     { "h.%d.mlp.experts.down.weight", "model.layers.%d.block_sparse_moe.output_linear.weight", P_ALL, L_STACKED, GRANITE_MOE },
+    /* ... as transformers 5 keeps them (GraniteMoeSWA's files: no older form to convert from) */
+    { "h.%d.mlp.router.weight", "model.layers.%d.block_sparse_moe.router.weight", P_ALL, L_ROWS, GRANITE_MOE | F_FUSED },
+    { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.block_sparse_moe.experts.gate_up_proj", P_ALL, L_STACKED,
+      GRANITE_MOE | F_FUSED },
+    { "h.%d.mlp.experts.down.weight", "model.layers.%d.block_sparse_moe.experts.down_proj", P_ALL, L_STACKED,
+      GRANITE_MOE | F_FUSED },
     /* Granite 4.0-H: Mamba-2 layers, its shared MLP (the whole dense MLP, or the experts' shared one).
      * A Mamba-2 mixer's tensors under a family's prefix: */
 #define MAMBA2(prefix, flags)                                                                              \
@@ -733,7 +739,9 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.mistral4 = d.mla && d.E && !strcmp(m->router_scores, "softmax") &&
                  (m->router_norm_topk || (m->router_groups > 1 && strcmp(m->router_group_score, "max")) ||
                   m->query_scale_beta > 0);
-    d.fused = d.mistral4;           /* import: as the files hold them */
+    /* export: Mistral Small 4's experts, GraniteMoeSWA's, as transformers 5 names them (import: as the
+     * files hold them) */
+    d.fused = d.mistral4 || (d.granite_moe && d.sinks);
     d.ministral3 = d.llama && !d.mla && m->query_scale_beta > 0;
     d.ernie = d.E && !d.mla && !strcmp(m->router_scores, "softmax") && d.select_bias;
     d.rope_pairs = d.glm || d.ernie || d.cohere || d.gptj;    /* import: ERNIE 4.5's dense models too */
@@ -780,7 +788,7 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_MAMBA1) && !d->mamba1) return false;
     if ((e->flags & F_MAMBA1) && strstr(e->accel, "_norm.") && d->M1norms != 2) return false;  /* weighted: Jamba's */
     if ((e->flags & F_MCONVB) && !d->mconv_bias) return false;
-    if ((e->flags & F_GSHARED) && !d->granite_h) return false;
+    if ((e->flags & F_GSHARED) && !d->granite_h && !(d->granite_moe && (e->flags & F_SHARED))) return false;
     if (d->granite_h && (e->flags & F_DENSE) && !(e->flags & F_GSHARED)) return false;   /* its shared_mlp instead */
     if (d->granite_h && (e->flags & F_DS)) return false;  /* its shared expert: shared_mlp's names */
     if ((e->flags & F_NEMH_MOE) && !d->E) return false;
@@ -813,11 +821,12 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_QWEN_MOE) && (e->flags & F_SHARED) && d->ds) return false;
     if ((e->flags & F_QWEN_MOE) && (e->flags & F_EXPERT) && d->fused) return false;
     if ((e->flags & F_FUSED) && !d->fused) return false;
-    if ((e->flags & F_DS) && (!d->ds || d->minimax)) return false;
+    if ((e->flags & F_DS) && (!d->ds || d->minimax || d->granite_moe)) return false;   /* Granite's: shared_mlp */
     if ((e->flags & F_SELECT) && !d->select_bias) return false;
     if ((e->flags & F_SELECT) && ((e->flags & F_ERNIE) != 0) != d->ernie) return false;
     if ((e->flags & F_SELECT) && ((e->flags & F_EXAONE_MOE) != 0) != d->exaone_moe) return false;
     if ((e->flags & F_GRANITE_MOE) && !d->granite_moe) return false;
+    if ((e->flags & F_GRANITE_MOE) && !(e->flags & (F_FUSED | F_SHARED)) && d->fused) return false;   /* the older names */
     if ((e->flags & F_OSS) && !d->oss) return false;
     if ((e->flags & F_OBIAS) && !d->obias) return false;
     if ((e->flags & F_SINKS) && !d->sinks) return false;
@@ -1249,6 +1258,9 @@ static const arch_info_t g_archs[] = {
     { "BambaForCausalLM", "bamba", true },
     { "CwmForCausalLM", "cwm", true },
     { "VaultGemmaForCausalLM", "vaultgemma", true },
+    { "GraniteMoeSharedForCausalLM", "granitemoeshared", true },
+    { "GraniteSWAForCausalLM", "granite_swa", true },
+    { "GraniteMoeSWAForCausalLM", "granitemoe_swa", true },
 };
 
 /* Families transformers builds from Llama's classes under their own config class and name (their
@@ -1618,7 +1630,9 @@ static bool hf_layer_slides(json_t *root, const char *arch, int i)
         return n > 0 && (i + 1) % n != 0;
     }
     if (!strcmp(arch, "MinistralForCausalLM")) return true;    /* without layer_types, all slide */
-    if (!strcmp(arch, "CwmForCausalLM")) return i % 4 != 0;    /* ... all but every 4th from the first */
+    if (!strcmp(arch, "CwmForCausalLM") || !strcmp(arch, "GraniteSWAForCausalLM") ||
+        !strcmp(arch, "GraniteMoeSWAForCausalLM"))
+        return i % 4 != 0;                          /* ... all but every 4th from the first */
     if (!strcmp(arch, "Cohere2ForCausalLM")) {     /* transformers 4's sliding_window_pattern */
         const long long p = jint(root, "sliding_window_pattern", 4);
         return p > 0 && (i + 1) % p != 0;
@@ -1645,14 +1659,16 @@ static accel_status_t translate_window(json_t *root, const char *path, const cha
     }
     const bool typed = !strcmp(arch, "Olmo3ForCausalLM") || !strcmp(arch, "Gemma3ForCausalLM") ||
                        !strcmp(arch, "Gemma2ForCausalLM") || !strcmp(arch, "GptOssForCausalLM") ||
-                       !strcmp(arch, "VaultGemmaForCausalLM") ||
+                       !strcmp(arch, "VaultGemmaForCausalLM") || !strcmp(arch, "GraniteSWAForCausalLM") ||
+                       !strcmp(arch, "GraniteMoeSWAForCausalLM") ||
                        !strcmp(arch, "MellumForCausalLM") || !strcmp(arch, "MinistralForCausalLM") ||
                        !strcmp(arch, "Cohere2ForCausalLM") || !strcmp(arch, "CwmForCausalLM") || exaone_attention(arch);
     const bool dots1 = !strcmp(arch, "Dots1ForCausalLM");  /* the Qwen rule without use_sliding_window */
     if (strncmp(arch, "Qwen", 4) && !typed && !dots1) return ACCEL_OK;
     if (typed && !sw)                   /* their configs' default */
         w = !strcmp(arch, "GptOssForCausalLM") ? 128 : !strcmp(arch, "MellumForCausalLM") ? 1024
-          : !strcmp(arch, "CwmForCausalLM") ? 8192 : 4096;
+          : !strcmp(arch, "CwmForCausalLM") ? 8192 : !strncmp(arch, "GraniteMoeSWA", 13) || !strncmp(arch, "GraniteSWA", 10) ? 128
+          : 4096;
     if (dots1 && !sw) w = 4096;
     if (!typed && !dots1 && !jbool(root, "use_sliding_window", false)) w = 0; /* transformers drops it then */
     if (w == 0) return ACCEL_OK;
@@ -2282,6 +2298,51 @@ static accel_status_t translate_llama4(json_t *root, const char *path, accel_mod
  * fine-grained, each block of fp8_block[0] x fp8_block[1] (DeepSeek-V3, Qwen3-FP8, ...), or per
  * tensor, weight_block_size null, fp8_block {-1, -1} (Ministral 3, Mistral Small 4)), both
  * dequantized to fp32 as they are read. */
+/* GraniteSWA's layer_rope_theta (a base per layer, 0: no RoPE) onto the RoPE already read: one
+ * theta everywhere (model.rope_theta), the sliding layers' apart (model.sliding_rope=plain at
+ * model.sliding_rope_theta, unscaled RoPE), or none on every N-th layer (model.no_rope_pattern);
+ * other choices are refused. */
+static accel_status_t translate_layer_rope_theta(json_t *root, const char *path, accel_model_config_t *m, char *err,
+                                                 size_t errlen)
+{
+    json_t *list = json_object_get(root, "layer_rope_theta");
+    if (!list || json_is_null(list)) return ACCEL_OK;           /* rope_parameters' theta everywhere */
+    if (!json_is_array(list) || json_array_size(list) != (size_t)m->layers)
+        REFUSE("%s: layer_rope_theta must list one base per layer (%d)", path, m->layers);
+    double full = -1, slide = -1;       /* each kind's theta (-1: none seen) */
+    int nope = 0, first_nope = -1;
+    for (int i = 0; i < m->layers; i++) {
+        json_t *v = json_array_get(list, (size_t)i);
+        const double t = json_is_number(v) ? json_number_value(v) : -1;
+        if (!(t >= 0 && t <= 1e12)) REFUSE("%s: layer_rope_theta[%d] is not a base in 0..1e12", path, i);
+        if (t == 0 && nope++ == 0) first_nope = i;
+        double *kind = config_layer_slides(m, i) ? &slide : &full;
+        if (t != 0 && *kind >= 0 && *kind != t)
+            REFUSE("%s: layer_rope_theta gives layer %d the base %g and another %s layer %g: accel turns the full "
+                   "layers at one base and the sliding ones at one", path, i, t,
+                   kind == &slide ? "sliding" : "full", *kind);
+        if (t != 0) *kind = t;
+    }
+    if (nope) {                         /* NoPE on every N-th layer, the others at one base */
+        const int every = first_nope + 1;
+        for (int i = 0; i < m->layers; i++)
+            if ((json_number_value(json_array_get(list, (size_t)i)) == 0) != ((i + 1) % every == 0))
+                REFUSE("%s: layer_rope_theta has no RoPE (0) on %d layers, not every N-th (layer %d): accel's "
+                       "layers without RoPE are every model.no_rope_pattern-th", path, nope, i);
+        m->no_rope_pattern = every;
+    }
+    if (full < 0) full = slide;         /* every layer slides, or the full ones have none */
+    if (full >= 0) m->rope_theta = full;
+    if (slide >= 0 && slide != full) {
+        if (strcmp(m->rope_scaling, "none"))
+            REFUSE("%s: layer_rope_theta turns the sliding layers at %g, the others at %g, with rope_type %s: accel's "
+                   "sliding layers at a base of their own take plain RoPE", path, slide, full, m->rope_scaling);
+        snprintf(m->sliding_rope, sizeof m->sliding_rope, "plain");
+        m->sliding_rope_theta = slide;
+    }
+    return ACCEL_OK;
+}
+
 static accel_status_t translate_quantization(json_t *root, const char *path, const char *arch, bool *mxfp4,
                                              int fp8_block[2], char *err, size_t errlen)
 {
@@ -2559,7 +2620,11 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         m->qk_norm = qwen3 || apertus;  /* Apertus: always, as Qwen3's */
         if (glm4) snprintf(m->norm_position, sizeof m->norm_position, "both");  /* norms after the sublayers too */
         const bool granite_hybrid = !strcmp(ai->arch, "GraniteMoeHybridForCausalLM");  /* Mamba-2 beside attention */
-        const bool granite_moe = !strcmp(ai->arch, "GraniteMoeForCausalLM") ||
+        /* Granite's later kinds: a shared MLP beside the experts; sinks and sliding layers (SWA) */
+        const bool granite_moe_swa = !strcmp(ai->arch, "GraniteMoeSWAForCausalLM");
+        const bool granite_swa = granite_moe_swa || !strcmp(ai->arch, "GraniteSWAForCausalLM");
+        const bool granite_shared = granite_moe_swa || !strcmp(ai->arch, "GraniteMoeSharedForCausalLM");
+        const bool granite_moe = !strcmp(ai->arch, "GraniteMoeForCausalLM") || granite_shared ||
                                  (granite_hybrid && jint(root, "num_local_experts", 8) > 0);
         const bool glm_moe = !strcmp(ai->arch, "Glm4MoeForCausalLM");   /* GLM-4.5: rotate_half RoPE pairs */
         const bool dots1 = !strcmp(ai->arch, "Dots1ForCausalLM");       /* GLM-4.5's experts, Qwen3's attention */
@@ -2583,6 +2648,14 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                     REFUSE("%s: attention_bias = true: accel's LFM3 attention has no biases", path);
             }
         }
+        if (granite_shared) {           /* shared_mlp beside the experts, ungated (0: none, the default) */
+            const long long shared = jint(root, "shared_intermediate_size", 0);
+            if (shared < 0 || shared > (1 << 22))
+                REFUSE("%s: shared_intermediate_size = %lld: accel needs 0..4194304", path, shared);
+            m->shared_expert_ffn = (int)shared;
+            m->shared_expert_gate = false;
+        }
+        m->attention_sinks |= granite_swa;     /* a sink logit per head, as gpt-oss's */
         if (granite_hybrid) {           /* Mamba-2 layers; shared_mlp beside the experts, or alone */
             accel_status_t gst = translate_mamba(root, path, m, err, errlen);
             if (gst != ACCEL_OK) return gst;
@@ -2657,7 +2730,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             if (jbool(root, "use_bidirectional_attention", false))
                 REFUSE("%s: use_bidirectional_attention = true: accel's decoder attends causally", path);
         }
-        if (!strcmp(ai->arch, "GraniteForCausalLM") || granite_moe || granite_hybrid) {  /* four scalars on a Llama */
+        if (!strcmp(ai->arch, "GraniteForCausalLM") || granite_moe || granite_hybrid || granite_swa) {  /* four scalars
+                                                                                                    * on a Llama */
             static const char *const keys[] = { "embedding_multiplier", "attention_multiplier",
                                                 "residual_multiplier", "logits_scaling" };
             double *const to[] = { &m->embed_scale, &m->attention_multiplier, &m->residual_multiplier,
@@ -2941,6 +3015,10 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             REFUSE("%s: rope_scaling longrope has %d short and %d long factors: it needs one for each of the %d "
                    "pairs RoPE turns in a head", path, m->rope_short_factor.n, m->rope_long_factor.n, rd / 2);
         if (m->kv_heads == m->heads) m->kv_heads = 0;
+        if (granite_swa) {
+            accel_status_t tst = translate_layer_rope_theta(root, path, m, err, errlen);
+            if (tst != ACCEL_OK) return tst;
+        }
     }
     if (m->layers < 1 || m->heads < 1 || m->width < 1 || m->context < 1 || m->vocab < 2 ||
         (ai->llama && (m->ffn_width < 1 || m->kv_heads < 0)))
@@ -3399,11 +3477,13 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     dims_t d = dims_of(&hf->cfg.model);
     d.phi3 = !strcmp(family, "Phi3ForCausalLM");
     d.glm = (d.glm && !d.phi3) || !strcmp(family, "GlmForCausalLM") || !strcmp(family, "Glm4ForCausalLM");
-    d.granite_moe |= !strcmp(family, "GraniteMoeForCausalLM");
+    d.granite_moe |= !strcmp(family, "GraniteMoeForCausalLM") || !strcmp(family, "GraniteMoeSharedForCausalLM") ||
+                     !strcmp(family, "GraniteMoeSWAForCausalLM");
     d.mxfp4 = hf->mxfp4;
     d.mla_pairs = d.mla && hf->mla_pairs;
     d.fused = d.E && !d.oss && !d.llama4 && (any_tensor_ends(hf, ".mlp.experts.gate_up_proj") ||
-                                any_tensor_ends(hf, ".feed_forward.experts.gate_up_proj"));
+                                any_tensor_ends(hf, ".feed_forward.experts.gate_up_proj") ||
+                                any_tensor_ends(hf, ".block_sparse_moe.experts.gate_up_proj"));
     d.exaone_moe = !strcmp(family, "ExaoneMoeForCausalLM");    /* their names: the file's family says */
     d.minimax = !strcmp(family, "MiniMaxM2ForCausalLM");
     d.sc2 = !strcmp(family, "Starcoder2ForCausalLM");
@@ -3987,13 +4067,14 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool mellum = d.mellum;             /* Mellum (accel_hf_export checked the rest) */
         const bool lfm2 = d.lfm2;       /* LFM2, LFM2-MoE (accel_hf_export checked the rest) */
         const bool ghybrid = d.granite_h;   /* Granite 4.0-H (accel_hf_export checked the rest) */
-        const bool glm_moe = d.ds && !dsv3 && !ernie && !minimax && !exaone_moe && !mellum && !lfm2 && !ghybrid;  /* GLM-4.5 (accel_hf_export checked its other parts) */
+        const bool glm_moe = d.ds && !dsv3 && !ernie && !minimax && !exaone_moe && !mellum && !lfm2 && !ghybrid &&
+                             !d.granite_moe;  /* GLM-4.5 (accel_hf_export checked its other parts) */
         const bool olmo = d.qk_all, window = m->sliding_window > 0, olmo3 = olmo && window;
         const bool qwen35 = d.qwen35;   /* Qwen3.5 (accel_hf_export checked the rest) */
         const bool gemma = m->norm_unit_offset && !own && !qwen35, gemma3 = gemma && d.sandwich && d.qk_norm;  /* checked alike */
         const bool gemma2 = gemma && d.sandwich && !d.qk_norm, vault = gemma && d.vault;   /* VaultGemma: Gemma 2's
                                                                                              * without after-norms */
-        const bool oss = d.sinks;      /* gpt-oss (accel_hf_export checked its other parts) */
+        const bool oss = d.sinks && d.oss;   /* gpt-oss (accel_hf_export checked its other parts; GraniteSWA: sinks alone) */
         /* An output projection bias elsewhere: Llama's with q, k, v biases, Seed-OSS's without */
         const bool obias = d.obias && !oss && !own, seed = obias && !m->attention_bias;
         const bool glm = d.glm, glm4 = glm && d.sandwich;  /* GLM: part of each head turned, or GLM-4's norms */
@@ -4001,7 +4082,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool hunyuan = d.hunyuan;    /* accel_hf_export checked the rest */
         const bool qwen = !qwen35 && !lfm2 && !ghybrid && !own && !olmo && !gemma && !oss && !obias && !glm && !glm_moe && !exaone && !exaone_moe && !mellum && !dsv3 && !ernie && !hunyuan &&
                           (d.qk_norm || m->attention_bias || d.S);
-        const bool nope = m->no_rope_pattern > 0 && !exaone && !exaone_moe && !own && !ghybrid;  /* SmolLM3 (export refuses it with anything else) */
+        const bool nope = m->no_rope_pattern > 0 && !exaone && !exaone_moe && !own && !ghybrid && !d.sinks;  /* SmolLM3 (export
+                                                                    * refuses it with anything else; GraniteSWA's its own) */
         const bool granite = ghybrid || (!dsv3 && !own && (m->attention_multiplier > 0 || m->residual_multiplier != 1.0 ||
                                                             m->logits_scaling != 1.0));
         const bool phi3 = d.phi3;     /* LongRoPE: Phi-3.5's, Phi-4-mini's (accel_hf_export checked the rest) */
@@ -4013,7 +4095,10 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : glm4 ? "Glm4ForCausalLM" : glm ? "GlmForCausalLM"
                          : gemma3 ? "Gemma3ForCausalLM" : gemma2 ? "Gemma2ForCausalLM" : vault ? "VaultGemmaForCausalLM"
                          : gemma ? "GemmaForCausalLM"
-                         : granite ? (d.E ? "GraniteMoeForCausalLM" : "GraniteForCausalLM") : nope ? "SmolLM3ForCausalLM"
+                         : granite ? (d.sinks ? (d.E ? "GraniteMoeSWAForCausalLM" : "GraniteSWAForCausalLM")
+                                      : d.E ? (d.S ? "GraniteMoeSharedForCausalLM" : "GraniteMoeForCausalLM")
+                                      : "GraniteForCausalLM")
+                         : nope ? "SmolLM3ForCausalLM"
                          : olmo ? (d.E ? (d.post ? "FlexOlmoForCausalLM" : "OlmoeForCausalLM") : olmo3 ? "Olmo3ForCausalLM"
                                    : d.olmoh ? "OlmoHybridForCausalLM" : "Olmo2ForCausalLM")
                          : d.E ? (d.S ? "Qwen2MoeForCausalLM" : d.qk_norm ? "Qwen3MoeForCausalLM" : "MixtralForCausalLM")
@@ -4021,7 +4106,9 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : window ? (m->sliding_window_pattern || m->sliding_layers.n ? ministral_arch : "MistralForCausalLM")
                          : "LlamaForCausalLM";
         const char *type = ghybrid ? "granitemoehybrid" : lfm2 ? (d.lfm3 ? "lfm3" : d.E ? "lfm2_moe" : "lfm2") : qwen35 ? (d.next ? "qwen3_next" : d.E ? "qwen3_5_moe_text" : "qwen3_5_text") : own ? own_type : mellum ? "mellum" : exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
-                         : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : vault ? "vaultgemma" : gemma ? "gemma" : granite ? (d.E ? "granitemoe" : "granite")
+                         : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : vault ? "vaultgemma" : gemma ? "gemma" : granite ? (d.sinks ? (d.E ? "granitemoe_swa" : "granite_swa")
+                                                                                             : d.E ? (d.S ? "granitemoeshared" : "granitemoe")
+                                                                                             : "granite")
                          : nope ? "smollm3"
                          : olmo ? (d.E ? (d.post ? "flex_olmo" : "olmoe") : olmo3 ? "olmo3" : d.olmoh ? "olmo_hybrid" : "olmo2")
                          : d.E ? (d.S ? "qwen2_moe" : d.qk_norm ? "qwen3_moe" : "mixtral")
@@ -4103,6 +4190,19 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                                 json_real(m->attention_multiplier > 0 ? m->attention_multiplier : 1.0 / sqrt((double)d.hs)));
             json_object_set_new(j, "residual_multiplier", json_real(m->residual_multiplier));
             json_object_set_new(j, "logits_scaling", json_real(m->logits_scaling));
+            if (d.E && (d.S || d.sinks))    /* GraniteMoeShared's, GraniteMoeSWA's shared MLP (0: none) */
+                json_object_set_new(j, "shared_intermediate_size", json_integer(d.S));
+            if (d.sinks) {              /* GraniteSWA: its window, each layer's RoPE base (0: none) */
+                json_object_set_new(j, "sliding_window", window ? json_integer(m->sliding_window) : json_null());
+                json_t *bases = json_array();
+                for (int i = 0; bases && i < m->layers; i++) {
+                    const bool own = config_layer_slides(m, i) && !strcmp(m->sliding_rope, "plain");
+                    const double t = d.nope && (i + 1) % d.nope == 0 ? 0.0
+                                   : own && m->sliding_rope_theta > 0 ? m->sliding_rope_theta : m->rope_theta;
+                    json_array_append_new(bases, json_real(t));
+                }
+                json_object_set_new(j, "layer_rope_theta", bases);
+            }
         }
         if (j && nope) {                /* which layers have RoPE (1) and which not (0) */
             json_t *has = json_array();
@@ -4253,7 +4353,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             json_object_set_new(j, "output_router_logits", json_boolean(m->router_aux_loss > 0));
             json_object_set_new(j, "router_aux_loss_coef",    /* off: the family's default */
                                 json_real(m->router_aux_loss > 0 ? m->router_aux_loss : olmo && !minimax ? 0.01 : 0.001));
-            if (d.S) {                  /* Qwen2-MoE: its shared expert, q/k/v biases on or off */
+            if (d.S && !granite) {      /* Qwen2-MoE: its shared expert, q/k/v biases on or off */
                 json_object_set_new(j, "shared_expert_intermediate_size", json_integer(d.S));
                 json_object_set_new(j, "qkv_bias", json_boolean(m->attention_bias));
             }
@@ -4269,7 +4369,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             } else if (olmo) {          /* OLMoE, FlexOlmo: each expert of intermediate_size */
                 json_object_set_new(j, "norm_topk_prob", json_boolean(m->router_norm_topk));
                 if (!d.post) json_object_set_new(j, "clip_qkv", json_null());
-            } else if (d.qk_norm || d.S) {  /* every block sparse, each expert of moe_intermediate_size */
+            } else if ((d.qk_norm || d.S) && !granite) {  /* every block sparse, each expert of moe_intermediate_size */
                 json_object_set_new(j, "moe_intermediate_size", json_integer(d.F));
                 json_object_set_new(j, "norm_topk_prob", json_boolean(m->router_norm_topk));
                 json_object_set_new(j, "decoder_sparse_step", json_integer(1));
@@ -4421,7 +4521,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             json_object_set_new(j, "swiglu_limit", json_real(m->swiglu_limit));
             json_object_set_new(j, "swiglu_alpha", json_real(m->swiglu_alpha));
         }
-        if (j && (olmo3 || gemma2 || gemma3 || vault || nope || oss || exaone || exaone_moe || mellum || ministral || cohere2 ||
+        if (j && (olmo3 || gemma2 || gemma3 || vault || (granite && d.sinks) || nope || oss || exaone || exaone_moe || mellum || ministral || cohere2 ||
                   (qwen && !(d.E && d.qk_norm && !d.S)))) {
             json_t *types = json_array();
             for (int i = 0; i < m->layers; i++)
@@ -4654,7 +4754,7 @@ static accel_status_t refuse_unexportable(const accel_model_config_t *m, const d
                     "or layers without RoPE, RoPE on the whole head without scaling)");
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (d->ds && !softmax_mla && !d->ernie && !d->minimax && !d->exaone_moe && !d->mellum && (strcmp(m->router_scores, "sigmoid") || !m->router_select_bias || !shared || m->shared_expert_gate ||
+    if (d->ds && !softmax_mla && !d->ernie && !d->minimax && !d->exaone_moe && !d->mellum && !d->granite_moe && (strcmp(m->router_scores, "sigmoid") || !m->router_select_bias || !shared || m->shared_expert_gate ||
                   strcmp(m->router_group_score, "top2") ||
                   m->shared_expert_ffn % d->F || strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") ||
                   (m->qk_norm && strcmp(m->qk_norm_scope, "head")) || m->attention_out_bias || m->attention_sinks ||
@@ -4715,10 +4815,12 @@ static accel_status_t refuse_unexportable(const accel_model_config_t *m, const d
                             : "whole-projection q/k norms in this combination");
         return ACCEL_ERR_UNSUPPORTED;
     }
+    const bool granite_keys = (m->attention_multiplier > 0 && !ds_scale) || m->residual_multiplier != 1.0 ||
+                              m->logits_scaling != 1.0;
     if (!strcmp(m->name, "llama") && m->no_rope_pattern && !exaone && !d->exaone_moe &&
-        (m->qk_norm || m->attention_bias || m->experts || post || m->sliding_window)) {
+        !(granite_keys && m->attention_sinks) && (m->qk_norm || m->attention_bias || m->experts || post || m->sliding_window)) {
         ACCEL_ERROR("export --format hf: layers without RoPE (model.no_rope_pattern=%d) with %s have no Hugging "
-                    "Face counterpart (SmolLM3: Llama's blocks, no window)", m->no_rope_pattern,
+                    "Face counterpart (SmolLM3: Llama's blocks, no window; GraniteSWA: Granite's with sinks)", m->no_rope_pattern,
                     m->qk_norm ? "q/k norms" : m->attention_bias ? "q, k, v biases" : m->experts ? "experts"
                     : post ? "norms after the sublayers" : "a sliding window");
         return ACCEL_ERR_UNSUPPORTED;
@@ -4728,19 +4830,20 @@ static accel_status_t refuse_unexportable(const accel_model_config_t *m, const d
     const bool llama = !strcmp(m->name, "llama"), sandwich = !strcmp(m->norm_position, "both");
     const bool geglu = !strcmp(m->activation, "gelu_tanh");
     const bool caps = m->attention_softcap > 0 || m->logit_softcap > 0;
-    const bool granite_keys = (m->attention_multiplier > 0 && !ds_scale) || m->residual_multiplier != 1.0 ||
-                              m->logits_scaling != 1.0;
     const bool gemma_keys = m->norm_unit_offset || geglu || (m->embed_scale != 1.0 && !granite_keys) ||
                             (sandwich && m->norm_unit_offset) ||
-                            m->query_pre_attn_scalar || (m->sliding_rope_theta && !d->mellum) || caps;
-    if (llama && granite_keys && (gemma_keys || m->qk_norm || m->attention_bias || m->no_rope_pattern || post ||
-                                  m->sliding_window || m->attention_out_bias || m->rope_dim ||
-                                  (m->experts && (shared || m->expert_bias || !m->router_norm_topk ||
-                                                  strcmp(m->activation, "silu"))))) {
+                            m->query_pre_attn_scalar || caps ||
+                            (m->sliding_rope_theta && !d->mellum && !(granite_keys && m->attention_sinks));
+    if (llama && granite_keys && (gemma_keys || m->qk_norm || m->attention_bias || post || m->attention_out_bias ||
+                                  m->rope_dim || ((m->no_rope_pattern || m->sliding_window) && !m->attention_sinks) ||
+                                  (m->experts && ((shared && m->shared_expert_gate) || m->expert_bias ||
+                                                  !m->router_norm_topk || strcmp(m->activation, "silu"))))) {
         ACCEL_ERROR("export --format hf: model.attention_multiplier, model.residual_multiplier or "
                     "model.logits_scaling with other than Llama's blocks have no Hugging Face counterpart "
                     "(GraniteForCausalLM: Llama's blocks, no window, q/k norms or biases; GraniteMoeForCausalLM: "
-                    "with SwiGLU experts, top-k renormalized, no shared expert)");
+                    "with SwiGLU experts, top-k renormalized; GraniteMoeSharedForCausalLM: with an ungated shared "
+                    "expert; GraniteSWAForCausalLM, GraniteMoeSWAForCausalLM: with sinks, a window and layers "
+                    "without RoPE)");
         return ACCEL_ERR_UNSUPPORTED;
     }
     const bool gemma_blocks = m->norm_unit_offset && geglu && (float)m->embed_scale == (float)sqrt((double)m->width) &&
@@ -4772,8 +4875,10 @@ static accel_status_t refuse_unexportable(const accel_model_config_t *m, const d
     const bool ministral = !m->experts && !m->qk_norm && !m->attention_bias && !qk_all && !post && !sandwich &&
                            !gemma_keys;    /* Mistral's blocks with layer_types: Ministral 8B's */
     const bool layer_types = per_type_rope || gemma2 || vault || qwen || m->attention_sinks || ministral;
+    const bool granite_swa = granite_keys && m->attention_sinks;   /* a theta per layer: layer_rope_theta */
     if (llama && m->sliding_window &&
-        (((m->sliding_window_pattern || m->sliding_layers.n) && !layer_types) || (m->sliding_rope_theta && !gemma3 && !d->mellum) ||
+        (((m->sliding_window_pattern || m->sliding_layers.n) && !layer_types) ||
+         (m->sliding_rope_theta && !gemma3 && !d->mellum && !granite_swa) ||
          (strcmp(m->rope_scaling, "none") && (strcmp(m->sliding_rope, "plain") == 0) != per_type_rope))) {
         ACCEL_ERROR("export --format hf: a sliding window with model.sliding_window_pattern=%d, "
                     "model.sliding_rope=%s and model.rope_scaling=%s has no Hugging Face counterpart here (OLMo 3: "
@@ -4799,7 +4904,8 @@ static accel_status_t refuse_unexportable(const accel_model_config_t *m, const d
      * Llama's norms; its parts elsewhere have no Hugging Face counterpart. */
     const bool clamped = !strcmp(m->activation, "clamped_swiglu");
     const bool oss_keys = m->attention_sinks || m->expert_bias || clamped;
-    if (llama && oss_keys &&
+    const bool granite_sinks = granite_keys && m->attention_sinks && !m->expert_bias && !clamped;   /* GraniteSWA's */
+    if (llama && oss_keys && !granite_sinks &&
         (!m->attention_sinks || m->attention_bias != m->attention_out_bias || !m->experts || !m->expert_bias ||
          !clamped || !m->router_norm_topk || shared || m->qk_norm || strcmp(m->norm_position, "pre") ||
          gemma_keys || granite_keys || m->no_rope_pattern || (m->sliding_window && strcmp(m->sliding_rope, "scaled")))) {

@@ -170,6 +170,9 @@ static bool g_llama4;
  * value heads of 5, a convolution of 3) with their norms before, beta = 2 sigmoid(b) and a gated
  * norm's epsilon of 1e-5. */
 static bool g_olmoh;
+/* g_res_mult: model.residual_multiplier on g_gemma's norms after the sublayers (HyperCLOVA X's
+ * kind: y = res + r post_norm(x)); 0: none. */
+static double g_res_mult;
 
 /* A Llama with every optional part on: grouped-query attention (NH heads, NH/2 kv heads), an untied
  * head, q/k/v biases, Llama-3.1 RoPE scaling with frequencies in all three bands, odd SwiGLU width. */
@@ -226,6 +229,7 @@ static void fixture_open_llama(fixture_t *f, int L, int NH, int C, int T, int V,
         for (size_t i = 0; i < sizeof gk / sizeof gk[0]; i++)
             ck_assert_int_eq(accel_config_set(&cfg, gk[i][0], gk[i][1], NULL, 0), ACCEL_OK);
     }
+    if (g_res_mult) cfg.model.residual_multiplier = g_res_mult;
     if (g_oss) {
         const char *ok[][2] = { { "model.attention_sinks", "true" }, { "model.attention_out_bias", "true" },
                                 { "model.rope_scaling", "yarn" }, { "model.rope_factor", "4" },
@@ -640,7 +644,8 @@ START_TEST(test_gradcheck_llama)
     g_pattern = _i == 5 ? 2 : 0;                /*    on layer 0 of 2, with plain RoPE there */
     g_nope = _i == 1 ? 2 : 0;                   /* 1: layer 1 of 2 without RoPE too */
     g_olmo = _i == 6 ? 1 : _i == 7 ? 2 : 0;     /* 6: OLMo 2, 7: OLMoE's q/k norms with experts */
-    g_gemma = _i == 8;                          /* 8: Gemma 3 */
+    g_gemma = _i == 8 || _i == 36;              /* 8: Gemma 3; 36: with a residual multiplier after its norms */
+    g_res_mult = _i == 36 ? 0.6 : 0;
     g_oss = _i == 9;                            /* 9: gpt-oss, every expert for every token */
     g_oss_limit = "100";
     if (_i == 1 || _i == 7 || _i == 9) g_moe = 2;   /* every expert for every token: no routing kinks
@@ -720,6 +725,7 @@ START_TEST(test_gradcheck_llama)
     g_mla = g_plain = 0;
     g_qscale = g_qkafter = g_cohere = g_qwen35 = g_mamba = g_llama4 = g_olmoh = false;
     g_lfm2 = g_nemh = g_mamba1 = 0;
+    g_res_mult = 0;
     g_oss_limit = "1";
 }
 END_TEST
@@ -900,6 +906,7 @@ START_TEST(test_kv_cache)
     g_olmo = 0;
     g_gemma = g_oss = g_longrope = g_exaone = g_qscale = g_qkafter = g_qwen35 = g_mamba = g_llama4 = g_olmoh = false;
     g_mla = g_lfm2 = g_nemh = g_plain = g_mamba1 = 0;
+    g_res_mult = 0;
 }
 END_TEST
 
@@ -1714,7 +1721,7 @@ static Suite *make_suite(void)
     tcase_add_test(tc, test_init_loss);
     tcase_add_test(tc, test_gradcheck_all_tensors);
     tcase_add_test(tc, test_gradcheck_long_context);
-    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 36);
+    tcase_add_loop_test(tc, test_gradcheck_llama, 0, 37);
     tcase_add_test(tc, test_sliding_window);
     tcase_add_test(tc, test_experts_aux);
     tcase_add_test(tc, test_kv_cache);

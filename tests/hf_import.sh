@@ -455,6 +455,7 @@ needs gemma2 model.attention_softcap=0 model.logit_softcap=0 model.sliding_windo
 needs vaultgemma model.attention_softcap=0 model.logit_softcap=0 model.sliding_window_pattern=0
 needs granite model.embed_scale=1 model.attention_multiplier=0 model.residual_multiplier=1 model.logits_scaling=1
 needs granite_moe model.residual_multiplier=1 model.logits_scaling=1
+needs hyperclovax model.residual_multiplier=1 model.logits_scaling=1 model.norm_position=pre
 rm -rf gemma3_v4 && cp -r "$FIX/gemma3" gemma3_v4
 sed -i '/"layer_types": \[/,/\],/d; /"rope_parameters": {/,/^  },/c\
   "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0, "sliding_window_pattern": 2,\
@@ -469,7 +470,7 @@ same gemma_gelu gemma
 rm -rf gemma3_vl_inner && cp -r "$FIX/gemma3_vl" gemma3_vl_inner
 perl -pi -e 's/language_model\.model\./model.language_model./g' gemma3_vl_inner/model.safetensors
 same gemma3_vl_inner gemma3_vl
-pass "gemma3, gemma2, vaultgemma, granite, granite_moe: transformers' logits need every Gemma part (Gemma 2's soft caps too) and Granite's scalars (on its experts too); transformers 4's config.json gives the same; Gemma 1's legacy gelu is the tanh one; both namings of Gemma 3's language model beside its vision tower"
+pass "gemma3, gemma2, vaultgemma, hyperclovax, granite, granite_moe: transformers' logits need every Gemma part (Gemma 2's soft caps too) and Granite's scalars (on its experts too); transformers 4's config.json gives the same; Gemma 1's legacy gelu is the tanh one; both namings of Gemma 3's language model beside its vision tower"
 # gpt-oss (sinks, q/k/v/o biases, layer 0 sliding over 4 keys, YaRN without truncation, biased
 # experts of SwiGLU clamped at 1.5): the fixture's logits need each part. The hub's config.json
 # layout (rope_theta and rope_scaling, no layer_types, no swiglu_alpha) gives the same; the MXFP4
@@ -756,8 +757,8 @@ refused lrcount phi4_mini '/^      5\.0,$/d' \
     "rope_scaling longrope has 3 short and 2 long factors: it needs one for each of the 3 pairs"
 refused lrneg phi4_mini 's/^      20\.0$/      -20.0/' "rope_scaling long_factor[2] is not a number in (0, 1e6]"
 refused q3bias qwen3 's/"attention_bias": false/"attention_bias": true/' "attention_bias = true on Qwen3ForCausalLM adds an o_proj bias"
-refused q3sw qwen3 's/"full_attention"$/"sliding_attention"/; s/"use_sliding_window": false/"use_sliding_window": true/; s/"sliding_window": null/"sliding_window": 4/' "1 of 2 layers attend through a sliding window of 4 (layer_types / max_window_layers), layer 1 slides"
-refused o3types olmo3 '0,/"sliding_attention",/s/"sliding_attention",/"full_attention",/' "2 of 4 layers attend through a sliding window of 4 (layer_types / max_window_layers), layer 1 slides"
+# EXAONE 4's full layers go without RoPE by its pattern: other layer types are refused.
+refused e4types exaone4 '0,/"sliding_attention",/s/"sliding_attention",/"full_attention",/' "2 of 4 layers attend through a sliding window of 4 (layer_types / max_window_layers), not all but every N-th"
 refused o3rope olmo3 's/"rope_type": "default"/"rope_type": "linear"/' "the sliding layers' RoPE (linear) is neither the full layers' nor plain RoPE"
 bad o3len olmo3 && sed -i 's/"num_hidden_layers": 4/"num_hidden_layers": 3/' o3len/config.json
 refused s3nope smollm3 '0,/^    1,/s//    0,/' "no_rope_layers: layer 1 has RoPE: accel's layers without it are none or every N-th"
@@ -786,6 +787,18 @@ bad q3sw2 qwen3 && sed -i '0,/"full_attention"/s//"sliding_attention"/; s/"use_s
 "$CKPT" import q3sw2 -o q3sw2.h5 > /dev/null 2>&1 || fail "Qwen3 with every 2nd layer full is refused"
 "$CKPT" export q3sw2.h5 --format hf --output q3sw2.hf > /dev/null || fail "export of Qwen3 with every 2nd layer full"
 "$CMP" config q3sw2/config.json q3sw2.hf/config.json > /dev/null || fail "q3sw2: layer_types not exported as imported"
+# Qwen3 with layer 1 sliding and layer 0 not, OLMo 3 with layer 0 full: not all but every N-th,
+# the sliding layers listed by number (model.sliding_layers); exported as imported.
+listed() {  # TAG FIXTURE SED WANT: the fixture with SED applied imports with WANT in its configuration
+    bad "$1" "$2" && sed -i "$3" "$1/config.json"
+    "$CKPT" import "$1" -o "$1.h5" > /dev/null 2>&1 || fail "$1: layer types not a pattern are refused"
+    "$CKPT" info "$1.h5" | grep -q "$4" || fail "$1: no '$4' in the imported configuration"
+    "$CKPT" export "$1.h5" --format hf --output "$1.hf" > /dev/null || fail "export of $1"
+    "$CMP" config "$1/config.json" "$1.hf/config.json" > /dev/null || fail "$1: layer_types not exported as imported"
+}
+listed q3sw qwen3 's/"full_attention"$/"sliding_attention"/; s/"use_sliding_window": false/"use_sliding_window": true/; s/"sliding_window": null/"sliding_window": 4/' 'sliding_layers: \[1\]'
+listed o3types olmo3 '0,/"sliding_attention",/s/"sliding_attention",/"full_attention",/' 'sliding_layers: \[1, 2\]'
+pass "q3sw, o3types: layer types other than a pattern imported as model.sliding_layers and exported as they were"
 export_refused() {  # TAG MESSAGE KEY=VALUE...: a Llama with the keys trains a step; its hf export is refused
     tag=$1 want=$2
     shift 2

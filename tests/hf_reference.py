@@ -253,6 +253,19 @@ def granite_moe_swa():
         pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def hyperclovax():
+    # HyperCLOVA X SEED (NAVER): Granite's scalars on Llama's blocks with norms after attention and
+    # the MLP too (Peri-LN: post_norm1, post_norm2, their outputs times residual_multiplier), its
+    # logits_scaling a multiplier (Granite's divides), heads of 8 over the width 16.
+    return tf.HyperCLOVAXForCausalLM(tf.HyperCLOVAXConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2,
+        num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=T,
+        embedding_multiplier=3.0, attention_multiplier=0.2, residual_multiplier=0.5, logits_scaling=0.5,
+        use_post_norm=True, rms_norm_eps=1e-5, tie_word_embeddings=False,
+        rope_parameters={"rope_type": "default", "rope_theta": 100000.0},
+        pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
 def gemma2():
     # Gemma 2: Gemma 3's four norms a block without q/k norms, one RoPE, every other layer sliding
     # (over 4 keys), scores soft-capped at 3 and logits at 4 (small, so that the tiny model's values
@@ -1593,6 +1606,7 @@ CASES = {
     "granite_moe_shared": (granite_moe_shared, {"score64": True}),
     "granite_swa": (granite_swa, {}),
     "granite_moe_swa": (granite_moe_swa, {"score64": True}),
+    "hyperclovax": (hyperclovax, {}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
 }

@@ -111,7 +111,6 @@ expect_fail "gpt: model.activation is a llama key" "$ACCEL_TRAIN" model.name=gpt
 expect_fail "gpt: model.norm_unit_offset is a llama key" "$ACCEL_TRAIN" model.name=gpt model.norm_unit_offset=true
 expect_fail "gpt: model.logit_softcap is a llama key" "$ACCEL_TRAIN" model.name=gpt model.logit_softcap=30
 expect_fail "gpt: model.residual_multiplier is a llama key" "$ACCEL_TRAIN" model.name=gpt model.residual_multiplier=0.2
-expect_fail "model.residual_multiplier scales the sublayers of pre-norm blocks" "$ACCEL_TRAIN" $args model.residual_multiplier=0.2 model.norm_position=post model.qk_norm=true model.qk_norm_scope=all
 expect_fail "model.attention_multiplier and model.query_pre_attn_scalar both set the score scale" "$ACCEL_TRAIN" $args model.attention_multiplier=0.1 model.query_pre_attn_scalar=8
 expect_fail "expected one of pre|post|both" "$ACCEL_TRAIN" $args model.norm_position=sandwich
 expect_fail "expected one of silu|gelu_tanh" "$ACCEL_TRAIN" $args model.activation=relu

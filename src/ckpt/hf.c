@@ -106,6 +106,7 @@ typedef unsigned __int128 hf_flags_t;
 #define F_APERTUS FLAG(62)       /* Apertus's block norms' names, its xIELU's alphas and buffers */
 #define F_MAMBA1 FLAG(63)        /* a Mamba-1 layer's (Mamba's, Falcon Mamba's mixers) */
 #define F_VAULT FLAG(64)          /* VaultGemma's name for the norm before the MLP, without norms after */
+#define F_CLOVAX FLAG(65)         /* HyperCLOVA X's norms after the sublayers (post_norm1, post_norm2) */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -260,6 +261,8 @@ static const map_t g_map[] = {
     { "h.%d.mlp.down.bias", "model.layers.%d.mlp.c_proj.bias", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_DENSE | F_SC2 | F_MLPB },
     { "h.%d.post_norm2.weight", "model.layers.%d.post_feedforward_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_SANDWICH },
     { "h.%d.post_norm2.weight", "model.layers.%d.post_mlp_layernorm.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_GLM_SANDWICH },
+    { "h.%d.post_norm1.weight", "model.layers.%d.post_norm1.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_CLOVAX },
+    { "h.%d.post_norm2.weight", "model.layers.%d.post_norm2.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_CLOVAX },
     /* Experts: accel stacks them ([E 2F, C] and [E C, F]); the hub's files keep one tensor each. */
 #define MIXTRAL (F_LLAMA | F_BLOCK | F_MIXTRAL)
     { "h.%d.mlp.router.weight", "model.layers.%d.block_sparse_moe.gate.weight", P_ALL, L_ROWS, MIXTRAL },
@@ -561,6 +564,8 @@ typedef struct {
                                      * as Llama's) */
     bool qk_all, post;              /* q/k norms over whole projections; norms after sublayers */
     bool sandwich;                  /* norms before and after the sublayers (Gemma 3) */
+    bool clovax;                    /* Granite's scalars with norms after the sublayers too: HyperCLOVA
+                                     * X's (its names; import: its family says) */
     bool vault;                     /* Gemma 2's blocks without the norms after: VaultGemma's (its
                                      * norm names; export: Gemma's parts with a window, score scale or
                                      * soft caps; import: its family says) */
@@ -734,7 +739,8 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.lfm3 = d.lfm2 && (d.sandwich || d.head_gate || m->sliding_window || !strcmp(m->rope_scaling, "proportional"));
     d.names = d.neox ? F_NEOX : d.phi ? F_PHI : d.gptj ? F_GPTJ : d.lfm2 ? F_LFM2 : d.nemh ? F_NEMH
             : d.bamba || d.jamba ? F_BAMBA : 0;
-    d.glm = d.llama && !d.ds && !d.mla && !d.phi3 && !d.ln && !d.plain &&
+    d.clovax = d.sandwich && !m->norm_unit_offset && m->attention_multiplier > 0 && !d.mla;
+    d.glm = d.llama && !d.ds && !d.mla && !d.phi3 && !d.ln && !d.plain && !d.clovax &&
             (d.rd < d.hs || (d.sandwich && !m->norm_unit_offset));
     d.mistral4 = d.mla && d.E && !strcmp(m->router_scores, "softmax") &&
                  (m->router_norm_topk || (m->router_groups > 1 && strcmp(m->router_group_score, "max")) ||
@@ -835,7 +841,8 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_PHI3) && !d->phi3) return false;
     if ((e->flags & F_PRE) && d->post && !d->lin_pattern) return false;   /* OLMo Hybrid: per layer (layer_has) */
     if ((e->flags & F_POST) && !d->post) return false;
-    const bool gemma_names = d->sandwich && !d->glm;
+    const bool gemma_names = d->sandwich && !d->glm && !d->clovax;
+    if ((e->flags & F_CLOVAX) && !(d->sandwich && d->clovax)) return false;
     if ((e->flags & F_SANDWICH) && !gemma_names) return false;
     if ((e->flags & F_NO_SANDWICH) && (gemma_names || d->vault)) return false;
     if ((e->flags & F_VAULT) && !d->vault) return false;
@@ -1261,6 +1268,7 @@ static const arch_info_t g_archs[] = {
     { "GraniteMoeSharedForCausalLM", "granitemoeshared", true },
     { "GraniteSWAForCausalLM", "granite_swa", true },
     { "GraniteMoeSWAForCausalLM", "granitemoe_swa", true },
+    { "HyperCLOVAXForCausalLM", "hyperclovax", true },
 };
 
 /* Families transformers builds from Llama's classes under their own config class and name (their
@@ -2730,8 +2738,10 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             if (jbool(root, "use_bidirectional_attention", false))
                 REFUSE("%s: use_bidirectional_attention = true: accel's decoder attends causally", path);
         }
-        if (!strcmp(ai->arch, "GraniteForCausalLM") || granite_moe || granite_hybrid || granite_swa) {  /* four scalars
-                                                                                                    * on a Llama */
+        const bool clovax = !strcmp(ai->arch, "HyperCLOVAXForCausalLM");   /* Granite's, norms after the sublayers */
+        if (clovax && jbool(root, "use_post_norm", true)) snprintf(m->norm_position, sizeof m->norm_position, "both");
+        if (!strcmp(ai->arch, "GraniteForCausalLM") || granite_moe || granite_hybrid || granite_swa || clovax) {  /* four
+                                                                                           * scalars on a Llama */
             static const char *const keys[] = { "embedding_multiplier", "attention_multiplier",
                                                 "residual_multiplier", "logits_scaling" };
             double *const to[] = { &m->embed_scale, &m->attention_multiplier, &m->residual_multiplier,
@@ -2740,6 +2750,13 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                 *to[i] = jnum(root, keys[i], 1.0);   /* GraniteConfig's defaults: all 1 */
                 if (!(*to[i] > 0 && *to[i] <= 1e6))
                     REFUSE("%s: %s = %g: accel needs a number in (0, 1e6]", path, keys[i], *to[i]);
+            }
+            if (clovax) {               /* HyperCLOVA X's logits_scaling multiplies: accel's divides; its
+                                         * attention_multiplier null: 1/sqrt(head size), as its config sets it */
+                m->logits_scaling = 1.0 / m->logits_scaling;
+                json_t *am = json_object_get(root, "attention_multiplier");
+                const int hs = m->head_dim ? m->head_dim : m->width / m->heads;
+                if ((!am || json_is_null(am)) && hs > 0) m->attention_multiplier = 1.0 / sqrt((double)hs);
             }
         }
         if (oss) {                      /* sinks; biased experts of clamped SwiGLU; attention_bias: q, k, v, o */
@@ -3476,7 +3493,8 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     if (st != ACCEL_OK) goto fail;
     dims_t d = dims_of(&hf->cfg.model);
     d.phi3 = !strcmp(family, "Phi3ForCausalLM");
-    d.glm = (d.glm && !d.phi3) || !strcmp(family, "GlmForCausalLM") || !strcmp(family, "Glm4ForCausalLM");
+    d.clovax = !strcmp(family, "HyperCLOVAXForCausalLM");
+    d.glm = (d.glm && !d.phi3 && !d.clovax) || !strcmp(family, "GlmForCausalLM") || !strcmp(family, "Glm4ForCausalLM");
     d.granite_moe |= !strcmp(family, "GraniteMoeForCausalLM") || !strcmp(family, "GraniteMoeSharedForCausalLM") ||
                      !strcmp(family, "GraniteMoeSWAForCausalLM");
     d.mxfp4 = hf->mxfp4;
@@ -4095,6 +4113,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : glm4 ? "Glm4ForCausalLM" : glm ? "GlmForCausalLM"
                          : gemma3 ? "Gemma3ForCausalLM" : gemma2 ? "Gemma2ForCausalLM" : vault ? "VaultGemmaForCausalLM"
                          : gemma ? "GemmaForCausalLM"
+                         : d.clovax ? "HyperCLOVAXForCausalLM"
                          : granite ? (d.sinks ? (d.E ? "GraniteMoeSWAForCausalLM" : "GraniteSWAForCausalLM")
                                       : d.E ? (d.S ? "GraniteMoeSharedForCausalLM" : "GraniteMoeForCausalLM")
                                       : "GraniteForCausalLM")
@@ -4106,7 +4125,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : window ? (m->sliding_window_pattern || m->sliding_layers.n ? ministral_arch : "MistralForCausalLM")
                          : "LlamaForCausalLM";
         const char *type = ghybrid ? "granitemoehybrid" : lfm2 ? (d.lfm3 ? "lfm3" : d.E ? "lfm2_moe" : "lfm2") : qwen35 ? (d.next ? "qwen3_next" : d.E ? "qwen3_5_moe_text" : "qwen3_5_text") : own ? own_type : mellum ? "mellum" : exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
-                         : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : vault ? "vaultgemma" : gemma ? "gemma" : granite ? (d.sinks ? (d.E ? "granitemoe_swa" : "granite_swa")
+                         : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : vault ? "vaultgemma" : gemma ? "gemma" : d.clovax ? "hyperclovax" : granite ? (d.sinks ? (d.E ? "granitemoe_swa" : "granite_swa")
                                                                                              : d.E ? (d.S ? "granitemoeshared" : "granitemoe")
                                                                                              : "granite")
                          : nope ? "smollm3"
@@ -4189,7 +4208,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             json_object_set_new(j, "attention_multiplier",
                                 json_real(m->attention_multiplier > 0 ? m->attention_multiplier : 1.0 / sqrt((double)d.hs)));
             json_object_set_new(j, "residual_multiplier", json_real(m->residual_multiplier));
-            json_object_set_new(j, "logits_scaling", json_real(m->logits_scaling));
+            json_object_set_new(j, "logits_scaling", json_real(d.clovax ? 1.0 / m->logits_scaling : m->logits_scaling));
+            if (d.clovax) json_object_set_new(j, "use_post_norm", json_true());   /* its logits_scaling multiplies */
             if (d.E && (d.S || d.sinks))    /* GraniteMoeShared's, GraniteMoeSWA's shared MLP (0: none) */
                 json_object_set_new(j, "shared_intermediate_size", json_integer(d.S));
             if (d.sinks) {              /* GraniteSWA: its window, each layer's RoPE base (0: none) */
@@ -4920,7 +4940,7 @@ static accel_status_t refuse_unexportable(const accel_model_config_t *m, const d
     /* GLM: part of each head turned (interleaved pairs in its files), or GLM-4's norms after the
      * sublayers without Gemma's 1 + weight; Llama's blocks otherwise, q/k/v biases or none. */
     const int hs = m->head_dim ? m->head_dim : m->width / m->heads;
-    const bool glm = !d->ds && !d->mla && !d->phi3 && ((m->rope_dim && m->rope_dim < hs) || (sandwich && !m->norm_unit_offset));
+    const bool glm = !d->ds && !d->mla && !d->phi3 && !d->clovax && ((m->rope_dim && m->rope_dim < hs) || (sandwich && !m->norm_unit_offset));
     if (llama && glm &&
         (m->qk_norm || m->experts || m->sliding_window || m->attention_out_bias || m->attention_sinks ||
          m->norm_unit_offset || geglu || m->embed_scale != 1.0 || m->query_pre_attn_scalar || caps || granite_keys ||

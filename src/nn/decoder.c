@@ -761,9 +761,6 @@ static accel_status_t validate(const accel_config_t *cfg, bool llama)
         else if (c->attention_multiplier != 0.0 && c->query_pre_attn_scalar)
             bad = "model.attention_multiplier", why = "and model.query_pre_attn_scalar both set the score "
                                                       "scale: set one";
-        else if (c->residual_multiplier != 1.0 && strcmp(c->norm_position, "pre"))
-            bad = "model.residual_multiplier", why = "scales the sublayers of pre-norm blocks (Granite's), not "
-                                                     "model.norm_position=post|both";
         else if (c->shared_expert_ffn && !c->experts)
             bad = "model.shared_expert_ffn", why = "needs model.experts (a shared expert sits beside "
                                                    "routed ones)";
@@ -2100,13 +2097,16 @@ static void add_to(float *y, const float *x, size_t n)
     for (size_t i = 0; i < n; i++) y[i] += x[i];
 }
 
-/* post_norm: y = res + norm(x) for R rows of x (the sublayer's output, kept for the backward
- * pass) with the norm's weights w, its 1/rms into rstd. */
+/* post_norm: y = res + r norm(x) for R rows of x (the sublayer's output, kept for the backward
+ * pass) with the norm's weights w, its 1/rms into rstd; r model.residual_multiplier. */
 static void post_norm_add(const gpt_t *m, float *y, float *rstd, const float *x, const float *w,
                           const float *res, size_t R)
 {
     accel_cpu_rmsnorm_forward(y, rstd, x, norm_weights(m, w, (size_t)m->C, 0), R, m->C, m->eps);
-    add_to(y, res, R * (size_t)m->C);
+    const float r = m->res_mult;        /* model.residual_multiplier (HyperCLOVA X: after its norms) */
+    if (r != 1.0f)
+        for (size_t i = 0; i < R * (size_t)m->C; i++) y[i] = r * y[i] + res[i];
+    else add_to(y, res, R * (size_t)m->C);
 }
 
 /* Multi-head latent attention (DeepSeek-V2/V3), as the one attention kernel takes it: each head
@@ -2585,13 +2585,20 @@ static const float *sublayer_grad(gpt_t *m, size_t rows)
     return m->dpost;
 }
 
-/* post_norm's norm backward: m->dres (d of y = res + norm(x)) into m->dpost = d(x), adding the
- * weights' gradient to dw (x: the sublayer's output, kept by the forward pass). */
+/* post_norm's norm backward: m->dres (d of y = res + r norm(x), r model.residual_multiplier) into
+ * m->dpost = d(x), adding the weights' gradient to dw (x: the sublayer's output, kept by the forward
+ * pass). r m->dres goes through m->dc, which the sublayer's backward writes only after. */
 static void post_norm_backward(gpt_t *m, const float *x, const float *rstd, const float *w, float *dw,
                                size_t rows)
 {
-    memset(m->dpost, 0, sizeof(float) * rows * (size_t)m->C);
-    accel_cpu_rmsnorm_backward(m->dpost, dw, m->dres, x, rstd, norm_weights(m, w, (size_t)m->C, 0), rows, m->C);
+    const size_t n = rows * (size_t)m->C;
+    const float *dout = m->dres;
+    if (m->res_mult != 1.0f) {
+        for (size_t i = 0; i < n; i++) m->dc[i] = m->res_mult * m->dres[i];
+        dout = m->dc;
+    }
+    memset(m->dpost, 0, sizeof(float) * n);
+    accel_cpu_rmsnorm_backward(m->dpost, dw, dout, x, rstd, norm_weights(m, w, (size_t)m->C, 0), rows, m->C);
 }
 
 /* Backward of the MLP of block l: dout (d of its output) into m->dc (d of its input `in`: ln2, or

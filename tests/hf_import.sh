@@ -72,8 +72,8 @@ for dir in "$FIX"/*/; do
     # RoPE pairs interleaved (DeepSeek-V3's default), Qwen3-FP8's weights dequantized, LFM2's MLP
     # width as Lfm2MLP made it (block_auto_adjust_ff_dim false), LFM2-VL's and LFM3-VL's language models
     # without their vision towers, Nemotron 3 Super's kind without its MTP block, Llama 4's language
-    # model without its vision tower, CWM as the Ministral it equals (Mistral's blocks, layer_types):
-    # the same model, its logits
+    # model without its vision tower, CWM as the Ministral it equals (Mistral's blocks, layer_types),
+    # EXAONE 3.5 as the Llama it is: the same model, its logits
     case $name in phi3) as=MistralForCausalLM ;; gemma3_vl) as=Gemma3ForCausalLM ;; gpt_oss_mxfp4) as=GptOssForCausalLM ;;
                   glm4_moe|dots1|solar_open) as=Glm4MoeForCausalLM ;; deepseek_v3|moonlight|glm4_moe_lite) as=DeepseekV3ForCausalLM ;;
                   ministral3_vl|ministral3_fp8) as=Ministral3ForCausalLM ;; ernie4_5) as=LlamaForCausalLM ;;
@@ -85,7 +85,7 @@ for dir in "$FIX"/*/; do
                   qwen3_fp8) as=Qwen3ForCausalLM ;; qwen3_5_vl) as=Qwen3_5ForCausalLM ;; qwen3_next) as=Qwen3NextForCausalLM ;;
                   lfm2|lfm2_vl) as=Lfm2ForCausalLM ;; lfm3|lfm3_vl) as=Lfm3ForCausalLM ;;
                   nemotron_h_latent) as=NemotronHForCausalLM ;; llama4_vl) as=Llama4ForCausalLM ;;
-                  cwm) as=MinistralForCausalLM ;;
+                  cwm) as=MinistralForCausalLM ;; exaone) as=LlamaForCausalLM ;;
                   *) as= ;; esac
     if [ -n "$as" ]; then
         grep -q "\"$as\"" "$name.hf/config.json" || fail "$name: not exported as the $as it equals"
@@ -271,6 +271,12 @@ without cwm_notypes cwm '/"layer_types": \[/,/\],/d' "sliding_layers: \[1, 2, 3\
 same cwm_notypes cwm
 without cwm_norope cwm '/"rope_parameters": {/,/^  },/d' "rope_original_context: 8192"
 pass "cwm: transformers' logits need the listed sliding layers and the RoPE scaling; CwmConfig's layer types and RoPE"
+# EXAONE 3.5: the hub's config.json (ExaoneForCausalLM, its code's key names) gives transformers'
+# logits too; an activation other than silu is refused.
+hub_form exaone_hub exaone 's/"LlamaForCausalLM"/"ExaoneForCausalLM"/; s/"num_hidden_layers"/"num_layers"/; s/"rms_norm_eps"/"layer_norm_epsilon"/; s/"hidden_act"/"activation_function"/' '"num_hidden_layers"'
+rm -rf exaone_gelu && cp -r "$FIX/exaone" exaone_gelu && sed -i 's/"hidden_act": "silu"/"activation_function": "gelu"/' exaone_gelu/config.json
+expect_fail "hidden_act = gelu: accel's Llama uses SwiGLU (silu)" "$CKPT" import exaone_gelu -o x.h5
+pass "exaone: the hub's config.json gives transformers' logits; a GELU is refused"
 # Granite SWA, Granite MoE SWA: the logits need the sinks, the sliding layers (GraniteSWAConfig's
 # pattern listed by number) and the sliding layers' own RoPE base (layer_rope_theta); no RoPE
 # (base 0) on every N-th layer imports as model.no_rope_pattern, on other layers it is refused.

@@ -266,6 +266,19 @@ def hyperclovax():
         pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def exaone():
+    # EXAONE 3.0 / 3.5 (LG AI Research): Llama's blocks, which transformers builds as
+    # LlamaForCausalLM (config model_type "exaone") and saves under the names of EXAONE's own code
+    # (transformer.h.N.attn.attention.q_proj, mlp.c_fc_0 / c_fc_1 / c_proj, ln_1, ln_2), Llama 3's
+    # RoPE scaling (EXAONE 3.5's), GQA 2:1.
+    return tf.AutoModelForCausalLM.from_config(tf.ExaoneConfig(
+        vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=T, rms_norm_eps=1e-5, tie_word_embeddings=False,
+        rope_parameters={"rope_type": "llama3", "rope_theta": 1000000.0, "factor": 8.0, "low_freq_factor": 1.0,
+                         "high_freq_factor": 4.0, "original_max_position_embeddings": 8},
+        pad_token_id=0, bos_token_id=1, eos_token_id=2))
+
+
 def gemma2():
     # Gemma 2: Gemma 3's four norms a block without q/k norms, one RoPE, every other layer sliding
     # (over 4 keys), scores soft-capped at 3 and logits at 4 (small, so that the tiny model's values
@@ -1607,6 +1620,7 @@ CASES = {
     "granite_swa": (granite_swa, {}),
     "granite_moe_swa": (granite_moe_swa, {"score64": True}),
     "hyperclovax": (hyperclovax, {}),
+    "exaone": (exaone, {}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
 }

@@ -82,7 +82,7 @@ typedef unsigned __int128 hf_flags_t;
 #define F_LFM2 FLAG(45)          /* LFM2's names */
 #define F_NEMH FLAG(55)          /* Nemotron-H's names (every layer a norm and one mixer) */
 /* a family's own names: llama entries without them are the others' */
-#define F_NAMES (F_NEOX | F_PHI | F_GPTJ | F_LFM2 | F_NEMH | F_BAMBA)
+#define F_NAMES (F_NEOX | F_PHI | F_GPTJ | F_LFM2 | F_NEMH | F_BAMBA | F_EXAONE3)
 #define F_HEADB FLAG(41)         /* the LM head's bias (model.head_bias) */
 #define F_GDN FLAG(42)           /* a gated delta-net layer's (Qwen3.5: the linear_attention layers) */
 #define F_QGATE FLAG(43)         /* q_proj holding each head's query and gate (Qwen3.5) */
@@ -107,6 +107,7 @@ typedef unsigned __int128 hf_flags_t;
 #define F_MAMBA1 FLAG(63)        /* a Mamba-1 layer's (Mamba's, Falcon Mamba's mixers) */
 #define F_VAULT FLAG(64)          /* VaultGemma's name for the norm before the MLP, without norms after */
 #define F_CLOVAX FLAG(65)         /* HyperCLOVA X's norms after the sublayers (post_norm1, post_norm2) */
+#define F_EXAONE3 FLAG(66)        /* EXAONE 3.0 / 3.5's names (Llama's blocks; transformers renames them) */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -495,6 +496,21 @@ static const map_t g_map[] = {
     { "normf.weight", "gpt_neox.final_layer_norm.weight", P_ALL, L_ROWS, F_LLAMA | F_NEOX },
     { "normf.bias", "gpt_neox.final_layer_norm.bias", P_ALL, L_ROWS, F_LLAMA | F_NEOX | F_LN },
     { "lm_head.weight", "embed_out.weight", P_ALL, L_ROWS, F_LLAMA | F_UNTIED | F_NEOX },
+    /* EXAONE 3.0, 3.5: Llama's blocks under the names of its own code (transformers renames them) */
+#define EXAONE3 (F_LLAMA | F_BLOCK | F_EXAONE3)
+    { "wte", "transformer.wte.weight", P_ALL, L_ROWS, F_LLAMA | F_EXAONE3 },
+    { "h.%d.norm1.weight", "transformer.h.%d.ln_1.weight", P_ALL, L_ROWS, EXAONE3 },
+    { "h.%d.attn.qkv.weight", "transformer.h.%d.attn.attention.q_proj.weight", P_Q, L_ROWS, EXAONE3 },
+    { "h.%d.attn.qkv.weight", "transformer.h.%d.attn.attention.k_proj.weight", P_K, L_ROWS, EXAONE3 },
+    { "h.%d.attn.qkv.weight", "transformer.h.%d.attn.attention.v_proj.weight", P_V, L_ROWS, EXAONE3 },
+    { "h.%d.attn.proj.weight", "transformer.h.%d.attn.attention.out_proj.weight", P_ALL, L_ROWS, EXAONE3 },
+    { "h.%d.norm2.weight", "transformer.h.%d.ln_2.weight", P_ALL, L_ROWS, EXAONE3 },
+    { "h.%d.mlp.gate_up.weight", "transformer.h.%d.mlp.c_fc_0.weight", P_GATE, L_ROWS, EXAONE3 },
+    { "h.%d.mlp.gate_up.weight", "transformer.h.%d.mlp.c_fc_1.weight", P_UP, L_ROWS, EXAONE3 },
+    { "h.%d.mlp.down.weight", "transformer.h.%d.mlp.c_proj.weight", P_ALL, L_ROWS, EXAONE3 },
+#undef EXAONE3
+    { "normf.weight", "transformer.ln_f.weight", P_ALL, L_ROWS, F_LLAMA | F_EXAONE3 },
+    { "lm_head.weight", "lm_head.weight", P_ALL, L_ROWS, F_LLAMA | F_UNTIED | F_EXAONE3 },
     /* Phi-1, Phi-1.5, Phi-2: LayerNorms, biases everywhere, the plain MLP beside attention */
 #define PHI (F_LLAMA | F_BLOCK | F_PHI)
     { "wte", "model.embed_tokens.weight", P_ALL, L_ROWS, F_LLAMA | F_PHI },
@@ -564,6 +580,8 @@ typedef struct {
                                      * as Llama's) */
     bool qk_all, post;              /* q/k norms over whole projections; norms after sublayers */
     bool sandwich;                  /* norms before and after the sublayers (Gemma 3) */
+    bool exaone3;                   /* Llama's blocks under EXAONE 3's names (import: its family says;
+                                     * export: as the Llama it is) */
     bool clovax;                    /* Granite's scalars with norms after the sublayers too: HyperCLOVA
                                      * X's (its names; import: its family says) */
     bool vault;                     /* Gemma 2's blocks without the norms after: VaultGemma's (its
@@ -1269,6 +1287,7 @@ static const arch_info_t g_archs[] = {
     { "GraniteSWAForCausalLM", "granite_swa", true },
     { "GraniteMoeSWAForCausalLM", "granitemoe_swa", true },
     { "HyperCLOVAXForCausalLM", "hyperclovax", true },
+    { "ExaoneForCausalLM", "exaone", true },
 };
 
 /* Families transformers builds from Llama's classes under their own config class and name (their
@@ -2390,6 +2409,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
     json_t *archs = json_object_get(root, "architectures");
     if (json_is_array(archs) && json_array_size(archs) > 0) arch = json_string_value(json_array_get(archs, 0));
     const char *mt = jstr(root, "model_type");
+    if (mt && !strcmp(mt, "exaone")) arch = "ExaoneForCausalLM";  /* transformers saves it as LlamaForCausalLM */
     const arch_info_t *ai = NULL;
     for (size_t i = 0; i < sizeof g_archs / sizeof g_archs[0]; i++)
         if (arch ? !strcmp(arch, g_archs[i].arch) : mt && !strcmp(mt, g_archs[i].model_type)) ai = &g_archs[i];
@@ -2474,6 +2494,14 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             m->vocab = (int)jint(root, "vocab_size", 131072);
         }
         const bool cwm = !strcmp(ai->arch, "CwmForCausalLM");   /* Llama's blocks, sliding layers by layer_types */
+        const bool exaone3 = !strcmp(ai->arch, "ExaoneForCausalLM");   /* EXAONE 3.0, 3.5: Llama's blocks */
+        if (exaone3) {                  /* ExaoneConfig's defaults, under its code's key names too */
+            m->layers = (int)jint(root, "num_hidden_layers", jint(root, "num_layers", 32));
+            m->kv_heads = (int)jint(root, "num_key_value_heads", 8);
+            m->ffn_width = (int)jint(root, "intermediate_size", 14336);
+            m->context = (int)jint(root, "max_position_embeddings", 4096);
+            m->vocab = (int)jint(root, "vocab_size", 102400);
+        }
         if (cwm) {                      /* CwmConfig's defaults (Code World Model 32B) */
             m->layers = (int)jint(root, "num_hidden_layers", 64);
             m->heads = (int)jint(root, "num_attention_heads", 48);
@@ -2534,6 +2562,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                             : jais2 || stablelm || neox || cohere || phi ? "layer_norm_eps" : "rms_norm_eps";
         m->rms_eps = jnum(root, eps_key, helium ? 1e-8 : layer_norm || arcee || lfm2 || nemotron_h || bamba || llama4 ||
                                              apertus || mamba1 ? 1e-5 : 1e-6);
+        if (exaone3) m->rms_eps = jnum(root, "rms_norm_eps", jnum(root, "layer_norm_epsilon", 1e-5));
         if (layer_norm) snprintf(m->norm, sizeof m->norm, "layer");
         m->norm_unit_offset = nemotron;
         if (plain) {                    /* relu2, the tanh GELU (gelu_new is the same), the exact one;
@@ -2582,6 +2611,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool gemma = !strcmp(ai->arch, "GemmaForCausalLM") || gemma2 || gemma3;
         /* Gemma's GeGLU: the tanh GELU (Gemma 1's legacy "gelu" means it too, as transformers reads it) */
         const char *act_key = gemma2 || gemma3 ? "hidden_activation" : "hidden_act", *act = jstr(root, act_key);
+        if (!act && exaone3) act = jstr(root, "activation_function");
         if (gemma && act && strcmp(act, "gelu_pytorch_tanh") && strcmp(act, "gelu_new") &&
             (gemma2 || gemma3 || strcmp(act, "gelu")))
             REFUSE("%s: %s = %s: accel's Gemma uses the tanh GELU (gelu_pytorch_tanh)", path, act_key, act);
@@ -2891,7 +2921,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                       : jnum(root, "rope_theta", jnum(json_is_object(rp) ? rp : root, "rope_theta",
                                                       oss ? 150000.0 : minimax ? 5000000.0 : solar ? 1000000.0
                                                       : helium ? 100000.0 : lfm2 ? 1000000.0 : llama4 ? 500000.0
-                                                      : apertus ? 12000000.0
+                                                      : apertus ? 12000000.0 : exaone3 ? 500000.0
                                                       : neox ? jnum(root, "rotary_emb_base", 10000.0) : 10000.0));
         const char *rtype = json_is_object(rp) ? (jstr(rp, "rope_type") ? jstr(rp, "rope_type") : jstr(rp, "type")) : NULL;
         double yarn_mscale = 0, yarn_mscale_all = 0;    /* DeepSeek-V3's YaRN */
@@ -3516,8 +3546,9 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     d.granite_h = d.mamba && !d.nemh && !d.bamba;
     d.granite_moe = d.granite_moe && !d.bamba;
     if (d.bamba || d.jamba) d.glm = d.rope_pairs = false;
+    d.exaone3 = !strcmp(family, "ExaoneForCausalLM");
     d.names = d.neox ? F_NEOX : d.phi ? F_PHI : d.gptj ? F_GPTJ : d.lfm2 ? F_LFM2 : d.nemh ? F_NEMH
-            : d.bamba || d.jamba ? F_BAMBA : 0;
+            : d.bamba || d.jamba ? F_BAMBA : d.exaone3 ? F_EXAONE3 : 0;
     d.lfm3 = !strcmp(family, "Lfm3ForCausalLM");
     d.next = !strcmp(family, "Qwen3NextForCausalLM");
     d.rope_pairs |= !strcmp(family, "Ernie4_5ForCausalLM") ||   /* a Llama with its pairs interleaved */

@@ -153,6 +153,40 @@ def exaone4():
         pad_token_id=0, bos_token_id=1, eos_token_id=2))
 
 
+def exaone4_5_vl():
+    # EXAONE 4.5: Exaone4_5_ForConditionalGeneration, a tiny vision tower of Qwen2.5-VL's kind beside
+    # EXAONE 4's language model (the fixture exaone4's layout: layers 0-2 sliding with RoPE, layer 3
+    # full without); scored on text.
+    text = dict(model_type="exaone4", vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=4,
+                num_attention_heads=4, num_key_value_heads=2, head_dim=8, max_position_embeddings=T,
+                sliding_window=4, sliding_window_pattern=4, rms_norm_eps=1e-5, tie_word_embeddings=False,
+                rope_parameters={"rope_type": "llama3", "rope_theta": 1000000.0, "factor": 8.0,
+                                 "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+                                 "original_max_position_embeddings": 8},
+                pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    vision = dict(depth=1, hidden_size=16, intermediate_size=32, num_heads=2, out_hidden_size=16, patch_size=4,
+                  spatial_merge_size=2, temporal_patch_size=1, window_size=16, fullatt_block_indexes=[0])
+    return tf.Exaone4_5_ForConditionalGeneration(tf.Exaone4_5_Config(
+        text_config=text, vision_config=vision, image_token_id=255, video_token_id=254,
+        vision_start_token_id=253, vision_end_token_id=252, tie_word_embeddings=False))
+
+
+def granite4_vision():
+    # Granite Vision 4: Granite4VisionForConditionalGeneration, a tiny CLIP tower and Window Q-Former
+    # projector (its features join the language model only at image tokens) beside Granite's
+    # language model with its four scalars; scored on text.
+    text = dict(vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
+                num_key_value_heads=2, max_position_embeddings=T, rms_norm_eps=1e-6, tie_word_embeddings=False,
+                embedding_multiplier=3.0, attention_multiplier=0.2, residual_multiplier=0.5, logits_scaling=2.5,
+                pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    vision = dict(model_type="clip_vision_model", hidden_size=64, intermediate_size=32, num_hidden_layers=1,
+                  num_attention_heads=1, image_size=16, patch_size=4)
+    return tf.Granite4VisionForConditionalGeneration(tf.Granite4VisionConfig(
+        text_config=text, vision_config=vision, image_token_index=255, downsample_rate="1/2",
+        deepstack_layer_map=[[0, 0]], spatial_target_layers=[0, 1, 0, 1], image_grid_pinpoints=[[16, 16]],
+        qformer_config=dict(intermediate_size=32, num_hidden_layers=1), tie_word_embeddings=False))
+
+
 def olmo2():
     # OLMo 2: norms after attention and the MLP (none before), q/k norms over the whole projections.
     return tf.Olmo2ForCausalLM(tf.Olmo2Config(
@@ -1621,6 +1655,8 @@ CASES = {
     "granite_moe_swa": (granite_moe_swa, {"score64": True}),
     "hyperclovax": (hyperclovax, {}),
     "exaone": (exaone, {}),
+    "exaone4_5_vl": (exaone4_5_vl, {}),
+    "granite4_vision": (granite4_vision, {}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
 }

@@ -1330,6 +1330,11 @@ static const multimodal_t g_multimodal[] = {
     { "Lfm3VlForConditionalGeneration", "Lfm3ForCausalLM", "lfm3", NULL, true, false },
     /* Llama 4 Scout and Maverick: the language model beside a vision tower */
     { "Llama4ForConditionalGeneration", "Llama4ForCausalLM", "llama4_text", NULL, false, false },
+    /* EXAONE 4.5: EXAONE 4's language model beside Qwen2.5-VL's kind of vision tower */
+    { "Exaone4_5_ForConditionalGeneration", "Exaone4ForCausalLM", "exaone4", NULL, false, false },
+    /* Granite Vision 4: Granite's language model beside a CLIP tower and its Q-Former projector (its
+     * image features join only at image tokens: text runs the plain Granite) */
+    { "Granite4VisionForConditionalGeneration", "GraniteForCausalLM", "granite4_vision_text", NULL, false, false },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
@@ -3294,10 +3299,11 @@ static bool any_tensor_ends(const accel_hf_t *hf, const char *suffix)
 }
 
 /* The vision tower's and the multimodal projector's tensors, under either naming (Llama 4's
- * tower: vision_model.). */
+ * tower: vision_model.; Granite Vision 4's projectors and LLaVA-Next's image_newline). */
 static bool is_vision_tensor(const char *name)
 {
-    static const char *const parts[] = { "vision_tower.", "vision_model.", "multi_modal_projector.", "visual." };
+    static const char *const parts[] = { "vision_tower.", "vision_model.", "multi_modal_projector.", "visual.",
+                                         "image_newline", "layerwise_projectors.", "spatial_projectors." };
     if (!strncmp(name, "model.", 6)) name += 6;
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
         if (!strncmp(name, parts[i], strlen(parts[i]))) return true;

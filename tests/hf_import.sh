@@ -73,8 +73,8 @@ for dir in "$FIX"/*/; do
     # width as Lfm2MLP made it (block_auto_adjust_ff_dim false), LFM2-VL's and LFM3-VL's language models
     # without their vision towers, Nemotron 3 Super's kind without its MTP block, Llama 4's language
     # model without its vision tower, CWM as the Ministral it equals (Mistral's blocks, layer_types),
-    # EXAONE 3.5 as the Llama it is, EXAONE 4.5's and Granite Vision 4's language models without their
-    # vision towers: the same model, its logits
+    # EXAONE 3.5 as the Llama it is, EXAONE 4.5's, Granite Vision 4's, SmolVLM's, Idefics3's and
+    # Granite-Docling's language models without their vision towers: the same model, its logits
     case $name in phi3) as=MistralForCausalLM ;; gemma3_vl) as=Gemma3ForCausalLM ;; gpt_oss_mxfp4) as=GptOssForCausalLM ;;
                   glm4_moe|dots1|solar_open) as=Glm4MoeForCausalLM ;; deepseek_v3|moonlight|glm4_moe_lite) as=DeepseekV3ForCausalLM ;;
                   ministral3_vl|ministral3_fp8) as=Ministral3ForCausalLM ;; ernie4_5) as=LlamaForCausalLM ;;
@@ -87,7 +87,8 @@ for dir in "$FIX"/*/; do
                   lfm2|lfm2_vl) as=Lfm2ForCausalLM ;; lfm3|lfm3_vl) as=Lfm3ForCausalLM ;;
                   nemotron_h_latent) as=NemotronHForCausalLM ;; llama4_vl) as=Llama4ForCausalLM ;;
                   cwm) as=MinistralForCausalLM ;; exaone) as=LlamaForCausalLM ;;
-                  exaone4_5_vl) as=Exaone4ForCausalLM ;; granite4_vision) as=GraniteForCausalLM ;;
+                  exaone4_5_vl) as=Exaone4ForCausalLM ;; granite4_vision|granite_docling) as=GraniteForCausalLM ;;
+                  smolvlm|idefics3) as=LlamaForCausalLM ;;
                   *) as= ;; esac
     if [ -n "$as" ]; then
         grep -q "\"$as\"" "$name.hf/config.json" || fail "$name: not exported as the $as it equals"

@@ -187,6 +187,44 @@ def granite4_vision():
         qformer_config=dict(intermediate_size=32, num_hidden_layers=1), tie_word_embeddings=False))
 
 
+def smolvlm():
+    # SmolVLM / SmolVLM2 (Idefics3's kind): SmolVLMForConditionalGeneration, a tiny SigLIP tower and
+    # pixel-shuffle connector beside a Llama (model.text_model.*, GQA 2:1); scored on text.
+    text = dict(vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
+                num_key_value_heads=2, max_position_embeddings=T, rms_norm_eps=1e-5, tie_word_embeddings=False,
+                rope_parameters={"rope_type": "default", "rope_theta": 100000.0},
+                pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    vision = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, image_size=16,
+                  patch_size=4)
+    return tf.SmolVLMForConditionalGeneration(tf.SmolVLMConfig(
+        text_config=text, vision_config=vision, scale_factor=2, image_token_id=255, tie_word_embeddings=False))
+
+
+def idefics3():
+    # Idefics3 (HuggingFaceM4/Idefics3-8B-Llama3): SmolVLM's layout under its own class.
+    text = dict(vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
+                num_key_value_heads=2, max_position_embeddings=T, rms_norm_eps=1e-5, tie_word_embeddings=False,
+                rope_parameters={"rope_type": "default", "rope_theta": 500000.0},
+                pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    vision = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, image_size=16,
+                  patch_size=4)
+    return tf.Idefics3ForConditionalGeneration(tf.Idefics3Config(
+        text_config=text, vision_config=vision, scale_factor=2, image_token_id=255, tie_word_embeddings=False))
+
+
+def granite_docling():
+    # Granite-Docling (IBM's 258M document converter): Granite's language model with its four
+    # scalars (model.text_model.*, tied) beside a tiny SigLIP tower and connector; scored on text.
+    text = dict(vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
+                num_key_value_heads=2, max_position_embeddings=T, rms_norm_eps=1e-5, tie_word_embeddings=True,
+                embedding_multiplier=3.0, attention_multiplier=0.2, residual_multiplier=0.5, logits_scaling=2.5,
+                pad_token_id=0, bos_token_id=1, eos_token_id=2)
+    vision = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, image_size=16,
+                  patch_size=4, out_hidden_size=16)
+    return tf.GraniteDoclingForConditionalGeneration(tf.GraniteDoclingConfig(
+        text_config=text, vision_config=vision, image_token_id=255))
+
+
 def olmo2():
     # OLMo 2: norms after attention and the MLP (none before), q/k norms over the whole projections.
     return tf.Olmo2ForCausalLM(tf.Olmo2Config(
@@ -1657,6 +1695,9 @@ CASES = {
     "exaone": (exaone, {}),
     "exaone4_5_vl": (exaone4_5_vl, {}),
     "granite4_vision": (granite4_vision, {}),
+    "smolvlm": (smolvlm, {}),
+    "idefics3": (idefics3, {}),
+    "granite_docling": (granite_docling, {}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
 }

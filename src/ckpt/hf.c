@@ -1335,6 +1335,11 @@ static const multimodal_t g_multimodal[] = {
     /* Granite Vision 4: Granite's language model beside a CLIP tower and its Q-Former projector (its
      * image features join only at image tokens: text runs the plain Granite) */
     { "Granite4VisionForConditionalGeneration", "GraniteForCausalLM", "granite4_vision_text", NULL, false, false },
+    /* SmolVLM, SmolVLM2, Idefics3: a Llama beside a SigLIP tower and its connector (model.text_model.) */
+    { "SmolVLMForConditionalGeneration", "LlamaForCausalLM", "llama", NULL, false, false },
+    { "Idefics3ForConditionalGeneration", "LlamaForCausalLM", "llama", NULL, false, false },
+    /* Granite-Docling: Granite beside a SigLIP tower (model.text_model.), tied unless it says not */
+    { "GraniteDoclingForConditionalGeneration", "GraniteForCausalLM", "granite_docling_text", NULL, true, false },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
@@ -3227,21 +3232,23 @@ static accel_status_t check_tied_head(accel_hf_t *hf, const accel_st_tensor_t *h
 
 /* Gemma3ForConditionalGeneration and Qwen3-VL keep their language model under a prefix: the hub's
  * files (and transformers' saves) "language_model.model." with "language_model.lm_head.weight",
- * transformers' in-memory names "model.language_model." with "lm_head.weight"; Qwen2.5-VL's files
- * have none ("model.layers."). The entries' names follow whichever the files use. */
+ * transformers' in-memory names "model.language_model." with "lm_head.weight", SmolVLM's, Idefics3's
+ * and Granite-Docling's "model.text_model." with "lm_head.weight"; Qwen2.5-VL's files have none
+ * ("model.layers."). The entries' names follow whichever the files use. */
 static void rename_language_model(accel_hf_t *hf)
 {
     if (find_tensor(hf, "model.embed_tokens.weight", NULL)) return;     /* Qwen2.5-VL's hub names: none */
-    const bool inner = find_tensor(hf, "model.language_model.embed_tokens.weight", NULL) != NULL;
-    const char *body = inner ? "model.language_model." : "language_model.model.";
+    const char *body = "language_model.model.", *head = "language_model.";
+    if (find_tensor(hf, "model.language_model.embed_tokens.weight", NULL)) body = "model.language_model.", head = "";
+    else if (find_tensor(hf, "model.text_model.embed_tokens.weight", NULL)) body = "model.text_model.", head = "";
     for (int i = 0; i < hf->ne; i++) {
         char *n = hf->e[i].hf, tmp[2 * ACCEL_HF_NAME_MAX];
         if (!strncmp(n, "model.", 6)) snprintf(tmp, sizeof tmp, "%s%s", body, n + 6);
-        else snprintf(tmp, sizeof tmp, "%s%s", inner ? "" : "language_model.", n);
+        else snprintf(tmp, sizeof tmp, "%s%s", head, n);
         const size_t len = strlen(tmp);
         if (len < ACCEL_HF_NAME_MAX) memcpy(n, tmp, len + 1);     /* Gemma's names are far shorter */
     }
-    snprintf(hf->head_name, sizeof hf->head_name, "%slm_head.weight", inner ? "" : "language_model.");
+    snprintf(hf->head_name, sizeof hf->head_name, "%slm_head.weight", head);
 }
 
 /* A JSON file as Python's json module may write it: bare Infinity, -Infinity and NaN (transformers
@@ -3299,11 +3306,13 @@ static bool any_tensor_ends(const accel_hf_t *hf, const char *suffix)
 }
 
 /* The vision tower's and the multimodal projector's tensors, under either naming (Llama 4's
- * tower: vision_model.; Granite Vision 4's projectors and LLaVA-Next's image_newline). */
+ * tower: vision_model.; Granite Vision 4's projectors and LLaVA-Next's image_newline; SmolVLM's
+ * connector). */
 static bool is_vision_tensor(const char *name)
 {
     static const char *const parts[] = { "vision_tower.", "vision_model.", "multi_modal_projector.", "visual.",
-                                         "image_newline", "layerwise_projectors.", "spatial_projectors." };
+                                         "image_newline", "layerwise_projectors.", "spatial_projectors.",
+                                         "connector." };
     if (!strncmp(name, "model.", 6)) name += 6;
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
         if (!strncmp(name, parts[i], strlen(parts[i]))) return true;

@@ -2329,12 +2329,6 @@ static accel_status_t translate_llama4(json_t *root, const char *path, accel_mod
     return ACCEL_OK;
 }
 
-/* quantization_config: none, or gpt-oss's MXFP4 experts (its quant_method as published, the
- * attention, router, embeddings and head unquantized), which accel widens to fp32 as it reads. */
-/* quantization_config: gpt-oss's MXFP4 experts, or FP8 (e4m3 weights times their weight_scale_inv:
- * fine-grained, each block of fp8_block[0] x fp8_block[1] (DeepSeek-V3, Qwen3-FP8, ...), or per
- * tensor, weight_block_size null, fp8_block {-1, -1} (Ministral 3, Mistral Small 4)), both
- * dequantized to fp32 as they are read. */
 /* GraniteSWA's layer_rope_theta (a base per layer, 0: no RoPE) onto the RoPE already read: one
  * theta everywhere (model.rope_theta), the sliding layers' apart (model.sliding_rope=plain at
  * model.sliding_rope_theta, unscaled RoPE), or none on every N-th layer (model.no_rope_pattern);
@@ -2380,6 +2374,10 @@ static accel_status_t translate_layer_rope_theta(json_t *root, const char *path,
     return ACCEL_OK;
 }
 
+/* quantization_config: gpt-oss's MXFP4 experts, or FP8 (e4m3 weights times their weight_scale_inv:
+ * fine-grained, each block of fp8_block[0] x fp8_block[1] (DeepSeek-V3, Qwen3-FP8, ...), or per
+ * tensor, weight_block_size null, fp8_block {-1, -1} (Ministral 3, Mistral Small 4)), both
+ * dequantized to fp32 as they are read. */
 static accel_status_t translate_quantization(json_t *root, const char *path, const char *arch, bool *mxfp4,
                                              int fp8_block[2], char *err, size_t errlen)
 {

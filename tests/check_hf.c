@@ -76,6 +76,43 @@ static void write_raw(const char *path, const char *hdr, size_t data)
     fclose(f);
 }
 
+/* I32 (packed integer weights) read as bit patterns and as numbers, I64 (their shapes) as numbers:
+ * little-endian, negative values too. */
+START_TEST(test_integers)
+{
+    const char *hdr = "{\"p\":{\"dtype\":\"I32\",\"shape\":[2],\"data_offsets\":[0,8]},"
+                      "\"s\":{\"dtype\":\"I64\",\"shape\":[2],\"data_offsets\":[8,24]}}";
+    static const unsigned char data[24] = { 0x78, 0x56, 0x34, 0x12, 0xfe, 0xff, 0xff, 0xff,   /* 0x12345678, -2 */
+                                            0x00, 0x01, 0, 0, 0, 0, 0, 0,                    /* 256 */
+                                            0xfd, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff }; /* -3 */
+    char path[4096];
+    snprintf(path, sizeof path, "%s", tmp_path("ints.safetensors"));
+    FILE *f = fopen(path, "wb");
+    const uint64_t n = strlen(hdr);
+    for (int k = 0; k < 8; k++) fputc((int)((n >> (8 * k)) & 0xff), f);
+    fputs(hdr, f);
+    fwrite(data, 1, sizeof data, f);
+    fclose(f);
+    accel_st_t *st = NULL;
+    char err[1024] = "";
+    ck_assert_int_eq(accel_st_open(path, &st, err, sizeof err), ACCEL_OK);
+    const accel_st_tensor_t *p = accel_st_find(st, "p"), *sh = accel_st_find(st, "s");
+    uint32_t u[2];
+    float v[2];
+    ck_assert_int_eq(accel_st_read_u32(st, p, 0, 2, u), ACCEL_OK);
+    ck_assert_uint_eq(u[0], 0x12345678u);
+    ck_assert_uint_eq(u[1], 0xfffffffeu);
+    ck_assert_int_eq(accel_st_read(st, p, 1, 2, v), ACCEL_OK);
+    ck_assert(v[0] == -2.0f);
+    ck_assert_int_eq(accel_st_read(st, sh, 0, 2, v), ACCEL_OK);
+    ck_assert(v[0] == 256.0f && v[1] == -3.0f);
+    ck_assert_int_eq(accel_st_read_u32(st, sh, 0, 1, u), ACCEL_ERR_INVALID);    /* not I32 */
+    ck_assert_int_eq(accel_st_read_u32(st, p, 1, 3, u), ACCEL_ERR_INVALID);     /* past the end */
+    accel_st_close(st);
+    unlink(path);
+}
+END_TEST
+
 START_TEST(test_refusals)
 {
     static const struct {
@@ -89,7 +126,7 @@ START_TEST(test_refusals)
         { "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},\"b\":{\"dtype\":\"F32\",\"shape\":[2],"
           "\"data_offsets\":[4,12]}}", 16, ACCEL_ERR_CORRUPT, "overlap" },
         { "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[8,0]}}", 16, ACCEL_ERR_CORRUPT, "begin <= end" },
-        { "{\"a\":{\"dtype\":\"I64\",\"shape\":[2],\"data_offsets\":[0,16]}}", 16, ACCEL_ERR_UNSUPPORTED, "dtype I64" },
+        { "{\"a\":{\"dtype\":\"F64\",\"shape\":[2],\"data_offsets\":[0,16]}}", 16, ACCEL_ERR_UNSUPPORTED, "dtype F64" },
         { "{\"a\":{\"dtype\":\"F32\",\"shape\":[-2],\"data_offsets\":[0,8]}}", 16, ACCEL_ERR_CORRUPT, "not a size" },
         { "{\"a\":", 16, ACCEL_ERR_CORRUPT, "not a JSON object" },
         { "[1,2]", 16, ACCEL_ERR_CORRUPT, "not a JSON object" },
@@ -185,6 +222,7 @@ static Suite *make_suite(void)
     Suite *s = suite_create("hf");
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_roundtrip);
+    tcase_add_test(tc, test_integers);
     tcase_add_test(tc, test_refusals);
     tcase_add_test(tc, test_table_matches_models);
     suite_add_tcase(s, tc);

@@ -74,9 +74,10 @@ for dir in "$FIX"/*/; do
     # without their vision towers, Nemotron 3 Super's kind without its MTP block, Llama 4's language
     # model without its vision tower, CWM as the Ministral it equals (Mistral's blocks, layer_types),
     # EXAONE 3.5 as the Llama it is, EXAONE 4.5's, Granite Vision 4's, SmolVLM's, Idefics3's and
-    # Granite-Docling's language models without their vision towers: the same model, its logits
+    # Granite-Docling's language models without their vision towers, Kimi K2 Thinking's INT4 experts
+    # dequantized: the same model, its logits
     case $name in phi3) as=MistralForCausalLM ;; gemma3_vl) as=Gemma3ForCausalLM ;; gpt_oss_mxfp4) as=GptOssForCausalLM ;;
-                  glm4_moe|dots1|solar_open) as=Glm4MoeForCausalLM ;; deepseek_v3|moonlight|glm4_moe_lite) as=DeepseekV3ForCausalLM ;;
+                  glm4_moe|dots1|solar_open) as=Glm4MoeForCausalLM ;; deepseek_v3|moonlight|glm4_moe_lite|kimi_k2_int4) as=DeepseekV3ForCausalLM ;;
                   ministral3_vl|ministral3_fp8) as=Ministral3ForCausalLM ;; ernie4_5) as=LlamaForCausalLM ;;
                   hunyuan_dense) as=HunYuanDenseV1ForCausalLM ;;
                   internlm3|iquestcoder) as=LlamaForCausalLM ;; helium) as=Qwen2ForCausalLM ;;
@@ -749,9 +750,9 @@ expect_fail "data_offsets [0, 8000] run past the data" "$CKPT" import offs -o x.
 bad overlap gpt2 && hdr='{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}'
 { printf "\\$(printf %03o ${#hdr})\\000\\000\\000\\000\\000\\000\\000"; printf '%s' "$hdr"; printf '12345678'; } > overlap/model.safetensors
 expect_fail "overlap" "$CKPT" import overlap -o x.h5
-bad dtype gpt2 && hdr='{"a":{"dtype":"I64","shape":[1],"data_offsets":[0,8]}}'
+bad dtype gpt2 && hdr='{"a":{"dtype":"F64","shape":[1],"data_offsets":[0,8]}}'
 { printf "\\$(printf %03o ${#hdr})\\000\\000\\000\\000\\000\\000\\000"; printf '%s' "$hdr"; printf '12345678'; } > dtype/model.safetensors
-expect_fail "has dtype I64, which accel does not read" "$CKPT" import dtype -o x.h5
+expect_fail "has dtype F64, which accel does not read" "$CKPT" import dtype -o x.h5
 bad shard llama_sharded && rm shard/model-00002-of-00003.safetensors
 expect_fail "names shard model-00002-of-00003.safetensors" "$CKPT" import shard -o x.h5
 refused sw mistral 's/"sliding_window": null/"sliding_window": -8/' "sliding_window = -8"
@@ -765,6 +766,13 @@ refused longrope phi3 's/"rope_type": "default"/"rope_type": "longrope"/' "rope_
 refused lrcount phi4_mini '/^      5\.0,$/d' \
     "rope_scaling longrope has 3 short and 2 long factors: it needs one for each of the 3 pairs"
 refused lrneg phi4_mini 's/^      20\.0$/      -20.0/' "rope_scaling long_factor[2] is not a number in (0, 1e6]"
+# compressed-tensors: only symmetric pack-quantized integers of 4 or 8 bits in their order, with
+# their scales and shapes.
+refused ctasym kimi_k2_int4 's/"symmetric": true/"symmetric": false/' "accel reads symmetric int weights of 4 or 8 bits"
+refused ctbits kimi_k2_int4 's/"num_bits": 4/"num_bits": 3/' "3 bits"
+refused ctfmt kimi_k2_int4 's/"pack-quantized"/"int-quantized"/' "compressed-tensors with format int-quantized"
+refused ctorder kimi_k2_int4 's/"actorder": null/"actorder": "group"/' "actorder group"
+refused ctgroup kimi_k2_int4 's/"group_size": 8/"group_size": 4/' "gate_proj.weight_packed's scales are F32, BF16 or F16 [8, 4]"
 refused q3bias qwen3 's/"attention_bias": false/"attention_bias": true/' "attention_bias = true on Qwen3ForCausalLM adds an o_proj bias"
 # EXAONE 4's full layers go without RoPE by its pattern: other layer types are refused.
 refused e4types exaone4 '0,/"sliding_attention",/s/"sliding_attention",/"full_attention",/' "2 of 4 layers attend through a sliding window of 4 (layer_types / max_window_layers), not all but every N-th"

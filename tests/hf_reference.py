@@ -536,6 +536,84 @@ def moonlight():
         rope_parameters={"rope_type": "default", "rope_theta": 50000.0}))
 
 
+def kimi_k2_int4():
+    # Kimi K2 Thinking's kind of DeepSeek-V3 (Moonshot's): latent attention, one expert group, a
+    # shared expert, scale 2.827, no MTP block; its routed experts in compressed-tensors' INT4 as
+    # published (save_ct: 4 bits by groups of 8 here, 32 there), the rest plain.
+    return tf.DeepseekV3ForCausalLM(tf.DeepseekV3Config(
+        **DS_V3, **DS_MLA, num_key_value_heads=4, n_shared_experts=1, n_group=1, topk_group=1,
+        routed_scaling_factor=2.827, norm_topk_prob=True, rms_norm_eps=1e-6, num_nextn_predict_layers=0,
+        rope_parameters={"rope_type": "default", "rope_theta": 50000.0}))
+
+
+def memory_slice(params, name):
+    """The model's parameter (or its slice) a file tensor holds: transformers 5 keeps experts stacked
+    in memory (gate_up_proj [E, 2F, C], gate first; down_proj [E, C, F]) and saves one each."""
+    if name in params:
+        return params[name]
+    import re
+    m = re.match(r"(.*\.experts)\.(\d+)\.(gate|up|down)_proj\.weight$", name)
+    e, kind = int(m.group(2)), m.group(3)
+    if kind == "down":
+        return params[m.group(1) + ".down_proj"][e]
+    gu = params[m.group(1) + ".gate_up_proj"][e]
+    half = gu.shape[0] // 2
+    return gu[:half] if kind == "gate" else gu[half:]
+
+
+def save_ct(model, out, bits, group, only):
+    """compressed-tensors' pack-quantized weights as Kimi K2 Thinking's and W4A16 releases hold them:
+    each weight whose name has `only` in it quantized symmetrically to `bits`-bit integers by groups
+    of `group` values of a row (None: one scale a row), packed by compressed_tensors' own
+    pack_to_int32 into I32 weight_packed, with BF16 weight_scale and I64 weight_shape; config.json's
+    quantization_config says so, ignoring the rest. The model in memory becomes those dequantized
+    weights, the reference."""
+    from compressed_tensors.compressors.pack_quantized.helpers import pack_to_int32, unpack_from_int32
+    from safetensors.torch import load_file, save_file
+    model.save_pretrained(out, safe_serialization=True)
+    path = os.path.join(out, "model.safetensors")
+    tensors = load_file(path)
+    params = dict(model.named_parameters())
+    state = model.state_dict()
+    qmax = (1 << (bits - 1)) - 1
+    for name in list(tensors):
+        w = tensors[name]
+        if w.dim() != 2 or only not in name:
+            continue
+        rows, cols = w.shape
+        assert torch.equal(memory_slice(params, name).detach(), w), f"{name}: not where the file has it"
+        g = group or cols
+        groups = w.reshape(rows, cols // g, g)
+        scale = (groups.abs().amax(dim=2) / qmax).to(torch.bfloat16).float()
+        scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+        q = torch.clamp(torch.round(groups / scale[:, :, None]), -qmax - 1, qmax).to(torch.int8).reshape(rows, cols)
+        packed = pack_to_int32(q, bits)
+        assert torch.equal(unpack_from_int32(packed, bits, torch.Size([rows, cols])), q)
+        stem = name[:-len(".weight")]
+        del tensors[name]
+        tensors[stem + ".weight_packed"] = packed.contiguous()
+        tensors[stem + ".weight_scale"] = scale.to(torch.bfloat16).contiguous()
+        tensors[stem + ".weight_shape"] = torch.tensor([rows, cols], dtype=torch.int64)
+        deq = (q.float().reshape(rows, cols // g, g) * scale[:, :, None]).reshape(rows, cols)
+        with torch.no_grad():
+            memory_slice(params, name).copy_(deq)
+    save_file(tensors, path, metadata={"format": "pt"})
+    with open(os.path.join(out, "config.json")) as f:
+        cfg = json.load(f)
+    weights = {"num_bits": bits, "type": "int", "symmetric": True, "group_size": group,
+               "strategy": "group" if group else "channel", "dynamic": False, "actorder": None,
+               "block_structure": None, "observer": "minmax", "observer_kwargs": {}}
+    cfg["quantization_config"] = {
+        "quant_method": "compressed-tensors", "format": "pack-quantized", "quantization_status": "compressed",
+        "config_groups": {"group_0": {"targets": ["Linear"], "weights": weights, "input_activations": None,
+                                      "output_activations": None}},
+        "ignore": ["lm_head", "re:.*self_attn.*", "re:.*shared_experts.*", "re:.*mlp\\.(gate|up|down)_proj.*"],
+        "kv_cache_scheme": None}
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
 FP8_BLOCK = (12, 8)     # rows x columns: partial blocks at the edges of every 16- and 32-wide matrix
 
 
@@ -1698,6 +1776,7 @@ CASES = {
     "smolvlm": (smolvlm, {}),
     "idefics3": (idefics3, {}),
     "granite_docling": (granite_docling, {}),
+    "kimi_k2_int4": (kimi_k2_int4, {"ct": (4, 8, ".mlp.experts."), "seed_of": "kimi-k2-int4"}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
 }
@@ -1740,6 +1819,8 @@ def main(out_root, names):
             save_mxfp4(model, out)
         elif opts.get("fp8"):
             save_fp8(model, out, opts.get("fp8_block", FP8_BLOCK))
+        elif opts.get("ct"):
+            save_ct(model, out, *opts["ct"])
         elif name in ("glm4_moe", "deepseek_v3"):
             save_glm4_moe(model, out)
         elif name in ("exaone_moe", "mellum", "qwen3_5_vl", "qwen3_next", "nemotron_h_latent"):
@@ -1765,7 +1846,10 @@ def main(out_root, names):
         # float64) and rounded: transformers' own fp32 is 1.6e-5 off that truth on Mixtral and
         # 1.1e-5 on SmolLM3, past the test's 1e-5.
         cls = type(model)
-        if opts.get("fp8"):  # the dequantized weights; transformers' own FP8 loader checked to agree
+        if opts.get("ct"):  # the dequantized weights, in float64 (eager experts)
+            model.config._experts_implementation = "eager"
+            model = model.double().eval()
+        elif opts.get("fp8"):  # the dequantized weights; transformers' own FP8 loader checked to agree
             scored = model.double().eval()
             try:
                 own = cls.from_pretrained(out, dtype=torch.float32, quantization_config=tf.FineGrainedFP8Config(

@@ -15,8 +15,10 @@
 #define ACCEL_ST_MAX_DIMS 8
 #define ACCEL_ST_HEADER_MAX ((uint64_t)100 << 20)   /* the reference reader's limit: 100 MB */
 
-/* U8: raw bytes (MXFP4's packed values and scales), read as their values 0..255; never written. */
-typedef enum { ACCEL_ST_F32 = 0, ACCEL_ST_BF16, ACCEL_ST_F16, ACCEL_ST_U8, ACCEL_ST_F8_E4M3 } accel_st_dtype_t;
+/* U8: raw bytes (MXFP4's packed values and scales), read as their values 0..255; I32, I64:
+ * integers (compressed-tensors' packed weights and their shapes); none of them written. */
+typedef enum { ACCEL_ST_F32 = 0, ACCEL_ST_BF16, ACCEL_ST_F16, ACCEL_ST_U8, ACCEL_ST_F8_E4M3, ACCEL_ST_I32,
+               ACCEL_ST_I64 } accel_st_dtype_t;
 
 typedef struct {
     char *name;
@@ -43,9 +45,13 @@ const accel_st_tensor_t *accel_st_at(const accel_st_t *st, int i);
 const accel_st_tensor_t *accel_st_find(const accel_st_t *st, const char *name);
 /* A "__metadata__" string, or NULL. */
 const char *accel_st_metadata(const accel_st_t *st, const char *key);
-/* Flat elements [begin, end) of t as fp32 (BF16, F16 and U8 widened exactly). */
+/* Flat elements [begin, end) of t as fp32 (BF16, F16 and U8 widened exactly; I32 and I64 rounded
+ * to the nearest float, exact below 2^24). */
 accel_status_t accel_st_read(const accel_st_t *st, const accel_st_tensor_t *t, uint64_t begin,
                              uint64_t end, float *dst);
+/* Flat elements [begin, end) of an I32 tensor as their 32-bit patterns (packed integer weights). */
+accel_status_t accel_st_read_u32(const accel_st_t *st, const accel_st_tensor_t *t, uint64_t begin,
+                                 uint64_t end, uint32_t *dst);
 const char *accel_st_dtype_name(accel_st_dtype_t dtype);
 
 /* ------------------------------------------------------------------ writing */

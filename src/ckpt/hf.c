@@ -1052,7 +1052,8 @@ typedef struct {
                                      * alike; L_MLA_KV: hs the latent's width) */
     bool pairs;                     /* L_MLA_*: the RoPE pairs interleaved */
     int hf_ndim;
-    uint64_t hf_dims[4];            /* the HF tensor's shape (MXFP4: the blocks') */
+    uint64_t hf_dims[4];            /* the HF tensor's shape (MXFP4: the blocks'; packed: the weight's) */
+    bool packed;                    /* hf names compressed-tensors' X.weight_packed (dequantized as read) */
 } entry_t;
 
 /* The Hugging Face tensor's shape for x's rows [r0, r1) of its accel tensor. */
@@ -2374,18 +2375,60 @@ static accel_status_t translate_layer_rope_theta(json_t *root, const char *path,
     return ACCEL_OK;
 }
 
-/* quantization_config: gpt-oss's MXFP4 experts, or FP8 (e4m3 weights times their weight_scale_inv:
+/* compressed-tensors' pack-quantized weights (Kimi K2 Thinking's and K2.5's experts, W4A16 and
+ * W8A16 releases) into ct: every config group that quantizes weights the same symmetric integer
+ * scheme, 4 or 8 bits, scales by groups of a row or one a row; the tensors it leaves out (its
+ * ignore list) are plain. */
+static accel_status_t translate_compressed(json_t *q, const char *path, int ct[2], char *err, size_t errlen)
+{
+    const char *fmt = jstr(q, "format");
+    json_t *groups = json_object_get(q, "config_groups");
+    if (!fmt || strcmp(fmt, "pack-quantized") || !json_is_object(groups))
+        REFUSE("%s: quantization_config compressed-tensors with format %s%s: accel reads pack-quantized integer "
+               "weights (W4A16, W8A16)", path, fmt ? fmt : "(none)", json_is_object(groups) ? "" : " and no config_groups");
+    const char *key;
+    json_t *g;
+    json_object_foreach(groups, key, g) {
+        json_t *w = json_object_get(g, "weights");
+        if (!json_is_object(w)) continue;           /* activations alone: the weights are plain */
+        const char *type = jstr(w, "type"), *strategy = jstr(w, "strategy"), *order = jstr(w, "actorder");
+        const long long bits = jint(w, "num_bits", 0), size = jint(w, "group_size", 0);
+        const bool group = strategy && !strcmp(strategy, "group");
+        if (!type || strcmp(type, "int") || !jbool(w, "symmetric", false) || (bits != 4 && bits != 8) ||
+            !(group ? size > 0 && size <= (1 << 20) : strategy && !strcmp(strategy, "channel")) ||
+            (order && strcmp(order, "static")))
+            REFUSE("%s: quantization_config config_groups %s weights: type %s, %lld bits, symmetric %s, strategy %s, "
+                   "actorder %s: accel reads symmetric int weights of 4 or 8 bits, scaled by groups (group_size) or "
+                   "channels, in their order", path, key, type ? type : "(none)", bits,
+                   jbool(w, "symmetric", false) ? "true" : "false", strategy ? strategy : "(none)", order ? order : "null");
+        const int want[2] = { (int)bits, group ? (int)size : 0 };
+        if (ct[0] && (ct[0] != want[0] || ct[1] != want[1]))
+            REFUSE("%s: quantization_config config_groups quantize weights two ways (%d bits by %d, %d by %d): accel "
+                   "reads one", path, ct[0], ct[1], want[0], want[1]);
+        ct[0] = want[0];
+        ct[1] = want[1];
+        json_t *a = json_object_get(g, "input_activations");
+        if (json_is_object(a))
+            ACCEL_INFO("%s: quantization_config config_groups %s quantizes activations too: accel reads the weights "
+                       "and computes in full precision", path, key);
+    }
+    if (!ct[0]) REFUSE("%s: quantization_config compressed-tensors quantizes no weights", path);
+    return ACCEL_OK;
+}
+
+/* quantization_config: gpt-oss's MXFP4 experts, FP8 (e4m3 weights times their weight_scale_inv:
  * fine-grained, each block of fp8_block[0] x fp8_block[1] (DeepSeek-V3, Qwen3-FP8, ...), or per
- * tensor, weight_block_size null, fp8_block {-1, -1} (Ministral 3, Mistral Small 4)), both
- * dequantized to fp32 as they are read. */
+ * tensor, weight_block_size null, fp8_block {-1, -1} (Ministral 3, Mistral Small 4)), or
+ * compressed-tensors' packed integers (ct), all dequantized to fp32 as they are read. */
 static accel_status_t translate_quantization(json_t *root, const char *path, const char *arch, bool *mxfp4,
-                                             int fp8_block[2], char *err, size_t errlen)
+                                             int fp8_block[2], int ct[2], char *err, size_t errlen)
 {
     json_t *q = json_object_get(root, "quantization_config");
     *mxfp4 = false;
-    fp8_block[0] = fp8_block[1] = 0;
+    fp8_block[0] = fp8_block[1] = ct[0] = ct[1] = 0;
     if (!q || json_is_null(q)) return ACCEL_OK;
     const char *method = jstr(q, "quant_method");
+    if (method && !strcmp(method, "compressed-tensors")) return translate_compressed(q, path, ct, err, errlen);
     if (method && !strcmp(method, "fp8")) {
         json_t *b = json_object_get(q, "weight_block_size");
         const char *fmt = jstr(q, "fmt");
@@ -2403,8 +2446,8 @@ static accel_status_t translate_quantization(json_t *root, const char *path, con
     }
     if (!method || strcmp(method, "mxfp4") || strcmp(arch, "GptOssForCausalLM"))
         REFUSE("%s: quantization_config quant_method = %s: accel reads unquantized weights (F32, BF16, F16), "
-               "fine-grained FP8 (fp8, e4m3 in blocks) and gpt-oss's MXFP4 experts\n--> hint: import the "
-               "model's unquantized release", path, method ? method : "(none)");
+               "fine-grained FP8 (fp8, e4m3 in blocks), compressed-tensors' pack-quantized integers and gpt-oss's "
+               "MXFP4 experts\n--> hint: import the model's unquantized release", path, method ? method : "(none)");
     *mxfp4 = true;
     return ACCEL_OK;
 }
@@ -3098,6 +3141,9 @@ struct accel_hf {
     const char *multimodal;         /* Gemma3ForConditionalGeneration, ...: its language model only */
     bool mxfp4;                     /* experts in MXFP4 (gpt-oss as published) */
     int fp8_block[2];               /* FP8 weights' scale blocks (quant_method fp8), {0, 0}: none */
+    int ct[2];                      /* compressed-tensors' packed integer weights: {bits a value (4 or
+                                     * 8), the scales' group along a row (0: one scale a row)};
+                                     * {0, 0}: none */
     int mtp_layers;                 /* GLM-4.5's multi-token prediction blocks after the last one */
     bool mla_pairs;                 /* latent attention's RoPE pairs interleaved (rope_interleave) */
     char head_name[96];             /* the LM head's tensor name in the files */
@@ -3386,12 +3432,113 @@ static accel_status_t fp8_scale(accel_hf_t *hf, const entry_t *x, float *m)
     return st;
 }
 
+/* compressed-tensors' X.weight_packed for entry x when X.weight is not in the files: x then names
+ * it and reads it dequantized (NULL: neither is there). */
+static const accel_st_tensor_t *packed_tensor(const accel_hf_t *hf, entry_t *x)
+{
+    const size_t len = strlen(x->hf);
+    if (len < 7 || strcmp(x->hf + len - 7, ".weight") || len + 8 > ACCEL_HF_NAME_MAX) return NULL;
+    char name[ACCEL_HF_NAME_MAX];
+    snprintf(name, sizeof name, "%s_packed", x->hf);
+    const accel_st_tensor_t *t = find_tensor(hf, name, NULL);
+    if (t) {
+        memcpy(x->hf, name, strlen(name) + 1);
+        x->packed = true;
+    }
+    return t;
+}
+
+/* The name of a packed weight's companion (X.weight_scale, X.weight_shape) from X.weight_packed. */
+static void packed_part(const entry_t *x, const char *part, char *name, size_t len)
+{
+    snprintf(name, len, "%.*s_%s", (int)(strlen(x->hf) - 7), x->hf, part);
+}
+
+/* A packed weight: a matrix read by rows (its place in accel: rows, or rows permuted), I32 words
+ * [rows, ceil(cols bits / 32)], X.weight_shape [rows, cols] as config.json gives them, and
+ * X.weight_scale F32, BF16 or F16 [rows, ceil(cols / group)] (one a row: [rows, 1]). */
+static accel_status_t check_packed(const accel_hf_t *hf, const entry_t *x, const accel_st_tensor_t *t, char *err,
+                                   size_t errlen)
+{
+    const bool rows = x->layout == L_ROWS || x->layout == L_ROPE_PAIRS || x->layout == L_MLA_Q || x->layout == L_MLA_KV;
+    if (!rows || x->hf_ndim != 2) {
+        accel_errf(err, errlen, "%s: tensor %s is a packed integer weight where accel reads them as matrices only",
+                   hf->dir, x->hf);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    const uint64_t R = x->hf_dims[0], C = x->hf_dims[1], G = hf->ct[1] ? (uint64_t)hf->ct[1] : C;
+    const uint64_t words = (C * (uint64_t)hf->ct[0] + 31) / 32, groups = (C + G - 1) / G;
+    char name[ACCEL_HF_NAME_MAX + 8], have[64], want[64];
+    if (t->dtype != ACCEL_ST_I32 || t->ndim != 2 || t->dims[0] != R || t->dims[1] != words) {
+        shape_text(have, sizeof have, t->ndim, t->dims);
+        accel_errf(err, errlen, "%s: tensor %s is %s %s, but %d-bit values of a [%llu, %llu] weight pack into I32 "
+                   "[%llu, %llu]", hf->dir, x->hf, accel_st_dtype_name(t->dtype), have, hf->ct[0],
+                   (unsigned long long)R, (unsigned long long)C, (unsigned long long)R, (unsigned long long)words);
+        return ACCEL_ERR_SHAPE;
+    }
+    packed_part(x, "shape", name, sizeof name);
+    int s = 0;
+    const accel_st_tensor_t *sh = find_tensor(hf, name, &s);
+    float dims[2] = { 0, 0 };
+    if (!sh || sh->numel != 2 || accel_st_read(hf->shards[s], sh, 0, 2, dims) != ACCEL_OK ||
+        dims[0] != (float)R || dims[1] != (float)C) {
+        accel_errf(err, errlen, "%s: tensor %s is %s, but config.json gives [%llu, %llu]", hf->dir, name,
+                   !sh ? "missing" : "not that shape", (unsigned long long)R, (unsigned long long)C);
+        return sh ? ACCEL_ERR_SHAPE : ACCEL_ERR_NOT_FOUND;
+    }
+    packed_part(x, "scale", name, sizeof name);
+    const accel_st_tensor_t *sc = find_tensor(hf, name, NULL);
+    if (!sc) {
+        accel_errf(err, errlen, "%s: tensor %s is missing (the scales of %s)", hf->dir, name, x->hf);
+        return ACCEL_ERR_NOT_FOUND;
+    }
+    if (sc->ndim != 2 || sc->dims[0] != R || sc->dims[1] != groups ||
+        (sc->dtype != ACCEL_ST_F32 && sc->dtype != ACCEL_ST_BF16 && sc->dtype != ACCEL_ST_F16)) {
+        shape_text(have, sizeof have, sc->ndim, sc->dims);
+        snprintf(want, sizeof want, "[%llu, %llu]", (unsigned long long)R, (unsigned long long)groups);
+        accel_errf(err, errlen, "%s: tensor %s is %s %s, but %s's scales are F32, BF16 or F16 %s", hf->dir, name,
+                   accel_st_dtype_name(sc->dtype), have, x->hf, want);
+        return ACCEL_ERR_SHAPE;
+    }
+    return ACCEL_OK;
+}
+
+/* A packed weight read into m [rows, cols] (the file's order): 32 / bits values a word, the first
+ * in its low bits, each stored as value + 2^(bits - 1) (rows start on a word), times its scale. */
+static accel_status_t read_packed(const accel_hf_t *hf, const entry_t *x, const accel_st_tensor_t *t, int s,
+                                  float *m)
+{
+    const uint64_t R = x->hf_dims[0], C = x->hf_dims[1], W = t->dims[1];
+    const int bits = hf->ct[0], per = 32 / bits, offset = 1 << (bits - 1);
+    const uint32_t mask = (1u << bits) - 1;
+    const uint64_t G = hf->ct[1] ? (uint64_t)hf->ct[1] : C;
+    char name[ACCEL_HF_NAME_MAX + 8];
+    packed_part(x, "scale", name, sizeof name);
+    int ss = 0;
+    const accel_st_tensor_t *sc = find_tensor(hf, name, &ss);
+    float *scale = malloc(sizeof(float) * (size_t)sc->numel);
+    uint32_t *w = malloc(sizeof(uint32_t) * (size_t)W);
+    accel_status_t st = scale && w ? accel_st_read(hf->shards[ss], sc, 0, sc->numel, scale) : ACCEL_ERR_NOMEM;
+    for (uint64_t r = 0; st == ACCEL_OK && r < R; r++) {
+        st = accel_st_read_u32(hf->shards[s], t, r * W, (r + 1) * W, w);
+        const float *sr = scale + r * sc->dims[1];
+        for (uint64_t c = 0; st == ACCEL_OK && c < C; c++) {
+            const int q = (int)((w[c / (uint64_t)per] >> (bits * (int)(c % (uint64_t)per))) & mask) - offset;
+            m[r * C + c] = (float)q * sr[c / G];
+        }
+    }
+    free(scale);
+    free(w);
+    return st;
+}
+
 /* The file's tensor t for entry x: the shape config.json gives it, and a dtype of its kind (MXFP4's
  * blocks and scales U8, with the scales beside them; FP8 weights with theirs, check_fp8; weights
  * F32, BF16 or F16). */
 static accel_status_t check_entry(accel_hf_t *hf, const entry_t *x, const accel_st_tensor_t *t, char *err,
                                   size_t errlen)
 {
+    if (x->packed) return check_packed(hf, x, t, err, errlen);
     char have[96], want[96];
     bool same = t->ndim == x->hf_ndim;
     for (int k = 0; same && k < t->ndim; k++) same = t->dims[k] == x->hf_dims[k];
@@ -3502,7 +3649,8 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
         hf->multimodal = mm->arch;
     }
     st = translate_config(root, p, &hf->cfg, &hf->arch, err, errlen);
-    if (st == ACCEL_OK) st = translate_quantization(root, p, hf->arch, &hf->mxfp4, hf->fp8_block, err, errlen);
+    if (st == ACCEL_OK)
+        st = translate_quantization(root, p, hf->arch, &hf->mxfp4, hf->fp8_block, hf->ct, err, errlen);
     if (st == ACCEL_OK && (!strcmp(hf->arch, "Glm4MoeForCausalLM") || !strcmp(hf->arch, "DeepseekV3ForCausalLM") ||
                            !strcmp(hf->arch, "DeepseekV2ForCausalLM") || !strcmp(hf->arch, "Glm4MoeLiteForCausalLM") ||
                            !strcmp(hf->arch, "Mistral4ForCausalLM") || !strcmp(hf->arch, "YoutuForCausalLM"))) {
@@ -3575,6 +3723,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     for (int i = 0; i < hf->ne; i++) {
         entry_t *x = &hf->e[i];
         const accel_st_tensor_t *t = find_tensor(hf, x->hf, NULL);
+        if (!t && hf->ct[0]) t = packed_tensor(hf, x);     /* compressed-tensors: X.weight_packed */
         if (t && d.fused && x->layout == L_STACKED && t->ndim == 3 && t->dims[0] == x->hf_dims[0] &&
             t->dims[1] == x->hf_dims[2] && t->dims[2] == x->hf_dims[1] && t->dims[1] != t->dims[2]) {
             x->layout = L_EXPERTS;      /* stacked experts as x @ W, [E, in, out]: Qwen3-VL-MoE's hub
@@ -3614,6 +3763,15 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
                 snprintf(weight, sizeof weight, "%.*s", (int)(len - 10), name);
                 const char *wn = weight;
                 used = bsearch(&wn, names, (size_t)hf->ne, sizeof *names, cmp_names) != NULL;
+            }
+            for (int k = 0; !used && hf->ct[0] && k < 2; k++) {     /* packed weights' scales and shapes */
+                static const char *const part[] = { ".weight_scale", ".weight_shape" };
+                const size_t p = strlen(part[k]);
+                char packed[ACCEL_HF_NAME_MAX + 8];
+                if (len <= p || len >= ACCEL_HF_NAME_MAX || strcmp(name + len - p, part[k])) continue;
+                snprintf(packed, sizeof packed, "%.*s.weight_packed", (int)(len - p), name);
+                const char *pn = packed;
+                used = bsearch(&pn, names, (size_t)hf->ne, sizeof *names, cmp_names) != NULL;
             }
             if (!used && hf->fp8_block[0] && len > 17 && len < ACCEL_HF_NAME_MAX &&
                 !strcmp(name + len - 17, ".activation_scale")) {
@@ -3763,10 +3921,11 @@ static accel_status_t read_entry(accel_hf_t *hf, const entry_t *x, const accel_s
     const bool fp8 = t->dtype == ACCEL_ST_F8_E4M3;     /* check_fp8 allowed it: a matrix by rows */
     if (x->layout == L_ROWS || x->layout == L_EXPERT_BIAS || x->layout == L_STACKED || x->layout == L_ROW_MATRIX ||
         x->layout == L_CONV || x->layout == L_SCALAR) {
+        if (x->packed) return read_packed(hf, x, t, s, dst + x->r0 * cols);
         accel_status_t rst = accel_st_read(f, t, 0, t->numel, dst + x->r0 * cols);
         return rst == ACCEL_OK && fp8 ? fp8_scale(hf, x, dst + x->r0 * cols) : rst;
     }
-    uint64_t n = t->numel;                          /* what one read takes */
+    uint64_t n = x->packed ? x->hf_dims[0] * x->hf_dims[1] : t->numel;     /* what one read takes */
     if (x->layout == L_EXPERTS || x->layout == L_EXPERTS_GLU) n = t->numel / E;
     if (x->layout == L_MXFP4 || x->layout == L_MXFP4_GLU) n = t->numel / E + t->numel / E / 16;
     float *tmp = malloc(sizeof(float) * (n ? n : 1));
@@ -3779,7 +3938,7 @@ static accel_status_t read_entry(accel_hf_t *hf, const entry_t *x, const accel_s
     } else if (x->layout == L_ROPE_PAIRS || x->layout == L_MLA_Q || x->layout == L_MLA_KV ||
                x->layout == L_HEADS_QKV || x->layout == L_QGATE || x->layout == L_QKVZ ||
                x->layout == L_BA) {  /* rows permuted */
-        st = accel_st_read(f, t, 0, t->numel, tmp);
+        st = x->packed ? read_packed(hf, x, t, s, tmp) : accel_st_read(f, t, 0, t->numel, tmp);
         if (st == ACCEL_OK && fp8) st = fp8_scale(hf, x, tmp);
         for (uint64_t r = 0; st == ACCEL_OK && r < rows; r++)
             memcpy(dst + (x->r0 + row_in_accel(r, x)) * cols, tmp + r * cols, sizeof(float) * cols);

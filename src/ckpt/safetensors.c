@@ -34,8 +34,8 @@ struct accel_st {
     json_t *meta;                   /* "__metadata__" or NULL */
 };
 
-static const char *const g_dtypes[] = { "F32", "BF16", "F16", "U8", "F8_E4M3" };
-static const size_t g_esize[] = { 4, 2, 2, 1, 1 };
+static const char *const g_dtypes[] = { "F32", "BF16", "F16", "U8", "F8_E4M3", "I32", "I64" };
+static const size_t g_esize[] = { 4, 2, 2, 1, 1, 4, 8 };
 #define NDTYPES (sizeof g_dtypes / sizeof *g_dtypes)
 
 const char *accel_st_dtype_name(accel_st_dtype_t d) { return (unsigned)d < NDTYPES ? g_dtypes[d] : "?"; }
@@ -77,7 +77,8 @@ static accel_status_t parse_entry(accel_st_t *st, const char *key, json_t *v, ac
         if (!strcmp(json_string_value(dt), g_dtypes[k])) d = k;
     if (d < 0) {
         accel_errf(err, errlen, "%s: tensor '%s' has dtype %s, which accel does not read\n--> hint: "
-                "accel reads F32, BF16 and F16 weights (and U8: MXFP4's packed values, F8_E4M3: FP8 blocks)", p, key,
+                "accel reads F32, BF16 and F16 weights (and U8: MXFP4's packed values, F8_E4M3: FP8 blocks, I32 "
+                "and I64: packed integer weights and their shapes)", p, key,
                 json_string_value(dt));
         return ACCEL_ERR_UNSUPPORTED;
     }
@@ -274,11 +275,27 @@ accel_status_t accel_st_read(const accel_st_t *st, const accel_st_tensor_t *t, u
             dst[i] = (float)b[0];
         } else if (t->dtype == ACCEL_ST_F8_E4M3) {
             dst[i] = f8_e4m3_to_f32(b[0]);
+        } else if (t->dtype == ACCEL_ST_I32) {
+            dst[i] = (float)(int32_t)((uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24);
+        } else if (t->dtype == ACCEL_ST_I64) {
+            uint64_t u = 0;
+            for (int k = 7; k >= 0; k--) u = u << 8 | b[k];
+            dst[i] = (float)(int64_t)u;
         } else {
             uint16_t h = (uint16_t)(b[0] | b[1] << 8);
             dst[i] = t->dtype == ACCEL_ST_BF16 ? accel_bf16_to_f32(h) : accel_f16_to_f32(h);
         }
     }
+    return ACCEL_OK;
+}
+
+accel_status_t accel_st_read_u32(const accel_st_t *st, const accel_st_tensor_t *t, uint64_t begin,
+                                 uint64_t end, uint32_t *dst)
+{
+    if (t->dtype != ACCEL_ST_I32 || begin > end || end > t->numel) return ACCEL_ERR_INVALID;
+    const uint8_t *src = st->data + t->begin + begin * 4;
+    for (uint64_t i = 0; i < end - begin; i++, src += 4)      /* little-endian, unaligned */
+        dst[i] = (uint32_t)src[0] | (uint32_t)src[1] << 8 | (uint32_t)src[2] << 16 | (uint32_t)src[3] << 24;
     return ACCEL_OK;
 }
 

@@ -75,9 +75,9 @@ for dir in "$FIX"/*/; do
     # model without its vision tower, CWM as the Ministral it equals (Mistral's blocks, layer_types),
     # EXAONE 3.5 as the Llama it is, EXAONE 4.5's, Granite Vision 4's, SmolVLM's, Idefics3's and
     # Granite-Docling's language models without their vision towers, Kimi K2 Thinking's INT4 experts
-    # dequantized: the same model, its logits
+    # dequantized (and Kimi K2.5's language model with them): the same model, its logits
     case $name in phi3) as=MistralForCausalLM ;; gemma3_vl) as=Gemma3ForCausalLM ;; gpt_oss_mxfp4) as=GptOssForCausalLM ;;
-                  glm4_moe|dots1|solar_open) as=Glm4MoeForCausalLM ;; deepseek_v3|moonlight|glm4_moe_lite|kimi_k2_int4) as=DeepseekV3ForCausalLM ;;
+                  glm4_moe|dots1|solar_open) as=Glm4MoeForCausalLM ;; deepseek_v3|moonlight|glm4_moe_lite|kimi_k2_int4|kimi_k25) as=DeepseekV3ForCausalLM ;;
                   ministral3_vl|ministral3_fp8) as=Ministral3ForCausalLM ;; ernie4_5) as=LlamaForCausalLM ;;
                   hunyuan_dense) as=HunYuanDenseV1ForCausalLM ;;
                   internlm3|iquestcoder) as=LlamaForCausalLM ;; helium) as=Qwen2ForCausalLM ;;

@@ -561,27 +561,49 @@ def memory_slice(params, name):
     return gu[:half] if kind == "gate" else gu[half:]
 
 
-def save_ct(model, out, bits, group, only):
+def kimi_k25():
+    # Kimi K2.5 (Moonshot's): Kimi_K25ForConditionalGeneration, a tiny MoonViT tower and projector
+    # beside Kimi K2 Thinking's language model (kimi_k2_int4's, its routed experts in INT4 as
+    # published; the top level's quantization_config); the hub's names (language_model.model.layers.*:
+    # transformers 5 saves "blocks" for them, its vision tower's renaming undone too widely);
+    # scored on text.
+    text = dict(DS_V3, **DS_MLA)
+    text.update(model_type="deepseek_v3", num_key_value_heads=4, n_shared_experts=1, n_group=1, topk_group=1,
+                routed_scaling_factor=2.827, norm_topk_prob=True, rms_norm_eps=1e-6, num_nextn_predict_layers=0,
+                rope_parameters={"rope_type": "default", "rope_theta": 50000.0})
+    vision = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, pos_emb_height=4,
+                  pos_emb_width=4, patch_size=4)
+    return tf.Kimi_K25ForConditionalGeneration(tf.Kimi_K25Config(
+        text_config=text, vision_config=vision, projection_hidden_size=16, image_token_id=255, video_token_id=254,
+        vision_start_token_id=253, vision_end_token_id=252, tie_word_embeddings=False))
+
+
+KIMI_K25_NAMES = (lambda n: n.replace("language_model.model.blocks.", "language_model.model.layers."),
+                  lambda n: n.replace("language_model.model.", "model.language_model."))
+
+
+def save_ct(model, out, bits, group, only, names=(lambda n: n, lambda n: n)):
     """compressed-tensors' pack-quantized weights as Kimi K2 Thinking's and W4A16 releases hold them:
     each weight whose name has `only` in it quantized symmetrically to `bits`-bit integers by groups
     of `group` values of a row (None: one scale a row), packed by compressed_tensors' own
     pack_to_int32 into I32 weight_packed, with BF16 weight_scale and I64 weight_shape; config.json's
-    quantization_config says so, ignoring the rest. The model in memory becomes those dequantized
-    weights, the reference."""
+    quantization_config says so, ignoring the rest. names: the hub's name of a saved tensor, and
+    the model's in memory of a hub name. The model in memory becomes those dequantized weights, the
+    reference."""
     from compressed_tensors.compressors.pack_quantized.helpers import pack_to_int32, unpack_from_int32
     from safetensors.torch import load_file, save_file
     model.save_pretrained(out, safe_serialization=True)
     path = os.path.join(out, "model.safetensors")
-    tensors = load_file(path)
+    hub, memory = names
+    tensors = {hub(k): v for k, v in load_file(path).items()}
     params = dict(model.named_parameters())
-    state = model.state_dict()
     qmax = (1 << (bits - 1)) - 1
     for name in list(tensors):
         w = tensors[name]
         if w.dim() != 2 or only not in name:
             continue
         rows, cols = w.shape
-        assert torch.equal(memory_slice(params, name).detach(), w), f"{name}: not where the file has it"
+        assert torch.equal(memory_slice(params, memory(name)).detach(), w), f"{name}: not where the file has it"
         g = group or cols
         groups = w.reshape(rows, cols // g, g)
         scale = (groups.abs().amax(dim=2) / qmax).to(torch.bfloat16).float()
@@ -596,7 +618,7 @@ def save_ct(model, out, bits, group, only):
         tensors[stem + ".weight_shape"] = torch.tensor([rows, cols], dtype=torch.int64)
         deq = (q.float().reshape(rows, cols // g, g) * scale[:, :, None]).reshape(rows, cols)
         with torch.no_grad():
-            memory_slice(params, name).copy_(deq)
+            memory_slice(params, memory(name)).copy_(deq)
     save_file(tensors, path, metadata={"format": "pt"})
     with open(os.path.join(out, "config.json")) as f:
         cfg = json.load(f)
@@ -1777,6 +1799,7 @@ CASES = {
     "idefics3": (idefics3, {}),
     "granite_docling": (granite_docling, {}),
     "kimi_k2_int4": (kimi_k2_int4, {"ct": (4, 8, ".mlp.experts."), "seed_of": "kimi-k2-int4"}),
+    "kimi_k25": (kimi_k25, {"ct": (4, 8, ".mlp.experts.", KIMI_K25_NAMES)}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
 }
@@ -1847,7 +1870,8 @@ def main(out_root, names):
         # 1.1e-5 on SmolLM3, past the test's 1e-5.
         cls = type(model)
         if opts.get("ct"):  # the dequantized weights, in float64 (eager experts)
-            model.config._experts_implementation = "eager"
+            for c in (model.config, model.config.get_text_config()):
+                c._experts_implementation = "eager"
             model = model.double().eval()
         elif opts.get("fp8"):  # the dequantized weights; transformers' own FP8 loader checked to agree
             scored = model.double().eval()

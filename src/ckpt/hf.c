@@ -1341,6 +1341,9 @@ static const multimodal_t g_multimodal[] = {
     { "Idefics3ForConditionalGeneration", "LlamaForCausalLM", "llama", NULL, false, false },
     /* Granite-Docling: Granite beside a SigLIP tower (model.text_model.), tied unless it says not */
     { "GraniteDoclingForConditionalGeneration", "GraniteForCausalLM", "granite_docling_text", NULL, true, false },
+    /* Kimi K2.5: Kimi K2's language model (DeepSeek-V3's; its INT4 experts quantized as the top
+     * level says) beside a MoonViT tower and projector */
+    { "Kimi_K25ForConditionalGeneration", "DeepseekV3ForCausalLM", "deepseek_v3", NULL, true, false },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
@@ -3351,12 +3354,12 @@ static bool any_tensor_ends(const accel_hf_t *hf, const char *suffix)
 
 /* The vision tower's and the multimodal projector's tensors, under either naming (Llama 4's
  * tower: vision_model.; Granite Vision 4's projectors and LLaVA-Next's image_newline; SmolVLM's
- * connector). */
+ * connector; Kimi K2.5's mm_projector). */
 static bool is_vision_tensor(const char *name)
 {
     static const char *const parts[] = { "vision_tower.", "vision_model.", "multi_modal_projector.", "visual.",
                                          "image_newline", "layerwise_projectors.", "spatial_projectors.",
-                                         "connector." };
+                                         "connector.", "mm_projector." };
     if (!strncmp(name, "model.", 6)) name += 6;
     for (size_t i = 0; i < sizeof parts / sizeof *parts; i++)
         if (!strncmp(name, parts[i], strlen(parts[i]))) return true;
@@ -3644,6 +3647,9 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
         if (!json_object_get(text, "tie_word_embeddings"))   /* the top level's, else the wrapper's default */
             json_object_set_new(text, "tie_word_embeddings",
                                 json_boolean(jbool(root, "tie_word_embeddings", mm->tied)));
+        json_t *quant = json_object_get(root, "quantization_config");
+        if (quant && !json_object_get(text, "quantization_config"))    /* Kimi K2.5's: the whole model's */
+            json_object_set(text, "quantization_config", quant);
         json_decref(root);
         root = text;
         hf->multimodal = mm->arch;

@@ -89,7 +89,7 @@ for dir in "$FIX"/*/; do
                   nemotron_h_latent) as=NemotronHForCausalLM ;; llama4_vl) as=Llama4ForCausalLM ;;
                   cwm) as=MinistralForCausalLM ;; exaone) as=LlamaForCausalLM ;;
                   exaone4_5_vl) as=Exaone4ForCausalLM ;; granite4_vision|granite_docling) as=GraniteForCausalLM ;;
-                  smolvlm|idefics3) as=LlamaForCausalLM ;;
+                  smolvlm|idefics3|llama_w8a16) as=LlamaForCausalLM ;;
                   *) as= ;; esac
     if [ -n "$as" ]; then
         grep -q "\"$as\"" "$name.hf/config.json" || fail "$name: not exported as the $as it equals"

@@ -580,14 +580,16 @@ def kimi_k25():
 
 KIMI_K25_NAMES = (lambda n: n.replace("language_model.model.blocks.", "language_model.model.layers."),
                   lambda n: n.replace("language_model.model.", "model.language_model."))
+# What Kimi K2 Thinking's quantization_config leaves out: all but the routed experts.
+KIMI_IGNORE = ["lm_head", "re:.*self_attn.*", "re:.*shared_experts.*", "re:.*mlp\\.(gate|up|down)_proj.*"]
 
 
-def save_ct(model, out, bits, group, only, names=(lambda n: n, lambda n: n)):
+def save_ct(model, out, bits, group, only, ignore, names=(lambda n: n, lambda n: n)):
     """compressed-tensors' pack-quantized weights as Kimi K2 Thinking's and W4A16 releases hold them:
     each weight whose name has `only` in it quantized symmetrically to `bits`-bit integers by groups
     of `group` values of a row (None: one scale a row), packed by compressed_tensors' own
     pack_to_int32 into I32 weight_packed, with BF16 weight_scale and I64 weight_shape; config.json's
-    quantization_config says so, ignoring the rest. names: the hub's name of a saved tensor, and
+    quantization_config says so, its `ignore` list the rest. names: the hub's name of a saved tensor, and
     the model's in memory of a hub name. The model in memory becomes those dequantized weights, the
     reference."""
     from compressed_tensors.compressors.pack_quantized.helpers import pack_to_int32, unpack_from_int32
@@ -629,7 +631,7 @@ def save_ct(model, out, bits, group, only, names=(lambda n: n, lambda n: n)):
         "quant_method": "compressed-tensors", "format": "pack-quantized", "quantization_status": "compressed",
         "config_groups": {"group_0": {"targets": ["Linear"], "weights": weights, "input_activations": None,
                                       "output_activations": None}},
-        "ignore": ["lm_head", "re:.*self_attn.*", "re:.*shared_experts.*", "re:.*mlp\\.(gate|up|down)_proj.*"],
+        "ignore": ignore,
         "kv_cache_scheme": None}
     with open(os.path.join(out, "config.json"), "w") as f:
         json.dump(cfg, f, indent=2, sort_keys=True)
@@ -1798,8 +1800,10 @@ CASES = {
     "smolvlm": (smolvlm, {}),
     "idefics3": (idefics3, {}),
     "granite_docling": (granite_docling, {}),
-    "kimi_k2_int4": (kimi_k2_int4, {"ct": (4, 8, ".mlp.experts."), "seed_of": "kimi-k2-int4"}),
-    "kimi_k25": (kimi_k25, {"ct": (4, 8, ".mlp.experts.", KIMI_K25_NAMES)}),
+    "kimi_k2_int4": (kimi_k2_int4, {"ct": (4, 8, ".mlp.experts.", KIMI_IGNORE), "seed_of": "kimi-k2-int4"}),
+    "kimi_k25": (kimi_k25, {"ct": (4, 8, ".mlp.experts.", KIMI_IGNORE, KIMI_K25_NAMES)}),
+    # W8A16 by channels (RedHat's quantized.w8a16 releases' scheme): every linear layer but the head
+    "llama_w8a16": (llama_gqa, {"ct": (8, None, "model.layers.", ["lm_head"]), "seed_of": "llama-w8a16"}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
 }

@@ -3525,9 +3525,14 @@ static accel_status_t read_packed(const accel_hf_t *hf, const entry_t *x, const 
     for (uint64_t r = 0; st == ACCEL_OK && r < R; r++) {
         st = accel_st_read_u32(hf->shards[s], t, r * W, (r + 1) * W, w);
         const float *sr = scale + r * sc->dims[1];
-        for (uint64_t c = 0; st == ACCEL_OK && c < C; c++) {
-            const int q = (int)((w[c / (uint64_t)per] >> (bits * (int)(c % (uint64_t)per))) & mask) - offset;
-            m[r * C + c] = (float)q * sr[c / G];
+        float *mr = m + r * C;
+        uint64_t c = 0, g = 0, next = G;            /* the value, its group, where the next begins */
+        for (uint64_t k = 0; st == ACCEL_OK && k < W; k++) {
+            uint32_t v = w[k];
+            for (int j = 0; j < per && c < C; j++, c++, v >>= bits) {
+                if (c == next) g++, next += G;
+                mr[c] = (float)((int)(v & mask) - offset) * sr[g];
+            }
         }
     }
     free(scale);

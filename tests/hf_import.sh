@@ -75,7 +75,8 @@ for dir in "$FIX"/*/; do
     # model without its vision tower, CWM as the Ministral it equals (Mistral's blocks, layer_types),
     # EXAONE 3.5 as the Llama it is, EXAONE 4.5's, Granite Vision 4's, SmolVLM's, Idefics3's and
     # Granite-Docling's language models without their vision towers, Kimi K2 Thinking's INT4 experts
-    # dequantized (and Kimi K2.5's language model with them): the same model, its logits
+    # dequantized (and Kimi K2.5's language model with them), GLM-OCR's as GLM-4 without its MTP block:
+    # the same model, its logits
     case $name in phi3) as=MistralForCausalLM ;; gemma3_vl) as=Gemma3ForCausalLM ;; gpt_oss_mxfp4) as=GptOssForCausalLM ;;
                   glm4_moe|dots1|solar_open) as=Glm4MoeForCausalLM ;; deepseek_v3|moonlight|glm4_moe_lite|kimi_k2_int4|kimi_k25) as=DeepseekV3ForCausalLM ;;
                   ministral3_vl|ministral3_fp8) as=Ministral3ForCausalLM ;; ernie4_5) as=LlamaForCausalLM ;;
@@ -83,7 +84,7 @@ for dir in "$FIX"/*/; do
                   internlm3|iquestcoder) as=LlamaForCausalLM ;; helium) as=Qwen2ForCausalLM ;;
                   exaone_moe) as=ExaoneMoeForCausalLM ;; mellum) as=MellumForCausalLM ;;
                   qwen3_vl) as=Qwen3ForCausalLM ;; qwen3_vl_moe) as=Qwen3MoeForCausalLM ;;
-                  qwen2_5_vl) as=Qwen2ForCausalLM ;; glm4v_moe) as=Glm4MoeForCausalLM ;; glm4v) as=Glm4ForCausalLM ;;
+                  qwen2_5_vl) as=Qwen2ForCausalLM ;; glm4v_moe) as=Glm4MoeForCausalLM ;; glm4v|glm_ocr) as=Glm4ForCausalLM ;;
                   qwen3_fp8) as=Qwen3ForCausalLM ;; qwen3_5_vl) as=Qwen3_5ForCausalLM ;; qwen3_next) as=Qwen3NextForCausalLM ;;
                   lfm2|lfm2_vl) as=Lfm2ForCausalLM ;; lfm3|lfm3_vl) as=Lfm3ForCausalLM ;;
                   nemotron_h_latent) as=NemotronHForCausalLM ;; llama4_vl) as=Llama4ForCausalLM ;;

@@ -964,6 +964,22 @@ def qwen2_5_vl():
         vision_start_token_id=253, vision_end_token_id=252))
 
 
+def glm_ocr():
+    # GLM-OCR: GlmOcrForConditionalGeneration, a tiny vision tower beside GLM-4.1V's kind of language
+    # model without q, k, v biases (a fused gate_up_proj, norms after the sublayers too, interleaved
+    # RoPE pairs on half of each head of 8), M-RoPE in sections [1, 1, 0]; its files' MTP block after
+    # the last layer (save_glm4_moe), which transformers skips; scored on text.
+    text = dict(vocab_size=V, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
+                num_key_value_heads=2, max_position_embeddings=T, rms_norm_eps=1e-5, tie_word_embeddings=False,
+                rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 1, 0],
+                                 "partial_rotary_factor": 0.5})
+    vision = dict(depth=1, hidden_size=16, intermediate_size=32, num_heads=2, out_hidden_size=32, patch_size=4,
+                  image_size=16, spatial_merge_size=2, temporal_patch_size=1)
+    return tf.GlmOcrForConditionalGeneration(tf.GlmOcrConfig(
+        text_config=text, vision_config=vision, image_token_id=255, video_token_id=254,
+        image_start_token_id=253, image_end_token_id=252, video_start_token_id=251, video_end_token_id=250))
+
+
 def flatten_vl_config(out):
     """config.json as Qwen2-VL's and Qwen2.5-VL's hub releases have it: text_config's keys at the
     top level, rope_scaling {"type": "mrope", "mrope_section": ...} and rope_theta beside it."""
@@ -1741,6 +1757,7 @@ CASES = {
     "qwen3_vl_moe": (qwen3_vl_moe, {"score64": True, "seed_of": "qwen3-vl-moe"}),
     "qwen2_5_vl": (qwen2_5_vl, {}),
     "glm4v_moe": (glm4v_moe, {"score64": True}),
+    "glm_ocr": (glm_ocr, {}),
     "glm4v": (glm4v, {"std": 0.15}),
     "ministral": (ministral, {"score64": True}),
     "mistral4": (mistral4, {"score64": True}),
@@ -1854,7 +1871,7 @@ def main(out_root, names):
             save_glm4_moe(model, out, "mtp.")
         elif name == "qwen3_vl_moe":
             save_experts_xw(model, out)
-        elif name == "glm4v_moe":
+        elif name in ("glm4v_moe", "glm_ocr"):
             save_glm4_moe(model, out, f"model.language_model.layers.{model.config.text_config.num_hidden_layers}.")
         else:
             save.save_pretrained(out, safe_serialization=True, **kw)

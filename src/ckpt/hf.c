@@ -1344,6 +1344,9 @@ static const multimodal_t g_multimodal[] = {
     /* Kimi K2.5: Kimi K2's language model (DeepSeek-V3's; its INT4 experts quantized as the top
      * level says) beside a MoonViT tower and projector */
     { "Kimi_K25ForConditionalGeneration", "DeepseekV3ForCausalLM", "deepseek_v3", NULL, true, false },
+    /* GLM-OCR: GLM-4.1V's kind without q, k, v biases, an MTP block after its layers */
+    { "GlmOcrForConditionalGeneration", "Glm4ForCausalLM", "glm_ocr_text",
+      "{\"partial_rotary_factor\": 1.0, \"attention_bias\": false}", false, false },
 };
 
 #define REFUSE(...) do { accel_errf(err, errlen, __VA_ARGS__); return ACCEL_ERR_UNSUPPORTED; } while (0)
@@ -2455,6 +2458,23 @@ static accel_status_t translate_quantization(json_t *root, const char *path, con
     return ACCEL_OK;
 }
 
+/* A family's defaults for the sizes its config.json may leave out (0: the Llama defaults already
+ * read stand). */
+typedef struct {
+    long long layers, heads, kv_heads, width, ffn, context, vocab;
+} sizes_t;
+
+static void family_sizes(json_t *root, accel_model_config_t *m, sizes_t d)
+{
+    if (d.layers) m->layers = (int)jint(root, "num_hidden_layers", d.layers);
+    if (d.heads) m->heads = (int)jint(root, "num_attention_heads", d.heads);
+    if (d.kv_heads) m->kv_heads = (int)jint(root, "num_key_value_heads", d.kv_heads);
+    if (d.width) m->width = (int)jint(root, "hidden_size", d.width);
+    if (d.ffn) m->ffn_width = (int)jint(root, "intermediate_size", d.ffn);
+    if (d.context) m->context = (int)jint(root, "max_position_embeddings", d.context);
+    if (d.vocab) m->vocab = (int)jint(root, "vocab_size", d.vocab);
+}
+
 /* config.json (root) into cfg->model; refuses what accel cannot compute. */
 static accel_status_t translate_config(json_t *root, const char *path, accel_config_t *cfg, const char **arch_out,
                                        char *err, size_t errlen)
@@ -2542,43 +2562,19 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         const bool bamba = !strcmp(ai->arch, "BambaForCausalLM");     /* Mamba-2 blocks, RoPE on half a head */
         const bool llama4 = !strcmp(ai->arch, "Llama4ForCausalLM");   /* chunks, NoPE layers, experts on their input */
         const bool apertus = !strcmp(ai->arch, "ApertusForCausalLM");  /* xIELU, Qwen3's q/k norms, its norm names */
-        if (apertus) {                  /* ApertusConfig's defaults */
-            m->ffn_width = (int)jint(root, "intermediate_size", 14336);
-            m->context = (int)jint(root, "max_position_embeddings", 65536);
-            m->vocab = (int)jint(root, "vocab_size", 131072);
-        }
         const bool cwm = !strcmp(ai->arch, "CwmForCausalLM");   /* Llama's blocks, sliding layers by layer_types */
         const bool exaone3 = !strcmp(ai->arch, "ExaoneForCausalLM");   /* EXAONE 3.0, 3.5: Llama's blocks */
-        if (exaone3) {                  /* ExaoneConfig's defaults, under its code's key names too */
-            m->layers = (int)jint(root, "num_hidden_layers", jint(root, "num_layers", 32));
-            m->kv_heads = (int)jint(root, "num_key_value_heads", 8);
-            m->ffn_width = (int)jint(root, "intermediate_size", 14336);
-            m->context = (int)jint(root, "max_position_embeddings", 4096);
-            m->vocab = (int)jint(root, "vocab_size", 102400);
-        }
-        if (cwm) {                      /* CwmConfig's defaults (Code World Model 32B) */
-            m->layers = (int)jint(root, "num_hidden_layers", 64);
-            m->heads = (int)jint(root, "num_attention_heads", 48);
-            m->kv_heads = (int)jint(root, "num_key_value_heads", 8);
-            m->width = (int)jint(root, "hidden_size", 6144);
-            m->ffn_width = (int)jint(root, "intermediate_size", 21504);
-            m->context = (int)jint(root, "max_position_embeddings", 131072);
-            m->vocab = (int)jint(root, "vocab_size", 128256);
-        }
-        if (llama4) {                   /* Llama4TextConfig's defaults */
-            m->layers = (int)jint(root, "num_hidden_layers", 48);
-            m->heads = (int)jint(root, "num_attention_heads", 40);
-            m->kv_heads = (int)jint(root, "num_key_value_heads", 8);
-            m->width = (int)jint(root, "hidden_size", 5120);
-            m->ffn_width = (int)jint(root, "intermediate_size", 8192);
-            m->context = (int)jint(root, "max_position_embeddings", 131072);
-            m->vocab = (int)jint(root, "vocab_size", 202048);
-        }
-        if (bamba) {                    /* BambaConfig's defaults */
-            m->context = (int)jint(root, "max_position_embeddings", 262144);
-            m->ffn_width = (int)jint(root, "intermediate_size", 14336);
-            m->vocab = (int)jint(root, "vocab_size", 128000);
-            m->kv_heads = (int)jint(root, "num_key_value_heads", 8);
+        /* The families' config classes' defaults for the sizes config.json leaves out (EXAONE 3's
+         * code names its layers num_layers) */
+        if (apertus) family_sizes(root, m, (sizes_t){ .ffn = 14336, .context = 65536, .vocab = 131072 });
+        if (exaone3)
+            family_sizes(root, m, (sizes_t){ .layers = jint(root, "num_layers", 32), .kv_heads = 8, .ffn = 14336,
+                                             .context = 4096, .vocab = 102400 });
+        if (cwm)                        /* Code World Model 32B */
+            family_sizes(root, m, (sizes_t){ 64, 48, 8, 6144, 21504, 131072, 128256 });
+        if (llama4) family_sizes(root, m, (sizes_t){ 48, 40, 8, 5120, 8192, 131072, 202048 });
+        if (bamba) {
+            family_sizes(root, m, (sizes_t){ .kv_heads = 8, .ffn = 14336, .context = 262144, .vocab = 128000 });
             accel_status_t bst = translate_mamba(root, path, m, err, errlen);
             if (bst != ACCEL_OK) return bst;
             const double z = jnum(root, "z_loss_coefficient", 0.0);
@@ -2596,8 +2592,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             if (jst != ACCEL_OK) return jst;
         }
         if (nemotron_h) {
-            m->context = (int)jint(root, "max_position_embeddings", 4096);
-            m->ffn_width = (int)jint(root, "intermediate_size", 21504);
+            family_sizes(root, m, (sizes_t){ .ffn = 21504, .context = 4096 });
             accel_status_t nst = translate_nemotron_h(root, path, m, err, errlen);
             if (nst != ACCEL_OK) return nst;
         }
@@ -3669,6 +3664,10 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
         const long long mtp = jint(root, "num_nextn_predict_layers",     /* Mistral Small 4, Youtu have none */
                                    jint(root, "num_mtp_layers", none ? 0 : 1));
         hf->mla_pairs = jbool(root, "rope_interleave", true);
+        hf->mtp_layers = mtp > 0 && mtp < 1000 ? (int)mtp : 0;
+    }
+    if (st == ACCEL_OK && hf->multimodal && !strcmp(hf->multimodal, "GlmOcrForConditionalGeneration")) {
+        const long long mtp = jint(root, "num_nextn_predict_layers", 1);   /* its files' layer after the last */
         hf->mtp_layers = mtp > 0 && mtp < 1000 ? (int)mtp : 0;
     }
     json_decref(root);

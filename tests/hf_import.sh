@@ -773,7 +773,8 @@ refused ctasym kimi_k2_int4 's/"symmetric": true/"symmetric": false/' "accel rea
 refused ctbits kimi_k2_int4 's/"num_bits": 4/"num_bits": 3/' "3 bits"
 refused ctfmt kimi_k2_int4 's/"pack-quantized"/"int-quantized"/' "compressed-tensors with format int-quantized"
 refused ctorder kimi_k2_int4 's/"actorder": null/"actorder": "group"/' "actorder group"
-refused ctgroup kimi_k2_int4 's/"group_size": 8/"group_size": 4/' "gate_proj.weight_packed's scales are F32, BF16 or F16 [8, 4]"
+refused ctgroup kimi_k2_int4 's/"group_size": 8/"group_size": 16/' "gate_proj.weight_packed's scales are F32, BF16 or F16 [8, 1]"
+refused ctword kimi_k2_int4 's/"group_size": 8/"group_size": 4/' "packs 8 values a word into rows of 16 by groups of 4"
 refused q3bias qwen3 's/"attention_bias": false/"attention_bias": true/' "attention_bias = true on Qwen3ForCausalLM adds an o_proj bias"
 # EXAONE 4's full layers go without RoPE by its pattern: other layer types are refused.
 refused e4types exaone4 '0,/"sliding_attention",/s/"sliding_attention",/"full_attention",/' "2 of 4 layers attend through a sliding window of 4 (layer_types / max_window_layers), not all but every N-th"

@@ -3453,8 +3453,9 @@ static void packed_part(const entry_t *x, const char *part, char *name, size_t l
 }
 
 /* A packed weight: a matrix read by rows (its place in accel: rows, or rows permuted), I32 words
- * [rows, ceil(cols bits / 32)], X.weight_shape [rows, cols] as config.json gives them, and
- * X.weight_scale F32, BF16 or F16 [rows, ceil(cols / group)] (one a row: [rows, 1]). */
+ * [rows, cols bits / 32] (rows and groups of whole words), X.weight_shape [rows, cols] as
+ * config.json gives them, and X.weight_scale F32, BF16 or F16 [rows, cols / group] (one a row:
+ * [rows, 1]). */
 static accel_status_t check_packed(const accel_hf_t *hf, const entry_t *x, const accel_st_tensor_t *t, char *err,
                                    size_t errlen)
 {
@@ -3465,8 +3466,14 @@ static accel_status_t check_packed(const accel_hf_t *hf, const entry_t *x, const
         return ACCEL_ERR_UNSUPPORTED;
     }
     const uint64_t R = x->hf_dims[0], C = x->hf_dims[1], G = hf->ct[1] ? (uint64_t)hf->ct[1] : C;
-    const uint64_t words = (C * (uint64_t)hf->ct[0] + 31) / 32, groups = (C + G - 1) / G;
+    const uint64_t words = (C * (uint64_t)hf->ct[0] + 31) / 32, groups = (C + G - 1) / G, per = 32 / (uint64_t)hf->ct[0];
     char name[ACCEL_HF_NAME_MAX + 8], have[64], want[64];
+    if (C % per || G % per) {       /* every word's values in one group and one row (real releases' are) */
+        accel_errf(err, errlen, "%s: tensor %s packs %llu values a word into rows of %llu by groups of %llu: accel "
+                   "reads rows and groups of whole words", hf->dir, x->hf, (unsigned long long)per,
+                   (unsigned long long)C, (unsigned long long)G);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
     if (t->dtype != ACCEL_ST_I32 || t->ndim != 2 || t->dims[0] != R || t->dims[1] != words) {
         shape_text(have, sizeof have, t->ndim, t->dims);
         accel_errf(err, errlen, "%s: tensor %s is %s %s, but %d-bit values of a [%llu, %llu] weight pack into I32 "
@@ -3501,14 +3508,25 @@ static accel_status_t check_packed(const accel_hf_t *hf, const entry_t *x, const
     return ACCEL_OK;
 }
 
-/* A packed weight read into m [rows, cols] (the file's order): 32 / bits values a word, the first
- * in its low bits, each stored as value + 2^(bits - 1) (rows start on a word), times its scale. */
+/* n words of 32 / BITS values each (the first in the low bits, stored as value + 2^(BITS - 1)) into
+ * m, every wpg words one group times its scale in sc. */
+static inline void unpack_words(float *m, const uint32_t *w, const float *sc, uint64_t n, uint64_t wpg, int BITS)
+{
+    const int per = 32 / BITS, offset = 1 << (BITS - 1);
+    const uint32_t mask = (1u << BITS) - 1;
+    for (uint64_t k = 0; k < n; k++) {
+        const float s = sc[k / wpg];
+        for (int j = 0; j < per; j++) m[k * (uint64_t)per + j] = (float)((int)((w[k] >> (BITS * j)) & mask) - offset) * s;
+    }
+}
+
+/* A packed weight read into m [rows, cols] (the file's order): 32 / bits values a word, times their
+ * group's scale (the values' count a word a constant the compiler unrolls). */
 static accel_status_t read_packed(const accel_hf_t *hf, const entry_t *x, const accel_st_tensor_t *t, int s,
                                   float *m)
 {
     const uint64_t R = x->hf_dims[0], C = x->hf_dims[1], W = t->dims[1];
-    const int bits = hf->ct[0], per = 32 / bits, offset = 1 << (bits - 1);
-    const uint32_t mask = (1u << bits) - 1;
+    const int bits = hf->ct[0];
     const uint64_t G = hf->ct[1] ? (uint64_t)hf->ct[1] : C;
     char name[ACCEL_HF_NAME_MAX + 8];
     packed_part(x, "scale", name, sizeof name);
@@ -3517,18 +3535,10 @@ static accel_status_t read_packed(const accel_hf_t *hf, const entry_t *x, const 
     float *scale = malloc(sizeof(float) * (size_t)sc->numel);
     uint32_t *w = malloc(sizeof(uint32_t) * (size_t)W);
     accel_status_t st = scale && w ? accel_st_read(hf->shards[ss], sc, 0, sc->numel, scale) : ACCEL_ERR_NOMEM;
-    for (uint64_t r = 0; st == ACCEL_OK && r < R; r++) {
+    for (uint64_t r = 0; st == ACCEL_OK && r < R; r++) {    /* check_packed: whole words in a group */
         st = accel_st_read_u32(hf->shards[s], t, r * W, (r + 1) * W, w);
-        const float *sr = scale + r * sc->dims[1];
-        float *mr = m + r * C;
-        uint64_t c = 0, g = 0, next = G;            /* the value, its group, where the next begins */
-        for (uint64_t k = 0; st == ACCEL_OK && k < W; k++) {
-            uint32_t v = w[k];
-            for (int j = 0; j < per && c < C; j++, c++, v >>= bits) {
-                if (c == next) g++, next += G;
-                mr[c] = (float)((int)(v & mask) - offset) * sr[g];
-            }
-        }
+        if (bits == 4) unpack_words(m + r * C, w, scale + r * sc->dims[1], W, G / 8, 4);
+        else unpack_words(m + r * C, w, scale + r * sc->dims[1], W, G / 4, 8);
     }
     free(scale);
     free(w);

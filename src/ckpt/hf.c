@@ -102,12 +102,12 @@ typedef unsigned __int128 hf_flags_t;
 #define F_LLAMA4 FLAG(59)        /* Llama 4's MLP names (feed_forward.: dense, or experts as x @ W) */
 #define F_GDN_QWEN FLAG(60)      /* a gated delta-net's Qwen3.5 / Qwen3-Next names (projections, norm) */
 #define F_GDN_OLMO FLAG(61)      /* ... OLMo Hybrid's (q, k, v, g, a, b, o projections and the
-                                             * convolution apart; o_norm), and its block norms' names */
+                                  * convolution apart; o_norm), and its block norms' names */
 #define F_APERTUS FLAG(62)       /* Apertus's block norms' names, its xIELU's alphas and buffers */
 #define F_MAMBA1 FLAG(63)        /* a Mamba-1 layer's (Mamba's, Falcon Mamba's mixers) */
-#define F_VAULT FLAG(64)          /* VaultGemma's name for the norm before the MLP, without norms after */
-#define F_CLOVAX FLAG(65)         /* HyperCLOVA X's norms after the sublayers (post_norm1, post_norm2) */
-#define F_EXAONE3 FLAG(66)        /* EXAONE 3.0 / 3.5's names (Llama's blocks; transformers renames them) */
+#define F_VAULT FLAG(64)         /* VaultGemma's name for the norm before the MLP, without norms after */
+#define F_CLOVAX FLAG(65)        /* HyperCLOVA X's norms after the sublayers (post_norm1, post_norm2) */
+#define F_EXAONE3 FLAG(66)       /* EXAONE 3.0 / 3.5's names (Llama's blocks; transformers renames them) */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */

@@ -187,29 +187,30 @@ def granite4_vision():
         qformer_config=dict(intermediate_size=32, num_hidden_layers=1), tie_word_embeddings=False))
 
 
-def smolvlm():
-    # SmolVLM / SmolVLM2 (Idefics3's kind): SmolVLMForConditionalGeneration, a tiny SigLIP tower and
-    # pixel-shuffle connector beside a Llama (model.text_model.*, GQA 2:1); scored on text.
+# A tiny SigLIP tower, the VLMs' of the Idefics3 kind.
+SIGLIP_TINY = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, image_size=16,
+                   patch_size=4)
+
+
+def idefics3_kind(model_cls, config_cls, theta):
+    """The tiny SigLIP tower and pixel-shuffle connector beside a Llama (model.text_model.*, GQA 2:1)
+    as SmolVLM and Idefics3 lay them out; scored on text."""
     text = dict(vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
                 num_key_value_heads=2, max_position_embeddings=T, rms_norm_eps=1e-5, tie_word_embeddings=False,
-                rope_parameters={"rope_type": "default", "rope_theta": 100000.0},
+                rope_parameters={"rope_type": "default", "rope_theta": theta},
                 pad_token_id=0, bos_token_id=1, eos_token_id=2)
-    vision = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, image_size=16,
-                  patch_size=4)
-    return tf.SmolVLMForConditionalGeneration(tf.SmolVLMConfig(
-        text_config=text, vision_config=vision, scale_factor=2, image_token_id=255, tie_word_embeddings=False))
+    return model_cls(config_cls(text_config=text, vision_config=SIGLIP_TINY, scale_factor=2, image_token_id=255,
+                                tie_word_embeddings=False))
+
+
+def smolvlm():
+    # SmolVLM / SmolVLM2 (HuggingFaceTB's): Idefics3's kind under its own class.
+    return idefics3_kind(tf.SmolVLMForConditionalGeneration, tf.SmolVLMConfig, 100000.0)
 
 
 def idefics3():
-    # Idefics3 (HuggingFaceM4/Idefics3-8B-Llama3): SmolVLM's layout under its own class.
-    text = dict(vocab_size=V, hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4,
-                num_key_value_heads=2, max_position_embeddings=T, rms_norm_eps=1e-5, tie_word_embeddings=False,
-                rope_parameters={"rope_type": "default", "rope_theta": 500000.0},
-                pad_token_id=0, bos_token_id=1, eos_token_id=2)
-    vision = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, image_size=16,
-                  patch_size=4)
-    return tf.Idefics3ForConditionalGeneration(tf.Idefics3Config(
-        text_config=text, vision_config=vision, scale_factor=2, image_token_id=255, tie_word_embeddings=False))
+    # Idefics3 (HuggingFaceM4/Idefics3-8B-Llama3).
+    return idefics3_kind(tf.Idefics3ForConditionalGeneration, tf.Idefics3Config, 500000.0)
 
 
 def granite_docling():
@@ -219,10 +220,8 @@ def granite_docling():
                 num_key_value_heads=2, max_position_embeddings=T, rms_norm_eps=1e-5, tie_word_embeddings=True,
                 embedding_multiplier=3.0, attention_multiplier=0.2, residual_multiplier=0.5, logits_scaling=2.5,
                 pad_token_id=0, bos_token_id=1, eos_token_id=2)
-    vision = dict(hidden_size=16, intermediate_size=32, num_hidden_layers=1, num_attention_heads=2, image_size=16,
-                  patch_size=4, out_hidden_size=16)
     return tf.GraniteDoclingForConditionalGeneration(tf.GraniteDoclingConfig(
-        text_config=text, vision_config=vision, image_token_id=255))
+        text_config=text, vision_config=dict(SIGLIP_TINY, out_hidden_size=16), image_token_id=255))
 
 
 def olmo2():

@@ -68,7 +68,7 @@ for dir in "$FIX"/*/; do
     # and Solar Open as the GLM-4.5 they equal (GLM-4.7-Flash as the DeepSeek-V3 it equals, ERNIE 4.5 as the Llama
     # it equals: its RoPE pairs in rotate-half order, Helium alike as the Qwen2 its q, k, v biases
     # make it; InternLM3 and IQuest-Coder as the Llama they are; HunYuan with its NTK alpha folded
-    # into rope_theta), Moonlight's
+    # into rope_theta, HunYuan-MoE alike), Moonlight's
     # RoPE pairs interleaved (DeepSeek-V3's default), Qwen3-FP8's weights dequantized, LFM2's MLP
     # width as Lfm2MLP made it (block_auto_adjust_ff_dim false), LFM2-VL's and LFM3-VL's language models
     # without their vision towers, Nemotron 3 Super's kind without its MTP block, Llama 4's language
@@ -80,7 +80,7 @@ for dir in "$FIX"/*/; do
     case $name in phi3) as=MistralForCausalLM ;; gemma3_vl) as=Gemma3ForCausalLM ;; gpt_oss_mxfp4) as=GptOssForCausalLM ;;
                   glm4_moe|dots1|solar_open) as=Glm4MoeForCausalLM ;; deepseek_v3|moonlight|glm4_moe_lite|kimi_k2_int4|kimi_k25) as=DeepseekV3ForCausalLM ;;
                   ministral3_vl|ministral3_fp8) as=Ministral3ForCausalLM ;; ernie4_5) as=LlamaForCausalLM ;;
-                  hunyuan_dense) as=HunYuanDenseV1ForCausalLM ;;
+                  hunyuan_dense) as=HunYuanDenseV1ForCausalLM ;; hunyuan_moe) as=HunYuanMoEV1ForCausalLM ;;
                   internlm3|iquestcoder) as=LlamaForCausalLM ;; helium) as=Qwen2ForCausalLM ;;
                   exaone_moe) as=ExaoneMoeForCausalLM ;; mellum) as=MellumForCausalLM ;;
                   qwen3_vl) as=Qwen3ForCausalLM ;; qwen3_vl_moe) as=Qwen3MoeForCausalLM ;;
@@ -467,6 +467,7 @@ needs vaultgemma model.attention_softcap=0 model.logit_softcap=0 model.sliding_w
 needs granite model.embed_scale=1 model.attention_multiplier=0 model.residual_multiplier=1 model.logits_scaling=1
 needs granite_moe model.residual_multiplier=1 model.logits_scaling=1
 needs hyperclovax model.residual_multiplier=1 model.logits_scaling=1 model.norm_position=pre
+needs hunyuan_moe model.router_norm_topk=false model.qk_norm_after_rope=false
 rm -rf gemma3_v4 && cp -r "$FIX/gemma3" gemma3_v4
 sed -i '/"layer_types": \[/,/\],/d; /"rope_parameters": {/,/^  },/c\
   "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0, "sliding_window_pattern": 2,\
@@ -775,6 +776,8 @@ refused ctfmt kimi_k2_int4 's/"pack-quantized"/"int-quantized"/' "compressed-ten
 refused ctorder kimi_k2_int4 's/"actorder": null/"actorder": "group"/' "actorder group"
 refused ctgroup kimi_k2_int4 's/"group_size": 8/"group_size": 16/' "gate_proj.weight_packed's scales are F32, BF16 or F16 [8, 1]"
 refused ctword kimi_k2_int4 's/"group_size": 8/"group_size": 4/' "packs 8 values a word into rows of 16 by groups of 4"
+refused hymoe hunyuan_moe 's/"num_experts": 4/"num_experts": 4, "moe_intermediate_size": 8/' "moe_intermediate_size = 8 and num_shared_expert = 1 with intermediate_size = 12"
+refused hytopk hunyuan_moe '0,/^    2,$/s//    1,/' "num_experts = 4, moe_topk = -1"
 refused q3bias qwen3 's/"attention_bias": false/"attention_bias": true/' "attention_bias = true on Qwen3ForCausalLM adds an o_proj bias"
 # EXAONE 4's full layers go without RoPE by its pattern: other layer types are refused.
 refused e4types exaone4 '0,/"sliding_attention",/s/"sliding_attention",/"full_attention",/' "2 of 4 layers attend through a sliding window of 4 (layer_types / max_window_layers), not all but every N-th"

@@ -224,6 +224,18 @@ def granite_docling():
         text_config=text, vision_config=dict(SIGLIP_TINY, out_hidden_size=16), image_token_id=255))
 
 
+def hunyuan_moe():
+    # Tencent's Hunyuan-A13B (HunYuanMoEV1ForCausalLM): HunYuan's attention (per-head q/k norms after
+    # RoPE, its NTK alpha), every block 4 SwiGLU experts, the softmax's top 2 renormalized (router
+    # mlp.gate.wg), beside an ungated shared MLP (mlp.shared_mlp), all of intermediate_size; the
+    # per-layer lists of its hub config.
+    return tf.HunYuanMoEV1ForCausalLM(tf.HunYuanMoEV1Config(
+        vocab_size=V, hidden_size=16, intermediate_size=12, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, head_dim=8, max_position_embeddings=T, num_experts=4, moe_topk=[2, 2],
+        rms_norm_eps=1e-5, tie_word_embeddings=True, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+        rope_parameters={"rope_type": "dynamic", "rope_theta": 10000.0, "alpha": 1000.0, "factor": 1.0}))
+
+
 def olmo2():
     # OLMo 2: norms after attention and the MLP (none before), q/k norms over the whole projections.
     return tf.Olmo2ForCausalLM(tf.Olmo2Config(
@@ -1676,6 +1688,7 @@ def routing_margin(model, tokens):
     with torch.no_grad():
         out = model(tokens[None, :-1], output_router_logits=True)
     k = model.config.get_text_config().num_experts_per_tok
+    k = k[0] if isinstance(k, list) else k      # HunYuan-MoE's moe_topk: one per layer
     gaps = [(p[:, k - 1] - p[:, k]).min().item()
             for p in (torch.softmax(r.double(), -1).sort(-1, descending=True).values
                       for r in out.router_logits)]
@@ -1820,6 +1833,7 @@ CASES = {
     "kimi_k25": (kimi_k25, {"ct": (4, 8, ".mlp.experts.", KIMI_IGNORE, KIMI_K25_NAMES)}),
     # W8A16 by channels (RedHat's quantized.w8a16 releases' scheme): every linear layer but the head
     "llama_w8a16": (llama_gqa, {"ct": (8, None, "model.layers.", ["lm_head"]), "seed_of": "llama-w8a16"}),
+    "hunyuan_moe": (hunyuan_moe, {"score64": True}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
 }

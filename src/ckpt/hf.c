@@ -108,6 +108,7 @@ typedef unsigned __int128 hf_flags_t;
 #define F_VAULT FLAG(64)         /* VaultGemma's name for the norm before the MLP, without norms after */
 #define F_CLOVAX FLAG(65)        /* HyperCLOVA X's norms after the sublayers (post_norm1, post_norm2) */
 #define F_EXAONE3 FLAG(66)       /* EXAONE 3.0 / 3.5's names (Llama's blocks; transformers renames them) */
+#define F_HY_MOE FLAG(67)        /* HunYuan-MoE's router (gate.wg) and shared_mlp names */
 
 /* How a Hugging Face tensor's elements sit against accel's. accel stacks experts as [E out, in]
  * with each expert's gated rows [gate | up]. */
@@ -286,6 +287,14 @@ static const map_t g_map[] = {
      * transformers 5 keeps no per-expert names for (Mistral Small 4) */
     { "h.%d.mlp.experts.gate_up.weight", "model.layers.%d.mlp.experts.gate_up_proj", P_ALL, L_STACKED, QWEN_MOE | F_FUSED },
     { "h.%d.mlp.experts.down.weight", "model.layers.%d.mlp.experts.down_proj", P_ALL, L_STACKED, QWEN_MOE | F_FUSED },
+    /* HunYuan-MoE (Hunyuan-A13B): Qwen's experts, its own router and ungated shared MLP names */
+    { "h.%d.mlp.router.weight", "model.layers.%d.mlp.gate.wg.weight", P_ALL, L_ROWS, F_LLAMA | F_BLOCK | F_HY_MOE },
+    { "h.%d.mlp.shared.gate_up.weight", "model.layers.%d.mlp.shared_mlp.gate_proj.weight", P_SHARED_GATE, L_ROWS,
+      F_LLAMA | F_BLOCK | F_HY_MOE | F_SHARED },
+    { "h.%d.mlp.shared.gate_up.weight", "model.layers.%d.mlp.shared_mlp.up_proj.weight", P_SHARED_UP, L_ROWS,
+      F_LLAMA | F_BLOCK | F_HY_MOE | F_SHARED },
+    { "h.%d.mlp.shared.down.weight", "model.layers.%d.mlp.shared_mlp.down_proj.weight", P_ALL, L_ROWS,
+      F_LLAMA | F_BLOCK | F_HY_MOE | F_SHARED },
     /* GLM-4.5: Qwen's router and experts, DeepSeek-V3's selection bias and ungated shared experts */
 #define DS (F_LLAMA | F_BLOCK | F_DS)
     { "h.%d.mlp.router.select_bias", "model.layers.%d.mlp.gate.e_score_correction_bias", P_ALL, L_ROWS, DS | F_SELECT },
@@ -608,6 +617,7 @@ typedef struct {
     bool rope_pairs;                /* q and k with their RoPE pairs interleaved in the files (GLM's,
                                      * ERNIE 4.5's) */
     bool hunyuan;                   /* q/k norms after RoPE: HunYuan's names (export: its family) */
+    bool hy_moe;                    /* ... with experts: HunYuan-MoE's router and shared MLP names */
     bool minimax;                   /* sigmoid experts with a selection bias under whole-projection
                                      * q/k norms: MiniMax-M2's (Mixtral's names; export) */
     bool mellum;                    /* Qwen3-MoE's experts and attention with leading dense blocks, a
@@ -770,6 +780,7 @@ static dims_t dims_of(const accel_model_config_t *m)
     d.ernie = d.E && !d.mla && !strcmp(m->router_scores, "softmax") && d.select_bias;
     d.rope_pairs = d.glm || d.ernie || d.cohere || d.gptj;    /* import: ERNIE 4.5's dense models too */
     d.hunyuan = d.qk_norm && m->qk_norm_after_rope && !d.qk_unweighted;
+    d.hy_moe = d.hunyuan && d.E;
     d.minimax = d.ds && d.select_bias && !strcmp(m->router_scores, "sigmoid") && d.qk_all && !d.post && !d.S &&
                 !d.mla && !d.dense_layers;
     d.mellum = d.E && !d.mla && !strcmp(m->router_scores, "softmax") && !d.select_bias && d.qk_norm && !d.qk_all &&
@@ -845,7 +856,10 @@ static bool map_applies(const map_t *e, const dims_t *d)
     if ((e->flags & F_QWEN_MOE) && (e->flags & F_SHARED) && d->ds) return false;
     if ((e->flags & F_QWEN_MOE) && (e->flags & F_EXPERT) && d->fused) return false;
     if ((e->flags & F_FUSED) && !d->fused) return false;
-    if ((e->flags & F_DS) && (!d->ds || d->minimax || d->granite_moe)) return false;   /* Granite's: shared_mlp */
+    if ((e->flags & F_DS) && (!d->ds || d->minimax || d->granite_moe || d->hy_moe)) return false;   /* theirs:
+                                                                                                  * shared_mlp */
+    if ((e->flags & F_HY_MOE) && !d->hy_moe) return false;
+    if (d->hy_moe && (e->flags & F_QWEN_MOE) && !(e->flags & (F_EXPERT | F_FUSED))) return false;  /* its router */
     if ((e->flags & F_SELECT) && !d->select_bias) return false;
     if ((e->flags & F_SELECT) && ((e->flags & F_ERNIE) != 0) != d->ernie) return false;
     if ((e->flags & F_SELECT) && ((e->flags & F_EXAONE_MOE) != 0) != d->exaone_moe) return false;
@@ -1289,6 +1303,7 @@ static const arch_info_t g_archs[] = {
     { "GraniteMoeSWAForCausalLM", "granitemoe_swa", true },
     { "HyperCLOVAXForCausalLM", "hyperclovax", true },
     { "ExaoneForCausalLM", "exaone", true },
+    { "HunYuanMoEV1ForCausalLM", "hunyuan_v1_moe", true },
 };
 
 /* Families transformers builds from Llama's classes under their own config class and name (their
@@ -2458,6 +2473,48 @@ static accel_status_t translate_quantization(json_t *root, const char *path, con
     return ACCEL_OK;
 }
 
+/* A per-layer key (HunYuan-MoE's num_experts, moe_topk, ...): one integer, or a list of L equal
+ * ones; -1 when the list is of another length or its values differ. */
+static long long per_layer_int(json_t *root, const char *key, long long def, int L)
+{
+    json_t *v = json_object_get(root, key);
+    if (!json_is_array(v)) return jint(root, key, def);
+    if (json_array_size(v) != (size_t)L || L < 1) return -1;
+    const long long first = jint_at(v, 0);
+    for (int i = 1; i < L; i++)
+        if (jint_at(v, (size_t)i) != first) return -1;
+    return first;
+}
+
+/* HunYuan-MoE (Hunyuan-A13B): every block num_experts SwiGLU experts, the softmax's top moe_topk
+ * renormalized, beside one ungated shared MLP, both of intermediate_size (as transformers builds
+ * them: a moe_intermediate_size or num_shared_expert other than that is refused); cross-layer
+ * attention (use_cla) is refused. */
+static accel_status_t translate_hunyuan_moe(json_t *root, const char *path, accel_model_config_t *m, char *err,
+                                            size_t errlen)
+{
+    const int L = m->layers;
+    const long long E = per_layer_int(root, "num_experts", 1, L), K = per_layer_int(root, "moe_topk", 1, L);
+    const long long F = per_layer_int(root, "moe_intermediate_size", m->ffn_width, L);
+    const long long S = per_layer_int(root, "num_shared_expert", 1, L);
+    if (E < 1 || E > 4096 || K < 1 || K > E)
+        REFUSE("%s: num_experts = %lld, moe_topk = %lld (or lists of other lengths or values): accel needs one "
+               "count for every block, 1..4096 experts and 1..that many a token", path, E, K);
+    if (F != m->ffn_width || S != 1)
+        REFUSE("%s: moe_intermediate_size = %lld and num_shared_expert = %lld with intermediate_size = %d: accel's "
+               "HunYuan-MoE (as transformers builds it) has one shared MLP and experts, each of intermediate_size",
+               path, F, S, m->ffn_width);
+    if (jbool(root, "use_cla", false))
+        REFUSE("%s: use_cla = true: accel's attention has no cross-layer key and value sharing", path);
+    m->experts = (int)E;
+    m->experts_per_token = (int)K;
+    m->router_norm_topk = true;
+    m->shared_expert_ffn = m->ffn_width;
+    m->shared_expert_gate = false;
+    m->router_aux_loss = 0.0;
+    return ACCEL_OK;
+}
+
 /* A family's defaults for the sizes its config.json may leave out (0: the Llama defaults already
  * read stand). */
 typedef struct {
@@ -2666,7 +2723,8 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
             REFUSE("%s: %s = %s: accel's Gemma uses the tanh GELU (gelu_pytorch_tanh)", path, act_key, act);
         if (!gemma && !plain && act && strcmp(act, "silu"))
             REFUSE("%s: hidden_act = %s: accel's Llama uses SwiGLU (silu)", path, act);
-        const bool hunyuan = !strcmp(ai->arch, "HunYuanDenseV1ForCausalLM");  /* q/k norms after RoPE */
+        const bool hy_moe = !strcmp(ai->arch, "HunYuanMoEV1ForCausalLM");    /* ... softmax experts, shared MLP */
+        const bool hunyuan = hy_moe || !strcmp(ai->arch, "HunYuanDenseV1ForCausalLM");  /* q/k norms after RoPE */
         const bool ernie_moe = !strcmp(ai->arch, "Ernie4_5_MoeForCausalLM");    /* RoPE pairs interleaved */
         const bool ernie = ernie_moe || !strcmp(ai->arch, "Ernie4_5ForCausalLM");
         if (ernie && jbool(root, "use_bias", false))
@@ -2718,6 +2776,10 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
         if (glm_moe) m->qk_norm = jbool(root, "use_qk_norm", false);
         if (dots1) m->qk_norm = true;
         if (hunyuan) m->qk_norm = m->qk_norm_after_rope = true;   /* query_layernorm, key_layernorm */
+        if (hy_moe) {
+            accel_status_t hst = translate_hunyuan_moe(root, path, m, err, errlen);
+            if (hst != ACCEL_OK) return hst;
+        }
         if (qwen3_moe || qwen2_moe || olmoe || oss || granite_moe || glm_moe || dots1 || (dsv3 && !youtu) || ernie_moe ||
             minimax || solar || mellum || exaone_moe || qwen35_moe || lfm2_moe ||
             !strcmp(ai->arch, "MixtralForCausalLM")) {
@@ -3002,7 +3064,7 @@ static accel_status_t translate_config(json_t *root, const char *path, accel_con
                 m->rope_attention_factor = yarn_get_mscale(m->rope_factor, yarn_mscale) /
                                            yarn_get_mscale(m->rope_factor, yarn_mscale_all);
             m->rope_truncate = jbool(rp, "truncate", true);
-        } else if (!strcmp(rtype, "dynamic") && !strcmp(ai->arch, "HunYuanDenseV1ForCausalLM") &&
+        } else if (!strcmp(rtype, "dynamic") && hunyuan &&
                    jnum(rp, "alpha", 0.0) > 0) {
             /* HunYuan's NTK alpha: "dynamic" by name, a fixed stretch of the base by
              * alpha^(head / (head - 2)), as transformers' compute_ntk_alpha_rope_parameters */
@@ -4309,7 +4371,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
         const bool lfm2 = d.lfm2;       /* LFM2, LFM2-MoE (accel_hf_export checked the rest) */
         const bool ghybrid = d.granite_h;   /* Granite 4.0-H (accel_hf_export checked the rest) */
         const bool glm_moe = d.ds && !dsv3 && !ernie && !minimax && !exaone_moe && !mellum && !lfm2 && !ghybrid &&
-                             !d.granite_moe;  /* GLM-4.5 (accel_hf_export checked its other parts) */
+                             !d.granite_moe && !d.hy_moe;  /* GLM-4.5 (accel_hf_export checked its other parts) */
         const bool olmo = d.qk_all, window = m->sliding_window > 0, olmo3 = olmo && window;
         const bool qwen35 = d.qwen35;   /* Qwen3.5 (accel_hf_export checked the rest) */
         const bool gemma = m->norm_unit_offset && !own && !qwen35, gemma3 = gemma && d.sandwich && d.qk_norm;  /* checked alike */
@@ -4329,7 +4391,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                                                             m->logits_scaling != 1.0));
         const bool phi3 = d.phi3;     /* LongRoPE: Phi-3.5's, Phi-4-mini's (accel_hf_export checked the rest) */
         static const char ministral_arch[] = "MinistralForCausalLM";
-        const char *arch = ghybrid ? "GraniteMoeHybridForCausalLM" : lfm2 ? (d.lfm3 ? "Lfm3ForCausalLM" : d.E ? "Lfm2MoeForCausalLM" : "Lfm2ForCausalLM") : qwen35 ? (d.next ? "Qwen3NextForCausalLM" : d.E ? "Qwen3_5MoeForCausalLM" : "Qwen3_5ForCausalLM") : own ? own_arch : mellum ? "MellumForCausalLM" : exaone_moe ? "ExaoneMoeForCausalLM" : minimax ? "MiniMaxM2ForCausalLM" : hunyuan ? "HunYuanDenseV1ForCausalLM" : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
+        const char *arch = ghybrid ? "GraniteMoeHybridForCausalLM" : lfm2 ? (d.lfm3 ? "Lfm3ForCausalLM" : d.E ? "Lfm2MoeForCausalLM" : "Lfm2ForCausalLM") : qwen35 ? (d.next ? "Qwen3NextForCausalLM" : d.E ? "Qwen3_5MoeForCausalLM" : "Qwen3_5ForCausalLM") : own ? own_arch : mellum ? "MellumForCausalLM" : exaone_moe ? "ExaoneMoeForCausalLM" : minimax ? "MiniMaxM2ForCausalLM" : hunyuan ? (d.E ? "HunYuanMoEV1ForCausalLM" : "HunYuanDenseV1ForCausalLM") : ernie ? "Ernie4_5_MoeForCausalLM" : mistral4 ? "Mistral4ForCausalLM" : ministral3 ? "Ministral3ForCausalLM"
                          : youtu ? "YoutuForCausalLM" : dsv2 ? "DeepseekV2ForCausalLM" : dsv3 ? "DeepseekV3ForCausalLM" : phi3 ? "Phi3ForCausalLM" : exaone ? "Exaone4ForCausalLM"
                          : glm_moe ? "Glm4MoeForCausalLM" : oss ? "GptOssForCausalLM"
                          : seed ? "SeedOssForCausalLM"
@@ -4347,7 +4409,7 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
                          : d.qk_norm ? "Qwen3ForCausalLM" : m->attention_bias && !obias ? "Qwen2ForCausalLM"
                          : window ? (m->sliding_window_pattern || m->sliding_layers.n ? ministral_arch : "MistralForCausalLM")
                          : "LlamaForCausalLM";
-        const char *type = ghybrid ? "granitemoehybrid" : lfm2 ? (d.lfm3 ? "lfm3" : d.E ? "lfm2_moe" : "lfm2") : qwen35 ? (d.next ? "qwen3_next" : d.E ? "qwen3_5_moe_text" : "qwen3_5_text") : own ? own_type : mellum ? "mellum" : exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? "hunyuan_v1_dense" : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
+        const char *type = ghybrid ? "granitemoehybrid" : lfm2 ? (d.lfm3 ? "lfm3" : d.E ? "lfm2_moe" : "lfm2") : qwen35 ? (d.next ? "qwen3_next" : d.E ? "qwen3_5_moe_text" : "qwen3_5_text") : own ? own_type : mellum ? "mellum" : exaone_moe ? "exaone_moe" : minimax ? "minimax_m2" : hunyuan ? (d.E ? "hunyuan_v1_moe" : "hunyuan_v1_dense") : ernie ? "ernie4_5_moe" : mistral4 ? "mistral4" : ministral3 ? "ministral3" : youtu ? "youtu" : dsv2 ? "deepseek_v2" : dsv3 ? "deepseek_v3" : phi3 ? "phi3" : exaone ? "exaone4" : glm_moe ? "glm4_moe" : oss ? "gpt_oss" : seed ? "seed_oss" : glm4 ? "glm4" : glm ? "glm"
                          : gemma3 ? "gemma3_text" : gemma2 ? "gemma2" : vault ? "vaultgemma" : gemma ? "gemma" : d.clovax ? "hyperclovax" : granite ? (d.sinks ? (d.E ? "granitemoe_swa" : "granite_swa")
                                                                                              : d.E ? (d.S ? "granitemoeshared" : "granitemoe")
                                                                                              : "granite")
@@ -4596,7 +4658,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             json_object_set_new(j, "output_router_logits", json_boolean(m->router_aux_loss > 0));
             json_object_set_new(j, "router_aux_loss_coef",    /* off: the family's default */
                                 json_real(m->router_aux_loss > 0 ? m->router_aux_loss : olmo && !minimax ? 0.01 : 0.001));
-            if (d.S && !granite) {      /* Qwen2-MoE: its shared expert, q/k/v biases on or off */
+            if (d.hy_moe) json_object_set_new(j, "moe_topk", json_integer(m->experts_per_token));  /* HunYuan-MoE's */
+            if (d.S && !granite && !d.hy_moe) {  /* Qwen2-MoE: its shared expert, q/k/v biases on or off */
                 json_object_set_new(j, "shared_expert_intermediate_size", json_integer(d.S));
                 json_object_set_new(j, "qkv_bias", json_boolean(m->attention_bias));
             }
@@ -4612,7 +4675,8 @@ static json_t *hf_config_json(const accel_config_t *cfg, bool bf16, int bos_id, 
             } else if (olmo) {          /* OLMoE, FlexOlmo: each expert of intermediate_size */
                 json_object_set_new(j, "norm_topk_prob", json_boolean(m->router_norm_topk));
                 if (!d.post) json_object_set_new(j, "clip_qkv", json_null());
-            } else if ((d.qk_norm || d.S) && !granite) {  /* every block sparse, each expert of moe_intermediate_size */
+            } else if ((d.qk_norm || d.S) && !granite && !d.hy_moe) {  /* every block sparse, each expert of
+                                                                        * moe_intermediate_size */
                 json_object_set_new(j, "moe_intermediate_size", json_integer(d.F));
                 json_object_set_new(j, "norm_topk_prob", json_boolean(m->router_norm_topk));
                 json_object_set_new(j, "decoder_sparse_step", json_integer(1));
@@ -4997,7 +5061,8 @@ static accel_status_t refuse_unexportable(const accel_model_config_t *m, const d
                     "or layers without RoPE, RoPE on the whole head without scaling)");
         return ACCEL_ERR_UNSUPPORTED;
     }
-    if (d->ds && !softmax_mla && !d->ernie && !d->minimax && !d->exaone_moe && !d->mellum && !d->granite_moe && (strcmp(m->router_scores, "sigmoid") || !m->router_select_bias || !shared || m->shared_expert_gate ||
+    if (d->ds && !softmax_mla && !d->ernie && !d->minimax && !d->exaone_moe && !d->mellum && !d->granite_moe &&
+        !d->hy_moe && (strcmp(m->router_scores, "sigmoid") || !m->router_select_bias || !shared || m->shared_expert_gate ||
                   strcmp(m->router_group_score, "top2") ||
                   m->shared_expert_ffn % d->F || strcmp(m->norm_position, "pre") || strcmp(m->activation, "silu") ||
                   (m->qk_norm && strcmp(m->qk_norm_scope, "head")) || m->attention_out_bias || m->attention_sinks ||
@@ -5021,13 +5086,20 @@ static accel_status_t refuse_unexportable(const accel_model_config_t *m, const d
         return ACCEL_ERR_UNSUPPORTED;
     }
     const bool qk_all = m->qk_norm && !strcmp(m->qk_norm_scope, "all"), post = !strcmp(m->norm_position, "post");
-    /* HunYuan: Llama's dense blocks with per-head q/k norms after RoPE, no biases */
-    if (d->hunyuan && (m->experts || qk_all || !llama_blocks(m) || m->attention_bias || m->attention_out_bias ||
+    /* HunYuan: Llama's blocks with per-head q/k norms after RoPE, no biases; HunYuan-MoE's experts:
+     * the softmax's top k renormalized beside an ungated shared MLP, all as wide */
+    const bool hy_experts = !strcmp(m->router_scores, "softmax") && m->router_norm_topk && !m->router_select_bias &&
+                            m->router_groups <= 1 && m->router_scale == 1.0 && !m->dense_layers &&
+                            !m->expert_layers.n && m->shared_expert_ffn == m->ffn_width && !m->shared_expert_gate &&
+                            !m->expert_bias && !m->expert_latent && !(m->router_aux_loss > 0) &&
+                            !strcmp(m->activation, "silu");
+    if (d->hunyuan && ((m->experts && !hy_experts) || qk_all || !llama_blocks(m) || m->attention_bias || m->attention_out_bias ||
                       m->sliding_window || m->no_rope_pattern || m->rope_dim || !strcmp(m->rope_scaling, "longrope") ||
                       m->query_scale_beta > 0)) {
         ACCEL_ERROR("export --format hf: model.qk_norm_after_rope=true in this combination has no Hugging Face "
                     "counterpart (HunYuanDenseV1ForCausalLM: Llama's dense blocks with per-head q/k norms, no biases, "
-                    "window, layers without RoPE or other families' keys)");
+                    "window, layers without RoPE or other families' keys; HunYuanMoEV1ForCausalLM: with softmax "
+                    "experts, their top k renormalized, beside an ungated shared expert as wide, no balancing loss)");
         return ACCEL_ERR_UNSUPPORTED;
     }
     /* EXAONE 4: OLMo 2's norms after the sublayers with per-head q/k norms; with a window, its full

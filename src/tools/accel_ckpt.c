@@ -43,7 +43,7 @@ static void usage(FILE *out)
             "                           a Hugging Face model (GPT-2 and the Llama family: Llama, Mistral,\n"
             "                           Qwen, Phi-3, OLMo, SmolLM3, Granite, Gemma, gpt-oss, Seed-OSS,\n"
             "                           GLM, EXAONE 3.5, EXAONE 4, DeepSeek-V2/V3, ERNIE 4.5, HunYuan,\n"
-            "                           MiniMax-M2, CWM, VaultGemma, Granite SWA, HyperCLOVA X,\n"
+            "                           HunYuan-MoE, MiniMax-M2, CWM, VaultGemma, Granite SWA, HyperCLOVA X,\n"
             "                           K-EXAONE, Youtu-LLM, Mellum, Solar Open, Helium, Ministral,\n"
             "                           InternLM3, IQuest-Coder, StarCoder2, Nemotron, Jais 2, Arcee,\n"
             "                           Apertus, StableLM, GPT-NeoX (Pythia), Cohere, Cohere 2, Phi-2,\n"

@@ -976,19 +976,9 @@ def qwen2_5_vl():
 
 
 def glm_ocr():
-    # GLM-OCR: GlmOcrForConditionalGeneration, a tiny vision tower beside GLM-4.1V's kind of language
-    # model without q, k, v biases (a fused gate_up_proj, norms after the sublayers too, interleaved
-    # RoPE pairs on half of each head of 8), M-RoPE in sections [1, 1, 0]; its files' MTP block after
-    # the last layer (save_glm4_moe), which transformers skips; scored on text.
-    text = dict(vocab_size=V, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
-                num_key_value_heads=2, max_position_embeddings=T, rms_norm_eps=1e-5, tie_word_embeddings=False,
-                rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 1, 0],
-                                 "partial_rotary_factor": 0.5})
-    vision = dict(depth=1, hidden_size=16, intermediate_size=32, num_heads=2, out_hidden_size=32, patch_size=4,
-                  image_size=16, spatial_merge_size=2, temporal_patch_size=1)
-    return tf.GlmOcrForConditionalGeneration(tf.GlmOcrConfig(
-        text_config=text, vision_config=vision, image_token_id=255, video_token_id=254,
-        image_start_token_id=253, image_end_token_id=252, video_start_token_id=251, video_end_token_id=250))
+    # GLM-OCR: GlmOcrForConditionalGeneration, glm4v's layout without q, k, v biases; its files' MTP
+    # block after the last layer (save_glm4_moe), which transformers skips; scored on text.
+    return glm4v_kind(tf.GlmOcrForConditionalGeneration, tf.GlmOcrConfig)
 
 
 def flatten_vl_config(out):
@@ -1472,19 +1462,25 @@ def qwen3_5_vl():
         vision_start_token_id=253, vision_end_token_id=252))
 
 
-def glm4v():
-    # GLM-4.1V / GLM-4.6V-Flash: Glm4vForConditionalGeneration, a tiny vision tower beside GLM-4's
-    # kind of language model (norms after the sublayers too, q/k/v biases, a fused gate_up_proj,
-    # interleaved RoPE pairs on half of each head of 8), M-RoPE in sections [1, 1, 0]; scored on text.
+def glm4v_kind(model_cls, config_cls):
+    """A tiny vision tower beside GLM-4's kind of language model (norms after the sublayers too, a
+    fused gate_up_proj, interleaved RoPE pairs on half of each head of 8), M-RoPE in sections
+    [1, 1, 0]."""
     text = dict(vocab_size=V, hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_attention_heads=4,
                 num_key_value_heads=2, max_position_embeddings=T, rms_norm_eps=1e-5, tie_word_embeddings=False,
                 rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [1, 1, 0],
                                  "partial_rotary_factor": 0.5})
     vision = dict(depth=1, hidden_size=16, intermediate_size=32, num_heads=2, out_hidden_size=32, patch_size=4,
                   image_size=16, spatial_merge_size=2, temporal_patch_size=1)
-    return tf.Glm4vForConditionalGeneration(tf.Glm4vConfig(
+    return model_cls(config_cls(
         text_config=text, vision_config=vision, image_token_id=255, video_token_id=254,
         image_start_token_id=253, image_end_token_id=252, video_start_token_id=251, video_end_token_id=250))
+
+
+def glm4v():
+    # GLM-4.1V / GLM-4.6V-Flash: Glm4vForConditionalGeneration, glm4v_kind with q/k/v biases; scored on
+    # text.
+    return glm4v_kind(tf.Glm4vForConditionalGeneration, tf.Glm4vConfig)
 
 
 def sigmoid_bias_margin(model, tokens, gates):

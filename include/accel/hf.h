@@ -27,8 +27,9 @@ typedef struct {
  * malloc'ed; returns the count, or a negative status. */
 int accel_hf_accel_tensors(const accel_model_config_t *m, accel_hf_tensor_t **out);
 
-/* True when path looks like a Hugging Face model: a directory with config.json, or a
- * *.safetensors file next to a config.json without accel's own metadata. */
+/* True when path looks like a Hugging Face model: a directory with config.json (or a PEFT
+ * adapter's adapter_config.json), or a *.safetensors file next to a config.json without accel's
+ * own metadata. */
 bool accel_hf_is_model(const char *path);
 
 typedef struct accel_hf accel_hf_t;
@@ -38,6 +39,19 @@ typedef struct accel_hf accel_hf_t;
  * opened and checked, every tensor accel needs present with its shape. Not logged: err
  * receives the reason. */
 accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size_t errlen);
+/* A PEFT LoRA adapter (a directory with adapter_config.json and adapter_model.safetensors) on its
+ * base model, merged as the weights are read: W + scale B A for each module, as PEFT's
+ * merge_and_unload; its whole tensors (modules_to_save) in place of the base's; its tokenizer and
+ * chat template, where it keeps them, in place of the base's. base NULL: adapter_config.json's
+ * base_model_name_or_path, a directory or a Hugging Face cache snapshot (src/ckpt/peft.h).
+ * accel_hf_open opens an adapter directory so. Every module must find its tensor in the base, of
+ * its shape; variants merging cannot reproduce (DoRA, ...) are refused. */
+accel_status_t accel_hf_open_adapter(const char *adapter, const char *base, accel_hf_t **out, char *err,
+                                     size_t errlen);
+/* True when path is a PEFT adapter directory (adapter_config.json, no config.json). */
+bool accel_hf_is_adapter(const char *path);
+/* The adapter directory merged in, or NULL. */
+const char *accel_hf_adapter(const accel_hf_t *hf);
 void accel_hf_close(accel_hf_t *hf);
 /* The configuration (defaults + the model keys from config.json) and its YAML. */
 const accel_config_t *accel_hf_config(const accel_hf_t *hf);

@@ -25,6 +25,7 @@
 #include "accel/safetensors.h"
 #include "accel/version.h"
 #include "../h5/h5util.h"
+#include "peft.h"
 
 #define MAX_SHARDS 4096
 
@@ -1068,6 +1069,8 @@ typedef struct {
     int hf_ndim;
     uint64_t hf_dims[4];            /* the HF tensor's shape (MXFP4: the blocks'; packed: the weight's) */
     bool packed;                    /* hf names compressed-tensors' X.weight_packed (dequantized as read) */
+    int lora, full;                 /* a PEFT adapter's module merged into it, its tensor read instead
+                                     * (index + 1 in accel_peft_module; 0: none) */
 } entry_t;
 
 /* The Hugging Face tensor's shape for x's rows [r0, r1) of its accel tensor. */
@@ -3207,6 +3210,7 @@ struct accel_hf {
     int mtp_layers;                 /* GLM-4.5's multi-token prediction blocks after the last one */
     bool mla_pairs;                 /* latent attention's RoPE pairs interleaved (rope_interleave) */
     char head_name[96];             /* the LM head's tensor name in the files */
+    accel_peft_t *peft;             /* a LoRA adapter merged as the weights are read (NULL: none) */
 };
 
 static bool is_dir(const char *p)
@@ -3226,7 +3230,7 @@ bool accel_hf_is_model(const char *path)
     char p[4200];
     if (is_dir(path)) {
         snprintf(p, sizeof p, "%s/config.json", path);
-        return exists(p);
+        return exists(p) || accel_peft_is_adapter(path);
     }
     size_t n = strlen(path);
     if (n < 12 || strcmp(path + n - 12, ".safetensors")) return false;
@@ -3652,6 +3656,7 @@ static accel_status_t check_entry(accel_hf_t *hf, const entry_t *x, const accel_
 accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size_t errlen)
 {
     *out = NULL;
+    if (accel_peft_is_adapter(path)) return accel_hf_open_adapter(path, NULL, out, err, errlen);
     if (!exists(path)) {
         accel_errf(err, errlen, "%s: %s\n--> hint: pass a Hugging Face model directory (config.json + "
                 "model.safetensors)", path, strerror(ENOENT));
@@ -3917,10 +3922,153 @@ fail:
     return st;
 }
 
+/* ------------------------------------------------------------------ PEFT LoRA adapters */
+
+/* A tensor's or module's name without the wrappers that differ between a model's files and the
+ * model PEFT wrapped (transformers 5 keeps a VLM's language model under model.language_model.,
+ * its files under language_model.model.; GPT-2's hub files lack transformer.). */
+static const char *unwrapped(const char *name)
+{
+    static const char *const wrappers[] = { "model.", "language_model.", "text_model.", "transformer." };
+    for (size_t i = 0; i < sizeof wrappers / sizeof *wrappers; i++)
+        if (!strncmp(name, wrappers[i], strlen(wrappers[i]))) return unwrapped(name + strlen(wrappers[i]));
+    return name;
+}
+
+typedef struct {
+    char key[ACCEL_PEFT_NAME_MAX + 8]; /* the entry's tensor unwrapped (a packed weight's as X.weight) */
+    int entry;
+} entry_key_t;
+
+static int cmp_keys(const void *a, const void *b)
+{
+    return strcmp(((const entry_key_t *)a)->key, ((const entry_key_t *)b)->key);
+}
+
+/* The layouts a LoRA module merges into: a matrix the file stores whole, by rows or transposed. */
+static bool lora_layout(const entry_t *x)
+{
+    return x->hf_ndim == 2 && (x->layout == L_ROWS || x->layout == L_T || x->layout == L_ROPE_PAIRS ||
+                               x->layout == L_MLA_Q || x->layout == L_MLA_KV || x->layout == L_HEADS_QKV ||
+                               x->layout == L_QGATE || x->layout == L_QKVZ || x->layout == L_BA);
+}
+
+/* Module i of the adapter on entry x: its shapes against the base tensor's. */
+static accel_status_t attach_module(accel_hf_t *hf, entry_t *x, int i, char *err, size_t errlen)
+{
+    const accel_peft_module_t *m = accel_peft_module(hf->peft, i);
+    const char *file = accel_st_path(accel_peft_file(hf->peft));
+    char have[96], want[96];
+    shape_text(want, sizeof want, x->hf_ndim, x->hf_dims);
+    if (m->kind == PEFT_FULL) {
+        if (x->layout != L_ROWS && x->layout != L_T) {
+            accel_errf(err, errlen, "%s: tensor %s would replace %s, which accel reads rearranged (experts, "
+                       "quantized blocks): not merged", file, m->a->name, x->hf);
+            return ACCEL_ERR_UNSUPPORTED;
+        }
+        bool same = m->a->ndim == x->hf_ndim;
+        for (int k = 0; same && k < m->a->ndim; k++) same = m->a->dims[k] == x->hf_dims[k];
+        if (!same) {
+            shape_text(have, sizeof have, m->a->ndim, m->a->dims);
+            accel_errf(err, errlen, "%s: tensor %s has shape %s, where the base model's %s is %s%s", file, m->a->name,
+                       have, x->hf, want,
+                       strstr(x->accel, "wte") || strstr(x->hf, "lm_head") ? "\n--> hint: an adapter trained "
+                       "with a resized vocabulary needs the base resized alike; accel does not resize" : "");
+            return ACCEL_ERR_SHAPE;
+        }
+        x->full = i + 1;
+        x->packed = false;              /* the adapter's tensor is plain floats */
+        return ACCEL_OK;
+    }
+    const uint64_t in = m->a->dims[1], out = m->b->dims[0];
+    const bool t = (x->layout == L_T) != (m->kind == PEFT_EMBEDDING);
+    if (!lora_layout(x) || x->hf_dims[0] != (t ? in : out) || x->hf_dims[1] != (t ? out : in)) {
+        snprintf(have, sizeof have, "[%llu, %llu]", (unsigned long long)(t ? in : out), (unsigned long long)(t ? out : in));
+        accel_errf(err, errlen, "%s: module %s (rank %llu) %s %s, but the base model's %s is %s", file, m->name,
+                   (unsigned long long)m->a->dims[0], lora_layout(x) ? "makes a delta of shape" : "cannot merge into "
+                   "the way accel reads", lora_layout(x) ? have : "", x->hf, want);
+        return ACCEL_ERR_SHAPE;
+    }
+    x->lora = i + 1;
+    return ACCEL_OK;
+}
+
+/* Every module and whole tensor of the adapter onto the entries that read its base tensor; one
+ * with no place in accel's model is refused (the vision tower's go with the tower). */
+static accel_status_t attach_adapter(accel_hf_t *hf, char *err, size_t errlen)
+{
+    entry_key_t *keys = malloc(sizeof *keys * (size_t)(hf->ne ? hf->ne : 1));
+    if (!keys) return ACCEL_ERR_NOMEM;
+    for (int k = 0; k < hf->ne; k++) {
+        const char *n = unwrapped(hf->e[k].hf);
+        const size_t len = strlen(n);
+        const bool packed = hf->e[k].packed && len > 7 && !strcmp(n + len - 7, "_packed");
+        snprintf(keys[k].key, sizeof keys[k].key, "%.*s", (int)(packed ? len - 7 : len), n);
+        keys[k].entry = k;
+    }
+    qsort(keys, (size_t)hf->ne, sizeof *keys, cmp_keys);
+    const char *file = accel_st_path(accel_peft_file(hf->peft));
+    accel_status_t st = ACCEL_OK;
+    int merged = 0, whole = 0, vision = 0;
+    for (int i = 0; st == ACCEL_OK && i < accel_peft_count(hf->peft); i++) {
+        const accel_peft_module_t *m = accel_peft_module(hf->peft, i);
+        entry_key_t key;
+        snprintf(key.key, sizeof key.key, "%s%s", unwrapped(m->name), m->kind == PEFT_FULL ? "" : ".weight");
+        const entry_key_t *hit = bsearch(&key, keys, (size_t)hf->ne, sizeof *keys, cmp_keys);
+        while (hit && hit > keys && !strcmp(hit[-1].key, key.key)) hit--;
+        if (!hit) {
+            if (hf->multimodal && is_vision_tensor(m->name)) { vision++; continue; }
+            const bool head = !strcmp(key.key, "lm_head.weight") && hf->cfg.model.tie_embeddings;
+            accel_errf(err, errlen, "%s: %s %s has no place in accel's %s model%s", file, m->kind == PEFT_FULL ?
+                       "tensor" : "module", m->name, hf->cfg.model.name, head ? ": the base ties its LM head to the "
+                       "embedding (tie_word_embeddings), so accel keeps no head of its own to change" :
+                       "\n--> hint: is this the adapter of this base model?");
+            st = ACCEL_ERR_UNSUPPORTED;
+            break;
+        }
+        for (; st == ACCEL_OK && hit < keys + hf->ne && !strcmp(hit->key, key.key); hit++)
+            st = attach_module(hf, &hf->e[hit->entry], i, err, errlen);
+        if (m->kind == PEFT_FULL) whole++;
+        else merged++;
+    }
+    free(keys);
+    if (st == ACCEL_OK)
+        ACCEL_INFO("%s: LoRA adapter merged into %s: %d module(s)%s%.0d%s%s%.0d%s", accel_peft_dir(hf->peft), hf->dir,
+                   merged, whole ? ", " : "", whole, whole ? " whole tensor(s) in place of the base's" : "",
+                   vision ? ", the vision tower's " : "", vision, vision ? " left out with the tower" : "");
+    return st;
+}
+
+accel_status_t accel_hf_open_adapter(const char *adapter, const char *base, accel_hf_t **out, char *err,
+                                     size_t errlen)
+{
+    *out = NULL;
+    accel_peft_t *peft = NULL;
+    char dir[8400], msg[4096];
+    accel_status_t st = accel_peft_open(adapter, &peft, err, errlen);
+    if (st == ACCEL_OK) st = accel_peft_base(peft, base, dir, sizeof dir, err, errlen);
+    if (st == ACCEL_OK && (st = accel_hf_open(dir, out, msg, sizeof msg)) != ACCEL_OK)
+        accel_errf(err, errlen, "the adapter %s's base model: %s", adapter, msg);
+    if (st != ACCEL_OK) {
+        accel_peft_close(peft);
+        return st;
+    }
+    (*out)->peft = peft;
+    if ((st = attach_adapter(*out, err, errlen)) != ACCEL_OK) {
+        accel_hf_close(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+bool accel_hf_is_adapter(const char *path) { return accel_peft_is_adapter(path); }
+const char *accel_hf_adapter(const accel_hf_t *hf) { return hf->peft ? accel_peft_dir(hf->peft) : NULL; }
+
 void accel_hf_close(accel_hf_t *hf)
 {
     if (!hf) return;
     for (int i = 0; i < hf->nshards; i++) accel_st_close(hf->shards[i]);
+    accel_peft_close(hf->peft);
     free(hf->e);
     free(hf->t);
     free(hf->yaml);
@@ -3992,20 +4140,28 @@ static uint64_t row_in_accel(uint64_t o, const entry_t *x)
 static const float g_fp4[16] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f,
                                  -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f };
 
-/* x's Hugging Face tensor t (in shard s) into its rows of the accel tensor dst; stacked experts
- * one expert at a time (gpt-oss-120b's gate_up_proj is 2.3 GB in MXFP4, 18 GB in fp32). */
+/* x's LoRA module, if any, merged into its Hugging Face tensor w as the file stores it. */
+static accel_status_t merge_lora(const accel_hf_t *hf, const entry_t *x, float *w)
+{
+    return x->lora ? accel_peft_merge(hf->peft, x->lora - 1, w, x->layout == L_T) : ACCEL_OK;
+}
+
+/* x's Hugging Face tensor t (in shard s; -1: the adapter's file) into its rows of the accel tensor
+ * dst, a LoRA module merged; stacked experts one expert at a time (gpt-oss-120b's gate_up_proj is
+ * 2.3 GB in MXFP4, 18 GB in fp32). */
 static accel_status_t read_entry(accel_hf_t *hf, const entry_t *x, const accel_st_tensor_t *t, int s, float *dst)
 {
     const uint64_t cols = x->ndim == 2 ? x->dims[1] : 1, rows = x->r1 - x->r0;
     const uint64_t E = x->hf_dims[0], out = x->hf_ndim >= 2 ? x->hf_dims[1] : 0;
-    const accel_st_t *f = hf->shards[s];
+    const accel_st_t *f = s < 0 ? accel_peft_file(hf->peft) : hf->shards[s];
     const bool glu = x->layout == L_EXPERTS_GLU || x->layout == L_MXFP4_GLU || x->layout == L_EXPERT_GLU_BIAS;
     const bool fp8 = t->dtype == ACCEL_ST_F8_E4M3;     /* check_fp8 allowed it: a matrix by rows */
     if (x->layout == L_ROWS || x->layout == L_EXPERT_BIAS || x->layout == L_STACKED || x->layout == L_ROW_MATRIX ||
         x->layout == L_CONV || x->layout == L_SCALAR) {
-        if (x->packed) return read_packed(hf, x, t, s, dst + x->r0 * cols);
-        accel_status_t rst = accel_st_read(f, t, 0, t->numel, dst + x->r0 * cols);
-        return rst == ACCEL_OK && fp8 ? fp8_scale(hf, x, dst + x->r0 * cols) : rst;
+        accel_status_t rst = x->packed ? read_packed(hf, x, t, s, dst + x->r0 * cols)
+                                       : accel_st_read(f, t, 0, t->numel, dst + x->r0 * cols);
+        if (rst == ACCEL_OK && fp8) rst = fp8_scale(hf, x, dst + x->r0 * cols);
+        return rst == ACCEL_OK ? merge_lora(hf, x, dst + x->r0 * cols) : rst;
     }
     uint64_t n = x->packed ? x->hf_dims[0] * x->hf_dims[1] : t->numel;     /* what one read takes */
     if (x->layout == L_EXPERTS || x->layout == L_EXPERTS_GLU) n = t->numel / E;
@@ -4015,6 +4171,7 @@ static accel_status_t read_entry(accel_hf_t *hf, const entry_t *x, const accel_s
     accel_status_t st = ACCEL_OK;
     if (x->layout == L_T) {                         /* HF [cols, rows] */
         st = accel_st_read(f, t, 0, t->numel, tmp);
+        if (st == ACCEL_OK) st = merge_lora(hf, x, tmp);
         for (uint64_t r = 0; st == ACCEL_OK && r < rows; r++)
             for (uint64_t c = 0; c < cols; c++) dst[(x->r0 + r) * cols + c] = tmp[c * rows + r];
     } else if (x->layout == L_ROPE_PAIRS || x->layout == L_MLA_Q || x->layout == L_MLA_KV ||
@@ -4022,6 +4179,7 @@ static accel_status_t read_entry(accel_hf_t *hf, const entry_t *x, const accel_s
                x->layout == L_BA) {  /* rows permuted */
         st = x->packed ? read_packed(hf, x, t, s, tmp) : accel_st_read(f, t, 0, t->numel, tmp);
         if (st == ACCEL_OK && fp8) st = fp8_scale(hf, x, tmp);
+        if (st == ACCEL_OK) st = merge_lora(hf, x, tmp);
         for (uint64_t r = 0; st == ACCEL_OK && r < rows; r++)
             memcpy(dst + (x->r0 + row_in_accel(r, x)) * cols, tmp + r * cols, sizeof(float) * cols);
     } else if (x->layout == L_EXPERT_GLU_BIAS) {    /* HF [E, 2F] */
@@ -4071,12 +4229,12 @@ accel_status_t accel_hf_read(accel_hf_t *hf, const char *accel_name, float *dst,
         const entry_t *x = &hf->e[i];
         if (strcmp(x->accel, accel_name)) continue;
         found = true;
-        int s = 0;
-        const accel_st_tensor_t *t = find_tensor(hf, x->hf, &s);
+        int s = -1;
+        const accel_st_tensor_t *t = x->full ? accel_peft_module(hf->peft, x->full - 1)->a : find_tensor(hf, x->hf, &s);
         accel_status_t st = read_entry(hf, x, t, s, dst);
         if (st != ACCEL_OK) {
-            accel_errf(err, errlen, "%s: reading %s failed (%s)", accel_st_path(hf->shards[s]), x->hf,
-                    accel_status_str(st));
+            accel_errf(err, errlen, "%s: reading %s failed (%s)", s < 0 ? accel_st_path(accel_peft_file(hf->peft)) :
+                    accel_st_path(hf->shards[s]), t->name, accel_status_str(st));
             return st;
         }
     }
@@ -4088,21 +4246,23 @@ accel_status_t accel_hf_read(accel_hf_t *hf, const char *accel_name, float *dst,
     return ACCEL_OK;
 }
 
+/* An adapter's own tokenizer files (saved beside it when training changed them) win over the base's. */
 char *accel_hf_tokenizer(const accel_hf_t *hf, size_t *len)
 {
     char p[4200];
-    snprintf(p, sizeof p, "%s/tokenizer.json", hf->dir);
+    snprintf(p, sizeof p, "%s/tokenizer.json", hf->peft ? accel_peft_dir(hf->peft) : hf->dir);
+    if (hf->peft && !exists(p)) snprintf(p, sizeof p, "%s/tokenizer.json", hf->dir);
     return accel_file_read(p, len);
 }
 
-char *accel_hf_chat_template(const accel_hf_t *hf, size_t *len)
+static char *chat_template_in(const char *dir, size_t *len)
 {
     char p[4200];
-    snprintf(p, sizeof p, "%s/chat_template.jinja", hf->dir);
+    snprintf(p, sizeof p, "%s/chat_template.jinja", dir);
     char *text = exists(p) ? accel_file_read(p, len) : NULL;
     if (text) return text;
     /* Older saves keep it in tokenizer_config.json: a string, or named templates (a list). */
-    snprintf(p, sizeof p, "%s/tokenizer_config.json", hf->dir);
+    snprintf(p, sizeof p, "%s/tokenizer_config.json", dir);
     json_t *root = exists(p) ? json_load_file(p, 0, NULL) : NULL;
     const json_t *ct = json_object_get(root, "chat_template");
     for (size_t i = 0; json_is_array(ct) && i < json_array_size(ct); i++) {
@@ -4119,6 +4279,12 @@ char *accel_hf_chat_template(const accel_hf_t *hf, size_t *len)
     }
     json_decref(root);
     return text;
+}
+
+char *accel_hf_chat_template(const accel_hf_t *hf, size_t *len)
+{
+    char *text = hf->peft ? chat_template_in(accel_peft_dir(hf->peft), len) : NULL;
+    return text ? text : chat_template_in(hf->dir, len);
 }
 
 /* ------------------------------------------------------------------ export */

@@ -729,14 +729,16 @@ static accel_status_t fill_import(void *ctx, int index, uint64_t begin, uint64_t
 
 static int cmd_import(int argc, char **argv)
 {
-    const char *src = NULL, *output = NULL, *dtype = "fp32";
+    const char *src = NULL, *output = NULL, *dtype = "fp32", *base = NULL;
     bool force = false;
     for (int i = 1; i < argc; i++) {
         if ((!strcmp(argv[i], "--output") || !strcmp(argv[i], "-o")) && i + 1 < argc) output = argv[++i];
+        else if (!strcmp(argv[i], "--base") && i + 1 < argc) base = argv[++i];
         else if (!strcmp(argv[i], "--force")) force = true;
         else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) dtype = argv[++i];
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             printf("usage: accel_ckpt import DIR|FILE -o OUT.h5 [--dtype fp32|bf16] [--force]\n"
+                   "       accel_ckpt import ADAPTER_DIR [--base DIR] -o OUT.h5 [--dtype ...] [--force]\n"
                    "  Reads a Hugging Face model (a directory with config.json and model.safetensors,\n"
                    "  or sharded with model.safetensors.index.json; or one .safetensors file in such a\n"
                    "  directory) of GPT2LMHeadModel or the Llama family (LlamaForCausalLM, Mistral,\n"
@@ -748,6 +750,12 @@ static int cmd_import(int argc, char **argv)
                    "  with the model configuration, the tokenizer.json and the chat template\n"
                    "  (chat_template.jinja, else tokenizer_config.json's) in /meta. BF16/F16 weights\n"
                    "  become fp32. accel_generate and train.init_from=OUT.h5 read the result as it is.\n"
+                   "  A PEFT LoRA adapter directory (adapter_config.json, adapter_model.safetensors)\n"
+                   "  is merged into its base model as PEFT's merge_and_unload does (W + scale B A;\n"
+                   "  modules_to_save in place of the base's tensors); the base is --base DIR, else\n"
+                   "  adapter_config.json's base_model_name_or_path: a directory, or that model in\n"
+                   "  the Hugging Face cache (HF_HUB_CACHE, HF_HOME). The adapter's tokenizer and\n"
+                   "  chat template, where it keeps them, win over the base's.\n"
                    "  An existing OUT is replaced only when it is an HDF5 weights file; --force\n"
                    "  replaces another kind, but never an accel checkpoint.\n");
             return 0;
@@ -755,7 +763,12 @@ static int cmd_import(int argc, char **argv)
         else { fprintf(stderr, "accel_ckpt import: unexpected argument '%s'\n", argv[i]); return 2; }
     }
     if (!src || !output) {
-        fprintf(stderr, "usage: accel_ckpt import DIR|FILE -o OUT.h5 [--dtype fp32|bf16] [--force]\n");
+        fprintf(stderr, "usage: accel_ckpt import DIR|FILE -o OUT.h5 [--dtype fp32|bf16] [--force] [--base DIR]\n");
+        return 2;
+    }
+    if (base && !accel_hf_is_adapter(src)) {
+        fprintf(stderr, "accel_ckpt import: --base %s names the base of a PEFT adapter, but %s is not an adapter "
+                "directory (adapter_config.json)\n", base, src);
         return 2;
     }
     if (accel_out_check("accel_ckpt import", output, ACCEL_OUT_WEIGHTS_H5, force)) return 2;
@@ -766,7 +779,7 @@ static int cmd_import(int argc, char **argv)
     }
     char err[4096] = "";
     accel_hf_t *hf = NULL;
-    accel_status_t st = accel_hf_open(src, &hf, err, sizeof err);
+    accel_status_t st = base ? accel_hf_open_adapter(src, base, &hf, err, sizeof err) : accel_hf_open(src, &hf, err, sizeof err);
     if (st != ACCEL_OK) {
         fprintf(stderr, "accel_ckpt import: %s\n", err[0] ? err : accel_status_str(st));
         return accel_status_exit_code(st) ? accel_status_exit_code(st) : 2;
@@ -786,22 +799,23 @@ static int cmd_import(int argc, char **argv)
         wt[i].dims[1] = t[i].dims[1];
     }
     char source[4200], tokname[64];
-    snprintf(source, sizeof source, "%s (%s)", src, accel_hf_architecture(hf));
+    snprintf(source, sizeof source, "%s (%s%s)", src, accel_hf_adapter(hf) ? "LoRA adapter on " : "",
+             accel_hf_architecture(hf));
     /* The tokenizer's name: the model directory's (as tokenizers are called after their model). */
     char dirbuf[4096];
     snprintf(dirbuf, sizeof dirbuf, "%s", src);
     size_t dl = strlen(dirbuf);
     while (dl > 1 && dirbuf[dl - 1] == '/') dirbuf[--dl] = '\0';
-    const char *base = strrchr(dirbuf, '/');
-    snprintf(tokname, sizeof tokname, "%s", base ? base + 1 : dirbuf);
+    const char *last = strrchr(dirbuf, '/');
+    snprintf(tokname, sizeof tokname, "%s", last ? last + 1 : dirbuf);
     accel_ckpt_weights_meta_t meta = { .config_yaml = accel_hf_config_yaml(hf), .tokenizer = tok,
                                        .tokenizer_len = toklen, .tokenizer_name = tok ? tokname : NULL,
                                        .chat_template = chat, .chat_template_len = chatlen, .source = source };
     if (st == ACCEL_OK) st = accel_ckpt_weights_write(output, wt, n, fill_import, &ctx, dt == ACCEL_BF16, &meta);
     if (st == ACCEL_OK)
-        printf("imported %s (%s, model.name=%s, %d tensors%s%s) to %s\n", src, accel_hf_architecture(hf),
-               accel_hf_config(hf)->model.name, n, tok ? ", tokenizer.json" : "", chat ? ", chat template" : "",
-               output);
+        printf("imported %s (%s%s, model.name=%s, %d tensors%s%s) to %s\n", src, accel_hf_adapter(hf) ?
+               "LoRA adapter merged into " : "", accel_hf_architecture(hf), accel_hf_config(hf)->model.name, n,
+               tok ? ", tokenizer.json" : "", chat ? ", chat template" : "", output);
     free(tok);
     free(chat);
     free(ctx.buf);

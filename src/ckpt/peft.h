@@ -1,0 +1,58 @@
+/* PEFT LoRA adapters (https://github.com/huggingface/peft), the one owner of their format: a
+ * directory with adapter_config.json and adapter_model.safetensors, read to be merged into the
+ * base model's weights as they are read, W + scale B A, as PEFT's merge_and_unload computes it.
+ * hf.c matches the adapter's modules to the base model's tensors. Local, no MPI. */
+#ifndef ACCEL_CKPT_PEFT_H
+#define ACCEL_CKPT_PEFT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "accel/safetensors.h"
+#include "accel/status.h"
+
+#define ACCEL_PEFT_NAME_MAX 256
+
+typedef enum {
+    PEFT_LORA,                      /* a linear layer's A [r, in] and B [out, r] */
+    PEFT_EMBEDDING,                 /* an embedding's A [r, vocab] and B [width, r]: (B A) transposed */
+    PEFT_FULL                       /* a whole tensor in place of the base's (modules_to_save, a
+                                     * saved base_layer, bias = "all") */
+} accel_peft_kind_t;
+
+typedef struct {
+    char name[ACCEL_PEFT_NAME_MAX]; /* LoRA: the module as PEFT names it without "base_model.model."
+                                     * (model.layers.0.self_attn.q_proj); full: the tensor (lm_head.weight) */
+    accel_peft_kind_t kind;
+    const accel_st_tensor_t *a, *b; /* LoRA: A and B; full: a alone */
+    double scale;                   /* lora_alpha / r (alpha_pattern's alpha), / sqrt(r) with use_rslora */
+} accel_peft_module_t;
+
+typedef struct accel_peft accel_peft_t;
+
+/* True when dir holds adapter_config.json and no config.json (a model directory wins). */
+bool accel_peft_is_adapter(const char *dir);
+
+/* Open and check an adapter directory: peft_type LORA without the variants merging cannot give
+ * (DoRA, LoRA biases, ...), every tensor's name one PEFT saves, A and B of each module alike in
+ * rank and float. Not logged: err receives the reason. */
+accel_status_t accel_peft_open(const char *dir, accel_peft_t **out, char *err, size_t errlen);
+void accel_peft_close(accel_peft_t *p);
+const char *accel_peft_dir(const accel_peft_t *p);
+const accel_st_t *accel_peft_file(const accel_peft_t *p);
+int accel_peft_count(const accel_peft_t *p);
+const accel_peft_module_t *accel_peft_module(const accel_peft_t *p, int i);
+
+/* The base model's directory: `base` when given, else adapter_config.json's base_model_name_or_path
+ * as a directory (as it is, or beside the adapter), else that hub id's snapshot in the Hugging Face
+ * cache ($HF_HUB_CACHE, $HF_HOME/hub, $XDG_CACHE_HOME/huggingface/hub or ~/.cache/huggingface/hub;
+ * the revision adapter_config.json names, else main). */
+accel_status_t accel_peft_base(const accel_peft_t *p, const char *base, char *out, size_t len, char *err,
+                               size_t errlen);
+
+/* Adds LoRA module i's scale B A to the base weight w, stored [out, in] (transposed: [in, out], as
+ * GPT-2's Conv1D stores it; an embedding's delta is transposed again). */
+accel_status_t accel_peft_merge(const accel_peft_t *p, int i, float *w, bool transposed);
+
+#endif

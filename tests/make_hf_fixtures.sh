@@ -13,7 +13,9 @@
 # language model of a Gemma3ForConditionalGeneration with a tiny vision tower; GptOssForCausalLM
 # with attention sinks, a sliding layer, YaRN and clamped SwiGLU experts, and the same saved with
 # its experts in MXFP4 as the hub's gpt-oss), saves them with save_pretrained and records HF's fp32 logits and loss on
-# fixed tokens (the mixtures of experts, SmolLM3, Granite and the Gemmas scored in float64).
+# fixed tokens (the mixtures of experts, SmolLM3, Granite and the Gemmas scored in float64);
+# then tests/peft_reference.py makes PEFT LoRA adapters on some of them (tests/fixtures/peft) and
+# records the merged models' logits (peft from PyPI besides).
 #
 # Python is an oracle here, never a dependency of accel: `make check` only reads the committed
 # fixtures. With ROUNDTRIP=1 (and accel built in the tree) it then runs tests/hf_roundtrip.py:
@@ -30,6 +32,11 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 python_with "import torch, transformers, safetensors, numpy, h5py" torch transformers safetensors numpy h5py
 
 "$py" "$top/tests/hf_reference.py" "$top/tests/fixtures/hf" "$@"
+# PEFT adapters on those fixtures (tests/fixtures/peft), when no names were given.
+if [ $# = 0 ]; then
+    python_with "import peft" peft
+    (cd "$top/tests" && "$py" peft_reference.py fixtures/hf fixtures/peft)
+fi
 if [ "${ROUNDTRIP:-0}" = 1 ]; then
     "$py" "$top/tests/hf_roundtrip.py" --build "${BUILD:-$top}"
 fi

@@ -195,7 +195,7 @@ static const key_spec_t g_schema[] = {
     { "train.eval_every", KEY_INT, F(train.eval_every), "0", NULL, "optimizer steps between held-out evaluations (progress line and metrics row); 0 = only the final one", R(0, INT_MAX) },
     { "train.sample_tokens", KEY_INT, F(train.sample_tokens), "200", NULL, "language models: tokens of text generated at the end; 0 = none", R(0, 1 << 20) },
     { "train.sample_prompt", KEY_STRING, F(train.sample_prompt), "The ", NULL, "language models: prompt of the generated sample", NO_RANGE },
-    { "train.init_from", KEY_STRING, F(train.init_from), "", NULL, "start training (step 0, fresh optimizer and schedule) from these weights: an accel checkpoint, weights exported by accel_ckpt (hdf5, safetensors, hf), an 'accel_ckpt import' file or a Hugging Face model directory; the model keys come from the file; ignored when resume finds a checkpoint", NO_RANGE },
+    { "train.init_from", KEY_STRING, F(train.init_from), "", NULL, "start training (step 0, fresh optimizer and schedule) from these weights: an accel checkpoint, weights exported by accel_ckpt (hdf5, safetensors, hf), an 'accel_ckpt import' file, a Hugging Face model directory or a PEFT LoRA adapter directory (merged into its base: docs/huggingface.md); the model keys come from the file; ignored when resume finds a checkpoint", NO_RANGE },
     { "train.metrics", KEY_STRING, F(train.metrics), "", NULL, "JSON-lines metrics file written by rank 0 (docs/metrics.md); a resume keeps its rows up to the checkpoint's step", NO_RANGE },
     { "train.tensorboard", KEY_STRING, F(train.tensorboard), "", NULL, "directory for TensorBoard event files written by rank 0 (docs/metrics.md); empty = none; a resume continues the same run", NO_RANGE },
 

@@ -90,7 +90,7 @@ for dir in "$FIX"/*/; do
                   nemotron_h_latent) as=NemotronHForCausalLM ;; llama4_vl) as=Llama4ForCausalLM ;;
                   cwm) as=MinistralForCausalLM ;; exaone) as=LlamaForCausalLM ;;
                   exaone4_5_vl) as=Exaone4ForCausalLM ;; granite4_vision|granite_docling) as=GraniteForCausalLM ;;
-                  smolvlm|idefics3|llama_w8a16) as=LlamaForCausalLM ;;
+                  smolvlm|idefics3|llama_w8a16|llama_fp8_*|llama_w8a8|llama_nvfp4) as=LlamaForCausalLM ;;
                   *) as= ;; esac
     if [ -n "$as" ]; then
         grep -q "\"$as\"" "$name.hf/config.json" || fail "$name: not exported as the $as it equals"
@@ -768,11 +768,22 @@ refused longrope phi3 's/"rope_type": "default"/"rope_type": "longrope"/' "rope_
 refused lrcount phi4_mini '/^      5\.0,$/d' \
     "rope_scaling longrope has 3 short and 2 long factors: it needs one for each of the 3 pairs"
 refused lrneg phi4_mini 's/^      20\.0$/      -20.0/' "rope_scaling long_factor[2] is not a number in (0, 1e6]"
-# compressed-tensors: only symmetric pack-quantized integers of 4 or 8 bits in their order, with
-# their scales and shapes.
-refused ctasym kimi_k2_int4 's/"symmetric": true/"symmetric": false/' "accel reads symmetric int weights of 4 or 8 bits"
+# compressed-tensors: only symmetric weights in their order: pack-quantized integers of 4 or 8 bits
+# with their scales and shapes, FP8 or INT8 with their scales, NVFP4 by 16 with its global scale.
+refused ctasym kimi_k2_int4 's/"symmetric": true/"symmetric": false/' "accel reads symmetric weights in their order"
 refused ctbits kimi_k2_int4 's/"num_bits": 4/"num_bits": 3/' "3 bits"
-refused ctfmt kimi_k2_int4 's/"pack-quantized"/"int-quantized"/' "compressed-tensors with format int-quantized"
+refused ctfmt kimi_k2_int4 's/"pack-quantized"/"marlin-24"/' "compressed-tensors with format marlin-24"
+refused ctint4 kimi_k2_int4 's/"pack-quantized"/"int-quantized"/' "(format int-quantized): type int, 4 bits"
+refused fp8asym llama_fp8_dynamic 's/"symmetric": true/"symmetric": false/' "symmetric false, strategy channel"
+refused fp8tok llama_fp8_dynamic 's/"strategy": "channel"/"strategy": "token"/' "strategy token"
+refused nvfp4g llama_nvfp4 's/"group_size": 16/"group_size": 32/g' "(format nvfp4-pack-quantized): type float, 4 bits, symmetric true, strategy tensor_group, group_size 32"
+refused i8noq llama_w8a8 's/"quantization_config"/"quantization_cfg"/' "is I8, but config.json declares no int-quantized"
+bad fp8nosc llama_fp8_dynamic && perl -pi -e 's/layers\.1\.mlp\.up_proj\.weight_scale/layers.1.mlp.up_proj.weight_scalf/' fp8nosc/model.safetensors
+expect_fail "tensor model.layers.1.mlp.up_proj.weight_scale is missing (the scales of FP8 model.layers.1.mlp.up_proj.weight)" \
+    "$CKPT" import fp8nosc -o x.h5
+bad nvfp4nog llama_nvfp4 && perl -pi -e 's/layers\.1\.mlp\.up_proj\.weight_global_scale/layers.1.mlp.up_proj.weight_global_scalf/' nvfp4nog/model.safetensors
+expect_fail "tensor model.layers.1.mlp.up_proj.weight_global_scale is missing (the global_scale of model.layers.1.mlp.up_proj.weight_packed)" \
+    "$CKPT" import nvfp4nog -o x.h5
 refused ctorder kimi_k2_int4 's/"actorder": null/"actorder": "group"/' "actorder group"
 refused ctgroup kimi_k2_int4 's/"group_size": 8/"group_size": 16/' "gate_proj.weight_packed's scales are F32, BF16 or F16 [8, 1]"
 refused ctword kimi_k2_int4 's/"group_size": 8/"group_size": 4/' "packs 8 values a word into rows of 16 by groups of 4"

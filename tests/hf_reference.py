@@ -649,6 +649,96 @@ def save_ct(model, out, bits, group, only, ignore, names=(lambda n: n, lambda n:
         f.write("\n")
 
 
+def save_ct_naive(model, out, kind, strategy, block=None, static=False):
+    """compressed-tensors' other weight formats, written by compressed_tensors' own compressors from
+    scales computed here (max |w| / the type's largest value, by `strategy`: tensor, channel, group
+    of 16, or block of `block` rows x columns):
+      float-quantized (kind "fp8": float8_e4m3fn X.weight, as RedHatAI's FP8-dynamic and FP8
+        releases; static: per-tensor X.input_scale beside it, as the FP8 static ones),
+      int-quantized (kind "int8": I8 X.weight, W8A8 INT8),
+      nvfp4-pack-quantized (kind "nvfp4": two e2m1 values a byte in X.weight_packed, e4m3 scales by
+        groups of 16 in X.weight_scale, over X.weight_global_scale, a power of two here so
+        transformers' bf16 dequantization is exact).
+    Every model.layers linear layer; lm_head ignored. The model in memory becomes the dequantized
+    weights, the reference: the decompressor's, with its 8-bit products exact in fp32 (it rounds them
+    to the bf16 of the scales), as accel computes them."""
+    from compressed_tensors.compressors.naive_quantized.base import (FloatQuantizationCompressor,
+                                                                     IntQuantizationCompressor)
+    from compressed_tensors.compressors.nvfp4.base import NVFP4PackedCompressor
+    from compressed_tensors.quantization import QuantizationArgs, QuantizationScheme
+    from safetensors.torch import load_file, save_file
+    model.save_pretrained(out, safe_serialization=True)
+    path = os.path.join(out, "model.safetensors")
+    tensors = load_file(path)
+    fp4 = kind == "nvfp4"
+    wargs = {"num_bits": 4 if fp4 else 8, "type": "int" if kind == "int8" else "float", "symmetric": True,
+             "strategy": "tensor_group" if fp4 else strategy, "dynamic": False,
+             "group_size": 16 if fp4 or strategy == "group" else None,
+             "block_structure": list(block) if strategy == "block" else None}
+    aargs = {"num_bits": 4 if fp4 else 8, "type": wargs["type"], "symmetric": True,
+             "strategy": "tensor_group" if fp4 else "tensor" if static else "token", "dynamic": "local" if fp4 else not static,
+             "group_size": 16 if fp4 else None}
+    scheme = QuantizationScheme(targets=["Linear"], weights=QuantizationArgs(**wargs),
+                                input_activations=QuantizationArgs(**aargs))
+    comp = {"fp8": FloatQuantizationCompressor, "int8": IntQuantizationCompressor, "nvfp4": NVFP4PackedCompressor}[kind]
+    qmax = {"fp8": 448.0, "int8": 127.0, "nvfp4": 6.0}[kind]
+    params = dict(model.named_parameters())
+    for name in list(tensors):
+        w = tensors[name]
+        if w.dim() != 2 or not name.startswith("model.layers."):
+            continue
+        rows, cols = w.shape
+        if strategy == "tensor" and not fp4:
+            scale = (w.abs().max() / qmax).reshape(1)
+        elif strategy == "channel":
+            scale = w.abs().amax(dim=1, keepdim=True) / qmax
+        elif strategy == "block":
+            b0, b1 = block
+            pad = torch.zeros(-(-rows // b0) * b0, -(-cols // b1) * b1)
+            pad[:rows, :cols] = w.abs()
+            scale = pad.reshape(pad.shape[0] // b0, b0, pad.shape[1] // b1, b1).amax(dim=(1, 3)) / qmax
+        else:   # groups of 16 along a row
+            scale = w.abs().reshape(rows, cols // 16, 16).amax(dim=2) / qmax
+        state = {"weight": w}
+        if fp4:     # scales in e4m3 relative to a global scale: e4m3's range used, a power of two
+            glob = torch.tensor([2.0 ** torch.floor(torch.log2(448.0 / scale.max())).item()])
+            scale = (scale * glob).to(torch.float8_e4m3fn).float()
+            state["weight_global_scale"] = glob
+        else:
+            scale = scale.to(torch.bfloat16).float()
+        scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+        state["weight_scale"] = scale if fp4 else scale.to(torch.bfloat16)    # NVFP4's: made e4m3 by compress
+        packed = comp.compress(dict(state), scheme)
+        deq = comp.decompress(dict(packed), scheme)["weight"].float()
+        if not fp4:     # the decompressor multiplies in the scales' bf16; the exact product, in fp32:
+            exact = comp.decompress({**packed, "weight_scale": packed["weight_scale"].float()}, scheme)["weight"]
+            assert (exact - deq).abs().max() <= exact.abs().max() * 2.0 ** -8, f"{name}: not the decompressor's"
+            deq = exact.float()
+        stem = name[:-len(".weight")]
+        del tensors[name]
+        for k, v in packed.items():
+            tensors[f"{stem}.{k}"] = v.contiguous()
+        if static:  # the static activations' scale, which accel does not need
+            tensors[f"{stem}.input_scale"] = torch.tensor([0.05], dtype=torch.bfloat16)
+        if fp4:
+            tensors[f"{stem}.input_global_scale"] = torch.tensor([64.0])
+        with torch.no_grad():
+            params[name].copy_(deq)
+    save_file(tensors, path, metadata={"format": "pt"})
+    with open(os.path.join(out, "config.json")) as f:
+        cfg = json.load(f)
+    fmt = {"fp8": "float-quantized", "int8": "int-quantized", "nvfp4": "nvfp4-pack-quantized"}[kind]
+    cfg["quantization_config"] = {
+        "quant_method": "compressed-tensors", "format": fmt, "quantization_status": "compressed",
+        "config_groups": {"group_0": {"targets": ["Linear"], "weights": scheme.weights.model_dump(mode="json"),
+                                      "input_activations": scheme.input_activations.model_dump(mode="json"),
+                                      "output_activations": None, "format": fmt}},
+        "ignore": ["lm_head"], "kv_cache_scheme": None}
+    with open(os.path.join(out, "config.json"), "w") as f:
+        json.dump(cfg, f, indent=2, sort_keys=True)
+        f.write("\n")
+
+
 FP8_BLOCK = (12, 8)     # rows x columns: partial blocks at the edges of every 16- and 32-wide matrix
 
 
@@ -1829,6 +1919,12 @@ CASES = {
     "kimi_k25": (kimi_k25, {"ct": (4, 8, ".mlp.experts.", KIMI_IGNORE, KIMI_K25_NAMES)}),
     # W8A16 by channels (RedHat's quantized.w8a16 releases' scheme): every linear layer but the head
     "llama_w8a16": (llama_gqa, {"ct": (8, None, "model.layers.", ["lm_head"]), "seed_of": "llama-w8a16"}),
+    # compressed-tensors' FP8, INT8 and NVFP4 weights (RedHatAI's FP8-dynamic, FP8, W8A8 and NVFP4 releases).
+    "llama_fp8_dynamic": (llama_gqa, {"ctn": ("fp8", "channel"), "seed_of": "llama-fp8-dynamic"}),
+    "llama_fp8_static": (llama_gqa, {"ctn": ("fp8", "tensor", None, True), "seed_of": "llama-fp8-static"}),
+    "llama_fp8_block": (llama_gqa, {"ctn": ("fp8", "block", (12, 8)), "seed_of": "llama-fp8-block"}),
+    "llama_w8a8": (llama_gqa, {"ctn": ("int8", "group"), "seed_of": "llama-w8a8"}),
+    "llama_nvfp4": (llama_gqa, {"ctn": ("nvfp4", "tensor_group"), "seed_of": "llama-nvfp4"}),
     "hunyuan_moe": (hunyuan_moe, {"score64": True}),
     "llama_sharded": (llama_sharded, {"max_shard_size": "20KB"}),
     "llama_bf16": (llama_bf16, {"dtype": torch.bfloat16}),
@@ -1874,6 +1970,8 @@ def main(out_root, names):
             save_fp8(model, out, opts.get("fp8_block", FP8_BLOCK))
         elif opts.get("ct"):
             save_ct(model, out, *opts["ct"])
+        elif opts.get("ctn"):
+            save_ct_naive(model, out, *opts["ctn"])
         elif name in ("glm4_moe", "deepseek_v3"):
             save_glm4_moe(model, out)
         elif name in ("exaone_moe", "mellum", "qwen3_5_vl", "qwen3_next", "nemotron_h_latent"):
@@ -1899,7 +1997,7 @@ def main(out_root, names):
         # float64) and rounded: transformers' own fp32 is 1.6e-5 off that truth on Mixtral and
         # 1.1e-5 on SmolLM3, past the test's 1e-5.
         cls = type(model)
-        if opts.get("ct"):  # the dequantized weights, in float64 (eager experts)
+        if opts.get("ct") or opts.get("ctn"):  # the dequantized weights, in float64 (eager experts)
             for c in (model.config, model.config.get_text_config()):
                 c._experts_implementation = "eager"
             model = model.double().eval()

@@ -15,10 +15,11 @@
 #define ACCEL_ST_MAX_DIMS 8
 #define ACCEL_ST_HEADER_MAX ((uint64_t)100 << 20)   /* the reference reader's limit: 100 MB */
 
-/* U8: raw bytes (MXFP4's packed values and scales), read as their values 0..255; I32, I64:
- * integers (compressed-tensors' packed weights and their shapes); none of them written. */
+/* U8: raw bytes (MXFP4's and NVFP4's packed values and scales), read as their values 0..255; I8,
+ * I32, I64: integers (compressed-tensors' INT8 weights, packed weights and their shapes); none of
+ * them written. */
 typedef enum { ACCEL_ST_F32 = 0, ACCEL_ST_BF16, ACCEL_ST_F16, ACCEL_ST_U8, ACCEL_ST_F8_E4M3, ACCEL_ST_I32,
-               ACCEL_ST_I64 } accel_st_dtype_t;
+               ACCEL_ST_I64, ACCEL_ST_I8 } accel_st_dtype_t;
 
 typedef struct {
     char *name;

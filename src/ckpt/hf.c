@@ -2403,40 +2403,84 @@ static accel_status_t translate_layer_rope_theta(json_t *root, const char *path,
  * W8A16 releases) into ct: every config group that quantizes weights the same symmetric integer
  * scheme, 4 or 8 bits, scales by groups of a row or one a row; the tensors it leaves out (its
  * ignore list) are plain. */
-static accel_status_t translate_compressed(json_t *q, const char *path, int ct[2], char *err, size_t errlen)
+/* quantization_config as accel reads it (all zero: plain weights), every form dequantized to fp32
+ * as the weights are read. */
+typedef struct {
+    bool mxfp4;                     /* gpt-oss's MXFP4 experts */
+    int block[2];                   /* 8-bit weights X.weight (FP8 e4m3, or I8 with int8) times one
+                                     * scale a block of block[0] rows x block[1] columns, -1 the whole
+                                     * dimension (per tensor {-1, -1}, per channel {1, -1}); {0, 0}: none */
+    bool int8;
+    const char *scale;              /* ... the scales' name after the weight's: quant_method fp8's
+                                     * "_scale_inv", compressed-tensors' "_scale" (X.weight_scale) */
+    int ct[2];                      /* compressed-tensors' packed integers X.weight_packed: {bits a
+                                     * value (4 or 8), the scales' group along a row (0: one scale a
+                                     * row)}; {0, 0}: none */
+    bool nvfp4;                     /* compressed-tensors' NVFP4: X.weight_packed two e2m1 values a
+                                     * byte, X.weight_scale e4m3 by 16, over X.weight_global_scale */
+} quant_t;
+
+/* compressed-tensors (llm-compressor's releases): pack-quantized integers (W4A16, W8A16, Kimi K2
+ * Thinking), float-quantized FP8 and int-quantized INT8 weights by tensor, channel, group or block
+ * (FP8-dynamic, FP8, W8A8), and nvfp4-pack-quantized; symmetric, one kind for every group. */
+static accel_status_t translate_compressed(json_t *q, const char *path, quant_t *qt, char *err, size_t errlen)
 {
-    const char *fmt = jstr(q, "format");
     json_t *groups = json_object_get(q, "config_groups");
-    if (!fmt || strcmp(fmt, "pack-quantized") || !json_is_object(groups))
-        REFUSE("%s: quantization_config compressed-tensors with format %s%s: accel reads pack-quantized integer "
-               "weights (W4A16, W8A16)", path, fmt ? fmt : "(none)", json_is_object(groups) ? "" : " and no config_groups");
+    const char *fmt = jstr(q, "format");
+    if (!json_is_object(groups))
+        REFUSE("%s: quantization_config compressed-tensors without config_groups", path);
     const char *key;
     json_t *g;
     json_object_foreach(groups, key, g) {
         json_t *w = json_object_get(g, "weights");
         if (!json_is_object(w)) continue;           /* activations alone: the weights are plain */
+        const char *f = jstr(g, "format") ? jstr(g, "format") : fmt;
         const char *type = jstr(w, "type"), *strategy = jstr(w, "strategy"), *order = jstr(w, "actorder");
         const long long bits = jint(w, "num_bits", 0), size = jint(w, "group_size", 0);
-        const bool group = strategy && !strcmp(strategy, "group");
-        if (!type || strcmp(type, "int") || !jbool(w, "symmetric", false) || (bits != 4 && bits != 8) ||
-            !(group ? size > 0 && size <= (1 << 20) : strategy && !strcmp(strategy, "channel")) ||
-            (order && strcmp(order, "static")))
-            REFUSE("%s: quantization_config config_groups %s weights: type %s, %lld bits, symmetric %s, strategy %s, "
-                   "actorder %s: accel reads symmetric int weights of 4 or 8 bits, scaled by groups (group_size) or "
-                   "channels, in their order", path, key, type ? type : "(none)", bits,
-                   jbool(w, "symmetric", false) ? "true" : "false", strategy ? strategy : "(none)", order ? order : "null");
-        const int want[2] = { (int)bits, group ? (int)size : 0 };
-        if (ct[0] && (ct[0] != want[0] || ct[1] != want[1]))
-            REFUSE("%s: quantization_config config_groups quantize weights two ways (%d bits by %d, %d by %d): accel "
-                   "reads one", path, ct[0], ct[1], want[0], want[1]);
-        ct[0] = want[0];
-        ct[1] = want[1];
+        json_t *bs = json_object_get(w, "block_structure");
+        const bool is = strategy != NULL, group = is && !strcmp(strategy, "group"), channel = is && !strcmp(strategy, "channel");
+        const bool tensor = is && !strcmp(strategy, "tensor"), block = is && !strcmp(strategy, "block");
+        const bool sized = size > 0 && size <= (1 << 20), flt = type && !strcmp(type, "float");
+        const bool in = type && !strcmp(type, "int"), sym = jbool(w, "symmetric", false);
+        const long long b0 = json_is_array(bs) && json_array_size(bs) == 2 ? jint_at(bs, 0) : 0;
+        const long long b1 = json_is_array(bs) && json_array_size(bs) == 2 ? jint_at(bs, 1) : 0;
+        quant_t want = { 0 };
+        bool ok = sym && (!order || !strcmp(order, "static"));
+        if (f && !strcmp(f, "pack-quantized")) {
+            ok = ok && in && (bits == 4 || bits == 8) && (group ? sized : channel);
+            want.ct[0] = (int)bits;
+            want.ct[1] = group ? (int)size : 0;
+        } else if (f && (!strcmp(f, "float-quantized") || !strcmp(f, "int-quantized") || !strcmp(f, "naive-quantized"))) {
+            ok = ok && bits == 8 && (flt || in) && (tensor || channel || (group && sized) ||
+                                                    (block && b0 > 0 && b1 > 0 && b0 <= (1 << 20) && b1 <= (1 << 20)));
+            want.block[0] = tensor ? -1 : channel || group ? 1 : (int)b0;
+            want.block[1] = tensor || channel ? -1 : group ? (int)size : (int)b1;
+            want.int8 = in;
+            want.scale = "_scale";
+        } else if (f && !strcmp(f, "nvfp4-pack-quantized")) {
+            ok = ok && flt && bits == 4 && size == 16 && is && (!strcmp(strategy, "tensor_group") || group);
+            want.nvfp4 = true;
+        } else {
+            REFUSE("%s: quantization_config compressed-tensors with format %s: accel reads pack-quantized integers "
+                   "(W4A16, W8A16), float-quantized FP8, int-quantized INT8 and nvfp4-pack-quantized weights",
+                   path, f ? f : "(none)");
+        }
+        if (!ok)
+            REFUSE("%s: quantization_config config_groups %s weights (format %s): type %s, %lld bits, symmetric %s, "
+                   "strategy %s, group_size %lld, actorder %s: accel reads symmetric weights in their order: packed int "
+                   "of 4 or 8 bits by groups or channels, FP8 or INT8 by tensor, channel, group or block, NVFP4 by 16",
+                   path, key, f, type ? type : "(none)", bits, sym ? "true" : "false", strategy ? strategy : "(none)",
+                   size, order ? order : "null");
+        if ((qt->ct[0] || qt->block[0] || qt->nvfp4) && memcmp(&want, qt, sizeof want))
+            REFUSE("%s: quantization_config config_groups quantize weights two ways (mixed precision): accel reads "
+                   "one", path);
+        *qt = want;
         json_t *a = json_object_get(g, "input_activations");
         if (json_is_object(a))
             ACCEL_INFO("%s: quantization_config config_groups %s quantizes activations too: accel reads the weights "
                        "and computes in full precision", path, key);
     }
-    if (!ct[0]) REFUSE("%s: quantization_config compressed-tensors quantizes no weights", path);
+    if (!qt->ct[0] && !qt->block[0] && !qt->nvfp4) REFUSE("%s: quantization_config compressed-tensors quantizes no weights", path);
     return ACCEL_OK;
 }
 
@@ -2444,15 +2488,14 @@ static accel_status_t translate_compressed(json_t *q, const char *path, int ct[2
  * fine-grained, each block of fp8_block[0] x fp8_block[1] (DeepSeek-V3, Qwen3-FP8, ...), or per
  * tensor, weight_block_size null, fp8_block {-1, -1} (Ministral 3, Mistral Small 4)), or
  * compressed-tensors' packed integers (ct), all dequantized to fp32 as they are read. */
-static accel_status_t translate_quantization(json_t *root, const char *path, const char *arch, bool *mxfp4,
-                                             int fp8_block[2], int ct[2], char *err, size_t errlen)
+static accel_status_t translate_quantization(json_t *root, const char *path, const char *arch, quant_t *qt,
+                                             char *err, size_t errlen)
 {
     json_t *q = json_object_get(root, "quantization_config");
-    *mxfp4 = false;
-    fp8_block[0] = fp8_block[1] = ct[0] = ct[1] = 0;
+    memset(qt, 0, sizeof *qt);
     if (!q || json_is_null(q)) return ACCEL_OK;
     const char *method = jstr(q, "quant_method");
-    if (method && !strcmp(method, "compressed-tensors")) return translate_compressed(q, path, ct, err, errlen);
+    if (method && !strcmp(method, "compressed-tensors")) return translate_compressed(q, path, qt, err, errlen);
     if (method && !strcmp(method, "fp8")) {
         json_t *b = json_object_get(q, "weight_block_size");
         const char *fmt = jstr(q, "fmt");
@@ -2464,15 +2507,16 @@ static accel_status_t translate_quantization(json_t *root, const char *path, con
                    "scaled by blocks of two positive sizes (fine-grained FP8) or per tensor (null)", path,
                    json_is_array(b) ? "not two positive integers" : b ? "neither a list nor null" : "missing",
                    fmt ? fmt : "e4m3");
-        fp8_block[0] = per_tensor ? -1 : (int)b0;
-        fp8_block[1] = per_tensor ? -1 : (int)b1;
+        qt->block[0] = per_tensor ? -1 : (int)b0;
+        qt->block[1] = per_tensor ? -1 : (int)b1;
+        qt->scale = "_scale_inv";
         return ACCEL_OK;
     }
     if (!method || strcmp(method, "mxfp4") || strcmp(arch, "GptOssForCausalLM"))
         REFUSE("%s: quantization_config quant_method = %s: accel reads unquantized weights (F32, BF16, F16), "
                "fine-grained FP8 (fp8, e4m3 in blocks), compressed-tensors' pack-quantized integers and gpt-oss's "
                "MXFP4 experts\n--> hint: import the model's unquantized release", path, method ? method : "(none)");
-    *mxfp4 = true;
+    qt->mxfp4 = true;
     return ACCEL_OK;
 }
 
@@ -3202,11 +3246,7 @@ struct accel_hf {
     accel_hf_tensor_t *t;
     int nt;
     const char *multimodal;         /* Gemma3ForConditionalGeneration, ...: its language model only */
-    bool mxfp4;                     /* experts in MXFP4 (gpt-oss as published) */
-    int fp8_block[2];               /* FP8 weights' scale blocks (quant_method fp8), {0, 0}: none */
-    int ct[2];                      /* compressed-tensors' packed integer weights: {bits a value (4 or
-                                     * 8), the scales' group along a row (0: one scale a row)};
-                                     * {0, 0}: none */
+    quant_t q;                      /* quantization_config */
     int mtp_layers;                 /* GLM-4.5's multi-token prediction blocks after the last one */
     bool mla_pairs;                 /* latent attention's RoPE pairs interleaved (rope_interleave) */
     char head_name[96];             /* the LM head's tensor name in the files */
@@ -3436,62 +3476,70 @@ static void shape_text(char *buf, size_t len, int ndim, const uint64_t *dims)
     if (n < len) snprintf(buf + n, len - n, "]");
 }
 
-/* An FP8 weight: the configuration declares its blocks, it is a matrix read row by row (not
- * stacked experts or a transposed Conv1D), and its scales are there: F32, BF16 or F16
- * [ceil(rows / b0), ceil(cols / b1)], or one number (per tensor: [], [1] or [1, 1]). */
-static accel_status_t check_fp8(const accel_hf_t *hf, const entry_t *x, char *err, size_t errlen)
+/* The block of one scale of an 8-bit weight [rows, cols] (FP8 or INT8): quant_t's block, -1 the
+ * whole dimension. */
+static void scale_block(const accel_hf_t *hf, uint64_t rows, uint64_t cols, uint64_t b[2])
+{
+    b[0] = hf->q.block[0] < 0 ? rows : (uint64_t)hf->q.block[0];
+    b[1] = hf->q.block[1] < 0 ? cols : (uint64_t)hf->q.block[1];
+}
+
+/* An 8-bit weight (F8_E4M3, or I8 under compressed-tensors' int-quantized) and its scales X<scale>:
+ * a matrix read by rows, config.json's quantization saying so; one F32, BF16 or F16 scale a block,
+ * [ceil(rows / b0), ceil(cols / b1)] (one for the whole tensor: [], [1] or [1, 1]). */
+static accel_status_t check_fp8(const accel_hf_t *hf, const entry_t *x, const accel_st_tensor_t *t, char *err,
+                                size_t errlen)
 {
     const bool rows = x->layout == L_ROWS || x->layout == L_ROPE_PAIRS || x->layout == L_MLA_Q || x->layout == L_MLA_KV;
-    if (!hf->fp8_block[0] || !rows || x->hf_ndim != 2) {
-        accel_errf(err, errlen, "%s: tensor %s is F8_E4M3, %s", hf->dir, x->hf,
-                   !hf->fp8_block[0] ? "but config.json declares no fp8 quantization_config (its scales' blocks)"
-                                     : "where accel reads FP8 matrices only");
+    const bool i8 = t->dtype == ACCEL_ST_I8;
+    if (!hf->q.block[0] || hf->q.int8 != i8 || !rows || x->hf_ndim != 2) {
+        accel_errf(err, errlen, "%s: tensor %s is %s, %s", hf->dir, x->hf, accel_st_dtype_name(t->dtype),
+                   !hf->q.block[0] || hf->q.int8 != i8 ? (i8 ? "but config.json declares no int-quantized "
+                   "compressed-tensors quantization_config (its scales)" : "but config.json declares no fp8 "
+                   "quantization_config (its scales' blocks)") : "where accel reads 8-bit matrices only");
         return ACCEL_ERR_UNSUPPORTED;
     }
     char name[ACCEL_HF_NAME_MAX + 16], have[64], want[64];
-    snprintf(name, sizeof name, "%s_scale_inv", x->hf);
+    snprintf(name, sizeof name, "%s%s", x->hf, hf->q.scale);
     const accel_st_tensor_t *sc = find_tensor(hf, name, NULL);
-    const bool per_tensor = hf->fp8_block[0] < 0;
-    const uint64_t b0 = per_tensor ? x->hf_dims[0] : (uint64_t)hf->fp8_block[0];
-    const uint64_t b1 = per_tensor ? x->hf_dims[1] : (uint64_t)hf->fp8_block[1];
-    const uint64_t want_dims[2] = { (x->hf_dims[0] + b0 - 1) / b0, (x->hf_dims[1] + b1 - 1) / b1 };
+    uint64_t b[2];
+    scale_block(hf, x->hf_dims[0], x->hf_dims[1], b);
+    const uint64_t want_dims[2] = { (x->hf_dims[0] + b[0] - 1) / b[0], (x->hf_dims[1] + b[1] - 1) / b[1] };
     if (!sc) {
-        accel_errf(err, errlen, "%s: tensor %s is missing (the scales of FP8 %s)", hf->dir, name, x->hf);
+        accel_errf(err, errlen, "%s: tensor %s is missing (the scales of %s %s)", hf->dir, name, i8 ? "INT8" : "FP8",
+                   x->hf);
         return ACCEL_ERR_NOT_FOUND;
     }
-    const bool shaped = per_tensor ? sc->numel == 1 && sc->ndim <= 2
-                                   : sc->ndim == 2 && sc->dims[0] == want_dims[0] && sc->dims[1] == want_dims[1];
+    const bool one = want_dims[0] == 1 && want_dims[1] == 1;
+    const bool shaped = one ? sc->numel == 1 && sc->ndim <= 2
+                            : sc->ndim == 2 && sc->dims[0] == want_dims[0] && sc->dims[1] == want_dims[1];
     if (!shaped || (sc->dtype != ACCEL_ST_F32 && sc->dtype != ACCEL_ST_BF16 && sc->dtype != ACCEL_ST_F16)) {
         shape_text(have, sizeof have, sc->ndim, sc->dims);
-        shape_text(want, sizeof want, per_tensor ? 0 : 2, want_dims);
-        if (per_tensor)
-            accel_errf(err, errlen, "%s: tensor %s is %s %s, but %s's per-tensor scale is one F32, BF16 or F16 "
-                       "number ([])", hf->dir, name, accel_st_dtype_name(sc->dtype), have, x->hf);
-        else
-            accel_errf(err, errlen, "%s: tensor %s is %s %s, but the %d x %d blocks of %s need F32, BF16 or F16 %s",
-                       hf->dir, name, accel_st_dtype_name(sc->dtype), have, hf->fp8_block[0], hf->fp8_block[1],
-                       x->hf, want);
+        shape_text(want, sizeof want, one ? 0 : 2, want_dims);
+        accel_errf(err, errlen, "%s: tensor %s is %s %s, but the %llu x %llu blocks of %s need F32, BF16 or F16 %s",
+                   hf->dir, name, accel_st_dtype_name(sc->dtype), have, (unsigned long long)b[0],
+                   (unsigned long long)b[1], x->hf, want);
         return ACCEL_ERR_SHAPE;
     }
     return ACCEL_OK;
 }
 
-/* An FP8 weight read into m [rows, cols] (the file's order) times its blocks' scales. */
+/* An 8-bit weight read into m [rows, cols] (the file's order) times its blocks' scales. */
 static accel_status_t fp8_scale(accel_hf_t *hf, const entry_t *x, float *m)
 {
     char name[ACCEL_HF_NAME_MAX + 16];
-    snprintf(name, sizeof name, "%s_scale_inv", x->hf);
+    snprintf(name, sizeof name, "%s%s", x->hf, hf->q.scale);
     int s = 0;
     const accel_st_tensor_t *sc = find_tensor(hf, name, &s);
-    const bool per_tensor = hf->fp8_block[0] < 0;     /* one block: the whole matrix */
     const uint64_t rows = x->hf_dims[0], cols = x->hf_dims[1];
-    const uint64_t b0 = per_tensor ? rows : (uint64_t)hf->fp8_block[0], b1 = per_tensor ? cols : (uint64_t)hf->fp8_block[1];
-    const uint64_t sc_cols = per_tensor ? 1 : sc->dims[1];
+    uint64_t b[2];
+    scale_block(hf, rows, cols, b);
+    const uint64_t sc_cols = (cols + b[1] - 1) / b[1];
     float *scale = malloc(sizeof(float) * (size_t)sc->numel);
     if (!scale) return ACCEL_ERR_NOMEM;
     accel_status_t st = accel_st_read(hf->shards[s], sc, 0, sc->numel, scale);
     for (uint64_t r = 0; st == ACCEL_OK && r < rows; r++)
-        for (uint64_t c = 0; c < cols; c++) m[r * cols + c] *= scale[(r / b0) * sc_cols + c / b1];
+        for (uint64_t c = 0; c < cols; c++) m[r * cols + c] *= scale[(r / b[0]) * sc_cols + c / b[1]];
     free(scale);
     return st;
 }
@@ -3522,17 +3570,71 @@ static void packed_part(const entry_t *x, const char *part, char *name, size_t l
  * [rows, cols bits / 32] (rows and groups of whole words), X.weight_shape [rows, cols] as
  * config.json gives them, and X.weight_scale F32, BF16 or F16 [rows, cols / group] (one a row:
  * [rows, 1]). */
+/* MXFP4's and NVFP4's sixteen values (e2m1: a sign, two exponent bits, one mantissa bit), as transformers'
+ * FP4_VALUES. */
+static const float g_fp4[16] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f,
+                                 -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f };
+
+/* A companion of packed weight x (X.weight_scale, ...): present, of dtype dt (or a float when
+ * dt is F32) and shape [R, n] (n 0: one number). */
+static accel_status_t check_companion(const accel_hf_t *hf, const entry_t *x, const char *part, accel_st_dtype_t dt,
+                                      uint64_t R, uint64_t n, char *err, size_t errlen)
+{
+    char name[ACCEL_HF_NAME_MAX + 16], have[64], want[64];
+    packed_part(x, part, name, sizeof name);
+    const accel_st_tensor_t *c = find_tensor(hf, name, NULL);
+    if (!c) {
+        accel_errf(err, errlen, "%s: tensor %s is missing (the %s of %s)", hf->dir, name, part, x->hf);
+        return ACCEL_ERR_NOT_FOUND;
+    }
+    const bool typed = dt == ACCEL_ST_F32 ? c->dtype == ACCEL_ST_F32 || c->dtype == ACCEL_ST_BF16 || c->dtype == ACCEL_ST_F16
+                                          : c->dtype == dt;
+    if (!typed || (n ? c->ndim != 2 || c->dims[0] != R || c->dims[1] != n : c->numel != 1)) {
+        shape_text(have, sizeof have, c->ndim, c->dims);
+        snprintf(want, sizeof want, n ? "[%llu, %llu]" : "one number", (unsigned long long)R, (unsigned long long)n);
+        accel_errf(err, errlen, "%s: tensor %s is %s %s, where %s's %s is %s %s", hf->dir, name,
+                   accel_st_dtype_name(c->dtype), have, x->hf, part, dt == ACCEL_ST_F32 ? "F32, BF16 or F16" :
+                   accel_st_dtype_name(dt), want);
+        return ACCEL_ERR_SHAPE;
+    }
+    return ACCEL_OK;
+}
+
+/* An NVFP4 weight [R, C]: U8 [R, C / 2] two e2m1 values a byte (the first in the low bits), F8_E4M3
+ * scales [R, C / 16] and one global scale (X.weight_global_scale). */
+static accel_status_t check_nvfp4(const accel_hf_t *hf, const entry_t *x, const accel_st_tensor_t *t, char *err,
+                                  size_t errlen)
+{
+    const uint64_t R = x->hf_dims[0], C = x->hf_dims[1];
+    char have[64];
+    if (C % 16) {
+        accel_errf(err, errlen, "%s: tensor %s has rows of %llu values, not whole groups of 16 (NVFP4's)", hf->dir,
+                   x->hf, (unsigned long long)C);
+        return ACCEL_ERR_SHAPE;
+    }
+    if (t->dtype != ACCEL_ST_U8 || t->ndim != 2 || t->dims[0] != R || t->dims[1] != C / 2) {
+        shape_text(have, sizeof have, t->ndim, t->dims);
+        accel_errf(err, errlen, "%s: tensor %s is %s %s, but NVFP4 values of a [%llu, %llu] weight pack into U8 "
+                   "[%llu, %llu]", hf->dir, x->hf, accel_st_dtype_name(t->dtype), have, (unsigned long long)R,
+                   (unsigned long long)C, (unsigned long long)R, (unsigned long long)(C / 2));
+        return ACCEL_ERR_SHAPE;
+    }
+    accel_status_t st = check_companion(hf, x, "scale", ACCEL_ST_F8_E4M3, R, C / 16, err, errlen);
+    return st == ACCEL_OK ? check_companion(hf, x, "global_scale", ACCEL_ST_F32, R, 0, err, errlen) : st;
+}
+
 static accel_status_t check_packed(const accel_hf_t *hf, const entry_t *x, const accel_st_tensor_t *t, char *err,
                                    size_t errlen)
 {
     const bool rows = x->layout == L_ROWS || x->layout == L_ROPE_PAIRS || x->layout == L_MLA_Q || x->layout == L_MLA_KV;
     if (!rows || x->hf_ndim != 2) {
-        accel_errf(err, errlen, "%s: tensor %s is a packed integer weight where accel reads them as matrices only",
+        accel_errf(err, errlen, "%s: tensor %s is a packed weight where accel reads them as matrices only",
                    hf->dir, x->hf);
         return ACCEL_ERR_UNSUPPORTED;
     }
-    const uint64_t R = x->hf_dims[0], C = x->hf_dims[1], G = hf->ct[1] ? (uint64_t)hf->ct[1] : C;
-    const uint64_t words = (C * (uint64_t)hf->ct[0] + 31) / 32, groups = (C + G - 1) / G, per = 32 / (uint64_t)hf->ct[0];
+    if (hf->q.nvfp4) return check_nvfp4(hf, x, t, err, errlen);
+    const uint64_t R = x->hf_dims[0], C = x->hf_dims[1], G = hf->q.ct[1] ? (uint64_t)hf->q.ct[1] : C;
+    const uint64_t words = (C * (uint64_t)hf->q.ct[0] + 31) / 32, groups = (C + G - 1) / G, per = 32 / (uint64_t)hf->q.ct[0];
     char name[ACCEL_HF_NAME_MAX + 8], have[64], want[64];
     if (C % per || G % per) {       /* every word's values in one group and one row (real releases' are) */
         accel_errf(err, errlen, "%s: tensor %s packs %llu values a word into rows of %llu by groups of %llu: accel "
@@ -3543,7 +3645,7 @@ static accel_status_t check_packed(const accel_hf_t *hf, const entry_t *x, const
     if (t->dtype != ACCEL_ST_I32 || t->ndim != 2 || t->dims[0] != R || t->dims[1] != words) {
         shape_text(have, sizeof have, t->ndim, t->dims);
         accel_errf(err, errlen, "%s: tensor %s is %s %s, but %d-bit values of a [%llu, %llu] weight pack into I32 "
-                   "[%llu, %llu]", hf->dir, x->hf, accel_st_dtype_name(t->dtype), have, hf->ct[0],
+                   "[%llu, %llu]", hf->dir, x->hf, accel_st_dtype_name(t->dtype), have, hf->q.ct[0],
                    (unsigned long long)R, (unsigned long long)C, (unsigned long long)R, (unsigned long long)words);
         return ACCEL_ERR_SHAPE;
     }
@@ -3588,12 +3690,38 @@ static inline void unpack_words(float *m, const uint32_t *w, const float *sc, ui
 
 /* A packed weight read into m [rows, cols] (the file's order): 32 / bits values a word, times their
  * group's scale (the values' count a word a constant the compiler unrolls). */
+/* An NVFP4 weight (check_nvfp4) into m [R, C]: each value times its group's scale over the global one. */
+static accel_status_t read_nvfp4(const accel_hf_t *hf, const entry_t *x, const accel_st_tensor_t *t, int s, float *m)
+{
+    const uint64_t R = x->hf_dims[0], C = x->hf_dims[1];
+    char name[ACCEL_HF_NAME_MAX + 16];
+    int ss = 0, gs = 0;
+    packed_part(x, "scale", name, sizeof name);
+    const accel_st_tensor_t *sc = find_tensor(hf, name, &ss);
+    packed_part(x, "global_scale", name, sizeof name);
+    const accel_st_tensor_t *gt = find_tensor(hf, name, &gs);
+    float global = 1.0f, *scale = malloc(sizeof(float) * (size_t)(sc->numel + C / 2));
+    float *bytes = scale ? scale + sc->numel : NULL;
+    accel_status_t st = scale ? accel_st_read(hf->shards[gs], gt, 0, 1, &global) : ACCEL_ERR_NOMEM;
+    if (st == ACCEL_OK) st = accel_st_read(hf->shards[ss], sc, 0, sc->numel, scale);
+    for (uint64_t r = 0; st == ACCEL_OK && r < R; r++) {
+        st = accel_st_read(hf->shards[s], t, r * (C / 2), (r + 1) * (C / 2), bytes);
+        for (uint64_t c = 0; st == ACCEL_OK && c < C; c++) {
+            const unsigned b = (unsigned)bytes[c / 2], v = c & 1 ? b >> 4 : b & 15;
+            m[r * C + c] = g_fp4[v] * (scale[r * (C / 16) + c / 16] / global);  /* compressed-tensors' order */
+        }
+    }
+    free(scale);
+    return st;
+}
+
 static accel_status_t read_packed(const accel_hf_t *hf, const entry_t *x, const accel_st_tensor_t *t, int s,
                                   float *m)
 {
+    if (hf->q.nvfp4) return read_nvfp4(hf, x, t, s, m);
     const uint64_t R = x->hf_dims[0], C = x->hf_dims[1], W = t->dims[1];
-    const int bits = hf->ct[0];
-    const uint64_t G = hf->ct[1] ? (uint64_t)hf->ct[1] : C;
+    const int bits = hf->q.ct[0];
+    const uint64_t G = hf->q.ct[1] ? (uint64_t)hf->q.ct[1] : C;
     char name[ACCEL_HF_NAME_MAX + 8];
     packed_part(x, "scale", name, sizeof name);
     int ss = 0;
@@ -3627,7 +3755,7 @@ static accel_status_t check_entry(accel_hf_t *hf, const entry_t *x, const accel_
         accel_errf(err, errlen, "%s: tensor %s has shape %s, but config.json gives %s", hf->dir, x->hf, have, want);
         return ACCEL_ERR_SHAPE;
     }
-    if (t->dtype == ACCEL_ST_F8_E4M3) return check_fp8(hf, x, err, errlen);
+    if (t->dtype == ACCEL_ST_F8_E4M3 || t->dtype == ACCEL_ST_I8) return check_fp8(hf, x, t, err, errlen);
     const bool mxfp4 = x->layout == L_MXFP4 || x->layout == L_MXFP4_GLU;
     if (mxfp4 != (t->dtype == ACCEL_ST_U8)) {
         accel_errf(err, errlen, "%s: tensor %s is %s, where accel reads %s", hf->dir, x->hf,
@@ -3733,7 +3861,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     }
     st = translate_config(root, p, &hf->cfg, &hf->arch, err, errlen);
     if (st == ACCEL_OK)
-        st = translate_quantization(root, p, hf->arch, &hf->mxfp4, hf->fp8_block, hf->ct, err, errlen);
+        st = translate_quantization(root, p, hf->arch, &hf->q, err, errlen);
     if (st == ACCEL_OK && (!strcmp(hf->arch, "Glm4MoeForCausalLM") || !strcmp(hf->arch, "DeepseekV3ForCausalLM") ||
                            !strcmp(hf->arch, "DeepseekV2ForCausalLM") || !strcmp(hf->arch, "Glm4MoeLiteForCausalLM") ||
                            !strcmp(hf->arch, "Mistral4ForCausalLM") || !strcmp(hf->arch, "YoutuForCausalLM"))) {
@@ -3775,7 +3903,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     d.glm = (d.glm && !d.phi3 && !d.clovax) || !strcmp(family, "GlmForCausalLM") || !strcmp(family, "Glm4ForCausalLM");
     d.granite_moe |= !strcmp(family, "GraniteMoeForCausalLM") || !strcmp(family, "GraniteMoeSharedForCausalLM") ||
                      !strcmp(family, "GraniteMoeSWAForCausalLM");
-    d.mxfp4 = hf->mxfp4;
+    d.mxfp4 = hf->q.mxfp4;
     d.mla_pairs = d.mla && hf->mla_pairs;
     d.fused = d.E && !d.oss && !d.llama4 && (any_tensor_ends(hf, ".mlp.experts.gate_up_proj") ||
                                 any_tensor_ends(hf, ".feed_forward.experts.gate_up_proj") ||
@@ -3810,7 +3938,7 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
     for (int i = 0; i < hf->ne; i++) {
         entry_t *x = &hf->e[i];
         const accel_st_tensor_t *t = find_tensor(hf, x->hf, NULL);
-        if (!t && hf->ct[0]) t = packed_tensor(hf, x);     /* compressed-tensors: X.weight_packed */
+        if (!t && (hf->q.ct[0] || hf->q.nvfp4)) t = packed_tensor(hf, x);     /* compressed-tensors: X.weight_packed */
         if (t && d.fused && x->layout == L_STACKED && t->ndim == 3 && t->dims[0] == x->hf_dims[0] &&
             t->dims[1] == x->hf_dims[2] && t->dims[2] == x->hf_dims[1] && t->dims[1] != t->dims[2]) {
             x->layout = L_EXPERTS;      /* stacked experts as x @ W, [E, in, out]: Qwen3-VL-MoE's hub
@@ -3839,31 +3967,36 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
             const char *name = accel_st_at(hf->shards[s], i)->name;
             bool used = bsearch(&name, names, (size_t)hf->ne, sizeof *names, cmp_names) != NULL;
             const size_t len = strlen(name);
-            if (!used && hf->mxfp4 && len > 7 && len < ACCEL_HF_NAME_MAX && !strcmp(name + len - 7, "_scales")) {
+            if (!used && hf->q.mxfp4 && len > 7 && len < ACCEL_HF_NAME_MAX && !strcmp(name + len - 7, "_scales")) {
                 char blocks[ACCEL_HF_NAME_MAX + 8];     /* MXFP4 scales go with their blocks */
                 snprintf(blocks, sizeof blocks, "%.*s_blocks", (int)(len - 7), name);
                 const char *bn = blocks;
                 used = bsearch(&bn, names, (size_t)hf->ne, sizeof *names, cmp_names) != NULL;
             }
-            if (!used && hf->fp8_block[0] && len > 10 && len < ACCEL_HF_NAME_MAX && !strcmp(name + len - 10, "_scale_inv")) {
-                char weight[ACCEL_HF_NAME_MAX];     /* FP8 scales go with their weights */
-                snprintf(weight, sizeof weight, "%.*s", (int)(len - 10), name);
+            const size_t sl = hf->q.scale ? strlen(hf->q.scale) : 0;
+            if (!used && sl && len > sl && len < ACCEL_HF_NAME_MAX && !strcmp(name + len - sl, hf->q.scale)) {
+                char weight[ACCEL_HF_NAME_MAX];     /* 8-bit weights' scales go with their weights */
+                snprintf(weight, sizeof weight, "%.*s", (int)(len - sl), name);
                 const char *wn = weight;
                 used = bsearch(&wn, names, (size_t)hf->ne, sizeof *names, cmp_names) != NULL;
             }
-            for (int k = 0; !used && hf->ct[0] && k < 2; k++) {     /* packed weights' scales and shapes */
-                static const char *const part[] = { ".weight_scale", ".weight_shape" };
+            for (int k = 0; !used && (hf->q.ct[0] || hf->q.nvfp4) && k < 4; k++) {  /* packed weights' companions */
+                static const char *const part[] = { ".weight_scale", ".weight_shape", ".weight_global_scale",
+                                                    ".input_global_scale" };
                 const size_t p = strlen(part[k]);
                 char packed[ACCEL_HF_NAME_MAX + 8];
                 if (len <= p || len >= ACCEL_HF_NAME_MAX || strcmp(name + len - p, part[k])) continue;
                 snprintf(packed, sizeof packed, "%.*s.weight_packed", (int)(len - p), name);
                 const char *pn = packed;
                 used = bsearch(&pn, names, (size_t)hf->ne, sizeof *names, cmp_names) != NULL;
+                act_scales += used && k == 3;
             }
-            if (!used && hf->fp8_block[0] && len > 17 && len < ACCEL_HF_NAME_MAX &&
-                !strcmp(name + len - 17, ".activation_scale")) {
-                char weight[ACCEL_HF_NAME_MAX + 8];     /* static FP8 activation scales: not needed */
-                snprintf(weight, sizeof weight, "%.*s.weight", (int)(len - 17), name);
+            for (int k = 0; !used && hf->q.block[0] && k < 2; k++) {   /* static activation scales: not needed */
+                static const char *const part[] = { ".activation_scale", ".input_scale" };
+                const size_t p = strlen(part[k]);
+                char weight[ACCEL_HF_NAME_MAX + 8];
+                if (len <= p || len >= ACCEL_HF_NAME_MAX || strcmp(name + len - p, part[k])) continue;
+                snprintf(weight, sizeof weight, "%.*s.weight", (int)(len - p), name);
                 const char *wn = weight;
                 used = bsearch(&wn, names, (size_t)hf->ne, sizeof *names, cmp_names) != NULL;
                 act_scales += used;
@@ -3908,8 +4041,8 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
         ACCEL_INFO("%s: %s: its language model is read, its vision tower and projector (%d tensors) are left "
                    "out (accel trains text)", hf->dir, hf->multimodal, vision);
     if (act_scales)
-        ACCEL_INFO("%s: the %d static FP8 activation scales (activation_scheme static) are left out: accel "
-                   "computes with the dequantized weights, as transformers' dequantize=True", hf->dir, act_scales);
+        ACCEL_INFO("%s: the %d static activation scales (activation_scheme static, input_scale) are left out: "
+                   "accel computes with the dequantized weights, as transformers' dequantize=True", hf->dir, act_scales);
     if (mtp)
         ACCEL_INFO("%s: %s: its multi-token prediction block(s) after layer %d (%d tensors, used for "
                    "speculative decoding) are left out", hf->dir, hf->arch, hf->cfg.model.layers - 1, mtp);
@@ -4135,11 +4268,6 @@ static uint64_t row_in_accel(uint64_t o, const entry_t *x)
     return h * hs + (!x->pairs ? j : j % 2 ? rd / 2 + j / 2 : j / 2);
 }
 
-/* MXFP4's sixteen values (e2m1: a sign, two exponent bits, one mantissa bit), as transformers'
- * FP4_VALUES. */
-static const float g_fp4[16] = { 0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f,
-                                 -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f };
-
 /* x's LoRA module, if any, merged into its Hugging Face tensor w as the file stores it. */
 static accel_status_t merge_lora(const accel_hf_t *hf, const entry_t *x, float *w)
 {
@@ -4155,7 +4283,7 @@ static accel_status_t read_entry(accel_hf_t *hf, const entry_t *x, const accel_s
     const uint64_t E = x->hf_dims[0], out = x->hf_ndim >= 2 ? x->hf_dims[1] : 0;
     const accel_st_t *f = s < 0 ? accel_peft_file(hf->peft) : hf->shards[s];
     const bool glu = x->layout == L_EXPERTS_GLU || x->layout == L_MXFP4_GLU || x->layout == L_EXPERT_GLU_BIAS;
-    const bool fp8 = t->dtype == ACCEL_ST_F8_E4M3;     /* check_fp8 allowed it: a matrix by rows */
+    const bool fp8 = t->dtype == ACCEL_ST_F8_E4M3 || t->dtype == ACCEL_ST_I8;   /* check_fp8 allowed it: a matrix by rows */
     if (x->layout == L_ROWS || x->layout == L_EXPERT_BIAS || x->layout == L_STACKED || x->layout == L_ROW_MATRIX ||
         x->layout == L_CONV || x->layout == L_SCALAR) {
         accel_status_t rst = x->packed ? read_packed(hf, x, t, s, dst + x->r0 * cols)

@@ -34,8 +34,8 @@ struct accel_st {
     json_t *meta;                   /* "__metadata__" or NULL */
 };
 
-static const char *const g_dtypes[] = { "F32", "BF16", "F16", "U8", "F8_E4M3", "I32", "I64" };
-static const size_t g_esize[] = { 4, 2, 2, 1, 1, 4, 8 };
+static const char *const g_dtypes[] = { "F32", "BF16", "F16", "U8", "F8_E4M3", "I32", "I64", "I8" };
+static const size_t g_esize[] = { 4, 2, 2, 1, 1, 4, 8, 1 };
 #define NDTYPES (sizeof g_dtypes / sizeof *g_dtypes)
 
 const char *accel_st_dtype_name(accel_st_dtype_t d) { return (unsigned)d < NDTYPES ? g_dtypes[d] : "?"; }
@@ -77,8 +77,8 @@ static accel_status_t parse_entry(accel_st_t *st, const char *key, json_t *v, ac
         if (!strcmp(json_string_value(dt), g_dtypes[k])) d = k;
     if (d < 0) {
         accel_errf(err, errlen, "%s: tensor '%s' has dtype %s, which accel does not read\n--> hint: "
-                "accel reads F32, BF16 and F16 weights (and U8: MXFP4's packed values, F8_E4M3: FP8 blocks, I32 "
-                "and I64: packed integer weights and their shapes)", p, key,
+                "accel reads F32, BF16 and F16 weights (and U8: MXFP4's and NVFP4's packed values, F8_E4M3: FP8 "
+                "weights and scales, I8: INT8 weights, I32 and I64: packed integer weights and their shapes)", p, key,
                 json_string_value(dt));
         return ACCEL_ERR_UNSUPPORTED;
     }
@@ -273,6 +273,8 @@ accel_status_t accel_st_read(const accel_st_t *st, const accel_st_tensor_t *t, u
             memcpy(&dst[i], &u, 4);
         } else if (t->dtype == ACCEL_ST_U8) {
             dst[i] = (float)b[0];
+        } else if (t->dtype == ACCEL_ST_I8) {
+            dst[i] = (float)(int8_t)b[0];
         } else if (t->dtype == ACCEL_ST_F8_E4M3) {
             dst[i] = f8_e4m3_to_f32(b[0]);
         } else if (t->dtype == ACCEL_ST_I32) {

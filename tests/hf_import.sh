@@ -20,7 +20,8 @@
 # Qwen3.5 (gated delta-net layers and gated attention), alone, with Qwen3.5-MoE's experts and in a
 # Qwen3_5ForConditionalGeneration beside a vision tower and an MTP block, Qwen3-Next (its fused,
 # grouped input projections; an MTP block), Apertus (xIELU), Mamba, Falcon Mamba and Jamba (Mamba-1),
-# and the language models of Qwen2.5-VL, Qwen3-VL, Qwen3-VL-MoE and GLM-4.5V; made by tests/make_hf_fixtures.sh, which
+# and the language models of Qwen2.5-VL, Qwen3-VL, Qwen3-VL-MoE and GLM-4.5V, a Llama in compressed-tensors'
+# INT8 (W8A16), FP8 (by channel, tensor, block), W8A8 INT8 and NVFP4; made by tests/make_hf_fixtures.sh, which
 # also recorded transformers' fp32 logits and loss on fixed tokens). No Python here:
 #   1. accel_ckpt import of each fixture; accel's logits equal HF's within 1e-5, the loss within 1e-6 (plus two
 #      float32 ulps of transformers' loss)

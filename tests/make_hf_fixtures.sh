@@ -13,7 +13,9 @@
 # language model of a Gemma3ForConditionalGeneration with a tiny vision tower; GptOssForCausalLM
 # with attention sinks, a sliding layer, YaRN and clamped SwiGLU experts, and the same saved with
 # its experts in MXFP4 as the hub's gpt-oss), saves them with save_pretrained and records HF's fp32 logits and loss on
-# fixed tokens (the mixtures of experts, SmolLM3, Granite and the Gemmas scored in float64);
+# fixed tokens (the mixtures of experts, SmolLM3, Granite and the Gemmas scored in float64; the
+# compressed-tensors Llamas (INT8 packed, FP8 by channel, tensor and block, W8A8 INT8, NVFP4: written
+# by compressed_tensors' own compressors) scored dequantized in float64);
 # then tests/peft_reference.py makes PEFT LoRA adapters on some of them (tests/fixtures/peft) and
 # records the merged models' logits (peft from PyPI besides).
 #

@@ -12,7 +12,7 @@ python_with "import torch, safetensors, transformers, peft" torch safetensors tr
 dir=${LORA_DIR:-$(mktemp -d)}
 trap 'rm -rf "$dir/base" "$dir/adapter" "$dir/peft_merged" "$dir"/*.h5' EXIT
 "$py" "$top/bench/lora_merge.py" "$dir" "${LAYERS:-16}" "${RANK:-16}"
-for src in base adapter; do
+for src in base adapter base adapter; do    # twice each: the page cache makes single runs vary
     sync
     /usr/bin/time -f "accel_ckpt import $src: %e s, peak %M KB resident" \
         "$top/accel_ckpt" import "$dir/$src" -o "$dir/$src.h5" --force > /dev/null

@@ -41,4 +41,5 @@ if [ $# = 0 ]; then
 fi
 if [ "${ROUNDTRIP:-0}" = 1 ]; then
     "$py" "$top/tests/hf_roundtrip.py" --build "${BUILD:-$top}"
+    (cd "$top/tests" && "$py" peft_reference.py --check "${BUILD:-$top}" fixtures/hf fixtures/peft)
 fi

@@ -12,7 +12,12 @@
 #   3. the base found by --base, beside the adapter, or in the Hugging Face cache by hub id and
 #      revision, and a clear message when it is nowhere;
 #   4. bad input is refused with a message: DoRA and other variants, another peft_type, a pickle
-#      only, the adapter of another model, a shape that does not fit, an LM head tied to the embedding.
+#      only, the adapter of another model, a shape that does not fit, an LM head tied to the embedding;
+#   5. accel_ckpt export --format peft: each merged fixture exported again at its rank (the LM head
+#      whole where the adapter kept it so) imports to the same logits; a checkpoint trained from
+#      an adapter, exported at the full rank, imports to the checkpoint's own logits; the adapter's
+#      configuration; refusals (no base, another model's base, no change). tests/peft_reference.py
+#      --check has PEFT itself load the exports.
 . "${top_srcdir:-.}/tests/lib.sh"
 CKPT="$top_builddir/accel_ckpt"
 GEN="$top_builddir/accel_generate"
@@ -53,7 +58,7 @@ want=$(timeout -k 10 "$TEST_TIMEOUT" "$GEN" lora_llama.h5 -q --score batch.txt |
 [ -n "$want" ] || fail "no reference loss for lora_llama.h5"
 run_mpi 2 "$ACCEL_TRAIN" train.init_from=fix/peft/lora_llama data.path=d.h5 train.global_batch=4 train.steps=6 \
     train.log_every=1 train.sample_tokens=0 optim.warmup=0 optim.lr=1e-2 dist.strategy=zero3 \
-    train.metrics=m.jsonl > train.log 2>&1 || { cat train.log; fail "init_from an adapter directory"; }
+    train.metrics=m.jsonl ckpt.dir=ck ckpt.every=6 > train.log 2>&1 || { cat train.log; fail "init_from an adapter directory"; }
 grep -q "LoRA adapter merged into" train.log || fail "init_from: the run does not say it merged the adapter"
 awk -v want="$want" '
     /"kind": "train"/ { sub(/.*"step": /, ""); s = $0 + 0; l = $0; sub(/.*"loss": /, "", l); l += 0;
@@ -119,3 +124,50 @@ expect_fail "the base ties its LM head to the embedding" "$CKPT" import fix/peft
 expect_fail "use_dora is set" "$GEN" dora -q --score "$FIX/lora_llama/tokens.bin"
 [ ! -e x.h5 ] || fail "a refused import left x.h5 behind"
 pass "bad adapters refused, nothing written"
+
+# ---------------------------------------------------------------- 5: export --format peft
+for spec in lora_llama:llama_gqa:4:lm_head lora_gpt2:gpt2:3: lora_neox:gpt_neox:2: lora_glm4:glm4:2:; do
+    name=${spec%%:*} rest=${spec#*:}
+    base=${rest%%:*} rest=${rest#*:}
+    rank=${rest%%:*} whole=${rest#*:}
+    timeout -k 10 "$TEST_TIMEOUT" "$CKPT" export "$name.h5" --format peft --base "$HFFIX/$base" --rank "$rank" \
+        ${whole:+--whole "$whole"} --output "$name.peft" > "export_$name.log" 2>&1 || { cat "export_$name.log"; fail "export $name"; }
+    grep -q "relative error" "export_$name.log" || fail "$name: the export does not say how close its factors are"
+    timeout -k 10 "$TEST_TIMEOUT" "$CKPT" import "$name.peft" -o "$name.again.h5" > /dev/null 2>&1 || fail "import of the export of $name"
+    timeout -k 10 "$TEST_TIMEOUT" "$GEN" "$name.again.h5" -q --score "$FIX/$name/tokens.bin" --logits-out "$name.again.logits" \
+        > /dev/null 2>&1 || fail "accel_generate on the export of $name"
+    "$CMP" logits "$FIX/$name" "$name.again.logits" || fail "$name: the exported adapter gives other logits"
+done
+grep -q '"r": 4' lora_llama.peft/adapter_config.json && grep -q '"lm_head"' lora_llama.peft/adapter_config.json &&
+    grep -q '"base_model_name_or_path"' lora_llama.peft/adapter_config.json || fail "lora_llama.peft: its adapter_config.json"
+grep -q '"fan_in_fan_out": true' lora_gpt2.peft/adapter_config.json || fail "lora_gpt2.peft: GPT-2's Conv1D layers not fan_in_fan_out"
+pass "export --format peft of the merged fixtures: the same logits again"
+# A full fine-tune's change has full rank: at the rank of the smallest dimension (16) the factors
+# hold it exactly, at rank 2 they do not; the norms changed go whole (modules_to_save).
+ck=$(ls ck/step-*.h5 | tail -1)
+[ -n "$ck" ] || fail "the init_from run kept no checkpoint"
+"$CKPT" export "$ck" --format peft --base "$HFFIX/llama_gqa" --rank 16 --output full.peft > full.log 2>&1 ||
+    { cat full.log; fail "export of a trained checkpoint"; }
+grep -q "modules_to_save" full.peft/adapter_config.json && grep -q '"model.norm"' full.peft/adapter_config.json ||
+    fail "full.peft: the changed norms are not kept whole"
+timeout -k 10 "$TEST_TIMEOUT" "$GEN" "$ck" -q --score "$FIX/lora_llama/tokens.bin" --logits-out ck.logits > /dev/null 2>&1 &&
+    "$CKPT" import full.peft -o full.h5 > /dev/null 2>&1 &&
+    timeout -k 10 "$TEST_TIMEOUT" "$GEN" full.h5 -q --score "$FIX/lora_llama/tokens.bin" --logits-out full.logits > /dev/null 2>&1 ||
+    fail "score the checkpoint and its adapter"
+cmp -s ck.logits full.logits && fail "the logits are bit for bit the same: the comparison is not reading them"
+od -An -v -f ck.logits > ck.txt && od -An -v -f full.logits > full.txt
+paste -d' ' ck.txt full.txt | awk '{ n = NF / 2; for (i = 1; i <= n; i++) { d = $i - $(i + n); if (d < 0) d = -d;
+    a = $i < 0 ? -$i : $i; if (a > s) s = a; if (d > w) w = d } }
+    END { printf "checkpoint against its rank-16 adapter: max |logit difference| %.2e (largest |logit| %.2f)\n", w, s;
+          exit !(w <= 1e-4 * (s > 1 ? s : 1)) }' || fail "a full-rank export does not reproduce the checkpoint"
+"$CKPT" export "$ck" --format peft --base "$HFFIX/llama_gqa" --rank 2 --output low.peft > low.log 2>&1 || fail "export at rank 2"
+awk '/relative error/ { sub(/.*largest /, ""); exit !($1 + 0 > 0.05) }' low.log || { cat low.log; fail "rank 2: the error printed is not the truncation's"; }
+pass "export --format peft of a trained checkpoint: exact at full rank, the truncation's error printed at rank 2"
+expect_fail "--format peft needs --base HF_DIR" "$CKPT" export "$ck" --format peft --output x.peft
+expect_fail "is an adapter; name the model directory it adapts" "$CKPT" export "$ck" --format peft --base fix/peft/lora_llama --output x.peft
+expect_fail "an adapter holds the change from its own base" "$CKPT" export "$ck" --format peft --base "$HFFIX/gpt2" --output x.peft
+"$CKPT" import "$HFFIX/llama_gqa" -o plain.h5 > /dev/null 2>&1 || fail "import llama_gqa"
+expect_fail "no change to hold" "$CKPT" export plain.h5 --format peft --base "$HFFIX/llama_gqa" --output x.peft
+expect_fail "a vision-language model" "$CKPT" export lora_gemma3_vl.h5 --format peft --base "$HFFIX/gemma3_vl" --output x.peft
+[ ! -e x.peft/adapter_model.safetensors ] || fail "a refused export left an adapter behind"
+pass "export --format peft: bad requests refused"

@@ -11,6 +11,7 @@ hf_reference.py:
   tokens.bin      context+1 byte tokens
   ref_logits.f32  float32 logits [context, vocab] of the merged model on tokens[:-1]
   ref.json        {"loss", "context", "vocab", "architecture"}
+With --check BUILD it is the oracle of accel's adapter export instead (check() below).
 """
 import json
 import os
@@ -95,5 +96,40 @@ def main(hf_root, out_root, names):
               f"files {sorted(os.listdir(out))}")
 
 
+EXPORT_RANKS = {"lora_llama": (4, "lm_head"), "lora_gpt2": (3, ""), "lora_neox": (2, ""), "lora_glm4": (2, "")}
+
+
+def check(build, hf_root, peft_root):
+    """PEFT as the oracle of accel's adapter export: each fixture adapter imported by accel (merged),
+    exported again with `accel_ckpt export --format peft` at its rank, loaded by PEFT onto its base
+    and merged: the logits must be the fixture's (PEFT's merge of the original adapter)."""
+    import subprocess
+    import tempfile
+    worst = 0.0
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, (rank, whole) in EXPORT_RANKS.items():
+            base = os.path.join(hf_root, CASES[name][0])
+            merged, out = os.path.join(tmp, name + ".h5"), os.path.join(tmp, name + ".peft")
+            subprocess.run([os.path.join(build, "accel_ckpt"), "import", os.path.join(peft_root, name), "-o", merged],
+                           check=True, capture_output=True)
+            cmd = [os.path.join(build, "accel_ckpt"), "export", merged, "--format", "peft", "--base", base,
+                   "--rank", str(rank), "--output", out] + (["--whole", whole] if whole else [])
+            subprocess.run(cmd, check=True, capture_output=True)
+            cls = getattr(tf, json.load(open(os.path.join(base, "config.json")))["architectures"][0])
+            model = peft.PeftModel.from_pretrained(cls.from_pretrained(base, dtype=torch.float32), out)
+            model = model.merge_and_unload().eval()
+            tokens = torch.tensor(list(open(os.path.join(peft_root, name, "tokens.bin"), "rb").read()))
+            with torch.no_grad():
+                logits = model(tokens[None, :-1]).logits[0].numpy()
+            ref = np.fromfile(os.path.join(peft_root, name, "ref_logits.f32"), dtype="<f4").reshape(logits.shape)
+            diff = float(np.abs(logits - ref).max() / max(1.0, np.abs(ref).max()))
+            worst = max(worst, diff)
+            print(f"{name}: accel's export (rank {rank}) loaded by PEFT: max |logit - reference| / scale {diff:.2e}")
+    assert worst < 1e-5, f"PEFT's merge of accel's exported adapters is off by {worst:.2e}"
+
+
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], sys.argv[3:])
+    if sys.argv[1] == "--check":    # peft_reference.py --check BUILD_DIR HF_ROOT PEFT_ROOT
+        check(*sys.argv[2:5])
+    else:
+        main(sys.argv[1], sys.argv[2], sys.argv[3:])

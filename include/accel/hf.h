@@ -91,4 +91,14 @@ typedef struct {
 accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, void *ctx, bool bf16,
                                const char *outdir, const accel_hf_tokenizer_t *tok);
 
+/* Write outdir as a PEFT LoRA adapter of the Hugging Face model `base` (a directory; its config
+ * the same model as cfg's): every matrix whose weights (get) differ from the base's as rank-`rank`
+ * factors of the difference (truncated SVD: exact when the difference has that rank, else its best
+ * approximation, the error logged), lora_alpha = rank; every other tensor that differs whole
+ * (modules_to_save; biases with bias = "all"), and the matrices whose module's last name is in the
+ * comma-separated `whole` (e.g. "lm_head,embed_tokens"). adapter_config.json names base as
+ * base_model_name_or_path. Logged. */
+accel_status_t accel_hf_export_adapter(const accel_config_t *cfg, accel_hf_get_fn get, void *ctx, const char *base,
+                                       int rank, const char *whole, const char *outdir);
+
 #endif

@@ -13,6 +13,7 @@ enum {
     ACCEL_RNG_SHUFFLE = 3,  /* data order; stream = epoch */
     ACCEL_RNG_DROPOUT = 4,
     ACCEL_RNG_SAMPLE = 5,   /* text generation */
+    ACCEL_RNG_SKETCH = 6,   /* random projections (LoRA extraction: randomized SVD) */
 };
 
 /* Four 32-bit words for counter (ctr_hi, ctr_lo) under key (seed, purpose ^ stream<<8). */

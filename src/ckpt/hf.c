@@ -5973,3 +5973,225 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     free(e);
     return st;
 }
+
+/* ------------------------------------------------------------------ PEFT adapter export */
+
+/* One tensor of an exported adapter: its name in adapter_model.safetensors and its values. */
+typedef struct {
+    char name[ACCEL_PEFT_NAME_MAX];
+    int ndim;
+    uint64_t dims[2];
+    float *v;
+} adapter_tensor_t;
+
+static accel_status_t adapter_fill(void *ctx, int index, uint64_t begin, uint64_t end, float *dst)
+{
+    memcpy(dst, ((const adapter_tensor_t *)ctx)[index].v + begin, sizeof(float) * (end - begin));
+    return ACCEL_OK;
+}
+
+/* name's module (".weight", ".weight_packed", ".bias" off) into out. */
+static void module_of(const char *name, char *out, size_t len)
+{
+    static const char *const tails[] = { ".weight_packed", ".weight", ".bias" };
+    size_t stem = strlen(name);
+    for (size_t i = 0; i < sizeof tails / sizeof *tails; i++) {
+        const size_t n = strlen(name), t = strlen(tails[i]);
+        if (n > t && !strcmp(name + n - t, tails[i])) { stem = n - t; break; }
+    }
+    snprintf(out, len, "%.*s", (int)stem, name);
+}
+
+/* True when module's last name is one of the comma-separated names in list. */
+static bool listed_module(const char *list, const char *module)
+{
+    const char *dot = strrchr(module, '.'), *last = dot ? dot + 1 : module;
+    for (const char *p = list; p && *p;) {
+        const size_t n = strcspn(p, ",");
+        if (n == strlen(last) && !strncmp(p, last, n)) return true;
+        p += n + (p[n] == ',');
+    }
+    return false;
+}
+
+accel_status_t accel_hf_export_adapter(const accel_config_t *cfg, accel_hf_get_fn get, void *ctx, const char *base,
+                                       int rank, const char *whole, const char *outdir)
+{
+    char err[4096] = "";
+    accel_hf_t *hf = NULL;
+    if (accel_hf_is_adapter(base)) {
+        ACCEL_ERROR("export --format peft: --base %s is an adapter; name the model directory it adapts", base);
+        return ACCEL_ERR_INVALID;
+    }
+    accel_status_t st = accel_hf_open(base, &hf, err, sizeof err);
+    if (st != ACCEL_OK) {
+        ACCEL_ERROR("export --format peft: the base model %s: %s", base, err);
+        return st;
+    }
+    accel_hf_tensor_t *mine = NULL;
+    const int nmine = accel_hf_accel_tensors(&cfg->model, &mine);
+    const char *why = hf->multimodal ? "a vision-language model (PEFT names its language model otherwise than its files)"
+                    : nmine != hf->nt ? "another number of tensors" : NULL;
+    for (int i = 0; !why && i < nmine; i++)
+        if (strcmp(mine[i].name, hf->t[i].name) || mine[i].ndim != hf->t[i].ndim || mine[i].dims[0] != hf->t[i].dims[0] ||
+            (mine[i].ndim == 2 && mine[i].dims[1] != hf->t[i].dims[1]))
+            why = "other tensors or shapes", snprintf(err, sizeof err, " (%s against the base's %s)", mine[i].name,
+                                                     hf->t[i].name);
+    if (why) {
+        ACCEL_ERROR("export --format peft: the base %s (%s) is %s%s: an adapter holds the change from its own base\n"
+                    "--> hint: name the model train.init_from started from", base, hf->arch, why, hf->multimodal ? "" : err);
+        free(mine);
+        accel_hf_close(hf);
+        return ACCEL_ERR_SHAPE;
+    }
+    free(mine);
+    /* Every entry's tensor in the file's order, fine-tuned and base; LoRA factors for the matrices
+     * that changed, whole tensors (modules_to_save, biases) for the rest that did. */
+    adapter_tensor_t *out = calloc((size_t)(2 * hf->ne + 1), sizeof *out);
+    json_t *targets = json_array(), *save = json_array();
+    float *ft = NULL, *bs = NULL, *full = NULL;
+    size_t ft_cap = 0, bs_cap = 0, full_cap = 0;
+    char cached[ACCEL_HF_NAME_MAX] = "";
+    int nout = 0, factored = 0, biases = 0;
+    bool conv1d = false;
+    double worst = 0, sum = 0;
+    char worst_name[ACCEL_PEFT_NAME_MAX] = "";
+    if (!out || !targets || !save) st = ACCEL_ERR_NOMEM;
+    for (int i = 0; st == ACCEL_OK && i < hf->ne; i++) {
+        const entry_t *x = &hf->e[i];
+        const uint64_t numel = x->dims[0] * (x->ndim == 2 ? x->dims[1] : 1);
+        const uint64_t part = (x->r1 - x->r0) * (x->ndim == 2 ? x->dims[1] : 1);
+        if ((st = grow(&full, &full_cap, numel)) != ACCEL_OK || (st = grow(&ft, &ft_cap, part)) != ACCEL_OK ||
+            (st = grow(&bs, &bs_cap, part)) != ACCEL_OK)
+            break;
+        if (strcmp(cached, x->accel)) {             /* fine-tuned, then base, of this accel tensor */
+            if ((st = get(ctx, x->accel, numel, full)) != ACCEL_OK) {
+                ACCEL_ERROR("export --format peft: cannot read accel tensor %s", x->accel);
+                break;
+            }
+            snprintf(cached, sizeof cached, "%s", x->accel);
+        }
+        hf_order(x, full, ft);
+        float *bfull = malloc(sizeof(float) * (size_t)numel);
+        if (!bfull) { st = ACCEL_ERR_NOMEM; break; }
+        st = accel_hf_read(hf, x->accel, bfull, err, sizeof err);
+        if (st == ACCEL_OK) hf_order(x, bfull, bs);
+        free(bfull);
+        if (st != ACCEL_OK) {
+            ACCEL_ERROR("export --format peft: the base model: %s", err);
+            break;
+        }
+        bool changed = false;
+        for (uint64_t k = 0; k < part; k++) {
+            ft[k] -= bs[k];
+            changed |= ft[k] != 0.0f;
+        }
+        if (!changed) continue;
+        char name[ACCEL_HF_NAME_MAX], module[ACCEL_HF_NAME_MAX];
+        snprintf(name, sizeof name, "%s", x->hf);
+        if (x->packed) name[strlen(name) - 7] = '\0';  /* X.weight_packed: X.weight */
+        module_of(name, module, sizeof module);
+        const bool embedding = !strcmp(x->accel, "wte") || !strcmp(x->accel, "wpe");
+        const bool bias = strlen(name) > 5 && !strcmp(name + strlen(name) - 5, ".bias");
+        adapter_tensor_t *o = &out[nout];
+        if (x->hf_ndim == 2 && lora_layout(x) && !listed_module(whole, module) && !bias) {
+            /* Factor d [m, n] = B A: the file's [out, in]; transposed for GPT-2's Conv1D ([in, out])
+             * and for an embedding ([vocab, width]: PEFT's delta is (B A)^T). */
+            const bool t = (x->layout == L_T) != embedding;
+            const uint64_t m = t ? x->hf_dims[1] : x->hf_dims[0], n = t ? x->hf_dims[0] : x->hf_dims[1];
+            float *d = t ? bs : ft;
+            for (uint64_t r = 0; t && r < x->hf_dims[0]; r++)
+                for (uint64_t c = 0; c < x->hf_dims[1]; c++) d[c * x->hf_dims[0] + r] = ft[r * x->hf_dims[1] + c];
+            o[0].v = malloc(sizeof(float) * (size_t)((uint64_t)rank * n));
+            o[1].v = malloc(sizeof(float) * (size_t)(m * (uint64_t)rank));
+            double e = 0;
+            st = o[0].v && o[1].v ? accel_peft_factor(d, m, n, rank, o[0].v, o[1].v, &e) : ACCEL_ERR_NOMEM;
+            snprintf(o[0].name, sizeof o[0].name, "base_model.model.%s.%s", module, embedding ? "lora_embedding_A" : "lora_A.weight");
+            snprintf(o[1].name, sizeof o[1].name, "base_model.model.%s.%s", module, embedding ? "lora_embedding_B" : "lora_B.weight");
+            o[0].ndim = o[1].ndim = 2;
+            o[0].dims[0] = (uint64_t)rank, o[0].dims[1] = n;
+            o[1].dims[0] = m, o[1].dims[1] = (uint64_t)rank;
+            nout += 2;
+            factored++;
+            sum += e;
+            if (e >= worst) { worst = e; snprintf(worst_name, sizeof worst_name, "%s", module); }
+            json_array_append_new(targets, json_string(module));
+            conv1d |= x->layout == L_T;
+        } else if (x->layout == L_ROWS || x->layout == L_T) {
+            /* A whole tensor: a bias (bias = "all"; a LoRA module's under base_layer), else its module kept
+             * whole (modules_to_save). */
+            o->v = malloc(sizeof(float) * (size_t)part);
+            if (!o->v) { st = ACCEL_ERR_NOMEM; break; }
+            for (uint64_t k = 0; k < part; k++) o->v[k] = ft[k] + bs[k];
+            snprintf(o->name, sizeof o->name, "base_model.model.%s", name);
+            o->ndim = x->hf_ndim;
+            o->dims[0] = x->hf_dims[0];
+            o->dims[1] = x->hf_ndim == 2 ? x->hf_dims[1] : 0;
+            nout++;
+            if (bias) biases++;
+            else json_array_append_new(save, json_string(module));
+        } else {
+            ACCEL_ERROR("export --format peft: %s changed, and accel reads it rearranged (experts, quantized blocks): "
+                        "an adapter cannot hold it", name);
+            st = ACCEL_ERR_UNSUPPORTED;
+        }
+    }
+    /* A LoRA module's bias goes under its base_layer (PEFT's bias = "all" names it so). */
+    for (int i = 0; st == ACCEL_OK && i < nout; i++) {
+        size_t len = strlen(out[i].name);
+        if (len < 5 || strcmp(out[i].name + len - 5, ".bias")) continue;
+        char module[ACCEL_PEFT_NAME_MAX];
+        snprintf(module, sizeof module, "%.*s", (int)(len - 5 - strlen("base_model.model.")),
+                 out[i].name + strlen("base_model.model."));
+        size_t k;
+        json_t *v;
+        json_array_foreach(targets, k, v)
+            if (!strcmp(json_string_value(v), module)) {
+                snprintf(out[i].name + len - 5, sizeof out[i].name - (len - 5), ".base_layer.bias");
+                break;
+            }
+    }
+    free(full);
+    free(ft);
+    free(bs);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/adapter_model.safetensors", outdir);
+    accel_st_entry_t *se = st == ACCEL_OK ? calloc((size_t)(nout ? nout : 1), sizeof *se) : NULL;
+    if (st == ACCEL_OK && !nout) {
+        ACCEL_ERROR("export --format peft: the weights equal the base's %s: no change to hold", base);
+        st = ACCEL_ERR_INVALID;
+    } else if (st == ACCEL_OK && !se) {
+        st = ACCEL_ERR_NOMEM;
+    }
+    if (st == ACCEL_OK && mkdir(outdir, 0755) != 0 && errno != EEXIST) {
+        ACCEL_ERROR("export --format peft: cannot create %s: %s", outdir, strerror(errno));
+        st = ACCEL_ERR_IO;
+    }
+    for (int i = 0; st == ACCEL_OK && i < nout; i++)
+        se[i] = (accel_st_entry_t){ .name = out[i].name, .dtype = ACCEL_ST_F32, .ndim = out[i].ndim,
+                                    .dims = { out[i].dims[0], out[i].dims[1] } };
+    const char *meta[] = { "format", "pt" };
+    if (st == ACCEL_OK) st = accel_st_write(path, se, nout, meta, 1, adapter_fill, out);
+    if (st == ACCEL_OK) {
+        json_t *j = json_pack("{s:s, s:s, s:i, s:i, s:O, s:O, s:s, s:b, s:b, s:b, s:f, s:b, s:s, s:{}, s:{}}",
+                              "peft_type", "LORA", "task_type", "CAUSAL_LM", "r", rank, "lora_alpha", rank,
+                              "target_modules", targets, "modules_to_save", json_array_size(save) ? save : json_null(),
+                              "bias", biases ? "all" : "none", "fan_in_fan_out", conv1d, "use_rslora", 0,
+                              "use_dora", 0, "lora_dropout", 0.0, "inference_mode", 1,
+                              "base_model_name_or_path", base, "rank_pattern", "alpha_pattern");
+        st = write_json(outdir, "adapter_config.json", j);
+        json_decref(j);
+    }
+    if (st == ACCEL_OK)
+        ACCEL_INFO("export --format peft: %s, an adapter of %s: %d module(s) as rank-%d LoRA factors (relative "
+                   "error ||change - B A|| / ||change||: mean %.3g, largest %.3g in %s), %zu whole tensor(s) "
+                   "(modules_to_save), %d bias(es)", outdir, base, factored, rank, factored ? sum / factored : 0.0,
+                   worst, factored ? worst_name : "-", json_array_size(save), biases);
+    for (int i = 0; out && i < 2 * hf->ne + 1; i++) free(out[i].v);
+    free(out);
+    free(se);
+    json_decref(targets);
+    json_decref(save);
+    accel_hf_close(hf);
+    return st;
+}

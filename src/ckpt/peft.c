@@ -20,6 +20,7 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <pcre2.h>
 
+#include "accel/rng.h"
 #include "peft.h"
 
 #define PREFIX "base_model.model."
@@ -380,5 +381,149 @@ accel_status_t accel_peft_merge(const accel_peft_t *p, int i, float *w, bool tra
                     (int)in, b, (int)r, 1.0f, w, (int)out);
     free(a);
     free(b);
+    return st;
+}
+
+/* ------------------------------------------------------------------ low-rank factors */
+
+/* Orthonormal columns of y [m, k] in place (modified Gram-Schmidt, twice, sums in double); a
+ * column that vanishes becomes zero. */
+static void orthonormalize(float *y, uint64_t m, int k)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (int j = 0; j < k; j++) {
+            for (int i = 0; i < j; i++) {
+                double dot = 0;
+                for (uint64_t r = 0; r < m; r++) dot += (double)y[r * k + i] * y[r * k + j];
+                for (uint64_t r = 0; r < m; r++) y[r * k + j] -= (float)dot * y[r * k + i];
+            }
+            double norm = 0;
+            for (uint64_t r = 0; r < m; r++) norm += (double)y[r * k + j] * y[r * k + j];
+            const float inv = norm > 1e-30 ? (float)(1.0 / sqrt(norm)) : 0.0f;
+            for (uint64_t r = 0; r < m; r++) y[r * k + j] *= inv;
+        }
+}
+
+/* Eigenvalues (w, descending) and eigenvectors (columns of v) of the symmetric g [k, k] (cyclic
+ * Jacobi; g is overwritten). */
+static void symmetric_eigen(double *g, int k, double *w, double *v)
+{
+    for (int i = 0; i < k; i++)
+        for (int j = 0; j < k; j++) v[i * k + j] = i == j;
+    for (int sweep = 0; sweep < 100; sweep++) {
+        double off = 0, total = 0;
+        for (int i = 0; i < k; i++)
+            for (int j = 0; j < k; j++) {
+                if (i == j) total += g[i * k + j] * g[i * k + j];
+                else off += g[i * k + j] * g[i * k + j];
+            }
+        if (off <= 1e-30 * (total + off)) break;
+        for (int p = 0; p < k; p++)
+            for (int q = p + 1; q < k; q++) {
+                if (fabs(g[p * k + q]) < 1e-300) continue;
+                const double theta = (g[q * k + q] - g[p * k + p]) / (2 * g[p * k + q]);
+                const double t = (theta >= 0 ? 1 : -1) / (fabs(theta) + sqrt(theta * theta + 1));
+                const double c = 1 / sqrt(t * t + 1), s = t * c;
+                for (int i = 0; i < k; i++) {       /* g = J^T g J: columns, then rows */
+                    const double gp = g[i * k + p], gq = g[i * k + q];
+                    g[i * k + p] = c * gp - s * gq;
+                    g[i * k + q] = s * gp + c * gq;
+                }
+                for (int i = 0; i < k; i++) {
+                    const double gp = g[p * k + i], gq = g[q * k + i];
+                    g[p * k + i] = c * gp - s * gq;
+                    g[q * k + i] = s * gp + c * gq;
+                }
+                for (int i = 0; i < k; i++) {
+                    const double vp = v[i * k + p], vq = v[i * k + q];
+                    v[i * k + p] = c * vp - s * vq;
+                    v[i * k + q] = s * vp + c * vq;
+                }
+            }
+    }
+    for (int i = 0; i < k; i++) w[i] = g[i * k + i];
+    for (int i = 0; i < k; i++)                     /* sort descending, columns along */
+        for (int j = i + 1; j < k; j++)
+            if (w[j] > w[i]) {
+                const double t = w[i];
+                w[i] = w[j];
+                w[j] = t;
+                for (int r = 0; r < k; r++) {
+                    const double x = v[r * k + i];
+                    v[r * k + i] = v[r * k + j];
+                    v[r * k + j] = x;
+                }
+            }
+}
+
+accel_status_t accel_peft_factor(const float *d, uint64_t m, uint64_t n, int r, float *a, float *b, double *err)
+{
+    const uint64_t mn = m < n ? m : n;
+    const int k = (int)((uint64_t)r + 8 < mn ? (uint64_t)r + 8 : mn);
+    float *omega = malloc(sizeof(float) * (size_t)(n * k)), *q = malloc(sizeof(float) * (size_t)(m * k));
+    float *z = malloc(sizeof(float) * (size_t)(n * k)), *bm = malloc(sizeof(float) * (size_t)(k * n));
+    double *g = malloc(sizeof(double) * (size_t)(k * k * 2 + k));
+    accel_status_t st = omega && q && z && bm && g ? ACCEL_OK : ACCEL_ERR_NOMEM;
+    memset(a, 0, sizeof(float) * (size_t)r * n);
+    memset(b, 0, sizeof(float) * (size_t)m * r);
+    if (st == ACCEL_OK) {
+        accel_rng_fill_normal(omega, n * (uint64_t)k, 1.0f, 0x10a, ACCEL_RNG_SKETCH, m * 131 + n, 0);
+        /* q = orth(d omega), then twice q = orth(d orth(d^T q)): the range of d's top singular vectors */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, k, (int)n, 1.0f, d, (int)n, omega, k, 0.0f, q, k);
+        orthonormalize(q, m, k);
+        for (int it = 0; it < 2; it++) {
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)n, k, (int)m, 1.0f, d, (int)n, q, k, 0.0f, z, k);
+            orthonormalize(z, n, k);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, k, (int)n, 1.0f, d, (int)n, z, k, 0.0f, q, k);
+            orthonormalize(q, m, k);
+        }
+        /* bm = q^T d [k, n]; bm bm^T = u diag(s^2) u^T */
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, (int)n, (int)m, 1.0f, q, k, d, (int)n, 0.0f, bm, (int)n);
+        double *u = g + k * k, *w = u + k * k;
+        for (int i = 0; i < k; i++)
+            for (int j = 0; j <= i; j++) {
+                double dot = 0;
+                for (uint64_t c = 0; c < n; c++) dot += (double)bm[i * n + c] * bm[j * n + c];
+                g[i * k + j] = g[j * k + i] = dot;
+            }
+        symmetric_eigen(g, k, w, u);
+        /* d ~ q u_r s_r v_r^T with v_r^T = s_r^-1 u_r^T bm: b = q u_r s_r^1/2, a = s_r^-1/2 u_r^T bm */
+        const double floor = w[0] * 1e-14;
+        for (int i = 0; i < r && i < k; i++) {
+            if (!(w[i] > floor) || w[i] <= 0) break;
+            const double s = sqrt(w[i]), half = sqrt(s);
+            for (uint64_t c = 0; c < n; c++) {
+                double sum = 0;
+                for (int j = 0; j < k; j++) sum += u[j * k + i] * bm[j * n + c];
+                a[i * n + c] = (float)(sum / half);
+            }
+            for (uint64_t row = 0; row < m; row++) {
+                double sum = 0;
+                for (int j = 0; j < k; j++) sum += (double)q[row * k + j] * u[j * k + i];
+                b[row * r + i] = (float)(sum * half);
+            }
+        }
+        /* The error, by blocks of rows: d - b a. */
+        double num = 0, den = 0;
+        float *blk = malloc(sizeof(float) * (size_t)((m < 64 ? m : 64) * n));
+        for (uint64_t r0 = 0; blk && r0 < m; r0 += 64) {
+            const uint64_t rows = m - r0 < 64 ? m - r0 : 64;
+            memcpy(blk, d + r0 * n, sizeof(float) * (size_t)(rows * n));
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)n, r, -1.0f, b + r0 * r, r, a,
+                        (int)n, 1.0f, blk, (int)n);
+            for (uint64_t i = 0; i < rows * n; i++) {
+                num += (double)blk[i] * blk[i];
+                den += (double)d[r0 * n + i] * d[r0 * n + i];
+            }
+        }
+        if (!blk) st = ACCEL_ERR_NOMEM;
+        free(blk);
+        *err = den > 0 ? sqrt(num / den) : 0;
+    }
+    free(omega);
+    free(q);
+    free(z);
+    free(bm);
+    free(g);
     return st;
 }

@@ -55,4 +55,10 @@ accel_status_t accel_peft_base(const accel_peft_t *p, const char *base, char *ou
  * GPT-2's Conv1D stores it; an embedding's delta is transposed again). */
 accel_status_t accel_peft_merge(const accel_peft_t *p, int i, float *w, bool transposed);
 
+/* The best rank-r approximation of d [m, n] (row-major) as B [m, r] A [r, n], d ~ B A, with the
+ * singular values split evenly between them (randomized SVD: r + 8 probes, two power iterations,
+ * the small problem in double); components of r past the rank are zero. *err: ||d - B A|| / ||d||
+ * (Frobenius; 0 when d is 0). */
+accel_status_t accel_peft_factor(const float *d, uint64_t m, uint64_t n, int r, float *a, float *b, double *err);
+
 #endif

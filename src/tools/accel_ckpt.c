@@ -591,12 +591,38 @@ static int write_hf(accel_ckpt_file_t *f, const char *path, const char *group, b
     return st == ACCEL_OK ? 0 : accel_status_exit_code(st) ? accel_status_exit_code(st) : 2;
 }
 
+/* A PEFT LoRA adapter of a base model: the change from it, as rank-R factors. */
+static int write_peft(accel_ckpt_file_t *f, const char *path, const char *group, const char *base, int rank,
+                      const char *whole, const char *outdir)
+{
+    char *yaml = NULL, err[2048];
+    if (accel_ckpt_file_config(f, &yaml) != ACCEL_OK || !yaml) {
+        fprintf(stderr, "accel_ckpt export: %s stores no model configuration, so the tensors' Hugging Face "
+                "names cannot be derived\n", path);
+        return 2;
+    }
+    accel_config_t cfg;
+    accel_status_t st = accel_config_from_yaml(&cfg, yaml, path, err, sizeof err);
+    free(yaml);
+    if (st != ACCEL_OK) {
+        fprintf(stderr, "accel_ckpt export: the stored configuration of %s: %s\n", path, err);
+        return 2;
+    }
+    accel_ckpt_file_source_t src = { f, group, NULL };
+    st = accel_hf_export_adapter(&cfg, get_tensor, &src, base, rank, whole, outdir);
+    return st == ACCEL_OK ? 0 : accel_status_exit_code(st) ? accel_status_exit_code(st) : 2;
+}
+
 static int cmd_export(int argc, char **argv)
 {
     const char *path = NULL, *format = NULL, *dtype = "fp32", *output = NULL, *group = "model";
+    const char *base = NULL, *whole = "", *rank_text = "16";
     bool group_given = false, force = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--format") && i + 1 < argc) format = argv[++i];
+        else if (!strcmp(argv[i], "--base") && i + 1 < argc) base = argv[++i];
+        else if (!strcmp(argv[i], "--rank") && i + 1 < argc) rank_text = argv[++i];
+        else if (!strcmp(argv[i], "--whole") && i + 1 < argc) whole = argv[++i];
         else if (!strcmp(argv[i], "--force")) force = true;
         else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) dtype = argv[++i];
         else if ((!strcmp(argv[i], "--output") || !strcmp(argv[i], "-o")) && i + 1 < argc) output = argv[++i];
@@ -604,6 +630,8 @@ static int cmd_export(int argc, char **argv)
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             printf("usage: accel_ckpt export FILE --format safetensors|hdf5|hf [--dtype fp32|bf16]\n"
                    "                         [--output OUT] [--group G] [--force]\n"
+                   "       accel_ckpt export FILE --format peft --base HF_DIR [--rank R] [--whole NAMES]\n"
+                   "                         [--output OUT] [--force]\n"
                    "  Writes the consolidated tensors of group G (default 'model': the fp32\n"
                    "  weights) for inference or other tools, with the model configuration:\n"
                    "  safetensors: 8-byte little-endian header size, JSON header (dtype F32/BF16,\n"
@@ -618,6 +646,15 @@ static int cmd_export(int argc, char **argv)
                    "               names and layouts, config.json, generation_config.json, the\n"
                    "               tokenizer and chat_template.jinja when the file has them)\n"
                    "               that from_pretrained loads.\n"
+                   "  peft:        a PEFT LoRA adapter directory OUT (adapter_config.json,\n"
+                   "               adapter_model.safetensors) of the Hugging Face model HF_DIR the\n"
+                   "               weights were fine-tuned from (train.init_from): each matrix's\n"
+                   "               change as rank-R factors (truncated SVD, default rank 16: exact\n"
+                   "               when the change has that rank, else the closest; the error is\n"
+                   "               printed), the other tensors that changed whole (modules_to_save,\n"
+                   "               biases), and whole the matrices of the modules NAMES lists\n"
+                   "               (comma-separated last names, e.g. lm_head,embed_tokens). PEFT's\n"
+                   "               PeftModel.from_pretrained and accel (import, init_from) read it.\n"
                    "  bf16 rounds to nearest even. Default OUT: FILE with .safetensors / .model.h5 / .hf.\n"
                    "  An existing OUT is replaced only when it is of the kind written (a safetensors\n"
                    "  file, an HDF5 weights file, an hf directory: empty or with a config.json);\n"
@@ -627,12 +664,23 @@ static int cmd_export(int argc, char **argv)
         else { fprintf(stderr, "accel_ckpt export: unexpected argument '%s'\n", argv[i]); return 2; }
     }
     if (!path || !format) {
-        fprintf(stderr, "usage: accel_ckpt export FILE --format safetensors|hdf5|hf [--dtype fp32|bf16] [--output OUT]\n");
+        fprintf(stderr, "usage: accel_ckpt export FILE --format safetensors|hdf5|hf|peft [--dtype fp32|bf16] [--output OUT]\n");
         return 2;
     }
-    bool st_fmt = !strcmp(format, "safetensors"), hf_fmt = !strcmp(format, "hf");
-    if (!st_fmt && !hf_fmt && strcmp(format, "hdf5")) {
-        fprintf(stderr, "accel_ckpt export: unknown format '%s'\n--> hint: use safetensors, hdf5 or hf\n", format);
+    bool st_fmt = !strcmp(format, "safetensors"), hf_fmt = !strcmp(format, "hf"), peft_fmt = !strcmp(format, "peft");
+    if (!st_fmt && !hf_fmt && !peft_fmt && strcmp(format, "hdf5")) {
+        fprintf(stderr, "accel_ckpt export: unknown format '%s'\n--> hint: use safetensors, hdf5, hf or peft\n", format);
+        return 2;
+    }
+    char *end = NULL;
+    const long rank = strtol(rank_text, &end, 10);
+    if (peft_fmt && (!base || *end || rank < 1 || rank > 4096)) {
+        fprintf(stderr, "accel_ckpt export: --format peft needs --base HF_DIR (the model the weights were "
+                "fine-tuned from) and a --rank from 1 to 4096%s%s\n", base ? ", not " : "", base ? rank_text : "");
+        return 2;
+    }
+    if (!peft_fmt && (base || *whole)) {
+        fprintf(stderr, "accel_ckpt export: --base and --whole go with --format peft\n");
         return 2;
     }
     int dt = accel_dtype_parse(dtype);
@@ -646,10 +694,10 @@ static int cmd_export(int argc, char **argv)
         snprintf(outbuf, sizeof outbuf, "%s", path);
         char *dot = strrchr(outbuf, '.'), *slash = strrchr(outbuf, '/');
         if (dot && (!slash || dot > slash)) *dot = '\0';
-        strcat(outbuf, st_fmt ? ".safetensors" : hf_fmt ? ".hf" : ".model.h5");
+        strcat(outbuf, st_fmt ? ".safetensors" : hf_fmt ? ".hf" : peft_fmt ? ".peft" : ".model.h5");
         output = outbuf;
     }
-    if (accel_out_check("accel_ckpt export", output, st_fmt ? ACCEL_OUT_SAFETENSORS : hf_fmt ?
+    if (accel_out_check("accel_ckpt export", output, st_fmt ? ACCEL_OUT_SAFETENSORS : hf_fmt || peft_fmt ?
                         ACCEL_OUT_DIRECTORY : ACCEL_OUT_WEIGHTS_H5, force))
         return 2;
 
@@ -673,6 +721,11 @@ static int cmd_export(int argc, char **argv)
             rc = 2;
             goto out;
         }
+    if (peft_fmt) {
+        rc = write_peft(f, path, group, base, (int)rank, whole, output);
+        if (!rc) printf("exported %s as a rank-%ld PEFT LoRA adapter of %s to %s\n", path, rank, base, output);
+        goto out;
+    }
     if (hf_fmt) {
         rc = write_hf(f, path, group, bf16, output);
         if (!rc) printf("exported %d tensors of '%s' from %s to %s (hf, %s)\n", n, group, path, output,

@@ -47,7 +47,7 @@ static bool dir_ok(const char *path)
     while ((de = readdir(d))) {
         if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
         empty = false;
-        if (!strcmp(de->d_name, "config.json")) has_config = true;
+        if (!strcmp(de->d_name, "config.json") || !strcmp(de->d_name, "adapter_config.json")) has_config = true;
     }
     closedir(d);
     return empty || has_config;
@@ -67,7 +67,8 @@ int accel_out_check(const char *tool, const char *path, accel_out_kind_t kind, b
     if (kind == ACCEL_OUT_DIRECTORY) {
         if (S_ISDIR(sb.st_mode)) {
             if (force || dir_ok(path)) return 0;
-            snprintf(what, sizeof what, "a non-empty directory that holds no Hugging Face model (no config.json)");
+            snprintf(what, sizeof what, "a non-empty directory that holds no Hugging Face model or adapter (no config.json, "
+                     "adapter_config.json)");
         } else {
             snprintf(what, sizeof what, "not a directory");
             never = true;

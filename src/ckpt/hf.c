@@ -23,6 +23,7 @@
 #include "accel/hf.h"
 #include "accel/log.h"
 #include "accel/safetensors.h"
+#include "accel/timer.h"
 #include "accel/version.h"
 #include "../h5/h5util.h"
 #include "peft.h"
@@ -6049,38 +6050,38 @@ accel_status_t accel_hf_export_adapter(const accel_config_t *cfg, accel_hf_get_f
      * that changed, whole tensors (modules_to_save, biases) for the rest that did. */
     adapter_tensor_t *out = calloc((size_t)(2 * hf->ne + 1), sizeof *out);
     json_t *targets = json_array(), *save = json_array();
-    float *ft = NULL, *bs = NULL, *full = NULL;
-    size_t ft_cap = 0, bs_cap = 0, full_cap = 0;
+    float *ft = NULL, *bs = NULL, *full = NULL, *bfull = NULL;
+    size_t ft_cap = 0, bs_cap = 0, full_cap = 0, bfull_cap = 0;
     char cached[ACCEL_HF_NAME_MAX] = "";
     int nout = 0, factored = 0, biases = 0;
     bool conv1d = false;
-    double worst = 0, sum = 0;
+    double worst = 0, sum = 0, shown = accel_now();
     char worst_name[ACCEL_PEFT_NAME_MAX] = "";
     if (!out || !targets || !save) st = ACCEL_ERR_NOMEM;
     for (int i = 0; st == ACCEL_OK && i < hf->ne; i++) {
         const entry_t *x = &hf->e[i];
+        if (accel_now() - shown > 10) {
+            ACCEL_INFO("export --format peft: %d of %d tensors compared, %d factored", i, hf->ne, factored);
+            shown = accel_now();
+        }
         const uint64_t numel = x->dims[0] * (x->ndim == 2 ? x->dims[1] : 1);
         const uint64_t part = (x->r1 - x->r0) * (x->ndim == 2 ? x->dims[1] : 1);
-        if ((st = grow(&full, &full_cap, numel)) != ACCEL_OK || (st = grow(&ft, &ft_cap, part)) != ACCEL_OK ||
-            (st = grow(&bs, &bs_cap, part)) != ACCEL_OK)
+        if ((st = grow(&full, &full_cap, numel)) != ACCEL_OK || (st = grow(&bfull, &bfull_cap, numel)) != ACCEL_OK ||
+            (st = grow(&ft, &ft_cap, part)) != ACCEL_OK || (st = grow(&bs, &bs_cap, part)) != ACCEL_OK)
             break;
-        if (strcmp(cached, x->accel)) {             /* fine-tuned, then base, of this accel tensor */
+        if (strcmp(cached, x->accel)) {             /* this accel tensor, fine-tuned and base */
             if ((st = get(ctx, x->accel, numel, full)) != ACCEL_OK) {
                 ACCEL_ERROR("export --format peft: cannot read accel tensor %s", x->accel);
+                break;
+            }
+            if ((st = accel_hf_read(hf, x->accel, bfull, err, sizeof err)) != ACCEL_OK) {
+                ACCEL_ERROR("export --format peft: the base model: %s", err);
                 break;
             }
             snprintf(cached, sizeof cached, "%s", x->accel);
         }
         hf_order(x, full, ft);
-        float *bfull = malloc(sizeof(float) * (size_t)numel);
-        if (!bfull) { st = ACCEL_ERR_NOMEM; break; }
-        st = accel_hf_read(hf, x->accel, bfull, err, sizeof err);
-        if (st == ACCEL_OK) hf_order(x, bfull, bs);
-        free(bfull);
-        if (st != ACCEL_OK) {
-            ACCEL_ERROR("export --format peft: the base model: %s", err);
-            break;
-        }
+        hf_order(x, bfull, bs);
         bool changed = false;
         for (uint64_t k = 0; k < part; k++) {
             ft[k] -= bs[k];
@@ -6099,7 +6100,7 @@ accel_status_t accel_hf_export_adapter(const accel_config_t *cfg, accel_hf_get_f
              * and for an embedding ([vocab, width]: PEFT's delta is (B A)^T). */
             const bool t = (x->layout == L_T) != embedding;
             const uint64_t m = t ? x->hf_dims[1] : x->hf_dims[0], n = t ? x->hf_dims[0] : x->hf_dims[1];
-            float *d = t ? bs : ft;
+            float *d = t ? bs : ft;                 /* the base's values are not needed past here */
             for (uint64_t r = 0; t && r < x->hf_dims[0]; r++)
                 for (uint64_t c = 0; c < x->hf_dims[1]; c++) d[c * x->hf_dims[0] + r] = ft[r * x->hf_dims[1] + c];
             o[0].v = malloc(sizeof(float) * (size_t)((uint64_t)rank * n));
@@ -6152,6 +6153,7 @@ accel_status_t accel_hf_export_adapter(const accel_config_t *cfg, accel_hf_get_f
             }
     }
     free(full);
+    free(bfull);
     free(ft);
     free(bs);
     char path[4200];

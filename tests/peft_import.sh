@@ -4,7 +4,9 @@
 # tests/fixtures/hf/ (tests/peft_reference.py: Llama with every linear layer, the embedding and the
 # LM head as a whole tensor, a rank and an alpha by pattern; GPT-2's Conv1D layers in BF16 with
 # rank-stabilized scales; GPT-NeoX's q, k, v fused by head; GLM-4's interleaved RoPE pairs; Gemma 3's
-# language model beside a vision tower, under transformers 5's names, its tied embedding adapted).
+# language model beside a vision tower, under transformers 5's names, its tied embedding adapted;
+# gpt-oss's stacked experts (target_parameters) on its dense and its MXFP4 save; Granite MoE's
+# experts under the names transformers 5 gives them).
 # No Python here:
 #   1. accel_ckpt import of each adapter: accel's logits equal PEFT's merge_and_unload within 1e-5,
 #      from the import and from the adapter directory read directly;
@@ -121,6 +123,8 @@ expect_fail "module transformer.h.0.attn.c_attn has no place in accel's llama mo
 expect_fail "module gpt_neox.layers.0.mlp.dense_4h_to_h (rank 2) makes a delta of shape [32, 64]" \
     "$CKPT" import fix/peft/lora_neox --base "$HFFIX/gpt_neox_seq" -o x.h5
 expect_fail "the base ties its LM head to the embedding" "$CKPT" import fix/peft/lora_llama --base "$HFFIX/llama_rope31" -o x.h5
+expect_fail "module model.layers.0.block_sparse_moe.experts has no place in accel's llama model" \
+    "$CKPT" import fix/peft/lora_granite_moe --base "$HFFIX/granite" -o x.h5
 expect_fail "use_dora is set" "$GEN" dora -q --score "$FIX/lora_llama/tokens.bin"
 [ ! -e x.h5 ] || fail "a refused import left x.h5 behind"
 pass "bad adapters refused, nothing written"

@@ -35,7 +35,7 @@ CASES = {
         alpha_pattern={r"layers\.0\.mlp\..*": 3})),
     # GPT-2: Conv1D layers, stored [in, out] (fan_in_fan_out), rank-stabilized scale, saved in BF16.
     "lora_gpt2": ("gpt2", dict(r=3, lora_alpha=5, use_rslora=True, fan_in_fan_out=True,
-                               target_modules=["c_attn", "c_proj", "c_fc"]), "bf16"),
+                               target_modules=["c_attn", "c_proj", "c_fc"]), {"bf16": True}),
     # GPT-NeoX: q, k, v fused by head, which accel reads rearranged.
     "lora_neox": ("gpt_neox", dict(r=2, lora_alpha=4, target_modules=["query_key_value", "dense",
                                                                        "dense_h_to_4h", "dense_4h_to_h"])),
@@ -45,23 +45,44 @@ CASES = {
     # where the files have language_model.model.; the tower's own modules go with the tower; the
     # embedding, tied to the head, takes a LoRA too.
     "lora_gemma3_vl": ("gemma3_vl", dict(r=2, lora_alpha=4, target_modules=r".*(q_proj|v_proj|fc1|embed_tokens)")),
+    # gpt-oss as OpenAI's fine-tuning recipe adapts it: its experts' stacked parameters
+    # (target_parameters: x @ W, gate and up interleaved) beside attention's modules; on the dense
+    # save and on the hub's MXFP4 one (dequantized by transformers for the reference).
+    "lora_gpt_oss": ("gpt_oss", dict(r=2, lora_alpha=4, target_modules=["q_proj", "o_proj"],
+                                     target_parameters=["mlp.experts.gate_up_proj", "mlp.experts.down_proj"])),
+    "lora_gpt_oss_mxfp4": ("gpt_oss_mxfp4", dict(r=2, lora_alpha=3, target_modules=["v_proj"],
+                                                 target_parameters=["mlp.experts.gate_up_proj", "mlp.experts.down_proj"]),
+                           {"mxfp4": True}),
+    # Granite MoE: its experts' stacked [E, out, in] weights, which the files call input_linear and
+    # output_linear and transformers 5 (and so PEFT) experts.gate_up_proj and experts.down_proj.
+    "lora_granite_moe": ("granite_moe", dict(r=2, lora_alpha=2, target_modules=["k_proj"],
+                                             target_parameters=["block_sparse_moe.experts.gate_up_proj",
+                                                                "block_sparse_moe.experts.down_proj"])),
 }
+
+
+def load(cls, base_dir, opts):
+    """The base in float32 (MXFP4 experts dequantized, as transformers does on a CPU)."""
+    kw = {"quantization_config": tf.Mxfp4Config(dequantize=True)} if opts.get("mxfp4") else {}
+    model = cls.from_pretrained(base_dir, dtype=torch.float32, **kw)
+    return model.float() if opts.get("mxfp4") else model
 
 
 def main(hf_root, out_root, names):
     rng = np.random.default_rng(7)
     tokens = torch.tensor(rng.integers(0, V, size=T + 1), dtype=torch.long)    # as hf_reference.py's
     for name in names or CASES:
-        base, kw, *dtype = CASES[name]
+        base, kw, *rest = CASES[name]
+        opts = rest[0] if rest else {}
         torch.manual_seed(sum(map(ord, name)))
         base_dir = os.path.join(hf_root, base)
         cls = getattr(tf, json.load(open(os.path.join(base_dir, "config.json")))["architectures"][0])
-        model = peft.get_peft_model(cls.from_pretrained(base_dir, dtype=torch.float32), peft.LoraConfig(**kw))
+        model = peft.get_peft_model(load(cls, base_dir, opts), peft.LoraConfig(**kw))
         with torch.no_grad():
             for n, p in model.named_parameters():
                 if p.requires_grad:
                     p.normal_(0.0, 0.3)
-                    if dtype:
+                    if opts.get("bf16"):
                         p.copy_(p.to(torch.bfloat16).float())
         out = os.path.join(out_root, name)
         os.makedirs(out, exist_ok=True)
@@ -70,7 +91,7 @@ def main(hf_root, out_root, names):
         model.save_pretrained(out)
         os.remove(os.path.join(out, "README.md"))
         path = os.path.join(out, "adapter_model.safetensors")
-        if dtype:   # the values are bf16's already: the file says so
+        if opts.get("bf16"):   # the values are bf16's already: the file says so
             save_file({k: v.to(torch.bfloat16) for k, v in load_file(path).items()}, path, metadata={"format": "pt"})
         with open(os.path.join(out, "adapter_config.json")) as f:
             cfg = json.load(f)
@@ -79,12 +100,12 @@ def main(hf_root, out_root, names):
             json.dump(cfg, f, indent=2, sort_keys=True)
             f.write("\n")
         # The reference: PEFT's merge of the files as saved, onto the base as saved.
-        fresh = peft.PeftModel.from_pretrained(cls.from_pretrained(base_dir, dtype=torch.float32), out)
+        fresh = peft.PeftModel.from_pretrained(load(cls, base_dir, opts), out)
         merged = fresh.merge_and_unload().eval()
         with torch.no_grad():
             logits = merged(tokens[None, :-1]).logits[0]
             loss = torch.nn.functional.cross_entropy(logits, tokens[1:]).item()
-            base_logits = cls.from_pretrained(base_dir, dtype=torch.float32)(tokens[None, :-1]).logits[0]
+            base_logits = load(cls, base_dir, opts)(tokens[None, :-1]).logits[0]
         moved = (logits - base_logits).abs().max().item()
         assert moved > 0.1, f"{name}: the adapter barely changes the logits ({moved:.3g})"
         logits.float().numpy().astype("<f4").tofile(os.path.join(out, "ref_logits.f32"))

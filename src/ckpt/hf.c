@@ -4127,6 +4127,74 @@ static accel_status_t attach_module(accel_hf_t *hf, entry_t *x, int i, char *err
     return ACCEL_OK;
 }
 
+/* A stacked experts parameter's layout: [E, in, out] (x @ W: gpt-oss's, read per expert, and its
+ * MXFP4 blocks) or [E, out, in]; -1: not one. */
+static int expert_layout(const entry_t *x, uint64_t *in, uint64_t *out)
+{
+    switch (x->layout) {
+    case L_EXPERTS: case L_EXPERTS_GLU: *in = x->hf_dims[1], *out = x->hf_dims[2]; return 1;
+    case L_MXFP4: case L_MXFP4_GLU: *out = x->hf_dims[1], *in = x->hf_dims[2] * 32; return 1;
+    case L_STACKED: *out = x->hf_dims[1], *in = x->hf_dims[2]; return 0;
+    default: return -1;
+    }
+}
+
+/* PEFT's LoRA on a stacked experts parameter (target_parameters): module m is the experts module
+ * with one ".base_layer" for each of its parameters wrapped after this one (PEFT wraps them in the
+ * order the module declares them, the last outermost); A [r E, in] and B [out, r E] must fit one of
+ * its parameters; where several fit (square ones), the depth counts from the last. The entry, -1
+ * when m is no such module, -2 (err set) when its factors fit none of them. */
+static int expert_param(const accel_hf_t *hf, const accel_peft_module_t *m, char *err, size_t errlen)
+{
+    char module[ACCEL_PEFT_NAME_MAX];
+    snprintf(module, sizeof module, "%s", unwrapped(m->name));
+    int depth = 0;
+    for (size_t n = strlen(module); n > 11 && !strcmp(module + n - 11, ".base_layer"); n -= 11) {
+        module[n - 11] = '\0';
+        depth++;
+    }
+    /* transformers 5 renames some families' experts as it loads them (its conversion_mapping): PEFT
+     * names them so. */
+    static const char *const renamed[][2] = {
+        { "block_sparse_moe.input_linear.weight", "block_sparse_moe.experts.gate_up_proj" },    /* Granite MoE */
+        { "block_sparse_moe.output_linear.weight", "block_sparse_moe.experts.down_proj" } };
+    const size_t len = strlen(module);
+    int fit[8], all[8], nfit = 0, params = 0;
+    for (int k = 0; k < hf->ne; k++) {
+        const entry_t *x = &hf->e[k];
+        const char *name = unwrapped(x->hf);
+        char memory[ACCEL_HF_NAME_MAX + 32];
+        for (size_t j = 0; j < sizeof renamed / sizeof *renamed; j++) {
+            const size_t n = strlen(name), t = strlen(renamed[j][0]);
+            if (n >= t && !strcmp(name + n - t, renamed[j][0])) {
+                snprintf(memory, sizeof memory, "%.*s%s", (int)(n - t), name, renamed[j][1]);
+                name = memory;
+                break;
+            }
+        }
+        uint64_t in = 0, out = 0;
+        if (strncmp(name, module, len) || name[len] != '.' || strchr(name + len + 1, '.') || expert_layout(x, &in, &out) < 0)
+            continue;
+        const uint64_t E = x->hf_dims[0], rE = m->a->dims[0];
+        const bool fits = E && rE % E == 0 && m->b->dims[1] == rE && m->a->dims[1] == in && m->b->dims[0] == out;
+        if (fits && nfit < 8) fit[nfit++] = k;
+        if (params < 8) all[params++] = k;
+    }
+    if (!params) return -1;
+    if (nfit == 1) return fit[0];
+    const int k = depth < params ? all[params - 1 - depth] : -1;
+    for (int j = 0; j < nfit; j++)
+        if (fit[j] == k) return k;
+    {
+        accel_errf(err, errlen, "%s: module %s: LoRA factors A %llu x %llu, B %llu x %llu fit none of the stacked "
+                   "experts parameters of %s", accel_st_path(accel_peft_file(hf->peft)), m->name,
+                   (unsigned long long)m->a->dims[0], (unsigned long long)m->a->dims[1],
+                   (unsigned long long)m->b->dims[0], (unsigned long long)m->b->dims[1], module);
+        return -2;
+    }
+    return fit[nfit - 1 - depth];
+}
+
 /* Every module and whole tensor of the adapter onto the entries that read its base tensor; one
  * with no place in accel's model is refused (the vision tower's go with the tower). */
 static accel_status_t attach_adapter(accel_hf_t *hf, char *err, size_t errlen)
@@ -4150,6 +4218,15 @@ static accel_status_t attach_adapter(accel_hf_t *hf, char *err, size_t errlen)
         snprintf(key.key, sizeof key.key, "%s%s", unwrapped(m->name), m->kind == PEFT_FULL ? "" : ".weight");
         const entry_key_t *hit = bsearch(&key, keys, (size_t)hf->ne, sizeof *keys, cmp_keys);
         while (hit && hit > keys && !strcmp(hit[-1].key, key.key)) hit--;
+        if (!hit && m->kind == PEFT_LORA) {
+            const int e = expert_param(hf, m, err, errlen);
+            if (e == -2) { st = ACCEL_ERR_SHAPE; break; }
+            if (e >= 0) {
+                hf->e[e].lora = i + 1;
+                merged++;
+                continue;
+            }
+        }
         if (!hit) {
             if (hf->multimodal && is_vision_tensor(m->name)) { vision++; continue; }
             const bool head = !strcmp(key.key, "lm_head.weight") && hf->cfg.model.tie_embeddings;
@@ -4269,10 +4346,16 @@ static uint64_t row_in_accel(uint64_t o, const entry_t *x)
     return h * hs + (!x->pairs ? j : j % 2 ? rd / 2 + j / 2 : j / 2);
 }
 
-/* x's LoRA module, if any, merged into its Hugging Face tensor w as the file stores it. */
+/* x's LoRA module, if any, merged into its Hugging Face tensor w as the file stores it (stacked
+ * experts [E, out, in] expert by expert). */
 static accel_status_t merge_lora(const accel_hf_t *hf, const entry_t *x, float *w)
 {
-    return x->lora ? accel_peft_merge(hf->peft, x->lora - 1, w, x->layout == L_T) : ACCEL_OK;
+    if (!x->lora) return ACCEL_OK;
+    if (x->layout != L_STACKED) return accel_peft_merge(hf->peft, x->lora - 1, w, x->layout == L_T);
+    const uint64_t E = x->hf_dims[0], n = x->hf_dims[1] * x->hf_dims[2];
+    accel_status_t st = ACCEL_OK;
+    for (uint64_t e = 0; st == ACCEL_OK && e < E; e++) st = accel_peft_merge_expert(hf->peft, x->lora - 1, e, E, w + e * n, false);
+    return st;
 }
 
 /* x's Hugging Face tensor t (in shard s; -1: the adapter's file) into its rows of the accel tensor
@@ -4320,6 +4403,7 @@ static accel_status_t read_entry(accel_hf_t *hf, const entry_t *x, const accel_s
         const uint64_t w = x->hf_dims[2];
         for (uint64_t e = 0; st == ACCEL_OK && e < E; e++) {
             st = accel_st_read(f, t, e * n, (e + 1) * n, tmp);
+            if (st == ACCEL_OK && x->lora) st = accel_peft_merge_expert(hf->peft, x->lora - 1, e, E, tmp, true);
             for (uint64_t o = 0; st == ACCEL_OK && o < w; o++)
                 for (uint64_t c = 0; c < cols; c++) dst[(e * w + glu_row(o, w, glu)) * cols + c] = tmp[c * w + o];
         }
@@ -4329,7 +4413,8 @@ static accel_status_t read_entry(accel_hf_t *hf, const entry_t *x, const accel_s
         int ss = 0;
         const accel_st_tensor_t *sc = find_tensor(hf, name, &ss);
         const uint64_t G = x->hf_dims[2], nb = out * G * 16, ns = out * G;
-        float *bl = tmp, *sv = tmp + nb;
+        float *bl = tmp, *sv = tmp + nb, *delta = NULL;
+        if (x->lora && !(delta = malloc(sizeof(float) * (size_t)(out * cols)))) st = ACCEL_ERR_NOMEM;
         for (uint64_t e = 0; st == ACCEL_OK && e < E; e++) {
             st = accel_st_read(f, t, e * nb, (e + 1) * nb, bl);
             if (st == ACCEL_OK) st = accel_st_read(hf->shards[ss], sc, e * ns, (e + 1) * ns, sv);
@@ -4345,7 +4430,16 @@ static accel_status_t read_entry(accel_hf_t *hf, const entry_t *x, const accel_s
                     }
                 }
             }
+            if (st == ACCEL_OK && delta) {          /* a LoRA on the experts: [out, in], rows as above */
+                memset(delta, 0, sizeof(float) * (size_t)(out * cols));
+                st = accel_peft_merge_expert(hf->peft, x->lora - 1, e, E, delta, false);
+                for (uint64_t o = 0; st == ACCEL_OK && o < out; o++) {
+                    float *row = dst + (e * out + glu_row(o, out, glu)) * cols;
+                    for (uint64_t c = 0; c < cols; c++) row[c] += delta[o * cols + c];
+                }
+            }
         }
+        free(delta);
     }
     free(tmp);
     return st;

@@ -32,6 +32,7 @@ struct accel_peft {
     accel_st_t *st;
     accel_peft_module_t *m;         /* sorted by name (kind apart: a module's LoRA beside its base_layer) */
     int n;
+    bool rslora;                    /* use_rslora: scales over sqrt(r) */
 };
 
 static bool exists(const char *p)
@@ -82,7 +83,6 @@ static const char *const g_refused[][2] = {
     { "kasa_config", "KaSA (a learned diagonal between A and B, the base's smallest singular values cut)" },
     { "monteclora_config", "MonteCLoRA (sampled adapters)" },
     { "layer_replication", "layer replication (the adapter's model has more layers than its base)" },
-    { "target_parameters", "LoRA on parameters (experts' stacked weights) rather than modules" },
     { "trainable_token_indices", "trainable tokens (rows of the embedding replaced by index)" },
 };
 
@@ -272,6 +272,8 @@ accel_status_t accel_peft_open(const char *dir, accel_peft_t **out, char *err, s
         st = module_alpha(json_object_get(root, "alpha_pattern"), alpha, m->name, &a, err, errlen);
         const double r = (double)m->a->dims[0];
         m->scale = a / (rs ? sqrt(r) : r);
+        m->alpha = a;
+        p->rslora = rs;
     }
     if (st == ACCEL_OK && !p->n) {
         accel_errf(err, errlen, "%s holds no tensors", path);
@@ -381,6 +383,31 @@ accel_status_t accel_peft_merge(const accel_peft_t *p, int i, float *w, bool tra
                     (int)in, b, (int)r, 1.0f, w, (int)out);
     free(a);
     free(b);
+    return st;
+}
+
+accel_status_t accel_peft_merge_expert(const accel_peft_t *p, int i, uint64_t e, uint64_t E, float *w,
+                                       bool transposed)
+{
+    const accel_peft_module_t *m = &p->m[i];
+    const uint64_t r = m->a->dims[0] / E, in = m->a->dims[1], out = m->b->dims[0];
+    const float scale = (float)(m->alpha / (p->rslora ? sqrt((double)r) : (double)r));
+    float *a = malloc(sizeof(float) * (size_t)(r * in)), *b = malloc(sizeof(float) * (size_t)(out * r));
+    float *row = malloc(sizeof(float) * (size_t)(r * E));
+    accel_status_t st = a && b && row ? accel_st_read(p->st, m->a, e * r * in, (e + 1) * r * in, a) : ACCEL_ERR_NOMEM;
+    for (uint64_t o = 0; st == ACCEL_OK && o < out; o++) {     /* B_e: columns k E + e */
+        st = accel_st_read(p->st, m->b, o * r * E, (o + 1) * r * E, row);
+        for (uint64_t k = 0; k < r; k++) b[o * r + k] = row[k * E + e];
+    }
+    if (st == ACCEL_OK && !transposed)          /* w [out, in] += scale B_e A_e */
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)out, (int)in, (int)r, scale, b, (int)r, a,
+                    (int)in, 1.0f, w, (int)in);
+    else if (st == ACCEL_OK)                    /* w [in, out] += scale A_e^T B_e^T */
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasTrans, (int)in, (int)out, (int)r, scale, a, (int)in, b, (int)r,
+                    1.0f, w, (int)out);
+    free(a);
+    free(b);
+    free(row);
     return st;
 }
 

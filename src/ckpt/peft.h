@@ -27,6 +27,7 @@ typedef struct {
     accel_peft_kind_t kind;
     const accel_st_tensor_t *a, *b; /* LoRA: A and B; full: a alone */
     double scale;                   /* lora_alpha / r (alpha_pattern's alpha), / sqrt(r) with use_rslora */
+    double alpha;                   /* ... its alpha (experts' scale: accel_peft_merge_expert) */
 } accel_peft_module_t;
 
 typedef struct accel_peft accel_peft_t;
@@ -54,6 +55,12 @@ accel_status_t accel_peft_base(const accel_peft_t *p, const char *base, char *ou
 /* Adds LoRA module i's scale B A to the base weight w, stored [out, in] (transposed: [in, out], as
  * GPT-2's Conv1D stores it; an embedding's delta is transposed again). */
 accel_status_t accel_peft_merge(const accel_peft_t *p, int i, float *w, bool transposed);
+
+/* LoRA on a stacked experts parameter (PEFT's target_parameters): A [r E, in] and B [out, r E] hold
+ * E experts' factors, expert e's rows e r .. e r + r - 1 of A and columns k E + e of B, scale
+ * alpha / r. Adds expert e's scale B_e A_e to w, [out, in] (transposed: [in, out]). */
+accel_status_t accel_peft_merge_expert(const accel_peft_t *p, int i, uint64_t e, uint64_t E, float *w,
+                                       bool transposed);
 
 /* The best rank-r approximation of d [m, n] (row-major) as B [m, r] A [r, n], d ~ B A, with the
  * singular values split evenly between them (randomized SVD: r + 8 probes, two power iterations,

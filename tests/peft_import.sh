@@ -130,7 +130,8 @@ expect_fail "use_dora is set" "$GEN" dora -q --score "$FIX/lora_llama/tokens.bin
 pass "bad adapters refused, nothing written"
 
 # ---------------------------------------------------------------- 5: export --format peft
-for spec in lora_llama:llama_gqa:4:lm_head lora_gpt2:gpt2:3: lora_neox:gpt_neox:2: lora_glm4:glm4:2:; do
+for spec in lora_llama:llama_gqa:4:lm_head lora_gpt2:gpt2:3: lora_neox:gpt_neox:2: lora_glm4:glm4:2: \
+            lora_gpt_oss:gpt_oss:2: lora_gpt_oss_mxfp4:gpt_oss_mxfp4:2: lora_granite_moe:granite_moe:2:; do
     name=${spec%%:*} rest=${spec#*:}
     base=${rest%%:*} rest=${rest#*:}
     rank=${rest%%:*} whole=${rest#*:}
@@ -145,6 +146,9 @@ done
 grep -q '"r": 4' lora_llama.peft/adapter_config.json && grep -q '"lm_head"' lora_llama.peft/adapter_config.json &&
     grep -q '"base_model_name_or_path"' lora_llama.peft/adapter_config.json || fail "lora_llama.peft: its adapter_config.json"
 grep -q '"fan_in_fan_out": true' lora_gpt2.peft/adapter_config.json || fail "lora_gpt2.peft: GPT-2's Conv1D layers not fan_in_fan_out"
+grep -q '"model.layers.1.mlp.experts.down_proj"' lora_gpt_oss_mxfp4.peft/adapter_config.json &&
+    grep -q '"model.layers.1.block_sparse_moe.experts.gate_up_proj"' lora_granite_moe.peft/adapter_config.json ||
+    fail "the experts' target_parameters are not named as transformers 5 names them"
 pass "export --format peft of the merged fixtures: the same logits again"
 # A full fine-tune's change has full rank: at the rank of the smallest dimension (16) the factors
 # hold it exactly, at rank 2 they do not; the norms changed go whole (modules_to_save).

@@ -117,7 +117,8 @@ def main(hf_root, out_root, names):
               f"files {sorted(os.listdir(out))}")
 
 
-EXPORT_RANKS = {"lora_llama": (4, "lm_head"), "lora_gpt2": (3, ""), "lora_neox": (2, ""), "lora_glm4": (2, "")}
+EXPORT_RANKS = {"lora_llama": (4, "lm_head"), "lora_gpt2": (3, ""), "lora_neox": (2, ""), "lora_glm4": (2, ""),
+                "lora_gpt_oss": (2, ""), "lora_gpt_oss_mxfp4": (2, ""), "lora_granite_moe": (2, "")}
 
 
 def check(build, hf_root, peft_root):
@@ -129,7 +130,7 @@ def check(build, hf_root, peft_root):
     worst = 0.0
     with tempfile.TemporaryDirectory() as tmp:
         for name, (rank, whole) in EXPORT_RANKS.items():
-            base = os.path.join(hf_root, CASES[name][0])
+            base, opts = os.path.join(hf_root, CASES[name][0]), (CASES[name][2:] or [{}])[0]
             merged, out = os.path.join(tmp, name + ".h5"), os.path.join(tmp, name + ".peft")
             subprocess.run([os.path.join(build, "accel_ckpt"), "import", os.path.join(peft_root, name), "-o", merged],
                            check=True, capture_output=True)
@@ -137,7 +138,7 @@ def check(build, hf_root, peft_root):
                    "--rank", str(rank), "--output", out] + (["--whole", whole] if whole else [])
             subprocess.run(cmd, check=True, capture_output=True)
             cls = getattr(tf, json.load(open(os.path.join(base, "config.json")))["architectures"][0])
-            model = peft.PeftModel.from_pretrained(cls.from_pretrained(base, dtype=torch.float32), out)
+            model = peft.PeftModel.from_pretrained(load(cls, base, opts), out)
             model = model.merge_and_unload().eval()
             tokens = torch.tensor(list(open(os.path.join(peft_root, name, "tokens.bin"), "rb").read()))
             with torch.no_grad():

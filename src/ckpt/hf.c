@@ -4139,6 +4139,29 @@ static int expert_layout(const entry_t *x, uint64_t *in, uint64_t *out)
     }
 }
 
+/* A stacked experts parameter's name in transformers 5's model, which PEFT names: the file's, but
+ * for MXFP4's blocks (the parameter without _blocks) and the families transformers renames as it
+ * loads them (its conversion_mapping). */
+static const char *experts_memory_name(const entry_t *x, char *buf, size_t len)
+{
+    static const char *const renamed[][2] = {
+        { "block_sparse_moe.input_linear.weight", "block_sparse_moe.experts.gate_up_proj" },    /* Granite MoE */
+        { "block_sparse_moe.output_linear.weight", "block_sparse_moe.experts.down_proj" } };
+    const size_t n = strlen(x->hf);
+    if ((x->layout == L_MXFP4 || x->layout == L_MXFP4_GLU) && n > 7 && !strcmp(x->hf + n - 7, "_blocks")) {
+        snprintf(buf, len, "%.*s", (int)(n - 7), x->hf);
+        return buf;
+    }
+    for (size_t j = 0; j < sizeof renamed / sizeof *renamed; j++) {
+        const size_t t = strlen(renamed[j][0]);
+        if (n >= t && !strcmp(x->hf + n - t, renamed[j][0])) {
+            snprintf(buf, len, "%.*s%s", (int)(n - t), x->hf, renamed[j][1]);
+            return buf;
+        }
+    }
+    return x->hf;
+}
+
 /* PEFT's LoRA on a stacked experts parameter (target_parameters): module m is the experts module
  * with one ".base_layer" for each of its parameters wrapped after this one (PEFT wraps them in the
  * order the module declares them, the last outermost); A [r E, in] and B [out, r E] must fit one of
@@ -4153,25 +4176,12 @@ static int expert_param(const accel_hf_t *hf, const accel_peft_module_t *m, char
         module[n - 11] = '\0';
         depth++;
     }
-    /* transformers 5 renames some families' experts as it loads them (its conversion_mapping): PEFT
-     * names them so. */
-    static const char *const renamed[][2] = {
-        { "block_sparse_moe.input_linear.weight", "block_sparse_moe.experts.gate_up_proj" },    /* Granite MoE */
-        { "block_sparse_moe.output_linear.weight", "block_sparse_moe.experts.down_proj" } };
     const size_t len = strlen(module);
     int fit[8], all[8], nfit = 0, params = 0;
     for (int k = 0; k < hf->ne; k++) {
         const entry_t *x = &hf->e[k];
-        const char *name = unwrapped(x->hf);
         char memory[ACCEL_HF_NAME_MAX + 32];
-        for (size_t j = 0; j < sizeof renamed / sizeof *renamed; j++) {
-            const size_t n = strlen(name), t = strlen(renamed[j][0]);
-            if (n >= t && !strcmp(name + n - t, renamed[j][0])) {
-                snprintf(memory, sizeof memory, "%.*s%s", (int)(n - t), name, renamed[j][1]);
-                name = memory;
-                break;
-            }
-        }
+        const char *name = unwrapped(experts_memory_name(x, memory, sizeof memory));
         uint64_t in = 0, out = 0;
         if (strncmp(name, module, len) || name[len] != '.' || strchr(name + len + 1, '.') || expert_layout(x, &in, &out) < 0)
             continue;
@@ -6085,6 +6095,18 @@ static accel_status_t adapter_fill(void *ctx, int index, uint64_t begin, uint64_
     return ACCEL_OK;
 }
 
+/* Expert e's change d [out, in] from x's tensor in the file's order as hf_order gives it (the
+ * accel tensor's rows, GLU-permuted, for MXFP4's, which export writes no blocks of). */
+static void expert_change(const entry_t *x, const float *part, uint64_t e, uint64_t in, uint64_t out, float *d)
+{
+    const bool glu = x->layout == L_EXPERTS_GLU || x->layout == L_MXFP4_GLU;
+    for (uint64_t o = 0; o < out; o++)
+        for (uint64_t c = 0; c < in; c++)
+            d[o * in + c] = x->layout == L_EXPERTS || x->layout == L_EXPERTS_GLU ? part[(e * in + c) * out + o]
+                          : x->layout == L_STACKED ? part[(e * out + o) * in + c]
+                          : part[(e * out + glu_row(o, out, glu)) * in + c];
+}
+
 /* name's module (".weight", ".weight_packed", ".bias" off) into out. */
 static void module_of(const char *name, char *out, size_t len)
 {
@@ -6147,11 +6169,12 @@ accel_status_t accel_hf_export_adapter(const accel_config_t *cfg, accel_hf_get_f
     float *ft = NULL, *bs = NULL, *full = NULL, *bfull = NULL;
     size_t ft_cap = 0, bs_cap = 0, full_cap = 0, bfull_cap = 0;
     char cached[ACCEL_HF_NAME_MAX] = "";
-    int nout = 0, factored = 0, biases = 0;
+    int nout = 0, factored = 0, biases = 0, *nested = calloc((size_t)(2 * hf->ne + 1), sizeof *nested);
+    json_t *params = json_array();          /* target_parameters: stacked experts' factors */
     bool conv1d = false;
     double worst = 0, sum = 0, shown = accel_now();
     char worst_name[ACCEL_PEFT_NAME_MAX] = "";
-    if (!out || !targets || !save) st = ACCEL_ERR_NOMEM;
+    if (!out || !targets || !save || !nested || !params) st = ACCEL_ERR_NOMEM;
     for (int i = 0; st == ACCEL_OK && i < hf->ne; i++) {
         const entry_t *x = &hf->e[i];
         if (accel_now() - shown > 10) {
@@ -6212,6 +6235,41 @@ accel_status_t accel_hf_export_adapter(const accel_config_t *cfg, accel_hf_get_f
             if (e >= worst) { worst = e; snprintf(worst_name, sizeof worst_name, "%s", module); }
             json_array_append_new(targets, json_string(module));
             conv1d |= x->layout == L_T;
+        } else if (expert_layout(x, &(uint64_t){ 0 }, &(uint64_t){ 0 }) >= 0 && !listed_module(whole, module)) {
+            /* Stacked experts (PEFT's target_parameters): expert e's factors are A's rows e r .. and
+             * B's columns k E + e. Named after the parameter in transformers' model; the nesting
+             * under base_layer is set once every parameter is known. */
+            uint64_t in = 0, out_ = 0;
+            expert_layout(x, &in, &out_);
+            const uint64_t E = x->hf_dims[0], r = (uint64_t)rank;
+            float *d = malloc(sizeof(float) * (size_t)(in * out_)), *ae = malloc(sizeof(float) * (size_t)(r * in));
+            float *be = malloc(sizeof(float) * (size_t)(out_ * r));
+            o[0].v = malloc(sizeof(float) * (size_t)(r * E * in));
+            o[1].v = malloc(sizeof(float) * (size_t)(out_ * r * E));
+            if (!d || !ae || !be || !o[0].v || !o[1].v) st = ACCEL_ERR_NOMEM;
+            for (uint64_t e = 0; st == ACCEL_OK && e < E; e++) {
+                double err_e = 0;
+                expert_change(x, ft, e, in, out_, d);
+                st = accel_peft_factor(d, out_, in, rank, ae, be, &err_e);
+                memcpy(o[0].v + e * r * in, ae, sizeof(float) * (size_t)(r * in));
+                for (uint64_t row = 0; row < out_; row++)
+                    for (uint64_t k = 0; k < r; k++) o[1].v[row * r * E + k * E + e] = be[row * r + k];
+                sum += err_e;
+                factored++;
+                if (err_e >= worst) { worst = err_e; snprintf(worst_name, sizeof worst_name, "%s (expert %llu)", name, (unsigned long long)e); }
+            }
+            free(d);
+            free(ae);
+            free(be);
+            char memory[ACCEL_HF_NAME_MAX + 32];
+            const char *param = experts_memory_name(x, memory, sizeof memory);
+            snprintf(o[0].name, sizeof o[0].name, "%s", param);   /* the parameter, for now */
+            o[0].ndim = o[1].ndim = 2;
+            o[0].dims[0] = r * E, o[0].dims[1] = in;
+            o[1].dims[0] = out_, o[1].dims[1] = r * E;
+            nested[nout] = 1;
+            nout += 2;
+            json_array_append_new(params, json_string(param));
         } else if (x->layout == L_ROWS || x->layout == L_T) {
             /* A whole tensor: a bias (bias = "all"; a LoRA module's under base_layer), else its module kept
              * whole (modules_to_save). */
@@ -6230,6 +6288,21 @@ accel_status_t accel_hf_export_adapter(const accel_config_t *cfg, accel_hf_get_f
                         "an adapter cannot hold it", name);
             st = ACCEL_ERR_UNSUPPORTED;
         }
+    }
+    /* PEFT wraps an experts module's parameters one inside the other in the order the module
+     * declares them (the files' order): the last outermost, each earlier one a base_layer deeper. */
+    for (int i = 0; st == ACCEL_OK && i < nout; i++) {
+        if (!nested[i]) continue;
+        char param[ACCEL_PEFT_NAME_MAX], module[ACCEL_PEFT_NAME_MAX], deeper[ACCEL_PEFT_NAME_MAX] = "";
+        snprintf(param, sizeof param, "%s", out[i].name);
+        const char *dot = strrchr(param, '.');
+        snprintf(module, sizeof module, "%.*s", dot ? (int)(dot - param) : 0, param);
+        for (int j = i + 2; j < nout; j++)
+            if (nested[j] && !strncmp(out[j].name, module, strlen(module)) && out[j].name[strlen(module)] == '.' &&
+                !strchr(out[j].name + strlen(module) + 1, '.'))
+                strncat(deeper, ".base_layer", sizeof deeper - strlen(deeper) - 1);
+        snprintf(out[i].name, sizeof out[i].name, "base_model.model.%s%s.lora_A.weight", module, deeper);
+        snprintf(out[i + 1].name, sizeof out[i + 1].name, "base_model.model.%s%s.lora_B.weight", module, deeper);
     }
     /* A LoRA module's bias goes under its base_layer (PEFT's bias = "all" names it so). */
     for (int i = 0; st == ACCEL_OK && i < nout; i++) {
@@ -6275,16 +6348,19 @@ accel_status_t accel_hf_export_adapter(const accel_config_t *cfg, accel_hf_get_f
                               "bias", biases ? "all" : "none", "fan_in_fan_out", conv1d, "use_rslora", 0,
                               "use_dora", 0, "lora_dropout", 0.0, "inference_mode", 1,
                               "base_model_name_or_path", base, "rank_pattern", "alpha_pattern");
+        if (j && json_array_size(params)) json_object_set(j, "target_parameters", params);
         st = write_json(outdir, "adapter_config.json", j);
         json_decref(j);
     }
     if (st == ACCEL_OK)
-        ACCEL_INFO("export --format peft: %s, an adapter of %s: %d module(s) as rank-%d LoRA factors (relative "
+        ACCEL_INFO("export --format peft: %s, an adapter of %s: %d matrices as rank-%d LoRA factors (relative "
                    "error ||change - B A|| / ||change||: mean %.3g, largest %.3g in %s), %zu whole tensor(s) "
                    "(modules_to_save), %d bias(es)", outdir, base, factored, rank, factored ? sum / factored : 0.0,
                    worst, factored ? worst_name : "-", json_array_size(save), biases);
     for (int i = 0; out && i < 2 * hf->ne + 1; i++) free(out[i].v);
     free(out);
+    free(nested);
+    json_decref(params);
     free(se);
     json_decref(targets);
     json_decref(save);

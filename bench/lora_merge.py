@@ -16,6 +16,9 @@ import time
 import torch
 from safetensors.torch import save_file
 
+import llama_1b
+from llama_1b import C, V
+
 if sys.argv[1] == "--peer":
     import peft
     import transformers as tf
@@ -33,15 +36,9 @@ if sys.argv[1] == "--peer":
 out = sys.argv[1]
 layers = int(sys.argv[2]) if len(sys.argv) > 2 else 16
 rank = int(sys.argv[3]) if len(sys.argv) > 3 else 16
-C, F, V, H, KV = 2048, 5632, 32000, 16, 4
-hs = C // H
 torch.manual_seed(0)
-config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": C, "intermediate_size": F,
-          "num_hidden_layers": layers, "num_attention_heads": H, "num_key_value_heads": KV,
-          "max_position_embeddings": 2048, "vocab_size": V, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
-          "hidden_act": "silu", "tie_word_embeddings": False, "torch_dtype": "bfloat16"}
-shapes = {"self_attn.q_proj": (H * hs, C), "self_attn.k_proj": (KV * hs, C), "self_attn.v_proj": (KV * hs, C),
-          "self_attn.o_proj": (C, H * hs), "mlp.gate_proj": (F, C), "mlp.up_proj": (F, C), "mlp.down_proj": (C, F)}
+config = llama_1b.config(layers)
+shapes = llama_1b.SHAPES
 base, lora = {}, {}
 for t in ("model.embed_tokens.weight", "lm_head.weight"):
     base[t] = (torch.randn(V, C) * 0.02).to(torch.bfloat16)

@@ -544,23 +544,30 @@ static int write_safetensors(accel_ckpt_file_t *f, const char *path, const char 
     return st == ACCEL_OK ? 0 : accel_status_exit_code(st);
 }
 
-/* A Hugging Face directory: names, layouts and config.json from the stored configuration. */
-static int write_hf(accel_ckpt_file_t *f, const char *path, const char *group, bool bf16, const char *outdir)
+/* The file's stored model configuration into cfg: 0, or 2 with the reason printed. */
+static int stored_config(accel_ckpt_file_t *f, const char *path, accel_config_t *cfg)
 {
     char *yaml = NULL, err[2048];
     if (accel_ckpt_file_config(f, &yaml) != ACCEL_OK || !yaml) {
-        fprintf(stderr, "accel_ckpt export: %s stores no model configuration, so the Hugging Face names and "
-                "config.json cannot be derived\n--> hint: export from a checkpoint, an import, or an export "
+        fprintf(stderr, "accel_ckpt export: %s stores no model configuration, so the Hugging Face names (and "
+                "config.json) cannot be derived\n--> hint: export from a checkpoint, an import, or an export "
                 "made by this version\n", path);
         return 2;
     }
-    accel_config_t cfg;
-    accel_status_t st = accel_config_from_yaml(&cfg, yaml, path, err, sizeof err);
+    accel_status_t st = accel_config_from_yaml(cfg, yaml, path, err, sizeof err);
     free(yaml);
     if (st != ACCEL_OK) {
         fprintf(stderr, "accel_ckpt export: the stored configuration of %s: %s\n", path, err);
         return 2;
     }
+    return 0;
+}
+
+/* A Hugging Face directory: names, layouts and config.json from the stored configuration. */
+static int write_hf(accel_ckpt_file_t *f, const char *path, const char *group, bool bf16, const char *outdir)
+{
+    accel_config_t cfg;
+    if (stored_config(f, path, &cfg)) return 2;
     char *tok = NULL, tname[128] = "";
     size_t toklen = 0;
     accel_ckpt_file_tokenizer(f, &tok, &toklen, tname, sizeof tname, NULL, 0);
@@ -582,7 +589,7 @@ static int write_hf(accel_ckpt_file_t *f, const char *path, const char *group, b
                 "is, without bos/eos ids\n", terr);
     }
     accel_ckpt_file_source_t src = { f, group, NULL };
-    st = accel_hf_export(&cfg, get_tensor, &src, bf16, outdir, &ht);
+    accel_status_t st = accel_hf_export(&cfg, get_tensor, &src, bf16, outdir, &ht);
     accel_tokenizer_free(t);
     free(bos);
     free(eos);
@@ -595,21 +602,10 @@ static int write_hf(accel_ckpt_file_t *f, const char *path, const char *group, b
 static int write_peft(accel_ckpt_file_t *f, const char *path, const char *group, const char *base, int rank,
                       const char *whole, const char *outdir)
 {
-    char *yaml = NULL, err[2048];
-    if (accel_ckpt_file_config(f, &yaml) != ACCEL_OK || !yaml) {
-        fprintf(stderr, "accel_ckpt export: %s stores no model configuration, so the tensors' Hugging Face "
-                "names cannot be derived\n", path);
-        return 2;
-    }
     accel_config_t cfg;
-    accel_status_t st = accel_config_from_yaml(&cfg, yaml, path, err, sizeof err);
-    free(yaml);
-    if (st != ACCEL_OK) {
-        fprintf(stderr, "accel_ckpt export: the stored configuration of %s: %s\n", path, err);
-        return 2;
-    }
+    if (stored_config(f, path, &cfg)) return 2;
     accel_ckpt_file_source_t src = { f, group, NULL };
-    st = accel_hf_export_adapter(&cfg, get_tensor, &src, base, rank, whole, outdir);
+    accel_status_t st = accel_hf_export_adapter(&cfg, get_tensor, &src, base, rank, whole, outdir);
     return st == ACCEL_OK ? 0 : accel_status_exit_code(st) ? accel_status_exit_code(st) : 2;
 }
 

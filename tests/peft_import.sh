@@ -6,14 +6,14 @@
 # rank-stabilized scales; GPT-NeoX's q, k, v fused by head; GLM-4's interleaved RoPE pairs; Gemma 3's
 # language model beside a vision tower, under transformers 5's names, its tied embedding adapted;
 # gpt-oss's stacked experts (target_parameters) on its dense and its MXFP4 save; Granite MoE's
-# experts under the names transformers 5 gives them).
+# experts under the names transformers 5 gives them; DoRA on Llama's projections and on GPT-2's Conv1D).
 # No Python here:
 #   1. accel_ckpt import of each adapter: accel's logits equal PEFT's merge_and_unload within 1e-5,
 #      from the import and from the adapter directory read directly;
 #   2. train.init_from=ADAPTER_DIR: step 0's loss is the merged model's, the loss falls (2 ranks, zero3);
 #   3. the base found by --base, beside the adapter, or in the Hugging Face cache by hub id and
 #      revision, and a clear message when it is nowhere;
-#   4. bad input is refused with a message: DoRA and other variants, another peft_type, a pickle
+#   4. bad input is refused with a message: DoRA without its magnitudes, other variants, another peft_type, a pickle
 #      only, the adapter of another model, a shape that does not fit, an LM head tied to the embedding;
 #   5. accel_ckpt export --format peft: each merged fixture exported again at its rank (the LM head
 #      whole where the adapter kept it so) imports to the same logits; a checkpoint trained from
@@ -107,7 +107,7 @@ spoil() {   # NAME ADAPTER SED: a copy of the adapter with SED applied to its ad
     sed "$3" "fix/peft/$2/adapter_config.json" > "$1/adapter_config.json"
 }
 spoil dora lora_llama 's|"use_dora": false|"use_dora": true|'
-expect_fail "use_dora is set: accel merges plain LoRA" "$CKPT" import dora -o x.h5
+expect_fail "use_dora is set, but module model.layers.0.mlp.down_proj has no lora_magnitude_vector" "$CKPT" import dora -o x.h5
 spoil bias lora_llama 's|"lora_bias": false|"lora_bias": true|'
 expect_fail "lora_bias is set" "$CKPT" import bias -o x.h5
 spoil ia3 lora_llama 's|"peft_type": "LORA"|"peft_type": "IA3"|'

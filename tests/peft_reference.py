@@ -45,6 +45,12 @@ CASES = {
     # where the files have language_model.model.; the tower's own modules go with the tower; the
     # embedding, tied to the head, takes a LoRA too.
     "lora_gemma3_vl": ("gemma3_vl", dict(r=2, lora_alpha=4, target_modules=r".*(q_proj|v_proj|fc1|embed_tokens)")),
+    # DoRA: LoRA, then each output row scaled to a learned magnitude; on Llama's projections and on
+    # GPT-2's Conv1D layers (stored [in, out]: the magnitudes go with the columns).
+    "dora_llama": ("llama_gqa", dict(r=2, lora_alpha=4, use_dora=True,
+                                     target_modules=["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+                                                     "down_proj"])),
+    "dora_gpt2": ("gpt2", dict(r=2, lora_alpha=2, use_dora=True, fan_in_fan_out=True, target_modules=["c_attn", "c_fc"])),
     # gpt-oss as OpenAI's fine-tuning recipe adapts it: its experts' stacked parameters
     # (target_parameters: x @ W, gate and up interleaved) beside attention's modules; on the dense
     # save and on the hub's MXFP4 one (dequantized by transformers for the reference).
@@ -80,7 +86,9 @@ def main(hf_root, out_root, names):
         model = peft.get_peft_model(load(cls, base_dir, opts), peft.LoraConfig(**kw))
         with torch.no_grad():
             for n, p in model.named_parameters():
-                if p.requires_grad:
+                if p.requires_grad and "lora_magnitude_vector" in n:    # DoRA's: near the rows' norms
+                    p.mul_(1.0 + 0.3 * torch.randn_like(p))
+                elif p.requires_grad:
                     p.normal_(0.0, 0.3)
                     if opts.get("bf16"):
                         p.copy_(p.to(torch.bfloat16).float())

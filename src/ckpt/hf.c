@@ -4191,6 +4191,11 @@ static int expert_param(const accel_hf_t *hf, const accel_peft_module_t *m, char
         if (params < 8) all[params++] = k;
     }
     if (!params) return -1;
+    if (m->mag) {
+        accel_errf(err, errlen, "%s: module %s: DoRA on stacked experts, which accel does not merge",
+                   accel_st_path(accel_peft_file(hf->peft)), m->name);
+        return -2;
+    }
     if (nfit == 1) return fit[0];
     const int k = depth < params ? all[params - 1 - depth] : -1;
     for (int j = 0; j < nfit; j++)

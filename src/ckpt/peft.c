@@ -33,6 +33,7 @@ struct accel_peft {
     accel_peft_module_t *m;         /* sorted by name (kind apart: a module's LoRA beside its base_layer) */
     int n;
     bool rslora;                    /* use_rslora: scales over sqrt(r) */
+    bool dora;                      /* some module has DoRA's magnitudes */
 };
 
 static bool exists(const char *p)
@@ -74,7 +75,6 @@ static int cmp_modules(const void *a, const void *b)
 
 /* Settings whose adapters merging W + scale B A would not reproduce (or that add tensors besides). */
 static const char *const g_refused[][2] = {
-    { "use_dora", "DoRA (weight-decomposed LoRA: a magnitude vector rescales each merged row)" },
     { "lora_bias", "LoRA biases (lora_B carries a bias)" },
     { "use_qalora", "QA-LoRA (its A reads pooled inputs)" },
     { "use_bdlora", "BD-LoRA (block-diagonal factors)" },
@@ -168,7 +168,8 @@ static accel_status_t classify(const char *file, const accel_st_tensor_t *t, acc
 {
     static const struct { const char *suffix; int kind, b; } pieces[] = {
         { ".lora_A.weight", PEFT_LORA, 0 }, { ".lora_B.weight", PEFT_LORA, 1 },
-        { ".lora_embedding_A", PEFT_EMBEDDING, 0 }, { ".lora_embedding_B", PEFT_EMBEDDING, 1 } };
+        { ".lora_embedding_A", PEFT_EMBEDDING, 0 }, { ".lora_embedding_B", PEFT_EMBEDDING, 1 },
+        { ".lora_magnitude_vector", PEFT_LORA, 2 }, { ".lora_magnitude_vector.weight", PEFT_LORA, 2 } };
     const char *name = t->name;
     if (strncmp(name, PREFIX, strlen(PREFIX))) {
         accel_errf(err, errlen, "%s: tensor %s is not under " PREFIX ": not a PEFT adapter's", file, name);
@@ -183,9 +184,9 @@ static accel_status_t classify(const char *file, const accel_st_tensor_t *t, acc
     size_t stem = 0;
     for (size_t i = 0; i < sizeof pieces / sizeof *pieces; i++)
         if (ends_with(name, pieces[i].suffix, &stem)) {
-            if (t->ndim != 2) {
-                accel_errf(err, errlen, "%s: tensor %s has %d dimensions, where LoRA factors have 2", file, t->name,
-                           t->ndim);
+            if (t->ndim != (pieces[i].b == 2 ? 1 : 2)) {
+                accel_errf(err, errlen, "%s: tensor %s has %d dimensions, where %s %d", file, t->name, t->ndim,
+                           pieces[i].b == 2 ? "DoRA's magnitudes have" : "LoRA factors have", pieces[i].b == 2 ? 1 : 2);
                 return ACCEL_ERR_SHAPE;
             }
             snprintf(m->name, sizeof m->name, "%.*s", (int)stem, name);
@@ -193,9 +194,9 @@ static accel_status_t classify(const char *file, const accel_st_tensor_t *t, acc
             *b = pieces[i].b;
             return ACCEL_OK;
         }
-    if (strstr(name, ".lora_") || strstr(name, "lora_magnitude_vector")) {
-        accel_errf(err, errlen, "%s: tensor %s belongs to a LoRA variant accel does not merge (DoRA's magnitude, "
-                   "a LoRA bias, ...)", file, t->name);
+    if (strstr(name, ".lora_")) {
+        accel_errf(err, errlen, "%s: tensor %s belongs to a LoRA variant accel does not merge (a LoRA bias, "
+                   "KaSA's diagonal, ...)", file, t->name);
         return ACCEL_ERR_UNSUPPORTED;
     }
     const char *bl = strstr(name, ".base_layer.");   /* a saved base layer: the tensor it stands for */
@@ -248,12 +249,13 @@ accel_status_t accel_peft_open(const char *dir, accel_peft_t **out, char *err, s
         int isb = 0;
         classify(path, bs[i], &key, &isb, NULL, 0);
         accel_peft_module_t *m = bsearch(&key, p->m, (size_t)p->n, sizeof *p->m, cmp_modules);
-        if (!m || m->b) {
+        const accel_st_tensor_t **slot = !m ? NULL : isb == 2 ? &m->mag : &m->b;
+        if (!slot || *slot) {
             accel_errf(err, errlen, "%s: tensor %s has %s", path, bs[i]->name, m ? "a twin" : "no A factor beside it");
             st = ACCEL_ERR_CORRUPT;
             break;
         }
-        m->b = bs[i];
+        *slot = bs[i];
     }
     free(bs);
     json_t *ja = json_object_get(root, "lora_alpha");
@@ -268,6 +270,13 @@ accel_status_t accel_peft_open(const char *dir, accel_peft_t **out, char *err, s
             st = !m->b ? ACCEL_ERR_CORRUPT : ACCEL_ERR_SHAPE;
             break;
         }
+        if (m->mag && (m->kind != PEFT_LORA || m->mag->dims[0] != m->b->dims[0])) {
+            accel_errf(err, errlen, "%s: module %s: DoRA %s", path, m->name, m->kind != PEFT_LORA ? "on an embedding, "
+                       "which accel does not merge" : "magnitudes of another length than its rows");
+            st = m->kind != PEFT_LORA ? ACCEL_ERR_UNSUPPORTED : ACCEL_ERR_SHAPE;
+            break;
+        }
+        if (m->mag) p->dora = true;
         double a = alpha;
         st = module_alpha(json_object_get(root, "alpha_pattern"), alpha, m->name, &a, err, errlen);
         const double r = (double)m->a->dims[0];
@@ -279,6 +288,13 @@ accel_status_t accel_peft_open(const char *dir, accel_peft_t **out, char *err, s
         accel_errf(err, errlen, "%s holds no tensors", path);
         st = ACCEL_ERR_CORRUPT;
     }
+    if (st == ACCEL_OK && json_is_true(json_object_get(root, "use_dora")))   /* every module its magnitudes */
+        for (int i = 0; st == ACCEL_OK && i < p->n; i++)
+            if (p->m[i].kind == PEFT_LORA && !p->m[i].mag) {
+                accel_errf(err, errlen, "%s: use_dora is set, but module %s has no lora_magnitude_vector", path,
+                           p->m[i].name);
+                st = ACCEL_ERR_CORRUPT;
+            }
     json_decref(root);
     if (st != ACCEL_OK) {
         accel_peft_close(p);
@@ -381,6 +397,21 @@ accel_status_t accel_peft_merge(const accel_peft_t *p, int i, float *w, bool tra
     else if (st == ACCEL_OK)                                            /* w [in, out] += scale A^T B^T */
         cblas_sgemm(CblasRowMajor, CblasTrans, CblasTrans, (int)in, (int)out, (int)r, (float)m->scale, a,
                     (int)in, b, (int)r, 1.0f, w, (int)out);
+    if (st == ACCEL_OK && m->mag) {     /* DoRA: output row o (a column when transposed) to magnitude mag[o] */
+        float *mag = malloc(sizeof(float) * (size_t)out);
+        double *norm = calloc((size_t)out, sizeof *norm);
+        st = mag && norm ? accel_st_read(p->st, m->mag, 0, out, mag) : ACCEL_ERR_NOMEM;
+        for (uint64_t k = 0; st == ACCEL_OK && k < out * in; k++) {
+            const uint64_t o = transposed ? k % out : k / in;
+            norm[o] += (double)w[k] * w[k];
+        }
+        for (uint64_t k = 0; st == ACCEL_OK && k < out * in; k++) {
+            const uint64_t o = transposed ? k % out : k / in;
+            w[k] *= (float)(mag[o] / sqrt(norm[o]));
+        }
+        free(mag);
+        free(norm);
+    }
     free(a);
     free(b);
     return st;

@@ -26,6 +26,7 @@ typedef struct {
                                      * (model.layers.0.self_attn.q_proj); full: the tensor (lm_head.weight) */
     accel_peft_kind_t kind;
     const accel_st_tensor_t *a, *b; /* LoRA: A and B; full: a alone */
+    const accel_st_tensor_t *mag;   /* DoRA (use_dora): the magnitude of each output row [out], else NULL */
     double scale;                   /* lora_alpha / r (alpha_pattern's alpha), / sqrt(r) with use_rslora */
     double alpha;                   /* ... its alpha (experts' scale: accel_peft_merge_expert) */
 } accel_peft_module_t;
@@ -53,7 +54,8 @@ accel_status_t accel_peft_base(const accel_peft_t *p, const char *base, char *ou
                                size_t errlen);
 
 /* Adds LoRA module i's scale B A to the base weight w, stored [out, in] (transposed: [in, out], as
- * GPT-2's Conv1D stores it; an embedding's delta is transposed again). */
+ * GPT-2's Conv1D stores it; an embedding's delta is transposed again); with DoRA, each output row
+ * of the sum then scaled to its magnitude (PEFT's merge: m / ||W + scale B A|| by row). */
 accel_status_t accel_peft_merge(const accel_peft_t *p, int i, float *w, bool transposed);
 
 /* LoRA on a stacked experts parameter (PEFT's target_parameters): A [r E, in] and B [out, r E] hold

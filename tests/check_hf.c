@@ -1,5 +1,5 @@
 /* Check tests of the Hugging Face interchange modules (src/ckpt/safetensors.c, src/ckpt/hf.c):
- * safetensors write/read round trips (F32, BF16), the reader's refusals of damaged headers, and the
+ * safetensors write/read round trips (F32, BF16, F8_E4M3), the reader's refusals of damaged headers, and the
  * HF table's list of accel tensors against the layout the built-in models register (hf.c may not
  * include nn, so this keeps the two in step). Files go to $TMPDIR. */
 #include "build_config.h"
@@ -60,6 +60,48 @@ START_TEST(test_roundtrip)
     fill_ramp(NULL, 1, 2, 7, want);
     for (int i = 0; i < 5; i++) ck_assert_float_eq(v[i], accel_bf16_to_f32(accel_f32_to_bf16(want[i])));
     ck_assert_int_eq(accel_st_read(st, b, 3, 9, v), ACCEL_ERR_INVALID);
+    accel_st_close(st);
+    unlink(path);
+}
+END_TEST
+
+/* The e4m3 values (FP8 exports): every finite code back as it was; the points halfway between two
+ * codes to the one with the even mantissa; past 448 saturated; the sign kept. Values 0..125 are
+ * e4m3fn's non-negative finite codes, value k of the written tensor code k, then the midpoints. */
+static float g_f8[2 * 126 + 4];
+
+static accel_status_t fill_f8(void *ctx, int index, uint64_t begin, uint64_t end, float *dst)
+{
+    (void)ctx, (void)index;
+    memcpy(dst, g_f8 + begin, sizeof(float) * (end - begin));
+    return ACCEL_OK;
+}
+
+START_TEST(test_fp8)
+{
+    const char *path = tmp_path("f8.safetensors");
+    int n = 0;
+    float code[127];
+    for (int c = 0; c < 127; c++) {          /* decode by the format: 1.m x 2^(e - 7), subnormal m / 8 x 2^-6 */
+        const int e = c >> 3, m = c & 7;
+        code[c] = e ? ldexpf(1.0f + (float)m / 8, e - 7) : ldexpf((float)m / 8, -6);
+    }
+    for (int c = 0; c < 126; c++) g_f8[n++] = code[c];
+    for (int c = 0; c < 125; c++) g_f8[n++] = 0.5f * (code[c] + code[c + 1]);
+    g_f8[n++] = 500.0f;
+    g_f8[n++] = -0.75f;
+    accel_st_entry_t e = { "w", ACCEL_ST_F8_E4M3, 1, { (uint64_t)n } };
+    const char *meta[] = { "format", "pt" };
+    ck_assert_int_eq(accel_st_write(path, &e, 1, meta, 1, fill_f8, NULL), ACCEL_OK);
+    accel_st_t *st;
+    char err[1024];
+    ck_assert_int_eq(accel_st_open(path, &st, err, sizeof err), ACCEL_OK);
+    float v[2 * 126 + 4];
+    ck_assert_int_eq(accel_st_read(st, accel_st_find(st, "w"), 0, (uint64_t)n, v), ACCEL_OK);
+    for (int c = 0; c < 126; c++) ck_assert_float_eq(v[c], code[c]);
+    for (int c = 0; c < 125; c++) ck_assert_float_eq(v[126 + c], code[(c & 1) ? c + 1 : c]);   /* even mantissa */
+    ck_assert_float_eq(v[n - 2], 448.0f);
+    ck_assert_float_eq(v[n - 1], -0.75f);
     accel_st_close(st);
     unlink(path);
 }
@@ -223,6 +265,7 @@ static Suite *make_suite(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, test_roundtrip);
     tcase_add_test(tc, test_integers);
+    tcase_add_test(tc, test_fp8);
     tcase_add_test(tc, test_refusals);
     tcase_add_test(tc, test_table_matches_models);
     suite_add_tcase(s, tc);

@@ -1061,3 +1061,19 @@ export_refused normeps "model.router_norm_eps=1e-06 outside LFM2-MoE" model.expe
 expect_fail "nowhere: No such file or directory" "$CKPT" import "$SCRATCH/nowhere" -o x.h5
 expect_fail "neither model.safetensors nor model.safetensors.index.json" sh -c "mkdir -p empty && cp '$FIX/gpt2/config.json' empty/ && '$CKPT' import empty -o x.h5"
 pass "bad Hugging Face input refused with messages"
+
+# ---------------------------------------------------------------- 6: FP8 export
+# export --dtype fp8 (compressed-tensors' FP8-dynamic): the blocks' linear layers float8 e4m3 by rows
+# with F32 scales, the rest bf16; accel reads it back (each weight within 1/16 of the original: e4m3
+# keeps three mantissa bits), generates from it, and refuses fp8 for the other formats.
+"$CKPT" export llama_gqa.h5 --format hf --dtype fp8 --output fp8.hf > /dev/null || fail "export --dtype fp8"
+grep -q '"float-quantized"' fp8.hf/config.json && grep -q '"lm_head"' fp8.hf/config.json ||
+    fail "fp8.hf: its quantization_config (the format, lm_head left in bf16)"
+"$CKPT" import fp8.hf -o fp8.h5 > /dev/null 2>&1 || fail "import of the FP8 export"
+rel=$("$CKPT" diff llama_gqa.h5 fp8.h5 2>&1 | sed -n 's/.*max_rel \([0-9.e+-]*\).*/\1/p')
+awk -v r="$rel" 'BEGIN { exit !(r != "" && r + 0 > 0.01 && r + 0 <= 0.0625) }' ||
+    fail "the FP8 export's weights are not within 1/16 of the original (max_rel '$rel')"
+"$GEN" fp8.hf -q --score "$FIX/llama_gqa/tokens.bin" > /dev/null 2>&1 || fail "accel_generate on the FP8 export"
+expect_fail "fp8: with --format hf" "$CKPT" export llama_gqa.h5 --format safetensors --dtype fp8 --output x.safetensors
+expect_fail "none of this model's matrices is a linear layer" "$CKPT" export gpt2.h5 --format hf --dtype fp8 --output x.hf
+pass "export --dtype fp8: e4m3 weights by rows within 1/16 (max_rel $rel), read back by accel"

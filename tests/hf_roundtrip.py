@@ -1,7 +1,9 @@
 """accel's `export --format hf` loaded by transformers' from_pretrained (not part of make check).
 
-For (a) models trained a few steps by accel_train (GPT-2 and Llama configurations) and (b) the
-committed fixtures imported with `accel_ckpt import`, this exports a Hugging Face directory,
+For (a) models trained a few steps by accel_train (GPT-2 and Llama configurations; some also
+exported with --dtype fp8, scored by transformers' compressed-tensors loader against accel reading
+that FP8 export) and (b) the committed fixtures imported with `accel_ckpt import`, this exports a
+Hugging Face directory,
 loads it with AutoModelForCausalLM.from_pretrained(output_loading_info=True), and reports the
 missing and unexpected keys (both must be 0) and the largest |logit difference| between
 transformers (float64) and accel_generate --logits-out on the same tokens (must be within
@@ -21,6 +23,9 @@ import torch
 import transformers as tf
 
 TOL = 1e-5
+# Trained cases also exported with --dtype fp8 (compressed-tensors FP8-dynamic): Llama kinds, dense
+# and MoE (its stacked experts stay bf16: no Linear layers in transformers 5).
+FP8_CASES = ("trained_llama", "trained_qwen3", "trained_mixtral", "trained_gemma3")
 
 
 def run(cmd, **kw):
@@ -30,15 +35,19 @@ def run(cmd, **kw):
     return r.stdout
 
 
-def check(build, name, weights, work, tokens):
+def check(build, name, weights, work, tokens, fp8=False):
+    """fp8: export --dtype fp8, and accel scores the export itself (its weights are the quantized ones)."""
     hf_dir = os.path.join(work, name + ".hf")
-    run([os.path.join(build, "accel_ckpt"), "export", weights, "--format", "hf", "--output", hf_dir])
+    run([os.path.join(build, "accel_ckpt"), "export", weights, "--format", "hf", "--output", hf_dir]
+        + (["--dtype", "fp8"] if fp8 else []))
     # Scored in float64 (the truth, not transformers' own fp32 rounding, which is up to 1e-5 off on
     # some fixtures); the mixtures of experts through the eager loop, which takes float64.
     cfg = tf.AutoConfig.from_pretrained(hf_dir)
     moe = {"experts_implementation": "eager"} if hasattr(cfg, "num_experts_per_tok") else {}
     # the class config.json names (AutoModelForCausalLM does not list every one: Mistral4ForCausalLM)
     cls = getattr(tf, (cfg.architectures or [""])[0], None) or tf.AutoModelForCausalLM
+    if fp8:     # compressed-tensors' decompressor: the e4m3 values times their F32 scales, exact
+        moe["quantization_config"] = tf.CompressedTensorsConfig(run_compressed=False)
     model, info = cls.from_pretrained(hf_dir, dtype=torch.float64, output_loading_info=True, **moe)
     model.eval()
     missing, unexpected = info["missing_keys"], info["unexpected_keys"]
@@ -48,7 +57,8 @@ def check(build, name, weights, work, tokens):
     logits_path = os.path.join(work, name + ".logits")
     if os.path.exists(logits_path):
         os.remove(logits_path)
-    run([os.path.join(build, "accel_generate"), weights, "-q", "--score", tok_path, "--logits-out", logits_path])
+    run([os.path.join(build, "accel_generate"), hf_dir if fp8 else weights, "-q", "--score", tok_path,
+         "--logits-out", logits_path])
     ours = np.fromfile(logits_path, "<f4")
     with torch.no_grad():
         ref = model(torch.tensor(tokens[:-1])[None]).logits[0].float().numpy().ravel()
@@ -494,6 +504,8 @@ def main():
             latest = open(os.path.join(ck, "latest")).read().strip()
             tokens = rng.integers(0, 256, size=17).tolist()
             ok &= check(build, name, os.path.join(ck, latest), work, tokens)
+            if name in FP8_CASES:   # and as FP8: transformers' compressed-tensors loader against accel's
+                ok &= check(build, name + "_fp8", os.path.join(ck, latest), work, tokens, fp8=True)
         # (b) imported fixtures
         for fx in sorted(os.listdir(fixtures)):
             if a.only not in "imported_" + fx:

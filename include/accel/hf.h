@@ -83,12 +83,17 @@ typedef struct {
     size_t chat_template_len;
 } accel_hf_tokenizer_t;
 
+/* The weights an export writes: fp32, bf16, or FP8 (compressed-tensors' float-quantized, the
+ * FP8-dynamic scheme: each block linear layer's weight float8 e4m3 by rows with an F32
+ * X.weight_scale [rows, 1] = max |row| / 448, the rest bf16; config.json's quantization_config says
+ * so, its ignore list naming the linear layers left in bf16). */
+typedef enum { ACCEL_HF_FP32 = 0, ACCEL_HF_BF16, ACCEL_HF_FP8 } accel_hf_dtype_t;
+
 /* Write outdir/model.safetensors (HF names and layouts; a tied head is not stored), config.json
  * and generation_config.json, plus outdir/tokenizer.json and a minimal tokenizer_config.json when
  * tok->json is given, and outdir/chat_template.jinja (where transformers 5 saves and looks for the
- * template) when tok->chat_template is (tok may be NULL). bf16 stores BF16
- * weights. Logged. */
-accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, void *ctx, bool bf16,
+ * template) when tok->chat_template is (tok may be NULL). Logged. */
+accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, void *ctx, accel_hf_dtype_t dtype,
                                const char *outdir, const accel_hf_tokenizer_t *tok);
 
 /* Write outdir as a PEFT LoRA adapter of the Hugging Face model `base` (a directory; its config

@@ -59,7 +59,7 @@ const char *accel_st_dtype_name(accel_st_dtype_t dtype);
 
 typedef struct {
     const char *name;
-    accel_st_dtype_t dtype;         /* F32 or BF16 (rounded to nearest even) */
+    accel_st_dtype_t dtype;         /* F32, BF16 or F8_E4M3 (rounded to nearest even; e4m3 saturates at 448) */
     int ndim;
     uint64_t dims[ACCEL_ST_MAX_DIMS];
 } accel_st_entry_t;

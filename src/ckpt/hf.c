@@ -4058,6 +4058,18 @@ fail:
 
 /* ------------------------------------------------------------------ PEFT LoRA adapters */
 
+/* name's module (".weight", ".weight_packed", ".bias" off) into out. */
+static void module_of(const char *name, char *out, size_t len)
+{
+    static const char *const tails[] = { ".weight_packed", ".weight", ".bias" };
+    size_t stem = strlen(name);
+    for (size_t i = 0; i < sizeof tails / sizeof *tails; i++) {
+        const size_t n = strlen(name), t = strlen(tails[i]);
+        if (n > t && !strcmp(name + n - t, tails[i])) { stem = n - t; break; }
+    }
+    snprintf(out, len, "%.*s", (int)stem, name);
+}
+
 /* A tensor's or module's name without the wrappers that differ between a model's files and the
  * model PEFT wrapped (transformers 5 keeps a VLM's language model under model.language_model.,
  * its files under language_model.model.; GPT-2's hub files lack transformer.). */
@@ -5677,9 +5689,51 @@ static accel_status_t refuse_unexportable(const accel_model_config_t *m, const d
     return ACCEL_OK;
 }
 
-accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, void *ctx, bool bf16,
+/* FP8 exports (compressed-tensors' float-quantized, as RedHatAI's FP8-dynamic releases): which
+ * tensors are e4m3 by rows (the blocks' linear layers; not GPT-2's Conv1D, which are no Linear, nor
+ * routers, embeddings or the head), and their F32 scales (one a row, max |w| / 448). */
+static bool fp8_weight(const entry_t *x)
+{
+    const size_t n = strlen(x->hf);
+    return x->hf_ndim == 2 && lora_layout(x) && x->layout != L_T && !strncmp(x->accel, "h.", 2) &&
+           !strstr(x->accel, "router") && n > 7 && !strcmp(x->hf + n - 7, ".weight");
+}
+
+typedef struct {
+    export_ctx_t *c;
+    const int *src;                 /* per written tensor: its entry */
+    const char *kind;               /* ... 'w' plain, 'q' e4m3 values over their row's scale, 's' the scales */
+    float *scale;                   /* the cached entry's row scales */
+    size_t scale_cap;
+    int scaled;                     /* entry the scales are of, -1 none */
+} fp8_ctx_t;
+
+static accel_status_t fp8_fill(void *vctx, int index, uint64_t begin, uint64_t end, float *dst)
+{
+    fp8_ctx_t *f = vctx;
+    const int i = f->src[index];
+    const entry_t *x = &f->c->e[i];
+    if (f->kind[index] == 'w') return export_fill(f->c, i, begin, end, dst);
+    accel_status_t st = export_fill(f->c, i, 0, 0, dst);          /* the entry's whole tensor, cached */
+    const uint64_t rows = x->hf_dims[0], cols = x->hf_dims[1];
+    if (st == ACCEL_OK && f->scaled != i) {
+        if ((st = grow(&f->scale, &f->scale_cap, rows)) != ACCEL_OK) return st;
+        for (uint64_t r = 0; r < rows; r++) {
+            float amax = 0;
+            for (uint64_t k = 0; k < cols; k++) amax = fmaxf(amax, fabsf(f->c->part[r * cols + k]));
+            f->scale[r] = amax > 0 ? amax / 448.0f : 1.0f;
+        }
+        f->scaled = i;
+    }
+    for (uint64_t k = begin; st == ACCEL_OK && k < end; k++)
+        dst[k - begin] = f->kind[index] == 's' ? f->scale[k] : f->c->part[k] / f->scale[k / cols];
+    return st;
+}
+
+accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, void *ctx, accel_hf_dtype_t dtype,
                                const char *outdir, const accel_hf_tokenizer_t *tok)
 {
+    const bool bf16 = dtype != ACCEL_HF_FP32, fp8 = dtype == ACCEL_HF_FP8;
     static const accel_hf_tokenizer_t none = { .bos_id = -1, .eos_id = -1 };
     if (!tok) tok = &none;
     const accel_model_config_t *m = &cfg->model;
@@ -6042,20 +6096,58 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     entry_t *e = NULL;
     int n = entries_of(&d, &e);
     if (n < 0) return n;
-    accel_st_entry_t *se = calloc((size_t)n, sizeof *se);
+    int nq = 0;                     /* FP8: the weights written as e4m3, each with its scales */
+    for (int i = 0; fp8 && i < n; i++) nq += fp8_weight(&e[i]);
+    if (fp8 && !nq) {
+        ACCEL_ERROR("export --dtype fp8: none of this model's matrices is a linear layer compressed-tensors "
+                    "quantizes (GPT-2's are Conv1D)\n--> hint: export it in bf16");
+        free(e);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    accel_st_entry_t *se = calloc((size_t)(n + nq), sizeof *se);
+    int *src = calloc((size_t)(n + nq), sizeof *src);
+    char *kind = calloc((size_t)(n + nq), 1), (*scale_names)[ACCEL_HF_NAME_MAX + 16] = calloc((size_t)(nq ? nq : 1),
+                                                                                                sizeof *scale_names);
     export_ctx_t c = { .e = e, .get = get, .ctx = ctx, .cached = -1 };
-    accel_status_t st = se ? ACCEL_OK : ACCEL_ERR_NOMEM;
+    fp8_ctx_t f = { .c = &c, .src = src, .kind = kind, .scaled = -1 };
+    accel_status_t st = se && src && kind && scale_names ? ACCEL_OK : ACCEL_ERR_NOMEM;
+    int ns = 0, q = 0;
+    json_t *ignore = fp8 ? json_array() : NULL;     /* the Linear layers left in bf16 */
     for (int i = 0; st == ACCEL_OK && i < n; i++) {
-        se[i].name = e[i].hf;
-        se[i].dtype = bf16 ? ACCEL_ST_BF16 : ACCEL_ST_F32;
-        se[i].ndim = e[i].hf_ndim;
-        memcpy(se[i].dims, e[i].hf_dims, sizeof e[i].hf_dims);
+        const bool quant = fp8 && fp8_weight(&e[i]);
+        se[ns] = (accel_st_entry_t){ .name = e[i].hf, .dtype = quant ? ACCEL_ST_F8_E4M3 : bf16 ? ACCEL_ST_BF16 : ACCEL_ST_F32,
+                                     .ndim = e[i].hf_ndim };
+        memcpy(se[ns].dims, e[i].hf_dims, sizeof e[i].hf_dims);
+        src[ns] = i;
+        kind[ns++] = quant ? 'q' : 'w';
+        if (quant) {                                /* X.weight_scale [rows, 1], F32 */
+            snprintf(scale_names[q], sizeof scale_names[q], "%s_scale", e[i].hf);
+            se[ns] = (accel_st_entry_t){ .name = scale_names[q++], .dtype = ACCEL_ST_F32, .ndim = 2,
+                                         .dims = { e[i].hf_dims[0], 1 } };
+            src[ns] = i;
+            kind[ns++] = 's';
+        } else if (fp8 && e[i].hf_ndim == 2 && strlen(e[i].hf) > 7 && !strcmp(e[i].hf + strlen(e[i].hf) - 7, ".weight")) {
+            char module[ACCEL_HF_NAME_MAX];
+            module_of(e[i].hf, module, sizeof module);
+            json_array_append_new(ignore, json_string(module));
+        }
     }
     char path[4200];
     snprintf(path, sizeof path, "%s/model.safetensors", outdir);
     const char *meta[] = { "format", "pt" };
-    if (st == ACCEL_OK) st = accel_st_write(path, se, n, meta, 1, export_fill, &c);
+    if (st == ACCEL_OK) st = accel_st_write(path, se, ns, meta, 1, fp8_fill, &f);
     json_t *cj = st == ACCEL_OK ? hf_config_json(cfg, bf16, tok->bos_id, tok->eos_id) : NULL;
+    if (cj && fp8) {    /* the FP8-dynamic scheme: weights by channel, activations by token at run time */
+        json_t *w = json_pack("{s:i, s:s, s:s, s:b, s:b, s:n, s:n, s:n}", "num_bits", 8, "type", "float", "strategy",
+                              "channel", "symmetric", 1, "dynamic", 0, "group_size", "block_structure", "actorder");
+        json_t *a = json_pack("{s:i, s:s, s:s, s:b, s:b, s:n}", "num_bits", 8, "type", "float", "strategy", "token",
+                              "symmetric", 1, "dynamic", 1, "group_size");
+        json_object_set_new(cj, "quantization_config", json_pack(
+            "{s:s, s:s, s:s, s:{s:{s:[s], s:o, s:o, s:n, s:s}}, s:O, s:n}", "quant_method", "compressed-tensors",
+            "format", "float-quantized", "quantization_status", "compressed", "config_groups", "group_0", "targets",
+            "Linear", "weights", w, "input_activations", a, "output_activations", "format", "float-quantized",
+            "ignore", ignore, "kv_cache_scheme"));
+    }
     if (st == ACCEL_OK) st = write_json(outdir, "config.json", cj);
     json_decref(cj);
     if (st == ACCEL_OK) {
@@ -6079,7 +6171,12 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
         st = publish_bytes(outdir, "chat_template.jinja", tok->chat_template, tok->chat_template_len);
     free(c.full);
     free(c.part);
+    free(f.scale);
     free(se);
+    free(src);
+    free(kind);
+    free(scale_names);
+    json_decref(ignore);
     free(e);
     return st;
 }
@@ -6110,18 +6207,6 @@ static void expert_change(const entry_t *x, const float *part, uint64_t e, uint6
             d[o * in + c] = x->layout == L_EXPERTS || x->layout == L_EXPERTS_GLU ? part[(e * in + c) * out + o]
                           : x->layout == L_STACKED ? part[(e * out + o) * in + c]
                           : part[(e * out + glu_row(o, out, glu)) * in + c];
-}
-
-/* name's module (".weight", ".weight_packed", ".bias" off) into out. */
-static void module_of(const char *name, char *out, size_t len)
-{
-    static const char *const tails[] = { ".weight_packed", ".weight", ".bias" };
-    size_t stem = strlen(name);
-    for (size_t i = 0; i < sizeof tails / sizeof *tails; i++) {
-        const size_t n = strlen(name), t = strlen(tails[i]);
-        if (n > t && !strcmp(name + n - t, tails[i])) { stem = n - t; break; }
-    }
-    snprintf(out, len, "%.*s", (int)stem, name);
 }
 
 /* True when module's last name is one of the comma-separated names in list. */

@@ -49,6 +49,22 @@ static float f8_e4m3_to_f32(uint8_t b)
     return (b & 127) == 127 ? NAN : b & 128 ? -v : v;
 }
 
+/* ... and back, rounded to nearest even (e4m3fn's largest, 448, for anything past it: the caller
+ * scales its values into range). */
+static uint8_t f32_to_f8_e4m3(float f)
+{
+    const uint8_t sign = signbit(f) ? 128 : 0;
+    const float a = fabsf(f);
+    if (isnan(f)) return 127;
+    if (a >= 448.0f) return sign | 126;
+    if (a < 0.015625f) return sign | (uint8_t)nearbyintf(a * 512.0f);  /* subnormal: m / 8 * 2^-6; 8 carries */
+    int e;
+    const float q = frexpf(a, &e);                 /* a = q 2^e, q in [0.5, 1) */
+    const int m = (int)nearbyintf((q * 2.0f - 1.0f) * 8.0f);
+    const int code = ((e - 1 + 7) << 3) + m;        /* m = 8 carries into the exponent */
+    return sign | (uint8_t)(code > 126 ? 126 : code);
+}
+
 static int cmp_name(const void *a, const void *b)
 {
     return strcmp(((const accel_st_tensor_t *)a)->name, ((const accel_st_tensor_t *)b)->name);
@@ -379,6 +395,10 @@ accel_status_t accel_st_write(const char *path, const accel_st_entry_t *e, int n
             if (e[i].dtype == ACCEL_ST_BF16) {
                 for (uint64_t q = 0; q < cnt; q++) half[q] = accel_f32_to_bf16(buf[q]);
                 io_error = fwrite(half, 2, cnt, out) != cnt;
+            } else if (e[i].dtype == ACCEL_ST_F8_E4M3) {
+                uint8_t *bytes = (uint8_t *)half;
+                for (uint64_t q = 0; q < cnt; q++) bytes[q] = f32_to_f8_e4m3(buf[q]);
+                io_error = fwrite(bytes, 1, cnt, out) != cnt;
             } else {
                 io_error = fwrite(buf, 4, cnt, out) != cnt;
             }

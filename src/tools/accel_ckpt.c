@@ -564,7 +564,8 @@ static int stored_config(accel_ckpt_file_t *f, const char *path, accel_config_t 
 }
 
 /* A Hugging Face directory: names, layouts and config.json from the stored configuration. */
-static int write_hf(accel_ckpt_file_t *f, const char *path, const char *group, bool bf16, const char *outdir)
+static int write_hf(accel_ckpt_file_t *f, const char *path, const char *group, accel_hf_dtype_t dtype,
+                    const char *outdir)
 {
     accel_config_t cfg;
     if (stored_config(f, path, &cfg)) return 2;
@@ -589,7 +590,7 @@ static int write_hf(accel_ckpt_file_t *f, const char *path, const char *group, b
                 "is, without bos/eos ids\n", terr);
     }
     accel_ckpt_file_source_t src = { f, group, NULL };
-    accel_status_t st = accel_hf_export(&cfg, get_tensor, &src, bf16, outdir, &ht);
+    accel_status_t st = accel_hf_export(&cfg, get_tensor, &src, dtype, outdir, &ht);
     accel_tokenizer_free(t);
     free(bos);
     free(eos);
@@ -624,7 +625,7 @@ static int cmd_export(int argc, char **argv)
         else if ((!strcmp(argv[i], "--output") || !strcmp(argv[i], "-o")) && i + 1 < argc) output = argv[++i];
         else if (!strcmp(argv[i], "--group") && i + 1 < argc) group = argv[++i], group_given = true;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: accel_ckpt export FILE --format safetensors|hdf5|hf [--dtype fp32|bf16]\n"
+            printf("usage: accel_ckpt export FILE --format safetensors|hdf5|hf [--dtype fp32|bf16|fp8]\n"
                    "                         [--output OUT] [--group G] [--force]\n"
                    "       accel_ckpt export FILE --format peft --base HF_DIR [--rank R] [--whole NAMES]\n"
                    "                         [--output OUT] [--force]\n"
@@ -651,7 +652,10 @@ static int cmd_export(int argc, char **argv)
                    "               biases), and whole the matrices of the modules NAMES lists\n"
                    "               (comma-separated last names, e.g. lm_head,embed_tokens). PEFT's\n"
                    "               PeftModel.from_pretrained and accel (import, init_from) read it.\n"
-                   "  bf16 rounds to nearest even. Default OUT: FILE with .safetensors / .model.h5 / .hf.\n"
+                   "  bf16 rounds to nearest even. fp8 (hf only): the blocks' linear layers in float8\n"
+                   "  e4m3 by rows with F32 scales (compressed-tensors' FP8-dynamic, which vLLM and\n"
+                   "  transformers load), the rest bf16. Default OUT: FILE with .safetensors /\n"
+                   "  .model.h5 / .hf.\n"
                    "  An existing OUT is replaced only when it is of the kind written (a safetensors\n"
                    "  file, an HDF5 weights file, an hf directory: empty or with a config.json);\n"
                    "  --force replaces another kind, but never an accel checkpoint.\n");
@@ -679,9 +683,11 @@ static int cmd_export(int argc, char **argv)
         fprintf(stderr, "accel_ckpt export: --base and --whole go with --format peft\n");
         return 2;
     }
-    int dt = accel_dtype_parse(dtype);
-    if (dt != ACCEL_F32 && dt != ACCEL_BF16) {
-        fprintf(stderr, "accel_ckpt export: unsupported dtype '%s'\n--> hint: use fp32 or bf16\n", dtype);
+    const bool fp8 = !strcmp(dtype, "fp8");
+    int dt = fp8 ? ACCEL_BF16 : accel_dtype_parse(dtype);
+    if ((dt != ACCEL_F32 && dt != ACCEL_BF16) || (fp8 && !hf_fmt)) {
+        fprintf(stderr, "accel_ckpt export: unsupported dtype '%s'%s\n--> hint: use fp32 or bf16 (fp8: with --format hf)\n",
+                dtype, fp8 ? " for this format" : "");
         return 2;
     }
     bool bf16 = dt == ACCEL_BF16;
@@ -723,9 +729,9 @@ static int cmd_export(int argc, char **argv)
         goto out;
     }
     if (hf_fmt) {
-        rc = write_hf(f, path, group, bf16, output);
+        rc = write_hf(f, path, group, fp8 ? ACCEL_HF_FP8 : bf16 ? ACCEL_HF_BF16 : ACCEL_HF_FP32, output);
         if (!rc) printf("exported %d tensors of '%s' from %s to %s (hf, %s)\n", n, group, path, output,
-                        bf16 ? "bf16" : "fp32");
+                        fp8 ? "fp8 linear layers, the rest bf16" : bf16 ? "bf16" : "fp32");
         goto out;
     }
     if (!st_fmt) {

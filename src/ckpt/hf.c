@@ -4270,10 +4270,12 @@ static accel_status_t attach_adapter(accel_hf_t *hf, char *err, size_t errlen)
         else merged++;
     }
     free(keys);
+    char more[192] = "";
+    if (whole) snprintf(more, sizeof more, ", %d whole tensor(s) in place of the base's", whole);
+    if (vision)
+        snprintf(more + strlen(more), sizeof more - strlen(more), ", the vision tower's %d left out with the tower", vision);
     if (st == ACCEL_OK)
-        ACCEL_INFO("%s: LoRA adapter merged into %s: %d module(s)%s%.0d%s%s%.0d%s", accel_peft_dir(hf->peft), hf->dir,
-                   merged, whole ? ", " : "", whole, whole ? " whole tensor(s) in place of the base's" : "",
-                   vision ? ", the vision tower's " : "", vision, vision ? " left out with the tower" : "");
+        ACCEL_INFO("%s: LoRA adapter merged into %s: %d module(s)%s", accel_peft_dir(hf->peft), hf->dir, merged, more);
     return st;
 }
 

@@ -6223,6 +6223,83 @@ static bool listed_module(const char *list, const char *module)
     return false;
 }
 
+typedef struct {                    /* how close an export's factors are */
+    int factored;                   /* matrices factored (each expert one) */
+    double sum, worst;              /* their relative errors' sum, the largest and where */
+    char worst_name[ACCEL_PEFT_NAME_MAX];
+} factor_stats_t;
+
+static void factor_note(factor_stats_t *fs, double err, const char *name, long long expert)
+{
+    fs->factored++;
+    fs->sum += err;
+    if (err < fs->worst) return;
+    fs->worst = err;
+    if (expert < 0) snprintf(fs->worst_name, sizeof fs->worst_name, "%s", name);
+    else snprintf(fs->worst_name, sizeof fs->worst_name, "%s (expert %lld)", name, expert);
+}
+
+/* One matrix's change d (x's file order, scratch: its base's buffer) as o[0] = A, o[1] = B of
+ * `module`: factored as the file's [out, in], or transposed for GPT-2's Conv1D ([in, out]) and an
+ * embedding ([vocab, width]: PEFT's delta is (B A)^T). */
+static accel_status_t factor_matrix(const entry_t *x, const float *d, float *scratch, int rank, const char *module,
+                                    adapter_tensor_t *o, factor_stats_t *fs)
+{
+    const bool embedding = !strcmp(x->accel, "wte") || !strcmp(x->accel, "wpe");
+    const bool t = (x->layout == L_T) != embedding;
+    const uint64_t rows = x->hf_dims[0], cols = x->hf_dims[1], m = t ? cols : rows, n = t ? rows : cols;
+    if (t) {
+        for (uint64_t r = 0; r < rows; r++)
+            for (uint64_t c = 0; c < cols; c++) scratch[c * rows + r] = d[r * cols + c];
+        d = scratch;
+    }
+    o[0].v = malloc(sizeof(float) * (size_t)((uint64_t)rank * n));
+    o[1].v = malloc(sizeof(float) * (size_t)(m * (uint64_t)rank));
+    double e = 0;
+    accel_status_t st = o[0].v && o[1].v ? accel_peft_factor(d, m, n, rank, o[0].v, o[1].v, &e) : ACCEL_ERR_NOMEM;
+    snprintf(o[0].name, sizeof o[0].name, "base_model.model.%s.%s", module, embedding ? "lora_embedding_A" : "lora_A.weight");
+    snprintf(o[1].name, sizeof o[1].name, "base_model.model.%s.%s", module, embedding ? "lora_embedding_B" : "lora_B.weight");
+    o[0].ndim = o[1].ndim = 2;
+    o[0].dims[0] = (uint64_t)rank, o[0].dims[1] = n;
+    o[1].dims[0] = m, o[1].dims[1] = (uint64_t)rank;
+    factor_note(fs, e, module, -1);
+    return st;
+}
+
+/* Stacked experts' changes (x, the file's order d) as PEFT's target_parameters LoRA: expert e's
+ * factors are A's rows e r .. and B's columns k E + e. o[0].name gets the parameter's name in
+ * transformers' model; the nesting under base_layer is set once every parameter is known. */
+static accel_status_t factor_experts(const entry_t *x, const float *d, int rank, adapter_tensor_t *o,
+                                     factor_stats_t *fs)
+{
+    uint64_t in = 0, out = 0;
+    expert_layout(x, &in, &out);
+    const uint64_t E = x->hf_dims[0], r = (uint64_t)rank;
+    float *de = malloc(sizeof(float) * (size_t)(in * out)), *ae = malloc(sizeof(float) * (size_t)(r * in));
+    float *be = malloc(sizeof(float) * (size_t)(out * r));
+    o[0].v = malloc(sizeof(float) * (size_t)(r * E * in));
+    o[1].v = malloc(sizeof(float) * (size_t)(out * r * E));
+    accel_status_t st = de && ae && be && o[0].v && o[1].v ? ACCEL_OK : ACCEL_ERR_NOMEM;
+    for (uint64_t e = 0; st == ACCEL_OK && e < E; e++) {
+        double err = 0;
+        expert_change(x, d, e, in, out, de);
+        st = accel_peft_factor(de, out, in, rank, ae, be, &err);
+        memcpy(o[0].v + e * r * in, ae, sizeof(float) * (size_t)(r * in));
+        for (uint64_t row = 0; row < out; row++)
+            for (uint64_t k = 0; k < r; k++) o[1].v[row * r * E + k * E + e] = be[row * r + k];
+        factor_note(fs, err, x->hf, (long long)e);
+    }
+    free(de);
+    free(ae);
+    free(be);
+    char memory[ACCEL_HF_NAME_MAX + 32];
+    snprintf(o[0].name, sizeof o[0].name, "%s", experts_memory_name(x, memory, sizeof memory));
+    o[0].ndim = o[1].ndim = 2;
+    o[0].dims[0] = r * E, o[0].dims[1] = in;
+    o[1].dims[0] = out, o[1].dims[1] = r * E;
+    return st;
+}
+
 accel_status_t accel_hf_export_adapter(const accel_config_t *cfg, accel_hf_get_fn get, void *ctx, const char *base,
                                        int rank, const char *whole, const char *outdir)
 {
@@ -6261,16 +6338,16 @@ accel_status_t accel_hf_export_adapter(const accel_config_t *cfg, accel_hf_get_f
     float *ft = NULL, *bs = NULL, *full = NULL, *bfull = NULL;
     size_t ft_cap = 0, bs_cap = 0, full_cap = 0, bfull_cap = 0;
     char cached[ACCEL_HF_NAME_MAX] = "";
-    int nout = 0, factored = 0, biases = 0, *nested = calloc((size_t)(2 * hf->ne + 1), sizeof *nested);
+    int nout = 0, biases = 0, *nested = calloc((size_t)(2 * hf->ne + 1), sizeof *nested);
     json_t *params = json_array();          /* target_parameters: stacked experts' factors */
     bool conv1d = false;
-    double worst = 0, sum = 0, shown = accel_now();
-    char worst_name[ACCEL_PEFT_NAME_MAX] = "";
+    factor_stats_t fs = { 0 };
+    double shown = accel_now();
     if (!out || !targets || !save || !nested || !params) st = ACCEL_ERR_NOMEM;
     for (int i = 0; st == ACCEL_OK && i < hf->ne; i++) {
         const entry_t *x = &hf->e[i];
         if (accel_now() - shown > 10) {
-            ACCEL_INFO("export --format peft: %d of %d tensors compared, %d factored", i, hf->ne, factored);
+            ACCEL_INFO("export --format peft: %d of %d tensors compared, %d factored", i, hf->ne, fs.factored);
             shown = accel_now();
         }
         const uint64_t numel = x->dims[0] * (x->ndim == 2 ? x->dims[1] : 1);
@@ -6301,67 +6378,18 @@ accel_status_t accel_hf_export_adapter(const accel_config_t *cfg, accel_hf_get_f
         snprintf(name, sizeof name, "%s", x->hf);
         if (x->packed) name[strlen(name) - 7] = '\0';  /* X.weight_packed: X.weight */
         module_of(name, module, sizeof module);
-        const bool embedding = !strcmp(x->accel, "wte") || !strcmp(x->accel, "wpe");
         const bool bias = strlen(name) > 5 && !strcmp(name + strlen(name) - 5, ".bias");
         adapter_tensor_t *o = &out[nout];
         if (x->hf_ndim == 2 && lora_layout(x) && !listed_module(whole, module) && !bias) {
-            /* Factor d [m, n] = B A: the file's [out, in]; transposed for GPT-2's Conv1D ([in, out])
-             * and for an embedding ([vocab, width]: PEFT's delta is (B A)^T). */
-            const bool t = (x->layout == L_T) != embedding;
-            const uint64_t m = t ? x->hf_dims[1] : x->hf_dims[0], n = t ? x->hf_dims[0] : x->hf_dims[1];
-            float *d = t ? bs : ft;                 /* the base's values are not needed past here */
-            for (uint64_t r = 0; t && r < x->hf_dims[0]; r++)
-                for (uint64_t c = 0; c < x->hf_dims[1]; c++) d[c * x->hf_dims[0] + r] = ft[r * x->hf_dims[1] + c];
-            o[0].v = malloc(sizeof(float) * (size_t)((uint64_t)rank * n));
-            o[1].v = malloc(sizeof(float) * (size_t)(m * (uint64_t)rank));
-            double e = 0;
-            st = o[0].v && o[1].v ? accel_peft_factor(d, m, n, rank, o[0].v, o[1].v, &e) : ACCEL_ERR_NOMEM;
-            snprintf(o[0].name, sizeof o[0].name, "base_model.model.%s.%s", module, embedding ? "lora_embedding_A" : "lora_A.weight");
-            snprintf(o[1].name, sizeof o[1].name, "base_model.model.%s.%s", module, embedding ? "lora_embedding_B" : "lora_B.weight");
-            o[0].ndim = o[1].ndim = 2;
-            o[0].dims[0] = (uint64_t)rank, o[0].dims[1] = n;
-            o[1].dims[0] = m, o[1].dims[1] = (uint64_t)rank;
+            st = factor_matrix(x, ft, bs, rank, module, o, &fs);
             nout += 2;
-            factored++;
-            sum += e;
-            if (e >= worst) { worst = e; snprintf(worst_name, sizeof worst_name, "%s", module); }
             json_array_append_new(targets, json_string(module));
             conv1d |= x->layout == L_T;
         } else if (expert_layout(x, &(uint64_t){ 0 }, &(uint64_t){ 0 }) >= 0 && !listed_module(whole, module)) {
-            /* Stacked experts (PEFT's target_parameters): expert e's factors are A's rows e r .. and
-             * B's columns k E + e. Named after the parameter in transformers' model; the nesting
-             * under base_layer is set once every parameter is known. */
-            uint64_t in = 0, out_ = 0;
-            expert_layout(x, &in, &out_);
-            const uint64_t E = x->hf_dims[0], r = (uint64_t)rank;
-            float *d = malloc(sizeof(float) * (size_t)(in * out_)), *ae = malloc(sizeof(float) * (size_t)(r * in));
-            float *be = malloc(sizeof(float) * (size_t)(out_ * r));
-            o[0].v = malloc(sizeof(float) * (size_t)(r * E * in));
-            o[1].v = malloc(sizeof(float) * (size_t)(out_ * r * E));
-            if (!d || !ae || !be || !o[0].v || !o[1].v) st = ACCEL_ERR_NOMEM;
-            for (uint64_t e = 0; st == ACCEL_OK && e < E; e++) {
-                double err_e = 0;
-                expert_change(x, ft, e, in, out_, d);
-                st = accel_peft_factor(d, out_, in, rank, ae, be, &err_e);
-                memcpy(o[0].v + e * r * in, ae, sizeof(float) * (size_t)(r * in));
-                for (uint64_t row = 0; row < out_; row++)
-                    for (uint64_t k = 0; k < r; k++) o[1].v[row * r * E + k * E + e] = be[row * r + k];
-                sum += err_e;
-                factored++;
-                if (err_e >= worst) { worst = err_e; snprintf(worst_name, sizeof worst_name, "%s (expert %llu)", name, (unsigned long long)e); }
-            }
-            free(d);
-            free(ae);
-            free(be);
-            char memory[ACCEL_HF_NAME_MAX + 32];
-            const char *param = experts_memory_name(x, memory, sizeof memory);
-            snprintf(o[0].name, sizeof o[0].name, "%s", param);   /* the parameter, for now */
-            o[0].ndim = o[1].ndim = 2;
-            o[0].dims[0] = r * E, o[0].dims[1] = in;
-            o[1].dims[0] = out_, o[1].dims[1] = r * E;
+            st = factor_experts(x, ft, rank, o, &fs);
             nested[nout] = 1;
+            json_array_append_new(params, json_string(o[0].name));
             nout += 2;
-            json_array_append_new(params, json_string(param));
         } else if (x->layout == L_ROWS || x->layout == L_T) {
             /* A whole tensor: a bias (bias = "all"; a LoRA module's under base_layer), else its module kept
              * whole (modules_to_save). */
@@ -6447,8 +6475,9 @@ accel_status_t accel_hf_export_adapter(const accel_config_t *cfg, accel_hf_get_f
     if (st == ACCEL_OK)
         ACCEL_INFO("export --format peft: %s, an adapter of %s: %d matrices as rank-%d LoRA factors (relative "
                    "error ||change - B A|| / ||change||: mean %.3g, largest %.3g in %s), %zu whole tensor(s) "
-                   "(modules_to_save), %d bias(es)", outdir, base, factored, rank, factored ? sum / factored : 0.0,
-                   worst, factored ? worst_name : "-", json_array_size(save), biases);
+                   "(modules_to_save), %d bias(es)", outdir, base, fs.factored, rank,
+                   fs.factored ? fs.sum / fs.factored : 0.0, fs.worst, fs.factored ? fs.worst_name : "-",
+                   json_array_size(save), biases);
     for (int i = 0; out && i < 2 * hf->ne + 1; i++) free(out[i].v);
     free(out);
     free(nested);

@@ -18,7 +18,8 @@
 #   5. accel_ckpt export --format peft: each merged fixture exported again at its rank (the LM head
 #      whole where the adapter kept it so) imports to the same logits; a checkpoint trained from
 #      an adapter, exported at the full rank, imports to the checkpoint's own logits; the adapter's
-#      configuration; refusals (no base, another model's base, no change). tests/peft_reference.py
+#      configuration; the base found from the checkpoint's train.init_from; refusals (no base,
+#      another model's base, no change). tests/peft_reference.py
 #      --check has PEFT itself load the exports.
 . "${top_srcdir:-.}/tests/lib.sh"
 CKPT="$top_builddir/accel_ckpt"
@@ -154,8 +155,10 @@ pass "export --format peft of the merged fixtures: the same logits again"
 # hold it exactly, at rank 2 they do not; the norms changed go whole (modules_to_save).
 ck=$(ls ck/step-*.h5 | tail -1)
 [ -n "$ck" ] || fail "the init_from run kept no checkpoint"
-"$CKPT" export "$ck" --format peft --base "$HFFIX/llama_gqa" --rank 16 --output full.peft > full.log 2>&1 ||
+# The base by default: the checkpoint's train.init_from, an adapter, whose own base it is.
+"$CKPT" export "$ck" --format peft --rank 16 --output full.peft > full.log 2>&1 ||
     { cat full.log; fail "export of a trained checkpoint"; }
+grep -q "the base: .*llama_gqa (train.init_from=fix/peft/lora_llama)" full.log || { cat full.log; fail "export: not the init_from's base"; }
 grep -q "modules_to_save" full.peft/adapter_config.json && grep -q '"model.norm"' full.peft/adapter_config.json ||
     fail "full.peft: the changed norms are not kept whole"
 timeout -k 10 "$TEST_TIMEOUT" "$GEN" "$ck" -q --score "$FIX/lora_llama/tokens.bin" --logits-out ck.logits > /dev/null 2>&1 &&
@@ -171,7 +174,7 @@ paste -d' ' ck.txt full.txt | awk '{ n = NF / 2; for (i = 1; i <= n; i++) { d = 
 "$CKPT" export "$ck" --format peft --base "$HFFIX/llama_gqa" --rank 2 --output low.peft > low.log 2>&1 || fail "export at rank 2"
 awk '/relative error/ { sub(/.*largest /, ""); exit !($1 + 0 > 0.05) }' low.log || { cat low.log; fail "rank 2: the error printed is not the truncation's"; }
 pass "export --format peft of a trained checkpoint: exact at full rank, the truncation's error printed at rank 2"
-expect_fail "--format peft needs --base HF_DIR" "$CKPT" export "$ck" --format peft --output x.peft
+expect_fail "records no train.init_from" "$CKPT" export lora_llama.h5 --format peft --output x.peft
 expect_fail "is an adapter; name the model directory it adapts" "$CKPT" export "$ck" --format peft --base fix/peft/lora_llama --output x.peft
 expect_fail "an adapter holds the change from its own base" "$CKPT" export "$ck" --format peft --base "$HFFIX/gpt2" --output x.peft
 "$CKPT" import "$HFFIX/llama_gqa" -o plain.h5 > /dev/null 2>&1 || fail "import llama_gqa"

@@ -50,6 +50,9 @@ accel_status_t accel_hf_open_adapter(const char *adapter, const char *base, acce
                                      size_t errlen);
 /* True when path is a PEFT adapter directory (adapter_config.json, no config.json). */
 bool accel_hf_is_adapter(const char *path);
+/* The Hugging Face model directory path stands on: path itself when it is one, the base an adapter
+ * directory names (as accel_hf_open_adapter finds it) when it is an adapter. */
+accel_status_t accel_hf_base_of(const char *path, char *out, size_t len, char *err, size_t errlen);
 /* The adapter directory merged in, or NULL. */
 const char *accel_hf_adapter(const accel_hf_t *hf);
 void accel_hf_close(accel_hf_t *hf);

@@ -4302,6 +4302,23 @@ accel_status_t accel_hf_open_adapter(const char *adapter, const char *base, acce
 }
 
 bool accel_hf_is_adapter(const char *path) { return accel_peft_is_adapter(path); }
+
+accel_status_t accel_hf_base_of(const char *path, char *out, size_t len, char *err, size_t errlen)
+{
+    if (!accel_peft_is_adapter(path)) {
+        if (!is_dir(path) || !accel_hf_is_model(path)) {
+            accel_errf(err, errlen, "%s is not a Hugging Face model directory", path);
+            return ACCEL_ERR_INVALID;
+        }
+        snprintf(out, len, "%s", path);
+        return ACCEL_OK;
+    }
+    accel_peft_t *p = NULL;
+    accel_status_t st = accel_peft_open(path, &p, err, errlen);
+    if (st == ACCEL_OK) st = accel_peft_base(p, NULL, out, len, err, errlen);
+    accel_peft_close(p);
+    return st;
+}
 const char *accel_hf_adapter(const accel_hf_t *hf) { return hf->peft ? accel_peft_dir(hf->peft) : NULL; }
 
 void accel_hf_close(accel_hf_t *hf)

@@ -605,6 +605,23 @@ static int write_peft(accel_ckpt_file_t *f, const char *path, const char *group,
 {
     accel_config_t cfg;
     if (stored_config(f, path, &cfg)) return 2;
+    char found[8400], err[4096];
+    if (!base) {                    /* the model train.init_from started from (an adapter's: its base) */
+        if (!cfg.train.init_from[0]) {
+            fprintf(stderr, "accel_ckpt export: --format peft needs the Hugging Face model the weights were fine-tuned "
+                    "from, and %s records no train.init_from\n--> hint: name it with --base HF_DIR\n", path);
+            return 2;
+        }
+        if (accel_hf_base_of(cfg.train.init_from, found, sizeof found, err, sizeof err) != ACCEL_OK) {
+            fprintf(stderr, "accel_ckpt export: --format peft needs the Hugging Face model the weights were fine-tuned "
+                    "from; %s's train.init_from=%s gives none: %s\n--> hint: name it with --base HF_DIR\n", path,
+                    cfg.train.init_from, err);
+            return 2;
+        }
+        base = found;
+        printf("the base: %s (train.init_from=%s)\n", base, cfg.train.init_from);
+        fflush(stdout);
+    }
     accel_ckpt_file_source_t src = { f, group, NULL };
     accel_status_t st = accel_hf_export_adapter(&cfg, get_tensor, &src, base, rank, whole, outdir);
     return st == ACCEL_OK ? 0 : accel_status_exit_code(st) ? accel_status_exit_code(st) : 2;
@@ -627,7 +644,7 @@ static int cmd_export(int argc, char **argv)
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
             printf("usage: accel_ckpt export FILE --format safetensors|hdf5|hf [--dtype fp32|bf16|fp8]\n"
                    "                         [--output OUT] [--group G] [--force]\n"
-                   "       accel_ckpt export FILE --format peft --base HF_DIR [--rank R] [--whole NAMES]\n"
+                   "       accel_ckpt export FILE --format peft [--base HF_DIR] [--rank R] [--whole NAMES]\n"
                    "                         [--output OUT] [--force]\n"
                    "  Writes the consolidated tensors of group G (default 'model': the fp32\n"
                    "  weights) for inference or other tools, with the model configuration:\n"
@@ -645,7 +662,8 @@ static int cmd_export(int argc, char **argv)
                    "               that from_pretrained loads.\n"
                    "  peft:        a PEFT LoRA adapter directory OUT (adapter_config.json,\n"
                    "               adapter_model.safetensors) of the Hugging Face model HF_DIR the\n"
-                   "               weights were fine-tuned from (train.init_from): each matrix's\n"
+                   "               weights were fine-tuned from (default: the checkpoint's\n"
+                   "               train.init_from, or the base of the adapter it names): each matrix's\n"
                    "               change as rank-R factors (truncated SVD, default rank 16: exact\n"
                    "               when the change has that rank, else the closest; the error is\n"
                    "               printed), the other tensors that changed whole (modules_to_save,\n"
@@ -674,9 +692,8 @@ static int cmd_export(int argc, char **argv)
     }
     char *end = NULL;
     const long rank = strtol(rank_text, &end, 10);
-    if (peft_fmt && (!base || *end || rank < 1 || rank > 4096)) {
-        fprintf(stderr, "accel_ckpt export: --format peft needs --base HF_DIR (the model the weights were "
-                "fine-tuned from) and a --rank from 1 to 4096%s%s\n", base ? ", not " : "", base ? rank_text : "");
+    if (peft_fmt && (*end || rank < 1 || rank > 4096)) {
+        fprintf(stderr, "accel_ckpt export: --format peft needs a --rank from 1 to 4096, not %s\n", rank_text);
         return 2;
     }
     if (!peft_fmt && (base || *whole)) {
@@ -725,7 +742,7 @@ static int cmd_export(int argc, char **argv)
         }
     if (peft_fmt) {
         rc = write_peft(f, path, group, base, (int)rank, whole, output);
-        if (!rc) printf("exported %s as a rank-%ld PEFT LoRA adapter of %s to %s\n", path, rank, base, output);
+        if (!rc) printf("exported %s as a rank-%ld PEFT LoRA adapter to %s\n", path, rank, output);
         goto out;
     }
     if (hf_fmt) {

@@ -2,10 +2,14 @@
  * in adapter_model.safetensors under "base_model.model." + the module's name:
  *   X.lora_A.weight [r, in], X.lora_B.weight [out, r]         a linear layer X (W [out, in])
  *   X.lora_embedding_A [r, V], X.lora_embedding_B [C, r]      an embedding X (W [V, C])
+ *   X.lora_magnitude_vector [out]                              DoRA's magnitudes of X's rows
+ *   X(.base_layer)*.lora_A.weight [r E, in], lora_B [out, r E] an experts module X's stacked parameter
+ *                                                              (target_parameters; hf.c tells which)
  *   X.base_layer.weight, or any other X.weight / X.bias       a whole tensor in place of the base's
  * PEFT's merge adds scale B A to W (transposed for an embedding and for fan_in_fan_out layers),
  * scale = alpha / r, or alpha / sqrt(r) with use_rslora, alpha from alpha_pattern where a key
- * matches the module (Python's re.match of "(.*\.)?(key)$"). */
+ * matches the module (Python's re.match of "(.*\.)?(key)$"); DoRA then scales each row to its
+ * magnitude. Also the way out: low-rank factors of a change (accel_peft_factor). */
 #include "build_config.h"
 
 #include <errno.h>
@@ -33,7 +37,6 @@ struct accel_peft {
     accel_peft_module_t *m;         /* sorted by name (kind apart: a module's LoRA beside its base_layer) */
     int n;
     bool rslora;                    /* use_rslora: scales over sqrt(r) */
-    bool dora;                      /* some module has DoRA's magnitudes */
 };
 
 static bool exists(const char *p)
@@ -276,7 +279,6 @@ accel_status_t accel_peft_open(const char *dir, accel_peft_t **out, char *err, s
             st = m->kind != PEFT_LORA ? ACCEL_ERR_UNSUPPORTED : ACCEL_ERR_SHAPE;
             break;
         }
-        if (m->mag) p->dora = true;
         double a = alpha;
         st = module_alpha(json_object_get(root, "alpha_pattern"), alpha, m->name, &a, err, errlen);
         const double r = (double)m->a->dims[0];

@@ -1,7 +1,8 @@
 /* PEFT LoRA adapters (https://github.com/huggingface/peft), the one owner of their format: a
  * directory with adapter_config.json and adapter_model.safetensors, read to be merged into the
- * base model's weights as they are read, W + scale B A, as PEFT's merge_and_unload computes it.
- * hf.c matches the adapter's modules to the base model's tensors. Local, no MPI. */
+ * base model's weights as they are read, W + scale B A (DoRA: rows rescaled), as PEFT's
+ * merge_and_unload computes it; and the low-rank factors an exported adapter is made of. hf.c
+ * matches the adapter's modules to the base model's tensors and writes exports. Local, no MPI. */
 #ifndef ACCEL_CKPT_PEFT_H
 #define ACCEL_CKPT_PEFT_H
 

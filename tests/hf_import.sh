@@ -1062,7 +1062,7 @@ expect_fail "nowhere: No such file or directory" "$CKPT" import "$SCRATCH/nowher
 expect_fail "neither model.safetensors nor model.safetensors.index.json" sh -c "mkdir -p empty && cp '$FIX/gpt2/config.json' empty/ && '$CKPT' import empty -o x.h5"
 pass "bad Hugging Face input refused with messages"
 
-# ---------------------------------------------------------------- 6: FP8 export
+# ---------------------------------------------------------------- 6: FP8 and NVFP4 exports
 # export --dtype fp8 (compressed-tensors' FP8-dynamic): the blocks' linear layers float8 e4m3 by rows
 # with F32 scales, the rest bf16; accel reads it back (each weight within 1/16 of the original: e4m3
 # keeps three mantissa bits), generates from it, and refuses fp8 for the other formats.
@@ -1074,6 +1074,16 @@ rel=$("$CKPT" diff llama_gqa.h5 fp8.h5 2>&1 | sed -n 's/.*max_rel \([0-9.e+-]*\)
 awk -v r="$rel" 'BEGIN { exit !(r != "" && r + 0 > 0.01 && r + 0 <= 0.0625) }' ||
     fail "the FP8 export's weights are not within 1/16 of the original (max_rel '$rel')"
 "$GEN" fp8.hf -q --score "$FIX/llama_gqa/tokens.bin" > /dev/null 2>&1 || fail "accel_generate on the FP8 export"
-expect_fail "fp8: with --format hf" "$CKPT" export llama_gqa.h5 --format safetensors --dtype fp8 --output x.safetensors
+expect_fail "fp8, nvfp4: with --format hf" "$CKPT" export llama_gqa.h5 --format safetensors --dtype fp8 --output x.safetensors
 expect_fail "none of this model's matrices is a linear layer" "$CKPT" export gpt2.h5 --format hf --dtype fp8 --output x.hf
 pass "export --dtype fp8: e4m3 weights by rows within 1/16 (max_rel $rel), read back by accel"
+# NVFP4 (weights only): e2m1 by groups of 16, each value within about a sixth of its group's
+# largest (the fixture's weights reach about 1.2: 0.25 bounds it); read back and generated from.
+"$CKPT" export llama_gqa.h5 --format hf --dtype nvfp4 --output nvfp4.hf > /dev/null || fail "export --dtype nvfp4"
+grep -q '"nvfp4-pack-quantized"' nvfp4.hf/config.json || fail "nvfp4.hf: its quantization_config"
+"$CKPT" import nvfp4.hf -o nvfp4.h5 > /dev/null 2>&1 || fail "import of the NVFP4 export"
+abs=$("$CKPT" diff llama_gqa.h5 nvfp4.h5 2>&1 | sed -n 's/.*max_abs \([0-9.e+-]*\),.*/\1/p')
+awk -v a="$abs" 'BEGIN { exit !(a != "" && a + 0 > 0.01 && a + 0 <= 0.25) }' ||
+    fail "the NVFP4 export's weights are not within a group's step of the original (max_abs '$abs')"
+"$GEN" nvfp4.hf -q --score "$FIX/llama_gqa/tokens.bin" > /dev/null 2>&1 || fail "accel_generate on the NVFP4 export"
+pass "export --dtype nvfp4: e2m1 by groups of 16 (max_abs $abs), read back by accel"

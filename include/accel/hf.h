@@ -86,11 +86,12 @@ typedef struct {
     size_t chat_template_len;
 } accel_hf_tokenizer_t;
 
-/* The weights an export writes: fp32, bf16, or FP8 (compressed-tensors' float-quantized, the
- * FP8-dynamic scheme: each block linear layer's weight float8 e4m3 by rows with an F32
- * X.weight_scale [rows, 1] = max |row| / 448, the rest bf16; config.json's quantization_config says
- * so, its ignore list naming the linear layers left in bf16). */
-typedef enum { ACCEL_HF_FP32 = 0, ACCEL_HF_BF16, ACCEL_HF_FP8 } accel_hf_dtype_t;
+/* The weights an export writes: fp32, bf16, or quantized as compressed-tensors writes them, each
+ * block linear layer's weight (the rest bf16; config.json's quantization_config says so, its ignore
+ * list naming the linear layers left in bf16): FP8 (float-quantized, the FP8-dynamic scheme: e4m3
+ * by rows with an F32 X.weight_scale [rows, 1] = max |row| / 448) or NVFP4 (nvfp4-pack-quantized,
+ * weights only: X.weight_packed two e2m1 a byte, X.weight_scale e4m3 by 16, X.weight_global_scale). */
+typedef enum { ACCEL_HF_FP32 = 0, ACCEL_HF_BF16, ACCEL_HF_FP8, ACCEL_HF_NVFP4 } accel_hf_dtype_t;
 
 /* Write outdir/model.safetensors (HF names and layouts; a tied head is not stored), config.json
  * and generation_config.json, plus outdir/tokenizer.json and a minimal tokenizer_config.json when

@@ -54,12 +54,15 @@ accel_status_t accel_st_read(const accel_st_t *st, const accel_st_tensor_t *t, u
 accel_status_t accel_st_read_u32(const accel_st_t *st, const accel_st_tensor_t *t, uint64_t begin,
                                  uint64_t end, uint32_t *dst);
 const char *accel_st_dtype_name(accel_st_dtype_t dtype);
+/* f as F8_E4M3 stores it (rounded to nearest even, saturated at 448), back as a float. */
+float accel_st_f8_e4m3_round(float f);
 
 /* ------------------------------------------------------------------ writing */
 
 typedef struct {
     const char *name;
-    accel_st_dtype_t dtype;         /* F32, BF16 or F8_E4M3 (rounded to nearest even; e4m3 saturates at 448) */
+    accel_st_dtype_t dtype;         /* F32, BF16 or F8_E4M3 (rounded to nearest even; e4m3 saturates at
+                                     * 448), or U8 (values 0..255: packed bytes) */
     int ndim;
     uint64_t dims[ACCEL_ST_MAX_DIMS];
 } accel_st_entry_t;

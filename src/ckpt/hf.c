@@ -5708,51 +5708,100 @@ static accel_status_t refuse_unexportable(const accel_model_config_t *m, const d
     return ACCEL_OK;
 }
 
-/* FP8 exports (compressed-tensors' float-quantized, as RedHatAI's FP8-dynamic releases): which
- * tensors are e4m3 by rows (the blocks' linear layers; not GPT-2's Conv1D, which are no Linear, nor
- * routers, embeddings or the head), and their F32 scales (one a row, max |w| / 448). */
-static bool fp8_weight(const entry_t *x)
+/* Quantized exports (compressed-tensors, as llm-compressor writes them): which tensors are quantized
+ * (the blocks' linear layers; not GPT-2's Conv1D, which are no Linear, nor routers, embeddings or
+ * the head; NVFP4: rows of whole groups of 16). */
+static bool quant_weight(const entry_t *x, accel_hf_dtype_t dtype)
 {
     const size_t n = strlen(x->hf);
     return x->hf_ndim == 2 && lora_layout(x) && x->layout != L_T && !strncmp(x->accel, "h.", 2) &&
-           !strstr(x->accel, "router") && n > 7 && !strcmp(x->hf + n - 7, ".weight");
+           !strstr(x->accel, "router") && n > 7 && !strcmp(x->hf + n - 7, ".weight") &&
+           (dtype != ACCEL_HF_NVFP4 || x->hf_dims[1] % 16 == 0);
+}
+
+/* NVFP4's e2m1 code (sign bit 8) nearest v, ties to the even code. */
+static unsigned e2m1_code(float v)
+{
+    const float a = fabsf(v);
+    unsigned best = 0;
+    for (unsigned k = 1; k < 8; k++) {
+        const float d = fabsf(a - g_fp4[k]), db = fabsf(a - g_fp4[best]);
+        if (d < db || (d == db && !(k & 1))) best = k;
+    }
+    return (signbit(v) && best ? 8u : 0u) | best;
 }
 
 typedef struct {
     export_ctx_t *c;
+    accel_hf_dtype_t dtype;
     const int *src;                 /* per written tensor: its entry */
-    const char *kind;               /* ... 'w' plain, 'q' e4m3 values over their row's scale, 's' the scales */
-    float *scale;                   /* the cached entry's row scales */
+    const char *kind;               /* ... 'w' plain; FP8: 'q' e4m3 values over their row's scale, 's' the
+                                     * scales; NVFP4: 'p' packed bytes, 's' the groups' e4m3 scales, 'g'
+                                     * the global scale */
+    float *q;                       /* the cached entry's quantized values (FP8: over the scales; NVFP4:
+                                     * the packed bytes) and scales */
+    size_t q_cap;
+    float *scale;
     size_t scale_cap;
-    int scaled;                     /* entry the scales are of, -1 none */
-} fp8_ctx_t;
+    float global;
+    int done;                       /* entry q and scale are of, -1 none */
+} quant_ctx_t;
 
-static accel_status_t fp8_fill(void *vctx, int index, uint64_t begin, uint64_t end, float *dst)
+/* x's tensor (part [rows, cols]) quantized into f->q and f->scale. FP8: by rows, max |row| / 448.
+ * NVFP4 as compressed-tensors: a global scale 448 x 6 / max |w| (here the power of two at or below
+ * it: every value then dequantizes exactly in bf16, as transformers' decompressor computes it);
+ * each group of 16 scale max / 6 times it, rounded to e4m3; values over (that / global) rounded to
+ * e2m1, two a byte, the first in the low bits. */
+static accel_status_t quantize_entry(quant_ctx_t *f, const entry_t *x, const float *part)
 {
-    fp8_ctx_t *f = vctx;
+    const uint64_t rows = x->hf_dims[0], cols = x->hf_dims[1], G = f->dtype == ACCEL_HF_NVFP4 ? 16 : cols;
+    accel_status_t st = grow(&f->q, &f->q_cap, rows * cols);
+    if (st == ACCEL_OK) st = grow(&f->scale, &f->scale_cap, rows * (cols / G));
+    if (st != ACCEL_OK) return st;
+    float amax = 0;
+    for (uint64_t k = 0; k < rows * cols; k++) amax = fmaxf(amax, fabsf(part[k]));
+    f->global = f->dtype == ACCEL_HF_NVFP4 && amax > 0 ? exp2f(floorf(log2f(448.0f * 6.0f / amax))) : 1.0f;
+    for (uint64_t r = 0; r < rows; r++)
+        for (uint64_t g = 0; g < cols / G; g++) {
+            const float *w = part + r * cols + g * G;
+            float gmax = 0;
+            for (uint64_t k = 0; k < G; k++) gmax = fmaxf(gmax, fabsf(w[k]));
+            if (f->dtype == ACCEL_HF_FP8) {
+                const float sc = gmax > 0 ? gmax / 448.0f : 1.0f;
+                f->scale[r] = sc;
+                for (uint64_t k = 0; k < G; k++) f->q[r * cols + k] = w[k] / sc;
+                continue;
+            }
+            const float s8 = accel_st_f8_e4m3_round(gmax / 6.0f * f->global), eff = s8 / f->global;
+            f->scale[r * (cols / G) + g] = s8;
+            for (uint64_t k = 0; k < G; k += 2) {
+                const unsigned lo = eff > 0 ? e2m1_code(w[k] / eff) : 0, hi = eff > 0 ? e2m1_code(w[k + 1] / eff) : 0;
+                f->q[(r * cols + g * G + k) / 2] = (float)(lo | hi << 4);
+            }
+        }
+    return ACCEL_OK;
+}
+
+static accel_status_t quant_fill(void *vctx, int index, uint64_t begin, uint64_t end, float *dst)
+{
+    quant_ctx_t *f = vctx;
     const int i = f->src[index];
-    const entry_t *x = &f->c->e[i];
     if (f->kind[index] == 'w') return export_fill(f->c, i, begin, end, dst);
     accel_status_t st = export_fill(f->c, i, 0, 0, dst);          /* the entry's whole tensor, cached */
-    const uint64_t rows = x->hf_dims[0], cols = x->hf_dims[1];
-    if (st == ACCEL_OK && f->scaled != i) {
-        if ((st = grow(&f->scale, &f->scale_cap, rows)) != ACCEL_OK) return st;
-        for (uint64_t r = 0; r < rows; r++) {
-            float amax = 0;
-            for (uint64_t k = 0; k < cols; k++) amax = fmaxf(amax, fabsf(f->c->part[r * cols + k]));
-            f->scale[r] = amax > 0 ? amax / 448.0f : 1.0f;
-        }
-        f->scaled = i;
+    if (st == ACCEL_OK && f->done != i) {
+        st = quantize_entry(f, &f->c->e[i], f->c->part);
+        f->done = st == ACCEL_OK ? i : -1;
     }
-    for (uint64_t k = begin; st == ACCEL_OK && k < end; k++)
-        dst[k - begin] = f->kind[index] == 's' ? f->scale[k] : f->c->part[k] / f->scale[k / cols];
+    const float *from = f->kind[index] == 's' ? f->scale : f->q;
+    for (uint64_t k = begin; st == ACCEL_OK && k < end; k++) dst[k - begin] = f->kind[index] == 'g' ? f->global : from[k];
     return st;
 }
 
 accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, void *ctx, accel_hf_dtype_t dtype,
                                const char *outdir, const accel_hf_tokenizer_t *tok)
 {
-    const bool bf16 = dtype != ACCEL_HF_FP32, fp8 = dtype == ACCEL_HF_FP8;
+    const bool bf16 = dtype != ACCEL_HF_FP32, quant = dtype == ACCEL_HF_FP8 || dtype == ACCEL_HF_NVFP4;
+    const bool nvfp4 = dtype == ACCEL_HF_NVFP4;
     static const accel_hf_tokenizer_t none = { .bos_id = -1, .eos_id = -1 };
     if (!tok) tok = &none;
     const accel_model_config_t *m = &cfg->model;
@@ -6115,37 +6164,52 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     entry_t *e = NULL;
     int n = entries_of(&d, &e);
     if (n < 0) return n;
-    int nq = 0;                     /* FP8: the weights written as e4m3, each with its scales */
-    for (int i = 0; fp8 && i < n; i++) nq += fp8_weight(&e[i]);
-    if (fp8 && !nq) {
-        ACCEL_ERROR("export --dtype fp8: none of this model's matrices is a linear layer compressed-tensors "
-                    "quantizes (GPT-2's are Conv1D)\n--> hint: export it in bf16");
+    int nq = 0;                     /* quantized: the weights written so, each with its scales */
+    for (int i = 0; quant && i < n; i++) nq += quant_weight(&e[i], dtype);
+    if (quant && !nq) {
+        ACCEL_ERROR("export --dtype %s: none of this model's matrices is a linear layer compressed-tensors "
+                    "quantizes (GPT-2's are Conv1D)\n--> hint: export it in bf16", nvfp4 ? "nvfp4" : "fp8");
         free(e);
         return ACCEL_ERR_UNSUPPORTED;
     }
-    accel_st_entry_t *se = calloc((size_t)(n + nq), sizeof *se);
-    int *src = calloc((size_t)(n + nq), sizeof *src);
-    char *kind = calloc((size_t)(n + nq), 1), (*scale_names)[ACCEL_HF_NAME_MAX + 16] = calloc((size_t)(nq ? nq : 1),
-                                                                                                sizeof *scale_names);
+    accel_st_entry_t *se = calloc((size_t)(n + 2 * nq), sizeof *se);
+    int *src = calloc((size_t)(n + 2 * nq), sizeof *src);
+    char *kind = calloc((size_t)(n + 2 * nq), 1), (*qnames)[ACCEL_HF_NAME_MAX + 16] = calloc((size_t)(3 * nq + 1),
+                                                                                            sizeof *qnames);
     export_ctx_t c = { .e = e, .get = get, .ctx = ctx, .cached = -1 };
-    fp8_ctx_t f = { .c = &c, .src = src, .kind = kind, .scaled = -1 };
-    accel_status_t st = se && src && kind && scale_names ? ACCEL_OK : ACCEL_ERR_NOMEM;
+    quant_ctx_t f = { .c = &c, .dtype = dtype, .src = src, .kind = kind, .done = -1 };
+    accel_status_t st = se && src && kind && qnames ? ACCEL_OK : ACCEL_ERR_NOMEM;
     int ns = 0, q = 0;
-    json_t *ignore = fp8 ? json_array() : NULL;     /* the Linear layers left in bf16 */
+    json_t *ignore = quant ? json_array() : NULL;   /* the Linear layers left in bf16 */
     for (int i = 0; st == ACCEL_OK && i < n; i++) {
-        const bool quant = fp8 && fp8_weight(&e[i]);
-        se[ns] = (accel_st_entry_t){ .name = e[i].hf, .dtype = quant ? ACCEL_ST_F8_E4M3 : bf16 ? ACCEL_ST_BF16 : ACCEL_ST_F32,
+        const uint64_t rows = e[i].hf_dims[0], cols = e[i].hf_dims[1];
+        if (quant && quant_weight(&e[i], dtype) && nvfp4) {
+            /* X.weight_packed U8 [rows, cols / 2], X.weight_scale e4m3 [rows, cols / 16], X.weight_global_scale [1] */
+            static const char *const parts[] = { "_packed", "_scale", "_global_scale" };
+            static const char kinds[] = { 'p', 's', 'g' };
+            const accel_st_dtype_t types[] = { ACCEL_ST_U8, ACCEL_ST_F8_E4M3, ACCEL_ST_F32 };
+            const uint64_t dims[][2] = { { rows, cols / 2 }, { rows, cols / 16 }, { 1, 0 } };
+            for (int k = 0; k < 3; k++) {
+                snprintf(qnames[q], sizeof qnames[q], "%s%s", e[i].hf, parts[k]);
+                se[ns] = (accel_st_entry_t){ .name = qnames[q++], .dtype = types[k], .ndim = k == 2 ? 1 : 2,
+                                             .dims = { dims[k][0], dims[k][1] } };
+                src[ns] = i;
+                kind[ns++] = kinds[k];
+            }
+            continue;
+        }
+        const bool qw = quant && quant_weight(&e[i], dtype);
+        se[ns] = (accel_st_entry_t){ .name = e[i].hf, .dtype = qw ? ACCEL_ST_F8_E4M3 : bf16 ? ACCEL_ST_BF16 : ACCEL_ST_F32,
                                      .ndim = e[i].hf_ndim };
         memcpy(se[ns].dims, e[i].hf_dims, sizeof e[i].hf_dims);
         src[ns] = i;
-        kind[ns++] = quant ? 'q' : 'w';
-        if (quant) {                                /* X.weight_scale [rows, 1], F32 */
-            snprintf(scale_names[q], sizeof scale_names[q], "%s_scale", e[i].hf);
-            se[ns] = (accel_st_entry_t){ .name = scale_names[q++], .dtype = ACCEL_ST_F32, .ndim = 2,
-                                         .dims = { e[i].hf_dims[0], 1 } };
+        kind[ns++] = qw ? 'q' : 'w';
+        if (qw) {                                   /* FP8: X.weight_scale [rows, 1], F32 */
+            snprintf(qnames[q], sizeof qnames[q], "%s_scale", e[i].hf);
+            se[ns] = (accel_st_entry_t){ .name = qnames[q++], .dtype = ACCEL_ST_F32, .ndim = 2, .dims = { rows, 1 } };
             src[ns] = i;
             kind[ns++] = 's';
-        } else if (fp8 && e[i].hf_ndim == 2 && strlen(e[i].hf) > 7 && !strcmp(e[i].hf + strlen(e[i].hf) - 7, ".weight")) {
+        } else if (quant && e[i].hf_ndim == 2 && strlen(e[i].hf) > 7 && !strcmp(e[i].hf + strlen(e[i].hf) - 7, ".weight")) {
             char module[ACCEL_HF_NAME_MAX];
             module_of(e[i].hf, module, sizeof module);
             json_array_append_new(ignore, json_string(module));
@@ -6154,17 +6218,20 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
     char path[4200];
     snprintf(path, sizeof path, "%s/model.safetensors", outdir);
     const char *meta[] = { "format", "pt" };
-    if (st == ACCEL_OK) st = accel_st_write(path, se, ns, meta, 1, fp8_fill, &f);
+    if (st == ACCEL_OK) st = accel_st_write(path, se, ns, meta, 1, quant_fill, &f);
     json_t *cj = st == ACCEL_OK ? hf_config_json(cfg, bf16, tok->bos_id, tok->eos_id) : NULL;
-    if (cj && fp8) {    /* the FP8-dynamic scheme: weights by channel, activations by token at run time */
-        json_t *w = json_pack("{s:i, s:s, s:s, s:b, s:b, s:n, s:n, s:n}", "num_bits", 8, "type", "float", "strategy",
-                              "channel", "symmetric", 1, "dynamic", 0, "group_size", "block_structure", "actorder");
-        json_t *a = json_pack("{s:i, s:s, s:s, s:b, s:b, s:n}", "num_bits", 8, "type", "float", "strategy", "token",
-                              "symmetric", 1, "dynamic", 1, "group_size");
+    if (cj && quant) {  /* FP8-dynamic: weights by channel, activations by token at run time; NVFP4A16 */
+        const char *format = nvfp4 ? "nvfp4-pack-quantized" : "float-quantized";
+        json_t *w = json_pack("{s:i, s:s, s:s, s:b, s:b, s:n, s:n}", "num_bits", nvfp4 ? 4 : 8, "type", "float",
+                              "strategy", nvfp4 ? "tensor_group" : "channel", "symmetric", 1, "dynamic", 0,
+                              "block_structure", "actorder");
+        json_object_set_new(w, "group_size", nvfp4 ? json_integer(16) : json_null());
+        json_t *a = nvfp4 ? json_null() : json_pack("{s:i, s:s, s:s, s:b, s:b, s:n}", "num_bits", 8, "type", "float",
+                                                    "strategy", "token", "symmetric", 1, "dynamic", 1, "group_size");
         json_object_set_new(cj, "quantization_config", json_pack(
             "{s:s, s:s, s:s, s:{s:{s:[s], s:o, s:o, s:n, s:s}}, s:O, s:n}", "quant_method", "compressed-tensors",
-            "format", "float-quantized", "quantization_status", "compressed", "config_groups", "group_0", "targets",
-            "Linear", "weights", w, "input_activations", a, "output_activations", "format", "float-quantized",
+            "format", format, "quantization_status", "compressed", "config_groups", "group_0", "targets",
+            "Linear", "weights", w, "input_activations", a, "output_activations", "format", format,
             "ignore", ignore, "kv_cache_scheme"));
     }
     if (st == ACCEL_OK) st = write_json(outdir, "config.json", cj);
@@ -6190,11 +6257,12 @@ accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, v
         st = publish_bytes(outdir, "chat_template.jinja", tok->chat_template, tok->chat_template_len);
     free(c.full);
     free(c.part);
+    free(f.q);
     free(f.scale);
     free(se);
     free(src);
     free(kind);
-    free(scale_names);
+    free(qnames);
     json_decref(ignore);
     free(e);
     return st;

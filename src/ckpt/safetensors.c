@@ -65,6 +65,8 @@ static uint8_t f32_to_f8_e4m3(float f)
     return sign | (uint8_t)(code > 126 ? 126 : code);
 }
 
+float accel_st_f8_e4m3_round(float f) { return f8_e4m3_to_f32(f32_to_f8_e4m3(f)); }
+
 static int cmp_name(const void *a, const void *b)
 {
     return strcmp(((const accel_st_tensor_t *)a)->name, ((const accel_st_tensor_t *)b)->name);
@@ -395,9 +397,10 @@ accel_status_t accel_st_write(const char *path, const accel_st_entry_t *e, int n
             if (e[i].dtype == ACCEL_ST_BF16) {
                 for (uint64_t q = 0; q < cnt; q++) half[q] = accel_f32_to_bf16(buf[q]);
                 io_error = fwrite(half, 2, cnt, out) != cnt;
-            } else if (e[i].dtype == ACCEL_ST_F8_E4M3) {
+            } else if (e[i].dtype == ACCEL_ST_F8_E4M3 || e[i].dtype == ACCEL_ST_U8) {
                 uint8_t *bytes = (uint8_t *)half;
-                for (uint64_t q = 0; q < cnt; q++) bytes[q] = f32_to_f8_e4m3(buf[q]);
+                for (uint64_t q = 0; q < cnt; q++)
+                    bytes[q] = e[i].dtype == ACCEL_ST_U8 ? (uint8_t)buf[q] : f32_to_f8_e4m3(buf[q]);
                 io_error = fwrite(bytes, 1, cnt, out) != cnt;
             } else {
                 io_error = fwrite(buf, 4, cnt, out) != cnt;

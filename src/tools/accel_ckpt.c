@@ -642,7 +642,7 @@ static int cmd_export(int argc, char **argv)
         else if ((!strcmp(argv[i], "--output") || !strcmp(argv[i], "-o")) && i + 1 < argc) output = argv[++i];
         else if (!strcmp(argv[i], "--group") && i + 1 < argc) group = argv[++i], group_given = true;
         else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: accel_ckpt export FILE --format safetensors|hdf5|hf [--dtype fp32|bf16|fp8]\n"
+            printf("usage: accel_ckpt export FILE --format safetensors|hdf5|hf [--dtype fp32|bf16|fp8|nvfp4]\n"
                    "                         [--output OUT] [--group G] [--force]\n"
                    "       accel_ckpt export FILE --format peft [--base HF_DIR] [--rank R] [--whole NAMES]\n"
                    "                         [--output OUT] [--force]\n"
@@ -672,8 +672,9 @@ static int cmd_export(int argc, char **argv)
                    "               PeftModel.from_pretrained and accel (import, init_from) read it.\n"
                    "  bf16 rounds to nearest even. fp8 (hf only): the blocks' linear layers in float8\n"
                    "  e4m3 by rows with F32 scales (compressed-tensors' FP8-dynamic, which vLLM and\n"
-                   "  transformers load), the rest bf16. Default OUT: FILE with .safetensors /\n"
-                   "  .model.h5 / .hf.\n"
+                   "  transformers load), the rest bf16; nvfp4 (hf only): those layers in NVFP4 (e2m1\n"
+                   "  by groups of 16 with e4m3 scales over a global one; weights only, NVFP4A16).\n"
+                   "  Default OUT: FILE with .safetensors / .model.h5 / .hf.\n"
                    "  An existing OUT is replaced only when it is of the kind written (a safetensors\n"
                    "  file, an HDF5 weights file, an hf directory: empty or with a config.json);\n"
                    "  --force replaces another kind, but never an accel checkpoint.\n");
@@ -700,11 +701,11 @@ static int cmd_export(int argc, char **argv)
         fprintf(stderr, "accel_ckpt export: --base and --whole go with --format peft\n");
         return 2;
     }
-    const bool fp8 = !strcmp(dtype, "fp8");
-    int dt = fp8 ? ACCEL_BF16 : accel_dtype_parse(dtype);
-    if ((dt != ACCEL_F32 && dt != ACCEL_BF16) || (fp8 && !hf_fmt)) {
-        fprintf(stderr, "accel_ckpt export: unsupported dtype '%s'%s\n--> hint: use fp32 or bf16 (fp8: with --format hf)\n",
-                dtype, fp8 ? " for this format" : "");
+    const bool fp8 = !strcmp(dtype, "fp8"), nvfp4 = !strcmp(dtype, "nvfp4");
+    int dt = fp8 || nvfp4 ? ACCEL_BF16 : accel_dtype_parse(dtype);
+    if ((dt != ACCEL_F32 && dt != ACCEL_BF16) || ((fp8 || nvfp4) && !hf_fmt)) {
+        fprintf(stderr, "accel_ckpt export: unsupported dtype '%s'%s\n--> hint: use fp32 or bf16 (fp8, nvfp4: with "
+                "--format hf)\n", dtype, fp8 || nvfp4 ? " for this format" : "");
         return 2;
     }
     bool bf16 = dt == ACCEL_BF16;
@@ -746,9 +747,11 @@ static int cmd_export(int argc, char **argv)
         goto out;
     }
     if (hf_fmt) {
-        rc = write_hf(f, path, group, fp8 ? ACCEL_HF_FP8 : bf16 ? ACCEL_HF_BF16 : ACCEL_HF_FP32, output);
+        rc = write_hf(f, path, group, fp8 ? ACCEL_HF_FP8 : nvfp4 ? ACCEL_HF_NVFP4 : bf16 ? ACCEL_HF_BF16 : ACCEL_HF_FP32,
+                      output);
         if (!rc) printf("exported %d tensors of '%s' from %s to %s (hf, %s)\n", n, group, path, output,
-                        fp8 ? "fp8 linear layers, the rest bf16" : bf16 ? "bf16" : "fp32");
+                        fp8 ? "fp8 linear layers, the rest bf16" : nvfp4 ? "nvfp4 linear layers, the rest bf16" :
+                        bf16 ? "bf16" : "fp32");
         goto out;
     }
     if (!st_fmt) {

@@ -2472,7 +2472,9 @@ static accel_status_t translate_compressed(json_t *q, const char *path, quant_t 
                    "of 4 or 8 bits by groups or channels, FP8 or INT8 by tensor, channel, group or block, NVFP4 by 16",
                    path, key, f, type ? type : "(none)", bits, sym ? "true" : "false", strategy ? strategy : "(none)",
                    size, order ? order : "null");
-        if ((qt->ct[0] || qt->block[0] || qt->nvfp4) && memcmp(&want, qt, sizeof want))
+        const bool same = want.ct[0] == qt->ct[0] && want.ct[1] == qt->ct[1] && want.block[0] == qt->block[0] &&
+                          want.block[1] == qt->block[1] && want.int8 == qt->int8 && want.nvfp4 == qt->nvfp4;
+        if ((qt->ct[0] || qt->block[0] || qt->nvfp4) && !same)
             REFUSE("%s: quantization_config config_groups quantize weights two ways (mixed precision): accel reads "
                    "one", path);
         *qt = want;

@@ -3402,6 +3402,18 @@ static void rename_language_model(accel_hf_t *hf)
     snprintf(hf->head_name, sizeof hf->head_name, "%slm_head.weight", head);
 }
 
+/* True when name ends with suffix and, that replaced by owner, names a tensor accel reads (names:
+ * sorted, ne of them). */
+static bool companion_of(const char *const *names, int ne, const char *name, const char *suffix, const char *owner)
+{
+    const size_t len = strlen(name), sl = strlen(suffix);
+    if (len <= sl || len >= ACCEL_HF_NAME_MAX || strcmp(name + len - sl, suffix)) return false;
+    char buf[ACCEL_HF_NAME_MAX + 32];
+    snprintf(buf, sizeof buf, "%.*s%s", (int)(len - sl), name, owner);
+    const char *key = buf;
+    return bsearch(&key, names, (size_t)ne, sizeof *names, cmp_names) != NULL;
+}
+
 /* A JSON file as Python's json module may write it: bare Infinity, -Infinity and NaN (transformers
  * 4's time_step_limit of Granite 4.0-H and Bamba), which JSON has not, are read as null; else as
  * json_load_file reads it. NULL with je set when it cannot be read or parsed. */
@@ -3969,41 +3981,19 @@ accel_status_t accel_hf_open(const char *path, accel_hf_t **out, char *err, size
         for (int i = 0; i < accel_st_count(hf->shards[s]) && st == ACCEL_OK; i++) {
             const char *name = accel_st_at(hf->shards[s], i)->name;
             bool used = bsearch(&name, names, (size_t)hf->ne, sizeof *names, cmp_names) != NULL;
-            const size_t len = strlen(name);
-            if (!used && hf->q.mxfp4 && len > 7 && len < ACCEL_HF_NAME_MAX && !strcmp(name + len - 7, "_scales")) {
-                char blocks[ACCEL_HF_NAME_MAX + 8];     /* MXFP4 scales go with their blocks */
-                snprintf(blocks, sizeof blocks, "%.*s_blocks", (int)(len - 7), name);
-                const char *bn = blocks;
-                used = bsearch(&bn, names, (size_t)hf->ne, sizeof *names, cmp_names) != NULL;
-            }
-            const size_t sl = hf->q.scale ? strlen(hf->q.scale) : 0;
-            if (!used && sl && len > sl && len < ACCEL_HF_NAME_MAX && !strcmp(name + len - sl, hf->q.scale)) {
-                char weight[ACCEL_HF_NAME_MAX];     /* 8-bit weights' scales go with their weights */
-                snprintf(weight, sizeof weight, "%.*s", (int)(len - sl), name);
-                const char *wn = weight;
-                used = bsearch(&wn, names, (size_t)hf->ne, sizeof *names, cmp_names) != NULL;
-            }
-            for (int k = 0; !used && (hf->q.ct[0] || hf->q.nvfp4) && k < 4; k++) {  /* packed weights' companions */
-                static const char *const part[] = { ".weight_scale", ".weight_shape", ".weight_global_scale",
-                                                    ".input_global_scale" };
-                const size_t p = strlen(part[k]);
-                char packed[ACCEL_HF_NAME_MAX + 8];
-                if (len <= p || len >= ACCEL_HF_NAME_MAX || strcmp(name + len - p, part[k])) continue;
-                snprintf(packed, sizeof packed, "%.*s.weight_packed", (int)(len - p), name);
-                const char *pn = packed;
-                used = bsearch(&pn, names, (size_t)hf->ne, sizeof *names, cmp_names) != NULL;
-                act_scales += used && k == 3;
-            }
-            for (int k = 0; !used && hf->q.block[0] && k < 2; k++) {   /* static activation scales: not needed */
-                static const char *const part[] = { ".activation_scale", ".input_scale" };
-                const size_t p = strlen(part[k]);
-                char weight[ACCEL_HF_NAME_MAX + 8];
-                if (len <= p || len >= ACCEL_HF_NAME_MAX || strcmp(name + len - p, part[k])) continue;
-                snprintf(weight, sizeof weight, "%.*s.weight", (int)(len - p), name);
-                const char *wn = weight;
-                used = bsearch(&wn, names, (size_t)hf->ne, sizeof *names, cmp_names) != NULL;
-                act_scales += used;
-            }
+            /* Companions of a tensor accel reads: MXFP4 scales of their blocks, 8-bit weights'
+             * scales, packed weights' scales, shapes and global scales, static activation scales
+             * (not needed: counted). */
+            if (!used && hf->q.mxfp4) used = companion_of(names, hf->ne, name, "_scales", "_blocks");
+            if (!used && hf->q.scale) used = companion_of(names, hf->ne, name, hf->q.scale, "");
+            static const char *const packed[] = { ".weight_scale", ".weight_shape", ".weight_global_scale" };
+            for (size_t k = 0; !used && (hf->q.ct[0] || hf->q.nvfp4) && k < sizeof packed / sizeof *packed; k++)
+                used = companion_of(names, hf->ne, name, packed[k], ".weight_packed");
+            if (!used && hf->q.nvfp4 && companion_of(names, hf->ne, name, ".input_global_scale", ".weight_packed"))
+                used = true, act_scales++;
+            static const char *const activation[] = { ".activation_scale", ".input_scale" };
+            for (size_t k = 0; !used && hf->q.block[0] && k < sizeof activation / sizeof *activation; k++)
+                if (companion_of(names, hf->ne, name, activation[k], ".weight")) used = true, act_scales++;
             for (size_t k = 0; k < sizeof g_ignored_suffixes / sizeof *g_ignored_suffixes && !used; k++) {
                 size_t a = strlen(name), b = strlen(g_ignored_suffixes[k]);
                 used = a >= b && !strcmp(name + a - b, g_ignored_suffixes[k]);

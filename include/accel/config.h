@@ -226,6 +226,14 @@ typedef struct {
     bool all_ranks;                 /* log.all_ranks */
 } accel_log_config_t;
 
+/* LoRA fine-tuning (src/train/lora.c): the base model frozen, low-rank adapters trained. */
+typedef struct {
+    int rank;                       /* lora.rank: the adapters' rank; 0 = off (every weight trained) */
+    double alpha;                   /* lora.alpha: their scale is alpha / rank */
+    char targets[ACCEL_STR_MAX];    /* lora.targets: all-linear | module names, comma-separated */
+    bool rslora;                    /* lora.rslora: scale alpha / sqrt(rank) */
+} accel_lora_config_t;
+
 typedef struct {
     uint64_t seed;                  /* seed */
     char device[16];                /* device: auto | cpu | cuda */
@@ -241,6 +249,7 @@ typedef struct {
     accel_ckpt_config_t ckpt;
     char resume[ACCEL_STR_MAX];     /* resume: "" | auto | PATH */
     accel_debug_config_t debug;
+    accel_lora_config_t lora;       /* last, so that plugins built before it read the rest alike */
 } accel_config_t;
 
 /* Parse a size: "64MiB", "1.5GiB", "800MB", "4096", "0" (B, KB, MB, GB, TB: powers of 1000;

@@ -27,6 +27,32 @@ typedef struct {
  * malloc'ed; returns the count, or a negative status. */
 int accel_hf_accel_tensors(const accel_model_config_t *m, accel_hf_tensor_t **out);
 
+/* A linear layer of cfg's model as PEFT names it, where a LoRA adapter can sit: its weight is the
+ * `out` rows rows[0..out) of the accel tensor `accel` ([*, in]), in the module's output order. */
+typedef struct {
+    char module[ACCEL_HF_NAME_MAX]; /* model.layers.0.self_attn.q_proj */
+    char accel[ACCEL_HF_NAME_MAX];  /* h.0.attn.qkv.weight */
+    uint64_t out, in;
+    uint64_t *rows;                 /* [out], malloc'ed */
+    bool conv1d;                    /* the Hugging Face file stores it [in, out] (GPT-2's Conv1D:
+                                     * PEFT's fan_in_fan_out) */
+    int entry;                      /* internal */
+} accel_hf_linear_t;
+
+/* A LoRA module's factors as accel names them (PEFT's, without "base_model.model."): printf
+ * formats of the module's name. */
+#define ACCEL_HF_LORA_A "%s.lora_A.weight"
+#define ACCEL_HF_LORA_B "%s.lora_B.weight"
+
+/* The linear layers of the blocks (attention, MLP, router: not the embeddings, the head or stacked
+ * experts) of cfg's model that `targets` chooses, as PEFT's target_modules does: "all-linear" (or
+ * NULL) every one, else names comma-separated, each matching a module it equals or ends in after a
+ * dot. In registration order; *out is malloc'ed (free with accel_hf_linears_free). Returns the
+ * count, or a negative status with err saying why (a name no layer has: the names there are). */
+int accel_hf_linears(const accel_model_config_t *m, const char *targets, accel_hf_linear_t **out, char *err,
+                     size_t errlen);
+void accel_hf_linears_free(accel_hf_linear_t *l, int n);
+
 /* True when path looks like a Hugging Face model: a directory with config.json (or a PEFT
  * adapter's adapter_config.json), or a *.safetensors file next to a config.json without accel's
  * own metadata. */
@@ -53,6 +79,14 @@ bool accel_hf_is_adapter(const char *path);
 /* The Hugging Face model directory path stands on: path itself when it is one, the base an adapter
  * directory names (as accel_hf_open_adapter finds it) when it is an adapter. */
 accel_status_t accel_hf_base_of(const char *path, char *out, size_t len, char *err, size_t errlen);
+/* Each LoRA module of a PEFT adapter directory, its factors as fp32: fn(ctx, module (PEFT's name,
+ * model.layers.0.self_attn.q_proj), rank, alpha, scale, A [rank, in], B [out, rank], out, in). An
+ * adapter that holds more than LoRA factors (DoRA magnitudes, whole tensors, embeddings' factors)
+ * is refused: err says which module. fn's failure ends the walk and is returned. */
+typedef accel_status_t (*accel_hf_factor_fn)(void *ctx, const char *module, int rank, double alpha, double scale,
+                                             const float *a, const float *b, uint64_t out, uint64_t in);
+accel_status_t accel_hf_adapter_factors(const char *dir, accel_hf_factor_fn fn, void *ctx, char *err,
+                                        size_t errlen);
 /* The adapter directory merged in, or NULL. */
 const char *accel_hf_adapter(const accel_hf_t *hf);
 void accel_hf_close(accel_hf_t *hf);
@@ -100,6 +134,11 @@ typedef enum { ACCEL_HF_FP32 = 0, ACCEL_HF_BF16, ACCEL_HF_FP8, ACCEL_HF_NVFP4 } 
 accel_status_t accel_hf_export(const accel_config_t *cfg, accel_hf_get_fn get, void *ctx, accel_hf_dtype_t dtype,
                                const char *outdir, const accel_hf_tokenizer_t *tok);
 
+/* Write outdir as a PEFT LoRA adapter from the factors a LoRA fine-tune trained (cfg's lora.*, the
+ * tensors ACCEL_HF_LORA_A/B of each module lora.targets chooses, read through get), exactly as they
+ * are; adapter_config.json names base. */
+accel_status_t accel_hf_export_lora(const accel_config_t *cfg, accel_hf_get_fn get, void *ctx, const char *base,
+                                    const char *outdir);
 /* Write outdir as a PEFT LoRA adapter of the Hugging Face model `base` (a directory; its config
  * the same model as cfg's): every matrix whose weights (get) differ from the base's as rank-`rank`
  * factors of the difference (truncated SVD: exact when the difference has that rank, else its best

@@ -4311,6 +4311,37 @@ accel_status_t accel_hf_base_of(const char *path, char *out, size_t len, char *e
     accel_peft_close(p);
     return st;
 }
+accel_status_t accel_hf_adapter_factors(const char *dir, accel_hf_factor_fn fn, void *ctx, char *err,
+                                        size_t errlen)
+{
+    accel_peft_t *p = NULL;
+    accel_status_t st = accel_peft_open(dir, &p, err, errlen);
+    float *a = NULL, *b = NULL;
+    for (int i = 0; st == ACCEL_OK && i < accel_peft_count(p); i++) {
+        const accel_peft_module_t *m = accel_peft_module(p, i);
+        if (m->kind != PEFT_LORA || m->mag) {
+            accel_errf(err, errlen, "%s: %s is %s, and training goes on from LoRA factors only", dir, m->name,
+                       m->mag ? "DoRA (magnitudes)" : m->kind == PEFT_FULL ? "a whole tensor (modules_to_save)"
+                                                     : "an embedding's factors");
+            st = ACCEL_ERR_UNSUPPORTED;
+            break;
+        }
+        const uint64_t r = m->a->dims[0], in = m->a->dims[1], out = m->b->dims[0];
+        float *na = realloc(a, sizeof(float) * (size_t)(r * in)), *nb = na ? realloc(b, sizeof(float) * (size_t)(out * r)) : NULL;
+        if (na) a = na;
+        if (nb) b = nb;
+        if (!na || !nb) { st = ACCEL_ERR_NOMEM; break; }
+        st = accel_st_read(accel_peft_file(p), m->a, 0, m->a->numel, a);
+        if (st == ACCEL_OK) st = accel_st_read(accel_peft_file(p), m->b, 0, m->b->numel, b);
+        if (st != ACCEL_OK) accel_errf(err, errlen, "%s: cannot read the factors of %s", dir, m->name);
+        else st = fn(ctx, m->name, (int)r, m->alpha, m->scale, a, b, out, in);
+    }
+    free(a);
+    free(b);
+    accel_peft_close(p);
+    return st;
+}
+
 const char *accel_hf_adapter(const accel_hf_t *hf) { return hf->peft ? accel_peft_dir(hf->peft) : NULL; }
 
 void accel_hf_close(accel_hf_t *hf)
@@ -4386,6 +4417,106 @@ static uint64_t row_in_accel(uint64_t o, const entry_t *x)
 
 /* x's LoRA module, if any, merged into its Hugging Face tensor w as the file stores it (stacked
  * experts [E, out, in] expert by expert). */
+/* PEFT's target_modules rule: a module matches a name it equals or ends in after a dot. */
+static bool module_matches(const char *module, const char *name, size_t len)
+{
+    const size_t m = strlen(module);
+    return len && m >= len && !strncmp(module + m - len, name, len) && (m == len || module[m - len - 1] == '.');
+}
+
+/* Which of the n linear layers `targets` chooses (all-linear, or names comma-separated); a name
+ * matching none is an error listing the names the layers have. */
+static accel_status_t choose_linears(const accel_hf_linear_t *l, int n, const char *targets, bool *chosen, char *err,
+                                     size_t errlen)
+{
+    const bool all = !targets || !strcmp(targets, "all-linear");
+    for (int i = 0; i < n; i++) chosen[i] = all;
+    for (const char *p = targets; !all && *p;) {
+        p += strspn(p, ", ");
+        const size_t len = strcspn(p, ", ");
+        if (!len) break;
+        bool any = false;
+        for (int i = 0; i < n; i++)
+            if (module_matches(l[i].module, p, len)) chosen[i] = any = true;
+        if (!any) {
+            char names[1024] = ",";     /* ",q_proj,k_proj,": each distinct name once */
+            for (int i = 0; i < n; i++) {
+                const char *dot = strrchr(l[i].module, '.');
+                char key[ACCEL_HF_NAME_MAX + 4];
+                snprintf(key, sizeof key, ",%s,", dot ? dot + 1 : l[i].module);
+                if (!strstr(names, key) && strlen(names) + strlen(key) < sizeof names) strcat(names, key + 1);
+            }
+            names[strlen(names) - 1] = '\0';
+            accel_errf(err, errlen, "no linear layer of this model is named '%.*s'\n--> hint: its layers: %s "
+                       "(or all-linear)", (int)len, p, n ? names + 1 : "none");
+            return ACCEL_ERR_CONFIG;
+        }
+        p += len;
+    }
+    for (int i = 0; i < n; i++)
+        if (chosen[i]) return ACCEL_OK;
+    accel_errf(err, errlen, "it names no linear layer of this model");
+    return ACCEL_ERR_CONFIG;
+}
+
+int accel_hf_linears(const accel_model_config_t *m, const char *targets, accel_hf_linear_t **out, char *err,
+                     size_t errlen)
+{
+    *out = NULL;
+    if (strcmp(m->name, "gpt") && strcmp(m->name, "llama")) {
+        accel_errf(err, errlen, "model.name=%s has no Hugging Face linear layers (gpt or llama)", m->name);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    dims_t d = dims_of(m);
+    entry_t *e;
+    const int ne = entries_of(&d, &e);
+    if (ne < 0) return ne;
+    accel_hf_linear_t *l = calloc((size_t)ne + 1, sizeof *l);
+    bool *chosen = calloc((size_t)ne + 1, sizeof *chosen);
+    int n = 0;
+    accel_status_t st = l && chosen ? ACCEL_OK : ACCEL_ERR_NOMEM;
+    for (int i = 0; st == ACCEL_OK && i < ne; i++) {
+        const entry_t *x = &e[i];
+        const size_t len = strlen(x->hf);
+        if (!lora_layout(x) || x->ndim != 2 || len < 7 || strcmp(x->hf + len - 7, ".weight") ||
+            !strcmp(x->accel, "wte") || !strcmp(x->accel, "wpe") || !strcmp(x->accel, "lm_head.weight"))
+            continue;
+        accel_hf_linear_t *o = &l[n];
+        module_of(x->hf, o->module, sizeof o->module);
+        snprintf(o->accel, sizeof o->accel, "%s", x->accel);
+        o->out = x->r1 - x->r0;
+        o->in = x->dims[1];
+        o->conv1d = x->layout == L_T;
+        o->entry = i;
+        n++;
+    }
+    if (st == ACCEL_OK) st = choose_linears(l, n, targets, chosen, err, errlen);
+    int kept = 0;
+    for (int i = 0; st == ACCEL_OK && i < n; i++) {
+        if (!chosen[i]) continue;
+        accel_hf_linear_t *o = &l[kept++];
+        if (o != &l[i]) *o = l[i];
+        const entry_t *x = &e[o->entry];
+        if (!(o->rows = malloc(sizeof *o->rows * (size_t)o->out))) { st = ACCEL_ERR_NOMEM; kept--; break; }
+        const bool permuted = x->layout != L_ROWS && x->layout != L_T;
+        for (uint64_t r = 0; r < o->out; r++) o->rows[r] = x->r0 + (permuted ? row_in_accel(r, x) : r);
+    }
+    free(e);
+    free(chosen);
+    if (st != ACCEL_OK) {
+        accel_hf_linears_free(l, kept);
+        return st;
+    }
+    *out = l;
+    return kept;
+}
+
+void accel_hf_linears_free(accel_hf_linear_t *l, int n)
+{
+    for (int i = 0; l && i < n; i++) free(l[i].rows);
+    free(l);
+}
+
 static accel_status_t merge_lora(const accel_hf_t *hf, const entry_t *x, float *w)
 {
     if (!x->lora) return ACCEL_OK;
@@ -6276,6 +6407,37 @@ static accel_status_t adapter_fill(void *ctx, int index, uint64_t begin, uint64_
     return ACCEL_OK;
 }
 
+/* adapter_config.json for LoRA factors of rank r on `targets` (a JSON array of module names). */
+static json_t *adapter_config(int r, double alpha, bool rslora, bool conv1d, const char *base, json_t *targets)
+{
+    return json_pack("{s:s, s:s, s:i, s:f, s:O, s:n, s:s, s:b, s:b, s:b, s:f, s:b, s:s, s:{}, s:{}}",
+                     "peft_type", "LORA", "task_type", "CAUSAL_LM", "r", r, "lora_alpha", alpha,
+                     "target_modules", targets, "modules_to_save", "bias", "none", "fan_in_fan_out", conv1d,
+                     "use_rslora", rslora, "use_dora", 0, "lora_dropout", 0.0, "inference_mode", 1,
+                     "base_model_name_or_path", base, "rank_pattern", "alpha_pattern");
+}
+
+/* An adapter directory: adapter_model.safetensors with out[0..n) (fp32) and adapter_config.json. */
+static accel_status_t write_adapter(const char *outdir, const adapter_tensor_t *out, int n, json_t *config)
+{
+    if (!config) return ACCEL_ERR_NOMEM;
+    if (mkdir(outdir, 0755) != 0 && errno != EEXIST) {
+        ACCEL_ERROR("export --format peft: cannot create %s: %s", outdir, strerror(errno));
+        return ACCEL_ERR_IO;
+    }
+    accel_st_entry_t *se = calloc((size_t)(n ? n : 1), sizeof *se);
+    if (!se) return ACCEL_ERR_NOMEM;
+    for (int i = 0; i < n; i++)
+        se[i] = (accel_st_entry_t){ .name = out[i].name, .dtype = ACCEL_ST_F32, .ndim = out[i].ndim,
+                                    .dims = { out[i].dims[0], out[i].dims[1] } };
+    char path[4200];
+    snprintf(path, sizeof path, "%s/adapter_model.safetensors", outdir);
+    const char *meta[] = { "format", "pt" };
+    accel_status_t st = accel_st_write(path, se, n, meta, 1, adapter_fill, (void *)out);
+    free(se);
+    return st == ACCEL_OK ? write_json(outdir, "adapter_config.json", config) : st;
+}
+
 /* Expert e's change d [out, in] from x's tensor in the file's order as hf_order gives it (the
  * accel tensor's rows, GLU-permuted, for MXFP4's, which export writes no blocks of). */
 static void expert_change(const entry_t *x, const float *part, uint64_t e, uint64_t in, uint64_t out, float *d)
@@ -6374,6 +6536,52 @@ static accel_status_t factor_experts(const entry_t *x, const float *d, int rank,
     o[0].ndim = o[1].ndim = 2;
     o[0].dims[0] = r * E, o[0].dims[1] = in;
     o[1].dims[0] = out, o[1].dims[1] = r * E;
+    return st;
+}
+
+accel_status_t accel_hf_export_lora(const accel_config_t *cfg, accel_hf_get_fn get, void *ctx, const char *base,
+                                    const char *outdir)
+{
+    char err[1024] = "";
+    accel_hf_linear_t *l = NULL;
+    const int n = accel_hf_linears(&cfg->model, cfg->lora.targets, &l, err, sizeof err);
+    if (n < 0) {
+        ACCEL_ERROR("export --format peft: the stored lora.targets=%s: %s", cfg->lora.targets, err);
+        return n;
+    }
+    const uint64_t r = (uint64_t)cfg->lora.rank;
+    adapter_tensor_t *out = calloc((size_t)(2 * n + 1), sizeof *out);
+    json_t *targets = json_array();
+    bool conv1d = false;
+    accel_status_t st = out && targets ? ACCEL_OK : ACCEL_ERR_NOMEM;
+    for (int i = 0; st == ACCEL_OK && i < n; i++) {
+        for (int k = 0; st == ACCEL_OK && k < 2; k++) {
+            adapter_tensor_t *o = &out[2 * i + k];
+            char name[ACCEL_HF_NAME_MAX + 16];
+            snprintf(name, sizeof name, k ? ACCEL_HF_LORA_B : ACCEL_HF_LORA_A, l[i].module);
+            snprintf(o->name, sizeof o->name, "base_model.model.%s", name);
+            o->ndim = 2;
+            o->dims[0] = k ? l[i].out : r;
+            o->dims[1] = k ? r : l[i].in;
+            if (!(o->v = malloc(sizeof(float) * (size_t)(o->dims[0] * o->dims[1])))) st = ACCEL_ERR_NOMEM;
+            else if ((st = get(ctx, name, o->dims[0] * o->dims[1], o->v)) != ACCEL_OK)
+                ACCEL_ERROR("export --format peft: cannot read the LoRA factor %s", name);
+        }
+        if (st == ACCEL_OK) json_array_append_new(targets, json_string(l[i].module));
+        conv1d |= l[i].conv1d;
+    }
+    if (st == ACCEL_OK) {
+        json_t *j = adapter_config(cfg->lora.rank, cfg->lora.alpha, cfg->lora.rslora, conv1d, base, targets);
+        st = write_adapter(outdir, out, 2 * n, j);
+        json_decref(j);
+    }
+    if (st == ACCEL_OK)
+        ACCEL_INFO("export --format peft: %s, the rank-%d LoRA adapters of %d modules as trained (scale %g), on %s",
+                   outdir, cfg->lora.rank, n, cfg->lora.alpha / (cfg->lora.rslora ? sqrt(r) : (double)r), base);
+    for (int i = 0; out && i < 2 * n; i++) free(out[i].v);
+    free(out);
+    json_decref(targets);
+    accel_hf_linears_free(l, n);
     return st;
 }
 
@@ -6520,33 +6728,16 @@ accel_status_t accel_hf_export_adapter(const accel_config_t *cfg, accel_hf_get_f
     free(bfull);
     free(ft);
     free(bs);
-    char path[4200];
-    snprintf(path, sizeof path, "%s/adapter_model.safetensors", outdir);
-    accel_st_entry_t *se = st == ACCEL_OK ? calloc((size_t)(nout ? nout : 1), sizeof *se) : NULL;
     if (st == ACCEL_OK && !nout) {
         ACCEL_ERROR("export --format peft: the weights equal the base's %s: no change to hold", base);
         st = ACCEL_ERR_INVALID;
-    } else if (st == ACCEL_OK && !se) {
-        st = ACCEL_ERR_NOMEM;
     }
-    if (st == ACCEL_OK && mkdir(outdir, 0755) != 0 && errno != EEXIST) {
-        ACCEL_ERROR("export --format peft: cannot create %s: %s", outdir, strerror(errno));
-        st = ACCEL_ERR_IO;
-    }
-    for (int i = 0; st == ACCEL_OK && i < nout; i++)
-        se[i] = (accel_st_entry_t){ .name = out[i].name, .dtype = ACCEL_ST_F32, .ndim = out[i].ndim,
-                                    .dims = { out[i].dims[0], out[i].dims[1] } };
-    const char *meta[] = { "format", "pt" };
-    if (st == ACCEL_OK) st = accel_st_write(path, se, nout, meta, 1, adapter_fill, out);
     if (st == ACCEL_OK) {
-        json_t *j = json_pack("{s:s, s:s, s:i, s:i, s:O, s:O, s:s, s:b, s:b, s:b, s:f, s:b, s:s, s:{}, s:{}}",
-                              "peft_type", "LORA", "task_type", "CAUSAL_LM", "r", rank, "lora_alpha", rank,
-                              "target_modules", targets, "modules_to_save", json_array_size(save) ? save : json_null(),
-                              "bias", biases ? "all" : "none", "fan_in_fan_out", conv1d, "use_rslora", 0,
-                              "use_dora", 0, "lora_dropout", 0.0, "inference_mode", 1,
-                              "base_model_name_or_path", base, "rank_pattern", "alpha_pattern");
+        json_t *j = adapter_config(rank, rank, false, conv1d, base, targets);
+        if (j && json_array_size(save)) json_object_set(j, "modules_to_save", save);
+        if (j && biases) json_object_set_new(j, "bias", json_string("all"));
         if (j && json_array_size(params)) json_object_set(j, "target_parameters", params);
-        st = write_json(outdir, "adapter_config.json", j);
+        st = write_adapter(outdir, out, nout, j);
         json_decref(j);
     }
     if (st == ACCEL_OK)
@@ -6559,7 +6750,6 @@ accel_status_t accel_hf_export_adapter(const accel_config_t *cfg, accel_hf_get_f
     free(out);
     free(nested);
     json_decref(params);
-    free(se);
     json_decref(targets);
     json_decref(save);
     accel_hf_close(hf);

@@ -211,6 +211,11 @@ static const key_spec_t g_schema[] = {
     { "optim.min_lr_ratio", KEY_DOUBLE, F(optim.min_lr_ratio), "0.1", NULL, "final learning rate as a fraction of optim.lr", R(0, 1) },
     { "optim.router_bias_update", KEY_DOUBLE, F(optim.router_bias_update), "0", NULL, "DeepSeek-V3's auxiliary-loss-free balancing: after each step every MoE block's selection bias (model.router_select_bias) moves by this much against its experts' load over the global batch, b_e -= rate sign(load_e - mean load) (DeepSeek-V3: 0.001); 0 = left as it is (fine-tuning)", R(0, 1) },
 
+    { "lora.rank", KEY_INT, F(lora.rank), "0", NULL, "LoRA fine-tuning: the base weights stay frozen and low-rank adapters of this rank are trained on the lora.targets layers (W + scale B A, as PEFT's LoRA; docs/lora.md); needs train.init_from (the base: a model directory, an accel checkpoint, or a PEFT adapter to train further); checkpoints hold the adapters, 'accel_ckpt export --format peft' writes them; 0 = off, every weight trained", R(0, 1 << 16) },
+    { "lora.alpha", KEY_DOUBLE, F(lora.alpha), "16", NULL, "LoRA: the adapters' scale is lora.alpha / lora.rank (PEFT's lora_alpha)", R_OPEN_LO(0, 1e6) },
+    { "lora.targets", KEY_STRING, F(lora.targets), "all-linear", NULL, "LoRA: the layers adapted, as PEFT's target_modules: all-linear (every linear layer of the blocks: attention, MLP, router), or module names, comma-separated (q_proj,v_proj); a name matches a module ending in it", NO_RANGE },
+    { "lora.rslora", KEY_BOOL, F(lora.rslora), "false", NULL, "LoRA: scale lora.alpha / sqrt(lora.rank) (rank-stabilized LoRA, PEFT's use_rslora)", NO_RANGE },
+
     { "dist.strategy", KEY_STRING, F(dist.strategy), "ddp", "ddp|zero1|zero2|zero3", "data-parallel strategy", NO_RANGE },
     { "dist.hybrid", KEY_BOOL, F(dist.hybrid), "false", NULL, "shard within a node, replicate across nodes", NO_RANGE },
     { "dist.bucket_mb", KEY_DOUBLE, F(dist.bucket_mb), "0", NULL, "gradient bucket size in MiB; 0 = auto: 25, less for small models so backward overlaps 8 buckets", R(0, 1 << 20) },

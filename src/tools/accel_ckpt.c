@@ -601,11 +601,25 @@ static int write_hf(accel_ckpt_file_t *f, const char *path, const char *group, a
 
 /* A PEFT LoRA adapter of a base model: the change from it, as rank-R factors. */
 static int write_peft(accel_ckpt_file_t *f, const char *path, const char *group, const char *base, int rank,
-                      const char *whole, const char *outdir)
+                      bool rank_given, const char *whole, const char *outdir)
 {
     accel_config_t cfg;
     if (stored_config(f, path, &cfg)) return 2;
     char found[8400], err[4096];
+    if (cfg.lora.rank > 0) {        /* a LoRA fine-tune's checkpoint: its adapters as they are */
+        if (rank_given || *whole) {
+            fprintf(stderr, "accel_ckpt export: %s holds rank-%d LoRA adapters (lora.rank), written as they "
+                    "are: --rank and --whole do not apply\n", path, cfg.lora.rank);
+            return 2;
+        }
+        if (!base && accel_hf_base_of(cfg.train.init_from, found, sizeof found, err, sizeof err) == ACCEL_OK)
+            base = found;
+        accel_ckpt_file_source_t src = { f, group, NULL };
+        accel_status_t st = accel_hf_export_lora(&cfg, get_tensor, &src, base ? base : cfg.train.init_from, outdir);
+        if (st == ACCEL_OK) printf("exported %s's rank-%d LoRA adapters (lora.targets=%s) to %s\n", path,
+                                   cfg.lora.rank, cfg.lora.targets, outdir);
+        return st == ACCEL_OK ? 0 : accel_status_exit_code(st) ? accel_status_exit_code(st) : 2;
+    }
     if (!base) {                    /* the model train.init_from started from (an adapter's: its base) */
         if (!cfg.train.init_from[0]) {
             fprintf(stderr, "accel_ckpt export: --format peft needs the Hugging Face model the weights were fine-tuned "
@@ -624,6 +638,7 @@ static int write_peft(accel_ckpt_file_t *f, const char *path, const char *group,
     }
     accel_ckpt_file_source_t src = { f, group, NULL };
     accel_status_t st = accel_hf_export_adapter(&cfg, get_tensor, &src, base, rank, whole, outdir);
+    if (st == ACCEL_OK) printf("exported %s as a rank-%d PEFT LoRA adapter to %s\n", path, rank, outdir);
     return st == ACCEL_OK ? 0 : accel_status_exit_code(st) ? accel_status_exit_code(st) : 2;
 }
 
@@ -631,11 +646,11 @@ static int cmd_export(int argc, char **argv)
 {
     const char *path = NULL, *format = NULL, *dtype = "fp32", *output = NULL, *group = "model";
     const char *base = NULL, *whole = "", *rank_text = "16";
-    bool group_given = false, force = false;
+    bool group_given = false, force = false, rank_given = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--format") && i + 1 < argc) format = argv[++i];
         else if (!strcmp(argv[i], "--base") && i + 1 < argc) base = argv[++i];
-        else if (!strcmp(argv[i], "--rank") && i + 1 < argc) rank_text = argv[++i];
+        else if (!strcmp(argv[i], "--rank") && i + 1 < argc) rank_text = argv[++i], rank_given = true;
         else if (!strcmp(argv[i], "--whole") && i + 1 < argc) whole = argv[++i];
         else if (!strcmp(argv[i], "--force")) force = true;
         else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) dtype = argv[++i];
@@ -742,8 +757,7 @@ static int cmd_export(int argc, char **argv)
             goto out;
         }
     if (peft_fmt) {
-        rc = write_peft(f, path, group, base, (int)rank, whole, output);
-        if (!rc) printf("exported %s as a rank-%ld PEFT LoRA adapter to %s\n", path, rank, output);
+        rc = write_peft(f, path, group, base, (int)rank, rank_given, whole, output);
         goto out;
     }
     if (hf_fmt) {

@@ -22,6 +22,7 @@
 #include "accel/data.h"
 #include "accel/dataset.h"
 #include "accel/eval.h"
+#include "accel/hf.h"
 #include "accel/infer.h"
 #include "accel/log.h"
 #include "accel/memory.h"
@@ -36,6 +37,7 @@
 #include "dist.h"
 #include "flops.h"
 #include "init_from.h"
+#include "lora.h"
 #include "metrics.h"
 #include "optim.h"
 
@@ -43,6 +45,9 @@ struct accel_trainer {
     accel_runtime_t *rt;
     const accel_config_t *cfg;
     accel_model_t model;
+    accel_lora_t *lora;             /* lora.rank > 0: the adapters trained, the model frozen; else NULL */
+    accel_layout_t *state_layout;   /* what the dist, the optimizer and checkpoints hold: the model's
+                                     * tensors, or the LoRA adapters' */
     accel_dist_t *dist;
     accel_loss_scaler_t scaler;
     accel_optim_t optim;
@@ -98,6 +103,13 @@ typedef struct {
     bool stop, skipped;
 } step_outcome_t;
 
+/* The parameters the model reads: the dist's arena, or under LoRA the frozen base with the
+ * adapters merged. */
+static float *model_params(accel_trainer_t *t)
+{
+    return t->lora ? accel_lora_params(t->lora) : accel_dist_params(t->dist);
+}
+
 void accel_trainer_destroy(accel_trainer_t *t)
 {
     if (!t) return;
@@ -119,6 +131,7 @@ void accel_trainer_destroy(accel_trainer_t *t)
     accel_optim_destroy(&t->optim);
     accel_balance_destroy(&t->balance);
     accel_dist_destroy(t->dist);
+    accel_lora_destroy(t->lora);
     accel_model_destroy(&t->model);
     free(t);
 }
@@ -302,11 +315,11 @@ static accel_status_t evaluate(accel_trainer_t *t, double *loss, double *accurac
         st = load_batch(t, t->index, m, true);
         if (st != ACCEL_OK) break;
         accel_batch_t batch = { .n = m, .inputs = t->inputs, .targets = t->targets, .tokens = t->tokens,
-                                .index = t->index, .hooks = accel_dist_eval_hooks(t->dist),
+                                .index = t->index, .hooks = t->lora ? NULL : accel_dist_eval_hooks(t->dist),
                                 .loss_mask = t->batch_masked ? t->loss_mask : NULL,
                                 .positions = t->doc_start ? t->positions : NULL };
         memset(c, 0, sizeof(int) * (size_t)m);
-        st = t->model.ops->eval(t->model.state, &t->model.layout, accel_dist_params(t->dist), &batch, l, c);
+        st = t->model.ops->eval(t->model.state, &t->model.layout, model_params(t), &batch, l, c);
         for (int i = 0; i < m; i++) {
             vals[2 * (b * m + i)] = l[i];
             /* with a loss mask, the sample's trained targets in place of the (unused) accuracy */
@@ -505,7 +518,7 @@ static accel_status_t save_checkpoint(accel_trainer_t *t, int steps_done, bool w
     accel_ckpt_meta_set_extra(&meta, ACCEL_CKPT_EXTRA_PARENT_ID, t->parent_id);
     if (t->writer) {
         double copy_s = 0;
-        accel_status_t st = accel_ckpt_writer_start(t->writer, cfg->ckpt.dir, &t->model.layout, arenas, n,
+        accel_status_t st = accel_ckpt_writer_start(t->writer, cfg->ckpt.dir, t->state_layout, arenas, n,
                                                     &meta, cfg->ckpt.keep_last, steps_done, ckpt_id,
                                                     &copy_s);
         free(ranges);                       /* the writer keeps copies; config_yaml is its now */
@@ -519,7 +532,7 @@ static accel_status_t save_checkpoint(accel_trainer_t *t, int steps_done, bool w
     }
     char path[ACCEL_CKPT_PATH_MAX] = "";
     double t0 = accel_now();
-    accel_status_t st = accel_ckpt_save(t->rt->world, cfg->ckpt.dir, &t->model.layout, arenas, n, &meta,
+    accel_status_t st = accel_ckpt_save(t->rt->world, cfg->ckpt.dir, t->state_layout, arenas, n, &meta,
                                         cfg->ckpt.keep_last, path);
     free(meta.config_yaml);
     free(ranges);
@@ -579,7 +592,7 @@ static accel_status_t resume(accel_trainer_t *t)
     ACCEL_CHECK(state_arenas(t, false, arenas, &n, &ranges));
     accel_ckpt_meta_t meta;
     accel_ckpt_meta_init(&meta);
-    accel_status_t st = accel_ckpt_load(t->rt->world, path, &t->model.layout, arenas, n, &meta);
+    accel_status_t st = accel_ckpt_load(t->rt->world, path, t->state_layout, arenas, n, &meta);
     free(ranges);
     if (st != ACCEL_OK) {
         ACCEL_ERROR0("cannot resume from %s: %s\n--> hint: 'accel_ckpt verify %s' says what is wrong; "
@@ -647,11 +660,70 @@ static accel_status_t init_from_tokenizer(accel_trainer_t *t, const char *path, 
     return ACCEL_OK;
 }
 
+/* LoRA's train.init_from: the frozen base into the model's arena on every start, resumed or not (a
+ * checkpoint holds the adapters only); a PEFT adapter directory gives its base and, on a fresh start,
+ * the adapters to train further. Then the model reads W0 + scale B A. */
+static accel_status_t lora_init_from(accel_trainer_t *t)
+{
+    const char *path = t->cfg->train.init_from;
+    char base[ACCEL_STR_MAX], err[1024] = "";
+    const bool adapter = accel_hf_is_adapter(path);
+    accel_status_t st = adapter ? accel_hf_base_of(path, base, sizeof base, err, sizeof err) : ACCEL_OK;
+    if (st != ACCEL_OK) {
+        ACCEL_ERROR0("train.init_from=%s: %s", path, err);
+        return st;
+    }
+    double t0 = accel_now();
+    accel_tokenizer_t *tok = NULL;
+    char *chat = NULL;
+    size_t chat_len = 0;
+    const bool first = t->rt->rank == 0 && !t->resumed;
+    st = accel_init_from_load(t->rt->world, adapter ? base : path, &t->model.layout, accel_lora_params(t->lora),
+                              true, NULL, 0, first ? &tok : NULL, first ? &chat : NULL, &chat_len);
+    if (st != ACCEL_OK) {
+        ACCEL_ERROR0("cannot read the base model of train.init_from=%s: %s", path, accel_status_str(st));
+        return st;
+    }
+    st = accel_agree(t->rt->world, t->resumed ? ACCEL_OK : init_from_tokenizer(t, path, tok));
+    accel_tokenizer_free(tok);
+    if (st == ACCEL_OK && chat && !t->chat_template && t->tokens_model && t->train_set) {
+        t->chat_template = chat;
+        t->chat_template_len = chat_len;
+        chat = NULL;
+    }
+    free(chat);
+    if (st != ACCEL_OK) return st;
+    ACCEL_CHECK(accel_lora_base_loaded(t->lora));
+    if (adapter && !t->resumed) {           /* the adapter's factors in place of fresh ones */
+        float *data[3];
+        ACCEL_CHECK(accel_agree(t->rt->world, accel_dist_host_state(t->dist, &t->optim, true, data)));
+        float *full = NULL;
+        st = accel_arena_alloc(t->state_layout, &full);
+        if (st == ACCEL_OK) st = accel_lora_read_adapter(t->lora, path, full);
+        const accel_range_t *r;
+        const int nr = accel_dist_owned_ranges(t->dist, &r);
+        for (int i = 0; st == ACCEL_OK && i < nr; i++)
+            memcpy(data[0] + r[i].owned, full + r[i].begin, sizeof(float) * (r[i].end - r[i].begin));
+        accel_arena_free(full);
+        ACCEL_CHECK(accel_agree(t->rt->world, st));
+        ACCEL_CHECK(accel_dist_host_state_loaded(t->dist, &t->optim));
+    }
+    accel_lora_merge(t->lora, accel_dist_params(t->dist));
+    size_t elements;
+    const size_t n = accel_lora_targets(t->lora, &elements);
+    ACCEL_INFO("LoRA: the base from %s read in %.2f s and frozen; %zu modules adapted (%zu weights), rank %d, "
+               "scale %g, %zu adapter parameters trained%s", adapter ? base : path, accel_now() - t0, n, elements,
+               t->cfg->lora.rank, (double)accel_lora_scale(t->lora), accel_layout_params(t->state_layout),
+               t->resumed ? " (resumed)" : adapter ? ", from the adapter's factors" : "");
+    return ACCEL_OK;
+}
+
 /* train.init_from: the parameters from a weights file, everything else fresh (step 0, optimizer
  * moments zero, the schedule and the data from the start). A resumed run keeps its checkpoint. */
 static accel_status_t init_from(accel_trainer_t *t)
 {
     const char *path = t->cfg->train.init_from;
+    if (t->lora) return lora_init_from(t);
     if (!path[0]) return ACCEL_OK;
     if (t->resumed) {
         ACCEL_INFO("note: resuming from a checkpoint, so train.init_from=%s is ignored (it only "
@@ -693,6 +765,36 @@ static accel_status_t init_from(accel_trainer_t *t)
     ACCEL_INFO("initialised the parameters from train.init_from=%s in %.2f s; step 0, fresh optimizer "
                "and schedule", path, accel_now() - t0);
     return ACCEL_OK;
+}
+
+/* lora.rank > 0: what LoRA cannot do here is refused by name, then the adapters are made. */
+static accel_status_t lora_setup(accel_trainer_t *t)
+{
+    const accel_config_t *cfg = t->cfg;
+    if (!cfg->train.init_from[0]) {
+        ACCEL_ERROR0("lora.rank=%d needs train.init_from: the model whose weights stay frozen under the "
+                     "adapters\n--> hint: train.init_from=a Hugging Face model directory, an accel "
+                     "checkpoint or a PEFT adapter directory (trained further)", cfg->lora.rank);
+        return ACCEL_ERR_CONFIG;
+    }
+    if (t->device != ACCEL_DEVICE_CPU) {
+        ACCEL_ERROR0("lora.rank=%d: LoRA training runs on the CPU so far, and this job computes on %s\n--> "
+                     "hint: device=cpu", cfg->lora.rank, cfg->device);
+        return ACCEL_ERR_UNSUPPORTED;
+    }
+    if (cfg->dist.strategy_id == ACCEL_ZERO3) {
+        ACCEL_ERROR0("lora.rank=%d with dist.strategy=zero3: every rank keeps the frozen base whole, and "
+                     "zero3 would shard only the adapters\n--> hint: ddp, zero1 or zero2 (the adapters' "
+                     "optimizer state is small)", cfg->lora.rank);
+        return ACCEL_ERR_CONFIG;
+    }
+    if (cfg->optim.router_bias_update > 0) {
+        ACCEL_ERROR0("lora.rank=%d freezes the base, the routers' selection biases too: "
+                     "optim.router_bias_update=%g would move them\n--> hint: optim.router_bias_update=0",
+                     cfg->lora.rank, cfg->optim.router_bias_update);
+        return ACCEL_ERR_CONFIG;
+    }
+    return accel_lora_create(cfg, &t->model.layout, &t->lora);
 }
 
 /* Where this job computes: the runtime's device, unless the model has no path there (then
@@ -909,7 +1011,9 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
     char err[512] = "";
     ACCEL_CHECK_GOTO(choose_device(t), st, fail);
     ACCEL_CHECK_GOTO(accel_model_create_on(cfg, t->device, &t->model), st, fail);
-    ACCEL_CHECK_GOTO(accel_dist_create(rt, cfg, t->model.ops, t->device, &t->model.layout, &t->dist),
+    if (cfg->lora.rank > 0) ACCEL_CHECK_GOTO(lora_setup(t), st, fail);
+    t->state_layout = t->lora ? accel_lora_layout(t->lora) : &t->model.layout;
+    ACCEL_CHECK_GOTO(accel_dist_create(rt, cfg, t->model.ops, t->device, t->state_layout, &t->dist),
                      st, fail);
     ACCEL_CHECK_GOTO(accel_dist_init_params(t->dist, cfg->seed), st, fail);
     ACCEL_CHECK_GOTO(accel_optim_create_on(&cfg->optim, cfg->train.steps, accel_dist_owned_numel(t->dist),
@@ -917,7 +1021,7 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
     const accel_range_t *ranges;
     int nranges = accel_dist_owned_ranges(t->dist, &ranges);
     for (int i = 0; i < nranges; i++)
-        accel_optim_mark_decay(&t->optim, &t->model.layout, ranges[i].begin, ranges[i].end, ranges[i].owned);
+        accel_optim_mark_decay(&t->optim, t->state_layout, ranges[i].begin, ranges[i].end, ranges[i].owned);
     ACCEL_CHECK_GOTO(setup_balance(t, ranges, nranges), st, fail);
     accel_loss_scaler_init(&t->scaler, cfg->precision_id == ACCEL_F16, cfg->train.loss_scale,
                            cfg->train.loss_scale_window);
@@ -952,7 +1056,7 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
         if (!t->inputs || !t->targets) { st = ACCEL_ERR_NOMEM; goto fail; }
     }
     if (!t->index || !t->valid) { st = ACCEL_ERR_NOMEM; goto fail; }
-    model_hash(&t->model.layout, t->model_hash, sizeof t->model_hash);
+    model_hash(t->state_layout, t->model_hash, sizeof t->model_hash);
     if (rt->rank == 0) {
         random_hex(t->run_id, 16);                  /* a fresh run's; resume replaces it */
         random_hex(t->session, 8);
@@ -982,7 +1086,7 @@ accel_status_t accel_trainer_create(accel_runtime_t *rt, const accel_config_t *c
         accel_ckpt_range_t *ranges;
         int n;
         ACCEL_CHECK_GOTO(state_arenas(t, false, arenas, &n, &ranges), st, fail);
-        st = accel_ckpt_writer_prepare(t->writer, &t->model.layout, arenas, n);
+        st = accel_ckpt_writer_prepare(t->writer, t->state_layout, arenas, n);
         free(ranges);
         if (st != ACCEL_OK) goto fail;
     }
@@ -1048,7 +1152,7 @@ static accel_status_t print_sample(accel_trainer_t *t)
             for (size_t i = 0; st == ACCEL_OK && i < np; i++)
                 if (ids[i] >= t->model.vocab) st = ACCEL_ERR_SHAPE;   /* no sample; training is fine */
             if (st == ACCEL_OK)
-                st = accel_model_generate(&t->model, accel_dist_params(t->dist), ids, (int)np, nnew, 0.8f,
+                st = accel_model_generate(&t->model, model_params(t), ids, (int)np, nnew, 0.8f,
                                           40, cfg->seed, ids + np);
             if (st == ACCEL_OK && !t->tok_json) {          /* bytes: a larger id shows as '?' */
                 if (!(text = malloc((size_t)nnew + 1))) st = ACCEL_ERR_NOMEM;
@@ -1189,15 +1293,22 @@ static accel_status_t train_step(accel_trainer_t *t, int step, step_outcome_t *o
             ACCEL_ERROR("reading training samples failed: %s", accel_status_str(rd));
             return rd;
         }
+        const accel_layer_hooks_t *hooks = accel_dist_begin_micro(t->dist, k, K);
         accel_batch_t b = { .n = t->micro, .inputs = t->inputs, .targets = t->targets,
-                            .tokens = t->tokens, .index = t->index,
-                            .hooks = accel_dist_begin_micro(t->dist, k, K),
+                            .tokens = t->tokens, .index = t->index, .hooks = t->lora ? NULL : hooks,
                             .loss_mask = t->batch_masked ? t->loss_mask : NULL,
                             .positions = t->doc_start ? t->positions : NULL };
         for (int i = 0; t->tokens_model && i < t->micro; i++) trained_local += sample_targets(t, i);
         double l = 0, c0 = accel_now();
-        ACCEL_CHECK(t->model.ops->forward_backward(t->model.state, layout, accel_dist_params(t->dist),
-                                                   accel_dist_micro_grads(t->dist), &b, scale, &l));
+        if (t->lora) {      /* the model's gradients, then the adapters' from them */
+            float *g = accel_lora_grads(t->lora);
+            memset(g, 0, sizeof(float) * layout->numel);
+            ACCEL_CHECK(t->model.ops->forward_backward(t->model.state, layout, model_params(t), g, &b, scale, &l));
+            accel_lora_project(t->lora, accel_dist_params(t->dist), accel_dist_micro_grads(t->dist));
+        } else {
+            ACCEL_CHECK(t->model.ops->forward_backward(t->model.state, layout, accel_dist_params(t->dist),
+                                                       accel_dist_micro_grads(t->dist), &b, scale, &l));
+        }
         t->compute_s += accel_now() - c0;
         ACCEL_CHECK(accel_dist_end_micro(t->dist, k, K));
         loss_local += l;
@@ -1253,6 +1364,7 @@ static accel_status_t train_step(accel_trainer_t *t, int step, step_outcome_t *o
     double u0 = accel_now();
     accel_balance_apply(&t->balance, accel_dist_owned_params(t->dist), (float)t->cfg->optim.router_bias_update);
     accel_status_t st = accel_dist_step(t->dist, &t->optim, (float)mul, &out->lr);
+    if (st == ACCEL_OK && t->lora) accel_lora_merge(t->lora, accel_dist_params(t->dist));
     t->update_s += accel_now() - u0;
     return st;
 }

@@ -52,6 +52,10 @@ typedef struct {
 int accel_hf_linears(const accel_model_config_t *m, const char *targets, accel_hf_linear_t **out, char *err,
                      size_t errlen);
 void accel_hf_linears_free(accel_hf_linear_t *l, int n);
+/* w, the accel tensor l->accel ([*, in]), += scale B A on l's rows: A [r, in], B [out, r], scratch
+ * out x in floats. A LoRA module merged, as PEFT's merge computes it. */
+void accel_hf_linear_add(const accel_hf_linear_t *l, int r, float scale, const float *a, const float *b, float *w,
+                         float *scratch);
 
 /* True when path looks like a Hugging Face model: a directory with config.json (or a PEFT
  * adapter's adapter_config.json), or a *.safetensors file next to a config.json without accel's

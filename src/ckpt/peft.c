@@ -25,6 +25,7 @@
 #include <pcre2.h>
 
 #include "accel/rng.h"
+#include "accel/hf.h"
 #include "peft.h"
 
 #define PREFIX "base_model.model."
@@ -417,6 +418,20 @@ accel_status_t accel_peft_merge(const accel_peft_t *p, int i, float *w, bool tra
     free(a);
     free(b);
     return st;
+}
+
+/* accel/hf.h: a module's merge on accel's rows of it (their order from the Hugging Face mapping). */
+void accel_hf_linear_add(const accel_hf_linear_t *l, int r, float scale, const float *a, const float *b, float *w,
+                         float *scratch)
+{
+    const uint64_t in = l->in;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)l->out, (int)in, r, scale, b, r, a, (int)in, 0.0f,
+                scratch, (int)in);
+    for (uint64_t o = 0; o < l->out; o++) {
+        float *row = w + l->rows[o] * in;
+        const float *d = scratch + o * in;
+        for (uint64_t k = 0; k < in; k++) row[k] += d[k];
+    }
 }
 
 accel_status_t accel_peft_merge_expert(const accel_peft_t *p, int i, uint64_t e, uint64_t E, float *w,

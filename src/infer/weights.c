@@ -11,6 +11,7 @@
 
 #define _GNU_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,13 @@ struct accel_weights {
     int ntensors;
     char (*names)[ACCEL_TENSOR_NAME_MAX]; /* per layout tensor, after check */
     uint64_t *numel;
+    /* A LoRA fine-tune's checkpoint (lora.rank > 0) holds the adapters only: the weights are its
+     * base's (train.init_from; an adapter's base) with each module's scale B A added. */
+    accel_weights_t *base;
+    accel_hf_linear_t *lin;             /* the adapted modules */
+    int nlin, lora_rank;
+    float lora_scale;
+    float *a, *b, *scratch;             /* one module's factors and product, the largest's size */
 };
 
 static accel_status_t open_safetensors(accel_weights_t *w)
@@ -116,6 +124,53 @@ static accel_status_t open_hdf5(accel_weights_t *w)
     return ACCEL_OK;
 }
 
+/* A LoRA checkpoint's base and adapted modules (open_hdf5 read its configuration). */
+static accel_status_t open_lora(accel_weights_t *w)
+{
+    accel_config_t *cfg = malloc(sizeof *cfg);
+    char err[2048] = "", base[4096];
+    if (!cfg) return ACCEL_ERR_NOMEM;
+    accel_status_t st = ACCEL_OK;
+    if (accel_config_from_yaml(cfg, w->config_yaml, w->path, err, sizeof err) != ACCEL_OK || cfg->lora.rank <= 0)
+        goto out;                       /* not one (an unreadable configuration counts as none) */
+    const char *from = cfg->train.init_from;
+    if (accel_hf_is_adapter(from) && (st = accel_hf_base_of(from, base, sizeof base, err, sizeof err)) != ACCEL_OK) {
+        ACCEL_ERROR("%s holds LoRA adapters of the model train.init_from=%s: %s", w->path, from, err);
+        goto out;
+    }
+    if (!accel_hf_is_adapter(from)) snprintf(base, sizeof base, "%s", from);
+    if ((st = accel_weights_open(base, &w->base)) != ACCEL_OK) {
+        ACCEL_ERROR("%s holds rank-%d LoRA adapters only, and the model they adapt (train.init_from=%s) "
+                    "cannot be read\n--> hint: run where training ran (a relative path), or write the adapters "
+                    "out: accel_ckpt export %s --format peft --base MODEL_DIR --output DIR", w->path,
+                    cfg->lora.rank, from, w->path);
+        goto out;
+    }
+    w->nlin = accel_hf_linears(&cfg->model, cfg->lora.targets, &w->lin, err, sizeof err);
+    if (w->nlin < 0) {
+        st = w->nlin;
+        w->nlin = 0;
+        ACCEL_ERROR("%s: its lora.targets=%s: %s", w->path, cfg->lora.targets, err);
+        goto out;
+    }
+    uint64_t most = 0, ab = 0;
+    for (int i = 0; i < w->nlin; i++) {
+        if (w->lin[i].out * w->lin[i].in > most) most = w->lin[i].out * w->lin[i].in;
+        if ((w->lin[i].out > w->lin[i].in ? w->lin[i].out : w->lin[i].in) > ab)
+            ab = w->lin[i].out > w->lin[i].in ? w->lin[i].out : w->lin[i].in;
+    }
+    w->lora_rank = cfg->lora.rank;
+    w->lora_scale = (float)(cfg->lora.alpha / (cfg->lora.rslora ? sqrt(cfg->lora.rank) : cfg->lora.rank));
+    w->a = malloc(sizeof(float) * (size_t)(ab * (uint64_t)cfg->lora.rank));
+    w->b = malloc(sizeof(float) * (size_t)(ab * (uint64_t)cfg->lora.rank));
+    w->scratch = malloc(sizeof(float) * (size_t)(most ? most : 1));
+    if (!w->a || !w->b || !w->scratch) st = ACCEL_ERR_NOMEM;
+    w->kind = "LoRA checkpoint";
+out:
+    free(cfg);
+    return st;
+}
+
 accel_status_t accel_weights_open(const char *path, accel_weights_t **out)
 {
     *out = NULL;
@@ -152,6 +207,7 @@ accel_status_t accel_weights_open(const char *path, accel_weights_t **out)
     }
     w->src = hf ? SRC_HF : safetensors ? SRC_SAFETENSORS : SRC_HDF5;
     accel_status_t st = hf ? open_hf(w) : safetensors ? open_safetensors(w) : open_hdf5(w);
+    if (st == ACCEL_OK && w->src == SRC_HDF5 && w->config_yaml) st = open_lora(w);
     if (st != ACCEL_OK) {
         accel_weights_close(w);
         return st;
@@ -176,6 +232,11 @@ void accel_weights_close(accel_weights_t *w)
     accel_ckpt_file_close(w->file);
     accel_st_close(w->st);
     accel_hf_close(w->hf);
+    accel_weights_close(w->base);
+    accel_hf_linears_free(w->lin, w->nlin);
+    free(w->a);
+    free(w->b);
+    free(w->scratch);
     free(w->config_yaml);
     free(w->chat_template);
     free(w->path);
@@ -337,9 +398,61 @@ static int list_names(accel_weights_t *w, char (**names)[ACCEL_CKPT_NAME_MAX])
     return *names ? n : 0;
 }
 
+/* A LoRA checkpoint: the base against the model, and every module's factors in the file. */
+static accel_status_t check_lora(accel_weights_t *w, const accel_layout_t *layout)
+{
+    ACCEL_CHECK(accel_weights_check(w->base, layout));
+    for (int i = 0; i < w->nlin; i++)
+        for (int k = 0; k < 2; k++) {
+            char name[ACCEL_HF_NAME_MAX + 16];
+            snprintf(name, sizeof name, k ? ACCEL_HF_LORA_B : ACCEL_HF_LORA_A, w->lin[i].module);
+            const uint64_t d0 = k ? w->lin[i].out : (uint64_t)w->lora_rank, d1 = k ? (uint64_t)w->lora_rank : w->lin[i].in;
+            accel_ckpt_tensor_info_t in;
+            if (accel_ckpt_file_tensor(w->file, w->state, name, &in) != ACCEL_OK || in.ndim != 2 || in.dims[0] != d0 ||
+                in.dims[1] != d1 || !in.readable) {
+                ACCEL_ERROR("%s is a LoRA checkpoint without the factor '%s%s' [%llu, %llu] its configuration "
+                            "names\n--> hint: accel_ckpt ls %s", w->path, w->prefix, name, (unsigned long long)d0,
+                            (unsigned long long)d1, w->path);
+                return ACCEL_ERR_NOT_FOUND;
+            }
+        }
+    w->names = calloc((size_t)(layout->ntensors ? layout->ntensors : 1), sizeof *w->names);
+    w->numel = calloc((size_t)(layout->ntensors ? layout->ntensors : 1), sizeof *w->numel);
+    if (!w->names || !w->numel) return ACCEL_ERR_NOMEM;
+    for (int i = 0; i < layout->ntensors; i++) {
+        snprintf(w->names[i], sizeof w->names[i], "%s", layout->tensors[i].name);
+        w->numel[i] = layout->tensors[i].numel;
+    }
+    w->ntensors = layout->ntensors;
+    return ACCEL_OK;
+}
+
+/* Tensor `index` of a LoRA checkpoint: the base's, each adapted module's scale B A added. */
+static accel_status_t read_lora(accel_weights_t *w, int index, float *dst)
+{
+    ACCEL_CHECK(accel_weights_read(w->base, index, dst));
+    for (int i = 0; i < w->nlin; i++) {
+        const accel_hf_linear_t *l = &w->lin[i];
+        if (strcmp(l->accel, w->names[index])) continue;
+        char a[ACCEL_HF_NAME_MAX + 16], b[sizeof a];
+        snprintf(a, sizeof a, ACCEL_HF_LORA_A, l->module);
+        snprintf(b, sizeof b, ACCEL_HF_LORA_B, l->module);
+        const uint64_t r = (uint64_t)w->lora_rank;
+        if (accel_ckpt_file_read(w->file, w->state, a, 0, r * l->in, w->a) != ACCEL_OK ||
+            accel_ckpt_file_read(w->file, w->state, b, 0, l->out * r, w->b) != ACCEL_OK) {
+            ACCEL_ERROR("%s: reading the LoRA factors of %s failed\n--> hint: check the file with accel_ckpt "
+                        "verify %s", w->path, l->module, w->path);
+            return ACCEL_ERR_IO;
+        }
+        accel_hf_linear_add(l, w->lora_rank, w->lora_scale, w->a, w->b, dst, w->scratch);
+    }
+    return ACCEL_OK;
+}
+
 accel_status_t accel_weights_check(accel_weights_t *w, const accel_layout_t *layout)
 {
     forget_tensors(w);
+    if (w->base) return check_lora(w, layout);
     size_t n = (size_t)(layout->ntensors ? layout->ntensors : 1);
     w->names = calloc(n, sizeof *w->names);
     w->numel = calloc(n, sizeof *w->numel);
@@ -395,6 +508,7 @@ accel_status_t accel_weights_check(accel_weights_t *w, const accel_layout_t *lay
 accel_status_t accel_weights_read(accel_weights_t *w, int index, float *dst)
 {
     if (index < 0 || index >= w->ntensors) return ACCEL_ERR_INVALID;
+    if (w->base) return read_lora(w, index, dst);
     const uint64_t n = w->numel[index];
     if (w->src != SRC_HDF5) {
         char err[2048] = "";

@@ -563,6 +563,23 @@ static int stored_config(accel_ckpt_file_t *f, const char *path, accel_config_t 
     return 0;
 }
 
+/* A LoRA checkpoint's weights as the model has them: its base with the adapters added (the weights
+ * reader merges them), by the model's tensor names. */
+typedef struct {
+    accel_weights_t *w;
+    accel_model_t model;
+} merged_source_t;
+
+static accel_status_t get_merged(void *ctx, const char *name, uint64_t numel, float *dst)
+{
+    merged_source_t *m = ctx;
+    for (int i = 0; i < m->model.layout.ntensors; i++)
+        if (!strcmp(m->model.layout.tensors[i].name, name))
+            return m->model.layout.tensors[i].numel == numel ? accel_weights_read(m->w, i, dst) : ACCEL_ERR_SHAPE;
+    fprintf(stderr, "accel_ckpt export: the model has no tensor %s\n", name);
+    return ACCEL_ERR_NOT_FOUND;
+}
+
 /* A Hugging Face directory: names, layouts and config.json from the stored configuration. */
 static int write_hf(accel_ckpt_file_t *f, const char *path, const char *group, accel_hf_dtype_t dtype,
                     const char *outdir)
@@ -590,7 +607,21 @@ static int write_hf(accel_ckpt_file_t *f, const char *path, const char *group, a
                 "is, without bos/eos ids\n", terr);
     }
     accel_ckpt_file_source_t src = { f, group, NULL };
-    accel_status_t st = accel_hf_export(&cfg, get_tensor, &src, dtype, outdir, &ht);
+    merged_source_t merged = { 0 };
+    accel_status_t st = ACCEL_OK;
+    if (cfg.lora.rank > 0) {        /* the fine-tuned model: the base with the adapters merged */
+        st = accel_weights_open(path, &merged.w);
+        if (st == ACCEL_OK) st = accel_model_create(&cfg, &merged.model);
+        if (st == ACCEL_OK) st = accel_weights_check(merged.w, &merged.model.layout);
+    }
+    if (st == ACCEL_OK)
+        st = cfg.lora.rank > 0 ? accel_hf_export(&cfg, get_merged, &merged, dtype, outdir, &ht)
+                               : accel_hf_export(&cfg, get_tensor, &src, dtype, outdir, &ht);
+    if (st == ACCEL_OK && cfg.lora.rank > 0)
+        printf("the model: train.init_from=%s with the checkpoint's rank-%d LoRA adapters merged\n",
+               cfg.train.init_from, cfg.lora.rank);
+    if (merged.model.ops) accel_model_destroy(&merged.model);
+    accel_weights_close(merged.w);
     accel_tokenizer_free(t);
     free(bos);
     free(eos);

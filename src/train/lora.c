@@ -216,15 +216,10 @@ accel_status_t accel_lora_base_loaded(accel_lora_t *l)
 
 void accel_lora_merge(accel_lora_t *l, const float *adapters)
 {
-    const int r = l->rank;
     for (int i = 0; i < l->nt; i++) {
         const target_t *t = &l->t[i];
-        const int out = (int)t->lin->out, in = (int)t->lin->in;
-        memcpy(l->scratch, t->w0, sizeof(float) * (size_t)out * (size_t)in);
-        /* W [out, in] = W0 + scale B [out, r] A [r, in] */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, out, in, r, l->scale, adapters + t->b, r,
-                    adapters + t->a, in, 1.0f, l->scratch, in);
-        scatter_rows(t, l->scratch, l->params);
+        scatter_rows(t, t->w0, l->params);
+        accel_hf_linear_add(t->lin, l->rank, l->scale, adapters + t->a, adapters + t->b, l->params + t->w, l->scratch);
     }
 }
 

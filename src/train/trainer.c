@@ -1260,9 +1260,10 @@ static void print_header(const accel_trainer_t *t)
                "%s lr %.3g, %s schedule, %d warm-up steps", cfg->train.global_batch, rt->size,
                cfg->train.grad_accum, t->micro, cfg->train.steps, cfg->optim.name, cfg->optim.lr,
                cfg->optim.schedule, cfg->optim.warmup);
-    ACCEL_INFO("strategy %s%s, precision %s; this rank owns %zu of %zu state elements",
+    ACCEL_INFO("strategy %s%s, precision %s; this rank owns %zu of %zu state elements%s",
                cfg->dist.strategy, cfg->dist.hybrid ? " (hybrid: sharded within nodes)" : "",
-               cfg->precision, accel_dist_owned_numel(t->dist), t->model.layout.numel);
+               cfg->precision, accel_dist_owned_numel(t->dist), t->state_layout->numel,
+               t->lora ? " (LoRA adapters; the base frozen)" : "");
     if (t->device != ACCEL_DEVICE_CPU)
         ACCEL_INFO("device: %s (%s:%d); state and collectives in device memory (%s)", rt->device.name,
                    accel_dist_devops(t->dist)->name, rt->device.index,

@@ -17,7 +17,8 @@
 # compressed-tensors Llamas (INT8 packed, FP8 by channel, tensor and block, W8A8 INT8, NVFP4: written
 # by compressed_tensors' own compressors) scored dequantized in float64);
 # then tests/peft_reference.py makes PEFT LoRA adapters on some of them (tests/fixtures/peft) and
-# records the merged models' logits (peft from PyPI besides).
+# records the merged models' logits (peft from PyPI besides), and tests/lora_reference.py trains one
+# with PEFT and torch's AdamW (tests/fixtures/lora_train), the oracle of accel's LoRA training.
 #
 # Python is an oracle here, never a dependency of accel: `make check` only reads the committed
 # fixtures. With ROUNDTRIP=1 (and accel built in the tree) it then runs tests/hf_roundtrip.py:
@@ -38,6 +39,7 @@ python_with "import torch, transformers, safetensors, numpy, h5py" torch transfo
 if [ $# = 0 ]; then
     python_with "import peft" peft
     (cd "$top/tests" && "$py" peft_reference.py fixtures/hf fixtures/peft)
+    (cd "$top/tests" && "$py" lora_reference.py fixtures/hf fixtures/lora_train)
 fi
 if [ "${ROUNDTRIP:-0}" = 1 ]; then
     "$py" "$top/tests/hf_roundtrip.py" --build "${BUILD:-$top}"

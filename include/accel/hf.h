@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "accel/arena.h"
 #include "accel/config.h"
 #include "accel/status.h"
 
@@ -52,6 +53,15 @@ typedef struct {
 int accel_hf_linears(const accel_model_config_t *m, const char *targets, accel_hf_linear_t **out, char *err,
                      size_t errlen);
 void accel_hf_linears_free(accel_hf_linear_t *l, int n);
+/* The tensors a LoRA fine-tune of cfg trains and its checkpoints hold (lora.rank, lora.targets): for
+ * each module accel_hf_linears chooses, in its order, A [rank, in] and B [out, rank], named
+ * ACCEL_HF_LORA_A/B, in the layer of the tensor of `model` (the model's layout) holding its
+ * weight; A drawn with the variance of PEFT's initialisation, B zero. Into `out` (initialised). */
+accel_status_t accel_hf_lora_layout(const accel_config_t *cfg, const accel_layout_t *model, accel_layout_t *out,
+                                    char *err, size_t errlen);
+/* Their scale: lora.alpha / lora.rank, or / sqrt(lora.rank) with lora.rslora (PEFT's). */
+double accel_hf_lora_scale(const accel_config_t *cfg);
+
 /* w, the accel tensor l->accel ([*, in]), += scale B A on l's rows: A [r, in], B [out, r], scratch
  * out x in floats. A LoRA module merged, as PEFT's merge computes it. */
 void accel_hf_linear_add(const accel_hf_linear_t *l, int r, float scale, const float *a, const float *b, float *w,

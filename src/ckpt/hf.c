@@ -4511,6 +4511,50 @@ int accel_hf_linears(const accel_model_config_t *m, const char *targets, accel_h
     return kept;
 }
 
+double accel_hf_lora_scale(const accel_config_t *cfg)
+{
+    return cfg->lora.alpha / (cfg->lora.rslora ? sqrt(cfg->lora.rank) : (double)cfg->lora.rank);
+}
+
+accel_status_t accel_hf_lora_layout(const accel_config_t *cfg, const accel_layout_t *model, accel_layout_t *out,
+                                    char *err, size_t errlen)
+{
+    accel_hf_linear_t *l = NULL;
+    const int n = accel_hf_linears(&cfg->model, cfg->lora.targets, &l, err, errlen);
+    if (n < 0) return n;
+    accel_status_t st = ACCEL_OK;
+    const int r = cfg->lora.rank;
+    for (int i = 0; st == ACCEL_OK && i < n; i++) {
+        const accel_hf_linear_t *x = &l[i];
+        const accel_tensor_t *w = accel_layout_find(model, x->accel);
+        char a[ACCEL_HF_NAME_MAX + 16], b[sizeof a];
+        snprintf(a, sizeof a, ACCEL_HF_LORA_A, x->module);
+        snprintf(b, sizeof b, ACCEL_HF_LORA_B, x->module);
+        if (!w || w->ndim != 2 || (uint64_t)w->shape[1] != x->in) {
+            accel_errf(err, errlen, "the model has no tensor %s [*, %llu] for %s", x->accel, (unsigned long long)x->in,
+                       x->module);
+            st = ACCEL_ERR_SHAPE;
+        } else if ((uint64_t)r > x->in || (uint64_t)r > x->out) {
+            accel_errf(err, errlen, "lora.rank=%d is larger than %s's smaller side (%llu x %llu)\n--> hint: a rank "
+                       "below it", r, x->module, (unsigned long long)x->out, (unsigned long long)x->in);
+            st = ACCEL_ERR_CONFIG;
+        } else if (strlen(a) >= ACCEL_TENSOR_NAME_MAX) {
+            accel_errf(err, errlen, "the adapter tensor name %s is longer than accel's %d characters", a,
+                       ACCEL_TENSOR_NAME_MAX - 1);
+            st = ACCEL_ERR_UNSUPPORTED;
+        } else {
+            /* PEFT draws A by kaiming_uniform_(a=sqrt(5)): U(-1/sqrt(in), 1/sqrt(in)), variance
+             * 1/(3 in); here the same variance from the keyed normal, and B zero, so that training
+             * starts at the base model. */
+            const int64_t sa[2] = { r, (int64_t)x->in }, sb[2] = { (int64_t)x->out, r };
+            st = accel_layout_add(out, a, 2, sa, w->layer, 0, (float)(1.0 / sqrt(3.0 * (double)x->in)), NULL);
+            if (st == ACCEL_OK) st = accel_layout_add(out, b, 2, sb, w->layer, 0, 0.0f, NULL);
+        }
+    }
+    accel_hf_linears_free(l, n);
+    return st;
+}
+
 void accel_hf_linears_free(accel_hf_linear_t *l, int n)
 {
     for (int i = 0; l && i < n; i++) free(l[i].rows);
@@ -6577,7 +6621,7 @@ accel_status_t accel_hf_export_lora(const accel_config_t *cfg, accel_hf_get_fn g
     }
     if (st == ACCEL_OK)
         ACCEL_INFO("export --format peft: %s, the rank-%d LoRA adapters of %d modules as trained (scale %g), on %s",
-                   outdir, cfg->lora.rank, n, cfg->lora.alpha / (cfg->lora.rslora ? sqrt(r) : (double)r), base);
+                   outdir, cfg->lora.rank, n, accel_hf_lora_scale(cfg), base);
     for (int i = 0; out && i < 2 * n; i++) free(out[i].v);
     free(out);
     json_decref(targets);

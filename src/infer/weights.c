@@ -11,7 +11,6 @@
 
 #define _GNU_SOURCE
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,7 +159,7 @@ static accel_status_t open_lora(accel_weights_t *w)
             ab = w->lin[i].out > w->lin[i].in ? w->lin[i].out : w->lin[i].in;
     }
     w->lora_rank = cfg->lora.rank;
-    w->lora_scale = (float)(cfg->lora.alpha / (cfg->lora.rslora ? sqrt(cfg->lora.rank) : cfg->lora.rank));
+    w->lora_scale = (float)accel_hf_lora_scale(cfg);
     w->a = malloc(sizeof(float) * (size_t)(ab * (uint64_t)cfg->lora.rank));
     w->b = malloc(sizeof(float) * (size_t)(ab * (uint64_t)cfg->lora.rank));
     w->scratch = malloc(sizeof(float) * (size_t)(most ? most : 1));

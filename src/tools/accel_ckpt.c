@@ -324,7 +324,8 @@ static int cmd_verify(int argc, char **argv)
     /* The tensors and shapes the file must hold come from its stored model configuration, so a
      * tensor reshaped, replaced or deleted together with its checksum table is found too. */
     accel_model_t model;
-    bool have_model = false;
+    accel_layout_t lora;
+    bool have_model = false, have_lora = false, lora_config = false;
     accel_ckpt_file_t *f = NULL;
     char err[2048] = "", *yaml = NULL;
     /* Quiet open: an unreadable file is reported once, by the verification below. */
@@ -335,6 +336,15 @@ static int cmd_verify(int argc, char **argv)
         if (accel_config_from_yaml(&cfg, yaml, path, err, sizeof err) == ACCEL_OK &&
             accel_model_create(&cfg, &model) == ACCEL_OK)
             have_model = true;
+        /* A LoRA fine-tune's checkpoint holds its adapters, not the model. */
+        if (have_model && cfg.lora.rank > 0) {
+            lora_config = true;
+            accel_layout_init(&lora);
+            have_lora = accel_hf_lora_layout(&cfg, &model.layout, &lora, err, sizeof err) == ACCEL_OK;
+            if (!have_lora)
+                fprintf(stderr, "accel_ckpt verify: the stored LoRA configuration of %s does not give the adapters "
+                        "(%s): tensor names and shapes are not checked\n", path, err);
+        }
         else
             fprintf(stderr, "accel_ckpt verify: the stored configuration of %s does not give a model (%s): "
                     "tensor names and shapes are not checked\n", path, err[0] ? err : "model creation failed");
@@ -342,7 +352,9 @@ static int cmd_verify(int argc, char **argv)
     free(yaml);
     accel_ckpt_file_close(f);
     int problems = 0;
-    accel_status_t st = accel_ckpt_verify_layout(path, have_model ? &model.layout : NULL, stdout, verbose, &problems);
+    const accel_layout_t *want = have_lora ? &lora : have_model && !lora_config ? &model.layout : NULL;
+    accel_status_t st = accel_ckpt_verify_layout(path, want, stdout, verbose, &problems);
+    if (have_lora) accel_layout_free(&lora);
     if (have_model) accel_model_destroy(&model);
     return accel_status_exit_code(st);
 }
@@ -716,6 +728,9 @@ static int cmd_export(int argc, char **argv)
                    "               biases), and whole the matrices of the modules NAMES lists\n"
                    "               (comma-separated last names, e.g. lm_head,embed_tokens). PEFT's\n"
                    "               PeftModel.from_pretrained and accel (import, init_from) read it.\n"
+                   "               A LoRA fine-tune's checkpoint (lora.rank) writes its adapters\n"
+                   "               as trained (no --rank, no --whole; docs/lora.md); its hf export\n"
+                   "               is the base with them merged.\n"
                    "  bf16 rounds to nearest even. fp8 (hf only): the blocks' linear layers in float8\n"
                    "  e4m3 by rows with F32 scales (compressed-tensors' FP8-dynamic, which vLLM and\n"
                    "  transformers load), the rest bf16; nvfp4 (hf only): those layers in NVFP4 (e2m1\n"

@@ -1,7 +1,7 @@
-/* LoRA fine-tuning: which linear layers are adapted, the adapters' layout, and the two maps between
- * them and the model's arenas (lora.h says why the trainer works this way). The linear layers and
- * where their rows sit in accel's tensors (fused q|k|v, permuted RoPE pairs, ...) come from the
- * Hugging Face mapping (accel_hf_linears), so an adapter is PEFT's module for module. */
+/* LoRA fine-tuning: the two maps between the adapters and the model's arenas (lora.h says why the
+ * trainer works this way). Which linear layers are adapted, where their rows sit in accel's tensors
+ * (fused q|k|v, permuted RoPE pairs, ...) and the adapters' tensors come from the Hugging Face
+ * mapping (accel_hf_linears, accel_hf_lora_layout), so an adapter is PEFT's, module for module. */
 #include <cblas.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,7 +15,8 @@
 typedef struct {
     const accel_hf_linear_t *lin;
     size_t w;                       /* the accel tensor's offset in the model's arena */
-    size_t a, b;                    /* A's and B's offsets in the adapters' arena */
+    int a, b;                       /* A's and B's tensors in the adapters' layout (their offsets move
+                                     * when the dist pads it for ZeRO) */
     float *w0;                      /* its base rows [out, in], in module order */
 } target_t;
 
@@ -23,14 +24,17 @@ struct accel_lora {
     accel_layout_t layout;          /* the adapters */
     accel_hf_linear_t *lin;
     int nlin;
-    target_t *t;
-    int nt;
+    target_t *t;                    /* one per module of lin */
     int rank;
     float scale;
     float *params, *grads;          /* the model's arenas */
     float *w0;                      /* every target's base rows */
     float *scratch;                 /* [out, in] of the largest target */
 };
+
+/* Offsets of a target's A and B in the adapters' arena. */
+static size_t a_at(const accel_lora_t *l, const target_t *t) { return l->layout.tensors[t->a].offset; }
+static size_t b_at(const accel_lora_t *l, const target_t *t) { return l->layout.tensors[t->b].offset; }
 
 accel_status_t accel_lora_create(const accel_config_t *cfg, const accel_layout_t *model, accel_lora_t **out)
 {
@@ -53,47 +57,21 @@ accel_status_t accel_lora_create(const accel_config_t *cfg, const accel_layout_t
         goto fail;
     }
     l->rank = cfg->lora.rank;
-    l->scale = (float)(cfg->lora.alpha / (cfg->lora.rslora ? sqrt(cfg->lora.rank) : cfg->lora.rank));
+    l->scale = (float)accel_hf_lora_scale(cfg);
+    if ((st = accel_hf_lora_layout(cfg, model, &l->layout, err, sizeof err)) != ACCEL_OK) {
+        ACCEL_ERROR("LoRA: %s", err);
+        goto fail;
+    }
     l->t = calloc((size_t)l->nlin + 1, sizeof *l->t);
     if (!l->t) { st = ACCEL_ERR_NOMEM; goto fail; }
     size_t w0 = 0, largest = 0;
-    for (int i = 0; i < l->nlin; i++) {
+    for (int i = 0; i < l->nlin; i++) {     /* the layout holds each module's A and B, in this order */
         const accel_hf_linear_t *x = &l->lin[i];
-        const accel_tensor_t *w = accel_layout_find(model, x->accel);
-        if (!w || w->ndim != 2 || (uint64_t)w->shape[1] != x->in) {
-            ACCEL_ERROR("lora: the model has no tensor %s [*, %llu] for %s", x->accel, (unsigned long long)x->in,
-                        x->module);
-            st = ACCEL_ERR_SHAPE;
-            goto fail;
-        }
-        if ((uint64_t)cfg->lora.rank > x->in || (uint64_t)cfg->lora.rank > x->out) {
-            ACCEL_ERROR("lora.rank=%d is larger than %s's smaller side (%llu x %llu)\n--> hint: a rank below "
-                        "it", cfg->lora.rank, x->module, (unsigned long long)x->out, (unsigned long long)x->in);
-            st = ACCEL_ERR_CONFIG;
-            goto fail;
-        }
-        char a[ACCEL_HF_NAME_MAX + 16], b[sizeof a];
-        snprintf(a, sizeof a, ACCEL_HF_LORA_A, x->module);
-        snprintf(b, sizeof b, ACCEL_HF_LORA_B, x->module);
-        if (strlen(a) >= ACCEL_TENSOR_NAME_MAX) {
-            ACCEL_ERROR("lora: the adapter tensor name %s is longer than accel's %d characters",
-                        a, ACCEL_TENSOR_NAME_MAX - 1);
-            st = ACCEL_ERR_UNSUPPORTED;
-            goto fail;
-        }
-        /* PEFT draws A by kaiming_uniform_(a=sqrt(5)): U(-1/sqrt(in), 1/sqrt(in)), variance 1/(3 in);
-         * here the same variance from the keyed normal, and B zero, so training starts at W0. */
-        const int64_t sa[2] = { cfg->lora.rank, (int64_t)x->in }, sb[2] = { (int64_t)x->out, cfg->lora.rank };
-        int ia, ib;
-        if ((st = accel_layout_add(&l->layout, a, 2, sa, w->layer, 0, (float)(1.0 / sqrt(3.0 * (double)x->in)),
-                                   &ia)) != ACCEL_OK ||
-            (st = accel_layout_add(&l->layout, b, 2, sb, w->layer, 0, 0.0f, &ib)) != ACCEL_OK)
-            goto fail;
-        target_t *t = &l->t[l->nt++];
+        target_t *t = &l->t[i];
         t->lin = x;
-        t->w = w->offset;
-        t->a = l->layout.tensors[ia].offset;
-        t->b = l->layout.tensors[ib].offset;
+        t->w = accel_layout_find(model, x->accel)->offset;
+        t->a = 2 * i;
+        t->b = 2 * i + 1;
         w0 += x->out * x->in;
         if (x->out * x->in > largest) largest = x->out * x->in;
     }
@@ -103,7 +81,7 @@ accel_status_t accel_lora_create(const accel_config_t *cfg, const accel_layout_t
     l->scratch = malloc(sizeof(float) * largest);
     if (!l->w0 || !l->scratch) { st = ACCEL_ERR_NOMEM; goto fail; }
     float *p = l->w0;
-    for (int i = 0; i < l->nt; i++) {
+    for (int i = 0; i < l->nlin; i++) {
         l->t[i].w0 = p;
         p += l->t[i].lin->out * l->t[i].lin->in;
     }
@@ -135,8 +113,8 @@ float accel_lora_scale(const accel_lora_t *l) { return l->scale; }
 size_t accel_lora_targets(const accel_lora_t *l, size_t *elements)
 {
     *elements = 0;
-    for (int i = 0; i < l->nt; i++) *elements += l->t[i].lin->out * l->t[i].lin->in;
-    return (size_t)l->nt;
+    for (int i = 0; i < l->nlin; i++) *elements += l->t[i].lin->out * l->t[i].lin->in;
+    return (size_t)l->nlin;
 }
 
 typedef struct {
@@ -152,8 +130,8 @@ static accel_status_t take_factors(void *vctx, const char *module, int rank, dou
     read_ctx_t *c = vctx;
     const accel_lora_t *l = c->l;
     int i = 0;
-    while (i < l->nt && strcmp(l->t[i].lin->module, module)) i++;
-    if (i == l->nt) {
+    while (i < l->nlin && strcmp(l->t[i].lin->module, module)) i++;
+    if (i == l->nlin) {
         snprintf(c->err, sizeof c->err, "it adapts %s, which lora.targets does not choose\n--> hint: lora.targets "
                  "must name the adapter's modules (its target_modules)", module);
         return ACCEL_ERR_CONFIG;
@@ -171,18 +149,18 @@ static accel_status_t take_factors(void *vctx, const char *module, int rank, dou
                  (unsigned long long)t->lin->in);
         return ACCEL_ERR_SHAPE;
     }
-    memcpy(c->adapters + t->a, a, sizeof(float) * (size_t)rank * in);
-    memcpy(c->adapters + t->b, b, sizeof(float) * out * (size_t)rank);
+    memcpy(c->adapters + a_at(l, t), a, sizeof(float) * (size_t)rank * in);
+    memcpy(c->adapters + b_at(l, t), b, sizeof(float) * out * (size_t)rank);
     c->seen[i] = true;
     return ACCEL_OK;
 }
 
 accel_status_t accel_lora_read_adapter(accel_lora_t *l, const char *dir, float *adapters)
 {
-    read_ctx_t c = { .l = l, .adapters = adapters, .seen = calloc((size_t)l->nt, sizeof(bool)) };
+    read_ctx_t c = { .l = l, .adapters = adapters, .seen = calloc((size_t)l->nlin, sizeof(bool)) };
     if (!c.seen) return ACCEL_ERR_NOMEM;
     accel_status_t st = accel_hf_adapter_factors(dir, take_factors, &c, c.err, sizeof c.err);
-    for (int i = 0; st == ACCEL_OK && i < l->nt; i++)
+    for (int i = 0; st == ACCEL_OK && i < l->nlin; i++)
         if (!c.seen[i]) {
             snprintf(c.err, sizeof c.err, "it has no factors for %s, which lora.targets chooses\n--> hint: "
                      "lora.targets must name the adapter's modules (its target_modules)", l->t[i].lin->module);
@@ -210,30 +188,30 @@ static void scatter_rows(const target_t *t, const float *src, float *arena)
 
 accel_status_t accel_lora_base_loaded(accel_lora_t *l)
 {
-    for (int i = 0; i < l->nt; i++) gather_rows(&l->t[i], l->params, l->t[i].w0);
+    for (int i = 0; i < l->nlin; i++) gather_rows(&l->t[i], l->params, l->t[i].w0);
     return ACCEL_OK;
 }
 
 void accel_lora_merge(accel_lora_t *l, const float *adapters)
 {
-    for (int i = 0; i < l->nt; i++) {
+    for (int i = 0; i < l->nlin; i++) {
         const target_t *t = &l->t[i];
         scatter_rows(t, t->w0, l->params);
-        accel_hf_linear_add(t->lin, l->rank, l->scale, adapters + t->a, adapters + t->b, l->params + t->w, l->scratch);
+        accel_hf_linear_add(t->lin, l->rank, l->scale, adapters + a_at(l, t), adapters + b_at(l, t), l->params + t->w, l->scratch);
     }
 }
 
 void accel_lora_project(accel_lora_t *l, const float *adapters, float *adapter_grads)
 {
     const int r = l->rank;
-    for (int i = 0; i < l->nt; i++) {
+    for (int i = 0; i < l->nlin; i++) {
         const target_t *t = &l->t[i];
         const int out = (int)t->lin->out, in = (int)t->lin->in;
         gather_rows(t, l->grads, l->scratch);              /* dW [out, in] */
         /* dA [r, in] += scale B^T dW;  dB [out, r] += scale dW A^T */
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r, in, out, l->scale, adapters + t->b, r,
-                    l->scratch, in, 1.0f, adapter_grads + t->a, in);
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r, in, out, l->scale, adapters + b_at(l, t), r,
+                    l->scratch, in, 1.0f, adapter_grads + a_at(l, t), in);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, out, r, in, l->scale, l->scratch, in,
-                    adapters + t->a, in, 1.0f, adapter_grads + t->b, r);
+                    adapters + a_at(l, t), in, 1.0f, adapter_grads + b_at(l, t), r);
     }
 }

@@ -11,7 +11,7 @@
 #      hf and the exported adapter give the same text; train.init_from of the adapter goes on where
 #      the checkpoint stopped;
 #   4. GPT-2's Conv1D layers (fan_in_fan_out), lora.targets by name, rank-stabilized scale;
-#   5. what LoRA cannot do is refused naming the key.
+#   5. what LoRA cannot do is refused naming the key; accel estimate-memory counts LoRA's state.
 . "${top_srcdir:-.}/tests/lib.sh"
 make_scratch
 S=$SCRATCH
@@ -124,3 +124,9 @@ run_mpi 1 "$TRAIN" $base train.init_from="$S/base" lora.rank=2 ckpt.dir="$S/gone
 rm -rf "$S/base"
 expect_fail "and the model they adapt (train.init_from=$S/base) cannot be read" "$GEN" "$S/gone/step-00000001.h5" --prompt a -n 2
 pass "LoRA: refusals name the key"
+
+# accel estimate-memory counts the frozen model beside the adapters, and shows no zero3.
+"$top_builddir/accel" estimate-memory $base lora.rank=4 --world 1,2 > "$S/est.out" 2>&1 || fail "estimate-memory: $(cat "$S/est.out")"
+grep -q "LoRA (lora.rank=4)" "$S/est.out" && grep -q "^zero2 " "$S/est.out" && ! grep -q "^zero3 " "$S/est.out" ||
+    fail "estimate-memory with lora.rank: $(cat "$S/est.out")"
+pass "LoRA: accel estimate-memory accounts for the frozen model and the adapters"

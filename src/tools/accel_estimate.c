@@ -63,6 +63,9 @@ int accel_cmd_estimate(int argc, char **argv)
     else snprintf(mb, sizeof mb, "global/(ranks x %d)", cfg.train.grad_accum);
     printf("model %s: %zu parameters; %s, global batch %d, micro-batch %s, recompute %s; MiB per rank\n",
            model.ops->name, nparams, cfg.optim.name, cfg.train.global_batch, mb, cfg.train.recompute);
+    if (cfg.lora.rank > 0)
+        printf("LoRA (lora.rank=%d): the model's weights and gradients whole on every rank beside the adapted "
+               "layers' base rows; the strategy shards the adapters' state (no zero3)\n", cfg.lora.rank);
     if (autob)
         printf("micro-batch auto: the largest that fits %s per rank\n",
                cfg.train.memory_limit > 0 ? "train.memory_limit" : "this node's memory divided by its ranks (--per-node, else all)");
@@ -78,7 +81,7 @@ int accel_cmd_estimate(int argc, char **argv)
         if (world < 1) { fprintf(stderr, "accel estimate-memory: bad world size '%s'\n", tok); rc = 2; break; }
         for (int hybrid = 0; hybrid < (per_node > 0 ? 2 : 1); hybrid++)
             for (int s = hybrid ? ACCEL_ZERO1 : ACCEL_DDP; s <= ACCEL_ZERO3; s++) {
-                if (hybrid && world % per_node) continue;
+                if ((hybrid && world % per_node) || (cfg.lora.rank > 0 && s == ACCEL_ZERO3)) continue;
                 const int node_ranks = hybrid || (per_node > 0 && per_node < world) ? per_node : world;
                 char name[24];
                 snprintf(name, sizeof name, "%s%s", accel_strategy_name((accel_strategy_t)s), hybrid ? "+hybrid" : "");
@@ -109,17 +112,21 @@ int accel_cmd_estimate(int argc, char **argv)
                            "the rank saves: %.1f MiB in the first row)\n", mib(e.snapshot));
                     snapshot_said = true;
                 }
-                double state = (double)(e.params + e.grads + e.master + e.optim) / e.psi;
-                printf("%-13s %5d %5d %5d %10.1f %10.1f %10.1f %10.1f %11.1f %9.1f %10.1f   %5.2f vs %5.2f\n", name,
+                /* bytes per parameter of the model (LoRA: of the model, not of its adapters) */
+                double state = (double)(e.params + e.grads + e.master + e.optim) / (cfg.lora.rank > 0 ? (double)nparams : e.psi);
+                char paper[16] = "    -";     /* LoRA: the paper has no row for it */
+                if (e.paper_bytes_per_param > 0) snprintf(paper, sizeof paper, "%5.2f", e.paper_bytes_per_param);
+                printf("%-13s %5d %5d %5d %10.1f %10.1f %10.1f %10.1f %11.1f %9.1f %10.1f   %5.2f vs %s\n", name,
                        world, c.train.global_batch / (world * accum), accum, mib(e.params), mib(e.grads),
-                       mib(e.master), mib(e.optim), mib(e.activations), mib(e.comm), mib(e.total), state,
-                       e.paper_bytes_per_param);
+                       mib(e.master), mib(e.optim), mib(e.activations), mib(e.comm), mib(e.total), state, paper);
             }
     }
     /* The built-in GPT or Llama on GPUs (device=cuda): what the engine allocates in device memory. */
     char why[512];
     const bool builtin = (!strcmp(model.ops->name, "gpt") || !strcmp(model.ops->name, "llama")) && !cfg.model.plugin[0];
-    if (rc == 0 && builtin && !accel_model_runs_on(&cfg, ACCEL_DEVICE_CUDA, why, sizeof why)) {
+    if (rc == 0 && builtin && cfg.lora.rank > 0) {
+        printf("GPU engine: no rows (LoRA training runs on the CPU so far)\n");
+    } else if (rc == 0 && builtin && !accel_model_runs_on(&cfg, ACCEL_DEVICE_CUDA, why, sizeof why)) {
         char *nl = strchr(why, '\n');          /* its first line names the key */
         if (nl) *nl = '\0';
         printf("GPU engine: no rows (%s)\n", why);

@@ -7,13 +7,16 @@
  * The ZeRO paper counts 16-bit parameters and gradients (2P each) for mixed precision: 16P, 4P+12P/N,
  * 2P+14P/N, 16P/N; it is printed alongside. P includes the per-layer padding to a multiple of N.
  * Activations are the model's (activation_bytes: what it keeps for backward, train.recompute
- * included). */
+ * included). LoRA (lora.rank, src/train/lora.c) keeps the model's weights and gradients whole and
+ * the adapted layers' base rows, 4P + 4P + 4Pt, and the adapters (Pa elements) as ddp or ZeRO keep a
+ * model. */
 #include "build_config.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "accel/hf.h"
 #include "accel/memory.h"
 #include "../nn/gpt_cuda.h"
 
@@ -58,12 +61,41 @@ static double shards_or_world(accel_strategy_t strategy, bool hybrid, int world,
     return strategy != ACCEL_DDP && hybrid ? ranks_per_node : world;
 }
 
+/* LoRA: the adapters' estimate as a model's, then the frozen model's arenas on top. */
+static accel_status_t lora_estimate(const accel_config_t *cfg, const accel_model_ops_t *model,
+                                    const accel_layout_t *layout, accel_strategy_t strategy, bool hybrid, int world,
+                                    int ranks_per_node, accel_memory_estimate_t *out)
+{
+    accel_config_t plain = *cfg;
+    plain.lora.rank = 0;
+    accel_layout_t adapters;
+    accel_layout_init(&adapters);
+    accel_hf_linear_t *l = NULL;
+    char err[1024];
+    const int n = accel_hf_linears(&cfg->model, cfg->lora.targets, &l, err, sizeof err);
+    accel_status_t st = n < 0 ? n : accel_hf_lora_layout(cfg, layout, &adapters, err, sizeof err);
+    if (st == ACCEL_OK)
+        st = accel_memory_estimate(&plain, model, &adapters, strategy, hybrid, world, ranks_per_node, out);
+    double targets = 0;
+    for (int i = 0; i < n; i++) targets += (double)(l[i].out * l[i].in);
+    accel_hf_linears_free(l, n);
+    accel_layout_free(&adapters);
+    if (st != ACCEL_OK) return st;
+    const double f = sizeof(float), P = (double)layout->numel;
+    out->params += (size_t)(f * (P + targets));
+    out->grads += (size_t)(f * P);
+    out->total += (size_t)(f * (2 * P + targets));
+    out->paper_bytes_per_param = 0;
+    return ACCEL_OK;
+}
+
 accel_status_t accel_memory_estimate(const accel_config_t *cfg, const accel_model_ops_t *model,
                                      const accel_layout_t *layout, accel_strategy_t strategy,
                                      bool hybrid, int world, int ranks_per_node,
                                      accel_memory_estimate_t *out)
 {
     memset(out, 0, sizeof *out);
+    if (cfg->lora.rank > 0) return lora_estimate(cfg, model, layout, strategy, hybrid, world, ranks_per_node, out);
     if (world < 1 || ranks_per_node < 1 || world % ranks_per_node) return ACCEL_ERR_INVALID;
     int shards = strategy == ACCEL_DDP ? 1 : hybrid ? ranks_per_node : world;
     /* Pad a copy of the table as the ZeRO strategies do. */

@@ -803,7 +803,9 @@ static accel_status_t choose_device(accel_trainer_t *t)
 {
     t->device = t->rt->device.kind;
     char why[512];
-    if (t->device == ACCEL_DEVICE_CPU || accel_model_runs_on(t->cfg, t->device, why, sizeof why))
+    if (t->cfg->lora.rank > 0 && t->device != ACCEL_DEVICE_CPU)     /* lora_setup refuses device=cuda */
+        snprintf(why, sizeof why, "LoRA training (lora.rank) runs on the CPU so far");
+    else if (t->device == ACCEL_DEVICE_CPU || accel_model_runs_on(t->cfg, t->device, why, sizeof why))
         return ACCEL_OK;
     if (!strcmp(t->cfg->device, "cuda")) return ACCEL_OK;   /* accel_model_create_on says why */
     const char *reason = strncmp(why, "device=cuda: ", 13) ? why : why + 13;

@@ -24,6 +24,9 @@ enum {
                                      * sign (a raw xIELU alpha, its eps), not a std */
     ACCEL_TENSOR_FIXED = 1 << 3,    /* a fixed buffer (xIELU's beta and eps): the model never writes
                                      * its gradient, so AdamW (with NO_DECAY) keeps it as set */
+    ACCEL_TENSOR_FROZEN = 1 << 4,   /* set by the trainer, not the model: no gradient is wanted (the
+                                     * base LoRA freezes), so the model may skip computing the
+                                     * weight's own gradient; its slot is then left as it is */
 };
 
 typedef struct {

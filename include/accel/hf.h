@@ -45,8 +45,8 @@ typedef struct {
 #define ACCEL_HF_LORA_A "%s.lora_A.weight"
 #define ACCEL_HF_LORA_B "%s.lora_B.weight"
 
-/* The linear layers of the blocks (attention, MLP, router: not the embeddings, the head or stacked
- * experts) of cfg's model that `targets` chooses, as PEFT's target_modules does: "all-linear" (or
+/* The linear layers of the blocks (attention, MLP, shared experts: not the embeddings, the head, the
+ * MoE routers or stacked experts, which PEFT's LoRA does not adapt either) of cfg's model that `targets` chooses, as PEFT's target_modules does: "all-linear" (or
  * NULL) every one, else names comma-separated, each matching a module it equals or ends in after a
  * dot. In registration order; *out is malloc'ed (free with accel_hf_linears_free). Returns the
  * count, or a negative status with err saying why (a name no layer has: the names there are). */

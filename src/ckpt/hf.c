@@ -4478,8 +4478,13 @@ int accel_hf_linears(const accel_model_config_t *m, const char *targets, accel_h
     for (int i = 0; st == ACCEL_OK && i < ne; i++) {
         const entry_t *x = &e[i];
         const size_t len = strlen(x->hf);
+        /* Not the embeddings, the head, the MoE routers or the experts (an expert a file of its
+         * own too): transformers 5 makes routers modules of their own and stacks the experts into
+         * parameters, which PEFT's target_modules (and vLLM) do not adapt. */
+        const size_t alen = strlen(x->accel);
         if (!lora_layout(x) || x->ndim != 2 || len < 7 || strcmp(x->hf + len - 7, ".weight") ||
-            !strcmp(x->accel, "wte") || !strcmp(x->accel, "wpe") || !strcmp(x->accel, "lm_head.weight"))
+            !strcmp(x->accel, "wte") || !strcmp(x->accel, "wpe") || !strcmp(x->accel, "lm_head.weight") ||
+            (alen > 18 && !strcmp(x->accel + alen - 18, ".mlp.router.weight")) || strstr(x->accel, ".mlp.experts."))
             continue;
         accel_hf_linear_t *o = &l[n];
         module_of(x->hf, o->module, sizeof o->module);

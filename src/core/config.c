@@ -213,7 +213,7 @@ static const key_spec_t g_schema[] = {
 
     { "lora.rank", KEY_INT, F(lora.rank), "0", NULL, "LoRA fine-tuning: the base weights stay frozen and low-rank adapters of this rank are trained on the lora.targets layers (W + scale B A, as PEFT's LoRA; docs/lora.md); needs train.init_from (the base: a model directory, an accel checkpoint, or a PEFT adapter to train further); checkpoints hold the adapters, 'accel_ckpt export --format peft' writes them; 0 = off, every weight trained", R(0, 1 << 16) },
     { "lora.alpha", KEY_DOUBLE, F(lora.alpha), "16", NULL, "LoRA: the adapters' scale is lora.alpha / lora.rank (PEFT's lora_alpha)", R_OPEN_LO(0, 1e6) },
-    { "lora.targets", KEY_STRING, F(lora.targets), "all-linear", NULL, "LoRA: the layers adapted, as PEFT's target_modules: all-linear (every linear layer of the blocks: attention, MLP, router), or module names, comma-separated (q_proj,v_proj); a name matches a module ending in it", NO_RANGE },
+    { "lora.targets", KEY_STRING, F(lora.targets), "all-linear", NULL, "LoRA: the layers adapted, as PEFT's target_modules: all-linear (every linear layer of the blocks: attention, MLP, shared experts; as PEFT, not the embeddings, the head, MoE routers or stacked experts), or module names, comma-separated (q_proj,v_proj); a name matches a module ending in it", NO_RANGE },
     { "lora.rslora", KEY_BOOL, F(lora.rslora), "false", NULL, "LoRA: scale lora.alpha / sqrt(lora.rank) (rank-stabilized LoRA, PEFT's use_rslora)", NO_RANGE },
 
     { "dist.strategy", KEY_STRING, F(dist.strategy), "ddp", "ddp|zero1|zero2|zero3", "data-parallel strategy", NO_RANGE },

@@ -256,6 +256,9 @@ typedef struct {
 #define GRAD(idx) (grads + layout->tensors[(idx)].offset)
 #define PARAM_OPT(idx) ((idx) >= 0 ? PARAM(idx) : NULL)
 #define GRAD_OPT(idx) ((idx) >= 0 ? GRAD(idx) : NULL)
+/* A weight whose gradient nobody wants (ACCEL_TENSOR_FROZEN): its dW product is skipped. */
+#define FROZEN(idx) ((layout->tensors[(idx)].flags & ACCEL_TENSOR_FROZEN) != 0)
+#define GRAD_UNLESS_FROZEN(idx) ((idx) >= 0 && !FROZEN(idx) ? GRAD(idx) : NULL)
 #define GEMM(...) ACCEL_CHECK(accel_gemm_cpu(&m->gemm, __VA_ARGS__))
 /* block k's xIELU, as the parameters hold it */
 #define XIELU_OF(k) { *PARAM((k)->xap), *PARAM((k)->xan), *PARAM((k)->xbeta), *PARAM((k)->xeps) }
@@ -2209,24 +2212,26 @@ static accel_status_t mla_backward(gpt_t *m, const accel_layout_t *layout, const
             memcpy(er + (size_t)h * KVB + dn, vr + (size_t)h * hs, sizeof(float) * (size_t)dv);
         }
     }
-    GEMM(true, false, NH * KVB, Rkv, bt, 1.0f, de, NH * KVB, v.kv, Rkv, 1.0f, GRAD(k->kvbw), Rkv);
+    if (!FROZEN(k->kvbw)) GEMM(true, false, NH * KVB, Rkv, bt, 1.0f, de, NH * KVB, v.kv, Rkv, 1.0f, GRAD(k->kvbw), Rkv);
     GEMM(false, false, bt, Rkv, NH * KVB, 1.0f, de, NH * KVB, PARAM(k->kvbw), Rkv, 0.0f, dlat, Rkv);
     memset(dki, 0, sizeof(float) * BT * (size_t)Rkv);
     accel_cpu_rmsnorm_backward(dki, GRAD(k->kvanw), dlat, v.kv_in, v.kv_rstd, PARAM(k->kvanw), BT, Rkv);
-    GEMM(true, false, Rkv, C, bt, 1.0f, dki, Rkv, in, C, 1.0f, GRAD(k->kvaw), C);
-    GEMM(true, false, rd, C, bt, 1.0f, dkpe, rd, in, C, 1.0f, GRAD(k->kvaw) + (size_t)Rkv * C, C);
+    if (!FROZEN(k->kvaw)) {
+        GEMM(true, false, Rkv, C, bt, 1.0f, dki, Rkv, in, C, 1.0f, GRAD(k->kvaw), C);
+        GEMM(true, false, rd, C, bt, 1.0f, dkpe, rd, in, C, 1.0f, GRAD(k->kvaw) + (size_t)Rkv * C, C);
+    }
     GEMM(false, false, bt, C, Rkv, 1.0f, dki, Rkv, PARAM(k->kvaw), C, 0.0f, m->dc, C);
     GEMM(false, false, bt, C, rd, 1.0f, dkpe, rd, PARAM(k->kvaw) + (size_t)Rkv * C, C, 1.0f, m->dc, C);
     if (!Rq) {
-        GEMM(true, false, QH, C, bt, 1.0f, dq, QKV, in, C, 1.0f, GRAD(k->qbw), C);
+        if (!FROZEN(k->qbw)) GEMM(true, false, QH, C, bt, 1.0f, dq, QKV, in, C, 1.0f, GRAD(k->qbw), C);
         GEMM(false, false, bt, C, QH, 1.0f, dq, QKV, PARAM(k->qbw), C, 1.0f, m->dc, C);
         return ACCEL_OK;
     }
-    GEMM(true, false, QH, Rq, bt, 1.0f, dq, QKV, v.qa, Rq, 1.0f, GRAD(k->qbw), Rq);
+    if (!FROZEN(k->qbw)) GEMM(true, false, QH, Rq, bt, 1.0f, dq, QKV, v.qa, Rq, 1.0f, GRAD(k->qbw), Rq);
     GEMM(false, false, bt, Rq, QH, 1.0f, dq, QKV, PARAM(k->qbw), Rq, 0.0f, dqa, Rq);
     memset(dqi, 0, sizeof(float) * BT * (size_t)Rq);
     accel_cpu_rmsnorm_backward(dqi, GRAD(k->qanw), dqa, v.qa_in, v.qa_rstd, PARAM(k->qanw), BT, Rq);
-    GEMM(true, false, Rq, C, bt, 1.0f, dqi, Rq, in, C, 1.0f, GRAD(k->qaw), C);
+    if (!FROZEN(k->qaw)) GEMM(true, false, Rq, C, bt, 1.0f, dqi, Rq, in, C, 1.0f, GRAD(k->qaw), C);
     GEMM(false, false, bt, C, Rq, 1.0f, dqi, Rq, PARAM(k->qaw), C, 1.0f, m->dc, C);
     return ACCEL_OK;
 }
@@ -2612,10 +2617,11 @@ static accel_status_t mlp_backward(gpt_t *m, int l, const gpt_acts_t *a,
     if (layer_moe(m, l)) {
         accel_moe_acts_t ma = moe_acts(m, a, 0);
         accel_moe_weights_t w = moe_weights(k, layout, params);
-        accel_moe_grads_t dw = { GRAD(k->routerw), GRAD(k->fcw), GRAD(k->fcpw), GRAD_OPT(k->sgu),
-                                 GRAD_OPT(k->sdown), GRAD_OPT(k->sgate), GRAD_OPT(k->routerb),
+        accel_moe_grads_t dw = { GRAD_UNLESS_FROZEN(k->routerw), GRAD_UNLESS_FROZEN(k->fcw),
+                                 GRAD_UNLESS_FROZEN(k->fcpw), GRAD_UNLESS_FROZEN(k->sgu),
+                                 GRAD_UNLESS_FROZEN(k->sdown), GRAD_OPT(k->sgate), GRAD_OPT(k->routerb),
                                  GRAD_OPT(k->fcb_e), GRAD_OPT(k->fcpb_e), GRAD_OPT(k->selectb),
-                                 GRAD_OPT(k->latin), GRAD_OPT(k->latout) };
+                                 GRAD_UNLESS_FROZEN(k->latin), GRAD_UNLESS_FROZEN(k->latout) };
         ACCEL_CHECK(accel_moe_backward(&m->gemm, &m->moe, &w, &ma, in, (size_t)bt, dout,
                                        m->aux_coef > 0 ? m->aux_grad : NULL, m->dc, &dw, m->dmoe));
         accel_batch_progress(hb);
@@ -2623,7 +2629,7 @@ static accel_status_t mlp_backward(gpt_t *m, int l, const gpt_acts_t *a,
     }
     float *dhid = m->arch.swiglu ? m->dff : m->d4c;     /* d(hidden) [BT, F] */
     GEMM(false, false, bt, F, C, 1.0f, dout, C, PARAM(k->fcpw), F, 0.0f, dhid, F);
-    GEMM(true, false, C, F, bt, 1.0f, dout, C, a->fch_gelu, F, 1.0f, GRAD(k->fcpw), F);
+    if (!FROZEN(k->fcpw)) GEMM(true, false, C, F, bt, 1.0f, dout, C, a->fch_gelu, F, 1.0f, GRAD(k->fcpw), F);
     accel_batch_progress(hb);
     if (k->fcpb >= 0) accel_cpu_colsum_add(GRAD(k->fcpb), dout, (size_t)bt, C);
     if (m->arch.swiglu) accel_cpu_glu_backward(&m->glu, m->d4c, dhid, a->fch, (size_t)bt, F);
@@ -2632,7 +2638,7 @@ static accel_status_t mlp_backward(gpt_t *m, int l, const gpt_acts_t *a,
                                  GRAD(k->xan), (size_t)bt, F);
     else accel_cpu_act_backward(m->d4c, a->fch, GRAD_OPT(k->fcb), (size_t)bt, F);
     GEMM(false, false, bt, C, FIN, 1.0f, m->d4c, FIN, PARAM(k->fcw), C, 0.0f, m->dc, C);
-    GEMM(true, false, FIN, C, bt, 1.0f, m->d4c, FIN, in, C, 1.0f, GRAD(k->fcw), C);
+    if (!FROZEN(k->fcw)) GEMM(true, false, FIN, C, bt, 1.0f, m->d4c, FIN, in, C, 1.0f, GRAD(k->fcw), C);
     accel_batch_progress(hb);
     return ACCEL_OK;
 }
@@ -2664,7 +2670,7 @@ static accel_status_t linear_backward(gpt_t *m, const accel_layout_t *layout, co
     if (m->arch.sandwich) post_norm_backward(m, a->pn1, a->pn1_rstd, PARAM(k->pn1w), GRAD(k->pn1w), BT);
     const float *dproj = m->arch.sandwich ? m->dpost : sublayer_grad(m, BT);
     GEMM(false, false, bt, LO, C, 1.0f, dproj, C, PARAM(k->projw), LO, 0.0f, m->dc, LO);
-    GEMM(true, false, C, LO, bt, 1.0f, dproj, C, a->atty, LO, 1.0f, GRAD(k->projw), LO);
+    if (!FROZEN(k->projw)) GEMM(true, false, C, LO, bt, 1.0f, dproj, C, a->atty, LO, 1.0f, GRAD(k->projw), LO);
     accel_batch_progress(hb);
     if (layer_mamba1(m, l)) {
         accel_mamba1_weights_t w = mamba1_weights(k, layout, params);
@@ -2692,7 +2698,7 @@ static accel_status_t linear_backward(gpt_t *m, const accel_layout_t *layout, co
         accel_gdn_backward(&m->lin, &w, &g, a->qkv, (size_t)LP, B, T, m->pos, &ga, m->dc, m->d3c, m->dlin);
     }
     GEMM(false, false, bt, C, LP, 1.0f, m->d3c, LP, PARAM(k->linw), C, 0.0f, m->dc, C);
-    GEMM(true, false, LP, C, bt, 1.0f, m->d3c, LP, a->ln1, C, 1.0f, GRAD(k->linw), C);
+    if (!FROZEN(k->linw)) GEMM(true, false, LP, C, bt, 1.0f, m->d3c, LP, a->ln1, C, 1.0f, GRAD(k->linw), C);
     accel_batch_progress(hb);
     norm_backward(m, m->dres, GRAD(k->ln1w), GRAD_OPT(k->ln1b), m->dc, res_in, a->ln1_mean, a->ln1_rstd,
                   PARAM(k->ln1w), BT);
@@ -2708,7 +2714,7 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
     const int bt = (int)BT;
     /* LM head: dlnf = dlogits W, dW += dlogits^T lnf (W = wte when tied). */
     GEMM(false, false, bt, C, V, 1.0f, m->logits, V, PARAM(m->head), C, 0.0f, m->dc, C);
-    GEMM(true, false, V, C, bt, 1.0f, m->logits, V, m->lnf, C, 1.0f, GRAD(m->head), C);
+    if (!FROZEN(m->head)) GEMM(true, false, V, C, bt, 1.0f, m->logits, V, m->lnf, C, 1.0f, GRAD(m->head), C);
     if (m->headb >= 0) accel_cpu_colsum_add(GRAD(m->headb), m->logits, BT, V);
     if (m->arch.tied) {                             /* wte's layer, then the final norm's */
         accel_batch_layer_release(hb, 0);
@@ -2771,13 +2777,14 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
         if (m->mla) {               /* through the compacted outputs: [BT, NH dv] */
             const int PW = m->PW;
             mla_values(m, m->dmla, a->atty, BT, false);
-            GEMM(true, false, C, PW, bt, 1.0f, dproj, C, m->dmla, PW, 1.0f, GRAD(k->projw), PW);
+            if (!FROZEN(k->projw)) GEMM(true, false, C, PW, bt, 1.0f, dproj, C, m->dmla, PW, 1.0f, GRAD(k->projw), PW);
             GEMM(false, false, bt, PW, C, 1.0f, dproj, C, PARAM(k->projw), PW, 0.0f, m->dmla, PW);
             mla_values(m, m->dmla, m->dc, BT, true);
         } else {
             GEMM(false, false, bt, m->QW, C, 1.0f, dproj, C, PARAM(k->projw), m->QW, 0.0f, m->dc, m->QW);
-            GEMM(true, false, C, m->QW, bt, 1.0f, dproj, C, m->arch.gate ? a->atto : a->atty, m->QW, 1.0f,
-                 GRAD(k->projw), m->QW);
+            if (!FROZEN(k->projw))
+                GEMM(true, false, C, m->QW, bt, 1.0f, dproj, C, m->arch.gate ? a->atto : a->atty, m->QW, 1.0f,
+                     GRAD(k->projw), m->QW);
         }
         if (m->arch.gate) {             /* atto = atty s, s = sigmoid(gate): d(atty) = d(atto) s */
             memset(m->dgate, 0, sizeof(float) * BT * (size_t)m->GW);
@@ -2804,13 +2811,15 @@ static accel_status_t backward(gpt_t *m, const accel_layout_t *layout, const flo
             ACCEL_CHECK(mla_backward(m, layout, params, grads, k, a, post ? res_in : a->ln1, BT));
         } else {
             GEMM(false, false, bt, C, QKV, 1.0f, m->d3c, QKV, PARAM(k->qkvw), C, 0.0f, m->dc, C);
-            GEMM(true, false, QKV, C, bt, 1.0f, m->d3c, QKV, post ? res_in : a->ln1, C, 1.0f, GRAD(k->qkvw), C);
+            if (!FROZEN(k->qkvw))
+                GEMM(true, false, QKV, C, bt, 1.0f, m->d3c, QKV, post ? res_in : a->ln1, C, 1.0f, GRAD(k->qkvw), C);
             if (k->qkvb >= 0) accel_cpu_colsum_add(GRAD(k->qkvb), m->d3c, BT, QKV);
         }
         if (m->arch.gate) {             /* the gate's product, from the same input as q|k|v */
             GEMM(false, false, bt, C, m->GW, 1.0f, m->dgate, m->GW, PARAM(k->qkvw) + (size_t)QKV * C, C, 1.0f, m->dc, C);
-            GEMM(true, false, m->GW, C, bt, 1.0f, m->dgate, m->GW, post ? res_in : a->ln1, C, 1.0f,
-                 GRAD(k->qkvw) + (size_t)QKV * C, C);
+            if (!FROZEN(k->qkvw))
+                GEMM(true, false, m->GW, C, bt, 1.0f, m->dgate, m->GW, post ? res_in : a->ln1, C, 1.0f,
+                     GRAD(k->qkvw) + (size_t)QKV * C, C);
         }
         if (post) add_to(m->dres, m->dc, BT * (size_t)C);
         else norm_backward(m, m->dres, GRAD(k->ln1w), GRAD_OPT(k->ln1b), m->dc, res_in, a->ln1_mean,

@@ -166,11 +166,11 @@ static accel_status_t shared_backward(accel_gemm_cpu_t *g, const accel_moe_dims_
         for (int c = 0; c < C; c++) dsy[r * C + c] = gate * go[c];
     }
     GEMM(false, false, (int)R, S, C, 1.0f, dsy, C, w->shared_down, S, 0.0f, dshid, S);
-    GEMM(true, false, C, S, (int)R, 1.0f, dsy, C, a->shid, S, 1.0f, dw->shared_down, S);
+    if (dw->shared_down) GEMM(true, false, C, S, (int)R, 1.0f, dsy, C, a->shid, S, 1.0f, dw->shared_down, S);
     if (d->plain) accel_cpu_act_backward(dsh, a->sh, NULL, R, S);
     else accel_cpu_swiglu_backward(dsh, dshid, a->sh, R, S);
     GEMM(false, false, (int)R, C, SI, 1.0f, dsh, SI, w->shared_gate_up, C, 1.0f, dx, C);
-    GEMM(true, false, SI, C, (int)R, 1.0f, dsh, SI, x, C, 1.0f, dw->shared_gate_up, C);
+    if (dw->shared_gate_up) GEMM(true, false, SI, C, (int)R, 1.0f, dsh, SI, x, C, 1.0f, dw->shared_gate_up, C);
     if (!d->shared_gate) return ACCEL_OK;
     GEMM(false, false, (int)R, C, 1, 1.0f, dsg, 1, w->shared_gate, C, 1.0f, dx, C);
     GEMM(true, false, 1, C, (int)R, 1.0f, dsg, 1, x, C, 1.0f, dw->shared_gate, C);
@@ -249,7 +249,7 @@ accel_status_t accel_moe_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d
     float *dyl = shared + (d->S ? R * ((size_t)C + 3 * (size_t)d->S + 1) : 0), *dxl = dyl + R * (size_t)d->latent;
     if (d->latent) {                                /* out = yl latent_out^T: d(yl), d(latent_out) */
         GEMM(false, false, (int)R, W, C, 1.0f, dout, C, w->latent_out, W, 0.0f, dyl, W);
-        GEMM(true, false, C, W, (int)R, 1.0f, dout, C, a->yl, W, 1.0f, dw->latent_out, W);
+        if (dw->latent_out) GEMM(true, false, C, W, (int)R, 1.0f, dout, C, a->yl, W, 1.0f, dw->latent_out, W);
     }
     const float *dsum = d->latent ? dyl : dout;     /* d of the weighted sum, [R, W] */
     gather_rows(d, a, x);                           /* xs may be shared with other blocks */
@@ -269,12 +269,12 @@ accel_status_t accel_moe_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d
         const float *hid = a->hid + (size_t)i0 * F, *h = a->h + (size_t)i0 * FI;
         const float *xs = a->xs + (size_t)i0 * W;
         GEMM(false, false, n, F, W, 1.0f, dye, W, expert_down(d, w->down, e), F, 0.0f, dhid, F);
-        GEMM(true, false, W, F, n, 1.0f, dye, W, hid, F, 1.0f, dw->down + (size_t)e * W * F, F);
+        if (dw->down) GEMM(true, false, W, F, n, 1.0f, dye, W, hid, F, 1.0f, dw->down + (size_t)e * W * F, F);
         if (d->bias) accel_cpu_colsum_add(dw->down_b + (size_t)e * W, dye, (size_t)n, W);
         const float *dhe = act_backward(d, dh, dhid, h, (size_t)n, F);
         if (d->bias) accel_cpu_colsum_add(dw->gate_up_b + (size_t)e * FI, dhe, (size_t)n, FI);
         GEMM(false, false, n, W, FI, 1.0f, dhe, FI, expert_gate_up(d, w->gate_up, e), W, 0.0f, dye, W);
-        GEMM(true, false, FI, W, n, 1.0f, dhe, FI, xs, W, 1.0f, dw->gate_up + (size_t)e * FI * W, W);
+        if (dw->gate_up) GEMM(true, false, FI, W, n, 1.0f, dhe, FI, xs, W, 1.0f, dw->gate_up + (size_t)e * FI * W, W);
     }
     float *dxs_sum = d->latent ? dxl : dx;          /* d of the experts' input rows, [R, W] */
     const float *in = d->latent ? a->xl : x;
@@ -293,7 +293,7 @@ accel_status_t accel_moe_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d
     }
     if (d->latent) {                                /* xl = x latent_in^T: d(x), d(latent_in) */
         GEMM(false, false, (int)R, C, W, 1.0f, dxl, W, w->latent_in, C, 0.0f, dx, C);
-        GEMM(true, false, W, C, (int)R, 1.0f, dxl, W, x, C, 1.0f, dw->latent_in, C);
+        if (dw->latent_in) GEMM(true, false, W, C, (int)R, 1.0f, dxl, W, x, C, 1.0f, dw->latent_in, C);
     }
     if (d->S) ACCEL_CHECK(shared_backward(g, d, w, a, x, R, dout, dx, dw, shared));
     /* d(probs): through the slot weights (w_k = scale p_k / S with S the slots' sum when norm_topk,
@@ -319,7 +319,7 @@ accel_status_t accel_moe_backward(accel_gemm_cpu_t *g, const accel_moe_dims_t *d
             accel_cpu_softmax_backward(g_p, p, g_p, E, 1.0f);
     }
     GEMM(false, false, (int)R, C, E, 1.0f, dp, E, w->router, C, 1.0f, dx, C);
-    GEMM(true, false, E, C, (int)R, 1.0f, dp, E, x, C, 1.0f, dw->router, C);
+    if (dw->router) GEMM(true, false, E, C, (int)R, 1.0f, dp, E, x, C, 1.0f, dw->router, C);
     if (d->bias) accel_cpu_colsum_add(dw->router_b, dp, R, E);
     if (d->loads && dw->select_b)                   /* over micro-batches and ranks: the batch's */
         for (int e = 0; e < E; e++) dw->select_b[e] += (float)(a->start[e + 1] - a->start[e]) - (float)A / (float)E;

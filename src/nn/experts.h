@@ -88,7 +88,8 @@ typedef struct {
     const float *latent_in, *latent_out;
 } accel_moe_weights_t;
 
-/* The weights' gradients, laid out as accel_moe_weights_t (added to). */
+/* The weights' gradients, laid out as accel_moe_weights_t (added to). A weight matrix's NULL: its
+ * gradient is not wanted (a frozen base), its product skipped. */
 typedef struct {
     float *router, *gate_up, *down;
     float *shared_gate_up, *shared_down, *shared_gate;

@@ -36,7 +36,7 @@ struct accel_lora {
 static size_t a_at(const accel_lora_t *l, const target_t *t) { return l->layout.tensors[t->a].offset; }
 static size_t b_at(const accel_lora_t *l, const target_t *t) { return l->layout.tensors[t->b].offset; }
 
-accel_status_t accel_lora_create(const accel_config_t *cfg, const accel_layout_t *model, accel_lora_t **out)
+accel_status_t accel_lora_create(const accel_config_t *cfg, accel_layout_t *model, accel_lora_t **out)
 {
     *out = NULL;
     if (strcmp(cfg->model.name, "gpt") && strcmp(cfg->model.name, "llama")) {
@@ -75,6 +75,11 @@ accel_status_t accel_lora_create(const accel_config_t *cfg, const accel_layout_t
         w0 += x->out * x->in;
         if (x->out * x->in > largest) largest = x->out * x->in;
     }
+    /* Only the adapted weights' gradients are wanted (the adapters' come from them): the model
+     * skips the other weights' products. */
+    for (int i = 0; i < model->ntensors; i++) model->tensors[i].flags |= ACCEL_TENSOR_FROZEN;
+    for (int i = 0; i < l->nlin; i++)
+        model->tensors[accel_layout_find(model, l->lin[i].accel) - model->tensors].flags &= ~(unsigned)ACCEL_TENSOR_FROZEN;
     if ((st = accel_arena_alloc(model, &l->params)) != ACCEL_OK || (st = accel_arena_alloc(model, &l->grads)) != ACCEL_OK)
         goto fail;
     l->w0 = malloc(sizeof(float) * w0);

@@ -22,8 +22,9 @@ typedef struct accel_lora accel_lora_t;
 
 /* The adapters lora.targets selects among the linear layers of the model (model.name gpt or llama)
  * whose tensor table is `model`, with their layout (A initialised as PEFT's Kaiming-uniform in
- * variance, B zero, both from the keyed RNG) and the model's arenas. */
-accel_status_t accel_lora_create(const accel_config_t *cfg, const accel_layout_t *model, accel_lora_t **out);
+ * variance, B zero, both from the keyed RNG) and the model's arenas. Every tensor of `model` but
+ * the adapted weights is marked ACCEL_TENSOR_FROZEN: the model may skip their gradients. */
+accel_status_t accel_lora_create(const accel_config_t *cfg, accel_layout_t *model, accel_lora_t **out);
 void accel_lora_destroy(accel_lora_t *l);
 
 accel_layout_t *accel_lora_layout(accel_lora_t *l);     /* the adapters' tensors */

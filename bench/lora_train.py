@@ -3,9 +3,10 @@ weights) and PEFT's LoRA on every linear layer of its blocks, trained by torch's
 
     python bench/lora_train.py --make OUT          OUT/base (config.json, model.safetensors) and
                                                    OUT/tokens.npy (random tokens)
-    python bench/lora_train.py OUT lora|full STEPS BATCH CONTEXT RANK
+    python bench/lora_train.py OUT lora|lora-qv|full STEPS BATCH CONTEXT RANK
         times STEPS steps of BATCH x CONTEXT tokens after a discarded first one: PEFT's LoRA of
-        rank RANK (alpha 2 RANK), or every weight trained; prints tokens/s
+        rank RANK (alpha 2 RANK) on every linear layer (lora) or q_proj and v_proj (lora-qv), or
+        every weight trained; prints tokens/s
 """
 import os
 import sys
@@ -30,9 +31,10 @@ if sys.argv[1] == "--make":
 
 out, kind, steps, batch, context, rank = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:7])
 model = tf.LlamaForCausalLM.from_pretrained(os.path.join(out, "base"), dtype=torch.float32)
-if kind == "lora":
+if kind.startswith("lora"):
     import peft
-    model = peft.get_peft_model(model, peft.LoraConfig(r=rank, lora_alpha=2 * rank, target_modules="all-linear",
+    targets = ["q_proj", "v_proj"] if kind == "lora-qv" else "all-linear"
+    model = peft.get_peft_model(model, peft.LoraConfig(r=rank, lora_alpha=2 * rank, target_modules=targets,
                                                        lora_dropout=0.0, task_type="CAUSAL_LM"))
 trained = [p for p in model.parameters() if p.requires_grad]
 opt = torch.optim.AdamW(trained, lr=1e-4, weight_decay=0.01)

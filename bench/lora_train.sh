@@ -3,7 +3,8 @@
 # torch (the peer, bench/lora_train.py): a Llama of SmolLM-135M's shape (30 layers, width 576, vocab
 # 49152, tied head; random fp32 weights), rank 16 on every linear layer of the blocks, fp32, one
 # rank of 2 threads, BATCH x CONTEXT tokens a step (default 4 x 256). Prints tokens/s, the peak
-# resident memory and the checkpoint's size of each. Not a test.
+# resident memory and the checkpoint's size of each; LoRA on every linear layer and on q_proj,v_proj
+# only (PEFT's default for Llama). Not a test.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/bench/venv.sh"
@@ -26,7 +27,8 @@ run() { # NAME ARGS...: one accel_train run, its throughput line and peak memory
 }
 run full
 run lora lora.rank="$rank" lora.alpha=$((2 * rank))
-for kind in full lora; do
+run lora-qv lora.rank="$rank" lora.alpha=$((2 * rank)) lora.targets=q_proj,v_proj
+for kind in full lora lora-qv; do
     /usr/bin/time -f "torch $kind: peak %M KB resident" "$py" "$top/bench/lora_train.py" "$dir" "$kind" "$steps" "$batch" \
         "$context" "$rank" 2>&1 | grep -v Warning
 done

@@ -27,7 +27,8 @@ struct accel_lora {
     target_t *t;                    /* one per module of lin */
     int rank;
     float scale;
-    float *params, *grads;          /* the model's arenas */
+    const accel_layout_t *model;    /* the model's tensor table */
+    float *params, *grads;          /* the model's arenas (grads reserved: pages resident as touched) */
     float *w0;                      /* every target's base rows */
     float *scratch;                 /* [out, in] of the largest target */
 };
@@ -80,7 +81,9 @@ accel_status_t accel_lora_create(const accel_config_t *cfg, accel_layout_t *mode
     for (int i = 0; i < model->ntensors; i++) model->tensors[i].flags |= ACCEL_TENSOR_FROZEN;
     for (int i = 0; i < l->nlin; i++)
         model->tensors[accel_layout_find(model, l->lin[i].accel) - model->tensors].flags &= ~(unsigned)ACCEL_TENSOR_FROZEN;
-    if ((st = accel_arena_alloc(model, &l->params)) != ACCEL_OK || (st = accel_arena_alloc(model, &l->grads)) != ACCEL_OK)
+    l->model = model;
+    if ((st = accel_arena_alloc(model, &l->params)) != ACCEL_OK ||
+        (st = accel_arena_alloc_virtual(model, &l->grads)) != ACCEL_OK)
         goto fail;
     l->w0 = malloc(sizeof(float) * w0);
     l->scratch = malloc(sizeof(float) * largest);
@@ -104,7 +107,7 @@ void accel_lora_destroy(accel_lora_t *l)
     accel_hf_linears_free(l->lin, l->nlin);
     free(l->t);
     accel_arena_free(l->params);
-    accel_arena_free(l->grads);
+    if (l->grads) accel_arena_free_virtual(l->model, l->grads);
     free(l->w0);
     free(l->scratch);
     free(l);
@@ -114,6 +117,13 @@ accel_layout_t *accel_lora_layout(accel_lora_t *l) { return &l->layout; }
 float *accel_lora_params(accel_lora_t *l) { return l->params; }
 float *accel_lora_grads(accel_lora_t *l) { return l->grads; }
 float accel_lora_scale(const accel_lora_t *l) { return l->scale; }
+
+void accel_lora_zero_grads(accel_lora_t *l)
+{
+    for (int i = 0; i < l->model->ntensors; i++)
+        if (!(l->model->tensors[i].flags & ACCEL_TENSOR_FROZEN))
+            memset(l->grads + l->model->tensors[i].offset, 0, sizeof(float) * l->model->tensors[i].numel);
+}
 
 size_t accel_lora_targets(const accel_lora_t *l, size_t *elements)
 {

@@ -23,13 +23,18 @@ typedef struct accel_lora accel_lora_t;
 /* The adapters lora.targets selects among the linear layers of the model (model.name gpt or llama)
  * whose tensor table is `model`, with their layout (A initialised as PEFT's Kaiming-uniform in
  * variance, B zero, both from the keyed RNG) and the model's arenas. Every tensor of `model` but
- * the adapted weights is marked ACCEL_TENSOR_FROZEN: the model may skip their gradients. */
+ * the adapted weights is marked ACCEL_TENSOR_FROZEN: the model may skip their gradients. `model`
+ * must outlive the adapters. */
 accel_status_t accel_lora_create(const accel_config_t *cfg, accel_layout_t *model, accel_lora_t **out);
 void accel_lora_destroy(accel_lora_t *l);
 
 accel_layout_t *accel_lora_layout(accel_lora_t *l);     /* the adapters' tensors */
 float *accel_lora_params(accel_lora_t *l);      /* the arena the model reads (its layout) */
 float *accel_lora_grads(accel_lora_t *l);       /* the arena it writes its gradients into */
+/* Zeroes the adapted weights' gradients in it before a micro-batch: the only ones read. The model
+ * may still add to a frozen tensor's (a norm's, the embedding's), which nobody reads, and the pages
+ * of those it skips (the head, the experts) are never touched. */
+void accel_lora_zero_grads(accel_lora_t *l);
 size_t accel_lora_targets(const accel_lora_t *l, size_t *elements); /* modules adapted, their weights' elements */
 float accel_lora_scale(const accel_lora_t *l);
 

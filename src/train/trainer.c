@@ -1304,9 +1304,9 @@ static accel_status_t train_step(accel_trainer_t *t, int step, step_outcome_t *o
         for (int i = 0; t->tokens_model && i < t->micro; i++) trained_local += sample_targets(t, i);
         double l = 0, c0 = accel_now();
         if (t->lora) {      /* the model's gradients, then the adapters' from them */
-            float *g = accel_lora_grads(t->lora);
-            memset(g, 0, sizeof(float) * layout->numel);
-            ACCEL_CHECK(t->model.ops->forward_backward(t->model.state, layout, model_params(t), g, &b, scale, &l));
+            accel_lora_zero_grads(t->lora);
+            ACCEL_CHECK(t->model.ops->forward_backward(t->model.state, layout, model_params(t),
+                                                       accel_lora_grads(t->lora), &b, scale, &l));
             accel_lora_project(t->lora, accel_dist_params(t->dist), accel_dist_micro_grads(t->dist));
         } else {
             ACCEL_CHECK(t->model.ops->forward_backward(t->model.state, layout, accel_dist_params(t->dist),

@@ -7,9 +7,9 @@
  * The ZeRO paper counts 16-bit parameters and gradients (2P each) for mixed precision: 16P, 4P+12P/N,
  * 2P+14P/N, 16P/N; it is printed alongside. P includes the per-layer padding to a multiple of N.
  * Activations are the model's (activation_bytes: what it keeps for backward, train.recompute
- * included). LoRA (lora.rank, src/train/lora.c) keeps the model's weights and gradients whole and
- * the adapted layers' base rows, 4P + 4P + 4Pt, and the adapters (Pa elements) as ddp or ZeRO keep a
- * model. */
+ * included). LoRA (lora.rank, src/train/lora.c) keeps the model's weights whole, the adapted
+ * layers' base rows and gradients, 4P + 8Pt (plus the vectors' and embeddings' gradients), and the
+ * adapters (Pa elements) as ddp or ZeRO keep a model. */
 #include "build_config.h"
 
 #include <stdio.h>
@@ -76,15 +76,24 @@ static accel_status_t lora_estimate(const accel_config_t *cfg, const accel_model
     accel_status_t st = n < 0 ? n : accel_hf_lora_layout(cfg, layout, &adapters, err, sizeof err);
     if (st == ACCEL_OK)
         st = accel_memory_estimate(&plain, model, &adapters, strategy, hybrid, world, ranks_per_node, out);
-    double targets = 0;
+    /* The gradients the model writes: the adapted tensors', and those of the frozen ones it does
+     * not skip (vectors, the embeddings; src/train/lora.c reserves the arena, pages resident as
+     * written); the other matrices' products are skipped. */
+    double targets = 0, written = 0;
     for (int i = 0; i < n; i++) targets += (double)(l[i].out * l[i].in);
+    for (int i = 0; i < layout->ntensors; i++) {
+        const accel_tensor_t *t = &layout->tensors[i];
+        bool adapted = false;
+        for (int k = 0; k < n && !adapted; k++) adapted = !strcmp(l[k].accel, t->name);
+        if (adapted || t->ndim < 2 || !strcmp(t->name, "wte") || !strcmp(t->name, "wpe")) written += (double)t->numel;
+    }
     accel_hf_linears_free(l, n);
     accel_layout_free(&adapters);
     if (st != ACCEL_OK) return st;
     const double f = sizeof(float), P = (double)layout->numel;
     out->params += (size_t)(f * (P + targets));
-    out->grads += (size_t)(f * P);
-    out->total += (size_t)(f * (2 * P + targets));
+    out->grads += (size_t)(f * written);
+    out->total += (size_t)(f * (P + targets + written));
     out->paper_bytes_per_param = 0;
     return ACCEL_OK;
 }

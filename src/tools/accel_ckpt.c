@@ -336,6 +336,9 @@ static int cmd_verify(int argc, char **argv)
         if (accel_config_from_yaml(&cfg, yaml, path, err, sizeof err) == ACCEL_OK &&
             accel_model_create(&cfg, &model) == ACCEL_OK)
             have_model = true;
+        else
+            fprintf(stderr, "accel_ckpt verify: the stored configuration of %s does not give a model (%s): "
+                    "tensor names and shapes are not checked\n", path, err[0] ? err : "model creation failed");
         /* A LoRA fine-tune's checkpoint holds its adapters, not the model. */
         if (have_model && cfg.lora.rank > 0) {
             lora_config = true;
@@ -345,9 +348,6 @@ static int cmd_verify(int argc, char **argv)
                 fprintf(stderr, "accel_ckpt verify: the stored LoRA configuration of %s does not give the adapters "
                         "(%s): tensor names and shapes are not checked\n", path, err);
         }
-        else
-            fprintf(stderr, "accel_ckpt verify: the stored configuration of %s does not give a model (%s): "
-                    "tensor names and shapes are not checked\n", path, err[0] ? err : "model creation failed");
     }
     free(yaml);
     accel_ckpt_file_close(f);
